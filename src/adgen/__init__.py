@@ -1,0 +1,55 @@
+"""adgen: source-to-source reverse-mode AD for Python and NumPy, mutation included.
+
+    import adgen
+    adgen.grad(loss)(w, x)                  # d loss / d w
+    adgen.value_and_grad(loss, argnums=(0, 1))(w, x)
+    out, pullback = adgen.vjp(loss, w, x)   # pullback(out_bar) -> one cotangent per argument
+    print(adgen.source(loss))               # the generated forward + pullback
+    adgen.explain(loss)                     # every mutation site and its decision
+"""
+
+from adgen.api import (
+    MutationSite,
+    differentiable,
+    explain,
+    grad,
+    rrule,
+    show,
+    source,
+    standalone_source,
+    value_and_grad,
+    vjp,
+)
+from adgen.errors import (
+    AdgenError,
+    ArgnumsError,
+    CompilerError,
+    MissingRuleError,
+    MutationError,
+    NonDifferentiableError,
+    RuleError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "AdgenError",
+    "ArgnumsError",
+    "CompilerError",
+    "MissingRuleError",
+    "MutationError",
+    "MutationSite",
+    "NonDifferentiableError",
+    "RuleError",
+    "UnsupportedError",
+    "differentiable",
+    "explain",
+    "grad",
+    "rrule",
+    "show",
+    "source",
+    "standalone_source",
+    "value_and_grad",
+    "vjp",
+]
+
+__version__ = "0.1.0"

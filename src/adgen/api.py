@@ -1,0 +1,342 @@
+"""The public API: grad, value_and_grad, vjp, source, explain, differentiable, rrule.
+
+Names and behaviour follow JAX (``argnums``, ``value_and_grad``, ``vjp``) where JAX has them.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from adgen.errors import ArgnumsError, NonDifferentiableError
+
+POLICIES = ("save", "strict")
+
+
+@dataclass(frozen=True)
+class MutationSite:
+    """What adgen decided at one mutation site (one row of :func:`explain`).
+
+    Attributes:
+        file: the user's file.
+        line: the line of the mutating statement.
+        col: its column.
+        construct: the statement's source text, e.g. ``x.fill(0.0)``.
+        decision: one of ``free``, ``guarded-save``, ``guarded-raise``, ``certain-conflict``,
+            ``forced-pullback``, ``elided-pullback``.
+        reason: why, in words (which capture, which line).
+        captured_at: lines whose captured values this site may overwrite.
+        bytes_saved: bytes the guard saved in the last measured execution (None: not measured).
+    """
+
+    file: str
+    line: int
+    col: int
+    construct: str
+    decision: str
+    reason: str
+    captured_at: tuple[int, ...] = ()
+    bytes_saved: int | None = None
+
+    def __str__(self) -> str:
+        saved = "" if self.bytes_saved is None else f" [{self.bytes_saved} bytes saved]"
+        return (f"{self.file}:{self.line}:{self.col}: {self.decision}: {self.construct}"
+                f" -- {self.reason}{saved}")
+
+
+class Explanation(list):
+    """The list of :class:`MutationSite` of one function; prints as a table."""
+
+    def __str__(self) -> str:
+        if not self:
+            return "no mutation sites"
+        return "\n".join(str(s) for s in self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython
+        p.text(str(self))
+
+
+def _check_policy(mutation: str) -> None:
+    if mutation not in POLICIES:
+        raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
+
+
+def _compiled(fun: Callable[..., Any], mutation: str) -> Any:
+    from adgen.transforms.pipeline import compile_function
+
+    _check_policy(mutation)
+    return compile_function(_unwrap(fun), mutation=mutation)
+
+
+def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
+    return getattr(fun, "__adgen_primal__", fun)
+
+
+def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ArgnumsError("argnums is empty: name at least one argument to differentiate")
+    for n in nums:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise ArgnumsError(f"argnums must be ints, got {n!r}")
+        if not -nargs <= n < nargs:
+            raise ArgnumsError(f"argnums {n} is out of range for a call with {nargs} positional "
+                               "argument(s)")
+    return tuple(n % nargs for n in nums)
+
+
+def _check_differentiable(value: Any, position: int) -> None:
+    """Raises NonDifferentiableError when an argument has no floating-point content."""
+    leaves = _leaves(value)
+    for leaf in leaves:
+        if isinstance(leaf, (bool, np.bool_)) or (
+            isinstance(leaf, (int, np.integer))
+        ):
+            raise NonDifferentiableError(
+                f"argument {position} is {type(leaf).__name__} {leaf!r}: integers and bools have "
+                "no gradient",
+                hint="pass a float (e.g. 3.0 or x.astype(float)), or leave this position out of "
+                "argnums")
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "f":
+            what = "complex" if leaf.dtype.kind == "c" else leaf.dtype.name
+            raise NonDifferentiableError(
+                f"argument {position} is an array of dtype {what}: adgen differentiates "
+                "float arrays",
+                hint="convert with x.astype(np.float64), or leave this position out of argnums")
+        if isinstance(leaf, (complex, np.complexfloating)):
+            raise NonDifferentiableError(
+                f"argument {position} is complex: complex dtypes are not supported yet")
+        if isinstance(leaf, str):
+            raise NonDifferentiableError(f"argument {position} is a str: it has no gradient",
+                                         hint="leave this position out of argnums")
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+def _scalar_output(out: Any) -> float:
+    if isinstance(out, (float, int, np.floating, np.integer)) and not isinstance(out, bool):
+        return 1.0
+    if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
+        return np.ones_like(out)
+    raise NonDifferentiableError(
+        f"grad needs a scalar output, but the function returned {_describe(out)}",
+        hint="reduce it (np.sum, np.mean), or use adgen.vjp for a vector output")
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"a {type(value).__name__}"
+
+
+def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
+        **kwargs: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """Runs ``fun(*args)`` and returns its output with a pullback.
+
+    Args:
+        fun: a Python function whose source adgen can read (or that has a rule).
+        *args: the positional arguments; cotangents are returned for each of them.
+        mutation: "save" (default) keeps what the backward pass needs before it is overwritten;
+            "strict" raises MutationError instead.
+        **kwargs: keyword arguments passed to ``fun``; they get no cotangent.
+
+    Returns:
+        ``(out, pullback)``. ``pullback(out_bar)`` returns a tuple with one cotangent per
+        positional argument, each of the argument's structure (None for arguments without a
+        floating-point value). It may be called any number of times.
+
+    Raises:
+        AdgenError: for code adgen cannot differentiate, naming the file and line.
+    """
+    compiled = _compiled(fun, mutation)
+    out, saved = compiled.forward(*args, **kwargs)
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        return compiled.pullback(saved, out_bar)
+
+    return out, pullback
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+                   mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
+    """Like :func:`grad`, but the returned function gives ``(value, gradient)``.
+
+    With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
+    ``((value, aux), gradient)``, as in JAX.
+    """
+    _check_policy(mutation)
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        nums = _normalize_argnums(argnums, len(args))
+        for n in nums:
+            _check_differentiable(args[n], n)
+        compiled = _compiled(fun, mutation)
+        out, saved = compiled.forward(*args, **kwargs)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise NonDifferentiableError(
+                    "has_aux=True needs the function to return a pair (value, aux), "
+                    f"not {_describe(out)}")
+            value, aux = out
+            seed: Any = (_scalar_output(value), None)
+        else:
+            value = out
+            seed = _scalar_output(out)
+        cts = compiled.pullback(saved, seed)
+        grads = tuple(_zero_if_none(cts[n], args[n]) for n in nums)
+        g = grads[0] if isinstance(argnums, int) else grads
+        return (out if has_aux else value), g
+
+    return value_and_grad_fun
+
+
+def _zero_if_none(ct: Any, arg: Any) -> Any:
+    from adgen.runtime import zeros_like
+
+    return zeros_like(arg) if ct is None else ct
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+         mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar-valued function, as a function.
+
+    Args:
+        fun: a Python function whose source adgen can read.
+        argnums: which positional argument(s) to differentiate; an int gives one gradient, a
+            tuple gives a tuple.
+        mutation: "save" (default) or "strict"; see the mutation guide.
+        has_aux: ``fun`` returns ``(value, aux)``; the result is ``(gradient, aux)``.
+
+    Returns:
+        A function with ``fun``'s arguments returning the gradient(s), each of the structure of
+        its argument. Calling it has the same effects on the arguments as calling ``fun``.
+
+    Raises:
+        NonDifferentiableError: for a non-scalar output or an integer argument.
+        MutationError: under "strict", when an in-place write overwrites a needed value.
+    """
+    vg = value_and_grad(fun, argnums, mutation=mutation, has_aux=has_aux)
+
+    @functools.wraps(fun)
+    def grad_fun(*args: Any, **kwargs: Any) -> Any:
+        out, g = vg(*args, **kwargs)
+        if has_aux:
+            return g, out[1]
+        return g
+
+    return grad_fun
+
+
+def source(fun: Callable[..., Any], *, mutation: str = "save") -> str:
+    """The generated forward and pullback functions of ``fun`` (and its callees), as source."""
+    return _compiled(fun, mutation).source
+
+
+def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:
+    """Displays :func:`source` highlighted (in a notebook, or with pygments in a terminal)."""
+    text = source(fun, mutation=mutation)
+    try:
+        from IPython.display import Code, display  # type: ignore[import-not-found]
+
+        display(Code(text, language="python"))
+        return
+    except ImportError:
+        pass
+    from adgen.cli import highlight
+
+    print(highlight(text, sys.stdout))
+
+
+def standalone_source(fun: Callable[..., Any], *, mutation: str = "save") -> str:
+    """A module that defines ``fun``'s forward and pullback with no import of adgen.
+
+    The module imports numpy and the module ``fun`` was defined in; the few runtime helpers it
+    needs are written into it.
+    """
+    from adgen.transforms.pipeline import standalone_module
+
+    _check_policy(mutation)
+    return standalone_module(_unwrap(fun), mutation=mutation)
+
+
+def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
+            file: TextIO | None = sys.stdout, **kwargs: Any) -> Explanation:
+    """Lists every mutation site of ``fun`` (and its callees) with what adgen decided there.
+
+    Args:
+        fun: the function.
+        *args: optional example arguments: when given, the forward pass runs once on them and
+            each guarded site reports the bytes it saved.
+        mutation: the policy to explain.
+        file: where to print the table (None: do not print).
+
+    Returns:
+        An :class:`Explanation`, a list of :class:`MutationSite`.
+    """
+    compiled = _compiled(fun, mutation)
+    sites = compiled.sites
+    if args:
+        from adgen import runtime
+
+        with runtime.measure_saves() as measured:
+            compiled.forward(*args, **kwargs)
+        sites = [
+            MutationSite(s.file, s.line, s.col, s.construct, s.decision, s.reason, s.captured_at,
+                         measured.get((s.file, s.line, s.col), 0
+                                      if s.decision == "guarded-save" else None))
+            for s in sites
+        ]
+    result = Explanation(sites)
+    if file is not None:
+        print(str(result), file=file)
+    return result
+
+
+def differentiable(fun: Callable[..., Any] | None = None, *,
+                   mutation: str = "save") -> Any:
+    """Marks ``fun`` for adgen and compiles it now, so static errors surface at definition.
+
+    The decorated function behaves exactly as before when called.
+    """
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        _compiled(f, mutation)
+        f.__adgen_differentiable__ = True  # type: ignore[attr-defined]
+        f.__adgen_mutation__ = mutation  # type: ignore[attr-defined]
+        return f
+
+    return mark if fun is None else mark(fun)
+
+
+def rrule(primal: Callable[..., Any], *, mutates: Sequence[int | str] = ()) -> Callable[..., Any]:
+    """Registers a custom rule for ``primal``, in ChainRules' rrule style.
+
+        @adgen.rrule(jclock)
+        def _(x):
+            y = jclock(x)
+            return y, lambda y_bar: (y_bar * y / x,)
+
+    The rule runs in place of ``primal`` in the forward pass; its pullback returns one
+    cotangent per positional argument. ``mutates`` lists the arguments (positions or names)
+    the primal writes in place, so the mutation analysis knows. A rule takes effect at the next
+    call of any compiled function, including ones compiled before it.
+    """
+    from adgen.rules.registry import defrrule
+
+    def register(rule: Callable[..., Any]) -> Callable[..., Any]:
+        defrrule(primal, rule, mutates=tuple(str(m) for m in mutates))
+        return rule
+
+    return register

@@ -1,0 +1,95 @@
+"""The adgen exception hierarchy.
+
+Every error about user code carries the file, line and column, the source line with a caret,
+names the construct, and says what to do instead. Errors inside the compiler name the pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in the user's source a construct stands (1-based line, 0-based column)."""
+
+    file: str
+    line: int
+    col: int = 0
+    source_line: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class AdgenError(Exception):
+    """Base class of every error adgen raises.
+
+    Attributes:
+        message: what went wrong, without the location.
+        location: where in the user's code, when known.
+        hint: what to do instead, when there is something to do.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, location: Location | None = None, hint: str = "") -> None:
+        self.message = message
+        self.location = location
+        self.hint = hint
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        """The compiler-style diagnostic: ``file:line:col: error: message`` plus caret."""
+        name = type(self).__name__
+        if self.location is None:
+            text = f"{name}: {self.message}"
+        else:
+            text = f"{self.location}: {self.kind}: {name}: {self.message}"
+            if self.location.source_line:
+                src = self.location.source_line.rstrip("\n")
+                stripped = src.lstrip()
+                indent = len(src) - len(stripped)
+                caret_col = max(self.location.col - indent, 0)
+                text += f"\n    {stripped}\n    {' ' * caret_col}^"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class UnsupportedError(AdgenError):
+    """A construct adgen does not differentiate (generators, async, global writes, ...)."""
+
+
+class MissingRuleError(AdgenError):
+    """A call to a function with no readable source and no derivative rule."""
+
+
+class NonDifferentiableError(AdgenError):
+    """A differentiated argument or output that has no gradient (int, str, non-scalar grad)."""
+
+
+class MutationError(AdgenError):
+    """An in-place write overwrote a value that the backward pass needs (mutation="strict")."""
+
+    def __init__(
+        self,
+        message: str,
+        location: Location | None = None,
+        hint: str = "",
+        captured_at: Location | None = None,
+    ) -> None:
+        self.captured_at = captured_at
+        super().__init__(message, location, hint)
+
+
+class RuleError(AdgenError):
+    """A derivative rule is malformed, or returned cotangents of the wrong number or shape."""
+
+
+class CompilerError(AdgenError):
+    """A bug inside adgen: names the compiler pass where an invariant broke."""
+
+
+class ArgnumsError(AdgenError, ValueError):
+    """`argnums` does not fit the function's arguments."""

@@ -1,0 +1,322 @@
+"""The one registry of derivative rules, and the one lookup.
+
+A rule is written once, as a Python function, and serves twice: the compiler inlines the
+expressions of its ``return`` into the generated pullback (so the adjoint reads like code a
+person wrote), and the tests call it directly for the dot-product check.
+
+    @defvjp(np.tanh, "x", reads="out")
+    def tanh(g, out, x):
+        return g * (1.0 - out ** 2)
+
+- ``signature`` lists the primal's parameters as the rule binds them, in Python syntax
+  (``"x1, x2"``, ``"a, axis=None, keepdims=False"``, ``"subscripts, *operands"``).
+- The vjp function takes ``g`` (the cotangent of the output), ``out`` (the output), then the
+  parameters by the same names, and returns one cotangent expression per differentiable
+  parameter (a tuple when there are several). Its body is a single ``return``; anything longer
+  goes into a helper in :mod:`adgen.runtime`, which generated code imports.
+- ``reads`` says which parameters (or ``out``) the pullback reads the *values* of. A read that
+  only looks at a shape is written ``np.shape(x)`` / ``np.ndim(x)`` and is not a value read.
+  The declaration is checked against the template at registration, because the mutation
+  analysis trusts it: a value that no pullback reads may be overwritten for free.
+- ``linear=True`` says the pullback reads no input or output values at all.
+- ``view=True`` says the output may share memory with the first parameter (reshape, transpose).
+- ``mutates`` names parameters the primal writes in place (for rules of C functions).
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from adgen.errors import RuleError
+
+# Names a value read may hide behind without reading the value: these look at the shape only.
+SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len"})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a rule's signature."""
+
+    name: str
+    default: Any = inspect.Parameter.empty
+    varargs: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A derivative rule: what the pullback of ``primal`` computes and what it reads."""
+
+    primal: Callable[..., Any]
+    name: str
+    params: tuple[Param, ...]
+    diff: tuple[str, ...]
+    reads: frozenset[str]
+    linear: bool
+    view: bool
+    mutates: tuple[str, ...]
+    vjp: Callable[..., Any] | None
+    # One expression per differentiable parameter, parsed from the vjp's return statement.
+    templates: tuple[gast.expr, ...] = field(compare=False, repr=False)
+    # Names the templates use that are neither g, out nor parameters (np, helpers).
+    free_names: frozenset[str] = field(compare=False, repr=False, default=frozenset())
+    # A user rule in ChainRules' rrule style: rrule(*args) -> (out, pullback); the compiler
+    # calls it at run time instead of inlining a template.
+    rrule: Callable[..., Any] | None = field(compare=False, repr=False, default=None)
+
+    @property
+    def is_rrule(self) -> bool:
+        return self.rrule is not None
+
+    def bind(self, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Binds call arguments to the rule's parameters (values may be AST nodes).
+
+        Returns:
+            A dict from parameter name to the bound argument; varargs bind to a tuple; a missing
+            parameter with a default binds to ``DEFAULT`` wrapped default value.
+
+        Raises:
+            TypeError: when the arguments do not fit the signature.
+        """
+        bound: dict[str, Any] = {}
+        args = list(args)
+        for p in self.params:
+            if p.varargs:
+                bound[p.name] = tuple(args)
+                args = []
+            elif args:
+                bound[p.name] = args.pop(0)
+            elif p.name in kwargs:
+                bound[p.name] = kwargs.pop(p.name)
+            elif p.has_default:
+                bound[p.name] = Default(p.default)
+            else:
+                raise TypeError(f"{self.name}() missing argument {p.name!r}")
+        if args:
+            raise TypeError(f"{self.name}() takes {len(self.params)} arguments")
+        if kwargs:
+            raise TypeError(f"{self.name}() got unexpected keyword {sorted(kwargs)[0]!r}")
+        return bound
+
+
+@dataclass(frozen=True)
+class Default:
+    """A parameter the call left out, bound to the signature's default value."""
+
+    value: Any
+
+
+_RULES: dict[int, Rule] = {}
+_BY_NAME: dict[str, Rule] = {}
+# Bumped whenever a rule is registered or replaced: compiled code caches key on it.
+_GENERATION = [0]
+
+
+def generation() -> int:
+    """A counter that changes whenever the registry changes (for cache invalidation)."""
+    return _GENERATION[0]
+
+
+def lookup(func: Any) -> Rule | None:
+    """The rule registered for ``func``, or None."""
+    rule = _RULES.get(id(func))
+    return rule if rule is not None and rule.primal is func else None
+
+
+def all_rules() -> list[Rule]:
+    """Every registered rule, in registration order."""
+    return list(_BY_NAME.values())
+
+
+def _parse_signature(signature: str) -> tuple[Param, ...]:
+    tree = gast.parse(f"def _({signature}): pass")
+    fn = tree.body[0]
+    a = fn.args
+    params: list[Param] = []
+    n_defaults = len(a.defaults)
+    positional = a.args
+    for i, arg in enumerate(positional):
+        j = i - (len(positional) - n_defaults)
+        if j >= 0:
+            params.append(Param(arg.id, _literal(a.defaults[j])))
+        else:
+            params.append(Param(arg.id))
+    if a.vararg is not None:
+        params.append(Param(a.vararg.id, varargs=True))
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        params.append(Param(arg.id, _literal(default) if default is not None else
+                            inspect.Parameter.empty))
+    return tuple(params)
+
+
+def _literal(node: gast.expr) -> Any:
+    import ast
+
+    return ast.literal_eval(gast.gast_to_ast(node))
+
+
+def _names_split(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    if isinstance(text, str):
+        return tuple(t for t in text.replace(",", " ").split() if t)
+    return tuple(text)
+
+
+def _template_of(vjp: Callable[..., Any], n_diff: int, name: str) -> tuple[gast.expr, ...]:
+    src = textwrap.dedent(inspect.getsource(vjp))
+    fn = gast.parse(src).body[0]
+    body = [s for s in fn.body if not (isinstance(s, gast.Expr) and
+                                       isinstance(s.value, gast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
+        raise RuleError(f"rule for {name}: the vjp body must be one `return` statement; "
+                        "move longer code into a helper in adgen.runtime")
+    value = body[0].value
+    if n_diff == 1:
+        return (value,)
+    if not isinstance(value, gast.Tuple) or len(value.elts) != n_diff:
+        raise RuleError(f"rule for {name}: the vjp must return a tuple of {n_diff} expressions, "
+                        "one per differentiable parameter")
+    return tuple(value.elts)
+
+
+def value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[str]:
+    """Which of ``candidates`` the templates read as values (not only through shape/ndim)."""
+    reads: set[str] = set()
+    shape_only: set[int] = set()
+    for tpl in templates:
+        for node in gast.walk(tpl):
+            if isinstance(node, gast.Call):
+                fn = node.func
+                fname = fn.attr if isinstance(fn, gast.Attribute) else \
+                    fn.id if isinstance(fn, gast.Name) else None
+                if fname in SHAPE_FUNCS and node.args and isinstance(node.args[0], gast.Name):
+                    shape_only.add(id(node.args[0]))
+            elif isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
+                                                                      "dtype"):
+                if isinstance(node.value, gast.Name):
+                    shape_only.add(id(node.value))
+        for node in gast.walk(tpl):
+            if isinstance(node, gast.Name) and node.id in candidates and id(node) not in shape_only:
+                reads.add(node.id)
+    return reads
+
+
+def defvjp(
+    primal: Callable[..., Any],
+    signature: str,
+    *,
+    diff: str | tuple[str, ...] | None = None,
+    reads: str | tuple[str, ...] = "",
+    linear: bool = False,
+    view: bool = False,
+    mutates: str | tuple[str, ...] = "",
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers a derivative rule for ``primal``; see the module docstring for the format.
+
+    Raises:
+        RuleError: when the rule's declared reads, arity or shape do not match its vjp.
+    """
+
+    def register(vjp: Callable[..., Any]) -> Callable[..., Any]:
+        params = _parse_signature(signature)
+        pnames = [p.name for p in params]
+        qual = name or _qualname(primal)
+        diff_names = _names_split(diff) if diff is not None else tuple(
+            p.name for p in params if not p.has_default)
+        for d in diff_names:
+            if d not in pnames:
+                raise RuleError(f"rule for {qual}: differentiable parameter {d!r} is not in "
+                                f"its signature ({signature})")
+        vjp_params = list(inspect.signature(vjp).parameters)
+        if vjp_params != ["g", "out", *pnames]:
+            raise RuleError(f"rule for {qual}: the vjp must take (g, out, {', '.join(pnames)}), "
+                            f"not ({', '.join(vjp_params)})")
+        _check_arity(primal, params, qual)
+        templates = _template_of(vjp, len(diff_names), qual)
+        declared = set(_names_split(reads))
+        found = value_reads(templates, set(pnames) | {"out"})
+        if linear and found:
+            raise RuleError(f"rule for {qual} is declared linear but its pullback reads "
+                            f"{sorted(found)}")
+        if found != declared:
+            raise RuleError(f"rule for {qual} declares reads={sorted(declared)} but its pullback "
+                            f"reads {sorted(found)}; the mutation analysis depends on this")
+        free = set()
+        for tpl in templates:
+            for node in gast.walk(tpl):
+                if isinstance(node, gast.Name) and node.id not in {"g", "out", *pnames}:
+                    free.add(node.id)
+        rule = Rule(primal=primal, name=qual, params=params, diff=diff_names,
+                    reads=frozenset(declared), linear=linear, view=view,
+                    mutates=_names_split(mutates), vjp=vjp, templates=templates,
+                    free_names=frozenset(free))
+        _install(rule)
+        return vjp
+
+    return register
+
+
+def defrrule(
+    primal: Callable[..., Any], rrule: Callable[..., Any], *, mutates: tuple[str, ...] = ()
+) -> Rule:
+    """Registers a user rule in rrule style: ``rrule(*args) -> (out, pullback)``.
+
+    ``pullback(out_bar)`` returns one cotangent per positional argument (a tuple).
+    """
+    qual = _qualname(primal)
+    try:
+        params = tuple(Param(n) for n in inspect.signature(rrule).parameters)
+    except (TypeError, ValueError):
+        params = (Param("args", varargs=True),)
+    rule = Rule(primal=primal, name=qual, params=params, diff=tuple(p.name for p in params),
+                reads=frozenset(p.name for p in params), linear=False, view=False,
+                mutates=tuple(mutates), vjp=None, templates=(), rrule=rrule)
+    _install(rule)
+    return rule
+
+
+def _install(rule: Rule) -> None:
+    _RULES[id(rule.primal)] = rule
+    _BY_NAME[rule.name] = rule
+    _GENERATION[0] += 1
+
+
+def _qualname(func: Any) -> str:
+    mod = getattr(func, "__module__", None) or ""
+    if isinstance(func, __import__("numpy").ufunc):
+        mod = "numpy"
+    nm = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    if mod.startswith("numpy"):
+        mod = "numpy.linalg" if mod.startswith("numpy.linalg") else "numpy"
+    return f"{mod}.{nm}" if mod else nm
+
+
+def _check_arity(primal: Any, params: tuple[Param, ...], qual: str) -> None:
+    import numpy as np
+
+    if isinstance(primal, np.ufunc):
+        positional = [p for p in params if not p.has_default and not p.varargs]
+        if len(positional) != primal.nin:
+            raise RuleError(f"rule for {qual}: the ufunc takes {primal.nin} inputs, the rule "
+                            f"binds {len(positional)}")
+        return
+    try:
+        sig = inspect.signature(primal)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: nothing to check against
+    fake_args = [object() for p in params if not p.has_default and not p.varargs]
+    try:
+        sig.bind_partial(*fake_args)
+    except TypeError as exc:
+        raise RuleError(f"rule for {qual}: its signature does not fit {primal!r}: {exc}") from exc
