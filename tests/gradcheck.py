@@ -186,6 +186,26 @@ def numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence
     return (outs[0] - outs[1]) / (2.0 * eps)
 
 
+def numerical_vjp(f: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A reference ``vjp`` by central differences, with adgen.vjp's calling convention.
+
+    ``pullback(u)`` differentiates ⟨u, f(*args)⟩ with respect to each argument (None for
+    arguments without float content). Used to test the harness itself on any output structure.
+    """
+    out = f(*copy.deepcopy(list(args)), **copy.deepcopy(kwargs))
+
+    def pullback(u: Any) -> tuple[Any, ...]:
+        weights = flatten(u)
+
+        def projected(*a: Any) -> float:
+            return float(weights @ flatten(f(*a, **copy.deepcopy(kwargs))))
+
+        return tuple(numerical_grad(projected, args, i) if flatten(a).size else None
+                     for i, a in enumerate(args))
+
+    return out, pullback
+
+
 # --------------------------------------------------------------------------------------------
 # Comparison, structure included
 

@@ -19,6 +19,7 @@ from gradcheck import (
     flatten,
     numerical_grad,
     numerical_grads,
+    numerical_vjp,
     unflatten,
 )
 
@@ -310,3 +311,11 @@ def test_check_vjp_structured_output():
 
     with pytest.raises(AssertionError):
         check_vjp(f, args, vjp=wrong)
+
+
+def test_numerical_vjp_matches_hand_pullback():
+    u = np.array([0.3, -1.2, 2.0])
+    _, hand = _hand_vjp(_vec, X, 3, 0.7)
+    _, ref = numerical_vjp(_vec, X, 3, 0.7)
+    assert_grad_close(ref(u), hand(u), rtol=1e-6, atol=1e-8)
+    check_vjp(_vec, (X, 3, 0.7), vjp=numerical_vjp)
