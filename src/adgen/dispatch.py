@@ -1,0 +1,88 @@
+"""Calls adgen resolves at run time: closures, methods, function-valued variables, rrules.
+
+The generated forward calls ``call_forward(f, *args)``; the pullback calls
+``call_pullback(saved, out_bar, sh)``. Both live behind :mod:`adgen.runtime`.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import MissingRuleError, RuleError
+from adgen.rules import registry
+
+
+def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved)."""
+    rule = registry.lookup(fn)
+    if rule is not None and rule.is_rrule:
+        out, pullback = rule.rrule(*args, **kwargs)
+        return out, ("rrule", rule, pullback, args)
+    if rule is not None:
+        out = fn(*args, **kwargs)
+        return out, ("rule", rule, out, args, kwargs)
+    receiver: tuple[Any, ...] = ()
+    target = fn
+    if isinstance(fn, types.MethodType):
+        receiver = (fn.__self__,)
+        target = fn.__func__
+        rule = registry.lookup(target)
+        if rule is not None and rule.is_rrule:
+            out, pullback = rule.rrule(*receiver, *args, **kwargs)
+            return out, ("rrule", rule, pullback, receiver + args)
+    if not isinstance(target, types.FunctionType):
+        raise MissingRuleError(
+            f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule and adgen cannot read "
+            "its source", hint="register one with @adgen.rrule")
+    from adgen.transforms.pipeline import compile_function
+
+    compiled = compile_function(target)
+    out, saved = compiled.forward(*receiver, *args, **kwargs)
+    return out, ("compiled", compiled, saved)
+
+
+def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
+    """The cotangents of the arguments of a call made by :func:`forward_of`."""
+    kind = saved[0]
+    if kind == "compiled":
+        _, compiled, inner = saved
+        return compiled.pullback(inner, out_bar, sh)
+    if kind == "rrule":
+        _, rule, pullback, args = saved
+        if out_bar is None:
+            return (None,) * len(args)
+        cts = pullback(out_bar)
+        return check_cotangents(rule.name, cts, args)
+    _, rule, out, args, kwargs = saved
+    if out_bar is None:
+        return (None,) * len(args)
+    bound = rule.bind(list(args), dict(kwargs))
+    values = {p.name: (bound[p.name].value if isinstance(bound[p.name], registry.Default)
+                       else bound[p.name]) for p in rule.params}
+    cts = rule.vjp(out_bar, out, **values)
+    if len(rule.diff) == 1:
+        cts = (cts,)
+    by_name = dict(zip(rule.diff, cts))
+    return tuple(by_name.get(p.name) for p in rule.params if not p.varargs)
+
+
+def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Checks a user rule's cotangents: one per argument, each of its argument's shape."""
+    if not isinstance(cts, (tuple, list)):
+        raise RuleError(f"the rule for {rule_name} returned {type(cts).__name__}, not a tuple "
+                        f"of {len(args)} cotangent(s)",
+                        hint="return one cotangent per positional argument, as a tuple")
+    if len(cts) != len(args):
+        raise RuleError(f"the rule for {rule_name} returned {len(cts)} cotangent(s) for "
+                        f"{len(args)} argument(s)",
+                        hint="return one cotangent per positional argument (None for none)")
+    for k, (ct, a) in enumerate(zip(cts, args)):
+        if ct is None or not isinstance(a, np.ndarray):
+            continue
+        if np.shape(ct) != a.shape:
+            raise RuleError(f"the rule for {rule_name} returned a cotangent of shape "
+                            f"{np.shape(ct)} for argument {k} of shape {a.shape}")
+    return tuple(cts)

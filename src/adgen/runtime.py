@@ -1,0 +1,472 @@
+"""What generated code imports: zeros, accumulation, shadow memory, guards, dynamic calls.
+
+Generated modules do ``from adgen.runtime import ...`` and nothing else of adgen. Everything
+here that a standalone module (``adgen FILE -o OUT``) needs is a plain top-level function or
+class using only numpy, so the emitter can copy its source.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+try:
+    from adgen.rules.helpers import *  # noqa: F401,F403  (rule templates call these by name)
+    from adgen.rules.helpers import __all__ as _helper_names
+except ImportError:  # pragma: no cover - while the rules are being written
+    _helper_names = []
+
+# --------------------------------------------------------------------------------------------
+# Zeros and accumulation of adjoints (values, not buffers)
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+    if isinstance(x, (float, np.floating)):
+        return 0.0
+    if isinstance(x, (bool, int, np.integer, np.bool_, str, bytes, type(None))):
+        return None
+    if isinstance(x, list):
+        return [zeros_like(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(zeros_like(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    if callable(x) or isinstance(x, type):
+        return None
+    if hasattr(x, "__dict__"):
+        return ObjectAdjoint({k: zeros_like(v) for k, v in vars(x).items()})
+    return None
+
+
+class ObjectAdjoint(dict):
+    """The adjoint of a user object: attribute name -> adjoint of that attribute."""
+
+
+def add(a: Any, b: Any) -> Any:
+    """Adds two adjoints of the same structure; None stands for zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, ObjectAdjoint) or isinstance(b, ObjectAdjoint):
+        out = ObjectAdjoint(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k), v)
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        return [add(x, y) for x, y in zip(a, b)]
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return tuple(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k), v)
+        return out
+    return a + b
+
+
+def as_gradient(ct: Any, primal: Any) -> Any:
+    """Shapes a cotangent like its primal: float for a float, object for an object."""
+    if ct is None:
+        return zeros_like(primal)
+    if isinstance(primal, np.ndarray):
+        ct = np.asarray(ct, dtype=np.float64)
+        if ct.shape != primal.shape:
+            ct = np.broadcast_to(ct, primal.shape).copy()
+        return ct
+    if isinstance(primal, (float, np.floating)):
+        return float(np.sum(ct)) if isinstance(ct, np.ndarray) else float(ct)
+    if isinstance(primal, list):
+        ct = list(ct) if isinstance(ct, (list, tuple)) else ct
+        return [as_gradient(c, p) for c, p in zip(ct, primal)]
+    if isinstance(primal, tuple):
+        return tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+    if isinstance(primal, dict):
+        return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v)
+                for k, v in primal.items()}
+    if isinstance(ct, ObjectAdjoint) and hasattr(primal, "__dict__"):
+        out = copy.copy(primal)
+        for k, v in vars(primal).items():
+            try:
+                setattr(out, k, as_gradient(ct.get(k), v))
+            except AttributeError:
+                pass
+        return out
+    return ct
+
+
+# --------------------------------------------------------------------------------------------
+# Shadow memory: the adjoint of a buffer that is written in place or aliased.
+
+
+def root_of(x: np.ndarray) -> np.ndarray:
+    """The ndarray that owns the memory ``x`` views."""
+    while isinstance(x.base, np.ndarray):
+        x = x.base
+    return x
+
+
+class ShadowMap:
+    """The adjoints of buffers, laid out like the buffers (Enzyme's shadow memory).
+
+    ``of(x)`` returns the adjoint of array ``x`` as an array of x's shape that views the
+    shadow of x's root buffer at the same offset and strides, so the adjoint of a view is the
+    same view of its base's adjoint, and two arguments that alias share one adjoint. A pullback
+    and the pullbacks of its callees share one map.
+    """
+
+    def __init__(self) -> None:
+        self._roots: dict[int, tuple[Any, np.ndarray]] = {}
+
+    def of(self, x: Any) -> np.ndarray:
+        if isinstance(x, np.ndarray):
+            root = root_of(x)
+            entry = self._roots.get(id(root))
+            if entry is None:
+                shadow = np.zeros_like(root, dtype=np.float64, order="K")
+                if shadow.strides != root.strides and root.size > 1:
+                    shadow = _strided_zeros_like(root)
+                entry = (root, shadow)
+                self._roots[id(root)] = entry
+            root, shadow = entry
+            if x is root:
+                return shadow
+            offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            return np.ndarray(x.shape, dtype=shadow.dtype, buffer=_base_buffer(shadow),
+                              offset=offset + _shadow_offset(shadow), strides=x.strides)
+        # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
+        entry = self._roots.get(id(x))
+        if entry is None:
+            entry = (x, np.zeros((), dtype=np.float64))
+            self._roots[id(x)] = entry
+        return entry[1]
+
+    def value(self, x: Any) -> Any:
+        """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one."""
+        entry = self._roots.get(id(root_of(x) if isinstance(x, np.ndarray) else x))
+        if entry is None:
+            return None
+        return self.of(x).copy() if isinstance(x, np.ndarray) else float(entry[1])
+
+
+def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
+    # A root with holes in its layout (rare: as_strided, memmap slices): allocate the span.
+    span = (np.array(root.shape) - 1) @ np.abs(np.array(root.strides)) + root.itemsize
+    flat = np.zeros(int(span) // 8 + 1, dtype=np.float64)
+    low = sum(s * (n - 1) for s, n in zip(root.strides, root.shape) if s < 0)
+    return np.ndarray(root.shape, np.float64, buffer=flat, offset=-low, strides=root.strides)
+
+
+def _base_buffer(shadow: np.ndarray) -> Any:
+    return shadow.base if isinstance(shadow.base, np.ndarray) else shadow
+
+
+def _shadow_offset(shadow: np.ndarray) -> int:
+    base = _base_buffer(shadow)
+    if base is shadow:
+        return 0
+    return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+
+
+def shadow_of(sh: ShadowMap, x: Any) -> Any:
+    """The shadow of ``x`` in ``sh`` (for ndarrays and scalars)."""
+    return sh.of(x)
+
+
+# --------------------------------------------------------------------------------------------
+# Guards: values a pullback reads that a later in-place write may overwrite.
+
+
+class Capture:
+    """A value kept for a pullback, which a guarded write may overwrite.
+
+    ``value`` is the value as it was at capture: the live array until a guarded write
+    overlaps it, then the copy the guard took just before the write.
+    """
+
+    __slots__ = ("array", "snapshot", "line", "what", "file")
+
+    def __init__(self, array: Any, file: str, line: int, what: str) -> None:
+        self.array = array
+        self.snapshot: Any = None
+        self.file = file
+        self.line = line
+        self.what = what
+
+    @property
+    def value(self) -> Any:
+        return self.array if self.snapshot is None else self.snapshot
+
+
+class GuardScope:
+    """The live captures of one forward pass, indexed by the buffer they view."""
+
+    def __init__(self) -> None:
+        self.live: dict[int, list[Capture]] = {}
+        self.saved_bytes: dict[tuple[str, int, int], int] = {}
+
+
+_SCOPES: list[GuardScope] = [GuardScope()]
+_MEASURE: list[dict[tuple[str, int, int], int]] = []
+
+
+@contextlib.contextmanager
+def guard_scope() -> Iterator[GuardScope]:
+    """A fresh scope of captures for one top-level forward pass."""
+    scope = GuardScope()
+    _SCOPES.append(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPES.pop()
+
+
+@contextlib.contextmanager
+def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
+    """Collects the bytes each guarded write saves, keyed by (file, line, col)."""
+    measured: dict[tuple[str, int, int], int] = {}
+    _MEASURE.append(measured)
+    try:
+        with guard_scope():
+            yield measured
+    finally:
+        _MEASURE.pop()
+
+
+def capture(x: Any, file: str, line: int, what: str) -> Any:
+    """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises."""
+    if not isinstance(x, np.ndarray):
+        return _Kept(x)
+    cap = Capture(x, file, line, what)
+    _SCOPES[-1].live.setdefault(id(root_of(x)), []).append(cap)
+    return cap
+
+
+class _Kept:
+    """A captured value that cannot be overwritten in place (a float, a tuple)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
+                 construct: str) -> None:
+    """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
+
+    Every live capture whose memory overlaps the region is saved (policy "save") or reported
+    (policy "strict", MutationError naming both lines).
+    """
+    if not isinstance(target, np.ndarray):
+        return
+    scope = _SCOPES[-1]
+    caps = scope.live.get(id(root_of(target)))
+    if not caps:
+        return
+    region = target if not isinstance(region, np.ndarray) else region
+    keep: list[Capture] = []
+    for cap in caps:
+        if not _overlaps(cap.array, region):
+            keep.append(cap)
+            continue
+        if policy == "strict":
+            from adgen.errors import Location, MutationError
+
+            raise MutationError(
+                f"{construct} overwrites {cap.what}, which the gradient of line {cap.line} "
+                f"reads",
+                Location(file, line, col, _source_line(file, line)),
+                hint=f'use mutation="save" (adgen keeps a copy), or write into a copy: '
+                     f"{cap.what} = {cap.what}.copy() before line {line}",
+                captured_at=Location(cap.file, cap.line, 0, _source_line(cap.file, cap.line)))
+        cap.snapshot = cap.array.copy()
+        if _MEASURE:
+            key = (file, line, col)
+            _MEASURE[-1][key] = _MEASURE[-1].get(key, 0) + cap.snapshot.nbytes
+    if keep:
+        scope.live[id(root_of(target))] = keep
+    else:
+        del scope.live[id(root_of(target))]
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=1000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def _source_line(file: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(file, line)
+
+
+def write_region(target: Any, index: Any) -> Any:
+    """The view an indexed write ``target[index] = v`` overwrites (the whole target if the
+    index is not basic)."""
+    if isinstance(target, np.ndarray):
+        try:
+            region = target[index]
+        except (IndexError, TypeError, ValueError):
+            return target
+        if isinstance(region, np.ndarray) and np.may_share_memory(region, target):
+            return region
+    return target
+
+
+# --------------------------------------------------------------------------------------------
+# In-place operators: `x += v` writes an ndarray in place and rebinds anything else.
+
+
+def is_buffer(x: Any) -> bool:
+    """True when an augmented assignment on ``x`` writes it in place (an ndarray)."""
+    return isinstance(x, np.ndarray)
+
+
+# --------------------------------------------------------------------------------------------
+# Calls of user functions that are not known at compile time (closures, methods, arguments).
+
+
+def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Calls ``fn`` through its adgen forward (or its rule); returns (out, saved)."""
+    from adgen.dispatch import forward_of
+
+    return forward_of(fn, args, kwargs)
+
+
+def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tuple[Any, ...]:
+    """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
+    from adgen.dispatch import pullback_of
+
+    return pullback_of(saved, out_bar, sh)
+
+
+# --------------------------------------------------------------------------------------------
+# Containers: adjoints of list/dict reads and writes
+
+
+def getitem_adjoint(container: Any, index: Any, g: Any) -> Any:
+    """The adjoint of ``container`` for ``out = container[index]`` with out's adjoint g."""
+    if isinstance(container, dict):
+        return {k: (g if k == index else None) for k in container}
+    if isinstance(container, (list, tuple)):
+        n = len(container)
+        if isinstance(index, slice):
+            out: list[Any] = [None] * n
+            for pos, gi in zip(range(*index.indices(n)), g):
+                out[pos] = gi
+        else:
+            out = [None] * n
+            out[index] = g
+        return tuple(out) if isinstance(container, tuple) else out
+    return None
+
+
+def item(adjoint: Any, index: Any) -> Any:
+    """``adjoint[index]`` where a None adjoint (zero) has zero items."""
+    if adjoint is None:
+        return None
+    if isinstance(adjoint, dict):
+        return adjoint.get(index)
+    return adjoint[index]
+
+
+def attr(adjoint: Any, name: str) -> Any:
+    """The adjoint of attribute ``name`` in an object's adjoint (None: zero)."""
+    if adjoint is None:
+        return None
+    return adjoint.get(name)
+
+
+def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
+    """The adjoint of ``obj`` for ``out = obj.name`` with out's adjoint g."""
+    return ObjectAdjoint({name: g})
+
+
+def loop_sequence(x: Any) -> Any:
+    """What a for loop indexes: arrays, lists and tuples as they are, anything else as a list."""
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return x
+    return list(x)
+
+
+def add_item(adjoint: Any, index: Any, g: Any) -> None:
+    """Adds g to ``adjoint[index]`` in place (repeated array indices add up, as np.add.at)."""
+    if g is None:
+        return
+    if isinstance(adjoint, np.ndarray):
+        if isinstance(index, (list, np.ndarray)) or (
+                isinstance(index, tuple) and any(isinstance(i, (list, np.ndarray))
+                                                 for i in index)):
+            np.add.at(adjoint, index, g)
+        else:
+            adjoint[index] += g
+        return
+    adjoint[index] = add(item(adjoint, index), g)
+
+
+def take_item(adjoint: Any, index: Any) -> Any:
+    """Removes and returns ``adjoint[index]`` (the adjoint of a value a store wrote)."""
+    if isinstance(adjoint, dict):
+        return adjoint.pop(index, None)
+    g = adjoint[index]
+    adjoint[index] = zeros_like(g) if not isinstance(g, np.ndarray) else np.zeros_like(g)
+    return g
+
+
+def take_attr(adjoint: Any, attr_name: str) -> Any:
+    """Removes and returns the adjoint of attribute ``attr_name`` (a store wrote it)."""
+    return adjoint.pop(attr_name, None) if adjoint is not None else None
+
+
+def pop_adjoint(adjoint: list[Any]) -> Any:
+    """The adjoint of the item an append added: the last one, removed."""
+    return adjoint.pop() if adjoint else None
+
+
+def copy_adjoint(adjoint: Any) -> Any:
+    """A copy of an adjoint that the pullback may then change in place."""
+    if isinstance(adjoint, np.ndarray):
+        return adjoint.copy()
+    if isinstance(adjoint, ObjectAdjoint):
+        return ObjectAdjoint(adjoint)
+    if isinstance(adjoint, (list, dict)):
+        return copy.copy(adjoint)
+    if isinstance(adjoint, tuple):
+        return list(adjoint)
+    return adjoint
+
+
+def zero_if_none(g: Any) -> Any:
+    """0.0 for a None (zero) adjoint."""
+    return 0.0 if g is None else g
+
+
+def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
+    """For ``out = x[index]`` on a tracked x: a view already shares x's shadow; a copy (fancy
+    index) adds its adjoint into x's shadow."""
+    if isinstance(out, np.ndarray) and root_of(out) is root_of(x):
+        return
+    add_item(sh.of(x), index, sh.of(out) if isinstance(out, np.ndarray) else
+             sh.value(out) or 0.0)
+
+
+__all__ = [
+    "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
+    "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
+    "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
+    "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
+    "take_attr", "pop_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    *_helper_names,
+]

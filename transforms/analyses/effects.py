@@ -1,0 +1,200 @@
+"""Effects: which buffers each name may view, and which statements write them in place.
+
+Input: a function in SSA form after lower_mutation (read only). Output: :class:`Effects`.
+
+Abstract buffers are allocation sites (``new:<n>``, one per statement that makes a fresh
+value) and ``param`` (every parameter: arguments may alias each other). A name may view the
+buffers of whatever it was copied, sliced, transposed, reshaped or read from. Writes are
+``x[i] = v`` stores and ``x op= v`` on names (in place for an ndarray). Flow-insensitive:
+the sets only grow, over all statements, until nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gast
+
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS
+
+# Calls whose result may view their first argument's memory.
+VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze",
+                        "expand_dims", "broadcast_to", "view", "diagonal", "flip", "fliplr",
+                        "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
+                        "real", "loop_sequence", "T"})
+# Calls whose result may be any of their arguments (containers and user functions).
+PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
+
+
+@dataclass
+class Write:
+    """An in-place write: ``target[index] = value`` or ``target op= value``."""
+
+    stmt: gast.stmt
+    target: str
+    buffers: frozenset[str]
+
+
+@dataclass
+class Effects:
+    """Buffers per name, kinds of containers, and write sites."""
+
+    buffers: dict[str, set[str]] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)  # "list" | "dict" | "object"
+    writes: list[Write] = field(default_factory=list)
+    written: set[str] = field(default_factory=set)  # buffers written anywhere
+
+    def aliases(self) -> dict[str, set[str]]:
+        """name -> the other names that may share a buffer with it."""
+        by_buf: dict[str, set[str]] = {}
+        for n, bufs in self.buffers.items():
+            for b in bufs:
+                by_buf.setdefault(b, set()).add(n)
+        return {n: set().union(*(by_buf[b] for b in bufs)) - {n} if bufs else set()
+                for n, bufs in self.buffers.items()}
+
+    def tracked(self, name: str) -> bool:
+        """True when ``name`` may view a buffer that some statement writes in place."""
+        return bool(self.buffers.get(name, set()) & self.written) and \
+            self.kinds.get(name) not in ("list", "dict", "object")
+
+
+def effects(fn: gast.FunctionDef, mutating_params: dict[str, tuple[int, ...]] | None = None
+            ) -> Effects:
+    """Computes the effects of ``fn``.
+
+    Args:
+        fn: the function in SSA form.
+        mutating_params: for user callees known statically, the positions they write.
+    """
+    eff = Effects()
+    stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
+    for a in fn.args.args:
+        eff.buffers[a.id] = {"param"}
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            v = s.value
+            t = s.targets[0].id
+            if isinstance(v, gast.List) or (isinstance(v, gast.Call) and
+                                            isinstance(v.func, gast.Name) and
+                                            v.func.id == "list"):
+                eff.kinds[t] = "list"
+            elif isinstance(v, gast.Dict) or (isinstance(v, gast.Call) and
+                                              isinstance(v.func, gast.Name) and
+                                              v.func.id == "dict"):
+                eff.kinds[t] = "dict"
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(stmts):
+            for dst, src in _edges(s, i, eff.kinds):
+                cur = eff.buffers.setdefault(dst, set())
+                add = set()
+                for x in src:
+                    if x.startswith("new:") or x == "param":
+                        add.add(x)
+                    else:
+                        add |= eff.buffers.get(x, set())
+                if not add <= cur:
+                    cur |= add
+                    changed = True
+    for s in stmts:
+        target = _written_name(s)
+        if target is not None:
+            bufs = frozenset(eff.buffers.get(target, set()))
+            eff.writes.append(Write(s, target, bufs))
+            eff.written |= bufs
+    return eff
+
+
+def _written_name(s: gast.stmt) -> str | None:
+    if isinstance(s, gast.Assign):
+        t = s.targets[0]
+        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+            return t.value.id
+        if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name):
+            return t.value.id
+    if isinstance(s, gast.AugAssign):
+        return s.target.id
+    if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+        f = s.value.func
+        if isinstance(f, gast.Attribute) and f.attr in ("at",) and s.value.args and \
+                isinstance(s.value.args[0], gast.Name):
+            return s.value.args[0].id
+        if isinstance(f, gast.Attribute) and f.attr == "append" and \
+                isinstance(f.value, gast.Name):
+            return f.value.id
+    return None
+
+
+def _names(node: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[str]]]:
+    """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
+    new = f"new:{i}"
+    if isinstance(s, gast.For):
+        return [(s.target.id, set())]
+    if isinstance(s, gast.AugAssign):
+        return [(s.target.id, {s.target.id})]
+    if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+        f = s.value.func
+        if isinstance(f, gast.Attribute) and f.attr == "append" and \
+                isinstance(f.value, gast.Name):
+            return [(f.value.id, _names(s.value.args[0]) if s.value.args else set())]
+        return []
+    if not isinstance(s, gast.Assign):
+        return []
+    t = s.targets[0]
+    v = s.value
+    if not isinstance(t, gast.Name):
+        if isinstance(t, (gast.Subscript, gast.Attribute)) and isinstance(t.value, gast.Name):
+            # storing a value into a container or object: it may hold v's buffer
+            # (an ndarray store copies the data: the array does not hold v's buffer)
+            holds = not isinstance(t, gast.Subscript) or kinds.get(t.value.id) in ("list",
+                                                                                   "dict")
+            return [(t.value.id, _names(v) if holds else set())]
+        return []
+    name = t.id
+    if isinstance(v, gast.Name):
+        return [(name, {v.id})]
+    if isinstance(v, gast.Constant):
+        return [(name, set())]
+    if isinstance(v, gast.Subscript):
+        return [(name, {new} | _names(v.value))]
+    if isinstance(v, gast.Attribute):
+        if v.attr in NONDIFF_ATTRS:
+            return [(name, set())]
+        return [(name, {new} | _names(v.value))]
+    if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+        return [(name, {new} | _names(v))]
+    if isinstance(v, (gast.Compare, gast.BoolOp)):
+        return [(name, set())]
+    if isinstance(v, gast.Call):
+        f = v.func
+        fname = f.attr if isinstance(f, gast.Attribute) else f.id if isinstance(
+            f, gast.Name) else None
+        if fname in NONDIFF_CALLS and fname not in ("zeros", "ones", "empty", "zeros_like",
+                                                    "ones_like", "empty_like", "eye",
+                                                    "identity", "arange"):
+            return [(name, set())]
+        if fname in VIEW_CALLS or fname in PASS_CALLS:
+            first: set[str] = set()
+            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                    f.value.id not in ("np", "numpy"):
+                first = {f.value.id}
+            elif v.args:
+                first = _names(v.args[0])
+            return [(name, {new} | first)]
+        if fname in ("copy", "array", "zeros", "ones", "empty", "full", "zeros_like",
+                     "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"):
+            return [(name, {new})]
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                f.value.id in ("np", "numpy", "math"):
+            return [(name, {new})]
+        # a user function or method: its result may hold any argument
+        return [(name, {new} | _names(v))]
+    return [(name, {new})]
+

@@ -1,0 +1,307 @@
+"""Desugar: rewrite sugar into the few statement forms the later passes handle.
+
+Input: a validated FunctionDef. Output: the same function where
+- comprehensions are loops that append to (or set items of) a fresh list/dict;
+- ``a and b``, ``a or b`` and ``b if c else d`` are if statements;
+- ``a = b = e`` and ``a, b = e`` assign through one temporary and index it;
+- ``for`` loops iterate over ``range(...)`` only: other iterables are indexed
+  (``for x in xs`` -> ``for i in range(len(seq)): x = seq[i]``, with enumerate/zip unpacked);
+- ``while cond:`` re-evaluates its test in one place: ``while True: if not cond: break``
+  is NOT used; instead the test is kept (later passes treat it as an inactive expression);
+- ``x op= v`` on a subscript or attribute target is ``t = x[i]; x[i] = t op v``.
+Every node keeps the line and column of the user's code it came from.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import gast
+
+from adgen.transforms.names import Namer
+
+
+def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
+    """Returns ``fn`` with the sugar above removed (fn is changed in place)."""
+    fn.body = _block(fn.body, namer)
+    return fn
+
+
+def _at(new: gast.AST, old: gast.AST) -> gast.AST:
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None and hasattr(old, "lineno"):
+            n.lineno = old.lineno
+            n.col_offset = old.col_offset
+            n.end_lineno = getattr(old, "end_lineno", old.lineno)
+            n.end_col_offset = getattr(old, "end_col_offset", old.col_offset)
+    return new
+
+
+def name(id_: str, ctx: type = gast.Load) -> gast.Name:
+    return gast.Name(id=id_, ctx=ctx(), annotation=None, type_comment=None)
+
+
+def assign(target: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:
+    return _at(gast.Assign(targets=[target], value=value, type_comment=None), like)
+
+
+def _block(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
+    out: list[gast.stmt] = []
+    for s in stmts:
+        out.extend(_stmt(s, namer))
+    return out
+
+
+def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
+    pre: list[gast.stmt] = []
+    ex = _ExprDesugar(namer, pre)
+    if isinstance(s, gast.FunctionDef):
+        s.body = _block(s.body, namer)
+        return [s]
+    if isinstance(s, gast.If):
+        s.test = ex.visit(s.test)
+        s.body = _block(s.body, namer)
+        s.orelse = _block(s.orelse, namer)
+        return pre + [s]
+    if isinstance(s, gast.While):
+        if s.orelse:
+            return _refuse_else(s)
+        test_pre: list[gast.stmt] = []
+        s.test = _ExprDesugar(namer, test_pre).visit(s.test)
+        if test_pre:
+            # The test needs statements: evaluate it into a flag before the loop and again at
+            # the end of each iteration.
+            flag = namer.fresh("cond")
+            first = test_pre + [assign(name(flag, gast.Store), s.test, s)]
+            again = copy.deepcopy(first)
+            s.test = name(flag)
+            s.body = _block(s.body, namer) + again
+            return first + [s]
+        s.body = _block(s.body, namer)
+        return [s]
+    if isinstance(s, gast.For):
+        if s.orelse:
+            return _refuse_else(s)
+        return _for(s, namer)
+    if isinstance(s, gast.Try):
+        s.body = _block(s.body, namer)
+        for h in s.handlers:
+            h.body = _block(h.body, namer)
+        s.orelse = _block(s.orelse, namer)
+        return [s]
+    if isinstance(s, gast.AnnAssign):
+        if s.value is None:
+            return []
+        s = _at(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
+    if isinstance(s, gast.Assign):
+        value = ex.visit(s.value)
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+            s.value = value
+            return pre + [s]
+        if len(s.targets) == 1 and not isinstance(s.targets[0], (gast.Tuple, gast.List)):
+            s.value = value
+            s.targets = [ex.visit(s.targets[0])]
+            return pre + [s]
+        tmp = namer.fresh("t")
+        out = pre + [assign(name(tmp, gast.Store), value, s)]
+        for t in s.targets:
+            out.extend(_unpack(t, tmp, s, namer))
+        return out
+    if isinstance(s, gast.AugAssign):
+        s.value = ex.visit(s.value)
+        if isinstance(s.target, gast.Name):
+            return pre + [s]
+        # x[i] op= v  ->  t = x[i]; x[i] = t op v  (NumPy's own semantics of the statement)
+        target = ex.visit(s.target)
+        load = copy.deepcopy(target)
+        load.ctx = gast.Load()
+        tmp = namer.fresh("t")
+        read = assign(name(tmp, gast.Store), load, s)
+        combined = _at(gast.BinOp(left=name(tmp), op=s.op, right=s.value), s)
+        return pre + [read, assign(target, combined, s)]
+    if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
+        s.value = ex.visit(s.value)
+        return pre + [s]
+    if isinstance(s, (gast.Raise, gast.Assert)):
+        return [s]
+    return pre + [s]
+
+
+def _refuse_else(s: gast.stmt) -> list[gast.stmt]:
+    from adgen.errors import UnsupportedError
+
+    raise UnsupportedError("a loop with an else clause is not supported",
+                           hint="use a flag set before break")
+
+
+def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> list[gast.stmt]:
+    if isinstance(target, (gast.Tuple, gast.List)):
+        out: list[gast.stmt] = []
+        for i, elt in enumerate(target.elts):
+            item = _at(gast.Subscript(value=name(source), slice=gast.Constant(i, None),
+                                      ctx=gast.Load()), like)
+            if isinstance(elt, gast.Name):
+                out.append(assign(name(elt.id, gast.Store), item, like))
+            else:
+                sub = namer.fresh("t")
+                out.append(assign(name(sub, gast.Store), item, like))
+                out.extend(_unpack(elt, sub, like, namer))
+        return out
+    return [assign(target, name(source), like)]
+
+
+def _call(func: str, *args: gast.expr) -> gast.Call:
+    return gast.Call(func=name(func), args=list(args), keywords=[])
+
+
+def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
+    pre: list[gast.stmt] = []
+    ex = _ExprDesugar(namer, pre)
+    it = ex.visit(s.iter)
+    body = _block(s.body, namer)
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range":
+        s.iter = it
+        s.body = body
+        return pre + [s]
+    index = namer.fresh("i")
+    heads: list[gast.stmt] = []
+    if _is_call(it, "enumerate") and len(it.args) == 1 and \
+            isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
+        seq = namer.fresh("seq")
+        pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it.args[0]), s))
+        count = _call("len", name(seq))
+        heads.append(assign(_store(s.target.elts[0]), name(index), s))
+        heads.extend(_bind(s.target.elts[1], seq, index, s, namer))
+    elif _is_call(it, "zip") and isinstance(s.target, gast.Tuple) and \
+            len(s.target.elts) == len(it.args):
+        seqs = []
+        for a in it.args:
+            seq = namer.fresh("seq")
+            pre.append(assign(name(seq, gast.Store), _call("loop_sequence", a), s))
+            seqs.append(seq)
+        count = _call("min", *[_call("len", name(q)) for q in seqs])
+        for elt, seq in zip(s.target.elts, seqs):
+            heads.extend(_bind(elt, seq, index, s, namer))
+    else:
+        seq = namer.fresh("seq")
+        pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it), s))
+        count = _call("len", name(seq))
+        heads.extend(_bind(s.target, seq, index, s, namer))
+    s.target = name(index, gast.Store)
+    s.iter = _at(_call("range", count), s)
+    s.body = heads + body
+    return pre + [s]
+
+
+def _store(t: gast.expr) -> gast.expr:
+    t = copy.deepcopy(t)
+    t.ctx = gast.Store()
+    return t
+
+
+def _bind(target: gast.expr, seq: str, index: str, like: gast.AST,
+          namer: Namer) -> list[gast.stmt]:
+    item = _at(gast.Subscript(value=name(seq), slice=name(index), ctx=gast.Load()), like)
+    if isinstance(target, gast.Name):
+        return [assign(name(target.id, gast.Store), item, like)]
+    tmp = namer.fresh("t")
+    return [assign(name(tmp, gast.Store), item, like)] + _unpack(target, tmp, like, namer)
+
+
+def _is_call(node: gast.expr, fname: str) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == fname and not node.keywords
+
+
+class _ExprDesugar(gast.NodeTransformer):
+    """Rewrites expressions, pushing the statements they need onto ``pre``."""
+
+    def __init__(self, namer: Namer, pre: list[gast.stmt]) -> None:
+        self.namer = namer
+        self.pre = pre
+
+    def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
+        # a and b -> t = a; if t: t = b      a or b -> t = a; if not t: t = b
+        tmp = self.namer.fresh("t")
+        first = self.visit(node.values[0])
+        self.pre.append(assign(name(tmp, gast.Store), first, node))
+        for value in node.values[1:]:
+            inner: list[gast.stmt] = []
+            v = _ExprDesugar(self.namer, inner).visit(value)
+            inner.append(assign(name(tmp, gast.Store), v, node))
+            test: gast.expr = name(tmp)
+            if isinstance(node.op, gast.Or):
+                test = gast.UnaryOp(op=gast.Not(), operand=test)
+            self.pre.append(_at(gast.If(test=test, body=inner, orelse=[]), node))
+        return _at(name(tmp), node)
+
+    def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
+        tmp = self.namer.fresh("t")
+        test = self.visit(node.test)
+        body: list[gast.stmt] = []
+        orelse: list[gast.stmt] = []
+        b = _ExprDesugar(self.namer, body).visit(node.body)
+        body.append(assign(name(tmp, gast.Store), b, node))
+        o = _ExprDesugar(self.namer, orelse).visit(node.orelse)
+        orelse.append(assign(name(tmp, gast.Store), o, node))
+        self.pre.append(_at(gast.If(test=test, body=body, orelse=orelse), node))
+        return _at(name(tmp), node)
+
+    def _comprehension(self, node: gast.expr, make: Callable[[str], list[gast.stmt]],
+                       init: gast.expr) -> gast.expr:
+        result = self.namer.fresh("comp")
+        self.pre.append(assign(name(result, gast.Store), init, node))
+        # Comprehension variables get fresh names so they do not clobber the user's.
+        renames: dict[str, str] = {}
+        for gen in node.generators:
+            for t in gast.walk(gen.target):
+                if isinstance(t, gast.Name):
+                    renames[t.id] = self.namer.fresh(t.id)
+        node = _Rename(renames).visit(node)
+        inner = make(result)
+        for gen in reversed(node.generators):
+            for cond in reversed(gen.ifs):
+                inner = [_at(gast.If(test=cond, body=inner, orelse=[]), node)]
+            inner = [_at(gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                                  type_comment=None), node)]
+        self.pre.extend(_block(inner, self.namer))
+        return _at(name(result), node)
+
+    def visit_ListComp(self, node: gast.ListComp) -> gast.expr:
+        def make(result: str) -> list[gast.stmt]:
+            call = gast.Call(func=gast.Attribute(value=name(result), attr="append",
+                                                 ctx=gast.Load()), args=[node.elt], keywords=[])
+            return [_at(gast.Expr(value=call), node)]
+
+        return self._comprehension(node, make, gast.List(elts=[], ctx=gast.Load()))
+
+    def visit_GeneratorExp(self, node: gast.GeneratorExp) -> gast.expr:
+        return self.visit_ListComp(node)  # type: ignore[arg-type]
+
+    def visit_SetComp(self, node: gast.SetComp) -> gast.expr:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("set comprehensions are not supported", hint="use a list")
+
+    def visit_DictComp(self, node: gast.DictComp) -> gast.expr:
+        def make(result: str) -> list[gast.stmt]:
+            target = gast.Subscript(value=name(result), slice=node.key, ctx=gast.Store())
+            return [assign(target, node.value, node)]
+
+        return self._comprehension(node, make, gast.Dict(keys=[], values=[]))
+
+    def visit_NamedExpr(self, node: gast.NamedExpr) -> gast.expr:
+        value = self.visit(node.value)
+        self.pre.append(assign(name(node.target.id, gast.Store), value, node))
+        return _at(name(node.target.id), node)
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node

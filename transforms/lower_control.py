@@ -1,0 +1,132 @@
+"""Lower control: break, continue and early return become flags.
+
+Input: a validated FunctionDef. Output: a function in which
+- ``return`` appears once, as the last statement of the body;
+- ``continue`` does not appear; ``break`` appears only as the last statement of a loop body,
+  in the form ``if <flag>: break``;
+- statements that an earlier break/continue/return may skip are wrapped in ``if not <flag>:``.
+So a loop iteration always runs to the end of its body, where the reverse pass records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.names import Namer
+
+
+@dataclass
+class _Loop:
+    broke: str | None = None
+    cont: str | None = None
+
+
+def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
+    """Returns ``fn`` with early exits turned into flags (fn is changed in place)."""
+    body = fn.body
+    returns = [n for n in gast.walk(fn) if isinstance(n, gast.Return)]
+    tail_only = len(returns) == 1 and body and body[-1] is returns[0]
+    if not returns:
+        body.append(_at(gast.Return(value=gast.Constant(None, None)), body[-1] if body else fn))
+        return fn
+    if tail_only and not _has_loop_exit(fn):
+        return fn
+    lowering = _Lowering(namer, None if tail_only else namer.fresh("returned"),
+                         None if tail_only else namer.fresh("retval"))
+    last_return = body.pop() if tail_only else None
+    new_body, _ = lowering.block(body, None)
+    if lowering.returned:
+        init = [assign(name(lowering.returned, gast.Store), gast.Constant(False, None), fn),
+                assign(name(lowering.retval, gast.Store), gast.Constant(None, None), fn)]
+        final = _at(gast.Return(value=name(lowering.retval)), body[-1] if body else fn)
+        fn.body = init + new_body + [final]
+    else:
+        fn.body = new_body + [last_return]
+    return fn
+
+
+def _has_loop_exit(fn: gast.FunctionDef) -> bool:
+    return any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(fn))
+
+
+def _not_any(flags: list[str], like: gast.AST) -> gast.expr:
+    if len(flags) == 1:
+        test: gast.expr = name(flags[0])
+    else:
+        test = gast.BoolOp(op=gast.Or(), values=[name(f) for f in flags])
+    return _at(gast.UnaryOp(op=gast.Not(), operand=test), like)
+
+
+class _Lowering:
+    def __init__(self, namer: Namer, returned: str | None, retval: str | None) -> None:
+        self.namer = namer
+        self.returned = returned
+        self.retval = retval
+
+    def block(self, stmts: list[gast.stmt], loop: _Loop | None) -> tuple[list[gast.stmt],
+                                                                          list[str]]:
+        """Lowers a block; returns it and the flags that may be set when it ends early."""
+        out: list[gast.stmt] = []
+        for i, s in enumerate(stmts):
+            new, exits = self.stmt(s, loop)
+            out.extend(new)
+            if exits:
+                rest, rest_exits = self.block(stmts[i + 1:], loop)
+                if rest:
+                    out.append(_at(gast.If(test=_not_any(exits, s), body=rest, orelse=[]), s))
+                return out, sorted(set(exits) | set(rest_exits))
+        return out, []
+
+    def stmt(self, s: gast.stmt, loop: _Loop | None) -> tuple[list[gast.stmt], list[str]]:
+        if isinstance(s, gast.Return):
+            value = s.value if s.value is not None else gast.Constant(None, None)
+            return [assign(name(self.retval, gast.Store), value, s),
+                    assign(name(self.returned, gast.Store), gast.Constant(True, None), s)], \
+                [self.returned]
+        if isinstance(s, gast.Break):
+            assert loop is not None
+            loop.broke = loop.broke or self.namer.fresh("broke")
+            return [assign(name(loop.broke, gast.Store), gast.Constant(True, None), s)], \
+                [loop.broke]
+        if isinstance(s, gast.Continue):
+            assert loop is not None
+            loop.cont = loop.cont or self.namer.fresh("skip")
+            return [assign(name(loop.cont, gast.Store), gast.Constant(True, None), s)], \
+                [loop.cont]
+        if isinstance(s, gast.If):
+            body, e1 = self.block(s.body, loop)
+            orelse, e2 = self.block(s.orelse, loop)
+            s.body = body or [_at(gast.Pass(), s)]
+            s.orelse = orelse
+            return [s], sorted(set(e1) | set(e2))
+        if isinstance(s, gast.Try):
+            s.body, exits = self.block(s.body, loop)
+            for h in s.handlers:
+                h.body, e = self.block(h.body, loop)
+                exits = sorted(set(exits) | set(e))
+            s.orelse, e = self.block(s.orelse, loop)
+            return [s], sorted(set(exits) | set(e))
+        if isinstance(s, (gast.For, gast.While)):
+            inner = _Loop()
+            body, exits = self.block(s.body, inner)
+            pre: list[gast.stmt] = []
+            if inner.cont:
+                body.insert(0, assign(name(inner.cont, gast.Store),
+                                      gast.Constant(False, None), s))
+            stop = [f for f in (inner.broke, self.returned if self.returned in exits else None)
+                    if f]
+            if inner.broke:
+                pre.append(assign(name(inner.broke, gast.Store), gast.Constant(False, None), s))
+            if stop:
+                test = name(stop[0]) if len(stop) == 1 else gast.BoolOp(
+                    op=gast.Or(), values=[name(f) for f in stop])
+                body.append(_at(gast.If(test=test, body=[_at(gast.Break(), s)], orelse=[]), s))
+            s.body = body
+            outer = [self.returned] if self.returned in exits else []
+            return pre + [s], outer
+        if isinstance(s, gast.FunctionDef):
+            return [s], []
+        return [s], []

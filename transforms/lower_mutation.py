@@ -1,0 +1,178 @@
+"""Lower mutation: every in-place array write becomes ``x[index] = value``.
+
+Input: a function in A-normal form. Output: the same function where the mutating calls adgen
+knows are rewritten into indexed stores the reverse pass handles uniformly:
+
+- ``x.fill(c)``                      -> ``x[...] = c``
+- ``np.copyto(dst, src)``            -> ``dst[...] = src``
+- ``f(a, b, out=o)`` (any rule call) -> ``t = f(a, b); o[...] = t`` (and the call's value is o)
+- ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
+                                         t = np.take_along_axis(x, p, axis=-1); x[...] = t``
+- ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
+Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``, list
+``insert/remove/...``) raise UnsupportedError with the line.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from adgen.errors import UnsupportedError
+from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.names import Namer
+from adgen.transforms.parse import Parsed
+
+_REFUSED_METHODS = {
+    "put": "write x[index] = values",
+    "itemset": "write x[index] = value",
+    "resize": "allocate a new array with np.resize(x, shape)",
+    "insert": "build a new list",
+    "remove": "build a new list",
+    "clear": "build a new list",
+    "reverse": "use xs[::-1]",
+    "extend": "append items one by one, or concatenate lists",
+    "update": "assign the keys one by one",
+    "setdefault": "assign the key explicitly",
+    "pop": "index the last element and build a shorter list",
+    "partition": "use np.sort",
+}
+_REFUSED_FUNCS = {"put": "x[index] = values", "place": "x[mask] = values",
+                  "fill_diagonal": "x[np.arange(n), np.arange(n)] = value",
+                  "put_along_axis": "an indexed assignment"}
+
+
+def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
+    """Rewrites mutating calls into indexed stores (fn is changed in place)."""
+    fn.body = _Lower(namer, parsed).block(fn.body)
+    return fn
+
+
+def store(target: gast.expr, index: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:
+    sub = gast.Subscript(value=target, slice=index, ctx=gast.Store())
+    return assign(sub, value, like)
+
+
+def _ellipsis() -> gast.Constant:
+    return gast.Constant(Ellipsis, None)
+
+
+class _Lower:
+    def __init__(self, namer: Namer, parsed: Parsed) -> None:
+        self.namer = namer
+        self.parsed = parsed
+
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if hasattr(s, field) and isinstance(getattr(s, field), list):
+                    setattr(s, field, self.block(getattr(s, field)))
+            if isinstance(s, gast.Try):
+                for h in s.handlers:
+                    h.body = self.block(h.body)
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        call = None
+        result = None
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            call = s.value
+        elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                isinstance(s.value, gast.Call):
+            call, result = s.value, s.targets[0].id
+        if call is None:
+            return [s]
+        func = call.func
+        resolved = self.resolve(func)
+        out_kw = [k for k in call.keywords if k.arg == "out"]
+        if out_kw:
+            out_arg = out_kw[0].value
+            if isinstance(out_arg, gast.Tuple) and len(out_arg.elts) == 1:
+                out_arg = out_arg.elts[0]
+            if not isinstance(out_arg, gast.Name):
+                raise UnsupportedError("out= with several outputs is not supported",
+                                       self.parsed.location(s), hint="write each output")
+            call.keywords = [k for k in call.keywords if k.arg != "out"]
+            tmp = self.namer.fresh("t")
+            new = [assign(name(tmp, gast.Store), call, s),
+                   store(name(out_arg.id), _ellipsis(), name(tmp), s)]
+            if result is not None:
+                new.append(assign(name(result, gast.Store), name(out_arg.id), s))
+            return new
+        if isinstance(func, gast.Attribute) and resolved is None:
+            method = func.attr
+            recv = func.value
+            if method == "fill" and len(call.args) == 1:
+                return [store(recv, _ellipsis(), call.args[0], s)] + self._none(result, s)
+            if method == "sort" and not call.args and not call.keywords:
+                perm, tmp = self.namer.fresh("perm"), self.namer.fresh("t")
+                argsort = _np_call("argsort", [recv], {"axis": gast.Constant(-1, None),
+                                                       "kind": gast.Constant("stable", None)})
+                take = _np_call("take_along_axis", [recv, name(perm)],
+                                {"axis": gast.Constant(-1, None)})
+                return [assign(name(perm, gast.Store), argsort, s),
+                        assign(name(tmp, gast.Store), take, s),
+                        store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
+            if method in _REFUSED_METHODS and not self._is_module(recv):
+                raise UnsupportedError(
+                    f"the in-place method .{method}() is not supported yet",
+                    self.parsed.location(s), hint=_REFUSED_METHODS[method])
+        if resolved is not None:
+            import numpy as np
+
+            if resolved is np.copyto and len(call.args) == 2:
+                return [store(call.args[0], _ellipsis(), call.args[1], s)] + \
+                    self._none(result, s)
+            fname = getattr(resolved, "__name__", "")
+            if getattr(resolved, "__module__", "") and \
+                    str(getattr(resolved, "__module__", "")).startswith("numpy") and \
+                    fname in _REFUSED_FUNCS:
+                raise UnsupportedError(f"np.{fname} (an in-place write) is not supported yet",
+                                       self.parsed.location(s),
+                                       hint="write " + _REFUSED_FUNCS[fname])
+        return [s]
+
+    def _none(self, result: str | None, like: gast.AST) -> list[gast.stmt]:
+        if result is None:
+            return []
+        return [assign(name(result, gast.Store), gast.Constant(None, None), like)]
+
+    def _is_module(self, node: gast.expr) -> bool:
+        import types
+
+        return isinstance(self.resolve(node), types.ModuleType)
+
+    def resolve(self, node: gast.expr) -> object | None:
+        """The object a dotted name refers to in the function's namespace, or None."""
+        parts = []
+        while isinstance(node, gast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name):
+            return None
+        if node.id not in self.parsed.namespace:
+            import builtins
+
+            if not hasattr(builtins, node.id):
+                return None
+            obj: object = getattr(builtins, node.id)
+        else:
+            obj = self.parsed.namespace[node.id]
+        if self.parsed.is_local(node.id):
+            return None
+        for p in reversed(parts):
+            try:
+                obj = getattr(obj, p)
+            except AttributeError:
+                return None
+        return obj
+
+
+def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) -> gast.Call:
+    return gast.Call(func=gast.Attribute(value=name("np"), attr=fname, ctx=gast.Load()),
+                     args=args, keywords=[gast.keyword(arg=k, value=v)
+                                          for k, v in kwargs.items()])
+
+
+_ = _at

@@ -1,0 +1,34 @@
+"""Deterministic fresh names for generated code (``t1``, ``cond2``, ``x_1``): no uuids.
+
+Not a pass: a helper every rewriting pass shares, so names never clash with the user's.
+"""
+
+from __future__ import annotations
+
+import gast
+
+
+class Namer:
+    """Hands out names not used anywhere in the function, numbered per prefix."""
+
+    def __init__(self, tree: gast.AST) -> None:
+        self.taken: set[str] = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        self.counts: dict[str, int] = {}
+
+    def fresh(self, prefix: str) -> str:
+        n = self.counts.get(prefix, 0)
+        while True:
+            n += 1
+            candidate = f"{prefix}{n}" if not prefix.endswith("_") else f"{prefix}{n}"
+            if candidate not in self.taken:
+                break
+        self.counts[prefix] = n
+        self.taken.add(candidate)
+        return candidate
+
+    def reserve(self, name: str) -> str:
+        """Claims ``name`` if free, else a numbered variant of it."""
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        return self.fresh(name + "_")

@@ -1,0 +1,268 @@
+"""The pipeline: the one ordered list of passes, the compile cache, and stage dumps.
+
+    parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> ssa
+          -> effects + activity (analyses) -> reverse -> emit
+
+``compile_function(fn, mutation=...)`` runs it (cached per function, policy and rule-registry
+generation, so a rule registered later takes effect at the next call); ``stage_source`` shows
+the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+import numpy as np
+
+from adgen import runtime
+from adgen.errors import AdgenError, CompilerError
+from adgen.rules import registry
+from adgen.transforms.analyses.activity import activity
+from adgen.transforms.analyses.effects import effects
+from adgen.transforms.anf import to_anf
+from adgen.transforms.desugar import desugar
+from adgen.transforms.emit import compile_source, to_source
+from adgen.transforms.lower_control import lower_control
+from adgen.transforms.lower_mutation import lower_mutation
+from adgen.transforms.names import Namer
+from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.reverse import Reverse
+from adgen.transforms.ssa import to_ssa
+from adgen.transforms.validate import validate
+
+PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa",
+              "reverse"]
+
+# Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
+FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence")
+
+
+@dataclass
+class Compiled:
+    """A compiled function: its forward and pullback, their source, and the site decisions."""
+
+    name: str
+    forward: Callable[..., Any]
+    pullback: Callable[..., Any]
+    source: str
+    sites: list[Any]
+    mutates_params: bool
+    callees: dict[str, Compiled] = field(default_factory=dict)
+    own_source: str = ""
+
+
+_CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
+_IN_PROGRESS: dict[tuple[int, str], Compiled] = {}
+
+
+def clear_cache() -> None:
+    """Forgets every compiled function (the next call compiles again)."""
+    _CACHE.clear()
+
+
+def _key(fn: Any, mutation: str) -> tuple[int, str, int]:
+    return (id(fn), mutation, registry.generation())
+
+
+def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
+    """Compiles ``fn`` (cached).
+
+    Raises:
+        AdgenError: for code adgen cannot differentiate, naming the file and line.
+    """
+    fn = inspect.unwrap(fn) if hasattr(fn, "__wrapped__") else fn
+    key = _key(fn, mutation)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    progress = _IN_PROGRESS.get((id(fn), mutation))
+    if progress is not None:
+        return progress  # recursion: the placeholder is filled in when compilation ends
+    placeholder = Compiled(fn.__name__, _late(fn, mutation, "forward"),
+                           _late(fn, mutation, "pullback"), "", [], True)
+    _IN_PROGRESS[(id(fn), mutation)] = placeholder
+    try:
+        compiled = _compile(fn, mutation)
+    finally:
+        del _IN_PROGRESS[(id(fn), mutation)]
+    _CACHE[key] = (fn, compiled)
+    return compiled
+
+
+def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(compile_function(fn, mutation=mutation), which)(*args, **kwargs)
+
+    return call
+
+
+@dataclass
+class _CalleeInfo:
+    name: str
+    compiled: Compiled
+
+    @property
+    def mutates_params(self) -> bool:
+        return self.compiled.mutates_params
+
+
+def _front(fn: Any, stop: str | None = None) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
+    """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts."""
+    parsed = parse_function(fn)
+    tree = parsed.tree
+    if stop == "parse":
+        return parsed, tree, None, None
+    validate(parsed)
+    if stop == "validate":
+        return parsed, tree, None, None
+    namer = Namer(tree)
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("lower_control", lambda: lower_control(tree, namer)),
+        ("desugar", lambda: desugar(tree, namer)),
+        ("anf", lambda: to_anf(tree, namer)),
+        ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
+    ]
+    for pass_name, step in steps:
+        _run(pass_name, step, parsed)
+        if stop == pass_name:
+            return parsed, tree, namer, None
+    headers = _run("ssa", lambda: to_ssa(tree, namer), parsed)
+    return parsed, tree, namer, headers
+
+
+def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
+    try:
+        return step()
+    except AdgenError as err:
+        if err.location is None:
+            err.location = parsed.location(parsed.tree)
+            err.args = (err.format(),)
+        raise
+    except Exception as exc:  # noqa: BLE001 - a compiler bug: name the pass
+        raise CompilerError(f"internal error in pass {pass_name!r} "
+                            f"(after {', '.join(PASS_NAMES[:PASS_NAMES.index(pass_name)])}): "
+                            f"{type(exc).__name__}: {exc}",
+                            parsed.location(parsed.tree)) from exc
+
+
+def _compile(fn: Any, mutation: str) -> Compiled:
+    parsed, tree, namer, headers = _front(fn)
+    eff = _run("reverse", lambda: effects(tree), parsed)
+    act = activity(tree, eff.aliases())
+    callees: dict[str, Compiled] = {}
+
+    def callee_info(obj: Any) -> _CalleeInfo | None:
+        if not callable(obj) or registry.lookup(obj) is not None:
+            return None
+        try:
+            c = compile_function(obj, mutation=mutation)
+        except AdgenError:
+            raise
+        cname = _callee_symbol(obj)
+        callees[cname] = c
+        return _CalleeInfo(cname, c)
+
+    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info)
+    result = _run("reverse", rev.run, parsed)
+    fwd_src = to_source(result.forward)
+    pb_src = to_source(result.pullback)
+    own = fwd_src + "\n\n" + pb_src + "\n"
+    fname = f"<adgen {fn.__qualname__} {mutation}>"
+    fwd_ns: dict[str, Any] = dict(parsed.namespace)
+    for n in FORWARD_RUNTIME:
+        fwd_ns[n] = getattr(runtime, n)
+    pb_ns: dict[str, Any] = {"np": np}
+    for n in runtime.__all__:
+        pb_ns[n] = getattr(runtime, n)
+    for cname, c in callees.items():
+        fwd_ns[f"{cname}_forward"] = c.forward
+        pb_ns[f"{cname}_pullback"] = c.pullback
+    header = "import numpy as np\nfrom adgen.runtime import *\n\n"
+    compile_source(header + own, fname, {})  # syntax check of the whole module
+    compile_source(fwd_src, fname + " forward", fwd_ns)
+    compile_source(pb_src, fname + " pullback", pb_ns)
+    forward = fwd_ns[result.forward.name]
+    pullback = pb_ns[result.pullback.name]
+    source = own
+    for cname, c in callees.items():
+        if c.own_source and cname != fn.__name__:
+            source = c.own_source + "\n\n" + source
+    from adgen.api import MutationSite
+
+    sites = [MutationSite(parsed.file, getattr(s.stmt, "lineno", 0),
+                          getattr(s.stmt, "col_offset", 0), s.construct, s.decision, s.reason,
+                          s.captured_at) for s in result.sites]
+    for c in callees.values():
+        sites.extend(x for x in c.sites if x not in sites)
+    return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
+                    callees, own)
+
+
+def _callee_symbol(obj: Any) -> str:
+    return getattr(obj, "__name__", "callee")
+
+
+def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
+    """The code of ``fn`` after the named pass (see PASS_NAMES)."""
+    if stage not in PASS_NAMES:
+        raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(PASS_NAMES)}")
+    if stage == "reverse":
+        return compile_function(fn, mutation=mutation).own_source
+    if stage == "ssa":
+        _, tree, _, _ = _front(fn)
+        return to_source(tree)
+    _, tree, _, _ = _front(fn, stop=stage)
+    return to_source(tree)
+
+
+def standalone_module(fn: Any, *, mutation: str = "save") -> str:
+    """A module with ``fn``'s forward and pullback that imports numpy but not adgen."""
+    compiled = compile_function(fn, mutation=mutation)
+    helpers = _helper_sources(compiled.source)
+    mod = getattr(inspect.getmodule(fn), "__name__", None)
+    lines = [f'"""Forward and pullback of {fn.__qualname__}, generated by adgen '
+             f'(mutation={mutation!r}).', "", 'Needs numpy only."""', "",
+             "import numpy as np"]
+    if mod and mod != "__main__":
+        lines.append(f"from {mod} import *  # the user's module: its functions and globals")
+    return "\n".join(lines) + "\n\n" + helpers + "\n\n" + compiled.source
+
+
+def _helper_sources(source: str) -> str:
+    """Source of every runtime helper the generated code uses (transitively)."""
+    import re
+
+    names = set(runtime.__all__)
+    used: list[str] = []
+    todo = [source]
+    while todo:
+        text = todo.pop()
+        for n in sorted(names):
+            if n not in used and re.search(rf"\b{n}\b", text):
+                used.append(n)
+                obj = getattr(runtime, n)
+                try:
+                    todo.append(inspect.getsource(obj))
+                except (OSError, TypeError):
+                    pass
+    out = []
+    for n in sorted(used, key=lambda n: _order(n)):
+        obj = getattr(runtime, n)
+        try:
+            out.append(inspect.getsource(obj))
+        except (OSError, TypeError):
+            continue
+    return "\n\n".join(out)
+
+
+def _order(n: str) -> tuple[int, str]:
+    obj = getattr(runtime, n)
+    return (0 if isinstance(obj, type) else 1, n)
+
+
+_ = copy

@@ -1,0 +1,203 @@
+"""SSA renaming for structured code: every binding a pullback may read has one static definition.
+
+Input: a function in A-normal form. Output: the same function where
+- a name assigned a second time gets a fresh version (``h``, ``h_1``, ``h_2``...);
+- at the end of each arm of an if, the versions that differ are copied into one merge version;
+- a name assigned inside a loop and defined before it is carried in a *header* version:
+  ``h_1 = h`` before the loop, ``h_1 = h_3`` at the end of the body (before a trailing
+  ``if flag: break``), and reads in the body see ``h_1``;
+- ``x op= v`` on a name becomes ``x_1 = x`` followed by ``x_1 op= v`` (an ndarray is updated in
+  place and both names see it; a float rebinds ``x_1`` only).
+So within one iteration of any loop, each name is bound at most once before the iteration's
+end, and a value recorded at the end of the iteration is the value every read in it saw.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from adgen.errors import UnsupportedError
+from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.names import Namer
+
+
+def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
+    """Renames ``fn`` into SSA form (changed in place).
+
+    Returns:
+        The loop header versions: names assigned by a back-edge copy at the end of a body.
+    """
+    r = _Ssa(namer)
+    env = {a.id: a.id for a in fn.args.args}
+    r.defined |= set(env)
+    fn.body, _ = r.block(fn.body, env)
+    return r.headers
+
+
+def assigned_names(stmts: list[gast.stmt]) -> set[str]:
+    """Names a block binds (targets of assignments and for loops, at any depth)."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                out.add(n.target.id)
+            elif isinstance(n, gast.ExceptHandler) and n.name is not None:
+                out.add(n.name.id if isinstance(n.name, gast.Name) else n.name)
+    return out
+
+
+class _Ssa:
+    def __init__(self, namer: Namer) -> None:
+        self.namer = namer
+        self.defined: set[str] = set()
+        self.headers: set[str] = set()
+
+    def version(self, base: str) -> str:
+        if base not in self.defined:
+            self.defined.add(base)
+            return base
+        return self.namer.fresh(base.split("__")[0] + "_")
+
+    def load(self, node: gast.AST, env: dict[str, str]) -> gast.AST:
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
+                n.id = env[n.id]
+        return node
+
+    def block(self, stmts: list[gast.stmt], env: dict[str, str]) -> tuple[list[gast.stmt],
+                                                                           dict[str, str]]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            out.extend(self.stmt(s, env))
+        return out, env
+
+    def stmt(self, s: gast.stmt, env: dict[str, str]) -> list[gast.stmt]:
+        if isinstance(s, gast.Assign):
+            self.load(s.value, env)
+            target = s.targets[0]
+            if isinstance(target, gast.Name):
+                base = target.id
+                target.id = self.version(base)
+                env[base] = target.id
+            else:
+                # x[i] = v / x.a = v: a write through the current version, no new binding
+                self.load(target, env)
+                if isinstance(target.value, gast.Name) and target.value.id in env:
+                    target.value.id = env[target.value.id]
+            return [s]
+        if isinstance(s, gast.AugAssign):
+            self.load(s.value, env)
+            base = s.target.id
+            old = env.get(base, base)
+            new = self.version(base)
+            env[base] = new
+            s.target = name(new, gast.Store)
+            return [assign(name(new, gast.Store), name(old), s), s]
+        if isinstance(s, (gast.Expr, gast.Return, gast.Raise, gast.Assert)):
+            self.load(s, env)
+            return [s]
+        if isinstance(s, gast.If):
+            self.load(s.test, env)
+            e1, e2 = dict(env), dict(env)
+            s.body, e1 = self.block(s.body, e1)
+            s.orelse, e2 = self.block(s.orelse, e2)
+            self.merge(env, [(s.body, e1), (s.orelse, e2)], s)
+            if not s.body:
+                s.body = [_at(gast.Pass(), s)]
+            return [s]
+        if isinstance(s, gast.Try):
+            before = dict(env)
+            body_assigned = assigned_names(s.body)
+            for h in s.handlers:
+                used = {n.id for n in gast.walk(h) if isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Load)}
+                clash = sorted(used & body_assigned)
+                if clash:
+                    raise UnsupportedError(
+                        f"the except arm reads {clash[0]!r}, which the try body assigns",
+                        hint="assign it before the try statement")
+            arms = []
+            eb = dict(env)
+            s.body, eb = self.block(s.body, eb)
+            eo = eb
+            s.orelse, eo = self.block(s.orelse, eo)
+            arms.append((s.orelse if s.orelse else s.body, eo))
+            for h in s.handlers:
+                eh = dict(before)
+                if h.type is not None:
+                    self.load(h.type, eh)
+                h.body, eh = self.block(h.body, eh)
+                arms.append((h.body, eh))
+            self.merge(env, arms, s)
+            return [s]
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, env)
+        return [s]
+
+    def merge(self, env: dict[str, str], arms: list[tuple[list[gast.stmt], dict[str, str]]],
+              like: gast.AST) -> None:
+        names = set()
+        for _, e in arms:
+            names |= {k for k, v in e.items() if env.get(k) != v}
+        for base in sorted(names):
+            merged = self.version(base)
+            for body, e in arms:
+                if base in e:
+                    _insert_before_break(body, assign(name(merged, gast.Store),
+                                                      name(e[base]), like))
+            env[base] = merged
+
+    def loop(self, s: gast.For | gast.While, env: dict[str, str]) -> list[gast.stmt]:
+        pre: list[gast.stmt] = []
+        if isinstance(s, gast.For):
+            self.load(s.iter, env)
+        carried = sorted(b for b in assigned_names(s.body) | (
+            {s.target.id} if isinstance(s, gast.For) else set()) if b in env)
+        headers: dict[str, str] = {}
+        for base in carried:
+            h = self.version(base)
+            pre.append(assign(name(h, gast.Store), name(env[base]), s))
+            headers[base] = h
+            self.headers.add(h)
+            env[base] = h
+        if isinstance(s, gast.While):
+            self.load(s.test, env)
+        inner = dict(env)
+        if isinstance(s, gast.For):
+            base = s.target.id
+            s.target.id = self.version(base)
+            inner[base] = s.target.id
+        s.body, inner = self.block(s.body, inner)
+        for base, h in headers.items():
+            if inner.get(base) != h:
+                _insert_before_break(s.body, assign(name(h, gast.Store), name(inner[base]), s))
+        if isinstance(s, gast.While):
+            # The test is evaluated again after the back edge: it must read the header names.
+            pass
+        for base, v in inner.items():
+            if base not in env:
+                env[base] = v
+        for base, h in headers.items():
+            env[base] = h
+        return pre + [s]
+
+
+def _insert_before_break(body: list[gast.stmt], stmt: gast.stmt) -> None:
+    """Appends ``stmt`` to a block, before a trailing ``if flag: break``."""
+    if body and is_break_if(body[-1]):
+        body.insert(len(body) - 1, stmt)
+    else:
+        body.append(stmt)
+
+
+def is_break_if(s: gast.stmt) -> bool:
+    """True for the ``if flag: break`` that lower_control puts at the end of a loop body."""
+    return isinstance(s, gast.If) and len(s.body) == 1 and isinstance(s.body[0], gast.Break) \
+        and not s.orelse
+
+
+_ = copy
