@@ -1,0 +1,596 @@
+"""The bad-input catalogue (issue 5): each case gives a clear adgen error — a subclass of
+``adgen.AdgenError`` whose message names the file and line where there is one — or a documented
+result. Never a raw traceback from generated code.
+
+Decisions recorded here (the compiler matches them):
+- Differentiating an argument with no float content (int, bool, str, None, object(), an int or
+  bool array, complex) raises NonDifferentiableError. vjp does not raise: such an argument gets
+  the cotangent None (tests/test_api.py).
+- A function without Python source is differentiable when the rule registry has a rule for it
+  (``adgen.grad(np.sin)`` works); without a rule it raises MissingRuleError naming it.
+- NaN and inf inputs are not errors: the gradient is what the arithmetic of the derivative
+  gives (NaN propagates, d sqrt(x)/dx at 0 is inf). An exception the plain call raises (e.g.
+  math.log(0.0) -> ValueError) is raised unchanged.
+- An exception raised by the user's code during the forward pass passes through unchanged: same
+  type, same args, not wrapped in an AdgenError.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, check_grad, check_vjp
+
+import adgen
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that ends with the comment ``# BAD:<marker>``."""
+    with open(THIS_FILE) as fh:
+        for number, text in enumerate(fh, start=1):
+            if text.rstrip().endswith(f"# BAD:{marker}"):
+                return number
+    raise LookupError(marker)
+
+
+def _assert_located(err: BaseException, markers: list[str]) -> None:
+    """The error is an adgen error naming this file, the line of one of ``markers`` and that
+    line's source text."""
+    assert isinstance(err, adgen.AdgenError), f"not an AdgenError: {type(err).__name__}: {err}"
+    message = str(err)
+    name = re.escape(os.path.basename(THIS_FILE))
+    lines = [_line_of(m) for m in markers]
+    found = [ln for ln in lines if re.search(rf"{name}:{ln}\b", message)]
+    assert found, f"expected {os.path.basename(THIS_FILE)}:<one of {lines}> in:\n{message}"
+    with open(THIS_FILE) as fh:
+        source = fh.readlines()[found[0] - 1].split("  # BAD:")[0].strip()
+    assert source in message, f"the source line {source!r} is not in:\n{message}"
+
+
+# ============================================================================================
+# Arguments without a gradient
+
+
+def ignores_first(x, y):
+    return y * y
+
+
+@pytest.mark.parametrize("bad, word", [
+    (3, "int"),
+    (True, "bool"),
+    ("abc", "str"),
+    (np.int64(3), "int"),
+    (np.arange(3), "int"),
+    (np.array([True, False]), "bool"),
+    (1.0 + 2.0j, "complex"),
+    (np.ones(2, dtype=complex), "complex"),
+    (None, None),
+    (object(), None),
+], ids=["int", "bool", "str", "np.int64", "int-array", "bool-array", "complex",
+        "complex-array", "None", "object"])
+def test_argument_without_float_content(bad, word):
+    with pytest.raises(adgen.NonDifferentiableError) as info:
+        adgen.grad(ignores_first)(bad, 2.0)
+    if word is not None:
+        assert word in str(info.value)
+    with pytest.raises(adgen.NonDifferentiableError):
+        adgen.value_and_grad(ignores_first, argnums=(1, 0))(bad, 2.0)
+
+
+def square(x):
+    return x * x
+
+
+def test_int_argument_suggests_a_float():
+    with pytest.raises(adgen.NonDifferentiableError) as info:
+        adgen.grad(square)(3)
+    assert "float" in str(info.value)
+    # The same call with a float is fine.
+    assert adgen.grad(square)(3.0) == pytest.approx(6.0)
+
+
+def test_int_argument_not_in_argnums_is_fine():
+    def power(x, n):
+        return x ** n
+
+    assert adgen.grad(power)(2.0, 3) == pytest.approx(12.0)
+    with pytest.raises(adgen.NonDifferentiableError):
+        adgen.grad(power, argnums=1)(2.0, 3)
+
+
+def test_complex_scalar_to_vjp_is_refused_too():
+    with pytest.raises(adgen.NonDifferentiableError):
+        out, pullback = adgen.vjp(square, 1.0 + 1.0j)
+        pullback(1.0)
+
+
+# ============================================================================================
+# Functions without source
+
+_made_by_exec: dict = {}
+exec("def made_by_exec(x):\n    return x * 2.0\n", _made_by_exec)
+made_by_exec = _made_by_exec["made_by_exec"]
+
+
+def test_function_made_by_exec_without_rule():
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(made_by_exec)(1.0)
+    assert "made_by_exec" in str(info.value)
+    assert "rrule" in str(info.value)  # says what to do
+
+
+def calls_made_by_exec(x):
+    return made_by_exec(x) + x  # BAD:exec-callee
+
+
+def test_callee_made_by_exec_without_rule_names_the_call_site():
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(calls_made_by_exec)(1.0)
+    assert "made_by_exec" in str(info.value)
+    _assert_located(info.value, ["exec-callee"])
+
+
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
+
+
+def test_c_function_callee_without_rule_names_it_and_the_call_site():
+    c_sqrt = _LIBM["sqrt"]  # a fresh ctypes object, no rule
+    c_sqrt.restype = ctypes.c_double
+    c_sqrt.argtypes = [ctypes.c_double]
+
+    def calls_c(x):
+        return c_sqrt(x) * x  # BAD:c-callee
+
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(calls_c)(4.0)
+    assert "sqrt" in str(info.value)
+    _assert_located(info.value, ["c-callee"])
+
+
+def test_builtin_without_rule_as_the_function():
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(len)([1.0, 2.0])
+    assert "len" in str(info.value)
+
+
+def test_numpy_function_with_a_rule_is_differentiable_directly():
+    # np.sin has no Python source but has a rule: the rule is used.
+    g = adgen.grad(np.sin)(1.0)
+    assert g == pytest.approx(math.cos(1.0), rel=1e-12)
+    check_grad(np.sin, (0.4,))
+    check_vjp(np.tanh, (np.array([0.3, -1.2, 2.0]),))
+
+
+def test_inactive_builtin_call_needs_no_rule():
+    # len, range, isinstance and int() see no differentiable value: no rule is needed.
+    def f(x):
+        n = len(x)
+        if isinstance(n, int) and int(n) > 2:
+            return np.sum(x ** 2) / n
+        return np.sum(x)
+
+    check_grad(f, (np.array([0.5, -1.0, 2.0]),))
+
+
+# ============================================================================================
+# Unsupported constructs: UnsupportedError with file, line and source line
+
+
+def uses_generator(x):
+    y = x * 2.0
+    yield y  # BAD:yield
+
+
+def uses_yield_from(x):
+    yield from [x, x * 2.0]  # BAD:yield-from
+
+
+async def uses_async(x):  # BAD:async
+    return x * 2.0
+
+
+async def uses_await(x):  # BAD:await-def
+    y = await _coro(x)  # BAD:await
+    return y
+
+
+async def _coro(x):
+    return x
+
+
+_GLOBAL_STATE = 0.0
+
+
+def writes_global(x):
+    global _GLOBAL_STATE  # BAD:global
+    _GLOBAL_STATE = x  # BAD:global-write
+    return x * 2.0
+
+
+def _make_nonlocal_writer():
+    total = 0.0
+
+    def writes_nonlocal(x):
+        nonlocal total  # BAD:nonlocal
+        total = total + x  # BAD:nonlocal-write
+        return total * x
+
+    return writes_nonlocal
+
+
+writes_nonlocal = _make_nonlocal_writer()
+
+
+def calls_exec(x):
+    exec("z = 1")  # BAD:exec
+    return x * 2.0
+
+
+def calls_eval(x):
+    return eval("x * 2.0") + x  # BAD:eval
+
+
+def calls_bad_callee(x):
+    return writes_global(x) + 1.0
+
+
+UNSUPPORTED = [
+    (uses_generator, ["yield"]),
+    (uses_yield_from, ["yield-from"]),
+    (uses_async, ["async"]),
+    (uses_await, ["await-def", "await"]),
+    (writes_global, ["global", "global-write"]),
+    (writes_nonlocal, ["nonlocal", "nonlocal-write"]),
+    (calls_exec, ["exec"]),
+    (calls_eval, ["eval"]),
+    (calls_bad_callee, ["global", "global-write"]),  # the error names the callee's line
+]
+
+
+@pytest.mark.parametrize("fn, markers", UNSUPPORTED, ids=[f.__name__ for f, _ in UNSUPPORTED])
+def test_unsupported_construct(fn, markers):
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(fn)(1.5)
+    _assert_located(info.value, markers)
+
+
+@pytest.mark.parametrize("fn, markers", UNSUPPORTED[:3], ids=[f.__name__ for f, _ in
+                                                              UNSUPPORTED[:3]])
+def test_unsupported_construct_through_vjp_and_source(fn, markers):
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.vjp(fn, 1.5)
+    _assert_located(info.value, markers)
+    with pytest.raises(adgen.UnsupportedError):
+        adgen.source(fn)
+
+
+def uses_with(x):
+    with np.errstate(divide="ignore"):  # BAD:with
+        y = np.log(x) * x
+    return np.sum(y)
+
+
+def test_with_statement_is_supported_or_refused_clearly():
+    x = np.array([0.5, 2.0])
+    try:
+        g = adgen.grad(uses_with)(x.copy())
+    except adgen.UnsupportedError as err:
+        _assert_located(err, ["with"])
+    else:
+        assert_grad_close(g, np.log(x) + 1.0, rtol=1e-10)
+
+
+# ============================================================================================
+# argnums
+
+
+def two(x, y):
+    return x * y
+
+
+@pytest.mark.parametrize("argnums", [2, -3, 5, (0, 2), (-3,), "0", 0.5, (0, "1"), (), None,
+                                     True], ids=repr)
+def test_bad_argnums(argnums):
+    with pytest.raises(adgen.ArgnumsError) as info:
+        adgen.grad(two, argnums=argnums)(1.0, 2.0)
+    assert isinstance(info.value, adgen.AdgenError)
+    with pytest.raises(adgen.ArgnumsError):
+        adgen.value_and_grad(two, argnums=argnums)(1.0, 2.0)
+
+
+# ============================================================================================
+# Outputs grad cannot differentiate
+
+
+def returns_vector(x):
+    return np.array([x, x * x, 3.0 * x])
+
+
+def returns_matrix(x):
+    return np.ones((2, 2)) * x
+
+
+def returns_tuple(x):
+    return x, x * x
+
+
+def returns_list(x):
+    return [x * 2.0]
+
+
+def returns_str(x):
+    return "x"
+
+
+def returns_none(x):
+    y = x * 2.0  # noqa: F841
+
+
+def returns_complex(x):
+    return x * (1.0 + 2.0j)
+
+
+@pytest.mark.parametrize("fn", [returns_vector, returns_matrix, returns_tuple, returns_list,
+                                returns_str, returns_none, returns_complex],
+                         ids=lambda f: f.__name__)
+def test_non_scalar_output(fn):
+    with pytest.raises(adgen.NonDifferentiableError) as info:
+        adgen.grad(fn)(1.5)
+    if fn in (returns_vector, returns_matrix):
+        assert "vjp" in str(info.value)
+        assert "shape" in str(info.value)
+    with pytest.raises(adgen.NonDifferentiableError):
+        adgen.value_and_grad(fn)(1.5)
+
+
+def test_vector_output_works_through_vjp():
+    check_vjp(returns_vector, (1.5,))
+
+
+def test_has_aux_without_a_pair():
+    with pytest.raises(adgen.NonDifferentiableError):
+        adgen.grad(square, has_aux=True)(1.5)
+
+
+# ============================================================================================
+# NaN and inf: the gradient is what the derivative's arithmetic gives; no error
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_nan_input_propagates():
+    # d(x*x)/dx = 2x = nan at nan
+    g = adgen.grad(square)(float("nan"))
+    assert isinstance(g, float) and math.isnan(g)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_inf_input():
+    # d(x*x)/dx = 2x = inf at inf
+    assert adgen.grad(square)(float("inf")) == math.inf
+    # d exp(x)/dx = exp(x) = 0 at -inf
+    assert adgen.grad(exp_of)(-math.inf) == 0.0
+
+
+def exp_of(x):
+    return np.exp(x)
+
+
+def dot(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_nan_and_inf_in_arrays():
+    x = np.array([1.0, np.inf, np.nan, -2.0])
+    y = np.array([0.5, 2.0, 3.0, 1.0])
+    # d/dy sum(x * y) = x, entry by entry: inf and nan stay where they are
+    gy = adgen.grad(dot, argnums=1)(x.copy(), y.copy())
+    np.testing.assert_array_equal(gy, x)
+    # d/dx = y, finite everywhere even where x is not
+    gx = adgen.grad(dot)(x.copy(), y.copy())
+    np.testing.assert_array_equal(gx, y)
+
+
+def sqrt_sum(x):
+    return np.sum(np.sqrt(x))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_derivative_infinite_at_a_point():
+    # d sqrt(x)/dx = 1 / (2 sqrt(x)): inf at 0
+    g = adgen.grad(sqrt_sum)(np.array([0.0, 4.0]))
+    assert g[0] == np.inf
+    assert g[1] == pytest.approx(0.25, rel=1e-12)
+
+
+def branch_on(x):
+    if x > 0.0:
+        return x * 3.0
+    return x * x
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_nan_in_control_flow_takes_the_arm_python_takes():
+    # nan > 0.0 is False: the second arm runs, gradient 2x = nan
+    assert math.isnan(adgen.grad(branch_on)(float("nan")))
+    assert adgen.grad(branch_on)(math.inf) == 3.0
+
+
+def log_of(x):
+    return math.log(x)
+
+
+def test_math_domain_error_is_the_plain_calls_error():
+    with pytest.raises(ValueError) as plain:
+        log_of(0.0)
+    with pytest.raises(ValueError) as info:
+        adgen.grad(log_of)(0.0)
+    assert not isinstance(info.value, adgen.AdgenError)
+    assert info.value.args == plain.value.args
+
+
+# ============================================================================================
+# The user's exceptions pass through unchanged
+
+
+class ModelError(Exception):
+    pass
+
+
+def checked(x):
+    if x > 3.0:
+        raise ModelError(f"too big: {x}", 42)
+    return x * x
+
+
+def calls_checked(x):
+    return checked(x * 2.0) + x
+
+
+@pytest.mark.parametrize("fn", [checked, calls_checked], ids=lambda f: f.__name__)
+def test_user_exception_passes_through(fn):
+    with pytest.raises(ModelError) as info:
+        adgen.grad(fn)(5.0)
+    assert type(info.value) is ModelError
+    expected_args = ("too big: 10.0", 42) if fn is calls_checked else ("too big: 5.0", 42)
+    assert info.value.args == expected_args
+    with pytest.raises(ModelError):
+        adgen.vjp(fn, 5.0)
+    with pytest.raises(ModelError):
+        adgen.value_and_grad(fn)(5.0)
+    # and the next call, without the error, is right (no state left behind)
+    check_grad(fn, (1.0,))
+
+
+def singular_solve(a, b):
+    return np.sum(np.linalg.solve(a, b))
+
+
+def test_numpy_exception_passes_through():
+    with pytest.raises(np.linalg.LinAlgError) as info:
+        adgen.grad(singular_solve)(np.zeros((2, 2)), np.ones(2))
+    assert not isinstance(info.value, adgen.AdgenError)
+
+
+# ============================================================================================
+# Malformed rules: RuleError naming the rule
+
+
+def test_rule_with_too_few_cotangents():
+    def two_arg_primal(x, y):
+        return x * y
+
+    @adgen.rrule(two_arg_primal)
+    def _(x, y):
+        return x * y, lambda g: (g * y,)  # one cotangent for two arguments
+
+    def uses(x, y):
+        return two_arg_primal(x, y) + x
+
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.grad(uses, argnums=(0, 1))(2.0, 3.0)
+    assert "two_arg_primal" in str(info.value)
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.vjp(two_arg_primal, 2.0, 3.0)[1](1.0)
+    assert "two_arg_primal" in str(info.value)
+
+
+def test_rule_with_too_many_cotangents():
+    def one_arg_primal(x):
+        return x * 3.0
+
+    @adgen.rrule(one_arg_primal)
+    def _(x):
+        return x * 3.0, lambda g: (g * 3.0, g)
+
+    def uses(x):
+        return one_arg_primal(x) * x
+
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.grad(uses)(2.0)
+    assert "one_arg_primal" in str(info.value)
+
+
+def test_rule_returning_a_bare_value_for_two_arguments():
+    def pair_primal(x, y):
+        return x + y
+
+    @adgen.rrule(pair_primal)
+    def _(x, y):
+        return x + y, lambda g: g  # not a tuple of two cotangents
+
+    def uses(x, y):
+        return pair_primal(x, y) * 2.0
+
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.grad(uses, argnums=(0, 1))(2.0, 3.0)
+    assert "pair_primal" in str(info.value)
+
+
+def test_rule_with_a_wrong_shape():
+    def vector_primal(x):
+        return np.sum(x ** 2)
+
+    @adgen.rrule(vector_primal)
+    def _(x):
+        return vector_primal(x), lambda g: (np.ones(2) * g,)  # x has shape (3,)
+
+    def uses(x):
+        return vector_primal(x) + np.sum(x)
+
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.grad(uses)(np.array([1.0, 2.0, 3.0]))
+    message = str(info.value)
+    assert "vector_primal" in message
+    assert "(2,)" in message and "(3,)" in message
+
+
+def test_rule_with_an_array_for_a_float():
+    def float_primal(x):
+        return x * 2.0
+
+    @adgen.rrule(float_primal)
+    def _(x):
+        return x * 2.0, lambda g: (np.ones(3) * g,)  # x is a float
+
+    def uses(x):
+        return float_primal(x) + x
+
+    with pytest.raises(adgen.RuleError) as info:
+        adgen.grad(uses)(2.0)
+    assert "float_primal" in str(info.value)
+
+
+def test_rule_whose_signature_does_not_fit_the_primal():
+    def unary_primal(x):
+        return x
+
+    with pytest.raises(adgen.RuleError) as info:
+        @adgen.rrule(unary_primal)
+        def _(x, y):
+            return x, lambda g: (g, g)
+
+    assert "unary_primal" in str(info.value)
+
+
+def test_correct_rule_is_accepted():
+    # The other side of the tests above: a well-formed rule works.
+    def good_primal(x, y):
+        return x * y
+
+    @adgen.rrule(good_primal)
+    def _(x, y):
+        return x * y, lambda g: (g * y, g * x)
+
+    def uses(x, y):
+        return good_primal(x, y) + x
+
+    check_grad(uses, (2.0, 3.0), (0, 1))
