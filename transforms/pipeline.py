@@ -54,6 +54,7 @@ class Compiled:
     mutates_params: bool
     callees: dict[str, Compiled] = field(default_factory=dict)
     own_source: str = ""
+    reads_params: bool = True
 
 
 _CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
@@ -152,9 +153,19 @@ def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
 
 def _compile(fn: Any, mutation: str) -> Compiled:
     parsed, tree, namer, headers = _front(fn)
-    eff = _run("reverse", lambda: effects(tree), parsed)
-    act = activity(tree, eff.aliases())
     callees: dict[str, Compiled] = {}
+
+    def mutating_call(call: gast.Call) -> bool:
+        obj = _resolve(parsed, call.func)
+        if obj is None or not _is_user_function(obj):
+            return False
+        return compile_function(obj, mutation=mutation).mutates_params
+
+    eff = _run("reverse", lambda: effects(tree, mutating_call), parsed)
+    # parameters written in place are outputs too: a caller sees their final contents
+    params = {a.id for a in tree.args.args}
+    outputs = {p for p in params if "param" in eff.written}
+    act = activity(tree, eff.aliases(), outputs)
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:
@@ -200,7 +211,27 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     for c in callees.values():
         sites.extend(x for x in c.sites if x not in sites)
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
-                    callees, own)
+                    callees, own, result.reads_params)
+
+
+def _resolve(parsed: Parsed, node: gast.expr) -> Any:
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
+            node.id not in parsed.namespace:
+        return None
+    obj = parsed.namespace[node.id]
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def _is_user_function(obj: Any) -> bool:
+    import types
+
+    return isinstance(obj, types.FunctionType) and registry.lookup(obj) is None
 
 
 def _callee_symbol(obj: Any) -> str:

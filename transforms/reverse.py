@@ -69,6 +69,7 @@ class Result:
     sites: list[Site]
     callees: dict[str, Any] = field(default_factory=dict)
     mutates_params: bool = False
+    reads_params: bool = True
 
 
 def _src(node: gast.AST) -> str:
@@ -144,6 +145,7 @@ class Reverse:
         self.tape_of: dict[int, str] = {}
         self.arm_of: dict[int, str] = {}
         self.extra_fwd: set[str] = set()
+        self.reads_params = False
         self.records: dict[int, list[str]] = {}
 
     # ----------------------------------------------------------------------------------------
@@ -218,6 +220,8 @@ class Reverse:
     def want_capture(self, stmt: gast.stmt, n: str, after: bool) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n``."""
         bufs = self.eff.buffers.get(n, set())
+        if "param" in bufs:
+            self.reads_params = True
         if not bufs:
             return
         conflicts = [w for w in self.eff.writes if (w.buffers & bufs) and
@@ -225,10 +229,6 @@ class Reverse:
                       else True)]
         if w_same := [w for w in conflicts if w.stmt is stmt and after]:
             conflicts = [w for w in conflicts if w not in w_same]
-        if "param" in bufs:
-            # a caller may overwrite an argument after this function returns
-            conflicts = conflicts or []
-            self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
         if not conflicts:
             return
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
@@ -305,7 +305,7 @@ class Reverse:
             type_params=[])
         forward = self.forward(saved)
         mutates = "param" in self.eff.written
-        return Result(forward, pullback, self.sites, self.callees, mutates)
+        return Result(forward, pullback, self.sites, self.callees, mutates, self.reads_params)
 
     def globals_used(self, names: set[str]) -> set[str]:
         return {n for n in names if n not in self.namer_locals and n not in self.extra_fwd
@@ -368,8 +368,11 @@ class Reverse:
                     continue
                 rule, bound = op
                 if rule is _USERCALL:
-                    for a in _loads(s.value):
-                        self.want_capture(s, a, after=False)
+                    # the callee's saved values may view its arguments as they are when it
+                    # returns; a later write to them is guarded like any capture
+                    if self.callee_reads_params(s.value):
+                        for a in _loads(s.value):
+                            self.want_capture(s, a, after=True)
                     continue
                 for d, tpl in zip(rule.diff, rule.templates):
                     if not self._any_active(bound.get(d)):
@@ -382,9 +385,17 @@ class Reverse:
                             for n in _loads_of(bound.get(r)):
                                 self.want_capture(s, n, after=False)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
-                if self.is_user_call(s.value):
+                if self.is_user_call(s.value) and self.callee_reads_params(s.value):
                     for a in _loads(s.value):
-                        self.want_capture(s, a, after=False)
+                        self.want_capture(s, a, after=True)
+
+    def callee_reads_params(self, call: gast.Call) -> bool:
+        """Whether a callee's pullback may read its arguments' values (unknown: yes)."""
+        obj = self.resolve(call.func)
+        if obj is _MISSING or not _is_python_function(obj):
+            return True
+        info = self.callee_info(obj)
+        return info is None or info.compiled.reads_params
 
     def _any_active(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
@@ -816,10 +827,12 @@ class Reverse:
         x = v.value.id
         idx = self.read_index(s, v.slice)
         if self.tracked(x):
-            return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
-                                          idx, name(t)))] if not self.tracked(t) else \
-                [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x), idx,
-                                       name(t)))]
+            if self.tracked(t):
+                # t views x's buffer (basic index) and shares its shadow, or is a copy
+                return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
+                                              _index_value(idx), name(t)))]
+            return [gast.Expr(value=_call("add_item", _call(_attr("sh", "of"), name(x)),
+                                          _index_value(idx), g))]
         b = self.bar(x)
         out: list[gast.stmt] = self.own(x, b, state, s)
         if _basic_index(v.slice, self.int_names):
@@ -1011,9 +1024,16 @@ class Reverse:
         cts = [self.namer.fresh("ct") if isinstance(a, gast.Name) and self.act.active(a.id)
                else "_" for a in targets]
         pull = self.callee_pullback(call)
+        saved_expr: gast.expr = name(saved)
+        caps = [self.read_value(s, a) for a in targets if isinstance(a, gast.Name) and
+                (id(s), a.id) in self.caps]
+        if caps:
+            # arguments overwritten after the call: the callee reads the values they had
+            saved_expr = _call("remap_saved", saved_expr,
+                               gast.List(elts=[c.value for c in caps], ctx=gast.Load()))
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            _call(pull, name(saved), g, name("sh")), s)]
+            _call(pull, saved_expr, g, name("sh")), s)]
         for a, c in zip(targets, cts):
             if c != "_":
                 out += self.contribute(a.id, name(c), state, may_be_none=True)

@@ -394,6 +394,61 @@ def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
     return ObjectAdjoint({name: g})
 
 
+def remap_saved(saved: Any, captures: list[Any]) -> Any:
+    """A callee's saved values, with views of an argument that was overwritten after the
+    call redirected to the copy its guard took (``captures`` are the caller's captures)."""
+    moved = {id(root_of(c.array)): (root_of(c.array), c) for c in captures
+             if isinstance(c, Capture) and c.snapshot is not None}
+    if not moved:
+        return saved
+
+    def redirect(x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            entry = moved.get(id(root_of(x)))
+            if entry is None:
+                return x
+            _, cap = entry
+            return _redirect_view(x, cap.array, cap.snapshot)
+        if isinstance(x, Capture):
+            if x.snapshot is None and id(root_of(x.array)) in moved:
+                c = Capture(redirect(x.array), x.file, x.line, x.what)
+                return c
+            return x
+        if isinstance(x, tuple):
+            return tuple(redirect(v) for v in x)
+        if isinstance(x, list):
+            return [redirect(v) for v in x]
+        return x
+
+    return redirect(saved)
+
+
+def _extent(x: np.ndarray) -> tuple[int, int]:
+    lo = x.__array_interface__["data"][0]
+    span = [(n - 1) * st for n, st in zip(x.shape, x.strides)]
+    return lo + sum(v for v in span if v < 0), lo + sum(v for v in span if v > 0) + x.itemsize
+
+
+def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray) -> np.ndarray:
+    """The view of ``snapshot`` that ``x`` is of ``base`` (x inside base's memory)."""
+    if x is base:
+        return snapshot
+    xl, xh = _extent(x)
+    bl, bh = _extent(base)
+    if xh <= bl or xl >= bh:
+        return x  # a part of the buffer the write did not touch
+    if xl < bl or xh > bh or not base.flags.c_contiguous:
+        from adgen.errors import AdgenError
+
+        raise AdgenError("a callee saved a view that only partly overlaps an argument the "
+                         "caller overwrote later; adgen cannot recover its old value",
+                         hint='copy the argument before the call, or use mutation="save" '
+                              "with a contiguous array")
+    offset = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.ndarray(x.shape, dtype=snapshot.dtype, buffer=snapshot, offset=offset,
+                      strides=x.strides)
+
+
 def loop_sequence(x: Any) -> Any:
     """What a for loop indexes: arrays, lists and tuples as they are, anything else as a list."""
     if isinstance(x, (np.ndarray, list, tuple)):
@@ -467,6 +522,6 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "remap_saved", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]

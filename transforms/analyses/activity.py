@@ -93,13 +93,16 @@ def flows(s: gast.stmt) -> list[tuple[set[str], set[str]]]:
     return []
 
 
-def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None) -> Activity:
+def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
+             outputs: set[str] | None = None) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
         fn: the function in SSA form.
         aliases: name -> names that may share its buffer (from the effects analysis); a write
             through one name makes all of them varied, and usefulness spreads across them.
+        outputs: names whose final value is an output besides the return value (parameters
+            written in place: a caller sees them).
     """
     aliases = aliases or {}
     stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
@@ -119,6 +122,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None) -
     returns = [s for s in stmts if isinstance(s, gast.Return) and s.value is not None]
     for r in returns:
         act.useful |= _loads(r.value)
+    act.useful |= outputs or set()
     changed = True
     while changed:
         changed = False

@@ -11,6 +11,7 @@ the sets only grow, over all statements, until nothing changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
@@ -59,13 +60,14 @@ class Effects:
             self.kinds.get(name) not in ("list", "dict", "object")
 
 
-def effects(fn: gast.FunctionDef, mutating_params: dict[str, tuple[int, ...]] | None = None
+def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | None = None
             ) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
         fn: the function in SSA form.
-        mutating_params: for user callees known statically, the positions they write.
+        mutating_call: says whether a call is of a user function that writes its arguments
+            in place (from the callee's own effects: an interprocedural summary).
     """
     eff = Effects()
     stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
@@ -104,7 +106,21 @@ def effects(fn: gast.FunctionDef, mutating_params: dict[str, tuple[int, ...]] | 
             bufs = frozenset(eff.buffers.get(target, set()))
             eff.writes.append(Write(s, target, bufs))
             eff.written |= bufs
+        call = _call_of(s)
+        if call is not None and mutating_call is not None and mutating_call(call):
+            # the callee may write any of its arguments (they may alias each other)
+            for a in call.args:
+                if isinstance(a, gast.Name):
+                    bufs = frozenset(eff.buffers.get(a.id, set()))
+                    eff.writes.append(Write(s, a.id, bufs))
+                    eff.written |= bufs
     return eff
+
+
+def _call_of(s: gast.stmt) -> gast.Call | None:
+    if isinstance(s, (gast.Expr, gast.Assign)) and isinstance(s.value, gast.Call):
+        return s.value
+    return None
 
 
 def _written_name(s: gast.stmt) -> str | None:
