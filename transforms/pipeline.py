@@ -25,6 +25,7 @@ from adgen.rules import registry
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.anf import to_anf
+from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.lower_control import lower_control
@@ -36,7 +37,7 @@ from adgen.transforms.ssa import to_ssa
 from adgen.transforms.validate import validate
 
 PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa",
-              "reverse"]
+              "reverse", "cleanup"]
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence")
@@ -180,6 +181,7 @@ def _compile(fn: Any, mutation: str) -> Compiled:
 
     rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info)
     result = _run("reverse", rev.run, parsed)
+    _run("cleanup", lambda: cleanup(result.pullback), parsed)
     fwd_src = to_source(result.forward)
     pb_src = to_source(result.pullback)
     own = fwd_src + "\n\n" + pb_src + "\n"
@@ -242,8 +244,21 @@ def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
     """The code of ``fn`` after the named pass (see PASS_NAMES)."""
     if stage not in PASS_NAMES:
         raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(PASS_NAMES)}")
-    if stage == "reverse":
+    if stage == "cleanup":
         return compile_function(fn, mutation=mutation).own_source
+    if stage == "reverse":
+        parsed, tree, namer, headers = _front(fn)
+        eff = effects(tree)
+        params = {a.id for a in tree.args.args}
+        act = activity(tree, eff.aliases(), {p for p in params if "param" in eff.written})
+
+        def info(obj: Any) -> _CalleeInfo | None:
+            if not callable(obj) or registry.lookup(obj) is not None:
+                return None
+            return _CalleeInfo(_callee_symbol(obj), compile_function(obj, mutation=mutation))
+
+        result = Reverse(parsed, tree, namer, act, eff, headers, mutation, info).run()
+        return to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n"
     if stage == "ssa":
         _, tree, _, _ = _front(fn)
         return to_source(tree)

@@ -530,7 +530,14 @@ class Reverse:
     def rev_stmt(self, s: gast.stmt, state: set[str]) -> list[gast.stmt]:
         if isinstance(s, gast.Return):
             if s.value is not None and self.active(s.value):
-                return self.contribute(s.value.id, name("out_bar"), state, copy_shadow=True)
+                n = s.value.id
+                if not self.tracked(n) and n not in self.adj and \
+                        self.eff.kinds.get(n) is None:
+                    # the returned value's adjoint is the pullback's argument itself
+                    self.adj[n] = "out_bar"
+                    state.add("out_bar")
+                    return []
+                return self.contribute(n, name("out_bar"), state, copy_shadow=True)
             return []
         if isinstance(s, gast.Assign):
             t = s.targets[0]
@@ -775,6 +782,10 @@ class Reverse:
             if not self._any_active(arg):
                 continue
             expr = self.instantiate(s, tpl, rule, bound, t, g)
+            others = [bound.get(p.name) for p in rule.params if p.name != d]
+            if len(rule.params) == 2 and others and _is_number(others[0]):
+                # the other operand is a Python number: no broadcasting to undo
+                expr = _Unbroadcast().visit(expr)
             if isinstance(arg, gast.Name):
                 out += self.contribute(arg.id, expr, state)
             else:
@@ -1206,6 +1217,24 @@ def _const(value: Any) -> gast.expr:
     if isinstance(value, tuple):
         return gast.Tuple(elts=[_const(v) for v in value], ctx=gast.Load())
     raise UnsupportedError(f"cannot write the default value {value!r} into generated code")
+
+
+def _is_number(node: Any) -> bool:
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, gast.UnaryOp):
+        return _is_number(node.operand)
+    return False
+
+
+class _Unbroadcast(gast.NodeTransformer):
+    """``unbroadcast(e, shape)`` -> ``e`` where nothing was broadcast."""
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id == "unbroadcast" and node.args:
+            return node.args[0]
+        return node
 
 
 class _Subst(gast.NodeTransformer):
