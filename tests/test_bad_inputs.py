@@ -108,7 +108,7 @@ def test_int_argument_not_in_argnums_is_fine():
 
 def test_complex_scalar_to_vjp_is_refused_too():
     with pytest.raises(adgen.NonDifferentiableError):
-        out, pullback = adgen.vjp(square, 1.0 + 1.0j)
+        _, pullback = adgen.vjp(square, 1.0 + 1.0j)
         pullback(1.0)
 
 
@@ -116,7 +116,7 @@ def test_complex_scalar_to_vjp_is_refused_too():
 # Functions without source
 
 _made_by_exec: dict = {}
-exec("def made_by_exec(x):\n    return x * 2.0\n", _made_by_exec)
+exec("def made_by_exec(x):\n    return x * 2.0\n", _made_by_exec)  # noqa: S102
 made_by_exec = _made_by_exec["made_by_exec"]
 
 
@@ -230,7 +230,7 @@ writes_nonlocal = _make_nonlocal_writer()
 
 
 def calls_exec(x):
-    exec("z = 1")  # BAD:exec
+    exec("z = 1")  # noqa: S102  # BAD:exec
     return x * 2.0
 
 

@@ -405,7 +405,7 @@ def test_rrule_for_the_differentiated_function_added_after_first_call():
         return x ** 3
 
     assert adgen.grad(cube)(2.0) == pytest.approx(12.0, rel=1e-12)
-    out, pullback = adgen.vjp(cube, 2.0)
+    _, pullback = adgen.vjp(cube, 2.0)
     assert pullback(1.0) == pytest.approx((12.0,), rel=1e-12)
 
     @adgen.rrule(cube)
@@ -451,7 +451,7 @@ def test_rrule_replaced_takes_effect_at_next_call():
     assert grad_fn(0.4) == pytest.approx(1.0 - math.tanh(0.4) ** 2, rel=1e-12)
 
     @adgen.rrule(c_tanh)
-    def _(x):  # noqa: F811  (the replacement)
+    def _(x):  # the replacement
         y = c_tanh(x)
         return y, lambda y_bar: (10.0 * y_bar * (1.0 - y * y),)
 
