@@ -1,0 +1,294 @@
+"""The ``adgen`` command: print, explain or save the adjoint code of a file's functions.
+
+    adgen model.py                              # forward + pullback of every @differentiable
+    adgen model.py -f loss --explain            # loss's mutation sites and the decisions
+    adgen model.py -f loss --stage PASS         # the code after one compiler pass
+    adgen model.py -f loss -o loss_adjoint.py   # a standalone module: runs with numpy alone
+
+Exit status: 0 ok; 1 when adgen reports an error in the user's code (printed compiler-style:
+``file:line:col: error: ...``, the source line and a caret); 2 for usage errors (bad options, a
+file that cannot be imported, no such function, nothing to differentiate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+import adgen
+from adgen.api import POLICIES
+from adgen.errors import AdgenError
+
+OK, COMPILE_ERROR, USAGE_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad command line or input file (exit 2); a ``located`` one starts ``file:line:col:``."""
+
+    def __init__(self, message: str, located: bool = False) -> None:
+        super().__init__(message)
+        self.located = located
+
+
+def highlight(text: str, stream: TextIO) -> str:
+    """``text`` coloured as Python if ``stream`` is a terminal, pygments is installed and
+    ``NO_COLOR`` is unset; otherwise unchanged, so pipes and files get plain text."""
+    isatty = getattr(stream, "isatty", None)
+    if os.environ.get("NO_COLOR") or not (isatty and isatty()):
+        return text
+    try:
+        from pygments import highlight as pygments_highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return text
+    return pygments_highlight(text, PythonLexer(), TerminalFormatter())
+
+
+def _argnums(text: str) -> tuple[int, ...]:
+    parts = text.replace(",", " ").split()
+    if not parts or not all(p.lstrip("-").isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"expected positions like 0 or 0,2, not {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="adgen", epilog="exit status: 0 ok, 1 errors in the "
+                                "code, 2 usage errors", description="Print the forward and "
+                                "pullback adgen generates for the functions of a Python file.")
+    p.add_argument("file", metavar="FILE.py", help="the file to import (its folder goes on "
+                   "sys.path; its `if __name__ == '__main__'` block does not run)")
+    p.add_argument("-f", "--function", dest="functions", action="append", metavar="NAME",
+                   help="a function of FILE, decorated or not; repeat for several "
+                   "(default: every @adgen.differentiable function)")
+    p.add_argument("--argnums", type=_argnums, metavar="I[,J]",
+                   help="argument positions to differentiate, checked against each signature; "
+                   "the printed pullback returns cotangents for all positional arguments")
+    p.add_argument("--mutation", choices=POLICIES,
+                   help="policy for in-place writes (default: the function's "
+                   "@differentiable(mutation=...), else save)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--explain", action="store_true",
+                      help="print each mutation site and what adgen decided there")
+    what.add_argument("--stage", metavar="PASS",
+                      help="print the code after the named compiler pass")
+    what.add_argument("-o", "--output", metavar="OUT.py",
+                      help="write a standalone module (numpy and FILE's module, not adgen); "
+                      "several functions go into one module")
+    p.add_argument("--version", action="version", version=f"adgen {adgen.__version__}")
+    return p
+
+
+def load_module(path: str) -> ModuleType:
+    """Imports ``path`` as the module named by its stem, its folder on sys.path.
+
+    Raises UsageError when the file is missing or fails to import, AdgenError when an
+    ``@adgen.differentiable`` function in it does not compile.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"{path}: no such file")
+    if file.suffix != ".py":
+        raise UsageError(f"{path}: not a Python file (expected FILE.py)")
+    folder = str(file.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as `import` does: inspect, pickle and dataclasses look it up.
+    sys.modules[file.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except AdgenError:
+        raise
+    except SyntaxError as exc:  # shown like adgen's own errors: location, line, caret
+        col = max((exc.offset or 1) - 1, 0)
+        text = f"{exc.filename}:{exc.lineno}:{col}: error: SyntaxError: {exc.msg}"
+        if exc.text:
+            line = exc.text.rstrip("\n")
+            indent = len(line) - len(line.lstrip())
+            text += f"\n    {line.lstrip()}\n    {' ' * max(col - indent, 0)}^"
+        raise UsageError(text, located=True) from exc
+    except (Exception, SystemExit) as exc:
+        raise UsageError(f"importing {path} failed:\n{_user_traceback(exc, file)}") from exc
+    return module
+
+
+def _user_traceback(exc: BaseException, file: Path) -> str:
+    """The traceback from the user's file down: importlib's and adgen's frames are noise."""
+    tb, target = exc.__traceback__, os.path.abspath(file)
+    while tb and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__)).rstrip()
+
+
+def select(module: ModuleType, names: list[str] | None, path: str) -> list[tuple[str, Any]]:
+    """The functions named, or every ``@adgen.differentiable`` one (else UsageError)."""
+    own = {n: v for n, v in vars(module).items() if getattr(v, "__module__", None) ==
+           module.__name__ and inspect.isroutine(v)}  # defined here, not imported
+    defined = list(own)
+    if not names:
+        found: dict[int, tuple[str, Any]] = {}
+        for name, obj in own.items():
+            if getattr(obj, "__adgen_differentiable__", False):
+                found.setdefault(id(obj), (name, obj))  # an alias is the same function
+        if not found:
+            raise UsageError(f"no @adgen.differentiable functions in {path}; mark some, or name "
+                             f"one with -f NAME (functions: {', '.join(defined) or 'none'})")
+        return list(found.values())
+    chosen = []
+    for name in names:
+        obj: Any = module
+        for part in name.split("."):  # Class.method works too
+            obj = getattr(obj, part, None)
+        if obj is None:
+            close = difflib.get_close_matches(name, defined, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else \
+                f" (functions: {', '.join(defined) or 'none'})"
+            raise UsageError(f"{path} has no function named {name!r}{hint}")
+        if not (inspect.isroutine(obj) or hasattr(obj, "__adgen_primal__")):
+            raise UsageError(f"{name!r} in {path} is not a function (type {type(obj).__name__})")
+        chosen.append((name, obj))
+    return chosen
+
+
+def check_argnums(name: str, fn: Callable[..., Any], argnums: tuple[int, ...]) -> None:
+    """Raises UsageError when ``argnums`` does not fit ``fn``'s positional parameters."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return  # no signature to check against
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return  # any position may exist
+    positional = [p.name for p in params if p.kind <= p.POSITIONAL_OR_KEYWORD]
+    for i in argnums:
+        if not -len(positional) <= i < len(positional):
+            raise UsageError(f"--argnums {i} is out of range for {name}({', '.join(positional)}),"
+                             f" which has {len(positional)} positional parameter(s)")
+
+
+def merge_modules(sources: list[str]) -> str:
+    """One module from several standalone ones: shared imports and helpers appear once.
+
+    Raises UsageError when two modules define one name differently.
+    """
+    if len(sources) == 1:
+        return sources[0]
+    docs: list[str] = []
+    imports: list[str] = []  # hoisted to the top, __future__ first
+    body: list[str] = []  # each statement with the comments above it
+    seen: set[str] = set()
+    names: dict[str, str] = {}  # name -> ast.dump of the statement that defines it
+    for src in sources:
+        tree = ast.parse(src)
+        lines = src.splitlines(keepends=True)
+        start = 0
+        for i, node in enumerate(tree.body):
+            chunk = "".join(lines[start:node.end_lineno]).strip("\n")
+            start = node.end_lineno or start
+            if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                if node.value.value not in docs:  # the module docstring
+                    docs.append(node.value.value)
+                continue
+            key = ast.dump(node)
+            if key in seen:
+                continue
+            seen.add(key)
+            for name in _defined_names(node):
+                if names.setdefault(name, key) != key:
+                    raise UsageError(f"the functions need different definitions of {name!r}; "
+                                     "write them to separate modules")
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                imports.insert(0, chunk)
+            else:
+                (imports if isinstance(node, (ast.Import, ast.ImportFrom)) else body).append(chunk)
+    doc = "\n\n".join(str(d).strip() for d in docs).replace('"""', r'\"\"\"')
+    head = f'"""{doc}\n"""\n\n' if docs else ""
+    return head + "\n".join(imports) + "\n\n\n" + "\n\n\n".join(body) + "\n"
+
+
+def _defined_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, ast.Store)]
+
+
+def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
+    """Prints (or writes) what the options ask for; returns the exit status."""
+    status = OK
+    modules = []
+    for k, (name, fn) in enumerate(targets):
+        mutation = args.mutation or getattr(fn, "__adgen_mutation__", "save")
+        try:
+            if args.output:
+                modules.append(adgen.standalone_source(fn, mutation=mutation))
+                continue
+            if args.explain:
+                text = str(adgen.explain(fn, mutation=mutation, file=None))
+            elif args.stage:
+                from adgen.transforms.pipeline import stage_source
+
+                text = stage_source(getattr(fn, "__adgen_primal__", fn), args.stage,
+                                    mutation=mutation)
+            else:
+                text = adgen.source(fn, mutation=mutation)
+        except AdgenError as exc:
+            print(exc, file=sys.stderr)
+            status = COMPILE_ERROR
+            continue
+        if len(targets) > 1:  # a comment keeps the output valid Python
+            text = "\n" * (k > 0) + f"# ---- {name} (mutation={mutation!r}) ----\n{text}"
+        sys.stdout.write(highlight(text.rstrip("\n") + "\n", sys.stdout))
+    if args.output and status == OK:
+        try:
+            Path(args.output).write_text(merge_modules(modules))
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror}") from exc
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit status (see the module docstring)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, and argparse's usage errors
+        return exc.code if isinstance(exc.code, int) else OK
+    try:
+        module = load_module(args.file)
+        targets = select(module, args.functions, args.file)
+        for name, fn in targets:
+            if args.argnums is not None:
+                check_argnums(name, fn, args.argnums)
+        if args.stage is not None:
+            from adgen.transforms.pipeline import PASS_NAMES
+
+            if args.stage not in PASS_NAMES:
+                raise UsageError(f"--stage {args.stage!r} is not a compiler pass; the passes, "
+                                 f"in order: {', '.join(PASS_NAMES)}")
+        status = run(args, targets)
+        sys.stdout.flush()
+        return status
+    except UsageError as exc:
+        print(exc if exc.located else f"adgen: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except AdgenError as exc:  # raised while importing: an @adgen.differentiable that fails
+        print(exc, file=sys.stderr)
+        return COMPILE_ERROR
+    except BrokenPipeError:  # `adgen model.py | head`: the reader left, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
