@@ -15,10 +15,16 @@ person wrote), and the tests call it directly for the dot-product check.
   parameter (a tuple when there are several). Its body is a single ``return``; anything longer
   goes into a helper in :mod:`adgen.runtime`, which generated code imports.
 - ``reads`` says which parameters (or ``out``) the pullback reads the *values* of. A read that
-  only looks at a shape is written ``np.shape(x)`` / ``np.ndim(x)`` and is not a value read.
+  only looks at a shape is written ``np.shape(x)`` / ``np.ndim(x)`` / ``len(x)`` (or
+  ``zeros_tree(x)``, the zero cotangent of a container's structure) and is not a value read;
+  neither is iterating a parameter in a comprehension whose variable is only used that way
+  (``[np.shape(a) for a in arrays]``).
   The declaration is checked against the template at registration, because the mutation
   analysis trusts it: a value that no pullback reads may be overwritten for free.
-- ``linear=True`` says the pullback reads no input or output values at all.
+- ``linear=True`` says the pullback is linear in ``g`` and reads the values of no
+  differentiable input and not the output. It may read non-differentiable parameters
+  (``axis``, an index, ``where``'s condition), which ``reads`` still lists: an index array
+  overwritten before the pullback runs matters as much as an overwritten input.
 - ``view=True`` says the output may share memory with the first parameter (reshape, transpose).
 - ``mutates`` names parameters the primal writes in place (for rules of C functions).
 """
@@ -36,7 +42,9 @@ import gast
 from adgen.errors import RuleError
 
 # Names a value read may hide behind without reading the value: these look at the shape only.
-SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len"})
+# ``zeros_tree`` (a rule helper) builds the zero cotangent of a value's structure: shapes, list
+# lengths and dict keys, never the numbers.
+SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "zeros_tree"})
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,8 @@ class Param:
     name: str
     default: Any = inspect.Parameter.empty
     varargs: bool = False
+    # Keyword-only (after ``*`` or ``*args`` in the signature): never bound from a position.
+    kwonly: bool = False
 
     @property
     def has_default(self) -> bool:
@@ -93,7 +103,7 @@ class Rule:
             if p.varargs:
                 bound[p.name] = tuple(args)
                 args = []
-            elif args:
+            elif args and not p.kwonly:
                 bound[p.name] = args.pop(0)
             elif p.name in kwargs:
                 bound[p.name] = kwargs.pop(p.name)
@@ -102,7 +112,8 @@ class Rule:
             else:
                 raise TypeError(f"{self.name}() missing argument {p.name!r}")
         if args:
-            raise TypeError(f"{self.name}() takes {len(self.params)} arguments")
+            n = sum(1 for p in self.params if not p.kwonly)
+            raise TypeError(f"{self.name}() takes {n} positional arguments")
         if kwargs:
             raise TypeError(f"{self.name}() got unexpected keyword {sorted(kwargs)[0]!r}")
         return bound
@@ -154,7 +165,7 @@ def _parse_signature(signature: str) -> tuple[Param, ...]:
         params.append(Param(a.vararg.id, varargs=True))
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
         params.append(Param(arg.id, _literal(default) if default is not None else
-                            inspect.Parameter.empty))
+                            inspect.Parameter.empty, kwonly=True))
     return tuple(params)
 
 
@@ -205,10 +216,33 @@ def value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[s
                                                                       "dtype"):
                 if isinstance(node.value, gast.Name):
                     shape_only.add(id(node.value))
+        # ``[np.shape(a) for a in arrays]`` looks at the shapes of arrays' items only.
         for node in gast.walk(tpl):
-            if isinstance(node, gast.Name) and node.id in candidates and id(node) not in shape_only:
+            if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+                _shape_only_iterations(node, candidates, shape_only)
+        for node in gast.walk(tpl):
+            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and
+                    node.id in candidates and id(node) not in shape_only):
                 reads.add(node.id)
     return reads
+
+
+def _shape_only_iterations(comp: gast.AST, candidates: set[str], shape_only: set[int]) -> None:
+    """Marks ``arrays`` in ``[... for a in arrays]`` shape-only when ``a`` is only used so."""
+    for gen in comp.generators:
+        if not (isinstance(gen.iter, gast.Name) and gen.iter.id in candidates and
+                isinstance(gen.target, gast.Name)):
+            continue
+        uses = [n for n in gast.walk(comp) if isinstance(n, gast.Name) and
+                n.id == gen.target.id and isinstance(n.ctx, gast.Load)]
+        if all(id(n) in shape_only for n in uses):
+            shape_only.add(id(gen.iter))
+
+
+def _bound_names(templates: tuple[gast.expr, ...]) -> set[str]:
+    """Names the templates bind themselves (comprehension variables): not free names."""
+    return {n.id for tpl in templates for n in gast.walk(tpl)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def defvjp(
@@ -246,16 +280,19 @@ def defvjp(
         templates = _template_of(vjp, len(diff_names), qual)
         declared = set(_names_split(reads))
         found = value_reads(templates, set(pnames) | {"out"})
-        if linear and found:
+        # A linear pullback may read non-differentiable parameters (axis, index, condition)
+        # but no differentiable input and not the output.
+        if linear and found & {*diff_names, "out"}:
             raise RuleError(f"rule for {qual} is declared linear but its pullback reads "
-                            f"{sorted(found)}")
+                            f"{sorted(found & {*diff_names, 'out'})}")
         if found != declared:
             raise RuleError(f"rule for {qual} declares reads={sorted(declared)} but its pullback "
                             f"reads {sorted(found)}; the mutation analysis depends on this")
         free = set()
+        local = {"g", "out", *pnames} | _bound_names(templates)
         for tpl in templates:
             for node in gast.walk(tpl):
-                if isinstance(node, gast.Name) and node.id not in {"g", "out", *pnames}:
+                if isinstance(node, gast.Name) and node.id not in local:
                     free.add(node.id)
         rule = Rule(primal=primal, name=qual, params=params, diff=diff_names,
                     reads=frozenset(declared), linear=linear, view=view,
@@ -315,7 +352,8 @@ def _check_arity(primal: Any, params: tuple[Param, ...], qual: str) -> None:
         sig = inspect.signature(primal)
     except (TypeError, ValueError):
         return  # builtins without a signature: nothing to check against
-    fake_args = [object() for p in params if not p.has_default and not p.varargs]
+    fake_args = [object() for p in params
+                 if not p.has_default and not p.varargs and not p.kwonly]
     try:
         sig.bind_partial(*fake_args)
     except TypeError as exc:
