@@ -1,0 +1,20 @@
+"""Derivative rules: ``import adgen.rules`` registers every rule module's rules.
+
+The registry and its format are in :mod:`adgen.rules.registry`; the helpers that templates
+call are in :mod:`adgen.rules.helpers`; ndarray methods map to rules in
+:mod:`adgen.rules.methods`.
+"""
+
+from adgen.rules import (  # noqa: F401  (imported for their registrations)
+    arithmetic,
+    creation,
+    indexing,
+    linalg,
+    math_rules,
+    reductions,
+    shape,
+    ufuncs,
+)
+from adgen.rules.methods import ATTRIBUTES, METHODS, VARARG_METHODS
+
+__all__ = ["ATTRIBUTES", "METHODS", "VARARG_METHODS"]

@@ -1,0 +1,138 @@
+"""Rules for Python's operators (through the ``operator`` module) and numeric builtins.
+
+``a + b`` in user code is ``operator.add(a, b)`` to the compiler. Operands may be floats or
+arrays that broadcast against each other, so each cotangent is summed back to its operand's
+shape with :func:`~adgen.rules.helpers.unbroadcast`. Comparisons, ``//``, ``int`` and
+``round`` are piecewise constant: their rules return zeros.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import (
+    balanced_eq,
+    matmul_vjp_a,
+    matmul_vjp_b,
+    unbroadcast,
+    xlogy,
+)
+from adgen.rules.registry import defvjp
+
+# --------------------------------------------------------------------------------------------
+# Binary operators
+
+
+@defvjp(operator.add, "a, b", linear=True)
+def add(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return unbroadcast(g, np.shape(a)), unbroadcast(g, np.shape(b))
+
+
+@defvjp(operator.sub, "a, b", linear=True)
+def sub(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return unbroadcast(g, np.shape(a)), unbroadcast(-g, np.shape(b))
+
+
+@defvjp(operator.mul, "a, b", reads="a, b")
+def mul(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return unbroadcast(g * b, np.shape(a)), unbroadcast(g * a, np.shape(b))
+
+
+@defvjp(operator.truediv, "a, b", reads="b, out")
+def truediv(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return unbroadcast(g / b, np.shape(a)), unbroadcast(-g * out / b, np.shape(b))
+
+
+@defvjp(operator.floordiv, "a, b", linear=True)
+def floordiv(g: Any, out: Any, a: Any, b: Any) -> Any:
+    # a // b is piecewise constant in both operands.
+    return np.zeros(np.shape(a)), np.zeros(np.shape(b))
+
+
+@defvjp(operator.mod, "a, b", reads="a, b")
+def mod(g: Any, out: Any, a: Any, b: Any) -> Any:
+    # a % b == a - (a // b) * b, with a // b locally constant.
+    return unbroadcast(g, np.shape(a)), unbroadcast(-g * (a // b), np.shape(b))
+
+
+@defvjp(operator.pow, "a, b", reads="a, b, out")
+def pow_(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return (unbroadcast(g * b * a ** (b - 1), np.shape(a)),
+            unbroadcast(g * xlogy(out, a), np.shape(b)))
+
+
+@defvjp(operator.matmul, "a, b", reads="a, b")
+def matmul(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return matmul_vjp_a(g, b, np.shape(a)), matmul_vjp_b(g, a, np.shape(b))
+
+
+# --------------------------------------------------------------------------------------------
+# Unary operators and numeric builtins
+
+
+@defvjp(operator.neg, "a", linear=True)
+def neg(g: Any, out: Any, a: Any) -> Any:
+    return -g
+
+
+@defvjp(operator.pos, "a", linear=True)
+def pos(g: Any, out: Any, a: Any) -> Any:
+    return g
+
+
+@defvjp(builtins.abs, "x", reads="x")
+def abs_(g: Any, out: Any, x: Any) -> Any:
+    # The subgradient 0 at x == 0, as np.sign gives (PyTorch's choice).
+    return g * np.sign(x)
+
+
+@defvjp(builtins.float, "x", linear=True)
+def float_(g: Any, out: Any, x: Any) -> Any:
+    # float() of a size-1 array is that element: the cotangent takes the array's shape back.
+    return np.reshape(g, np.shape(x))
+
+
+@defvjp(builtins.int, "x", linear=True)
+def int_(g: Any, out: Any, x: Any) -> Any:
+    return np.zeros(np.shape(x))
+
+
+@defvjp(builtins.round, "number, ndigits=None", diff="number", linear=True)
+def round_(g: Any, out: Any, number: Any, ndigits: Any) -> Any:
+    return np.zeros(np.shape(number))
+
+
+@defvjp(builtins.max, "a, b", reads="a, b, out")
+def max_(g: Any, out: Any, a: Any, b: Any) -> Any:
+    # Two-argument max only; a tie gives each argument half (see helpers.balanced_eq).
+    return g * balanced_eq(a, out, b), g * balanced_eq(b, out, a)
+
+
+@defvjp(builtins.min, "a, b", reads="a, b, out")
+def min_(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return g * balanced_eq(a, out, b), g * balanced_eq(b, out, a)
+
+
+@defvjp(builtins.sum, "iterable, start=0", diff="iterable, start", linear=True)
+def sum_(g: Any, out: Any, iterable: Any, start: Any) -> Any:
+    return [unbroadcast(g, np.shape(elem)) for elem in iterable], unbroadcast(g, np.shape(start))
+
+
+# --------------------------------------------------------------------------------------------
+# Comparisons: piecewise constant, zero gradient.
+
+
+def _zero_compare(op: Any) -> None:
+    """Registers the zero rule of a comparison operator."""
+
+    @defvjp(op, "a, b", linear=True)
+    def compare(g: Any, out: Any, a: Any, b: Any) -> Any:
+        return np.zeros(np.shape(a)), np.zeros(np.shape(b))
+
+
+for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    _zero_compare(_op)

@@ -1,0 +1,65 @@
+"""ndarray methods and attributes that are operations, mapped to the functions with rules.
+
+``x.sum(axis=0)`` is ``np.sum(x, axis=0)``: the receiver becomes the first positional
+argument and the call's other arguments follow unchanged. The mapping holds for receivers
+that are ndarrays (or numpy scalars); a list's ``.copy()`` or a dict's ``.copy()`` is not
+``np.copy``, so the compiler must apply it only when the receiver is an array at run time.
+
+``VARARG_METHODS`` names the methods that take their shape or axes either as one tuple or as
+separate positional arguments (``x.reshape(2, 3)``, ``x.transpose(1, 0)``) and the parameter
+those arguments fill: with two or more positional arguments the compiler packs them into one
+tuple (``np.reshape(x, (2, 3))``); with one, it passes that argument as is.
+
+``ATTRIBUTES`` maps attribute reads that compute something (``x.T``) to the function called
+with the receiver alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import ndarray_astype, ndarray_flatten, ndarray_item
+
+METHODS: dict[str, Callable[..., Any]] = {
+    # reductions
+    "sum": np.sum,
+    "mean": np.mean,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "var": np.var,
+    "std": np.std,
+    "cumsum": np.cumsum,
+    "argmax": np.argmax,
+    "argmin": np.argmin,
+    "argsort": np.argsort,
+    # products
+    "dot": np.dot,
+    "trace": np.trace,
+    "diagonal": np.diagonal,
+    # shape
+    "reshape": np.reshape,
+    "transpose": np.transpose,
+    "swapaxes": np.swapaxes,
+    "ravel": np.ravel,
+    "flatten": ndarray_flatten,  # always a copy, unlike ravel
+    "squeeze": np.squeeze,
+    # values
+    "copy": np.copy,
+    "clip": np.clip,
+    "round": np.round,
+    "astype": ndarray_astype,
+    "item": ndarray_item,
+}
+
+VARARG_METHODS: dict[str, str] = {
+    "reshape": "shape",
+    "transpose": "axes",
+}
+
+ATTRIBUTES: dict[str, Callable[..., Any]] = {
+    "T": np.transpose,
+}

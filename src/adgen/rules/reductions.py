@@ -1,0 +1,93 @@
+"""Rules for reductions: sum, mean, prod, max/min, var/std, cumulative sums, sort.
+
+``axis`` may be None, an int or a tuple; ``keepdims`` and ``ddof`` are keyword-only here, so
+a call that passes numpy's ``dtype``/``out`` positionally fails to bind instead of binding the
+wrong parameter. Extrema split the cotangent evenly between ties (see adgen.rules.helpers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import (
+    cumsum_vjp,
+    max_vjp,
+    mean_vjp,
+    prod_vjp,
+    sort_vjp,
+    sum_vjp,
+    var_vjp,
+)
+from adgen.rules.registry import defvjp
+
+
+@defvjp(np.sum, "a, axis=None, *, keepdims=False", diff="a", reads="axis, keepdims",
+        linear=True)
+def sum_(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return sum_vjp(g, np.shape(a), axis, keepdims)
+
+
+@defvjp(np.mean, "a, axis=None, *, keepdims=False", diff="a", reads="axis, keepdims",
+        linear=True)
+def mean(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return mean_vjp(g, np.shape(a), axis, keepdims)
+
+
+@defvjp(np.prod, "a, axis=None, *, keepdims=False", diff="a", reads="a, axis, keepdims")
+def prod(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return prod_vjp(g, a, axis, keepdims)
+
+
+def _extremum(func: Any) -> None:
+    """Registers np.max/np.min/np.amax/np.amin: the cotangent goes to the (tied) extrema."""
+
+    @defvjp(func, "a, axis=None, *, keepdims=False", diff="a",
+            reads="a, out, axis, keepdims")
+    def extremum(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+        return max_vjp(g, out, a, axis, keepdims)
+
+
+for _f in (np.max, np.min, np.amax, np.amin):
+    _extremum(_f)
+
+
+@defvjp(np.var, "a, axis=None, *, ddof=0, keepdims=False", diff="a",
+        reads="a, axis, ddof, keepdims")
+def var(g: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    return var_vjp(g, a, axis, ddof, keepdims)
+
+
+@defvjp(np.std, "a, axis=None, *, ddof=0, keepdims=False", diff="a",
+        reads="a, out, axis, ddof, keepdims")
+def std(g: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    # std = sqrt(var), so d std = d var / (2 std).
+    return var_vjp(g / (2.0 * out), a, axis, ddof, keepdims)
+
+
+@defvjp(np.cumsum, "a, axis=None", diff="a", reads="axis", linear=True)
+def cumsum(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return cumsum_vjp(g, np.shape(a), axis)
+
+
+@defvjp(np.sort, "a, axis=-1", diff="a", reads="a, axis")
+def sort(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return sort_vjp(g, a, axis)
+
+
+def _zero_index(func: Any) -> None:
+    """Registers argmax/argmin/argsort: integer outputs, zero gradient."""
+
+    @defvjp(func, "a, axis=None", diff="a", linear=True)
+    def zero(g: Any, out: Any, a: Any, axis: Any) -> Any:
+        return np.zeros(np.shape(a))
+
+
+for _f in (np.argmax, np.argmin):
+    _zero_index(_f)
+
+
+@defvjp(np.argsort, "a, axis=-1", diff="a", linear=True)
+def argsort(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return np.zeros(np.shape(a))

@@ -1,0 +1,165 @@
+"""Rules for reshaping, transposing, joining, broadcasting, selecting and copying.
+
+All are linear. The ones whose output may view their first input say ``view=True``; the
+aliasing analysis relies on it (a write through ``x.T`` writes ``x``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import (
+    clip_above,
+    clip_below,
+    clip_inside,
+    concatenate_vjp,
+    hstack_vjp,
+    inverse_axes,
+    ndarray_astype,
+    ndarray_flatten,
+    unbroadcast,
+    vstack_vjp,
+)
+from adgen.rules.registry import defvjp
+
+# --------------------------------------------------------------------------------------------
+# Same elements, new shape
+
+
+@defvjp(np.reshape, "a, shape, order='C'", diff="a", reads="order", linear=True,
+        view=True)
+def reshape(g: Any, out: Any, a: Any, shape: Any, order: Any) -> Any:
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@defvjp(np.ravel, "a, order='C'", diff="a", reads="order", linear=True, view=True)
+def ravel(g: Any, out: Any, a: Any, order: Any) -> Any:
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@defvjp(ndarray_flatten, "a, order='C'", diff="a", reads="order", linear=True,
+        name="numpy.ndarray.flatten")
+def flatten(g: Any, out: Any, a: Any, order: Any) -> Any:
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@defvjp(np.transpose, "a, axes=None", diff="a", reads="axes", linear=True, view=True)
+def transpose(g: Any, out: Any, a: Any, axes: Any) -> Any:
+    return np.transpose(g, inverse_axes(axes))
+
+
+@defvjp(np.swapaxes, "a, axis1, axis2", diff="a", reads="axis1, axis2", linear=True,
+        view=True)
+def swapaxes(g: Any, out: Any, a: Any, axis1: Any, axis2: Any) -> Any:
+    return np.swapaxes(g, axis1, axis2)
+
+
+@defvjp(np.moveaxis, "a, source, destination", diff="a",
+        reads="source, destination", linear=True, view=True)
+def moveaxis(g: Any, out: Any, a: Any, source: Any, destination: Any) -> Any:
+    return np.moveaxis(g, destination, source)
+
+
+@defvjp(np.expand_dims, "a, axis", diff="a", linear=True, view=True)
+def expand_dims(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return np.reshape(g, np.shape(a))
+
+
+@defvjp(np.squeeze, "a, axis=None", diff="a", linear=True, view=True)
+def squeeze(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return np.reshape(g, np.shape(a))
+
+
+@defvjp(np.atleast_1d, "a", linear=True, view=True)
+def atleast_1d(g: Any, out: Any, a: Any) -> Any:
+    return np.reshape(g, np.shape(a))
+
+
+@defvjp(np.atleast_2d, "a", linear=True, view=True)
+def atleast_2d(g: Any, out: Any, a: Any) -> Any:
+    return np.reshape(g, np.shape(a))
+
+
+@defvjp(np.broadcast_to, "array, shape", diff="array", linear=True, view=True)
+def broadcast_to(g: Any, out: Any, array: Any, shape: Any) -> Any:
+    return unbroadcast(g, np.shape(array))
+
+
+@defvjp(np.flip, "m, axis=None", diff="m", reads="axis", linear=True, view=True)
+def flip(g: Any, out: Any, m: Any, axis: Any) -> Any:
+    return np.flip(g, axis)
+
+
+@defvjp(np.roll, "a, shift, axis=None", diff="a", reads="shift, axis", linear=True)
+def roll(g: Any, out: Any, a: Any, shift: Any, axis: Any) -> Any:
+    return np.roll(g, np.negative(shift), axis)
+
+
+# --------------------------------------------------------------------------------------------
+# Copies and conversions
+
+
+@defvjp(np.copy, "a", linear=True)
+def copy(g: Any, out: Any, a: Any) -> Any:
+    return g
+
+
+@defvjp(np.array, "object, dtype=None", diff="object", linear=True)
+def array(g: Any, out: Any, object: Any, dtype: Any) -> Any:
+    # A list's cotangent is the array of its entries' cotangents (same np.shape).
+    return g
+
+
+@defvjp(np.asarray, "a, dtype=None", diff="a", linear=True, view=True)
+def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+    return g
+
+
+@defvjp(ndarray_astype, "a, dtype", diff="a", linear=True, name="numpy.ndarray.astype")
+def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+    # Back to the input's dtype (a float32 input gets a float32 cotangent).
+    return np.asarray(g, dtype=a.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Joining: the cotangent of a list of arrays is a list of cotangents.
+
+
+@defvjp(np.stack, "arrays, axis=0", diff="arrays", reads="axis", linear=True)
+def stack(g: Any, out: Any, arrays: Any, axis: Any) -> Any:
+    return list(np.moveaxis(g, axis, 0))
+
+
+@defvjp(np.concatenate, "arrays, axis=0", diff="arrays", reads="axis", linear=True)
+def concatenate(g: Any, out: Any, arrays: Any, axis: Any) -> Any:
+    return concatenate_vjp(g, [np.shape(a) for a in arrays], axis)
+
+
+@defvjp(np.hstack, "tup", linear=True)
+def hstack(g: Any, out: Any, tup: Any) -> Any:
+    return hstack_vjp(g, [np.shape(a) for a in tup])
+
+
+@defvjp(np.vstack, "tup", linear=True)
+def vstack(g: Any, out: Any, tup: Any) -> Any:
+    return vstack_vjp(g, [np.shape(a) for a in tup])
+
+
+# --------------------------------------------------------------------------------------------
+# Selecting
+
+
+@defvjp(np.where, "condition, x, y", diff="x, y", reads="condition", linear=True)
+def where(g: Any, out: Any, condition: Any, x: Any, y: Any) -> Any:
+    return (unbroadcast(np.where(condition, g, 0.0), np.shape(x)),
+            unbroadcast(np.where(condition, 0.0, g), np.shape(y)))
+
+
+@defvjp(np.clip, "a, a_min=None, a_max=None", diff="a, a_min, a_max", reads="a, a_min, a_max")
+def clip(g: Any, out: Any, a: Any, a_min: Any, a_max: Any) -> Any:
+    # In range (bounds included) the cotangent goes to a, else to the bound that was taken.
+    return (unbroadcast(np.where(clip_inside(a, a_min, a_max), g, 0.0), np.shape(a)),
+            unbroadcast(np.where(clip_below(a, a_min, a_max), g, 0.0), np.shape(a_min)),
+            unbroadcast(np.where(clip_above(a, a_min, a_max), g, 0.0), np.shape(a_max)))

@@ -1,0 +1,441 @@
+"""Explicit test cases for every registered derivative rule, keyed by ``rule.name``.
+
+Each case is a call of the rule's primal: positional and keyword arguments as a user would
+write them. Inputs stay inside the rule's domain (positive for log and sqrt, |x| < 1 for
+arcsin, well-conditioned matrices for solve and inv, SPD for cholesky) and avoid ties and
+kinks unless a case is about them; those cases give the expected cotangent for g = 1 instead
+of a finite-difference check (``fd=False``). Every binary rule sees broadcasting shapes and a
+Python float operand; every reduction sees axis None / int / negative / tuple and keepdims.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import RuleError
+
+
+@dataclass
+class Case:
+    """One call of a primal, and what to check about its rule there."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    # Check the dot-product identity against central differences (off at ties and kinks).
+    fd: bool = True
+    # The expected cotangents (one per differentiable parameter) for the cotangent g below.
+    expect: tuple[Any, ...] | None = None
+    g: Any = None
+    # The rule's vjp must raise this (a case the rule refuses rather than get wrong).
+    raises: type[Exception] | None = None
+
+    def __repr__(self) -> str:
+        def short(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return f"arr{v.shape}"
+            if isinstance(v, float):
+                return "float"
+            if isinstance(v, (list, tuple)):
+                inner = ",".join(short(x) for x in v)
+                return f"[{inner}]" if isinstance(v, list) else f"({inner})"
+            if isinstance(v, dict):
+                return "{" + ",".join(f"{k}:{short(x)}" for k, x in v.items()) + "}"
+            return repr(v)
+
+        parts = [short(a) for a in self.args] + [f"{k}={short(v)}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+def C(*args: Any, **kwargs: Any) -> Case:
+    return Case(args, kwargs)
+
+
+_rng = np.random.default_rng(20261122)
+
+
+def randn(*shape: int) -> Any:
+    """Standard normal; an empty shape gives a Python float."""
+    return float(_rng.standard_normal()) if not shape else _rng.standard_normal(shape)
+
+
+def uniform(lo: float, hi: float, *shape: int) -> Any:
+    return float(_rng.uniform(lo, hi)) if not shape else _rng.uniform(lo, hi, shape)
+
+
+def pos(*shape: int) -> Any:
+    """Positive, away from zero (JAX's rand_positive)."""
+    return uniform(0.5, 2.0, *shape)
+
+
+def unit(*shape: int) -> Any:
+    """Inside (-0.9, 0.9): the domain of arcsin, arccos, arctanh."""
+    return uniform(-0.9, 0.9, *shape)
+
+
+def away_from_zero(*shape: int) -> Any:
+    """|x| in (0.3, 2), random sign: for sign-dependent rules (abs) and divisors."""
+    mag = uniform(0.3, 2.0, *shape)
+    sign = 1.0 if _rng.random() < 0.5 else -1.0
+    return mag * sign if not shape else mag * np.where(_rng.random(shape) < 0.5, -1.0, 1.0)
+
+
+def well_conditioned(*shape: int) -> np.ndarray:
+    """A (stack of) square matrices with a strong diagonal."""
+    n = shape[-1]
+    return _rng.standard_normal(shape) + 2.0 * n * np.eye(n)
+
+
+def spd(*shape: int) -> np.ndarray:
+    """A (stack of) symmetric positive definite matrices."""
+    a = _rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+# Operand shapes for binary rules: () is a Python float.
+BINARY_SHAPES = [((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)), ((2, 3), ()),
+                 ((2, 3), (2, 3)), ((), ())]
+
+
+def binary(make_a: Callable[..., Any], make_b: Callable[..., Any] | None = None) -> list[Case]:
+    make_b = make_b or make_a
+    return [C(make_a(*sa), make_b(*sb)) for sa, sb in BINARY_SHAPES]
+
+
+def unary(make: Callable[..., Any]) -> list[Case]:
+    return [C(make(3, 4)), C(make()), C(np.asarray(make())), C(make(5))]
+
+
+def scalar(make: Callable[..., Any]) -> list[Case]:
+    return [C(make()), C(make())]
+
+
+def nonint(*shape: int) -> Any:
+    """Values away from integers and half-integers (floor, round, rint are flat there)."""
+    base = _rng.integers(-3, 3, shape) if shape else int(_rng.integers(-3, 3))
+    return base + uniform(0.1, 0.4, *shape)
+
+
+CASES: dict[str, list[Case]] = {}
+
+
+def cases(name: str, *items: Case | list[Case]) -> None:
+    out: list[Case] = []
+    for item in items:
+        out.extend(item if isinstance(item, list) else [item])
+    assert name not in CASES, name
+    CASES[name] = out
+
+
+def expect(args: tuple[Any, ...], expected: tuple[Any, ...], g: Any = 1.0,
+           **kwargs: Any) -> Case:
+    return Case(args, kwargs, fd=False, expect=expected, g=g)
+
+
+def refuse(*args: Any, **kwargs: Any) -> Case:
+    return Case(args, kwargs, fd=False, raises=RuleError)
+
+
+# --------------------------------------------------------------------------------------------
+# arithmetic.py
+
+cases("_operator.add", binary(randn))
+cases("_operator.sub", binary(randn))
+cases("_operator.mul", binary(randn))
+cases("_operator.truediv", binary(randn, away_from_zero))
+cases("_operator.floordiv", binary(nonint, lambda *s: uniform(2.0, 3.0, *s)))
+cases("_operator.mod", binary(randn, lambda *s: uniform(2.0, 3.0, *s)))
+cases("_operator.pow", binary(pos, randn), C(randn(3, 4), 2), C(randn(), 3), C(pos(3), 0.5),
+      expect((0.0, 2.0), (0.0, 0.0)))
+cases("_operator.matmul",
+      C(randn(3, 4), randn(4, 2)), C(randn(4), randn(4, 2)), C(randn(3, 4), randn(4)),
+      C(randn(4), randn(4)), C(randn(2, 3, 4), randn(4, 5)), C(randn(2, 3, 4), randn(2, 4, 5)),
+      C(randn(1, 3, 4), randn(2, 4, 2)), C(randn(4), randn(2, 4, 3)), C(randn(2, 3, 4), randn(4)))
+cases("_operator.neg", unary(randn))
+cases("_operator.pos", unary(randn))
+cases("builtins.abs", scalar(away_from_zero), C(away_from_zero(3, 4)),
+      expect((0.0,), (0.0,)))
+cases("builtins.float", scalar(randn), C(np.asarray(randn())), C(np.float64(randn())))
+cases("builtins.int", scalar(nonint))
+cases("builtins.round", scalar(nonint), C(nonint(), 0), C(nonint(), 1))
+cases("builtins.max", C(randn(), randn()), C(1.5, -0.5), C(-0.5, 1.5),
+      expect((1.5, 1.5), (0.5, 0.5)))
+cases("builtins.min", C(randn(), randn()), C(1.5, -0.5),
+      expect((1.5, 1.5), (0.5, 0.5)))
+cases("builtins.sum", C([randn(), randn(), randn()]), C([randn(), randn()], randn()),
+      C([randn(3), randn(3)], randn()), C([randn(2, 3), randn(3)], randn(2, 1)),
+      C((randn(), randn())))
+for _cmp in ("lt", "le", "gt", "ge", "eq", "ne"):
+    cases(f"_operator.{_cmp}", binary(randn))
+
+# --------------------------------------------------------------------------------------------
+# ufuncs.py
+
+cases("numpy.add", binary(randn))
+cases("numpy.subtract", binary(randn))
+cases("numpy.multiply", binary(randn))
+cases("numpy.divide", binary(randn, away_from_zero))
+cases("numpy.power", binary(pos, randn), C(randn(3, 4), 2), C(randn(3), 3),
+      expect((0.0, 2.0), (0.0, 0.0)))
+cases("numpy.matmul",
+      C(randn(3, 4), randn(4, 2)), C(randn(4), randn(4, 2)), C(randn(3, 4), randn(4)),
+      C(randn(4), randn(4)), C(randn(2, 3, 4), randn(4, 5)), C(randn(1, 3, 4), randn(2, 4, 2)))
+cases("numpy.remainder", binary(randn, lambda *s: uniform(2.0, 3.0, *s)),
+      C(randn(3), -2.5))
+cases("numpy.fmod", binary(randn, lambda *s: uniform(2.0, 3.0, *s)))
+cases("numpy.negative", unary(randn))
+cases("numpy.positive", unary(randn))
+cases("numpy.square", unary(randn))
+cases("numpy.sqrt", unary(pos))
+cases("numpy.cbrt", unary(away_from_zero))
+cases("numpy.reciprocal", unary(away_from_zero))
+cases("numpy.absolute", unary(away_from_zero), expect((np.array([0.0, -1.0, 2.0]),),
+                                                      (np.array([0.0, -1.0, 1.0]),)))
+cases("numpy.fabs", unary(away_from_zero))
+cases("numpy.exp", unary(randn))
+cases("numpy.exp2", unary(randn))
+cases("numpy.expm1", unary(randn))
+cases("numpy.log", unary(pos))
+cases("numpy.log2", unary(pos))
+cases("numpy.log10", unary(pos))
+cases("numpy.log1p", unary(pos))
+cases("numpy.logaddexp", binary(randn))
+cases("numpy.logaddexp2", binary(randn))
+cases("numpy.sin", unary(randn))
+cases("numpy.cos", unary(randn))
+cases("numpy.tan", unary(unit))
+cases("numpy.arcsin", unary(unit))
+cases("numpy.arccos", unary(unit))
+cases("numpy.arctan", unary(randn))
+cases("numpy.arctan2", binary(away_from_zero))
+cases("numpy.hypot", binary(away_from_zero))
+cases("numpy.sinh", unary(randn))
+cases("numpy.cosh", unary(randn))
+cases("numpy.tanh", unary(randn))
+cases("numpy.arcsinh", unary(randn))
+cases("numpy.arccosh", unary(lambda *s: uniform(1.5, 3.0, *s)))
+cases("numpy.arctanh", unary(unit))
+for _f in ("deg2rad", "radians", "rad2deg", "degrees"):
+    cases(f"numpy.{_f}", unary(randn))
+for _f in ("maximum", "minimum", "fmax", "fmin"):
+    # A tie gives each side half; fmax/fmin take the non-NaN side.
+    cases(f"numpy.{_f}", binary(randn),
+          expect((np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 4.0])),
+                 (np.array([0.5, 1.0, 0.0]) if "max" in _f else np.array([0.5, 0.0, 1.0]),
+                  np.array([0.5, 0.0, 1.0]) if "max" in _f else np.array([0.5, 1.0, 0.0])),
+                 g=np.ones(3)),
+          [expect((np.array([np.nan, 1.0]), np.array([2.0, np.nan])),
+                  (np.array([0.0, 1.0]), np.array([1.0, 0.0])), g=np.ones(2))]
+          if _f in ("fmax", "fmin") else [])
+for _f in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite", "signbit",
+           "logical_not"):
+    cases(f"numpy.{_f}", unary(nonint))
+for _f in ("floor_divide", "greater", "greater_equal", "less", "less_equal", "equal",
+           "not_equal", "heaviside", "logical_and", "logical_or", "logical_xor"):
+    cases(f"numpy.{_f}", binary(nonint))
+cases("numpy.round", unary(nonint), C(nonint(3), 1), C(nonint(3), decimals=2))
+cases("numpy.around", unary(nonint), C(nonint(3), 1))
+
+# --------------------------------------------------------------------------------------------
+# math_rules.py
+
+for _f, _make in [("sin", randn), ("cos", randn), ("tan", unit), ("asin", unit),
+                  ("acos", unit), ("atan", randn), ("sinh", randn), ("cosh", randn),
+                  ("tanh", randn), ("asinh", randn), ("acosh", lambda: uniform(1.5, 3.0)),
+                  ("atanh", unit), ("exp", randn), ("expm1", randn), ("log2", pos),
+                  ("log10", pos), ("log1p", pos), ("sqrt", pos), ("fabs", away_from_zero),
+                  ("erf", randn), ("erfc", randn), ("degrees", randn), ("radians", randn),
+                  ("floor", nonint), ("ceil", nonint), ("trunc", nonint), ("isnan", randn),
+                  ("isinf", randn), ("isfinite", randn)]:
+    cases(f"math.{_f}", scalar(_make))
+if hasattr(math, "exp2"):
+    cases("math.exp2", scalar(randn))
+if hasattr(math, "cbrt"):
+    cases("math.cbrt", scalar(away_from_zero))
+cases("math.log", scalar(pos), C(pos(), 3.0), C(pos(), pos() + 1.0))
+cases("math.atan2", C(randn(), away_from_zero()), C(away_from_zero(), randn()))
+cases("math.pow", C(pos(), randn()), C(pos(), 2.0), C(randn(), 3))
+cases("math.hypot", C(randn(), randn()), C(randn(), randn(), randn()), C(away_from_zero()))
+cases("math.fmod", C(randn(), 2.5), C(5.3, -2.1))
+cases("math.copysign", C(away_from_zero(), away_from_zero()), C(-1.5, 2.0))
+cases("math.fsum", C([randn(), randn(), randn()]), C((randn(),)))
+
+# --------------------------------------------------------------------------------------------
+# reductions.py
+
+_AXES = [{}, {"axis": 0}, {"axis": -1}, {"axis": (0, 2)}, {"axis": None, "keepdims": True},
+         {"axis": 1, "keepdims": True}, {"axis": (0, -1), "keepdims": True}]
+
+
+def reduction(make: Callable[..., Any], *extra: Case, scalar: bool = True) -> list[Case]:
+    out = [Case((make(3, 4, 5),), dict(kw)) for kw in _AXES]
+    out += [C(make(4)), C([make(), make(), make()]), C(make(3, 4), 1)]
+    if scalar:
+        out.append(C(make()))
+    return out + list(extra)
+
+
+cases("numpy.sum", reduction(randn))
+cases("numpy.mean", reduction(randn))
+cases("numpy.prod", reduction(pos),
+      C(np.array([2.0, 0.0, 3.0, 1.5])), C(np.array([[0.0, 2.0], [0.0, 3.0]]), axis=0),
+      C(np.array([0.0, 2.0, 0.0])),
+      expect((np.array([2.0, 0.0, 3.0, 0.0]),), (np.zeros(4),)),
+      expect((np.array([2.0, 0.0, 3.0]),), (np.array([0.0, 6.0, 0.0]),)))
+for _f in ("max", "min", "amax", "amin"):
+    cases(f"numpy.{_f}", reduction(randn),
+          expect((np.array([1.0, 3.0, 3.0, 2.0, -5.0]),),
+                 (np.array([0.0, 0.5, 0.5, 0.0, 0.0]) if "max" in _f else
+                  np.array([0.0, 0.0, 0.0, 0.0, 1.0]),)),
+          expect((np.array([[1.0, 1.0], [0.0, 2.0]]),),
+                 (np.array([[0.5, 0.5], [0.0, 1.0]]) if "max" in _f else
+                  np.array([[0.5, 0.5], [1.0, 0.0]]),), g=np.ones(2), axis=1))
+cases("numpy.var", reduction(randn), C(randn(3, 4, 5), axis=1, ddof=1),
+      C(randn(6), ddof=1), C(randn(3, 4), axis=(0, 1), ddof=2, keepdims=True))
+# std is not differentiable where it is 0 (sqrt at 0): no scalar case.
+cases("numpy.std", reduction(randn, scalar=False), C(randn(3, 4, 5), axis=1, ddof=1), C(randn(6), ddof=1))
+cases("numpy.cumsum", C(randn(5)), C(randn(3, 4)), C(randn(3, 4), 0), C(randn(3, 4), axis=-1),
+      C(randn(2, 3, 4), axis=1), C(randn()))
+cases("numpy.sort", C(randn(6)), C(randn(3, 4)), C(randn(3, 4), 0), C(randn(3, 4), axis=None))
+for _f in ("argmax", "argmin"):
+    cases(f"numpy.{_f}", C(randn(6)), C(randn(3, 4), 0), C(randn(3, 4), axis=1))
+cases("numpy.argsort", C(randn(6)), C(randn(3, 4), 0))
+
+# --------------------------------------------------------------------------------------------
+# linalg.py
+
+_PRODUCT_SHAPES = [((), (3,)), ((3,), ()), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)),
+                   ((3, 4), (4, 2)), ((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)),
+                   ((2, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3))]
+cases("numpy.dot", [C(randn(*sa), randn(*sb)) for sa, sb in _PRODUCT_SHAPES])
+cases("numpy.vdot", C(randn(4), randn(4)), C(randn(2, 3), randn(3, 2)))
+cases("numpy.inner", C(randn(4), randn(4)), C(randn(3, 4), randn(4)), C(randn(4), randn(2, 4)),
+      C(randn(2, 3, 4), randn(5, 4)), C(randn(), randn(3)), C(randn(3, 2), randn()))
+cases("numpy.outer", C(randn(3), randn(4)), C(randn(2, 3), randn(4)), C(randn(), randn(3)))
+cases("numpy.tensordot", C(randn(3, 4, 5), randn(4, 5, 2)), C(randn(3, 4), randn(4, 5), 1),
+      C(randn(3, 4, 5), randn(5, 3, 2), ([0, 2], [1, 0])),
+      C(randn(3, 4, 5), randn(5, 2), axes=([-1], [0])), C(randn(3, 4), randn(2, 5), 0),
+      C(randn(3, 4), randn(3, 4), axes=([1, 0], [1, 0])))
+cases("numpy.einsum",
+      C("ij,jk->ik", randn(3, 4), randn(4, 2)), C("ij,jk", randn(3, 4), randn(4, 2)),
+      C("ii->", randn(3, 3)), C("ii->i", randn(3, 3)), C("ii", randn(3, 3)),
+      C("i,i->", randn(4), randn(4)), C("i,j->ij", randn(3), randn(4)),
+      C("ij->", randn(3, 4)), C("ijk->kji", randn(2, 3, 4)), C("ij->j", randn(3, 4)),
+      C("bij,bjk->bik", randn(2, 3, 4), randn(2, 4, 5)),
+      C("...ij,...jk->...ik", randn(2, 3, 4), randn(4, 5)),
+      C("...i,...i", randn(2, 3), randn(3)), C("ij,j->i", randn(3, 4), randn(4)),
+      C("i,i->i", randn(3), randn(1)), C("ij,ij,ij->", randn(2, 3), randn(2, 3), randn(2, 3)),
+      C("iij->j", randn(3, 3, 2)), C("ijk,jk", randn(2, 3, 4), randn(3, 4)),
+      C(" ij , jk -> ik ", randn(2, 3), randn(3, 2)),
+      refuse(randn(3, 4), [0, 1], randn(4, 2), [1, 2]))
+cases("numpy.trace", C(randn(4, 4)), C(randn(3, 5)), C(randn(4, 4), 1), C(randn(4, 4), -2),
+      C(randn(2, 3, 4), 0, 1, 2), C(randn(3, 2, 3), axis1=0, axis2=2), C(randn(3, 3), 5))
+cases("numpy.diagonal", C(randn(4, 4)), C(randn(3, 5), 1), C(randn(5, 3), -1),
+      C(randn(2, 3, 4), 0, 2, 1), C(randn(3, 4, 3), offset=1, axis1=0, axis2=2))
+cases("numpy.diag", C(randn(3)), C(randn(3), 1), C(randn(3), k=-2), C(randn(4, 4)),
+      C(randn(3, 5), 1), C(randn(4, 3), -1))
+cases("numpy.tril", C(randn(4, 4)), C(randn(3, 5), 1), C(randn(2, 3, 3), -1))
+cases("numpy.triu", C(randn(4, 4)), C(randn(3, 5), -1), C(randn(2, 3, 3), 1))
+cases("numpy.linalg.solve", C(well_conditioned(3, 3), randn(3)),
+      C(well_conditioned(3, 3), randn(3, 2)), C(well_conditioned(2, 3, 3), randn(2, 3, 2)),
+      C(well_conditioned(2, 3, 3), randn(3)), C(well_conditioned(3, 3), randn(2, 3, 4)))
+cases("numpy.linalg.inv", C(well_conditioned(3, 3)), C(well_conditioned(2, 4, 4)))
+cases("numpy.linalg.det", C(well_conditioned(3, 3)), C(well_conditioned(2, 3, 3)),
+      C(-well_conditioned(3, 3)))
+cases("numpy.linalg.slogdet", C(well_conditioned(3, 3)), C(-well_conditioned(3, 3)),
+      C(well_conditioned(2, 3, 3)))
+cases("numpy.linalg.norm",
+      C(randn(5)), C(randn(3, 4)), C(randn(2, 3, 4)), C(randn(5), 1), C(randn(5), np.inf),
+      C(randn(5), -np.inf), C(randn(5), 3), C(away_from_zero(5), -1), C(randn(5), 0),
+      C(randn(5), 2), C(randn(3, 4), "fro"), C(randn(3, 4), axis=1), C(randn(3, 4), 1, 0),
+      C(randn(3, 4), axis=0, keepdims=True), C(randn(2, 3, 4), axis=(1, 2)),
+      C(randn(2, 3, 4), "fro", (0, 2), True), C(randn(3, 4), keepdims=True),
+      C(randn(3, 4), ord=np.inf, axis=-1), C(randn(4), 2.5),
+      expect((np.zeros(3),), (np.zeros(3),)),
+      expect((np.array([1.0, -3.0, 3.0]), np.inf), (np.array([0.0, -0.5, 0.5]),)),
+      refuse(randn(3, 3), "nuc"), refuse(randn(3, 3), 2), refuse(randn(3, 3), 1),
+      refuse(randn(3, 3), np.inf), refuse(randn(2, 3, 3), -2, (1, 2)))
+cases("numpy.linalg.cholesky", C(spd(3, 3)), C(spd(4, 4)), C(spd(2, 3, 3)))
+
+# --------------------------------------------------------------------------------------------
+# shape.py
+
+cases("numpy.reshape", C(randn(3, 4), (4, 3)), C(randn(3, 4), -1), C(randn(2, 3, 4), (6, -1)),
+      C(randn(3, 4), (2, 6), "F"), C(randn(3, 4), shape=(12, 1)), C(randn(), (1, 1)))
+cases("numpy.ravel", C(randn(3, 4)), C(randn(2, 3, 4), "F"), C(randn()))
+cases("numpy.ndarray.flatten", C(randn(3, 4)), C(randn(2, 3, 4), "F"))
+cases("numpy.transpose", C(randn(3, 4)), C(randn(2, 3, 4)), C(randn(2, 3, 4), (1, 0, 2)),
+      C(randn(2, 3, 4), axes=(-1, 0, 1)), C(randn(2, 3, 4), [2, 0, 1]), C(randn(4)))
+cases("numpy.swapaxes", C(randn(3, 4), 0, 1), C(randn(2, 3, 4), -1, 0))
+cases("numpy.moveaxis", C(randn(2, 3, 4), 0, -1), C(randn(2, 3, 4), (0, 1), (2, 0)))
+cases("numpy.expand_dims", C(randn(3, 4), 0), C(randn(3, 4), -1), C(randn(3), (0, 2)),
+      C(randn(), 0))
+cases("numpy.squeeze", C(randn(1, 3, 1, 4)), C(randn(1, 3, 1, 4), 2), C(randn(1, 1)))
+cases("numpy.atleast_1d", C(randn()), C(randn(3)), C(randn(2, 3)))
+cases("numpy.atleast_2d", C(randn()), C(randn(3)), C(randn(2, 3)))
+cases("numpy.broadcast_to", C(randn(4), (3, 4)), C(randn(3, 1), (2, 3, 4)), C(randn(), (2, 2)),
+      C(randn(2, 3), (2, 3)))
+cases("numpy.flip", C(randn(3, 4)), C(randn(3, 4), 0), C(randn(2, 3, 4), (0, 2)))
+cases("numpy.roll", C(randn(5), 2), C(randn(3, 4), -1, 1), C(randn(3, 4), 5),
+      C(randn(3, 4), (1, 2), (0, 1)))
+cases("numpy.copy", unary(randn))
+cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),
+      C([[randn(), randn()], [randn(), randn()]]), C(randn(2, 3)), C(randn()),
+      C((randn(), randn())), C([randn(), randn()], dtype=np.float64))
+cases("numpy.asarray", C([randn(), randn()]), C(randn(2, 3)), C(randn()),
+      C([randn(2), randn(2)], np.float64))
+cases("numpy.ndarray.astype", C(randn(3, 4), np.float64), C(randn(3), float))
+cases("numpy.stack", C([randn(3), randn(3)]), C([randn(2, 3), randn(2, 3), randn(2, 3)], 1),
+      C((randn(3), randn(3)), axis=-1), C([randn(), randn()]))
+cases("numpy.concatenate", C([randn(2, 3), randn(4, 3)]), C([randn(2, 3), randn(2, 1)], 1),
+      C((randn(2), randn(3), randn(1)),), C([randn(2, 3), randn(4)], axis=None),
+      C([randn(2, 3), randn(2, 2)], axis=-1))
+cases("numpy.hstack", C([randn(2), randn(3)]), C([randn(2, 3), randn(2, 1)]),
+      C([randn(), randn(2)]), C((randn(2, 2, 1), randn(2, 3, 1))))
+cases("numpy.vstack", C([randn(3), randn(3)]), C([randn(2, 3), randn(3)]),
+      C([randn(2, 3), randn(1, 3)]), C([randn(), randn()]))
+cases("numpy.where", C(randn(3, 4) > 0, randn(3, 4), randn(3, 4)),
+      C(randn(3, 4) > 0, randn(4), randn()), C(randn(3, 1) > 0, randn(1, 4), randn(3, 4)),
+      C(True, randn(), randn()), C(np.array([True, False, True]), randn(3), 0.0))
+cases("numpy.clip", C(randn(10), -0.5, 0.5), C(randn(3, 4), -0.5, 0.5),
+      C(randn(3, 4), uniform(-1, -0.1, 4), uniform(0.1, 1, 3, 1)),
+      C(randn(8), None, 0.3), C(randn(8), -0.3, None), C(randn(8), a_min=-0.3, a_max=0.4),
+      C(randn(), -0.5, 0.5), C(np.array([0.1, 0.9, -2.0]), 1.0, 0.5),
+      expect((np.array([-1.0, 0.0, 1.0]), -1.0, 1.0),
+             (np.array([1.0, 1.0, 1.0]), 0.0, 0.0), g=np.ones(3)))
+
+# --------------------------------------------------------------------------------------------
+# creation.py
+
+for _f, _args in [("zeros", ((2, 3),)), ("ones", (4,)), ("empty", ((2, 2),)),
+                  ("zeros_like", (randn(2, 3),)), ("ones_like", (randn(3),)),
+                  ("empty_like", (randn(2),)), ("eye", (3,)), ("identity", (4,))]:
+    cases(f"numpy.{_f}", Case(_args))
+cases("numpy.full", C((2, 3), randn()), C((2, 3), randn(3)), C(4, randn(), np.float64))
+cases("numpy.full_like", C(randn(2, 3), randn()), C(randn(2, 3), randn(2, 1)))
+cases("numpy.linspace", C(randn(), randn(), 5), C(randn(), randn(), 6, False),
+      C(randn(), randn(), 1), C(randn(3), randn(3), 4), C(randn(), randn()),
+      C(randn(), randn(), num=7, endpoint=True))
+cases("numpy.arange", C(0.5, 5.3, 0.7), C(1.25, 4.5), C(5.5), C(-2.3, 1.65, 0.3))
+
+# --------------------------------------------------------------------------------------------
+# indexing.py
+
+cases("_operator.getitem",
+      C(randn(5, 4), 2), C(randn(5, 4), -1), C(randn(5, 4), (1, 2)), C(randn(5, 4), slice(1, 4)),
+      C(randn(5, 4), (slice(None), slice(None, None, 2))), C(randn(5, 4), (Ellipsis, 1)),
+      C(randn(5, 4), (None, 1)), C(randn(5, 4), np.array([0, 2, 2, 4])),
+      C(randn(5, 4), [3, 3, 3]), C(randn(5, 4), (np.array([0, 0, 1]), np.array([1, 1, 2]))),
+      C(randn(5, 4), (np.array([4, 4]), slice(1, 3))), C(randn(5, 4), randn(5, 4) > 0),
+      C(randn(5, 4), np.array([True, False, True, True, False])), C(randn(6), slice(None, None, -2)),
+      C(np.asarray(randn()), ()), C(randn(3, 4, 5), (slice(None), [0, 2, 0], 1)),
+      C([randn(), randn(), randn()], 1), C([randn(2), randn(3)], -1),
+      C([randn(), randn(), randn(), randn()], slice(1, 3)), C((randn(), randn(2)), 0),
+      C({"w": randn(2, 2), "b": randn(), "name": "layer"}, "w"),
+      C([randn(), [randn(), randn()]], 1), C([randn(2), 3, "s"], 0))
+cases("numpy.ndarray.item", C(randn(1, 1)), C(randn(3, 4), 5), C(randn(3, 4), 1, 2),
+      C(np.asarray(randn())))
