@@ -78,6 +78,8 @@ def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
     fn = inspect.unwrap(fn) if hasattr(fn, "__wrapped__") else fn
+    if registry.lookup(fn) is not None:
+        return _from_rule(fn)
     key = _key(fn, mutation)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is fn:
@@ -94,6 +96,21 @@ def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
         del _IN_PROGRESS[(id(fn), mutation)]
     _CACHE[key] = (fn, compiled)
     return compiled
+
+
+def _from_rule(fn: Any) -> Compiled:
+    """A function that has a rule (NumPy's, or a user's rrule) runs through the rule."""
+    from adgen.dispatch import forward_of, pullback_of
+
+    def forward(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return forward_of(fn, args, kwargs)
+
+    def pullback(saved: Any, out_bar: Any, sh: Any = None) -> tuple[Any, ...]:
+        return pullback_of(saved, out_bar, sh)
+
+    name = getattr(fn, "__name__", "f")
+    text = f"# {name} is differentiated by its registered rule; there is no generated code\n"
+    return Compiled(name, forward, pullback, text, [], False, own_source=text)
 
 
 def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:

@@ -146,6 +146,7 @@ class Reverse:
         self.arm_of: dict[int, str] = {}
         self.extra_fwd: set[str] = set()
         self.reads_params = False
+        self.numeric: set[str] = set()
         self.records: dict[int, list[str]] = {}
 
     # ----------------------------------------------------------------------------------------
@@ -166,6 +167,10 @@ class Reverse:
         return self.parsed.location(node)
 
     def resolve(self, node: gast.expr) -> Any:
+        if isinstance(node, gast.Name) and node.id == "loop_sequence":
+            from adgen import runtime
+
+            return runtime.loop_sequence
         parts = []
         while isinstance(node, gast.Attribute):
             parts.append(node.attr)
@@ -193,6 +198,19 @@ class Reverse:
 
     def index(self) -> None:
         self.namer_locals = _stores(self.fn.body) | {a.id for a in self.fn.args.args}
+        # names known to hold numbers or arrays: results of arithmetic and NumPy rules
+        for st in gast.walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                v = st.value
+                if isinstance(v, (gast.BinOp, gast.UnaryOp)):
+                    self.numeric.add(st.targets[0].id)
+                elif isinstance(v, gast.Call):
+                    obj = self.resolve(v.func)
+                    mod = getattr(obj, "__module__", None) or ""
+                    import numpy as _np
+
+                    if isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math")):
+                        self.numeric.add(st.targets[0].id)
         counter = [0]
 
         def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
@@ -351,7 +369,22 @@ class Reverse:
     # collect which values pullbacks read (for captures)
 
     def collect_reads(self, stmts: list[gast.stmt]) -> None:
-        for s in stmts:
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.AugAssign) and k > 0 and _is_copy_of(stmts[k - 1], s) and \
+                    self.act.active(s.target.id):
+                rule = registry.lookup(BINOPS[type(s.op)])
+                old = stmts[k - 1].value
+                bound = rule.bind([old, s.value], {})
+                for d, tpl in zip(rule.diff, rule.templates):
+                    if not self._any_active(bound.get(d)):
+                        continue
+                    for r in registry.value_reads((tpl,), set(bound) | {"out"}):
+                        if r == "out":
+                            self.want_capture(s, s.target.id, after=True)
+                        else:
+                            for n in _loads_of(bound.get(r)):
+                                self.want_capture(s, n, after=False)
+                continue
             for fieldname in ("body", "orelse"):
                 sub = getattr(s, fieldname, None)
                 if isinstance(sub, list):
@@ -531,7 +564,7 @@ class Reverse:
         if isinstance(s, gast.Return):
             if s.value is not None and self.active(s.value):
                 n = s.value.id
-                if not self.tracked(n) and n not in self.adj and \
+                if not self.tracked(n) and n not in self.adj and n not in self.headers and \
                         self.eff.kinds.get(n) is None:
                     # the returned value's adjoint is the pullback's argument itself
                     self.adj[n] = "out_bar"
@@ -647,18 +680,19 @@ class Reverse:
         if not self.act.active(n):
             return []
         b = self.bar(n)
+        if may_be_none:
+            # a container's adjoint may lack an entry (zero): fill it in like the primal
+            value = _call("or_zeros", value, name(n))
         if self.tracked(n):
             out = []
             if b not in state:
                 out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(n)),
                                   self.fn))
                 state.add(b)
-            if may_be_none:
-                value = _call("zero_if_none", value)
             out.append(gast.AugAssign(target=name(b, gast.Store), op=gast.Add(), value=value))
             return out
         if b in state:
-            if may_be_none or self.eff.kinds.get(n) in ("list", "dict", "object"):
+            if self.eff.kinds.get(n) in ("list", "dict", "object") or self.structured(n):
                 new = _call("add", name(b), value)
                 state.discard("owned:" + b)
             else:
@@ -668,6 +702,11 @@ class Reverse:
         state.add(b)
         state.discard("owned:" + b)
         return [assign(name(b, gast.Store), value, self.fn)]
+
+    def structured(self, n: str) -> bool:
+        """True unless ``n`` is known to hold a number or an array (then adjoints add with +;
+        otherwise with add(), which adds lists, dicts and objects item by item)."""
+        return n not in self.numeric
 
     def g_of(self, t: str, state: set[str]) -> gast.expr | None:
         """The adjoint of ``t`` as an expression, or None when it is (statically) zero."""
@@ -954,10 +993,21 @@ class Reverse:
             out += _parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
                                 f"    sh.of({old})[...] += {b} {sym} {vsrc}")
             return out
-        raise UnsupportedError(
-            f"the in-place update {_src(s)} needs the value it overwrites",
-            self.loc(s), hint=f"write {_user_name(new)} = {_user_name(old)} {_opsym(op)} "
-                              f"{_src(v)} (a new array)")
+        # general: the new value's adjoint goes through the operator's rule; for an ndarray
+        # updated in place the old value's adjoint restarts from zero in the same shadow
+        rule = registry.lookup(BINOPS[op])
+        g = self.namer.fresh(f"{_user_name(new)}_g")
+        out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
+        out += _parse_stmts(f"if {new} is {old}:\n    {b}[...] = 0.0")
+        bound = rule.bind([name(old), v], {})
+        state.add(self.bar(old)) if False else None
+        for d, tpl in zip(rule.diff, rule.templates):
+            arg = bound.get(d)
+            if not self._any_active(arg):
+                continue
+            expr = self.instantiate(s, tpl, rule, bound, new, name(g))
+            out += self.contribute(arg.id, expr, state)
+        return out
 
     def rev_expr_call(self, s: gast.Expr, state: set[str]) -> list[gast.stmt]:
         call = s.value
@@ -1105,7 +1155,7 @@ class Reverse:
                 top.add(s.target.id)
         params = {a.id for a in self.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
-                   n in self.namer_locals]
+                   (n in self.namer_locals or n in self.extra_fwd)]
         return [assign(name(n, gast.Store), gast.Constant(None, None), self.fn)
                 for n in missing]
 

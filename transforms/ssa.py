@@ -144,6 +144,11 @@ class _Ssa:
         for _, e in arms:
             names |= {k for k, v in e.items() if env.get(k) != v}
         for base in sorted(names):
+            defining = [(body, e) for body, e in arms if base in e and e[base] != env.get(base)]
+            if base not in env and len(defining) == 1:
+                # bound in one arm only (a temporary, or a name used only after that arm)
+                env[base] = defining[0][1][base]
+                continue
             merged = self.version(base)
             for body, e in arms:
                 if base in e:

@@ -78,6 +78,8 @@ def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple, list)):
+        raise ArgnumsError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ArgnumsError("argnums is empty: name at least one argument to differentiate")
@@ -93,7 +95,21 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, .
 def _check_differentiable(value: Any, position: int) -> None:
     """Raises NonDifferentiableError when an argument has no floating-point content."""
     leaves = _leaves(value)
+    if not leaves or all(leaf is None for leaf in leaves):
+        raise NonDifferentiableError(f"argument {position} is {value!r}: it has no float "
+                                     "content to differentiate",
+                                     hint="leave this position out of argnums")
     for leaf in leaves:
+        if leaf is not None and not isinstance(leaf, (float, int, complex, str, np.ndarray,
+                                                      np.generic)) and \
+                not hasattr(leaf, "__dict__"):
+            raise NonDifferentiableError(
+                f"argument {position} is a {type(leaf).__name__}: it has no gradient",
+                hint="pass floats or float arrays, or leave this position out of argnums")
+        if type(leaf) is object:
+            raise NonDifferentiableError(
+                f"argument {position} is a plain object: it has no gradient",
+                hint="pass floats or float arrays, or leave this position out of argnums")
         if isinstance(leaf, (bool, np.bool_)) or (
             isinstance(leaf, (int, np.integer))
         ):
@@ -121,7 +137,24 @@ def _leaves(value: Any) -> list[Any]:
         return [leaf for v in value for leaf in _leaves(v)]
     if isinstance(value, dict):
         return [leaf for v in value.values() for leaf in _leaves(v)]
+    if hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic, type)) \
+            and not callable(value) and vars(value):
+        return [leaf for v in vars(value).values() for leaf in _leaves(v)]
     return [value]
+
+
+def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    from adgen import runtime
+
+    with runtime.guard_scope():
+        return compiled.forward(*args, **kwargs)
+
+
+def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One cotangent per positional argument, shaped like it (None: no float content)."""
+    from adgen.runtime import as_gradient
+
+    return tuple(as_gradient(ct, a) for ct, a in zip(cts, args))
 
 
 def _scalar_output(out: Any) -> float:
@@ -159,11 +192,16 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
+    for k, a in enumerate(args):
+        if any(isinstance(leaf, (complex, np.complexfloating)) or (
+                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in _leaves(a)):
+            raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
+                                         "supported yet")
     compiled = _compiled(fun, mutation)
-    out, saved = compiled.forward(*args, **kwargs)
+    out, saved = _forward(compiled, args, kwargs)
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
-        return compiled.pullback(saved, out_bar)
+        return _cotangents(compiled.pullback(saved, out_bar), args)
 
     return out, pullback
 
@@ -183,7 +221,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         for n in nums:
             _check_differentiable(args[n], n)
         compiled = _compiled(fun, mutation)
-        out, saved = compiled.forward(*args, **kwargs)
+        out, saved = _forward(compiled, args, kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise NonDifferentiableError(
@@ -194,18 +232,12 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         else:
             value = out
             seed = _scalar_output(out)
-        cts = compiled.pullback(saved, seed)
-        grads = tuple(_zero_if_none(cts[n], args[n]) for n in nums)
+        cts = _cotangents(compiled.pullback(saved, seed), args)
+        grads = tuple(cts[n] for n in nums)
         g = grads[0] if isinstance(argnums, int) else grads
         return (out if has_aux else value), g
 
     return value_and_grad_fun
-
-
-def _zero_if_none(ct: Any, arg: Any) -> Any:
-    from adgen.runtime import zeros_like
-
-    return zeros_like(arg) if ct is None else ct
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
@@ -240,8 +272,12 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
 
 def source(fun: Callable[..., Any], *, mutation: str = "save") -> str:
-    """The generated forward and pullback functions of ``fun`` (and its callees), as source."""
-    return _compiled(fun, mutation).source
+    """The generated forward and pullback functions of ``fun`` (and its callees), as source.
+
+    The text is a module: it starts with its imports and runs as it is.
+    """
+    return ("import numpy as np\nfrom adgen.runtime import *\n\n\n" +
+            _compiled(fun, mutation).source)
 
 
 def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:

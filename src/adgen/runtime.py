@@ -28,14 +28,14 @@ def zeros_like(x: Any) -> Any:
     """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind == "f" else np.float64)
-    if isinstance(x, (float, np.floating)):
-        return 0.0
-    if isinstance(x, (bool, int, np.integer, np.bool_, str, bytes, type(None))):
+    if isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, (bool,
+                                                                                 np.bool_)):
+        return 0.0  # an int's adjoint is computed and dropped: the gradient of an int is None
+    if isinstance(x, (bool, np.bool_, str, bytes, type(None))):
         return None
-    if isinstance(x, list):
+    if isinstance(x, (list, tuple)):
+        # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
         return [zeros_like(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(zeros_like(v) for v in x)
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
     if callable(x) or isinstance(x, type):
@@ -74,8 +74,13 @@ def add(a: Any, b: Any) -> Any:
 
 def as_gradient(ct: Any, primal: Any) -> Any:
     """Shapes a cotangent like its primal: float for a float, object for an object."""
+    if isinstance(primal, (bool, int, np.integer, np.bool_, str, bytes, type(None))):
+        return None
+    if isinstance(primal, np.ndarray) and primal.dtype.kind not in "fc":
+        return None
     if ct is None:
-        return zeros_like(primal)
+        return as_gradient(zeros_like(primal), primal) if zeros_like(primal) is not None \
+            else None
     if isinstance(primal, np.ndarray):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != primal.shape:
@@ -88,6 +93,9 @@ def as_gradient(ct: Any, primal: Any) -> Any:
         return [as_gradient(c, p) for c, p in zip(ct, primal)]
     if isinstance(primal, tuple):
         return tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+    if isinstance(ct, dict) and not isinstance(ct, ObjectAdjoint) and \
+            hasattr(primal, "__dict__"):
+        ct = ObjectAdjoint(ct)
     if isinstance(primal, dict):
         return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v)
                 for k, v in primal.items()}
@@ -508,6 +516,17 @@ def zero_if_none(g: Any) -> Any:
     return 0.0 if g is None else g
 
 
+def or_zeros(g: Any, like: Any) -> Any:
+    """``g``, or the zero adjoint of ``like`` where g is None (a missing container entry)."""
+    if g is None:
+        return zeros_like(like)
+    if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)):
+        return [or_zeros(a, b) for a, b in zip(g, like)]
+    if isinstance(g, dict) and isinstance(like, dict) and not isinstance(g, ObjectAdjoint):
+        return {k: or_zeros(g.get(k), v) for k, v in like.items()}
+    return g
+
+
 def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
     """For ``out = x[index]`` on a tracked x: a view already shares x's shadow; a copy (fancy
     index) adds its adjoint into x's shadow."""
@@ -522,6 +541,17 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "remap_saved", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "remap_saved", "or_zeros", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
+
+
+def _register_runtime_rules() -> None:
+    from adgen.rules.registry import defvjp
+
+    @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
+    def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return g
+
+
+_register_runtime_rules()
