@@ -206,7 +206,9 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     fwd_ns: dict[str, Any] = dict(parsed.namespace)
     for n in FORWARD_RUNTIME:
         fwd_ns[n] = getattr(runtime, n)
-    pb_ns: dict[str, Any] = {"np": np}
+    # the pullback reads the same globals and closure constants the function reads
+    pb_ns: dict[str, Any] = dict(parsed.namespace)
+    pb_ns["np"] = np
     for n in runtime.__all__:
         pb_ns[n] = getattr(runtime, n)
     for cname, c in callees.items():

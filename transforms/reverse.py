@@ -624,6 +624,12 @@ class Reverse:
         carried = (inner - local) | {h for h in self.headers if h in local and
                                      self.act.active(h)}
         pre = self.materialize(carried, state)
+        for n in sorted(carried):
+            # an adjoint the body changes in place is copied once, before the loop
+            b = self.bar(n)
+            if b in state and "owned:" + b not in state and self.act.active(n) and \
+                    not self.tracked(n) and n not in self.numeric:
+                pre += self.own(n, b, state, s)
         body_state = set(state)
         self._last_line = None
         body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
@@ -683,6 +689,9 @@ class Reverse:
         if may_be_none:
             # a container's adjoint may lack an entry (zero): fill it in like the primal
             value = _call("or_zeros", value, name(n))
+        if self.eff.kinds.get(n) == "list":
+            # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
+            value = _call("list_adjoint", value)
         if self.tracked(n):
             out = []
             if b not in state:
@@ -887,7 +896,7 @@ class Reverse:
         out: list[gast.stmt] = self.own(x, b, state, s)
         if _basic_index(v.slice, self.int_names):
             target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
-            if self.eff.kinds.get(x) in ("list", "dict") or not _is_array_like(x, self.eff):
+            if x not in self.numeric:
                 out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
             else:
                 out.append(gast.AugAssign(target=target, op=gast.Add(), value=g))

@@ -149,6 +149,14 @@ class ShadowMap:
             offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             return np.ndarray(x.shape, dtype=shadow.dtype, buffer=_base_buffer(shadow),
                               offset=offset + _shadow_offset(shadow), strides=x.strides)
+        if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
+                                                  not isinstance(x, np.generic)):
+            from adgen.errors import UnsupportedError
+
+            raise UnsupportedError(
+                f"an in-place write to a {type(x).__name__} that adgen could not see being "
+                "built (an argument, or a value from a call) is not supported yet",
+                hint="build a new list/dict/object instead of changing the argument")
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
@@ -493,6 +501,15 @@ def take_attr(adjoint: Any, attr_name: str) -> Any:
     return adjoint.pop(attr_name, None) if adjoint is not None else None
 
 
+def list_adjoint(g: Any) -> Any:
+    """A list's adjoint as a list (a rule may give it as an array of rows)."""
+    if isinstance(g, np.ndarray):
+        return [row.copy() if isinstance(row, np.ndarray) else float(row) for row in g]
+    if isinstance(g, tuple):
+        return list(g)
+    return g
+
+
 def pop_adjoint(adjoint: list[Any]) -> Any:
     """The adjoint of the item an append added: the last one, removed."""
     return adjoint.pop() if adjoint else None
@@ -541,7 +558,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "remap_saved", "or_zeros", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
 

@@ -85,6 +85,22 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
                                               isinstance(v.func, gast.Name) and
                                               v.func.id == "dict"):
                 eff.kinds[t] = "dict"
+            elif isinstance(v, gast.Tuple):
+                eff.kinds[t] = "tuple"
+    # kinds follow copies (d = comp1) and loop sequences
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                v, t = s.value, s.targets[0].id
+                src = v.id if isinstance(v, gast.Name) else (
+                    v.args[0].id if isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                    and v.func.id == "loop_sequence" and v.args and
+                    isinstance(v.args[0], gast.Name) else None)
+                if src in eff.kinds and t not in eff.kinds:
+                    eff.kinds[t] = eff.kinds[src]
+                    changed = True
     changed = True
     while changed:
         changed = False
@@ -93,8 +109,12 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
                 cur = eff.buffers.setdefault(dst, set())
                 add = set()
                 for x in src:
-                    if x.startswith("new:") or x == "param":
+                    if x.startswith(("new:", "cnew:")) or x == "param":
                         add.add(x)
+                    elif x.startswith("items:"):
+                        # an element read from a container: what it holds, not the container
+                        add |= {b for b in eff.buffers.get(x[6:], set())
+                                if not b.startswith("cnew:")}
                     else:
                         add |= eff.buffers.get(x, set())
                 if not add <= cur:
@@ -104,6 +124,9 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
         target = _written_name(s)
         if target is not None:
             bufs = frozenset(eff.buffers.get(target, set()))
+            if eff.kinds.get(target) in ("list", "dict", "tuple"):
+                # a container store writes the container, not the values it holds
+                bufs = frozenset(b for b in bufs if b.startswith("cnew:"))
             eff.writes.append(Write(s, target, bufs))
             eff.written |= bufs
         call = _call_of(s)
@@ -179,13 +202,16 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[s
     if isinstance(v, gast.Constant):
         return [(name, set())]
     if isinstance(v, gast.Subscript):
+        if isinstance(v.value, gast.Name) and kinds.get(v.value.id) in ("list", "dict",
+                                                                       "tuple"):
+            return [(name, {"items:" + v.value.id})]
         return [(name, {new} | _names(v.value))]
     if isinstance(v, gast.Attribute):
         if v.attr in NONDIFF_ATTRS:
             return [(name, set())]
         return [(name, {new} | _names(v.value))]
     if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
-        return [(name, {new} | _names(v))]
+        return [(name, {f"cnew:{i}"} | _names(v))]
     if isinstance(v, (gast.Compare, gast.BoolOp)):
         return [(name, set())]
     if isinstance(v, gast.Call):
