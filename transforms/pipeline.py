@@ -56,6 +56,7 @@ class Compiled:
     callees: dict[str, Compiled] = field(default_factory=dict)
     own_source: str = ""
     reads_params: bool = True
+    mutates_containers: bool = False
 
 
 _CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
@@ -87,13 +88,16 @@ def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
     progress = _IN_PROGRESS.get((id(fn), mutation))
     if progress is not None:
         return progress  # recursion: the placeholder is filled in when compilation ends
+    # a recursive call sees a placeholder that says "writes nothing"; checked below
     placeholder = Compiled(fn.__name__, _late(fn, mutation, "forward"),
-                           _late(fn, mutation, "pullback"), "", [], True)
+                           _late(fn, mutation, "pullback"), "", [], False)
     _IN_PROGRESS[(id(fn), mutation)] = placeholder
     try:
         compiled = _compile(fn, mutation)
     finally:
         del _IN_PROGRESS[(id(fn), mutation)]
+    if compiled.mutates_params or compiled.mutates_containers:
+        _refuse_mutating_recursion(fn, compiled)
     _CACHE[key] = (fn, compiled)
     return compiled
 
@@ -111,6 +115,18 @@ def _from_rule(fn: Any) -> Compiled:
     name = getattr(fn, "__name__", "f")
     text = f"# {name} is differentiated by its registered rule; there is no generated code\n"
     return Compiled(name, forward, pullback, text, [], False, own_source=text)
+
+
+def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
+    import re
+
+    if re.search(rf"\b{re.escape(fn.__name__)}_(forward|saved)", compiled.own_source):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{fn.__qualname__} calls itself and writes its arguments in place; adgen does not "
+            "differentiate recursive in-place updates yet",
+            hint="make the recursive function return new values instead of writing in place")
 
 
 def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
@@ -232,7 +248,7 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     for c in callees.values():
         sites.extend(x for x in c.sites if x not in sites)
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
-                    callees, own, result.reads_params)
+                    callees, own, result.reads_params, result.mutates_containers)
 
 
 def _resolve(parsed: Parsed, node: gast.expr) -> Any:

@@ -70,6 +70,7 @@ class Result:
     callees: dict[str, Any] = field(default_factory=dict)
     mutates_params: bool = False
     reads_params: bool = True
+    mutates_containers: bool = False
 
 
 def _src(node: gast.AST) -> str:
@@ -242,7 +243,7 @@ class Reverse:
             self.reads_params = True
         if not bufs:
             return
-        conflicts = [w for w in self.eff.writes if (w.buffers & bufs) and
+        conflicts = [w for w in self.eff.writes if not w.container and (w.buffers & bufs) and
                      (self.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
         if w_same := [w for w in conflicts if w.stmt is stmt and after]:
@@ -258,6 +259,11 @@ class Reverse:
         for w in self.eff.writes:
             caps = self._conflicts.get(id(w.stmt), [])
             construct = _src(w.stmt)
+            if w.container:
+                self.sites.append(Site(w.stmt, construct, "free",
+                                       "a container store replaces an element reference; the "
+                                       "values the gradient reads stay as they were"))
+                continue
             line = getattr(w.stmt, "lineno", 0)
             if not caps:
                 self.sites.append(Site(w.stmt, construct, "free",
@@ -323,7 +329,9 @@ class Reverse:
             type_params=[])
         forward = self.forward(saved)
         mutates = "param" in self.eff.written
-        return Result(forward, pullback, self.sites, self.callees, mutates, self.reads_params)
+        self.mutates_containers = "param" in self.eff.containers_written
+        return Result(forward, pullback, self.sites, self.callees, mutates, self.reads_params,
+                      self.mutates_containers)
 
     def globals_used(self, names: set[str]) -> set[str]:
         return {n for n in names if n not in self.namer_locals and n not in self.extra_fwd
@@ -1120,6 +1128,11 @@ class Reverse:
         obj = self.resolve(call.func)
         if obj is not _MISSING and _is_python_function(obj):
             info = self.callee_info(obj)
+            if info.compiled.mutates_containers:
+                raise UnsupportedError(
+                    f"{_src(call.func)}() changes a list, dict or object argument in place; "
+                    "adgen does not follow container mutation across calls yet",
+                    self.loc(call), hint="return the new list/dict/object from the function")
             self.callees[info.name] = info
             return name(f"{info.name}_pullback")
         return name("call_pullback")

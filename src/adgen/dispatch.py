@@ -40,6 +40,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     from adgen.transforms.pipeline import compile_function
 
     compiled = compile_function(target)
+    if compiled.mutates_containers or compiled.mutates_params:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{getattr(fn, '__qualname__', fn)} changes its arguments (or self) in place and is "
+            "called through a variable, a method or a closure, where adgen cannot follow the "
+            "change", hint="call it by its module-level name, or return the new values")
     out, saved = compiled.forward(*receiver, *args, **kwargs)
     return out, ("compiled", compiled, saved)
 

@@ -34,6 +34,9 @@ class Write:
     stmt: gast.stmt
     target: str
     buffers: frozenset[str]
+    # a store into a list/dict/object (append, d[k] = v, obj.a = v): it replaces element
+    # references and never changes the values a pullback captured
+    container: bool = False
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Effects:
     kinds: dict[str, str] = field(default_factory=dict)  # "list" | "dict" | "object"
     writes: list[Write] = field(default_factory=list)
     written: set[str] = field(default_factory=set)  # buffers written anywhere
+    containers_written: set[str] = field(default_factory=set)
 
     def aliases(self) -> dict[str, set[str]]:
         """name -> the other names that may share a buffer with it."""
@@ -124,9 +128,10 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
         target = _written_name(s)
         if target is not None:
             bufs = frozenset(eff.buffers.get(target, set()))
-            if eff.kinds.get(target) in ("list", "dict", "tuple"):
-                # a container store writes the container, not the values it holds
-                bufs = frozenset(b for b in bufs if b.startswith("cnew:"))
+            if _is_container_write(s, eff.kinds):
+                eff.writes.append(Write(s, target, bufs, container=True))
+                eff.containers_written |= bufs
+                continue
             eff.writes.append(Write(s, target, bufs))
             eff.written |= bufs
         call = _call_of(s)
@@ -138,6 +143,19 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
                     eff.writes.append(Write(s, a.id, bufs))
                     eff.written |= bufs
     return eff
+
+
+def _is_container_write(s: gast.stmt, kinds: dict[str, str]) -> bool:
+    if isinstance(s, gast.Expr):
+        f = s.value.func
+        return isinstance(f, gast.Attribute) and f.attr == "append"
+    if isinstance(s, gast.Assign):
+        t = s.targets[0]
+        if isinstance(t, gast.Attribute):
+            return True
+        return isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and \
+            kinds.get(t.value.id) in ("list", "dict", "tuple")
+    return False
 
 
 def _call_of(s: gast.stmt) -> gast.Call | None:
