@@ -4,10 +4,9 @@ adgen and never at the harness. These tests do not need the compiler.
 
 from __future__ import annotations
 
+import harness
 import numpy as np
 import pytest
-
-import harness
 from harness import (
     Case,
     HarnessError,

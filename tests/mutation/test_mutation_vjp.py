@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from harness import assert_close, assert_same_state, call_plain, fd_jacobian, fresh
 
 
