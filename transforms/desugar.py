@@ -65,8 +65,6 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
         s.orelse = _block(s.orelse, namer)
         return pre + [s]
     if isinstance(s, gast.While):
-        if s.orelse:
-            return _refuse_else(s)
         test_pre: list[gast.stmt] = []
         s.test = _ExprDesugar(namer, test_pre).visit(s.test)
         if test_pre:
@@ -81,8 +79,6 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
         s.body = _block(s.body, namer)
         return [s]
     if isinstance(s, gast.For):
-        if s.orelse:
-            return _refuse_else(s)
         return _for(s, namer)
     if isinstance(s, gast.Try):
         s.body = _block(s.body, namer)
@@ -166,7 +162,25 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
         return pre + [s]
     index = namer.fresh("i")
     heads: list[gast.stmt] = []
-    if _is_call(it, "enumerate") and len(it.args) == 1 and \
+    dict_view = _dict_view(it)
+    if dict_view is not None:
+        # for k, v in d.items(): iterate the keys (no derivative) and index the dict
+        d, view = dict_view
+        keys = namer.fresh("keys")
+        pre.append(assign(name(keys, gast.Store), _call("dict_keys", d), s))
+        count = _call("len", name(keys))
+        key = namer.fresh("key")
+        heads.append(assign(name(key, gast.Store), _at(gast.Subscript(
+            value=name(keys), slice=name(index), ctx=gast.Load()), s), s))
+        value = _at(gast.Subscript(value=copy.deepcopy(d), slice=name(key), ctx=gast.Load()), s)
+        if view == "items" and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
+            heads.append(assign(_store(s.target.elts[0]), name(key), s))
+            heads.append(assign(_store(s.target.elts[1]), value, s))
+        elif view == "values":
+            heads.append(assign(_store(s.target), value, s))
+        else:
+            heads.append(assign(_store(s.target), name(key), s))
+    elif _is_call(it, "enumerate") and len(it.args) == 1 and \
             isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
         seq = namer.fresh("seq")
         pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it.args[0]), s))
@@ -192,6 +206,13 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
     s.iter = _at(_call("range", count), s)
     s.body = heads + body
     return pre + [s]
+
+
+def _dict_view(node: gast.expr) -> tuple[gast.expr, str] | None:
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr in ("items", "keys", "values") and not node.args:
+        return node.func.value, node.func.attr
+    return None
 
 
 def _store(t: gast.expr) -> gast.expr:

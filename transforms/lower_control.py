@@ -126,7 +126,19 @@ class _Lowering:
                 body.append(_at(gast.If(test=test, body=[_at(gast.Break(), s)], orelse=[]), s))
             s.body = body
             outer = [self.returned] if self.returned in exits else []
-            return pre + [s], outer
+            after: list[gast.stmt] = []
+            if s.orelse:
+                # for/while ... else: the else arm runs when the loop ended without break
+                orelse, e = self.block(s.orelse, loop)
+                s.orelse = []
+                if inner.broke:
+                    after = [_at(gast.If(test=_at(gast.UnaryOp(op=gast.Not(),
+                                                               operand=name(inner.broke)), s),
+                                         body=orelse, orelse=[]), s)]
+                else:
+                    after = orelse
+                outer = sorted(set(outer) | set(e))
+            return pre + [s] + after, outer
         if isinstance(s, gast.FunctionDef):
             return [s], []
         return [s], []

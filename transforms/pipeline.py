@@ -40,7 +40,8 @@ PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mut
               "reverse", "cleanup"]
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
-FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence")
+FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
+                   "dict_keys")
 
 
 @dataclass
@@ -120,7 +121,7 @@ def _from_rule(fn: Any) -> Compiled:
 def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
     import re
 
-    if re.search(rf"\b{re.escape(fn.__name__)}_(forward|saved)", compiled.own_source):
+    if re.search(rf"=\s*{re.escape(fn.__name__)}_forward\(", compiled.own_source):
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(
@@ -193,7 +194,13 @@ def _compile(fn: Any, mutation: str) -> Compiled:
         obj = _resolve(parsed, call.func)
         if obj is None or not _is_user_function(obj):
             return False
-        return compile_function(obj, mutation=mutation).mutates_params
+        try:
+            return compile_function(obj, mutation=mutation).mutates_params
+        except AdgenError as err:
+            if err.location is None or err.location.file != parsed.file:
+                err.location = parsed.location(call)
+                err.args = (err.format(),)
+            raise
 
     eff = _run("reverse", lambda: effects(tree, mutating_call), parsed)
     # parameters written in place are outputs too: a caller sees their final contents

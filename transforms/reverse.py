@@ -430,12 +430,24 @@ class Reverse:
                     for a in _loads(s.value):
                         self.want_capture(s, a, after=True)
 
+    def info_at(self, obj: Any, node: gast.AST) -> Any:
+        """The compiled callee, with its compile errors located at the call."""
+        from adgen.errors import AdgenError
+
+        try:
+            return self.callee_info(obj)
+        except AdgenError as err:
+            if err.location is None or err.location.file != self.parsed.file:
+                err.location = self.loc(node)
+                err.args = (err.format(),)
+            raise
+
     def callee_reads_params(self, call: gast.Call) -> bool:
         """Whether a callee's pullback may read its arguments' values (unknown: yes)."""
         obj = self.resolve(call.func)
         if obj is _MISSING or not _is_python_function(obj):
             return True
-        info = self.callee_info(obj)
+        info = self.info_at(obj, call)
         return info is None or info.compiled.reads_params
 
     def _any_active(self, arg: Any) -> bool:
@@ -1096,8 +1108,17 @@ class Reverse:
             g = gast.Constant(None, None)
         args = list(call.args)
         receiver = None
-        if self.resolve(call.func) is _MISSING and isinstance(call.func, gast.Attribute):
+        obj = self.resolve(call.func)
+        if obj is _MISSING and isinstance(call.func, gast.Attribute):
             receiver = call.func.value
+        if obj is not _MISSING and _is_python_function(obj):
+            # cotangents come back per parameter: line the arguments up with them
+            import inspect
+
+            names = [p for p in inspect.signature(obj).parameters]
+            by_name = {k.arg: k.value for k in call.keywords}
+            args = args + [by_name.get(p, gast.Constant(None, None))
+                           for p in names[len(args):]]
         targets = ([receiver] if receiver is not None else []) + args
         cts = [self.namer.fresh("ct") if isinstance(a, gast.Name) and self.act.active(a.id)
                else "_" for a in targets]

@@ -87,7 +87,12 @@ def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...]) -> tuple[A
                         f"{len(args)} argument(s)",
                         hint="return one cotangent per positional argument (None for none)")
     for k, (ct, a) in enumerate(zip(cts, args)):
-        if ct is None or not isinstance(a, np.ndarray):
+        if ct is None:
+            continue
+        if isinstance(a, (float, np.floating)) and np.ndim(ct) > 0 and np.size(ct) != 1:
+            raise RuleError(f"the rule for {rule_name} returned an array of shape "
+                            f"{np.shape(ct)} for argument {k}, which is a float")
+        if not isinstance(a, np.ndarray):
             continue
         if np.shape(ct) != a.shape:
             raise RuleError(f"the rule for {rule_name} returned a cotangent of shape "

@@ -465,6 +465,11 @@ def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray) -> np.
                       strides=x.strides)
 
 
+def dict_keys(d: Any) -> list[Any]:
+    """The keys a ``for ... in d.items()`` loop visits, in order (they carry no derivative)."""
+    return list(d.keys())
+
+
 def loop_sequence(x: Any) -> Any:
     """What a for loop indexes: arrays, lists and tuples as they are, anything else as a list."""
     if isinstance(x, (np.ndarray, list, tuple)):
@@ -558,7 +563,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
 
