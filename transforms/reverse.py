@@ -857,14 +857,22 @@ class Reverse:
             if isinstance(arg, gast.Name):
                 out += self.contribute(arg.id, expr, state)
             else:
-                elts = arg.elts if not isinstance(arg, tuple) else list(arg)
                 ct = self.namer.fresh(f"{d}_ct")
                 out.append(assign(name(ct, gast.Store), expr, s))
-                for k, e in enumerate(elts):
-                    if self.active(e):
-                        out += self.contribute(e.id, gast.Subscript(
-                            value=name(ct), slice=gast.Constant(k, None), ctx=gast.Load()),
-                            state, may_be_none=True)
+                out += self.distribute(arg, name(ct), state)
+        return out
+
+    def distribute(self, arg: Any, ct: gast.expr, state: set[str]) -> list[gast.stmt]:
+        """Hands the items of a cotangent to the names in a (nested) list/tuple literal."""
+        elts = arg.elts if not isinstance(arg, tuple) else list(arg)
+        out: list[gast.stmt] = []
+        for k, e in enumerate(elts):
+            item = gast.Subscript(value=copy.deepcopy(ct), slice=gast.Constant(k, None),
+                                  ctx=gast.Load())
+            if self.active(e):
+                out += self.contribute(e.id, item, state, may_be_none=True)
+            elif isinstance(e, (gast.List, gast.Tuple)) and self._any_active(e):
+                out += self.distribute(e, item, state)
         return out
 
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
