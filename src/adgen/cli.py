@@ -1,13 +1,9 @@
-"""The ``adgen`` command: print, explain or save the adjoint code of a file's functions.
+"""The ``adgen`` command: ``adgen FILE.py [-f NAME] [--explain | --stage PASS | -o OUT.py]``.
 
-    adgen model.py                              # forward + pullback of every @differentiable
-    adgen model.py -f loss --explain            # loss's mutation sites and the decisions
-    adgen model.py -f loss --stage PASS         # the code after one compiler pass
-    adgen model.py -f loss -o loss_adjoint.py   # a standalone module: runs with numpy alone
-
-Exit status: 0 ok; 1 when adgen reports an error in the user's code (printed compiler-style:
-``file:line:col: error: ...``, the source line and a caret); 2 for usage errors (bad options, a
-file that cannot be imported, no such function, nothing to differentiate).
+Prints (or, with ``-o``, writes as a standalone module) the generated forward and pullback of
+a file's functions. Exit status: 0 ok; 1 when adgen reports an error in the user's code (printed
+compiler-style: ``file:line:col: error: ...``, the source line, a caret); 2 for usage errors
+(bad options, a file that cannot be imported, no such function, nothing to differentiate).
 """
 
 from __future__ import annotations
@@ -63,28 +59,24 @@ def _argnums(text: str) -> tuple[int, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="adgen", epilog="exit status: 0 ok, 1 errors in the "
-                                "code, 2 usage errors", description="Print the forward and "
-                                "pullback adgen generates for the functions of a Python file.")
-    p.add_argument("file", metavar="FILE.py", help="the file to import (its folder goes on "
-                   "sys.path; its `if __name__ == '__main__'` block does not run)")
+    p = argparse.ArgumentParser(prog="adgen", description="Print the forward and pullback adgen "
+                                "generates for the functions of a Python file.",
+                                epilog="exit status: 0 ok, 1 errors in the code, 2 usage errors")
+    p.add_argument("file", metavar="FILE.py", help="imported as a module, its folder on sys.path")
     p.add_argument("-f", "--function", dest="functions", action="append", metavar="NAME",
-                   help="a function of FILE, decorated or not; repeat for several "
-                   "(default: every @adgen.differentiable function)")
-    p.add_argument("--argnums", type=_argnums, metavar="I[,J]",
-                   help="argument positions to differentiate, checked against each signature; "
-                   "the printed pullback returns cotangents for all positional arguments")
-    p.add_argument("--mutation", choices=POLICIES,
-                   help="policy for in-place writes (default: the function's "
-                   "@differentiable(mutation=...), else save)")
+                   help="a function, decorated or not (repeatable; default: every "
+                   "@adgen.differentiable one)")
+    p.add_argument("--argnums", type=_argnums, metavar="I[,J]", help="positions to "
+                   "differentiate, checked; the pullback returns cotangents for all positional "
+                   "arguments")
+    p.add_argument("--mutation", choices=POLICIES, help="in-place write policy (default: the "
+                   "decorator's, else save)")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--explain", action="store_true",
-                      help="print each mutation site and what adgen decided there")
-    what.add_argument("--stage", metavar="PASS",
-                      help="print the code after the named compiler pass")
-    what.add_argument("-o", "--output", metavar="OUT.py",
-                      help="write a standalone module (numpy and FILE's module, not adgen); "
-                      "several functions go into one module")
+    what.add_argument("--explain", action="store_true", help="print the mutation sites and "
+                      "what adgen decided at each")
+    what.add_argument("--stage", metavar="PASS", help="print the code after a compiler pass")
+    what.add_argument("-o", "--output", metavar="OUT.py", help="write one standalone module "
+                      "(imports numpy and FILE, not adgen)")
     p.add_argument("--version", action="version", version=f"adgen {adgen.__version__}")
     return p
 
@@ -121,31 +113,27 @@ def load_module(path: str) -> ModuleType:
             text += f"\n    {line.lstrip()}\n    {' ' * max(col - indent, 0)}^"
         raise UsageError(text, located=True) from exc
     except (Exception, SystemExit) as exc:
-        raise UsageError(f"importing {path} failed:\n{_user_traceback(exc, file)}") from exc
+        tb = exc.__traceback__  # from the user's file down: importlib's frames are noise
+        while tb and os.path.abspath(tb.tb_frame.f_code.co_filename) != os.path.abspath(file):
+            tb = tb.tb_next
+        lines = traceback.format_exception(type(exc), exc, tb or exc.__traceback__)
+        raise UsageError(f"importing {path} failed:\n{''.join(lines).rstrip()}") from exc
     return module
-
-
-def _user_traceback(exc: BaseException, file: Path) -> str:
-    """The traceback from the user's file down: importlib's and adgen's frames are noise."""
-    tb, target = exc.__traceback__, os.path.abspath(file)
-    while tb and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:
-        tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__)).rstrip()
 
 
 def select(module: ModuleType, names: list[str] | None, path: str) -> list[tuple[str, Any]]:
     """The functions named, or every ``@adgen.differentiable`` one (else UsageError)."""
-    own = {n: v for n, v in vars(module).items() if getattr(v, "__module__", None) ==
-           module.__name__ and inspect.isroutine(v)}  # defined here, not imported
-    defined = list(own)
+    own = {n: v for n, v in vars(module).items() if inspect.isroutine(v) and
+           getattr(v, "__module__", None) == module.__name__}  # defined here, not imported
+    listing = f"(functions: {', '.join(own) or 'none'})"
     if not names:
-        found: dict[int, tuple[str, Any]] = {}
+        found: dict[int, tuple[str, Any]] = {}  # by id: an alias is the same function
         for name, obj in own.items():
             if getattr(obj, "__adgen_differentiable__", False):
-                found.setdefault(id(obj), (name, obj))  # an alias is the same function
+                found.setdefault(id(obj), (name, obj))
         if not found:
             raise UsageError(f"no @adgen.differentiable functions in {path}; mark some, or name "
-                             f"one with -f NAME (functions: {', '.join(defined) or 'none'})")
+                             f"one with -f NAME {listing}")
         return list(found.values())
     chosen = []
     for name in names:
@@ -153,9 +141,8 @@ def select(module: ModuleType, names: list[str] | None, path: str) -> list[tuple
         for part in name.split("."):  # Class.method works too
             obj = getattr(obj, part, None)
         if obj is None:
-            close = difflib.get_close_matches(name, defined, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else \
-                f" (functions: {', '.join(defined) or 'none'})"
+            close = difflib.get_close_matches(name, list(own), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" {listing}"
             raise UsageError(f"{path} has no function named {name!r}{hint}")
         if not (inspect.isroutine(obj) or hasattr(obj, "__adgen_primal__")):
             raise UsageError(f"{name!r} in {path} is not a function (type {type(obj).__name__})")
@@ -271,9 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         module = load_module(args.file)
         targets = select(module, args.functions, args.file)
-        for name, fn in targets:
-            if args.argnums is not None:
-                check_argnums(name, fn, args.argnums)
+        for name, fn in targets if args.argnums is not None else ():
+            check_argnums(name, fn, args.argnums)
         if args.stage is not None:
             from adgen.transforms.pipeline import PASS_NAMES
 
