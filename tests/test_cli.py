@@ -199,6 +199,23 @@ def test_highlight_colours_terminals_only(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @needs_compiler
+def test_show_prints_the_source(capsys: pytest.CaptureFixture[str]) -> None:
+    """adgen.show (outside a notebook) prints adgen.source through highlight()."""
+    import adgen
+
+    def cube(x):
+        return x * x * x
+
+    try:
+        import IPython  # noqa: F401
+        pytest.skip("with IPython installed, show() displays instead of printing")
+    except ImportError:
+        pass
+    adgen.show(cube)
+    assert capsys.readouterr().out.strip() == adgen.source(cube).strip()
+
+
+@needs_compiler
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_highlighted_on_a_terminal(model: Path, tmp_path: Path) -> None:
     if importlib.util.find_spec("pygments") is None:
