@@ -1,0 +1,356 @@
+"""Markdown tables and the targets, from a run's results."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench import systems
+from bench.workloads import VECTORISED
+
+if TYPE_CHECKING:
+    from bench.run import Results, Row
+
+#: adgen's gradient time over the anchor's: hand on vectorised workloads, hand-loop on loops.
+LIMIT = {VECTORISED: 1.3, "loop": 1.5}
+COLD_LIMIT_S = 0.050
+#: Linear in n: the time per element at the largest n is at most this times the smallest n's.
+LINEAR_SLACK = 1.25
+
+
+def fmt_time(seconds: float | None) -> str:
+    """Three significant digits in a readable unit."""
+    if seconds is None:
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale or unit == "ns":
+            value = seconds / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
+    return ""
+
+
+def fmt_ratio(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:.3g}×" if value < 1000 else f"{value:.0f}×"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _ratio(row: Row | None, base: Row | None) -> float | None:
+    if row is None or base is None or row.median is None or base.median is None:
+        return None
+    return row.median / base.median
+
+
+def _system_names(results: Results) -> list[str]:
+    seen: list[str] = []
+    for row in results.rows:
+        if row.system not in seen:
+            seen.append(row.system)
+    return seen
+
+
+def _rows_of(results: Results, workload: str, system: str) -> list[Row]:
+    return [r for r in results.rows if r.workload == workload and r.system == system]
+
+
+def summary_cell(results: Results, workload: str, system: str) -> str:
+    """One cell of the overview: the ratio to hand, and whether a rewrite was needed."""
+    rows = _rows_of(results, workload, system)
+    if not rows:
+        return ""
+    timed = results.find(workload, system)
+    hand = results.find(workload, "hand")
+    first = rows[0]
+    if timed is None:
+        status = first.status
+        if status.startswith("not applicable"):
+            return "—"
+        if status.startswith("WRONG") or any(r.status.startswith("WRONG") for r in rows):
+            return "WRONG"
+        if status.startswith("not installed"):
+            return "not installed"
+        if status.startswith("not run") or status.startswith("no port"):
+            return "not run"
+        return "needs rewrite; rewrite fails" if len(rows) > 1 else "fails"
+    if timed.system == "numpy":
+        return fmt_time(timed.median)
+    if timed.system == "hand":
+        return fmt_time(timed.median)
+    text = fmt_ratio(_ratio(timed, hand))
+    if timed.rewrite:
+        wrong = any(r.status.startswith("WRONG") for r in rows if r is not timed)
+        text = ("WRONG as written; rewrite " if wrong else "needs rewrite; rewrite ") + text
+    return text
+
+
+def overview(results: Results) -> str:
+    names = _system_names(results)
+    header = ["workload", "kind"] + [
+        "numpy primal" if n == "numpy" else ("hand (time)" if n == "hand" else n + " ×hand")
+        for n in names]
+    body = []
+    for w in results.workloads:
+        body.append([w.name, w.kind] + [summary_cell(results, w.name, n) for n in names])
+    return _table(header, body)
+
+
+def detail(results: Results) -> str:
+    parts = []
+    for w in results.workloads:
+        primal = results.find(w.name, "numpy")
+        hand = results.find(w.name, "hand")
+        hand_loop = results.find(w.name, "hand-loop")
+        body = []
+        for row in [r for r in results.rows if r.workload == w.name]:
+            compile_note = ""
+            if row.system == "jax-jit" and row.ok and row.first_call and row.median:
+                compile_note = f"compile {fmt_time(row.first_call - row.median)}"
+            body.append([
+                row.system, row.variant, row.status, fmt_time(row.median), fmt_time(row.best),
+                fmt_ratio(_ratio(row, primal)), fmt_ratio(_ratio(row, hand)),
+                fmt_ratio(_ratio(row, hand_loop)),
+                fmt_time(row.first_call) + (f" ({compile_note})" if compile_note else ""),
+                f"{row.rounds}×{row.batch}" if row.ok else "",
+            ])
+        parts.append(f"### {w.name} — {w.size} ({w.kind})\n\n" + _table(
+            ["system", "variant", "status", "median", "best", "×primal", "×hand", "×hand-loop",
+             "first call", "rounds×batch"], body))
+    return "\n\n".join(parts)
+
+
+def cold_table(results: Results) -> str:
+    names = [n for n in _system_names(results)
+             if any(r.system == n for r in results.cold)]
+    body = []
+    for w in results.workloads:
+        line = [w.name]
+        for n in names:
+            row = next((r for r in results.cold if r.workload == w.name and r.system == n), None)
+            if row is None:
+                line.append("")
+            elif row.status == "ok":
+                line.append(fmt_time(row.first_call) + (" (rw)" if row.rewrite else ""))
+            else:
+                line.append(row.status)
+        body.append(line)
+    how = "\n".join(f"- {n}: {results.cold_how[n]}" for n in names if n in results.cold_how)
+    return _table(["workload"] + names, body) + ("\n\nHow each build was made cold:\n" + how
+                                                 if how else "")
+
+
+def _linearity_rows(results: Results, system: str) -> list[tuple[int, float]]:
+    points = []
+    for row in results.linearity:
+        if row.system == system and row.ok and row.median is not None:
+            n = int(row.workload.split("-")[1].replace("k", "000"))
+            points.append((n, row.median))
+    return sorted(points)
+
+
+def exponent(points: list[tuple[int, float]]) -> float | None:
+    """The least-squares slope of log(time) against log(n): 1.0 is linear."""
+    if len(points) < 2:
+        return None
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
+            sum((x - mx) ** 2 for x in xs))
+
+
+def linearity_table(results: Results) -> str:
+    names = [n for n in ("numpy", "hand", "hand-loop", "adgen")
+             if any(r.system == n for r in results.linearity)]
+    sizes = sorted({int(r.workload.split("-")[1].replace("k", "000")) for r in results.linearity})
+    body = []
+    for n in sizes:
+        line = [str(n)]
+        for name in names:
+            row = next((r for r in results.linearity if r.system == name
+                        and r.workload == f"fill-{n // 1000}k"), None)
+            if row is None or not row.ok:
+                line.append(row.status if row else "")
+            else:
+                line.append(f"{fmt_time(row.median)} ({fmt_time(row.median / n)}/elt)")
+        body.append(line)
+    slopes = ["exponent"]
+    for name in names:
+        e = exponent(_linearity_rows(results, name))
+        slopes.append("" if e is None else f"{e:.2f}")
+    body.append(slopes)
+    return _table(["n"] + names, body)
+
+
+def targets(results: Results) -> list[tuple[str, bool, str]]:
+    """Each target as (name, met, the numbers)."""
+    out: list[tuple[str, bool, str]] = []
+    for w in results.workloads:
+        anchor_name = "hand" if w.kind == VECTORISED else "hand-loop"
+        limit = LIMIT[w.kind]
+        adgen = results.find(w.name, "adgen")
+        anchor = results.find(w.name, anchor_name)
+        name = f"{w.name}: adgen within {limit}× of {anchor_name}"
+        ratio = _ratio(adgen, anchor)
+        if ratio is None:
+            out.append((name, False, "not measured: " + _why(results, w.name, "adgen")))
+        else:
+            out.append((name, ratio <= limit,
+                        f"{fmt_ratio(ratio)} ({fmt_time(adgen.median)} vs "
+                        f"{fmt_time(anchor.median)})"))
+    for w in results.workloads:
+        adgen = results.find(w.name, "adgen")
+        peers = [r for r in results.rows if r.workload == w.name and r.ok
+                 and r.group == systems.EAGER]
+        name = f"{w.name}: adgen faster than every eager peer"
+        if adgen is None:
+            out.append((name, False, "not measured: " + _why(results, w.name, "adgen")))
+            continue
+        if not peers:
+            out.append((name, False, "no eager peer ran"))
+            continue
+        fastest = min(peers, key=lambda r: r.median or math.inf)
+        assert adgen.median is not None and fastest.median is not None
+        slower = [p.system for p in peers if p.median is not None and p.median <= adgen.median]
+        out.append((name, not slower,
+                    f"adgen {fmt_time(adgen.median)}; fastest eager peer {fastest.system} "
+                    f"{fmt_time(fastest.median)} ({fmt_ratio(fastest.median / adgen.median)} "
+                    "adgen's time)" + (f"; not faster than {', '.join(slower)}" if slower
+                                       else "")))
+    for w in results.workloads:
+        row = next((r for r in results.cold if r.workload == w.name and r.system == "adgen"),
+                   None)
+        name = f"{w.name}: adgen cold start under {COLD_LIMIT_S * 1000:.0f} ms"
+        if row is None or not row.ok or row.first_call is None:
+            out.append((name, False, "not measured: " +
+                        (row.status if row else _why(results, w.name, "adgen"))))
+        else:
+            out.append((name, row.first_call < COLD_LIMIT_S, fmt_time(row.first_call)))
+    points = _linearity_rows(results, "adgen")
+    name = f"allocate-then-fill linear in n (time/elt at the largest n ≤ {LINEAR_SLACK}× smallest)"
+    if len(points) < 2:
+        status = next((r.status for r in results.linearity if r.system == "adgen"),
+                      "adgen not run")
+        out.append((name, False, "not measured: " + status))
+    else:
+        (n0, t0), (n1, t1) = points[0], points[-1]
+        growth = (t1 / n1) / (t0 / n0)
+        out.append((name, growth <= LINEAR_SLACK,
+                    f"per element {fmt_time(t0 / n0)} at n={n0}, {fmt_time(t1 / n1)} at "
+                    f"n={n1} ({growth:.2f}×); exponent {exponent(points):.2f}"))
+    return out
+
+
+def _why(results: Results, workload: str, system: str) -> str:
+    rows = _rows_of(results, workload, system)
+    if not rows:
+        return f"{system} not run"
+    return f"{system} {rows[-1].status}"
+
+
+def targets_text(results: Results) -> str:
+    lines = []
+    for name, met, numbers in targets(results):
+        lines.append(f"- **{'met' if met else 'NOT MET'}** — {name}: {numbers}")
+    met = sum(1 for _, ok, _ in targets(results) if ok)
+    return f"{met} of {len(lines)} targets met.\n\n" + "\n".join(lines)
+
+
+LEGEND = """\
+Ratios are median gradient times over the hand gradient's (×hand). "needs rewrite" means the
+workload as written fails on that system (the reason is in the detail tables) and the time is of
+a rewritten version, labelled there; "WRONG" means the gradient disagreed with the hand
+gradient (it is not timed); "not installed" means the peer could not be imported here."""
+
+
+def markdown(results: Results) -> str:
+    """The whole report."""
+    mode = "quick (smoke) mode: 3 short rounds, small sizes" if results.quick else "full mode"
+    missing = "".join(f"\n- {name}: {why}" for name, why in results.missing.items())
+    sections = [
+        "## Overview\n\n" + f"{mode}; {results.elapsed:.0f} s in all; load average "
+        + " -> ".join(f"{a:.2f}" for a, _, _ in results.load)
+        + f" on {os.cpu_count()} CPUs (other processes share this machine)." +
+        (f"\n\nNot available:{missing}" if missing else "") + "\n\n" + LEGEND + "\n\n" +
+        overview(results),
+        "## Targets\n\n" + targets_text(results),
+        "## Cold start (build + first call of a freshly defined function)\n\n" +
+        cold_table(results) if results.cold else "",
+        "## Allocate-then-fill: linearity in n\n\n" + linearity_table(results)
+        if results.linearity else "",
+        "## Per workload\n\n" + detail(results),
+    ]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def machine() -> dict[str, str]:
+    info = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu count": str(os.cpu_count()),
+        "python": sys.version.split()[0],
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["BLAS"] = "; ".join(
+            f"{p.get('internal_api')} {p.get('version')} ({p.get('architecture')}, "
+            f"{p.get('num_threads')} thread)" for p in threadpool_info())
+    except ImportError:
+        pass
+    return info
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def document(results: Results, text: str) -> str:
+    """docs/performance.md: the report with the date, the machine and every version."""
+    versions = dict(results.versions)
+    versions.setdefault("numpy", __import__("numpy").__version__)
+    env = "\n".join(f"- {k}: {v}" for k, v in machine().items())
+    libs = "\n".join(f"- {k}: {v}" for k, v in sorted(versions.items()))
+    return f"""# Performance
+
+Measured by `python -m bench.run{' --quick' if results.quick else ''} --write-docs` on \
+{datetime.date.today().isoformat()}, at commit {_commit()}. One process, thread pools pinned to
+one thread, warm-up, interleaved rounds, medians; every gradient checked against the hand
+gradient before it was timed. Workloads, peers and method: `bench/` (see `bench/README.md`).
+
+## Machine
+
+{env}
+
+## Versions
+
+{libs}
+
+{text}"""
