@@ -8,7 +8,7 @@ Input: a validated FunctionDef. Output: the same function where
   (``for x in xs`` -> ``for i in range(len(seq)): x = seq[i]``, with enumerate/zip unpacked);
 - ``while cond:`` re-evaluates its test in one place: ``while True: if not cond: break``
   is NOT used; instead the test is kept (later passes treat it as an inactive expression);
-- ``x op= v`` on a subscript or attribute target is ``t = x[i]; x[i] = t op v``.
+- ``x[i] op= v`` (or ``x.a op= v``) is ``t = x[i]; t op= v; x[i] = t``, Python's own order.
 Every node keeps the line and column of the user's code it came from.
 """
 
@@ -108,14 +108,15 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
         s.value = ex.visit(s.value)
         if isinstance(s.target, gast.Name):
             return pre + [s]
-        # x[i] op= v  ->  t = x[i]; x[i] = t op v  (NumPy's own semantics of the statement)
+        # x[i] op= v  ->  t = x[i]; t op= v; x[i] = t: Python's own order, so an array element
+        # (or a view) is updated in place exactly as the plain call updates it
         target = ex.visit(s.target)
         load = copy.deepcopy(target)
         load.ctx = gast.Load()
         tmp = namer.fresh("t")
         read = assign(name(tmp, gast.Store), load, s)
-        combined = _at(gast.BinOp(left=name(tmp), op=s.op, right=s.value), s)
-        return pre + [read, assign(target, combined, s)]
+        update = _at(gast.AugAssign(target=name(tmp, gast.Store), op=s.op, value=s.value), s)
+        return pre + [read, update, assign(target, name(tmp), s)]
     if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
         s.value = ex.visit(s.value)
         return pre + [s]

@@ -146,8 +146,13 @@ class Reverse:
         self.tape_of: dict[int, str] = {}
         self.arm_of: dict[int, str] = {}
         self.extra_fwd: set[str] = set()
+        self.result_of: dict[int, str] = {}
         self.reads_params = False
         self.numeric: set[str] = set()
+        self.defs: dict[str, gast.expr] = {}
+        for st in gast.walk(fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
 
     # ----------------------------------------------------------------------------------------
@@ -244,6 +249,7 @@ class Reverse:
         if not bufs:
             return
         conflicts = [w for w in self.eff.writes if not w.container and (w.buffers & bufs) and
+                     not self.disjoint(n, w) and
                      (self.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
         if w_same := [w for w in conflicts if w.stmt is stmt and after]:
@@ -255,10 +261,46 @@ class Reverse:
             self.guarded.setdefault(id(w.stmt), w)
             self._conflicts.setdefault(id(w.stmt), []).append(cap)
 
+    def construct(self, stmt: gast.stmt) -> str:
+        """The user's source text of the statement a generated one came from."""
+        line = getattr(stmt, "lineno", 0)
+        text = self.source_line(line) if line else ""
+        return text.split("#")[0].strip() or _src(stmt)
+
+    def user_name(self, n: str) -> str:
+        """A name the user wrote for what ``n`` holds (temporaries: the expression's text)."""
+        base = _user_name(n)
+        if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
+                not base[1:].isdigit():
+            return base
+        for st in gast.walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                    st.targets[0].id == n:
+                return _src(st.value)
+        return base
+
+    def disjoint(self, n: str, w: Write) -> bool:
+        """True when ``n`` is a constant slice of a buffer that ``w`` writes elsewhere (a
+        constant index or slice of the same name on the first axis)."""
+        view = self.defs.get(n)
+        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name)):
+            return False
+        st = w.stmt
+        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name)):
+            return False
+        if st.targets[0].value.id != view.value.id:
+            return False
+        a = _interval(view.slice)
+        b = _interval(st.targets[0].slice)
+        if a is None or b is None:
+            return False
+        return a[1] <= b[0] or b[1] <= a[0]
+
     def decide_sites(self) -> None:
         for w in self.eff.writes:
             caps = self._conflicts.get(id(w.stmt), [])
-            construct = _src(w.stmt)
+            construct = self.construct(w.stmt)
             if w.container:
                 self.sites.append(Site(w.stmt, construct, "free",
                                        "a container store replaces an element reference; the "
@@ -278,7 +320,7 @@ class Reverse:
                 c = certain[0]
                 raise MutationError(
                     f"{construct} overwrites {_user_name(c.name)}, which the gradient of line "
-                    f"{c.stmt.lineno} ({_src(c.stmt)}) reads",
+                    f"{c.stmt.lineno} ({self.construct(c.stmt)}) reads",
                     self.loc(w.stmt),
                     hint=f'use mutation="save" (adgen keeps a copy of {_user_name(c.name)}), '
                          f"or write into a copy: {_user_name(c.name)} = "
@@ -1068,7 +1110,7 @@ class Reverse:
         if self.is_user_call(call):
             if self._mutating_call(call):
                 return self.rev_user_call(s, call, None, state, forced=True)
-            self.sites.append(Site(s, _src(s), "elided-pullback",
+            self.sites.append(Site(s, self.construct(s), "elided-pullback",
                                    "its result is discarded and it mutates nothing active"))
             return []
         return []
@@ -1107,13 +1149,19 @@ class Reverse:
                       forced: bool) -> list[gast.stmt]:
         saved = self._saved_var(s, call)
         if forced:
-            self.sites.append(Site(s, _src(s), "forced-pullback",
+            self.sites.append(Site(s, self.construct(s), "forced-pullback",
                                    "it mutates an argument the gradient flows through"))
         g: gast.expr
         if t is not None and self.g_of(t, state) is not None:
             g = self.g_of(t, state)
         else:
-            g = gast.Constant(None, None)
+            # forced: the result got no gradient; the callee still runs its pullback for what
+            # it wrote, with a zero for its result
+            if t is None:
+                t = self.namer.fresh(f"{_callee_name(call)}_result")
+                self.result_of[id(s)] = t
+                self.extra_fwd.add(t)
+            g = _call("zeros_like", name(t))
         args = list(call.args)
         receiver = None
         obj = self.resolve(call.func)
@@ -1224,7 +1272,7 @@ class Reverse:
                 continue
             call = _call("capture", name(n), gast.Constant(self.parsed.file, None),
                          gast.Constant(getattr(s, "lineno", 0), None),
-                         gast.Constant(_user_name(n), None))
+                         gast.Constant(self.user_name(n), None))
             (post if cap.after else pre).append(assign(name(cap.var, gast.Store), call, s))
         w = self.guarded.get(id(s))
         if w is not None:
@@ -1286,7 +1334,8 @@ class Reverse:
                 else:
                     fcall = _call("call_forward", copy.deepcopy(call.func), *call.args)
                     fcall.keywords = call.keywords
-                res = s.targets[0] if isinstance(s, gast.Assign) else name("_", gast.Store)
+                res = s.targets[0] if isinstance(s, gast.Assign) else name(
+                    self.result_of.get(id(s), "_"), gast.Store)
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + post
         return pre + [s] + post
@@ -1301,7 +1350,8 @@ class Reverse:
         return gast.Expr(value=_call(
             "before_write", name(t), region, gast.Constant(self.policy, None),
             gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
-            gast.Constant(getattr(s, "col_offset", 0), None), gast.Constant(_src(s), None)))
+            gast.Constant(getattr(s, "col_offset", 0), None),
+            gast.Constant(self.construct(s), None)))
 
 
 class _Missing:
@@ -1310,6 +1360,22 @@ class _Missing:
 
 _MISSING = _Missing()
 _USERCALL = object()
+
+
+def _interval(idx: gast.expr) -> tuple[int, int] | None:
+    """The [start, stop) a constant, non-negative index or unit-step slice covers on axis 0."""
+    if isinstance(idx, gast.Tuple) and idx.elts:
+        idx = idx.elts[0]
+    if isinstance(idx, gast.Constant) and isinstance(idx.value, int) and idx.value >= 0:
+        return idx.value, idx.value + 1
+    if isinstance(idx, gast.Slice) and idx.step is None:
+        lo = idx.lower.value if isinstance(idx.lower, gast.Constant) else (
+            0 if idx.lower is None else None)
+        hi = idx.upper.value if isinstance(idx.upper, gast.Constant) else (
+            2 ** 62 if idx.upper is None else None)
+        if isinstance(lo, int) and isinstance(hi, int) and lo >= 0 and hi >= 0:
+            return lo, hi
+    return None
 
 
 def _const(value: Any) -> gast.expr:

@@ -333,7 +333,9 @@ def write_region(target: Any, index: Any) -> Any:
     index is not basic)."""
     if isinstance(target, np.ndarray):
         try:
-            region = target[index]
+            # (index, ...) keeps an integer index a 0-d view instead of a scalar copy
+            region = target[(*index, Ellipsis) if isinstance(index, tuple) else (index,
+                                                                                 Ellipsis)]
         except (IndexError, TypeError, ValueError):
             return target
         if isinstance(region, np.ndarray) and np.may_share_memory(region, target):
