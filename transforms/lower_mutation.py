@@ -5,7 +5,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 
 - ``x.fill(c)``                      -> ``x[...] = c``
 - ``np.copyto(dst, src)``            -> ``dst[...] = src``
-- ``f(a, b, out=o)`` (any rule call) -> ``t = f(a, b); o[...] = t`` (and the call's value is o)
+- ``f(a, b, out=o)`` (any rule call)    -> ``o = f(a, b, out=o)`` (written in place; the new
+                                         binding names the new contents of the same buffer)
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
                                          t = np.take_along_axis(x, p, axis=-1); x[...] = t``
 - ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
@@ -90,13 +91,13 @@ class _Lower:
             out_arg = out_kw[0].value
             if isinstance(out_arg, gast.Tuple) and len(out_arg.elts) == 1:
                 out_arg = out_arg.elts[0]
+                out_kw[0].value = out_arg
             if not isinstance(out_arg, gast.Name):
                 raise UnsupportedError("out= with several outputs is not supported",
                                        self.parsed.location(s), hint="write each output")
-            call.keywords = [k for k in call.keywords if k.arg != "out"]
-            tmp = self.namer.fresh("t")
-            new = [assign(name(tmp, gast.Store), call, s),
-                   store(name(out_arg.id), _ellipsis(), name(tmp), s)]
+            # o = f(a, out=o): the call writes o's buffer in place and returns it; binding o
+            # again lets SSA name the new contents while the buffer stays the same
+            new = [assign(name(out_arg.id, gast.Store), call, s)]
             if result is not None:
                 new.append(assign(name(result, gast.Store), name(out_arg.id), s))
             return new

@@ -315,7 +315,7 @@ class Reverse:
             certain = [c for c in caps if c.name == w.target and
                        self.block_of[id(c.stmt)] == self.block_of[id(w.stmt)] and
                        self.order[id(c.stmt)] < self.order[id(w.stmt)]]
-            what = ", ".join(sorted({c.name for c in caps}))
+            what = ", ".join(sorted({self.user_name(c.name) for c in caps}))
             if self.policy == "strict" and certain:
                 c = certain[0]
                 raise MutationError(
@@ -533,7 +533,7 @@ class Reverse:
             rule, args = self.call_rule(v)
             if rule is None:
                 return None
-            kwargs = {k.arg: k.value for k in v.keywords}
+            kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
             try:
                 return rule, rule.bind(list(args), dict(kwargs))
             except TypeError as exc:
@@ -836,6 +836,8 @@ class Reverse:
                                        state, may_be_none=True)
         if isinstance(v, gast.Call) and self.is_user_call(v):
             return self.rev_user_call(s, v, t, state, forced=False)
+        if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords):
+            return self.rev_out_call(s, v, t, state)
         op = self.op_of(s)
         if op is None:
             if isinstance(v, (gast.Compare, gast.BoolOp)) or (
@@ -850,6 +852,36 @@ class Reverse:
             return []
         rule, bound = op
         return self.apply_rule(s, rule, bound, t, g, state)
+
+    def rev_out_call(self, s: gast.Assign, v: gast.Call, t: str,
+                     state: set[str]) -> list[gast.stmt]:
+        """``t = f(a, out=o)``: the written values' adjoint goes through f's rule, and the
+        old contents of o get none (they were overwritten)."""
+        op = self.op_of(s)
+        if op is None:
+            return self.missing_rule(s, v)
+        rule, bound = op
+        b = self.bar(t)
+        out: list[gast.stmt] = []
+        if b not in state:
+            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(t)), s))
+            state.add(b)
+        g = self.namer.fresh(f"{_user_name(t)}_g")
+        out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
+        out.append(assign(gast.Subscript(value=name(b), slice=gast.Constant(Ellipsis, None),
+                                         ctx=gast.Store()), gast.Constant(0.0, None), s))
+        for d, tpl in zip(rule.diff, rule.templates):
+            arg = bound.get(d)
+            if not self._any_active(arg):
+                continue
+            expr = self.instantiate(s, tpl, rule, bound, t, name(g))
+            if isinstance(arg, gast.Name):
+                out += self.contribute(arg.id, expr, state)
+            else:
+                ct = self.namer.fresh(f"{d}_ct")
+                out.append(assign(name(ct, gast.Store), expr, s))
+                out += self.distribute(arg, name(ct), state)
+        return out
 
     def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
         if not any(self.active(a) for a in gast.walk(v) if isinstance(a, gast.Name)):
@@ -1252,6 +1284,11 @@ class Reverse:
                 top |= {n.id for n in s.targets if isinstance(n, gast.Name)}
             if isinstance(s, gast.AugAssign):
                 top.add(s.target.id)
+        ids = {id(st) for st in stmts}
+        top |= {c.var for (sid, _), c in self.caps.items() if sid in ids and c.var}
+        top |= {v for sid, v in self.saved_call.items() if sid in ids}
+        top |= {v for sid, v in self.result_of.items() if sid in ids}
+        top |= {v for sid, v in self.tape_of.items() if sid in ids}
         params = {a.id for a in self.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
                    (n in self.namer_locals or n in self.extra_fwd)]

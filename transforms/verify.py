@@ -118,8 +118,6 @@ def _check_anf(fn: gast.FunctionDef, stage: str) -> None:
 def _check_mutation(fn: gast.FunctionDef, stage: str) -> None:
     for n in gast.walk(fn):
         if isinstance(n, gast.Call):
-            if any(k.arg == "out" for k in n.keywords):
-                _fail(stage, n, "out= survived")
             if isinstance(n.func, gast.Attribute) and n.func.attr in ("fill", "sort") and \
                     not n.args:
                 _fail(stage, n, f".{n.func.attr}() survived")

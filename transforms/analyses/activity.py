@@ -69,6 +69,11 @@ def flows(s: gast.stmt) -> list[tuple[set[str], set[str]]]:
             return []
         if isinstance(t, gast.Name):
             src = _loads(v)
+            if isinstance(v, gast.Call):
+                # out= names the buffer written, not a value the result depends on
+                src -= {k.value.id for k in v.keywords if k.arg == "out" and
+                        isinstance(k.value, gast.Name)}
+                src |= _loads(v.func) | {n for a in v.args for n in _loads(a)}
             if isinstance(v, gast.Subscript):
                 src = _loads(v.value)  # the index carries no derivative
             return [(src, {t.id})]

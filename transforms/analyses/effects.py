@@ -165,6 +165,10 @@ def _call_of(s: gast.stmt) -> gast.Call | None:
 
 
 def _written_name(s: gast.stmt) -> str | None:
+    if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
+        out = [k.value for k in s.value.keywords if k.arg == "out"]
+        if out and isinstance(out[0], gast.Name):
+            return out[0].id
     if isinstance(s, gast.Assign):
         t = s.targets[0]
         if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
@@ -232,6 +236,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[s
         return [(name, {f"cnew:{i}"} | _names(v))]
     if isinstance(v, (gast.Compare, gast.BoolOp)):
         return [(name, set())]
+    if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords):
+        out = [k.value for k in v.keywords if k.arg == "out"][0]
+        return [(name, {out.id} if isinstance(out, gast.Name) else set())]
     if isinstance(v, gast.Call):
         f = v.func
         fname = f.attr if isinstance(f, gast.Attribute) else f.id if isinstance(
