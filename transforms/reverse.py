@@ -149,6 +149,16 @@ class Reverse:
         self.result_of: dict[int, str] = {}
         self.reads_params = False
         self.numeric: set[str] = set()
+        # names used as containers or objects (indexed stores, appends, attribute access)
+        self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
+                                                                           "tuple")}
+        for st in gast.walk(fn):
+            if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
+                    st.attr not in NONDIFF_ATTRS and st.attr not in ("T", "real"):
+                self.objlike.add(st.value.id)
+        for w in eff.writes:
+            if w.container:
+                self.objlike.add(w.target)
         self.defs: dict[str, gast.expr] = {}
         for st in gast.walk(fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
@@ -167,7 +177,9 @@ class Reverse:
         return isinstance(node, gast.Name) and self.act.active(node.id)
 
     def tracked(self, n: str) -> bool:
-        return self.eff.tracked(n)
+        """True for arrays (or scalars) whose adjoint lives in shadow memory; containers and
+        objects keep value adjoints, and the arrays they hold are tracked on their own."""
+        return self.eff.tracked(n) and n not in self.objlike
 
     def loc(self, node: gast.AST) -> Location:
         return self.parsed.location(node)
@@ -318,9 +330,13 @@ class Reverse:
             what = ", ".join(sorted({self.user_name(c.name) for c in caps}))
             if self.policy == "strict" and certain:
                 c = certain[0]
+                others = sorted({(o.stmt.lineno, self.construct(o.stmt)) for o in caps
+                                 if o.stmt.lineno != c.stmt.lineno})
+                also = "".join(f"; the gradient of line {ln} ({text}) reads it too"
+                               for ln, text in others)
                 raise MutationError(
                     f"{construct} overwrites {_user_name(c.name)}, which the gradient of line "
-                    f"{c.stmt.lineno} ({self.construct(c.stmt)}) reads",
+                    f"{c.stmt.lineno} ({self.construct(c.stmt)}) reads{also}",
                     self.loc(w.stmt),
                     hint=f'use mutation="save" (adgen keeps a copy of {_user_name(c.name)}), '
                          f"or write into a copy: {_user_name(c.name)} = "
@@ -341,8 +357,14 @@ class Reverse:
         self.collect_reads(self.fn.body)
         self.decide_sites()
         state: set[str] = set()
-        rev = self.rev_block(self.fn.body, state, top=True)
         params = [a.id for a in self.fn.args.args]
+        # parameters this function changes in place as containers (lists, dicts, objects):
+        # their adjoint starts from what the caller handed over
+        cparams = sorted({w.target for w in self.eff.writes if w.container and
+                          w.target in params and self.act.active(w.target)})
+        for p in cparams:
+            state |= {self.bar(p), "owned:" + self.bar(p)}
+        rev = self.rev_block(self.fn.body, state, top=True)
         pull_body: list[gast.stmt] = []
         pull_body += _parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = []
@@ -350,20 +372,27 @@ class Reverse:
             b = self.adj.get(p)
             if self.tracked(p):
                 ret_parts.append(f"sh.value({p}) if top else None")
+            elif p in self.objlike or self.eff.tracked(p):
+                # a container argument: arrays inside it may have adjoints in shadow memory
+                ret_parts.append(f"collect(sh, {p}, {b if b is not None and b in state else None})"
+                                 f" if top else {b if b is not None and b in state else None}")
             elif b is not None and b in state:
                 ret_parts.append(b)
             else:
                 ret_parts.append("None")
         tail = _parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
         body = rev + tail
-        needed = self.free_names(body, set())
+        needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         self.saved_names = saved
         if saved:
             unpack = _parse_stmts(f"({', '.join(saved)}{',' if len(saved) == 1 else ''}) = saved")
         else:
             unpack = []
-        pull_body += unpack + body
+        withdraws = [assign(name(self.bar(p), gast.Store), _call(_attr("sh", "withdraw"),
+                                                                  name(p)), self.fn)
+                     for p in cparams]
+        pull_body += unpack + withdraws + body
         pullback = gast.FunctionDef(
             name=f"{self.fname}_pullback",
             args=_args(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
@@ -509,7 +538,8 @@ class Reverse:
                 if call.func.attr in methods.METHODS or call.func.attr == "append":
                     return False
             return True
-        return registry.lookup(obj) is None and _is_python_function(obj)
+        return registry.lookup(obj) is None and (_is_python_function(obj) or
+                                                 _is_user_class(obj))
 
     def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         """The rule and bound arguments of an operation statement (None: no rule needed)."""
@@ -829,8 +859,8 @@ class Reverse:
             from adgen.rules import methods
 
             if v.attr not in methods.ATTRIBUTES:
-                if not self.active(v.value):
-                    return []
+                if not self.active(v.value) or self.tracked(t):
+                    return []  # a tracked attribute's adjoint lives in shadow memory
                 return self.contribute(v.value.id, _call("attr_adjoint", name(v.value.id),
                                                          gast.Constant(v.attr, None), g),
                                        state, may_be_none=True)
@@ -987,6 +1017,8 @@ class Reverse:
             return []
         x = v.value.id
         idx = self.read_index(s, v.slice)
+        if self.tracked(t) and not self.tracked(x):
+            return []  # an array held by a container: its adjoint lives in shadow memory
         if self.tracked(x):
             if self.tracked(t):
                 # t views x's buffer (basic index) and shares its shadow, or is a copy
@@ -1218,11 +1250,28 @@ class Reverse:
             # arguments overwritten after the call: the callee reads the values they had
             saved_expr = _call("remap_saved", saved_expr,
                                gast.List(elts=[c.value for c in caps], ctx=gast.Load()))
-        out: list[gast.stmt] = [assign(
-            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            _call(pull, saved_expr, g, name("sh")), s)]
+        out: list[gast.stmt] = []
+        handed: set[str] = set()
         for a, c in zip(targets, cts):
-            if c != "_":
+            if c != "_" and isinstance(a, gast.Name) and a.id not in self.numeric and \
+                    not self.tracked(a.id) and self.bar(a.id) in state and a.id not in handed:
+                # a list/dict/object the callee may change: hand over its adjoint
+                out.append(gast.Expr(value=_call(_attr("sh", "deposit"), name(a.id),
+                                                 name(self.bar(a.id)))))
+                handed.add(a.id)
+        out.append(assign(
+            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
+            _call(pull, saved_expr, g, name("sh")), s))
+        for a, c in zip(targets, cts):
+            if c == "_":
+                continue
+            if a.id in handed:
+                b = self.bar(a.id)
+                out.append(assign(name(b, gast.Store), _call(_attr("sh", "merge"), name(a.id),
+                                                             name(b), name(c)), s))
+                state.discard("owned:" + b)
+                handed.discard(a.id)
+            else:
                 out += self.contribute(a.id, name(c), state, may_be_none=True)
         return out
 
@@ -1237,11 +1286,6 @@ class Reverse:
         obj = self.resolve(call.func)
         if obj is not _MISSING and _is_python_function(obj):
             info = self.callee_info(obj)
-            if info.compiled.mutates_containers:
-                raise UnsupportedError(
-                    f"{_src(call.func)}() changes a list, dict or object argument in place; "
-                    "adgen does not follow container mutation across calls yet",
-                    self.loc(call), hint="return the new list/dict/object from the function")
             self.callees[info.name] = info
             return name(f"{info.name}_pullback")
         return name("call_pullback")
@@ -1464,6 +1508,13 @@ def _is_python_function(obj: Any) -> bool:
 
     return isinstance(obj, (types.FunctionType, types.MethodType)) and \
         not getattr(obj, "__module__", "").startswith("numpy")
+
+
+def _is_user_class(obj: Any) -> bool:
+    import types
+
+    return isinstance(obj, type) and isinstance(obj.__dict__.get("__init__"),
+                                                types.FunctionType)
 
 
 def _is_copy_of(prev: gast.stmt, aug: gast.AugAssign) -> bool:

@@ -24,6 +24,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
+    if isinstance(fn, type):
+        return _construct(fn, args, kwargs)
     receiver: tuple[Any, ...] = ()
     target = fn
     if isinstance(fn, types.MethodType):
@@ -40,20 +42,49 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     from adgen.transforms.pipeline import compile_function
 
     compiled = compile_function(target)
-    if compiled.mutates_containers or compiled.mutates_params:
+    if compiled.mutates_params:
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(
-            f"{getattr(fn, '__qualname__', fn)} changes its arguments (or self) in place and is "
-            "called through a variable, a method or a closure, where adgen cannot follow the "
-            "change", hint="call it by its module-level name, or return the new values")
+            f"{getattr(fn, '__qualname__', fn)} writes an array argument (or an array of self) "
+            "in place and is called through a variable, a method or a closure, where adgen "
+            "cannot follow the write", hint="call a module-level function by its name, or "
+            "return the new array instead of writing it in place")
     out, saved = compiled.forward(*receiver, *args, **kwargs)
     return out, ("compiled", compiled, saved)
+
+
+def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``cls(*args)`` for a user class: its ``__init__`` is differentiated like a method."""
+    init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
+    if not isinstance(init, types.FunctionType) or cls.__new__ is not object.__new__:
+        raise MissingRuleError(f"adgen cannot see how {cls.__qualname__} builds its objects",
+                               hint=f"register a rule with @adgen.rrule({cls.__name__})")
+    from adgen.transforms.pipeline import compile_function
+
+    compiled = compile_function(init)
+    if compiled.mutates_params:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"{cls.__qualname__}.__init__ writes an array argument in place",
+                               hint="store a copy, or build a new array")
+    obj = cls.__new__(cls)
+    _, saved = compiled.forward(obj, *args, **kwargs)
+    return obj, ("init", compiled, saved, obj)
 
 
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
+    if kind == "init":
+        _, compiled, inner, obj = saved
+        from adgen.runtime import ShadowMap
+
+        sh = sh if sh is not None else ShadowMap()
+        if out_bar is not None:
+            sh.deposit(obj, out_bar)  # the new object's adjoint seeds self in __init__
+        cts = compiled.pullback(inner, None, sh)
+        return tuple(cts[1:])
     if kind == "compiled":
         _, compiled, inner = saved
         return compiled.pullback(inner, out_bar, sh)

@@ -132,6 +132,28 @@ class ShadowMap:
 
     def __init__(self) -> None:
         self._roots: dict[int, tuple[Any, np.ndarray]] = {}
+        # adjoints of lists/dicts/objects handed to a callee that changes them in place
+        self._deposits: dict[int, list[Any]] = {}
+
+    def deposit(self, x: Any, adjoint: Any) -> None:
+        """A caller hands over the adjoint of container ``x`` as it is after the call."""
+        self._deposits[id(x)] = [x, adjoint, False]
+
+    def withdraw(self, x: Any) -> Any:
+        """A callee that changes container ``x`` starts from the caller's adjoint of it."""
+        entry = self._deposits.get(id(x))
+        if entry is None or entry[2]:
+            return zeros_like(x)
+        entry[2] = True
+        return or_zeros(copy_adjoint(entry[1]), x)
+
+    def merge(self, x: Any, current: Any, ct: Any) -> Any:
+        """The caller's adjoint of ``x`` after the callee's pullback: the callee's cotangent
+        replaces it when the callee took it over (it changed x), else adds to it."""
+        entry = self._deposits.pop(id(x), None)
+        if entry is not None and entry[2]:
+            return ct
+        return add(current, ct)
 
     def of(self, x: Any) -> np.ndarray:
         if isinstance(x, np.ndarray):
@@ -189,6 +211,24 @@ def _shadow_offset(shadow: np.ndarray) -> int:
     if base is shadow:
         return 0
     return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+
+
+def collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    """A container's adjoint plus the shadows of the arrays inside it (the arrays written in
+    place keep their adjoints in shadow memory, not in the container's adjoint)."""
+    if isinstance(x, np.ndarray):
+        value = sh.value(x) if id(root_of(x)) in sh._roots else None
+        return add(adjoint, value)
+    if isinstance(x, (list, tuple)):
+        base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+        return [collect(sh, v, a) for v, a in zip(x, base)]
+    if isinstance(x, dict):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return {k: collect(sh, v, base.get(k)) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and not callable(x):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: collect(sh, v, base.get(k)) for k, v in vars(x).items()})
+    return adjoint
 
 
 def shadow_of(sh: ShadowMap, x: Any) -> Any:
@@ -565,7 +605,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "collect", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
 
