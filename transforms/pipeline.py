@@ -205,7 +205,8 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     eff = _run("reverse", lambda: effects(tree, mutating_call), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
-    outputs = {p for p in params if "param" in eff.written}
+    outputs = {p for p in params if "param" in eff.written} | {
+        w.target for w in eff.writes if w.container and w.target in params}
     act = activity(tree, eff.aliases(), outputs)
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
@@ -252,10 +253,40 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     sites = [MutationSite(parsed.file, getattr(s.stmt, "lineno", 0),
                           getattr(s.stmt, "col_offset", 0), s.construct, s.decision, s.reason,
                           s.captured_at) for s in result.sites]
-    for c in callees.values():
+    for c in list(callees.values()) + _method_callees(parsed, tree, mutation):
         sites.extend(x for x in c.sites if x not in sites)
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
                     callees, own, result.reads_params, result.mutates_containers)
+
+
+def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
+    """Methods called on objects the function builds from a user class (``m = Cls(...)``;
+    ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
+    classes: dict[str, type] = {}
+    for st in gast.walk(tree):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                isinstance(st.value, gast.Call):
+            cls = _resolve(parsed, st.value.func)
+            if isinstance(cls, type):
+                classes[st.targets[0].id] = cls
+    out: list[Compiled] = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
+            method = getattr(classes[node.func.value.id], node.func.attr, None)
+            if _is_user_function(method):
+                try:
+                    out.append(compile_function(method, mutation=mutation))
+                except AdgenError:
+                    pass  # reported when the call runs
+    for cls in set(classes.values()):
+        init = cls.__dict__.get("__init__")
+        if _is_user_function(init):
+            try:
+                out.append(compile_function(init, mutation=mutation))
+            except AdgenError:
+                pass
+    return out
 
 
 def _resolve(parsed: Parsed, node: gast.expr) -> Any:

@@ -328,6 +328,12 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
 
         with runtime.measure_saves() as measured:
             compiled.forward(*args, **kwargs)
+        scope = measured.pop("__scope__")  # type: ignore[call-overload]
+        seen = {id(c) for c in [compiled]}
+        for c in scope.dynamic:  # methods, closures, classes: known once they ran
+            if id(c) not in seen:
+                seen.add(id(c))
+                sites = list(sites) + [x for x in c.sites if x not in sites]
         sites = [
             MutationSite(s.file, s.line, s.col, s.construct, s.decision, s.reason, s.captured_at,
                          measured.get((s.file, s.line, s.col), 0

@@ -50,6 +50,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             "in place and is called through a variable, a method or a closure, where adgen "
             "cannot follow the write", hint="call a module-level function by its name, or "
             "return the new array instead of writing it in place")
+    from adgen.runtime import current_scope
+
+    current_scope().dynamic.append(compiled)
     out, saved = compiled.forward(*receiver, *args, **kwargs)
     return out, ("compiled", compiled, saved)
 
@@ -68,6 +71,9 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
 
         raise UnsupportedError(f"{cls.__qualname__}.__init__ writes an array argument in place",
                                hint="store a copy, or build a new array")
+    from adgen.runtime import current_scope
+
+    current_scope().dynamic.append(compiled)
     obj = cls.__new__(cls)
     _, saved = compiled.forward(obj, *args, **kwargs)
     return obj, ("init", compiled, saved, obj)

@@ -267,6 +267,8 @@ class GuardScope:
     def __init__(self) -> None:
         self.live: dict[int, list[Capture]] = {}
         self.saved_bytes: dict[tuple[str, int, int], int] = {}
+        # functions compiled or run through a dynamic call in this pass (for explain)
+        self.dynamic: list[Any] = []
 
 
 _SCOPES: list[GuardScope] = [GuardScope()]
@@ -284,13 +286,19 @@ def guard_scope() -> Iterator[GuardScope]:
         _SCOPES.pop()
 
 
+def current_scope() -> GuardScope:
+    """The scope of the forward pass that is running."""
+    return _SCOPES[-1]
+
+
 @contextlib.contextmanager
 def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
     """Collects the bytes each guarded write saves, keyed by (file, line, col)."""
     measured: dict[tuple[str, int, int], int] = {}
     _MEASURE.append(measured)
     try:
-        with guard_scope():
+        with guard_scope() as scope:
+            measured["__scope__"] = scope  # type: ignore[index]
             yield measured
     finally:
         _MEASURE.pop()
@@ -329,20 +337,25 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
         return
     region = target if not isinstance(region, np.ndarray) else region
     keep: list[Capture] = []
+    hits: list[Capture] = []
     for cap in caps:
-        if not _overlaps(cap.array, region):
-            keep.append(cap)
-            continue
-        if policy == "strict":
-            from adgen.errors import Location, MutationError
+        (hits if _overlaps(cap.array, region) else keep).append(cap)
+    if hits and policy == "strict":
+        from adgen.errors import Location, MutationError
 
-            raise MutationError(
-                f"{construct} overwrites {cap.what}, which the gradient of line {cap.line} "
-                f"reads",
-                Location(file, line, col, _source_line(file, line)),
-                hint=f'use mutation="save" (adgen keeps a copy), or write into a copy: '
-                     f"{cap.what} = {cap.what}.copy() before line {line}",
-                captured_at=Location(cap.file, cap.line, 0, _source_line(cap.file, cap.line)))
+        first = hits[0]
+        lines = sorted({c.line for c in hits})
+        also = "".join(f"; the gradient of line {ln} reads it too" for ln in lines
+                       if ln != first.line)
+        raise MutationError(
+            f"{construct} overwrites {first.what}, which the gradient of line {first.line} "
+            f"reads{also}",
+            Location(file, line, col, _source_line(file, line)),
+            hint=f'use mutation="save" (adgen keeps a copy), or write into a copy: '
+                 f"{first.what} = {first.what}.copy() before line {line}",
+            captured_at=Location(first.file, first.line, 0,
+                                 _source_line(first.file, first.line)))
+    for cap in hits:
         cap.snapshot = cap.array.copy()
         if _MEASURE:
             key = (file, line, col)
