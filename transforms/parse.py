@@ -26,6 +26,8 @@ class Parsed:
     file: str
     lines: list[str]
     namespace: dict[str, Any] = field(default_factory=dict)  # globals + closure cells
+    nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
+    closure_free: set[str] = field(default_factory=set)  # names nested defs read
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""
@@ -34,6 +36,8 @@ class Parsed:
             for n in gast.walk(self.tree):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                     names.add(n.id)
+                elif isinstance(n, gast.FunctionDef) and n is not self.tree:
+                    names.add(n.name)
             self._locals = names
         return name in self._locals
 

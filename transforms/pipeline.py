@@ -28,6 +28,7 @@ from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
+from adgen.transforms.hoist_defs import hoist_defs
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
@@ -130,6 +131,29 @@ def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
             hint="make the recursive function return new values instead of writing in place")
 
 
+# Code objects of defs nested in differentiated functions: their closures read the enclosing
+# function's values, which get gradients (adgen.dispatch lifts them into arguments).
+NESTED_CODES: set[Any] = set()
+_CLOSURES: dict[tuple[Any, str, int], Compiled] = {}
+
+
+def _register_nested(code: Any, names: set[str]) -> None:
+    for const in code.co_consts:
+        if hasattr(const, "co_name") and const.co_name in names:
+            NESTED_CODES.add(const)
+            _register_nested(const, names)
+
+
+def compile_closure(fn: Any, *, mutation: str = "save") -> Compiled:
+    """Compiles a nested def's closure with its free variables as trailing parameters."""
+    key = (fn.__code__, mutation, registry.generation())
+    hit = _CLOSURES.get(key)
+    if hit is None:
+        hit = _compile(fn, mutation, lifted=tuple(fn.__code__.co_freevars))
+        _CLOSURES[key] = hit
+    return hit
+
+
 def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         return getattr(compile_function(fn, mutation=mutation), which)(*args, **kwargs)
@@ -147,8 +171,12 @@ class _CalleeInfo:
         return self.compiled.mutates_params
 
 
-def _front(fn: Any, stop: str | None = None) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
-    """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts."""
+def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
+           ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
+    """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
+
+    ``lifted`` names free variables of a closure that become trailing parameters.
+    """
     parsed = parse_function(fn)
     tree = parsed.tree
     if stop == "parse":
@@ -157,6 +185,11 @@ def _front(fn: Any, stop: str | None = None) -> tuple[Parsed, gast.FunctionDef, 
     if stop == "validate":
         return parsed, tree, None, None
     namer = Namer(tree)
+    parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
+    for free in lifted:
+        tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
+                                        type_comment=None))
+        parsed.namespace.pop(free, None)
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("lower_control", lambda: lower_control(tree, namer)),
         ("desugar", lambda: desugar(tree, namer)),
@@ -186,8 +219,8 @@ def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
                             parsed.location(parsed.tree)) from exc
 
 
-def _compile(fn: Any, mutation: str) -> Compiled:
-    parsed, tree, namer, headers = _front(fn)
+def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
+    parsed, tree, namer, headers = _front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
     def mutating_call(call: gast.Call) -> bool:
@@ -207,7 +240,8 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {
         w.target for w in eff.writes if w.container and w.target in params}
-    act = activity(tree, eff.aliases(), outputs)
+    closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+    act = activity(tree, eff.aliases(), outputs, closures)
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:
@@ -244,6 +278,7 @@ def _compile(fn: Any, mutation: str) -> Compiled:
     compile_source(pb_src, fname + " pullback", pb_ns)
     forward = fwd_ns[result.forward.name]
     pullback = pb_ns[result.pullback.name]
+    _register_nested(forward.__code__, {d.name for d in parsed.nested_defs})
     source = own
     for cname, c in callees.items():
         if c.own_source and cname != fn.__name__:
@@ -257,6 +292,14 @@ def _compile(fn: Any, mutation: str) -> Compiled:
         sites.extend(x for x in c.sites if x not in sites)
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
                     callees, own, result.reads_params, result.mutates_containers)
+
+
+def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
+    inner = {a.id for a in d.args.args} | {
+        n.id for n in gast.walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    loads = {n.id for n in gast.walk(d) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, gast.Load)}
+    return (loads - inner) & parsed.closure_free
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:

@@ -33,6 +33,7 @@ from adgen.rules import registry
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.ssa import is_break_if
@@ -179,7 +180,8 @@ class Reverse:
     def tracked(self, n: str) -> bool:
         """True for arrays (or scalars) whose adjoint lives in shadow memory; containers and
         objects keep value adjoints, and the arrays they hold are tracked on their own."""
-        return self.eff.tracked(n) and n not in self.objlike
+        return (self.eff.tracked(n) or n in self.parsed.closure_free) and \
+            n not in self.objlike
 
     def loc(self, node: gast.AST) -> Location:
         return self.parsed.location(node)
@@ -496,7 +498,8 @@ class Reverse:
                         else:
                             for n in _loads_of(bound.get(r)):
                                 self.want_capture(s, n, after=False)
-            elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                    not is_marker(s):
                 if self.is_user_call(s.value) and self.callee_reads_params(s.value):
                     for a in _loads(s.value):
                         self.want_capture(s, a, after=True)
@@ -653,6 +656,8 @@ class Reverse:
             return ""
 
     def rev_stmt(self, s: gast.stmt, state: set[str]) -> list[gast.stmt]:
+        if is_marker(s):
+            return []  # a nested def: its gradient flows when it is called
         if isinstance(s, gast.Return):
             if s.value is not None and self.active(s.value):
                 n = s.value.id
@@ -1240,8 +1245,9 @@ class Reverse:
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
         targets = ([receiver] if receiver is not None else []) + args
+        fn_names = {d.name for d in self.parsed.nested_defs}
         cts = [self.namer.fresh("ct") if isinstance(a, gast.Name) and self.act.active(a.id)
-               else "_" for a in targets]
+               and a.id not in fn_names else "_" for a in targets]
         pull = self.callee_pullback(call)
         saved_expr: gast.expr = name(saved)
         caps = [self.read_value(s, a) for a in targets if isinstance(a, gast.Name) and
@@ -1346,6 +1352,8 @@ class Reverse:
         return out
 
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if is_marker(s):
+            return [copy.deepcopy(self.parsed.nested_defs[s.value.args[0].value])]
         pre: list[gast.stmt] = []
         post: list[gast.stmt] = []
         for (sid, n), cap in self.caps.items():

@@ -71,13 +71,17 @@ def validate(parsed: Parsed) -> None:
                 and isinstance(n.ctx, gast.Store)}
             free = sorted({n.id for n in gast.walk(node) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Load)} & outer - inner_bound - {node.name})
-            if free:
-                raise UnsupportedError(
-                    f"the nested def {node.name}() reads {free[0]!r} from the enclosing "
-                    "function; adgen would treat it as a constant",
-                    parsed.location(node),
-                    hint=f"pass {free[0]} to {node.name}() as an argument, or define "
-                         f"{node.name} at module level")
+            for v in free:
+                binds = sum(1 for n in gast.walk(fn) if isinstance(n, gast.Name) and
+                            isinstance(n.ctx, gast.Store) and n.id == v and
+                            n not in set(gast.walk(node)))
+                binds += v in {a.id for a in fn.args.args}
+                if binds > 1:
+                    raise UnsupportedError(
+                        f"the nested def {node.name}() reads {v!r}, which the enclosing "
+                        "function assigns more than once",
+                        parsed.location(node),
+                        hint=f"pass {v} to {node.name}() as an argument")
             if node.decorator_list:
                 raise UnsupportedError("a decorated nested def is not supported",
                                        parsed.location(node),

@@ -35,6 +35,11 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         if rule is not None and rule.is_rrule:
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
             return out, ("rrule", rule, pullback, receiver + args)
+    if isinstance(target, types.FunctionType) and target.__closure__:
+        from adgen.transforms.pipeline import NESTED_CODES, compile_closure
+
+        if target.__code__ in NESTED_CODES:
+            return _call_closure(target, receiver + args, kwargs)
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(
             f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule and adgen cannot read "
@@ -55,6 +60,20 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     current_scope().dynamic.append(compiled)
     out, saved = compiled.forward(*receiver, *args, **kwargs)
     return out, ("compiled", compiled, saved)
+
+
+def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """A nested def of a differentiated function: the values it reads from the enclosing
+    function are passed as arguments, so their gradients come back too."""
+    from adgen.runtime import current_scope
+    from adgen.transforms.pipeline import compile_closure
+
+    compiled = compile_closure(fn)
+    current_scope().dynamic.append(compiled)
+    cells = tuple(c.cell_contents for c in fn.__closure__)
+    out, saved = compiled.forward(*args, *cells, **kwargs)
+    return out, ("closure", compiled, saved, len(args), cells)
 
 
 def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -82,6 +101,24 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
+    if kind == "closure":
+        _, compiled, inner, nargs, cells = saved
+        cts = compiled.pullback(inner, out_bar, sh)
+        for value, ct in zip(cells, cts[nargs:]):
+            if ct is None or sh is None:
+                continue
+            if isinstance(value, (np.ndarray, float, np.floating)):
+                # the enclosing function keeps this value's adjoint in shadow memory
+                shadow = sh.of(value)
+                shadow += np.asarray(ct) if isinstance(value, np.ndarray) else np.sum(ct)
+            elif not _is_zero(ct):
+                from adgen.errors import UnsupportedError
+
+                raise UnsupportedError(
+                    f"the nested def {compiled.name}() reads a {type(value).__name__} of the "
+                    "enclosing function that has a gradient; adgen follows closures over "
+                    "floats and arrays only", hint="pass it to the nested def as an argument")
+        return tuple(cts[:nargs])
     if kind == "init":
         _, compiled, inner, obj = saved
         from adgen.runtime import ShadowMap
@@ -111,6 +148,19 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         cts = (cts,)
     by_name = dict(zip(rule.diff, cts))
     return tuple(by_name.get(p.name) for p in rule.params if not p.varargs)
+
+
+def _is_zero(ct: Any) -> bool:
+    if ct is None:
+        return True
+    if isinstance(ct, (list, tuple)):
+        return all(_is_zero(c) for c in ct)
+    if isinstance(ct, dict):
+        return all(_is_zero(c) for c in ct.values())
+    try:
+        return not np.any(ct)
+    except (TypeError, ValueError):
+        return False
 
 
 def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
