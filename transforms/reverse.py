@@ -1381,7 +1381,8 @@ class Reverse:
                     elts=[name(r) for r in recorded], ctx=gast.Load())))
                 pos = _record_position(body, self.headers)
                 body.insert(pos, rec)
-                init = self.init_conditional(s.body, recorded)
+                target = {s.target.id} if isinstance(s, gast.For) else set()
+                init = self.init_conditional(s.body, [r for r in recorded if r not in target])
                 pre += [assign(name(tape, gast.Store), gast.List(elts=[], ctx=gast.Load()), s)]
                 pre += init
             s2.body = body
