@@ -143,7 +143,17 @@ def refuse(*args: Any, **kwargs: Any) -> Case:
 # --------------------------------------------------------------------------------------------
 # arithmetic.py
 
-cases("_operator.add", binary(randn))
+cases("_operator.add", binary(randn),
+      # Two lists or tuples concatenate: the head of g is the left's, the tail the right's.
+      C([randn(), randn()], [randn()]), C([randn(2), randn(3)], [randn(4, 1)]),
+      C((randn(), randn(2)), (randn(),)), C([], [randn()]), C([randn(2)], []),
+      # A list and an array broadcast (numpy arithmetic, not concatenation).
+      C([randn(), randn()], randn(3, 2)), C(randn(2), [randn(), randn()]),
+      # An array cotangent of a concatenation (np.sum(a + b) gives one) splits the same way.
+      expect(([1.0, 2.0], [3.0, 4.0, 5.0]), ([1.0, 2.0], [3.0, 4.0, 5.0]),
+             g=np.array([1.0, 2.0, 3.0, 4.0, 5.0])),
+      # ... unless a size-1 list could also have been broadcast: refused, not guessed.
+      Case(([1.0], [2.0, 3.0]), {}, fd=False, g=np.ones(3), raises=RuleError))
 cases("_operator.sub", binary(randn))
 cases("_operator.mul", binary(randn))
 cases("_operator.truediv", binary(randn, away_from_zero))
@@ -385,17 +395,20 @@ cases("numpy.roll", C(randn(5), 2), C(randn(3, 4), -1, 1), C(randn(3, 4), 5),
 cases("numpy.copy", unary(randn))
 cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),
       C([[randn(), randn()], [randn(), randn()]]), C(randn(2, 3)), C(randn()),
-      C((randn(), randn())), C([randn(), randn()], dtype=np.float64))
+      C((randn(), randn())), C([randn(), randn()], dtype=np.float64),
+      C([(randn(), randn()), [randn(), 1.0]]), C([randn(2), [randn(), randn()]]))
 cases("numpy.asarray", C([randn(), randn()]), C(randn(2, 3)), C(randn()),
       C([randn(2), randn(2)], np.float64))
 cases("numpy.ndarray.astype", C(randn(3, 4), np.float64), C(randn(3), float))
 cases("numpy.stack", C([randn(3), randn(3)]), C([randn(2, 3), randn(2, 3), randn(2, 3)], 1),
-      C((randn(3), randn(3)), axis=-1), C([randn(), randn()]))
+      C((randn(3), randn(3)), axis=-1), C([randn(), randn()]), C([[randn(), randn()], randn(2)]))
 cases("numpy.concatenate", C([randn(2, 3), randn(4, 3)]), C([randn(2, 3), randn(2, 1)], 1),
       C((randn(2), randn(3), randn(1)),), C([randn(2, 3), randn(4)], axis=None),
       C([randn(2, 3), randn(2, 2)], axis=-1))
 cases("numpy.hstack", C([randn(2), randn(3)]), C([randn(2, 3), randn(2, 1)]),
       C([randn(), randn(2)]), C((randn(2, 2, 1), randn(2, 3, 1))))
+cases("numpy.column_stack", C([randn(3), randn(3)]), C([randn(3, 2), randn(3)]),
+      C((randn(2, 1), randn(2, 3))))
 cases("numpy.vstack", C([randn(3), randn(3)]), C([randn(2, 3), randn(3)]),
       C([randn(2, 3), randn(1, 3)]), C([randn(), randn()]))
 cases("numpy.where", C(randn(3, 4) > 0, randn(3, 4), randn(3, 4)),
@@ -439,3 +452,18 @@ cases("_operator.getitem",
       C([randn(), [randn(), randn()]], 1), C([randn(2), 3, "s"], 0))
 cases("numpy.ndarray.item", C(randn(1, 1)), C(randn(3, 4), 5), C(randn(3, 4), 1, 2),
       C(np.asarray(randn())))
+cases("numpy.take", C(randn(5), np.array([0, 2, 2, 4])), C(randn(3, 4), [1, 1, 3], 1),
+      C(randn(3, 4), np.array([[0, 5], [11, 5]])), C(randn(3, 4, 2), -1, axis=0),
+      C(randn(3, 4), np.array([2, 0, 2]), axis=-2))
+cases("numpy.take_along_axis",
+      C(randn(3, 4), np.array([[0, 0, 3], [1, 2, 2], [3, 3, 3]]), 1),
+      C(randn(3, 4), np.argsort(randn(3, 4), axis=0), 0), C(randn(6), np.array([5, 0, 0]), None),
+      C(randn(2, 3, 4), np.zeros((2, 1, 4), dtype=int), axis=-2))
+for _f in ("all", "any", "count_nonzero", "size"):
+    cases(f"numpy.{_f}", C(randn(3, 4) > 0), C(randn(3, 4), 0), C(randn(3, 4), axis=1))
+for _f in ("shape", "ndim"):
+    cases(f"numpy.{_f}", C(randn(3, 4)), C(randn()), C([randn(), randn()]))
+for _f in ("isclose", "allclose"):
+    cases(f"numpy.{_f}", C(randn(3, 4), randn(4)), C(randn(), randn(), atol=1e-3),
+          C(randn(3), randn(3), 1e-3, 1e-6, True))
+cases("numpy.array_equal", C(randn(3), randn(3)), C(randn(2, 2), randn(2, 2), equal_nan=True))

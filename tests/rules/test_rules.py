@@ -31,6 +31,8 @@ ZERO_RULES = {
     "_operator.eq", "_operator.ne", "builtins.int", "builtins.round",
     "math.floor", "math.ceil", "math.trunc", "math.isnan", "math.isinf", "math.isfinite",
     "numpy.argmax", "numpy.argmin", "numpy.argsort", "numpy.round", "numpy.around",
+    "numpy.all", "numpy.any", "numpy.count_nonzero", "numpy.size", "numpy.shape",
+    "numpy.ndim", "numpy.isclose", "numpy.allclose", "numpy.array_equal",
     *(f"numpy.{f}" for f in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf",
                              "isfinite", "signbit", "logical_not", "floor_divide", "greater",
                              "greater_equal", "less", "less_equal", "equal", "not_equal",
@@ -135,8 +137,8 @@ def check_structure(ct: Any, x: Any, where: str) -> None:
             assert ct.shape == np.shape(x), f"{where}: shape {ct.shape} != {np.shape(x)}"
             assert ct.dtype.kind == "f"
             return
-        assert isinstance(ct, (list, tuple)) and len(ct) == len(x), \
-            f"{where}: {type(ct).__name__} of {len(ct)} for a sequence of {len(x)}"
+        assert isinstance(ct, list if isinstance(x, list) else tuple) and len(ct) == len(x), \
+            f"{where}: {type(ct).__name__} of {len(ct)} for a {type(x).__name__} of {len(x)}"
         for i, (c, xi) in enumerate(zip(ct, x)):
             check_structure(c, xi, f"{where}[{i}]")
         return
@@ -234,8 +236,9 @@ def test_vjp(name: str, case: Case) -> None:
     values = bound_values(rule, case)
 
     if case.raises is not None:
+        g = case.g if case.g is not None else random_like(out, rng, numeric=True)
         with pytest.raises(case.raises):
-            call_vjp(rule, random_like(out, rng, numeric=True), out, case)
+            call_vjp(rule, g, out, case)
         return
 
     g = case.g if case.g is not None else random_like(out, rng, numeric=True)
@@ -358,21 +361,23 @@ def test_templates_use_only_numpy_builtins_and_helpers(name: str) -> None:
 
 
 def test_helpers_are_standalone() -> None:
-    """Each helper's source runs in a module holding only numpy and the other helpers."""
-    namespace: dict[str, Any] = {"np": np}
+    """Each helper uses only numpy, builtins and public helpers, so -o output can copy it."""
+    allowed = set(helpers.__all__) | {"np"}
     for hname in helpers.__all__:
         fn = getattr(helpers, hname)
-        exec(compile(inspect.getsource(fn), f"<{hname}>", "exec"), namespace)  # noqa: S102
-    private = [n for n in vars(helpers) if n.startswith("_") and callable(getattr(helpers, n))
-               and getattr(getattr(helpers, n), "__module__", "") == helpers.__name__]
-    for hname in private:
+        used = set(inspect.getclosurevars(fn).globals)
+        assert used <= allowed, f"{hname} uses {sorted(used - allowed)}"
+    # And they run from copies of their source in a namespace holding only numpy and them.
+    namespace: dict[str, Any] = {"np": np}
+    for hname in helpers.__all__:
         source = inspect.getsource(getattr(helpers, hname))
         exec(compile(source, f"<{hname}>", "exec"), namespace)  # noqa: S102
-    # Run a few through the copies: their globals are the standalone namespace.
     assert namespace["sum_vjp"](1.0, (2, 3), None, False).shape == (2, 3)
     assert namespace["unbroadcast"](np.ones((3, 4)), (4,)).tolist() == [3.0] * 4
+    assert namespace["unbroadcast"]([1.0, 2.0, 3.0], [(), ()], seq="tail") == [2.0, 3.0]
     parts = namespace["einsum_vjp"](np.ones((2, 2)), "ij,jk->ik", (np.eye(2), np.eye(2)))
     assert [p.shape for p in parts] == [(2, 2), (2, 2)]
+    assert namespace["getitem_vjp"](1.0, namespace["shape_tree"]([1.0, np.ones(2)]), 0)[0] == 1
     with pytest.raises(RuleError):
         namespace["norm_vjp"](1.0, 1.0, np.eye(2), "nuc", None, False)
 
@@ -417,3 +422,12 @@ def test_methods_compute_what_the_method_does(attr: str, receiver: np.ndarray,
     assert np.asarray(got).dtype == np.asarray(want).dtype
     rule = registry.lookup(methods.METHODS[attr])
     rule.bind([receiver, *args], dict(kwargs))  # and the rule binds the call
+
+
+def test_runtime_reexports_helpers_unshadowed() -> None:
+    """Generated code finds each helper by name in adgen.runtime: the runtime's own names must
+    not shadow one (a template would silently call the wrong function)."""
+    import adgen.runtime as runtime
+
+    shadowed = [n for n in helpers.__all__ if getattr(runtime, n, None) is not getattr(helpers, n)]
+    assert not shadowed, f"adgen.runtime shadows rule helpers {shadowed}"

@@ -18,6 +18,8 @@ from adgen.rules.helpers import (
     balanced_eq,
     matmul_vjp_a,
     matmul_vjp_b,
+    shape_tree,
+    sum_list_vjp,
     unbroadcast,
     xlogy,
 )
@@ -29,7 +31,9 @@ from adgen.rules.registry import defvjp
 
 @defvjp(operator.add, "a, b", linear=True)
 def add(g: Any, out: Any, a: Any, b: Any) -> Any:
-    return unbroadcast(g, np.shape(a)), unbroadcast(g, np.shape(b))
+    # Numbers and arrays broadcast; two lists (or tuples) concatenate, and then the left
+    # operand gets the head of g and the right one the tail.
+    return unbroadcast(g, shape_tree(a), seq="head"), unbroadcast(g, shape_tree(b), seq="tail")
 
 
 @defvjp(operator.sub, "a, b", linear=True)
@@ -119,7 +123,7 @@ def min_(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defvjp(builtins.sum, "iterable, start=0", diff="iterable, start", linear=True)
 def sum_(g: Any, out: Any, iterable: Any, start: Any) -> Any:
-    return [unbroadcast(g, np.shape(elem)) for elem in iterable], unbroadcast(g, np.shape(start))
+    return sum_list_vjp(g, shape_tree(iterable)), unbroadcast(g, np.shape(start))
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import xlogy
+from adgen.rules.helpers import shape_tree, sum_list_vjp, xlogy
 from adgen.rules.registry import defvjp
 
 
@@ -164,7 +164,7 @@ def radians(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(math.fsum, "seq", linear=True)
 def fsum(g: Any, out: Any, seq: Any) -> Any:
-    return [g] * len(seq)
+    return sum_list_vjp(g, shape_tree(seq))
 
 
 if hasattr(math, "exp2"):  # Python 3.11+

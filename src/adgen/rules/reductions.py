@@ -91,3 +91,42 @@ for _f in (np.argmax, np.argmin):
 @defvjp(np.argsort, "a, axis=-1", diff="a", linear=True)
 def argsort(g: Any, out: Any, a: Any, axis: Any) -> Any:
     return np.zeros(np.shape(a))
+
+
+# Predicates and sizes: boolean or integer results, zero gradient. Registered so that code
+# like ``if np.all(x > 0)`` or ``n = np.size(x)`` on a differentiated x needs nothing more.
+
+
+def _zero_axis(func: Any) -> None:
+    @defvjp(func, "a, axis=None", diff="a", linear=True)
+    def zero(g: Any, out: Any, a: Any, axis: Any) -> Any:
+        return np.zeros(np.shape(a))
+
+
+for _f in (np.all, np.any, np.count_nonzero, np.size):
+    _zero_axis(_f)
+
+
+def _zero_unary(func: Any) -> None:
+    @defvjp(func, "a", linear=True)
+    def zero(g: Any, out: Any, a: Any) -> Any:
+        return np.zeros(np.shape(a))
+
+
+for _f in (np.shape, np.ndim):
+    _zero_unary(_f)
+
+
+def _zero_close(func: Any) -> None:
+    @defvjp(func, "a, b, rtol=1e-05, atol=1e-08, equal_nan=False", diff="a, b", linear=True)
+    def zero(g: Any, out: Any, a: Any, b: Any, rtol: Any, atol: Any, equal_nan: Any) -> Any:
+        return np.zeros(np.shape(a)), np.zeros(np.shape(b))
+
+
+for _f in (np.isclose, np.allclose):
+    _zero_close(_f)
+
+
+@defvjp(np.array_equal, "a1, a2, equal_nan=False", diff="a1, a2", linear=True)
+def array_equal(g: Any, out: Any, a1: Any, a2: Any, equal_nan: Any) -> Any:
+    return np.zeros(np.shape(a1)), np.zeros(np.shape(a2))

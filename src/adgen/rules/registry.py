@@ -16,7 +16,7 @@ person wrote), and the tests call it directly for the dot-product check.
   goes into a helper in :mod:`adgen.runtime`, which generated code imports.
 - ``reads`` says which parameters (or ``out``) the pullback reads the *values* of. A read that
   only looks at a shape is written ``np.shape(x)`` / ``np.ndim(x)`` / ``len(x)`` (or
-  ``zeros_tree(x)``, the zero cotangent of a container's structure) and is not a value read;
+  ``shape_tree(x)``, the shapes, lengths and keys of a container) and is not a value read;
   neither is iterating a parameter in a comprehension whose variable is only used that way
   (``[np.shape(a) for a in arrays]``).
   The declaration is checked against the template at registration, because the mutation
@@ -42,9 +42,9 @@ import gast
 from adgen.errors import RuleError
 
 # Names a value read may hide behind without reading the value: these look at the shape only.
-# ``zeros_tree`` (a rule helper) builds the zero cotangent of a value's structure: shapes, list
-# lengths and dict keys, never the numbers.
-SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "zeros_tree"})
+# ``shape_tree`` (a rule helper) describes a value's structure: shapes, list lengths and dict
+# keys, never the numbers.
+SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "shape_tree"})
 
 
 @dataclass(frozen=True)
@@ -316,6 +316,22 @@ def defrrule(
         params = tuple(Param(n) for n in inspect.signature(rrule).parameters)
     except (TypeError, ValueError):
         params = (Param("args", varargs=True),)
+    try:
+        primal_sig = inspect.signature(primal)
+        rule_sig = inspect.signature(rrule)
+    except (TypeError, ValueError):
+        primal_sig = rule_sig = None
+    if primal_sig is not None and rule_sig is not None:
+        def positional(sig: inspect.Signature) -> int:
+            return sum(1 for p in sig.parameters.values()
+                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+        has_var = any(p.kind == p.VAR_POSITIONAL for sig in (rule_sig, primal_sig)
+                      for p in sig.parameters.values())
+        if not has_var and positional(rule_sig) != positional(primal_sig):
+            raise RuleError(f"the rule for {qual} takes {positional(rule_sig)} positional "
+                            f"argument(s), but {qual} takes {positional(primal_sig)}",
+                            hint="give the rule the same parameters as the function")
     rule = Rule(primal=primal, name=qual, params=params, diff=tuple(p.name for p in params),
                 reads=frozenset(p.name for p in params), linear=False, view=False,
                 mutates=tuple(mutates), vjp=None, templates=(), rrule=rrule)

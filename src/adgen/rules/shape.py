@@ -11,14 +11,18 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    array_vjp,
     clip_above,
     clip_below,
     clip_inside,
+    column_stack_vjp,
     concatenate_vjp,
     hstack_vjp,
     inverse_axes,
     ndarray_astype,
     ndarray_flatten,
+    shape_tree,
+    stack_vjp,
     unbroadcast,
     vstack_vjp,
 )
@@ -108,13 +112,13 @@ def copy(g: Any, out: Any, a: Any) -> Any:
 
 @defvjp(np.array, "object, dtype=None", diff="object", linear=True)
 def array(g: Any, out: Any, object: Any, dtype: Any) -> Any:
-    # A list's cotangent is the array of its entries' cotangents (same np.shape).
-    return g
+    # An array gets g; a list of entries gets the list of their cotangents (nested alike).
+    return array_vjp(g, shape_tree(object))
 
 
 @defvjp(np.asarray, "a, dtype=None", diff="a", linear=True, view=True)
 def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
-    return g
+    return array_vjp(g, shape_tree(a))
 
 
 @defvjp(ndarray_astype, "a, dtype", diff="a", linear=True, name="numpy.ndarray.astype")
@@ -124,27 +128,32 @@ def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
-# Joining: the cotangent of a list of arrays is a list of cotangents.
+# Joining: the cotangent of a list (tuple) of arrays is a list (tuple) of cotangents.
 
 
 @defvjp(np.stack, "arrays, axis=0", diff="arrays", reads="axis", linear=True)
 def stack(g: Any, out: Any, arrays: Any, axis: Any) -> Any:
-    return list(np.moveaxis(g, axis, 0))
+    return stack_vjp(g, shape_tree(arrays), axis)
 
 
 @defvjp(np.concatenate, "arrays, axis=0", diff="arrays", reads="axis", linear=True)
 def concatenate(g: Any, out: Any, arrays: Any, axis: Any) -> Any:
-    return concatenate_vjp(g, [np.shape(a) for a in arrays], axis)
+    return concatenate_vjp(g, shape_tree(arrays), axis)
 
 
 @defvjp(np.hstack, "tup", linear=True)
 def hstack(g: Any, out: Any, tup: Any) -> Any:
-    return hstack_vjp(g, [np.shape(a) for a in tup])
+    return hstack_vjp(g, shape_tree(tup))
+
+
+@defvjp(np.column_stack, "tup", linear=True)
+def column_stack(g: Any, out: Any, tup: Any) -> Any:
+    return column_stack_vjp(g, shape_tree(tup))
 
 
 @defvjp(np.vstack, "tup", linear=True)
 def vstack(g: Any, out: Any, tup: Any) -> Any:
-    return vstack_vjp(g, [np.shape(a) for a in tup])
+    return vstack_vjp(g, shape_tree(tup))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,322 @@
+"""Rule helpers: errors, structure of values, broadcasting, reductions.
+
+Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps:
+top-level functions using only ``np``, builtins and each other, all of them public).
+"""
+
+import numpy as np
+
+__all__ = [
+    "as_container",
+    "balanced_eq",
+    "broadcastable",
+    "cumsum_vjp",
+    "expand_reduced",
+    "is_tuple_tree",
+    "max_vjp",
+    "mean_vjp",
+    "prod_vjp",
+    "reduced_axes",
+    "shape_tree",
+    "sort_vjp",
+    "split_sequence",
+    "sum_list_vjp",
+    "sum_vjp",
+    "tree_items",
+    "tree_len",
+    "tree_numeric_shape",
+    "tree_zeros",
+    "unbroadcast",
+    "unsupported",
+    "var_vjp",
+    "xlogy",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+def unsupported(message: str) -> None:
+    """Raises ``adgen.errors.RuleError`` (NotImplementedError in a module without adgen).
+
+    Raises:
+        RuleError: always.
+    """
+    try:
+        from adgen.errors import RuleError
+    except ImportError:  # a standalone module run where adgen is not installed
+        raise NotImplementedError(message) from None
+    raise RuleError(message)
+
+
+# --------------------------------------------------------------------------------------------
+# The structure of a value: what a pullback may look at without reading numbers.
+#
+# shape_tree(x) is x's shape for an array or a number, a list of the entries' trees for a
+# list, ("tuple", tree0, tree1, ...) for a tuple (a shape never holds a string, so the two
+# cannot be confused), a dict of trees for a dict, and None for what has no float content.
+
+
+def shape_tree(x: object) -> object:
+    """The shapes, lengths and keys of ``x``, never its numbers (see the comment above)."""
+    if isinstance(x, np.ndarray):
+        return x.shape
+    if isinstance(x, list):
+        return [shape_tree(v) for v in x]
+    if isinstance(x, tuple):
+        return ("tuple", *[shape_tree(v) for v in x])
+    if isinstance(x, dict):
+        return {k: shape_tree(v) for k, v in x.items()}
+    if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
+        return None
+    if isinstance(x, (int, float, np.number)):
+        return ()
+    return None
+
+
+def is_tuple_tree(tree: object) -> bool:
+    """Whether a shape tree describes a tuple (and is not an array's shape)."""
+    return isinstance(tree, tuple) and len(tree) > 0 and tree[0] == "tuple"
+
+
+def tree_items(tree: object) -> list:
+    """The entries' trees of a list or tuple tree."""
+    return list(tree[1:]) if is_tuple_tree(tree) else list(tree)
+
+
+def tree_len(tree: object) -> int:
+    """The length of the list or tuple a shape tree describes."""
+    return len(tree_items(tree))
+
+
+def as_container(items: list, tree: object) -> object:
+    """``items`` as the container type (list or tuple) that ``tree`` describes."""
+    return tuple(items) if is_tuple_tree(tree) else list(items)
+
+
+def tree_numeric_shape(tree: object) -> object:
+    """The shape numpy gives the value ``tree`` describes, or None if it is ragged."""
+    if tree is None or isinstance(tree, dict):
+        return None
+    if isinstance(tree, list) or is_tuple_tree(tree):
+        inner = [tree_numeric_shape(t) for t in tree_items(tree)]
+        if any(s is None for s in inner) or any(s != inner[0] for s in inner):
+            return None
+        return (len(inner),) + (inner[0] if inner else ())
+    return tuple(tree)
+
+
+def tree_zeros(tree: object) -> object:
+    """The zero cotangent of the value ``tree`` describes: zeros of the same structure."""
+    if tree is None:
+        return None
+    if isinstance(tree, dict):
+        return {k: tree_zeros(t) for k, t in tree.items()}
+    if isinstance(tree, list) or is_tuple_tree(tree):
+        return as_container([tree_zeros(t) for t in tree_items(tree)], tree)
+    return np.zeros(tree) if len(tree) else np.float64(0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Broadcasting
+
+
+def broadcastable(shape: tuple, to: tuple) -> bool:
+    """Whether numpy broadcasting takes ``shape`` to ``to``."""
+    if len(shape) > len(to):
+        return False
+    return all(s in (1, t) for s, t in zip(shape[::-1], to[::-1]))
+
+
+def split_sequence(g: object, tree: object, seq: object) -> object:
+    """The part of ``g`` that belongs to the list or tuple operand ``tree`` of a ``+``.
+
+    Two lists (or tuples) concatenate: the left operand gets the head of g, the right one the
+    tail (``seq`` says which). A list added to an array is numpy broadcasting instead; when an
+    array ``g`` could be either, this refuses rather than guess.
+
+    Raises:
+        RuleError: when ``seq`` is None, or the case is ambiguous.
+    """
+    n = tree_len(tree)
+    numeric = tree_numeric_shape(tree)
+    if not isinstance(g, (list, tuple)):
+        g_shape = np.shape(g)
+        fits = numeric is not None and broadcastable(numeric, g_shape)
+        if fits and (len(g_shape) == 0 or g_shape[0] == n or len(numeric) < len(g_shape)):
+            return unbroadcast(g, numeric)  # numpy arithmetic on a list operand
+        if fits or seq not in ("head", "tail"):
+            unsupported("cannot tell whether this + concatenated lists or broadcast a list "
+                        "against an array; convert the list with np.asarray first")
+    elif seq not in ("head", "tail"):
+        unsupported("this operation on a Python list/tuple is not differentiable here")
+    part = g[:n] if seq == "head" else g[len(g) - n:]
+    return as_container(list(part), tree)
+
+
+def unbroadcast(g: object, shape: object, seq: object = None) -> object:
+    """Sums the cotangent ``g`` down to ``shape``, undoing numpy broadcasting.
+
+    Leading axes that broadcasting added are summed away, and axes where ``shape`` has 1 are
+    summed with keepdims. A ``g`` smaller than ``shape`` (a scalar standing for a constant
+    cotangent) is broadcast up. For ``shape == ()`` the result is a numpy float.
+
+    ``shape`` may also be a :func:`shape_tree` of a list or tuple operand of ``+``, with
+    ``seq="head"`` for the left operand and ``"tail"`` for the right: two sequences
+    concatenate, and each gets its part of ``g`` (see :func:`split_sequence`).
+
+    Raises:
+        RuleError: when ``g`` is a list or tuple where numbers were expected (``*`` on a
+            Python list repeats it; that is not arithmetic).
+    """
+    if isinstance(shape, list) or is_tuple_tree(shape):
+        return split_sequence(g, shape, seq)
+    shape = tuple(shape)
+    if isinstance(g, (list, tuple)):
+        unsupported("arithmetic on Python lists/tuples (repetition with *) is not "
+                    "differentiable here; build arrays, or use np.tile")
+    if np.shape(g) == shape:
+        return g
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = np.sum(g, axis=tuple(range(lead)))
+    if g.ndim == len(shape):
+        ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+        if ones:
+            g = np.sum(g, axis=ones, keepdims=True)
+    if g.shape != shape:
+        # A cotangent given with fewer axes stands for its broadcast.
+        g = np.broadcast_to(g, shape).copy()
+    return g[()] if shape == () else g
+
+
+def balanced_eq(x: object, z: object, y: object) -> object:
+    """1 where ``x == z != y``, 0.5 where ``x == z == y``, else 0 (JAX's tie rule).
+
+    For ``z = max(x, y)`` this is the share of the cotangent that goes to ``x``.
+    """
+    return np.where(np.equal(x, z), np.where(np.equal(y, z), 0.5, 1.0), 0.0)
+
+
+def xlogy(x: object, y: object) -> object:
+    """``x * log(y)``, defined as 0 where ``x == 0`` (the exponent adjoint of ``y ** b``)."""
+    x = np.asarray(x, dtype=np.float64)
+    safe = np.where(x == 0, 1.0, y)
+    res = np.where(x == 0, 0.0, x * np.log(safe))
+    return res[()] if res.ndim == 0 else res
+
+
+def sum_list_vjp(g: object, tree: object) -> object:
+    """Adjoint of ``sum(seq)`` (builtin or ``math.fsum``): ``g`` for every entry."""
+    if not (isinstance(tree, list) or is_tuple_tree(tree)):
+        unsupported("sum() of something other than a list or tuple (a generator, a dict view) "
+                    "is not differentiable here; sum a list")
+    items = [unbroadcast(g, tree_numeric_shape(t)) for t in tree_items(tree)]
+    return as_container(items, tree)
+
+
+# --------------------------------------------------------------------------------------------
+# Reductions
+
+
+def reduced_axes(axis: object, ndim: int) -> tuple:
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(int(a) % ndim for a in axis)) if ndim else ()
+    return (int(axis) % ndim,) if ndim else ()
+
+
+def expand_reduced(g: object, shape: tuple, axis: object, keepdims: bool) -> np.ndarray:
+    """The reduction output ``g`` with the reduced axes of ``shape`` put back as size 1."""
+    g = np.asarray(g)
+    if keepdims:
+        return g
+    axes = reduced_axes(axis, len(shape))
+    return np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def sum_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
+    """Adjoint of ``np.sum(a, axis, keepdims)``: ``g`` broadcast back over the summed axes."""
+    shape = tuple(shape)
+    out = np.broadcast_to(expand_reduced(g, shape, axis, keepdims), shape).copy()
+    return out[()] if shape == () else out
+
+
+def mean_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
+    """Adjoint of ``np.mean(a, axis, keepdims)``: the sum adjoint over the count averaged."""
+    shape = tuple(shape)
+    count = 1
+    for i in reduced_axes(axis, len(shape)):
+        count *= shape[i]
+    return sum_vjp(g, shape, axis, keepdims) / count
+
+
+def max_vjp(g: object, out: object, a: object, axis: object, keepdims: bool) -> object:
+    """Adjoint of ``np.max``/``np.min``: ``g`` split evenly between the tied extrema."""
+    a = np.asarray(a)
+    extremum = expand_reduced(out, a.shape, axis, keepdims)
+    hits = (a == extremum)
+    count = np.sum(hits, axis=reduced_axes(axis, a.ndim), keepdims=True)
+    res = expand_reduced(g, a.shape, axis, keepdims) * hits / count
+    return res[()] if a.ndim == 0 else res
+
+
+def prod_vjp(g: object, a: object, axis: object, keepdims: bool) -> object:
+    """Adjoint of ``np.prod``: ``g`` times the product of the other entries (zeros are fine).
+
+    The product of the others is a left times a right exclusive cumulative product, so no
+    division by an entry is needed.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 0:
+        return np.float64(g)
+    axes = reduced_axes(axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    perm = kept + list(axes)
+    kept_shape = tuple(a.shape[i] for i in kept)
+    flat = np.reshape(np.transpose(a, perm), kept_shape + (-1,))
+    ones = np.ones(kept_shape + (1,))
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], axis=-1),
+                               axis=-1), -1)
+    gk = np.reshape(np.asarray(g), kept_shape + (1,))
+    res = np.reshape(gk * left * right, kept_shape + tuple(a.shape[i] for i in axes))
+    return np.transpose(res, np.argsort(perm))
+
+
+def var_vjp(g: object, a: object, axis: object, ddof: object, keepdims: bool) -> object:
+    """Adjoint of ``np.var(a, axis, ddof, keepdims)``: ``2 g (a - mean) / (N - ddof)``."""
+    a = np.asarray(a, dtype=np.float64)
+    axes = reduced_axes(axis, a.ndim)
+    count = 1
+    for i in axes:
+        count *= a.shape[i]
+    centered = a - np.mean(a, axis=axes, keepdims=True)
+    res = expand_reduced(g, a.shape, axis, keepdims) * 2.0 * centered / (count - ddof)
+    return res[()] if a.ndim == 0 else res
+
+
+def cumsum_vjp(g: object, shape: tuple, axis: object) -> np.ndarray:
+    """Adjoint of ``np.cumsum(a, axis)``: the reversed cumulative sum of ``g``."""
+    if axis is None:
+        flat = np.flip(np.cumsum(np.flip(np.ravel(g))))
+        return np.reshape(flat, shape)
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def sort_vjp(g: object, a: object, axis: object) -> np.ndarray:
+    """Adjoint of ``np.sort(a, axis)``: ``g`` scattered back to where each value came from."""
+    a = np.asarray(a)
+    if axis is None:
+        order = np.argsort(np.ravel(a), kind="stable")
+        res = np.zeros(a.size)
+        res[order] = np.ravel(g)
+        return np.reshape(res, a.shape)
+    order = np.argsort(a, axis=axis, kind="stable")
+    res = np.zeros(a.shape)
+    np.put_along_axis(res, order, np.asarray(g), axis=axis)
+    return res
