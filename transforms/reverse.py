@@ -667,6 +667,13 @@ class Reverse:
                     self.adj[n] = "out_bar"
                     state.add("out_bar")
                     return []
+                if self.tracked(n):
+                    # a caller whose result shares this buffer passes its shadow as out_bar:
+                    # that adjoint is already in place
+                    b = self.bar(n)
+                    state.add(b)
+                    return [assign(name(b, gast.Store), _call("add_out", name("sh"), name(n),
+                                                              name("out_bar")), s)]
                 return self.contribute(n, name("out_bar"), state, copy_shadow=True)
             return []
         if isinstance(s, gast.Assign):
