@@ -341,6 +341,7 @@ cases("numpy.einsum",
       C("i,i->i", randn(3), randn(1)), C("ij,ij,ij->", randn(2, 3), randn(2, 3), randn(2, 3)),
       C("iij->j", randn(3, 3, 2)), C("ijk,jk", randn(2, 3, 4), randn(3, 4)),
       C(" ij , jk -> ik ", randn(2, 3), randn(3, 2)),
+      Case(("ij,jk,kl->il", randn(2, 3), randn(3, 4), randn(4, 2)), {"optimize": True}),
       refuse(randn(3, 4), [0, 1], randn(4, 2), [1, 2]))
 cases("numpy.trace", C(randn(4, 4)), C(randn(3, 5)), C(randn(4, 4), 1), C(randn(4, 4), -2),
       C(randn(2, 3, 4), 0, 1, 2), C(randn(3, 2, 3), axis1=0, axis2=2), C(randn(3, 3), 5))

@@ -62,8 +62,9 @@ def tensordot(g: Any, out: Any, a: Any, b: Any, axes: Any) -> Any:
     return tensordot_vjp_a(g, b, np.ndim(a), axes), tensordot_vjp_b(g, a, np.ndim(b), axes)
 
 
-@defvjp(np.einsum, "subscripts, *operands", diff="operands", reads="subscripts, operands")
-def einsum(g: Any, out: Any, subscripts: Any, operands: Any) -> Any:
+@defvjp(np.einsum, "subscripts, *operands, optimize=False", diff="operands",
+        reads="subscripts, operands")
+def einsum(g: Any, out: Any, subscripts: Any, operands: Any, optimize: Any) -> Any:
     return einsum_vjp(g, subscripts, operands)
 
 
