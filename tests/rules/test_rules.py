@@ -427,7 +427,7 @@ def test_methods_compute_what_the_method_does(attr: str, receiver: np.ndarray,
 def test_runtime_reexports_helpers_unshadowed() -> None:
     """Generated code finds each helper by name in adgen.runtime: the runtime's own names must
     not shadow one (a template would silently call the wrong function)."""
-    import adgen.runtime as runtime
+    from adgen import runtime
 
     shadowed = [n for n in helpers.__all__ if getattr(runtime, n, None) is not getattr(helpers, n)]
     assert not shadowed, f"adgen.runtime shadows rule helpers {shadowed}"
