@@ -153,9 +153,11 @@ class Reverse:
         # names used as containers or objects (indexed stores, appends, attribute access)
         self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
                                                                            "tuple")}
+        methods = {id(c.func) for c in gast.walk(fn) if isinstance(c, gast.Call)}
         for st in gast.walk(fn):
             if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
-                    st.attr not in NONDIFF_ATTRS and st.attr not in ("T", "real"):
+                    id(st) not in methods and st.attr not in NONDIFF_ATTRS and \
+                    st.attr not in ("T", "real", "imag", "flat"):
                 self.objlike.add(st.value.id)
         for w in eff.writes:
             if w.container:
