@@ -25,7 +25,9 @@ from adgen.transforms.names import Namer
 
 def to_anf(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` in A-normal form (changed in place)."""
-    fn.body = _Anf(namer).block(fn.body)
+    local = {a.id for a in fn.args.args} | {
+        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    fn.body = _Anf(namer, local).block(fn.body)
     return fn
 
 
@@ -39,8 +41,9 @@ def is_atom(node: gast.expr) -> bool:
 
 
 class _Anf:
-    def __init__(self, namer: Namer) -> None:
+    def __init__(self, namer: Namer, local: set[str]) -> None:
         self.namer = namer
+        self.local = local  # names bound in the function: x.T.dot is an operation on x
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -139,7 +142,8 @@ class _Anf:
         if isinstance(func, gast.Name):
             return func
         if isinstance(func, gast.Attribute):
-            if _dotted(func):
+            if _dotted(func) and (isinstance(func.value, gast.Name) or
+                                  _root(func) not in self.local):
                 return func  # np.linalg.solve, math.sin, obj.method on a name
             func.value = self.atom(func.value, pre, like)
             return func
@@ -169,7 +173,8 @@ class _Anf:
             node.slice = self.index(node.slice, pre, like)
             return node
         if isinstance(node, gast.Attribute):
-            if _dotted(node):
+            if _dotted(node) and (isinstance(node.value, gast.Name) or
+                                  _root(node) not in self.local):
                 return node
             node.value = self.atom(node.value, pre, like)
             return node
@@ -185,6 +190,12 @@ class _Anf:
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(f"the expression {type(node).__name__} is not supported")
+
+
+def _root(node: gast.expr) -> str:
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else ""
 
 
 def _dotted(node: gast.expr) -> bool:

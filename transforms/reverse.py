@@ -526,6 +526,11 @@ class Reverse:
         info = self.info_at(obj, call)
         return info is None or info.compiled.reads_params
 
+    def _numeric_arg(self, arg: Any) -> bool:
+        if isinstance(arg, gast.Name):
+            return arg.id in self.numeric
+        return _is_number(arg)
+
     def _any_active(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
             return self.act.active(arg.id)
@@ -968,8 +973,12 @@ class Reverse:
             if not self._any_active(arg):
                 continue
             expr = self.instantiate(s, tpl, rule, bound, t, g)
+            if all(self._numeric_arg(bound.get(p.name)) for p in rule.params
+                   if p.name in rule.diff):
+                expr = _ShapeOnly().visit(expr)  # numbers and arrays: no list cases to keep
             others = [bound.get(p.name) for p in rule.params if p.name != d]
-            if len(rule.params) == 2 and others and _is_number(others[0]):
+            if len(rule.params) == 2 and others and _is_number(others[0]) and \
+                    isinstance(arg, gast.Name) and arg.id in self.numeric:
                 # the other operand is a Python number: no broadcasting to undo
                 expr = _Unbroadcast().visit(expr)
             if isinstance(arg, gast.Name):
@@ -1500,6 +1509,21 @@ class _Unbroadcast(gast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, gast.Name) and node.func.id == "unbroadcast" and node.args:
             return node.args[0]
+        return node
+
+
+class _ShapeOnly(gast.NodeTransformer):
+    """``unbroadcast(e, shape_tree(a), seq=...)`` -> ``unbroadcast(e, np.shape(a))`` where
+    ``a`` is known to be a number or an array (the list cases of the rule cannot happen)."""
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Name) and f.id == "shape_tree" and len(node.args) == 1:
+            return gast.Call(func=gast.Attribute(value=name("np"), attr="shape",
+                                                 ctx=gast.Load()), args=node.args, keywords=[])
+        if isinstance(f, gast.Name) and f.id == "unbroadcast":
+            node.keywords = [k for k in node.keywords if k.arg != "seq"]
         return node
 
 

@@ -147,7 +147,14 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     if len(rule.diff) == 1:
         cts = (cts,)
     by_name = dict(zip(rule.diff, cts))
-    return tuple(by_name.get(p.name) for p in rule.params if not p.varargs)
+    out: list[Any] = []
+    for p in rule.params:
+        if p.varargs:
+            got = by_name.get(p.name)
+            out.extend(got if got is not None else [None] * len(bound[p.name]))
+        elif not p.kwonly and p.name not in kwargs:
+            out.append(by_name.get(p.name))
+    return tuple(out[:len(args)])
 
 
 def _is_zero(ct: Any) -> bool:

@@ -128,8 +128,8 @@ def fill_after_use_pullback(saved, out_bar, sh=None):
         sh = ShadowMap()
     saved_x_1, t1, t2, x, y = saved
     # line 20: return np.sum(y) + np.sum(x)
-    t1_bar = unbroadcast(out_bar, shape_tree(t1), seq='head')
-    t2_bar = unbroadcast(out_bar, shape_tree(t2), seq='tail')
+    t1_bar = unbroadcast(out_bar, np.shape(t1))
+    t2_bar = unbroadcast(out_bar, np.shape(t2))
     x_bar = sh.of(x)
     x_bar += sum_vjp(t2_bar, np.shape(x), None, False)
     y_bar = sum_vjp(t1_bar, np.shape(y), None, False)
