@@ -85,7 +85,7 @@ def summary_cell(results: Results, workload: str, system: str) -> str:
             return "WRONG"
         if status.startswith("not installed"):
             return "not installed"
-        if status.startswith("not run") or status.startswith("no port"):
+        if status.startswith(("not run", "no port")):
             return "not run"
         return "needs rewrite; rewrite fails" if len(rows) > 1 else "fails"
     if timed.system == "numpy":
@@ -145,13 +145,19 @@ def cold_table(results: Results) -> str:
             if row is None:
                 line.append("")
             elif row.status == "ok":
-                line.append(fmt_time(row.first_call) + (" (rw)" if row.rewrite else ""))
+                steady = results.find(w.name, n)
+                build = ""
+                if steady and steady.median and row.first_call:
+                    build = f" (build {fmt_time(max(row.first_call - steady.median, 0.0))})"
+                line.append(fmt_time(row.first_call) + build + (" rw" if row.rewrite else ""))
             else:
                 line.append(row.status)
         body.append(line)
     how = "\n".join(f"- {n}: {results.cold_how[n]}" for n in names if n in results.cold_how)
-    return _table(["workload"] + names, body) + ("\n\nHow each build was made cold:\n" + how
-                                                 if how else "")
+    note = ("Each cell: build + first call; in parentheses that minus the steady-state median "
+            "(the build alone); rw: a rewritten version (see the overview).")
+    return (note + "\n\n" + _table(["workload"] + names, body) +
+            ("\n\nHow each build was made cold:\n" + how if how else ""))
 
 
 def _linearity_rows(results: Results, system: str) -> list[tuple[int, float]]:
@@ -210,9 +216,9 @@ def targets(results: Results) -> list[tuple[str, bool, str]]:
         if ratio is None:
             out.append((name, False, "not measured: " + _why(results, w.name, "adgen")))
         else:
-            out.append((name, ratio <= limit,
-                        f"{fmt_ratio(ratio)} ({fmt_time(adgen.median)} vs "
-                        f"{fmt_time(anchor.median)})"))
+            numbers = (f"{fmt_ratio(ratio)} ({fmt_time(adgen.median)} vs "
+                       f"{fmt_time(anchor.median)})")
+            out.append((name, ratio <= limit, numbers))
     for w in results.workloads:
         adgen = results.find(w.name, "adgen")
         peers = [r for r in results.rows if r.workload == w.name and r.ok
@@ -250,9 +256,9 @@ def targets(results: Results) -> list[tuple[str, bool, str]]:
     else:
         (n0, t0), (n1, t1) = points[0], points[-1]
         growth = (t1 / n1) / (t0 / n0)
-        out.append((name, growth <= LINEAR_SLACK,
-                    f"per element {fmt_time(t0 / n0)} at n={n0}, {fmt_time(t1 / n1)} at "
-                    f"n={n1} ({growth:.2f}×); exponent {exponent(points):.2f}"))
+        numbers = (f"per element {fmt_time(t0 / n0)} at n={n0}, {fmt_time(t1 / n1)} at "
+                   f"n={n1} ({growth:.2f}×); exponent {exponent(points):.2f}")
+        out.append((name, growth <= LINEAR_SLACK, numbers))
     return out
 
 

@@ -23,20 +23,20 @@ os.environ["TANGENT_DISK_CACHE"] = "0"  # a cold start must not be served from d
 if __package__ in (None, ""):  # run as a script: python bench/run.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import argparse  # noqa: E402
-import dataclasses  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import dataclasses
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench import report, systems, timing  # noqa: E402
-from bench.check import RTOL, relative_error  # noqa: E402
-from bench.workloads import Workload, load  # noqa: E402
-from bench.workloads import fill as fill_module  # noqa: E402
+from bench import report, systems, timing
+from bench.check import RTOL, relative_error
+from bench.workloads import Workload, load
+from bench.workloads import fill as fill_module
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 0
@@ -97,7 +97,9 @@ def _log(message: str) -> None:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """The exception's type and its first line of prose (banners like '====' skipped)."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    text = next((line for line in lines if len(line.split()) >= 3), lines[0] if lines else "")
     text = text if len(text) <= 110 else text[:107] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -18,8 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench import workloads  # noqa: E402
-from bench.check import (  # noqa: E402
+from bench import workloads
+from bench.check import (
     central_differences,
     directional_errors,
     relative_error,
