@@ -148,14 +148,17 @@ def cold_table(results: Results) -> str:
                 steady = results.find(w.name, n)
                 build = ""
                 if steady and steady.median and row.first_call:
-                    build = f" (build {fmt_time(max(row.first_call - steady.median, 0.0))})"
+                    extra = row.first_call - steady.median
+                    # Only where a build happens (compilers, or eager JAX's per-op compiles).
+                    if row.group in (systems.ADGEN, systems.COMPILED) or extra > steady.median:
+                        build = f" (build {fmt_time(max(extra, 0.0))})"
                 line.append(fmt_time(row.first_call) + build + (" rw" if row.rewrite else ""))
             else:
                 line.append(row.status)
         body.append(line)
     how = "\n".join(f"- {n}: {results.cold_how[n]}" for n in names if n in results.cold_how)
-    note = ("Each cell: build + first call; in parentheses that minus the steady-state median "
-            "(the build alone); rw: a rewritten version (see the overview).")
+    note = ("Each cell: build + first call; in parentheses, for systems that build something, "
+            "that minus the steady-state median (the build alone); rw: a rewritten version.")
     return (note + "\n\n" + _table(["workload"] + names, body) +
             ("\n\nHow each build was made cold:\n" + how if how else ""))
 
