@@ -1273,7 +1273,8 @@ class Reverse:
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
             saved_expr = _call("remap_saved", saved_expr,
-                               gast.List(elts=[c.value for c in caps], ctx=gast.Load()))
+                               gast.List(elts=[c.value for c in caps], ctx=gast.Load()),
+                               name("sh"))
         out: list[gast.stmt] = []
         handed: set[str] = set()
         for a, c in zip(targets, cts):

@@ -134,6 +134,23 @@ class ShadowMap:
         self._roots: dict[int, tuple[Any, np.ndarray]] = {}
         # adjoints of lists/dicts/objects handed to a callee that changes them in place
         self._deposits: dict[int, list[Any]] = {}
+        # guard copies that stand for the buffers they were taken from (remap_saved)
+        self._stand_ins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def stand_in(self, copy_: np.ndarray, original: np.ndarray) -> None:
+        """``copy_`` (a guard's copy) stands for ``original``: its views share its shadow."""
+        self._stand_ins[id(copy_)] = (copy_, original)
+
+    def _through_stand_in(self, x: np.ndarray) -> np.ndarray:
+        entry = self._stand_ins.get(id(root_of(x)))
+        if entry is None:
+            return x
+        copy_, original = entry
+        offset = x.__array_interface__["data"][0] - copy_.__array_interface__["data"][0]
+        base = root_of(original)
+        start = original.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return np.ndarray(x.shape, dtype=x.dtype, buffer=base,
+                          offset=start + offset, strides=x.strides)
 
     def deposit(self, x: Any, adjoint: Any) -> None:
         """A caller hands over the adjoint of container ``x`` as it is after the call."""
@@ -157,6 +174,8 @@ class ShadowMap:
 
     def of(self, x: Any) -> np.ndarray:
         if isinstance(x, np.ndarray):
+            if self._stand_ins:
+                x = self._through_stand_in(x)
             root = root_of(x)
             entry = self._roots.get(id(root))
             if entry is None:
@@ -229,6 +248,19 @@ def collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
         base = adjoint if isinstance(adjoint, dict) else {}
         return ObjectAdjoint({k: collect(sh, v, base.get(k)) for k, v in vars(x).items()})
     return adjoint
+
+
+def add_out(sh: ShadowMap, x: Any, out_bar: Any) -> Any:
+    """The shadow of a returned buffer ``x`` after adding the caller's adjoint of it (unless
+    that adjoint is the same shadow memory, handed over by a caller that shares the buffer)."""
+    shadow = sh.of(x)
+    if out_bar is None:
+        return shadow
+    if isinstance(out_bar, np.ndarray) and isinstance(shadow, np.ndarray) and \
+            np.may_share_memory(out_bar, shadow):
+        return shadow
+    shadow += out_bar
+    return shadow
 
 
 def shadow_of(sh: ShadowMap, x: Any) -> Any:
@@ -465,13 +497,17 @@ def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
     return ObjectAdjoint({name: g})
 
 
-def remap_saved(saved: Any, captures: list[Any]) -> Any:
+def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) -> Any:
     """A callee's saved values, with views of an argument that was overwritten after the
-    call redirected to the copy its guard took (``captures`` are the caller's captures)."""
+    call redirected to the copy its guard took (``captures`` are the caller's captures).
+    ``sh`` learns that the copy stands for the argument, so adjoints still land on it."""
     moved = {id(root_of(c.array)): (root_of(c.array), c) for c in captures
              if isinstance(c, Capture) and c.snapshot is not None}
     if not moved:
         return saved
+    if sh is not None:
+        for _, cap in moved.values():
+            sh.stand_in(cap.snapshot, cap.array)
 
     def redirect(x: Any) -> Any:
         if isinstance(x, np.ndarray):
@@ -618,7 +654,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "collect", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
 
