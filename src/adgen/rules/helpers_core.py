@@ -170,6 +170,11 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
         RuleError: when ``g`` is a list or tuple where numbers were expected (``*`` on a
             Python list repeats it; that is not arithmetic).
     """
+    if type(shape) is tuple and (not shape or type(shape[0]) is int):
+        # the common case first: an array's or a number's shape
+        if (type(g) is np.ndarray and g.shape == shape) or \
+                (shape == () and (type(g) is float or isinstance(g, np.floating))):
+            return g
     if isinstance(shape, list) or is_tuple_tree(shape):
         return split_sequence(g, shape, seq)
     shape = tuple(shape)
