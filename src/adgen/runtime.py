@@ -45,12 +45,17 @@ def zeros_like(x: Any) -> Any:
     return None
 
 
+_NUMERIC = (float, np.ndarray, np.float64)
+
+
 class ObjectAdjoint(dict):
     """The adjoint of a user object: attribute name -> adjoint of that attribute."""
 
 
 def add(a: Any, b: Any) -> Any:
     """Adds two adjoints of the same structure; None stands for zero."""
+    if type(a) in _NUMERIC and type(b) in _NUMERIC:
+        return a + b
     if a is None:
         return b
     if b is None:
@@ -571,6 +576,9 @@ def loop_sequence(x: Any) -> Any:
 def add_item(adjoint: Any, index: Any, g: Any) -> None:
     """Adds g to ``adjoint[index]`` in place (repeated array indices add up, as np.add.at)."""
     if g is None:
+        return
+    if type(adjoint) is np.ndarray and type(index) is int:
+        adjoint[index] += g
         return
     if isinstance(adjoint, np.ndarray):
         if isinstance(index, (list, np.ndarray)) or (
