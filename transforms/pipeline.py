@@ -57,7 +57,7 @@ class Compiled:
     mutates_params: bool
     callees: dict[str, Compiled] = field(default_factory=dict)
     own_source: str = ""
-    reads_params: bool = True
+    reads_params: Any = True  # a set of parameter names, or True for all
     mutates_containers: bool = False
 
 

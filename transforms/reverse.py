@@ -70,7 +70,7 @@ class Result:
     sites: list[Site]
     callees: dict[str, Any] = field(default_factory=dict)
     mutates_params: bool = False
-    reads_params: bool = True
+    reads_params: set[str] | bool = True
     mutates_containers: bool = False
 
 
@@ -148,7 +148,8 @@ class Reverse:
         self.arm_of: dict[int, str] = {}
         self.extra_fwd: set[str] = set()
         self.result_of: dict[int, str] = {}
-        self.reads_params = False
+        # parameters whose values the pullback reads (True: cannot tell, all of them)
+        self.reads_params: set[str] | bool = set()
         self.numeric: set[str] = set()
         # names used as containers or objects (indexed stores, appends, attribute access)
         self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
@@ -260,8 +261,12 @@ class Reverse:
     def want_capture(self, stmt: gast.stmt, n: str, after: bool) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n``."""
         bufs = self.eff.buffers.get(n, set())
-        if "param" in bufs:
-            self.reads_params = True
+        if "param" in bufs and self.reads_params is not True:
+            p = self.param_of(n)
+            if p is None:
+                self.reads_params = True  # cannot tell which: all of them
+            else:
+                self.reads_params = self.reads_params | {p}
         if not bufs:
             return
         conflicts = [w for w in self.eff.writes if not w.container and (w.buffers & bufs) and
@@ -486,9 +491,8 @@ class Reverse:
                 if rule is _USERCALL:
                     # the callee's saved values may view its arguments as they are when it
                     # returns; a later write to them is guarded like any capture
-                    if self.callee_reads_params(s.value):
-                        for a in _loads(s.value):
-                            self.want_capture(s, a, after=True)
+                    for a in self.args_callee_reads(s.value):
+                        self.want_capture(s, a, after=True)
                     continue
                 for d, tpl in zip(rule.diff, rule.templates):
                     if not self._any_active(bound.get(d)):
@@ -502,8 +506,8 @@ class Reverse:
                                 self.want_capture(s, n, after=False)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
                     not is_marker(s):
-                if self.is_user_call(s.value) and self.callee_reads_params(s.value):
-                    for a in _loads(s.value):
+                if self.is_user_call(s.value):
+                    for a in self.args_callee_reads(s.value):
                         self.want_capture(s, a, after=True)
 
     def info_at(self, obj: Any, node: gast.AST) -> Any:
@@ -518,13 +522,47 @@ class Reverse:
                 err.args = (err.format(),)
             raise
 
-    def callee_reads_params(self, call: gast.Call) -> bool:
-        """Whether a callee's pullback may read its arguments' values (unknown: yes)."""
+    def args_callee_reads(self, call: gast.Call) -> set[str]:
+        """The argument names whose values a callee's pullback may read (unknown: all)."""
+        everything = _loads(call)
         obj = self.resolve(call.func)
         if obj is _MISSING or not _is_python_function(obj):
-            return True
+            return everything
         info = self.info_at(obj, call)
-        return info is None or info.compiled.reads_params
+        reads = info.compiled.reads_params if info is not None else True
+        if reads is True:
+            return everything
+        import inspect
+
+        params = list(inspect.signature(obj).parameters)
+        out: set[str] = set()
+        for k, a in enumerate(call.args):
+            if k < len(params) and params[k] in reads:
+                out |= _loads(a)
+        for kw in call.keywords:
+            if kw.arg in reads:
+                out |= _loads(kw.value)
+        return out
+
+    def param_of(self, n: str) -> str | None:
+        """The parameter a name views (through copies, views and indexing), or None."""
+        params = {a.id for a in self.fn.args.args}
+        seen = set()
+        while n not in params and n not in seen:
+            seen.add(n)
+            v = self.defs.get(n)
+            if isinstance(v, gast.Name):
+                n = v.id
+            elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(v.value, gast.Name):
+                n = v.value.id
+            elif isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                    isinstance(v.func.value, gast.Name) and v.func.attr in (
+                        "reshape", "ravel", "transpose", "T", "squeeze", "view"):
+                n = v.func.value.id
+            else:
+                return None
+        return n if n in params else None
 
     def _numeric_arg(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
@@ -720,8 +758,9 @@ class Reverse:
             n = next((k for k, v in self.adj.items() if v == b), None)
             if n is None or not self.act.active(n) or n in arm_local:
                 continue
-            (orelse if b in s1 else body).append(
-                assign(name(b, gast.Store), _call("zeros_like", name(n)), s))
+            zero = _call(_attr("sh", "of"), name(n)) if self.tracked(n) else \
+                _call("zeros_like", name(n))
+            (orelse if b in s1 else body).append(assign(name(b, gast.Store), zero, s))
         owned_both = {m for m in s1 & s2 if m.startswith("owned:")}
         state |= {m for m in s1 | s2 if not m.startswith("owned:")} | owned_both
         if not body and not orelse:
