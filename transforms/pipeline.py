@@ -424,7 +424,8 @@ def Location(file, line, col=0, source_line=""):
 
 
 # Module-level state of adgen.runtime that helpers use, as it is written in a new module.
-_RUNTIME_DATA = {"_SCOPES": "[GuardScope()]", "_MEASURE": "[]"}
+_RUNTIME_DATA = {"_SCOPES": "[GuardScope()]", "_MEASURE": "[]",
+                 "_NUMERIC": "(float, np.ndarray, np.float64)"}
 
 
 def _helper_sources(source: str) -> str:
