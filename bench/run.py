@@ -82,6 +82,7 @@ class Results:
     versions: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
     load: list[tuple[float, float, float]] = field(default_factory=list)
+    clock: str = "cpu"
 
     def find(self, workload: str, system: str) -> Row | None:
         """The timed row of a system on a workload (its first variant that worked), if any."""
@@ -105,7 +106,8 @@ def _short(exc: BaseException) -> str:
 
 
 def _try_variants(system: systems.System, workload: Workload, args: tuple[Any, ...],
-                  reference: tuple[Any, ...], verbose: bool) -> tuple[list[Row], Any]:
+                  reference: tuple[Any, ...], now: Any,
+                  verbose: bool) -> tuple[list[Row], Any]:
     """Runs a system's variants in order until one gives the right gradient.
 
     Returns the rows (failures first, then the working one) and the working computation.
@@ -128,10 +130,10 @@ def _try_variants(system: systems.System, workload: Workload, args: tuple[Any, .
         row = Row(workload.name, system.name, system.group, variant.label, variant.rewrite)
         rows.append(row)
         try:
-            start = time.perf_counter()  # the first call counts the build (tangent, jit)
+            start = now()  # the first call counts the build (tangent, jit)
             prepared = variant.prepare(workload, args)
             out = prepared.call()
-            row.first_call = time.perf_counter() - start
+            row.first_call = now() - start
             grads = prepared.extract(out)
         except Exception as exc:  # noqa: BLE001 - any failure of a peer is a result
             row.status = f"fails: {_short(exc)}"
@@ -163,7 +165,8 @@ def measure_workloads(workloads: list[Workload], chosen: list[systems.System],
                 results.rows.append(Row(workload.name, system.name, system.group,
                                         status=results.missing[system.name]))
                 continue
-            rows, prepared = _try_variants(system, workload, args, reference, verbose)
+            rows, prepared = _try_variants(system, workload, args, reference, settings.now,
+                                           verbose)
             results.rows.extend(rows)
             if prepared is not None:
                 entries.append(timing.Entry(rows[-1], prepared.call))
@@ -196,7 +199,7 @@ REBUILT_COLD = ("adgen", "tangent")
 
 
 def measure_cold(workloads: list[Workload], chosen: list[systems.System],
-                 results: Results, verbose: bool) -> None:
+                 settings: timing.Settings, results: Results, verbose: bool) -> None:
     """Build + first call of a freshly defined function, for each system that worked.
 
     The libraries are imported and warmed by the timed phase before, so this is the cost a user
@@ -224,10 +227,10 @@ def measure_cold(workloads: list[Workload], chosen: list[systems.System],
             results.cold_how[system.name] = system.clear_cache()
             row = Row(workload.name, system.name, system.group, timed.variant, timed.rewrite)
             try:
-                start = time.perf_counter()
+                start = settings.now()
                 prepared = variant.prepare(fresh, args)
                 out = prepared.call()
-                row.first_call = time.perf_counter() - start
+                row.first_call = settings.now() - start
                 row.error = relative_error(prepared.extract(out), reference)
                 if not row.error <= RTOL:
                     row.status = f"WRONG (max rel. error {row.error:.1e})"
@@ -262,6 +265,9 @@ def run(argv: list[str] | None = None) -> Results:
                         help="skip the allocate-then-fill linearity table")
     parser.add_argument("--write-docs", action="store_true",
                         help="also write docs/performance.md")
+    parser.add_argument("--clock", choices=sorted(timing.CLOCKS), default="cpu",
+                        help="cpu: process CPU time (default; robust on a shared machine), "
+                        "wall: wall time")
     parser.add_argument("--verbose", action="store_true", help="tracebacks of failures")
     options = parser.parse_args(argv)
 
@@ -288,12 +294,13 @@ def run(argv: list[str] | None = None) -> Results:
         results.versions.update(system.versions())
 
     settings = timing.Settings.quick() if options.quick else timing.Settings()
+    settings.clock = results.clock = options.clock
     workloads = load(options.workloads.split(",") if options.workloads else None,
                      quick=options.quick)
     results.workloads = workloads
     measure_workloads(workloads, chosen, settings, results, options.verbose)
     if not options.no_cold:
-        measure_cold(workloads, chosen, results, options.verbose)
+        measure_cold(workloads, chosen, settings, results, options.verbose)
     if not options.no_linearity:
         sizes = (fill_module.LINEARITY_SIZES[:2] if options.quick
                  else fill_module.LINEARITY_SIZES)
