@@ -53,13 +53,14 @@ the hand-written cases of tests/mutation assert that direction where it is certa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import linecache
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -793,6 +794,14 @@ class Program:
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:   # hypothesis' pretty-printer
         p.text(repr(self))
 
+    def summary(self) -> str:
+        """One paragraph for hypothesis' ``note``: the verdict, and where to keep a failure."""
+        lines = "; ".join(f"write {sorted(c.write_lines)} over capture {sorted(c.capture_lines)}"
+                          for c in self.conflicts) or "none"
+        return (f"ground truth: may_need={self.may_need}; conflicts: {lines}; forms: "
+                f"{', '.join(self.forms)}. The program is printed above as a module; once the "
+                "failure is fixed, save it in tests/fuzz/regressions/.")
+
 
 def make_args(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
@@ -1071,9 +1080,37 @@ def campaign_settings(ci_examples: int) -> settings:
         deadline=None,
         database=None,
         print_blob=True,
+        report_multiple_bugs=mode == "long",   # in CI, shrink one failure, not each kind
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                HealthCheck.data_too_large],
     )
+
+
+@contextlib.contextmanager
+def shrink_budget() -> Iterator[None]:
+    """Caps the time hypothesis spends shrinking one failure (CI mode only).
+
+    Shrinking a failing program makes hundreds of compiles; left alone, hypothesis gives it
+    five minutes per test. In CI mode the cap is ``CI_SHRINK_SECONDS`` so that a failing
+    campaign still ends within its 2 minutes (the partially shrunk program is reported). This
+    sets a private constant of hypothesis and restores it; if the constant is gone, nothing
+    is capped.
+    """
+    from hypothesis.internal.conjecture import engine
+
+    if os.environ.get("ADGEN_FUZZ", "ci") == "long" or not hasattr(engine,
+                                                                     "MAX_SHRINKING_SECONDS"):
+        yield
+        return
+    saved = engine.MAX_SHRINKING_SECONDS
+    engine.MAX_SHRINKING_SECONDS = CI_SHRINK_SECONDS
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = saved
+
+
+CI_SHRINK_SECONDS = 15
 
 
 # =============================================================================================

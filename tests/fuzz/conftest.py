@@ -9,7 +9,18 @@ Profiles (selected with the environment variable ``ADGEN_FUZZ``):
 import sys
 from pathlib import Path
 
+import pytest
+
 _HERE = Path(__file__).resolve().parent
 for _p in (_HERE.parent, _HERE.parent / "mutation"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
+
+
+@pytest.fixture(scope="module")
+def shrink_budget():
+    """Caps shrinking time of a random-program test in CI mode (see progen.shrink_budget)."""
+    import progen
+
+    with progen.shrink_budget():
+        yield

@@ -35,7 +35,7 @@ def _directory(factory):
 
 
 def _check(prog: progen.Program, factory) -> None:
-    note(prog.source)
+    note(prog.summary())   # the falsifying example prints as its source
     for form in prog.forms:
         event(f"form: {form}")
     event("model: needed" if prog.may_need else "model: conflict-free")
@@ -44,13 +44,13 @@ def _check(prog: progen.Program, factory) -> None:
     event("strict: MutationError" if verdict.strict_raised else "strict: gradient")
 
 
-@progen.campaign_settings(ci_examples=60)
+@progen.campaign_settings(ci_examples=150)
 @given(prog=progen.programs(FULL))
-def test_fuzz_programs(prog: progen.Program, tmp_path_factory) -> None:
+def test_fuzz_programs(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
     _check(prog, tmp_path_factory)
 
 
-@progen.campaign_settings(ci_examples=30)
+@progen.campaign_settings(ci_examples=80)
 @given(prog=progen.programs(STRAIGHT))
-def test_fuzz_straight_line(prog: progen.Program, tmp_path_factory) -> None:
+def test_fuzz_straight_line(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
     _check(prog, tmp_path_factory)

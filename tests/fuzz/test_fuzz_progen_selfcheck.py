@@ -167,6 +167,7 @@ def test_generated_programs_run_and_cover_every_form(tmp_path_factory) -> None:
     directory = tmp_path_factory.mktemp("progen")
     forms: collections.Counter[str] = collections.Counter()
     verdicts: collections.Counter[str] = collections.Counter()
+    rebuilt_differs = 0
 
     @settings(max_examples=300, deadline=None, database=None, derandomize=True,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
@@ -180,12 +181,16 @@ def test_generated_programs_run_and_cover_every_form(tmp_path_factory) -> None:
         assert np.isfinite(out), prog.source
         assert abs(out) < 1e4, "the bounds of the generator let values grow"
         forms.update(prog.forms)
+        # The verdict is a function of the program text: rebuilding it gives the same one.
+        nonlocal rebuilt_differs
+        rebuilt_differs += build(prog.body, prog.seed, prog.terms).conflicts != prog.conflicts
         verdicts["needed" if prog.may_need else "free"] += 1
         fine = fd_grad(module.f, args, (0, 1, 2))
         verdicts["stable" if fd_stable(fine, fd_grad(module.f, args, (0, 1, 2), 1e-4))
                  else "kink"] += 1
 
     run()
+    assert rebuilt_differs == 0, "the model depends on more than the program's statements"
     every = {"assign", "alias", "zeros", "setitem", "mask", "augassign", "method", "copyto",
              "out=", "add.at", "fancy-swap", "helper", "fill-loop", "recurrence", "stencil",
              "repeat-loop", "branch"}

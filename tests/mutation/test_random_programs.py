@@ -21,10 +21,11 @@ from hypothesis import assume, event, given, note
 CONFIG = progen.GenConfig(max_stmts=6, max_body=3, helpers=True, loops=True, branches=False)
 
 
-@progen.campaign_settings(ci_examples=40)
+@progen.campaign_settings(ci_examples=80)
 @given(prog=progen.programs(CONFIG))
-def test_random_mutating_program(prog: progen.Program, tmp_path_factory) -> None:
-    note(prog.source)
+def test_random_mutating_program(prog: progen.Program, tmp_path_factory,
+                                 shrink_budget) -> None:
+    note(prog.summary())   # the falsifying example prints as its source
     for form in prog.forms:
         event(f"form: {form}")
     event("model: a needed value is overwritten" if prog.may_need else "model: conflict-free")
