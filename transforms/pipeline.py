@@ -58,6 +58,7 @@ class Compiled:
     callees: dict[str, Compiled] = field(default_factory=dict)
     own_source: str = ""
     reads_params: Any = True  # a set of parameter names, or True for all
+    written_params: Any = True  # the parameters written in place (True: any of them)
     mutates_containers: bool = False
 
 
@@ -223,12 +224,20 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
     parsed, tree, namer, headers = _front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
-    def mutating_call(call: gast.Call) -> bool:
+    def mutating_call(call: gast.Call) -> list[gast.expr]:
         obj = _resolve(parsed, call.func)
         if obj is None or not _is_user_function(obj):
-            return False
+            return []
         try:
-            return compile_function(obj, mutation=mutation).mutates_params
+            callee = compile_function(obj, mutation=mutation)
+            if not callee.mutates_params:
+                return []
+            written = callee.written_params
+            if written is True:
+                return list(call.args) + [k.value for k in call.keywords]
+            names = list(inspect.signature(obj).parameters)
+            out = [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written]
+            return out + [k.value for k in call.keywords if k.arg in written]
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
                 err.location = parsed.location(call)
@@ -291,7 +300,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
     for c in list(callees.values()) + _method_callees(parsed, tree, mutation):
         sites.extend(x for x in c.sites if x not in sites)
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
-                    callees, own, result.reads_params, result.mutates_containers)
+                    callees, own, reads_params=result.reads_params,
+                    mutates_containers=result.mutates_containers,
+                    written_params=result.written_params)
 
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:

@@ -72,6 +72,7 @@ class Result:
     mutates_params: bool = False
     reads_params: set[str] | bool = True
     mutates_containers: bool = False
+    written_params: set[str] | bool = True
 
 
 def _src(node: gast.AST) -> str:
@@ -183,8 +184,29 @@ class Reverse:
     def tracked(self, n: str) -> bool:
         """True for arrays (or scalars) whose adjoint lives in shadow memory; containers and
         objects keep value adjoints, and the arrays they hold are tracked on their own."""
-        return (self.eff.tracked(n) or n in self.parsed.closure_free) and \
-            n not in self.objlike
+        if self._tracked is None:
+            self._tracked = self._tracked_closure()
+        return n in self._tracked
+
+    _tracked: set[str] | None = None
+
+    def _tracked_closure(self) -> set[str]:
+        # a copy (a = b, loop headers, merges) binds the same object: both names keep their
+        # adjoint in the same place, so tracking is closed under copies
+        names = set(self.eff.buffers) | set(self.parsed.closure_free)
+        out = {n for n in names if (self.eff.tracked(n) or n in self.parsed.closure_free)}
+        copies = [(st.targets[0].id, st.value.id) for st in gast.walk(self.fn)
+                  if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)
+                  and isinstance(st.value, gast.Name)]
+        changed = True
+        while changed:
+            changed = False
+            for a, b in copies:
+                if (a in out) != (b in out) and a not in self.objlike and \
+                        b not in self.objlike:
+                    out |= {a, b}
+                    changed = True
+        return out - self.objlike
 
     def loc(self, node: gast.AST) -> Location:
         return self.parsed.location(node)
@@ -377,10 +399,15 @@ class Reverse:
         pull_body: list[gast.stmt] = []
         pull_body += _parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = []
+        written = self.written_params()
         for p in params:
             b = self.adj.get(p)
-            if self.tracked(p):
+            if self.tracked(p) and (written is True or p in written):
+                # written in place: the caller tracks it and finds its adjoint in sh
                 ret_parts.append(f"sh.value({p}) if top else None")
+            elif self.tracked(p):
+                # tracked here only because arguments may alias: hand the adjoint back
+                ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")
             elif p in self.objlike or self.eff.tracked(p):
                 # a container argument: arrays inside it may have adjoints in shadow memory
                 ret_parts.append(f"collect(sh, {p}, {b if b is not None and b in state else None})"
@@ -410,8 +437,9 @@ class Reverse:
         forward = self.forward(saved)
         mutates = "param" in self.eff.written
         self.mutates_containers = "param" in self.eff.containers_written
+        written = self.written_params()
         return Result(forward, pullback, self.sites, self.callees, mutates, self.reads_params,
-                      self.mutates_containers)
+                      self.mutates_containers, written)
 
     def globals_used(self, names: set[str]) -> set[str]:
         return {n for n in names if n not in self.namer_locals and n not in self.extra_fwd
@@ -543,6 +571,15 @@ class Reverse:
             if kw.arg in reads:
                 out |= _loads(kw.value)
         return out
+
+    def written_params(self) -> set[str] | bool:
+        """The parameters this function writes in place (True: cannot tell which)."""
+        written: set[str] | bool = set()
+        for w in self.eff.writes:
+            if not w.container and "param" in w.buffers and written is not True:
+                p = self.param_of(w.target)
+                written = True if p is None else written | {p}
+        return written
 
     def param_of(self, n: str) -> str | None:
         """The parameter a name views (through copies, views and indexing), or None."""
@@ -989,12 +1026,20 @@ class Reverse:
         if self.tracked(t) and rule.view:
             src = bound[rule.params[0].name]
             if isinstance(src, gast.Name) and self.tracked(src.id):
-                # a view of a tracked buffer shares its shadow; a copy needs the rule
-                inner = self._apply_templates(s, rule, bound, t, g, state)
+                # a view of a tracked buffer shares its shadow; a copy needs the rule. The
+                # shadows the rule adds to are taken before the test, for every path.
+                pre: list[gast.stmt] = []
+                for n in [t] + [a.id for a in bound.values() if isinstance(a, gast.Name)]:
+                    b = self.bar(n)
+                    if self.tracked(n) and self.act.active(n) and b not in state:
+                        pre.append(assign(name(b, gast.Store), _call(_attr("sh", "of"),
+                                                                     name(n)), s))
+                        state.add(b)
+                inner = self._apply_templates(s, rule, bound, t, name(self.bar(t)), state)
                 if not inner:
-                    return []
-                return [gast.If(test=_expr(f"root_of({t}) is not root_of({src.id})"),
-                                body=inner, orelse=[])]
+                    return pre
+                return pre + [gast.If(test=_expr(f"root_of({t}) is not root_of({src.id})"),
+                                      body=inner, orelse=[])]
         out += self._apply_templates(s, rule, bound, t, g, state)
         return out
 
@@ -1080,7 +1125,15 @@ class Reverse:
         x = v.value.id
         idx = self.read_index(s, v.slice)
         if self.tracked(t) and not self.tracked(x):
-            return []  # an array held by a container: its adjoint lives in shadow memory
+            if x in self.objlike:
+                return []  # an array held by a container: its adjoint lives in shadow memory
+            # an element or view of an untracked array that is itself tracked: its shadow
+            # holds its adjoint, which goes to the array's
+            b = self.bar(x)
+            out = self.own(x, b, state, s)
+            out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx),
+                                             _call(_attr("sh", "of"), name(t)))))
+            return out
         if self.tracked(x):
             if self.tracked(t):
                 # t views x's buffer (basic index) and shares its shadow, or is a copy

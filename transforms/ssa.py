@@ -15,6 +15,7 @@ end, and a value recorded at the end of the iteration is the value every read in
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import gast
 
@@ -30,6 +31,10 @@ def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
         The loop header versions: names assigned by a back-edge copy at the end of a body.
     """
     r = _Ssa(namer)
+    from collections import Counter
+
+    r.loads = Counter(n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and
+                      isinstance(n.ctx, gast.Load))
     env = {a.id: a.id for a in fn.args.args}
     r.defined |= set(env)
     fn.body, _ = r.block(fn.body, env)
@@ -51,6 +56,8 @@ def assigned_names(stmts: list[gast.stmt]) -> set[str]:
 
 
 class _Ssa:
+    loads: Counter[str]
+
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self.defined: set[str] = set()
@@ -160,12 +167,17 @@ class _Ssa:
         pre: list[gast.stmt] = []
         if isinstance(s, gast.For):
             self.load(s.iter, env)
-        carried = sorted(b for b in assigned_names(s.body) | (
-            {s.target.id} if isinstance(s, gast.For) else set()) if b in env)
+        bound = assigned_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
+        inside = Counter(n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
+                         isinstance(n.ctx, gast.Load))
+        # a name the body binds is carried when it was bound before the loop, or when it is
+        # read after the loop (its last iteration's value escapes: give it a header too)
+        carried = sorted(b for b in bound if b in env or self.loads[b] > inside[b])
         headers: dict[str, str] = {}
         for base in carried:
             h = self.version(base)
-            pre.append(assign(name(h, gast.Store), name(env[base]), s))
+            init = name(env[base]) if base in env else gast.Constant(None, None)
+            pre.append(assign(name(h, gast.Store), init, s))
             headers[base] = h
             self.headers.add(h)
             env[base] = h

@@ -210,6 +210,13 @@ class ShadowMap:
             self._roots[id(x)] = entry
         return entry[1]
 
+    def pop(self, x: Any) -> Any:
+        """Takes the adjoint of ``x`` out of shadow memory (zeroing it) and returns it."""
+        shadow = self.of(x)
+        value = shadow.copy()
+        shadow[...] = 0.0
+        return value if isinstance(x, np.ndarray) else float(value)
+
     def value(self, x: Any) -> Any:
         """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one."""
         entry = self._roots.get(id(root_of(x) if isinstance(x, np.ndarray) else x))

@@ -64,14 +64,14 @@ class Effects:
             self.kinds.get(name) not in ("list", "dict", "object")
 
 
-def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | None = None
-            ) -> Effects:
+def effects(fn: gast.FunctionDef,
+            mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
         fn: the function in SSA form.
-        mutating_call: says whether a call is of a user function that writes its arguments
-            in place (from the callee's own effects: an interprocedural summary).
+        mutating_call: for a call of a user function, the arguments it writes in place (from
+            the callee's own effects: an interprocedural summary).
     """
     eff = Effects()
     stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
@@ -135,9 +135,11 @@ def effects(fn: gast.FunctionDef, mutating_call: Callable[[gast.Call], bool] | N
             eff.writes.append(Write(s, target, bufs))
             eff.written |= bufs
         call = _call_of(s)
-        if call is not None and mutating_call is not None and mutating_call(call):
-            # the callee may write any of its arguments (they may alias each other)
-            for a in call.args:
+        written_args = mutating_call(call) if call is not None and mutating_call else []
+        if written_args:
+            # aliasing between the arguments is the buffers' business: a write to one reaches
+            # every name that shares its buffer
+            for a in written_args:
                 if isinstance(a, gast.Name):
                     bufs = frozenset(eff.buffers.get(a.id, set()))
                     eff.writes.append(Write(s, a.id, bufs))
