@@ -81,7 +81,14 @@ def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
-    fn = inspect.unwrap(fn) if hasattr(fn, "__wrapped__") else fn
+    if getattr(fn, "__adgen_transform__", False):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{getattr(fn, '__qualname__', fn)} is already an adgen transform (grad, "
+            "value_and_grad); derivatives of derivatives are not supported yet",
+            hint="differentiate the function once; for second derivatives use finite "
+                 "differences of adgen.grad, or a hand-written rule")
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
     key = _key(fn, mutation)
@@ -369,6 +376,16 @@ def _callee_symbol(obj: Any) -> str:
 
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
     """The code of ``fn`` after the named pass (see PASS_NAMES)."""
+    try:
+        return _stage_source(fn, stage, mutation)
+    except (AdgenError, ValueError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a compiler bug: name the stage
+        raise CompilerError(f"internal error while showing stage {stage!r}: "
+                            f"{type(exc).__name__}: {exc}") from exc
+
+
+def _stage_source(fn: Any, stage: str, mutation: str) -> str:
     if stage not in PASS_NAMES:
         raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(PASS_NAMES)}")
     if stage == "cleanup":

@@ -95,6 +95,15 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, .
 def _check_differentiable(value: Any, position: int) -> None:
     """Raises NonDifferentiableError when an argument has no floating-point content."""
     leaves = _leaves(value)
+    if isinstance(value, (list, tuple, dict)) or (
+            hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic))):
+        # a container or object: ints and strings inside it get no gradient; it is refused
+        # only when nothing in it can have one
+        if any(_has_float(leaf) for leaf in leaves):
+            return
+        raise NonDifferentiableError(
+            f"argument {position} ({type(value).__name__}) holds no float or float array",
+            hint="leave this position out of argnums")
     if not leaves or all(leaf is None for leaf in leaves):
         raise NonDifferentiableError(f"argument {position} is {value!r}: it has no float "
                                      "content to differentiate",
@@ -130,6 +139,12 @@ def _check_differentiable(value: Any, position: int) -> None:
         if isinstance(leaf, str):
             raise NonDifferentiableError(f"argument {position} is a str: it has no gradient",
                                          hint="leave this position out of argnums")
+
+
+def _has_float(leaf: Any) -> bool:
+    if isinstance(leaf, np.ndarray):
+        return leaf.dtype.kind == "f"
+    return isinstance(leaf, (float, np.floating))
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -237,6 +252,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         g = grads[0] if isinstance(argnums, int) else grads
         return (out if has_aux else value), g
 
+    value_and_grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
     return value_and_grad_fun
 
 
@@ -268,6 +284,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             return g, out[1]
         return g
 
+    grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
     return grad_fun
 
 

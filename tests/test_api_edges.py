@@ -1,0 +1,46 @@
+"""API edges found while building the docs: refusals that must be loud, structures that work."""
+
+import numpy as np
+import pytest
+
+import adgen
+from gradcheck import assert_grad_close, numerical_grad
+
+
+def cube(x):
+    return x ** 3
+
+
+def test_grad_of_grad_is_refused_not_silently_wrong():
+    # differentiating adgen's own wrapper used to differentiate the inner function again
+    with pytest.raises(adgen.UnsupportedError, match="derivatives of derivatives"):
+        adgen.grad(adgen.grad(cube))(1.0)
+    with pytest.raises(adgen.UnsupportedError):
+        adgen.vjp(adgen.value_and_grad(cube), 1.0)
+
+
+class Labelled:
+    def __init__(self, w, name):
+        self.w = w
+        self.name = name  # a str attribute: no gradient, but the object still has one
+
+
+def labelled_loss(m, x):
+    return np.sum(np.tanh(m.w * x))
+
+
+def test_object_with_a_string_attribute_is_differentiable():
+    m, x = Labelled(np.array([0.5, -1.0]), "layer"), np.array([2.0, 3.0])
+    g = adgen.grad(labelled_loss)(m, x)
+    assert isinstance(g, Labelled) and g.name is None
+    expected = numerical_grad(lambda w: labelled_loss(Labelled(w, "layer"), x), [m.w], 0)
+    assert_grad_close(g.w, expected)
+
+
+def test_container_without_floats_is_refused():
+    with pytest.raises(adgen.NonDifferentiableError, match="no float"):
+        adgen.grad(lambda_free_len)(["a", "b"])
+
+
+def lambda_free_len(xs):
+    return float(len(xs))
