@@ -1548,11 +1548,15 @@ class Reverse:
                 copy.deepcopy(s.targets[0].slice)))
         else:
             region = name(t)
+        extra = []
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) and \
+                isinstance(s.value, gast.Name):
+            extra = [name(s.value.id)]
         return gast.Expr(value=_call(
             "before_write", name(t), region, gast.Constant(self.policy, None),
             gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
             gast.Constant(getattr(s, "col_offset", 0), None),
-            gast.Constant(self.construct(s), None)))
+            gast.Constant(self.construct(s), None), *extra))
 
 
 class _Missing:

@@ -367,7 +367,7 @@ class _Kept:
 
 
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
-                 construct: str) -> None:
+                 construct: str, value: Any = None) -> None:
     """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
 
     Every live capture whose memory overlaps the region is saved (policy "save") or reported
@@ -380,6 +380,10 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if not caps:
         return
     region = target if not isinstance(region, np.ndarray) else region
+    if isinstance(value, np.ndarray) and value.shape == region.shape and \
+            value.strides == region.strides and \
+            value.__array_interface__["data"][0] == region.__array_interface__["data"][0]:
+        return  # x[:] = x writes every element with itself: nothing changes
     keep: list[Capture] = []
     hits: list[Capture] = []
     for cap in caps:
