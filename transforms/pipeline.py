@@ -233,6 +233,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
 
     def mutating_call(call: gast.Call) -> list[gast.expr]:
         obj = _resolve(parsed, call.func)
+        rule = registry.lookup(obj) if obj is not None else None
+        if rule is not None and rule.is_rrule and rule.mutates:
+            from adgen.dispatch import mutated_positions
+
+            return [call.args[k] for k in mutated_positions(rule, len(call.args))]
         if obj is None or not _is_user_function(obj):
             return []
         try:

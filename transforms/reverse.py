@@ -1286,6 +1286,12 @@ class Reverse:
         if isinstance(f, gast.Attribute) and f.attr == "at" and call.args and \
                 isinstance(call.args[0], gast.Name):
             return self.rev_ufunc_at(s, call, state)
+        rule = registry.lookup(self.resolve(call.func)) if self.resolve(call.func) is not \
+            _MISSING else None
+        if rule is not None and rule.is_rrule and rule.mutates:
+            self.sites.append(Site(s, self.construct(s), "forced-pullback",
+                                   "its rule says it writes an argument in place"))
+            return self.rev_rrule(s, None, gast.Constant(None, None), state)
         if self.is_user_call(call):
             if self._mutating_call(call):
                 return self.rev_user_call(s, call, None, state, forced=True)
@@ -1407,7 +1413,7 @@ class Reverse:
             return name(f"{info.name}_pullback")
         return name("call_pullback")
 
-    def rev_rrule(self, s: gast.stmt, t: str, g: gast.expr, state: set[str]
+    def rev_rrule(self, s: gast.stmt, t: str | None, g: gast.expr, state: set[str]
                   ) -> list[gast.stmt]:
         call = s.value
         saved = self._saved_var(s, call)

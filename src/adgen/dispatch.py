@@ -20,7 +20,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
-        return out, ("rrule", rule, pullback, args)
+        return out, ("rrule", rule, pullback, args, out)
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
@@ -34,7 +34,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         rule = registry.lookup(target)
         if rule is not None and rule.is_rrule:
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
-            return out, ("rrule", rule, pullback, receiver + args)
+            return out, ("rrule", rule, pullback, receiver + args, out)
     if isinstance(target, types.FunctionType) and target.__closure__:
         from adgen.transforms.pipeline import NESTED_CODES, compile_closure
 
@@ -132,11 +132,27 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         _, compiled, inner = saved
         return compiled.pullback(inner, out_bar, sh)
     if kind == "rrule":
-        _, rule, pullback, args = saved
-        if out_bar is None:
-            return (None,) * len(args)
-        cts = pullback(out_bar)
-        return check_cotangents(rule.name, cts, args)
+        _, rule, pullback, args, _ = saved
+        written = mutated_positions(rule, len(args))
+        if not written:
+            if out_bar is None:
+                return (None,) * len(args)
+            return check_cotangents(rule.name, pullback(out_bar), args)
+        # a C function that wrote arguments in place: its pullback gets the adjoints of their
+        # new contents and gives those of the old ones, which take their place in sh
+        from adgen.runtime import ShadowMap, zeros_like
+
+        sh = sh if sh is not None else ShadowMap()
+        after = [sh.pop(args[k]) for k in written]
+        cts = check_cotangents(rule.name, pullback(out_bar if out_bar is not None else
+                                                   zeros_like(saved_out(saved)), *after), args)
+        out = list(cts)
+        for k in written:
+            if cts[k] is not None:
+                shadow = sh.of(args[k])
+                shadow += cts[k]
+            out[k] = None
+        return tuple(out)
     _, rule, out, args, kwargs = saved
     if out_bar is None:
         return (None,) * len(args)
@@ -155,6 +171,25 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         elif not p.kwonly and p.name not in kwargs:
             out.append(by_name.get(p.name))
     return tuple(out[:len(args)])
+
+
+def saved_out(saved: Any) -> Any:
+    return saved[4]
+
+
+def mutated_positions(rule: Any, nargs: int) -> list[int]:
+    """The argument positions a rule's primal writes in place (``mutates=``)."""
+    if not rule.mutates:
+        return []
+    names = [p.name for p in rule.params]
+    out = []
+    for m in rule.mutates:
+        k = int(m) if str(m).isdigit() else (names.index(m) if m in names else None)
+        if k is None or k >= nargs:
+            raise RuleError(f"the rule for {rule.name} says it mutates {m!r}, which is not one "
+                            "of its arguments")
+        out.append(k)
+    return out
 
 
 def _is_zero(ct: Any) -> bool:
