@@ -389,8 +389,10 @@ def rrule(primal: Callable[..., Any], *, mutates: Sequence[int | str] = ()) -> C
 
     The rule runs in place of ``primal`` in the forward pass; its pullback returns one
     cotangent per positional argument. ``mutates`` lists the arguments (positions or names)
-    the primal writes in place, so the mutation analysis knows. A rule takes effect at the next
-    call of any compiled function, including ones compiled before it.
+    the primal writes in place; the pullback of such a rule is called as
+    ``pullback(out_bar, *written_bars)`` with the adjoints of the written arguments' new
+    contents, and returns the adjoints of their old contents with the other cotangents. A rule
+    takes effect at the next call of any compiled function, including ones compiled before it.
     """
     from adgen.rules.registry import defrrule
 
