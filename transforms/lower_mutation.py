@@ -10,6 +10,9 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
                                          t = np.take_along_axis(x, p, axis=-1); x[...] = t``
 - ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
+- ``x.put(i, v)`` / ``np.put(x, i, v)``    -> ``flat = flat_view(x); flat[i] = v``
+- ``np.fill_diagonal(x, v)``             -> ``d = diagonal_index(x); x[d] = v``
+- ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
 Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``, list
 ``insert/remove/...``) raise UnsupportedError with the line.
 """
@@ -24,21 +27,17 @@ from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 
 _REFUSED_METHODS = {
-    "put": "write x[index] = values",
     "itemset": "write x[index] = value",
     "resize": "allocate a new array with np.resize(x, shape)",
     "insert": "build a new list",
     "remove": "build a new list",
     "clear": "build a new list",
     "reverse": "use xs[::-1]",
-    "extend": "append items one by one, or concatenate lists",
-    "update": "assign the keys one by one",
     "setdefault": "assign the key explicitly",
     "pop": "index the last element and build a shorter list",
     "partition": "use np.sort",
 }
-_REFUSED_FUNCS = {"put": "x[index] = values", "place": "x[mask] = values",
-                  "fill_diagonal": "x[np.arange(n), np.arange(n)] = value",
+_REFUSED_FUNCS = {"place": "x[mask] = values (with as many values as True entries)",
                   "put_along_axis": "an indexed assignment"}
 
 
@@ -106,6 +105,12 @@ class _Lower:
             recv = func.value
             if method == "fill" and len(call.args) == 1:
                 return [store(recv, _ellipsis(), call.args[0], s)] + self._none(result, s)
+            if method == "extend" and len(call.args) == 1 and not call.keywords:
+                return self._extend(recv, call.args[0], s) + self._none(result, s)
+            if method == "update" and len(call.args) == 1 and not call.keywords:
+                return self._update(recv, call.args[0], s) + self._none(result, s)
+            if method == "put" and len(call.args) == 2 and not call.keywords:
+                return self._put(recv, call.args[0], call.args[1], s) + self._none(result, s)
             if method == "sort" and not call.args and not call.keywords:
                 perm, tmp = self.namer.fresh("perm"), self.namer.fresh("t")
                 argsort = _np_call("argsort", [recv], {"axis": gast.Constant(-1, None),
@@ -122,6 +127,15 @@ class _Lower:
         if resolved is not None:
             import numpy as np
 
+            if resolved is np.put and len(call.args) == 3 and not call.keywords:
+                return self._put(call.args[0], call.args[1], call.args[2], s) + \
+                    self._none(result, s)
+            if resolved is np.fill_diagonal and len(call.args) == 2 and not call.keywords:
+                idx = self.namer.fresh("diag")
+                return [assign(name(idx, gast.Store), _call_name("diagonal_index",
+                                                                  call.args[0]), s),
+                        store(call.args[0], name(idx), call.args[1], s)] + \
+                    self._none(result, s)
             if resolved is np.copyto and len(call.args) == 2:
                 return [store(call.args[0], _ellipsis(), call.args[1], s)] + \
                     self._none(result, s)
@@ -133,6 +147,43 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
+
+    def _loop(self, count: gast.expr, body: list[gast.stmt], index: str,
+              like: gast.AST) -> list[gast.stmt]:
+        n = self.namer.fresh("n")
+        loop = gast.For(target=name(index, gast.Store), iter=_call_name("range", name(n)),
+                        body=body, orelse=[], type_comment=None)
+        return [assign(name(n, gast.Store), count, like), _at(loop, like)]
+
+    def _extend(self, lst: gast.expr, items: gast.expr, like: gast.AST) -> list[gast.stmt]:
+        """lst.extend(items) -> for each item: lst.append(item)."""
+        seq, i, item = self.namer.fresh("seq"), self.namer.fresh("i"), self.namer.fresh("t")
+        body = [assign(name(item, gast.Store), gast.Subscript(value=name(seq), slice=name(i),
+                                                              ctx=gast.Load()), like),
+                _at(gast.Expr(value=gast.Call(func=gast.Attribute(value=lst, attr="append",
+                                                                  ctx=gast.Load()),
+                                              args=[name(item)], keywords=[])), like)]
+        return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
+            self._loop(_call_name("len", name(seq)), body, i, like)
+
+    def _update(self, d: gast.expr, other: gast.expr, like: gast.AST) -> list[gast.stmt]:
+        """d.update(other) -> for each key of other: d[key] = other[key]."""
+        keys, i = self.namer.fresh("keys"), self.namer.fresh("i")
+        key, value = self.namer.fresh("key"), self.namer.fresh("t")
+        body = [assign(name(key, gast.Store), gast.Subscript(value=name(keys), slice=name(i),
+                                                             ctx=gast.Load()), like),
+                assign(name(value, gast.Store), gast.Subscript(value=other, slice=name(key),
+                                                               ctx=gast.Load()), like),
+                store(d, name(key), name(value), like)]
+        return [assign(name(keys, gast.Store), _call_name("dict_keys", other), like)] + \
+            self._loop(_call_name("len", name(keys)), body, i, like)
+
+    def _put(self, x: gast.expr, ind: gast.expr, v: gast.expr,
+             like: gast.AST) -> list[gast.stmt]:
+        """x.put(ind, v) -> flat view of x (refused at run time if x cannot be viewed flat)."""
+        flat = self.namer.fresh("flat")
+        return [assign(name(flat, gast.Store), _call_name("flat_view", x), like),
+                store(name(flat), ind, v, like)]
 
     def _none(self, result: str | None, like: gast.AST) -> list[gast.stmt]:
         if result is None:
@@ -168,6 +219,10 @@ class _Lower:
             except AttributeError:
                 return None
         return obj
+
+
+def _call_name(fname: str, *args: gast.expr) -> gast.Call:
+    return gast.Call(func=name(fname), args=list(args), keywords=[])
 
 
 def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) -> gast.Call:

@@ -42,7 +42,7 @@ PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mut
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
-                   "dict_keys")
+                   "dict_keys", "flat_view", "diagonal_index")
 
 
 @dataclass

@@ -212,10 +212,10 @@ class Reverse:
         return self.parsed.location(node)
 
     def resolve(self, node: gast.expr) -> Any:
-        if isinstance(node, gast.Name) and node.id == "loop_sequence":
+        if isinstance(node, gast.Name) and node.id in _RUNTIME_CALLS:
             from adgen import runtime
 
-            return runtime.loop_sequence
+            return getattr(runtime, node.id)
         parts = []
         while isinstance(node, gast.Attribute):
             parts.append(node.attr)
@@ -623,6 +623,8 @@ class Reverse:
                 if call.func.attr in methods.METHODS or call.func.attr == "append":
                     return False
             return True
+        if str(getattr(obj, "__module__", "")).startswith("adgen."):
+            return False  # adgen's own runtime functions: rules or no derivative
         return registry.lookup(obj) is None and (_is_python_function(obj) or
                                                  _is_user_class(obj))
 
@@ -1563,6 +1565,10 @@ class Reverse:
             gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
             gast.Constant(getattr(s, "col_offset", 0), None),
             gast.Constant(self.construct(s), None), *extra))
+
+
+# runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
+_RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
 
 
 class _Missing:

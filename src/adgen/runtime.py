@@ -572,6 +572,23 @@ def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray) -> np.
                       strides=x.strides)
 
 
+def flat_view(x: np.ndarray) -> np.ndarray:
+    """``x`` as a 1-D view (what ``x.put`` writes through); refused when that needs a copy."""
+    flat = x.reshape(-1)
+    if not np.shares_memory(flat, x):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("x.put / np.put on an array that has no flat view (not "
+                               "contiguous) is not supported", hint="write x[index] = values")
+    return flat
+
+
+def diagonal_index(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The index np.fill_diagonal writes: (i, i, ..., i) for i below the smallest side."""
+    i = np.arange(min(x.shape))
+    return (i,) * x.ndim
+
+
 def dict_keys(d: Any) -> list[Any]:
     """The keys a ``for ... in d.items()`` loop visits, in order (they carry no derivative)."""
     return list(d.keys())
@@ -673,7 +690,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     *_helper_names,
 ]
 
@@ -684,6 +701,10 @@ def _register_runtime_rules() -> None:
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
+
+    @defvjp(flat_view, "x", linear=True, view=True, name="adgen.runtime.flat_view")
+    def _flat_view(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return np.reshape(g, np.shape(x))
 
 
 _register_runtime_rules()

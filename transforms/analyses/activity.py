@@ -22,7 +22,7 @@ NONDIFF_CALLS = frozenset({
     "greater_equal", "less_equal", "any", "all", "ones", "zeros", "empty", "eye", "identity",
     "arange", "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
     "tril_indices", "diag_indices", "indices", "meshgrid_int", "perf_counter", "time",
-    "dict_keys",
+    "dict_keys", "diagonal_index",
 })
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
 

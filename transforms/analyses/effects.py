@@ -22,7 +22,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS
 VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze",
                         "expand_dims", "broadcast_to", "view", "diagonal", "flip", "fliplr",
                         "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
-                        "real", "loop_sequence", "T"})
+                        "real", "loop_sequence", "T", "flat_view"})
 # Calls whose result may be any of their arguments (containers and user functions).
 PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 

@@ -1,0 +1,63 @@
+"""More in-place forms: list.extend, dict.update, x.put / np.put, np.fill_diagonal."""
+
+import numpy as np
+import pytest
+
+import adgen
+from gradcheck import assert_grad_close, numerical_grad
+
+
+def extend_then_stack(x):
+    rows = [np.sin(x)]
+    rows.extend([x * 2.0, np.cos(x)])
+    return np.sum(np.stack(rows) ** 2)
+
+
+def update_states(x):
+    d = {"a": x * 1.0}
+    d.update({"b": np.tanh(x), "c": x * x})
+    return np.sum(d["a"] * d["b"]) + np.sum(d["c"])
+
+
+def put_values(x, v):
+    y = np.zeros(5)
+    y.put([0, 3], v * 2.0)
+    np.put(y, [1], np.sum(x))
+    return np.sum(np.sin(y) * x)
+
+
+def fill_diagonal_then_solve(a, x):
+    m = a.copy()
+    np.fill_diagonal(m, 3.0 + x)
+    return np.sum(np.linalg.solve(m, np.ones(3)))
+
+
+CASES = [
+    (extend_then_stack, (np.array([0.3, -0.7, 1.1]),), 0),
+    (update_states, (np.array([0.3, -0.7]),), 0),
+    (put_values, (np.linspace(0.1, 0.5, 5), np.array([0.2, -0.4])), 0),
+    (put_values, (np.linspace(0.1, 0.5, 5), np.array([0.2, -0.4])), 1),
+    (fill_diagonal_then_solve, (np.array([[0.0, 0.2, 0.1], [0.3, 0.0, -0.2],
+                                          [0.1, 0.1, 0.0]]), 0.5), 0),
+    (fill_diagonal_then_solve, (np.array([[0.0, 0.2, 0.1], [0.3, 0.0, -0.2],
+                                          [0.1, 0.1, 0.0]]), 0.5), 1),
+]
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn,args,argnum", CASES,
+                         ids=[f"{c[0].__name__}-{c[2]}" for c in CASES])
+def test_form_gradients(fn, args, argnum, mutation):
+    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    g = adgen.grad(fn, argnums=argnum, mutation=mutation)(*fresh)
+    assert_grad_close(g, numerical_grad(fn, list(args), argnum))
+
+
+def test_put_on_a_non_contiguous_array_is_refused():
+    def put_strided(x):
+        y = np.zeros((4, 4)).T[::2]
+        y.put([0], x)
+        return np.sum(y)
+
+    with pytest.raises(adgen.UnsupportedError, match="flat view"):
+        adgen.grad(put_strided)(1.0)
