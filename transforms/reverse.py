@@ -295,8 +295,10 @@ class Reverse:
                      not self.disjoint(n, w) and
                      (self.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
-        if w_same := [w for w in conflicts if w.stmt is stmt and after]:
-            conflicts = [w for w in conflicts if w not in w_same]
+        if not self.loops_of[id(stmt)]:
+            # a value captured after its own statement's write is not overwritten by that
+            # write; in a loop, the same statement writes again in the next iteration
+            conflicts = [w for w in conflicts if not (w.stmt is stmt and after)]
         if not conflicts:
             return
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
