@@ -71,12 +71,19 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _key(fn: Any, mutation: str) -> tuple[int, str, int]:
-    return (id(fn), mutation, registry.generation())
+def _key(fn: Any, mutation: str, wrt: tuple[int, ...] | None = None) -> tuple[Any, ...]:
+    return (id(fn), mutation, registry.generation(), wrt)
 
 
-def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
-    """Compiles ``fn`` (cached).
+def compile_function(fn: Any, *, mutation: str = "save",
+                     wrt: tuple[int, ...] | None = None) -> Compiled:
+    """Compiles ``fn`` (cached per function, policy, rule-registry generation and ``wrt``).
+
+    Args:
+        fn: the function.
+        mutation: "save" or "strict".
+        wrt: the positions of the parameters to differentiate (as ``grad``'s argnums); None
+            for all of them (``vjp``, and every callee). The others get no adjoint code.
 
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
@@ -91,10 +98,18 @@ def compile_function(fn: Any, *, mutation: str = "save") -> Compiled:
                  "differences of adgen.grad, or a hand-written rule")
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
-    key = _key(fn, mutation)
+    if wrt is not None:
+        n = fn.__code__.co_argcount if hasattr(fn, "__code__") else 0
+        if tuple(range(n)) == tuple(sorted(wrt)):
+            wrt = None  # every parameter: the general compilation
+    key = _key(fn, mutation, wrt)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is fn:
         return hit[1]
+    if wrt is not None:
+        compiled = _compile(fn, mutation, wrt=wrt)
+        _CACHE[key] = (fn, compiled)
+        return compiled
     progress = _IN_PROGRESS.get((id(fn), mutation))
     if progress is not None:
         return progress  # recursion: the placeholder is filled in when compilation ends
@@ -227,7 +242,8 @@ def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
                             parsed.location(parsed.tree)) from exc
 
 
-def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
+def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
+             wrt: tuple[int, ...] | None = None) -> Compiled:
     parsed, tree, namer, headers = _front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
@@ -262,7 +278,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = ()) -> Compiled:
     outputs = {p for p in params if "param" in eff.written} | {
         w.target for w in eff.writes if w.container and w.target in params}
     closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
-    act = activity(tree, eff.aliases(), outputs, closures)
+    wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
+                                          if k < len(tree.args.args)}
+    act = activity(tree, eff.aliases(), outputs, closures, wrt_names)
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:

@@ -66,11 +66,12 @@ def _check_policy(mutation: str) -> None:
         raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
 
 
-def _compiled(fun: Callable[..., Any], mutation: str) -> Any:
+def _compiled(fun: Callable[..., Any], mutation: str,
+              wrt: tuple[int, ...] | None = None) -> Any:
     from adgen.transforms.pipeline import compile_function
 
     _check_policy(mutation)
-    return compile_function(_unwrap(fun), mutation=mutation)
+    return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt)
 
 
 def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -94,6 +95,8 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, .
 
 def _check_differentiable(value: Any, position: int) -> None:
     """Raises NonDifferentiableError when an argument has no floating-point content."""
+    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
+        return  # the common case, checked first
     leaves = _leaves(value)
     if isinstance(value, (list, tuple, dict)) or (
             hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic))):
@@ -161,8 +164,11 @@ def _leaves(value: Any) -> list[Any]:
 def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     from adgen import runtime
 
-    with runtime.guard_scope():
+    runtime._SCOPES.append(runtime.GuardScope())  # a fresh scope of captures for this pass
+    try:
         return compiled.forward(*args, **kwargs)
+    finally:
+        runtime._SCOPES.pop()
 
 
 def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -173,6 +179,8 @@ def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _scalar_output(out: Any) -> float:
+    if type(out) is float or type(out) is np.float64:
+        return 1.0
     if isinstance(out, (float, int, np.floating, np.integer)) and not isinstance(out, bool):
         return 1.0
     if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
@@ -230,12 +238,24 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     """
     _check_policy(mutation)
 
+    from adgen.rules import registry
+
+    # per number of arguments: the normalised argnums and the compiled function, recompiled
+    # when a rule is registered (the registry's generation changes)
+    cache: dict[int, tuple[int, tuple[int, ...], Any]] = {}
+
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        nums = _normalize_argnums(argnums, len(args))
+        hit = cache.get(len(args))
+        if hit is None or hit[0] != registry.generation():
+            nums = _normalize_argnums(argnums, len(args))
+            # only the requested arguments get adjoint code (jax.grad's argnums)
+            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))))
+            cache[len(args)] = (registry.generation(), nums, compiled)
+        else:
+            _, nums, compiled = hit
         for n in nums:
             _check_differentiable(args[n], n)
-        compiled = _compiled(fun, mutation)
         out, saved = _forward(compiled, args, kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -247,8 +267,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         else:
             value = out
             seed = _scalar_output(out)
-        cts = _cotangents(compiled.pullback(saved, seed), args)
-        grads = tuple(cts[n] for n in nums)
+        from adgen.runtime import as_gradient
+
+        cts = compiled.pullback(saved, seed)
+        grads = tuple(as_gradient(cts[n], args[n]) for n in nums)
         g = grads[0] if isinstance(argnums, int) else grads
         return (out if has_aux else value), g
 

@@ -101,7 +101,8 @@ def flows(s: gast.stmt) -> list[tuple[set[str], set[str]]]:
 
 def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              outputs: set[str] | None = None,
-             closures: list[tuple[set[str], set[str]]] | None = None) -> Activity:
+             closures: list[tuple[set[str], set[str]]] | None = None,
+             wrt: set[str] | None = None) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -111,12 +112,13 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         outputs: names whose final value is an output besides the return value (parameters
             written in place: a caller sees them).
         closures: (free variables, def name) of nested defs: calling the def reads them.
+        wrt: the parameters differentiated (None: all of them).
     """
     aliases = aliases or {}
     stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
     pairs = [p for s in stmts for p in flows(s)] + list(closures or [])
     act = Activity()
-    act.varied = {a.id for a in fn.args.args}
+    act.varied = {a.id for a in fn.args.args if wrt is None or a.id in wrt}
     changed = True
     while changed:
         changed = False
