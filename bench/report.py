@@ -251,7 +251,12 @@ def targets(results: Results) -> list[tuple[str, bool, str]]:
             out.append((name, False, "not measured: " +
                         (row.status if row else _why(results, w.name, "adgen"))))
         else:
-            out.append((name, row.first_call < COLD_LIMIT_S, fmt_time(row.first_call)))
+            steady = results.find(w.name, "adgen")
+            detail_text = fmt_time(row.first_call)
+            if steady is not None and steady.median is not None:
+                detail_text += (f" (build {fmt_time(max(row.first_call - steady.median, 0.0))}"
+                                f" + a call of {fmt_time(steady.median)})")
+            out.append((name, row.first_call < COLD_LIMIT_S, detail_text))
     points = _linearity_rows(results, "adgen")
     name = f"allocate-then-fill linear in n (time/elt at the largest n ≤ {LINEAR_SLACK}× smallest)"
     if len(points) < 2:
