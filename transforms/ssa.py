@@ -38,6 +38,10 @@ def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
     env = {a.id: a.id for a in fn.args.args}
     r.defined |= set(env)
     fn.body, _ = r.block(fn.body, env)
+    # names bound in one arm only that a loop header copies: bind them to None first, as a
+    # plain call would leave them unbound (and never read them) when the arm did not run
+    fn.body = [assign(name(n, gast.Store), gast.Constant(None, None), fn)
+               for n in sorted(r.preinit)] + fn.body
     return r.headers
 
 
@@ -62,6 +66,8 @@ class _Ssa:
         self.namer = namer
         self.defined: set[str] = set()
         self.headers: set[str] = set()
+        self.maybe_unbound: set[str] = set()  # versions bound on some paths only
+        self.preinit: set[str] = set()
 
     def version(self, base: str) -> str:
         if base not in self.defined:
@@ -155,6 +161,7 @@ class _Ssa:
             if base not in env and len(defining) == 1:
                 # bound in one arm only (a temporary, or a name used only after that arm)
                 env[base] = defining[0][1][base]
+                self.maybe_unbound.add(env[base])
                 continue
             merged = self.version(base)
             for body, e in arms:
@@ -177,6 +184,8 @@ class _Ssa:
         for base in carried:
             h = self.version(base)
             init = name(env[base]) if base in env else gast.Constant(None, None)
+            if base in env and env[base] in self.maybe_unbound:
+                self.preinit.add(env[base])
             pre.append(assign(name(h, gast.Store), init, s))
             headers[base] = h
             self.headers.add(h)
