@@ -44,3 +44,16 @@ def test_container_without_floats_is_refused():
 
 def lambda_free_len(xs):
     return float(len(xs))
+
+
+def uses_names_of_the_pullback(out, saved, sh):
+    top = out * saved
+    return np.sum(top * sh)
+
+
+def test_user_names_never_clash_with_the_pullbacks_own():
+    out, saved, sh = np.array([1.0, 2.0]), np.array([0.5, -1.0]), np.array([3.0, 0.25])
+    g = adgen.grad(uses_names_of_the_pullback, argnums=(0, 1, 2))(out, saved, sh)
+    for k in range(3):
+        assert_grad_close(g[k], numerical_grad(uses_names_of_the_pullback,
+                                               [out, saved, sh], k))

@@ -13,6 +13,8 @@ class Namer:
 
     def __init__(self, tree: gast.AST) -> None:
         self.taken: set[str] = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        # the generated pullback's own parameters and locals
+        self.taken |= {"out_bar", "saved", "sh", "top"}
         self.counts: dict[str, int] = {}
 
     def fresh(self, prefix: str) -> str:

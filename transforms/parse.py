@@ -28,6 +28,7 @@ class Parsed:
     namespace: dict[str, Any] = field(default_factory=dict)  # globals + closure cells
     nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
     closure_free: set[str] = field(default_factory=set)  # names nested defs read
+    renamed_params: dict[str, str] = field(default_factory=dict)  # new name -> user's name
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""

@@ -29,6 +29,7 @@ from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.hoist_defs import hoist_defs
+from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
@@ -208,6 +209,7 @@ def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     if stop == "validate":
         return parsed, tree, None, None
     namer = Namer(tree)
+    parsed.renamed_params = rename_reserved(tree, namer)
     parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
     for free in lifted:
         tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,

@@ -815,6 +815,12 @@ class Reverse:
         carried = (inner - local) | {h for h in self.headers if h in local and
                                      self.act.active(h)}
         pre = self.materialize(carried, state)
+        for n in sorted(inner - local):
+            # a buffer defined outside the loop: its shadow is taken once, before the loop
+            b = self.bar(n)
+            if self.tracked(n) and self.act.active(n) and b not in state:
+                pre.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(n)), s))
+                state.add(b)
         for n in sorted(carried):
             # an adjoint the body changes in place is copied once, before the loop
             b = self.bar(n)
@@ -1442,7 +1448,14 @@ class Reverse:
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
         init = self.init_conditional(self.fn.body, saved)
-        fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=copy.deepcopy(self.fn.args),
+        args = copy.deepcopy(self.fn.args)
+        for a in args.args:
+            if a.id in self.parsed.renamed_params:
+                # the parameter keeps the user's name in the signature (keyword calls)
+                old = self.parsed.renamed_params[a.id]
+                init.insert(0, assign(name(a.id, gast.Store), name(old), self.fn))
+                a.id = old
+        fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])
         return fwd

@@ -605,7 +605,8 @@ def add_item(adjoint: Any, index: Any, g: Any) -> None:
     """Adds g to ``adjoint[index]`` in place (repeated array indices add up, as np.add.at)."""
     if g is None:
         return
-    if type(adjoint) is np.ndarray and type(index) is int:
+    if type(adjoint) is np.ndarray and (type(index) is int or (
+            type(index) is tuple and all(type(i) is int for i in index))):
         adjoint[index] += g
         return
     if isinstance(adjoint, np.ndarray):
