@@ -21,7 +21,7 @@ class Namer:
         n = self.counts.get(prefix, 0)
         while True:
             n += 1
-            candidate = f"{prefix}{n}" if not prefix.endswith("_") else f"{prefix}{n}"
+            candidate = f"{prefix}{n}"
             if candidate not in self.taken:
                 break
         self.counts[prefix] = n

@@ -287,10 +287,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:
             return None
-        try:
-            c = compile_function(obj, mutation=mutation)
-        except AdgenError:
-            raise
+        c = compile_function(obj, mutation=mutation)
         cname = _callee_symbol(obj)
         callees[cname] = c
         return _CalleeInfo(cname, c)

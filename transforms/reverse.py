@@ -1204,7 +1204,7 @@ class Reverse:
             out += self.contribute(v.id, val, state)
             if not g:
                 # the contribution was computed before the zeroing: reorder
-                out = out[:-2 - (len(out) - 3)] if False else _reorder_zero_last(out)
+                out = _reorder_zero_last(out)
         else:
             out.append(assign(gast.Subscript(value=name(b), slice=idx, ctx=gast.Store()),
                               gast.Constant(0.0, None), s))
@@ -1245,7 +1245,6 @@ class Reverse:
         if b not in state:
             out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(new)), s))
             state.add(b)
-        sign = ""
         if op in (gast.Add, gast.Sub):
             if self.active(v):
                 val = _call("unbroadcast", _call(_attr(name(b), "copy")),
@@ -1268,7 +1267,6 @@ class Reverse:
         out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
         out += _parse_stmts(f"if {new} is {old}:\n    {b}[...] = 0.0")
         bound = rule.bind([name(old), v], {})
-        state.add(self.bar(old)) if False else None
         for d, tpl in zip(rule.diff, rule.templates):
             arg = bound.get(d)
             if not self._any_active(arg):
