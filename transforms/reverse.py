@@ -256,6 +256,36 @@ class Reverse:
 
                     if isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math")):
                         self.numeric.add(st.targets[0].id)
+                elif _is_number(v):
+                    self.numeric.add(st.targets[0].id)
+        # copies, loop headers and augmented assignments of numbers are numbers: the greatest
+        # set of names whose every definition is a number or a copy of one of them
+        defs: dict[str, list[gast.AST]] = {}
+        for st in gast.walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                defs.setdefault(st.targets[0].id, []).append(st.value)
+            elif isinstance(st, gast.AugAssign):
+                defs.setdefault(st.target.id, []).append(st.value)
+        candidates = set(defs)
+        base = set(self.numeric)
+
+        def numeric_def(v: gast.AST) -> bool:
+            if isinstance(v, gast.Name):
+                return v.id in candidates
+            return _is_number(v) or v is None
+
+        shrunk = True
+        while shrunk:
+            shrunk = False
+            for n in list(candidates):
+                if n in base:
+                    continue
+                if not all(numeric_def(v) for v in defs[n]):
+                    candidates.discard(n)
+                    shrunk = True
+        self.numeric = base | {n for n in candidates
+                               if any(not isinstance(v, gast.Name) or v.id in base or
+                                      v.id in candidates for v in defs[n])}
         counter = [0]
 
         def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:

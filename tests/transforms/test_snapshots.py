@@ -170,13 +170,12 @@ def mse_pullback(saved, out_bar, sh=None):
     # line 26: for i in range(n):
     y_bar = zeros_like(y)
     yhat_bar = zeros_like(yhat)
-    s_1_bar = copy_adjoint(s_1_bar)
     for i, s_1, t1, t2, t3, t4 in reversed(tape1):
         # line 26: for i in range(n):
         s_2_bar = s_1_bar
         # line 27: s += (y[i] - yhat[i]) ** 2.0
-        s_1_bar = unbroadcast(s_2_bar, shape_tree(s_1), seq='head')
-        t4_bar = unbroadcast(s_2_bar, shape_tree(t4), seq='tail')
+        s_1_bar = unbroadcast(s_2_bar, np.shape(s_1))
+        t4_bar = unbroadcast(s_2_bar, np.shape(t4))
         t3_bar = t4_bar * 2.0 * t3
         t1_bar = unbroadcast(t3_bar, np.shape(t1))
         t2_bar = unbroadcast(-t3_bar, np.shape(t2))
