@@ -394,6 +394,9 @@ cases("numpy.flip", C(randn(3, 4)), C(randn(3, 4), 0), C(randn(2, 3, 4), (0, 2))
 cases("numpy.roll", C(randn(5), 2), C(randn(3, 4), -1, 1), C(randn(3, 4), 5),
       C(randn(3, 4), (1, 2), (0, 1)))
 cases("numpy.copy", unary(randn))
+# adgen's own runtime rules (loops over sequences, flat views written by x.put)
+cases("adgen.runtime.loop_sequence", C(randn(4)), C(randn(3, 2)))
+cases("adgen.runtime.flat_view", C(randn(3, 4)), C(randn(5)))
 cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),
       C([[randn(), randn()], [randn(), randn()]]), C(randn(2, 3)), C(randn()),
       C((randn(), randn())), C([randn(), randn()], dtype=np.float64),
