@@ -24,6 +24,7 @@ from adgen.errors import AdgenError, CompilerError
 from adgen.rules import registry
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
+from adgen.transforms.analyses.kinds import NUMBER, kinds
 from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
@@ -72,13 +73,16 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _key(fn: Any, mutation: str, wrt: tuple[int, ...] | None = None) -> tuple[Any, ...]:
-    return (id(fn), mutation, registry.generation(), wrt)
+def _key(fn: Any, mutation: str, wrt: tuple[int, ...] | None = None,
+         sig: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+    return (id(fn), mutation, registry.generation(), wrt, sig)
 
 
 def compile_function(fn: Any, *, mutation: str = "save",
-                     wrt: tuple[int, ...] | None = None) -> Compiled:
-    """Compiles ``fn`` (cached per function, policy, rule-registry generation and ``wrt``).
+                     wrt: tuple[int, ...] | None = None,
+                     sig: tuple[Any, ...] | None = None) -> Compiled:
+    """Compiles ``fn`` (cached per function, policy, rule-registry generation, ``wrt`` and
+    ``sig``).
 
     Args:
         fn: the function.
@@ -103,12 +107,16 @@ def compile_function(fn: Any, *, mutation: str = "save",
         n = fn.__code__.co_argcount if hasattr(fn, "__code__") else 0
         if tuple(range(n)) == tuple(sorted(wrt)):
             wrt = None  # every parameter: the general compilation
-    key = _key(fn, mutation, wrt)
+    if sig is not None and not any(k is not None for k in sig):
+        sig = None
+    key = _key(fn, mutation, wrt, sig)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is fn:
         return hit[1]
-    if wrt is not None:
-        compiled = _compile(fn, mutation, wrt=wrt)
+    if wrt is not None or sig is not None:
+        compiled = _compile(fn, mutation, wrt=wrt, sig=sig)
+        if compiled.mutates_params or compiled.mutates_containers:
+            _refuse_mutating_recursion(fn, compiled)
         _CACHE[key] = (fn, compiled)
         return compiled
     progress = _IN_PROGRESS.get((id(fn), mutation))
@@ -245,7 +253,8 @@ def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
 
 
 def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
-             wrt: tuple[int, ...] | None = None) -> Compiled:
+             wrt: tuple[int, ...] | None = None,
+             sig: tuple[Any, ...] | None = None) -> Compiled:
     parsed, tree, namer, headers = _front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
@@ -274,7 +283,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 err.args = (err.format(),)
             raise
 
-    eff = _run("reverse", lambda: effects(tree, mutating_call), parsed)
+    params_kinds = {} if sig is None else {
+        a.id: k for a, k in zip(tree.args.args[:fn.__code__.co_argcount], sig)}
+    known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n)),
+                 parsed) if sig is not None else {}
+    scalars = {n for n, k in known.items() if k == NUMBER}
+    eff = _run("reverse", lambda: effects(tree, mutating_call, scalars), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {
@@ -292,7 +306,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
-    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info)
+    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known)
     result = _run("reverse", rev.run, parsed)
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
     fwd_src = to_source(result.forward)

@@ -32,6 +32,7 @@ from adgen.errors import Location, MissingRuleError, MutationError, UnsupportedE
 from adgen.rules import registry
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
+from adgen.transforms.analyses.kinds import NUMBER, expr_kind
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -126,8 +127,12 @@ class Reverse:
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
                  eff: Effects, headers: set[str], policy: str,
-                 callee_info: Any) -> None:
+                 callee_info: Any, kinds: dict[str, Any] | None = None) -> None:
         self.parsed = parsed
+        # name -> NUMBER or an array's rank, for the argument signature compiled for
+        # (analyses.kinds); empty when compiling for any arguments
+        self.kinds: dict[str, Any] = kinds or {}
+        self.int_names = {n for n, k in self.kinds.items() if k == NUMBER}
         self.fn = fn
         self.namer = namer
         self.act = act
@@ -285,7 +290,7 @@ class Reverse:
                     shrunk = True
         self.numeric = base | {n for n in candidates
                                if any(not isinstance(v, gast.Name) or v.id in base or
-                                      v.id in candidates for v in defs[n])}
+                                      v.id in candidates for v in defs[n])} | set(self.kinds)
         counter = [0]
 
         def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
@@ -632,6 +637,20 @@ class Reverse:
             else:
                 return None
         return n if n in params else None
+
+    def kind_of(self, arg: Any) -> Any:
+        """NUMBER, an array's rank, or None (unknown) for a bound rule argument."""
+        if isinstance(arg, gast.Name):
+            return self.kinds.get(arg.id)
+        if _is_number(arg):
+            return NUMBER
+        if isinstance(arg, gast.Subscript):
+            return expr_kind(arg, self.kinds, self.resolve_global)
+        return None
+
+    def resolve_global(self, node: gast.expr) -> Any:
+        obj = self.resolve(node)
+        return None if obj is _MISSING else obj
 
     def _numeric_arg(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
@@ -1092,6 +1111,8 @@ class Reverse:
                 out.append(assign(name(gname, gast.Store), g, s))
                 state.add(gname)
             g = name(gname)
+        scalar = self.kinds.get(t) == NUMBER and all(
+            self.kind_of(bound.get(p.name)) == NUMBER for p in rule.params)
         for d, tpl in zip(rule.diff, rule.templates):
             arg = bound.get(d)
             if not self._any_active(arg):
@@ -1101,7 +1122,10 @@ class Reverse:
                    if p.name in rule.diff):
                 expr = _ShapeOnly().visit(expr)  # numbers and arrays: no list cases to keep
             others = [bound.get(p.name) for p in rule.params if p.name != d]
-            if len(rule.params) == 2 and others and _is_number(others[0]) and \
+            if scalar:
+                # numbers in, a number out: nothing was broadcast
+                expr = _Unbroadcast().visit(expr)
+            elif len(rule.params) == 2 and others and _is_number(others[0]) and \
                     isinstance(arg, gast.Name) and arg.id in self.numeric:
                 # the other operand is a Python number: no broadcasting to undo
                 expr = _Unbroadcast().visit(expr)
@@ -1179,11 +1203,20 @@ class Reverse:
                 # t views x's buffer (basic index) and shares its shadow, or is a copy
                 return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
                                               _index_value(idx), name(t)))]
+            b = self.bar(x)
+            if b in state and isinstance(self.kinds.get(x), int) and \
+                    _basic_index(v.slice, self.int_names):
+                # an element or a basic slice of an array whose shadow is at hand
+                return [gast.AugAssign(target=gast.Subscript(value=name(b), slice=idx,
+                                                             ctx=gast.Store()),
+                                       op=gast.Add(), value=g)]
             return [gast.Expr(value=_call("add_item", _call(_attr("sh", "of"), name(x)),
                                           _index_value(idx), g))]
         b = self.bar(x)
         out: list[gast.stmt] = self.own(x, b, state, s)
-        if _basic_index(v.slice, self.int_names):
+        has_names = any(isinstance(e, gast.Name) for e in gast.walk(v.slice))
+        if _basic_index(v.slice, self.int_names) and (
+                not has_names or isinstance(self.kinds.get(x), int)):
             target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
             if x not in self.numeric:
                 out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
@@ -1192,8 +1225,6 @@ class Reverse:
         else:
             out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
         return out
-
-    int_names: set[str] = set()
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
         node = copy.deepcopy(idx)
@@ -1224,8 +1255,15 @@ class Reverse:
         region = gast.Subscript(value=name(b), slice=idx, ctx=gast.Load())
         if self.active(v):
             g = self.namer.fresh(f"{v.id}_g") if self.tracked(v.id) else None
-            val = _call("unbroadcast", _call(_attr(region, "copy")),
-                        _call(_attr("np", "shape"), name(v.id)))
+            if self.kind_of(gast.Subscript(value=name(x), slice=idx, ctx=gast.Load())) == \
+                    NUMBER:
+                # an element: a NumPy scalar, a copy already
+                val = copy.deepcopy(region)
+                if self.kinds.get(v.id) != NUMBER:
+                    val = _call("unbroadcast", val, _call(_attr("np", "shape"), name(v.id)))
+            else:
+                val = _call("unbroadcast", _call(_attr(region, "copy")),
+                            _call(_attr("np", "shape"), name(v.id)))
             if g:
                 out.append(assign(name(g, gast.Store), val, s))
                 val = name(g)
@@ -1737,6 +1775,8 @@ def _callee_name(call: gast.Call) -> str:
 
 
 def _basic_index(idx: gast.expr, ints: set[str]) -> bool:
+    if isinstance(idx, gast.Name):
+        return idx.id in ints
     if isinstance(idx, gast.Constant):
         return isinstance(idx.value, int) or idx.value is Ellipsis
     if isinstance(idx, gast.Slice):

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen.errors import ArgnumsError, NonDifferentiableError
+from adgen.transforms.analyses.kinds import signature
 
 POLICIES = ("save", "strict")
 
@@ -67,11 +68,11 @@ def _check_policy(mutation: str) -> None:
 
 
 def _compiled(fun: Callable[..., Any], mutation: str,
-              wrt: tuple[int, ...] | None = None) -> Any:
+              wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None) -> Any:
     from adgen.transforms.pipeline import compile_function
 
     _check_policy(mutation)
-    return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt)
+    return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt, sig=sig)
 
 
 def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -240,18 +241,20 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
     from adgen.rules import registry
 
-    # per number of arguments: the normalised argnums and the compiled function, recompiled
+    # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
-    cache: dict[int, tuple[int, tuple[int, ...], Any]] = {}
+    cache: dict[tuple[Any, ...], tuple[int, tuple[int, ...], Any]] = {}
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        hit = cache.get(len(args))
+        # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
+        sig = signature(args)
+        hit = cache.get(sig)
         if hit is None or hit[0] != registry.generation():
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
-            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))))
-            cache[len(args)] = (registry.generation(), nums, compiled)
+            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig)
+            cache[sig] = (registry.generation(), nums, compiled)
         else:
             _, nums, compiled = hit
         for n in nums:

@@ -65,13 +65,16 @@ class Effects:
 
 
 def effects(fn: gast.FunctionDef,
-            mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None) -> Effects:
+            mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None,
+            scalars: set[str] | frozenset[str] = frozenset()) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
         fn: the function in SSA form.
         mutating_call: for a call of a user function, the arguments it writes in place (from
             the callee's own effects: an interprocedural summary).
+        scalars: names known to hold immutable numbers (analyses.kinds): they hold no
+            buffer, and ``x op= v`` on them rebinds.
     """
     eff = Effects()
     stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
@@ -110,6 +113,8 @@ def effects(fn: gast.FunctionDef,
         changed = False
         for i, s in enumerate(stmts):
             for dst, src in _edges(s, i, eff.kinds):
+                if dst in scalars:
+                    continue
                 cur = eff.buffers.setdefault(dst, set())
                 add = set()
                 for x in src:
@@ -126,6 +131,8 @@ def effects(fn: gast.FunctionDef,
                     changed = True
     for s in stmts:
         target = _written_name(s)
+        if target is not None and isinstance(s, gast.AugAssign) and target in scalars:
+            target = None  # a number: x op= v rebinds x
         if target is not None:
             bufs = frozenset(eff.buffers.get(target, set()))
             if _is_container_write(s, eff.kinds):

@@ -1,0 +1,307 @@
+"""Kinds: which names hold plain numbers, and which hold arrays of a known rank.
+
+Input: a function in SSA form (read only) and the kinds of its parameters at one call (the
+argument signature ``grad`` specialises on). Output: a dict name -> kind, where a kind is
+
+- ``NUMBER``: an immutable number (Python int or float, NumPy scalar). It has rank 0, no
+  buffer, and ``x += v`` rebinds it; an index made of numbers is a basic index;
+- an ``int`` r >= 0: an ``np.ndarray`` of rank r (mutable, possibly a view);
+- absent: not known (a list, an object, a bool, anything the rules below do not cover).
+
+What it is for: in a loop over scalars the generic pullback pays for questions it cannot
+answer statically (was this operand broadcast? is this element a view?). With kinds known,
+``unbroadcast`` between numbers disappears, an element read from an array is a number and not
+a view of it, and adjoints add with ``+``. The facts hold for every call with the same
+argument signature, which is part of the compile-cache key.
+
+Flow-insensitive and optimistic: every name starts at "no value yet" and rises to the join of
+all its definitions (loop headers and merges included) until nothing changes; two different
+kinds join to unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+
+NUMBER = "number"
+Kind = Any  # NUMBER | int | None
+_BOTTOM = "bottom"
+
+# Functions of NumPy whose result, called with one argument and no keywords, is a number.
+_TO_NUMBER = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var",
+                        "average", "median", "trace", "vdot", "inner_scalar"})
+# Functions that allocate an array from a shape (first argument).
+_FROM_SHAPE = frozenset({"zeros", "ones", "empty", "full"})
+# Functions whose result is an array of their first argument's rank.
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "copy", "array",
+                   "asarray", "ascontiguousarray"})
+_BUILTIN_NUMBER = frozenset({"len", "float", "int", "abs", "round"})
+_ARITH = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
+
+
+def rank(k: Kind) -> int | None:
+    if k == NUMBER:
+        return 0
+    return k if isinstance(k, int) else None
+
+
+def of_value(value: Any) -> Kind:
+    """The kind of a runtime value (an argument), or None."""
+    t = type(value)
+    if t is np.ndarray:
+        # numbers inside (not objects, whose elements may be anything; not bools, which
+        # index as masks)
+        return value.ndim if value.dtype.kind in "fiu" else None
+    if t is float or t is int or t is np.float64 or t is np.float32 or t is np.int64:
+        return NUMBER
+    return None
+
+
+def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
+    """The kinds of a call's positional arguments (part of the compile-cache key)."""
+    return tuple(of_value(a) for a in args)
+
+
+def _join(a: Kind, b: Kind) -> Kind:
+    if a == _BOTTOM:
+        return b
+    if b == _BOTTOM:
+        return a
+    return a if a == b else None
+
+
+def _from_rank(r: int | None, scalar: bool = True) -> Kind:
+    """An operation's result of rank r: NumPy gives a number for rank 0."""
+    if r is None:
+        return None
+    return NUMBER if r == 0 and scalar else r
+
+
+def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
+          resolve: Callable[[gast.expr], Any]) -> dict[str, Kind]:
+    """The known kinds of ``fn``'s names.
+
+    Args:
+        fn: the function in SSA form.
+        params: parameter name -> kind (missing: unknown).
+        resolve: a global name or attribute chain -> the object it denotes (None: unknown).
+    """
+    defs: dict[str, list[Any]] = {}
+    modelled: set[int] = set()  # the Name nodes of the bindings modelled below
+    stores: list[gast.Name] = []
+    for node in _walk(fn.body):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores.append(node)
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+            modelled.add(id(node.targets[0]))
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(
+                gast.BinOp(left=gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None,
+                                          type_comment=None), op=node.op, right=node.value))
+            modelled.add(id(node.target))
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(("for", node.iter))
+            modelled.add(id(node.target))
+    # a name also bound by a form not modelled here (tuple targets, with, except) is unknown
+    unknown = {s.id for s in stores if id(s) not in modelled}
+    env: dict[str, Kind] = {n: _BOTTOM for n in defs}
+    for a in fn.args.args:
+        env[a.id] = params.get(a.id)
+    for n in unknown:
+        env[n] = None
+    ev = _Eval(env, resolve)
+    changed = True
+    while changed:
+        changed = False
+        for n, values in defs.items():
+            k = env[n]
+            if k is None:
+                continue
+            for v in values:
+                k = _join(k, ev.kind(v))
+                if k is None:
+                    break
+            if k != env[n]:
+                env[n] = k
+                changed = True
+    return {n: k for n, k in env.items() if k is not None and k != _BOTTOM}
+
+
+def _walk(stmts: list[gast.stmt]) -> Any:
+    """Every node of ``stmts``, not descending into nested functions or lambdas."""
+    todo: list[Any] = list(stmts)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                             gast.ClassDef)):
+            continue
+        todo.extend(gast.iter_child_nodes(node))
+
+
+class _Eval:
+    def __init__(self, env: dict[str, Kind], resolve: Callable[[gast.expr], Any]) -> None:
+        self.env = env
+        self.resolve = resolve
+
+    def kind(self, v: Any) -> Kind:
+        if isinstance(v, tuple):  # ("for", iterable)
+            it = v[1]
+            if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                    it.func.id == "range" and it.func.id not in self.env:
+                return NUMBER
+            return None
+        if isinstance(v, gast.Constant):
+            if isinstance(v.value, bool):
+                return None
+            return NUMBER if isinstance(v.value, (int, float)) else None
+        if isinstance(v, gast.Name):
+            return self.env.get(v.id)
+        if isinstance(v, gast.UnaryOp):
+            if isinstance(v.op, (gast.USub, gast.UAdd)):
+                return self.kind(v.operand)
+            return None
+        if isinstance(v, gast.BinOp):
+            return self.binop(v)
+        if isinstance(v, gast.Subscript):
+            return self.subscript(v)
+        if isinstance(v, gast.Attribute):
+            if v.attr == "T":
+                k = self.kind(v.value)
+                return k if isinstance(k, int) and k != _BOTTOM else (
+                    _BOTTOM if k == _BOTTOM else None)
+            return None
+        if isinstance(v, gast.Call):
+            return self.call(v)
+        return None
+
+    def binop(self, v: gast.BinOp) -> Kind:
+        a, b = self.kind(v.left), self.kind(v.right)
+        if a is None or b is None:
+            return None
+        if a == _BOTTOM or b == _BOTTOM:
+            return _BOTTOM
+        if isinstance(v.op, _ARITH):
+            return _from_rank(max(rank(a), rank(b)))
+        if isinstance(v.op, gast.MatMult):
+            return _matmul(rank(a), rank(b), allow_number=False)
+        return None
+
+    def subscript(self, v: gast.Subscript) -> Kind:
+        base = self.kind(v.value)
+        if base == _BOTTOM:
+            return _BOTTOM
+        if not isinstance(base, int) or base == NUMBER:
+            return None
+        idx = v.slice
+        elts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+        consumed = 0
+        kept = 0
+        for e in elts:
+            if isinstance(e, gast.Slice):
+                consumed += 1
+                kept += 1
+                continue
+            if isinstance(e, gast.Constant) and e.value is None:
+                kept += 1
+                continue
+            k = self.kind(e)
+            if k == _BOTTOM:
+                return _BOTTOM
+            if k != NUMBER:
+                return None  # an array or a bool: advanced indexing
+            consumed += 1
+        if consumed > base:
+            return None
+        r = base - consumed + kept
+        if r == 0 and kept == 0:
+            return NUMBER  # every axis taken by an integer: a NumPy scalar
+        return r
+
+    def call(self, v: gast.Call) -> Kind:
+        f = v.func
+        args = [self.kind(a) for a in v.args]
+        if any(a == _BOTTOM for a in args):
+            return _BOTTOM
+        if isinstance(f, gast.Attribute) and f.attr in ("copy", "sum", "mean", "max", "min",
+                                                        "prod") and not v.args and \
+                not v.keywords and not isinstance(self.resolve(f.value), type(np)):
+            recv = self.kind(f.value)
+            if recv == _BOTTOM:
+                return _BOTTOM
+            if not isinstance(recv, int) or recv == NUMBER:
+                return None
+            return recv if f.attr == "copy" else NUMBER
+        if isinstance(f, gast.Name) and f.id not in self.env and self.resolve(f) is None:
+            if f.id in _BUILTIN_NUMBER and len(v.args) == 1 and not v.keywords:
+                if f.id == "abs" and args[0] != NUMBER:
+                    return None
+                return NUMBER
+            return None
+        obj = self.resolve(f)
+        if obj is None:
+            return None
+        if isinstance(obj, np.ufunc):
+            if v.keywords or obj.nout != 1 or len(args) != obj.nin or \
+                    all(t.endswith("?") for t in obj.types):
+                return None
+            ranks = [rank(a) for a in args]
+            if any(r is None for r in ranks):
+                return None
+            return _from_rank(max(ranks))
+        mod = getattr(obj, "__module__", "") or ""
+        if mod == "math" or getattr(obj, "__self__", None) is _math():
+            return NUMBER if not v.keywords else None
+        if not mod.startswith("numpy"):
+            return None
+        fname = getattr(obj, "__name__", "")
+        if fname in _TO_NUMBER and len(args) == 1 and not v.keywords and rank(args[0]) \
+                is not None:
+            return NUMBER
+        if fname == "dot" and len(args) == 2 and not v.keywords:
+            ra, rb = rank(args[0]), rank(args[1])
+            if ra is None or rb is None:
+                return None
+            if ra == 0 or rb == 0:
+                return _from_rank(max(ra, rb))
+            return _matmul(ra, rb, allow_number=True)
+        if fname in _FROM_SHAPE and v.args and all(k.arg == "dtype" for k in v.keywords):
+            shape = v.args[0]
+            if isinstance(shape, gast.Tuple):
+                dims = [self.kind(e) for e in shape.elts]
+                if _BOTTOM in dims:
+                    return _BOTTOM
+                return len(dims) if all(d == NUMBER for d in dims) else None
+            return 1 if args[0] == NUMBER else None
+        if fname in _LIKE and len(args) == 1 and all(k.arg == "dtype" for k in v.keywords):
+            r = rank(args[0])
+            return r  # an ndarray, even of a number (np.zeros_like(3.0) has rank 0)
+        return None
+
+
+def _matmul(ra: int | None, rb: int | None, *, allow_number: bool) -> Kind:
+    if ra is None or rb is None or ra == 0 or rb == 0:
+        return None
+    if ra == 1 and rb == 1:
+        return NUMBER
+    if ra == 1 or rb == 1:
+        return max(ra, rb) - 1
+    return max(ra, rb)
+
+
+def _math() -> Any:
+    import math
+
+    return math
+
+
+def expr_kind(expr: gast.expr, known: dict[str, Kind],
+              resolve: Callable[[gast.expr], Any]) -> Kind:
+    """The kind of an expression over names of known kinds (None: unknown)."""
+    k = _Eval(dict(known), resolve).kind(expr)
+    return None if k == _BOTTOM else k
