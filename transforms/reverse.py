@@ -291,6 +291,7 @@ class Reverse:
         self.numeric = base | {n for n in candidates
                                if any(not isinstance(v, gast.Name) or v.id in base or
                                       v.id in candidates for v in defs[n])} | set(self.kinds)
+        self.find_views()
         counter = [0]
 
         def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
@@ -309,6 +310,80 @@ class Reverse:
                         walk(h.body, inner, id(h.body))
 
         walk(self.fn.body, (), id(self.fn.body))
+
+    def find_views(self) -> None:
+        """With kinds known: the names that are basic-index views of an array (``t = x[1:]``,
+        ``t = x[i]`` of a matrix), or the same array under another name (``t = x``, then
+        updated in place). Their shadow is the same view of the array's shadow, and they
+        never need the run-time test for a copy."""
+        self.view_of: dict[str, tuple[str, gast.expr | None]] = {}
+        if not self.kinds:
+            return
+        defs: dict[str, list[gast.stmt]] = {}
+        for st in gast.walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                defs.setdefault(st.targets[0].id, []).append(st)
+            elif isinstance(st, gast.AugAssign):
+                defs.setdefault(st.target.id, []).append(st)
+            elif isinstance(st, gast.For) and isinstance(st.target, gast.Name):
+                defs.setdefault(st.target.id, []).append(st)
+        self.def_count = {n: len(v) for n, v in defs.items()}
+        changed = True
+        while changed:
+            changed = False
+            for n, sts in defs.items():
+                if n in self.view_of or not isinstance(self.kinds.get(n), int) or \
+                        not self.tracked(n):
+                    continue
+                assigns = [st for st in sts if isinstance(st, gast.Assign)]
+                # an array updated in place keeps its identity
+                if len(assigns) != 1 or any(not isinstance(st, (gast.Assign, gast.AugAssign))
+                                            for st in sts):
+                    continue
+                v = assigns[0].value
+                if isinstance(v, gast.Name) and isinstance(self.kinds.get(v.id), int) and \
+                        self.tracked(v.id):
+                    self.view_of[n] = (v.id, None)
+                    changed = True
+                elif isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name) and \
+                        isinstance(self.kinds.get(v.value.id), int) and \
+                        self.tracked(v.value.id) and self.stable_index(v.slice):
+                    self.view_of[n] = (v.value.id, v.slice)
+                    changed = True
+
+    def stable_index(self, idx: gast.expr) -> bool:
+        """A basic index whose names are numbers bound once (or loop counters)."""
+        if not _basic_index(idx, self.int_names):
+            return False
+        return all(self.def_count.get(n.id, 0) <= 1 for n in gast.walk(idx)
+                   if isinstance(n, gast.Name))
+
+    def shadow(self, n: str, state: set[str]) -> gast.expr:
+        """The shadow of tracked ``n``: its adjoint's name when bound, else the view of the
+        array it views, else ``sh.of(n)``."""
+        found = self._shadow_at_hand(n, state)
+        return found if found is not None else _call(_attr("sh", "of"), name(n))
+
+    def _shadow_at_hand(self, n: str, state: set[str]) -> gast.expr | None:
+        b = self.bar(n)
+        if b in state and self.tracked(n):
+            return name(b)
+        view = getattr(self, "view_of", {}).get(n)
+        if view is None:
+            return None
+        base = self._shadow_at_hand(view[0], state)
+        if base is None or view[1] is None:
+            return base
+        return gast.Subscript(value=base, slice=copy.deepcopy(view[1]), ctx=gast.Load())
+
+    def same_view(self, n: str, x: str, idx: gast.expr) -> bool:
+        """True when ``n`` is (statically) the view ``x[idx]``: storing it there copies
+        nothing."""
+        while n in self.view_of and self.view_of[n][1] is None:
+            n = self.view_of[n][0]
+        view = self.view_of.get(n)
+        return view is not None and view[0] == x and \
+            gast.dump(view[1]) == gast.dump(idx) and self.stable_index(idx)
 
     def may_run_after(self, later: gast.stmt, earlier: gast.stmt) -> bool:
         if self.order[id(later)] > self.order[id(earlier)]:
@@ -466,6 +541,8 @@ class Reverse:
                                                                   name(p)), self.fn)
                      for p in cparams]
         pull_body += unpack + withdraws + body
+        if self.kinds:
+            pull_body = [_KnownShapes(self.kinds).visit(st) for st in pull_body]
         pullback = gast.FunctionDef(
             name=f"{self.fname}_pullback",
             args=_args(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
@@ -941,8 +1018,7 @@ class Reverse:
         if self.tracked(n):
             out = []
             if b not in state:
-                out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(n)),
-                                  self.fn))
+                out.append(assign(name(b, gast.Store), self.shadow(n, state), self.fn))
                 state.add(b)
             out.append(gast.AugAssign(target=name(b, gast.Store), op=gast.Add(), value=value))
             return out
@@ -969,7 +1045,7 @@ class Reverse:
             return None
         b = self.bar(t)
         if self.tracked(t):
-            return _call(_attr("sh", "of"), name(t))
+            return self.shadow(t, state)
         return name(b) if b in state else None
 
     def rev_assign(self, s: gast.Assign, t: str, state: set[str]) -> list[gast.stmt]:
@@ -1200,6 +1276,8 @@ class Reverse:
             return out
         if self.tracked(x):
             if self.tracked(t):
+                if t in self.view_of:
+                    return []  # a view (kinds known): it shares x's shadow
                 # t views x's buffer (basic index) and shares its shadow, or is a copy
                 return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
                                               _index_value(idx), name(t)))]
@@ -1248,9 +1326,11 @@ class Reverse:
             else:
                 out.append(gast.Expr(value=taken))
             return out
+        if isinstance(v, gast.Name) and self.tracked(v.id) and self.same_view(v.id, x, idx):
+            return []  # x[idx] = x[idx] updated in place: nothing was overwritten
         b = self.bar(x)
         if b not in state:
-            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(x)), s))
+            out.append(assign(name(b, gast.Store), self.shadow(x, state), s))
             state.add(b)
         region = gast.Subscript(value=name(b), slice=idx, ctx=gast.Load())
         if self.active(v):
@@ -1311,8 +1391,10 @@ class Reverse:
         out: list[gast.stmt] = []
         b = self.bar(new)
         if b not in state:
-            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(new)), s))
+            out.append(assign(name(b, gast.Store), self.shadow(new, state), s))
             state.add(b)
+        # an ndarray (kinds known) is updated in place: new is old
+        in_place = isinstance(self.kinds.get(new), int)
         if op in (gast.Add, gast.Sub):
             if self.active(v):
                 val = _call("unbroadcast", _call(_attr(name(b), "copy")),
@@ -1320,20 +1402,25 @@ class Reverse:
                 if op is gast.Sub:
                     val = gast.UnaryOp(op=gast.USub(), operand=val)
                 out += self.contribute(v.id, val, state)
-            out += _parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
+            if not in_place:
+                out += _parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
             return out
         if op in (gast.Mult, gast.Div) and not self.active(v):
             vsrc = _src(v)
             sym = "*" if op is gast.Mult else "/"
-            out += _parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
-                                f"    sh.of({old})[...] += {b} {sym} {vsrc}")
+            if in_place:
+                out += _parse_stmts(f"{b} {sym}= {vsrc}")
+            else:
+                out += _parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
+                                    f"    sh.of({old})[...] += {b} {sym} {vsrc}")
             return out
         # general: the new value's adjoint goes through the operator's rule; for an ndarray
         # updated in place the old value's adjoint restarts from zero in the same shadow
         rule = registry.lookup(BINOPS[op])
         g = self.namer.fresh(f"{_user_name(new)}_g")
         out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
-        out += _parse_stmts(f"if {new} is {old}:\n    {b}[...] = 0.0")
+        out += _parse_stmts(f"{b}[...] = 0.0" if in_place else
+                            f"if {new} is {old}:\n    {b}[...] = 0.0")
         bound = rule.bind([name(old), v], {})
         for d, tpl in zip(rule.diff, rule.templates):
             arg = bound.get(d)
@@ -1714,6 +1801,27 @@ class _ShapeOnly(gast.NodeTransformer):
                                                  ctx=gast.Load()), args=node.args, keywords=[])
         if isinstance(f, gast.Name) and f.id == "unbroadcast":
             node.keywords = [k for k in node.keywords if k.arg != "seq"]
+        return node
+
+
+class _KnownShapes(gast.NodeTransformer):
+    """``np.shape(a)`` -> ``a.shape`` for a known array, ``()`` for a known number."""
+
+    def __init__(self, kinds: dict[str, Any]) -> None:
+        self.kinds = kinds
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr == "shape" and \
+                isinstance(f.value, gast.Name) and f.value.id == "np" and \
+                len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Name):
+            k = self.kinds.get(node.args[0].id)
+            if k == NUMBER:
+                return gast.Tuple(elts=[], ctx=gast.Load())
+            if isinstance(k, int):
+                return gast.Attribute(value=node.args[0], attr="shape", ctx=gast.Load())
         return node
 
 
