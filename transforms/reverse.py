@@ -32,7 +32,7 @@ from adgen.errors import Location, MissingRuleError, MutationError, UnsupportedE
 from adgen.rules import registry
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
-from adgen.transforms.analyses.kinds import NUMBER, expr_kind
+from adgen.transforms.analyses.kinds import NUMBER, expr_kind, shape_keys
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -292,6 +292,8 @@ class Reverse:
                                if any(not isinstance(v, gast.Name) or v.id in base or
                                       v.id in candidates for v in defs[n])} | set(self.kinds)
         self.find_views()
+        self.shapes = shape_keys(self.fn, self.kinds, self.resolve_global) if self.kinds \
+            else {}
         counter = [0]
 
         def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
@@ -317,6 +319,9 @@ class Reverse:
         updated in place). Their shadow is the same view of the array's shadow, and they
         never need the run-time test for a copy."""
         self.view_of: dict[str, tuple[str, gast.expr | None]] = {}
+        self.loop_of_counter: dict[str, gast.For] = {}
+        self.def_stmt: dict[str, gast.stmt] = {}
+        self.def_count: dict[str, int] = {}
         if not self.kinds:
             return
         defs: dict[str, list[gast.stmt]] = {}
@@ -328,6 +333,16 @@ class Reverse:
             elif isinstance(st, gast.For) and isinstance(st.target, gast.Name):
                 defs.setdefault(st.target.id, []).append(st)
         self.def_count = {n: len(v) for n, v in defs.items()}
+        self.def_stmt = {n: v[0] for n, v in defs.items() if len(v) == 1}
+        for n, v in defs.items():
+            loop = v[0]
+            # a counter that only grows: for c in range(stop) / range(start, stop)
+            if len(v) == 1 and isinstance(loop, gast.For) and \
+                    isinstance(loop.iter, gast.Call) and \
+                    isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range" \
+                    and 1 <= len(loop.iter.args) <= 2 and not loop.iter.keywords and \
+                    self.kinds.get(n) == NUMBER:
+                self.loop_of_counter[n] = loop
         changed = True
         while changed:
             changed = False
@@ -376,6 +391,11 @@ class Reverse:
             return base
         return gast.Subscript(value=base, slice=copy.deepcopy(view[1]), ctx=gast.Load())
 
+    def same_shape(self, a: str, b: str) -> bool:
+        """True when ``a`` and ``b`` have the same shape at every call (analyses.kinds)."""
+        k = self.shapes.get(a)
+        return k is not None and k == self.shapes.get(b)
+
     def same_view(self, n: str, x: str, idx: gast.expr) -> bool:
         """True when ``n`` is (statically) the view ``x[idx]``: storing it there copies
         nothing."""
@@ -402,7 +422,7 @@ class Reverse:
         if not bufs:
             return
         conflicts = [w for w in self.eff.writes if not w.container and (w.buffers & bufs) and
-                     not self.disjoint(n, w) and
+                     not self.disjoint(n, w) and not self.disjoint_rows(n, w, stmt, after) and
                      (self.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
         if not self.loops_of[id(stmt)]:
@@ -451,6 +471,52 @@ class Reverse:
         if a is None or b is None:
             return False
         return a[1] <= b[0] or b[1] <= a[0]
+
+    def disjoint_rows(self, n: str, w: Write, stmt: gast.stmt, after: bool) -> bool:
+        """True when ``n = x[c + i]`` is read at ``stmt`` and ``w`` writes ``x[c + j]``, in
+        the body of the same top-level ``for c in range(...)`` loop, and no later write can
+        reach the row read: ``j > i`` (or ``j >= i`` when the write comes first in the body).
+        The counter only grows, so every later iteration writes a row further on."""
+        if not self.kinds:
+            return False
+        view = self.defs.get(n)
+        st = w.stmt
+        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
+                isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name) and
+                st.targets[0].value.id == view.value.id and
+                isinstance(self.kinds.get(view.value.id), int)):
+            return False
+        read = self._row(view.slice)
+        written = self._row(st.targets[0].slice)
+        if read is None or written is None or read[0] != written[0]:
+            return False
+        loop = self.loop_of_counter.get(read[0])
+        if loop is None or self.loops_of.get(id(loop)) != ():
+            return False  # a nested loop restarts its counter
+        view_stmt = self.def_stmt.get(n)
+        for x in (stmt, st, view_stmt):
+            if x is None or self.loops_of.get(id(x)) != (id(loop),):
+                return False
+        write_later = self.order[id(st)] > self.order[id(stmt)] or (st is stmt and not after)
+        return written[1] > read[1] if write_later else written[1] >= read[1]
+
+    def _row(self, idx: gast.expr) -> tuple[str, int] | None:
+        """(counter, offset) for a first-axis index ``c``, ``c + k`` or ``c - k``."""
+        if isinstance(idx, gast.Tuple):
+            if not idx.elts:
+                return None
+            idx = idx.elts[0]
+        if isinstance(idx, gast.Name) and idx.id in self.loop_of_counter:
+            return idx.id, 0
+        if isinstance(idx, gast.Name) and self.def_count.get(idx.id) == 1:
+            v = self.defs.get(idx.id)
+            if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and \
+                    v.left.id in self.loop_of_counter and isinstance(v.right, gast.Constant) \
+                    and type(v.right.value) is int and isinstance(v.op, (gast.Add, gast.Sub)):
+                k = v.right.value
+                return v.left.id, k if isinstance(v.op, gast.Add) else -k
+        return None
 
     def decide_sites(self) -> None:
         for w in self.eff.writes:
@@ -1189,6 +1255,7 @@ class Reverse:
             g = name(gname)
         scalar = self.kinds.get(t) == NUMBER and all(
             self.kind_of(bound.get(p.name)) == NUMBER for p in rule.params)
+        elementwise = bool(self.kinds) and _elementwise(rule)
         for d, tpl in zip(rule.diff, rule.templates):
             arg = bound.get(d)
             if not self._any_active(arg):
@@ -1198,8 +1265,10 @@ class Reverse:
                    if p.name in rule.diff):
                 expr = _ShapeOnly().visit(expr)  # numbers and arrays: no list cases to keep
             others = [bound.get(p.name) for p in rule.params if p.name != d]
-            if scalar:
-                # numbers in, a number out: nothing was broadcast
+            if scalar or (isinstance(arg, gast.Name) and elementwise and
+                          self.same_shape(arg.id, t)):
+                # numbers in, a number out, or an operand of the result's shape: nothing
+                # was broadcast
                 expr = _Unbroadcast().visit(expr)
             elif len(rule.params) == 2 and others and _is_number(others[0]) and \
                     isinstance(arg, gast.Name) and arg.id in self.numeric:
@@ -1399,6 +1468,8 @@ class Reverse:
             if self.active(v):
                 val = _call("unbroadcast", _call(_attr(name(b), "copy")),
                             _call(_attr("np", "shape"), name(v.id)))
+                if self.same_shape(v.id, new):
+                    val = val.args[0]
                 if op is gast.Sub:
                     val = gast.UnaryOp(op=gast.USub(), operand=val)
                 out += self.contribute(v.id, val, state)
@@ -1802,6 +1873,17 @@ class _ShapeOnly(gast.NodeTransformer):
         if isinstance(f, gast.Name) and f.id == "unbroadcast":
             node.keywords = [k for k in node.keywords if k.arg != "seq"]
         return node
+
+
+def _elementwise(rule: Any) -> bool:
+    """An operator or ufunc: each operand's cotangent has the (broadcast) result's shape."""
+    import numpy as np
+
+    prim = rule.primal
+    if isinstance(prim, np.ufunc):
+        return True
+    return (prim in BINOPS.values() and prim is not operator.matmul) or \
+        prim in UNARYOPS.values()
 
 
 class _KnownShapes(gast.NodeTransformer):

@@ -305,3 +305,126 @@ def expr_kind(expr: gast.expr, known: dict[str, Kind],
     """The kind of an expression over names of known kinds (None: unknown)."""
     k = _Eval(dict(known), resolve).kind(expr)
     return None if k == _BOTTOM else k
+
+
+def shape_keys(fn: gast.FunctionDef, known: dict[str, Kind],
+               resolve: Callable[[gast.expr], Any]) -> dict[str, Any]:
+    """name -> a symbolic shape: two names with equal keys have equal shapes at every call
+    with this signature. Used to drop ``unbroadcast`` where an elementwise operation's operand
+    already has the result's shape.
+
+    Keys: a parameter's or an allocation's own (``("v", name)``); an elementwise result takes
+    the key its array operands share (a number operand broadcasts to anything); a copy or
+    in-place update keeps its key; a first-axis slice ``x[lo:]``, ``x[lo:-k]``, ``x[:-k]``
+    with constant bounds has length ``max(0, len(x) + c)`` and the key ``("s", key(x), c)``.
+    Only names bound once get a derived key (a loop header or a merge may hold arrays of
+    different shapes).
+    """
+    defs: dict[str, list[Any]] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(node)
+        elif isinstance(node, (gast.For,)) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(node)
+    keys: dict[str, Any] = {}
+    busy: set[str] = set()
+
+    def key(n: str) -> Any:
+        if n in keys:
+            return keys[n]
+        k = known.get(n)
+        if k is None:
+            return None
+        if k == NUMBER:
+            return ("number",)
+        values = [v for v in defs.get(n, []) if not isinstance(v, gast.AugAssign)]
+        if n in busy or len(values) != 1 or any(isinstance(v, gast.For) for v in values):
+            keys[n] = ("v", n)
+            return keys[n]
+        busy.add(n)
+        try:
+            derived = _derive(values[0])
+        finally:
+            busy.discard(n)
+        keys[n] = derived if derived is not None else ("v", n)
+        return keys[n]
+
+    def operand(e: gast.expr) -> Any:
+        if isinstance(e, gast.Name):
+            return key(e.id)
+        if isinstance(e, gast.Constant) and isinstance(e.value, (int, float)) and \
+                not isinstance(e.value, bool):
+            return ("number",)
+        return None
+
+    def elementwise(args: list[gast.expr]) -> Any:
+        ks = [operand(a) for a in args]
+        if any(k is None for k in ks):
+            return None
+        arrays = {k for k in ks if k != ("number",)}
+        if len(arrays) == 1:
+            return arrays.pop()
+        return None
+
+    def _derive(v: Any) -> Any:
+        if isinstance(v, gast.Name):
+            return key(v.id)
+        if isinstance(v, gast.BinOp) and not isinstance(v.op, gast.MatMult):
+            return elementwise([v.left, v.right])
+        if isinstance(v, gast.UnaryOp) and isinstance(v.op, (gast.USub, gast.UAdd)):
+            return elementwise([v.operand])
+        if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
+            base = key(v.value.id)
+            c = _slice_offset(v.slice)
+            if base is None or c is None:
+                return None
+            return ("s", base, c)
+        if isinstance(v, gast.Call) and not v.keywords:
+            f = v.func
+            if isinstance(f, gast.Attribute) and f.attr == "copy" and not v.args and \
+                    isinstance(f.value, gast.Name) and not isinstance(resolve(f.value),
+                                                                      type(np)):
+                return key(f.value.id)
+            obj = resolve(f)
+            if isinstance(obj, np.ufunc) and obj.nout == 1 and len(v.args) == obj.nin:
+                return elementwise(list(v.args))
+            if obj in (np.copy, np.zeros_like, np.ones_like, np.empty_like) and \
+                    len(v.args) == 1:
+                return elementwise(list(v.args))
+        return None
+
+    for n in known:
+        key(n)
+    return {n: k for n, k in keys.items() if k is not None}
+
+
+def _slice_offset(idx: gast.expr) -> int | None:
+    """c for a first-axis slice of length max(0, n + c): ``lo:``, ``lo:-k``, ``:-k``, ``:``
+    with constant lo >= 0 and k > 0 (other axes untouched)."""
+    if not isinstance(idx, gast.Slice) or idx.step is not None:
+        return None
+
+    def const(e: Any) -> int | None:
+        if e is None:
+            return None
+        if isinstance(e, gast.Constant) and type(e.value) is int:
+            return e.value
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub) and \
+                isinstance(e.operand, gast.Constant) and type(e.operand.value) is int:
+            return -e.operand.value
+        raise ValueError
+
+    try:
+        lo, hi = const(idx.lower), const(idx.upper)
+    except ValueError:
+        return None
+    lo = 0 if lo is None else lo
+    if lo < 0:
+        return None
+    if hi is None:
+        return -lo
+    if hi < 0:
+        return hi - lo
+    return None
