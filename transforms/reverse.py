@@ -609,6 +609,7 @@ class Reverse:
         pull_body += unpack + withdraws + body
         if self.kinds:
             pull_body = [_KnownShapes(self.kinds).visit(st) for st in pull_body]
+            _accumulate_in_place(pull_body)
         pullback = gast.FunctionDef(
             name=f"{self.fname}_pullback",
             args=_args(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
@@ -1884,6 +1885,58 @@ def _elementwise(rule: Any) -> bool:
         return True
     return (prim in BINOPS.values() and prim is not operator.matmul) or \
         prim in UNARYOPS.values()
+
+
+def _accumulate_in_place(body: list[gast.stmt]) -> None:
+    """``b = b + e`` -> ``b += e`` for adjoints no other name can see: every store to ``b``
+    is a fresh array (``zeros_like``, ``copy_adjoint`` or ``b + e``) and ``b`` is read only
+    by its own updates, arithmetic (fresh results) and the final ``return``."""
+    fresh_calls = ("zeros_like", "copy_adjoint")
+    stores: dict[str, list[gast.Assign]] = {}
+    bad: set[str] = set()
+    updates: set[int] = set()  # id of the Name b in "b = b + e"
+    ok_loads: set[int] = set()
+    targets: set[int] = set()
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):
+            targets.add(id(node.targets[0]))
+            b = node.targets[0].id
+            v = node.value
+            if isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and \
+                    isinstance(v.left, gast.Name) and v.left.id == b:
+                stores.setdefault(b, []).append(node)
+                updates.add(id(v.left))
+            elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                    v.func.id in fresh_calls:
+                stores.setdefault(b, []).append(node)
+            else:
+                bad.add(b)
+        elif isinstance(node, gast.Return) and isinstance(node.value, gast.Tuple):
+            ok_loads |= {id(e) for e in node.value.elts if isinstance(e, gast.Name)}
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            operands = [node.left, node.right] if isinstance(node, gast.BinOp) else \
+                [node.operand]
+            ok_loads |= {id(e) for e in operands if isinstance(e, gast.Name)}
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                id(node) not in targets:
+            bad.add(node.id)  # bound some other way (a tuple target, a loop target)
+    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                node.id in stores and id(node) not in ok_loads and id(node) not in updates:
+            bad.add(node.id)
+    for b, sts in stores.items():
+        if b in bad:
+            continue
+        for st in sts:
+            if isinstance(st.value, gast.BinOp):
+                aug = gast.AugAssign(target=gast.Name(id=b, ctx=gast.Store(), annotation=None,
+                                                      type_comment=None),
+                                     op=gast.Add(), value=st.value.right)
+                gast.copy_location(aug, st)
+                st.__class__ = gast.AugAssign
+                st.__dict__.clear()
+                st.__dict__.update(aug.__dict__)
 
 
 class _KnownShapes(gast.NodeTransformer):

@@ -246,6 +246,8 @@ def expand_reduced(g: object, shape: tuple, axis: object, keepdims: bool) -> np.
 
 def sum_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
     """Adjoint of ``np.sum(a, axis, keepdims)``: ``g`` broadcast back over the summed axes."""
+    if axis is None and not keepdims and type(shape) is tuple and np.ndim(g) == 0:
+        return np.full(shape, g) if shape else np.asarray(g)[()]
     shape = tuple(shape)
     out = np.broadcast_to(expand_reduced(g, shape, axis, keepdims), shape).copy()
     return out[()] if shape == () else out
@@ -262,6 +264,10 @@ def mean_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
 
 def max_vjp(g: object, out: object, a: object, axis: object, keepdims: bool) -> object:
     """Adjoint of ``np.max``/``np.min``: ``g`` split evenly between the tied extrema."""
+    if axis is None and not keepdims and type(a) is np.ndarray and a.ndim > 0 and \
+            np.ndim(g) == 0:
+        hits = a == out
+        return hits * (g / np.count_nonzero(hits))
     a = np.asarray(a)
     extremum = expand_reduced(out, a.shape, axis, keepdims)
     hits = (a == extremum)

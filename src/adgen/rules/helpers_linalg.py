@@ -44,6 +44,9 @@ def matrix_transpose(x: object) -> np.ndarray:
 
 def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
+    if type(b) is np.ndarray and type(g) is np.ndarray and b.ndim == 1 and g.ndim == 1 \
+            and len(a_shape) == 2:
+        return g[:, None] * b  # matrix @ vector: the outer product
     b = np.asarray(b)
     g = np.asarray(g)
     if len(a_shape) == 1 and b.ndim == 1:
@@ -59,6 +62,9 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
 
 def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     """Adjoint of ``b`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and g.ndim == 1 \
+            and len(b_shape) == 1:
+        return g @ a  # matrix @ vector: the transposed product
     a = np.asarray(a)
     g = np.asarray(g)
     if a.ndim == 1 and len(b_shape) == 1:
