@@ -62,6 +62,9 @@ class Compiled:
     reads_params: Any = True  # a set of parameter names, or True for all
     written_params: Any = True  # the parameters written in place (True: any of them)
     mutates_containers: bool = False
+    # the forward registers captures or guards (its own or a callee's): a call runs it in a
+    # fresh GuardScope
+    needs_scope: bool = True
 
 
 _CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
@@ -342,10 +345,15 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                           s.captured_at) for s in result.sites]
     for c in list(callees.values()) + _method_callees(parsed, tree, mutation):
         sites.extend(x for x in c.sites if x not in sites)
+    guarding = {"capture", "before_write", "write_region", "call_forward"}
+    needs_scope = bool(callees) or any(
+        isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and
+        (c.func.id in guarding or c.func.id.endswith("_forward"))
+        for c in gast.walk(result.forward))
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
-                    written_params=result.written_params)
+                    written_params=result.written_params, needs_scope=needs_scope)
 
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:

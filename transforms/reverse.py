@@ -1957,6 +1957,12 @@ class _KnownShapes(gast.NodeTransformer):
                 return gast.Tuple(elts=[], ctx=gast.Load())
             if isinstance(k, int):
                 return gast.Attribute(value=node.args[0], attr="shape", ctx=gast.Load())
+        if isinstance(f, gast.Name) and f.id == "zeros_like" and len(node.args) == 1 and \
+                isinstance(node.args[0], gast.Name) and \
+                self.kinds.get(node.args[0].id) == NUMBER:
+            return gast.Constant(0.0, None)  # the zero adjoint of a number
+            if isinstance(k, int):
+                return gast.Attribute(value=node.args[0], attr="shape", ctx=gast.Load())
         return node
 
 

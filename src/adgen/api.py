@@ -14,6 +14,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen.errors import ArgnumsError, NonDifferentiableError
+from adgen import runtime
+from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
 
 POLICIES = ("save", "strict")
@@ -163,8 +165,8 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    from adgen import runtime
-
+    if not compiled.needs_scope:
+        return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
     runtime._SCOPES.append(runtime.GuardScope())  # a fresh scope of captures for this pass
     try:
         return compiled.forward(*args, **kwargs)
@@ -174,8 +176,6 @@ def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
 
 def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
     """One cotangent per positional argument, shaped like it (None: no float content)."""
-    from adgen.runtime import as_gradient
-
     return tuple(as_gradient(ct, a) for ct, a in zip(cts, args))
 
 
@@ -241,6 +241,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
     from adgen.rules import registry
 
+    single = isinstance(argnums, int)
+    generation = registry._GENERATION  # changes whenever a rule is registered
     # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
     cache: dict[tuple[Any, ...], tuple[int, tuple[int, ...], Any]] = {}
@@ -250,7 +252,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
         sig = signature(args)
         hit = cache.get(sig)
-        if hit is None or hit[0] != registry.generation():
+        if hit is None or hit[0] != generation[0]:
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
             compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig)
@@ -258,7 +260,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         else:
             _, nums, compiled = hit
         for n in nums:
-            _check_differentiable(args[n], n)
+            a = args[n]
+            if type(a) is not float and not (type(a) is np.ndarray and a.dtype.kind == "f"):
+                _check_differentiable(a, n)
         out, saved = _forward(compiled, args, kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -270,12 +274,12 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         else:
             value = out
             seed = _scalar_output(out)
-        from adgen.runtime import as_gradient
-
         cts = compiled.pullback(saved, seed)
-        grads = tuple(as_gradient(cts[n], args[n]) for n in nums)
-        g = grads[0] if isinstance(argnums, int) else grads
-        return (out if has_aux else value), g
+        if single:
+            n = nums[0]
+            return (out if has_aux else value), as_gradient(cts[n], args[n])
+        return (out if has_aux else value), tuple([as_gradient(cts[n], args[n])
+                                                   for n in nums])
 
     value_and_grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
     return value_and_grad_fun

@@ -63,7 +63,8 @@ def of_value(value: Any) -> Kind:
 
 def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
     """The kinds of a call's positional arguments (part of the compile-cache key)."""
-    return tuple(of_value(a) for a in args)
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype.kind in "fiu" else
+                  of_value(a) for a in args])
 
 
 def _join(a: Kind, b: Kind) -> Kind:
