@@ -221,7 +221,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                 isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in _leaves(a)):
             raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
                                          "supported yet")
-    compiled = _compiled(fun, mutation)
+    compiled = _compiled(fun, mutation, sig=signature(args))
     out, saved = _forward(compiled, args, kwargs)
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
@@ -367,7 +367,8 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Returns:
         An :class:`Explanation`, a list of :class:`MutationSite`.
     """
-    compiled = _compiled(fun, mutation)
+    # with example arguments, the compilation grad would use for them (kinds.signature)
+    compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
     sites = compiled.sites
     if args:
         from adgen import runtime

@@ -1,0 +1,305 @@
+"""Specialisation on the argument signature (transforms/analyses/kinds.py and its uses).
+
+The analysis is checked on its own (which names are numbers, which arrays of which rank,
+which shapes are provably equal), then through grad: every specialised pullback is compared
+with central differences, including the cases where a wrong fact would give a wrong gradient
+(an element that is a row of a matrix, a merge of a number and an array, a counter that
+restarts, a read ahead of the write).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.errors import MutationError
+from adgen.transforms import pipeline
+from adgen.transforms.analyses.kinds import NUMBER, kinds, shape_keys, signature
+
+
+def _kinds(fn, params):
+    parsed, tree, _namer, _headers = pipeline._front(fn)
+    resolve = lambda node: pipeline._resolve(parsed, node)  # noqa: E731
+    known = kinds(tree, params, resolve)
+    return known, shape_keys(tree, known, resolve)
+
+
+def numerical_grad(f, args, argnum, eps=1e-6):
+    args = [np.array(a, dtype=float) if isinstance(a, np.ndarray) else a for a in args]
+    x = args[argnum]
+    if isinstance(x, float):
+        up = list(args)
+        dn = list(args)
+        up[argnum] = x + eps
+        dn[argnum] = x - eps
+        return (f(*[a.copy() if isinstance(a, np.ndarray) else a for a in up]) -
+                f(*[a.copy() if isinstance(a, np.ndarray) else a for a in dn])) / (2 * eps)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        dn = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        up[argnum][i] += eps
+        dn[argnum][i] -= eps
+        g[i] = (f(*up) - f(*dn)) / (2 * eps)
+    return g
+
+
+def check_grad(f, *args, argnums=(0,), mutation="save"):
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = adgen.grad(f, argnums=argnums, mutation=mutation)(*copies)
+    for k, n in enumerate(argnums):
+        want = numerical_grad(f, args, n)
+        np.testing.assert_allclose(got[k], want, rtol=1e-5, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------
+# the analysis
+
+
+def fill(x, w):
+    n = len(x)
+    h = np.empty(n)
+    for i in range(n):
+        e = x[i]
+        h[i] = np.tanh(e * w)
+    m = x[1:]
+    return np.sum(h * h) + np.sum(m)
+
+
+def test_signature_of_arguments():
+    assert signature((np.zeros(3), 2.0, 3, np.float64(1.0))) == (1, NUMBER, NUMBER, NUMBER)
+    assert signature((np.zeros((2, 3)), np.zeros(()))) == (2, 0)
+    # unknown: containers, bools (they index as masks), object and bool arrays
+    assert signature(([1.0], True, np.array([None]), np.zeros(2, bool))) == (None,) * 4
+
+
+def test_elements_of_a_vector_are_numbers():
+    known, _ = _kinds(fill, {"x": 1, "w": NUMBER})
+    assert known["n"] == NUMBER and known["i"] == NUMBER and known["e"] == NUMBER
+    assert known["h"] == 1 and known["m"] == 1
+
+
+def test_elements_of_a_matrix_are_rows():
+    known, _ = _kinds(fill, {"x": 2, "w": NUMBER})
+    assert known["e"] == 1  # a row: an array (a view), not a number
+    assert known["m"] == 2
+
+
+def test_unknown_parameters_leave_their_uses_unknown():
+    known, _ = _kinds(fill, {})
+    assert "e" not in known and "x" not in known
+    assert known["n"] == NUMBER and known["h"] == 1  # len() and np.empty(n) are known anyway
+
+
+def merge(x, flag):
+    if flag:
+        y = x
+    else:
+        y = 2.0
+    a, b = x, x
+    return y, a
+
+
+def test_a_merge_of_different_kinds_and_tuple_items_are_unknown():
+    known, _ = _kinds(merge, {"x": 1, "flag": None})
+    # SSA: y (one arm), y_1 (the other), y_2 (the merge)
+    assert known["y"] == 1 and known["y_1"] == NUMBER
+    assert "y_2" not in known
+    assert "a" not in known and "b" not in known  # items of a tuple: anything
+
+
+def heat_like(u, alpha):
+    lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+    v = u[1:]
+    w = alpha * lap
+    return np.sum(w) + np.sum(v)
+
+
+def test_shape_keys_of_slices_and_elementwise_results():
+    known, keys = _kinds(heat_like, {"u": 1, "alpha": NUMBER})
+    assert keys["lap"] == keys["w"]  # a number times an array keeps its shape
+    assert keys["v"] != keys["lap"]  # u[1:] is one longer than u[2:]
+    slices = {keys[n] for n in known if known[n] == 1 and n not in ("u", "v")}
+    assert len(slices) == 1  # u[2:], u[1:-1], u[:-2] and what is computed from them
+
+
+def test_generated_code_uses_the_facts():
+    c = pipeline.compile_function(fill, wrt=(0, 1), sig=(1, NUMBER))
+    src = c.own_source
+    assert "unbroadcast" not in src.split("for i")[-1]  # the loop body: numbers only
+    assert ".copy()" not in src  # an element read is a NumPy scalar: a copy already
+    generic = pipeline.compile_function(fill).own_source
+    assert "unbroadcast(" in generic.split("def fill_pullback")[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# gradients of specialised code
+
+
+def test_vector_then_matrix_recompiles():
+    check_grad(fill_rows, np.linspace(-1.0, 1.0, 5), 0.7, argnums=(0, 1))
+    g = adgen.grad(fill_rows, argnums=(0, 1))
+    xm = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    gx, _gw = g(xm, 0.7)
+    assert gx.shape == (4, 3)  # a new signature: compiled again, rows are arrays now
+    check_grad(fill_rows, xm, 0.7, argnums=(0, 1))
+    check_grad(fill, np.linspace(-1.0, 1.0, 5), 0.7, argnums=(0, 1))
+
+
+def fill_rows(x, w):
+    n = len(x)
+    h = np.empty(x.shape)
+    for i in range(n):
+        e = x[i]
+        h[i] = np.tanh(e * w)
+    return np.sum(h * h)
+
+
+def element_update(x):
+    s = 0.0
+    for i in range(len(x)):
+        t = x[i]
+        t += 1.0  # a number: rebinds t, x is unchanged
+        s += t * x[i]
+    return s + np.sum(x)
+
+
+def test_an_element_updated_is_not_written_back():
+    x = np.array([0.5, -1.0, 2.0])
+    before = x.copy()
+    check_grad(element_update, x)
+    adgen.grad(element_update)(x)
+    np.testing.assert_array_equal(x, before)
+
+
+def row_update(x):
+    s = 0.0
+    for i in range(len(x)):
+        t = x[i]
+        t += 1.0  # a row of a matrix: updated in place, x changes
+        s += np.sum(t * t)
+    return s + np.sum(x * x)
+
+
+def test_a_row_updated_in_place_writes_the_matrix():
+    x = np.arange(6.0).reshape(2, 3) / 5.0
+    check_grad(row_update, x)
+
+
+def zero_d(a, x):
+    return np.sum(a * x) + a * a
+
+
+def test_zero_dimensional_array_argument():
+    check_grad(zero_d, np.array(1.5), np.array([1.0, 2.0]), argnums=(0, 1))
+
+
+def rows_forward(hs0, w):
+    hs = np.empty((4, len(hs0)))
+    hs[0] = hs0
+    for t in range(3):
+        hs[t + 1] = np.tanh(w * hs[t])
+    return np.sum(hs * hs)
+
+
+def test_rows_written_ahead_of_a_growing_counter_need_no_guard():
+    x = np.array([0.3, -0.2])
+    check_grad(rows_forward, x, 0.9, argnums=(0, 1), mutation="strict")
+    sites = adgen.explain(rows_forward, x, 0.9, file=None)
+    write = [s for s in sites if "hs[t + 1]" in s.construct]
+    assert write and write[0].decision == "free"
+
+
+def rows_behind(hs0, w):
+    hs = np.empty((4, len(hs0)))
+    hs[:] = hs0
+    for t in range(3):
+        a = hs[t + 1]
+        hs[t] = w * np.tanh(a)  # the next iteration overwrites the row read here? no: row t
+        hs[t + 1] = hs[t + 1] * w  # ... but this writes the row read this iteration
+    return np.sum(hs * hs)
+
+
+def rows_reread(hs0, w):
+    hs = np.empty((4, len(hs0)))
+    hs[:] = hs0
+    for t in range(3):
+        a = hs[t + 1]
+        b = a * a  # its pullback reads row t + 1
+        hs[t] = w * b  # the next iteration writes row t + 1: what the product read
+    return np.sum(hs * hs)
+
+
+@pytest.mark.parametrize("f", [rows_behind, rows_reread])
+def test_rows_written_behind_the_read_are_guarded(f):
+    x = np.array([0.3, -0.2])
+    check_grad(f, x, 0.9, argnums=(0, 1))
+    with pytest.raises(MutationError):
+        adgen.grad(f, argnums=(0, 1), mutation="strict")(x.copy(), 0.9)
+
+
+def restarting(hs0, w):
+    hs = np.empty((3, len(hs0)))
+    hs[:] = hs0
+    for k in range(2):
+        for t in range(2):
+            hs[t + 1] = np.tanh(w * hs[t])  # the inner counter restarts: rows come back
+    return np.sum(hs * hs)
+
+
+def test_a_counter_that_restarts_is_guarded():
+    x = np.array([0.3, -0.2])
+    check_grad(restarting, x, 0.9, argnums=(0, 1))
+    with pytest.raises(MutationError):
+        adgen.grad(restarting, argnums=(0, 1), mutation="strict")(x.copy(), 0.9)
+
+
+def accumulate(W, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(len(xs)):
+        h = np.tanh(W @ xs[t] + h)
+    alias = h
+    alias = alias + 1.0
+    return np.sum(alias * h)
+
+
+def test_adjoints_accumulated_in_place_stay_private():
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((3, 2)) * 0.5
+    xs = rng.standard_normal((4, 2))
+    check_grad(accumulate, W, xs, argnums=(0, 1))
+    # a vjp's pullback can be called again: nothing accumulated leaks between calls
+    out, pb = adgen.vjp(accumulate, W, xs)
+    first = pb(1.0)[0].copy()
+    np.testing.assert_allclose(pb(1.0)[0], first)
+    np.testing.assert_allclose(pb(2.0)[0], 2.0 * first)
+
+
+def self_update(u, alpha):
+    u = u.copy()
+    for _ in range(3):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u[1:-1] += alpha * lap
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_in_place_slice_updates(mutation):
+    u = np.linspace(0.0, 1.0, 7) ** 2
+    check_grad(self_update, u, 0.2, argnums=(0, 1), mutation=mutation)
+
+
+def short_slices(u):
+    a = u[2:] * 2.0
+    b = u[1:-1] + a  # equal lengths for every len(u), zero included
+    return np.sum(b * b)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_slice_lengths_agree_for_every_length(n):
+    u = np.linspace(0.1, 1.0, n)
+    g = adgen.grad(short_slices)(u)
+    assert g.shape == u.shape
+    if n:
+        check_grad(short_slices, u)
