@@ -407,6 +407,10 @@ class Assign(Stmt):
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         bound = self.expr.sim(m, _at(line), i)
+        if isinstance(self.expr, Arr):
+            # ``name = other`` renders as a plain assignment: an alias, not a copy
+            m.env[self.name] = m.view(self.expr.name)
+            return
         v = m.new(self.expr.n or 1, bound)
         m.env[self.name] = v
         if isinstance(self.expr, Unary) and self.expr.reads_output:
