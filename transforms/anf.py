@@ -18,15 +18,15 @@ re-evaluated each iteration and never differentiated).
 from __future__ import annotations
 
 import gast
-
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import walk
 
 
 def to_anf(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` in A-normal form (changed in place)."""
     local = {a.id for a in fn.args.args} | {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     fn.body = _Anf(namer, local).block(fn.body)
     return fn
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 
 import gast
+from adgen.transforms.walk import walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -22,7 +23,7 @@ def cleanup(pullback: gast.FunctionDef) -> gast.FunctionDef:
     """Simplifies the pullback in place and returns it."""
     pullback.body = [_Simplify().visit(s) for s in pullback.body]
     uses_sh = any(isinstance(n, gast.Name) and n.id in ("sh", "top")
-                  for s in pullback.body[2:] for n in gast.walk(s))
+                  for s in pullback.body[2:] for n in walk(s))
     if not uses_sh and len(pullback.body) >= 2:
         pullback.body = pullback.body[2:]
     return pullback

@@ -18,8 +18,8 @@ import copy
 from collections.abc import Callable
 
 import gast
-
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import walk
 
 
 def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
@@ -29,7 +29,7 @@ def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
 
 
 def _at(new: gast.AST, old: gast.AST) -> gast.AST:
-    for n in gast.walk(new):
+    for n in walk(new):
         if getattr(n, "lineno", None) is None and hasattr(old, "lineno"):
             n.lineno = old.lineno
             n.col_offset = old.col_offset
@@ -277,7 +277,7 @@ class _ExprDesugar(gast.NodeTransformer):
         # Comprehension variables get fresh names so they do not clobber the user's.
         renames: dict[str, str] = {}
         for gen in node.generators:
-            for t in gast.walk(gen.target):
+            for t in walk(gen.target):
                 if isinstance(t, gast.Name):
                     renames[t.id] = self.namer.fresh(t.id)
         node = _Rename(renames).visit(node)

@@ -11,6 +11,7 @@ function through shadow memory.
 from __future__ import annotations
 
 import gast
+from adgen.transforms.walk import walk
 
 MARKER = "__adgen_def__"
 
@@ -24,7 +25,7 @@ def hoist_defs(fn: gast.FunctionDef) -> tuple[list[gast.FunctionDef], set[str]]:
     """
     defs: list[gast.FunctionDef] = []
     bound = {a.id for a in fn.args.args} | {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def visit(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -52,9 +53,9 @@ def hoist_defs(fn: gast.FunctionDef) -> tuple[list[gast.FunctionDef], set[str]]:
     free: set[str] = set()
     for d in defs:
         inner = {a.id for a in d.args.args} | {
-            n.id for n in gast.walk(d) if isinstance(n, gast.Name) and
+            n.id for n in walk(d) if isinstance(n, gast.Name) and
             isinstance(n.ctx, gast.Store)}
-        free |= {n.id for n in gast.walk(d) if isinstance(n, gast.Name) and
+        free |= {n.id for n in walk(d) if isinstance(n, gast.Name) and
                  isinstance(n.ctx, gast.Load)} & bound - inner
     return defs, free
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gast
-
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import walk
 
 
 @dataclass
@@ -27,7 +27,7 @@ class _Loop:
 def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` with early exits turned into flags (fn is changed in place)."""
     body = fn.body
-    returns = [n for n in gast.walk(fn) if isinstance(n, gast.Return)]
+    returns = [n for n in walk(fn) if isinstance(n, gast.Return)]
     tail_only = len(returns) == 1 and body and body[-1] is returns[0]
     if not returns:
         body.append(_at(gast.Return(value=gast.Constant(None, None)), body[-1] if body else fn))
@@ -49,7 +49,7 @@ def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
 
 
 def _has_loop_exit(fn: gast.FunctionDef) -> bool:
-    return any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(fn))
+    return any(isinstance(n, (gast.Break, gast.Continue)) for n in walk(fn))
 
 
 def _not_any(flags: list[str], like: gast.AST) -> gast.expr:

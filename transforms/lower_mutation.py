@@ -20,11 +20,11 @@ Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``
 from __future__ import annotations
 
 import gast
-
-from adgen.errors import UnsupportedError
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
+
+from adgen.errors import UnsupportedError
 
 _REFUSED_METHODS = {
     "itemset": "write x[index] = value",

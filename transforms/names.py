@@ -6,13 +6,14 @@ Not a pass: a helper every rewriting pass shares, so names never clash with the 
 from __future__ import annotations
 
 import gast
+from adgen.transforms.walk import walk
 
 
 class Namer:
     """Hands out names not used anywhere in the function, numbered per prefix."""
 
     def __init__(self, tree: gast.AST) -> None:
-        self.taken: set[str] = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        self.taken: set[str] = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
         # the generated pullback's own parameters and locals
         self.taken |= {"out_bar", "saved", "sh", "top"}
         self.counts: dict[str, int] = {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+from adgen.transforms.walk import walk
 
 from adgen.errors import Location, MissingRuleError, UnsupportedError
 
@@ -34,7 +35,7 @@ class Parsed:
         """True when ``name`` is a parameter or is assigned in the function."""
         if not hasattr(self, "_locals"):
             names = {a.id for a in self.tree.args.args}
-            for n in gast.walk(self.tree):
+            for n in walk(self.tree):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                     names.add(n.id)
                 elif isinstance(n, gast.FunctionDef) and n is not self.tree:
@@ -73,7 +74,7 @@ def parse_function(fn: Any) -> Parsed:
     node = module.body[0]
     gast.increment_lineno(module, first - 1)
     indent = len(lines[0]) - len(lines[0].lstrip())
-    for sub in gast.walk(module):
+    for sub in walk(module):
         if hasattr(sub, "col_offset") and sub.col_offset is not None:
             sub.col_offset += indent
     if isinstance(node, gast.AsyncFunctionDef):

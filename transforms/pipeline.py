@@ -18,10 +18,6 @@ from typing import Any
 
 import gast
 import numpy as np
-
-from adgen import runtime
-from adgen.errors import AdgenError, CompilerError
-from adgen.rules import registry
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.kinds import NUMBER, kinds
@@ -30,14 +26,19 @@ from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.hoist_defs import hoist_defs
-from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.reverse import Reverse
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.validate import validate
+from adgen.transforms.walk import walk
+
+from adgen import runtime
+from adgen.errors import AdgenError, CompilerError
+from adgen.rules import registry
 
 PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa",
               "reverse", "cleanup"]
@@ -349,7 +350,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     needs_scope = bool(callees) or any(
         isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and
         (c.func.id in guarding or c.func.id.endswith("_forward"))
-        for c in gast.walk(result.forward))
+        for c in walk(result.forward))
     return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
@@ -358,8 +359,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
     inner = {a.id for a in d.args.args} | {
-        n.id for n in gast.walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    loads = {n.id for n in gast.walk(d) if isinstance(n, gast.Name) and
+        n.id for n in walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    loads = {n.id for n in walk(d) if isinstance(n, gast.Name) and
              isinstance(n.ctx, gast.Load)}
     return (loads - inner) & parsed.closure_free
 
@@ -368,14 +369,14 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
     """Methods called on objects the function builds from a user class (``m = Cls(...)``;
     ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
     classes: dict[str, type] = {}
-    for st in gast.walk(tree):
+    for st in walk(tree):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                 isinstance(st.value, gast.Call):
             cls = _resolve(parsed, st.value.func)
             if isinstance(cls, type):
                 classes[st.targets[0].id] = cls
     out: list[Compiled] = []
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
             method = getattr(classes[node.func.value.id], node.func.attr, None)
@@ -503,7 +504,6 @@ _RUNTIME_DATA = {"_SCOPES": "[GuardScope()]", "_MEASURE": "[]",
 def _helper_sources(source: str) -> str:
     """Source of every runtime helper the generated code uses (transitively)."""
     import re
-
     import types
 
     names = {n for n in dir(runtime)

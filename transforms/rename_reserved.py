@@ -9,19 +9,19 @@ keyword still work.
 from __future__ import annotations
 
 import gast
-
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import walk
 
 RESERVED = ("out_bar", "saved", "sh", "top")
 
 
 def rename_reserved(fn: gast.FunctionDef, namer: Namer) -> dict[str, str]:
     """Renames reserved names in ``fn``; returns {new name: old name} for the parameters."""
-    used = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    used = {n.id for n in walk(fn) if isinstance(n, gast.Name)}
     renames = {old: namer.fresh(old + "_") for old in RESERVED if old in used}
     if not renames:
         return {}
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
     params = {a.id for a in fn.args.args}

@@ -27,9 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
-
-from adgen.errors import Location, MissingRuleError, MutationError, UnsupportedError
-from adgen.rules import registry
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, expr_kind, shape_keys
@@ -38,6 +35,10 @@ from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import walk
+
+from adgen.errors import Location, MissingRuleError, MutationError, UnsupportedError
+from adgen.rules import registry
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
           gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
@@ -86,14 +87,14 @@ def _src(node: gast.AST) -> str:
 
 
 def _loads(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 
 def _stores(nodes: list[gast.stmt]) -> set[str]:
     out: set[str] = set()
     for s in nodes:
-        for n in gast.walk(s):
+        for n in walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.add(n.id)
     return out
@@ -160,8 +161,8 @@ class Reverse:
         # names used as containers or objects (indexed stores, appends, attribute access)
         self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
                                                                            "tuple")}
-        methods = {id(c.func) for c in gast.walk(fn) if isinstance(c, gast.Call)}
-        for st in gast.walk(fn):
+        methods = {id(c.func) for c in walk(fn) if isinstance(c, gast.Call)}
+        for st in walk(fn):
             if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
                     id(st) not in methods and st.attr not in NONDIFF_ATTRS and \
                     st.attr not in ("T", "real", "imag", "flat"):
@@ -170,7 +171,7 @@ class Reverse:
             if w.container:
                 self.objlike.add(w.target)
         self.defs: dict[str, gast.expr] = {}
-        for st in gast.walk(fn):
+        for st in walk(fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
@@ -200,7 +201,7 @@ class Reverse:
         # adjoint in the same place, so tracking is closed under copies
         names = set(self.eff.buffers) | set(self.parsed.closure_free)
         out = {n for n in names if (self.eff.tracked(n) or n in self.parsed.closure_free)}
-        copies = [(st.targets[0].id, st.value.id) for st in gast.walk(self.fn)
+        copies = [(st.targets[0].id, st.value.id) for st in walk(self.fn)
                   if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)
                   and isinstance(st.value, gast.Name)]
         changed = True
@@ -249,7 +250,7 @@ class Reverse:
     def index(self) -> None:
         self.namer_locals = _stores(self.fn.body) | {a.id for a in self.fn.args.args}
         # names known to hold numbers or arrays: results of arithmetic and NumPy rules
-        for st in gast.walk(self.fn):
+        for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 v = st.value
                 if isinstance(v, (gast.BinOp, gast.UnaryOp)):
@@ -266,7 +267,7 @@ class Reverse:
         # copies, loop headers and augmented assignments of numbers are numbers: the greatest
         # set of names whose every definition is a number or a copy of one of them
         defs: dict[str, list[gast.AST]] = {}
-        for st in gast.walk(self.fn):
+        for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 defs.setdefault(st.targets[0].id, []).append(st.value)
             elif isinstance(st, gast.AugAssign):
@@ -296,7 +297,7 @@ class Reverse:
             else {}
         counter = [0]
 
-        def walk(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
+        def walk_blocks(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
             for s in stmts:
                 counter[0] += 1
                 self.order[id(s)] = counter[0]
@@ -306,12 +307,12 @@ class Reverse:
                 for fieldname in ("body", "orelse"):
                     sub = getattr(s, fieldname, None)
                     if isinstance(sub, list):
-                        walk(sub, inner, id(sub))
+                        walk_blocks(sub, inner, id(sub))
                 if isinstance(s, gast.Try):
                     for h in s.handlers:
-                        walk(h.body, inner, id(h.body))
+                        walk_blocks(h.body, inner, id(h.body))
 
-        walk(self.fn.body, (), id(self.fn.body))
+        walk_blocks(self.fn.body, (), id(self.fn.body))
 
     def find_views(self) -> None:
         """With kinds known: the names that are basic-index views of an array (``t = x[1:]``,
@@ -325,7 +326,7 @@ class Reverse:
         if not self.kinds:
             return
         defs: dict[str, list[gast.stmt]] = {}
-        for st in gast.walk(self.fn):
+        for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 defs.setdefault(st.targets[0].id, []).append(st)
             elif isinstance(st, gast.AugAssign):
@@ -370,7 +371,7 @@ class Reverse:
         """A basic index whose names are numbers bound once (or loop counters)."""
         if not _basic_index(idx, self.int_names):
             return False
-        return all(self.def_count.get(n.id, 0) <= 1 for n in gast.walk(idx)
+        return all(self.def_count.get(n.id, 0) <= 1 for n in walk(idx)
                    if isinstance(n, gast.Name))
 
     def shadow(self, n: str, state: set[str]) -> gast.expr:
@@ -448,7 +449,7 @@ class Reverse:
         if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
                 not base[1:].isdigit():
             return base
-        for st in gast.walk(self.fn):
+        for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                     st.targets[0].id == n:
                 return _src(st.value)
@@ -634,14 +635,14 @@ class Reverse:
         for st in stmts:
             if isinstance(st, gast.For):
                 free |= _loads(st.iter) - bound
-                inner = bound | {n.id for n in gast.walk(st.target) if isinstance(n, gast.Name)}
+                inner = bound | {n.id for n in walk(st.target) if isinstance(n, gast.Name)}
                 free |= self.free_names(st.body, inner)
             elif isinstance(st, gast.If):
                 free |= _loads(st.test) - bound
                 free |= self.free_names(st.body, bound) | self.free_names(st.orelse, bound)
             else:
                 free |= _loads(st) - bound
-            bound |= {n.id for n in gast.walk(st) if isinstance(n, gast.Name) and
+            bound |= {n.id for n in walk(st) if isinstance(n, gast.Name) and
                       isinstance(n.ctx, gast.Store)} if not isinstance(
                 st, (gast.For, gast.If)) else set()
         return {n for n in free if n in fwd}
@@ -650,7 +651,7 @@ class Reverse:
         """Names the forward binds inside a block, including the ones this pass adds."""
         out = _stores(stmts)
         for st in stmts:
-            for n in gast.walk(st):
+            for n in walk(st):
                 if id(n) in self.tape_of:
                     out.add(self.tape_of[id(n)])
                 if id(n) in self.saved_call:
@@ -658,7 +659,7 @@ class Reverse:
                 if id(n) in self.arm_of:
                     out.add(self.arm_of[id(n)])
         for (sid, _), cap in self.caps.items():
-            if cap.var and any(sid == id(n) for st in stmts for n in gast.walk(st)):
+            if cap.var and any(sid == id(n) for st in stmts for n in walk(st)):
                 out.add(cap.var)
         return out
 
@@ -898,7 +899,7 @@ class Reverse:
         """Active names whose adjoint a block's reverse may add to."""
         names: set[str] = set()
         for s in stmts:
-            for n in gast.walk(s):
+            for n in walk(s):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
                         self.act.active(n.id):
                     names.add(n.id)
@@ -1211,7 +1212,7 @@ class Reverse:
         return out
 
     def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
-        if not any(self.active(a) for a in gast.walk(v) if isinstance(a, gast.Name)):
+        if not any(self.active(a) for a in walk(v) if isinstance(a, gast.Name)):
             return []
         fname = _src(v.func)
         if fname.split(".")[-1] in NONDIFF_CALLS:
@@ -1362,7 +1363,7 @@ class Reverse:
                                           _index_value(idx), g))]
         b = self.bar(x)
         out: list[gast.stmt] = self.own(x, b, state, s)
-        has_names = any(isinstance(e, gast.Name) for e in gast.walk(v.slice))
+        has_names = any(isinstance(e, gast.Name) for e in walk(v.slice))
         if _basic_index(v.slice, self.int_names) and (
                 not has_names or isinstance(self.kinds.get(x), int)):
             target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
@@ -1897,7 +1898,7 @@ def _accumulate_in_place(body: list[gast.stmt]) -> None:
     updates: set[int] = set()  # id of the Name b in "b = b + e"
     ok_loads: set[int] = set()
     targets: set[int] = set()
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             targets.add(id(node.targets[0]))
@@ -1921,7 +1922,7 @@ def _accumulate_in_place(body: list[gast.stmt]) -> None:
         elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
                 id(node) not in targets:
             bad.add(node.id)  # bound some other way (a tuple target, a loop target)
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
                 node.id in stores and id(node) not in ok_loads and id(node) not in updates:
             bad.add(node.id)

@@ -18,10 +18,11 @@ import copy
 from collections import Counter
 
 import gast
-
-from adgen.errors import UnsupportedError
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import walk
+
+from adgen.errors import UnsupportedError
 
 
 def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
@@ -33,7 +34,7 @@ def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
     r = _Ssa(namer)
     from collections import Counter
 
-    r.loads = Counter(n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and
+    r.loads = Counter(n.id for n in walk(fn) if isinstance(n, gast.Name) and
                       isinstance(n.ctx, gast.Load))
     env = {a.id: a.id for a in fn.args.args}
     r.defined |= set(env)
@@ -49,7 +50,7 @@ def assigned_names(stmts: list[gast.stmt]) -> set[str]:
     """Names a block binds (targets of assignments and for loops, at any depth)."""
     out: set[str] = set()
     for s in stmts:
-        for n in gast.walk(s):
+        for n in walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.add(n.id)
             elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
@@ -76,7 +77,7 @@ class _Ssa:
         return self.namer.fresh(base.split("__")[0] + "_")
 
     def load(self, node: gast.AST, env: dict[str, str]) -> gast.AST:
-        for n in gast.walk(node):
+        for n in walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
                 n.id = env[n.id]
         return node
@@ -126,7 +127,7 @@ class _Ssa:
             before = dict(env)
             body_assigned = assigned_names(s.body)
             for h in s.handlers:
-                used = {n.id for n in gast.walk(h) if isinstance(n, gast.Name)
+                used = {n.id for n in walk(h) if isinstance(n, gast.Name)
                         and isinstance(n.ctx, gast.Load)}
                 clash = sorted(used & body_assigned)
                 if clash:
@@ -175,7 +176,7 @@ class _Ssa:
         if isinstance(s, gast.For):
             self.load(s.iter, env)
         bound = assigned_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
-        inside = Counter(n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
+        inside = Counter(n.id for n in walk(s) if isinstance(n, gast.Name) and
                          isinstance(n.ctx, gast.Load))
         # a name the body binds is carried when it was bound before the loop, or when it is
         # read after the loop (its last iteration's value escapes: give it a header too)

@@ -8,9 +8,10 @@ lambda, with, del, class definitions, star-arguments, match, try/finally.
 from __future__ import annotations
 
 import gast
+from adgen.transforms.parse import Parsed
+from adgen.transforms.walk import walk
 
 from adgen.errors import UnsupportedError
-from adgen.transforms.parse import Parsed
 
 _HINT_RRULE = "or wrap the code in a function with an @adgen.rrule"
 
@@ -43,7 +44,7 @@ def validate(parsed: Parsed) -> None:
         raise UnsupportedError(
             "*args / **kwargs parameters are not differentiable",
             parsed.location(fn), hint="name the parameters explicitly")
-    for node in gast.walk(fn):
+    for node in walk(fn):
         kind = _REFUSED.get(type(node))
         if kind is not None:
             what, hint = kind
@@ -64,17 +65,17 @@ def validate(parsed: Parsed) -> None:
                                    hint="move the finally code after the try statement")
         if isinstance(node, gast.FunctionDef) and node is not fn:
             outer = {a.id for a in fn.args.args} | {
-                n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
+                n.id for n in walk(fn) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store)}
             inner_bound = {a.id for a in node.args.args} | {
-                n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+                n.id for n in walk(node) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store)}
-            free = sorted({n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            free = sorted({n.id for n in walk(node) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Load)} & outer - inner_bound - {node.name})
             for v in free:
-                binds = sum(1 for n in gast.walk(fn) if isinstance(n, gast.Name) and
+                binds = sum(1 for n in walk(fn) if isinstance(n, gast.Name) and
                             isinstance(n.ctx, gast.Store) and n.id == v and
-                            n not in set(gast.walk(node)))
+                            n not in set(walk(node)))
                 binds += v in {a.id for a in fn.args.args}
                 if binds > 1:
                     raise UnsupportedError(
@@ -89,7 +90,7 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:
-                for sub in gast.walk(t):
+                for sub in walk(t):
                     if isinstance(sub, gast.Starred):
                         raise UnsupportedError("starred assignment (a, *b = ...) is not "
                                                "supported", parsed.location(node),

@@ -7,10 +7,11 @@ the offending statement when the tree after ``stage`` breaks what that pass's do
 from __future__ import annotations
 
 import gast
-
-from adgen.errors import CompilerError
 from adgen.transforms.anf import is_atom
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import walk
+
+from adgen.errors import CompilerError
 
 
 def _fail(stage: str, node: gast.AST, what: str) -> None:
@@ -43,26 +44,26 @@ def verify(stage: str, fn: gast.FunctionDef) -> None:
 
 
 def _check_control(fn: gast.FunctionDef, stage: str) -> None:
-    returns = [n for n in gast.walk(fn) if isinstance(n, gast.Return)]
+    returns = [n for n in walk(fn) if isinstance(n, gast.Return)]
     if len(returns) != 1 or fn.body[-1] is not returns[0]:
         _fail(stage, fn, "return must appear once, as the last statement")
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Continue):
             _fail(stage, n, "continue survived")
-    for loop in (n for n in gast.walk(fn) if isinstance(n, (gast.For, gast.While))):
+    for loop in (n for n in walk(fn) if isinstance(n, (gast.For, gast.While))):
         for k, s in enumerate(loop.body):
-            for sub in gast.walk(s):
+            for sub in walk(s):
                 if isinstance(sub, gast.Break) and not (k == len(loop.body) - 1 and
                                                        is_break_if(s)):
                     # a break is allowed only in the trailing `if flag: break` (and the
                     # loop condition re-evaluation desugar may append after it)
-                    if not any(is_break_if(t) and sub in list(gast.walk(t))
+                    if not any(is_break_if(t) and sub in list(walk(t))
                                for t in loop.body):
                         _fail(stage, s, "break outside the trailing `if flag: break`")
 
 
 def _check_desugar(fn: gast.FunctionDef, stage: str) -> None:
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, (gast.ListComp, gast.DictComp, gast.GeneratorExp, gast.IfExp,
                           gast.NamedExpr)):
             _fail(stage, n, f"{type(n).__name__} survived")
@@ -94,7 +95,7 @@ def _atomic_parts(node: gast.expr) -> list[gast.expr]:
 
 
 def _check_anf(fn: gast.FunctionDef, stage: str) -> None:
-    for s in gast.walk(fn):
+    for s in walk(fn):
         if isinstance(s, gast.Assign):
             t = s.targets[0]
             if isinstance(t, gast.Name):
@@ -116,7 +117,7 @@ def _check_anf(fn: gast.FunctionDef, stage: str) -> None:
 
 
 def _check_mutation(fn: gast.FunctionDef, stage: str) -> None:
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Call):
             if isinstance(n.func, gast.Attribute) and n.func.attr in ("fill", "sort") and \
                     not n.args:

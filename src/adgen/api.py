@@ -13,8 +13,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from adgen.errors import ArgnumsError, NonDifferentiableError
 from adgen import runtime
+from adgen.errors import ArgnumsError, NonDifferentiableError
 from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
 

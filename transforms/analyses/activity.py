@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import gast
+from adgen.transforms.walk import walk
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
 NONDIFF_CALLS = frozenset({
@@ -48,7 +49,7 @@ def _call_name(call: gast.Call) -> str | None:
 
 
 def _loads(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 
@@ -115,7 +116,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         wrt: the parameters differentiated (None: all of them).
     """
     aliases = aliases or {}
-    stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
+    stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
     pairs = [p for s in stmts for p in flows(s)] + list(closures or [])
     act = Activity()
     act.varied = {a.id for a in fn.args.args if wrt is None or a.id in wrt}

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
-
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS
+from adgen.transforms.walk import walk
 
 # Calls whose result may view their first argument's memory.
 VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze",
@@ -77,7 +77,7 @@ def effects(fn: gast.FunctionDef,
             buffer, and ``x op= v`` on them rebinds.
     """
     eff = Effects()
-    stmts = [s for s in gast.walk(fn) if isinstance(s, gast.stmt)]
+    stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
     for a in fn.args.args:
         eff.buffers[a.id] = {"param"}
     for i, s in enumerate(stmts):
@@ -198,7 +198,7 @@ def _written_name(s: gast.stmt) -> str | None:
 
 
 def _names(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import gast
 
 from adgen.errors import RuleError
+from adgen.transforms.walk import walk
 
 # Names a value read may hide behind without reading the value: these look at the shape only.
 # ``shape_tree`` (a rule helper) describes a value's structure: shapes, list lengths and dict
@@ -205,7 +206,7 @@ def value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[s
     reads: set[str] = set()
     shape_only: set[int] = set()
     for tpl in templates:
-        for node in gast.walk(tpl):
+        for node in walk(tpl):
             if isinstance(node, gast.Call):
                 fn = node.func
                 fname = fn.attr if isinstance(fn, gast.Attribute) else \
@@ -217,10 +218,10 @@ def value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[s
                 if isinstance(node.value, gast.Name):
                     shape_only.add(id(node.value))
         # ``[np.shape(a) for a in arrays]`` looks at the shapes of arrays' items only.
-        for node in gast.walk(tpl):
+        for node in walk(tpl):
             if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
                 _shape_only_iterations(node, candidates, shape_only)
-        for node in gast.walk(tpl):
+        for node in walk(tpl):
             if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and
                     node.id in candidates and id(node) not in shape_only):
                 reads.add(node.id)
@@ -233,7 +234,7 @@ def _shape_only_iterations(comp: gast.AST, candidates: set[str], shape_only: set
         if not (isinstance(gen.iter, gast.Name) and gen.iter.id in candidates and
                 isinstance(gen.target, gast.Name)):
             continue
-        uses = [n for n in gast.walk(comp) if isinstance(n, gast.Name) and
+        uses = [n for n in walk(comp) if isinstance(n, gast.Name) and
                 n.id == gen.target.id and isinstance(n.ctx, gast.Load)]
         if all(id(n) in shape_only for n in uses):
             shape_only.add(id(gen.iter))
@@ -241,7 +242,7 @@ def _shape_only_iterations(comp: gast.AST, candidates: set[str], shape_only: set
 
 def _bound_names(templates: tuple[gast.expr, ...]) -> set[str]:
     """Names the templates bind themselves (comprehension variables): not free names."""
-    return {n.id for tpl in templates for n in gast.walk(tpl)
+    return {n.id for tpl in templates for n in walk(tpl)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
@@ -291,7 +292,7 @@ def defvjp(
         free = set()
         local = {"g", "out", *pnames} | _bound_names(templates)
         for tpl in templates:
-            for node in gast.walk(tpl):
+            for node in walk(tpl):
                 if isinstance(node, gast.Name) and node.id not in local:
                     free.add(node.id)
         rule = Rule(primal=primal, name=qual, params=params, diff=diff_names,
