@@ -589,3 +589,39 @@ def test_merge_modules() -> None:
     clash = two.replace("return x\n\n\ndef g", "return -x\n\n\ndef g")
     with pytest.raises(UsageError, match="different definitions of 'h'"):
         merge_modules([one, clash])
+
+
+# --------------------------------------------------------------------------------------------
+# --args: the code grad compiles for arguments of these kinds
+
+
+@needs_compiler
+def test_args_print_the_specialised_code(model: Path, tmp_path: Path) -> None:
+    generic = adgen_cli(model, "-f", "loss", cwd=tmp_path)
+    special = adgen_cli(model, "-f", "loss", "--args", "np.ones((3, 2)), np.ones((4, 3))",
+                        cwd=tmp_path)
+    assert generic.returncode == 0 and special.returncode == 0, special.stderr
+    assert_python(special.stdout)
+    assert special.stdout != generic.stdout
+    assert "np.shape(" in generic.stdout and "np.shape(" not in special.stdout
+    import numpy as np
+
+    import adgen
+
+    spec = importlib.util.spec_from_file_location("cli_model_args", model)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    w, x = np.ones((3, 2)), np.ones((4, 3))
+    assert special.stdout.rstrip("\n") == adgen.source(mod.loss, w, x).rstrip("\n")
+
+
+@needs_compiler
+@pytest.mark.parametrize("expr, message", [
+    ("np.ones(3", "does not evaluate"),
+    ("np.ones((3, 2))", "does not fit loss"),
+])
+def test_args_errors_are_usage_errors(model: Path, tmp_path: Path, expr: str,
+                                      message: str) -> None:
+    r = adgen_cli(model, "-f", "loss", "--args", expr, "--explain", cwd=tmp_path)
+    assert r.returncode == 2
+    assert message in r.stderr and "Traceback" not in r.stderr

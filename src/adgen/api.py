@@ -317,13 +317,20 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     return grad_fun
 
 
-def source(fun: Callable[..., Any], *, mutation: str = "save") -> str:
+def source(fun: Callable[..., Any], *args: Any, mutation: str = "save") -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
     The text is a module: it starts with its imports and runs as it is.
+
+    Args:
+        fun: the function.
+        *args: optional example arguments: the code shown is then the one ``grad`` compiles
+            for arguments of their kinds (numbers, arrays of each rank), specialised to them;
+            without them, the code that serves any arguments.
+        mutation: the policy.
     """
-    return ("import numpy as np\nfrom adgen.runtime import *\n\n\n" +
-            _compiled(fun, mutation).source)
+    compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
+    return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
 
 
 def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:

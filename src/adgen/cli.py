@@ -72,6 +72,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mutation", choices=POLICIES, help="in-place write policy (default: the "
                    "decorator's, else save)")
     what = p.add_mutually_exclusive_group()
+    p.add_argument("--args", dest="example", metavar="EXPR",
+                   help="example arguments, a Python expression with np and the file's names "
+                   "(e.g. 'np.zeros(5), 0.7'): print the code grad compiles for arguments of "
+                   "their kinds (numbers, arrays of each rank)")
     what.add_argument("--explain", action="store_true", help="print the mutation sites and "
                       "what adgen decided at each")
     what.add_argument("--stage", metavar="PASS", help="print the code after a compiler pass")
@@ -214,6 +218,27 @@ def _defined_names(node: ast.stmt) -> list[str]:
             isinstance(n.ctx, ast.Store)]
 
 
+def _example(text: str | None, fn: Any) -> tuple[Any, ...]:
+    """The example arguments of ``--args``, evaluated with ``np`` and the function's globals."""
+    if text is None:
+        return ()
+    import numpy as np
+
+    namespace = dict(getattr(fn, "__globals__", {}))
+    namespace.setdefault("np", np)
+    try:
+        value = eval(text, namespace)  # noqa: S307 - the user's own expression, run locally
+    except Exception as exc:  # noqa: BLE001 - reported as a usage error
+        raise UsageError(f"--args {text!r} does not evaluate: {type(exc).__name__}: {exc}") \
+            from exc
+    example = value if isinstance(value, tuple) else (value,)
+    try:
+        inspect.signature(fn).bind(*example)
+    except TypeError as exc:
+        raise UsageError(f"--args does not fit {fn.__name__}: {exc}") from exc
+    return example
+
+
 def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
     """Prints (or writes) what the options ask for; returns the exit status."""
     status = OK
@@ -224,15 +249,16 @@ def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
             if args.output:
                 modules.append(adgen.standalone_source(fn, mutation=mutation))
                 continue
+            example = _example(args.example, fn)
             if args.explain:
-                text = str(adgen.explain(fn, mutation=mutation, file=None))
+                text = str(adgen.explain(fn, *example, mutation=mutation, file=None))
             elif args.stage:
                 from adgen.transforms.pipeline import stage_source
 
                 text = stage_source(getattr(fn, "__adgen_primal__", fn), args.stage,
                                     mutation=mutation)
             else:
-                text = adgen.source(fn, mutation=mutation)
+                text = adgen.source(fn, *example, mutation=mutation)
         except AdgenError as exc:
             print(exc, file=sys.stderr)
             status = COMPILE_ERROR

@@ -303,3 +303,15 @@ def test_slice_lengths_agree_for_every_length(n):
     assert g.shape == u.shape
     if n:
         check_grad(short_slices, u)
+
+
+def shapes_of(x):
+    n = x.shape[0]
+    h = np.zeros(x.shape)
+    k = x.ndim
+    return np.sum(h) + n + k
+
+
+def test_shape_items_are_numbers_and_allocations_from_a_shape_have_its_rank():
+    known, _ = _kinds(shapes_of, {"x": 2})
+    assert known["n"] == NUMBER and known["k"] == NUMBER and known["h"] == 2

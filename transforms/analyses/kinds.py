@@ -6,6 +6,7 @@ argument signature ``grad`` specialises on). Output: a dict name -> kind, where 
 - ``NUMBER``: an immutable number (Python int or float, NumPy scalar). It has rank 0, no
   buffer, and ``x += v`` rebinds it; an index made of numbers is a basic index;
 - an ``int`` r >= 0: an ``np.ndarray`` of rank r (mutable, possibly a view);
+- ``("shape", r)``: the shape tuple of such an array (its items are numbers);
 - absent: not known (a list, an object, a bool, anything the rules below do not cover).
 
 What it is for: in a loop over scalars the generic pullback pays for questions it cannot
@@ -172,10 +173,17 @@ class _Eval:
         if isinstance(v, gast.Subscript):
             return self.subscript(v)
         if isinstance(v, gast.Attribute):
+            k = self.kind(v.value)
+            if k == _BOTTOM:
+                return _BOTTOM
+            if not isinstance(k, int):
+                return None
             if v.attr == "T":
-                k = self.kind(v.value)
-                return k if isinstance(k, int) and k != _BOTTOM else (
-                    _BOTTOM if k == _BOTTOM else None)
+                return k
+            if v.attr == "shape":
+                return ("shape", k)  # a tuple of k numbers
+            if v.attr in ("ndim", "size"):
+                return NUMBER
             return None
         if isinstance(v, gast.Call):
             return self.call(v)
@@ -197,6 +205,8 @@ class _Eval:
         base = self.kind(v.value)
         if base == _BOTTOM:
             return _BOTTOM
+        if isinstance(base, tuple):  # an item of a shape
+            return NUMBER if self.kind(v.slice) == NUMBER else None
         if not isinstance(base, int) or base == NUMBER:
             return None
         idx = v.slice
@@ -278,6 +288,8 @@ class _Eval:
                 if _BOTTOM in dims:
                     return _BOTTOM
                 return len(dims) if all(d == NUMBER for d in dims) else None
+            if isinstance(args[0], tuple):
+                return args[0][1]  # np.zeros(x.shape)
             return 1 if args[0] == NUMBER else None
         if fname in _LIKE and len(args) == 1 and all(k.arg == "dtype" for k in v.keywords):
             r = rank(args[0])
