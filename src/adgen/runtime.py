@@ -157,6 +157,16 @@ class ShadowMap:
             return x
         copy_, original = entry
         offset = x.__array_interface__["data"][0] - copy_.__array_interface__["data"][0]
+        if offset == 0 and x.shape == copy_.shape and x.strides == copy_.strides:
+            return original  # the whole copy stands for the whole original, whatever its layout
+        if not original.flags.c_contiguous:
+            # the copy is C-ordered: its views match the original's only if that is too
+            from adgen.errors import AdgenError
+
+            raise AdgenError("a callee's saved view of an argument overwritten after the call "
+                             "does not map back onto the argument (it is not contiguous)",
+                             hint="copy the argument before the call, or pass a contiguous "
+                                  "array")
         base = root_of(original)
         start = original.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         return np.ndarray(x.shape, dtype=x.dtype, buffer=base,
