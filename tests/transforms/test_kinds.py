@@ -315,3 +315,17 @@ def shapes_of(x):
 def test_shape_items_are_numbers_and_allocations_from_a_shape_have_its_rank():
     known, _ = _kinds(shapes_of, {"x": 2})
     assert known["n"] == NUMBER and known["k"] == NUMBER and known["h"] == 2
+
+
+def reductions(z):
+    a = np.sum(z, axis=1, keepdims=True)
+    b = np.max(z, axis=-1)
+    c = np.mean(z)
+    d = np.sum(z, axis=(0, 1))
+    return a, b, c, d
+
+
+def test_reductions_with_an_axis():
+    known, _ = _kinds(reductions, {"z": 2})
+    assert known["a"] == 2 and known["b"] == 1 and known["c"] == NUMBER
+    assert "d" not in known  # a tuple of axes: not modelled

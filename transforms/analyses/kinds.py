@@ -189,6 +189,30 @@ class _Eval:
             return self.call(v)
         return None
 
+    def reduction(self, r: int, keywords: list[gast.keyword]) -> Kind:
+        """The kind of a reduction of a rank-r array with ``axis=`` / ``keepdims=``."""
+        opts = {k.arg: k.value for k in keywords}
+        if set(opts) - {"axis", "keepdims"}:
+            return None
+        axis = opts.get("axis")
+        keep = opts.get("keepdims")
+        if keep is not None and not (isinstance(keep, gast.Constant) and
+                                     isinstance(keep.value, bool)):
+            return None
+        keepdims = bool(keep is not None and keep.value)
+        if axis is None or (isinstance(axis, gast.Constant) and axis.value is None):
+            return r if keepdims else NUMBER
+        if isinstance(axis, gast.Constant) and type(axis.value) is int:
+            dropped = 1
+        elif isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub) and \
+                isinstance(axis.operand, gast.Constant) and type(axis.operand.value) is int:
+            dropped = 1
+        else:
+            return None
+        if r < 1:
+            return None
+        return r if keepdims else _from_rank(r - dropped)
+
     def binop(self, v: gast.BinOp) -> Kind:
         a, b = self.kind(v.left), self.kind(v.right)
         if a is None or b is None:
@@ -248,7 +272,14 @@ class _Eval:
             if not isinstance(recv, int) or recv == NUMBER:
                 return None
             return recv if f.attr == "copy" else NUMBER
+        out = [k.value for k in v.keywords if k.arg == "out"]
+        if out and isinstance(out[0], gast.Name):
+            k = self.kind(out[0])  # f(..., out=o) returns o
+            return k if isinstance(k, int) or k == _BOTTOM else None
         if isinstance(f, gast.Name) and f.id not in self.env and self.resolve(f) is None:
+            if f.id == "loop_sequence" and len(args) == 1:
+                # what a for loop indexes (adgen.runtime): an array as it is
+                return args[0] if isinstance(args[0], int) else None
             if f.id in _BUILTIN_NUMBER and len(v.args) == 1 and not v.keywords:
                 if f.id == "abs" and args[0] != NUMBER:
                     return None
@@ -271,9 +302,8 @@ class _Eval:
         if not mod.startswith("numpy"):
             return None
         fname = getattr(obj, "__name__", "")
-        if fname in _TO_NUMBER and len(args) == 1 and not v.keywords and rank(args[0]) \
-                is not None:
-            return NUMBER
+        if fname in _TO_NUMBER and len(args) == 1 and rank(args[0]) is not None:
+            return self.reduction(rank(args[0]), v.keywords)
         if fname == "dot" and len(args) == 2 and not v.keywords:
             ra, rb = rank(args[0]), rank(args[1])
             if ra is None or rb is None:
