@@ -1,0 +1,263 @@
+"""Building blocks of the reverse pass: site and capture records, AST constructors and
+small predicates over SSA statements, shared by its modules (reverse, reverse_sites,
+reverse_stores, reverse_calls, reverse_forward)."""
+
+from __future__ import annotations
+
+import copy
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.desugar import name
+from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import walk
+
+from adgen.errors import UnsupportedError
+from adgen.rules import registry
+
+BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+          gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+          gast.Pow: operator.pow, gast.MatMult: operator.matmul}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+
+
+@dataclass
+class Site:
+    """A mutation site and what was decided there (becomes an adgen.MutationSite)."""
+
+    stmt: gast.stmt
+    construct: str
+    decision: str
+    reason: str
+    captured_at: tuple[int, ...] = ()
+
+
+@dataclass
+class Capture:
+    stmt: gast.stmt
+    name: str
+    after: bool  # the capture of an output is taken after its statement
+    var: str = ""
+
+
+@dataclass
+class Result:
+    forward: gast.FunctionDef
+    pullback: gast.FunctionDef
+    sites: list[Site]
+    callees: dict[str, Any] = field(default_factory=dict)
+    mutates_params: bool = False
+    reads_params: set[str] | bool = True
+    mutates_containers: bool = False
+    written_params: set[str] | bool = True
+
+
+def _src(node: gast.AST) -> str:
+    import ast
+
+    try:
+        return ast.unparse(gast.gast_to_ast(copy.deepcopy(node))).strip()
+    except Exception:  # noqa: BLE001 - only for messages
+        return type(node).__name__
+
+
+def _loads(node: gast.AST) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def _stores(nodes: list[gast.stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in nodes:
+        for n in walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+    return out
+
+
+def _parse_stmts(src: str) -> list[gast.stmt]:
+    return gast.parse(src).body
+
+
+def _expr(src: str) -> gast.expr:
+    return gast.parse(src).body[0].value
+
+
+def _attr(obj: str | gast.expr, attr: str) -> gast.Attribute:
+    value = name(obj) if isinstance(obj, str) else obj
+    return gast.Attribute(value=value, attr=attr, ctx=gast.Load())
+
+
+def _call(func: gast.expr | str, *args: gast.expr) -> gast.Call:
+    f = name(func) if isinstance(func, str) else func
+    return gast.Call(func=f, args=list(args), keywords=[])
+
+
+def _comment(text: str) -> gast.stmt:
+    """A comment line in generated code (an Expr holding a marker the emitter turns into #)."""
+    return gast.Expr(value=gast.Constant(value=f"\x00# {text}", kind=None))
+
+
+# runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
+_RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+_USERCALL = object()
+
+
+def _interval(idx: gast.expr) -> tuple[int, int] | None:
+    """The [start, stop) a constant, non-negative index or unit-step slice covers on axis 0."""
+    if isinstance(idx, gast.Tuple) and idx.elts:
+        idx = idx.elts[0]
+    if isinstance(idx, gast.Constant) and isinstance(idx.value, int) and idx.value >= 0:
+        return idx.value, idx.value + 1
+    if isinstance(idx, gast.Slice) and idx.step is None:
+        lo = idx.lower.value if isinstance(idx.lower, gast.Constant) else (
+            0 if idx.lower is None else None)
+        hi = idx.upper.value if isinstance(idx.upper, gast.Constant) else (
+            2 ** 62 if idx.upper is None else None)
+        if isinstance(lo, int) and isinstance(hi, int) and lo >= 0 and hi >= 0:
+            return lo, hi
+    return None
+
+
+def _const(value: Any) -> gast.expr:
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return gast.Constant(value, None)
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_const(v) for v in value], ctx=gast.Load())
+    raise UnsupportedError(f"cannot write the default value {value!r} into generated code")
+
+
+def _is_number(node: Any) -> bool:
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, gast.UnaryOp):
+        return _is_number(node.operand)
+    return False
+
+
+class _Subst(gast.NodeTransformer):
+    def __init__(self, subst: dict[str, gast.expr]) -> None:
+        self.subst = subst
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        if node.id in self.subst and isinstance(node.ctx, gast.Load):
+            return copy.deepcopy(self.subst[node.id])
+        return node
+
+
+def _loads_of(arg: Any) -> set[str]:
+    if arg is None or isinstance(arg, registry.Default):
+        return set()
+    if isinstance(arg, tuple):
+        return set().union(*(_loads_of(a) for a in arg)) if arg else set()
+    return _loads(arg)
+
+
+def _is_python_function(obj: Any) -> bool:
+    import types
+
+    return isinstance(obj, (types.FunctionType, types.MethodType)) and \
+        not getattr(obj, "__module__", "").startswith("numpy")
+
+
+def _is_user_class(obj: Any) -> bool:
+    import types
+
+    return isinstance(obj, type) and isinstance(obj.__dict__.get("__init__"),
+                                                types.FunctionType)
+
+
+def _is_copy_of(prev: gast.stmt, aug: gast.AugAssign) -> bool:
+    return isinstance(prev, gast.Assign) and isinstance(prev.targets[0], gast.Name) and \
+        prev.targets[0].id == aug.target.id and isinstance(prev.value, gast.Name)
+
+
+def _user_name(n: str) -> str:
+    """The user's variable name behind an SSA version (``h_2`` -> ``h``)."""
+    base, _, suffix = n.rpartition("_")
+    return base if base and suffix.isdigit() else n
+
+
+def _opsym(op: type) -> str:
+    return {gast.Mult: "*", gast.Div: "/", gast.Add: "+", gast.Sub: "-", gast.Pow: "**",
+            gast.FloorDiv: "//", gast.Mod: "%", gast.MatMult: "@"}.get(op, "?")
+
+
+def _callee_name(call: gast.Call) -> str:
+    f = call.func
+    if isinstance(f, gast.Attribute):
+        return f.attr
+    if isinstance(f, gast.Name):
+        return f.id
+    return "call"
+
+
+def _basic_index(idx: gast.expr, ints: set[str]) -> bool:
+    if isinstance(idx, gast.Name):
+        return idx.id in ints
+    if isinstance(idx, gast.Constant):
+        return isinstance(idx.value, int) or idx.value is Ellipsis
+    if isinstance(idx, gast.Slice):
+        return True
+    if isinstance(idx, gast.UnaryOp):
+        return True
+    if isinstance(idx, gast.Tuple):
+        return all(_basic_index(e, ints) for e in idx.elts)
+    return False
+
+
+def _is_array_like(n: str, eff: Effects) -> bool:
+    return eff.kinds.get(n) not in ("list", "dict", "object") and "param" not in \
+        eff.buffers.get(n, set())
+
+
+def _index_value(idx: gast.expr) -> gast.expr:
+    """An index written as a value (slices become slice(...) calls)."""
+    if isinstance(idx, gast.Slice):
+        parts = [idx.lower, idx.upper, idx.step]
+        return _call("slice", *[p if p is not None else gast.Constant(None, None)
+                                for p in parts])
+    if isinstance(idx, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(e) for e in idx.elts], ctx=gast.Load())
+    return idx
+
+
+def _reorder_zero_last(out: list[gast.stmt]) -> list[gast.stmt]:
+    """Puts the ``x_bar[idx] = 0.0`` after the contribution that reads x_bar[idx]."""
+    zero = [s for s in out if isinstance(s, gast.Assign) and
+            isinstance(s.targets[0], gast.Subscript) and
+            isinstance(s.value, gast.Constant) and s.value.value == 0.0]
+    rest = [s for s in out if s not in zero]
+    return rest + zero
+
+
+def _record_position(body: list[gast.stmt], headers: set[str]) -> int:
+    """Where the per-iteration record goes: before the back-edge copies and trailing break."""
+    pos = len(body)
+    while pos > 0:
+        s = body[pos - 1]
+        if is_break_if(s):
+            pos -= 1
+            continue
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id in headers and isinstance(s.value, gast.Name):
+            pos -= 1
+            continue
+        break
+    return pos
+
+
+def _args(names: list[str], defaults: list[gast.expr] | None = None) -> gast.arguments:
+    return gast.arguments(args=[name(n, gast.Param) for n in names], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                          defaults=defaults or [])

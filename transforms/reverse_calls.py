@@ -1,0 +1,123 @@
+"""The pullbacks of calls of user functions (static ``g_forward``/``g_pullback`` or dynamic
+``call_forward``/``call_pullback``) and of ``rrule``s.
+
+A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
+reverse pass's state)."""
+
+from __future__ import annotations
+
+import gast
+from adgen.transforms.desugar import assign, name
+from adgen.transforms.reverse_ast import (
+    _MISSING,
+    Site,
+    _attr,
+    _call,
+    _callee_name,
+    _is_python_function,
+)
+
+
+class CallsMixin:
+    """The pullbacks of calls of user functions (static ``g_forward``/``g_pullback`` or dynamic"""
+
+    def _mutating_call(self, call: gast.Call) -> bool:
+        info = self.callee_info(self.resolve(call.func))
+        return bool(info and info.mutates_params) and any(
+            self.act.active(a.id) for a in call.args if isinstance(a, gast.Name))
+
+    def rev_user_call(self, s: gast.stmt, call: gast.Call, t: str | None, state: set[str],
+                      forced: bool) -> list[gast.stmt]:
+        saved = self._saved_var(s, call)
+        if forced:
+            self.sites.append(Site(s, self.construct(s), "forced-pullback",
+                                   "it mutates an argument the gradient flows through"))
+        g: gast.expr
+        if t is not None and self.g_of(t, state) is not None:
+            g = self.g_of(t, state)
+        else:
+            # forced: the result got no gradient; the callee still runs its pullback for what
+            # it wrote, with a zero for its result
+            if t is None:
+                t = self.namer.fresh(f"{_callee_name(call)}_result")
+                self.result_of[id(s)] = t
+                self.extra_fwd.add(t)
+            g = _call("zeros_like", name(t))
+        args = list(call.args)
+        receiver = None
+        obj = self.resolve(call.func)
+        if obj is _MISSING and isinstance(call.func, gast.Attribute):
+            receiver = call.func.value
+        if obj is not _MISSING and _is_python_function(obj):
+            # cotangents come back per parameter: line the arguments up with them
+            import inspect
+
+            names = [p for p in inspect.signature(obj).parameters]
+            by_name = {k.arg: k.value for k in call.keywords}
+            args = args + [by_name.get(p, gast.Constant(None, None))
+                           for p in names[len(args):]]
+        targets = ([receiver] if receiver is not None else []) + args
+        fn_names = {d.name for d in self.parsed.nested_defs}
+        cts = [self.namer.fresh("ct") if isinstance(a, gast.Name) and self.act.active(a.id)
+               and a.id not in fn_names else "_" for a in targets]
+        pull = self.callee_pullback(call)
+        saved_expr: gast.expr = name(saved)
+        caps = [self.read_value(s, a) for a in targets if isinstance(a, gast.Name) and
+                (id(s), a.id) in self.caps]
+        if caps:
+            # arguments overwritten after the call: the callee reads the values they had
+            saved_expr = _call("remap_saved", saved_expr,
+                               gast.List(elts=[c.value for c in caps], ctx=gast.Load()),
+                               name("sh"))
+        out: list[gast.stmt] = []
+        handed: set[str] = set()
+        for a, c in zip(targets, cts):
+            if c != "_" and isinstance(a, gast.Name) and a.id not in self.numeric and \
+                    not self.tracked(a.id) and self.bar(a.id) in state and a.id not in handed:
+                # a list/dict/object the callee may change: hand over its adjoint
+                out.append(gast.Expr(value=_call(_attr("sh", "deposit"), name(a.id),
+                                                 name(self.bar(a.id)))))
+                handed.add(a.id)
+        out.append(assign(
+            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
+            _call(pull, saved_expr, g, name("sh")), s))
+        for a, c in zip(targets, cts):
+            if c == "_":
+                continue
+            if a.id in handed:
+                b = self.bar(a.id)
+                out.append(assign(name(b, gast.Store), _call(_attr("sh", "merge"), name(a.id),
+                                                             name(b), name(c)), s))
+                state.discard("owned:" + b)
+                handed.discard(a.id)
+            else:
+                out += self.contribute(a.id, name(c), state, may_be_none=True)
+        return out
+
+    def _saved_var(self, s: gast.stmt, call: gast.Call) -> str:
+        if id(s) not in self.saved_call:
+            v = self.namer.fresh(f"{_callee_name(call)}_saved")
+            self.saved_call[id(s)] = v
+            self.extra_fwd.add(v)
+        return self.saved_call[id(s)]
+
+    def callee_pullback(self, call: gast.Call) -> gast.expr:
+        obj = self.resolve(call.func)
+        if obj is not _MISSING and _is_python_function(obj):
+            info = self.callee_info(obj)
+            self.callees[info.name] = info
+            return name(f"{info.name}_pullback")
+        return name("call_pullback")
+
+    def rev_rrule(self, s: gast.stmt, t: str | None, g: gast.expr, state: set[str]
+                  ) -> list[gast.stmt]:
+        call = s.value
+        saved = self._saved_var(s, call)
+        cts = [self.namer.fresh("ct") if self.active(a) else "_" for a in call.args]
+        out: list[gast.stmt] = [assign(
+            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
+            _call("call_pullback", name(saved), g, name("sh")), s)]
+        for a, c in zip(call.args, cts):
+            if c != "_":
+                out += self.contribute(a.id, name(c), state, may_be_none=True)
+        return out

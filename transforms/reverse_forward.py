@@ -1,0 +1,171 @@
+"""The forward function: the primal, plus the tapes, arms and captures the pullback
+reads, and the guards of the writes that may overwrite a captured value.
+
+A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
+reverse pass's state)."""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+from adgen.transforms.analyses.effects import Write
+from adgen.transforms.desugar import assign, name
+from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.reverse_ast import (
+    _MISSING,
+    _attr,
+    _call,
+    _callee_name,
+    _index_value,
+    _is_python_function,
+    _record_position,
+)
+
+from adgen.rules import registry
+
+
+class ForwardMixin:
+    """The forward function: the primal, plus the tapes, arms and captures the pullback"""
+
+    def forward(self, saved: list[str]) -> gast.FunctionDef:
+        body = self.fwd_block(self.fn.body, top=True)
+        # the final return hands back the saved values
+        ret = body[-1]
+        assert isinstance(ret, gast.Return)
+        tup = gast.Tuple(elts=[name(n) for n in saved], ctx=gast.Load())
+        ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
+                                     gast.Constant(None, None), tup], ctx=gast.Load())
+        init = self.init_conditional(self.fn.body, saved)
+        args = copy.deepcopy(self.fn.args)
+        for a in args.args:
+            if a.id in self.parsed.renamed_params:
+                # the parameter keeps the user's name in the signature (keyword calls)
+                old = self.parsed.renamed_params[a.id]
+                init.insert(0, assign(name(a.id, gast.Store), name(old), self.fn))
+                a.id = old
+        fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=args,
+                               body=init + body, decorator_list=[], returns=None,
+                               type_comment=None, type_params=[])
+        return fwd
+
+    def init_conditional(self, stmts: list[gast.stmt], names: list[str]) -> list[gast.stmt]:
+        """``n = None`` for recorded names a block does not always bind at its top level."""
+        top = set()
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                top |= {n.id for n in s.targets if isinstance(n, gast.Name)}
+            if isinstance(s, gast.AugAssign):
+                top.add(s.target.id)
+        ids = {id(st) for st in stmts}
+        top |= {c.var for (sid, _), c in self.caps.items() if sid in ids and c.var}
+        top |= {v for sid, v in self.saved_call.items() if sid in ids}
+        top |= {v for sid, v in self.result_of.items() if sid in ids}
+        top |= {v for sid, v in self.tape_of.items() if sid in ids}
+        params = {a.id for a in self.fn.args.args}
+        missing = [n for n in names if n not in top and n not in params and
+                   (n in self.namer_locals or n in self.extra_fwd)]
+        return [assign(name(n, gast.Store), gast.Constant(None, None), self.fn)
+                for n in missing]
+
+    def fwd_block(self, stmts: list[gast.stmt], top: bool = False) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            out.extend(self.fwd_stmt(s))
+        return out
+
+    def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if is_marker(s):
+            return [copy.deepcopy(self.parsed.nested_defs[s.value.args[0].value])]
+        pre: list[gast.stmt] = []
+        post: list[gast.stmt] = []
+        for (sid, n), cap in self.caps.items():
+            if sid != id(s) or not cap.var:
+                continue
+            call = _call("capture", name(n), gast.Constant(self.parsed.file, None),
+                         gast.Constant(getattr(s, "lineno", 0), None),
+                         gast.Constant(self.user_name(n), None))
+            (post if cap.after else pre).append(assign(name(cap.var, gast.Store), call, s))
+        w = self.guarded.get(id(s))
+        if w is not None:
+            pre.append(self.guard(s, w))
+        if isinstance(s, gast.If):
+            s2 = copy.copy(s)
+            s2.body = self.fwd_block(s.body) or [gast.Pass()]
+            s2.orelse = self.fwd_block(s.orelse)
+            return pre + [s2]
+        if isinstance(s, (gast.For, gast.While)):
+            s2 = copy.copy(s)
+            body = self.fwd_block(s.body)
+            tape = self.tape_of.get(id(s))
+            if tape is not None:
+                recorded = self.records.get(id(s), [])
+                rec = gast.Expr(value=_call(_attr(tape, "append"), gast.Tuple(
+                    elts=[name(r) for r in recorded], ctx=gast.Load())))
+                pos = _record_position(body, self.headers)
+                body.insert(pos, rec)
+                target = {s.target.id} if isinstance(s, gast.For) else set()
+                init = self.init_conditional(s.body, [r for r in recorded if r not in target])
+                pre += [assign(name(tape, gast.Store), gast.List(elts=[], ctx=gast.Load()), s)]
+                pre += init
+            s2.body = body
+            return pre + [s2]
+        if isinstance(s, gast.Try):
+            s2 = copy.copy(s)
+            arm = self.arm_of.get(id(s))
+            s2.body = self.fwd_block(s.body)
+            s2.orelse = self.fwd_block(s.orelse)
+            handlers = []
+            for k, h in enumerate(s.handlers):
+                h2 = copy.copy(h)
+                h2.body = self.fwd_block(h.body)
+                if arm:
+                    h2.body = [assign(name(arm, gast.Store), gast.Constant(k + 1, None), s)] \
+                        + h2.body
+                handlers.append(h2)
+            s2.handlers = handlers
+            if arm:
+                s2.body = s2.body + [assign(name(arm, gast.Store), gast.Constant(0, None), s)]
+            return pre + [s2]
+        if isinstance(s, (gast.Assign, gast.Expr)) and isinstance(s.value, gast.Call):
+            call = s.value
+            saved = self.saved_call.get(id(s))
+            rule = None
+            obj = self.resolve(call.func)
+            if obj is not _MISSING:
+                rule = registry.lookup(obj)
+            if saved is not None or (rule is not None and rule.is_rrule):
+                saved = saved or self.saved_call.setdefault(id(s), self.namer.fresh(
+                    f"{_callee_name(call)}_saved"))
+                if rule is not None and rule.is_rrule:
+                    fcall = _call("call_forward", copy.deepcopy(call.func), *call.args)
+                elif obj is not _MISSING and _is_python_function(obj):
+                    info = self.callee_info(obj)
+                    self.callees[info.name] = info
+                    fcall = _call(f"{info.name}_forward", *call.args)
+                    fcall.keywords = call.keywords
+                else:
+                    fcall = _call("call_forward", copy.deepcopy(call.func), *call.args)
+                    fcall.keywords = call.keywords
+                res = s.targets[0] if isinstance(s, gast.Assign) else name(
+                    self.result_of.get(id(s), "_"), gast.Store)
+                return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
+                                                ctx=gast.Store()), fcall, s)] + post
+        return pre + [s] + post
+
+    def guard(self, s: gast.stmt, w: Write) -> gast.stmt:
+        t = w.target
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+            region: gast.expr = _call("write_region", name(t), _index_value(
+                copy.deepcopy(s.targets[0].slice)))
+        else:
+            region = name(t)
+        extra = []
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) and \
+                isinstance(s.value, gast.Name):
+            extra = [name(s.value.id)]
+        return gast.Expr(value=_call(
+            "before_write", name(t), region, gast.Constant(self.policy, None),
+            gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
+            gast.Constant(getattr(s, "col_offset", 0), None),
+            gast.Constant(self.construct(s), None), *extra))

@@ -1,0 +1,266 @@
+"""The pullbacks of reads and writes of elements and slices, attribute stores, augmented
+assignments and ``ufunc.at``.
+
+A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
+reverse pass's state)."""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.desugar import assign, name
+from adgen.transforms.reverse_ast import (
+    _MISSING,
+    BINOPS,
+    Site,
+    _attr,
+    _basic_index,
+    _call,
+    _index_value,
+    _parse_stmts,
+    _reorder_zero_last,
+    _src,
+    _user_name,
+)
+from adgen.transforms.walk import walk
+
+from adgen.errors import UnsupportedError
+from adgen.rules import registry
+
+
+class StoresMixin:
+    """The pullbacks of reads and writes of elements and slices, attribute stores, augmented"""
+
+    def rev_getitem(self, s: gast.Assign, v: gast.Subscript, t: str, g: gast.expr,
+                    state: set[str]) -> list[gast.stmt]:
+        if not self.active(v.value):
+            return []
+        x = v.value.id
+        idx = self.read_index(s, v.slice)
+        if self.tracked(t) and not self.tracked(x):
+            if x in self.objlike:
+                return []  # an array held by a container: its adjoint lives in shadow memory
+            # an element or view of an untracked array that is itself tracked: its shadow
+            # holds its adjoint, which goes to the array's
+            b = self.bar(x)
+            out = self.own(x, b, state, s)
+            out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx),
+                                             _call(_attr("sh", "of"), name(t)))))
+            return out
+        if self.tracked(x):
+            if self.tracked(t):
+                if t in self.view_of:
+                    return []  # a view (kinds known): it shares x's shadow
+                # t views x's buffer (basic index) and shares its shadow, or is a copy
+                return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
+                                              _index_value(idx), name(t)))]
+            b = self.bar(x)
+            if b in state and isinstance(self.kinds.get(x), int) and \
+                    _basic_index(v.slice, self.int_names):
+                # an element or a basic slice of an array whose shadow is at hand
+                return [gast.AugAssign(target=gast.Subscript(value=name(b), slice=idx,
+                                                             ctx=gast.Store()),
+                                       op=gast.Add(), value=g)]
+            return [gast.Expr(value=_call("add_item", _call(_attr("sh", "of"), name(x)),
+                                          _index_value(idx), g))]
+        b = self.bar(x)
+        out: list[gast.stmt] = self.own(x, b, state, s)
+        has_names = any(isinstance(e, gast.Name) for e in walk(v.slice))
+        if _basic_index(v.slice, self.int_names) and (
+                not has_names or isinstance(self.kinds.get(x), int)):
+            target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
+            if x not in self.numeric:
+                out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
+            else:
+                out.append(gast.AugAssign(target=target, op=gast.Add(), value=g))
+        else:
+            out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
+        return out
+
+    def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
+        node = copy.deepcopy(idx)
+        return node
+
+    def rev_store(self, s: gast.Assign, state: set[str]) -> list[gast.stmt]:
+        tgt = s.targets[0]
+        x = tgt.value.id
+        v = s.value
+        if not self.act.active(x):
+            return []
+        idx = copy.deepcopy(tgt.slice)
+        kind = self.eff.kinds.get(x)
+        out: list[gast.stmt] = []
+        if kind in ("list", "dict"):
+            b = self.bar(x)
+            out += self.own(x, b, state, s)
+            taken = _call("take_item", name(b), _index_value(idx))
+            if self.active(v):
+                out += self.contribute(v.id, taken, state, may_be_none=True)
+            else:
+                out.append(gast.Expr(value=taken))
+            return out
+        if isinstance(v, gast.Name) and self.tracked(v.id) and self.same_view(v.id, x, idx):
+            return []  # x[idx] = x[idx] updated in place: nothing was overwritten
+        b = self.bar(x)
+        if b not in state:
+            out.append(assign(name(b, gast.Store), self.shadow(x, state), s))
+            state.add(b)
+        region = gast.Subscript(value=name(b), slice=idx, ctx=gast.Load())
+        if self.active(v):
+            g = self.namer.fresh(f"{v.id}_g") if self.tracked(v.id) else None
+            if self.kind_of(gast.Subscript(value=name(x), slice=idx, ctx=gast.Load())) == \
+                    NUMBER:
+                # an element: a NumPy scalar, a copy already
+                val = copy.deepcopy(region)
+                if self.kinds.get(v.id) != NUMBER:
+                    val = _call("unbroadcast", val, _call(_attr("np", "shape"), name(v.id)))
+            else:
+                val = _call("unbroadcast", _call(_attr(region, "copy")),
+                            _call(_attr("np", "shape"), name(v.id)))
+            if g:
+                out.append(assign(name(g, gast.Store), val, s))
+                val = name(g)
+            out.append(assign(gast.Subscript(value=name(b), slice=copy.deepcopy(idx),
+                                             ctx=gast.Store()), gast.Constant(0.0, None), s))
+            out += self.contribute(v.id, val, state)
+            if not g:
+                # the contribution was computed before the zeroing: reorder
+                out = _reorder_zero_last(out)
+        else:
+            out.append(assign(gast.Subscript(value=name(b), slice=idx, ctx=gast.Store()),
+                              gast.Constant(0.0, None), s))
+        return out
+
+    def rev_setattr(self, s: gast.Assign, state: set[str]) -> list[gast.stmt]:
+        tgt = s.targets[0]
+        obj = tgt.value.id
+        if not self.act.active(obj):
+            return []
+        b = self.bar(obj)
+        out: list[gast.stmt] = self.own(obj, b, state, s)
+        taken = _call("take_attr", name(b), gast.Constant(tgt.attr, None))
+        if self.active(s.value):
+            out += self.contribute(s.value.id, taken, state, may_be_none=True)
+        else:
+            out.append(gast.Expr(value=taken))
+        return out
+
+    def rev_augassign(self, s: gast.AugAssign, copy_stmt: gast.Assign,
+                      state: set[str]) -> list[gast.stmt]:
+        new = s.target.id
+        old = copy_stmt.value.id
+        v = s.value
+        if not self.act.active(new):
+            return []
+        op = type(s.op)
+        if not self.tracked(new):
+            # a rebinding (float, tuple): x_1 = x op v with the operator's rule
+            rule = registry.lookup(BINOPS[op])
+            g = self.g_of(new, state)
+            if g is None:
+                return []
+            bound = rule.bind([name(old), v], {})
+            return self._apply_templates(s, rule, bound, new, g, state)
+        out: list[gast.stmt] = []
+        b = self.bar(new)
+        if b not in state:
+            out.append(assign(name(b, gast.Store), self.shadow(new, state), s))
+            state.add(b)
+        # an ndarray (kinds known) is updated in place: new is old
+        in_place = isinstance(self.kinds.get(new), int)
+        if op in (gast.Add, gast.Sub):
+            if self.active(v):
+                val = _call("unbroadcast", _call(_attr(name(b), "copy")),
+                            _call(_attr("np", "shape"), name(v.id)))
+                if self.same_shape(v.id, new):
+                    val = val.args[0]
+                if op is gast.Sub:
+                    val = gast.UnaryOp(op=gast.USub(), operand=val)
+                out += self.contribute(v.id, val, state)
+            if not in_place:
+                out += _parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
+            return out
+        if op in (gast.Mult, gast.Div) and not self.active(v):
+            vsrc = _src(v)
+            sym = "*" if op is gast.Mult else "/"
+            if in_place:
+                out += _parse_stmts(f"{b} {sym}= {vsrc}")
+            else:
+                out += _parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
+                                    f"    sh.of({old})[...] += {b} {sym} {vsrc}")
+            return out
+        # general: the new value's adjoint goes through the operator's rule; for an ndarray
+        # updated in place the old value's adjoint restarts from zero in the same shadow
+        rule = registry.lookup(BINOPS[op])
+        g = self.namer.fresh(f"{_user_name(new)}_g")
+        out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
+        out += _parse_stmts(f"{b}[...] = 0.0" if in_place else
+                            f"if {new} is {old}:\n    {b}[...] = 0.0")
+        bound = rule.bind([name(old), v], {})
+        for d, tpl in zip(rule.diff, rule.templates):
+            arg = bound.get(d)
+            if not self._any_active(arg):
+                continue
+            expr = self.instantiate(s, tpl, rule, bound, new, name(g))
+            out += self.contribute(arg.id, expr, state)
+        return out
+
+    def rev_expr_call(self, s: gast.Expr, state: set[str]) -> list[gast.stmt]:
+        call = s.value
+        f = call.func
+        if isinstance(f, gast.Attribute) and f.attr == "append" and \
+                isinstance(f.value, gast.Name) and self.resolve(f) is _MISSING:
+            lst = f.value.id
+            if not self.act.active(lst) or not call.args:
+                return []
+            b = self.bar(lst)
+            out: list[gast.stmt] = self.own(lst, b, state, s)
+            item = _call("pop_adjoint", name(b))
+            if self.active(call.args[0]):
+                out += self.contribute(call.args[0].id, item, state, may_be_none=True)
+            else:
+                out.append(gast.Expr(value=item))
+            return out
+        if isinstance(f, gast.Attribute) and f.attr == "at" and call.args and \
+                isinstance(call.args[0], gast.Name):
+            return self.rev_ufunc_at(s, call, state)
+        rule = registry.lookup(self.resolve(call.func)) if self.resolve(call.func) is not \
+            _MISSING else None
+        if rule is not None and rule.is_rrule and rule.mutates:
+            self.sites.append(Site(s, self.construct(s), "forced-pullback",
+                                   "its rule says it writes an argument in place"))
+            return self.rev_rrule(s, None, gast.Constant(None, None), state)
+        if self.is_user_call(call):
+            if self._mutating_call(call):
+                return self.rev_user_call(s, call, None, state, forced=True)
+            self.sites.append(Site(s, self.construct(s), "elided-pullback",
+                                   "its result is discarded and it mutates nothing active"))
+            return []
+        return []
+
+    def rev_ufunc_at(self, s: gast.Expr, call: gast.Call, state: set[str]) -> list[gast.stmt]:
+        import numpy as np
+
+        ufunc = self.resolve(call.func.value)
+        x = call.args[0].id
+        if ufunc not in (np.add, np.subtract) or len(call.args) != 3:
+            raise UnsupportedError(f"{_src(call.func)} is not supported (np.add.at and "
+                                   "np.subtract.at are)", self.loc(s))
+        v = call.args[2]
+        if not self.active(v) or not self.act.active(x):
+            return []
+        b = self.bar(x)
+        out: list[gast.stmt] = []
+        if b not in state:
+            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(x)), s))
+            state.add(b)
+        gathered = _call("unbroadcast", gast.Subscript(value=name(b),
+                                                      slice=copy.deepcopy(call.args[1]),
+                                                      ctx=gast.Load()),
+                         _call(_attr("np", "shape"), name(v.id)))
+        if ufunc is np.subtract:
+            gathered = gast.UnaryOp(op=gast.USub(), operand=gathered)
+        out += self.contribute(v.id, gathered, state)
+        return out
