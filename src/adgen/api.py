@@ -164,6 +164,14 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
+def _refuse_complex(args: tuple[Any, ...]) -> None:
+    for k, a in enumerate(args):
+        if any(isinstance(leaf, (complex, np.complexfloating)) or (
+                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in _leaves(a)):
+            raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
+                                         "supported yet")
+
+
 def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if not compiled.needs_scope:
         return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
@@ -216,11 +224,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
-    for k, a in enumerate(args):
-        if any(isinstance(leaf, (complex, np.complexfloating)) or (
-                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in _leaves(a)):
-            raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
-                                         "supported yet")
+    _refuse_complex(args)
     compiled = _compiled(fun, mutation, sig=signature(args))
     out, saved = _forward(compiled, args, kwargs)
 
@@ -251,6 +255,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
         sig = signature(args)
+        if None in sig:
+            _refuse_complex(args)  # the kinds of complex values are unknown (None)
         hit = cache.get(sig)
         if hit is None or hit[0] != generation[0]:
             nums = _normalize_argnums(argnums, len(args))

@@ -91,6 +91,15 @@ def as_gradient(ct: Any, primal: Any) -> Any:
     if ct is None:
         return as_gradient(zeros_like(primal), primal) if zeros_like(primal) is not None \
             else None
+    if (isinstance(ct, np.ndarray) and ct.dtype.kind == "c") or \
+            isinstance(ct, (complex, np.complexfloating)):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            "the gradient of a real argument came out complex: a complex value inside the "
+            "function (np.fft, a complex dtype) is not differentiated correctly by adgen",
+            hint="keep the computation real (real and imaginary parts as two float arrays), "
+                 "or wrap the complex part in a function with an @adgen.rrule")
     if isinstance(primal, np.ndarray):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != primal.shape:
