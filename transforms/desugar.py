@@ -14,12 +14,11 @@ Every node keeps the line and column of the user's code it came from.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import gast
 from adgen.transforms.names import Namer
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 
 def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
@@ -72,7 +71,7 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
             # the end of each iteration.
             flag = namer.fresh("cond")
             first = test_pre + [assign(name(flag, gast.Store), s.test, s)]
-            again = copy.deepcopy(first)
+            again = clone(first)
             s.test = name(flag)
             s.body = _block(s.body, namer) + again
             return first + [s]
@@ -111,7 +110,7 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
         # x[i] op= v  ->  t = x[i]; t op= v; x[i] = t: Python's own order, so an array element
         # (or a view) is updated in place exactly as the plain call updates it
         target = ex.visit(s.target)
-        load = copy.deepcopy(target)
+        load = clone(target)
         load.ctx = gast.Load()
         tmp = namer.fresh("t")
         read = assign(name(tmp, gast.Store), load, s)
@@ -173,7 +172,7 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
         key = namer.fresh("key")
         heads.append(assign(name(key, gast.Store), _at(gast.Subscript(
             value=name(keys), slice=name(index), ctx=gast.Load()), s), s))
-        value = _at(gast.Subscript(value=copy.deepcopy(d), slice=name(key), ctx=gast.Load()), s)
+        value = _at(gast.Subscript(value=clone(d), slice=name(key), ctx=gast.Load()), s)
         if view == "items" and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
             heads.append(assign(_store(s.target.elts[0]), name(key), s))
             heads.append(assign(_store(s.target.elts[1]), value, s))
@@ -217,7 +216,7 @@ def _dict_view(node: gast.expr) -> tuple[gast.expr, str] | None:
 
 
 def _store(t: gast.expr) -> gast.expr:
-    t = copy.deepcopy(t)
+    t = clone(t)
     t.ctx = gast.Store()
     return t
 

@@ -21,7 +21,6 @@ list of mutation-site decisions.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gast
@@ -70,7 +69,7 @@ from adgen.transforms.specialize import (
     shape_only,
 )
 from adgen.transforms.ssa import is_break_if
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import Location, MissingRuleError, UnsupportedError
 from adgen.rules import registry
@@ -572,7 +571,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         state |= {m for m in s1 | s2 if not m.startswith("owned:")} | owned_both
         if not body and not orelse:
             return pre
-        test = copy.deepcopy(s.test)
+        test = clone(s.test)
         return pre + [gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)]
 
     def rev_loop(self, s: gast.For | gast.While, state: set[str]) -> list[gast.stmt]:
@@ -720,7 +719,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             out = []
             for key, e in zip(v.keys, v.values):
                 if self.active(e):
-                    out += self.contribute(e.id, _call("item", g, copy.deepcopy(key)), state,
+                    out += self.contribute(e.id, _call("item", g, clone(key)), state,
                                            may_be_none=True)
             return out
         if isinstance(v, gast.Subscript):
@@ -861,7 +860,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         elts = arg.elts if not isinstance(arg, tuple) else list(arg)
         out: list[gast.stmt] = []
         for k, e in enumerate(elts):
-            item = gast.Subscript(value=copy.deepcopy(ct), slice=gast.Constant(k, None),
+            item = gast.Subscript(value=clone(ct), slice=gast.Constant(k, None),
                                   ctx=gast.Load())
             if self.active(e):
                 out += self.contribute(e.id, item, state, may_be_none=True)
@@ -871,7 +870,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
 
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
                     t: str, g: gast.expr) -> gast.expr:
-        expr = copy.deepcopy(tpl)
+        expr = clone(tpl)
         subst: dict[str, gast.expr] = {"g": g, "out": self.read_value(s, t, after=True)}
         for p in rule.params:
             a = bound.get(p.name)
@@ -896,10 +895,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
                 return gast.Attribute(value=name(cap.var), attr="value", ctx=gast.Load())
             return name(a.id)
         if isinstance(a, (gast.Tuple, gast.List)):
-            node = copy.deepcopy(a)
+            node = clone(a)
             node.elts = [self.read_value(s, e) for e in a.elts]
             return node
-        return copy.deepcopy(a)
+        return clone(a)
 
 
 

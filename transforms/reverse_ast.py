@@ -4,7 +4,6 @@ reverse_stores, reverse_calls, reverse_forward)."""
 
 from __future__ import annotations
 
-import copy
 import operator
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +12,7 @@ import gast
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.desugar import name
 from adgen.transforms.ssa import is_break_if
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
@@ -59,7 +58,7 @@ def _src(node: gast.AST) -> str:
     import ast
 
     try:
-        return ast.unparse(gast.gast_to_ast(copy.deepcopy(node))).strip()
+        return ast.unparse(gast.gast_to_ast(clone(node))).strip()
     except Exception:  # noqa: BLE001 - only for messages
         return type(node).__name__
 
@@ -151,7 +150,7 @@ class _Subst(gast.NodeTransformer):
 
     def visit_Name(self, node: gast.Name) -> gast.expr:
         if node.id in self.subst and isinstance(node.ctx, gast.Load):
-            return copy.deepcopy(self.subst[node.id])
+            return clone(self.subst[node.id])
         return node
 
 

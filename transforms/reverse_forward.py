@@ -21,6 +21,7 @@ from adgen.transforms.reverse_ast import (
     _is_python_function,
     _record_position,
 )
+from adgen.transforms.walk import clone
 
 from adgen.rules import registry
 
@@ -37,7 +38,7 @@ class ForwardMixin:
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
         init = self.init_conditional(self.fn.body, saved)
-        args = copy.deepcopy(self.fn.args)
+        args = clone(self.fn.args)
         for a in args.args:
             if a.id in self.parsed.renamed_params:
                 # the parameter keeps the user's name in the signature (keyword calls)
@@ -76,7 +77,7 @@ class ForwardMixin:
 
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
         if is_marker(s):
-            return [copy.deepcopy(self.parsed.nested_defs[s.value.args[0].value])]
+            return [clone(self.parsed.nested_defs[s.value.args[0].value])]
         pre: list[gast.stmt] = []
         post: list[gast.stmt] = []
         for (sid, n), cap in self.caps.items():
@@ -138,14 +139,14 @@ class ForwardMixin:
                 saved = saved or self.saved_call.setdefault(id(s), self.namer.fresh(
                     f"{_callee_name(call)}_saved"))
                 if rule is not None and rule.is_rrule:
-                    fcall = _call("call_forward", copy.deepcopy(call.func), *call.args)
+                    fcall = _call("call_forward", clone(call.func), *call.args)
                 elif obj is not _MISSING and _is_python_function(obj):
                     info = self.callee_info(obj)
                     self.callees[info.name] = info
                     fcall = _call(f"{info.name}_forward", *call.args)
                     fcall.keywords = call.keywords
                 else:
-                    fcall = _call("call_forward", copy.deepcopy(call.func), *call.args)
+                    fcall = _call("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
                     self.result_of.get(id(s), "_"), gast.Store)
@@ -157,7 +158,7 @@ class ForwardMixin:
         t = w.target
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             region: gast.expr = _call("write_region", name(t), _index_value(
-                copy.deepcopy(s.targets[0].slice)))
+                clone(s.targets[0].slice)))
         else:
             region = name(t)
         extra = []

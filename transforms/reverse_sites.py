@@ -6,7 +6,6 @@ reverse pass's state)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gast
@@ -33,7 +32,7 @@ from adgen.transforms.reverse_ast import (
     _stores,
     _user_name,
 )
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MutationError
 from adgen.rules import registry
@@ -185,7 +184,7 @@ class SitesMixin:
         base = self._shadow_at_hand(view[0], state)
         if base is None or view[1] is None:
             return base
-        return gast.Subscript(value=base, slice=copy.deepcopy(view[1]), ctx=gast.Load())
+        return gast.Subscript(value=base, slice=clone(view[1]), ctx=gast.Load())
 
     def same_shape(self, a: str, b: str) -> bool:
         """True when ``a`` and ``b`` have the same shape at every call (analyses.kinds)."""

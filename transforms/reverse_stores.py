@@ -6,8 +6,6 @@ reverse pass's state)."""
 
 from __future__ import annotations
 
-import copy
-
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
@@ -24,7 +22,7 @@ from adgen.transforms.reverse_ast import (
     _src,
     _user_name,
 )
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
@@ -80,7 +78,7 @@ class StoresMixin:
         return out
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
-        node = copy.deepcopy(idx)
+        node = clone(idx)
         return node
 
     def rev_store(self, s: gast.Assign, state: set[str]) -> list[gast.stmt]:
@@ -89,7 +87,7 @@ class StoresMixin:
         v = s.value
         if not self.act.active(x):
             return []
-        idx = copy.deepcopy(tgt.slice)
+        idx = clone(tgt.slice)
         kind = self.eff.kinds.get(x)
         out: list[gast.stmt] = []
         if kind in ("list", "dict"):
@@ -113,7 +111,7 @@ class StoresMixin:
             if self.kind_of(gast.Subscript(value=name(x), slice=idx, ctx=gast.Load())) == \
                     NUMBER:
                 # an element: a NumPy scalar, a copy already
-                val = copy.deepcopy(region)
+                val = clone(region)
                 if self.kinds.get(v.id) != NUMBER:
                     val = _call("unbroadcast", val, _call(_attr("np", "shape"), name(v.id)))
             else:
@@ -122,7 +120,7 @@ class StoresMixin:
             if g:
                 out.append(assign(name(g, gast.Store), val, s))
                 val = name(g)
-            out.append(assign(gast.Subscript(value=name(b), slice=copy.deepcopy(idx),
+            out.append(assign(gast.Subscript(value=name(b), slice=clone(idx),
                                              ctx=gast.Store()), gast.Constant(0.0, None), s))
             out += self.contribute(v.id, val, state)
             if not g:
@@ -257,7 +255,7 @@ class StoresMixin:
             out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(x)), s))
             state.add(b)
         gathered = _call("unbroadcast", gast.Subscript(value=name(b),
-                                                      slice=copy.deepcopy(call.args[1]),
+                                                      slice=clone(call.args[1]),
                                                       ctx=gast.Load()),
                          _call(_attr("np", "shape"), name(v.id)))
         if ufunc is np.subtract:

@@ -1,4 +1,5 @@
-"""``walk``: every node of a tree, in ``ast.walk``'s order (breadth first), faster.
+"""``walk``: every node of a tree, in ``ast.walk``'s order (breadth first); ``clone``: a deep copy of
+one. Both faster than the standard library's, which the passes call thousands of times.
 
 The passes walk the function tree many times; ``ast.walk`` pays for two generator layers per
 node (``iter_child_nodes`` over ``iter_fields``). This one reads the fields directly.
@@ -30,3 +31,24 @@ def walk(node: Any) -> Iterator[Any]:
                     if isinstance(item, _AST):
                         push(item)
         yield node
+
+
+def clone(node: Any) -> Any:
+    """A deep copy of an AST (or a list of them), several times faster than copy.deepcopy:
+    nodes are rebuilt field by field; leaves (names, constants' values) are shared."""
+    if isinstance(node, list):
+        return [clone(x) for x in node]
+    if not isinstance(node, _AST):
+        return node
+    cls = node.__class__
+    new = cls.__new__(cls)
+    d = node.__dict__
+    nd = new.__dict__
+    for key, value in d.items():
+        if isinstance(value, _AST):
+            nd[key] = clone(value)
+        elif isinstance(value, list):
+            nd[key] = [clone(x) for x in value]
+        else:
+            nd[key] = value
+    return new

@@ -269,7 +269,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             a = args[n]
             if type(a) is not float and not (type(a) is np.ndarray and a.dtype.kind == "f"):
                 _check_differentiable(a, n)
-        out, saved = _forward(compiled, args, kwargs)
+        if compiled.needs_scope:
+            out, saved = _forward(compiled, args, kwargs)
+        else:
+            out, saved = compiled.forward(*args, **kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise NonDifferentiableError(
@@ -279,7 +282,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             seed: Any = (_scalar_output(value), None)
         else:
             value = out
-            seed = _scalar_output(out)
+            seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
         cts = compiled.pullback(saved, seed)
         if single:
             n = nums[0]
