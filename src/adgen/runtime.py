@@ -541,21 +541,42 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
     """A callee's saved values, with views of an argument that was overwritten after the
     call redirected to the copy its guard took (``captures`` are the caller's captures).
     ``sh`` learns that the copy stands for the argument, so adjoints still land on it."""
-    moved = {id(root_of(c.array)): (root_of(c.array), c) for c in captures
-             if isinstance(c, Capture) and c.snapshot is not None}
+    from adgen.errors import AdgenError
+
+    moved: dict[int, list[Capture]] = {}
+    for c in captures:
+        if isinstance(c, Capture) and c.snapshot is not None:
+            moved.setdefault(id(root_of(c.array)), []).append(c)
     if not moved:
         return saved
     if sh is not None:
-        for _, cap in moved.values():
-            sh.stand_in(cap.snapshot, cap.array)
+        for caps in moved.values():
+            for cap in caps:
+                sh.stand_in(cap.snapshot, cap.array)
+    done: dict[int, Any] = {}  # one redirected object per original: identity tests still hold
+
+    def redirect_array(x: np.ndarray) -> np.ndarray:
+        caps = moved.get(id(root_of(x)))
+        if caps is None:
+            return x
+        for cap in caps:
+            if x is cap.array:
+                return cap.snapshot
+        # a view: of a capture it lies in, a contiguous one first (its copy has its layout)
+        failure = None
+        for cap in sorted(caps, key=lambda c: not c.array.flags.c_contiguous):
+            try:
+                return _redirect_view(x, cap.array, cap.snapshot)
+            except AdgenError as err:
+                failure = err
+        assert failure is not None
+        raise failure
 
     def redirect(x: Any) -> Any:
         if isinstance(x, np.ndarray):
-            entry = moved.get(id(root_of(x)))
-            if entry is None:
-                return x
-            _, cap = entry
-            return _redirect_view(x, cap.array, cap.snapshot)
+            if id(x) not in done:
+                done[id(x)] = (x, redirect_array(x))
+            return done[id(x)][1]
         if isinstance(x, Capture):
             if x.snapshot is None and id(root_of(x.array)) in moved:
                 c = Capture(redirect(x.array), x.file, x.line, x.what)
