@@ -592,6 +592,11 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             if b in state and "owned:" + b not in state and self.act.active(n) and \
                     not self.tracked(n) and n not in self.numeric:
                 pre += self.own(n, b, state, s)
+        # a buffer the loop binds (a header, a fresh array per iteration) is another object in
+        # each iteration: its shadow is taken in the iteration, never reused from outside
+        rebound = {self.bar(n) for n in local if self.tracked(n)}
+        rebound |= {"owned:" + b for b in rebound}
+        state -= rebound
         body_state = set(state)
         self._last_line = None
         body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
