@@ -418,6 +418,29 @@ class Assign(Stmt):
 
 
 @dataclass
+class Rebind(Stmt):
+    """``name = expr`` for a name that already exists: a new array under the old name. In a
+    loop, a loop-carried array that is another object in each iteration."""
+
+    name: str
+    expr: Expr
+    form = "rebind"
+
+    def lines(self) -> list[str]:
+        return [f"{self.name} = {self.expr.render()}"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        bound = self.expr.sim(m, _at(line), i)
+        if isinstance(self.expr, Arr):
+            m.env[self.name] = m.view(self.expr.name)  # an alias, as Assign
+            return
+        v = m.new(self.expr.n or 1, bound)
+        m.env[self.name] = v
+        if isinstance(self.expr, Unary) and self.expr.reads_output:
+            m.capture(v.buf, v.pos, _at(line))
+
+
+@dataclass
 class Alias(Stmt):
     """``name = other`` (no copy), ``name = other[key]`` (a view), or ``other.copy()``."""
 
@@ -850,6 +873,7 @@ class _Gen:
         self.m = initial_model()
         self.count = 0
         self.top = True
+        self.in_branch = False
 
     # -- helpers ------------------------------------------------------------------------------
     def pick(self, options: Sequence[Any]) -> Any:
@@ -903,6 +927,9 @@ class _Gen:
             forms.append("helper")
         if self.cfg.loops:
             forms.append("stencil")
+        if not self.in_branch:
+            # not in an if-arm: the model follows one binding per name (merges join buffers)
+            forms.append("rebind")
         if top:
             forms = ["assign", "alias", "zeros"] + forms
             if self.cfg.loops:
@@ -1021,7 +1048,16 @@ class _Gen:
         return Repeat(self.draw(st.integers(2, 3)), self.block())
 
     def make_branch(self) -> Stmt:
-        return Branch(self.target(), self.block(), self.block())
+        outer, self.in_branch = self.in_branch, True
+        try:
+            return Branch(self.target(), self.block(), self.block())
+        finally:
+            self.in_branch = outer
+
+    def make_rebind(self) -> Stmt:
+        t = self.target()
+        n = len(self.m.env[t])
+        return Rebind(t, self.expr(n, self.array_leaves(n)))
 
     # -- the program ----------------------------------------------------------------------
     def safe(self) -> Stmt:
