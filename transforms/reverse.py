@@ -64,6 +64,7 @@ from adgen.transforms.reverse_stores import StoresMixin
 from adgen.transforms.specialize import (
     accumulate_in_place,
     drop_unbroadcast,
+    first_writes,
     is_elementwise,
     known_shapes,
     shape_only,
@@ -267,6 +268,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         if self.kinds:
             pull_body = [known_shapes(st, self.kinds) for st in pull_body]
             accumulate_in_place(pull_body)
+            first_writes(pull_body, self.kinds)
         pullback = gast.FunctionDef(
             name=f"{self.fname}_pullback",
             args=_args(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),

@@ -21,6 +21,7 @@ from adgen.transforms.reverse_ast import (
     _is_python_function,
     _record_position,
 )
+from adgen.transforms.specialize import method_reductions
 from adgen.transforms.walk import clone
 
 from adgen.rules import registry
@@ -48,6 +49,8 @@ class ForwardMixin:
         fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])
+        if self.kinds:
+            fwd = method_reductions(fwd, self.kinds, self.resolve)
         return fwd
 
     def init_conditional(self, stmts: list[gast.stmt], names: list[str]) -> list[gast.stmt]:

@@ -19,6 +19,7 @@ from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
 
 POLICIES = ("save", "strict")
+_F64 = np.dtype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,15 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
     ``((value, aux), gradient)``, as in JAX.
     """
+    fun_vg = _gradient_function(fun, argnums, mutation, has_aux, with_value=True)
+    fun_vg.__adgen_transform__ = True  # type: ignore[attr-defined]
+    return fun_vg
+
+
+def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
+                       has_aux: bool, with_value: bool) -> Callable[..., Any]:
+    """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
+    closure for both, so a call to a gradient goes through one Python frame."""
     _check_policy(mutation)
 
     from adgen.rules import registry
@@ -249,12 +259,15 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     generation = registry._GENERATION  # changes whenever a rule is registered
     # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
-    cache: dict[tuple[Any, ...], tuple[int, tuple[int, ...], Any]] = {}
+    cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
-        sig = signature(args)
+        if len(args) == 1 and type(args[0]) is np.ndarray and args[0].dtype is _F64:
+            sig = (args[0].ndim,)  # signature(args) of one float array, without the call
+        else:
+            sig = signature(args)
         if None in sig:
             _refuse_complex(args)  # the kinds of complex values are unknown (None)
         hit = cache.get(sig)
@@ -262,17 +275,24 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
             compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig)
-            cache[sig] = (registry.generation(), nums, compiled)
+            hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
+                                compiled.pullback, compiled.needs_scope,
+                                nums[0] if len(nums) == 1 else None)
+        _, nums, compiled, forward, pullback, needs_scope, one = hit
+        if one is not None:  # one argument differentiated: no loop
+            a = args[one]
+            if not (type(a) is np.ndarray and a.dtype is _F64) and type(a) is not float:
+                _check_differentiable(a, one)
         else:
-            _, nums, compiled = hit
-        for n in nums:
-            a = args[n]
-            if type(a) is not float and not (type(a) is np.ndarray and a.dtype.kind == "f"):
-                _check_differentiable(a, n)
-        if compiled.needs_scope:
+            for n in nums:
+                a = args[n]
+                if type(a) is not float and not (type(a) is np.ndarray and
+                                                 a.dtype.kind == "f"):
+                    _check_differentiable(a, n)
+        if needs_scope:
             out, saved = _forward(compiled, args, kwargs)
         else:
-            out, saved = compiled.forward(*args, **kwargs)
+            out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise NonDifferentiableError(
@@ -283,14 +303,20 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         else:
             value = out
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
-        cts = compiled.pullback(saved, seed)
-        if single:
-            n = nums[0]
-            return (out if has_aux else value), as_gradient(cts[n], args[n])
-        return (out if has_aux else value), tuple([as_gradient(cts[n], args[n])
-                                                   for n in nums])
+        cts = pullback(saved, seed)
+        if one is not None:
+            g = cts[one]
+            if not (type(g) is np.ndarray and type(a) is np.ndarray and g.dtype is _F64 and
+                    g.shape == a.shape and a.dtype is _F64):  # else: already a gradient
+                g = as_gradient(g, a)
+            if not single:
+                g = (g,)
+        else:
+            g = tuple([as_gradient(cts[n], args[n]) for n in nums])
+        if with_value:
+            return (out if has_aux else value), g
+        return (g, out[1]) if has_aux else g
 
-    value_and_grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
     return value_and_grad_fun
 
 
@@ -313,15 +339,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         NonDifferentiableError: for a non-scalar output or an integer argument.
         MutationError: under "strict", when an in-place write overwrites a needed value.
     """
-    vg = value_and_grad(fun, argnums, mutation=mutation, has_aux=has_aux)
-
-    @functools.wraps(fun)
-    def grad_fun(*args: Any, **kwargs: Any) -> Any:
-        out, g = vg(*args, **kwargs)
-        if has_aux:
-            return g, out[1]
-        return g
-
+    grad_fun = _gradient_function(fun, argnums, mutation, has_aux, with_value=False)
     grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
     return grad_fun
 

@@ -24,8 +24,14 @@ except ImportError:  # pragma: no cover - while the rules are being written
 # Zeros and accumulation of adjoints (values, not buffers)
 
 
+_F64 = np.dtype(np.float64)
+
+
 def zeros_like(x: Any) -> Any:
     """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
+    if type(x) is np.ndarray:  # the common case first
+        dtype = x.dtype
+        return np.zeros(x.shape, dtype if dtype.kind == "f" else _F64)
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind == "f" else np.float64)
     if isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, (bool,
@@ -79,8 +85,8 @@ def add(a: Any, b: Any) -> Any:
 
 def as_gradient(ct: Any, primal: Any) -> Any:
     """Shapes a cotangent like its primal: float for a float, object for an object."""
-    if type(primal) is np.ndarray and type(ct) is np.ndarray and ct.shape == primal.shape \
-            and ct.dtype == np.float64 and primal.dtype.kind in "fc":
+    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is _F64 and \
+            ct.shape == primal.shape and primal.dtype.kind in "fc":
         return ct  # the common case first
     if type(primal) is float and (type(ct) is float or type(ct) is np.float64):
         return float(ct)

@@ -329,3 +329,70 @@ def test_reductions_with_an_axis():
     known, _ = _kinds(reductions, {"z": 2})
     assert known["a"] == 2 and known["b"] == 1 and known["c"] == NUMBER
     assert "d" not in known  # a tuple of axes: not modelled
+
+
+# ---------------------------------------------------------------------------------------------
+# first writes to a fresh adjoint, and reductions as methods
+
+
+def three_reads(a):
+    return a[0] + a[1] * 2.0 + a[2] * a[2]
+
+
+def repeated_read(a):
+    return a[1] + a[1] * a[0] + a[-1]
+
+
+def rows_then_element(m):
+    r = m[0]
+    e = m[0, 1]
+    return np.sum(r * r) + e * 3.0
+
+
+def test_first_writes_to_a_fresh_adjoint_are_assignments():
+    src = pipeline.compile_function(three_reads, wrt=(0,), sig=(1,)).own_source
+    pull = src.split("def three_reads_pullback")[1]
+    assert "a_bar[0] = " in pull and "a_bar[1] = " in pull and "a_bar[2] = " in pull
+    assert pull.count("+=") == 1  # a[2] is read twice: its second adjoint accumulates
+    check_grad(three_reads, np.array([0.5, -2.0, 1.5, 4.0]))
+
+
+def test_an_index_written_twice_or_a_negative_one_keeps_accumulating():
+    src = pipeline.compile_function(repeated_read, wrt=(0,), sig=(1,)).own_source
+    pull = src.split("def repeated_read_pullback")[1]
+    assert "+=" in pull  # a[1] is read twice; a[-1] may be any of them
+    check_grad(repeated_read, np.array([0.5, -2.0, 1.5]))
+    check_grad(repeated_read, np.array([0.5, -2.0]))  # a[-1] is a[1]
+
+
+def test_a_row_and_an_element_of_it_both_count():
+    check_grad(rows_then_element, np.array([[0.5, -2.0], [1.5, 3.0]]))
+
+
+def test_first_writes_of_a_list_argument_are_left_alone():
+    # the adjoint of a list is a list (the analysis knows no rank): += stays
+    src = pipeline.compile_function(three_reads, wrt=(0,), sig=(None,)).own_source
+    assert "a_bar[0] = " not in src
+    assert adgen.grad(three_reads)([1.0, 2.0, 0.5]) == pytest.approx([1.0, 2.0, 1.0])
+
+
+def test_first_writes_keep_a_float32_argument_right():
+    x = np.array([0.5, -2.0, 1.5], dtype=np.float32)
+    g = adgen.grad(three_reads)(x)
+    np.testing.assert_allclose(g, [1.0, 2.0, 3.0])
+
+
+def full_reductions(x, s):
+    y = x * s
+    return np.sum(y) + np.max(y) - np.min(x) + np.sum(s)
+
+
+def test_full_reductions_of_known_arrays_are_methods_in_the_forward():
+    src = pipeline.compile_function(full_reductions, wrt=(0, 1), sig=(1, NUMBER)).own_source
+    fwd = src.split("def full_reductions_pullback")[0]
+    assert "y.sum()" in fwd and "y.max()" in fwd and "x.min()" in fwd
+    assert "np.sum(s)" in fwd  # a number has no .sum() when it is a Python float
+    check_grad(full_reductions, np.array([0.5, -2.0, 1.5]), 0.7, argnums=(0, 1))
+    m = np.array([[0.5, -2.0], [1.5, 3.0]])
+    check_grad(full_reductions, m, 0.7, argnums=(0, 1))
+    assert adgen.grad(full_reductions, argnums=1)(m, 2.0) == pytest.approx(np.sum(m) + 3.0 + 1.0)

@@ -64,6 +64,10 @@ def of_value(value: Any) -> Kind:
 
 def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
     """The kinds of a call's positional arguments (part of the compile-cache key)."""
+    if len(args) == 1:  # the common case of one argument, without building a list
+        a = args[0]
+        return (a.ndim if type(a) is np.ndarray and a.dtype.kind in "fiu" else
+                of_value(a),)
     return tuple([a.ndim if type(a) is np.ndarray and a.dtype.kind in "fiu" else
                   of_value(a) for a in args])
 

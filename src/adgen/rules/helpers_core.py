@@ -12,6 +12,7 @@ __all__ = [
     "broadcastable",
     "cumsum_vjp",
     "expand_reduced",
+    "filled",
     "is_tuple_tree",
     "max_vjp",
     "mean_vjp",
@@ -171,9 +172,13 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
             Python list repeats it; that is not arithmetic).
     """
     if type(shape) is tuple and (not shape or type(shape[0]) is int):
-        # the common case first: an array's or a number's shape
-        if (type(g) is np.ndarray and g.shape == shape) or \
-                (shape == () and (type(g) is float or isinstance(g, np.floating))):
+        # the common cases first: an array's or a number's shape, an array summed to a number
+        if type(g) is np.ndarray:
+            if g.shape == shape:
+                return g
+            if shape == ():
+                return g.sum()
+        elif shape == () and (type(g) is float or isinstance(g, np.floating)):
             return g
     if isinstance(shape, list) or is_tuple_tree(shape):
         return split_sequence(g, shape, seq)
@@ -246,15 +251,30 @@ def expand_reduced(g: object, shape: tuple, axis: object, keepdims: bool) -> np.
 
 def sum_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
     """Adjoint of ``np.sum(a, axis, keepdims)``: ``g`` broadcast back over the summed axes."""
-    if axis is None and not keepdims and type(shape) is tuple and np.ndim(g) == 0:
-        return np.full(shape, g) if shape else np.asarray(g)[()]
+    if axis is None and not keepdims and type(shape) is tuple and (
+            type(g) is float or type(g) is np.float64 or np.ndim(g) == 0):
+        return filled(shape, g) if shape else np.asarray(g)[()]
     shape = tuple(shape)
     out = np.broadcast_to(expand_reduced(g, shape, axis, keepdims), shape).copy()
     return out[()] if shape == () else out
 
 
+def filled(shape: tuple, g: object) -> np.ndarray:
+    """``np.full(shape, g)`` for a number ``g``, without np.full's dtype inference."""
+    out = np.empty(shape, dtype=g.dtype if isinstance(g, np.generic) else np.float64)
+    out.fill(g)
+    return out
+
+
 def mean_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
     """Adjoint of ``np.mean(a, axis, keepdims)``: the sum adjoint over the count averaged."""
+    if axis is None and not keepdims and type(shape) is tuple and shape and (
+            type(g) is float or type(g) is np.float64 or np.ndim(g) == 0):
+        count = 1
+        for n in shape:
+            count *= n
+        if count:
+            return filled(shape, g / count)  # the common case: one pass over the adjoint
     shape = tuple(shape)
     count = 1
     for i in reduced_axes(axis, len(shape)):
@@ -264,10 +284,15 @@ def mean_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
 
 def max_vjp(g: object, out: object, a: object, axis: object, keepdims: bool) -> object:
     """Adjoint of ``np.max``/``np.min``: ``g`` split evenly between the tied extrema."""
-    if axis is None and not keepdims and type(a) is np.ndarray and a.ndim > 0 and \
-            np.ndim(g) == 0:
+    if axis is None and not keepdims and type(a) is np.ndarray and a.ndim > 0 and (
+            type(g) is float or type(g) is np.float64 or np.ndim(g) == 0):
         hits = a == out
-        return hits * (g / np.count_nonzero(hits))
+        count = np.count_nonzero(hits)
+        if count == 1:  # one extremum, the common case: g at its place
+            res = np.zeros(a.shape, dtype=g.dtype if isinstance(g, np.generic) else np.float64)
+            res.ravel()[hits.argmax()] = g  # a fresh array: ravel is a view of it
+            return res
+        return hits * (g / count)
     a = np.asarray(a)
     extremum = expand_reduced(out, a.shape, axis, keepdims)
     hits = (a == extremum)
