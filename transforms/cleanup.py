@@ -4,8 +4,13 @@ Input: the pullback FunctionDef from the reverse pass. Output: the same function
 - arithmetic on constants is folded (``2 - 1`` -> ``1``), ``e ** 1`` is ``e``, ``e * 1`` and
   ``1 * e`` are ``e``;
 - the shadow-memory prologue (``top = sh is None ...``) is dropped when nothing uses ``sh``
-  (only functions that write buffers in place need it).
-It changes no value the pullback computes.
+  (only functions that write buffers in place need it);
+- negations cancel: an adjoint defined as a negation (``p_bar = -t7_bar``) and read once
+  keeps its sign at the read instead, where a subtraction absorbs it (``b - p_bar``) or the
+  next negation cancels it. Each rule's adjoint negates on its own (``-g`` for ``a - b``,
+  ``-g * p / t`` for ``1 / t``); a chain of them costs an array pass per sign.
+It changes no value the pullback computes: IEEE arithmetic is exactly symmetric under
+negation (``a + -b`` is ``a - b``, ``-a * b`` is ``-(a * b)``), signed zeros aside.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import operator
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -22,6 +27,8 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
 def cleanup(pullback: gast.FunctionDef) -> gast.FunctionDef:
     """Simplifies the pullback in place and returns it."""
     pullback.body = [_Simplify().visit(s) for s in pullback.body]
+    loads = _load_counts(pullback.body)
+    _cancel_negations(pullback.body, loads, top=True)
     uses_sh = any(isinstance(n, gast.Name) and n.id in ("sh", "top")
                   for s in pullback.body[2:] for n in walk(s))
     if not uses_sh and len(pullback.body) >= 2:
@@ -53,4 +60,179 @@ class _Simplify(gast.NodeTransformer):
             return node.left
         if op is gast.Mult and _number(node.left) and node.left.value == 1:
             return node.right
+        return node
+
+
+# --------------------------------------------------------------------------------------------
+# Negations
+
+
+# runtime helpers linear in their first argument: f(-g, ...) is -f(g, ...)
+_LINEAR_FIRST = frozenset({"unbroadcast", "sum_vjp", "mean_vjp"})
+
+
+def _neg(e: gast.expr) -> gast.expr:
+    return gast.UnaryOp(op=gast.USub(), operand=e)
+
+
+def _pull(e: gast.expr) -> tuple[bool, gast.expr]:
+    """``e`` as ``(negated, core)``: ``e == -core`` if negated, else ``e == core``, with the
+    negations inside products, quotients, sums, differences and linear helpers pulled out."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        s, core = _pull(e.operand)
+        return not s, core
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Mult, gast.Div, gast.Add, gast.Sub)):
+        sa, a = _pull(e.left)
+        sb, b = _pull(e.right)
+        op = e.op
+        if isinstance(op, (gast.Mult, gast.Div)):
+            return sa != sb, gast.BinOp(left=a, op=op, right=b)
+        if isinstance(op, gast.Sub):  # a - b is a + -b
+            sb = not sb
+        if sa == sb:  # a + b, or -(a + b)
+            return sa, gast.BinOp(left=a, op=gast.Add(), right=b)
+        if sb:  # a - b
+            return False, gast.BinOp(left=a, op=gast.Sub(), right=b)
+        return False, gast.BinOp(left=b, op=gast.Sub(), right=a)  # -a + b
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id in _LINEAR_FIRST and e.args:
+        s, first = _pull(e.args[0])
+        if s:
+            return True, gast.Call(func=e.func, args=[first] + e.args[1:], keywords=e.keywords)
+    return False, e
+
+
+def _negations(node: gast.AST) -> int:
+    return sum(1 for n in walk(node) if isinstance(n, gast.UnaryOp) and
+               isinstance(n.op, gast.USub))
+
+
+def _load_counts(stmts: list[gast.stmt]) -> dict[str, int]:
+    """Name -> how many times the statements read it (``n += e`` reads ``n`` too)."""
+    counts: dict[str, int] = {}
+    for st in stmts:
+        for n in walk(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                counts[n.id] = counts.get(n.id, 0) + 1
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                counts[n.target.id] = counts.get(n.target.id, 0) + 1
+    return counts
+
+
+def _target(st: gast.stmt) -> str | None:
+    if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], gast.Name):
+        return st.targets[0].id
+    return None
+
+
+def _fresh(e: gast.expr) -> bool:
+    """``e`` makes a new object (arithmetic, a reduction's adjoint): no other name holds it."""
+    if isinstance(e, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.args:
+        if e.func.id in ("sum_vjp", "mean_vjp"):
+            return True
+        if e.func.id == "unbroadcast":  # its argument itself, or a new array
+            return _fresh(e.args[0])
+    return False
+
+
+def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool) -> None:
+    """Moves the sign of each negated adjoint read once to its read, in place (see above).
+
+    A definition ``n = -e`` becomes ``n = e`` only where ``e`` is a new object, so ``n`` stays
+    an array no other name holds (an adjoint may later be updated in place); otherwise
+    (``n = -t7_bar``) ``e`` replaces ``n`` at its read and the definition goes, provided
+    nothing between binds or names what ``e`` reads."""
+    for st in body:
+        for block in ("body", "orelse"):
+            if isinstance(getattr(st, block, None), list):
+                _cancel_negations(getattr(st, block), fn_loads, top=False)
+    loads = [_load_counts([st]) for st in body]
+    stores = [{n.id for n in walk(st) if isinstance(n, gast.Name) and
+               isinstance(n.ctx, gast.Store)} for st in body]
+    gone: set[int] = set()  # definitions inlined into their read
+
+    def flip(k: int) -> bool:
+        """Drops the negation of statement k's value and takes it at its one read, where it
+        is absorbed, or passed on to a negated definition that is flipped in turn; False
+        (nothing changed) when the sign would only move."""
+        st = body[k]
+        n = _target(st)
+        if n is None or k in gone:
+            return False
+        negated, core = _pull(st.value)
+        if not negated:
+            return False
+        # the one statement after st that reads n, and no other read until n is bound again
+        use = None
+        seen = 0
+        killed = False
+        for j in range(k + 1, len(body)):
+            seen += loads[j].get(n, 0)
+            if use is None and loads[j].get(n, 0):
+                use = j
+            if _target(body[j]) == n:
+                killed = True
+                break
+            if n in stores[j]:
+                return False  # bound some other way (a loop target, a nested block)
+        if use is None or seen != 1 or not (killed or top or fn_loads.get(n, 0) == 1):
+            return False
+        u = body[use]
+        if n in stores[use] and _target(u) != n:
+            return False
+        if not isinstance(u, (gast.Assign, gast.AugAssign)) or \
+                (isinstance(u, gast.AugAssign) and not isinstance(u.op, (gast.Add, gast.Sub))):
+            return False
+        keep = _fresh(core)
+        if not keep:
+            # e is evaluated at the read instead: nothing between may bind or touch its names
+            names = {x.id for x in walk(core) if isinstance(x, gast.Name)}
+            if any(names & {x.id for x in walk(body[j]) if isinstance(x, gast.Name)}
+                   for j in range(k + 1, use)):
+                return False
+        s_use, core_use = _pull(_Substitute(n, None if keep else core).visit(clone(u.value)))
+        old = (st.value, u.value, getattr(u, "op", None), loads[use])
+        if isinstance(u, gast.AugAssign) and s_use:
+            u.op = gast.Sub() if isinstance(u.op, gast.Add) else gast.Add()
+            s_use = False
+        # an assignment keeps making a new object: only n's own (dead after) may be taken
+        aliasing = isinstance(u, gast.Assign) and not _fresh(core_use) and not keep
+        if not aliasing and not s_use and _negations(core_use) <= _negations(u.value):
+            u.value = core_use  # absorbed
+        elif s_use and isinstance(u, gast.Assign) and _target(u) != n:
+            u.value = _neg(core_use)  # passed on: try the next one
+        else:
+            if old[2] is not None:
+                u.op = old[2]
+            return False
+        st.value = core
+        loads[use] = _load_counts([u])
+        if not keep:
+            gone.add(k)
+        if not s_use or flip(use):
+            return True
+        st.value, u.value, loads[use] = old[0], old[1], old[3]
+        gone.discard(k)
+        if old[2] is not None:
+            u.op = old[2]
+        return False
+
+    for k in range(len(body)):
+        flip(k)
+    body[:] = [st for k, st in enumerate(body) if k not in gone]
+
+
+class _Substitute(gast.NodeTransformer):
+    """Each read of ``name`` -> ``-name``, or ``-value`` where a value is given."""
+
+    def __init__(self, name: str, value: gast.expr | None) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        if isinstance(node.ctx, gast.Load) and node.id == self.name:
+            return _neg(node if self.value is None else clone(self.value))
         return node

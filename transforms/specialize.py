@@ -188,7 +188,7 @@ class _KnownShapes(gast.NodeTransformer):
 
 
 class _MethodReductions(gast.NodeTransformer):
-    """``np.sum(a)`` -> ``a.sum()`` (and max, min) for a known array ``a``."""
+    """``np.sum(a)`` -> ``a.sum()`` (and max, min, mean) for a known array ``a``."""
 
     def __init__(self, kinds: dict[str, Any], resolve: Callable[[gast.expr], Any]) -> None:
         import numpy as np
@@ -196,7 +196,7 @@ class _MethodReductions(gast.NodeTransformer):
         self.kinds = kinds
         self.resolve = resolve
         self.methods = {id(np.sum): "sum", id(np.max): "max", id(np.min): "min",
-                        id(np.amax): "max", id(np.amin): "min"}
+                        id(np.amax): "max", id(np.amin): "min", id(np.mean): "mean"}
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
