@@ -384,15 +384,16 @@ def test_first_writes_keep_a_float32_argument_right():
 
 def full_reductions(x, s):
     y = x * s
-    return np.sum(y) + np.max(y) - np.min(x) + np.sum(s)
+    return np.sum(y) + np.max(y) - np.min(x) + np.sum(s) + 2.0 * np.mean(y)
 
 
 def test_full_reductions_of_known_arrays_are_methods_in_the_forward():
     src = pipeline.compile_function(full_reductions, wrt=(0, 1), sig=(1, NUMBER)).own_source
     fwd = src.split("def full_reductions_pullback")[0]
-    assert "y.sum()" in fwd and "y.max()" in fwd and "x.min()" in fwd
+    assert "y.sum()" in fwd and "y.max()" in fwd and "x.min()" in fwd and "y.mean()" in fwd
     assert "np.sum(s)" in fwd  # a number has no .sum() when it is a Python float
     check_grad(full_reductions, np.array([0.5, -2.0, 1.5]), 0.7, argnums=(0, 1))
     m = np.array([[0.5, -2.0], [1.5, 3.0]])
     check_grad(full_reductions, m, 0.7, argnums=(0, 1))
-    assert adgen.grad(full_reductions, argnums=1)(m, 2.0) == pytest.approx(np.sum(m) + 3.0 + 1.0)
+    assert adgen.grad(full_reductions, argnums=1)(m, 2.0) == pytest.approx(
+        np.sum(m) + 3.0 + 1.0 + 2.0 * np.mean(m))

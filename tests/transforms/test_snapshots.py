@@ -56,7 +56,7 @@ def tanh_square_pullback(saved, out_bar, sh=None):
     # line 7: return np.sum(np.tanh(x) ** 2)
     t2_bar = sum_vjp(out_bar, np.shape(t2), None, False)
     t1_bar = t2_bar * 2 * t1
-    x_bar = t1_bar * (1.0 - t1 ** 2)
+    x_bar = t1_bar * (1.0 - t1 * t1)
     return (x_bar,)
 '''
 
@@ -100,7 +100,7 @@ def allocate_then_fill_pullback(saved, out_bar, sh=None):
         # line 13: h[i] = np.tanh(x[i] @ w)
         t9_bar = unbroadcast(h_bar[i].copy(), np.shape(t9))
         h_bar[i] = 0.0
-        t8_bar = t9_bar * (1.0 - t9 ** 2)
+        t8_bar = t9_bar * (1.0 - t9 * t9)
         t7_bar = matmul_vjp_a(t8_bar, w, np.shape(t7))
         w_bar = add(w_bar, matmul_vjp_b(t8_bar, t7, np.shape(w)))
         add_item(x_bar, i, t7_bar)

@@ -27,27 +27,27 @@ def cos(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(math.tan, "x", reads="out")
 def tan(g: Any, out: Any, x: Any) -> Any:
-    return g * (1.0 + out ** 2)
+    return g * (1.0 + (out * out))
 
 
 @defvjp(math.asin, "x", reads="x")
 def asin(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(1.0 - x ** 2)
+    return g / np.sqrt(1.0 - (x * x))
 
 
 @defvjp(math.acos, "x", reads="x")
 def acos(g: Any, out: Any, x: Any) -> Any:
-    return -g / np.sqrt(1.0 - x ** 2)
+    return -g / np.sqrt(1.0 - (x * x))
 
 
 @defvjp(math.atan, "x", reads="x")
 def atan(g: Any, out: Any, x: Any) -> Any:
-    return g / (1.0 + x ** 2)
+    return g / (1.0 + (x * x))
 
 
 @defvjp(math.atan2, "y, x", reads="y, x")
 def atan2(g: Any, out: Any, y: Any, x: Any) -> Any:
-    return g * x / (x ** 2 + y ** 2), -g * y / (x ** 2 + y ** 2)
+    return g * x / ((x * x) + (y * y)), -g * y / ((x * x) + (y * y))
 
 
 @defvjp(math.sinh, "x", reads="x")
@@ -62,22 +62,22 @@ def cosh(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(math.tanh, "x", reads="out")
 def tanh(g: Any, out: Any, x: Any) -> Any:
-    return g * (1.0 - out ** 2)
+    return g * (1.0 - (out * out))
 
 
 @defvjp(math.asinh, "x", reads="x")
 def asinh(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(x ** 2 + 1.0)
+    return g / np.sqrt((x * x) + 1.0)
 
 
 @defvjp(math.acosh, "x", reads="x")
 def acosh(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(x ** 2 - 1.0)
+    return g / np.sqrt((x * x) - 1.0)
 
 
 @defvjp(math.atanh, "x", reads="x")
 def atanh(g: Any, out: Any, x: Any) -> Any:
-    return g / (1.0 - x ** 2)
+    return g / (1.0 - (x * x))
 
 
 @defvjp(math.exp, "x", reads="out")
@@ -144,12 +144,12 @@ def copysign(g: Any, out: Any, x: Any, y: Any) -> Any:
 
 @defvjp(math.erf, "x", reads="x")
 def erf(g: Any, out: Any, x: Any) -> Any:
-    return g * 2.0 / np.sqrt(np.pi) * np.exp(-x ** 2)
+    return g * 2.0 / np.sqrt(np.pi) * np.exp(-(x * x))
 
 
 @defvjp(math.erfc, "x", reads="x")
 def erfc(g: Any, out: Any, x: Any) -> Any:
-    return -g * 2.0 / np.sqrt(np.pi) * np.exp(-x ** 2)
+    return -g * 2.0 / np.sqrt(np.pi) * np.exp(-(x * x))
 
 
 @defvjp(math.degrees, "x", linear=True)
@@ -178,7 +178,7 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 
     @defvjp(math.cbrt, "x", reads="out")
     def cbrt(g: Any, out: Any, x: Any) -> Any:
-        return g / (3.0 * out ** 2)
+        return g / (3.0 * (out * out))
 
 
 # Piecewise constant: floor, ceil and trunc return ints; the predicates return bools.

@@ -83,12 +83,12 @@ def sqrt(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(np.cbrt, "x", reads="out")
 def cbrt(g: Any, out: Any, x: Any) -> Any:
-    return g / (3.0 * out ** 2)
+    return g / (3.0 * (out * out))
 
 
 @defvjp(np.reciprocal, "x", reads="out")
 def reciprocal(g: Any, out: Any, x: Any) -> Any:
-    return -g * out ** 2
+    return -g * (out * out)
 
 
 @defvjp(np.absolute, "x", reads="x")  # np.abs is np.absolute
@@ -169,28 +169,28 @@ def cos(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(np.tan, "x", reads="out")
 def tan(g: Any, out: Any, x: Any) -> Any:
-    return g * (1.0 + out ** 2)
+    return g * (1.0 + (out * out))
 
 
 @defvjp(np.arcsin, "x", reads="x")
 def arcsin(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(1.0 - x ** 2)
+    return g / np.sqrt(1.0 - (x * x))
 
 
 @defvjp(np.arccos, "x", reads="x")
 def arccos(g: Any, out: Any, x: Any) -> Any:
-    return -g / np.sqrt(1.0 - x ** 2)
+    return -g / np.sqrt(1.0 - (x * x))
 
 
 @defvjp(np.arctan, "x", reads="x")
 def arctan(g: Any, out: Any, x: Any) -> Any:
-    return g / (1.0 + x ** 2)
+    return g / (1.0 + (x * x))
 
 
 @defvjp(np.arctan2, "x1, x2", reads="x1, x2")
 def arctan2(g: Any, out: Any, x1: Any, x2: Any) -> Any:
-    return (unbroadcast(g * x2 / (x1 ** 2 + x2 ** 2), np.shape(x1)),
-            unbroadcast(-g * x1 / (x1 ** 2 + x2 ** 2), np.shape(x2)))
+    return (unbroadcast(g * x2 / ((x1 * x1) + (x2 * x2)), np.shape(x1)),
+            unbroadcast(-g * x1 / ((x1 * x1) + (x2 * x2)), np.shape(x2)))
 
 
 @defvjp(np.hypot, "x1, x2", reads="x1, x2, out")
@@ -210,22 +210,22 @@ def cosh(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(np.tanh, "x", reads="out")
 def tanh(g: Any, out: Any, x: Any) -> Any:
-    return g * (1.0 - out ** 2)
+    return g * (1.0 - (out * out))
 
 
 @defvjp(np.arcsinh, "x", reads="x")
 def arcsinh(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(x ** 2 + 1.0)
+    return g / np.sqrt((x * x) + 1.0)
 
 
 @defvjp(np.arccosh, "x", reads="x")
 def arccosh(g: Any, out: Any, x: Any) -> Any:
-    return g / np.sqrt(x ** 2 - 1.0)
+    return g / np.sqrt((x * x) - 1.0)
 
 
 @defvjp(np.arctanh, "x", reads="x")
 def arctanh(g: Any, out: Any, x: Any) -> Any:
-    return g / (1.0 - x ** 2)
+    return g / (1.0 - (x * x))
 
 
 @defvjp(np.deg2rad, "x", linear=True)  # np.radians computes the same, but is its own ufunc
