@@ -23,6 +23,7 @@ from gradcheck import (
 )
 
 import adgen
+from adgen.errors import MutationError
 
 rng = np.random.default_rng(99)
 
@@ -446,3 +447,62 @@ def test_source_of_a_function_with_a_callee_includes_the_callee():
     compile(src, "<adgen source>", "exec")
     assert "outer_forward" in src and "outer_pullback" in src
     assert "helper_square_forward" in src  # "the forward and pullback of fun and its callees"
+
+
+# ---------------------------------------------------------------------------------------------
+# vjp: arguments and outputs changed in place before the pullback runs
+
+
+def _tanh_matvec(X, w):
+    return np.tanh(X @ w)
+
+
+def test_vjp_refuses_an_argument_changed_before_the_pullback():
+    X = np.array([[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]])
+    w = np.array([0.3, -0.7])
+    out, pb = adgen.vjp(_tanh_matvec, X, w)
+    want = X.T @ (1.0 - np.tanh(X @ w) ** 2)
+    np.testing.assert_allclose(pb(np.ones(3))[1], want)
+    X[0, 0] = 5.0  # the pullback of X @ w reads X
+    with pytest.raises(MutationError, match=r"argument 0 \(X\) was changed in place") as e:
+        pb(np.ones(3))
+    assert "test_api.py" in str(e.value)
+
+
+def test_vjp_refuses_an_output_changed_before_the_pullback():
+    x = np.array([0.5, -1.0])
+    out, pb = adgen.vjp(_tanh_of, x)
+    out *= 2.0  # the pullback of tanh reads its output
+    with pytest.raises(MutationError, match="the output was changed in place"):
+        pb(np.ones(2))
+
+
+def _tanh_of(x):
+    return np.tanh(x)
+
+
+def _sum_and_scale(x, y):
+    return np.sum(x) + np.sum(y * 2.0)
+
+
+def test_vjp_allows_changes_to_what_the_pullback_does_not_read():
+    x = np.array([1.0, np.nan])
+    y = np.array([3.0, 4.0])
+    out, pb = adgen.vjp(_sum_and_scale, x, y)
+    y[0] = -1.0  # sum and scaling read no values of x or y
+    gx, gy = pb(1.0)
+    np.testing.assert_allclose(gx, [1.0, 1.0])
+    np.testing.assert_allclose(gy, [2.0, 2.0])
+
+
+def _scale_in_place(x):
+    x *= 2.0
+    return np.sum(x * x)
+
+
+def test_vjp_snapshots_arguments_after_the_function_changed_them():
+    x = np.array([1.0, -2.0])
+    out, pb = adgen.vjp(_scale_in_place, x)
+    np.testing.assert_allclose(x, [2.0, -4.0])  # the call's own effect
+    for _ in range(2):  # unchanged since: the pullback runs, any number of times
+        np.testing.assert_allclose(pb(1.0)[0], 4.0 * x)

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import runtime
-from adgen.errors import ArgnumsError, NonDifferentiableError
+from adgen.errors import ArgnumsError, Location, MutationError, NonDifferentiableError
 from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
 
@@ -228,11 +228,46 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     _refuse_complex(args)
     compiled = _compiled(fun, mutation, sig=signature(args))
     out, saved = _forward(compiled, args, kwargs)
+    # the pullback reads the arguments (and the output) where they are, not copies: a change
+    # made to them in place before it runs would give a wrong gradient, so it is detected
+    snapshots = _snapshots(fun, args, out, compiled.reads_params)
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
+        for what, now, then in snapshots:
+            if now.shape != then.shape or not np.array_equal(
+                    now, then, equal_nan=now.dtype.kind in "fc"):
+                raise MutationError(
+                    f"{what} was changed in place after adgen.vjp returned, and the pullback "
+                    "reads its values: the cotangents would be wrong",
+                    _location(fun),
+                    hint="call the pullback before changing it, or pass a copy to adgen.vjp")
         return _cotangents(compiled.pullback(saved, out_bar), args)
 
     return out, pullback
+
+
+def _location(fun: Callable[..., Any]) -> Location | None:
+    code = getattr(_unwrap(fun), "__code__", None)
+    return Location(code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
+               reads: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Copies of the arrays in the arguments the pullback reads, and in the output."""
+    code = getattr(_unwrap(fun), "__code__", None)
+    names = code.co_varnames[:code.co_argcount] if code is not None else ()
+    found: list[tuple[str, np.ndarray, np.ndarray]] = []
+    seen: set[int] = set()
+    parts = [(f"argument {k} ({names[k]})" if k < len(names) else f"argument {k}", a)
+             for k, a in enumerate(args)
+             if reads is True or (k < len(names) and names[k] in reads) or k >= len(names)]
+    for what, value in parts + [("the output", out)]:
+        for leaf in _leaves(value):
+            # (an object array's copy is shallow: what its items hold is not checked)
+            if type(leaf) is np.ndarray and leaf.dtype.kind != "O" and id(leaf) not in seen:
+                seen.add(id(leaf))
+                found.append((what, leaf, leaf.copy()))
+    return found
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
