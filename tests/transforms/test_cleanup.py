@@ -11,6 +11,7 @@ import ast
 
 import gast
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -184,3 +185,21 @@ def test_gradients_with_cancelled_signs():
     x = np.array([0.5, -1.0, 2.0])
     want = sum(-2.0 * (i + 1.0) ** 2 * x - (i + 1.0) for i in range(3))
     np.testing.assert_allclose(adgen.grad(signs_in_a_loop)(x), want, rtol=1e-12)
+
+
+def signs_in_place(x):
+    b = -x
+    b[0] = 5.0  # in place on a negated copy
+    c = -b
+    c += x
+    return np.sum(c * c) - np.sum(-(c - x))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_cancelled_signs_beside_in_place_writes(mutation):
+    x = np.array([0.5, -1.2, 2.0])
+    # c = 2x except c[0] = x[0] - 5; f = sum(c^2) + sum(c) - sum(x)
+    want = 8.0 * x + 1.0
+    want[0] = 2.0 * (x[0] - 5.0)
+    g = adgen.grad(signs_in_place, mutation=mutation)(x.copy())
+    np.testing.assert_allclose(g, want, rtol=1e-12)
