@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import adgen
 from adgen.transforms import pipeline
+from adgen.rules.helpers import mean_vjp
 from adgen.transforms.cleanup import cleanup
 
 PROLOGUE = "top = sh is None\nif top:\n    sh = ShadowMap()\n"
@@ -26,7 +27,8 @@ def _compile(fn: gast.FunctionDef) -> object:
     tree = gast.gast_to_ast(gast.Module(body=[fn], type_ignores=[]))
     ast.fix_missing_locations(tree)
     namespace: dict[str, object] = {"np": np, "unbroadcast": lambda g, shape: g,
-                                    "sum_vjp": lambda g, shape, axis, k: g + 0.0}
+                                    "sum_vjp": lambda g, shape, axis, k: g + 0.0,
+                                    "mean_vjp": mean_vjp, "ShadowMap": dict}
     exec(compile(tree, "<cleanup-test>", "exec"), namespace)
     return namespace[fn.name]
 
@@ -134,12 +136,19 @@ t2_bar = t3_bar
 t1_bar = t2_bar * t2
 z_bar = -t1_bar
 return (z_bar,)"""
-    fn = gast.parse("def pb(out_bar, t10, t7, t4_bar, p, t3, t2, sh=None):\n" + "".join(
-        "    " + ln + "\n" for ln in src.split("\n"))).body[0]
-    text = ast.unparse(gast.gast_to_ast(cleanup(fn)))
+    def parse():
+        return gast.parse("def pb(out_bar, t10, t7, t4_bar, p, t3, t2, sh=None):\n" + "".join(
+            "    " + ln + "\n" for ln in src.split("\n"))).body[0]
+
+    before, after = parse(), cleanup(parse())
+    rng = np.random.default_rng(1)
+    args = [1.5] + [rng.standard_normal(5) + 2.0 for _ in range(6)]
+    np.testing.assert_array_equal(_compile(after)(*args)[0], _compile(before)(*args)[0])
+    text = ast.unparse(gast.gast_to_ast(after))
     # out_bar's sign passes through mean_vjp and t7_bar and cancels at p_bar's; a copy of a
     # name (t11_bar = -out_bar, t2_bar = t3_bar) is replaced at its one read
-    assert text.split("sh=None):\n")[1] == """    t10_bar = mean_vjp(out_bar, t10.shape, None, False)
+    body = text.split("sh=None):\n")[1]
+    assert body == """    t10_bar = mean_vjp(out_bar, t10.shape, None, False)
     t7_bar = t10_bar / t7
     p_bar = t7_bar
     p_bar = p_bar + t4_bar / p
