@@ -20,7 +20,8 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
-from adgen.transforms.analyses.kinds import NUMBER, kinds
+from adgen.transforms.analyses.floats import float_names
+from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind
 from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
@@ -45,7 +46,7 @@ PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mut
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
-                   "dict_keys", "flat_view", "diagonal_index")
+                   "dict_keys", "flat_view", "diagonal_index", "float_columns")
 
 
 @dataclass
@@ -287,10 +288,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 err.args = (err.format(),)
             raise
 
-    params_kinds = {} if sig is None else {
-        a.id: k for a, k in zip(tree.args.args[:fn.__code__.co_argcount], sig)}
+    bound = [] if sig is None else list(zip(tree.args.args[:fn.__code__.co_argcount], sig))
+    params_kinds = {a.id: param_kind(k) for a, k in bound}
     known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n)),
                  parsed) if sig is not None else {}
+    # names holding float64 numbers (a loop may keep them in a float64 array)
+    floats = _run("reverse", lambda: float_names(
+        tree, known, {a.id for a, k in bound if type(k) is int},
+        lambda n: _resolve(parsed, n)), parsed) if sig is not None else set()
     scalars = {n for n, k in known.items() if k == NUMBER}
     eff = _run("reverse", lambda: effects(tree, mutating_call, scalars), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
@@ -310,7 +315,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
-    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known)
+    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known,
+                  floats)
     result = _run("reverse", rev.run, parsed)
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
     fwd_src = to_source(result.forward)

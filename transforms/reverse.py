@@ -81,11 +81,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
                  eff: Effects, headers: set[str], policy: str,
-                 callee_info: Any, kinds: dict[str, Any] | None = None) -> None:
+                 callee_info: Any, kinds: dict[str, Any] | None = None,
+                 floats: set[str] | None = None) -> None:
         self.parsed = parsed
         # name -> NUMBER or an array's rank, for the argument signature compiled for
         # (analyses.kinds); empty when compiling for any arguments
         self.kinds: dict[str, Any] = kinds or {}
+        # names holding float64 numbers for that signature (analyses.floats)
+        self.floats: set[str] = floats or set()
         self.int_names = {n for n, k in self.kinds.items() if k == NUMBER}
         self.fn = fn
         self.namer = namer
@@ -128,6 +131,8 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
+        # loop -> its float tape: (the range's arguments, the column per recorded number)
+        self.columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = {}
 
     # ----------------------------------------------------------------------------------------
     # helpers
@@ -610,17 +615,68 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         state |= {self.bar(n) for n in carried if self.act.active(n) and not self.tracked(n)}
         if not body:
             return pre
+        local = self.fwd_locals(s.body) | local
+        recorded = sorted(self.free_names(body, set()) & local)
+        steps = self.counted(s, recorded)
+        if steps is not None:
+            return pre + [self.float_tape(s, recorded, steps, body)]
         tape = self.namer.fresh("tape")
         self.extra_fwd.add(tape)
         self.tape_of[id(s)] = tape
-        local = self.fwd_locals(s.body) | local
-        recorded = sorted(self.free_names(body, set()) & local)
         self.records[id(s)] = recorded
         target = gast.Tuple(elts=[name(r, gast.Store) for r in recorded], ctx=gast.Store()) \
             if recorded else name("_", gast.Store)
         loop = gast.For(target=target, iter=_call("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
+
+    def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
+        """The arguments of the range a loop runs through to its end, where the numbers it
+        records fit a float tape (one float64 column per number, a row per iteration); else
+        None. Such a loop: ``for i in range(stop)`` or ``range(start, stop)`` (the builtin,
+        over names or int constants the body does not rebind), no break, not inside another
+        loop (a tape allocated per outer iteration would cost more than the list it
+        replaces), and every recorded name but ``i`` a float64 number (analyses.floats)
+        bound at the top level of the body, so in every iteration."""
+        if not isinstance(s, gast.For) or self.loops_of.get(id(s)) != () or \
+                not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
+            return None
+        f, args = s.iter.func, s.iter.args
+        if not (self.resolve(f) is range and not s.iter.keywords and 1 <= len(args) <= 2):
+            return None
+        stored = _stores(s.body)
+        if any(not (isinstance(a, gast.Name) and a.id not in stored or
+                    isinstance(a, gast.Constant) and type(a.value) is int) for a in args) or \
+                s.target.id in stored or any(is_break_if(b) for b in s.body):
+            return None
+        every = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
+                 if isinstance(t, gast.Name)}
+        if all(r == s.target.id or (r in self.floats and r in every) for r in recorded):
+            return list(args)
+        return None
+
+    def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
+                   body: list[gast.stmt]) -> gast.For:
+        """The reversed loop over a float tape: ``for i, t1 in reversed_rows(tape, range(n))``
+        (``reversed(range(n))`` when only the index is recorded)."""
+        numbers = [r for r in recorded if r != s.target.id]
+        steps_call = _call("range", *[clone(a) for a in steps])
+        if numbers:
+            tape = self.namer.fresh("tape")
+            self.extra_fwd.add(tape)
+            self.tape_of[id(s)] = tape
+            cols = [(r, self.namer.reserve(f"{r}_col")) for r in numbers]
+            self.extra_fwd.update(c for _, c in cols)
+            self.columns[id(s)] = (steps, cols)
+            it = _call("reversed_rows", name(tape), *([steps_call] if len(numbers) <
+                                                      len(recorded) else []))
+        else:
+            it = _call("reversed", steps_call)
+        elts = [name(r, gast.Store) for r in recorded if r == s.target.id] + \
+            [name(r, gast.Store) for r in numbers]
+        target = elts[0] if len(elts) == 1 and not numbers else gast.Tuple(
+            elts=elts, ctx=gast.Store()) if elts else name("_", gast.Store)
+        return gast.For(target=target, iter=it, body=body, orelse=[], type_comment=None)
 
     def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
         arms = [s.body + s.orelse] + [h.body for h in s.handlers]

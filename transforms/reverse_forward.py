@@ -102,7 +102,9 @@ class ForwardMixin:
             s2 = copy.copy(s)
             body = self.fwd_block(s.body)
             tape = self.tape_of.get(id(s))
-            if tape is not None:
+            if id(s) in self.columns:
+                pre += self.fill_float_tape(s, tape, body)
+            elif tape is not None:
                 recorded = self.records.get(id(s), [])
                 rec = gast.Expr(value=_call(_attr(tape, "append"), gast.Tuple(
                     elts=[name(r) for r in recorded], ctx=gast.Load())))
@@ -156,6 +158,25 @@ class ForwardMixin:
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + post
         return pre + [s] + post
+
+    def fill_float_tape(self, s: gast.For, tape: str, body: list[gast.stmt]
+                        ) -> list[gast.stmt]:
+        """A float tape (Reverse.counted): one float64 column per recorded number, allocated
+        before the loop; each iteration writes its row (the index, less the range's start)."""
+        steps, cols = self.columns[id(s)]
+        row: gast.expr = name(s.target.id)
+        if len(steps) == 2:
+            row = gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0]))
+        writes = [assign(gast.Subscript(value=name(c), slice=clone(row), ctx=gast.Store()),
+                         name(r), s) for r, c in cols]
+        pos = _record_position(body, self.headers)
+        body[pos:pos] = writes
+        alloc = assign(name(tape, gast.Store), _call(
+            "float_columns", gast.Constant(len(cols), None),
+            _call("range", *[clone(a) for a in steps])), s)
+        split = assign(gast.Tuple(elts=[name(c, gast.Store) for _, c in cols],
+                                  ctx=gast.Store()), name(tape), s)
+        return [alloc, split]
 
     def guard(self, s: gast.stmt, w: Write) -> gast.stmt:
         t = w.target

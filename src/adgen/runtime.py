@@ -737,13 +737,31 @@ def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
              sh.value(out) or 0.0)
 
 
+# --------------------------------------------------------------------------------------------
+# Float tapes: a counted loop's recorded float64 numbers, one column each (Reverse.counted)
+
+
+def float_columns(count: int, steps: range) -> np.ndarray:
+    """An uninitialised tape of ``count`` float64 columns, a row per step of ``steps``."""
+    return np.empty((count, len(steps)))
+
+
+def reversed_rows(tape: np.ndarray, steps: range | None = None) -> Any:
+    """The rows of a float tape from the last to the first, each a tuple of NumPy float64s,
+    preceded by its step of ``steps`` when given."""
+    columns = tape[:, ::-1]
+    if steps is None:
+        return zip(*columns)
+    return zip(reversed(steps), *columns)
+
+
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    *_helper_names,
+    "float_columns", "reversed_rows", *_helper_names,
 ]
 
 

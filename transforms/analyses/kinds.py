@@ -50,13 +50,20 @@ def rank(k: Kind) -> int | None:
     return k if isinstance(k, int) else None
 
 
+_F64 = np.dtype(np.float64)
+
+
 def of_value(value: Any) -> Kind:
-    """The kind of a runtime value (an argument), or None."""
+    """The kind of a runtime value (an argument), or None. A numeric array that is not
+    float64 has the kind ``("array", rank, dtype)``: the signature tells float64 arrays apart
+    (analyses.floats), and :func:`param_kind` gives its rank."""
     t = type(value)
     if t is np.ndarray:
         # numbers inside (not objects, whose elements may be anything; not bools, which
         # index as masks)
-        return value.ndim if value.dtype.kind in "fiu" else None
+        if value.dtype is _F64:
+            return value.ndim
+        return ("array", value.ndim, value.dtype.str) if value.dtype.kind in "fiu" else None
     if t is float or t is int or t is np.float64 or t is np.float32 or t is np.int64:
         return NUMBER
     return None
@@ -66,10 +73,15 @@ def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
     """The kinds of a call's positional arguments (part of the compile-cache key)."""
     if len(args) == 1:  # the common case of one argument, without building a list
         a = args[0]
-        return (a.ndim if type(a) is np.ndarray and a.dtype.kind in "fiu" else
-                of_value(a),)
-    return tuple([a.ndim if type(a) is np.ndarray and a.dtype.kind in "fiu" else
-                  of_value(a) for a in args])
+        return (a.ndim if type(a) is np.ndarray and a.dtype is _F64 else of_value(a),)
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _F64 else of_value(a)
+                  for a in args])
+
+
+def param_kind(k: Kind) -> Kind:
+    """The kind a signature entry gives its parameter (an array of any numeric dtype: its
+    rank)."""
+    return k[1] if isinstance(k, tuple) and k[0] == "array" else k
 
 
 def _join(a: Kind, b: Kind) -> Kind:
@@ -96,25 +108,7 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
         params: parameter name -> kind (missing: unknown).
         resolve: a global name or attribute chain -> the object it denotes (None: unknown).
     """
-    defs: dict[str, list[Any]] = {}
-    modelled: set[int] = set()  # the Name nodes of the bindings modelled below
-    stores: list[gast.Name] = []
-    for node in _walk(fn.body):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            stores.append(node)
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            defs.setdefault(node.targets[0].id, []).append(node.value)
-            modelled.add(id(node.targets[0]))
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            defs.setdefault(node.target.id, []).append(
-                gast.BinOp(left=gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None,
-                                          type_comment=None), op=node.op, right=node.value))
-            modelled.add(id(node.target))
-        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
-            defs.setdefault(node.target.id, []).append(("for", node.iter))
-            modelled.add(id(node.target))
-    # a name also bound by a form not modelled here (tuple targets, with, except) is unknown
-    unknown = {s.id for s in stores if id(s) not in modelled}
+    defs, unknown = definitions(fn)
     env: dict[str, Kind] = {n: _BOTTOM for n in defs}
     for a in fn.args.args:
         env[a.id] = params.get(a.id)
@@ -136,6 +130,30 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
                 env[n] = k
                 changed = True
     return {n: k for n, k in env.items() if k is not None and k != _BOTTOM}
+
+
+def definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
+    """name -> the values bound to it (an ``x += v`` as ``x + v``, a for loop's target as
+    ``("for", iterable)``), and the names also bound by a form not modelled (tuple targets,
+    ``with``, ``except``), whose value is unknown."""
+    defs: dict[str, list[Any]] = {}
+    modelled: set[int] = set()  # the Name nodes of the bindings modelled below
+    stores: list[gast.Name] = []
+    for node in _walk(fn.body):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores.append(node)
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+            modelled.add(id(node.targets[0]))
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(
+                gast.BinOp(left=gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None,
+                                          type_comment=None), op=node.op, right=node.value))
+            modelled.add(id(node.target))
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            defs.setdefault(node.target.id, []).append(("for", node.iter))
+            modelled.add(id(node.target))
+    return defs, {s.id for s in stores if id(s) not in modelled}
 
 
 def _walk(stmts: list[gast.stmt]) -> Any:
