@@ -248,3 +248,18 @@ def test_the_pullback_runs_twice():
     second = pb(2.0)
     np.testing.assert_allclose(second[0], 2.0 * first[0], rtol=1e-14)
     np.testing.assert_allclose(second[1], 2.0 * first[1], rtol=1e-14)
+
+
+def over_elements(x, w):
+    h = np.multiply(x, w, out=np.empty(len(x)))
+    s = 0.0
+    for v in h:  # loop_sequence(h): the array as it is
+        s += np.tanh(v)
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_loops_over_elements_and_out_results(mutation):
+    x = np.array([0.3, -0.8, 0.5, 1.1])
+    assert "float_columns(" in _source(over_elements, x, 0.7)
+    check_grad(over_elements, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))

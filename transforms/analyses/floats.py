@@ -177,6 +177,10 @@ class _Eval:
             if recv == _ARRAY and f.attr in _REDUCTIONS | {"copy"}:
                 return self.of_kind(v)
             return None
+        out = [k.value for k in v.keywords if k.arg == "out"]
+        if out and isinstance(out[0], gast.Name):
+            f_out = self.fact(out[0])  # f(..., out=o) returns o
+            return f_out if f_out in (_ARRAY, _BOTTOM) else None
         obj = self.resolve(f)
         if obj is None:
             if isinstance(f, gast.Name) and f.id not in self.env and len(args) == 1 and \
@@ -185,6 +189,8 @@ class _Eval:
                     return INT
                 if f.id == "float":
                     return FLOAT
+                if f.id == "loop_sequence":  # what a for loop indexes: an array as it is
+                    return _ARRAY if args[0] == _ARRAY else None
             return None
         if v.keywords:
             return None
