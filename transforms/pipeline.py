@@ -20,7 +20,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
-from adgen.transforms.analyses.floats import float_names
+from adgen.transforms.analyses.floats import column_dtypes
 from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind
 from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
@@ -46,7 +46,7 @@ PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mut
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
-                   "dict_keys", "flat_view", "diagonal_index", "float_columns")
+                   "dict_keys", "flat_view", "diagonal_index", "tape_columns")
 
 
 @dataclass
@@ -292,10 +292,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     params_kinds = {a.id: param_kind(k) for a, k in bound}
     known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n)),
                  parsed) if sig is not None else {}
-    # names holding float64 numbers (a loop may keep them in a float64 array)
-    floats = _run("reverse", lambda: float_names(
+    # names holding float64 numbers or ints (a loop may keep them in typed arrays)
+    columns = _run("reverse", lambda: column_dtypes(
         tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: _resolve(parsed, n)), parsed) if sig is not None else set()
+        lambda n: _resolve(parsed, n)), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
     eff = _run("reverse", lambda: effects(tree, mutating_call, scalars), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
@@ -316,7 +316,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         return _CalleeInfo(cname, c)
 
     rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known,
-                  floats)
+                  columns)
     result = _run("reverse", rev.run, parsed)
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
     fwd_src = to_source(result.forward)

@@ -82,13 +82,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
                  eff: Effects, headers: set[str], policy: str,
                  callee_info: Any, kinds: dict[str, Any] | None = None,
-                 floats: set[str] | None = None) -> None:
+                 column_dtypes: dict[str, str] | None = None) -> None:
         self.parsed = parsed
         # name -> NUMBER or an array's rank, for the argument signature compiled for
         # (analyses.kinds); empty when compiling for any arguments
         self.kinds: dict[str, Any] = kinds or {}
-        # names holding float64 numbers for that signature (analyses.floats)
-        self.floats: set[str] = floats or set()
+        # names holding float64 numbers or ints for that signature -> the dtype of a tape
+        # column that keeps them (analyses.floats)
+        self.column_dtypes: dict[str, str] = column_dtypes or {}
         self.int_names = {n for n, k in self.kinds.items() if k == NUMBER}
         self.fn = fn
         self.namer = namer
@@ -131,7 +132,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
-        # loop -> its float tape: (the range's arguments, the column per recorded number)
+        # loop -> its typed tape: (the range's arguments, the column per recorded number)
         self.columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = {}
 
     # ----------------------------------------------------------------------------------------
@@ -632,12 +633,12 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
 
     def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
         """The arguments of the range a loop runs through to its end, where the numbers it
-        records fit a float tape (one float64 column per number, a row per iteration); else
-        None. Such a loop: ``for i in range(stop)`` or ``range(start, stop)`` (the builtin,
-        over names or int constants the body does not rebind), no break, not inside another
-        loop (a tape allocated per outer iteration would cost more than the list it
-        replaces), and every recorded name but ``i`` a float64 number (analyses.floats)
-        bound at the top level of the body, so in every iteration."""
+        records fit a typed tape (a float64 or int64 array per number, an element per
+        iteration); else None. Such a loop: ``for i in range(stop)`` or ``range(start,
+        stop)`` (the builtin, over names or int constants the body does not rebind), no
+        break, not inside another loop (a tape allocated per outer iteration would cost more
+        than the list it replaces), and every recorded name but ``i`` a float64 number or an
+        int (analyses.floats) bound at the top level of the body, so in every iteration."""
         if not isinstance(s, gast.For) or self.loops_of.get(id(s)) != () or \
                 not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
             return None
@@ -651,13 +652,13 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             return None
         every = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
                  if isinstance(t, gast.Name)}
-        if all(r == s.target.id or (r in self.floats and r in every) for r in recorded):
+        if all(r == s.target.id or (r in self.column_dtypes and r in every) for r in recorded):
             return list(args)
         return None
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
                    body: list[gast.stmt]) -> gast.For:
-        """The reversed loop over a float tape: ``for i, t1 in reversed_rows(tape, range(n))``
+        """The reversed loop over a typed tape: ``for i, t1 in reversed_rows(tape, range(n))``
         (``reversed(range(n))`` when only the index is recorded)."""
         numbers = [r for r in recorded if r != s.target.id]
         steps_call = _call("range", *[clone(a) for a in steps])

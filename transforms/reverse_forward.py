@@ -161,8 +161,9 @@ class ForwardMixin:
 
     def fill_float_tape(self, s: gast.For, tape: str, body: list[gast.stmt]
                         ) -> list[gast.stmt]:
-        """A float tape (Reverse.counted): one float64 column per recorded number, allocated
-        before the loop; each iteration writes its row (the index, less the range's start)."""
+        """A typed tape (Reverse.counted): one float64 or int64 array (a column) per recorded
+        number, allocated before the loop; each iteration writes its row (the index, less the
+        range's start)."""
         steps, cols = self.columns[id(s)]
         row: gast.expr = name(s.target.id)
         if len(steps) == 2:
@@ -172,8 +173,8 @@ class ForwardMixin:
         pos = _record_position(body, self.headers)
         body[pos:pos] = writes
         alloc = assign(name(tape, gast.Store), _call(
-            "float_columns", gast.Constant(len(cols), None),
-            _call("range", *[clone(a) for a in steps])), s)
+            "tape_columns", _call("range", *[clone(a) for a in steps]),
+            *[gast.Constant(self.column_dtypes[r], None) for r, _ in cols]), s)
         split = assign(gast.Tuple(elts=[name(c, gast.Store) for _, c in cols],
                                   ctx=gast.Store()), name(tape), s)
         return [alloc, split]

@@ -738,18 +738,19 @@ def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Float tapes: a counted loop's recorded float64 numbers, one column each (Reverse.counted)
+# Typed tapes: a counted loop's recorded numbers, one array (column) each (Reverse.counted)
 
 
-def float_columns(count: int, steps: range) -> np.ndarray:
-    """An uninitialised tape of ``count`` float64 columns, a row per step of ``steps``."""
-    return np.empty((count, len(steps)))
+def tape_columns(steps: range, *dtypes: str) -> list[np.ndarray]:
+    """Uninitialised columns of the given dtypes, an element per step of ``steps``."""
+    n = len(steps)
+    return [np.empty(n, d) for d in dtypes]
 
 
-def reversed_rows(tape: np.ndarray, steps: range | None = None) -> Any:
-    """The rows of a float tape from the last to the first, each a tuple of NumPy float64s,
+def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
+    """The rows of a typed tape from the last to the first, each a tuple of NumPy scalars,
     preceded by its step of ``steps`` when given."""
-    columns = tape[:, ::-1]
+    columns = [c[::-1] for c in tape]
     if steps is None:
         return zip(*columns)
     return zip(reversed(steps), *columns)
@@ -761,7 +762,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "float_columns", "reversed_rows", *_helper_names,
+    "tape_columns", "reversed_rows", *_helper_names,
 ]
 
 

@@ -1,10 +1,10 @@
-"""Float tapes: a counted loop's float64 records kept in a float64 array
-(transforms/analyses/floats.py, Reverse.counted, runtime.float_columns / reversed_rows).
+"""Typed tapes: a counted loop's float64 and int records kept in typed arrays
+(transforms/analyses/floats.py, Reverse.counted, runtime.tape_columns / reversed_rows).
 
-The analysis is checked on its own (which names hold float64 numbers, and which do not
+The analysis is checked on its own (which names hold float64 numbers or ints, and which do not
 although NumPy's promotion makes them look alike: a float32, a power of Python floats, an
 int array's element), then through grad under both policies: each loop below is compared
-with central differences, and the generated code is checked for whether it took the float
+with central differences, and the generated code is checked for whether it took the typed
 tape, so a test of a fallback cannot pass by taking the new path and the other way round.
 """
 
@@ -15,7 +15,7 @@ import functools
 import numpy as np
 import pytest
 from adgen.transforms import pipeline
-from adgen.transforms.analyses.floats import float_names
+from adgen.transforms.analyses.floats import column_dtypes
 from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind, signature
 
 import adgen
@@ -24,14 +24,18 @@ from tests.gradcheck import check_grad
 POLICIES = ["save", "strict"]
 
 
-def _floats(fn, *args):
+def _columns(fn, *args):
     parsed, tree, _namer, _headers = pipeline._front(fn)
     resolve = lambda node: pipeline._resolve(parsed, node)
     sig = signature(args)
     params = [a.id for a in tree.args.args]
     known = kinds(tree, {p: param_kind(k) for p, k in zip(params, sig)}, resolve)
-    return float_names(tree, known, {p for p, k in zip(params, sig) if type(k) is int},
-                       resolve)
+    return column_dtypes(tree, known, {p for p, k in zip(params, sig) if type(k) is int},
+                         resolve)
+
+
+def _floats(fn, *args):
+    return {n for n, d in _columns(fn, *args).items() if d == "float64"}
 
 
 def _source(fn, *args):
@@ -62,10 +66,12 @@ def scalars(x, w, k):
     return a + b + c + d + p + q + r + s + t + u + v
 
 
-def test_float64_numbers():
-    got = _floats(scalars, np.linspace(0.1, 1.0, 4), 0.5, 3)
+def test_float64_numbers_and_ints():
+    columns = _columns(scalars, np.linspace(0.1, 1.0, 4), 0.5, 3)
+    got = {n for n, d in columns.items() if d == "float64"}
     assert {"e", "a", "b", "c", "q", "s", "t", "v"} <= got
     assert not {"d", "p", "r", "u", "w", "k", "x"} & got
+    assert {n for n, d in columns.items() if d == "int64"} == {"u"}  # k may be a np.int32
 
 
 def test_arrays_of_other_dtypes_give_no_float64_elements():
@@ -158,6 +164,23 @@ def int_record(x, w):
     return np.sum(h ** 2)
 
 
+def scan(x, w):
+    n = len(x)
+    c = np.empty(n)
+    c[0] = x[0]
+    for i in range(1, n):
+        c[i] = np.tanh(w * c[i - 1]) + x[i]
+    return np.sum(c * c)
+
+
+def object_record(x, w):
+    s = 0.0
+    for i in range(len(x)):
+        r = x[i:i + 2]  # a view: an array, not a number
+        s = s + np.sum(r * w)
+    return s
+
+
 def conditional(x, w):
     s = 0.0
     for i in range(len(x)):
@@ -166,15 +189,21 @@ def conditional(x, w):
     return s
 
 
-TAKEN = [fill, product, offset]
-NOT_TAKEN = [with_break, nested, int_record, conditional]
+TAKEN = [fill, product, offset, int_record, scan]
+NOT_TAKEN = [with_break, nested, conditional, object_record]
 
 
 @pytest.mark.parametrize("f", TAKEN, ids=lambda f: f.__name__)
 def test_float_tape_taken(f):
     src = _source(f, np.linspace(-1.0, 1.0, 6), 0.7)
-    assert "float_columns(" in src and "reversed_rows(" in src
+    assert "tape_columns(" in src and "reversed_rows(" in src
     assert ".append(" not in src
+
+
+@pytest.mark.parametrize("f", [int_record, scan], ids=lambda f: f.__name__)
+def test_int_records_take_an_int64_column(f):
+    src = _source(f, np.linspace(-1.0, 1.0, 6), 0.7)
+    assert "'int64'" in src and "'float64'" in src
 
 
 def test_a_loop_recording_only_its_index_needs_no_tape():
@@ -186,13 +215,13 @@ def test_a_loop_recording_only_its_index_needs_no_tape():
 @pytest.mark.parametrize("f", NOT_TAKEN, ids=lambda f: f.__name__)
 def test_float_tape_not_taken(f):
     src = _source(f, np.linspace(-1.0, 1.0, 6), 0.7)
-    assert "float_columns(" not in src and ".append(" in src
+    assert "tape_columns(" not in src and ".append(" in src
 
 
 def test_float_tape_not_taken_for_float32_or_generic_code():
-    assert "float_columns(" not in _source(fill, np.linspace(-1.0, 1.0, 6, dtype=np.float32),
+    assert "tape_columns(" not in _source(fill, np.linspace(-1.0, 1.0, 6, dtype=np.float32),
                                            0.7)
-    assert "float_columns(" not in _source(fill)
+    assert "tape_columns(" not in _source(fill)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,5 +290,5 @@ def over_elements(x, w):
 @pytest.mark.parametrize("mutation", POLICIES)
 def test_loops_over_elements_and_out_results(mutation):
     x = np.array([0.3, -0.8, 0.5, 1.1])
-    assert "float_columns(" in _source(over_elements, x, 0.7)
+    assert "tape_columns(" in _source(over_elements, x, 0.7)
     check_grad(over_elements, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))

@@ -1,12 +1,12 @@
-"""Floats: which names hold float64 numbers, so that a loop's tape can keep them in a
-float64 array instead of one Python object per iteration.
+"""Floats: which names hold float64 numbers (or Python ints), so that a loop's tape can keep
+them in typed arrays instead of one Python object per iteration.
 
 Input: a function in SSA form (read only), its kinds (analyses.kinds) and which of its
-parameters are float64 arrays (from the argument signature). Output: the set of names whose
-value is, on every path, a float64 number: a NumPy ``float64`` scalar or a Python ``float``.
-Written into a float64 array and read back, such a value is the same number, now a NumPy
-``float64``; a Python float thereby follows NumPy's IEEE rules in the pullback (``inf`` with
-a warning where Python raises ``ZeroDivisionError``).
+parameters are float64 arrays (from the argument signature). Output: name -> the dtype of the
+column its value fits on every path: ``float64`` for a NumPy ``float64`` scalar or a Python
+``float``, ``int64`` for a Python int. Written into such an array and read back, the value is
+the same number, now a NumPy scalar; a Python float thereby follows NumPy's IEEE rules in the
+pullback (``inf`` with a warning where Python raises ``ZeroDivisionError``).
 
 The facts, ordered from most to least precise (join: the least upper bound; two unrelated
 facts join to REAL, anything with unknown is unknown):
@@ -16,7 +16,8 @@ facts join to REAL, anything with unknown is unknown):
   float64); a float ufunc with an F64 operand; a full reduction of a float64 array.
 - FLOAT: F64 or a Python float: a float constant, ``float(...)``; arithmetic of FLOATs and
   INTs (a Python float with a ``np.float32`` would give a float32, so REAL does not qualify).
-- INT: a Python int or a NumPy integer: int constants, ``len``, range loop targets.
+- INT: a Python int: int constants, ``len``, range loop targets, their sums, differences,
+  products, floor quotients and remainders.
 - REAL: a real number of any NumPy or Python type (a parameter bound to a number: the
   signature does not tell float32 from float64).
 
@@ -65,9 +66,12 @@ def _join(a: Any, b: Any) -> Any:
     return REAL
 
 
-def float_names(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
-                resolve: Callable[[gast.expr], Any]) -> set[str]:
-    """Names that hold a float64 number (a NumPy float64 or a Python float) on every path.
+def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
+                  resolve: Callable[[gast.expr], Any]) -> dict[str, str]:
+    """Names whose value fits a typed column on every path: ``"float64"`` for a float64
+    number (a NumPy float64 or a Python float), ``"int64"`` for a Python int (written into
+    an int64 array, an int beyond its range raises OverflowError; read back, it is a NumPy
+    int64 of the same value).
 
     Args:
         fn: the function in SSA form.
@@ -97,7 +101,8 @@ def float_names(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[st
             if f != env[n]:
                 env[n] = f
                 changed = True
-    return {n for n, f in env.items() if f in (F64, FLOAT)}
+    dtypes = {F64: "float64", FLOAT: "float64", INT: "int64"}
+    return {n: dtypes[f] for n, f in env.items() if f in dtypes}
 
 
 class _Eval:
