@@ -741,19 +741,25 @@ def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
 # Typed tapes: a counted loop's recorded numbers, one array (column) each (Reverse.counted)
 
 
+_COLUMN_DTYPES = {"float64": _F64, "int64": np.dtype(np.int64)}
+
+
 def tape_columns(steps: range, *dtypes: str) -> list[np.ndarray]:
     """Uninitialised columns of the given dtypes, an element per step of ``steps``."""
     n = len(steps)
-    return [np.empty(n, d) for d in dtypes]
+    if len(dtypes) == 1:  # the common case, without a comprehension (short loops feel it)
+        return [np.empty(n, _COLUMN_DTYPES[dtypes[0]])]
+    return [np.empty(n, _COLUMN_DTYPES[d]) for d in dtypes]
 
 
 def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
     """The rows of a typed tape from the last to the first, each a tuple of NumPy scalars,
     preceded by its step of ``steps`` when given."""
-    columns = [c[::-1] for c in tape]
     if steps is None:
-        return zip(*columns)
-    return zip(reversed(steps), *columns)
+        return zip(*[c[::-1] for c in tape])
+    if len(tape) == 1:
+        return zip(reversed(steps), tape[0][::-1])
+    return zip(reversed(steps), *[c[::-1] for c in tape])
 
 
 __all__ = [
