@@ -7,7 +7,9 @@
 Five hand-written versions of fill's gradient (``h[i] = np.tanh(x[i] * w)``), timed per
 element at n = 1000 and n = 16000 (medians of 7 interleaved repetitions, process CPU time):
 
-- ``tuple3``: adgen's current shape: one tuple ``(i, x[i], h[i])`` per iteration on a list;
+- ``tuple3``: the tape adgen gave every loop before typed tapes: one tuple
+  ``(i, x[i], h[i])`` per iteration on a list (what it still gives a loop inside a loop, or
+  one that records arrays);
 - ``tuple2``: the same without ``x[i]`` (re-read in the reverse loop);
 - ``column``: ``h[i]`` recorded in a preallocated float64 array, ``x[i]`` re-read;
 - ``ints``: only the index recorded, both values re-read;
@@ -18,6 +20,10 @@ tapes grow about 1.3-1.9x per element from n = 1000 to 16000 while the other thr
 (two runs on 2026-11-23: tuple3 1.81x and 1.38x, tuple2 1.92x and 1.33x, column 0.96x and
 1.06x, ints 0.99x and 0.98x, hand 0.84x and 0.99x; on a fresh heap all are flat): the
 retained per-iteration objects cost locality, however few of them each tuple holds.
+
+What adgen does since: a counted loop that records only float64 numbers and ints keeps them
+in typed columns (docs/how-it-works.md, "typed tape"), the ``column`` shape here; the full
+benchmark run measures allocate-then-fill flat again (docs/performance.md).
 """
 
 from __future__ import annotations
