@@ -109,3 +109,35 @@ def test_a_helpers_saved_views_of_an_overwritten_buffer(fn):
     assert_grad_close(g, numerical_grad(fn, [y], 0))
     with pytest.raises(adgen.MutationError):
         adgen.grad(fn, mutation="strict")(y.copy())
+
+
+def scale_then_refill(x, c):
+    v = np.ones(len(x)) * c  # not differentiated: the factor of an in-place product
+    y = x.copy()
+    y *= v
+    v.fill(0.5)  # overwrites the factor the product's gradient reads
+    y /= v
+    v[:] = 4.0
+    return np.sum(np.sin(y))
+
+
+def scale_argument_then_refill(x, c):
+    v = np.zeros_like(x) + c
+    x *= v  # the argument itself
+    v.fill(0.5)
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn, scale", [(scale_then_refill, 0.25 / 0.5),
+                                       (scale_argument_then_refill, 0.25)])
+def test_an_in_place_products_factor_overwritten_later(fn, scale, mutation):
+    # found by the fuzzer: the pullback of y *= v scaled by v as it is at the end (0.5), not
+    # by the value the product used (c); hand-derived: y = x * scale
+    x, c = np.array([0.3, -0.7, 1.1]), 0.25
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match="v.fill"):
+            adgen.grad(fn, mutation=mutation)(x.copy(), c)
+        return
+    g = adgen.grad(fn, mutation=mutation)(x.copy(), c)
+    np.testing.assert_allclose(g, np.cos(x * scale) * scale, rtol=1e-12)

@@ -181,7 +181,8 @@ class StoresMixin:
                 out += _parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
             return out
         if op in (gast.Mult, gast.Div) and not self.active(v):
-            vsrc = _src(v)
+            # the factor as the forward used it: its capture if a later write may change it
+            vsrc = _src(self.read_value(s, v))
             sym = "*" if op is gast.Mult else "/"
             if in_place:
                 out += _parse_stmts(f"{b} {sym}= {vsrc}")
