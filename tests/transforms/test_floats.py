@@ -292,3 +292,22 @@ def test_loops_over_elements_and_out_results(mutation):
     x = np.array([0.3, -0.8, 0.5, 1.1])
     assert "tape_columns(" in _source(over_elements, x, 0.7)
     check_grad(over_elements, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))
+
+
+def taylor_exp(x, w):
+    s = 0.0
+    fact = 1
+    for i in range(1, 25):  # 21! passes 2 ** 63
+        fact = fact * i
+        s = s + (x[0] * w) ** i / fact
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_int_products_are_not_int64_columns(mutation):
+    src = _source(taylor_exp, np.array([0.3, 0.2]), 0.7)
+    assert "'int64'" not in src  # fact is recorded as it is, an int of any size
+    x = np.array([0.3, 0.2])
+    g = adgen.grad(taylor_exp, argnums=(0, 1), mutation=mutation)(x.copy(), 0.7)
+    np.testing.assert_allclose(g[0], [0.7 * np.exp(0.21), 0.0], rtol=1e-12)
+    np.testing.assert_allclose(g[1], 0.3 * np.exp(0.21), rtol=1e-12)

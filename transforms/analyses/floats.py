@@ -16,8 +16,9 @@ facts join to REAL, anything with unknown is unknown):
   float64); a float ufunc with an F64 operand; a full reduction of a float64 array.
 - FLOAT: F64 or a Python float: a float constant, ``float(...)``; arithmetic of FLOATs and
   INTs (a Python float with a ``np.float32`` would give a float32, so REAL does not qualify).
-- INT: a Python int: int constants, ``len``, range loop targets, their sums, differences,
-  products, floor quotients and remainders.
+- INT: a Python int that fits int64 in any loop of a sane length: int constants below
+  2 ** 31, ``len``, range loop targets, their sums, differences, floor quotients and
+  remainders (not products: a factorial passes 2 ** 63 at 21).
 - REAL: a real number of any NumPy or Python type (a parameter bound to a number: the
   signature does not tell float32 from float64).
 
@@ -120,7 +121,7 @@ class _Eval:
                 self.resolve(it.func) is None else None
         if isinstance(v, gast.Constant):
             if type(v.value) is int:
-                return INT
+                return INT if abs(v.value) < 2 ** 31 else REAL
             return FLOAT if type(v.value) is float else None
         if isinstance(v, gast.Name):
             return self.env.get(v.id)
@@ -164,7 +165,9 @@ class _Eval:
         if F64 in (a, b):
             return F64
         if a == INT and b == INT:
-            return FLOAT if isinstance(v.op, gast.Div) else INT
+            # products grow past int64 in a few steps (a factorial by 21): not an int64 column
+            return FLOAT if isinstance(v.op, gast.Div) else REAL if isinstance(
+                v.op, gast.Mult) else INT
         if {a, b} <= {FLOAT, INT}:
             return FLOAT
         return REAL
