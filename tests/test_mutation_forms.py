@@ -141,3 +141,73 @@ def test_an_in_place_products_factor_overwritten_later(fn, scale, mutation):
         return
     g = adgen.grad(fn, mutation=mutation)(x.copy(), c)
     np.testing.assert_allclose(g, np.cos(x * scale) * scale, rtol=1e-12)
+
+
+# Index arrays, masks and conditions the pullback reads, overwritten later. Each gave a
+# silently wrong gradient (or a raw ValueError) until they were captured like any value
+# the gradient reads: an integer or bool array has no derivative, but it is read.
+
+
+def gather_then_reindex(x):
+    idx = np.array([0, 2])
+    z = x[idx]
+    idx[0] = 1
+    return np.sum(np.sin(z) * np.array([1.0, 3.0]))
+
+
+def scatter_then_reindex(x):
+    idx = np.array([0, 2])
+    y = np.zeros(3)
+    y[idx] = x[:2] * 2.0
+    idx[0] = 1
+    return np.sum(np.sin(y) * np.arange(1.0, 4.0))
+
+
+def mask_then_refill(x):
+    m = x > 0
+    z = x[m]
+    m[:] = True
+    return np.sum(z ** 3)
+
+
+def where_then_refill(x):
+    c = x > 0.5
+    z = np.where(c, x * x, -x)
+    c[:] = False
+    return np.sum(z)
+
+
+def argsort_then_overwrite(x):
+    order = np.argsort(x)
+    z = x[order] * np.arange(1.0, 4.0)
+    order[:] = 0
+    return np.sum(z ** 2)
+
+
+INDEX_CASES = [gather_then_reindex, scatter_then_reindex, mask_then_refill,
+               where_then_refill, argsort_then_overwrite]
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn", INDEX_CASES, ids=lambda f: f.__name__)
+def test_an_index_read_by_the_gradient_overwritten_later(fn, mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match="overwrites"):
+            adgen.grad(fn, mutation=mutation)(x.copy())
+        return
+    got = adgen.grad(fn, mutation=mutation)(x.copy())
+    assert_grad_close(got, numerical_grad(fn, (x,), 0))
+
+
+def index_never_written(x):
+    idx = np.array([0, 2])
+    m = x > 0
+    return np.sum(x[idx] ** 2) + np.sum(np.where(m, x, 0.0))
+
+
+def test_an_index_never_written_needs_no_capture():
+    src = adgen.source(index_never_written)
+    assert "capture(" not in src and "before_write(" not in src
+    got = adgen.grad(index_never_written, mutation="strict")(np.array([0.3, 0.8, -0.4]))
+    np.testing.assert_allclose(got, [0.6 + 1.0, 1.0, -0.8])

@@ -376,10 +376,21 @@ class SitesMixin:
             if isinstance(s, gast.Try):
                 for h in s.handlers:
                     self.collect_reads(h.body)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) and \
+                    isinstance(s.targets[0].value, gast.Name) and \
+                    self.act.active(s.targets[0].value.id):
+                # the pullback of x[idx] = v reads idx (an index array, a mask)
+                for n in _loads_of(s.targets[0].slice):
+                    self.want_capture(s, n, after=False)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
                 if not self.act.active(t):
                     continue
+                if isinstance(s.value, gast.Subscript) and isinstance(s.value.value,
+                                                                      gast.Name):
+                    # the pullback of t = x[idx] reads idx
+                    for n in _loads_of(s.value.slice):
+                        self.want_capture(s, n, after=False)
                 op = self.op_of(s)
                 if op is None:
                     continue

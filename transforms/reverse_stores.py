@@ -78,7 +78,18 @@ class StoresMixin:
         return out
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
+        """An index as the forward used it: each name its capture where a later write may
+        change it (an index array, a mask)."""
         node = clone(idx)
+        if isinstance(node, gast.Name):
+            return self.read_value(s, node)
+        for parent in walk(node):
+            for field, value in gast.iter_fields(parent):
+                if isinstance(value, gast.Name) and isinstance(value.ctx, gast.Load):
+                    setattr(parent, field, self.read_value(s, value))
+                elif isinstance(value, list):
+                    value[:] = [self.read_value(s, e) if isinstance(e, gast.Name) and
+                                isinstance(e.ctx, gast.Load) else e for e in value]
         return node
 
     def rev_store(self, s: gast.Assign, state: set[str]) -> list[gast.stmt]:
@@ -87,7 +98,7 @@ class StoresMixin:
         v = s.value
         if not self.act.active(x):
             return []
-        idx = clone(tgt.slice)
+        idx = self.read_index(s, tgt.slice)
         kind = self.eff.kinds.get(x)
         out: list[gast.stmt] = []
         if kind in ("list", "dict"):

@@ -23,6 +23,11 @@ VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis",
                         "expand_dims", "broadcast_to", "view", "diagonal", "flip", "fliplr",
                         "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
                         "real", "loop_sequence", "T", "flat_view"})
+# Calls without a derivative whose result holds no array.
+_NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "type", "print",
+                           "repr", "id", "shape", "ndim", "size", "count_nonzero",
+                           "array_equal", "allclose", "perf_counter", "time",
+                           "loop_sequence_len"})
 # Calls whose result may be any of their arguments (containers and user functions).
 PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 
@@ -243,8 +248,12 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[s
         return [(name, {new} | _names(v.value))]
     if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
         return [(name, {f"cnew:{i}"} | _names(v))]
-    if isinstance(v, (gast.Compare, gast.BoolOp)):
-        return [(name, set())]
+    if isinstance(v, gast.Compare):
+        # a new bool array (or a bool): a pullback may read it (a mask, where's condition),
+        # so a later write to it must be seen
+        return [(name, {new})]
+    if isinstance(v, gast.BoolOp):
+        return [(name, {new} | _names(v))]  # one of its operands
     if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords):
         out = [k.value for k in v.keywords if k.arg == "out"][0]
         return [(name, {out.id} if isinstance(out, gast.Name) else set())]
@@ -255,7 +264,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[s
         if fname in NONDIFF_CALLS and fname not in ("zeros", "ones", "empty", "zeros_like",
                                                     "ones_like", "empty_like", "eye",
                                                     "identity", "arange"):
-            return [(name, set())]
+            # no derivative, but a new array a pullback may read (indices, a mask), so a
+            # later write to it must be seen; numbers and tuples of numbers have no buffer
+            return [(name, {new} if fname not in _NUMBER_CALLS else set())]
         if fname in VIEW_CALLS or fname in PASS_CALLS:
             first: set[str] = set()
             if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
