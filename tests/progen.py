@@ -25,8 +25,10 @@ knows, element by element:
   output is a named buffer (``v = np.tanh(a)``, ``np.exp(a, out=t)``). An operand that is itself
   a compound expression is a temporary that nothing can overwrite, so it captures nothing.
   Linear ops (``+ -``, scaling by a literal, copies, gathers, ``np.add.at``, ``copyto``,
-  ``fill``) capture nothing; ``sort`` captures nothing (its pullback needs the permutation,
-  computed in the forward pass), nor does the mask of ``t[t < 0.0] = 0.0``.
+  ``fill``) capture nothing of their float operands; ``sort`` captures nothing (its pullback
+  needs the permutation, computed in the forward pass), nor does the mask of
+  ``t[t < 0.0] = 0.0``. An int index array ``ix`` (``v = src[ix]``, ``t[ix] = e``) is
+  captured whole: the pullback reads it to route the cotangent.
 - *writes*: every in-place form writes the elements it covers (a boolean-mask write counts as
   writing all elements of the view it indexes).
 - a *conflict* is a write to an element captured at any earlier point (or earlier in the same
@@ -164,10 +166,12 @@ class Model:
     bufs: list[Buf] = field(default_factory=list)
     env: dict[str, View] = field(default_factory=dict)
     conflicts: list[Conflict] = field(default_factory=list)
+    # int index arrays (``ix = np.array([0, 2, 2])``): name -> buffer; never a float operand
+    idx: dict[str, int] = field(default_factory=dict)
 
     def fork(self) -> Model:
         return Model([Buf(b.size, b.bound, [set(c) for c in b.captured]) for b in self.bufs],
-                     dict(self.env), list(self.conflicts))
+                     dict(self.env), list(self.conflicts), dict(self.idx))
 
     def merge(self, other: Model) -> None:
         """Joins ``other`` (a fork that took another path) into self: the union of both."""
@@ -631,6 +635,67 @@ class AddAt(Stmt):
 
 
 @dataclass
+class Gather(Stmt):
+    """``v = src[ix]`` with ``ix`` an int index array of length 3, made here
+    (``ix = np.array([2, 0, 2])``) or an earlier one. The pullback reads ``ix`` (where the
+    cotangent goes), not ``src``: the index buffer is captured."""
+
+    name: str
+    src: str
+    ix: str
+    values: tuple[int, ...] | None = None   # a new index array's values; None: reuse ix
+    form = "gather"
+
+    def lines(self) -> list[str]:
+        made = [f"{self.ix} = np.array({list(self.values)})"] if self.values else []
+        return made + [f"{self.name} = {self.src}[{self.ix}]"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        if self.values:
+            m.idx[self.ix] = m.new(len(self.values), 0.0).buf
+            line += 1
+        m.capture(m.idx[self.ix], range(3), _at(line))
+        m.env[self.name] = m.new(3, m.bound(self.src))
+
+
+@dataclass
+class Scatter(Stmt):
+    """``t[ix] = e`` with an index array (repeated indices: the last write wins). The pullback
+    reads ``ix``; the write covers ``t[:3]`` (the indices are 0..2), modelled as all three."""
+
+    target: str
+    ix: str
+    expr: Expr
+    form = "scatter"
+
+    def lines(self) -> list[str]:
+        return [f"{self.target}[{self.ix}] = {self.expr.render()}"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        bound = self.expr.sim(m, _at(line), i)
+        m.capture(m.idx[self.ix], range(3), _at(line))
+        t = m.view(self.target)
+        m.write(t.buf, t.pos[:3], _at(line), max(bound, m.bound(self.target)))
+
+
+@dataclass
+class IndexWrite(Stmt):
+    """``ix[j] = k``: an index array overwritten (a conflict with every earlier gather or
+    scatter through it)."""
+
+    ix: str
+    j: int
+    value: int
+    form = "index-write"
+
+    def lines(self) -> list[str]:
+        return [f"{self.ix}[{self.j}] = {self.value}"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        m.write(m.idx[self.ix], (self.j,), _at(line), 0.0)
+
+
+@dataclass
 class HelperCall(Stmt):
     """``h(dst, src)`` (result discarded) or ``name = h(dst, src)`` (name aliases dst)."""
 
@@ -930,8 +995,10 @@ class _Gen:
         if not self.in_branch:
             # not in an if-arm: the model follows one binding per name (merges join buffers)
             forms.append("rebind")
+        if self.m.idx:
+            forms += ["scatter", "index-write"]
         if top:
-            forms = ["assign", "alias", "zeros"] + forms
+            forms = ["assign", "alias", "zeros", "gather"] + forms
             if self.cfg.loops:
                 forms += ["fill-loop", "recurrence", "repeat-loop"]
             if self.cfg.branches:
@@ -1003,6 +1070,24 @@ class _Gen:
         n = len(self.m.env[t])
         a, b, c = (self.draw(st.integers(0, n - 1)) for _ in range(3))
         return AddAt(t, (a, b, c), self.pick(self.names(at_least=3)))
+
+    def make_gather(self) -> Stmt:
+        src = self.target(at_least=3)
+        name = self.fresh_name()
+        if self.m.idx and self.draw(st.booleans()):
+            return Gather(name, src, self.pick(sorted(self.m.idx)))
+        values = tuple(self.draw(st.integers(0, 2)) for _ in range(3))
+        return Gather(name, src, f"ix{self.count}", values)
+
+    def make_scatter(self) -> Stmt:
+        t = self.target(at_least=3)
+        leaves = self.array_leaves(3)
+        expr = self.expr(3, leaves, depth=1) if leaves else self.const()
+        return Scatter(t, self.pick(sorted(self.m.idx)), expr)
+
+    def make_index_write(self) -> Stmt:
+        return IndexWrite(self.pick(sorted(self.m.idx)), self.draw(st.integers(0, 2)),
+                          self.draw(st.integers(0, 2)))
 
     def make_fancy_swap(self) -> Stmt:
         t = self.target(at_least=2)

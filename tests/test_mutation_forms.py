@@ -211,3 +211,55 @@ def test_an_index_never_written_needs_no_capture():
     assert "capture(" not in src and "before_write(" not in src
     got = adgen.grad(index_never_written, mutation="strict")(np.array([0.3, 0.8, -0.4]))
     np.testing.assert_allclose(got, [0.6 + 1.0, 1.0, -0.8])
+
+
+# Stores through an index that names an element twice: NumPy keeps one of the writes, and
+# only the value it kept has a gradient (the fuzzer's gather/scatter form found this).
+
+
+def scatter_repeated(x):
+    y = np.zeros(4)
+    y[[0, 2, 2]] = x * 2.0
+    return np.sum(np.sin(y))
+
+
+def scatter_repeated_into_itself(x):
+    ix = np.array([0, 0, 0])
+    v = x[ix]
+    x[ix] = v
+    return np.sum(np.sin(x))
+
+
+def scatter_repeated_2d(x):
+    y = np.zeros((2, 2))
+    y[[0, 0, 1], [1, 1, 0]] = x
+    return np.sum(np.sin(y))
+
+
+def scatter_repeated_broadcast(x):
+    y = np.zeros(4)
+    y[[0, 2, 2]] = x[0]
+    return np.sum(np.sin(y))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn", [scatter_repeated, scatter_repeated_into_itself,
+                                scatter_repeated_2d, scatter_repeated_broadcast],
+                         ids=lambda f: f.__name__)
+def test_a_store_through_repeated_indices(fn, mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    got = adgen.grad(fn, mutation=mutation)(x.copy())
+    assert_grad_close(got, numerical_grad(fn, (x,), 0))
+
+
+def test_stored_part_keeps_the_write_numpy_kept():
+    from adgen.runtime import stored_part
+
+    g = np.array([10.0, 20.0, 30.0, 40.0])
+    np.testing.assert_array_equal(stored_part(g, [0, 2, 2]), [10.0, 0.0, 30.0])
+    np.testing.assert_array_equal(stored_part(g, np.array([3, 1])), [40.0, 20.0])
+    np.testing.assert_array_equal(stored_part(g, g > 15.0), [20.0, 30.0, 40.0])
+    part = stored_part(g, slice(1, 3))
+    part[0] = -1.0
+    assert g[1] == 20.0  # a copy, not a view
+    assert stored_part(g, 2) == 30.0

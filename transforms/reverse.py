@@ -26,7 +26,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
-from adgen.transforms.analyses.kinds import NUMBER, expr_kind
+from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -132,6 +132,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
+        self._counters: set[str] | None = None
         # loop -> its typed tape: (the range's arguments, the column per recorded number)
         self.columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = {}
 
@@ -630,6 +631,23 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         loop = gast.For(target=target, iter=_call("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
+
+    def counters(self) -> set[str]:
+        """Names bound only as the target of a builtin range loop, or only as a copy of one
+        (``i = i1`` for ``enumerate``): ints, with or without a signature."""
+        if self._counters is None:
+            defs, unknown = definitions(self.fn)
+            single = {n: d[0] for n, d in defs.items() if len(d) == 1 and n not in unknown}
+            found = {n for n, v in single.items() if isinstance(v, tuple) and
+                     isinstance(v[1], gast.Call) and self.resolve(v[1].func) is range}
+            grown = True
+            while grown:
+                more = {n for n, v in single.items() if isinstance(v, gast.Name) and
+                        v.id in found} - found
+                found |= more
+                grown = bool(more)
+            self._counters = found
+        return self._counters
 
     def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
         """The arguments of the range a loop runs through to its end, where the numbers it

@@ -125,8 +125,12 @@ class StoresMixin:
                 val = clone(region)
                 if self.kinds.get(v.id) != NUMBER:
                     val = _call("unbroadcast", val, _call(_attr("np", "shape"), name(v.id)))
-            else:
+            elif _basic_index(tgt.slice, self.int_names | self.counters()):
                 val = _call("unbroadcast", _call(_attr(region, "copy")),
+                            _call(_attr("np", "shape"), name(v.id)))
+            else:
+                # an index array may name an element twice: only the write NumPy kept counts
+                val = _call("unbroadcast", _call("stored_part", name(b), _index_value(idx)),
                             _call(_attr("np", "shape"), name(v.id)))
             if g:
                 out.append(assign(name(g, gast.Store), val, s))

@@ -21,6 +21,7 @@ __all__ = [
     "shape_tree",
     "sort_vjp",
     "split_sequence",
+    "stored_part",
     "sum_list_vjp",
     "sum_vjp",
     "tree_items",
@@ -32,6 +33,33 @@ __all__ = [
     "var_vjp",
     "xlogy",
 ]
+
+
+# --------------------------------------------------------------------------------------------
+# Stores
+
+
+def stored_part(x_bar: np.ndarray, index: object) -> object:
+    """The cotangent of the value ``v`` that ``x[index] = v`` stored: ``x_bar[index]``, a copy,
+    where an element of ``x`` the index names more than once (``x[[0, 2, 2]] = v``) counts only
+    for the write NumPy kept; the value written first was overwritten and gets zero.
+
+    The write NumPy kept is found by doing the same store again with position numbers: NumPy
+    leaves the order of repeated writes unspecified, so asking it is the only faithful way.
+    """
+    g = x_bar[index]
+    if type(g) is not np.ndarray:
+        return g  # an element: a NumPy scalar, a copy already
+    g = g.copy()  # a basic index gives a view
+    parts = index if type(index) is tuple else (index,)
+    if all(isinstance(p, (int, np.integer, slice, type(None), type(Ellipsis))) or
+           (isinstance(p, np.ndarray) and p.dtype == bool) for p in parts):
+        return g  # no element named twice
+    ids = np.arange(g.size).reshape(g.shape)
+    owner = np.full(x_bar.shape, -1, dtype=np.intp)
+    owner[index] = ids
+    g[owner[index] != ids] = 0.0
+    return g
 
 
 # --------------------------------------------------------------------------------------------
