@@ -263,3 +263,38 @@ def test_stored_part_keeps_the_write_numpy_kept():
     part[0] = -1.0
     assert g[1] == 20.0  # a copy, not a view
     assert stored_part(g, 2) == 30.0
+
+
+def add_at_then_reindex(x):
+    idx = np.array([0, 2, 2])
+    y = np.zeros(3)
+    np.add.at(y, idx, x)
+    idx[0] = 1
+    return np.sum(np.sin(y))
+
+
+def list_index_then_store(x):
+    idx = [2, 0]
+    z = x[idx]
+    idx[0] = 1
+    return np.sum(np.sin(z) * np.array([1.0, 3.0]))
+
+
+def take_method_then_reindex(x):
+    idx = np.array([2, 2, 0])
+    z = x.take(idx)
+    idx[1] = 1
+    return np.sum(np.sin(z) * np.arange(1.0, 4.0))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn", [add_at_then_reindex, list_index_then_store,
+                                take_method_then_reindex], ids=lambda f: f.__name__)
+def test_more_indices_overwritten_later(fn, mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match="overwrites idx"):
+            adgen.grad(fn, mutation=mutation)(x.copy())
+        return
+    got = adgen.grad(fn, mutation=mutation)(x.copy())
+    assert_grad_close(got, numerical_grad(fn, (x,), 0))

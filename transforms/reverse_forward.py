@@ -91,7 +91,7 @@ class ForwardMixin:
                          gast.Constant(self.user_name(n), None))
             (post if cap.after else pre).append(assign(name(cap.var, gast.Store), call, s))
         w = self.guarded.get(id(s))
-        if w is not None:
+        if w is not None and not w.container:  # a list's capture is a copy already
             pre.append(self.guard(s, w))
         if isinstance(s, gast.If):
             s2 = copy.copy(s)

@@ -205,8 +205,9 @@ class SitesMixin:
             return True
         return bool(set(self.loops_of[id(later)]) & set(self.loops_of[id(earlier)]))
 
-    def want_capture(self, stmt: gast.stmt, n: str, after: bool) -> None:
-        """Notes that the pullback of ``stmt`` reads the value of ``n``."""
+    def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
+        """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
+        index, where a Python list's items are the value: storing into it counts)."""
         bufs = self.eff.buffers.get(n, set())
         if "param" in bufs and self.reads_params is not True:
             p = self.param_of(n)
@@ -216,7 +217,9 @@ class SitesMixin:
                 self.reads_params = self.reads_params | {p}
         if not bufs:
             return
-        conflicts = [w for w in self.eff.writes if not w.container and (w.buffers & bufs) and
+        listed = index and self.eff.kinds.get(n) == "list"
+        conflicts = [w for w in self.eff.writes if (not w.container or listed) and
+                     (w.buffers & bufs) and
                      not self.disjoint(n, w) and not self.disjoint_rows(n, w, stmt, after) and
                      (self.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
@@ -317,12 +320,29 @@ class SitesMixin:
         for w in self.eff.writes:
             caps = self._conflicts.get(id(w.stmt), [])
             construct = self.construct(w.stmt)
+            line = getattr(w.stmt, "lineno", 0)
+            if w.container and caps:
+                # a list the gradient reads as an index: its capture is a copy, taken at once
+                what = ", ".join(sorted({self.user_name(c.name) for c in caps}))
+                first = caps[0]
+                if self.policy == "strict":
+                    raise MutationError(
+                        f"{construct} overwrites {what}, which the gradient of line "
+                        f"{first.stmt.lineno} ({self.construct(first.stmt)}) reads as an index",
+                        self.loc(w.stmt),
+                        hint=f'use mutation="save" (adgen keeps a copy of {what}), or index '
+                             f"with a copy: {what}.copy() (or a NumPy array)",
+                        captured_at=self.loc(first.stmt))
+                lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in caps}))
+                self.sites.append(Site(w.stmt, construct, "guarded-save",
+                                       f"may overwrite {what}, read as an index by the gradient "
+                                       f"of line(s) {', '.join(map(str, lines))}", lines))
+                continue
             if w.container:
                 self.sites.append(Site(w.stmt, construct, "free",
                                        "a container store replaces an element reference; the "
                                        "values the gradient reads stay as they were"))
                 continue
-            line = getattr(w.stmt, "lineno", 0)
             if not caps:
                 self.sites.append(Site(w.stmt, construct, "free",
                                        "no value the gradient reads is overwritten here"))
@@ -381,7 +401,7 @@ class SitesMixin:
                     self.act.active(s.targets[0].value.id):
                 # the pullback of x[idx] = v reads idx (an index array, a mask)
                 for n in _loads_of(s.targets[0].slice):
-                    self.want_capture(s, n, after=False)
+                    self.want_capture(s, n, after=False, index=True)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
                 if not self.act.active(t):
@@ -390,7 +410,7 @@ class SitesMixin:
                                                                       gast.Name):
                     # the pullback of t = x[idx] reads idx
                     for n in _loads_of(s.value.slice):
-                        self.want_capture(s, n, after=False)
+                        self.want_capture(s, n, after=False, index=True)
                 op = self.op_of(s)
                 if op is None:
                     continue
@@ -413,6 +433,12 @@ class SitesMixin:
                                 self.want_capture(s, n, after=False)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
                     not is_marker(s):
+                f = s.value.func
+                if isinstance(f, gast.Attribute) and f.attr == "at" and \
+                        len(s.value.args) == 3:
+                    # the pullback of np.add.at(x, idx, v) reads idx
+                    for n in _loads_of(s.value.args[1]):
+                        self.want_capture(s, n, after=False, index=True)
                 if self.is_user_call(s.value):
                     for a in self.args_callee_reads(s.value):
                         self.want_capture(s, a, after=True)

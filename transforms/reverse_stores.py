@@ -271,7 +271,7 @@ class StoresMixin:
             out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(x)), s))
             state.add(b)
         gathered = _call("unbroadcast", gast.Subscript(value=name(b),
-                                                      slice=clone(call.args[1]),
+                                                      slice=self.read_index(s, call.args[1]),
                                                       ctx=gast.Load()),
                          _call(_attr("np", "shape"), name(v.id)))
         if ufunc is np.subtract:

@@ -381,7 +381,8 @@ def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
 def capture(x: Any, file: str, line: int, what: str) -> Any:
     """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises."""
     if not isinstance(x, np.ndarray):
-        return _Kept(x)
+        # a list (an index a later store may change): its items as they are now
+        return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
     _SCOPES[-1].live.setdefault(id(root_of(x)), []).append(cap)
     return cap

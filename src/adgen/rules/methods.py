@@ -48,6 +48,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "flatten": ndarray_flatten,  # always a copy, unlike ravel
     "squeeze": np.squeeze,
     # values
+    "take": np.take,
     "copy": np.copy,
     "clip": np.clip,
     "round": np.round,
