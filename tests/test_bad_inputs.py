@@ -155,6 +155,17 @@ def test_c_function_callee_without_rule_names_it_and_the_call_site():
     _assert_located(info.value, ["c-callee"])
 
 
+def test_numpy_method_without_rule_names_it_and_the_line():
+    def cumulative(x):
+        z = x.cumprod()  # BAD:method
+        return np.sum(z)
+
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(cumulative)(np.array([0.3, 0.8, -0.4]))
+    assert "ndarray.cumprod" in str(info.value) and "np.cumprod" in info.value.hint
+    _assert_located(info.value, ["method"])
+
+
 def test_builtin_without_rule_as_the_function():
     with pytest.raises(adgen.AdgenError) as info:
         adgen.grad(len)([1.0, 2.0])

@@ -398,6 +398,11 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
 
                 if call.func.attr in methods.METHODS or call.func.attr == "append":
                     return False
+                import numpy as np
+
+                if isinstance(self.kinds.get(call.func.value.id), int) and \
+                        hasattr(np.ndarray, call.func.attr):
+                    return False  # a NumPy method without a rule: said at compile time
             return True
         if str(getattr(obj, "__module__", "")).startswith("adgen."):
             return False  # adgen's own runtime functions: rules or no derivative
@@ -870,6 +875,15 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         fname = _src(v.func)
         if fname.split(".")[-1] in NONDIFF_CALLS:
             return []
+        if self.resolve(v.func) is _MISSING and isinstance(v.func, gast.Attribute) and \
+                isinstance(v.func.value, gast.Name) and \
+                isinstance(self.kinds.get(v.func.value.id), int):
+            attr = v.func.attr
+            raise MissingRuleError(
+                f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
+                self.loc(s), hint=f"write it with a function that has one (np.{attr}(...) "
+                                  "if adgen covers it: see docs/coverage.md), or register "
+                                  f"a rule with @adgen.rrule(np.{attr})")
         raise MissingRuleError(
             f"{fname}() has no derivative rule and adgen cannot read its source",
             self.loc(s), hint=f"register one with @adgen.rrule({fname})")
