@@ -298,3 +298,53 @@ def test_more_indices_overwritten_later(fn, mutation):
         return
     got = adgen.grad(fn, mutation=mutation)(x.copy())
     assert_grad_close(got, numerical_grad(fn, (x,), 0))
+
+
+def closure_reads_a_buffer_written_later(x):
+    y = x * 1.0
+
+    def g(s):
+        return np.sum(np.sin(y) * s)
+
+    r = g(2.0)
+    y[0] = 100.0  # the closure's gradient reads y as it was at the call
+    return r
+
+
+def copyto_where_then_remask(x):
+    y = np.zeros(3)
+    m = x > 0
+    np.copyto(y, x * 2.0, where=m)  # only where m: the other elements keep their zeros
+    m[:] = True
+    return np.sum(np.sin(y))
+
+
+def copyto_where_keeps_old_values(x):
+    y = x * 3.0
+    np.copyto(y, np.sin(x), where=x > 0.5)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("fn", [closure_reads_a_buffer_written_later, copyto_where_then_remask,
+                                copyto_where_keeps_old_values], ids=lambda f: f.__name__)
+def test_closures_and_copyto_where(fn, mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    want_value = fn(x.copy())
+    if mutation == "strict" and fn is not copyto_where_keeps_old_values:
+        with pytest.raises(adgen.MutationError, match="overwrites"):
+            adgen.grad(fn, mutation=mutation)(x.copy())
+        return
+    value, got = adgen.value_and_grad(fn, mutation=mutation)(x.copy())
+    assert value == want_value
+    assert_grad_close(got, numerical_grad(fn, (x,), 0))
+
+
+def test_copyto_with_a_casting_rule_is_refused():
+    def cast(x):
+        y = np.zeros(3)
+        np.copyto(y, x, casting="no")
+        return np.sum(y)
+
+    with pytest.raises(adgen.UnsupportedError, match="copyto"):
+        adgen.grad(cast)(np.array([0.3, 0.8, -0.4]))

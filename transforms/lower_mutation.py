@@ -4,7 +4,8 @@ Input: a function in A-normal form. Output: the same function where the mutating
 knows are rewritten into indexed stores the reverse pass handles uniformly:
 
 - ``x.fill(c)``                      -> ``x[...] = c``
-- ``np.copyto(dst, src)``            -> ``dst[...] = src``
+- ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
+                                         ``t = np.where(m, src, dst); dst[...] = t``)
 - ``f(a, b, out=o)`` (any rule call)    -> ``o = f(a, b, out=o)`` (written in place; the new
                                          binding names the new contents of the same buffer)
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
@@ -136,9 +137,8 @@ class _Lower:
                                                                   call.args[0]), s),
                         store(call.args[0], name(idx), call.args[1], s)] + \
                     self._none(result, s)
-            if resolved is np.copyto and len(call.args) == 2:
-                return [store(call.args[0], _ellipsis(), call.args[1], s)] + \
-                    self._none(result, s)
+            if resolved is np.copyto and 2 <= len(call.args) <= 4:
+                return self._copyto(call, s) + self._none(result, s)
             fname = getattr(resolved, "__name__", "")
             if getattr(resolved, "__module__", "") and \
                     str(getattr(resolved, "__module__", "")).startswith("numpy") and \
@@ -147,6 +147,26 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
+
+    def _copyto(self, call: gast.Call, s: gast.stmt) -> list[gast.stmt]:
+        """``np.copyto(dst, src)`` -> ``dst[...] = src``; with ``where=m`` ->
+        ``t = np.where(m, src, dst); dst[...] = t`` (the elements m leaves keep their values,
+        and the gradient reads m like any condition)."""
+        dst, src = call.args[0], call.args[1]
+        kw = {k.arg: k.value for k in call.keywords}
+        casting = call.args[2] if len(call.args) > 2 else kw.pop("casting", None)
+        where = call.args[3] if len(call.args) > 3 else kw.pop("where", None)
+        if kw or (casting is not None and not (isinstance(casting, gast.Constant) and
+                                               casting.value in ("same_kind", "unsafe"))):
+            raise UnsupportedError("np.copyto with these arguments is not supported",
+                                   self.parsed.location(s),
+                                   hint="write dst[...] = src, or dst[...] = np.where(mask, "
+                                        "src, dst) for where=mask")
+        if where is None or (isinstance(where, gast.Constant) and where.value is True):
+            return [store(dst, _ellipsis(), src, s)]
+        tmp = self.namer.fresh("t")
+        return [assign(name(tmp, gast.Store), _np_call("where", [where, src, dst], {}), s),
+                store(dst, _ellipsis(), name(tmp), s)]
 
     def _loop(self, count: gast.expr, body: list[gast.stmt], index: str,
               like: gast.AST) -> list[gast.stmt]:

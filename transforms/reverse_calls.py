@@ -62,8 +62,9 @@ class CallsMixin:
                and a.id not in fn_names else "_" for a in targets]
         pull = self.callee_pullback(call)
         saved_expr: gast.expr = name(saved)
-        caps = [self.read_value(s, a) for a in targets if isinstance(a, gast.Name) and
-                (id(s), a.id) in self.caps]
+        # captures at the call: its arguments, and the enclosing names a closure reads
+        caps = [self.read_value(s, n) for n in sorted({n for sid, n in self.caps
+                                                        if sid == id(s)})]
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
             saved_expr = _call("remap_saved", saved_expr,

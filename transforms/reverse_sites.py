@@ -456,8 +456,15 @@ class SitesMixin:
             raise
 
     def args_callee_reads(self, call: gast.Call) -> set[str]:
-        """The argument names whose values a callee's pullback may read (unknown: all)."""
+        """The argument names whose values a callee's pullback may read (unknown: all), and
+        for a nested def, every version of the enclosing names it reads."""
         everything = _loads(call)
+        if isinstance(call.func, gast.Name):
+            for d in self.parsed.nested_defs:
+                if d.name == call.func.id:
+                    free = _free_names(d)
+                    everything |= {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
+                                   and _user_name(n.id) in free}
         obj = self.resolve(call.func)
         if obj is _MISSING or not _is_python_function(obj):
             return everything
@@ -476,3 +483,11 @@ class SitesMixin:
             if kw.arg in reads:
                 out |= _loads(kw.value)
         return out
+
+
+def _free_names(d: gast.FunctionDef) -> set[str]:
+    """The names a nested def reads from the enclosing function (its free variables)."""
+    inner = {a.id for a in d.args.args} | {
+        n.id for n in walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in walk(d) if isinstance(n, gast.Name) and
+            isinstance(n.ctx, gast.Load)} - inner
