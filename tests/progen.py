@@ -568,16 +568,23 @@ class Method(Stmt):
 
 @dataclass
 class CopyTo(Stmt):
+    """``np.copyto(t, e)``, or ``np.copyto(t, e, where=t > 0.0)`` (modelled as writing every
+    element; the mask is a temporary, so nothing can overwrite it)."""
+
     target: str
     expr: Expr
+    where: bool = False
     form = "copyto"
 
     def lines(self) -> list[str]:
-        return [f"np.copyto({self.target}, {self.expr.render()})"]
+        mask = f", where={self.target} > 0.0" if self.where else ""
+        return [f"np.copyto({self.target}, {self.expr.render()}{mask})"]
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         bound = self.expr.sim(m, _at(line), i)
         v = m.view(self.target)
+        if self.where:  # the elements left out keep their values
+            bound = max(bound, m.bound(self.target))
         m.write(v.buf, v.pos, _at(line), bound)
 
 
@@ -1056,7 +1063,7 @@ class _Gen:
     def make_copyto(self) -> Stmt:
         t = self.target()
         n = len(self.m.env[t])
-        return CopyTo(t, self.expr(n, self.array_leaves(n), depth=1))
+        return CopyTo(t, self.expr(n, self.array_leaves(n), depth=1), self.draw(st.booleans()))
 
     def make_outeq(self) -> Stmt:
         t = self.target()
