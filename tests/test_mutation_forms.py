@@ -348,3 +348,40 @@ def test_copyto_with_a_casting_rule_is_refused():
 
     with pytest.raises(adgen.UnsupportedError, match="copyto"):
         adgen.grad(cast)(np.array([0.3, 0.8, -0.4]))
+
+
+class _Weights:
+    def __init__(self):
+        self.w = np.array([1.0, -2.0, 0.5])
+        self.scratch = np.zeros(3)
+
+    def forward(self, x):
+        return np.sin(self.w * x)
+
+
+def method_then_weights_written(x):
+    m = _Weights()
+    z = m.forward(x)
+    m.w[1] = 7.0  # the method's gradient reads self.w as it was at the call
+    return np.sum(z ** 2)
+
+
+def method_then_scratch_written(x):
+    m = _Weights()
+    z = m.forward(x)
+    m.scratch[:] = 3.0  # an array the method's gradient does not read
+    return np.sum(z ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_an_objects_array_written_after_a_method_read_it(mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match=r"m\.w"):
+            adgen.grad(method_then_weights_written, mutation=mutation)(x.copy())
+    else:
+        got = adgen.grad(method_then_weights_written, mutation=mutation)(x.copy())
+        assert_grad_close(got, numerical_grad(method_then_weights_written, (x,), 0))
+    # an array of the object the method's gradient does not read: no guard, no error
+    got = adgen.grad(method_then_scratch_written, mutation=mutation)(x.copy())
+    assert_grad_close(got, numerical_grad(method_then_scratch_written, (x,), 0))

@@ -89,6 +89,10 @@ class ForwardMixin:
             call = _call("capture", name(n), gast.Constant(self.parsed.file, None),
                          gast.Constant(getattr(s, "lineno", 0), None),
                          gast.Constant(self.user_name(n), None))
+            if cap.after and id(s) in self.saved_call and n in self.objlike:
+                # an object handed to a call: only the arrays of it the callee kept matter
+                call.keywords = [gast.keyword(arg="within",
+                                              value=name(self.saved_call[id(s)]))]
             (post if cap.after else pre).append(assign(name(cap.var, gast.Store), call, s))
         w = self.guarded.get(id(s))
         if w is not None and not w.container:  # a list's capture is a copy already

@@ -378,14 +378,62 @@ def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
         _MEASURE.pop()
 
 
-def capture(x: Any, file: str, line: int, what: str) -> Any:
-    """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises."""
+def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
+    """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises.
+
+    ``within``: for ``x`` passed to a call, what the callee saved (the capture of an object
+    covers only the arrays of it the callee's saved values hold)."""
     if not isinstance(x, np.ndarray):
+        attrs = getattr(x, "__dict__", None)
+        if isinstance(attrs, dict) and type(x) is not type:
+            # an object (a method's self): the arrays of it the callee kept are captured, so
+            # that a later write into one is guarded and the callee's saved views redirected
+            kept = None if within is None else _roots_held(within, x)
+            held = [Capture(v, file, line, f"{what}.{k}") for k, v in attrs.items()
+                    if isinstance(v, np.ndarray) and (kept is None or
+                                                      id(root_of(v)) in kept)]
+            for cap in held:
+                _SCOPES[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+            return _Held(x, held)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
     _SCOPES[-1].live.setdefault(id(root_of(x)), []).append(cap)
     return cap
+
+
+def _roots_held(saved: Any, obj: Any) -> set[int] | None:
+    """The ids of the root buffers of the arrays in a callee's saved values. A compiled
+    pullback reads an attribute's value from the array its forward saved, never through the
+    object, so ``obj`` itself in there adds nothing; a rule's pullback (``rrule``) may read
+    anything of it (None: every array of ``obj``)."""
+    roots: set[int] = set()
+    todo = [saved]
+    seen: set[int] = set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or v is obj:
+            continue
+        seen.add(id(v))
+        if type(v) is tuple and v and isinstance(v[0], str) and v[0] in ("rrule", "rule"):
+            return None
+        if isinstance(v, np.ndarray):
+            roots.add(id(root_of(v)))
+        elif isinstance(v, (tuple, list)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return roots
+
+
+class _Held:
+    """A captured object, with captures of the arrays it holds."""
+
+    __slots__ = ("value", "held")
+
+    def __init__(self, value: Any, held: list[Capture]) -> None:
+        self.value = value
+        self.held = held
 
 
 class _Kept:
@@ -551,6 +599,7 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
     from adgen.errors import AdgenError
 
     moved: dict[int, list[Capture]] = {}
+    captures = [h for c in captures for h in (c.held if isinstance(c, _Held) else [c])]
     for c in captures:
         if isinstance(c, Capture) and c.snapshot is not None:
             moved.setdefault(id(root_of(c.array)), []).append(c)
