@@ -385,3 +385,46 @@ def test_an_objects_array_written_after_a_method_read_it(mutation):
     # an array of the object the method's gradient does not read: no guard, no error
     got = adgen.grad(method_then_scratch_written, mutation=mutation)(x.copy())
     assert_grad_close(got, numerical_grad(method_then_scratch_written, (x,), 0))
+
+
+def closure_called_in_a_loop(x):
+    y = x * 1.0
+
+    def g(k):
+        return np.sum(np.sin(y) * k)
+
+    s = 0.0
+    for k in range(3):
+        s = s + g(k + 1.0)
+        y[k] = 0.0  # the next call sees the new y; this call's gradient reads the old one
+    return s
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_closure_called_in_a_loop_that_writes_what_it_reads(mutation):
+    # the pullback referred to the closure's own adjoint, a NameError, before
+    x = np.array([0.3, 0.8, -0.4])
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match=r"y\[k\] = 0.0"):
+            adgen.grad(closure_called_in_a_loop, mutation=mutation)(x.copy())
+        return
+    got = adgen.grad(closure_called_in_a_loop, mutation=mutation)(x.copy())
+    assert_grad_close(got, numerical_grad(closure_called_in_a_loop, (x,), 0))
+
+
+def closure_writes_enclosing(x):
+    y = x * 2.0
+
+    def bump():
+        y[0] = y[0] + 1.0
+
+    z = np.sin(y)
+    bump()
+    return np.sum(z) + np.sum(y ** 2)
+
+
+def test_a_closure_writing_an_enclosing_array_is_refused():
+    # it gave a silently wrong gradient: the enclosing function did not see the write
+    with pytest.raises(adgen.UnsupportedError, match="bump writes y") as info:
+        adgen.grad(closure_writes_enclosing)(np.array([0.3, 0.8, -0.4]))
+    assert info.value.location is not None and info.value.location.line > 0

@@ -303,6 +303,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     outputs = {p for p in params if "param" in eff.written} | {
         w.target for w in eff.writes if w.container and w.target in params}
     closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+    for d, (free, _) in zip(parsed.nested_defs, closures):
+        _refuse_closure_writes(d, free, parsed)
     wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names)
@@ -361,6 +363,50 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope)
+
+
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
+                              "append", "extend", "insert", "pop", "remove", "clear",
+                              "update", "setdefault"})
+
+
+def _refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -> None:
+    """A nested def that writes an array (or container) of the enclosing function in place:
+    the enclosing function's analysis cannot see that write, so it is refused."""
+    from adgen.errors import UnsupportedError
+
+    def root(e: gast.expr) -> str | None:
+        while isinstance(e, (gast.Subscript, gast.Attribute)):
+            e = e.value
+        return e.id if isinstance(e, gast.Name) else None
+
+    for node in walk(d):
+        hit: str | None = None
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, (gast.Subscript, gast.Attribute)) or \
+                        isinstance(node, gast.AugAssign):
+                    n = root(t)
+                    hit = n if n in free else hit
+        elif isinstance(node, gast.Call):
+            f = node.func
+            if isinstance(f, gast.Attribute) and f.attr in _WRITING_METHODS and \
+                    root(f.value) in free:
+                hit = root(f.value)
+            for k in node.keywords:
+                if k.arg == "out" and root(k.value) in free:
+                    hit = root(k.value)
+            if isinstance(f, gast.Attribute) and f.attr in ("copyto", "put", "fill_diagonal",
+                                                            "place", "at") and node.args and \
+                    root(node.args[0]) in free:
+                hit = root(node.args[0])
+        if hit is not None:
+            raise UnsupportedError(
+                f"the nested function {d.name} writes {hit} of the enclosing function in "
+                "place; adgen cannot follow that write", parsed.location(node),
+                hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
+                     f"write it in the enclosing function")
 
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:

@@ -481,12 +481,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         return []
 
     def contributed_in(self, stmts: list[gast.stmt]) -> set[str]:
-        """Active names whose adjoint a block's reverse may add to."""
+        """Active names whose adjoint a block's reverse may add to (not a nested def: the
+        values it reads get their adjoints through its pullback)."""
         names: set[str] = set()
+        defs = {d.name for d in self.parsed.nested_defs}
         for s in stmts:
             for n in walk(s):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
-                        self.act.active(n.id):
+                        self.act.active(n.id) and n.id not in defs:
                     names.add(n.id)
         return names
 
