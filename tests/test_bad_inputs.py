@@ -166,6 +166,27 @@ def test_numpy_method_without_rule_names_it_and_the_line():
     _assert_located(info.value, ["method"])
 
 
+class _Accumulator:
+    def __init__(self):
+        self.buf = np.zeros(3)
+
+    def add(self, v):
+        self.buf += v
+        return self.buf
+
+
+def test_method_writing_its_object_in_place_names_the_call():
+    def accumulate(x):
+        a = _Accumulator()
+        y = a.add(np.sin(x))  # BAD:method-write
+        return np.sum(y ** 2)
+
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(accumulate)(np.array([0.3, 0.8, -0.4]))
+    assert "a.add()" in str(info.value)
+    _assert_located(info.value, ["method-write"])
+
+
 def test_builtin_without_rule_as_the_function():
     with pytest.raises(adgen.AdgenError) as info:
         adgen.grad(len)([1.0, 2.0])

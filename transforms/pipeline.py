@@ -434,9 +434,21 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
             method = getattr(classes[node.func.value.id], node.func.attr, None)
             if _is_user_function(method):
                 try:
-                    out.append(compile_function(method, mutation=mutation))
+                    compiled = compile_function(method, mutation=mutation)
                 except AdgenError:
-                    pass  # reported when the call runs
+                    continue  # reported when the call runs
+                out.append(compiled)
+                if compiled.mutates_params:
+                    from adgen.errors import UnsupportedError
+
+                    # a method call runs through call_forward, which cannot follow the write
+                    raise UnsupportedError(
+                        f"{node.func.value.id}.{node.func.attr}() writes an array of the "
+                        "object (or an argument) in place, and adgen cannot follow a write "
+                        "through a method call", parsed.location(node),
+                        hint="return the new array from the method and assign it "
+                             f"({node.func.value.id}.buf = {node.func.value.id}."
+                             f"{node.func.attr}(...)), or write it in this function")
     for cls in set(classes.values()):
         init = cls.__dict__.get("__init__")
         if _is_user_function(init):
