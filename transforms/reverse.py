@@ -26,7 +26,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
-from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
+from adgen.transforms.analyses.kinds import NUMBER, expr_kind
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -61,6 +61,7 @@ from adgen.transforms.reverse_calls import CallsMixin
 from adgen.transforms.reverse_forward import ForwardMixin
 from adgen.transforms.reverse_sites import SitesMixin
 from adgen.transforms.reverse_stores import StoresMixin
+from adgen.transforms.reverse_tapes import TapesMixin
 from adgen.transforms.specialize import (
     accumulate_in_place,
     drop_unbroadcast,
@@ -76,7 +77,7 @@ from adgen.errors import Location, MissingRuleError, UnsupportedError
 from adgen.rules import registry
 
 
-class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
+class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
     """Builds the forward and pullback of one function."""
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
@@ -638,71 +639,6 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin):
         loop = gast.For(target=target, iter=_call("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
-
-    def counters(self) -> set[str]:
-        """Names bound only as the target of a builtin range loop, or only as a copy of one
-        (``i = i1`` for ``enumerate``): ints, with or without a signature."""
-        if self._counters is None:
-            defs, unknown = definitions(self.fn)
-            single = {n: d[0] for n, d in defs.items() if len(d) == 1 and n not in unknown}
-            found = {n for n, v in single.items() if isinstance(v, tuple) and
-                     isinstance(v[1], gast.Call) and self.resolve(v[1].func) is range}
-            grown = True
-            while grown:
-                more = {n for n, v in single.items() if isinstance(v, gast.Name) and
-                        v.id in found} - found
-                found |= more
-                grown = bool(more)
-            self._counters = found
-        return self._counters
-
-    def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
-        """The arguments of the range a loop runs through to its end, where the numbers it
-        records fit a typed tape (a float64 or int64 array per number, an element per
-        iteration); else None. Such a loop: ``for i in range(stop)`` or ``range(start,
-        stop)`` (the builtin, over names or int constants the body does not rebind), no
-        break, not inside another loop (a tape allocated per outer iteration would cost more
-        than the list it replaces), and every recorded name but ``i`` a float64 number or an
-        int (analyses.floats) bound at the top level of the body, so in every iteration."""
-        if not isinstance(s, gast.For) or self.loops_of.get(id(s)) != () or \
-                not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
-            return None
-        f, args = s.iter.func, s.iter.args
-        if not (self.resolve(f) is range and not s.iter.keywords and 1 <= len(args) <= 2):
-            return None
-        stored = _stores(s.body)
-        if any(not (isinstance(a, gast.Name) and a.id not in stored or
-                    isinstance(a, gast.Constant) and type(a.value) is int) for a in args) or \
-                s.target.id in stored or any(is_break_if(b) for b in s.body):
-            return None
-        every = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
-                 if isinstance(t, gast.Name)}
-        if all(r == s.target.id or (r in self.column_dtypes and r in every) for r in recorded):
-            return list(args)
-        return None
-
-    def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
-                   body: list[gast.stmt]) -> gast.For:
-        """The reversed loop over a typed tape: ``for i, t1 in reversed_rows(tape, range(n))``
-        (``reversed(range(n))`` when only the index is recorded)."""
-        numbers = [r for r in recorded if r != s.target.id]
-        steps_call = _call("range", *[clone(a) for a in steps])
-        if numbers:
-            tape = self.namer.fresh("tape")
-            self.extra_fwd.add(tape)
-            self.tape_of[id(s)] = tape
-            cols = [(r, self.namer.reserve(f"{r}_col")) for r in numbers]
-            self.extra_fwd.update(c for _, c in cols)
-            self.columns[id(s)] = (steps, cols)
-            it = _call("reversed_rows", name(tape), *([steps_call] if len(numbers) <
-                                                      len(recorded) else []))
-        else:
-            it = _call("reversed", steps_call)
-        elts = [name(r, gast.Store) for r in recorded if r == s.target.id] + \
-            [name(r, gast.Store) for r in numbers]
-        target = elts[0] if len(elts) == 1 and not numbers else gast.Tuple(
-            elts=elts, ctx=gast.Store()) if elts else name("_", gast.Store)
-        return gast.For(target=target, iter=it, body=body, orelse=[], type_comment=None)
 
     def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
         arms = [s.body + s.orelse] + [h.body for h in s.handlers]
