@@ -428,3 +428,23 @@ def test_a_closure_writing_an_enclosing_array_is_refused():
     with pytest.raises(adgen.UnsupportedError, match="bump writes y") as info:
         adgen.grad(closure_writes_enclosing)(np.array([0.3, 0.8, -0.4]))
     assert info.value.location is not None and info.value.location.line > 0
+
+
+def tuple_index_then_rows_written(x):
+    A = np.outer(x, x)
+    rows = np.array([0, 2])
+    t = (rows, 1)
+    z = A[t]
+    rows[1] = 1  # t holds rows: the gradient of A[t] reads it
+    return np.sum(np.sin(z))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_tuple_index_whose_array_is_written_later(mutation):
+    x = np.array([0.3, 0.8, -0.4])
+    fn = tuple_index_then_rows_written
+    if mutation == "strict":
+        with pytest.raises(adgen.MutationError, match="rows"):
+            adgen.grad(fn, mutation=mutation)(x.copy())
+        return
+    assert_grad_close(adgen.grad(fn, mutation=mutation)(x.copy()), numerical_grad(fn, (x,), 0))

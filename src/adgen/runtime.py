@@ -395,6 +395,14 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
             for cap in held:
                 _SCOPES[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
             return _Held(x, held)
+        if type(x) is tuple and any(isinstance(v, np.ndarray) for v in x):
+            # a tuple of arrays (an index (rows, 1)): its arrays are captured
+            caps = [Capture(v, file, line, what) if isinstance(v, np.ndarray) else v
+                    for v in x]
+            for cap in caps:
+                if isinstance(cap, Capture):
+                    _SCOPES[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+            return _HeldItems(caps)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
@@ -434,6 +442,24 @@ class _Held:
     def __init__(self, value: Any, held: list[Capture]) -> None:
         self.value = value
         self.held = held
+
+
+class _HeldItems:
+    """A captured tuple: its arrays as they were at capture (their guards' copies, if a
+    write came since), its other items as they are."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    @property
+    def held(self) -> list[Capture]:
+        return [c for c in self.items if isinstance(c, Capture)]
+
+    @property
+    def value(self) -> tuple[Any, ...]:
+        return tuple(c.value if isinstance(c, Capture) else c for c in self.items)
 
 
 class _Kept:
@@ -599,7 +625,8 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
     from adgen.errors import AdgenError
 
     moved: dict[int, list[Capture]] = {}
-    captures = [h for c in captures for h in (c.held if isinstance(c, _Held) else [c])]
+    captures = [h for c in captures for h in (c.held if isinstance(c, (_Held, _HeldItems))
+                                              else [c])]
     for c in captures:
         if isinstance(c, Capture) and c.snapshot is not None:
             moved.setdefault(id(root_of(c.array)), []).append(c)
