@@ -187,6 +187,54 @@ def test_method_writing_its_object_in_place_names_the_call():
     _assert_located(info.value, ["method-write"])
 
 
+def _rebinds_then_raises(x):
+    a = x * 1.0
+    try:  # BAD:partial-try
+        a = x * 2.0
+        b = 1.0 / (x - x)
+    except ZeroDivisionError:
+        b = 0.0
+    return a + b
+
+
+def _writes_then_raises(x):
+    y = x * 1.0
+    z = np.sin(y)
+    try:  # BAD:partial-try-write
+        y[0] = 5.0
+        raise ValueError
+    except ValueError:
+        y[1] = 6.0
+    return np.sum(z) + np.sum(y)
+
+
+@pytest.mark.parametrize("fn, marker, arg", [
+    (_rebinds_then_raises, "partial-try", 0.5),
+    (_writes_then_raises, "partial-try-write", np.array([0.3, 0.8, -0.4]))])
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_try_block_cut_short_after_a_lasting_statement_is_refused(fn, marker, arg, mutation):
+    # both gave a wrong result before: SSA handed the handler's path the values from before
+    # the try, and the pullback undid the handler only
+    with pytest.raises((adgen.UnsupportedError, adgen.MutationError)) as info:
+        adgen.value_and_grad(fn, mutation=mutation)(arg)
+    if isinstance(info.value, adgen.UnsupportedError):
+        assert "raised after some of its statements had run" in str(info.value)
+        _assert_located(info.value, [marker])
+
+
+def _raises_at_once(x):
+    try:
+        r = x / (x - x)  # the temporary x - x ran, but nothing outlives the body
+    except ZeroDivisionError:
+        r = x * 3.0
+    return r
+
+
+def test_a_try_block_that_raises_before_anything_lasting_ran_is_differentiated():
+    value, g = adgen.value_and_grad(_raises_at_once)(0.5)
+    assert value == 1.5 and g == 3.0
+
+
 def test_builtin_without_rule_as_the_function():
     with pytest.raises(adgen.AdgenError) as info:
         adgen.grad(len)([1.0, 2.0])

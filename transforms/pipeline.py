@@ -46,7 +46,8 @@ PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mut
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
-                   "dict_keys", "flat_view", "diagonal_index", "tape_columns")
+                   "dict_keys", "flat_view", "diagonal_index", "tape_columns",
+                   "partial_try")
 
 
 @dataclass

@@ -134,6 +134,8 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 self.defs[st.targets[0].id] = st.value
         self.records: dict[int, list[str]] = {}
         self._counters: set[str] | None = None
+        # try -> (the flag set once an active statement of its body ran, those statements)
+        self.try_ran: dict[int, tuple[str, set[int]]] = {}
         # loop -> its typed tape: (the range's arguments, the column per recorded number)
         self.columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = {}
 
@@ -640,6 +642,26 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                         orelse=[], type_comment=None)
         return pre + [loop]
 
+    def outlives(self, b: gast.stmt, body: list[gast.stmt]) -> bool:
+        """Whether a statement of a try body leaves something behind if the body raises
+        later: an in-place write, a call that may write, or a variable used outside the body
+        (a temporary only the body reads does not count). Such a body, cut short, breaks the
+        value as well as the gradient: SSA gives the handler's path the variable's value from
+        before the try."""
+        if isinstance(b, gast.Expr):
+            return any(isinstance(n, gast.Name) and self.act.active(n.id) for n in walk(b)) \
+                or isinstance(b.value, gast.Call) and isinstance(b.value.func, gast.Attribute)
+        if isinstance(b, gast.AugAssign) or not isinstance(b, gast.Assign) or \
+                not isinstance(b.targets[0], gast.Name):
+            return True
+        # SSA merges a variable the body rebinds with its value from before the try on the
+        # handler's path: any version of a variable also used outside the body counts
+        inside = {id(n) for st in body for n in walk(st)}
+        outside = {_user_name(n.id) for n in walk(self.fn) if isinstance(n, gast.Name) and
+                   id(n) not in inside}
+        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
+                   _user_name(n.id) in outside for n in walk(b))
+
     def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
         arms = [s.body + s.orelse] + [h.body for h in s.handlers]
         inner = set().union(*(self.contributed_in(a) for a in arms))
@@ -647,6 +669,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         arm = self.namer.fresh("arm")
         self.extra_fwd.add(arm)
         self.arm_of[id(s)] = arm
+        # the pullback of a handler (and SSA, on the handler's path) assumes the body did
+        # nothing: a body that raised after a statement with a lasting effect ran is refused
+        # when it happens (forward: ``partial_try``)
+        ran = [b for b in s.body[:-1] if self.outlives(b, s.body)]
+        if ran and s.handlers:
+            flag = self.namer.fresh("ran")
+            self.extra_fwd.add(flag)
+            self.try_ran[id(s)] = (flag, {id(b) for b in ran})
         branches = []
         for k, stmts in enumerate(arms):
             st = set(state)

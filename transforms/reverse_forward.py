@@ -123,7 +123,12 @@ class ForwardMixin:
         if isinstance(s, gast.Try):
             s2 = copy.copy(s)
             arm = self.arm_of.get(id(s))
-            s2.body = self.fwd_block(s.body)
+            flag, ran = self.try_ran.get(id(s), (None, set()))
+            s2.body = []
+            for b in s.body:
+                s2.body += self.fwd_stmt(b)
+                if id(b) in ran:
+                    s2.body.append(assign(name(flag, gast.Store), gast.Constant(True, None), s))
             s2.orelse = self.fwd_block(s.orelse)
             handlers = []
             for k, h in enumerate(s.handlers):
@@ -132,7 +137,13 @@ class ForwardMixin:
                 if arm:
                     h2.body = [assign(name(arm, gast.Store), gast.Constant(k + 1, None), s)] \
                         + h2.body
+                if flag:
+                    h2.body = [gast.Expr(value=_call(
+                        "partial_try", name(flag), gast.Constant(self.parsed.file, None),
+                        gast.Constant(getattr(s, "lineno", 0), None)))] + h2.body
                 handlers.append(h2)
+            if flag:
+                pre.append(assign(name(flag, gast.Store), gast.Constant(False, None), s))
             s2.handlers = handlers
             if arm:
                 s2.body = s2.body + [assign(name(arm, gast.Store), gast.Constant(0, None), s)]

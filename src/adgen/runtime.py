@@ -814,6 +814,21 @@ def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
              sh.value(out) or 0.0)
 
 
+def partial_try(ran: bool, file: str, line: int) -> None:
+    """Runs first in an except handler of a differentiated try: refuses a body that raised
+    after one of its statements the gradient depends on had run (the pullback of a handler
+    arm undoes the handler, not part of the body)."""
+    if not ran:
+        return
+    from adgen.errors import Location, UnsupportedError
+
+    raise UnsupportedError(
+        f"the try block at line {line} raised after some of its statements had run; adgen "
+        "differentiates a try block that completes, or raises before anything in it ran",
+        Location(file, line, 0, _source_line(file, line)),
+        hint="move the statements before the one that may raise out of the try block")
+
+
 # --------------------------------------------------------------------------------------------
 # Typed tapes: a counted loop's recorded numbers, one array (column) each (Reverse.counted)
 
@@ -845,7 +860,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", *_helper_names,
+    "tape_columns", "reversed_rows", "partial_try", *_helper_names,
 ]
 
 
