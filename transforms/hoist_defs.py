@@ -64,3 +64,13 @@ def is_marker(s: gast.stmt) -> bool:
     """True for the statement that stands where a nested def was."""
     return isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
         isinstance(s.value.func, gast.Name) and s.value.func.id == MARKER
+
+
+def free_names(d: gast.FunctionDef, enclosing: set[str]) -> set[str]:
+    """The names of the enclosing function (``enclosing``: those nested defs read) that the
+    nested def ``d`` reads."""
+    inner = {a.id for a in d.args.args} | {
+        n.id for n in walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    loads = {n.id for n in walk(d) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, gast.Load)}
+    return (loads - inner) & enclosing

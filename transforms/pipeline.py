@@ -26,7 +26,7 @@ from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
-from adgen.transforms.hoist_defs import hoist_defs
+from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
@@ -411,11 +411,7 @@ def _refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) 
 
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
-    inner = {a.id for a in d.args.args} | {
-        n.id for n in walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    loads = {n.id for n in walk(d) if isinstance(n, gast.Name) and
-             isinstance(n.ctx, gast.Load)}
-    return (loads - inner) & parsed.closure_free
+    return free_names(d, parsed.closure_free)
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:

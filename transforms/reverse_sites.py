@@ -12,7 +12,7 @@ import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.kinds import NUMBER, shape_keys
 from adgen.transforms.desugar import name
-from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.hoist_defs import free_names, is_marker
 from adgen.transforms.reverse_ast import (
     _MISSING,
     _USERCALL,
@@ -462,7 +462,7 @@ class SitesMixin:
         if isinstance(call.func, gast.Name):
             for d in self.parsed.nested_defs:
                 if d.name == call.func.id:
-                    free = _free_names(d)
+                    free = free_names(d, self.parsed.closure_free)
                     everything |= {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
                                    and _user_name(n.id) in free}
         obj = self.resolve(call.func)
@@ -483,11 +483,3 @@ class SitesMixin:
             if kw.arg in reads:
                 out |= _loads(kw.value)
         return out
-
-
-def _free_names(d: gast.FunctionDef) -> set[str]:
-    """The names a nested def reads from the enclosing function (its free variables)."""
-    inner = {a.id for a in d.args.args} | {
-        n.id for n in walk(d) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return {n.id for n in walk(d) if isinstance(n, gast.Name) and
-            isinstance(n.ctx, gast.Load)} - inner

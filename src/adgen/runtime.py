@@ -837,11 +837,15 @@ _COLUMN_DTYPES = {"float64": _F64, "int64": np.dtype(np.int64)}
 
 
 def tape_columns(steps: range, *dtypes: str) -> list[np.ndarray]:
-    """Uninitialised columns of the given dtypes, an element per step of ``steps``."""
+    """Uninitialised columns of the given dtypes, an element per step of ``steps``. An int
+    column of a range reaching 2 ** 56 holds Python ints (dtype object): the ints a loop
+    records are its counters plus a few terms, which int64 would not hold exactly."""
     n = len(steps)
-    if len(dtypes) == 1:  # the common case, without a comprehension (short loops feel it)
-        return [np.empty(n, _COLUMN_DTYPES[dtypes[0]])]
-    return [np.empty(n, _COLUMN_DTYPES[d]) for d in dtypes]
+    if len(dtypes) == 1 and dtypes[0] == "float64":  # the common case, without a loop
+        return [np.empty(n, _F64)]
+    huge = "int64" in dtypes and n and max(abs(steps[0]), abs(steps[-1])) >= 2 ** 56
+    return [np.empty(n, object if huge and d == "int64" else _COLUMN_DTYPES[d])
+            for d in dtypes]
 
 
 def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:

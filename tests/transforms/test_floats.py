@@ -235,25 +235,25 @@ def test_gradients(f, mutation):
     check_grad(f, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))
 
 
+@pytest.mark.parametrize("mutation", POLICIES)
 @pytest.mark.parametrize("w", [np.float32(0.7), np.float64(0.7), 2], ids=type)
-def test_scalar_types_of_the_factor(w):
+def test_scalar_types_of_the_factor(w, mutation):
     # a float32 or int w still gives float64 numbers with a float64 x (a float32 w with a
     # Python float would not: product's s starts as 1.0 and s * w is a float64 only after)
     x = np.array([0.3, -0.8, 0.5, 1.1])
     for f in (fill, product):
-        got = adgen.grad(f, argnums=0)(x.copy(), w)
-        want = adgen.grad(f, argnums=0)(x.copy(), float(w))
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-    check_grad(fill, (x, float(w)), argnums=(0, 1))
+        check_grad(f, (x, w), argnums=0, grad=_grad_under(mutation))
+    check_grad(fill, (x, float(w)), argnums=(0, 1), grad=_grad_under(mutation))
 
 
+@pytest.mark.parametrize("mutation", POLICIES)
 @pytest.mark.parametrize("n", [0, 1, 2, 3])
-def test_short_and_empty_ranges(n):
+def test_short_and_empty_ranges(n, mutation):
     x = np.linspace(-1.0, 1.0, n)
     if n:
-        check_grad(fill, (x, 0.7), argnums=(0, 1))
-        check_grad(offset, (x, 0.7), argnums=(0, 1))
-    g = adgen.grad(fill, argnums=(0, 1))(x, 0.7)
+        check_grad(fill, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))
+        check_grad(offset, (x, 0.7), argnums=(0, 1), grad=_grad_under(mutation))
+    g = adgen.grad(fill, argnums=(0, 1), mutation=mutation)(x, 0.7)
     assert g[0].shape == (n,) and (n > 0 or g[1] == 0.0)
 
 
@@ -311,3 +311,36 @@ def test_int_products_are_not_int64_columns(mutation):
     g = adgen.grad(taylor_exp, argnums=(0, 1), mutation=mutation)(x.copy(), 0.7)
     np.testing.assert_allclose(g[0], [0.7 * np.exp(0.21), 0.0], rtol=1e-12)
     np.testing.assert_allclose(g[1], 0.3 * np.exp(0.21), rtol=1e-12)
+
+
+def huge_counter(x, w):
+    s = 0.0
+    for i in range(2 ** 63, 2 ** 63 + 3):  # i + 1 does not fit int64
+        s = s + x[0] * w * (i + 1)
+    return s
+
+
+def loop_carried_int(x, w):
+    s = 0.0
+    k = 0
+    for i in range(4):
+        k = k + i + 1000  # bound twice (a loop header): not an int64 column
+        s = s + x[i % 3] * k * w
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_ints_beyond_int64_are_recorded_exactly(mutation):
+    # a raw OverflowError from generated code before: the column is now of Python ints
+    x = np.array([0.3, 0.2, -0.1])
+    g = adgen.grad(huge_counter, argnums=(0, 1), mutation=mutation)(x.copy(), 0.5)
+    want = sum(float(i + 1) for i in range(2 ** 63, 2 ** 63 + 3))  # hand-derived
+    np.testing.assert_allclose(g[0], [0.5 * want, 0.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(g[1], 0.3 * want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_loop_carried_ints_are_not_int64_columns(mutation):
+    x = np.array([0.3, 0.2, -0.1])
+    assert "tape_columns(" not in _source(loop_carried_int, x, 0.5)  # k: the tuple tape
+    check_grad(loop_carried_int, (x, 0.5), argnums=(0, 1), grad=_grad_under(mutation))

@@ -16,9 +16,11 @@ facts join to REAL, anything with unknown is unknown):
   float64); a float ufunc with an F64 operand; a full reduction of a float64 array.
 - FLOAT: F64 or a Python float: a float constant, ``float(...)``; arithmetic of FLOATs and
   INTs (a Python float with a ``np.float32`` would give a float32, so REAL does not qualify).
-- INT: a Python int that fits int64 in any loop of a sane length: int constants below
-  2 ** 31, ``len``, range loop targets, their sums, differences, floor quotients and
-  remainders (not products: a factorial passes 2 ** 63 at 21).
+- INT: a Python int of the size of its loop's counters: int constants below 2 ** 31,
+  ``len``, range loop targets, their sums, differences, floor quotients and remainders
+  (not products: a factorial passes 2 ** 63 at 21), and not a name bound more than once
+  (a loop-carried ``k = k + i`` may grow without bound, and so what is computed from it).
+  ``runtime.tape_columns`` makes an int column of Python ints for a range reaching 2 ** 56.
 - REAL: a real number of any NumPy or Python type (a parameter bound to a number: the
   signature does not tell float32 from float64).
 
@@ -99,6 +101,8 @@ def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[
                 f = _join(f, ev.fact(v))
                 if f is None:
                     break
+            if f == INT and len(values) > 1:
+                f = REAL  # loop-carried (k = k + i): it, and what is computed from it, may grow
             if f != env[n]:
                 env[n] = f
                 changed = True
