@@ -20,7 +20,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
-from adgen.transforms.analyses.floats import column_dtypes
+from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind
 from adgen.transforms.anf import to_anf
 from adgen.transforms.cleanup import cleanup
@@ -320,6 +320,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
     rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known,
                   columns)
+    # arrays that are float64 at every call with this signature: a store into one keeps the
+    # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
+    rev.f64_arrays = _run("reverse", lambda: float64_arrays(
+        tree, known, {a.id for a, k in bound if type(k) is int},
+        lambda n: _resolve(parsed, n)), parsed)
     result = _run("reverse", rev.run, parsed)
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
     fwd_src = to_source(result.forward)

@@ -132,6 +132,10 @@ class StoresMixin:
                 # an index array may name an element twice: only the write NumPy kept counts
                 val = _call("unbroadcast", _call("stored_part", name(b), _index_value(idx)),
                             _call(_attr("np", "shape"), name(v.id)))
+            if x not in getattr(self, "f64_arrays", ()):
+                # an integer or bool array truncates what is stored: no gradient (the dtype
+                # is checked at run time unless x is a float64 array for this signature)
+                val = _call("stored_into", name(x), val)
             if g:
                 out.append(assign(name(g, gast.Store), val, s))
                 val = name(g)

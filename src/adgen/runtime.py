@@ -215,7 +215,7 @@ class ShadowMap:
             entry = self._roots.get(id(root))
             if entry is None:
                 shadow = np.zeros_like(root, dtype=np.float64, order="K")
-                if shadow.strides != root.strides and root.size > 1:
+                if shadow.strides != _element_strides(root) and root.size > 1:
                     shadow = _strided_zeros_like(root)
                 entry = (root, shadow)
                 self._roots[id(root)] = entry
@@ -223,8 +223,16 @@ class ShadowMap:
             if x is root:
                 return shadow
             offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            strides = x.strides
+            size = root.itemsize
+            if size != 8 or x.itemsize != 8:
+                # shadows hold float64: map element by element, never by raw bytes
+                if x.itemsize != size or offset % size or any(s % size for s in strides):
+                    _refuse_reinterpreted(x, root)
+                offset = offset // size * 8
+                strides = tuple(s // size * 8 for s in strides)
             return np.ndarray(x.shape, dtype=shadow.dtype, buffer=_base_buffer(shadow),
-                              offset=offset + _shadow_offset(shadow), strides=x.strides)
+                              offset=offset + _shadow_offset(shadow), strides=strides)
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic)):
             from adgen.errors import UnsupportedError
@@ -255,12 +263,33 @@ class ShadowMap:
         return self.of(x).copy() if isinstance(x, np.ndarray) else float(entry[1])
 
 
+def _element_strides(root: np.ndarray) -> tuple[int, ...]:
+    """The strides of a float64 shadow laid out element by element like ``root``."""
+    size = root.itemsize
+    if size == 8:
+        return root.strides
+    if any(s % size for s in root.strides):
+        _refuse_reinterpreted(root, root)
+    return tuple(s // size * 8 for s in root.strides)
+
+
 def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
     # A root with holes in its layout (rare: as_strided, memmap slices): allocate the span.
-    span = (np.array(root.shape) - 1) @ np.abs(np.array(root.strides)) + root.itemsize
+    strides = _element_strides(root)
+    span = (np.array(root.shape) - 1) @ np.abs(np.array(strides)) + 8
     flat = np.zeros(int(span) // 8 + 1, dtype=np.float64)
-    low = sum(s * (n - 1) for s, n in zip(root.strides, root.shape) if s < 0)
-    return np.ndarray(root.shape, np.float64, buffer=flat, offset=-low, strides=root.strides)
+    low = sum(s * (n - 1) for s, n in zip(strides, root.shape) if s < 0)
+    return np.ndarray(root.shape, np.float64, buffer=flat, offset=-low, strides=strides)
+
+
+def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
+    from adgen.errors import UnsupportedError
+
+    raise UnsupportedError(
+        f"an array of dtype {x.dtype} views the memory of an array of dtype {root.dtype} "
+        "with other element boundaries (x.view(dtype), a field of a structured array): adgen "
+        "maps adjoints element by element and cannot map these",
+        hint="pass a copy (x.astype(np.float64)) instead of the view")
 
 
 def _base_buffer(shadow: np.ndarray) -> Any:

@@ -126,7 +126,7 @@ def assert_close(actual: Any, expected: Any, what: str, rtol: float = RTOL) -> N
         assert np.ndim(actual) == 0, f"{what}: expected a scalar, got {actual!r}"
     scale = max(1.0, float(np.max(np.abs(expected))) if np.size(expected) else 1.0)
     np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float),
-                               rtol=rtol, atol=10 * RTOL * scale, err_msg=what)
+                               rtol=rtol, atol=10 * max(rtol, RTOL) * scale, err_msg=what)
 
 
 def assert_same_state(actual: Any, expected: Any, what: str = "argument") -> None:
@@ -168,9 +168,14 @@ def adgen_grad(mutation: str) -> GradFn:
 
 
 def check_gradient(f: Callable[..., Any], args: Sequence[Any], argnums: Sequence[int],
-                   compute: GradFn) -> tuple[Any, ...]:
+                   compute: GradFn, fd_args: Sequence[Any] | None = None,
+                   rtol: float = RTOL) -> tuple[Any, ...]:
     """The gradient from ``compute`` matches central differences of plain ``f``, and the
     arguments end in the state a plain call leaves them in.
+
+    ``fd_args``: the arguments the central differences are taken at, when ``args`` hold
+    low-precision arrays (float32: the same values as float64 arrays, see
+    :func:`with_dtype`); ``rtol`` the tolerance for that case.
 
     Raises:
         HarnessError: when the finite differences themselves are unstable (a kink).
@@ -178,15 +183,16 @@ def check_gradient(f: Callable[..., Any], args: Sequence[Any], argnums: Sequence
     """
     argnums = tuple(argnums)
     _, expected_state = call_plain(f, args)
-    fd = fd_grad(f, args, argnums)
-    if not fd_stable(fd, fd_grad(f, args, argnums, EPS_COARSE)):
+    at = args if fd_args is None else fd_args
+    fd = fd_grad(f, at, argnums)
+    if not fd_stable(fd, fd_grad(f, at, argnums, EPS_COARSE)):
         raise HarnessError("finite differences unstable: the test input sits near a kink")
     ad_args = fresh(args)
     grads = compute(f, ad_args, argnums)
     assert isinstance(grads, tuple) and len(grads) == len(argnums), (
         f"expected {len(argnums)} gradient(s), got {grads!r}")
     for n, g, e in zip(argnums, grads, fd):
-        assert_close(g, e, f"gradient of argument {n}")
+        assert_close(g, e, f"gradient of argument {n}", rtol=rtol)
     assert_same_state(ad_args, expected_state, "arguments after grad")
     return grads
 
@@ -297,11 +303,54 @@ class Case:
             assert self.conflicts and self.guarded, f"{self.name}: a needed case names its lines"
 
 
-def run_case(case: Case, mutation: str) -> None:
-    """The expectations of design §2 for one case under one policy."""
+def _widened(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The arguments with every float array widened to float64 (the same values)."""
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            return v.astype(np.float64)
+        if isinstance(v, (list, tuple)):
+            return type(v)(conv(e) for e in v)
+        if isinstance(v, dict):
+            return {k: conv(e) for k, e in v.items()}
+        return v
+
+    return tuple(conv(a) for a in args)
+
+
+# Tolerance of a gradient computed in float32 against central differences in float64.
+RTOL_F32 = 2e-3
+
+
+def with_dtype(args: Sequence[Any], dtype: str) -> tuple[Any, ...]:
+    """The arguments with every float64 array (at the top level, or in a list, tuple or dict)
+    converted to ``dtype``: the same function, run on buffers of another dtype."""
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return v.astype(dtype)
+        if isinstance(v, (list, tuple)):
+            return type(v)(conv(e) for e in v)
+        if isinstance(v, dict):
+            return {k: conv(e) for k, e in v.items()}
+        return v
+
+    return tuple(conv(a) for a in args)
+
+
+def run_case(case: Case, mutation: str, dtype: str = "float64") -> None:
+    """The expectations of design §2 for one case under one policy, with the case's float64
+    array arguments as arrays of ``dtype`` (float32: buffers adgen maps element by element;
+    the central differences are taken in float64 at the same values)."""
     import adgen
 
     args = case.make_args()
+    fd_args = None
+    rtol = RTOL
+    if dtype != "float64":
+        args = with_dtype(args, dtype)
+        fd_args = _widened(args)
+        rtol = RTOL_F32
     if case.needed and mutation == "strict":
         file = inspect.getsourcefile(case.fn)
         pairs = [(resolve(c, case.fn)[1], resolve(o, case.fn)[1]) for c, o in case.conflicts]
@@ -314,7 +363,7 @@ def run_case(case: Case, mutation: str) -> None:
                                  f"a needed value is overwritten (expected MutationError)")
         return
 
-    check_gradient(case.fn, args, case.argnums, adgen_grad(mutation))
+    check_gradient(case.fn, args, case.argnums, adgen_grad(mutation), fd_args, rtol)
     check_value(case.fn, args, case.argnums, mutation)
     if not case.check_explain:
         return

@@ -104,7 +104,8 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_container_case(case: Case, mutation: str) -> None:
-    run_case(case, mutation)
+def test_container_case(case: Case, mutation: str, dtype: str) -> None:
+    run_case(case, mutation, dtype)

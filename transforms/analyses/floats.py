@@ -82,6 +82,22 @@ def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[
         f64_params: its parameters bound to float64 arrays in that signature.
         resolve: a global name or attribute chain -> the object it denotes (None: unknown).
     """
+    env = _facts(fn, known, f64_params, resolve)
+    dtypes = {F64: "float64", FLOAT: "float64", INT: "int64"}
+    return {n: dtypes[f] for n, f in env.items() if f in dtypes}
+
+
+def float64_arrays(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
+                   resolve: Callable[[gast.expr], Any]) -> set[str]:
+    """Names that hold a float64 ndarray on every path (the arguments as in
+    :func:`column_dtypes`). A value stored into one keeps its derivative; a store into an
+    array of another dtype may truncate it (an integer or bool array), which the pullback
+    then checks at run time."""
+    return {n for n, f in _facts(fn, known, f64_params, resolve).items() if f == _ARRAY}
+
+
+def _facts(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
+           resolve: Callable[[gast.expr], Any]) -> dict[str, Any]:
     defs, unknown = definitions(fn)
     env: dict[str, Any] = {n: _BOTTOM for n in defs}
     for a in fn.args.args:
@@ -106,8 +122,7 @@ def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[
             if f != env[n]:
                 env[n] = f
                 changed = True
-    dtypes = {F64: "float64", FLOAT: "float64", INT: "int64"}
-    return {n: dtypes[f] for n, f in env.items() if f in dtypes}
+    return env
 
 
 class _Eval:
@@ -225,7 +240,7 @@ class _Eval:
         if name in _REDUCTIONS and args == [_ARRAY]:
             return self.of_kind(v)
         if name in _ALLOCATE and len(args) == 1:
-            return self.of_kind(v)  # float64 is the default dtype
+            return _ARRAY  # an array, whatever the shape; float64 is the default dtype
         if name in _LIKE and args == [_ARRAY]:
             return self.of_kind(v)
         if name == "dot" and args == [_ARRAY, _ARRAY]:

@@ -10,6 +10,7 @@ __all__ = [
     "as_container",
     "balanced_eq",
     "broadcastable",
+    "cast_vjp",
     "cumsum_vjp",
     "expand_reduced",
     "filled",
@@ -21,6 +22,7 @@ __all__ = [
     "shape_tree",
     "sort_vjp",
     "split_sequence",
+    "stored_into",
     "stored_part",
     "sum_list_vjp",
     "sum_vjp",
@@ -60,6 +62,24 @@ def stored_part(x_bar: np.ndarray, index: object) -> object:
     owner[index] = ids
     g[owner[index] != ids] = 0.0
     return g
+
+
+def stored_into(x: object, g: object) -> object:
+    """The cotangent of the value ``x[index] = v`` stored, from the cotangent ``g`` of the
+    elements it wrote: ``g``, or zero where ``x`` holds integers or bools (the store
+    truncated v, a step function whose derivative is zero)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "biu":
+        return g
+    return np.zeros(np.shape(g)) if np.ndim(g) else 0.0
+
+
+def cast_vjp(g: object, dtype: object) -> object:
+    """The cotangent through a conversion to ``dtype`` (``astype``, ``np.asarray(x,
+    dtype=...)``): ``g``, or zero for an integer or bool dtype (truncation)."""
+    if dtype is None or np.dtype(dtype).kind not in "biu":
+        return g
+    return np.zeros(np.shape(g)) if np.ndim(g) else 0.0
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 
 from adgen.rules.helpers import (
     array_vjp,
+    cast_vjp,
     clip_above,
     clip_below,
     clip_inside,
@@ -110,21 +111,24 @@ def copy(g: Any, out: Any, a: Any) -> Any:
     return g
 
 
-@defvjp(np.array, "object, dtype=None", diff="object", linear=True)
+@defvjp(np.array, "object, dtype=None", diff="object", reads="dtype", linear=True)
 def array(g: Any, out: Any, object: Any, dtype: Any) -> Any:
     # An array gets g; a list of entries gets the list of their cotangents (nested alike).
-    return array_vjp(g, shape_tree(object))
+    # An integer or bool dtype truncates: no gradient (cast_vjp).
+    return array_vjp(cast_vjp(g, dtype), shape_tree(object))
 
 
-@defvjp(np.asarray, "a, dtype=None", diff="a", linear=True, view=True)
+@defvjp(np.asarray, "a, dtype=None", diff="a", reads="dtype", linear=True, view=True)
 def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
-    return array_vjp(g, shape_tree(a))
+    return array_vjp(cast_vjp(g, dtype), shape_tree(a))
 
 
-@defvjp(ndarray_astype, "a, dtype", diff="a", linear=True, name="numpy.ndarray.astype")
+@defvjp(ndarray_astype, "a, dtype", diff="a", reads="dtype", linear=True,
+        name="numpy.ndarray.astype")
 def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
-    # Back to the input's dtype (a float32 input gets a float32 cotangent).
-    return np.asarray(g, dtype=a.dtype)
+    # Back to the input's dtype (a float32 input gets a float32 cotangent); an integer or
+    # bool dtype truncates, which has no gradient.
+    return np.asarray(cast_vjp(g, dtype), dtype=a.dtype)
 
 
 # --------------------------------------------------------------------------------------------
