@@ -176,11 +176,13 @@ def _refuse_complex(args: tuple[Any, ...]) -> None:
 def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if not compiled.needs_scope:
         return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
-    runtime._SCOPES.append(runtime.GuardScope())  # a fresh scope of captures for this pass
+    # a fresh scope of captures for this pass, in this thread's stack (runtime._THREAD)
+    scopes = runtime._THREAD.scopes
+    scopes.append(runtime.GuardScope())
     try:
         return compiled.forward(*args, **kwargs)
     finally:
-        runtime._SCOPES.pop()
+        scopes.pop()
 
 
 def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -374,37 +375,48 @@ class GuardScope:
         self.dynamic: list[Any] = []
 
 
-_SCOPES: list[GuardScope] = [GuardScope()]
-_MEASURE: list[dict[tuple[str, int, int], int]] = []
+class _ThreadScopes(threading.local):
+    """Per thread: the stack of guard scopes (the last is the running forward pass's) and of
+    save measurements. Each thread starts with a scope of its own, so the forward passes of two
+    threads never see (or save into) each other's captures."""
+
+    def __init__(self) -> None:
+        self.scopes: list[GuardScope] = [GuardScope()]
+        self.measure: list[dict[tuple[str, int, int], int]] = []
+
+
+_THREAD = _ThreadScopes()
 
 
 @contextlib.contextmanager
 def guard_scope() -> Iterator[GuardScope]:
     """A fresh scope of captures for one top-level forward pass."""
     scope = GuardScope()
-    _SCOPES.append(scope)
+    scopes = _THREAD.scopes
+    scopes.append(scope)
     try:
         yield scope
     finally:
-        _SCOPES.pop()
+        scopes.pop()
 
 
 def current_scope() -> GuardScope:
     """The scope of the forward pass that is running."""
-    return _SCOPES[-1]
+    return _THREAD.scopes[-1]
 
 
 @contextlib.contextmanager
 def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
     """Collects the bytes each guarded write saves, keyed by (file, line, col)."""
     measured: dict[tuple[str, int, int], int] = {}
-    _MEASURE.append(measured)
+    measures = _THREAD.measure
+    measures.append(measured)
     try:
         with guard_scope() as scope:
             measured["__scope__"] = scope  # type: ignore[index]
             yield measured
     finally:
-        _MEASURE.pop()
+        measures.pop()
 
 
 def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
@@ -422,7 +434,7 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
                     if isinstance(v, np.ndarray) and (kept is None or
                                                       id(root_of(v)) in kept)]
             for cap in held:
-                _SCOPES[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+                _THREAD.scopes[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
             return _Held(x, held)
         if type(x) is tuple and any(isinstance(v, np.ndarray) for v in x):
             # a tuple of arrays (an index (rows, 1)): its arrays are captured
@@ -430,12 +442,12 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
                     for v in x]
             for cap in caps:
                 if isinstance(cap, Capture):
-                    _SCOPES[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+                    _THREAD.scopes[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
             return _HeldItems(caps)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
-    _SCOPES[-1].live.setdefault(id(root_of(x)), []).append(cap)
+    _THREAD.scopes[-1].live.setdefault(id(root_of(x)), []).append(cap)
     return cap
 
 
@@ -509,7 +521,7 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     """
     if not isinstance(target, np.ndarray):
         return
-    scope = _SCOPES[-1]
+    scope = _THREAD.scopes[-1]
     caps = scope.live.get(id(root_of(target)))
     if not caps:
         return
@@ -539,9 +551,10 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
                                  _source_line(first.file, first.line)))
     for cap in hits:
         cap.snapshot = cap.array.copy()
-        if _MEASURE:
+        measures = _THREAD.measure
+        if measures:
             key = (file, line, col)
-            _MEASURE[-1][key] = _MEASURE[-1].get(key, 0) + cap.snapshot.nbytes
+            measures[-1][key] = measures[-1].get(key, 0) + cap.snapshot.nbytes
     if keep:
         scope.live[id(root_of(target))] = keep
     else:
