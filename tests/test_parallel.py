@@ -1,4 +1,4 @@
-"""Gradients from many threads at once.
+"""Gradients from many threads at once, and gradient functions sent to other processes.
 
 Threads: each thread's forward passes keep their captures in a guard scope of their own
 (``adgen.runtime._THREAD``), and compilation runs one at a time, so a caller compiled in one
@@ -6,15 +6,20 @@ thread never sees a callee half-built in another. A switch interval of a microse
 the threads interleave inside a forward pass; every result is compared with its gradient
 written out by hand (tests/parallel_functions.py), which test_hand_gradients checks against
 central differences.
+
+Processes: ``adgen.grad(f)`` pickles as a reference to ``f`` (rebuilt in the worker), so it
+runs under ``ProcessPoolExecutor`` with the spawn start method.
 """
 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import pickle
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
 import parallel_functions as pf
@@ -164,3 +169,52 @@ def test_concurrent_compilation() -> None:
     for f, hand in CALLERS:  # the cached compilations, single-threaded
         np.testing.assert_allclose(adgen.grad(f)(x.copy()), hand(x), rtol=1e-10)
 
+
+def _spawn_pool() -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+
+
+def test_gradient_functions_pickle_with_their_options() -> None:
+    """A pickled gradient is grad(f, ...) built again, with the same options."""
+    rng = np.random.default_rng(3)
+    w, x = rng.normal(size=3), rng.normal(size=(4, 3))
+    vg = adgen.value_and_grad(pf.aux_loss, argnums=(0, 1), mutation="strict", has_aux=True)
+    copy_ = pickle.loads(pickle.dumps(vg))
+    assert copy_ is not vg and copy_.__name__ == "aux_loss"
+    (value, aux), (gw, gx) = copy_(w, x)
+    r = x @ w  # sum(r ** 2): d/dw = 2 x^T r, d/dx = 2 r w^T
+    np.testing.assert_allclose(aux, r)
+    np.testing.assert_allclose(value, np.sum(r ** 2))
+    np.testing.assert_allclose(gw, 2.0 * x.T @ r)
+    np.testing.assert_allclose(gx, 2.0 * np.outer(r, w))
+    strict = pickle.loads(pickle.dumps(adgen.grad(pf.guarded_fill, mutation="strict")))
+    with pytest.raises(adgen.MutationError, match="x.fill"):
+        strict(np.ones(3))
+    g = pickle.loads(pickle.dumps(adgen.grad(pf.guarded_shift), protocol=2))
+    np.testing.assert_allclose(g(w.copy()), pf.guarded_shift_grad(w))
+
+
+def test_gradient_of_a_local_function_does_not_pickle() -> None:
+    """Pickling is by reference: a function defined inside another has no name to find."""
+    def local(x):
+        return np.sum(x * x)
+
+    with pytest.raises((pickle.PicklingError, AttributeError), match="local"):
+        pickle.dumps(adgen.grad(local))
+
+
+def test_process_pool_spawn() -> None:
+    """Gradients computed in worker processes started with spawn (a fresh interpreter
+    that imports adgen and the function's module)."""
+    xs = _inputs(6)
+    with _spawn_pool() as pool:
+        grads = list(pool.map(adgen.grad(pf.guarded_fill), [x.copy() for x in xs]))
+        pairs = list(pool.map(adgen.value_and_grad(pf.calls_series), xs))
+        strict = pool.submit(adgen.grad(pf.guarded_fill, mutation="strict"), xs[0].copy())
+        with pytest.raises(adgen.MutationError, match="x.fill"):
+            strict.result()
+    for x, g in zip(xs, grads):
+        np.testing.assert_allclose(g, pf.guarded_fill_grad(x), rtol=1e-12)
+    for x, (value, g) in zip(xs, pairs):
+        np.testing.assert_allclose(value, pf.calls_series(x), rtol=1e-12)
+        np.testing.assert_allclose(g, pf.calls_series_grad(x), rtol=1e-10)

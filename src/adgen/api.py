@@ -272,6 +272,46 @@ def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
     return found
 
 
+class GradientFunction(functools.partial):
+    """What :func:`grad` and :func:`value_and_grad` return: a callable with ``fun``'s name,
+    docstring and signature, that pickles as a reference to ``fun``.
+
+    Pickling (``multiprocessing`` with spawn, ``concurrent.futures.ProcessPoolExecutor``,
+    joblib, Dask) stores ``fun`` (by its module and name, as pickle stores any function) and
+    the options; the receiving process builds ``grad(fun, ...)`` again and compiles there.
+    It is a ``functools.partial`` of the gradient closure only because calling a partial adds
+    no Python frame: a call costs what calling the closure costs.
+    """
+
+    __adgen_transform__ = True  # compile_function refuses derivatives of derivatives
+
+    def __new__(cls, call: Callable[..., Any], fun: Callable[..., Any],
+                argnums: int | Sequence[int], mutation: str, has_aux: bool,
+                with_value: bool) -> GradientFunction:
+        self = super().__new__(cls, call)
+        functools.update_wrapper(self, fun)
+        self._adgen_spec = (fun, argnums, mutation, has_aux, with_value)
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_gradient, self._adgen_spec)
+
+    def __repr__(self) -> str:
+        fun, argnums, mutation, has_aux, with_value = self._adgen_spec
+        name = getattr(fun, "__qualname__", repr(fun))
+        options = "".join([f", argnums={argnums!r}" if argnums != 0 else "",
+                           f", mutation={mutation!r}" if mutation != "save" else "",
+                           ", has_aux=True" if has_aux else ""])
+        return f"<adgen.{'value_and_grad' if with_value else 'grad'}({name}{options})>"
+
+
+def _rebuild_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
+                      has_aux: bool, with_value: bool) -> GradientFunction:
+    """Unpickles a :class:`GradientFunction`: ``grad(fun, ...)`` built again."""
+    build = value_and_grad if with_value else grad
+    return build(fun, argnums, mutation=mutation, has_aux=has_aux)
+
+
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                    mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the returned function gives ``(value, gradient)``.
@@ -279,9 +319,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
     ``((value, aux), gradient)``, as in JAX.
     """
-    fun_vg = _gradient_function(fun, argnums, mutation, has_aux, with_value=True)
-    fun_vg.__adgen_transform__ = True  # type: ignore[attr-defined]
-    return fun_vg
+    return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
+                                               with_value=True),
+                            fun, argnums, mutation, has_aux, True)
 
 
 def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
@@ -376,9 +416,9 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         NonDifferentiableError: for a non-scalar output or an integer argument.
         MutationError: under "strict", when an in-place write overwrites a needed value.
     """
-    grad_fun = _gradient_function(fun, argnums, mutation, has_aux, with_value=False)
-    grad_fun.__adgen_transform__ = True  # type: ignore[attr-defined]
-    return grad_fun
+    return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
+                                               with_value=False),
+                            fun, argnums, mutation, has_aux, False)
 
 
 def source(fun: Callable[..., Any], *args: Any, mutation: str = "save") -> str:
