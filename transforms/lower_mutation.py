@@ -37,9 +37,13 @@ _REFUSED_METHODS = {
     "setdefault": "assign the key explicitly",
     "pop": "index the last element and build a shorter list",
     "partition": "use np.sort",
+    "setfield": "write x[index] = value",
+    "byteswap": "use x.astype(x.dtype.newbyteorder())",
+    "shuffle": "permute with an index: x = x[rng.permutation(len(x))]",
 }
 _REFUSED_FUNCS = {"place": "x[mask] = values (with as many values as True entries)",
-                  "put_along_axis": "an indexed assignment"}
+                  "put_along_axis": "an indexed assignment",
+                  "shuffle": "permute with an index: x = x[np.random.permutation(len(x))]"}
 
 
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
@@ -104,20 +108,32 @@ class _Lower:
         if isinstance(func, gast.Attribute) and resolved is None:
             method = func.attr
             recv = func.value
-            if method == "fill" and len(call.args) == 1:
-                return [store(recv, _ellipsis(), call.args[0], s)] + self._none(result, s)
+            if method == "fill":
+                value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
+                return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
             if method == "extend" and len(call.args) == 1 and not call.keywords:
                 return self._extend(recv, call.args[0], s) + self._none(result, s)
             if method == "update" and len(call.args) == 1 and not call.keywords:
                 return self._update(recv, call.args[0], s) + self._none(result, s)
-            if method == "put" and len(call.args) == 2 and not call.keywords:
-                return self._put(recv, call.args[0], call.args[1], s) + self._none(result, s)
-            if method == "sort" and not call.args and not call.keywords:
+            if method == "put":
+                ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
+                self._refuse_mode(mode, s)
+                return self._put(recv, ind, v, s) + self._none(result, s)
+            if method == "sort":
+                # x.sort(axis=-1, kind=None, order=None, *, stable=None): every kind gives
+                # the same values; the gradient follows the stable permutation
+                axis, _, order, _ = self._arguments(
+                    call, ("axis", "kind", "order", "stable"), 0, s, method)
+                if order is not None and not (isinstance(order, gast.Constant) and
+                                              order.value is None):
+                    raise UnsupportedError("x.sort(order=...) (a structured array) is not "
+                                           "supported", self.parsed.location(s),
+                                           hint="sort a float array")
+                axis = axis if axis is not None else gast.Constant(-1, None)
                 perm, tmp = self.namer.fresh("perm"), self.namer.fresh("t")
-                argsort = _np_call("argsort", [recv], {"axis": gast.Constant(-1, None),
+                argsort = _np_call("argsort", [recv], {"axis": axis,
                                                        "kind": gast.Constant("stable", None)})
-                take = _np_call("take_along_axis", [recv, name(perm)],
-                                {"axis": gast.Constant(-1, None)})
+                take = _np_call("take_along_axis", [recv, name(perm)], {"axis": axis})
                 return [assign(name(perm, gast.Store), argsort, s),
                         assign(name(tmp, gast.Store), take, s),
                         store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
@@ -128,9 +144,11 @@ class _Lower:
         if resolved is not None:
             import numpy as np
 
-            if resolved is np.put and len(call.args) == 3 and not call.keywords:
-                return self._put(call.args[0], call.args[1], call.args[2], s) + \
-                    self._none(result, s)
+            if resolved is np.put:
+                a, ind, v, mode = self._arguments(call, ("a", "ind", "v", "mode"), 3, s,
+                                                   "put")
+                self._refuse_mode(mode, s)
+                return self._put(a, ind, v, s) + self._none(result, s)
             if resolved is np.fill_diagonal and len(call.args) == 2 and not call.keywords:
                 idx = self.namer.fresh("diag")
                 return [assign(name(idx, gast.Store), _call_name("diagonal_index",
@@ -147,6 +165,35 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
+
+    def _arguments(self, call: gast.Call, params: tuple[str, ...], required: int,
+                   s: gast.stmt, method: str, keywords: bool = True) -> list[gast.expr | None]:
+        """The arguments of an in-place call bound to ``params`` (None where not given);
+        refused when they do not fit (a method of the same name on another type, say)."""
+        bound: list[gast.expr | None] = [None] * len(params)
+        ok = len(call.args) <= len(params) and not any(isinstance(a, gast.Starred)
+                                                       for a in call.args)
+        for k, a in enumerate(call.args[:len(params)]):
+            bound[k] = a
+        for kw in call.keywords:
+            if not keywords or kw.arg not in params or bound[params.index(kw.arg)] is not None:
+                ok = False
+                break
+            bound[params.index(kw.arg)] = kw.value
+        if not ok or any(b is None for b in bound[:required]):
+            raise UnsupportedError(
+                f"the in-place call .{method}() with these arguments is not supported "
+                f"(adgen knows {method}({', '.join(params)}))", self.parsed.location(s),
+                hint="write the update as an indexed assignment x[index] = value")
+        return bound
+
+    def _refuse_mode(self, mode: gast.expr | None, s: gast.stmt) -> None:
+        if mode is not None and not (isinstance(mode, gast.Constant) and
+                                     mode.value == "raise"):
+            raise UnsupportedError("put with mode='clip' or 'wrap' is not supported",
+                                   self.parsed.location(s),
+                                   hint="clip or wrap the indices first, then write "
+                                        "x.flat[index] = values")
 
     def _copyto(self, call: gast.Call, s: gast.stmt) -> list[gast.stmt]:
         """``np.copyto(dst, src)`` -> ``dst[...] = src``; with ``where=m`` ->

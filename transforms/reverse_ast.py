@@ -166,7 +166,7 @@ def _is_python_function(obj: Any) -> bool:
     import types
 
     return isinstance(obj, (types.FunctionType, types.MethodType)) and \
-        not getattr(obj, "__module__", "").startswith("numpy")
+        not (getattr(obj, "__module__", "") or "").startswith("numpy")  # None: run by exec
 
 
 def _is_user_class(obj: Any) -> bool:

@@ -14,7 +14,13 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import runtime
-from adgen.errors import ArgnumsError, Location, MutationError, NonDifferentiableError
+from adgen.errors import (
+    ArgnumsError,
+    CotangentError,
+    Location,
+    MutationError,
+    NonDifferentiableError,
+)
 from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
 
@@ -166,11 +172,28 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def _refuse_complex(args: tuple[Any, ...]) -> None:
+    """Refuses the values whose kinds the signature leaves unknown and adgen cannot
+    differentiate: complex values, and array subclasses (np.matrix, masked arrays), whose
+    operators mean something else than the rules assume (``*`` is a matrix product for
+    np.matrix)."""
     for k, a in enumerate(args):
+        leaves = _leaves(a)
         if any(isinstance(leaf, (complex, np.complexfloating)) or (
-                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in _leaves(a)):
+                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in leaves):
             raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
                                          "supported yet")
+        for leaf in leaves:
+            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray and \
+                    not isinstance(leaf, np.memmap):  # a memmap computes as an ndarray
+                what = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
+                inside = "" if leaf is a else f" holds a {what}, which"
+                raise NonDifferentiableError(
+                    f"argument {k}{inside or ' is a ' + what + ', which'} is an ndarray "
+                    "subclass: adgen differentiates plain ndarrays, and a subclass's "
+                    "operators may mean something else (np.matrix: * is a matrix product; "
+                    "a masked array skips masked elements)",
+                    hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
+                         "mask as a separate argument used with np.where)")
 
 
 def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -205,6 +228,8 @@ def _scalar_output(out: Any) -> float:
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if value is None:
+        return "None"
     return f"a {type(value).__name__}"
 
 
@@ -243,9 +268,52 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                     "reads its values: the cotangents would be wrong",
                     _location(fun),
                     hint="call the pullback before changing it, or pass a copy to adgen.vjp")
+        _check_cotangent(out_bar, out, "the cotangent", fun)
         return _cotangents(compiled.pullback(saved, out_bar), args)
 
     return out, pullback
+
+
+def _check_cotangent(ct: Any, out: Any, what: str, fun: Callable[..., Any]) -> None:
+    """Raises CotangentError unless ``ct`` fits the output ``out``: a real number or array of
+    its shape for a float or an array, the same structure for a tuple, list or dict, None
+    (or a number, ignored) for an output without a gradient (an int, a str, None)."""
+
+    def refuse(problem: str) -> None:
+        raise CotangentError(f"{what} {problem}", _location(fun),
+                             hint="pass the pullback a cotangent of the output's structure "
+                                  "and shape, of a float dtype (np.ones_like(out) for an "
+                                  "array output)")
+
+    if isinstance(out, (float, np.floating)) or (isinstance(out, np.ndarray) and
+                                                 out.dtype.kind in "fc"):
+        if ct is None or isinstance(ct, (str, bytes, bool, np.bool_)) or not (
+                isinstance(ct, (int, float, np.number, np.ndarray))):
+            refuse(f"is {_describe(ct) if ct is not None else 'None'}, but the output is "
+                   f"{_describe(out)}")
+        if isinstance(ct, np.ndarray) and ct.dtype.kind not in "fiu" or \
+                isinstance(ct, (complex, np.complexfloating)):
+            refuse(f"has dtype {np.asarray(ct).dtype}; a real (float) cotangent is needed")
+        if np.shape(ct) != np.shape(out):
+            refuse(f"has shape {np.shape(ct)}, but the output has shape {np.shape(out)}")
+        return
+    if isinstance(out, (tuple, list)):
+        if not isinstance(ct, (tuple, list)) or len(ct) != len(out):
+            refuse(f"is {_describe(ct)}, but the output is a {type(out).__name__} of "
+                   f"{len(out)} items: give one cotangent per item")
+        for k, (c, o) in enumerate(zip(ct, out)):
+            _check_cotangent(c, o, f"{what}[{k}]", fun)
+        return
+    if isinstance(out, dict):
+        if not isinstance(ct, dict) or set(ct) - set(out):
+            refuse(f"is {_describe(ct)}, but the output is a dict with keys {list(out)}")
+        for k, c in ct.items():
+            _check_cotangent(c, out[k], f"{what}[{k!r}]", fun)
+        return
+    if out is None or isinstance(out, (str, bytes)):
+        if ct is not None:
+            refuse(f"is {_describe(ct)}, but the output is {_describe(out)}, which has no "
+                   "gradient: pass None")
 
 
 def _location(fun: Callable[..., Any]) -> Location | None:

@@ -91,5 +91,10 @@ class CompilerError(AdgenError):
     """A bug inside adgen: names the compiler pass where an invariant broke."""
 
 
+class CotangentError(AdgenError, ValueError):
+    """A cotangent given to a pullback does not fit the output: its structure, shape or
+    dtype."""
+
+
 class ArgnumsError(AdgenError, ValueError):
     """`argnums` does not fit the function's arguments."""

@@ -239,9 +239,10 @@ class ShadowMap:
             from adgen.errors import UnsupportedError
 
             raise UnsupportedError(
-                f"an in-place write to a {type(x).__name__} that adgen could not see being "
-                "built (an argument, or a value from a call) is not supported yet",
-                hint="build a new list/dict/object instead of changing the argument")
+                f"an in-place write x[i] = v to a {type(x).__name__} that adgen could not see "
+                "being built (an argument, or a value from a call) is not supported yet",
+                hint="build a new list from its items (lst = [lst[0], lst[1]]), or pass a "
+                     "dict (d[\"w\"] = v on a dict argument is supported)")
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
@@ -850,7 +851,7 @@ def or_zeros(g: Any, like: Any) -> Any:
 def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
     """For ``out = x[index]`` on a tracked x: a view already shares x's shadow; a copy (fancy
     index) adds its adjoint into x's shadow."""
-    if isinstance(out, np.ndarray) and root_of(out) is root_of(x):
+    if isinstance(out, np.ndarray) and isinstance(x, np.ndarray) and root_of(out) is root_of(x):
         return
     add_item(sh.of(x), index, sh.of(out) if isinstance(out, np.ndarray) else
              sh.value(out) or 0.0)

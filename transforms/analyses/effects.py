@@ -99,6 +99,14 @@ def effects(fn: gast.FunctionDef,
                 eff.kinds[t] = "dict"
             elif isinstance(v, gast.Tuple):
                 eff.kinds[t] = "tuple"
+    for s in stmts:
+        # a name indexed by a string (p["w"]) is a dict: a parameter too, whose kind nothing
+        # else tells (an ndarray takes a string index only as a structured array's field)
+        for node in gast.walk(s):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                    isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str) \
+                    and node.value.id not in eff.kinds:
+                eff.kinds[node.value.id] = "dict"
     # kinds follow copies (d = comp1) and loop sequences
     changed = True
     while changed:

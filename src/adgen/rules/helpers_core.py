@@ -230,6 +230,8 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
             return g
     if isinstance(shape, list) or is_tuple_tree(shape):
         return split_sequence(g, shape, seq)
+    if g is None or shape is None:
+        return None  # a zero adjoint, or one of a value that has none (a str, None)
     shape = tuple(shape)
     if isinstance(g, (list, tuple)):
         unsupported("arithmetic on Python lists/tuples (repetition with *) is not "

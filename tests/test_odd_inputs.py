@@ -1,0 +1,284 @@
+"""A catalogue of odd inputs (issue 12): array subclasses, in-place methods with arguments,
+containers passed as arguments and written in place, None and strings flowing through calls,
+cotangents that do not fit, functions run by exec. Each gives a right answer (checked against
+central differences under both policies, with the arguments' final state) or an adgen error
+that says what to do; none gives a raw traceback.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+import adgen
+from gradcheck import assert_grad_close, numerical_grad
+
+POLICIES = ["save", "strict"]
+X = np.array([3.0, 1.0, 2.0])
+
+
+def _check(fn, args, mutation, argnum=0):
+    """adgen's gradient equals central differences, and the arguments end as a plain call
+    leaves them."""
+    plain = copy.deepcopy(list(args))
+    fn(*plain)
+    mine = copy.deepcopy(list(args))
+    g = adgen.grad(fn, argnums=argnum, mutation=mutation)(*mine)
+    assert_grad_close(g, numerical_grad(fn, args, argnum))
+    for a, b in zip(mine, plain):
+        if isinstance(b, dict):
+            for k in b:
+                np.testing.assert_array_equal(a[k], b[k])
+        elif isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    return g
+
+
+# --- array subclasses: refused, naming the argument --------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda: np.matrix([[1.0, 2.0], [3.0, 4.0]]), id="matrix"),
+    pytest.param(lambda: np.ma.masked_array([1.0, 2.0], mask=[False, True]), id="masked"),
+])
+@pytest.mark.parametrize("position", [0, 1])
+def test_array_subclass_is_refused(make, position: int) -> None:
+    def f(a, b):
+        return np.sum(a * b)
+
+    args = [np.ones((2, 2)), np.ones((2, 2))]
+    args[position] = make()
+    with pytest.raises(adgen.NonDifferentiableError, match=f"argument {position}.*subclass"):
+        adgen.grad(f)(*args)
+    with pytest.raises(adgen.NonDifferentiableError, match="subclass"):
+        adgen.vjp(f, *args)
+
+
+def test_array_subclass_inside_a_container_is_refused() -> None:
+    def f(p):
+        return np.sum(p["w"] * p["w"])
+
+    with pytest.raises(adgen.NonDifferentiableError, match="holds a numpy.matrix"):
+        adgen.grad(f)({"w": np.matrix([[1.0, 2.0]])})
+
+
+# --- in-place methods, whatever their arguments ------------------------------------------
+
+
+def sort_stable(y):
+    y = y * 1.0
+    y.sort(kind="stable")
+    return np.sum(y * np.arange(3.0))
+
+
+def sort_axis0(xs):
+    xs = xs * 1.0
+    xs.sort(axis=0)
+    return np.sum(xs * np.arange(6.0).reshape(3, 2))
+
+
+def sort_positional(x):
+    x.sort(0, "quicksort")
+    return np.sum(x * np.arange(3.0)) + np.sum(x * x)
+
+
+def fill_value(x):
+    y = x * 1.0
+    y.fill(x[0] * x[1])
+    return np.sum(y * x)
+
+
+def put_raise(x):
+    y = x * 2.0
+    y.put([0, 2], x[:2] * x[1:], mode="raise")
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn, arg", [
+    (sort_stable, X),
+    (sort_axis0, np.array([[3.0, 1.0], [1.0, 2.0], [2.0, 0.5]])),
+    (sort_positional, X),
+    (fill_value, X),
+    (put_raise, X),
+])
+def test_in_place_method_with_arguments(fn, arg, mutation: str) -> None:
+    _check(fn, (arg,), mutation)
+
+
+def test_sort_with_kind_is_a_mutation_site() -> None:
+    sites = adgen.explain(sort_stable, file=None)
+    rows = [s for s in sites if "sort" in s.construct]
+    assert rows and all(s.decision == "free" for s in rows), sites
+
+
+@pytest.mark.parametrize("body, what", [
+    ("x.partition(1)", "partition"),
+    ("x.put([0], [1.0], mode='clip')", "mode"),
+    ("x.sort(order='a')", "order"),
+    ("x.sort(key=abs)", "sort"),
+    ("x.fill(1.0, 2.0)", "fill"),
+    ("x.fill(value=1.0)", "fill"),
+    ("np.random.shuffle(x)", "shuffle"),
+])
+def test_in_place_call_adgen_cannot_follow_is_refused(body: str, what: str, tmp_path) -> None:
+    path = tmp_path / "inplace_mod.py"
+    path.write_text(f"import numpy as np\n\n\ndef f(x):\n    {body}\n    return np.sum(x * x)\n")
+    ns: dict = {"__name__": "inplace_mod"}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    with pytest.raises(adgen.UnsupportedError, match=what) as info:
+        adgen.grad(ns["f"])(X.copy())
+    assert info.value.location is not None and info.value.location.line == 5
+
+
+# --- containers passed as arguments and written in place ---------------------------------
+
+
+def dict_rebind(p):
+    p["w"] = 2 * p["w"]
+    return np.sum(p["w"] * p["w"])
+
+
+def dict_element(p):
+    p["w"][0] = 5.0
+    return np.sum(p["w"] * p["w"]) + np.sum(p["b"] * p["w"])
+
+
+def dict_augmented(p):
+    p["w"] += p["b"]
+    return np.sum(p["w"] * p["w"])
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn", [dict_rebind, dict_element, dict_augmented])
+def test_dict_argument_written_in_place(fn, mutation: str) -> None:
+    p = {"w": np.array([1.0, 2.0]), "b": np.array([0.5, -1.5])}
+    _check(fn, (p,), mutation)
+
+
+class _Params:
+    def __init__(self) -> None:
+        self.w = np.array([1.0, 2.0])
+
+
+def object_rebind(m):
+    m.w = m.w * 3.0
+    return np.sum(m.w * m.w)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_object_argument_written_in_place(mutation: str) -> None:
+    m = _Params()
+    g = adgen.grad(object_rebind, mutation=mutation)(m)
+    np.testing.assert_allclose(g.w, 18.0 * np.array([1.0, 2.0]))  # d/dw sum(9 w^2)
+    np.testing.assert_array_equal(m.w, [3.0, 6.0])
+
+
+def list_element(lst):
+    lst[0] = lst[0] * lst[1]
+    return np.sum(lst[0])
+
+
+def test_list_argument_written_by_index_is_refused() -> None:
+    with pytest.raises(adgen.UnsupportedError, match="list"):
+        adgen.grad(list_element)([np.array([1.0, 2.0]), np.array([3.0, 4.0])])
+
+
+# --- None and strings flow through calls and returns -------------------------------------
+
+
+def _log(v):
+    _ = v
+    return None
+
+
+def _use(r, x):
+    if r is None:
+        return x * 3.0
+    return r
+
+
+def _labelled(x, label):
+    return np.sum(x * x) if label else 0.0
+
+
+def none_through_helper(x):
+    r = _log(x * 2.0)
+    return np.sum(_use(r, x) * x)
+
+
+def string_through_helper(x, tag):
+    label = tag + "!"
+    return _labelled(x, label)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_none_and_strings_flow_through_calls(mutation: str) -> None:
+    _check(none_through_helper, (X,), mutation)
+    _check(string_through_helper, (X, "a"), mutation)
+    assert adgen.grad(_use, argnums=1, mutation=mutation)(None, 2.0) == 3.0
+
+
+# --- vjp's pullback validates its cotangent ------------------------------------------------
+
+
+def _double(x):
+    return x * 2.0
+
+
+def _total(x):
+    return np.sum(x * x)
+
+
+def _pair(x):
+    return x * 2.0, "label"
+
+
+@pytest.mark.parametrize("fn, ct, problem", [
+    (_double, None, "is None"),
+    (_double, np.ones(3), "shape"),
+    (_double, "a", "str"),
+    (_double, np.ones(2, dtype=complex), "dtype"),
+    (_total, None, "is None"),
+    (_total, np.ones(3), "shape"),
+    (_pair, np.ones(2), "tuple"),
+    (_pair, (np.ones(2), 1.0), "no gradient"),
+])
+def test_vjp_refuses_a_cotangent_that_does_not_fit(fn, ct, problem: str) -> None:
+    _, pullback = adgen.vjp(fn, np.array([1.0, 2.0]))
+    with pytest.raises(adgen.CotangentError, match=problem):
+        pullback(ct)
+
+
+def test_vjp_accepts_cotangents_that_fit() -> None:
+    _, pullback = adgen.vjp(_pair, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(pullback((np.ones(2), None))[0], [2.0, 2.0])
+    _, pullback = adgen.vjp(_total, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(pullback(1)[0], [2.0, 4.0])
+
+
+# --- functions adgen reads from odd places -------------------------------------------------
+
+
+def test_function_run_by_exec_without_a_module_name(tmp_path) -> None:
+    path = tmp_path / "execd.py"
+    path.write_text("import numpy as np\n\n\ndef h(v):\n    return v * 2.0\n\n\n"
+                    "def e(x):\n    return np.sum(h(x) * x)\n")
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    assert ns["e"].__module__ is None
+    for mutation in POLICIES:
+        np.testing.assert_allclose(adgen.grad(ns["e"], mutation=mutation)(X), 4.0 * X)
+
+
+def test_callee_whose_name_is_not_an_identifier() -> None:
+    def inner(v):
+        return v * 3.0
+
+    inner.__name__ = inner.__qualname__ = "my-inner fn"
+
+    def outer(x):
+        return np.sum(inner(x) * x)
+
+    np.testing.assert_allclose(adgen.grad(outer)(X), 6.0 * X)
+    assert "def " in adgen.standalone_source(outer)
