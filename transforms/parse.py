@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+from adgen.transforms.bindings import local_imports
 from adgen.transforms.walk import walk
 
 from adgen.errors import Location, MissingRuleError, UnsupportedError
@@ -30,6 +31,11 @@ class Parsed:
     nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
     closure_free: set[str] = field(default_factory=set)  # names nested defs read
     renamed_params: dict[str, str] = field(default_factory=dict)  # new name -> user's name
+    cells: dict[str, Any] = field(default_factory=dict)  # closure cells by free variable
+    imports: dict[str, Any] = field(default_factory=dict)  # names the body's imports bind
+    kwonly: list[str] = field(default_factory=list)  # keyword-only parameters (user's names)
+    # the free names the function reads: user's name -> the name generated code reads it by
+    free: dict[str, str] = field(default_factory=dict)
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""
@@ -58,9 +64,14 @@ def parse_function(fn: Any) -> Parsed:
         MissingRuleError: when the source cannot be read and there is no rule.
         UnsupportedError: for lambdas, async functions and generators.
     """
+    # the source of the function's own code: a decorator's wrapper is the wrapper (which
+    # calls the function it wraps), not the function its __wrapped__ names
+    code = getattr(fn, "__code__", None)
     try:
-        lines, first = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        if code is None:
+            raise TypeError("no code object")
+        lines, first = inspect.getsourcelines(code)
+        file = inspect.getsourcefile(code) or inspect.getfile(code)
     except (OSError, TypeError) as exc:
         name = getattr(fn, "__qualname__", repr(fn))
         raise MissingRuleError(
@@ -84,19 +95,103 @@ def parse_function(fn: Any) -> Parsed:
         raise UnsupportedError(
             f"{getattr(fn, '__qualname__', fn)} is a lambda or not a plain function",
             _loc(file, node), hint="write it as a def, or register an adgen.rrule")
+    _check_matches(fn, src, node, file)
     node.decorator_list = []
+    kwonly = _flatten_parameters(node)
     namespace = dict(fn.__globals__)
+    cells: dict[str, Any] = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            cells[name] = cell
             try:
                 namespace[name] = cell.cell_contents
             except ValueError:
                 pass
+    # imports at the top of the body bind modules, which are read like globals
+    try:
+        imports = local_imports(node)
+    except ImportError as exc:
+        raise UnsupportedError(f"an import in {fn.__qualname__} fails: {exc}",
+                               _loc(file, node)) from exc
+    node.body = [s for s in node.body if not (
+        isinstance(s, gast.Import) or (isinstance(s, gast.ImportFrom) and s.level == 0 and
+                                       s.module and all(a.name != "*" for a in s.names)))] or \
+        [gast.Pass()]
+    namespace.update(imports)
     import linecache
 
     linecache.checkcache(file)
     all_lines = linecache.getlines(file)
-    return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace)
+    return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
+                  cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:
+    """Refuses a source text that is not the one ``fn`` was compiled from: the file was edited,
+    or the notebook cell re-run with another body, after ``fn`` was defined. Python runs the
+    code object; adgen would differentiate the text."""
+    try:
+        compiled = compile(src, file, "exec", dont_inherit=True)
+    except SyntaxError:
+        return  # parse errors are reported by the caller
+    mine = [c for c in compiled.co_consts if hasattr(c, "co_code") and
+            c.co_name == fn.__code__.co_name]
+    if mine and _shape(mine[0]) == _shape(fn.__code__):
+        return
+    raise UnsupportedError(
+        f"the source of {fn.__qualname__} in {file} is not the code Python runs for it: the "
+        "file was edited, or the cell re-run with another body, after it was defined",
+        _loc(file, node),
+        hint=f"define {fn.__qualname__} again (re-run its cell, or importlib.reload its "
+             "module) and pass the new function")
+
+
+# Instructions that differ between a closure and the same text compiled alone.
+_PROLOGUE = {"RESUME", "NOP", "CACHE", "MAKE_CELL", "COPY_FREE_VARS", "EXTENDED_ARG",
+             "PUSH_NULL"}
+_LOADS = {"LOAD_GLOBAL": "load", "LOAD_DEREF": "load", "LOAD_NAME": "load",
+          "LOAD_FAST": "load", "LOAD_CLOSURE": "load", "LOAD_CLASSDEREF": "load",
+          "STORE_DEREF": "store", "STORE_FAST": "store", "STORE_NAME": "store",
+          "STORE_GLOBAL": "store", "DELETE_FAST": "delete", "DELETE_DEREF": "delete",
+          "LOAD_FAST_CHECK": "load", "LOAD_FAST_AND_CLEAR": "load",
+          "LOAD_FROM_DICT_OR_DEREF": "load", "LOAD_FROM_DICT_OR_GLOBALS": "load",
+          "LOAD_FAST_LOAD_FAST": "load", "STORE_FAST_STORE_FAST": "store",
+          "STORE_FAST_LOAD_FAST": "store"}
+
+
+def _shape(code: Any) -> list[Any]:
+    """A code object's instructions with how each variable is reached left out (a free
+    variable is a global when the text is compiled alone), nested code compared the same."""
+    import dis
+
+    out: list[Any] = []
+    for ins in dis.get_instructions(code):
+        op = "LOAD_ATTR" if ins.opname == "LOAD_METHOD" else ins.opname  # (as quickened)
+        if op in _PROLOGUE:
+            continue
+        if op in _LOADS:
+            out.append((_LOADS[op], str(ins.argval)))
+        elif hasattr(ins.argval, "co_code"):
+            out.append((op, tuple(_shape(ins.argval))))
+        elif op.startswith(("JUMP", "POP_JUMP", "FOR_ITER", "SEND")) or "JUMP" in op:
+            out.append((op,))  # offsets move with the prologue
+        elif op in ("KW_NAMES", "LOAD_CONST", "RETURN_CONST"):
+            out.append((op, repr(ins.argval)))
+        else:
+            out.append((op, repr(ins.argval) if ins.argval is not None else None))
+    return out
+
+
+def _flatten_parameters(node: gast.FunctionDef) -> list[str]:
+    """Puts positional-only and keyword-only parameters with the others, in the order of
+    ``inspect.signature`` (the order cotangents come back in), and drops the defaults' source
+    text: the forward gets the function's own ``__defaults__`` and ``__kwdefaults__``
+    (Reverse.forward restores the keyword-only ones). Returns the keyword-only names."""
+    a = node.args
+    kwonly = [p.id for p in a.kwonlyargs]
+    a.args = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
+    a.posonlyargs, a.kwonlyargs, a.kw_defaults, a.defaults = [], [], [], []
+    return kwonly
 
 
 def _loc(file: str, node: gast.AST) -> Location:

@@ -10,8 +10,11 @@ the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 
 from __future__ import annotations
 
+import builtins
 import copy
 import inspect
+import keyword
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind
 from adgen.transforms.anf import to_anf
+from adgen.transforms.bindings import UNBOUND, Guard, failed, guard_for, lookup, read_names
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
@@ -69,6 +73,9 @@ class Compiled:
     # the forward registers captures or guards (its own or a callee's): a call runs it in a
     # fresh GuardScope
     needs_scope: bool = True
+    # what the compiled code assumes of the free names it reads (its own and its callees'):
+    # checked at each call, which recompiles when one fails (bindings.failed)
+    guards: tuple[Any, ...] = ()
 
 
 _CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
@@ -130,7 +137,7 @@ def _compile_function(fn: Any, *, mutation: str = "save",
         sig = None
     key = _key(fn, mutation, wrt, sig)
     hit = _CACHE.get(key)
-    if hit is not None and hit[0] is fn:
+    if hit is not None and hit[0] is fn and (not hit[1].guards or failed(hit[1].guards) is None):
         return hit[1]
     if wrt is not None or sig is not None:
         compiled = _compile(fn, mutation, wrt=wrt, sig=sig)
@@ -239,7 +246,17 @@ def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     if stop == "validate":
         return parsed, tree, None, None
     namer = Namer(tree)
-    parsed.renamed_params = rename_reserved(tree, namer)
+    # the free names the function reads, as Python binds them (bindings.py); those that
+    # clash with the generated code's own names are read under fresh ones
+    free = [n for n in read_names(tree, parsed.is_local) if n not in parsed.imports]
+    renamed = rename_reserved(tree, namer, _clashes(fn, parsed, free))
+    params = {a.id for a in tree.args.args}
+    parsed.renamed_params = {new: old for new, old in renamed.items() if new in params}
+    keys = {old: new for new, old in renamed.items()}
+    parsed.free = {n: keys.get(n, n) for n in free}
+    for n, key in parsed.free.items():
+        if key != n and n in parsed.namespace:
+            parsed.namespace[key] = parsed.namespace[n]
     parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
     for free in lifted:
         tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
@@ -314,7 +331,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         tree, known, {a.id for a, k in bound if type(k) is int},
         lambda n: _resolve(parsed, n)), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
-    eff = _run("reverse", lambda: effects(tree, mutating_call, scalars), parsed)
+    eff = _run("reverse", lambda: effects(tree, mutating_call, scalars,
+                                          lambda n: _resolve(parsed, n)), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {
@@ -324,13 +342,21 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         _refuse_closure_writes(d, free, parsed)
     wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                           if k < len(tree.args.args)}
-    act = activity(tree, eff.aliases(), outputs, closures, wrt_names)
+    act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
+                   lambda n: _resolve(parsed, n))
+
+    symbols: dict[int, str] = {}
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:
             return None
         c = compile_function(obj, mutation=mutation)
-        cname = _callee_symbol(obj)
+        # one symbol per callee object: two functions named alike (step from two modules,
+        # two closures of one factory) are two callees
+        cname = symbols.get(id(obj))
+        if cname is None:
+            cname = _callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
+            symbols[id(obj)] = cname
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
@@ -347,28 +373,34 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     pb_src = to_source(result.pullback)
     own = fwd_src + "\n\n" + pb_src + "\n"
     fname = f"<adgen {fn.__qualname__} {mutation}>"
-    fwd_ns: dict[str, Any] = dict(parsed.namespace)
-    for n in FORWARD_RUNTIME:
-        fwd_ns[n] = getattr(runtime, n)
-    # the pullback reads the same globals and closure constants the function reads
-    pb_ns: dict[str, Any] = dict(parsed.namespace)
-    pb_ns["np"] = np
-    for n in runtime.__all__:
-        pb_ns[n] = getattr(runtime, n)
+    # one namespace for the forward and the pullback: adgen's names, then the values of the
+    # function's free names, refreshed at each call by their guards (bindings.py)
+    ns, guards = _namespace(fn, parsed)
     for cname, c in callees.items():
-        fwd_ns[f"{cname}_forward"] = c.forward
-        pb_ns[f"{cname}_pullback"] = c.pullback
+        ns[f"{cname}_forward"] = c.forward
+        ns[f"{cname}_pullback"] = c.pullback
+        guards.extend(g for g in c.guards if g not in guards)
     header = "import numpy as np\nfrom adgen.runtime import *\n\n"
     compile_source(header + own, fname, {})  # syntax check of the whole module
-    compile_source(fwd_src, fname + " forward", fwd_ns)
-    compile_source(pb_src, fname + " pullback", pb_ns)
-    forward = fwd_ns[result.forward.name]
-    pullback = pb_ns[result.pullback.name]
+    compile_source(fwd_src, fname + " forward", ns)
+    compile_source(pb_src, fname + " pullback", ns)
+    forward = ns[result.forward.name]
+    pullback = ns[result.pullback.name]
+    # the function's own defaults, not their source text evaluated again
+    defaults = getattr(fn, "__defaults__", None)
+    if defaults and lifted:
+        defaults = defaults + (None,) * len(lifted)
+    forward.__defaults__ = defaults
+    forward.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
     _register_nested(forward.__code__, {d.name for d in parsed.nested_defs})
     source = own
     for cname, c in callees.items():
         if c.own_source and cname != fn.__name__:
-            source = c.own_source + "\n\n" + source
+            text = c.own_source
+            if cname != c.name:  # numbered in this caller: show it under that name
+                text = re.sub(rf"\b{re.escape(c.name)}_(forward|pullback)\b",
+                              rf"{cname}_\1", text)
+            source = text + "\n\n" + source
     from adgen.api import MutationSite
 
     sites = [MutationSite(parsed.file, getattr(s.stmt, "lineno", 0),
@@ -381,10 +413,58 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and
         (c.func.id in guarding or c.func.id.endswith("_forward"))
         for c in walk(result.forward))
-    return Compiled(fn.__name__, forward, pullback, source, sites, result.mutates_params,
+    return Compiled(tree.name, forward, pullback, source, sites, result.mutates_params,
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
-                    written_params=result.written_params, needs_scope=needs_scope)
+                    written_params=result.written_params, needs_scope=needs_scope,
+                    guards=tuple(guards))
+
+
+def _generated_names() -> dict[str, Any]:
+    """The names generated code reads for itself, with the objects they stand for."""
+    import math
+
+    out: dict[str, Any] = {"np": np, "math": math}
+    for n in runtime.__all__:
+        out[n] = getattr(runtime, n)
+    return out
+
+
+def _clashes(fn: Any, parsed: Parsed, free: list[str]) -> set[str]:
+    """User names that must be renamed: a local or parameter named like one of the generated
+    code's names, or a free name bound to another object than the generated code's."""
+    own = _generated_names()
+    parsed.is_local("")  # computes the locals
+    out = {n for n in parsed._locals if n in own or n.endswith(("_forward", "_pullback"))}
+    for n in free:
+        if n in own and parsed.namespace.get(n, own[n]) is not own[n]:
+            out.add(n)
+        elif n.endswith(("_forward", "_pullback")) or n in (f"{fn.__name__}_forward",):
+            out.add(n)
+    return out
+
+
+def _namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
+    """The generated code's globals, and one guard per free name of the function."""
+    ns = _generated_names()
+    ns.update(parsed.imports)
+    guards: list[Guard] = []
+    cells = parsed.cells
+    for n, key in parsed.free.items():
+        cell = cells.get(n)
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                value = UNBOUND
+        else:
+            value = lookup(fn.__globals__, n)
+        g = guard_for(n, key, fn.__globals__, cell, value)
+        g.ns = ns
+        guards.append(g)
+        if value is not UNBOUND:
+            ns[key] = value
+    return ns, guards
 
 
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
@@ -477,15 +557,20 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
     return out
 
 
+_NOT_BOUND = object()
+
+
 def _resolve(parsed: Parsed, node: gast.expr) -> Any:
+    """The object a global name or attribute chain is bound to (None: a local, or unknown)."""
     parts = []
     while isinstance(node, gast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
-            node.id not in parsed.namespace:
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id):
         return None
-    obj = parsed.namespace[node.id]
+    obj = parsed.namespace.get(node.id, _NOT_BOUND)
+    if obj is _NOT_BOUND:  # a builtin, unless not bound at all (then unknown)
+        obj = getattr(builtins, node.id, None)
     for p in reversed(parts):
         obj = getattr(obj, p, None)
     return obj
@@ -497,8 +582,23 @@ def _is_user_function(obj: Any) -> bool:
     return isinstance(obj, types.FunctionType) and registry.lookup(obj) is None
 
 
-def _callee_symbol(obj: Any) -> str:
-    return getattr(obj, "__name__", "callee")
+def _callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,
+                   taken: set[str] | None = None) -> str:
+    """The name a callee's forward and pullback get in its caller's generated code: its
+    ``__name__`` made an identifier, numbered when another callee (or a user name) has it."""
+    base = re.sub(r"\W", "_", str(getattr(obj, "__name__", "") or "callee"))
+    if not base.isidentifier() or keyword.iskeyword(base):
+        base = "f_" + base
+    if obj is caller:
+        return own or base  # recursion: the function's own forward
+    used = used or set()
+    taken = taken or set()
+    cname, k = base, 1
+    while cname in used or cname == own or f"{cname}_forward" in taken or \
+            f"{cname}_pullback" in taken:
+        k += 1
+        cname = f"{base}_{k}"
+    return cname
 
 
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS, Activity
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity, nondiff_call
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, expr_kind
 from adgen.transforms.desugar import assign, name
@@ -206,6 +206,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             except AttributeError:
                 return _MISSING
         return obj
+
+    def resolve_or_none(self, node: gast.expr) -> Any:
+        obj = self.resolve(node)
+        return None if obj is _MISSING else obj
 
     # ----------------------------------------------------------------------------------------
     # analysis of positions, captures and guards
@@ -841,7 +845,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         if not any(self.active(a) for a in walk(v) if isinstance(a, gast.Name)):
             return []
         fname = _src(v.func)
-        if fname.split(".")[-1] in NONDIFF_CALLS:
+        if nondiff_call(v, self.resolve_or_none):
             return []
         if self.resolve(v.func) is _MISSING and isinstance(v.func, gast.Attribute) and \
                 isinstance(v.func.value, gast.Name) and \

@@ -46,12 +46,31 @@ class ForwardMixin:
                 old = self.parsed.renamed_params[a.id]
                 init.insert(0, assign(name(a.id, gast.Store), name(old), self.fn))
                 a.id = old
+        self.signature_of_user(args)
         fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])
         if self.kinds:
             fwd = method_reductions(fwd, self.kinds, self.resolve)
         return fwd
+
+    def signature_of_user(self, args: gast.arguments) -> None:
+        """The forward takes its arguments as the user's function does: keyword-only
+        parameters go back to keyword-only, and every parameter with a default gets one (a
+        placeholder here, shown as the value when it is a literal; the pipeline sets the
+        function's own ``__defaults__``/``__kwdefaults__`` on the compiled forward)."""
+        fn = self.parsed.fn
+        kwonly = set(self.parsed.kwonly)
+        args.kwonlyargs = [a for a in args.args if a.id in kwonly]
+        args.args = [a for a in args.args if a.id not in kwonly]
+        kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+        args.kw_defaults = [_shown(kwdefaults[a.id]) if a.id in kwdefaults else None
+                            for a in args.kwonlyargs]
+        defaults = list(getattr(fn, "__defaults__", None) or ())
+        lifted = len(args.args) - fn.__code__.co_argcount  # a closure's free variables
+        if defaults and lifted > 0:
+            defaults += [None] * lifted
+        args.defaults = [_shown(d) for d in defaults]
 
     def init_conditional(self, stmts: list[gast.stmt], names: list[str]) -> list[gast.stmt]:
         """``n = None`` for recorded names a block does not always bind at its top level."""
@@ -210,3 +229,10 @@ class ForwardMixin:
             gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
             gast.Constant(getattr(s, "col_offset", 0), None),
             gast.Constant(self.construct(s), None), *extra))
+
+
+def _shown(value: object) -> gast.expr:
+    """A default's placeholder in the forward's signature: the value when it is a literal."""
+    if value is None or type(value) in (int, float, bool, str):
+        return gast.Constant(value, None)
+    return gast.Constant(None, None)

@@ -23,6 +23,7 @@ from adgen.errors import (
 )
 from adgen.runtime import as_gradient
 from adgen.transforms.analyses.kinds import signature
+from adgen.transforms.bindings import failed
 
 POLICIES = ("save", "strict")
 _F64 = np.dtype(np.float64)
@@ -416,14 +417,16 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         if None in sig:
             _refuse_complex(args)  # the kinds of complex values are unknown (None)
         hit = cache.get(sig)
-        if hit is None or hit[0] != generation[0]:
+        # recompiled when a rule was registered, or when a free name of the function (or of a
+        # callee) no longer holds what the compiled code assumed (bindings.failed)
+        if hit is None or hit[0] != generation[0] or (hit[7] and failed(hit[7]) is not None):
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
             compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig)
             hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
                                 compiled.pullback, compiled.needs_scope,
-                                nums[0] if len(nums) == 1 else None)
-        _, nums, compiled, forward, pullback, needs_scope, one = hit
+                                nums[0] if len(nums) == 1 else None, compiled.guards)
+        _, nums, compiled, forward, pullback, needs_scope, one, _ = hit
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
             if not (type(a) is np.ndarray and a.dtype is _F64) and type(a) is not float:

@@ -11,18 +11,22 @@ the sets only grow, over all statements, until nothing changes.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import gast
-from adgen.transforms.analyses.activity import NONDIFF_ATTRS, NONDIFF_CALLS
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, nondiff_call
 from adgen.transforms.walk import walk
 
 # Calls whose result may view their first argument's memory.
 VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze",
                         "expand_dims", "broadcast_to", "view", "diagonal", "flip", "fliplr",
                         "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
-                        "real", "loop_sequence", "T", "flat_view"})
+                        "real", "loop_sequence", "T", "flat_view",
+                        # references (rules/composites.py) that return views, as numpy does
+                        "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"})
 # Calls without a derivative whose result holds no array.
 _NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "type", "print",
                            "repr", "id", "shape", "ndim", "size", "count_nonzero",
@@ -71,7 +75,8 @@ class Effects:
 
 def effects(fn: gast.FunctionDef,
             mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None,
-            scalars: set[str] | frozenset[str] = frozenset()) -> Effects:
+            scalars: set[str] | frozenset[str] = frozenset(),
+            resolve: Callable[[gast.expr], Any] | None = None) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -80,6 +85,8 @@ def effects(fn: gast.FunctionDef,
             the callee's own effects: an interprocedural summary).
         scalars: names known to hold immutable numbers (analyses.kinds): they hold no
             buffer, and ``x op= v`` on them rebinds.
+        resolve: a global name or attribute chain -> the object it is bound to (None: local
+            or unknown): a call of a Python function is a user call whatever its name.
     """
     eff = Effects()
     stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
@@ -125,7 +132,7 @@ def effects(fn: gast.FunctionDef,
     while changed:
         changed = False
         for i, s in enumerate(stmts):
-            for dst, src in _edges(s, i, eff.kinds):
+            for dst, src in _edges(s, i, eff.kinds, resolve):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
@@ -215,7 +222,8 @@ def _names(node: gast.AST) -> set[str]:
             and isinstance(n.ctx, gast.Load)}
 
 
-def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[str]]]:
+def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
+           resolve: Callable[[gast.expr], Any] | None = None) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
     if isinstance(s, gast.For):
@@ -269,7 +277,11 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str]) -> list[tuple[str, set[s
         f = v.func
         fname = f.attr if isinstance(f, gast.Attribute) else f.id if isinstance(
             f, gast.Name) else None
-        if fname in NONDIFF_CALLS and fname not in ("zeros", "ones", "empty", "zeros_like",
+        obj = resolve(f) if resolve is not None else None
+        if isinstance(obj, types.FunctionType) and not str(
+                getattr(obj, "__module__", "")).startswith("numpy"):
+            return [(name, {new} | _names(v))]  # a user function, whatever its name
+        if nondiff_call(v, resolve) and fname not in ("zeros", "ones", "empty", "zeros_like",
                                                     "ones_like", "empty_like", "eye",
                                                     "identity", "arange"):
             # no derivative, but a new array a pullback may read (indices, a mask), so a

@@ -39,7 +39,7 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.analyses.kinds import NUMBER, Kind, definitions, expr_kind
+from adgen.transforms.analyses.kinds import NUMBER, Kind, definitions, expr_kind, is_builtin
 
 F64, FLOAT, INT, REAL = "f64", "float", "int", "real"
 _BOTTOM = "bottom"
@@ -137,7 +137,7 @@ class _Eval:
             it = v[1]
             return INT if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
                 it.func.id == "range" and it.func.id not in self.env and \
-                self.resolve(it.func) is None else None
+                is_builtin(it.func, self.resolve) else None
         if isinstance(v, gast.Constant):
             if type(v.value) is int:
                 return INT if abs(v.value) < 2 ** 31 else REAL
@@ -209,7 +209,7 @@ class _Eval:
             f_out = self.fact(out[0])  # f(..., out=o) returns o
             return f_out if f_out in (_ARRAY, _BOTTOM) else None
         obj = self.resolve(f)
-        if obj is None:
+        if obj is None or is_builtin(f, self.resolve):
             if isinstance(f, gast.Name) and f.id not in self.env and len(args) == 1 and \
                     not v.keywords:
                 if f.id == "len":

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import builtins
+
 import gast
 import numpy as np
 
@@ -298,7 +300,7 @@ class _Eval:
         if out and isinstance(out[0], gast.Name):
             k = self.kind(out[0])  # f(..., out=o) returns o
             return k if isinstance(k, int) or k == _BOTTOM else None
-        if isinstance(f, gast.Name) and f.id not in self.env and self.resolve(f) is None:
+        if isinstance(f, gast.Name) and f.id not in self.env and is_builtin(f, self.resolve):
             if f.id == "loop_sequence" and len(args) == 1:
                 # what a for loop indexes (adgen.runtime): an array as it is
                 return args[0] if isinstance(args[0], int) else None
@@ -493,3 +495,15 @@ def _slice_offset(idx: gast.expr) -> int | None:
     if hi < 0:
         return hi - lo
     return None
+
+
+def is_builtin(f: gast.expr, resolve: Callable[[gast.expr], Any]) -> bool:
+    """True when ``f`` names the builtin of its name (``len``, ``range``): not a global or a
+    cell that shadows it, and not something else."""
+    if not isinstance(f, gast.Name):
+        return False
+    obj = resolve(f)
+    return obj is None or obj is getattr(builtins, f.id, _NO_BUILTIN)
+
+
+_NO_BUILTIN = object()

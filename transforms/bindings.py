@@ -1,0 +1,183 @@
+"""Bindings: a function's free names as Python binds them at a call, and the guards that keep
+compiled code true to them.
+
+Not a pass: the facts every pass resolves names through. Python looks a free name up when the
+line runs (closure cell, then the module's globals, then builtins); a compiler that reads them
+once must check, at each call, that what it assumed still holds. :func:`bind` reads every free
+name of the function once, at compile time, and makes one :class:`Guard` per name:
+
+- ``same``: a function, class, module or any other object the compiler may have decided
+  something about (a rule, a callee it compiled, a view) -- the guard fails when the name is
+  bound to another object (a redefined helper, a re-run notebook cell);
+- ``value``: an int, bool, str or None, which the compiler may fold into a decision (a loop
+  bound, a typed tape's column) -- the guard fails when the value changes;
+- ``kind``: a float or an array, read as a value only -- the guard fails when its kind
+  changes (a float becomes an array, an array changes rank or dtype); otherwise the generated
+  code's namespace is refreshed with the current value, so a gradient sees ``scale = 10.0``
+  assigned after it was compiled, as a plain call does;
+- ``unbound``: a name not bound yet (a helper defined below a decorated function) -- the
+  guard fails once it is bound.
+
+A failed guard makes the caller compile again (``pipeline.compile_function``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+import numpy as np
+from adgen.transforms.walk import walk
+
+UNBOUND = object()  # a name with no binding yet
+
+# Values read as data: a change of value keeps the compiled code (only its kind is assumed).
+_DATA = (float, complex, np.floating, np.complexfloating, np.ndarray)
+# Values the compiler may fold (loop bounds, int columns): a change recompiles.
+_FOLDED = (int, bool, str, bytes, type(None), np.integer, np.bool_)
+
+
+@dataclass(eq=False)
+class Guard:
+    """One free name of one compiled function and what its compiled code assumes of it.
+
+    Attributes:
+        name: the user's name.
+        key: the name the generated code reads it by (``name``, or ``name_1`` when ``name`` is
+            one of the generated code's own names).
+        scope: the function's ``__globals__``.
+        cell: the closure cell when the name is a free variable of a closure, else None.
+        mode: ``same``, ``value``, ``kind`` or ``unbound`` (see the module docstring).
+        expected: the object, the value, or the kind.
+        ns: the generated code's namespace, refreshed for ``kind`` guards (set by the pipeline).
+    """
+
+    name: str
+    key: str
+    scope: dict[str, Any]
+    cell: Any
+    mode: str
+    expected: Any
+    ns: dict[str, Any] | None = None
+
+    def current(self) -> Any:
+        """The value the name has now, as Python would look it up (UNBOUND if none)."""
+        if self.cell is not None:
+            try:
+                return self.cell.cell_contents
+            except ValueError:
+                return UNBOUND
+        return lookup(self.scope, self.name)
+
+    def describe(self) -> str:
+        return {"same": f"{self.name} is bound to another object",
+                "value": f"{self.name} has another value",
+                "kind": f"{self.name} holds a value of another kind",
+                "unbound": f"{self.name} is now defined"}[self.mode]
+
+
+def lookup(scope: dict[str, Any], name: str) -> Any:
+    """``name`` in a module's globals, then its builtins (UNBOUND when in neither)."""
+    try:
+        return scope[name]
+    except KeyError:
+        pass
+    b = scope.get("__builtins__", builtins)
+    if isinstance(b, dict):
+        return b.get(name, UNBOUND)
+    return getattr(b, name, UNBOUND)
+
+
+def kind_of(value: Any) -> tuple[Any, ...]:
+    """What compiled code may assume of a data value: its type, and an array's rank and dtype."""
+    if isinstance(value, np.ndarray):
+        return (type(value), value.ndim, value.dtype)
+    return (type(value),)
+
+
+def guard_for(name: str, key: str, scope: dict[str, Any], cell: Any, value: Any) -> Guard:
+    """The guard of a free name bound to ``value`` at compile time."""
+    if value is UNBOUND:
+        return Guard(name, key, scope, cell, "unbound", UNBOUND)
+    if isinstance(value, _DATA):
+        return Guard(name, key, scope, cell, "kind", kind_of(value))
+    if isinstance(value, _FOLDED):
+        return Guard(name, key, scope, cell, "value", value)
+    return Guard(name, key, scope, cell, "same", value)
+
+
+def failed(guards: tuple[Guard, ...]) -> Guard | None:
+    """The first guard that no longer holds, or None; refreshes the values of ``kind`` guards.
+
+    This runs at every call of a gradient, so it is one loop with no calls but ``current``.
+    """
+    for g in guards:
+        if g.cell is not None:
+            try:
+                now = g.cell.cell_contents
+            except ValueError:
+                now = UNBOUND
+        else:
+            now = g.scope.get(g.name, UNBOUND)
+            if now is UNBOUND:
+                now = lookup(g.scope, g.name)
+        mode = g.mode
+        if mode == "same":
+            if now is not g.expected:
+                return g
+        elif mode == "kind":
+            if type(now) is not g.expected[0] or (
+                    len(g.expected) > 1 and (now.ndim != g.expected[1] or
+                                             now.dtype != g.expected[2])):
+                return g
+            g.ns[g.key] = now  # type: ignore[index]
+        elif mode == "value":
+            if type(now) is not type(g.expected) or now != g.expected:
+                return g
+        elif now is not UNBOUND:
+            return g
+    return None
+
+
+def read_names(tree: gast.FunctionDef, is_local: Any) -> list[str]:
+    """The names ``tree`` reads that it does not bind, in order of first use."""
+    seen: dict[str, None] = {}
+    for n in walk(tree):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                not is_local(n.id):
+            seen.setdefault(n.id, None)
+    return list(seen)
+
+
+def local_imports(tree: gast.FunctionDef) -> dict[str, Any]:
+    """``import numpy as onp`` / ``from math import exp`` at the top level of the function's
+    body: the names they bind, to the modules and objects Python would bind them to. They are
+    read like globals (the import statements are removed by the caller)."""
+    out: dict[str, Any] = {}
+    for s in tree.body:
+        if isinstance(s, gast.Import):
+            for a in s.names:
+                if a.asname:
+                    out[a.asname] = importlib.import_module(a.name)
+                else:
+                    top = a.name.split(".")[0]
+                    importlib.import_module(a.name)
+                    out[top] = importlib.import_module(top)
+        elif isinstance(s, gast.ImportFrom) and s.level == 0 and s.module:
+            mod = importlib.import_module(s.module)
+            for a in s.names:
+                if a.name == "*":
+                    continue
+                try:
+                    out[a.asname or a.name] = getattr(mod, a.name)
+                except AttributeError:
+                    out[a.asname or a.name] = importlib.import_module(f"{s.module}.{a.name}")
+    return out
+
+
+def is_module(obj: Any) -> bool:
+    return isinstance(obj, types.ModuleType)
