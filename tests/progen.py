@@ -72,6 +72,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 N = 6             # length of x, y; W is N x N
+# Dtypes of the buffers np.zeros allocates (float64 first: examples shrink towards it). A
+# program with a float16/float32 buffer is checked against central differences of the same
+# program with float64 buffers (Program.wide_source; the tolerance of the narrow dtype), one
+# with an int64 buffer (stores truncate: no gradient) against its own central differences;
+# a program whose int buffer receives floats by a ufunc (t += a: a casting error in NumPy) is
+# discarded.
+BUFFER_DTYPES = ("float64", "float32", "float16", "int64")
+_DTYPE_RTOL = {"float32": 2e-3, "float16": 6e-2}
 LIMIT = 8.0       # statements whose bound on |values| would exceed this are replaced
 ARGS = ("x", "y", "W")
 
@@ -471,11 +479,17 @@ class Alias(Stmt):
 class Zeros(Stmt):
     name: str
     n: int
+    dtype: str = "float64"   # a buffer of another dtype: see BUFFER_DTYPES
     form = "zeros"
 
+    def __post_init__(self) -> None:
+        if self.dtype != "float64":
+            self.form = f"zeros-{self.dtype}"
+
     def lines(self) -> list[str]:
-        return [f"{self.name} = np.zeros_like(x)" if self.n == N
-                else f"{self.name} = np.zeros({self.n})"]
+        dt = "" if self.dtype == "float64" else f", dtype=np.{self.dtype}"
+        return [f"{self.name} = np.zeros_like(x{dt})" if self.n == N
+                else f"{self.name} = np.zeros({self.n}{dt})"]
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         m.env[self.name] = m.new(self.n, 0.0)
@@ -884,6 +898,20 @@ class Program:
                 f"CONFLICTS = {conflicts!r}  # (write lines, capture lines)\n")
         return PREAMBLE + body + meta
 
+    @property
+    def wide_source(self) -> str:
+        """The module with every float16/float32 buffer a float64 one (the same lines)."""
+        text = self.source
+        for dt in _DTYPE_RTOL:
+            text = text.replace(f", dtype=np.{dt})", ")")
+        return text
+
+    @property
+    def rtol(self) -> float:
+        """The tolerance of the gradient: that of the narrowest float buffer dtype."""
+        return max([_DTYPE_RTOL[dt] for dt in _DTYPE_RTOL if f"dtype=np.{dt})" in self.source],
+                   default=0.0)
+
     def make_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return make_args(self.seed)
 
@@ -1028,7 +1056,7 @@ class _Gen:
         return Alias(self.fresh_name(), src, self.pick(keys))
 
     def make_zeros(self) -> Stmt:
-        return Zeros(self.fresh_name(), self.pick((N, 3)))
+        return Zeros(self.fresh_name(), self.pick((N, 3)), self.pick(BUFFER_DTYPES))
 
     def make_setitem(self) -> Stmt:
         t = self.target()
@@ -1283,7 +1311,8 @@ class Verdict:
 
 def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
                   conflicts: Sequence[tuple[Sequence[int], Sequence[int]]],
-                  *, reuse: bool = False, ad: Any = None) -> Verdict:
+                  *, reuse: bool = False, ad: Any = None,
+                  reference: Callable[..., Any] | None = None, rtol: float = 0.0) -> Verdict:
     """Checks one generated program against central differences under both policies.
 
     Args:
@@ -1294,6 +1323,9 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
         reuse: also call a ``vjp`` pullback twice and compare.
         ad: the module providing grad, vjp and MutationError (default adgen; the harness's
             own tests pass stand-ins).
+        reference: the function whose central differences are the truth (default ``f``): the
+            program with float64 buffers for one with float16/float32 buffers.
+        rtol: the gradient's tolerance (0: the harness's default).
 
     Returns:
         A Verdict; ``rejected`` when the plain program overflows or the finite differences are
@@ -1314,19 +1346,28 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
         fresh,
     )
 
+    from harness import RTOL
+
     ad = importlib.import_module("adgen") if ad is None else ad
     argnums = tuple(range(len(args)))
-    out, state = call_plain(f, args)
+    try:
+        out, state = call_plain(f, args)
+    except TypeError as err:
+        if "cast" not in str(err).lower():  # NumPy's "Cannot cast ufunc ... output" (an int buffer)
+            raise
+        return Verdict(rejected=True, reason="casting")
     if not np.isfinite(out) or abs(out) > 1e6:
         return Verdict(rejected=True, reason="overflow")
-    fd = fd_grad(f, args, argnums)
-    if not fd_stable(fd, fd_grad(f, args, argnums, EPS_COARSE)):
+    truth = f if reference is None else reference
+    fd = fd_grad(truth, args, argnums)
+    if not fd_stable(fd, fd_grad(truth, args, argnums, EPS_COARSE)):
         return Verdict(rejected=True, reason="kink")
+    rtol = rtol or RTOL
 
     def right(grads: Sequence[Any], ad_args: Sequence[Any], policy: str) -> None:
         assert len(grads) == len(argnums), f"{policy}: {len(grads)} gradients"
         for name, g, e in zip(ARGS, grads, fd):
-            assert_close(g, e, f'mutation="{policy}": gradient of {name}')
+            assert_close(g, e, f'mutation="{policy}": gradient of {name}', rtol=rtol)
         assert_same_state(tuple(ad_args), state, f'mutation="{policy}": arguments after grad')
 
     ad_args = fresh(args)
@@ -1359,5 +1400,7 @@ def run(prog: Program, directory: Path, *, reuse: bool = False, ad: Any = None) 
     """Loads a generated program and checks it (see :func:`check_program`)."""
     module = load(prog.source, directory)
     conflicts = [(sorted(c.write_lines), sorted(c.capture_lines)) for c in prog.conflicts]
+    wide = prog.wide_source
+    reference = load(wide, directory).f if wide != prog.source else None
     return check_program(module.f, prog.make_args(), prog.may_need, conflicts, reuse=reuse,
-                         ad=ad)
+                         ad=ad, reference=reference, rtol=prog.rtol)

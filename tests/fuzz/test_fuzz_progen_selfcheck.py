@@ -261,7 +261,8 @@ def test_check_program_accepts_a_right_oracle_and_catches_wrong_ones(tmp_path: P
                                             prog.make_args(), (0, 1, 2)))
         if touches_grad:
             with pytest.raises(AssertionError, match="gradient"):
-                progen.run(prog, tmp_path, ad=_Oracle(scale=1.01))
+                # (beyond the tolerance of a program with float16/float32 buffers)
+                progen.run(prog, tmp_path, ad=_Oracle(scale=1.0 + max(0.01, 3 * prog.rtol)))
         mutates_args = any(isinstance(s, (SetItem, AugAssign, Method, CopyTo, OutCall, AddAt,
                                           Swap, HelperCall, Stencil, Repeat, Branch))
                            for s in prog.body)

@@ -126,7 +126,7 @@ def assert_close(actual: Any, expected: Any, what: str, rtol: float = RTOL) -> N
         assert np.ndim(actual) == 0, f"{what}: expected a scalar, got {actual!r}"
     scale = max(1.0, float(np.max(np.abs(expected))) if np.size(expected) else 1.0)
     np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float),
-                               rtol=rtol, atol=10 * max(rtol, RTOL) * scale, err_msg=what)
+                               rtol=rtol, atol=max(10 * RTOL, rtol) * scale, err_msg=what)
 
 
 def assert_same_state(actual: Any, expected: Any, what: str = "argument") -> None:
