@@ -180,8 +180,11 @@ def list_element(lst):
 
 
 def test_list_argument_written_by_index_is_refused() -> None:
-    with pytest.raises(adgen.UnsupportedError, match="list"):
+    with pytest.raises(adgen.UnsupportedError, match="list") as info:
         adgen.grad(list_element)([np.array([1.0, 2.0]), np.array([3.0, 4.0])])
+    # named where the pullback needed the list's adjoint: a line of list_element
+    loc = info.value.location
+    assert loc is not None and loc.file == __file__ and "lst[0]" in loc.source_line
 
 
 # --- None and strings flow through calls and returns -------------------------------------

@@ -382,6 +382,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         guards.extend(g for g in c.guards if g not in guards)
     header = "import numpy as np\nfrom adgen.runtime import *\n\n"
     compile_source(header + own, fname, {})  # syntax check of the whole module
+    ns["__adgen_file__"] = parsed.file  # where runtime.locate finds the user's file
     compile_source(fwd_src, fname + " forward", ns)
     compile_source(pb_src, fname + " pullback", ns)
     forward = ns[result.forward.name]

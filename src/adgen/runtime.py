@@ -238,11 +238,11 @@ class ShadowMap:
                                                   not isinstance(x, np.generic)):
             from adgen.errors import UnsupportedError
 
-            raise UnsupportedError(
-                f"an in-place write x[i] = v to a {type(x).__name__} that adgen could not see "
-                "being built (an argument, or a value from a call) is not supported yet",
+            raise locate(UnsupportedError(
+                f"a {type(x).__name__} written in place by index (x[i] = v) that adgen could not "
+                "see being built (an argument, or a value from a call) is not supported yet",
                 hint="build a new list from its items (lst = [lst[0], lst[1]]), or pass a "
-                     "dict (d[\"w\"] = v on a dict argument is supported)")
+                     "dict (d[\"w\"] = v on a dict argument is supported)"))
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
@@ -287,11 +287,41 @@ def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
 def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
     from adgen.errors import UnsupportedError
 
-    raise UnsupportedError(
+    raise locate(UnsupportedError(
         f"an array of dtype {x.dtype} views the memory of an array of dtype {root.dtype} "
         "with other element boundaries (x.view(dtype), a field of a structured array): adgen "
         "maps adjoints element by element and cannot map these",
-        hint="pass a copy (x.astype(np.float64)) instead of the view")
+        hint="pass a copy (x.astype(np.float64)) instead of the view"))
+
+
+def locate(err: Any) -> Any:
+    """``err`` (an AdgenError raised by the runtime) with the user's file and line, when a
+    pullback on the stack is running the adjoint of that line (the ``# line N:`` comment
+    above the statement it runs)."""
+    import linecache
+    import re
+    import sys
+
+    if getattr(err, "location", True) is not None:
+        return err
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_globals.get("__adgen_file__")
+        if file is not None and frame.f_code.co_filename.startswith("<adgen "):
+            lines = linecache.getlines(frame.f_code.co_filename)
+            for k in range(min(frame.f_lineno, len(lines)) - 1, -1, -1):
+                found = re.match(r"\s*# line (\d+):", lines[k])
+                if found:
+                    from adgen.errors import Location
+
+                    n = int(found.group(1))
+                    text = linecache.getline(file, n)
+                    err.location = Location(file, n, len(text) - len(text.lstrip()), text)
+                    err.args = (err.format(),)
+                    return err
+            return err
+        frame = frame.f_back
+    return err
 
 
 def _base_buffer(shadow: np.ndarray) -> Any:

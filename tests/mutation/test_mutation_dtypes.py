@@ -159,5 +159,7 @@ def test_reinterpreting_view_is_refused(mutation: str) -> None:
         x[0] = 1.0
         return np.sum(x * x)
 
-    with pytest.raises(adgen.AdgenError, match="element by element"):
+    with pytest.raises(adgen.AdgenError, match="element by element") as info:
         adgen.grad(f, mutation=mutation)(x)
+    loc = info.value.location
+    assert loc is not None and loc.file == __file__ and "x" in loc.source_line
