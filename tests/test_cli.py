@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import io
+import json
 import os
 import re
 import subprocess
@@ -625,3 +626,92 @@ def test_args_errors_are_usage_errors(model: Path, tmp_path: Path, expr: str,
     r = adgen_cli(model, "-f", "loss", "--args", expr, "--explain", cwd=tmp_path)
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# File names: a file named like a standard-library module, and -o onto its own input
+
+NAMED_LIKE_STDLIB = """\
+import numpy as np
+
+SCALE = 3.0
+
+
+def helper(x):
+    return x * SCALE
+
+
+def f(x):
+    y = x * x
+    x.fill(0.0)
+    return np.sum(helper(y)) + np.sum(x)
+"""
+
+
+@needs_compiler
+@pytest.mark.parametrize("stem", ["types", "inspect", "numpy"])
+def test_file_named_like_another_module(tmp_path: Path, stem: str) -> None:
+    """adgen (and numpy) import types and inspect: the user's file must not replace them, in
+    sys.modules or on sys.path. Run from another folder: `python -m` puts the current folder
+    first on sys.path, where an inspect.py breaks Python itself before adgen runs."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "out").mkdir()
+    write(tmp_path / "code", f"{stem}.py", NAMED_LIKE_STDLIB)
+    r = adgen_cli(f"../code/{stem}.py", "-f", "f", cwd=tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "def f_forward" in r.stdout and "def f_pullback" in r.stdout
+    r = adgen_cli(f"../code/{stem}.py", "-f", "f", "-f", "helper", "-o", "f_adjoint.py",
+                  cwd=tmp_path / "out")
+    assert (r.returncode, r.stderr) == (0, "")
+    # the standalone module loads the user's file by path (by name it would get the other
+    # module), and leaves the real one in place
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""\
+        import json
+        import numpy as np
+        import {stem} as real
+        import f_adjoint
+        x = np.array([1.0, -2.0, 0.5])
+        out, saved = f_adjoint.f_forward(x)
+        (g,) = f_adjoint.f_pullback(saved, 1.0)
+        assert real.__file__ != f_adjoint.helper.__code__.co_filename
+        print(json.dumps([float(out), x.tolist(), g.tolist()]))
+        """)], cwd=tmp_path / "out", capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    out, x_after, g = json.loads(run.stdout)
+    x = [1.0, -2.0, 0.5]  # f = sum(3 x^2) + sum(x after the fill, all zeros): f' = 6 x
+    assert out == pytest.approx(sum(3.0 * v * v for v in x))
+    assert x_after == [0.0, 0.0, 0.0]
+    assert g == pytest.approx([6.0 * v for v in x])
+
+
+@needs_compiler
+def test_console_script_in_the_folder_of_inspect_py(tmp_path: Path) -> None:
+    """The console script (not `python -m`) run in the folder of a file named inspect.py."""
+    script = Path(sys.executable).with_name("adgen")
+    if not script.exists():
+        pytest.skip("the adgen console script is not installed next to this python")
+    write(tmp_path, "inspect.py", NAMED_LIKE_STDLIB)
+    r = subprocess.run([str(script), "inspect.py", "-f", "f"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "def f_pullback" in r.stdout
+
+
+def test_module_name_of_a_file(tmp_path: Path) -> None:
+    from adgen.cli import PRIVATE_PREFIX, module_name
+
+    assert module_name(tmp_path / "my_model.py") == "my_model"
+    for stem in ("types", "inspect", "numpy", "class", "my-model"):
+        assert module_name(tmp_path / f"{stem}.py").startswith(PRIVATE_PREFIX), stem
+
+
+@pytest.mark.parametrize("spelling", ["model.py", "./model.py", "sub/../model.py", "link.py"])
+def test_output_refuses_its_own_input(model: Path, tmp_path: Path, spelling: str) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.py").symlink_to(model)
+    before = model.read_text()
+    r = adgen_cli(model, "-f", "mse", "-o", spelling, cwd=tmp_path)
+    assert r.returncode == 2
+    assert f"-o {spelling} is the input file" in r.stderr
+    assert "model_adjoint.py" in r.stderr  # what to write instead
+    assert model.read_text() == before

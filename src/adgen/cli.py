@@ -13,8 +13,11 @@ import ast
 import difflib
 import importlib.util
 import inspect
+import keyword
 import os
+import re
 import sys
+import sysconfig
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -85,8 +88,45 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# The prefix of the module name a file gets when its stem names another module (types.py).
+PRIVATE_PREFIX = "_adgen_file_"
+
+
+def module_name(file: Path) -> str:
+    """The name ``file`` is imported under: its stem, unless that is not a plain identifier or
+    names another module (one of the standard library's, or one already imported, such as
+    numpy); then ``PRIVATE_PREFIX + stem``, so the other module is not replaced in
+    ``sys.modules`` (adgen itself imports ``types`` and ``inspect``)."""
+    stem = file.stem
+    taken = sys.modules.get(stem)
+    same = taken is not None and getattr(taken, "__file__", None) is not None and \
+        os.path.realpath(taken.__file__) == os.path.realpath(file)
+    if stem.isidentifier() and not keyword.iskeyword(stem) and (same or (
+            taken is None and stem not in sys.stdlib_module_names)):
+        return stem
+    return PRIVATE_PREFIX + re.sub(r"\W", "_", stem)
+
+
+def _stdlib_end() -> int:
+    """The position in sys.path just after the standard library's entries (0 if none is)."""
+    std = [os.path.realpath(p) for p in {sysconfig.get_path("stdlib"),
+                                          sysconfig.get_path("platstdlib")} if p]
+    zipped = f"python{sys.version_info[0]}{sys.version_info[1]}.zip"
+    end = 0
+    for k, entry in enumerate(sys.path):
+        real = os.path.realpath(entry or os.curdir)
+        if os.path.basename(real) == zipped or any(
+                real == s or real.startswith(s + os.sep) for s in std):
+            end = k + 1
+    return end
+
+
 def load_module(path: str) -> ModuleType:
-    """Imports ``path`` as the module named by its stem, its folder on sys.path.
+    """Imports ``path`` as a module (named by :func:`module_name`), its folder on sys.path.
+
+    The folder goes just after the standard library's entries of sys.path: the file's siblings
+    import as they do when it runs as a script, but none of them (nor the file) shadows a
+    standard-library module.
 
     Raises UsageError when the file is missing or fails to import, AdgenError when an
     ``@adgen.differentiable`` function in it does not compile.
@@ -98,12 +138,13 @@ def load_module(path: str) -> ModuleType:
         raise UsageError(f"{path}: not a Python file (expected FILE.py)")
     folder = str(file.resolve().parent)
     if folder not in sys.path:
-        sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(file.stem, file)
+        sys.path.insert(_stdlib_end(), folder)
+    name = module_name(file)
+    spec = importlib.util.spec_from_file_location(name, file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     # Registered before it runs, as `import` does: inspect, pickle and dataclasses look it up.
-    sys.modules[file.stem] = module
+    sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except AdgenError:
@@ -239,6 +280,67 @@ def _example(text: str | None, fn: Any) -> tuple[Any, ...]:
     return example
 
 
+# What a standalone module has in place of ``from MODULE import *`` when the user's module
+# has a private name (module_name): it loads the file, found relative to the module itself.
+_LOAD_BY_PATH = """
+
+def _load_user_module():
+    \"\"\"The user's module, {file}, loaded from its file: its name, {stem!r}, is another
+    module's (adgen imported it as {name!r}).\"\"\"
+    import importlib.util
+    import os
+    import sys
+
+    if {name!r} not in sys.modules:
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = importlib.util.spec_from_file_location({name!r}, os.path.join(here, {relative!r}))
+        sys.modules[{name!r}] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[{name!r}])
+    module = sys.modules[{name!r}]
+    names = getattr(module, "__all__", [k for k in vars(module) if not k.startswith("_")])
+    return {{k: getattr(module, k) for k in names}}
+
+
+globals().update(_load_user_module())  # as `from MODULE import *` would
+"""
+
+
+def _import_by_path(text: str, fn: Any, output: str) -> str:
+    """``text`` (a standalone module) with the import of a privately named user module (see
+    :func:`module_name`) replaced by code that loads it from its file: a module named
+    ``types`` would import the standard library's ``types``."""
+    module = inspect.getmodule(getattr(fn, "__adgen_primal__", fn))
+    name = getattr(module, "__name__", "")
+    if not name.startswith(PRIVATE_PREFIX):
+        return text
+    file = Path(module.__file__)  # type: ignore[union-attr, arg-type]
+    try:
+        relative = os.path.relpath(file.resolve(), Path(output).resolve().parent)
+    except ValueError:  # another drive (Windows)
+        relative = str(file.resolve())
+    loader = _LOAD_BY_PATH.format(file=file.name, stem=file.stem, name=name,
+                                  relative=relative.replace(os.sep, "/"))
+    text, count = re.subn(rf"^from {re.escape(name)} import \*.*$", lambda _: loader, text,
+                          count=1, flags=re.MULTILINE)
+    if count != 1 or re.search(rf"^(from|import) {re.escape(name)}\b", text, re.MULTILINE):
+        raise UsageError(f"{file.name} is named like another module ({file.stem!r}), and the "
+                         "standalone module cannot import it by that name; rename the file")
+    return text
+
+
+def _refuse_own_input(args: argparse.Namespace) -> None:
+    """``-o`` must not overwrite the file it reads (nor the same file under another path)."""
+    if not args.output:
+        return
+    out, src = Path(args.output), Path(args.file)
+    same = out.resolve() == src.resolve() or (
+        out.exists() and src.exists() and os.path.samefile(out, src))
+    if same:
+        raise UsageError(f"-o {args.output} is the input file {args.file}: adgen will not "
+                         "overwrite the code it reads; write the standalone module to another "
+                         "file, e.g. -o " + src.with_name(src.stem + "_adjoint.py").name)
+
+
 def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
     """Prints (or writes) what the options ask for; returns the exit status."""
     status = OK
@@ -247,7 +349,8 @@ def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
         mutation = args.mutation or getattr(fn, "__adgen_mutation__", "save")
         try:
             if args.output:
-                modules.append(adgen.standalone_source(fn, mutation=mutation))
+                modules.append(_import_by_path(adgen.standalone_source(fn, mutation=mutation),
+                                               fn, args.output))
                 continue
             example = _example(args.example, fn)
             if args.explain:
@@ -282,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, and argparse's usage errors
         return exc.code if isinstance(exc.code, int) else OK
     try:
+        _refuse_own_input(args)
         module = load_module(args.file)
         targets = select(module, args.functions, args.file)
         for name, fn in targets if args.argnums is not None else ():
