@@ -205,7 +205,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 obj = getattr(obj, p)
             except AttributeError:
                 return _MISSING
-        return obj
+        # a NumPy function with a reference implementation (rules/composites.py) is compiled
+        # as a call of that implementation
+        ref = registry.reference_of(obj)
+        return ref if ref is not None else obj
 
     def resolve_or_none(self, node: gast.expr) -> Any:
         obj = self.resolve(node)
@@ -411,7 +414,8 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                         hasattr(np.ndarray, call.func.attr):
                     return False  # a NumPy method without a rule: said at compile time
             return True
-        if str(getattr(obj, "__module__", "")).startswith("adgen."):
+        if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
+                not registry.is_reference_impl(obj):
             return False  # adgen's own runtime functions: rules or no derivative
         return registry.lookup(obj) is None and (_is_python_function(obj) or
                                                  _is_user_class(obj))
@@ -857,8 +861,9 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                                   "if adgen covers it: see docs/coverage.md), or register "
                                   f"a rule with @adgen.rrule(np.{attr})")
         raise MissingRuleError(
-            f"{fname}() has no derivative rule and adgen cannot read its source",
-            self.loc(s), hint=f"register one with @adgen.rrule({fname})")
+            f"{fname}() has no derivative rule{registry.why_no_rule(self.resolve(v.func))}",
+            self.loc(s), hint=f"see docs/coverage.md for what adgen covers, or register a "
+                              f"rule with @adgen.rrule({fname})")
 
     def apply_rule(self, s: gast.stmt, rule: Any, bound: dict[str, Any], t: str,
                    g: gast.expr, state: set[str]) -> list[gast.stmt]:

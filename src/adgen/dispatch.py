@@ -24,6 +24,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
+    if rule is None and registry.reference_of(fn) is not None:
+        fn = registry.reference_of(fn)  # a NumPy function compiled from its reference
     if isinstance(fn, type):
         return _construct(fn, args, kwargs)
     receiver: tuple[Any, ...] = ()
@@ -42,8 +44,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             return _call_closure(target, receiver + args, kwargs)
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(
-            f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule and adgen cannot read "
-            "its source", hint="register one with @adgen.rrule")
+            f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule"
+            f"{registry.why_no_rule(target)}", hint="see docs/coverage.md for what adgen "
+            "covers, or register a rule with @adgen.rrule")
     from adgen.transforms.pipeline import compile_function
 
     compiled = compile_function(target)

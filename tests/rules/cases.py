@@ -368,8 +368,13 @@ cases("numpy.linalg.norm",
       C(randn(3, 4), ord=np.inf, axis=-1), C(randn(4), 2.5),
       expect((np.zeros(3),), (np.zeros(3),)),
       expect((np.array([1.0, -3.0, 3.0]), np.inf), (np.array([0.0, -0.5, 0.5]),)),
-      refuse(randn(3, 3), "nuc"), refuse(randn(3, 3), 2), refuse(randn(3, 3), 1),
-      refuse(randn(3, 3), np.inf), refuse(randn(2, 3, 3), -2, (1, 2)))
+      # matrix norms: extreme singular values, their sum, column and row sums
+      C(randn(3, 3), "nuc"), C(randn(3, 4), 2), C(randn(4, 3), -2), C(randn(3, 4), 1),
+      C(randn(3, 4), -1), C(randn(3, 4), np.inf), C(randn(4, 3), -np.inf),
+      C(randn(2, 3, 3), -2, (1, 2)), C(randn(3, 2, 4), 2, (0, 2), True),
+      C(randn(2, 4, 3), "nuc", (-1, -2)), C(randn(3, 2, 2), np.inf, (2, 0), True),
+      # ties split evenly: two columns with the same absolute sum
+      expect((np.array([[1.0, -2.0], [2.0, 1.0]]), 1), (np.array([[0.5, -0.5], [0.5, 0.5]]),)))
 cases("numpy.linalg.cholesky", C(spd(3, 3)), C(spd(4, 4)), C(spd(2, 3, 3)))
 
 # --------------------------------------------------------------------------------------------
@@ -471,3 +476,50 @@ for _f in ("isclose", "allclose"):
     cases(f"numpy.{_f}", C(randn(3, 4), randn(4)), C(randn(), randn(), atol=1e-3),
           C(randn(3), randn(3), 1e-3, 1e-6, True))
 cases("numpy.array_equal", C(randn(3), randn(3)), C(randn(2, 2), randn(2, 2), equal_nan=True))
+
+
+# --------------------------------------------------------------------------------------------
+# decompositions.py
+
+
+def distinct_spectrum(n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A symmetric matrix whose eigenvalues are 1, 2, ..., n (well separated), rotated."""
+    q, _ = np.linalg.qr(_rng.standard_normal(batch + (n, n)))
+    w = np.arange(1.0, n + 1.0)
+    return (q * w) @ np.swapaxes(q, -1, -2)
+
+
+cases("numpy.linalg.svd", C(randn(3, 3)), C(randn(4, 3), full_matrices=False),
+      C(randn(3, 5), False), C(randn(2, 4, 3), full_matrices=False),
+      C(randn(4, 3), compute_uv=False), C(randn(3, 5), True, False),
+      # the completion columns of a full SVD of a non-square matrix are arbitrary
+      refuse(randn(4, 3)), refuse(randn(2, 3), True))
+cases("numpy.linalg.eigh", C(distinct_spectrum(3)), C(distinct_spectrum(4), "U"),
+      C(distinct_spectrum(3, (2,))), C(randn(3, 3)),
+      # eigenvalues 2, 2, 5: the eigenvectors of the repeated one are not unique
+      refuse(np.diag([2.0, 2.0, 5.0])))
+cases("numpy.linalg.eigvalsh", C(distinct_spectrum(3)), C(randn(4, 4), UPLO="U"),
+      C(distinct_spectrum(3, (2,))))
+cases("numpy.linalg.qr", C(randn(4, 3)), C(randn(3, 3)), C(randn(3, 5)), C(randn(2, 4, 3)),
+      C(randn(4, 3), "r"), C(randn(3, 5), mode="r"), C(randn(3, 3), "complete"),
+      C(randn(2, 4), "complete"), refuse(randn(4, 2), "complete"), refuse(randn(3, 2), "raw"))
+cases("numpy.linalg.pinv", C(randn(4, 3)), C(randn(3, 5)), C(well_conditioned(3, 3)),
+      C(randn(2, 4, 3)), C(randn(3, 4), 1e-10))
+cases("numpy.linalg.matrix_rank", C(randn(3, 4)), C(np.ones((3, 3))))
+cases("numpy.cumprod", C(randn(5)), C(randn(3, 4), 1), C(randn(3, 4), axis=0),
+      C(randn(3, 4)), C(randn(2, 3, 4), -1), C(np.array([1.5, 0.0, -2.0, 0.7])),
+      C(np.array([[0.0, 2.0, 0.0], [1.2, -0.5, 3.0]]), 1), C(np.array([0.0, 0.0, 1.3])),
+      C(randn()))
+cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0, 2, 1], 1),
+      C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
+cases("numpy.conjugate", unary(randn))
+cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]))
+
+# --------------------------------------------------------------------------------------------
+# views.py
+
+cases("numpy.fliplr", C(randn(3, 4)), C(randn(2, 3, 4)))
+cases("numpy.flipud", C(randn(3, 4)), C(randn(5)))
+cases("numpy.rot90", C(randn(3, 4)), C(randn(3, 4), 2), C(randn(3, 4), -1),
+      C(randn(2, 3, 4), 1, (1, 2)), C(randn(3, 4), k=4), C(randn(2, 3, 4), 3, axes=(2, 0)))
+cases("numpy.atleast_3d", C(randn()), C(randn(4)), C(randn(2, 3)), C(randn(2, 3, 4)))

@@ -34,6 +34,7 @@ ZERO_RULES = {
     "numpy.argmax", "numpy.argmin", "numpy.argsort", "numpy.round", "numpy.around",
     "numpy.all", "numpy.any", "numpy.count_nonzero", "numpy.size", "numpy.shape",
     "numpy.ndim", "numpy.isclose", "numpy.allclose", "numpy.array_equal",
+    "numpy.linalg.matrix_rank",
     *(f"numpy.{f}" for f in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf",
                              "isfinite", "signbit", "logical_not", "floor_divide", "greater",
                              "greater_equal", "less", "less_equal", "equal", "not_equal",
@@ -381,7 +382,7 @@ def test_helpers_are_standalone() -> None:
     assert [p.shape for p in parts] == [(2, 2), (2, 2)]
     assert namespace["getitem_vjp"](1.0, namespace["shape_tree"]([1.0, np.ones(2)]), 0)[0] == 1
     with pytest.raises(RuleError):
-        namespace["norm_vjp"](1.0, 1.0, np.eye(2), "nuc", None, False)
+        namespace["norm_vjp"](1.0, 1.0, np.eye(2), "max", None, False)
 
 
 def test_helpers_star_import() -> None:
@@ -406,6 +407,9 @@ def test_method_targets_have_rules() -> None:
     ("max", np.arange(6.0).reshape(2, 3), (1,), {}),
     ("var", np.arange(6.0), (), {"ddof": 1}),
     ("cumsum", np.arange(6.0).reshape(2, 3), (1,), {}),
+    ("cumprod", np.arange(1.0, 7.0).reshape(2, 3), (), {}),
+    ("repeat", np.arange(6.0).reshape(2, 3), ([1, 2],), {"axis": 0}),
+    ("conj", np.arange(6.0), (), {}),
     ("reshape", np.arange(6.0), ((3, 2),), {}),
     ("transpose", np.arange(24.0).reshape(2, 3, 4), ((2, 0, 1),), {}),
     ("swapaxes", np.arange(6.0).reshape(2, 3), (0, 1), {}),

@@ -7,6 +7,7 @@ call are in :mod:`adgen.rules.helpers`; ndarray methods map to rules in
 
 from adgen.rules import (  # noqa: F401  (imported for their registrations)
     arithmetic,
+    composites,
     creation,
     indexing,
     linalg,
@@ -15,6 +16,7 @@ from adgen.rules import (  # noqa: F401  (imported for their registrations)
     shape,
     ufuncs,
 )
+from adgen.rules import decompositions, no_gradient, views  # noqa: F401,E402
 from adgen.rules.methods import ATTRIBUTES, METHODS, VARARG_METHODS
 
 __all__ = ["ATTRIBUTES", "METHODS", "VARARG_METHODS"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    as_container,
     balanced_eq,
     matmul_vjp_a,
     matmul_vjp_b,
@@ -124,6 +125,12 @@ def min_(g: Any, out: Any, a: Any, b: Any) -> Any:
 @defvjp(builtins.sum, "iterable, start=0", diff="iterable, start", linear=True)
 def sum_(g: Any, out: Any, iterable: Any, start: Any) -> Any:
     return sum_list_vjp(g, shape_tree(iterable)), unbroadcast(g, np.shape(start))
+
+
+@defvjp(builtins.tuple, "iterable", linear=True)
+def tuple_(g: Any, out: Any, iterable: Any) -> Any:
+    # tuple(a list of arrays): the cotangent goes back as the container it came from
+    return as_container(list(g), shape_tree(iterable))
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ __all__ = [
     "inner_vjp_b",
     "matmul_vjp_a",
     "matmul_vjp_b",
+    "matrix_norm_vjp",
     "matrix_transpose",
     "norm_vjp",
     "solve_vjp_a",
@@ -294,11 +295,12 @@ def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
     """Adjoint of ``np.linalg.norm(x, ord, axis, keepdims)`` for the norms it supports.
 
     Supported: vector norms (``ord`` None, any p >= 1 or finite p, inf, -inf, 0) over the
-    whole vector or one axis, and the Frobenius norm of a matrix or of the whole array.
-    Where a norm is zero the 2-norm adjoint is 0 (a subgradient), not nan.
+    whole vector or one axis, the Frobenius norm of a matrix or of the whole array, and the
+    matrix norms of :func:`matrix_norm_vjp`. Where a norm is zero the 2-norm adjoint is 0 (a
+    subgradient), not nan.
 
     Raises:
-        RuleError: for the matrix norms ``'nuc'``, 2, -2, 1, -1, inf and -inf.
+        RuleError: for an ``ord`` numpy does not define.
     """
     x = np.asarray(x, dtype=np.float64)
     axes = reduced_axes(axis, x.ndim)
@@ -308,8 +310,7 @@ def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
     else:
         matrix = isinstance(axis, (tuple, list)) and len(axis) == 2
     if matrix and ord not in (None, "fro"):
-        unsupported(f"np.linalg.norm: the gradient of the matrix norm ord={ord!r} is not "
-                    "implemented (only the Frobenius norm and vector norms are)")
+        return matrix_norm_vjp(g, x, ord, (0, 1) if axis is None else axis, keepdims)
     ge = expand_reduced(g, x.shape, axis, keepdims)
     n = expand_reduced(out, x.shape, axis, keepdims)
     if matrix or ord is None or ord == 2:
@@ -327,6 +328,41 @@ def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
     else:
         unsupported(f"np.linalg.norm: the gradient for ord={ord!r} is not implemented")
     return res[()] if x.ndim == 0 else res
+
+
+def matrix_norm_vjp(g: object, x: np.ndarray, ord: object, axis: tuple,
+                    keepdims: bool) -> np.ndarray:
+    """Adjoint of the matrix norms ``ord`` in 1, -1, inf, -inf (column / row sums), 2, -2
+    (extreme singular values) and 'nuc' (their sum), over the two axes ``axis``.
+
+    At a tie (two columns with the same sum, a repeated extreme singular value) the cotangent
+    is split evenly between the tied terms, as for ``np.max``: a subgradient.
+    """
+    r, c = axis[0] % x.ndim, axis[1] % x.ndim
+    xm = np.moveaxis(x, (r, c), (-2, -1))
+    gm = np.asarray(g, dtype=np.float64)
+    if keepdims:
+        gm = np.squeeze(np.moveaxis(gm, (r, c), (-2, -1)), axis=(-2, -1))
+    gm = gm[..., None, None]
+    if ord in (1, -1, np.inf, -np.inf):
+        along = -2 if ord in (1, -1) else -1  # column sums for 1, row sums for inf
+        sums = np.sum(np.abs(xm), axis=along, keepdims=True)
+        pick = np.max if ord in (1, np.inf) else np.min
+        hits = sums == pick(sums, axis=-1 if along == -2 else -2, keepdims=True)
+        share = hits / np.sum(hits, axis=-1 if along == -2 else -2, keepdims=True)
+        res = gm * np.sign(xm) * share
+    elif ord in (2, -2, "nuc"):
+        u, s, vh = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":
+            weights = (s > 0).astype(np.float64)
+        else:
+            hits = s == (np.max(s, axis=-1, keepdims=True) if ord == 2 else
+                         np.min(s, axis=-1, keepdims=True))
+            weights = hits / np.sum(hits, axis=-1, keepdims=True)
+        res = gm * ((u * weights[..., None, :]) @ vh)
+    else:
+        unsupported(f"np.linalg.norm: ord={ord!r} is not a matrix norm")
+    return np.moveaxis(res, (-2, -1), (r, c))
 
 
 def trace_vjp(g: object, shape: tuple, offset: int, axis1: int, axis2: int) -> np.ndarray:

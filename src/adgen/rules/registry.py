@@ -375,3 +375,194 @@ def _check_arity(primal: Any, params: tuple[Param, ...], qual: str) -> None:
         sig.bind_partial(*fake_args)
     except TypeError as exc:
         raise RuleError(f"rule for {qual}: its signature does not fit {primal!r}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------------
+# References: NumPy functions compiled as plain-NumPy Python source
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A NumPy function that adgen differentiates through a reference implementation.
+
+    ``impl`` is ordinary Python + NumPy (in :mod:`adgen.rules.composites`) over functions that
+    have rules; the compiler compiles a call of ``primal`` as a call of ``impl``, by its own
+    source transform, so the adjoint and the mutation facts come from that source. A rule for
+    ``primal`` takes precedence over its reference.
+    """
+
+    primal: Callable[..., Any]
+    name: str
+    impl: Callable[..., Any]
+
+
+_REFERENCES: dict[int, Reference] = {}
+_REFERENCE_IMPLS: dict[int, Reference] = {}
+
+
+def defreference(primal: Callable[..., Any], *, name: str | None = None
+                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers ``impl`` (the decorated function) as the reference for ``primal``.
+
+    Raises:
+        RuleError: when ``impl`` takes a parameter ``primal`` does not have, or leaves out
+            one ``primal`` requires.
+    """
+
+    def register(impl: Callable[..., Any]) -> Callable[..., Any]:
+        qual = name or _qualname(primal)
+        _check_reference_signature(primal, impl, qual)
+        ref = Reference(primal=primal, name=qual, impl=impl)
+        _REFERENCES[id(primal)] = ref
+        _REFERENCE_IMPLS[id(impl)] = ref
+        _GENERATION[0] += 1
+        return impl
+
+    return register
+
+
+def reference_of(func: Any) -> Callable[..., Any] | None:
+    """The reference implementation adgen compiles for ``func``, or None (none, or a rule)."""
+    ref = _REFERENCES.get(id(func))
+    if ref is None or ref.primal is not func or lookup(func) is not None:
+        return None
+    return ref.impl
+
+
+def is_reference_impl(func: Any) -> bool:
+    """True when ``func`` is a registered reference implementation."""
+    ref = _REFERENCE_IMPLS.get(id(func))
+    return ref is not None and ref.impl is func
+
+
+def all_references() -> list[Reference]:
+    """Every registered reference, in registration order."""
+    return list(_REFERENCES.values())
+
+
+def _check_reference_signature(primal: Any, impl: Any, qual: str) -> None:
+    try:
+        psig = inspect.signature(primal)
+    except (TypeError, ValueError):
+        return
+    isig = inspect.signature(impl)
+    pnames = list(psig.parameters)
+    kinds = {p.kind for p in psig.parameters.values()}
+    for k, (pname, p) in enumerate(isig.parameters.items()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if pname not in psig.parameters:
+            # a named parameter may stand for one that numpy takes through *args / **kwargs
+            if (p.kind == p.POSITIONAL_OR_KEYWORD and inspect.Parameter.VAR_POSITIONAL in kinds
+                    and k == pnames.index(next(n for n, q in psig.parameters.items()
+                                               if q.kind == q.VAR_POSITIONAL))) or \
+                    (p.kind != p.POSITIONAL_ONLY and inspect.Parameter.VAR_KEYWORD in kinds):
+                continue
+            raise RuleError(f"the reference for {qual} takes {pname!r}, which {qual} does not")
+        if p.kind != p.KEYWORD_ONLY and pnames.index(pname) != k:
+            raise RuleError(f"the reference for {qual} takes {pname!r} at position {k}, "
+                            f"{qual} at {pnames.index(pname)}")
+    for pname, p in psig.parameters.items():
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and \
+                pname not in isig.parameters:
+            raise RuleError(f"the reference for {qual} leaves out its parameter {pname!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Refusals: NumPy functions adgen does not differentiate, and why
+
+
+_REFUSED: dict[int, tuple[Any, str]] = {}
+
+
+def defrefusal(primal: Any, reason: str) -> None:
+    """Records why ``primal`` has no rule; the compiler's MissingRuleError says it."""
+    _REFUSED[id(primal)] = (primal, reason)
+
+
+def refusal_of(func: Any) -> str | None:
+    """The recorded reason ``func`` is not differentiated, or None."""
+    got = _REFUSED.get(id(func))
+    return got[1] if got is not None and got[0] is func else None
+
+
+def why_no_rule(func: Any) -> str:
+    """The end of a MissingRuleError message: why a call of ``func`` cannot be differentiated.
+
+    A NumPy function's Python source is readable, but adgen differentiates NumPy only
+    through rules and reference implementations (NumPy's own source calls C); a function
+    whose source is unavailable (a builtin, a C extension) is said to be so.
+    """
+    reason = refusal_of(func)
+    if reason is not None:
+        return f": {reason}"
+    import numpy as np
+
+    mod = str(getattr(func, "__module__", "") or "")
+    if isinstance(func, np.ufunc) or mod.startswith("numpy"):
+        return (" (adgen differentiates NumPy through its rules and reference "
+                "implementations, not through NumPy's own source, and has neither for it)")
+    try:
+        inspect.getsource(func)
+    except (TypeError, OSError):
+        return " and adgen cannot read its source"
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Index arithmetic: helpers of reference implementations that no gradient flows through
+
+
+_NONDIFF: dict[int, Rule] = {}
+
+
+def defnondiff(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Registers ``func`` (a helper of :mod:`adgen.rules.composites` that computes indices,
+    shapes or slices) as having no derivative: the compiler calls it in the forward pass and
+    gives its arguments no cotangent. It is not listed among the rules (it is no NumPy
+    function); :func:`all_nondiff` lists these helpers for the tests.
+
+    Returns:
+        ``func`` wrapped so that a float in its result raises RuleError: a float would carry a
+        gradient the compiler drops here (a helper must compute integers, shapes, slices).
+    """
+    import functools
+
+    inner = func
+
+    @functools.wraps(inner)
+    def checked(*args: Any) -> Any:
+        result = inner(*args)
+        if _has_float(result):
+            raise RuleError(f"internal: {inner.__qualname__} is registered without a derivative "
+                            "but returned a float, whose gradient would be dropped")
+        return result
+
+    func = checked
+    rule = Rule(primal=func, name=_qualname(func), params=(Param("args", varargs=True),),
+                diff=(), reads=frozenset(), linear=True, view=False, mutates=(),
+                vjp=_no_cotangent,
+                templates=(), free_names=frozenset())
+    _RULES[id(func)] = rule
+    _NONDIFF[id(func)] = rule
+    _GENERATION[0] += 1
+    return func
+
+
+def _has_float(x: Any) -> bool:
+    import numpy as np
+
+    if isinstance(x, (list, tuple)):
+        return any(_has_float(v) for v in x)
+    if isinstance(x, (float, np.floating)):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
+
+
+def _no_cotangent(g: Any, out: Any, args: Any) -> Any:
+    return ()
+
+
+def all_nondiff() -> list[Rule]:
+    """The helpers registered with :func:`defnondiff`."""
+    return list(_NONDIFF.values())

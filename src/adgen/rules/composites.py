@@ -1,0 +1,671 @@
+"""Reference implementations: NumPy functions written once in plain NumPy.
+
+Each function here computes what its NumPy namesake computes (same values, same views), in
+Python + NumPy over functions that have derivative rules. ``@defreference(np.diff)`` tells
+the compiler to compile a call of ``np.diff`` as a call of :func:`diff`: adgen differentiates
+it by its own source transform, as ``jax.numpy`` is written over ``lax``, so the adjoint and
+the mutation facts (what the pullback reads) come from this source. A rule for the same
+function, where one exists, wins.
+
+Conventions:
+- A parameter value NumPy accepts and the reference does not handle makes the reference
+  raise ``RuleError`` through :func:`refuse_if` (the plain NumPy call has no such limit).
+- Index and shape arithmetic (where no gradient flows) is done by the helpers at the end of
+  the module, registered with ``@defnondiff``: the compiler calls them in the forward pass
+  and gives their arguments no cotangent. Everything a gradient flows through is written in
+  the reference functions themselves.
+- Results that NumPy returns as views (``split``) are views here too. Functions that return
+  one array viewing their argument (``rot90``, ``fliplr``) are rules with ``view=True``
+  instead (:mod:`adgen.rules.views`): the compiler must know the view to follow a write
+  through it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.registry import defnondiff, defreference
+
+# --------------------------------------------------------------------------------------------
+# Differences, sums, products
+
+
+@defreference(np.diff)
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    if prepend is not None or append is not None:
+        parts = []
+        if prepend is not None:
+            if np.ndim(prepend) == 0:
+                prepend = np.broadcast_to(prepend, _slab_shape(np.shape(a), axis))
+            parts.append(prepend)
+        parts.append(a)
+        if append is not None:
+            if np.ndim(append) == 0:
+                append = np.broadcast_to(append, _slab_shape(np.shape(a), axis))
+            parts.append(append)
+        a = np.concatenate(parts, axis=axis)
+    out = a
+    for _ in range(n):
+        lo, hi = _diff_slices(np.ndim(out), axis)
+        out = out[hi] - out[lo]
+    return out
+
+
+@defreference(np.ediff1d)
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    flat = np.ravel(ary)
+    out = flat[1:] - flat[:-1]
+    parts = []
+    if to_begin is not None:
+        parts.append(np.ravel(to_begin))
+    parts.append(out)
+    if to_end is not None:
+        parts.append(np.ravel(to_end))
+    return np.concatenate(parts) if len(parts) > 1 else out
+
+
+@defreference(np.trapezoid)
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    lo, hi = _diff_slices(np.ndim(y), axis)
+    if x is None:
+        d = dx
+    elif np.ndim(x) == 1:
+        d = x[1:] - x[:-1]
+        d = np.reshape(d, _axis_shape(np.ndim(y), axis, np.shape(d)[0]))
+    else:
+        d = x[hi] - x[lo]
+    return np.sum(d * (y[hi] + y[lo]) / 2.0, axis=axis)
+
+
+@defreference(np.cumulative_sum)
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    refuse_if(dtype is not None or out is not None,
+              "np.cumulative_sum: dtype= and out= are not differentiated")
+    if axis is None:
+        axis = 0
+    res = np.cumsum(x, axis=axis)
+    if include_initial:
+        res = np.concatenate([np.zeros(_slab_shape(np.shape(x), axis)), res], axis=axis)
+    return res
+
+
+@defreference(np.cumulative_prod)
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    refuse_if(dtype is not None or out is not None,
+              "np.cumulative_prod: dtype= and out= are not differentiated")
+    if axis is None:
+        axis = 0
+    res = np.cumprod(x, axis=axis)
+    if include_initial:
+        res = np.concatenate([np.ones(_slab_shape(np.shape(x), axis)), res], axis=axis)
+    return res
+
+
+@defreference(np.ptp)
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    refuse_if(out is not None, "np.ptp: out= is not differentiated")
+    return np.max(a, axis=axis, keepdims=keepdims) - np.min(a, axis=axis, keepdims=keepdims)
+
+
+@defreference(np.average)
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: bool = False) -> Any:
+    if weights is None:
+        avg = np.mean(a, axis=axis, keepdims=keepdims)
+        scl = np.size(a) / np.size(avg) + 0.0 * avg
+    else:
+        w = weights
+        if np.ndim(w) == 1 and np.ndim(a) > 1:
+            w = np.reshape(w, _axis_shape(np.ndim(a), axis, np.shape(w)[0]))
+        scl = np.sum(w + 0.0 * a, axis=axis, keepdims=keepdims)
+        avg = np.sum(a * w, axis=axis, keepdims=keepdims) / scl
+    if not returned:
+        return avg
+    return avg, scl
+
+
+@defreference(np.polyval)
+def polyval(p: Any, x: Any) -> Any:
+    y = 0.0 * x
+    for i in range(len(p)):
+        y = y * x + p[i]
+    return y
+
+
+@defreference(np.kron)
+def kron(a: Any, b: Any) -> Any:
+    nd = max(np.ndim(a), np.ndim(b))
+    sa, sb = _kron_shapes(np.shape(a), np.shape(b), nd)
+    prod = np.reshape(a, sa) * np.reshape(b, sb)
+    return np.reshape(prod, _kron_out(np.shape(a), np.shape(b), nd))
+
+
+@defreference(np.cross)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Any = None) -> Any:
+    if axis is not None:
+        axisa = axis
+        axisb = axis
+        axisc = axis
+    a = np.moveaxis(a, axisa, -1)
+    b = np.moveaxis(b, axisb, -1)
+    refuse_if(np.shape(a)[-1] not in (2, 3) or np.shape(b)[-1] not in (2, 3),
+              "np.cross: the vectors must have 2 or 3 components")
+    a0 = a[..., 0]
+    a1 = a[..., 1]
+    b0 = b[..., 0]
+    b1 = b[..., 1]
+    if np.shape(a)[-1] == 2 and np.shape(b)[-1] == 2:
+        return np.asarray(a0 * b1 - a1 * b0)  # numpy: a 0-d array for two 2-vectors
+    a2 = a[..., 2] if np.shape(a)[-1] == 3 else 0.0 * a0
+    b2 = b[..., 2] if np.shape(b)[-1] == 3 else 0.0 * b0
+    c = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return np.moveaxis(c, -1, axisc)
+
+
+@defreference(np.sinc)
+def sinc(x: Any) -> Any:
+    # sin(pi x) / (pi x), 1 at 0; near 0 a Taylor polynomial keeps the gradient exact (0 at 0)
+    y = np.pi * np.where(np.abs(x) < 1e-3, 1.0, x)
+    small = np.pi * np.pi * x * x
+    series = 1.0 - small / 6.0 + small * small / 120.0
+    return np.where(np.abs(x) < 1e-3, series, np.sin(y) / y)[()]  # a scalar for a scalar
+
+
+@defreference(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    refuse_if(not copy, "np.nan_to_num(copy=False) writes its argument in place; "
+              "differentiate x = np.nan_to_num(x) instead")
+    big = np.finfo(np.float64).max
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    finite = np.isfinite(x)
+    safe = np.where(finite, x, 0.0)
+    fill = np.where(np.isnan(x), nan, np.where(x > 0, hi, lo))
+    return np.where(finite, safe, fill)[()]
+
+
+@defreference(np.gradient)
+def gradient(f: Any, spacing: Any = 1.0, *, axis: Any = None, edge_order: int = 1) -> Any:
+    # one scalar spacing for every axis (numpy's *varargs with one item)
+    refuse_if(np.ndim(spacing) != 0, "np.gradient: coordinate arrays as spacing are not "
+              "differentiated (give one scalar spacing)")
+    nd = np.ndim(f)
+    axes = _gradient_axes(axis, nd)
+    outs = []
+    for k in range(len(axes)):
+        ax = axes[k]
+        h = spacing
+        lo, hi = _diff_slices(nd, ax)
+        refuse_if(np.shape(f)[ax] < edge_order + 1,
+                  "np.gradient: an axis needs at least edge_order + 1 points")
+        inner = (f[_range_index(nd, ax, 2, None)] - f[_range_index(nd, ax, 0, -2)]) / (2.0 * h)
+        if edge_order == 1:
+            first = (f[_range_index(nd, ax, 1, 2)] - f[_range_index(nd, ax, 0, 1)]) / h
+            last = (f[_range_index(nd, ax, -1, None)] - f[_range_index(nd, ax, -2, -1)]) / h
+        else:
+            first = (-1.5 * f[_range_index(nd, ax, 0, 1)] + 2.0 * f[_range_index(nd, ax, 1, 2)]
+                     - 0.5 * f[_range_index(nd, ax, 2, 3)]) / h
+            last = (0.5 * f[_range_index(nd, ax, -3, -2)] - 2.0 * f[_range_index(nd, ax, -2, -1)]
+                    + 1.5 * f[_range_index(nd, ax, -1, None)]) / h
+        outs.append(np.concatenate([first, inner, last], axis=ax))
+    if len(outs) == 1:
+        return outs[0]
+    return tuple(outs)
+
+
+
+# --------------------------------------------------------------------------------------------
+# Shape: repetition, padding, splitting, flipping
+
+
+@defreference(np.tile)
+def tile(A: Any, reps: Any) -> Any:
+    src, wide, out = _tile_shapes(np.shape(A), reps)
+    return np.reshape(np.broadcast_to(np.reshape(A, src), wide), out)
+
+
+@defreference(np.pad)
+def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0.0,
+        reflect_type: str = "even") -> Any:
+    widths = _pad_widths(pad_width, np.ndim(array), mode, reflect_type,
+                         _shape_of(constant_values))
+    out = np.copy(array)  # numpy's pad returns a new array, even with no padding
+    for ax in range(np.ndim(array)):
+        before = widths[ax][0]
+        after = widths[ax][1]
+        if before == 0 and after == 0:
+            continue
+        if mode == "constant":
+            lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values)
+            hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values)
+            out = np.concatenate([lo, out, hi], axis=ax)
+        else:
+            idx = _pad_index(np.shape(out)[ax], before, after, mode)
+            out = np.take(out, idx, axis=ax)
+    return out
+
+
+@defreference(np.array_split)
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
+    res = []
+    for idx in _split_indices(np.shape(ary), indices_or_sections, axis, False):
+        res.append(ary[idx])
+    return res
+
+
+@defreference(np.split)
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
+    res = []
+    for idx in _split_indices(np.shape(ary), indices_or_sections, axis, True):
+        res.append(ary[idx])
+    return res
+
+
+@defreference(np.hsplit)
+def hsplit(ary: Any, indices_or_sections: Any) -> Any:
+    refuse_if(np.ndim(ary) == 0, "np.hsplit: the input must be at least 1-D")
+    return split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)
+
+
+@defreference(np.vsplit)
+def vsplit(ary: Any, indices_or_sections: Any) -> Any:
+    refuse_if(np.ndim(ary) < 2, "np.vsplit: the input must be at least 2-D")
+    return split(ary, indices_or_sections, 0)
+
+
+@defreference(np.dsplit)
+def dsplit(ary: Any, indices_or_sections: Any) -> Any:
+    refuse_if(np.ndim(ary) < 3, "np.dsplit: the input must be at least 3-D")
+    return split(ary, indices_or_sections, 2)
+
+
+# --------------------------------------------------------------------------------------------
+# Order statistics and interpolation
+
+
+@defreference(np.quantile)
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    refuse_if(method != "linear" or weights is not None or
+              out is not None, "np.quantile: only method='linear' without weights= and out= "
+              "is differentiated")
+    nd = np.ndim(a)
+    moved = np.moveaxis(a, _quantile_axes(axis, nd), _quantile_dest(axis, nd))
+    flat = np.reshape(moved, _quantile_flat(np.shape(moved), axis, nd))
+    s = np.sort(flat, axis=-1)
+    n = np.shape(s)[-1]
+    pos = q * (n - 1.0)
+    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
+    hi = np.clip(lo + 1, 0, n - 1)
+    frac = pos - lo
+    vlo = np.take(s, lo, axis=-1)
+    vhi = np.take(s, hi, axis=-1)
+    qn = np.ndim(q)
+    res = vlo + (vhi - vlo) * frac
+    res = np.moveaxis(res, _quantile_qaxes(np.ndim(res), qn), _quantile_qdest(qn))
+    if keepdims:
+        res = np.reshape(res, _quantile_keep(np.shape(q), np.shape(a), axis))
+    return res
+
+
+@defreference(np.percentile)
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    return quantile(a, q / 100.0, axis, out, overwrite_input, method, keepdims,
+                    weights=weights)
+
+
+@defreference(np.median)
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+
+
+@defreference(np.interp)
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    refuse_if(period is not None, "np.interp: period= is not differentiated")
+    n = np.shape(xp)[0]
+    i = np.clip(np.searchsorted(xp, x, side="right"), 1, n - 1)
+    x0 = xp[i - 1]
+    x1 = xp[i]
+    xc = np.clip(x, xp[0], xp[n - 1])
+    w = (xc - x0) / (x1 - x0)
+    y = fp[i - 1] + w * (fp[i] - fp[i - 1])
+    below = fp[0] if left is None else left
+    above = fp[n - 1] if right is None else right
+    y = np.where(x < xp[0], below, np.where(x > xp[n - 1], above, y))
+    if np.ndim(x) == 0:
+        return y[()]
+    return y
+
+
+# --------------------------------------------------------------------------------------------
+# Convolution
+
+
+@defreference(np.convolve)
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    na = np.shape(a)[0]
+    nv = np.shape(v)[0]
+    refuse_if(na == 0 or nv == 0, "np.convolve: the inputs must not be empty")
+    ap = np.concatenate([np.zeros(nv - 1), a, np.zeros(nv - 1)])
+    windows = np.take(ap, _conv_index(na, nv))
+    full = windows @ np.flip(v, 0)
+    start, stop = _conv_range(na, nv, mode)
+    return full[start:stop]
+
+
+@defreference(np.correlate)
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    na = np.shape(a)[0]
+    nv = np.shape(v)[0]
+    refuse_if(na == 0 or nv == 0, "np.correlate: the inputs must not be empty")
+    ap = np.concatenate([np.zeros(nv - 1), a, np.zeros(nv - 1)])
+    full = np.take(ap, _conv_index(na, nv)) @ v
+    start, stop = _corr_range(na, nv, mode)
+    return full[start:stop]
+
+
+# --------------------------------------------------------------------------------------------
+# np.linalg
+
+
+@defreference(np.linalg.matrix_power)
+def matrix_power(a: Any, n: int) -> Any:
+    refuse_if(int(n) != n, "np.linalg.matrix_power: the exponent must be an integer")
+    if n < 0:
+        a = np.linalg.inv(a)
+        n = -n
+    res = np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a)) + 0.0 * a
+    for _ in range(n):
+        res = res @ a
+    return res
+
+
+@defreference(np.linalg.cond)
+def cond(x: Any, p: Any = None) -> Any:
+    if p is None or p == 2 or p == -2:
+        s = np.linalg.svd(x, compute_uv=False)
+        if p == -2:
+            return s[..., -1] / s[..., 0]
+        return s[..., 0] / s[..., -1]
+    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p,
+                                                                  axis=(-2, -1))
+
+
+@defreference(np.linalg.lstsq)
+def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
+    m = np.shape(a)[0]
+    n = np.shape(a)[1]
+    cut = rcond if rcond is not None else np.finfo(np.float64).eps * max(m, n)
+    x = np.linalg.pinv(a, rcond=cut) @ b
+    s = np.linalg.svd(a, compute_uv=False)
+    rank = np.linalg.matrix_rank(a).astype(np.int32)  # numpy's lstsq: an int32 rank
+    if rank == n and m > n:
+        r = b - a @ x
+        res = np.sum(r * r, axis=0)
+        if np.ndim(b) == 1:
+            res = np.reshape(res, (1,))
+    else:
+        res = np.zeros((0,))
+    return x, res, rank, s
+
+
+@defreference(np.linalg.matrix_norm)
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    return np.linalg.norm(x, ord, (-2, -1), keepdims)
+
+
+@defreference(np.linalg.vector_norm)
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    if axis is None:
+        res = np.linalg.norm(np.ravel(x), ord)
+        if keepdims:
+            res = np.reshape(res, _ones_shape(np.ndim(x)))
+        return res
+    if not isinstance(axis, tuple) or len(axis) == 1:
+        return np.linalg.norm(x, ord, axis, keepdims)
+    # several axes: one vector per position of the others (not a matrix norm)
+    nd = np.ndim(x)
+    moved = np.moveaxis(x, _quantile_axes(axis, nd), _quantile_dest(axis, nd))
+    res = np.linalg.norm(np.reshape(moved, _quantile_flat(np.shape(moved), axis, nd)), ord, -1)
+    if keepdims:
+        res = np.reshape(res, _quantile_keep((), np.shape(x), axis))
+    return res
+
+
+@defreference(np.linalg.svdvals)
+def svdvals(x: Any, /) -> Any:
+    return np.linalg.svd(x, compute_uv=False)
+
+
+@defreference(np.linalg.multi_dot)
+def multi_dot(arrays: Any, *, out: Any = None) -> Any:
+    refuse_if(out is not None, "np.linalg.multi_dot: out= is not differentiated")
+    res = arrays[0]
+    for k in range(1, len(arrays)):
+        res = np.dot(res, arrays[k])
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# Index and shape arithmetic (no gradient flows through these)
+
+
+@defnondiff
+def refuse_if(cond: Any, message: str) -> None:
+    """Raises RuleError with ``message`` when ``cond`` holds."""
+    if cond:
+        from adgen.errors import RuleError
+
+        raise RuleError(message, hint="see docs/coverage.md, or register a rule with "
+                        "@adgen.rrule")
+
+
+@defnondiff
+def _shape_of(x: Any) -> Any:
+    """The shape alone, for the helpers that check a float argument without reading it."""
+    return np.shape(x)
+
+
+@defnondiff
+def _norm_axis(axis: int, nd: int) -> int:
+    if not -nd <= axis < nd:
+        from adgen.errors import RuleError
+
+        raise RuleError(f"axis {axis} is out of bounds for an array of dimension {nd}")
+    return axis % nd
+
+
+@defnondiff
+def _diff_slices(nd: int, axis: int) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+    ax = _norm_axis(axis, nd)
+    lo = tuple(slice(None, -1) if d == ax else slice(None) for d in range(nd))
+    hi = tuple(slice(1, None) if d == ax else slice(None) for d in range(nd))
+    return lo, hi
+
+
+@defnondiff
+def _range_index(nd: int, axis: int, start: Any, stop: Any) -> tuple[slice, ...]:
+    ax = _norm_axis(axis, nd)
+    return tuple(slice(start, stop) if d == ax else slice(None) for d in range(nd))
+
+
+@defnondiff
+def _slab_shape(shape: Any, axis: int, width: int = 1) -> tuple[int, ...]:
+    ax = _norm_axis(axis, len(shape))
+    return tuple(width if d == ax else n for d, n in enumerate(shape))
+
+
+@defnondiff
+def _axis_shape(nd: int, axis: Any, n: int) -> tuple[int, ...]:
+    """The shape that broadcasts a 1-D array of length n along ``axis`` of an nd array."""
+    ax = _norm_axis(-1 if axis is None else axis, nd)
+    return tuple(n if d == ax else 1 for d in range(nd))
+
+
+@defnondiff
+def _ones_shape(nd: int) -> tuple[int, ...]:
+    return (1,) * nd
+
+
+@defnondiff
+def _kron_shapes(sa: Any, sb: Any, nd: int) -> tuple[Any, Any]:
+    sa = (1,) * (nd - len(sa)) + tuple(sa)
+    sb = (1,) * (nd - len(sb)) + tuple(sb)
+    ia = tuple(x for n in sa for x in (n, 1))
+    ib = tuple(x for n in sb for x in (1, n))
+    return ia, ib
+
+
+@defnondiff
+def _kron_out(sa: Any, sb: Any, nd: int) -> tuple[int, ...]:
+    sa = (1,) * (nd - len(sa)) + tuple(sa)
+    sb = (1,) * (nd - len(sb)) + tuple(sb)
+    return tuple(x * y for x, y in zip(sa, sb))
+
+
+@defnondiff
+def _tile_shapes(shape: Any, reps: Any) -> tuple[Any, Any, Any]:
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    nd = max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + tuple(shape)
+    reps = (1,) * (nd - len(reps)) + reps
+    src = tuple(x for n in shape for x in (1, n))
+    wide = tuple(x for n, r in zip(shape, reps) for x in (r, n))
+    out = tuple(n * r for n, r in zip(shape, reps))
+    return src, wide, out
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+@defnondiff
+def _pad_widths(pad_width: Any, nd: int, mode: Any, reflect_type: str,
+                constant_shape: Any) -> list[list[int]]:
+    refuse_if(mode not in _PAD_MODES, f"np.pad: mode={mode!r} is not differentiated "
+              f"(supported: {', '.join(_PAD_MODES)})")
+    refuse_if(len(constant_shape) != 0,
+              "np.pad: constant_values other than one number are not differentiated")
+    refuse_if(reflect_type != "even", "np.pad: reflect_type='odd' is not differentiated")
+    w = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (nd, 2))
+    return [[int(w[d, 0]), int(w[d, 1])] for d in range(nd)]
+
+
+@defnondiff
+def _pad_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    # the source position of each output position: NumPy's own pad of a range
+    refuse_if(n == 0, f"np.pad: mode={mode!r} cannot pad an empty axis")
+    return np.pad(np.arange(n), (before, after), mode=mode)
+
+
+@defnondiff
+def _split_indices(shape: Any, sections: Any, axis: int, exact: bool) -> list[Any]:
+    nd = len(shape)
+    ax = _norm_axis(axis, nd)
+    n = shape[ax]
+    if np.ndim(sections) == 0:
+        k = int(sections)
+        refuse_if(k <= 0, "np.split: the number of sections must be larger than 0")
+        if exact and n % k:
+            from adgen.errors import RuleError
+
+            raise RuleError("np.split: the array does not split into equal sections",
+                            hint="use np.array_split")
+        size, extra = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + size + (1 if i < extra else 0))
+    else:
+        bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + n, 0), n)
+                        for i in sections] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        out.append(tuple(slice(lo, max(lo, hi)) if d == ax else slice(None)
+                         for d in range(nd)))
+    return out
+
+
+@defnondiff
+def _gradient_axes(axis: Any, nd: int) -> list[int]:
+    if axis is None:
+        return list(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return [_norm_axis(a, nd) for a in axis]
+    return [_norm_axis(axis, nd)]
+
+
+@defnondiff
+def _quantile_axes(axis: Any, nd: int) -> list[int]:
+    if axis is None:
+        return list(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return [_norm_axis(a, nd) for a in axis]
+    return [_norm_axis(axis, nd)]
+
+
+@defnondiff
+def _quantile_dest(axis: Any, nd: int) -> list[int]:
+    k = len(_quantile_axes(axis, nd))
+    return list(range(nd - k, nd))
+
+
+@defnondiff
+def _quantile_flat(shape: Any, axis: Any, nd: int) -> tuple[int, ...]:
+    k = len(_quantile_axes(axis, nd))
+    keep = tuple(shape[:nd - k])
+    return keep + (-1,) if int(np.prod(shape[nd - k:])) > 0 else keep + (0,)
+
+
+@defnondiff
+def _quantile_qaxes(nd: int, qn: int) -> list[int]:
+    return list(range(nd - qn, nd))
+
+
+@defnondiff
+def _quantile_qdest(qn: int) -> list[int]:
+    return list(range(qn))
+
+
+@defnondiff
+def _quantile_keep(qshape: Any, ashape: Any, axis: Any) -> tuple[int, ...]:
+    nd = len(ashape)
+    axes = _quantile_axes(axis, nd)
+    return tuple(qshape) + tuple(1 if d in axes else n for d, n in enumerate(ashape))
+
+
+@defnondiff
+def _conv_index(na: int, nv: int) -> np.ndarray:
+    """Row k of the result reads the padded input at k .. k + nv - 1."""
+    return np.arange(na + nv - 1)[:, None] + np.arange(nv)[None, :]
+
+
+@defnondiff
+def _conv_range(na: int, nv: int, mode: str) -> tuple[int, int]:
+    full = na + nv - 1
+    if mode == "full":
+        return 0, full
+    if mode == "same":
+        start = (min(na, nv) - 1) // 2
+        return start, start + max(na, nv)
+    refuse_if(mode != "valid", f"np.convolve: unknown mode {mode!r}")
+    return min(na, nv) - 1, max(na, nv)
+
+
+@defnondiff
+def _corr_range(na: int, nv: int, mode: str) -> tuple[int, int]:
+    full = na + nv - 1
+    if mode == "full":
+        return 0, full
+    if mode == "same":
+        start = (min(na, nv) - 1) // 2 if na >= nv else min(na, nv) // 2
+        return start, start + max(na, nv)
+    refuse_if(mode != "valid", f"np.correlate: unknown mode {mode!r}")
+    return min(na, nv) - 1, max(na, nv)

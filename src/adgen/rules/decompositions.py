@@ -1,0 +1,75 @@
+"""Rules for matrix decompositions (svd, eigh, qr, pinv) and the primitives a reference
+implementation would make slow or unstable (cumprod with zeros, repeat).
+
+The adjoints live in :mod:`adgen.rules.helpers_decomp`; see there for the formulas and for
+what is refused (repeated eigenvalues with an eigenvector cotangent, completion vectors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import (
+    cumprod_vjp,
+    eigh_vjp,
+    pinv_vjp,
+    qr_vjp,
+    repeat_vjp,
+    svd_vjp,
+)
+from adgen.rules.registry import defvjp
+
+# --------------------------------------------------------------------------------------------
+# np.linalg decompositions
+
+
+@defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", diff="a",
+        reads="a, full_matrices, compute_uv")
+def svd(g: Any, out: Any, a: Any, full_matrices: Any, compute_uv: Any, hermitian: Any) -> Any:
+    return svd_vjp(g, a, full_matrices, compute_uv)
+
+
+@defvjp(np.linalg.eigh, "a, UPLO='L'", diff="a", reads="a, UPLO")
+def eigh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:  # noqa: N803  (numpy's name)
+    return eigh_vjp(g, a, UPLO, True)
+
+
+@defvjp(np.linalg.eigvalsh, "a, UPLO='L'", diff="a", reads="a, UPLO")
+def eigvalsh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:  # noqa: N803
+    return eigh_vjp(g, a, UPLO, False)
+
+
+@defvjp(np.linalg.qr, "a, mode='reduced'", diff="a", reads="a, mode")
+def qr(g: Any, out: Any, a: Any, mode: Any) -> Any:
+    return qr_vjp(g, a, mode)
+
+
+@defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False", diff="a", reads="a, out")
+def pinv(g: Any, out: Any, a: Any, rcond: Any, hermitian: Any) -> Any:
+    return pinv_vjp(g, out, a)
+
+
+@defvjp(np.linalg.matrix_rank, "A, tol=None, hermitian=False", diff="A", linear=True)
+def matrix_rank(g: Any, out: Any, A: Any, tol: Any, hermitian: Any) -> Any:  # noqa: N803
+    return np.zeros(np.shape(A))  # an integer: no gradient
+
+
+# --------------------------------------------------------------------------------------------
+# Products and repetition along an axis
+
+
+@defvjp(np.cumprod, "a, axis=None", diff="a", reads="a, out, axis")
+def cumprod(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return cumprod_vjp(g, out, a, axis)
+
+
+@defvjp(np.repeat, "a, repeats, axis=None", diff="a", reads="repeats, axis", linear=True)
+def repeat(g: Any, out: Any, a: Any, repeats: Any, axis: Any) -> Any:
+    return repeat_vjp(g, np.shape(a), repeats, axis)
+
+
+@defvjp(np.conjugate, "x", linear=True)
+def conjugate(g: Any, out: Any, x: Any) -> Any:
+    return g  # real arrays: the identity

@@ -1,0 +1,242 @@
+"""Rule helpers: matrix decompositions (svd, eigh, qr, pinv), cumprod and repeat.
+
+Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps).
+The decomposition adjoints are the standard ones, with JAX's conventions (Townsend 2016 for
+the SVD, Giles 2008 for eigh, Walter & Lehmann 2018 / Liao et al. 2019 for QR, Golub &
+Pereyra 1973 for the pseudo-inverse). Where the decomposition is not unique (repeated
+eigenvalues or singular values with an eigenvector cotangent, the completion columns of a
+full SVD or a complete QR of a non-square matrix), they refuse with ``RuleError`` instead of
+returning NaN or an arbitrary choice.
+"""
+
+import numpy as np
+
+from adgen.rules.helpers_core import unsupported
+from adgen.rules.helpers_linalg import matrix_transpose
+
+__all__ = [
+    "copy_lower_to_upper",
+    "cotangent_part",
+    "cumprod_vjp",
+    "eigh_vjp",
+    "inverse_gaps",
+    "pinv_vjp",
+    "qr_tall_vjp",
+    "qr_vjp",
+    "repeat_vjp",
+    "svd_vjp",
+]
+
+
+
+def cotangent_part(g: object, k: int) -> object:
+    """Entry k of a tuple cotangent (a namedtuple's), None when it is absent or zero."""
+    if g is None:
+        return None
+    item = g[k]
+    if item is None:
+        return None
+    item = np.asarray(item, dtype=np.float64)
+    return item if np.any(item) else None
+
+
+def inverse_gaps(w: np.ndarray, what: str) -> np.ndarray:
+    """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it; refuses repeated values."""
+    gaps = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    off = ~np.eye(n, dtype=bool)
+    scale = max(float(np.max(np.abs(w), initial=0.0)), 1.0)
+    if np.any(np.abs(gaps[..., off]) <= 1e-9 * scale):
+        unsupported(f"{what}: the gradient through the vectors is not defined where values "
+                    "repeat (degenerate eigenvalues or singular values); only the gradient "
+                    "through the values is")
+    return np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+
+
+def eigh_vjp(g: object, a: object, uplo: str, vectors: bool) -> np.ndarray:
+    """Adjoint of ``np.linalg.eigh(a, UPLO)`` (``vectors``) or ``eigvalsh(a, UPLO)``.
+
+    With A = V diag(w) V^T the symmetric adjoint is S = V (diag(w_bar) + F * (V^T V_bar)) V^T,
+    F[i, j] = 1 / (w[j] - w[i]). Values closer than 1e-9 (relative) count as repeated.
+    numpy reads only the ``UPLO`` triangle of ``a``, so, as for
+    Cholesky, the exact gradient of what numpy computes lives on that triangle:
+    ``tril(S + S^T) - diag(S)`` for 'L'. Against a symmetric perturbation it agrees with the
+    symmetric adjoint JAX returns.
+    """
+    w, v = np.linalg.eigh(np.asarray(a, dtype=np.float64), UPLO=uplo)
+    if vectors:
+        gw, gv = cotangent_part(g, 0), cotangent_part(g, 1)
+    else:
+        gw, gv = np.asarray(g, dtype=np.float64), None
+    inner = np.zeros(w.shape + w.shape[-1:])
+    if gw is not None:
+        inner = inner + np.eye(w.shape[-1]) * gw[..., None, :]
+    if gv is not None:
+        inner = inner + inverse_gaps(w, "np.linalg.eigh") * (matrix_transpose(v) @ gv)
+    s = v @ inner @ matrix_transpose(v)
+    sym = 0.5 * (s + matrix_transpose(s))
+    tri = np.tril if uplo.upper() == "L" else np.triu
+    return tri(2.0 * sym) - np.eye(w.shape[-1]) * sym
+
+
+def svd_vjp(g: object, a: object, full_matrices: bool, compute_uv: bool) -> np.ndarray:
+    """Adjoint of ``np.linalg.svd(a, full_matrices, compute_uv)`` (Townsend 2016).
+
+    A = U diag(s) V^T; with F[i, j] = 1 / (s[j]^2 - s[i]^2), J = F * (U^T U_bar - U_bar^T U)
+    and K = F * (V^T V_bar - V_bar^T V), the adjoint is
+    U (J S + diag(s_bar) + S K) V^T + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    if compute_uv:
+        gu, gs, gvh = cotangent_part(g, 0), cotangent_part(g, 1), cotangent_part(g, 2)
+    else:
+        gu, gs, gvh = None, np.asarray(g, dtype=np.float64), None
+    if full_matrices and m != n:
+        # the columns past k of U (rows of Vh) are any orthonormal completion
+        if (gu is not None and np.any(gu[..., :, k:])) or \
+                (gvh is not None and np.any(gvh[..., k:, :])):
+            unsupported("np.linalg.svd: the gradient through the completion vectors of a "
+                        "non-square matrix with full_matrices=True is not defined; use "
+                        "full_matrices=False")
+        gu = gu[..., :, :k] if gu is not None else None
+        gvh = gvh[..., :k, :] if gvh is not None else None
+    res = np.zeros(a.shape)
+    if gs is not None:
+        res = res + (u * gs[..., None, :]) @ vh
+    if gu is None and gvh is None:
+        return res
+    f = inverse_gaps(s * s, "np.linalg.svd")
+    scale = max(float(np.max(s, initial=0.0)), 1.0)
+    if np.any(s <= 1e-9 * scale) and m != n:
+        unsupported("np.linalg.svd: the gradient through the vectors of a rank-deficient "
+                    "non-square matrix is not defined")
+    v = matrix_transpose(vh)
+    inner = np.zeros(s.shape + s.shape[-1:])
+    s_inv = 1.0 / np.where(s == 0.0, 1.0, s)
+    if gu is not None:
+        ut_gu = matrix_transpose(u) @ gu
+        inner = inner + (f * (ut_gu - matrix_transpose(ut_gu))) * s[..., None, :]
+        if m > k:
+            res = res + ((gu - u @ ut_gu) * s_inv[..., None, :]) @ vh
+    if gvh is not None:
+        gv = matrix_transpose(gvh)
+        vt_gv = vh @ gv
+        inner = inner + s[..., :, None] * (f * (vt_gv - matrix_transpose(vt_gv)))
+        if n > k:
+            res = res + u @ (s_inv[..., :, None] * (gvh - matrix_transpose(vt_gv) @ vh))
+    return res + u @ inner @ vh
+
+
+def copy_lower_to_upper(m: np.ndarray) -> np.ndarray:
+    """The symmetric matrix with m's lower triangle (and diagonal)."""
+    low = np.tril(m, -1)
+    return low + matrix_transpose(low) + np.eye(m.shape[-1]) * m
+
+
+def qr_tall_vjp(gq: np.ndarray, gr: np.ndarray, q: np.ndarray, r: np.ndarray
+                    ) -> np.ndarray:
+    """Adjoint of a reduced QR with m >= n: (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T -
+    Q_bar^T Q."""
+    d = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+    if np.any(d <= 1e-9 * max(float(np.max(d, initial=0.0)), 1.0)):
+        unsupported("np.linalg.qr: the gradient is not defined for a rank-deficient matrix")
+    mm = r @ matrix_transpose(gr) - matrix_transpose(gq) @ q
+    b = gq + q @ copy_lower_to_upper(mm)
+    # b R^-T = (R^-1 b^T)^T
+    return matrix_transpose(np.linalg.solve(r, matrix_transpose(b)))
+
+
+def qr_vjp(g: object, a: object, mode: str) -> np.ndarray:
+    """Adjoint of ``np.linalg.qr(a, mode)`` for modes 'reduced', 'complete' and 'r'.
+
+    Wide matrices (m < n) split as A = [X | Y] with X square: Q R_X = X, R = [R_X | Q^T Y]
+    (Liao et al. 2019).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    m, n = a.shape[-2], a.shape[-1]
+    if mode not in ("reduced", "complete", "r"):
+        unsupported(f"np.linalg.qr: mode={mode!r} is not differentiated")
+    q, r = np.linalg.qr(a, mode="reduced")
+    k = min(m, n)
+    if mode == "r":
+        gq, gr = None, np.asarray(g, dtype=np.float64)
+    else:
+        gq, gr = cotangent_part(g, 0), cotangent_part(g, 1)
+    if mode == "complete" and m > n:
+        if gq is not None and np.any(gq[..., :, k:]):
+            unsupported("np.linalg.qr: the gradient through the completion columns of Q "
+                        "(mode='complete', m > n) is not defined; use mode='reduced'")
+        gq = gq[..., :, :k] if gq is not None else None
+        gr = gr[..., :k, :] if gr is not None else None
+    gq = np.zeros(q.shape) if gq is None else gq
+    gr = np.zeros(r.shape) if gr is None else gr
+    if m >= n:
+        return qr_tall_vjp(gq, gr, q, r)
+    y = a[..., :, m:]
+    gry = gr[..., :, m:]
+    gy = q @ gry
+    gx = qr_tall_vjp(gq + y @ matrix_transpose(gry), gr[..., :, :m], q, r[..., :, :m])
+    return np.concatenate([gx, gy], axis=-1)
+
+
+def pinv_vjp(g: object, p: object, a: object) -> np.ndarray:
+    """Adjoint of ``P = np.linalg.pinv(a)`` where the rank is locally constant:
+    -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+    g = np.asarray(g, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    a = np.asarray(a, dtype=np.float64)
+    pt = matrix_transpose(p)
+    gt = matrix_transpose(g)
+    m, n = a.shape[-2], a.shape[-1]
+    res = -pt @ g @ pt
+    res = res + (np.eye(m) - a @ p) @ gt @ p @ pt
+    return res + pt @ p @ gt @ (np.eye(n) - p @ a)
+
+
+def cumprod_vjp(g: object, out: object, a: object, axis: object) -> object:
+    """Adjoint of ``np.cumprod(a, axis)``, exact where ``a`` has zeros.
+
+    Without zeros it is a reversed cumulative sum of g * out, divided by a; with zeros, the
+    product of the other factors is formed for each position (O(n^2) along the axis).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    shape = a.shape
+    if axis is None:
+        a = np.ravel(a)
+        axis = 0
+    g = np.broadcast_to(np.asarray(g, dtype=np.float64), a.shape)
+    out = np.asarray(out, dtype=np.float64)
+    if a.ndim == 0:
+        return g
+    if np.all(a != 0.0):
+        rev = np.flip(np.cumsum(np.flip(g * out, axis), axis), axis)
+        return np.reshape(rev / a, shape)
+    am = np.moveaxis(a, axis, -1)
+    gm = np.moveaxis(g, axis, -1)
+    n = am.shape[-1]
+    # factors[..., i, k] = a_k, with a_i replaced by 1: its cumprod over k is d out_k / d a_i
+    factors = np.broadcast_to(am[..., None, :], am.shape[:-1] + (n, n)).copy()
+    factors[..., np.arange(n), np.arange(n)] = 1.0
+    partial = np.cumprod(factors, axis=-1) * np.triu(np.ones((n, n)))
+    res = np.sum(partial * gm[..., None, :], axis=-1)
+    return np.reshape(np.moveaxis(res, -1, axis), shape)
+
+
+def repeat_vjp(g: object, shape: tuple, repeats: object, axis: object) -> object:
+    """Adjoint of ``np.repeat(a, repeats, axis)``: each copy's cotangent added back."""
+    shape = tuple(shape)
+    g = np.asarray(g, dtype=np.float64)
+    if axis is None:
+        n = int(np.prod(shape))
+        src = np.repeat(np.arange(n), repeats)
+        res = np.zeros(n)
+        np.add.at(res, src, g)
+        return np.reshape(res, shape) if shape else res[0]
+    ax = axis % len(shape)
+    src = np.repeat(np.arange(shape[ax]), repeats)
+    res = np.zeros((shape[ax],) + shape[:ax] + shape[ax + 1:])
+    np.add.at(res, src, np.moveaxis(g, ax, 0))
+    return np.moveaxis(res, 0, ax)
