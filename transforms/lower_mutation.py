@@ -20,6 +20,10 @@ Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``
 
 from __future__ import annotations
 
+import inspect
+import types
+from typing import Any
+
 import gast
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
@@ -111,6 +115,8 @@ class _Lower:
             if method == "fill":
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
+            if self._user_method(recv, method):
+                return [s]  # self.update(x) in a class that defines update: a method call
             if method == "extend" and len(call.args) == 1 and not call.keywords:
                 return self._extend(recv, call.args[0], s) + self._none(result, s)
             if method == "update" and len(call.args) == 1 and not call.keywords:
@@ -232,6 +238,20 @@ class _Lower:
                                               args=[name(item)], keywords=[])), like)]
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
             self._loop(_call_name("len", name(seq)), body, i, like)
+
+    def _user_method(self, recv: gast.expr, method: str) -> bool:
+        """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
+        list, dict or ndarray method of that name."""
+        fn = self.parsed.fn
+        params = fn.__code__.co_varnames[:1] if fn.__code__.co_argcount else ()
+        if not (isinstance(recv, gast.Name) and recv.id in params):
+            return False
+        owner: Any = inspect.getmodule(fn)
+        for part in fn.__qualname__.split(".")[:-1]:
+            owner = getattr(owner, part, None)
+        return isinstance(owner, type) and isinstance(
+            inspect.getattr_static(owner, method, None), (types.FunctionType, staticmethod,
+                                                          classmethod))
 
     def _update(self, d: gast.expr, other: gast.expr, like: gast.AST) -> list[gast.stmt]:
         """d.update(other) -> for each key of other: d[key] = other[key]."""

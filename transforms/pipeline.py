@@ -1,10 +1,13 @@
 """The pipeline: the one ordered list of passes, the compile cache, and stage dumps.
 
     parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> ssa
-          -> effects + activity (analyses) -> reverse -> emit
+          -> effects + activity (analyses) -> reverse -> cleanup -> free_values -> emit
 
-``compile_function(fn, mutation=...)`` runs it (cached per function, policy and rule-registry
-generation, so a rule registered later takes effect at the next call); ``stage_source`` shows
+``parse`` reads the function as Python binds it (``bindings``: its free names, checked at
+each call by guards). ``compile_function(fn, mutation=...)`` runs the passes (cached per
+function, policy and rule-registry generation, so a rule registered later takes effect at the
+next call, and recompiled when a guard fails: a redefined helper, a global of another kind);
+``stage_source`` shows
 the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 """
 
@@ -31,6 +34,7 @@ from adgen.transforms.bindings import UNBOUND, Guard, failed, guard_for, lookup,
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
+from adgen.transforms.free_values import save_free_values
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
@@ -47,7 +51,7 @@ from adgen.errors import AdgenError, CompilerError
 from adgen.rules import registry
 
 PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa",
-              "reverse", "cleanup"]
+              "reverse", "cleanup", "free_values"]
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
@@ -369,13 +373,16 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         lambda n: _resolve(parsed, n)), parsed)
     result = _run("reverse", rev.run, parsed)
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
+    # one namespace for the forward and the pullback: adgen's names, then the values of the
+    # function's free names, refreshed at each call by their guards (bindings.py); those
+    # the pullback reads travel with its saved values (free_values.py)
+    ns, guards = _namespace(fn, parsed)
+    _run("free_values", lambda: save_free_values(
+        result.forward, result.pullback, {g.key for g in guards if g.mode == "kind"}), parsed)
     fwd_src = to_source(result.forward)
     pb_src = to_source(result.pullback)
     own = fwd_src + "\n\n" + pb_src + "\n"
     fname = f"<adgen {fn.__qualname__} {mutation}>"
-    # one namespace for the forward and the pullback: adgen's names, then the values of the
-    # function's free names, refreshed at each call by their guards (bindings.py)
-    ns, guards = _namespace(fn, parsed)
     for cname, c in callees.items():
         ns[f"{cname}_forward"] = c.forward
         ns[f"{cname}_pullback"] = c.pullback
@@ -426,6 +433,8 @@ def _generated_names() -> dict[str, Any]:
     import math
 
     out: dict[str, Any] = {"np": np, "math": math}
+    for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int"):
+        out[n] = getattr(builtins, n)  # the passes call them (lower_mutation, desugar)
     for n in runtime.__all__:
         out[n] = getattr(runtime, n)
     return out
@@ -616,7 +625,7 @@ def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
 def _stage_source(fn: Any, stage: str, mutation: str) -> str:
     if stage not in PASS_NAMES:
         raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(PASS_NAMES)}")
-    if stage == "cleanup":
+    if stage in ("cleanup", "free_values"):
         return compile_function(fn, mutation=mutation).own_source
     if stage == "reverse":
         parsed, tree, namer, headers = _front(fn)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -86,7 +87,31 @@ def _compiled(fun: Callable[..., Any], mutation: str,
 
 
 def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
-    return getattr(fun, "__adgen_primal__", fun)
+    fun = getattr(fun, "__adgen_primal__", fun)
+    return _bound(fun)[0]
+
+
+def _bound(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """A bound method (``model.loss``, ``Cls.make`` of a classmethod) or a callable object
+    (``layer`` with a ``__call__``) as the function Python runs and the receiver it passes
+    first; a function as itself."""
+    if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
+        return fun.__func__, (fun.__self__,)
+    if not isinstance(fun, (types.FunctionType, types.BuiltinFunctionType, type,
+                            functools.partial)) and callable(fun):
+        call = getattr(type(fun), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            return call, (fun,)
+    return fun, ()
+
+
+def _shift(argnums: Any, by: int) -> Any:
+    """argnums of a method's arguments as argnums of its function (self first)."""
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        return argnums + by if argnums >= 0 else argnums
+    if isinstance(argnums, (tuple, list)):
+        return tuple(_shift(n, by) for n in argnums)
+    return argnums  # refused by _normalize_argnums
 
 
 def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
@@ -253,6 +278,10 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
+    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    if receiver:  # a method or callable object: no cotangent for the receiver
+        out, pull = vjp(target, *receiver, *args, mutation=mutation, **kwargs)
+        return out, lambda out_bar: pull(out_bar)[len(receiver):]
     _refuse_complex(args)
     compiled = _compiled(fun, mutation, sig=signature(args))
     out, saved = _forward(compiled, args, kwargs)
@@ -398,6 +427,17 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
     closure for both, so a call to a gradient goes through one Python frame."""
     _check_policy(mutation)
+    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    if receiver:
+        # a method or callable object: its function, with the receiver as argument 0
+        inner = _gradient_function(target, _shift(argnums, len(receiver)), mutation, has_aux,
+                                   with_value)
+
+        @functools.wraps(inner)
+        def method_fun(*args: Any, **kwargs: Any) -> Any:
+            return inner(*receiver, *args, **kwargs)
+
+        return method_fun
 
     from adgen.rules import registry
 
