@@ -523,3 +523,35 @@ cases("numpy.flipud", C(randn(3, 4)), C(randn(5)))
 cases("numpy.rot90", C(randn(3, 4)), C(randn(3, 4), 2), C(randn(3, 4), -1),
       C(randn(2, 3, 4), 1, (1, 2)), C(randn(3, 4), k=4), C(randn(2, 3, 4), 3, axes=(2, 0)))
 cases("numpy.atleast_3d", C(randn()), C(randn(4)), C(randn(2, 3)), C(randn(2, 3, 4)))
+
+# --------------------------------------------------------------------------------------------
+# no_gradient.py: integer, boolean, string and dtype outputs (zero gradient)
+
+_INTS = np.array([[3, 12, 7], [5, 8, 1]])
+for _f in ("isneginf", "isposinf", "iscomplex", "isreal", "iscomplexobj", "isrealobj"):
+    cases(f"numpy.{_f}", C(randn(3, 4)), C(np.array([np.inf, -np.inf, 1.5])), C(randn()))
+cases("numpy.spacing", C(randn(3, 4)), C(randn()))
+cases("numpy.invert", C(_INTS), C(np.array([True, False])))
+cases("numpy.bitwise_count", C(_INTS))
+for _f in ("gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+           "right_shift"):
+    cases(f"numpy.{_f}", C(_INTS, 2), C(_INTS, _INTS[::-1]))
+cases("numpy.array_equiv", C(randn(3), randn(2, 3)), C(np.ones(3), np.ones((2, 3))))
+cases("numpy.nanargmax", C(randn(5)), C(randn(3, 4), 1))
+cases("numpy.nanargmin", C(randn(5)), C(randn(3, 4), axis=0))
+cases("numpy.argpartition", C(randn(6), 2), C(randn(3, 5), 1, axis=0))
+cases("numpy.lexsort", C(randn(2, 5)), C([randn(4), randn(4)]))
+cases("numpy.digitize", C(randn(6), np.array([-1.0, 0.0, 1.0])),
+      C(randn(2, 3), np.array([-0.5, 0.5]), True))
+cases("numpy.isin", C(np.array([1.0, 2.0, 3.5]), np.array([2.0, 4.0])),
+      C(randn(3), randn(2), invert=True))
+cases("numpy.isscalar", C(randn()), C(randn(3)))
+cases("numpy.iterable", C(randn(3)), C(randn()))
+cases("numpy.tril_indices_from", C(randn(3, 3)), C(randn(3, 4), 1))
+cases("numpy.triu_indices_from", C(randn(3, 3)), C(randn(4, 3), -1))
+cases("numpy.diag_indices_from", C(randn(3, 3)))
+cases("numpy.array_repr", C(randn(3)), C(randn(2, 2), precision=2))
+cases("numpy.array_str", C(randn(3)), C(randn(2, 2), 40))
+cases("numpy.result_type", C(randn(3), np.float32), C(randn(), randn(2)))
+cases("numpy.can_cast", C(randn(3), np.float32), C(randn(2), np.int64, "unsafe"))
+cases("numpy.einsum_path", C("ij,jk->ik", randn(2, 3), randn(3, 4)))

@@ -35,6 +35,13 @@ ZERO_RULES = {
     "numpy.all", "numpy.any", "numpy.count_nonzero", "numpy.size", "numpy.shape",
     "numpy.ndim", "numpy.isclose", "numpy.allclose", "numpy.array_equal",
     "numpy.linalg.matrix_rank",
+    *(f"numpy.{f}" for f in (
+        "isneginf", "isposinf", "iscomplex", "isreal", "iscomplexobj", "isrealobj", "spacing",
+        "invert", "bitwise_count", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "left_shift", "right_shift", "array_equiv", "nanargmax", "nanargmin", "argpartition",
+        "lexsort", "digitize", "isin", "isscalar", "iterable", "tril_indices_from",
+        "triu_indices_from", "diag_indices_from", "array_repr", "array_str", "result_type",
+        "can_cast", "einsum_path")),
     *(f"numpy.{f}" for f in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf",
                              "isfinite", "signbit", "logical_not", "floor_divide", "greater",
                              "greater_equal", "less", "less_equal", "equal", "not_equal",

@@ -1,8 +1,11 @@
-"""Functions whose output holds no gradient: integer or boolean results (indices, counts,
-tests), registered with a zero rule so that a call on a float array passes through.
+"""Functions whose output carries no gradient, and NumPy functions adgen refuses, with why.
 
-The gradient of an integer or boolean output is zero wherever it is defined (a piecewise
-constant function), as in JAX, where such outputs carry no tangent.
+- Zero rules: integer or boolean outputs (indices, counts, tests, bit operations), strings
+  and dtypes. Such a function is piecewise constant in its float inputs, so its gradient is
+  zero wherever it is defined, as in JAX, where these outputs carry no tangent. The rule
+  lets a call on a float array pass through a differentiated function.
+- Refusals (``defrefusal``): the reason is what the compiler's MissingRuleError says when a
+  differentiated value reaches the function.
 """
 
 from __future__ import annotations
@@ -11,4 +14,149 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.registry import defvjp
+from adgen.rules.registry import defrefusal, defvjp
+
+# --------------------------------------------------------------------------------------------
+# Zero rules, grouped by signature
+
+
+def _zero_x(func: Any) -> None:
+    @defvjp(func, "x", linear=True)
+    def zero(g: Any, out: Any, x: Any) -> Any:
+        return np.zeros(np.shape(x))
+
+
+for _f in (np.isneginf, np.isposinf, np.iscomplex, np.isreal, np.iscomplexobj, np.isrealobj,
+           np.spacing, np.invert, np.bitwise_count):
+    _zero_x(_f)  # np.bitwise_not and np.bitwise_invert are np.invert
+
+
+def _zero_x1_x2(func: Any) -> None:
+    @defvjp(func, "x1, x2", linear=True)
+    def zero(g: Any, out: Any, x1: Any, x2: Any) -> Any:
+        return np.zeros(np.shape(x1)), np.zeros(np.shape(x2))
+
+
+for _f in (np.gcd, np.lcm, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift,
+           np.right_shift, np.array_equiv):
+    _zero_x1_x2(_f)  # np.bitwise_left_shift / right_shift are left_shift / right_shift
+
+
+@defvjp(np.nanargmax, "a, axis=None", diff="a", linear=True)
+def nanargmax(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return np.zeros(np.shape(a))
+
+
+@defvjp(np.nanargmin, "a, axis=None", diff="a", linear=True)
+def nanargmin(g: Any, out: Any, a: Any, axis: Any) -> Any:
+    return np.zeros(np.shape(a))
+
+
+@defvjp(np.argpartition, "a, kth, axis=-1", diff="a", linear=True)
+def argpartition(g: Any, out: Any, a: Any, kth: Any, axis: Any) -> Any:
+    return np.zeros(np.shape(a))
+
+
+@defvjp(np.lexsort, "keys, axis=-1", diff="keys", linear=True)
+def lexsort(g: Any, out: Any, keys: Any, axis: Any) -> Any:
+    return np.zeros(np.shape(keys))
+
+
+@defvjp(np.digitize, "x, bins, right=False", diff="x, bins", linear=True)
+def digitize(g: Any, out: Any, x: Any, bins: Any, right: Any) -> Any:
+    return np.zeros(np.shape(x)), np.zeros(np.shape(bins))
+
+
+@defvjp(np.isin, "element, test_elements, assume_unique=False, invert=False",
+        diff="element, test_elements", linear=True)
+def isin(g: Any, out: Any, element: Any, test_elements: Any, assume_unique: Any,
+         invert: Any) -> Any:
+    return np.zeros(np.shape(element)), np.zeros(np.shape(test_elements))
+
+
+@defvjp(np.isscalar, "element", linear=True)
+def isscalar(g: Any, out: Any, element: Any) -> Any:
+    return np.zeros(np.shape(element))
+
+
+@defvjp(np.iterable, "y", linear=True)
+def iterable(g: Any, out: Any, y: Any) -> Any:
+    return np.zeros(np.shape(y))
+
+
+def _zero_indices_from(func: Any) -> None:
+    @defvjp(func, "arr, k=0", diff="arr", linear=True)
+    def zero(g: Any, out: Any, arr: Any, k: Any) -> Any:
+        return np.zeros(np.shape(arr))
+
+
+for _f in (np.tril_indices_from, np.triu_indices_from):
+    _zero_indices_from(_f)
+
+
+@defvjp(np.diag_indices_from, "arr", linear=True)
+def diag_indices_from(g: Any, out: Any, arr: Any) -> Any:
+    return np.zeros(np.shape(arr))
+
+
+def _zero_text(func: Any) -> None:
+    @defvjp(func, "a, max_line_width=None, precision=None, suppress_small=None", diff="a",
+            linear=True)
+    def zero(g: Any, out: Any, a: Any, max_line_width: Any, precision: Any,
+             suppress_small: Any) -> Any:
+        return np.zeros(np.shape(a))
+
+
+for _f in (np.array_repr, np.array_str):
+    _zero_text(_f)
+
+
+@defvjp(np.result_type, "*arrays_and_dtypes", diff="", linear=True)
+def result_type(g: Any, out: Any, arrays_and_dtypes: Any) -> Any:
+    return ()  # a dtype: no cotangent for any argument
+
+
+@defvjp(np.can_cast, "from_, to, casting='safe'", diff="from_", linear=True)
+def can_cast(g: Any, out: Any, from_: Any, to: Any, casting: Any) -> Any:
+    return np.zeros(np.shape(from_))
+
+
+@defvjp(np.einsum_path, "*operands, optimize='greedy', einsum_call=False", diff="operands",
+        linear=True)
+def einsum_path(g: Any, out: Any, operands: Any, optimize: Any, einsum_call: Any) -> Any:
+    return tuple(np.zeros(np.shape(a)) for a in operands)
+
+
+# --------------------------------------------------------------------------------------------
+# Refused, with the reason the error gives
+
+_CALLBACK = ("calls a Python function that NumPy runs in a loop adgen cannot see; write the "
+             "loop in Python (adgen differentiates loops), or vectorize")
+for _f in (np.apply_along_axis, np.apply_over_axes, np.piecewise, np.fromfunction,
+           np.frompyfunc):
+    defrefusal(_f, _CALLBACK)
+_SIZE = ("its output's size depends on the values of its input, so the gradient is not "
+         "defined where values repeat; sort the values (np.sort has a gradient) or compare "
+         "with a tolerance instead")
+for _f in (np.unique, np.unique_all, np.unique_counts, np.unique_inverse, np.unique_values,
+           np.intersect1d, np.setdiff1d, np.setxor1d, np.union1d):
+    defrefusal(_f, _SIZE)
+_COMPLEX = ("its output is complex (adgen differentiates real values); for a symmetric "
+            "matrix use np.linalg.eigh / eigvalsh")
+for _f in (np.linalg.eig, np.linalg.eigvals, np.roots, np.sort_complex):
+    defrefusal(_f, _COMPLEX)
+defrefusal(np.i0, "its derivative is the Bessel function I1, which NumPy does not provide; "
+           "register one with @adgen.rrule(np.i0) (scipy.special.i1)")
+defrefusal(np.kaiser, "its derivative in beta needs the Bessel function I1, which NumPy does "
+           "not provide")
+defrefusal(np.nextafter, "it steps to the next float: not differentiable (JAX neither)")
+defrefusal(np.fromiter, "it builds an array from an iterator adgen cannot follow; use "
+           "np.array([...]) of a list")
+for _f in (np.save, np.savez):
+    defrefusal(_f, "it writes a file; call it outside the differentiated function")
+defrefusal(np.place, "it writes into its argument, cycling through the values; write "
+           "arr[mask] = values (adgen differentiates indexed writes)")
+defrefusal(np.histogram2d, "only np.histogram (one dimension) is differentiated; use it per "
+           "axis")
+defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated; use it per "
+           "axis")
