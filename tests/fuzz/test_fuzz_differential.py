@@ -10,14 +10,27 @@ A failure prints the program as a Python module (``note``) and hypothesis shrink
 itself (fewer, simpler statements; the inputs come from one seed that shrinks to 0). To keep a
 fixed failure, save the printed module as tests/fuzz/regressions/<name>.py.
 
+Thread-pool mode (test_fuzz_threads): a program that passed, compiled afresh from 4 threads
+at once and run from them, 1 us switch interval; every gradient and final argument state must
+be the single-thread one.
+
 CI: ``.venv/bin/python -m pytest tests/fuzz`` (a bounded campaign).
 Long: ``ADGEN_FUZZ=long .venv/bin/python -m pytest tests/fuzz -x`` (5000 programs per test).
 """
 
 from __future__ import annotations
 
+import copy
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 import progen
+from gradcheck import flatten
 from hypothesis import assume, event, given, note
+
+import adgen
+from adgen.transforms import pipeline
 
 FULL = progen.GenConfig(max_stmts=8, max_body=3, helpers=True, loops=True, branches=True,
                         drop_terms=True)
@@ -54,3 +67,31 @@ def test_fuzz_programs(prog: progen.Program, tmp_path_factory, shrink_budget) ->
 @given(prog=progen.programs(STRAIGHT))
 def test_fuzz_straight_line(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
     _check(prog, tmp_path_factory)
+
+
+@progen.campaign_settings(ci_examples=25)
+@given(prog=progen.programs(FULL))
+def test_fuzz_threads(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
+    _check(prog, tmp_path_factory)  # the single-thread gradient is right
+    f = progen.load(prog.source, _directory(tmp_path_factory)).f
+    args = prog.make_args()
+    argnums = tuple(range(len(args)))
+    alone = copy.deepcopy(args)
+    expected = flatten(adgen.grad(f, argnums)(*alone))
+    pipeline.clear_cache()  # the threads compile f and its helpers at the same time
+    g = adgen.grad(f, argnums)
+
+    def work(_: int) -> tuple[np.ndarray, np.ndarray]:
+        mine = copy.deepcopy(args)
+        return flatten(g(*mine)), flatten(mine)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(work, range(16)))
+    finally:
+        sys.setswitchinterval(old)
+    for got, final in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(final, flatten(alone))
