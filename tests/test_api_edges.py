@@ -19,6 +19,19 @@ def test_grad_of_grad_is_refused_not_silently_wrong():
         adgen.vjp(adgen.value_and_grad(cube), 1.0)
 
 
+_GRAD_CUBE = adgen.grad(cube)
+
+
+def calls_a_gradient(x):
+    return _GRAD_CUBE(x) * 2.0
+
+
+def test_gradient_called_inside_a_differentiated_function_is_refused():
+    # grad returns a GradientFunction (it pickles), not a plain function: still refused by name
+    with pytest.raises(adgen.UnsupportedError, match="derivatives of derivatives"):
+        adgen.grad(calls_a_gradient)(1.0)
+
+
 class Labelled:
     def __init__(self, w, name):
         self.w = w

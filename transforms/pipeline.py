@@ -589,7 +589,9 @@ def _resolve(parsed: Parsed, node: gast.expr) -> Any:
 def _is_user_function(obj: Any) -> bool:
     import types
 
-    return isinstance(obj, types.FunctionType) and registry.lookup(obj) is None
+    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad)
+    return (isinstance(obj, types.FunctionType) or getattr(obj, "__adgen_transform__", False)) \
+        and registry.lookup(obj) is None
 
 
 def _callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,
