@@ -401,3 +401,41 @@ def test_global_rebound_between_calls_with_a_guarded_write(mutation):
     arg = x.copy()
     assert_grad_close(g(arg), np.array([2.0, 4.0 + 5.0, 6.0 + 5.0]))
     assert arg[0] == 5.0  # the argument ends as a plain call leaves it
+
+
+def test_replaced_defaults_are_seen():
+    def f(x, s=2.0):
+        return np.sum(s * x)
+
+    g = adgen.grad(f)
+    assert_grad_close(g(W), 2.0 + 0 * W)
+    f.__defaults__ = (9.0,)
+    assert_grad_close(g(W), 9.0 + 0 * W)
+
+
+def test_nested_defs_with_defaults_from_the_enclosing_call():
+    def loss(x, a):
+        def term(y, k=a):  # each call's def has its own default
+            return k * y
+        return np.sum(term(x)) + np.sum(term(x, 1.0))
+
+    x = np.array([1.0, 2.0])
+    for a in (3.0, 5.0):  # the default's own value is used, each call
+        assert_grad_close(adgen.grad(loss)(x, a), (a + 1.0) + 0 * x)
+    # a default reading a value with a gradient is refused, not silently given none
+    with pytest.raises(adgen.UnsupportedError, match="default of the nested function term"):
+        adgen.grad(loss, argnums=1)(x, 3.0)
+
+
+def test_the_compile_cache_is_bounded():
+    from adgen.transforms import pipeline
+
+    fns = []
+    for k in range(pipeline._CACHE_SIZE + 20):
+        nb = Notebook()
+        nb.run(f"def f(x):\n    return np.sum({k}.0 * x)\n")
+        fns.append(nb["f"])
+        assert_grad_close(adgen.grad(fns[-1])(W), float(k) + 0 * W) if k % 97 == 0 else \
+            pipeline.compile_function(fns[-1])
+    assert len(pipeline._CACHE) <= pipeline._CACHE_SIZE
+    assert_grad_close(adgen.grad(fns[0])(W), 0.0 * W)  # dropped, compiled again

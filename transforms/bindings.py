@@ -16,7 +16,9 @@ name of the function once, at compile time, and makes one :class:`Guard` per nam
   code's namespace is refreshed with the current value, so a gradient sees ``scale = 10.0``
   assigned after it was compiled, as a plain call does;
 - ``unbound``: a name not bound yet (a helper defined below a decorated function) -- the
-  guard fails once it is bound.
+  guard fails once it is bound;
+- ``attr``: the function's ``__defaults__`` and ``__kwdefaults__``, which the compiled forward
+  shares -- the guard fails when they are replaced.
 
 A failed guard makes the caller compile again (``pipeline.compile_function``).
 """
@@ -49,7 +51,7 @@ class Guard:
         name: the user's name.
         key: the name the generated code reads it by (``name``, or ``name_1`` when ``name`` is
             one of the generated code's own names).
-        scope: the function's ``__globals__``.
+        scope: the function's ``__globals__`` (for ``attr``: the function).
         cell: the closure cell when the name is a free variable of a closure, else None.
         mode: ``same``, ``value``, ``kind`` or ``unbound`` (see the module docstring).
         expected: the object, the value, or the kind.
@@ -74,7 +76,8 @@ class Guard:
         return lookup(self.scope, self.name)
 
     def describe(self) -> str:
-        return {"same": f"{self.name} is bound to another object",
+        return {"attr": f"{self.name} was replaced",
+                "same": f"{self.name} is bound to another object",
                 "value": f"{self.name} has another value",
                 "kind": f"{self.name} holds a value of another kind",
                 "unbound": f"{self.name} is now defined"}[self.mode]
@@ -116,6 +119,10 @@ def failed(guards: tuple[Guard, ...]) -> Guard | None:
     This runs at every call of a gradient, so it is one loop with no calls but ``current``.
     """
     for g in guards:
+        if g.mode == "attr":  # the function's own __defaults__ / __kwdefaults__
+            if getattr(g.scope, g.name, None) is not g.expected:
+                return g
+            continue
         if g.cell is not None:
             try:
                 now = g.cell.cell_contents

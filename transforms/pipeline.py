@@ -19,6 +19,7 @@ import inspect
 import keyword
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,7 +83,10 @@ class Compiled:
     guards: tuple[Any, ...] = ()
 
 
-_CACHE: dict[tuple[int, str, int], tuple[Any, Compiled]] = {}
+# Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
+# notebook that redefines a function a thousand times does not keep a thousand compilations).
+_CACHE: OrderedDict[tuple[Any, ...], tuple[Any, Compiled]] = OrderedDict()
+_CACHE_SIZE = 512
 _IN_PROGRESS: dict[tuple[int, str], Compiled] = {}
 # One compilation at a time: a recursive function's placeholder (_IN_PROGRESS) must be seen
 # only by the thread that builds it, or another thread's caller is compiled (and cached)
@@ -142,12 +146,13 @@ def _compile_function(fn: Any, *, mutation: str = "save",
     key = _key(fn, mutation, wrt, sig)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is fn and (not hit[1].guards or failed(hit[1].guards) is None):
+        _CACHE.move_to_end(key)
         return hit[1]
     if wrt is not None or sig is not None:
         compiled = _compile(fn, mutation, wrt=wrt, sig=sig)
         if compiled.mutates_params or compiled.mutates_containers:
             _refuse_mutating_recursion(fn, compiled)
-        _CACHE[key] = (fn, compiled)
+        _remember(key, fn, compiled)
         return compiled
     progress = _IN_PROGRESS.get((id(fn), mutation))
     if progress is not None:
@@ -162,8 +167,15 @@ def _compile_function(fn: Any, *, mutation: str = "save",
         del _IN_PROGRESS[(id(fn), mutation)]
     if compiled.mutates_params or compiled.mutates_containers:
         _refuse_mutating_recursion(fn, compiled)
-    _CACHE[key] = (fn, compiled)
+    _remember(key, fn, compiled)
     return compiled
+
+
+def _remember(key: tuple[Any, ...], fn: Any, compiled: Compiled) -> None:
+    _CACHE[key] = (fn, compiled)
+    _CACHE.move_to_end(key)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
 
 
 def _from_rule(fn: Any) -> Compiled:
@@ -210,7 +222,7 @@ def compile_closure(fn: Any, *, mutation: str = "save") -> Compiled:
     """Compiles a nested def's closure with its free variables as trailing parameters."""
     key = (fn.__code__, mutation, registry.generation())
     hit = _CLOSURES.get(key)
-    if hit is None:
+    if hit is None or (hit.guards and failed(hit.guards) is not None):
         with _COMPILE_LOCK:  # as compile_function: no half-built callee seen from a thread
             hit = _CLOSURES.get(key)
             if hit is None:
@@ -252,7 +264,8 @@ def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     namer = Namer(tree)
     # the free names the function reads, as Python binds them (bindings.py); those that
     # clash with the generated code's own names are read under fresh ones
-    free = [n for n in read_names(tree, parsed.is_local) if n not in parsed.imports]
+    free = [n for n in read_names(tree, parsed.is_local)
+            if n not in parsed.imports and n not in lifted]
     renamed = rename_reserved(tree, namer, _clashes(fn, parsed, free))
     params = {a.id for a in tree.args.args}
     parsed.renamed_params = {new: old for new, old in renamed.items() if new in params}
@@ -348,6 +361,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
                    lambda n: _resolve(parsed, n))
+    others = params - wrt_names if wrt_names is not None else set()
+    for d in parsed.nested_defs:
+        _refuse_active_defaults(d, act, others, parsed)
 
     symbols: dict[int, str] = {}
 
@@ -474,6 +490,9 @@ def _namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
         guards.append(g)
         if value is not UNBOUND:
             ns[key] = value
+    for attr in ("__defaults__", "__kwdefaults__"):
+        if getattr(fn, attr, None) is not None:  # the compiled forward shares them
+            guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
     return ns, guards
 
 
@@ -519,6 +538,24 @@ def _refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) 
                 "place; adgen cannot follow that write", parsed.location(node),
                 hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
                      f"write it in the enclosing function")
+
+
+def _refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],
+                            parsed: Parsed) -> None:
+    """A nested def whose default reads a value with a gradient (``def term(y, k=a)``): the
+    default is evaluated when the def runs, out of the gradient's sight, so it is refused.
+    ``others``: the parameters not differentiated (varied only as possible aliases)."""
+    from adgen.errors import UnsupportedError
+
+    active = {re.sub(r"_\d+$", "", n) for n in act.varied & act.useful} - others
+    for default in list(d.args.defaults) + [k for k in d.args.kw_defaults if k is not None]:
+        for n in walk(default):
+            if isinstance(n, gast.Name) and n.id in active and parsed.is_local(n.id):
+                raise UnsupportedError(
+                    f"a default of the nested function {d.name} reads {n.id}, which has a "
+                    "gradient; adgen does not follow a value into a default",
+                    parsed.location(default),
+                    hint=f"pass {n.id} to {d.name} as an argument at each call")
 
 
 def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:

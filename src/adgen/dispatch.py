@@ -62,7 +62,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
     current_scope().dynamic.append(compiled)
     out, saved = compiled.forward(*receiver, *args, **kwargs)
-    return out, ("compiled", compiled, saved)
+    return out, ("compiled", compiled, saved, len(receiver) + len(args))
 
 
 def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
@@ -75,8 +75,17 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
     compiled = compile_closure(fn)
     current_scope().dynamic.append(compiled)
     cells = tuple(c.cell_contents for c in fn.__closure__)
-    out, saved = compiled.forward(*args, *cells, **kwargs)
-    return out, ("closure", compiled, saved, len(args), cells)
+    pos, kw = args, kwargs
+    if kwargs or fn.__defaults__ or fn.__kwdefaults__:
+        # every parameter before the lifted cells, with this def's own defaults (the
+        # compiled forward is shared by every closure of the def)
+        import inspect
+
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        pos, kw = bound.args, bound.kwargs
+    out, saved = compiled.forward(*pos, *cells, **kw)
+    return out, ("closure", compiled, saved, len(pos), cells, len(args))
 
 
 def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -105,7 +114,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
     if kind == "closure":
-        _, compiled, inner, nargs, cells = saved
+        _, compiled, inner, nargs, cells, ncalled = saved
         cts = compiled.pullback(inner, out_bar, sh)
         for value, ct in zip(cells, cts[nargs:]):
             if ct is None or sh is None:
@@ -121,7 +130,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                     f"the nested def {compiled.name}() reads a {type(value).__name__} of the "
                     "enclosing function that has a gradient; adgen follows closures over "
                     "floats and arrays only", hint="pass it to the nested def as an argument")
-        return tuple(cts[:nargs])
+        return tuple(cts[:ncalled])
     if kind == "init":
         _, compiled, inner, obj = saved
         from adgen.runtime import ShadowMap
@@ -132,8 +141,9 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         cts = compiled.pullback(inner, None, sh)
         return tuple(cts[1:])
     if kind == "compiled":
-        _, compiled, inner = saved
-        return compiled.pullback(inner, out_bar, sh)
+        _, compiled, inner, ncalled = saved
+        # one cotangent per argument passed (parameters left to their defaults get none)
+        return compiled.pullback(inner, out_bar, sh)[:ncalled]
     if kind == "rrule":
         _, rule, pullback, args, _ = saved
         written = mutated_positions(rule, len(args))
