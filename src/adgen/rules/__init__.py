@@ -16,7 +16,13 @@ from adgen.rules import (  # noqa: F401  (imported for their registrations)
     shape,
     ufuncs,
 )
-from adgen.rules import decompositions, no_gradient, views  # noqa: F401,E402
+from adgen.rules import (  # noqa: F401,E402
+    composites_more,
+    composites_stats,
+    decompositions,
+    no_gradient,
+    views,
+)
 from adgen.rules.methods import ATTRIBUTES, METHODS, VARARG_METHODS
 
 __all__ = ["ATTRIBUTES", "METHODS", "VARARG_METHODS"]

@@ -23,8 +23,11 @@ __all__ = [
     "pinv_vjp",
     "qr_tall_vjp",
     "qr_vjp",
+    "real_input_vjp",
     "repeat_vjp",
+    "rollaxis_vjp",
     "svd_vjp",
+    "unbroadcast_to",
 ]
 
 
@@ -240,3 +243,26 @@ def repeat_vjp(g: object, shape: tuple, repeats: object, axis: object) -> object
     res = np.zeros((shape[ax],) + shape[:ax] + shape[ax + 1:])
     np.add.at(res, src, np.moveaxis(g, ax, 0))
     return np.moveaxis(res, 0, ax)
+
+
+def rollaxis_vjp(g: object, ndim: int, axis: int, start: int) -> np.ndarray:
+    """Adjoint of ``np.rollaxis(a, axis, start)``: the inverse permutation of g's axes."""
+    # an array whose axis d has length d + 2 shows where rollaxis puts each axis
+    perm = np.rollaxis(np.zeros(tuple(range(2, ndim + 2))), axis, start).shape
+    order = [p - 2 for p in perm]  # out's axis i is a's axis order[i]
+    return np.transpose(g, np.argsort(order))
+
+
+def real_input_vjp(g: object, val: object) -> object:
+    """The cotangent of a real argument of ``np.real`` / ``imag`` / ``angle``: ``g`` (zero
+    for imag and angle, which the caller passes); complex arguments are refused."""
+    if np.iscomplexobj(val):
+        unsupported("np.real / np.imag / np.angle of a complex array: complex values are not "
+                    "differentiated")
+    return unbroadcast_to(g, np.shape(val))
+
+
+def unbroadcast_to(g: object, shape: tuple) -> object:
+    """``g`` as an array of ``shape`` (a 0-d result stays a number)."""
+    g = np.asarray(g, dtype=np.float64)
+    return g[()] if shape == () else np.broadcast_to(g, shape).copy()

@@ -160,3 +160,7 @@ defrefusal(np.histogram2d, "only np.histogram (one dimension) is differentiated;
            "axis")
 defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated; use it per "
            "axis")
+defrefusal(np.fill_diagonal, "it writes its argument in place; write "
+           "a[np.diag_indices(n)] = val instead (adgen differentiates indexed writes)")
+defrefusal(np.put_along_axis, "it writes its argument in place; write the indexed "
+           "assignment instead (adgen differentiates indexed writes)")

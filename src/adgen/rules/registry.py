@@ -454,7 +454,7 @@ def _check_reference_signature(primal: Any, impl: Any, qual: str) -> None:
         if pname not in psig.parameters:
             # a named parameter may stand for one that numpy takes through *args / **kwargs
             if (p.kind == p.POSITIONAL_OR_KEYWORD and inspect.Parameter.VAR_POSITIONAL in kinds
-                    and k == pnames.index(next(n for n, q in psig.parameters.items()
+                    and k >= pnames.index(next(n for n, q in psig.parameters.items()
                                                if q.kind == q.VAR_POSITIONAL))) or \
                     (p.kind != p.POSITIONAL_ONLY and inspect.Parameter.VAR_KEYWORD in kinds):
                 continue

@@ -1,5 +1,6 @@
 """Rules for the NumPy functions that return views of their argument: ``fliplr``, ``flipud``,
-``rot90``, ``atleast_3d``.
+``rot90``, ``atleast_3d``, ``matrix_transpose``, ``rollaxis``, and ``real`` / ``imag`` /
+``angle`` of a real array (a complex argument is refused: ``real_input_vjp``).
 
 These are one line of NumPy over functions with rules, but they return views, and a view the
 caller writes through must be known to the compiler as a view (``view=True``), so they are
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen.rules.helpers import real_input_vjp, rollaxis_vjp
 from adgen.rules.registry import defvjp
 
 
@@ -33,3 +35,35 @@ def rot90(g: Any, out: Any, m: Any, k: Any, axes: Any) -> Any:
 @defvjp(np.atleast_3d, "ary", linear=True, view=True)
 def atleast_3d(g: Any, out: Any, ary: Any) -> Any:
     return np.reshape(g, np.shape(ary))
+
+
+@defvjp(np.matrix_transpose, "x", linear=True, view=True)
+def matrix_transpose(g: Any, out: Any, x: Any) -> Any:
+    return np.swapaxes(g, -1, -2)
+
+
+@defvjp(np.linalg.matrix_transpose, "x", linear=True, view=True)
+def linalg_matrix_transpose(g: Any, out: Any, x: Any) -> Any:
+    return np.swapaxes(g, -1, -2)
+
+
+@defvjp(np.rollaxis, "a, axis, start=0", diff="a", reads="axis, start", linear=True,
+        view=True)
+def rollaxis(g: Any, out: Any, a: Any, axis: Any, start: Any) -> Any:
+    return rollaxis_vjp(g, np.ndim(a), axis, start)
+
+
+# These read their argument only for its dtype (a complex one is refused).
+@defvjp(np.real, "val", reads="val", view=True)
+def real(g: Any, out: Any, val: Any) -> Any:
+    return real_input_vjp(g, val)
+
+
+@defvjp(np.imag, "val", reads="val")
+def imag(g: Any, out: Any, val: Any) -> Any:
+    return real_input_vjp(0.0 * g, val)
+
+
+@defvjp(np.angle, "z, deg=False", diff="z", reads="z")
+def angle(g: Any, out: Any, z: Any, deg: Any) -> Any:
+    return real_input_vjp(0.0 * g, z)  # 0 or pi: piecewise constant for a real input
