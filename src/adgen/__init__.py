@@ -8,6 +8,7 @@
     adgen.explain(loss)                     # every mutation site and its decision
 """
 
+from adgen import interop  # torch and jax are imported only when used
 from adgen.api import (
     MutationSite,
     differentiable,
@@ -46,6 +47,7 @@ __all__ = [
     "differentiable",
     "explain",
     "grad",
+    "interop",
     "rrule",
     "show",
     "source",
