@@ -8,7 +8,8 @@ Input: a validated FunctionDef. Output: the same function where
   (``for x in xs`` -> ``for i in range(len(seq)): x = seq[i]``, with enumerate/zip unpacked);
 - ``while cond:`` re-evaluates its test in one place: ``while True: if not cond: break``
   is NOT used; instead the test is kept (later passes treat it as an inactive expression);
-- ``x[i] op= v`` (or ``x.a op= v``) is ``t = x[i]; t op= v; x[i] = t``, Python's own order.
+- ``x[i] op= v`` (or ``x.a op= v``) is ``t = x[i]; t op= v; x[i] = t``, Python's own order;
+- ``max(a, b, c)`` / ``min(a, b, c)`` of the builtins nest as calls of two arguments.
 Every node keeps the line and column of the user's code it came from.
 """
 
@@ -241,6 +242,19 @@ class _ExprDesugar(gast.NodeTransformer):
     def __init__(self, namer: Namer, pre: list[gast.stmt]) -> None:
         self.namer = namer
         self.pre = pre
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        # max(a, b, c) -> max(max(a, b), c): the builtin's rule takes two (a user's own max
+        # was renamed by rename_reserved, so the name here is the builtin)
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Name) and f.id in ("max", "min") and len(node.args) > 2 and \
+                not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
+            out: gast.expr = node.args[0]
+            for a in node.args[1:]:
+                out = _at(gast.Call(func=name(f.id), args=[out, a], keywords=[]), node)
+            return out
+        return node
 
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
         # a and b -> t = a; if t: t = b      a or b -> t = a; if not t: t = b

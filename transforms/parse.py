@@ -62,7 +62,8 @@ def parse_function(fn: Any) -> Parsed:
 
     Raises:
         MissingRuleError: when the source cannot be read and there is no rule.
-        UnsupportedError: for lambdas, async functions and generators.
+        UnsupportedError: for async functions and generators, and a source that does not
+            match the function's code.
     """
     # the source of the function's own code: a decorator's wrapper is the wrapper (which
     # calls the function it wraps), not the function its __wrapped__ names
@@ -73,21 +74,23 @@ def parse_function(fn: Any) -> Parsed:
         lines, first = inspect.getsourcelines(code)
         file = inspect.getsourcefile(code) or inspect.getfile(code)
     except (OSError, TypeError) as exc:
-        name = getattr(fn, "__qualname__", repr(fn))
-        raise MissingRuleError(
-            f"adgen cannot read the source of {name} and it has no derivative rule",
-            hint="register one with @adgen.rrule(" + getattr(fn, "__name__", "f") + ")") from exc
-    src = textwrap.dedent("".join(lines))
-    try:
-        module = gast.parse(src)
-    except SyntaxError as exc:
-        raise UnsupportedError(f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc
-    node = module.body[0]
-    gast.increment_lineno(module, first - 1)
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    for sub in walk(module):
-        if hasattr(sub, "col_offset") and sub.col_offset is not None:
-            sub.col_offset += indent
+        raise _no_source(fn) from exc
+    if code.co_name == "<lambda>":
+        node = _lambda_def(fn, file)
+        src = ""
+    else:
+        src = textwrap.dedent("".join(lines))
+        try:
+            module = gast.parse(src)
+        except SyntaxError as exc:
+            raise UnsupportedError(
+                f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc
+        node = module.body[0]
+        gast.increment_lineno(module, first - 1)
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        for sub in walk(module):
+            if hasattr(sub, "col_offset") and sub.col_offset is not None:
+                sub.col_offset += indent
     if isinstance(node, gast.AsyncFunctionDef):
         raise UnsupportedError("async functions are not differentiable",
                                _loc(file, node), hint="differentiate a plain def")
@@ -95,7 +98,8 @@ def parse_function(fn: Any) -> Parsed:
         raise UnsupportedError(
             f"{getattr(fn, '__qualname__', fn)} is a lambda or not a plain function",
             _loc(file, node), hint="write it as a def, or register an adgen.rrule")
-    _check_matches(fn, src, node, file)
+    if src:
+        _check_matches(fn, src, node, file)
     node.decorator_list = []
     kwonly = _flatten_parameters(node)
     namespace = dict(fn.__globals__)
@@ -124,6 +128,62 @@ def parse_function(fn: Any) -> Parsed:
     all_lines = linecache.getlines(file)
     return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
                   cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _no_source(fn: Any) -> MissingRuleError:
+    """The error for a function whose source Python did not keep."""
+    name = getattr(fn, "__qualname__", repr(fn))
+    code = getattr(fn, "__code__", None)
+    where = getattr(code, "co_filename", "")
+    if where in ("<stdin>", "<string>") or where.startswith("<"):
+        return MissingRuleError(
+            f"adgen cannot read the source of {name}: it was defined at the interactive "
+            f"prompt, by python -c or by exec ({where}), and Python keeps no source for it",
+            hint="define it in a .py file (and import it) or in a Jupyter/IPython cell; an "
+                 "adgen.rrule is for functions whose derivative you write yourself")
+    return MissingRuleError(
+        f"adgen cannot read the source of {name} and it has no derivative rule",
+        hint="register one with @adgen.rrule(" + getattr(fn, "__name__", "f") + ")")
+
+
+def _lambda_def(fn: Any, file: str) -> gast.FunctionDef:
+    """A lambda as the def it stands for (``def lambda_12(w): return loss(w, X, y)``): the
+    lambda on its line whose code is the lambda's own (a line may hold several, and a lambda
+    inside a call spans what the call spans)."""
+    import ast
+    import linecache
+
+    code = fn.__code__
+    text = "".join(linecache.getlines(file))
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        raise _no_source(fn) from None
+    found = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
+            segment = ast.get_source_segment(text, node)
+            try:
+                candidate = compile("(" + segment + ")", file, "eval", dont_inherit=True)
+            except SyntaxError:
+                continue
+            inner = [c for c in candidate.co_consts if hasattr(c, "co_code")]
+            if inner and _shape(inner[0]) == _shape(code):
+                found.append(node)
+    if not found:
+        raise UnsupportedError(
+            f"adgen cannot find the source of the lambda of line {code.co_firstlineno} "
+            "(the file was edited after it was defined?)",
+            _loc(file, gast.Constant(None, None)),
+            hint="write it as a def")
+    lam = gast.ast_to_gast(found[0])
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    fdef = gast.FunctionDef(name=f"lambda_{code.co_firstlineno}", args=lam.args, body=[ret],
+                            decorator_list=[], returns=None, type_comment=None,
+                            type_params=[])
+    gast.copy_location(fdef, lam)
+    return fdef
 
 
 def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:

@@ -321,8 +321,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             from adgen.dispatch import mutated_positions
 
             return [call.args[k] for k in mutated_positions(rule, len(call.args))]
-        if obj is None or not _is_user_function(obj):
-            return []
+        if obj is None or not _is_user_function(obj) or \
+                str(getattr(obj, "__module__", "")).startswith("numpy"):
+            return []  # NumPy writes its arguments only through out= (lower_mutation)
         try:
             callee = compile_function(obj, mutation=mutation)
             if not callee.mutates_params:
@@ -449,7 +450,8 @@ def _generated_names() -> dict[str, Any]:
     import math
 
     out: dict[str, Any] = {"np": np, "math": math}
-    for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int"):
+    for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int", "max",
+              "min"):
         out[n] = getattr(builtins, n)  # the passes call them (lower_mutation, desugar)
     for n in runtime.__all__:
         out[n] = getattr(runtime, n)

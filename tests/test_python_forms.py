@@ -1,0 +1,92 @@
+"""The Python a NumPy user writes around a loss (issue 13): lambdas (the JAX idiom), callable
+objects, max/min of several arguments, a helper that builds a mask with np.triu_indices,
+functions typed where Python keeps no source. Gradients against hand-derived formulas or
+central differences."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import adgen
+from gradcheck import assert_grad_close, numerical_grad
+
+X = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, -1.0]])
+Y = np.array([1.0, 0.0, 2.0])
+W0 = np.array([0.3, -0.2])
+
+
+def loss(w, X, y):
+    return np.sum((X @ w - y) ** 2)
+
+
+def test_grad_of_a_lambda_closing_over_data():
+    expected = 2 * X.T @ (X @ W0 - Y)
+    assert_grad_close(adgen.grad(lambda w: loss(w, X, Y))(W0), expected)
+    value, g = adgen.value_and_grad(
+        lambda w: loss(w,
+                       X, Y))(W0)  # a lambda inside a call, over several lines
+    assert value == pytest.approx(loss(W0, X, Y))
+    assert_grad_close(g, expected)
+
+
+def test_two_lambdas_on_one_line_are_told_apart():
+    square, cube = (lambda v: np.sum(v ** 2)), (lambda v: np.sum(v ** 3))
+    assert_grad_close(adgen.grad(cube)(W0), 3 * W0 ** 2)
+    assert_grad_close(adgen.grad(square)(W0), 2 * W0)
+
+
+def test_lambda_in_a_loop_sees_each_iteration_s_values():
+    for scale in (1.0, 3.0):
+        assert_grad_close(adgen.grad(lambda w: scale * np.sum(np.sin(w)))(W0),
+                          scale * np.cos(W0))
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.sum(np.tanh(x @ self.w))
+
+
+def test_callable_object():
+    layer = Dense(np.array([[0.5], [-1.0]]))
+    x = np.array([[1.0, 2.0], [0.3, 0.1]])
+    assert_grad_close(adgen.grad(layer)(x), numerical_grad(layer, [x], 0))
+    out, pullback = adgen.vjp(layer, x)
+    assert out == pytest.approx(layer(x))
+    assert_grad_close(pullback(1.0)[0], numerical_grad(layer, [x], 0))
+
+
+def max_min(a, b, c):
+    return max(a, b, c) * min(a, b, c) + max(a, 0.5 * b, c, 2.0)
+
+
+def test_max_and_min_of_three_or_more_arguments():
+    # max = b, min = a; the second max is c: d/da = b, d/db = a, d/dc = 1
+    got = adgen.grad(max_min, argnums=(0, 1, 2))(1.0, 3.0, 2.5)
+    assert got == pytest.approx((3.0, 1.0, 1.0))
+
+
+def upper_sq(x):
+    n = x.shape[0]
+    i, j = np.triu_indices(n, 1)
+    return np.sum(x[i, j] ** 2)
+
+
+def test_a_mask_built_with_triu_indices():
+    x = np.arange(9.0).reshape(3, 3)
+    assert_grad_close(adgen.grad(upper_sq)(x), 2 * np.triu(x, 1))
+
+
+def test_function_typed_with_python_c_names_the_cause():
+    code = ("import numpy as np, adgen\n"
+            "def f(x):\n    return np.sum(x * x)\n"
+            "try:\n    adgen.grad(f)(np.ones(2))\n"
+            "except adgen.MissingRuleError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, check=True)
+    assert "interactive prompt, by python -c or by exec" in r.stdout
+    assert "define it in a .py file" in r.stdout
