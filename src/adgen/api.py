@@ -72,6 +72,11 @@ class Explanation(list):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython
         p.text(str(self))
 
+    def _repr_html_(self) -> str:  # Jupyter
+        from adgen.display import sites_html
+
+        return sites_html(self)
+
 
 def _check_policy(mutation: str) -> None:
     if mutation not in POLICIES:
@@ -549,15 +554,16 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save") -> str:
 
 
 def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:
-    """Displays :func:`source` highlighted (in a notebook, or with pygments in a terminal)."""
-    text = source(fun, mutation=mutation)
-    try:
-        from IPython.display import Code, display  # type: ignore[import-not-found]
+    """Displays :func:`source` highlighted: as HTML in a notebook, with pygments in a
+    terminal, as plain text elsewhere."""
+    from adgen import display
 
-        display(Code(text, language="python"))
+    text = source(fun, mutation=mutation)
+    if display.in_notebook():
+        from IPython.display import display as show_object  # type: ignore[import-not-found]
+
+        show_object(display.SourceView(text))  # its _repr_html_
         return
-    except ImportError:
-        pass
     from adgen.cli import highlight
 
     print(highlight(text, sys.stdout))
@@ -584,7 +590,8 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         *args: optional example arguments: when given, the forward pass runs once on them and
             each guarded site reports the bytes it saved.
         mutation: the policy to explain.
-        file: where to print the table (None: do not print).
+        file: where to print the table (None: do not print). In a notebook the default
+            prints nothing: the returned list renders as an HTML table.
 
     Returns:
         An :class:`Explanation`, a list of :class:`MutationSite`.
@@ -610,9 +617,17 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
             for s in sites
         ]
     result = Explanation(sites)
-    if file is not None:
+    printing = file is not None and not (
+        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and _in_notebook())
+    if printing:
         print(str(result), file=file)
     return result
+
+
+def _in_notebook() -> bool:
+    from adgen.display import in_notebook
+
+    return in_notebook()
 
 
 def differentiable(fun: Callable[..., Any] | None = None, *,
