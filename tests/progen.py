@@ -110,6 +110,39 @@ def h_sin(dst, src):
 
 def f(x, y, W):
 '''
+# Binding mode (GenConfig.bindings, issue 11): the same program, where f also reads what Python
+# binds by name at the call -- a keyword-only parameter that shadows a module global, module
+# globals defined (and rebound) after f, a function of this module and one of another module
+# with the same __name__, and two closures of one factory -- through extra return terms after
+# the body (the model's lines and conflicts do not move: nothing is written after them).
+BINDING_SIGNATURE = "def f(x, y, W, *, k=1.5):"
+BINDING_TERMS = ("total = total + k * np.sum(np.tanh(x)) + C1 * np.sum(g_a(y)) + "
+                 "np.sum(g_b(x)) + np.sum(scale(x)) + np.sum(scale_b(y))")
+BINDING_TRAILER = '''
+
+
+C1 = 0.75
+k = 100.0  # the keyword-only parameter k shadows this global
+
+
+def scale(v):
+    return 2.0 * v
+
+
+from adgen_fuzz_other import scale as scale_b  # noqa: E402 - same __name__, another module
+
+
+def _make(c):
+    def g(v):
+        return c * np.tanh(v)
+    return g
+
+
+g_a = _make(0.5)
+g_b = _make(-1.5)  # a second closure of the same code
+'''
+OTHER_MODULE = "adgen_fuzz_other"
+OTHER_SOURCE = "import numpy as np\n\n\ndef scale(v):\n    return 3.0 * v * v\n"
 _PREAMBLE_LINES = PREAMBLE.splitlines()
 FIRST_BODY_LINE = len(_PREAMBLE_LINES) + 1
 # The one line of each helper's body that reads and/or writes its arguments.
@@ -872,6 +905,7 @@ class Program:
     seed: int
     conflicts: list[Conflict]
     forms: list[str]
+    bindings: bool = False
 
     @property
     def may_need(self) -> bool:
@@ -884,6 +918,8 @@ class Program:
             c = COEFFS[k % len(COEFFS)]
             term = f"np.sin({name})" if k % 2 == 0 else f"{name} * {name}"
             out.append(f"total = total + {c!r} * np.sum({term})")
+        if self.bindings:
+            out.append(BINDING_TERMS)
         out.append("return total")
         return out
 
@@ -896,6 +932,9 @@ class Program:
         meta = (f"\n\n\n# --- generator metadata (ground truth), not part of the program ---\n"
                 f"SEED = {self.seed}\nMAY_NEED = {self.may_need}\n"
                 f"CONFLICTS = {conflicts!r}  # (write lines, capture lines)\n")
+        if self.bindings:
+            return PREAMBLE.replace("def f(x, y, W):", BINDING_SIGNATURE) + body + \
+                BINDING_TRAILER + meta
         return PREAMBLE + body + meta
 
     @property
@@ -945,6 +984,7 @@ class GenConfig:
     loops: bool = True
     branches: bool = False
     drop_terms: bool = False
+    bindings: bool = False
 
 
 def initial_model() -> Model:
@@ -1199,7 +1239,8 @@ class _Gen:
         terms = [k for k in self.m.env
                  if k in ("x", "y") or not self.cfg.drop_terms or self.draw(st.booleans())]
         forms = sorted({f for s in body for f in _forms(s)})
-        return Program(body, terms, seed, list(self.m.conflicts), forms)
+        return Program(body, terms, seed, list(self.m.conflicts), forms,
+                       bindings=self.cfg.bindings)
 
 
 def _forms(s: Stmt) -> list[str]:
@@ -1289,6 +1330,13 @@ def load(source: str, directory: Path) -> Any:
     name = f"adgen_prog_{digest}"
     if name in sys.modules:
         return sys.modules[name]
+    if OTHER_MODULE in source and OTHER_MODULE not in sys.modules:
+        other = directory / f"{OTHER_MODULE}.py"
+        other.write_text(OTHER_SOURCE)
+        spec = importlib.util.spec_from_file_location(OTHER_MODULE, other)
+        assert spec is not None and spec.loader is not None
+        sys.modules[OTHER_MODULE] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[OTHER_MODULE])
     path = directory / f"{name}.py"
     path.write_text(source)
     linecache.checkcache(str(path))
@@ -1401,6 +1449,34 @@ def run(prog: Program, directory: Path, *, reuse: bool = False, ad: Any = None) 
     module = load(prog.source, directory)
     conflicts = [(sorted(c.write_lines), sorted(c.capture_lines)) for c in prog.conflicts]
     wide = prog.wide_source
-    reference = load(wide, directory).f if wide != prog.source else None
-    return check_program(module.f, prog.make_args(), prog.may_need, conflicts, reuse=reuse,
-                         ad=ad, reference=reference, rtol=prog.rtol)
+    reference = load(wide, directory) if wide != prog.source else None
+    verdict = check_program(module.f, prog.make_args(), prog.may_need, conflicts, reuse=reuse,
+                            ad=ad, reference=None if reference is None else reference.f,
+                            rtol=prog.rtol)
+    if prog.bindings and not verdict.rejected:
+        check_rebinding(module, reference, prog.make_args(), ad=ad, rtol=prog.rtol)
+    return verdict
+
+
+def check_rebinding(module: Any, reference: Any, args: tuple[Any, ...], *, ad: Any = None,
+                    rtol: float = 0.0) -> None:
+    """A binding-mode program's gradient function, called again after its module's globals
+    were rebound (a float, a closure, a helper redefined) and with the keyword-only parameter
+    passed, against central differences of the program as it now stands."""
+    from harness import RTOL, assert_close, fd_grad, fresh
+
+    ad = importlib.import_module("adgen") if ad is None else ad
+    argnums = tuple(range(len(args)))
+    g = ad.grad(module.f, argnums=argnums)
+    g(*fresh(args))  # compiled against the first bindings
+    for mod in [module] + ([reference] if reference is not None else []):
+        mod.C1 = -0.25
+        mod.g_a = mod._make(2.0)
+        mod.scale = lambda v: np.sin(v)  # noqa: E731 - a notebook-style redefinition
+    truth = module.f if reference is None else reference.f
+    for kwargs in ({}, {"k": -0.5}):
+        fd = fd_grad(lambda *a: truth(*a, **kwargs), args, argnums)  # noqa: B023
+        grads = g(*fresh(args), **kwargs)
+        for name, got, expected in zip(ARGS, grads, fd):
+            assert_close(got, expected, f"after rebinding, k={kwargs}: gradient of {name}",
+                         rtol=rtol or RTOL)

@@ -69,6 +69,19 @@ def test_fuzz_straight_line(prog: progen.Program, tmp_path_factory, shrink_budge
     _check(prog, tmp_path_factory)
 
 
+BINDINGS = progen.GenConfig(max_stmts=6, max_body=3, helpers=True, loops=True, branches=True,
+                            drop_terms=True, bindings=True)
+
+
+@progen.campaign_settings(ci_examples=40)
+@given(prog=progen.programs(BINDINGS))
+def test_fuzz_bindings(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
+    """Programs that also read a keyword-only parameter shadowing a global, globals defined
+    after f and rebound between calls, same-named helpers of two modules, and two closures of
+    one factory (progen.BINDING_TRAILER)."""
+    _check(prog, tmp_path_factory)
+
+
 @progen.campaign_settings(ci_examples=25)
 @given(prog=progen.programs(FULL))
 def test_fuzz_threads(prog: progen.Program, tmp_path_factory, shrink_budget) -> None:
