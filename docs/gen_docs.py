@@ -3,8 +3,9 @@
     python docs/gen_docs.py            # rewrite them
     python docs/gen_docs.py --check    # exit 1 if a page is stale (tests/test_docs.py runs this)
 
-- ``docs/coverage.md``: the derivative-rule registry (``adgen.rules.registry.all_rules()``)
-  and the ndarray method table, as Markdown tables.
+- ``docs/coverage.md``: the derivative-rule registry (``adgen.rules.registry.all_rules()``),
+  the reference implementations, the classification of the functions numpy and jax.numpy
+  both provide (``tests/rules/numpy_jax_names.txt``) and the ndarray method table.
 - In any page, the text between ``<!-- gen: adgen ARGS -->`` and ``<!-- /gen -->``: the output
   of ``adgen ARGS`` run in a scratch folder that holds the page's file blocks (```python
   blocks preceded by ``<!-- file: NAME.py -->``), with the scratch folder's path removed.
@@ -33,9 +34,14 @@ AREAS = {
     "linalg": "Products and numpy.linalg",
     "shape": "Shape, joining, copying and selection",
     "indexing": "Indexing",
+    "decompositions": "Matrix decompositions, cumprod, repeat",
+    "views": "Views (flips, rotations, transposes) and real parts",
     "creation": "Array creation (no gradient flows into shapes)",
+    "no_gradient": "Integer, boolean, string and dtype outputs (no gradient)",
     "runtime": "adgen's runtime",
 }
+# The list of functions numpy and jax.numpy both provide, classified (tests check it).
+NAMES = DOCS.parent / "tests" / "rules" / "numpy_jax_names.txt"
 OPERATORS = {
     "add": "a + b", "sub": "a - b", "mul": "a * b", "truediv": "a / b", "floordiv": "a // b",
     "mod": "a % b", "pow": "a ** b", "matmul": "a @ b", "neg": "-a", "pos": "+a",
@@ -84,8 +90,10 @@ def coverage() -> str:
         "pullback reads besides the incoming cotangent (`out` is the function's result; options "
         "such as `axis` are listed too). What a pullback reads is what the mutation analysis must "
         "keep alive: an in-place write over anything else is free. A *linear* rule reads no "
-        "array values (at most options). Anything not listed, and without readable Python "
-        "source, needs an [`adgen.rrule`](custom-rules.md)."),
+        "array values (at most options). Functions with a reference implementation (compiled "
+        "from plain NumPy) and the classification of every function NumPy and `jax.numpy` "
+        "both provide follow the rule tables. Anything else needs an "
+        "[`adgen.rrule`](custom-rules.md)."),
         "",
         f"{sum(len(v) for v in by_area.values())} rules.",
     ]
@@ -93,6 +101,7 @@ def coverage() -> str:
         lines += ["", f"## {AREAS.get(area, area)}", "",
                   "| function | differentiable in | pullback reads | notes |",
                   "|---|---|---|---|", *by_area[area]]
+    lines += references()
     lines += ["", "## ndarray methods and attributes", "",
               "A method call on an array is the function with the array as first argument.", "",
               "| method | same as |", "|---|---|"]
@@ -101,6 +110,46 @@ def coverage() -> str:
     for name, func in sorted(adgen.rules.ATTRIBUTES.items()):
         lines.append(f"| `x.{name}` | `{_qualified(func)}` |")
     return "\n".join(lines) + "\n"
+
+
+def references() -> list[str]:
+    """The reference implementations, and the numpy / jax.numpy classification."""
+    from adgen.rules.registry import all_references, refusal_of
+
+    lines = ["", "## Reference implementations", "",
+             ("These NumPy functions are written once in plain NumPy over functions with rules "
+              "(`src/adgen/rules/composites*.py`); a call is compiled as a call of that source, "
+              "so its adjoint and what it reads come from the source."), "",
+             f"{len(all_references())} functions: " + ", ".join(
+                 f"`{r.name}`" for r in all_references()) + "."]
+    if not NAMES.exists():
+        return lines
+    rows = [[p.strip() for p in line.split("|", 2)] for line in NAMES.read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    count: dict[str, int] = {}
+    for _, cls, _ in rows:
+        count[cls] = count.get(cls, 0) + 1
+    handled = count.get("differentiated", 0) + count.get("lowered", 0)
+    lines += ["", "## NumPy functions that jax.numpy also provides", "",
+              (f"Of the {len(rows)} public functions that both NumPy and `jax.numpy` provide "
+               f"(`jax.numpy.linalg` included, prefixed `linalg.`), {handled} are "
+               f"differentiated ({count.get('lowered', 0)} of them rewritten into indexed "
+               f"writes), {count.get('no-gradient', 0)} have integer, boolean, string or "
+               f"constant outputs and pass through with no gradient, and "
+               f"{count.get('refused', 0)} are refused with the reason below. The list is "
+               "`tests/rules/numpy_jax_names.txt`; `tests/rules/test_coverage_names.py` "
+               "checks every entry."), "",
+              "| function | status |", "|---|---|"]
+    for name, cls, _ in rows:
+        if cls == "refused":
+            import numpy as np
+
+            obj: object = np
+            for part in name.split("."):
+                obj = getattr(obj, part)
+            cls = f"refused: {refusal_of(obj)}"
+        lines.append(f"| `{name}` | {cls} |")
+    return lines
 
 
 def _qualified(func: object) -> str:

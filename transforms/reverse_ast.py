@@ -20,7 +20,7 @@ from adgen.rules import registry
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
           gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
           gast.Pow: operator.pow, gast.MatMult: operator.matmul}
-UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
 
 
 @dataclass

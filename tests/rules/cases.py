@@ -562,3 +562,4 @@ cases("numpy.rollaxis", C(randn(2, 3, 4), 2), C(randn(2, 3, 4), 1, 3), C(randn(2
 cases("numpy.real", C(randn(3, 4)), C(randn()), refuse(randn(3) + 1j * randn(3)))
 cases("numpy.imag", C(randn(3, 4)), C(randn(3)))
 cases("numpy.angle", C(randn(4)), C(randn(2, 3), True))
+cases("_operator.invert", C(randn(3) > 0), C(np.array([1, 4, 7])))

@@ -34,7 +34,7 @@ ZERO_RULES = {
     "numpy.argmax", "numpy.argmin", "numpy.argsort", "numpy.round", "numpy.around",
     "numpy.all", "numpy.any", "numpy.count_nonzero", "numpy.size", "numpy.shape",
     "numpy.ndim", "numpy.isclose", "numpy.allclose", "numpy.array_equal",
-    "numpy.linalg.matrix_rank", "numpy.imag", "numpy.angle",
+    "numpy.linalg.matrix_rank", "numpy.imag", "numpy.angle", "_operator.invert",
     *(f"numpy.{f}" for f in (
         "isneginf", "isposinf", "iscomplex", "isreal", "iscomplexobj", "isrealobj", "spacing",
         "invert", "bitwise_count", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor",

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,11 @@ def digitize(g: Any, out: Any, x: Any, bins: Any, right: Any) -> Any:
 def isin(g: Any, out: Any, element: Any, test_elements: Any, assume_unique: Any,
          invert: Any) -> Any:
     return np.zeros(np.shape(element)), np.zeros(np.shape(test_elements))
+
+
+@defvjp(operator.invert, "a", linear=True)  # ~mask
+def invert_(g: Any, out: Any, a: Any) -> Any:
+    return np.zeros(np.shape(a))
 
 
 @defvjp(np.isscalar, "element", linear=True)
@@ -152,15 +158,13 @@ defrefusal(np.kaiser, "its derivative in beta needs the Bessel function I1, whic
 defrefusal(np.nextafter, "it steps to the next float: not differentiable (JAX neither)")
 defrefusal(np.fromiter, "it builds an array from an iterator adgen cannot follow; use "
            "np.array([...]) of a list")
-for _f in (np.save, np.savez):
-    defrefusal(_f, "it writes a file; call it outside the differentiated function")
 defrefusal(np.place, "it writes into its argument, cycling through the values; write "
            "arr[mask] = values (adgen differentiates indexed writes)")
 defrefusal(np.histogram2d, "only np.histogram (one dimension) is differentiated; use it per "
            "axis")
 defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated; use it per "
            "axis")
-defrefusal(np.fill_diagonal, "it writes its argument in place; write "
-           "a[np.diag_indices(n)] = val instead (adgen differentiates indexed writes)")
 defrefusal(np.put_along_axis, "it writes its argument in place; write the indexed "
            "assignment instead (adgen differentiates indexed writes)")
+defrefusal(np.iscomplexobj, "complex numbers are not supported: adgen differentiates "
+           "real-valued code (the compiler refuses np.iscomplexobj with them)")
