@@ -563,3 +563,10 @@ cases("numpy.real", C(randn(3, 4)), C(randn()), refuse(randn(3) + 1j * randn(3))
 cases("numpy.imag", C(randn(3, 4)), C(randn(3)))
 cases("numpy.angle", C(randn(4)), C(randn(2, 3), True))
 cases("_operator.invert", C(randn(3) > 0), C(np.array([1, 4, 7])))
+# forward mode's helpers (tangent code calls them; reverse mode differentiates that code)
+cases("adgen.rules.helpers_tangent.zero_tangent", C(randn(3)), C(randn()))
+cases("adgen.rules.helpers_tangent.fit_tangent", C(randn(), randn(2, 3)),
+      C(randn(1, 3), randn(2, 3)), C(randn(), randn()))
+cases("adgen.rules.helpers_tangent.view_tangent", C(randn(3), randn(3), randn(3)))
+cases("adgen.rules.helpers_tangent.given_tangent", C(randn(2, 3), randn(2, 3)),
+      C(randn(), randn()))

@@ -23,6 +23,7 @@ from adgen.rules import (  # noqa: F401,E402
     no_gradient,
     views,
 )
+from adgen.rules import jvps  # noqa: F401,E402  (forward mode: needs every rule above)
 from adgen.rules.methods import ATTRIBUTES, METHODS, VARARG_METHODS
 
 __all__ = ["ATTRIBUTES", "METHODS", "VARARG_METHODS"]

@@ -29,5 +29,7 @@ from adgen.rules.helpers_linalg import *
 from adgen.rules.helpers_linalg import __all__ as _linalg
 from adgen.rules.helpers_shape import *
 from adgen.rules.helpers_shape import __all__ as _shape
+from adgen.rules.helpers_tangent import *
+from adgen.rules.helpers_tangent import __all__ as _tangent
 
-__all__ = sorted([*_core, *_decomp, *_linalg, *_shape])  # noqa: PLE0605
+__all__ = sorted([*_core, *_decomp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605

@@ -566,3 +566,202 @@ def _no_cotangent(g: Any, out: Any, args: Any) -> Any:
 def all_nondiff() -> list[Rule]:
     """The helpers registered with :func:`defnondiff`."""
     return list(_NONDIFF.values())
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: Jacobian-vector products of the same rules
+
+
+@dataclass(frozen=True)
+class Jvp:
+    """How forward mode computes the tangent of a rule's output (one per rule, keyed alike).
+
+    ``kind`` is one of
+    - ``"terms"``: ``templates`` holds one expression per differentiable parameter, linear in
+      ``d`` (that parameter's tangent), over ``out`` and the parameters; the output's tangent
+      is the sum of the terms of the parameters that have a tangent;
+    - ``"elementwise"``: as ``"terms"``, for an elementwise op whose operands broadcast: when
+      some operand has no tangent, the sum is broadcast to the output's shape;
+    - ``"linear"``: the primal is linear in its differentiable parameters jointly (``sum``,
+      ``reshape``, ``concatenate``): the tangent is the same call on the tangents (zeros for a
+      parameter without one), a view where the primal is a view;
+    - ``"multilinear"``: linear in each differentiable parameter separately (``matmul``,
+      ``einsum``, ``outer``): one call per parameter with a tangent, that argument replaced;
+    - ``"zero"``: piecewise constant (``floor``, ``//``, ``round``): the tangent is zero.
+    """
+
+    kind: str
+    templates: tuple[gast.expr, ...] = ()
+    fn: Callable[..., Any] | None = None
+
+    @property
+    def reads_out(self) -> bool:
+        return any(isinstance(n, gast.Name) and n.id == "out"
+                   for tpl in self.templates for n in walk(tpl))
+
+
+_JVPS: dict[int, tuple[Any, Jvp]] = {}
+JVP_KINDS = frozenset({"terms", "elementwise", "linear", "multilinear", "zero"})
+
+
+def defjvp(primal: Callable[..., Any], *, elementwise: bool = False
+           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers the jvp of ``primal``'s rule: ``jvp(d, out, *params)`` returns one term per
+    differentiable parameter (a tuple when there are several), each linear in ``d``, that
+    parameter's tangent. Like a vjp, its body is a single ``return``.
+
+    Raises:
+        RuleError: when ``primal`` has no rule, or the jvp's parameters do not match it.
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        rule = lookup(primal)
+        if rule is None or rule.is_rrule:
+            raise RuleError(f"defjvp: {_qualname(primal)} has no derivative rule (defvjp) "
+                            "to add a jvp to")
+        pnames = [p.name for p in rule.params]
+        got = list(inspect.signature(fn).parameters)
+        if got != ["d", "out", *pnames]:
+            raise RuleError(f"jvp for {rule.name}: must take (d, out, {', '.join(pnames)}), "
+                            f"not ({', '.join(got)})")
+        templates = _template_of(fn, len(rule.diff), rule.name)
+        _install_jvp(primal, Jvp("elementwise" if elementwise else "terms", templates, fn))
+        return fn
+
+    return register
+
+
+def defjvp_kind(kind: str, *primals: Callable[..., Any]) -> None:
+    """Marks each of ``primals`` as ``"linear"``, ``"multilinear"``, ``"zero"`` (see Jvp) or
+    ``"elementwise"`` (its jvp is read off its vjp, as for ufuncs: ``jvp_of``)."""
+    if kind not in ("linear", "multilinear", "zero", "elementwise"):
+        raise RuleError(f"defjvp_kind: unknown kind {kind!r}")
+    if kind == "elementwise":  # read off the vjp by jvp_of
+        kind = "elementwise-derived"
+    for primal in primals:
+        rule = lookup(primal)
+        if rule is None or rule.is_rrule:
+            raise RuleError(f"defjvp_kind: {_qualname(primal)} has no derivative rule")
+        _install_jvp(primal, Jvp(kind))
+
+
+def _install_jvp(primal: Any, jvp: Jvp) -> None:
+    _JVPS[id(primal)] = (primal, jvp)
+    _GENERATION[0] += 1
+
+
+class _Tangent(gast.NodeTransformer):
+    """A vjp template read as a jvp one: ``g`` becomes ``d`` and ``unbroadcast(e, ...)``
+    becomes ``e`` (an elementwise op's Jacobian is diagonal: its transpose is itself)."""
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id == "unbroadcast" and node.args:
+            return node.args[0]
+        return node
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        if node.id == "g":
+            return gast.Name(id="d", ctx=node.ctx, annotation=None, type_comment=None)
+        return node
+
+
+def _elementwise_primal(rule: Rule) -> bool:
+    """A NumPy ufunc with one output and no core dimensions (``matmul`` has them), or a
+    ``math`` function of numbers."""
+    import math
+
+    import numpy as np
+
+    if isinstance(rule.primal, np.ufunc):
+        return rule.primal.nout == 1 and rule.primal.signature is None
+    return getattr(math, getattr(rule.primal, "__name__", ""), None) is rule.primal and \
+        not any(p.varargs for p in rule.params)
+
+
+def jvp_of(rule: Rule) -> Jvp | None:
+    """The jvp of ``rule``: registered, or read off the vjp of an elementwise primal (a ufunc,
+    a ``math`` function, or one marked ``defjvp_kind("elementwise", ...)``); None if none."""
+    got = _JVPS.get(id(rule.primal))
+    if got is not None and got[0] is rule.primal and got[1].kind != "elementwise-derived":
+        return got[1]
+    marked = got is not None and got[0] is rule.primal
+    if rule.is_rrule or not rule.templates or not (marked or _elementwise_primal(rule)):
+        return None
+    import copy
+
+    if len(rule.diff) > 1 and not all(
+            isinstance(t, gast.Call) and isinstance(t.func, gast.Name) and
+            t.func.id == "unbroadcast" for t in rule.templates) and \
+            not (marked or not isinstance(rule.primal, __import__("numpy").ufunc)):
+        return None  # a binary ufunc whose cotangents are not each unbroadcast(...)
+    return Jvp("elementwise", tuple(_Tangent().visit(copy.deepcopy(t))
+                                    for t in rule.templates))
+
+
+def eval_jvp(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any],
+             tangents: dict[str, Any]) -> Any:
+    """Evaluates ``rule``'s jvp at a call (for tests): ``tangents`` maps differentiable
+    parameter names to their tangents (a name left out has none). Returns the output's tangent.
+
+    Raises:
+        RuleError: when the rule has no jvp.
+    """
+    import ast
+
+    import numpy as np
+
+    from adgen.rules import helpers
+
+    jvp = jvp_of(rule)
+    if jvp is None:
+        raise RuleError(f"{rule.name} has no jvp")
+    out = rule.primal(*args, **kwargs)
+    bound = rule.bind(list(args), dict(kwargs))
+    values = {k: (v.value if isinstance(v, Default) else v) for k, v in bound.items()}
+    if jvp.kind == "zero":
+        return helpers.zero_tangent(out)
+
+    def call_with(replaced: dict[str, Any]) -> Any:
+        vals = dict(values)
+        vals.update(replaced)
+        pos: list[Any] = []
+        kw: dict[str, Any] = {}
+        for p in rule.params:
+            if p.varargs:
+                pos.extend(vals[p.name])
+            elif p.kwonly:
+                if not isinstance(bound[p.name], Default) or p.name in replaced:
+                    kw[p.name] = vals[p.name]
+            else:
+                pos.append(vals[p.name])
+        return rule.primal(*pos, **kw)
+
+    if jvp.kind == "linear":
+        return call_with({k: tangents.get(k, helpers.zero_tangent(values[k]))
+                          for k in rule.diff})
+    if jvp.kind == "multilinear":
+        terms = []
+        for k in rule.diff:
+            if k not in tangents:
+                continue
+            if any(p.varargs and p.name == k for p in rule.params):  # each operand alone
+                for i, t in enumerate(tangents[k]):
+                    ops = list(values[k])
+                    ops[i] = t
+                    terms.append(call_with({k: tuple(ops)}))
+            else:
+                terms.append(call_with({k: tangents[k]}))
+        return sum(terms[1:], terms[0]) if terms else helpers.zero_tangent(out)
+    ns: dict[str, Any] = {"np": np, **{n: getattr(helpers, n) for n in helpers.__all__}}
+    total = None
+    for k, tpl in zip(rule.diff, jvp.templates):
+        if k not in tangents:
+            continue
+        code = compile(ast.fix_missing_locations(ast.Expression(gast.gast_to_ast(tpl))),
+                       "<jvp>", "eval")
+        term = eval(code, {**ns, **values, "out": out, "d": tangents[k]})  # noqa: S307
+        total = term if total is None else total + term
+    if total is None:
+        return helpers.zero_tangent(out)
+    return helpers.fit_tangent(total, out) if jvp.kind == "elementwise" else total

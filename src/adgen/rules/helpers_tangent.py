@@ -1,0 +1,83 @@
+"""Rule helpers of forward mode: the tangent code (``f_jvp``) calls these.
+
+Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps).
+A tangent has its primal's structure: a float array of the same shape for an array (also
+for an integer array, whose tangent is zero), a float for a number, a list for a list, a
+tuple for a tuple, a dict for a dict. Each helper has a derivative rule
+(:mod:`adgen.rules.tangents`), so reverse mode can differentiate tangent code again (second
+derivatives by reverse over forward).
+"""
+
+import numpy as np
+
+from adgen.rules.helpers_core import unsupported
+
+__all__ = [
+    "fit_tangent",
+    "given_tangent",
+    "solve_jvp_a",
+    "view_tangent",
+    "zero_tangent",
+]
+
+
+def zero_tangent(x: object) -> object:
+    """The zero tangent of ``x``: a new array of zeros for an array, 0.0 for a number, the
+    same structure for a list, tuple or dict."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape)
+    if isinstance(x, list):
+        return [zero_tangent(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(zero_tangent(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zero_tangent(v) for k, v in x.items()}
+    return 0.0
+
+
+def fit_tangent(d: object, like: object) -> object:
+    """``d`` as a new float array of ``like``'s shape when ``like`` is an array (a tangent of a
+    broadcasting op whose broadcast operand had none, or another name's tangent that must
+    not be shared); ``d`` itself otherwise."""
+    if isinstance(like, np.ndarray):
+        return np.array(np.broadcast_to(d, like.shape), dtype=float)
+    return d
+
+
+def view_tangent(d: object, like: object, base: object) -> object:
+    """The tangent of a view op's result: ``d`` (the same view of the base's tangent) when
+    the primal result ``like`` shares memory with its base, else a copy of ``d`` (the primal copied,
+    e.g. a reshape of a non-contiguous array): writes through either stay in step."""
+    if isinstance(like, np.ndarray) and isinstance(base, np.ndarray) and \
+            not np.may_share_memory(like, base):
+        return np.array(d, dtype=float)
+    return d
+
+
+def given_tangent(t: object, x: object) -> object:
+    """A tangent passed to a jvp for the argument ``x``: a new float array laid out like ``x``
+    (the tangent code writes it in place where the primal writes ``x``); None is zero."""
+    if t is None:
+        return zero_tangent(x)
+    if isinstance(x, np.ndarray):
+        if np.shape(t) != x.shape:
+            unsupported(f"a tangent of shape {np.shape(t)} was given for an argument of "
+                        f"shape {x.shape}")
+        out = np.empty_like(x, dtype=float)
+        out[...] = t
+        return out
+    if isinstance(x, list):
+        return [given_tangent(a, b) for a, b in zip(t, x)]
+    if isinstance(x, tuple):
+        return tuple(given_tangent(a, b) for a, b in zip(t, x))
+    if isinstance(x, dict):
+        return {k: given_tangent(t[k], v) for k, v in x.items()}
+    return t
+
+
+def solve_jvp_a(d: object, a: object, out: object, b: object) -> object:
+    """The tangent of ``np.linalg.solve(a, b)`` from ``a``'s tangent ``d``: ``-a⁻¹ d x``, with
+    ``x`` a vector (``b`` 1-D, then ``a`` may be a stack) or a stack of matrices."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, (d @ out[..., None]))[..., 0]
+    return -np.linalg.solve(a, d @ out)

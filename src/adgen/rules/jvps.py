@@ -1,0 +1,206 @@
+"""Forward mode: the Jacobian-vector products of the registered rules, as a table.
+
+Each entry adds a jvp to a rule that :mod:`adgen.rules.registry` already holds (one registry:
+the jvp lives beside the vjp). ``defjvp`` gives one term per differentiable parameter, linear
+in ``d`` (that parameter's tangent); ``defjvp_kind`` marks a primal ``"linear"`` (the same call
+on the tangents), ``"multilinear"`` (one call per tangent), ``"elementwise"`` (the jvp read
+off the vjp: an elementwise op's Jacobian is its own transpose) or ``"zero"`` (piecewise
+constant). Unary and binary ufuncs and the ``math`` functions of numbers get their jvp read
+off the vjp without an entry (``registry.jvp_of``); a rule with no jvp makes forward mode
+raise MissingRuleError naming the line.
+
+The second half gives the helpers that tangent code calls (:mod:`adgen.rules.helpers_tangent`)
+derivative rules, so reverse mode differentiates tangent code (reverse over forward).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import (
+    fit_tangent,
+    given_tangent,
+    max_vjp,
+    ndarray_flatten,
+    ndarray_item,
+    norm_vjp,
+    prod_vjp,
+    shape_tree,
+    solve_jvp_a,
+    tree_zeros,
+    unbroadcast,
+    var_vjp,
+    view_tangent,
+    xlogy,
+    zero_tangent,
+)
+from adgen.rules.registry import defjvp, defjvp_kind, defvjp
+
+# --------------------------------------------------------------------------------------------
+# Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
+
+defjvp_kind("linear", operator.add, operator.sub, operator.neg, operator.pos, builtins.float,
+            builtins.sum, builtins.tuple, operator.getitem, ndarray_item, np.take,
+            np.take_along_axis, np.trace, np.diagonal, np.diag, np.tril, np.triu, math.degrees,
+            math.radians, math.fsum, np.sum, np.mean, np.cumsum, np.reshape, np.ravel,
+            ndarray_flatten, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
+            np.squeeze, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to, np.flip,
+            np.fliplr, np.flipud, np.rot90, np.roll, np.copy, np.array, np.asarray, np.stack,
+            np.concatenate, np.hstack, np.column_stack, np.vstack, np.where, np.full,
+            np.full_like, np.linspace, np.matrix_transpose, np.linalg.matrix_transpose,
+            np.rollaxis, np.repeat, np.conjugate, np.real)
+
+# Linear in each differentiable argument separately.
+defjvp_kind("multilinear", operator.mul, operator.matmul, np.matmul, np.dot, np.vdot, np.inner,
+            np.outer, np.tensordot, np.einsum)
+
+# Piecewise constant: the tangent is zero where the derivative exists.
+defjvp_kind("zero", operator.floordiv, builtins.int, builtins.round, np.round, np.around,
+            np.imag, np.angle, np.argsort, np.linalg.matrix_rank)
+
+# Elementwise functions that are not ufuncs: the jvp read off the vjp.
+defjvp_kind("elementwise", builtins.abs, builtins.max, builtins.min, np.clip)
+
+
+# --------------------------------------------------------------------------------------------
+# Arithmetic whose terms read the operands
+
+
+@defjvp(operator.truediv, elementwise=True)
+def truediv(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return d / b, -d * out / b
+
+
+@defjvp(operator.mod, elementwise=True)
+def mod(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return d, -d * (a // b)
+
+
+@defjvp(operator.pow, elementwise=True)
+def pow_(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return d * b * a ** (b - 1), d * xlogy(out, a)
+
+
+# --------------------------------------------------------------------------------------------
+# Reductions whose outputs each read a disjoint part of the input: the tangent is the reduced
+# sum of d times the partial derivatives (the vjp of ones).
+
+
+@defjvp(np.prod)
+def prod(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return np.sum(d * prod_vjp(np.ones(np.shape(out)), a, axis, keepdims), axis=axis,
+                  keepdims=keepdims)
+
+
+def _extremum(func: Any) -> None:
+    @defjvp(func)
+    def extremum(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+        return np.sum(d * max_vjp(np.ones(np.shape(out)), out, a, axis, keepdims), axis=axis,
+                      keepdims=keepdims)
+
+
+for _f in (np.max, np.min, np.amax, np.amin):
+    _extremum(_f)
+
+
+@defjvp(np.var)
+def var(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    return np.sum(d * var_vjp(np.ones(np.shape(out)), a, axis, ddof, keepdims), axis=axis,
+                  keepdims=keepdims)
+
+
+@defjvp(np.std)
+def std(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    return np.sum(d * var_vjp(np.ones(np.shape(out)), a, axis, ddof, keepdims), axis=axis,
+                  keepdims=keepdims) / (2.0 * out)
+
+
+@defjvp(np.linalg.norm)
+def norm(d: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: Any) -> Any:
+    return np.sum(d * norm_vjp(np.ones(np.shape(out)), out, x, ord, axis, keepdims), axis=axis,
+                  keepdims=keepdims)
+
+
+# --------------------------------------------------------------------------------------------
+# Linear algebra
+
+
+@defjvp(np.linalg.solve)
+def solve(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return solve_jvp_a(d, a, out, b), np.linalg.solve(a, d)
+
+
+@defjvp(np.linalg.inv)
+def inv(d: Any, out: Any, a: Any) -> Any:
+    return -(out @ d @ out)
+
+
+@defjvp(np.linalg.det)
+def det(d: Any, out: Any, a: Any) -> Any:
+    return out * np.trace(np.linalg.solve(a, d), axis1=-2, axis2=-1)
+
+
+@defjvp(np.linalg.slogdet)
+def slogdet(d: Any, out: Any, a: Any) -> Any:
+    return (0.0 * out[0], np.trace(np.linalg.solve(a, d), axis1=-2, axis2=-1))
+
+
+# --------------------------------------------------------------------------------------------
+# The helpers of tangent code, differentiable in turn (reverse over forward)
+
+
+@defvjp(zero_tangent, "x", linear=True)
+def zero_tangent_vjp(g: Any, out: Any, x: Any) -> Any:
+    return tree_zeros(shape_tree(x))
+
+
+@defvjp(fit_tangent, "d, like", diff="d", linear=True)
+def fit_tangent_vjp(g: Any, out: Any, d: Any, like: Any) -> Any:
+    return unbroadcast(g, shape_tree(d))
+
+
+@defvjp(view_tangent, "d, like, base", diff="d", linear=True, view=True)
+def view_tangent_vjp(g: Any, out: Any, d: Any, like: Any, base: Any) -> Any:
+    return g
+
+
+@defvjp(given_tangent, "t, x", diff="t", linear=True)
+def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
+    return g
+
+
+defjvp_kind("zero", zero_tangent)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
+
+
+def register_runtime_jvps() -> None:
+    """The jvps of the runtime functions the passes call (``loop_sequence``, ``flat_view``):
+    registered at the first forward-mode compilation, since adgen.runtime imports the rules."""
+    from adgen import runtime
+    from adgen.rules.registry import jvp_of, lookup
+
+    for f in (runtime.loop_sequence, runtime.flat_view):
+        rule = lookup(f)
+        if rule is not None and jvp_of(rule) is None:
+            defjvp_kind("linear", f)
+
+
+# Outputs that are integers, booleans, shapes or new constant arrays: no tangent flows.
+defjvp_kind("zero", operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+            operator.ne, operator.invert, np.zeros, np.ones, np.empty, np.zeros_like,
+            np.ones_like, np.empty_like, np.eye, np.identity, np.heaviside,
+            *(getattr(np, n) for n in (
+                "argmax", "argmin", "all", "any", "count_nonzero", "size", "shape", "ndim",
+                "isclose", "allclose", "array_equal", "floor_divide", "greater",
+                "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+                "logical_or", "logical_xor", "isneginf", "isposinf", "iscomplex", "isreal",
+                "iscomplexobj", "isrealobj", "gcd", "lcm", "bitwise_and", "bitwise_or",
+                "bitwise_xor", "left_shift", "right_shift", "array_equiv", "nanargmax",
+                "nanargmin", "argpartition", "lexsort", "digitize", "isin", "isscalar",
+                "iterable", "tril_indices_from", "triu_indices_from", "diag_indices_from",
+                "array_repr", "array_str", "result_type", "can_cast")))
