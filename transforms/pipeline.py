@@ -652,6 +652,126 @@ def _callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] |
     return cname
 
 
+# --------------------------------------------------------------------------------------------
+# Forward mode: parse -> ... -> ssa -> effects + activity -> tangent -> emit
+
+
+@dataclass
+class CompiledTangent:
+    """A compiled jvp: ``jvp(*args, *tangents) -> (out, out_dot)`` and its source."""
+
+    name: str
+    jvp: Callable[..., Any]
+    source: str
+    own_source: str
+    params: list[str]
+    tangent_params: list[str]
+    guards: tuple[Any, ...] = ()
+
+
+_TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDict()
+_TANGENT_PROGRESS: dict[int, Any] = {}
+
+
+def compile_tangent(fn: Any) -> CompiledTangent:
+    """Compiles the forward-mode (jvp) code of ``fn`` (cached per function and registry
+    generation, recompiled when a guard fails, as :func:`compile_function`).
+
+    Raises:
+        AdgenError: for code forward mode cannot differentiate, naming the file and line.
+    """
+    with _COMPILE_LOCK:
+        from adgen.rules import jvps
+
+        jvps.register_runtime_jvps()
+        key = (id(fn), registry.generation())
+        hit = _TANGENTS.get(key)
+        if hit is not None and hit[0] is fn and (not hit[1].guards or
+                                                 failed(hit[1].guards) is None):
+            return hit[1]
+        compiled = _compile_tangent(fn)
+        _TANGENTS[key] = (fn, compiled)
+        while len(_TANGENTS) > _CACHE_SIZE:
+            _TANGENTS.popitem(last=False)
+        return compiled
+
+
+def _compile_tangent(fn: Any) -> CompiledTangent:
+    from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
+
+    if getattr(fn, "__adgen_transform__", False):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"{getattr(fn, '__qualname__', fn)} is an adgen transform; "
+                               "forward mode differentiates the function itself",
+                               hint="use adgen.hvp / adgen.hessian for second derivatives")
+    parsed, tree, namer, _ = _front(fn)
+    params = [a.id for a in tree.args.args]
+    tparams = tangent_params(tree, namer)
+    _TANGENT_PROGRESS[id(fn)] = CalleeJvp(tree.name, tparams, params)
+    callees: dict[str, CompiledTangent] = {}
+    symbols: dict[int, str] = {}
+
+    def callee(obj: Any, node: gast.AST) -> Any:
+        if obj is fn:
+            return _TANGENT_PROGRESS[id(fn)]
+        try:
+            c = _TANGENT_PROGRESS.get(id(obj)) or compile_tangent(obj)
+        except AdgenError as err:
+            if err.location is None or err.location.file != parsed.file:
+                err.location = parsed.location(node)
+                err.args = (err.format(),)
+            raise
+        sym = symbols.get(id(obj))
+        if sym is None:
+            sym = _callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
+            symbols[id(obj)] = sym
+        if isinstance(c, CompiledTangent):
+            callees[sym] = c
+            return CalleeJvp(sym, c.tangent_params, c.params)
+        callees[sym] = c  # a function being compiled (mutual recursion): bound when done
+        return CalleeJvp(sym, c.tangent_params, c.params)
+
+    try:
+        eff = _run("tangent", lambda: effects(tree, None, set(), lambda n: _resolve(parsed, n)),
+                   parsed)
+        outputs = {p for p in params if "param" in eff.written} | {
+            w.target for w in eff.writes if w.container and w.target in params}
+        act = activity(tree, eff.aliases(), outputs, None, None,
+                       lambda n: _resolve(parsed, n))
+        code = _run("tangent", lambda: tangent_code(parsed, tree, namer, act,
+                                                    lambda n: _resolve(parsed, n), callee,
+                                                    tparams), parsed)
+    finally:
+        del _TANGENT_PROGRESS[id(fn)]
+    ns, guards = _namespace(fn, parsed)
+    own = to_source(code.function) + "\n"
+    for sym, c in callees.items():
+        if isinstance(c, CompiledTangent):
+            ns[f"{sym}_jvp"] = c.jvp
+            guards.extend(g for g in c.guards if g not in guards)
+        else:  # mutual recursion: looked up at call time
+            ns[f"{sym}_jvp"] = _late_jvp(code.callees[sym])
+    ns["__adgen_file__"] = parsed.file
+    compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
+    jvp = ns[code.function.name]
+    jvp.__defaults__ = (getattr(fn, "__defaults__", None) or ()) + (None,) * len(tparams)
+    source = own
+    for sym, c in callees.items():
+        if isinstance(c, CompiledTangent) and c.name != tree.name:
+            text = c.own_source if sym == c.name else re.sub(
+                rf"\b{re.escape(c.name)}_jvp\b", f"{sym}_jvp", c.own_source)
+            source = text + "\n\n" + source
+    return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
+
+
+def _late_jvp(fn: Any) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return compile_tangent(fn).jvp(*args, **kwargs)
+
+    return call
+
+
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
     """The code of ``fn`` after the named pass (see PASS_NAMES)."""
     try:

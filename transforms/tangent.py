@@ -1,0 +1,641 @@
+"""Forward mode: tangent statements beside the primal ones (the jvp function).
+
+Input: a function in SSA form (after ``ssa``), its activity facts, and a resolver from global
+names to objects. Output: a new FunctionDef ``f_jvp(x, ..., x_dot=None, ...)`` that runs
+the primal statements unchanged and, beside each one that makes an active value, the
+statement that makes its tangent (``t_dot``), and returns ``(out, out_dot)``.
+
+Mutation mirrors structurally, so the tangent code needs no tape, capture or guard:
+- a buffer's tangent is a buffer: ``x[i] = v`` gives ``x_dot[i] = v_dot`` (zeros where v has
+  none), and a buffer allocated with np.empty/np.zeros gets ``zero_tangent`` at allocation;
+- a view's tangent is the same view of its base's tangent (``v = x[1:]`` gives
+  ``v_dot = x_dot[1:]``; a view rule's tangent is the same call on the tangent, copied when
+  the primal call copied: ``view_tangent``), and ``v_1 = v`` (an alias) aliases tangents;
+- ``x += v`` gives ``x_dot += v_dot``; ``x *= v`` and ``x /= v`` put their tangent statements
+  BEFORE the primal one, which they read the old value of; ``o = f(a, out=o)`` computes the
+  tangent before the call and writes it into o's tangent buffer.
+Names that are not active (not varied, or never reaching the result) get no tangent: a
+symbolic zero, whose terms are dropped. A tangent that would be another name's tangent, or
+that has an operand's shape where the result broadcasts, goes through ``fit_tangent`` (a new
+array of the result's shape). Calls of user functions call the callee's jvp. What forward
+mode cannot follow raises an adgen error naming the line and the construct.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.activity import Activity
+from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.names import Namer
+from adgen.transforms.parse import Parsed
+from adgen.transforms.reverse_ast import BINOPS, UNARYOPS
+from adgen.transforms.walk import walk
+
+from adgen.errors import MissingRuleError, UnsupportedError
+from adgen.rules import methods, registry
+
+
+@dataclass
+class CalleeJvp:
+    """How a caller calls a user function's jvp: the symbol it is bound to in the generated
+    namespace and the names of its tangent parameters, one per positional parameter."""
+
+    symbol: str
+    tangent_params: list[str]
+    params: list[str]
+
+
+@dataclass
+class TangentCode:
+    """The generated jvp function and what the pipeline needs to compile it."""
+
+    function: gast.FunctionDef
+    tangent_params: list[str]
+    callees: dict[str, Any] = field(default_factory=dict)  # symbol -> callee object
+
+
+# Methods of lists and dicts that change them; the tangent container changes alike.
+_MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
+
+
+class Tangent:
+    """Writes the jvp of one function (see the module docstring)."""
+
+    def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
+                 resolve: Callable[[gast.expr], Any],
+                 callee: Callable[[Any, gast.AST], CalleeJvp],
+                 tangent_params: list[str]) -> None:
+        self.parsed = parsed
+        self.fn = fn
+        self.namer = namer
+        self.act = act
+        self.resolve = resolve
+        self.callee = callee
+        # the parameters' tangents are named first (a recursive call needs them)
+        self.dots: dict[str, str] = dict(zip([a.id for a in fn.args.args], tangent_params))
+        self.callees: dict[str, Any] = {}
+
+    # ----------------------------------------------------------------------------------------
+    # names
+
+    def active(self, n: str) -> bool:
+        return self.act.active(n)
+
+    def dot(self, n: str) -> str:
+        """The name of ``n``'s tangent."""
+        if n not in self.dots:
+            self.dots[n] = self.namer.reserve(f"{n}_dot")
+        return self.dots[n]
+
+    def tangent(self, e: gast.expr) -> gast.expr | None:
+        """The tangent of an atom (None: a symbolic zero). Lists and tuples of atoms (call
+        arguments) get lists and tuples of tangents, zeros where an entry has none."""
+        if isinstance(e, gast.Name):
+            return name(self.dot(e.id)) if self.active(e.id) else None
+        if isinstance(e, (gast.List, gast.Tuple)):
+            elts = [self.tangent(x) for x in e.elts]
+            if all(x is None for x in elts):
+                return None
+            if any(isinstance(x, gast.Starred) for x in e.elts):
+                self.refuse(e, "a starred entry (*xs) in a list of values with tangents",
+                            "build the list with + or a loop")
+            elts = [x if x is not None else self.zero(o) for x, o in zip(elts, e.elts)]
+            return type(e)(elts=elts, ctx=gast.Load())
+        return None
+
+    def zero(self, e: gast.expr) -> gast.expr:
+        return gast.Call(func=name("zero_tangent"), args=[copy.deepcopy(e)], keywords=[])
+
+    def tangent_or_zero(self, e: gast.expr) -> gast.expr:
+        t = self.tangent(e)
+        if t is None and isinstance(e, gast.Constant) and type(e.value) in (int, float):
+            return gast.Constant(value=0.0, kind=None)
+        return t if t is not None else self.zero(e)
+
+    # ----------------------------------------------------------------------------------------
+    # errors
+
+    def refuse(self, node: gast.AST, construct: str, hint: str = "") -> None:
+        raise UnsupportedError(f"forward mode (jvp) does not support {construct}",
+                               self.parsed.location(node),
+                               hint=hint or "differentiate this function with adgen.grad / "
+                                            "adgen.vjp (reverse mode), or move the construct "
+                                            "into a function with an adgen.rrule")
+
+    # ----------------------------------------------------------------------------------------
+    # the function
+
+    def run(self) -> TangentCode:
+        fn = self.fn
+        if fn.args.vararg is not None or fn.args.kwarg is not None:
+            self.refuse(fn, "*args or **kwargs parameters", "list the parameters by name")
+        if self.parsed.nested_defs:
+            self.refuse(self.parsed.nested_defs[0], "a nested function (def inside the "
+                                                    "function)",
+                        "define the helper at module level and pass it what it reads")
+        params = [a.id for a in fn.args.args]
+        tparams = [self.dot(p) for p in params]
+        entry: list[gast.stmt] = []
+        for p, t in zip(params, tparams):
+            if self.active(p):  # a new buffer laid out like p: the code writes it in place
+                entry.append(assign(name(t, gast.Store), gast.Call(
+                    func=name("given_tangent"), args=[name(t), name(p)], keywords=[]), fn))
+        body = entry + self.block(fn.body)
+        args = copy.deepcopy(fn.args)
+        for t in tparams:
+            args.args.append(gast.Name(id=t, ctx=gast.Param(), annotation=None,
+                                       type_comment=None))
+            args.defaults.append(gast.Constant(value=None, kind=None))
+        out = gast.FunctionDef(name=f"{fn.name}_jvp", args=args, body=body,
+                               decorator_list=[], returns=None, type_comment=None,
+                               type_params=[])
+        return TangentCode(_at(out, fn), tparams, self.callees)
+
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if isinstance(s, gast.Assign):
+            before, after = self.assign(s)
+        elif isinstance(s, gast.AugAssign):
+            before, after = self.augassign(s), []
+        elif isinstance(s, gast.Expr):
+            before, after = [], self.expr_stmt(s)
+        elif isinstance(s, gast.Return):
+            return [self.ret(s)]
+        elif isinstance(s, gast.If):
+            s = copy.copy(s)
+            s.body, s.orelse = self.block(s.body) or [gast.Pass()], self.block(s.orelse)
+            return [s]
+        elif isinstance(s, (gast.For, gast.While)):
+            if isinstance(s, gast.For) and any(isinstance(n, gast.Name) and
+                                               self.active(n.id) for n in walk(s.target)):
+                self.refuse(s, "a for loop whose variable carries a derivative",
+                            "loop over range(len(xs)) and index")
+            s = copy.copy(s)
+            s.body, s.orelse = self.block(s.body) or [gast.Pass()], self.block(s.orelse)
+            return [s]
+        elif isinstance(s, gast.Try):
+            s = copy.copy(s)
+            s.body = self.block(s.body) or [gast.Pass()]
+            handlers = []
+            for h in s.handlers:
+                h = copy.copy(h)
+                h.body = self.block(h.body) or [gast.Pass()]
+                handlers.append(h)
+            s.handlers = handlers
+            s.orelse, s.finalbody = self.block(s.orelse), self.block(s.finalbody)
+            return [s]
+        elif isinstance(s, (gast.Pass, gast.Raise, gast.Assert, gast.Import,
+                            gast.ImportFrom, gast.Break, gast.Continue)):
+            return [s]
+        elif isinstance(s, gast.Delete):
+            if any(isinstance(n, gast.Name) and self.active(n.id) for n in walk(s)):
+                self.refuse(s, "del of a value with a derivative")
+            return [s]
+        else:
+            self.refuse(s, f"the statement {type(s).__name__}")
+            return []
+        if not before and not after:
+            return [s]
+        where = _comment(f"line {getattr(s, 'lineno', 0)}: {_src(s)}")
+        return [where] + before + [s] + after
+
+    # ----------------------------------------------------------------------------------------
+    # statements
+
+    def assign(self, s: gast.Assign) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        t = s.targets[0]
+        if isinstance(t, gast.Name):
+            if not self.active(t.id):
+                return [], []
+            return self.define(s, t.id, s.value)
+        base = t
+        while isinstance(base, (gast.Subscript, gast.Attribute)):
+            if isinstance(base, gast.Attribute):
+                if any(isinstance(n, gast.Name) and self.active(n.id) for n in walk(s)):
+                    self.refuse(s, "writing an attribute (obj.attr = value) of a value with a "
+                                   "derivative", "keep the arrays in local names or a dict")
+                return [], []
+            base = base.value
+        if not isinstance(base, gast.Name) or not self.active(base.id):
+            return [], []
+        target = _retarget(t, base.id, self.dot(base.id))
+        return [], [assign(target, self.tangent_or_zero(s.value), s)]
+
+    def define(self, s: gast.Assign, n: str, v: gast.expr
+               ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """The tangent statements of ``n = v`` (``n`` active)."""
+        tn = name(self.dot(n), gast.Store)
+
+        def after(e: gast.expr) -> tuple[list[gast.stmt], list[gast.stmt]]:
+            return [], [assign(tn, e, s)]
+
+        zero = self.zero(name(n))
+        if isinstance(v, gast.Name):  # an alias: the tangents alias too
+            return after(self.tangent(v) or zero)
+        if isinstance(v, gast.Constant):
+            return after(zero)
+        if isinstance(v, gast.Subscript):
+            if isinstance(v.value, gast.Name) and self.active(v.value.id):
+                return after(gast.Subscript(value=name(self.dot(v.value.id)),
+                                            slice=copy.deepcopy(v.slice), ctx=gast.Load()))
+            return after(zero)
+        if isinstance(v, (gast.List, gast.Tuple)):
+            return after(self.tangent(v) or zero)
+        if isinstance(v, gast.Dict):
+            if any(k is None for k in v.keys):
+                self.refuse(s, "a dict display with **unpacking", "build the dict by keys")
+            return after(gast.Dict(keys=[copy.deepcopy(k) for k in v.keys],
+                                   values=[self.tangent_or_zero(x) for x in v.values]))
+        if isinstance(v, gast.Attribute):
+            if v.attr in methods.ATTRIBUTES and self.resolve(v) is None:
+                rule = registry.lookup(methods.ATTRIBUTES[v.attr])
+                return self.apply_rule(s, n, rule, v, [v.value], {})
+            if self.resolve(v) is not None:
+                return after(zero)  # a module's constant (np.pi)
+            self.refuse(s, f"reading the attribute .{v.attr} of an object with a derivative",
+                        "keep the arrays in local names or a dict")
+        if isinstance(v, gast.BinOp):
+            rule = registry.lookup(BINOPS[type(v.op)])
+            return self.apply_rule(s, n, rule, v, [v.left, v.right], {})
+        if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
+            rule = registry.lookup(UNARYOPS[type(v.op)])
+            return self.apply_rule(s, n, rule, v, [v.operand], {})
+        if isinstance(v, gast.Call):
+            return self.call(s, n, v)
+        self.refuse(s, f"the expression {type(v).__name__}")
+        return [], []
+
+    def call(self, s: gast.Assign, n: str, v: gast.Call
+             ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        obj = self.resolve(v.func)
+        if obj is None:
+            f = v.func
+            if isinstance(f, gast.Attribute) and f.attr in methods.METHODS:
+                fn = methods.METHODS[f.attr]
+                args = list(v.args)
+                if f.attr in methods.VARARG_METHODS and len(args) > 1:
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                kwargs = {k.arg: k.value for k in v.keywords}
+                return self.apply_rule(s, n, registry.lookup(fn), v, [f.value] + args, kwargs)
+            if isinstance(f, gast.Attribute) and f.attr == "copy":
+                return self.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
+                                       [f.value], {})
+            self.refuse(s, f"calling {_src(f)}, a local value or a method forward mode does "
+                           "not know", "call a module-level function")
+        ref = registry.reference_of(obj)
+        if ref is not None:
+            obj = ref
+        rule = registry.lookup(obj)
+        if rule is None and _is_user_function(obj):
+            return self.user_call(s, n, v, obj)
+        if rule is None:
+            raise MissingRuleError(
+                f"{_src(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
+                self.parsed.location(s), hint="register one with adgen.rrule")
+        kwargs = {k.arg: k.value for k in v.keywords}
+        return self.apply_rule(s, n, rule, v, list(v.args), kwargs)
+
+    def user_call(self, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
+                  ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``n = g(a, b)`` -> ``n, n_dot = g_jvp(a, b, a_dot=..., b_dot=...)``."""
+        info = self.callee(obj, s)
+        self.callees[info.symbol] = obj
+        keywords = list(v.keywords)
+        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                                   for k in keywords):
+            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+        for k, a in enumerate(v.args):
+            t = self.tangent(a)
+            if t is not None and k < len(info.tangent_params):
+                keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
+        for kw in v.keywords:
+            t = self.tangent(kw.value)
+            if t is not None and kw.arg in info.params:
+                keywords.append(gast.keyword(
+                    arg=info.tangent_params[info.params.index(kw.arg)], value=t))
+        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
+                         keywords=copy.deepcopy(keywords))
+        if n is None:
+            return [], [gast.Expr(value=call)]
+        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
+                         ctx=gast.Store())
+        # the jvp computes the primal too: it replaces the primal statement
+        return [_at(_Replace(targets=[tup], value=call, type_comment=None), s)], []
+
+    def apply_rule(self, s: gast.Assign, n: str, rule: Any, node: gast.expr,
+                   args: list[gast.expr], kwargs: dict[str, gast.expr]
+                   ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """The tangent of ``n = node`` where ``node`` applies ``rule`` to ``args``."""
+        out_buf = kwargs.pop("out", None)
+        if rule is None:
+            raise MissingRuleError(f"{_src(node)} has no derivative rule",
+                                   self.parsed.location(s), hint="register one with adgen.rrule")
+        if rule.is_rrule:
+            raise MissingRuleError(
+                f"{rule.name} has a user rule (adgen.rrule), which gives no jvp",
+                self.parsed.location(s),
+                hint="forward mode needs a jvp; differentiate with adgen.grad / adgen.vjp")
+        try:
+            bound = rule.bind(list(args), dict(kwargs))
+        except TypeError as exc:
+            self.refuse(s, f"this call of {rule.name} ({exc})")
+        jvp = registry.jvp_of(rule)
+        if jvp is None:
+            raise MissingRuleError(
+                f"{rule.name} has a gradient rule but no jvp, which forward mode needs",
+                self.parsed.location(s),
+                hint="use reverse mode (adgen.grad, adgen.vjp, adgen.jacrev) for this "
+                     "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
+        active = [k for k in rule.diff if self.tangent(_as_node(bound[k])) is not None]
+        if not active or jvp.kind == "zero":
+            expr: gast.expr = self.zero(name(n))
+        elif jvp.kind == "linear":
+            repl = {}
+            for k in rule.diff:
+                for a in (bound[k] if isinstance(bound[k], tuple) else (bound[k],)):
+                    if isinstance(a, gast.AST):
+                        repl[id(a)] = self.tangent_or_zero(a)
+            expr = _substitute_call(node, repl)
+            if rule.view and isinstance(args[0], gast.Name):
+                expr = gast.Call(func=name("view_tangent"),
+                                 args=[expr, name(n), copy.deepcopy(args[0])], keywords=[])
+        elif jvp.kind == "multilinear":
+            terms = []
+            for k in active:
+                for a in (bound[k] if isinstance(bound[k], tuple) else (bound[k],)):
+                    t = self.tangent(a) if isinstance(a, gast.AST) else None
+                    if t is not None:
+                        terms.append(_substitute_call(node, {id(a): t}))
+            expr = _sum(terms)
+        else:
+            if jvp.reads_out and out_buf is not None:
+                self.refuse(s, f"{rule.name}(..., out=...) in forward mode",
+                            f"write {n} = {rule.name.split('.')[-1]}(...) without out=")
+            terms = []
+            for k, tpl in zip(rule.diff, jvp.templates):
+                if k in active:
+                    mapping = {p: _as_node(v) for p, v in bound.items()}
+                    mapping["d"] = self.tangent(_as_node(bound[k]))
+                    mapping["out"] = name(n)
+                    terms.append(_Subst(mapping).visit(copy.deepcopy(tpl)))
+            expr = _sum(terms)
+            if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
+                    isinstance(expr, gast.Name):
+                expr = gast.Call(func=name("fit_tangent"), args=[expr, name(n)], keywords=[])
+        if out_buf is not None:  # n = f(a, out=o): computed before o is overwritten
+            if not isinstance(out_buf, gast.Name):
+                self.refuse(s, "out= of an expression")
+            tmp = self.namer.fresh("tangent")
+            buf = out_buf.id
+            fill = [assign(name(tmp, gast.Store), expr, s)]
+            store = [assign(gast.Subscript(value=name(self.dot(buf)),
+                                           slice=gast.Constant(value=Ellipsis, kind=None),
+                                           ctx=gast.Store()), name(tmp), s)] \
+                if self.active(buf) else []
+            link = name(self.dot(buf)) if self.active(buf) else self.zero(name(n))
+            return fill, store + [assign(name(self.dot(n), gast.Store), link, s)]
+        return [], [assign(name(self.dot(n), gast.Store), expr, s)]
+
+    def augassign(self, s: gast.AugAssign) -> list[gast.stmt]:
+        """``x op= v``: the tangent statements run first (they read x's old value)."""
+        if not isinstance(s.target, gast.Name) or not self.active(s.target.id):
+            return []
+        x, v = s.target, s.value
+        xd = name(self.dot(x.id))
+        vd = self.tangent(v)
+        store = gast.Name(id=xd.id, ctx=gast.Store(), annotation=None, type_comment=None)
+        out: list[gast.stmt] = []
+
+        def aug(op: gast.operator, value: gast.expr) -> None:
+            out.append(_at(gast.AugAssign(target=copy.deepcopy(store), op=op, value=value), s))
+
+        if isinstance(s.op, (gast.Add, gast.Sub)):
+            if vd is not None:
+                aug(type(s.op)(), vd)
+        elif isinstance(s.op, gast.Mult):
+            aug(gast.Mult(), copy.deepcopy(v))
+            if vd is not None:
+                aug(gast.Add(), gast.BinOp(left=name(x.id), op=gast.Mult(), right=vd))
+        elif isinstance(s.op, gast.Div):
+            aug(gast.Div(), copy.deepcopy(v))
+            if vd is not None:
+                aug(gast.Sub(), gast.BinOp(
+                    left=gast.BinOp(left=name(x.id), op=gast.Div(), right=copy.deepcopy(v)),
+                    op=gast.Mult(),
+                    right=gast.BinOp(left=vd, op=gast.Div(), right=copy.deepcopy(v))))
+        else:
+            self.refuse(s, f"the in-place operator {type(s.op).__name__}= on a value with a "
+                           "derivative", f"write {x.id} = {x.id} {_opsym(s.op)} ...")
+        return out
+
+    def expr_stmt(self, s: gast.Expr) -> list[gast.stmt]:
+        v = s.value
+        if not isinstance(v, gast.Call):
+            return []
+        obj = self.resolve(v.func)
+        if obj is not None:
+            ref = registry.reference_of(obj)
+            obj = ref if ref is not None else obj
+            if registry.lookup(obj) is None and _is_user_function(obj) and \
+                    any(self.tangent(a) is not None for a in v.args) | \
+                    any(self.tangent(k.value) is not None for k in v.keywords):
+                return self.user_call(s, None, v, obj)[1]
+            rule = registry.lookup(obj)
+            if rule is not None and rule.is_rrule and rule.mutates:
+                raise MissingRuleError(f"{rule.name} has a user rule (adgen.rrule) that writes "
+                                       "its arguments; it gives no jvp",
+                                       self.parsed.location(s))
+            f = v.func
+            if isinstance(f, gast.Attribute) and f.attr in ("at",) and v.args and \
+                    isinstance(v.args[0], gast.Name) and self.active(v.args[0].id):
+                # np.add.at(x, i, v) / np.subtract.at: the same call on the tangents
+                if len(v.args) < 3:
+                    self.refuse(s, _src(v))
+                vd = self.tangent(v.args[2])
+                if vd is None:
+                    return []
+                call = copy.deepcopy(v)
+                call.args[0] = name(self.dot(v.args[0].id))
+                call.args[2] = vd
+                return [gast.Expr(value=call)]
+            return []
+        f = v.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                self.active(f.value.id):
+            if f.attr not in _MIRRORED_METHODS:
+                self.refuse(s, f"the method call .{f.attr}() on a value with a derivative")
+            call = copy.deepcopy(v)
+            call.func.value = name(self.dot(f.value.id))
+            if f.attr == "append":
+                call.args = [self.tangent_or_zero(v.args[0])]
+            return [gast.Expr(value=call)]
+        return []
+
+    def ret(self, s: gast.Return) -> gast.stmt:
+        v = s.value if s.value is not None else gast.Constant(value=None, kind=None)
+        if isinstance(v, gast.Constant) and v.value is None:
+            td: gast.expr = gast.Constant(value=None, kind=None)
+        else:
+            td = self.tangent_or_zero(v)
+        return _at(gast.Return(value=gast.Tuple(elts=[copy.deepcopy(v), td],
+                                                ctx=gast.Load())), s)
+
+
+class _Replace(gast.Assign):
+    """Marks a statement that replaces the primal one (a callee's jvp computes both)."""
+
+
+def finish(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """Drops the primal statement where a replacement (``_Replace``) stands before it."""
+    out: list[gast.stmt] = []
+    skip = False
+    for s in stmts:
+        if skip:
+            skip = False
+            continue
+        if isinstance(s, _Replace):
+            out.append(gast.Assign(targets=s.targets, value=s.value, type_comment=None,
+                                   lineno=getattr(s, "lineno", 1),
+                                   col_offset=getattr(s, "col_offset", 0)))
+            skip = True
+            continue
+        for attr in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, attr, None), list):
+                setattr(s, attr, finish(getattr(s, attr)))
+        if isinstance(s, gast.Try):
+            for h in s.handlers:
+                h.body = finish(h.body)
+        out.append(s)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# small AST helpers of this pass
+
+
+def _comment(text: str) -> gast.stmt:
+    return gast.Expr(value=gast.Constant(value=f"\x00# {text}", kind=None))
+
+
+def _src(node: gast.AST) -> str:
+    import ast
+
+    try:
+        tree = gast.gast_to_ast(copy.deepcopy(node))
+        ast.fix_missing_locations(tree)
+        return ast.unparse(tree).splitlines()[0]
+    except Exception:  # noqa: BLE001 - only a comment's text
+        return type(node).__name__
+
+
+def _opsym(op: gast.operator) -> str:
+    return {gast.Pow: "**", gast.Mod: "%", gast.FloorDiv: "//", gast.MatMult: "@",
+            gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<",
+            gast.RShift: ">>"}.get(type(op), "op")
+
+
+def _retarget(t: gast.expr, old: str, new: str) -> gast.expr:
+    t = copy.deepcopy(t)
+    node = t
+    while isinstance(node.value, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    node.value = name(new)
+    return t
+
+
+def _as_node(v: Any) -> Any:
+    """A bound argument as an AST node (a Default's value as a constant; varargs a tuple)."""
+    if isinstance(v, registry.Default):
+        return _constant(v.value)
+    if isinstance(v, tuple):
+        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
+    return v
+
+
+def _constant(value: Any) -> gast.expr:
+    return gast.parse(repr(value)).body[0].value if not isinstance(value, (int, float, str,
+                                                                          bool, type(None))) \
+        else gast.Constant(value=value, kind=None)
+
+
+def _sum(terms: list[gast.expr]) -> gast.expr:
+    out = terms[0]
+    for t in terms[1:]:
+        out = gast.BinOp(left=out, op=gast.Add(), right=t)
+    return out
+
+
+def _substitute_call(node: gast.expr, repl: dict[int, gast.expr]) -> gast.expr:
+    """A copy of ``node`` (a call, operator or attribute) with the argument nodes whose id is
+    in ``repl`` replaced, and without ``out=``."""
+
+    def sub(x: gast.AST) -> gast.AST:
+        return copy.deepcopy(repl[id(x)]) if id(x) in repl else copy.deepcopy(x)
+
+    if isinstance(node, gast.BinOp):
+        return gast.BinOp(left=sub(node.left), op=copy.deepcopy(node.op), right=sub(node.right))
+    if isinstance(node, gast.UnaryOp):
+        return gast.UnaryOp(op=copy.deepcopy(node.op), operand=sub(node.operand))
+    if isinstance(node, gast.Attribute):
+        return gast.Attribute(value=sub(node.value), attr=node.attr, ctx=gast.Load())
+    assert isinstance(node, gast.Call)
+    f = node.func
+    func = gast.Attribute(value=sub(f.value), attr=f.attr, ctx=gast.Load()) \
+        if isinstance(f, gast.Attribute) and id(f.value) in repl else copy.deepcopy(f)
+    args = []
+    for a in node.args:
+        if isinstance(a, (gast.List, gast.Tuple)) and id(a) not in repl and \
+                any(id(e) in repl for e in a.elts):
+            args.append(type(a)(elts=[sub(e) for e in a.elts], ctx=gast.Load()))
+        else:
+            args.append(sub(a))
+    keywords = [gast.keyword(arg=k.arg, value=sub(k.value)) for k in node.keywords
+                if k.arg != "out"]
+    return gast.Call(func=func, args=args, keywords=keywords)
+
+
+class _Subst(gast.NodeTransformer):
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: gast.Name) -> gast.expr:
+        if isinstance(node.ctx, gast.Load) and node.id in self.mapping and \
+                self.mapping[node.id] is not None:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+
+def _is_user_function(obj: Any) -> bool:
+    """A plain Python function that is not NumPy's own (adgen compiles its jvp)."""
+    if registry.is_reference_impl(obj):
+        return True
+    return isinstance(obj, (types.FunctionType, types.MethodType)) and \
+        not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
+
+
+def tangent_params(fn: gast.FunctionDef, namer: Namer) -> list[str]:
+    """The names of the jvp's tangent parameters, one per positional parameter of ``fn``
+    (``x_dot``; numbered where the function already uses the name)."""
+    return [namer.reserve(f"{a.id}_dot") for a in fn.args.args]
+
+
+def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
+                 resolve: Callable[[gast.expr], Any],
+                 callee: Callable[[Any, gast.AST], CalleeJvp],
+                 tparams: list[str]) -> TangentCode:
+    """The jvp function of ``fn`` (see the module docstring); ``tparams`` from
+    :func:`tangent_params`."""
+    code = Tangent(parsed, fn, namer, act, resolve, callee, tparams).run()
+    code.function.body = finish(code.function.body)
+    return code
