@@ -819,10 +819,15 @@ def standalone_module(fn: Any, *, mutation: str = "save") -> str:
              "import contextlib", "import copy", "import math", "import threading",
              "from typing import Any", "",
              "import numpy as np"]
+    from adgen.transforms.standalone_check import check_standalone, private_imports
+
     if mod and mod != "__main__":
         lines.append(f"from {mod} import *  # the user's module: its functions and globals")
-    return "\n".join(lines) + "\n\n" + _STANDALONE_ERRORS + "\n\n" + helpers + "\n\n" + \
+        lines.append(private_imports(fn, compiled.source))
+    module = "\n".join(lines) + "\n\n" + _STANDALONE_ERRORS + "\n\n" + helpers + "\n\n" + \
         compiled.source
+    check_standalone(fn, compiled.name, compiled.source, module)  # "Needs numpy only" holds
+    return module
 
 
 # What the runtime helpers raise, for modules that do not import adgen.

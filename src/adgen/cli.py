@@ -322,7 +322,10 @@ def _import_by_path(text: str, fn: Any, output: str) -> str:
                                   relative=relative.replace(os.sep, "/"))
     text, count = re.subn(rf"^from {re.escape(name)} import \*.*$", lambda _: loader, text,
                           count=1, flags=re.MULTILINE)
-    if count != 1 or re.search(rf"^(from|import) {re.escape(name)}\b", text, re.MULTILINE):
+    # (the import of private names, standalone_check.private_imports, finds the module the
+    # loader put in sys.modules)
+    if count != 1 or re.search(rf"^(from|import) {re.escape(name)}\b(?!.*# names import \* "
+                               "leaves out$)", text, re.MULTILINE):
         raise UsageError(f"{file.name} is named like another module ({file.stem!r}), and the "
                          "standalone module cannot import it by that name; rename the file")
     return text
