@@ -163,3 +163,26 @@ def test_reinterpreting_view_is_refused(mutation: str) -> None:
         adgen.grad(f, mutation=mutation)(x)
     loc = info.value.location
     assert loc is not None and loc.file == __file__ and "x" in loc.source_line
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("dt", FLOATS + INTS)
+@pytest.mark.parametrize("how", ["full", "full_like", "full_like_of"])
+def test_full_of_dtype(how: str, dt: str, mutation: str) -> None:
+    def full(x, dt):
+        return np.sum(np.full(3, x[0], dtype=dt) * x)
+
+    def full_like(x, dt):
+        return np.sum(np.full_like(x, x[0], dtype=dt) * x)
+
+    def full_like_of(x, dt):
+        # without dtype=: the prototype's dtype
+        return np.sum(np.full_like(np.zeros(3, dtype=dt), x[0]) * x)
+
+    fn = {"full": full, "full_like": full_like, "full_like_of": full_like_of}[how]
+    filled = _buffer(X, dt, np.full(3, X[0]))
+    expected = filled.copy()
+    if not _truncates(dt):
+        expected[0] += np.sum(X)
+    g = adgen.grad(fn, mutation=mutation)(X.copy(), dt)
+    assert_close(g, expected, f"{how} of {dt}", rtol=1e-12)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import arange_step_vjp, linspace_weights, unbroadcast
+from adgen.rules.helpers import arange_step_vjp, cast_vjp, linspace_weights, unbroadcast
 from adgen.rules.registry import defvjp
 
 
@@ -56,14 +56,19 @@ def identity(g: Any, out: Any, n: Any, dtype: Any) -> Any:
     return ()
 
 
-@defvjp(np.full, "shape, fill_value, dtype=None", diff="fill_value", linear=True)
+@defvjp(np.full, "shape, fill_value, dtype=None", diff="fill_value", reads="dtype",
+        linear=True)
 def full(g: Any, out: Any, shape: Any, fill_value: Any, dtype: Any) -> Any:
-    return unbroadcast(g, np.shape(fill_value))
+    # an integer or bool dtype truncates the fill value: no gradient (cast_vjp)
+    return unbroadcast(cast_vjp(g, dtype), np.shape(fill_value))
 
 
-@defvjp(np.full_like, "a, fill_value, dtype=None", diff="fill_value", linear=True)
+@defvjp(np.full_like, "a, fill_value, dtype=None", diff="fill_value", reads="a, dtype",
+        linear=True)
 def full_like(g: Any, out: Any, a: Any, fill_value: Any, dtype: Any) -> Any:
-    return unbroadcast(g, np.shape(fill_value))
+    # without dtype=, the result has a's dtype (an integer array truncates the fill value)
+    return unbroadcast(cast_vjp(g, np.result_type(a) if dtype is None else dtype),
+                       np.shape(fill_value))
 
 
 @defvjp(np.linspace, "start, stop, num=50, endpoint=True", diff="start, stop", reads="num, endpoint",
