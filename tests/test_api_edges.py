@@ -11,10 +11,12 @@ def cube(x):
     return x ** 3
 
 
-def test_grad_of_grad_is_refused_not_silently_wrong():
-    # differentiating adgen's own wrapper used to differentiate the inner function again
-    with pytest.raises(adgen.UnsupportedError, match="derivatives of derivatives"):
-        adgen.grad(adgen.grad(cube))(1.0)
+def test_grad_of_grad_is_reverse_over_forward_not_silently_wrong():
+    # differentiating adgen's own wrapper used to differentiate the inner function again;
+    # grad of grad now differentiates the jvp of cube (tests/test_higher_order.py)
+    assert adgen.grad(adgen.grad(cube))(1.5) == pytest.approx(6.0 * 1.5, rel=1e-12)
+    with pytest.raises(adgen.NonDifferentiableError, match="hessian"):
+        adgen.grad(adgen.grad(cube))(np.array([1.0, 2.0]))
     with pytest.raises(adgen.UnsupportedError):
         adgen.vjp(adgen.value_and_grad(cube), 1.0)
 

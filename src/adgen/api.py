@@ -422,6 +422,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
     ``((value, aux), gradient)``, as in JAX.
     """
+    if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
+        return GradientFunction(_grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
+                                              True), fun, argnums, mutation, has_aux, True)
     return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
                                                with_value=True),
                             fun, argnums, mutation, has_aux, True)
@@ -532,6 +535,9 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         NonDifferentiableError: for a non-scalar output or an integer argument.
         MutationError: under "strict", when an in-place write overwrites a needed value.
     """
+    if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
+        return GradientFunction(_grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
+                                fun, argnums, mutation, has_aux, False)
     return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
                                                with_value=False),
                             fun, argnums, mutation, has_aux, False)
@@ -668,3 +674,250 @@ def rrule(primal: Callable[..., Any], *, mutates: Sequence[int | str] = ()) -> C
         return rule
 
     return register
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode and higher order: jvp, jacfwd, jacrev, jacobian, hvp, hessian, grad of grad
+
+
+def _tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
+    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver."""
+    from adgen.transforms.pipeline import compile_tangent
+
+    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    return compile_tangent(target), receiver
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        **kwargs: Any) -> tuple[Any, Any]:
+    """Forward mode: ``fun(*primals)`` and its derivative in the direction ``tangents``.
+
+    As ``jax.jvp``. The tangent code is generated from ``fun``'s source (see
+    ``adgen.source(fun, mode="forward")``), in-place writes included: a buffer's tangent is a
+    buffer written where the buffer is written.
+
+    Args:
+        fun: a Python function whose source adgen can read.
+        primals: the positional arguments.
+        tangents: one tangent per primal, of its structure (an array of its shape, a float for
+            a number, a list for a list); None is a zero tangent.
+        **kwargs: keyword arguments passed to ``fun``; they get no tangent.
+
+    Returns:
+        ``(out, out_dot)``: the output and its tangent (of the output's structure).
+
+    Raises:
+        AdgenError: for code forward mode cannot differentiate, naming the file and line.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
+                           "give one tangent per primal (None for none)")
+    _refuse_complex(primals)
+    compiled, receiver = _tangent_compiled(fun)
+    args = receiver + primals
+    named = dict(zip(compiled.tangent_params[len(receiver):], tangents))
+    return compiled.jvp(*args, **named, **kwargs)
+
+
+def _basis(x: Any) -> list[Any]:
+    """Unit tangents of a number or an array, one per element (C order)."""
+    if isinstance(x, np.ndarray):
+        out = []
+        for k in range(x.size):
+            e = np.zeros(x.size)
+            e[k] = 1.0
+            out.append(e.reshape(x.shape))
+        return out
+    if isinstance(x, (float, int, np.number)) and not isinstance(x, bool):
+        return [1.0]
+    raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
+                                 f"arrays, not {_describe(x)}")
+
+
+def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    import copy
+
+    return copy.deepcopy(args)
+
+
+def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
+    """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
+    cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
+    return cols.reshape(np.shape(out) + np.shape(x))
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           **options: Any) -> Callable[..., Any]:
+    """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
+
+    As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
+    ``argnums`` gives a tuple. Each jvp runs on copies of the arguments, so a function that
+    writes its arguments in place sees the same values every time.
+    """
+    def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
+        nums = _normalize_argnums(argnums, len(args))
+        out = None
+        result = []
+        for n in nums:
+            dots = []
+            for e in _basis(args[n]):
+                tangents = [None] * len(args)
+                tangents[n] = e
+                out, d = jvp(fun, _copies(args), tangents, **kwargs)
+                dots.append(d)
+            result.append(_columns(dots, out, args[n]))
+        return result[0] if isinstance(argnums, int) else tuple(result)
+
+    return functools.wraps(fun)(jacobian_fwd) if hasattr(fun, "__name__") else jacobian_fwd
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+           mutation: str = "save") -> Callable[..., Any]:
+    """The Jacobian by reverse mode: one forward pass, its pullback called once per element
+    of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
+    def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
+        nums = _normalize_argnums(argnums, len(args))
+        out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
+        shape = np.shape(out)
+        rows: list[list[Any]] = [[] for _ in nums]
+        for k in range(int(np.prod(shape, dtype=int))):
+            e = np.zeros(shape)
+            e.flat[k] = 1.0
+            cts = pullback(e if shape else float(e))
+            for r, n in zip(rows, nums):
+                r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
+                         else np.zeros(np.shape(args[n])))
+        result = [np.stack(r).reshape(shape + np.shape(args[n])) if r else
+                  np.zeros(shape + np.shape(args[n])) for r, n in zip(rows, nums)]
+        return result[0] if isinstance(argnums, int) else tuple(result)
+
+    return functools.wraps(fun)(jacobian_rev) if hasattr(fun, "__name__") else jacobian_rev
+
+
+def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+             mutation: str = "save") -> Callable[..., Any]:
+    """The Jacobian: reverse mode (:func:`jacrev`), or forward mode (:func:`jacfwd`) when the
+    differentiated arguments have fewer elements than the output."""
+    def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
+        nums = _normalize_argnums(argnums, len(args))
+        before = _copies(args)
+        out = fun(*before, **kwargs)
+        n_in = sum(int(np.size(args[n])) for n in nums)
+        if n_in < int(np.size(out)):
+            return jacfwd(fun, argnums)(*args, **kwargs)
+        return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
+
+    return functools.wraps(fun)(jacobian_fun) if hasattr(fun, "__name__") else jacobian_fun
+
+
+# Wrappers that give reverse mode a Python function over a compiled jvp: their source is
+# generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
+_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
+
+
+def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
+                 ) -> Callable[..., Any]:
+    """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
+    direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
+    for the arguments ``wrt`` (the out_dot of its jvp)."""
+    import keyword
+
+    from adgen.transforms.emit import compile_source
+
+    compiled, receiver = _tangent_compiled(fun)
+    key = (id(compiled.jvp), nargs, wrt, unit, len(receiver))
+    hit = _WRAPPERS.get(key)
+    if hit is not None and hit[0] is compiled.jvp:
+        return hit[1]
+    names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
+             for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
+    names += [f"a{k}" for k in range(len(names), nargs)]
+    dirs = [] if unit else [f"direction{k}" for k in range(len(wrt))]
+    fname = f"{compiled.name}_jvp"
+    lead = [f"receiver{k}" for k in range(len(receiver))]
+    given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
+                      f"{'1.0' if unit else dirs[k]}" for k, n in enumerate(wrt))
+    text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
+            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given})\n"
+            f"    return out_dot\n")
+    ns: dict[str, Any] = {fname: compiled.jvp, "np": np}
+    ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
+    compile_source(text, f"<adgen {compiled.name} directional>", ns)
+    wrapper = ns[f"{compiled.name}_directional"]
+    _WRAPPERS[key] = (compiled.jvp, wrapper)
+    return wrapper
+
+
+def hvp(fun: Callable[..., Any], argnums: int = 0, *,
+        mutation: str = "save") -> Callable[..., Any]:
+    """Hessian-vector products of a scalar function, by reverse over forward mode.
+
+    ``adgen.hvp(f)(x, v)`` is the Hessian of ``f`` at ``x`` times ``v``: the gradient of
+    ``x -> jvp(f, (x,), (v,))[1]``, where adgen's reverse mode differentiates the generated
+    jvp code. With more arguments, ``adgen.hvp(f, argnums=k)(*args, v)``: ``v`` comes last and
+    has the structure of argument ``k``.
+
+    Raises:
+        AdgenError: for code forward or reverse mode cannot differentiate.
+    """
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        raise ArgnumsError(f"hvp takes one argument to differentiate (an int), not {argnums!r}")
+
+    def hessian_vector(*args_and_v: Any, **kwargs: Any) -> Any:
+        if len(args_and_v) < 2:
+            raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
+                               "after the function's arguments")
+        *args, v = args_and_v
+        n = _normalize_argnums(argnums, len(args))[0]
+        d = _directional(fun, len(args), (n,), unit=False)
+        return grad(d, n, mutation=mutation)(*args, v, **kwargs)
+
+    return functools.wraps(fun)(hessian_vector) if hasattr(fun, "__name__") else hessian_vector
+
+
+def hessian(fun: Callable[..., Any], argnums: int = 0, *,
+            mutation: str = "save") -> Callable[..., Any]:
+    """The Hessian of a scalar function with respect to one argument (x's shape twice), one
+    Hessian-vector product (:func:`hvp`) per element; each runs on copies of the arguments."""
+    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
+        n = _normalize_argnums(argnums, len(args))[0]
+        h = hvp(fun, n, mutation=mutation)
+        cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
+        return _columns(cols, args[n], args[n])
+
+    return functools.wraps(fun)(hessian_fun) if hasattr(fun, "__name__") else hessian_fun
+
+
+def _check_derivable(g: GradientFunction) -> None:
+    """Refuses a derivative of what grad of grad does not cover (value_and_grad, has_aux, a
+    tuple of argnums)."""
+    _, argnums, _, has_aux, with_value = g._adgen_spec
+    if has_aux or with_value or not isinstance(argnums, int) or isinstance(argnums, bool):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            "a derivative of value_and_grad, of grad(..., has_aux=True) or of grad with a tuple "
+            "of argnums is not supported",
+            hint="differentiate grad(f, argnums=k) of a scalar argument k, or use adgen.hessian")
+
+
+def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, mutation: str,
+                  has_aux: bool, with_value: bool) -> Callable[..., Any]:
+    """``grad(grad(f, j), k)``: the gradient of the generated function that computes
+    ``df/dx_j`` by forward mode (a scalar argument j: grad(f, j) returns a number)."""
+    fun, inner_argnums = g._adgen_spec[0], g._adgen_spec[1]
+    _check_derivable(g)  # refuses what it cannot do, now
+
+    def second(*args: Any, **kwargs: Any) -> Any:
+        j = _normalize_argnums(inner_argnums, len(args))[0]
+        if not isinstance(args[j], (float, int, np.floating)) or isinstance(args[j], bool):
+            raise NonDifferentiableError(
+                f"grad(grad(f)) needs grad(f) to return a number, but argument {j} is "
+                f"{_describe(args[j])}, so grad(f) returns an array",
+                hint="use adgen.hessian(f) or adgen.hvp(f) for the second derivatives of a "
+                     "function of an array")
+        d = _directional(fun, len(args), (j,), unit=True)
+        return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
+
+    return second
