@@ -2,11 +2,11 @@
 generation time.
 
 A closure's cells, a call adgen resolves only when it runs (a nested def, a method of an
-object built inside), a callee's callee and a global the module cannot import would make the
-module fail where adgen is not installed (it said "Needs numpy only" and then raised
-``No module named 'adgen'`` or a NameError). Those are refused, naming the user's line; the
-hint is followed and works. Private globals (``_SCALE``, ``_helper``), which ``import *``
-leaves out, are imported by name. Every module written is run in a subprocess where adgen
+object built inside) and a global of another module would make the module fail where adgen is
+not installed (it said "Needs numpy only" and then raised ``No module named 'adgen'`` or a
+NameError), or read another module's value of the same name. Those are refused, naming the
+user's line; the hint is followed and works. Private globals (``_SCALE``, ``_helper``), which
+``import *`` leaves out, are imported by name; callees of callees are in the module. Every module written is run in a subprocess where adgen
 cannot be imported, and its gradient compared with central differences.
 """
 
@@ -27,7 +27,7 @@ import adgen
 USER = textwrap.dedent('''\
     import numpy as np
 
-    from helpers_elsewhere import uses_private
+    from helpers_elsewhere import scaled_sum, uses_private
 
     _SCALE = 3.0
 
@@ -82,6 +82,25 @@ USER = textwrap.dedent('''\
 
     def calls_elsewhere(x):
         return uses_private(x) + 1.0
+
+
+    def calls_scaled_sum(x):  # reads another module's SCALE
+        return scaled_sum(x) * SCALE
+
+
+    SCALE = 10.0
+
+
+    def deep1(x):  # a callee's callee's callee
+        return deep2(x) * 2.0
+
+
+    def deep2(x):
+        return np.sum(deep3(x))
+
+
+    def deep3(x):
+        return np.sin(x) * SCALE
 ''')
 
 ELSEWHERE = textwrap.dedent('''\
@@ -96,6 +115,13 @@ ELSEWHERE = textwrap.dedent('''\
 
     def uses_private(x):
         return np.sum(_twice(x) ** 2)
+
+
+    SCALE = 3.0
+
+
+    def scaled_sum(x):
+        return np.sum(x) * SCALE
 ''')
 
 RUNNER = textwrap.dedent('''\
@@ -164,7 +190,7 @@ def user_function(folder: Path, name: str):
         sys.path.remove(str(folder))
 
 
-@pytest.mark.parametrize("name", ["private_globals", "module_level"])
+@pytest.mark.parametrize("name", ["private_globals", "module_level", "deep1"])
 def test_module_runs_without_adgen(folder: Path, name: str) -> None:
     r = generate(folder, name)
     assert r.returncode == 0, r.stderr
@@ -181,8 +207,8 @@ def test_module_runs_without_adgen(folder: Path, name: str) -> None:
     ("nested_def", 32, "line 32 (return np.sum(h(x))) in nested_def calls a function adgen "
                        "resolves only when it runs"),
     ("method_call", 53, "line 53 (return m.loss(x)) in method_call calls a function"),
-    ("calls_elsewhere", 56, "the gradient of _twice, which uses_private calls, is not in the "
-                            "module"),
+    ("calls_elsewhere", 56, "_twice reads _K, which the module cannot import"),
+    ("calls_scaled_sum", 60, "would give scaled_sum another SCALE than the one it reads"),
 ])
 def test_refused_at_generation_time(folder: Path, name: str, line: int, says: str) -> None:
     r = generate(folder, name)

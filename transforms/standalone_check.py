@@ -9,13 +9,14 @@ line, for a module that would need adgen when it runs (its header says "Needs nu
 - a call adgen resolves only at run time (``runtime.call_forward``: a nested def, a closure
   passed around, a method of an object the function builds): its gradient code is compiled
   when it runs, by adgen;
-- a generated function that reads a global the module does not define: a callee's callee
-  (adgen writes the gradients of the function and of its direct callees), a global of
-  another module or of a script run as ``__main__``;
+- a generated function that reads a global the module does not define: a global of another
+  module or of a script run as ``__main__``, a callee with a registered rule (its gradient is
+  the rule's, in adgen);
 - any other import of adgen left in the module (a compiler error, naming this check).
 
 :func:`private_imports` gives the import of the user's private globals that ``import *``
-leaves out; the check itself rewrites nothing.
+leaves out, :func:`deeper_callees` the generated code of callees' callees; the check itself
+rewrites nothing.
 
 """
 
@@ -34,15 +35,17 @@ from adgen.errors import CompilerError, Location, UnsupportedError
 _HINT_SHIP = "or deploy with adgen installed: adgen.grad(f) pickles by reference to workers"
 
 
-def check_standalone(fn: Any, name: str, source: str, module: str) -> None:
-    """Raises UnsupportedError when the standalone ``module`` of ``fn`` would need adgen.
+def check_standalone(fn: Any, compiled: Any, source: str, module: str) -> None:
+    """Raises UnsupportedError when the standalone ``module`` of ``fn`` would need adgen, or
+    would read another value than the compiled code under one of its global names.
 
     Args:
         fn: the user's function.
-        name: the name of its generated pair (``NAME_forward`` / ``NAME_pullback``).
+        compiled: its compilation (``pipeline.Compiled``).
         source: the generated forward and pullback source (with its callees').
         module: the whole standalone module.
     """
+    name = compiled.name
     code = getattr(fn, "__code__", None)
     if code is not None and code.co_freevars:
         cells = ", ".join(code.co_freevars)
@@ -72,7 +75,7 @@ def check_standalone(fn: Any, name: str, source: str, module: str) -> None:
                 _location(code.co_filename, line) if own and line else None,
                 hint="call a module-level function instead (pass what a nested def reads as "
                      f"arguments; a method: a function taking the object), {_HINT_SHIP}")
-    _check_names(fn, module)
+    _check_names(fn, compiled, module)
     leftover = re.search(r"^\s*(from adgen\b.*|import adgen\b.*)$", module, re.MULTILINE)
     if leftover:
         raise CompilerError(f"standalone check: the module of {fn.__qualname__} still has "
@@ -95,9 +98,59 @@ def private_imports(fn: Any, source: str) -> str:
     return f"from {module.__name__} import {', '.join(needed)}  # names import * leaves out"
 
 
-def _check_names(fn: Any, module: str) -> None:
+def deeper_callees(compiled: Any) -> str:
+    """The generated code of the callees of ``compiled``'s callees, and theirs (its source
+    holds its direct callees'), each once, as the caller names them; "" when there are none.
+
+    Raises:
+        UnsupportedError: two different functions would get the same name in the module.
+    """
+    named: dict[str, str] = {compiled.name: compiled.own_source}
+    named.update({n: c.own_source for n, c in compiled.callees.items()})
+    out: list[str] = []
+    todo = list(compiled.callees.values())
+    while todo:
+        caller = todo.pop(0)
+        for name, callee in caller.callees.items():
+            text = callee.own_source
+            if name != callee.name:  # numbered in its caller: shown under that name
+                text = re.sub(rf"\b{re.escape(callee.name)}_(forward|pullback)\b",
+                              rf"{name}_\1", text)
+            if name in named:
+                if named[name] != text and named[name] != callee.own_source:
+                    raise UnsupportedError(
+                        f"{caller.name} and another function both call a function named "
+                        f"{name}, and they are different functions: one standalone module "
+                        "cannot hold both gradients", hint=f"rename one of them, {_HINT_SHIP}")
+                continue
+            named[name] = text
+            out.append(text)
+            todo.append(callee)
+    return "".join(text + "\n\n" for text in reversed(out))
+
+
+def _by_name(compiled: Any) -> dict[str, Any]:
+    """Every compilation in ``compiled``'s call tree by the name its generated pair has."""
+    found = {compiled.name: compiled}
+    todo = [compiled]
+    while todo:
+        for name, callee in todo.pop().callees.items():
+            if name not in found:
+                found[name] = callee
+                todo.append(callee)
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and isinstance(a, (int, float, complex, str, bytes))
+                      and a == b)
+
+
+def _check_names(fn: Any, compiled: Any, module: str) -> None:
     """Runs the module's definitions and refuses it when a generated function reads a global
-    name the module does not define (a callee's callee, a global of another module)."""
+    name the module does not define (a global of another module), or defines as another
+    object than the compiled code reads (two modules' globals of one name)."""
+    compiled_by_name = _by_name(compiled)
     namespace: dict[str, Any] = {"__name__": "adgen_standalone_check"}
     exec(compile(module, "<standalone module>", "exec"), namespace)  # noqa: S102 (our text)
     for name, value in namespace.items():
@@ -105,13 +158,25 @@ def _check_names(fn: Any, module: str) -> None:
                 name.endswith(("_forward", "_pullback")) and
                 value.__code__.co_filename == "<standalone module>"):
             continue
+        user = name.rsplit("_", 1)[0]
+        source_compiled = compiled_by_name.get(user)
+        expected = source_compiled.forward.__globals__ if source_compiled is not None else {}
         for missing in _global_reads(value.__code__):
+            if missing in namespace and missing in expected and not missing.endswith(
+                    ("_forward", "_pullback")) and not str(getattr(
+                        expected[missing], "__module__", "")).startswith("adgen") and \
+                    not _same(namespace[missing], expected[missing]):
+                raise UnsupportedError(
+                    f"the standalone module of {fn.__qualname__} would give {user} another "
+                    f"{missing} than the one it reads (two modules define {missing})",
+                    _location(fn.__code__.co_filename, fn.__code__.co_firstlineno)
+                    if hasattr(fn, "__code__") else None,
+                    hint=f"rename one of the two, {_HINT_SHIP}")
             if missing in namespace or hasattr(builtins, missing):
                 continue
-            user = name.rsplit("_", 1)[0]
             what = (f"the gradient of {missing.rsplit('_', 1)[0]}, which {user} calls, is not "
-                    "in the module (adgen writes the gradients of the function and of the "
-                    "functions it calls directly)" if missing.endswith(("_forward", "_pullback"))
+                    "generated code (a registered rule's, which lives in adgen)"
+                    if missing.endswith(("_forward", "_pullback"))
                     else f"{user} reads {missing}, which the module cannot import (a global "
                          "of another module, or of a script run as __main__)")
             raise UnsupportedError(
