@@ -60,6 +60,8 @@ class TangentCode:
     callees: dict[str, Any] = field(default_factory=dict)  # symbol -> callee object
 
 
+# Runtime functions the earlier passes call (desugar, lower_mutation).
+_PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index"})
 # Methods of lists and dicts that change them; the tangent container changes alike.
 _MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
 
@@ -278,7 +280,7 @@ class Tangent:
 
     def call(self, s: gast.Assign, n: str, v: gast.Call
              ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        obj = self.resolve(v.func)
+        obj = self.resolve_call(v)
         if obj is None:
             f = v.func
             if isinstance(f, gast.Attribute) and f.attr in methods.METHODS:
@@ -305,6 +307,17 @@ class Tangent:
                 self.parsed.location(s), hint="register one with adgen.rrule")
         kwargs = {k.arg: k.value for k in v.keywords}
         return self.apply_rule(s, n, rule, v, list(v.args), kwargs)
+
+    def resolve_call(self, v: gast.Call) -> Any:
+        """The object a call calls; the runtime functions earlier passes write
+        (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's."""
+        obj = self.resolve(v.func)
+        if obj is None and isinstance(v.func, gast.Name) and v.func.id in _PASS_CALLS and \
+                not self.parsed.is_local(v.func.id):
+            from adgen import runtime
+
+            obj = getattr(runtime, v.func.id)
+        return obj
 
     def user_call(self, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
                   ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -434,6 +447,22 @@ class Tangent:
                     left=gast.BinOp(left=name(x.id), op=gast.Div(), right=copy.deepcopy(v)),
                     op=gast.Mult(),
                     right=gast.BinOp(left=vd, op=gast.Div(), right=copy.deepcopy(v))))
+        elif type(s.op) in BINOPS:
+            # x op= v: the new value and its tangent first (they read x's old value); the
+            # tangent then goes where x's went (into the buffer, for an array)
+            new = self.namer.fresh("updated")
+            op = gast.BinOp(left=name(x.id), op=copy.deepcopy(s.op), right=copy.deepcopy(v))
+            out.append(assign(name(new, gast.Store), op, s))
+            rule = registry.lookup(BINOPS[type(s.op)])
+            _, tan = self.apply_rule(s, new, rule, op, [op.left, op.right], {})
+            tmp = tan[0].targets[0].id
+            out.extend(tan)
+            out.append(_at(gast.If(
+                test=gast.Call(func=name("isinstance"), args=[name(x.id), gast.Attribute(
+                    value=name("np"), attr="ndarray", ctx=gast.Load())], keywords=[]),
+                body=[assign(gast.Subscript(value=name(xd.id), slice=gast.Constant(
+                    value=Ellipsis, kind=None), ctx=gast.Store()), name(tmp), s)],
+                orelse=[assign(copy.deepcopy(store), name(tmp), s)]), s))
         else:
             self.refuse(s, f"the in-place operator {type(s.op).__name__}= on a value with a "
                            "derivative", f"write {x.id} = {x.id} {_opsym(s.op)} ...")
@@ -443,7 +472,7 @@ class Tangent:
         v = s.value
         if not isinstance(v, gast.Call):
             return []
-        obj = self.resolve(v.func)
+        obj = self.resolve_call(v)
         if obj is not None:
             ref = registry.reference_of(obj)
             obj = ref if ref is not None else obj

@@ -15,6 +15,8 @@ from adgen.rules.helpers_core import unsupported
 __all__ = [
     "fit_tangent",
     "given_tangent",
+    "astype_jvp",
+    "cholesky_jvp",
     "solve_jvp_a",
     "view_tangent",
     "zero_tangent",
@@ -81,3 +83,21 @@ def solve_jvp_a(d: object, a: object, out: object, b: object) -> object:
     if np.ndim(b) == 1:
         return -np.linalg.solve(a, (d @ out[..., None]))[..., 0]
     return -np.linalg.solve(a, d @ out)
+
+
+def cholesky_jvp(d: object, out: object) -> object:
+    """The tangent of ``L = np.linalg.cholesky(a)`` from ``a``'s tangent ``d``: ``L Φ(L⁻¹ s
+    L⁻ᵀ)``, where Φ keeps the lower triangle and halves the diagonal, and ``s`` is the
+    symmetric matrix of ``d``'s lower triangle (NumPy reads only the lower triangle of a)."""
+    d = np.tril(d) + np.swapaxes(np.tril(d, -1), -1, -2)
+    inner = np.linalg.solve(out, np.swapaxes(np.linalg.solve(out, d), -1, -2))
+    phi = np.tril(inner) - 0.5 * (inner * np.eye(inner.shape[-1]))
+    return out @ phi
+
+
+def astype_jvp(d: object, out: object) -> object:
+    """The tangent of ``a.astype(dtype)``: ``d`` for a float dtype, zero for an integer or
+    boolean one (the cast is piecewise constant)."""
+    if np.asarray(out).dtype.kind == "f":
+        return np.array(d, dtype=float)
+    return np.zeros(np.shape(out))

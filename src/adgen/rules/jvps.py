@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    astype_jvp,
+    cholesky_jvp,
     fit_tangent,
     given_tangent,
     max_vjp,
+    ndarray_astype,
     ndarray_flatten,
     ndarray_item,
     norm_vjp,
@@ -148,6 +151,21 @@ def det(d: Any, out: Any, a: Any) -> Any:
 @defjvp(np.linalg.slogdet)
 def slogdet(d: Any, out: Any, a: Any) -> Any:
     return (0.0 * out[0], np.trace(np.linalg.solve(a, d), axis1=-2, axis2=-1))
+
+
+@defjvp(math.hypot)
+def hypot(d: Any, out: Any, coordinates: Any) -> Any:
+    return sum(c * t for c, t in zip(coordinates, d)) / out
+
+
+@defjvp(np.linalg.cholesky)
+def cholesky(d: Any, out: Any, a: Any) -> Any:
+    return cholesky_jvp(d, out)
+
+
+@defjvp(ndarray_astype)
+def astype(d: Any, out: Any, a: Any, dtype: Any) -> Any:
+    return astype_jvp(d, out)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,82 @@
+"""Forward mode (adgen.jvp) on the end-to-end corpus, and its mutation forms.
+
+Every corpus function (tests/e2e/test_corpus.py) either passes or is refused with an adgen
+error that names the file and the line; the refused ones are listed in ``REFUSED`` with the
+reason, and a refused function that starts passing (or a passing one that is refused) fails
+the test. A passing function is checked twice: its tangent against central differences
+(J v), and against adgen's reverse mode through ⟨u, J v⟩ = ⟨Jᵀ u, v⟩.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+from e2e.test_corpus import GRAD_CASES, VALUE_AND_GRAD_CASES, VJP_CASES
+from gradcheck import assert_grad_close, assert_same_state, flatten, numerical_jvp, \
+    random_like
+
+import adgen
+
+# corpus function -> what the error says (the reason forward mode refuses it)
+REFUSED = {
+    # a def inside the function: forward mode does not compile closures yet
+    "closure_nested_def": "nested function",
+    "closure_captures_active": "nested function",
+    "closure_passed_as_argument": "nested function",
+    # attributes and methods of user objects
+    "obj_attributes": "attribute .w",
+    "obj_method": "layer.apply",
+    "gaussian_obj_loglik": "attribute .mu",
+}
+
+
+def _corpus() -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for c in GRAD_CASES + VALUE_AND_GRAD_CASES + VJP_CASES:
+        if c.f in seen:
+            continue
+        seen.add(c.f)
+        out.append(pytest.param(c, id=c.f.__name__))
+    return out
+
+
+def _tangents(args: tuple[Any, ...], rng: np.random.Generator) -> list[Any]:
+    return [random_like(a, rng) if flatten(a).size else None for a in args]
+
+
+@pytest.mark.parametrize("case", _corpus())
+def test_jvp_on_corpus(case: Any) -> None:
+    rng = np.random.default_rng(3)
+    args = copy.deepcopy(case.args)
+    tangents = _tangents(args, rng)
+    name = case.f.__name__
+    if name in REFUSED:
+        with pytest.raises(adgen.AdgenError, match=REFUSED[name]) as info:
+            adgen.jvp(case.f, copy.deepcopy(args), tangents, **case.kwargs)
+        # the error names the user's file and line
+        assert "test_corpus.py:" in str(info.value), str(info.value)
+        return
+    plain = case.f(*copy.deepcopy(args), **copy.deepcopy(case.kwargs))
+    run_args = copy.deepcopy(args)
+    out, out_dot = adgen.jvp(case.f, run_args, tangents, **copy.deepcopy(case.kwargs))
+    assert_grad_close(out, plain, rtol=1e-12, atol=1e-12, path="out")
+    # the same effects on the arguments as a plain call
+    plain_args = list(copy.deepcopy(args))
+    case.f(*plain_args, **copy.deepcopy(case.kwargs))
+    assert_same_state(list(run_args), plain_args)
+    # J v by central differences
+    jv = numerical_jvp(case.f, args, tangents, kwargs=case.kwargs)
+    got = flatten(out_dot)
+    assert got.shape == jv.shape, (got.shape, jv.shape)
+    np.testing.assert_allclose(got, jv, rtol=max(case.rtol, 1e-5), atol=max(case.atol, 1e-6))
+    # <u, J v> = <J^T u, v> with adgen's reverse mode
+    u = random_like(plain, rng)
+    _, pullback = adgen.vjp(case.f, *copy.deepcopy(args), **copy.deepcopy(case.kwargs))
+    cts = pullback(u)
+    lhs = float(flatten(u) @ got)
+    rhs = sum(float(flatten(ct) @ flatten(t)) for ct, t in zip(cts, tangents) if t is not None)
+    assert abs(lhs - rhs) <= 1e-6 + 1e-6 * max(abs(lhs), abs(rhs), 1.0), (lhs, rhs)
