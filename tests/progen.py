@@ -1469,14 +1469,22 @@ def check_rebinding(module: Any, reference: Any, args: tuple[Any, ...], *, ad: A
     argnums = tuple(range(len(args)))
     g = ad.grad(module.f, argnums=argnums)
     g(*fresh(args))  # compiled against the first bindings
-    for mod in [module] + ([reference] if reference is not None else []):
-        mod.C1 = -0.25
-        mod.g_a = mod._make(2.0)
-        mod.scale = lambda v: np.sin(v)  # noqa: E731 - a notebook-style redefinition
-    truth = module.f if reference is None else reference.f
-    for kwargs in ({}, {"k": -0.5}):
-        fd = fd_grad(lambda *a: truth(*a, **kwargs), args, argnums)  # noqa: B023
-        grads = g(*fresh(args), **kwargs)
-        for name, got, expected in zip(ARGS, grads, fd):
-            assert_close(got, expected, f"after rebinding, k={kwargs}: gradient of {name}",
-                         rtol=rtol or RTOL)
+    mods = [module] + ([reference] if reference is not None else [])
+    # load() serves a module again to a program with the same source: put its globals back
+    kept = [(mod, {n: getattr(mod, n) for n in ("C1", "g_a", "scale")}) for mod in mods]
+    try:
+        for mod in mods:
+            mod.C1 = -0.25
+            mod.g_a = mod._make(2.0)
+            mod.scale = lambda v: np.sin(v)  # noqa: E731 - a notebook-style redefinition
+        truth = module.f if reference is None else reference.f
+        for kwargs in ({}, {"k": -0.5}):
+            fd = fd_grad(lambda *a: truth(*a, **kwargs), args, argnums)  # noqa: B023
+            grads = g(*fresh(args), **kwargs)
+            for name, got, expected in zip(ARGS, grads, fd):
+                assert_close(got, expected, f"after rebinding, k={kwargs}: gradient of {name}",
+                             rtol=rtol or RTOL)
+    finally:
+        for mod, values in kept:
+            for n, v in values.items():
+                setattr(mod, n, v)
