@@ -400,7 +400,7 @@ class GuardScope:
     """The live captures of one forward pass, indexed by the buffer they view."""
 
     def __init__(self) -> None:
-        self.live: dict[int, list[Capture]] = {}
+        self.live: dict[int, _Watch] = {}
         self.saved_bytes: dict[tuple[str, int, int], int] = {}
         # functions compiled or run through a dynamic call in this pass (for explain)
         self.dynamic: list[Any] = []
@@ -465,7 +465,7 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
                     if isinstance(v, np.ndarray) and (kept is None or
                                                       id(root_of(v)) in kept)]
             for cap in held:
-                _THREAD.scopes[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+                _watch(cap)
             return _Held(x, held)
         if type(x) is tuple and any(isinstance(v, np.ndarray) for v in x):
             # a tuple of arrays (an index (rows, 1)): its arrays are captured
@@ -473,13 +473,25 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
                     for v in x]
             for cap in caps:
                 if isinstance(cap, Capture):
-                    _THREAD.scopes[-1].live.setdefault(id(root_of(cap.array)), []).append(cap)
+                    _watch(cap)
             return _HeldItems(caps)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
-    _THREAD.scopes[-1].live.setdefault(id(root_of(x)), []).append(cap)
+    _watch(cap)
     return cap
+
+
+def _watch(cap: Capture) -> None:
+    """Makes ``cap`` live in the running forward pass: guarded writes check it."""
+    if cap.array.size == 0:
+        return  # no element of it can be overwritten
+    root = root_of(cap.array)
+    live = _THREAD.scopes[-1].live
+    watch = live.get(id(root))
+    if watch is None:
+        watch = live[id(root)] = _Watch(root)
+    watch.add(cap)
 
 
 def _roots_held(saved: Any, obj: Any) -> set[int] | None:
@@ -553,19 +565,19 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if not isinstance(target, np.ndarray):
         return
     scope = _THREAD.scopes[-1]
-    caps = scope.live.get(id(root_of(target)))
-    if not caps:
+    key = id(root_of(target))
+    watch = scope.live.get(key)
+    if watch is None:
         return
     region = target if not isinstance(region, np.ndarray) else region
     if isinstance(value, np.ndarray) and value.shape == region.shape and \
             value.strides == region.strides and \
             value.__array_interface__["data"][0] == region.__array_interface__["data"][0]:
         return  # x[:] = x writes every element with itself: nothing changes
-    keep: list[Capture] = []
-    hits: list[Capture] = []
-    for cap in caps:
-        (hits if _overlaps(cap.array, region) else keep).append(cap)
-    if hits and policy == "strict":
+    hits = watch.overlapping(region)
+    if not hits:
+        return
+    if policy == "strict":
         from adgen.errors import Location, MutationError
 
         first = hits[0]
@@ -582,14 +594,170 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
                                  _source_line(first.file, first.line)))
     for cap in hits:
         cap.snapshot = cap.array.copy()
+        watch.remove(cap)
         measures = _THREAD.measure
         if measures:
-            key = (file, line, col)
-            measures[-1][key] = measures[-1].get(key, 0) + cap.snapshot.nbytes
-    if keep:
-        scope.live[id(root_of(target))] = keep
-    else:
-        del scope.live[id(root_of(target))]
+            key3 = (file, line, col)
+            measures[-1][key3] = measures[-1].get(key3, 0) + cap.snapshot.nbytes
+    if not watch:
+        del scope.live[key]
+
+
+class _Watch:
+    """The live captures that view one root buffer, indexed by the elements they view, so
+    that a guarded write costs about what the write itself costs, however many captures
+    are live (an in-place factorisation keeps O(N^2) of them, and a write overlaps none).
+
+    Until a write finds more than ``SMALL`` captures, they are a list checked one by one
+    (exactly, as :func:`_overlaps`). Then ``counts`` (an int32 array laid out like the
+    root's elements) holds, per element, how many live captures view it: a write whose
+    region has no counted element overlaps no capture, which one NumPy reduction over the
+    region decides exactly (two views of one buffer with the root's element size and
+    alignment share memory exactly when they share an element). Only when it has one are
+    the captures whose extents overlap the region looked up, in ``levels``: a capture
+    spanning ``[lo, hi)`` elements sits in the one or two blocks of size ``2 ** shift >= hi
+    - lo`` it touches (``levels[shift][block]``), so a lookup visits a few blocks per shift
+    and checks only captures near the region. A capture or a region that does not map
+    onto the root's elements (another dtype's view) is checked exactly against everything.
+    """
+
+    SMALL = 16
+    __slots__ = (
+        "added",
+        "counts",
+        "indexed",
+        "levels",
+        "listed",
+        "loose",
+        "low",
+        "root",
+        "unit",
+    )
+
+    def __init__(self, root: np.ndarray) -> None:
+        self.root = root
+        self.unit = root.itemsize
+        self.low = 0
+        self.counts: np.ndarray | None = None
+        self.listed: list[Capture] = []  # before indexing: every live capture
+        # once indexed: id(capture) -> (capture, counts view, lo, hi, shift, rank)
+        self.indexed: dict[int, tuple[Capture, np.ndarray, int, int, int, int]] = {}
+        self.loose: list[Capture] = []  # once indexed: captures that do not map
+        self.levels: dict[int, dict[int, dict[int, Capture]]] = {}
+        self.added = 0  # captures indexed so far: hits are reported in capture order
+
+    def __bool__(self) -> bool:
+        return bool(self.listed or self.indexed or self.loose)
+
+    def add(self, cap: Capture) -> None:
+        if self.counts is None:
+            self.listed.append(cap)
+        else:
+            self._index(cap)
+
+    def remove(self, cap: Capture) -> None:
+        if self.counts is None:
+            self.listed.remove(cap)
+            return
+        entry = self.indexed.pop(id(cap), None)
+        if entry is None:
+            self.loose.remove(cap)
+            return
+        _, marks, lo, hi, shift, _ = entry
+        marks -= 1
+        level = self.levels[shift]
+        for block in {lo >> shift, (hi - 1) >> shift}:
+            level[block].pop(id(cap))
+            if not level[block]:
+                del level[block]
+        if not level:
+            del self.levels[shift]
+
+    def overlapping(self, region: np.ndarray) -> list[Capture]:
+        """The live captures that share memory with ``region`` (a view of the root)."""
+        if region.size == 0:
+            return []
+        if self.counts is None and (len(self.listed) <= self.SMALL or
+                                    not self._start_index()):
+            return [c for c in self.listed if _overlaps(c.array, region)]
+        hits = [c for c in self.loose if _overlaps(c.array, region)]
+        mapped = self._map(region)
+        if mapped is None:  # not on the root's element grid: every capture is a candidate
+            hits += [e[0] for e in self.indexed.values() if _overlaps(e[0].array, region)]
+            return hits
+        marks, lo, hi = mapped
+        if not marks.any():
+            return hits
+        found: list[tuple[int, Capture]] = []
+        seen: set[int] = set()
+        for shift, level in self.levels.items():
+            first, last = lo >> shift, (hi - 1) >> shift
+            if last - first < len(level):
+                blocks = [level[b] for b in range(first, last + 1) if b in level]
+            else:
+                blocks = [caps for b, caps in level.items() if first <= b <= last]
+            for caps in blocks:
+                for k, cap in caps.items():
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    _, _, clo, chi, _, rank = self.indexed[k]
+                    if clo < hi and lo < chi and _overlaps(cap.array, region):
+                        found.append((rank, cap))
+        found.sort(key=lambda f: f[0])
+        return [cap for _, cap in found] + hits
+
+    def _start_index(self) -> bool:
+        """Builds the element index over the listed captures (False: the root's layout
+        does not allow one, and the list stays)."""
+        root = self.root
+        if any(s % self.unit for s in root.strides):
+            return False
+        low, high = _extent(root)
+        self.low = low
+        self.counts = np.zeros((high - low) // self.unit, dtype=np.int32)
+        listed, self.listed = self.listed, []
+        for cap in listed:
+            self._index(cap)
+        return True
+
+    def _map(self, x: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+        """The view of ``counts`` that ``x`` is of the root, and x's extent in elements;
+        None if x is not laid out on the root's elements."""
+        unit = self.unit
+        if x.itemsize != unit or root_of(x) is not self.root:
+            return None
+        first = x.__array_interface__["data"][0] - self.low  # bytes from the root's start
+        if first % unit:
+            return None
+        lo = hi = first // unit  # x's extent, in elements of the root
+        strides = []
+        for n, st in zip(x.shape, x.strides):
+            if st % unit:
+                return None
+            st //= unit
+            if st > 0:
+                hi += (n - 1) * st
+            else:
+                lo += (n - 1) * st
+            strides.append(st * 4)
+        marks = np.ndarray(x.shape, np.int32, buffer=self.counts, offset=first // unit * 4,
+                           strides=tuple(strides))
+        return marks, lo, hi + 1
+
+    def _index(self, cap: Capture) -> None:
+        mapped = self._map(cap.array)
+        if mapped is None:
+            self.loose.append(cap)
+            return
+        marks, lo, hi = mapped
+        marks += 1
+        shift = max(3, (hi - lo - 1).bit_length())  # 2 ** shift >= hi - lo: two blocks
+        self.added += 1
+        self.indexed[id(cap)] = (cap, marks, lo, hi, shift, self.added)
+        level = self.levels.setdefault(shift, {})
+        for block in {lo >> shift, (hi - 1) >> shift}:
+            level.setdefault(block, {})[id(cap)] = cap
 
 
 def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
