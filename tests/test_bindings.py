@@ -439,3 +439,16 @@ def test_the_compile_cache_is_bounded():
             pipeline.compile_function(fns[-1])
     assert len(pipeline._CACHE) <= pipeline._CACHE_SIZE
     assert_grad_close(adgen.grad(fns[0])(W), 0.0 * W)  # dropped, compiled again
+
+
+class Private:
+    def __init__(self, scale):
+        self.__scale = scale
+
+    def loss(self, x):
+        return np.sum(self.__scale * x * x)  # compiled by Python as self._Private__scale
+
+
+def test_private_attributes_of_a_method():
+    m = Private(3.0)
+    assert_grad_close(adgen.grad(m.loss)(W), 6.0 * W)

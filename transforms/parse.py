@@ -100,6 +100,8 @@ def parse_function(fn: Any) -> Parsed:
             _loc(file, node), hint="write it as a def, or register an adgen.rrule")
     if src:
         _check_matches(fn, src, node, file)
+    if _class_name(fn):
+        _mangle_private(node, _class_name(fn))
     node.decorator_list = []
     kwonly = _flatten_parameters(node)
     namespace = dict(fn.__globals__)
@@ -128,6 +130,26 @@ def parse_function(fn: Any) -> Parsed:
     all_lines = linecache.getlines(file)
     return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
                   cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _class_name(fn: Any) -> str:
+    """The class a method was defined in (its ``__qualname__`` says), or ''."""
+    parts = getattr(fn, "__qualname__", "").split(".")
+    if len(parts) >= 2 and parts[-2] != "<locals>" and parts[-2].isidentifier():
+        return parts[-2]
+    return ""
+
+
+def _mangle_private(node: gast.FunctionDef, owner: str) -> None:
+    """``self.__x`` in a method of class ``Owner`` is ``self._Owner__x``, as Python compiles
+    it; the generated code is compiled outside the class, so the tree says it."""
+    prefix = "_" + owner.lstrip("_")
+    if prefix == "_":
+        return
+    for sub in walk(node):
+        if isinstance(sub, gast.Attribute) and sub.attr.startswith("__") and \
+                not sub.attr.endswith("__"):
+            sub.attr = prefix + sub.attr
 
 
 def _no_source(fn: Any) -> MissingRuleError:
@@ -190,11 +212,17 @@ def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:
     """Refuses a source text that is not the one ``fn`` was compiled from: the file was edited,
     or the notebook cell re-run with another body, after ``fn`` was defined. Python runs the
     code object; adgen would differentiate the text."""
+    owner = _class_name(fn)
+    if owner:  # compiled in a class of its name, so private names are mangled alike
+        src = f"class {owner}:\n" + textwrap.indent(src, "    ")
     try:
         compiled = compile(src, file, "exec", dont_inherit=True)
     except SyntaxError:
         return  # parse errors are reported by the caller
-    mine = [c for c in compiled.co_consts if hasattr(c, "co_code") and
+    consts = list(compiled.co_consts)
+    if owner:
+        consts = [k for c in consts if hasattr(c, "co_code") for k in c.co_consts]
+    mine = [c for c in consts if hasattr(c, "co_code") and
             c.co_name == fn.__code__.co_name]
     if mine and _shape(mine[0]) == _shape(fn.__code__):
         return
