@@ -23,6 +23,7 @@ from gradcheck import numerical_grad
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 HAVE_SCIPY = importlib.util.find_spec("scipy") is not None
+HAVE_DASK = importlib.util.find_spec("distributed") is not None  # the "interop" extra
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -78,6 +79,9 @@ ALL = sorted(p.name for p in EXAMPLES.glob("*.py"))
 def test_runs(name: str) -> None:
     if name == "logistic_scipy.py" and not HAVE_SCIPY:
         pytest.skip("scipy is not installed (pip install -e '.[examples]')")
+    if name == "ode_fit_dask.py" and not (HAVE_DASK and HAVE_SCIPY):
+        pytest.skip("dask.distributed or scipy is not installed (pip install -e "
+                    "'.[interop,examples]')")
     assert run(name).strip()
 
 
@@ -132,6 +136,17 @@ def test_mlp_sgd() -> None:
     assert len(losses) >= 5
     assert all(later < earlier for earlier, later in pairwise(losses)), losses
     assert losses[-1] < losses[0] / 10
+
+
+@pytest.mark.skipif(not (HAVE_DASK and HAVE_SCIPY),
+                    reason="dask.distributed or scipy is not installed (pip install -e "
+                           "'.[interop,examples]')")
+def test_ode_fit_dask() -> None:
+    out, ex = run("ode_fit_dask.py"), load("ode_fit_dask.py")
+    assert_printed_gradient(out, "d misfit / d p at start 0", ex.misfit,
+                            (ex.starts[0], ex.y0, ex.observed, ex.dt), 0)
+    np.testing.assert_allclose(printed(out, "fitted p"), ex.p_true, atol=1e-4)
+    assert "same gradients with ProcessPoolExecutor: True" in out
 
 
 def test_ode_adjoint() -> None:
