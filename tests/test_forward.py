@@ -80,3 +80,59 @@ def test_jvp_on_corpus(case: Any) -> None:
     lhs = float(flatten(u) @ got)
     rhs = sum(float(flatten(ct) @ flatten(t)) for ct, t in zip(cts, tangents) if t is not None)
     assert abs(lhs - rhs) <= 1e-6 + 1e-6 * max(abs(lhs), abs(rhs), 1.0), (lhs, rhs)
+
+
+# --------------------------------------------------------------------------------------------
+# Mutation forms: buffers, views, out=, np.add.at, callees that write their arguments
+
+
+def _mutation_cases() -> list[Any]:
+    from higher_order_functions import SCALAR, VECTOR
+
+    cases = [pytest.param(f, (x,), id=f.__name__) for f, x in SCALAR.items()]
+    return cases + [pytest.param(f, args, id=f.__name__) for f, args in VECTOR.items()]
+
+
+@pytest.mark.parametrize("f,args", _mutation_cases())
+def test_jvp_of_mutating_code(f: Any, args: tuple[Any, ...]) -> None:
+    rng = np.random.default_rng(5)
+    tangents = _tangents(args, rng)
+    given = copy.deepcopy(tangents)
+    out, out_dot = adgen.jvp(f, copy.deepcopy(args), tangents)
+    assert_grad_close(out, f(*copy.deepcopy(args)), rtol=1e-12, atol=1e-12, path="out")
+    jv = numerical_jvp(f, args, tangents)
+    np.testing.assert_allclose(flatten(out_dot), jv, rtol=1e-6, atol=1e-7)
+    assert_same_state(tangents, given, "tangents")  # the caller's tangents are not written
+
+
+def writes_argument(x, y):
+    x[1:] *= y
+    x[0] = 2.0
+    return np.sum(x * y)
+
+
+def test_jvp_of_a_function_that_writes_its_argument() -> None:
+    x, y = np.array([1.0, 2.0, 3.0]), 0.5
+    tx, ty = np.array([0.1, -0.2, 0.3]), 0.7
+    out, out_dot = adgen.jvp(writes_argument, (x, y), (tx, ty))
+    assert np.array_equal(x, [2.0, 1.0, 1.5])  # written as a plain call writes it
+    jv = numerical_jvp(writes_argument, (np.array([1.0, 2.0, 3.0]), 0.5), (tx, ty))
+    np.testing.assert_allclose(out_dot, jv[0], rtol=1e-7)
+
+
+def test_forward_source_is_readable_code() -> None:
+    from higher_order_functions import view_scaled
+
+    text = adgen.source(view_scaled, mode="forward")
+    assert "def view_scaled_jvp(x, x_dot=None):" in text
+    assert "v_dot = y_dot[::2]" in text  # a view's tangent is the same view
+    assert "# line" in text
+
+
+def uses_svd(x):
+    return np.sum(np.linalg.svd(x.reshape(2, 2), compute_uv=False))
+
+
+def test_missing_jvp_names_the_line() -> None:
+    with pytest.raises(adgen.MissingRuleError, match=r"test_forward.py:\d+.*svd.*no jvp"):
+        adgen.jvp(uses_svd, (np.ones(4),), (np.ones(4),))

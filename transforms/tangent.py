@@ -145,9 +145,9 @@ class Tangent:
         tparams = [self.dot(p) for p in params]
         entry: list[gast.stmt] = []
         for p, t in zip(params, tparams):
-            if self.active(p):  # a new buffer laid out like p: the code writes it in place
+            if self.active(p):  # None is zero; a buffer's tangent is written where it is
                 entry.append(assign(name(t, gast.Store), gast.Call(
-                    func=name("given_tangent"), args=[name(t), name(p)], keywords=[]), fn))
+                    func=name("tangent_or_zero"), args=[name(t), name(p)], keywords=[]), fn))
         body = entry + self.block(fn.body)
         args = copy.deepcopy(fn.args)
         for t in tparams:
@@ -171,7 +171,9 @@ class Tangent:
         elif isinstance(s, gast.AugAssign):
             before, after = self.augassign(s), []
         elif isinstance(s, gast.Expr):
-            before, after = [], self.expr_stmt(s)
+            got = self.expr_stmt(s)
+            replaces = bool(got) and isinstance(got[0], _ReplaceExpr)
+            before, after = (got, []) if replaces else ([], got)
         elif isinstance(s, gast.Return):
             return [self.ret(s)]
         elif isinstance(s, gast.If):
@@ -339,8 +341,8 @@ class Tangent:
                     arg=info.tangent_params[info.params.index(kw.arg)], value=t))
         call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
                          keywords=copy.deepcopy(keywords))
-        if n is None:
-            return [], [gast.Expr(value=call)]
+        if n is None:  # the jvp runs the primal too: it replaces the primal statement
+            return [_at(_ReplaceExpr(value=call), s)], []
         tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
                          ctx=gast.Store())
         # the jvp computes the primal too: it replaces the primal statement
@@ -479,7 +481,7 @@ class Tangent:
             if registry.lookup(obj) is None and _is_user_function(obj) and \
                     any(self.tangent(a) is not None for a in v.args) | \
                     any(self.tangent(k.value) is not None for k in v.keywords):
-                return self.user_call(s, None, v, obj)[1]
+                return self.user_call(s, None, v, obj)[0]
             rule = registry.lookup(obj)
             if rule is not None and rule.is_rrule and rule.mutates:
                 raise MissingRuleError(f"{rule.name} has a user rule (adgen.rrule) that writes "
@@ -525,6 +527,10 @@ class _Replace(gast.Assign):
     """Marks a statement that replaces the primal one (a callee's jvp computes both)."""
 
 
+class _ReplaceExpr(gast.Expr):
+    """As _Replace, for a call whose result is discarded."""
+
+
 def finish(stmts: list[gast.stmt]) -> list[gast.stmt]:
     """Drops the primal statement where a replacement (``_Replace``) stands before it."""
     out: list[gast.stmt] = []
@@ -537,6 +543,11 @@ def finish(stmts: list[gast.stmt]) -> list[gast.stmt]:
             out.append(gast.Assign(targets=s.targets, value=s.value, type_comment=None,
                                    lineno=getattr(s, "lineno", 1),
                                    col_offset=getattr(s, "col_offset", 0)))
+            skip = True
+            continue
+        if isinstance(s, _ReplaceExpr):
+            out.append(gast.Expr(value=s.value, lineno=getattr(s, "lineno", 1),
+                                 col_offset=getattr(s, "col_offset", 0)))
             skip = True
             continue
         for attr in ("body", "orelse", "finalbody"):

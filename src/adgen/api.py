@@ -543,7 +543,8 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                             fun, argnums, mutation, has_aux, False)
 
 
-def source(fun: Callable[..., Any], *args: Any, mutation: str = "save") -> str:
+def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
+           mode: str = "reverse") -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
     The text is a module: it starts with its imports and runs as it is.
@@ -554,7 +555,14 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save") -> str:
             for arguments of their kinds (numbers, arrays of each rank), specialised to them;
             without them, the code that serves any arguments.
         mutation: the policy.
+        mode: "reverse" (the forward and pullback of grad and vjp) or "forward" (the tangent
+            code of jvp: ``f_jvp(x, ..., x_dot=None, ...) -> (out, out_dot)``).
     """
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')
+    if mode == "forward":
+        return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + \
+            _tangent_compiled(fun)[0].source
     compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
     return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
 
@@ -716,7 +724,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     _refuse_complex(primals)
     compiled, receiver = _tangent_compiled(fun)
     args = receiver + primals
-    named = dict(zip(compiled.tangent_params[len(receiver):], tangents))
+    # new buffers laid out like the primals: the tangent code writes them where f writes
+    named = {t: runtime.given_tangent(v, x) for t, v, x in
+             zip(compiled.tangent_params[len(receiver):], tangents, primals)}
     return compiled.jvp(*args, **named, **kwargs)
 
 
@@ -837,11 +847,13 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     fname = f"{compiled.name}_jvp"
     lead = [f"receiver{k}" for k in range(len(receiver))]
     given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
-                      f"{'1.0' if unit else dirs[k]}" for k, n in enumerate(wrt))
+                      f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
+                      for k, n in enumerate(wrt))
     text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
             f"    out, out_dot = {fname}({', '.join(lead + names)}, {given})\n"
             f"    return out_dot\n")
-    ns: dict[str, Any] = {fname: compiled.jvp, "np": np}
+    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
+                          "given_tangent": runtime.given_tangent}
     ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
     compile_source(text, f"<adgen {compiled.name} directional>", ns)
     wrapper = ns[f"{compiled.name}_directional"]

@@ -26,6 +26,7 @@ from adgen.rules.helpers import (
     astype_jvp,
     cholesky_jvp,
     fit_tangent,
+    tangent_or_zero,
     given_tangent,
     max_vjp,
     ndarray_astype,
@@ -34,7 +35,6 @@ from adgen.rules.helpers import (
     norm_vjp,
     prod_vjp,
     shape_tree,
-    solve_jvp_a,
     tree_zeros,
     unbroadcast,
     var_vjp,
@@ -135,7 +135,9 @@ def norm(d: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: Any) -> Any:
 
 @defjvp(np.linalg.solve)
 def solve(d: Any, out: Any, a: Any, b: Any) -> Any:
-    return solve_jvp_a(d, a, out, b), np.linalg.solve(a, d)
+    # b a vector (a may be a stack): d @ out as a column, so solve reads it as one
+    return (-np.linalg.solve(a, d @ out[..., None])[..., 0] if np.ndim(b) == 1 else
+            -np.linalg.solve(a, d @ out), np.linalg.solve(a, d))
 
 
 @defjvp(np.linalg.inv)
@@ -192,8 +194,13 @@ def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
 
 
+@defvjp(tangent_or_zero, "t, x", diff="t", linear=True)
+def tangent_or_zero_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
+    return g
+
+
 defjvp_kind("zero", zero_tangent)
-defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, tangent_or_zero)
 
 
 def register_runtime_jvps() -> None:
