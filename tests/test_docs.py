@@ -3,7 +3,9 @@
 - Every ```python block of every page in docs/ runs, in order, in one namespace per page (a
   fresh process per page, its working directory a scratch folder). A block preceded by
   ``<!-- file: NAME.py -->`` is also written to that folder as NAME.py, for the page's shell
-  commands and imports. A block preceded by ``<!-- skip: why -->`` does not run. Blocks fenced
+  commands and imports. A block preceded by ``<!-- skip: why -->`` does not run; one preceded
+  by ``<!-- requires: torch, jax -->`` runs only where those modules are installed (an
+  optional extra), and is skipped, as it would be for a reader without them. Blocks fenced
   ```py are program output (generated code shown by the CLI pages), not examples, and do not run.
 - ``python docs/gen_docs.py --check``: coverage.md matches the rule registry and every
   generated region (``<!-- gen: adgen ... -->``) matches what the CLI prints now.
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 FENCE = re.compile(r"^```(\S*)\s*$")
-MARKER = re.compile(r"^<!-- (skip|file)(?::\s*(.*?))? -->$")
+MARKER = re.compile(r"^<!-- (skip|file|requires)(?::\s*(.*?))? -->$")
 
 
 def code_blocks(text: str) -> list[tuple[int, str, str, str]]:
@@ -62,6 +64,10 @@ def run_page(page: Path, workdir: Path) -> int:
     sys.modules[module.__name__] = module
     for line, code, marker, arg in code_blocks(page.read_text()):
         if marker == "skip":
+            continue
+        if marker == "requires" and any(importlib.util.find_spec(m.strip()) is None
+                                        for m in arg.split(",")):
+            print(f"docs/{page.name}:{line}: skipped, needs {arg}")
             continue
         if marker == "file":
             path = workdir / arg
@@ -106,6 +112,9 @@ if pytest is not None:
         for page in PAGES:
             for line, _, marker, arg in code_blocks(page.read_text()):
                 assert marker != "skip" or arg, f"{page.name}:{line}: <!-- skip: why -->"
+                assert marker != "requires" or re.fullmatch(r"\w+(\.\w+)*(, *\w+(\.\w+)*)*",
+                                                            arg or ""), \
+                    f"{page.name}:{line}: <!-- requires: module, module -->"
 
     def test_generated_parts_are_current() -> None:
         r = subprocess.run([sys.executable, str(DOCS / "gen_docs.py"), "--check"],
