@@ -145,9 +145,11 @@ class Tangent:
         tparams = [self.dot(p) for p in params]
         entry: list[gast.stmt] = []
         for p, t in zip(params, tparams):
-            if self.active(p):  # None is zero; a buffer's tangent is written where it is
-                entry.append(assign(name(t, gast.Store), gast.Call(
-                    func=name("tangent_or_zero"), args=[name(t), name(p)], keywords=[]), fn))
+            if self.active(p):  # None is zero; a given buffer is written where p is
+                entry.append(_at(gast.If(
+                    test=gast.Compare(left=name(t), ops=[gast.Is()],
+                                      comparators=[gast.Constant(value=None, kind=None)]),
+                    body=[assign(name(t, gast.Store), self.zero(name(p)), fn)], orelse=[]), fn))
         body = entry + self.block(fn.body)
         args = copy.deepcopy(fn.args)
         for t in tparams:
@@ -339,7 +341,12 @@ class Tangent:
             if t is not None and kw.arg in info.params:
                 keywords.append(gast.keyword(
                     arg=info.tangent_params[info.params.index(kw.arg)], value=t))
-        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
+        args = copy.deepcopy(v.args)
+        if len(v.args) == len(info.params) and not v.keywords:
+            # every parameter passed by position: the tangents too (zeros where none)
+            args += [self.tangent_or_zero(a) for a in v.args]
+            keywords = []
+        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
                          keywords=copy.deepcopy(keywords))
         if n is None:  # the jvp runs the primal too: it replaces the primal statement
             return [_at(_ReplaceExpr(value=call), s)], []
@@ -403,7 +410,7 @@ class Tangent:
                     mapping = {p: _as_node(v) for p, v in bound.items()}
                     mapping["d"] = self.tangent(_as_node(bound[k]))
                     mapping["out"] = name(n)
-                    terms.append(_Subst(mapping).visit(copy.deepcopy(tpl)))
+                    terms.append(_Fold().visit(_Subst(mapping).visit(copy.deepcopy(tpl))))
             expr = _sum(terms)
             if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
                     isinstance(expr, gast.Name):
@@ -653,6 +660,24 @@ class _Subst(gast.NodeTransformer):
         if isinstance(node.ctx, gast.Load) and node.id in self.mapping and \
                 self.mapping[node.id] is not None:
             return copy.deepcopy(self.mapping[node.id])
+        return node
+
+
+class _Fold(gast.NodeTransformer):
+    """Chooses the arm of ``a if c else b`` where ``c`` compares two constants (a rule's
+    ``ord is None`` once ``ord`` is bound): the code keeps only what runs."""
+
+    def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
+        self.generic_visit(node)
+        t = node.test
+        if isinstance(t, gast.Compare) and len(t.ops) == 1 and \
+                isinstance(t.left, gast.Constant) and isinstance(t.comparators[0], gast.Constant):
+            a, b = t.left.value, t.comparators[0].value
+            op = type(t.ops[0])
+            if op in (gast.Is, gast.IsNot, gast.Eq, gast.NotEq):
+                same = a is b if op in (gast.Is, gast.IsNot) else a == b
+                taken = same if op in (gast.Is, gast.Eq) else not same
+                return node.body if taken else node.orelse
         return node
 
 

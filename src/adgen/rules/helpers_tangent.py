@@ -18,7 +18,6 @@ __all__ = [
     "astype_jvp",
     "cholesky_jvp",
     "solve_jvp_a",
-    "tangent_or_zero",
     "view_tangent",
     "zero_tangent",
 ]
@@ -55,14 +54,6 @@ def view_tangent(d: object, like: object, base: object) -> object:
             not np.may_share_memory(like, base):
         return np.array(d, dtype=float)
     return d
-
-
-def tangent_or_zero(t: object, x: object) -> object:
-    """The tangent ``t`` passed to a jvp for ``x``, itself (a callee writes a buffer's
-    tangent where it writes the buffer, and the caller sees it); None is zero."""
-    if t is None:
-        return zero_tangent(x)
-    return t
 
 
 def given_tangent(t: object, x: object) -> object:

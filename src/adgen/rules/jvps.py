@@ -26,9 +26,7 @@ from adgen.rules.helpers import (
     astype_jvp,
     cholesky_jvp,
     fit_tangent,
-    tangent_or_zero,
     given_tangent,
-    max_vjp,
     ndarray_astype,
     ndarray_flatten,
     ndarray_item,
@@ -100,15 +98,33 @@ def prod(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
                   keepdims=keepdims)
 
 
-def _extremum(func: Any) -> None:
-    @defjvp(func)
-    def extremum(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
-        return np.sum(d * max_vjp(np.ones(np.shape(out)), out, a, axis, keepdims), axis=axis,
-                      keepdims=keepdims)
+# max / min: d at the extrema, split evenly between ties (as the vjp splits g)
+@defjvp(np.max)
+def max_(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(a == np.max(a, axis=axis, keepdims=True), d, 0.0), axis=axis,
+                   keepdims=keepdims) /
+            np.sum(a == np.max(a, axis=axis, keepdims=True), axis=axis, keepdims=keepdims))
 
 
-for _f in (np.max, np.min, np.amax, np.amin):
-    _extremum(_f)
+@defjvp(np.amax)
+def amax(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(a == np.max(a, axis=axis, keepdims=True), d, 0.0), axis=axis,
+                   keepdims=keepdims) /
+            np.sum(a == np.max(a, axis=axis, keepdims=True), axis=axis, keepdims=keepdims))
+
+
+@defjvp(np.min)
+def min_(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(a == np.min(a, axis=axis, keepdims=True), d, 0.0), axis=axis,
+                   keepdims=keepdims) /
+            np.sum(a == np.min(a, axis=axis, keepdims=True), axis=axis, keepdims=keepdims))
+
+
+@defjvp(np.amin)
+def amin(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(a == np.min(a, axis=axis, keepdims=True), d, 0.0), axis=axis,
+                   keepdims=keepdims) /
+            np.sum(a == np.min(a, axis=axis, keepdims=True), axis=axis, keepdims=keepdims))
 
 
 @defjvp(np.var)
@@ -125,8 +141,10 @@ def std(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
 
 @defjvp(np.linalg.norm)
 def norm(d: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: Any) -> Any:
-    return np.sum(d * norm_vjp(np.ones(np.shape(out)), out, x, ord, axis, keepdims), axis=axis,
-                  keepdims=keepdims)
+    # the 2-norm (Frobenius for a matrix) in NumPy alone, so reverse mode reads it again
+    return (np.sum(x * d, axis=axis, keepdims=keepdims) / out if ord is None else
+            np.sum(d * norm_vjp(np.ones(np.shape(out)), out, x, ord, axis, keepdims),
+                   axis=axis, keepdims=keepdims))
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,13 +212,8 @@ def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
 
 
-@defvjp(tangent_or_zero, "t, x", diff="t", linear=True)
-def tangent_or_zero_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
-    return g
-
-
 defjvp_kind("zero", zero_tangent)
-defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, tangent_or_zero)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
 
 
 def register_runtime_jvps() -> None:
