@@ -136,3 +136,18 @@ def uses_svd(x):
 def test_missing_jvp_names_the_line() -> None:
     with pytest.raises(adgen.MissingRuleError, match=r"test_forward.py:\d+.*svd.*no jvp"):
         adgen.jvp(uses_svd, (np.ones(4),), (np.ones(4),))
+
+
+def test_cli_mode_forward(tmp_path: Any, capsys: Any) -> None:
+    from adgen.cli import main
+
+    path = tmp_path / "model_fwd.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    y = np.empty(3)\n"
+                    "    y[0] = x * x\n    y[1:] = np.sin(x)\n    return np.sum(y)\n")
+    assert main([str(path), "-f", "f", "--mode", "forward"]) == 0
+    text = capsys.readouterr().out
+    assert "def f_jvp(x, x_dot=None):" in text and "y_dot[0] = " in text
+    ns: dict[str, Any] = {}
+    exec(compile(text, "<printed>", "exec"), ns)  # the printed module runs as it is
+    out, out_dot = ns["f_jvp"](0.3, 1.0)
+    assert out_dot == pytest.approx(2 * 0.3 + 2 * np.cos(0.3), rel=1e-12)

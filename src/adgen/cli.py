@@ -1,4 +1,5 @@
-"""The ``adgen`` command: ``adgen FILE.py [-f NAME] [--explain | --stage PASS | -o OUT.py]``.
+"""The ``adgen`` command: ``adgen FILE.py [-f NAME] [--explain | --stage PASS | -o OUT.py]
+[--mode forward]``.
 
 Prints (or, with ``-o``, writes as a standalone module) the generated forward and pullback of
 a file's functions. Exit status: 0 ok; 1 when adgen reports an error in the user's code (printed
@@ -84,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--stage", metavar="PASS", help="print the code after a compiler pass")
     what.add_argument("-o", "--output", metavar="OUT.py", help="write one standalone module "
                       "(imports numpy and FILE, not adgen)")
+    p.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                   help="reverse: the forward and pullback of grad/vjp (default); forward: the "
+                        "tangent code of jvp")
     p.add_argument("--version", action="version", version=f"adgen {adgen.__version__}")
     return p
 
@@ -363,6 +367,8 @@ def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
 
                 text = stage_source(getattr(fn, "__adgen_primal__", fn), args.stage,
                                     mutation=mutation)
+            elif args.mode == "forward":
+                text = adgen.source(fn, mode="forward")
             else:
                 text = adgen.source(fn, *example, mutation=mutation)
         except AdgenError as exc:
