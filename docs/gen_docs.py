@@ -39,6 +39,7 @@ AREAS = {
     "creation": "Array creation (no gradient flows into shapes)",
     "no_gradient": "Integer, boolean, string and dtype outputs (no gradient)",
     "runtime": "adgen's runtime",
+    "jvps": "Forward mode's helpers (tangent code calls them; reverse mode differentiates it)",
 }
 # The list of functions numpy and jax.numpy both provide, classified (tests check it).
 NAMES = DOCS.parent / "tests" / "rules" / "numpy_jax_names.txt"
