@@ -19,8 +19,11 @@ person wrote), and the tests call it directly for the dot-product check.
   ``shape_tree(x)``, the shapes, lengths and keys of a container) and is not a value read;
   neither is iterating a parameter in a comprehension whose variable is only used that way
   (``[np.shape(a) for a in arrays]``).
-  The declaration is checked against the template at registration, because the mutation
-  analysis trusts it: a value that no pullback reads may be overwritten for free.
+  The declaration is checked against the template, because the mutation analysis trusts
+  it: a value that no pullback reads may be overwritten for free. A rule from outside adgen
+  is checked at registration; adgen's own templates are parsed (and checked) at their first
+  use, so that ``import adgen`` parses none, and every one of them by
+  tests/rules/test_registry_lazy.py, which iterates the registry.
 - ``linear=True`` says the pullback is linear in ``g`` and reads the values of no
   differentiable input and not the output. It may read non-differentiable parameters
   (``axis``, an index, ``where``'s condition), which ``reads`` still lists: an index array
@@ -76,10 +79,8 @@ class Rule:
     view: bool
     mutates: tuple[str, ...]
     vjp: Callable[..., Any] | None
-    # One expression per differentiable parameter, parsed from the vjp's return statement.
-    templates: tuple[gast.expr, ...] = field(compare=False, repr=False)
-    # Names the templates use that are neither g, out nor parameters (np, helpers).
-    free_names: frozenset[str] = field(compare=False, repr=False, default=frozenset())
+    # The templates and free names, parsed from the vjp's source when first asked for.
+    parsed: _Templates = field(compare=False, repr=False, default_factory=lambda: _NO_TEMPLATES)
     # A user rule in ChainRules' rrule style: rrule(*args) -> (out, pullback); the compiler
     # calls it at run time instead of inlining a template.
     rrule: Callable[..., Any] | None = field(compare=False, repr=False, default=None)
@@ -87,6 +88,16 @@ class Rule:
     @property
     def is_rrule(self) -> bool:
         return self.rrule is not None
+
+    @property
+    def templates(self) -> tuple[gast.expr, ...]:
+        """One expression per differentiable parameter, from the vjp's return statement."""
+        return self.parsed.get()[0]
+
+    @property
+    def free_names(self) -> frozenset[str]:
+        """Names the templates use that are neither g, out nor parameters (np, helpers)."""
+        return self.parsed.get()[1]
 
     def bind(self, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Binds call arguments to the rule's parameters (values may be AST nodes).
@@ -120,6 +131,32 @@ class Rule:
         return bound
 
 
+class _Templates:
+    """A rule's parsed templates, or how to parse them on first use.
+
+    Parsing a template (``inspect.getsource`` and ``gast.parse`` of its vjp) is most of what
+    registering a rule costs; adgen's own ~300 rules are parsed when a compilation first looks
+    one up, so ``import adgen`` does not parse them. Rules registered from outside adgen (a
+    user's, a test's) are parsed at registration, so a bad one is refused there.
+    """
+
+    __slots__ = ("_load", "_value")
+
+    def __init__(self, value: Any = None, load: Callable[[], Any] | None = None) -> None:
+        self._value = value
+        self._load = load
+
+    def get(self) -> Any:
+        if self._value is None:
+            assert self._load is not None
+            self._value = self._load()  # raises RuleError for a bad template, each time
+            self._load = None
+        return self._value
+
+
+_NO_TEMPLATES = _Templates(((), frozenset()))
+
+
 @dataclass(frozen=True)
 class Default:
     """A parameter the call left out, bound to the signature's default value."""
@@ -150,7 +187,9 @@ def all_rules() -> list[Rule]:
 
 
 def _parse_signature(signature: str) -> tuple[Param, ...]:
-    tree = gast.parse(f"def _({signature}): pass")
+    import ast
+
+    tree = ast.parse(f"def _({signature}): pass")  # ast: gast's conversion is not needed
     fn = tree.body[0]
     a = fn.args
     params: list[Param] = []
@@ -159,21 +198,21 @@ def _parse_signature(signature: str) -> tuple[Param, ...]:
     for i, arg in enumerate(positional):
         j = i - (len(positional) - n_defaults)
         if j >= 0:
-            params.append(Param(arg.id, _literal(a.defaults[j])))
+            params.append(Param(arg.arg, _literal(a.defaults[j])))
         else:
-            params.append(Param(arg.id))
+            params.append(Param(arg.arg))
     if a.vararg is not None:
-        params.append(Param(a.vararg.id, varargs=True))
+        params.append(Param(a.vararg.arg, varargs=True))
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
-        params.append(Param(arg.id, _literal(default) if default is not None else
+        params.append(Param(arg.arg, _literal(default) if default is not None else
                             inspect.Parameter.empty, kwonly=True))
     return tuple(params)
 
 
-def _literal(node: gast.expr) -> Any:
+def _literal(node: Any) -> Any:
     import ast
 
-    return ast.literal_eval(gast.gast_to_ast(node))
+    return ast.literal_eval(node)
 
 
 def _names_split(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
@@ -184,8 +223,22 @@ def _names_split(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(text)
 
 
+def _source_of(fn: Callable[..., Any]) -> str:
+    """The source of a template function, read from linecache at its code's first line
+    (inspect.getsource first maps every loaded module to its file, which a cold start pays
+    for on its first template)."""
+    import linecache
+
+    code = getattr(fn, "__code__", None)
+    lines = linecache.getlines(code.co_filename) if code is not None else []
+    if not lines or code.co_firstlineno > len(lines):
+        return inspect.getsource(fn)
+    block = inspect.getblock(lines[code.co_firstlineno - 1:])
+    return "".join(block)
+
+
 def _template_of(vjp: Callable[..., Any], n_diff: int, name: str) -> tuple[gast.expr, ...]:
-    src = textwrap.dedent(inspect.getsource(vjp))
+    src = textwrap.dedent(_source_of(vjp))
     fn = gast.parse(src).body[0]
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and
                                        isinstance(s.value, gast.Constant))]
@@ -278,31 +331,53 @@ def defvjp(
             raise RuleError(f"rule for {qual}: the vjp must take (g, out, {', '.join(pnames)}), "
                             f"not ({', '.join(vjp_params)})")
         _check_arity(primal, params, qual)
-        templates = _template_of(vjp, len(diff_names), qual)
         declared = set(_names_split(reads))
-        found = value_reads(templates, set(pnames) | {"out"})
-        # A linear pullback may read non-differentiable parameters (axis, index, condition)
-        # but no differentiable input and not the output.
-        if linear and found & {*diff_names, "out"}:
-            raise RuleError(f"rule for {qual} is declared linear but its pullback reads "
-                            f"{sorted(found & {*diff_names, 'out'})}")
-        if found != declared:
-            raise RuleError(f"rule for {qual} declares reads={sorted(declared)} but its pullback "
-                            f"reads {sorted(found)}; the mutation analysis depends on this")
-        free = set()
-        local = {"g", "out", *pnames} | _bound_names(templates)
-        for tpl in templates:
-            for node in walk(tpl):
-                if isinstance(node, gast.Name) and node.id not in local:
-                    free.add(node.id)
+
+        def parse() -> tuple[tuple[gast.expr, ...], frozenset[str]]:
+            templates = _template_of(vjp, len(diff_names), qual)
+            found = value_reads(templates, set(pnames) | {"out"})
+            # A linear pullback may read non-differentiable parameters (axis, index,
+            # condition) but no differentiable input and not the output.
+            if linear and found & {*diff_names, "out"}:
+                raise RuleError(f"rule for {qual} is declared linear but its pullback reads "
+                                f"{sorted(found & {*diff_names, 'out'})}")
+            if found != declared:
+                raise RuleError(f"rule for {qual} declares reads={sorted(declared)} but its "
+                                f"pullback reads {sorted(found)}; the mutation analysis "
+                                "depends on this")
+            free = set()
+            local = {"g", "out", *pnames} | _bound_names(templates)
+            for tpl in templates:
+                for node in walk(tpl):
+                    if isinstance(node, gast.Name) and node.id not in local:
+                        free.add(node.id)
+            return templates, frozenset(free)
+
+        parsed = _Templates(load=parse)
+        if not _builtin(vjp):
+            parsed.get()  # a user's rule: a bad template is refused at registration
         rule = Rule(primal=primal, name=qual, params=params, diff=diff_names,
                     reads=frozenset(declared), linear=linear, view=view,
-                    mutates=_names_split(mutates), vjp=vjp, templates=templates,
-                    free_names=frozenset(free))
+                    mutates=_names_split(mutates), vjp=vjp, parsed=parsed)
         _install(rule)
         return vjp
 
     return register
+
+
+def _builtin(fn: Callable[..., Any]) -> bool:
+    """True for a template function of adgen's own rules (parsed lazily, checked by
+    tests/rules/test_rules.py, which parses every rule of the registry)."""
+    return str(getattr(fn, "__module__", "") or "").startswith("adgen.")
+
+
+def parse_all() -> None:
+    """Parses every template of the registry now (the tests; a warm-up): raises RuleError
+    for the first rule whose template is malformed or does not read what it declares."""
+    for rule in all_rules():
+        rule.parsed.get()
+    for primal, jvp in list(_JVPS.values()):
+        _jvp_entry(primal, jvp)
 
 
 def defrrule(
@@ -335,7 +410,7 @@ def defrrule(
                             hint="give the rule the same parameters as the function")
     rule = Rule(primal=primal, name=qual, params=params, diff=tuple(p.name for p in params),
                 reads=frozenset(p.name for p in params), linear=False, view=False,
-                mutates=tuple(mutates), vjp=None, templates=(), rrule=rrule)
+                mutates=tuple(mutates), vjp=None, rrule=rrule)
     _install(rule)
     return rule
 
@@ -541,8 +616,7 @@ def defnondiff(func: Callable[..., Any]) -> Callable[..., Any]:
     func = checked
     rule = Rule(primal=func, name=_qualname(func), params=(Param("args", varargs=True),),
                 diff=(), reads=frozenset(), linear=True, view=False, mutates=(),
-                vjp=_no_cotangent,
-                templates=(), free_names=frozenset())
+                vjp=_no_cotangent)
     _RULES[id(func)] = rule
     _NONDIFF[id(func)] = rule
     _GENERATION[0] += 1
@@ -600,7 +674,7 @@ class Jvp:
                    for tpl in self.templates for n in walk(tpl))
 
 
-_JVPS: dict[int, tuple[Any, Jvp]] = {}
+_JVPS: dict[int, tuple[Any, Jvp | _LazyJvp]] = {}
 JVP_KINDS = frozenset({"terms", "elementwise", "linear", "multilinear", "zero"})
 
 
@@ -624,8 +698,11 @@ def defjvp(primal: Callable[..., Any], *, elementwise: bool = False
         if got != ["d", "out", *pnames]:
             raise RuleError(f"jvp for {rule.name}: must take (d, out, {', '.join(pnames)}), "
                             f"not ({', '.join(got)})")
-        templates = _template_of(fn, len(rule.diff), rule.name)
-        _install_jvp(primal, Jvp("elementwise" if elementwise else "terms", templates, fn))
+        kind = "elementwise" if elementwise else "terms"
+        if _builtin(fn):  # parsed by jvp_of when forward mode first asks
+            _install_jvp(primal, _LazyJvp(kind, fn, len(rule.diff), rule.name))
+        else:
+            _install_jvp(primal, Jvp(kind, _template_of(fn, len(rule.diff), rule.name), fn))
         return fn
 
     return register
@@ -645,7 +722,25 @@ def defjvp_kind(kind: str, *primals: Callable[..., Any]) -> None:
         _install_jvp(primal, Jvp(kind))
 
 
-def _install_jvp(primal: Any, jvp: Jvp) -> None:
+@dataclass(frozen=True)
+class _LazyJvp:
+    """A registered jvp whose template is not parsed yet (see :class:`_Templates`)."""
+
+    kind: str
+    fn: Callable[..., Any]
+    n_diff: int
+    name: str
+
+
+def _jvp_entry(primal: Any, jvp: Jvp | _LazyJvp) -> tuple[Any, Jvp]:
+    """The registry's entry for ``primal`` with its template parsed."""
+    if isinstance(jvp, _LazyJvp):
+        jvp = Jvp(jvp.kind, _template_of(jvp.fn, jvp.n_diff, jvp.name), jvp.fn)
+        _JVPS[id(primal)] = (primal, jvp)  # the same jvp, parsed: no new generation
+    return primal, jvp
+
+
+def _install_jvp(primal: Any, jvp: Jvp | _LazyJvp) -> None:
     _JVPS[id(primal)] = (primal, jvp)
     _GENERATION[0] += 1
 
@@ -683,6 +778,8 @@ def jvp_of(rule: Rule) -> Jvp | None:
     """The jvp of ``rule``: registered, or read off the vjp of an elementwise primal (a ufunc,
     a ``math`` function, or one marked ``defjvp_kind("elementwise", ...)``); None if none."""
     got = _JVPS.get(id(rule.primal))
+    if got is not None and isinstance(got[1], _LazyJvp):
+        got = _jvp_entry(*got)
     if got is not None and got[0] is rule.primal and got[1].kind != "elementwise-derived":
         return got[1]
     marked = got is not None and got[0] is rule.primal
