@@ -310,7 +310,9 @@ def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
 
 def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
              wrt: tuple[int, ...] | None = None,
-             sig: tuple[Any, ...] | None = None) -> Compiled:
+             sig: tuple[Any, ...] | None = None, dump: list[str] | None = None) -> Compiled:
+    """Runs the passes on ``fn``. ``dump``: stop after ``reverse`` and append the code there
+    (the stage dump, made by the same code as the compilation; the result is then None)."""
     parsed, tree, namer, headers = _front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
@@ -389,6 +391,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         tree, known, {a.id for a, k in bound if type(k) is int},
         lambda n: _resolve(parsed, n)), parsed)
     result = _run("reverse", rev.run, parsed)
+    if dump is not None:
+        dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
+        return None  # type: ignore[return-value]
     _run("cleanup", lambda: cleanup(result.pullback), parsed)
     # one namespace for the forward and the pullback: adgen's names, then the values of the
     # function's free names, refreshed at each call by their guards (bindings.py); those
@@ -789,18 +794,10 @@ def _stage_source(fn: Any, stage: str, mutation: str) -> str:
     if stage in ("cleanup", "free_values"):
         return compile_function(fn, mutation=mutation).own_source
     if stage == "reverse":
-        parsed, tree, namer, headers = _front(fn)
-        eff = effects(tree)
-        params = {a.id for a in tree.args.args}
-        act = activity(tree, eff.aliases(), {p for p in params if "param" in eff.written})
-
-        def info(obj: Any) -> _CalleeInfo | None:
-            if not callable(obj) or registry.lookup(obj) is not None:
-                return None
-            return _CalleeInfo(_callee_symbol(obj), compile_function(obj, mutation=mutation))
-
-        result = Reverse(parsed, tree, namer, act, eff, headers, mutation, info).run()
-        return to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n"
+        text: list[str] = []
+        with _COMPILE_LOCK:
+            _compile(fn, mutation, dump=text)
+        return text[0]
     if stage == "ssa":
         _, tree, _, _ = _front(fn)
         return to_source(tree)

@@ -118,3 +118,24 @@ def test_ssa_gives_loop_carried_names_one_binding_per_iteration():
     src = stage_source(nested, "ssa")
     # the accumulator is carried in a header version copied at the end of the body
     assert "acc_" in src
+
+
+def _scale_in_place(a):
+    a *= 2.0
+    return a
+
+
+def calls_a_mutating_helper(x):
+    y = x * x
+    _scale_in_place(x)
+    return np.sum(y) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn", CORPUS + [calls_a_mutating_helper], ids=lambda f: f.__name__)
+def test_reverse_stage_is_the_compiled_code_before_cleanup(fn):
+    # cleanup rewrites the pullback only: the forward the dump shows is the one that runs
+    from adgen.transforms.pipeline import compile_function
+
+    dumped = stage_source(fn, "reverse").split("\n\ndef ")[0]
+    compiled = compile_function(fn).own_source.split("\n\ndef ")[0]
+    assert dumped == compiled
