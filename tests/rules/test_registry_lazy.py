@@ -103,3 +103,29 @@ def test_lazy_templates_compile_the_same_gradient() -> None:
 
     x = np.linspace(-1.0, 1.0, 4)
     np.testing.assert_allclose(adgen.grad(h)(x), numerical_grad(h, (x,), 0), rtol=1e-6)
+
+
+def test_a_lazy_template_is_parsed_from_the_file_as_it_was_imported(tmp_path: Any) -> None:
+    # a file edited after the import (an upgrade under a running kernel) must not change the
+    # template, nor hand the parser another function's lines
+    import importlib.util
+    import linecache
+
+    path = tmp_path / "lazy_rule_mod.py"
+    path.write_text("def f(x):\n    return x\n\n\ndef f_vjp(g, out, x):\n    return g * 3.0\n")
+    spec = importlib.util.spec_from_file_location("lazy_rule_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    registry.defvjp(mod.f, "x", linear=True)(_fake_builtin(mod.f_vjp))
+    rule = registry.lookup(mod.f)
+    try:
+        path.write_text("import os\n\n\ndef f(x):\n    return x\n\n\n"
+                        "def f_vjp(g, out, x):\n    return g * out * x\n")
+        linecache.checkcache(str(path))
+        (tpl,) = rule.templates
+        assert gast.dump(tpl) == gast.dump(gast.parse("g * 3.0").body[0].value)
+        with pytest.raises(RuleError, match="not where its code says"):
+            registry._template_of(mod.f_vjp, 1, "f", linecache.getlines(str(path)))
+    finally:
+        registry._RULES.pop(id(mod.f), None)
+        registry._BY_NAME.pop(rule.name, None)

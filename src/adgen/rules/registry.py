@@ -223,23 +223,39 @@ def _names_split(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(text)
 
 
-def _source_of(fn: Callable[..., Any]) -> str:
-    """The source of a template function, read from linecache at its code's first line
-    (inspect.getsource first maps every loaded module to its file, which a cold start pays
-    for on its first template)."""
+def _source_lines(fn: Callable[..., Any]) -> list[str]:
+    """The lines of the file that defines ``fn``, as they are now (linecache's list: kept by a
+    lazy template, so that a file edited after the import cannot change its template)."""
     import linecache
 
     code = getattr(fn, "__code__", None)
-    lines = linecache.getlines(code.co_filename) if code is not None else []
-    if not lines or code.co_firstlineno > len(lines):
+    return linecache.getlines(code.co_filename) if code is not None else []
+
+
+def _source_of(fn: Callable[..., Any], lines: list[str] | None = None) -> str:
+    """The source of a template function, read from ``lines`` (its file's) at its code's
+    first line (inspect.getsource first maps every loaded module to its file, which a cold
+    start pays for on its first template)."""
+    code = getattr(fn, "__code__", None)
+    if lines is None:
+        lines = _source_lines(fn)
+    if code is None or not lines or code.co_firstlineno > len(lines):
         return inspect.getsource(fn)
-    block = inspect.getblock(lines[code.co_firstlineno - 1:])
-    return "".join(block)
+    return "".join(inspect.getblock(lines[code.co_firstlineno - 1:]))
 
 
-def _template_of(vjp: Callable[..., Any], n_diff: int, name: str) -> tuple[gast.expr, ...]:
-    src = textwrap.dedent(_source_of(vjp))
-    fn = gast.parse(src).body[0]
+def _template_of(vjp: Callable[..., Any], n_diff: int, name: str,
+                 lines: list[str] | None = None) -> tuple[gast.expr, ...]:
+    src = textwrap.dedent(_source_of(vjp, lines))
+    code_name = getattr(getattr(vjp, "__code__", None), "co_name", None)
+    try:
+        fn = gast.parse(src).body[0]
+    except SyntaxError:
+        fn = None
+    if not isinstance(fn, gast.FunctionDef) or fn.name != code_name:
+        # the lines do not hold this function (its file changed since it was compiled)
+        raise RuleError(f"rule for {name}: the source of its vjp {code_name} is not where "
+                        "its code says (was the file edited after it was imported?)")
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and
                                        isinstance(s.value, gast.Constant))]
     if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
@@ -333,8 +349,10 @@ def defvjp(
         _check_arity(primal, params, qual)
         declared = set(_names_split(reads))
 
+        lines = _source_lines(vjp)  # read now: the template is parsed from these lines
+
         def parse() -> tuple[tuple[gast.expr, ...], frozenset[str]]:
-            templates = _template_of(vjp, len(diff_names), qual)
+            templates = _template_of(vjp, len(diff_names), qual, lines)
             found = value_reads(templates, set(pnames) | {"out"})
             # A linear pullback may read non-differentiable parameters (axis, index,
             # condition) but no differentiable input and not the output.
@@ -367,7 +385,7 @@ def defvjp(
 
 def _builtin(fn: Callable[..., Any]) -> bool:
     """True for a template function of adgen's own rules (parsed lazily, checked by
-    tests/rules/test_rules.py, which parses every rule of the registry)."""
+    tests/rules/test_registry_lazy.py, which parses every rule of the registry)."""
     return str(getattr(fn, "__module__", "") or "").startswith("adgen.")
 
 
@@ -700,7 +718,8 @@ def defjvp(primal: Callable[..., Any], *, elementwise: bool = False
                             f"not ({', '.join(got)})")
         kind = "elementwise" if elementwise else "terms"
         if _builtin(fn):  # parsed by jvp_of when forward mode first asks
-            _install_jvp(primal, _LazyJvp(kind, fn, len(rule.diff), rule.name))
+            _install_jvp(primal, _LazyJvp(kind, fn, len(rule.diff), rule.name,
+                                          _source_lines(fn)))
         else:
             _install_jvp(primal, Jvp(kind, _template_of(fn, len(rule.diff), rule.name), fn))
         return fn
@@ -730,12 +749,13 @@ class _LazyJvp:
     fn: Callable[..., Any]
     n_diff: int
     name: str
+    lines: list[str] = field(compare=False, repr=False)
 
 
 def _jvp_entry(primal: Any, jvp: Jvp | _LazyJvp) -> tuple[Any, Jvp]:
     """The registry's entry for ``primal`` with its template parsed."""
     if isinstance(jvp, _LazyJvp):
-        jvp = Jvp(jvp.kind, _template_of(jvp.fn, jvp.n_diff, jvp.name), jvp.fn)
+        jvp = Jvp(jvp.kind, _template_of(jvp.fn, jvp.n_diff, jvp.name, jvp.lines), jvp.fn)
         _JVPS[id(primal)] = (primal, jvp)  # the same jvp, parsed: no new generation
     return primal, jvp
 
