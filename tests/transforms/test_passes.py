@@ -134,8 +134,14 @@ def calls_a_mutating_helper(x):
 @pytest.mark.parametrize("fn", CORPUS + [calls_a_mutating_helper], ids=lambda f: f.__name__)
 def test_reverse_stage_is_the_compiled_code_before_cleanup(fn):
     # cleanup rewrites the pullback only: the forward the dump shows is the one that runs
+    from adgen.errors import AdgenError
     from adgen.transforms.pipeline import compile_function
 
+    try:
+        compiled = compile_function(fn).own_source.split("\n\ndef ")[0]
+    except AdgenError as err:  # (iterate: enumerate(zip(...)) has no rule)
+        with pytest.raises(type(err)):
+            stage_source(fn, "reverse")
+        return
     dumped = stage_source(fn, "reverse").split("\n\ndef ")[0]
-    compiled = compile_function(fn).own_source.split("\n\ndef ")[0]
     assert dumped == compiled
