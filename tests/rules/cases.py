@@ -563,6 +563,15 @@ cases("numpy.real", C(randn(3, 4)), C(randn()), refuse(randn(3) + 1j * randn(3))
 cases("numpy.imag", C(randn(3, 4)), C(randn(3)))
 cases("numpy.angle", C(randn(4)), C(randn(2, 3), True))
 cases("_operator.invert", C(randn(3) > 0), C(np.array([1, 4, 7])))
+# trim_zeros: central differences keep every entry nonzero where the case has them nonzero,
+# and the exact zeros at the ends stay out of the output (a perturbation of a zero entry
+# would change the output's size, so those get no direction: the zero entries are ints)
+cases("numpy.trim_zeros", C(np.array([0.7, 1.5, -2.0, 0.3])),
+      expect((np.array([0.0, 0.0, 1.5, -2.0, 0.0]),), (np.array([0.0, 0.0, 2.0, 3.0, 0.0]),),
+             g=np.array([2.0, 3.0])),
+      expect((np.array([0.0, 3.0, 0.0, 1.0]), "f"), (np.array([0.0, 4.0, 5.0, 6.0]),),
+             g=np.array([4.0, 5.0, 6.0])),
+      expect((np.array([2.0, 0.0]),), (np.array([7.0, 0.0]),), g=np.array([7.0]), trim="b"))
 # forward mode's helpers (tangent code calls them; reverse mode differentiates that code)
 cases("adgen.rules.helpers_tangent.zero_tangent", C(randn(3)), C(randn()))
 cases("adgen.rules.helpers_tangent.fit_tangent", C(randn(), randn(2, 3)),
@@ -570,3 +579,4 @@ cases("adgen.rules.helpers_tangent.fit_tangent", C(randn(), randn(2, 3)),
 cases("adgen.rules.helpers_tangent.view_tangent", C(randn(3), randn(3), randn(3)))
 cases("adgen.rules.helpers_tangent.given_tangent", C(randn(2, 3), randn(2, 3)),
       C(randn(), randn()))
+cases("numpy.unstack", C(randn(3, 2)), C(randn(2, 3, 4), axis=1), C(randn(2, 3), axis=-1))

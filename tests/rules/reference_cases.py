@@ -27,7 +27,7 @@ def cases(name: str, *items: Case | list[Case]) -> None:
 
 cases("numpy.diff", C(randn(6)), C(randn(3, 4), axis=0), C(randn(3, 5), 2),
       C(randn(2, 3, 4), 1, -2), C(randn(5), prepend=randn(), append=randn(2)),
-      C(randn(3, 4), axis=0, prepend=randn(1, 4)), C(randn(4), 0))
+      C(randn(3, 4), axis=0, prepend=randn(1, 4)), refuse(randn(4), 0))
 cases("numpy.ediff1d", C(randn(5)), C(randn(2, 3)), C(randn(4), randn(2), randn()))
 cases("numpy.trapezoid", C(randn(6)), C(randn(3, 5), dx=0.3), C(randn(3, 5), randn(5)),
       C(randn(4, 3), axis=0, x=np.sort(randn(4))), C(randn(3, 4), randn(3, 4), axis=1))
@@ -176,14 +176,8 @@ cases("numpy.choose", C(np.array([0, 2, 1]), [randn(3), randn(3), randn(3)]),
 cases("numpy.select", C([np.array([True, False, False]), np.array([False, True, False])],
                         [randn(3), randn(3)], 1.5),
       C([randn(4) > 0], [randn(4)]))
-# the output's size depends on which entries are exactly 0: central differences change it, so
-# the gradient is checked against the kept positions instead (fd=False; see the test)
-cases("numpy.trim_zeros", Case((np.array([0.0, 0.0, 1.5, -2.0, 0.0]),), fd=False),
-      Case((np.array([0.0, 3.0, 0.0, 1.0]), "f"), fd=False),
-      Case((np.array([2.0, 0.0]),), {"trim": "b"}, fd=False))
 cases("numpy.partition", C(randn(6), 2), C(randn(3, 5), 1, axis=0), C(randn(3, 5), [1, 3]),
       C(randn(2, 3), 4, None))
-cases("numpy.unstack", C(randn(3, 2)), C(randn(2, 3, 4), axis=1), C(randn(2, 3), axis=-1))
 cases("numpy.diagflat", C(randn(3)), C(randn(2, 2), 1), C(randn(2), k=-1))
 cases("numpy.astype", C(randn(3), np.float64), C(randn(3), np.int64))
 cases("numpy.broadcast_arrays", C(randn(3), randn(2, 1)), C(randn(2, 3), randn(), randn(3)))

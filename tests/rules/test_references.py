@@ -29,8 +29,6 @@ from adgen.errors import AdgenError, RuleError
 from adgen.rules import registry
 
 NAMES = [r.name for r in registry.all_references()]
-# References of functions that write their first argument in place and return None.
-WRITES_FIRST: set[str] = set()
 _COUNTER = itertools.count()
 
 
@@ -72,14 +70,7 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     args = [slot(v) for v in case.args]
     kwargs = [f"{k}={slot(v)}" for k, v in case.kwargs.items()]
     call = name.replace("numpy.", "np.", 1)
-    if name in WRITES_FIRST:
-        # the function writes its first argument: write a copy, return it
-        first = args[0]
-        body = (f"    {first} = {first} * 1.0\n    {call}({', '.join(args + kwargs)})\n"
-                f"    return {first}\n")
-    else:
-        body = f"    return {call}({', '.join(args + kwargs)})\n"
-    src = f"def user_fn({', '.join(params)}):\n{body}"
+    src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)})\n"
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"np": np, **consts}
@@ -123,31 +114,11 @@ def test_reference(name: str, case: Case) -> None:
             adgen.vjp(fn, *values)
         return
     with np.errstate(all="ignore"):
-        if name in WRITES_FIRST:
-            want, got = np.copy(case.args[0]), np.copy(case.args[0])
-            ref.primal(want, *case.args[1:], **case.kwargs)
-            ref.impl(got, *case.args[1:], **case.kwargs)
-        else:
-            want = ref.primal(*case.args, **case.kwargs)
-            got = ref.impl(*case.args, **case.kwargs)
+        want = ref.primal(*case.args, **case.kwargs)
+        got = ref.impl(*case.args, **case.kwargs)
     assert_same_result(got, want)
     fn, values = user_function(name, case)
     if not values:
-        return
-    if not case.fd:
-        # an output whose size depends on the values: the cotangent goes back to the entries
-        # the output kept (found by matching values, independently of adgen)
-        out, pullback = adgen.vjp(fn, *values)
-        u = np.random.default_rng(0).standard_normal(np.shape(out))
-        (ct,) = pullback(u)
-        x = values[0]
-        n = np.size(out)
-        start = next(i for i in range(np.size(x) - n + 1)
-                     if np.array_equal(x[i:i + n], out))
-        want = np.zeros_like(x)
-        want[start:start + np.size(out)] = u
-        np.testing.assert_array_equal(x[start:start + np.size(out)], out)
-        np.testing.assert_allclose(ct, want)
         return
     with np.errstate(invalid="ignore", over="ignore"):
         check_vjp(fn, values, rtol=1e-5, atol=1e-6)
@@ -195,9 +166,73 @@ def test_a_write_through_a_rotated_view() -> None:
                                    err_msg=f.__name__)
 
 
+def test_writes_through_pieces() -> None:
+    """np.unstack returns views in a tuple: a write into one is refused (not silently lost);
+    np.trim_zeros returns a slice: a write through it is followed under "save" and refused
+    under "strict" (its pullback reads the zeros of the argument)."""
+    from gradcheck import numerical_grad
+
+    from adgen.errors import MutationError, UnsupportedError
+
+    w = np.arange(12.0).reshape(3, 4)
+
+    def pieces(x):
+        z = x * 1.0
+        a, b, c = np.unstack(z)
+        b[1] = 3.0
+        return np.sum(z * z * w)
+
+    def trimmed(x):
+        z = x[0] * 1.0
+        t = np.trim_zeros(z)
+        t[0] = 3.0
+        return np.sum(z * z * w[0])
+
+    x = np.random.default_rng(4).standard_normal((3, 4))
+    with pytest.raises(UnsupportedError):
+        adgen.grad(pieces)(x)
+    np.testing.assert_allclose(adgen.grad(trimmed)(x), numerical_grad(trimmed, [x], 0),
+                               rtol=1e-6, atol=1e-8)
+    with pytest.raises(MutationError):
+        adgen.grad(trimmed, mutation="strict")(x)
+
+
 def test_a_refused_mode_names_the_line() -> None:
     def f(x):
         return np.sum(np.pad(x, 1, mode="maximum"))
 
     with pytest.raises(RuleError, match="mode='maximum'"):
         adgen.grad(f)(np.ones(3))
+
+
+# Where the float32 result differs from NumPy's for a reason that is NumPy's rounding or
+# promotion, not adgen's: polydiv keeps float32 rounding noise as leading remainder
+# coefficients; choose with a Python float among float32 choices.
+FLOAT32_SKIP = {"numpy.polydiv-0", "numpy.polydiv-1", "numpy.polydiv-2", "numpy.choose-1"}
+
+
+@pytest.mark.parametrize("name, case", [
+    p for p in reference_cases() if p.values[1].raises is None
+    and not any(p.id.startswith(k + "(") for k in FLOAT32_SKIP)])
+def test_reference_float32(name: str, case: Case) -> None:
+    """With float32 inputs a reference gives NumPy's values at float32 precision and NumPy's
+    dtypes (NumPy 2 promotion: a Python float does not widen a float32 array)."""
+    def narrow(v: Any) -> Any:
+        if isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return v.astype(np.float32)
+        if isinstance(v, list):
+            return [narrow(i) for i in v]
+        return v
+
+    args = [narrow(a) for a in case.args]
+    kwargs = {k: narrow(v) for k, v in case.kwargs.items()}
+    ref = next(r for r in registry.all_references() if r.name == name)
+    with np.errstate(all="ignore"):
+        want = ref.primal(*args, **kwargs)
+        got = ref.impl(*args, **kwargs)
+    for g, w in zip(got if isinstance(got, (list, tuple)) else [got],
+                    want if isinstance(want, (list, tuple)) else [want]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype, \
+            f"dtype {np.asarray(g).dtype}, NumPy gives {np.asarray(w).dtype}"
+        np.testing.assert_allclose(np.asarray(g, dtype=float), np.asarray(w, dtype=float),
+                                   rtol=2e-5, atol=2e-5)

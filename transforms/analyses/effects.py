@@ -26,7 +26,8 @@ VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis",
                         "flipud", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
                         "real", "loop_sequence", "T", "flat_view",
                         # references (rules/composites.py) that return views, as numpy does
-                        "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"})
+                        "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
+                        "unstack", "trim_zeros", "matrix_transpose", "rollaxis"})
 # Calls without a derivative whose result holds no array.
 _NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "type", "print",
                            "repr", "id", "shape", "ndim", "size", "count_nonzero",

@@ -46,6 +46,9 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
                 append = np.broadcast_to(append, _slab_shape(np.shape(a), axis))
             parts.append(append)
         a = np.concatenate(parts, axis=axis)
+    # numpy returns a itself for n=0: a write through it would change a, which the compiler
+    # does not follow through a reference, so that case is refused
+    refuse_if(n == 0, "np.diff(a, n=0) returns a itself; use a")
     out = a
     for _ in range(n):
         lo, hi = _diff_slices(np.ndim(out), axis)
@@ -59,10 +62,10 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     out = flat[1:] - flat[:-1]
     parts = []
     if to_begin is not None:
-        parts.append(np.ravel(to_begin))
+        parts.append(np.ravel(to_begin).astype(_dtype(ary)))  # numpy casts to ary's dtype
     parts.append(out)
     if to_end is not None:
-        parts.append(np.ravel(to_end))
+        parts.append(np.ravel(to_end).astype(_dtype(ary)))
     return np.concatenate(parts) if len(parts) > 1 else out
 
 
@@ -88,7 +91,8 @@ def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any =
         axis = 0
     res = np.cumsum(x, axis=axis)
     if include_initial:
-        res = np.concatenate([np.zeros(_slab_shape(np.shape(x), axis)), res], axis=axis)
+        res = np.concatenate([np.zeros(_slab_shape(np.shape(x), axis), _dtype(res)), res],
+                             axis=axis)
     return res
 
 
@@ -101,7 +105,8 @@ def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any 
         axis = 0
     res = np.cumprod(x, axis=axis)
     if include_initial:
-        res = np.concatenate([np.ones(_slab_shape(np.shape(x), axis)), res], axis=axis)
+        res = np.concatenate([np.ones(_slab_shape(np.shape(x), axis), _dtype(res)), res],
+                             axis=axis)
     return res
 
 
@@ -130,7 +135,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 @defreference(np.polyval)
 def polyval(p: Any, x: Any) -> Any:
-    y = 0.0 * x
+    y = 0.0 * np.asarray(x)  # numpy: an array (a float64 one for a Python float)
     for i in range(len(p)):
         y = y * x + p[i]
     return y
@@ -181,12 +186,12 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
     refuse_if(not copy, "np.nan_to_num(copy=False) writes its argument in place; "
               "differentiate x = np.nan_to_num(x) instead")
-    big = np.finfo(np.float64).max
+    big = np.finfo(np.asarray(x).dtype).max  # the largest float of x's dtype
     hi = big if posinf is None else posinf
     lo = -big if neginf is None else neginf
     finite = np.isfinite(x)
     safe = np.where(finite, x, 0.0)
-    fill = np.where(np.isnan(x), nan, np.where(x > 0, hi, lo))
+    fill = np.where(np.isnan(x), nan, np.where(x > 0, hi, lo)).astype(np.asarray(x).dtype)
     return np.where(finite, safe, fill)[()]
 
 
@@ -242,8 +247,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: 
         if before == 0 and after == 0:
             continue
         if mode == "constant":
-            lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values)
-            hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values)
+            lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values, _dtype(out))
+            hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values, _dtype(out))
             out = np.concatenate([lo, out, hi], axis=ax)
         else:
             idx = _pad_index(np.shape(out)[ax], before, after, mode)
@@ -303,7 +308,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     pos = q * (n - 1.0)
     lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
     hi = np.clip(lo + 1, 0, n - 1)
-    frac = pos - lo
+    frac = np.asarray(pos - lo, dtype=_dtype(s, q))  # numpy computes in a's and q's type
     vlo = np.take(s, lo, axis=-1)
     vhi = np.take(s, hi, axis=-1)
     qn = np.ndim(q)
@@ -341,6 +346,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     below = fp[0] if left is None else left
     above = fp[n - 1] if right is None else right
     y = np.where(x < xp[0], below, np.where(x > xp[n - 1], above, y))
+    y = np.asarray(y, dtype=np.float64)  # numpy's interp computes in float64
     if np.ndim(x) == 0:
         return y[()]
     return y
@@ -355,7 +361,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     na = np.shape(a)[0]
     nv = np.shape(v)[0]
     refuse_if(na == 0 or nv == 0, "np.convolve: the inputs must not be empty")
-    ap = np.concatenate([np.zeros(nv - 1), a, np.zeros(nv - 1)])
+    ap = np.concatenate([np.zeros(nv - 1, _dtype(a, v)), a, np.zeros(nv - 1, _dtype(a, v))])
     windows = np.take(ap, _conv_index(na, nv))
     full = windows @ np.flip(v, 0)
     start, stop = _conv_range(na, nv, mode)
@@ -367,7 +373,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     na = np.shape(a)[0]
     nv = np.shape(v)[0]
     refuse_if(na == 0 or nv == 0, "np.correlate: the inputs must not be empty")
-    ap = np.concatenate([np.zeros(nv - 1), a, np.zeros(nv - 1)])
+    ap = np.concatenate([np.zeros(nv - 1, _dtype(a, v)), a, np.zeros(nv - 1, _dtype(a, v))])
     full = np.take(ap, _conv_index(na, nv)) @ v
     start, stop = _corr_range(na, nv, mode)
     return full[start:stop]
@@ -383,7 +389,7 @@ def matrix_power(a: Any, n: int) -> Any:
     if n < 0:
         a = np.linalg.inv(a)
         n = -n
-    res = np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a)) + 0.0 * a
+    res = np.broadcast_to(np.eye(np.shape(a)[-1], dtype=_dtype(a)), np.shape(a)) + 0.0 * a
     for _ in range(n):
         res = res @ a
     return res
@@ -404,7 +410,7 @@ def cond(x: Any, p: Any = None) -> Any:
 def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
     m = np.shape(a)[0]
     n = np.shape(a)[1]
-    cut = rcond if rcond is not None else np.finfo(np.float64).eps * max(m, n)
+    cut = rcond if rcond is not None else np.finfo(_dtype(a, b)).eps * max(m, n)
     x = np.linalg.pinv(a, rcond=cut) @ b
     s = np.linalg.svd(a, compute_uv=False)
     rank = np.linalg.matrix_rank(a).astype(np.int32)  # numpy's lstsq: an int32 rank
@@ -414,7 +420,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
         if np.ndim(b) == 1:
             res = np.reshape(res, (1,))
     else:
-        res = np.zeros((0,))
+        res = np.zeros((0,), _dtype(a, b))
     return x, res, rank, s
 
 
@@ -467,6 +473,12 @@ def refuse_if(cond: Any, message: str) -> None:
 
         raise RuleError(message, hint="see docs/coverage.md, or register a rule with "
                         "@adgen.rrule")
+
+
+@defnondiff
+def _dtype(*values: Any) -> Any:
+    """The float dtype numpy computes values in (an int array's is float64)."""
+    return np.result_type(*[v for v in values if v is not None], 1.0)
 
 
 @defnondiff

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.composites import _norm_axis, refuse_if
+from adgen.rules.composites import _dtype, _norm_axis, refuse_if
 from adgen.rules.registry import defnondiff, defreference
 
 # --------------------------------------------------------------------------------------------
@@ -19,15 +19,15 @@ from adgen.rules.registry import defnondiff, defreference
 @defreference(np.polyadd)
 def polyadd(a1: Any, a2: Any) -> Any:
     n = max(np.size(a1), np.size(a2))
-    return np.concatenate([np.zeros(n - np.size(a1)), np.ravel(a1)]) + \
-        np.concatenate([np.zeros(n - np.size(a2)), np.ravel(a2)])
+    return np.concatenate([np.zeros(n - np.size(a1), _dtype(a1)), np.ravel(a1)]) + \
+        np.concatenate([np.zeros(n - np.size(a2), _dtype(a2)), np.ravel(a2)])
 
 
 @defreference(np.polysub)
 def polysub(a1: Any, a2: Any) -> Any:
     n = max(np.size(a1), np.size(a2))
-    return np.concatenate([np.zeros(n - np.size(a1)), np.ravel(a1)]) - \
-        np.concatenate([np.zeros(n - np.size(a2)), np.ravel(a2)])
+    return np.concatenate([np.zeros(n - np.size(a1), _dtype(a1)), np.ravel(a1)]) - \
+        np.concatenate([np.zeros(n - np.size(a2), _dtype(a2)), np.ravel(a2)])
 
 
 @defreference(np.polymul)
@@ -60,9 +60,9 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
 def poly(seq_of_zeros: Any) -> Any:
     refuse_if(np.ndim(seq_of_zeros) != 1, "np.poly: only the polynomial of a sequence of roots "
               "is differentiated (a matrix's characteristic polynomial needs eigenvalues)")
-    res = np.ones(1)
+    res = np.ones(1, _dtype(seq_of_zeros))
     for i in range(np.shape(seq_of_zeros)[0]):
-        res = np.convolve(res, np.stack([1.0, -seq_of_zeros[i]]))
+        res = np.convolve(res, np.stack([np.ones((), _dtype(seq_of_zeros)), -seq_of_zeros[i]]))
     return res
 
 
@@ -101,7 +101,7 @@ def polydiv(u: Any, v: Any) -> Any:
         for k in range(m - n + 1):
             d = r[0] / v[0]
             q.append(d)
-            r = r[1:] - d * np.concatenate([v[1:], np.zeros(np.shape(r)[0] - n - 1)])
+            r = r[1:] - d * np.concatenate([v[1:], np.zeros(np.shape(r)[0] - n - 1, _dtype(v))])
     start = _first_not_close(r)
     # one return (a tuple returned from two places is a list/tuple mix in adgen's runtime)
     return np.stack(q), r[start:]
@@ -156,6 +156,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     count = _insert_count(obj)
     vals = np.broadcast_to(np.moveaxis(np.reshape(values, _insert_values_shape(
         np.shape(values), np.ndim(arr), ax, np.ndim(obj))), ax, 0), (count,) + rest)
+    vals = vals.astype(_dtype(arr))  # numpy casts the values to arr's dtype
     both = np.concatenate([moved, vals], axis=0)
     return np.moveaxis(np.take(both, _insert_order(np.shape(moved)[0], obj), axis=0), 0, ax)
 
@@ -287,25 +288,6 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return res
 
 
-@defreference(np.trim_zeros)
-def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
-    refuse_if(axis is not None or np.ndim(filt) != 1, "np.trim_zeros: only 1-D input without "
-              "axis= is differentiated")
-    start, stop = _trim_bounds(filt, trim)
-    return filt[start:stop]
-
-
-@defnondiff
-def _trim_bounds(filt: Any, trim: str) -> tuple[int, int]:
-    nz = np.flatnonzero(np.asarray(filt))
-    n = len(filt)
-    if len(nz) == 0:
-        return 0, 0
-    start = int(nz[0]) if "f" in trim.lower() else 0
-    stop = int(nz[-1]) + 1 if "b" in trim.lower() else n
-    return start, stop
-
-
 @defreference(np.partition)
 def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
               order: Any = None) -> Any:
@@ -313,21 +295,6 @@ def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
     if axis is None:
         return np.take_along_axis(np.ravel(a), np.argpartition(np.ravel(a), kth), axis=0)
     return np.take_along_axis(a, np.argpartition(a, kth, axis=axis), axis=axis)
-
-
-@defreference(np.unstack)
-def unstack(x: Any, /, *, axis: int = 0) -> Any:
-    res = []
-    for idx in _unstack_index(np.shape(x), axis):
-        res.append(x[idx])
-    return tuple(res)
-
-
-@defnondiff
-def _unstack_index(shape: Any, axis: int) -> list[Any]:
-    ax = _norm_axis(axis, len(shape))
-    return [tuple(i if d == ax else slice(None) for d in range(len(shape)))
-            for i in range(shape[ax])]
 
 
 @defreference(np.diagflat)
@@ -403,7 +370,7 @@ def modf(x: Any) -> Any:
 @defreference(np.frexp)
 def frexp(x: Any) -> Any:
     e = _exponent(x)
-    return x * np.exp2(-e), e
+    return x * np.exp2(-e).astype(_dtype(x)), e
 
 
 @defnondiff
@@ -413,7 +380,7 @@ def _exponent(x: Any) -> Any:
 
 @defreference(np.ldexp)
 def ldexp(x1: Any, x2: Any) -> Any:
-    return x1 * np.exp2(x2)
+    return x1 * np.exp2(x2).astype(_dtype(x1))
 
 
 @defreference(np.unwrap)
@@ -462,6 +429,8 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
               "differentiated")
     refuse_if(np.any(np.sign(start) != np.sign(stop)) or np.any(np.asarray(start) == 0),
               "np.geomspace: start and stop must be nonzero and of the same sign")
+    start = np.asarray(start, dtype=np.float64)  # numpy's geomspace computes in float64
+    stop = np.asarray(stop, dtype=np.float64)
     sign = np.sign(start)
     res = sign * np.power(10.0, np.linspace(np.log10(sign * start), np.log10(sign * stop),
                                             num, endpoint))

@@ -18,6 +18,7 @@ from adgen.rules.composites import (
     _quantile_dest,
     _quantile_flat,
     _quantile_keep,
+    _dtype,
     refuse_if,
 )
 from adgen.rules.registry import defnondiff, defreference
@@ -58,7 +59,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
               "differentiated")
     valid = ~np.isnan(a)
     total = np.sum(np.where(valid, a, 0.0), axis=axis, keepdims=keepdims)
-    return total / np.sum(valid, axis=axis, keepdims=keepdims)
+    return total / np.sum(valid, axis=axis, keepdims=keepdims).astype(_dtype(a))
 
 
 @defreference(np.nanvar)
@@ -67,11 +68,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     refuse_if(out is not None or dtype is not None, "np.nanvar: dtype= and out= are not "
               "differentiated")
     valid = ~np.isnan(a)
-    n = np.sum(valid, axis=axis, keepdims=True)
+    n = np.sum(valid, axis=axis, keepdims=True).astype(_dtype(a))
     mean = np.sum(np.where(valid, a, 0.0), axis=axis, keepdims=True) / n
     dev = np.where(valid, a - mean, 0.0)
     return np.sum(dev * dev, axis=axis, keepdims=keepdims) / (
-        np.sum(valid, axis=axis, keepdims=keepdims) - ddof)
+        np.sum(valid, axis=axis, keepdims=keepdims) - ddof).astype(_dtype(a))
 
 
 @defreference(np.nanstd)
@@ -110,7 +111,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     pos = qf * (count - 1.0)
     lo = np.maximum(np.floor(pos).astype(np.intp), 0)
     hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
-    frac = pos - lo
+    frac = (pos - lo).astype(_dtype(s, q))
     vlo = np.take_along_axis(s, lo, axis=-1)
     vhi = np.take_along_axis(s, hi, axis=-1)
     res = vlo + (vhi - vlo) * frac
@@ -139,11 +140,11 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
     refuse_if(fweights is not None or aweights is not None or dtype is not None,
               "np.cov: fweights=, aweights= and dtype= are not differentiated")
-    x = np.atleast_2d(m)
+    x = np.atleast_2d(np.asarray(m, dtype=np.float64))  # numpy's cov computes in float64
     if not rowvar and np.shape(x)[0] != 1:
         x = np.transpose(x)
     if y is not None:
-        yy = np.atleast_2d(y)
+        yy = np.atleast_2d(np.asarray(y, dtype=np.float64))
         if not rowvar and np.shape(yy)[0] != 1:
             yy = np.transpose(yy)
         x = np.concatenate([x, yy], axis=0)
@@ -177,7 +178,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
         lo = range[0]
         hi = range[1]
     refuse_if(lo == hi, "np.histogram: the data range has zero width (all values equal)")
-    return np.linspace(lo, hi, bins + 1)
+    return np.linspace(lo, hi, bins + 1).astype(_dtype(a, lo, hi))
 
 
 @defreference(np.histogram)
@@ -187,7 +188,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     flat = np.ravel(a)
     which = _histogram_bins(flat, edges)
     w = np.ones(np.shape(flat)) if weights is None else np.ravel(weights)
-    counts = np.zeros(np.shape(edges)[0] - 1)
+    counts = np.zeros(np.shape(edges)[0] - 1, _dtype(w))
     np.add.at(counts, which[0], w[which[1]])
     hist = counts
     if density:

@@ -27,7 +27,9 @@ __all__ = [
     "repeat_vjp",
     "rollaxis_vjp",
     "svd_vjp",
+    "trim_zeros_vjp",
     "unbroadcast_to",
+    "unstack_vjp",
 ]
 
 
@@ -266,3 +268,25 @@ def unbroadcast_to(g: object, shape: tuple) -> object:
     """``g`` as an array of ``shape`` (a 0-d result stays a number)."""
     g = np.asarray(g, dtype=np.float64)
     return g[()] if shape == () else np.broadcast_to(g, shape).copy()
+
+
+def trim_zeros_vjp(g: object, filt: object, trim: str, axis: object) -> np.ndarray:
+    """Adjoint of ``np.trim_zeros(filt, trim)`` (1-D): g where the kept slice was, 0 outside."""
+    filt = np.asarray(filt)
+    if axis is not None or filt.ndim != 1:
+        unsupported("np.trim_zeros: only 1-D input without axis= is differentiated")
+    nz = np.flatnonzero(filt)
+    res = np.zeros(filt.shape)
+    if len(nz):
+        start = int(nz[0]) if "f" in trim.lower() else 0
+        res[start:start + np.size(g)] = g
+    return res
+
+
+def unstack_vjp(g: object, shape: tuple, axis: int) -> np.ndarray:
+    """Adjoint of ``np.unstack(x, axis=axis)``: the pieces' cotangents stacked back."""
+    shape = tuple(shape)
+    ax = axis % len(shape)
+    piece = shape[:ax] + shape[ax + 1:]
+    parts = [np.zeros(piece) if c is None else np.broadcast_to(c, piece) for c in g]
+    return np.stack(parts, axis=ax)

@@ -37,6 +37,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "argmax": np.argmax,
     "argmin": np.argmin,
     "argsort": np.argsort,
+    "argpartition": np.argpartition,
+    "all": np.all,
+    "any": np.any,
     # products
     "dot": np.dot,
     "trace": np.trace,

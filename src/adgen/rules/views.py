@@ -1,6 +1,7 @@
 """Rules for the NumPy functions that return views of their argument: ``fliplr``, ``flipud``,
 ``rot90``, ``atleast_3d``, ``matrix_transpose``, ``rollaxis``, and ``real`` / ``imag`` /
-``angle`` of a real array (a complex argument is refused: ``real_input_vjp``).
+``angle`` of a real array (a complex argument is refused: ``real_input_vjp``), and
+``trim_zeros`` (a slice of its argument).
 
 These are one line of NumPy over functions with rules, but they return views, and a view the
 caller writes through must be known to the compiler as a view (``view=True``), so they are
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import real_input_vjp, rollaxis_vjp
+from adgen.rules.helpers import real_input_vjp, rollaxis_vjp, trim_zeros_vjp, unstack_vjp
 from adgen.rules.registry import defvjp
 
 
@@ -67,3 +68,15 @@ def imag(g: Any, out: Any, val: Any) -> Any:
 @defvjp(np.angle, "z, deg=False", diff="z", reads="z")
 def angle(g: Any, out: Any, z: Any, deg: Any) -> Any:
     return real_input_vjp(0.0 * g, z)  # 0 or pi: piecewise constant for a real input
+
+
+@defvjp(np.trim_zeros, "filt, trim='fb', axis=None", diff="filt", reads="filt, trim, axis",
+        view=True)
+def trim_zeros(g: Any, out: Any, filt: Any, trim: Any, axis: Any) -> Any:
+    # the pullback finds where the slice starts from filt's zeros (not from the values of out)
+    return trim_zeros_vjp(g, filt, trim, axis)
+
+
+@defvjp(np.unstack, "x, *, axis=0", diff="x", reads="axis", linear=True, view=True)
+def unstack(g: Any, out: Any, x: Any, axis: Any) -> Any:
+    return unstack_vjp(g, np.shape(x), axis)
