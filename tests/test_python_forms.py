@@ -90,3 +90,21 @@ def test_function_typed_with_python_c_names_the_cause():
                        timeout=120, check=True)
     assert "interactive prompt, by python -c or by exec" in r.stdout
     assert "define it in a .py file" in r.stdout
+
+
+def nested_iteration(xs, ws):
+    total = 0.0
+    for i, (a, b) in enumerate(zip(xs, ws)):
+        total = total + i * a * b
+    for k, (a, (b, c)) in enumerate(zip(xs, zip(ws, xs)), start=1):
+        total = total + k * a * b * c
+    for a, b, c in zip(xs, ws, xs[::-1]):
+        total = total + a * b * c
+    return total
+
+
+def test_enumerate_and_zip_nested():
+    xs, ws = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    got = adgen.grad(nested_iteration, argnums=(0, 1))(xs, ws)
+    assert_grad_close(got[0], numerical_grad(nested_iteration, [xs, ws], 0))
+    assert_grad_close(got[1], numerical_grad(nested_iteration, [xs, ws], 1))

@@ -181,32 +181,42 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
             heads.append(assign(_store(s.target), value, s))
         else:
             heads.append(assign(_store(s.target), name(key), s))
-    elif _is_call(it, "enumerate") and len(it.args) == 1 and \
-            isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
-        seq = namer.fresh("seq")
-        pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it.args[0]), s))
-        count = _call("len", name(seq))
-        heads.append(assign(_store(s.target.elts[0]), name(index), s))
-        heads.extend(_bind(s.target.elts[1], seq, index, s, namer))
-    elif _is_call(it, "zip") and isinstance(s.target, gast.Tuple) and \
-            len(s.target.elts) == len(it.args):
-        seqs = []
-        for a in it.args:
-            seq = namer.fresh("seq")
-            pre.append(assign(name(seq, gast.Store), _call("loop_sequence", a), s))
-            seqs.append(seq)
-        count = _call("min", *[_call("len", name(q)) for q in seqs])
-        for elt, seq in zip(s.target.elts, seqs):
-            heads.extend(_bind(elt, seq, index, s, namer))
     else:
-        seq = namer.fresh("seq")
-        pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it), s))
-        count = _call("len", name(seq))
-        heads.extend(_bind(s.target, seq, index, s, namer))
+        count = _over(it, s.target, index, s, namer, pre, heads)
     s.target = name(index, gast.Store)
     s.iter = _at(_call("range", count), s)
     s.body = heads + body
     return pre + [s]
+
+
+def _over(it: gast.expr, target: gast.expr, index: str, like: gast.AST, namer: Namer,
+          pre: list[gast.stmt], heads: list[gast.stmt]) -> gast.expr:
+    """Binds ``target`` to the ``index``-th item of ``it`` (statements into ``heads``, the
+    sequences it indexes into ``pre``) and returns the number of items. ``enumerate`` and
+    ``zip`` nest (``for i, (a, b) in enumerate(zip(xs, ws))``)."""
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id == "enumerate" and 1 <= len(it.args) + len(it.keywords) <= 2 and \
+            all(k.arg == "start" for k in it.keywords) and \
+            isinstance(target, gast.Tuple) and len(target.elts) == 2:
+        start = it.args[1] if len(it.args) == 2 else next(
+            (k.value for k in it.keywords if k.arg == "start"), None)
+        position: gast.expr = name(index)
+        if start is not None:
+            position = _at(gast.BinOp(left=name(index), op=gast.Add(), right=start), like)
+        heads.append(assign(_store(target.elts[0]), position, like))
+        return _over(it.args[0], target.elts[1], index, like, namer, pre, heads)
+    if _is_call(it, "zip") and not it.keywords and it.args and \
+            isinstance(target, gast.Tuple) and len(target.elts) == len(it.args):
+        counts = [_over(a, t, index, like, namer, pre, heads)
+                  for a, t in zip(it.args, target.elts)]
+        count = counts[0]
+        for c in counts[1:]:
+            count = _call("min", count, c)  # the builtin's rule takes two
+        return count
+    seq = namer.fresh("seq")
+    pre.append(assign(name(seq, gast.Store), _call("loop_sequence", it), like))
+    heads.extend(_bind(target, seq, index, like, namer))
+    return _call("len", name(seq))
 
 
 def _dict_view(node: gast.expr) -> tuple[gast.expr, str] | None:

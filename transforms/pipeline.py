@@ -456,7 +456,7 @@ def _generated_names() -> dict[str, Any]:
 
     out: dict[str, Any] = {"np": np, "math": math}
     for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int", "max",
-              "min"):
+              "min", "enumerate", "zip"):
         out[n] = getattr(builtins, n)  # the passes call them (lower_mutation, desugar)
     for n in runtime.__all__:
         out[n] = getattr(runtime, n)
