@@ -224,3 +224,32 @@ def test_torch_func_jacrev_matches_adgen_vjp_and_central_differences() -> None:
         row = np.eye(4)[i]
         assert_grad_close(jac[i], pullback(row)[0])
         assert_grad_close(jac[i], numerical_grad(weighted, (xs, row), 0))
+
+
+class Scaler:
+    def __init__(self) -> None:
+        self.c = 2.0
+
+    def step(self, x, y):
+        x *= self.c  # writes its first argument (argument 1 of the function, after self)
+        return np.sum(x * y)
+
+
+def scaled_product(c, x, y):
+    return np.sum(c * x * y)
+
+
+def test_a_bound_method_writes_the_right_argument() -> None:
+    a = torch.ones(3, dtype=F64)
+    (b,) = tensors((3,))
+    version = a._version
+    torch_function(Scaler().step)(a, b).backward()
+    assert np.array_equal(a.numpy(), [2.0, 2.0, 2.0]) and a._version > version
+    args = (2.0, np.ones(3), numpy(b))
+    assert_grad_close(b.grad.numpy(), numerical_grad(scaled_product, args, 2))
+    # a tensor that requires grad in the written position: fun writes a copy
+    (c,) = tensors((3,), seed=5)
+    before = numpy(c)
+    torch_function(Scaler().step)(c, b.detach()).backward()
+    assert np.array_equal(c.detach().numpy(), before)
+    assert_grad_close(c.grad.numpy(), numerical_grad(scaled_product, (2.0, before, numpy(b)), 1))

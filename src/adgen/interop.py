@@ -51,12 +51,14 @@ def _argnums(argnums: int | Sequence[int] | None, candidates: list[int],
 def _written(fun: Callable[..., Any], args: tuple[Any, ...], mutation: str) -> set[int] | None:
     """The positions of the arguments ``fun`` writes in place, from adgen's analysis (None:
     the analysis could not tell, any of them may be written)."""
-    compiled = api._compiled(fun, mutation, sig=signature(args))
+    # a bound method or callable object: its function, the receiver its argument 0
+    target, receiver = api._bound(getattr(fun, "__adgen_primal__", fun))
+    compiled = api._compiled(target, mutation, sig=signature((*receiver, *args)))
     written = compiled.written_params
-    if written is True:
+    code = getattr(target, "__code__", None)
+    if written is True or code is None:
         return None
-    code = getattr(api._unwrap(fun), "__code__", None)
-    names = code.co_varnames[:code.co_argcount] if code is not None else ()
+    names = code.co_varnames[:code.co_argcount][len(receiver):]
     return {k for k, name in enumerate(names) if name in written and k < len(args)}
 
 
@@ -259,14 +261,19 @@ class _TorchCall:
                   for k, v in self.kwargs.items()}
         tensors = [k for k, a in enumerate(args) if isinstance(a, torch.Tensor)]
         written = _written(self.fun, tuple(arrays), self.mutation)
+        before: dict[int, np.ndarray] = {}
         for k in tensors if written is None else sorted(written & set(tensors)):
             if args[k].requires_grad:
                 # torch's graph could not see a write into a tensor it differentiates (users
                 # of its new values would get gradients of the old): fun writes a copy
                 arrays[k] = arrays[k].copy()
+            elif written is None:
+                before[k] = arrays[k].copy()  # the analysis could not tell: compare after
             else:
                 self.written.append(k)
         out, self.pullback = api.vjp(self.fun, *arrays, mutation=self.mutation, **kwargs)
+        self.written += [k for k, old in before.items()
+                         if not np.array_equal(arrays[k], old, equal_nan=True)]
         for k in self.written:
             a = args[k]
             if a.device.type != "cpu":  # the write went to a CPU copy: bring it back
