@@ -452,3 +452,29 @@ class Private:
 def test_private_attributes_of_a_method():
     m = Private(3.0)
     assert_grad_close(adgen.grad(m.loss)(W), 6.0 * W)
+
+
+class Updater:
+    def __init__(self, w):
+        self.w = w
+
+    def update(self, x):  # named like dict.update
+        return self.w * x
+
+
+def builds_and_updates(w, x):
+    m = Updater(w)
+    return np.sum(m.update(x) ** 2)
+
+
+def dict_update(p, x):
+    p.update({"b": x * 2.0})
+    return np.sum(p["a"] * p["b"])
+
+
+def test_update_is_the_receiver_s_own_method():
+    x, w = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    gw, gx = adgen.grad(builds_and_updates, argnums=(0, 1))(w, x)
+    assert_grad_close(gw, 2 * w * x * x)
+    assert_grad_close(gx, 2 * w * w * x)
+    assert_grad_close(adgen.grad(dict_update, argnums=1)({"a": w.copy()}, x), 2 * w)

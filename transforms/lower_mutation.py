@@ -28,6 +28,7 @@ import gast
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
 
@@ -117,10 +118,18 @@ class _Lower:
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
             if self._user_method(recv, method):
                 return [s]  # self.update(x) in a class that defines update: a method call
-            if method == "extend" and len(call.args) == 1 and not call.keywords:
-                return self._extend(recv, call.args[0], s) + self._none(result, s)
-            if method == "update" and len(call.args) == 1 and not call.keywords:
-                return self._update(recv, call.args[0], s) + self._none(result, s)
+            if method in ("extend", "update") and len(call.args) == 1 and not call.keywords:
+                if self._object_like(recv):
+                    return [s]  # model.update(x) on an object: its own method
+                # list.extend / dict.update when the receiver is one at run time, else the
+                # receiver's own method of that name
+                lower = self._extend if method == "extend" else self._update
+                kind = "list" if method == "extend" else "dict"
+                lowered = lower(recv, call.args[0], s) + self._none(result, s)
+                if self._built_as(recv, kind):
+                    return lowered
+                test = _call_name("isinstance", clone(recv), name(kind))
+                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method == "put":
                 ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
                 self._refuse_mode(mode, s)
@@ -238,6 +247,34 @@ class _Lower:
                                               args=[name(item)], keywords=[])), like)]
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
             self._loop(_call_name("len", name(seq)), body, i, like)
+
+    def _object_like(self, recv: gast.expr) -> bool:
+        """A name the function reads attributes of (``m.w``): an object, not a list or dict."""
+        if not isinstance(recv, gast.Name):
+            return False
+        if not hasattr(self, "_objects"):
+            tree = self.parsed.tree
+            calls = {id(c.func) for c in walk(tree) if isinstance(c, gast.Call)}
+            self._objects = {a.value.id for a in walk(tree)
+                             if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name)
+                             and id(a) not in calls}
+            # m = Model(...): an instance of a class of the user's
+            for a in walk(tree):
+                if isinstance(a, gast.Assign) and isinstance(a.value, gast.Call):
+                    cls = self.resolve(a.value.func)
+                    if isinstance(cls, type) and cls not in (list, dict):
+                        self._objects |= {t.id for t in a.targets if isinstance(t, gast.Name)}
+        return recv.id in self._objects
+
+    def _built_as(self, recv: gast.expr, kind: str) -> bool:
+        """A local the function builds as a list or dict display (``d = {}``) and never
+        rebinds: it is one at run time."""
+        if not isinstance(recv, gast.Name):
+            return False
+        display = gast.List if kind == "list" else gast.Dict
+        values = [a.value for a in walk(self.parsed.tree) if isinstance(a, gast.Assign) and
+                  any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets)]
+        return bool(values) and all(isinstance(v, display) for v in values)
 
     def _user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
