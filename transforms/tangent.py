@@ -338,7 +338,11 @@ class Tangent:
                 keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
         for kw in v.keywords:
             t = self.tangent(kw.value)
-            if t is not None and kw.arg in info.params:
+            if t is not None and kw.arg not in info.params:
+                self.refuse(s, f"passing a value with a derivative to the keyword-only "
+                               f"parameter {kw.arg} of {_src(v.func)}",
+                            "make it a positional-or-keyword parameter")
+            if t is not None:
                 keywords.append(gast.keyword(
                     arg=info.tangent_params[info.params.index(kw.arg)], value=t))
         args = copy.deepcopy(v.args)
@@ -380,6 +384,7 @@ class Tangent:
                 hint="use reverse mode (adgen.grad, adgen.vjp, adgen.jacrev) for this "
                      "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
         active = [k for k in rule.diff if self.tangent(_as_node(bound[k])) is not None]
+        pre: list[gast.stmt] = []  # statements before the primal one (out= only)
         if not active or jvp.kind == "zero":
             expr: gast.expr = self.zero(name(n))
         elif jvp.kind == "linear":
@@ -401,26 +406,30 @@ class Tangent:
                         terms.append(_substitute_call(node, {id(a): t}))
             expr = _sum(terms)
         else:
+            result: gast.expr = name(n)
             if jvp.reads_out and out_buf is not None:
-                self.refuse(s, f"{rule.name}(..., out=...) in forward mode",
-                            f"write {n} = {rule.name.split('.')[-1]}(...) without out=")
+                # n = f(a, out=o) overwrites what the terms read: the result, computed first
+                value = self.namer.fresh("value")
+                pre.append(assign(name(value, gast.Store), _substitute_call(node, {}), s))
+                result = name(value)
             terms = []
             for k, tpl in zip(rule.diff, jvp.templates):
                 if k in active:
                     mapping = {p: _as_node(v) for p, v in bound.items()}
                     mapping["d"] = self.tangent(_as_node(bound[k]))
-                    mapping["out"] = name(n)
+                    mapping["out"] = result
                     terms.append(_Fold().visit(_Subst(mapping).visit(copy.deepcopy(tpl))))
             expr = _sum(terms)
             if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
                     isinstance(expr, gast.Name):
-                expr = gast.Call(func=name("fit_tangent"), args=[expr, name(n)], keywords=[])
+                like = result if out_buf is None or pre else copy.deepcopy(out_buf)
+                expr = gast.Call(func=name("fit_tangent"), args=[expr, like], keywords=[])
         if out_buf is not None:  # n = f(a, out=o): computed before o is overwritten
             if not isinstance(out_buf, gast.Name):
                 self.refuse(s, "out= of an expression")
             tmp = self.namer.fresh("tangent")
             buf = out_buf.id
-            fill = [assign(name(tmp, gast.Store), expr, s)]
+            fill = pre + [assign(name(tmp, gast.Store), expr, s)]
             store = [assign(gast.Subscript(value=name(self.dot(buf)),
                                            slice=gast.Constant(value=Ellipsis, kind=None),
                                            ctx=gast.Store()), name(tmp), s)] \
@@ -445,17 +454,21 @@ class Tangent:
         if isinstance(s.op, (gast.Add, gast.Sub)):
             if vd is not None:
                 aug(type(s.op)(), vd)
-        elif isinstance(s.op, gast.Mult):
-            aug(gast.Mult(), copy.deepcopy(v))
+        elif isinstance(s.op, (gast.Mult, gast.Div)):
+            # the term of v's tangent first: v_dot may be x_dot itself (x *= x, or a callee
+            # given the same buffer twice), which the next statement changes
+            term = None
             if vd is not None:
-                aug(gast.Add(), gast.BinOp(left=name(x.id), op=gast.Mult(), right=vd))
-        elif isinstance(s.op, gast.Div):
-            aug(gast.Div(), copy.deepcopy(v))
-            if vd is not None:
-                aug(gast.Sub(), gast.BinOp(
-                    left=gast.BinOp(left=name(x.id), op=gast.Div(), right=copy.deepcopy(v)),
-                    op=gast.Mult(),
-                    right=gast.BinOp(left=vd, op=gast.Div(), right=copy.deepcopy(v))))
+                term = self.namer.fresh("term")
+                value = gast.BinOp(left=name(x.id), op=gast.Mult(), right=vd) \
+                    if isinstance(s.op, gast.Mult) else gast.BinOp(
+                        left=gast.BinOp(left=name(x.id), op=gast.Div(), right=copy.deepcopy(v)),
+                        op=gast.Mult(),
+                        right=gast.BinOp(left=vd, op=gast.Div(), right=copy.deepcopy(v)))
+                out.append(assign(name(term, gast.Store), value, s))
+            aug(type(s.op)(), copy.deepcopy(v))
+            if term is not None:
+                aug(gast.Add() if isinstance(s.op, gast.Mult) else gast.Sub(), name(term))
         elif type(s.op) in BINOPS:
             # x op= v: the new value and its tangent first (they read x's old value); the
             # tangent then goes where x's went (into the buffer, for an array)
@@ -495,8 +508,13 @@ class Tangent:
                                        "its arguments; it gives no jvp",
                                        self.parsed.location(s))
             f = v.func
-            if isinstance(f, gast.Attribute) and f.attr in ("at",) and v.args and \
+            import numpy as np
+
+            if isinstance(f, gast.Attribute) and f.attr == "at" and v.args and \
                     isinstance(v.args[0], gast.Name) and self.active(v.args[0].id):
+                if getattr(obj, "__self__", None) not in (np.add, np.subtract):
+                    self.refuse(s, f"{_src(v.func)} on a buffer with a derivative (only "
+                                   "np.add.at and np.subtract.at)")
                 # np.add.at(x, i, v) / np.subtract.at: the same call on the tangents
                 if len(v.args) < 3:
                     self.refuse(s, _src(v))
