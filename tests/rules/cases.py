@@ -580,3 +580,16 @@ cases("adgen.rules.helpers_tangent.view_tangent", C(randn(3), randn(3), randn(3)
 cases("adgen.rules.helpers_tangent.given_tangent", C(randn(2, 3), randn(2, 3)),
       C(randn(), randn()))
 cases("numpy.unstack", C(randn(3, 2)), C(randn(2, 3, 4), axis=1), C(randn(2, 3), axis=-1))
+# diff and the quantiles: rules (the references were 5-25x slower a call)
+cases("numpy.diff", C(randn(6)), C(randn(3, 4), axis=0), C(randn(3, 5), 2),
+      C(randn(2, 3, 4), 1, -2), C(randn(5), prepend=randn(), append=randn(2)),
+      C(randn(3, 4), axis=0, prepend=randn(1, 4)), C(randn(4), 0), C(randn(2, 3), 3, 0, prepend=1.5))
+cases("numpy.quantile", C(randn(7), 0.3), C(randn(4, 5), np.array([0.1, 0.5, 0.9])),
+      C(randn(4, 5), 0.3, axis=1), C(randn(4, 5), uniform(0.05, 0.95, 2), axis=0,
+                                      keepdims=True),
+      C(randn(2, 3, 4), 0.6, axis=(0, 2)), C(randn(3, 4), 0.8, -1, keepdims=True),
+      refuse(randn(5), 0.5, method="nearest"))
+cases("numpy.percentile", C(randn(7), 30.0), C(randn(4, 5), np.array([10.0, 90.0]), 1),
+      C(randn(3, 4), 45.0, axis=0, keepdims=True))
+cases("numpy.median", C(randn(7)), C(randn(6)), C(randn(4, 5), 1), C(randn(4, 5), axis=0),
+      C(randn(2, 3, 4), (0, 2), keepdims=True))

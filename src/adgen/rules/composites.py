@@ -1,8 +1,8 @@
 """Reference implementations: NumPy functions written once in plain NumPy.
 
 Each function here computes what its NumPy namesake computes (same values, same views), in
-Python + NumPy over functions that have derivative rules. ``@defreference(np.diff)`` tells
-the compiler to compile a call of ``np.diff`` as a call of :func:`diff`: adgen differentiates
+Python + NumPy over functions that have derivative rules. ``@defreference(np.kron)`` tells
+the compiler to compile a call of ``np.kron`` as a call of :func:`kron`: adgen differentiates
 it by its own source transform, as ``jax.numpy`` is written over ``lax``, so the adjoint and
 the mutation facts (what the pullback reads) come from this source. A rule for the same
 function, where one exists, wins.
@@ -30,30 +30,6 @@ from adgen.rules.registry import defnondiff, defreference
 
 # --------------------------------------------------------------------------------------------
 # Differences, sums, products
-
-
-@defreference(np.diff)
-def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
-    if prepend is not None or append is not None:
-        parts = []
-        if prepend is not None:
-            if np.ndim(prepend) == 0:
-                prepend = np.broadcast_to(prepend, _slab_shape(np.shape(a), axis))
-            parts.append(prepend)
-        parts.append(a)
-        if append is not None:
-            if np.ndim(append) == 0:
-                append = np.broadcast_to(append, _slab_shape(np.shape(a), axis))
-            parts.append(append)
-        a = np.concatenate(parts, axis=axis)
-    # numpy returns a itself for n=0: a write through it would change a, which the compiler
-    # does not follow through a reference, so that case is refused
-    refuse_if(n == 0, "np.diff(a, n=0) returns a itself; use a")
-    out = a
-    for _ in range(n):
-        lo, hi = _diff_slices(np.ndim(out), axis)
-        out = out[hi] - out[lo]
-    return out
 
 
 @defreference(np.ediff1d)
@@ -292,44 +268,6 @@ def dsplit(ary: Any, indices_or_sections: Any) -> Any:
 
 # --------------------------------------------------------------------------------------------
 # Order statistics and interpolation
-
-
-@defreference(np.quantile)
-def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
-    refuse_if(method != "linear" or weights is not None or
-              out is not None, "np.quantile: only method='linear' without weights= and out= "
-              "is differentiated")
-    nd = np.ndim(a)
-    moved = np.moveaxis(a, _quantile_axes(axis, nd), _quantile_dest(axis, nd))
-    flat = np.reshape(moved, _quantile_flat(np.shape(moved), axis, nd))
-    s = np.sort(flat, axis=-1)
-    n = np.shape(s)[-1]
-    pos = q * (n - 1.0)
-    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
-    hi = np.clip(lo + 1, 0, n - 1)
-    frac = np.asarray(pos - lo, dtype=_dtype(s, q))  # numpy computes in a's and q's type
-    vlo = np.take(s, lo, axis=-1)
-    vhi = np.take(s, hi, axis=-1)
-    qn = np.ndim(q)
-    res = vlo + (vhi - vlo) * frac
-    res = np.moveaxis(res, _quantile_qaxes(np.ndim(res), qn), _quantile_qdest(qn))
-    if keepdims:
-        res = np.reshape(res, _quantile_keep(np.shape(q), np.shape(a), axis))
-    return res
-
-
-@defreference(np.percentile)
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
-    return quantile(a, q / 100.0, axis, out, overwrite_input, method, keepdims,
-                    weights=weights)
-
-
-@defreference(np.median)
-def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
 
 
 @defreference(np.interp)
@@ -634,16 +572,6 @@ def _quantile_flat(shape: Any, axis: Any, nd: int) -> tuple[int, ...]:
     k = len(_quantile_axes(axis, nd))
     keep = tuple(shape[:nd - k])
     return keep + (-1,) if int(np.prod(shape[nd - k:])) > 0 else keep + (0,)
-
-
-@defnondiff
-def _quantile_qaxes(nd: int, qn: int) -> list[int]:
-    return list(range(nd - qn, nd))
-
-
-@defnondiff
-def _quantile_qdest(qn: int) -> list[int]:
-    return list(range(qn))
 
 
 @defnondiff

@@ -16,12 +16,15 @@ from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
     "copy_lower_to_upper",
+    "diff_vjp",
     "cotangent_part",
     "cumprod_vjp",
     "eigh_vjp",
     "inverse_gaps",
+    "percentile_vjp",
     "pinv_vjp",
     "qr_tall_vjp",
+    "quantile_vjp",
     "qr_vjp",
     "real_input_vjp",
     "repeat_vjp",
@@ -290,3 +293,104 @@ def unstack_vjp(g: object, shape: tuple, axis: int) -> np.ndarray:
     piece = shape[:ax] + shape[ax + 1:]
     parts = [np.zeros(piece) if c is None else np.broadcast_to(c, piece) for c in g]
     return np.stack(parts, axis=ax)
+
+
+def diff_vjp(g: object, a_shape: tuple, n: int, axis: int, prepend: object,
+             append: object, which: int) -> object:
+    """Adjoint of ``np.diff(a, n, axis, prepend, append)``: a's (which=0), prepend's (1) or
+    append's (2).
+
+    One difference d = c[1:] - c[:-1] along the axis has the adjoint c_bar[i] = g[i-1] - g[i]
+    (g taken as 0 outside its range); n of them are applied in turn, then c_bar is split
+    back into prepend, a and append (a scalar prepend or append gets the sum of its slab).
+    """
+    a_shape = tuple(a_shape)
+    ax = axis % len(a_shape)
+    g = np.array(g, dtype=np.float64)  # a copy: returned as a new array when n is 0
+    for _ in range(n):
+        shape = list(g.shape)
+        shape[ax] += 1
+        c = np.zeros(shape)
+        lead = (slice(None),) * ax
+        c[lead + (slice(1, None),)] += g
+        c[lead + (slice(None, -1),)] -= g
+        g = c
+    p_len = 0 if prepend is None else (1 if np.ndim(prepend) == 0 else np.shape(prepend)[ax])
+    lead = (slice(None),) * ax
+    a_bar = g[lead + (slice(p_len, p_len + a_shape[ax]),)]
+
+    def slab(part: np.ndarray, value: object) -> object:
+        if value is None:
+            return None
+        if np.ndim(value) == 0:
+            return np.sum(part)  # a number broadcast along the slab
+        return part
+
+    if which == 0:
+        return a_bar
+    if which == 1:
+        return slab(g[lead + (slice(0, p_len),)], prepend)
+    return slab(g[lead + (slice(p_len + a_shape[ax], None),)], append)
+
+
+def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
+                 keepdims: bool, which: int) -> object:
+    """Adjoint of ``np.quantile(a, q, axis, method='linear', keepdims)``: a's (which=0) or
+    q's (1).
+
+    The result is s[lo] + (s[hi] - s[lo]) * frac of the sorted values s, at pos = q (n - 1);
+    the cotangent goes to the two order statistics it interpolates (at a tie, to the ones
+    np.argsort puts there: a subgradient), and to q as (s[hi] - s[lo]) (n - 1).
+    """
+    if method != "linear":
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    a = np.asarray(a, dtype=np.float64)
+    nd = a.ndim
+    if (axis is None or nd == 1) and np.ndim(q) == 0 and which == 0 and a.size:
+        # the common case, one quantile of all the values: no axis bookkeeping
+        flat = a.ravel()
+        order = np.argsort(flat, kind="stable")
+        pos = float(q) * (flat.size - 1.0)
+        lo = min(max(int(np.floor(pos)), 0), flat.size - 1)
+        hi = min(lo + 1, flat.size - 1)
+        res = np.zeros(flat.size)
+        gs = float(np.sum(g))
+        res[order[lo]] += gs * (1.0 - (pos - lo))
+        res[order[hi]] += gs * (pos - lo)
+        return res.reshape(a.shape)
+    axes = list(range(nd)) if axis is None else [
+        ax % nd for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    dest = list(range(nd - len(axes), nd))
+    moved = np.moveaxis(a, axes, dest)
+    keep = moved.shape[:nd - len(axes)]
+    flat = moved.reshape(keep + (-1,))
+    order = np.argsort(flat, axis=-1, kind="stable")
+    s = np.take_along_axis(flat, order, axis=-1)
+    n = s.shape[-1]
+    qa = np.asarray(q, dtype=np.float64)
+    qf = qa.reshape(-1)
+    pos = qf * (n - 1.0)
+    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
+    hi = np.clip(lo + 1, 0, n - 1)
+    frac = pos - lo
+    gr = np.asarray(g, dtype=np.float64).reshape(qa.shape + keep)
+    gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
+    if which == 1:
+        slope = (s[..., hi] - s[..., lo]) * (n - 1.0)  # keep + (len(qf),)
+        q_bar = np.sum(gq * slope, axis=tuple(range(len(keep)))).reshape(qa.shape)
+        return q_bar[()] if qa.ndim == 0 else q_bar
+    s_bar = np.zeros(s.shape)
+    for k in range(qf.size):
+        s_bar[..., lo[k]] += gq[..., k] * (1.0 - frac[k])
+        s_bar[..., hi[k]] += gq[..., k] * frac[k]
+    flat_bar = np.zeros(flat.shape)
+    np.put_along_axis(flat_bar, order, s_bar, axis=-1)
+    return np.moveaxis(flat_bar.reshape(moved.shape), dest, axes)
+
+
+def percentile_vjp(g: object, a: object, q: object, axis: object, method: str,
+                   keepdims: bool, which: int) -> object:
+    """Adjoint of ``np.percentile``: ``quantile_vjp`` at q / 100."""
+    res = quantile_vjp(g, a, np.asarray(q, dtype=np.float64) / 100.0, axis, method, keepdims,
+                       which)
+    return res / 100.0 if which == 1 else res
