@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from e2e.test_corpus import GRAD_CASES, VALUE_AND_GRAD_CASES, VJP_CASES
-from gradcheck import assert_grad_close, assert_same_state, flatten, numerical_jvp, \
-    random_like
+from gradcheck import assert_grad_close, assert_same_state, flatten, numerical_jvp, random_like
 
 import adgen
 
@@ -114,7 +113,7 @@ def writes_argument(x, y):
 def test_jvp_of_a_function_that_writes_its_argument() -> None:
     x, y = np.array([1.0, 2.0, 3.0]), 0.5
     tx, ty = np.array([0.1, -0.2, 0.3]), 0.7
-    out, out_dot = adgen.jvp(writes_argument, (x, y), (tx, ty))
+    _, out_dot = adgen.jvp(writes_argument, (x, y), (tx, ty))
     assert np.array_equal(x, [2.0, 1.0, 1.5])  # written as a plain call writes it
     jv = numerical_jvp(writes_argument, (np.array([1.0, 2.0, 3.0]), 0.5), (tx, ty))
     np.testing.assert_allclose(out_dot, jv[0], rtol=1e-7)
@@ -148,6 +147,6 @@ def test_cli_mode_forward(tmp_path: Any, capsys: Any) -> None:
     text = capsys.readouterr().out
     assert "def f_jvp(x, x_dot=None):" in text and "y_dot[0] = " in text
     ns: dict[str, Any] = {}
-    exec(compile(text, "<printed>", "exec"), ns)  # the printed module runs as it is
-    out, out_dot = ns["f_jvp"](0.3, 1.0)
+    exec(compile(text, "<printed>", "exec"), ns)  # noqa: S102 - the printed module runs
+    _, out_dot = ns["f_jvp"](0.3, 1.0)
     assert out_dot == pytest.approx(2 * 0.3 + 2 * np.cos(0.3), rel=1e-12)

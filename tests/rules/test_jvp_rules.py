@@ -11,12 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rules.cases import CASES, Case
-from rules.test_rules import as_float_tree, axpy, bound_values, has_float, random_like, \
-    with_params
 
 from adgen.rules import registry
 from adgen.rules.helpers import zero_tangent
+from rules.cases import CASES, Case
+from rules.test_rules import as_float_tree, axpy, bound_values, has_float, random_like, with_params
 
 JVP_RULES = [r for r in registry.all_rules() if not r.is_rrule and registry.jvp_of(r)]
 

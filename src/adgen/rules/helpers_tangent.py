@@ -13,10 +13,10 @@ import numpy as np
 from adgen.rules.helpers_core import unsupported
 
 __all__ = [
-    "fit_tangent",
-    "given_tangent",
     "astype_jvp",
     "cholesky_jvp",
+    "fit_tangent",
+    "given_tangent",
     "solve_jvp_a",
     "view_tangent",
     "zero_tangent",

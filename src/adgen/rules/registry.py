@@ -877,7 +877,7 @@ def eval_jvp(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any],
             continue
         code = compile(ast.fix_missing_locations(ast.Expression(gast.gast_to_ast(tpl))),
                        "<jvp>", "eval")
-        term = eval(code, {**ns, **values, "out": out, "d": tangents[k]})  # noqa: S307
+        term = eval(code, {**ns, **values, "out": out, "d": tangents[k]})
         total = term if total is None else total + term
     if total is None:
         return helpers.zero_tangent(out)
