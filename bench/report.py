@@ -349,6 +349,17 @@ def _commit() -> str:
         return "unknown"
 
 
+# Sections after this line in docs/performance.md are measured by other commands (each says
+# which) and kept as they are when --write-docs rewrites the report above them.
+KEPT_MARKER = "<!-- Measured by the commands each section names; kept by --write-docs. -->"
+
+
+def kept_sections(old: str) -> str:
+    """The part of an existing docs/performance.md from :data:`KEPT_MARKER` on ("" if none)."""
+    at = old.find(KEPT_MARKER)
+    return "" if at < 0 else "\n" + old[at:]
+
+
 def document(results: Results, text: str) -> str:
     """docs/performance.md: the report with the date, the machine and every version."""
     versions = dict(results.versions)

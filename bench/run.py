@@ -312,7 +312,8 @@ def run(argv: list[str] | None = None) -> Results:
     print(text)
     if options.write_docs:
         path = REPO / "docs" / "performance.md"
-        path.write_text(report.document(results, text))
+        kept = report.kept_sections(path.read_text() if path.exists() else "")
+        path.write_text(report.document(results, text) + kept)
         print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
     return results
 

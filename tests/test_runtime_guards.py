@@ -31,7 +31,10 @@ def _random_view(rng: np.random.Generator, root: np.ndarray) -> np.ndarray:
         x = x.T
     if rng.random() < 0.1 and root.ndim == 2:
         x = x.reshape(-1)  # a view: the root is contiguous (or a copy, then skipped)
-    v = x[tuple(_random_slice(rng, d) for d in x.shape)]
+    index = tuple(_random_slice(rng, d) for d in x.shape)
+    v = x[index]
+    if not isinstance(v, np.ndarray):
+        v = x[(*index, Ellipsis)]  # one element, as a 0-d view (what write_region gives)
     if rng.random() < 0.1 and isinstance(v, np.ndarray) and v.ndim and v.shape[-1] % 2 == 0 \
             and v.strides[-1] == v.itemsize:
         v = v.view(np.float32)  # another dtype's view: checked without the index

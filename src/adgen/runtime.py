@@ -640,8 +640,8 @@ class _Watch:
         self.low = 0
         self.counts: np.ndarray | None = None
         self.listed: list[Capture] = []  # before indexing: every live capture
-        # once indexed: id(capture) -> (capture, counts view, lo, hi, shift, rank)
-        self.indexed: dict[int, tuple[Capture, np.ndarray, int, int, int, int]] = {}
+        # once indexed: id(capture) -> (capture, counts view (None: 0-d), lo, hi, shift, rank)
+        self.indexed: dict[int, tuple[Capture, np.ndarray | None, int, int, int, int]] = {}
         self.loose: list[Capture] = []  # once indexed: captures that do not map
         self.levels: dict[int, dict[int, dict[int, Capture]]] = {}
         self.added = 0  # captures indexed so far: hits are reported in capture order
@@ -664,7 +664,10 @@ class _Watch:
             self.loose.remove(cap)
             return
         _, marks, lo, hi, shift, _ = entry
-        marks -= 1
+        if marks is None:
+            self.counts[lo] -= 1
+        else:
+            marks -= 1
         level = self.levels[shift]
         for block in {lo >> shift, (hi - 1) >> shift}:
             level[block].pop(id(cap))
@@ -686,7 +689,7 @@ class _Watch:
             hits += [e[0] for e in self.indexed.values() if _overlaps(e[0].array, region)]
             return hits
         marks, lo, hi = mapped
-        if not marks.any():
+        if not (self.counts[lo] if marks is None else np.count_nonzero(marks)):
             return hits
         found: list[tuple[int, Capture]] = []
         seen: set[int] = set()
@@ -721,9 +724,10 @@ class _Watch:
             self._index(cap)
         return True
 
-    def _map(self, x: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    def _map(self, x: np.ndarray) -> tuple[np.ndarray | None, int, int] | None:
         """The view of ``counts`` that ``x`` is of the root, and x's extent in elements;
-        None if x is not laid out on the root's elements."""
+        None if x is not laid out on the root's elements. For a 0-d ``x`` (one element, a
+        scalar loop's write) the view is None: its count is ``counts[lo]``."""
         unit = self.unit
         if x.itemsize != unit or root_of(x) is not self.root:
             return None
@@ -731,6 +735,8 @@ class _Watch:
         if first % unit:
             return None
         lo = hi = first // unit  # x's extent, in elements of the root
+        if not x.ndim:
+            return None, lo, lo + 1
         strides = []
         for n, st in zip(x.shape, x.strides):
             if st % unit:
@@ -751,7 +757,10 @@ class _Watch:
             self.loose.append(cap)
             return
         marks, lo, hi = mapped
-        marks += 1
+        if marks is None:
+            self.counts[lo] += 1
+        else:
+            marks += 1
         shift = max(3, (hi - lo - 1).bit_length())  # 2 ** shift >= hi - lo: two blocks
         self.added += 1
         self.indexed[id(cap)] = (cap, marks, lo, hi, shift, self.added)
