@@ -593,3 +593,8 @@ cases("numpy.percentile", C(randn(7), 30.0), C(randn(4, 5), np.array([10.0, 90.0
       C(randn(3, 4), 45.0, axis=0, keepdims=True))
 cases("numpy.median", C(randn(7)), C(randn(6)), C(randn(4, 5), 1), C(randn(4, 5), axis=0),
       C(randn(2, 3, 4), (0, 2), keepdims=True))
+# empty and 0-d inputs
+CASES["numpy.diff"] += [C(np.zeros((2, 0)), axis=1), C(np.zeros((0, 3)), axis=1)]
+CASES["numpy.repeat"] += [C(np.zeros((0, 3)), 2, 0)]
+CASES["numpy.cumprod"] += [C(np.zeros((0,))), C(np.zeros((2, 0)), 1)]
+CASES["numpy.linalg.svd"] += [C(randn(1, 1)), C(randn(1, 3), full_matrices=False)]
