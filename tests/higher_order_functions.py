@@ -227,3 +227,17 @@ VECTOR = {
     stencil_vector: (X5,), view_vector: (X5,), reduce_vector: (X6,),
 }
 SCALARS = {scalar_cubic: 0.7, scalar_loop: 0.4}
+
+
+def out_of_constant(x):
+    """out= whose inputs carry no derivative, into a buffer that had one (found by the fuzzer:
+    the tangent read the result's name before the call bound it)."""
+    v1 = np.full(x.shape[0], 0.125)
+    v2 = np.empty_like(x)
+    for i in range(x.shape[0]):
+        v2[i] = np.tanh(x[i])
+    np.exp(v1, out=v2)
+    return np.sum(v2 * v2 * x)
+
+
+SCALAR[out_of_constant] = X5

@@ -385,8 +385,10 @@ class Tangent:
                      "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
         active = [k for k in rule.diff if self.tangent(_as_node(bound[k])) is not None]
         pre: list[gast.stmt] = []  # statements before the primal one (out= only)
+        # the result's name, or (n = f(a, out=o): n is bound after the tangent) the buffer
+        like = copy.deepcopy(out_buf) if isinstance(out_buf, gast.Name) else name(n)
         if not active or jvp.kind == "zero":
-            expr: gast.expr = self.zero(name(n))
+            expr: gast.expr = self.zero(like)
         elif jvp.kind == "linear":
             repl = {}
             for k in rule.diff:
@@ -394,7 +396,7 @@ class Tangent:
                     if isinstance(a, gast.AST):
                         repl[id(a)] = self.tangent_or_zero(a)
             expr = _substitute_call(node, repl)
-            if rule.view and isinstance(args[0], gast.Name):
+            if rule.view and isinstance(args[0], gast.Name) and out_buf is None:
                 expr = gast.Call(func=name("view_tangent"),
                                  args=[expr, name(n), copy.deepcopy(args[0])], keywords=[])
         elif jvp.kind == "multilinear":
@@ -406,7 +408,7 @@ class Tangent:
                         terms.append(_substitute_call(node, {id(a): t}))
             expr = _sum(terms)
         else:
-            result: gast.expr = name(n)
+            result: gast.expr = copy.deepcopy(like)
             if jvp.reads_out and out_buf is not None:
                 # n = f(a, out=o) overwrites what the terms read: the result, computed first
                 value = self.namer.fresh("value")
@@ -422,8 +424,8 @@ class Tangent:
             expr = _sum(terms)
             if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
                     isinstance(expr, gast.Name):
-                like = result if out_buf is None or pre else copy.deepcopy(out_buf)
-                expr = gast.Call(func=name("fit_tangent"), args=[expr, like], keywords=[])
+                expr = gast.Call(func=name("fit_tangent"), args=[expr, copy.deepcopy(result)],
+                                 keywords=[])
         if out_buf is not None:  # n = f(a, out=o): computed before o is overwritten
             if not isinstance(out_buf, gast.Name):
                 self.refuse(s, "out= of an expression")
