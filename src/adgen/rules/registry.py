@@ -591,6 +591,15 @@ def why_no_rule(func: Any) -> str:
         return f": {reason}"
     import numpy as np
 
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, (np.random.Generator, np.random.RandomState)) or \
+            str(getattr(func, "__module__", "") or "").startswith("numpy.random"):
+        # a draw is a constant of the forward pass; one whose parameters have a gradient
+        # has none adgen can define without a choice of estimator
+        return (": a random draw whose parameters carry a gradient; write it as "
+                "loc + scale * rng.standard_normal(shape) (the reparameterization) to "
+                "differentiate through it (draws with constant parameters are constants)")
+
     mod = str(getattr(func, "__module__", "") or "")
     if isinstance(func, np.ufunc) or mod.startswith("numpy"):
         return (" (adgen differentiates NumPy through its rules and reference "
