@@ -10,9 +10,9 @@ reference must refuse with ``RuleError`` (a mode or parameter it does not differ
 
 from __future__ import annotations
 
-from rules.cases import C, Case, away_from_zero, pos, randn, refuse, uniform, well_conditioned
-
 import numpy as np
+
+from rules.cases import C, Case, away_from_zero, pos, randn, refuse, uniform, well_conditioned
 
 REFERENCE_CASES: dict[str, list[Case]] = {}
 

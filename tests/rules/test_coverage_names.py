@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import pytest
 from gradcheck import numerical_grad
-from rules.cases import CASES
-from rules.reference_cases import REFERENCE_CASES
 
 import adgen
-import adgen.rules  # noqa: F401
+import adgen.rules
 from adgen.errors import AdgenError
 from adgen.rules import registry
+from rules.cases import CASES
+from rules.reference_cases import REFERENCE_CASES
 
 DATA = Path(__file__).with_name("numpy_jax_names.txt")
 CLASSES = ("differentiated", "no-gradient", "lowered", "refused")

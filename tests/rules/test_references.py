@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import pytest
 from gradcheck import check_vjp
-from rules.cases import Case
-from rules.reference_cases import REFERENCE_CASES
 
 import adgen
-import adgen.rules  # noqa: F401  (registers every rule and reference)
+import adgen.rules
 from adgen.errors import AdgenError, RuleError
 from adgen.rules import registry
+from rules.cases import Case
+from rules.reference_cases import REFERENCE_CASES
 
 NAMES = [r.name for r in registry.all_references()]
 _COUNTER = itertools.count()
@@ -184,7 +184,7 @@ def test_writes_through_pieces() -> None:
 
     def pieces(x):
         z = x * 1.0
-        a, b, c = np.unstack(z)
+        _, b, _ = np.unstack(z)
         b[1] = 3.0
         return np.sum(z * z * w)
 

@@ -22,6 +22,7 @@ Conventions:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -182,7 +183,6 @@ def gradient(f: Any, spacing: Any = 1.0, *, axis: Any = None, edge_order: int = 
     for k in range(len(axes)):
         ax = axes[k]
         h = spacing
-        lo, hi = _diff_slices(nd, ax)
         refuse_if(np.shape(f)[ax] < edge_order + 1,
                   "np.gradient: an axis needs at least edge_order + 1 points")
         inner = (f[_range_index(nd, ax, 2, None)] - f[_range_index(nd, ax, 0, -2)]) / (2.0 * h)
@@ -537,7 +537,7 @@ def _split_indices(shape: Any, sections: Any, axis: int, exact: bool) -> list[An
         bounds = [0] + [min(max(int(i) if i >= 0 else int(i) + n, 0), n)
                         for i in sections] + [n]
     out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         out.append(tuple(slice(lo, max(lo, hi)) if d == ax else slice(None)
                          for d in range(nd)))
     return out

@@ -67,7 +67,7 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 @defreference(np.vander)
-def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N803
+def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:
     n = np.shape(x)[0] if N is None else N
     cols = np.concatenate([np.ones((np.shape(x)[0], 1)),
                            np.broadcast_to(np.reshape(x, (-1, 1)), (np.shape(x)[0], max(n - 1, 0)))],

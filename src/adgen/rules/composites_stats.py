@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.composites import (
+    _dtype,
     _quantile_axes,
     _quantile_dest,
     _quantile_flat,
     _quantile_keep,
-    _dtype,
     refuse_if,
 )
 from adgen.rules.registry import defnondiff, defreference

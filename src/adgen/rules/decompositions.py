@@ -16,8 +16,8 @@ from adgen.rules.helpers import (
     cumprod_vjp,
     diff_vjp,
     eigh_vjp,
-    pinv_vjp,
     percentile_vjp,
+    pinv_vjp,
     qr_vjp,
     quantile_vjp,
     repeat_vjp,
@@ -36,12 +36,12 @@ def svd(g: Any, out: Any, a: Any, full_matrices: Any, compute_uv: Any, hermitian
 
 
 @defvjp(np.linalg.eigh, "a, UPLO='L'", diff="a", reads="a, UPLO")
-def eigh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:  # noqa: N803  (numpy's name)
+def eigh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:
     return eigh_vjp(g, a, UPLO, True)
 
 
 @defvjp(np.linalg.eigvalsh, "a, UPLO='L'", diff="a", reads="a, UPLO")
-def eigvalsh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:  # noqa: N803
+def eigvalsh(g: Any, out: Any, a: Any, UPLO: Any) -> Any:
     return eigh_vjp(g, a, UPLO, False)
 
 
@@ -56,7 +56,7 @@ def pinv(g: Any, out: Any, a: Any, rcond: Any, hermitian: Any) -> Any:
 
 
 @defvjp(np.linalg.matrix_rank, "A, tol=None, hermitian=False", diff="A", linear=True)
-def matrix_rank(g: Any, out: Any, A: Any, tol: Any, hermitian: Any) -> Any:  # noqa: N803
+def matrix_rank(g: Any, out: Any, A: Any, tol: Any, hermitian: Any) -> Any:
     return np.zeros(np.shape(A))  # an integer: no gradient
 
 

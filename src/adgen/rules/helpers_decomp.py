@@ -16,16 +16,16 @@ from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
     "copy_lower_to_upper",
-    "diff_vjp",
     "cotangent_part",
     "cumprod_vjp",
+    "diff_vjp",
     "eigh_vjp",
     "inverse_gaps",
     "percentile_vjp",
     "pinv_vjp",
     "qr_tall_vjp",
-    "quantile_vjp",
     "qr_vjp",
+    "quantile_vjp",
     "real_input_vjp",
     "repeat_vjp",
     "rollaxis_vjp",
@@ -121,7 +121,6 @@ def svd_vjp(g: object, a: object, full_matrices: bool, compute_uv: bool) -> np.n
     if np.any(s <= 1e-9 * scale) and m != n:
         unsupported("np.linalg.svd: the gradient through the vectors of a rank-deficient "
                     "non-square matrix is not defined")
-    v = matrix_transpose(vh)
     inner = np.zeros(s.shape + s.shape[-1:])
     s_inv = 1.0 / np.where(s == 0.0, 1.0, s)
     if gu is not None:
