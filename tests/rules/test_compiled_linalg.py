@@ -48,7 +48,7 @@ def pinv_loss(a):
 
 
 def lstsq_loss(a):
-    x, res, rank, s = np.linalg.lstsq(a, np.arange(5.0), rcond=None)
+    x, res, _rank, s = np.linalg.lstsq(a, np.arange(5.0), rcond=None)
     return np.sum(x ** 2) + np.sum(res) + 0.1 * np.sum(s)
 
 
@@ -66,7 +66,7 @@ def cholesky_loss(a):
 
 
 def slogdet_loss(a):
-    sign, logdet = np.linalg.slogdet(a[:3] @ a[:3].T + np.eye(3))
+    _sign, logdet = np.linalg.slogdet(a[:3] @ a[:3].T + np.eye(3))
     return logdet
 
 
@@ -95,7 +95,7 @@ def test_repeated_eigenvalues_refuse_the_vectors_not_the_values() -> None:
     a = np.diag([2.0, 2.0, 5.0])
 
     def vectors(a):
-        w, v = np.linalg.eigh(a)
+        _w, v = np.linalg.eigh(a)
         return np.sum(v[:, 0] ** 3)
 
     def values(a):
@@ -108,7 +108,7 @@ def test_repeated_eigenvalues_refuse_the_vectors_not_the_values() -> None:
 
 def test_full_svd_of_a_non_square_matrix_refuses_the_completion() -> None:
     def loss(a):
-        u, s, vh = np.linalg.svd(a)  # full_matrices=True: u is 5 x 5
+        u, _s, _vh = np.linalg.svd(a)  # full_matrices=True: u is 5 x 5
         return np.sum(u[:, 4])
 
     with pytest.raises(adgen.RuleError, match="full_matrices=False"):
