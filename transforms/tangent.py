@@ -24,17 +24,32 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import Activity
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, name
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import BINOPS, UNARYOPS
+from adgen.transforms.tangent_ast import (
+    Fold,
+    Replace,
+    ReplaceExpr,
+    Subst,
+    as_node,
+    at,
+    comment,
+    finish,
+    is_user_function,
+    opsym,
+    retarget,
+    source_of,
+    substitute_call,
+    sum_of,
+)
 from adgen.transforms.walk import walk
 
 from adgen.errors import MissingRuleError, UnsupportedError
@@ -146,7 +161,7 @@ class Tangent:
         entry: list[gast.stmt] = []
         for p, t in zip(params, tparams):
             if self.active(p):  # None is zero; a given buffer is written where p is
-                entry.append(_at(gast.If(
+                entry.append(at(gast.If(
                     test=gast.Compare(left=name(t), ops=[gast.Is()],
                                       comparators=[gast.Constant(value=None, kind=None)]),
                     body=[assign(name(t, gast.Store), self.zero(name(p)), fn)], orelse=[]), fn))
@@ -159,7 +174,7 @@ class Tangent:
         out = gast.FunctionDef(name=f"{fn.name}_jvp", args=args, body=body,
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
-        return TangentCode(_at(out, fn), tparams, self.callees)
+        return TangentCode(at(out, fn), tparams, self.callees)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -174,7 +189,7 @@ class Tangent:
             before, after = self.augassign(s), []
         elif isinstance(s, gast.Expr):
             got = self.expr_stmt(s)
-            replaces = bool(got) and isinstance(got[0], _ReplaceExpr)
+            replaces = bool(got) and isinstance(got[0], ReplaceExpr)
             before, after = (got, []) if replaces else ([], got)
         elif isinstance(s, gast.Return):
             return [self.ret(s)]
@@ -213,7 +228,7 @@ class Tangent:
             return []
         if not before and not after:
             return [s]
-        where = _comment(f"line {getattr(s, 'lineno', 0)}: {_src(s)}")
+        where = comment(f"line {getattr(s, 'lineno', 0)}: {source_of(s)}")
         return [where] + before + [s] + after
 
     # ----------------------------------------------------------------------------------------
@@ -235,7 +250,7 @@ class Tangent:
             base = base.value
         if not isinstance(base, gast.Name) or not self.active(base.id):
             return [], []
-        target = _retarget(t, base.id, self.dot(base.id))
+        target = retarget(t, base.id, self.dot(base.id))
         return [], [assign(target, self.tangent_or_zero(s.value), s)]
 
     def define(self, s: gast.Assign, n: str, v: gast.expr
@@ -297,17 +312,17 @@ class Tangent:
             if isinstance(f, gast.Attribute) and f.attr == "copy":
                 return self.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
                                        [f.value], {})
-            self.refuse(s, f"calling {_src(f)}, a local value or a method forward mode does "
+            self.refuse(s, f"calling {source_of(f)}, a local value or a method forward mode does "
                            "not know", "call a module-level function")
         ref = registry.reference_of(obj)
         if ref is not None:
             obj = ref
         rule = registry.lookup(obj)
-        if rule is None and _is_user_function(obj):
+        if rule is None and is_user_function(obj):
             return self.user_call(s, n, v, obj)
         if rule is None:
             raise MissingRuleError(
-                f"{_src(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
+                f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
                 self.parsed.location(s), hint="register one with adgen.rrule")
         kwargs = {k.arg: k.value for k in v.keywords}
         return self.apply_rule(s, n, rule, v, list(v.args), kwargs)
@@ -340,7 +355,7 @@ class Tangent:
             t = self.tangent(kw.value)
             if t is not None and kw.arg not in info.params:
                 self.refuse(s, f"passing a value with a derivative to the keyword-only "
-                               f"parameter {kw.arg} of {_src(v.func)}",
+                               f"parameter {kw.arg} of {source_of(v.func)}",
                             "make it a positional-or-keyword parameter")
             if t is not None:
                 keywords.append(gast.keyword(
@@ -353,11 +368,11 @@ class Tangent:
         call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
                          keywords=copy.deepcopy(keywords))
         if n is None:  # the jvp runs the primal too: it replaces the primal statement
-            return [_at(_ReplaceExpr(value=call), s)], []
+            return [at(ReplaceExpr(value=call), s)], []
         tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
                          ctx=gast.Store())
         # the jvp computes the primal too: it replaces the primal statement
-        return [_at(_Replace(targets=[tup], value=call, type_comment=None), s)], []
+        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
 
     def apply_rule(self, s: gast.Assign, n: str, rule: Any, node: gast.expr,
                    args: list[gast.expr], kwargs: dict[str, gast.expr]
@@ -365,7 +380,7 @@ class Tangent:
         """The tangent of ``n = node`` where ``node`` applies ``rule`` to ``args``."""
         out_buf = kwargs.pop("out", None)
         if rule is None:
-            raise MissingRuleError(f"{_src(node)} has no derivative rule",
+            raise MissingRuleError(f"{source_of(node)} has no derivative rule",
                                    self.parsed.location(s), hint="register one with adgen.rrule")
         if rule.is_rrule:
             raise MissingRuleError(
@@ -383,7 +398,7 @@ class Tangent:
                 self.parsed.location(s),
                 hint="use reverse mode (adgen.grad, adgen.vjp, adgen.jacrev) for this "
                      "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
-        active = [k for k in rule.diff if self.tangent(_as_node(bound[k])) is not None]
+        active = [k for k in rule.diff if self.tangent(as_node(bound[k])) is not None]
         pre: list[gast.stmt] = []  # statements before the primal one (out= only)
         # the result's name, or (n = f(a, out=o): n is bound after the tangent) the buffer
         like = copy.deepcopy(out_buf) if isinstance(out_buf, gast.Name) else name(n)
@@ -395,7 +410,7 @@ class Tangent:
                 for a in (bound[k] if isinstance(bound[k], tuple) else (bound[k],)):
                     if isinstance(a, gast.AST):
                         repl[id(a)] = self.tangent_or_zero(a)
-            expr = _substitute_call(node, repl)
+            expr = substitute_call(node, repl)
             if rule.view and isinstance(args[0], gast.Name) and out_buf is None:
                 expr = gast.Call(func=name("view_tangent"),
                                  args=[expr, name(n), copy.deepcopy(args[0])], keywords=[])
@@ -405,23 +420,23 @@ class Tangent:
                 for a in (bound[k] if isinstance(bound[k], tuple) else (bound[k],)):
                     t = self.tangent(a) if isinstance(a, gast.AST) else None
                     if t is not None:
-                        terms.append(_substitute_call(node, {id(a): t}))
-            expr = _sum(terms)
+                        terms.append(substitute_call(node, {id(a): t}))
+            expr = sum_of(terms)
         else:
             result: gast.expr = copy.deepcopy(like)
             if jvp.reads_out and out_buf is not None:
                 # n = f(a, out=o) overwrites what the terms read: the result, computed first
                 value = self.namer.fresh("value")
-                pre.append(assign(name(value, gast.Store), _substitute_call(node, {}), s))
+                pre.append(assign(name(value, gast.Store), substitute_call(node, {}), s))
                 result = name(value)
             terms = []
             for k, tpl in zip(rule.diff, jvp.templates):
                 if k in active:
-                    mapping = {p: _as_node(v) for p, v in bound.items()}
-                    mapping["d"] = self.tangent(_as_node(bound[k]))
+                    mapping = {p: as_node(v) for p, v in bound.items()}
+                    mapping["d"] = self.tangent(as_node(bound[k]))
                     mapping["out"] = result
-                    terms.append(_Fold().visit(_Subst(mapping).visit(copy.deepcopy(tpl))))
-            expr = _sum(terms)
+                    terms.append(Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl))))
+            expr = sum_of(terms)
             if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
                     isinstance(expr, gast.Name):
                 expr = gast.Call(func=name("fit_tangent"), args=[expr, copy.deepcopy(result)],
@@ -451,7 +466,7 @@ class Tangent:
         out: list[gast.stmt] = []
 
         def aug(op: gast.operator, value: gast.expr) -> None:
-            out.append(_at(gast.AugAssign(target=copy.deepcopy(store), op=op, value=value), s))
+            out.append(at(gast.AugAssign(target=copy.deepcopy(store), op=op, value=value), s))
 
         if isinstance(s.op, (gast.Add, gast.Sub)):
             if vd is not None:
@@ -481,7 +496,7 @@ class Tangent:
             _, tan = self.apply_rule(s, new, rule, op, [op.left, op.right], {})
             tmp = tan[0].targets[0].id
             out.extend(tan)
-            out.append(_at(gast.If(
+            out.append(at(gast.If(
                 test=gast.Call(func=name("isinstance"), args=[name(x.id), gast.Attribute(
                     value=name("np"), attr="ndarray", ctx=gast.Load())], keywords=[]),
                 body=[assign(gast.Subscript(value=name(xd.id), slice=gast.Constant(
@@ -489,7 +504,7 @@ class Tangent:
                 orelse=[assign(copy.deepcopy(store), name(tmp), s)]), s))
         else:
             self.refuse(s, f"the in-place operator {type(s.op).__name__}= on a value with a "
-                           "derivative", f"write {x.id} = {x.id} {_opsym(s.op)} ...")
+                           "derivative", f"write {x.id} = {x.id} {opsym(s.op)} ...")
         return out
 
     def expr_stmt(self, s: gast.Expr) -> list[gast.stmt]:
@@ -500,7 +515,7 @@ class Tangent:
         if obj is not None:
             ref = registry.reference_of(obj)
             obj = ref if ref is not None else obj
-            if registry.lookup(obj) is None and _is_user_function(obj) and \
+            if registry.lookup(obj) is None and is_user_function(obj) and \
                     any(self.tangent(a) is not None for a in v.args) | \
                     any(self.tangent(k.value) is not None for k in v.keywords):
                 return self.user_call(s, None, v, obj)[0]
@@ -515,11 +530,11 @@ class Tangent:
             if isinstance(f, gast.Attribute) and f.attr == "at" and v.args and \
                     isinstance(v.args[0], gast.Name) and self.active(v.args[0].id):
                 if getattr(obj, "__self__", None) not in (np.add, np.subtract):
-                    self.refuse(s, f"{_src(v.func)} on a buffer with a derivative (only "
+                    self.refuse(s, f"{source_of(v.func)} on a buffer with a derivative (only "
                                    "np.add.at and np.subtract.at)")
                 # np.add.at(x, i, v) / np.subtract.at: the same call on the tangents
                 if len(v.args) < 3:
-                    self.refuse(s, _src(v))
+                    self.refuse(s, source_of(v))
                 vd = self.tangent(v.args[2])
                 if vd is None:
                     return []
@@ -546,167 +561,8 @@ class Tangent:
             td: gast.expr = gast.Constant(value=None, kind=None)
         else:
             td = self.tangent_or_zero(v)
-        return _at(gast.Return(value=gast.Tuple(elts=[copy.deepcopy(v), td],
+        return at(gast.Return(value=gast.Tuple(elts=[copy.deepcopy(v), td],
                                                 ctx=gast.Load())), s)
-
-
-class _Replace(gast.Assign):
-    """Marks a statement that replaces the primal one (a callee's jvp computes both)."""
-
-
-class _ReplaceExpr(gast.Expr):
-    """As _Replace, for a call whose result is discarded."""
-
-
-def finish(stmts: list[gast.stmt]) -> list[gast.stmt]:
-    """Drops the primal statement where a replacement (``_Replace``) stands before it."""
-    out: list[gast.stmt] = []
-    skip = False
-    for s in stmts:
-        if skip:
-            skip = False
-            continue
-        if isinstance(s, _Replace):
-            out.append(gast.Assign(targets=s.targets, value=s.value, type_comment=None,
-                                   lineno=getattr(s, "lineno", 1),
-                                   col_offset=getattr(s, "col_offset", 0)))
-            skip = True
-            continue
-        if isinstance(s, _ReplaceExpr):
-            out.append(gast.Expr(value=s.value, lineno=getattr(s, "lineno", 1),
-                                 col_offset=getattr(s, "col_offset", 0)))
-            skip = True
-            continue
-        for attr in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(s, attr, None), list):
-                setattr(s, attr, finish(getattr(s, attr)))
-        if isinstance(s, gast.Try):
-            for h in s.handlers:
-                h.body = finish(h.body)
-        out.append(s)
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# small AST helpers of this pass
-
-
-def _comment(text: str) -> gast.stmt:
-    return gast.Expr(value=gast.Constant(value=f"\x00# {text}", kind=None))
-
-
-def _src(node: gast.AST) -> str:
-    import ast
-
-    try:
-        tree = gast.gast_to_ast(copy.deepcopy(node))
-        ast.fix_missing_locations(tree)
-        return ast.unparse(tree).splitlines()[0]
-    except Exception:  # noqa: BLE001 - only a comment's text
-        return type(node).__name__
-
-
-def _opsym(op: gast.operator) -> str:
-    return {gast.Pow: "**", gast.Mod: "%", gast.FloorDiv: "//", gast.MatMult: "@",
-            gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<",
-            gast.RShift: ">>"}.get(type(op), "op")
-
-
-def _retarget(t: gast.expr, old: str, new: str) -> gast.expr:
-    t = copy.deepcopy(t)
-    node = t
-    while isinstance(node.value, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    node.value = name(new)
-    return t
-
-
-def _as_node(v: Any) -> Any:
-    """A bound argument as an AST node (a Default's value as a constant; varargs a tuple)."""
-    if isinstance(v, registry.Default):
-        return _constant(v.value)
-    if isinstance(v, tuple):
-        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
-    return v
-
-
-def _constant(value: Any) -> gast.expr:
-    return gast.parse(repr(value)).body[0].value if not isinstance(value, (int, float, str,
-                                                                          bool, type(None))) \
-        else gast.Constant(value=value, kind=None)
-
-
-def _sum(terms: list[gast.expr]) -> gast.expr:
-    out = terms[0]
-    for t in terms[1:]:
-        out = gast.BinOp(left=out, op=gast.Add(), right=t)
-    return out
-
-
-def _substitute_call(node: gast.expr, repl: dict[int, gast.expr]) -> gast.expr:
-    """A copy of ``node`` (a call, operator or attribute) with the argument nodes whose id is
-    in ``repl`` replaced, and without ``out=``."""
-
-    def sub(x: gast.AST) -> gast.AST:
-        return copy.deepcopy(repl[id(x)]) if id(x) in repl else copy.deepcopy(x)
-
-    if isinstance(node, gast.BinOp):
-        return gast.BinOp(left=sub(node.left), op=copy.deepcopy(node.op), right=sub(node.right))
-    if isinstance(node, gast.UnaryOp):
-        return gast.UnaryOp(op=copy.deepcopy(node.op), operand=sub(node.operand))
-    if isinstance(node, gast.Attribute):
-        return gast.Attribute(value=sub(node.value), attr=node.attr, ctx=gast.Load())
-    assert isinstance(node, gast.Call)
-    f = node.func
-    func = gast.Attribute(value=sub(f.value), attr=f.attr, ctx=gast.Load()) \
-        if isinstance(f, gast.Attribute) and id(f.value) in repl else copy.deepcopy(f)
-    args = []
-    for a in node.args:
-        if isinstance(a, (gast.List, gast.Tuple)) and id(a) not in repl and \
-                any(id(e) in repl for e in a.elts):
-            args.append(type(a)(elts=[sub(e) for e in a.elts], ctx=gast.Load()))
-        else:
-            args.append(sub(a))
-    keywords = [gast.keyword(arg=k.arg, value=sub(k.value)) for k in node.keywords
-                if k.arg != "out"]
-    return gast.Call(func=func, args=args, keywords=keywords)
-
-
-class _Subst(gast.NodeTransformer):
-    def __init__(self, mapping: dict[str, Any]) -> None:
-        self.mapping = mapping
-
-    def visit_Name(self, node: gast.Name) -> gast.expr:
-        if isinstance(node.ctx, gast.Load) and node.id in self.mapping and \
-                self.mapping[node.id] is not None:
-            return copy.deepcopy(self.mapping[node.id])
-        return node
-
-
-class _Fold(gast.NodeTransformer):
-    """Chooses the arm of ``a if c else b`` where ``c`` compares two constants (a rule's
-    ``ord is None`` once ``ord`` is bound): the code keeps only what runs."""
-
-    def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
-        self.generic_visit(node)
-        t = node.test
-        if isinstance(t, gast.Compare) and len(t.ops) == 1 and \
-                isinstance(t.left, gast.Constant) and isinstance(t.comparators[0], gast.Constant):
-            a, b = t.left.value, t.comparators[0].value
-            op = type(t.ops[0])
-            if op in (gast.Is, gast.IsNot, gast.Eq, gast.NotEq):
-                same = a is b if op in (gast.Is, gast.IsNot) else a == b
-                taken = same if op in (gast.Is, gast.Eq) else not same
-                return node.body if taken else node.orelse
-        return node
-
-
-def _is_user_function(obj: Any) -> bool:
-    """A plain Python function that is not NumPy's own (adgen compiles its jvp)."""
-    if registry.is_reference_impl(obj):
-        return True
-    return isinstance(obj, (types.FunctionType, types.MethodType)) and \
-        not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
 
 
 def tangent_params(fn: gast.FunctionDef, namer: Namer) -> list[str]:
