@@ -7,6 +7,7 @@ reverse pass's state)."""
 from __future__ import annotations
 
 import gast
+from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
@@ -77,6 +78,24 @@ class StoresMixin:
             out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
         return out
 
+    def refuse_aliased_container(self, s: gast.stmt) -> None:
+        """Refuses a write to a list, dict or object that another name may also reach
+        (analyses.container_aliases): its adjoint follows the name, so a read through the
+        other name would get a silently wrong gradient."""
+        if not hasattr(self, "_aliased_writes"):
+            self._aliased_writes = {id(a.stmt): a for a in aliased_writes(self.fn, self.eff)}
+        a = self._aliased_writes.get(id(s))
+        if a is None:
+            return
+        other = _user_name(a.other)
+        line = self.loc(a.other_stmt).line
+        raise UnsupportedError(
+            f"{self.construct(s)} changes {_user_name(a.target)} in place, and {other} "
+            f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
+            "container's gradient by its name, not yet through aliases",
+            self.loc(s), hint=f"use one name for it, or build a new one instead of changing "
+                              f"it in place")
+
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
         """An index as the forward used it: each name its capture where a later write may
         change it (an index array, a mask)."""
@@ -102,6 +121,7 @@ class StoresMixin:
         kind = self.eff.kinds.get(x)
         out: list[gast.stmt] = []
         if kind in ("list", "dict"):
+            self.refuse_aliased_container(s)
             b = self.bar(x)
             out += self.own(x, b, state, s)
             taken = _call("take_item", name(b), _index_value(idx))
@@ -155,6 +175,7 @@ class StoresMixin:
         obj = tgt.value.id
         if not self.act.active(obj):
             return []
+        self.refuse_aliased_container(s)
         b = self.bar(obj)
         out: list[gast.stmt] = self.own(obj, b, state, s)
         taken = _call("take_attr", name(b), gast.Constant(tgt.attr, None))
@@ -233,6 +254,7 @@ class StoresMixin:
             lst = f.value.id
             if not self.act.active(lst) or not call.args:
                 return []
+            self.refuse_aliased_container(s)
             b = self.bar(lst)
             out: list[gast.stmt] = self.own(lst, b, state, s)
             item = _call("pop_adjoint", name(b))

@@ -1,0 +1,171 @@
+"""Container aliases: in-place writes to a list, dict or object that another name also reaches.
+
+Input: a function in SSA form (read only) and its effects (analyses.effects). Output: the
+container writes (``d[k] = v``, ``lst.append(v)``, ``obj.a = v``) whose container another name
+may also reach, each with that name, as :class:`AliasedWrite`.
+
+Why: the adjoint of a list, dict or object is a value that follows the container's *name*
+(``q = p`` hands p's adjoint to q), unlike an array's, which shadow memory keys by the buffer.
+A write through one name read through another (``q = p; q["w"] = 3 * w; return p["w"]``)
+therefore gets a silently wrong gradient; the reverse pass refuses it, naming both lines.
+
+What counts as "another name reaches it", all syntactic and conservative (the joining
+statement must be able to run before the write: earlier in the code, or in a loop with it;
+a write before the join is harmless, as a list comprehension's appends before ``xs = comp``):
+
+- a plain copy ``q = p`` (transitively) where another name of the group is read elsewhere;
+- the written name was read out of a container or object (``t = c[k]``, ``t = o.a``) that
+  holds a named container (``c = [p]``, ``c[k] = p``, ``c.append(p)``, ``o.a = p``) which is
+  read elsewhere;
+- the written name itself is held by a container or object that is read elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.walk import walk
+
+
+@dataclass(frozen=True)
+class AliasedWrite:
+    """A container write whose container ``other`` may also reach (joined to it at
+    ``other_stmt``: the copy, or the store into a container)."""
+
+    stmt: gast.stmt
+    target: str
+    other: str
+    other_stmt: gast.stmt
+
+
+def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
+    """The container writes of ``fn`` that another name may reach (see the module doc)."""
+    stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
+    order = {id(s): k for k, s in enumerate(_in_order(fn.body))}
+    loops: dict[int, set[int]] = {}  # statement -> the loops around it
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)):
+            for inner in walk(s):
+                if isinstance(inner, gast.stmt) and inner is not s:
+                    loops.setdefault(id(inner), set()).add(id(s))
+
+    binding: dict[str, gast.stmt] = {}
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            binding.setdefault(s.targets[0].id, s)
+
+    def before(join: gast.stmt, write: gast.stmt, x: str) -> bool:
+        """The join may run before the write: earlier in the code, or in a loop with it
+        whose every iteration does not bind ``x`` afresh (SSA: a name bound in a loop is a
+        new value each iteration, which an earlier iteration's join did not reach)."""
+        if order[id(join)] < order[id(write)]:
+            return True
+        shared = loops.get(id(join), set()) & loops.get(id(write), set())
+        fresh = loops.get(id(binding[x]), set()) if x in binding else set()
+        return bool(shared - fresh)
+
+    copies: dict[str, list[tuple[str, gast.stmt]]] = {}   # name -> names copied to/from it
+    holders: dict[str, list[tuple[str, gast.stmt]]] = {}  # name -> containers holding it
+    held_by: dict[str, list[tuple[str, gast.stmt]]] = {}  # container -> names it holds
+    element_of: dict[str, str] = {}                      # t = c[k] / t = o.a -> c
+    uses: dict[str, list[gast.stmt]] = {}                 # name -> statements that load it
+    for s in stmts:
+        # reads only: the container of a store (p["w"] = v, p.append(v)) is not read there
+        written = set()
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], (gast.Subscript,
+                                                                    gast.Attribute)):
+            written.add(id(s.targets[0].value))
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append":
+            written.add(id(s.value.func.value))
+        # a compound statement reads only its header (its body's statements come on their own)
+        header = [getattr(s, f) for f in ("test", "iter") if getattr(s, f, None) is not None] \
+            if hasattr(s, "body") else [s]
+        for n in (n for h in header for n in walk(h)):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                    id(n) not in written:
+                uses.setdefault(n.id, []).append(s)
+
+        def hold(container: str, value: gast.expr, s: gast.stmt = s) -> None:
+            for e in ([value] if isinstance(value, gast.Name) else
+                      [x for x in getattr(value, "elts", getattr(value, "values", []))
+                       if isinstance(x, gast.Name)]):
+                holders.setdefault(e.id, []).append((container, s))
+                held_by.setdefault(container, []).append((e.id, s))
+
+        if isinstance(s, gast.Assign):
+            t, v = s.targets[0], s.value
+            if isinstance(t, gast.Name):
+                if isinstance(v, gast.Name):
+                    copies.setdefault(t.id, []).append((v.id, s))
+                    copies.setdefault(v.id, []).append((t.id, s))
+                elif isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+                    hold(t.id, v)
+                elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
+                        isinstance(v.value, gast.Name):
+                    element_of[t.id] = v.value.id
+            elif isinstance(t, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(t.value, gast.Name) and isinstance(v, gast.Name):
+                hold(t.value.id, v)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            f = s.value.func
+            if isinstance(f, gast.Attribute) and f.attr == "append" and \
+                    isinstance(f.value, gast.Name) and s.value.args:
+                hold(f.value.id, s.value.args[0])
+
+    def used_elsewhere(name: str, besides: set[int]) -> gast.stmt | None:
+        return next((u for u in uses.get(name, []) if id(u) not in besides), None)
+
+    def group(name: str) -> dict[str, gast.stmt]:
+        """The names a chain of plain copies joins to ``name``, with a copy statement."""
+        found: dict[str, gast.stmt] = {}
+        todo = [name]
+        while todo:
+            n = todo.pop()
+            for other, s in copies.get(n, []):
+                if other != name and other not in found:
+                    found[other] = s
+                    todo.append(other)
+        return found
+
+    out: list[AliasedWrite] = []
+    for w in eff.writes:
+        if not w.container:
+            continue
+        x = w.target
+        members = group(x)
+        copy_stmts = {id(s) for s in members.values()}
+        hit: tuple[str, gast.stmt] | None = None
+        for other, s in members.items():
+            if before(s, w.stmt, x) and used_elsewhere(other, copy_stmts) is not None:
+                hit = (other, s)
+                break
+        if hit is None and x in element_of:
+            for inner, s in held_by.get(element_of[x], []):
+                if before(s, w.stmt, x) and used_elsewhere(inner, {id(s)}) is not None:
+                    hit = (inner, s)
+                    break
+        if hit is None:
+            for c, s in holders.get(x, []):
+                if before(s, w.stmt, x) and used_elsewhere(c, {id(s)}) is not None:
+                    hit = (c, s)
+                    break
+        if hit is not None:
+            out.append(AliasedWrite(w.stmt, x, hit[0], hit[1]))
+    return out
+
+
+def _in_order(body: list[gast.stmt]) -> list[gast.stmt]:
+    """The statements of ``body`` and of the blocks inside it, in the order of the code."""
+    out: list[gast.stmt] = []
+    for s in body:
+        out.append(s)
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                out += _in_order(inner)
+        for h in getattr(s, "handlers", []):
+            out += _in_order(h.body)
+    return out
