@@ -1,0 +1,380 @@
+"""Backends: what runs the generated forward and pullback.
+
+- ``"default"``: the Python functions the pipeline compiles (NumPy, adgen.runtime).
+- ``"numba"``: the same code rewritten into numba's nopython subset
+  (``adgen.transforms.numba_emit``) and compiled with ``numba.njit(cache=True)``. What that
+  subset cannot take raises an adgen error naming the user's line, when the gradient is
+  compiled (before the user's code runs).
+- ``"auto"``: numba where it can; where it cannot, the default backend, with a
+  :class:`NumbaFallbackWarning` that says why (the same message the numba backend raises).
+
+The numba backend compiles once per argument types (numbers: float, int or bool; arrays:
+dtype and rank), as numba does. Its gradients live in static buffers, one per array, which
+is right only when the arrays passed in do not share memory: every call checks that
+(``np.may_share_memory`` of each pair), and raises (``"numba"``) or runs the default backend
+(``"auto"``) when they may.
+
+Caching: numba caches only functions defined in a file, and adgen's generated code lives in
+``linecache``. The numba backend writes each nopython module to a cache directory
+(``$ADGEN_NUMBA_CACHE``, else ``$XDG_CACHE_HOME/adgen/numba``, else
+``~/.cache/adgen/numba``), named by a hash of its source, adgen's nopython runtime and
+numba's version, and imports it from there; numba keeps its machine code next to it in
+``__pycache__``. A later process generating the same code loads the compiled functions from
+that cache instead of compiling them. Where the directory cannot be written, the module is
+compiled from memory without numba's cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import AdgenError, Location, UnsupportedError
+
+BACKENDS = ("default", "numba", "auto")
+
+
+class NumbaFallbackWarning(UserWarning):
+    """``backend="auto"`` ran the default backend: the message says where and why."""
+
+
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+
+
+def primal(fun: Any) -> Any:
+    """The Python function of a ``numba.njit`` dispatcher (its ``py_func``); else ``fun``."""
+    if type(fun).__module__.startswith("numba.") and hasattr(fun, "py_func"):
+        return fun.py_func
+    return fun
+
+
+def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
+                sig: tuple[Any, ...] | None, backend: str) -> Any:
+    """The compiled function of ``fn`` for ``backend`` (a ``pipeline.Compiled``).
+
+    Raises:
+        AdgenError: what the default pipeline refuses, and under ``"numba"`` what nopython
+            mode cannot take, naming the user's file and line.
+    """
+    from adgen.transforms.pipeline import compile_function
+
+    check_backend(backend)
+    base = compile_function(fn, mutation=mutation, wrt=wrt, sig=sig)
+    if backend == "default":
+        return base
+    with _LOCK:
+        hit = _NUMBA.get(id(base))
+        if hit is not None and hit[0] is base:
+            return hit[1]
+    try:
+        compiled = _NumbaFunction(fn, base, sig, backend).compiled()
+    except AdgenError as err:
+        if backend == "numba":
+            raise
+        _fall_back(err)
+        compiled = base
+    with _LOCK:
+        _NUMBA[id(base)] = (base, compiled)
+    return compiled
+
+
+def numba_source(fn: Any, mutation: str, args: tuple[Any, ...]) -> str:
+    """The nopython module the numba backend compiles for arguments like ``args``."""
+    from adgen.transforms.analyses.kinds import signature
+
+    if not args:
+        raise UnsupportedError(
+            "the numba backend compiles per argument types: show its code with example "
+            "arguments", hint="adgen.source(f, x, y, backend='numba')")
+    base = compile_function_default(fn, mutation, signature(args))
+    nf = _NumbaFunction(fn, base, signature(args), "numba")
+    return nf.code_for(_arg_types(args, fn)).source
+
+
+def compile_function_default(fn: Any, mutation: str, sig: Any) -> Any:
+    from adgen.transforms.pipeline import compile_function
+
+    return compile_function(fn, mutation=mutation, sig=sig)
+
+
+_LOCK = threading.RLock()
+_NUMBA: dict[int, tuple[Any, Any]] = {}
+
+
+def _fall_back(err: AdgenError) -> None:
+    warnings.warn(f"backend='auto' runs the default backend here: {err}",
+                  NumbaFallbackWarning, stacklevel=4)
+
+
+def _arg_type(a: Any, k: int, fn: Any) -> Any:
+    from adgen.transforms.numba_emit import ArgType
+
+    t = type(a)
+    if t is float or t is np.float64:
+        return ArgType("f8")
+    if t is bool or t is np.bool_:
+        return ArgType("b1")
+    if t is int or t is np.int64:
+        return ArgType("i8")
+    if t is np.ndarray and a.dtype.char in "dlq?" and a.dtype.isnative:
+        return ArgType("array", {"d": "f8", "l": "i8", "q": "i8", "?": "b1"}[a.dtype.char],
+                       a.ndim)
+    what = f"an array of dtype {a.dtype}" if isinstance(a, np.ndarray) else \
+        f"a {type(a).__name__}"
+    raise UnsupportedError(
+        f"the numba backend takes float64, int64 and bool arrays and numbers; argument {k} of "
+        f"{getattr(fn, '__qualname__', fn)} is {what}",
+        hint="convert it (np.asarray(x, dtype=np.float64)), or use backend='default' / 'auto'")
+
+
+def _arg_types(args: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:
+    return tuple(_arg_type(a, k, fn) for k, a in enumerate(args))
+
+
+def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...]:
+    """Argument types standing for a kind signature (a number as a float), for the check
+    made when the gradient is compiled."""
+    from adgen.transforms.numba_emit import ArgType
+
+    if sig is None:
+        raise UnsupportedError(
+            f"the numba backend compiles {getattr(fn, '__qualname__', fn)} per argument "
+            "types and needs them", hint="call the gradient with arguments (grad does)")
+    out = []
+    for k, s in enumerate(sig):
+        if s == "number":
+            out.append(ArgType("f8"))
+        elif type(s) is int:
+            out.append(ArgType("array", "f8", s))
+        elif isinstance(s, tuple) and s[0] == "array" and str(s[2]) in ("int64", "bool"):
+            out.append(ArgType("array", "i8" if str(s[2]) == "int64" else "b1", s[1]))
+        else:
+            raise UnsupportedError(
+                f"the numba backend takes float64, int64 and bool arrays and numbers; "
+                f"argument {k} of {getattr(fn, '__qualname__', fn)} is not one",
+                hint="use backend='default' or 'auto'")
+    return tuple(out)
+
+
+def _cache_dir() -> str | None:
+    root = os.environ.get("ADGEN_NUMBA_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "adgen", "numba")
+    try:
+        os.makedirs(root, exist_ok=True)
+        return root if os.access(root, os.W_OK) else None
+    except OSError:
+        return None
+
+
+def _runtime_hash() -> str:
+    import numba
+
+    from adgen import numba_runtime
+
+    with open(numba_runtime.__file__, "rb") as fh:
+        return hashlib.sha256(fh.read() + numba.__version__.encode()).hexdigest()
+
+
+class _NumbaFunction:
+    """One function on the numba backend: its nopython code per argument types."""
+
+    def __init__(self, fn: Any, base: Any, sig: tuple[Any, ...] | None, backend: str) -> None:
+        try:
+            import numba  # noqa: F401
+        except ImportError:
+            raise UnsupportedError(
+                "backend='numba' needs numba, which is not installed",
+                hint='pip install "adgen[numba]", or use backend="default"') from None
+        self.fn = fn
+        self.base = base
+        self.backend = backend
+        if base.trees is None:
+            raise UnsupportedError(
+                f"{base.name} is differentiated by a registered rule; the numba backend "
+                "compiles generated code only", hint="use backend='default'")
+        if base.callees:
+            name = next(iter(base.callees))
+            raise UnsupportedError(
+                f"the numba backend does not differentiate calls to other functions yet "
+                f"({base.name} calls {name})", hint="inline the callee, or use "
+                "backend='default' / 'auto'")
+        # the function's free names: modules and functions numba resolves at compile time;
+        # a float or array global would be frozen into the machine code, so it is refused
+        for g in base.guards:
+            if g.mode in ("kind", "unbound") or (g.mode == "value" and not isinstance(
+                    g.value, (int, str, bool))):
+                raise UnsupportedError(
+                    f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: numba "
+                    "would freeze its value into the compiled code, and a later change would "
+                    "go unseen", hint=f"pass {g.name} as an argument, or use "
+                    "backend='default'")
+        self.codes: dict[tuple[Any, ...], Any] = {}
+        self.runs: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self.lock = threading.RLock()
+        self.code_for(_sig_types(sig, fn))  # what nopython mode cannot take: refused now
+
+    def code_for(self, types_: tuple[Any, ...]) -> Any:
+        from adgen import runtime
+        from adgen.transforms.numba_emit import to_nopython
+
+        code = self.codes.get(types_)
+        if code is None:
+            forward, pullback, file = self.base.trees
+            params = {a.id: t for a, t in zip(forward.args.args, types_)}
+            code = to_nopython(forward, pullback, file, params, set(runtime.__all__))
+            self.codes[types_] = code
+        return code
+
+    def compiled(self) -> Any:
+        """A ``Compiled`` whose forward and pullback run the nopython code."""
+        fwd_run = self.forward
+        pb_run = self.pullback
+        return dataclasses.replace(self.base, forward=fwd_run, pullback=pb_run,
+                                   needs_scope=False)
+
+    # -- compilation ---------------------------------------------------------------------------
+
+    def _load(self, code: Any) -> tuple[Any, Any, str]:
+        """The module's two functions as numba dispatchers, and its file name."""
+        import linecache
+
+        import numba
+
+        digest = hashlib.sha256((code.source + _runtime_hash()).encode()).hexdigest()[:20]
+        modname = f"adgen_numba_{self.base.name}_{digest}"
+        root = _cache_dir()
+        if root is not None:
+            path = os.path.join(root, modname + ".py")
+            if not os.path.exists(path):
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w") as fh:
+                    fh.write(code.source)
+                os.replace(tmp, path)
+            spec = importlib.util.spec_from_file_location(modname, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[modname] = module
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            ns = vars(module)
+            cache = True
+        else:  # no writable cache: from memory, through linecache, without numba's cache
+            path = f"<adgen {self.base.name} numba {digest}>"
+            linecache.cache[path] = (len(code.source), None, code.source.splitlines(True),
+                                     path)
+            ns = {}
+            exec(compile(code.source, path, "exec"), ns)
+            cache = False
+        return (numba.njit(cache=cache)(ns[code.forward]),
+                numba.njit(cache=cache)(ns[code.pullback]), path)
+
+    def _build(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any]:
+        import numba
+
+        code = self.code_for(key)
+        fwd, pb, path = self._load(code)
+        try:
+            arg_types = tuple(numba.typeof(a) for a in args)
+            fwd.compile(arg_types)
+            saved_type = fwd.overloads[arg_types].signature.return_type[1]
+            pb.compile((saved_type, numba.float64))
+        except numba.core.errors.NumbaError as err:
+            raise self._located(err, code, path) from None
+        return fwd, pb
+
+    def _located(self, err: Exception, code: Any, path: str) -> AdgenError:
+        """A numba error as an adgen error on the user's line."""
+        import linecache
+
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
+        line = 0
+        base = re.escape(os.path.basename(path))
+        for m in re.finditer(rf'{base}", line (\d+)|{base} \((\d+)\)', text):
+            line = line or code.lines.get(int(m.group(1) or m.group(2)), 0)
+        file = self.base.trees[2]
+        skip = ("Failed in", "During", "File ", "<source elided>", "Rejected", "With arg",
+                "raised from")
+        first = next((s.strip() for s in text.splitlines() if s.strip() and
+                      not s.strip().startswith(skip)), text)[:300]
+        src = linecache.getline(file, line) if line else ""
+        loc = Location(file, line, len(src) - len(src.lstrip()), src) if line else None
+        return UnsupportedError(
+            f"numba's nopython mode cannot compile the gradient code of this line: {first}",
+            loc, hint="use backend='default' (or 'auto', which falls back to it); "
+                      "adgen.source(f, *args, backend='numba') shows the code")
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        if kwargs:
+            return self._default("keyword arguments", args, kwargs)
+        try:
+            key = _arg_types(args, self.fn)
+        except AdgenError as err:
+            if self.backend == "numba":
+                raise
+            return self._default(str(err), args, kwargs)
+        arrays = [(k, a) for k, a in enumerate(args) if type(a) is np.ndarray]
+        for i in range(len(arrays)):
+            for j in range(i + 1, len(arrays)):
+                if np.may_share_memory(arrays[i][1], arrays[j][1]):
+                    why = (f"arguments {arrays[i][0]} and {arrays[j][0]} of "
+                           f"{self.base.name} share memory, and the numba backend keeps one "
+                           "gradient buffer per argument")
+                    if self.backend == "numba":
+                        raise UnsupportedError(why, hint="pass copies (x.copy()), or use "
+                                               "backend='default' / 'auto'")
+                    return self._default(why, args, kwargs)
+        run = self.runs.get(key)
+        if run is None:
+            with self.lock:
+                run = self.runs.get(key)
+                if run is None:
+                    try:
+                        run = self._build(key, args)
+                    except AdgenError as err:
+                        if self.backend == "numba":
+                            raise
+                        self.runs[key] = run = (None, str(err))
+                        _fall_back(err)
+                    else:
+                        self.runs[key] = run
+        if run[0] is None:
+            return self._default(None, args, kwargs)
+        out, saved = run[0](*args)
+        return out, (run[1], saved)
+
+    def _default(self, why: str | None, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        from adgen.api import _forward
+
+        if why is not None and self.backend == "numba":
+            raise UnsupportedError(f"the numba backend cannot run this call: {why}",
+                                   hint="use backend='default' or 'auto'")
+        if why is not None:
+            warnings.warn(f"backend='auto' runs the default backend for this call: {why}",
+                          NumbaFallbackWarning, stacklevel=4)
+        out, saved = _forward(self.base, args, kwargs)
+        return out, (None, saved)
+
+    def pullback(self, saved: Any, out_bar: Any, sh: Any = None) -> tuple[Any, ...]:
+        import numba
+
+        pb, inner = saved
+        if pb is None:
+            return self.base.pullback(inner, out_bar)
+        try:
+            return pb(inner, out_bar)
+        except numba.core.errors.NumbaError as err:
+            code = next(iter(self.codes.values()))
+            raise self._located(err, code, "") from None

@@ -1,0 +1,148 @@
+"""What the numba backend's generated code imports: adgen's runtime helpers in nopython form.
+
+The default backend's helpers (``adgen.runtime``) decide at run time what a value is (a
+number, an array, a list, None) and act on it. In nopython mode the types are known when
+numba compiles, so each helper here is a plain function whose nopython version is chosen per
+argument type with ``numba.extending.overload``; a combination the default helper would
+handle with Python objects (lists, None, broadcasting a cotangent up) has no overload, so
+numba refuses it at compile time and the backend reports it as an adgen error, naming the
+user's line (``adgen.backends``). Nothing here is ever a silent approximation of the
+default helper: where an answer depends on run-time shapes, the helper checks them and
+raises.
+
+Importing this module imports numba: only the numba backend does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+__all__ = ["add_item", "balanced_eq", "grow", "loop_sequence", "stored_into", "unbroadcast",
+           "zeros_like"]
+
+
+def _is_number(t: Any) -> bool:
+    return isinstance(t, (types.Float, types.Integer, types.Boolean))
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero adjoint of ``x``: 0.0 for a number, a float64 array of its shape for an array."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(zeros_like, jit_options={"cache": True})
+def _zeros_like(x):  # noqa: ANN001, ANN202
+    if isinstance(x, types.Array):
+        return lambda x: np.zeros(x.shape)
+    if _is_number(x):
+        return lambda x: 0.0
+    return None
+
+
+def loop_sequence(x: Any) -> Any:
+    """What a ``for`` loop indexes: an array as it is (lists are not taken in nopython)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(loop_sequence, jit_options={"cache": True})
+def _loop_sequence(x):  # noqa: ANN001, ANN202
+    if isinstance(x, types.Array):
+        return lambda x: x
+    return None
+
+
+def unbroadcast(g: Any, shape: Any) -> Any:
+    """``g`` summed down to ``shape``: the cases nopython code meets (a number's cotangent, an
+    array's cotangent of the array's own shape, an array summed to a number)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(unbroadcast, jit_options={"cache": True})
+def _unbroadcast(g, shape):  # noqa: ANN001, ANN202
+    if not isinstance(shape, (types.UniTuple, types.Tuple)):
+        return None
+    rank = len(shape)
+    if _is_number(g) and rank == 0:
+        return lambda g, shape: g
+    if isinstance(g, types.Array):
+        if rank == 0:
+            return lambda g, shape: g.sum()
+        if g.ndim == rank:
+            def same(g, shape):  # noqa: ANN001, ANN202
+                if g.shape != shape:
+                    raise ValueError("adgen numba backend: a cotangent broadcast over a "
+                                     "dimension of size 1; use the default backend")
+                return g
+            return same
+    return None  # broadcasting up or over leading axes: not in nopython (refused)
+
+
+def stored_into(x: Any, g: Any) -> Any:
+    """The cotangent of a value stored into ``x``: ``g``, or zero into an int or bool array
+    (the store truncated the value)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(stored_into, jit_options={"cache": True})
+def _stored_into(x, g):  # noqa: ANN001, ANN202
+    if isinstance(x, types.Array) and isinstance(x.dtype, (types.Integer, types.Boolean)):
+        if isinstance(g, types.Array):
+            return lambda x, g: np.zeros(g.shape)
+        return lambda x, g: 0.0
+    if isinstance(x, types.Array):
+        return lambda x, g: g
+    return None
+
+
+def balanced_eq(x: Any, z: Any, y: Any) -> Any:
+    """1 where ``x == z != y``, 0.5 where ``x == z == y``, else 0 (for ``z = max(x, y)``)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(balanced_eq, jit_options={"cache": True})
+def _balanced_eq(x, z, y):  # noqa: ANN001, ANN202
+    if _is_number(x) and _is_number(z) and _is_number(y):
+        def scalar(x, z, y):  # noqa: ANN001, ANN202
+            if x == z:
+                return 0.5 if y == z else 1.0
+            return 0.0
+        return scalar
+    return None
+
+
+def add_item(adjoint: Any, index: Any, g: Any) -> None:
+    """``adjoint[index] += g`` for an integer index or a tuple of them (an array index, where
+    a repeated entry must add up as ``np.add.at``, is refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(add_item, jit_options={"cache": True})
+def _add_item(adjoint, index, g):  # noqa: ANN001, ANN202
+    if not isinstance(adjoint, types.Array):
+        return None
+    if isinstance(index, types.Integer) or (
+            isinstance(index, (types.UniTuple, types.Tuple)) and
+            all(isinstance(t, types.Integer) for t in index.types)):
+        def add(adjoint, index, g):  # noqa: ANN001, ANN202
+            adjoint[index] += g
+        return add
+    return None
+
+
+@numba.njit(cache=True)
+def grow(column: Any, need: int) -> Any:
+    """``column`` with room for at least ``need`` rows: the same array, or a copy of it into
+    one at least twice as long (a tape grows geometrically, so n appends copy O(n) rows).
+    Called before a counted loop with the rows it will append, and before each append of a
+    loop whose count is not known (a while loop)."""
+    if need <= column.shape[0]:
+        return column
+    size = max(need, 2 * column.shape[0] + 16)
+    out = np.empty(size, column.dtype)
+    out[:column.shape[0]] = column
+    return out

@@ -1,0 +1,885 @@
+"""numba_emit: the generated forward and pullback rewritten into numba's nopython subset.
+
+Input: the final forward and pullback trees of ``pipeline._compile`` (after cleanup and
+free_values; ``Compiled.trees``), compiled for an argument signature, and the numba type of
+each argument (:class:`ArgType`: a number or an array of a dtype and rank). Output:
+:class:`NumbaCode`, a module whose two functions numba compiles in nopython mode, with a map
+from its lines to the user's; or an ``UnsupportedError`` naming the user's file, line and
+construct. Nothing is approximated: what the rewrite cannot prove equivalent is refused.
+
+The rewrites:
+
+- *typed tapes* (``tape_columns(range(a, b), 'float64')`` / ``reversed_rows(tape, range(a,
+  b))``) become a tuple of ``np.empty`` columns and an index loop running backwards;
+- *list tapes* (``tape = []``, ``tape.append((i, t3, inner))``, ``for ... in
+  reversed(tape)``) become one typed column per recorded value and a row counter
+  (``tape_n``), flat across nested loops: an inner tape's rows for one outer iteration are a
+  range of rows, whose bounds the outer tape records. Columns are reserved from the loop
+  bounds before a counted loop and grown geometrically before each append otherwise
+  (``numba_runtime.grow``). A column's dtype comes from :func:`scalar_types`, which types
+  every name of the forward from the argument types as numba will; a recorded value of
+  unknown type is refused;
+- *shadow memory* (``sh.of(x)``) becomes one static zero array per buffer, allocated at the
+  top of the pullback: the forward must bind every name the pullback takes a shadow of to a
+  parameter, a fresh allocation, or another name of the same buffer (``out=``, a loop's
+  sequence, a plain rebinding), so the buffers are known statically; a view is refused.
+  Parameters are distinct buffers only if the caller's arrays do not share memory, which
+  ``adgen.backends`` checks at every call. ``root_of(a) is root_of(b)`` is decided here;
+- runtime helpers become their nopython versions in ``adgen.numba_runtime``; ``add(a, b)``
+  becomes ``a + b``;
+- refused: guarded sites (``capture``, ``before_write``: the save and strict guards run
+  Python code), calls to other user functions, containers, and every other runtime helper.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import linecache
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from adgen.errors import Location, UnsupportedError
+
+# Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
+NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
+                              "balanced_eq", "add_item", "grow"})
+_MARKER = re.compile(r"^\x00# line (\d+)")
+_COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
+_DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
+_FLOAT_FUNCS = frozenset({"exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "arctan",
+                          "arcsin", "arccos", "sinh", "cosh", "log1p", "expm1", "log2",
+                          "log10", "atan", "asin", "acos", "arctanh", "arcsinh", "arccosh",
+                          "floor", "ceil", "exp2", "cbrt", "fabs", "hypot", "arctan2",
+                          "atan2", "float64", "erf", "erfc", "gamma", "lgamma", "pow",
+                          "power", "true_divide"})
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """The numba type of an argument, as far as the rewrite needs it: ``kind`` is ``"f8"``,
+    ``"i8"`` or ``"b1"`` for a number; ``"array"`` with the element kind in ``dtype`` and
+    the rank in ``ndim``."""
+
+    kind: str
+    dtype: str = ""
+    ndim: int = 0
+
+
+@dataclass
+class NumbaCode:
+    """A module of nopython code: its source, the two functions' names, and for each of its
+    lines (1-based) the user's line it came from (0 where none)."""
+
+    source: str
+    forward: str
+    pullback: str
+    lines: dict[int, int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# Where in the user's code a statement came from
+
+
+class _Place:
+    """The user's file, and a refusal that names the line of a generated statement."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def refuse(self, line: int, message: str, hint: str) -> UnsupportedError:
+        src = linecache.getline(self.file, line) if line else ""
+        return UnsupportedError(message, Location(self.file, line, len(src) - len(src.lstrip()),
+                                                  src) if line else None, hint=hint)
+
+
+def _annotate_lines(body: list[ast.stmt], line: int = 0) -> int:
+    """Sets ``_user_line`` on every statement: its own line, else the last marker comment
+    (``# line N: ...``) or line before it in the same or an enclosing block."""
+    for st in body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and \
+                isinstance(st.value.value, str):
+            m = _MARKER.match(st.value.value)
+            if m:
+                line = int(m.group(1))
+        own = getattr(st, "lineno", 0) or 0
+        if own and not isinstance(st, ast.Expr):
+            line = own
+        st._user_line = line  # type: ignore[attr-defined]
+        for attr in ("body", "orelse"):
+            inner = getattr(st, attr, None)
+            if isinstance(inner, list):
+                _annotate_lines(inner, line)
+    return line
+
+
+def _is_marker(st: ast.stmt) -> bool:
+    return isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and \
+        isinstance(st.value.value, str) and st.value.value.startswith("\x00#")
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement in source order (markers left out: they become comments)."""
+    out: list[ast.stmt] = []
+    for st in body:
+        if _is_marker(st):
+            continue
+        out.append(st)
+        for attr in ("body", "orelse"):
+            inner = getattr(st, attr, None)
+            if isinstance(inner, list):
+                out.extend(_statements(inner))
+    return out
+
+
+def _parse(text: str) -> list[ast.stmt]:
+    return ast.parse(text).body
+
+
+def _expr(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _call_name(node: ast.AST) -> str | None:
+    """``f`` for ``f(...)``, ``np.exp`` for ``np.exp(...)``; else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    parts = []
+    f = node.func
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return None
+    return ".".join([f.id, *reversed(parts)])
+
+
+# --------------------------------------------------------------------------------------------
+# Types of the forward's names (what numba will infer), for the tape columns
+
+
+def _unify(a: Any, b: Any) -> Any:
+    if a == b or b == "none":
+        return a
+    if a == "none":
+        return b
+    pair = {a, b}
+    if pair <= {"f8", "i8", "b1"}:
+        return "f8" if "f8" in pair else "i8"
+    return None
+
+
+def _arith(a: Any, b: Any, op: ast.operator) -> Any:
+    if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return ("array",)  # an array result: never a tape column
+        return None
+    if isinstance(op, ast.Div):
+        return "f8"
+    if "f8" in (a, b):
+        return "f8"
+    if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a == b == "b1":
+        return "b1"
+    return "i8"
+
+
+def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
+    """``np.empty(shape)``, ``np.zeros``, ``np.ones``: float64 unless a dtype is given;
+    ``np.full(shape, v)``: the type of ``v`` (numba's rule), unless a dtype is given. The
+    rank is the shape tuple's length, or 1 for a number."""
+    shape = e.args[0]
+    if isinstance(shape, ast.Tuple):
+        ndim = len(shape.elts)
+    elif args[0] in ("i8", "b1"):
+        ndim = 1
+    else:
+        return None
+    given = [k.value for k in e.keywords if k.arg == "dtype"] + \
+        list(e.args[2 if base == "full" else 1:][:1])
+    if given:
+        d = ast.unparse(given[0])
+        kind = {"np.float64": "f8", "float": "f8", "np.int64": "i8", "int": "i8",
+                "np.bool_": "b1", "bool": "b1"}.get(d)
+        return ("array", kind, ndim) if kind else None
+    if base == "full":
+        return ("array", args[1], ndim) if len(args) > 1 and args[1] in ("f8", "i8", "b1") \
+            else None
+    return ("array", "f8", ndim)
+
+
+def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, Any]:
+    """The type numba gives each name of ``fn`` (``"f8"``, ``"i8"``, ``"b1"``, ``"none"``,
+    ``("array", dtype, ndim)``, ``("shape", ndim)``, or None where this analysis cannot
+    tell), from the parameters' types. Follows numba's rules: an int op an int is an int
+    (``/`` gives a float), anything with a float is a float, bools add as ints."""
+    env: dict[str, Any] = {}
+    for p, t in params.items():
+        env[p] = t.kind if t.kind != "array" else ("array", t.dtype, t.ndim)
+
+    def typ(e: ast.expr) -> Any:
+        if isinstance(e, ast.Constant):
+            v = e.value
+            return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
+                "f8" if isinstance(v, float) else "none" if v is None else None
+        if isinstance(e, ast.Name):
+            return env.get(e.id)
+        if isinstance(e, ast.Attribute):
+            if e.attr == "shape":
+                t = typ(e.value)
+                return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" else None
+            if isinstance(e.value, ast.Name) and e.value.id in ("np", "math") and \
+                    e.attr in ("inf", "pi", "e", "nan"):
+                return "f8"
+            return None
+        if isinstance(e, ast.Subscript):
+            t = typ(e.value)
+            idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if isinstance(t, tuple) and t[0] == "shape":
+                return "i8"
+            if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
+                if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
+                                            not isinstance(i, ast.Slice) for i in idx):
+                    return t[1]
+                return ("array",)
+            return None
+        if isinstance(e, ast.BinOp):
+            return _arith(typ(e.left), typ(e.right), e.op)
+        if isinstance(e, ast.UnaryOp):
+            t = typ(e.operand)
+            if isinstance(e.op, ast.Not):
+                return "b1"
+            return "i8" if t == "b1" else t
+        if isinstance(e, ast.Compare):
+            ts = [typ(e.left)] + [typ(c) for c in e.comparators]
+            return "b1" if all(t in ("f8", "i8", "b1") for t in ts) else None
+        if isinstance(e, ast.IfExp):
+            return _unify(typ(e.body), typ(e.orelse))
+        if isinstance(e, ast.Call):
+            f = _call_name(e) or ""
+            args = [typ(a) for a in e.args]
+            base = f.split(".")[-1]
+            if f in ("len",):
+                return "i8"
+            if f in ("float",):
+                return "f8"
+            if f in ("int", "round") and len(e.args) == 1:
+                return "i8"
+            if f in ("bool",):
+                return "b1"
+            if f in ("max", "min") and args and not e.keywords:
+                out = args[0]
+                for t in args[1:]:
+                    out = _unify(out, t)
+                return out
+            if f == "abs" and len(args) == 1:
+                return "i8" if args[0] == "b1" else args[0]
+            if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
+                    all(t in ("f8", "i8", "b1") for t in args):
+                return "f8"
+            if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
+                    args[0] in ("f8", "i8"):
+                return args[0]
+            if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
+                return _allocation(e, args, base)
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
+                t = typ(e.func.value)
+                return t if isinstance(t, tuple) and t[0] == "array" else None
+            return None
+        return None
+
+    def bind(target: ast.expr, t: Any) -> bool:
+        if isinstance(target, ast.Name):
+            old = env.get(target.id, "unset")
+            new = t if old == "unset" else _unify(old, t) if old != t else t
+            if old != new:
+                env[target.id] = new
+                return True
+        return False
+
+    def block(body: list[ast.stmt]) -> bool:
+        changed = False
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                changed |= bind(st.targets[0], typ(st.value))
+            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+                changed |= bind(st.target, _arith(env.get(st.target.id), typ(st.value), st.op))
+            elif isinstance(st, ast.For):
+                if _call_name(st.iter) == "range":
+                    changed |= bind(st.target, "i8")
+                changed |= block(st.body)
+            elif isinstance(st, (ast.If, ast.While)):
+                changed |= block(st.body) | block(st.orelse)
+        return changed
+
+    for _ in range(8):  # loop-carried names settle in a few rounds
+        if not block(fn.body):
+            break
+    return env
+
+
+# --------------------------------------------------------------------------------------------
+# Buffers: which names are one array (for static shadow memory)
+
+_FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like",
+                    "np.zeros_like", "np.ones_like", "np.full_like", "np.array", "np.arange",
+                    "np.linspace", "np.copy", "np.eye", "np.identity"})
+
+
+def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str | None]:
+    """For each name the forward binds to an array: the name of the buffer it is (a parameter
+    or the name a fresh allocation was bound to), or None where it may be a view of one or
+    the analysis cannot tell. Every binding of a name must agree."""
+    roots: dict[str, str | None] = {}
+    for p, t in types_.items():
+        if isinstance(t, tuple) and t[0] == "array" and p in {a.arg for a in fn.args.args}:
+            roots[p] = p
+
+    def of(target: str, value: ast.expr) -> str | None:
+        f = _call_name(value)
+        if isinstance(value, ast.Name):
+            return roots.get(value.id)
+        if isinstance(value, ast.Call):
+            for k in value.keywords:
+                if k.arg == "out":
+                    return roots.get(_name(k.value) or "")
+            if f == "loop_sequence" and value.args:
+                return roots.get(_name(value.args[0]) or "")
+            if f in _FRESH or (isinstance(value.func, ast.Attribute) and
+                               value.func.attr == "copy" and not value.args):
+                return target
+            return None
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+            return target  # arithmetic on arrays makes a new array
+        return None
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            t = node.targets[0].id
+            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array"):
+                if not isinstance(node.value, ast.Call) or _call_name(node.value) not in \
+                        _FRESH | {"loop_sequence"}:
+                    continue
+            r = of(t, node.value)
+            if t in roots and roots[t] != r:
+                roots[t] = None
+            else:
+                roots[t] = r
+    return roots
+
+
+# --------------------------------------------------------------------------------------------
+# The rewrite
+
+
+@dataclass
+class _ListTape:
+    name: str
+    elts: list[str]  # the recorded names, in order
+    types: list[Any]
+    nested: dict[int, str]  # position of an inner tape among elts -> its name
+    cols: list[str] = field(default_factory=list)  # one per elt (two for an inner tape)
+    parent: str | None = None
+
+
+class _Rewriter:
+    def __init__(self, forward: ast.FunctionDef, pullback: ast.FunctionDef, file: str,
+                 params: dict[str, ArgType]) -> None:
+        self.fwd = forward
+        self.pb = pullback
+        self.place = _Place(file)
+        self.params = params
+        self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
+                      if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
+        _annotate_lines(forward.body)
+        _annotate_lines(pullback.body)
+
+    def fresh(self, base: str) -> str:
+        out, k = base, 1
+        while out in self.taken:
+            k += 1
+            out = f"{base}_{k}"
+        self.taken.add(out)
+        return out
+
+    def refuse(self, st: ast.AST, message: str, hint: str) -> UnsupportedError:
+        return self.place.refuse(getattr(st, "_user_line", 0), message, hint)
+
+    # -- checks -------------------------------------------------------------------------------
+
+    def check_calls(self, fn: ast.FunctionDef, runtime_names: set[str]) -> None:
+        """Refuses what has no nopython form, naming the user's line."""
+        for st in _statements(fn.body):
+            for node in _own_nodes(st):
+                f = _call_name(node) if isinstance(node, ast.Call) else None
+                if f in ("capture", "before_write", "write_region", "partial_try"):
+                    raise self.refuse(
+                        st, f"the numba backend does not run adgen's mutation guards ({f}): "
+                        "an in-place write here may overwrite a value the gradient reads",
+                        "use the default backend (backend='default', or 'auto', which falls "
+                        "back to it), or write into a copy so the site is free")
+                if f is not None and (f.endswith(("_forward", "_pullback")) or
+                                      f in ("call_forward", "call_pullback")):
+                    raise self.refuse(
+                        st, "the numba backend does not differentiate calls to other "
+                        f"functions yet ({f.rsplit('_', 1)[0]})",
+                        "inline the callee, or use backend='default' / 'auto'")
+                if isinstance(node, ast.Name) and node.id in runtime_names and \
+                        node.id not in NOPYTHON_HELPERS:
+                    raise self.refuse(
+                        st, f"the numba backend has no nopython form of adgen's {node.id} "
+                        "(lists, dicts, objects, shadow memory of views or broadcasting "
+                        "need Python)", "keep this function on backend='default' (or 'auto')")
+                if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp)) and \
+                        not (isinstance(node, ast.List) and not node.elts and
+                             _tape_target(st)):
+                    raise self.refuse(st, "the numba backend takes arrays and numbers, not "
+                                      "Python lists, dicts or sets",
+                                      "use NumPy arrays, or backend='default' / 'auto'")
+
+    # -- typed tapes ----------------------------------------------------------------------------
+
+    def typed_tapes(self) -> None:
+        for st in _statements(self.fwd.body):
+            if isinstance(st, ast.Assign) and _call_name(st.value) == "tape_columns":
+                steps = st.value.args[0]
+                cols = [c.value for c in st.value.args[1:]]
+                n = f"len({ast.unparse(steps)})"
+                st.value = _expr("(" + "".join(
+                    f"np.empty({n}, np.{'float64' if c == 'float64' else 'int64'}), "
+                    for c in cols) + ")")
+        self.pb.body = self._reversed_loops(self.pb.body)
+
+    def _reversed_loops(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for st in body:
+            for attr in ("body", "orelse"):
+                if isinstance(getattr(st, attr, None), list):
+                    setattr(st, attr, self._reversed_loops(getattr(st, attr)))
+            if isinstance(st, ast.For):
+                f = _call_name(st.iter)
+                if f == "reversed_rows":
+                    self._rows_loop(st)
+                elif f == "reversed" and _call_name(st.iter.args[0]) == "range":
+                    st.iter = self._backwards(st.iter.args[0], st)
+            out.append(st)
+        return out
+
+    def _backwards(self, rng: ast.Call, st: ast.stmt) -> ast.expr:
+        a = [ast.unparse(x) for x in rng.args]
+        if len(a) == 1:
+            return _expr(f"range({a[0]} - 1, -1, -1)")
+        if len(a) == 2:
+            return _expr(f"range({a[1]} - 1, {a[0]} - 1, -1)")
+        raise self.refuse(st, "a range with a step in a loop the gradient walks back",
+                          "use range(start, stop), or backend='default'")
+
+    def _rows_loop(self, st: ast.For) -> None:
+        tape = ast.unparse(st.iter.args[0])
+        names = [_name(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
+            else [_name(st.target)]
+        if len(st.iter.args) > 1:
+            rng = st.iter.args[1]
+            index, cols = names[0], names[1:]
+            start = ast.unparse(rng.args[0]) if len(rng.args) == 2 else "0"
+            row = f"{index} - {start}" if start != "0" else index
+            st.iter = self._backwards(rng, st)
+            st.target = ast.Name(id=index, ctx=ast.Store())
+        else:
+            cols = names
+            row = self.fresh("row")
+            st.iter = _expr(f"range({tape}[0].shape[0] - 1, -1, -1)")
+            st.target = ast.Name(id=row, ctx=ast.Store())
+        reads = _parse("\n".join(f"{c} = {tape}[{k}][{row}]" for k, c in enumerate(cols)
+                                 if c is not None))
+        for r in reads:
+            r._user_line = getattr(st, "_user_line", 0)
+        st.body = reads + st.body
+
+    # -- list tapes ---------------------------------------------------------------------------
+
+    def list_tapes(self, types_: dict[str, Any]) -> None:
+        creations: dict[str, ast.Assign] = {}
+        appends: dict[str, list[ast.stmt]] = {}
+        for st in _statements(self.fwd.body):
+            t = _tape_target(st)
+            if t is not None:
+                creations[t] = st
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+                    isinstance(st.value.func, ast.Attribute) and \
+                    st.value.func.attr == "append" and _name(st.value.func.value) in creations:
+                appends.setdefault(st.value.func.value.id, []).append(st)
+        if not creations:
+            return
+        tapes: dict[str, _ListTape] = {}
+        for t, st in creations.items():
+            sites = appends.get(t, [])
+            if len(sites) != 1 or not isinstance(sites[0].value.args[0], ast.Tuple) or \
+                    not all(isinstance(e, ast.Name) for e in sites[0].value.args[0].elts):
+                raise self.refuse(st, "a loop record of a form the numba backend does not "
+                                  "lay out in arrays", "use backend='default' or 'auto'")
+            elts = [e.id for e in sites[0].value.args[0].elts]
+            nested = {k: e for k, e in enumerate(elts) if e in creations}
+            tys = [None if k in nested else types_.get(e) for k, e in enumerate(elts)]
+            for k, (e, ty) in enumerate(zip(elts, tys)):
+                if k not in nested and ty not in ("f8", "i8", "b1"):
+                    raise self.refuse(
+                        sites[0], f"the gradient reads back {e} from each iteration, and the "
+                        "numba backend cannot tell its type (a number of one type is "
+                        "needed: an array, a tuple or a value that is None on some path "
+                        "cannot go into a typed column)",
+                        "make the loop compute numbers (float or int), or use "
+                        "backend='default'")
+            tapes[t] = _ListTape(t, elts, tys, nested)
+        for t, tape in tapes.items():
+            for k, inner in tape.nested.items():
+                tapes[inner].parent = t
+            for k, e in enumerate(tape.elts):
+                if k in tape.nested:
+                    tape.cols += [self.fresh(f"{t}_{e}_lo"), self.fresh(f"{t}_{e}_hi")]
+                else:
+                    tape.cols.append(self.fresh(f"{t}_{e}"))
+        self.tapes = tapes
+        counters = {t: self.fresh(f"{t}_n") for t in tapes}
+        starts = {t: self.fresh(f"{t}_start") for t in tapes}
+        # allocation at the top of the forward
+        top: list[str] = []
+        for t, tape in tapes.items():
+            top.append(f"{counters[t]} = 0")
+            for k, e in enumerate(tape.elts):
+                if k in tape.nested:
+                    top += [f"{c} = np.empty(0, np.int64)" for c in tape.cols[
+                        self._col_pos(tape, k):self._col_pos(tape, k) + 2]]
+                else:
+                    top.append(f"{tape.cols[self._col_pos(tape, k)]} = "
+                               f"np.empty(0, {_DTYPES[tape.types[k]]})")
+        self.fwd.body = _parse("\n".join(top)) + self.fwd.body
+        # each creation: the counter (a root tape) or the first row (an inner tape)
+        for t, st in creations.items():
+            text = f"{starts[t]} = {counters[t]}" if tapes[t].parent else f"{counters[t]} = 0"
+            _replace(self.fwd, st, _parse(text))
+        for t, tape in tapes.items():
+            site = appends[t][0]
+            loop = _enclosing_loop(self.fwd, site)
+            values = []
+            for k, e in enumerate(tape.elts):
+                if k in tape.nested:
+                    values += [starts[e], counters[e]]
+                else:
+                    values.append(e)
+            n = counters[t]
+            lines = [f"{c}[{n}] = {v}" for c, v in zip(tape.cols, values)] + [f"{n} += 1"]
+            counted = isinstance(loop, ast.For) and _call_name(loop.iter) == "range" and \
+                _direct(loop, site)
+            if not counted:
+                lines = [f"{c} = grow({c}, {n} + 1)" for c in tape.cols] + lines
+            _replace(self.fwd, site, _parse("\n".join(lines)))
+            if counted:
+                need = f"{n} + len({ast.unparse(loop.iter)})"
+                _insert_before(self.fwd, loop, _parse("\n".join(
+                    f"{c} = grow({c}, {need})" for c in tape.cols)))
+        # the saved values: a root tape is its columns, its counter and its inner tapes'
+        self.packs = {t: self._pack(t, counters) for t, tape in tapes.items() if not tape.parent}
+        ret = self.fwd.body[-1]
+        if not isinstance(ret, ast.Return):
+            raise self.refuse(ret, "a forward that does not end in its return", "")
+        ret.value = _Substitute({t: ast.Tuple(elts=[ast.Name(id=c, ctx=ast.Load())
+                                                   for c in p], ctx=ast.Load())
+                                for t, p in self.packs.items()}).visit(ret.value)
+        # the pullback: unpack the columns, and loops over rows
+        for st in self.pb.body:
+            if isinstance(st, ast.Assign) and _name(st.value) == "saved":
+                st.targets[0] = _Substitute({t: ast.Tuple(elts=[
+                    ast.Name(id=c, ctx=ast.Store()) for c in p], ctx=ast.Store())
+                    for t, p in self.packs.items()}).visit(st.targets[0])
+        self.counters = counters
+        self.pb.body = self._tape_loops(self.pb.body)
+
+    def _col_pos(self, tape: _ListTape, k: int) -> int:
+        return sum(2 if j in tape.nested else 1 for j in range(k))
+
+    def _pack(self, t: str, counters: dict[str, str]) -> list[str]:
+        tape = self.tapes[t]
+        out = list(tape.cols) + ([counters[t]] if not tape.parent else [])
+        for inner in tape.nested.values():
+            out += self._pack(inner, counters)
+        return out
+
+    def _tape_loops(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        for st in body:
+            for attr in ("body", "orelse"):
+                if isinstance(getattr(st, attr, None), list):
+                    setattr(st, attr, self._tape_loops(getattr(st, attr)))
+            if isinstance(st, ast.For) and _call_name(st.iter) == "reversed" and \
+                    _name(st.iter.args[0]) in self.tapes:
+                t = st.iter.args[0].id
+                tape = self.tapes[t]
+                row = self.fresh(f"{t}_row")
+                if tape.parent:
+                    lo, hi = f"{t}_lo_", f"{t}_hi_"
+                    st.iter = _expr(f"range({hi} - 1, {lo} - 1, -1)")
+                else:
+                    st.iter = _expr(f"range({self.counters[t]} - 1, -1, -1)")
+                names = [_name(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
+                    else [_name(st.target)]
+                if len(names) != len(tape.elts):
+                    raise self.refuse(st, "a loop record read back in another layout", "")
+                st.target = ast.Name(id=row, ctx=ast.Store())
+                reads = []
+                for k, v in enumerate(names):
+                    pos = self._col_pos(tape, k)
+                    if k in tape.nested:
+                        inner = tape.elts[k]
+                        reads += [f"{inner}_lo_ = {tape.cols[pos]}[{row}]",
+                                  f"{inner}_hi_ = {tape.cols[pos + 1]}[{row}]"]
+                        if v != inner:
+                            raise self.refuse(st, "an inner loop record under another name",
+                                              "")
+                    elif v is not None:
+                        reads.append(f"{v} = {tape.cols[pos]}[{row}]")
+                stmts = _parse("\n".join(reads))
+                for r in stmts:
+                    r._user_line = getattr(st, "_user_line", 0)
+                st.body = stmts + st.body
+        return body
+
+    # -- shadow memory ------------------------------------------------------------------------
+
+    def shadows(self, types_: dict[str, Any]) -> None:
+        roots = buffer_roots(self.fwd, types_)
+        saved_names: set[str] = set()
+        last_unpack = 0
+        for k, st in enumerate(self.pb.body):
+            if isinstance(st, ast.Assign) and _name(st.value) == "saved":
+                saved_names |= {n.id for n in ast.walk(st.targets[0]) if isinstance(n, ast.Name)}
+                last_unpack = k + 1
+        shadow_of: dict[str, str] = {}
+        alloc_from: dict[str, str] = {}
+        rewriter = self
+
+        class Shadows(ast.NodeTransformer):
+            def __init__(self) -> None:
+                self.st: ast.stmt | None = None
+
+            def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+                if _name(node.test) == "top":
+                    return self.visit(node.body)
+                return self.generic_visit(node)
+
+            def visit_Compare(self, node: ast.Compare) -> ast.AST:
+                if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
+                        _call_name(node.left) == "root_of" and \
+                        _call_name(node.comparators[0]) == "root_of":
+                    a = rewriter.root(roots, node.left.args[0], self.st)
+                    b = rewriter.root(roots, node.comparators[0].args[0], self.st)
+                    return ast.Constant((a == b) == isinstance(node.ops[0], ast.Is))
+                return self.generic_visit(node)
+
+            def visit_Call(self, node: ast.Call) -> ast.AST:
+                f = _call_name(node)
+                if f in ("sh.of", "sh.value"):
+                    r = rewriter.root(roots, node.args[0], self.st)
+                    if r not in shadow_of:
+                        shadow_of[r] = rewriter.fresh(f"{r}_shadow")
+                    arg = _name(node.args[0])
+                    if r not in alloc_from and arg in saved_names:
+                        alloc_from[r] = arg
+                    return ast.Name(id=shadow_of[r], ctx=ast.Load())
+                if f == "add" and len(node.args) == 2:
+                    return ast.BinOp(left=self.visit(node.args[0]), op=ast.Add(),
+                                     right=self.visit(node.args[1]))
+                if f == "unbroadcast" and node.keywords:
+                    node.keywords = []
+                if f == "shape_tree" and len(node.args) == 1:
+                    return _expr(f"np.shape({ast.unparse(self.visit(node.args[0]))})")
+                return self.generic_visit(node)
+
+        visitor = Shadows()
+        for st in _statements(self.pb.body):
+            visitor.st = st
+            for attr in ("test", "iter", "value", "targets", "target"):
+                v = getattr(st, attr, None)
+                if isinstance(v, ast.AST):
+                    setattr(st, attr, visitor.visit(v))
+                elif isinstance(v, list):
+                    setattr(st, attr, [visitor.visit(x) for x in v])
+        # the pullback no longer takes sh, nor asks whether it is the top call
+        self.pb.args.args = [a for a in self.pb.args.args if a.arg != "sh"]
+        self.pb.args.defaults = []
+        body = []
+        for st in self.pb.body:
+            text = ast.unparse(st) if isinstance(st, (ast.Assign, ast.If)) else ""
+            if text in ("top = sh is None", "if top:\n    sh = ShadowMap()"):
+                continue
+            body.append(st)
+        self.pb.body = body
+        last_unpack = max((k + 1 for k, st in enumerate(body) if isinstance(st, ast.Assign)
+                           and _name(st.value) == "saved"), default=0)
+        allocs = []
+        for r, s in shadow_of.items():
+            src = alloc_from.get(r)
+            if src is None:
+                raise self.refuse(self.pb.body[last_unpack] if last_unpack < len(body)
+                                  else self.pb, f"the numba backend cannot allocate the "
+                                  f"gradient buffer of {r} before the pullback needs it",
+                                  "use backend='default'")
+            allocs.append(f"{s} = np.zeros({src}.shape)")
+        self.pb.body[last_unpack:last_unpack] = _parse("\n".join(allocs)) if allocs else []
+        del last_unpack
+
+    def root(self, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
+        n = _name(node)
+        r = roots.get(n) if n is not None else None
+        if r is None:
+            raise self.refuse(
+                st or self.pb, f"the numba backend keeps gradients of arrays in static "
+                f"buffers, and cannot tell which buffer {ast.unparse(node)} is (a view, a "
+                "slice, or an array of unknown origin)",
+                "index elements (x[i]) instead of taking slices or views, or use "
+                "backend='default' / 'auto'")
+        return r
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, names: dict[str, ast.expr]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        new = self.names.get(node.id)
+        if new is None:
+            return node
+        out = copy.deepcopy(new)
+        if isinstance(out, ast.Tuple):
+            out.ctx = type(node.ctx)()
+            for e in out.elts:
+                e.ctx = type(node.ctx)()
+        return out
+
+
+def _own_nodes(st: ast.stmt) -> list[ast.AST]:
+    """The expression nodes of a statement, not of the statements nested in it."""
+    out: list[ast.AST] = []
+    for f, v in ast.iter_fields(st):
+        if f in ("body", "orelse"):
+            continue
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, ast.AST):
+                out.extend(ast.walk(x))
+    return out
+
+
+def _tape_target(st: ast.stmt) -> str | None:
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.List) and \
+            not st.value.elts and st.targets[0].id.startswith("tape"):
+        return st.targets[0].id
+    return None
+
+
+def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
+    out = []
+    for node in ast.walk(fn):
+        for attr in ("body", "orelse"):
+            v = getattr(node, attr, None)
+            if isinstance(v, list) and v and isinstance(v[0], ast.stmt):
+                out.append(v)
+    return out
+
+
+def _replace(fn: ast.AST, old: ast.stmt, new: list[ast.stmt]) -> None:
+    for b in _blocks(fn):
+        for k, st in enumerate(b):
+            if st is old:
+                for n in new:
+                    n._user_line = getattr(old, "_user_line", 0)
+                b[k:k + 1] = new
+                return
+    raise AssertionError("statement not found")
+
+
+def _insert_before(fn: ast.AST, old: ast.stmt, new: list[ast.stmt]) -> None:
+    for b in _blocks(fn):
+        for k, st in enumerate(b):
+            if st is old:
+                for n in new:
+                    n._user_line = getattr(old, "_user_line", 0)
+                b[k:k] = new
+                return
+    raise AssertionError("statement not found")
+
+
+def _enclosing_loop(fn: ast.AST, target: ast.stmt) -> ast.stmt | None:
+    found: list[ast.stmt | None] = [None]
+
+    def visit(body: list[ast.stmt], loop: ast.stmt | None) -> bool:
+        for st in body:
+            if st is target:
+                found[0] = loop
+                return True
+            inner = st if isinstance(st, (ast.For, ast.While)) else loop
+            for attr in ("body", "orelse"):
+                v = getattr(st, attr, None)
+                if isinstance(v, list) and visit(v, inner):
+                    return True
+        return False
+
+    visit(fn.body, None)
+    return found[0]
+
+
+def _direct(loop: ast.For, st: ast.stmt) -> bool:
+    """Whether ``st`` runs once per iteration of ``loop`` (in its body, not under an if)."""
+    return any(s is st for s in loop.body)
+
+
+def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
+                params: dict[str, ArgType], runtime_names: set[str]) -> NumbaCode:
+    """The forward and pullback of one argument signature as a nopython module.
+
+    Raises:
+        UnsupportedError: for a construct nopython mode cannot take (see the module
+            docstring), naming the user's file and line.
+    """
+    fwd = gast.gast_to_ast(copy.deepcopy(forward))
+    pb = gast.gast_to_ast(copy.deepcopy(pullback))
+    rw = _Rewriter(fwd, pb, file, params)
+    rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns", "reversed_rows"}
+    rw.check_calls(fwd, runtime_names - rewritten)
+    rw.check_calls(pb, runtime_names - rewritten)
+    types_ = scalar_types(fwd, params)
+    rw.tapes = {}
+    rw.typed_tapes()
+    rw.list_tapes(types_)
+    rw.shadows(types_)
+    # nothing of the default runtime is left
+    for fn in (fwd, pb):
+        for st in _statements(fn.body):
+            for node in _own_nodes(st):
+                if isinstance(node, ast.Name) and node.id in {"sh", "top"} | (
+                        runtime_names - NOPYTHON_HELPERS) | set(rw.tapes):
+                    raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
+                                    "into nopython code", "use backend='default' or 'auto'")
+    header = ("import math\n\nimport numpy as np\n"
+              "from adgen.numba_runtime import add_item, balanced_eq, grow, loop_sequence, "
+              "stored_into, unbroadcast, zeros_like\n\n\n")
+    parts = []
+    lines: dict[int, int] = {}
+    offset = header.count("\n")
+    for fn in (fwd, pb):
+        ast.fix_missing_locations(fn)
+        text = _COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"),
+                            ast.unparse(fn))
+        reparsed = ast.parse(text).body[0]
+        for mine, back in zip(_statements(fn.body), _statements(reparsed.body)):
+            lines[offset + back.lineno] = getattr(mine, "_user_line", 0)
+        parts.append(text)
+        offset += text.count("\n") + 3
+    source = header + "\n\n\n".join(parts) + "\n"
+    return NumbaCode(source, fwd.name, pb.name, lines)
