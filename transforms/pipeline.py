@@ -81,6 +81,8 @@ class Compiled:
     # what the compiled code assumes of the free names it reads (its own and its callees'):
     # checked at each call, which recompiles when one fails (bindings.failed)
     guards: tuple[Any, ...] = ()
+    # (forward tree, pullback tree, the user's file): read by other backends (adgen.backends)
+    trees: Any = None
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -447,7 +449,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope,
-                    guards=tuple(guards))
+                    guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file))
 
 
 def _generated_names() -> dict[str, Any]:

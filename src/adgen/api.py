@@ -84,10 +84,15 @@ def _check_policy(mutation: str) -> None:
 
 
 def _compiled(fun: Callable[..., Any], mutation: str,
-              wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None) -> Any:
+              wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None,
+              backend: str = "default") -> Any:
     from adgen.transforms.pipeline import compile_function
 
     _check_policy(mutation)
+    if backend != "default":  # numba / auto: adgen.backends
+        from adgen.backends import compile_for
+
+        return compile_for(_unwrap(fun), mutation, wrt, sig, backend)
     return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt, sig=sig)
 
 
@@ -99,7 +104,9 @@ def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
 def _bound(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     """A bound method (``model.loss``, ``Cls.make`` of a classmethod) or a callable object
     (``layer`` with a ``__call__``) as the function Python runs and the receiver it passes
-    first; a function as itself."""
+    first; a function as itself (a numba.njit dispatcher: its Python function)."""
+    if type(fun).__module__.startswith("numba.") and hasattr(fun, "py_func"):
+        fun = fun.py_func
     if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
         return fun.__func__, (fun.__self__,)
     if not isinstance(fun, (types.FunctionType, types.BuiltinFunctionType, type,
@@ -265,7 +272,7 @@ def _describe(value: Any) -> str:
 
 
 def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
-        **kwargs: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+        backend: str = "default", **kwargs: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Runs ``fun(*args)`` and returns its output with a pullback.
 
     Args:
@@ -285,10 +292,11 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     """
     target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
     if receiver:  # a method or callable object: no cotangent for the receiver
-        out, pull = vjp(target, *receiver, *args, mutation=mutation, **kwargs)
+        out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
+                        **kwargs)
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
     _refuse_complex(args)
-    compiled = _compiled(fun, mutation, sig=signature(args))
+    compiled = _compiled(fun, mutation, sig=signature(args), backend=backend)
     out, saved = _forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
@@ -416,7 +424,8 @@ def _rebuild_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], mut
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-                   mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
+                   mutation: str = "save", has_aux: bool = False,
+                   backend: str = "default") -> Callable[..., Any]:
     """Like :func:`grad`, but the returned function gives ``(value, gradient)``.
 
     With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
@@ -426,12 +435,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         return GradientFunction(_grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
                                               True), fun, argnums, mutation, has_aux, True)
     return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
-                                               with_value=True),
+                                               with_value=True, backend=backend),
                             fun, argnums, mutation, has_aux, True)
 
 
 def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
-                       has_aux: bool, with_value: bool) -> Callable[..., Any]:
+                       has_aux: bool, with_value: bool,
+                       backend: str = "default") -> Callable[..., Any]:
     """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
     closure for both, so a call to a gradient goes through one Python frame."""
     _check_policy(mutation)
@@ -439,7 +449,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     if receiver:
         # a method or callable object: its function, with the receiver as argument 0
         inner = _gradient_function(target, _shift(argnums, len(receiver)), mutation, has_aux,
-                                   with_value)
+                                   with_value, backend)
 
         @functools.wraps(inner)
         def method_fun(*args: Any, **kwargs: Any) -> Any:
@@ -470,7 +480,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         if hit is None or hit[0] != generation[0] or (hit[7] and failed(hit[7]) is not None):
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
-            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig)
+            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
+                                 backend=backend)
             hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
                                 compiled.pullback, compiled.needs_scope,
                                 nums[0] if len(nums) == 1 else None, compiled.guards)
@@ -517,7 +528,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-         mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
+         mutation: str = "save", has_aux: bool = False,
+         backend: str = "default") -> Callable[..., Any]:
     """The gradient of a scalar-valued function, as a function.
 
     Args:
@@ -526,6 +538,9 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             tuple gives a tuple.
         mutation: "save" (default) or "strict"; see the mutation guide.
         has_aux: ``fun`` returns ``(value, aux)``; the result is ``(gradient, aux)``.
+        backend: "default", "numba" (the generated code compiled in numba's nopython mode;
+            see docs/numba.md) or "auto" (numba where it can, else the default, with a
+            ``adgen.backends.NumbaFallbackWarning``).
 
     Returns:
         A function with ``fun``'s arguments returning the gradient(s), each of the structure of
@@ -539,12 +554,12 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         return GradientFunction(_grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
                                 fun, argnums, mutation, has_aux, False)
     return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
-                                               with_value=False),
+                                               with_value=False, backend=backend),
                             fun, argnums, mutation, has_aux, False)
 
 
 def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
-           mode: str = "reverse") -> str:
+           mode: str = "reverse", backend: str = "default") -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
     The text is a module: it starts with its imports and runs as it is.
@@ -563,6 +578,12 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     if mode == "forward":
         return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + \
             _tangent_compiled(fun)[0].source
+    if backend != "default":  # the nopython module of these arguments' types
+        from adgen.backends import check_backend, numba_source
+
+        check_backend(backend)
+        _check_policy(mutation)
+        return numba_source(_unwrap(fun), mutation, args)
     compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
     return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
 
