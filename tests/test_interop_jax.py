@@ -141,3 +141,14 @@ def lambda_free_error(x):
 def test_integer_argument_in_argnums_is_refused() -> None:
     with pytest.raises(adgen.NonDifferentiableError, match="int"):
         jax_function(scale_in_place, argnums=(0, 1))(jnp.ones(3), 2)
+
+
+def generator(x):
+    yield x
+
+
+def test_static_errors_surface_when_wrapping_and_forward_mode_is_refused() -> None:
+    with pytest.raises(adgen.UnsupportedError, match="generator"):
+        jax_function(generator)
+    with pytest.raises(TypeError, match="forward-mode"):  # loud, not a wrong tangent
+        jax.jvp(jax_function(loss), (W, X), (W, X))

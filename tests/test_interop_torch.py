@@ -253,3 +253,12 @@ def test_a_bound_method_writes_the_right_argument() -> None:
     torch_function(Scaler().step)(c, b.detach()).backward()
     assert np.array_equal(c.detach().numpy(), before)
     assert_grad_close(c.grad.numpy(), numerical_grad(scaled_product, (2.0, before, numpy(b)), 1))
+
+
+def generator(x):
+    yield x
+
+
+def test_static_errors_surface_when_wrapping() -> None:
+    with pytest.raises(adgen.UnsupportedError, match="generator"):
+        torch_function(generator)

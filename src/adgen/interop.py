@@ -111,8 +111,10 @@ def torch_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None 
 
     Raises:
         UnsupportedError: torch is not installed.
+        AdgenError: ``fun`` cannot be differentiated (raised here, when it is wrapped).
     """
     torch = _require("torch", "torch_function")
+    api._compiled(fun, mutation)  # static errors surface here, as with @adgen.differentiable
 
     class AdgenFunction(torch.autograd.Function):
         """``fun`` as a torch.autograd.Function whose backward is adgen's pullback."""
@@ -374,8 +376,13 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
 
     Raises:
         UnsupportedError: jax is not installed.
+        AdgenError: ``fun`` cannot be differentiated (raised here, when it is wrapped). An
+            error while ``fun`` runs inside a JAX computation reaches the caller as JAX's
+            ``JaxRuntimeError``, with adgen's message in it.
     """
     jax = _require("jax", "jax_function")
+    # static errors surface here, as with @adgen.differentiable, not inside a callback
+    api._compiled(fun, mutation)
     specs: dict[Any, Any] = {}
 
     def out_spec(args: tuple[Any, ...]) -> Any:
