@@ -478,3 +478,16 @@ def test_update_is_the_receiver_s_own_method():
     assert_grad_close(gw, 2 * w * x * x)
     assert_grad_close(gx, 2 * w * w * x)
     assert_grad_close(adgen.grad(dict_update, argnums=1)({"a": w.copy()}, x), 2 * w)
+
+
+def test_replaced_code_object_recompiles():
+    def f(x):
+        return np.sum(2.0 * x)
+
+    def other(x):
+        return np.sum(x * x)
+
+    g = adgen.grad(f)
+    assert_grad_close(g(W), 2.0 + 0 * W)
+    f.__code__ = other.__code__
+    assert_grad_close(g(W), 2 * W)

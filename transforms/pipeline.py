@@ -499,8 +499,8 @@ def _namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
         guards.append(g)
         if value is not UNBOUND:
             ns[key] = value
-    for attr in ("__defaults__", "__kwdefaults__"):
-        if getattr(fn, attr, None) is not None:  # the compiled forward shares them
+    for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+        if getattr(fn, attr, None) is not None:  # the code compiled; the forward shares them
             guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
     return ns, guards
 
