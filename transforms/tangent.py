@@ -240,13 +240,8 @@ class Tangent:
             if not self.active(t.id):
                 return [], []
             return self.define(s, t.id, s.value)
-        base = t
+        base = t  # x[i] = v, obj.attr = v, obj.attr[i] = v: the same write on the tangent
         while isinstance(base, (gast.Subscript, gast.Attribute)):
-            if isinstance(base, gast.Attribute):
-                if any(isinstance(n, gast.Name) and self.active(n.id) for n in walk(s)):
-                    self.refuse(s, "writing an attribute (obj.attr = value) of a value with a "
-                                   "derivative", "keep the arrays in local names or a dict")
-                return [], []
             base = base.value
         if not isinstance(base, gast.Name) or not self.active(base.id):
             return [], []
@@ -284,8 +279,11 @@ class Tangent:
                 return self.apply_rule(s, n, rule, v, [v.value], {})
             if self.resolve(v) is not None:
                 return after(zero)  # a module's constant (np.pi)
-            self.refuse(s, f"reading the attribute .{v.attr} of an object with a derivative",
-                        "keep the arrays in local names or a dict")
+            if isinstance(v.value, gast.Name) and self.active(v.value.id):
+                # an object's tangent has the object's attributes (given_tangent)
+                return after(gast.Attribute(value=name(self.dot(v.value.id)), attr=v.attr,
+                                            ctx=gast.Load()))
+            return after(zero)
         if isinstance(v, gast.BinOp):
             rule = registry.lookup(BINOPS[type(v.op)])
             return self.apply_rule(s, n, rule, v, [v.left, v.right], {})

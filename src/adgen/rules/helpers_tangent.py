@@ -34,6 +34,8 @@ def zero_tangent(x: object) -> object:
         return tuple(zero_tangent(v) for v in x)
     if isinstance(x, dict):
         return {k: zero_tangent(v) for k, v in x.items()}
+    if _is_object(x):
+        return _attributes(type(x), {k: zero_tangent(v) for k, v in vars(x).items()})
     return 0.0
 
 
@@ -74,7 +76,23 @@ def given_tangent(t: object, x: object) -> object:
         return tuple(given_tangent(a, b) for a, b in zip(t, x))
     if isinstance(x, dict):
         return {k: given_tangent(t[k], v) for k, v in x.items()}
+    if _is_object(x):  # an object of x's class (as a gradient is), or anything with its fields
+        return _attributes(type(x), {k: given_tangent(getattr(t, k, None), v)
+                                     for k, v in vars(x).items()})
     return t
+
+
+def _is_object(x: object) -> bool:
+    """An instance of a user class with attributes (not a number, array or container)."""
+    return hasattr(x, "__dict__") and not callable(x) and \
+        not isinstance(x, (np.ndarray, np.generic))
+
+
+def _attributes(cls: type, fields: dict) -> object:
+    """An object of ``cls`` with the given attributes, made without calling its __init__."""
+    out = object.__new__(cls)
+    out.__dict__.update(fields)
+    return out
 
 
 def solve_jvp_a(d: object, a: object, out: object, b: object) -> object:
