@@ -78,6 +78,10 @@ class NumbaCode:
     forward: str
     pullback: str
     lines: dict[int, int] = field(default_factory=dict)
+    # the kind each list-tape column was given for a recorded name of the forward: checked
+    # against the types numba infers (adgen.backends), so a wrong guess is an error, never a
+    # value cast into the wrong column
+    columns: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,10 +367,10 @@ def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str |
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], ast.Name):
             t = node.targets[0].id
-            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array"):
-                if not isinstance(node.value, ast.Call) or _call_name(node.value) not in \
-                        _FRESH | {"loop_sequence"}:
-                    continue
+            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array") and (
+                    not isinstance(node.value, ast.Call) or
+                    _call_name(node.value) not in _FRESH | {"loop_sequence"}):
+                continue
             r = of(t, node.value)
             if t in roots and roots[t] != r:
                 roots[t] = None
@@ -395,6 +399,7 @@ class _Rewriter:
         self.fwd = forward
         self.pb = pullback
         self.place = _Place(file)
+        self.columns: dict[str, str] = {}
         self.params = params
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
@@ -415,7 +420,20 @@ class _Rewriter:
     # -- checks -------------------------------------------------------------------------------
 
     def check_calls(self, fn: ast.FunctionDef, runtime_names: set[str]) -> None:
-        """Refuses what has no nopython form, naming the user's line."""
+        """Refuses what has no nopython form, naming the user's line (a guarded write first:
+        it is the site ``explain`` reports, with the lines whose values it may overwrite)."""
+        captured = sorted({n.args[2].value for n in ast.walk(fn) if _call_name(n) == "capture"
+                           and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
+        for st in _statements(fn.body):
+            if any(_call_name(n) == "before_write" for n in _own_nodes(st)):
+                reads = f" (values read at line(s) {', '.join(map(str, captured))})" \
+                    if captured else ""
+                raise self.refuse(
+                    st, "the numba backend does not run adgen's mutation guards, and this "
+                    f"in-place write is a guarded site: it may overwrite a value the gradient "
+                    f"reads{reads}", "use the default backend (backend='default', or 'auto', "
+                    "which falls back to it), or write into a copy so the site is free "
+                    "(adgen.explain lists the sites)")
         for st in _statements(fn.body):
             for node in _own_nodes(st):
                 f = _call_name(node) if isinstance(node, ast.Call) else None
@@ -538,6 +556,7 @@ class _Rewriter:
                         "make the loop compute numbers (float or int), or use "
                         "backend='default'")
             tapes[t] = _ListTape(t, elts, tys, nested)
+            self.columns.update({e: ty for e, ty in zip(elts, tys) if ty is not None})
         for t, tape in tapes.items():
             for k, inner in tape.nested.items():
                 tapes[inner].parent = t
@@ -882,4 +901,4 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
         parts.append(text)
         offset += text.count("\n") + 3
     source = header + "\n\n\n".join(parts) + "\n"
-    return NumbaCode(source, fwd.name, pb.name, lines)
+    return NumbaCode(source, fwd.name, pb.name, lines, rw.columns)

@@ -74,7 +74,7 @@ def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
     if backend == "default":
         return base
     with _LOCK:
-        hit = _NUMBA.get(id(base))
+        hit = _NUMBA.get((id(base), backend))
         if hit is not None and hit[0] is base:
             return hit[1]
     try:
@@ -85,7 +85,7 @@ def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
         _fall_back(err)
         compiled = base
     with _LOCK:
-        _NUMBA[id(base)] = (base, compiled)
+        _NUMBA[(id(base), backend)] = (base, compiled)
     return compiled
 
 
@@ -109,7 +109,7 @@ def compile_function_default(fn: Any, mutation: str, sig: Any) -> Any:
 
 
 _LOCK = threading.RLock()
-_NUMBA: dict[int, tuple[Any, Any]] = {}
+_NUMBA: dict[tuple[int, str], tuple[Any, Any]] = {}
 
 
 def _fall_back(err: AdgenError) -> None:
@@ -273,7 +273,7 @@ class _NumbaFunction:
             linecache.cache[path] = (len(code.source), None, code.source.splitlines(True),
                                      path)
             ns = {}
-            exec(compile(code.source, path, "exec"), ns)
+            exec(compile(code.source, path, "exec"), ns)  # noqa: S102 - adgen's own code
             cache = False
         return (numba.njit(cache=cache)(ns[code.forward]),
                 numba.njit(cache=cache)(ns[code.pullback]), path)
@@ -286,11 +286,37 @@ class _NumbaFunction:
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
             fwd.compile(arg_types)
+            self._check_columns(fwd.overloads[arg_types], code)
             saved_type = fwd.overloads[arg_types].signature.return_type[1]
             pb.compile((saved_type, numba.float64))
         except numba.core.errors.NumbaError as err:
             raise self._located(err, code, path) from None
         return fwd, pb
+
+    def _check_columns(self, cres: Any, code: Any) -> None:
+        """Every value recorded in a typed column has the type numba inferred for it (the
+        column's dtype came from numba_emit.scalar_types): a mismatch is refused, since numba
+        would cast the value into the column silently."""
+        from numba.core import types as nt
+
+        kinds = {"f8": nt.Float, "i8": nt.Integer, "b1": nt.Boolean}
+        typemap = getattr(cres.type_annotation, "typemap", None)
+        if typemap is None:
+            # loaded from numba's cache: the code (named by its hash) was checked when it was
+            # compiled, and numba's inference of the same code is the same
+            return
+        for var, ty in typemap.items():
+            name = var.split(".")[0]
+            kind = code.columns.get(name)
+            if kind is None or isinstance(ty, (nt.Omitted, nt.NoneType)):
+                continue
+            if isinstance(ty, nt.Optional):
+                ty = ty.type
+            if not isinstance(ty, kinds[kind]) or (kind == "i8" and isinstance(ty, nt.Boolean)):
+                raise UnsupportedError(
+                    f"the numba backend recorded {name} of {self.base.name} in a {kind} column, "
+                    f"but numba computes it as {ty}", hint="use backend='default', and report "
+                    "this case (adgen's type analysis of the numba backend missed it)")
 
     def _located(self, err: Exception, code: Any, path: str) -> AdgenError:
         """A numba error as an adgen error on the user's line."""

@@ -36,7 +36,7 @@ def zeros_like(x: Any) -> Any:
 
 
 @overload(zeros_like, jit_options={"cache": True})
-def _zeros_like(x):  # noqa: ANN001, ANN202
+def _zeros_like(x):
     if isinstance(x, types.Array):
         return lambda x: np.zeros(x.shape)
     if _is_number(x):
@@ -50,7 +50,7 @@ def loop_sequence(x: Any) -> Any:
 
 
 @overload(loop_sequence, jit_options={"cache": True})
-def _loop_sequence(x):  # noqa: ANN001, ANN202
+def _loop_sequence(x):
     if isinstance(x, types.Array):
         return lambda x: x
     return None
@@ -63,7 +63,7 @@ def unbroadcast(g: Any, shape: Any) -> Any:
 
 
 @overload(unbroadcast, jit_options={"cache": True})
-def _unbroadcast(g, shape):  # noqa: ANN001, ANN202
+def _unbroadcast(g, shape):
     if not isinstance(shape, (types.UniTuple, types.Tuple)):
         return None
     rank = len(shape)
@@ -73,7 +73,7 @@ def _unbroadcast(g, shape):  # noqa: ANN001, ANN202
         if rank == 0:
             return lambda g, shape: g.sum()
         if g.ndim == rank:
-            def same(g, shape):  # noqa: ANN001, ANN202
+            def same(g, shape):
                 if g.shape != shape:
                     raise ValueError("adgen numba backend: a cotangent broadcast over a "
                                      "dimension of size 1; use the default backend")
@@ -89,7 +89,7 @@ def stored_into(x: Any, g: Any) -> Any:
 
 
 @overload(stored_into, jit_options={"cache": True})
-def _stored_into(x, g):  # noqa: ANN001, ANN202
+def _stored_into(x, g):
     if isinstance(x, types.Array) and isinstance(x.dtype, (types.Integer, types.Boolean)):
         if isinstance(g, types.Array):
             return lambda x, g: np.zeros(g.shape)
@@ -105,9 +105,9 @@ def balanced_eq(x: Any, z: Any, y: Any) -> Any:
 
 
 @overload(balanced_eq, jit_options={"cache": True})
-def _balanced_eq(x, z, y):  # noqa: ANN001, ANN202
+def _balanced_eq(x, z, y):
     if _is_number(x) and _is_number(z) and _is_number(y):
-        def scalar(x, z, y):  # noqa: ANN001, ANN202
+        def scalar(x, z, y):
             if x == z:
                 return 0.5 if y == z else 1.0
             return 0.0
@@ -122,13 +122,13 @@ def add_item(adjoint: Any, index: Any, g: Any) -> None:
 
 
 @overload(add_item, jit_options={"cache": True})
-def _add_item(adjoint, index, g):  # noqa: ANN001, ANN202
+def _add_item(adjoint, index, g):
     if not isinstance(adjoint, types.Array):
         return None
     if isinstance(index, types.Integer) or (
             isinstance(index, (types.UniTuple, types.Tuple)) and
             all(isinstance(t, types.Integer) for t in index.types)):
-        def add(adjoint, index, g):  # noqa: ANN001, ANN202
+        def add(adjoint, index, g):
             adjoint[index] += g
         return add
     return None

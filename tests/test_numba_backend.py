@@ -1,0 +1,379 @@
+"""The numba backend (adgen.backends, transforms/numba_emit.py): gradients of scalar-loop code
+compiled in nopython mode.
+
+Every gradient is compared with central differences (tests/gradcheck.py, of the plain
+function or of its ``numba.njit`` version where the NumPy primal is slow) and with the
+default backend, under both mutation policies, with the arguments' final contents checked
+against a plain call. What nopython mode cannot take must raise an adgen error naming the
+user's line (``backend="numba"``) or fall back with a warning (``backend="auto"``).
+Skipped when numba is not installed (the "numba" extra).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import warnings
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, numerical_grad
+
+import adgen
+from adgen.backends import NumbaFallbackWarning
+
+numba = pytest.importorskip("numba")
+
+POLICIES = ["save", "strict"]
+
+
+def mse(y, y_hat):
+    n = len(y)
+    s = 0.0
+    for i in range(n):
+        s += (y[i] - y_hat[i]) ** 2.0
+    return s / n
+
+
+def fill(x, w):
+    h = np.empty(len(x))
+    for i in range(len(x)):  # allocate-then-fill: a free site
+        h[i] = np.tanh(x[i] * w)
+    s = 0.0
+    for i in range(len(x)):
+        s += h[i] * h[i]
+    return s
+
+
+def recurrence(x, a):
+    h = np.zeros(len(x) + 1)
+    for t in range(len(x)):
+        h[t + 1] = np.tanh(a * h[t] + x[t])
+    s = 0.0
+    for t in range(len(h)):
+        s += h[t] ** 2
+    return s
+
+
+def soft_dtw(C, gamma):
+    n, m = C.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            r0 = -R[i - 1, j - 1] / gamma
+            r1 = -R[i - 1, j] / gamma
+            r2 = -R[i, j - 1] / gamma
+            rmax = max(max(r0, r1), r2)
+            rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
+            softmin = -gamma * (np.log(rsum) + rmax)
+            R[i, j] = C[i - 1, j - 1] + softmin
+    return R[n, m]
+
+
+def stencil(u0, alpha):
+    u = u0.copy()
+    n = len(u)
+    for step in range(20):
+        for i in range(1, n - 1):  # in place, Gauss-Seidel order: reads updated neighbours
+            u[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def scale_in_place(x, y):
+    """Writes its argument in place (a free site: the values read are on the tape)."""
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * np.sin(y[i])
+        y[i] = 2.0 * y[i]
+    return s
+
+
+def triangular(L, b):
+    """Forward substitution with a loop bound that depends on the outer index."""
+    n = len(b)
+    x = np.zeros(n)
+    for i in range(n):
+        acc = b[i]
+        for j in range(i):
+            acc = acc - L[i, j] * x[j]
+        x[i] = acc / L[i, i]
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+    return s
+
+
+def _args(name, rng):
+    if name == "mse":
+        return rng.random(30), rng.random(30)
+    if name == "fill":
+        return rng.standard_normal(40), 0.7
+    if name == "recurrence":
+        return rng.standard_normal(25), 0.6
+    if name == "stencil":
+        return rng.random(16), 0.2
+    if name == "scale_in_place":
+        return rng.random(12), rng.random(12)
+    if name == "triangular":
+        L = np.tril(rng.random((6, 6))) + 3.0 * np.eye(6)
+        return L, rng.random(6)
+    raise KeyError(name)
+
+
+WORKLOADS = {"mse": mse, "fill": fill, "recurrence": recurrence, "stencil": stencil,
+             "scale_in_place": scale_in_place, "triangular": triangular}
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_gradient_matches_default_and_central_differences(name, policy):
+    f = WORKLOADS[name]
+    rng = np.random.default_rng(7)
+    args = _args(name, rng)
+    plain = copy.deepcopy(args)
+    expected_value = f(*plain)
+    mine = copy.deepcopy(args)
+    value, g = adgen.value_and_grad(f, argnums=(0, 1), mutation=policy,
+                                    backend="numba")(*mine)
+    ref = copy.deepcopy(args)
+    g_default = adgen.grad(f, argnums=(0, 1), mutation=policy)(*ref)
+    assert value == pytest.approx(expected_value, rel=1e-12)
+    for k in (0, 1):
+        assert_grad_close(g[k], numerical_grad(f, args, k), rtol=1e-5, atol=1e-7)
+        assert_grad_close(g[k], g_default[k], rtol=1e-10, atol=1e-12)
+    # same effects as a plain call: the arguments' final contents
+    for a, b in zip(mine, plain):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_soft_dtw_60x50(policy):
+    rng = np.random.default_rng(3)
+    C = rng.random((60, 50))
+    gamma = 0.1
+    g = adgen.grad(soft_dtw, mutation=policy, backend="numba")(C, gamma)
+    # central differences of the njit-compiled primal (the NumPy one takes 8 ms a call)
+    primal = numba.njit(soft_dtw)
+    assert_grad_close(g, numerical_grad(primal, (C, gamma), 0), rtol=1e-5, atol=1e-7)
+    g_default = adgen.grad(soft_dtw, mutation=policy)(C, gamma)
+    assert_grad_close(g, g_default, rtol=1e-10, atol=1e-12)
+    # a soft alignment: the gradient is a distribution over the cells (sums to about 1)
+    assert g.shape == C.shape and np.all(g >= -1e-12)
+
+
+def test_njit_dispatcher_and_repeat_calls():
+    jitted = numba.njit(mse)
+    rng = np.random.default_rng(0)
+    y, yh = rng.random(10), rng.random(10)
+    gf = adgen.grad(jitted, argnums=(0, 1), backend="numba")
+    for _ in range(3):  # compiled once, same answer every call
+        g = gf(y, yh)
+        assert_grad_close(g[0], 2.0 * (y - yh) / 10)
+        assert_grad_close(g[1], -2.0 * (y - yh) / 10)
+    # another shape, same types: the same compiled code
+    y2, yh2 = rng.random(7), rng.random(7)
+    assert_grad_close(gf(y2, yh2)[0], 2.0 * (y2 - yh2) / 7)
+
+
+def test_vjp_pullback_is_reusable():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(9)
+    out, pb = adgen.vjp(fill, x, 0.4, backend="numba")
+    assert out == pytest.approx(fill(x, 0.4))
+    first = pb(1.0)
+    second = pb(1.0)
+    np.testing.assert_array_equal(first[0], second[0])
+    assert first[1] == second[1]
+    assert_grad_close(pb(2.5)[0], 2.5 * numerical_grad(fill, (x, 0.4), 0))
+
+
+def test_source_is_nopython_code():
+    rng = np.random.default_rng(2)
+    text = adgen.source(soft_dtw, rng.random((4, 3)), 0.5, backend="numba")
+    assert "def soft_dtw_forward(C, gamma):" in text
+    assert "def soft_dtw_pullback(saved, out_bar):" in text
+    assert "sh." not in text and ".append(" not in text and "reversed(" not in text
+    assert "# line " in text  # the user's lines over the adjoint blocks
+    ns: dict = {}
+    exec(compile(text, "<numba source>", "exec"), ns)  # noqa: S102 - runs as a module
+    forward = numba.njit(ns["soft_dtw_forward"])
+    pullback = numba.njit(ns["soft_dtw_pullback"])
+    C = rng.random((4, 3))
+    out, saved = forward(C, 0.5)
+    assert out == pytest.approx(soft_dtw(C, 0.5))
+    assert_grad_close(pullback(saved, 1.0)[0], numerical_grad(soft_dtw, (C, 0.5), 0))
+
+
+def test_source_needs_example_arguments():
+    with pytest.raises(adgen.AdgenError, match="example"):
+        adgen.source(mse, backend="numba")
+
+
+# --------------------------------------------------------------------------------------------
+# What the backend refuses, and what "auto" does instead
+
+
+def needs_guard(x, k):
+    s = 0.0
+    for i in range(len(x)):
+        s += np.sin(x[k])  # the gradient reads x[k] ...
+        x[i] = x[i] * 3.0  # ... which this write may overwrite: a guarded site
+    return s
+
+
+def overwrites_needed(x):
+    y = x * x
+    x.fill(0.0)
+    return np.sum(y) + np.sum(x)
+
+
+SCALE = 2.0
+
+
+def reads_global(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += SCALE * x[i]
+    return s
+
+
+def helper(v):
+    return v * v
+
+
+def calls_helper(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += helper(x[i])
+    return s
+
+
+def reads_two(x, y):
+    s = 0.0
+    for i in range(len(x)):
+        x[i] = 2.0 * x[i]
+        s += x[i] * y[i]
+    return s
+
+
+def uses_einsum(x):
+    return np.einsum("i,i->", x, x)
+
+
+def _line_of(fn, text):
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(text)
+
+
+def test_guarded_site_is_refused_with_its_line_and_auto_falls_back():
+    x = np.random.default_rng(4).random(6)
+    for policy in POLICIES:
+        with pytest.raises(adgen.UnsupportedError) as err:
+            adgen.grad(needs_guard, backend="numba", mutation=policy)(x.copy(), 2)
+        line = _line_of(needs_guard, "x[i] = x[i] * 3.0")
+        assert f"test_numba_backend.py:{line}:" in str(err.value)
+        assert "guard" in str(err.value)
+    mine = x.copy()
+    with pytest.warns(NumbaFallbackWarning, match=f":{line}:"):
+        g = adgen.grad(needs_guard, backend="auto")(mine, 2)
+    assert_grad_close(g, numerical_grad(needs_guard, (x, 2), 0))
+    np.testing.assert_array_equal(mine, x * 3.0)
+
+
+def test_strict_names_both_lines_as_the_default_backend():
+    x = np.random.default_rng(5).random(4)
+    with pytest.raises(adgen.MutationError) as err:
+        adgen.grad(overwrites_needed, mutation="strict", backend="numba")(x.copy())
+    text = str(err.value)
+    assert str(_line_of(overwrites_needed, "x.fill(0.0)")) in text
+    assert str(_line_of(overwrites_needed, "y = x * x")) in text
+
+
+@pytest.mark.parametrize("fn, args, pattern, text", [
+    (reads_global, (np.ones(3),), "global SCALE", None),
+    (calls_helper, (np.ones(3),), "calls to other functions", None),
+    (uses_einsum, (np.ones(3),), "nopython", "np.einsum"),
+])
+def test_refusals_name_the_construct(fn, args, pattern, text):
+    with pytest.raises(adgen.UnsupportedError, match=pattern) as err:
+        adgen.grad(fn, backend="numba")(*args)
+    if text is not None:
+        assert f":{_line_of(fn, text)}:" in str(err.value)
+    with pytest.warns(NumbaFallbackWarning):
+        g = adgen.grad(fn, backend="auto")(*copy.deepcopy(args))
+    assert_grad_close(g, numerical_grad(fn, args, 0))
+
+
+def test_arguments_sharing_memory_are_refused_or_fall_back():
+    x = np.random.default_rng(6).random(5)
+    a = x.copy()
+    with pytest.raises(adgen.UnsupportedError, match="share memory"):
+        adgen.grad(reads_two, argnums=(0, 1), backend="numba")(a, a[1:])
+    shared = x.copy()
+    with pytest.warns(NumbaFallbackWarning, match="share memory"):
+        g = adgen.grad(reads_two, argnums=(0, 1), backend="auto")(shared, shared)
+    again = x.copy()
+    expected = adgen.grad(reads_two, argnums=(0, 1))(again, again)
+    assert_grad_close(g[0], expected[0])
+    # and distinct arrays run on numba, right
+    a, b = x.copy(), x.copy() + 1.0
+    g = adgen.grad(reads_two, argnums=(0, 1), backend="numba")(a.copy(), b)
+    assert_grad_close(g[0], numerical_grad(reads_two, (a, b), 0))
+
+
+def test_unsupported_argument_types():
+    with pytest.raises(adgen.UnsupportedError, match="float64"):
+        adgen.grad(mse, backend="numba")(np.ones(3, np.float32), np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="backend"):
+        adgen.grad(mse, backend="cuda")(np.ones(3), np.ones(3))
+
+
+def test_auto_uses_numba_without_warning_where_it_can():
+    rng = np.random.default_rng(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)
+        g = adgen.grad(recurrence, backend="auto")(rng.standard_normal(5), 0.3)
+    assert g.shape == (5,)
+
+
+def test_column_types_are_checked_against_numba(tmp_path, monkeypatch):
+    """A recorded value whose column kind disagrees with numba's inference is refused (numba
+    would cast it into the column silently)."""
+    from adgen import backends
+
+    monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))  # compiled, not loaded
+
+    x = np.random.default_rng(9).random(4)
+    nf = backends._NumbaFunction(triangular, adgen.transforms.pipeline.compile_function(
+        triangular, sig=(2, 1)), (2, 1), "numba")
+    key = backends._arg_types((np.eye(4), x), triangular)
+    code = nf.code_for(key)
+    assert code.columns  # the inner loop keeps a list tape
+    name = next(n for n, k in code.columns.items() if k == "f8")
+    code.columns[name] = "i8"
+    with pytest.raises(adgen.UnsupportedError, match=f"recorded {name}"):
+        nf._build(key, (np.eye(4) * 2.0, x))
+
+
+def test_cache_directory_holds_the_module(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
+    adgen.transforms.pipeline.clear_cache()
+    from adgen import backends
+
+    backends._NUMBA.clear()
+    y = np.random.default_rng(10).random(4)
+    adgen.grad(mse, backend="numba")(y, y + 1.0)
+    files = [f for f in os.listdir(tmp_path) if f.endswith(".py")]
+    assert len(files) == 1 and re.match(r"adgen_numba_mse_[0-9a-f]{20}\.py", files[0])
+    assert os.path.isdir(tmp_path / "__pycache__")  # numba's cache, next to the module
