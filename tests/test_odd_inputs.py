@@ -352,3 +352,62 @@ def written_before_alias(w):
 @pytest.mark.parametrize("fn", [alias_one_name_used, written_before_alias])
 def test_container_alias_without_a_conflict(fn, mutation: str) -> None:
     _check(fn, (np.array([1.0, 2.0]),), mutation)
+
+
+def _ident(d):
+    return d
+
+
+def alias_through_a_call(w):
+    p = {"w": w}
+    q = _ident(p)
+    q["w"] = q["w"] * 3.0  # ALIAS-WRITE
+    return np.sum(p["w"])
+
+
+def test_container_alias_through_a_call_is_refused() -> None:
+    with pytest.raises(adgen.UnsupportedError, match="reaches the same") as info:
+        adgen.grad(alias_through_a_call)(np.array([1.0, 2.0]))
+    assert "ALIAS-WRITE" in info.value.location.source_line
+
+
+# --- a callee that writes a list, dict or object argument in place --------------------------
+
+
+def _set_w(d, w):
+    d["w"] = w * 3.0
+
+
+def _append_w(lst, w):
+    lst.append(w * 3.0)
+
+
+def _set_attr(m, w):
+    m.w = m.w * w
+
+
+def callee_writes_dict(w):
+    p = {"w": w}
+    _set_w(p, w)
+    return np.sum(p["w"] * w)
+
+
+def callee_appends(w):
+    p = [w]
+    _append_w(p, w)
+    return np.sum(p[1] * p[0])
+
+
+def callee_sets_attribute(w):
+    m = _Params()
+    m.w = w * 2.0
+    _set_attr(m, w)
+    return np.sum(m.w)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn", [callee_writes_dict, callee_appends, callee_sets_attribute])
+def test_callee_writes_a_container_in_place(fn, mutation: str) -> None:
+    # the call's result is discarded: its pullback must still run (it was elided: a silently
+    # wrong gradient)
+    _check(fn, (np.array([1.0, 2.0]),), mutation)

@@ -23,7 +23,11 @@ class CallsMixin:
 
     def _mutating_call(self, call: gast.Call) -> bool:
         info = self.callee_info(self.resolve(call.func))
-        return bool(info and info.mutates_params) and any(
+        # a callee that writes an argument in place: an array, or a list, dict or object
+        # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
+        writes = bool(info and (info.mutates_params or
+                                getattr(info.compiled, "mutates_containers", False)))
+        return writes and any(
             self.act.active(a.id) for a in call.args if isinstance(a, gast.Name))
 
     def rev_user_call(self, s: gast.stmt, call: gast.Call, t: str | None, state: set[str],

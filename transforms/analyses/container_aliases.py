@@ -13,7 +13,8 @@ What counts as "another name reaches it", all syntactic and conservative (the jo
 statement must be able to run before the write: earlier in the code, or in a loop with it;
 a write before the join is harmless, as a list comprehension's appends before ``xs = comp``):
 
-- a plain copy ``q = p`` (transitively) where another name of the group is read elsewhere;
+- a plain copy ``q = p``, or ``q = f(p)`` for a function of the user's (which may return
+  its argument), transitively, where another name of the group is read elsewhere;
 - the written name was read out of a container or object (``t = c[k]``, ``t = o.a``) that
   holds a named container (``c = [p]``, ``c[k] = p``, ``c.append(p)``, ``o.a = p``) which is
   read elsewhere;
@@ -22,11 +23,17 @@ a write before the join is harmless, as a list comprehension's appends before ``
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import gast
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.walk import walk
+
+
+# adgen's runtime functions the earlier passes call (they return no container they were given)
+_RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,13 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
         fresh = loops.get(id(binding[x]), set()) if x in binding else set()
         return bool(shared - fresh)
 
+    # names that may hold a list, dict or object (not an array): of a container kind, or
+    # with an attribute other than an array's read or written
+    methods = {id(c.func) for c in walk(fn) if isinstance(c, gast.Call)}
+    containers = {n for n, k in eff.kinds.items() if k in ("list", "dict", "object")} | {
+        a.value.id for a in walk(fn) if isinstance(a, gast.Attribute) and
+        isinstance(a.value, gast.Name) and id(a) not in methods and
+        a.attr not in NONDIFF_ATTRS and a.attr not in ("T", "real", "imag", "flat")}
     copies: dict[str, list[tuple[str, gast.stmt]]] = {}   # name -> names copied to/from it
     holders: dict[str, list[tuple[str, gast.stmt]]] = {}  # name -> containers holding it
     held_by: dict[str, list[tuple[str, gast.stmt]]] = {}  # container -> names it holds
@@ -98,10 +112,15 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
         if isinstance(s, gast.Assign):
             t, v = s.targets[0], s.value
             if isinstance(t, gast.Name):
-                if isinstance(v, gast.Name):
-                    copies.setdefault(t.id, []).append((v.id, s))
-                    copies.setdefault(v.id, []).append((t.id, s))
-                elif isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+                # q = p, and q = f(p) for a function of the user's, which may return p
+                sources = [v] if isinstance(v, gast.Name) else \
+                    [a for a in v.args if isinstance(a, gast.Name) and a.id in containers] \
+                    if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                    not hasattr(builtins, v.func.id) and v.func.id not in _RUNTIME else []
+                for src in sources:
+                    copies.setdefault(t.id, []).append((src.id, s))
+                    copies.setdefault(src.id, []).append((t.id, s))
+                if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
                     hold(t.id, v)
                 elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
                         isinstance(v.value, gast.Name):
