@@ -680,7 +680,7 @@ _TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDi
 _TANGENT_PROGRESS: dict[int, Any] = {}
 
 
-def compile_tangent(fn: Any) -> CompiledTangent:
+def compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     """Compiles the forward-mode (jvp) code of ``fn`` (cached per function and registry
     generation, recompiled when a guard fails, as :func:`compile_function`).
 
@@ -691,19 +691,20 @@ def compile_tangent(fn: Any) -> CompiledTangent:
         from adgen.rules import jvps
 
         jvps.register_runtime_jvps()
-        key = (id(fn), registry.generation())
+        # a nested def is compiled from its code object (lifted: its free variables)
+        key = (id(fn) if not lifted else fn.__code__, registry.generation(), lifted)
         hit = _TANGENTS.get(key)
-        if hit is not None and hit[0] is fn and (not hit[1].guards or
-                                                 failed(hit[1].guards) is None):
+        if hit is not None and (hit[0] is fn or lifted) and (not hit[1].guards or
+                                                           failed(hit[1].guards) is None):
             return hit[1]
-        compiled = _compile_tangent(fn)
+        compiled = _compile_tangent(fn, lifted)
         _TANGENTS[key] = (fn, compiled)
         while len(_TANGENTS) > _CACHE_SIZE:
             _TANGENTS.popitem(last=False)
         return compiled
 
 
-def _compile_tangent(fn: Any) -> CompiledTangent:
+def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
 
     if getattr(fn, "__adgen_transform__", False):
@@ -712,7 +713,7 @@ def _compile_tangent(fn: Any) -> CompiledTangent:
         raise UnsupportedError(f"{getattr(fn, '__qualname__', fn)} is an adgen transform; "
                                "forward mode differentiates the function itself",
                                hint="use adgen.hvp / adgen.hessian for second derivatives")
-    parsed, tree, namer, _ = _front(fn)
+    parsed, tree, namer, _ = _front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)
     _TANGENT_PROGRESS[id(fn)] = CalleeJvp(tree.name, tparams, params)
@@ -739,16 +740,38 @@ def _compile_tangent(fn: Any) -> CompiledTangent:
         callees[sym] = c  # a function being compiled (mutual recursion): bound when done
         return CalleeJvp(sym, c.tangent_params, c.params)
 
+    def nested(d: gast.FunctionDef) -> Any:
+        """The jvp of a nested def, its free variables lifted into trailing parameters."""
+        import types
+
+        code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
+                     c.co_name == d.name and c.co_firstlineno == d.lineno), None)
+        if code is None:
+            from adgen.errors import UnsupportedError
+
+            raise UnsupportedError(f"forward mode cannot find the code of {d.name}",
+                                   parsed.location(d))
+        cells = tuple(types.CellType() for _ in code.co_freevars)
+        inner = types.FunctionType(code, fn.__globals__, d.name, None, cells)
+        c = compile_tangent(inner, tuple(code.co_freevars))
+        sym = symbols.get(id(code))
+        if sym is None:
+            sym = _callee_symbol(inner, fn, tree.name, set(symbols.values()), namer.taken)
+            symbols[id(code)] = sym
+        callees[sym] = c
+        return CalleeJvp(sym, c.tangent_params, c.params), list(code.co_freevars)
+
+    closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
     try:
         eff = _run("tangent", lambda: effects(tree, None, set(), lambda n: _resolve(parsed, n)),
                    parsed)
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
-        act = activity(tree, eff.aliases(), outputs, None, None,
+        act = activity(tree, eff.aliases(), outputs, closures, None,
                        lambda n: _resolve(parsed, n))
         code = _run("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: _resolve(parsed, n), callee,
-                                                    tparams), parsed)
+                                                    tparams, nested), parsed)
     finally:
         del _TANGENT_PROGRESS[id(fn)]
     ns, guards = _namespace(fn, parsed)
@@ -762,7 +785,8 @@ def _compile_tangent(fn: Any) -> CompiledTangent:
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
-    jvp.__defaults__ = (getattr(fn, "__defaults__", None) or ()) + (None,) * len(tparams)
+    jvp.__defaults__ = (getattr(fn, "__defaults__", None) or ()) + \
+        (None,) * (len(lifted) * bool(getattr(fn, "__defaults__", None)) + len(tparams))
     source = own
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent) and c.name != tree.name:

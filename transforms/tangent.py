@@ -31,6 +31,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import BINOPS, UNARYOPS
@@ -87,7 +88,9 @@ class Tangent:
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
                  resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, gast.AST], CalleeJvp],
-                 tangent_params: list[str]) -> None:
+                 tangent_params: list[str],
+                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None
+                 ) -> None:
         self.parsed = parsed
         self.fn = fn
         self.namer = namer
@@ -96,6 +99,10 @@ class Tangent:
         self.callee = callee
         # the parameters' tangents are named first (a recursive call needs them)
         self.dots: dict[str, str] = dict(zip([a.id for a in fn.args.args], tangent_params))
+        # nested defs by name (hoist_defs): a call of one calls its jvp, compiled with the
+        # enclosing function's values it reads as trailing parameters
+        self.nested = nested
+        self.defs = {d.name: d for d in parsed.nested_defs}
         self.callees: dict[str, Any] = {}
 
     # ----------------------------------------------------------------------------------------
@@ -114,6 +121,9 @@ class Tangent:
         """The tangent of an atom (None: a symbolic zero). Lists and tuples of atoms (call
         arguments) get lists and tuples of tangents, zeros where an entry has none."""
         if isinstance(e, gast.Name):
+            if e.id in self.defs and self.active(e.id):
+                self.refuse(e, f"passing the nested function {e.id} as a value",
+                            f"call {e.id} here, or define it at module level")
             return name(self.dot(e.id)) if self.active(e.id) else None
         if isinstance(e, (gast.List, gast.Tuple)):
             elts = [self.tangent(x) for x in e.elts]
@@ -152,10 +162,11 @@ class Tangent:
         fn = self.fn
         if fn.args.vararg is not None or fn.args.kwarg is not None:
             self.refuse(fn, "*args or **kwargs parameters", "list the parameters by name")
-        if self.parsed.nested_defs:
-            self.refuse(self.parsed.nested_defs[0], "a nested function (def inside the "
-                                                    "function)",
-                        "define the helper at module level and pass it what it reads")
+        for d in self.parsed.nested_defs:
+            if d.args.defaults or d.args.kw_defaults or d.args.vararg or d.args.kwarg or \
+                    self.nested is None:
+                self.refuse(d, "a nested function with defaults, *args or **kwargs",
+                            "define the helper at module level and pass it what it reads")
         params = [a.id for a in fn.args.args]
         tparams = [self.dot(p) for p in params]
         entry: list[gast.stmt] = []
@@ -187,6 +198,9 @@ class Tangent:
             before, after = self.assign(s)
         elif isinstance(s, gast.AugAssign):
             before, after = self.augassign(s), []
+        elif isinstance(s, gast.Expr) and _def_marker(s) is not None:
+            # the nested def, back in place: the primal code may use the function itself
+            return [copy.deepcopy(self.parsed.nested_defs[_def_marker(s)])]
         elif isinstance(s, gast.Expr):
             got = self.expr_stmt(s)
             replaces = bool(got) and isinstance(got[0], ReplaceExpr)
@@ -266,8 +280,12 @@ class Tangent:
                 return after(gast.Subscript(value=name(self.dot(v.value.id)),
                                             slice=copy.deepcopy(v.slice), ctx=gast.Load()))
             return after(zero)
-        if isinstance(v, (gast.List, gast.Tuple)):
-            return after(self.tangent(v) or zero)
+        if isinstance(v, (gast.List, gast.Tuple)):  # a display: a display of tangents
+            if any(isinstance(e, gast.Starred) for e in v.elts):
+                self.refuse(s, "a starred entry (*xs) in a list of values with tangents",
+                            "build the list with + or a loop")
+            return after(type(v)(elts=[self.tangent_or_zero(e) for e in v.elts],
+                                 ctx=gast.Load()))
         if isinstance(v, gast.Dict):
             if any(k is None for k in v.keys):
                 self.refuse(s, "a dict display with **unpacking", "build the dict by keys")
@@ -297,6 +315,8 @@ class Tangent:
 
     def call(self, s: gast.Assign, n: str, v: gast.Call
              ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        if isinstance(v.func, gast.Name) and v.func.id in self.defs:
+            return self.nested_call(s, n, v)
         obj = self.resolve_call(v)
         if obj is None:
             f = v.func
@@ -335,6 +355,35 @@ class Tangent:
 
             obj = getattr(runtime, v.func.id)
         return obj
+
+    def nested_call(self, s: gast.stmt, n: str | None, v: gast.Call
+                    ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``n = g(a)`` for a nested def g reading x, y of this function: ``n, n_dot =
+        g_jvp(a, x=x, y=y, a_dot=..., x_dot=..., y_dot=...)``."""
+        assert self.nested is not None
+        info, lifted = self.nested(self.defs[v.func.id])
+        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                                   for k in v.keywords):
+            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+        keywords = list(v.keywords) + [gast.keyword(arg=info.params[info.params.index(f)],
+                                                    value=name(f)) for f in lifted]
+        values = {k.arg: k.value for k in keywords}
+        for k, a in enumerate(v.args):
+            t = self.tangent(a)
+            if t is not None:
+                keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
+        for p, a in values.items():
+            t = self.tangent(a)
+            if t is not None:
+                keywords.append(gast.keyword(arg=info.tangent_params[info.params.index(p)],
+                                             value=t))
+        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
+                         keywords=copy.deepcopy(keywords))
+        if n is None:
+            return [at(ReplaceExpr(value=call), s)], []
+        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
+                         ctx=gast.Store())
+        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
 
     def user_call(self, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
                   ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -509,6 +558,8 @@ class Tangent:
         v = s.value
         if not isinstance(v, gast.Call):
             return []
+        if isinstance(v.func, gast.Name) and v.func.id in self.defs:
+            return self.nested_call(s, None, v)[0]
         obj = self.resolve_call(v)
         if obj is not None:
             ref = registry.reference_of(obj)
@@ -563,6 +614,15 @@ class Tangent:
                                                 ctx=gast.Load())), s)
 
 
+def _def_marker(s: gast.Expr) -> int | None:
+    """k for the statement ``__adgen_def__(k)`` (hoist_defs), else None."""
+    v = s.value
+    if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id == MARKER and \
+            v.args and isinstance(v.args[0], gast.Constant):
+        return int(v.args[0].value)
+    return None
+
+
 def tangent_params(fn: gast.FunctionDef, namer: Namer) -> list[str]:
     """The names of the jvp's tangent parameters, one per positional parameter of ``fn``
     (``x_dot``; numbered where the function already uses the name)."""
@@ -572,9 +632,12 @@ def tangent_params(fn: gast.FunctionDef, namer: Namer) -> list[str]:
 def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
                  resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, gast.AST], CalleeJvp],
-                 tparams: list[str]) -> TangentCode:
+                 tparams: list[str],
+                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None
+                 ) -> TangentCode:
     """The jvp function of ``fn`` (see the module docstring); ``tparams`` from
-    :func:`tangent_params`."""
-    code = Tangent(parsed, fn, namer, act, resolve, callee, tparams).run()
+    :func:`tangent_params`; ``nested`` compiles the jvp of a nested def (with the enclosing
+    function's values it reads as trailing parameters, returned with it)."""
+    code = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested).run()
     code.function.body = finish(code.function.body)
     return code
