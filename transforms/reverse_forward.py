@@ -179,6 +179,7 @@ class ForwardMixin:
                     f"{_callee_name(call)}_saved"))
                 if rule is not None and rule.is_rrule:
                     fcall = _call("call_forward", clone(call.func), *call.args)
+                    fcall.keywords = call.keywords  # f(x, scale=3.0): the rule gets scale
                 elif obj is not _MISSING and _is_python_function(obj):
                     info = self.callee_info(obj)
                     self.callees[info.name] = info
