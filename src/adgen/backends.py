@@ -221,7 +221,7 @@ class _NumbaFunction:
                     "go unseen", hint=f"pass {g.name} as an argument, or use "
                     "backend='default'")
         self.codes: dict[tuple[Any, ...], Any] = {}
-        self.runs: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self.runs: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
         self.lock = threading.RLock()
         self.code_for(_sig_types(sig, fn))  # what nopython mode cannot take: refused now
 
@@ -278,10 +278,10 @@ class _NumbaFunction:
         return (numba.njit(cache=cache)(ns[code.forward]),
                 numba.njit(cache=cache)(ns[code.pullback]), path)
 
-    def _build(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any]:
+    def _build(self, types_: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any]:
         import numba
 
-        code = self.code_for(key)
+        code = self.code_for(types_)
         fwd, pb, path = self._load(code)
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
@@ -344,41 +344,45 @@ class _NumbaFunction:
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         if kwargs:
             return self._default("keyword arguments", args, kwargs)
-        try:
-            key = _arg_types(args, self.fn)
-        except AdgenError as err:
-            if self.backend == "numba":
-                raise
-            return self._default(str(err), args, kwargs)
-        arrays = [(k, a) for k, a in enumerate(args) if type(a) is np.ndarray]
-        for i in range(len(arrays)):
-            for j in range(i + 1, len(arrays)):
-                if np.may_share_memory(arrays[i][1], arrays[j][1]):
-                    why = (f"arguments {arrays[i][0]} and {arrays[j][0]} of "
-                           f"{self.base.name} share memory, and the numba backend keeps one "
-                           "gradient buffer per argument")
-                    if self.backend == "numba":
-                        raise UnsupportedError(why, hint="pass copies (x.copy()), or use "
-                                               "backend='default' / 'auto'")
-                    return self._default(why, args, kwargs)
+        # the per-call key: cheap (an array's dtype object and rank, a number's type); the
+        # argument types are validated once per key, in _run_for
+        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
         run = self.runs.get(key)
         if run is None:
-            with self.lock:
-                run = self.runs.get(key)
-                if run is None:
-                    try:
-                        run = self._build(key, args)
-                    except AdgenError as err:
-                        if self.backend == "numba":
-                            raise
-                        self.runs[key] = run = (None, str(err))
-                        _fall_back(err)
-                    else:
-                        self.runs[key] = run
+            run = self._run_for(key, args)
         if run[0] is None:
-            return self._default(None, args, kwargs)
+            return self._default(run[2], args, kwargs)
+        arrays = run[2]
+        if len(arrays) > 1:
+            for i in range(len(arrays)):
+                for j in range(i + 1, len(arrays)):
+                    if np.may_share_memory(args[arrays[i]], args[arrays[j]]):
+                        return self._default(
+                            f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
+                            "memory, and the numba backend keeps one gradient buffer per "
+                            "argument (pass copies: x.copy())", args, kwargs)
         out, saved = run[0](*args)
         return out, (run[1], saved)
+
+    def _run_for(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+        """(forward, pullback, positions of the array arguments) for arguments of these
+        types, compiled now; or (None, None, why) where the default backend runs them."""
+        with self.lock:
+            run = self.runs.get(key)
+            if run is not None:
+                return run
+            try:
+                types_ = _arg_types(args, self.fn)
+                fwd, pb = self._build(types_, args)
+            except AdgenError as err:
+                if self.backend == "numba":
+                    raise
+                run = (None, None, str(err))
+            else:
+                run = (fwd, pb, tuple(k for k, a in enumerate(args)
+                                      if type(a) is np.ndarray))
+            self.runs[key] = run
+            return run
 
     def _default(self, why: str | None, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> tuple[Any, Any]:

@@ -22,8 +22,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "balanced_eq", "grow", "loop_sequence", "stored_into", "unbroadcast",
-           "zeros_like"]
+__all__ = ["add_item", "balanced_eq", "grow", "loop_sequence", "mean_vjp", "stored_into",
+           "sum_vjp", "unbroadcast", "zeros_like"]
 
 
 def _is_number(t: Any) -> bool:
@@ -131,6 +131,49 @@ def _add_item(adjoint, index, g):
         def add(adjoint, index, g):
             adjoint[index] += g
         return add
+    return None
+
+
+def sum_vjp(g: Any, shape: Any, axis: Any, keepdims: Any) -> Any:
+    """The adjoint of a full ``np.sum(a)`` of an array: ``g`` in every element (a reduction
+    over axes is refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _full_reduction(g: Any, shape: Any, axis: Any) -> bool:
+    return _is_number(g) and isinstance(axis, types.NoneType) and \
+        isinstance(shape, (types.UniTuple, types.Tuple)) and len(shape) > 0
+
+
+@overload(sum_vjp, jit_options={"cache": True})
+def _sum_vjp(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+    if _full_reduction(g, shape, axis):
+        def full(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+            if keepdims:
+                raise ValueError("adgen numba backend: np.sum(..., keepdims=True)")
+            return np.full(shape, float(g))
+        return full
+    return None
+
+
+def mean_vjp(g: Any, shape: Any, axis: Any, keepdims: Any) -> Any:
+    """The adjoint of a full ``np.mean(a)`` of a non-empty array: ``g / a.size`` in every
+    element."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(mean_vjp, jit_options={"cache": True})
+def _mean_vjp(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+    if _full_reduction(g, shape, axis):
+        def full(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+            count = 1
+            for n in shape:
+                count *= n
+            if keepdims or count == 0:
+                raise ValueError("adgen numba backend: np.mean(..., keepdims=True) or of an "
+                                 "empty array")
+            return np.full(shape, g / count)
+        return full
     return None
 
 
