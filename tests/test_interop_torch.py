@@ -262,3 +262,28 @@ def generator(x):
 def test_static_errors_surface_when_wrapping() -> None:
     with pytest.raises(adgen.UnsupportedError, match="generator"):
         torch_function(generator)
+
+
+def identity(x):
+    return x
+
+
+def first_row(x):
+    return x[0]
+
+
+@pytest.mark.parametrize("fun", [identity, first_row])
+def test_outputs_and_gradients_never_alias_torchs_tensors(fun) -> None:
+    (x,) = tensors((3, 4))
+    y = torch_function(fun)(x)
+    assert not np.shares_memory(y.detach().numpy(), x.detach().numpy())
+    assert torch.autograd.gradcheck(torch_function(fun), (x,))
+    # the pullback of identity returns its cotangent: torch may accumulate into the gradient
+    # in place, which must not change the cotangent it was given
+    seed = torch.ones_like(y)
+    x.grad = None
+    torch_function(fun)(x).backward(seed)
+    x.grad += 1.0
+    assert torch.equal(seed, torch.ones_like(y))
+    expected = numerical_grad(lambda v: np.sum(fun(v)), (numpy(x),), 0)
+    assert_grad_close(x.grad.numpy() - 1.0, expected)
