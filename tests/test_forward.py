@@ -179,3 +179,19 @@ def test_jvp_through_object_attributes_read_and_written() -> None:
 
     assert out == pytest.approx(at(0.0), rel=1e-14)
     assert out_dot == pytest.approx((at(eps) - at(-eps)) / (2 * eps), rel=1e-7)
+
+
+def int_buffers(x):
+    """Stores into integer arrays truncate (found by the fuzzer: the tangent went through)."""
+    n = np.zeros(3, dtype=np.int64)
+    n[0] = 2.0 * x[1]
+    m = np.array(x * 3.0, dtype=int)
+    b = np.full(2, x[0], dtype=int)
+    return np.sum(n * x[:3]) + np.sum(m) * x[2] + np.sum(b) + np.sum(x ** 2)
+
+
+def test_stores_into_integer_arrays_have_zero_tangent() -> None:
+    x = np.array([0.3, 1.7, -0.8, 2.2])
+    t = np.array([0.5, -1.0, 0.25, 2.0])
+    _, out_dot = adgen.jvp(int_buffers, (x,), (t,))
+    np.testing.assert_allclose(out_dot, numerical_jvp(int_buffers, (x,), (t,))[0], rtol=1e-7)

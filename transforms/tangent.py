@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
@@ -76,6 +77,9 @@ class TangentCode:
     callees: dict[str, Any] = field(default_factory=dict)  # symbol -> callee object
 
 
+# Linear rules whose result may have another dtype than their input (dtype=, full_like of
+# an integer array): the tangent goes through float_part.
+_CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
 # Runtime functions the earlier passes call (desugar, lower_mutation).
 _PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index"})
 # Methods of lists and dicts that change them; the tangent container changes alike.
@@ -260,7 +264,15 @@ class Tangent:
         if not isinstance(base, gast.Name) or not self.active(base.id):
             return [], []
         target = retarget(t, base.id, self.dot(base.id))
-        return [], [assign(target, self.tangent_or_zero(s.value), s)]
+        value = self.tangent(s.value)
+        if value is None:
+            value = self.tangent_or_zero(s.value)
+        elif isinstance(t, gast.Subscript):
+            # a store into an integer or boolean array truncates: its tangent is zero there
+            value = gast.Call(func=name("float_part"), args=[value, gast.Call(
+                func=name("dtype_kind"), args=[copy.deepcopy(t.value)], keywords=[])],
+                keywords=[])
+        return [], [assign(target, value, s)]
 
     def define(self, s: gast.Assign, n: str, v: gast.expr
                ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -458,6 +470,9 @@ class Tangent:
                     if isinstance(a, gast.AST):
                         repl[id(a)] = self.tangent_or_zero(a)
             expr = substitute_call(node, repl)
+            if rule.primal in _CASTS and out_buf is None:  # dtype=int: a zero tangent
+                expr = gast.Call(func=name("float_part"), args=[expr, gast.Call(
+                    func=name("dtype_kind"), args=[name(n)], keywords=[])], keywords=[])
             if rule.view and isinstance(args[0], gast.Name) and out_buf is None:
                 expr = gast.Call(func=name("view_tangent"),
                                  args=[expr, name(n), copy.deepcopy(args[0])], keywords=[])
@@ -574,8 +589,6 @@ class Tangent:
                                        "its arguments; it gives no jvp",
                                        self.parsed.location(s))
             f = v.func
-            import numpy as np
-
             if isinstance(f, gast.Attribute) and f.attr == "at" and v.args and \
                     isinstance(v.args[0], gast.Name) and self.active(v.args[0].id):
                 if getattr(obj, "__self__", None) not in (np.add, np.subtract):

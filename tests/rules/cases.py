@@ -598,3 +598,6 @@ CASES["numpy.diff"] += [C(np.zeros((2, 0)), axis=1), C(np.zeros((0, 3)), axis=1)
 CASES["numpy.repeat"] += [C(np.zeros((0, 3)), 2, 0)]
 CASES["numpy.cumprod"] += [C(np.zeros((0,))), C(np.zeros((2, 0)), 1)]
 CASES["numpy.linalg.svd"] += [C(randn(1, 1)), C(randn(1, 3), full_matrices=False)]
+cases("adgen.rules.helpers_tangent.float_part", C(randn(3), "f"), C(randn(2, 3), "i"),
+      C(randn(), "b"))
+cases("adgen.rules.helpers_tangent.dtype_kind", C(randn(3)), C(np.arange(3)))

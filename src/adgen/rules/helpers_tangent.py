@@ -15,8 +15,12 @@ from adgen.rules.helpers_core import unsupported
 __all__ = [
     "astype_jvp",
     "cholesky_jvp",
+    "dtype_kind",
     "fit_tangent",
+    "float_part",
     "given_tangent",
+    "is_plain_object",
+    "object_with",
     "solve_jvp_a",
     "view_tangent",
     "zero_tangent",
@@ -34,8 +38,8 @@ def zero_tangent(x: object) -> object:
         return tuple(zero_tangent(v) for v in x)
     if isinstance(x, dict):
         return {k: zero_tangent(v) for k, v in x.items()}
-    if _is_object(x):
-        return _attributes(type(x), {k: zero_tangent(v) for k, v in vars(x).items()})
+    if is_plain_object(x):
+        return object_with(type(x), {k: zero_tangent(v) for k, v in vars(x).items()})
     return 0.0
 
 
@@ -76,19 +80,19 @@ def given_tangent(t: object, x: object) -> object:
         return tuple(given_tangent(a, b) for a, b in zip(t, x))
     if isinstance(x, dict):
         return {k: given_tangent(t[k], v) for k, v in x.items()}
-    if _is_object(x):  # an object of x's class (as a gradient is), or anything with its fields
-        return _attributes(type(x), {k: given_tangent(getattr(t, k, None), v)
+    if is_plain_object(x):  # an object of x's class (as a gradient is), or anything with its fields
+        return object_with(type(x), {k: given_tangent(getattr(t, k, None), v)
                                      for k, v in vars(x).items()})
     return t
 
 
-def _is_object(x: object) -> bool:
+def is_plain_object(x: object) -> bool:
     """An instance of a user class with attributes (not a number, array or container)."""
     return hasattr(x, "__dict__") and not callable(x) and \
         not isinstance(x, (np.ndarray, np.generic))
 
 
-def _attributes(cls: type, fields: dict) -> object:
+def object_with(cls: type, fields: dict) -> object:
     """An object of ``cls`` with the given attributes, made without calling its __init__."""
     out = object.__new__(cls)
     out.__dict__.update(fields)
@@ -119,3 +123,18 @@ def astype_jvp(d: object, out: object) -> object:
     if np.asarray(out).dtype.kind == "f":
         return np.array(d, dtype=float)
     return np.zeros(np.shape(out))
+
+
+def dtype_kind(x: object) -> str:
+    """The kind of values ``x`` holds: its dtype's kind for an array ("f", "i", "b", ...),
+    "f" for anything else (a number, a list: what a store into it keeps is the value)."""
+    return x.dtype.kind if isinstance(x, np.ndarray) else "f"
+
+
+def float_part(d: object, kind: str) -> object:
+    """The tangent ``d`` of a value stored into (or converted to) an array of ``kind``: ``d``
+    for a float or complex array, zero for an integer or boolean one (the cast truncates:
+    piecewise constant)."""
+    if kind in "fc":
+        return d
+    return np.zeros(np.shape(d))

@@ -25,7 +25,9 @@ import numpy as np
 from adgen.rules.helpers import (
     astype_jvp,
     cholesky_jvp,
+    dtype_kind,
     fit_tangent,
+    float_part,
     given_tangent,
     ndarray_astype,
     ndarray_flatten,
@@ -212,7 +214,18 @@ def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
 
 
-defjvp_kind("zero", zero_tangent)
+@defvjp(float_part, "d, kind", diff="d", reads="kind", linear=True)
+def float_part_vjp(g: Any, out: Any, d: Any, kind: Any) -> Any:
+    return float_part(g, kind)
+
+
+@defvjp(dtype_kind, "x", diff=(), linear=True)
+def dtype_kind_vjp(g: Any, out: Any, x: Any) -> Any:
+    return ()
+
+
+defjvp_kind("zero", zero_tangent, dtype_kind)
+defjvp_kind("linear", float_part)
 defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
 
 
