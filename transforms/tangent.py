@@ -421,8 +421,8 @@ class Tangent:
                     arg=info.tangent_params[info.params.index(kw.arg)], value=t))
         args = copy.deepcopy(v.args)
         if len(v.args) == len(info.params) and not v.keywords:
-            # every parameter passed by position: the tangents too (zeros where none)
-            args += [self.tangent_or_zero(a) for a in v.args]
+            # every parameter passed by position: the tangents too (None: zero)
+            args += [self.tangent(a) or gast.Constant(value=None, kind=None) for a in v.args]
             keywords = []
         call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
                          keywords=copy.deepcopy(keywords))
