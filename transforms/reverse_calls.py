@@ -38,7 +38,7 @@ class CallsMixin:
                                    "it mutates an argument the gradient flows through"))
         g: gast.expr
         if t is not None and self.g_of(t, state) is not None:
-            g = self.g_of(t, state)
+            g = self._result_adjoint(t, state)
         else:
             # forced: the result got no gradient; the callee still runs its pullback for what
             # it wrote, with a zero for its result
@@ -99,6 +99,15 @@ class CallsMixin:
                 out += self.contribute(a.id, name(c), state, may_be_none=True)
         return out
 
+    def _result_adjoint(self, t: str, state: set[str]) -> gast.expr:
+        """The adjoint of a call's result, as the callee's pullback takes it: a value. A result
+        whose adjoint lives in shadow memory may view an argument (``return a[::-1]``, ``return
+        a``), whose shadow the callee's cotangent is added to again: its adjoint is taken out
+        of shadow memory (``sh.pop``) and comes back through the cotangents."""
+        if self.tracked(t):
+            return _call(_attr("sh", "pop"), name(t))
+        return self.g_of(t, state)
+
     def _saved_var(self, s: gast.stmt, call: gast.Call) -> str:
         if id(s) not in self.saved_call:
             v = self.namer.fresh(f"{_callee_name(call)}_saved")
@@ -118,6 +127,9 @@ class CallsMixin:
                   ) -> list[gast.stmt]:
         call = s.value
         saved = self._saved_var(s, call)
+        if t is not None and self.tracked(t) and not (isinstance(g, gast.Constant) and
+                                                      g.value is None):
+            g = self._result_adjoint(t, state)
         cts = [self.namer.fresh("ct") if self.active(a) else "_" for a in call.args]
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
