@@ -108,6 +108,17 @@ def triangular(L, b):
     return s
 
 
+def while_loop(x, a):
+    """A while loop: its record grows geometrically (the count is not known ahead)."""
+    s = 0.0
+    i = 0
+    while i < len(x):
+        s += np.sin(a * x[i]) * s
+        s += x[i]
+        i += 1
+    return s
+
+
 def _args(name, rng):
     if name == "mse":
         return rng.random(30), rng.random(30)
@@ -119,6 +130,8 @@ def _args(name, rng):
         return rng.random(16), 0.2
     if name == "scale_in_place":
         return rng.random(12), rng.random(12)
+    if name == "while_loop":
+        return rng.random(40) * 0.1, 0.8
     if name == "triangular":
         L = np.tril(rng.random((6, 6))) + 3.0 * np.eye(6)
         return L, rng.random(6)
@@ -126,7 +139,8 @@ def _args(name, rng):
 
 
 WORKLOADS = {"mse": mse, "fill": fill, "recurrence": recurrence, "stencil": stencil,
-             "scale_in_place": scale_in_place, "triangular": triangular}
+             "scale_in_place": scale_in_place, "triangular": triangular,
+             "while_loop": while_loop}
 
 
 @pytest.mark.parametrize("policy", POLICIES)

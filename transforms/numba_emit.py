@@ -78,9 +78,9 @@ class NumbaCode:
     forward: str
     pullback: str
     lines: dict[int, int] = field(default_factory=dict)
-    # the kind each list-tape column was given for a recorded name of the forward: checked
-    # against the types numba infers (adgen.backends), so a wrong guess is an error, never a
-    # value cast into the wrong column
+    # the kind each list-tape column was given for a recorded name of the forward (and the
+    # kind of each name whose np.shape became ()): checked against the types numba infers
+    # (adgen.backends), so a wrong guess is an error, never a value cast into the wrong column
     columns: dict[str, str] = field(default_factory=dict)
 
 
@@ -597,13 +597,17 @@ class _Rewriter:
             lines = [f"{c}[{n}] = {v}" for c, v in zip(tape.cols, values)] + [f"{n} += 1"]
             counted = isinstance(loop, ast.For) and _call_name(loop.iter) == "range" and \
                 _direct(loop, site)
+            # the columns of a tape grow together: one capacity test for all of them
+            first = tape.cols[0]
             if not counted:
-                lines = [f"{c} = grow({c}, {n} + 1)" for c in tape.cols] + lines
+                lines = [f"if {n} == {first}.shape[0]:"] + [
+                    f"    {c} = grow({c}, {n} + 1)" for c in tape.cols] + lines
             _replace(self.fwd, site, _parse("\n".join(lines)))
             if counted:
                 need = f"{n} + len({ast.unparse(loop.iter)})"
                 _insert_before(self.fwd, loop, _parse("\n".join(
-                    f"{c} = grow({c}, {need})" for c in tape.cols)))
+                    [f"if {need} > {first}.shape[0]:"] +
+                    [f"    {c} = grow({c}, {need})" for c in tape.cols])))
         # the saved values: a root tape is its columns, its counter and its inner tapes'
         self.packs = {t: self._pack(t, counters) for t, tape in tapes.items() if not tape.parent}
         ret = self.fwd.body[-1]
@@ -716,7 +720,15 @@ class _Rewriter:
                                      right=self.visit(node.args[1]))
                 if f == "unbroadcast" and node.keywords:
                     node.keywords = []
-                if f == "shape_tree" and len(node.args) == 1:
+                if f in ("shape_tree", "np.shape") and len(node.args) == 1:
+                    # a number's shape is () and an array's its .shape: numba's np.shape of a
+                    # number makes an array first (30 ns, most of a scalar loop's pullback)
+                    t = types_.get(_name(node.args[0]) or "")
+                    if t in ("f8", "i8", "b1"):
+                        rewriter.columns.setdefault(node.args[0].id, t)  # checked as columns
+                        return ast.Tuple(elts=[], ctx=ast.Load())
+                    if isinstance(t, tuple) and t[0] == "array":
+                        return _expr(f"{node.args[0].id}.shape")
                     return _expr(f"np.shape({ast.unparse(self.visit(node.args[0]))})")
                 return self.generic_visit(node)
 

@@ -243,10 +243,10 @@ def run(name: str, rounds: int) -> list[str]:
                        f"{note} |")
     cold, warm = _compile_times(name)
     out += ["", "| first call | wall | CPU |", "|---|---|---|",
-            f"| backend=\"numba\", fresh process, empty numba cache | {_fmt(cold[0])} | "
-            f"{_fmt(cold[1])} |",
-            f"| backend=\"numba\", fresh process, numba's cache from the run above | "
-            f"{_fmt(warm[0])} | {_fmt(warm[1])} |",
+            (f"| backend=\"numba\", fresh process, empty numba cache | {_fmt(cold[0])} | "
+             f"{_fmt(cold[1])} |"),
+            (f"| backend=\"numba\", fresh process, numba's cache from the run above | "
+             f"{_fmt(warm[0])} | {_fmt(warm[1])} |"),
             f"| default backend (this process) | {_fmt(first_default)} | |"]
     if first_jax is not None:
         out.append(f"| jax.jit (this process) | {_fmt(first_jax)} | |")

@@ -10,7 +10,9 @@ user's line (``adgen.backends``). Nothing here is ever a silent approximation of
 default helper: where an answer depends on run-time shapes, the helper checks them and
 raises.
 
-Importing this module imports numba: only the numba backend does.
+Importing this module imports numba: only the numba backend does. The ``@overload`` typing
+functions and the implementations they return have no annotations: numba requires the two
+signatures to match exactly, annotations included.
 """
 
 from __future__ import annotations
@@ -146,9 +148,9 @@ def _full_reduction(g: Any, shape: Any, axis: Any) -> bool:
 
 
 @overload(sum_vjp, jit_options={"cache": True})
-def _sum_vjp(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+def _sum_vjp(g, shape, axis, keepdims):
     if _full_reduction(g, shape, axis):
-        def full(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+        def full(g, shape, axis, keepdims):
             if keepdims:
                 raise ValueError("adgen numba backend: np.sum(..., keepdims=True)")
             return np.full(shape, float(g))
@@ -163,9 +165,9 @@ def mean_vjp(g: Any, shape: Any, axis: Any, keepdims: Any) -> Any:
 
 
 @overload(mean_vjp, jit_options={"cache": True})
-def _mean_vjp(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+def _mean_vjp(g, shape, axis, keepdims):
     if _full_reduction(g, shape, axis):
-        def full(g, shape, axis, keepdims):  # noqa: ANN001, ANN202
+        def full(g, shape, axis, keepdims):
             count = 1
             for n in shape:
                 count *= n
