@@ -24,13 +24,14 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.analyses.activity import Activity
+from adgen.transforms.analyses.activity import Activity, nondiff_call
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -350,6 +351,9 @@ class Tangent:
         rule = registry.lookup(obj)
         if rule is None and is_user_function(obj):
             return self.user_call(s, n, v, obj)
+        if rule is None and isinstance(obj, types.MethodType):
+            self.refuse(s, f"the method call {source_of(v.func)}() (a bound method)",
+                        "call the class's function with the object as its first argument")
         if rule is None:
             raise MissingRuleError(
                 f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
@@ -604,6 +608,13 @@ class Tangent:
                 call.args[0] = name(self.dot(v.args[0].id))
                 call.args[2] = vd
                 return [gast.Expr(value=call)]
+            if rule is None and not nondiff_call(v, self.resolve) and (
+                    any(self.tangent(a) is not None for a in v.args) or
+                    any(self.tangent(k.value) is not None for k in v.keywords)):
+                # it may write an argument: its effect on the tangents is unknown
+                raise MissingRuleError(
+                    f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
+                    self.parsed.location(s), hint="register one with adgen.rrule")
             return []
         f = v.func
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \

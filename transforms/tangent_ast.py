@@ -178,5 +178,5 @@ def is_user_function(obj: Any) -> bool:
     """A plain Python function that is not NumPy's own (adgen compiles its jvp)."""
     if registry.is_reference_impl(obj):
         return True
-    return isinstance(obj, (types.FunctionType, types.MethodType)) and \
+    return isinstance(obj, types.FunctionType) and \
         not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
