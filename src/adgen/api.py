@@ -902,6 +902,11 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
             raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
                                "after the function's arguments")
         *args, v = args_and_v
+        if kwargs:
+            from adgen.errors import UnsupportedError
+
+            raise UnsupportedError("hvp and hessian pass no keyword arguments to the function",
+                                   hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
         n = _normalize_argnums(argnums, len(args))[0]
         d = _directional(fun, len(args), (n,), unit=False)
         return grad(d, n, mutation=mutation)(*args, v, **kwargs)
