@@ -41,6 +41,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+from adgen.transforms.analyses.numba_types import (
+    ArgType,
+    buffer_roots,
+    call_name,
+    name_of,
+    scalar_types,
+)
 
 from adgen.errors import Location, UnsupportedError
 
@@ -50,23 +57,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
 _MARKER = re.compile(r"^\x00# line (\d+)")
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
-_FLOAT_FUNCS = frozenset({"exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "arctan",
-                          "arcsin", "arccos", "sinh", "cosh", "log1p", "expm1", "log2",
-                          "log10", "atan", "asin", "acos", "arctanh", "arcsinh", "arccosh",
-                          "floor", "ceil", "exp2", "cbrt", "fabs", "hypot", "arctan2",
-                          "atan2", "float64", "erf", "erfc", "gamma", "lgamma", "pow",
-                          "power", "true_divide"})
 
-
-@dataclass(frozen=True)
-class ArgType:
-    """The numba type of an argument, as far as the rewrite needs it: ``kind`` is ``"f8"``,
-    ``"i8"`` or ``"b1"`` for a number; ``"array"`` with the element kind in ``dtype`` and
-    the rank in ``ndim``."""
-
-    kind: str
-    dtype: str = ""
-    ndim: int = 0
 
 
 @dataclass
@@ -147,238 +138,6 @@ def _expr(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
-def _name(node: ast.AST) -> str | None:
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _call_name(node: ast.AST) -> str | None:
-    """``f`` for ``f(...)``, ``np.exp`` for ``np.exp(...)``; else None."""
-    if not isinstance(node, ast.Call):
-        return None
-    parts = []
-    f = node.func
-    while isinstance(f, ast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    if not isinstance(f, ast.Name):
-        return None
-    return ".".join([f.id, *reversed(parts)])
-
-
-# --------------------------------------------------------------------------------------------
-# Types of the forward's names (what numba will infer), for the tape columns
-
-
-def _unify(a: Any, b: Any) -> Any:
-    if a == b or b == "none":
-        return a
-    if a == "none":
-        return b
-    pair = {a, b}
-    if pair <= {"f8", "i8", "b1"}:
-        return "f8" if "f8" in pair else "i8"
-    return None
-
-
-def _arith(a: Any, b: Any, op: ast.operator) -> Any:
-    if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
-        if isinstance(a, tuple) or isinstance(b, tuple):
-            return ("array",)  # an array result: never a tape column
-        return None
-    if isinstance(op, ast.Div):
-        return "f8"
-    if "f8" in (a, b):
-        return "f8"
-    if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a == b == "b1":
-        return "b1"
-    return "i8"
-
-
-def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
-    """``np.empty(shape)``, ``np.zeros``, ``np.ones``: float64 unless a dtype is given;
-    ``np.full(shape, v)``: the type of ``v`` (numba's rule), unless a dtype is given. The
-    rank is the shape tuple's length, or 1 for a number."""
-    shape = e.args[0]
-    if isinstance(shape, ast.Tuple):
-        ndim = len(shape.elts)
-    elif args[0] in ("i8", "b1"):
-        ndim = 1
-    else:
-        return None
-    given = [k.value for k in e.keywords if k.arg == "dtype"] + \
-        list(e.args[2 if base == "full" else 1:][:1])
-    if given:
-        d = ast.unparse(given[0])
-        kind = {"np.float64": "f8", "float": "f8", "np.int64": "i8", "int": "i8",
-                "np.bool_": "b1", "bool": "b1"}.get(d)
-        return ("array", kind, ndim) if kind else None
-    if base == "full":
-        return ("array", args[1], ndim) if len(args) > 1 and args[1] in ("f8", "i8", "b1") \
-            else None
-    return ("array", "f8", ndim)
-
-
-def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, Any]:
-    """The type numba gives each name of ``fn`` (``"f8"``, ``"i8"``, ``"b1"``, ``"none"``,
-    ``("array", dtype, ndim)``, ``("shape", ndim)``, or None where this analysis cannot
-    tell), from the parameters' types. Follows numba's rules: an int op an int is an int
-    (``/`` gives a float), anything with a float is a float, bools add as ints."""
-    env: dict[str, Any] = {}
-    for p, t in params.items():
-        env[p] = t.kind if t.kind != "array" else ("array", t.dtype, t.ndim)
-
-    def typ(e: ast.expr) -> Any:
-        if isinstance(e, ast.Constant):
-            v = e.value
-            return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
-                "f8" if isinstance(v, float) else "none" if v is None else None
-        if isinstance(e, ast.Name):
-            return env.get(e.id)
-        if isinstance(e, ast.Attribute):
-            if e.attr == "shape":
-                t = typ(e.value)
-                return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" else None
-            if isinstance(e.value, ast.Name) and e.value.id in ("np", "math") and \
-                    e.attr in ("inf", "pi", "e", "nan"):
-                return "f8"
-            return None
-        if isinstance(e, ast.Subscript):
-            t = typ(e.value)
-            idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-            if isinstance(t, tuple) and t[0] == "shape":
-                return "i8"
-            if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
-                if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
-                                            not isinstance(i, ast.Slice) for i in idx):
-                    return t[1]
-                return ("array",)
-            return None
-        if isinstance(e, ast.BinOp):
-            return _arith(typ(e.left), typ(e.right), e.op)
-        if isinstance(e, ast.UnaryOp):
-            t = typ(e.operand)
-            if isinstance(e.op, ast.Not):
-                return "b1"
-            return "i8" if t == "b1" else t
-        if isinstance(e, ast.Compare):
-            ts = [typ(e.left)] + [typ(c) for c in e.comparators]
-            return "b1" if all(t in ("f8", "i8", "b1") for t in ts) else None
-        if isinstance(e, ast.IfExp):
-            return _unify(typ(e.body), typ(e.orelse))
-        if isinstance(e, ast.Call):
-            f = _call_name(e) or ""
-            args = [typ(a) for a in e.args]
-            base = f.split(".")[-1]
-            if f in ("len",):
-                return "i8"
-            if f in ("float",):
-                return "f8"
-            if f in ("int", "round") and len(e.args) == 1:
-                return "i8"
-            if f in ("bool",):
-                return "b1"
-            if f in ("max", "min") and args and not e.keywords:
-                out = args[0]
-                for t in args[1:]:
-                    out = _unify(out, t)
-                return out
-            if f == "abs" and len(args) == 1:
-                return "i8" if args[0] == "b1" else args[0]
-            if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
-                    all(t in ("f8", "i8", "b1") for t in args):
-                return "f8"
-            if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
-                    args[0] in ("f8", "i8"):
-                return args[0]
-            if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
-                return _allocation(e, args, base)
-            if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
-                t = typ(e.func.value)
-                return t if isinstance(t, tuple) and t[0] == "array" else None
-            return None
-        return None
-
-    def bind(target: ast.expr, t: Any) -> bool:
-        if isinstance(target, ast.Name):
-            old = env.get(target.id, "unset")
-            new = t if old == "unset" else _unify(old, t) if old != t else t
-            if old != new:
-                env[target.id] = new
-                return True
-        return False
-
-    def block(body: list[ast.stmt]) -> bool:
-        changed = False
-        for st in body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1:
-                changed |= bind(st.targets[0], typ(st.value))
-            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
-                changed |= bind(st.target, _arith(env.get(st.target.id), typ(st.value), st.op))
-            elif isinstance(st, ast.For):
-                if _call_name(st.iter) == "range":
-                    changed |= bind(st.target, "i8")
-                changed |= block(st.body)
-            elif isinstance(st, (ast.If, ast.While)):
-                changed |= block(st.body) | block(st.orelse)
-        return changed
-
-    for _ in range(8):  # loop-carried names settle in a few rounds
-        if not block(fn.body):
-            break
-    return env
-
-
-# --------------------------------------------------------------------------------------------
-# Buffers: which names are one array (for static shadow memory)
-
-_FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like",
-                    "np.zeros_like", "np.ones_like", "np.full_like", "np.array", "np.arange",
-                    "np.linspace", "np.copy", "np.eye", "np.identity"})
-
-
-def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str | None]:
-    """For each name the forward binds to an array: the name of the buffer it is (a parameter
-    or the name a fresh allocation was bound to), or None where it may be a view of one or
-    the analysis cannot tell. Every binding of a name must agree."""
-    roots: dict[str, str | None] = {}
-    for p, t in types_.items():
-        if isinstance(t, tuple) and t[0] == "array" and p in {a.arg for a in fn.args.args}:
-            roots[p] = p
-
-    def of(target: str, value: ast.expr) -> str | None:
-        f = _call_name(value)
-        if isinstance(value, ast.Name):
-            return roots.get(value.id)
-        if isinstance(value, ast.Call):
-            for k in value.keywords:
-                if k.arg == "out":
-                    return roots.get(_name(k.value) or "")
-            if f == "loop_sequence" and value.args:
-                return roots.get(_name(value.args[0]) or "")
-            if f in _FRESH or (isinstance(value.func, ast.Attribute) and
-                               value.func.attr == "copy" and not value.args):
-                return target
-            return None
-        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
-            return target  # arithmetic on arrays makes a new array
-        return None
-
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            t = node.targets[0].id
-            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array") and (
-                    not isinstance(node.value, ast.Call) or
-                    _call_name(node.value) not in _FRESH | {"loop_sequence"}):
-                continue
-            r = of(t, node.value)
-            if t in roots and roots[t] != r:
-                roots[t] = None
-            else:
-                roots[t] = r
-    return roots
-
-
 # --------------------------------------------------------------------------------------------
 # The rewrite
 
@@ -422,10 +181,10 @@ class _Rewriter:
     def check_calls(self, fn: ast.FunctionDef, runtime_names: set[str]) -> None:
         """Refuses what has no nopython form, naming the user's line (a guarded write first:
         it is the site ``explain`` reports, with the lines whose values it may overwrite)."""
-        captured = sorted({n.args[2].value for n in ast.walk(fn) if _call_name(n) == "capture"
+        captured = sorted({n.args[2].value for n in ast.walk(fn) if call_name(n) == "capture"
                            and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
         for st in _statements(fn.body):
-            if any(_call_name(n) == "before_write" for n in _own_nodes(st)):
+            if any(call_name(n) == "before_write" for n in _own_nodes(st)):
                 reads = f" (values read at line(s) {', '.join(map(str, captured))})" \
                     if captured else ""
                 raise self.refuse(
@@ -436,7 +195,7 @@ class _Rewriter:
                     "(adgen.explain lists the sites)")
         for st in _statements(fn.body):
             for node in _own_nodes(st):
-                f = _call_name(node) if isinstance(node, ast.Call) else None
+                f = call_name(node) if isinstance(node, ast.Call) else None
                 if f in ("capture", "before_write", "write_region", "partial_try"):
                     raise self.refuse(
                         st, f"the numba backend does not run adgen's mutation guards ({f}): "
@@ -466,7 +225,7 @@ class _Rewriter:
 
     def typed_tapes(self) -> None:
         for st in _statements(self.fwd.body):
-            if isinstance(st, ast.Assign) and _call_name(st.value) == "tape_columns":
+            if isinstance(st, ast.Assign) and call_name(st.value) == "tape_columns":
                 steps = st.value.args[0]
                 cols = [c.value for c in st.value.args[1:]]
                 n = f"len({ast.unparse(steps)})"
@@ -482,10 +241,10 @@ class _Rewriter:
                 if isinstance(getattr(st, attr, None), list):
                     setattr(st, attr, self._reversed_loops(getattr(st, attr)))
             if isinstance(st, ast.For):
-                f = _call_name(st.iter)
+                f = call_name(st.iter)
                 if f == "reversed_rows":
                     self._rows_loop(st)
-                elif f == "reversed" and _call_name(st.iter.args[0]) == "range":
+                elif f == "reversed" and call_name(st.iter.args[0]) == "range":
                     st.iter = self._backwards(st.iter.args[0], st)
             out.append(st)
         return out
@@ -501,8 +260,8 @@ class _Rewriter:
 
     def _rows_loop(self, st: ast.For) -> None:
         tape = ast.unparse(st.iter.args[0])
-        names = [_name(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
-            else [_name(st.target)]
+        names = [name_of(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
+            else [name_of(st.target)]
         if len(st.iter.args) > 1:
             rng = st.iter.args[1]
             index, cols = names[0], names[1:]
@@ -532,7 +291,7 @@ class _Rewriter:
                 creations[t] = st
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
                     isinstance(st.value.func, ast.Attribute) and \
-                    st.value.func.attr == "append" and _name(st.value.func.value) in creations:
+                    st.value.func.attr == "append" and name_of(st.value.func.value) in creations:
                 appends.setdefault(st.value.func.value.id, []).append(st)
         if not creations:
             return
@@ -595,7 +354,7 @@ class _Rewriter:
                     values.append(e)
             n = counters[t]
             lines = [f"{c}[{n}] = {v}" for c, v in zip(tape.cols, values)] + [f"{n} += 1"]
-            counted = isinstance(loop, ast.For) and _call_name(loop.iter) == "range" and \
+            counted = isinstance(loop, ast.For) and call_name(loop.iter) == "range" and \
                 _direct(loop, site)
             # the columns of a tape grow together: one capacity test for all of them
             first = tape.cols[0]
@@ -618,7 +377,7 @@ class _Rewriter:
                                 for t, p in self.packs.items()}).visit(ret.value)
         # the pullback: unpack the columns, and loops over rows
         for st in self.pb.body:
-            if isinstance(st, ast.Assign) and _name(st.value) == "saved":
+            if isinstance(st, ast.Assign) and name_of(st.value) == "saved":
                 st.targets[0] = _Substitute({t: ast.Tuple(elts=[
                     ast.Name(id=c, ctx=ast.Store()) for c in p], ctx=ast.Store())
                     for t, p in self.packs.items()}).visit(st.targets[0])
@@ -640,8 +399,8 @@ class _Rewriter:
             for attr in ("body", "orelse"):
                 if isinstance(getattr(st, attr, None), list):
                     setattr(st, attr, self._tape_loops(getattr(st, attr)))
-            if isinstance(st, ast.For) and _call_name(st.iter) == "reversed" and \
-                    _name(st.iter.args[0]) in self.tapes:
+            if isinstance(st, ast.For) and call_name(st.iter) == "reversed" and \
+                    name_of(st.iter.args[0]) in self.tapes:
                 t = st.iter.args[0].id
                 tape = self.tapes[t]
                 row = self.fresh(f"{t}_row")
@@ -650,8 +409,8 @@ class _Rewriter:
                     st.iter = _expr(f"range({hi} - 1, {lo} - 1, -1)")
                 else:
                     st.iter = _expr(f"range({self.counters[t]} - 1, -1, -1)")
-                names = [_name(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
-                    else [_name(st.target)]
+                names = [name_of(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
+                    else [name_of(st.target)]
                 if len(names) != len(tape.elts):
                     raise self.refuse(st, "a loop record read back in another layout", "")
                 st.target = ast.Name(id=row, ctx=ast.Store())
@@ -680,7 +439,7 @@ class _Rewriter:
         saved_names: set[str] = set()
         last_unpack = 0
         for k, st in enumerate(self.pb.body):
-            if isinstance(st, ast.Assign) and _name(st.value) == "saved":
+            if isinstance(st, ast.Assign) and name_of(st.value) == "saved":
                 saved_names |= {n.id for n in ast.walk(st.targets[0]) if isinstance(n, ast.Name)}
                 last_unpack = k + 1
         shadow_of: dict[str, str] = {}
@@ -692,26 +451,26 @@ class _Rewriter:
                 self.st: ast.stmt | None = None
 
             def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
-                if _name(node.test) == "top":
+                if name_of(node.test) == "top":
                     return self.visit(node.body)
                 return self.generic_visit(node)
 
             def visit_Compare(self, node: ast.Compare) -> ast.AST:
                 if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
-                        _call_name(node.left) == "root_of" and \
-                        _call_name(node.comparators[0]) == "root_of":
+                        call_name(node.left) == "root_of" and \
+                        call_name(node.comparators[0]) == "root_of":
                     a = rewriter.root(roots, node.left.args[0], self.st)
                     b = rewriter.root(roots, node.comparators[0].args[0], self.st)
                     return ast.Constant((a == b) == isinstance(node.ops[0], ast.Is))
                 return self.generic_visit(node)
 
             def visit_Call(self, node: ast.Call) -> ast.AST:
-                f = _call_name(node)
+                f = call_name(node)
                 if f in ("sh.of", "sh.value"):
                     r = rewriter.root(roots, node.args[0], self.st)
                     if r not in shadow_of:
                         shadow_of[r] = rewriter.fresh(f"{r}_shadow")
-                    arg = _name(node.args[0])
+                    arg = name_of(node.args[0])
                     if r not in alloc_from and arg in saved_names:
                         alloc_from[r] = arg
                     return ast.Name(id=shadow_of[r], ctx=ast.Load())
@@ -723,7 +482,7 @@ class _Rewriter:
                 if f in ("shape_tree", "np.shape") and len(node.args) == 1:
                     # a number's shape is () and an array's its .shape: numba's np.shape of a
                     # number makes an array first (30 ns, most of a scalar loop's pullback)
-                    t = types_.get(_name(node.args[0]) or "")
+                    t = types_.get(name_of(node.args[0]) or "")
                     if t in ("f8", "i8", "b1"):
                         rewriter.columns.setdefault(node.args[0].id, t)  # checked as columns
                         return ast.Tuple(elts=[], ctx=ast.Load())
@@ -752,7 +511,7 @@ class _Rewriter:
             body.append(st)
         self.pb.body = body
         last_unpack = max((k + 1 for k, st in enumerate(body) if isinstance(st, ast.Assign)
-                           and _name(st.value) == "saved"), default=0)
+                           and name_of(st.value) == "saved"), default=0)
         allocs = []
         for r, s in shadow_of.items():
             src = alloc_from.get(r)
@@ -766,7 +525,7 @@ class _Rewriter:
         del last_unpack
 
     def root(self, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
-        n = _name(node)
+        n = name_of(node)
         r = roots.get(n) if n is not None else None
         if r is None:
             raise self.refuse(

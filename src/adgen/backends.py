@@ -118,7 +118,7 @@ def _fall_back(err: AdgenError) -> None:
 
 
 def _arg_type(a: Any, k: int, fn: Any) -> Any:
-    from adgen.transforms.numba_emit import ArgType
+    from adgen.transforms.analyses.numba_types import ArgType
 
     t = type(a)
     if t is float or t is np.float64:
@@ -145,7 +145,7 @@ def _arg_types(args: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:
 def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...]:
     """Argument types standing for a kind signature (a number as a float), for the check
     made when the gradient is compiled."""
-    from adgen.transforms.numba_emit import ArgType
+    from adgen.transforms.analyses.numba_types import ArgType
 
     if sig is None:
         raise UnsupportedError(

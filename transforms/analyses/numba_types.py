@@ -1,0 +1,270 @@
+"""numba_types: the types numba will give the names of a generated forward, and which
+names are one buffer. Read-only facts for transforms/numba_emit.py.
+
+Input: a forward function (standard ``ast``, from the final trees of the pipeline) and the
+numba types of its arguments (:class:`ArgType`). Output: ``scalar_types`` maps each name to
+``"f8"``, ``"i8"``, ``"b1"``, ``"none"``, ``("array", kind, ndim)``, ``("shape", ndim)`` or
+None (unknown), following numba's typing rules for the forms the generated code has (an int
+op an int is an int, ``/`` a float, a float with anything a float, bools add as ints, a float
+function of a number a float, ``np.full(shape, v)`` of ``v``'s type); ``buffer_roots`` maps each
+name bound to an array to the parameter or fresh allocation it is, or None where it may be a
+view or is unknown. Where it cannot tell, it says None: the rewrite then refuses, and the
+kinds it relies on are checked against numba's own inference after compilation
+(``adgen.backends``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+_FLOAT_FUNCS = frozenset({"exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "arctan",
+                          "arcsin", "arccos", "sinh", "cosh", "log1p", "expm1", "log2",
+                          "log10", "atan", "asin", "acos", "arctanh", "arcsinh", "arccosh",
+                          "floor", "ceil", "exp2", "cbrt", "fabs", "hypot", "arctan2",
+                          "atan2", "float64", "erf", "erfc", "gamma", "lgamma", "pow",
+                          "power", "true_divide"})
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """The numba type of an argument, as far as the rewrite needs it: ``kind`` is ``"f8"``,
+    ``"i8"`` or ``"b1"`` for a number; ``"array"`` with the element kind in ``dtype`` and
+    the rank in ``ndim``."""
+
+    kind: str
+    dtype: str = ""
+    ndim: int = 0
+
+
+def name_of(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def call_name(node: ast.AST) -> str | None:
+    """``f`` for ``f(...)``, ``np.exp`` for ``np.exp(...)``; else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    parts = []
+    f = node.func
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return None
+    return ".".join([f.id, *reversed(parts)])
+
+
+# --------------------------------------------------------------------------------------------
+# Types of the forward's names (what numba will infer), for the tape columns
+
+
+def _unify(a: Any, b: Any) -> Any:
+    if a == b or b == "none":
+        return a
+    if a == "none":
+        return b
+    pair = {a, b}
+    if pair <= {"f8", "i8", "b1"}:
+        return "f8" if "f8" in pair else "i8"
+    return None
+
+
+def _arith(a: Any, b: Any, op: ast.operator) -> Any:
+    if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return ("array",)  # an array result: never a tape column
+        return None
+    if isinstance(op, ast.Div):
+        return "f8"
+    if "f8" in (a, b):
+        return "f8"
+    if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a == b == "b1":
+        return "b1"
+    return "i8"
+
+
+def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
+    """``np.empty(shape)``, ``np.zeros``, ``np.ones``: float64 unless a dtype is given;
+    ``np.full(shape, v)``: the type of ``v`` (numba's rule), unless a dtype is given. The
+    rank is the shape tuple's length, or 1 for a number."""
+    shape = e.args[0]
+    if isinstance(shape, ast.Tuple):
+        ndim = len(shape.elts)
+    elif args[0] in ("i8", "b1"):
+        ndim = 1
+    else:
+        return None
+    given = [k.value for k in e.keywords if k.arg == "dtype"] + \
+        list(e.args[2 if base == "full" else 1:][:1])
+    if given:
+        d = ast.unparse(given[0])
+        kind = {"np.float64": "f8", "float": "f8", "np.int64": "i8", "int": "i8",
+                "np.bool_": "b1", "bool": "b1"}.get(d)
+        return ("array", kind, ndim) if kind else None
+    if base == "full":
+        return ("array", args[1], ndim) if len(args) > 1 and args[1] in ("f8", "i8", "b1") \
+            else None
+    return ("array", "f8", ndim)
+
+
+def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, Any]:
+    """The type numba gives each name of ``fn`` (``"f8"``, ``"i8"``, ``"b1"``, ``"none"``,
+    ``("array", dtype, ndim)``, ``("shape", ndim)``, or None where this analysis cannot
+    tell), from the parameters' types. Follows numba's rules: an int op an int is an int
+    (``/`` gives a float), anything with a float is a float, bools add as ints."""
+    env: dict[str, Any] = {}
+    for p, t in params.items():
+        env[p] = t.kind if t.kind != "array" else ("array", t.dtype, t.ndim)
+
+    def typ(e: ast.expr) -> Any:
+        if isinstance(e, ast.Constant):
+            v = e.value
+            return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
+                "f8" if isinstance(v, float) else "none" if v is None else None
+        if isinstance(e, ast.Name):
+            return env.get(e.id)
+        if isinstance(e, ast.Attribute):
+            if e.attr == "shape":
+                t = typ(e.value)
+                return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" else None
+            if isinstance(e.value, ast.Name) and e.value.id in ("np", "math") and \
+                    e.attr in ("inf", "pi", "e", "nan"):
+                return "f8"
+            return None
+        if isinstance(e, ast.Subscript):
+            t = typ(e.value)
+            idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if isinstance(t, tuple) and t[0] == "shape":
+                return "i8"
+            if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
+                if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
+                                            not isinstance(i, ast.Slice) for i in idx):
+                    return t[1]
+                return ("array",)
+            return None
+        if isinstance(e, ast.BinOp):
+            return _arith(typ(e.left), typ(e.right), e.op)
+        if isinstance(e, ast.UnaryOp):
+            t = typ(e.operand)
+            if isinstance(e.op, ast.Not):
+                return "b1"
+            return "i8" if t == "b1" else t
+        if isinstance(e, ast.Compare):
+            ts = [typ(e.left)] + [typ(c) for c in e.comparators]
+            return "b1" if all(t in ("f8", "i8", "b1") for t in ts) else None
+        if isinstance(e, ast.IfExp):
+            return _unify(typ(e.body), typ(e.orelse))
+        if isinstance(e, ast.Call):
+            f = call_name(e) or ""
+            args = [typ(a) for a in e.args]
+            base = f.split(".")[-1]
+            if f in ("len",):
+                return "i8"
+            if f in ("float",):
+                return "f8"
+            if f in ("int", "round") and len(e.args) == 1:
+                return "i8"
+            if f in ("bool",):
+                return "b1"
+            if f in ("max", "min") and args and not e.keywords:
+                out = args[0]
+                for t in args[1:]:
+                    out = _unify(out, t)
+                return out
+            if f == "abs" and len(args) == 1:
+                return "i8" if args[0] == "b1" else args[0]
+            if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
+                    all(t in ("f8", "i8", "b1") for t in args):
+                return "f8"
+            if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
+                    args[0] in ("f8", "i8"):
+                return args[0]
+            if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
+                return _allocation(e, args, base)
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
+                t = typ(e.func.value)
+                return t if isinstance(t, tuple) and t[0] == "array" else None
+            return None
+        return None
+
+    def bind(target: ast.expr, t: Any) -> bool:
+        if isinstance(target, ast.Name):
+            old = env.get(target.id, "unset")
+            new = t if old == "unset" else _unify(old, t) if old != t else t
+            if old != new:
+                env[target.id] = new
+                return True
+        return False
+
+    def block(body: list[ast.stmt]) -> bool:
+        changed = False
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                changed |= bind(st.targets[0], typ(st.value))
+            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+                changed |= bind(st.target, _arith(env.get(st.target.id), typ(st.value), st.op))
+            elif isinstance(st, ast.For):
+                if call_name(st.iter) == "range":
+                    changed |= bind(st.target, "i8")
+                changed |= block(st.body)
+            elif isinstance(st, (ast.If, ast.While)):
+                changed |= block(st.body) | block(st.orelse)
+        return changed
+
+    for _ in range(8):  # loop-carried names settle in a few rounds
+        if not block(fn.body):
+            break
+    return env
+
+
+# --------------------------------------------------------------------------------------------
+# Buffers: which names are one array (for static shadow memory)
+
+_FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like",
+                    "np.zeros_like", "np.ones_like", "np.full_like", "np.array", "np.arange",
+                    "np.linspace", "np.copy", "np.eye", "np.identity"})
+
+
+def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str | None]:
+    """For each name the forward binds to an array: the name of the buffer it is (a parameter
+    or the name a fresh allocation was bound to), or None where it may be a view of one or
+    the analysis cannot tell. Every binding of a name must agree."""
+    roots: dict[str, str | None] = {}
+    for p, t in types_.items():
+        if isinstance(t, tuple) and t[0] == "array" and p in {a.arg for a in fn.args.args}:
+            roots[p] = p
+
+    def of(target: str, value: ast.expr) -> str | None:
+        f = call_name(value)
+        if isinstance(value, ast.Name):
+            return roots.get(value.id)
+        if isinstance(value, ast.Call):
+            for k in value.keywords:
+                if k.arg == "out":
+                    return roots.get(name_of(k.value) or "")
+            if f == "loop_sequence" and value.args:
+                return roots.get(name_of(value.args[0]) or "")
+            if f in _FRESH or (isinstance(value.func, ast.Attribute) and
+                               value.func.attr == "copy" and not value.args):
+                return target
+            return None
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+            return target  # arithmetic on arrays makes a new array
+        return None
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            t = node.targets[0].id
+            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array") and (
+                    not isinstance(node.value, ast.Call) or
+                    call_name(node.value) not in _FRESH | {"loop_sequence"}):
+                continue
+            r = of(t, node.value)
+            if t in roots and roots[t] != r:
+                roots[t] = None
+            else:
+                roots[t] = r
+    return roots
