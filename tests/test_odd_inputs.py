@@ -215,10 +215,21 @@ def string_through_helper(x, tag):
     return _labelled(x, label)
 
 
+def _double_in_place(x):
+    x *= 2.0
+
+
+def none_from_a_mutating_call(x):
+    y = x * 1.0
+    r = _double_in_place(y)  # None, from a call that writes y: it has a shadow cell
+    return np.sum(_use(r, y) * y)
+
+
 @pytest.mark.parametrize("mutation", POLICIES)
 def test_none_and_strings_flow_through_calls(mutation: str) -> None:
     _check(none_through_helper, (X,), mutation)
     _check(string_through_helper, (X, "a"), mutation)
+    _check(none_from_a_mutating_call, (X,), mutation)  # crashed (object dtype) before
     assert adgen.grad(_use, argnums=1, mutation=mutation)(None, 2.0) == 3.0
 
 

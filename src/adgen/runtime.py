@@ -1045,9 +1045,13 @@ def zero_if_none(g: Any) -> Any:
 
 
 def or_zeros(g: Any, like: Any) -> Any:
-    """``g``, or the zero adjoint of ``like`` where g is None (a missing container entry)."""
+    """``g``, or the zero adjoint of ``like`` where g is None (a missing container entry).
+    The zero of None, a str or a bool is 0.0: a call's result of no float content may have a
+    shadow cell (a call that writes its argument), which the pullback adds this to."""
     if g is None:
-        return zeros_like(like)
+        zero = zeros_like(like)
+        return 0.0 if zero is None and isinstance(like, (type(None), str, bytes, bool,
+                                                         np.bool_)) else zero
     if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)):
         return [or_zeros(a, b) for a, b in zip(g, like)]
     if isinstance(g, dict) and isinstance(like, dict) and not isinstance(g, ObjectAdjoint):
