@@ -119,6 +119,27 @@ def while_loop(x, a):
     return s
 
 
+def branches(x, a):
+    """Values bound in one arm only: None on the tape in the default backend's rows where the
+    other arm ran."""
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            s += a * x[i] ** 2
+        else:
+            s -= np.sin(a * x[i])
+    return s
+
+
+def early_return(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * a
+        if i == 3:
+            return s * s
+    return s
+
+
 def _args(name, rng):
     if name == "mse":
         return rng.random(30), rng.random(30)
@@ -130,6 +151,8 @@ def _args(name, rng):
         return rng.random(16), 0.2
     if name == "scale_in_place":
         return rng.random(12), rng.random(12)
+    if name in ("branches", "early_return"):
+        return rng.random(9), 0.7
     if name == "while_loop":
         return rng.random(40) * 0.1, 0.8
     if name == "triangular":
@@ -140,7 +163,7 @@ def _args(name, rng):
 
 WORKLOADS = {"mse": mse, "fill": fill, "recurrence": recurrence, "stencil": stencil,
              "scale_in_place": scale_in_place, "triangular": triangular,
-             "while_loop": while_loop}
+             "while_loop": while_loop, "branches": branches, "early_return": early_return}
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -296,6 +296,7 @@ class _Rewriter:
         if not creations:
             return
         tapes: dict[str, _ListTape] = {}
+        none_first = _maybe_none(self.fwd)
         for t, st in creations.items():
             sites = appends.get(t, [])
             if len(sites) != 1 or not isinstance(sites[0].value.args[0], ast.Tuple) or \
@@ -353,7 +354,18 @@ class _Rewriter:
                 else:
                     values.append(e)
             n = counters[t]
-            lines = [f"{c}[{n}] = {v}" for c, v in zip(tape.cols, values)] + [f"{n} += 1"]
+            lines = []
+            for c, v in zip(tape.cols, values):
+                if v in none_first:
+                    # None until the branch that binds it runs (t4 = None before the loop):
+                    # the pullback reads it only where that branch ran, as the default
+                    # backend's; a NaN (0, False) stands in, so a read elsewhere shows
+                    filler = {"f8": "np.nan", "i8": "0", "b1": "False"}[types_[v]]
+                    lines += [f"if {v} is not None:", f"    {c}[{n}] = {v}", "else:",
+                              f"    {c}[{n}] = {filler}"]
+                else:
+                    lines.append(f"{c}[{n}] = {v}")
+            lines.append(f"{n} += 1")
             counted = isinstance(loop, ast.For) and call_name(loop.iter) == "range" and \
                 _direct(loop, site)
             # the columns of a tape grow together: one capacity test for all of them
@@ -551,6 +563,21 @@ class _Substitute(ast.NodeTransformer):
             for e in out.elts:
                 e.ctx = type(node.ctx)()
         return out
+
+
+def _maybe_none(fn: ast.FunctionDef) -> set[str]:
+    """Names that may hold None: bound to ``None`` (``t4 = None`` ahead of a branch or a
+    loop), or to a name that may (``retval1_1 = retval1``)."""
+    copies = [(st.targets[0].id, st.value) for st in ast.walk(fn)
+              if isinstance(st, ast.Assign) and len(st.targets) == 1 and
+              isinstance(st.targets[0], ast.Name)]
+    out = {t for t, v in copies if isinstance(v, ast.Constant) and v.value is None}
+    grown = True
+    while grown:
+        more = {t for t, v in copies if isinstance(v, ast.Name) and v.id in out} - out
+        out |= more
+        grown = bool(more)
+    return out
 
 
 def _own_nodes(st: ast.stmt) -> list[ast.AST]:
