@@ -422,3 +422,20 @@ def test_callee_writes_a_container_in_place(fn, mutation: str) -> None:
     # the call's result is discarded: its pullback must still run (it was elided: a silently
     # wrong gradient)
     _check(fn, (np.array([1.0, 2.0]),), mutation)
+
+
+class _HoldsAFunction:
+    def __init__(self) -> None:
+        self.f = _double  # a plain function in an attribute: self.f(x) does not pass self
+
+    def run(self, x):
+        return self.f(x) * x
+
+
+def calls_a_function_attribute(x):
+    return np.sum(_HoldsAFunction().run(x))
+
+
+def test_function_held_in_an_attribute() -> None:
+    # raised a raw ValueError (the call was taken for a method, with self's cotangent)
+    _check(calls_a_function_attribute, (X,), "save")

@@ -83,9 +83,13 @@ class CallsMixin:
                 out.append(gast.Expr(value=_call(_attr("sh", "deposit"), name(a.id),
                                                  name(self.bar(a.id)))))
                 handed.add(a.id)
+        value = _call(pull, saved_expr, g, name("sh"))
+        if receiver is not None and isinstance(pull, gast.Name) and pull.id == "call_pullback":
+            # obj.f(x) is a method (obj is its first argument) or a function held in an
+            # attribute (obj is not passed): the receiver's cotangent is None then
+            value = _call("with_receiver", value, gast.Constant(len(targets), None))
         out.append(assign(
-            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            _call(pull, saved_expr, g, name("sh")), s))
+            gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()), value, s))
         for a, c in zip(targets, cts):
             if c == "_":
                 continue

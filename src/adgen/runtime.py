@@ -826,6 +826,12 @@ def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tupl
     return pullback_of(saved, out_bar, sh)
 
 
+def with_receiver(cts: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+    """The cotangents of ``obj.f(*args)`` (``n`` = 1 + len(args)): a method's come with its
+    receiver's; a function held in an attribute was not passed ``obj``, which gets None."""
+    return tuple(cts) if len(cts) == n else (None, *cts)
+
+
 # --------------------------------------------------------------------------------------------
 # Containers: adjoints of list/dict reads and writes
 
@@ -1118,7 +1124,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", *_helper_names,
+    "tape_columns", "reversed_rows", "partial_try", "with_receiver", *_helper_names,
 ]
 
 
