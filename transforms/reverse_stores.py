@@ -93,8 +93,8 @@ class StoresMixin:
             f"{self.construct(s)} changes {_user_name(a.target)} in place, and {other} "
             f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
             "container's gradient by its name, not yet through aliases",
-            self.loc(s), hint=f"use one name for it, or build a new one instead of changing "
-                              f"it in place")
+            self.loc(s), hint="use one name for it, or build a new one instead of changing "
+                              "it in place")
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
         """An index as the forward used it: each name its capture where a later write may

@@ -8,9 +8,9 @@ case runs under both policies and checks the arguments' final state.
 
 import numpy as np
 import pytest
+from harness import assert_close, assert_same_state, call_plain, fd_grad, fresh
 
 import adgen
-from harness import assert_close, assert_same_state, call_plain, fd_grad, fresh
 
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["int64", "int32", "uint8", "bool"]
@@ -99,7 +99,7 @@ def write_argument(x):
 @pytest.mark.parametrize("dt", ["float16", "float32"])
 def test_argument_of_dtype_written(dt: str, mutation: str) -> None:
     x = X.astype(dt)
-    expected_out, (expected_x,) = call_plain(write_argument, (x,))
+    _, (expected_x,) = call_plain(write_argument, (x,))
     g = adgen.grad(write_argument, mutation=mutation)(x)
     assert_close(g, 2.0 * expected_x.astype(np.float64), "gradient", rtol=1e-12)
     assert_same_state(x, expected_x)

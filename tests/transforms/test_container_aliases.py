@@ -8,7 +8,6 @@ import textwrap
 
 import gast
 import pytest
-
 from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.effects import effects
 
@@ -30,11 +29,11 @@ def _aliased(src: str) -> list[tuple[str, str]]:
     # an object attribute written through a copy
     ("def f(m, w):\n    m2 = m\n    m2.a = w\n    return m.a\n", [("m2", "m")]),
     # through a list holding the dict
-    ("def f(w):\n    p = {'w': w}\n    h = [p]\n    t = h[0]\n    t['w'] = w\n"
-     "    return p['w']\n", [("t", "p")]),
+    (("def f(w):\n    p = {'w': w}\n    h = [p]\n    t = h[0]\n    t['w'] = w\n"
+      "    return p['w']\n"), [("t", "p")]),
     # a container the loop makes afresh each iteration (a nested comprehension)
-    ("def f(w):\n    outer = []\n    for i in range(2):\n        inner = []\n"
-     "        inner.append(w)\n        outer.append(inner)\n    return outer\n", []),
+    (("def f(w):\n    outer = []\n    for i in range(2):\n        inner = []\n"
+      "        inner.append(w)\n        outer.append(inner)\n    return outer\n"), []),
     # a call of the user's that may return its argument; an array argument joins nothing
     ("def f(w):\n    p = {'w': w}\n    q = g(p)\n    q['w'] = w\n    return p['w']\n",
      [("q", "p")]),
