@@ -280,6 +280,23 @@ def reads_global(x):
     return s
 
 
+STEPS = 3
+
+
+def reads_global_int(x):
+    s = 0.0
+    for i in range(STEPS):  # numba would freeze STEPS into the machine code
+        s += x[i] * x[i]
+    return s
+
+
+def with_default(x, a=2.0):
+    s = 0.0
+    for i in range(len(x)):
+        s += a * x[i] * x[i]
+    return s
+
+
 def helper(v):
     return v * v
 
@@ -339,6 +356,8 @@ def test_strict_names_both_lines_as_the_default_backend():
 
 @pytest.mark.parametrize("fn, args, pattern, text", [
     (reads_global, (np.ones(3),), "global SCALE", None),
+    (reads_global_int, (np.ones(3),), "global STEPS", None),
+    (with_default, (np.ones(3),), "defaults", None),
     (calls_helper, (np.ones(3),), "calls to other functions", None),
     (uses_einsum, (np.ones(3),), "nopython", "np.einsum"),
 ])

@@ -210,16 +210,30 @@ class _NumbaFunction:
                 f"the numba backend does not differentiate calls to other functions yet "
                 f"({base.name} calls {name})", hint="inline the callee, or use "
                 "backend='default' / 'auto'")
-        # the function's free names: modules and functions numba resolves at compile time;
-        # a float or array global would be frozen into the machine code, so it is refused
+        # the nopython module defines np and math only: another free name (a global number
+        # or array, a helper, another module) would be missing there, or frozen into the
+        # machine code by numba (a later change unseen, even through numba's cache)
+        import builtins
+        import math
+
         for g in base.guards:
-            if g.mode in ("kind", "unbound") or (g.mode == "value" and not isinstance(
-                    g.value, (int, str, bool))):
-                raise UnsupportedError(
-                    f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: numba "
-                    "would freeze its value into the compiled code, and a later change would "
-                    "go unseen", hint=f"pass {g.name} as an argument, or use "
-                    "backend='default'")
+            if g.mode == "attr":
+                continue  # the function's defaults: calls must pass every argument (forward)
+            if g.mode == "same" and (g.expected is np or g.expected is math or
+                                     getattr(builtins, g.name, None) is g.expected):
+                continue
+            raise UnsupportedError(
+                f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
+                "backend compiles it in a module of its own, and numba would freeze a global "
+                "value into the machine code", hint=f"pass {g.name} as an argument (or inline "
+                "a helper function), or use backend='default' / 'auto'")
+        self.nparams = len(base.trees[0].args.args)
+        if sig is not None and len(sig) != self.nparams:
+            raise UnsupportedError(
+                f"the numba backend compiles {base.name} for its positional arguments, and "
+                f"this call leaves {self.nparams - len(sig)} to their defaults (or passes them "
+                "by keyword)", hint="pass every argument positionally, or use "
+                "backend='default' / 'auto'")
         self.codes: dict[tuple[Any, ...], Any] = {}
         self.runs: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
         self.lock = threading.RLock()
@@ -342,8 +356,9 @@ class _NumbaFunction:
     # -- calls --------------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        if kwargs:
-            return self._default("keyword arguments", args, kwargs)
+        if kwargs or len(args) != self.nparams:
+            return self._default("keyword arguments, or parameters left to their defaults",
+                                 args, kwargs)
         # the per-call key: cheap (an array's dtype object and rank, a number's type); the
         # argument types are validated once per key, in _run_for
         key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
