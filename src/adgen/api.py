@@ -280,6 +280,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         *args: the positional arguments; cotangents are returned for each of them.
         mutation: "save" (default) keeps what the backward pass needs before it is overwritten;
             "strict" raises MutationError instead.
+        backend: "default", "numba" or "auto", as for :func:`grad`.
         **kwargs: keyword arguments passed to ``fun``; they get no cotangent.
 
     Returns:
@@ -572,6 +573,8 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         mutation: the policy.
         mode: "reverse" (the forward and pullback of grad and vjp) or "forward" (the tangent
             code of jvp: ``f_jvp(x, ..., x_dot=None, ...) -> (out, out_dot)``).
+        backend: "numba" shows the nopython module ``grad(..., backend="numba")`` compiles
+            for arguments of the types of ``args`` (which it needs).
     """
     if mode not in ("reverse", "forward"):
         raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')

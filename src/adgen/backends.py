@@ -86,6 +86,8 @@ def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
         compiled = base
     with _LOCK:
         _NUMBA[(id(base), backend)] = (base, compiled)
+        while len(_NUMBA) > _NUMBA_SIZE:  # as pipeline._CACHE: the oldest go first
+            _NUMBA.pop(next(iter(_NUMBA)))
     return compiled
 
 
@@ -109,7 +111,9 @@ def compile_function_default(fn: Any, mutation: str, sig: Any) -> Any:
 
 
 _LOCK = threading.RLock()
+# numba-backend functions per default compilation (held with it, so its id stays its own)
 _NUMBA: dict[tuple[int, str], tuple[Any, Any]] = {}
+_NUMBA_SIZE = 256
 
 
 def _fall_back(err: AdgenError) -> None:
