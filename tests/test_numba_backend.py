@@ -247,6 +247,12 @@ def test_source_is_nopython_code():
     assert_grad_close(pullback(saved, 1.0)[0], numerical_grad(soft_dtw, (C, 0.5), 0))
 
 
+def test_source_auto_shows_the_default_code_where_numba_is_refused():
+    with pytest.warns(NumbaFallbackWarning, match="global SCALE"):
+        text = adgen.source(reads_global, np.ones(3), backend="auto")
+    assert "from adgen.runtime import *" in text and "def reads_global_pullback" in text
+
+
 def test_source_needs_example_arguments():
     with pytest.raises(adgen.AdgenError, match="example"):
         adgen.source(mse, backend="numba")

@@ -574,7 +574,8 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         mode: "reverse" (the forward and pullback of grad and vjp) or "forward" (the tangent
             code of jvp: ``f_jvp(x, ..., x_dot=None, ...) -> (out, out_dot)``).
         backend: "numba" shows the nopython module ``grad(..., backend="numba")`` compiles
-            for arguments of the types of ``args`` (which it needs).
+            for arguments of the types of ``args`` (which it needs); "auto" shows that, or
+            the default backend's code where numba is refused (with the warning).
     """
     if mode not in ("reverse", "forward"):
         raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')
@@ -586,7 +587,7 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
 
         check_backend(backend)
         _check_policy(mutation)
-        return numba_source(_unwrap(fun), mutation, args)
+        return numba_source(_unwrap(fun), mutation, args, backend)
     compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
     return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
 

@@ -91,8 +91,9 @@ def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
     return compiled
 
 
-def numba_source(fn: Any, mutation: str, args: tuple[Any, ...]) -> str:
-    """The nopython module the numba backend compiles for arguments like ``args``."""
+def numba_source(fn: Any, mutation: str, args: tuple[Any, ...], backend: str = "numba") -> str:
+    """The nopython module the numba backend compiles for arguments like ``args`` (under
+    ``"auto"``, the default backend's code where numba is refused, with the warning)."""
     from adgen.transforms.analyses.kinds import signature
 
     if not args:
@@ -100,8 +101,14 @@ def numba_source(fn: Any, mutation: str, args: tuple[Any, ...]) -> str:
             "the numba backend compiles per argument types: show its code with example "
             "arguments", hint="adgen.source(f, x, y, backend='numba')")
     base = compile_function_default(fn, mutation, signature(args))
-    nf = _NumbaFunction(fn, base, signature(args), "numba")
-    return nf.code_for(_arg_types(args, fn)).source
+    try:
+        nf = _NumbaFunction(fn, base, signature(args), "numba")
+        return nf.code_for(_arg_types(args, fn)).source
+    except AdgenError as err:
+        if backend == "numba":
+            raise
+        _fall_back(err)
+        return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + base.source
 
 
 def compile_function_default(fn: Any, mutation: str, sig: Any) -> Any:
