@@ -187,7 +187,9 @@ def int_buffers(x):
     n[0] = 2.0 * x[1]
     m = np.array(x * 3.0, dtype=int)
     b = np.full(2, x[0], dtype=int)
-    return np.sum(n * x[:3]) + np.sum(m) * x[2] + np.sum(b) + np.sum(x ** 2)
+    c = np.zeros(2, dtype=np.int64)
+    np.add.at(c, [0, 0], x[:2] * 5.0)
+    return np.sum(n * x[:3]) + np.sum(m) * x[2] + np.sum(b) + np.sum(x ** 2) + np.sum(c) * x[3]
 
 
 def test_stores_into_integer_arrays_have_zero_tangent() -> None:

@@ -606,7 +606,10 @@ class Tangent:
                     return []
                 call = copy.deepcopy(v)
                 call.args[0] = name(self.dot(v.args[0].id))
-                call.args[2] = vd
+                # into an integer buffer the values truncate: no tangent
+                call.args[2] = gast.Call(func=name("float_part"), args=[vd, gast.Call(
+                    func=name("dtype_kind"), args=[copy.deepcopy(v.args[0])], keywords=[])],
+                    keywords=[])
                 return [gast.Expr(value=call)]
             if rule is None and not nondiff_call(v, self.resolve) and (
                     any(self.tangent(a) is not None for a in v.args) or
