@@ -64,9 +64,11 @@ def view_tangent(d: object, like: object, base: object) -> object:
 
 def given_tangent(t: object, x: object) -> object:
     """A tangent passed to a jvp for the argument ``x``: a new float array laid out like ``x``
-    (the tangent code writes it in place where the primal writes ``x``); None is zero."""
-    if t is None:
-        return zero_tangent(x)
+    (the tangent code writes it in place where the primal writes ``x``); None is zero, and so
+    is any tangent of an integer or boolean."""
+    if t is None or isinstance(x, (bool, int, np.integer, np.bool_)) or (
+            isinstance(x, np.ndarray) and x.dtype.kind not in "fc"):
+        return zero_tangent(x)  # integers carry no derivative (as their gradient is None)
     if isinstance(x, np.ndarray):
         if np.shape(t) != x.shape:
             unsupported(f"a tangent of shape {np.shape(t)} was given for an argument of "
