@@ -376,9 +376,18 @@ class _Rewriter:
             _replace(self.fwd, site, _parse("\n".join(lines)))
             if counted:
                 need = f"{n} + len({ast.unparse(loop.iter)})"
+                grown = need
+                outer = _enclosing_loop(self.fwd, loop)
+                if isinstance(outer, ast.For) and call_name(outer.iter) == "range" and \
+                        isinstance(outer.target, ast.Name) and len(outer.iter.args) <= 2:
+                    # room for the outer loop's remaining iterations at this one's count:
+                    # exact for a rectangular nest, grown again where the count grows
+                    stop = ast.unparse(outer.iter.args[-1])
+                    grown = f"{n} + len({ast.unparse(loop.iter)}) * " \
+                        f"len(range({outer.target.id}, {stop}))"
                 _insert_before(self.fwd, loop, _parse("\n".join(
                     [f"if {need} > {first}.shape[0]:"] +
-                    [f"    {c} = grow({c}, {need})" for c in tape.cols])))
+                    [f"    {c} = grow({c}, {grown})" for c in tape.cols])))
         # the saved values: a root tape is its columns, its counter and its inner tapes'
         self.packs = {t: self._pack(t, counters) for t, tape in tapes.items() if not tape.parent}
         ret = self.fwd.body[-1]
