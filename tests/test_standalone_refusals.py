@@ -204,8 +204,8 @@ def test_module_runs_without_adgen(folder: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name, line, says", [
     ("closure", 17, "is a closure: it reads scale"),
-    ("nested_def", 32, "line 32 (return np.sum(h(x))) in nested_def calls a function adgen "
-                       "resolves only when it runs"),
+    ("nested_def", 32, ("line 32 (return np.sum(h(x))) in nested_def calls a function adgen "
+                        "resolves only when it runs")),
     ("method_call", 53, "line 53 (return m.loss(x)) in method_call calls a function"),
     ("calls_elsewhere", 56, "_twice reads _K, which the module cannot import"),
     ("calls_scaled_sum", 60, "would give scaled_sum another SCALE than the one it reads"),
