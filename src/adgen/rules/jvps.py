@@ -42,7 +42,7 @@ from adgen.rules.helpers import (
     xlogy,
     zero_tangent,
 )
-from adgen.rules.registry import defjvp, defjvp_kind, defvjp
+from adgen.rules.registry import defjvp, defjvp_kind, defvjp, lookup
 
 # --------------------------------------------------------------------------------------------
 # Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
@@ -178,6 +178,18 @@ def slogdet(d: Any, out: Any, a: Any) -> Any:
 @defjvp(math.hypot)
 def hypot(d: Any, out: Any, coordinates: Any) -> Any:
     return sum(c * t for c, t in zip(coordinates, d)) / out
+
+
+@defjvp(np.sort)
+def sort(d: Any, out: Any, a: Any, axis: Any) -> Any:
+    # d permuted as a is (ties: the stable order, as the vjp routes g)
+    return (np.take_along_axis(d, np.argsort(a, axis=axis, kind="stable"), axis=axis)
+            if axis is not None else np.ravel(d)[np.argsort(a, axis=None, kind="stable")])
+
+
+# Rules other modules add later than this table was written: linear, if registered.
+defjvp_kind("linear", *[f for f in (np.diff, getattr(np, "unstack", None))
+                        if f is not None and lookup(f) is not None])
 
 
 @defjvp(np.linalg.cholesky)

@@ -816,11 +816,15 @@ def jvp_of(rule: Rule) -> Jvp | None:
         return None
     import copy
 
-    if len(rule.diff) > 1 and not all(
-            isinstance(t, gast.Call) and isinstance(t.func, gast.Name) and
-            t.func.id == "unbroadcast" for t in rule.templates) and \
-            not (marked or not isinstance(rule.primal, __import__("numpy").ufunc)):
-        return None  # a binary ufunc whose cotangents are not each unbroadcast(...)
+    import numpy as np
+
+    # a binary ufunc broadcasts: its cotangents must each be unbroadcast(...), which the
+    # reading strips (math functions take numbers; a marked primal was checked by hand)
+    each_unbroadcast = all(isinstance(t, gast.Call) and isinstance(t.func, gast.Name) and
+                           t.func.id == "unbroadcast" for t in rule.templates)
+    if len(rule.diff) > 1 and isinstance(rule.primal, np.ufunc) and not marked and \
+            not each_unbroadcast:
+        return None
     return Jvp("elementwise", tuple(_Tangent().visit(copy.deepcopy(t))
                                     for t in rule.templates))
 
@@ -853,19 +857,22 @@ def eval_jvp(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any],
         vals.update(replaced)
         pos: list[Any] = []
         kw: dict[str, Any] = {}
+        skipped = False  # a default left out: the parameters after it go by keyword
         for p in rule.params:
+            given = not isinstance(bound[p.name], Default) or p.name in replaced
             if p.varargs:
                 pos.extend(vals[p.name])
-            elif p.kwonly:
-                if not isinstance(bound[p.name], Default) or p.name in replaced:
-                    kw[p.name] = vals[p.name]
+            elif not given:
+                skipped = True  # NumPy's own default (np.diff's prepend is not None)
+            elif p.kwonly or skipped:
+                kw[p.name] = vals[p.name]
             else:
                 pos.append(vals[p.name])
         return rule.primal(*pos, **kw)
 
     if jvp.kind == "linear":
         return call_with({k: tangents.get(k, helpers.zero_tangent(values[k]))
-                          for k in rule.diff})
+                          for k in rule.diff if not isinstance(bound[k], Default)})
     if jvp.kind == "multilinear":
         terms = []
         for k in rule.diff:
