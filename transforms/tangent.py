@@ -503,8 +503,12 @@ class Tangent:
                     mapping["out"] = result
                     terms.append(Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl))))
             expr = sum_of(terms)
-            if jvp.kind == "elementwise" and len(active) < len(rule.diff) or \
-                    isinstance(expr, gast.Name):
+            # an operand without a tangent that may broadcast (not a number): the tangent
+            # gets the result's shape
+            broadcast = any(k not in active and not (
+                isinstance(bound[k], gast.Constant) and type(bound[k].value) in (int, float))
+                for k in rule.diff)
+            if jvp.kind == "elementwise" and broadcast or isinstance(expr, gast.Name):
                 expr = gast.Call(func=name("fit_tangent"), args=[expr, copy.deepcopy(result)],
                                  keywords=[])
         if out_buf is not None:  # n = f(a, out=o): computed before o is overwritten

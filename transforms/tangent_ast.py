@@ -158,7 +158,26 @@ class Subst(gast.NodeTransformer):
 
 class Fold(gast.NodeTransformer):
     """Chooses the arm of ``a if c else b`` where ``c`` compares two constants (a rule's
-    ``ord is None`` once ``ord`` is bound): the code keeps only what runs."""
+    ``ord is None`` once ``ord`` is bound): the code keeps only what runs. Also folds
+    ``2 - 1`` of two numbers and ``a ** 1`` (``x ** 2``'s term ``d * 2 * x ** (2 - 1)``)."""
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        left, right = node.left, node.right
+
+        def number(e: gast.expr) -> bool:
+            return isinstance(e, gast.Constant) and type(e.value) in (int, float)
+
+        if number(left) and number(right) and isinstance(node.op, (gast.Add, gast.Sub,
+                                                                    gast.Mult)):
+            a, b = left.value, right.value
+            value = a + b if isinstance(node.op, gast.Add) else \
+                a - b if isinstance(node.op, gast.Sub) else a * b
+            return gast.Constant(value=value, kind=None)
+        if isinstance(node.op, gast.Pow) and number(right) and right.value == 1 and \
+                type(right.value) is int:
+            return left  # x ** 1 is x (an int exponent: the value and dtype are x's)
+        return node
 
     def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
         self.generic_visit(node)
