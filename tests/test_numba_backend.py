@@ -140,6 +140,16 @@ def early_return(x, a):
     return s
 
 
+def running_max(x, a):
+    """A loop-carried max and min (balanced_eq, copy_adjoint in the pullback)."""
+    m = -1e300
+    s = 0.0
+    for i in range(len(x)):
+        m = max(m, x[i] * a)
+        s += min(x[i], 0.5)
+    return m + s
+
+
 def _args(name, rng):
     if name == "mse":
         return rng.random(30), rng.random(30)
@@ -151,7 +161,7 @@ def _args(name, rng):
         return rng.random(16), 0.2
     if name == "scale_in_place":
         return rng.random(12), rng.random(12)
-    if name in ("branches", "early_return"):
+    if name in ("branches", "early_return", "running_max"):
         return rng.random(9), 0.7
     if name == "while_loop":
         return rng.random(40) * 0.1, 0.8
@@ -163,7 +173,8 @@ def _args(name, rng):
 
 WORKLOADS = {"mse": mse, "fill": fill, "recurrence": recurrence, "stencil": stencil,
              "scale_in_place": scale_in_place, "triangular": triangular,
-             "while_loop": while_loop, "branches": branches, "early_return": early_return}
+             "while_loop": while_loop, "branches": branches, "early_return": early_return,
+             "running_max": running_max}
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -53,7 +53,8 @@ from adgen.errors import Location, UnsupportedError
 
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
-                              "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp"})
+                              "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
+                              "copy_adjoint", "zero_if_none"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -693,8 +694,9 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
                     raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
                                     "into nopython code", "use backend='default' or 'auto'")
     header = ("import math\n\nimport numpy as np\n"
-              "from adgen.numba_runtime import add_item, balanced_eq, grow, loop_sequence, "
-              "mean_vjp, stored_into, sum_vjp, unbroadcast, zeros_like\n\n\n")
+              "from adgen.numba_runtime import add_item, balanced_eq, copy_adjoint, grow, "
+              "loop_sequence, mean_vjp, stored_into, sum_vjp, unbroadcast, zero_if_none, "
+              "zeros_like\n\n\n")
     parts = []
     lines: dict[int, int] = {}
     offset = header.count("\n")

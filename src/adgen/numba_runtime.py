@@ -24,8 +24,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "balanced_eq", "grow", "loop_sequence", "mean_vjp", "stored_into",
-           "sum_vjp", "unbroadcast", "zeros_like"]
+__all__ = ["add_item", "balanced_eq", "copy_adjoint", "grow", "loop_sequence", "mean_vjp",
+           "stored_into", "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like"]
 
 
 def _is_number(t: Any) -> bool:
@@ -43,6 +43,39 @@ def _zeros_like(x):
         return lambda x: np.zeros(x.shape)
     if _is_number(x):
         return lambda x: 0.0
+    return None
+
+
+def copy_adjoint(adjoint: Any) -> Any:
+    """A copy of an adjoint the pullback may then change in place: an array's copy, a number
+    itself."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(copy_adjoint, jit_options={"cache": True})
+def _copy_adjoint(adjoint):
+    if isinstance(adjoint, types.Array):
+        return lambda adjoint: adjoint.copy()
+    if _is_number(adjoint):
+        return lambda adjoint: adjoint
+    return None
+
+
+def zero_if_none(g: Any) -> Any:
+    """0.0 for a None (zero) adjoint, else ``g``."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(zero_if_none, jit_options={"cache": True})
+def _zero_if_none(g):
+    if isinstance(g, types.NoneType):
+        return lambda g: 0.0
+    if _is_number(g):
+        return lambda g: g
+    if isinstance(g, types.Optional) and _is_number(g.type):
+        def either(g):
+            return 0.0 if g is None else g
+        return either
     return None
 
 
