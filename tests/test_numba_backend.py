@@ -150,6 +150,11 @@ def running_max(x, a):
     return m + s
 
 
+def no_loop(x):
+    """Vectorised code on the numba backend (full sums of element-wise arithmetic)."""
+    return np.sum(x * x) + np.sum(np.sin(x))
+
+
 def _args(name, rng):
     if name == "mse":
         return rng.random(30), rng.random(30)
@@ -213,6 +218,14 @@ def test_soft_dtw_60x50(policy):
     assert_grad_close(g, g_default, rtol=1e-10, atol=1e-12)
     # a soft alignment: the gradient is a distribution over the cells (sums to about 1)
     assert g.shape == C.shape and np.all(g >= -1e-12)
+
+
+def test_vectorised_code_without_a_loop():
+    x = np.random.default_rng(11).standard_normal(7)
+    for policy in POLICIES:
+        g = adgen.grad(no_loop, mutation=policy, backend="numba")(x)
+        assert_grad_close(g, numerical_grad(no_loop, (x,), 0))
+        assert_grad_close(g, 2.0 * x + np.cos(x), rtol=1e-12)
 
 
 def test_njit_dispatcher_and_repeat_calls():
@@ -372,8 +385,8 @@ def test_strict_names_both_lines_as_the_default_backend():
 
 
 @pytest.mark.parametrize("fn, args, pattern, text", [
-    (reads_global, (np.ones(3),), "global SCALE", None),
-    (reads_global_int, (np.ones(3),), "global STEPS", None),
+    (reads_global, (np.ones(3),), "global SCALE", "s += SCALE * x[i]"),
+    (reads_global_int, (np.ones(3),), "global STEPS", "for i in range(STEPS)"),
     (with_default, (np.ones(3),), "defaults", None),
     (calls_helper, (np.ones(3),), "calls to other functions", None),
     (uses_einsum, (np.ones(3),), "nopython", "np.einsum"),

@@ -92,23 +92,23 @@ class _Place:
                                                   src) if line else None, hint=hint)
 
 
-def _annotate_lines(body: list[ast.stmt], line: int = 0) -> int:
-    """Sets ``_user_line`` on every statement: its own line, else the last marker comment
-    (``# line N: ...``) or line before it in the same or an enclosing block."""
+def _annotate_lines(body: list[ast.stmt], line: int = 0, markers: bool = False) -> int:
+    """Sets ``_user_line`` on every statement. In the pullback (``markers``) the lines come
+    from the marker comments (``# line N: ...``), since statements the reverse pass builds
+    carry the def's line; in the forward, from each statement's own line. A statement
+    without one takes the line before it, in its block or an enclosing one."""
     for st in body:
-        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and \
-                isinstance(st.value.value, str):
-            m = _MARKER.match(st.value.value)
-            if m:
-                line = int(m.group(1))
+        m = _MARKER.match(st.value.value) if _is_marker(st) else None
+        if m:
+            line = int(m.group(1))
         own = getattr(st, "lineno", 0) or 0
-        if own and not isinstance(st, ast.Expr):
+        if own and not isinstance(st, ast.Expr) and (not markers or not line):
             line = own
         st._user_line = line  # type: ignore[attr-defined]
         for attr in ("body", "orelse"):
             inner = getattr(st, attr, None)
             if isinstance(inner, list):
-                _annotate_lines(inner, line)
+                _annotate_lines(inner, line, markers)
     return line
 
 
@@ -164,7 +164,10 @@ class _Rewriter:
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
         _annotate_lines(forward.body)
-        _annotate_lines(pullback.body)
+        _annotate_lines(pullback.body, markers=True)
+        # statements the reverse pass built may lack positions, which ast.unparse reads
+        ast.fix_missing_locations(forward)
+        ast.fix_missing_locations(pullback)
 
     def fresh(self, base: str) -> str:
         out, k = base, 1
@@ -212,9 +215,11 @@ class _Rewriter:
                 if isinstance(node, ast.Name) and node.id in runtime_names and \
                         node.id not in NOPYTHON_HELPERS:
                     raise self.refuse(
-                        st, f"the numba backend has no nopython form of adgen's {node.id} "
-                        "(lists, dicts, objects, shadow memory of views or broadcasting "
-                        "need Python)", "keep this function on backend='default' (or 'auto')")
+                        st, f"the numba backend has no nopython form of adgen's {node.id}, "
+                        "which the gradient of this line uses (this first version takes "
+                        "scalar-loop code: element-wise rules on numbers and array elements, "
+                        "full sums; not lists, dicts, objects, views, broadcasting, or the "
+                        "vectorised rules' helpers)", "use backend='default' (or 'auto')")
                 if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp)) and \
                         not (isinstance(node, ast.List) and not node.elts and
                              _tape_target(st)):

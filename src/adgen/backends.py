@@ -178,6 +178,21 @@ def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _read_at(base: Any, key: str) -> Location | None:
+    """Where the forward first reads the free name ``key`` (the user's line)."""
+    import linecache
+
+    import gast
+
+    forward, _, file = base.trees
+    lines = [n.lineno for n in gast.walk(forward) if isinstance(n, gast.Name) and
+             n.id == key and getattr(n, "lineno", 0)]
+    if not lines:
+        return None
+    src = linecache.getline(file, min(lines))
+    return Location(file, min(lines), len(src) - len(src.lstrip()), src)
+
+
 def _cache_dir() -> str | None:
     root = os.environ.get("ADGEN_NUMBA_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
@@ -236,8 +251,9 @@ class _NumbaFunction:
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
                 "backend compiles it in a module of its own, and numba would freeze a global "
-                "value into the machine code", hint=f"pass {g.name} as an argument (or inline "
-                "a helper function), or use backend='default' / 'auto'")
+                "value into the machine code", _read_at(base, g.key),
+                hint=f"pass {g.name} as an argument (or inline a helper function), or use "
+                "backend='default' / 'auto'")
         self.nparams = len(base.trees[0].args.args)
         if sig is not None and len(sig) != self.nparams:
             raise UnsupportedError(
