@@ -386,7 +386,6 @@ def test_strict_names_both_lines_as_the_default_backend():
 
 @pytest.mark.parametrize("fn, args, pattern, text", [
     (reads_global, (np.ones(3),), "global SCALE", "s += SCALE * x[i]"),
-    (reads_global_int, (np.ones(3),), "global STEPS", "for i in range(STEPS)"),
     (with_default, (np.ones(3),), "defaults", None),
     (calls_helper, (np.ones(3),), "calls to other functions", None),
     (uses_einsum, (np.ones(3),), "nopython", "np.einsum"),
@@ -399,6 +398,20 @@ def test_refusals_name_the_construct(fn, args, pattern, text):
     with pytest.warns(NumbaFallbackWarning):
         g = adgen.grad(fn, backend="auto")(*copy.deepcopy(args))
     assert_grad_close(g, numerical_grad(fn, args, 0))
+
+
+def test_global_int_is_folded_and_recompiled_when_it_changes():
+    global STEPS
+    x = np.random.default_rng(12).random(6)
+    g = adgen.grad(reads_global_int, backend="numba")
+    assert "STEPS = 3" in adgen.source(reads_global_int, x, backend="numba")
+    assert_grad_close(g(x), np.r_[2.0 * x[:3], np.zeros(3)])
+    STEPS = 5
+    try:
+        assert_grad_close(g(x), np.r_[2.0 * x[:5], np.zeros(1)])
+    finally:
+        STEPS = 3
+    assert_grad_close(g(x), np.r_[2.0 * x[:3], np.zeros(3)])
 
 
 def test_arguments_sharing_memory_are_refused_or_fall_back():

@@ -672,8 +672,10 @@ def _direct(loop: ast.For, st: ast.stmt) -> bool:
 
 
 def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
-                params: dict[str, ArgType], runtime_names: set[str]) -> NumbaCode:
+                params: dict[str, ArgType], runtime_names: set[str],
+                constants: dict[str, Any] | None = None) -> NumbaCode:
     """The forward and pullback of one argument signature as a nopython module.
+    ``constants``: int and bool globals the function reads, defined at the module's top.
 
     Raises:
         UnsupportedError: for a construct nopython mode cannot take (see the module
@@ -701,7 +703,10 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
     header = ("import math\n\nimport numpy as np\n"
               "from adgen.numba_runtime import add_item, balanced_eq, copy_adjoint, grow, "
               "loop_sequence, mean_vjp, stored_into, sum_vjp, unbroadcast, zero_if_none, "
-              "zeros_like\n\n\n")
+              "zeros_like\n\n")
+    for k, v in sorted((constants or {}).items()):
+        header += f"{k} = {v!r}  # a global of the function, folded (its guard recompiles)\n"
+    header += "\n\n"
     parts = []
     lines: dict[int, int] = {}
     offset = header.count("\n")

@@ -236,15 +236,21 @@ class _NumbaFunction:
                 f"the numba backend does not differentiate calls to other functions yet "
                 f"({base.name} calls {name})", hint="inline the callee, or use "
                 "backend='default' / 'auto'")
-        # the nopython module defines np and math only: another free name (a global number
+        # the nopython module defines np and math only: another free name (a global float
         # or array, a helper, another module) would be missing there, or frozen into the
         # machine code by numba (a later change unseen, even through numba's cache)
         import builtins
         import math
 
+        # an int or bool global is folded into the module: its guard recompiles the function
+        # when the value changes, and the value is part of the module's source and hash
+        self.constants: dict[str, Any] = {}
         for g in base.guards:
             if g.mode == "attr":
                 continue  # the function's defaults: calls must pass every argument (forward)
+            if g.mode == "value" and type(g.expected) in (int, bool):
+                self.constants[g.key] = g.expected
+                continue
             if g.mode == "same" and (g.expected is np or g.expected is math or
                                      getattr(builtins, g.name, None) is g.expected):
                 continue
@@ -274,7 +280,8 @@ class _NumbaFunction:
         if code is None:
             forward, pullback, file = self.base.trees
             params = {a.id: t for a, t in zip(forward.args.args, types_)}
-            code = to_nopython(forward, pullback, file, params, set(runtime.__all__))
+            code = to_nopython(forward, pullback, file, params, set(runtime.__all__),
+                               self.constants)
             self.codes[types_] = code
         return code
 
