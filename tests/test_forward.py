@@ -197,3 +197,13 @@ def test_stores_into_integer_arrays_have_zero_tangent() -> None:
     t = np.array([0.5, -1.0, 0.25, 2.0])
     _, out_dot = adgen.jvp(int_buffers, (x,), (t,))
     np.testing.assert_allclose(out_dot, numerical_jvp(int_buffers, (x,), (t,))[0], rtol=1e-7)
+
+
+def test_jvp_of_a_numpy_function_uses_its_rule() -> None:
+    x, t = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    out, out_dot = adgen.jvp(np.tanh, (x,), (t,))
+    np.testing.assert_allclose(out_dot, numerical_jvp(np.tanh, (x,), (t,)), rtol=1e-7)
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    da = np.array([[0.2, -0.1], [0.4, 0.3]])
+    _, d_det = adgen.jvp(np.linalg.det, (a,), (da,))
+    assert d_det == pytest.approx(numerical_jvp(np.linalg.det, (a,), (da,))[0], rel=1e-7)

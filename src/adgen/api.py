@@ -747,6 +747,16 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
                            "give one tangent per primal (None for none)")
     _refuse_complex(primals)
+    from adgen.rules import registry
+
+    rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
+    if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
+        bound = rule.bind(list(range(len(primals))), {})
+        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
+                 for p, k in bound.items() if p in rule.diff and not
+                 isinstance(k, registry.Default)}
+        given = {p: t for p, t in given.items() if t is not None}
+        return rule.primal(*primals, **kwargs), registry.eval_jvp(rule, primals, kwargs, given)
     compiled, receiver = _tangent_compiled(fun)
     args = receiver + primals
     # new buffers laid out like the primals: the tangent code writes them where f writes
