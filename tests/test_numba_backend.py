@@ -254,6 +254,43 @@ def test_vjp_pullback_is_reusable():
     assert_grad_close(pb(2.5)[0], 2.5 * numerical_grad(fill, (x, 0.4), 0))
 
 
+def vector_out(x, a):
+    y = np.empty(len(x))
+    for i in range(len(x)):
+        y[i] = np.sin(a * x[i]) * x[i]
+    return y
+
+
+def masked(x, m):
+    s = 0.0
+    for i in range(len(x)):
+        if m[i]:
+            s += x[i] * x[i]
+    return s
+
+
+def test_vjp_of_an_array_output():
+    rng = np.random.default_rng(13)
+    x, u = rng.random(6), rng.standard_normal(6)
+    out, pb = adgen.vjp(vector_out, x, 0.8, backend="numba")
+    np.testing.assert_allclose(out, vector_out(x, 0.8), rtol=1e-15)
+    got = pb(u)
+    _, pb_default = adgen.vjp(vector_out, x, 0.8)
+    want = pb_default(u)
+    assert_grad_close(got[0], want[0], rtol=1e-12)
+    assert got[1] == pytest.approx(want[1], rel=1e-12)
+    assert_grad_close(got[0], numerical_grad(lambda x: vector_out(x, 0.8) @ u, (x,), 0))
+
+
+def test_bool_and_int_array_arguments():
+    rng = np.random.default_rng(14)
+    x = rng.random(8)
+    g = adgen.grad(masked, backend="numba")(x, x > 0.5)
+    assert_grad_close(g, 2.0 * x * (x > 0.5))
+    g = adgen.grad(masked, backend="numba")(x, (x > 0.5).astype(np.int64))
+    assert_grad_close(g, 2.0 * x * (x > 0.5))
+
+
 def test_source_is_nopython_code():
     rng = np.random.default_rng(2)
     text = adgen.source(soft_dtw, rng.random((4, 3)), 0.5, backend="numba")

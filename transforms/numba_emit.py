@@ -54,7 +54,7 @@ from adgen.errors import Location, UnsupportedError
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
                               "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
-                              "copy_adjoint", "zero_if_none"})
+                              "copy_adjoint", "zero_if_none", "or_zeros", "add_out"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -501,6 +501,17 @@ class _Rewriter:
                     if r not in alloc_from and arg in saved_names:
                         alloc_from[r] = arg
                     return ast.Name(id=shadow_of[r], ctx=ast.Load())
+                if f == "add_out" and len(node.args) == 3 and name_of(node.args[0]) == "sh":
+                    # the returned array's buffer, found statically, plus the cotangent
+                    r = rewriter.root(roots, node.args[1], self.st)
+                    if r not in shadow_of:
+                        shadow_of[r] = rewriter.fresh(f"{r}_shadow")
+                    arg = name_of(node.args[1])
+                    if r not in alloc_from and arg in saved_names:
+                        alloc_from[r] = arg
+                    return ast.Call(func=ast.Name(id="add_out", ctx=ast.Load()),
+                                    args=[ast.Name(id=shadow_of[r], ctx=ast.Load()),
+                                          self.visit(node.args[2])], keywords=[])
                 if f == "add" and len(node.args) == 2:
                     return ast.BinOp(left=self.visit(node.args[0]), op=ast.Add(),
                                      right=self.visit(node.args[1]))
@@ -701,9 +712,9 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
                     raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
                                     "into nopython code", "use backend='default' or 'auto'")
     header = ("import math\n\nimport numpy as np\n"
-              "from adgen.numba_runtime import add_item, balanced_eq, copy_adjoint, grow, "
-              "loop_sequence, mean_vjp, stored_into, sum_vjp, unbroadcast, zero_if_none, "
-              "zeros_like\n\n")
+              "from adgen.numba_runtime import add_item, add_out, balanced_eq, copy_adjoint, "
+              "grow, loop_sequence, mean_vjp, or_zeros, stored_into, sum_vjp, unbroadcast, "
+              "zero_if_none, zeros_like\n\n")
     for k, v in sorted((constants or {}).items()):
         header += f"{k} = {v!r}  # a global of the function, folded (its guard recompiles)\n"
     header += "\n\n"

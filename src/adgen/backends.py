@@ -153,9 +153,10 @@ def _arg_types(args: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:
     return tuple(_arg_type(a, k, fn) for k, a in enumerate(args))
 
 
-def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...]:
+def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...] | None:
     """Argument types standing for a kind signature (a number as a float), for the check
-    made when the gradient is compiled."""
+    made when the gradient is compiled; None where the signature does not tell (a bool, a
+    bool array): then the check is made at the first call, before the function runs."""
     from adgen.transforms.analyses.numba_types import ArgType
 
     if sig is None:
@@ -163,18 +164,15 @@ def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...]:
             f"the numba backend compiles {getattr(fn, '__qualname__', fn)} per argument "
             "types and needs them", hint="call the gradient with arguments (grad does)")
     out = []
-    for k, s in enumerate(sig):
+    for s in sig:
         if s == "number":
             out.append(ArgType("f8"))
         elif type(s) is int:
             out.append(ArgType("array", "f8", s))
-        elif isinstance(s, tuple) and s[0] == "array" and str(s[2]) in ("int64", "bool"):
-            out.append(ArgType("array", "i8" if str(s[2]) == "int64" else "b1", s[1]))
+        elif isinstance(s, tuple) and s[0] == "array" and np.dtype(s[2]) == np.int64:
+            out.append(ArgType("array", "i8", s[1]))
         else:
-            raise UnsupportedError(
-                f"the numba backend takes float64, int64 and bool arrays and numbers; "
-                f"argument {k} of {getattr(fn, '__qualname__', fn)} is not one",
-                hint="use backend='default' or 'auto'")
+            return None
     return tuple(out)
 
 
@@ -270,7 +268,9 @@ class _NumbaFunction:
         self.codes: dict[tuple[Any, ...], Any] = {}
         self.runs: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
         self.lock = threading.RLock()
-        self.code_for(_sig_types(sig, fn))  # what nopython mode cannot take: refused now
+        types_ = _sig_types(sig, fn)
+        if types_ is not None:
+            self.code_for(types_)  # what nopython mode cannot take: refused now
 
     def code_for(self, types_: tuple[Any, ...]) -> Any:
         from adgen import runtime

@@ -24,8 +24,9 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "balanced_eq", "copy_adjoint", "grow", "loop_sequence", "mean_vjp",
-           "stored_into", "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like"]
+__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "grow", "loop_sequence",
+           "mean_vjp", "or_zeros", "stored_into", "sum_vjp", "unbroadcast", "zero_if_none",
+           "zeros_like"]
 
 
 def _is_number(t: Any) -> bool:
@@ -76,6 +77,44 @@ def _zero_if_none(g):
         def either(g):
             return 0.0 if g is None else g
         return either
+    return None
+
+
+def add_out(shadow: Any, out_bar: Any) -> Any:
+    """The adjoint buffer of a returned array after adding the cotangent given for it (the
+    default backend's ``add_out``, with the buffer already found statically)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(add_out, jit_options={"cache": True})
+def _add_out(shadow, out_bar):
+    if not isinstance(shadow, types.Array):
+        return None
+    if isinstance(out_bar, types.NoneType):
+        return lambda shadow, out_bar: shadow
+    if isinstance(out_bar, types.Array) or _is_number(out_bar):
+        def add(shadow, out_bar):
+            shadow += out_bar
+            return shadow
+        return add
+    return None
+
+
+def or_zeros(g: Any, like: Any) -> Any:
+    """``g``, or the zero adjoint of ``like`` where ``g`` is None."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(or_zeros, jit_options={"cache": True})
+def _or_zeros(g, like):
+    if isinstance(g, types.NoneType):
+        if isinstance(like, types.Array):
+            return lambda g, like: np.zeros(like.shape)
+        if _is_number(like) or isinstance(like, types.NoneType):
+            return lambda g, like: 0.0
+        return None
+    if isinstance(g, types.Array) or _is_number(g):
+        return lambda g, like: g
     return None
 
 
