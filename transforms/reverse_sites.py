@@ -35,6 +35,7 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MutationError
+from adgen.runtime import copy_hint
 from adgen.rules import registry
 
 
@@ -240,8 +241,9 @@ class SitesMixin:
         text = self.source_line(line) if line else ""
         return text.split("#")[0].strip() or _src(stmt)
 
-    def user_name(self, n: str) -> str:
-        """A name the user wrote for what ``n`` holds (temporaries: the expression's text)."""
+    def user_name(self, n: str, depth: int = 0) -> str:
+        """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
+        the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
         base = _user_name(n)
         if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
                 not base[1:].isdigit():
@@ -249,7 +251,13 @@ class SitesMixin:
         for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                     st.targets[0].id == n:
-                return _src(st.value)
+                expr = clone(st.value)
+                for sub in walk(expr):
+                    if isinstance(sub, gast.Name):
+                        inner = self.user_name(sub.id, depth + 1) if depth < 3 else \
+                            _user_name(sub.id)
+                        sub.id = inner if inner.isidentifier() else f"({inner})"
+                return _src(expr)
         return base
 
     def disjoint(self, n: str, w: Write) -> bool:
@@ -362,9 +370,7 @@ class SitesMixin:
                     f"{construct} overwrites {_user_name(c.name)}, which the gradient of line "
                     f"{c.stmt.lineno} ({self.construct(c.stmt)}) reads{also}",
                     self.loc(w.stmt),
-                    hint=f'use mutation="save" (adgen keeps a copy of {_user_name(c.name)}), '
-                         f"or write into a copy: {_user_name(c.name)} = "
-                         f"{_user_name(c.name)}.copy() before line {line}",
+                    hint=copy_hint(construct, _user_name(c.name), c.stmt.lineno, line),
                     captured_at=self.loc(c.stmt))
             decision = "guarded-save" if self.policy == "save" else "guarded-raise"
             reason = (f"may overwrite {what}, read by the gradient of line(s) "

@@ -61,6 +61,27 @@ class MutationSite:
                 f" -- {self.reason}{saved}")
 
 
+# Decisions from the most to the least severe: one row per site keeps the most severe.
+_SEVERITY = ("certain-conflict", "guarded-raise", "guarded-save", "forced-pullback",
+             "elided-pullback", "free")
+
+
+def merge_sites(sites: Sequence[MutationSite]) -> list[MutationSite]:
+    """One row per user statement: the compiler may lower one statement into several writes
+    (``u[1:-1] += v`` reads, updates and stores back), and a callee's sites come once."""
+    rows: dict[tuple[str, int, int, str], MutationSite] = {}
+    for site in sites:
+        key = (site.file, site.line, site.col, site.construct)
+        kept = rows.get(key)
+        if kept is None or _rank(site) < _rank(kept):
+            rows[key] = site
+    return list(rows.values())
+
+
+def _rank(site: MutationSite) -> int:
+    return _SEVERITY.index(site.decision) if site.decision in _SEVERITY else len(_SEVERITY)
+
+
 class Explanation(list):
     """The list of :class:`MutationSite` of one function; prints as a table."""
 
@@ -655,7 +676,7 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                                       if s.decision == "guarded-save" else None))
             for s in sites
         ]
-    result = Explanation(sites)
+    result = Explanation(merge_sites(sites))
     printing = file is not None and not (
         (file is sys.stdout or file is explain.__kwdefaults__["file"]) and _in_notebook())
     if printing:

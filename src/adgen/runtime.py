@@ -555,6 +555,33 @@ class _Kept:
         self.value = value
 
 
+def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> str:
+    """What to do instead of an in-place write that overwrites a value a gradient reads,
+    said in the user's code: write into a copy of the written array, or, when the write's own
+    gradient reads what it overwrites (``Z /= Z.std()``), compute the value out of place."""
+    import re
+
+    save = 'use mutation="save" (adgen keeps a copy)'
+    aug = re.match(r"^\s*([A-Za-z_]\w*)(\[.*\])?\s*(\*\*|//|>>|<<|[-+*/@%&|^])=\s*(.+)$",
+                   construct)
+    if capture_line == line:
+        if aug and not aug.group(2):
+            return (f"{save}, or compute it out of place: {aug.group(1)} = {aug.group(1)} "
+                    f"{aug.group(3)} {aug.group(4)}")
+        if aug:
+            item = aug.group(1) + aug.group(2)
+            return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
+                    f"{aug.group(3)} {aug.group(4)}")
+        return f"{save}, or compute the new value into a new array instead of in place"
+    # the written array: out=..., the first argument of np.copyto / np.add.at / ..., or the
+    # name the statement starts with (x.fill(0), x[i] = v)
+    found = re.search(r"\bout=\s*\(?\s*([A-Za-z_]\w*)", construct) or \
+        re.match(r"^\s*(?:np|numpy)\.[\w.]+\(\s*([A-Za-z_]\w*)", construct) or \
+        re.match(r"^\s*([A-Za-z_]\w*)", construct)
+    name = found.group(1) if found else captured
+    return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
+
+
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
                  construct: str, value: Any = None) -> None:
     """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
@@ -588,8 +615,7 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
             f"{construct} overwrites {first.what}, which the gradient of line {first.line} "
             f"reads{also}",
             Location(file, line, col, _source_line(file, line)),
-            hint=f'use mutation="save" (adgen keeps a copy), or write into a copy: '
-                 f"{first.what} = {first.what}.copy() before line {line}",
+            hint=copy_hint(construct, first.what, first.line, line),
             captured_at=Location(first.file, first.line, 0,
                                  _source_line(first.file, first.line)))
     for cap in hits:
@@ -1124,7 +1150,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "with_receiver", *_helper_names,
+    "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
 ]
 
 

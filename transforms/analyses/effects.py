@@ -92,7 +92,9 @@ def effects(fn: gast.FunctionDef,
     eff = Effects()
     stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
     for a in fn.args.args:
-        eff.buffers[a.id] = {"param"}
+        # a parameter bound to a number (analyses.kinds) holds no buffer: it cannot alias an
+        # array argument, nor be written in place
+        eff.buffers[a.id] = set() if a.id in scalars else {"param"}
     for i, s in enumerate(stmts):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = s.value
