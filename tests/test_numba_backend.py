@@ -324,9 +324,10 @@ def test_source_needs_example_arguments():
 
 
 def needs_guard(x, k):
+    y = x * x  # the gradient of x * x reads x ...
     s = 0.0
     for i in range(len(x)):
-        s += np.sin(x[k])  # the gradient reads x[k] ...
+        s += np.sin(y[i]) * k
         x[i] = x[i] * 3.0  # ... which this write may overwrite: a guarded site
     return s
 
