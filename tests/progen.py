@@ -1385,6 +1385,7 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
     """
     from harness import (
         EPS_COARSE,
+        RTOL,
         assert_close,
         assert_names_conflict,
         assert_same_state,
@@ -1393,8 +1394,6 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
         fd_stable,
         fresh,
     )
-
-    from harness import RTOL
 
     ad = importlib.import_module("adgen") if ad is None else ad
     argnums = tuple(range(len(args)))

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 
 
 def cube(x):

@@ -16,9 +16,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 
 
 class Notebook:

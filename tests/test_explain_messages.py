@@ -5,9 +5,9 @@ import re
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 
 
 def heat(u, r, steps):

@@ -47,7 +47,9 @@ def test_numerical_grad_float():
 
 
 def test_numerical_grad_second_argument_and_negative_argnum():
-    f = lambda x, y: math.sin(x) * y ** 2
+    def f(x, y):
+        return math.sin(x) * y ** 2
+
     assert numerical_grad(f, [0.3, 1.5], 1) == pytest.approx(2 * 1.5 * math.sin(0.3), rel=1e-8)
     assert numerical_grad(f, [0.3, 1.5], -2) == pytest.approx(math.cos(0.3) * 1.5 ** 2,
                                                                 rel=1e-8)

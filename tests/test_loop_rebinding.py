@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import adgen
 from adgen.transforms.pipeline import compile_function
 from gradcheck import assert_grad_close, numerical_grad
+
+import adgen
 
 
 def rebind_then_write(x):

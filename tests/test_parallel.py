@@ -24,10 +24,10 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import parallel_functions as pf
 import pytest
+from adgen.transforms import pipeline
 from gradcheck import numerical_grad
 
 import adgen
-from adgen.transforms import pipeline
 
 # (function, its gradient by hand)
 GUARDED = [(pf.guarded_fill, pf.guarded_fill_grad), (pf.guarded_shift, pf.guarded_shift_grad)]

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 
 X = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, -1.0]])
 Y = np.array([1.0, 0.0, 2.0])

@@ -833,8 +833,7 @@ def _stage_source(fn: Any, stage: str, mutation: str) -> str:
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
     """A module with ``fn``'s forward and pullback that imports numpy but not adgen."""
-    from adgen.transforms.standalone_check import check_standalone, deeper_callees, \
-        private_imports
+    from adgen.transforms.standalone_check import check_standalone, deeper_callees, private_imports
 
     compiled = compile_function(fn, mutation=mutation)
     source = deeper_callees(compiled) + compiled.source  # compiled.source: direct callees

@@ -787,7 +787,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             return out
         if isinstance(v, gast.Subscript):
             return self.rev_getitem(s, v, t, g, state)
-        if isinstance(v, gast.Attribute) and not (v.attr in NONDIFF_ATTRS):
+        if isinstance(v, gast.Attribute) and v.attr not in NONDIFF_ATTRS:
             from adgen.rules import methods
 
             if v.attr not in methods.ATTRIBUTES:

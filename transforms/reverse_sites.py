@@ -35,8 +35,8 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MutationError
-from adgen.runtime import copy_hint
 from adgen.rules import registry
+from adgen.runtime import copy_hint
 
 
 class SitesMixin:

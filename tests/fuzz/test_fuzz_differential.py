@@ -26,11 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import progen
+from adgen.transforms import pipeline
 from gradcheck import flatten
 from hypothesis import assume, event, given, note
 
 import adgen
-from adgen.transforms import pipeline
 
 FULL = progen.GenConfig(max_stmts=8, max_body=3, helpers=True, loops=True, branches=True,
                         drop_terms=True)

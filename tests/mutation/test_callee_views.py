@@ -5,9 +5,9 @@ central differences; the final state of the arguments is checked too."""
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 
 
 def flipped(a):

@@ -12,13 +12,13 @@ import ast
 import gast
 import numpy as np
 import pytest
+from adgen.transforms import pipeline
+from adgen.transforms.cleanup import cleanup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import adgen
-from adgen.transforms import pipeline
 from adgen.rules.helpers import mean_vjp
-from adgen.transforms.cleanup import cleanup
 
 PROLOGUE = "top = sh is None\nif top:\n    sh = ShadowMap()\n"
 

@@ -9,10 +9,10 @@ import linecache
 import traceback
 
 import numpy as np
-
-import adgen
 from adgen.transforms import pipeline
 from adgen.transforms.emit import compile_source
+
+import adgen
 
 
 def _entries(prefix: str) -> list[str]:

@@ -26,7 +26,9 @@ POLICIES = ["save", "strict"]
 
 def _columns(fn, *args):
     parsed, tree, _namer, _headers = pipeline._front(fn)
-    resolve = lambda node: pipeline._resolve(parsed, node)
+    def resolve(node):
+        return pipeline._resolve(parsed, node)
+
     sig = signature(args)
     params = [a.id for a in tree.args.args]
     known = kinds(tree, {p: param_kind(k) for p, k in zip(params, sig)}, resolve)

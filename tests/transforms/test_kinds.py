@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from adgen.transforms import pipeline
+from adgen.transforms.analyses.kinds import NUMBER, kinds, shape_keys, signature
 
 import adgen
 from adgen.errors import MutationError
-from adgen.transforms import pipeline
-from adgen.transforms.analyses.kinds import NUMBER, kinds, shape_keys, signature
 
 
 def _kinds(fn, params):
@@ -97,7 +97,7 @@ def merge(x, flag):
         y = x
     else:
         y = 2.0
-    a, b = x, x
+    a, b = x, x  # noqa: F841 - a tuple assignment binds both names
     return y, a
 
 

@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 import pytest
-
-from adgen.errors import CompilerError
 from adgen.transforms.pipeline import PASS_NAMES, _front, stage_source
 from adgen.transforms.verify import verify
+
+from adgen.errors import CompilerError
 
 
 def straight(x, y):
@@ -134,8 +134,9 @@ def calls_a_mutating_helper(x):
 @pytest.mark.parametrize("fn", CORPUS + [calls_a_mutating_helper], ids=lambda f: f.__name__)
 def test_reverse_stage_is_the_compiled_code_before_cleanup(fn):
     # cleanup rewrites the pullback only: the forward the dump shows is the one that runs
-    from adgen.errors import AdgenError
     from adgen.transforms.pipeline import compile_function
+
+    from adgen.errors import AdgenError
 
     try:
         compiled = compile_function(fn).own_source.split("\n\ndef ")[0]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from gradcheck import assert_grad_close, numerical_grad
 from transforms import snapshot_subjects as subjects
 
 UPDATE = os.environ.get("ADGEN_UPDATE_SNAPSHOTS") == "1"

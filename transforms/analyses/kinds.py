@@ -22,10 +22,9 @@ kinds join to unknown.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
-
-import builtins
 
 import gast
 import numpy as np
