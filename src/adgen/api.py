@@ -635,7 +635,7 @@ def standalone_source(fun: Callable[..., Any], *, mutation: str = "save") -> str
     The module imports numpy and the module ``fun`` was defined in; the few runtime helpers it
     needs are written into it.
     """
-    from adgen.transforms.pipeline import standalone_module
+    from adgen.transforms.standalone import standalone_module
 
     _check_policy(mutation)
     return standalone_module(_unwrap(fun), mutation=mutation)
