@@ -73,3 +73,24 @@ def test_the_copy_hint_works_when_followed():
     assert "x = x.copy() before line" in str(info.value)
     got = adgen.grad(square_then_reset_copy, mutation="strict")(x.copy())
     assert_grad_close(got, 2 * x)
+
+
+def fill_after_use(x):
+    y = x * x
+    x.fill(0.0)
+    return np.sum(y) + np.sum(x)
+
+
+def test_the_strict_message_in_the_mutation_guide_is_the_real_one():
+    from pathlib import Path
+
+    guide = (Path(__file__).parent.parent / "docs" / "mutation.md").read_text()
+    shown = guide.split("```text\nexample.py:")[1].split("\n```")[0]
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(fill_after_use, mutation="strict")(np.array([1.0, 2.0, 3.0]))
+    real = str(info.value).split(":", 1)[1]  # without the file name
+
+    def lines_apart(text):  # the guide numbers the lines of its own snippet
+        return re.sub(r"\d+", "N", text)
+
+    assert lines_apart(real) == lines_apart(shown)
