@@ -94,3 +94,15 @@ def test_the_strict_message_in_the_mutation_guide_is_the_real_one():
         return re.sub(r"\d+", "N", text)
 
     assert lines_apart(real) == lines_apart(shown)
+
+
+def reinterprets(x):
+    y = x.view(np.float64)
+    return np.sum(y * y)
+
+
+def test_a_view_of_another_dtype_says_what_to_do():
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(reinterprets)(np.ones(3))
+    assert "np.view" not in str(info.value)  # NumPy has no such function
+    assert "astype" in str(info.value)

@@ -855,11 +855,21 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 isinstance(v.func.value, gast.Name) and \
                 isinstance(self.kinds.get(v.func.value.id), int):
             attr = v.func.attr
+            import numpy as np
+
+            if attr == "view":
+                hint = ("x.view(dtype) reinterprets the bytes, which has no gradient: convert "
+                        "the values with x.astype(dtype), or take x itself")
+            elif hasattr(np, attr):
+                hint = (f"write it with a function that has one (np.{attr}(...) if adgen "
+                        f"covers it: see docs/coverage.md), or register a rule with "
+                        f"@adgen.rrule(np.{attr})")
+            else:
+                hint = ("rewrite it with NumPy functions adgen covers (docs/coverage.md), or "
+                        "move it into a function of yours with an @adgen.rrule")
             raise MissingRuleError(
                 f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
-                self.loc(s), hint=f"write it with a function that has one (np.{attr}(...) "
-                                  "if adgen covers it: see docs/coverage.md), or register "
-                                  f"a rule with @adgen.rrule(np.{attr})")
+                self.loc(s), hint=hint)
         raise MissingRuleError(
             f"{fname}() has no derivative rule{registry.why_no_rule(self.resolve(v.func))}",
             self.loc(s), hint=f"see docs/coverage.md for what adgen covers, or register a "
