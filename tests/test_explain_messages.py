@@ -106,3 +106,16 @@ def test_a_view_of_another_dtype_says_what_to_do():
         adgen.grad(reinterprets)(np.ones(3))
     assert "np.view" not in str(info.value)  # NumPy has no such function
     assert "astype" in str(info.value)
+
+
+def test_a_function_sent_by_value_says_where_its_source_went():
+    import types
+
+    def misfit(p):
+        return np.sum(p * p)
+
+    code = misfit.__code__.replace(co_filename="<dynamic-code>")  # as cloudpickle sends it
+    shipped = types.FunctionType(code, misfit.__globals__, "misfit")
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(shipped)(np.ones(2))
+    assert "by value" in str(info.value) and "import" in info.value.hint

@@ -157,6 +157,13 @@ def _no_source(fn: Any) -> MissingRuleError:
     name = getattr(fn, "__qualname__", repr(fn))
     code = getattr(fn, "__code__", None)
     where = getattr(code, "co_filename", "")
+    if where == "<dynamic-code>":  # cloudpickle's mark: sent by value, without its source
+        return MissingRuleError(
+            f"adgen cannot read the source of {name}: it was sent to this process by value "
+            "(cloudpickle: Dask, Ray, joblib send the functions of a script's __main__ or a "
+            "notebook that way), and its source stayed behind",
+            hint=f"define {name} in a module the workers can import (from mymodel import "
+                 f"{getattr(fn, '__name__', name)}), so it is sent by reference")
     if where in ("<stdin>", "<string>") or where.startswith("<"):
         return MissingRuleError(
             f"adgen cannot read the source of {name}: it was defined at the interactive "
