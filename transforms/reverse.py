@@ -32,30 +32,30 @@ from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
-    _MISSING,
-    _RUNTIME_CALLS,
-    _USERCALL,
     BINOPS,
+    MISSING,
+    RUNTIME_CALLS,
     UNARYOPS,
+    USERCALL,
     Capture,
     Result,
     Site,
-    _args,
-    _attr,
-    _call,
-    _comment,
-    _const,
-    _expr,
-    _is_copy_of,
-    _is_number,
-    _is_python_function,
-    _is_user_class,
-    _loads,
-    _parse_stmts,
-    _src,
-    _stores,
-    _Subst,
-    _user_name,
+    Subst,
+    args_node,
+    attr_node,
+    call_node,
+    comment_node,
+    const_node,
+    is_copy_of,
+    is_number,
+    is_python_function,
+    is_user_class,
+    loaded_names,
+    parse_expr,
+    parse_stmts,
+    src_text,
+    stored_names,
+    user_name_of,
 )
 from adgen.transforms.reverse_calls import CallsMixin
 from adgen.transforms.reverse_forward import ForwardMixin
@@ -181,7 +181,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         return self.parsed.location(node)
 
     def resolve(self, node: gast.expr) -> Any:
-        if isinstance(node, gast.Name) and node.id in _RUNTIME_CALLS:
+        if isinstance(node, gast.Name) and node.id in RUNTIME_CALLS:
             from adgen import runtime
 
             return getattr(runtime, node.id)
@@ -191,20 +191,20 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             node = node.value
         if not isinstance(node, gast.Name) or self.parsed.is_local(node.id) or \
                 node.id in self.namer_locals:
-            return _MISSING
+            return MISSING
         if node.id in self.parsed.namespace:
             obj = self.parsed.namespace[node.id]
         else:
             import builtins
 
             if not hasattr(builtins, node.id):
-                return _MISSING
+                return MISSING
             obj = getattr(builtins, node.id)
         for p in reversed(parts):
             try:
                 obj = getattr(obj, p)
             except AttributeError:
-                return _MISSING
+                return MISSING
         # a NumPy function with a reference implementation (rules/composites.py) is compiled
         # as a call of that implementation
         ref = registry.reference_of(obj)
@@ -212,7 +212,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def resolve_or_none(self, node: gast.expr) -> Any:
         obj = self.resolve(node)
-        return None if obj is _MISSING else obj
+        return None if obj is MISSING else obj
 
     # ----------------------------------------------------------------------------------------
     # analysis of positions, captures and guards
@@ -250,7 +250,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             state |= {self.bar(p), "owned:" + self.bar(p)}
         rev = self.rev_block(self.fn.body, state, top=True)
         pull_body: list[gast.stmt] = []
-        pull_body += _parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
+        pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = []
         written = self.written_params()
         for p in params:
@@ -269,16 +269,16 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 ret_parts.append(b)
             else:
                 ret_parts.append("None")
-        tail = _parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
+        tail = parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
         body = rev + tail
         needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         self.saved_names = saved
         if saved:
-            unpack = _parse_stmts(f"({', '.join(saved)}{',' if len(saved) == 1 else ''}) = saved")
+            unpack = parse_stmts(f"({', '.join(saved)}{',' if len(saved) == 1 else ''}) = saved")
         else:
             unpack = []
-        withdraws = [assign(name(self.bar(p), gast.Store), _call(_attr("sh", "withdraw"),
+        withdraws = [assign(name(self.bar(p), gast.Store), call_node(attr_node("sh", "withdraw"),
                                                                   name(p)), self.fn)
                      for p in cparams]
         pull_body += unpack + withdraws + body
@@ -288,7 +288,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             first_writes(pull_body, self.kinds)
         pullback = gast.FunctionDef(
             name=f"{self.fname}_pullback",
-            args=_args(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
+            args=args_node(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
             body=pull_body, decorator_list=[], returns=None, type_comment=None,
             type_params=[])
         forward = self.forward(saved)
@@ -309,14 +309,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         bound = set(bound)
         for st in stmts:
             if isinstance(st, gast.For):
-                free |= _loads(st.iter) - bound
+                free |= loaded_names(st.iter) - bound
                 inner = bound | {n.id for n in walk(st.target) if isinstance(n, gast.Name)}
                 free |= self.free_names(st.body, inner)
             elif isinstance(st, gast.If):
-                free |= _loads(st.test) - bound
+                free |= loaded_names(st.test) - bound
                 free |= self.free_names(st.body, bound) | self.free_names(st.orelse, bound)
             else:
-                free |= _loads(st) - bound
+                free |= loaded_names(st) - bound
             bound |= {n.id for n in walk(st) if isinstance(n, gast.Name) and
                       isinstance(n.ctx, gast.Store)} if not isinstance(
                 st, (gast.For, gast.If)) else set()
@@ -324,7 +324,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def fwd_locals(self, stmts: list[gast.stmt]) -> set[str]:
         """Names the forward binds inside a block, including the ones this pass adds."""
-        out = _stores(stmts)
+        out = stored_names(stmts)
         for st in stmts:
             for n in walk(st):
                 if id(n) in self.tape_of:
@@ -377,7 +377,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         """NUMBER, an array's rank, or None (unknown) for a bound rule argument."""
         if isinstance(arg, gast.Name):
             return self.kinds.get(arg.id)
-        if _is_number(arg):
+        if is_number(arg):
             return NUMBER
         if isinstance(arg, gast.Subscript):
             return expr_kind(arg, self.kinds, self.resolve_global)
@@ -385,12 +385,12 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def resolve_global(self, node: gast.expr) -> Any:
         obj = self.resolve(node)
-        return None if obj is _MISSING else obj
+        return None if obj is MISSING else obj
 
     def _numeric_arg(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
             return arg.id in self.numeric
-        return _is_number(arg)
+        return is_number(arg)
 
     def _any_active(self, arg: Any) -> bool:
         if isinstance(arg, gast.Name):
@@ -402,7 +402,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def is_user_call(self, call: gast.Call) -> bool:
         obj = self.resolve(call.func)
-        if obj is _MISSING:
+        if obj is MISSING:
             if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
                 from adgen.rules import methods
 
@@ -417,8 +417,8 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
                 not registry.is_reference_impl(obj):
             return False  # adgen's own runtime functions: rules or no derivative
-        return registry.lookup(obj) is None and (_is_python_function(obj) or
-                                                 _is_user_class(obj))
+        return registry.lookup(obj) is None and (is_python_function(obj) or
+                                                 is_user_class(obj))
 
     def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         """The rule and bound arguments of an operation statement (None: no rule needed)."""
@@ -432,13 +432,13 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         if isinstance(v, gast.Attribute):
             from adgen.rules import methods
 
-            if v.attr in methods.ATTRIBUTES and self.resolve(v) is _MISSING:
+            if v.attr in methods.ATTRIBUTES and self.resolve(v) is MISSING:
                 rule = registry.lookup(methods.ATTRIBUTES[v.attr])
                 return (rule, rule.bind([v.value], {})) if rule else None
             return None
         if isinstance(v, gast.Call):
             if self.is_user_call(v):
-                return (_USERCALL, {})
+                return (USERCALL, {})
             rule, args = self.call_rule(v)
             if rule is None:
                 return None
@@ -452,7 +452,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
         obj = self.resolve(v.func)
-        if obj is not _MISSING:
+        if obj is not MISSING:
             return registry.lookup(obj), list(v.args)
         if isinstance(v.func, gast.Attribute):
             from adgen.rules import methods
@@ -476,7 +476,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 continue
             b = self.bar(n)
             if b not in state:
-                out.append(assign(name(b, gast.Store), _call("zeros_like", name(n)), self.fn))
+                out.append(assign(name(b, gast.Store), call_node("zeros_like", name(n)), self.fn))
                 state.add(b)
                 state.add("owned:" + b)
         return out
@@ -485,10 +485,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         """Makes ``b`` (the adjoint of n) an object only this pullback holds, to add in place."""
         if b not in state:
             state |= {b, "owned:" + b}
-            return [assign(name(b, gast.Store), _call("zeros_like", name(n)), like)]
+            return [assign(name(b, gast.Store), call_node("zeros_like", name(n)), like)]
         if "owned:" + b not in state:
             state.add("owned:" + b)
-            return [assign(name(b, gast.Store), _call("copy_adjoint", name(b)), like)]
+            return [assign(name(b, gast.Store), call_node("copy_adjoint", name(b)), like)]
         return []
 
     def contributed_in(self, stmts: list[gast.stmt]) -> set[str]:
@@ -512,7 +512,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             if skip_next:
                 skip_next = False
                 continue
-            if isinstance(s, gast.AugAssign) and i > 0 and _is_copy_of(stmts[i - 1], s):
+            if isinstance(s, gast.AugAssign) and i > 0 and is_copy_of(stmts[i - 1], s):
                 code = self.rev_augassign(s, stmts[i - 1], state)
                 skip_next = True
             else:
@@ -520,7 +520,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             if code:
                 line = getattr(s, "lineno", None)
                 if line and line != self._last_line:
-                    code = [_comment(f"line {line}: {self.source_line(line)}")] + code
+                    code = [comment_node(f"line {line}: {self.source_line(line)}")] + code
                     self._last_line = line
                 out.extend(code)
         return out
@@ -550,7 +550,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                     # that adjoint is already in place
                     b = self.bar(n)
                     state.add(b)
-                    return [assign(name(b, gast.Store), _call("add_out", name("sh"), name(n),
+                    return [assign(name(b, gast.Store), call_node("add_out", name("sh"), name(n),
                                                               name("out_bar")), s)]
                 return self.contribute(n, name("out_bar"), state, copy_shadow=True)
             return []
@@ -578,7 +578,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def rev_if(self, s: gast.If, state: set[str]) -> list[gast.stmt]:
         inner = self.contributed_in(s.body + s.orelse)
-        inner_defined = _stores(s.body + s.orelse)
+        inner_defined = stored_names(s.body + s.orelse)
         pre = self.materialize(inner - inner_defined, state)
         s1, s2 = set(state), set(state)
         self._last_line = None
@@ -586,13 +586,13 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         self._last_line = None
         orelse = self.rev_block(s.orelse, s2)
         # an adjoint defined in only one arm is zero in the other
-        arm_local = _stores(s.body + s.orelse)
+        arm_local = stored_names(s.body + s.orelse)
         for b in sorted(m for m in (s1 ^ s2) if not m.startswith("owned:")):
             n = next((k for k, v in self.adj.items() if v == b), None)
             if n is None or not self.act.active(n) or n in arm_local:
                 continue
-            zero = _call(_attr("sh", "of"), name(n)) if self.tracked(n) else \
-                _call("zeros_like", name(n))
+            zero = call_node(attr_node("sh", "of"), name(n)) if self.tracked(n) else \
+                call_node("zeros_like", name(n))
             (orelse if b in s1 else body).append(assign(name(b, gast.Store), zero, s))
         owned_both = {m for m in s1 & s2 if m.startswith("owned:")}
         state |= {m for m in s1 | s2 if not m.startswith("owned:")} | owned_both
@@ -603,7 +603,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
 
     def rev_loop(self, s: gast.For | gast.While, state: set[str]) -> list[gast.stmt]:
         inner = self.contributed_in(s.body)
-        local = _stores(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
+        local = stored_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
         carried = (inner - local) | {h for h in self.headers if h in local and
                                      self.act.active(h)}
         pre = self.materialize(carried, state)
@@ -611,7 +611,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             # a buffer defined outside the loop: its shadow is taken once, before the loop
             b = self.bar(n)
             if self.tracked(n) and self.act.active(n) and b not in state:
-                pre.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(n)), s))
+                pre.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"), name(n)), s))
                 state.add(b)
         for n in sorted(carried):
             # an adjoint the body changes in place is copied once, before the loop
@@ -631,7 +631,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         for n in sorted(carried):
             b = self.bar(n)
             if not self.tracked(n) and self.act.active(n) and b not in body_state:
-                body.append(assign(name(b, gast.Store), _call("zeros_like", name(n)), s))
+                body.append(assign(name(b, gast.Store), call_node("zeros_like", name(n)), s))
         state |= {self.bar(n) for n in carried if self.act.active(n) and not self.tracked(n)}
         if not body:
             return pre
@@ -646,7 +646,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         self.records[id(s)] = recorded
         target = gast.Tuple(elts=[name(r, gast.Store) for r in recorded], ctx=gast.Store()) \
             if recorded else name("_", gast.Store)
-        loop = gast.For(target=target, iter=_call("reversed", name(tape)), body=body,
+        loop = gast.For(target=target, iter=call_node("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
 
@@ -665,15 +665,15 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         # SSA merges a variable the body rebinds with its value from before the try on the
         # handler's path: any version of a variable also used outside the body counts
         inside = {id(n) for st in body for n in walk(st)}
-        outside = {_user_name(n.id) for n in walk(self.fn) if isinstance(n, gast.Name) and
+        outside = {user_name_of(n.id) for n in walk(self.fn) if isinstance(n, gast.Name) and
                    id(n) not in inside}
         return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
-                   _user_name(n.id) in outside for n in walk(b))
+                   user_name_of(n.id) in outside for n in walk(b))
 
     def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
         arms = [s.body + s.orelse] + [h.body for h in s.handlers]
         inner = set().union(*(self.contributed_in(a) for a in arms))
-        pre = self.materialize(inner - _stores(sum(arms, [])), state)
+        pre = self.materialize(inner - stored_names(sum(arms, [])), state)
         arm = self.namer.fresh("arm")
         self.extra_fwd.add(arm)
         self.arm_of[id(s)] = arm
@@ -713,10 +713,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         b = self.bar(n)
         if may_be_none:
             # a container's adjoint may lack an entry (zero): fill it in like the primal
-            value = _call("or_zeros", value, name(n))
+            value = call_node("or_zeros", value, name(n))
         if self.eff.kinds.get(n) == "list":
             # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
-            value = _call("list_adjoint", value)
+            value = call_node("list_adjoint", value)
         if self.tracked(n):
             out = []
             if b not in state:
@@ -726,7 +726,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             return out
         if b in state:
             if self.eff.kinds.get(n) in ("list", "dict", "object") or self.structured(n):
-                new = _call("add", name(b), value)
+                new = call_node("add", name(b), value)
                 state.discard("owned:" + b)
             else:
                 new = gast.BinOp(left=name(b), op=gast.Add(), right=value)
@@ -775,14 +775,14 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             out = []
             for k, e in enumerate(v.elts):
                 if self.active(e):
-                    out += self.contribute(e.id, _call("item", g, gast.Constant(k, None)),
+                    out += self.contribute(e.id, call_node("item", g, gast.Constant(k, None)),
                                            state, may_be_none=True)
             return out
         if isinstance(v, gast.Dict):
             out = []
             for key, e in zip(v.keys, v.values):
                 if self.active(e):
-                    out += self.contribute(e.id, _call("item", g, clone(key)), state,
+                    out += self.contribute(e.id, call_node("item", g, clone(key)), state,
                                            may_be_none=True)
             return out
         if isinstance(v, gast.Subscript):
@@ -793,7 +793,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             if v.attr not in methods.ATTRIBUTES:
                 if not self.active(v.value) or self.tracked(t):
                     return []  # a tracked attribute's adjoint lives in shadow memory
-                return self.contribute(v.value.id, _call("attr_adjoint", name(v.value.id),
+                return self.contribute(v.value.id, call_node("attr_adjoint", name(v.value.id),
                                                          gast.Constant(v.attr, None), g),
                                        state, may_be_none=True)
         if isinstance(v, gast.Call) and self.is_user_call(v):
@@ -808,7 +808,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
             if isinstance(v, gast.Call):
                 return self.missing_rule(s, v)
             if isinstance(v, (gast.BinOp, gast.UnaryOp)):
-                raise MissingRuleError(f"no derivative rule for the operator in {_src(v)}",
+                raise MissingRuleError(f"no derivative rule for the operator in {src_text(v)}",
                                        self.loc(s), hint="this is a gap in adgen's rules: "
                                        "rewrite the expression with NumPy functions")
             return []
@@ -826,10 +826,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         b = self.bar(t)
         out: list[gast.stmt] = []
         if b not in state:
-            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(t)), s))
+            out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"), name(t)), s))
             state.add(b)
-        g = self.namer.fresh(f"{_user_name(t)}_g")
-        out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
+        g = self.namer.fresh(f"{user_name_of(t)}_g")
+        out.append(assign(name(g, gast.Store), call_node(attr_node(name(b), "copy")), s))
         out.append(assign(gast.Subscript(value=name(b), slice=gast.Constant(Ellipsis, None),
                                          ctx=gast.Store()), gast.Constant(0.0, None), s))
         for d, tpl in zip(rule.diff, rule.templates):
@@ -848,10 +848,10 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
     def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
         if not any(self.active(a) for a in walk(v) if isinstance(a, gast.Name)):
             return []
-        fname = _src(v.func)
+        fname = src_text(v.func)
         if nondiff_call(v, self.resolve_or_none):
             return []
-        if self.resolve(v.func) is _MISSING and isinstance(v.func, gast.Attribute) and \
+        if self.resolve(v.func) is MISSING and isinstance(v.func, gast.Attribute) and \
                 isinstance(v.func.value, gast.Name) and \
                 isinstance(self.kinds.get(v.func.value.id), int):
             attr = v.func.attr
@@ -889,13 +889,13 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 for n in [t] + [a.id for a in bound.values() if isinstance(a, gast.Name)]:
                     b = self.bar(n)
                     if self.tracked(n) and self.act.active(n) and b not in state:
-                        pre.append(assign(name(b, gast.Store), _call(_attr("sh", "of"),
+                        pre.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"),
                                                                      name(n)), s))
                         state.add(b)
                 inner = self._apply_templates(s, rule, bound, t, name(self.bar(t)), state)
                 if not inner:
                     return pre
-                return pre + [gast.If(test=_expr(f"root_of({t}) is not root_of({src.id})"),
+                return pre + [gast.If(test=parse_expr(f"root_of({t}) is not root_of({src.id})"),
                                       body=inner, orelse=[])]
         out += self._apply_templates(s, rule, bound, t, g, state)
         return out
@@ -926,7 +926,7 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
                 # numbers in, a number out, or an operand of the result's shape: nothing
                 # was broadcast
                 expr = drop_unbroadcast(expr)
-            elif len(rule.params) == 2 and others and _is_number(others[0]) and \
+            elif len(rule.params) == 2 and others and is_number(others[0]) and \
                     isinstance(arg, gast.Name) and arg.id in self.numeric:
                 # the other operand is a Python number: no broadcasting to undo
                 expr = drop_unbroadcast(expr)
@@ -958,13 +958,13 @@ class Reverse(SitesMixin, StoresMixin, CallsMixin, ForwardMixin, TapesMixin):
         for p in rule.params:
             a = bound.get(p.name)
             if isinstance(a, registry.Default):
-                subst[p.name] = _const(a.value)
+                subst[p.name] = const_node(a.value)
             elif isinstance(a, tuple):
                 subst[p.name] = gast.Tuple(elts=[self.read_value(s, e) for e in a],
                                            ctx=gast.Load())
             else:
                 subst[p.name] = self.read_value(s, a)
-        return _Subst(subst).visit(expr)
+        return Subst(subst).visit(expr)
 
     def read_value(self, s: gast.stmt, a: Any, after: bool = False) -> gast.expr:
         if isinstance(a, str):

@@ -54,7 +54,7 @@ class Result:
     written_params: set[str] | bool = True
 
 
-def _src(node: gast.AST) -> str:
+def src_text(node: gast.AST) -> str:
     import ast
 
     try:
@@ -63,12 +63,12 @@ def _src(node: gast.AST) -> str:
         return type(node).__name__
 
 
-def _loads(node: gast.AST) -> set[str]:
+def loaded_names(node: gast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 
-def _stores(nodes: list[gast.stmt]) -> set[str]:
+def stored_names(nodes: list[gast.stmt]) -> set[str]:
     out: set[str] = set()
     for s in nodes:
         for n in walk(s):
@@ -77,42 +77,42 @@ def _stores(nodes: list[gast.stmt]) -> set[str]:
     return out
 
 
-def _parse_stmts(src: str) -> list[gast.stmt]:
+def parse_stmts(src: str) -> list[gast.stmt]:
     return gast.parse(src).body
 
 
-def _expr(src: str) -> gast.expr:
+def parse_expr(src: str) -> gast.expr:
     return gast.parse(src).body[0].value
 
 
-def _attr(obj: str | gast.expr, attr: str) -> gast.Attribute:
+def attr_node(obj: str | gast.expr, attr: str) -> gast.Attribute:
     value = name(obj) if isinstance(obj, str) else obj
     return gast.Attribute(value=value, attr=attr, ctx=gast.Load())
 
 
-def _call(func: gast.expr | str, *args: gast.expr) -> gast.Call:
+def call_node(func: gast.expr | str, *args: gast.expr) -> gast.Call:
     f = name(func) if isinstance(func, str) else func
     return gast.Call(func=f, args=list(args), keywords=[])
 
 
-def _comment(text: str) -> gast.stmt:
+def comment_node(text: str) -> gast.stmt:
     """A comment line in generated code (an Expr holding a marker the emitter turns into #)."""
     return gast.Expr(value=gast.Constant(value=f"\x00# {text}", kind=None))
 
 
 # runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
-_RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
+RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
 
 
-class _Missing:
+class Missing:
     pass
 
 
-_MISSING = _Missing()
-_USERCALL = object()
+MISSING = Missing()
+USERCALL = object()
 
 
-def _interval(idx: gast.expr) -> tuple[int, int] | None:
+def interval(idx: gast.expr) -> tuple[int, int] | None:
     """The [start, stop) a constant, non-negative index or unit-step slice covers on axis 0."""
     if isinstance(idx, gast.Tuple) and idx.elts:
         idx = idx.elts[0]
@@ -128,23 +128,23 @@ def _interval(idx: gast.expr) -> tuple[int, int] | None:
     return None
 
 
-def _const(value: Any) -> gast.expr:
+def const_node(value: Any) -> gast.expr:
     if isinstance(value, (int, float, str, bool, type(None))):
         return gast.Constant(value, None)
     if isinstance(value, tuple):
-        return gast.Tuple(elts=[_const(v) for v in value], ctx=gast.Load())
+        return gast.Tuple(elts=[const_node(v) for v in value], ctx=gast.Load())
     raise UnsupportedError(f"cannot write the default value {value!r} into generated code")
 
 
-def _is_number(node: Any) -> bool:
+def is_number(node: Any) -> bool:
     if isinstance(node, gast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
     if isinstance(node, gast.UnaryOp):
-        return _is_number(node.operand)
+        return is_number(node.operand)
     return False
 
 
-class _Subst(gast.NodeTransformer):
+class Subst(gast.NodeTransformer):
     def __init__(self, subst: dict[str, gast.expr]) -> None:
         self.subst = subst
 
@@ -154,45 +154,45 @@ class _Subst(gast.NodeTransformer):
         return node
 
 
-def _loads_of(arg: Any) -> set[str]:
+def names_of(arg: Any) -> set[str]:
     if arg is None or isinstance(arg, registry.Default):
         return set()
     if isinstance(arg, tuple):
-        return set().union(*(_loads_of(a) for a in arg)) if arg else set()
-    return _loads(arg)
+        return set().union(*(names_of(a) for a in arg)) if arg else set()
+    return loaded_names(arg)
 
 
-def _is_python_function(obj: Any) -> bool:
+def is_python_function(obj: Any) -> bool:
     import types
 
     return isinstance(obj, (types.FunctionType, types.MethodType)) and \
         not (getattr(obj, "__module__", "") or "").startswith("numpy")  # None: run by exec
 
 
-def _is_user_class(obj: Any) -> bool:
+def is_user_class(obj: Any) -> bool:
     import types
 
     return isinstance(obj, type) and isinstance(obj.__dict__.get("__init__"),
                                                 types.FunctionType)
 
 
-def _is_copy_of(prev: gast.stmt, aug: gast.AugAssign) -> bool:
+def is_copy_of(prev: gast.stmt, aug: gast.AugAssign) -> bool:
     return isinstance(prev, gast.Assign) and isinstance(prev.targets[0], gast.Name) and \
         prev.targets[0].id == aug.target.id and isinstance(prev.value, gast.Name)
 
 
-def _user_name(n: str) -> str:
+def user_name_of(n: str) -> str:
     """The user's variable name behind an SSA version (``h_2`` -> ``h``)."""
     base, _, suffix = n.rpartition("_")
     return base if base and suffix.isdigit() else n
 
 
-def _opsym(op: type) -> str:
+def opsym(op: type) -> str:
     return {gast.Mult: "*", gast.Div: "/", gast.Add: "+", gast.Sub: "-", gast.Pow: "**",
             gast.FloorDiv: "//", gast.Mod: "%", gast.MatMult: "@"}.get(op, "?")
 
 
-def _callee_name(call: gast.Call) -> str:
+def callee_name(call: gast.Call) -> str:
     f = call.func
     if isinstance(f, gast.Attribute):
         return f.attr
@@ -201,7 +201,7 @@ def _callee_name(call: gast.Call) -> str:
     return "call"
 
 
-def _basic_index(idx: gast.expr, ints: set[str]) -> bool:
+def basic_index(idx: gast.expr, ints: set[str]) -> bool:
     if isinstance(idx, gast.Name):
         return idx.id in ints
     if isinstance(idx, gast.Constant):
@@ -211,27 +211,27 @@ def _basic_index(idx: gast.expr, ints: set[str]) -> bool:
     if isinstance(idx, gast.UnaryOp):
         return True
     if isinstance(idx, gast.Tuple):
-        return all(_basic_index(e, ints) for e in idx.elts)
+        return all(basic_index(e, ints) for e in idx.elts)
     return False
 
 
-def _is_array_like(n: str, eff: Effects) -> bool:
+def is_array_like(n: str, eff: Effects) -> bool:
     return eff.kinds.get(n) not in ("list", "dict", "object") and "param" not in \
         eff.buffers.get(n, set())
 
 
-def _index_value(idx: gast.expr) -> gast.expr:
+def index_value(idx: gast.expr) -> gast.expr:
     """An index written as a value (slices become slice(...) calls)."""
     if isinstance(idx, gast.Slice):
         parts = [idx.lower, idx.upper, idx.step]
-        return _call("slice", *[p if p is not None else gast.Constant(None, None)
+        return call_node("slice", *[p if p is not None else gast.Constant(None, None)
                                 for p in parts])
     if isinstance(idx, gast.Tuple):
-        return gast.Tuple(elts=[_index_value(e) for e in idx.elts], ctx=gast.Load())
+        return gast.Tuple(elts=[index_value(e) for e in idx.elts], ctx=gast.Load())
     return idx
 
 
-def _reorder_zero_last(out: list[gast.stmt]) -> list[gast.stmt]:
+def reorder_zero_last(out: list[gast.stmt]) -> list[gast.stmt]:
     """Puts the ``x_bar[idx] = 0.0`` after the contribution that reads x_bar[idx]."""
     zero = [s for s in out if isinstance(s, gast.Assign) and
             isinstance(s.targets[0], gast.Subscript) and
@@ -240,7 +240,7 @@ def _reorder_zero_last(out: list[gast.stmt]) -> list[gast.stmt]:
     return rest + zero
 
 
-def _record_position(body: list[gast.stmt], headers: set[str]) -> int:
+def record_position(body: list[gast.stmt], headers: set[str]) -> int:
     """Where the per-iteration record goes: before the back-edge copies and trailing break."""
     pos = len(body)
     while pos > 0:
@@ -256,7 +256,7 @@ def _record_position(body: list[gast.stmt], headers: set[str]) -> int:
     return pos
 
 
-def _args(names: list[str], defaults: list[gast.expr] | None = None) -> gast.arguments:
+def args_node(names: list[str], defaults: list[gast.expr] | None = None) -> gast.arguments:
     return gast.arguments(args=[name(n, gast.Param) for n in names], posonlyargs=[],
                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                           defaults=defaults or [])

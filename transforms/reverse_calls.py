@@ -9,12 +9,12 @@ from __future__ import annotations
 import gast
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
-    _MISSING,
+    MISSING,
     Site,
-    _attr,
-    _call,
-    _callee_name,
-    _is_python_function,
+    attr_node,
+    call_node,
+    callee_name,
+    is_python_function,
 )
 
 
@@ -43,16 +43,16 @@ class CallsMixin:
             # forced: the result got no gradient; the callee still runs its pullback for what
             # it wrote, with a zero for its result
             if t is None:
-                t = self.namer.fresh(f"{_callee_name(call)}_result")
+                t = self.namer.fresh(f"{callee_name(call)}_result")
                 self.result_of[id(s)] = t
                 self.extra_fwd.add(t)
-            g = _call("zeros_like", name(t))
+            g = call_node("zeros_like", name(t))
         args = list(call.args)
         receiver = None
         obj = self.resolve(call.func)
-        if obj is _MISSING and isinstance(call.func, gast.Attribute):
+        if obj is MISSING and isinstance(call.func, gast.Attribute):
             receiver = call.func.value
-        if obj is not _MISSING and _is_python_function(obj):
+        if obj is not MISSING and is_python_function(obj):
             # cotangents come back per parameter: line the arguments up with them
             import inspect
 
@@ -71,7 +71,7 @@ class CallsMixin:
                                                         if sid == id(s)})]
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
-            saved_expr = _call("remap_saved", saved_expr,
+            saved_expr = call_node("remap_saved", saved_expr,
                                gast.List(elts=[c.value for c in caps], ctx=gast.Load()),
                                name("sh"))
         out: list[gast.stmt] = []
@@ -80,14 +80,14 @@ class CallsMixin:
             if c != "_" and isinstance(a, gast.Name) and a.id not in self.numeric and \
                     not self.tracked(a.id) and self.bar(a.id) in state and a.id not in handed:
                 # a list/dict/object the callee may change: hand over its adjoint
-                out.append(gast.Expr(value=_call(_attr("sh", "deposit"), name(a.id),
+                out.append(gast.Expr(value=call_node(attr_node("sh", "deposit"), name(a.id),
                                                  name(self.bar(a.id)))))
                 handed.add(a.id)
-        value = _call(pull, saved_expr, g, name("sh"))
+        value = call_node(pull, saved_expr, g, name("sh"))
         if receiver is not None and isinstance(pull, gast.Name) and pull.id == "call_pullback":
             # obj.f(x) is a method (obj is its first argument) or a function held in an
             # attribute (obj is not passed): the receiver's cotangent is None then
-            value = _call("with_receiver", value, gast.Constant(len(targets), None))
+            value = call_node("with_receiver", value, gast.Constant(len(targets), None))
         out.append(assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()), value, s))
         for a, c in zip(targets, cts):
@@ -95,7 +95,7 @@ class CallsMixin:
                 continue
             if a.id in handed:
                 b = self.bar(a.id)
-                out.append(assign(name(b, gast.Store), _call(_attr("sh", "merge"), name(a.id),
+                out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "merge"), name(a.id),
                                                              name(b), name(c)), s))
                 state.discard("owned:" + b)
                 handed.discard(a.id)
@@ -109,19 +109,19 @@ class CallsMixin:
         a``), whose shadow the callee's cotangent is added to again: its adjoint is taken out
         of shadow memory (``sh.pop``) and comes back through the cotangents."""
         if self.tracked(t):
-            return _call(_attr("sh", "pop"), name(t))
+            return call_node(attr_node("sh", "pop"), name(t))
         return self.g_of(t, state)
 
     def _saved_var(self, s: gast.stmt, call: gast.Call) -> str:
         if id(s) not in self.saved_call:
-            v = self.namer.fresh(f"{_callee_name(call)}_saved")
+            v = self.namer.fresh(f"{callee_name(call)}_saved")
             self.saved_call[id(s)] = v
             self.extra_fwd.add(v)
         return self.saved_call[id(s)]
 
     def callee_pullback(self, call: gast.Call) -> gast.expr:
         obj = self.resolve(call.func)
-        if obj is not _MISSING and _is_python_function(obj):
+        if obj is not MISSING and is_python_function(obj):
             info = self.callee_info(obj)
             self.callees[info.name] = info
             return name(f"{info.name}_pullback")
@@ -137,7 +137,7 @@ class CallsMixin:
         cts = [self.namer.fresh("ct") if self.active(a) else "_" for a in call.args]
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            _call("call_pullback", name(saved), g, name("sh")), s)]
+            call_node("call_pullback", name(saved), g, name("sh")), s)]
         for a, c in zip(call.args, cts):
             if c != "_":
                 out += self.contribute(a.id, name(c), state, may_be_none=True)

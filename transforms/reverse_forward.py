@@ -13,13 +13,13 @@ from adgen.transforms.analyses.effects import Write
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
-    _MISSING,
-    _attr,
-    _call,
-    _callee_name,
-    _index_value,
-    _is_python_function,
-    _record_position,
+    MISSING,
+    attr_node,
+    call_node,
+    callee_name,
+    index_value,
+    is_python_function,
+    record_position,
 )
 from adgen.transforms.specialize import method_reductions
 from adgen.transforms.walk import clone
@@ -105,7 +105,7 @@ class ForwardMixin:
         for (sid, n), cap in self.caps.items():
             if sid != id(s) or not cap.var:
                 continue
-            call = _call("capture", name(n), gast.Constant(self.parsed.file, None),
+            call = call_node("capture", name(n), gast.Constant(self.parsed.file, None),
                          gast.Constant(getattr(s, "lineno", 0), None),
                          gast.Constant(self.user_name(n), None))
             if cap.after and id(s) in self.saved_call and n in self.objlike:
@@ -129,9 +129,9 @@ class ForwardMixin:
                 pre += self.fill_float_tape(s, tape, body)
             elif tape is not None:
                 recorded = self.records.get(id(s), [])
-                rec = gast.Expr(value=_call(_attr(tape, "append"), gast.Tuple(
+                rec = gast.Expr(value=call_node(attr_node(tape, "append"), gast.Tuple(
                     elts=[name(r) for r in recorded], ctx=gast.Load())))
-                pos = _record_position(body, self.headers)
+                pos = record_position(body, self.headers)
                 body.insert(pos, rec)
                 target = {s.target.id} if isinstance(s, gast.For) else set()
                 init = self.init_conditional(s.body, [r for r in recorded if r not in target])
@@ -157,7 +157,7 @@ class ForwardMixin:
                     h2.body = [assign(name(arm, gast.Store), gast.Constant(k + 1, None), s)] \
                         + h2.body
                 if flag:
-                    h2.body = [gast.Expr(value=_call(
+                    h2.body = [gast.Expr(value=call_node(
                         "partial_try", name(flag), gast.Constant(self.parsed.file, None),
                         gast.Constant(getattr(s, "lineno", 0), None)))] + h2.body
                 handlers.append(h2)
@@ -172,21 +172,21 @@ class ForwardMixin:
             saved = self.saved_call.get(id(s))
             rule = None
             obj = self.resolve(call.func)
-            if obj is not _MISSING:
+            if obj is not MISSING:
                 rule = registry.lookup(obj)
             if saved is not None or (rule is not None and rule.is_rrule):
                 saved = saved or self.saved_call.setdefault(id(s), self.namer.fresh(
-                    f"{_callee_name(call)}_saved"))
+                    f"{callee_name(call)}_saved"))
                 if rule is not None and rule.is_rrule:
-                    fcall = _call("call_forward", clone(call.func), *call.args)
+                    fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords  # f(x, scale=3.0): the rule gets scale
-                elif obj is not _MISSING and _is_python_function(obj):
+                elif obj is not MISSING and is_python_function(obj):
                     info = self.callee_info(obj)
                     self.callees[info.name] = info
-                    fcall = _call(f"{info.name}_forward", *call.args)
+                    fcall = call_node(f"{info.name}_forward", *call.args)
                     fcall.keywords = call.keywords
                 else:
-                    fcall = _call("call_forward", clone(call.func), *call.args)
+                    fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
                     self.result_of.get(id(s), "_"), gast.Store)
@@ -205,10 +205,10 @@ class ForwardMixin:
             row = gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0]))
         writes = [assign(gast.Subscript(value=name(c), slice=clone(row), ctx=gast.Store()),
                          name(r), s) for r, c in cols]
-        pos = _record_position(body, self.headers)
+        pos = record_position(body, self.headers)
         body[pos:pos] = writes
-        alloc = assign(name(tape, gast.Store), _call(
-            "tape_columns", _call("range", *[clone(a) for a in steps]),
+        alloc = assign(name(tape, gast.Store), call_node(
+            "tape_columns", call_node("range", *[clone(a) for a in steps]),
             *[gast.Constant(self.column_dtypes[r], None) for r, _ in cols]), s)
         split = assign(gast.Tuple(elts=[name(c, gast.Store) for _, c in cols],
                                   ctx=gast.Store()), name(tape), s)
@@ -217,7 +217,7 @@ class ForwardMixin:
     def guard(self, s: gast.stmt, w: Write) -> gast.stmt:
         t = w.target
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
-            region: gast.expr = _call("write_region", name(t), _index_value(
+            region: gast.expr = call_node("write_region", name(t), index_value(
                 clone(s.targets[0].slice)))
         else:
             region = name(t)
@@ -225,7 +225,7 @@ class ForwardMixin:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) and \
                 isinstance(s.value, gast.Name):
             extra = [name(s.value.id)]
-        return gast.Expr(value=_call(
+        return gast.Expr(value=call_node(
             "before_write", name(t), region, gast.Constant(self.policy, None),
             gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
             gast.Constant(getattr(s, "col_offset", 0), None),

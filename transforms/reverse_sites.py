@@ -14,23 +14,23 @@ from adgen.transforms.analyses.kinds import NUMBER, shape_keys
 from adgen.transforms.desugar import name
 from adgen.transforms.hoist_defs import free_names, is_marker
 from adgen.transforms.reverse_ast import (
-    _MISSING,
-    _USERCALL,
     BINOPS,
+    MISSING,
+    USERCALL,
     Capture,
     Site,
-    _attr,
-    _basic_index,
-    _call,
-    _interval,
-    _is_copy_of,
-    _is_number,
-    _is_python_function,
-    _loads,
-    _loads_of,
-    _src,
-    _stores,
-    _user_name,
+    attr_node,
+    basic_index,
+    call_node,
+    interval,
+    is_copy_of,
+    is_number,
+    is_python_function,
+    loaded_names,
+    names_of,
+    src_text,
+    stored_names,
+    user_name_of,
 )
 from adgen.transforms.walk import clone, walk
 
@@ -43,7 +43,7 @@ class SitesMixin:
     """What the pullback reads and which writes may overwrite it: the analysis of positions,"""
 
     def index(self) -> None:
-        self.namer_locals = _stores(self.fn.body) | {a.id for a in self.fn.args.args}
+        self.namer_locals = stored_names(self.fn.body) | {a.id for a in self.fn.args.args}
         # names known to hold numbers or arrays: results of arithmetic and NumPy rules
         for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
@@ -57,7 +57,7 @@ class SitesMixin:
 
                     if isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math")):
                         self.numeric.add(st.targets[0].id)
-                elif _is_number(v):
+                elif is_number(v):
                     self.numeric.add(st.targets[0].id)
         # copies, loop headers and augmented assignments of numbers are numbers: the greatest
         # set of names whose every definition is a number or a copy of one of them
@@ -73,7 +73,7 @@ class SitesMixin:
         def numeric_def(v: gast.AST) -> bool:
             if isinstance(v, gast.Name):
                 return v.id in candidates
-            return _is_number(v) or v is None
+            return is_number(v) or v is None
 
         shrunk = True
         while shrunk:
@@ -164,7 +164,7 @@ class SitesMixin:
 
     def stable_index(self, idx: gast.expr) -> bool:
         """A basic index whose names are numbers bound once (or loop counters)."""
-        if not _basic_index(idx, self.int_names):
+        if not basic_index(idx, self.int_names):
             return False
         return all(self.def_count.get(n.id, 0) <= 1 for n in walk(idx)
                    if isinstance(n, gast.Name))
@@ -173,7 +173,7 @@ class SitesMixin:
         """The shadow of tracked ``n``: its adjoint's name when bound, else the view of the
         array it views, else ``sh.of(n)``."""
         found = self._shadow_at_hand(n, state)
-        return found if found is not None else _call(_attr("sh", "of"), name(n))
+        return found if found is not None else call_node(attr_node("sh", "of"), name(n))
 
     def _shadow_at_hand(self, n: str, state: set[str]) -> gast.expr | None:
         b = self.bar(n)
@@ -239,12 +239,12 @@ class SitesMixin:
         """The user's source text of the statement a generated one came from."""
         line = getattr(stmt, "lineno", 0)
         text = self.source_line(line) if line else ""
-        return text.split("#")[0].strip() or _src(stmt)
+        return text.split("#")[0].strip() or src_text(stmt)
 
     def user_name(self, n: str, depth: int = 0) -> str:
         """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
         the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
-        base = _user_name(n)
+        base = user_name_of(n)
         if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
                 not base[1:].isdigit():
             return base
@@ -255,9 +255,9 @@ class SitesMixin:
                 for sub in walk(expr):
                     if isinstance(sub, gast.Name):
                         inner = self.user_name(sub.id, depth + 1) if depth < 3 else \
-                            _user_name(sub.id)
+                            user_name_of(sub.id)
                         sub.id = inner if inner.isidentifier() else f"({inner})"
-                return _src(expr)
+                return src_text(expr)
         return base
 
     def disjoint(self, n: str, w: Write) -> bool:
@@ -272,8 +272,8 @@ class SitesMixin:
             return False
         if st.targets[0].value.id != view.value.id:
             return False
-        a = _interval(view.slice)
-        b = _interval(st.targets[0].slice)
+        a = interval(view.slice)
+        b = interval(st.targets[0].slice)
         if a is None or b is None:
             return False
         return a[1] <= b[0] or b[1] <= a[0]
@@ -367,10 +367,10 @@ class SitesMixin:
                 also = "".join(f"; the gradient of line {ln} ({text}) reads it too"
                                for ln, text in others)
                 raise MutationError(
-                    f"{construct} overwrites {_user_name(c.name)}, which the gradient of line "
+                    f"{construct} overwrites {user_name_of(c.name)}, which the gradient of line "
                     f"{c.stmt.lineno} ({self.construct(c.stmt)}) reads{also}",
                     self.loc(w.stmt),
-                    hint=copy_hint(construct, _user_name(c.name), c.stmt.lineno, line),
+                    hint=copy_hint(construct, user_name_of(c.name), c.stmt.lineno, line),
                     captured_at=self.loc(c.stmt))
             decision = "guarded-save" if self.policy == "save" else "guarded-raise"
             reason = (f"may overwrite {what}, read by the gradient of line(s) "
@@ -380,7 +380,7 @@ class SitesMixin:
 
     def collect_reads(self, stmts: list[gast.stmt]) -> None:
         for k, s in enumerate(stmts):
-            if isinstance(s, gast.AugAssign) and k > 0 and _is_copy_of(stmts[k - 1], s) and \
+            if isinstance(s, gast.AugAssign) and k > 0 and is_copy_of(stmts[k - 1], s) and \
                     self.act.active(s.target.id):
                 rule = registry.lookup(BINOPS[type(s.op)])
                 old = stmts[k - 1].value
@@ -392,7 +392,7 @@ class SitesMixin:
                         if r == "out":
                             self.want_capture(s, s.target.id, after=True)
                         else:
-                            for n in _loads_of(bound.get(r)):
+                            for n in names_of(bound.get(r)):
                                 self.want_capture(s, n, after=False)
                 continue
             for fieldname in ("body", "orelse"):
@@ -406,7 +406,7 @@ class SitesMixin:
                     isinstance(s.targets[0].value, gast.Name) and \
                     self.act.active(s.targets[0].value.id):
                 # the pullback of x[idx] = v reads idx (an index array, a mask)
-                for n in _loads_of(s.targets[0].slice):
+                for n in names_of(s.targets[0].slice):
                     self.want_capture(s, n, after=False, index=True)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
@@ -415,13 +415,13 @@ class SitesMixin:
                 if isinstance(s.value, gast.Subscript) and isinstance(s.value.value,
                                                                       gast.Name):
                     # the pullback of t = x[idx] reads idx
-                    for n in _loads_of(s.value.slice):
+                    for n in names_of(s.value.slice):
                         self.want_capture(s, n, after=False, index=True)
                 op = self.op_of(s)
                 if op is None:
                     continue
                 rule, bound = op
-                if rule is _USERCALL:
+                if rule is USERCALL:
                     # the callee's saved values may view its arguments as they are when it
                     # returns; a later write to them is guarded like any capture
                     for a in self.args_callee_reads(s.value):
@@ -435,7 +435,7 @@ class SitesMixin:
                         if r == "out":
                             self.want_capture(s, t, after=True)
                         else:
-                            for n in _loads_of(bound.get(r)):
+                            for n in names_of(bound.get(r)):
                                 self.want_capture(s, n, after=False)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
                     not is_marker(s):
@@ -443,7 +443,7 @@ class SitesMixin:
                 if isinstance(f, gast.Attribute) and f.attr == "at" and \
                         len(s.value.args) == 3:
                     # the pullback of np.add.at(x, idx, v) reads idx
-                    for n in _loads_of(s.value.args[1]):
+                    for n in names_of(s.value.args[1]):
                         self.want_capture(s, n, after=False, index=True)
                 if self.is_user_call(s.value):
                     for a in self.args_callee_reads(s.value):
@@ -464,15 +464,15 @@ class SitesMixin:
     def args_callee_reads(self, call: gast.Call) -> set[str]:
         """The argument names whose values a callee's pullback may read (unknown: all), and
         for a nested def, every version of the enclosing names it reads."""
-        everything = _loads(call)
+        everything = loaded_names(call)
         if isinstance(call.func, gast.Name):
             for d in self.parsed.nested_defs:
                 if d.name == call.func.id:
                     free = free_names(d, self.parsed.closure_free)
                     everything |= {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
-                                   and _user_name(n.id) in free}
+                                   and user_name_of(n.id) in free}
         obj = self.resolve(call.func)
-        if obj is _MISSING or not _is_python_function(obj):
+        if obj is MISSING or not is_python_function(obj):
             return everything
         info = self.info_at(obj, call)
         reads = info.compiled.reads_params if info is not None else True
@@ -484,8 +484,8 @@ class SitesMixin:
         out: set[str] = set()
         for k, a in enumerate(call.args):
             if k < len(params) and params[k] in reads:
-                out |= _loads(a)
+                out |= loaded_names(a)
         for kw in call.keywords:
             if kw.arg in reads:
-                out |= _loads(kw.value)
+                out |= loaded_names(kw.value)
         return out

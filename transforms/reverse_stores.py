@@ -11,17 +11,17 @@ from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
-    _MISSING,
     BINOPS,
+    MISSING,
     Site,
-    _attr,
-    _basic_index,
-    _call,
-    _index_value,
-    _parse_stmts,
-    _reorder_zero_last,
-    _src,
-    _user_name,
+    attr_node,
+    basic_index,
+    call_node,
+    index_value,
+    parse_stmts,
+    reorder_zero_last,
+    src_text,
+    user_name_of,
 )
 from adgen.transforms.walk import clone, walk
 
@@ -45,37 +45,37 @@ class StoresMixin:
             # holds its adjoint, which goes to the array's
             b = self.bar(x)
             out = self.own(x, b, state, s)
-            out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx),
-                                             _call(_attr("sh", "of"), name(t)))))
+            out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx),
+                                             call_node(attr_node("sh", "of"), name(t)))))
             return out
         if self.tracked(x):
             if self.tracked(t):
                 if t in self.view_of:
                     return []  # a view (kinds known): it shares x's shadow
                 # t views x's buffer (basic index) and shares its shadow, or is a copy
-                return [gast.Expr(value=_call("scatter_if_copy", name("sh"), name(x),
-                                              _index_value(idx), name(t)))]
+                return [gast.Expr(value=call_node("scatter_if_copy", name("sh"), name(x),
+                                              index_value(idx), name(t)))]
             b = self.bar(x)
             if b in state and isinstance(self.kinds.get(x), int) and \
-                    _basic_index(v.slice, self.int_names):
+                    basic_index(v.slice, self.int_names):
                 # an element or a basic slice of an array whose shadow is at hand
                 return [gast.AugAssign(target=gast.Subscript(value=name(b), slice=idx,
                                                              ctx=gast.Store()),
                                        op=gast.Add(), value=g)]
-            return [gast.Expr(value=_call("add_item", _call(_attr("sh", "of"), name(x)),
-                                          _index_value(idx), g))]
+            return [gast.Expr(value=call_node("add_item", call_node(attr_node("sh", "of"), name(x)),
+                                          index_value(idx), g))]
         b = self.bar(x)
         out: list[gast.stmt] = self.own(x, b, state, s)
         has_names = any(isinstance(e, gast.Name) for e in walk(v.slice))
-        if _basic_index(v.slice, self.int_names) and (
+        if basic_index(v.slice, self.int_names) and (
                 not has_names or isinstance(self.kinds.get(x), int)):
             target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
             if x not in self.numeric:
-                out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
+                out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx), g)))
             else:
                 out.append(gast.AugAssign(target=target, op=gast.Add(), value=g))
         else:
-            out.append(gast.Expr(value=_call("add_item", name(b), _index_value(idx), g)))
+            out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx), g)))
         return out
 
     def refuse_aliased_container(self, s: gast.stmt) -> None:
@@ -87,10 +87,10 @@ class StoresMixin:
         a = self._aliased_writes.get(id(s))
         if a is None:
             return
-        other = _user_name(a.other)
+        other = user_name_of(a.other)
         line = self.loc(a.other_stmt).line
         raise UnsupportedError(
-            f"{self.construct(s)} changes {_user_name(a.target)} in place, and {other} "
+            f"{self.construct(s)} changes {user_name_of(a.target)} in place, and {other} "
             f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
             "container's gradient by its name, not yet through aliases",
             self.loc(s), hint="use one name for it, or build a new one instead of changing "
@@ -124,7 +124,7 @@ class StoresMixin:
             self.refuse_aliased_container(s)
             b = self.bar(x)
             out += self.own(x, b, state, s)
-            taken = _call("take_item", name(b), _index_value(idx))
+            taken = call_node("take_item", name(b), index_value(idx))
             if self.active(v):
                 out += self.contribute(v.id, taken, state, may_be_none=True)
             else:
@@ -144,18 +144,18 @@ class StoresMixin:
                 # an element: a NumPy scalar, a copy already
                 val = clone(region)
                 if self.kinds.get(v.id) != NUMBER:
-                    val = _call("unbroadcast", val, _call(_attr("np", "shape"), name(v.id)))
-            elif _basic_index(tgt.slice, self.int_names | self.counters()):
-                val = _call("unbroadcast", _call(_attr(region, "copy")),
-                            _call(_attr("np", "shape"), name(v.id)))
+                    val = call_node("unbroadcast", val, call_node(attr_node("np", "shape"), name(v.id)))
+            elif basic_index(tgt.slice, self.int_names | self.counters()):
+                val = call_node("unbroadcast", call_node(attr_node(region, "copy")),
+                            call_node(attr_node("np", "shape"), name(v.id)))
             else:
                 # an index array may name an element twice: only the write NumPy kept counts
-                val = _call("unbroadcast", _call("stored_part", name(b), _index_value(idx)),
-                            _call(_attr("np", "shape"), name(v.id)))
+                val = call_node("unbroadcast", call_node("stored_part", name(b), index_value(idx)),
+                            call_node(attr_node("np", "shape"), name(v.id)))
             if x not in getattr(self, "f64_arrays", ()):
                 # an integer or bool array truncates what is stored: no gradient (the dtype
                 # is checked at run time unless x is a float64 array for this signature)
-                val = _call("stored_into", name(x), val)
+                val = call_node("stored_into", name(x), val)
             if g:
                 out.append(assign(name(g, gast.Store), val, s))
                 val = name(g)
@@ -164,7 +164,7 @@ class StoresMixin:
             out += self.contribute(v.id, val, state)
             if not g:
                 # the contribution was computed before the zeroing: reorder
-                out = _reorder_zero_last(out)
+                out = reorder_zero_last(out)
         else:
             out.append(assign(gast.Subscript(value=name(b), slice=idx, ctx=gast.Store()),
                               gast.Constant(0.0, None), s))
@@ -178,7 +178,7 @@ class StoresMixin:
         self.refuse_aliased_container(s)
         b = self.bar(obj)
         out: list[gast.stmt] = self.own(obj, b, state, s)
-        taken = _call("take_attr", name(b), gast.Constant(tgt.attr, None))
+        taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None))
         if self.active(s.value):
             out += self.contribute(s.value.id, taken, state, may_be_none=True)
         else:
@@ -210,32 +210,32 @@ class StoresMixin:
         in_place = isinstance(self.kinds.get(new), int)
         if op in (gast.Add, gast.Sub):
             if self.active(v):
-                val = _call("unbroadcast", _call(_attr(name(b), "copy")),
-                            _call(_attr("np", "shape"), name(v.id)))
+                val = call_node("unbroadcast", call_node(attr_node(name(b), "copy")),
+                            call_node(attr_node("np", "shape"), name(v.id)))
                 if self.same_shape(v.id, new):
                     val = val.args[0]
                 if op is gast.Sub:
                     val = gast.UnaryOp(op=gast.USub(), operand=val)
                 out += self.contribute(v.id, val, state)
             if not in_place:
-                out += _parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
+                out += parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
             return out
         if op in (gast.Mult, gast.Div) and not self.active(v):
             # the factor as the forward used it: its capture if a later write may change it
-            vsrc = _src(self.read_value(s, v))
+            vsrc = src_text(self.read_value(s, v))
             sym = "*" if op is gast.Mult else "/"
             if in_place:
-                out += _parse_stmts(f"{b} {sym}= {vsrc}")
+                out += parse_stmts(f"{b} {sym}= {vsrc}")
             else:
-                out += _parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
+                out += parse_stmts(f"if {new} is {old}:\n    {b} {sym}= {vsrc}\nelse:\n"
                                     f"    sh.of({old})[...] += {b} {sym} {vsrc}")
             return out
         # general: the new value's adjoint goes through the operator's rule; for an ndarray
         # updated in place the old value's adjoint restarts from zero in the same shadow
         rule = registry.lookup(BINOPS[op])
-        g = self.namer.fresh(f"{_user_name(new)}_g")
-        out.append(assign(name(g, gast.Store), _call(_attr(name(b), "copy")), s))
-        out += _parse_stmts(f"{b}[...] = 0.0" if in_place else
+        g = self.namer.fresh(f"{user_name_of(new)}_g")
+        out.append(assign(name(g, gast.Store), call_node(attr_node(name(b), "copy")), s))
+        out += parse_stmts(f"{b}[...] = 0.0" if in_place else
                             f"if {new} is {old}:\n    {b}[...] = 0.0")
         bound = rule.bind([name(old), v], {})
         for d, tpl in zip(rule.diff, rule.templates):
@@ -250,14 +250,14 @@ class StoresMixin:
         call = s.value
         f = call.func
         if isinstance(f, gast.Attribute) and f.attr == "append" and \
-                isinstance(f.value, gast.Name) and self.resolve(f) is _MISSING:
+                isinstance(f.value, gast.Name) and self.resolve(f) is MISSING:
             lst = f.value.id
             if not self.act.active(lst) or not call.args:
                 return []
             self.refuse_aliased_container(s)
             b = self.bar(lst)
             out: list[gast.stmt] = self.own(lst, b, state, s)
-            item = _call("pop_adjoint", name(b))
+            item = call_node("pop_adjoint", name(b))
             if self.active(call.args[0]):
                 out += self.contribute(call.args[0].id, item, state, may_be_none=True)
             else:
@@ -267,7 +267,7 @@ class StoresMixin:
                 isinstance(call.args[0], gast.Name):
             return self.rev_ufunc_at(s, call, state)
         rule = registry.lookup(self.resolve(call.func)) if self.resolve(call.func) is not \
-            _MISSING else None
+            MISSING else None
         if rule is not None and rule.is_rrule and rule.mutates:
             self.sites.append(Site(s, self.construct(s), "forced-pullback",
                                    "its rule says it writes an argument in place"))
@@ -286,7 +286,7 @@ class StoresMixin:
         ufunc = self.resolve(call.func.value)
         x = call.args[0].id
         if ufunc not in (np.add, np.subtract) or len(call.args) != 3:
-            raise UnsupportedError(f"{_src(call.func)} is not supported (np.add.at and "
+            raise UnsupportedError(f"{src_text(call.func)} is not supported (np.add.at and "
                                    "np.subtract.at are)", self.loc(s))
         v = call.args[2]
         if not self.active(v) or not self.act.active(x):
@@ -294,12 +294,12 @@ class StoresMixin:
         b = self.bar(x)
         out: list[gast.stmt] = []
         if b not in state:
-            out.append(assign(name(b, gast.Store), _call(_attr("sh", "of"), name(x)), s))
+            out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"), name(x)), s))
             state.add(b)
-        gathered = _call("unbroadcast", gast.Subscript(value=name(b),
+        gathered = call_node("unbroadcast", gast.Subscript(value=name(b),
                                                       slice=self.read_index(s, call.args[1]),
                                                       ctx=gast.Load()),
-                         _call(_attr("np", "shape"), name(v.id)))
+                         call_node(attr_node("np", "shape"), name(v.id)))
         if ufunc is np.subtract:
             gathered = gast.UnaryOp(op=gast.USub(), operand=gathered)
         out += self.contribute(v.id, gathered, state)

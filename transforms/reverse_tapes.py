@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.kinds import definitions
 from adgen.transforms.desugar import name
-from adgen.transforms.reverse_ast import _call, _stores
+from adgen.transforms.reverse_ast import call_node, stored_names
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone
 
@@ -49,7 +49,7 @@ class TapesMixin:
         f, args = s.iter.func, s.iter.args
         if not (self.resolve(f) is range and not s.iter.keywords and 1 <= len(args) <= 2):
             return None
-        stored = _stores(s.body)
+        stored = stored_names(s.body)
         if any(not (isinstance(a, gast.Name) and a.id not in stored or
                     isinstance(a, gast.Constant) and type(a.value) is int) for a in args) or \
                 s.target.id in stored or any(is_break_if(b) for b in s.body):
@@ -65,7 +65,7 @@ class TapesMixin:
         """The reversed loop over a typed tape: ``for i, t1 in reversed_rows(tape, range(n))``
         (``reversed(range(n))`` when only the index is recorded)."""
         numbers = [r for r in recorded if r != s.target.id]
-        steps_call = _call("range", *[clone(a) for a in steps])
+        steps_call = call_node("range", *[clone(a) for a in steps])
         if numbers:
             tape = self.namer.fresh("tape")
             self.extra_fwd.add(tape)
@@ -73,10 +73,10 @@ class TapesMixin:
             cols = [(r, self.namer.reserve(f"{r}_col")) for r in numbers]
             self.extra_fwd.update(c for _, c in cols)
             self.columns[id(s)] = (steps, cols)
-            it = _call("reversed_rows", name(tape), *([steps_call] if len(numbers) <
+            it = call_node("reversed_rows", name(tape), *([steps_call] if len(numbers) <
                                                       len(recorded) else []))
         else:
-            it = _call("reversed", steps_call)
+            it = call_node("reversed", steps_call)
         elts = [name(r, gast.Store) for r in recorded if r == s.target.id] + \
             [name(r, gast.Store) for r in numbers]
         target = elts[0] if len(elts) == 1 and not numbers else gast.Tuple(
