@@ -39,51 +39,7 @@ import numpy as np
 
 from bench.workloads.fill import fill, fill_hand
 from bench.workloads.mse import mse, mse_hand
-
-
-def soft_dtw(C, gamma):
-    n, m = C.shape
-    R = np.full((n + 1, m + 1), np.inf)
-    R[0, 0] = 0.0
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            r0 = -R[i - 1, j - 1] / gamma
-            r1 = -R[i - 1, j] / gamma
-            r2 = -R[i, j - 1] / gamma
-            rmax = max(max(r0, r1), r2)
-            rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
-            softmin = -gamma * (np.log(rsum) + rmax)
-            R[i, j] = C[i - 1, j - 1] + softmin
-    return R[n, m]
-
-
-def soft_dtw_hand(C, gamma):
-    """Cuturi & Blondel (2017), algorithm 2: the forward table, then the backward one."""
-    n, m = C.shape
-    R = np.full((n + 2, m + 2), np.inf)
-    R[0, 0] = 0.0
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            r0 = -R[i - 1, j - 1] / gamma
-            r1 = -R[i - 1, j] / gamma
-            r2 = -R[i, j - 1] / gamma
-            rmax = max(max(r0, r1), r2)
-            rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
-            R[i, j] = C[i - 1, j - 1] - gamma * (np.log(rsum) + rmax)
-    D = np.zeros((n + 2, m + 2))
-    D[1:n + 1, 1:m + 1] = C
-    E = np.zeros((n + 2, m + 2))
-    R[1:n + 1, m + 1] = -np.inf
-    R[n + 1, 1:m + 1] = -np.inf
-    E[n + 1, m + 1] = 1.0
-    R[n + 1, m + 1] = R[n, m]
-    for j in range(m, 0, -1):
-        for i in range(n, 0, -1):
-            a = np.exp((R[i + 1, j] - R[i, j] - D[i + 1, j]) / gamma)
-            b = np.exp((R[i, j + 1] - R[i, j] - D[i, j + 1]) / gamma)
-            c = np.exp((R[i + 1, j + 1] - R[i, j] - D[i + 1, j + 1]) / gamma)
-            E[i, j] = E[i + 1, j] * a + E[i, j + 1] * b + E[i + 1, j + 1] * c
-    return E[1:n + 1, 1:m + 1]
+from bench.workloads.softdtw import soft_dtw, soft_dtw_hand
 
 
 def _cpu_per_call(fn, rounds: int) -> float:

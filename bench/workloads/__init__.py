@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The modules that hold workloads, in table order.
-MODULES = ("sum3", "mse", "logreg", "mlp", "rnn", "heat", "fill", "conv")
+MODULES = ("sum3", "mse", "logreg", "mlp", "rnn", "heat", "fill", "conv", "softmax_xent",
+           "attention", "gp", "softdtw", "kalman", "rk4")
 
 VECTORISED = "vectorised"  # no Python loop in the primal: judged against the hand gradient
 LOOP = "loop"  # judged against the loop-keeping hand adjoint
@@ -69,13 +70,35 @@ def rebind(fn: Callable[..., Any], **names: Any) -> Callable[..., Any]:
     """The function ``fn`` with some of its globals replaced (``np=autograd.numpy``).
 
     The code object is shared, so ``inspect.getsource`` still finds the original source.
+    Helper functions of the same module that ``fn`` calls (an ODE's right-hand side) are
+    rebound the same way, all sharing one new globals dict, so a peer runs the helper on its
+    own arrays too.
     """
-    new = types.FunctionType(fn.__code__, {**fn.__globals__, **names}, fn.__name__,
-                             fn.__defaults__, fn.__closure__)
+    globals_ = {**fn.__globals__, **names}
+    _rebind_into(fn, globals_)
+    return globals_[_REBOUND][fn.__name__]
+
+
+_REBOUND = "__bench_rebound__"  # the rebound functions, by name, inside the new globals
+
+
+def _rebind_into(fn: Callable[..., Any], globals_: dict[str, Any]) -> None:
+    """Binds ``fn`` and the same-module helpers it names to ``globals_`` (each once)."""
+    done = globals_.setdefault(_REBOUND, {})
+    if fn.__name__ in done:
+        return
+    new = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__,
+                             fn.__closure__)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
     new.__module__ = fn.__module__
-    return new
+    done[fn.__name__] = new
+    for name in fn.__code__.co_names:
+        helper = globals_.get(name)
+        if (isinstance(helper, types.FunctionType) and helper.__module__ == fn.__module__
+                and name not in done):
+            _rebind_into(helper, globals_)
+            globals_[name] = done[name]
 
 
 def load(names: Sequence[str] | None = None, *, quick: bool = False) -> list[Workload]:

@@ -1,8 +1,12 @@
-"""An explicit 1-D heat equation updated in place: 200 points, 100 steps.
+"""An explicit 1-D heat equation: 200 points, 100 steps, in place and functionally.
 
 Gradient of the final energy wrt the initial condition and the diffusivity. The update
 ``u[1:-1] += alpha * lap`` is linear in ``u``: nothing it overwrites is read by the backward
 pass, so a mutation-aware tool needs no copy of ``u`` (the laplacians are fresh arrays).
+
+``heat-functional`` (issue 15) is the same scheme written without mutation, each step a new
+``np.concatenate``, differentiated wrt ``u0`` alone: every step is linear in ``u`` and the
+adjoint needs no value of the forward pass, only the (static) shapes.
 """
 
 from __future__ import annotations
@@ -95,6 +99,21 @@ def heat_torch_functional(u0, alpha):
     return torch.sum(u * u)
 
 
+def heat_functional_hand(u0, alpha):
+    """Gradient wrt ``u0`` only: the step is linear, so nothing of the forward pass is kept."""
+    u = u0
+    for _ in range(STEPS):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u = np.concatenate([u[:1], u[1:-1] + alpha * lap, u[-1:]])
+    u_bar = 2.0 * u
+    for _ in range(STEPS):
+        lap_bar = alpha * u_bar[1:-1]
+        u_bar[2:] += lap_bar
+        u_bar[1:-1] -= 2.0 * lap_bar
+        u_bar[:-2] += lap_bar
+    return (u_bar,)
+
+
 def make_args(rng: np.random.Generator) -> tuple[Any, ...]:
     x = np.linspace(0.0, 1.0, POINTS)
     u0 = np.exp(-50.0 * (x - 0.5) ** 2) + 0.1 * rng.standard_normal(POINTS)
@@ -107,4 +126,9 @@ def workloads(quick: bool = False) -> list[Workload]:
     return [Workload("heat", LOOP, sys.modules[__name__], heat, (0, 1), make_args, heat_hand,
                      hand_loop=heat_hand_loop, functional=heat_functional,
                      torch_port=heat_torch, torch_functional=heat_torch_functional,
-                     size=f"{POINTS} points, {STEPS} steps", loop_iters=STEPS)]
+                     size=f"{POINTS} points, {STEPS} steps", loop_iters=STEPS),
+            # issue 15: the functional form, u = np.concatenate(...), wrt u0 only
+            Workload("heat-functional", LOOP, sys.modules[__name__], heat_functional, (0,),
+                     make_args, heat_functional_hand, hand_loop=heat_functional_hand,
+                     torch_port=heat_torch_functional, size=f"{POINTS} points, {STEPS} steps, "
+                     "wrt u0", loop_iters=STEPS)]
