@@ -210,6 +210,54 @@ def test_soft_dtw_60x50(policy):
     assert g.shape == C.shape and np.all(g >= -1e-12)
 
 
+def heat_small(u0, alpha):
+    """The benchmark's in-place heat equation, as a user writes it: slices of u, a laplacian
+    array recorded per step (a typed list of arrays on the numba backend)."""
+    u = u0.copy()
+    for _ in range(15):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u[1:-1] += alpha * lap
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_per_iteration_array_tape_heat(policy):
+    from bench.workloads import heat as bench_heat
+
+    rng = np.random.default_rng(21)
+    u0 = rng.random(12)
+    g = adgen.grad(heat_small, argnums=(0, 1), mutation=policy, backend="numba")(u0, 0.2)
+    for k in (0, 1):
+        assert_grad_close(g[k], numerical_grad(heat_small, (u0, 0.2), k), rtol=1e-6)
+    # the benchmark's kernel (200 points, 100 steps) against its hand-written adjoint
+    u0, alpha = bench_heat.make_args(rng)
+    g = adgen.grad(bench_heat.heat, argnums=(0, 1), mutation=policy, backend="numba")(
+        u0, alpha)
+    hand = bench_heat.heat_hand(u0, alpha)
+    assert_grad_close(g[0], hand[0], rtol=1e-10, atol=1e-12)
+    assert g[1] == pytest.approx(hand[1], rel=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)  # no fallback under auto
+        adgen.grad(bench_heat.heat, backend="auto")(u0, alpha)
+
+
+def test_rnn_views_of_a_buffer_and_matrix_products():
+    """The benchmark's RNN: rows of the state buffer are views (hs[t]) whose adjoint is the
+    same row of the buffer's adjoint; y.max() and matrix-vector products in nopython form."""
+    from bench.workloads import rnn as bench_rnn
+
+    rng = np.random.default_rng(22)
+    args = bench_rnn.make_args(rng)
+    wrt = (0, 1, 2, 3, 4)
+    g = adgen.grad(bench_rnn.rnn, argnums=wrt, backend="numba")(*args)
+    hand = bench_rnn.rnn_hand(*args)  # Karpathy's adjoint, derived by hand
+    for mine, ref in zip(g, hand):
+        assert_grad_close(mine, ref, rtol=1e-9, atol=1e-12)
+    # and h0, which the hand adjoint leaves out, by central differences
+    g_h0 = adgen.grad(bench_rnn.rnn, argnums=7, backend="numba")(*args)
+    assert_grad_close(g_h0, numerical_grad(bench_rnn.rnn, args, 7), rtol=1e-5, atol=1e-8)
+
+
 def test_vectorised_code_without_a_loop():
     x = np.random.default_rng(11).standard_normal(7)
     for policy in POLICIES:

@@ -47,6 +47,7 @@ from adgen.transforms.analyses.numba_types import (
     call_name,
     name_of,
     scalar_types,
+    views,
 )
 
 from adgen.errors import Location, UnsupportedError
@@ -54,7 +55,8 @@ from adgen.errors import Location, UnsupportedError
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
                               "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
-                              "copy_adjoint", "zero_if_none", "or_zeros", "add_out"})
+                              "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
+                              "max_vjp", "matmul_vjp_a", "matmul_vjp_b"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -286,6 +288,53 @@ class _Rewriter:
             r._user_line = getattr(st, "_user_line", 0)
         st.body = reads + st.body
 
+    # -- views of buffers ----------------------------------------------------------------------
+
+    def view_indices(self, types_: dict[str, Any]) -> None:
+        """Wherever the forward records a view whose adjoint the pullback takes (``t12 =
+        hs[t11]`` on a loop's tape, or in the saved values), it records the names the view's
+        index reads too, and the pullback reads them back there: the adjoint of the view is
+        then the same view of the buffer's adjoint (``hs_shadow[t11]``)."""
+        self.views = views(self.fwd, types_, buffer_roots(self.fwd, types_))
+        used = {name_of(n.args[k]) for n in ast.walk(self.pb) if isinstance(n, ast.Call)
+                for k in ([0] if call_name(n) in ("sh.of", "sh.value", "root_of") else
+                          [1] if call_name(n) == "add_out" else []) if len(n.args) > k}
+        needed: dict[str, list[str]] = {}
+        for v in sorted(used & set(self.views)):
+            names: list[str] = []
+            w = v
+            while w in self.views:
+                names += sorted(self.views[w].names() - set(names))
+                w = self.views[w].base
+            needed[v] = names
+        if not any(needed.values()):
+            return
+        # the loops' records: forward appends and the pullback loops reading them back
+        records: list[tuple[ast.Tuple, ast.Tuple]] = []
+        appends = {name_of(n.func.value): n.args[0] for n in ast.walk(self.fwd)
+                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                   n.func.attr == "append" and n.args and isinstance(n.args[0], ast.Tuple)}
+        for st in ast.walk(self.pb):
+            if isinstance(st, ast.For) and call_name(st.iter) == "reversed" and \
+                    name_of(st.iter.args[0]) in appends and isinstance(st.target, ast.Tuple):
+                records.append((appends[name_of(st.iter.args[0])], st.target))
+        ret = self.fwd.body[-1]
+        unpack = next((st for st in self.pb.body if isinstance(st, ast.Assign) and
+                       name_of(st.value) == "saved"), None)
+        if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
+                len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and \
+                unpack is not None and isinstance(unpack.targets[0], ast.Tuple):
+            records.append((ret.value.elts[1], unpack.targets[0]))
+        for recorded, read in records:
+            have = {name_of(e) for e in recorded.elts}
+            for v, names in needed.items():
+                if v in have:
+                    for n in names:
+                        if n not in have:
+                            recorded.elts.append(ast.Name(id=n, ctx=ast.Load()))
+                            read.elts.append(ast.Name(id=n, ctx=ast.Store()))
+                            have.add(n)
+
     # -- list tapes ---------------------------------------------------------------------------
 
     def list_tapes(self, types_: dict[str, Any]) -> None:
@@ -313,16 +362,22 @@ class _Rewriter:
             nested = {k: e for k, e in enumerate(elts) if e in creations}
             tys = [None if k in nested else types_.get(e) for k, e in enumerate(elts)]
             for k, (e, ty) in enumerate(zip(elts, tys)):
-                if k not in nested and ty not in ("f8", "i8", "b1"):
+                if k in nested or ty in ("f8", "i8", "b1"):
+                    continue
+                if e in none_first:
                     raise self.refuse(
-                        sites[0], f"the gradient reads back {e} from each iteration, and the "
-                        "numba backend cannot tell its type (a number of one type is "
-                        "needed: an array, a tuple or a value that is None on some path "
-                        "cannot go into a typed column)",
-                        "make the loop compute numbers (float or int), or use "
-                        "backend='default'")
+                        sites[0], f"the gradient reads back {e} from each iteration, and it "
+                        "is None on some path: the numba backend keeps a number of one type "
+                        "in a typed column, and anything else (an array, a callee's record) "
+                        "in a typed list of one type", "bind it on every path (to a value "
+                        "of the same type), or use backend='default'")
+                # an array, a tuple (a callee's record) or a value whose type this analysis
+                # does not know: a numba typed list, whose element type numba infers (no
+                # cast: values of another type are a compile-time error, reported here)
+                tys[k] = "list"
             tapes[t] = _ListTape(t, elts, tys, nested)
-            self.columns.update({e: ty for e, ty in zip(elts, tys) if ty is not None})
+            self.columns.update({e: ty for e, ty in zip(elts, tys)
+                                 if ty in ("f8", "i8", "b1")})
         for t, tape in tapes.items():
             for k, inner in tape.nested.items():
                 tapes[inner].parent = t
@@ -342,6 +397,8 @@ class _Rewriter:
                 if k in tape.nested:
                     top += [f"{c} = np.empty(0, np.int64)" for c in tape.cols[
                         self._col_pos(tape, k):self._col_pos(tape, k) + 2]]
+                elif tape.types[k] == "list":
+                    top.append(f"{tape.cols[self._col_pos(tape, k)]} = List()")
                 else:
                     top.append(f"{tape.cols[self._col_pos(tape, k)]} = "
                                f"np.empty(0, {_DTYPES[tape.types[k]]})")
@@ -361,8 +418,12 @@ class _Rewriter:
                     values.append(e)
             n = counters[t]
             lines = []
+            listed = {tape.cols[self._col_pos(tape, k)] for k, ty in enumerate(tape.types)
+                      if ty == "list"}
             for c, v in zip(tape.cols, values):
-                if v in none_first:
+                if c in listed:
+                    lines.append(f"{c}.append({v})")
+                elif v in none_first:
                     # None until the branch that binds it runs (t4 = None before the loop):
                     # the pullback reads it only where that branch ran, as the default
                     # backend's; a NaN (0, False) stands in, so a read elsewhere shows
@@ -374,11 +435,16 @@ class _Rewriter:
             lines.append(f"{n} += 1")
             counted = isinstance(loop, ast.For) and call_name(loop.iter) == "range" and \
                 _direct(loop, site)
-            # the columns of a tape grow together: one capacity test for all of them
-            first = tape.cols[0]
+            # the columns of a tape grow together: one capacity test for all of them (typed
+            # lists grow by themselves)
+            arrays = [c for c in tape.cols if c not in listed]
+            if not arrays:
+                _replace(self.fwd, site, _parse("\n".join(lines)))
+                continue
+            first = arrays[0]
             if not counted:
                 lines = [f"if {n} == {first}.shape[0]:"] + [
-                    f"    {c} = grow({c}, {n} + 1)" for c in tape.cols] + lines
+                    f"    {c} = grow({c}, {n} + 1)" for c in arrays] + lines
             _replace(self.fwd, site, _parse("\n".join(lines)))
             if counted:
                 need = f"{n} + len({ast.unparse(loop.iter)})"
@@ -393,7 +459,7 @@ class _Rewriter:
                         f"len(range({outer.target.id}, {stop}))"
                 _insert_before(self.fwd, loop, _parse("\n".join(
                     [f"if {need} > {first}.shape[0]:"] +
-                    [f"    {c} = grow({c}, {grown})" for c in tape.cols])))
+                    [f"    {c} = grow({c}, {grown})" for c in arrays])))
         # the saved values: a root tape is its columns, its counter and its inner tapes'
         self.packs = {t: self._pack(t, counters) for t, tape in tapes.items() if not tape.parent}
         ret = self.fwd.body[-1]
@@ -486,31 +552,37 @@ class _Rewriter:
                 if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
                         call_name(node.left) == "root_of" and \
                         call_name(node.comparators[0]) == "root_of":
-                    a = rewriter.root(roots, node.left.args[0], self.st)
-                    b = rewriter.root(roots, node.comparators[0].args[0], self.st)
+                    a = rewriter.root(roots, rewriter.view_root(node.left.args[0]), self.st)
+                    b = rewriter.root(roots, rewriter.view_root(node.comparators[0].args[0]),
+                                      self.st)
                     return ast.Constant((a == b) == isinstance(node.ops[0], ast.Is))
                 return self.generic_visit(node)
+
+            def shadow(self, node: ast.expr) -> ast.expr:
+                """The adjoint buffer of ``node``, or the same view of it for a view."""
+                view = rewriter.views.get(name_of(node) or "")
+                if view is not None and roots.get(node.id) is None:
+                    return ast.Subscript(value=self.shadow(ast.Name(id=view.base,
+                                                                    ctx=ast.Load())),
+                                         slice=copy.deepcopy(view.index), ctx=ast.Load())
+                r = rewriter.root(roots, node, self.st)
+                if r not in shadow_of:
+                    shadow_of[r] = rewriter.fresh(f"{r}_shadow")
+                arg = name_of(node)
+                if r not in alloc_from and arg in saved_names:
+                    alloc_from[r] = arg
+                elif r not in alloc_from and r in saved_names:
+                    alloc_from[r] = r
+                return ast.Name(id=shadow_of[r], ctx=ast.Load())
 
             def visit_Call(self, node: ast.Call) -> ast.AST:
                 f = call_name(node)
                 if f in ("sh.of", "sh.value"):
-                    r = rewriter.root(roots, node.args[0], self.st)
-                    if r not in shadow_of:
-                        shadow_of[r] = rewriter.fresh(f"{r}_shadow")
-                    arg = name_of(node.args[0])
-                    if r not in alloc_from and arg in saved_names:
-                        alloc_from[r] = arg
-                    return ast.Name(id=shadow_of[r], ctx=ast.Load())
+                    return self.shadow(node.args[0])
                 if f == "add_out" and len(node.args) == 3 and name_of(node.args[0]) == "sh":
                     # the returned array's buffer, found statically, plus the cotangent
-                    r = rewriter.root(roots, node.args[1], self.st)
-                    if r not in shadow_of:
-                        shadow_of[r] = rewriter.fresh(f"{r}_shadow")
-                    arg = name_of(node.args[1])
-                    if r not in alloc_from and arg in saved_names:
-                        alloc_from[r] = arg
                     return ast.Call(func=ast.Name(id="add_out", ctx=ast.Load()),
-                                    args=[ast.Name(id=shadow_of[r], ctx=ast.Load()),
+                                    args=[self.shadow(node.args[1]),
                                           self.visit(node.args[2])], keywords=[])
                 if f == "add" and len(node.args) == 2:
                     return ast.BinOp(left=self.visit(node.args[0]), op=ast.Add(),
@@ -561,6 +633,12 @@ class _Rewriter:
             allocs.append(f"{s} = np.zeros({src}.shape)")
         self.pb.body[last_unpack:last_unpack] = _parse("\n".join(allocs)) if allocs else []
         del last_unpack
+
+    def view_root(self, node: ast.expr) -> ast.expr:
+        """The buffer a view is of (the name itself where it is no view)."""
+        while name_of(node) in self.views:
+            node = ast.Name(id=self.views[node.id].base, ctx=ast.Load())
+        return node
 
     def root(self, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
         n = name_of(node)
@@ -700,6 +778,7 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
     rw.check_calls(pb, runtime_names - rewritten)
     types_ = scalar_types(fwd, params)
     rw.tapes = {}
+    rw.view_indices(types_)
     rw.typed_tapes()
     rw.list_tapes(types_)
     rw.shadows(types_)
@@ -711,10 +790,10 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
                         runtime_names - NOPYTHON_HELPERS) | set(rw.tapes):
                     raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
                                     "into nopython code", "use backend='default' or 'auto'")
-    header = ("import math\n\nimport numpy as np\n"
+    header = ("import math\n\nimport numpy as np\nfrom numba.typed import List\n"
               "from adgen.numba_runtime import add_item, add_out, balanced_eq, copy_adjoint, "
-              "grow, loop_sequence, mean_vjp, or_zeros, stored_into, sum_vjp, unbroadcast, "
-              "zero_if_none, zeros_like\n\n")
+              "grow, loop_sequence, matmul_vjp_a, matmul_vjp_b, max_vjp, mean_vjp, or_zeros, "
+              "stored_into, sum_vjp, unbroadcast, zero_if_none, zeros_like\n\n")
     for k, v in sorted((constants or {}).items()):
         header += f"{k} = {v!r}  # a global of the function, folded (its guard recompiles)\n"
     header += "\n\n"

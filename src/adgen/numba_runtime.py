@@ -25,8 +25,8 @@ from numba import types
 from numba.extending import overload
 
 __all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "grow", "loop_sequence",
-           "mean_vjp", "or_zeros", "stored_into", "sum_vjp", "unbroadcast", "zero_if_none",
-           "zeros_like"]
+           "matmul_vjp_a", "matmul_vjp_b", "max_vjp", "mean_vjp", "or_zeros", "stored_into",
+           "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like"]
 
 
 def _is_number(t: Any) -> bool:
@@ -248,6 +248,81 @@ def _mean_vjp(g, shape, axis, keepdims):
                                  "empty array")
             return np.full(shape, g / count)
         return full
+    return None
+
+
+def max_vjp(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    """The adjoint of a full ``np.max(a)`` / ``np.min(a)`` of a non-empty array: ``g`` at the
+    extremum, split evenly between tied extrema (the default helper's rule); a reduction over
+    axes is refused at compile time."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(max_vjp, jit_options={"cache": True})
+def _max_vjp(g, out, a, axis, keepdims):
+    if _is_number(g) and _is_number(out) and isinstance(a, types.Array) and a.ndim > 0 and \
+            isinstance(axis, types.NoneType):
+        def full(g, out, a, axis, keepdims):
+            if keepdims:
+                raise ValueError("adgen numba backend: np.max(..., keepdims=True)")
+            hits = a == out
+            count = np.count_nonzero(hits)
+            if count == 1:  # one extremum, the common case: g at its place
+                flat = np.zeros(a.size)
+                flat[np.argmax(hits)] = g
+                return flat.reshape(a.shape)
+            return hits * (g / count)
+        return full
+    return None
+
+
+def matmul_vjp_a(g: Any, b: Any, a_shape: Any) -> Any:
+    """The adjoint of ``a`` in ``a @ b`` for vectors and matrices (no stacks, no
+    broadcasting: those are refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _matmul_ranks(g: Any, other: Any, shape: Any) -> tuple[int, int, int] | None:
+    """(rank of g, of the other operand, of the operand whose adjoint is wanted), or None
+    where the case is not one of the four vector/matrix products."""
+    if not isinstance(other, types.Array) or not isinstance(shape, types.UniTuple):
+        return None
+    gr = g.ndim if isinstance(g, types.Array) else 0 if _is_number(g) else -1
+    ranks = (gr, other.ndim, len(shape))
+    return ranks if other.ndim <= 2 and len(shape) <= 2 and len(shape) > 0 and gr >= 0 \
+        else None
+
+
+@overload(matmul_vjp_a, jit_options={"cache": True})
+def _matmul_vjp_a(g, b, a_shape):
+    ranks = _matmul_ranks(g, b, a_shape)
+    if ranks == (1, 1, 2):  # matrix @ vector: the outer product
+        return lambda g, b, a_shape: np.outer(g, b)
+    if ranks == (0, 1, 1):  # vector @ vector
+        return lambda g, b, a_shape: g * b
+    if ranks == (1, 2, 1):  # vector @ matrix
+        return lambda g, b, a_shape: np.dot(np.ascontiguousarray(b), g)
+    if ranks == (2, 2, 2):  # matrix @ matrix
+        return lambda g, b, a_shape: np.dot(g, np.ascontiguousarray(b.T))
+    return None
+
+
+def matmul_vjp_b(g: Any, a: Any, b_shape: Any) -> Any:
+    """The adjoint of ``b`` in ``a @ b`` for vectors and matrices."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(matmul_vjp_b, jit_options={"cache": True})
+def _matmul_vjp_b(g, a, b_shape):
+    ranks = _matmul_ranks(g, a, b_shape)
+    if ranks == (1, 2, 1):  # matrix @ vector: the transposed product
+        return lambda g, a, b_shape: np.dot(g, np.ascontiguousarray(a))
+    if ranks == (0, 1, 1):  # vector @ vector
+        return lambda g, a, b_shape: g * a
+    if ranks == (1, 1, 2):  # vector @ matrix
+        return lambda g, a, b_shape: np.outer(a, g)
+    if ranks == (2, 2, 2):  # matrix @ matrix
+        return lambda g, a, b_shape: np.dot(np.ascontiguousarray(a.T), g)
     return None
 
 

@@ -268,3 +268,78 @@ def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str |
             else:
                 roots[t] = r
     return roots
+
+
+@dataclass(frozen=True)
+class View:
+    """A name bound to a basic-indexing view of a buffer: ``v = base[index]``, where ``base``
+    is a buffer (a root of :func:`buffer_roots`) or another view, and ``index`` is made of
+    names, constants and slices of them."""
+
+    base: str
+    index: ast.expr
+
+    def names(self) -> set[str]:
+        """The names the index reads (the view of the adjoint needs their values)."""
+        return {n.id for n in ast.walk(self.index) if isinstance(n, ast.Name)}
+
+
+def _basic_index(e: ast.expr) -> bool:
+    if isinstance(e, ast.Tuple):
+        return all(_basic_index(x) for x in e.elts)
+    if isinstance(e, ast.Slice):
+        return all(p is None or isinstance(p, (ast.Name, ast.Constant)) or
+                   (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant))
+                   for p in (e.lower, e.upper, e.step))
+    return isinstance(e, (ast.Name, ast.Constant)) or (
+        isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant))
+
+
+def views(fn: ast.FunctionDef, types_: dict[str, Any],
+          roots: dict[str, str | None]) -> dict[str, View]:
+    """The names bound to a view of a buffer by basic indexing (``t12 = hs[t11]``, ``a =
+    u[1:-1]``): an array-typed subscript of a buffer or of another view, with integer and
+    slice indices (no index arrays, no ``np.newaxis``). A name bound to anything else as well
+    is left out."""
+    out: dict[str, View] = {}
+    other: set[str] = set()
+    aliases: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                isinstance(node.targets[0], ast.Name)):
+            continue
+        t = node.targets[0].id
+        v = node.value
+        ty = types_.get(t)
+        if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and \
+                isinstance(ty, tuple) and ty[0] == "array" and _basic_index(v.slice) and \
+                all(types_.get(n) in ("i8", "b1") or n is None for n in [
+                    x.id if isinstance(x, ast.Name) else None for x in ast.walk(v.slice)]):
+            view = View(v.value.id, v.slice)
+            if t in out and ast.dump(out[t].index) != ast.dump(view.index) or \
+                    t in out and out[t].base != view.base:
+                other.add(t)
+            out[t] = view
+        elif isinstance(v, ast.Name) and roots.get(t) is None and \
+                aliases.get(t, v.id) == v.id:
+            aliases[t] = v.id  # another name of the same view (t1_1 = t1)
+        else:
+            other.add(t)
+    for t in other:
+        out.pop(t, None)
+        aliases.pop(t, None)
+    grown = True
+    while grown:
+        grown = False
+        for t, b in aliases.items():
+            if b in out and t not in out and t not in other:
+                out[t] = out[b]
+                grown = True
+    # a view's base must be a buffer or a view of one
+    dropped = True
+    while dropped:
+        bad = [t for t, v in out.items() if roots.get(v.base) is None and v.base not in out]
+        for t in bad:
+            out.pop(t)
+        dropped = bool(bad)
+    return out
