@@ -21,7 +21,8 @@ from typing import Any
 
 #: The modules that hold workloads, in table order.
 MODULES = ("sum3", "mse", "logreg", "mlp", "rnn", "heat", "fill", "conv", "softmax_xent",
-           "attention", "gp", "softdtw", "kalman", "rk4")
+           "attention", "gp", "softdtw", "kalman", "rk4", "polybench_stencils",
+           "polybench_linalg")
 
 VECTORISED = "vectorised"  # no Python loop in the primal: judged against the hand gradient
 LOOP = "loop"  # judged against the loop-keeping hand adjoint
