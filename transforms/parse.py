@@ -281,7 +281,7 @@ def _flatten_parameters(node: gast.FunctionDef) -> list[str]:
     """Puts positional-only and keyword-only parameters with the others, in the order of
     ``inspect.signature`` (the order cotangents come back in), and drops the defaults' source
     text: the forward gets the function's own ``__defaults__`` and ``__kwdefaults__``
-    (Reverse.forward restores the keyword-only ones). Returns the keyword-only names."""
+    (the forward emitter restores the keyword-only ones). Returns the keyword-only names."""
     a = node.args
     kwonly = [p.id for p in a.kwonlyargs]
     a.args = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)

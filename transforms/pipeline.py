@@ -41,7 +41,7 @@ from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, parse_function
 from adgen.transforms.rename_reserved import rename_reserved
-from adgen.transforms.reverse import Reverse
+from adgen.transforms.reverse import reverse
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
@@ -384,14 +384,13 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
-    rev = Reverse(parsed, tree, namer, act, eff, headers, mutation, callee_info, known,
-                  columns)
     # arrays that are float64 at every call with this signature: a store into one keeps the
     # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
-    rev.f64_arrays = _run("reverse", lambda: float64_arrays(
+    f64 = _run("reverse", lambda: float64_arrays(
         tree, known, {a.id for a, k in bound if type(k) is int},
         lambda n: _resolve(parsed, n)), parsed)
-    result = _run("reverse", rev.run, parsed)
+    result = _run("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
+                                             callee_info, known, columns, f64), parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]

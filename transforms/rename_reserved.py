@@ -6,7 +6,7 @@ named, or a global bound to another object than the generated code's. Output: th
 function where every name in ``RESERVED`` (the pullback's ``saved``, ``out_bar``, ``sh``,
 ``top``) and every clashing name is renamed (``sh`` -> ``sh_1``, a global ``add`` ->
 ``add_1``). A renamed parameter keeps its name in the forward's signature (see
-Reverse.forward), so calls by keyword still work; a renamed global is read from the user's
+reverse_forward), so calls by keyword still work; a renamed global is read from the user's
 module under its own name (``bindings``).
 """
 

@@ -1,6 +1,7 @@
-"""Building blocks of the reverse pass: site and capture records, AST constructors and
-small predicates over SSA statements, shared by its modules (reverse, reverse_sites,
-reverse_stores, reverse_calls, reverse_forward)."""
+"""Building blocks of the reverse pass: the records its phases hand each other (sites, captures,
+the recording, the result), AST constructors and small predicates over SSA statements, shared
+by its modules (reverse_plan, reverse_captures, reverse_pullback, reverse_stores,
+reverse_calls, reverse_forward)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,30 @@ class Capture:
     stmt: gast.stmt
     name: str
     after: bool  # the capture of an output is taken after its statement
-    var: str = ""
+
+
+@dataclass
+class Recording:
+    """What the pullback emitter needs the forward to keep, by statement (``id(stmt)``): the
+    forward emitter reads it. Also the sites the emitter decides (forced and elided callee
+    pullbacks) after the plan's."""
+
+    sites: list[Site]
+    # names the forward binds for the pullback: tapes, arms, saved results, capture variables
+    extra_fwd: set[str] = field(default_factory=set)
+    tape_of: dict[int, str] = field(default_factory=dict)  # loop -> its tape
+    records: dict[int, list[str]] = field(default_factory=dict)  # loop -> names per iteration
+    # loop -> its typed tape: (the range's arguments, the column per recorded number)
+    columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = field(
+        default_factory=dict)
+    saved_call: dict[int, str] = field(default_factory=dict)  # call -> its callee's saved values
+    result_of: dict[int, str] = field(default_factory=dict)  # call -> a name for its result
+    arm_of: dict[int, str] = field(default_factory=dict)  # try -> the arm that ran
+    # try -> (the flag set once a statement with a lasting effect ran, those statements)
+    try_ran: dict[int, tuple[str, set[int]]] = field(default_factory=dict)
+    cap_var: dict[tuple[int, str], str] = field(default_factory=dict)  # capture -> variable
+    callees: dict[str, Any] = field(default_factory=dict)
+    saved_names: list[str] = field(default_factory=list)  # what the forward hands over
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """The pullbacks of calls of user functions (static ``g_forward``/``g_pullback`` or dynamic
-``call_forward``/``call_pullback``) and of ``rrule``s.
-
-A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
-reverse pass's state)."""
+``call_forward``/``call_pullback``) and of ``rrule``s: a part of the pullback emitter
+(:class:`reverse_pullback.Pullback` hands it those calls and lends it its contributions)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import gast
 from adgen.transforms.desugar import assign, name
@@ -17,39 +17,38 @@ from adgen.transforms.reverse_ast import (
     is_python_function,
 )
 
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_pullback import Pullback
 
-class CallsMixin:
-    """The pullbacks of calls of user functions (static ``g_forward``/``g_pullback`` or dynamic"""
 
-    def _mutating_call(self, call: gast.Call) -> bool:
-        info = self.callee_info(self.resolve(call.func))
-        # a callee that writes an argument in place: an array, or a list, dict or object
-        # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
-        writes = bool(info and (info.mutates_params or
-                                getattr(info.compiled, "mutates_containers", False)))
-        return writes and any(
-            self.act.active(a.id) for a in call.args if isinstance(a, gast.Name))
+class Calls:
+    """Reverses calls of user functions and of functions with an rrule."""
+
+    def __init__(self, pb: Pullback) -> None:
+        self.pb = pb
+        self.plan = pb.plan
+        self.rec = pb.rec
 
     def rev_user_call(self, s: gast.stmt, call: gast.Call, t: str | None, state: set[str],
                       forced: bool) -> list[gast.stmt]:
         saved = self._saved_var(s, call)
         if forced:
-            self.sites.append(Site(s, self.construct(s), "forced-pullback",
+            self.rec.sites.append(Site(s, self.plan.construct(s), "forced-pullback",
                                    "it mutates an argument the gradient flows through"))
         g: gast.expr
-        if t is not None and self.g_of(t, state) is not None:
+        if t is not None and self.pb.g_of(t, state) is not None:
             g = self._result_adjoint(t, state)
         else:
             # forced: the result got no gradient; the callee still runs its pullback for what
             # it wrote, with a zero for its result
             if t is None:
-                t = self.namer.fresh(f"{callee_name(call)}_result")
-                self.result_of[id(s)] = t
-                self.extra_fwd.add(t)
+                t = self.pb.namer.fresh(f"{callee_name(call)}_result")
+                self.rec.result_of[id(s)] = t
+                self.rec.extra_fwd.add(t)
             g = call_node("zeros_like", name(t))
         args = list(call.args)
         receiver = None
-        obj = self.resolve(call.func)
+        obj = self.plan.resolve(call.func)
         if obj is MISSING and isinstance(call.func, gast.Attribute):
             receiver = call.func.value
         if obj is not MISSING and is_python_function(obj):
@@ -61,13 +60,13 @@ class CallsMixin:
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
         targets = ([receiver] if receiver is not None else []) + args
-        fn_names = {d.name for d in self.parsed.nested_defs}
-        cts = [self.namer.fresh("ct") if isinstance(a, gast.Name) and self.act.active(a.id)
+        fn_names = {d.name for d in self.plan.parsed.nested_defs}
+        cts = [self.pb.namer.fresh("ct") if isinstance(a, gast.Name) and self.plan.act.active(a.id)
                and a.id not in fn_names else "_" for a in targets]
         pull = self.callee_pullback(call)
         saved_expr: gast.expr = name(saved)
         # captures at the call: its arguments, and the enclosing names a closure reads
-        caps = [self.read_value(s, n) for n in sorted({n for sid, n in self.caps
+        caps = [self.pb.read_value(s, n) for n in sorted({n for sid, n in self.plan.caps
                                                         if sid == id(s)})]
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
@@ -77,11 +76,12 @@ class CallsMixin:
         out: list[gast.stmt] = []
         handed: set[str] = set()
         for a, c in zip(targets, cts):
-            if c != "_" and isinstance(a, gast.Name) and a.id not in self.numeric and \
-                    not self.tracked(a.id) and self.bar(a.id) in state and a.id not in handed:
+            if c != "_" and isinstance(a, gast.Name) and a.id not in self.plan.numeric and \
+                    not self.plan.tracked(a.id) and self.pb.bar(a.id) in state and \
+                    a.id not in handed:
                 # a list/dict/object the callee may change: hand over its adjoint
                 out.append(gast.Expr(value=call_node(attr_node("sh", "deposit"), name(a.id),
-                                                 name(self.bar(a.id)))))
+                                                 name(self.pb.bar(a.id)))))
                 handed.add(a.id)
         value = call_node(pull, saved_expr, g, name("sh"))
         if receiver is not None and isinstance(pull, gast.Name) and pull.id == "call_pullback":
@@ -94,13 +94,14 @@ class CallsMixin:
             if c == "_":
                 continue
             if a.id in handed:
-                b = self.bar(a.id)
-                out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "merge"), name(a.id),
+                b = self.pb.bar(a.id)
+                out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "merge"),
+                                                                 name(a.id),
                                                              name(b), name(c)), s))
                 state.discard("owned:" + b)
                 handed.discard(a.id)
             else:
-                out += self.contribute(a.id, name(c), state, may_be_none=True)
+                out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
         return out
 
     def _result_adjoint(self, t: str, state: set[str]) -> gast.expr:
@@ -108,22 +109,22 @@ class CallsMixin:
         whose adjoint lives in shadow memory may view an argument (``return a[::-1]``, ``return
         a``), whose shadow the callee's cotangent is added to again: its adjoint is taken out
         of shadow memory (``sh.pop``) and comes back through the cotangents."""
-        if self.tracked(t):
+        if self.plan.tracked(t):
             return call_node(attr_node("sh", "pop"), name(t))
-        return self.g_of(t, state)
+        return self.pb.g_of(t, state)
 
     def _saved_var(self, s: gast.stmt, call: gast.Call) -> str:
-        if id(s) not in self.saved_call:
-            v = self.namer.fresh(f"{callee_name(call)}_saved")
-            self.saved_call[id(s)] = v
-            self.extra_fwd.add(v)
-        return self.saved_call[id(s)]
+        if id(s) not in self.rec.saved_call:
+            v = self.pb.namer.fresh(f"{callee_name(call)}_saved")
+            self.rec.saved_call[id(s)] = v
+            self.rec.extra_fwd.add(v)
+        return self.rec.saved_call[id(s)]
 
     def callee_pullback(self, call: gast.Call) -> gast.expr:
-        obj = self.resolve(call.func)
+        obj = self.plan.resolve(call.func)
         if obj is not MISSING and is_python_function(obj):
-            info = self.callee_info(obj)
-            self.callees[info.name] = info
+            info = self.plan.callee_info(obj)
+            self.rec.callees[info.name] = info
             return name(f"{info.name}_pullback")
         return name("call_pullback")
 
@@ -131,14 +132,14 @@ class CallsMixin:
                   ) -> list[gast.stmt]:
         call = s.value
         saved = self._saved_var(s, call)
-        if t is not None and self.tracked(t) and not (isinstance(g, gast.Constant) and
+        if t is not None and self.plan.tracked(t) and not (isinstance(g, gast.Constant) and
                                                       g.value is None):
             g = self._result_adjoint(t, state)
-        cts = [self.namer.fresh("ct") if self.active(a) else "_" for a in call.args]
+        cts = [self.pb.namer.fresh("ct") if self.plan.active(a) else "_" for a in call.args]
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
             call_node("call_pullback", name(saved), g, name("sh")), s)]
         for a, c in zip(call.args, cts):
             if c != "_":
-                out += self.contribute(a.id, name(c), state, may_be_none=True)
+                out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
         return out

@@ -1,8 +1,6 @@
-"""The forward function: the primal, plus the tapes, arms and captures the pullback
-reads, and the guards of the writes that may overwrite a captured value.
-
-A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
-reverse pass's state)."""
+"""The forward emitter: the primal, plus what the pullback emitter recorded it needs — the
+tapes, arms, saved callee results and captures — and the guards of the writes that may
+overwrite a captured value (from the plan)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,10 @@ import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.names import Namer
 from adgen.transforms.reverse_ast import (
     MISSING,
+    Recording,
     attr_node,
     call_node,
     callee_name,
@@ -21,37 +21,45 @@ from adgen.transforms.reverse_ast import (
     is_python_function,
     record_position,
 )
-from adgen.transforms.specialize import method_reductions
+from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.specialize import (
+    method_reductions,
+)
 from adgen.transforms.walk import clone
 
 from adgen.rules import registry
 
 
-class ForwardMixin:
-    """The forward function: the primal, plus the tapes, arms and captures the pullback"""
+class Forward:
+    """Emits ``<f>_forward(*params) -> (out, saved)`` of one planned function."""
+
+    def __init__(self, plan: Plan, rec: Recording, namer: Namer) -> None:
+        self.plan = plan
+        self.rec = rec
+        self.namer = namer
 
     def forward(self, saved: list[str]) -> gast.FunctionDef:
-        body = self.fwd_block(self.fn.body, top=True)
+        body = self.fwd_block(self.plan.fn.body, top=True)
         # the final return hands back the saved values
         ret = body[-1]
         assert isinstance(ret, gast.Return)
         tup = gast.Tuple(elts=[name(n) for n in saved], ctx=gast.Load())
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
-        init = self.init_conditional(self.fn.body, saved)
-        args = clone(self.fn.args)
+        init = self.init_conditional(self.plan.fn.body, saved)
+        args = clone(self.plan.fn.args)
         for a in args.args:
-            if a.id in self.parsed.renamed_params:
+            if a.id in self.plan.parsed.renamed_params:
                 # the parameter keeps the user's name in the signature (keyword calls)
-                old = self.parsed.renamed_params[a.id]
-                init.insert(0, assign(name(a.id, gast.Store), name(old), self.fn))
+                old = self.plan.parsed.renamed_params[a.id]
+                init.insert(0, assign(name(a.id, gast.Store), name(old), self.plan.fn))
                 a.id = old
         self.signature_of_user(args)
-        fwd = gast.FunctionDef(name=f"{self.fname}_forward", args=args,
+        fwd = gast.FunctionDef(name=f"{self.plan.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])
-        if self.kinds:
-            fwd = method_reductions(fwd, self.kinds, self.resolve)
+        if self.plan.kinds:
+            fwd = method_reductions(fwd, self.plan.kinds, self.plan.resolve)
         return fwd
 
     def signature_of_user(self, args: gast.arguments) -> None:
@@ -59,8 +67,8 @@ class ForwardMixin:
         parameters go back to keyword-only, and every parameter with a default gets one (a
         placeholder here, shown as the value when it is a literal; the pipeline sets the
         function's own ``__defaults__``/``__kwdefaults__`` on the compiled forward)."""
-        fn = self.parsed.fn
-        kwonly = set(self.parsed.kwonly)
+        fn = self.plan.parsed.fn
+        kwonly = set(self.plan.parsed.kwonly)
         args.kwonlyargs = [a for a in args.args if a.id in kwonly]
         args.args = [a for a in args.args if a.id not in kwonly]
         kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
@@ -81,14 +89,14 @@ class ForwardMixin:
             if isinstance(s, gast.AugAssign):
                 top.add(s.target.id)
         ids = {id(st) for st in stmts}
-        top |= {c.var for (sid, _), c in self.caps.items() if sid in ids and c.var}
-        top |= {v for sid, v in self.saved_call.items() if sid in ids}
-        top |= {v for sid, v in self.result_of.items() if sid in ids}
-        top |= {v for sid, v in self.tape_of.items() if sid in ids}
-        params = {a.id for a in self.fn.args.args}
+        top |= {v for (sid, _), v in self.rec.cap_var.items() if sid in ids}
+        top |= {v for sid, v in self.rec.saved_call.items() if sid in ids}
+        top |= {v for sid, v in self.rec.result_of.items() if sid in ids}
+        top |= {v for sid, v in self.rec.tape_of.items() if sid in ids}
+        params = {a.id for a in self.plan.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
-                   (n in self.namer_locals or n in self.extra_fwd)]
-        return [assign(name(n, gast.Store), gast.Constant(None, None), self.fn)
+                   (n in self.plan.namer_locals or n in self.rec.extra_fwd)]
+        return [assign(name(n, gast.Store), gast.Constant(None, None), self.plan.fn)
                 for n in missing]
 
     def fwd_block(self, stmts: list[gast.stmt], top: bool = False) -> list[gast.stmt]:
@@ -99,21 +107,22 @@ class ForwardMixin:
 
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
         if is_marker(s):
-            return [clone(self.parsed.nested_defs[s.value.args[0].value])]
+            return [clone(self.plan.parsed.nested_defs[s.value.args[0].value])]
         pre: list[gast.stmt] = []
         post: list[gast.stmt] = []
-        for (sid, n), cap in self.caps.items():
-            if sid != id(s) or not cap.var:
+        for (sid, n), cap in self.plan.caps.items():
+            var = self.rec.cap_var.get((sid, n))
+            if sid != id(s) or var is None:
                 continue
-            call = call_node("capture", name(n), gast.Constant(self.parsed.file, None),
+            call = call_node("capture", name(n), gast.Constant(self.plan.parsed.file, None),
                          gast.Constant(getattr(s, "lineno", 0), None),
-                         gast.Constant(self.user_name(n), None))
-            if cap.after and id(s) in self.saved_call and n in self.objlike:
+                         gast.Constant(self.plan.user_name(n), None))
+            if cap.after and id(s) in self.rec.saved_call and n in self.plan.objlike:
                 # an object handed to a call: only the arrays of it the callee kept matter
                 call.keywords = [gast.keyword(arg="within",
-                                              value=name(self.saved_call[id(s)]))]
-            (post if cap.after else pre).append(assign(name(cap.var, gast.Store), call, s))
-        w = self.guarded.get(id(s))
+                                              value=name(self.rec.saved_call[id(s)]))]
+            (post if cap.after else pre).append(assign(name(var, gast.Store), call, s))
+        w = self.plan.guarded.get(id(s))
         if w is not None and not w.container:  # a list's capture is a copy already
             pre.append(self.guard(s, w))
         if isinstance(s, gast.If):
@@ -124,14 +133,14 @@ class ForwardMixin:
         if isinstance(s, (gast.For, gast.While)):
             s2 = copy.copy(s)
             body = self.fwd_block(s.body)
-            tape = self.tape_of.get(id(s))
-            if id(s) in self.columns:
+            tape = self.rec.tape_of.get(id(s))
+            if id(s) in self.rec.columns:
                 pre += self.fill_float_tape(s, tape, body)
             elif tape is not None:
-                recorded = self.records.get(id(s), [])
+                recorded = self.rec.records.get(id(s), [])
                 rec = gast.Expr(value=call_node(attr_node(tape, "append"), gast.Tuple(
                     elts=[name(r) for r in recorded], ctx=gast.Load())))
-                pos = record_position(body, self.headers)
+                pos = record_position(body, self.plan.headers)
                 body.insert(pos, rec)
                 target = {s.target.id} if isinstance(s, gast.For) else set()
                 init = self.init_conditional(s.body, [r for r in recorded if r not in target])
@@ -141,8 +150,8 @@ class ForwardMixin:
             return pre + [s2]
         if isinstance(s, gast.Try):
             s2 = copy.copy(s)
-            arm = self.arm_of.get(id(s))
-            flag, ran = self.try_ran.get(id(s), (None, set()))
+            arm = self.rec.arm_of.get(id(s))
+            flag, ran = self.rec.try_ran.get(id(s), (None, set()))
             s2.body = []
             for b in s.body:
                 s2.body += self.fwd_stmt(b)
@@ -158,7 +167,7 @@ class ForwardMixin:
                         + h2.body
                 if flag:
                     h2.body = [gast.Expr(value=call_node(
-                        "partial_try", name(flag), gast.Constant(self.parsed.file, None),
+                        "partial_try", name(flag), gast.Constant(self.plan.parsed.file, None),
                         gast.Constant(getattr(s, "lineno", 0), None)))] + h2.body
                 handlers.append(h2)
             if flag:
@@ -169,47 +178,47 @@ class ForwardMixin:
             return pre + [s2]
         if isinstance(s, (gast.Assign, gast.Expr)) and isinstance(s.value, gast.Call):
             call = s.value
-            saved = self.saved_call.get(id(s))
+            saved = self.rec.saved_call.get(id(s))
             rule = None
-            obj = self.resolve(call.func)
+            obj = self.plan.resolve(call.func)
             if obj is not MISSING:
                 rule = registry.lookup(obj)
             if saved is not None or (rule is not None and rule.is_rrule):
-                saved = saved or self.saved_call.setdefault(id(s), self.namer.fresh(
+                saved = saved or self.rec.saved_call.setdefault(id(s), self.namer.fresh(
                     f"{callee_name(call)}_saved"))
                 if rule is not None and rule.is_rrule:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords  # f(x, scale=3.0): the rule gets scale
                 elif obj is not MISSING and is_python_function(obj):
-                    info = self.callee_info(obj)
-                    self.callees[info.name] = info
+                    info = self.plan.callee_info(obj)
+                    self.rec.callees[info.name] = info
                     fcall = call_node(f"{info.name}_forward", *call.args)
                     fcall.keywords = call.keywords
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
-                    self.result_of.get(id(s), "_"), gast.Store)
+                    self.rec.result_of.get(id(s), "_"), gast.Store)
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + post
         return pre + [s] + post
 
     def fill_float_tape(self, s: gast.For, tape: str, body: list[gast.stmt]
                         ) -> list[gast.stmt]:
-        """A typed tape (Reverse.counted): one float64 or int64 array (a column) per recorded
+        """A typed tape (Plan.counted): one float64 or int64 array (a column) per recorded
         number, allocated before the loop; each iteration writes its row (the index, less the
         range's start)."""
-        steps, cols = self.columns[id(s)]
+        steps, cols = self.rec.columns[id(s)]
         row: gast.expr = name(s.target.id)
         if len(steps) == 2:
             row = gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0]))
         writes = [assign(gast.Subscript(value=name(c), slice=clone(row), ctx=gast.Store()),
                          name(r), s) for r, c in cols]
-        pos = record_position(body, self.headers)
+        pos = record_position(body, self.plan.headers)
         body[pos:pos] = writes
         alloc = assign(name(tape, gast.Store), call_node(
             "tape_columns", call_node("range", *[clone(a) for a in steps]),
-            *[gast.Constant(self.column_dtypes[r], None) for r, _ in cols]), s)
+            *[gast.Constant(self.plan.column_dtypes[r], None) for r, _ in cols]), s)
         split = assign(gast.Tuple(elts=[name(c, gast.Store) for _, c in cols],
                                   ctx=gast.Store()), name(tape), s)
         return [alloc, split]
@@ -226,10 +235,11 @@ class ForwardMixin:
                 isinstance(s.value, gast.Name):
             extra = [name(s.value.id)]
         return gast.Expr(value=call_node(
-            "before_write", name(t), region, gast.Constant(self.policy, None),
-            gast.Constant(self.parsed.file, None), gast.Constant(getattr(s, "lineno", 0), None),
+            "before_write", name(t), region, gast.Constant(self.plan.policy, None),
+            gast.Constant(self.plan.parsed.file, None),
+            gast.Constant(getattr(s, "lineno", 0), None),
             gast.Constant(getattr(s, "col_offset", 0), None),
-            gast.Constant(self.construct(s), None), *extra))
+            gast.Constant(self.plan.construct(s), None), *extra))
 
 
 def _shown(value: object) -> gast.expr:

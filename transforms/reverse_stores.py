@@ -1,10 +1,10 @@
 """The pullbacks of reads and writes of elements and slices, attribute stores, augmented
-assignments and ``ufunc.at``.
-
-A part of :class:`adgen.transforms.reverse.Reverse` (a mixin: its methods use the
-reverse pass's state)."""
+assignments and ``ufunc.at``: a part of the pullback emitter (:class:`reverse_pullback.Pullback`
+hands it those statements and lends it its contributions)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.container_aliases import aliased_writes
@@ -28,49 +28,58 @@ from adgen.transforms.walk import clone, walk
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
 
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_pullback import Pullback
 
-class StoresMixin:
-    """The pullbacks of reads and writes of elements and slices, attribute stores, augmented"""
+
+class Stores:
+    """Reverses stores into elements, slices and attributes, and augmented assignments."""
+
+    def __init__(self, pb: Pullback) -> None:
+        self.pb = pb
+        self.plan = pb.plan
+        self.rec = pb.rec
+        self._aliased_writes: dict[int, Any] | None = None
 
     def rev_getitem(self, s: gast.Assign, v: gast.Subscript, t: str, g: gast.expr,
                     state: set[str]) -> list[gast.stmt]:
-        if not self.active(v.value):
+        if not self.plan.active(v.value):
             return []
         x = v.value.id
         idx = self.read_index(s, v.slice)
-        if self.tracked(t) and not self.tracked(x):
-            if x in self.objlike:
+        if self.plan.tracked(t) and not self.plan.tracked(x):
+            if x in self.plan.objlike:
                 return []  # an array held by a container: its adjoint lives in shadow memory
             # an element or view of an untracked array that is itself tracked: its shadow
             # holds its adjoint, which goes to the array's
-            b = self.bar(x)
-            out = self.own(x, b, state, s)
+            b = self.pb.bar(x)
+            out = self.pb.own(x, b, state, s)
             out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx),
                                              call_node(attr_node("sh", "of"), name(t)))))
             return out
-        if self.tracked(x):
-            if self.tracked(t):
-                if t in self.view_of:
+        if self.plan.tracked(x):
+            if self.plan.tracked(t):
+                if t in self.plan.view_of:
                     return []  # a view (kinds known): it shares x's shadow
                 # t views x's buffer (basic index) and shares its shadow, or is a copy
                 return [gast.Expr(value=call_node("scatter_if_copy", name("sh"), name(x),
                                               index_value(idx), name(t)))]
-            b = self.bar(x)
-            if b in state and isinstance(self.kinds.get(x), int) and \
-                    basic_index(v.slice, self.int_names):
+            b = self.pb.bar(x)
+            if b in state and isinstance(self.plan.kinds.get(x), int) and \
+                    basic_index(v.slice, self.plan.int_names):
                 # an element or a basic slice of an array whose shadow is at hand
                 return [gast.AugAssign(target=gast.Subscript(value=name(b), slice=idx,
                                                              ctx=gast.Store()),
                                        op=gast.Add(), value=g)]
             return [gast.Expr(value=call_node("add_item", call_node(attr_node("sh", "of"), name(x)),
                                           index_value(idx), g))]
-        b = self.bar(x)
-        out: list[gast.stmt] = self.own(x, b, state, s)
+        b = self.pb.bar(x)
+        out: list[gast.stmt] = self.pb.own(x, b, state, s)
         has_names = any(isinstance(e, gast.Name) for e in walk(v.slice))
-        if basic_index(v.slice, self.int_names) and (
-                not has_names or isinstance(self.kinds.get(x), int)):
+        if basic_index(v.slice, self.plan.int_names) and (
+                not has_names or isinstance(self.plan.kinds.get(x), int)):
             target = gast.Subscript(value=name(b), slice=idx, ctx=gast.Store())
-            if x not in self.numeric:
+            if x not in self.plan.numeric:
                 out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx), g)))
             else:
                 out.append(gast.AugAssign(target=target, op=gast.Add(), value=g))
@@ -82,18 +91,19 @@ class StoresMixin:
         """Refuses a write to a list, dict or object that another name may also reach
         (analyses.container_aliases): its adjoint follows the name, so a read through the
         other name would get a silently wrong gradient."""
-        if not hasattr(self, "_aliased_writes"):
-            self._aliased_writes = {id(a.stmt): a for a in aliased_writes(self.fn, self.eff)}
+        if self._aliased_writes is None:
+            self._aliased_writes = {id(a.stmt): a
+                                    for a in aliased_writes(self.plan.fn, self.plan.eff)}
         a = self._aliased_writes.get(id(s))
         if a is None:
             return
         other = user_name_of(a.other)
-        line = self.loc(a.other_stmt).line
+        line = self.plan.loc(a.other_stmt).line
         raise UnsupportedError(
-            f"{self.construct(s)} changes {user_name_of(a.target)} in place, and {other} "
+            f"{self.plan.construct(s)} changes {user_name_of(a.target)} in place, and {other} "
             f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
             "container's gradient by its name, not yet through aliases",
-            self.loc(s), hint="use one name for it, or build a new one instead of changing "
+            self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "
                               "it in place")
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
@@ -101,13 +111,13 @@ class StoresMixin:
         change it (an index array, a mask)."""
         node = clone(idx)
         if isinstance(node, gast.Name):
-            return self.read_value(s, node)
+            return self.pb.read_value(s, node)
         for parent in walk(node):
             for field, value in gast.iter_fields(parent):
                 if isinstance(value, gast.Name) and isinstance(value.ctx, gast.Load):
-                    setattr(parent, field, self.read_value(s, value))
+                    setattr(parent, field, self.pb.read_value(s, value))
                 elif isinstance(value, list):
-                    value[:] = [self.read_value(s, e) if isinstance(e, gast.Name) and
+                    value[:] = [self.pb.read_value(s, e) if isinstance(e, gast.Name) and
                                 isinstance(e.ctx, gast.Load) else e for e in value]
         return node
 
@@ -115,37 +125,39 @@ class StoresMixin:
         tgt = s.targets[0]
         x = tgt.value.id
         v = s.value
-        if not self.act.active(x):
+        if not self.plan.act.active(x):
             return []
         idx = self.read_index(s, tgt.slice)
-        kind = self.eff.kinds.get(x)
+        kind = self.plan.eff.kinds.get(x)
         out: list[gast.stmt] = []
         if kind in ("list", "dict"):
             self.refuse_aliased_container(s)
-            b = self.bar(x)
-            out += self.own(x, b, state, s)
+            b = self.pb.bar(x)
+            out += self.pb.own(x, b, state, s)
             taken = call_node("take_item", name(b), index_value(idx))
-            if self.active(v):
-                out += self.contribute(v.id, taken, state, may_be_none=True)
+            if self.plan.active(v):
+                out += self.pb.contribute(v.id, taken, state, may_be_none=True)
             else:
                 out.append(gast.Expr(value=taken))
             return out
-        if isinstance(v, gast.Name) and self.tracked(v.id) and self.same_view(v.id, x, idx):
+        if isinstance(v, gast.Name) and self.plan.tracked(v.id) and \
+                self.plan.same_view(v.id, x, idx):
             return []  # x[idx] = x[idx] updated in place: nothing was overwritten
-        b = self.bar(x)
+        b = self.pb.bar(x)
         if b not in state:
-            out.append(assign(name(b, gast.Store), self.shadow(x, state), s))
+            out.append(assign(name(b, gast.Store), self.pb.shadow(x, state), s))
             state.add(b)
         region = gast.Subscript(value=name(b), slice=idx, ctx=gast.Load())
-        if self.active(v):
-            g = self.namer.fresh(f"{v.id}_g") if self.tracked(v.id) else None
-            if self.kind_of(gast.Subscript(value=name(x), slice=idx, ctx=gast.Load())) == \
+        if self.plan.active(v):
+            g = self.pb.namer.fresh(f"{v.id}_g") if self.plan.tracked(v.id) else None
+            if self.plan.kind_of(gast.Subscript(value=name(x), slice=idx, ctx=gast.Load())) == \
                     NUMBER:
                 # an element: a NumPy scalar, a copy already
                 val = clone(region)
-                if self.kinds.get(v.id) != NUMBER:
-                    val = call_node("unbroadcast", val, call_node(attr_node("np", "shape"), name(v.id)))
-            elif basic_index(tgt.slice, self.int_names | self.counters()):
+                if self.plan.kinds.get(v.id) != NUMBER:
+                    val = call_node("unbroadcast", val,
+                                    call_node(attr_node("np", "shape"), name(v.id)))
+            elif basic_index(tgt.slice, self.plan.int_names | self.plan.counters()):
                 val = call_node("unbroadcast", call_node(attr_node(region, "copy")),
                             call_node(attr_node("np", "shape"), name(v.id)))
             else:
@@ -161,7 +173,7 @@ class StoresMixin:
                 val = name(g)
             out.append(assign(gast.Subscript(value=name(b), slice=clone(idx),
                                              ctx=gast.Store()), gast.Constant(0.0, None), s))
-            out += self.contribute(v.id, val, state)
+            out += self.pb.contribute(v.id, val, state)
             if not g:
                 # the contribution was computed before the zeroing: reorder
                 out = reorder_zero_last(out)
@@ -173,14 +185,14 @@ class StoresMixin:
     def rev_setattr(self, s: gast.Assign, state: set[str]) -> list[gast.stmt]:
         tgt = s.targets[0]
         obj = tgt.value.id
-        if not self.act.active(obj):
+        if not self.plan.act.active(obj):
             return []
         self.refuse_aliased_container(s)
-        b = self.bar(obj)
-        out: list[gast.stmt] = self.own(obj, b, state, s)
+        b = self.pb.bar(obj)
+        out: list[gast.stmt] = self.pb.own(obj, b, state, s)
         taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None))
-        if self.active(s.value):
-            out += self.contribute(s.value.id, taken, state, may_be_none=True)
+        if self.plan.active(s.value):
+            out += self.pb.contribute(s.value.id, taken, state, may_be_none=True)
         else:
             out.append(gast.Expr(value=taken))
         return out
@@ -190,39 +202,39 @@ class StoresMixin:
         new = s.target.id
         old = copy_stmt.value.id
         v = s.value
-        if not self.act.active(new):
+        if not self.plan.act.active(new):
             return []
         op = type(s.op)
-        if not self.tracked(new):
+        if not self.plan.tracked(new):
             # a rebinding (float, tuple): x_1 = x op v with the operator's rule
             rule = registry.lookup(BINOPS[op])
-            g = self.g_of(new, state)
+            g = self.pb.g_of(new, state)
             if g is None:
                 return []
             bound = rule.bind([name(old), v], {})
-            return self._apply_templates(s, rule, bound, new, g, state)
+            return self.pb.ops.apply_templates(s, rule, bound, new, g, state)
         out: list[gast.stmt] = []
-        b = self.bar(new)
+        b = self.pb.bar(new)
         if b not in state:
-            out.append(assign(name(b, gast.Store), self.shadow(new, state), s))
+            out.append(assign(name(b, gast.Store), self.pb.shadow(new, state), s))
             state.add(b)
         # an ndarray (kinds known) is updated in place: new is old
-        in_place = isinstance(self.kinds.get(new), int)
+        in_place = isinstance(self.plan.kinds.get(new), int)
         if op in (gast.Add, gast.Sub):
-            if self.active(v):
+            if self.plan.active(v):
                 val = call_node("unbroadcast", call_node(attr_node(name(b), "copy")),
                             call_node(attr_node("np", "shape"), name(v.id)))
-                if self.same_shape(v.id, new):
+                if self.plan.same_shape(v.id, new):
                     val = val.args[0]
                 if op is gast.Sub:
                     val = gast.UnaryOp(op=gast.USub(), operand=val)
-                out += self.contribute(v.id, val, state)
+                out += self.pb.contribute(v.id, val, state)
             if not in_place:
                 out += parse_stmts(f"if {new} is not {old}:\n    sh.of({old})[...] += {b}")
             return out
-        if op in (gast.Mult, gast.Div) and not self.active(v):
+        if op in (gast.Mult, gast.Div) and not self.plan.active(v):
             # the factor as the forward used it: its capture if a later write may change it
-            vsrc = src_text(self.read_value(s, v))
+            vsrc = src_text(self.pb.read_value(s, v))
             sym = "*" if op is gast.Mult else "/"
             if in_place:
                 out += parse_stmts(f"{b} {sym}= {vsrc}")
@@ -233,49 +245,49 @@ class StoresMixin:
         # general: the new value's adjoint goes through the operator's rule; for an ndarray
         # updated in place the old value's adjoint restarts from zero in the same shadow
         rule = registry.lookup(BINOPS[op])
-        g = self.namer.fresh(f"{user_name_of(new)}_g")
+        g = self.pb.namer.fresh(f"{user_name_of(new)}_g")
         out.append(assign(name(g, gast.Store), call_node(attr_node(name(b), "copy")), s))
         out += parse_stmts(f"{b}[...] = 0.0" if in_place else
                             f"if {new} is {old}:\n    {b}[...] = 0.0")
         bound = rule.bind([name(old), v], {})
         for d, tpl in zip(rule.diff, rule.templates):
             arg = bound.get(d)
-            if not self._any_active(arg):
+            if not self.plan.any_active(arg):
                 continue
-            expr = self.instantiate(s, tpl, rule, bound, new, name(g))
-            out += self.contribute(arg.id, expr, state)
+            expr = self.pb.ops.instantiate(s, tpl, rule, bound, new, name(g))
+            out += self.pb.contribute(arg.id, expr, state)
         return out
 
     def rev_expr_call(self, s: gast.Expr, state: set[str]) -> list[gast.stmt]:
         call = s.value
         f = call.func
         if isinstance(f, gast.Attribute) and f.attr == "append" and \
-                isinstance(f.value, gast.Name) and self.resolve(f) is MISSING:
+                isinstance(f.value, gast.Name) and self.plan.resolve(f) is MISSING:
             lst = f.value.id
-            if not self.act.active(lst) or not call.args:
+            if not self.plan.act.active(lst) or not call.args:
                 return []
             self.refuse_aliased_container(s)
-            b = self.bar(lst)
-            out: list[gast.stmt] = self.own(lst, b, state, s)
+            b = self.pb.bar(lst)
+            out: list[gast.stmt] = self.pb.own(lst, b, state, s)
             item = call_node("pop_adjoint", name(b))
-            if self.active(call.args[0]):
-                out += self.contribute(call.args[0].id, item, state, may_be_none=True)
+            if self.plan.active(call.args[0]):
+                out += self.pb.contribute(call.args[0].id, item, state, may_be_none=True)
             else:
                 out.append(gast.Expr(value=item))
             return out
         if isinstance(f, gast.Attribute) and f.attr == "at" and call.args and \
                 isinstance(call.args[0], gast.Name):
             return self.rev_ufunc_at(s, call, state)
-        rule = registry.lookup(self.resolve(call.func)) if self.resolve(call.func) is not \
-            MISSING else None
+        obj = self.plan.resolve(call.func)
+        rule = registry.lookup(obj) if obj is not MISSING else None
         if rule is not None and rule.is_rrule and rule.mutates:
-            self.sites.append(Site(s, self.construct(s), "forced-pullback",
+            self.rec.sites.append(Site(s, self.plan.construct(s), "forced-pullback",
                                    "its rule says it writes an argument in place"))
-            return self.rev_rrule(s, None, gast.Constant(None, None), state)
-        if self.is_user_call(call):
-            if self._mutating_call(call):
-                return self.rev_user_call(s, call, None, state, forced=True)
-            self.sites.append(Site(s, self.construct(s), "elided-pullback",
+            return self.pb.calls.rev_rrule(s, None, gast.Constant(None, None), state)
+        if self.plan.is_user_call(call):
+            if self.plan.mutating_call(call):
+                return self.pb.calls.rev_user_call(s, call, None, state, forced=True)
+            self.rec.sites.append(Site(s, self.plan.construct(s), "elided-pullback",
                                    "its result is discarded and it mutates nothing active"))
             return []
         return []
@@ -283,15 +295,15 @@ class StoresMixin:
     def rev_ufunc_at(self, s: gast.Expr, call: gast.Call, state: set[str]) -> list[gast.stmt]:
         import numpy as np
 
-        ufunc = self.resolve(call.func.value)
+        ufunc = self.plan.resolve(call.func.value)
         x = call.args[0].id
         if ufunc not in (np.add, np.subtract) or len(call.args) != 3:
             raise UnsupportedError(f"{src_text(call.func)} is not supported (np.add.at and "
-                                   "np.subtract.at are)", self.loc(s))
+                                   "np.subtract.at are)", self.plan.loc(s))
         v = call.args[2]
-        if not self.active(v) or not self.act.active(x):
+        if not self.plan.active(v) or not self.plan.act.active(x):
             return []
-        b = self.bar(x)
+        b = self.pb.bar(x)
         out: list[gast.stmt] = []
         if b not in state:
             out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"), name(x)), s))
@@ -302,5 +314,5 @@ class StoresMixin:
                          call_node(attr_node("np", "shape"), name(v.id)))
         if ufunc is np.subtract:
             gathered = gast.UnaryOp(op=gast.USub(), operand=gathered)
-        out += self.contribute(v.id, gathered, state)
+        out += self.pb.contribute(v.id, gathered, state)
         return out

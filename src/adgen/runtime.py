@@ -1116,7 +1116,7 @@ def partial_try(ran: bool, file: str, line: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Typed tapes: a counted loop's recorded numbers, one array (column) each (Reverse.counted)
+# Typed tapes: a counted loop's recorded numbers, one array (column) each (Plan.counted)
 
 
 _COLUMN_DTYPES = {"float64": _F64, "int64": np.dtype(np.int64)}

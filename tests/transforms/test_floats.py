@@ -1,5 +1,5 @@
 """Typed tapes: a counted loop's float64 and int records kept in typed arrays
-(transforms/analyses/floats.py, Reverse.counted, runtime.tape_columns / reversed_rows).
+(transforms/analyses/floats.py, Plan.counted, runtime.tape_columns / reversed_rows).
 
 The analysis is checked on its own (which names hold float64 numbers or ints, and which do not
 although NumPy's promotion makes them look alike: a float32, a power of Python floats, an

@@ -1,0 +1,264 @@
+"""What the pullback reads and which writes may overwrite it: the captures, the guarded writes
+and the decision at each mutation site (free, guarded, certain), filled into the plan."""
+
+from __future__ import annotations
+
+import gast
+from adgen.transforms.analyses.effects import Write
+from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.reverse_ast import (
+    BINOPS,
+    USERCALL,
+    Capture,
+    Site,
+    interval,
+    is_copy_of,
+    names_of,
+    user_name_of,
+)
+from adgen.transforms.reverse_plan import Plan
+
+from adgen.errors import MutationError
+from adgen.rules import registry
+from adgen.runtime import copy_hint
+
+
+def find_captures(plan: Plan) -> None:
+    """Fills ``plan.caps``, ``plan.guarded``, ``plan.reads_params`` and ``plan.decisions``."""
+    found = _Captures(plan)
+    found.collect_reads(plan.fn.body)
+    found.decide_sites()
+    plan.reads_params = found.reads_params
+
+
+class _Captures:
+    """The analysis of positions, captures and guards over one plan."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.caps = plan.caps
+        self.guarded = plan.guarded
+        self.sites = plan.decisions
+        self.reads_params: set[str] | bool = set()
+        # write statement -> the captures it may overwrite
+        self.conflicts: dict[int, list[Capture]] = {}
+
+    def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
+        """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
+        index, where a Python list's items are the value: storing into it counts)."""
+        bufs = self.plan.eff.buffers.get(n, set())
+        if "param" in bufs and self.reads_params is not True:
+            p = self.plan.param_of(n)
+            if p is None:
+                self.reads_params = True  # cannot tell which: all of them
+            else:
+                self.reads_params = self.reads_params | {p}
+        if not bufs:
+            return
+        listed = index and self.plan.eff.kinds.get(n) == "list"
+        conflicts = [w for w in self.plan.eff.writes if (not w.container or listed) and
+                     (w.buffers & bufs) and
+                     not self.disjoint(n, w) and not self.disjoint_rows(n, w, stmt, after) and
+                     (self.plan.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
+                      else True)]
+        if not self.plan.loops_of[id(stmt)]:
+            # a value captured after its own statement's write is not overwritten by that
+            # write; in a loop, the same statement writes again in the next iteration
+            conflicts = [w for w in conflicts if not (w.stmt is stmt and after)]
+        if not conflicts:
+            return
+        cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
+        for w in conflicts:
+            self.guarded.setdefault(id(w.stmt), w)
+            self.conflicts.setdefault(id(w.stmt), []).append(cap)
+
+    def disjoint(self, n: str, w: Write) -> bool:
+        """True when ``n`` is a constant slice of a buffer that ``w`` writes elsewhere (a
+        constant index or slice of the same name on the first axis)."""
+        view = self.plan.defs.get(n)
+        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name)):
+            return False
+        st = w.stmt
+        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name)):
+            return False
+        if st.targets[0].value.id != view.value.id:
+            return False
+        a = interval(view.slice)
+        b = interval(st.targets[0].slice)
+        if a is None or b is None:
+            return False
+        return a[1] <= b[0] or b[1] <= a[0]
+
+    def disjoint_rows(self, n: str, w: Write, stmt: gast.stmt, after: bool) -> bool:
+        """True when ``n = x[c + i]`` is read at ``stmt`` and ``w`` writes ``x[c + j]``, in
+        the body of the same top-level ``for c in range(...)`` loop, and no later write can
+        reach the row read: ``j > i`` (or ``j >= i`` when the write comes first in the body).
+        The counter only grows, so every later iteration writes a row further on."""
+        if not self.plan.kinds:
+            return False
+        view = self.plan.defs.get(n)
+        st = w.stmt
+        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
+                isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name) and
+                st.targets[0].value.id == view.value.id and
+                isinstance(self.plan.kinds.get(view.value.id), int)):
+            return False
+        read = self._row(view.slice)
+        written = self._row(st.targets[0].slice)
+        if read is None or written is None or read[0] != written[0]:
+            return False
+        loop = self.plan.loop_of_counter.get(read[0])
+        if loop is None or self.plan.loops_of.get(id(loop)) != ():
+            return False  # a nested loop restarts its counter
+        view_stmt = self.plan.def_stmt.get(n)
+        for x in (stmt, st, view_stmt):
+            if x is None or self.plan.loops_of.get(id(x)) != (id(loop),):
+                return False
+        order = self.plan.order
+        write_later = order[id(st)] > order[id(stmt)] or (st is stmt and not after)
+        return written[1] > read[1] if write_later else written[1] >= read[1]
+
+    def _row(self, idx: gast.expr) -> tuple[str, int] | None:
+        """(counter, offset) for a first-axis index ``c``, ``c + k`` or ``c - k``."""
+        if isinstance(idx, gast.Tuple):
+            if not idx.elts:
+                return None
+            idx = idx.elts[0]
+        if isinstance(idx, gast.Name) and idx.id in self.plan.loop_of_counter:
+            return idx.id, 0
+        if isinstance(idx, gast.Name) and self.plan.def_count.get(idx.id) == 1:
+            v = self.plan.defs.get(idx.id)
+            if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and \
+                    v.left.id in self.plan.loop_of_counter and isinstance(v.right, gast.Constant) \
+                    and type(v.right.value) is int and isinstance(v.op, (gast.Add, gast.Sub)):
+                k = v.right.value
+                return v.left.id, k if isinstance(v.op, gast.Add) else -k
+        return None
+
+    def decide_sites(self) -> None:
+        for w in self.plan.eff.writes:
+            caps = self.conflicts.get(id(w.stmt), [])
+            construct = self.plan.construct(w.stmt)
+            line = getattr(w.stmt, "lineno", 0)
+            if w.container and caps:
+                # a list the gradient reads as an index: its capture is a copy, taken at once
+                what = ", ".join(sorted({self.plan.user_name(c.name) for c in caps}))
+                first = caps[0]
+                if self.plan.policy == "strict":
+                    raise MutationError(
+                        f"{construct} overwrites {what}, which the gradient of line "
+                        f"{first.stmt.lineno} ({self.plan.construct(first.stmt)}) reads as an "
+                        "index",
+                        self.plan.loc(w.stmt),
+                        hint=f'use mutation="save" (adgen keeps a copy of {what}), or index '
+                             f"with a copy: {what}.copy() (or a NumPy array)",
+                        captured_at=self.plan.loc(first.stmt))
+                lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in caps}))
+                self.sites.append(Site(w.stmt, construct, "guarded-save",
+                                       f"may overwrite {what}, read as an index by the gradient "
+                                       f"of line(s) {', '.join(map(str, lines))}", lines))
+                continue
+            if w.container:
+                self.sites.append(Site(w.stmt, construct, "free",
+                                       "a container store replaces an element reference; the "
+                                       "values the gradient reads stay as they were"))
+                continue
+            if not caps:
+                self.sites.append(Site(w.stmt, construct, "free",
+                                       "no value the gradient reads is overwritten here"))
+                continue
+            lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in caps}))
+            certain = [c for c in caps if c.name == w.target and
+                       self.plan.block_of[id(c.stmt)] == self.plan.block_of[id(w.stmt)] and
+                       self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)]]
+            what = ", ".join(sorted({self.plan.user_name(c.name) for c in caps}))
+            if self.plan.policy == "strict" and certain:
+                c = certain[0]
+                others = sorted({(o.stmt.lineno, self.plan.construct(o.stmt)) for o in caps
+                                 if o.stmt.lineno != c.stmt.lineno})
+                also = "".join(f"; the gradient of line {ln} ({text}) reads it too"
+                               for ln, text in others)
+                raise MutationError(
+                    f"{construct} overwrites {user_name_of(c.name)}, which the gradient of line "
+                    f"{c.stmt.lineno} ({self.plan.construct(c.stmt)}) reads{also}",
+                    self.plan.loc(w.stmt),
+                    hint=copy_hint(construct, user_name_of(c.name), c.stmt.lineno, line),
+                    captured_at=self.plan.loc(c.stmt))
+            decision = "guarded-save" if self.plan.policy == "save" else "guarded-raise"
+            reason = (f"may overwrite {what}, read by the gradient of line(s) "
+                      f"{', '.join(map(str, lines))}")
+            self.sites.append(Site(w.stmt, construct, decision, reason, lines))
+        self.sites.sort(key=lambda s: (getattr(s.stmt, "lineno", 0), self.plan.order[id(s.stmt)]))
+
+    def collect_reads(self, stmts: list[gast.stmt]) -> None:
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.AugAssign) and k > 0 and is_copy_of(stmts[k - 1], s) and \
+                    self.plan.act.active(s.target.id):
+                rule = registry.lookup(BINOPS[type(s.op)])
+                old = stmts[k - 1].value
+                bound = rule.bind([old, s.value], {})
+                for d, tpl in zip(rule.diff, rule.templates):
+                    if not self.plan.any_active(bound.get(d)):
+                        continue
+                    for r in registry.value_reads((tpl,), set(bound) | {"out"}):
+                        if r == "out":
+                            self.want_capture(s, s.target.id, after=True)
+                        else:
+                            for n in names_of(bound.get(r)):
+                                self.want_capture(s, n, after=False)
+                continue
+            for fieldname in ("body", "orelse"):
+                sub = getattr(s, fieldname, None)
+                if isinstance(sub, list):
+                    self.collect_reads(sub)
+            if isinstance(s, gast.Try):
+                for h in s.handlers:
+                    self.collect_reads(h.body)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) and \
+                    isinstance(s.targets[0].value, gast.Name) and \
+                    self.plan.act.active(s.targets[0].value.id):
+                # the pullback of x[idx] = v reads idx (an index array, a mask)
+                for n in names_of(s.targets[0].slice):
+                    self.want_capture(s, n, after=False, index=True)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                t = s.targets[0].id
+                if not self.plan.act.active(t):
+                    continue
+                if isinstance(s.value, gast.Subscript) and isinstance(s.value.value,
+                                                                      gast.Name):
+                    # the pullback of t = x[idx] reads idx
+                    for n in names_of(s.value.slice):
+                        self.want_capture(s, n, after=False, index=True)
+                op = self.plan.op_of(s)
+                if op is None:
+                    continue
+                rule, bound = op
+                if rule is USERCALL:
+                    # the callee's saved values may view its arguments as they are when it
+                    # returns; a later write to them is guarded like any capture
+                    for a in self.plan.args_callee_reads(s.value):
+                        self.want_capture(s, a, after=True)
+                    continue
+                for d, tpl in zip(rule.diff, rule.templates):
+                    if not self.plan.any_active(bound.get(d)):
+                        continue
+                    reads = registry.value_reads((tpl,), set(bound) | {"out"})
+                    for r in reads:
+                        if r == "out":
+                            self.want_capture(s, t, after=True)
+                        else:
+                            for n in names_of(bound.get(r)):
+                                self.want_capture(s, n, after=False)
+            elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                    not is_marker(s):
+                f = s.value.func
+                if isinstance(f, gast.Attribute) and f.attr == "at" and \
+                        len(s.value.args) == 3:
+                    # the pullback of np.add.at(x, idx, v) reads idx
+                    for n in names_of(s.value.args[1]):
+                        self.want_capture(s, n, after=False, index=True)
+                if self.plan.is_user_call(s.value):
+                    for a in self.plan.args_callee_reads(s.value):
+                        self.want_capture(s, a, after=True)

@@ -1,0 +1,197 @@
+"""The pullbacks of operations through derivative rules: a rule's templates instantiated with
+the values they read (a capture where a later write overwrites one), a contribution to each
+differentiable argument, ``unbroadcast`` dropped where nothing was broadcast, ``out=`` calls,
+and the error for a call without a rule. A part of the pullback emitter
+(:class:`reverse_pullback.Pullback` hands it those statements and lends it its contributions)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import gast
+from adgen.transforms.analyses.activity import nondiff_call
+from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.desugar import assign, name
+from adgen.transforms.reverse_ast import (
+    MISSING,
+    Subst,
+    attr_node,
+    call_node,
+    const_node,
+    is_number,
+    parse_expr,
+    src_text,
+    user_name_of,
+)
+from adgen.transforms.specialize import (
+    drop_unbroadcast,
+    is_elementwise,
+    shape_only,
+)
+from adgen.transforms.walk import clone, walk
+
+from adgen.errors import MissingRuleError
+from adgen.rules import registry
+
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_pullback import Pullback
+
+
+class Operations:
+    """Reverses operations (arithmetic, NumPy calls, methods) by their rules."""
+
+    def __init__(self, pb: Pullback) -> None:
+        self.pb = pb
+        self.plan = pb.plan
+        self.rec = pb.rec
+
+    def rev_out_call(self, s: gast.Assign, v: gast.Call, t: str,
+                     state: set[str]) -> list[gast.stmt]:
+        """``t = f(a, out=o)``: the written values' adjoint goes through f's rule, and the
+        old contents of o get none (they were overwritten)."""
+        op = self.plan.op_of(s)
+        if op is None:
+            return self.missing_rule(s, v)
+        rule, bound = op
+        b = self.pb.bar(t)
+        out: list[gast.stmt] = []
+        if b not in state:
+            out.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"), name(t)), s))
+            state.add(b)
+        g = self.pb.namer.fresh(f"{user_name_of(t)}_g")
+        out.append(assign(name(g, gast.Store), call_node(attr_node(name(b), "copy")), s))
+        out.append(assign(gast.Subscript(value=name(b), slice=gast.Constant(Ellipsis, None),
+                                         ctx=gast.Store()), gast.Constant(0.0, None), s))
+        for d, tpl in zip(rule.diff, rule.templates):
+            arg = bound.get(d)
+            if not self.plan.any_active(arg):
+                continue
+            expr = self.instantiate(s, tpl, rule, bound, t, name(g))
+            if isinstance(arg, gast.Name):
+                out += self.pb.contribute(arg.id, expr, state)
+            else:
+                ct = self.pb.namer.fresh(f"{d}_ct")
+                out.append(assign(name(ct, gast.Store), expr, s))
+                out += self.distribute(arg, name(ct), state)
+        return out
+
+    def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
+        if not any(self.plan.active(a) for a in walk(v) if isinstance(a, gast.Name)):
+            return []
+        fname = src_text(v.func)
+        if nondiff_call(v, self.plan.resolve_or_none):
+            return []
+        if self.plan.resolve(v.func) is MISSING and isinstance(v.func, gast.Attribute) and \
+                isinstance(v.func.value, gast.Name) and \
+                isinstance(self.plan.kinds.get(v.func.value.id), int):
+            attr = v.func.attr
+            import numpy as np
+
+            if attr == "view":
+                hint = ("x.view(dtype) reinterprets the bytes, which has no gradient: convert "
+                        "the values with x.astype(dtype), or take x itself")
+            elif hasattr(np, attr):
+                hint = (f"write it with a function that has one (np.{attr}(...) if adgen "
+                        f"covers it: see docs/coverage.md), or register a rule with "
+                        f"@adgen.rrule(np.{attr})")
+            else:
+                hint = ("rewrite it with NumPy functions adgen covers (docs/coverage.md), or "
+                        "move it into a function of yours with an @adgen.rrule")
+            raise MissingRuleError(
+                f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
+                self.plan.loc(s), hint=hint)
+        raise MissingRuleError(
+            f"{fname}() has no derivative rule{registry.why_no_rule(self.plan.resolve(v.func))}",
+            self.plan.loc(s), hint=f"see docs/coverage.md for what adgen covers, or register a "
+                              f"rule with @adgen.rrule({fname})")
+
+    def apply_rule(self, s: gast.stmt, rule: Any, bound: dict[str, Any], t: str,
+                   g: gast.expr, state: set[str]) -> list[gast.stmt]:
+        if rule.is_rrule:
+            return self.pb.calls.rev_rrule(s, t, g, state)
+        out: list[gast.stmt] = []
+        if self.plan.tracked(t) and rule.view:
+            src = bound[rule.params[0].name]
+            if isinstance(src, gast.Name) and self.plan.tracked(src.id):
+                # a view of a tracked buffer shares its shadow; a copy needs the rule. The
+                # shadows the rule adds to are taken before the test, for every path.
+                pre: list[gast.stmt] = []
+                for n in [t] + [a.id for a in bound.values() if isinstance(a, gast.Name)]:
+                    b = self.pb.bar(n)
+                    if self.plan.tracked(n) and self.plan.act.active(n) and b not in state:
+                        pre.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"),
+                                                                     name(n)), s))
+                        state.add(b)
+                inner = self.apply_templates(s, rule, bound, t, name(self.pb.bar(t)), state)
+                if not inner:
+                    return pre
+                return pre + [gast.If(test=parse_expr(f"root_of({t}) is not root_of({src.id})"),
+                                      body=inner, orelse=[])]
+        out += self.apply_templates(s, rule, bound, t, g, state)
+        return out
+
+    def apply_templates(self, s: gast.stmt, rule: Any, bound: dict[str, Any], t: str,
+                         g: gast.expr, state: set[str]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        if self.plan.tracked(t) and not isinstance(g, gast.Name):
+            gname = self.pb.bar(t)
+            if gname not in state:
+                out.append(assign(name(gname, gast.Store), g, s))
+                state.add(gname)
+            g = name(gname)
+        scalar = self.plan.kinds.get(t) == NUMBER and all(
+            self.plan.kind_of(bound.get(p.name)) == NUMBER for p in rule.params)
+        elementwise = bool(self.plan.kinds) and is_elementwise(rule)
+        for d, tpl in zip(rule.diff, rule.templates):
+            arg = bound.get(d)
+            if not self.plan.any_active(arg):
+                continue
+            expr = self.instantiate(s, tpl, rule, bound, t, g)
+            if all(self.plan.numeric_arg(bound.get(p.name)) for p in rule.params
+                   if p.name in rule.diff):
+                expr = shape_only(expr)  # numbers and arrays: no list cases to keep
+            others = [bound.get(p.name) for p in rule.params if p.name != d]
+            if scalar or (isinstance(arg, gast.Name) and elementwise and
+                          self.plan.same_shape(arg.id, t)):
+                # numbers in, a number out, or an operand of the result's shape: nothing
+                # was broadcast
+                expr = drop_unbroadcast(expr)
+            elif len(rule.params) == 2 and others and is_number(others[0]) and \
+                    isinstance(arg, gast.Name) and arg.id in self.plan.numeric:
+                # the other operand is a Python number: no broadcasting to undo
+                expr = drop_unbroadcast(expr)
+            if isinstance(arg, gast.Name):
+                out += self.pb.contribute(arg.id, expr, state)
+            else:
+                ct = self.pb.namer.fresh(f"{d}_ct")
+                out.append(assign(name(ct, gast.Store), expr, s))
+                out += self.distribute(arg, name(ct), state)
+        return out
+
+    def distribute(self, arg: Any, ct: gast.expr, state: set[str]) -> list[gast.stmt]:
+        """Hands the items of a cotangent to the names in a (nested) list/tuple literal."""
+        elts = arg.elts if not isinstance(arg, tuple) else list(arg)
+        out: list[gast.stmt] = []
+        for k, e in enumerate(elts):
+            item = gast.Subscript(value=clone(ct), slice=gast.Constant(k, None),
+                                  ctx=gast.Load())
+            if self.plan.active(e):
+                out += self.pb.contribute(e.id, item, state, may_be_none=True)
+            elif isinstance(e, (gast.List, gast.Tuple)) and self.plan.any_active(e):
+                out += self.distribute(e, item, state)
+        return out
+
+    def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
+                    t: str, g: gast.expr) -> gast.expr:
+        expr = clone(tpl)
+        subst: dict[str, gast.expr] = {"g": g, "out": self.pb.read_value(s, t, after=True)}
+        for p in rule.params:
+            a = bound.get(p.name)
+            if isinstance(a, registry.Default):
+                subst[p.name] = const_node(a.value)
+            elif isinstance(a, tuple):
+                subst[p.name] = gast.Tuple(elts=[self.pb.read_value(s, e) for e in a],
+                                           ctx=gast.Load())
+            else:
+                subst[p.name] = self.pb.read_value(s, a)
+        return Subst(subst).visit(expr)

@@ -1,0 +1,590 @@
+"""The plan of a function's reverse pass, made before any code is emitted: what each name holds
+(numbers, arrays, containers and objects), which names keep their adjoint in shadow memory, which
+names are views of which arrays, where each statement sits (order, loops, blocks), the rule of
+each operation and whether a call is a user function's, which loops take a typed tape — and,
+filled in by :mod:`reverse_captures`, the values the pullback reads that a later write may
+overwrite (captures), the writes guarded for them, and the decision at each mutation site.
+
+The emitters read it (:mod:`reverse_pullback`, :mod:`reverse_forward`); none writes to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
+from adgen.transforms.analyses.effects import Effects, Write
+from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind, shape_keys
+from adgen.transforms.hoist_defs import free_names
+from adgen.transforms.parse import Parsed
+from adgen.transforms.reverse_ast import (
+    BINOPS,
+    MISSING,
+    RUNTIME_CALLS,
+    UNARYOPS,
+    USERCALL,
+    Capture,
+    Site,
+    basic_index,
+    is_number,
+    is_python_function,
+    is_user_class,
+    loaded_names,
+    src_text,
+    stored_names,
+    user_name_of,
+)
+from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import clone, walk
+
+from adgen.errors import Location, UnsupportedError
+from adgen.rules import registry
+
+
+class Plan:
+    """What the reverse pass knows about one function in SSA form (after lower_mutation)."""
+
+    def __init__(self, parsed: Parsed, fn: gast.FunctionDef, act: Activity, eff: Effects,
+                 headers: set[str], policy: str, callee_info: Any,
+                 kinds: dict[str, Any] | None = None,
+                 column_dtypes: dict[str, str] | None = None,
+                 f64_arrays: set[str] | None = None) -> None:
+        self.parsed = parsed
+        # name -> NUMBER or an array's rank, for the argument signature compiled for
+        # (analyses.kinds); empty when compiling for any arguments
+        self.kinds: dict[str, Any] = kinds or {}
+        # names holding float64 numbers or ints for that signature -> the dtype of a tape
+        # column that keeps them (analyses.floats)
+        self.column_dtypes: dict[str, str] = column_dtypes or {}
+        # arrays that are float64 at every call with this signature (analyses.floats): a store
+        # into one keeps the stored value's derivative without a run-time dtype check
+        self.f64_arrays: set[str] = set(f64_arrays or ())
+        self.int_names = {n for n, k in self.kinds.items() if k == NUMBER}
+        self.fn = fn
+        self.act = act
+        self.eff = eff
+        self.headers = headers
+        self.policy = policy
+        self.callee_info = callee_info  # (func) -> CalleeInfo | None
+        self.fname = fn.name
+        self.order: dict[int, int] = {}
+        self.loops_of: dict[int, tuple[int, ...]] = {}
+        self.block_of: dict[int, int] = {}
+        self.numeric: set[str] = set()
+        # names used as containers or objects (indexed stores, appends, attribute access)
+        self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
+                                                                           "tuple")}
+        methods = {id(c.func) for c in walk(fn) if isinstance(c, gast.Call)}
+        for st in walk(fn):
+            if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
+                    id(st) not in methods and st.attr not in NONDIFF_ATTRS and \
+                    st.attr not in ("T", "real", "imag", "flat"):
+                self.objlike.add(st.value.id)
+        for w in eff.writes:
+            if w.container:
+                self.objlike.add(w.target)
+        self.defs: dict[str, gast.expr] = {}
+        for st in walk(fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                self.defs[st.targets[0].id] = st.value
+        self._counters: set[str] | None = None
+        self._tracked: set[str] | None = None
+        # filled in by reverse_captures.find_captures
+        self.caps: dict[tuple[int, str], Capture] = {}
+        self.guarded: dict[int, Write] = {}
+        self.decisions: list[Site] = []
+        # parameters whose values the pullback reads (True: cannot tell, all of them)
+        self.reads_params: set[str] | bool = set()
+        self.index()
+
+    def active(self, node: gast.AST) -> bool:
+        return isinstance(node, gast.Name) and self.act.active(node.id)
+
+    def tracked(self, n: str) -> bool:
+        """True for arrays (or scalars) whose adjoint lives in shadow memory; containers and
+        objects keep value adjoints, and the arrays they hold are tracked on their own."""
+        if self._tracked is None:
+            self._tracked = self._tracked_closure()
+        return n in self._tracked
+
+    def _tracked_closure(self) -> set[str]:
+        # a copy (a = b, loop headers, merges) binds the same object: both names keep their
+        # adjoint in the same place, so tracking is closed under copies
+        names = set(self.eff.buffers) | set(self.parsed.closure_free)
+        out = {n for n in names if (self.eff.tracked(n) or n in self.parsed.closure_free)}
+        copies = [(st.targets[0].id, st.value.id) for st in walk(self.fn)
+                  if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)
+                  and isinstance(st.value, gast.Name)]
+        changed = True
+        while changed:
+            changed = False
+            for a, b in copies:
+                if (a in out) != (b in out) and a not in self.objlike and \
+                        b not in self.objlike:
+                    out |= {a, b}
+                    changed = True
+        return out - self.objlike
+
+    def loc(self, node: gast.AST) -> Location:
+        return self.parsed.location(node)
+
+    def resolve(self, node: gast.expr) -> Any:
+        if isinstance(node, gast.Name) and node.id in RUNTIME_CALLS:
+            from adgen import runtime
+
+            return getattr(runtime, node.id)
+        parts = []
+        while isinstance(node, gast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or self.parsed.is_local(node.id) or \
+                node.id in self.namer_locals:
+            return MISSING
+        if node.id in self.parsed.namespace:
+            obj = self.parsed.namespace[node.id]
+        else:
+            import builtins
+
+            if not hasattr(builtins, node.id):
+                return MISSING
+            obj = getattr(builtins, node.id)
+        for p in reversed(parts):
+            try:
+                obj = getattr(obj, p)
+            except AttributeError:
+                return MISSING
+        # a NumPy function with a reference implementation (rules/composites.py) is compiled
+        # as a call of that implementation
+        ref = registry.reference_of(obj)
+        return ref if ref is not None else obj
+
+    def resolve_or_none(self, node: gast.expr) -> Any:
+        obj = self.resolve(node)
+        return None if obj is MISSING else obj
+
+    def resolve_global(self, node: gast.expr) -> Any:
+        obj = self.resolve(node)
+        return None if obj is MISSING else obj
+
+    def index(self) -> None:
+        self.namer_locals = stored_names(self.fn.body) | {a.id for a in self.fn.args.args}
+        # names known to hold numbers or arrays: results of arithmetic and NumPy rules
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                v = st.value
+                if isinstance(v, (gast.BinOp, gast.UnaryOp)):
+                    self.numeric.add(st.targets[0].id)
+                elif isinstance(v, gast.Call):
+                    obj = self.resolve(v.func)
+                    mod = getattr(obj, "__module__", None) or ""
+                    import numpy as _np
+
+                    if isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math")):
+                        self.numeric.add(st.targets[0].id)
+                elif is_number(v):
+                    self.numeric.add(st.targets[0].id)
+        # copies, loop headers and augmented assignments of numbers are numbers: the greatest
+        # set of names whose every definition is a number or a copy of one of them
+        defs: dict[str, list[gast.AST]] = {}
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                defs.setdefault(st.targets[0].id, []).append(st.value)
+            elif isinstance(st, gast.AugAssign):
+                defs.setdefault(st.target.id, []).append(st.value)
+        candidates = set(defs)
+        base = set(self.numeric)
+
+        def numeric_def(v: gast.AST) -> bool:
+            if isinstance(v, gast.Name):
+                return v.id in candidates
+            return is_number(v) or v is None
+
+        shrunk = True
+        while shrunk:
+            shrunk = False
+            for n in list(candidates):
+                if n in base:
+                    continue
+                if not all(numeric_def(v) for v in defs[n]):
+                    candidates.discard(n)
+                    shrunk = True
+        self.numeric = base | {n for n in candidates
+                               if any(not isinstance(v, gast.Name) or v.id in base or
+                                      v.id in candidates for v in defs[n])} | set(self.kinds)
+        self.find_views()
+        self.shapes = shape_keys(self.fn, self.kinds, self.resolve_global) if self.kinds \
+            else {}
+        counter = [0]
+
+        def walk_blocks(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
+            for s in stmts:
+                counter[0] += 1
+                self.order[id(s)] = counter[0]
+                self.loops_of[id(s)] = loops
+                self.block_of[id(s)] = block
+                inner = loops + (id(s),) if isinstance(s, (gast.For, gast.While)) else loops
+                for fieldname in ("body", "orelse"):
+                    sub = getattr(s, fieldname, None)
+                    if isinstance(sub, list):
+                        walk_blocks(sub, inner, id(sub))
+                if isinstance(s, gast.Try):
+                    for h in s.handlers:
+                        walk_blocks(h.body, inner, id(h.body))
+
+        walk_blocks(self.fn.body, (), id(self.fn.body))
+
+    def find_views(self) -> None:
+        """With kinds known: the names that are basic-index views of an array (``t = x[1:]``,
+        ``t = x[i]`` of a matrix), or the same array under another name (``t = x``, then
+        updated in place). Their shadow is the same view of the array's shadow, and they
+        never need the run-time test for a copy."""
+        self.view_of: dict[str, tuple[str, gast.expr | None]] = {}
+        self.loop_of_counter: dict[str, gast.For] = {}
+        self.def_stmt: dict[str, gast.stmt] = {}
+        self.def_count: dict[str, int] = {}
+        if not self.kinds:
+            return
+        defs: dict[str, list[gast.stmt]] = {}
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                defs.setdefault(st.targets[0].id, []).append(st)
+            elif isinstance(st, gast.AugAssign):
+                defs.setdefault(st.target.id, []).append(st)
+            elif isinstance(st, gast.For) and isinstance(st.target, gast.Name):
+                defs.setdefault(st.target.id, []).append(st)
+        self.def_count = {n: len(v) for n, v in defs.items()}
+        self.def_stmt = {n: v[0] for n, v in defs.items() if len(v) == 1}
+        for n, v in defs.items():
+            loop = v[0]
+            # a counter that only grows: for c in range(stop) / range(start, stop)
+            if len(v) == 1 and isinstance(loop, gast.For) and \
+                    isinstance(loop.iter, gast.Call) and \
+                    isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range" \
+                    and 1 <= len(loop.iter.args) <= 2 and not loop.iter.keywords and \
+                    self.kinds.get(n) == NUMBER:
+                self.loop_of_counter[n] = loop
+        changed = True
+        while changed:
+            changed = False
+            for n, sts in defs.items():
+                if n in self.view_of or not isinstance(self.kinds.get(n), int) or \
+                        not self.tracked(n):
+                    continue
+                assigns = [st for st in sts if isinstance(st, gast.Assign)]
+                # an array updated in place keeps its identity
+                if len(assigns) != 1 or any(not isinstance(st, (gast.Assign, gast.AugAssign))
+                                            for st in sts):
+                    continue
+                v = assigns[0].value
+                if isinstance(v, gast.Name) and isinstance(self.kinds.get(v.id), int) and \
+                        self.tracked(v.id):
+                    self.view_of[n] = (v.id, None)
+                    changed = True
+                elif isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name) and \
+                        isinstance(self.kinds.get(v.value.id), int) and \
+                        self.tracked(v.value.id) and self.stable_index(v.slice):
+                    self.view_of[n] = (v.value.id, v.slice)
+                    changed = True
+
+    def stable_index(self, idx: gast.expr) -> bool:
+        """A basic index whose names are numbers bound once (or loop counters)."""
+        if not basic_index(idx, self.int_names):
+            return False
+        return all(self.def_count.get(n.id, 0) <= 1 for n in walk(idx)
+                   if isinstance(n, gast.Name))
+
+    def same_shape(self, a: str, b: str) -> bool:
+        """True when ``a`` and ``b`` have the same shape at every call (analyses.kinds)."""
+        k = self.shapes.get(a)
+        return k is not None and k == self.shapes.get(b)
+
+    def same_view(self, n: str, x: str, idx: gast.expr) -> bool:
+        """True when ``n`` is (statically) the view ``x[idx]``: storing it there copies
+        nothing."""
+        while n in self.view_of and self.view_of[n][1] is None:
+            n = self.view_of[n][0]
+        view = self.view_of.get(n)
+        return view is not None and view[0] == x and \
+            gast.dump(view[1]) == gast.dump(idx) and self.stable_index(idx)
+
+    def may_run_after(self, later: gast.stmt, earlier: gast.stmt) -> bool:
+        if self.order[id(later)] > self.order[id(earlier)]:
+            return True
+        return bool(set(self.loops_of[id(later)]) & set(self.loops_of[id(earlier)]))
+
+    def construct(self, stmt: gast.stmt) -> str:
+        """The user's source text of the statement a generated one came from."""
+        line = getattr(stmt, "lineno", 0)
+        text = self.source_line(line) if line else ""
+        return text.split("#")[0].strip() or src_text(stmt)
+
+    def user_name(self, n: str, depth: int = 0) -> str:
+        """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
+        the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
+        base = user_name_of(n)
+        if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
+                not base[1:].isdigit():
+            return base
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                    st.targets[0].id == n:
+                expr = clone(st.value)
+                for sub in walk(expr):
+                    if isinstance(sub, gast.Name):
+                        inner = self.user_name(sub.id, depth + 1) if depth < 3 else \
+                            user_name_of(sub.id)
+                        sub.id = inner if inner.isidentifier() else f"({inner})"
+                return src_text(expr)
+        return base
+
+    def source_line(self, line: int) -> str:
+        try:
+            return self.parsed.lines[line - 1].strip()
+        except IndexError:
+            return ""
+
+    def written_params(self) -> set[str] | bool:
+        """The parameters this function writes in place (True: cannot tell which)."""
+        written: set[str] | bool = set()
+        for w in self.eff.writes:
+            if not w.container and "param" in w.buffers and written is not True:
+                p = self.param_of(w.target)
+                written = True if p is None else written | {p}
+        return written
+
+    def param_of(self, n: str) -> str | None:
+        """The parameter a name views (through copies, views and indexing), or None."""
+        params = {a.id for a in self.fn.args.args}
+        seen = set()
+        while n not in params and n not in seen:
+            seen.add(n)
+            v = self.defs.get(n)
+            if isinstance(v, gast.Name):
+                n = v.id
+            elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(v.value, gast.Name):
+                n = v.value.id
+            elif isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                    isinstance(v.func.value, gast.Name) and v.func.attr in (
+                        "reshape", "ravel", "transpose", "T", "squeeze", "view"):
+                n = v.func.value.id
+            else:
+                return None
+        return n if n in params else None
+
+    def kind_of(self, arg: Any) -> Any:
+        """NUMBER, an array's rank, or None (unknown) for a bound rule argument."""
+        if isinstance(arg, gast.Name):
+            return self.kinds.get(arg.id)
+        if is_number(arg):
+            return NUMBER
+        if isinstance(arg, gast.Subscript):
+            return expr_kind(arg, self.kinds, self.resolve_global)
+        return None
+
+    def numeric_arg(self, arg: Any) -> bool:
+        if isinstance(arg, gast.Name):
+            return arg.id in self.numeric
+        return is_number(arg)
+
+    def any_active(self, arg: Any) -> bool:
+        if isinstance(arg, gast.Name):
+            return self.act.active(arg.id)
+        if isinstance(arg, (gast.Tuple, gast.List, tuple)):
+            elts = arg.elts if not isinstance(arg, tuple) else arg
+            return any(self.any_active(e) for e in elts)
+        return False
+
+    def is_user_call(self, call: gast.Call) -> bool:
+        obj = self.resolve(call.func)
+        if obj is MISSING:
+            if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
+                from adgen.rules import methods
+
+                if call.func.attr in methods.METHODS or call.func.attr == "append":
+                    return False
+                import numpy as np
+
+                if isinstance(self.kinds.get(call.func.value.id), int) and \
+                        hasattr(np.ndarray, call.func.attr):
+                    return False  # a NumPy method without a rule: said at compile time
+            return True
+        if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
+                not registry.is_reference_impl(obj):
+            return False  # adgen's own runtime functions: rules or no derivative
+        return registry.lookup(obj) is None and (is_python_function(obj) or
+                                                 is_user_class(obj))
+
+    def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+        """The rule and bound arguments of an operation statement (None: no rule needed)."""
+        v = s.value
+        if isinstance(v, gast.BinOp):
+            rule = registry.lookup(BINOPS[type(v.op)])
+            return (rule, rule.bind([v.left, v.right], {})) if rule else None
+        if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
+            rule = registry.lookup(UNARYOPS[type(v.op)])
+            return (rule, rule.bind([v.operand], {})) if rule else None
+        if isinstance(v, gast.Attribute):
+            from adgen.rules import methods
+
+            if v.attr in methods.ATTRIBUTES and self.resolve(v) is MISSING:
+                rule = registry.lookup(methods.ATTRIBUTES[v.attr])
+                return (rule, rule.bind([v.value], {})) if rule else None
+            return None
+        if isinstance(v, gast.Call):
+            if self.is_user_call(v):
+                return (USERCALL, {})
+            rule, args = self.call_rule(v)
+            if rule is None:
+                return None
+            kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
+            try:
+                return rule, rule.bind(list(args), dict(kwargs))
+            except TypeError as exc:
+                raise UnsupportedError(f"cannot bind the arguments of {rule.name}: {exc}",
+                                       self.loc(s)) from exc
+        return None
+
+    def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
+        obj = self.resolve(v.func)
+        if obj is not MISSING:
+            return registry.lookup(obj), list(v.args)
+        if isinstance(v.func, gast.Attribute):
+            from adgen.rules import methods
+
+            fn = methods.METHODS.get(v.func.attr)
+            if fn is not None:
+                args = list(v.args)
+                if v.func.attr in methods.VARARG_METHODS and len(args) > 1:
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                return registry.lookup(fn), [v.func.value] + args
+        return None, []
+
+    def counters(self) -> set[str]:
+        """Names bound only as the target of a builtin range loop, or only as a copy of one
+        (``i = i1`` for ``enumerate``): ints, with or without a signature."""
+        if self._counters is None:
+            defs, unknown = definitions(self.fn)
+            single = {n: d[0] for n, d in defs.items() if len(d) == 1 and n not in unknown}
+            found = {n for n, v in single.items() if isinstance(v, tuple) and
+                     isinstance(v[1], gast.Call) and self.resolve(v[1].func) is range}
+            grown = True
+            while grown:
+                more = {n for n, v in single.items() if isinstance(v, gast.Name) and
+                        v.id in found} - found
+                found |= more
+                grown = bool(more)
+            self._counters = found
+        return self._counters
+
+    def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
+        """The arguments of the range a loop runs through to its end, where the numbers it
+        records fit a typed tape (a float64 or int64 array per number, an element per
+        iteration); else None. Such a loop: ``for i in range(stop)`` or ``range(start,
+        stop)`` (the builtin, over names or int constants the body does not rebind), no
+        break, not inside another loop (a tape allocated per outer iteration would cost more
+        than the list it replaces), and every recorded name but ``i`` a float64 number or an
+        int (analyses.floats) bound at the top level of the body, so in every iteration."""
+        if not isinstance(s, gast.For) or self.loops_of.get(id(s)) != () or \
+                not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
+            return None
+        f, args = s.iter.func, s.iter.args
+        if not (self.resolve(f) is range and not s.iter.keywords and 1 <= len(args) <= 2):
+            return None
+        stored = stored_names(s.body)
+        if any(not (isinstance(a, gast.Name) and a.id not in stored or
+                    isinstance(a, gast.Constant) and type(a.value) is int) for a in args) or \
+                s.target.id in stored or any(is_break_if(b) for b in s.body):
+            return None
+        every = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
+                 if isinstance(t, gast.Name)}
+        if all(r == s.target.id or (r in self.column_dtypes and r in every) for r in recorded):
+            return list(args)
+        return None
+
+    def structured(self, n: str) -> bool:
+        """True unless ``n`` is known to hold a number or an array (then adjoints add with +;
+        otherwise with add(), which adds lists, dicts and objects item by item)."""
+        return n not in self.numeric
+
+    def contributed_in(self, stmts: list[gast.stmt]) -> set[str]:
+        """Active names whose adjoint a block's reverse may add to (not a nested def: the
+        values it reads get their adjoints through its pullback)."""
+        names: set[str] = set()
+        defs = {d.name for d in self.parsed.nested_defs}
+        for s in stmts:
+            for n in walk(s):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                        self.act.active(n.id) and n.id not in defs:
+                    names.add(n.id)
+        return names
+
+    def outlives(self, b: gast.stmt, body: list[gast.stmt]) -> bool:
+        """Whether a statement of a try body leaves something behind if the body raises
+        later: an in-place write, a call that may write, or a variable used outside the body
+        (a temporary only the body reads does not count). Such a body, cut short, breaks the
+        value as well as the gradient: SSA gives the handler's path the variable's value from
+        before the try."""
+        if isinstance(b, gast.Expr):
+            return any(isinstance(n, gast.Name) and self.act.active(n.id) for n in walk(b)) \
+                or isinstance(b.value, gast.Call) and isinstance(b.value.func, gast.Attribute)
+        if isinstance(b, gast.AugAssign) or not isinstance(b, gast.Assign) or \
+                not isinstance(b.targets[0], gast.Name):
+            return True
+        # SSA merges a variable the body rebinds with its value from before the try on the
+        # handler's path: any version of a variable also used outside the body counts
+        inside = {id(n) for st in body for n in walk(st)}
+        outside = {user_name_of(n.id) for n in walk(self.fn) if isinstance(n, gast.Name) and
+                   id(n) not in inside}
+        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
+                   user_name_of(n.id) in outside for n in walk(b))
+
+    def info_at(self, obj: Any, node: gast.AST) -> Any:
+        """The compiled callee, with its compile errors located at the call."""
+        from adgen.errors import AdgenError
+
+        try:
+            return self.callee_info(obj)
+        except AdgenError as err:
+            if err.location is None or err.location.file != self.parsed.file:
+                err.location = self.loc(node)
+                err.args = (err.format(),)
+            raise
+
+    def args_callee_reads(self, call: gast.Call) -> set[str]:
+        """The argument names whose values a callee's pullback may read (unknown: all), and
+        for a nested def, every version of the enclosing names it reads."""
+        everything = loaded_names(call)
+        if isinstance(call.func, gast.Name):
+            for d in self.parsed.nested_defs:
+                if d.name == call.func.id:
+                    free = free_names(d, self.parsed.closure_free)
+                    everything |= {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
+                                   and user_name_of(n.id) in free}
+        obj = self.resolve(call.func)
+        if obj is MISSING or not is_python_function(obj):
+            return everything
+        info = self.info_at(obj, call)
+        reads = info.compiled.reads_params if info is not None else True
+        if reads is True:
+            return everything
+        import inspect
+
+        params = list(inspect.signature(obj).parameters)
+        out: set[str] = set()
+        for k, a in enumerate(call.args):
+            if k < len(params) and params[k] in reads:
+                out |= loaded_names(a)
+        for kw in call.keywords:
+            if kw.arg in reads:
+                out |= loaded_names(kw.value)
+        return out
+
+    def mutating_call(self, call: gast.Call) -> bool:
+        info = self.callee_info(self.resolve(call.func))
+        # a callee that writes an argument in place: an array, or a list, dict or object
+        # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
+        writes = bool(info and (info.mutates_params or
+                                getattr(info.compiled, "mutates_containers", False)))
+        return writes and any(
+            self.act.active(a.id) for a in call.args if isinstance(a, gast.Name))

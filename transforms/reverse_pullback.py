@@ -1,0 +1,529 @@
+"""The pullback emitter: reverses the statements of a planned function into its pullback,
+``<f>_pullback(saved, out_bar, sh=None) -> tuple`` (one cotangent per parameter), and records
+what the forward must keep for it (a :class:`Recording`: tapes, arms, saved callee results,
+captures).
+
+- Loops are reversed over a tape of one tuple per iteration (or a typed tape: one column per
+  recorded number); the pullback reads the tape and never pops it, so it can run again.
+- An if is reversed on its recorded test; a try on the recorded arm that ran.
+- Value adjoints (``x_bar``) are assigned on first contribution and added to afterwards; the
+  emitter tracks statically which are defined (``state``), so an adjoint that is never
+  contributed gets no code at all. Adjoints an inner block adds to are materialised with
+  ``zeros_like`` before it.
+- Names that may view a buffer written in place use shadow memory (``sh.of(x)``), where the
+  adjoint of a view is the same view of its base's adjoint.
+- Operations are reversed through their rules by :mod:`reverse_ops`; element and slice
+  stores, attribute stores and augmented assignments by :mod:`reverse_stores`; calls of user
+  functions and rrules by :mod:`reverse_calls`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.desugar import assign, name
+from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.names import Namer
+from adgen.transforms.reverse_ast import (
+    Recording,
+    args_node,
+    attr_node,
+    call_node,
+    comment_node,
+    is_copy_of,
+    loaded_names,
+    parse_stmts,
+    src_text,
+    stored_names,
+)
+from adgen.transforms.reverse_calls import Calls
+from adgen.transforms.reverse_ops import Operations
+from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_stores import Stores
+from adgen.transforms.specialize import (
+    accumulate_in_place,
+    first_writes,
+    known_shapes,
+)
+from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import clone, walk
+
+from adgen.errors import MissingRuleError, UnsupportedError
+
+
+class Pullback:
+    """Emits the pullback of one planned function."""
+
+    def __init__(self, plan: Plan, namer: Namer) -> None:
+        self.plan = plan
+        self.namer = namer
+        self.rec = Recording(sites=list(plan.decisions))
+        self.adj: dict[str, str] = {}
+        self._last_line: int | None = None
+        self.stores = Stores(self)
+        self.ops = Operations(self)
+        self.calls = Calls(self)
+
+    def emit(self) -> gast.FunctionDef:
+        """The pullback; ``self.rec`` then says what the forward must keep."""
+        state: set[str] = set()
+        params = [a.id for a in self.plan.fn.args.args]
+        # parameters this function changes in place as containers (lists, dicts, objects):
+        # their adjoint starts from what the caller handed over
+        cparams = sorted({w.target for w in self.plan.eff.writes if w.container and
+                          w.target in params and self.plan.act.active(w.target)})
+        for p in cparams:
+            state |= {self.bar(p), "owned:" + self.bar(p)}
+        rev = self.rev_block(self.plan.fn.body, state, top=True)
+        pull_body: list[gast.stmt] = []
+        pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
+        ret_parts = []
+        written = self.plan.written_params()
+        for p in params:
+            b = self.adj.get(p)
+            if self.plan.tracked(p) and (written is True or p in written):
+                # written in place: the caller tracks it and finds its adjoint in sh
+                ret_parts.append(f"sh.value({p}) if top else None")
+            elif self.plan.tracked(p):
+                # tracked here only because arguments may alias: hand the adjoint back
+                ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")
+            elif p in self.plan.objlike or self.plan.eff.tracked(p):
+                # a container argument: arrays inside it may have adjoints in shadow memory
+                ret_parts.append(f"collect(sh, {p}, {b if b is not None and b in state else None})"
+                                 f" if top else {b if b is not None and b in state else None}")
+            elif b is not None and b in state:
+                ret_parts.append(b)
+            else:
+                ret_parts.append("None")
+        tail = parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
+        body = rev + tail
+        needed = self.free_names(body, set()) | set(cparams)
+        saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
+        self.rec.saved_names = saved
+        if saved:
+            unpack = parse_stmts(f"({', '.join(saved)}{',' if len(saved) == 1 else ''}) = saved")
+        else:
+            unpack = []
+        withdraws = [assign(name(self.bar(p), gast.Store), call_node(attr_node("sh", "withdraw"),
+                                                                  name(p)), self.plan.fn)
+                     for p in cparams]
+        pull_body += unpack + withdraws + body
+        if self.plan.kinds:
+            pull_body = [known_shapes(st, self.plan.kinds) for st in pull_body]
+            accumulate_in_place(pull_body)
+            first_writes(pull_body, self.plan.kinds)
+        pullback = gast.FunctionDef(
+            name=f"{self.plan.fname}_pullback",
+            args=args_node(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
+            body=pull_body, decorator_list=[], returns=None, type_comment=None,
+            type_params=[])
+        return pullback
+
+    def bar(self, n: str) -> str:
+        if n not in self.adj:
+            self.adj[n] = self.namer.reserve(f"{n}_bar")
+        return self.adj[n]
+
+    def globals_used(self, names: set[str]) -> set[str]:
+        return {n for n in names if n not in self.plan.namer_locals and n not in self.rec.extra_fwd
+                and n not in self.adj.values()}
+
+    def free_names(self, stmts: list[gast.stmt], bound: set[str]) -> set[str]:
+        """Forward names a block of generated pullback code reads before binding them."""
+        fwd = self.plan.namer_locals | self.rec.extra_fwd
+        free: set[str] = set()
+        bound = set(bound)
+        for st in stmts:
+            if isinstance(st, gast.For):
+                free |= loaded_names(st.iter) - bound
+                inner = bound | {n.id for n in walk(st.target) if isinstance(n, gast.Name)}
+                free |= self.free_names(st.body, inner)
+            elif isinstance(st, gast.If):
+                free |= loaded_names(st.test) - bound
+                free |= self.free_names(st.body, bound) | self.free_names(st.orelse, bound)
+            else:
+                free |= loaded_names(st) - bound
+            bound |= {n.id for n in walk(st) if isinstance(n, gast.Name) and
+                      isinstance(n.ctx, gast.Store)} if not isinstance(
+                st, (gast.For, gast.If)) else set()
+        return {n for n in free if n in fwd}
+
+    def fwd_locals(self, stmts: list[gast.stmt]) -> set[str]:
+        """Names the forward binds inside a block, including the ones this pass adds."""
+        out = stored_names(stmts)
+        for st in stmts:
+            for n in walk(st):
+                if id(n) in self.rec.tape_of:
+                    out.add(self.rec.tape_of[id(n)])
+                if id(n) in self.rec.saved_call:
+                    out.add(self.rec.saved_call[id(n)])
+                if id(n) in self.rec.arm_of:
+                    out.add(self.rec.arm_of[id(n)])
+        for (sid, _), var in self.rec.cap_var.items():
+            if any(sid == id(n) for st in stmts for n in walk(st)):
+                out.add(var)
+        return out
+
+    def materialize(self, names: set[str], state: set[str]) -> list[gast.stmt]:
+        """Zero adjoints that an inner block will add to, so every path defines them."""
+        out = []
+        for n in sorted(names):
+            if self.plan.tracked(n) or not self.plan.act.active(n):
+                continue
+            b = self.bar(n)
+            if b not in state:
+                out.append(assign(name(b, gast.Store), call_node("zeros_like", name(n)),
+                                  self.plan.fn))
+                state.add(b)
+                state.add("owned:" + b)
+        return out
+
+    def own(self, n: str, b: str, state: set[str], like: gast.AST) -> list[gast.stmt]:
+        """Makes ``b`` (the adjoint of n) an object only this pullback holds, to add in place."""
+        if b not in state:
+            state |= {b, "owned:" + b}
+            return [assign(name(b, gast.Store), call_node("zeros_like", name(n)), like)]
+        if "owned:" + b not in state:
+            state.add("owned:" + b)
+            return [assign(name(b, gast.Store), call_node("copy_adjoint", name(b)), like)]
+        return []
+
+    def rev_block(self, stmts: list[gast.stmt], state: set[str], top: bool = False
+                  ) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        skip_next = False
+        for i in range(len(stmts) - 1, -1, -1):
+            s = stmts[i]
+            if skip_next:
+                skip_next = False
+                continue
+            if isinstance(s, gast.AugAssign) and i > 0 and is_copy_of(stmts[i - 1], s):
+                code = self.stores.rev_augassign(s, stmts[i - 1], state)
+                skip_next = True
+            else:
+                code = self.rev_stmt(s, state)
+            if code:
+                line = getattr(s, "lineno", None)
+                if line and line != self._last_line:
+                    code = [comment_node(f"line {line}: {self.plan.source_line(line)}")] + code
+                    self._last_line = line
+                out.extend(code)
+        return out
+
+    def rev_stmt(self, s: gast.stmt, state: set[str]) -> list[gast.stmt]:
+        if is_marker(s):
+            return []  # a nested def: its gradient flows when it is called
+        if isinstance(s, gast.Return):
+            if s.value is not None and self.plan.active(s.value):
+                n = s.value.id
+                if not self.plan.tracked(n) and n not in self.adj and \
+                        n not in self.plan.headers and \
+                        self.plan.eff.kinds.get(n) is None:
+                    # the returned value's adjoint is the pullback's argument itself
+                    self.adj[n] = "out_bar"
+                    state.add("out_bar")
+                    return []
+                if self.plan.tracked(n):
+                    # a caller whose result shares this buffer passes its shadow as out_bar:
+                    # that adjoint is already in place
+                    b = self.bar(n)
+                    state.add(b)
+                    return [assign(name(b, gast.Store), call_node("add_out", name("sh"), name(n),
+                                                              name("out_bar")), s)]
+                return self.contribute(n, name("out_bar"), state, copy_shadow=True)
+            return []
+        if isinstance(s, gast.Assign):
+            t = s.targets[0]
+            if isinstance(t, gast.Name):
+                return self.rev_assign(s, t.id, state)
+            if isinstance(t, gast.Subscript):
+                return self.stores.rev_store(s, state)
+            if isinstance(t, gast.Attribute):
+                return self.stores.rev_setattr(s, state)
+            return []
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            return self.stores.rev_expr_call(s, state)
+        if isinstance(s, gast.If):
+            return self.rev_if(s, state)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.rev_loop(s, state)
+        if isinstance(s, gast.Try):
+            return self.rev_try(s, state)
+        if isinstance(s, gast.AugAssign):
+            raise UnsupportedError("an augmented assignment in this position is not supported",
+                                   self.plan.loc(s))
+        return []
+
+    def rev_if(self, s: gast.If, state: set[str]) -> list[gast.stmt]:
+        inner = self.plan.contributed_in(s.body + s.orelse)
+        inner_defined = stored_names(s.body + s.orelse)
+        pre = self.materialize(inner - inner_defined, state)
+        s1, s2 = set(state), set(state)
+        self._last_line = None
+        body = self.rev_block(s.body, s1)
+        self._last_line = None
+        orelse = self.rev_block(s.orelse, s2)
+        # an adjoint defined in only one arm is zero in the other
+        arm_local = stored_names(s.body + s.orelse)
+        for b in sorted(m for m in (s1 ^ s2) if not m.startswith("owned:")):
+            n = next((k for k, v in self.adj.items() if v == b), None)
+            if n is None or not self.plan.act.active(n) or n in arm_local:
+                continue
+            zero = call_node(attr_node("sh", "of"), name(n)) if self.plan.tracked(n) else \
+                call_node("zeros_like", name(n))
+            (orelse if b in s1 else body).append(assign(name(b, gast.Store), zero, s))
+        owned_both = {m for m in s1 & s2 if m.startswith("owned:")}
+        state |= {m for m in s1 | s2 if not m.startswith("owned:")} | owned_both
+        if not body and not orelse:
+            return pre
+        test = clone(s.test)
+        return pre + [gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)]
+
+    def rev_loop(self, s: gast.For | gast.While, state: set[str]) -> list[gast.stmt]:
+        inner = self.plan.contributed_in(s.body)
+        local = stored_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
+        carried = (inner - local) | {h for h in self.plan.headers if h in local and
+                                     self.plan.act.active(h)}
+        pre = self.materialize(carried, state)
+        for n in sorted(inner - local):
+            # a buffer defined outside the loop: its shadow is taken once, before the loop
+            b = self.bar(n)
+            if self.plan.tracked(n) and self.plan.act.active(n) and b not in state:
+                pre.append(assign(name(b, gast.Store),
+                                  call_node(attr_node("sh", "of"), name(n)), s))
+                state.add(b)
+        for n in sorted(carried):
+            # an adjoint the body changes in place is copied once, before the loop
+            b = self.bar(n)
+            if b in state and "owned:" + b not in state and self.plan.act.active(n) and \
+                    not self.plan.tracked(n) and n not in self.plan.numeric:
+                pre += self.own(n, b, state, s)
+        # a buffer the loop binds (a header, a fresh array per iteration) is another object in
+        # each iteration: its shadow is taken in the iteration, never reused from outside
+        rebound = {self.bar(n) for n in local if self.plan.tracked(n)}
+        rebound |= {"owned:" + b for b in rebound}
+        state -= rebound
+        body_state = set(state)
+        self._last_line = None
+        body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
+        # adjoints the loop carries must be defined again at the end of each reversed iteration
+        for n in sorted(carried):
+            b = self.bar(n)
+            if not self.plan.tracked(n) and self.plan.act.active(n) and b not in body_state:
+                body.append(assign(name(b, gast.Store), call_node("zeros_like", name(n)), s))
+        state |= {self.bar(n) for n in carried
+                  if self.plan.act.active(n) and not self.plan.tracked(n)}
+        if not body:
+            return pre
+        local = self.fwd_locals(s.body) | local
+        recorded = sorted(self.free_names(body, set()) & local)
+        steps = self.plan.counted(s, recorded)
+        if steps is not None:
+            return pre + [self.float_tape(s, recorded, steps, body)]
+        tape = self.namer.fresh("tape")
+        self.rec.extra_fwd.add(tape)
+        self.rec.tape_of[id(s)] = tape
+        self.rec.records[id(s)] = recorded
+        target = gast.Tuple(elts=[name(r, gast.Store) for r in recorded], ctx=gast.Store()) \
+            if recorded else name("_", gast.Store)
+        loop = gast.For(target=target, iter=call_node("reversed", name(tape)), body=body,
+                        orelse=[], type_comment=None)
+        return pre + [loop]
+
+    def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
+                   body: list[gast.stmt]) -> gast.For:
+        """The reversed loop over a typed tape: ``for i, t1 in reversed_rows(tape, range(n))``
+        (``reversed(range(n))`` when only the index is recorded)."""
+        numbers = [r for r in recorded if r != s.target.id]
+        steps_call = call_node("range", *[clone(a) for a in steps])
+        if numbers:
+            tape = self.namer.fresh("tape")
+            self.rec.extra_fwd.add(tape)
+            self.rec.tape_of[id(s)] = tape
+            cols = [(r, self.namer.reserve(f"{r}_col")) for r in numbers]
+            self.rec.extra_fwd.update(c for _, c in cols)
+            self.rec.columns[id(s)] = (steps, cols)
+            it = call_node("reversed_rows", name(tape), *([steps_call] if len(numbers) <
+                                                      len(recorded) else []))
+        else:
+            it = call_node("reversed", steps_call)
+        elts = [name(r, gast.Store) for r in recorded if r == s.target.id] + \
+            [name(r, gast.Store) for r in numbers]
+        target = elts[0] if len(elts) == 1 and not numbers else gast.Tuple(
+            elts=elts, ctx=gast.Store()) if elts else name("_", gast.Store)
+        return gast.For(target=target, iter=it, body=body, orelse=[], type_comment=None)
+
+    def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
+        arms = [s.body + s.orelse] + [h.body for h in s.handlers]
+        inner = set().union(*(self.plan.contributed_in(a) for a in arms))
+        pre = self.materialize(inner - stored_names(sum(arms, [])), state)
+        arm = self.namer.fresh("arm")
+        self.rec.extra_fwd.add(arm)
+        self.rec.arm_of[id(s)] = arm
+        # the pullback of a handler (and SSA, on the handler's path) assumes the body did
+        # nothing: a body that raised after a statement with a lasting effect ran is refused
+        # when it happens (forward: ``partial_try``)
+        ran = [b for b in s.body[:-1] if self.plan.outlives(b, s.body)]
+        if ran and s.handlers:
+            flag = self.namer.fresh("ran")
+            self.rec.extra_fwd.add(flag)
+            self.rec.try_ran[id(s)] = (flag, {id(b) for b in ran})
+        branches = []
+        for k, stmts in enumerate(arms):
+            st = set(state)
+            self._last_line = None
+            code = self.rev_block(stmts, st)
+            state |= st
+            branches.append((k, code))
+        out: list[gast.stmt] = []
+        chain: list[gast.stmt] | None = None
+        for k, code in reversed(branches):
+            test = gast.Compare(left=name(arm), ops=[gast.Eq()],
+                                comparators=[gast.Constant(k, None)])
+            node = gast.If(test=test, body=code or [gast.Pass()], orelse=chain or [])
+            chain = [node]
+        out = pre + (chain or [])
+        return out
+
+    def contribute(self, n: str, value: gast.expr, state: set[str], *, may_be_none: bool = False,
+                   copy_shadow: bool = False) -> list[gast.stmt]:
+        """Adds ``value`` to the adjoint of ``n``."""
+        if not self.plan.act.active(n):
+            return []
+        b = self.bar(n)
+        if may_be_none:
+            # a container's adjoint may lack an entry (zero): fill it in like the primal
+            value = call_node("or_zeros", value, name(n))
+        if self.plan.eff.kinds.get(n) == "list":
+            # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
+            value = call_node("list_adjoint", value)
+        if self.plan.tracked(n):
+            out = []
+            if b not in state:
+                out.append(assign(name(b, gast.Store), self.shadow(n, state), self.plan.fn))
+                state.add(b)
+            out.append(gast.AugAssign(target=name(b, gast.Store), op=gast.Add(), value=value))
+            return out
+        if b in state:
+            if self.plan.eff.kinds.get(n) in ("list", "dict", "object") or self.plan.structured(n):
+                new = call_node("add", name(b), value)
+                state.discard("owned:" + b)
+            else:
+                new = gast.BinOp(left=name(b), op=gast.Add(), right=value)
+                state.add("owned:" + b)
+            return [assign(name(b, gast.Store), new, self.plan.fn)]
+        state.add(b)
+        state.discard("owned:" + b)
+        return [assign(name(b, gast.Store), value, self.plan.fn)]
+
+    def g_of(self, t: str, state: set[str]) -> gast.expr | None:
+        """The adjoint of ``t`` as an expression, or None when it is (statically) zero."""
+        if not self.plan.act.active(t):
+            return None
+        b = self.bar(t)
+        if self.plan.tracked(t):
+            return self.shadow(t, state)
+        return name(b) if b in state else None
+
+    def rev_assign(self, s: gast.Assign, t: str, state: set[str]) -> list[gast.stmt]:
+        out = self._rev_assign(s, t, state)
+        # before this definition, t held another value (a loop header's previous iteration)
+        if not self.plan.tracked(t):
+            state.discard(self.bar(t))
+            state.discard("owned:" + self.bar(t))
+        return out
+
+    def _rev_assign(self, s: gast.Assign, t: str, state: set[str]) -> list[gast.stmt]:
+        v = s.value
+        g = self.g_of(t, state)
+        if isinstance(v, gast.Name):
+            if g is None or not self.plan.act.active(v.id):
+                return []
+            if self.plan.tracked(t) and self.plan.tracked(v.id):
+                return []  # the same buffer: one shadow
+            return self.contribute(v.id, g, state, copy_shadow=self.plan.tracked(t))
+        if g is None:
+            if isinstance(v, gast.Call) and self.plan.is_user_call(v) and \
+                    self.plan.mutating_call(v):
+                return self.calls.rev_user_call(s, v, t, state, forced=True)
+            return []
+        if isinstance(v, (gast.List, gast.Tuple)):
+            out = []
+            for k, e in enumerate(v.elts):
+                if self.plan.active(e):
+                    out += self.contribute(e.id, call_node("item", g, gast.Constant(k, None)),
+                                           state, may_be_none=True)
+            return out
+        if isinstance(v, gast.Dict):
+            out = []
+            for key, e in zip(v.keys, v.values):
+                if self.plan.active(e):
+                    out += self.contribute(e.id, call_node("item", g, clone(key)), state,
+                                           may_be_none=True)
+            return out
+        if isinstance(v, gast.Subscript):
+            return self.stores.rev_getitem(s, v, t, g, state)
+        if isinstance(v, gast.Attribute) and v.attr not in NONDIFF_ATTRS:
+            from adgen.rules import methods
+
+            if v.attr not in methods.ATTRIBUTES:
+                if not self.plan.active(v.value) or self.plan.tracked(t):
+                    return []  # a tracked attribute's adjoint lives in shadow memory
+                return self.contribute(v.value.id, call_node("attr_adjoint", name(v.value.id),
+                                                         gast.Constant(v.attr, None), g),
+                                       state, may_be_none=True)
+        if isinstance(v, gast.Call) and self.plan.is_user_call(v):
+            return self.calls.rev_user_call(s, v, t, state, forced=False)
+        if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords):
+            return self.ops.rev_out_call(s, v, t, state)
+        op = self.plan.op_of(s)
+        if op is None:
+            if isinstance(v, (gast.Compare, gast.BoolOp)) or (
+                    isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.Not)):
+                return []
+            if isinstance(v, gast.Call):
+                return self.ops.missing_rule(s, v)
+            if isinstance(v, (gast.BinOp, gast.UnaryOp)):
+                raise MissingRuleError(f"no derivative rule for the operator in {src_text(v)}",
+                                       self.plan.loc(s), hint="this is a gap in adgen's rules: "
+                                       "rewrite the expression with NumPy functions")
+            return []
+        rule, bound = op
+        return self.ops.apply_rule(s, rule, bound, t, g, state)
+
+    def read_value(self, s: gast.stmt, a: Any, after: bool = False) -> gast.expr:
+        if isinstance(a, str):
+            a = name(a)
+        if isinstance(a, gast.Name):
+            key = (id(s), a.id)
+            if key in self.plan.caps:
+                var = self.rec.cap_var.get(key)
+                if var is None:
+                    var = self.rec.cap_var[key] = self.namer.fresh(f"saved_{a.id}_")
+                    self.rec.extra_fwd.add(var)
+                return gast.Attribute(value=name(var), attr="value", ctx=gast.Load())
+            return name(a.id)
+        if isinstance(a, (gast.Tuple, gast.List)):
+            node = clone(a)
+            node.elts = [self.read_value(s, e) for e in a.elts]
+            return node
+        return clone(a)
+
+    def shadow(self, n: str, state: set[str]) -> gast.expr:
+        """The shadow of tracked ``n``: its adjoint's name when bound, else the view of the
+        array it views, else ``sh.of(n)``."""
+        found = self.shadow_at_hand(n, state)
+        return found if found is not None else call_node(attr_node("sh", "of"), name(n))
+
+    def shadow_at_hand(self, n: str, state: set[str]) -> gast.expr | None:
+        b = self.bar(n)
+        if b in state and self.plan.tracked(n):
+            return name(b)
+        view = getattr(self, "view_of", {}).get(n)
+        if view is None:
+            return None
+        base = self.shadow_at_hand(view[0], state)
+        if base is None or view[1] is None:
+            return base
+        return gast.Subscript(value=base, slice=clone(view[1]), ctx=gast.Load())
