@@ -23,7 +23,7 @@ from adgen.errors import (
     NonDifferentiableError,
 )
 from adgen.runtime import as_gradient
-from adgen.transforms.analyses.kinds import signature
+from adgen.transforms.analyses.kinds import CONTAINERS, signature
 from adgen.transforms.bindings import failed
 
 POLICIES = ("save", "strict")
@@ -494,8 +494,9 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
             sig = signature(args)
-        if None in sig:
-            _refuse_complex(args)  # the kinds of complex values are unknown (None)
+        if None in sig or any(k in CONTAINERS for k in sig):
+            # the kinds of complex values are unknown (None); a list or dict may hold them
+            _refuse_complex(args)
         hit = cache.get(sig)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)

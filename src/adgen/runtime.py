@@ -162,6 +162,8 @@ class ShadowMap:
         self._deposits: dict[int, list[Any]] = {}
         # guard copies that stand for the buffers they were taken from (remap_saved)
         self._stand_ins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # the lists/dicts/objects the function changes in place (withdraw): see collect
+        self._written: set[int] = set()
 
     def stand_in(self, copy_: np.ndarray, original: np.ndarray) -> None:
         """``copy_`` (a guard's copy) stands for ``original``: its views share its shadow."""
@@ -194,6 +196,7 @@ class ShadowMap:
 
     def withdraw(self, x: Any) -> Any:
         """A callee that changes container ``x`` starts from the caller's adjoint of it."""
+        self._written.add(id(x))
         entry = self._deposits.get(id(x))
         if entry is None or entry[2]:
             return zeros_like(x)
@@ -239,10 +242,13 @@ class ShadowMap:
             from adgen.errors import UnsupportedError
 
             raise locate(UnsupportedError(
-                f"a {type(x).__name__} written in place by index (x[i] = v) that adgen could not "
-                "see being built (an argument, or a value from a call) is not supported yet",
-                hint="build a new list from its items (lst = [lst[0], lst[1]]), or pass a "
-                     "dict (d[\"w\"] = v on a dict argument is supported)"))
+                f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
+                "not tell it from an array when compiling (a parameter of a function called by "
+                "the one differentiated, an item of a list, or a value returned by a call) is "
+                "not supported yet",
+                hint="write it in the function you differentiate (its list and dict arguments "
+                     "are supported), or have the helper return the new item "
+                     "(ws[0] = helper(ws[0]))"))
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
@@ -336,21 +342,75 @@ def _shadow_offset(shadow: np.ndarray) -> int:
 
 
 def collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
-    """A container's adjoint plus the shadows of the arrays inside it (the arrays written in
-    place keep their adjoints in shadow memory, not in the container's adjoint)."""
+    """A container's adjoint plus the shadows of the arrays and numbers inside it (an item
+    updated in place, ``ws[0] += v``, keeps its adjoint in shadow memory, not in the
+    container's adjoint).
+
+    Raises:
+        UnsupportedError: when a number item of ``x`` has an adjoint in shadow memory (kept
+            per object) and either the function changes ``x`` in place (an item updated with
+            ``ws[0] += v`` is replaced by a new object, which takes the adjoint the old one
+            should get) or the same object sits at two places of ``x``.
+    """
+    _refuse_number_cells(sh, x)
+    return _collect(sh, x, adjoint)
+
+
+def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
     if isinstance(x, np.ndarray):
         value = sh.value(x) if id(root_of(x)) in sh._roots else None
         return add(adjoint, value)
     if isinstance(x, (list, tuple)):
         base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
-        return [collect(sh, v, a) for v, a in zip(x, base)]
+        return [_collect(sh, v, a) for v, a in zip(x, base)]
     if isinstance(x, dict):
         base = adjoint if isinstance(adjoint, dict) else {}
-        return {k: collect(sh, v, base.get(k)) for k, v in x.items()}
+        return {k: _collect(sh, v, base.get(k)) for k, v in x.items()}
     if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and not callable(x):
         base = adjoint if isinstance(adjoint, dict) else {}
-        return ObjectAdjoint({k: collect(sh, v, base.get(k)) for k, v in vars(x).items()})
+        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in vars(x).items()})
+    if _is_number(x) and id(x) in sh._roots:
+        # a number item read where it may be updated in place: its adjoint is in a cell
+        return add(adjoint, sh.value(x))
     return adjoint
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _refuse_number_cells(sh: ShadowMap, x: Any) -> None:
+    """Number items of ``x`` whose adjoints sit in shadow cells, kept per object: right only
+    for an item read where it stays (a list the function does not change), and never for one
+    object at two places (Python shares equal numbers: [1.0, 1.0], [0.0] * n)."""
+    from adgen.errors import UnsupportedError
+
+    seen: dict[int, str] = {}
+    todo: list[tuple[Any, str]] = [(x, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, (list, tuple)):
+            todo.extend((item, f"{where}[{k}]") for k, item in enumerate(v))
+        elif isinstance(v, dict):
+            todo.extend((item, f"{where}[{k!r}]") for k, item in v.items())
+        elif _is_number(v) and id(v) in sh._roots:
+            if id(x) in sh._written:
+                raise locate(UnsupportedError(
+                    "a list or dict argument whose number items are updated in place "
+                    "(x[i] += v, x[i] *= v) is not supported yet: "
+                    "adgen keeps the adjoint of such an item with the number object, which "
+                    "the update replaces",
+                    hint="write x[i] = x[i] + v (a store adgen follows), or pass the numbers "
+                         "as an np.ndarray"))
+            if id(v) in seen:
+                raise locate(UnsupportedError(
+                    f"an argument holds one number object at two places ({seen[id(v)]} and "
+                    f"{where}, both {v!r}: Python shares equal numbers, as in [1.0, 1.0] or "
+                    "[0.0] * n), and the function updates its items in place (x += v), where "
+                    "adgen keeps a number's adjoint per object: the two places' gradients "
+                    "cannot be told apart",
+                    hint="pass the numbers as one np.ndarray instead of a list of numbers"))
+            seen[id(v)] = where
 
 
 def add_out(sh: ShadowMap, x: Any, out_bar: Any) -> Any:

@@ -12,7 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from adgen.transforms import pipeline
-from adgen.transforms.analyses.kinds import NUMBER, kinds, shape_keys, signature
+from adgen.transforms.analyses.effects import effects
+from adgen.transforms.analyses.kinds import (
+    DICT,
+    LIST,
+    NUMBER,
+    container_params,
+    kinds,
+    shape_keys,
+    signature,
+)
 
 import adgen
 from adgen.errors import MutationError
@@ -70,8 +79,21 @@ def fill(x, w):
 def test_signature_of_arguments():
     assert signature((np.zeros(3), 2.0, 3, np.float64(1.0))) == (1, NUMBER, NUMBER, NUMBER)
     assert signature((np.zeros((2, 3)), np.zeros(()))) == (2, 0)
-    # unknown: containers, bools (they index as masks), object and bool arrays
-    assert signature(([1.0], True, np.array([None]), np.zeros(2, bool))) == (None,) * 4
+    # unknown: tuples, bools (they index as masks), object and bool arrays, list subclasses
+    assert signature(((1.0,), True, np.array([None]), np.zeros(2, bool),
+                      type("L", (list,), {})())) == (None,) * 5
+    # lists and dicts are told apart from arrays (a store into one rebinds an item)
+    assert signature(([1.0], {"w": 1.0})) == (LIST, DICT)
+
+
+def test_list_and_dict_parameters_are_recorded_for_effects():
+    tree = pipeline._front(fill)[1]
+    kinds(tree, {"x": LIST, "w": DICT}, lambda n: None)
+    assert container_params(tree) == {"x": LIST, "w": DICT}
+    assert effects(tree).kinds["x"] == LIST
+    # no kind of their own: their items may be anything
+    assert "x" not in kinds(tree, {"x": LIST}, lambda n: None)
+    assert container_params(tree) == {"x": LIST}
 
 
 def test_elements_of_a_vector_are_numbers():

@@ -1,6 +1,8 @@
 """Effects: which buffers each name may view, and which statements write them in place.
 
-Input: a function in SSA form after lower_mutation (read only). Output: :class:`Effects`.
+Input: a function in SSA form after lower_mutation (read only), and, when it is compiled for
+an argument signature, the kinds analysis of that tree (``kinds.container_params``: which
+parameters are lists or dicts). Output: :class:`Effects`.
 
 Abstract buffers are allocation sites (``new:<n>``, one per statement that makes a fresh
 value) and ``param`` (every parameter: arguments may alias each other). A name may view the
@@ -18,6 +20,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, nondiff_call
+from adgen.transforms.analyses.kinds import container_params
 from adgen.transforms.walk import walk
 
 # Calls whose result may view their first argument's memory.
@@ -109,6 +112,19 @@ def effects(fn: gast.FunctionDef,
                 eff.kinds[t] = "dict"
             elif isinstance(v, gast.Tuple):
                 eff.kinds[t] = "tuple"
+    # a parameter the argument signature binds to a list or a dict (analyses.kinds): a store
+    # ws[0] = v rebinds an item of it, which the caller's list keeps
+    for p, k in container_params(fn).items():
+        eff.kinds.setdefault(p, k)
+    for s in stmts:
+        # a parameter that receives ws.append(v) (or extend, insert) is a list whatever the
+        # signature says (without one: adgen.source(f), a callee)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                isinstance(s.value.func, gast.Attribute) and \
+                s.value.func.attr in ("append", "extend", "insert") and \
+                isinstance(s.value.func.value, gast.Name) and \
+                s.value.func.value.id in eff.buffers and s.value.func.value.id not in eff.kinds:
+            eff.kinds[s.value.func.value.id] = "list"
     for s in stmts:
         # a name indexed by a string (p["w"]) is a dict: a parameter too, whose kind nothing
         # else tells (an ndarray takes a string index only as a structured array's field)

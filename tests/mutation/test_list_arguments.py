@@ -1,0 +1,299 @@
+"""Issue 12: lists (and dicts with other keys than strings) passed as arguments and written in
+place differentiate like the same code on a local copy: the gradient has the argument's
+structure, the caller's list ends as the plain call leaves it, under both policies and with
+float32 items too. Number items updated with ``x[i] += v`` are refused (loud), and the hint
+the error gives is followed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from harness import RTOL_F32, assert_same_state
+
+import adgen
+
+EPS = 1e-6
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    """(path, leaf) for every float array and float of a nested list/dict."""
+    if isinstance(value, list):
+        return [x for k, v in enumerate(value) for x in _leaves(v, path + (k,))]
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _leaves(v, path + (k,))]
+    if isinstance(value, (float, np.ndarray)):
+        return [(path, value)]
+    return []
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        value = value[k]
+    return value
+
+
+def _set(value: Any, path: tuple[Any, ...], leaf: Any) -> None:
+    _at(value, path[:-1])[path[-1]] = leaf
+
+
+def _widened(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float64)
+    if isinstance(value, list):
+        return [_widened(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _widened(v) for k, v in value.items()}
+    return value
+
+
+def fd_container(f: Callable[[Any], Any], arg: Any) -> Any:
+    """Central differences of scalar ``f`` with respect to every float leaf of ``arg`` (in
+    float64), as a value of ``arg``'s structure."""
+    base = _widened(arg)
+    grad = copy.deepcopy(base)
+    for path, leaf in _leaves(base):
+        if isinstance(leaf, np.ndarray):
+            g = np.zeros(leaf.shape)
+            for index in np.ndindex(leaf.shape):
+                vals = []
+                for d in (EPS, -EPS):
+                    a = copy.deepcopy(base)
+                    _at(a, path)[index] += d
+                    vals.append(float(f(a)))
+                g[index] = (vals[0] - vals[1]) / (2 * EPS)
+        else:
+            vals = []
+            for d in (EPS, -EPS):
+                a = copy.deepcopy(base)
+                _set(a, path, leaf + d)
+                vals.append(float(f(a)))
+            g = (vals[0] - vals[1]) / (2 * EPS)
+        _set(grad, path, g)
+    return grad
+
+
+def assert_grad_close(actual: Any, expected: Any, rtol: float, what: str = "gradient") -> None:
+    """Same structure (list/dict, lengths, keys, array shapes), values within tolerance."""
+    if isinstance(expected, list):
+        assert type(actual) is list and len(actual) == len(expected), f"{what}: {actual!r}"
+        for k, (a, e) in enumerate(zip(actual, expected)):
+            assert_grad_close(a, e, rtol, f"{what}[{k}]")
+    elif isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys(), f"{what}: {actual!r}"
+        for k in expected:
+            assert_grad_close(actual[k], expected[k], rtol, f"{what}[{k!r}]")
+    elif isinstance(expected, np.ndarray):
+        assert isinstance(actual, np.ndarray) and actual.shape == expected.shape, (
+            f"{what}: {actual!r}")
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol, err_msg=what)
+    else:
+        assert np.ndim(actual) == 0, f"{what}: {actual!r}"
+        np.testing.assert_allclose(float(actual), expected, rtol=rtol, atol=rtol, err_msg=what)
+
+
+# --------------------------------------------------------------------------------------------
+# the functions, as a user writes them
+
+
+def store_first(ws):
+    ws[0] = ws[0] * 2
+    return np.sum(ws[0]) + np.sum(ws[1]) * np.sum(np.sin(ws[0]))
+
+
+def store_in_loop(ws):
+    for i in range(len(ws)):
+        ws[i] = np.tanh(ws[i]) * ws[i]
+    return np.sum(ws[0] * ws[1])
+
+
+def append_to_argument(ws):
+    ws.append(ws[0] * 3.0)
+    ws[1] = ws[1] + ws[2]
+    return np.sum(ws[1] ** 2) + np.sum(ws[2])
+
+
+def write_through_item(ws):
+    ws[0][1] = ws[1][0] * 5.0
+    return np.sum(ws[0] ** 2) + np.sum(ws[1])
+
+
+def floats(ps):
+    ps[0] = ps[0] ** 2
+    ps[1] = ps[0] * ps[1]
+    return ps[0] + 3.0 * ps[1]
+
+
+def int_keys(d):
+    d[0] = np.exp(d[1]) * d[0]
+    d[1] = d[1] * 2.0
+    return np.sum(d[0] * d[1])
+
+
+def nested(ws):
+    ws[1][0] = np.cos(ws[0])
+    return np.sum(ws[1][0] * ws[1][1])
+
+
+class Model:
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def loss(self, ws):
+        for i in range(len(ws)):
+            ws[i] = np.tanh(ws[i]) * self.k
+        return np.sum(ws[0]) + np.sum(ws[1] ** 2)
+
+
+def _arrays(seed: int, n: int = 3) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1.0, 1.0, n), rng.uniform(-1.0, 1.0, n)]
+
+
+CASES = [
+    ("store_first", store_first, lambda: _arrays(1)),
+    ("store_in_loop", store_in_loop, lambda: _arrays(2)),
+    ("append_to_argument", append_to_argument, lambda: _arrays(3)),
+    ("write_through_item", write_through_item, lambda: _arrays(4)),
+    ("floats", floats, lambda: [1.5, -0.7]),
+    ("int_keys", int_keys, lambda: dict(enumerate(_arrays(5)))),
+    ("method", Model(1.7).loss, lambda: _arrays(8)),
+]
+
+
+def _with_dtype(value: Any, dtype: str) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype)
+    if isinstance(value, list):
+        return [_with_dtype(v, dtype) for v in value]
+    if isinstance(value, dict):
+        return {k: _with_dtype(v, dtype) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("name,fn,make", CASES, ids=[c[0] for c in CASES])
+def test_container_argument_written(name: str, fn: Any, make: Any, mutation: str,
+                                    dtype: str) -> None:
+    arg = _with_dtype(make(), dtype)
+    expected = fd_container(fn, arg)
+    plain = copy.deepcopy(arg)
+    plain_out = fn(plain)
+    ours = copy.deepcopy(arg)
+    value, grad = adgen.value_and_grad(fn, mutation=mutation)(ours)
+    rtol = 1e-6 if dtype == "float64" else RTOL_F32
+    assert_grad_close(grad, expected, rtol)
+    np.testing.assert_allclose(value, plain_out, rtol=1e-12 if dtype == "float64" else 1e-6)
+    assert_same_state(ours, plain, "the list after value_and_grad")
+
+
+def test_gradient_has_the_arguments_structure_after_append() -> None:
+    # the appended item is an output of the call, not an input: no gradient entry for it
+    ws = _arrays(9)
+    g = adgen.grad(append_to_argument)(ws)
+    assert len(ws) == 3 and len(g) == 2
+
+
+def test_vjp_pullback_of_a_list_argument_is_reusable() -> None:
+    ws = _arrays(10)
+    plain = copy.deepcopy(ws)
+    out, pullback = adgen.vjp(store_in_loop, ws)
+    assert out == pytest.approx(store_in_loop(plain))
+    first = pullback(1.0)[0]
+    second = pullback(1.0)[0]
+    assert_grad_close(first, fd_container(store_in_loop, _arrays(10)), 1e-6)
+    assert_grad_close(second, first, 1e-12)
+
+
+def test_list_and_array_arguments_compile_apart() -> None:
+    # the same function called with an array and with a list: one compilation each
+    def f(ws):
+        ws[0] = ws[0] * 2.0
+        return np.sum(ws[0] * ws[1])
+
+    g = adgen.grad(f)
+    x = np.array([1.0, 2.0, 3.0])
+    assert_grad_close(g(x.copy()), np.array([4.0, 2.0, 0.0]), 1e-12)
+    ws = [1.0, 2.0, 3.0]
+    assert_grad_close(g(ws), [4.0, 2.0, 0.0], 1e-12)
+    assert ws == [2.0, 2.0, 3.0]
+
+
+def bump_numbers(ps):
+    ps[0] *= 3.0
+    return ps[0] * ps[0] + ps[1]
+
+
+def bump_numbers_by_store(ps):
+    ps[0] = ps[0] * 3.0
+    return ps[0] * ps[0] + ps[1]
+
+
+def test_number_items_updated_in_place_are_refused() -> None:
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(bump_numbers)([1.5, 2.5])
+    msg = str(err.value)
+    assert "test_list_arguments.py" in msg and "ps[0] *= 3.0" in msg
+    assert "x[i] = x[i] + v" in msg
+    # the hint, followed: a store adgen follows
+    ps = [1.5, 2.5]
+    g = adgen.grad(bump_numbers_by_store)(ps)
+    assert_grad_close(g, fd_container(bump_numbers_by_store, [1.5, 2.5]), 1e-6)
+    assert ps == [4.5, 2.5]
+
+
+def read_number_items(ws):
+    t = ws[0]
+    t += ws[1]
+    return t * ws[0]
+
+
+def test_number_items_read_beside_an_in_place_update() -> None:
+    # t += v on a number read from the list rebinds t: the list keeps its items
+    ws = [1.5, 2.5]
+    assert_grad_close(adgen.grad(read_number_items)(ws), [5.5, 1.5], 1e-12)  # d(w0^2+w0 w1)
+
+
+def test_one_number_object_at_two_places_is_refused() -> None:
+    one = float(np.float64(1.25))
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(read_number_items)([one, one])
+    assert "two places" in str(err.value) and "np.ndarray" in str(err.value)
+
+
+def helper_writes(ws):
+    ws[0] = ws[0] * 2.0
+
+
+def calls_a_writing_helper(ws):
+    helper_writes(ws)
+    return np.sum(ws[0] * ws[1])
+
+
+def test_a_helper_writing_a_list_is_refused_with_the_line() -> None:
+    # the helper is compiled without its arguments' types: loud, naming the helper's line
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(calls_a_writing_helper)(_arrays(11))
+    assert "ws[0] = ws[0] * 2.0" in str(err.value)
+    assert "ws[0] = helper(ws[0])" in str(err.value)
+
+
+def test_a_list_inside_a_list_argument_written_is_refused() -> None:
+    # ws[1] may be a list or an array: adgen cannot tell when compiling, so it says so
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(nested)([_arrays(6)[0], _arrays(7)])
+    assert "an item of a list" in str(err.value) and "test_list_arguments.py" in str(err.value)
+
+
+def test_a_list_holding_a_matrix_is_refused() -> None:
+    def f(ws):
+        ws[0] = ws[0] * 2.0
+        return np.sum(ws[0])
+
+    with pytest.raises(adgen.NonDifferentiableError, match="subclass"):
+        adgen.grad(f)([np.matrix([[1.0, 2.0]])])
