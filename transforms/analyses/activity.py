@@ -17,6 +17,8 @@ import numpy as np
 from adgen.transforms.walk import walk
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
+# (Not np.arange: arange(start, stop, step) with float bounds is start + i * step, and its
+# rule gives start and step their gradients.)
 NONDIFF_CALLS = frozenset({
     "len", "range", "int", "bool", "str", "isinstance", "type", "print", "repr", "id",
     "shape", "ndim", "size", "argmax", "argmin", "argsort", "argwhere", "nonzero",
@@ -24,7 +26,7 @@ NONDIFF_CALLS = frozenset({
     "count_nonzero", "flatnonzero", "sign", "floor", "ceil", "rint", "trunc", "logical_and",
     "logical_or", "logical_not", "logical_xor", "greater", "less", "equal", "not_equal",
     "greater_equal", "less_equal", "any", "all", "ones", "zeros", "empty", "eye", "identity",
-    "arange", "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
+    "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
     "tril_indices", "diag_indices", "indices", "meshgrid_int", "perf_counter", "time",
     "dict_keys", "diagonal_index",
 })

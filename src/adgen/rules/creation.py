@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import arange_step_vjp, cast_vjp, linspace_weights, unbroadcast
+from adgen.rules.helpers import (
+    arange_start_vjp,
+    arange_step_vjp,
+    cast_vjp,
+    linspace_weights,
+    unbroadcast,
+)
 from adgen.rules.registry import defvjp
 
 
@@ -83,5 +89,4 @@ def linspace(g: Any, out: Any, start: Any, stop: Any, num: Any, endpoint: Any) -
 def arange(g: Any, out: Any, start: Any, stop: Any, step: Any) -> Any:
     # out[i] = start + i * step. With one argument, `start` is numpy's stop: the count of
     # elements depends on stop only through rounding, so stop's gradient is zero.
-    return (np.float64(0.0) if stop is None else np.sum(g), np.float64(0.0),
-            arange_step_vjp(g, step))
+    return (arange_start_vjp(g, stop), np.float64(0.0), arange_step_vjp(g, step))

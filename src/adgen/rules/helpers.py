@@ -4,8 +4,8 @@ Generated code imports these by name (``adgen.runtime`` star-imports this module
 standalone output (``adgen FILE -o OUT``) copies the source of the ones it uses, with the
 helpers those call, into the module it writes. So every helper is a public (``__all__``),
 top-level function that uses only ``np``, builtins and the other helpers: no other imports,
-and annotations that evaluate with numpy and builtins alone. They live in four modules by
-area (core, decompositions, linalg, shape) and are all re-exported here.
+and annotations that evaluate with numpy and builtins alone. They live in modules by area
+(core, decompositions, forward mode's jvps, linalg, shape, tangents), all re-exported here.
 
 Conventions:
 - ``g`` is the cotangent of the primal's output; a helper returns the cotangent of one input
@@ -25,6 +25,8 @@ from adgen.rules.helpers_core import *
 from adgen.rules.helpers_core import __all__ as _core
 from adgen.rules.helpers_decomp import *
 from adgen.rules.helpers_decomp import __all__ as _decomp
+from adgen.rules.helpers_jvp import *
+from adgen.rules.helpers_jvp import __all__ as _jvp
 from adgen.rules.helpers_linalg import *
 from adgen.rules.helpers_linalg import __all__ as _linalg
 from adgen.rules.helpers_shape import *
@@ -32,4 +34,4 @@ from adgen.rules.helpers_shape import __all__ as _shape
 from adgen.rules.helpers_tangent import *
 from adgen.rules.helpers_tangent import __all__ as _tangent
 
-__all__ = sorted([*_core, *_decomp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605
+__all__ = sorted([*_core, *_decomp, *_jvp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605

@@ -15,6 +15,7 @@ from adgen.rules.helpers_core import (
 )
 
 __all__ = [
+    "arange_start_vjp",
     "arange_step_vjp",
     "array_vjp",
     "clip_above",
@@ -253,6 +254,12 @@ def linspace_weights(num: int, endpoint: bool) -> np.ndarray:
     if div <= 0:
         return np.zeros(num)
     return np.arange(num) / div
+
+
+def arange_start_vjp(g: object, stop: object) -> object:
+    """Adjoint of ``start`` in ``np.arange(start, stop, step)``: ``sum(g)``; zero when
+    ``stop`` is None (a single argument is NumPy's stop: it moves only the count)."""
+    return np.float64(0.0) if stop is None else np.sum(g)
 
 
 def arange_step_vjp(g: object, step: object) -> object:

@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    arange_jvp,
     astype_jvp,
     cholesky_jvp,
+    cumprod_jvp,
     dtype_kind,
+    eigh_jvp,
     fit_tangent,
     float_part,
     given_tangent,
@@ -33,16 +36,21 @@ from adgen.rules.helpers import (
     ndarray_flatten,
     ndarray_item,
     norm_vjp,
+    pinv_jvp,
     prod_vjp,
+    qr_jvp,
+    quantile_jvp,
     shape_tree,
+    svd_jvp,
     tree_zeros,
+    trim_zeros_jvp,
     unbroadcast,
     var_vjp,
     view_tangent,
     xlogy,
     zero_tangent,
 )
-from adgen.rules.registry import defjvp, defjvp_kind, defvjp, lookup
+from adgen.rules.registry import defjvp, defjvp_kind, defrefusal, defvjp, lookup
 
 # --------------------------------------------------------------------------------------------
 # Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
@@ -200,6 +208,84 @@ def cholesky(d: Any, out: Any, a: Any) -> Any:
 @defjvp(ndarray_astype)
 def astype(d: Any, out: Any, a: Any, dtype: Any) -> Any:
     return astype_jvp(d, out)
+
+
+# Decompositions, cumprod and order statistics (the helpers in rules/helpers_jvp.py; their
+# tangents have no rules in turn: second derivatives through these are refused)
+
+
+@defjvp(np.linalg.svd)
+def svd(d: Any, out: Any, a: Any, full_matrices: Any, compute_uv: Any, hermitian: Any) -> Any:
+    return svd_jvp(d, a, full_matrices, compute_uv)
+
+
+@defjvp(np.linalg.eigh)
+def eigh(d: Any, out: Any, a: Any, UPLO: Any) -> Any:
+    return eigh_jvp(d, a, UPLO, True)
+
+
+@defjvp(np.linalg.eigvalsh)
+def eigvalsh(d: Any, out: Any, a: Any, UPLO: Any) -> Any:
+    return eigh_jvp(d, a, UPLO, False)
+
+
+@defjvp(np.linalg.qr)
+def qr(d: Any, out: Any, a: Any, mode: Any) -> Any:
+    return qr_jvp(d, a, mode)
+
+
+@defjvp(np.linalg.pinv)
+def pinv(d: Any, out: Any, a: Any, rcond: Any, hermitian: Any) -> Any:
+    return pinv_jvp(d, out, a)
+
+
+@defjvp(np.cumprod)
+def cumprod(d: Any, out: Any, a: Any, axis: Any) -> Any:
+    return cumprod_jvp(d, out, a, axis)
+
+
+@defjvp(np.quantile)
+def quantile(d: Any, out: Any, a: Any, q: Any, axis: Any, overwrite_input: Any, method: Any,
+             keepdims: Any) -> Any:
+    return (quantile_jvp(d, a, q, axis, method, keepdims, 0),
+            quantile_jvp(d, a, q, axis, method, keepdims, 1))
+
+
+@defjvp(np.percentile)
+def percentile(d: Any, out: Any, a: Any, q: Any, axis: Any, overwrite_input: Any, method: Any,
+               keepdims: Any) -> Any:
+    return (quantile_jvp(d, a, np.divide(q, 100.0), axis, method, keepdims, 0),
+            quantile_jvp(d / 100.0, a, np.divide(q, 100.0), axis, method, keepdims, 1))
+
+
+@defjvp(np.median)
+def median(d: Any, out: Any, a: Any, axis: Any, overwrite_input: Any, keepdims: Any) -> Any:
+    return quantile_jvp(d, a, 0.5, axis, "linear", keepdims, 0)
+
+
+@defjvp(np.arange)
+def arange(d: Any, out: Any, start: Any, stop: Any, step: Any) -> Any:
+    return (arange_jvp(d, out, stop, step, 0), arange_jvp(d, out, stop, step, 1),
+            arange_jvp(d, out, stop, step, 2))
+
+
+@defjvp(np.trim_zeros)
+def trim_zeros(d: Any, out: Any, filt: Any, trim: Any, axis: Any) -> Any:
+    return trim_zeros_jvp(d, filt, trim, axis)
+
+
+defjvp_kind("zero", np.einsum_path)  # a contraction order: no float output
+
+# Reverse mode of tangent code that calls these (hvp, hessian, grad of grad) stops there, and
+# MissingRuleError says why.
+for _helper, _primal in ((svd_jvp, "np.linalg.svd"), (eigh_jvp, "np.linalg.eigh / eigvalsh"),
+                         (qr_jvp, "np.linalg.qr"), (pinv_jvp, "np.linalg.pinv"),
+                         (cumprod_jvp, "np.cumprod"),
+                         (quantile_jvp, "np.quantile / percentile / median")):
+    defrefusal(_helper, f"it is forward mode's tangent of {_primal}, and second derivatives "
+               f"through {_primal} are not supported (first derivatives are, in both modes); "
+               "differentiate the first derivative by finite differences, or give the "
+               "enclosing function an adgen.rrule")
 
 
 # --------------------------------------------------------------------------------------------
