@@ -2,7 +2,7 @@
 
 Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedError at the
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
-lambda, with, del, class definitions, star-arguments, match, try/finally, complex numbers.
+lambda, with, del, class definitions, star-arguments, match, try/finally.
 """
 
 from __future__ import annotations
@@ -36,22 +36,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
 }
 
 
-# Names that make complex values (a complex constant like 2j is refused too).
-_COMPLEX_NAMES = frozenset({"complex", "np.complex64", "np.complex128", "np.complex256",
-                            "np.cdouble", "np.csingle", "np.clongdouble", "np.complexfloating",
-                            "numpy.complex64", "numpy.complex128", "np.iscomplexobj"})
-
-
-def _name_of(node: gast.expr) -> str:
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, gast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def validate(parsed: Parsed) -> None:
     """Raises UnsupportedError at the first construct adgen refuses."""
     fn = parsed.tree
@@ -76,14 +60,6 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
             raise UnsupportedError("a call with **keyword arguments is not supported",
                                    parsed.location(node), hint="pass the keywords one by one")
-        if (isinstance(node, gast.Constant) and isinstance(node.value, complex)) or (
-                isinstance(node, (gast.Name, gast.Attribute)) and
-                _name_of(node) in _COMPLEX_NAMES):
-            raise UnsupportedError(
-                "complex numbers are not supported: adgen differentiates real-valued code",
-                parsed.location(node),
-                hint="split the value into real and imaginary parts (two float arrays), "
-                     + _HINT_RRULE)
         if isinstance(node, gast.Try) and node.finalbody:
             raise UnsupportedError("try/finally is not supported", parsed.location(node),
                                    hint="move the finally code after the try statement")

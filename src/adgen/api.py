@@ -267,6 +267,28 @@ def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
         scopes.pop()
 
 
+# Pullbacks that add a complex cotangent into a real array's adjoint in place: they run with
+# complex adjoints (runtime.complex_adjoints) from the first time that happens.
+_COMPLEX_PULLBACKS: set[int] = set()
+
+
+def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any) -> Any:
+    """``pullback(saved, out_bar)``; again with complex adjoints for real buffers when a complex
+    cotangent reached a real one (NumPy refuses ``float_adjoint += complex``). A pullback can
+    run any number of times (it only reads what the forward pass saved), so the retry is
+    safe; it is remembered, so the next call goes straight to complex adjoints."""
+    if id(pullback) not in _COMPLEX_PULLBACKS:
+        try:
+            return pullback(saved, out_bar)
+        except TypeError as exc:
+            text = str(exc)
+            if "complex" not in text or "float" not in text:
+                raise
+        _COMPLEX_PULLBACKS.add(id(pullback))
+    with runtime.complex_adjoints():
+        return pullback(saved, out_bar)
+
+
 def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
     """One cotangent per positional argument, shaped like it (None: no float content)."""
     return tuple(as_gradient(ct, a) for ct, a in zip(cts, args))
@@ -279,6 +301,15 @@ def _scalar_output(out: Any) -> float:
         return 1.0
     if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
         return np.ones_like(out)
+    if isinstance(out, (complex, np.complexfloating)) or (
+            isinstance(out, np.ndarray) and out.dtype.kind == "c"):
+        # JAX refuses this too (unless holomorphic=True): the gradient of a complex output
+        # depends on which real function of it is meant
+        raise NonDifferentiableError(
+            f"grad needs a real scalar output, but the function returned {_describe(out)}, "
+            "which is complex: its gradient depends on which real function of it you mean",
+            hint="return np.real(z), np.abs(z) or np.abs(z) ** 2, or use adgen.vjp with a "
+                 "complex cotangent (dL/dRe - 1j dL/dIm, JAX's convention)")
     raise NonDifferentiableError(
         f"grad needs a scalar output, but the function returned {_describe(out)}",
         hint="reduce it (np.sum, np.mean), or use adgen.vjp for a vector output")
@@ -334,7 +365,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                     _location(fun),
                     hint="call the pullback before changing it, or pass a copy to adgen.vjp")
         _check_cotangent(out_bar, out, "the cotangent", fun)
-        return _cotangents(compiled.pullback(saved, out_bar), args)
+        return _cotangents(_run_pullback(compiled.pullback, saved, out_bar), args)
 
     return out, pullback
 
@@ -350,14 +381,16 @@ def _check_cotangent(ct: Any, out: Any, what: str, fun: Callable[..., Any]) -> N
                                   "and shape, of a float dtype (np.ones_like(out) for an "
                                   "array output)")
 
-    if isinstance(out, (float, np.floating)) or (isinstance(out, np.ndarray) and
-                                                 out.dtype.kind in "fc"):
+    if isinstance(out, (float, complex, np.floating, np.complexfloating)) or (
+            isinstance(out, np.ndarray) and out.dtype.kind in "fc"):
         if ct is None or isinstance(ct, (str, bytes, bool, np.bool_)) or not (
-                isinstance(ct, (int, float, np.number, np.ndarray))):
+                isinstance(ct, (int, float, complex, np.number, np.ndarray))):
             refuse(f"is {_describe(ct) if ct is not None else 'None'}, but the output is "
                    f"{_describe(out)}")
-        if isinstance(ct, np.ndarray) and ct.dtype.kind not in "fiu" or \
-                isinstance(ct, (complex, np.complexfloating)):
+        complex_out = np.iscomplexobj(out)  # a complex output takes a complex cotangent
+        if isinstance(ct, np.ndarray) and ct.dtype.kind not in ("fiuc" if complex_out else
+                                                                 "fiu") or \
+                (isinstance(ct, (complex, np.complexfloating)) and not complex_out):
             refuse(f"has dtype {np.asarray(ct).dtype}; a real (float) cotangent is needed")
         if np.shape(ct) != np.shape(out):
             refuse(f"has shape {np.shape(ct)}, but the output has shape {np.shape(out)}")
@@ -533,7 +566,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             value = out
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
-        cts = pullback(saved, seed)
+        cts = _run_pullback(pullback, saved, seed)
         if one is not None:
             g = cts[one]
             if not (type(g) is np.ndarray and type(a) is np.ndarray and g.dtype is _F64 and

@@ -28,13 +28,49 @@ except ImportError:  # pragma: no cover - while the rules are being written
 _F64 = np.dtype(np.float64)
 
 
+class _AdjointMode(threading.local):
+    """Whether this thread's pullback gives real buffers complex adjoints (see
+    :func:`complex_adjoints`)."""
+
+    def __init__(self) -> None:
+        self.complex = False
+
+
+_ADJOINTS = _AdjointMode()
+
+
+@contextlib.contextmanager
+def complex_adjoints() -> Iterator[None]:
+    """Runs the pullbacks inside with complex adjoints for real buffers too.
+
+    A real value that meets a complex one (``z = x * c``) receives a complex cotangent, whose
+    real part is its gradient (JAX's convention). A pullback adds cotangents into an array
+    adjoint in place (``x_bar += ...``), which NumPy refuses for a float64 adjoint and a complex
+    cotangent; the API runs such a pullback again in this mode, where those adjoints are
+    complex128, and takes the real part of a real argument's gradient (``as_gradient``). The
+    real part commutes with every pullback of a real operation (their coefficients are real),
+    so taking it at the end is the same as taking it where the cotangent lands.
+    """
+    before = _ADJOINTS.complex
+    _ADJOINTS.complex = True
+    try:
+        yield
+    finally:
+        _ADJOINTS.complex = before
+
+
 def zeros_like(x: Any) -> Any:
     """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
     if type(x) is np.ndarray:  # the common case first
         dtype = x.dtype
-        return np.zeros(x.shape, dtype if dtype.kind == "f" else _F64)
+        if dtype.kind == "f" and not _ADJOINTS.complex:
+            return np.zeros(x.shape, dtype)
+        return np.zeros(x.shape, _shadow_dtype(x) if dtype.kind != "c" else dtype)
     if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" and
+                        not _ADJOINTS.complex else _shadow_dtype(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j
     if isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, (bool,
                                                                                  np.bool_)):
         return 0.0  # an int's adjoint is computed and dropped: the gradient of an int is None
@@ -85,9 +121,11 @@ def add(a: Any, b: Any) -> Any:
 
 
 def as_gradient(ct: Any, primal: Any) -> Any:
-    """Shapes a cotangent like its primal: float for a float, object for an object."""
+    """Shapes a cotangent like its primal: float for a float, object for an object; complex
+    for a complex primal, and the real part for a real one (JAX's convention: the cotangent
+    of z = x + iy is dL/dx - i dL/dy, so a real x's is its real part)."""
     if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is _F64 and \
-            ct.shape == primal.shape and primal.dtype.kind in "fc":
+            ct.shape == primal.shape and primal.dtype.kind == "f":
         return ct  # the common case first
     if type(primal) is float and (type(ct) is float or type(ct) is np.float64):
         return float(ct)
@@ -98,15 +136,17 @@ def as_gradient(ct: Any, primal: Any) -> Any:
     if ct is None:
         return as_gradient(zeros_like(primal), primal) if zeros_like(primal) is not None \
             else None
+    if isinstance(primal, (complex, np.complexfloating)) or (
+            isinstance(primal, np.ndarray) and primal.dtype.kind == "c"):
+        # JAX's convention: the gradient of a complex z = x + iy is dL/dx - i dL/dy
+        if isinstance(primal, np.ndarray):
+            ct = np.asarray(ct, dtype=np.complex128)
+            return ct if ct.shape == primal.shape else np.broadcast_to(ct, primal.shape).copy()
+        return complex(np.sum(ct))
     if (isinstance(ct, np.ndarray) and ct.dtype.kind == "c") or \
             isinstance(ct, (complex, np.complexfloating)):
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError(
-            "the gradient of a real argument came out complex: a complex value inside the "
-            "function (np.fft, a complex dtype) is not differentiated correctly by adgen",
-            hint="keep the computation real (real and imaginary parts as two float arrays), "
-                 "or wrap the complex part in a function with an @adgen.rrule")
+        # a real argument's gradient through complex intermediates: dL/dx is the real part
+        ct = np.real(ct)
     if isinstance(primal, np.ndarray):
         ct = np.asarray(ct, dtype=np.float64)
         if ct.shape != primal.shape:
@@ -218,7 +258,7 @@ class ShadowMap:
             root = root_of(x)
             entry = self._roots.get(id(root))
             if entry is None:
-                shadow = np.zeros_like(root, dtype=np.float64, order="K")
+                shadow = np.zeros_like(root, dtype=_shadow_dtype(root), order="K")
                 if shadow.strides != _element_strides(root) and root.size > 1:
                     shadow = _strided_zeros_like(root)
                 entry = (root, shadow)
@@ -229,12 +269,14 @@ class ShadowMap:
             offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             strides = x.strides
             size = root.itemsize
-            if size != 8 or x.itemsize != 8:
-                # shadows hold float64: map element by element, never by raw bytes
+            item = shadow.itemsize
+            if size != item or x.itemsize != item:
+                # shadows hold float64 (complex128 for complex buffers): map element by
+                # element, never by raw bytes
                 if x.itemsize != size or offset % size or any(s % size for s in strides):
                     _refuse_reinterpreted(x, root)
-                offset = offset // size * 8
-                strides = tuple(s // size * 8 for s in strides)
+                offset = offset // size * item
+                strides = tuple(s // size * item for s in strides)
             return np.ndarray(x.shape, dtype=shadow.dtype, buffer=_base_buffer(shadow),
                               offset=offset + _shadow_offset(shadow), strides=strides)
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
@@ -252,7 +294,7 @@ class ShadowMap:
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
-            entry = (x, np.zeros((), dtype=np.float64))
+            entry = (x, np.zeros((), dtype=_shadow_dtype(x)))
             self._roots[id(x)] = entry
         return entry[1]
 
@@ -261,33 +303,49 @@ class ShadowMap:
         shadow = self.of(x)
         value = shadow.copy()
         shadow[...] = 0.0
-        return value if isinstance(x, np.ndarray) else float(value)
+        return value if isinstance(x, np.ndarray) else _scalar(value)
 
     def value(self, x: Any) -> Any:
         """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one."""
         entry = self._roots.get(id(root_of(x) if isinstance(x, np.ndarray) else x))
         if entry is None:
             return None
-        return self.of(x).copy() if isinstance(x, np.ndarray) else float(entry[1])
+        return self.of(x).copy() if isinstance(x, np.ndarray) else _scalar(entry[1])
+
+
+def _scalar(cell: np.ndarray) -> Any:
+    """The number a 0-d shadow cell holds: a float, or a complex for a complex value."""
+    return complex(cell) if cell.dtype.kind == "c" else float(cell)
+
+
+def _shadow_dtype(x: Any) -> np.dtype:
+    """The dtype of the adjoint of ``x``: complex128 for a complex value (and for every value
+    under :func:`complex_adjoints`), else float64."""
+    kind = x.dtype.kind if isinstance(x, (np.ndarray, np.generic)) else \
+        "c" if isinstance(x, complex) else "f"
+    return np.dtype(np.complex128) if kind == "c" or _ADJOINTS.complex else _F64
 
 
 def _element_strides(root: np.ndarray) -> tuple[int, ...]:
-    """The strides of a float64 shadow laid out element by element like ``root``."""
+    """The strides of a float64 (complex128) shadow laid out element by element like
+    ``root``."""
     size = root.itemsize
-    if size == 8:
+    item = _shadow_dtype(root).itemsize
+    if size == item:
         return root.strides
     if any(s % size for s in root.strides):
         _refuse_reinterpreted(root, root)
-    return tuple(s // size * 8 for s in root.strides)
+    return tuple(s // size * item for s in root.strides)
 
 
 def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
     # A root with holes in its layout (rare: as_strided, memmap slices): allocate the span.
     strides = _element_strides(root)
-    span = (np.array(root.shape) - 1) @ np.abs(np.array(strides)) + 8
-    flat = np.zeros(int(span) // 8 + 1, dtype=np.float64)
+    dtype = _shadow_dtype(root)
+    span = (np.array(root.shape) - 1) @ np.abs(np.array(strides)) + dtype.itemsize
+    flat = np.zeros(int(span) // dtype.itemsize + 1, dtype=dtype)
     low = sum(s * (n - 1) for s, n in zip(strides, root.shape) if s < 0)
-    return np.ndarray(root.shape, np.float64, buffer=flat, offset=-low, strides=strides)
+    return np.ndarray(root.shape, dtype, buffer=flat, offset=-low, strides=strides)
 
 
 def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:

@@ -559,7 +559,8 @@ cases("numpy.matrix_transpose", C(randn(3, 4)), C(randn(2, 3, 4)))
 cases("numpy.linalg.matrix_transpose", C(randn(3, 4)), C(randn(2, 3, 4)))
 cases("numpy.rollaxis", C(randn(2, 3, 4), 2), C(randn(2, 3, 4), 1, 3), C(randn(2, 3, 4), -1, 1),
       C(randn(2, 3, 4, 5), 0, 2))
-cases("numpy.real", C(randn(3, 4)), C(randn()), refuse(randn(3) + 1j * randn(3)))
+# complex arguments of real / imag / angle / abs / conj and the FFTs: tests/rules/test_complex.py
+cases("numpy.real", C(randn(3, 4)), C(randn()))
 cases("numpy.imag", C(randn(3, 4)), C(randn(3)))
 cases("numpy.angle", C(randn(4)), C(randn(2, 3), True))
 cases("_operator.invert", C(randn(3) > 0), C(np.array([1, 4, 7])))
@@ -601,3 +602,25 @@ CASES["numpy.linalg.svd"] += [C(randn(1, 1)), C(randn(1, 3), full_matrices=False
 cases("adgen.rules.helpers_tangent.float_part", C(randn(3), "f"), C(randn(2, 3), "i"),
       C(randn(), "b"))
 cases("adgen.rules.helpers_tangent.dtype_kind", C(randn(3)), C(np.arange(3)))
+
+
+# --------------------------------------------------------------------------------------------
+# fft.py (real inputs here, with a real g: the complex checks are in tests/rules/test_complex.py)
+
+cases("numpy.fft.fft", C(randn(6)), C(randn(3, 5), axis=0), C(randn(5), 8), C(randn(7), 4),
+      C(randn(2, 4), norm="ortho"))
+cases("numpy.fft.ifft", C(randn(6)), C(randn(3, 5), axis=-2), C(randn(5), 3, norm="forward"))
+cases("numpy.fft.rfft", C(randn(6)), C(randn(7)), C(randn(3, 5), axis=0), C(randn(5), 8),
+      C(randn(9), 4, norm="ortho"))
+cases("numpy.fft.irfft", C(randn(4)), C(randn(3, 5), axis=0), C(randn(4), 7),
+      C(randn(6), 5, norm="forward"))
+cases("numpy.fft.fftn", C(randn(3, 4)), C(randn(2, 3, 4), (3, 5), (0, 2)))
+cases("numpy.fft.ifftn", C(randn(3, 4)), C(randn(2, 3, 4), None, (-1,), "ortho"))
+cases("numpy.fft.fft2", C(randn(3, 4)), C(randn(2, 3, 4), (2, 6)))
+cases("numpy.fft.ifft2", C(randn(3, 4)), C(randn(4, 3), norm="forward"))
+cases("numpy.fft.rfftn", C(randn(3, 4)), C(randn(2, 3, 5), (3, 4), (0, 2)))
+cases("numpy.fft.irfftn", C(randn(3, 4)), C(randn(2, 3, 4), (3, 5), (0, 2)))
+cases("numpy.fft.rfft2", C(randn(3, 5)), C(randn(4, 3), norm="ortho"))
+cases("numpy.fft.irfft2", C(randn(3, 4)), C(randn(4, 3), (4, 5)))
+cases("numpy.fft.fftshift", C(randn(5)), C(randn(4, 3), axes=0))
+cases("numpy.fft.ifftshift", C(randn(5)), C(randn(4, 3), axes=(0, 1)))

@@ -113,7 +113,7 @@ def as_float_tree(y: Any) -> Any:
         return {k: as_float_tree(v) for k, v in y.items()}
     if isinstance(y, (str, type(None))):
         return None
-    return np.asarray(y, dtype=np.float64)
+    return np.asarray(np.real(y), dtype=np.float64)  # a complex output: its real part
 
 
 def vdot(a: Any, b: Any) -> float:
@@ -129,7 +129,8 @@ def vdot(a: Any, b: Any) -> float:
         return sum(vdot(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return sum(vdot(a[k], b[k]) for k in b)
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    return float(np.sum(np.asarray(np.real(a), dtype=np.float64) *
+                        np.asarray(np.real(b), dtype=np.float64)))
 
 
 def check_structure(ct: Any, x: Any, where: str) -> None:
@@ -153,7 +154,9 @@ def check_structure(ct: Any, x: Any, where: str) -> None:
             check_structure(c, xi, f"{where}[{i}]")
         return
     assert np.shape(ct) == np.shape(x), f"{where}: shape {np.shape(ct)} != {np.shape(x)}"
-    assert np.asarray(ct).dtype.kind == "f", f"{where}: dtype {np.asarray(ct).dtype}"
+    # a real input's cotangent may be complex (fft of a real x): its real part is the gradient
+    # (JAX's convention; the API takes it), so the checks below pair real parts
+    assert np.asarray(ct).dtype.kind in "fc", f"{where}: dtype {np.asarray(ct).dtype}"
     if isinstance(x, np.ndarray) and x.ndim:
         assert isinstance(ct, np.ndarray), f"{where}: {type(ct).__name__} for an array"
 

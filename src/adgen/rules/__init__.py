@@ -20,6 +20,7 @@ from adgen.rules import (  # noqa: F401,E402
     composites_more,
     composites_stats,
     decompositions,
+    fft,
     no_gradient,
     views,
 )

@@ -76,7 +76,9 @@ def repeat(g: Any, out: Any, a: Any, repeats: Any, axis: Any) -> Any:
 
 @defvjp(np.conjugate, "x", linear=True)
 def conjugate(g: Any, out: Any, x: Any) -> Any:
-    return g  # real arrays: the identity
+    # conj is not holomorphic: in JAX's convention its cotangent is conj(g) (for a real x,
+    # whose cotangent is real, the identity)
+    return np.conjugate(g)
 
 
 @defvjp(np.diff, "a, n=1, axis=-1, prepend=None, append=None", diff="a, prepend, append",

@@ -5,7 +5,8 @@ standalone output (``adgen FILE -o OUT``) copies the source of the ones it uses,
 helpers those call, into the module it writes. So every helper is a public (``__all__``),
 top-level function that uses only ``np``, builtins and the other helpers: no other imports,
 and annotations that evaluate with numpy and builtins alone. They live in modules by area
-(core, decompositions, forward mode's jvps, linalg, shape, tangents), all re-exported here.
+(complex values and FFTs, core, decompositions, jvps, linalg, shape, tangents), all
+re-exported here.
 
 Conventions:
 - ``g`` is the cotangent of the primal's output; a helper returns the cotangent of one input
@@ -21,6 +22,8 @@ Conventions:
   one that is symmetric in its arguments.
 """
 
+from adgen.rules.helpers_complex import *
+from adgen.rules.helpers_complex import __all__ as _complex
 from adgen.rules.helpers_core import *
 from adgen.rules.helpers_core import __all__ as _core
 from adgen.rules.helpers_decomp import *
@@ -34,4 +37,4 @@ from adgen.rules.helpers_shape import __all__ as _shape
 from adgen.rules.helpers_tangent import *
 from adgen.rules.helpers_tangent import __all__ as _tangent
 
-__all__ = sorted([*_core, *_decomp, *_jvp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605
+__all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605

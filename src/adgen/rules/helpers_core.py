@@ -311,7 +311,8 @@ def sum_vjp(g: object, shape: tuple, axis: object, keepdims: bool) -> object:
 
 def filled(shape: tuple, g: object) -> np.ndarray:
     """``np.full(shape, g)`` for a number ``g``, without np.full's dtype inference."""
-    out = np.empty(shape, dtype=g.dtype if isinstance(g, np.generic) else np.float64)
+    out = np.empty(shape, dtype=g.dtype if isinstance(g, (np.generic, np.ndarray)) else
+                   np.complex128 if isinstance(g, complex) else np.float64)
     out.fill(g)
     return out
 

@@ -26,12 +26,10 @@ __all__ = [
     "qr_tall_vjp",
     "qr_vjp",
     "quantile_vjp",
-    "real_input_vjp",
     "repeat_vjp",
     "rollaxis_vjp",
     "svd_vjp",
     "trim_zeros_vjp",
-    "unbroadcast_to",
     "unstack_vjp",
 ]
 
@@ -255,21 +253,6 @@ def rollaxis_vjp(g: object, ndim: int, axis: int, start: int) -> np.ndarray:
     perm = np.rollaxis(np.zeros(tuple(range(2, ndim + 2))), axis, start).shape
     order = [p - 2 for p in perm]  # out's axis i is a's axis order[i]
     return np.transpose(g, np.argsort(order))
-
-
-def real_input_vjp(g: object, val: object) -> object:
-    """The cotangent of a real argument of ``np.real`` / ``imag`` / ``angle``: ``g`` (zero
-    for imag and angle, which the caller passes); complex arguments are refused."""
-    if np.iscomplexobj(val):
-        unsupported("np.real / np.imag / np.angle of a complex array: complex values are not "
-                    "differentiated")
-    return unbroadcast_to(g, np.shape(val))
-
-
-def unbroadcast_to(g: object, shape: tuple) -> object:
-    """``g`` as an array of ``shape`` (a 0-d result stays a number)."""
-    g = np.asarray(g, dtype=np.float64)
-    return g[()] if shape == () else np.broadcast_to(g, shape).copy()
 
 
 def trim_zeros_vjp(g: object, filt: object, trim: str, axis: object) -> np.ndarray:

@@ -42,8 +42,10 @@ def dot(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defvjp(np.vdot, "a, b", reads="a, b")
 def vdot(g: Any, out: Any, a: Any, b: Any) -> Any:
-    # vdot flattens both operands (real inputs: no conjugation).
-    return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
+    # vdot flattens both operands and conjugates the first: sum(conj(a) * b), so a's
+    # cotangent is conj(g * b) (the pullback of conj) and b's is g * conj(a).
+    return (np.reshape(np.conjugate(g * np.ravel(b)), np.shape(a)),
+            np.reshape(g * np.conjugate(np.ravel(a)), np.shape(b)))
 
 
 @defvjp(np.inner, "a, b", reads="a, b")

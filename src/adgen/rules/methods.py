@@ -70,4 +70,6 @@ VARARG_METHODS: dict[str, str] = {
 
 ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "T": np.transpose,
+    "real": np.real,
+    "imag": np.imag,
 }

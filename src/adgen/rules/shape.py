@@ -18,6 +18,7 @@ from adgen.rules.helpers import (
     clip_inside,
     column_stack_vjp,
     concatenate_vjp,
+    cotangent_as,
     hstack_vjp,
     inverse_axes,
     ndarray_astype,
@@ -126,9 +127,9 @@ def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
 @defvjp(ndarray_astype, "a, dtype", diff="a", reads="dtype", linear=True,
         name="numpy.ndarray.astype")
 def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
-    # Back to the input's dtype (a float32 input gets a float32 cotangent); an integer or
-    # bool dtype truncates, which has no gradient.
-    return np.asarray(cast_vjp(g, dtype), dtype=a.dtype)
+    # Back to the input's dtype (a float32 input gets a float32 cotangent, a real input the
+    # real part of a complex one); an integer or bool dtype truncates: no gradient.
+    return cotangent_as(cast_vjp(g, dtype), a.dtype)
 
 
 # --------------------------------------------------------------------------------------------

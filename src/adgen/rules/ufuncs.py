@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import balanced_eq, matmul_vjp_a, matmul_vjp_b, unbroadcast, xlogy
+from adgen.rules.helpers import abs_vjp, balanced_eq, matmul_vjp_a, matmul_vjp_b, unbroadcast, xlogy
 from adgen.rules.registry import defvjp
 
 # --------------------------------------------------------------------------------------------
@@ -93,8 +93,8 @@ def reciprocal(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(np.absolute, "x", reads="x")  # np.abs is np.absolute
 def absolute(g: Any, out: Any, x: Any) -> Any:
-    # The subgradient 0 at x == 0.
-    return g * np.sign(x)
+    # The subgradient 0 at x == 0; Re(g) conj(z) / |z| for a complex z (helpers_complex).
+    return abs_vjp(g, x)
 
 
 @defvjp(np.fabs, "x", reads="x")

@@ -1,7 +1,7 @@
 """Rules for the NumPy functions that return views of their argument: ``fliplr``, ``flipud``,
 ``rot90``, ``atleast_3d``, ``matrix_transpose``, ``rollaxis``, and ``real`` / ``imag`` /
-``angle`` of a real array (a complex argument is refused: ``real_input_vjp``), and
-``trim_zeros`` (a slice of its argument).
+``angle`` (of real or complex arrays: the non-holomorphic adjoints are in
+:mod:`adgen.rules.helpers_complex`), and ``trim_zeros`` (a slice of its argument).
 
 These are one line of NumPy over functions with rules, but they return views, and a view the
 caller writes through must be known to the compiler as a view (``view=True``), so they are
@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import real_input_vjp, rollaxis_vjp, trim_zeros_vjp, unstack_vjp
+from adgen.rules.helpers import (
+    angle_vjp,
+    imag_vjp,
+    real_vjp,
+    rollaxis_vjp,
+    trim_zeros_vjp,
+    unstack_vjp,
+)
 from adgen.rules.registry import defvjp
 
 
@@ -54,20 +61,21 @@ def rollaxis(g: Any, out: Any, a: Any, axis: Any, start: Any) -> Any:
     return rollaxis_vjp(g, np.ndim(a), axis, start)
 
 
-# These read their argument only for its dtype (a complex one is refused).
+# real and imag read their argument only for its dtype (a real part's cotangent is Re(g), an
+# imaginary part's -1j Re(g) for a complex argument and 0 for a real one).
 @defvjp(np.real, "val", reads="val", view=True)
 def real(g: Any, out: Any, val: Any) -> Any:
-    return real_input_vjp(g, val)
+    return real_vjp(g, val)
 
 
 @defvjp(np.imag, "val", reads="val")
 def imag(g: Any, out: Any, val: Any) -> Any:
-    return real_input_vjp(0.0 * g, val)
+    return imag_vjp(g, val)
 
 
-@defvjp(np.angle, "z, deg=False", diff="z", reads="z")
+@defvjp(np.angle, "z, deg=False", diff="z", reads="z, deg")
 def angle(g: Any, out: Any, z: Any, deg: Any) -> Any:
-    return real_input_vjp(0.0 * g, z)  # 0 or pi: piecewise constant for a real input
+    return angle_vjp(g, z, deg)  # 0 for a real z: the angle is 0 or pi
 
 
 @defvjp(np.trim_zeros, "filt, trim='fb', axis=None", diff="filt", reads="filt, trim, axis",
