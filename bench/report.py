@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 #: adgen's gradient time over the anchor's: hand on vectorised workloads, hand-loop on loops.
 LIMIT = {VECTORISED: 1.3, "loop": 1.5}
 COLD_LIMIT_S = 0.050
+#: issue 15: gradient over primal on vectorised workloads, and on the Polybench-style set
+VECTORISED_PRIMAL_LIMIT = 3.0
+POLYBENCH = "polybench"
+POLYBENCH_GEOMEAN_LIMIT = 4.0
+POLYBENCH_MAX_LIMIT = 10.0
+#: adgen's peak memory over the anchor's
+MEMORY_LIMIT = 1.5
+#: fresh-process cold start (key in Results.fresh, label, limit in seconds)
+FRESH_LIMITS = (("import adgen", "import adgen, beyond numpy", 0.060),
+                ("first gradient", "first gradient of a 5-line function", 0.030),
+                ("cli", "`adgen FILE.py` end to end", 0.5))
 CLOCK_TEXT = {"cpu": "process CPU time (time.process_time: time spent waiting for a core is "
                      "not counted)", "wall": "wall time (time.perf_counter)"}
 #: Linear in n: the time per element at the largest n is at most this times the smallest n's.
@@ -35,6 +46,16 @@ def fmt_time(seconds: float | None) -> str:
             value = seconds / scale
             return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return ""
+
+
+def fmt_bytes(n: int | None) -> str:
+    """Bytes in a readable unit (kB = 1000 bytes)."""
+    if n is None:
+        return ""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -129,10 +150,11 @@ def detail(results: Results) -> str:
                 fmt_ratio(_ratio(row, hand_loop)),
                 fmt_time(row.first_call) + (f" ({compile_note})" if compile_note else ""),
                 f"{row.rounds}×{row.batch}" if row.ok else "",
+                fmt_bytes(row.peak) if row.peak is not None else row.memory_note,
             ])
         parts.append(f"### {w.name} — {w.size} ({w.kind})\n\n" + _table(
             ["system", "variant", "status", "median", "best", "×primal", "×hand", "×hand-loop",
-             "first call", "rounds×batch"], body))
+             "first call", "rounds×batch", "peak memory"], body))
     return "\n\n".join(parts)
 
 
@@ -163,6 +185,39 @@ def cold_table(results: Results) -> str:
             "that minus the steady-state median (the build alone); rw: a rewritten version.")
     return (note + "\n\n" + _table(["workload"] + names, body) +
             ("\n\nHow each build was made cold:\n" + how if how else ""))
+
+
+def memory_table(results: Results) -> str:
+    """Peak memory of one gradient call per system, and adgen's tape."""
+    names = [n for n in _system_names(results)
+             if any(r.system == n and r.peak is not None for r in results.rows)]
+    body = []
+    for w in results.workloads:
+        anchor = results.find(w.name, "hand" if w.kind == VECTORISED else "hand-loop")
+        adgen = results.find(w.name, "adgen")
+        line = [w.name]
+        for n in names:
+            row = results.find(w.name, n)
+            line.append("" if row is None else fmt_bytes(row.peak) or row.memory_note)
+        ratio = (adgen.peak / anchor.peak if adgen is not None and anchor is not None
+                 and adgen.peak and anchor.peak else None)
+        tape = adgen.tape if adgen is not None else None
+        line += [fmt_ratio(ratio), fmt_bytes(tape.held) if tape else
+                 (adgen.memory_note if adgen is not None else ""),
+                 fmt_bytes(tape.guard_saves) if tape else ""]
+        body.append(line)
+    untraced = sorted({r.system for r in results.rows if r.memory_note.startswith("not traced")})
+    note = ("tracemalloc peak of one warm call above what was allocated before it (the "
+            "gradient's arrays included); ×anchor: adgen's peak over the hand gradient's "
+            "(vectorised workloads) or the loop-keeping hand adjoint's (loop workloads); "
+            "adgen tape: what adgen's forward pass allocates and keeps alive for the pullback "
+            "(arrays shared with the arguments not counted); guard copies: the part of it "
+            "the mutation guards saved (adgen.explain's bytes saved).")
+    if untraced:
+        note += (f" Not measured: {', '.join(untraced)} (their allocators are not seen by "
+                 "tracemalloc).")
+    return note + "\n\n" + _table(["workload"] + names + ["adgen ×anchor", "adgen tape",
+                                                           "guard copies"], body)
 
 
 def _linearity_rows(results: Results, system: str) -> list[tuple[int, float]]:
@@ -257,6 +312,9 @@ def targets(results: Results) -> list[tuple[str, bool, str]]:
                 detail_text += (f" (build {fmt_time(max(row.first_call - steady.median, 0.0))}"
                                 f" + a call of {fmt_time(steady.median)})")
             out.append((name, row.first_call < COLD_LIMIT_S, detail_text))
+    out += primal_targets(results)
+    out += memory_targets(results)
+    out += fresh_targets(results)
     points = _linearity_rows(results, "adgen")
     name = f"allocate-then-fill linear in n (time/elt at the largest n ≤ {LINEAR_SLACK}× smallest)"
     if len(points) < 2:
@@ -270,6 +328,89 @@ def targets(results: Results) -> list[tuple[str, bool, str]]:
                    f"n={n1} ({growth:.2f}×); exponent {exponent(points):.2f}")
         out.append((name, growth <= LINEAR_SLACK, numbers))
     return out
+
+
+def _times_primal(results: Results, workload: str) -> float | None:
+    return _ratio(results.find(workload, "adgen"), results.find(workload, "numpy"))
+
+
+def primal_targets(results: Results) -> list[tuple[str, bool, str]]:
+    """Gradient over primal: at most 3× on vectorised workloads; on the Polybench-style set
+    at most 4× in geometric mean and never above 10×."""
+    out: list[tuple[str, bool, str]] = []
+    for w in results.workloads:
+        if w.kind != VECTORISED:
+            continue
+        name = f"{w.name}: adgen at most {VECTORISED_PRIMAL_LIMIT:g}× the primal"
+        ratio = _times_primal(results, w.name)
+        out.append((name, False, "not measured: " + _why(results, w.name, "adgen"))
+                   if ratio is None else (name, ratio <= VECTORISED_PRIMAL_LIMIT,
+                                          fmt_ratio(ratio)))
+    kernels = [w for w in results.workloads if w.tags.get("set") == POLYBENCH]
+    if not kernels:
+        return out
+    ratios = {w.name: _times_primal(results, w.name) for w in kernels}
+    missing = [n for n, r in ratios.items() if r is None]
+    name = (f"Polybench-style set: adgen at most {POLYBENCH_GEOMEAN_LIMIT:g}× the primal in "
+            "geometric mean")
+    if missing:
+        out.append((name, False, "not measured on " + ", ".join(missing)))
+    else:
+        geomean = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+        out.append((name, geomean <= POLYBENCH_GEOMEAN_LIMIT,
+                    f"{fmt_ratio(geomean)} over {len(ratios)} kernels"))
+    for n, r in ratios.items():
+        if r is not None:
+            out.append((f"{n}: adgen at most {POLYBENCH_MAX_LIMIT:g}× the primal",
+                        r <= POLYBENCH_MAX_LIMIT, fmt_ratio(r)))
+    return out
+
+
+def memory_targets(results: Results) -> list[tuple[str, bool, str]]:
+    """adgen's peak memory within 1.5× of the anchor's (the issue's tape target, measured
+    on the whole call: the hand adjoints' tapes are not separable from their temporaries)."""
+    out: list[tuple[str, bool, str]] = []
+    for w in results.workloads:
+        anchor_name = "hand" if w.kind == VECTORISED else "hand-loop"
+        adgen, anchor = results.find(w.name, "adgen"), results.find(w.name, anchor_name)
+        if adgen is None or anchor is None or not adgen.peak or not anchor.peak:
+            continue
+        ratio = adgen.peak / anchor.peak
+        tape = f"; tape {fmt_bytes(adgen.tape.held)}" if adgen.tape else ""
+        out.append((f"{w.name}: adgen's peak memory within {MEMORY_LIMIT:g}× of "
+                    f"{anchor_name}'s", ratio <= MEMORY_LIMIT,
+                    f"{fmt_ratio(ratio)} ({fmt_bytes(adgen.peak)} vs "
+                    f"{fmt_bytes(anchor.peak)}{tape})"))
+    return out
+
+
+def fresh_targets(results: Results) -> list[tuple[str, bool, str]]:
+    """Cold start in fresh processes (bench.experiments.cold_start), process CPU time."""
+    if not results.fresh:
+        return []
+    out = []
+    for key, label, limit in FRESH_LIMITS:
+        value = results.fresh.get(key)
+        if value is None:
+            continue
+        wall = results.fresh.get(key + " wall")
+        out.append((f"{label} at most {fmt_time(limit)}", value <= limit,
+                    f"{fmt_time(value)} CPU" + (f" ({fmt_time(wall)} wall)" if wall else "")))
+    return out
+
+
+def fresh_table(results: Results) -> str:
+    rows = []
+    for key, label, limit in FRESH_LIMITS:
+        if key in results.fresh:
+            rows.append([label, fmt_time(results.fresh[key]),
+                         fmt_time(results.fresh.get(key + " wall")), fmt_time(limit)])
+    if "import numpy" in results.fresh:
+        rows.insert(0, ["import numpy", fmt_time(results.fresh["import numpy"]),
+                        fmt_time(results.fresh.get("import numpy wall")), ""])
+    return ("`python -m bench.experiments.cold_start`'s measurements, run by the suite: "
+            f"medians of {results.fresh.get('runs', 0):.0f} fresh processes (bytecode cached)."
+            "\n\n" + _table(["measurement", "CPU", "wall", "target (CPU)"], rows))
 
 
 def _why(results: Results, workload: str, system: str) -> str:
@@ -308,6 +449,9 @@ def markdown(results: Results) -> str:
         "## Targets\n\n" + targets_text(results),
         "## Cold start (build + first call of a freshly defined function)\n\n" +
         cold_table(results) if results.cold else "",
+        "## Memory (peak of one gradient call)\n\n" + memory_table(results),
+        "## Cold start in fresh processes\n\n" + fresh_table(results)
+        if results.fresh else "",
         "## Allocate-then-fill: linearity in n\n\n" + linearity_table(results)
         if results.linearity else "",
         "## Per workload\n\n" + detail(results),

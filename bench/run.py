@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import report, systems, timing
+from bench import memory, report, systems, timing
 from bench.check import RTOL, relative_error
 from bench.workloads import Workload, load
 from bench.workloads import fill as fill_module
@@ -62,6 +62,9 @@ class Row:
     first_call: float | None = None
     rounds: int = 0
     batch: int = 0
+    peak: int | None = None  # tracemalloc peak of one call, bytes (None: not measured)
+    tape: memory.Tape | None = None  # adgen only: what its forward pass keeps
+    memory_note: str = ""  # why no peak was measured
 
     @property
     def ok(self) -> bool:
@@ -78,6 +81,7 @@ class Results:
     cold: list[Row] = field(default_factory=list)
     cold_how: dict[str, str] = field(default_factory=dict)
     linearity: list[Row] = field(default_factory=list)
+    fresh: dict[str, float] = field(default_factory=dict)  # bench.experiments.cold_start
     missing: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
@@ -171,12 +175,30 @@ def measure_workloads(workloads: list[Workload], chosen: list[systems.System],
             if prepared is not None:
                 entries.append(timing.Entry(rows[-1], prepared.call))
         timing.run(entries, settings)
+        by_name = {system.name: system for system in chosen}
         for entry in entries:
             row: Row = entry.key
             row.median, row.best = entry.median, entry.best
             row.rounds, row.batch = entry.rounds, entry.batch
+            measure_memory(row, by_name[row.system], entry.call, workload, args, verbose)
         _log(f"{workload.name}: timed " + ", ".join(
             f"{e.key.system} {e.median * 1e6:.1f} us" for e in entries))
+
+
+def measure_memory(row: Row, system: systems.System, call: Any, workload: Workload,
+                   args: tuple[Any, ...], verbose: bool) -> None:
+    """The peak memory of one (warm) call, and for adgen what its tape keeps."""
+    if not system.traces_memory:
+        row.memory_note = "not traced (own allocator)"
+        return
+    row.peak = memory.peak_bytes(call)
+    if system.group == systems.ADGEN:
+        try:
+            row.tape = memory.adgen_tape(workload.primal, args, workload.argnums)
+        except Exception as exc:  # noqa: BLE001 - reported, the timing stands
+            row.memory_note = f"tape not measured: {_short(exc)}"
+            if verbose:
+                traceback.print_exc(file=sys.stderr)
 
 
 def _fresh(workload: Workload) -> Workload:
@@ -261,6 +283,8 @@ def run(argv: list[str] | None = None) -> Results:
     parser.add_argument("--systems", help="comma-separated subset, e.g. numpy,hand,adgen")
     parser.add_argument("--workloads", help="comma-separated modules, e.g. mse,fill")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start table")
+    parser.add_argument("--no-fresh", action="store_true",
+                        help="skip the fresh-process cold start (import, first gradient, CLI)")
     parser.add_argument("--no-linearity", action="store_true",
                         help="skip the allocate-then-fill linearity table")
     parser.add_argument("--write-docs", action="store_true",
@@ -301,6 +325,12 @@ def run(argv: list[str] | None = None) -> Results:
     measure_workloads(workloads, chosen, settings, results, options.verbose)
     if not options.no_cold:
         measure_cold(workloads, chosen, settings, results, options.verbose)
+    if not options.no_fresh and any(s.name == "adgen" for s in chosen) \
+            and "adgen" not in results.missing:
+        from bench.experiments import cold_start
+
+        _log("cold start in fresh processes")
+        results.fresh = cold_start.measure(3 if options.quick else 7)
     if not options.no_linearity:
         sizes = (fill_module.LINEARITY_SIZES[:2] if options.quick
                  else fill_module.LINEARITY_SIZES)

@@ -62,6 +62,8 @@ class System:
     group = EAGER
     distributions: tuple[str, ...] = ()  # for the versions table
     imports: tuple[str, ...] = ()  # modules whose absence means "not installed"
+    #: whether tracemalloc sees its arrays (NumPy's allocator); torch and XLA use their own
+    traces_memory = True
 
     def missing(self) -> str | None:
         """None when the system can run here, else why not (``not installed: torch``)."""
@@ -220,6 +222,7 @@ class Jax(System):
     group = EAGER
     distributions = ("jax", "jaxlib")
     imports = ("jax",)
+    traces_memory = False
     jit = False
     max_loop = 1000
 
@@ -270,6 +273,7 @@ class Torch(System):
     group = EAGER
     distributions = ("torch",)
     imports = ("torch",)
+    traces_memory = False
 
     def setup(self) -> None:
         import torch

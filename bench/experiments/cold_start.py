@@ -65,14 +65,10 @@ print(c1 - c0, c2 - c1, c4 - c3, w1 - w0, w2 - w1, w4 - w3)
 '''
 
 
-def _ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1e3:.0f} ms"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
-    options = parser.parse_args(argv)
+def measure(runs: int = 7) -> dict[str, float]:
+    """Medians over ``runs`` fresh processes, in seconds: CPU time under the keys
+    ``import numpy``, ``import adgen`` (beyond numpy), ``first gradient``, ``cli``, and wall
+    time under the same keys with `` wall`` appended; ``runs`` too."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "small5.py").write_text(SMALL)
@@ -84,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         rows: list[list[float]] = []
         cli_cpu: list[float] = []
         cli_wall: list[float] = []
-        for _ in range(options.runs):
+        for _ in range(runs):
             out = subprocess.run([sys.executable, "-c", PROBE, tmp], env=env, check=True,
                                  capture_output=True, text=True).stdout
             rows.append([float(v) for v in out.split()])
@@ -94,16 +90,31 @@ def main(argv: list[str] | None = None) -> int:
             cli_wall.append(time.perf_counter() - start)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cli_cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    cols = list(zip(*rows))
+    cols = [statistics.median(col) for col in zip(*rows)]
+    return {"import numpy": cols[0], "import adgen": cols[1], "first gradient": cols[2],
+            "import numpy wall": cols[3], "import adgen wall": cols[4],
+            "first gradient wall": cols[5], "cli": statistics.median(cli_cpu),
+            "cli wall": statistics.median(cli_wall), "runs": float(runs)}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    options = parser.parse_args(argv)
+    m = measure(options.runs)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
           f"medians of {options.runs} fresh processes")
     print("| measurement | CPU time | wall time |")
     print("|---|---|---|")
-    print(f"| import numpy | {_ms(list(cols[0]))} | {_ms(list(cols[3]))} |")
-    print(f"| import adgen, beyond numpy | {_ms(list(cols[1]))} | {_ms(list(cols[4]))} |")
-    print(f"| first gradient of a 5-line function | {_ms(list(cols[2]))} | "
-          f"{_ms(list(cols[5]))} |")
-    print(f"| `adgen FILE.py` end to end | {_ms(cli_cpu)} | {_ms(cli_wall)} |")
+    for key, label in (("import numpy", "import numpy"),
+                       ("import adgen", "import adgen, beyond numpy"),
+                       ("first gradient", "first gradient of a 5-line function"),
+                       ("cli", "`adgen FILE.py` end to end")):
+        print(f"| {label} | {_ms(m[key])} | {_ms(m[key + ' wall'])} |")
     return 0
 
 
