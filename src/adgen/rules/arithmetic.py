@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    abs_vjp,
     as_container,
     balanced_eq,
     matmul_vjp_a,
@@ -91,8 +92,9 @@ def pos(g: Any, out: Any, a: Any) -> Any:
 
 @defvjp(builtins.abs, "x", reads="x")
 def abs_(g: Any, out: Any, x: Any) -> Any:
-    # The subgradient 0 at x == 0, as np.sign gives (PyTorch's choice).
-    return g * np.sign(x)
+    # The subgradient 0 at x == 0, as np.sign gives (PyTorch's choice); for a complex x,
+    # Re(g) conj(x) / |x| (helpers_complex).
+    return abs_vjp(g, x)
 
 
 @defvjp(builtins.float, "x", linear=True)

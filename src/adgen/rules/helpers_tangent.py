@@ -31,7 +31,10 @@ def zero_tangent(x: object) -> object:
     """The zero tangent of ``x``: a new array of zeros for an array, 0.0 for a number, the
     same structure for a list, tuple or dict."""
     if isinstance(x, np.ndarray):
-        return np.zeros(x.shape)
+        # a complex buffer's tangent is complex (a store into it keeps both parts)
+        return np.zeros(x.shape, np.complex128 if x.dtype.kind == "c" else np.float64)
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j
     if isinstance(x, list):
         return [zero_tangent(v) for v in x]
     if isinstance(x, tuple):
@@ -120,10 +123,13 @@ def cholesky_jvp(d: object, out: object) -> object:
 
 
 def astype_jvp(d: object, out: object) -> object:
-    """The tangent of ``a.astype(dtype)``: ``d`` for a float dtype, zero for an integer or
-    boolean one (the cast is piecewise constant)."""
-    if np.asarray(out).dtype.kind == "f":
-        return np.array(d, dtype=float)
+    """The tangent of ``a.astype(dtype)``: ``d`` for a float or complex dtype (its real part
+    for a float one), zero for an integer or boolean one (the cast is piecewise constant)."""
+    kind = np.asarray(out).dtype.kind
+    if kind == "c":
+        return np.array(d, dtype=complex)
+    if kind == "f":
+        return np.array(np.real(d), dtype=float)  # a complex input's real part is kept
     return np.zeros(np.shape(out))
 
 
@@ -137,6 +143,8 @@ def float_part(d: object, kind: str) -> object:
     """The tangent ``d`` of a value stored into (or converted to) an array of ``kind``: ``d``
     for a float or complex array, zero for an integer or boolean one (the cast truncates:
     piecewise constant)."""
-    if kind in "fc":
+    if kind == "c" or (kind == "f" and not np.iscomplexobj(d)):
         return d
+    if kind == "f":
+        return np.real(d)  # stored into (converted to) a real array: the real part
     return np.zeros(np.shape(d))

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    abs_jvp,
+    angle_jvp,
     arange_jvp,
     astype_jvp,
     cholesky_jvp,
@@ -64,7 +66,10 @@ defjvp_kind("linear", operator.add, operator.sub, operator.neg, operator.pos, bu
             np.fliplr, np.flipud, np.rot90, np.roll, np.copy, np.array, np.asarray, np.stack,
             np.concatenate, np.hstack, np.column_stack, np.vstack, np.where, np.full,
             np.full_like, np.linspace, np.matrix_transpose, np.linalg.matrix_transpose,
-            np.rollaxis, np.repeat, np.conjugate, np.real)
+            np.rollaxis, np.repeat, np.conjugate, np.real, np.imag, np.fft.fft, np.fft.ifft,
+            np.fft.rfft, np.fft.irfft, np.fft.fftn, np.fft.ifftn, np.fft.fft2, np.fft.ifft2,
+            np.fft.rfftn, np.fft.irfftn, np.fft.rfft2, np.fft.irfft2, np.fft.fftshift,
+            np.fft.ifftshift)
 
 # Linear in each differentiable argument separately.
 defjvp_kind("multilinear", operator.mul, operator.matmul, np.matmul, np.dot, np.vdot, np.inner,
@@ -72,10 +77,27 @@ defjvp_kind("multilinear", operator.mul, operator.matmul, np.matmul, np.dot, np.
 
 # Piecewise constant: the tangent is zero where the derivative exists.
 defjvp_kind("zero", operator.floordiv, builtins.int, builtins.round, np.round, np.around,
-            np.imag, np.angle, np.argsort, np.linalg.matrix_rank)
+            np.argsort, np.linalg.matrix_rank)
 
 # Elementwise functions that are not ufuncs: the jvp read off the vjp.
-defjvp_kind("elementwise", builtins.abs, builtins.max, builtins.min, np.clip)
+defjvp_kind("elementwise", builtins.max, builtins.min, np.clip)
+
+
+# Not holomorphic: |z| and angle(z) have the tangents Re(conj(z) dz) / |z| and
+# Im(conj(z) dz) / |z|^2 (sign(x) dx and 0 for a real x), not the vjp read as a jvp.
+@defjvp(np.absolute)
+def absolute(d: Any, out: Any, x: Any) -> Any:
+    return abs_jvp(d, x)
+
+
+@defjvp(builtins.abs)
+def abs_(d: Any, out: Any, x: Any) -> Any:
+    return abs_jvp(d, x)
+
+
+@defjvp(np.angle)
+def angle(d: Any, out: Any, z: Any, deg: Any) -> Any:
+    return angle_jvp(d, z, deg)
 
 
 # --------------------------------------------------------------------------------------------

@@ -147,10 +147,16 @@ _SIZE = ("its output's size depends on the values of its input, so the gradient 
 for _f in (np.unique, np.unique_all, np.unique_counts, np.unique_inverse, np.unique_values,
            np.intersect1d, np.setdiff1d, np.setxor1d, np.union1d):
     defrefusal(_f, _SIZE)
-_COMPLEX = ("its output is complex (adgen differentiates real values); for a symmetric "
-            "matrix use np.linalg.eigh / eigvalsh")
-for _f in (np.linalg.eig, np.linalg.eigvals, np.roots, np.sort_complex):
-    defrefusal(_f, _COMPLEX)
+# Complex values are differentiated (JAX's convention, rules/helpers_complex.py); these have
+# no rule yet, and eig's eigenvectors are defined only up to a complex phase.
+defrefusal(np.linalg.eig, "the eigenvectors of a general matrix are defined only up to a "
+           "complex phase, so their gradient depends on a normalization NumPy does not fix; "
+           "for a symmetric matrix use np.linalg.eigh (differentiated)")
+_NO_RULE_YET = ("adgen has no rule for it yet (its output is complex, which adgen "
+                "differentiates, but this one needs its own adjoint); for a symmetric matrix "
+                "use np.linalg.eigvalsh, or register one with @adgen.rrule")
+for _f in (np.linalg.eigvals, np.roots, np.sort_complex):
+    defrefusal(_f, _NO_RULE_YET)
 defrefusal(np.i0, "its derivative is the Bessel function I1, which NumPy does not provide; "
            "register one with @adgen.rrule(np.i0) (scipy.special.i1)")
 defrefusal(np.kaiser, "its derivative in beta needs the Bessel function I1, which NumPy does "
@@ -166,5 +172,3 @@ defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated;
            "axis")
 defrefusal(np.put_along_axis, "it writes its argument in place; write the indexed "
            "assignment instead (adgen differentiates indexed writes)")
-defrefusal(np.iscomplexobj, "complex numbers are not supported: adgen differentiates "
-           "real-valued code (the compiler refuses np.iscomplexobj with them)")
