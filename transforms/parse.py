@@ -124,12 +124,26 @@ def parse_function(fn: Any) -> Parsed:
                                        s.module and all(a.name != "*" for a in s.names)))] or \
         [gast.Pass()]
     namespace.update(imports)
+    _unwrap_njit(namespace)
     import linecache
 
     linecache.checkcache(file)
     all_lines = linecache.getlines(file)
     return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
                   cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _unwrap_njit(namespace: dict[str, Any]) -> None:
+    """A ``numba.njit`` function the code calls is read as its Python function
+    (``py_func``): a callee adgen differentiates like any other; unless a rule is registered
+    for the dispatcher itself (``@adgen.rrule(jitted)``). The guards keep the dispatcher
+    (the name's real binding, read from the globals), and an inactive call runs it."""
+    from adgen.rules import registry
+
+    for name, value in namespace.items():
+        if type(value).__module__.startswith("numba.") and \
+                callable(getattr(value, "py_func", None)) and registry.lookup(value) is None:
+            namespace[name] = value.py_func
 
 
 def _class_name(fn: Any) -> str:

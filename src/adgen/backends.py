@@ -176,6 +176,63 @@ def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def _callee_trees(caller: Any, memo: dict[int, Any],
+                  chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The callees of a compiled function as numba_emit's Callee trees, recursively."""
+    from adgen.transforms.numba_emit import Callee
+
+    out = {}
+    for sym, c in caller.callees.items():
+        if c.trees is None and c.name in chain + (caller.name,):
+            path = chain[chain.index(c.name) + 1:] + (caller.name,) if c.name in chain else ()
+            via = f" through {' -> '.join(path)}" if path else ""
+            raise UnsupportedError(
+                f"the numba backend does not differentiate recursion ({c.name} calls "
+                f"itself{via})", _call_at(caller.trees, sym),
+                hint="use backend='default' / 'auto'")
+        if c.trees is None:
+            raise UnsupportedError(
+                f"{c.name} is differentiated by a registered rule, which the numba backend "
+                "cannot call from nopython code", _call_at(caller.trees, sym),
+                hint="use backend='default' / 'auto'")
+        hit = memo.get(id(c))
+        if hit is None:
+            forward, pullback, file = c.trees
+            hit = memo[id(c)] = Callee(forward, pullback, file)
+            hit.callees.update(_callee_trees(c, memo, chain + (caller.name,)))
+        out[sym] = hit
+    return out
+
+
+def _call_at(trees: Any, sym: str) -> Location | None:
+    """Where a forward calls the callee ``sym`` (the user's line)."""
+    import linecache
+
+    import gast
+
+    forward, _, file = trees
+    lines = [n.lineno for n in gast.walk(forward) if isinstance(n, gast.Call) and
+             isinstance(n.func, gast.Name) and n.func.id == f"{sym}_forward" and
+             getattr(n, "lineno", 0)]
+    if not lines:
+        return None
+    src = linecache.getline(file, min(lines))
+    return Location(file, min(lines), len(src) - len(src.lstrip()), src)
+
+
+def _callee_names(callees: dict[str, Any], seen: set[int] | None = None) -> set[str]:
+    """The names of the functions compiled as callees, recursively: a global bound to one is
+    a function the nopython module has in its own rewritten form (a call of it that adgen
+    did not rewrite, an inactive one, is a name numba does not know: refused when compiled)."""
+    seen = set() if seen is None else seen
+    out = set()
+    for c in callees.values():
+        if id(c) not in seen:
+            seen.add(id(c))
+            out |= {c.name} | _callee_names(c.callees, seen)
+    return out
+
+
 def _read_at(base: Any, key: str) -> Location | None:
     """Where the forward first reads the free name ``key`` (the user's line)."""
     import linecache
@@ -228,12 +285,10 @@ class _NumbaFunction:
             raise UnsupportedError(
                 f"{base.name} is differentiated by a registered rule; the numba backend "
                 "compiles generated code only", hint="use backend='default'")
-        if base.callees:
-            name = next(iter(base.callees))
-            raise UnsupportedError(
-                f"the numba backend does not differentiate calls to other functions yet "
-                f"({base.name} calls {name})", hint="inline the callee, or use "
-                "backend='default' / 'auto'")
+        # the functions it calls, differentiated by the default pipeline: rewritten into the
+        # same nopython module (adgen.transforms.numba_emit), for the types they are called with
+        self.callees = _callee_trees(base, {})
+        callee_names = _callee_names(base.callees)
         # the nopython module defines np and math only: another free name (a global float
         # or array, a helper, another module) would be missing there, or frozen into the
         # machine code by numba (a later change unseen, even through numba's cache)
@@ -250,7 +305,9 @@ class _NumbaFunction:
                 self.constants[g.key] = g.expected
                 continue
             if g.mode == "same" and (g.expected is np or g.expected is math or
-                                     getattr(builtins, g.name, None) is g.expected):
+                                     getattr(builtins, g.name, None) is g.expected or
+                                     getattr(primal(g.expected), "__name__", None) in
+                                     callee_names):
                 continue
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
@@ -281,7 +338,7 @@ class _NumbaFunction:
             forward, pullback, file = self.base.trees
             params = {a.id: t for a, t in zip(forward.args.args, types_)}
             code = to_nopython(forward, pullback, file, params, set(runtime.__all__),
-                               self.constants)
+                               self.constants, self.callees)
             self.codes[types_] = code
         return code
 
@@ -294,8 +351,8 @@ class _NumbaFunction:
 
     # -- compilation ---------------------------------------------------------------------------
 
-    def _load(self, code: Any) -> tuple[Any, Any, str]:
-        """The module's two functions as numba dispatchers, and its file name."""
+    def _load(self, code: Any) -> tuple[Any, Any, str, dict[str, Any]]:
+        """The module's two functions as numba dispatchers, its file name and namespace."""
         import linecache
 
         import numba
@@ -324,24 +381,27 @@ class _NumbaFunction:
             exec(compile(code.source, path, "exec"), ns)  # noqa: S102 - adgen's own code
             cache = False
         return (numba.njit(cache=cache)(ns[code.forward]),
-                numba.njit(cache=cache)(ns[code.pullback]), path)
+                numba.njit(cache=cache)(ns[code.pullback]), path, ns)
 
     def _build(self, types_: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any]:
         import numba
 
         code = self.code_for(types_)
-        fwd, pb, path = self._load(code)
+        fwd, pb, path, ns = self._load(code)
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
             fwd.compile(arg_types)
-            self._check_columns(fwd.overloads[arg_types], code)
+            self._check_columns(fwd.overloads[arg_types], code.columns)
+            for name, columns in code.callee_columns.items():
+                for cres in ns[name].overloads.values():  # compiled with the caller
+                    self._check_columns(cres, columns)
             saved_type = fwd.overloads[arg_types].signature.return_type[1]
             pb.compile((saved_type, numba.float64))
         except numba.core.errors.NumbaError as err:
             raise self._located(err, code, path) from None
         return fwd, pb
 
-    def _check_columns(self, cres: Any, code: Any) -> None:
+    def _check_columns(self, cres: Any, columns: dict[str, str]) -> None:
         """Every value recorded in a typed column has the type numba inferred for it (the
         column's dtype came from numba_emit.scalar_types): a mismatch is refused, since numba
         would cast the value into the column silently."""
@@ -355,7 +415,7 @@ class _NumbaFunction:
             return
         for var, ty in typemap.items():
             name = var.split(".")[0]
-            kind = code.columns.get(name)
+            kind = columns.get(name)
             if kind is None or isinstance(ty, (nt.Omitted, nt.NoneType)):
                 continue
             if isinstance(ty, nt.Optional):
@@ -372,10 +432,13 @@ class _NumbaFunction:
 
         text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
         line = 0
+        file = self.base.trees[2]
         base = re.escape(os.path.basename(path))
         for m in re.finditer(rf'{base}", line (\d+)|{base} \((\d+)\)', text):
-            line = line or code.lines.get(int(m.group(1) or m.group(2)), 0)
-        file = self.base.trees[2]
+            if not line:
+                at = int(m.group(1) or m.group(2))
+                line = code.lines.get(at, 0)
+                file = code.files.get(at, file)  # a callee's line, in its own file
         skip = ("Failed in", "During", "File ", "<source elided>", "Rejected", "With arg",
                 "raised from")
         first = next((s.strip() for s in text.splitlines() if s.strip() and

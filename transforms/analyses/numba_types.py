@@ -73,6 +73,14 @@ def _unify(a: Any, b: Any) -> Any:
 
 def _arith(a: Any, b: Any, op: ast.operator) -> Any:
     if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
+        arrays = [t for t in (a, b) if isinstance(t, tuple) and t[0] == "array"]
+        if arrays and all(len(t) == 3 for t in arrays) and all(
+                t in ("f8", "i8", "b1") or t in arrays for t in (a, b)) and \
+                not isinstance(op, ast.MatMult):
+            # element-wise on arrays (broadcast): the elements' rule, the largest rank
+            kinds = [t[1] if isinstance(t, tuple) else t for t in (a, b)]
+            elem = _arith(kinds[0], kinds[1], op)
+            return ("array", elem, max(t[2] for t in arrays)) if elem else ("array",)
         if isinstance(a, tuple) or isinstance(b, tuple):
             return ("array",)  # an array result: never a tape column
         return None
@@ -109,11 +117,15 @@ def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
     return ("array", "f8", ndim)
 
 
-def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, Any]:
+def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
+                 calls: Any = None) -> dict[str, Any]:
     """The type numba gives each name of ``fn`` (``"f8"``, ``"i8"``, ``"b1"``, ``"none"``,
     ``("array", dtype, ndim)``, ``("shape", ndim)``, or None where this analysis cannot
     tell), from the parameters' types. Follows numba's rules: an int op an int is an int
-    (``/`` gives a float), anything with a float is a float, bools add as ints."""
+    (``/`` gives a float), anything with a float is a float, bools add as ints.
+
+    ``calls(name, arg_types)``: the type of the value a callee's forward returns (the first
+    of its pair ``out, saved``), or None; for ``t3, saved = helper_forward(t2)``."""
     env: dict[str, Any] = {}
     for p, t in params.items():
         env[p] = t.kind if t.kind != "array" else ("array", t.dtype, t.ndim)
@@ -142,6 +154,11 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, A
                 if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
                                             not isinstance(i, ast.Slice) for i in idx):
                     return t[1]
+                if len(idx) <= t[2] and all(isinstance(i, ast.Slice) or typ(i) == "i8"
+                                            for i in idx):
+                    # basic indexing: an int drops an axis, a slice keeps it
+                    return ("array", t[1], t[2] - sum(not isinstance(i, ast.Slice)
+                                                      for i in idx))
                 return ("array",)
             return None
         if isinstance(e, ast.BinOp):
@@ -178,6 +195,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, A
             if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
                     all(t in ("f8", "i8", "b1") for t in args):
                 return "f8"
+            if f.startswith("np.") and base in _FLOAT_FUNCS and len(args) == 1 and \
+                    isinstance(args[0], tuple) and args[0][0] == "array" and len(args[0]) == 3:
+                return ("array", "f8", args[0][2])  # a ufunc of an array
             if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
                     args[0] in ("f8", "i8"):
                 return args[0]
@@ -201,7 +221,12 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType]) -> dict[str, A
     def block(body: list[ast.stmt]) -> bool:
         changed = False
         for st in body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and calls is not None and \
+                    isinstance(st.targets[0], ast.Tuple) and len(st.targets[0].elts) == 2 and \
+                    isinstance(st.value, ast.Call) and call_name(st.value):
+                out = calls(call_name(st.value), [typ(a) for a in st.value.args])
+                changed |= bind(st.targets[0].elts[0], out)
+            elif isinstance(st, ast.Assign) and len(st.targets) == 1:
                 changed |= bind(st.targets[0], typ(st.value))
             elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
                 changed |= bind(st.target, _arith(env.get(st.target.id), typ(st.value), st.op))
