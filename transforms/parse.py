@@ -71,7 +71,12 @@ def parse_function(fn: Any) -> Parsed:
     try:
         if code is None:
             raise TypeError("no code object")
-        lines, first = inspect.getsourcelines(code)
+        if inspect.isfunction(fn) and getattr(fn, "__wrapped__", None) is None:
+            # the same lines, but inspect finds the module by fn.__module__: for a code
+            # object it scans every module in sys.modules (8 ms of a 35 ms first gradient)
+            lines, first = inspect.getsourcelines(fn)
+        else:
+            lines, first = inspect.getsourcelines(code)
         file = inspect.getsourcefile(code) or inspect.getfile(code)
     except (OSError, TypeError) as exc:
         raise _no_source(fn) from exc
