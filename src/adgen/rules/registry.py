@@ -232,26 +232,40 @@ def _source_lines(fn: Callable[..., Any]) -> list[str]:
     return linecache.getlines(code.co_filename) if code is not None else []
 
 
-def _source_of(fn: Callable[..., Any], lines: list[str] | None = None) -> str:
+def _source_of(fn: Callable[..., Any], lines: list[str] | None = None, *,
+               quick: bool = False) -> str:
     """The source of a template function, read from ``lines`` (its file's) at its code's
     first line (inspect.getsource first maps every loaded module to its file, which a cold
-    start pays for on its first template)."""
+    start pays for on its first template).
+
+    ``quick``: up to the last line the code object has instructions on, without tokenizing
+    (inspect.getblock costs more than the parse); may cut a closing bracket alone on its
+    line, so the caller falls back to the full block when the text does not parse.
+    """
     code = getattr(fn, "__code__", None)
     if lines is None:
         lines = _source_lines(fn)
     if code is None or not lines or code.co_firstlineno > len(lines):
         return inspect.getsource(fn)
-    return "".join(inspect.getblock(lines[code.co_firstlineno - 1:]))
+    first = code.co_firstlineno - 1
+    if quick:
+        last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+        if first < last <= len(lines):
+            return "".join(lines[first:last])
+    return "".join(inspect.getblock(lines[first:]))
 
 
 def _template_of(vjp: Callable[..., Any], n_diff: int, name: str,
                  lines: list[str] | None = None) -> tuple[gast.expr, ...]:
-    src = textwrap.dedent(_source_of(vjp, lines))
     code_name = getattr(getattr(vjp, "__code__", None), "co_name", None)
-    try:
-        fn = gast.parse(src).body[0]
-    except SyntaxError:
-        fn = None
+    fn = None
+    for quick in (True, False):
+        try:
+            fn = gast.parse(textwrap.dedent(_source_of(vjp, lines, quick=quick))).body[0]
+        except SyntaxError:
+            continue
+        if isinstance(fn, gast.FunctionDef) and fn.name == code_name:
+            break
     if not isinstance(fn, gast.FunctionDef) or fn.name != code_name:
         # the lines do not hold this function (its file changed since it was compiled)
         raise RuleError(f"rule for {name}: the source of its vjp {code_name} is not where "
