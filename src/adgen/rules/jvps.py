@@ -334,7 +334,9 @@ def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
 
 
-@defvjp(float_part, "d, kind", diff="d", reads="kind", linear=True)
+# float_part returns d itself for a float array: a view (else a store of it back into the
+# buffer it views, u_dot[1:-1] = float_part(t_dot, k), zeroed the adjoint it should keep)
+@defvjp(float_part, "d, kind", diff="d", reads="kind", linear=True, view=True)
 def float_part_vjp(g: Any, out: Any, d: Any, kind: Any) -> Any:
     return float_part(g, kind)
 
