@@ -466,9 +466,16 @@ class _NumbaFunction:
             return self._default(run[2], args, kwargs)
         arrays = run[2]
         if len(arrays) > 1:
+            # two distinct arrays that each own their memory cannot share it (120 ns an
+            # array, where np.may_share_memory costs 400 a pair): that test is for views
+            owners = [a.base is None and a.flags.owndata for a in
+                      [args[k] for k in arrays]]
             for i in range(len(arrays)):
+                a = args[arrays[i]]
                 for j in range(i + 1, len(arrays)):
-                    if np.may_share_memory(args[arrays[i]], args[arrays[j]]):
+                    b = args[arrays[j]]
+                    if (a is b or not (owners[i] and owners[j])) and \
+                            np.may_share_memory(a, b):
                         return self._default(
                             f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
                             "memory, and the numba backend keeps one gradient buffer per "
