@@ -348,6 +348,7 @@ class Tangent:
         ref = registry.reference_of(obj)
         if ref is not None:
             obj = ref
+        obj = checkpointed_function(obj)
         rule = registry.lookup(obj)
         if rule is None and is_user_function(obj):
             return self.user_call(s, n, v, obj)
@@ -586,7 +587,7 @@ class Tangent:
         obj = self.resolve_call(v)
         if obj is not None:
             ref = registry.reference_of(obj)
-            obj = ref if ref is not None else obj
+            obj = checkpointed_function(ref if ref is not None else obj)
             if registry.lookup(obj) is None and is_user_function(obj) and \
                     any(self.tangent(a) is not None for a in v.args) | \
                     any(self.tangent(k.value) is not None for k in v.keywords):
@@ -643,6 +644,12 @@ class Tangent:
             td = self.tangent_or_zero(v)
         return at(gast.Return(value=gast.Tuple(elts=[copy.deepcopy(v), td],
                                                 ctx=gast.Load())), s)
+
+
+def checkpointed_function(obj: Any) -> Any:
+    """The function an ``adgen.checkpoint`` wrapper calls, or ``obj``: forward mode keeps no
+    tape, so a checkpointed helper is differentiated as the function itself."""
+    return getattr(obj, "__adgen_checkpoint__", obj)
 
 
 def _def_marker(s: gast.Expr) -> int | None:

@@ -27,6 +27,7 @@ from adgen.api import (
     value_and_grad,
     vjp,
 )
+from adgen.checkpointing import checkpoint
 from adgen.errors import (
     AdgenError,
     ArgnumsError,
@@ -50,6 +51,7 @@ __all__ = [
     "NonDifferentiableError",
     "RuleError",
     "UnsupportedError",
+    "checkpoint",
     "differentiable",
     "explain",
     "grad",

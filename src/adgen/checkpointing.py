@@ -1,0 +1,172 @@
+"""``@adgen.checkpoint``: a helper whose forward pass is recomputed by the backward pass.
+
+A differentiated function that calls a checkpointed helper keeps, for that call, copies of
+the helper's inputs and its output, not the helper's tape. When the pullback reaches the
+call, it runs the helper's forward pass again on copies of the saved inputs (``adgen.vjp``)
+and then its pullback: the tape of one call exists at a time, at the price of a second
+forward pass of the helper.
+
+It is built on the custom-rule mechanism (``adgen.rrule``): ``checkpoint(fn)`` returns a
+wrapper with a rule whose forward calls ``fn`` and whose pullback calls ``adgen.vjp(fn)``.
+Forward mode has no tape: ``adgen.jvp`` (and ``hvp``, ``hessian``, ``grad`` of ``grad``)
+differentiate ``fn`` itself through the wrapper (``__adgen_checkpoint__``).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import Location, UnsupportedError
+
+POLICIES = ("save", "strict")
+
+
+def checkpoint(fn: Callable[..., Any] | None = None, *,
+               mutation: str = "save") -> Any:
+    """Marks a helper for recomputation in the backward pass.
+
+        @adgen.checkpoint
+        def segment(u, alpha):
+            u = u.copy()
+            for _ in range(100):
+                u[1:-1] += alpha * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+            return u
+
+    A gradient of a function that calls ``segment`` keeps copies of each call's inputs
+    instead of the 100 steps' tape, and recomputes that tape when the pullback needs it.
+    Called outside a gradient, ``segment`` is the plain function.
+
+    Args:
+        fn: the helper, a function whose source adgen can read.
+        mutation: the policy the helper is differentiated with when it is recomputed
+            ("save" or "strict", as for :func:`adgen.grad`); the caller's policy does not
+            reach inside a checkpointed helper.
+
+    Returns:
+        The wrapper (the decorator when ``fn`` is not given): it calls ``fn``.
+
+    Raises:
+        UnsupportedError (at the call in a gradient): when the helper writes one of its
+            arguments in place, or receives a float value by keyword (its cotangent would
+            have nowhere to go: pass it by position).
+    """
+    if mutation not in POLICIES:
+        raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
+    if fn is None:
+        return functools.partial(checkpoint, mutation=mutation)
+    inner = getattr(fn, "__adgen_checkpoint__", fn)  # checkpoint(checkpoint(f)): once
+
+    @functools.wraps(inner)
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, **kwargs)
+
+    checkpointed.__adgen_checkpoint__ = inner  # type: ignore[attr-defined]
+    # adgen.grad / vjp / jvp of the helper itself differentiate the function it wraps
+    checkpointed.__adgen_primal__ = inner  # type: ignore[attr-defined]
+
+    def rule(*args: Any, **kwargs: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+        _refuse_float_keywords(inner, kwargs)
+        _refuse_argument_writes(inner, mutation)
+        # copies: a later in-place write by the caller must not change what is recomputed
+        saved_args, saved_kwargs = copy.deepcopy((args, kwargs))
+        out = inner(*args, **kwargs)
+
+        def pullback(out_bar: Any) -> tuple[Any, ...]:
+            from adgen.api import vjp
+
+            # copies again: the helper may write its own local copies of them, and a
+            # pullback may run more than once
+            again, again_kw = copy.deepcopy((saved_args, saved_kwargs))
+            recomputed, pull = vjp(inner, *again, mutation=mutation, **again_kw)
+            return pull(_cotangent_like(out_bar, recomputed))
+
+        return out, pullback
+
+    try:  # the rule binds arguments as the helper does (the compiler reads its signature)
+        rule.__signature__ = inspect.signature(inner)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
+    from adgen.rules.registry import defrrule
+
+    defrrule(checkpointed, rule)
+    return checkpointed
+
+
+def _location(fn: Callable[..., Any]) -> Location | None:
+    """The helper's ``def`` line."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    import linecache
+
+    return Location(code.co_filename, code.co_firstlineno, 0,
+                    linecache.getline(code.co_filename, code.co_firstlineno))
+
+
+def _has_float(x: Any) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_has_float(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_float(v) for v in x.values())
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc"
+    return isinstance(x, (float, complex, np.floating, np.complexfloating))
+
+
+def _refuse_float_keywords(fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    """A rule's pullback gives cotangents to positional arguments only: a float passed by
+    keyword could carry a gradient that would be dropped, so it is refused."""
+    floats = sorted(k for k, v in kwargs.items() if _has_float(v))
+    if floats:
+        raise UnsupportedError(
+            f"the checkpointed helper {fn.__qualname__}() is called with a float value by "
+            f"keyword ({', '.join(floats)}=...): a checkpointed call gives gradients to "
+            "positional arguments only", _location(fn),
+            hint=f"pass {floats[0]} by position; keywords may carry ints, strings, flags")
+
+
+def _refuse_argument_writes(fn: Callable[..., Any], mutation: str) -> None:
+    """A helper that writes an argument in place changes its caller's buffer, which the
+    caller's mutation analysis cannot see through a rule: refused."""
+    from adgen.transforms.pipeline import compile_function
+
+    compiled = compile_function(fn, mutation=mutation)
+    if compiled.mutates_params or compiled.mutates_containers:
+        what = _written_names(fn, compiled.written_params)
+        raise UnsupportedError(
+            f"the checkpointed helper {fn.__qualname__}() writes {what} in place; a "
+            "checkpointed helper must leave its arguments as they are (it is recomputed "
+            "from copies of them)", _location(fn),
+            hint="write into a copy (x = x.copy() at the top of the helper) and return it, "
+                 "or remove @adgen.checkpoint")
+
+
+def _written_names(fn: Callable[..., Any], written: Any) -> str:
+    """The parameters a compiled function writes, by name ("an argument" when unknown)."""
+    if written is True or not written:
+        return "an argument"
+    names = list(inspect.signature(fn).parameters)
+    spelled = [names[k] if isinstance(k, int) and k < len(names) else str(k)
+               for k in written]
+    return ", ".join(sorted(spelled))
+
+
+def _cotangent_like(ct: Any, out: Any) -> Any:
+    """The cotangent the compiler passes, as adgen.vjp takes it: None (no gradient reached
+    that part of the output) becomes zeros of its structure; a list for a tuple output
+    becomes a tuple."""
+    if isinstance(out, (tuple, list)):
+        items = ct if isinstance(ct, (tuple, list)) else [None] * len(out)
+        return type(out)(_cotangent_like(c, o) for c, o in zip(items, out))
+    if isinstance(out, dict):
+        got = ct if isinstance(ct, dict) else {}
+        return {k: _cotangent_like(got.get(k), v) for k, v in out.items()}
+    if ct is None and _has_float(out):
+        return np.zeros(np.shape(out)) if isinstance(out, np.ndarray) else 0.0
+    return ct
