@@ -36,6 +36,7 @@ AREAS = {
     "indexing": "Indexing",
     "decompositions": "Matrix decompositions, cumprod, repeat",
     "views": "Views (flips, rotations, transposes) and real parts",
+    "fft": "np.fft: discrete Fourier transforms (complex values: see supported.md)",
     "creation": "Array creation (no gradient flows into shapes)",
     "no_gradient": "Integer, boolean, string and dtype outputs (no gradient)",
     "runtime": "adgen's runtime",
