@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+import adgen
+
 
 def fill_loop(x):
     h = np.empty(x.shape[0])
@@ -180,6 +182,38 @@ def scalar_loop(x):
     return s
 
 
+def reaction_stencil(x):
+    """An in-place update whose increment is nonlinear in the slice it overwrites (hvp was
+    silently wrong here under "save": forward mode's float_part was not declared a view)."""
+    u = x.copy()
+    for _ in range(2):
+        u[1:-1] += 0.05 * np.sin(u[1:-1]) + 0.1 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u ** 3)
+
+
+def view_nonlinear(x):
+    u = x.copy()
+    v = u[1:]                  # a view, scaled by a function of its own values
+    v *= np.tanh(v)
+    return np.sum(u ** 2) * u[0]
+
+
+def _segment(u, c):
+    new = u.copy()
+    new[1:-1] += c * np.sin(u[2:] - u[:-2])
+    return new
+
+
+checkpointed_segment = adgen.checkpoint(_segment)
+
+
+def checkpointed_steps(x):
+    u = x
+    for _ in range(3):
+        u = checkpointed_segment(u, 0.3)
+    return np.sum(u ** 2 * x)
+
+
 X5 = np.array([0.3, -0.7, 1.1, 0.45, -0.2])
 X6 = np.array([0.3, -0.7, 1.1, 0.45, -0.2, 0.8])
 SCALAR = {
@@ -187,7 +221,8 @@ SCALAR = {
     while_loop: X5, add_at: X5, out_argument: X5, fill_then_copyto: X5, gram: X6,
     solve_outer: X5, logsumexp: X5, recursive: X5, callee_writes: X5, list_append: X5,
     early_return: X5, det2: X5, softplus: X5, running: X5, norm_cubed: X5, heat: X6,
-    where_branches: X5, tridiagonal: X5,
+    where_branches: X5, tridiagonal: X5, reaction_stencil: X6, view_nonlinear: X5,
+    checkpointed_steps: X6,
 }
 
 
