@@ -520,7 +520,7 @@ class Pullback:
         b = self.bar(n)
         if b in state and self.plan.tracked(n):
             return name(b)
-        view = getattr(self, "view_of", {}).get(n)
+        view = self.plan.view_of.get(n)
         if view is None:
             return None
         base = self.shadow_at_hand(view[0], state)

@@ -164,7 +164,7 @@ class Stores:
                 # an index array may name an element twice: only the write NumPy kept counts
                 val = call_node("unbroadcast", call_node("stored_part", name(b), index_value(idx)),
                             call_node(attr_node("np", "shape"), name(v.id)))
-            if x not in getattr(self, "f64_arrays", ()):
+            if x not in self.plan.f64_arrays:
                 # an integer or bool array truncates what is stored: no gradient (the dtype
                 # is checked at run time unless x is a float64 array for this signature)
                 val = call_node("stored_into", name(x), val)
