@@ -110,6 +110,8 @@ def summary_cell(results: Results, workload: str, system: str) -> str:
             return "not installed"
         if status.startswith(("not run", "no port")):
             return "not run"
+        if rows[-1].status.startswith("not timed"):
+            return ("needs rewrite; rewrite " if len(rows) > 1 else "") + "too slow to time"
         return "needs rewrite; rewrite fails" if len(rows) > 1 else "fails"
     if timed.system == "numpy":
         return fmt_time(timed.median)
@@ -206,7 +208,8 @@ def memory_table(results: Results) -> str:
                  (adgen.memory_note if adgen is not None else ""),
                  fmt_bytes(tape.guard_saves) if tape else ""]
         body.append(line)
-    untraced = sorted({r.system for r in results.rows if r.memory_note.startswith("not traced")})
+    untraced = sorted({r.system for r in results.rows
+                       if r.memory_note.startswith("not traced")})
     note = ("tracemalloc peak of one warm call above what was allocated before it (the "
             "gradient's arrays included); ×anchor: adgen's peak over the hand gradient's "
             "(vectorised workloads) or the loop-keeping hand adjoint's (loop workloads); "

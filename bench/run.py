@@ -172,7 +172,13 @@ def measure_workloads(workloads: list[Workload], chosen: list[systems.System],
             rows, prepared = _try_variants(system, workload, args, reference, settings.now,
                                            verbose)
             results.rows.extend(rows)
-            if prepared is not None:
+            first = rows[-1].first_call
+            if prepared is not None and first is not None and first > settings.max_call_s:
+                # the first call includes a build (jit); what is left would still take long
+                rows[-1].status = (f"not timed: the first call took {first:.1f} s "
+                                   f"(> {settings.max_call_s:g} s, the suite's limit)")
+                _log(f"{workload.name} {system.name}: {rows[-1].status}")
+            elif prepared is not None:
                 entries.append(timing.Entry(rows[-1], prepared.call))
         timing.run(entries, settings)
         by_name = {system.name: system for system in chosen}

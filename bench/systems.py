@@ -224,7 +224,7 @@ class Jax(System):
     imports = ("jax",)
     traces_memory = False
     jit = False
-    max_loop = 1000
+    max_loop = 200
 
     def setup(self) -> None:
         import jax
@@ -260,7 +260,7 @@ class JaxJit(Jax):
     jit = True
     #: Python loop iterations beyond which the unrolled trace is not compiled: XLA took 47 s
     #: for fill-1k here, and grows faster than linearly.
-    max_loop = 1000
+    max_loop = 200
 
 
 # --- PyTorch ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from bench.workloads import LOOP, Workload
 SET = "polybench"
 
 TRISOLV_N = 40
-SYRK_N, SYRK_M = 30, 20
+SYRK_N, SYRK_M = 30, 10
 SYMM_M, SYMM_N = 20, 24
 TRMM_M, TRMM_N = 20, 24
 DURBIN_N = 30
@@ -36,6 +36,15 @@ def trisolv(L, b):
     for i in range(x.shape[0]):
         x[i] -= L[i, :i] @ x[:i]
         x[i] /= L[i, i]
+    return np.sum(x ** 2)
+
+
+def trisolv_functional(L, b):
+    """x grows by one entry a step (no array written in place)."""
+    x = np.zeros(0)
+    for i in range(b.shape[0]):
+        xi = (b[i] - L[i, :i] @ x) / L[i, i]
+        x = np.concatenate([x, np.reshape(xi, (1,))])
     return np.sum(x ** 2)
 
 
@@ -72,6 +81,17 @@ def syrk(A, C):
     return np.sum(C ** 2)
 
 
+def syrk_functional(A, C):
+    """Each row of C is rebuilt once and kept in a list, stacked at the end."""
+    rows = []
+    for i in range(C.shape[0]):
+        row = BETA * C[i, :i + 1]
+        for k in range(A.shape[1]):
+            row = row + ALPHA * A[i, k] * A[:i + 1, k]
+        rows.append(np.concatenate([row, C[i, i + 1:]]))
+    return np.sum(np.stack(rows) ** 2)
+
+
 def syrk_hand(A, C):
     out = np.triu(C, 1) + np.tril(BETA * C + ALPHA * A @ A.T)
     out_bar = 2.0 * out
@@ -103,6 +123,16 @@ def syr2k(A, B, C):
         for k in range(A.shape[1]):
             C[i, :i + 1] += A[:i + 1, k] * ALPHA * B[i, k] + B[:i + 1, k] * ALPHA * A[i, k]
     return np.sum(C ** 2)
+
+
+def syr2k_functional(A, B, C):
+    rows = []
+    for i in range(C.shape[0]):
+        row = BETA * C[i, :i + 1]
+        for k in range(A.shape[1]):
+            row = row + A[:i + 1, k] * ALPHA * B[i, k] + B[:i + 1, k] * ALPHA * A[i, k]
+        rows.append(np.concatenate([row, C[i, i + 1:]]))
+    return np.sum(np.stack(rows) ** 2)
 
 
 def syr2k_hand(A, B, C):
@@ -181,6 +211,14 @@ def trmm(A, B):
     return np.sum(B ** 2)
 
 
+def trmm_functional(A, B):
+    """Row i reads the rows below it as they were: the input's."""
+    rows = []
+    for i in range(B.shape[0]):
+        rows.append(ALPHA * (B[i, :] + A[i + 1:, i] @ B[i + 1:, :]))
+    return np.sum(np.stack(rows) ** 2)
+
+
 def trmm_hand(A, B):
     """B' = alpha (I + tril(A, -1)^T) B."""
     U = np.eye(A.shape[0]) + np.tril(A, -1).T
@@ -219,6 +257,19 @@ def durbin(r):
         z[:k] = y[:k] + alpha * y[:k][::-1]
         y[:k] = z[:k]
         y[k] = alpha
+    return np.sum(y ** 2)
+
+
+def durbin_functional(r):
+    """y is rebuilt each step, one entry longer."""
+    y = -r[:1]
+    beta = 1.0
+    alpha = -r[0]
+    for k in range(1, r.shape[0]):
+        beta = (1.0 - alpha * alpha) * beta
+        s = r[:k][::-1] @ y
+        alpha = -(r[k] + s) / beta
+        y = np.concatenate([y + alpha * y[::-1], np.reshape(alpha, (1,))])
     return np.sum(y ** 2)
 
 
@@ -294,15 +345,18 @@ def workloads(quick: bool = False) -> list[Workload]:
     tags = {"set": SET}
     return [
         Workload("pb-trisolv", LOOP, module, trisolv, (0, 1), _trisolv_args, trisolv_hand,
-                 hand_loop=trisolv_hand_loop, size=f"n {TRISOLV_N}", loop_iters=TRISOLV_N,
+                 hand_loop=trisolv_hand_loop,
+                 functional=trisolv_functional, size=f"n {TRISOLV_N}", loop_iters=TRISOLV_N,
                  tags=tags),
         Workload("pb-syrk", LOOP, module, syrk, (0, 1),
                  _matrices((SYRK_N, SYRK_M), (SYRK_N, SYRK_N)), syrk_hand,
-                 hand_loop=syrk_hand_loop, size=f"n {SYRK_N}, m {SYRK_M}",
+                 hand_loop=syrk_hand_loop,
+                 functional=syrk_functional, size=f"n {SYRK_N}, m {SYRK_M}",
                  loop_iters=SYRK_N * SYRK_M, tags=tags),
         Workload("pb-syr2k", LOOP, module, syr2k, (0, 1, 2),
                  _matrices((SYRK_N, SYRK_M), (SYRK_N, SYRK_M), (SYRK_N, SYRK_N)), syr2k_hand,
-                 hand_loop=syr2k_hand_loop, size=f"n {SYRK_N}, m {SYRK_M}",
+                 hand_loop=syr2k_hand_loop,
+                 functional=syr2k_functional, size=f"n {SYRK_N}, m {SYRK_M}",
                  loop_iters=SYRK_N * SYRK_M, tags=tags),
         Workload("pb-symm", LOOP, module, symm, (0, 1, 2),
                  _matrices((SYMM_M, SYMM_M), (SYMM_M, SYMM_N), (SYMM_M, SYMM_N)), symm_hand,
@@ -310,8 +364,11 @@ def workloads(quick: bool = False) -> list[Workload]:
                  tags=tags),
         Workload("pb-trmm", LOOP, module, trmm, (0, 1),
                  _matrices((TRMM_M, TRMM_M), (TRMM_M, TRMM_N)), trmm_hand,
-                 hand_loop=trmm_hand_loop, size=f"m {TRMM_M}, n {TRMM_N}", loop_iters=TRMM_M,
+                 hand_loop=trmm_hand_loop,
+                 functional=trmm_functional, size=f"m {TRMM_M}, n {TRMM_N}", loop_iters=TRMM_M,
                  tags=tags),
         Workload("pb-durbin", LOOP, module, durbin, (0,), _durbin_args, durbin_hand,
-                 hand_loop=durbin_hand, size=f"n {DURBIN_N}", loop_iters=DURBIN_N, tags=tags),
+                 hand_loop=durbin_hand,
+                 functional=durbin_functional, size=f"n {DURBIN_N}", loop_iters=DURBIN_N,
+                 tags=tags),
     ]

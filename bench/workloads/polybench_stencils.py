@@ -61,6 +61,15 @@ def jacobi_1d_hand(A):
     return (A_bar + B_bar,)
 
 
+def jacobi_1d_functional(A):
+    """Each sweep builds a new array from the unchanged ends and the averaged interior."""
+    B = A
+    for _ in range(J1_T):
+        B = np.concatenate([B[:1], (A[:-2] + A[1:-1] + A[2:]) / 3.0, B[-1:]])
+        A = np.concatenate([A[:1], (B[:-2] + B[1:-1] + B[2:]) / 3.0, A[-1:]])
+    return np.sum(A ** 2)
+
+
 def jacobi_2d(A):
     A = A.copy()
     B = A.copy()
@@ -69,6 +78,22 @@ def jacobi_2d(A):
                                + A[:-2, 1:-1])
         A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
                                + B[:-2, 1:-1])
+    return np.sum(A ** 2)
+
+
+def _with_interior(X, inner):
+    """X with its interior replaced by ``inner`` (a new array)."""
+    middle = np.concatenate([X[1:-1, :1], inner, X[1:-1, -1:]], axis=1)
+    return np.concatenate([X[:1], middle, X[-1:]], axis=0)
+
+
+def jacobi_2d_functional(A):
+    B = A
+    for _ in range(J2_T):
+        B = _with_interior(B, 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
+                                     + A[:-2, 1:-1]))
+        A = _with_interior(A, 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
+                                     + B[:-2, 1:-1]))
     return np.sum(A ** 2)
 
 
@@ -300,6 +325,37 @@ def deriche(img):
     return np.sum((C2 * (y1 + y2)) ** 2)
 
 
+def deriche_functional(img):
+    """The filtered lines go to lists, stacked once a pass is done."""
+    h, w = img.shape
+    xm1, ym1, ym2 = np.zeros(h), np.zeros(h), np.zeros(h)
+    cols1 = []
+    for j in range(w):
+        y = A1 * img[:, j] + A2 * xm1 + B1 * ym1 + B2 * ym2
+        cols1.append(y)
+        xm1, ym2, ym1 = img[:, j], ym1, y
+    xp1, xp2, yp1, yp2 = np.zeros(h), np.zeros(h), np.zeros(h), np.zeros(h)
+    cols2 = []
+    for j in range(w - 1, -1, -1):
+        y = A3 * xp1 + A4 * xp2 + B1 * yp1 + B2 * yp2
+        cols2.append(y)
+        xp2, xp1, yp2, yp1 = xp1, img[:, j], yp1, y
+    out = C1 * (np.stack(cols1, axis=1) + np.stack(cols2[::-1], axis=1))
+    tm1, ym1, ym2 = np.zeros(w), np.zeros(w), np.zeros(w)
+    rows1 = []
+    for i in range(h):
+        y = A5 * out[i, :] + A6 * tm1 + B1 * ym1 + B2 * ym2
+        rows1.append(y)
+        tm1, ym2, ym1 = out[i, :], ym1, y
+    tp1, tp2, yp1, yp2 = np.zeros(w), np.zeros(w), np.zeros(w), np.zeros(w)
+    rows2 = []
+    for i in range(h - 1, -1, -1):
+        y = A7 * tp1 + A8 * tp2 + B1 * yp1 + B2 * yp2
+        rows2.append(y)
+        tp2, tp1, yp2, yp1 = tp1, out[i, :], yp1, y
+    return np.sum((C2 * (np.stack(rows1) + np.stack(rows2[::-1]))) ** 2)
+
+
 def _causal_adjoint(y_bar, a_now, a_prev):
     """x_bar of ``y[k] = a_now x[k] + a_prev x[k-1] + B1 y[k-1] + B2 y[k-2]`` along axis 0."""
     n = y_bar.shape[0]
@@ -395,10 +451,12 @@ def workloads(quick: bool = False) -> list[Workload]:
     tags = {"set": SET}
     return [
         Workload("pb-jacobi-1d", LOOP, module, jacobi_1d, (0,), _vector(J1_N), jacobi_1d_hand,
-                 hand_loop=jacobi_1d_hand, size=f"n {J1_N}, {J1_T} steps", loop_iters=J1_T,
+                 hand_loop=jacobi_1d_hand, functional=jacobi_1d_functional,
+                 size=f"n {J1_N}, {J1_T} steps", loop_iters=J1_T,
                  tags=tags),
         Workload("pb-jacobi-2d", LOOP, module, jacobi_2d, (0,), _grid(J2_N), jacobi_2d_hand,
-                 hand_loop=jacobi_2d_hand, size=f"{J2_N} x {J2_N}, {J2_T} steps",
+                 hand_loop=jacobi_2d_hand, functional=jacobi_2d_functional,
+                 size=f"{J2_N} x {J2_N}, {J2_T} steps",
                  loop_iters=J2_T, tags=tags),
         Workload("pb-seidel-2d", LOOP, module, seidel_2d, (0,), _grid(SEIDEL_N),
                  seidel_2d_hand, hand_loop=seidel_2d_hand,
@@ -408,6 +466,7 @@ def workloads(quick: bool = False) -> list[Workload]:
                  size=f"{ADI_N} x {ADI_N}, {ADI_T} steps",
                  loop_iters=ADI_T * 4 * (ADI_N - 2), tags=tags),
         Workload("pb-deriche", LOOP, module, deriche, (0,), _image, deriche_hand,
-                 hand_loop=deriche_hand, size=f"{DERICHE_H} x {DERICHE_W} image",
+                 hand_loop=deriche_hand, functional=deriche_functional,
+                 size=f"{DERICHE_H} x {DERICHE_W} image",
                  loop_iters=2 * (DERICHE_H + DERICHE_W), tags=tags),
     ]

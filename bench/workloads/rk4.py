@@ -90,6 +90,17 @@ def rk4_torch(y0, W):
     return torch.sum(y ** 2)
 
 
+def rk4_torch_functional(y0, W):
+    y = y0
+    for _ in range(STEPS):
+        k0 = rhs_torch(y, W)
+        k1 = rhs_torch(y + 0.5 * DT * k0, W)
+        k2 = rhs_torch(y + 0.5 * DT * k1, W)
+        k3 = rhs_torch(y + DT * k2, W)
+        y = y + DT / 6.0 * (k0 + 2.0 * k1 + 2.0 * k2 + k3)
+    return torch.sum(y ** 2)
+
+
 def make_args(rng: np.random.Generator) -> tuple[Any, ...]:
     return rng.standard_normal(STATES), rng.standard_normal((STATES, STATES)) / np.sqrt(STATES)
 
@@ -99,5 +110,6 @@ def workloads(quick: bool = False) -> list[Workload]:
 
     return [Workload("rk4", LOOP, sys.modules[__name__], rk4, (0, 1), make_args, rk4_hand,
                      hand_loop=rk4_hand, functional=rk4_functional, torch_port=rk4_torch,
+                     torch_functional=rk4_torch_functional,
                      size=f"{STATES} states, {STEPS} steps, stages in a (4, n) buffer",
                      loop_iters=STEPS)]
