@@ -25,9 +25,19 @@ from gradcheck import assert_grad_close, numerical_grad
 import adgen
 from adgen.backends import NumbaFallbackWarning
 
-# the soft-DTW kernel bench/experiments/numba_backend.py times (one copy)
+# the kernels bench/experiments/numba_backend.py times (one copy)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.experiments.numba_backend import soft_dtw  # noqa: E402
+import bench.experiments.numba_backend as bench_numba  # noqa: E402
+from bench.experiments.numba_backend import (  # noqa: E402
+    cholesky_loops,
+    dominant,
+    kalman_scalar,
+    lu_loops,
+    seidel_loops,
+    soft_dtw,
+    spd,
+    trisolv_loops,
+)
 
 numba = pytest.importorskip("numba")
 
@@ -256,6 +266,43 @@ def test_rnn_views_of_a_buffer_and_matrix_products():
     # and h0, which the hand adjoint leaves out, by central differences
     g_h0 = adgen.grad(bench_rnn.rnn, argnums=7, backend="numba")(*args)
     assert_grad_close(g_h0, numerical_grad(bench_rnn.rnn, args, 7), rtol=1e-5, atol=1e-8)
+
+
+def _kernel_args(name, rng):
+    if name == "stencil":
+        return (rng.random(12), 0.2), (0, 1)
+    if name == "kalman_scalar":
+        return (np.cumsum(rng.standard_normal(30)), 0.5, 1.0), (0, 1, 2)
+    if name == "trisolv_loops":
+        return (np.tril(rng.random((6, 6))) + 3.0 * np.eye(6), rng.random(6)), (0, 1)
+    if name == "cholesky_loops":
+        return (spd(5, rng),), (0,)
+    if name == "lu_loops":
+        return (dominant(5, rng),), (0,)
+    return (rng.random((6, 6)),), (0,)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("kernel", [bench_numba.stencil, kalman_scalar, trisolv_loops, cholesky_loops,
+                                    lu_loops, seidel_loops], ids=lambda k: k.__name__)
+def test_benchmark_kernels(kernel, policy):
+    """The scalar-loop kernels bench/experiments/numba_backend.py times (imported, not a
+    second copy), at small sizes: central differences of the njit primal, and the default
+    backend; the arguments are left as a plain call leaves them."""
+    rng = np.random.default_rng(25)
+    args, argnums = _kernel_args(kernel.__name__, rng)
+    before = copy.deepcopy(args)
+    g = adgen.grad(kernel, argnums=argnums, mutation=policy, backend="numba")(*args)
+    g = g if isinstance(g, tuple) else (g,)
+    primal = numba.njit(kernel)
+    g_default = adgen.grad(kernel, argnums=argnums, mutation=policy)(*args)
+    g_default = g_default if isinstance(g_default, tuple) else (g_default,)
+    for k, mine, ref in zip(argnums, g, g_default):
+        assert_grad_close(mine, numerical_grad(primal, args, k), rtol=1e-5, atol=1e-7)
+        assert_grad_close(mine, ref, rtol=1e-10, atol=1e-12)
+    for a, b in zip(args, before):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_vectorised_code_without_a_loop():
@@ -552,19 +599,38 @@ def _line_of(fn, text):
     raise AssertionError(text)
 
 
-def test_guarded_site_is_refused_with_its_line_and_auto_falls_back():
+def test_guarded_site_save_copies_and_strict_is_refused_with_its_line():
+    """Under "save" a guarded site compiles (the captured value is copied when captured);
+    under "strict" the run-time check is refused, naming the line, and auto falls back."""
     x = np.random.default_rng(4).random(6)
-    for policy in POLICIES:
-        with pytest.raises(adgen.UnsupportedError) as err:
-            adgen.grad(needs_guard, backend="numba", mutation=policy)(x.copy(), 2)
-        line = _line_of(needs_guard, "x[i] = x[i] * 3.0")
-        assert f"test_numba_backend.py:{line}:" in str(err.value)
-        assert "guard" in str(err.value)
+    line = _line_of(needs_guard, "x[i] = x[i] * 3.0")
     mine = x.copy()
-    with pytest.warns(NumbaFallbackWarning, match=f":{line}:"):
-        g = adgen.grad(needs_guard, backend="auto")(mine, 2)
+    g = adgen.grad(needs_guard, backend="numba", mutation="save")(mine, 2)
     assert_grad_close(g, numerical_grad(needs_guard, (x, 2), 0))
-    np.testing.assert_array_equal(mine, x * 3.0)
+    np.testing.assert_array_equal(mine, x * 3.0)  # the write happened, as in a plain call
+    assert "saved_x_1 = x.copy()" in adgen.source(needs_guard, x, 2, backend="numba")
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(needs_guard, backend="numba", mutation="strict")(x.copy(), 2)
+    assert f"test_numba_backend.py:{line}:" in str(err.value)
+    assert "strict" in str(err.value) and "guard" in str(err.value)
+    # auto runs the default backend, whose guard raises when the write happens
+    with pytest.warns(NumbaFallbackWarning, match=f":{line}:"), \
+            pytest.raises(adgen.MutationError, match=f"gradient of line {line - 4} reads"):
+        adgen.grad(needs_guard, backend="auto", mutation="strict")(x.copy(), 2)
+
+
+def test_guarded_site_of_a_slice_under_save():
+    """The suite's trisolv (x[i] -= L[i, :i] @ x[:i]): x[:i] is captured per row, then x[i]
+    is written; the copies keep the rows the pullback reads."""
+    from bench.workloads import polybench_linalg
+
+    rng = np.random.default_rng(26)
+    L, b = np.tril(rng.random((7, 7))) + 3.0 * np.eye(7), rng.random(7)
+    g = adgen.grad(polybench_linalg.trisolv, argnums=(0, 1), backend="numba")(L, b)
+    hand = polybench_linalg.trisolv_hand(L, b)
+    assert_grad_close(g[0], hand[0], rtol=1e-10, atol=1e-12)
+    assert_grad_close(g[1], hand[1], rtol=1e-10, atol=1e-12)
+    assert_grad_close(g[1], numerical_grad(polybench_linalg.trisolv, (L, b), 1))
 
 
 def test_strict_names_both_lines_as_the_default_backend():

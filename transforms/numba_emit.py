@@ -195,15 +195,24 @@ class _Rewriter:
         captured = sorted({n.args[2].value for n in ast.walk(fn) if call_name(n) == "capture"
                            and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
         for st in _statements(fn.body):
-            if any(call_name(n) == "before_write" for n in _own_nodes(st)):
+            guard = next((n for n in _own_nodes(st) if call_name(n) == "before_write"), None)
+            if guard is not None:
                 reads = f" (values read at line(s) {', '.join(map(str, captured))})" \
                     if captured else ""
+                strict = len(guard.args) > 2 and isinstance(guard.args[2], ast.Constant) and \
+                    guard.args[2].value == "strict"
                 raise self.refuse(
-                    st, "the numba backend does not run adgen's mutation guards, and this "
-                    f"in-place write is a guarded site: it may overwrite a value the gradient "
-                    f"reads{reads}", "use the default backend (backend='default', or 'auto', "
-                    "which falls back to it), or write into a copy so the site is free "
-                    "(adgen.explain lists the sites)")
+                    st, "the numba backend does not run adgen's mutation guards under "
+                    "mutation='strict', and this in-place write is a guarded site: it may "
+                    f"overwrite a value the gradient reads{reads}" if strict else
+                    "the numba backend copies the values a guarded site may overwrite when "
+                    f"they are captured, and cannot here (a value read at line(s) "
+                    f"{', '.join(map(str, captured))} is not an array or a number)",
+                    "use mutation='save' (the numba backend then copies the values the "
+                    "gradient reads), the default backend (backend='default', or 'auto'), or "
+                    "write into a copy so the site is free (adgen.explain lists the sites)"
+                    if strict else "use the default backend (backend='default', or 'auto'), "
+                    "or write into a copy so the site is free (adgen.explain lists the sites)")
         for st in _statements(fn.body):
             for node in _own_nodes(st):
                 f = call_name(node) if isinstance(node, ast.Call) else None
@@ -240,6 +249,48 @@ class _Rewriter:
                     raise self.refuse(st, "the numba backend takes arrays and numbers, not "
                                       "Python lists, dicts or sets",
                                       "use NumPy arrays, or backend='default' / 'auto'")
+
+    # -- guarded sites under mutation="save" ---------------------------------------------------
+
+    def save_guards(self, types_: dict[str, Any]) -> None:
+        """A guarded site under ``mutation="save"``: the default backend registers each value
+        the pullback reads (``saved = capture(x, ...)``) and copies it when a later write
+        overlaps it (``before_write(x, region, 'save', ...)``). Here the value is copied
+        when it is captured (``saved = x.copy()``; a number as it is), which keeps the same
+        contents for the pullback, so the writes need no check. Under ``"strict"`` the check
+        is the point: those sites stay refused (check_calls)."""
+        held: set[str] = set()
+        for st in _statements(self.fwd.body):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name) and call_name(st.value) == "capture" \
+                    and not st.value.keywords and len(st.value.args) == 4:
+                x = st.value.args[0]
+                t = types_.get(name_of(x) or "")
+                if isinstance(t, tuple) and t[0] == "array":
+                    st.value = _expr(f"{x.id}.copy()")
+                elif t in ("f8", "i8", "b1"):
+                    st.value = ast.Name(id=x.id, ctx=ast.Load())
+                else:
+                    continue  # a tuple, an object: refused by check_calls
+                held.add(st.targets[0].id)
+        if not held:
+            return
+        # a capture that could not be copied keeps every write's guard (then refused)
+        left = any(call_name(n) == "capture" for n in ast.walk(self.fwd))
+        for fn in (self.fwd, self.pb):
+            for b in _blocks(fn):
+                b[:] = [st for st in b if left or not (
+                    isinstance(st, ast.Expr) and call_name(st.value) == "before_write" and
+                    len(st.value.args) > 2 and isinstance(st.value.args[2], ast.Constant) and
+                    st.value.args[2].value == "save")] or [ast.Pass()]
+
+            class Value(ast.NodeTransformer):
+                def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+                    if node.attr == "value" and name_of(node.value) in held:
+                        return ast.Name(id=node.value.id, ctx=ast.Load())
+                    return self.generic_visit(node)
+
+            Value().visit(fn)
 
     # -- typed tapes ----------------------------------------------------------------------------
 
@@ -806,6 +857,7 @@ class _Module:
         if names is not None:
             fwd.name, pb.name = names
         rw = _Rewriter(fwd, pb, file, params)
+        rw.save_guards(scalar_types(fwd, params, _out_types(callees) if callees else None))
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)

@@ -1,23 +1,27 @@
-"""The numba backend (issue 16) against the default backend, hand gradients and jax.jit.
+"""The numba backend (issue 16) against the NumPy primal, the njit primal, the default
+backend and hand gradients, on scalar-loop workloads.
 
-    python -m bench.experiments.numba_backend            # soft-DTW 60 x 50, mse N = 30, fill
-    python -m bench.experiments.numba_backend --quick    # fewer rounds
+    python -m bench.experiments.numba_backend                  # every workload, one table
+    python -m bench.experiments.numba_backend --quick          # 3 rounds instead of 5
+    python -m bench.experiments.numba_backend --workloads "mse N=30,lu n=40"
+    python -m bench.experiments.numba_backend --no-compile-times
 
-Workloads: soft-DTW on a 60 x 50 cost matrix (gradient wrt the costs; the issue's example),
-the seeds' scalar ``mse`` loop (bench/workloads/mse.py, N = 30) and allocate-then-fill
-(bench/workloads/fill.py, n = 1000). Systems: the NumPy primal (the x-primal unit), the
-primal under ``numba.njit``, ``adgen.grad`` (default backend), ``adgen.grad(...,
-backend="numba")``, the hand gradient (mse: the vectorised rule; soft-DTW: Cuturi & Blondel's
-backward recursion, in NumPy loops and under ``numba.njit``) and ``jax.jit(jax.grad(f))``
-where jax is installed (only on mse: jit unrolls soft-DTW's 3,000-cell Python loop and
-fill's 1,000 iterations, which bench/README.md does not run, and fill writes in place).
+Workloads: soft-DTW 60 x 50 (bench/workloads/softdtw.py, the issue's example), the seeds'
+scalar ``mse`` loop (N = 30), allocate-then-fill (n = 1000), the suite's heat equation (200
+points, 100 steps: an array recorded per step) and RNN (rows of a state buffer, matrix-vector
+products) and Kalman filter (4 states: np.linalg in the loop), and scalar-loop kernels
+defined here: a local-level Kalman filter (2000 steps), an in-place Gauss-Seidel stencil
+(100 points, 50 sweeps), forward substitution (n = 60), Cholesky and Doolittle LU (n = 40)
+and Polybench seidel-2d (30 x 30, 10 sweeps), all written element by element.
 
 Steady state: process CPU time per call (this machine is shared), median of rounds of batches
-of at least 20 ms, after every gradient was checked against the hand gradient (max error
-relative to its scale <= 1e-6). Compile time is reported separately: the first call of the
-numba backend in a fresh process with an empty numba cache (cold) and in a second process
-that finds the first one's cache (warm), both after ``import numba`` (about 0.3 s CPU on its
-own); the first call of the default backend and of jax.jit, in this process.
+of at least 20 ms, after every gradient was checked against the hand gradient where the
+workload has one, else against the default backend (max error relative to its scale <=
+1e-6; tests/test_numba_backend.py checks every one against central differences).
+``jax.jit(jax.grad(f))`` runs on mse only (jit unrolls the other Python loops, and several
+write in place). Compile time: CPU seconds of the numba backend's first call in a fresh
+process with an empty numba cache (cold) and in a second process that finds the first one's
+cache, both after ``import numba`` (about 0.3 s CPU on its own).
 """
 
 from __future__ import annotations
@@ -40,6 +44,133 @@ import numpy as np
 from bench.workloads.fill import fill, fill_hand
 from bench.workloads.mse import mse, mse_hand
 from bench.workloads.softdtw import soft_dtw, soft_dtw_hand
+
+# --------------------------------------------------------------------------------------------
+# Scalar-loop kernels (issue 16's list): written as loops, element by element, the way code
+# meant for numba.njit is written. bench/workloads has vectorised-inner-loop versions of some
+# (trisolv and seidel-2d over slices); these are the scalar forms.
+
+
+def stencil(u0, alpha):
+    """1-D diffusion in place, Gauss-Seidel order (each point reads its updated left
+    neighbour): a scalar inner loop over the grid inside a time loop."""
+    u = u0.copy()
+    n = u.shape[0]
+    for _ in range(STENCIL_STEPS):
+        for i in range(1, n - 1):
+            u[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def kalman_scalar(zs, q, r):
+    """A local-level Kalman filter (random walk plus noise): the negative log-likelihood of
+    the observations, wrt the noise variances q and r."""
+    x = 0.0
+    p = 1.0
+    nll = 0.0
+    for k in range(zs.shape[0]):
+        p = p + q
+        s = p + r
+        gain = p / s
+        innov = zs[k] - x
+        x = x + gain * innov
+        p = (1.0 - gain) * p
+        nll += np.log(s) + innov * innov / s
+    return 0.5 * nll
+
+
+def trisolv_loops(L, b):
+    """Forward substitution, L x = b, with an inner loop over the row."""
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        acc = b[i]
+        for j in range(i):
+            acc = acc - L[i, j] * x[j]
+        x[i] = acc / L[i, i]
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+    return s
+
+
+def cholesky_loops(A):
+    """Cholesky-Banachiewicz into a fresh L (allocate-then-fill), then a scalar loss."""
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            acc = A[i, j]
+            for k in range(j):
+                acc = acc - L[i, k] * L[j, k]
+            if i == j:
+                L[i, j] = np.sqrt(acc)
+            else:
+                L[i, j] = acc / L[j, j]
+    s = 0.0
+    for i in range(n):
+        for j in range(i + 1):
+            s += L[i, j] * L[i, j] * (1.0 + 0.1 * j)
+    return s
+
+
+def lu_loops(A):
+    """Doolittle LU without pivoting into fresh L and U, then a scalar loss."""
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    U = np.zeros((n, n))
+    for i in range(n):
+        for k in range(i, n):
+            acc = A[i, k]
+            for j in range(i):
+                acc = acc - L[i, j] * U[j, k]
+            U[i, k] = acc
+        L[i, i] = 1.0
+        for k in range(i + 1, n):
+            acc = A[k, i]
+            for j in range(i):
+                acc = acc - L[k, j] * U[j, i]
+            L[k, i] = acc / U[i, i]
+    s = 0.0
+    for i in range(n):
+        for j in range(n):
+            s += U[i, j] * U[i, j] + 0.5 * L[i, j] * L[i, j]
+    return s
+
+
+def seidel_loops(A0):
+    """Polybench seidel-2d, element by element: each point becomes the mean of its 3 x 3
+    neighbourhood, in place (it reads the points already updated this sweep)."""
+    A = A0.copy()
+    n = A.shape[0]
+    for _ in range(SEIDEL_STEPS):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                A[i, j] = (A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1] + A[i, j - 1] +
+                           A[i, j] + A[i, j + 1] + A[i + 1, j - 1] + A[i + 1, j] +
+                           A[i + 1, j + 1]) / 9.0
+    s = 0.0
+    for i in range(n):
+        for j in range(n):
+            s += A[i, j] * A[i, j]
+    return s
+
+
+STENCIL_STEPS, SEIDEL_STEPS = 50, 10
+
+
+def spd(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A well-conditioned symmetric positive definite matrix."""
+    M = rng.standard_normal((n, n))
+    return M @ M.T / n + np.eye(n)
+
+
+def dominant(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A diagonally dominant matrix (LU without pivoting is stable on it)."""
+    return rng.standard_normal((n, n)) + n * np.eye(n)
 
 
 def _cpu_per_call(fn, rounds: int) -> float:
@@ -110,7 +241,7 @@ def _compile_times(name: str) -> tuple[tuple[float, float], tuple[float, float]]
 def _soft_dtw_case():
     rng = np.random.default_rng(0)
     C = rng.random((60, 50))
-    return soft_dtw, (C, 0.1), 0, lambda C, g: soft_dtw_hand(C, g)
+    return soft_dtw, (C, 0.1), 0, soft_dtw_hand
 
 
 def _mse_case():
@@ -123,8 +254,59 @@ def _fill_case():
     return fill, (rng.standard_normal(1000), 0.7), (0, 1), fill_hand
 
 
+def _heat_case():
+    from bench.workloads import heat
+
+    return heat.heat, heat.make_args(np.random.default_rng(0)), (0, 1), heat.heat_hand
+
+
+def _rnn_case():
+    from bench.workloads import rnn
+
+    return rnn.rnn, rnn.make_args(np.random.default_rng(0)), (0, 1, 2, 3, 4), rnn.rnn_hand
+
+
+def _kalman_case():
+    from bench.workloads import kalman
+
+    w = next(w for w in kalman.workloads() if w.primal is kalman.kalman)
+    return kalman.kalman, w.make_args(np.random.default_rng(0)), w.argnums, \
+        kalman.kalman_hand
+
+
+def _kalman_scalar_case():
+    zs = np.cumsum(np.random.default_rng(0).standard_normal(2000))
+    return kalman_scalar, (zs, 0.5, 1.0), (0, 1, 2), None
+
+
+def _stencil_case():
+    return stencil, (np.random.default_rng(0).random(100), 0.2), (0, 1), None
+
+
+def _trisolv_case():
+    rng = np.random.default_rng(0)
+    L = np.tril(rng.random((60, 60))) + 3.0 * np.eye(60)
+    return trisolv_loops, (L, rng.random(60)), (0, 1), None
+
+
+def _cholesky_case():
+    return cholesky_loops, (spd(40, np.random.default_rng(0)),), 0, None
+
+
+def _lu_case():
+    return lu_loops, (dominant(40, np.random.default_rng(0)),), 0, None
+
+
+def _seidel_case():
+    return seidel_loops, (np.random.default_rng(0).random((30, 30)),), 0, None
+
+
 WORKLOADS = {"soft-dtw 60x50": _soft_dtw_case, "mse N=30": _mse_case,
-             "fill n=1000": _fill_case}
+             "fill n=1000": _fill_case, "heat 200x100": _heat_case,
+             "rnn 64/32/25": _rnn_case, "kalman 4x2x50": _kalman_case,
+             "kalman-scalar n=2000": _kalman_scalar_case, "stencil 100x50": _stencil_case,
+             "trisolv n=60": _trisolv_case, "cholesky n=40": _cholesky_case,
+             "lu n=40": _lu_case, "seidel 30x30x10": _seidel_case}
 
 
 def _close(g, ref) -> bool:
@@ -138,85 +320,96 @@ def _close(g, ref) -> bool:
     return True
 
 
-def run(name: str, rounds: int) -> list[str]:
+COLUMNS = ("NumPy primal", "njit primal", "hand (NumPy)", "jax.jit", "default backend",
+           "backend=numba", "numba / NumPy", "numba / njit", "compile cold", "from cache")
+
+
+def run(name: str, rounds: int, compile_times: bool = True) -> dict[str, str]:
+    """One row of the table: CPU per call of each system, the numba backend's ratios, and
+    its first call in a fresh process (CPU seconds) with an empty and a warm numba cache."""
+    import warnings
+
     import numba
 
     import adgen
 
     f, args, argnums, hand = WORKLOADS[name]()
-    rows: list[tuple[str, float | None, str]] = []
-    ref = hand(*args)
+    row: dict[str, str] = {}
     primal_t = _cpu_per_call(lambda: f(*args), rounds)
-    rows.append(("NumPy primal", primal_t, ""))
-    jf = numba.njit(f)
-    jf(*args)
-    rows.append(("primal under numba.njit", _cpu_per_call(lambda: jf(*args), rounds), ""))
-    systems = [("hand gradient (NumPy)", lambda: hand(*args))]
-    if hand is not mse_hand and hand is not fill_hand:
-        jh = numba.njit(soft_dtw_hand)
-        systems.append(("hand gradient under numba.njit", lambda: jh(*args)))
+    row["NumPy primal"] = _fmt(primal_t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's performance hints (np.dot of views)
+        jf = numba.njit(f)
+        jf(*args)
+    njit_t = _cpu_per_call(lambda: jf(*args), rounds)
+    row["njit primal"] = _fmt(njit_t)
     g_default = adgen.grad(f, argnums=argnums)
-    first_default = _first_call(lambda: g_default(*args))
-    systems.append(("adgen, default backend", lambda: g_default(*args)))
-    g_numba = adgen.grad(f, argnums=argnums, backend="numba")
-    g_numba(*args)
-    systems.append(("adgen, backend=\"numba\"", lambda: g_numba(*args)))
-    first_jax = None
+    # the reference: the hand gradient where the workload has one, else the default backend
+    # (tests/test_numba_backend.py checks both backends against central differences)
+    ref = hand(*args) if hand is not None else g_default(*args)
+    if hand is not None:
+        row["hand (NumPy)"] = _fmt(_cpu_per_call(lambda: hand(*args), rounds))
+    row["default backend"] = _fmt(_cpu_per_call(lambda: g_default(*args), rounds)) if \
+        _close(g_default(*args), ref) else "WRONG gradient"
+    if name.startswith("mse"):
+        row["jax.jit"] = _jax_time(f, args, argnums, ref, rounds)
+    try:
+        g_numba = adgen.grad(f, argnums=argnums, backend="numba")
+        g_numba(*args)
+    except adgen.AdgenError as err:
+        row["backend=numba"] = "refused"
+        row["note"] = str(err).splitlines()[0]
+        return row
+    if not _close(g_numba(*args), ref):
+        row["backend=numba"] = "WRONG gradient"
+        return row
+    t = _cpu_per_call(lambda: g_numba(*args), rounds)
+    row["backend=numba"] = _fmt(t)
+    row["numba / NumPy"] = f"{t / primal_t:.3g}×"
+    row["numba / njit"] = f"{t / njit_t:.3g}×"
+    if compile_times:
+        cold, warm = _compile_times(name)
+        row["compile cold"] = f"{cold[1]:.2f} s"
+        row["from cache"] = f"{warm[1]:.2f} s"
+    return row
+
+
+def _jax_time(f, args, argnums, ref, rounds) -> str:
     try:
         import jax
+    except ImportError:
+        return "not installed"
+    from bench.workloads import rebind
 
-        jax.config.update("jax_enable_x64", True)
-        if name.startswith("soft-dtw"):
-            raise ImportError("not run: jit unrolls the 3,000-cell Python loop")
-        if name.startswith("fill"):
-            raise ImportError("not run: JAX arrays cannot be written in place, and jit "
-                              "unrolls the 1,000-iteration loop")
-        from bench.workloads import rebind
-
-        jf_src = rebind(f, np=jax.numpy)
-        jg = jax.jit(jax.grad(jf_src, argnums=argnums))
-        first_jax = _first_call(lambda: jax.block_until_ready(jg(*args)))
-        systems.append(("jax.jit(jax.grad(f))",
-                        lambda: jax.block_until_ready(jg(*args))))
-    except ImportError as exc:
-        rows_jax = str(exc) if "not run" in str(exc) else "not installed"
-    else:
-        rows_jax = ""
-    for label, call in systems:
-        ok = _close(call(), ref)
-        rows.append((label, _cpu_per_call(call, rounds) if ok else None,
-                     "" if ok else "WRONG gradient"))
-    if rows_jax:
-        rows.append(("jax.jit(jax.grad(f))", None, rows_jax))
-    out = [f"### {name}", "", "| system | CPU per call | × NumPy primal | × njit primal | note |",
-           "|---|---|---|---|---|"]
-    njit_t = rows[1][1]
-    for label, t, note in rows:
-        if t is None:
-            out.append(f"| {label} | — | — | — | {note} |")
-        else:
-            out.append(f"| {label} | {_fmt(t)} | {t / primal_t:.3g}× | {t / njit_t:.3g}× | "
-                       f"{note} |")
-    cold, warm = _compile_times(name)
-    out += ["", "| first call | wall | CPU |", "|---|---|---|",
-            (f"| backend=\"numba\", fresh process, empty numba cache | {_fmt(cold[0])} | "
-             f"{_fmt(cold[1])} |"),
-            (f"| backend=\"numba\", fresh process, numba's cache from the run above | "
-             f"{_fmt(warm[0])} | {_fmt(warm[1])} |"),
-            f"| default backend (this process) | {_fmt(first_default)} | |"]
-    if first_jax is not None:
-        out.append(f"| jax.jit (this process) | {_fmt(first_jax)} | |")
-    return out + [""]
+    jax.config.update("jax_enable_x64", True)
+    jg = jax.jit(jax.grad(rebind(f, np=jax.numpy), argnums=argnums))
+    first = _first_call(lambda: jax.block_until_ready(jg(*args)))
+    if not _close(tuple(np.asarray(a) for a in jg(*args)), ref):
+        return "WRONG gradient"
+    t = _cpu_per_call(lambda: jax.block_until_ready(jg(*args)), rounds)
+    return f"{_fmt(t)} (compile {_fmt(first)})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="3 rounds instead of 5")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--no-compile-times", action="store_true",
+                        help="skip the fresh-process compile measurements")
     opts = parser.parse_args()
     print(f"load average: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    rows = {}
+    notes = []
     for name in opts.workloads.split(","):
-        print("\n".join(run(name, 3 if opts.quick else 9)), flush=True)
+        rows[name] = run(name, 3 if opts.quick else 5, not opts.no_compile_times)
+        print(f"{name}: {rows[name]}", file=sys.stderr, flush=True)
+    print("| workload | " + " | ".join(COLUMNS) + " |")
+    print("|---" * (len(COLUMNS) + 1) + "|")
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(row.get(c, "—") for c in COLUMNS) + " |")
+        if "note" in row:
+            notes.append(f"- {name}: {row['note']}")
+    print("\n".join([""] + notes))
 
 
 if __name__ == "__main__":
