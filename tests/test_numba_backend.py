@@ -394,9 +394,27 @@ def test_source_is_nopython_code():
 
 
 def test_source_auto_shows_the_default_code_where_numba_is_refused():
-    with pytest.warns(NumbaFallbackWarning, match="global SCALE"):
-        text = adgen.source(reads_global, np.ones(3), backend="auto")
-    assert "from adgen.runtime import *" in text and "def reads_global_pullback" in text
+    with pytest.warns(NumbaFallbackWarning, match="global OFFSETS"):
+        text = adgen.source(reads_global_list, np.ones(3), backend="auto")
+    assert "from adgen.runtime import *" in text and "def reads_global_list_pullback" in text
+
+
+def test_float_and_array_globals_are_arguments_read_at_each_call():
+    """A float or array global is passed to the nopython forward at each call (numba would
+    freeze it): a changed value is seen without recompiling."""
+    global SCALE, WEIGHTS
+    x = np.random.default_rng(27).random(3)
+    g = adgen.grad(reads_globals, backend="numba")
+    assert "def reads_globals_forward(x, SCALE, WEIGHTS):" in adgen.source(
+        reads_globals, x, backend="numba")
+    assert_grad_close(g(x), 2.0 * np.array([1.0, 2.0, 3.0]) * 2.0 * x)
+    old = (SCALE, WEIGHTS)
+    SCALE, WEIGHTS = 0.5, np.array([1.0, -1.0, 0.0])
+    try:
+        assert_grad_close(g(x), 0.5 * np.array([1.0, -1.0, 0.0]) * 2.0 * x)
+        assert_grad_close(g(x), numerical_grad(reads_globals, (x,), 0))
+    finally:
+        SCALE, WEIGHTS = old
 
 
 def test_source_needs_example_arguments():
@@ -528,6 +546,22 @@ def reads_global(x):
 
 
 STEPS = 3
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+OFFSETS = [0.0, 1.0, 2.0]
+
+
+def reads_globals(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += SCALE * WEIGHTS[i] * x[i] * x[i]
+    return s
+
+
+def reads_global_list(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += OFFSETS[i] * x[i]
+    return s
 
 
 def reads_global_int(x):
@@ -643,7 +677,7 @@ def test_strict_names_both_lines_as_the_default_backend():
 
 
 @pytest.mark.parametrize("fn, args, pattern, text", [
-    (reads_global, (np.ones(3),), "global SCALE", "s += SCALE * x[i]"),
+    (reads_global_list, (np.ones(3),), "global OFFSETS", "s += OFFSETS[i] * x[i]"),
     (with_default, (np.ones(3),), "defaults", None),
     (calls_arr_helper, (np.ones(3),), "writes an argument in place", "s += arr_helper(x, i)"),
     (calls_recursive, (np.ones(3),), "recursion",

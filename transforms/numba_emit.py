@@ -673,6 +673,15 @@ class _Rewriter:
                     setattr(st, attr, visitor.visit(v))
                 elif isinstance(v, list):
                     setattr(st, attr, [visitor.visit(x) for x in v])
+        # v[...] += g (the default pullback's in-place add into a shadow view): numba lowers
+        # no getitem with an Ellipsis, and v += g is the same in-place add
+        for st in _statements(self.pb.body):
+            t = getattr(st, "target", None)
+            if isinstance(st, ast.AugAssign) and isinstance(t, ast.Subscript) and \
+                    isinstance(t.slice, ast.Constant) and t.slice.value is Ellipsis and \
+                    isinstance(t.value, (ast.Name, ast.Subscript)):
+                st.target = t.value
+                st.target.ctx = ast.Store()
         # the pullback no longer takes sh, nor asks whether it is the top call
         self.pb.args.args = [a for a in self.pb.args.args if a.arg != "sh"]
         self.pb.args.defaults = []
@@ -849,11 +858,14 @@ class _Module:
 
     def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                  params: dict[str, ArgType], callees: dict[str, Callee],
-                 names: tuple[str, str] | None = None) -> tuple[ast.FunctionDef, Any]:
+                 names: tuple[str, str] | None = None,
+                 free: tuple[str, ...] = ()) -> tuple[ast.FunctionDef, Any]:
         """Rewrites one forward/pullback pair (and emits the callees it calls); returns the
         forward and the type of the value it returns."""
         fwd = gast.gast_to_ast(copy.deepcopy(forward))
         pb = gast.gast_to_ast(copy.deepcopy(pullback))
+        if free:
+            _free_parameters(fwd, pb, free)
         if names is not None:
             fwd.name, pb.name = names
         rw = _Rewriter(fwd, pb, file, params)
@@ -1004,6 +1016,23 @@ class _Module:
                          {f: c for f, c in self.columns.items() if f != fwd.name})
 
 
+def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
+    """Globals read as data become the forward's last parameters and saved values."""
+    fwd.args.args += [ast.arg(arg=k) for k in free]
+    ret = fwd.body[-1]
+    unpack = next((st for st in pb.body if isinstance(st, ast.Assign) and
+                   name_of(st.value) == "saved"), None)
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
+            len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and
+            unpack is not None and isinstance(unpack.targets[0], ast.Tuple)):
+        raise AssertionError("a forward without its (out, saved) return")
+    have = {name_of(e) for e in ret.value.elts[1].elts}
+    for k in free:
+        if k not in have:
+            ret.value.elts[1].elts.append(ast.Name(id=k, ctx=ast.Load()))
+            unpack.targets[0].elts.append(ast.Name(id=k, ctx=ast.Store()))
+
+
 def _constant_type(v: Any) -> Any:
     return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
         "f8" if isinstance(v, float) else None
@@ -1052,15 +1081,18 @@ def _out_types(callees: dict[str, Callee], depth: int = 0) -> Any:
 def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                 params: dict[str, ArgType], runtime_names: set[str],
                 constants: dict[str, Any] | None = None,
-                callees: dict[str, Callee] | None = None) -> NumbaCode:
+                callees: dict[str, Callee] | None = None,
+                free: tuple[str, ...] = ()) -> NumbaCode:
     """The forward and pullback of one argument signature as a nopython module, after the
     callees' (each rewritten for the argument types it is called with). ``constants``: int
-    and bool globals the function reads, defined at the module's top.
+    and bool globals the function reads, defined at the module's top. ``free``: float and
+    array globals it reads (typed in ``params``), which become the forward's last parameters
+    (the caller passes their values at each call) and are saved for the pullback.
 
     Raises:
         UnsupportedError: for a construct nopython mode cannot take (see the module
             docstring), naming the user's file and line (a callee's file and line).
     """
     module = _Module(runtime_names)
-    module.function(forward, pullback, file, params, callees or {})
+    module.function(forward, pullback, file, params, callees or {}, free=free)
     return module.source(constants, file)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, Location, UnsupportedError
+from adgen.errors import AdgenError, CompilerError, Location, UnsupportedError
 
 BACKENDS = ("default", "numba", "auto")
 
@@ -204,6 +204,40 @@ def _callee_trees(caller: Any, memo: dict[int, Any],
     return out
 
 
+def _data_type(g: Any) -> Any:
+    """The ArgType of a global read as data (a ``kind`` guard: a float, or a float64 / int64 /
+    bool array), or None."""
+    from adgen.transforms.analyses.numba_types import ArgType
+
+    if g.mode != "kind":
+        return None
+    kind = g.expected
+    if kind[0] in (float, np.float64):
+        return ArgType("f8")
+    if kind[0] is np.ndarray and len(kind) == 3 and kind[2] in (np.float64, np.int64, np.bool_):
+        return ArgType("array", {np.dtype(np.float64): "f8", np.dtype(np.int64): "i8",
+                                 np.dtype(np.bool_): "b1"}[np.dtype(kind[2])], kind[1])
+    return None
+
+
+def _names_in(callees: dict[str, Any]) -> set[str]:
+    """Every name the callees' generated code reads (recursively)."""
+    import gast
+
+    out: set[str] = set()
+    seen: set[int] = set()
+    todo = list(callees.values())
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        out |= {n.id for t in (c.forward, c.pullback) for n in gast.walk(t)
+                if isinstance(n, gast.Name)}
+        todo += list(c.callees.values())
+    return out
+
+
 def _call_at(trees: Any, sym: str) -> Location | None:
     """Where a forward calls the callee ``sym`` (the user's line)."""
     import linecache
@@ -298,6 +332,8 @@ class _NumbaFunction:
         # an int or bool global is folded into the module: its guard recompiles the function
         # when the value changes, and the value is part of the module's source and hash
         self.constants: dict[str, Any] = {}
+        self.globals: dict[str, tuple[Any, Any]] = {}
+        callee_reads = _names_in(self.callees)
         for g in base.guards:
             if g.mode == "attr":
                 continue  # the function's defaults: calls must pass every argument (forward)
@@ -308,6 +344,12 @@ class _NumbaFunction:
                                      getattr(builtins, g.name, None) is g.expected or
                                      getattr(primal(g.expected), "__name__", None) in
                                      callee_names):
+                continue
+            data = _data_type(g)
+            if data is not None and g.key not in callee_reads:
+                # a float or float array global: an extra argument of the forward, given its
+                # value at each call (the guard refreshes g.ns), and saved for the pullback
+                self.globals[g.key] = (g, data)
                 continue
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
@@ -337,8 +379,17 @@ class _NumbaFunction:
         if code is None:
             forward, pullback, file = self.base.trees
             params = {a.id: t for a, t in zip(forward.args.args, types_)}
-            code = to_nopython(forward, pullback, file, params, set(runtime.__all__),
-                               self.constants, self.callees)
+            params.update({k: t for k, (_, t) in self.globals.items()})
+            try:
+                code = to_nopython(forward, pullback, file, params, set(runtime.__all__),
+                                   self.constants, self.callees, tuple(self.globals))
+            except AdgenError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a bug of the rewrite: name the pass
+                raise CompilerError(
+                    f"internal error in pass 'numba_emit' (the numba backend's rewrite of "
+                    f"{self.base.name}): {type(exc).__name__}: {exc}",
+                    hint="use backend='default', and report this case") from exc
             self.codes[types_] = code
         return code
 
@@ -388,16 +439,26 @@ class _NumbaFunction:
 
         code = self.code_for(types_)
         fwd, pb, path, ns = self._load(code)
+        args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
-            fwd.compile(arg_types)
+            with warnings.catch_warnings():
+                # numba's performance hints (np.dot of a non-contiguous view) are about
+                # adgen's generated code, which the user did not write
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                fwd.compile(arg_types)
             self._check_columns(fwd.overloads[arg_types], code.columns)
             for name, columns in code.callee_columns.items():
                 for cres in ns[name].overloads.values():  # compiled with the caller
                     self._check_columns(cres, columns)
             saved_type = fwd.overloads[arg_types].signature.return_type[1]
-            pb.compile((saved_type, numba.float64))
-        except numba.core.errors.NumbaError as err:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                pb.compile((saved_type, numba.float64))
+        except AdgenError:
+            raise
+        except Exception as err:  # noqa: BLE001 - numba's errors, and its lowering's
+            # NotImplementedError (x[...] of an array): the code cannot be compiled
             raise self._located(err, code, path) from None
         return fwd, pb
 
@@ -480,6 +541,8 @@ class _NumbaFunction:
                             f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
                             "memory, and the numba backend keeps one gradient buffer per "
                             "argument (pass copies: x.copy())", args, kwargs)
+        if self.globals:  # their values now (the api's guard check refreshed g.ns)
+            args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         out, saved = run[0](*args)
         return out, (run[1], saved)
 

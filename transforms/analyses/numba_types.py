@@ -140,7 +140,8 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
         if isinstance(e, ast.Attribute):
             if e.attr == "shape":
                 t = typ(e.value)
-                return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" else None
+                return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" and \
+                    len(t) == 3 else None
             if isinstance(e.value, ast.Name) and e.value.id in ("np", "math") and \
                     e.attr in ("inf", "pi", "e", "nan"):
                 return "f8"
@@ -316,7 +317,9 @@ def _basic_index(e: ast.expr) -> bool:
         return all(p is None or isinstance(p, (ast.Name, ast.Constant)) or
                    (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant))
                    for p in (e.lower, e.upper, e.step))
-    return isinstance(e, (ast.Name, ast.Constant)) or (
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, int)  # not x[...] nor x[None]
+    return isinstance(e, ast.Name) or (
         isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant))
 
 
