@@ -305,6 +305,22 @@ def test_benchmark_kernels(kernel, policy):
             np.testing.assert_array_equal(a, b)
 
 
+def transposed(A, x):
+    y = A.T @ x
+    s = 0.0
+    for i in range(y.shape[0]):
+        s += np.tanh(y[i]) * y[i]
+    return s
+
+
+def test_transpose_and_matrix_vector_products():
+    rng = np.random.default_rng(28)
+    A, x = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    g = adgen.grad(transposed, argnums=(0, 1), backend="numba")(A, x)
+    assert_grad_close(g[0], numerical_grad(transposed, (A, x), 0))
+    assert_grad_close(g[1], numerical_grad(transposed, (A, x), 1))
+
+
 def test_vectorised_code_without_a_loop():
     x = np.random.default_rng(11).standard_normal(7)
     for policy in POLICIES:

@@ -56,7 +56,7 @@ from adgen.errors import Location, UnsupportedError
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
                               "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
-                              "max_vjp", "matmul_vjp_a", "matmul_vjp_b"})
+                              "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -983,7 +983,8 @@ class _Module:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
                   "from adgen.numba_runtime import add_item, add_out, balanced_eq, "
-                  "copy_adjoint, grow, loop_sequence, matmul_vjp_a, matmul_vjp_b, max_vjp, "
+                  "copy_adjoint, grow, inverse_axes, loop_sequence, matmul_vjp_a, "
+                  "matmul_vjp_b, max_vjp, "
                   "mean_vjp, or_zeros, stored_into, sum_vjp, unbroadcast, zero_if_none, "
                   "zeros_like\n\n")
         if len(self.parts) > 2:

@@ -24,8 +24,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "grow", "loop_sequence",
-           "matmul_vjp_a", "matmul_vjp_b", "max_vjp", "mean_vjp", "or_zeros", "stored_into",
+__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "grow", "inverse_axes",
+           "loop_sequence", "matmul_vjp_a", "matmul_vjp_b", "max_vjp", "mean_vjp", "or_zeros", "stored_into",
            "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like"]
 
 
@@ -273,6 +273,19 @@ def _max_vjp(g, out, a, axis, keepdims):
                 return flat.reshape(a.shape)
             return hits * (g / count)
         return full
+    return None
+
+
+def inverse_axes(axes: Any) -> Any:
+    """The permutation that undoes ``np.transpose(x, axes)``: None for None (``x.T``; an
+    explicit permutation is refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(inverse_axes, jit_options={"cache": True})
+def _inverse_axes(axes):
+    if isinstance(axes, (types.NoneType, types.Omitted)):
+        return lambda axes: None
     return None
 
 
