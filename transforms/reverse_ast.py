@@ -63,6 +63,8 @@ class Recording:
     try_ran: dict[int, tuple[str, set[int]]] = field(default_factory=dict)
     cap_var: dict[tuple[int, str], str] = field(default_factory=dict)  # capture -> variable
     callees: dict[str, Any] = field(default_factory=dict)
+    # a container parameter whose slots the function rebinds -> its items as received
+    entry_of: dict[str, str] = field(default_factory=dict)
     saved_names: list[str] = field(default_factory=list)  # what the forward hands over
 
 

@@ -46,7 +46,8 @@ class Forward:
         tup = gast.Tuple(elts=[name(n) for n in saved], ctx=gast.Load())
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
-        init = self.init_conditional(self.plan.fn.body, saved)
+        entries = set(self.rec.entry_of.values())  # bound first, below
+        init = self.init_conditional(self.plan.fn.body, [n for n in saved if n not in entries])
         args = clone(self.plan.fn.args)
         for a in args.args:
             if a.id in self.plan.parsed.renamed_params:
@@ -55,6 +56,9 @@ class Forward:
                 init.insert(0, assign(name(a.id, gast.Store), name(old), self.plan.fn))
                 a.id = old
         self.signature_of_user(args)
+        # container parameters whose slots the function rebinds: their items as received
+        init += [assign(name(v, gast.Store), call_node("entry_items", name(p)), self.plan.fn)
+                 for p, v in sorted(self.rec.entry_of.items())]
         fwd = gast.FunctionDef(name=f"{self.plan.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])

@@ -75,6 +75,9 @@ class Pullback:
                           w.target in params and self.plan.act.active(w.target)})
         for p in cparams:
             state |= {self.bar(p), "owned:" + self.bar(p)}
+            # its slots may be rebound: the gradient goes to the items it was given
+            self.rec.entry_of[p] = self.namer.fresh(f"{p}_entry")
+            self.rec.extra_fwd.add(self.rec.entry_of[p])
         rev = self.rev_block(self.plan.fn.body, state, top=True)
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
@@ -90,8 +93,9 @@ class Pullback:
                 ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")
             elif p in self.plan.objlike or self.plan.eff.tracked(p):
                 # a container argument: arrays inside it may have adjoints in shadow memory
-                ret_parts.append(f"collect(sh, {p}, {b if b is not None and b in state else None})"
-                                 f" if top else {b if b is not None and b in state else None}")
+                b = b if b is not None and b in state else None
+                entry = f", entry={self.rec.entry_of[p]}" if p in self.rec.entry_of else ""
+                ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
             elif b is not None and b in state:
                 ret_parts.append(b)
             else:

@@ -5,6 +5,7 @@ Names and behaviour follow JAX (``argnums``, ``value_and_grad``, ``vjp``) where 
 
 from __future__ import annotations
 
+import copy
 import functools
 import sys
 import types
@@ -289,6 +290,31 @@ def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any) -> Any
         return pullback(saved, out_bar)
 
 
+def _as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The arguments with the structure they had on entry: new lists, tuples, dicts and
+    (shallow) objects holding the same leaves, for a function that rebinds their slots."""
+
+    def received(x: Any) -> Any:
+        if isinstance(x, list):
+            return [received(v) for v in x]
+        if isinstance(x, tuple):
+            return tuple(received(v) for v in x)
+        if isinstance(x, dict):
+            return {k: received(v) for k, v in x.items()}
+        if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
+                not callable(x):
+            try:
+                out = copy.copy(x)
+                for k, v in vars(x).items():
+                    setattr(out, k, received(v))
+                return out
+            except Exception:  # noqa: BLE001 - properties, slots: the object as it is
+                return x
+        return x
+
+    return tuple(received(a) for a in args)
+
+
 def _cotangents(cts: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
     """One cotangent per positional argument, shaped like it (None: no float content)."""
     return tuple(as_gradient(ct, a) for ct, a in zip(cts, args))
@@ -350,6 +376,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
     _refuse_complex(args)
     compiled = _compiled(fun, mutation, sig=signature(args), backend=backend)
+    received = _as_received(args) if compiled.mutates_containers else args
     out, saved = _forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
@@ -365,7 +392,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                     _location(fun),
                     hint="call the pullback before changing it, or pass a copy to adgen.vjp")
         _check_cotangent(out_bar, out, "the cotangent", fun)
-        return _cotangents(_run_pullback(compiled.pullback, saved, out_bar), args)
+        return _cotangents(_run_pullback(compiled.pullback, saved, out_bar), received)
 
     return out, pullback
 
@@ -552,6 +579,10 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                 if type(a) is not float and not (type(a) is np.ndarray and
                                                  a.dtype.kind == "f"):
                     _check_differentiable(a, n)
+        # a list, dict or object the function changes in place: its gradient takes the
+        # structure it had when the function received it (a slot may be rebound to another
+        # kind of value: a number replaced by an array)
+        received = _as_received(args) if compiled.mutates_containers else args
         if needs_scope:
             out, saved = _forward(compiled, args, kwargs)
         else:
@@ -569,13 +600,14 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         cts = _run_pullback(pullback, saved, seed)
         if one is not None:
             g = cts[one]
+            a = received[one]
             if not (type(g) is np.ndarray and type(a) is np.ndarray and g.dtype is _F64 and
                     g.shape == a.shape and a.dtype is _F64):  # else: already a gradient
                 g = as_gradient(g, a)
             if not single:
                 g = (g,)
         else:
-            g = tuple([as_gradient(cts[n], args[n]) for n in nums])
+            g = tuple([as_gradient(cts[n], received[n]) for n in nums])
         if with_value:
             return (out if has_aux else value), g
         return (g, out[1]) if has_aux else g

@@ -202,8 +202,6 @@ class ShadowMap:
         self._deposits: dict[int, list[Any]] = {}
         # guard copies that stand for the buffers they were taken from (remap_saved)
         self._stand_ins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        # the lists/dicts/objects the function changes in place (withdraw): see collect
-        self._written: set[int] = set()
 
     def stand_in(self, copy_: np.ndarray, original: np.ndarray) -> None:
         """``copy_`` (a guard's copy) stands for ``original``: its views share its shadow."""
@@ -236,7 +234,6 @@ class ShadowMap:
 
     def withdraw(self, x: Any) -> Any:
         """A callee that changes container ``x`` starts from the caller's adjoint of it."""
-        self._written.add(id(x))
         entry = self._deposits.get(id(x))
         if entry is None or entry[2]:
             return zeros_like(x)
@@ -399,19 +396,41 @@ def _shadow_offset(shadow: np.ndarray) -> int:
     return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
 
 
-def collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+def entry_items(x: Any) -> Any:
+    """The structure of a list, tuple, dict or object argument as the function received it:
+    new containers holding the same arrays and numbers (no copy of any value). A function
+    that rebinds a slot (``ws[0] = ws[0] * 2`` after ``ws[0][1] = v``) leaves the caller's
+    container holding new items; the gradient belongs to the items it was given, which
+    :func:`collect` finds here."""
+    if isinstance(x, list):
+        return [entry_items(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(entry_items(v) for v in x)
+    if isinstance(x, dict):
+        return {k: entry_items(v) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
+            not callable(x):
+        return _EntryObject({k: entry_items(v) for k, v in vars(x).items()})
+    return x
+
+
+class _EntryObject(dict):
+    """An object's attributes as :func:`entry_items` found them."""
+
+
+def collect(sh: ShadowMap, x: Any, adjoint: Any, entry: Any = None) -> Any:
     """A container's adjoint plus the shadows of the arrays and numbers inside it (an item
     updated in place, ``ws[0] += v``, keeps its adjoint in shadow memory, not in the
-    container's adjoint).
+    container's adjoint). ``entry``: the container's items as the function received them
+    (:func:`entry_items`), where the function rebinds slots.
 
     Raises:
         UnsupportedError: when a number item of ``x`` has an adjoint in shadow memory (kept
-            per object) and either the function changes ``x`` in place (an item updated with
-            ``ws[0] += v`` is replaced by a new object, which takes the adjoint the old one
-            should get) or the same object sits at two places of ``x``.
+            per object) and the same object sits at two places of ``x``.
     """
-    _refuse_number_cells(sh, x)
-    return _collect(sh, x, adjoint)
+    received = x if entry is None else entry
+    _refuse_number_cells(sh, received)
+    return _collect(sh, received, adjoint)
 
 
 def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
@@ -421,6 +440,9 @@ def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
     if isinstance(x, (list, tuple)):
         base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
         return [_collect(sh, v, a) for v, a in zip(x, base)]
+    if isinstance(x, _EntryObject):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in x.items()})
     if isinstance(x, dict):
         base = adjoint if isinstance(adjoint, dict) else {}
         return {k: _collect(sh, v, base.get(k)) for k, v in x.items()}
@@ -430,6 +452,8 @@ def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
     if _is_number(x) and id(x) in sh._roots:
         # a number item read where it may be updated in place: its adjoint is in a cell
         return add(adjoint, sh.value(x))
+    if adjoint is None and (_is_number(x) or isinstance(x, np.ndarray)):
+        return zeros_like(x)  # an item overwritten before anything read it
     return adjoint
 
 
@@ -438,9 +462,9 @@ def _is_number(x: Any) -> bool:
 
 
 def _refuse_number_cells(sh: ShadowMap, x: Any) -> None:
-    """Number items of ``x`` whose adjoints sit in shadow cells, kept per object: right only
-    for an item read where it stays (a list the function does not change), and never for one
-    object at two places (Python shares equal numbers: [1.0, 1.0], [0.0] * n)."""
+    """Number items of ``x`` (as the function received it) whose adjoints sit in shadow
+    cells, kept per object: never right for one object at two places (Python shares equal
+    numbers: [1.0, 1.0], [0.0] * n)."""
     from adgen.errors import UnsupportedError
 
     seen: dict[int, str] = {}
@@ -452,14 +476,6 @@ def _refuse_number_cells(sh: ShadowMap, x: Any) -> None:
         elif isinstance(v, dict):
             todo.extend((item, f"{where}[{k!r}]") for k, item in v.items())
         elif _is_number(v) and id(v) in sh._roots:
-            if id(x) in sh._written:
-                raise locate(UnsupportedError(
-                    "a list or dict argument whose number items are updated in place "
-                    "(x[i] += v, x[i] *= v) is not supported yet: "
-                    "adgen keeps the adjoint of such an item with the number object, which "
-                    "the update replaces",
-                    hint="write x[i] = x[i] + v (a store adgen follows), or pass the numbers "
-                         "as an np.ndarray"))
             if id(v) in seen:
                 raise locate(UnsupportedError(
                     f"an argument holds one number object at two places ({seen[id(v)]} and "
@@ -1153,7 +1169,10 @@ def take_item(adjoint: Any, index: Any) -> Any:
     if isinstance(adjoint, dict):
         return adjoint.pop(index, None)
     g = adjoint[index]
-    adjoint[index] = zeros_like(g) if not isinstance(g, np.ndarray) else np.zeros_like(g)
+    # None stands for zero: the value the store overwrote may be of another kind (a number
+    # replaced by an array), and a zero of the stored value's shape would broadcast its
+    # adjoint up to that shape
+    adjoint[index] = None
     return g
 
 
@@ -1267,7 +1286,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
 ]
 
