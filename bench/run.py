@@ -289,6 +289,9 @@ def run(argv: list[str] | None = None) -> Results:
     parser.add_argument("--systems", help="comma-separated subset, e.g. numpy,hand,adgen")
     parser.add_argument("--workloads", help="comma-separated modules, e.g. mse,fill")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start table")
+    parser.add_argument("--jax-max-loop", type=int, default=None,
+                        help="run JAX on loops of up to this many iterations (default 30; "
+                        "XLA compiles unrolled loops for minutes)")
     parser.add_argument("--no-fresh", action="store_true",
                         help="skip the fresh-process cold start (import, first gradient, CLI)")
     parser.add_argument("--no-linearity", action="store_true",
@@ -304,7 +307,7 @@ def run(argv: list[str] | None = None) -> Results:
     started = time.perf_counter()
     results_load = [os.getloadavg()]
     chosen = systems.by_name(options.systems.split(",") if options.systems else None,
-                             quick=options.quick)
+                             jax_max_loop=options.jax_max_loop)
     results = Results(quick=options.quick, load=results_load)
     try:
         from threadpoolctl import threadpool_limits

@@ -224,7 +224,7 @@ class Jax(System):
     imports = ("jax",)
     traces_memory = False
     jit = False
-    max_loop = 200
+    max_loop = 30
 
     def setup(self) -> None:
         import jax
@@ -259,8 +259,9 @@ class JaxJit(Jax):
     group = COMPILED
     jit = True
     #: Python loop iterations beyond which the unrolled trace is not compiled: XLA took 47 s
-    #: for fill-1k here, and grows faster than linearly.
-    max_loop = 200
+    #: for fill-1k here, 88 s CPU for heat's 100 steps, 20 s for kalman's 50, and grows
+    #: faster than linearly.
+    max_loop = 30
 
 
 # --- PyTorch ----------------------------------------------------------------------------------
@@ -413,17 +414,18 @@ ALL: tuple[type[System], ...] = (NumpyPrimal, Hand, HandLoop, Adgen, Autograd, J
 ANCHORS = ("numpy", "hand", "hand-loop")
 
 
-def by_name(names: list[str] | None = None, *, quick: bool = False) -> list[System]:
+def by_name(names: list[str] | None = None, *,
+            jax_max_loop: int | None = None) -> list[System]:
     """The systems, in table order; ``names`` selects some of them.
 
-    In quick mode JAX runs no workload with more than 30 loop iterations (jit unrolls them,
-    eager compiles per index).
+    JAX runs no workload with more than ``jax_max_loop`` loop iterations (default 30: jit
+    unrolls them, eager compiles per index; a full run must stay a few minutes).
     """
     systems = [cls() for cls in ALL]
-    if quick:
+    if jax_max_loop is not None:
         for system in systems:
             if isinstance(system, Jax):
-                system.max_loop = 30
+                system.max_loop = jax_max_loop
     if names is None:
         return systems
     unknown = set(names) - {s.name for s in systems}
