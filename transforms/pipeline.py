@@ -28,7 +28,7 @@ import numpy as np
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
-from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind
+from adgen.transforms.analyses.kinds import CONTAINERS, NUMBER, kinds, param_kind
 from adgen.transforms.anf import to_anf
 from adgen.transforms.bindings import UNBOUND, Guard, failed, guard_for, lookup, read_names
 from adgen.transforms.cleanup import cleanup
@@ -327,6 +327,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         if obj is None or not _is_user_function(obj) or \
                 str(getattr(obj, "__module__", "")).startswith("numpy"):
             return []  # NumPy writes its arguments only through out= (lower_mutation)
+        if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
+                not registry.is_reference_impl(obj):
+            return []  # adgen's own runtime and rule helpers (as Plan.is_user_call)
         try:
             callee = compile_function(obj, mutation=mutation)
             if not callee.mutates_params:
@@ -352,8 +355,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         tree, known, {a.id for a, k in bound if type(k) is int},
         lambda n: _resolve(parsed, n)), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
+    containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
     eff = _run("reverse", lambda: effects(tree, mutating_call, scalars,
-                                          lambda n: _resolve(parsed, n)), parsed)
+                                          lambda n: _resolve(parsed, n), containers), parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {

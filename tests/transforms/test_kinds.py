@@ -17,7 +17,6 @@ from adgen.transforms.analyses.kinds import (
     DICT,
     LIST,
     NUMBER,
-    container_params,
     kinds,
     shape_keys,
     signature,
@@ -86,14 +85,11 @@ def test_signature_of_arguments():
     assert signature(([1.0], {"w": 1.0})) == (LIST, DICT)
 
 
-def test_list_and_dict_parameters_are_recorded_for_effects():
+def test_list_and_dict_parameters_reach_effects():
     tree = pipeline._front(fill)[1]
-    kinds(tree, {"x": LIST, "w": DICT}, lambda n: None)
-    assert container_params(tree) == {"x": LIST, "w": DICT}
-    assert effects(tree).kinds["x"] == LIST
+    assert effects(tree, containers={"x": LIST, "w": DICT}).kinds["x"] == LIST
     # no kind of their own: their items may be anything
     assert "x" not in kinds(tree, {"x": LIST}, lambda n: None)
-    assert container_params(tree) == {"x": LIST}
 
 
 def test_elements_of_a_vector_are_numbers():

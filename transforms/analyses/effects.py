@@ -1,8 +1,7 @@
 """Effects: which buffers each name may view, and which statements write them in place.
 
 Input: a function in SSA form after lower_mutation (read only), and, when it is compiled for
-an argument signature, the kinds analysis of that tree (``kinds.container_params``: which
-parameters are lists or dicts). Output: :class:`Effects`.
+an argument signature, which parameters it binds to lists or dicts. Output: :class:`Effects`.
 
 Abstract buffers are allocation sites (``new:<n>``, one per statement that makes a fresh
 value) and ``param`` (every parameter: arguments may alias each other). A name may view the
@@ -20,7 +19,6 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, nondiff_call
-from adgen.transforms.analyses.kinds import container_params
 from adgen.transforms.walk import walk
 
 # Calls whose result may view their first argument's memory.
@@ -80,7 +78,8 @@ class Effects:
 def effects(fn: gast.FunctionDef,
             mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None,
             scalars: set[str] | frozenset[str] = frozenset(),
-            resolve: Callable[[gast.expr], Any] | None = None) -> Effects:
+            resolve: Callable[[gast.expr], Any] | None = None,
+            containers: dict[str, str] | None = None) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -89,6 +88,8 @@ def effects(fn: gast.FunctionDef,
             the callee's own effects: an interprocedural summary).
         scalars: names known to hold immutable numbers (analyses.kinds): they hold no
             buffer, and ``x op= v`` on them rebinds.
+        containers: parameters the argument signature binds to a list or a dict (name ->
+            ``kinds.LIST`` / ``kinds.DICT``).
         resolve: a global name or attribute chain -> the object it is bound to (None: local
             or unknown): a call of a Python function is a user call whatever its name.
     """
@@ -114,7 +115,7 @@ def effects(fn: gast.FunctionDef,
                 eff.kinds[t] = "tuple"
     # a parameter the argument signature binds to a list or a dict (analyses.kinds): a store
     # ws[0] = v rebinds an item of it, which the caller's list keeps
-    for p, k in container_params(fn).items():
+    for p, k in (containers or {}).items():
         eff.kinds.setdefault(p, k)
     for s in stmts:
         # a parameter that receives ws.append(v) (or extend, insert) is a list whatever the

@@ -10,9 +10,9 @@ argument signature ``grad`` specialises on). Output: a dict name -> kind, where 
 - absent: not known (a list, an object, a bool, anything the rules below do not cover).
 
 A parameter the signature binds to a ``list`` or a ``dict`` (``LIST`` / ``DICT``) has no kind
-here (its items may be anything); which parameters those are is recorded for the effects
-analysis, which reads it with :func:`container_params` (a store ``ws[0] = v`` into a list
-argument rebinds an item, where the same store into an array argument writes its buffer).
+here (its items may be anything); the pipeline hands those parameters to the effects analysis
+(a store ``ws[0] = v`` into a list argument rebinds an item, where the same store into an
+array argument writes its buffer).
 
 What it is for: in a loop over scalars the generic pullback pays for questions it cannot
 answer statically (was this operand broadcast? is this element a view?). With kinds known,
@@ -28,7 +28,6 @@ kinds join to unknown.
 from __future__ import annotations
 
 import builtins
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -126,8 +125,6 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
     """
     defs, unknown = definitions(fn)
     env: dict[str, Kind] = {n: _BOTTOM for n in defs}
-    _CONTAINER_PARAMS[fn] = {a.id: params[a.id] for a in fn.args.args
-                             if params.get(a.id) in CONTAINERS}
     for a in fn.args.args:
         k = params.get(a.id)
         env[a.id] = None if k in CONTAINERS else k
@@ -151,16 +148,6 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
     return {n: k for n, k in env.items() if k is not None and k != _BOTTOM}
 
 
-# function tree -> its parameters bound to a list or dict, from the last kinds() of that tree
-_CONTAINER_PARAMS: weakref.WeakKeyDictionary[gast.FunctionDef, dict[str, str]] = \
-    weakref.WeakKeyDictionary()
-
-
-def container_params(fn: gast.FunctionDef) -> dict[str, str]:
-    """The parameters of ``fn`` that the signature :func:`kinds` was run with binds to a list
-    or a dict: name -> ``LIST`` or ``DICT`` (empty when ``fn`` was not specialised to a
-    signature)."""
-    return dict(_CONTAINER_PARAMS.get(fn, {}))
 
 
 def definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
