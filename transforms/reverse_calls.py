@@ -14,7 +14,9 @@ from adgen.transforms.reverse_ast import (
     attr_node,
     call_node,
     callee_name,
+    const_node,
     is_python_function,
+    src_text,
 )
 
 if TYPE_CHECKING:
@@ -135,11 +137,19 @@ class Calls:
         if t is not None and self.plan.tracked(t) and not (isinstance(g, gast.Constant) and
                                                       g.value is None):
             g = self._result_adjoint(t, state)
-        cts = [self.pb.namer.fresh("ct") if self.plan.active(a) else "_" for a in call.args]
+        # one cotangent per argument passed: positions, then keywords (dispatch.pullback_of)
+        passed = list(call.args) + [k.value for k in call.keywords]
+        cts = [self.pb.namer.fresh("ct") if self.plan.active(a) else "_" for a in passed]
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
             call_node("call_pullback", name(saved), g, name("sh")), s)]
-        for a, c in zip(call.args, cts):
-            if c != "_":
-                out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
+        keywords = {id(k.value): k.arg for k in call.keywords}
+        for a, c in zip(passed, cts):
+            if c == "_":
+                continue
+            ct: gast.expr = name(c)
+            if id(a) in keywords:
+                ct = call_node("keyword_cotangent", ct, const_node(keywords[id(a)]),
+                               const_node(src_text(call.func)))
+            out += self.pb.contribute(a.id, ct, state, may_be_none=True)
         return out

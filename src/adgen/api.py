@@ -781,7 +781,9 @@ def rrule(primal: Callable[..., Any], *, mutates: Sequence[int | str] = ()) -> C
             return y, lambda y_bar: (y_bar * y / x,)
 
     The rule runs in place of ``primal`` in the forward pass; its pullback returns one
-    cotangent per positional argument. ``mutates`` lists the arguments (positions or names)
+    cotangent per argument passed, in the order of ``primal``'s parameters (an argument passed
+    by keyword included; cotangents for the positional arguments only are accepted, and then a
+    keyword whose value has a gradient is refused). ``mutates`` lists the arguments (positions or names)
     the primal writes in place; the pullback of such a rule is called as
     ``pullback(out_bar, *written_bars)`` with the adjoints of the written arguments' new
     contents, and returns the adjoints of their old contents with the other cotangents. A rule

@@ -20,7 +20,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
-        return out, ("rrule", rule, pullback, args, out)
+        return out, ("rrule", rule, pullback, args, out, kwargs)
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
@@ -36,7 +36,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         rule = registry.lookup(target)
         if rule is not None and rule.is_rrule:
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
-            return out, ("rrule", rule, pullback, receiver + args, out)
+            return out, ("rrule", rule, pullback, receiver + args, out, kwargs)
     if isinstance(target, types.FunctionType) and target.__closure__:
         from adgen.transforms.pipeline import NESTED_CODES
 
@@ -145,11 +145,13 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         # one cotangent per argument passed (parameters left to their defaults get none)
         return compiled.pullback(inner, out_bar, sh)[:ncalled]
     if kind == "rrule":
-        _, rule, pullback, args, _ = saved
+        _, rule, pullback, args, _, kwargs = saved
         written = mutated_positions(rule, len(args))
         if not written:
             if out_bar is None:
-                return (None,) * len(args)
+                return (None,) * (len(args) + len(kwargs))
+            if kwargs:
+                return _by_parameter(rule, pullback(out_bar), args, kwargs)
             return check_cotangents(rule.name, pullback(out_bar), args)
         # a C function that wrote arguments in place: its pullback gets the adjoints of their
         # new contents and gives those of the old ones, which take their place in sh
@@ -186,6 +188,43 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     return tuple(out[:len(args)])
 
 
+class _NoCotangent:
+    """What a user rule gave for a keyword argument when it returned cotangents for the
+    positional ones only."""
+
+    def __repr__(self) -> str:
+        return "NO_COTANGENT"
+
+
+NO_COTANGENT = _NoCotangent()
+
+
+def _by_parameter(rule: Any, cts: Any, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The cotangents of a user rule called with keyword arguments: the rule returns one per
+    argument passed, in the order of the function's parameters (``f(x, scale=s)``: x's, then
+    scale's), or one per positional argument (then the keywords get :data:`NO_COTANGENT`);
+    the caller gets them per position, then per keyword in the order it passed them."""
+    names = [p.name for p in rule.params if not p.varargs]
+    if isinstance(cts, (tuple, list)) and len(cts) == len(args):
+        # one per positional argument (the keywords as constants): a keyword whose value has a
+        # gradient is refused where the compiled code reads its cotangent (keyword_cotangent)
+        cts = check_cotangents(rule.name, cts, args)
+        return tuple(cts) + (NO_COTANGENT,) * len(kwargs)
+    passed = set(names[:len(args)]) | set(kwargs)
+    order = [n for n in names if n in passed]
+    if len(order) != len(args) + len(kwargs):  # *args, or a keyword the signature lacks
+        raise RuleError(f"the rule for {rule.name} was called with keyword argument(s) "
+                        f"{', '.join(kwargs)} that adgen cannot line up with its parameters",
+                        hint="pass them by position")
+    values = {**dict(zip(names, args)), **kwargs}
+    cts = check_cotangents(rule.name, cts, tuple(values[n] for n in order),
+                           f" ({', '.join(order)}: one per argument passed, in the order of "
+                           "the function's parameters)")
+    by_name = dict(zip(order, cts))
+    return tuple(by_name[n] for n in names[:len(args)]) + tuple(by_name[k] for k in kwargs)
+
+
 def saved_out(saved: Any) -> Any:
     return saved[4]
 
@@ -218,16 +257,17 @@ def _is_zero(ct: Any) -> bool:
         return False
 
 
-def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...],
+                     which: str = "") -> tuple[Any, ...]:
     """Checks a user rule's cotangents: one per argument, each of its argument's shape."""
     if not isinstance(cts, (tuple, list)):
         raise RuleError(f"the rule for {rule_name} returned {type(cts).__name__}, not a tuple "
-                        f"of {len(args)} cotangent(s)",
-                        hint="return one cotangent per positional argument, as a tuple")
+                        f"of {len(args)} cotangent(s){which}",
+                        hint="return one cotangent per argument, as a tuple")
     if len(cts) != len(args):
         raise RuleError(f"the rule for {rule_name} returned {len(cts)} cotangent(s) for "
-                        f"{len(args)} argument(s)",
-                        hint="return one cotangent per positional argument (None for none)")
+                        f"{len(args)} argument(s){which}",
+                        hint="return one cotangent per argument passed (None for none)")
     for k, (ct, a) in enumerate(zip(cts, args)):
         if ct is None:
             continue

@@ -396,6 +396,26 @@ def _shadow_offset(shadow: np.ndarray) -> int:
     return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
 
 
+def keyword_cotangent(ct: Any, keyword: str, function: str) -> Any:
+    """The cotangent a user rule gave for a keyword argument whose value has a gradient.
+
+    Raises:
+        RuleError: when the rule returned cotangents for the positional arguments only
+            (dispatch.NO_COTANGENT): this keyword's gradient would be dropped.
+    """
+    from adgen.dispatch import NO_COTANGENT
+
+    if ct is NO_COTANGENT:
+        from adgen.errors import RuleError
+
+        raise locate(RuleError(
+            f"the rule for {function} returned cotangents for the positional arguments only, "
+            f"and {keyword}, passed by keyword, has a gradient here",
+            hint=f"return one cotangent per argument passed, in the order of {function}'s "
+                 f"parameters ({keyword}'s included), or pass {keyword} by position"))
+    return ct
+
+
 def entry_items(x: Any) -> Any:
     """The structure of a list, tuple, dict or object argument as the function received it:
     new containers holding the same arrays and numbers (no copy of any value). A function
@@ -1286,7 +1306,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
 ]
 
