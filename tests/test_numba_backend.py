@@ -1,5 +1,5 @@
-"""The numba backend (adgen.backends, transforms/numba_emit.py): gradients of scalar-loop code
-compiled in nopython mode.
+"""The numba backend (adgen.backends, transforms/numba_emit.py and numba_module.py): gradients
+of scalar-loop code compiled in nopython mode.
 
 Every gradient is compared with central differences (tests/gradcheck.py, of the plain
 function or of its ``numba.njit`` version where the NumPy primal is slow) and with the

@@ -1,34 +1,42 @@
-"""numba_emit: the generated forward and pullback rewritten into numba's nopython subset.
+"""numba_emit: one generated forward and pullback rewritten into numba's nopython subset.
 
 Input: the final forward and pullback trees of ``pipeline._compile`` (after cleanup and
-free_values; ``Compiled.trees``), compiled for an argument signature, and the numba type of
-each argument (:class:`ArgType`: a number or an array of a dtype and rank). Output:
-:class:`NumbaCode`, a module whose two functions numba compiles in nopython mode, with a map
-from its lines to the user's; or an ``UnsupportedError`` naming the user's file, line and
-construct. Nothing is approximated: what the rewrite cannot prove equivalent is refused.
+free_values; ``Compiled.trees``), as ``ast`` trees, and the numba type of each argument
+(:class:`ArgType`: a number or an array of a dtype and rank). :class:`Rewriter` rewrites the
+pair in place, step by step (``adgen.transforms.numba_module`` runs the steps, per function
+of the module, and assembles the source); each step refuses what it cannot prove
+equivalent with an ``UnsupportedError`` naming the user's file, line and construct. Nothing
+is approximated.
 
-The rewrites:
+The steps:
 
+- *guarded sites under "save"* (``saved = capture(x, ...)``, ``before_write(x, region,
+  'save', ...)``): the captured array is copied when captured, a number kept as it is, and
+  the writes lose their checks (the pullback reads the same contents); under "strict" a
+  guarded site is refused;
+- *views*: where the forward records a basic-indexing view of a buffer whose adjoint the
+  pullback takes (``t12 = hs[t11]``), it records the names the index reads beside it;
 - *typed tapes* (``tape_columns(range(a, b), 'float64')`` / ``reversed_rows(tape, range(a,
   b))``) become a tuple of ``np.empty`` columns and an index loop running backwards;
 - *list tapes* (``tape = []``, ``tape.append((i, t3, inner))``, ``for ... in
-  reversed(tape)``) become one typed column per recorded value and a row counter
-  (``tape_n``), flat across nested loops: an inner tape's rows for one outer iteration are a
-  range of rows, whose bounds the outer tape records. Columns are reserved from the loop
-  bounds before a counted loop and grown geometrically before each append otherwise
-  (``numba_runtime.grow``). A column's dtype comes from :func:`scalar_types`, which types
-  every name of the forward from the argument types as numba will; a recorded value of
-  unknown type is refused;
+  reversed(tape)``) become one column per recorded value and a row counter (``tape_n``),
+  flat across nested loops: an inner tape's rows for one outer iteration are a range of
+  rows, whose bounds the outer tape records. A number's column is a typed array (its dtype
+  from :func:`scalar_types`, checked against numba's inference after compilation), reserved
+  from the loop bounds before a counted loop and grown geometrically before each append
+  otherwise (``numba_runtime.grow``); any other value (an array, a callee's record) goes to
+  a ``numba.typed.List`` of one element type;
 - *shadow memory* (``sh.of(x)``) becomes one static zero array per buffer, allocated at the
   top of the pullback: the forward must bind every name the pullback takes a shadow of to a
-  parameter, a fresh allocation, or another name of the same buffer (``out=``, a loop's
-  sequence, a plain rebinding), so the buffers are known statically; a view is refused.
-  Parameters are distinct buffers only if the caller's arrays do not share memory, which
-  ``adgen.backends`` checks at every call. ``root_of(a) is root_of(b)`` is decided here;
+  parameter, a fresh allocation, another name of the same buffer (``out=``, a loop's
+  sequence, a plain rebinding), or a basic-indexing view of one (whose shadow is the same
+  view of the buffer's). Parameters are distinct buffers only if the caller's arrays do not
+  share memory, which ``adgen.backends`` checks at every call. ``root_of(a) is root_of(b)``
+  is decided here;
 - runtime helpers become their nopython versions in ``adgen.numba_runtime``; ``add(a, b)``
   becomes ``a + b``;
-- refused: guarded sites (``capture``, ``before_write``: the save and strict guards run
-  Python code), calls to other user functions, containers, and every other runtime helper.
+- refused: guarded sites under "strict", ``try`` guards, containers, and every other
+  runtime helper.
 """
 
 from __future__ import annotations
@@ -40,13 +48,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import gast
 from adgen.transforms.analyses.numba_types import (
     ArgType,
     buffer_roots,
     call_name,
     name_of,
-    scalar_types,
     views,
 )
 
@@ -58,28 +64,9 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
                               "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
-_COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
+COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
 
-
-
-@dataclass
-class NumbaCode:
-    """A module of nopython code: its source, the two functions' names, and for each of its
-    lines (1-based) the user's line it came from (0 where none)."""
-
-    source: str
-    forward: str
-    pullback: str
-    lines: dict[int, int] = field(default_factory=dict)
-    # the kind each list-tape column was given for a recorded name of the forward (and the
-    # kind of each name whose np.shape became ()): checked against the types numba infers
-    # (adgen.backends), so a wrong guess is an error, never a value cast into the wrong column
-    columns: dict[str, str] = field(default_factory=dict)
-    # lines that came from a callee in another file: that file (others are the function's)
-    files: dict[int, str] = field(default_factory=dict)
-    # the columns of each callee's forward (by its name in the module), checked as columns
-    callee_columns: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,7 +110,7 @@ def _is_marker(st: ast.stmt) -> bool:
         isinstance(st.value.value, str) and st.value.value.startswith("\x00#")
 
 
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement in source order (markers left out: they become comments)."""
     out: list[ast.stmt] = []
     for st in body:
@@ -133,7 +120,7 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
         for attr in ("body", "orelse"):
             inner = getattr(st, attr, None)
             if isinstance(inner, list):
-                out.extend(_statements(inner))
+                out.extend(statements(inner))
     return out
 
 
@@ -141,7 +128,7 @@ def _parse(text: str) -> list[ast.stmt]:
     return ast.parse(text).body
 
 
-def _expr(text: str) -> ast.expr:
+def expr(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
@@ -159,7 +146,7 @@ class _ListTape:
     parent: str | None = None
 
 
-class _Rewriter:
+class Rewriter:
     def __init__(self, forward: ast.FunctionDef, pullback: ast.FunctionDef, file: str,
                  params: dict[str, ArgType]) -> None:
         self.fwd = forward
@@ -194,8 +181,8 @@ class _Rewriter:
         it is the site ``explain`` reports, with the lines whose values it may overwrite)."""
         captured = sorted({n.args[2].value for n in ast.walk(fn) if call_name(n) == "capture"
                            and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
-        for st in _statements(fn.body):
-            guard = next((n for n in _own_nodes(st) if call_name(n) == "before_write"), None)
+        for st in statements(fn.body):
+            guard = next((n for n in own_nodes(st) if call_name(n) == "before_write"), None)
             if guard is not None:
                 reads = f" (values read at line(s) {', '.join(map(str, captured))})" \
                     if captured else ""
@@ -213,8 +200,8 @@ class _Rewriter:
                     "write into a copy so the site is free (adgen.explain lists the sites)"
                     if strict else "use the default backend (backend='default', or 'auto'), "
                     "or write into a copy so the site is free (adgen.explain lists the sites)")
-        for st in _statements(fn.body):
-            for node in _own_nodes(st):
+        for st in statements(fn.body):
+            for node in own_nodes(st):
                 f = call_name(node) if isinstance(node, ast.Call) else None
                 if f in ("capture", "before_write", "write_region", "partial_try"):
                     raise self.refuse(
@@ -260,14 +247,14 @@ class _Rewriter:
         contents for the pullback, so the writes need no check. Under ``"strict"`` the check
         is the point: those sites stay refused (check_calls)."""
         held: set[str] = set()
-        for st in _statements(self.fwd.body):
+        for st in statements(self.fwd.body):
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
                     isinstance(st.targets[0], ast.Name) and call_name(st.value) == "capture" \
                     and not st.value.keywords and len(st.value.args) == 4:
                 x = st.value.args[0]
                 t = types_.get(name_of(x) or "")
                 if isinstance(t, tuple) and t[0] == "array":
-                    st.value = _expr(f"{x.id}.copy()")
+                    st.value = expr(f"{x.id}.copy()")
                 elif t in ("f8", "i8", "b1"):
                     st.value = ast.Name(id=x.id, ctx=ast.Load())
                 else:
@@ -295,12 +282,12 @@ class _Rewriter:
     # -- typed tapes ----------------------------------------------------------------------------
 
     def typed_tapes(self) -> None:
-        for st in _statements(self.fwd.body):
+        for st in statements(self.fwd.body):
             if isinstance(st, ast.Assign) and call_name(st.value) == "tape_columns":
                 steps = st.value.args[0]
                 cols = [c.value for c in st.value.args[1:]]
                 n = f"len({ast.unparse(steps)})"
-                st.value = _expr("(" + "".join(
+                st.value = expr("(" + "".join(
                     f"np.empty({n}, np.{'float64' if c == 'float64' else 'int64'}), "
                     for c in cols) + ")")
         self.pb.body = self._reversed_loops(self.pb.body)
@@ -323,9 +310,9 @@ class _Rewriter:
     def _backwards(self, rng: ast.Call, st: ast.stmt) -> ast.expr:
         a = [ast.unparse(x) for x in rng.args]
         if len(a) == 1:
-            return _expr(f"range({a[0]} - 1, -1, -1)")
+            return expr(f"range({a[0]} - 1, -1, -1)")
         if len(a) == 2:
-            return _expr(f"range({a[1]} - 1, {a[0]} - 1, -1)")
+            return expr(f"range({a[1]} - 1, {a[0]} - 1, -1)")
         raise self.refuse(st, "a range with a step in a loop the gradient walks back",
                           "use range(start, stop), or backend='default'")
 
@@ -343,7 +330,7 @@ class _Rewriter:
         else:
             cols = names
             row = self.fresh("row")
-            st.iter = _expr(f"range({tape}[0].shape[0] - 1, -1, -1)")
+            st.iter = expr(f"range({tape}[0].shape[0] - 1, -1, -1)")
             st.target = ast.Name(id=row, ctx=ast.Store())
         reads = _parse("\n".join(f"{c} = {tape}[{k}][{row}]" for k, c in enumerate(cols)
                                  if c is not None))
@@ -403,7 +390,7 @@ class _Rewriter:
     def list_tapes(self, types_: dict[str, Any]) -> None:
         creations: dict[str, ast.Assign] = {}
         appends: dict[str, list[ast.stmt]] = {}
-        for st in _statements(self.fwd.body):
+        for st in statements(self.fwd.body):
             t = _tape_target(st)
             if t is not None:
                 creations[t] = st
@@ -562,9 +549,9 @@ class _Rewriter:
                 row = self.fresh(f"{t}_row")
                 if tape.parent:
                     lo, hi = f"{t}_lo_", f"{t}_hi_"
-                    st.iter = _expr(f"range({hi} - 1, {lo} - 1, -1)")
+                    st.iter = expr(f"range({hi} - 1, {lo} - 1, -1)")
                 else:
-                    st.iter = _expr(f"range({self.counters[t]} - 1, -1, -1)")
+                    st.iter = expr(f"range({self.counters[t]} - 1, -1, -1)")
                 names = [name_of(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
                     else [name_of(st.target)]
                 if len(names) != len(tape.elts):
@@ -660,12 +647,12 @@ class _Rewriter:
                         rewriter.columns.setdefault(node.args[0].id, t)  # checked as columns
                         return ast.Tuple(elts=[], ctx=ast.Load())
                     if isinstance(t, tuple) and t[0] == "array":
-                        return _expr(f"{node.args[0].id}.shape")
-                    return _expr(f"np.shape({ast.unparse(self.visit(node.args[0]))})")
+                        return expr(f"{node.args[0].id}.shape")
+                    return expr(f"np.shape({ast.unparse(self.visit(node.args[0]))})")
                 return self.generic_visit(node)
 
         visitor = Shadows()
-        for st in _statements(self.pb.body):
+        for st in statements(self.pb.body):
             visitor.st = st
             for attr in ("test", "iter", "value", "targets", "target"):
                 v = getattr(st, attr, None)
@@ -675,7 +662,7 @@ class _Rewriter:
                     setattr(st, attr, [visitor.visit(x) for x in v])
         # v[...] += g (the default pullback's in-place add into a shadow view): numba lowers
         # no getitem with an Ellipsis, and v += g is the same in-place add
-        for st in _statements(self.pb.body):
+        for st in statements(self.pb.body):
             t = getattr(st, "target", None)
             if isinstance(st, ast.AugAssign) and isinstance(t, ast.Subscript) and \
                     isinstance(t.slice, ast.Constant) and t.slice.value is Ellipsis and \
@@ -756,7 +743,7 @@ def _maybe_none(fn: ast.FunctionDef) -> set[str]:
     return out
 
 
-def _own_nodes(st: ast.stmt) -> list[ast.AST]:
+def own_nodes(st: ast.stmt) -> list[ast.AST]:
     """The expression nodes of a statement, not of the statements nested in it."""
     out: list[ast.AST] = []
     for f, v in ast.iter_fields(st):
@@ -830,270 +817,3 @@ def _enclosing_loop(fn: ast.AST, target: ast.stmt) -> ast.stmt | None:
 def _direct(loop: ast.For, st: ast.stmt) -> bool:
     """Whether ``st`` runs once per iteration of ``loop`` (in its body, not under an if)."""
     return any(s is st for s in loop.body)
-
-
-@dataclass
-class Callee:
-    """A function the differentiated code calls, as the default pipeline compiled it: its
-    forward and pullback trees, its file, and its own callees (by the symbol its caller's
-    code calls them by: ``helper`` for ``helper_forward``)."""
-
-    forward: gast.FunctionDef
-    pullback: gast.FunctionDef
-    file: str
-    callees: dict[str, Callee] = field(default_factory=dict)
-
-
-class _Module:
-    """The functions of one nopython module: the differentiated function's and, before
-    them, each callee's forward and pullback for each argument signature it is called with."""
-
-    def __init__(self, runtime_names: set[str]) -> None:
-        self.runtime_names = runtime_names
-        self.parts: list[tuple[ast.FunctionDef, str]] = []  # (function, the user's file)
-        self.columns: dict[str, dict[str, str]] = {}  # per forward
-        self.emitted: dict[tuple[int, tuple[ArgType, ...]], tuple[str, str, Any]] = {}
-        self.names: set[str] = set()
-        self.stack: list[int] = []
-
-    def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
-                 params: dict[str, ArgType], callees: dict[str, Callee],
-                 names: tuple[str, str] | None = None,
-                 free: tuple[str, ...] = ()) -> tuple[ast.FunctionDef, Any]:
-        """Rewrites one forward/pullback pair (and emits the callees it calls); returns the
-        forward and the type of the value it returns."""
-        fwd = gast.gast_to_ast(copy.deepcopy(forward))
-        pb = gast.gast_to_ast(copy.deepcopy(pullback))
-        if free:
-            _free_parameters(fwd, pb, free)
-        if names is not None:
-            fwd.name, pb.name = names
-        rw = _Rewriter(fwd, pb, file, params)
-        rw.save_guards(scalar_types(fwd, params, _out_types(callees) if callees else None))
-        rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
-                     "reversed_rows"}
-        known = frozenset(callees)
-        rw.check_calls(fwd, self.runtime_names - rewritten, known)
-        rw.check_calls(pb, self.runtime_names - rewritten, known)
-        types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
-        if callees:
-            self.link(rw, fwd, pb, types_, callees)
-        rw.tapes = {}
-        rw.view_indices(types_)
-        rw.typed_tapes()
-        rw.list_tapes(types_)
-        rw.shadows(types_)
-        # nothing of the default runtime is left
-        for fn in (fwd, pb):
-            for st in _statements(fn.body):
-                for node in _own_nodes(st):
-                    if isinstance(node, ast.Name) and node.id in {"sh", "top"} | (
-                            self.runtime_names - NOPYTHON_HELPERS) | set(rw.tapes):
-                        raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
-                                        "into nopython code", "use backend='default' or 'auto'")
-        self.columns[fwd.name] = rw.columns
-        self.parts += [(fwd, file), (pb, file)]
-        self.names |= rw.taken
-        ret = fwd.body[-1]
-        out = None
-        if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
-                ret.value.elts:
-            first = ret.value.elts[0]
-            out = types_.get(first.id) if isinstance(first, ast.Name) else None
-        return fwd, out
-
-    def link(self, rw: _Rewriter, fwd: ast.FunctionDef, pb: ast.FunctionDef,
-             types_: dict[str, Any], callees: dict[str, Callee]) -> None:
-        """Emits each callee for the argument types of its call sites, and points the calls
-        (``helper_forward`` / ``helper_pullback``) at the emitted pair; the pullback call no
-        longer passes shadow memory."""
-        record_of: dict[str, tuple[str, str]] = {}  # the callee record's name -> the pair
-        for st in _statements(fwd.body):
-            if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
-                continue
-            f = call_name(st.value) or ""
-            sym = f[:-len("_forward")] if f.endswith("_forward") else None
-            if sym not in callees:
-                continue
-            args = [types_.get(a.id) if isinstance(a, ast.Name) else
-                    _constant_type(a.value) if isinstance(a, ast.Constant) else None
-                    for a in st.value.args]
-            arg_types = _arg_types(args)
-            if arg_types is None or st.value.keywords:
-                raise rw.refuse(st, f"the numba backend cannot tell the argument types of "
-                                f"this call of {sym} (it compiles a callee for the types of "
-                                "its arguments: numbers, and arrays of a known dtype and rank)",
-                                "pass the callee numbers or arrays (not tuples, lists or "
-                                "values of unknown type), or use backend='default' / 'auto'")
-            pair = self.callee(rw, st, sym, callees[sym], arg_types)
-            st.value.func = ast.Name(id=pair[0], ctx=ast.Load())
-            if isinstance(st.targets[0], ast.Tuple) and len(st.targets[0].elts) == 2 and \
-                    isinstance(st.targets[0].elts[1], ast.Name):
-                record_of[st.targets[0].elts[1].id] = pair
-        for node in ast.walk(pb):
-            f = call_name(node) or ""
-            sym = f[:-len("_pullback")] if f.endswith("_pullback") else None
-            if sym not in callees:
-                continue
-            pair = record_of.get(name_of(node.args[0]) or "") if node.args else None
-            if pair is None:
-                raise rw.refuse(pb, f"the numba backend cannot match this pullback call of "
-                                f"{sym} with its forward call", "use backend='default'")
-            node.func = ast.Name(id=pair[1], ctx=ast.Load())
-            node.args = node.args[:2]  # no shadow memory: the callee returns its adjoints
-
-    def callee(self, rw: _Rewriter, st: ast.stmt, sym: str, c: Callee,
-               arg_types: tuple[ArgType, ...]) -> tuple[str, str]:
-        key = (id(c), arg_types)
-        hit = self.emitted.get(key)
-        if hit is not None:
-            return hit[0], hit[1]
-        if id(c) in self.stack:
-            raise rw.refuse(st, f"the numba backend does not differentiate recursion ({sym} "
-                            "calls itself)", "use backend='default' / 'auto'")
-        uses_shadow = [n for n in ast.walk(c.pullback) if isinstance(n, gast.Attribute) and
-                       isinstance(n.value, gast.Name) and n.value.id == "sh"]
-        if uses_shadow:
-            raise rw.refuse(st, f"the numba backend differentiates callees that return the "
-                            f"adjoints of their arguments, and {sym} writes an argument in "
-                            "place or takes a view of one (its adjoint goes through adgen's "
-                            "shadow memory)", "return a new array from the callee instead of "
-                            "writing into its argument, or use backend='default' / 'auto'")
-        base = sym
-        k = 1
-        names = (f"{base}_forward", f"{base}_pullback")
-        while names[0] in self.names or names[1] in self.names:
-            k += 1
-            names = (f"{base}_forward_{k}", f"{base}_pullback_{k}")
-        self.names |= set(names)
-        params = {a.id: t for a, t in zip(c.forward.args.args, arg_types)}
-        if len(params) != len(arg_types):
-            raise rw.refuse(st, f"the numba backend calls {sym} with every argument "
-                            "positionally (its defaults are not in the nopython module)",
-                            "pass every argument, or use backend='default' / 'auto'")
-        self.stack.append(id(c))
-        try:
-            self.function(c.forward, c.pullback, c.file, params, c.callees, names)
-        finally:
-            self.stack.pop()
-        self.emitted[key] = (names[0], names[1], None)
-        return names
-
-    def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:
-        header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
-                  "from numba.typed import List\n"
-                  "from adgen.numba_runtime import add_item, add_out, balanced_eq, "
-                  "copy_adjoint, grow, inverse_axes, loop_sequence, matmul_vjp_a, "
-                  "matmul_vjp_b, max_vjp, "
-                  "mean_vjp, or_zeros, stored_into, sum_vjp, unbroadcast, zero_if_none, "
-                  "zeros_like\n\n")
-        if len(self.parts) > 2:
-            # the callees are compiled by numba when the function that calls them is; numba
-            # caches machine code only for a module read from a file
-            header += "_CACHE = '__file__' in globals()\n"
-        for k, v in sorted((constants or {}).items()):
-            header += f"{k} = {v!r}  # a global of the function, folded (its guard recompiles)\n"
-        header += "\n\n"
-        parts = []
-        lines: dict[int, int] = {}
-        files: dict[int, str] = {}
-        offset = header.count("\n")
-        for k, (fn, file) in enumerate(self.parts):
-            if k < len(self.parts) - 2:  # a callee's
-                fn.decorator_list = [_expr("njit(cache=_CACHE)")]
-            ast.fix_missing_locations(fn)
-            text = _COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"),
-                                ast.unparse(fn))
-            reparsed = ast.parse(text).body[0]
-            for mine, back in zip(_statements(fn.body), _statements(reparsed.body)):
-                lines[offset + back.lineno] = getattr(mine, "_user_line", 0)
-                if k < len(self.parts) - 2 and file != main_file:
-                    files[offset + back.lineno] = file
-            parts.append(text)
-            offset += text.count("\n") + 3
-        source = header + "\n\n\n".join(parts) + "\n"
-        fwd, pb = self.parts[-2][0], self.parts[-1][0]
-        return NumbaCode(source, fwd.name, pb.name, lines, self.columns[fwd.name], files,
-                         {f: c for f, c in self.columns.items() if f != fwd.name})
-
-
-def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
-    """Globals read as data become the forward's last parameters and saved values."""
-    fwd.args.args += [ast.arg(arg=k) for k in free]
-    ret = fwd.body[-1]
-    unpack = next((st for st in pb.body if isinstance(st, ast.Assign) and
-                   name_of(st.value) == "saved"), None)
-    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
-            len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and
-            unpack is not None and isinstance(unpack.targets[0], ast.Tuple)):
-        raise AssertionError("a forward without its (out, saved) return")
-    have = {name_of(e) for e in ret.value.elts[1].elts}
-    for k in free:
-        if k not in have:
-            ret.value.elts[1].elts.append(ast.Name(id=k, ctx=ast.Load()))
-            unpack.targets[0].elts.append(ast.Name(id=k, ctx=ast.Store()))
-
-
-def _constant_type(v: Any) -> Any:
-    return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
-        "f8" if isinstance(v, float) else None
-
-
-def _arg_types(args: list[Any]) -> tuple[ArgType, ...] | None:
-    """The ArgTypes of a callee's arguments from their types in the caller, or None where
-    one is not a number or an array of known dtype and rank."""
-    out = []
-    for t in args:
-        if t in ("f8", "i8", "b1"):
-            out.append(ArgType(t))
-        elif isinstance(t, tuple) and t[0] == "array" and len(t) == 3 and t[1]:
-            out.append(ArgType("array", t[1], t[2]))
-        else:
-            return None
-    return tuple(out)
-
-
-def _out_types(callees: dict[str, Callee], depth: int = 0) -> Any:
-    """``calls`` for scalar_types: the type of the value a callee's forward returns
-    (``helper_forward(t2)``) for arguments of the given types, or None."""
-    outputs: dict[tuple[Any, ...], Any] = {}
-
-    def out_type(f: str, args: list[Any]) -> Any:
-        sym = f[:-len("_forward")] if f.endswith("_forward") else None
-        arg_types = _arg_types(args)
-        if sym not in callees or arg_types is None or depth > 20:  # 20: recursion
-            return None
-        key = (sym, arg_types)
-        if key not in outputs:
-            c = callees[sym]
-            fwd = gast.gast_to_ast(copy.deepcopy(c.forward))
-            ret = fwd.body[-1]
-            outputs[key] = None
-            if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
-                    ret.value.elts and isinstance(ret.value.elts[0], ast.Name):
-                params = {a.arg: t for a, t in zip(fwd.args.args, arg_types)}
-                outputs[key] = scalar_types(fwd, params, _out_types(c.callees, depth + 1)) \
-                    .get(ret.value.elts[0].id)
-        return outputs[key]
-
-    return out_type
-
-
-def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
-                params: dict[str, ArgType], runtime_names: set[str],
-                constants: dict[str, Any] | None = None,
-                callees: dict[str, Callee] | None = None,
-                free: tuple[str, ...] = ()) -> NumbaCode:
-    """The forward and pullback of one argument signature as a nopython module, after the
-    callees' (each rewritten for the argument types it is called with). ``constants``: int
-    and bool globals the function reads, defined at the module's top. ``free``: float and
-    array globals it reads (typed in ``params``), which become the forward's last parameters
-    (the caller passes their values at each call) and are saved for the pullback.
-
-    Raises:
-        UnsupportedError: for a construct nopython mode cannot take (see the module
-            docstring), naming the user's file and line (a callee's file and line).
-    """
-    module = _Module(runtime_names)
-    module.function(forward, pullback, file, params, callees or {}, free=free)
-    return module.source(constants, file)

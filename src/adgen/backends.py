@@ -179,7 +179,7 @@ def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...] | None:
 def _callee_trees(caller: Any, memo: dict[int, Any],
                   chain: tuple[str, ...] = ()) -> dict[str, Any]:
     """The callees of a compiled function as numba_emit's Callee trees, recursively."""
-    from adgen.transforms.numba_emit import Callee
+    from adgen.transforms.numba_module import Callee
 
     out = {}
     for sym, c in caller.callees.items():
@@ -373,7 +373,7 @@ class _NumbaFunction:
 
     def code_for(self, types_: tuple[Any, ...]) -> Any:
         from adgen import runtime
-        from adgen.transforms.numba_emit import to_nopython
+        from adgen.transforms.numba_module import to_nopython
 
         code = self.codes.get(types_)
         if code is None:

@@ -1,0 +1,323 @@
+"""numba_module: the nopython module of one differentiated function.
+
+Input: the function's final forward and pullback trees (``Compiled.trees``), the numba types
+of its arguments, its callees as the default pipeline compiled them (:class:`Callee`), the
+int and bool globals to fold and the float and array globals to pass. Output:
+:class:`NumbaCode`, the module's source (each callee's forward and pullback as ``@njit``
+functions, once per argument signature it is called with, then the function's own pair,
+each rewritten by :class:`adgen.transforms.numba_emit.Rewriter`), with a map from its lines
+to the user's files and lines; or an ``UnsupportedError`` naming the user's file and line.
+
+- A callee is emitted for the types of its arguments at each call site (``scalar_types``
+  of the caller, which asks :func:`_out_types` for the type a callee returns), and the calls
+  are pointed at the emitted pair; the pullback call passes no shadow memory, so a callee
+  whose adjoint goes through it (it writes an argument, or takes a view of one) is refused,
+  and so is recursion.
+- A float or array global becomes one of the forward's last parameters (the caller passes
+  its value at each call) and a saved value for the pullback.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.numba_types import ArgType, call_name, name_of, scalar_types
+from adgen.transforms.numba_emit import (
+    COMMENT,
+    NOPYTHON_HELPERS,
+    Rewriter,
+    expr,
+    own_nodes,
+    statements,
+)
+
+
+@dataclass
+class NumbaCode:
+    """A module of nopython code: its source, the two functions' names, and for each of its
+    lines (1-based) the user's line it came from (0 where none)."""
+
+    source: str
+    forward: str
+    pullback: str
+    lines: dict[int, int] = field(default_factory=dict)
+    # the kind each list-tape column was given for a recorded name of the forward (and the
+    # kind of each name whose np.shape became ()): checked against the types numba infers
+    # (adgen.backends), so a wrong guess is an error, never a value cast into the wrong column
+    columns: dict[str, str] = field(default_factory=dict)
+    # lines that came from a callee in another file: that file (others are the function's)
+    files: dict[int, str] = field(default_factory=dict)
+    # the columns of each callee's forward (by its name in the module), checked as columns
+    callee_columns: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+
+@dataclass
+class Callee:
+    """A function the differentiated code calls, as the default pipeline compiled it: its
+    forward and pullback trees, its file, and its own callees (by the symbol its caller's
+    code calls them by: ``helper`` for ``helper_forward``)."""
+
+    forward: gast.FunctionDef
+    pullback: gast.FunctionDef
+    file: str
+    callees: dict[str, Callee] = field(default_factory=dict)
+
+
+class _Module:
+    """The functions of one nopython module: the differentiated function's and, before
+    them, each callee's forward and pullback for each argument signature it is called with."""
+
+    def __init__(self, runtime_names: set[str]) -> None:
+        self.runtime_names = runtime_names
+        self.parts: list[tuple[ast.FunctionDef, str]] = []  # (function, the user's file)
+        self.columns: dict[str, dict[str, str]] = {}  # per forward
+        self.emitted: dict[tuple[int, tuple[ArgType, ...]], tuple[str, str, Any]] = {}
+        self.names: set[str] = set()
+        self.stack: list[int] = []
+
+    def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
+                 params: dict[str, ArgType], callees: dict[str, Callee],
+                 names: tuple[str, str] | None = None,
+                 free: tuple[str, ...] = ()) -> tuple[ast.FunctionDef, Any]:
+        """Rewrites one forward/pullback pair (and emits the callees it calls); returns the
+        forward and the type of the value it returns."""
+        fwd = gast.gast_to_ast(copy.deepcopy(forward))
+        pb = gast.gast_to_ast(copy.deepcopy(pullback))
+        if free:
+            _free_parameters(fwd, pb, free)
+        if names is not None:
+            fwd.name, pb.name = names
+        rw = Rewriter(fwd, pb, file, params)
+        rw.save_guards(scalar_types(fwd, params, _out_types(callees) if callees else None))
+        rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
+                     "reversed_rows"}
+        known = frozenset(callees)
+        rw.check_calls(fwd, self.runtime_names - rewritten, known)
+        rw.check_calls(pb, self.runtime_names - rewritten, known)
+        types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
+        if callees:
+            self.link(rw, fwd, pb, types_, callees)
+        rw.tapes = {}
+        rw.view_indices(types_)
+        rw.typed_tapes()
+        rw.list_tapes(types_)
+        rw.shadows(types_)
+        # nothing of the default runtime is left
+        for fn in (fwd, pb):
+            for st in statements(fn.body):
+                for node in own_nodes(st):
+                    if isinstance(node, ast.Name) and node.id in {"sh", "top"} | (
+                            self.runtime_names - NOPYTHON_HELPERS) | set(rw.tapes):
+                        raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
+                                        "into nopython code", "use backend='default' or 'auto'")
+        self.columns[fwd.name] = rw.columns
+        self.parts += [(fwd, file), (pb, file)]
+        self.names |= rw.taken
+        ret = fwd.body[-1]
+        out = None
+        if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
+                ret.value.elts:
+            first = ret.value.elts[0]
+            out = types_.get(first.id) if isinstance(first, ast.Name) else None
+        return fwd, out
+
+    def link(self, rw: Rewriter, fwd: ast.FunctionDef, pb: ast.FunctionDef,
+             types_: dict[str, Any], callees: dict[str, Callee]) -> None:
+        """Emits each callee for the argument types of its call sites, and points the calls
+        (``helper_forward`` / ``helper_pullback``) at the emitted pair; the pullback call no
+        longer passes shadow memory."""
+        record_of: dict[str, tuple[str, str]] = {}  # the callee record's name -> the pair
+        for st in statements(fwd.body):
+            if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                continue
+            f = call_name(st.value) or ""
+            sym = f[:-len("_forward")] if f.endswith("_forward") else None
+            if sym not in callees:
+                continue
+            args = [types_.get(a.id) if isinstance(a, ast.Name) else
+                    _constant_type(a.value) if isinstance(a, ast.Constant) else None
+                    for a in st.value.args]
+            arg_types = _arg_types(args)
+            if arg_types is None or st.value.keywords:
+                raise rw.refuse(st, f"the numba backend cannot tell the argument types of "
+                                f"this call of {sym} (it compiles a callee for the types of "
+                                "its arguments: numbers, and arrays of a known dtype and rank)",
+                                "pass the callee numbers or arrays (not tuples, lists or "
+                                "values of unknown type), or use backend='default' / 'auto'")
+            pair = self.callee(rw, st, sym, callees[sym], arg_types)
+            st.value.func = ast.Name(id=pair[0], ctx=ast.Load())
+            if isinstance(st.targets[0], ast.Tuple) and len(st.targets[0].elts) == 2 and \
+                    isinstance(st.targets[0].elts[1], ast.Name):
+                record_of[st.targets[0].elts[1].id] = pair
+        for node in ast.walk(pb):
+            f = call_name(node) or ""
+            sym = f[:-len("_pullback")] if f.endswith("_pullback") else None
+            if sym not in callees:
+                continue
+            pair = record_of.get(name_of(node.args[0]) or "") if node.args else None
+            if pair is None:
+                raise rw.refuse(pb, f"the numba backend cannot match this pullback call of "
+                                f"{sym} with its forward call", "use backend='default'")
+            node.func = ast.Name(id=pair[1], ctx=ast.Load())
+            node.args = node.args[:2]  # no shadow memory: the callee returns its adjoints
+
+    def callee(self, rw: Rewriter, st: ast.stmt, sym: str, c: Callee,
+               arg_types: tuple[ArgType, ...]) -> tuple[str, str]:
+        key = (id(c), arg_types)
+        hit = self.emitted.get(key)
+        if hit is not None:
+            return hit[0], hit[1]
+        if id(c) in self.stack:
+            raise rw.refuse(st, f"the numba backend does not differentiate recursion ({sym} "
+                            "calls itself)", "use backend='default' / 'auto'")
+        uses_shadow = [n for n in ast.walk(c.pullback) if isinstance(n, gast.Attribute) and
+                       isinstance(n.value, gast.Name) and n.value.id == "sh"]
+        if uses_shadow:
+            raise rw.refuse(st, f"the numba backend differentiates callees that return the "
+                            f"adjoints of their arguments, and {sym} writes an argument in "
+                            "place or takes a view of one (its adjoint goes through adgen's "
+                            "shadow memory)", "return a new array from the callee instead of "
+                            "writing into its argument, or use backend='default' / 'auto'")
+        base = sym
+        k = 1
+        names = (f"{base}_forward", f"{base}_pullback")
+        while names[0] in self.names or names[1] in self.names:
+            k += 1
+            names = (f"{base}_forward_{k}", f"{base}_pullback_{k}")
+        self.names |= set(names)
+        params = {a.id: t for a, t in zip(c.forward.args.args, arg_types)}
+        if len(params) != len(arg_types):
+            raise rw.refuse(st, f"the numba backend calls {sym} with every argument "
+                            "positionally (its defaults are not in the nopython module)",
+                            "pass every argument, or use backend='default' / 'auto'")
+        self.stack.append(id(c))
+        try:
+            self.function(c.forward, c.pullback, c.file, params, c.callees, names)
+        finally:
+            self.stack.pop()
+        self.emitted[key] = (names[0], names[1], None)
+        return names
+
+    def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:
+        header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
+                  "from numba.typed import List\n"
+                  "from adgen.numba_runtime import add_item, add_out, balanced_eq, "
+                  "copy_adjoint, grow, inverse_axes, loop_sequence, matmul_vjp_a, "
+                  "matmul_vjp_b, max_vjp, "
+                  "mean_vjp, or_zeros, stored_into, sum_vjp, unbroadcast, zero_if_none, "
+                  "zeros_like\n\n")
+        if len(self.parts) > 2:
+            # the callees are compiled by numba when the function that calls them is; numba
+            # caches machine code only for a module read from a file
+            header += "_CACHE = '__file__' in globals()\n"
+        for k, v in sorted((constants or {}).items()):
+            header += f"{k} = {v!r}  # a global of the function, folded (its guard recompiles)\n"
+        header += "\n\n"
+        parts = []
+        lines: dict[int, int] = {}
+        files: dict[int, str] = {}
+        offset = header.count("\n")
+        for k, (fn, file) in enumerate(self.parts):
+            if k < len(self.parts) - 2:  # a callee's
+                fn.decorator_list = [expr("njit(cache=_CACHE)")]
+            ast.fix_missing_locations(fn)
+            text = COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"),
+                                ast.unparse(fn))
+            reparsed = ast.parse(text).body[0]
+            for mine, back in zip(statements(fn.body), statements(reparsed.body)):
+                lines[offset + back.lineno] = getattr(mine, "_user_line", 0)
+                if k < len(self.parts) - 2 and file != main_file:
+                    files[offset + back.lineno] = file
+            parts.append(text)
+            offset += text.count("\n") + 3
+        source = header + "\n\n\n".join(parts) + "\n"
+        fwd, pb = self.parts[-2][0], self.parts[-1][0]
+        return NumbaCode(source, fwd.name, pb.name, lines, self.columns[fwd.name], files,
+                         {f: c for f, c in self.columns.items() if f != fwd.name})
+
+
+def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
+    """Globals read as data become the forward's last parameters and saved values."""
+    fwd.args.args += [ast.arg(arg=k) for k in free]
+    ret = fwd.body[-1]
+    unpack = next((st for st in pb.body if isinstance(st, ast.Assign) and
+                   name_of(st.value) == "saved"), None)
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
+            len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and
+            unpack is not None and isinstance(unpack.targets[0], ast.Tuple)):
+        raise AssertionError("a forward without its (out, saved) return")
+    have = {name_of(e) for e in ret.value.elts[1].elts}
+    for k in free:
+        if k not in have:
+            ret.value.elts[1].elts.append(ast.Name(id=k, ctx=ast.Load()))
+            unpack.targets[0].elts.append(ast.Name(id=k, ctx=ast.Store()))
+
+
+def _constant_type(v: Any) -> Any:
+    return "b1" if isinstance(v, bool) else "i8" if isinstance(v, int) else \
+        "f8" if isinstance(v, float) else None
+
+
+def _arg_types(args: list[Any]) -> tuple[ArgType, ...] | None:
+    """The ArgTypes of a callee's arguments from their types in the caller, or None where
+    one is not a number or an array of known dtype and rank."""
+    out = []
+    for t in args:
+        if t in ("f8", "i8", "b1"):
+            out.append(ArgType(t))
+        elif isinstance(t, tuple) and t[0] == "array" and len(t) == 3 and t[1]:
+            out.append(ArgType("array", t[1], t[2]))
+        else:
+            return None
+    return tuple(out)
+
+
+def _out_types(callees: dict[str, Callee], depth: int = 0) -> Any:
+    """``calls`` for scalar_types: the type of the value a callee's forward returns
+    (``helper_forward(t2)``) for arguments of the given types, or None."""
+    outputs: dict[tuple[Any, ...], Any] = {}
+
+    def out_type(f: str, args: list[Any]) -> Any:
+        sym = f[:-len("_forward")] if f.endswith("_forward") else None
+        arg_types = _arg_types(args)
+        if sym not in callees or arg_types is None or depth > 20:  # 20: recursion
+            return None
+        key = (sym, arg_types)
+        if key not in outputs:
+            c = callees[sym]
+            fwd = gast.gast_to_ast(copy.deepcopy(c.forward))
+            ret = fwd.body[-1]
+            outputs[key] = None
+            if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
+                    ret.value.elts and isinstance(ret.value.elts[0], ast.Name):
+                params = {a.arg: t for a, t in zip(fwd.args.args, arg_types)}
+                outputs[key] = scalar_types(fwd, params, _out_types(c.callees, depth + 1)) \
+                    .get(ret.value.elts[0].id)
+        return outputs[key]
+
+    return out_type
+
+
+def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
+                params: dict[str, ArgType], runtime_names: set[str],
+                constants: dict[str, Any] | None = None,
+                callees: dict[str, Callee] | None = None,
+                free: tuple[str, ...] = ()) -> NumbaCode:
+    """The forward and pullback of one argument signature as a nopython module, after the
+    callees' (each rewritten for the argument types it is called with). ``constants``: int
+    and bool globals the function reads, defined at the module's top. ``free``: float and
+    array globals it reads (typed in ``params``), which become the forward's last parameters
+    (the caller passes their values at each call) and are saved for the pullback.
+
+    Raises:
+        UnsupportedError: for a construct nopython mode cannot take (see the module
+            docstring), naming the user's file and line (a callee's file and line).
+    """
+    module = _Module(runtime_names)
+    module.function(forward, pullback, file, params, callees or {}, free=free)
+    return module.source(constants, file)
