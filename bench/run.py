@@ -25,6 +25,7 @@ if __package__ in (None, ""):  # run as a script: python bench/run.py
 
 import argparse
 import dataclasses
+import gc
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -182,11 +183,16 @@ def measure_workloads(workloads: list[Workload], chosen: list[systems.System],
                 entries.append(timing.Entry(rows[-1], prepared.call))
         timing.run(entries, settings)
         by_name = {system.name: system for system in chosen}
-        for entry in entries:
-            row: Row = entry.key
-            row.median, row.best = entry.median, entry.best
-            row.rounds, row.batch = entry.rounds, entry.batch
-            measure_memory(row, by_name[row.system], entry.call, workload, args, verbose)
+        gc.collect()
+        gc.freeze()  # the collections of the memory measurements skip the peers' caches
+        try:
+            for entry in entries:
+                row: Row = entry.key
+                row.median, row.best = entry.median, entry.best
+                row.rounds, row.batch = entry.rounds, entry.batch
+                measure_memory(row, by_name[row.system], entry.call, workload, args, verbose)
+        finally:
+            gc.unfreeze()
         _log(f"{workload.name}: timed " + ", ".join(
             f"{e.key.system} {e.median * 1e6:.1f} us" for e in entries))
 
