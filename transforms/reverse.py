@@ -12,7 +12,8 @@ list of mutation-site decisions (a :class:`Result`).
    write may overwrite, the writes guarded for them, and the decision at each mutation site:
    free sites get no code.
 3. **Emitters**: the pullback (:mod:`reverse_pullback`, with :mod:`reverse_ops`,
-   :mod:`reverse_stores` and :mod:`reverse_calls`), which records what it needs the forward to keep, then the forward
+   :mod:`reverse_stores` and :mod:`reverse_calls`), which records what it needs the forward
+   to keep (values, or only their shapes: :mod:`shape_saves`), then the forward
    (:mod:`reverse_forward`), which keeps it.
 """
 

@@ -63,6 +63,9 @@ class Recording:
     try_ran: dict[int, tuple[str, set[int]]] = field(default_factory=dict)
     cap_var: dict[tuple[int, str], str] = field(default_factory=dict)  # capture -> variable
     callees: dict[str, Any] = field(default_factory=dict)
+    # a name the pullback reads only for its shape -> the name it stands for and what the
+    # forward keeps of it: "shape" (np.shape) or "tree" (shape_tree) (shape_saves)
+    shape_of: dict[str, tuple[str, str]] = field(default_factory=dict)
     # a container parameter whose slots the function rebinds -> its items as received
     entry_of: dict[str, str] = field(default_factory=dict)
     saved_names: list[str] = field(default_factory=list)  # what the forward hands over

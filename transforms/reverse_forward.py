@@ -43,11 +43,12 @@ class Forward:
         # the final return hands back the saved values
         ret = body[-1]
         assert isinstance(ret, gast.Return)
-        tup = gast.Tuple(elts=[name(n) for n in saved], ctx=gast.Load())
+        tup = gast.Tuple(elts=[self.kept(n) for n in saved], ctx=gast.Load())
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
         entries = set(self.rec.entry_of.values())  # bound first, below
-        init = self.init_conditional(self.plan.fn.body, [n for n in saved if n not in entries])
+        values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries]
+        init = self.init_conditional(self.plan.fn.body, values)
         args = clone(self.plan.fn.args)
         for a in args.args:
             if a.id in self.plan.parsed.renamed_params:
@@ -65,6 +66,20 @@ class Forward:
         if self.plan.kinds:
             fwd = method_reductions(fwd, self.plan.kinds, self.plan.resolve)
         return fwd
+
+    def kept(self, n: str, unbound: frozenset[str] | set[str] = frozenset()) -> gast.expr:
+        """What the forward keeps for the pullback's name ``n``: its value, or the shape of
+        the value it stands for (shape_saves). ``unbound``: names still None on a path that
+        skipped their statement (np.shape(None) is ())."""
+        of = self.rec.shape_of.get(n)
+        if of is None:
+            return name(n)
+        value, how = of
+        if isinstance(self.plan.kinds.get(value), int) and value not in unbound:
+            return attr_node(value, "shape")  # an ndarray for this signature
+        if how == "tree":
+            return call_node("shape_tree", name(value))
+        return call_node(attr_node("np", "shape"), name(value))
 
     def signature_of_user(self, args: gast.arguments) -> None:
         """The forward takes its arguments as the user's function does: keyword-only
@@ -142,12 +157,15 @@ class Forward:
                 pre += self.fill_float_tape(s, tape, body)
             elif tape is not None:
                 recorded = self.rec.records.get(id(s), [])
+                target = {s.target.id} if isinstance(s, gast.For) else set()
+                values = [self.rec.shape_of.get(r, (r,))[0] for r in recorded
+                          if r not in target]
+                init = self.init_conditional(s.body, values)
+                unbound = {st.targets[0].id for st in init}  # None where a path skips them
                 rec = gast.Expr(value=call_node(attr_node(tape, "append"), gast.Tuple(
-                    elts=[name(r) for r in recorded], ctx=gast.Load())))
+                    elts=[self.kept(r, unbound) for r in recorded], ctx=gast.Load())))
                 pos = record_position(body, self.plan.headers)
                 body.insert(pos, rec)
-                target = {s.target.id} if isinstance(s, gast.For) else set()
-                init = self.init_conditional(s.body, [r for r in recorded if r not in target])
                 pre += [assign(name(tape, gast.Store), gast.List(elts=[], ctx=gast.Load()), s)]
                 pre += init
             s2.body = body

@@ -41,6 +41,7 @@ from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
+from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.specialize import (
     accumulate_in_place,
     first_writes,
@@ -123,6 +124,22 @@ class Pullback:
             body=pull_body, decorator_list=[], returns=None, type_comment=None,
             type_params=[])
         return pullback
+
+    def shapes_not_arrays(self, body: list[gast.stmt], recorded: list[str]) -> list[str]:
+        """What a loop records for the reversed ``body``: the arrays it reads only for their
+        shape are recorded as shapes (shape_saves), so the tape does not keep them alive
+        for the backward pass. Only arrays known for this signature (analyses.kinds) are
+        considered: their shape is one attribute read, and a number is as cheap to keep as
+        its shape. The names the loop binds are the ones ``body`` reads."""
+        kinds = self.plan.kinds
+        params = {a.id for a in self.plan.fn.args.args}
+        candidates = {r for r in recorded if isinstance(kinds.get(r), int) and
+                      r not in params and r not in self.plan.objlike}
+        shaped = shape_reads(body, candidates, candidates, self.namer.fresh)
+        for n, (shape, how) in shaped.items():
+            self.rec.shape_of[shape] = (n, how)
+            self.rec.extra_fwd.add(shape)
+        return [shaped[r][0] if r in shaped else r for r in recorded]
 
     def bar(self, n: str) -> str:
         if n not in self.adj:
@@ -325,6 +342,7 @@ class Pullback:
         steps = self.plan.counted(s, recorded)
         if steps is not None:
             return pre + [self.float_tape(s, recorded, steps, body)]
+        recorded = self.shapes_not_arrays(body, recorded)
         tape = self.namer.fresh("tape")
         self.rec.extra_fwd.add(tape)
         self.rec.tape_of[id(s)] = tape

@@ -1233,6 +1233,36 @@ def zero_if_none(g: Any) -> Any:
     return 0.0 if g is None else g
 
 
+def zeros_of_tree(tree: Any) -> Any:
+    """The zero adjoint of a value whose :func:`shape_tree` is ``tree`` (the pullback kept
+    the tree, not the value: transforms/shape_saves.py): as :func:`zeros_like`, in float64
+    (complex128 under :func:`complex_adjoints`)."""
+    if type(tree) is tuple and (not tree or type(tree[0]) is int):
+        if tree == ():
+            return 0j if _ADJOINTS.complex else 0.0
+        return np.zeros(tree, np.complex128 if _ADJOINTS.complex else _F64)
+    if isinstance(tree, tuple) and tree and tree[0] == "tuple":
+        return [zeros_of_tree(t) for t in tree[1:]]  # a tuple's adjoint is a list
+    if isinstance(tree, list):
+        return [zeros_of_tree(t) for t in tree]
+    if isinstance(tree, dict):
+        return {k: zeros_of_tree(t) for k, t in tree.items()}
+    return None
+
+
+def or_zeros_of_tree(g: Any, tree: Any) -> Any:
+    """:func:`or_zeros` where the pullback kept the value's :func:`shape_tree` only."""
+    if g is None:
+        return zeros_of_tree(tree)
+    if isinstance(g, (list, tuple)) and isinstance(tree, (list, tuple)):
+        items = tree[1:] if isinstance(tree, tuple) and tree and tree[0] == "tuple" else tree
+        if not (isinstance(tree, tuple) and (not tree or type(tree[0]) is int)):
+            return [or_zeros_of_tree(a, b) for a, b in zip(g, items)]
+    if isinstance(g, dict) and isinstance(tree, dict) and not isinstance(g, ObjectAdjoint):
+        return {k: or_zeros_of_tree(g.get(k), v) for k, v in tree.items()}
+    return g
+
+
 def or_zeros(g: Any, like: Any) -> Any:
     """``g``, or the zero adjoint of ``like`` where g is None (a missing container entry).
     The zero of None, a str or a bool is 0.0: a call's result of no float content may have a
@@ -1306,7 +1336,7 @@ __all__ = [
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
-    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
 ]
 

@@ -229,6 +229,30 @@ class _Eval:
             return self.call(v)
         return None
 
+    def joined(self, fname: str, items: list[gast.expr], keywords: list[gast.keyword]) -> Kind:
+        """The kind of ``np.concatenate`` / ``stack`` / ``hstack`` / ``vstack`` of a literal
+        sequence of arrays of one rank (``axis=`` an int constant, or absent)."""
+        opts = {k.arg: k.value for k in keywords}
+        axis = opts.pop("axis", None)
+        if opts or not (axis is None or isinstance(axis, gast.Constant) and
+                        type(axis.value) is int or isinstance(axis, gast.UnaryOp) and
+                        isinstance(axis.op, gast.USub) and isinstance(axis.operand,
+                                                                      gast.Constant)):
+            return None
+        ks = [self.kind(e) for e in items]
+        if _BOTTOM in ks:
+            return _BOTTOM
+        if not all(isinstance(k, int) and k != NUMBER for k in ks) or len(set(ks)) != 1:
+            return None  # numbers, unknowns, or ranks that differ (an error in NumPy)
+        r = ks[0]
+        if fname == "stack":
+            return r + 1
+        if fname == "vstack":
+            return max(r, 2)
+        if fname == "hstack":
+            return r if r >= 1 else 1
+        return r if r >= 1 else None  # concatenate: 0-d arrays are an error
+
     def reduction(self, r: int, keywords: list[gast.keyword]) -> Kind:
         """The kind of a reduction of a rank-r array with ``axis=`` / ``keepdims=``."""
         opts = {k.arg: k.value for k in keywords}
@@ -361,10 +385,17 @@ class _Eval:
             if isinstance(args[0], tuple):
                 return args[0][1]  # np.zeros(x.shape)
             return 1 if args[0] == NUMBER else None
+        if fname in _JOIN and len(v.args) == 1 and \
+                isinstance(v.args[0], (gast.Tuple, gast.List)) and v.args[0].elts:
+            return self.joined(fname, v.args[0].elts, v.keywords)
         if fname in _LIKE and len(args) == 1 and all(k.arg == "dtype" for k in v.keywords):
             r = rank(args[0])
             return r  # an ndarray, even of a number (np.zeros_like(3.0) has rank 0)
         return None
+
+
+# joining a literal sequence of arrays (analyses.kinds._Eval.joined)
+_JOIN = frozenset({"concatenate", "stack", "hstack", "vstack"})
 
 
 def _matmul(ra: int | None, rb: int | None, *, allow_number: bool) -> Kind:

@@ -1,0 +1,153 @@
+"""Shapes instead of arrays: forward values the pullback reads only for their shape.
+
+Many rules read an operand only to undo broadcasting or to size a zero (``unbroadcast(g,
+np.shape(a))``, ``concatenate_vjp(g, shape_tree((a, b)), 0)``, ``zeros_like(a)``,
+``or_zeros(g, a)``): a linear step's pullback reads no array's values at all. Keeping such an
+array on the tape for its shape keeps its memory alive for the whole backward pass (a loop of
+n steps keeps n of them).
+
+This pass rewrites a generated pullback so that a forward name read only in those places is
+read through a new name bound to its shape (``t3_shape``), and returns the renaming; the
+forward then records ``np.shape(t3)`` or ``shape_tree(t3)`` where it recorded ``t3``
+(reverse_forward), and a zero adjoint is made from that tree (``runtime.zeros_of_tree``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gast
+from adgen.transforms.walk import walk
+
+# zeros_like(n) and or_zeros(g, n) of a number or an array need its shape only
+_ZEROS = {"zeros_like": "zeros_of_tree", "or_zeros": "or_zeros_of_tree"}
+
+
+def _zeros_call(node: gast.AST) -> str | None:
+    """The name ``n`` of ``zeros_like(n)`` or ``or_zeros(g, n)`` (else None)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in _ZEROS and not node.keywords and \
+            len(node.args) == (1 if node.func.id == "zeros_like" else 2) and \
+            isinstance(node.args[-1], gast.Name):
+        return node.args[-1].id
+    return None
+
+
+def _shape_call(node: gast.AST) -> str | None:
+    """The name ``n`` of ``np.shape(n)``, ``shape_tree(n)`` or ``n.shape`` (else None)."""
+    if isinstance(node, gast.Attribute) and node.attr == "shape" and \
+            isinstance(node.value, gast.Name) and isinstance(node.ctx, gast.Load):
+        return node.value.id
+    if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and
+            isinstance(node.args[0], gast.Name)):
+        return None
+    f = node.func
+    if isinstance(f, gast.Name) and f.id == "shape_tree":
+        return node.args[0].id
+    if isinstance(f, gast.Attribute) and f.attr == "shape" and \
+            isinstance(f.value, gast.Name) and f.value.id == "np":
+        return node.args[0].id
+    return None
+
+
+def _tuple_tree(node: gast.AST) -> list[gast.Name] | None:
+    """The names of ``shape_tree((a, b, ...))`` when every item is a name (else None)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == "shape_tree" and len(node.args) == 1 and not node.keywords and \
+            isinstance(node.args[0], gast.Tuple) and \
+            all(isinstance(e, gast.Name) for e in node.args[0].elts):
+        return list(node.args[0].elts)
+    return None
+
+
+def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
+                fresh: Callable[[str], str]) -> dict[str, tuple[str, str]]:
+    """Rewrites ``body`` so that each candidate name read only for its shape is read through
+    a name of its own (``fresh(n + "_shape")``), bound where ``n`` was (a loop's target, the
+    saved values); returns ``{n: (n_shape, how)}``, where ``how`` says what the forward keeps:
+    ``"shape"`` (``np.shape(n)``) or ``"tree"`` (``shape_tree(n)``, which zeros_of_tree
+    turns back into a zero adjoint). ``known``: the candidates known to hold a number or an
+    ndarray, where the two are the same tuple; for the others (a list, a tuple) the reads of
+    one name must all agree on which."""
+    shape_uses: dict[str, int] = {}  # np.shape(n), n.shape
+    tree_uses: dict[str, int] = {}  # shape_tree(n), shape_tree((n, ...)), zeros
+    loads: dict[str, int] = {}
+    for node in (n for st in body for n in walk(st)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                node.id in candidates:
+            loads[node.id] = loads.get(node.id, 0) + 1
+        n = _shape_call(node)
+        if n in candidates:
+            uses = tree_uses if _is_tree_call(node) else shape_uses
+            uses[n] = uses.get(n, 0) + 1
+        n = _zeros_call(node)
+        if n in candidates:
+            tree_uses[n] = tree_uses.get(n, 0) + 1
+        for e in _tuple_tree(node) or ():
+            if e.id in candidates:
+                tree_uses[e.id] = tree_uses.get(e.id, 0) + 1
+    chosen: dict[str, tuple[str, str]] = {}
+    for n in set(shape_uses) | set(tree_uses):
+        s, tr = shape_uses.get(n, 0), tree_uses.get(n, 0)
+        if loads.get(n) != s + tr:
+            continue  # a value read too
+        if tr and s and n not in known:
+            continue  # np.shape of a list is not its shape_tree
+        chosen[n] = (fresh(f"{n}_shape"), "tree" if tr else "shape")
+    if chosen:
+        names = {n: v for n, (v, _) in chosen.items()}
+        for i, st in enumerate(body):
+            body[i] = _Rewrite(names).visit(st)
+    return chosen
+
+
+def _is_tree_call(node: gast.AST) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "shape_tree"
+
+
+class _Rewrite(gast.NodeTransformer):
+    def __init__(self, chosen: dict[str, str]) -> None:
+        self.chosen = chosen
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        n = _shape_call(node)
+        if n in self.chosen:
+            return gast.Name(id=self.chosen[n], ctx=gast.Load(), annotation=None,
+                             type_comment=None)
+        n = _zeros_call(node)
+        if n in self.chosen:
+            # a zero of that shape (runtime.zeros_of_tree)
+            node.func.id = _ZEROS[node.func.id]
+            node.args[-1] = gast.Name(id=self.chosen[n], ctx=gast.Load(), annotation=None,
+                                      type_comment=None)
+            self.generic_visit(node)
+            return node
+        items = _tuple_tree(node)
+        if items is not None and any(e.id in self.chosen for e in items):
+            # shape_tree((a, b)) is ("tuple", shape of a, shape of b)
+            elts: list[gast.expr] = [gast.Constant("tuple", None)]
+            for e in items:
+                if e.id in self.chosen:
+                    elts.append(gast.Name(id=self.chosen[e.id], ctx=gast.Load(),
+                                          annotation=None, type_comment=None))
+                else:
+                    elts.append(gast.Call(func=gast.Name(id="shape_tree", ctx=gast.Load(),
+                                                         annotation=None, type_comment=None),
+                                          args=[e], keywords=[]))
+            return gast.Tuple(elts=elts, ctx=gast.Load())
+        self.generic_visit(node)
+        return node
+
+    def visit_Attribute(self, node: gast.Attribute) -> gast.expr:
+        n = _shape_call(node)
+        if n in self.chosen:
+            return gast.Name(id=self.chosen[n], ctx=gast.Load(), annotation=None,
+                             type_comment=None)
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if isinstance(node.ctx, gast.Store) and node.id in self.chosen:
+            node.id = self.chosen[node.id]  # a loop's target: the recorded shape
+        return node
