@@ -66,6 +66,21 @@ def write_through_then_store(ws):
     return np.sum(ws[0] * ws[0])
 
 
+def written_on_a_copy(ws):
+    # the usual way to leave the caller's list alone: list(ws), then a copy of the item
+    ws = list(ws)
+    ws[0] = ws[0].copy()
+    ws[0][1] = ws[1][0] * 0.5
+    ws[0] = ws[0] * ws[0]
+    return np.sum(ws[0] * ws[0])
+
+
+def rows_as_a_list(ws):
+    rows = list(ws[0].reshape(2, -1))
+    rows[1] = rows[1] * rows[0]
+    return np.sum(rows[1]) + np.sum(tuple(rows)[0] ** 2)
+
+
 def store_then_write_through(ws):
     ws[0] = ws[0] * 2.0
     ws[0][1] = ws[1][0] * 0.5
@@ -110,6 +125,8 @@ CASES = [
     # an item written in place and its slot rebound, in either order: the gradient belongs
     # to the items the function was given (runtime.entry_items), not to the new ones
     ("through_then_store", write_through_then_store, lambda: _arrays(9)),
+    ("written_on_a_copy", written_on_a_copy, lambda: _arrays(13)),
+    ("rows_as_a_list", rows_as_a_list, lambda: [np.arange(1.0, 5.0) / 4, np.ones(2)]),
     ("store_then_through", store_then_write_through, lambda: _arrays(10)),
     ("item_updated_then_stored", item_updated_then_slot_stored, lambda: _arrays(11)),
     ("dict_through_then_store", dict_write_through_then_store,

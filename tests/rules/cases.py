@@ -513,7 +513,10 @@ cases("numpy.cumprod", C(randn(5)), C(randn(3, 4), 1), C(randn(3, 4), axis=0),
 cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0, 2, 1], 1),
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))
-cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]))
+cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
+      C(randn(3, 2)))
+cases("builtins.list", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
+      C(randn(3, 2)))
 
 # --------------------------------------------------------------------------------------------
 # views.py

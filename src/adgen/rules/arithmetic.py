@@ -16,10 +16,10 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_vjp,
-    as_container,
     balanced_eq,
     matmul_vjp_a,
     matmul_vjp_b,
+    sequence_vjp,
     shape_tree,
     sum_list_vjp,
     unbroadcast,
@@ -131,8 +131,15 @@ def sum_(g: Any, out: Any, iterable: Any, start: Any) -> Any:
 
 @defvjp(builtins.tuple, "iterable", linear=True)
 def tuple_(g: Any, out: Any, iterable: Any) -> Any:
-    # tuple(a list of arrays): the cotangent goes back as the container it came from
-    return as_container(list(g), shape_tree(iterable))
+    # tuple(a list of arrays, an array's rows): the cotangent goes back as the container it
+    # came from
+    return sequence_vjp(g, shape_tree(iterable))
+
+
+@defvjp(builtins.list, "iterable", linear=True)
+def list_(g: Any, out: Any, iterable: Any) -> Any:
+    # list(a list or tuple of arrays, an array's rows): back as the container it came from
+    return sequence_vjp(g, shape_tree(iterable))
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ top-level functions using only ``np``, builtins and each other, all of them publ
 import numpy as np
 
 __all__ = [
+    "sequence_vjp",
     "as_container",
     "balanced_eq",
     "broadcastable",
@@ -142,6 +143,17 @@ def tree_len(tree: object) -> int:
 def as_container(items: list, tree: object) -> object:
     """``items`` as the container type (list or tuple) that ``tree`` describes."""
     return tuple(items) if is_tuple_tree(tree) else list(items)
+
+
+def sequence_vjp(g: object, tree: object) -> object:
+    """The cotangent of ``list(x)`` / ``tuple(x)`` given as a list ``g``, as ``x`` was: the
+    same container, or an array of the rows of ``x`` (None items are zero rows)."""
+    items = list(g)
+    if type(tree) is tuple and (not tree or type(tree[0]) is int):  # x was an array
+        row = tree[1:]
+        return np.array([np.zeros(row) if v is None else v for v in items], dtype=float
+                        ).reshape(tree)
+    return as_container(items, tree)
 
 
 def tree_numeric_shape(tree: object) -> object:
