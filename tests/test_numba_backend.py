@@ -305,6 +305,20 @@ def test_benchmark_kernels(kernel, policy):
             np.testing.assert_array_equal(a, b)
 
 
+def test_kalman_filter_with_linalg():
+    """The suite's Kalman filter (the issue's workload): inv, solve and det of the innovation
+    covariance in every step, against the hand adjoint and central differences."""
+    from bench.workloads import kalman
+
+    w = next(w for w in kalman.workloads() if w.primal is kalman.kalman)
+    args = w.make_args(np.random.default_rng(29))
+    g = adgen.grad(kalman.kalman, argnums=w.argnums, backend="numba")(*args)
+    hand = kalman.kalman_hand(*args)
+    for mine, ref in zip(g, hand):
+        assert_grad_close(mine, ref, rtol=1e-9, atol=1e-12)
+    assert_grad_close(g[0], numerical_grad(kalman.kalman, args, 0), rtol=1e-5, atol=1e-7)
+
+
 def transposed(A, x):
     y = A.T @ x
     s = 0.0

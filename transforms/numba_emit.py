@@ -62,7 +62,9 @@ from adgen.errors import Location, UnsupportedError
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
                               "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
-                              "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes"})
+                              "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes",
+                              "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",
+                              "zeros_of_tree", "or_zeros_of_tree"})
 _MARKER = re.compile(r"^\x00# line (\d+)")
 COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -387,7 +389,77 @@ class Rewriter:
 
     # -- list tapes ---------------------------------------------------------------------------
 
+    def recorded_shapes(self, types_: dict[str, Any]) -> None:
+        """A value the pullback reads only for its shape is recorded as ``np.shape(x)`` or
+        ``x.shape`` (transforms/shape_saves.py). A number's shape is ``()``: it leaves the
+        loop's record, and the pullback binds the name to ``()``; an array's shape (or any
+        other expression recorded) is bound to a fresh name before the record, which then
+        holds that name (a typed list of shape tuples)."""
+        def shape_of(e: ast.expr) -> ast.expr | None:
+            x = e.args[0] if call_name(e) == "np.shape" and len(e.args) == 1 else \
+                e.value if isinstance(e, ast.Attribute) and e.attr == "shape" else None
+            t = types_.get(name_of(x) or "") if x is not None else None
+            if t in ("f8", "i8", "b1"):
+                return ast.Tuple(elts=[], ctx=ast.Load())
+            if isinstance(t, tuple) and t[0] == "array" and x is not None:
+                types_.setdefault(f"{x.id}_shape", ("shape", t[2]) if len(t) == 3 else None)
+                return expr(f"{x.id}.shape")
+            return None
+
+        ret = self.fwd.body[-1]
+        if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
+                len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple):
+            elts = ret.value.elts[1].elts
+            elts[:] = [shape_of(e) or e if not isinstance(e, ast.Name) else e for e in elts]
+        loops = {name_of(st.iter.args[0]): st for st in ast.walk(self.pb)
+                 if isinstance(st, ast.For) and call_name(st.iter) == "reversed" and
+                 st.iter.args and isinstance(st.target, ast.Tuple)}
+        for st in statements(self.fwd.body):
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and
+                    isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "append"
+                    and st.value.args and isinstance(st.value.args[0], ast.Tuple) and
+                    name_of(st.value.func.value) in loops):
+                continue
+            rec = st.value.args[0]
+            loop = loops[st.value.func.value.id]
+            if len(loop.target.elts) != len(rec.elts):
+                continue  # refused by list_tapes
+            before: list[ast.stmt] = []
+            keep_rec, keep_read, constants = [], [], []
+            for e, r in zip(rec.elts, loop.target.elts):
+                if isinstance(e, ast.Name):
+                    keep_rec.append(e)
+                    keep_read.append(r)
+                    continue
+                e = shape_of(e) or e
+                if isinstance(e, ast.Tuple) and not e.elts and isinstance(r, ast.Name):
+                    constants.append(ast.Assign(targets=[ast.Name(id=r.id, ctx=ast.Store())],
+                                                value=e, lineno=0))
+                    continue
+                tmp = self.fresh(f"{name_of(r) or 'value'}_recorded")
+                before.append(ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())],
+                                         value=e, lineno=0))
+                types_.setdefault(tmp, types_.get(name_of(r) or ""))
+                keep_rec.append(ast.Name(id=tmp, ctx=ast.Load()))
+                keep_read.append(r)
+            if before or constants:
+                if not keep_rec:  # nothing left to record: a counter still counts the rows
+                    tmp = self.fresh("row_recorded")
+                    before.append(ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())],
+                                             value=ast.Constant(0), lineno=0))
+                    types_[tmp] = "i8"
+                    keep_rec.append(ast.Name(id=tmp, ctx=ast.Load()))
+                    keep_read.append(ast.Name(id=tmp, ctx=ast.Store()))
+                rec.elts = keep_rec
+                loop.target.elts = keep_read
+                if before:
+                    _insert_before(self.fwd, st, before)
+                for c in constants:
+                    c._user_line = getattr(loop, "_user_line", 0)
+                loop.body[:0] = constants
+
     def list_tapes(self, types_: dict[str, Any]) -> None:
+        self.recorded_shapes(types_)
         creations: dict[str, ast.Assign] = {}
         appends: dict[str, list[ast.stmt]] = {}
         for st in statements(self.fwd.body):
@@ -639,6 +711,13 @@ class Rewriter:
                                      right=self.visit(node.args[1]))
                 if f == "unbroadcast" and node.keywords:
                     node.keywords = []
+                if f == "np.ndim" and len(node.args) == 1:
+                    # numba has no np.ndim: the rank is known when the code is emitted
+                    t = types_.get(name_of(node.args[0]) or "")
+                    if t in ("f8", "i8", "b1"):
+                        return ast.Constant(0)
+                    if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
+                        return ast.Constant(t[2])
                 if f in ("shape_tree", "np.shape") and len(node.args) == 1:
                     # a number's shape is () and an array's its .shape: numba's np.shape of a
                     # number makes an array first (30 ns, most of a scalar loop's pullback)

@@ -24,9 +24,10 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "grow", "inverse_axes",
-           "loop_sequence", "matmul_vjp_a", "matmul_vjp_b", "max_vjp", "mean_vjp", "or_zeros", "stored_into",
-           "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like"]
+__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "grow",
+           "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b", "matrix_transpose", "max_vjp", "mean_vjp", "or_zeros",
+           "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into", "sum_vjp", "unbroadcast",
+           "zero_if_none", "zeros_like", "zeros_of_tree"]
 
 
 def _is_number(t: Any) -> bool:
@@ -44,6 +45,36 @@ def _zeros_like(x):
         return lambda x: np.zeros(x.shape)
     if _is_number(x):
         return lambda x: 0.0
+    return None
+
+
+def zeros_of_tree(shape: Any) -> Any:
+    """The zero adjoint of a number (shape tree ``()``) or of an array of ``shape``, whose
+    value the pullback did not keep (containers' trees are refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(zeros_of_tree, jit_options={"cache": True})
+def _zeros_of_tree(shape):
+    if isinstance(shape, (types.UniTuple, types.Tuple)) and len(shape) == 0:
+        return lambda shape: 0.0
+    if isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer):
+        return lambda shape: np.zeros(shape)
+    return None
+
+
+def or_zeros_of_tree(g: Any, shape: Any) -> Any:
+    """``g``, or the zero adjoint of a number or an array of shape tree ``shape`` where g is
+    None."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(or_zeros_of_tree, jit_options={"cache": True})
+def _or_zeros_of_tree(g, shape):
+    if isinstance(g, types.NoneType):
+        return lambda g, shape: zeros_of_tree(shape)
+    if isinstance(g, types.Array) or _is_number(g):
+        return lambda g, shape: g
     return None
 
 
@@ -336,6 +367,69 @@ def _matmul_vjp_b(g, a, b_shape):
         return lambda g, a, b_shape: np.outer(a, g)
     if ranks == (2, 2, 2):  # matrix @ matrix
         return lambda g, a, b_shape: np.dot(np.ascontiguousarray(a.T), g)
+    return None
+
+
+def matrix_transpose(x: Any) -> Any:
+    """The transpose of a matrix (stacks of matrices are refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(matrix_transpose, jit_options={"cache": True})
+def _matrix_transpose(x):
+    if isinstance(x, types.Array) and x.ndim == 2:
+        return lambda x: x.T
+    return None
+
+
+def det_vjp(g: Any, out: Any, a: Any) -> Any:
+    """The adjoint of ``np.linalg.det(a)`` of a matrix: ``g det(a) inv(a)^T`` (numba's inv
+    raises for a singular ``a``, as NumPy's)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(det_vjp, jit_options={"cache": True})
+def _det_vjp(g, out, a):
+    if _is_number(g) and _is_number(out) and isinstance(a, types.Array) and a.ndim == 2:
+        return lambda g, out, a: (g * out) * np.linalg.inv(a).T
+    return None
+
+
+def solve_vjp_b(g: Any, a: Any, b_shape: Any) -> Any:
+    """The adjoint of ``b`` in ``x = np.linalg.solve(a, b)`` for a matrix ``a`` and a vector
+    or matrix ``b``: ``solve(a^T, g)``."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(solve_vjp_b, jit_options={"cache": True})
+def _solve_vjp_b(g, a, b_shape):
+    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(g, types.Array) and \
+            g.ndim in (1, 2) and isinstance(b_shape, types.UniTuple) and \
+            len(b_shape) == g.ndim:
+        return lambda g, a, b_shape: np.linalg.solve(np.ascontiguousarray(a.T), g)
+    return None
+
+
+def solve_vjp_a(g: Any, out: Any, a: Any, b_ndim: Any) -> Any:
+    """The adjoint of ``a`` in ``x = np.linalg.solve(a, b)``: ``-solve(a^T, g) x^T`` (the
+    rank of ``b`` is the rank of ``g``, known when numba compiles)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(solve_vjp_a, jit_options={"cache": True})
+def _solve_vjp_a(g, out, a, b_ndim):
+    if not (isinstance(a, types.Array) and a.ndim == 2 and isinstance(g, types.Array) and
+            isinstance(out, types.Array) and g.ndim == out.ndim):
+        return None
+    if g.ndim == 1:
+        def vector(g, out, a, b_ndim):
+            return -np.outer(np.linalg.solve(np.ascontiguousarray(a.T), g), out)
+        return vector
+    if g.ndim == 2:
+        def matrix(g, out, a, b_ndim):
+            gb = np.linalg.solve(np.ascontiguousarray(a.T), g)
+            return -np.dot(gb, np.ascontiguousarray(out.T))
+        return matrix
     return None
 
 

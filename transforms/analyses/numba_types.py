@@ -72,6 +72,14 @@ def _unify(a: Any, b: Any) -> Any:
 
 
 def _arith(a: Any, b: Any, op: ast.operator) -> Any:
+    if isinstance(op, ast.MatMult):
+        # vector @ vector is a number: the result's rank follows the operands' ranks
+        if not all(isinstance(t, tuple) and t[0] == "array" and len(t) == 3 and t[2] in (1, 2)
+                   for t in (a, b)):
+            return None
+        elem = _arith(a[1], b[1], ast.Mult())
+        rank = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}[(a[2], b[2])]
+        return elem if rank == 0 else ("array", elem, rank)
     if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
         arrays = [t for t in (a, b) if isinstance(t, tuple) and t[0] == "array"]
         if arrays and all(len(t) == 3 for t in arrays) and all(
@@ -138,6 +146,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
         if isinstance(e, ast.Name):
             return env.get(e.id)
         if isinstance(e, ast.Attribute):
+            if e.attr == "T":
+                t = typ(e.value)
+                return t if isinstance(t, tuple) and t[0] == "array" and len(t) == 3 else None
             if e.attr == "shape":
                 t = typ(e.value)
                 return ("shape", t[2]) if isinstance(t, tuple) and t[0] == "array" and \
@@ -202,6 +213,18 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
                     args[0] in ("f8", "i8"):
                 return args[0]
+            if f in ("np.eye", "np.identity") and e.args and args[0] == "i8" and \
+                    len(e.args) == 1 and not e.keywords:
+                return ("array", "f8", 2)
+            square = [t for t in args[:1] if isinstance(t, tuple) and t[0] == "array" and
+                      len(t) == 3 and t[2] == 2]
+            if f == "np.linalg.inv" and square:
+                return ("array", "f8", 2)
+            if f == "np.linalg.det" and square:
+                return "f8"
+            if f == "np.linalg.solve" and square and len(args) == 2 and \
+                    isinstance(args[1], tuple) and len(args[1]) == 3 and args[1][2] in (1, 2):
+                return ("array", "f8", args[1][2])
             if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
                 return _allocation(e, args, base)
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
