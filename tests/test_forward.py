@@ -221,3 +221,17 @@ def test_jvp_of_a_numpy_function_uses_its_rule() -> None:
     da = np.array([[0.2, -0.1], [0.4, 0.3]])
     _, d_det = adgen.jvp(np.linalg.det, (a,), (da,))
     assert d_det == pytest.approx(numerical_jvp(np.linalg.det, (a,), (da,))[0], rel=1e-7)
+
+
+def _masked(x):
+    big = x > 0.5
+    small = not (x[0] > 2.0)
+    return np.sum(np.where(big, x, 0.0) ** 2) * (2.0 if small else 1.0)
+
+
+def test_comparisons_of_values_with_tangents_have_none() -> None:
+    # a bool computed from x: no tangent (it was refused as "the expression Compare")
+    x, v = np.array([0.2, 0.7, 1.3]), np.array([1.0, -0.5, 0.25])
+    out, dot = adgen.jvp(_masked, (x,), (v,))
+    assert out == _masked(x)
+    np.testing.assert_allclose(dot, np.dot(adgen.grad(_masked)(x), v), rtol=1e-12)

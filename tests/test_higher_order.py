@@ -86,6 +86,53 @@ def test_hvp(f: Any, policy: str) -> None:
 
 
 @pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", list(SCALAR), ids=_ids(SCALAR))
+def test_jacobians_of_the_gradient_are_the_hessian(f: Any, policy: str) -> None:
+    # JAX's idioms for a Hessian: jacfwd(grad(f)) and jacrev(grad(f))
+    x = SCALAR[f]
+    g = adgen.grad(f, mutation=policy)
+    if policy == "strict" and strict_refuses(f, x):
+        with pytest.raises(adgen.MutationError):
+            adgen.jacfwd(g)(x.copy())
+        with pytest.raises(adgen.MutationError):
+            adgen.jacrev(g, mutation=policy)(x.copy())
+        return
+    expected = fd_hessian(f, x, policy)
+    before = x.copy()
+    fwd = adgen.jacfwd(g)(x)
+    rev = adgen.jacrev(g, mutation=policy)(x)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(fwd, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rev, expected, rtol=1e-5, atol=1e-6)
+
+
+def _mixed(x, w):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = np.tanh(w * x[i]) * x[i]
+    y[1:] += y[:-1] * w
+    return np.sum(y ** 2) + w ** 3
+
+
+def test_jvp_and_vjp_of_a_gradient_mix_arguments() -> None:
+    x, w, v = np.array([0.3, 0.5, -0.2]), 0.7, np.array([0.1, -0.4, 0.25])
+    g = adgen.grad(_mixed)  # with respect to x
+    out, dot = adgen.jvp(g, (x, w), (v, 0.5))
+    gw = adgen.grad(_mixed)
+    # d/dt grad_x f(x + t v, w + t 0.5)
+    expected = (gw(x + EPS * v, w + EPS * 0.5) - gw(x - EPS * v, w - EPS * 0.5)) / (2 * EPS)
+    np.testing.assert_allclose(out, g(x, w))
+    np.testing.assert_allclose(dot, expected, rtol=1e-6, atol=1e-8)
+    out, pullback = adgen.vjp(g, x, w)
+    cx, cw = pullback(v)
+    # <v, grad_x f> differentiated: by x (H_xx v) and by w (d/dw <v, grad_x f>)
+    np.testing.assert_allclose(cx, adgen.hvp(_mixed)(x, w, v), rtol=1e-8)
+    fd_w = (np.dot(v, gw(x, w + EPS)) - np.dot(v, gw(x, w - EPS))) / (2 * EPS)
+    assert cw == pytest.approx(fd_w, rel=1e-6)
+    assert adgen.jvp(g, (x, w), (None, None))[1].shape == x.shape  # no direction: zero
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("f", list(SCALARS), ids=_ids(SCALARS))
 def test_grad_of_grad(f: Any, policy: str) -> None:
     x = SCALARS[f]

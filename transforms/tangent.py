@@ -323,6 +323,9 @@ class Tangent:
             return self.apply_rule(s, n, rule, v, [v.operand], {})
         if isinstance(v, gast.Call):
             return self.call(s, n, v)
+        if isinstance(v, gast.Compare) or (isinstance(v, gast.UnaryOp) and
+                                           isinstance(v.op, gast.Not)):
+            return after(zero)  # a bool: no tangent (reverse mode gives it no adjoint)
         self.refuse(s, f"the expression {type(v).__name__}")
         return [], []
 

@@ -369,6 +369,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
+    if isinstance(fun, GradientFunction):  # vjp of grad(f, j): Hessian-vector products
+        return _vjp_of_gradient(fun, args, mutation, kwargs)
     target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
     if receiver:  # a method or callable object: no cotangent for the receiver
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
@@ -836,6 +838,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
                            "give one tangent per primal (None for none)")
     _refuse_complex(primals)
+    if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
+        return _jvp_of_gradient(fun, primals, tangents, kwargs)
     from adgen.rules import registry
 
     rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
@@ -1041,6 +1045,62 @@ def _check_derivable(g: GradientFunction) -> None:
             "a derivative of value_and_grad, of grad(..., has_aux=True) or of grad with a tuple "
             "of argnums is not supported",
             hint="differentiate grad(f, argnums=k) of a scalar argument k, or use adgen.hessian")
+
+
+def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
+                     tangents: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``jvp(grad(f, j), x, v)``: the gradient and its derivative along v, the sum over the
+    arguments n with a tangent of the second derivatives d2f/dx_j dx_n v_n. That is the
+    gradient with respect to x_j of the derivative of f along v (second derivatives are
+    symmetric), which adgen computes as for :func:`hvp`: reverse mode over the generated
+    tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
+    _check_derivable(g)
+    fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
+    if kwargs:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
+                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
+    j = _normalize_argnums(argnums, len(primals))[0]
+    out = g(*_copies(primals))
+    wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
+    if not wrt:
+        return out, runtime.zeros_like(out)
+    d = _directional(fun, len(primals), wrt, unit=False)
+    dot = grad(d, j, mutation=mutation)(*_copies(primals), *[tangents[n] for n in wrt])
+    return out, dot
+
+
+def _vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
+                     kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``vjp(grad(f, j), x)``: the gradient, and a pullback taking a cotangent c of it to the
+    gradients with respect to every argument of the derivative of f along c (on x_j), by
+    reverse mode over the generated tangent code. So ``jacrev(grad(f))`` is the Hessian."""
+    _check_derivable(g)
+    fun, argnums = g._adgen_spec[0], g._adgen_spec[1]
+    if kwargs:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
+                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
+    j = _normalize_argnums(argnums, len(args))[0]
+    before = _copies(args)
+    out = g(*_copies(args))
+    d = _directional(fun, len(args), (j,), unit=False)
+    # the arguments with a gradient (floats, float arrays, containers of them)
+    every = tuple(n for n, a in enumerate(args)
+                  if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
+                  not (isinstance(a, np.ndarray) and a.dtype.kind not in "fc"))
+
+    def pullback(ct: Any) -> tuple[Any, ...]:
+        _check_cotangent(ct, out, "the cotangent", fun)
+        got = grad(d, every, mutation=mutation)(*_copies(before), ct) if every else ()
+        cts: list[Any] = [None] * len(args)
+        for n, c in zip(every, got):
+            cts[n] = c
+        return tuple(cts)
+
+    return out, pullback
 
 
 def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, mutation: str,
