@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import sys
 import types
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -273,11 +275,38 @@ def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
 _COMPLEX_PULLBACKS: set[int] = set()
 
 
-def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any) -> Any:
+# generated code that may hold complex values: an FFT, a complex literal, a complex dtype
+_COMPLEX_MARKS = re.compile(r"\bfft\b|\b\d+(\.\d*)?j\b|complex|\bconj|\bangle\b|\bvdot\b")
+
+
+def may_be_complex(compiled: Any) -> bool:
+    """Whether a compiled function's code (its callees' included) may compute complex
+    values, whose cotangents a rule written for real values would cut to their real part."""
+    return bool(_COMPLEX_MARKS.search(getattr(compiled, "source", "") or ""))
+
+
+def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
+                  complex_values: bool = False) -> Any:
     """``pullback(saved, out_bar)``; again with complex adjoints for real buffers when a complex
     cotangent reached a real one (NumPy refuses ``float_adjoint += complex``). A pullback can
     run any number of times (it only reads what the forward pass saved), so the retry is
-    safe; it is remembered, so the next call goes straight to complex adjoints."""
+    safe; it is remembered, so the next call goes straight to complex adjoints.
+    ``complex_values`` (:func:`may_be_complex`): a complex cotangent that a rule would store
+    into a real array raises, naming the line, instead of losing its imaginary part."""
+    if complex_values:
+        # NumPy only warns when a complex value is stored into a real array (a rule's zeros):
+        # the imaginary part would be dropped, a silently wrong gradient
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            try:
+                return _run_pullback(pullback, saved, out_bar)
+            except np.exceptions.ComplexWarning as exc:
+                raise runtime.locate(NonDifferentiableError(
+                    "a complex cotangent reached a derivative rule that handles real values "
+                    "only: its imaginary part would be dropped",
+                    hint="apply that operation to real values (np.abs(z), z.real, z.imag) "
+                         "before it, or register an adgen.rrule that handles complex "
+                         "values"), exc.__traceback__) from None
     if id(pullback) not in _COMPLEX_PULLBACKS:
         try:
             return pullback(saved, out_bar)
@@ -379,6 +408,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     _refuse_complex(args)
     compiled = _compiled(fun, mutation, sig=signature(args), backend=backend)
     received = _as_received(args) if compiled.mutates_containers else args
+    complex_values = may_be_complex(compiled)
     out, saved = _forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
@@ -394,7 +424,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                     _location(fun),
                     hint="call the pullback before changing it, or pass a copy to adgen.vjp")
         _check_cotangent(out_bar, out, "the cotangent", fun)
-        return _cotangents(_run_pullback(compiled.pullback, saved, out_bar), received)
+        return _cotangents(_run_pullback(compiled.pullback, saved, out_bar, complex_values),
+                           received)
 
     return out, pullback
 
@@ -569,8 +600,9 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                                  backend=backend)
             hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
                                 compiled.pullback, compiled.needs_scope,
-                                nums[0] if len(nums) == 1 else None, compiled.guards)
-        _, nums, compiled, forward, pullback, needs_scope, one, _ = hit
+                                nums[0] if len(nums) == 1 else None, compiled.guards,
+                                may_be_complex(compiled))
+        _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values = hit
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
             if not (type(a) is np.ndarray and a.dtype is _F64) and type(a) is not float:
@@ -599,7 +631,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             value = out
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
-        cts = _run_pullback(pullback, saved, seed)
+        cts = _run_pullback(pullback, saved, seed, complex_values)
         if one is not None:
             g = cts[one]
             a = received[one]

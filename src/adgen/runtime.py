@@ -355,17 +355,23 @@ def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
         hint="pass a copy (x.astype(np.float64)) instead of the view"))
 
 
-def locate(err: Any) -> Any:
+def locate(err: Any, tb: Any = None) -> Any:
     """``err`` (an AdgenError raised by the runtime) with the user's file and line, when a
     pullback on the stack is running the adjoint of that line (the ``# line N:`` comment
-    above the statement it runs)."""
+    above the statement it runs). ``tb``: the traceback of an exception caught above the
+    pullback, whose frames are searched instead (innermost first)."""
     import linecache
     import re
     import sys
 
     if getattr(err, "location", True) is not None:
         return err
-    frame = sys._getframe(1)
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    frame = frames[-1] if frames else sys._getframe(1)
+    inner = list(reversed(frames))
     while frame is not None:
         file = frame.f_globals.get("__adgen_file__")
         if file is not None and frame.f_code.co_filename.startswith("<adgen "):
@@ -381,7 +387,11 @@ def locate(err: Any) -> Any:
                     err.args = (err.format(),)
                     return err
             return err
-        frame = frame.f_back
+        if inner:
+            inner.pop(0)
+            frame = inner[0] if inner else None
+        else:
+            frame = frame.f_back
     return err
 
 

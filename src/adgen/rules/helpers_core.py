@@ -8,6 +8,7 @@ import numpy as np
 
 __all__ = [
     "sequence_vjp",
+    "zeros_for",
     "as_container",
     "balanced_eq",
     "broadcastable",
@@ -143,6 +144,12 @@ def tree_len(tree: object) -> int:
 def as_container(items: list, tree: object) -> object:
     """``items`` as the container type (list or tuple) that ``tree`` describes."""
     return tuple(items) if is_tuple_tree(tree) else list(items)
+
+
+def zeros_for(shape: object, g: object) -> np.ndarray:
+    """Zeros of ``shape`` that can hold the cotangent ``g``: complex128 where ``g`` is complex
+    (a scatter into float zeros would drop its imaginary part), else float64."""
+    return np.zeros(shape, np.complex128 if np.iscomplexobj(g) else np.float64)
 
 
 def sequence_vjp(g: object, tree: object) -> object:
@@ -412,10 +419,10 @@ def sort_vjp(g: object, a: object, axis: object) -> np.ndarray:
     a = np.asarray(a)
     if axis is None:
         order = np.argsort(np.ravel(a), kind="stable")
-        res = np.zeros(a.size)
+        res = zeros_for(a.size, g)
         res[order] = np.ravel(g)
         return np.reshape(res, a.shape)
     order = np.argsort(a, axis=axis, kind="stable")
-    res = np.zeros(a.shape)
+    res = zeros_for(a.shape, g)
     np.put_along_axis(res, order, np.asarray(g), axis=axis)
     return res

@@ -12,6 +12,7 @@ from adgen.rules.helpers_core import (
     tree_numeric_shape,
     tree_zeros,
     unsupported,
+    zeros_for,
 )
 
 __all__ = [
@@ -160,7 +161,7 @@ def getitem_vjp(g: object, tree: object, index: object) -> object:
     the other entries get zeros of their own structure, never None.
     """
     array = isinstance(tree, tuple) and not is_tuple_tree(tree)
-    zeros = np.zeros(tree) if array else tree_zeros(tree)
+    zeros = zeros_for(tree, g) if array else tree_zeros(tree)
     if isinstance(zeros, np.ndarray):
         if is_basic_index(index):
             zeros[index] = g
@@ -185,10 +186,10 @@ def take_vjp(g: object, shape: tuple, indices: object, axis: object) -> np.ndarr
     """Adjoint of ``np.take(a, indices, axis)``: ``g`` added back at the taken positions."""
     shape = tuple(shape)
     if axis is None:
-        flat = np.zeros(int(np.prod(shape)))
+        flat = zeros_for(int(np.prod(shape)), g)
         np.add.at(flat, indices, g)
         return np.reshape(flat, shape)
-    res = np.zeros(shape)
+    res = zeros_for(shape, g)
     np.add.at(res, (slice(None),) * (axis % len(shape)) + (indices,), g)
     return res
 
@@ -198,7 +199,7 @@ def take_along_axis_vjp(g: object, shape: tuple, indices: object, axis: object) 
     shape = tuple(shape)
     indices = np.asarray(indices)
     if axis is None:
-        flat = np.zeros(int(np.prod(shape)))
+        flat = zeros_for(int(np.prod(shape)), g)
         np.add.at(flat, indices, g)
         return np.reshape(flat, shape)
     axis = axis % len(shape)
@@ -211,7 +212,7 @@ def take_along_axis_vjp(g: object, shape: tuple, indices: object, axis: object) 
             view = [1] * len(shape)
             view[dim] = shape[dim]
             index.append(np.arange(shape[dim]).reshape(view))
-    res = np.zeros(shape)
+    res = zeros_for(shape, g)
     np.add.at(res, tuple(index), g)
     return res
 
@@ -224,7 +225,7 @@ def ndarray_item(a: object, *args: object) -> object:
 def item_vjp(g: object, shape: tuple, args: tuple) -> np.ndarray:
     """Adjoint of ``a.item(*args)``: ``g`` at the chosen element (flat or multi-index)."""
     shape = tuple(shape)
-    res = np.zeros(shape)
+    res = zeros_for(shape, g)
     if len(args) == 0:
         res[...] = g
     elif len(args) == 1:
