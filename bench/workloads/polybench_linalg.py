@@ -21,6 +21,8 @@ import numpy as np
 
 from bench.workloads import LOOP, Workload
 
+torch: Any = None  # bound by the torch adapter
+
 SET = "polybench"
 
 TRISOLV_N = 40
@@ -37,6 +39,14 @@ def trisolv(L, b):
         x[i] -= L[i, :i] @ x[:i]
         x[i] /= L[i, i]
     return np.sum(x ** 2)
+
+
+def trisolv_torch(L, b):
+    x = b.clone()
+    for i in range(x.shape[0]):
+        x[i] -= L[i, :i] @ x[:i]
+        x[i] /= L[i, i]
+    return torch.sum(x ** 2)
 
 
 def trisolv_functional(L, b):
@@ -81,6 +91,15 @@ def syrk(A, C):
     return np.sum(C ** 2)
 
 
+def syrk_torch(A, C):
+    C = C.clone()
+    for i in range(C.shape[0]):
+        C[i, :i + 1] *= BETA
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += ALPHA * A[i, k] * A[:i + 1, k]
+    return torch.sum(C ** 2)
+
+
 def syrk_functional(A, C):
     """Each row of C is rebuilt once and kept in a list, stacked at the end."""
     rows = []
@@ -123,6 +142,15 @@ def syr2k(A, B, C):
         for k in range(A.shape[1]):
             C[i, :i + 1] += A[:i + 1, k] * ALPHA * B[i, k] + B[:i + 1, k] * ALPHA * A[i, k]
     return np.sum(C ** 2)
+
+
+def syr2k_torch(A, B, C):
+    C = C.clone()
+    for i in range(C.shape[0]):
+        C[i, :i + 1] *= BETA
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += A[:i + 1, k] * ALPHA * B[i, k] + B[:i + 1, k] * ALPHA * A[i, k]
+    return torch.sum(C ** 2)
 
 
 def syr2k_functional(A, B, C):
@@ -172,6 +200,15 @@ def symm(A, B, C):
     return np.sum(C ** 2)
 
 
+def symm_torch(A, B, C):
+    C = C.clone()
+    for i in range(C.shape[0]):
+        C[:i, :] += ALPHA * torch.outer(A[i, :i], B[i, :])
+        temp2 = A[i, :i] @ B[:i, :]
+        C[i, :] = BETA * C[i, :] + ALPHA * B[i, :] * A[i, i] + ALPHA * temp2
+    return torch.sum(C ** 2)
+
+
 def symm_hand(A, B, C):
     """C' = beta C + alpha S B, S the symmetric matrix of A's lower triangle."""
     S = np.tril(A, -1) + np.tril(A, -1).T + np.diag(np.diag(A))
@@ -209,6 +246,14 @@ def trmm(A, B):
         B[i, :] += A[i + 1:, i] @ B[i + 1:, :]
         B[i, :] *= ALPHA
     return np.sum(B ** 2)
+
+
+def trmm_torch(A, B):
+    B = B.clone()
+    for i in range(B.shape[0]):
+        B[i, :] += A[i + 1:, i] @ B[i + 1:, :]
+        B[i, :] *= ALPHA
+    return torch.sum(B ** 2)
 
 
 def trmm_functional(A, B):
@@ -258,6 +303,23 @@ def durbin(r):
         y[:k] = z[:k]
         y[k] = alpha
     return np.sum(y ** 2)
+
+
+def durbin_torch(r):
+    n = r.shape[0]
+    y = torch.zeros(n)
+    z = torch.zeros(n)
+    y[0] = -r[0]
+    beta = 1.0
+    alpha = -r[0]
+    for k in range(1, n):
+        beta = (1.0 - alpha * alpha) * beta
+        s = torch.flip(r[:k], (0,)) @ y[:k]
+        alpha = -(r[k] + s) / beta
+        z[:k] = y[:k] + alpha * torch.flip(y[:k], (0,))
+        y[:k] = z[:k]
+        y[k] = alpha
+    return torch.sum(y ** 2)
 
 
 def durbin_functional(r):
@@ -345,30 +407,31 @@ def workloads(quick: bool = False) -> list[Workload]:
     tags = {"set": SET}
     return [
         Workload("pb-trisolv", LOOP, module, trisolv, (0, 1), _trisolv_args, trisolv_hand,
-                 hand_loop=trisolv_hand_loop,
+                 hand_loop=trisolv_hand_loop, torch_port=trisolv_torch,
                  functional=trisolv_functional, size=f"n {TRISOLV_N}", loop_iters=TRISOLV_N,
                  tags=tags),
         Workload("pb-syrk", LOOP, module, syrk, (0, 1),
                  _matrices((SYRK_N, SYRK_M), (SYRK_N, SYRK_N)), syrk_hand,
-                 hand_loop=syrk_hand_loop,
+                 hand_loop=syrk_hand_loop, torch_port=syrk_torch,
                  functional=syrk_functional, size=f"n {SYRK_N}, m {SYRK_M}",
                  loop_iters=SYRK_N * SYRK_M, tags=tags),
         Workload("pb-syr2k", LOOP, module, syr2k, (0, 1, 2),
                  _matrices((SYRK_N, SYRK_M), (SYRK_N, SYRK_M), (SYRK_N, SYRK_N)), syr2k_hand,
-                 hand_loop=syr2k_hand_loop,
+                 hand_loop=syr2k_hand_loop, torch_port=syr2k_torch,
                  functional=syr2k_functional, size=f"n {SYRK_N}, m {SYRK_M}",
                  loop_iters=SYRK_N * SYRK_M, tags=tags),
         Workload("pb-symm", LOOP, module, symm, (0, 1, 2),
                  _matrices((SYMM_M, SYMM_M), (SYMM_M, SYMM_N), (SYMM_M, SYMM_N)), symm_hand,
-                 hand_loop=symm_hand_loop, size=f"m {SYMM_M}, n {SYMM_N}", loop_iters=SYMM_M,
+                 hand_loop=symm_hand_loop, torch_port=symm_torch,
+                 size=f"m {SYMM_M}, n {SYMM_N}", loop_iters=SYMM_M,
                  tags=tags),
         Workload("pb-trmm", LOOP, module, trmm, (0, 1),
                  _matrices((TRMM_M, TRMM_M), (TRMM_M, TRMM_N)), trmm_hand,
-                 hand_loop=trmm_hand_loop,
+                 hand_loop=trmm_hand_loop, torch_port=trmm_torch,
                  functional=trmm_functional, size=f"m {TRMM_M}, n {TRMM_N}", loop_iters=TRMM_M,
                  tags=tags),
         Workload("pb-durbin", LOOP, module, durbin, (0,), _durbin_args, durbin_hand,
-                 hand_loop=durbin_hand,
+                 hand_loop=durbin_hand, torch_port=durbin_torch,
                  functional=durbin_functional, size=f"n {DURBIN_N}", loop_iters=DURBIN_N,
                  tags=tags),
     ]

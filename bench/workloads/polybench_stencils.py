@@ -21,6 +21,8 @@ import numpy as np
 
 from bench.workloads import LOOP, Workload
 
+torch: Any = None  # bound by the torch adapter
+
 SET = "polybench"
 
 J1_N, J1_T = 30, 20
@@ -37,6 +39,15 @@ def jacobi_1d(A):
         B[1:-1] = (A[:-2] + A[1:-1] + A[2:]) / 3.0
         A[1:-1] = (B[:-2] + B[1:-1] + B[2:]) / 3.0
     return np.sum(A ** 2)
+
+
+def jacobi_1d_torch(A):
+    A = A.clone()
+    B = A.clone()
+    for _ in range(J1_T):
+        B[1:-1] = (A[:-2] + A[1:-1] + A[2:]) / 3.0
+        A[1:-1] = (B[:-2] + B[1:-1] + B[2:]) / 3.0
+    return torch.sum(A ** 2)
 
 
 def jacobi_1d_hand(A):
@@ -79,6 +90,17 @@ def jacobi_2d(A):
         A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
                                + B[:-2, 1:-1])
     return np.sum(A ** 2)
+
+
+def jacobi_2d_torch(A):
+    A = A.clone()
+    B = A.clone()
+    for _ in range(J2_T):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
+                               + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
+                               + B[:-2, 1:-1])
+    return torch.sum(A ** 2)
 
 
 def _with_interior(X, inner):
@@ -132,6 +154,16 @@ def seidel_2d(A):
             for j in range(1, n - 1):
                 A[i, j] = np.sum(A[i - 1:i + 2, j - 1:j + 2]) / 9.0
     return np.sum(A ** 2)
+
+
+def seidel_2d_torch(A):
+    A = A.clone()
+    n = A.shape[0]
+    for _ in range(SEIDEL_T):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                A[i, j] = torch.sum(A[i - 1:i + 2, j - 1:j + 2]) / 9.0
+    return torch.sum(A ** 2)
 
 
 def seidel_2d_hand(A):
@@ -451,15 +483,17 @@ def workloads(quick: bool = False) -> list[Workload]:
     tags = {"set": SET}
     return [
         Workload("pb-jacobi-1d", LOOP, module, jacobi_1d, (0,), _vector(J1_N), jacobi_1d_hand,
-                 hand_loop=jacobi_1d_hand, functional=jacobi_1d_functional,
+                 hand_loop=jacobi_1d_hand, torch_port=jacobi_1d_torch,
+                 functional=jacobi_1d_functional,
                  size=f"n {J1_N}, {J1_T} steps", loop_iters=J1_T,
                  tags=tags),
         Workload("pb-jacobi-2d", LOOP, module, jacobi_2d, (0,), _grid(J2_N), jacobi_2d_hand,
-                 hand_loop=jacobi_2d_hand, functional=jacobi_2d_functional,
+                 hand_loop=jacobi_2d_hand, torch_port=jacobi_2d_torch,
+                 functional=jacobi_2d_functional,
                  size=f"{J2_N} x {J2_N}, {J2_T} steps",
                  loop_iters=J2_T, tags=tags),
         Workload("pb-seidel-2d", LOOP, module, seidel_2d, (0,), _grid(SEIDEL_N),
-                 seidel_2d_hand, hand_loop=seidel_2d_hand,
+                 seidel_2d_hand, hand_loop=seidel_2d_hand, torch_port=seidel_2d_torch,
                  size=f"{SEIDEL_N} x {SEIDEL_N}, {SEIDEL_T} steps",
                  loop_iters=SEIDEL_T * (SEIDEL_N - 2) ** 2, tags=tags),
         Workload("pb-adi", LOOP, module, adi, (0,), _grid(ADI_N), adi_hand, hand_loop=adi_hand,
