@@ -159,11 +159,42 @@ UNARY = {
     "tanh": ("np.tanh", True),
     "exp": ("np.exp", True),
 }
-VIEW_KEYS = {  # (length of the viewed array) -> rendered key -> slice
-    6: {"[::2]": slice(None, None, 2), "[1:4]": slice(1, 4), "[3:]": slice(3, None),
-        "[:3]": slice(None, 3), "[::-1]": slice(None, None, -1), "[1::2]": slice(1, None, 2)},
-    3: {"[::-1]": slice(None, None, -1), "[:]": slice(None)},
+VIEW_KEYS = {  # (length of the viewed array) -> rendered key -> the same key on positions
+    6: {"[::2]": lambda p: p[::2], "[1:4]": lambda p: p[1:4], "[3:]": lambda p: p[3:],
+        "[:3]": lambda p: p[:3], "[::-1]": lambda p: p[::-1], "[1::2]": lambda p: p[1::2]},
+    3: {"[::-1]": lambda p: p[::-1], "[:]": lambda p: p[:]},
 }
+# Views that go through a transpose, a reshape or ``.real`` (of a float or int array: the
+# array itself), back to one dimension: the model applies the same key to the positions.
+# Where NumPy must copy (``.T.reshape(6)`` of a transposed 2-D view) the model makes a new
+# buffer (:func:`view_positions`), and a write through it changes nothing of the source.
+STRIDED_KEYS = {
+    6: {".reshape(2, 3)[1]": lambda p: p.reshape(2, 3)[1],
+        ".reshape(3, 2).T[0]": lambda p: p.reshape(3, 2).T[0],
+        ".reshape(3, 2)[:, 1]": lambda p: p.reshape(3, 2)[:, 1],
+        ".reshape(2, 3).T.reshape(6)": lambda p: p.reshape(2, 3).T.reshape(6),
+        ".reshape(3, 2).reshape(6)": lambda p: p.reshape(3, 2).reshape(6),
+        ".real[::-1]": lambda p: p.real[::-1], ".real": lambda p: p.real, ".T": lambda p: p.T},
+    3: {".reshape(3, 1)[:, 0]": lambda p: p.reshape(3, 1)[:, 0],
+        ".reshape(1, 3).T[:, 0]": lambda p: p.reshape(1, 3).T[:, 0],
+        ".real": lambda p: p.real, ".T[::-1]": lambda p: p.T[::-1]},
+}
+
+# ``t.real`` captures all of ``t`` (at its line): adgen's rule for np.real declares that its
+# pullback reads its argument (it looks only at its dtype, real or complex), so under "strict"
+# a later write to ``t`` -- or the write through ``t.real[...]`` itself -- may raise. A
+# conservative corner of adgen, modelled so that only its own direction ("strict" may raise)
+# is allowed; "save" must still be right.
+
+
+def view_positions(pos: Sequence[int], key: str) -> tuple[tuple[int, ...], bool]:
+    """The buffer positions ``name<key>`` covers when ``name`` covers ``pos``, and whether
+    the result is a view (False: NumPy made a copy)."""
+    p = np.array(pos)
+    picked = {**VIEW_KEYS.get(len(p), {}), **STRIDED_KEYS.get(len(p), {})}[key](p)
+    return tuple(int(k) for k in picked), bool(np.shares_memory(picked, p))
+
+
 COEFFS = (1.0, 0.5, 0.25, 0.75, 1.5, 0.125, 2.0, 0.375)
 
 Lines = frozenset[int]
@@ -502,8 +533,11 @@ class Alias(Stmt):
         if self.key == ".copy()":
             m.env[self.name] = m.new(len(v), m.bound(self.src))
         elif self.key:
-            picked = np.array(v.pos)[VIEW_KEYS[len(v)][self.key]]
-            m.env[self.name] = View(v.buf, tuple(int(p) for p in picked))
+            picked, is_view = view_positions(v.pos, self.key)
+            if ".real" in self.key:
+                m.capture(v.buf, v.pos, _at(line))   # see the note on .real above
+            m.env[self.name] = (View(v.buf, picked) if is_view
+                                else m.new(len(picked), m.bound(self.src)))
         else:
             m.env[self.name] = v
 
@@ -552,6 +586,39 @@ class SetItem(Stmt):
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         bound = self.expr.sim(m, _at(line), i)
         m.write(m.view(self.target).buf, self.written(m, i), _at(line), bound)
+
+
+@dataclass
+class ViewWrite(Stmt):
+    """A write through a view made in the statement itself: ``t.reshape(3, 2).T[0] = e``,
+    ``t.real[::-1] += e``, ``t.reshape(2, 3)[1] *= a`` (a key of VIEW_KEYS or STRIDED_KEYS,
+    with ``[...]`` added where it does not end in a subscript). Through a key where NumPy
+    copies, the write changes a temporary and nothing of ``t``."""
+
+    target: str
+    key: str
+    op: str        # "=", "+=", "*="
+    expr: Expr
+    form = "view-write"
+
+    def lines(self) -> list[str]:
+        into = self.key if self.key.endswith("]") else self.key + "[...]"
+        return [f"{self.target}{into} {self.op} {self.expr.render()}"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        v = m.view(self.target)
+        picked, is_view = view_positions(v.pos, self.key)
+        rhs = self.expr.sim(m, _at(line), i)
+        old = m.bound(self.target)
+        if ".real" in self.key:
+            m.capture(v.buf, v.pos, _at(line))   # see the note on .real above
+        if self.op == "*=" and not isinstance(self.expr, Const):
+            _capture_leaves(m, _at(line), i, self.expr)
+            if is_view:
+                m.capture(v.buf, picked, _at(line))
+        bound = {"=": rhs, "+=": old + rhs, "*=": old * rhs}[self.op]
+        if is_view:
+            m.write(v.buf, picked, _at(line), max(bound, old))
 
 
 @dataclass
@@ -906,6 +973,7 @@ class Program:
     conflicts: list[Conflict]
     forms: list[str]
     bindings: bool = False
+    arg_dtype: str = "float64"   # the dtype of x, y and W (GenConfig.arg_dtypes)
 
     @property
     def may_need(self) -> bool:
@@ -932,6 +1000,8 @@ class Program:
         meta = (f"\n\n\n# --- generator metadata (ground truth), not part of the program ---\n"
                 f"SEED = {self.seed}\nMAY_NEED = {self.may_need}\n"
                 f"CONFLICTS = {conflicts!r}  # (write lines, capture lines)\n")
+        if self.arg_dtype != "float64":
+            meta += f"ARG_DTYPE = {self.arg_dtype!r}  # of x, y and W\n"
         if self.bindings:
             return PREAMBLE.replace("def f(x, y, W):", BINDING_SIGNATURE) + body + \
                 BINDING_TRAILER + meta
@@ -948,11 +1018,16 @@ class Program:
     @property
     def rtol(self) -> float:
         """The tolerance of the gradient: that of the narrowest float buffer dtype."""
-        return max([_DTYPE_RTOL[dt] for dt in _DTYPE_RTOL if f"dtype=np.{dt})" in self.source],
-                   default=0.0)
+        return max([_DTYPE_RTOL[dt] for dt in _DTYPE_RTOL if f"dtype=np.{dt})" in self.source
+                    or dt == self.arg_dtype], default=0.0)
 
     def make_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return make_args(self.seed)
+        """The inputs, as arrays of ``arg_dtype``."""
+        return tuple(a.astype(self.arg_dtype) for a in make_args(self.seed))
+
+    def fd_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The inputs' values as float64 arrays: where central differences are taken."""
+        return tuple(a.astype(np.float64) for a in self.make_args())
 
     def __repr__(self) -> str:   # hypothesis prints the falsifying program as its source
         return f"Program(seed={self.seed}, may_need={self.may_need}):\n{self.source}"
@@ -985,6 +1060,10 @@ class GenConfig:
     branches: bool = False
     drop_terms: bool = False
     bindings: bool = False
+    # dtypes x, y and W may be drawn in (the first is what examples shrink towards); a
+    # program with float32/float16 arguments is checked against central differences in
+    # float64 at the same values, with the tolerance of the narrow dtype
+    arg_dtypes: tuple[str, ...] = ("float64",)
 
 
 def initial_model() -> Model:
@@ -1062,7 +1141,7 @@ class _Gen:
     # -- statements -----------------------------------------------------------------------
     def stmt(self, top: bool) -> Stmt:
         forms = ["setitem", "augassign", "method", "copyto", "out=", "add.at", "fancy-swap",
-                 "mask"]
+                 "mask", "view-write"]
         if self.cfg.helpers:
             forms.append("helper")
         if self.cfg.loops:
@@ -1092,7 +1171,8 @@ class _Gen:
 
     def make_alias(self) -> Stmt:
         src = self.target()
-        keys = ["", ".copy()", *VIEW_KEYS.get(len(self.m.env[src]), {})]
+        n = len(self.m.env[src])
+        keys = ["", ".copy()", *VIEW_KEYS.get(n, {}), *STRIDED_KEYS.get(n, {})]
         return Alias(self.fresh_name(), src, self.pick(keys))
 
     def make_zeros(self) -> Stmt:
@@ -1124,6 +1204,21 @@ class _Gen:
         else:
             rhs = self.expr(n, self.array_leaves(n), depth=1)
         return AugAssign(t, op, rhs)
+
+    def make_view_write(self) -> Stmt:
+        t = self.target(at_least=3)
+        n = len(self.m.env[t])
+        key = self.pick([*VIEW_KEYS.get(n, {}), *STRIDED_KEYS.get(n, {})])
+        k = len(view_positions(self.m.env[t].pos, key)[0])
+        leaves = self.array_leaves(k)
+        op = self.pick(("=", "+=", "*="))
+        if op == "*=":
+            rhs = self.pick([self.const(), *leaves])
+        elif leaves:
+            rhs = self.expr(k, leaves, depth=1)
+        else:
+            rhs = self.const()
+        return ViewWrite(t, key, op, rhs)
 
     def make_method(self) -> Stmt:
         return Method(self.target(), self.pick(("sort()", "fill(0.5)")))
@@ -1239,8 +1334,11 @@ class _Gen:
         terms = [k for k in self.m.env
                  if k in ("x", "y") or not self.cfg.drop_terms or self.draw(st.booleans())]
         forms = sorted({f for s in body for f in _forms(s)})
+        arg_dtype = self.pick(self.cfg.arg_dtypes)
+        if arg_dtype != "float64":
+            forms.append(f"args-{arg_dtype}")
         return Program(body, terms, seed, list(self.m.conflicts), forms,
-                       bindings=self.cfg.bindings)
+                       bindings=self.cfg.bindings, arg_dtype=arg_dtype)
 
 
 def _forms(s: Stmt) -> list[str]:
@@ -1360,7 +1458,8 @@ class Verdict:
 def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
                   conflicts: Sequence[tuple[Sequence[int], Sequence[int]]],
                   *, reuse: bool = False, ad: Any = None,
-                  reference: Callable[..., Any] | None = None, rtol: float = 0.0) -> Verdict:
+                  reference: Callable[..., Any] | None = None, rtol: float = 0.0,
+                  fd_args: tuple[Any, ...] | None = None) -> Verdict:
     """Checks one generated program against central differences under both policies.
 
     Args:
@@ -1374,6 +1473,8 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
         reference: the function whose central differences are the truth (default ``f``): the
             program with float64 buffers for one with float16/float32 buffers.
         rtol: the gradient's tolerance (0: the harness's default).
+        fd_args: where the central differences of ``reference`` are taken (default ``args``):
+            the same values as float64 arrays for float16/float32 arguments.
 
     Returns:
         A Verdict; ``rejected`` when the plain program overflows or the finite differences are
@@ -1406,8 +1507,9 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
     if not np.isfinite(out) or abs(out) > 1e6:
         return Verdict(rejected=True, reason="overflow")
     truth = f if reference is None else reference
-    fd = fd_grad(truth, args, argnums)
-    if not fd_stable(fd, fd_grad(truth, args, argnums, EPS_COARSE)):
+    at = args if fd_args is None else fd_args
+    fd = fd_grad(truth, at, argnums)
+    if not fd_stable(fd, fd_grad(truth, at, argnums, EPS_COARSE)):
         return Verdict(rejected=True, reason="kink")
     rtol = rtol or RTOL
 
@@ -1451,7 +1553,8 @@ def run(prog: Program, directory: Path, *, reuse: bool = False, ad: Any = None) 
     reference = load(wide, directory) if wide != prog.source else None
     verdict = check_program(module.f, prog.make_args(), prog.may_need, conflicts, reuse=reuse,
                             ad=ad, reference=None if reference is None else reference.f,
-                            rtol=prog.rtol)
+                            rtol=prog.rtol,
+                            fd_args=None if prog.arg_dtype == "float64" else prog.fd_args())
     if prog.bindings and not verdict.rejected:
         check_rebinding(module, reference, prog.make_args(), ad=ad, rtol=prog.rtol)
     return verdict
@@ -1478,7 +1581,8 @@ def check_rebinding(module: Any, reference: Any, args: tuple[Any, ...], *, ad: A
             mod.scale = lambda v: np.sin(v)  # noqa: E731 - a notebook-style redefinition
         truth = module.f if reference is None else reference.f
         for kwargs in ({}, {"k": -0.5}):
-            fd = fd_grad(lambda *a: truth(*a, **kwargs), args, argnums)  # noqa: B023
+            wide = tuple(np.asarray(a, dtype=np.float64) for a in args)
+            fd = fd_grad(lambda *a: truth(*a, **kwargs), wide, argnums)  # noqa: B023
             grads = g(*fresh(args), **kwargs)
             for name, got, expected in zip(ARGS, grads, fd):
                 assert_close(got, expected, f"after rebinding, k={kwargs}: gradient of {name}",

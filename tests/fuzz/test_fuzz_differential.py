@@ -2,7 +2,9 @@
 
 Programs (tests/progen.py) with straight-line code, element loops, repeat loops, data-dependent
 branches, helper calls that mutate their arguments (aliased or not), views and every mutation
-form adgen supports, over float64 vectors of length 6 and a 6 x 6 matrix. Each goes through
+form adgen supports (writes through basic slices, transposes, reshapes and ``.real`` too),
+over vectors of length 6 and a 6 x 6 matrix in float64, float32 or float16, and local buffers
+of float16/float32/float64/int64. Each goes through
 ``adgen.grad`` under both policies and ``adgen.vjp`` (pullback called twice), against central
 differences of the plain function; see progen.check_program for what is asserted.
 
@@ -33,7 +35,7 @@ from hypothesis import assume, event, given, note
 import adgen
 
 FULL = progen.GenConfig(max_stmts=8, max_body=3, helpers=True, loops=True, branches=True,
-                        drop_terms=True)
+                        drop_terms=True, arg_dtypes=("float64", "float32", "float16"))
 STRAIGHT = progen.GenConfig(max_stmts=10, helpers=True, loops=False, branches=False,
                             drop_terms=True)
 

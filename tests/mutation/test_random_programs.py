@@ -16,15 +16,23 @@ Run long: ADGEN_FUZZ=long .venv/bin/python -m pytest tests/mutation/test_random_
 from __future__ import annotations
 
 import progen
+import pytest
 from hypothesis import assume, event, given, note
+from hypothesis import strategies as st
 
-CONFIG = progen.GenConfig(max_stmts=6, max_body=3, helpers=True, loops=True, branches=False)
+# As the other files of tests/mutation, every program also runs with float32 buffers: x, y
+# and W as float32 arrays, checked against central differences in float64 at the same values
+CONFIGS = {dtype: progen.GenConfig(max_stmts=6, max_body=3, helpers=True, loops=True,
+                                   branches=False, arg_dtypes=(dtype,))
+           for dtype in ("float64", "float32")}
 
 
-@progen.campaign_settings(ci_examples=80)
-@given(prog=progen.programs(CONFIG))
-def test_random_mutating_program(prog: progen.Program, tmp_path_factory,
+@pytest.mark.parametrize("dtype", list(CONFIGS))
+@progen.campaign_settings(ci_examples=60)
+@given(data=st.data())
+def test_random_mutating_program(dtype: str, data: st.DataObject, tmp_path_factory,
                                  shrink_budget) -> None:
+    prog = data.draw(progen.programs(CONFIGS[dtype]), label="prog")
     note(prog.summary())   # the falsifying example prints as its source
     for form in prog.forms:
         event(f"form: {form}")
