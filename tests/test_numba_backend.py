@@ -519,6 +519,52 @@ def test_callees_are_differentiated_and_compiled(policy):
     assert_grad_close(g[1], numerical_grad(Model.loss, (X, a), 1))
 
 
+@numba.njit
+def scaled_softplus(v):
+    return 2.0 * softplus(v, 1.5)  # an njit function calling another
+
+
+@numba.njit
+def count_up(n):
+    s = 0
+    for i in numba.prange(n):  # numba's own names: only numba runs this
+        s += i
+    return s
+
+
+def njit_chain(x):
+    s = 0.0
+    k = count_up(4)  # inactive: the njit function runs, not differentiated
+    for i in range(len(x)):
+        s += scaled_softplus(x[i]) * k
+    return s
+
+
+def njit_pair(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += scaled_softplus(x[i]) * x[i]
+    return s
+
+
+def test_njit_calling_njit_and_an_opaque_njit_helper():
+    """An njit function calling another is differentiated through both; one that uses
+    numba's own constructs (prange) stays numba's: the default backend runs it where no
+    gradient goes through it, the numba backend refuses it by name (auto falls back)."""
+    x = np.random.default_rng(30).standard_normal(5)
+    for backend in ("default", "numba"):
+        g = adgen.grad(njit_pair, backend=backend)(x)
+        assert_grad_close(g, numerical_grad(njit_pair, (x,), 0))
+    g = adgen.grad(njit_chain)(x)
+    assert_grad_close(g, numerical_grad(njit_chain, (x,), 0))
+    with pytest.raises(adgen.UnsupportedError, match="calls count_up, a numba.njit") as err:
+        adgen.grad(njit_chain, backend="numba")(x)
+    assert f":{_line_of(njit_chain, 'k = count_up(4)')}:" in str(err.value)
+    with pytest.warns(NumbaFallbackWarning, match="count_up"):
+        g = adgen.grad(njit_chain, backend="auto")(x)
+    assert_grad_close(g, numerical_grad(njit_chain, (x,), 0))
+
+
 def test_njit_callee_on_the_default_backend_and_as_the_function():
     """A numba.njit callee is differentiated through its py_func on every backend; an
     inactive call of it still runs the compiled function."""

@@ -141,14 +141,39 @@ def parse_function(fn: Any) -> Parsed:
 def _unwrap_njit(namespace: dict[str, Any]) -> None:
     """A ``numba.njit`` function the code calls is read as its Python function
     (``py_func``): a callee adgen differentiates like any other; unless a rule is registered
-    for the dispatcher itself (``@adgen.rrule(jitted)``). The guards keep the dispatcher
-    (the name's real binding, read from the globals), and an inactive call runs it."""
+    for the dispatcher itself (``@adgen.rrule(jitted)``), or its code uses numba's own names
+    (``numba.prange``, typed lists, ``objmode``), which only numba runs: that one stays
+    opaque, as before (an inactive call runs it, an active one needs a rule). The guards
+    keep the dispatcher (the name's real binding, read from the globals), and an inactive
+    call runs it."""
     from adgen.rules import registry
 
     for name, value in namespace.items():
-        if type(value).__module__.startswith("numba.") and \
-                callable(getattr(value, "py_func", None)) and registry.lookup(value) is None:
-            namespace[name] = value.py_func
+        py_func = getattr(value, "py_func", None)
+        if type(value).__module__.startswith("numba.") and callable(py_func) and \
+                registry.lookup(value) is None and not _uses_numba(py_func):
+            namespace[name] = py_func
+
+
+def _uses_numba(fn: Any) -> bool:
+    """Whether ``fn``'s code (nested code included) reads a global bound to numba or to
+    something of numba's (``prange``, ``numba.typed.List``, ``literal_unroll``)."""
+    todo = [getattr(fn, "__code__", None)]
+    scope = getattr(fn, "__globals__", {})
+    while todo:
+        code = todo.pop()
+        if code is None:
+            continue
+        for n in code.co_names:
+            v = scope.get(n)
+            if callable(getattr(v, "py_func", None)):
+                continue  # another njit function: read as its py_func in turn
+            mod = v.__name__ if isinstance(v, type(inspect)) else \
+                str(getattr(v, "__module__", "") or "")
+            if mod == "numba" or mod.startswith("numba."):
+                return True
+        todo += [c for c in code.co_consts if isinstance(c, type(code))]
+    return False
 
 
 def _class_name(fn: Any) -> str:

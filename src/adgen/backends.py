@@ -351,6 +351,14 @@ class _NumbaFunction:
                 # value at each call (the guard refreshes g.ns), and saved for the pullback
                 self.globals[g.key] = (g, data)
                 continue
+            if g.mode == "same" and callable(getattr(g.expected, "py_func", None)):
+                raise UnsupportedError(
+                    f"{getattr(fn, '__qualname__', fn)} calls {g.name}, a numba.njit function "
+                    "that uses numba's own constructs (prange, typed containers, objmode), "
+                    "which adgen leaves to numba and the numba backend's module does not "
+                    "call", _read_at(base, g.key), hint="use backend='default' / 'auto' "
+                    "(which run it as numba compiled it), or compute its result outside and "
+                    "pass it as an argument")
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
                 "backend compiles it in a module of its own, and numba would freeze a global "
