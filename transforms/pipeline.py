@@ -14,6 +14,7 @@ the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import keyword
 import re
@@ -348,8 +349,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
     bound = [] if sig is None else list(zip(tree.args.args[:fn.__code__.co_argcount], sig))
     params_kinds = {a.id: param_kind(k) for a, k in bound}
-    known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n)),
-                 parsed) if sig is not None else {}
+    # what a user function returns is known from its own kinds, for this compilation only (a
+    # free name of the callee may hold another kind of value next time)
+    returned = functools.partial(_returned_kind, {})
+    known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n),
+                                          returned), parsed) if sig is not None else {}
     # names holding float64 numbers or ints (a loop may keep them in typed arrays)
     columns = _run("reverse", lambda: column_dtypes(
         tree, known, {a.id for a, k in bound if type(k) is int},
@@ -632,6 +636,44 @@ def _resolve(parsed: Parsed, node: gast.expr) -> Any:
     for p in reversed(parts):
         obj = getattr(obj, p, None)
     return obj
+
+
+def _returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[Any, ...]
+                   ) -> Any:
+    """The kind (analyses.kinds) a user function returns for arguments of ``arg_kinds``: the
+    kinds analysis of its own tree, specialised to them (None: unknown, or not a plain
+    function of its positional parameters). The caller's compiled code is guarded on the
+    callee's binding and its free names (bindings.py), so the fact holds for every call it
+    serves. ``memo``: (callee, argument kinds) -> the kind, for one compilation (None while
+    one is computed: a recursive callee's result is unknown)."""
+    import types
+
+    if not isinstance(obj, types.FunctionType) or obj.__closure__ or \
+            registry.lookup(obj) is not None or registry.reference_of(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith("adgen."):
+        return None
+    key = (obj, arg_kinds)
+    if key in memo:
+        return memo[key]
+    memo[key] = None
+    try:
+        parsed, tree, _, _ = _front(obj)
+    except Exception:  # noqa: BLE001 - compiling the call reports what is wrong with it
+        return None
+    params = tree.args.args
+    if len(arg_kinds) > len(params) or len(params) != obj.__code__.co_argcount:
+        return None
+    known = kinds(tree, {a.id: k for a, k in zip(params, arg_kinds)},
+                  lambda n: _resolve(parsed, n), functools.partial(_returned_kind, memo))
+    out: Any = None
+    for node in walk(tree):
+        if isinstance(node, gast.Return):
+            k = known.get(node.value.id) if isinstance(node.value, gast.Name) else None
+            if k is None or (out is not None and k != out):
+                return None
+            out = k
+    memo[key] = out
+    return out
 
 
 def _is_user_function(obj: Any) -> bool:

@@ -320,3 +320,18 @@ def test_object_attribute_written_through_then_rebound(mutation: str) -> None:
     np.testing.assert_allclose(g.w, [4 * 0.6 ** 3, 0.0])
     np.testing.assert_allclose(g.v, [4 * 0.35 ** 3 * 0.5, 0.0])
     np.testing.assert_allclose(layer.w, [0.36, 0.35 ** 2])  # the primal's final state
+
+
+def rows_written_through_a_list(x):
+    rows = list(x)
+    rows[1][0] = rows[0][1] * 3.0  # a row of list(x) is a view of x
+    return np.sum(x ** 2) + np.sum(rows[0])
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_rows_of_an_array_written_through_a_list(mutation: str) -> None:
+    x = np.array([[0.6, 0.4], [0.7, 0.8]])
+    g = adgen.grad(rows_written_through_a_list, mutation=mutation)(x.copy())
+    # x[1, 0] is overwritten by 3 x[0, 1]: d/dx01 = 2 x01 + 2 * 3 x01 * 3, d/dx10 = 0
+    expected = np.array([[2 * 0.6 + 1.0, 2 * 0.4 + 18 * 0.4 + 1.0], [0.0, 2 * 0.8]])
+    np.testing.assert_allclose(g, expected, rtol=1e-12)

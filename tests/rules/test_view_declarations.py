@@ -35,6 +35,11 @@ def test_a_result_sharing_memory_with_the_argument_is_declared_a_view(rule, case
     first = bound_values(rule, case)[rule.params[0].name]
     if not isinstance(first, np.ndarray):
         return
+    if rule.primal in (list, tuple):
+        # list(x) / tuple(x) of an array: a container of row views, which the effects
+        # analysis follows as items of x (tests/mutation/test_list_arguments.py,
+        # test_rows_of_an_array_written_through_a_list)
+        return
     with np.errstate(all="ignore"):
         out = rule.primal(*case.args, **case.kwargs)
     results = out if isinstance(out, tuple) else (out,)

@@ -9,6 +9,8 @@ restarts, a read ahead of the write).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from adgen.transforms import pipeline
@@ -434,3 +436,47 @@ def fill_and_reread(a):
 def test_first_writes_and_reductions_beside_an_in_place_overwrite(mutation):
     # the tanh pullback reads its output from the tape, not from h: both policies run
     check_grad(fill_and_reread, np.array([0.5, -2.0, 1.5, 0.25]), mutation=mutation)
+
+
+# --------------------------------------------------------------------------------------------
+# What a user function returns: its own kinds, specialised to the caller's argument kinds
+
+
+def _inner(x):
+    return x * 2.0
+
+
+def _inner_rows(x):
+    return np.outer(np.array([1.0, -0.5]), x)
+
+
+def _scaled(x):
+    return _inner(x) + 1.0
+
+
+def _through_callee(x):
+    y = _scaled(x)
+    z = np.array([y[0], y[1] * y[0]])
+    return np.sum(y * y) + np.sum(z * z)
+
+
+def test_callee_results_have_kinds():
+    parsed, tree = pipeline._front(_through_callee)[:2]
+    from functools import partial
+
+    known = kinds(tree, {"x": 1}, lambda n: pipeline._resolve(parsed, n),
+                  partial(pipeline._returned_kind, {}))
+    assert known["y"] == 1  # _scaled's result, through _inner's
+    assert known["z"] == 1  # np.array of a list of numbers
+
+
+def test_callee_kind_follows_the_callees_it_calls(monkeypatch):
+    # _scaled's result becomes a matrix when _inner is rebound: the caller recompiles (its
+    # guards include its callees') and must not reuse the old kind
+    g = adgen.grad(_through_callee)
+    x = np.array([0.3, -0.4, 0.8])
+    np.testing.assert_allclose(g(x), numerical_grad(_through_callee, [x], 0), rtol=1e-6)
+    monkeypatch.setattr(sys.modules[__name__], "_inner", _inner_rows)
+    got = g(x)
+    assert got.shape == x.shape
+    np.testing.assert_allclose(got, numerical_grad(_through_callee, [x], 0), rtol=1e-6)

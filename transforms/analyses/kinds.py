@@ -115,13 +115,16 @@ def _from_rank(r: int | None, scalar: bool = True) -> Kind:
 
 
 def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
-          resolve: Callable[[gast.expr], Any]) -> dict[str, Kind]:
+          resolve: Callable[[gast.expr], Any],
+          callee: Callable[[Any, tuple[Kind, ...]], Kind] | None = None) -> dict[str, Kind]:
     """The known kinds of ``fn``'s names.
 
     Args:
         fn: the function in SSA form.
         params: parameter name -> kind (missing: unknown).
         resolve: a global name or attribute chain -> the object it denotes (None: unknown).
+        callee: (a user function, the kinds of its positional arguments) -> the kind it
+            returns for them (None: unknown); without it, a user function's result is unknown.
     """
     defs, unknown = definitions(fn)
     env: dict[str, Kind] = {n: _BOTTOM for n in defs}
@@ -130,7 +133,14 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
         env[a.id] = None if k in CONTAINERS else k
     for n in unknown:
         env[n] = None
-    ev = _Eval(env, resolve)
+    # list displays bound once and read once (t = [a, b]; np.array(t)): their items
+    loads: dict[str, int] = {}
+    for node in _walk(fn.body):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+    displays = {n: v[0] for n, v in defs.items() if len(v) == 1 and n not in unknown and
+                isinstance(v[0], (gast.List, gast.Tuple)) and loads.get(n) == 1}
+    ev = _Eval(env, resolve, callee, displays)
     changed = True
     while changed:
         changed = False
@@ -187,9 +197,13 @@ def _walk(stmts: list[gast.stmt]) -> Any:
 
 
 class _Eval:
-    def __init__(self, env: dict[str, Kind], resolve: Callable[[gast.expr], Any]) -> None:
+    def __init__(self, env: dict[str, Kind], resolve: Callable[[gast.expr], Any],
+                 callee: Callable[[Any, tuple[Kind, ...]], Kind] | None = None,
+                 displays: dict[str, gast.expr] | None = None) -> None:
         self.env = env
         self.resolve = resolve
+        self.callee = callee
+        self.displays = displays or {}
 
     def kind(self, v: Any) -> Kind:
         if isinstance(v, tuple):  # ("for", iterable)
@@ -227,6 +241,16 @@ class _Eval:
             return None
         if isinstance(v, gast.Call):
             return self.call(v)
+        return None
+
+    def display(self, node: gast.expr) -> list[gast.expr] | None:
+        """The items of a list or tuple display, or of a name bound once to one and read only
+        here (None: anything else)."""
+        if isinstance(node, gast.Name):
+            node = self.displays.get(node.id)
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return list(node.elts)
         return None
 
     def joined(self, fname: str, items: list[gast.expr], keywords: list[gast.keyword]) -> Kind:
@@ -364,7 +388,9 @@ class _Eval:
         if mod == "math" or getattr(obj, "__self__", None) is _math():
             return NUMBER if not v.keywords else None
         if not mod.startswith("numpy"):
-            return None
+            if self.callee is None or v.keywords or None in args:
+                return None
+            return self.callee(obj, tuple(args))  # a user function: its own kinds
         fname = getattr(obj, "__name__", "")
         if fname in _TO_NUMBER and len(args) == 1 and rank(args[0]) is not None:
             return self.reduction(rank(args[0]), v.keywords)
@@ -388,6 +414,19 @@ class _Eval:
         if fname in _JOIN and len(v.args) == 1 and \
                 isinstance(v.args[0], (gast.Tuple, gast.List)) and v.args[0].elts:
             return self.joined(fname, v.args[0].elts, v.keywords)
+        items = self.display(v.args[0]) if len(v.args) == 1 else None
+        if fname in ("array", "asarray") and items is not None and \
+                all(k.arg == "dtype" for k in v.keywords):
+            # np.array([a, b, ...]) of numbers, or of arrays of one rank
+            ks = [self.kind(e) for e in items]
+            if _BOTTOM in ks:
+                return _BOTTOM
+            if items and all(k == NUMBER for k in ks):
+                return 1
+            if items and all(isinstance(k, int) and k != NUMBER for k in ks) and \
+                    len(set(ks)) == 1:
+                return ks[0] + 1
+            return None
         if fname in _LIKE and len(args) == 1 and all(k.arg == "dtype" for k in v.keywords):
             r = rank(args[0])
             return r  # an ndarray, even of a number (np.zeros_like(3.0) has rank 0)

@@ -72,17 +72,17 @@ def abs_jvp(d: object, x: object) -> object:
     return np.where(r == 0, 0.0, np.real(np.conj(x) * d) / safe)[()]
 
 
-def real_vjp(g: object, val: object) -> object:
+def real_vjp(g: object, is_complex: bool) -> object:
     """Adjoint of ``np.real(val)`` / ``val.real``: ``Re(g)``, complex for a complex val."""
-    return cotangent_like(np.real(g), np.iscomplexobj(val))
+    return cotangent_like(np.real(g), is_complex)
 
 
-def imag_vjp(g: object, val: object) -> object:
+def imag_vjp(g: object, is_complex: bool, shape: tuple) -> object:
     """Adjoint of ``np.imag(val)`` / ``val.imag``: ``-i Re(g)`` for a complex val (its
     imaginary part moved by Re(g)), zero for a real val (whose imaginary part is 0)."""
-    if not np.iscomplexobj(val):
-        return np.real(g) * np.zeros(np.shape(val))
-    return -1j * np.real(g) * np.ones(np.shape(val))
+    if not is_complex:
+        return np.real(g) * np.zeros(shape)
+    return -1j * np.real(g) * np.ones(shape)
 
 
 def angle_vjp(g: object, z: object, deg: bool) -> object:

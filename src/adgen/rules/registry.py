@@ -48,7 +48,9 @@ from adgen.transforms.walk import walk
 # Names a value read may hide behind without reading the value: these look at the shape only.
 # ``shape_tree`` (a rule helper) describes a value's structure: shapes, list lengths and dict
 # keys, never the numbers.
-SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "shape_tree"})
+# what a template may read of an array without reading its values (an in-place write changes
+# none of it): its shape, its length, whether its dtype is complex
+SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "shape_tree", "iscomplexobj"})
 
 
 @dataclass(frozen=True)

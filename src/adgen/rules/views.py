@@ -61,16 +61,17 @@ def rollaxis(g: Any, out: Any, a: Any, axis: Any, start: Any) -> Any:
     return rollaxis_vjp(g, np.ndim(a), axis, start)
 
 
-# real and imag read their argument only for its dtype (a real part's cotangent is Re(g), an
-# imaginary part's -1j Re(g) for a complex argument and 0 for a real one).
-@defvjp(np.real, "val", reads="val", view=True)
+# real and imag read their argument only for its dtype and shape (a real part's cotangent is
+# Re(g), an imaginary part's -1j Re(g) for a complex argument and 0 for a real one): an
+# in-place write, which changes neither, is free after them.
+@defvjp(np.real, "val", view=True)
 def real(g: Any, out: Any, val: Any) -> Any:
-    return real_vjp(g, val)
+    return real_vjp(g, np.iscomplexobj(val))
 
 
-@defvjp(np.imag, "val", reads="val")
+@defvjp(np.imag, "val", view=True)
 def imag(g: Any, out: Any, val: Any) -> Any:
-    return imag_vjp(g, val)
+    return imag_vjp(g, np.iscomplexobj(val), np.shape(val))
 
 
 @defvjp(np.angle, "z, deg=False", diff="z", reads="z, deg")
