@@ -202,24 +202,30 @@ def _check_differentiable(value: Any, position: int) -> None:
                 "no gradient",
                 hint="pass a float (e.g. 3.0 or x.astype(float)), or leave this position out of "
                 "argnums")
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "f":
-            what = "complex" if leaf.dtype.kind == "c" else leaf.dtype.name
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
             raise NonDifferentiableError(
-                f"argument {position} is an array of dtype {what}: adgen differentiates "
-                "float arrays",
+                f"argument {position} is an array of dtype {leaf.dtype.name}: adgen "
+                "differentiates float and complex arrays",
                 hint="convert with x.astype(np.float64), or leave this position out of argnums")
-        if isinstance(leaf, (complex, np.complexfloating)):
-            raise NonDifferentiableError(
-                f"argument {position} is complex: complex dtypes are not supported yet")
         if isinstance(leaf, str):
             raise NonDifferentiableError(f"argument {position} is a str: it has no gradient",
                                          hint="leave this position out of argnums")
 
 
 def _has_float(leaf: Any) -> bool:
+    """Whether a leaf has a gradient: a float or complex number or array (a complex one's is
+    dL/dx - i dL/dy, JAX's convention)."""
     if isinstance(leaf, np.ndarray):
-        return leaf.dtype.kind == "f"
-    return isinstance(leaf, (float, np.floating))
+        return leaf.dtype.kind in "fc"
+    return isinstance(leaf, (float, complex, np.floating, np.complexfloating))
+
+
+def _has_complex(args: tuple[Any, ...]) -> bool:
+    """Whether an argument is or holds a complex number or array: its pullback then runs
+    with the checks of :func:`may_be_complex` code, whatever its source says."""
+    return any(isinstance(leaf, (complex, np.complexfloating)) or (
+        isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c")
+        for a in args for leaf in _leaves(a))
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -233,17 +239,25 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _refuse_complex(args: tuple[Any, ...]) -> None:
+def _refuse_complex_jacobian(args: tuple[Any, ...], what: str) -> None:
+    """Refuses a complex argument to a Jacobian, a Hessian or a derivative of a gradient, as
+    JAX does unless ``holomorphic=True``: these are built from real tangents and real unit
+    cotangents."""
+    if _has_complex(args):
+        raise NonDifferentiableError(
+            f"{what} of a function of a complex argument is not supported: it is built from "
+            "real tangents and cotangents (JAX refuses it too unless holomorphic=True)",
+            hint="use adgen.grad or adgen.vjp, which take complex arguments, or pass the real "
+                 "and imaginary parts as two real arguments")
+
+
+def _refuse_subclasses(args: tuple[Any, ...]) -> None:
     """Refuses the values whose kinds the signature leaves unknown and adgen cannot
-    differentiate: complex values, and array subclasses (np.matrix, masked arrays), whose
-    operators mean something else than the rules assume (``*`` is a matrix product for
-    np.matrix)."""
+    differentiate: array subclasses (np.matrix, masked arrays), whose operators mean something
+    else than the rules assume (``*`` is a matrix product for np.matrix). Complex values are
+    differentiated (JAX's convention)."""
     for k, a in enumerate(args):
         leaves = _leaves(a)
-        if any(isinstance(leaf, (complex, np.complexfloating)) or (
-                isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c") for leaf in leaves):
-            raise NonDifferentiableError(f"argument {k} is complex: complex dtypes are not "
-                                         "supported yet")
         for leaf in leaves:
             if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray and \
                     not isinstance(leaf, np.memmap):  # a memmap computes as an ndarray
@@ -405,10 +419,10 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
                         **kwargs)
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
-    _refuse_complex(args)
+    _refuse_subclasses(args)
     compiled = _compiled(fun, mutation, sig=signature(args), backend=backend)
     received = _as_received(args) if compiled.mutates_containers else args
-    complex_values = may_be_complex(compiled)
+    complex_values = may_be_complex(compiled) or _has_complex(args)
     out, saved = _forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
@@ -588,8 +602,12 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             sig = signature(args)
         if None in sig or any(k in CONTAINERS for k in sig):
-            # the kinds of complex values are unknown (None); a list or dict may hold them
-            _refuse_complex(args)
+            # array subclasses and complex values have no kind (None); a list or dict may
+            # hold them
+            _refuse_subclasses(args)
+            has_complex = _has_complex(args)
+        else:
+            has_complex = False
         hit = cache.get(sig)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
@@ -603,6 +621,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                                 nums[0] if len(nums) == 1 else None, compiled.guards,
                                 may_be_complex(compiled))
         _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values = hit
+        complex_values = complex_values or has_complex
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
             if not (type(a) is np.ndarray and a.dtype is _F64) and type(a) is not float:
@@ -869,7 +888,15 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if len(primals) != len(tangents):
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
                            "give one tangent per primal (None for none)")
-    _refuse_complex(primals)
+    _refuse_subclasses(primals)
+    if _has_complex(primals):
+        # the tangent rules are written for real tangents: a complex one would be cut to its
+        # real part (forward mode has no ComplexWarning net around it)
+        raise NonDifferentiableError(
+            "jvp of a complex argument is not supported: forward mode propagates real "
+            "tangents only", _location(fun),
+            hint="use adgen.grad or adgen.vjp (complex arguments are supported there), or "
+                 "pass the real and imaginary parts as two real arguments")
     if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
         return _jvp_of_gradient(fun, primals, tangents, kwargs)
     from adgen.rules import registry
@@ -948,6 +975,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args))
+        _refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
         shape = np.shape(out)
         rows: list[list[Any]] = [[] for _ in nums]
@@ -1047,6 +1075,7 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
             raise UnsupportedError("hvp and hessian pass no keyword arguments to the function",
                                    hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
         n = _normalize_argnums(argnums, len(args))[0]
+        _refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
         d = _directional(fun, len(args), (n,), unit=False)
         return grad(d, n, mutation=mutation)(*args, v, **kwargs)
 
@@ -1116,6 +1145,7 @@ def _vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
         raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
                                hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
     j = _normalize_argnums(argnums, len(args))[0]
+    _refuse_complex_jacobian(args, "vjp of a gradient")
     before = _copies(args)
     out = g(*_copies(args))
     d = _directional(fun, len(args), (j,), unit=False)
@@ -1150,6 +1180,7 @@ def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, 
                 f"{_describe(args[j])}, so grad(f) returns an array",
                 hint="use adgen.hessian(f) or adgen.hvp(f) for the second derivatives of a "
                      "function of an array")
+        _refuse_complex_jacobian(args, "grad of a gradient")
         d = _directional(fun, len(args), (j,), unit=True)
         return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
 

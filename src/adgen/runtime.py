@@ -267,14 +267,22 @@ class ShadowMap:
             strides = x.strides
             size = root.itemsize
             item = shadow.itemsize
-            if size != item or x.itemsize != item:
+            dtype = shadow.dtype
+            if root.dtype.kind == "c" and x.dtype.kind == "f" and \
+                    x.itemsize * 2 == size and shadow.dtype.kind == "c":
+                # z.real / z.imag of a complex buffer: a float view of its elements' parts
+                _refuse_imaginary_part(x, root, offset % size)
+                dtype = np.dtype(np.float64)  # the real parts of the shadow: dL/dRe(z)
+                offset = offset // size * item
+                strides = tuple(s // size * item for s in strides)
+            elif size != item or x.itemsize != item:
                 # shadows hold float64 (complex128 for complex buffers): map element by
                 # element, never by raw bytes
                 if x.itemsize != size or offset % size or any(s % size for s in strides):
                     _refuse_reinterpreted(x, root)
                 offset = offset // size * item
                 strides = tuple(s // size * item for s in strides)
-            return np.ndarray(x.shape, dtype=shadow.dtype, buffer=_base_buffer(shadow),
+            return np.ndarray(x.shape, dtype=dtype, buffer=_base_buffer(shadow),
                               offset=offset + _shadow_offset(shadow), strides=strides)
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic)):
@@ -343,6 +351,21 @@ def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
     flat = np.zeros(int(span) // dtype.itemsize + 1, dtype=dtype)
     low = sum(s * (n - 1) for s, n in zip(strides, root.shape) if s < 0)
     return np.ndarray(root.shape, dtype, buffer=flat, offset=-low, strides=strides)
+
+
+def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
+    """Refuses a float view of a complex buffer other than its real parts. The shadow holds
+    dL/dx - i dL/dy (JAX's convention), so the adjoint of ``z.imag`` (dL/dy) is minus the
+    shadow's imaginary part: no view of the shadow holds it."""
+    if part == 0 and not any(s % root.itemsize for s in x.strides):
+        return
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        "the imaginary parts (z.imag) of a complex array that is written in place or aliased "
+        "are read as a view: adgen keeps the adjoint of a complex buffer as dL/dRe - 1j "
+        "dL/dIm, of which no view holds dL/dIm",
+        hint="read them as a product instead: np.real(-1j * z) is z.imag"))
 
 
 def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
