@@ -121,7 +121,7 @@ def shape_tree(x: object) -> object:
         return {k: shape_tree(v) for k, v in x.items()}
     if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
         return None
-    if isinstance(x, (int, float, np.number)):
+    if isinstance(x, (int, float, complex, np.number)):
         return ()
     return None
 
@@ -281,7 +281,8 @@ def balanced_eq(x: object, z: object, y: object) -> object:
 
 def xlogy(x: object, y: object) -> object:
     """``x * log(y)``, defined as 0 where ``x == 0`` (the exponent adjoint of ``y ** b``)."""
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    x = x if x.dtype.kind == "c" else x.astype(np.float64)  # complex stays complex
     safe = np.where(x == 0, 1.0, y)
     res = np.where(x == 0, 0.0, x * np.log(safe))
     return res[()] if res.ndim == 0 else res
@@ -359,7 +360,7 @@ def max_vjp(g: object, out: object, a: object, axis: object, keepdims: bool) -> 
         hits = a == out
         count = np.count_nonzero(hits)
         if count == 1:  # one extremum, the common case: g at its place
-            res = np.zeros(a.shape, dtype=g.dtype if isinstance(g, np.generic) else np.float64)
+            res = zeros_for(a.shape, g)
             res.ravel()[hits.argmax()] = g  # a fresh array: ravel is a view of it
             return res
         return hits * (g / count)
@@ -377,9 +378,10 @@ def prod_vjp(g: object, a: object, axis: object, keepdims: bool) -> object:
     The product of the others is a left times a right exclusive cumulative product, so no
     division by an entry is needed.
     """
-    a = np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
+    a = a if a.dtype.kind == "c" else a.astype(np.float64)  # complex stays complex
     if a.ndim == 0:
-        return np.float64(g)
+        return g if np.iscomplexobj(g) else np.float64(g)
     axes = reduced_axes(axis, a.ndim)
     kept = [i for i in range(a.ndim) if i not in axes]
     perm = kept + list(axes)
@@ -395,13 +397,15 @@ def prod_vjp(g: object, a: object, axis: object, keepdims: bool) -> object:
 
 
 def var_vjp(g: object, a: object, axis: object, ddof: object, keepdims: bool) -> object:
-    """Adjoint of ``np.var(a, axis, ddof, keepdims)``: ``2 g (a - mean) / (N - ddof)``."""
-    a = np.asarray(a, dtype=np.float64)
+    """Adjoint of ``np.var(a, axis, ddof, keepdims)``: ``2 g conj(a - mean) / (N - ddof)``."""
+    a = np.asarray(a)
+    a = a if a.dtype.kind == "c" else a.astype(np.float64)  # complex stays complex
     axes = reduced_axes(axis, a.ndim)
     count = 1
     for i in axes:
         count *= a.shape[i]
-    centered = a - np.mean(a, axis=axes, keepdims=True)
+    # |a - mean|^2 of a complex a: the cotangent of |w|^2 is 2 conj(w) (JAX's convention)
+    centered = np.conj(a - np.mean(a, axis=axes, keepdims=True))
     res = expand_reduced(g, a.shape, axis, keepdims) * 2.0 * centered / (count - ddof)
     return res[()] if a.ndim == 0 else res
 

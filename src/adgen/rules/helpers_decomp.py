@@ -207,13 +207,16 @@ def cumprod_vjp(g: object, out: object, a: object, axis: object) -> object:
     Without zeros it is a reversed cumulative sum of g * out, divided by a; with zeros, the
     product of the other factors is formed for each position (O(n^2) along the axis).
     """
-    a = np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
+    a = a if a.dtype.kind == "c" else a.astype(np.float64)  # complex stays complex
     shape = a.shape
     if axis is None:
         a = np.ravel(a)
         axis = 0
-    g = np.broadcast_to(np.asarray(g, dtype=np.float64), a.shape)
-    out = np.asarray(out, dtype=np.float64)
+    # cumprod is holomorphic: a complex a keeps its complex products (JAX's convention)
+    kind = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(g) else np.float64
+    g = np.broadcast_to(np.asarray(g, dtype=kind), a.shape)
+    out = np.asarray(out, dtype=kind)
     if a.ndim == 0:
         return g
     if np.all(a != 0.0):

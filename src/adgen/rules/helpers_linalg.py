@@ -7,7 +7,13 @@ Murray 2016 for Cholesky).
 
 import numpy as np
 
-from adgen.rules.helpers_core import expand_reduced, reduced_axes, unbroadcast, unsupported
+from adgen.rules.helpers_core import (
+    expand_reduced,
+    reduced_axes,
+    unbroadcast,
+    unsupported,
+    zeros_for,
+)
 
 __all__ = [
     "cholesky_vjp",
@@ -25,6 +31,7 @@ __all__ = [
     "matrix_norm_vjp",
     "matrix_transpose",
     "norm_vjp",
+    "slogdet_vjp",
     "solve_vjp_a",
     "solve_vjp_b",
     "tensordot_axes",
@@ -270,6 +277,19 @@ def det_vjp(g: object, out: object, a: object) -> np.ndarray:
     return np.expand_dims(np.asarray(g) * out, (-1, -2)) * matrix_transpose(np.linalg.inv(a))
 
 
+def slogdet_vjp(g: object, a: object) -> np.ndarray:
+    """Adjoint of ``sign, logabsdet = np.linalg.slogdet(a)`` for a real ``a``: the sign is
+    piecewise constant, so only ``g[1]`` matters: ``g[1] inv(a)^T``.
+
+    Raises:
+        RuleError: for a complex ``a``, whose sign det / |det| moves with it.
+    """
+    if np.iscomplexobj(a):
+        unsupported("np.linalg.slogdet of a complex matrix is not differentiated (the "
+                    "gradient of its sign is not implemented); use np.log(np.linalg.det(a))")
+    return np.expand_dims(g[1], (-1, -2)) * matrix_transpose(np.linalg.inv(a))
+
+
 def cholesky_vjp(g: object, out: object) -> np.ndarray:
     """Adjoint of ``L = np.linalg.cholesky(a)``, for the lower triangle numpy reads.
 
@@ -279,6 +299,9 @@ def cholesky_vjp(g: object, out: object) -> np.ndarray:
     symmetric perturbation it agrees with ``S`` (what JAX and PyTorch return).
     """
     ell = np.asarray(out)
+    if ell.dtype.kind == "c":  # a Hermitian matrix's factor needs conjugate transposes
+        unsupported("np.linalg.cholesky of a complex (Hermitian) matrix is not "
+                    "differentiated; only real symmetric positive definite matrices are")
     g = np.asarray(g)
     n = ell.shape[-1]
     phi = np.tril(matrix_transpose(ell) @ g)
@@ -380,7 +403,7 @@ def diagonal_vjp(g: object, shape: tuple, offset: int, axis1: int, axis2: int) -
     shape = tuple(shape)
     i1, i2 = axis1 % len(shape), axis2 % len(shape)
     rest = [n for i, n in enumerate(shape) if i not in (i1, i2)]
-    full = np.zeros(tuple(rest) + (shape[i1], shape[i2]))
+    full = zeros_for(tuple(rest) + (shape[i1], shape[i2]), g)
     k = np.arange(np.shape(g)[-1])
     full[..., k + max(-offset, 0), k + max(offset, 0)] = g
     return np.moveaxis(full, (-2, -1), (i1, i2))

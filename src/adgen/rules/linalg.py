@@ -23,6 +23,7 @@ from adgen.rules.helpers import (
     inner_vjp_b,
     matrix_transpose,
     norm_vjp,
+    slogdet_vjp,
     solve_vjp_a,
     solve_vjp_b,
     tensordot_vjp_a,
@@ -119,8 +120,7 @@ def det(g: Any, out: Any, a: Any) -> Any:
 
 @defvjp(np.linalg.slogdet, "a", reads="a")
 def slogdet(g: Any, out: Any, a: Any) -> Any:
-    # out is (sign, logabsdet); the sign is piecewise constant, so only g[1] matters.
-    return np.expand_dims(g[1], (-1, -2)) * matrix_transpose(np.linalg.inv(a))
+    return slogdet_vjp(g, a)  # out is (sign, logabsdet)
 
 
 @defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", diff="x",
