@@ -338,6 +338,17 @@ def with_dtype(args: Sequence[Any], dtype: str) -> tuple[Any, ...]:
     return tuple(conv(a) for a in args)
 
 
+def in_dtype(args: Sequence[Any], dtype: str) -> tuple[tuple[Any, ...], tuple[Any, ...] | None,
+                                                       float]:
+    """``(args, fd_args, rtol)`` for running a case with its float64 arrays as ``dtype``:
+    the converted arguments, the same values as float64 arrays where the central differences
+    are taken (None for float64: the arguments themselves), and the gradient's tolerance."""
+    if dtype == "float64":
+        return tuple(args), None, RTOL
+    narrow = with_dtype(args, dtype)
+    return narrow, _widened(narrow), RTOL_F32
+
+
 def run_case(case: Case, mutation: str, dtype: str = "float64") -> None:
     """The expectations of design §2 for one case under one policy, with the case's float64
     array arguments as arrays of ``dtype`` (float32: buffers adgen maps element by element;

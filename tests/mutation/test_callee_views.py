@@ -5,7 +5,8 @@ central differences; the final state of the arguments is checked too."""
 
 import numpy as np
 import pytest
-from gradcheck import assert_grad_close, numerical_grad
+from gradcheck import ATOL, RTOL, assert_grad_close, numerical_grad
+from harness import RTOL_F32
 
 import adgen
 
@@ -71,26 +72,37 @@ def returned_written_argument(x, w):
 CASES = [write_through_flip, scale_through_flip, write_through_identity, write_through_head,
          write_into_argument_view]
 
+# float32 arguments: the buffers the callee views and the caller writes are float32 (and so
+# are the intermediates computed from them); the central differences are taken in float64 at
+# the same values, so the tolerance is float32's
+DTYPES = {"float64": (RTOL, ATOL), "float32": (RTOL_F32, RTOL_F32)}
 
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
-def test_writes_through_a_returned_view(fn, mutation):
+def test_writes_through_a_returned_view(fn, mutation, dtype):
     x = np.array([0.5, -1.0, 2.0])
-    arg = x.copy()
+    arg = x.astype(dtype)
     try:
         got = adgen.grad(fn, mutation=mutation)(arg)
     except adgen.MutationError:
         assert mutation == "strict"  # a captured value overwritten: strict may refuse
         return
-    assert_grad_close(got, numerical_grad(fn, [x], 0))
-    plain = x.copy()
+    assert_grad_close(got, numerical_grad(fn, [x], 0), *DTYPES[dtype])
+    plain = x.astype(dtype)
     fn(plain)
     np.testing.assert_array_equal(arg, plain)
 
 
+@pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-def test_a_callee_returning_the_argument_it_writes(mutation):
+def test_a_callee_returning_the_argument_it_writes(mutation, dtype):
     x, w = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
-    gx, gw = adgen.grad(returned_written_argument, (0, 1), mutation=mutation)(x.copy(), w)
-    assert_grad_close(gx, numerical_grad(returned_written_argument, [x, w], 0))
-    assert_grad_close(gw, numerical_grad(returned_written_argument, [x, w], 1))
+    arg = x.astype(dtype)
+    gx, gw = adgen.grad(returned_written_argument, (0, 1), mutation=mutation)(arg, w.astype(dtype))
+    assert_grad_close(gx, numerical_grad(returned_written_argument, [x, w], 0), *DTYPES[dtype])
+    assert_grad_close(gw, numerical_grad(returned_written_argument, [x, w], 1), *DTYPES[dtype])
+    plain = x.astype(dtype)
+    returned_written_argument(plain, w.astype(dtype))
+    np.testing.assert_array_equal(arg, plain)

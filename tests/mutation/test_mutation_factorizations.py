@@ -16,7 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from harness import adgen_grad, assert_names_conflict, check_gradient, check_value, fresh, line_of
+from harness import (
+    adgen_grad,
+    assert_names_conflict,
+    check_gradient,
+    check_value,
+    fresh,
+    in_dtype,
+    line_of,
+)
 
 import adgen
 
@@ -88,12 +96,16 @@ def small(shape: tuple[int, ...], seed: int) -> np.ndarray:
 FREE = [(cholesky, spd), (lu, dominant), (lu_on_argument, dominant)]
 
 
+DTYPES = ["float64", "float32"]  # float32: the factorisation runs in float32 buffers
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("n", [5, 12])
 @pytest.mark.parametrize("fn, make", FREE, ids=[f.__name__ for f, _ in FREE])
-def test_factorization_gradient(fn, make, n: int, mutation: str) -> None:
-    args = (make(n, n),)
-    check_gradient(fn, args, (0,), adgen_grad(mutation))
+def test_factorization_gradient(fn, make, n: int, mutation: str, dtype: str) -> None:
+    args, fd_args, rtol = in_dtype((make(n, n),), dtype)
+    check_gradient(fn, args, (0,), adgen_grad(mutation), fd_args, rtol)
     check_value(fn, args, (0,), mutation)
 
 
@@ -134,10 +146,11 @@ NEEDED = [
 ]
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("fn, make, write, reads", NEEDED, ids=[c[0].__name__ for c in NEEDED])
-def test_overwritten_capture_is_saved(fn, make, write, reads) -> None:
-    args = make()
-    check_gradient(fn, args, (0,), adgen_grad("save"))
+def test_overwritten_capture_is_saved(fn, make, write, reads, dtype: str) -> None:
+    args, fd_args, rtol = in_dtype(make(), dtype)
+    check_gradient(fn, args, (0,), adgen_grad("save"), fd_args, rtol)
     check_value(fn, args, (0,), "save")
     measured = adgen.explain(fn, *fresh(args), file=None)
     at = line_of(fn, write)
@@ -145,12 +158,13 @@ def test_overwritten_capture_is_saved(fn, make, write, reads) -> None:
                for s in measured), measured
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("fn, make, write, reads", NEEDED, ids=[c[0].__name__ for c in NEEDED])
-def test_overwritten_capture_raises_in_strict(fn, make, write, reads) -> None:
+def test_overwritten_capture_raises_in_strict(fn, make, write, reads, dtype: str) -> None:
     import inspect
 
     file = inspect.getsourcefile(fn)
     with pytest.raises(adgen.MutationError) as info:
-        adgen.grad(fn, mutation="strict")(*make())
+        adgen.grad(fn, mutation="strict")(*in_dtype(make(), dtype)[0])
     assert_names_conflict(info.value, [(line_of(fn, r), line_of(fn, write)) for r in reads],
                           file)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harness import assert_close, assert_same_state, call_plain, fd_jacobian, fresh
+from harness import assert_close, assert_same_state, call_plain, fd_jacobian, fresh, in_dtype
 
 
 def _vec(seed: int, n: int = 5) -> np.ndarray:
@@ -66,18 +66,19 @@ VJP_CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("fn,policies", VJP_CASES, ids=[f.__name__ for f, _ in VJP_CASES])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-def test_pullback_reusable(fn, policies, mutation: str) -> None:
+def test_pullback_reusable(fn, policies, mutation: str, dtype: str) -> None:
     import adgen
 
+    args, fd_args, rtol = in_dtype((_vec(70),), dtype)
     if mutation not in policies:
         with pytest.raises(adgen.MutationError):
-            adgen.vjp(fn, *fresh((_vec(70),)), mutation=mutation)
+            adgen.vjp(fn, *fresh(args), mutation=mutation)
         return
-    args = (_vec(70),)
     expected_out, expected_state = call_plain(fn, args)
-    jac = fd_jacobian(fn, args, 0)
+    jac = fd_jacobian(fn, args if fd_args is None else fd_args, 0)
 
     ad_args = fresh(args)
     out, pullback = adgen.vjp(fn, *ad_args, mutation=mutation)
@@ -91,7 +92,7 @@ def test_pullback_reusable(fn, policies, mutation: str) -> None:
         cts = pullback(seed)
         assert isinstance(cts, tuple) and len(cts) == 1, f"one cotangent per argument: {cts!r}"
         rows.append(cts[0])
-        assert_close(cts[0], jac[i], f"row {i} of the Jacobian")
+        assert_close(cts[0], jac[i], f"row {i} of the Jacobian", rtol=rtol)
     again = pullback(np.eye(expected_out.size)[0].reshape(expected_out.shape))[0]
     np.testing.assert_array_equal(again, rows[0], err_msg="the pullback changed between calls")
     # Calling the pullback must not touch the arguments either.
