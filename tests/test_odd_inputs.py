@@ -442,3 +442,102 @@ def calls_a_function_attribute(x):
 def test_function_held_in_an_attribute() -> None:
     # raised a raw ValueError (the call was taken for a method, with self's cotangent)
     _check(calls_a_function_attribute, (X,), "save")
+
+
+# --- array forms adgen cannot map: refused at the user's line, never a raw traceback -------
+# (y.flat[...] = v gave a silently wrong gradient: the write went to a cell of the iterator
+# while y's adjoint kept the gradient of the elements it overwrote)
+
+
+def real_attribute_store(x):
+    y = np.zeros(3)
+    y.real = np.sin(x)
+    return np.sum(y * y)
+
+
+def real_attribute_update(x):
+    y = x * 1.0
+    y.real += np.sin(x)
+    return np.sum(y * y)
+
+
+def shape_attribute_store(x):
+    y = np.concatenate([x, x])
+    y.shape = (2, 3)
+    return np.sum(y[0] * y[1])
+
+
+def flat_attribute_store(x):
+    y = np.zeros(3)
+    y.flat = x * x
+    return np.sum(y * y)
+
+
+def flat_write(x):
+    y = x * 1.0
+    y.flat[...] = 7.0
+    return np.sum(y * y)
+
+
+def flat_index_write(x):
+    y = x * 1.0
+    y.flat[1] = 7.0
+    return np.sum(y * y)
+
+
+def flat_read(x):
+    y = x * 1.0
+    return y.flat[2] * 3.0 + np.sum(y)
+
+
+def structured_field(x):
+    r = np.zeros(3, dtype=[("a", float), ("b", float)])
+    r["a"] = x
+    return np.sum(r["a"] * r["a"])
+
+
+def matrix_made_inside(x):
+    m = np.asmatrix(np.outer(x, x))
+    return np.sum(m * m)
+
+
+def masked_made_inside(x):
+    m = np.ma.masked_array(x, mask=[False, True, False])
+    return np.sum(m * m)
+
+
+def _line(fn, snippet: str) -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, text in enumerate(lines) if snippet in text)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn, line, error, words", [
+    (real_attribute_store, "y.real =", adgen.UnsupportedError, "attribute .real"),
+    (real_attribute_update, "y.real +=", adgen.UnsupportedError, "attribute .real"),
+    (shape_attribute_store, "y.shape =", adgen.UnsupportedError, "attribute .shape"),
+    (flat_attribute_store, "y.flat =", adgen.UnsupportedError, "attribute .flat"),
+    (flat_write, "y.flat[...]", adgen.UnsupportedError, "through y.flat"),
+    (flat_index_write, "y.flat[1]", adgen.UnsupportedError, "through y.flat"),
+    (flat_read, "return y.flat", adgen.UnsupportedError, "through y.flat"),
+    (structured_field, "return", adgen.UnsupportedError, "structured array"),
+    (matrix_made_inside, "np.asmatrix", adgen.MissingRuleError, "asmatrix"),
+    (masked_made_inside, "np.ma.masked_array", adgen.MissingRuleError, "masked_array"),
+], ids=lambda v: v.__name__ if callable(v) and hasattr(v, "__code__") else None)
+def test_array_form_refused_at_the_line(fn, line: str, error, words: str, mutation: str) -> None:
+    try:
+        adgen.grad(fn, mutation=mutation)(X.copy())
+    except adgen.MutationError:
+        # strict may refuse y.real += v first (np.real's pullback reads y): also at the line
+        assert mutation == "strict" and fn is real_attribute_update
+        return
+    except error as err:
+        assert words in str(err), err
+        assert err.location is not None, err
+        assert err.location.file.endswith("test_odd_inputs.py"), err
+        assert err.location.line == _line(fn, line), err
+        assert "hint" in str(err) or error is adgen.MissingRuleError, err
+    else:
+        raise AssertionError(f"{fn.__name__}: a gradient where adgen should refuse")

@@ -65,7 +65,14 @@ def zeros_like(x: Any) -> Any:
         dtype = x.dtype
         if dtype.kind == "f" and not _ADJOINTS.complex:
             return np.zeros(x.shape, dtype)
+        if dtype.names is not None:
+            _refuse_array_form(f"a structured array (dtype {dtype}) read or written by field",
+                               "keep each field in a float array of its own (a dict of "
+                               "arrays)")
         return np.zeros(x.shape, _shadow_dtype(x) if dtype.kind != "c" else dtype)
+    if isinstance(x, np.flatiter):
+        _refuse_array_form("reading an array through y.flat",
+                           "read through a view: y.reshape(-1)[i], or y.ravel()")
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" and
                         not _ADJOINTS.complex else _shadow_dtype(x))
@@ -249,12 +256,22 @@ class ShadowMap:
         return add(current, ct)
 
     def of(self, x: Any) -> np.ndarray:
+        if isinstance(x, np.flatiter):
+            # y.flat[i] = v: a write through an iterator object, which would get a 0-d cell of
+            # its own while y's adjoint kept the overwritten elements' gradient
+            _refuse_array_form("writing through y.flat (y.flat[i] = v)",
+                               "write through a view: y.reshape(-1)[i] = v (y contiguous), "
+                               "or y[np.unravel_index(i, y.shape)] = v")
         if isinstance(x, np.ndarray):
             if self._stand_ins:
                 x = self._through_stand_in(x)
             root = root_of(x)
             entry = self._roots.get(id(root))
             if entry is None:
+                if root.dtype.names is not None:
+                    _refuse_array_form(
+                        f"a structured array (dtype {root.dtype}) read or written by field",
+                        "keep each field in a float array of its own (a dict of arrays)")
                 shadow = np.zeros_like(root, dtype=_shadow_dtype(root), order="K")
                 if shadow.strides != _element_strides(root) and root.size > 1:
                     shadow = _strided_zeros_like(root)
@@ -366,6 +383,13 @@ def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
         "are read as a view: adgen keeps the adjoint of a complex buffer as dL/dRe - 1j "
         "dL/dIm, of which no view holds dL/dIm",
         hint="read them as a product instead: np.real(-1j * z) is z.imag"))
+
+
+def _refuse_array_form(what: str, hint: str) -> None:
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(f"{what} is not supported: adgen cannot map its adjoint",
+                                  hint=hint))
 
 
 def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
@@ -1230,7 +1254,17 @@ def take_item(adjoint: Any, index: Any) -> Any:
 
 
 def take_attr(adjoint: Any, attr_name: str) -> Any:
-    """Removes and returns the adjoint of attribute ``attr_name`` (a store wrote it)."""
+    """Removes and returns the adjoint of attribute ``attr_name`` (a store wrote it).
+
+    Raises:
+        UnsupportedError: for an attribute of an array (``y.real = v``, ``y.shape = s``,
+            ``y.flat = v``), whose store changes the array's elements or layout.
+    """
+    if isinstance(adjoint, np.ndarray):
+        _refuse_array_form(f"storing the attribute .{attr_name} of an array "
+                           f"(y.{attr_name} = ...)",
+                           "write the elements instead: y[...] = v (y.real[...] = v for the "
+                           "real part), or rebind the name: y = y.reshape(shape)")
     return adjoint.pop(attr_name, None) if adjoint is not None else None
 
 
