@@ -612,13 +612,14 @@ class ViewWrite(Stmt):
         old = m.bound(self.target)
         if ".real" in self.key:
             m.capture(v.buf, v.pos, _at(line))   # see the note on .real above
+        if not is_view:   # NumPy copied: the statement writes a temporary of its own
+            v = m.new(len(picked), old)
+            picked = v.pos
         if self.op == "*=" and not isinstance(self.expr, Const):
             _capture_leaves(m, _at(line), i, self.expr)
-            if is_view:
-                m.capture(v.buf, picked, _at(line))
+            m.capture(v.buf, picked, _at(line))
         bound = {"=": rhs, "+=": old + rhs, "*=": old * rhs}[self.op]
-        if is_view:
-            m.write(v.buf, picked, _at(line), max(bound, old))
+        m.write(v.buf, picked, _at(line), max(bound, old))
 
 
 @dataclass
