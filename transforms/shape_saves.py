@@ -51,10 +51,11 @@ def _shape_call(node: gast.AST) -> str | None:
 
 
 def _tuple_tree(node: gast.AST) -> list[gast.Name] | None:
-    """The names of ``shape_tree((a, b, ...))`` when every item is a name (else None)."""
+    """The names of ``shape_tree((a, b, ...))`` or ``shape_tree([a, b, ...])`` when every
+    item is a name (else None)."""
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
             node.func.id == "shape_tree" and len(node.args) == 1 and not node.keywords and \
-            isinstance(node.args[0], gast.Tuple) and \
+            isinstance(node.args[0], (gast.Tuple, gast.List)) and \
             all(isinstance(e, gast.Name) for e in node.args[0].elts):
         return list(node.args[0].elts)
     return None
@@ -125,8 +126,9 @@ class _Rewrite(gast.NodeTransformer):
             return node
         items = _tuple_tree(node)
         if items is not None and any(e.id in self.chosen for e in items):
-            # shape_tree((a, b)) is ("tuple", shape of a, shape of b)
-            elts: list[gast.expr] = [gast.Constant("tuple", None)]
+            # shape_tree((a, b)) is ("tuple", shape of a, shape of b); of [a, b], a list
+            as_list = isinstance(node.args[0], gast.List)
+            elts: list[gast.expr] = [] if as_list else [gast.Constant("tuple", None)]
             for e in items:
                 if e.id in self.chosen:
                     elts.append(gast.Name(id=self.chosen[e.id], ctx=gast.Load(),
@@ -135,6 +137,8 @@ class _Rewrite(gast.NodeTransformer):
                     elts.append(gast.Call(func=gast.Name(id="shape_tree", ctx=gast.Load(),
                                                          annotation=None, type_comment=None),
                                           args=[e], keywords=[]))
+            if as_list:
+                return gast.List(elts=elts, ctx=gast.Load())
             return gast.Tuple(elts=elts, ctx=gast.Load())
         self.generic_visit(node)
         return node

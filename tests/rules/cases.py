@@ -605,6 +605,8 @@ CASES["numpy.linalg.svd"] += [C(randn(1, 1)), C(randn(1, 3), full_matrices=False
 cases("adgen.rules.helpers_tangent.float_part", C(randn(3), "f"), C(randn(2, 3), "i"),
       C(randn(), "b"))
 cases("adgen.rules.helpers_tangent.dtype_kind", C(randn(3)), C(np.arange(3)))
+cases("adgen.rules.helpers_complex.abs_jvp", C(randn(3), away_from_zero(3)),
+      C(randn(2, 3), away_from_zero(2, 3)), C(randn(), away_from_zero()))
 
 
 # --------------------------------------------------------------------------------------------

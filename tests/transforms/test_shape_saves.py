@@ -26,6 +26,15 @@ def heat(u0, r, steps):
     return np.sum(u ** 2)
 
 
+def heat_list(u0, r, steps):
+    # np.concatenate of a list display, the form people write
+    u = u0
+    for _ in range(steps):
+        lap = u[:-2] - 2 * u[1:-1] + u[2:]
+        u = np.concatenate([u[:1], u[1:-1] + r * lap, u[-1:]])
+    return np.sum(u ** 2)
+
+
 def stacked(x, w, steps):
     # an array recorded for its shape (the sum's broadcast) and one for its value (w * h)
     h = x
@@ -46,15 +55,17 @@ def maybe_bound(x, steps):
     return s
 
 
+@pytest.mark.parametrize("fn", [heat, heat_list], ids=["tuple", "list"])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-def test_heat_gradient(mutation: str) -> None:
+def test_heat_gradient(fn, mutation: str) -> None:
     u0 = np.random.default_rng(0).random(12)
-    g = adgen.grad(heat, argnums=(0, 1), mutation=mutation)(u0, 0.1, 7)
-    np.testing.assert_allclose(g[0], numerical_grad(heat, [u0, 0.1, 7], 0), rtol=1e-6)
-    np.testing.assert_allclose(g[1], numerical_grad(heat, [u0, 0.1, 7], 1), rtol=1e-6)
+    g = adgen.grad(fn, argnums=(0, 1), mutation=mutation)(u0, 0.1, 7)
+    np.testing.assert_allclose(g[0], numerical_grad(fn, [u0, 0.1, 7], 0), rtol=1e-6)
+    np.testing.assert_allclose(g[1], numerical_grad(fn, [u0, 0.1, 7], 1), rtol=1e-6)
 
 
-def test_heat_tape_keeps_no_array_per_step() -> None:
+@pytest.mark.parametrize("heat", [heat, heat_list], ids=["tuple", "list"])
+def test_heat_tape_keeps_no_array_per_step(heat) -> None:
     # 400 steps of 2,000 points: one array per step would be 6.4 MB; shapes are bytes
     u0 = np.random.default_rng(1).random(2000)
     g = adgen.grad(heat)

@@ -19,6 +19,8 @@ import numpy as np
 
 __all__ = [
     "abs_jvp",
+    "abs_jvp_vjp_d",
+    "abs_jvp_vjp_x",
     "abs_vjp",
     "angle_jvp",
     "angle_vjp",
@@ -70,6 +72,26 @@ def abs_jvp(d: object, x: object) -> object:
     r = np.abs(x)
     safe = np.where(r == 0, 1.0, r)
     return np.where(r == 0, 0.0, np.real(np.conj(x) * d) / safe)[()]
+
+
+def abs_jvp_vjp_d(g: object, x: object) -> object:
+    """Adjoint of ``abs_jvp(d, x)`` in ``d`` (second derivatives through ``np.abs``): the
+    tangent is real-linear in d, ``Re(conj(x) d) / |x|``; its adjoint is ``g conj(x) / |x|``
+    (``g sign(x)`` for a real x), 0 at 0."""
+    if not np.iscomplexobj(x):
+        return g * np.sign(x)
+    r = np.abs(x)
+    return np.where(r == 0, 0.0, g * np.conj(x) / np.where(r == 0, 1.0, r))[()]
+
+
+def abs_jvp_vjp_x(g: object, out: object, d: object, x: object) -> object:
+    """Adjoint of ``abs_jvp(d, x)`` in ``x``: zero for a real x (sign(x) is piecewise
+    constant); ``g (conj(d) / |x| - out conj(x) / |x|^2)`` for a complex one, 0 at 0."""
+    if not np.iscomplexobj(x) and not np.iscomplexobj(d):
+        return np.zeros(np.shape(x)) if np.ndim(x) else 0.0
+    r = np.abs(x)
+    safe = np.where(r == 0, 1.0, r)
+    return np.where(r == 0, 0.0, g * (np.conj(d) / safe - out * np.conj(x) / safe ** 2))[()]
 
 
 def real_vjp(g: object, is_complex: bool) -> object:

@@ -24,6 +24,8 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_jvp,
+    abs_jvp_vjp_d,
+    abs_jvp_vjp_x,
     angle_jvp,
     arange_jvp,
     astype_jvp,
@@ -339,6 +341,13 @@ def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
 @defvjp(float_part, "d, kind", diff="d", reads="kind", linear=True, view=True)
 def float_part_vjp(g: Any, out: Any, d: Any, kind: Any) -> Any:
     return float_part(g, kind)
+
+
+# abs_jvp, the tangent of |x| (a helper of the tangent code), differentiated again: hvp,
+# hessian and grad of grad of code with np.abs / abs
+@defvjp(abs_jvp, "d, x", reads="d, x, out")
+def abs_jvp_vjp(g: Any, out: Any, d: Any, x: Any) -> Any:
+    return abs_jvp_vjp_d(g, x), abs_jvp_vjp_x(g, out, d, x)
 
 
 @defvjp(dtype_kind, "x", diff=(), linear=True)
