@@ -94,7 +94,8 @@ class _Captures:
         """True when ``n = x[c + i]`` is read at ``stmt`` and ``w`` writes ``x[c + j]``, in
         the body of the same top-level ``for c in range(...)`` loop, and no later write can
         reach the row read: ``j > i`` (or ``j >= i`` when the write comes first in the body).
-        The counter only grows, so every later iteration writes a row further on."""
+        The counter only grows, so every later iteration writes a row further on. Likewise
+        for ``n = x[:c + i]`` (the rows below, as a triangular solve reads): ``j >= i``."""
         if not self.plan.kinds:
             return False
         view = self.plan.defs.get(n)
@@ -106,7 +107,10 @@ class _Captures:
                 isinstance(self.plan.kinds.get(view.value.id), int)):
             return False
         read = self._row(view.slice)
+        below = self._rows_below(view.slice) if read is None else None
         written = self._row(st.targets[0].slice)
+        if below is not None:
+            read = below
         if read is None or written is None or read[0] != written[0]:
             return False
         loop = self.plan.loop_of_counter.get(read[0])
@@ -118,7 +122,26 @@ class _Captures:
                 return False
         order = self.plan.order
         write_later = order[id(st)] > order[id(stmt)] or (st is stmt and not after)
+        if below is not None:
+            # rows c' + j written at c' >= c (c' > c when the write comes first in the body),
+            # rows below c + i read: apart when j >= i (j >= i - 1)
+            return written[1] >= read[1] if write_later else written[1] >= read[1] - 1
         return written[1] > read[1] if write_later else written[1] >= read[1]
+
+    def _rows_below(self, idx: gast.expr) -> tuple[str, int] | None:
+        """(counter, offset) for a first-axis slice ``lo:c + k`` (``lo`` absent or a
+        non-negative int, no step): the rows below ``c + k``."""
+        if isinstance(idx, gast.Tuple):
+            if not idx.elts:
+                return None
+            idx = idx.elts[0]
+        if not isinstance(idx, gast.Slice) or idx.step is not None or idx.upper is None:
+            return None
+        lo = idx.lower
+        if lo is not None and not (isinstance(lo, gast.Constant) and type(lo.value) is int and
+                                   lo.value >= 0):
+            return None
+        return self._row(idx.upper)
 
     def _row(self, idx: gast.expr) -> tuple[str, int] | None:
         """(counter, offset) for a first-axis index ``c``, ``c + k`` or ``c - k``."""

@@ -259,6 +259,47 @@ def test_rows_written_behind_the_read_are_guarded(f):
         adgen.grad(f, argnums=(0, 1), mutation="strict")(x.copy(), 0.9)
 
 
+def forward_substitution(L, b):
+    x = b.copy()
+    for i in range(x.shape[0]):
+        x[i] -= L[i, :i] @ x[:i]  # reads the rows below i, writes row i
+        x[i] /= L[i, i]
+    return np.sum(x ** 2)
+
+
+def test_rows_below_a_growing_counter_need_no_guard():
+    L = np.tril(np.random.default_rng(4).random((4, 4))) + 4.0 * np.eye(4)
+    b = np.array([0.3, -0.2, 0.5, 1.1])
+    check_grad(forward_substitution, L, b, argnums=(0, 1), mutation="strict")
+    sites = adgen.explain(forward_substitution, L, b, file=None)
+    assert sites and all(s.decision == "free" for s in sites)
+
+
+def reads_past_the_row(L, b):
+    x = b.copy()
+    for i in range(x.shape[0] - 1):
+        s = L[i, :i + 2] @ x[:i + 2]  # reads row i + 1 too, which row i's write ...
+        x[i + 1] = s * 0.5  # ... and this write at i + 1 overwrites
+    return np.sum(x ** 2)
+
+
+def writes_behind(L, b):
+    x = b.copy()
+    for i in range(1, x.shape[0]):
+        s = L[i, :i] @ x[:i]
+        x[i - 1] = s * s  # row i - 1 is below i: read above
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [reads_past_the_row, writes_behind])
+def test_rows_below_overwritten_are_guarded(f):
+    L = np.tril(np.random.default_rng(5).random((4, 4))) + 4.0 * np.eye(4)
+    b = np.array([0.3, -0.2, 0.5, 1.1])
+    check_grad(f, L, b, argnums=(0, 1))
+    with pytest.raises(MutationError):
+        adgen.grad(f, argnums=(0, 1), mutation="strict")(L.copy(), b.copy())
+
+
 def restarting(hs0, w):
     hs = np.empty((3, len(hs0)))
     hs[:] = hs0
