@@ -130,6 +130,9 @@ def _fresh(e: gast.expr) -> bool:
     """``e`` makes a new object (arithmetic, a reduction's adjoint): no other name holds it."""
     if isinstance(e, (gast.BinOp, gast.UnaryOp)):
         return True
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+            e.func.attr == "copy" and not e.args:
+        return True  # x_bar.copy(): a value taken now, which no other name holds
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.args:
         if e.func.id in ("sum_vjp", "mean_vjp"):
             return True
@@ -188,10 +191,12 @@ def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool
             return False
         keep = _fresh(core)
         if not keep:
-            # e is evaluated at the read instead: nothing between may bind or touch its names
+            # e is evaluated at the read instead: nothing between may bind or touch its names,
+            # nor change an array in place (adjoints in shadow memory alias under other names:
+            # x_bar and y_bar may be views of one shadow)
             names = {x.id for x in walk(core) if isinstance(x, gast.Name)}
-            if any(names & {x.id for x in walk(body[j]) if isinstance(x, gast.Name)}
-                   for j in range(k + 1, use)):
+            if any(names & {x.id for x in walk(body[j]) if isinstance(x, gast.Name)} or
+                   _writes_in_place(body[j]) for j in range(k + 1, use)):
                 return False
         s_use, core_use = _pull(_Substitute(n, None if keep else core).visit(clone(u.value)))
         old = (st.value, u.value, getattr(u, "op", None), loads[use])
@@ -223,6 +228,19 @@ def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool
     for k in range(len(body)):
         flip(k)
     body[:] = [st for k, st in enumerate(body) if k not in gone]
+
+
+def _writes_in_place(st: gast.stmt) -> bool:
+    """``st`` may change an array in place: an augmented assignment, a store into an item or
+    an attribute, a call made for its effect (add_item), or a block holding one."""
+    for node in walk(st):
+        if isinstance(node, gast.AugAssign) or (isinstance(node, gast.Expr) and
+                                                not isinstance(node.value, gast.Constant)):
+            return True  # (an Expr of a constant is a comment line)
+        if isinstance(node, gast.Assign) and not all(isinstance(t, gast.Name)
+                                                     for t in node.targets):
+            return True
+    return False
 
 
 class _Substitute(gast.NodeTransformer):
