@@ -274,6 +274,9 @@ def dsplit(ary: Any, indices_or_sections: Any) -> Any:
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
     refuse_if(period is not None, "np.interp: period= is not differentiated")
+    x = np.asarray(x)  # lists of points and values, as numpy takes them
+    xp = np.asarray(xp)
+    fp = np.asarray(fp)
     n = np.shape(xp)[0]
     i = np.clip(np.searchsorted(xp, x, side="right"), 1, n - 1)
     x0 = xp[i - 1]
@@ -415,8 +418,10 @@ def refuse_if(cond: Any, message: str) -> None:
 
 @defnondiff
 def _dtype(*values: Any) -> Any:
-    """The float dtype numpy computes values in (an int array's is float64)."""
-    return np.result_type(*[v for v in values if v is not None], 1.0)
+    """The float dtype numpy computes values in (an int array's is float64); a list or tuple
+    counts as the array it stands for."""
+    return np.result_type(*[np.asarray(v) if isinstance(v, (list, tuple)) else v
+                            for v in values if v is not None], 1.0)
 
 
 @defnondiff
