@@ -70,6 +70,21 @@ def test_max_and_min_of_three_or_more_arguments():
     assert got == pytest.approx((3.0, 1.0, 1.0))
 
 
+def extremes_of_iterables(x):
+    best = max(x[3:])  # an array's items
+    worst = min([x[0], x[1], x[2]])  # a list
+    return best * 2.0 + worst * worst + min(tuple(x[:2])) + max(list(x)) ** 2
+
+
+def test_max_and_min_of_one_iterable():
+    x = np.array([0.5, 0.2, 0.9, 0.1, 0.7, 0.3])
+    g = adgen.grad(extremes_of_iterables)(x)
+    # by hand: max(x[3:]) = x4, min of x0..x2 = x1 (squared), min(x0, x1) = x1, max(x) = x2
+    np.testing.assert_allclose(g, [0.0, 2 * 0.2 + 1.0, 2 * 0.9, 0.0, 2.0, 0.0], rtol=1e-12)
+    v = np.linspace(0.1, 0.6, 6)
+    assert adgen.jvp(extremes_of_iterables, (x,), (v,))[1] == pytest.approx(np.dot(g, v))
+
+
 def upper_sq(x):
     n = x.shape[0]
     i, j = np.triu_indices(n, 1)

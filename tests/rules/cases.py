@@ -173,9 +173,10 @@ cases("builtins.float", scalar(randn), C(np.asarray(randn())), C(np.float64(rand
 cases("builtins.int", scalar(nonint))
 cases("builtins.round", scalar(nonint), C(nonint(), 0), C(nonint(), 1))
 cases("builtins.max", C(randn(), randn()), C(1.5, -0.5), C(-0.5, 1.5),
-      expect((1.5, 1.5), (0.5, 0.5)))
+      expect((1.5, 1.5), (0.5, 0.5)), C([0.3, 1.2, -0.4]), C(np.array([0.3, 1.2, -0.4])),
+      C((0.3, 1.2)))
 cases("builtins.min", C(randn(), randn()), C(1.5, -0.5),
-      expect((1.5, 1.5), (0.5, 0.5)))
+      expect((1.5, 1.5), (0.5, 0.5)), C([0.3, 1.2, -0.4]), C(np.array([0.3, 1.2, -0.4])))
 cases("builtins.sum", C([randn(), randn(), randn()]), C([randn(), randn()], randn()),
       C([randn(3), randn(3)], randn()), C([randn(2, 3), randn(3)], randn(2, 1)),
       C((randn(), randn())))

@@ -16,7 +16,7 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_vjp,
-    balanced_eq,
+    extreme_vjp,
     matmul_vjp_a,
     matmul_vjp_b,
     sequence_vjp,
@@ -113,15 +113,16 @@ def round_(g: Any, out: Any, number: Any, ndigits: Any) -> Any:
     return np.zeros(np.shape(number))
 
 
-@defvjp(builtins.max, "a, b", reads="a, b, out")
+# max(a, b) (max(a, b, c) is nested by desugar), and max(xs) of one iterable (b absent): the
+# cotangent goes to the items equal to the result, shared between ties (JAX's rule)
+@defvjp(builtins.max, "a, b=None", diff="a, b", reads="a, b, out")
 def max_(g: Any, out: Any, a: Any, b: Any) -> Any:
-    # Two-argument max only; a tie gives each argument half (see helpers.balanced_eq).
-    return g * balanced_eq(a, out, b), g * balanced_eq(b, out, a)
+    return extreme_vjp(g, out, a, b), extreme_vjp(g, out, b, a)
 
 
-@defvjp(builtins.min, "a, b", reads="a, b, out")
+@defvjp(builtins.min, "a, b=None", diff="a, b", reads="a, b, out")
 def min_(g: Any, out: Any, a: Any, b: Any) -> Any:
-    return g * balanced_eq(a, out, b), g * balanced_eq(b, out, a)
+    return extreme_vjp(g, out, a, b), extreme_vjp(g, out, b, a)
 
 
 @defvjp(builtins.sum, "iterable, start=0", diff="iterable, start", linear=True)

@@ -7,6 +7,8 @@ top-level functions using only ``np``, builtins and each other, all of them publ
 import numpy as np
 
 __all__ = [
+    "extreme_tangent",
+    "extreme_vjp",
     "sequence_vjp",
     "zeros_for",
     "as_container",
@@ -277,6 +279,39 @@ def balanced_eq(x: object, z: object, y: object) -> object:
     For ``z = max(x, y)`` this is the share of the cotangent that goes to ``x``.
     """
     return np.where(np.equal(x, z), np.where(np.equal(y, z), 0.5, 1.0), 0.0)
+
+
+def extreme_vjp(g: object, out: object, x: object, y: object) -> object:
+    """The cotangent of ``x`` in ``out = max(x, y)`` (or min): ``g`` times its share of the
+    result (``balanced_eq``). With ``y`` None, ``x`` is the one iterable of ``max(xs)``: the
+    items equal to the result share ``g``, in the container ``x`` is (list, tuple, array).
+    None for an absent ``x``."""
+    if x is None:
+        return None
+    if y is not None:
+        return g * balanced_eq(x, out, y)
+    if isinstance(x, np.ndarray):
+        hits = np.equal(x, out)
+        return g * hits / max(int(np.sum(hits)), 1)
+    items = list(x)
+    hits = [bool(np.all(np.equal(v, out))) for v in items]
+    share = g / max(sum(hits), 1)
+    out = [share if h else 0.0 * share for h in hits]
+    return tuple(out) if isinstance(x, tuple) else out
+
+
+def extreme_tangent(d: object, out: object, x: object, y: object) -> object:
+    """The term of ``x``'s tangent ``d`` in the tangent of ``max(x, y)`` (or min): ``d``
+    times its share (``balanced_eq``); with ``y`` None (``max(xs)`` of one iterable), the
+    tangents of the items equal to the result, averaged over ties."""
+    if y is not None:
+        return d * balanced_eq(x, out, y)
+    if isinstance(x, np.ndarray):
+        hits = np.equal(x, out)
+        return np.sum(np.where(hits, d, 0.0)) / max(int(np.sum(hits)), 1)
+    hits = [k for k, v in enumerate(list(x)) if bool(np.all(np.equal(v, out)))]
+    ds = list(d)
+    return sum(ds[k] for k in hits) / max(len(hits), 1)
 
 
 def xlogy(x: object, y: object) -> object:

@@ -33,6 +33,7 @@ from adgen.rules.helpers import (
     cumprod_jvp,
     dtype_kind,
     eigh_jvp,
+    extreme_tangent,
     fit_tangent,
     float_part,
     given_tangent,
@@ -82,7 +83,18 @@ defjvp_kind("zero", operator.floordiv, builtins.int, builtins.round, np.round, n
             np.argsort, np.linalg.matrix_rank)
 
 # Elementwise functions that are not ufuncs: the jvp read off the vjp.
-defjvp_kind("elementwise", builtins.max, builtins.min, np.clip)
+defjvp_kind("elementwise", np.clip)
+
+
+# max(a, b) and max(xs) of one iterable: the tangent of the argument (or items) the result is
+@defjvp(builtins.max)
+def builtin_max(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return extreme_tangent(d, out, a, b), extreme_tangent(d, out, b, a)
+
+
+@defjvp(builtins.min)
+def builtin_min(d: Any, out: Any, a: Any, b: Any) -> Any:
+    return extreme_tangent(d, out, a, b), extreme_tangent(d, out, b, a)
 
 
 # Not holomorphic: |z| and angle(z) have the tangents Re(conj(z) dz) / |z| and
