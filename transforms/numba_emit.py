@@ -60,7 +60,8 @@ from adgen.errors import Location, UnsupportedError
 
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
-                              "balanced_eq", "add_item", "grow", "sum_vjp", "mean_vjp",
+                              "balanced_eq", "extreme_vjp", "add_item", "grow", "sum_vjp",
+                              "mean_vjp",
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
                               "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes",
                               "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",

@@ -207,7 +207,8 @@ class _Module:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
                   "from adgen.numba_runtime import add_item, add_out, balanced_eq, "
-                  "copy_adjoint, det_vjp, grow, inverse_axes, loop_sequence, matmul_vjp_a, "
+                  "copy_adjoint, det_vjp, extreme_vjp, grow, inverse_axes, loop_sequence, "
+                  "matmul_vjp_a, "
                   "matmul_vjp_b, matrix_transpose, max_vjp, mean_vjp, or_zeros, solve_vjp_a, "
                   "solve_vjp_b, stored_into, sum_vjp, unbroadcast, zero_if_none, "
                   "zeros_like, zeros_of_tree, or_zeros_of_tree\n\n")

@@ -24,7 +24,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "grow",
+__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
            "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b", "matrix_transpose", "max_vjp", "mean_vjp", "or_zeros",
            "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into", "sum_vjp", "unbroadcast",
            "zero_if_none", "zeros_like", "zeros_of_tree"]
@@ -216,6 +216,23 @@ def _balanced_eq(x, z, y):
             if x == z:
                 return 0.5 if y == z else 1.0
             return 0.0
+        return scalar
+    return None
+
+
+def extreme_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
+    """The cotangent of ``x`` in ``out = max(x, y)`` (or min), for numbers: ``g`` times its
+    share (``balanced_eq``). The one-iterable form (``y`` None) has no nopython version."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(extreme_vjp, jit_options={"cache": True})
+def _extreme_vjp(g, out, x, y):
+    if _is_number(g) and _is_number(out) and _is_number(x) and _is_number(y):
+        def scalar(g, out, x, y):
+            if x == out:
+                return g * (0.5 if y == out else 1.0)
+            return 0.0 * g
         return scalar
     return None
 

@@ -21,6 +21,7 @@ __all__ = [
     "abs_jvp",
     "abs_jvp_vjp_d",
     "abs_jvp_vjp_x",
+    "abs_jvp_tangent_x",
     "abs_vjp",
     "angle_jvp",
     "angle_vjp",
@@ -92,6 +93,17 @@ def abs_jvp_vjp_x(g: object, out: object, d: object, x: object) -> object:
     r = np.abs(x)
     safe = np.where(r == 0, 1.0, r)
     return np.where(r == 0, 0.0, g * (np.conj(d) / safe - out * np.conj(x) / safe ** 2))[()]
+
+
+def abs_jvp_tangent_x(dx: object, out: object, d: object, x: object) -> object:
+    """The term of ``x``'s tangent in the tangent of ``abs_jvp(d, x)``: zero for a real x;
+    ``Re(conj(dx) d) / |x| - out Re(conj(x) dx) / |x|^2`` for a complex one, 0 at 0."""
+    if not np.iscomplexobj(x) and not np.iscomplexobj(d) and not np.iscomplexobj(dx):
+        return 0.0 * dx
+    r = np.abs(x)
+    safe = np.where(r == 0, 1.0, r)
+    return np.where(r == 0, 0.0, np.real(np.conj(dx) * d) / safe -
+                    out * np.real(np.conj(x) * dx) / safe ** 2)[()]
 
 
 def real_vjp(g: object, is_complex: bool) -> object:

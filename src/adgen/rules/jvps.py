@@ -24,6 +24,7 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_jvp,
+    abs_jvp_tangent_x,
     abs_jvp_vjp_d,
     abs_jvp_vjp_x,
     angle_jvp,
@@ -357,9 +358,14 @@ def float_part_vjp(g: Any, out: Any, d: Any, kind: Any) -> Any:
 
 # abs_jvp, the tangent of |x| (a helper of the tangent code), differentiated again: hvp,
 # hessian and grad of grad of code with np.abs / abs
-@defvjp(abs_jvp, "d, x", reads="d, x, out")
-def abs_jvp_vjp(g: Any, out: Any, d: Any, x: Any) -> Any:
-    return abs_jvp_vjp_d(g, x), abs_jvp_vjp_x(g, out, d, x)
+@defvjp(abs_jvp, "t, x", reads="t, x, out")
+def abs_jvp_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
+    return abs_jvp_vjp_d(g, x), abs_jvp_vjp_x(g, out, t, x)
+
+
+@defjvp(abs_jvp)
+def abs_jvp_jvp(d: Any, out: Any, t: Any, x: Any) -> Any:
+    return abs_jvp(d, x), abs_jvp_tangent_x(d, out, t, x)
 
 
 @defvjp(dtype_kind, "x", diff=(), linear=True)
