@@ -3,6 +3,7 @@ objects, max/min of several arguments, a helper that builds a mask with np.triu_
 functions typed where Python keeps no source. Gradients against hand-derived formulas or
 central differences."""
 
+import functools
 import subprocess
 import sys
 
@@ -123,3 +124,55 @@ def test_enumerate_and_zip_nested():
     got = adgen.grad(nested_iteration, argnums=(0, 1))(xs, ws)
     assert_grad_close(got[0], numerical_grad(nested_iteration, [xs, ws], 0))
     assert_grad_close(got[1], numerical_grad(nested_iteration, [xs, ws], 1))
+
+
+def _rhs(y, k, c=0.1):
+    return np.array([y[1], -k * y[0] - c * y[1]])
+
+
+_STEP = functools.partial(_rhs, k=2.0)
+
+
+def _uses_a_global_partial(y):
+    return np.sum(_STEP(y) ** 2)
+
+
+def _uses_a_local_partial(y, k):
+    step = functools.partial(_rhs, k=k, c=0.3)
+    return np.sum(step(y) ** 2)
+
+
+def _loss(w, X, y, scale=1.0):
+    return scale * np.sum((X @ w - y) ** 2)
+
+
+def test_functools_partial():
+    rng = np.random.default_rng(2)
+    X, t, w = rng.random((5, 3)), rng.random(5), rng.random(3)
+    # the differentiated function itself (JAX's idiom), its argnums counting the call's own
+    p = functools.partial(_loss, X=X, y=t, scale=2.0)
+    assert_grad_close(adgen.grad(p)(w), numerical_grad(p, [w], 0))
+    out, pull = adgen.vjp(p, w)
+    assert_grad_close(pull(1.0)[0], numerical_grad(p, [w], 0))
+    v = rng.random(3)
+    assert adgen.jvp(p, (w,), (v,))[1] == pytest.approx(np.dot(adgen.grad(p)(w), v))
+    # called inside: a global partial, and a local one binding values without a gradient
+    y = np.array([0.4, -0.3])
+    assert_grad_close(adgen.grad(_uses_a_global_partial)(y),
+                      numerical_grad(_uses_a_global_partial, [y], 0))
+    assert_grad_close(adgen.grad(_uses_a_local_partial)(y, 2.0),
+                      numerical_grad(_uses_a_local_partial, [y, 2.0], 0))
+    # a local partial binding a value with a gradient: refused, not dropped
+    with pytest.raises(adgen.UnsupportedError, match="functools.partial binds k"):
+        adgen.grad(_uses_a_local_partial, argnums=1)(y, 2.0)
+
+
+def _compressed(x):
+    return np.sum(x.compress([True, False, True, True]) ** 2) + np.sum(
+        x.reshape(2, 2).compress([False, True], axis=0))
+
+
+def test_compress_method():
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    # by hand: 2 x where kept by the mask, plus 1 for the second row
+    np.testing.assert_allclose(adgen.grad(_compressed)(x), [1.0, 0.0, 5.0, 1.5])

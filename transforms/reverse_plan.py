@@ -9,6 +9,7 @@ The emitters read it (:mod:`reverse_pullback`, :mod:`reverse_forward`); none wri
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import gast
@@ -412,8 +413,27 @@ class Plan:
         if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
                 not registry.is_reference_impl(obj):
             return False  # adgen's own runtime functions: rules or no derivative
+        if isinstance(obj, functools.partial):
+            return True  # a partial of a function: called through adgen's dispatch
         return registry.lookup(obj) is None and (is_python_function(obj) or
                                                  is_user_class(obj))
+
+    def refuse_active_partial(self, s: gast.stmt, v: gast.Call) -> None:
+        """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
+        partial's pullback gives cotangents to the arguments of its call, not to the ones it
+        bound (a silently lost gradient otherwise)."""
+        if not isinstance(v, gast.Call) or self.resolve(v.func) is not functools.partial:
+            return
+        bound = list(v.args[1:]) + [k.value for k in v.keywords]
+        active = sorted({n.id for a in bound for n in walk(a)
+                         if isinstance(n, gast.Name) and self.act.active(n.id)})
+        if active:
+            what = ", ".join(user_name_of(n) for n in active)
+            raise UnsupportedError(
+                f"functools.partial binds {what}, which has a gradient here: adgen follows "
+                "gradients through the arguments a partial is called with, not the ones it "
+                "binds", self.loc(s),
+                hint=f"pass {what} when calling it, or call the function directly")
 
     def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         """The rule and bound arguments of an operation statement (None: no rule needed)."""

@@ -458,6 +458,7 @@ class Pullback:
 
     def _rev_assign(self, s: gast.Assign, t: str, state: set[str]) -> list[gast.stmt]:
         v = s.value
+        self.plan.refuse_active_partial(s, v)
         g = self.g_of(t, state)
         if isinstance(v, gast.Name):
             if g is None or not self.plan.act.active(v.id):

@@ -414,6 +414,10 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     """
     if isinstance(fun, GradientFunction):  # vjp of grad(f, j): Hessian-vector products
         return _vjp_of_gradient(fun, args, mutation, kwargs)
+    if isinstance(fun, functools.partial):  # its arguments get no cotangent
+        out, pull = vjp(fun.func, *fun.args, *args, mutation=mutation, backend=backend,
+                        **{**fun.keywords, **kwargs})
+        return out, lambda out_bar: pull(out_bar)[len(fun.args):]
     target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
     if receiver:  # a method or callable object: no cotangent for the receiver
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
@@ -574,6 +578,18 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
     closure for both, so a call to a gradient goes through one Python frame."""
     _check_policy(mutation)
+    if isinstance(fun, functools.partial):
+        # functools.partial(f, *args, **keywords): f's gradient with respect to the arguments
+        # the call gives (argnums counts them), the partial's own passed through
+        part = fun
+        inner_p = _gradient_function(part.func, _shift(argnums, len(part.args)), mutation,
+                                     has_aux, with_value, backend)
+
+        @functools.wraps(inner_p)
+        def partial_fun(*args: Any, **kwargs: Any) -> Any:
+            return inner_p(*part.args, *args, **{**part.keywords, **kwargs})
+
+        return partial_fun
     target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
     if receiver:
         # a method or callable object: its function, with the receiver as argument 0
@@ -899,6 +915,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                  "pass the real and imaginary parts as two real arguments")
     if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
         return _jvp_of_gradient(fun, primals, tangents, kwargs)
+    if isinstance(fun, functools.partial):  # its arguments get no tangent
+        return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
+                   **{**fun.keywords, **kwargs})
     from adgen.rules import registry
 
     rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))

@@ -6,6 +6,7 @@ The generated forward calls ``call_forward(f, *args)``; the pullback calls
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -17,6 +18,11 @@ from adgen.rules import registry
 
 def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved)."""
+    if isinstance(fn, functools.partial):
+        # the function with the partial's arguments first; they were bound where it was made,
+        # from values without a gradient (the compiler refuses a partial of one that has one)
+        out, inner = forward_of(fn.func, fn.args + tuple(args), {**fn.keywords, **kwargs})
+        return out, ("partial", inner, len(fn.args), len(args))
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
@@ -113,6 +119,9 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
+    if kind == "partial":
+        _, inner, bound, ncalled = saved
+        return tuple(pullback_of(inner, out_bar, sh)[bound:bound + ncalled])
     if kind == "closure":
         _, compiled, inner, nargs, cells, ncalled = saved
         cts = compiled.pullback(inner, out_bar, sh)

@@ -16,6 +16,7 @@ from adgen.rules.helpers_core import (
 )
 
 __all__ = [
+    "ndarray_compress",
     "arange_start_vjp",
     "arange_step_vjp",
     "array_vjp",
@@ -238,6 +239,12 @@ def item_vjp(g: object, shape: tuple, args: tuple) -> np.ndarray:
 def ndarray_flatten(a: object, order: str = "C") -> np.ndarray:
     """``a.flatten(order)``: always a copy (unlike ``np.ravel``)."""
     return a.flatten(order)
+
+
+def ndarray_compress(a: object, condition: object, axis: object = None) -> np.ndarray:
+    """``a.compress(condition, axis)``: ``np.compress`` with the array first, as the method
+    takes it."""
+    return np.compress(condition, a, axis)
 
 
 def ndarray_astype(a: object, dtype: object) -> object:

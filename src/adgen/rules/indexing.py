@@ -17,6 +17,7 @@ import numpy as np
 from adgen.rules.helpers import (
     getitem_vjp,
     item_vjp,
+    ndarray_compress,
     ndarray_item,
     shape_tree,
     take_along_axis_vjp,
@@ -39,6 +40,13 @@ def item(g: Any, out: Any, a: Any, args: Any) -> Any:
 @defvjp(np.take, "a, indices, axis=None", diff="a", reads="indices, axis", linear=True)
 def take(g: Any, out: Any, a: Any, indices: Any, axis: Any) -> Any:
     return take_vjp(g, np.shape(a), indices, axis)
+
+
+# a.compress(condition, axis): np.compress with the array first (the method's order)
+@defvjp(ndarray_compress, "a, condition, axis=None", diff="a", reads="condition, axis",
+        linear=True)
+def compress_method(g: Any, out: Any, a: Any, condition: Any, axis: Any) -> Any:
+    return take_vjp(g, np.shape(a), np.flatnonzero(condition), axis)
 
 
 @defvjp(np.take_along_axis, "arr, indices, axis=-1", diff="arr", reads="indices, axis",

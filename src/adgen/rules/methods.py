@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import ndarray_astype, ndarray_flatten, ndarray_item
+from adgen.rules.helpers import ndarray_astype, ndarray_compress, ndarray_flatten, ndarray_item
 
 METHODS: dict[str, Callable[..., Any]] = {
     # reductions
@@ -53,6 +53,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "squeeze": np.squeeze,
     # values
     "take": np.take,
+    "compress": ndarray_compress,
     "copy": np.copy,
     "clip": np.clip,
     "repeat": np.repeat,
