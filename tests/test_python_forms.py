@@ -176,3 +176,44 @@ def test_compress_method():
     x = np.array([0.5, -1.0, 2.0, 0.25])
     # by hand: 2 x where kept by the mask, plus 1 for the second row
     np.testing.assert_allclose(adgen.grad(_compressed)(x), [1.0, 0.0, 5.0, 1.5])
+
+
+def _norm2(*xs):
+    return sum(np.sum(v ** 2) for v in xs)
+
+
+def _scaled(scale, *xs):
+    out = 0.0
+    for v in xs:
+        out = out + scale * np.sum(np.sin(v))
+    return out
+
+
+def _pairs(*xs):
+    return xs[0] * xs[1], len(xs)
+
+
+def _uses_star_helpers(x):
+    g = _scaled  # called through a variable too
+    p, n = _pairs(x, x + 1.0)
+    return _norm2(x, 2.0 * x, x[:2]) + _scaled(0.5, x, x * x) + g(2.0, x[1:]) + np.sum(p) * n
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_helpers_taking_star_args(mutation):
+    x = np.array([0.3, -0.5, 0.8])
+    assert_grad_close(adgen.grad(_uses_star_helpers, mutation=mutation)(x.copy()),
+                      numerical_grad(_uses_star_helpers, [x], 0))
+
+
+def _star_forward(x):
+    return _norm2(x, 2.0 * x, x[:2]) + _scaled(0.5, x, x * x)
+
+
+def test_star_args_in_forward_mode_and_at_the_top():
+    x, v = np.array([0.3, -0.5, 0.8]), np.array([1.0, 0.5, -0.2])
+    assert adgen.jvp(_star_forward, (x,), (v,))[1] == pytest.approx(
+        np.dot(adgen.grad(_star_forward)(x), v))
+    # the differentiated function itself with *args: refused, with what to write instead
+    with pytest.raises(adgen.UnsupportedError, match=r"\*args"):
+        adgen.grad(_norm2)(x, x)

@@ -325,12 +325,42 @@ def _flatten_parameters(node: gast.FunctionDef) -> list[str]:
     """Puts positional-only and keyword-only parameters with the others, in the order of
     ``inspect.signature`` (the order cotangents come back in), and drops the defaults' source
     text: the forward gets the function's own ``__defaults__`` and ``__kwdefaults__``
-    (the forward emitter restores the keyword-only ones). Returns the keyword-only names."""
+    (the forward emitter restores the keyword-only ones). A ``*xs`` parameter becomes a
+    parameter ``xs`` holding the tuple (its callers pack the extra arguments: ``varargs_of``).
+    Returns the keyword-only names."""
     a = node.args
     kwonly = [p.id for p in a.kwonlyargs]
-    a.args = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
+    packed = [a.vararg] if a.vararg is not None and a.kwarg is None else []
+    if packed:
+        a.vararg = None
+    a.args = list(a.posonlyargs) + list(a.args) + packed + list(a.kwonlyargs)
     a.posonlyargs, a.kwonlyargs, a.kw_defaults, a.defaults = [], [], [], []
     return kwonly
+
+
+def positional_params(fn: Any, nargs: int) -> list[str]:
+    """The parameter each of ``nargs`` positional arguments of a call of ``fn`` lands in
+    (``*xs`` takes every one past the named ones)."""
+    names = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = [p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind == p.VAR_POSITIONAL]
+    if star:
+        names += star * max(nargs - len(names), 0)
+    return names[:nargs]
+
+
+def varargs_of(fn: Any) -> int | None:
+    """For a Python function with ``*args`` (and no ``**kwargs``): how many positional
+    parameters come before it (a call packs its arguments from there into one tuple, the
+    compiled function's parameter); None for any other function."""
+    import inspect
+
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_flags & inspect.CO_VARARGS or \
+            code.co_flags & inspect.CO_VARKEYWORDS:
+        return None
+    return code.co_argcount
 
 
 def _loc(file: str, node: gast.AST) -> Location:

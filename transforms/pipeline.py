@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import keyword
 import re
 import threading
@@ -40,7 +39,7 @@ from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
-from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.parse import Parsed, parse_function, positional_params
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.reverse import reverse
 from adgen.transforms.ssa import to_ssa
@@ -338,7 +337,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             written = callee.written_params
             if written is True:
                 return list(call.args) + [k.value for k in call.keywords]
-            names = list(inspect.signature(obj).parameters)
+            names = positional_params(obj, len(call.args))
             out = [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written]
             return out + [k.value for k in call.keywords if k.arg in written]
         except AdgenError as err:

@@ -59,12 +59,16 @@ class Calls:
 
             names = [p for p in inspect.signature(obj).parameters]
             by_name = {k.arg: k.value for k in call.keywords}
+            args = self.plan.call_args(call, obj)  # *xs: the extra arguments as one tuple
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
         targets = ([receiver] if receiver is not None else []) + args
         fn_names = {d.name for d in self.plan.parsed.nested_defs}
-        cts = [self.pb.namer.fresh("ct") if isinstance(a, gast.Name) and self.plan.act.active(a.id)
-               and a.id not in fn_names else "_" for a in targets]
+        cts = [self.pb.namer.fresh("ct") if (isinstance(a, gast.Name) and
+                                             self.plan.act.active(a.id) and
+                                             a.id not in fn_names) or
+               (isinstance(a, gast.Tuple) and self.plan.any_active(a)) else "_"
+               for a in targets]
         pull = self.callee_pullback(call)
         saved_expr: gast.expr = name(saved)
         # captures at the call: its arguments, and the enclosing names a closure reads
@@ -94,6 +98,9 @@ class Calls:
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()), value, s))
         for a, c in zip(targets, cts):
             if c == "_":
+                continue
+            if isinstance(a, gast.Tuple):  # the arguments *xs packed: one cotangent each
+                out += self.pb.ops.distribute(a, name(c), state)
                 continue
             if a.id in handed:
                 b = self.pb.bar(a.id)

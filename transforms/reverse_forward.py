@@ -214,7 +214,7 @@ class Forward:
                 elif obj is not MISSING and is_python_function(obj):
                     info = self.plan.callee_info(obj)
                     self.rec.callees[info.name] = info
-                    fcall = call_node(f"{info.name}_forward", *call.args)
+                    fcall = call_node(f"{info.name}_forward", *self.plan.call_args(call, obj))
                     fcall.keywords = call.keywords
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)

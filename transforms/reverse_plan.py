@@ -17,7 +17,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind, shape_keys
 from adgen.transforms.hoist_defs import free_names
-from adgen.transforms.parse import Parsed
+from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse_ast import (
     BINOPS,
     MISSING,
@@ -418,6 +418,15 @@ class Plan:
         return registry.lookup(obj) is None and (is_python_function(obj) or
                                                  is_user_class(obj))
 
+    def call_args(self, call: gast.Call, obj: Any) -> list[gast.expr]:
+        """The positional arguments of a call of user function ``obj`` as its compiled forward
+        takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""
+        n = varargs_of(obj)
+        args = list(call.args)
+        if n is None:
+            return args
+        return args[:n] + [gast.Tuple(elts=args[n:], ctx=gast.Load())]
+
     def refuse_active_partial(self, s: gast.stmt, v: gast.Call) -> None:
         """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
         partial's pullback gives cotangents to the arguments of its call, not to the ones it
@@ -588,9 +597,8 @@ class Plan:
         reads = info.compiled.reads_params if info is not None else True
         if reads is True:
             return everything
-        import inspect
 
-        params = list(inspect.signature(obj).parameters)
+        params = positional_params(obj, len(call.args))
         out: set[str] = set()
         for k, a in enumerate(call.args):
             if k < len(params) and params[k] in reads:

@@ -35,7 +35,7 @@ from adgen.transforms.analyses.activity import Activity, nondiff_call
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
-from adgen.transforms.parse import Parsed
+from adgen.transforms.parse import Parsed, varargs_of
 from adgen.transforms.reverse_ast import BINOPS, UNARYOPS
 from adgen.transforms.tangent_ast import (
     Fold,
@@ -414,8 +414,21 @@ class Tangent:
         if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
                                                                    for k in keywords):
             self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
-        for k, a in enumerate(v.args):
-            t = self.tangent(a)
+        pos = list(v.args)
+        packed = varargs_of(obj)
+        if packed is not None:  # *xs: the extra arguments as one tuple (parse.varargs_of)
+            pos = pos[:packed] + [gast.Tuple(elts=pos[packed:], ctx=gast.Load())]
+
+        def tangent_of(a: gast.expr) -> gast.expr | None:
+            if isinstance(a, gast.Tuple):
+                if all(self.tangent(e) is None for e in a.elts):
+                    return None
+                return gast.Tuple(elts=[self.tangent_or_zero(e) for e in a.elts],
+                                  ctx=gast.Load())
+            return self.tangent(a)
+
+        for k, a in enumerate(pos):
+            t = tangent_of(a)
             if t is not None and k < len(info.tangent_params):
                 keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
         for kw in v.keywords:
@@ -427,10 +440,10 @@ class Tangent:
             if t is not None:
                 keywords.append(gast.keyword(
                     arg=info.tangent_params[info.params.index(kw.arg)], value=t))
-        args = copy.deepcopy(v.args)
-        if len(v.args) == len(info.params) and not v.keywords:
+        args = copy.deepcopy(pos)
+        if len(pos) == len(info.params) and not v.keywords:
             # every parameter passed by position: the tangents too (None: zero)
-            args += [self.tangent(a) or gast.Constant(value=None, kind=None) for a in v.args]
+            args += [tangent_of(a) or gast.Constant(value=None, kind=None) for a in pos]
             keywords = []
         call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
                          keywords=copy.deepcopy(keywords))

@@ -42,7 +42,7 @@ def validate(parsed: Parsed) -> None:
     args = fn.args
     if args.vararg is not None or args.kwarg is not None:
         raise UnsupportedError(
-            "*args / **kwargs parameters are not differentiable",
+            "**kwargs parameters are not differentiable (*args are, in functions it calls)",
             parsed.location(fn), hint="name the parameters explicitly")
     for node in walk(fn):
         kind = _REFUSED.get(type(node))

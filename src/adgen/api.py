@@ -117,6 +117,15 @@ def _compiled(fun: Callable[..., Any], mutation: str,
         from adgen.backends import compile_for
 
         return compile_for(_unwrap(fun), mutation, wrt, sig, backend)
+    from adgen.transforms.parse import varargs_of
+
+    if varargs_of(_unwrap(fun)) is not None:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
+            "function where another calls it, not as the function given to grad or vjp",
+            hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
     return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt, sig=sig)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from adgen.errors import MissingRuleError, RuleError
 from adgen.rules import registry
+from adgen.transforms.parse import varargs_of
 
 
 def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -67,8 +68,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     from adgen.runtime import current_scope
 
     current_scope().dynamic.append(compiled)
-    out, saved = compiled.forward(*receiver, *args, **kwargs)
-    return out, ("compiled", compiled, saved, len(receiver) + len(args))
+    full = receiver + tuple(args)
+    n = varargs_of(target)
+    if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
+        out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
+        return out, ("compiled", compiled, saved, len(full), n)
+    out, saved = compiled.forward(*full, **kwargs)
+    return out, ("compiled", compiled, saved, len(full))
 
 
 def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
@@ -150,9 +156,14 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         cts = compiled.pullback(inner, None, sh)
         return tuple(cts[1:])
     if kind == "compiled":
-        _, compiled, inner, ncalled = saved
+        _, compiled, inner, ncalled, *packed = saved
+        cts = compiled.pullback(inner, out_bar, sh)
+        if packed:  # *xs: the tuple's cotangent, one per argument it packed
+            n = packed[0]
+            rest = cts[n] if cts[n] is not None else [None] * (ncalled - n)
+            cts = tuple(cts[:n]) + tuple(rest) + tuple(cts[n + 1:])
         # one cotangent per argument passed (parameters left to their defaults get none)
-        return compiled.pullback(inner, out_bar, sh)[:ncalled]
+        return cts[:ncalled]
     if kind == "rrule":
         _, rule, pullback, args, _, kwargs = saved
         written = mutated_positions(rule, len(args))
