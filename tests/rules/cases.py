@@ -462,7 +462,7 @@ cases("_operator.getitem",
       C([randn(), [randn(), randn()]], 1), C([randn(2), 3, "s"], 0))
 cases("numpy.ndarray.item", C(randn(1, 1)), C(randn(3, 4), 5), C(randn(3, 4), 1, 2),
       C(np.asarray(randn())))
-cases("adgen.rules.helpers_shape.ndarray_compress", C(randn(5), [True, False, True, True]),
+cases("numpy.ndarray.compress", C(randn(5), [True, False, True, True]),
       C(randn(3, 4), [False, True, True], 0), C(randn(3, 4), np.array([1, 0, 1, 1]), axis=1))
 cases("numpy.take", C(randn(5), np.array([0, 2, 2, 4])), C(randn(3, 4), [1, 1, 3], 1),
       C(randn(3, 4), np.array([[0, 5], [11, 5]])), C(randn(3, 4, 2), -1, axis=0),

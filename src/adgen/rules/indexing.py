@@ -44,7 +44,7 @@ def take(g: Any, out: Any, a: Any, indices: Any, axis: Any) -> Any:
 
 # a.compress(condition, axis): np.compress with the array first (the method's order)
 @defvjp(ndarray_compress, "a, condition, axis=None", diff="a", reads="condition, axis",
-        linear=True)
+        linear=True, name="numpy.ndarray.compress")
 def compress_method(g: Any, out: Any, a: Any, condition: Any, axis: Any) -> Any:
     return take_vjp(g, np.shape(a), np.flatnonzero(condition), axis)
 
