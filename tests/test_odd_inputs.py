@@ -541,3 +541,17 @@ def test_array_form_refused_at_the_line(fn, line: str, error, words: str, mutati
         assert "hint" in str(err) or error is adgen.MissingRuleError, err
     else:
         raise AssertionError(f"{fn.__name__}: a gradient where adgen should refuse")
+
+
+def _iterates_flat(x):
+    s = 0.0
+    for v in x.T.flat:  # the items in C order of the transpose
+        s = s + v * v * v
+    return s
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_iterating_over_flat(mutation):
+    # x.flat read in a loop is the array's items (np.ravel's rule); it was a raw TypeError
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(adgen.grad(_iterates_flat, mutation=mutation)(x), 3 * x ** 2)

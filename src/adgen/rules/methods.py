@@ -71,6 +71,7 @@ VARARG_METHODS: dict[str, str] = {
 
 ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "T": np.transpose,
+    "flat": np.ravel,  # read as the array's items in C order (writes through it are refused)
     "real": np.real,
     "imag": np.imag,
 }
