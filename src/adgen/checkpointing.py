@@ -53,8 +53,8 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
 
     Raises:
         UnsupportedError (at the call in a gradient): when the helper writes one of its
-            arguments in place, or receives a float value by keyword (its cotangent would
-            have nowhere to go: pass it by position).
+            arguments in place, or receives a float value for a keyword-only parameter (its
+            cotangent would have nowhere to go).
     """
     if mutation not in POLICIES:
         raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
@@ -83,8 +83,18 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
             # copies again: the helper may write its own local copies of them, and a
             # pullback may run more than once
             again, again_kw = copy.deepcopy((saved_args, saved_kwargs))
-            recomputed, pull = vjp(inner, *again, mutation=mutation, **again_kw)
-            return pull(_cotangent_like(out_bar, recomputed))
+            if not again_kw:
+                recomputed, pull = vjp(inner, *again, mutation=mutation)
+                return pull(_cotangent_like(out_bar, recomputed))
+            # keywords as positions, so they get cotangents too; the rule returns one per
+            # argument passed, in the order of the helper's parameters (dispatch)
+            bound = inspect.signature(inner).bind(*again, **again_kw)
+            bound.apply_defaults()
+            names = list(bound.arguments)
+            recomputed, pull = vjp(inner, *bound.args, mutation=mutation, **bound.kwargs)
+            cts = pull(_cotangent_like(out_bar, recomputed))
+            passed = set(names[:len(again)]) | set(again_kw)
+            return tuple(c for n, c in zip(names, cts) if n in passed)
 
         return out, pullback
 
@@ -120,14 +130,20 @@ def _has_float(x: Any) -> bool:
 
 
 def _refuse_float_keywords(fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-    """A rule's pullback gives cotangents to positional arguments only: a float passed by
-    keyword could carry a gradient that would be dropped, so it is refused."""
-    floats = sorted(k for k, v in kwargs.items() if _has_float(v))
+    """A float passed by keyword to a keyword-only parameter could carry a gradient that
+    would be dropped (vjp gives keyword-only arguments none), so it is refused; a float
+    passed by keyword to a positional-or-keyword parameter gets its cotangent."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    floats = sorted(k for k, v in kwargs.items() if _has_float(v) and
+                    (k not in params or params[k].kind == inspect.Parameter.KEYWORD_ONLY))
     if floats:
         raise UnsupportedError(
             f"the checkpointed helper {fn.__qualname__}() is called with a float value by "
-            f"keyword ({', '.join(floats)}=...): a checkpointed call gives gradients to "
-            "positional arguments only", _location(fn),
+            f"keyword-only parameter ({', '.join(floats)}=...): a checkpointed call gives "
+            "no gradient to keyword-only parameters", _location(fn),
             hint=f"pass {floats[0]} by position; keywords may carry ints, strings, flags")
 
 
