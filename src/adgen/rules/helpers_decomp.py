@@ -9,12 +9,15 @@ full SVD or a complete QR of a non-square matrix), they refuse with ``RuleError`
 returning NaN or an arbitrary choice.
 """
 
+from typing import Any
+
 import numpy as np
 
 from adgen.rules.helpers_core import unsupported
 from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
+    "quantile_positions",
     "copy_lower_to_upper",
     "cotangent_part",
     "cumprod_vjp",
@@ -318,6 +321,29 @@ def diff_vjp(g: object, a_shape: tuple, n: int, axis: int, prepend: object,
     return slab(g[lead + (slice(p_len + a_shape[ax], None),)], append)
 
 
+def quantile_positions(a: np.ndarray, q: object, axis: object) -> tuple[Any, ...]:
+    """What np.quantile(a, q, axis, method='linear') interpolates, shared by its vjp and jvp:
+    (the reduced axes, where they move to, a with them last, the kept shape, a flattened
+    over them, the sort order, the sorted values s, their count n, q as an array and flat,
+    and per quantile the two order statistics lo, hi and the weight frac of hi)."""
+    nd = a.ndim
+    axes = list(range(nd)) if axis is None else [
+        ax % nd for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    dest = list(range(nd - len(axes), nd))
+    moved = np.moveaxis(a, axes, dest)
+    keep = moved.shape[:nd - len(axes)]
+    flat = moved.reshape(keep + (-1,))
+    order = np.argsort(flat, axis=-1, kind="stable")
+    s = np.take_along_axis(flat, order, axis=-1)
+    n = s.shape[-1]
+    qa = np.asarray(q, dtype=np.float64)
+    qf = qa.reshape(-1)
+    pos = qf * (n - 1.0)
+    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
+    hi = np.clip(lo + 1, 0, n - 1)
+    return axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, pos - lo
+
+
 def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
                  keepdims: bool, which: int) -> object:
     """Adjoint of ``np.quantile(a, q, axis, method='linear', keepdims)``: a's (which=0) or
@@ -343,21 +369,8 @@ def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
         res[order[lo]] += gs * (1.0 - (pos - lo))
         res[order[hi]] += gs * (pos - lo)
         return res.reshape(a.shape)
-    axes = list(range(nd)) if axis is None else [
-        ax % nd for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    dest = list(range(nd - len(axes), nd))
-    moved = np.moveaxis(a, axes, dest)
-    keep = moved.shape[:nd - len(axes)]
-    flat = moved.reshape(keep + (-1,))
-    order = np.argsort(flat, axis=-1, kind="stable")
-    s = np.take_along_axis(flat, order, axis=-1)
-    n = s.shape[-1]
-    qa = np.asarray(q, dtype=np.float64)
-    qf = qa.reshape(-1)
-    pos = qf * (n - 1.0)
-    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
-    hi = np.clip(lo + 1, 0, n - 1)
-    frac = pos - lo
+    axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
+        quantile_positions(a, q, axis)
     gr = np.asarray(g, dtype=np.float64).reshape(qa.shape + keep)
     gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
     if which == 1:

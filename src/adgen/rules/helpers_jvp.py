@@ -17,6 +17,7 @@ MissingRuleError naming the helper.
 import numpy as np
 
 from adgen.rules.helpers_core import unsupported
+from adgen.rules.helpers_decomp import quantile_positions
 
 __all__ = [
     "arange_jvp",
@@ -191,21 +192,8 @@ def quantile_jvp(d: object, a: object, q: object, axis: object, method: str,
         unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
     a = np.asarray(a, dtype=np.float64)
     nd = a.ndim
-    axes = list(range(nd)) if axis is None else [
-        ax % nd for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    dest = list(range(nd - len(axes), nd))
-    moved = np.moveaxis(a, axes, dest)
-    keep = moved.shape[:nd - len(axes)]
-    flat = moved.reshape(keep + (-1,))
-    order = np.argsort(flat, axis=-1, kind="stable")
-    s = np.take_along_axis(flat, order, axis=-1)
-    n = s.shape[-1]
-    qa = np.asarray(q, dtype=np.float64)
-    qf = qa.reshape(-1)
-    pos = qf * (n - 1.0)
-    lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
-    hi = np.clip(lo + 1, 0, n - 1)
-    frac = pos - lo
+    axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
+        quantile_positions(a, q, axis)
     if which == 1:
         dq = np.broadcast_to(np.asarray(d, dtype=np.float64), qa.shape).reshape(-1)
         res = (s[..., hi] - s[..., lo]) * (n - 1.0) * dq  # keep + (len(qf),)
