@@ -404,3 +404,18 @@ def test_real_of_a_real_array_reads_no_values() -> None:
                         for e in np.eye(4)])
     np.testing.assert_allclose(g[0], np.zeros(4), atol=1e-12)  # x is overwritten
     np.testing.assert_allclose(g[1], numeric, rtol=1e-6, atol=1e-8)
+
+
+def diff_and_repeat_of_a_spectrum(x):
+    z = np.fft.fft(x) * (1 + 0.5j)
+    rows = list(z.reshape(2, -1))
+    return (np.sum(np.abs(np.diff(z, n=2, prepend=z[:1])) ** 2) +
+            np.sum(np.abs(np.repeat(z, 2)) ** 3) + np.sum(np.abs(rows[0] * rows[1]) ** 2))
+
+
+def test_diff_repeat_and_rows_of_complex_values() -> None:
+    # their adjoints kept float64 arrays: refused (NonDifferentiableError) before
+    x = RNG.standard_normal(6)
+    f = diff_and_repeat_of_a_spectrum
+    numeric = np.array([(f(x + EPS * e) - f(x - EPS * e)) / (2 * EPS) for e in np.eye(6)])
+    np.testing.assert_allclose(adgen.grad(f)(x), numeric, rtol=1e-6, atol=1e-8)

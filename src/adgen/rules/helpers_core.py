@@ -160,8 +160,9 @@ def sequence_vjp(g: object, tree: object) -> object:
     items = list(g)
     if type(tree) is tuple and (not tree or type(tree[0]) is int):  # x was an array
         row = tree[1:]
-        return np.array([np.zeros(row) if v is None else v for v in items], dtype=float
-                        ).reshape(tree)
+        rows = np.array([np.zeros(row) if v is None else v for v in items])
+        kind = np.complex128 if rows.dtype.kind == "c" else np.float64
+        return rows.astype(kind, copy=False).reshape(tree)
     return as_container(items, tree)
 
 

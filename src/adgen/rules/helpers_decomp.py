@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers_core import unsupported
+from adgen.rules.helpers_core import unsupported, zeros_for
 from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
@@ -236,19 +236,25 @@ def cumprod_vjp(g: object, out: object, a: object, axis: object) -> object:
     return np.reshape(np.moveaxis(res, -1, axis), shape)
 
 
+def _as_cotangent(g: object) -> np.ndarray:
+    """g as a float64 array, or a complex128 one for a complex cotangent."""
+    g = np.asarray(g)
+    return g.astype(np.complex128 if g.dtype.kind == "c" else np.float64, copy=False)
+
+
 def repeat_vjp(g: object, shape: tuple, repeats: object, axis: object) -> object:
     """Adjoint of ``np.repeat(a, repeats, axis)``: each copy's cotangent added back."""
     shape = tuple(shape)
-    g = np.asarray(g, dtype=np.float64)
+    g = _as_cotangent(g)
     if axis is None:
         n = int(np.prod(shape))
         src = np.repeat(np.arange(n), repeats)
-        res = np.zeros(n)
+        res = zeros_for(n, g)
         np.add.at(res, src, g)
         return np.reshape(res, shape) if shape else res[0]
     ax = axis % len(shape)
     src = np.repeat(np.arange(shape[ax]), repeats)
-    res = np.zeros((shape[ax],) + shape[:ax] + shape[ax + 1:])
+    res = zeros_for((shape[ax],) + shape[:ax] + shape[ax + 1:], g)
     np.add.at(res, src, np.moveaxis(g, ax, 0))
     return np.moveaxis(res, 0, ax)
 
@@ -294,11 +300,11 @@ def diff_vjp(g: object, a_shape: tuple, n: int, axis: int, prepend: object,
     """
     a_shape = tuple(a_shape)
     ax = axis % len(a_shape)
-    g = np.array(g, dtype=np.float64)  # a copy: returned as a new array when n is 0
+    g = np.array(_as_cotangent(g))  # a copy: returned as a new array when n is 0
     for _ in range(n):
         shape = list(g.shape)
         shape[ax] += 1
-        c = np.zeros(shape)
+        c = zeros_for(tuple(shape), g)
         lead = (slice(None),) * ax
         c[lead + (slice(1, None),)] += g
         c[lead + (slice(None, -1),)] -= g
