@@ -413,6 +413,20 @@ def diff_and_repeat_of_a_spectrum(x):
             np.sum(np.abs(np.repeat(z, 2)) ** 3) + np.sum(np.abs(rows[0] * rows[1]) ** 2))
 
 
+def einsum_of_complex_values(x):
+    z = np.fft.fft(x) * (1 + 0.5j)
+    M = np.outer(z[:2], z[2:4]) + 1j * np.eye(2)
+    return (np.sum(np.abs(np.einsum("ij,j->i", M, z[:2])) ** 2) +
+            np.abs(np.einsum("ii", M)) ** 2 + np.sum(np.abs(np.einsum("ii->i", M))))
+
+
+def test_einsum_of_complex_values() -> None:
+    x = RNG.standard_normal(6)
+    f = einsum_of_complex_values
+    numeric = np.array([(f(x + EPS * e) - f(x - EPS * e)) / (2 * EPS) for e in np.eye(6)])
+    np.testing.assert_allclose(adgen.grad(f)(x), numeric, rtol=1e-6, atol=1e-8)
+
+
 def test_diff_repeat_and_rows_of_complex_values() -> None:
     # their adjoints kept float64 arrays: refused (NonDifferentiableError) before
     x = RNG.standard_normal(6)

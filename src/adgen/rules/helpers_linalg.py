@@ -234,7 +234,7 @@ def einsum_vjp(g: object, subscripts: object, operands: tuple) -> tuple:
         sizes = tuple(op.shape[mine.index(c)] for c in unique)
         res = unbroadcast(res, sizes) if res.shape != sizes else res
         if len(unique) != len(mine):
-            full = np.zeros(op.shape)
+            full = zeros_for(op.shape, res)
             np.einsum(mine + "->" + unique, full)[...] = res
             res = full
         grads.append(res)
