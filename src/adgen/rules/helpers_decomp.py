@@ -17,6 +17,7 @@ from adgen.rules.helpers_core import unsupported, zeros_for
 from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
+    "cotangent_array",
     "quantile_positions",
     "copy_lower_to_upper",
     "cotangent_part",
@@ -236,7 +237,7 @@ def cumprod_vjp(g: object, out: object, a: object, axis: object) -> object:
     return np.reshape(np.moveaxis(res, -1, axis), shape)
 
 
-def _as_cotangent(g: object) -> np.ndarray:
+def cotangent_array(g: object) -> np.ndarray:
     """g as a float64 array, or a complex128 one for a complex cotangent."""
     g = np.asarray(g)
     return g.astype(np.complex128 if g.dtype.kind == "c" else np.float64, copy=False)
@@ -245,7 +246,7 @@ def _as_cotangent(g: object) -> np.ndarray:
 def repeat_vjp(g: object, shape: tuple, repeats: object, axis: object) -> object:
     """Adjoint of ``np.repeat(a, repeats, axis)``: each copy's cotangent added back."""
     shape = tuple(shape)
-    g = _as_cotangent(g)
+    g = cotangent_array(g)
     if axis is None:
         n = int(np.prod(shape))
         src = np.repeat(np.arange(n), repeats)
@@ -300,7 +301,7 @@ def diff_vjp(g: object, a_shape: tuple, n: int, axis: int, prepend: object,
     """
     a_shape = tuple(a_shape)
     ax = axis % len(a_shape)
-    g = np.array(_as_cotangent(g))  # a copy: returned as a new array when n is 0
+    g = np.array(cotangent_array(g))  # a copy: returned as a new array when n is 0
     for _ in range(n):
         shape = list(g.shape)
         shape[ax] += 1
