@@ -235,3 +235,24 @@ def test_comparisons_of_values_with_tangents_have_none() -> None:
     out, dot = adgen.jvp(_masked, (x,), (v,))
     assert out == _masked(x)
     np.testing.assert_allclose(dot, np.dot(adgen.grad(_masked)(x), v), rtol=1e-12)
+
+
+def _kw_only_default(a, *, scale=1.0):
+    return scale * a * a
+
+
+def _star_then_keyword(a, *xs, scale=1.0):
+    return scale * a * sum(np.sum(v * v) for v in xs)
+
+
+def _calls_with_defaults(x):
+    return (_kw_only_default(x[0]) + _kw_only_default(x[1], scale=3.0) +
+            _star_then_keyword(x[0], x, 2.0 * x, scale=3.0) + _star_then_keyword(x[2]))
+
+
+def test_callees_with_keyword_only_defaults_and_star_args():
+    # the jvp of a callee takes its keyword-only defaults (a raw TypeError before)
+    x, v = np.array([0.3, -0.5, 0.8]), np.array([1.0, 0.5, 0.2])
+    out, dot = adgen.jvp(_calls_with_defaults, (x,), (v,))
+    assert out == pytest.approx(_calls_with_defaults(x))
+    assert dot == pytest.approx(np.dot(adgen.grad(_calls_with_defaults)(x), v))

@@ -39,7 +39,7 @@ from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
-from adgen.transforms.parse import Parsed, parse_function, positional_params
+from adgen.transforms.parse import Parsed, parse_function, positional_params, varargs_of
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.reverse import reverse
 from adgen.transforms.ssa import to_ssa
@@ -828,8 +828,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
-    jvp.__defaults__ = (getattr(fn, "__defaults__", None) or ()) + \
-        (None,) * (len(lifted) * bool(getattr(fn, "__defaults__", None)) + len(tparams))
+    jvp.__defaults__ = _jvp_defaults(fn, params, len(lifted), len(tparams))
     source = own
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent) and c.name != tree.name:
@@ -837,6 +836,31 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
                 rf"\b{re.escape(c.name)}_jvp\b", f"{sym}_jvp", c.own_source)
             source = text + "\n\n" + source
     return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
+
+
+def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int) -> tuple[Any, ...]:
+    """The jvp's ``__defaults__``: its parameters are the function's, flattened (positional,
+    then ``*xs`` as a tuple, then keyword-only: parse._flatten_parameters), then the lifted
+    closure values and the tangents (None). Python's defaults cover a suffix of the
+    parameters: the longest one where every parameter has a default."""
+    missing = object()
+    code = fn.__code__
+    positional = list(getattr(fn, "__defaults__", None) or ())
+    npos = code.co_argcount  # positional-only ones included
+    values: list[Any] = [missing] * (npos - len(positional)) + positional
+    if varargs_of(fn) is not None:
+        values.append(())
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    values += [kwdefaults.get(n, missing)  # co_varnames: positional, keyword-only, *xs, ...
+               for n in code.co_varnames[npos:npos + code.co_kwonlyargcount]]
+    values = values[:len(params) - lifted] if len(values) > len(params) - lifted else values
+    values += [None] * lifted + [None] * ntangents
+    suffix: list[Any] = []
+    for v in reversed(values):
+        if v is missing:
+            break
+        suffix.append(v)
+    return tuple(reversed(suffix))
 
 
 def _late_jvp(fn: Any) -> Callable[..., Any]:
