@@ -116,6 +116,8 @@ class _Captures:
         loop = self.plan.loop_of_counter.get(read[0])
         if loop is None or self.plan.loops_of.get(id(loop)) != ():
             return False  # a nested loop restarts its counter
+        if not self.nonnegative_rows(loop, read[1], written[1]):
+            return False
         view_stmt = self.plan.def_stmt.get(n)
         for x in (stmt, st, view_stmt):
             if x is None or self.plan.loops_of.get(id(x)) != (id(loop),):
@@ -127,6 +129,18 @@ class _Captures:
             # rows below c + i read: apart when j >= i (j >= i - 1)
             return written[1] >= read[1] if write_later else written[1] >= read[1] - 1
         return written[1] > read[1] if write_later else written[1] >= read[1]
+
+    def nonnegative_rows(self, loop: gast.For, *offsets: int) -> bool:
+        """True when ``c + k`` is never negative for the loop's counter ``c`` and each offset
+        ``k``: a negative index counts from the end (``x[i - 1]`` at ``i = 0`` is the last
+        row, which a later iteration may write), so the order of rows proves nothing."""
+        args = loop.iter.args
+        start = 0 if len(args) == 1 else args[0]
+        if not isinstance(start, int):
+            if not (isinstance(start, gast.Constant) and type(start.value) is int):
+                return False
+            start = start.value
+        return all(start + k >= 0 for k in offsets)
 
     def _rows_below(self, idx: gast.expr) -> tuple[str, int] | None:
         """(counter, offset) for a first-axis slice ``lo:c + k`` (``lo`` absent or a

@@ -259,6 +259,36 @@ def test_rows_written_behind_the_read_are_guarded(f):
         adgen.grad(f, argnums=(0, 1), mutation="strict")(x.copy(), 0.9)
 
 
+def row_before_the_first(x):
+    y = x.copy()
+    s = 0.0
+    for i in range(y.shape[0]):
+        r = y[i - 1]  # at i = 0 the last row, which the last iteration overwrites
+        s = s + np.sum(r * r)
+        y[i] = 2.0 * y[i]
+    return s + np.sum(y)
+
+
+def rows_below_wrapping(x):
+    y = x.copy()
+    s = 0.0
+    for i in range(y.shape[0]):
+        r = y[:i - 1]  # at i = 0 every row but the last: rows later iterations write
+        s = s + np.sum(r * r)
+        y[i] = 2.0 * y[i]
+    return s + np.sum(y)
+
+
+@pytest.mark.parametrize("f", [row_before_the_first, rows_below_wrapping])
+def test_negative_rows_count_from_the_end(f):
+    """A row ``c - 1`` of a counter starting at 0 is the last row at first: it was a silent
+    wrong gradient when rows were compared as if they could not wrap."""
+    x = np.random.default_rng(6).random((4, 3))
+    check_grad(f, x)
+    with pytest.raises(MutationError):
+        adgen.grad(f, mutation="strict")(x.copy())
+
+
 def forward_substitution(L, b):
     x = b.copy()
     for i in range(x.shape[0]):
