@@ -26,7 +26,7 @@ from adgen.errors import (
     NonDifferentiableError,
 )
 from adgen.runtime import as_gradient
-from adgen.transforms.analyses.kinds import CONTAINERS, signature
+from adgen.transforms.analyses.kinds import DICT, LIST, signature
 from adgen.transforms.bindings import failed
 
 POLICIES = ("save", "strict")
@@ -334,12 +334,18 @@ def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
         try:
             return pullback(saved, out_bar)
         except TypeError as exc:
-            text = str(exc)
-            if "complex" not in text or "float" not in text:
+            if not _complex_into_real(exc):
                 raise
         _COMPLEX_PULLBACKS.add(id(pullback))
     with runtime.complex_adjoints():
         return pullback(saved, out_bar)
+
+
+def _complex_into_real(exc: TypeError) -> bool:
+    """Whether a pullback failed because a complex cotangent was added into a real buffer
+    (``float_adjoint += complex``): it then runs again with complex adjoints."""
+    text = str(exc)
+    return "complex" in text and "float" in text
 
 
 def _as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -622,17 +628,16 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
+        has_complex = False
         if len(args) == 1 and type(args[0]) is np.ndarray and args[0].dtype is _F64:
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
             sig = signature(args)
-        if None in sig or any(k in CONTAINERS for k in sig):
-            # array subclasses and complex values have no kind (None); a list or dict may
-            # hold them
-            _refuse_subclasses(args)
-            has_complex = _has_complex(args)
-        else:
-            has_complex = False
+            if None in sig or LIST in sig or DICT in sig:
+                # array subclasses and complex values have no kind (None); a list or dict
+                # may hold them
+                _refuse_subclasses(args)
+                has_complex = _has_complex(args)
         hit = cache.get(sig)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
@@ -675,7 +680,15 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             value = out
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
-        cts = _run_pullback(pullback, saved, seed, complex_values)
+        if complex_values or id(pullback) in _COMPLEX_PULLBACKS:
+            cts = _run_pullback(pullback, saved, seed, complex_values)
+        else:  # _run_pullback's common case, without its frame
+            try:
+                cts = pullback(saved, seed)
+            except TypeError as exc:
+                if not _complex_into_real(exc):
+                    raise
+                cts = _run_pullback(pullback, saved, seed)
         if one is not None:
             g = cts[one]
             a = received[one]

@@ -63,6 +63,8 @@ def zeros_like(x: Any) -> Any:
     """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
     if type(x) is np.ndarray:  # the common case first
         dtype = x.dtype
+        if dtype is _F64 and not _ADJOINTS.complex:
+            return np.zeros(x.shape)  # (float64, NumPy's default: the fastest call)
         if dtype.kind == "f" and not _ADJOINTS.complex:
             return np.zeros(x.shape, dtype)
         if dtype.names is not None:
