@@ -198,6 +198,14 @@ def is_python_function(obj: Any) -> bool:
         not (getattr(obj, "__module__", "") or "").startswith("numpy")  # None: run by exec
 
 
+def is_callable_object(obj: Any) -> bool:
+    """An instance of the user's class with a ``__call__`` written in Python (a layer called
+    as ``layer(x)``): called through adgen's dispatch, as its method with it as receiver."""
+    from adgen.runtime import is_function_like
+
+    return callable(obj) and not is_function_like(obj)
+
+
 def is_user_class(obj: Any) -> bool:
     import types
 

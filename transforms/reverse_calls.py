@@ -15,6 +15,7 @@ from adgen.transforms.reverse_ast import (
     call_node,
     callee_name,
     const_node,
+    is_callable_object,
     is_python_function,
     src_text,
 )
@@ -53,6 +54,10 @@ class Calls:
         obj = self.plan.resolve(call.func)
         if obj is MISSING and isinstance(call.func, gast.Attribute):
             receiver = call.func.value
+        elif isinstance(call.func, gast.Name) and (obj is MISSING or is_callable_object(obj)):
+            # f(x) with f a variable: an object with a __call__ is its method's receiver (its
+            # attributes get their gradients); a function is not passed, and gets None
+            receiver = call.func
         if obj is not MISSING and is_python_function(obj):
             # cotangents come back per parameter: line the arguments up with them
             import inspect

@@ -27,6 +27,7 @@ from adgen.transforms.reverse_ast import (
     Capture,
     Site,
     basic_index,
+    is_callable_object,
     is_number,
     is_python_function,
     is_user_class,
@@ -305,8 +306,38 @@ class Plan:
         while n in self.view_of and self.view_of[n][1] is None:
             n = self.view_of[n][0]
         view = self.view_of.get(n)
-        return view is not None and view[0] == x and \
-            gast.dump(view[1]) == gast.dump(idx) and self.stable_index(idx)
+        return view is not None and view[0] == x and self.stable_index(idx) and \
+            gast.dump(self.spelled_out(view[1])) == gast.dump(self.spelled_out(idx))
+
+    def spelled_out(self, idx: gast.expr, depth: int = 0) -> gast.expr:
+        """``idx`` with each int name bound once to arithmetic (``t9 = i + 1``) replaced by
+        that arithmetic, so two indices computed apart (``C[i, :i + 1] += v`` reads at
+        ``t9 = i + 1`` and stores at ``t15 = i + 1``) compare equal. Within one iteration the
+        names they reach hold one value each: a name a loop carries over has more than one
+        definition in SSA form, and stays a name."""
+        node = clone(idx)
+        if depth > 8:
+            return node
+
+        def spelled(n: gast.Name) -> gast.expr:
+            v = self.defs.get(n.id) if self.def_count.get(n.id) == 1 else None
+            if n.id in self.int_names and isinstance(v, (gast.BinOp, gast.UnaryOp)) and \
+                    all(isinstance(e, gast.Constant) and type(e.value) is int or
+                        isinstance(e, gast.Name) for e in gast.iter_child_nodes(v)
+                        if isinstance(e, gast.expr)):
+                return self.spelled_out(v, depth + 1)
+            return n
+
+        if isinstance(node, gast.Name):
+            return spelled(node)
+        for parent in walk(node):
+            for field, value in gast.iter_fields(parent):
+                if isinstance(value, gast.Name) and isinstance(value.ctx, gast.Load):
+                    setattr(parent, field, spelled(value))
+                elif isinstance(value, list):
+                    value[:] = [spelled(e) if isinstance(e, gast.Name) and
+                                isinstance(e.ctx, gast.Load) else e for e in value]
+        return node
 
     def may_run_after(self, later: gast.stmt, earlier: gast.stmt) -> bool:
         if self.order[id(later)] > self.order[id(earlier)]:
@@ -416,7 +447,7 @@ class Plan:
         if isinstance(obj, functools.partial):
             return True  # a partial of a function: called through adgen's dispatch
         return registry.lookup(obj) is None and (is_python_function(obj) or
-                                                 is_user_class(obj))
+                                                 is_user_class(obj) or is_callable_object(obj))
 
     def call_args(self, call: gast.Call, obj: Any) -> list[gast.expr]:
         """The positional arguments of a call of user function ``obj`` as its compiled forward

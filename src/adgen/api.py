@@ -25,7 +25,7 @@ from adgen.errors import (
     MutationError,
     NonDifferentiableError,
 )
-from adgen.runtime import as_gradient
+from adgen.runtime import as_gradient, is_function_like
 from adgen.transforms.analyses.kinds import DICT, LIST, signature
 from adgen.transforms.bindings import failed
 
@@ -243,7 +243,7 @@ def _leaves(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [leaf for v in value.values() for leaf in _leaves(v)]
     if hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic, type)) \
-            and not callable(value) and vars(value):
+            and not is_function_like(value) and vars(value):
         return [leaf for v in vars(value).values() for leaf in _leaves(v)]
     return [value]
 
@@ -360,7 +360,7 @@ def _as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
         if isinstance(x, dict):
             return {k: received(v) for k, v in x.items()}
         if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
-                not callable(x):
+                not is_function_like(x):
             try:
                 out = copy.copy(x)
                 for k, v in vars(x).items():

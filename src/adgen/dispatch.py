@@ -37,6 +37,12 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         return _construct(fn, args, kwargs)
     receiver: tuple[Any, ...] = ()
     target = fn
+    call_method = getattr(type(fn), "__call__", None)
+    if not isinstance(fn, (types.FunctionType, types.MethodType)) and \
+            isinstance(call_method, types.FunctionType):
+        # an object with a __call__ of the user's (a layer called as layer(x)): the method,
+        # with the object as its receiver, whose attributes get their gradients
+        fn = types.MethodType(call_method, fn)
     if isinstance(fn, types.MethodType):
         receiver = (fn.__self__,)
         target = fn.__func__

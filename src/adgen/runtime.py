@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -59,6 +60,18 @@ def complex_adjoints() -> Iterator[None]:
         _ADJOINTS.complex = before
 
 
+def is_function_like(x: Any) -> bool:
+    """Whether ``x`` is called rather than differentiated through its attributes: a function,
+    method, class, partial or builtin. An instance of the user's class with a ``__call__``
+    written in Python (a layer called as ``layer(x)``) is an object like any other: its float
+    attributes get gradients."""
+    if not callable(x) or isinstance(x, type):
+        return isinstance(x, type)
+    call = getattr(type(x), "__call__", None)
+    return not isinstance(call, types.FunctionType) or isinstance(
+        x, (types.FunctionType, types.MethodType)) or type(x).__module__.startswith("numba.")
+
+
 def zeros_like(x: Any) -> Any:
     """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
     if type(x) is np.ndarray:  # the common case first
@@ -90,7 +103,7 @@ def zeros_like(x: Any) -> Any:
         return [zeros_like(v) for v in x]
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
-    if callable(x) or isinstance(x, type):
+    if is_function_like(x):
         return None
     if hasattr(x, "__dict__"):
         return ObjectAdjoint({k: zeros_like(v) for k, v in vars(x).items()})
@@ -488,7 +501,7 @@ def entry_items(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: entry_items(v) for k, v in x.items()}
     if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
-            not callable(x):
+            not is_function_like(x):
         return _EntryObject({k: entry_items(v) for k, v in vars(x).items()})
     return x
 
@@ -525,7 +538,8 @@ def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
     if isinstance(x, dict):
         base = adjoint if isinstance(adjoint, dict) else {}
         return {k: _collect(sh, v, base.get(k)) for k, v in x.items()}
-    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and not callable(x):
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
+            not is_function_like(x):
         base = adjoint if isinstance(adjoint, dict) else {}
         return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in vars(x).items()})
     if _is_number(x) and id(x) in sh._roots:
