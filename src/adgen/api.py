@@ -19,11 +19,13 @@ import numpy as np
 
 from adgen import runtime
 from adgen.errors import (
+    AdgenError,
     ArgnumsError,
     CotangentError,
     Location,
     MutationError,
     NonDifferentiableError,
+    UnsupportedError,
 )
 from adgen.runtime import as_gradient, is_function_like
 from adgen.transforms.analyses.kinds import DICT, LIST, signature
@@ -305,7 +307,14 @@ _COMPLEX_MARKS = re.compile(r"\bfft\b|\b\d+(\.\d*)?j\b|complex|\bconj|\bangle\b|
 def may_be_complex(compiled: Any) -> bool:
     """Whether a compiled function's code (its callees' included) may compute complex
     values, whose cotangents a rule written for real values would cut to their real part."""
-    return bool(_COMPLEX_MARKS.search(getattr(compiled, "source", "") or ""))
+    known = getattr(compiled, "may_be_complex", None)
+    if known is None:  # the source is long: searched once per compilation
+        known = bool(_COMPLEX_MARKS.search(getattr(compiled, "source", "") or ""))
+        try:
+            compiled.may_be_complex = known
+        except AttributeError:
+            pass
+    return known
 
 
 def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
@@ -553,7 +562,8 @@ class GradientFunction(functools.partial):
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_gradient, self._adgen_spec)
+        checkpoint = getattr(self, "_adgen_checkpoint", None)
+        return (_rebuild_gradient, self._adgen_spec + ((checkpoint,) if checkpoint else ()))
 
     def __repr__(self) -> str:
         fun, argnums, mutation, has_aux, with_value = self._adgen_spec
@@ -565,15 +575,17 @@ class GradientFunction(functools.partial):
 
 
 def _rebuild_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
-                      has_aux: bool, with_value: bool) -> GradientFunction:
+                      has_aux: bool, with_value: bool,
+                      checkpoint: int | bool | None = None) -> GradientFunction:
     """Unpickles a :class:`GradientFunction`: ``grad(fun, ...)`` built again."""
     build = value_and_grad if with_value else grad
-    return build(fun, argnums, mutation=mutation, has_aux=has_aux)
+    return build(fun, argnums, mutation=mutation, has_aux=has_aux, checkpoint=checkpoint)
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                    mutation: str = "save", has_aux: bool = False,
-                   backend: str = "default") -> Callable[..., Any]:
+                   backend: str = "default", checkpoint: int | bool | None = None
+                   ) -> Callable[..., Any]:
     """Like :func:`grad`, but the returned function gives ``(value, gradient)``.
 
     With ``has_aux=True`` ``fun`` returns ``(value, aux)`` and the result is
@@ -582,14 +594,15 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
         return GradientFunction(_grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
                                               True), fun, argnums, mutation, has_aux, True)
-    return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
-                                               with_value=True, backend=backend),
-                            fun, argnums, mutation, has_aux, True)
+    return _with_checkpoint(GradientFunction(
+        _gradient_function(fun, argnums, mutation, has_aux, with_value=True, backend=backend,
+                           checkpoint=checkpoint),
+        fun, argnums, mutation, has_aux, True), checkpoint)
 
 
 def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
-                       has_aux: bool, with_value: bool,
-                       backend: str = "default") -> Callable[..., Any]:
+                       has_aux: bool, with_value: bool, backend: str = "default",
+                       checkpoint: int | bool | None = None) -> Callable[..., Any]:
     """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
     closure for both, so a call to a gradient goes through one Python frame."""
     _check_policy(mutation)
@@ -598,7 +611,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         # the call gives (argnums counts them), the partial's own passed through
         part = fun
         inner_p = _gradient_function(part.func, _shift(argnums, len(part.args)), mutation,
-                                     has_aux, with_value, backend)
+                                     has_aux, with_value, backend, checkpoint)
 
         @functools.wraps(inner_p)
         def partial_fun(*args: Any, **kwargs: Any) -> Any:
@@ -609,13 +622,16 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     if receiver:
         # a method or callable object: its function, with the receiver as argument 0
         inner = _gradient_function(target, _shift(argnums, len(receiver)), mutation, has_aux,
-                                   with_value, backend)
+                                   with_value, backend, checkpoint)
 
         @functools.wraps(inner)
         def method_fun(*args: Any, **kwargs: Any) -> Any:
             return inner(*receiver, *args, **kwargs)
 
         return method_fun
+    if checkpoint is not None and checkpoint is not False:
+        return _segmented_gradient(fun, argnums, mutation, has_aux, with_value, backend,
+                                   checkpoint)
 
     from adgen.rules import registry
 
@@ -649,8 +665,9 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
                                 compiled.pullback, compiled.needs_scope,
                                 nums[0] if len(nums) == 1 else None, compiled.guards,
-                                may_be_complex(compiled))
-        _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values = hit
+                                may_be_complex(compiled),
+                                None if has_aux else compiled.gradient)
+        _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused = hit
         complex_values = complex_values or has_complex
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
@@ -666,7 +683,11 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         # structure it had when the function received it (a slot may be rebound to another
         # kind of value: a number replaced by an array)
         received = _as_received(args) if compiled.mutates_containers else args
-        if needs_scope:
+        # a backend's forward and pullback in one compiled call (numba), where it can
+        both = fused(*args) if fused is not None and not kwargs else None
+        if both is not None:
+            out, saved = both
+        elif needs_scope:
             out, saved = _forward(compiled, args, kwargs)
         else:
             out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
@@ -680,7 +701,9 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             value = out
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
-        if complex_values or id(pullback) in _COMPLEX_PULLBACKS:
+        if both is not None:
+            cts = saved  # seeded with 1.0: fused is only given for a float output
+        elif complex_values or id(pullback) in _COMPLEX_PULLBACKS:
             cts = _run_pullback(pullback, saved, seed, complex_values)
         else:  # _run_pullback's common case, without its frame
             try:
@@ -708,7 +731,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
          mutation: str = "save", has_aux: bool = False,
-         backend: str = "default") -> Callable[..., Any]:
+         backend: str = "default", checkpoint: int | bool | None = None
+         ) -> Callable[..., Any]:
     """The gradient of a scalar-valued function, as a function.
 
     Args:
@@ -720,6 +744,11 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         backend: "default", "numba" (the generated code compiled in numba's nopython mode;
             see docs/numba.md) or "auto" (numba where it can, else the default, with a
             ``adgen.backends.NumbaFallbackWarning``).
+        checkpoint: for a long loop at the top level of ``fun`` (``for t in range(...)``): the
+            number of iterations per segment (or True: about the square root of the loop's
+            length). The forward pass keeps the state at the start of each segment instead of
+            every iteration's tape, and the backward pass recomputes one segment's tape at a
+            time (docs/forward-and-higher-order.md, "Checkpointing").
 
     Returns:
         A function with ``fun``'s arguments returning the gradient(s), each of the structure of
@@ -732,9 +761,44 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
         return GradientFunction(_grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
                                 fun, argnums, mutation, has_aux, False)
-    return GradientFunction(_gradient_function(fun, argnums, mutation, has_aux,
-                                               with_value=False, backend=backend),
-                            fun, argnums, mutation, has_aux, False)
+    return _with_checkpoint(GradientFunction(
+        _gradient_function(fun, argnums, mutation, has_aux, with_value=False, backend=backend,
+                           checkpoint=checkpoint),
+        fun, argnums, mutation, has_aux, False), checkpoint)
+
+
+def _with_checkpoint(g: GradientFunction, checkpoint: int | bool | None) -> GradientFunction:
+    """Records ``checkpoint`` on a gradient function, so it pickles with it."""
+    if checkpoint is not None and checkpoint is not False:
+        g._adgen_checkpoint = checkpoint
+    return g
+
+
+def _segmented_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], mutation: str,
+                        has_aux: bool, with_value: bool, backend: str,
+                        checkpoint: int | bool) -> Callable[..., Any]:
+    """The gradient of ``fun`` with its top-level loops run in checkpointed segments
+    (transforms/segment_loops.py); errors name the user's file."""
+    from adgen.transforms.segment_loops import remap_error, segmented
+
+    if backend != "default":
+        raise UnsupportedError(
+            f"checkpoint= runs with the default backend, not backend={backend!r}",
+            _location(fun), hint="drop backend=, or checkpoint=")
+    try:
+        inner = _gradient_function(segmented(fun, checkpoint, mutation), argnums, mutation,
+                                   has_aux, with_value, backend)
+    except AdgenError as exc:
+        raise remap_error(exc) from None
+
+    @functools.wraps(fun)
+    def segmented_fun(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(*args, **kwargs)
+        except AdgenError as exc:
+            raise remap_error(exc) from None
+
+    return segmented_fun
 
 
 def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",

@@ -186,3 +186,128 @@ def _cotangent_like(ct: Any, out: Any) -> Any:
     if ct is None and _has_float(out):
         return np.zeros(np.shape(out)) if isinstance(out, np.ndarray) else 0.0
     return ct
+
+
+def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
+                 check_names: list[str], shelves: set[int]) -> Callable[..., Any]:
+    """The callable a segmented loop (``adgen.grad(f, checkpoint=K)``, see
+    ``transforms/segment_loops.py``) calls for each segment, with a rule that keeps the
+    segment's inputs instead of its tape and recomputes the tape in the backward pass.
+
+    The segment is called with its inputs and then the values of the function's other
+    locals (``check_names``): those only serve to check that nothing else shares memory with
+    what the segment changes (the segment runs on copies of what it writes, and the loop
+    rebinds the names to what it returns, so a view of a changed array elsewhere would keep
+    the old values). ``shelves`` are the positions of inputs whose items the loop body never
+    writes in place (lists it appends to, dicts whose slots it rebinds): those are copied as
+    structures that share their items, and their items may be held by other names too.
+    """
+    n_in = segment.__code__.co_argcount
+
+    def call(*args: Any) -> Any:
+        return segment(*args[:n_in])
+
+    def rule(*args: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+        inputs, checks = args[:n_in], args[n_in:]
+        # compiled once (cached, and compiled again when a name it reads is rebound)
+        written = written_positions(segment, mutation, inputs)
+        _refuse_aliases(inputs, checks, check_names, written - shelves, segment, where)
+        # the inputs the segment writes are unreachable from the caller's other names
+        # (checked above) and the caller rebinds them to the segment's outputs: the inputs
+        # themselves are the checkpoint, the runs work on copies
+        saved = inputs
+        out = segment(*_copied(inputs, written, shelves))
+
+        def pullback(out_bar: Any) -> tuple[Any, ...]:
+            from adgen.api import vjp
+
+            recomputed, pull = vjp(segment, *_copied(saved, written, shelves),
+                                   mutation=mutation)
+            cts = pull(_cotangent_like(out_bar, recomputed))
+            return tuple(cts) + (None,) * len(checks)
+
+        return out, pullback
+
+    params = [inspect.Parameter(f"a{k}", inspect.Parameter.POSITIONAL_ONLY)
+              for k in range(n_in + len(check_names))]
+    call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    rule.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    call.__name__ = call.__qualname__ = segment.__qualname__
+    call.__adgen_checkpoint__ = segment  # type: ignore[attr-defined]
+    from adgen.rules.registry import defrrule
+
+    defrrule(call, rule)
+    return call
+
+
+def written_positions(fn: Callable[..., Any], mutation: str,
+                      args: tuple[Any, ...] | None = None) -> set[int]:
+    """The positions of the parameters ``fn`` writes in place: those the compiler names (all
+    of them when it cannot tell), and, when it writes into containers, every argument of
+    ``args`` that is a list, dict or other object (which of them it cannot tell)."""
+    from adgen.transforms.pipeline import compile_function
+
+    compiled = compile_function(fn, mutation=mutation)
+    names = list(inspect.signature(fn).parameters)
+    written = compiled.written_params
+    if written is True and compiled.mutates_params:
+        return set(range(len(names)))
+    out = {k for k, n in enumerate(names) if n in written} if written is not True else set()
+    if compiled.mutates_containers and args is not None:
+        out |= {k for k, a in enumerate(args) if not isinstance(
+            a, (np.ndarray, float, int, complex, np.generic, str, bytes, type(None)))}
+    return out
+
+
+def _copied(args: tuple[Any, ...], written: set[int], shelves: set[int]) -> tuple[Any, ...]:
+    """Copies of the written arguments: whole, or (shelves) as structures sharing items."""
+    return tuple(a if k not in written else _structure(a) if k in shelves else
+                 copy.deepcopy(a) for k, a in enumerate(args))
+
+
+def _structure(x: Any) -> Any:
+    """A copy of the lists, tuples and dicts in ``x`` that shares everything else."""
+    if isinstance(x, list):
+        return [_structure(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _structure(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_structure(v) for v in x)
+    return x if isinstance(x, (np.ndarray, np.generic, float, int, complex, str, bytes,
+                               type(None))) else copy.deepcopy(x)
+
+
+def _array_leaves(x: Any, out: list[Any]) -> list[Any]:
+    if isinstance(x, np.ndarray):
+        out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _array_leaves(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _array_leaves(v, out)
+    return out
+
+
+def _refuse_aliases(inputs: tuple[Any, ...], checks: tuple[Any, ...], check_names: list[str],
+                    written: set[int], segment: Callable[..., Any], where: Location) -> None:
+    """Refuses a segment call where something the segment writes shares memory (or is the
+    same list or dict) with another input or another local of the function."""
+    names = list(inspect.signature(segment).parameters)
+    for k in sorted(written):
+        mine = inputs[k]
+        others = [(names[j], v) for j, v in enumerate(inputs) if j != k] + \
+                 list(zip(check_names, checks))
+        mine_leaves = _array_leaves(mine, [])
+        for other_name, other in others:
+            shared = other is mine and isinstance(mine, (list, dict, np.ndarray)) or any(
+                np.may_share_memory(a, b) for a in mine_leaves
+                for b in _array_leaves(other, []))
+            if shared:
+                raise UnsupportedError(
+                    f"checkpoint=: the loop changes {names[k]} in place, and {other_name} "
+                    f"shares memory with it; each segment works on a copy of {names[k]}, so "
+                    f"{other_name} would miss the loop's changes",
+                    where,
+                    hint=f"make {names[k]} a fresh array before the loop "
+                         f"({names[k]} = {names[k]}.copy()) and read it by that name only")

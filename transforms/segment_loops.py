@@ -1,0 +1,499 @@
+"""Segment loops: a function whose top-level ``range`` loops run as checkpointed segments.
+
+Not a pass of the pipeline: the source rewrite behind ``adgen.grad(f, checkpoint=K)``. Every
+``for t in range(...)`` statement of ``f``'s body (top level, not nested in another statement)
+becomes a loop over segments of K iterations; each segment is a function, written from the
+loop's own lines, that receives what the loop body reads and returns what it changes:
+
+    for t in range(n):                      _a = 0; _b = n; _c = 1; _n = len(range(...)); _k = K
+        u[1:-1] += r * lap(u)        ->     for _s in range(0, _n, _k): (u,) = segment(_s, ...)
+
+    def segment(lo, hi, a, c, u, r):        # the loop's lines, at their own line numbers
+        for t in range(a + lo * c, a + hi * c, c):
+            u[1:-1] += r * lap(u)
+        return (u,)
+
+The segment is called through a rule (``checkpointing.segment_rule``): the forward pass runs it
+without a tape, on a copy of what it writes, and keeps only its inputs; the backward pass runs
+it again with ``adgen.vjp``. So the tape of one segment exists at a time, and the forward keeps
+one state per segment: memory goes from N steps' tapes to N/K states plus K steps' tape.
+
+Both functions are compiled from text registered in ``linecache`` under names of their own,
+with the user's statements at the user's line numbers; they read the user's globals live and
+share the user's closure cells. Errors name the user's file (``remap_error``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import itertools
+import linecache
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from adgen.errors import AdgenError, Location, MissingRuleError, UnsupportedError
+
+_COUNTER = itertools.count(1)
+# synthetic file name -> the user's file it stands for
+_FILES: dict[str, str] = {}
+
+
+@dataclass
+class _Loop:
+    """One top-level range loop and what its body reads and changes."""
+
+    node: ast.For
+    inputs: list[str]  # the function's locals the body reads before writing them
+    outputs: list[str]  # what the segment returns: changed, and read after the loop or carried
+    checks: list[str]  # the other locals bound before the loop: checked not to alias
+
+
+def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
+    """``fn`` with its top-level range loops run in checkpointed segments of ``every``
+    iterations (``True``: about the square root of the loop's length).
+
+    Raises:
+        UnsupportedError: ``fn`` has no top-level ``for ... in range(...)`` loop, or a loop
+            has a ``break``, ``return``, ``else`` or nested ``def``, or keeps a value from one
+            iteration to the next that is not bound before the loop.
+    """
+    if isinstance(every, bool):
+        if not every:
+            return fn
+    elif not isinstance(every, int) or every < 1:
+        raise ValueError(f"checkpoint must be a positive int (iterations per segment) or "
+                         f"True (about the square root of the length), not {every!r}")
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name == "<lambda>":
+        raise UnsupportedError(
+            f"checkpoint= needs a def with a for loop; {getattr(fn, '__qualname__', fn)} is "
+            "not one", hint="write the function as a def with its loop at the top level")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(code) or inspect.getfile(code)
+    except (OSError, TypeError) as exc:
+        raise MissingRuleError(f"the source of {fn.__qualname__} cannot be read, so "
+                               "checkpoint= cannot split its loop") from exc
+    text = textwrap.dedent("".join(lines))
+    fdef = ast.parse(text).body[0]
+    ast.increment_lineno(fdef, first - 1)
+    if not isinstance(fdef, ast.FunctionDef):
+        raise UnsupportedError(f"checkpoint= needs a plain def, not {type(fdef).__name__}",
+                               _location(file, fdef))
+    all_lines = linecache.getlines(file)
+    loops = [_analyse(fdef, s, file) for s in fdef.body if _is_range_loop(s)]
+    if not loops:
+        raise UnsupportedError(
+            f"checkpoint= splits a loop of {fn.__qualname__} into segments, but its body has "
+            "no for loop over range(...) at the top level", _location(file, fdef),
+            hint="write the long loop as `for t in range(n):` directly in the function's body, "
+                 "or put the steps in a helper decorated with @adgen.checkpoint")
+    n = next(_COUNTER)
+    out_file = f"<adgen checkpoint={every} of {fn.__qualname__} #{n}>"
+    _FILES[out_file] = file
+    cells = _cells(fn)
+    reserved = {x.id for x in ast.walk(fdef) if isinstance(x, ast.Name)} | set(cells)
+    prefix = _fresh_prefix(reserved)
+    out_lines = [""] * max(len(all_lines), fdef.end_lineno) + [""]
+    for k in range(fdef.lineno, fdef.end_lineno + 1):
+        out_lines[k - 1] = all_lines[k - 1] if k - 1 < len(all_lines) else "\n"
+    segments: dict[str, Any] = {}
+    seg_files = []
+    for k, loop in enumerate(loops, 1):
+        # one file per segment function: each keeps its loop's lines at their numbers
+        seg_lines = [""] * (len(out_lines) + 1)
+        _rewrite_loop(loop, k, prefix, every, out_lines, seg_lines, all_lines,
+                      f"{prefix}segment{k}")
+        seg_file = f"<adgen checkpoint segment {k} of {fn.__qualname__} #{n}>"
+        _FILES[seg_file] = file
+        linecache.cache[seg_file] = (len("".join(seg_lines)), None, seg_lines, seg_file)
+        seg_files.append((seg_file, seg_lines))
+    linecache.cache[out_file] = (len("".join(out_lines)), None, out_lines, out_file)
+    owner = _owner(fn)
+    from adgen.checkpointing import segment_rule
+
+    for k, (loop, (seg_file, seg_lines)) in enumerate(zip(loops, seg_files), 1):
+        name = f"{prefix}segment{k}"
+        seg = _define(seg_lines, seg_file, loop.node.lineno - 1, fn, cells, {}, owner=None)
+        seg.__qualname__ = f"{fn.__qualname__}.<loop at line {loop.node.lineno}>"
+        seg.__name__ = name
+        _refuse_argument_writes(fn, fdef, loop, seg, mutation, file)
+        shelves = {k + 4 for k, x in enumerate(loop.inputs)
+                   if not _items_written(loop.node.body, x)}
+        segments[name] = segment_rule(seg, mutation, _location(file, loop.node), loop.checks,
+                                      shelves)
+    new = _define(out_lines, out_file, fdef.lineno, fn, cells, segments, owner=owner)
+    new.__adgen_segmented__ = (fn, every)  # type: ignore[attr-defined]
+    return new
+
+
+def _refuse_argument_writes(fn: Any, fdef: ast.FunctionDef, loop: _Loop, seg: Any,
+                            mutation: str, file: str) -> None:
+    """A loop that writes an argument of ``fn`` in place (the caller's array) is refused: the
+    segments work on copies, so the caller's array would keep its values."""
+    from adgen.checkpointing import written_positions
+
+    params = _param_names(fdef)
+    rebound = _stores(fdef.body[:fdef.body.index(loop.node)])
+    names = [f"x{k}" for k in range(4)] + loop.inputs
+    for k in sorted(written_positions(seg, mutation)):
+        name = names[k] if k < len(names) else None
+        if name in params and name not in rebound:
+            raise UnsupportedError(
+                f"checkpoint=: the loop writes the argument {name} of {fn.__qualname__} in "
+                "place; the segments work on copies, so the caller's array would keep its "
+                "values", _location(file, loop.node),
+                hint=f"copy it before the loop ({name} = {name}.copy()) and return what the "
+                     "caller needs")
+
+
+def remap_error(exc: AdgenError) -> AdgenError:
+    """An error about a segmented function, naming the user's file instead of the rewrite's
+    (the lines are the user's: the rewrite keeps them)."""
+    changed = False
+    for attr in ("location", "captured_at"):
+        loc = getattr(exc, attr, None)
+        if isinstance(loc, Location) and loc.file in _FILES:
+            user = _FILES[loc.file]
+            setattr(exc, attr, Location(user, loc.line, loc.col,
+                                        linecache.getline(user, loc.line)))
+            changed = True
+    if changed:
+        exc.args = (exc.format(),)
+    text = str(exc)
+    for fake, user in _FILES.items():
+        if fake in text:
+            exc.message = exc.message.replace(fake, user)
+            exc.args = (exc.format(),)
+    return exc
+
+
+_WRITERS = {"copyto", "put", "place", "putmask", "fill_diagonal", "at", "put_along_axis"}
+_BUILTINS = set(dir(builtins))
+
+
+def _rooted(node: ast.AST, name: str) -> int | None:
+    """How many subscripts and attributes ``node`` reads through from the name ``name``
+    (0: the name itself), or None when it does not start from it."""
+    depth = 0
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node, depth = node.value, depth + 1
+    return depth if isinstance(node, ast.Name) and node.id == name else None
+
+
+def _items_written(body: list[ast.stmt], name: str) -> bool:
+    """Whether the body may write into the items of ``name`` (a list or dict) in place,
+    rather than only append to it or rebind its slots: ``xs[i][j] = v``, ``xs[i] += v``,
+    ``xs[i].fill(0)``, ``out=xs[i]``, or an item passed to a function that is not NumPy's or
+    a builtin (it may write it)."""
+    for node in (n for s in body for n in ast.walk(s)):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = [t for x in node.targets for t in ast.walk(x)]
+        elif isinstance(node, ast.AugAssign):
+            if _rooted(node.target, name) not in (None, 0):
+                return True
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and (_rooted(func.value, name) or 0) >= 1:
+                return True  # a method of an item
+            if any(k.arg == "out" and _rooted(k.value, name) is not None
+                   for k in node.keywords):
+                return True
+            known = (isinstance(func, ast.Name) and func.id in _BUILTINS) or (
+                isinstance(func, ast.Attribute) and _rooted(func, "np") is not None and
+                func.attr not in _WRITERS)
+            if not known and any(_rooted(a, name) is not None for a in node.args):
+                return True
+        for t in targets:
+            if isinstance(t, (ast.Subscript, ast.Attribute)) and (
+                    _rooted(t.value, name) or 0) >= 1:
+                return True
+    return False
+
+
+def _is_range_loop(s: ast.stmt) -> bool:
+    return (isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and
+            isinstance(s.iter.func, ast.Name) and s.iter.func.id == "range" and
+            not s.iter.keywords and 1 <= len(s.iter.args) <= 3 and
+            not any(isinstance(a, ast.Starred) for a in s.iter.args))
+
+
+def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
+    """What the loop body reads, changes and carries; refuses what segments cannot split."""
+    where = _location(file, loop)
+    if not isinstance(loop.target, ast.Name):
+        raise UnsupportedError("checkpoint= needs the loop variable to be one name",
+                               where, hint="write `for t in range(...)`")
+    if loop.orelse:
+        raise UnsupportedError("checkpoint= cannot split a for loop with an else: clause",
+                               where, hint="move the else: block after the loop")
+    if loop.body[0].lineno <= loop.iter.end_lineno:
+        raise UnsupportedError("checkpoint= needs the loop body on lines of its own", where,
+                               hint="start the body on the line after `for ...:`")
+    for node in _walk_body(loop.body):
+        what = None
+        if isinstance(node, (ast.Break, ast.Return)):
+            what = f"a {type(node).__name__.lower()} statement"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            what = f"a nested {'class' if isinstance(node, ast.ClassDef) else 'def'}"
+        elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom)):
+            what = f"a {type(node).__name__.lower()} statement"
+        if what:
+            raise UnsupportedError(
+                f"checkpoint= cannot split a loop whose body has {what} into segments",
+                _location(file, node),
+                hint="keep the loop to straight steps (break/return end every segment), or "
+                     "put the steps in a helper decorated with @adgen.checkpoint")
+    params = _param_names(fdef)
+    local = params | {x.id for x in ast.walk(fdef) if isinstance(x, ast.Name) and
+                      isinstance(x.ctx, ast.Store)}
+    local |= {a.asname or a.name.split(".")[0] for x in ast.walk(fdef)
+              if isinstance(x, (ast.Import, ast.ImportFrom)) for a in x.names}
+    before, maybe = _bound_before(fdef.body[:fdef.body.index(loop)], params)
+    exposed = _exposed(loop.body, {loop.target.id}) & local
+    stores = _stores(loop.body) | {loop.target.id}
+    carried = exposed & stores
+    for name in sorted(carried - before):
+        raise UnsupportedError(
+            f"checkpoint= splits the loop into segments, and {name} is kept from one iteration "
+            "to the next but not bound before the loop", where,
+            hint=f"bind {name} before the loop (e.g. {name} = None)")
+    after = set()
+    for s in fdef.body[fdef.body.index(loop) + 1:]:
+        after |= {x.id for x in ast.walk(s) if isinstance(x, ast.Name) and
+                  isinstance(x.ctx, ast.Load)}
+    loaded_elsewhere = set(after)
+    inputs = sorted(exposed - {loop.target.id})
+    # every input comes back (a helper the body calls may change it in place: the segment
+    # runs on copies of what it writes), and what the body binds that is read after the loop
+    outputs = sorted(set(inputs) | (stores & after))
+    for name in sorted((maybe - before) & loaded_elsewhere):
+        raise UnsupportedError(
+            f"checkpoint= needs to check that {name} does not share memory with what the loop "
+            "changes, but it is bound only on some paths before the loop", where,
+            hint=f"bind {name} before the loop on every path (e.g. {name} = None first)")
+    checks = sorted((before & (loaded_elsewhere | params)) - set(inputs))
+    return _Loop(loop, inputs, outputs, checks)
+
+
+def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,
+                  out_lines: list[str], seg_lines: list[str], all_lines: list[str],
+                  name: str) -> None:
+    """Writes the segment's lines and the loop over segments in place of the loop."""
+    node = loop.node
+    header = node.lineno
+    indent = all_lines[header - 1][:len(all_lines[header - 1]) -
+                                   len(all_lines[header - 1].lstrip())]
+    args = [ast.unparse(a) for a in node.iter.args]
+    a, b, c = (["0"] + args + ["1"])[:3] if len(args) == 1 else (args + ["1"])[:3]
+    p = f"{prefix}{k}_"
+    size = f"max(1, int({p}n ** 0.5))" if every is True else str(every)
+    params = [f"{p}lo", f"{p}hi", f"{p}a", f"{p}c", *loop.inputs]
+    # the segment: its own def, the loop over its part of the range, the user's body lines
+    seg_lines[header - 2] = f"def {name}({', '.join(params)}):\n"
+    seg_lines[header - 1] = (f"{indent}for {node.target.id} in range({p}a + {p}lo * {p}c, "
+                             f"{p}a + {p}hi * {p}c, {p}c):\n")
+    for line in range(node.body[0].lineno, node.end_lineno + 1):
+        seg_lines[line - 1] = all_lines[line - 1]
+    if node.end_lineno >= len(seg_lines):
+        seg_lines.append("")
+    ret = ", ".join(loop.outputs) + ("," if len(loop.outputs) == 1 else "")
+    seg_lines[node.end_lineno] = f"{indent}return ({ret})\n"
+    # the loop over segments, on the loop's own first two lines
+    out_lines[header - 1] = (f"{indent}{p}a = {a}; {p}b = {b}; {p}c = {c}; "
+                             f"{p}n = len(range({p}a, {p}b, {p}c)); {p}k = {size}\n")
+    call = (f"{name}({p}s, min({p}s + {p}k, {p}n), {p}a, {p}c"
+            + "".join(f", {x}" for x in loop.inputs + loop.checks) + ")")
+    target = f"({ret}) = " if loop.outputs else ""
+    out_lines[header] = f"{indent}for {p}s in range(0, {p}n, {p}k): {target}{call}\n"
+    for line in range(header + 2, node.end_lineno + 1):
+        out_lines[line - 1] = "\n"
+
+
+def _define(lines: list[str], file: str, line: int, fn: Any, cells: dict[str, Any],
+            extra: dict[str, Any], owner: str | None) -> Any:
+    """The function defined at ``line`` of the synthetic ``file``, with ``fn``'s globals,
+    its closure cells, and ``extra`` values as cells of their own."""
+    block = inspect.getblock(lines[line - 1:])
+    src = textwrap.dedent("".join(block))
+    tree = ast.parse(src)
+    ast.increment_lineno(tree, line - 1)
+    fdef = tree.body[0]
+    fdef.decorator_list = []
+    body: list[ast.stmt] = [fdef]
+    if owner:  # compiled in a class of the owner's name: private names mangle alike
+        body = [ast.ClassDef(name=owner, bases=[], keywords=[], body=[fdef],
+                             decorator_list=[], type_params=[])]
+    names = list(cells) + list(extra)
+    factory = ast.FunctionDef(
+        name="adgen_factory", args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=x) for x in names], kwonlyargs=[],
+            kw_defaults=[], defaults=[]),
+        body=body + [ast.Return(value=None)], decorator_list=[], returns=None,
+        type_params=[])
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    for node in ast.walk(factory):
+        if node is factory or node in body or isinstance(node, (ast.arguments, ast.arg)):
+            node.lineno = node.end_lineno = line
+    ast.fix_missing_locations(module)
+    code = compile(module, file, "exec", dont_inherit=True)
+    fcode = _find_code(code, fdef.name)
+    values = {**{k: v for k, v in cells.items()},
+              **{k: types.CellType(v) for k, v in extra.items()}}
+    closure = tuple(values[x] if x in values else types.CellType() for x in fcode.co_freevars)
+    new = types.FunctionType(fcode, fn.__globals__, fdef.name, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__module__ = fn.__module__
+    new.__qualname__ = fn.__qualname__
+    new.__doc__ = fn.__doc__
+    return new
+
+
+def _find_code(code: Any, name: str) -> Any:
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            if const.co_name == name:
+                return const
+            found = _find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _cells(fn: Any) -> dict[str, Any]:
+    return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+
+def _owner(fn: Any) -> str | None:
+    parts = fn.__qualname__.split(".")
+    return parts[-2] if len(parts) >= 2 and parts[-2] != "<locals>" else None
+
+
+def _fresh_prefix(taken: set[str]) -> str:
+    prefix = "ckpt_"
+    while any(t.startswith(prefix) for t in taken):
+        prefix = "c" + prefix
+    return prefix
+
+
+def _param_names(fdef: ast.FunctionDef) -> set[str]:
+    a = fdef.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    return names
+
+
+def _walk_body(stmts: list[ast.stmt]) -> Any:
+    """The body's nodes, without those of nested loops' break (a break there ends the nested
+    loop, not this one) and without lambdas' and comprehensions' insides."""
+    for s in stmts:
+        yield from _walk_stmt(s, in_loop=False)
+
+
+def _walk_stmt(node: ast.AST, in_loop: bool) -> Any:
+    if isinstance(node, ast.Break) and in_loop:
+        return
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                              ast.GeneratorExp)):
+            continue
+        inner = in_loop or (isinstance(node, (ast.For, ast.While)) and child in node.body)
+        yield from _walk_stmt(child, inner)
+
+
+def _stores(stmts: list[ast.stmt]) -> set[str]:
+    """Names the statements bind (not inside comprehensions or lambdas)."""
+    out: set[str] = set()
+    for s in stmts:
+        for node in _walk_stmt(s, False):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                out.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                out |= {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                out.add(node.name)
+    return out
+
+
+def _loads(node: ast.AST) -> set[str]:
+    """Names an expression or simple statement reads (lambdas and comprehensions included:
+    they read the enclosing function's names)."""
+    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and
+            isinstance(x.ctx, ast.Load)}
+
+
+def _exposed(stmts: list[ast.stmt], defined: set[str]) -> set[str]:
+    """Names read on some path before the statements bind them (upward-exposed uses);
+    ``defined`` is updated with what every path binds."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.If):
+            out |= _loads(s.test) - defined
+            d1, d2 = set(defined), set(defined)
+            out |= _exposed(s.body, d1) | _exposed(s.orelse, d2)
+            defined |= d1 & d2
+        elif isinstance(s, (ast.For, ast.While)):
+            head = s.iter if isinstance(s, ast.For) else s.test
+            out |= _loads(head) - defined
+            inner = set(defined) | (_stores([s.target]) if isinstance(s, ast.For) else set())
+            # a nested loop carries its own values from one iteration to the next
+            out |= _exposed(s.body + s.body, inner) | _exposed(s.orelse, set(inner))
+        elif isinstance(s, (ast.With, ast.Try)):
+            inner = set(defined)
+            if isinstance(s, ast.With):
+                for item in s.items:
+                    out |= _loads(item.context_expr) - inner
+                    if item.optional_vars is not None:
+                        inner |= _stores_of(item.optional_vars)
+                out |= _exposed(s.body, inner)
+                defined |= inner
+            else:
+                out |= _exposed(s.body, inner)
+                for h in s.handlers:
+                    out |= _exposed(h.body, set(defined) | ({h.name} if h.name else set()))
+                out |= _exposed(s.orelse, set(inner)) | _exposed(s.finalbody, set(defined))
+        else:
+            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                out |= {s.target.id} - defined
+            out |= _loads(s) - defined
+            defined |= _stores([s])
+    return out
+
+
+def _stores_of(target: ast.AST) -> set[str]:
+    return {x.id for x in ast.walk(target) if isinstance(x, ast.Name)}
+
+
+def _bound_before(stmts: list[ast.stmt], params: set[str]) -> tuple[set[str], set[str]]:
+    """Names bound on every path through ``stmts`` (with the parameters), and names bound on
+    some path only."""
+    sure = set(params)
+    every: set[str] = set()
+    for s in stmts:
+        every |= _stores([s])
+        if _is_range_loop(s) and isinstance(s.target, ast.Name) and \
+                s.target.id not in _stores(s.body):
+            every.discard(s.target.id)  # an int, or unbound: it shares no memory
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import,
+                          ast.ImportFrom, ast.Expr)):
+            sure |= _stores([s])
+        elif isinstance(s, ast.With):
+            sure |= _bound_before(s.body, set())[0] | {
+                n for item in s.items if item.optional_vars is not None
+                for n in _stores_of(item.optional_vars)}
+        elif isinstance(s, ast.If):
+            sure |= _bound_before(s.body, set())[0] & _bound_before(s.orelse, set())[0]
+    return sure, every - sure
+
+
+def _location(file: str, node: ast.AST) -> Location:
+    line = getattr(node, "lineno", 0) or 0
+    return Location(file, line, getattr(node, "col_offset", 0) or 0,
+                    linecache.getline(file, line))
