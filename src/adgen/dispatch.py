@@ -28,6 +28,11 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
         return out, ("rrule", rule, pullback, args, out, kwargs)
+    if rule is None and type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict \
+            and fn.__name__ in ("values", "items", "keys") and not args:
+        # list(d.values()), sum(d.values()): the view's cotangent (a list, one item per key)
+        # goes to the dict, the receiver
+        return fn(), ("dict view", fn.__self__, fn.__name__)
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
@@ -128,12 +133,24 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     return obj, ("init", compiled, saved, obj)
 
 
+def _dict_view_cotangent(g: Any, d: dict, view: str) -> dict:
+    """The cotangent of dict ``d`` for the cotangent ``g`` (a list, one item per key, or None)
+    of ``d.values()``, ``d.items()`` (an item's is a (key, value) pair) or ``d.keys()``."""
+    items = list(g) if g is not None and view != "keys" else [None] * len(d)
+    if view == "items":
+        return {k: (None if gk is None else gk[1]) for k, gk in zip(d, items)}
+    return dict(zip(d, items))
+
+
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
     if kind == "partial":
         _, inner, bound, ncalled = saved
         return tuple(pullback_of(inner, out_bar, sh)[bound:bound + ncalled])
+    if kind == "dict view":
+        _, d, view = saved
+        return (_dict_view_cotangent(out_bar, d, view),)
     if kind == "closure":
         _, compiled, inner, nargs, cells, ncalled = saved
         cts = compiled.pullback(inner, out_bar, sh)

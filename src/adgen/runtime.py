@@ -139,6 +139,8 @@ def add(a: Any, b: Any) -> Any:
         for k, v in b.items():
             out[k] = add(out.get(k), v)
         return out
+    if isinstance(a, dict) and isinstance(b, list):
+        return a  # b: the adjoint of the keys a loop `for k in d` visits (keys get none)
     return a + b
 
 

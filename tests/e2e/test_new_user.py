@@ -101,3 +101,43 @@ def _with(layer, **attrs):
     for k, v in attrs.items():
         setattr(layer, k, v)
     return layer
+
+
+PARAMS = {"w": np.array([0.5, -1.0, 2.0]), "c": 0.3}
+
+
+def _dict_fd(f, params):
+    """Central differences of f(params) with respect to each entry of a dict of parameters."""
+    out = {}
+    for key, value in params.items():
+        def g(v, key=key):
+            return f({**params, key: v})
+        out[key] = fd(g, value)
+    return out
+
+
+def test_iterating_a_dict_and_its_views():
+    # `for k in d` was a raw TypeError in the pullback (dict + list); list(d.values()),
+    # list(d.items()) and sum(d.values()) were a MissingRuleError without a line
+    def by_keys(p):
+        return sum(np.sum(np.sin(p[k]) * 2.0) for k in p)
+
+    def by_values(p):
+        vals = list(p.values())
+        return np.sum(vals[0] ** 3) + np.exp(vals[1])
+
+    def by_items(p):
+        total = 0.0
+        for name, v in list(p.items()):
+            total = total + np.sum(np.tanh(v))
+        return total
+
+    def summed(p):
+        return np.sum(sum(p.values()) ** 2)
+
+    for f in (by_keys, by_values, by_items, summed):
+        g = adgen.grad(f)(PARAMS)
+        want = _dict_fd(f, PARAMS)
+        assert set(g) == set(PARAMS), f.__name__
+        for key in PARAMS:
+            assert np.allclose(g[key], want[key], atol=1e-7), (f.__name__, key)

@@ -121,6 +121,8 @@ def shape_tree(x: object) -> object:
         return ("tuple", *[shape_tree(v) for v in x])
     if isinstance(x, dict):
         return {k: shape_tree(v) for k, v in x.items()}
+    if isinstance(x, (type({}.values()), type({}.items()), type({}.keys()))):
+        return [shape_tree(v) for v in x]  # a dict's view: its cotangent is a list
     if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
         return None
     if isinstance(x, (int, float, complex, np.number)):
