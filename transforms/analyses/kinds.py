@@ -217,7 +217,13 @@ class _Eval:
                 return None
             return NUMBER if isinstance(v.value, (int, float)) else None
         if isinstance(v, gast.Name):
-            return self.env.get(v.id)
+            if v.id in self.env:
+                return self.env[v.id]
+            # a free name (a global, a closure cell) bound to a number or an array: its
+            # binding's guard (transforms/bindings.py, mode "kind" or "value") recompiles
+            # when the type, rank or dtype changes, so the kind holds at every call
+            k = of_value(self.resolve(v))
+            return k if k == NUMBER or isinstance(k, int) else None
         if isinstance(v, gast.UnaryOp):
             if isinstance(v.op, (gast.USub, gast.UAdd)):
                 return self.kind(v.operand)
