@@ -56,6 +56,14 @@ class _Simplify(gast.NodeTransformer):
             return gast.Constant(value, None)
         if op is gast.Pow and _number(node.right) and node.right.value == 1:
             return node.left
+        if op is gast.Sub and _number(node.left) and isinstance(node.right, gast.Compare) \
+                and _number(node.right.left) and len(node.right.ops) == 1 and \
+                isinstance(node.right.ops[0], gast.NotEq) and \
+                _number(node.right.comparators[0]):
+            # b - (b != 0) of a number (the pow rules' exponent): b - 1, or 0 for b == 0
+            one = int(node.right.left.value != node.right.comparators[0].value)
+            return self.visit_BinOp(gast.BinOp(left=node.left, op=node.op,
+                                               right=gast.Constant(one, None)))
         if op is gast.Mult and _number(node.right) and node.right.value == 1:
             return node.left
         if op is gast.Mult and _number(node.left) and node.left.value == 1:

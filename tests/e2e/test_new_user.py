@@ -4,6 +4,8 @@ computed here, independently of adgen. Each test is a problem a new user ran int
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import adgen
@@ -141,3 +143,29 @@ def test_iterating_a_dict_and_its_views():
         assert set(g) == set(PARAMS), f.__name__
         for key in PARAMS:
             assert np.allclose(g[key], want[key], atol=1e-7), (f.__name__, key)
+
+
+def test_a_polynomial_evaluated_at_zero():
+    # c[k] * x ** k with k = 0 at x = 0: the pullback computed 0 * 0.0 ** -1 (a raw
+    # ZeroDivisionError for a float, nan for an array); d(x ** 0)/dx is 0, as in JAX
+    def poly(x, c):
+        return sum(c[k] * x ** k for k in range(len(c)))
+
+    def poly_math(x, c):
+        total = 0.0
+        for k, ck in enumerate(c):
+            total += ck * math.pow(x, k) + ck * np.power(x, float(k))
+        return total
+
+    c = np.array([1.0, 2.0, 3.0])
+    assert adgen.grad(poly)(0.0, c) == 2.0
+    xs = np.array([0.0, 0.5, -1.0])
+    g = adgen.grad(lambda x: np.sum(poly(x, c)))(xs)
+    assert np.allclose(g, 2.0 + 6.0 * xs)
+    assert np.allclose(adgen.grad(poly_math)(0.0, c), 4.0)
+    assert np.allclose(adgen.grad(poly, argnums=1)(0.0, c), [1.0, 0.0, 0.0])
+    _, tangent = adgen.jvp(poly, (0.0, c), (1.0, np.zeros(3)))
+    assert tangent == 2.0
+    # the exponent's own gradient: d(x ** k)/dk = x ** k log x
+    g_k = adgen.grad(lambda k: 2.0 ** k + 0.0 ** 2.0)(3.0)
+    assert np.isclose(g_k, fd(lambda k: 2.0 ** k, 3.0))

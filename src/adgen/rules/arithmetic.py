@@ -67,7 +67,9 @@ def mod(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defvjp(operator.pow, "a, b", reads="a, b, out")
 def pow_(g: Any, out: Any, a: Any, b: Any) -> Any:
-    return (unbroadcast(g * b * a ** (b - 1), np.shape(a)),
+    # a ** (b - 1) where b != 0, a ** 0 where b == 0: d(a ** 0)/da is 0 also at a == 0 (JAX's
+    # rule), where a ** -1 is inf (nan once multiplied by b) or raises for a Python float
+    return (unbroadcast(g * b * a ** (b - (b != 0)), np.shape(a)),
             unbroadcast(g * xlogy(out, a), np.shape(b)))
 
 

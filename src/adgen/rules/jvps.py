@@ -132,7 +132,7 @@ def mod(d: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defjvp(operator.pow, elementwise=True)
 def pow_(d: Any, out: Any, a: Any, b: Any) -> Any:
-    return d * b * a ** (b - 1), d * xlogy(out, a)
+    return d * b * a ** (b - (b != 0)), d * xlogy(out, a)  # 0 for b == 0 (the vjp's note)
 
 
 # --------------------------------------------------------------------------------------------

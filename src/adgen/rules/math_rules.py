@@ -118,7 +118,7 @@ def sqrt(g: Any, out: Any, x: Any) -> Any:
 
 @defvjp(math.pow, "x, y", reads="x, y, out")
 def pow_(g: Any, out: Any, x: Any, y: Any) -> Any:
-    return g * y * x ** (y - 1.0), g * xlogy(out, x)
+    return g * y * x ** (y - (y != 0)), g * xlogy(out, x)  # y == 0: see operator.pow's
 
 
 @defvjp(math.fabs, "x", reads="x")

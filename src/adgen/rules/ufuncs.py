@@ -41,7 +41,7 @@ def divide(g: Any, out: Any, x1: Any, x2: Any) -> Any:
 
 @defvjp(np.power, "x1, x2", reads="x1, x2, out")
 def power(g: Any, out: Any, x1: Any, x2: Any) -> Any:
-    return (unbroadcast(g * x2 * x1 ** (x2 - 1), np.shape(x1)),
+    return (unbroadcast(g * x2 * x1 ** (x2 - (x2 != 0)), np.shape(x1)),  # see operator.pow's
             unbroadcast(g * xlogy(out, x1), np.shape(x2)))
 
 
