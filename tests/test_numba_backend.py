@@ -847,3 +847,58 @@ def test_cache_directory_holds_the_module(tmp_path, monkeypatch):
     files = [f for f in os.listdir(tmp_path) if f.endswith(".py")]
     assert len(files) == 1 and re.match(r"adgen_numba_mse_[0-9a-f]{20}\.py", files[0])
     assert os.path.isdir(tmp_path / "__pycache__")  # numba's cache, next to the module
+
+
+_FRESH_PROCESS = """
+import sys
+import numpy as np
+import adgen
+sys.path.insert(0, sys.argv[1])
+from test_numba_backend import fill
+x = np.linspace(-1.0, 1.0, 7)
+out, pb = adgen.vjp(fill, x, 0.4, backend="numba")   # forward and pullback from the cache
+v, g = adgen.value_and_grad(fill, argnums=(0, 1), backend="numba")(x, 0.4)
+print(repr(out), repr(v), *pb(1.0)[0], pb(1.0)[1], *g[0], g[1])
+"""
+
+
+def test_grad_is_one_compiled_call_and_vjp_shares_its_module(tmp_path, monkeypatch):
+    """grad runs the module's gradient function (forward, then the pullback seeded with
+    1.0, in one nopython call); vjp runs the forward and the pullback of the same module,
+    compiled with it, in this process and from numba's cache in a fresh one."""
+    import subprocess
+
+    from adgen.transforms import pipeline
+
+    from adgen import backends
+
+    monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
+    pipeline.clear_cache()
+    backends._NUMBA.clear()
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(7)
+    assert "def fill_gradient(x, w):" in adgen.source(fill, x, 0.4, backend="numba")
+    g = adgen.grad(fill, argnums=(0, 1), backend="numba")(x, 0.4)
+    compiled = next(c for base, c in backends._NUMBA.values() if base.name == "fill")
+    assert compiled.gradient is not None and compiled.gradient(x, 0.4) is not None
+    expected = (numerical_grad(fill, (x, 0.4), 0), numerical_grad(fill, (x, 0.4), 1))
+    assert_grad_close(g[0], expected[0])
+    assert g[1] == pytest.approx(expected[1], rel=1e-6)
+    out, pb = adgen.vjp(fill, x, 0.4, backend="numba")
+    assert_grad_close(pb(1.0)[0], g[0], rtol=1e-14)
+    assert_grad_close(pb(-2.0)[0], -2.0 * expected[0])
+    v, gv = adgen.value_and_grad(fill, backend="numba")(x, 0.4)
+    assert v == pytest.approx(fill(x, 0.4), rel=1e-14)
+    assert_grad_close(gv, g[0], rtol=1e-14)
+    # a fresh process loads the module's functions from numba's cache, vjp first
+    x = np.linspace(-1.0, 1.0, 7)
+    r = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, str(Path(__file__).parent)],
+                       capture_output=True, text=True, env=dict(os.environ), check=True)
+    values = [float(s) for s in r.stdout.split()]
+    n = len(x)
+    assert values[0] == pytest.approx(fill(x, 0.4)) and values[1] == values[0]
+    want = numerical_grad(fill, (x, 0.4), 0)
+    np.testing.assert_allclose(values[2:2 + n], want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(values[3 + n:3 + 2 * n], want, rtol=1e-6, atol=1e-9)
+    assert values[2 + n] == pytest.approx(numerical_grad(fill, (x, 0.4), 1), rel=1e-6)
+    assert values[-1] == pytest.approx(values[2 + n], rel=1e-14)

@@ -844,12 +844,19 @@ def _tape_target(st: ast.stmt) -> str | None:
 
 
 def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
+    """Every statement list of ``fn`` (its body, loops' and branches' bodies and else arms),
+    found by walking statements only: the expressions, most of the tree, hold no block."""
     out = []
-    for node in ast.walk(fn):
-        for attr in ("body", "orelse"):
+    todo = [fn]
+    while todo:
+        node = todo.pop()
+        for attr in ("body", "orelse", "finalbody"):
             v = getattr(node, attr, None)
             if isinstance(v, list) and v and isinstance(v[0], ast.stmt):
                 out.append(v)
+                todo += v
+        for h in getattr(node, "handlers", ()):
+            todo.append(h)
     return out
 
 

@@ -53,6 +53,9 @@ class NumbaCode:
     files: dict[int, str] = field(default_factory=dict)
     # the columns of each callee's forward (by its name in the module), checked as columns
     callee_columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the forward and the pullback in one function, seeded with 1.0 (grad's one compiled call:
+    # the saved values never leave nopython code), where the output is a float; else ""
+    gradient: str = ""
 
 
 
@@ -320,5 +323,25 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
             docstring), naming the user's file and line (a callee's file and line).
     """
     module = _Module(runtime_names)
-    module.function(forward, pullback, file, params, callees or {}, free=free)
-    return module.source(constants, file)
+    fwd, out = module.function(forward, pullback, file, params, callees or {}, free=free)
+    code = module.source(constants, file)
+    if out == "f8":
+        _add_gradient(code, fwd, module.names)
+    return code
+
+
+def _add_gradient(code: NumbaCode, fwd: ast.FunctionDef, taken: set[str]) -> None:
+    """Appends ``f_gradient(*args) -> (out, cotangents)``: the forward, then the pullback
+    seeded with 1.0, in one compiled call (what ``grad`` runs), so the saved values are never
+    boxed into Python objects between the two."""
+    base = code.forward[:-len("_forward")] if code.forward.endswith("_forward") else \
+        code.forward
+    name, k = f"{base}_gradient", 1
+    while name in taken:
+        k += 1
+        name = f"{base}_gradient_{k}"
+    params = ", ".join(a.arg for a in fwd.args.args)
+    code.source += (f"\n\ndef {name}({params}):\n"
+                    f"    out, saved = {code.forward}({params})\n"
+                    f"    return out, {code.pullback}(saved, 1.0)\n")
+    code.gradient = name

@@ -82,6 +82,10 @@ class Compiled:
     guards: tuple[Any, ...] = ()
     # (forward tree, pullback tree, the user's file): read by other backends (adgen.backends)
     trees: Any = None
+    # a backend's forward and pullback in one call, seeded with 1.0 (what grad computes):
+    # gradient(*args) -> (out, cotangents), or None where a call must take forward and
+    # pullback (adgen.backends); None on the default backend
+    gradient: Callable[..., Any] | None = None
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -371,7 +375,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
-                   lambda n: _resolve(parsed, n))
+                   lambda n: _resolve(parsed, n), {id(w.stmt) for w in eff.writes})
     others = params - wrt_names if wrt_names is not None else set()
     for d in parsed.nested_defs:
         _refuse_active_defaults(d, act, others, parsed)

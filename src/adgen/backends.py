@@ -403,15 +403,14 @@ class _NumbaFunction:
 
     def compiled(self) -> Any:
         """A ``Compiled`` whose forward and pullback run the nopython code."""
-        fwd_run = self.forward
-        pb_run = self.pullback
-        return dataclasses.replace(self.base, forward=fwd_run, pullback=pb_run,
-                                   needs_scope=False)
+        return dataclasses.replace(self.base, forward=self.forward, pullback=self.pullback,
+                                   gradient=self.gradient, needs_scope=False)
 
     # -- compilation ---------------------------------------------------------------------------
 
-    def _load(self, code: Any) -> tuple[Any, Any, str, dict[str, Any]]:
-        """The module's two functions as numba dispatchers, its file name and namespace."""
+    def _load(self, code: Any) -> tuple[Any, Any, Any, str, dict[str, Any]]:
+        """The module's forward, pullback and (where it has one) gradient as numba
+        dispatchers, its file name and namespace."""
         import linecache
 
         import numba
@@ -439,14 +438,21 @@ class _NumbaFunction:
             ns = {}
             exec(compile(code.source, path, "exec"), ns)  # noqa: S102 - adgen's own code
             cache = False
-        return (numba.njit(cache=cache)(ns[code.forward]),
-                numba.njit(cache=cache)(ns[code.pullback]), path, ns)
+        # module globals: the gradient function calls the forward and the pullback as these
+        # dispatchers (compiled, and cached, with it)
+        for name in (code.forward, code.pullback):
+            ns[name] = numba.njit(cache=cache)(ns[name])
+        grad = numba.njit(cache=cache)(ns[code.gradient]) if code.gradient else None
+        return ns[code.forward], ns[code.pullback], grad, path, ns
 
-    def _build(self, types_: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any]:
+    def _build(self, types_: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+        """The forward, pullback and gradient dispatchers for these arguments, compiled: the
+        gradient function where the module has one (its forward and pullback are compiled
+        with it, one entry in numba's cache to load), else the forward and the pullback."""
         import numba
 
         code = self.code_for(types_)
-        fwd, pb, path, ns = self._load(code)
+        fwd, pb, grad, path, ns = self._load(code)
         args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
@@ -454,21 +460,23 @@ class _NumbaFunction:
                 # numba's performance hints (np.dot of a non-contiguous view) are about
                 # adgen's generated code, which the user did not write
                 warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                fwd.compile(arg_types)
-            self._check_columns(fwd.overloads[arg_types], code.columns)
+                (grad or fwd).compile(arg_types)
+            if arg_types in fwd.overloads:  # not when the gradient came from numba's cache
+                self._check_columns(fwd.overloads[arg_types], code.columns)
             for name, columns in code.callee_columns.items():
                 for cres in ns[name].overloads.values():  # compiled with the caller
                     self._check_columns(cres, columns)
-            saved_type = fwd.overloads[arg_types].signature.return_type[1]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                pb.compile((saved_type, numba.float64))
+            if grad is None:
+                saved_type = fwd.overloads[arg_types].signature.return_type[1]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                    pb.compile((saved_type, numba.float64))
         except AdgenError:
             raise
         except Exception as err:  # noqa: BLE001 - numba's errors, and its lowering's
             # NotImplementedError (x[...] of an array): the code cannot be compiled
             raise self._located(err, code, path) from None
-        return fwd, pb
+        return fwd, pb, grad
 
     def _check_columns(self, cres: Any, columns: dict[str, str]) -> None:
         """Every value recorded in a typed column has the type numba inferred for it (the
@@ -533,44 +541,66 @@ class _NumbaFunction:
             run = self._run_for(key, args)
         if run[0] is None:
             return self._default(run[2], args, kwargs)
-        arrays = run[2]
-        if len(arrays) > 1:
-            # two distinct arrays that each own their memory cannot share it (120 ns an
-            # array, where np.may_share_memory costs 400 a pair): that test is for views
-            owners = [a.base is None and a.flags.owndata for a in
-                      [args[k] for k in arrays]]
-            for i in range(len(arrays)):
-                a = args[arrays[i]]
-                for j in range(i + 1, len(arrays)):
-                    b = args[arrays[j]]
-                    if (a is b or not (owners[i] and owners[j])) and \
-                            np.may_share_memory(a, b):
-                        return self._default(
-                            f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
-                            "memory, and the numba backend keeps one gradient buffer per "
-                            "argument (pass copies: x.copy())", args, kwargs)
+        if len(run[2]) > 1:
+            why = self._shared(args, run[2])
+            if why is not None:
+                return self._default(why, args, kwargs)
         if self.globals:  # their values now (the api's guard check refreshed g.ns)
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         out, saved = run[0](*args)
         return out, (run[1], saved)
 
-    def _run_for(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
-        """(forward, pullback, positions of the array arguments) for arguments of these
-        types, compiled now; or (None, None, why) where the default backend runs them."""
+    def gradient(self, *args: Any) -> tuple[Any, Any] | None:
+        """``(out, cotangents)`` of one compiled call running the forward and the pullback
+        seeded with 1.0 (``grad``'s common case); None where this call must take
+        :meth:`forward` and :meth:`pullback` (an output that is not a float, a fallback)."""
+        if len(args) != self.nparams:
+            return None
+        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
+        run = self.runs.get(key)
+        if run is None:
+            run = self._run_for(key, args)
+        if run[3] is None or (len(run[2]) > 1 and self._shared(args, run[2]) is not None):
+            return None
+        if self.globals:
+            args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
+        return run[3](*args)
+
+    def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
+        """Why these array arguments cannot run on the numba backend (two share memory), or
+        None."""
+        # two distinct arrays that each own their memory cannot share it (120 ns an array,
+        # where np.may_share_memory costs 400 a pair): that test is for views
+        owners = [a.base is None and a.flags.owndata for a in [args[k] for k in arrays]]
+        for i in range(len(arrays)):
+            a = args[arrays[i]]
+            for j in range(i + 1, len(arrays)):
+                b = args[arrays[j]]
+                if (a is b or not (owners[i] and owners[j])) and np.may_share_memory(a, b):
+                    return (f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
+                            "memory, and the numba backend keeps one gradient buffer per "
+                            "argument (pass copies: x.copy())")
+        return None
+
+    def _run_for(self, key: tuple[Any, ...],
+                 args: tuple[Any, ...]) -> tuple[Any, Any, Any, Any]:
+        """(forward, pullback, positions of the array arguments, gradient or None) for
+        arguments of these types, compiled now; or (None, None, why, None) where the default
+        backend runs them."""
         with self.lock:
             run = self.runs.get(key)
             if run is not None:
                 return run
             try:
                 types_ = _arg_types(args, self.fn)
-                fwd, pb = self._build(types_, args)
+                fwd, pb, grad = self._build(types_, args)
             except AdgenError as err:
                 if self.backend == "numba":
                     raise
-                run = (None, None, str(err))
+                run = (None, None, str(err), None)
             else:
                 run = (fwd, pb, tuple(k for k, a in enumerate(args)
-                                      if type(a) is np.ndarray))
+                                      if type(a) is np.ndarray), grad)
             self.runs[key] = run
             return run
 
