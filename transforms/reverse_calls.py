@@ -72,7 +72,7 @@ class Calls:
         cts = [self.pb.namer.fresh("ct") if (isinstance(a, gast.Name) and
                                              self.plan.act.active(a.id) and
                                              a.id not in fn_names) or
-               (isinstance(a, gast.Tuple) and self.plan.any_active(a)) else "_"
+               (isinstance(a, (gast.Tuple, gast.List)) and self.plan.any_active(a)) else "_"
                for a in targets]
         pull = self.callee_pullback(call)
         saved_expr: gast.expr = name(saved)
@@ -104,7 +104,8 @@ class Calls:
         for a, c in zip(targets, cts):
             if c == "_":
                 continue
-            if isinstance(a, gast.Tuple):  # the arguments *xs packed: one cotangent each
+            if isinstance(a, (gast.Tuple, gast.List)):
+                # the arguments *xs packed, or a list display passed: one cotangent each
                 out += self.pb.ops.distribute(a, name(c), state)
                 continue
             if a.id in handed:

@@ -65,6 +65,8 @@ class Pullback:
         self.stores = Stores(self)
         self.ops = Operations(self)
         self.calls = Calls(self)
+        # per container name: the positions of its display's items kept in shadow memory
+        self._tracked_items: dict[str, tuple[int, ...]] = {}
 
     def emit(self) -> gast.FunctionDef:
         """The pullback; ``self.rec`` then says what the forward must keep."""
@@ -434,10 +436,36 @@ class Pullback:
             else:
                 new = gast.BinOp(left=name(b), op=gast.Add(), right=value)
                 state.add("owned:" + b)
-            return [assign(name(b, gast.Store), new, self.plan.fn)]
+            return [assign(name(b, gast.Store), new, self.plan.fn)] + self._to_shadows(n)
         state.add(b)
         state.discard("owned:" + b)
-        return [assign(name(b, gast.Store), value, self.plan.fn)]
+        return [assign(name(b, gast.Store), value, self.plan.fn)] + self._to_shadows(n)
+
+    def _to_shadows(self, n: str) -> list[gast.stmt]:
+        """For a list or tuple display ``n = [a, b]`` holding arrays kept in shadow memory
+        (written in place): their parts of ``n``'s adjoint go to their shadows at once, since
+        the pullbacks of writes into them (earlier in the function) read the shadows before
+        the display's own pullback is reached."""
+        positions = self._tracked_items.get(n)
+        if positions is None:
+            positions = self._tracked_items[n] = self._tracked_display_items(n)
+        if not positions:
+            return []
+        b = self.bar(n)
+        return [assign(name(b, gast.Store), call_node(
+            "items_to_shadows", name("sh"), name(n), name(b),
+            gast.Tuple(elts=[gast.Constant(k, None) for k in positions], ctx=gast.Load())),
+            self.plan.fn)]
+
+    def _tracked_display_items(self, n: str) -> tuple[int, ...]:
+        defs = [st for st in walk(self.plan.fn) if isinstance(st, gast.Assign) and
+                isinstance(st.targets[0], gast.Name) and st.targets[0].id == n]
+        if len(defs) != 1 or not isinstance(defs[0].value, (gast.List, gast.Tuple)) or \
+                any(w.target == n for w in self.plan.eff.writes):
+            return ()  # (a list written in place may have moved its items)
+        return tuple(k for k, e in enumerate(defs[0].value.elts)
+                     if isinstance(e, gast.Name) and self.plan.tracked(e.id) and
+                     self.plan.act.active(e.id))
 
     def g_of(self, t: str, state: set[str]) -> gast.expr | None:
         """The adjoint of ``t`` as an expression, or None when it is (statically) zero."""
@@ -525,6 +553,8 @@ class Pullback:
                 if var is None:
                     var = self.rec.cap_var[key] = self.namer.fresh(f"saved_{a.id}_")
                     self.rec.extra_fwd.add(var)
+                if self.plan.caps[key].loop is not None:
+                    return name(var)  # a view of a copy: no guard watches it
                 return gast.Attribute(value=name(var), attr="value", ctx=gast.Load())
             return name(a.id)
         if isinstance(a, (gast.Tuple, gast.List)):

@@ -600,6 +600,24 @@ def shadow_of(sh: ShadowMap, x: Any) -> Any:
     return sh.of(x)
 
 
+def items_to_shadows(sh: ShadowMap, container: Any, adjoint: Any,
+                     positions: tuple[int, ...]) -> Any:
+    """Moves the adjoints of the items at ``positions`` of a list or tuple into the shadows of
+    those items (arrays the pullback keeps in shadow memory, as they are written in place),
+    and returns the container's adjoint with zeros there. A container's adjoint may arrive
+    (returned, or from a callee) before the pullback of an in-place write into one of its
+    arrays reads that array's shadow: it must be there by then."""
+    if not isinstance(adjoint, (list, tuple)):
+        return adjoint
+    out = list(adjoint)
+    for k in positions:
+        value, g = container[k], out[k]
+        if isinstance(value, np.ndarray) and g is not None:
+            sh.of(value)[...] += g
+            out[k] = zeros_like(g)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Guards: values a pullback reads that a later in-place write may overwrite.
 
@@ -1420,7 +1438,7 @@ __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
-    "shadow_of", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
+    "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
 ]
