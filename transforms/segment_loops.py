@@ -50,6 +50,7 @@ class _Loop:
     inputs: list[str]  # the function's locals the body reads before writing them
     outputs: list[str]  # what the segment returns: changed, and read after the loop or carried
     checks: list[str]  # the other locals bound before the loop: checked not to alias
+    rebound: list[str]  # what the body binds that is carried or read after the loop
 
 
 def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
@@ -102,33 +103,51 @@ def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
     for k in range(fdef.lineno, fdef.end_lineno + 1):
         out_lines[k - 1] = all_lines[k - 1] if k - 1 < len(all_lines) else "\n"
     segments: dict[str, Any] = {}
-    seg_files = []
-    for k, loop in enumerate(loops, 1):
-        # one file per segment function: each keeps its loop's lines at their numbers
-        seg_lines = [""] * (len(out_lines) + 1)
-        _rewrite_loop(loop, k, prefix, every, out_lines, seg_lines, all_lines,
-                      f"{prefix}segment{k}")
-        seg_file = f"<adgen checkpoint segment {k} of {fn.__qualname__} #{n}>"
-        _FILES[seg_file] = file
-        linecache.cache[seg_file] = (len("".join(seg_lines)), None, seg_lines, seg_file)
-        seg_files.append((seg_file, seg_lines))
-    linecache.cache[out_file] = (len("".join(out_lines)), None, out_lines, out_file)
     owner = _owner(fn)
-    from adgen.checkpointing import segment_rule
+    from adgen.transforms.pipeline import compile_function
 
-    for k, (loop, (seg_file, seg_lines)) in enumerate(zip(loops, seg_files), 1):
-        name = f"{prefix}segment{k}"
-        seg = _define(seg_lines, seg_file, loop.node.lineno - 1, fn, cells, {}, owner=None)
-        seg.__qualname__ = f"{fn.__qualname__}.<loop at line {loop.node.lineno}>"
-        seg.__name__ = name
-        _refuse_argument_writes(fn, fdef, loop, seg, mutation, file)
+    from adgen.checkpointing import segment_rule, written_positions
+
+    for k, loop in enumerate(loops, 1):
+        name = _segment_name(prefix, fn, loop)
+        seg = None
+        for attempt in ("every input", "what it changes"):
+            # one file per segment function: each keeps its loop's lines at their numbers
+            seg_lines = [""] * (len(out_lines) + 1)
+            _rewrite_loop(loop, k, prefix, every, out_lines, seg_lines, all_lines, name)
+            seg_file = f"<adgen checkpoint segment {k} of {fn.__qualname__} #{n}" + \
+                (">" if attempt == "every input" else ", returning what it changes>")
+            _FILES[seg_file] = file
+            linecache.cache[seg_file] = (len("".join(seg_lines)), None, seg_lines, seg_file)
+            seg = _define(seg_lines, seg_file, loop.node.lineno - 1, fn, cells, {},
+                          owner=owner)
+            # a method's segment reads as one of its class (private names mangle alike)
+            seg.__qualname__ = ".".join(fn.__qualname__.split(".")[:-1] + [name])
+            seg.__name__ = name
+            if attempt == "every input":
+                _refuse_argument_writes(fn, fdef, loop, seg, mutation, file)
+                # compiled with every input returned: the inputs it writes in place (through
+                # helpers too) are returned, with what it rebinds for later
+                written = written_positions(seg, mutation)
+                if compile_function(seg, mutation=mutation).mutates_containers:
+                    written = set(range(4 + len(loop.inputs)))  # which ones: unknown
+                kept = {x for j, x in enumerate(loop.inputs) if j + 4 in written}
+                refined = sorted(kept | set(loop.rebound))
+                if refined == loop.outputs:
+                    break
+                loop.outputs = refined
         shelves = {k + 4 for k, x in enumerate(loop.inputs)
                    if not _items_written(loop.node.body, x)}
         segments[name] = segment_rule(seg, mutation, _location(file, loop.node), loop.checks,
                                       shelves)
+    linecache.cache[out_file] = (len("".join(out_lines)), None, out_lines, out_file)
     new = _define(out_lines, out_file, fdef.lineno, fn, cells, segments, owner=owner)
     new.__adgen_segmented__ = (fn, every)  # type: ignore[attr-defined]
     return new
+
+
+def _segment_name(prefix: str, fn: Any, loop: _Loop) -> str:
+    return f"{prefix}{fn.__name__}_loop{loop.node.lineno}"
 
 
 def _refuse_argument_writes(fn: Any, fdef: ast.FunctionDef, loop: _Loop, seg: Any,
@@ -278,7 +297,7 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
             "changes, but it is bound only on some paths before the loop", where,
             hint=f"bind {name} before the loop on every path (e.g. {name} = None first)")
     checks = sorted((before & (loaded_elsewhere | params)) - set(inputs))
-    return _Loop(loop, inputs, outputs, checks)
+    return _Loop(loop, inputs, outputs, checks, sorted((stores & after) | carried))
 
 
 def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,

@@ -211,20 +211,34 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
         inputs, checks = args[:n_in], args[n_in:]
         # compiled once (cached, and compiled again when a name it reads is rebound)
         written = written_positions(segment, mutation, inputs)
-        _refuse_aliases(inputs, checks, check_names, written - shelves, segment, where)
+        # only lists, dicts and tuples are shelves: an array written is copied whole
+        shelved = {k for k in shelves if isinstance(inputs[k], (list, dict, tuple))}
+        _refuse_aliases(inputs, checks, check_names, written - shelved, segment, where)
+        for k in sorted(written):
+            if _is_object(inputs[k]):
+                raise UnsupportedError(
+                    f"checkpoint=: the loop may change the object "
+                    f"{list(inspect.signature(segment).parameters)[k]} in place; a segment "
+                    "works on copies of what it changes, and a copy of an object is another "
+                    "object", where,
+                    hint="keep the loop's state in arrays, lists or dicts (local names), or "
+                         "put the steps in a helper decorated with @adgen.checkpoint")
         # the inputs the segment writes are unreachable from the caller's other names
         # (checked above) and the caller rebinds them to the segment's outputs: the inputs
         # themselves are the checkpoint, the runs work on copies
         saved = inputs
-        out = segment(*_copied(inputs, written, shelves))
+        out = segment(*_copied(inputs, written, shelved))
 
         def pullback(out_bar: Any) -> tuple[Any, ...]:
             from adgen.api import vjp
 
-            recomputed, pull = vjp(segment, *_copied(saved, written, shelves),
+            recomputed, pull = vjp(segment, *_copied(saved, written, shelved),
                                    mutation=mutation)
             cts = pull(_cotangent_like(out_bar, recomputed))
-            return tuple(cts) + (None,) * len(checks)
+            # the caller's pullback keeps an object's adjoint as ObjectAdjoint, not as the
+            # object-shaped gradient adgen.vjp hands to users
+            cts = tuple(_object_adjoint(c, a) for c, a in zip(cts, inputs))
+            return cts + (None,) * len(checks)
 
         return out, pullback
 
@@ -275,6 +289,23 @@ def _structure(x: Any) -> Any:
         return tuple(_structure(v) for v in x)
     return x if isinstance(x, (np.ndarray, np.generic, float, int, complex, str, bytes,
                                type(None))) else copy.deepcopy(x)
+
+
+def _is_object(x: Any) -> bool:
+    return hasattr(x, "__dict__") and not isinstance(
+        x, (np.ndarray, list, dict, tuple, float, int, complex, str, type)) and \
+        not callable(x)
+
+
+def _object_adjoint(ct: Any, primal: Any) -> Any:
+    """An object's gradient as adgen.vjp gives it (a copy of the object holding gradients)
+    as the adjoint the compiled code adds up (attribute name -> adjoint)."""
+    if _is_object(primal) and type(ct) is type(primal):
+        from adgen.runtime import ObjectAdjoint
+
+        return ObjectAdjoint({k: v for k, v in vars(ct).items()
+                              if isinstance(v, (float, np.ndarray))})
+    return ct
 
 
 def _array_leaves(x: Any, out: list[Any]) -> list[Any]:
