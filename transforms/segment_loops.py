@@ -32,7 +32,7 @@ import itertools
 import linecache
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from adgen.errors import AdgenError, Location, MissingRuleError, UnsupportedError
@@ -51,6 +51,7 @@ class _Loop:
     outputs: list[str]  # what the segment returns: changed, and read after the loop or carried
     checks: list[str]  # the other locals bound before the loop: checked not to alias
     rebound: list[str]  # what the body binds that is carried or read after the loop
+    copies: list[str] = field(default_factory=list)  # inputs the segment copies first
 
 
 def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
@@ -114,13 +115,13 @@ def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
         for attempt in ("every input", "what it changes"):
             # one file per segment function: each keeps its loop's lines at their numbers
             seg_lines = [""] * (len(out_lines) + 1)
-            _rewrite_loop(loop, k, prefix, every, out_lines, seg_lines, all_lines, name)
+            def_line = _rewrite_loop(loop, k, prefix, every, out_lines, seg_lines, all_lines,
+                                     name)
             seg_file = f"<adgen checkpoint segment {k} of {fn.__qualname__} #{n}" + \
                 (">" if attempt == "every input" else ", returning what it changes>")
             _FILES[seg_file] = file
             linecache.cache[seg_file] = (len("".join(seg_lines)), None, seg_lines, seg_file)
-            seg = _define(seg_lines, seg_file, loop.node.lineno - 1, fn, cells, {},
-                          owner=owner)
+            seg = _define(seg_lines, seg_file, def_line, fn, cells, {}, owner=owner)
             # a method's segment reads as one of its class (private names mangle alike)
             seg.__qualname__ = ".".join(fn.__qualname__.split(".")[:-1] + [name])
             seg.__name__ = name
@@ -128,18 +129,23 @@ def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
                 _refuse_argument_writes(fn, fdef, loop, seg, mutation, file)
                 # compiled with every input returned: the inputs it writes in place (through
                 # helpers too) are returned, with what it rebinds for later
-                written = written_positions(seg, mutation)
-                if compile_function(seg, mutation=mutation).mutates_containers:
+                compiled = compile_function(seg, mutation=mutation)
+                exact = written_positions(seg, mutation)
+                written = set(exact)
+                if compiled.mutates_containers:
                     written = set(range(4 + len(loop.inputs)))  # which ones: unknown
                 kept = {x for j, x in enumerate(loop.inputs) if j + 4 in written}
-                refined = sorted(kept | set(loop.rebound))
-                if refined == loop.outputs:
-                    break
-                loop.outputs = refined
+                changed = {j for j in exact if j >= 4}
+                loop.outputs = sorted(kept | set(loop.rebound))
+                # copied first by the segment itself: what it is known to write (a list it
+                # appends to too: list.copy() is enough, its items stay as they are)
+                if compiled.written_params is not True:
+                    loop.copies = sorted(x for j, x in enumerate(loop.inputs)
+                                         if j + 4 in exact)
         shelves = {k + 4 for k, x in enumerate(loop.inputs)
                    if not _items_written(loop.node.body, x)}
         segments[name] = segment_rule(seg, mutation, _location(file, loop.node), loop.checks,
-                                      shelves)
+                                      shelves, changed)
     linecache.cache[out_file] = (len("".join(out_lines)), None, out_lines, out_file)
     new = _define(out_lines, out_file, fdef.lineno, fn, cells, segments, owner=owner)
     new.__adgen_segmented__ = (fn, every)  # type: ignore[attr-defined]
@@ -302,8 +308,9 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
 
 def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,
                   out_lines: list[str], seg_lines: list[str], all_lines: list[str],
-                  name: str) -> None:
-    """Writes the segment's lines and the loop over segments in place of the loop."""
+                  name: str) -> int:
+    """Writes the segment's lines and the loop over segments in place of the loop; returns
+    the line of the segment's def."""
     node = loop.node
     header = node.lineno
     indent = all_lines[header - 1][:len(all_lines[header - 1]) -
@@ -314,7 +321,14 @@ def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,
     size = f"max(1, int({p}n ** 0.5))" if every is True else str(every)
     params = [f"{p}lo", f"{p}hi", f"{p}a", f"{p}c", *loop.inputs]
     # the segment: its own def, the loop over its part of the range, the user's body lines
-    seg_lines[header - 2] = f"def {name}({', '.join(params)}):\n"
+    def_line = header - 1
+    if loop.copies and header >= 3:
+        # what the body writes in place, copied first: the segment writes its own buffers
+        # (cheaper code than writing its arguments) and leaves its inputs as they were
+        def_line = header - 2
+        seg_lines[header - 2] = indent + "; ".join(f"{x} = {x}.copy()"
+                                                   for x in loop.copies) + "\n"
+    seg_lines[def_line - 1] = f"def {name}({', '.join(params)}):\n"
     seg_lines[header - 1] = (f"{indent}for {node.target.id} in range({p}a + {p}lo * {p}c, "
                              f"{p}a + {p}hi * {p}c, {p}c):\n")
     for line in range(node.body[0].lineno, node.end_lineno + 1):
@@ -332,6 +346,7 @@ def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,
     out_lines[header] = f"{indent}for {p}s in range(0, {p}n, {p}k): {target}{call}\n"
     for line in range(header + 2, node.end_lineno + 1):
         out_lines[line - 1] = "\n"
+    return def_line
 
 
 def _define(lines: list[str], file: str, line: int, fn: Any, cells: dict[str, Any],

@@ -189,7 +189,8 @@ def _cotangent_like(ct: Any, out: Any) -> Any:
 
 
 def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
-                 check_names: list[str], shelves: set[int]) -> Callable[..., Any]:
+                 check_names: list[str], shelves: set[int],
+                 changed: set[int]) -> Callable[..., Any]:
     """The callable a segmented loop (``adgen.grad(f, checkpoint=K)``, see
     ``transforms/segment_loops.py``) calls for each segment, with a rule that keeps the
     segment's inputs instead of its tape and recomputes the tape in the backward pass.
@@ -201,6 +202,9 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
     the old values). ``shelves`` are the positions of inputs whose items the loop body never
     writes in place (lists it appends to, dicts whose slots it rebinds): those are copied as
     structures that share their items, and their items may be held by other names too.
+    ``changed`` are the positions of the inputs the loop body writes in place (the segment
+    may copy them first, so it does not write them itself): they must not share memory with
+    anything else either.
     """
     n_in = segment.__code__.co_argcount
 
@@ -213,8 +217,9 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
         written = written_positions(segment, mutation, inputs)
         # only lists, dicts and tuples are shelves: an array written is copied whole
         shelved = {k for k in shelves if isinstance(inputs[k], (list, dict, tuple))}
-        _refuse_aliases(inputs, checks, check_names, written - shelved, segment, where)
-        for k in sorted(written):
+        _refuse_aliases(inputs, checks, check_names, (written | changed) - shelved, segment,
+                        where)
+        for k in sorted(written | changed):
             if _is_object(inputs[k]):
                 raise UnsupportedError(
                     f"checkpoint=: the loop may change the object "

@@ -86,8 +86,9 @@ def zeros_like(x: Any) -> Any:
                                "arrays)")
         return np.zeros(x.shape, _shadow_dtype(x) if dtype.kind != "c" else dtype)
     if isinstance(x, np.flatiter):
-        _refuse_array_form("reading an array through y.flat",
-                           "read through a view: y.reshape(-1)[i], or y.ravel()")
+        # y.flat read by index (y.flat[i], y.flat[1:3]): its adjoint is flat, in C order, and
+        # goes back to y's shape as np.ravel's does (writes through y.flat: ShadowMap.of)
+        return zeros_like(x.base).reshape(-1)
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" and
                         not _ADJOINTS.complex else _shadow_dtype(x))
@@ -274,11 +275,16 @@ class ShadowMap:
 
     def of(self, x: Any) -> np.ndarray:
         if isinstance(x, np.flatiter):
-            # y.flat[i] = v: a write through an iterator object, which would get a 0-d cell of
-            # its own while y's adjoint kept the overwritten elements' gradient
-            _refuse_array_form("writing through y.flat (y.flat[i] = v)",
-                               "write through a view: y.reshape(-1)[i] = v (y contiguous), "
-                               "or y[np.unravel_index(i, y.shape)] = v")
+            # y.flat: the adjoint is y's, flat in C order (a view of its shadow when that is
+            # C-contiguous); anything else would get a 0-d cell of its own while y's adjoint
+            # kept the elements' gradient
+            shadow = self.of(x.base)
+            if shadow.flags.c_contiguous:
+                return shadow.reshape(-1)
+            _refuse_array_form("y.flat of an array that is not C-contiguous (a transpose, a "
+                               "strided slice), read by index or written",
+                               "take y = y.copy() first, or index y itself: "
+                               "y[np.unravel_index(i, y.shape)]")
         if isinstance(x, np.ndarray):
             if self._stand_ins:
                 x = self._through_stand_in(x)
@@ -836,6 +842,8 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     Every live capture whose memory overlaps the region is saved (policy "save") or reported
     (policy "strict", MutationError naming both lines).
     """
+    if isinstance(target, np.flatiter):  # y.flat[i] = v writes y
+        target = flat_target(target)
     if not isinstance(target, np.ndarray):
         return
     scope = _THREAD.scopes[-1]
@@ -1057,9 +1065,19 @@ def _source_line(file: str, line: int) -> str:
     return linecache.getline(file, line)
 
 
+def flat_target(flat: np.flatiter) -> np.ndarray:
+    """The array a write through ``y.flat`` changes, as the guards see it: ``y`` viewed flat
+    in C order, or all of ``y`` when no flat view of it exists (y not C-contiguous)."""
+    base = flat.base
+    return base.reshape(-1) if base.flags.c_contiguous else base
+
+
 def write_region(target: Any, index: Any) -> Any:
     """The view an indexed write ``target[index] = v`` overwrites (the whole target if the
     index is not basic)."""
+    if isinstance(target, np.flatiter):
+        whole = flat_target(target)
+        return write_region(whole, index) if whole.ndim == 1 else whole
     if isinstance(target, np.ndarray):
         try:
             # (index, ...) keeps an integer index a 0-d view instead of a scalar copy
