@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
-import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,6 +64,8 @@ def is_function_like(x: Any) -> bool:
     method, class, partial or builtin. An instance of the user's class with a ``__call__``
     written in Python (a layer called as ``layer(x)``) is an object like any other: its float
     attributes get gradients."""
+    import types  # here: the standalone module copies this function, not runtime's imports
+
     if not callable(x) or isinstance(x, type):
         return isinstance(x, type)
     call = getattr(type(x), "__call__", None)
