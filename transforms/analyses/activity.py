@@ -159,7 +159,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              outputs: set[str] | None = None,
              closures: list[tuple[set[str], set[str]]] | None = None,
              wrt: set[str] | None = None,
-             resolve: Callable[[gast.expr], Any] | None = None) -> Activity:
+             resolve: Callable[[gast.expr], Any] | None = None,
+             writes: set[int] | None = None) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -172,19 +173,33 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         wrt: the parameters differentiated (None: all of them).
         resolve: a global name or attribute chain -> the object it is bound to (None: local
             or unknown); calls are classified by that object (``nondiff_call``).
+        writes: ids of the statements that write a buffer in place (the effects analysis's
+            write sites, mutating calls included). Given, a plain binding ``t = e`` that is
+            none of them varies ``t`` alone: binding a name changes no buffer, so the names
+            that may share ``t``'s buffer keep their values (an argument that may alias
+            another is not varied by a solve that reads it). None: every flow varies the
+            names sharing its target's buffer.
     """
     aliases = aliases or {}
     stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
-    pairs = [p for s in stmts for p in flows(s, resolve)] + list(closures or [])
+    pairs: list[tuple[set[str], set[str]]] = []
+    bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
+    for s in stmts:
+        for p in flows(s, resolve):
+            if writes is not None and isinstance(s, gast.Assign) and \
+                    isinstance(s.targets[0], gast.Name) and id(s) not in writes:
+                bindings.add(len(pairs))
+            pairs.append(p)
+    pairs += list(closures or [])
     act = Activity()
     act.varied = {a.id for a in fn.args.args if wrt is None or a.id in wrt}
     changed = True
     while changed:
         changed = False
-        for src, dst in pairs:
+        for k, (src, dst) in enumerate(pairs):
             if src & act.varied:
                 for d in dst:
-                    for n in {d} | aliases.get(d, set()):
+                    for n in {d} if k in bindings else {d} | aliases.get(d, set()):
                         if n not in act.varied:
                             act.varied.add(n)
                             changed = True
