@@ -70,3 +70,57 @@ def test_max_adjoint_of_nan_has_no_finite_share():
     with np.errstate(invalid="ignore", divide="ignore"):
         r = max_vjp(np.float64(1.0), np.max(a), a, None, False)
     assert not np.isfinite(r).all()  # NaN, as before the shortcut: not a silent 0
+
+
+def _max_adjoint_by_slices(g, a, axis):
+    """The definition, slice by slice: each slice's cotangent split evenly between the
+    entries equal to its maximum (none when the maximum is NaN: NaN everywhere)."""
+    a = np.moveaxis(a, axis, -1)
+    g = np.moveaxis(np.asarray(g), axis, -1)
+    out = np.zeros(a.shape)
+    for idx in np.ndindex(a.shape[:-1]):
+        row = a[idx]
+        m = np.max(row)
+        hits = row == m
+        out[idx] = np.nan if not hits.any() else hits * (g[idx][0] / hits.sum())
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("case", ["distinct", "tie", "nan", "tie and nan"])
+def test_max_adjoint_along_an_axis(axis, case):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((4, 5))
+    if "tie" in case:  # two maxima in one slice
+        a[2, 1] = a[3, 1] = a[1, 4] = a[1, 3] = 9.0
+    if "nan" in case:  # a NaN in another slice: the count of hits no longer says "one each"
+        a[0, 0] = np.nan
+    out = np.max(a, axis=axis, keepdims=True)
+    g = rng.standard_normal(out.shape)
+    with np.errstate(invalid="ignore"):
+        got = max_vjp(g, out, a, axis, True)
+        squeezed = max_vjp(np.squeeze(g, axis), np.squeeze(out, axis), a, axis, False)
+    want = _max_adjoint_by_slices(g, a, axis)
+    np.testing.assert_allclose(got, want, equal_nan=True)
+    np.testing.assert_allclose(squeezed, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape, target", [((3, 4), (3, 1)), ((3, 4), (1, 4)),
+                                           ((2, 3, 4), (3, 1)), ((3, 1), (3, 4)), ((4,), (3, 4))])
+def test_unbroadcast_and_sum_adjoint_along_axes(shape, target):
+    g = np.random.default_rng(1).standard_normal(shape)
+    got = unbroadcast(g, target)
+    if len(shape) >= len(target) and all(t in (1, s) for s, t in
+                                          zip(shape[len(shape) - len(target):], target)):
+        lead = tuple(range(len(shape) - len(target)))
+        want = g.sum(axis=lead) if lead else g
+        want = want.sum(axis=tuple(i for i, t in enumerate(target) if t == 1 and
+                                   want.shape[i] != 1), keepdims=True)
+    else:  # a smaller cotangent stands for its broadcast
+        want = np.broadcast_to(g, target)
+    np.testing.assert_allclose(got, want)
+    assert got.shape == target and got.flags.writeable
+    s = sum_vjp(np.ones((3, 1)), (3, 4), 1, True)
+    assert s.shape == (3, 4) and s.flags.writeable and np.all(s == 1.0)
+    s[0, 0] = 5.0  # a fresh array: writing it changes nothing else
+    assert s.sum() == 16.0

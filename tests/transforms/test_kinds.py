@@ -422,6 +422,26 @@ def test_reductions_with_an_axis():
     assert "d" not in known  # a tuple of axes: not modelled
 
 
+def method_reductions(z):
+    a = z.max(axis=1, keepdims=True)
+    b = z.sum(axis=0)
+    c = z.mean(axis=-1, keepdims=False)
+    d = z.min(axis=(0, 1))
+    s = z - a
+    return np.sum(np.exp(s) / np.sum(np.exp(s), axis=1, keepdims=True) * z) + \
+        np.sum(b * c[0]) + 0.5 * d
+
+
+def test_reduction_methods_with_an_axis():
+    known, _ = _kinds(method_reductions, {"z": 2})
+    assert known["a"] == 2 and known["b"] == 1 and known["c"] == 1 and known["s"] == 2
+    assert "d" not in known  # a tuple of axes: not modelled
+    z = np.random.default_rng(3).standard_normal((4, 5))
+    check_grad(method_reductions, z)
+    z[1, 2] = z[1, 3] = z[1].max() + 1.0  # a tie in one row: the max's cotangent is shared
+    check_grad(method_reductions, z)
+
+
 # ---------------------------------------------------------------------------------------------
 # first writes to a fresh adjoint, and reductions as methods
 

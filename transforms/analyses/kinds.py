@@ -359,13 +359,15 @@ class _Eval:
             return _BOTTOM
         if isinstance(f, gast.Attribute) and f.attr in ("copy", "sum", "mean", "max", "min",
                                                         "prod") and not v.args and \
-                not v.keywords and not isinstance(self.resolve(f.value), type(np)):
+                not (v.keywords and f.attr == "copy") and \
+                not isinstance(self.resolve(f.value), type(np)):
             recv = self.kind(f.value)
             if recv == _BOTTOM:
                 return _BOTTOM
             if not isinstance(recv, int) or recv == NUMBER:
                 return None
-            return recv if f.attr == "copy" else NUMBER
+            # an array's reduction method: as np.sum(x, axis=..., keepdims=...)
+            return recv if f.attr == "copy" else self.reduction(recv, v.keywords)
         out = [k.value for k in v.keywords if k.arg == "out"]
         if out and isinstance(out[0], gast.Name):
             k = self.kind(out[0])  # f(..., out=o) returns o

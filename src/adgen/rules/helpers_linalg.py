@@ -52,9 +52,11 @@ def matrix_transpose(x: object) -> np.ndarray:
 
 def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
-    if type(b) is np.ndarray and type(g) is np.ndarray and b.ndim == 1 and g.ndim == 1 \
-            and len(a_shape) == 2:
-        return g[:, None] * b  # matrix @ vector: the outer product
+    if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 2:
+        if b.ndim == 1 and g.ndim == 1:
+            return g[:, None] * b  # matrix @ vector: the outer product
+        if b.ndim == 2 and g.ndim == 2:
+            return g @ b.T  # matrix @ matrix: nothing broadcast
     b = np.asarray(b)
     g = np.asarray(g)
     if len(a_shape) == 1 and b.ndim == 1:
@@ -70,9 +72,11 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
 
 def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     """Adjoint of ``b`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
-    if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and g.ndim == 1 \
-            and len(b_shape) == 1:
-        return g @ a  # matrix @ vector: the transposed product
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        if g.ndim == 1 and len(b_shape) == 1:
+            return g @ a  # matrix @ vector: the transposed product
+        if g.ndim == 2 and len(b_shape) == 2:
+            return a.T @ g  # matrix @ matrix: nothing broadcast
     a = np.asarray(a)
     g = np.asarray(g)
     if a.ndim == 1 and len(b_shape) == 1:
@@ -306,9 +310,11 @@ def cholesky_vjp(g: object, out: object) -> np.ndarray:
     n = ell.shape[-1]
     phi = np.tril(matrix_transpose(ell) @ g)
     phi = phi - 0.5 * np.eye(n) * phi
-    # S = L^{-T} phi L^{-1}, the symmetric part of which is the adjoint of a symmetric a.
-    ell_t = matrix_transpose(ell)
-    s = np.linalg.solve(ell_t, matrix_transpose(np.linalg.solve(ell_t, matrix_transpose(phi))))
+    # S = L^{-T} phi L^{-1}, the symmetric part of which is the adjoint of a symmetric a
+    # (one inverse and two products: NumPy has no triangular solve, and two general solves
+    # of L^T cost twice the inverse)
+    ell_inv = np.linalg.inv(ell)
+    s = matrix_transpose(ell_inv) @ phi @ ell_inv
     sym = 0.5 * (s + matrix_transpose(s))
     return np.tril(2.0 * sym) - np.eye(n) * sym
 
