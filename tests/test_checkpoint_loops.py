@@ -308,3 +308,46 @@ def test_gradient_of_the_object_read_in_the_loop():
     with pytest.raises(adgen.UnsupportedError, match="change the object self") as info:
         adgen.grad(cell.decays, checkpoint=2)(u0)
     assert info.value.location.source_line.strip() == "for t in range(4):"
+
+
+def test_one_rewrite_per_function():
+    from adgen.rules import registry
+
+    u0 = np.linspace(0.0, 1.0, 6)
+    adgen.grad(heat, checkpoint=4)(u0, 0.1)
+    generation = registry.generation()
+    for _ in range(3):                      # built again in a loop, as people do
+        adgen.grad(heat, checkpoint=4)(u0, 0.1)
+    assert registry.generation() == generation
+
+
+def nudge(u, v):
+    u[1:] += 0.1 * np.sin(v[:-1])
+
+
+def calls_nudge(x):
+    u = x.copy()
+    v = x * 2.0
+    for t in range(6):
+        nudge(u, v)
+    return np.sum(u ** 2) + np.sum(v ** 2)
+
+
+def test_a_helper_rebound_to_write_another_argument():
+    global nudge
+    x = np.linspace(0.1, 0.9, 5)
+    g = adgen.grad(calls_nudge, checkpoint=2)
+    assert_grad_close(g(x), numerical_grad(calls_nudge, (x,), 0))
+    original = nudge
+
+    def nudge(u, v):                        # now writes v too: never a stale split
+        u[1:] += 0.1 * np.sin(v[:-1])
+        v[:-1] += 0.05 * u[1:]
+
+    try:
+        with pytest.raises(adgen.UnsupportedError, match="now writes v in place"):
+            g(x)
+        again = adgen.grad(calls_nudge, checkpoint=2)
+        assert_grad_close(again(x), numerical_grad(calls_nudge, (x,), 0))
+    finally:
+        nudge = original

@@ -32,6 +32,7 @@ import itertools
 import linecache
 import textwrap
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ from adgen.errors import AdgenError, Location, MissingRuleError, UnsupportedErro
 _COUNTER = itertools.count(1)
 # synthetic file name -> the user's file it stands for
 _FILES: dict[str, str] = {}
+# function -> {(size, policy): (its code, defaults, kw defaults, the rewritten function)}
+_DONE: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -55,6 +58,34 @@ class _Loop:
 
 
 def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
+    """:func:`rewrite`, once per function, size and policy (each rewrite registers rules):
+    again when the function's code or defaults were replaced."""
+    if every is False:
+        return fn
+    try:
+        per_fn = _DONE.setdefault(fn, {})
+    except TypeError:  # not weak-referenceable: rewritten every time
+        return rewrite(fn, every, mutation)
+    key = (every, mutation)
+    hit = per_fn.get(key)
+    if hit is not None and hit[0] is fn.__code__ and hit[1] is fn.__defaults__ and \
+            hit[2] is fn.__kwdefaults__ and _still_valid(hit[3], mutation):
+        return hit[3]
+    new = rewrite(fn, every, mutation)
+    per_fn[key] = (fn.__code__, fn.__defaults__, fn.__kwdefaults__, new)
+    return new
+
+
+def _still_valid(new: Any, mutation: str) -> bool:
+    """Whether each segment still writes only what it returns (a helper the loop calls may
+    have been rebound since)."""
+    from adgen.checkpointing import written_positions
+
+    return all(written_positions(seg, mutation) <= returned | {0, 1, 2, 3}
+               for seg, returned in new.__adgen_segments__)
+
+
+def rewrite(fn: Any, every: int | bool, mutation: str) -> Any:
     """``fn`` with its top-level range loops run in checkpointed segments of ``every``
     iterations (``True``: about the square root of the loop's length).
 
@@ -104,6 +135,7 @@ def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
     for k in range(fdef.lineno, fdef.end_lineno + 1):
         out_lines[k - 1] = all_lines[k - 1] if k - 1 < len(all_lines) else "\n"
     segments: dict[str, Any] = {}
+    parts: list[tuple[Any, set[int]]] = []  # each segment and the inputs it returns
     owner = _owner(fn)
     from adgen.transforms.pipeline import compile_function
 
@@ -144,11 +176,14 @@ def segmented(fn: Any, every: int | bool, mutation: str) -> Any:
                                          if j + 4 in exact)
         shelves = {k + 4 for k, x in enumerate(loop.inputs)
                    if not _items_written(loop.node.body, x)}
+        returned = {j + 4 for j, x in enumerate(loop.inputs) if x in loop.outputs}
+        parts.append((seg, returned))
         segments[name] = segment_rule(seg, mutation, _location(file, loop.node), loop.checks,
-                                      shelves, changed)
+                                      shelves, changed, returned)
     linecache.cache[out_file] = (len("".join(out_lines)), None, out_lines, out_file)
     new = _define(out_lines, out_file, fdef.lineno, fn, cells, segments, owner=owner)
     new.__adgen_segmented__ = (fn, every)  # type: ignore[attr-defined]
+    new.__adgen_segments__ = parts  # type: ignore[attr-defined]
     return new
 
 

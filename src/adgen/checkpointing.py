@@ -190,7 +190,7 @@ def _cotangent_like(ct: Any, out: Any) -> Any:
 
 def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
                  check_names: list[str], shelves: set[int],
-                 changed: set[int]) -> Callable[..., Any]:
+                 changed: set[int], returned: set[int]) -> Callable[..., Any]:
     """The callable a segmented loop (``adgen.grad(f, checkpoint=K)``, see
     ``transforms/segment_loops.py``) calls for each segment, with a rule that keeps the
     segment's inputs instead of its tape and recomputes the tape in the backward pass.
@@ -204,7 +204,9 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
     structures that share their items, and their items may be held by other names too.
     ``changed`` are the positions of the inputs the loop body writes in place (the segment
     may copy them first, so it does not write them itself): they must not share memory with
-    anything else either.
+    anything else either. ``returned`` are the positions of the inputs the segment returns:
+    everything it writes must be among them (checked at each call: a helper the loop calls
+    may have been rebound since the loop was rewritten).
     """
     n_in = segment.__code__.co_argcount
 
@@ -215,6 +217,14 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
         inputs, checks = args[:n_in], args[n_in:]
         # compiled once (cached, and compiled again when a name it reads is rebound)
         written = written_positions(segment, mutation, inputs)
+        lost = sorted(k for k in written if k >= 4 and k not in returned)
+        if lost:
+            names = list(inspect.signature(segment).parameters)
+            raise UnsupportedError(
+                f"checkpoint=: the loop now writes {', '.join(names[k] for k in lost)} in "
+                "place, which it did not when adgen.grad(..., checkpoint=) split it (a "
+                "function it calls was redefined)", where,
+                hint="call adgen.grad(f, checkpoint=...) again to split the loop anew")
         # only lists, dicts and tuples are shelves: an array written is copied whole
         shelved = {k for k in shelves if isinstance(inputs[k], (list, dict, tuple))}
         _refuse_aliases(inputs, checks, check_names, (written | changed) - shelved, segment,
