@@ -1,5 +1,5 @@
-"""Lists of arrays built by a display and handed on: passed to a callee as ``f([a, a])``,
-returned in a tuple, or passed by name after the arrays were filled in place. The gradients
+"""Lists of arrays built by a display or by append and handed on: passed to a callee as
+``f([a, a])``, returned in a tuple, or passed by name after the arrays were filled in place. The gradients
 were silently zero (the callee's cotangent for a list display was dropped; a list's adjoint
 reached the shadows of its arrays only at the display, after the pullbacks of the writes into
 them had read those shadows). Checked against central differences, under both policies.
@@ -55,7 +55,35 @@ def through_returned(x):
     return weigh(cols)
 
 
-FUNCTIONS = [display_argument, filled_then_display, filled_through_items, through_returned]
+def appended_then_filled(x):
+    cols = []
+    a = np.empty(3)
+    b = np.empty(3)
+    cols.append(a)
+    cols.append(b)
+    a[:] = x ** 2
+    b[:] = np.tanh(x)
+    return weigh(cols)
+
+
+def handed_twice(x):
+    a = np.empty(3)
+    b = np.empty(3)
+    cols = [a, b]
+    a[:] = x ** 2
+    b[:] = x ** 3
+    return weigh(cols) + 2.0 * weigh(cols)
+
+
+def dict_filled(x):
+    a = np.empty(3)
+    d = {"w": a}
+    a[:] = np.sin(x)
+    return np.sum(d["w"] * x) + weigh([d["w"], a])
+
+
+FUNCTIONS = [display_argument, filled_then_display, filled_through_items, through_returned,
+             appended_then_filled, handed_twice, dict_filled]
 X = np.array([0.5, -1.0, 2.0])
 
 

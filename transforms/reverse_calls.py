@@ -115,6 +115,7 @@ class Calls:
                                                              name(b), name(c)), s))
                 state.discard("owned:" + b)
                 handed.discard(a.id)
+                out += self.pb.to_shadows(a.id)
             else:
                 out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
         return out

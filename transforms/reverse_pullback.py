@@ -65,8 +65,8 @@ class Pullback:
         self.stores = Stores(self)
         self.ops = Operations(self)
         self.calls = Calls(self)
-        # per container name: the positions of its display's items kept in shadow memory
-        self._tracked_items: dict[str, tuple[int, ...]] = {}
+        # per container name: the arrays kept in shadow memory that may be its items
+        self._tracked_items: dict[str, tuple[str, ...]] = {}
 
     def emit(self) -> gast.FunctionDef:
         """The pullback; ``self.rec`` then says what the forward must keep."""
@@ -107,6 +107,11 @@ class Pullback:
         body = rev + tail
         needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
+        if self.plan.kinds:
+            # an array the pullback reads only for its shape is handed over as its shape,
+            # not kept alive for the backward pass (np.sum(h ** 2): the adjoint needs h ** 2's
+            # shape only)
+            saved = self.shapes_not_arrays(body, saved)
         self.rec.saved_names = saved
         if saved:
             unpack = parse_stmts(f"({', '.join(saved)}{',' if len(saved) == 1 else ''}) = saved")
@@ -436,36 +441,35 @@ class Pullback:
             else:
                 new = gast.BinOp(left=name(b), op=gast.Add(), right=value)
                 state.add("owned:" + b)
-            return [assign(name(b, gast.Store), new, self.plan.fn)] + self._to_shadows(n)
+            return [assign(name(b, gast.Store), new, self.plan.fn)] + self.to_shadows(n)
         state.add(b)
         state.discard("owned:" + b)
-        return [assign(name(b, gast.Store), value, self.plan.fn)] + self._to_shadows(n)
+        return [assign(name(b, gast.Store), value, self.plan.fn)] + self.to_shadows(n)
 
-    def _to_shadows(self, n: str) -> list[gast.stmt]:
-        """For a list or tuple display ``n = [a, b]`` holding arrays kept in shadow memory
-        (written in place): their parts of ``n``'s adjoint go to their shadows at once, since
-        the pullbacks of writes into them (earlier in the function) read the shadows before
-        the display's own pullback is reached."""
-        positions = self._tracked_items.get(n)
-        if positions is None:
-            positions = self._tracked_items[n] = self._tracked_display_items(n)
-        if not positions:
+    def to_shadows(self, n: str) -> list[gast.stmt]:
+        """For a list, tuple or dict ``n`` that may hold arrays kept in shadow memory (written
+        in place): their parts of ``n``'s adjoint go to their shadows at once, since the
+        pullbacks of writes into them (earlier in the function) read the shadows before the
+        pullback of the statement that put them into ``n`` is reached."""
+        items = self._tracked_items.get(n)
+        if items is None:
+            items = self._tracked_items[n] = self._items_in_shadows(n)
+        if not items:
             return []
         b = self.bar(n)
         return [assign(name(b, gast.Store), call_node(
             "items_to_shadows", name("sh"), name(n), name(b),
-            gast.Tuple(elts=[gast.Constant(k, None) for k in positions], ctx=gast.Load())),
-            self.plan.fn)]
+            gast.Tuple(elts=[name(e) for e in items], ctx=gast.Load())), self.plan.fn)]
 
-    def _tracked_display_items(self, n: str) -> tuple[int, ...]:
-        defs = [st for st in walk(self.plan.fn) if isinstance(st, gast.Assign) and
-                isinstance(st.targets[0], gast.Name) and st.targets[0].id == n]
-        if len(defs) != 1 or not isinstance(defs[0].value, (gast.List, gast.Tuple)) or \
-                any(w.target == n for w in self.plan.eff.writes):
-            return ()  # (a list written in place may have moved its items)
-        return tuple(k for k, e in enumerate(defs[0].value.elts)
-                     if isinstance(e, gast.Name) and self.plan.tracked(e.id) and
-                     self.plan.act.active(e.id))
+    def _items_in_shadows(self, n: str) -> tuple[str, ...]:
+        """The tracked arrays that may be items of ``n`` (they share a buffer of it); which
+        of them are, is checked by identity when the pullback runs."""
+        if self.plan.tracked(n) or self.plan.eff.kinds.get(n) not in ("list", "dict", None):
+            return ()
+        mine = self.plan.eff.buffers.get(n, set())
+        return tuple(sorted(e for e, bufs in self.plan.eff.buffers.items()
+                            if e != n and bufs & mine and self.plan.tracked(e) and
+                            self.plan.act.active(e)))
 
     def g_of(self, t: str, state: set[str]) -> gast.expr | None:
         """The adjoint of ``t`` as an expression, or None when it is (statically) zero."""

@@ -608,18 +608,25 @@ def shadow_of(sh: ShadowMap, x: Any) -> Any:
 
 
 def items_to_shadows(sh: ShadowMap, container: Any, adjoint: Any,
-                     positions: tuple[int, ...]) -> Any:
-    """Moves the adjoints of the items at ``positions`` of a list or tuple into the shadows of
-    those items (arrays the pullback keeps in shadow memory, as they are written in place),
-    and returns the container's adjoint with zeros there. A container's adjoint may arrive
-    (returned, or from a callee) before the pullback of an in-place write into one of its
-    arrays reads that array's shadow: it must be there by then."""
-    if not isinstance(adjoint, (list, tuple)):
+                     arrays: tuple[Any, ...]) -> Any:
+    """Moves the adjoints of the items of a list, tuple or dict that are among ``arrays``
+    (arrays the pullback keeps in shadow memory, as they are written in place) into their
+    shadows, and returns the container's adjoint with zeros there. A container's adjoint may
+    arrive (returned, or from a callee) before the pullback of an in-place write into one of
+    its arrays reads that array's shadow: it must be there by then."""
+    if isinstance(adjoint, (list, tuple)) and isinstance(container, (list, tuple)):
+        keys: Any = range(min(len(adjoint), len(container)))
+        out: Any = list(adjoint)
+    elif isinstance(adjoint, dict) and isinstance(container, dict) and \
+            not isinstance(adjoint, ObjectAdjoint):
+        keys = [k for k in container if k in adjoint]
+        out = dict(adjoint)
+    else:
         return adjoint
-    out = list(adjoint)
-    for k in positions:
+    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    for k in keys:
         value, g = container[k], out[k]
-        if isinstance(value, np.ndarray) and g is not None:
+        if id(value) in ids and g is not None:
             sh.of(value)[...] += g
             out[k] = zeros_like(g)
     return out
@@ -702,6 +709,19 @@ def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
             yield measured
     finally:
         measures.pop()
+
+
+def copy_before_loop(x: Any, file: str, line: int, col: int) -> Any:
+    """A copy of ``x`` taken before a loop whose iterations read rows of ``x`` that no
+    earlier iteration wrote (rows ahead of its counter): the pullback reads them here, so the
+    writes of the loop need no guard. Its size counts as saved at the write of ``line``,
+    ``col`` (for ``adgen.explain``)."""
+    copied = x.copy()
+    measures = _THREAD.measure
+    if measures:
+        key3 = (file, line, col)
+        measures[-1][key3] = measures[-1].get(key3, 0) + copied.nbytes
+    return copied
 
 
 def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
@@ -1456,6 +1476,7 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
+    "copy_before_loop",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
