@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 from e2e.test_corpus import GRAD_CASES, VALUE_AND_GRAD_CASES, VJP_CASES
-from gradcheck import assert_grad_close, assert_same_state, flatten, numerical_jvp, random_like
+from gradcheck import (
+    assert_grad_close,
+    assert_same_state,
+    flatten,
+    numerical_grad,
+    numerical_jvp,
+    random_like,
+)
 
 import adgen
 
@@ -248,6 +255,30 @@ def _star_then_keyword(a, *xs, scale=1.0):
 def _calls_with_defaults(x):
     return (_kw_only_default(x[0]) + _kw_only_default(x[1], scale=3.0) +
             _star_then_keyword(x[0], x, 2.0 * x, scale=3.0) + _star_then_keyword(x[2]))
+
+
+def _required_after_defaults(a, b=2.0, *, scale, shift=0.5):
+    return scale * np.sin(a) * b + shift
+
+
+def _calls_required_keyword(x):
+    # b and shift left out, scale required and given; then a value with a derivative passed
+    # to the keyword-only parameter
+    return np.sum(_required_after_defaults(x, scale=3.0) +
+                  _required_after_defaults(x, 3.0, shift=x[1], scale=x[0]))
+
+
+def test_callee_with_a_required_keyword_after_defaults():
+    # a raw TypeError ("h_jvp() missing 1 required positional argument: 'b'") before
+    x, v = np.array([0.3, -0.5, 0.8]), np.array([1.0, 0.5, 0.2])
+    out, dot = adgen.jvp(_calls_required_keyword, (x,), (v,))
+    assert out == pytest.approx(_calls_required_keyword(x))
+    assert dot == pytest.approx(np.dot(numerical_grad(_calls_required_keyword, (x,), 0), v),
+                                rel=1e-6)
+    hess = adgen.hessian(_calls_required_keyword)(x)
+    fd = np.array([numerical_grad(lambda y: adgen.grad(_calls_required_keyword)(y)[i], (x,), 0)
+                   for i in range(3)])
+    np.testing.assert_allclose(hess, fd, rtol=1e-5, atol=1e-6)
 
 
 def test_callees_with_keyword_only_defaults_and_star_args():

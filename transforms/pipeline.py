@@ -832,7 +832,18 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
-    jvp.__defaults__ = _jvp_defaults(fn, params, len(lifted), len(tparams))
+    defaults = _jvp_defaults(fn, params, len(lifted), len(tparams))
+    kwonly = jvp.__code__.co_kwonlyargcount
+    if kwonly:  # keyword-only parameters and the tangents after them: by name
+        names = jvp.__code__.co_varnames[jvp.__code__.co_argcount:][:kwonly]
+        everything = _jvp_defaults(fn, params, len(lifted), len(tparams), every=True)
+        jvp.__kwdefaults__ = {n: v for n, v in zip(names, everything[-kwonly:])
+                              if v is not _MISSING}
+        positional = list(everything[:-kwonly])
+        defaults = ()
+        while positional and positional[-1] is not _MISSING:  # the suffix with defaults
+            defaults = (positional.pop(),) + defaults
+    jvp.__defaults__ = defaults
     source = own
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent) and c.name != tree.name:
@@ -842,12 +853,17 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
 
 
-def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int) -> tuple[Any, ...]:
+_MISSING = object()  # a parameter without a default
+
+
+def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int, *,
+                  every: bool = False) -> tuple[Any, ...]:
     """The jvp's ``__defaults__``: its parameters are the function's, flattened (positional,
     then ``*xs`` as a tuple, then keyword-only: parse._flatten_parameters), then the lifted
     closure values and the tangents (None). Python's defaults cover a suffix of the
-    parameters: the longest one where every parameter has a default."""
-    missing = object()
+    parameters: the longest one where every parameter has a default. With ``every``, one
+    value per parameter (``_MISSING`` where there is no default)."""
+    missing = _MISSING
     code = fn.__code__
     positional = list(getattr(fn, "__defaults__", None) or ())
     npos = code.co_argcount  # positional-only ones included
@@ -859,6 +875,8 @@ def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int) -> tu
                for n in code.co_varnames[npos:npos + code.co_kwonlyargcount]]
     values = values[:len(params) - lifted] if len(values) > len(params) - lifted else values
     values += [None] * lifted + [None] * ntangents
+    if every:
+        return tuple(values)
     suffix: list[Any] = []
     for v in reversed(values):
         if v is missing:

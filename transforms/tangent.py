@@ -187,6 +187,15 @@ class Tangent:
             args.args.append(gast.Name(id=t, ctx=gast.Param(), annotation=None,
                                        type_comment=None))
             args.defaults.append(gast.Constant(value=None, kind=None))
+        kwonly = set(self.parsed.kwonly)
+        if kwonly:
+            # keyword-only parameters stay keyword-only, and the tangents after them: each
+            # may then have a default or not, in any order (pipeline._jvp_defaults)
+            first = min(k for k, a in enumerate(args.args) if a.id in kwonly)
+            args.kwonlyargs = args.args[first:]
+            args.args = args.args[:first]
+            args.kw_defaults = [None] * len(args.kwonlyargs)
+            args.defaults = []
         out = gast.FunctionDef(name=f"{fn.name}_jvp", args=args, body=body,
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
