@@ -351,3 +351,35 @@ def test_a_helper_rebound_to_write_another_argument():
         assert_grad_close(again(x), numerical_grad(calls_nudge, (x,), 0))
     finally:
         nudge = original
+
+
+def closure_over_state(x):
+    u = x.copy()
+
+    def pressure():
+        return np.sum(u ** 2)
+
+    for t in range(6):
+        u = u * 0.9 + 0.01 * pressure()
+    return np.sum(u)
+
+
+def closure_over_constants(x):
+    scale = 0.5
+
+    def damp(v):                       # reads only what the loop leaves alone
+        return scale * v
+
+    u = x.copy()
+    for t in range(6):
+        u = u + damp(np.sin(u))
+    return np.sum(u ** 2)
+
+
+def test_closures_over_what_the_loop_changes():
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(adgen.UnsupportedError, match="reads u from the function") as info:
+        adgen.grad(closure_over_state, checkpoint=2)(x)
+    assert info.value.location.source_line.strip() == "def pressure():"
+    assert_grad_close(adgen.grad(closure_over_constants, checkpoint=2)(x),
+                      numerical_grad(closure_over_constants, (x,), 0))

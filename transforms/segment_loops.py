@@ -314,6 +314,8 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
                       isinstance(x.ctx, ast.Store)}
     local |= {a.asname or a.name.split(".")[0] for x in ast.walk(fdef)
               if isinstance(x, (ast.Import, ast.ImportFrom)) for a in x.names}
+    local |= {x.name for x in ast.walk(fdef) if x is not fdef and
+              isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     before, maybe = _bound_before(fdef.body[:fdef.body.index(loop)], params)
     exposed = _exposed(loop.body, {loop.target.id}) & local
     stores = _stores(loop.body) | {loop.target.id}
@@ -338,7 +340,31 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
             "changes, but it is bound only on some paths before the loop", where,
             hint=f"bind {name} before the loop on every path (e.g. {name} = None first)")
     checks = sorted((before & (loaded_elsewhere | params)) - set(inputs))
+    _refuse_closures_over(fdef, loop, stores | set(inputs), file)
     return _Loop(loop, inputs, outputs, checks, sorted((stores & after) | carried))
+
+
+def _refuse_closures_over(fdef: ast.FunctionDef, loop: ast.For, changed: set[str],
+                          file: str) -> None:
+    """A nested def or lambda outside the loop that reads a name the loop changes would read
+    the function's binding of it, not the segment's: refused."""
+    inside = {id(n) for n in ast.walk(loop)}
+    for node in ast.walk(fdef):
+        if node is fdef or id(node) in inside or not isinstance(
+                node, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef)):
+            continue
+        own = _param_names(node) | {x.id for x in ast.walk(node) if isinstance(x, ast.Name)
+                                    and isinstance(x.ctx, ast.Store)}
+        free = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and
+                isinstance(x.ctx, ast.Load)} - own
+        shared = sorted(free & changed)
+        if shared:
+            what = "lambda" if isinstance(node, ast.Lambda) else f"def {node.name}"
+            raise UnsupportedError(
+                f"checkpoint=: the {what} reads {', '.join(shared)} from the function, and "
+                "the loop changes it; in a segment it would read the value from before the "
+                "segment", _location(file, node),
+                hint=f"pass {shared[0]} to it as an argument")
 
 
 def _rewrite_loop(loop: _Loop, k: int, prefix: str, every: int | bool,
@@ -488,6 +514,8 @@ def _stores(stmts: list[ast.stmt]) -> set[str]:
                 out |= {a.asname or a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 out.add(node.name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(node.name)
     return out
 
 
@@ -551,7 +579,7 @@ def _bound_before(stmts: list[ast.stmt], params: set[str]) -> tuple[set[str], se
                 s.target.id not in _stores(s.body):
             every.discard(s.target.id)  # an int, or unbound: it shares no memory
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import,
-                          ast.ImportFrom, ast.Expr)):
+                          ast.ImportFrom, ast.Expr, ast.FunctionDef, ast.ClassDef)):
             sure |= _stores([s])
         elif isinstance(s, ast.With):
             sure |= _bound_before(s.body, set())[0] | {
