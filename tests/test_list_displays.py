@@ -1,5 +1,6 @@
 """Lists of arrays built by a display or by append and handed on: passed to a callee as
-``f([a, a])``, returned in a tuple, or passed by name after the arrays were filled in place. The gradients
+``f([a, a])``, returned in a tuple, or passed by name after the arrays were filled in place;
+and tuples appended to a list (``lst.append((a, b))``, whose adjoint was popped and dropped). The gradients
 were silently zero (the callee's cotangent for a list display was dropped; a list's adjoint
 reached the shadows of its arrays only at the display, after the pullbacks of the writes into
 them had read those shadows). Checked against central differences, under both policies.
@@ -82,7 +83,25 @@ def dict_filled(x):
     return np.sum(d["w"] * x) + weigh([d["w"], a])
 
 
-FUNCTIONS = [display_argument, filled_then_display, filled_through_items, through_returned,
+def pairs(x):
+    lst = []
+    for i in range(3):
+        lst.append((x[i] ** 2, np.sin(x[i])))
+    return lst
+
+
+def score(lst):
+    s = 0.0
+    for a, b in lst:
+        s += a * b
+    return s
+
+
+def appended_tuples(x):
+    return score(pairs(x))
+
+
+FUNCTIONS = [appended_tuples, display_argument, filled_then_display, filled_through_items, through_returned,
              appended_then_filled, handed_twice, dict_filled]
 X = np.array([0.5, -1.0, 2.0])
 

@@ -270,8 +270,14 @@ class Stores:
             b = self.pb.bar(lst)
             out: list[gast.stmt] = self.pb.own(lst, b, state, s)
             item = call_node("pop_adjoint", name(b))
-            if self.plan.active(call.args[0]):
-                out += self.pb.contribute(call.args[0].id, item, state, may_be_none=True)
+            arg = call.args[0]
+            if self.plan.active(arg):
+                out += self.pb.contribute(arg.id, item, state, may_be_none=True)
+            elif isinstance(arg, (gast.Tuple, gast.List)) and self.plan.any_active(arg):
+                # lst.append((a, b)): the item's adjoint goes to the display's names
+                ct = self.pb.namer.fresh("item_ct")
+                out.append(assign(name(ct, gast.Store), item, s))
+                out += self.pb.ops.distribute(arg, name(ct), state)
             else:
                 out.append(gast.Expr(value=item))
             return out
