@@ -22,6 +22,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -464,8 +465,10 @@ class Pullback:
     def _items_in_shadows(self, n: str) -> tuple[str, ...]:
         """The tracked arrays that may be items of ``n`` (they share a buffer of it); which
         of them are, is checked by identity when the pullback runs."""
-        if self.plan.tracked(n) or self.plan.eff.kinds.get(n) not in ("list", "dict", None):
-            return ()
+        if self.plan.tracked(n) or n in self.plan.numeric or \
+                self.plan.kinds.get(n) == NUMBER or isinstance(self.plan.kinds.get(n), int) or \
+                self.plan.eff.kinds.get(n) not in ("list", "dict", None):
+            return ()  # (a number or an array holds no items)
         mine = self.plan.eff.buffers.get(n, set())
         return tuple(sorted(e for e, bufs in self.plan.eff.buffers.items()
                             if e != n and bufs & mine and self.plan.tracked(e) and
@@ -523,8 +526,13 @@ class Pullback:
             from adgen.rules import methods
 
             if v.attr not in methods.ATTRIBUTES:
-                if not self.plan.active(v.value) or self.plan.tracked(t):
-                    return []  # a tracked attribute's adjoint lives in shadow memory
+                if not self.plan.active(v.value):
+                    return []
+                if self.plan.tracked(t):
+                    # a tracked attribute's adjoint lives in shadow memory: that of the object's
+                    # stored array, which a property's new array is not (refused there)
+                    return [gast.Expr(value=call_node("stored_attribute", name(v.value.id),
+                                                      gast.Constant(v.attr, None)))]
                 return self.contribute(v.value.id, call_node("attr_adjoint", name(v.value.id),
                                                          gast.Constant(v.attr, None), g),
                                        state, may_be_none=True)
