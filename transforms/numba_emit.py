@@ -251,6 +251,11 @@ class Rewriter:
         is the point: those sites stay refused (check_calls)."""
         held: set[str] = set()
         for st in statements(self.fwd.body):
+            if isinstance(st, ast.Assign) and call_name(st.value) == "copy_before_loop" and \
+                    isinstance(st.value.args[0], ast.Name):
+                # the rows a loop reads ahead of its counter: one copy, explain's count aside
+                st.value = expr(f"{st.value.args[0].id}.copy()")
+                continue
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
                     isinstance(st.targets[0], ast.Name) and call_name(st.value) == "capture" \
                     and not st.value.keywords and len(st.value.args) == 4:

@@ -40,6 +40,12 @@ class Capture:
     stmt: gast.stmt
     name: str
     after: bool  # the capture of an output is taken after its statement
+    # rows ahead of a loop counter (``x[c + k:]``), not written yet when read: the value is
+    # the same rows of one copy of ``base`` taken before ``loop`` (no guard at the writes)
+    loop: gast.stmt | None = None
+    base: str = ""
+    index: gast.expr | None = None
+    write: gast.stmt | None = None  # the loop's first write it serves (explain's bytes)
 
 
 @dataclass

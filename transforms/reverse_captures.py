@@ -42,6 +42,8 @@ class _Captures:
         self.reads_params: set[str] | bool = set()
         # write statement -> the captures it may overwrite
         self.conflicts: dict[int, list[Capture]] = {}
+        # write statement -> the captures of rows it writes later, read from a copy instead
+        self.ahead: dict[int, list[Capture]] = {}
 
     def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
@@ -66,6 +68,17 @@ class _Captures:
             # write; in a loop, the same statement writes again in the next iteration
             conflicts = [w for w in conflicts if not (w.stmt is stmt and after)]
         if not conflicts:
+            return
+        ahead = self.rows_ahead(n, stmt, after, conflicts)
+        if ahead is not None:
+            loop, base, idx = ahead
+            first = min((w.stmt for w in conflicts
+                         if id(loop) in self.plan.loops_of.get(id(w.stmt), ())),
+                        key=lambda st: self.plan.order[id(st)])
+            cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after, loop, base, idx,
+                                                              first))
+            for w in conflicts:
+                self.ahead.setdefault(id(w.stmt), []).append(cap)
             return
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
         for w in conflicts:
@@ -129,6 +142,100 @@ class _Captures:
             # rows below c + i read: apart when j >= i (j >= i - 1)
             return written[1] >= read[1] if write_later else written[1] >= read[1] - 1
         return written[1] > read[1] if write_later else written[1] >= read[1]
+
+    def rows_ahead(self, n: str, stmt: gast.stmt, after: bool, conflicts: list[Write]
+                   ) -> tuple[gast.For, str, gast.expr] | None:
+        """(loop, base, index) when ``n = base[c + k:, ...]`` (or the row ``base[c + k]``) is
+        read at ``stmt`` in the body of a top-level ``for c in range(...)`` loop whose every
+        conflicting write is a row ``base[c + j]`` (or the rows ``base[:c + j]``) at or below
+        ``c + k``: behind the rows read in every earlier iteration (``j <= k``), and strictly
+        behind in this one when it comes first (``j < k``). Then what ``stmt`` reads is what
+        those rows held when the loop began: the pullback reads them from one copy of
+        ``base`` taken before the loop, and the writes need no guard (``B[i, :] += A[i + 1:,
+        i] @ B[i + 1:, :]``, Gauss-Seidel's ``x[i + 1:]``). Only under "save": the copy is
+        one the user did not write."""
+        plan = self.plan
+        if plan.policy != "save" or after or not plan.kinds:
+            return None
+        view = plan.defs.get(n)
+        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
+                isinstance(plan.kinds.get(view.value.id), int) and
+                plan.stable_index(view.slice)):
+            return None
+        base = view.value.id
+        read = self._rows_from(view.slice)
+        if read is None:
+            return None
+        loop = plan.loop_of_counter.get(read[0])
+        if loop is None or plan.loops_of.get(id(loop)) != ():
+            return None  # a nested loop restarts its counter
+        view_stmt = plan.def_stmt.get(n)
+        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
+                and plan.is_user_call(stmt.value):
+            return None  # a callee's saved values hold the array itself
+        for x in (stmt, view_stmt):
+            if x is None or plan.loops_of.get(id(x)) != (id(loop),):
+                return None
+        # the base is bound once before the loop, at the top of the function, or a parameter
+        if base in plan.def_count:
+            at = plan.def_stmt.get(base)
+            if at is None or plan.block_of.get(id(at)) != id(plan.fn.body) or \
+                    plan.order[id(at)] > plan.order[id(loop)]:
+                return None
+        elif base not in {a.id for a in plan.fn.args.args}:
+            return None
+        offsets = [read[1]]
+        for w in conflicts:
+            if id(loop) not in plan.loops_of.get(id(w.stmt), ()):
+                continue  # before the loop (in the copy) or after it (the copy is apart)
+            if plan.loops_of.get(id(w.stmt)) != (id(loop),):
+                return None
+            written = self._row_written(w, base)
+            if written is None or written[0] != read[0]:
+                return None
+            first = plan.order[id(w.stmt)] < plan.order[id(stmt)]
+            if written[1] > read[1] or (first and written[1] == read[1]):
+                return None
+            offsets.append(written[2])
+        if not self.nonnegative_rows(loop, *offsets):
+            return None
+        return loop, base, view.slice
+
+    def _rows_from(self, idx: gast.expr) -> tuple[str, int] | None:
+        """(counter, offset) for a first-axis index ``c + k`` or slice ``c + k:`` (no upper
+        bound, no step): the rows from ``c + k`` on."""
+        first = idx.elts[0] if isinstance(idx, gast.Tuple) and idx.elts else idx
+        if isinstance(first, gast.Slice):
+            if first.upper is not None or first.step is not None or first.lower is None:
+                return None
+            return self._row(first.lower)
+        return self._row(idx)
+
+    def _row_written(self, w: Write, base: str) -> tuple[str, int, int] | None:
+        """(counter, the last row's offset, the index's offset) of what ``w`` writes of
+        ``base``: ``base[c + j] = v`` (j, j), ``base[:c + j] = v`` (j - 1, j), or ``v op= e``
+        where ``v`` is such a view of ``base`` (through names bound once)."""
+        st = w.stmt
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and \
+                isinstance(st.targets[0].value, gast.Name):
+            target, idx = st.targets[0].value.id, st.targets[0].slice
+        elif isinstance(st, gast.AugAssign):
+            target, idx = st.target.id, None
+            while target in self.plan.view_of and idx is None:
+                target, idx = self.plan.view_of[target]
+            if idx is None or not self.plan.stable_index(idx):
+                return None
+        else:
+            return None
+        if target != base:
+            return None
+        row = self._row(idx)
+        if row is not None:
+            return row[0], row[1], row[1]
+        below = self._rows_below(idx)
+        if below is not None:
+            return below[0], below[1] - 1, below[1]
+        return None
 
     def nonnegative_rows(self, loop: gast.For, *offsets: int) -> bool:
         """True when ``c + k`` is never negative for the loop's counter ``c`` and each offset
@@ -201,6 +308,18 @@ class _Captures:
                 self.sites.append(Site(w.stmt, construct, "free",
                                        "a container store replaces an element reference; the "
                                        "values the gradient reads stay as they were"))
+                continue
+            ahead = self.ahead.get(id(w.stmt), [])
+            if not caps and ahead:
+                what = ", ".join(sorted({self.plan.user_name(c.base) for c in ahead}))
+                lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in ahead}))
+                at = ", ".join(sorted({str(getattr(c.loop, "lineno", 0)) for c in ahead}))
+                self.sites.append(Site(w.stmt, construct, "guarded-save",
+                                       f"no guard at the write: the gradient of line(s) "
+                                       f"{', '.join(map(str, lines))} reads rows of {what} "
+                                       "ahead of the loop counter, which no iteration has "
+                                       f"written yet, from one copy of {what} taken before "
+                                       f"the loop at line {at}", lines))
                 continue
             if not caps:
                 self.sites.append(Site(w.stmt, construct, "free",

@@ -37,6 +37,8 @@ class Forward:
         self.plan = plan
         self.rec = rec
         self.namer = namer
+        # (loop, base) -> the copy of base taken before the loop (Capture.loop)
+        self.copies: dict[tuple[int, str], str] = {}
 
     def forward(self, saved: list[str]) -> gast.FunctionDef:
         body = self.fwd_block(self.plan.fn.body, top=True)
@@ -133,6 +135,12 @@ class Forward:
             var = self.rec.cap_var.get((sid, n))
             if sid != id(s) or var is None:
                 continue
+            if cap.loop is not None:
+                # rows not written yet: the same rows of the copy taken before the loop
+                copied = self.copies[(id(cap.loop), cap.base)]
+                pre.append(assign(name(var, gast.Store), gast.Subscript(
+                    value=name(copied), slice=clone(cap.index), ctx=gast.Load()), s))
+                continue
             call = call_node("capture", name(n), gast.Constant(self.plan.parsed.file, None),
                          gast.Constant(getattr(s, "lineno", 0), None),
                          gast.Constant(self.plan.user_name(n), None))
@@ -151,6 +159,16 @@ class Forward:
             return pre + [s2]
         if isinstance(s, (gast.For, gast.While)):
             s2 = copy.copy(s)
+            for (sid, n), cap in sorted(self.plan.caps.items(), key=lambda kv: kv[0][1]):
+                key = (id(s), cap.base)
+                if cap.loop is s and (sid, n) in self.rec.cap_var and key not in self.copies:
+                    copied = self.copies[key] = self.namer.fresh(f"{cap.base}_before_loop")
+                    at = cap.write
+                    pre.append(assign(name(copied, gast.Store), call_node(
+                        "copy_before_loop", name(cap.base),
+                        gast.Constant(self.plan.parsed.file, None),
+                        gast.Constant(getattr(at, "lineno", 0), None),
+                        gast.Constant(getattr(at, "col_offset", 0), None)), s))
             body = self.fwd_block(s.body)
             tape = self.rec.tape_of.get(id(s))
             if id(s) in self.rec.columns:
