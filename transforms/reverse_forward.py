@@ -45,12 +45,13 @@ class Forward:
         # the final return hands back the saved values
         ret = body[-1]
         assert isinstance(ret, gast.Return)
-        tup = gast.Tuple(elts=[self.kept(n) for n in saved], ctx=gast.Load())
-        ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
-                                     gast.Constant(None, None), tup], ctx=gast.Load())
         entries = set(self.rec.entry_of.values())  # bound first, below
         values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries]
         init = self.init_conditional(self.plan.fn.body, values)
+        unbound = {st.targets[0].id for st in init}  # None where a path skips them
+        tup = gast.Tuple(elts=[self.kept(n, unbound) for n in saved], ctx=gast.Load())
+        ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
+                                     gast.Constant(None, None), tup], ctx=gast.Load())
         args = clone(self.plan.fn.args)
         for a in args.args:
             if a.id in self.plan.parsed.renamed_params:
