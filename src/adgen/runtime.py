@@ -1183,7 +1183,41 @@ def attr(adjoint: Any, name: str) -> Any:
 
 def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
     """The adjoint of ``obj`` for ``out = obj.name`` with out's adjoint g."""
+    if name not in getattr(obj, "__dict__", ()):
+        stored_attribute(obj, name)
     return ObjectAdjoint({name: g})
+
+
+def stored_attribute(obj: Any, name: str) -> None:
+    """Refuses ``obj.name`` when it is computed as it is read (a property, a cached_property
+    not cached yet, a descriptor or ``__getattr__`` of the user's) where its value has a
+    gradient: the pullback keeps an object's adjoint per stored attribute, and the gradient
+    would not reach the attributes the getter read (it was dropped, silently).
+
+    Raises:
+        UnsupportedError: at the user's line.
+    """
+    import functools
+    import types
+
+    if name in getattr(obj, "__dict__", ()) or isinstance(obj, (types.ModuleType, type)):
+        return
+    found = getattr(type(obj), name, None)
+    if found is None:
+        computed = hasattr(type(obj), "__getattr__")
+    else:
+        computed = isinstance(found, (property, functools.cached_property)) or (
+            hasattr(type(found), "__get__") and type(found).__module__ != "builtins" and
+            not isinstance(found, (types.FunctionType, staticmethod, classmethod)))
+    if computed:
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            f"{type(obj).__name__}.{name} is computed when it is read (a property or a "
+            "descriptor), and its value has a gradient here: adgen differentiates stored "
+            "attributes only, and the gradient would not reach what the getter reads",
+            hint=f"call a method instead (def {name}(self): ... read as obj.{name}()), or "
+                 "store the value as an attribute"))
 
 
 def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) -> Any:
@@ -1480,7 +1514,8 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver", *_helper_names,
+    "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
+    "stored_attribute", *_helper_names,
 ]
 
 
