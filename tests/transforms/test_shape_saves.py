@@ -120,3 +120,26 @@ def test_zeros_of_tree_is_zeros_like(value) -> None:
     got = or_zeros_of_tree(items, shape_tree([np.ones(3), np.ones(2)]))
     np.testing.assert_array_equal(got[0], np.zeros(3))
     assert got[1] is items[1]
+
+
+def square_on_one_path(x, c):
+    if c > 0.0:
+        t = np.sum(x ** 2)  # the pullback needs x ** 2's shape only
+    else:
+        t = np.sum(np.sin(x))
+    return t * c
+
+
+@pytest.mark.parametrize("c", [2.0, -1.5])
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_shape_saved_on_one_path_only(c, mutation) -> None:
+    from adgen.transforms import pipeline
+    from adgen.transforms.analyses.kinds import signature
+
+    x = np.array([0.5, -1.0, 2.0])
+    src = pipeline.compile_function(square_on_one_path, mutation=mutation, wrt=(0,),
+                                    sig=signature((x, c))).own_source
+    assert "np.shape(" in src.split("def square_on_one_path_pullback")[0]  # (None on a path)
+    g = adgen.grad(square_on_one_path, mutation=mutation)(x, c)
+    np.testing.assert_allclose(g, numerical_grad(square_on_one_path, (x, c), 0),
+                               rtol=1e-6, atol=1e-8)
