@@ -118,6 +118,8 @@ def parse_function(fn: Any) -> Parsed:
                 namespace[name] = cell.cell_contents
             except ValueError:
                 pass
+    if "__class__" in cells and node.args.args:
+        _explicit_super(node)
     # imports at the top of the body bind modules, which are read like globals
     try:
         imports = local_imports(node)
@@ -136,6 +138,19 @@ def parse_function(fn: Any) -> Parsed:
     all_lines = linecache.getlines(file)
     return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
                   cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _explicit_super(node: gast.FunctionDef) -> None:
+    """``super()`` in a method becomes ``super(__class__, self)``: the zero-argument form
+    reads the ``__class__`` cell and the first argument of the frame it runs in, which the
+    generated code's frame does not have (a raw RuntimeError). ``__class__`` is a free name
+    of the method, bound from its closure like any other."""
+    first = node.args.args[0].id
+    for sub in walk(node):
+        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and \
+                sub.func.id == "super" and not sub.args and not sub.keywords:
+            sub.args = [gast.Name("__class__", gast.Load(), None, None),
+                        gast.Name(first, gast.Load(), None, None)]
 
 
 def _unwrap_njit(namespace: dict[str, Any]) -> None:

@@ -640,7 +640,30 @@ class Plan:
         return out
 
     def mutating_call(self, call: gast.Call) -> bool:
-        info = self.callee_info(self.resolve(call.func))
+        obj = self.resolve(call.func)
+        if obj is MISSING and isinstance(call.func, gast.Name):
+            # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
+            # writes its arguments is known only when it runs, so its pullback runs (the
+            # dispatch follows a list, dict or object it changes, and refuses an array write);
+            # skipped, a write of o.val was silently left out of the gradient
+            passed = [a.id for a in call.args if isinstance(a, gast.Name)]
+            if any(self.act.active(n) and n not in self.numeric for n in passed):
+                return True
+            params = {a.id for a in self.fn.args.args}
+            handed = [n for n in passed if n in params and n not in self.numeric]
+            if handed and len(set(passed)) > 1 and any(
+                    n in params or self.act.active(n) for n in passed if n != handed[0]):
+                # a parameter handed to a function held in a variable with other values
+                # (init = Base.__init__; init(self, s), or f(o, s) in a helper): whether it
+                # writes the parameter (o.val = 2 * s) is known only when it runs, and the
+                # parameter is not known to change here, so its gradient would be lost
+                raise UnsupportedError(
+                    f"{src_text(call)} passes {handed[0]} to a function held in a variable, "
+                    "which may change it in place: adgen cannot follow that write here",
+                    self.loc(call), hint="call the function by its name (Base.__init__(self, "
+                    "...), helper(o, ...)), or have it return the new value")
+            return False
+        info = self.callee_info(obj)
         # a callee that writes an argument in place: an array, or a list, dict or object
         # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
         writes = bool(info and (info.mutates_params or

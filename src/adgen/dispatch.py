@@ -60,6 +60,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
         if target.__code__ in NESTED_CODES:
             return _call_closure(target, receiver + args, kwargs)
+    if isinstance(target, types.BuiltinFunctionType) and \
+            getattr(target, "__module__", None) == "builtins" and \
+            target.__name__ not in ("setattr", "delattr", "exec", "eval"):
+        # print, len, ... called through a variable (log = print; log(params)): run as they
+        # are; they change no argument, and a gradient through their result is refused
+        # where the pullback meets it
+        return fn(*args, **kwargs), ("builtin", target, len(args))
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(
             f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule"
@@ -148,6 +155,15 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     if kind == "partial":
         _, inner, bound, ncalled = saved
         return tuple(pullback_of(inner, out_bar, sh)[bound:bound + ncalled])
+    if kind == "builtin":
+        _, target, n = saved
+        if not _is_zero(out_bar):
+            from adgen.runtime import locate
+
+            raise locate(MissingRuleError(
+                f"{target.__name__}() has no derivative rule, and its result has a gradient "
+                "here", hint=f"register one with @adgen.rrule({target.__name__})"))
+        return (None,) * n
     if kind == "dict view":
         _, d, view = saved
         return (_dict_view_cotangent(out_bar, d, view),)
