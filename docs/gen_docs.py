@@ -41,6 +41,8 @@ AREAS = {
     "no_gradient": "Integer, boolean, string and dtype outputs (no gradient)",
     "runtime": "adgen's runtime",
     "jvps": "Forward mode's helpers (tangent code calls them; reverse mode differentiates it)",
+    "runtime_rules": "Pullbacks' helpers (reverse over reverse differentiates generated "
+                     "pullbacks)",
 }
 # The list of functions numpy and jax.numpy both provide, classified (tests check it).
 NAMES = DOCS.parent / "tests" / "rules" / "numpy_jax_names.txt"

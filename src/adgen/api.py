@@ -88,7 +88,10 @@ def _rank(site: MutationSite) -> int:
 
 
 class Explanation(list):
-    """The list of :class:`MutationSite` of one function; prints as a table."""
+    """The list of :class:`MutationSite` of one function; prints as a table. ``route``: for
+    ``explain(grad(f), x)``, the path second derivatives of ``grad(f)`` take ("" otherwise)."""
+
+    route: str = ""
 
     def __str__(self) -> str:
         if not self:
@@ -877,6 +880,8 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     Returns:
         An :class:`Explanation`, a list of :class:`MutationSite`.
     """
+    if isinstance(fun, GradientFunction):  # which path its derivatives take, and its sites
+        return _explain_gradient(fun, args, mutation, file, kwargs)
     # with example arguments, the compilation grad would use for them (kinds.signature)
     compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
     sites = compiled.sites
@@ -1251,6 +1256,15 @@ def _vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
                                hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
     j = _normalize_argnums(argnums, len(args))[0]
     _refuse_complex_jacobian(args, "vjp of a gradient")
+    program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
+    if program.reverse:  # reverse over reverse: the generated forward and pullback
+        out, pull = vjp(program.function, *_copies(args), mutation=mutation)
+
+        def pullback_rr(ct: Any) -> tuple[Any, ...]:
+            _check_cotangent(ct, out, "the cotangent", fun)
+            return pull(ct)
+
+        return out, pullback_rr
     before = _copies(args)
     out = g(*_copies(args))
     d = _directional(fun, len(args), (j,), unit=False)
@@ -1286,7 +1300,66 @@ def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, 
                 hint="use adgen.hessian(f) or adgen.hvp(f) for the second derivatives of a "
                      "function of an array")
         _refuse_complex_jacobian(args, "grad of a gradient")
+        if not kwargs:
+            program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
+            if program.reverse:  # reverse over reverse: the generated forward and pullback
+                return outer(program.function, argnums, mutation=mutation,
+                             has_aux=has_aux)(*args)
         d = _directional(fun, len(args), (j,), unit=True)
         return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
 
     return second
+
+
+def _second_order_program(fun: Callable[..., Any], j: int, args: tuple[Any, ...],
+                          mutation: str, outer: str | None = None) -> Any:
+    """``grad(fun, j)`` at ``args``'s signature as a function adgen's reverse mode compiles
+    (adgen.second_order), or the reason it cannot: then derivatives of the gradient take the
+    forward-over-reverse path. Decided when compiling, before anything runs."""
+    from adgen.second_order import Program, reverse_program
+
+    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    if receiver or isinstance(fun, functools.partial) or _has_complex(args):
+        return Program(None, "a method, a functools.partial or a complex argument takes the "
+                             "forward-over-reverse path")
+    return reverse_program(fun, j, args, mutation, outer)
+
+
+def _explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
+                      file: TextIO | None, kwargs: dict[str, Any]) -> Explanation:
+    """``explain(grad(f), *args)``: which path second derivatives of ``grad(f)`` take at
+    ``args`` (reverse over reverse, or forward over reverse and why), printed first, then the
+    mutation sites of the code that is differentiated again (``result.route`` holds the
+    path)."""
+    from adgen.errors import UnsupportedError
+
+    _check_derivable(g)
+    fun, argnums, gmutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
+    if not args or kwargs:
+        raise UnsupportedError("explain(grad(f)) needs example arguments (positional only): "
+                               "the path second derivatives take depends on their kinds",
+                               hint="adgen.explain(adgen.grad(f), x)")
+    j = _normalize_argnums(argnums, len(args))[0]
+    program = _second_order_program(fun, j, args, gmutation)
+    if program.reverse:
+        route = ("second derivatives: reverse over reverse (adgen differentiates the "
+                 "generated forward and pullback of grad(f))")
+        import os
+
+        # (the sites of the program's code, not of adgen's runtime classes it constructs)
+        internal = os.path.dirname(os.path.abspath(runtime.__file__))
+        result = Explanation(s for s in explain(program.function, *_copies(args),
+                                                mutation=gmutation, file=None)
+                             if not os.path.abspath(s.file).startswith(internal))
+    else:
+        route = ("second derivatives: forward over reverse (Hessian-vector products), "
+                 f"because {program.reason}")
+        target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+        result = explain(target, *receiver, *_copies(args), mutation=gmutation, file=None)
+    result.route = route
+    printing = file is not None and not (
+        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and _in_notebook())
+    if printing:
+        print(route, file=file)
+        print(str(result), file=file)
+    return result

@@ -1532,3 +1532,14 @@ def _register_runtime_rules() -> None:
 
 
 _register_runtime_rules()
+
+
+def _register_second_order_rules() -> None:
+    """The rules of the helpers above that generated pullbacks call, so that reverse mode can
+    differentiate those pullbacks (adgen.second_order)."""
+    from adgen.rules import runtime_rules
+
+    runtime_rules.register()
+
+
+_register_second_order_rules()

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen import runtime as _runtime
 from adgen.errors import RuleError
 
 
@@ -403,6 +404,19 @@ cases("numpy.copy", unary(randn))
 # adgen's own runtime rules (loops over sequences, flat views written by x.put)
 cases("adgen.runtime.loop_sequence", C(randn(4)), C(randn(3, 2)))
 cases("adgen.runtime.flat_view", C(randn(3, 4)), C(randn(5)))
+# the helpers generated pullbacks call (rules/runtime_rules.py, for reverse over reverse)
+cases("adgen.runtime.shadow_of", C(_runtime.ShadowMap(), randn(3)),
+      C(_runtime.ShadowMap(), randn(2, 3)))
+cases("adgen.runtime.zeros_like", C(randn(3)), C(randn()), C(randn(2, 3)))
+cases("adgen.runtime.sum_vjp", C(randn(), (3, 4), None, False), C(randn(4), (3, 4), 0, False),
+      C(randn(3, 1), (3, 4), 1, True), C(randn(2), (2, 3, 4), (1, 2), False),
+      C(randn(), (), None, False))
+cases("adgen.runtime.unbroadcast", C(randn(2, 3), (3,)), C(randn(2, 3), (2, 1)),
+      C(randn(3), (2, 3)), C(randn(2, 3), ()), C(randn(), ()), C(randn(3, 4), (3, 4)),
+      refuse(randn(3, 1), (1, 4)))
+cases("adgen.runtime.add", C(randn(3), randn(3)), C(randn(), randn()),
+      C(randn(2, 3), randn(3)), C(randn(), randn(2)))
+cases("adgen.runtime.or_zeros", C(randn(3), randn(3)), C(randn(), 1.0), C(randn(2, 2), None))
 cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),
       C([[randn(), randn()], [randn(), randn()]]), C(randn(2, 3)), C(randn()),
       C((randn(), randn())), C([randn(), randn()], dtype=np.float64),

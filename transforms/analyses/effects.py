@@ -38,6 +38,20 @@ _NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "
 PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 
 
+def _runtime_result(obj: Any) -> str | None:
+    """What a runtime helper that generated pullbacks call returns, for the pullbacks that
+    adgen differentiates again (adgen.second_order): "shadow" for ``shadow_of(sh, x)`` (the
+    shadow of x in map sh), "fresh" for ``zeros_like(x)`` (a new zero adjoint); else None."""
+    if not isinstance(obj, types.FunctionType) or obj.__name__ not in ("shadow_of",
+                                                                       "zeros_like"):
+        return None
+    from adgen import runtime
+
+    if obj is runtime.shadow_of:
+        return "shadow"
+    return "fresh" if obj is runtime.zeros_like else None
+
+
 @dataclass
 class Write:
     """An in-place write: ``target[index] = value`` or ``target op= value``."""
@@ -298,6 +312,13 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         fname = f.attr if isinstance(f, gast.Attribute) else f.id if isinstance(
             f, gast.Name) else None
         obj = resolve(f) if resolve is not None else None
+        made = _runtime_result(obj)
+        if made == "shadow" and v.args:
+            # a shadow (generated pullbacks, differentiated again: adgen.second_order) is
+            # memory of the shadow map: it may alias every other shadow, never the buffer
+            return [(name, {new} | _names(v.args[0]))]
+        if made == "fresh":
+            return [(name, {new})]
         if isinstance(obj, types.FunctionType) and not str(
                 getattr(obj, "__module__", "")).startswith("numpy"):
             return [(name, {new} | _names(v))]  # a user function, whatever its name

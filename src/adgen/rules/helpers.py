@@ -32,9 +32,11 @@ from adgen.rules.helpers_jvp import *
 from adgen.rules.helpers_jvp import __all__ as _jvp
 from adgen.rules.helpers_linalg import *
 from adgen.rules.helpers_linalg import __all__ as _linalg
+from adgen.rules.helpers_second import *
+from adgen.rules.helpers_second import __all__ as _second
 from adgen.rules.helpers_shape import *
 from adgen.rules.helpers_shape import __all__ as _shape
 from adgen.rules.helpers_tangent import *
 from adgen.rules.helpers_tangent import __all__ as _tangent
 
-__all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_shape, *_tangent])  # noqa: PLE0605
+__all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_second, *_shape, *_tangent])  # noqa: PLE0605

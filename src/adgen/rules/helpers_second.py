@@ -1,0 +1,87 @@
+"""Rule helpers for second order: the adjoints of the runtime helpers that generated pullbacks
+call (``sum_vjp``, ``unbroadcast``, ``add``, ``or_zeros``), so that reverse mode can
+differentiate adgen's own pullbacks (reverse over reverse, :mod:`adgen.second_order`).
+
+Those helpers are linear in the cotangent they take, so each adjoint here is the transpose of
+a linear map: broadcasting back what was summed, summing what was broadcast. Where a helper
+handles a structure these adjoints do not (the adjoints of Python lists and dicts), they
+raise ``RuleError`` through :func:`unsupported` instead of returning something wrong.
+
+Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps).
+"""
+
+import numpy as np
+
+from adgen.rules.helpers_core import unsupported
+
+__all__ = [
+    "broadcast_back",
+    "passed_if_present",
+    "plain_shape",
+    "shaped_as",
+    "sum_vjp_transpose",
+]
+
+
+def plain_shape(shape: object) -> bool:
+    """Whether ``shape`` is an array's shape (a tuple of ints), not a container's tree."""
+    return type(shape) is tuple and all(type(n) is int for n in shape)
+
+
+def shaped_as(x: object, shape: tuple) -> object:
+    """``x`` as a numpy number for the shape ``()``, else as an array of ``shape``."""
+    if shape == ():
+        value = np.sum(x) if np.ndim(x) else x
+        return value if isinstance(value, np.generic) else np.asarray(value)[()]
+    return np.reshape(x, shape)
+
+
+def sum_vjp_transpose(g: object, cot_shape: tuple, axis: object, keepdims: bool) -> object:
+    """Adjoint of ``sum_vjp(cot, shape, axis, keepdims)`` with respect to ``cot``: ``g`` (of
+    the summed array's shape) summed over the axes ``sum_vjp`` broadcast ``cot`` along."""
+    if g is None:
+        return None
+    if not plain_shape(cot_shape):
+        unsupported("second derivatives through the adjoint of a sum of a list (reverse over "
+                    "reverse); use adgen.hessian, which takes forward over reverse")
+    return shaped_as(np.sum(g, axis=axis, keepdims=keepdims), cot_shape)
+
+
+def broadcast_back(g: object, cot_shape: object, shape: object) -> object:
+    """Adjoint of ``unbroadcast(cot, shape)`` (or of ``add``'s operand of shape ``cot_shape``)
+    with respect to ``cot``: ``g`` (of ``shape``) broadcast back up where unbroadcast summed
+    axes away, summed down where it broadcast a smaller cotangent up."""
+    if g is None or cot_shape is None:
+        return None
+    if not (plain_shape(cot_shape) and plain_shape(shape)):
+        unsupported("second derivatives through the adjoints of lists, tuples or dicts "
+                    "(reverse over reverse); use adgen.hessian, which takes forward over "
+                    "reverse")
+    g_shape = np.shape(g)
+    if g_shape == cot_shape:
+        return shaped_as(g, cot_shape)
+    common = np.broadcast_shapes(g_shape, cot_shape)
+    if common == cot_shape:  # unbroadcast summed axes away: spread g over them again
+        return shaped_as(np.broadcast_to(g, cot_shape).copy(), cot_shape)
+    if common == g_shape:  # unbroadcast broadcast a smaller cotangent up: sum it down
+        lead = len(g_shape) - len(cot_shape)
+        out = np.sum(g, axis=tuple(range(lead))) if lead > 0 else np.asarray(g)
+        ones = tuple(i for i, n in enumerate(cot_shape) if n == 1 and out.shape[i] != 1)
+        if ones:
+            out = np.sum(out, axis=ones, keepdims=True)
+        return shaped_as(out, cot_shape)
+    unsupported(f"second derivatives through an unbroadcast from shape {cot_shape} to "
+                f"{shape}, which both sums and broadcasts (reverse over reverse); use "
+                "adgen.hessian, which takes forward over reverse")
+
+
+def passed_if_present(g: object, cot_shape: object) -> object:
+    """Adjoint of ``or_zeros(cot, like)`` with respect to ``cot``: ``g`` where ``cot`` was
+    an adjoint (its zeros in its place carry nothing back), None where it was None."""
+    if cot_shape is None or g is None:
+        return None
+    if not plain_shape(cot_shape):
+        unsupported("second derivatives through the adjoints of lists, tuples or dicts "
+                    "(reverse over reverse); use adgen.hessian, which takes forward over "
+                    "reverse")
+    return shaped_as(g, cot_shape)

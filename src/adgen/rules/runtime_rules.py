@@ -1,0 +1,87 @@
+"""Rules for the runtime helpers that generated pullbacks call, so that reverse mode can
+differentiate adgen's own pullbacks (reverse over reverse, :mod:`adgen.second_order`).
+
+Generated pullbacks are linear in their cotangent, and so are these helpers: ``sum_vjp``
+broadcasts, ``unbroadcast`` sums, ``add`` adds, ``or_zeros`` passes its cotangent on, and their
+adjoints are the transposes (in :mod:`adgen.rules.helpers_second`). ``zeros_like`` and
+``shadow_of`` make adjoint buffers: their values depend on no input (``shadow_of`` returns
+memory earlier statements wrote, which the effects analysis already takes to alias every other
+shadow: transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
+objects are taken as objects, never as buffers. ``add_item`` adds into an adjoint in place:
+a rule in rrule style that declares the write.
+
+Registered by :func:`register`, which ``adgen.runtime`` calls once it has defined the helpers
+(it imports the rule modules, so this module cannot be imported by them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.helpers import broadcast_back, passed_if_present, shape_tree, sum_vjp_transpose
+
+_REGISTERED: list[bool] = []
+
+
+def register() -> None:
+    """Registers the rules (once)."""
+    if _REGISTERED:
+        return
+    from adgen import runtime
+    from adgen.errors import RuleError
+    from adgen.rules.registry import defjvp_kind, defrrule, defvjp
+
+    @defvjp(runtime.shadow_of, "sh, x", diff=(), linear=True, name="adgen.runtime.shadow_of")
+    def _shadow_of(g, out, sh, x):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
+    @defvjp(runtime.zeros_like, "x", diff=(), linear=True, name="adgen.runtime.zeros_like")
+    def _zeros_like(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
+    @defvjp(runtime.sum_vjp, "cot, shape, axis, keepdims", diff="cot", linear=True,
+            reads="axis, keepdims", name="adgen.runtime.sum_vjp")
+    def _sum_vjp(g, out, cot, shape, axis, keepdims):  # noqa: ANN001, ANN202 - a template
+        return sum_vjp_transpose(g, np.shape(cot), axis, keepdims)
+
+    # unbroadcast, add and or_zeros may return their first argument itself (view=True):
+    # then its adjoint is the result's, not added to it again
+    @defvjp(runtime.unbroadcast, "cot, shape, seq=None", diff="cot", linear=True,
+            reads="shape", view=True, name="adgen.runtime.unbroadcast")
+    def _unbroadcast(g, out, cot, shape, seq):  # noqa: ANN001, ANN202 - a rule template
+        return broadcast_back(g, np.shape(cot), shape)
+
+    @defvjp(runtime.add, "a, b", linear=True, view=True, name="adgen.runtime.add")
+    def _add(g, out, a, b):  # noqa: ANN001, ANN202 - a rule template
+        return broadcast_back(g, shape_tree(a), np.shape(g)), \
+            broadcast_back(g, shape_tree(b), np.shape(g))
+
+    @defvjp(runtime.or_zeros, "cot, like", diff="cot", linear=True, view=True,
+            name="adgen.runtime.or_zeros")
+    def _or_zeros(g, out, cot, like):  # noqa: ANN001, ANN202 - a rule template
+        return passed_if_present(g, shape_tree(cot))
+
+    def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
+        """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
+        and ``g``'s is what the new contents' adjoint holds at ``index``."""
+        if type(adjoint) is not np.ndarray:
+            raise RuleError("second derivatives through the adjoint of an item of a list, "
+                            "dict or object (reverse over reverse) are not supported",
+                            hint="use adgen.hessian, which takes forward over reverse")
+        runtime.add_item(adjoint, index, g)
+
+        def pullback(out_bar: Any, adjoint_bar: Any) -> tuple[Any, ...]:
+            if g is None:
+                return adjoint_bar.copy(), None, None
+            return adjoint_bar.copy(), None, runtime.unbroadcast(adjoint_bar[index],
+                                                                 np.shape(g))
+
+        return None, pullback
+
+    defrrule(runtime.add_item, add_item_rule, mutates=("adjoint",))
+    # forward mode: the helpers are linear in what they differentiate, or make zeros
+    defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like)
+    defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros)
+    _REGISTERED.append(True)

@@ -1,0 +1,236 @@
+"""Second order through generated code: reverse mode over adgen's own forward and pullback.
+
+For ``grad(f, j)`` at a signature, :func:`gradient_program` builds a plain Python function
+
+    def f_gradient(a0, a1, ...):
+        out, saved = f_forward(a0, a1, ...)
+        return f_pullback(saved, 1.0)[j]
+
+over the generated forward and pullback of ``f`` (and of its callees), loaded from their
+source (in linecache, so adgen reads it as it reads a user's) with three rewrites that make the
+generated code plain code adgen's reverse mode covers:
+
+- ``sh.of(x)`` (the shadow memory of buffer ``x``) becomes ``shadow_of(sh, x)``, which has a
+  rule (``adgen.rules.runtime_rules``); the shadow map's other methods, for containers handed
+  to callees, are refused;
+- a typed tape, ``tape = tape_columns(steps, 'float64', ...)``, becomes a list of
+  ``np.empty`` columns, and the pullback's ``for i, a, b in reversed_rows(tape, steps)``
+  becomes a loop over the step numbers backwards that reads each column at the step;
+- ``for row in reversed(tape)`` over a list tape becomes ``for row in tape[::-1]``.
+
+Then adgen's reverse mode differentiates ``f_gradient``: the pullback's in-place updates of
+adjoint buffers, the shadow memory (its effects: the result of ``shadow_of`` may alias any
+other shadow, and each shadow is tracked by the second-level shadow map, which follows the
+actual memory), and the tapes written then read backwards are mutation like any user's.
+
+:func:`reverse_program` decides, before anything runs, whether reverse over reverse is
+possible for a function at a signature: the program is compiled by adgen (as
+``adgen.grad(f_gradient)`` would), and a construct of the generated code that has no
+second-order rule (a guard's capture, a checkpointed call, a list's adjoint...) fails that
+compilation, with its line. The caller then takes the forward-over-reverse path, and
+``adgen.explain(adgen.grad(f), x)`` says which path is taken and why.
+
+The namespace of the program is the namespace of the compiled code, built again for each
+compilation: the compiled code is recompiled when one of the user's free names changes (its
+guards, checked at each call by ``compile_function``), and so is the program.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from adgen.errors import AdgenError
+
+# The compiled pullback (first order) -> its programs; dropped with the compiled code.
+_PROGRAMS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Program]] = \
+    weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Program:
+    """The gradient of a function as a plain Python function over its generated code, or why
+    reverse mode cannot differentiate it (``reason``: the construct and its line)."""
+
+    function: Any
+    reason: str = ""
+
+    @property
+    def reverse(self) -> bool:
+        return not self.reason
+
+
+class _NotDifferentiable(Exception):
+    """A construct of the generated code that the rewrites do not cover."""
+
+
+def _is_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == name
+
+
+class _Rewrite(ast.NodeTransformer):
+    """The three rewrites of the module docstring, on one generated function's source."""
+
+    def __init__(self, where: str, top: str | None = None) -> None:
+        self.where = where
+        self.count = 0
+        self.top = top  # the pullback the program calls: its shadow map is its own
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        params = node.args.args
+        if node.name != self.top or not params or params[-1].arg != "sh" or \
+                len(node.body) < 2 or ast.unparse(node.body[0]) != "top = sh is None":
+            return node
+        # the program calls it without a map: the map is made here, not received (a
+        # parameter may alias every other parameter: the shadows would alias the saved values)
+        del params[-1]
+        del node.args.defaults[-1]
+        node.body[:2] = [ast.parse("sh = ShadowMap()").body[0], ast.parse("top = True").body[0]]
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                f.value.id == "sh":
+            if f.attr == "of" and len(node.args) == 1 and not node.keywords:
+                return ast.copy_location(ast.Call(func=ast.Name("shadow_of", ast.Load()),
+                                                  args=[f.value, node.args[0]], keywords=[]),
+                                         node)
+            raise _NotDifferentiable(
+                f"{self.where}:{node.lineno}: sh.{f.attr}(...) (the shadow map's hand-over of "
+                "a container's adjoint to a callee) has no second-order rule")
+        if _is_call(node, "tape_columns"):
+            steps, dtypes = node.args[0], node.args[1:]
+            count = ast.Call(func=ast.Name("len", ast.Load()), args=[steps], keywords=[])
+            return ast.copy_location(ast.List(elts=[
+                ast.Call(func=ast.Attribute(ast.Name("np", ast.Load()), "empty", ast.Load()),
+                         args=[count, d], keywords=[]) for d in dtypes], ctx=ast.Load()), node)
+        return node
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        it = node.iter
+        if _is_call(it, "reversed") and len(it.args) == 1 and not _is_call(it.args[0],
+                                                                           "range"):
+            node.iter = ast.Subscript(value=it.args[0], slice=ast.Slice(
+                None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ctx=ast.Load())
+            return node
+        if not _is_call(it, "reversed_rows"):
+            return node
+        tape = it.args[0]
+        steps = it.args[1] if len(it.args) > 1 else None
+        targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+        self.count += 1
+        k = f"row{self.count}"
+        reads: list[ast.stmt] = []
+        columns = targets[1:] if steps is not None else targets
+        if steps is not None:
+            reads.append(ast.Assign(targets=[targets[0]], value=ast.Subscript(
+                value=steps, slice=ast.Name(k, ast.Load()), ctx=ast.Load())))
+        for c, t in enumerate(columns):
+            column = ast.Subscript(value=tape, slice=ast.Constant(c), ctx=ast.Load())
+            reads.append(ast.Assign(targets=[t], value=ast.Subscript(
+                value=column, slice=ast.Name(k, ast.Load()), ctx=ast.Load())))
+        first = ast.Subscript(value=tape, slice=ast.Constant(0), ctx=ast.Load())
+        count = steps if steps is not None else first
+        start = ast.BinOp(ast.Call(func=ast.Name("len", ast.Load()), args=[count],
+                                   keywords=[]), ast.Sub(), ast.Constant(1))
+        node.target = ast.Name(k, ast.Store())
+        node.iter = ast.Call(func=ast.Name("range", ast.Load()),
+                             args=[start, ast.Constant(-1), ast.Constant(-1)], keywords=[])
+        node.body = reads + node.body
+        return node
+
+
+def _rewritten(text: str, where: str, top: str | None = None) -> str:
+    tree = _Rewrite(where, top).visit(ast.parse(text))
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree) + "\n"
+
+
+def _load(compiled: Any, mutation: str) -> dict[str, Any]:
+    """The generated functions of ``compiled`` and of its callees, loaded again from their
+    rewritten source; returns the namespace of ``compiled``'s own."""
+    from adgen.transforms.emit import compile_source
+
+    spaces: dict[int, dict[str, Any]] = {}
+    todo = [compiled]
+    order = []
+    while todo:
+        c = todo.pop()
+        if id(c) in spaces:
+            continue
+        if not c.own_source or c.pullback is None or \
+                not hasattr(c.pullback, "__globals__"):
+            raise _NotDifferentiable(f"{c.name} is differentiated by a rule or at run time: "
+                                     "its pullback has no generated code to differentiate")
+        where = f"<adgen {c.name} {mutation} second order>"
+        ns = dict(c.pullback.__globals__)
+        top = f"{c.name}_pullback" if c is compiled else None
+        compile_source(_rewritten(c.own_source, where, top), where, ns)
+        spaces[id(c)] = ns
+        order.append(c)
+        todo.extend(c.callees.values())
+    for c in order:  # each caller calls its callees' new functions, under the names it uses
+        ns = spaces[id(c)]
+        for name, callee in c.callees.items():
+            inner = spaces[id(callee)]
+            ns[f"{name}_forward"] = inner[f"{callee.name}_forward"]
+            ns[f"{name}_pullback"] = inner[f"{callee.name}_pullback"]
+    return spaces[id(compiled)]
+
+
+def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> Program:
+    """``grad(fun, j)`` at the signature of ``args`` as a plain function of the arguments,
+    over the generated code (see the module docstring), or why there is none."""
+    from adgen.transforms.analyses.kinds import signature
+    from adgen.transforms.emit import compile_source
+    from adgen.transforms.pipeline import compile_function
+
+    compiled = compile_function(fun, mutation=mutation, wrt=(j,), sig=signature(args))
+    key = (j, len(args), mutation)
+    known = _PROGRAMS.setdefault(compiled.pullback, {})
+    if key in known:
+        return known[key]
+    try:
+        if compiled.needs_scope:
+            raise _NotDifferentiable(f"{compiled.name}'s forward keeps values for its pullback "
+                                     "behind validity guards (captures), which have no "
+                                     "second-order rule")
+        ns = _load(compiled, mutation)
+    except _NotDifferentiable as exc:
+        program = known[key] = Program(None, str(exc))
+        return program
+    names = [f"a{k}" for k in range(len(args))]
+    name = f"{compiled.name}_gradient"
+    text = (f"def {name}({', '.join(names)}):\n"
+            f"    out, saved = {compiled.name}_forward({', '.join(names)})\n"
+            f"    return {compiled.name}_pullback(saved, 1.0)[{j}]\n")
+    space = dict(ns)
+    compile_source(text, f"<adgen {compiled.name} {mutation} gradient program>", space)
+    program = known[key] = Program(space[name])
+    return program
+
+
+def reverse_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str,
+                    outer: str | None = None) -> Program:
+    """The program of :func:`gradient_program` (``mutation``: the gradient's policy) if
+    adgen's reverse mode compiles it (under ``outer``, the second derivative's policy; the
+    same by default), so that reverse over reverse runs; else a Program with the reason. The
+    decision is taken before anything runs, from what the generated code contains."""
+    from adgen.transforms.analyses.kinds import signature
+    from adgen.transforms.pipeline import compile_function
+
+    program = gradient_program(fun, j, args, mutation)
+    if not program.reverse:
+        return program
+    try:
+        compile_function(program.function, mutation=outer or mutation, sig=signature(args))
+    except AdgenError as exc:
+        return Program(None, str(exc).splitlines()[0])
+    return program
