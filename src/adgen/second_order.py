@@ -153,6 +153,35 @@ def _rewritten(text: str, where: str, top: str | None = None) -> str:
     return ast.unparse(tree) + "\n"
 
 
+# Helpers of generated pullbacks that are plain NumPy over functions with rules: the program
+# calls copies of them, loaded from their source as a user's functions, which adgen's reverse
+# mode compiles like any callee (their rule-less first-order versions stay as they are).
+COMPILED_HELPERS = ("matmul_vjp_a", "matmul_vjp_b", "matrix_transpose", "det_vjp",
+                    "solve_vjp_a", "solve_vjp_b", "max_vjp", "norm_vjp", "matrix_norm_vjp",
+                    "expand_reduced")
+
+
+def _helper_copies() -> dict[str, Any]:
+    """The copies of :data:`COMPILED_HELPERS`, in one namespace (they call each other)."""
+    import inspect
+    from typing import Any as _Any
+
+    import numpy as np
+
+    from adgen import runtime
+    from adgen.transforms.emit import compile_source
+
+    ns: dict[str, Any] = {n: getattr(runtime, n) for n in runtime.__all__}
+    ns.update({"__name__": "adgen_second_order_helpers", "np": np, "Any": _Any})
+    for n in COMPILED_HELPERS:
+        compile_source(inspect.getsource(getattr(runtime, n)),
+                       f"<adgen second order helper {n}>", ns)
+    return {n: ns[n] for n in COMPILED_HELPERS}
+
+
+_COPIES: dict[str, Any] = {}
+
+
 def _load(compiled: Any, mutation: str) -> dict[str, Any]:
     """The generated functions of ``compiled`` and of its callees, loaded again from their
     rewritten source; returns the namespace of ``compiled``'s own."""
@@ -171,6 +200,9 @@ def _load(compiled: Any, mutation: str) -> dict[str, Any]:
                                      "its pullback has no generated code to differentiate")
         where = f"<adgen {c.name} {mutation} second order>"
         ns = dict(c.pullback.__globals__)
+        if not _COPIES:
+            _COPIES.update(_helper_copies())
+        ns.update(_COPIES)
         top = f"{c.name}_pullback" if c is compiled else None
         compile_source(_rewritten(c.own_source, where, top), where, ns)
         spaces[id(c)] = ns

@@ -41,15 +41,17 @@ PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 def _runtime_result(obj: Any) -> str | None:
     """What a runtime helper that generated pullbacks call returns, for the pullbacks that
     adgen differentiates again (adgen.second_order): "shadow" for ``shadow_of(sh, x)`` (the
-    shadow of x in map sh), "fresh" for ``zeros_like(x)`` (a new zero adjoint); else None."""
+    shadow of x in map sh), "fresh" for ``zeros_like(x)`` and ``zeros_for(shape, g)`` (a new
+    zero adjoint); else None."""
     if not isinstance(obj, types.FunctionType) or obj.__name__ not in ("shadow_of",
-                                                                       "zeros_like"):
+                                                                       "zeros_like",
+                                                                       "zeros_for"):
         return None
     from adgen import runtime
 
     if obj is runtime.shadow_of:
         return "shadow"
-    return "fresh" if obj is runtime.zeros_like else None
+    return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for) else None
 
 
 @dataclass

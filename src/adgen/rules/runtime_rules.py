@@ -3,10 +3,11 @@ differentiate adgen's own pullbacks (reverse over reverse, :mod:`adgen.second_or
 
 Generated pullbacks are linear in their cotangent, and so are these helpers: ``sum_vjp``
 broadcasts, ``unbroadcast`` sums, ``add`` adds, ``or_zeros`` passes its cotangent on, and their
-adjoints are the transposes (in :mod:`adgen.rules.helpers_second`). ``zeros_like`` and
-``shadow_of`` make adjoint buffers: their values depend on no input (``shadow_of`` returns
-memory earlier statements wrote, which the effects analysis already takes to alias every other
-shadow: transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
+adjoints are the transposes (in :mod:`adgen.rules.helpers_second`); ``copy_adjoint`` copies
+an adjoint. ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
+``reduced_axes`` computes axes: their values depend on no input (``shadow_of`` returns memory
+earlier statements wrote, which the effects analysis takes to alias every other shadow:
+transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
 objects are taken as objects, never as buffers. ``add_item`` adds into an adjoint in place:
 a rule in rrule style that declares the write.
 
@@ -63,6 +64,20 @@ def register() -> None:
     def _or_zeros(g, out, cot, like):  # noqa: ANN001, ANN202 - a rule template
         return passed_if_present(g, shape_tree(cot))
 
+    @defvjp(runtime.zeros_for, "shape, like", diff=(), linear=True,
+            name="adgen.runtime.zeros_for")
+    def _zeros_for(g, out, shape, like):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
+    @defvjp(runtime.reduced_axes, "axis, ndim", diff=(), linear=True,
+            name="adgen.runtime.reduced_axes")
+    def _reduced_axes(g, out, axis, ndim):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
+    @defvjp(runtime.copy_adjoint, "adjoint", linear=True, name="adgen.runtime.copy_adjoint")
+    def _copy_adjoint(g, out, adjoint):  # noqa: ANN001, ANN202 - a rule template
+        return g
+
     def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
         """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
         and ``g``'s is what the new contents' adjoint holds at ``index``."""
@@ -82,6 +97,8 @@ def register() -> None:
 
     defrrule(runtime.add_item, add_item_rule, mutates=("adjoint",))
     # forward mode: the helpers are linear in what they differentiate, or make zeros
-    defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like)
-    defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros)
+    defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
+                runtime.reduced_axes)
+    defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
+                runtime.copy_adjoint)
     _REGISTERED.append(True)
