@@ -251,7 +251,8 @@ class Rewriter:
         is the point: those sites stay refused (check_calls)."""
         held: set[str] = set()
         for st in statements(self.fwd.body):
-            if isinstance(st, ast.Assign) and call_name(st.value) == "copy_before_loop" and \
+            if isinstance(st, ast.Assign) and call_name(st.value) in ("copy_before_loop",
+                                                                      "copy_when_read") and \
                     isinstance(st.value.args[0], ast.Name):
                 # the rows a loop reads ahead of its counter: one copy, explain's count aside
                 st.value = expr(f"{st.value.args[0].id}.copy()")

@@ -46,6 +46,9 @@ class Capture:
     base: str = ""
     index: gast.expr | None = None
     write: gast.stmt | None = None  # the loop's first write it serves (explain's bytes)
+    # a part of an array that a later write of the same array overwrites: copied where it is
+    # read (``write``: the first such write), no guard at the writes
+    copied: bool = False
 
 
 @dataclass

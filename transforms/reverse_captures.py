@@ -44,6 +44,8 @@ class _Captures:
         self.conflicts: dict[int, list[Capture]] = {}
         # write statement -> the captures of rows it writes later, read from a copy instead
         self.ahead: dict[int, list[Capture]] = {}
+        # write statement -> the captures it overwrites, copied where they are read
+        self.copied: dict[int, list[Capture]] = {}
 
     def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
@@ -79,6 +81,13 @@ class _Captures:
                                                               first))
             for w in conflicts:
                 self.ahead.setdefault(id(w.stmt), []).append(cap)
+            return
+        if self.copied_when_read(n, stmt, after, conflicts):
+            first = min((w.stmt for w in conflicts), key=lambda st: self.plan.order[id(st)])
+            cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after, write=first,
+                                                              copied=True))
+            for w in conflicts:
+                self.copied.setdefault(id(w.stmt), []).append(cap)
             return
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
         for w in conflicts:
@@ -184,6 +193,8 @@ class _Captures:
                 return None
         elif base not in {a.id for a in plan.fn.args.args}:
             return None
+        if not any(id(loop) in plan.loops_of.get(id(w.stmt), ()) for w in conflicts):
+            return None  # only writes after the loop: a guard copies what they overwrite
         offsets = [read[1]]
         for w in conflicts:
             if id(loop) not in plan.loops_of.get(id(w.stmt), ()):
@@ -200,6 +211,43 @@ class _Captures:
         if not self.nonnegative_rows(loop, *offsets):
             return None
         return loop, base, view.slice
+
+    def copied_when_read(self, n: str, stmt: gast.stmt, after: bool,
+                         conflicts: list[Write]) -> bool:
+        """True when ``n`` is a part of an array (``p[1:n - 1, j]``, a basic index) read in a
+        loop, and every write that may overwrite it writes that array by its own name (or a
+        view of it by name) in another loop inside a loop enclosing both: a later phase that
+        fills the array again (ADI's sweeps, one per time step), which overwrites what was
+        read. Then the value is copied where the pullback reads it, and the writes need no
+        guard (a guard would check every write, then copy it all the same). A write in the
+        reading loop itself (a factorisation's ``A[i, j]`` beside its ``A[j, :j]``) is one the
+        analysis could not prove apart, and usually is: it keeps its guard, which copies
+        nothing then; so does a write outside every loop of the read, which runs once. Only
+        under "save"; a choice of cost, not of correctness."""
+        plan = self.plan
+        if plan.policy != "save" or after or not plan.kinds:
+            return False
+        view = plan.defs.get(n)
+        if not (isinstance(plan.kinds.get(n), int) and isinstance(view, gast.Subscript) and
+                isinstance(view.value, gast.Name) and
+                isinstance(plan.kinds.get(view.value.id), int) and
+                plan.stable_index(view.slice)):
+            return False
+        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
+                and plan.is_user_call(stmt.value):
+            return False  # a callee's saved values hold the array itself
+        base = view.value.id
+        loops = plan.loops_of.get(id(stmt), ())
+        if not loops:
+            return False
+        for w in conflicts:
+            target = w.target
+            while target in plan.view_of and target != base:
+                target = plan.view_of[target][0]
+            around = plan.loops_of.get(id(w.stmt), ())
+            if target != base or loops[-1] in around or not set(loops) & set(around):
+                return False
+        return True
 
     def _rows_from(self, idx: gast.expr) -> tuple[str, int] | None:
         """(counter, offset) for a first-axis index ``c + k`` or slice ``c + k:`` (no upper
@@ -320,6 +368,15 @@ class _Captures:
                                        "ahead of the loop counter, which no iteration has "
                                        f"written yet, from one copy of {what} taken before "
                                        f"the loop at line {at}", lines))
+                continue
+            copied = self.copied.get(id(w.stmt), [])
+            if not caps and copied:
+                what = ", ".join(sorted({self.plan.user_name(c.name) for c in copied}))
+                lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in copied}))
+                self.sites.append(Site(w.stmt, construct, "guarded-save",
+                                       f"no guard at the write: it overwrites {what}, which "
+                                       f"the gradient of line(s) {', '.join(map(str, lines))} "
+                                       "reads, so that is copied where it is read", lines))
                 continue
             if not caps:
                 self.sites.append(Site(w.stmt, construct, "free",

@@ -136,6 +136,13 @@ class Forward:
             var = self.rec.cap_var.get((sid, n))
             if sid != id(s) or var is None:
                 continue
+            if cap.copied:
+                at = cap.write
+                pre.append(assign(name(var, gast.Store), call_node(
+                    "copy_when_read", name(n), gast.Constant(self.plan.parsed.file, None),
+                    gast.Constant(getattr(at, "lineno", 0), None),
+                    gast.Constant(getattr(at, "col_offset", 0), None)), s))
+                continue
             if cap.loop is not None:
                 # rows not written yet: the same rows of the copy taken before the loop
                 copied = self.copies[(id(cap.loop), cap.base)]

@@ -565,8 +565,8 @@ class Pullback:
                 if var is None:
                     var = self.rec.cap_var[key] = self.namer.fresh(f"saved_{a.id}_")
                     self.rec.extra_fwd.add(var)
-                if self.plan.caps[key].loop is not None:
-                    return name(var)  # a view of a copy: no guard watches it
+                if self.plan.caps[key].loop is not None or self.plan.caps[key].copied:
+                    return name(var)  # a copy (or a view of one): no guard watches it
                 return gast.Attribute(value=name(var), attr="value", ctx=gast.Load())
             return name(a.id)
         if isinstance(a, (gast.Tuple, gast.List)):

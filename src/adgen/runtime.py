@@ -724,6 +724,19 @@ def copy_before_loop(x: Any, file: str, line: int, col: int) -> Any:
     return copied
 
 
+def copy_when_read(x: Any, file: str, line: int, col: int) -> Any:
+    """A copy of the part ``x`` of an array, taken where the pullback reads it because a
+    later write of the same array (``line``, ``col``) will overwrite it: cheaper than a guard
+    at every write that would copy it then. Its size counts as saved at that write (for
+    ``adgen.explain``)."""
+    copied = x.copy()
+    measures = _THREAD.measure
+    if measures:
+        key3 = (file, line, col)
+        measures[-1][key3] = measures[-1].get(key3, 0) + copied.nbytes
+    return copied
+
+
 def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
     """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises.
 
@@ -1510,7 +1523,7 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
-    "copy_before_loop",
+    "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",

@@ -117,16 +117,20 @@ def merge(x, flag):
         y = x
     else:
         y = 2.0
-    a, b = x, x  # noqa: F841 - a tuple assignment binds both names
-    return y, a
+    a, b = x, flag  # noqa: F841 - a tuple assignment binds both names
+    pair = (y, 2.0)
+    c = pair[0]
+    return y, a, c
 
 
-def test_a_merge_of_different_kinds_and_tuple_items_are_unknown():
+def test_a_merge_of_different_kinds_and_tuple_items():
     known, _ = _kinds(merge, {"x": 1, "flag": None})
     # SSA: y (one arm), y_1 (the other), y_2 (the merge)
     assert known["y"] == 1 and known["y_1"] == NUMBER
     assert "y_2" not in known
-    assert "a" not in known and "b" not in known  # items of a tuple: anything
+    # a tuple display bound once is immutable: its items by a constant index are its items'
+    assert known["a"] == 1 and "b" not in known
+    assert "c" not in known  # the merged y: unknown
 
 
 def heat_like(u, alpha):

@@ -140,7 +140,12 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
             loads[node.id] = loads.get(node.id, 0) + 1
     displays = {n: v[0] for n, v in defs.items() if len(v) == 1 and n not in unknown and
                 isinstance(v[0], (gast.List, gast.Tuple)) and loads.get(n) == 1}
-    ev = _Eval(env, resolve, callee, displays)
+    # tuple displays bound once (a, b = ALPHA, BETA desugars to t = (ALPHA, BETA); a = t[0]):
+    # immutable, so an item read by a constant index is the item, however often it is read
+    tuples = {n: v[0] for n, v in defs.items() if len(v) == 1 and n not in unknown and
+              isinstance(v[0], gast.Tuple) and
+              not any(isinstance(e, gast.Starred) for e in v[0].elts)}
+    ev = _Eval(env, resolve, callee, displays, tuples)
     changed = True
     while changed:
         changed = False
@@ -199,11 +204,13 @@ def _walk(stmts: list[gast.stmt]) -> Any:
 class _Eval:
     def __init__(self, env: dict[str, Kind], resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, tuple[Kind, ...]], Kind] | None = None,
-                 displays: dict[str, gast.expr] | None = None) -> None:
+                 displays: dict[str, gast.expr] | None = None,
+                 tuples: dict[str, gast.Tuple] | None = None) -> None:
         self.env = env
         self.resolve = resolve
         self.callee = callee
         self.displays = displays or {}
+        self.tuples = tuples or {}
 
     def kind(self, v: Any) -> Kind:
         if isinstance(v, tuple):  # ("for", iterable)
@@ -320,6 +327,10 @@ class _Eval:
         return None
 
     def subscript(self, v: gast.Subscript) -> Kind:
+        held = self.tuples.get(v.value.id) if isinstance(v.value, gast.Name) else None
+        if held is not None and isinstance(v.slice, gast.Constant) and \
+                type(v.slice.value) is int and -len(held.elts) <= v.slice.value < len(held.elts):
+            return self.kind(held.elts[v.slice.value])
         base = self.kind(v.value)
         if base == _BOTTOM:
             return _BOTTOM
