@@ -217,3 +217,50 @@ def test_star_args_in_forward_mode_and_at_the_top():
     # the differentiated function itself with *args: refused, with what to write instead
     with pytest.raises(adgen.UnsupportedError, match=r"\*args"):
         adgen.grad(_norm2)(x, x)
+
+
+def mlp_with_lambdas(w, x):
+    relu = lambda z: np.maximum(z, 0.0)             # noqa: E731 (as people write it)
+    scale = lambda v, p=2.0: p * v                  # noqa: E731
+    h = relu(x @ w)
+    out = scale(h) + (lambda t: np.sin(t))(h)       # called where it stands
+    return np.sum(out ** 2)
+
+
+def lambdas_in_a_loop(x):
+    fns = []
+    for k in range(3):
+        fns.append(lambda v: v * k)                 # late binding: every one sees k = 2
+    total = 0.0
+    for fn in fns:
+        total = total + np.sum(fn(x) ** 2)
+    return total
+
+
+def lambda_inside_lambda(x):
+    compose = lambda f, g: (lambda v: f(g(v)))      # noqa: E731
+    h = compose(np.sin, lambda v: v * 3.0)
+    return np.sum(h(x))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_lambdas_inside_the_function(mutation):
+    w = np.array([[0.5, -0.3], [0.2, 0.8]])
+    x = np.array([[1.0, 2.0], [-0.5, 0.3], [0.7, 0.1]])
+    for k in (0, 1):
+        assert_grad_close(adgen.grad(mlp_with_lambdas, k, mutation=mutation)(w, x),
+                          numerical_grad(mlp_with_lambdas, (w, x), k))
+    v = np.array([0.3, -0.4, 1.2])
+    for fn in (lambdas_in_a_loop, lambda_inside_lambda):
+        assert_grad_close(adgen.grad(fn, mutation=mutation)(v), numerical_grad(fn, (v,), 0))
+    assert adgen.grad(lambdas_in_a_loop)(v) == pytest.approx(3 * 2 * 2 * 2 * v)
+
+
+def lambda_reading_a_comprehension_variable(x):
+    return sum(np.sum((lambda v: v * k)(x)) for k in range(3))
+
+
+def test_lambda_reading_a_comprehension_variable_is_refused():
+    with pytest.raises(adgen.UnsupportedError, match="reads its variable k") as info:
+        adgen.grad(lambda_reading_a_comprehension_variable)(np.ones(3))
+    assert "(lambda v: v * k)(x)" in info.value.location.source_line

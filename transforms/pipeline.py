@@ -36,6 +36,7 @@ from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
 from adgen.transforms.hoist_defs import free_names, hoist_defs
+from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
@@ -263,6 +264,7 @@ def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     tree = parsed.tree
     if stop == "parse":
         return parsed, tree, None, None
+    lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     if stop == "validate":
         return parsed, tree, None, None

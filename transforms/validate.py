@@ -2,7 +2,7 @@
 
 Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedError at the
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
-lambda, with, del, class definitions, star-arguments, match, try/finally.
+with, del, class definitions, star-arguments, match, try/finally.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   "pass the value in as an argument and return the new one"),
     gast.Nonlocal: ("a nonlocal statement (writes to an enclosing scope)",
                     "pass the value in as an argument and return the new one"),
-    gast.Lambda: ("a lambda", "write it as a nested def"),
     gast.With: ("a with statement", "move the with block out of the differentiated function, "
                 + _HINT_RRULE),
     gast.Delete: ("a del statement", "drop the del (adgen keeps values the gradient needs)"),

@@ -173,6 +173,9 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         for value, ct in zip(cells, cts[nargs:]):
             if ct is None or sh is None:
                 continue
+            if isinstance(value, (bool, int, np.integer, np.bool_, str)) or (
+                    isinstance(value, np.ndarray) and value.dtype.kind not in "fc"):
+                continue  # an int (a loop counter it reads) has no gradient
             if isinstance(value, (np.ndarray, float, np.floating)):
                 # the enclosing function keeps this value's adjoint in shadow memory
                 shadow = sh.of(value)
