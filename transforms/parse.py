@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +120,7 @@ def parse_function(fn: Any) -> Parsed:
             except ValueError:
                 pass
     if "__class__" in cells and node.args.args:
-        _explicit_super(node)
+        _explicit_super(node, namespace.get("__class__"), fn.__globals__)
     # imports at the top of the body bind modules, which are read like globals
     try:
         imports = local_imports(node)
@@ -140,17 +141,62 @@ def parse_function(fn: Any) -> Parsed:
                   cells=cells, imports=imports, kwonly=kwonly)
 
 
-def _explicit_super(node: gast.FunctionDef) -> None:
-    """``super()`` in a method becomes ``super(__class__, self)``: the zero-argument form
-    reads the ``__class__`` cell and the first argument of the frame it runs in, which the
-    generated code's frame does not have (a raw RuntimeError). ``__class__`` is a free name
-    of the method, bound from its closure like any other."""
+def _explicit_super(node: gast.FunctionDef, cls: Any, globals_: dict[str, Any]) -> None:
+    """``super()`` in a method. ``super().name(args)`` becomes ``Parent.name(self, args)``
+    when ``name`` is a plain function of a parent class bound to its own name in the module
+    (the call adgen differentiates like any other, writes of ``self`` included) and every
+    subclass of the method's class has one base (so the parent is the one Python's MRO
+    finds for any ``self``); ``super().__init__()`` of ``object`` does nothing and goes.
+    Any other ``super()`` becomes ``super(__class__, self)``: the zero-argument form reads
+    the ``__class__`` cell and the first argument of the frame it runs in, which the
+    generated code's frame does not have (a raw RuntimeError)."""
     first = node.args.args[0].id
+    local = {n.id for n in walk(node) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, (gast.Store, gast.Param))}
+
+    def parent_of(name: str) -> Any:
+        if not isinstance(cls, type) or not _single_inheritance_below(cls):
+            return None
+        for base in cls.__mro__[1:]:
+            if name in base.__dict__:
+                return base
+        return None
+
     for sub in walk(node):
-        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and \
-                sub.func.id == "super" and not sub.args and not sub.keywords:
+        call = sub.value if isinstance(sub, gast.Expr) else None
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+                call.func.attr == "__init__" and _is_super_call(call.func.value) and \
+                not call.args and not call.keywords and parent_of("__init__") is object:
+            sub.value = gast.Constant(None, None)  # object.__init__(self): nothing to do
+    for sub in walk(node):
+        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) and \
+                _is_super_call(sub.func.value):
+            owner = parent_of(sub.func.attr)
+            found = owner.__dict__[sub.func.attr] if owner is not None else None
+            if isinstance(found, types.FunctionType) and owner.__name__ not in local and \
+                    globals_.get(owner.__name__) is owner:
+                sub.func.value = gast.Name(owner.__name__, gast.Load(), None, None)
+                sub.args = [gast.Name(first, gast.Load(), None, None), *sub.args]
+    for sub in walk(node):
+        if _is_super_call(sub):
             sub.args = [gast.Name("__class__", gast.Load(), None, None),
                         gast.Name(first, gast.Load(), None, None)]
+
+
+def _is_super_call(node: gast.AST) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "super" and not node.args and not node.keywords
+
+
+def _single_inheritance_below(cls: type) -> bool:
+    """Whether every subclass of ``cls`` (at any depth) has one base."""
+    todo = list(type.__subclasses__(cls))
+    while todo:
+        sub = todo.pop()
+        if len(sub.__bases__) != 1:
+            return False
+        todo.extend(type.__subclasses__(sub))
+    return True
 
 
 def _unwrap_njit(namespace: dict[str, Any]) -> None:

@@ -218,7 +218,9 @@ def is_callable_object(obj: Any) -> bool:
 def is_user_class(obj: Any) -> bool:
     import types
 
-    return isinstance(obj, type) and isinstance(obj.__dict__.get("__init__"),
+    # its own __init__ or a parent's (class Left(Scaled) without one): dispatch._construct
+    # runs the one Python finds
+    return isinstance(obj, type) and isinstance(getattr(obj, "__init__", None),
                                                 types.FunctionType)
 
 

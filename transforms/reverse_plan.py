@@ -663,6 +663,10 @@ class Plan:
                     self.loc(call), hint="call the function by its name (Base.__init__(self, "
                     "...), helper(o, ...)), or have it return the new value")
             return False
+        if is_user_class(obj):
+            # Cls(args): what its __init__ writes besides the new object (compiling the class
+            # itself fails: a class has no source of its own to compile)
+            obj = obj.__init__
         info = self.callee_info(obj)
         # a callee that writes an argument in place: an array, or a list, dict or object
         # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)

@@ -172,3 +172,9 @@ defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated;
            "axis")
 defrefusal(np.put_along_axis, "it writes its argument in place; write the indexed "
            "assignment instead (adgen differentiates indexed writes)")
+# super() is read as the parent's method by name where that is certain (transforms/parse:
+# one base in every subclass, a plain function of a class bound to its name in the module);
+# what remains reaches here when self carries a gradient
+defrefusal(super, "adgen follows super().method(...) where every subclass of the class has "
+           "one base and the parent's method is a plain function of a class the module names; "
+           "here it cannot: call the parent's method by name, Parent.method(self, ...)")
