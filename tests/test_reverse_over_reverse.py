@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -153,4 +154,46 @@ def test_explain_says_why_the_fallback() -> None:
     assert text.startswith("second derivatives: forward over reverse")
     assert "pop_adjoint" in text and "no derivative rule" in text
     f = next(f for f in SCALAR if f.__name__ == "times_equal")
-    assert "validity guards" in route(f, SCALAR[f], "save")
+    assert "validity guard" in route(f, SCALAR[f], "save")
+
+
+SCALE = 2.0
+
+
+def term(v):
+    return np.sin(v) * SCALE
+
+
+def other_term(v):
+    return np.cos(v) * v
+
+
+def with_callee(x):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = term(x[i]) * x[i]
+    return np.sum(y ** 2) * SCALE
+
+
+def test_a_callee_and_live_globals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user callee (its pullback gets no shadow map: it uses none), and the globals and
+    helpers as the primal sees them at each call (the program is rebuilt with the code)."""
+    x = np.array([0.3, -0.7, 1.1])
+    assert route(with_callee, x, "save").startswith("second derivatives: " + ROUTE)
+    before = adgen.jacrev(adgen.grad(with_callee))(x)
+    np.testing.assert_allclose(before, fd_hessian(with_callee, x, "save"), rtol=1e-5, atol=1e-6)
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "SCALE", 3.0)
+    after = adgen.jacrev(adgen.grad(with_callee))(x)
+    np.testing.assert_allclose(after, fd_hessian(with_callee, x, "save"), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(after, before * 27.0 / 8.0, rtol=1e-12)  # SCALE ** 3
+    monkeypatch.setattr(module, "term", other_term)
+    again = adgen.jacrev(adgen.grad(with_callee))(x)
+    np.testing.assert_allclose(again, fd_hessian(with_callee, x, "save"), rtol=1e-5, atol=1e-6)
+
+
+def test_a_callee_that_shares_the_shadow_map_falls_back() -> None:
+    f = next(f for f in SCALAR if f.__name__ == "recursive")
+    text = route(f, SCALAR[f], "save")
+    assert text.startswith("second derivatives: forward over reverse")
+    assert "sh.deposit" in text

@@ -56,10 +56,22 @@ class Program:
 
     function: Any
     reason: str = ""
+    # (the program's namespace, the compiled code's namespace, the names read from it): the
+    # floats and arrays the compiled code re-reads at each call (bindings' "kind" guards)
+    refresh: tuple[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]], ...] = ()
 
     @property
     def reverse(self) -> bool:
         return not self.reason
+
+    def refreshed(self) -> Program:
+        """The program with the current values of the user's floats and arrays it reads (the
+        compiled code's namespace is refreshed by its guards, at each compile_function)."""
+        for mine, theirs, keys in self.refresh:
+            for k in keys:
+                if k in theirs:
+                    mine[k] = theirs[k]
+        return self
 
 
 class _NotDifferentiable(Exception):
@@ -82,14 +94,19 @@ class _Rewrite(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         self.generic_visit(node)
         params = node.args.args
-        if node.name != self.top or not params or params[-1].arg != "sh" or \
-                len(node.body) < 2 or ast.unparse(node.body[0]) != "top = sh is None":
+        if node.name != self.top or not params or params[-1].arg != "sh":
+            return node
+        heads = [k for k, st in enumerate(node.body[:3]) if ast.unparse(st) == "top = sh is None"]
+        if not heads or heads[0] + 1 >= len(node.body) or \
+                ast.unparse(node.body[heads[0] + 1]) != "if top:\n    sh = ShadowMap()":
             return node
         # the program calls it without a map: the map is made here, not received (a
         # parameter may alias every other parameter: the shadows would alias the saved values)
         del params[-1]
         del node.args.defaults[-1]
-        node.body[:2] = [ast.parse("sh = ShadowMap()").body[0], ast.parse("top = True").body[0]]
+        k = heads[0]
+        node.body[k:k + 2] = [ast.parse("sh = ShadowMap()").body[0],
+                              ast.parse("top = True").body[0]]
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -147,10 +164,74 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
-def _rewritten(text: str, where: str, top: str | None = None) -> str:
-    tree = _Rewrite(where, top).visit(ast.parse(text))
-    ast.fix_missing_locations(tree)
-    return ast.unparse(tree) + "\n"
+# Runtime functions of validity guards (captures of values a later write may overwrite, the
+# copies a guard takes) and of calls resolved at run time: no second-order rules yet.
+GUARDS = ("capture", "before_write", "remap_saved", "call_forward", "call_pullback")
+
+
+def _rewritten(text: str, where: str, top: str | None = None) -> ast.Module:
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in GUARDS:
+            raise _NotDifferentiable(
+                f"{where}:{node.lineno}: {node.func.id}(...) (the forward keeps a value for "
+                "its pullback behind a validity guard, or calls a function resolved at run "
+                "time) has no second-order rule")
+    return _Rewrite(where, top).visit(tree)
+
+
+def _pullback_def(tree: ast.Module, name: str) -> ast.FunctionDef:
+    return next(d for d in tree.body if isinstance(d, ast.FunctionDef) and
+                d.name == f"{name}_pullback")
+
+
+def _passes_map(node: ast.AST) -> bool:
+    """A call that hands the shadow map on: ``g_pullback(saved, g, sh)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id.endswith("_pullback") and bool(node.args) and \
+        isinstance(node.args[-1], ast.Name) and node.args[-1].id == "sh"
+
+
+def _shadow_users(trees: dict[int, ast.Module], compiled: dict[int, Any]) -> set[int]:
+    """The compiled functions whose pullback uses the shadow map (``shadow_of(sh, x)``), or
+    hands it to a callee's pullback that does."""
+    direct = {k for k, t in trees.items()
+              if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                     n.func.id == "shadow_of" for n in ast.walk(_pullback_def(
+                         t, compiled[k].name)))}
+    users = set(direct)
+    changed = True
+    while changed:
+        changed = False
+        for k, t in trees.items():
+            if k in users:
+                continue
+            for n in ast.walk(_pullback_def(t, compiled[k].name)):
+                if _passes_map(n):
+                    callee = compiled[k].callees.get(n.func.id[:-len("_pullback")])
+                    if callee is not None and id(callee) in users:
+                        users.add(k)
+                        changed = True
+                        break
+    return users
+
+
+def _drop_map(tree: ast.Module, name: str, callees: dict[str, Any], users: set[int],
+              own: bool) -> None:
+    """Calls of callees' pullbacks that do not use the shadow map stop passing it; and, with
+    ``own``, this pullback stops taking it (it does not use it)."""
+    fn = _pullback_def(tree, name)
+    for n in ast.walk(fn):
+        if _passes_map(n):
+            callee = callees.get(n.func.id[:-len("_pullback")])
+            if callee is not None and id(callee) not in users:
+                n.args.pop()
+    if own and fn.args.args and fn.args.args[-1].arg == "sh":
+        fn.args.args.pop()
+        fn.args.defaults.pop()
+        fn.body = [st for st in fn.body if ast.unparse(st) not in (
+            "top = sh is None", "if top:\n    sh = ShadowMap()")]
 
 
 # Helpers of generated pullbacks that are plain NumPy over functions with rules: the program
@@ -182,39 +263,65 @@ def _helper_copies() -> dict[str, Any]:
 _COPIES: dict[str, Any] = {}
 
 
-def _load(compiled: Any, mutation: str) -> dict[str, Any]:
+def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]]:
     """The generated functions of ``compiled`` and of its callees, loaded again from their
-    rewritten source; returns the namespace of ``compiled``'s own."""
+    rewritten source; returns the namespace of ``compiled``'s own, and what to refresh
+    (:attr:`Program.refresh`)."""
     from adgen.transforms.emit import compile_source
 
-    spaces: dict[int, dict[str, Any]] = {}
+    every: dict[int, Any] = {}
+    trees: dict[int, ast.Module] = {}
     todo = [compiled]
-    order = []
     while todo:
         c = todo.pop()
-        if id(c) in spaces:
+        if id(c) in every:
             continue
         if not c.own_source or c.pullback is None or \
                 not hasattr(c.pullback, "__globals__"):
             raise _NotDifferentiable(f"{c.name} is differentiated by a rule or at run time: "
                                      "its pullback has no generated code to differentiate")
-        where = f"<adgen {c.name} {mutation} second order>"
-        ns = dict(c.pullback.__globals__)
-        if not _COPIES:
-            _COPIES.update(_helper_copies())
-        ns.update(_COPIES)
+        every[id(c)] = c
         top = f"{c.name}_pullback" if c is compiled else None
-        compile_source(_rewritten(c.own_source, where, top), where, ns)
-        spaces[id(c)] = ns
-        order.append(c)
+        trees[id(c)] = _rewritten(c.own_source, _where(c, mutation), top)
         todo.extend(c.callees.values())
-    for c in order:  # each caller calls its callees' new functions, under the names it uses
-        ns = spaces[id(c)]
+    users = _shadow_users(trees, every)
+    for k, c in every.items():
+        if c is not compiled and k in users:
+            # its shadows are its caller's (views of the caller's arrays, arrays the caller
+            # passed and it writes): the second derivative of that hand-over is not done yet
+            raise _NotDifferentiable(
+                f"{_where(c, mutation)}: {c.name}'s pullback shares its caller's shadow map "
+                "(it writes or views arrays in place), which reverse over reverse does not "
+                "follow into callees yet")
+        _drop_map(trees[k], c.name, c.callees, users, own=c is not compiled)
+    if not _COPIES:
+        _COPIES.update(_helper_copies())
+    spaces: dict[int, dict[str, Any]] = {}
+    for k, c in every.items():
+        ns = dict(c.pullback.__globals__)
+        ns.update(_COPIES)
+        tree = ast.fix_missing_locations(trees[k])
+        compile_source(ast.unparse(tree) + "\n", _where(c, mutation), ns)
+        spaces[k] = ns
+    for k, c in every.items():  # callers call their callees' new functions, by their names
         for name, callee in c.callees.items():
             inner = spaces[id(callee)]
-            ns[f"{name}_forward"] = inner[f"{callee.name}_forward"]
-            ns[f"{name}_pullback"] = inner[f"{callee.name}_pullback"]
-    return spaces[id(compiled)]
+            spaces[k][f"{name}_forward"] = inner[f"{callee.name}_forward"]
+            spaces[k][f"{name}_pullback"] = inner[f"{callee.name}_pullback"]
+    # the user's floats and arrays the code reads: refreshed in the compiled code's namespace
+    # by its guards at each call, and copied into the program's from there
+    theirs = {id(c.pullback.__globals__): k for k, c in every.items()}
+    keys: dict[int, set[str]] = {}
+    for g in compiled.guards:
+        if g.mode == "kind" and g.ns is not None and id(g.ns) in theirs:
+            keys.setdefault(theirs[id(g.ns)], set()).add(g.key)
+    refresh = tuple((spaces[k], every[k].pullback.__globals__, tuple(sorted(names)))
+                    for k, names in keys.items())
+    return spaces[id(compiled)], refresh
+
+
+def _where(c: Any, mutation: str) -> str:
+    return f"<adgen {c.name} {mutation} second order>"
 
 
 def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> Program:
@@ -228,13 +335,9 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
     key = (j, len(args), mutation)
     known = _PROGRAMS.setdefault(compiled.pullback, {})
     if key in known:
-        return known[key]
+        return known[key].refreshed()
     try:
-        if compiled.needs_scope:
-            raise _NotDifferentiable(f"{compiled.name}'s forward keeps values for its pullback "
-                                     "behind validity guards (captures), which have no "
-                                     "second-order rule")
-        ns = _load(compiled, mutation)
+        ns, refresh = _load(compiled, mutation)
     except _NotDifferentiable as exc:
         program = known[key] = Program(None, str(exc))
         return program
@@ -245,8 +348,8 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
             f"    return {compiled.name}_pullback(saved, 1.0)[{j}]\n")
     space = dict(ns)
     compile_source(text, f"<adgen {compiled.name} {mutation} gradient program>", space)
-    program = known[key] = Program(space[name])
-    return program
+    program = known[key] = Program(space[name], refresh=refresh)
+    return program.refreshed()
 
 
 def reverse_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str,
