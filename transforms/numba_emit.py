@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from adgen.transforms.analyses.numba_types import (
     ArgType,
     buffer_roots,
@@ -65,7 +66,13 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
                               "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes",
                               "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",
-                              "zeros_of_tree", "or_zeros_of_tree"})
+                              "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
+                              "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
+                              "cholesky_vjp"})
+# reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
+# forms in adgen.numba_runtime, by the NumPy function or method
+_AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
+                    "amin": "min_axis", "sum": "sum_axis", "mean": "mean_axis"}
 _MARKER = re.compile(r"^\x00# line (\d+)")
 COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 _DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
@@ -239,6 +246,65 @@ class Rewriter:
                     raise self.refuse(st, "the numba backend takes arrays and numbers, not "
                                       "Python lists, dicts or sets",
                                       "use NumPy arrays, or backend='default' / 'auto'")
+
+    # -- reductions over an axis -----------------------------------------------------------
+
+    def reductions(self) -> None:
+        """``np.max(x, axis=k, keepdims=b)`` (``np.min``, ``np.sum``, ``np.mean``, ``np.amax``,
+        ``np.amin``, and the methods ``x.max(axis=k)``...) with a constant axis becomes
+        ``max_axis(x, k, b)`` (adgen.numba_runtime): numba's ``np.max`` takes no axis and no
+        reduction takes keepdims. Any other axis (a tuple, a name) is left to numba, which
+        refuses what it cannot compile at the user's line."""
+        for node in ast.walk(self.fwd):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            f = call_name(node) or ""
+            method = not f.startswith("np.")
+            name = node.func.attr
+            if name not in _AXIS_REDUCTIONS or (method and name.startswith("am")) or (
+                    not method and f != f"np.{name}"):
+                continue
+            args = ([node.func.value] if method else []) + list(node.args)
+            kw = {k.arg: k.value for k in node.keywords}
+            if len(args) > 2 or set(kw) - {"axis", "keepdims"} or not args:
+                continue
+            axis = args[1] if len(args) == 2 else kw.get("axis")
+            keep = kw.get("keepdims", ast.Constant(False))
+            k = _constant_int(axis)
+            if k is None or not (isinstance(keep, ast.Constant) and
+                                 isinstance(keep.value, bool)):
+                continue
+            node.func = ast.Name(id=_AXIS_REDUCTIONS[name], ctx=ast.Load())
+            node.args = [args[0], ast.Constant(k), ast.Constant(keep.value)]
+            node.keywords = []
+
+    def newaxis_items(self) -> None:
+        """``add_item(x_bar, (None, slice(None, None, None)), g)`` (the adjoint of
+        ``X[None, :]``) becomes ``add_newaxis(x_bar, g)``: numba's add_item takes integer
+        indices, and a view made of new axes and whole axes is the array reshaped."""
+        def whole(e: ast.expr) -> bool:
+            return (isinstance(e, ast.Constant) and e.value is None) or (
+                call_name(e) == "slice" and not e.keywords and
+                all(isinstance(a, ast.Constant) and a.value is None for a in e.args))
+
+        for node in ast.walk(self.pb):
+            if call_name(node) == "add_item" and len(node.args) == 3 and \
+                    isinstance(node.args[1], ast.Tuple) and \
+                    all(whole(e) for e in node.args[1].elts) and \
+                    any(isinstance(e, ast.Constant) for e in node.args[1].elts):
+                node.func = ast.Name(id="add_newaxis", ctx=ast.Load())
+                node.args = [node.args[0], node.args[2]]
+
+    def ufunc_outputs(self) -> None:
+        """``np.exp(z, out=z)`` becomes ``np.exp(z, z)``: numba's ufuncs take their output
+        positionally only (the analyses before read the keyword)."""
+        for node in ast.walk(self.fwd):
+            if isinstance(node, ast.Call) and (call_name(node) or "").startswith("np.") and \
+                    isinstance(getattr(np, node.func.attr, None), np.ufunc) and \
+                    [k.arg for k in node.keywords] == ["out"] and \
+                    len(node.args) == getattr(np, node.func.attr).nin:
+                node.args.append(node.keywords[0].value)
+                node.keywords = []
 
     # -- guarded sites under mutation="save" ---------------------------------------------------
 
@@ -827,6 +893,16 @@ def _maybe_none(fn: ast.FunctionDef) -> set[str]:
         out |= more
         grown = bool(more)
     return out
+
+
+def _constant_int(e: ast.expr | None) -> int | None:
+    """The value of an int constant (``1``, ``-1``), or None."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        v = _constant_int(e.operand)
+        return None if v is None else -v
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    return None
 
 
 def own_nodes(st: ast.stmt) -> list[ast.AST]:

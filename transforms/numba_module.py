@@ -95,7 +95,10 @@ class _Module:
             _free_parameters(fwd, pb, free)
         if names is not None:
             fwd.name, pb.name = names
+        _name_output(fwd)
         rw = Rewriter(fwd, pb, file, params)
+        rw.reductions()
+        rw.newaxis_items()
         rw.save_guards(scalar_types(fwd, params, _out_types(callees) if callees else None))
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
@@ -110,6 +113,7 @@ class _Module:
         rw.typed_tapes()
         rw.list_tapes(types_)
         rw.shadows(types_)
+        rw.ufunc_outputs()
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
@@ -209,12 +213,13 @@ class _Module:
     def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
-                  "from adgen.numba_runtime import add_item, add_out, balanced_eq, "
-                  "copy_adjoint, det_vjp, extreme_vjp, grow, inverse_axes, loop_sequence, "
-                  "matmul_vjp_a, "
-                  "matmul_vjp_b, matrix_transpose, max_vjp, mean_vjp, or_zeros, solve_vjp_a, "
-                  "solve_vjp_b, stored_into, sum_vjp, unbroadcast, zero_if_none, "
-                  "zeros_like, zeros_of_tree, or_zeros_of_tree\n\n")
+                  "from adgen.numba_runtime import add_item, add_newaxis, add_out, "
+                  "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, extreme_vjp, "
+                  "grow, inverse_axes, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
+                  "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
+                  "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, sum_axis, sum_vjp, "
+                  "unbroadcast, zero_if_none, zeros_like, zeros_of_tree, "
+                  "or_zeros_of_tree\n\n")
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
             # caches machine code only for a module read from a file
@@ -243,6 +248,26 @@ class _Module:
         fwd, pb = self.parts[-2][0], self.parts[-1][0]
         return NumbaCode(source, fwd.name, pb.name, lines, self.columns[fwd.name], files,
                          {f: c for f, c in self.columns.items() if f != fwd.name})
+
+
+def _name_output(fwd: ast.FunctionDef) -> None:
+    """A forward returning ``(s_1 + t15, saved)`` binds its output to a name first
+    (``out_value = s_1 + t15``), which the type analysis types like any other: the callers'
+    types of a callee's output, and whether the module gets a gradient function, read it."""
+    ret = fwd.body[-1]
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
+            ret.value.elts) or isinstance(ret.value.elts[0], ast.Name):
+        return
+    taken = {n.id for n in ast.walk(fwd) if isinstance(n, ast.Name)} | \
+        {a.arg for a in fwd.args.args}
+    name, k = "out_value", 1
+    while name in taken:
+        k += 1
+        name = f"out_value_{k}"
+    bind = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ret.value.elts[0],
+                      lineno=getattr(ret, "lineno", 0))
+    ret.value.elts[0] = ast.Name(id=name, ctx=ast.Load())
+    fwd.body.insert(len(fwd.body) - 1, bind)
 
 
 def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
@@ -295,6 +320,7 @@ def _out_types(callees: dict[str, Callee], depth: int = 0) -> Any:
         if key not in outputs:
             c = callees[sym]
             fwd = gast.gast_to_ast(copy.deepcopy(c.forward))
+            _name_output(fwd)
             ret = fwd.body[-1]
             outputs[key] = None
             if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \

@@ -166,11 +166,12 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
                                             not isinstance(i, ast.Slice) for i in idx):
                     return t[1]
-                if len(idx) <= t[2] and all(isinstance(i, ast.Slice) or typ(i) == "i8"
-                                            for i in idx):
-                    # basic indexing: an int drops an axis, a slice keeps it
-                    return ("array", t[1], t[2] - sum(not isinstance(i, ast.Slice)
-                                                      for i in idx))
+                new = sum(isinstance(i, ast.Constant) and i.value is None for i in idx)
+                if len(idx) - new <= t[2] and all(isinstance(i, ast.Slice) or typ(i) == "i8"
+                                                  or typ(i) == "none" for i in idx):
+                    # basic indexing: an int drops an axis, a slice keeps it, None adds one
+                    return ("array", t[1], t[2] + new - sum(
+                        not isinstance(i, ast.Slice) and typ(i) != "none" for i in idx))
                 return ("array",)
             return None
         if isinstance(e, ast.BinOp):
@@ -188,6 +189,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
         if isinstance(e, ast.Call):
             f = call_name(e) or ""
             args = [typ(a) for a in e.args]
+            out = [k.value for k in e.keywords if k.arg == "out"]
+            if out and f.startswith("np."):
+                return typ(out[0])  # a ufunc writing into out= returns out
             base = f.split(".")[-1]
             if f in ("len",):
                 return "i8"
@@ -218,7 +222,7 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return ("array", "f8", 2)
             square = [t for t in args[:1] if isinstance(t, tuple) and t[0] == "array" and
                       len(t) == 3 and t[2] == 2]
-            if f == "np.linalg.inv" and square:
+            if f in ("np.linalg.inv", "np.linalg.cholesky") and square:
                 return ("array", "f8", 2)
             if f == "np.linalg.det" and square:
                 return "f8"
@@ -227,6 +231,12 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return ("array", "f8", args[1][2])
             if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
                 return _allocation(e, args, base)
+            if f in ("max_axis", "min_axis", "sum_axis", "mean_axis") and len(e.args) == 3 \
+                    and isinstance(args[0], tuple) and len(args[0]) == 3 and \
+                    isinstance(e.args[2], ast.Constant):
+                # numba_emit's reductions over one axis (of float arrays)
+                rank = args[0][2] - (not e.args[2].value)
+                return ("array", "f8", rank) if rank else "f8"
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
                 t = typ(e.func.value)
                 return t if isinstance(t, tuple) and t[0] == "array" else None
@@ -273,7 +283,8 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
 
 _FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like",
                     "np.zeros_like", "np.ones_like", "np.full_like", "np.array", "np.arange",
-                    "np.linspace", "np.copy", "np.eye", "np.identity"})
+                    "np.linspace", "np.copy", "np.eye", "np.identity", "max_axis",
+                    "min_axis", "sum_axis", "mean_axis"})
 
 
 def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str | None]:
