@@ -1258,6 +1258,8 @@ def _vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     _refuse_complex_jacobian(args, "vjp of a gradient")
     program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
     if program.reverse:  # reverse over reverse: the generated forward and pullback
+        if program.check:  # "strict": refused where the gradient is
+            g(*_copies(args))
         out, pull = vjp(program.function, *_copies(args), mutation=mutation)
 
         def pullback_rr(ct: Any) -> tuple[Any, ...]:
@@ -1303,6 +1305,8 @@ def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, 
         if not kwargs:
             program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
             if program.reverse:  # reverse over reverse: the generated forward and pullback
+                if program.check:  # "strict": refused where the gradient is
+                    g(*_copies(args))
                 return outer(program.function, argnums, mutation=mutation,
                              has_aux=has_aux)(*args)
         d = _directional(fun, len(args), (j,), unit=True)

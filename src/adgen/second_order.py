@@ -59,6 +59,9 @@ class Program:
     # (the program's namespace, the compiled code's namespace, the names read from it): the
     # floats and arrays the compiled code re-reads at each call (bindings' "kind" guards)
     refresh: tuple[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]], ...] = ()
+    # the gradient's code has validity guards that raise under "strict": run the gradient
+    # first (its guards raise MutationError where the first derivative is refused)
+    check: bool = False
 
     @property
     def reverse(self) -> bool:
@@ -164,21 +167,76 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
-# Runtime functions of validity guards (captures of values a later write may overwrite, the
-# copies a guard takes) and of calls resolved at run time: no second-order rules yet.
-GUARDS = ("capture", "before_write", "remap_saved", "call_forward", "call_pullback")
+# Runtime functions of guard copies standing for a callee's arguments and of calls resolved
+# at run time: no second-order rules yet.
+REFUSED = ("remap_saved", "call_forward", "call_pullback")
+# Validity guards: a capture becomes a copy taken at once (kept_copy), which makes the guards
+# before later writes useless under "save". Under "strict" they raise where a write
+# overwrites a captured value: the gradient, which has the same guards, is run first
+# (Program.check), so that the second derivatives are refused where the first one is.
+CAPTURES = ("capture", "copy_before_loop", "copy_when_read")
 
 
-def _rewritten(text: str, where: str, top: str | None = None) -> ast.Module:
+def _rewritten(text: str, where: str, top: str | None) -> tuple[ast.Module, bool]:
+    """The rewritten tree, and whether it had validity guards."""
     tree = ast.parse(text)
+    guarded = False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in GUARDS:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id in REFUSED:
             raise _NotDifferentiable(
-                f"{where}:{node.lineno}: {node.func.id}(...) (the forward keeps a value for "
-                "its pullback behind a validity guard, or calls a function resolved at run "
-                "time) has no second-order rule")
-    return _Rewrite(where, top).visit(tree)
+                f"{where}:{node.lineno}: {node.func.id}(...) (a guard's copy standing for a "
+                "callee's argument, or a call resolved at run time) has no second-order rule")
+        guarded = guarded or node.func.id in (*CAPTURES, "before_write")
+    tree = _Captures().visit(tree)
+    return _Rewrite(where, top).visit(tree), guarded
+
+
+class _Captures(ast.NodeTransformer):
+    """Under "save": ``saved_x = capture(x, ...)`` becomes ``saved_x = kept_copy(x)`` (and
+    the guards' own copies too), ``saved_x.value`` becomes ``saved_x``, and the guards before
+    writes (``before_write(...)``) go: what they would save is copied already."""
+
+    def __init__(self) -> None:
+        self.kept: set[str] = set()
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        for st in ast.walk(node):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name) and _is_call(st.value, "capture"):
+                self.kept.add(st.targets[0].id)
+        self.generic_visit(node)
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        if _is_call(node.value, "before_write"):
+            return None
+        self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in CAPTURES:
+            return ast.copy_location(ast.Call(func=ast.Name("kept_copy", ast.Load()),
+                                              args=node.args[:1], keywords=[]), node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if node.attr == "value" and isinstance(node.value, ast.Name) and \
+                node.value.id in self.kept and isinstance(node.ctx, ast.Load):
+            return node.value
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        # a statement list left empty by a removed guard gets a pass
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and not block and field == "body":
+                block.append(ast.Pass())
+        return node
 
 
 def _pullback_def(tree: ast.Module, name: str) -> ast.FunctionDef:
@@ -263,14 +321,15 @@ def _helper_copies() -> dict[str, Any]:
 _COPIES: dict[str, Any] = {}
 
 
-def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]]:
+def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...], bool]:
     """The generated functions of ``compiled`` and of its callees, loaded again from their
-    rewritten source; returns the namespace of ``compiled``'s own, and what to refresh
-    (:attr:`Program.refresh`)."""
+    rewritten source; returns the namespace of ``compiled``'s own, what to refresh
+    (:attr:`Program.refresh`), and whether the code had validity guards."""
     from adgen.transforms.emit import compile_source
 
     every: dict[int, Any] = {}
     trees: dict[int, ast.Module] = {}
+    guarded = False
     todo = [compiled]
     while todo:
         c = todo.pop()
@@ -282,7 +341,8 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
                                      "its pullback has no generated code to differentiate")
         every[id(c)] = c
         top = f"{c.name}_pullback" if c is compiled else None
-        trees[id(c)] = _rewritten(c.own_source, _where(c, mutation), top)
+        trees[id(c)], has_guards = _rewritten(c.own_source, _where(c, mutation), top)
+        guarded = guarded or has_guards
         todo.extend(c.callees.values())
     users = _shadow_users(trees, every)
     for k, c in every.items():
@@ -317,7 +377,7 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
             keys.setdefault(theirs[id(g.ns)], set()).add(g.key)
     refresh = tuple((spaces[k], every[k].pullback.__globals__, tuple(sorted(names)))
                     for k, names in keys.items())
-    return spaces[id(compiled)], refresh
+    return spaces[id(compiled)], refresh, guarded
 
 
 def _where(c: Any, mutation: str) -> str:
@@ -337,7 +397,7 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
     if key in known:
         return known[key].refreshed()
     try:
-        ns, refresh = _load(compiled, mutation)
+        ns, refresh, guarded = _load(compiled, mutation)
     except _NotDifferentiable as exc:
         program = known[key] = Program(None, str(exc))
         return program
@@ -348,7 +408,8 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
             f"    return {compiled.name}_pullback(saved, 1.0)[{j}]\n")
     space = dict(ns)
     compile_source(text, f"<adgen {compiled.name} {mutation} gradient program>", space)
-    program = known[key] = Program(space[name], refresh=refresh)
+    program = known[key] = Program(space[name], refresh=refresh,
+                                   check=guarded and mutation == "strict")
     return program.refreshed()
 
 

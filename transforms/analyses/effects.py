@@ -42,16 +42,18 @@ def _runtime_result(obj: Any) -> str | None:
     """What a runtime helper that generated pullbacks call returns, for the pullbacks that
     adgen differentiates again (adgen.second_order): "shadow" for ``shadow_of(sh, x)`` (the
     shadow of x in map sh), "fresh" for ``zeros_like(x)`` and ``zeros_for(shape, g)`` (a new
-    zero adjoint); else None."""
+    zero adjoint) and ``kept_copy(x)`` (a copy); else None."""
     if not isinstance(obj, types.FunctionType) or obj.__name__ not in ("shadow_of",
                                                                        "zeros_like",
-                                                                       "zeros_for"):
+                                                                       "zeros_for",
+                                                                       "kept_copy"):
         return None
     from adgen import runtime
 
     if obj is runtime.shadow_of:
         return "shadow"
-    return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for) else None
+    return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for,
+                              runtime.kept_copy) else None
 
 
 @dataclass

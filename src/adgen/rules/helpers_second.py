@@ -16,6 +16,7 @@ from adgen.rules.helpers_core import unsupported
 
 __all__ = [
     "broadcast_back",
+    "kept_copy",
     "passed_if_present",
     "plain_shape",
     "shaped_as",
@@ -85,3 +86,16 @@ def passed_if_present(g: object, cot_shape: object) -> object:
                     "(reverse over reverse); use adgen.hessian, which takes forward over "
                     "reverse")
     return shaped_as(g, cot_shape)
+
+
+def kept_copy(x: object) -> object:
+    """What a validity guard keeps of ``x`` for a pullback (``capture``: the value at capture,
+    copied only if a later write overwrites it), kept by copying at once: the form reverse
+    over reverse differentiates (its adjoint is the copy's)."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if x is None or isinstance(x, (bool, int, float, complex, np.number, np.bool_, str)):
+        return x
+    unsupported(f"second derivatives through a captured {type(x).__qualname__} (reverse over "
+                "reverse keeps arrays and numbers); use adgen.hessian, which takes forward "
+                "over reverse")

@@ -4,7 +4,8 @@ differentiate adgen's own pullbacks (reverse over reverse, :mod:`adgen.second_or
 Generated pullbacks are linear in their cotangent, and so are these helpers: ``sum_vjp``
 broadcasts, ``unbroadcast`` sums, ``add`` adds, ``or_zeros`` passes its cotangent on, and their
 adjoints are the transposes (in :mod:`adgen.rules.helpers_second`); ``copy_adjoint`` copies
-an adjoint. ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
+an adjoint and ``kept_copy`` a value a validity guard keeps (second_order turns captures into
+it). ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
 ``reduced_axes`` computes axes: their values depend on no input (``shadow_of`` returns memory
 earlier statements wrote, which the effects analysis takes to alias every other shadow:
 transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
@@ -21,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import broadcast_back, passed_if_present, shape_tree, sum_vjp_transpose
+from adgen.rules.helpers import (
+    broadcast_back,
+    kept_copy,
+    passed_if_present,
+    shape_tree,
+    sum_vjp_transpose,
+)
 
 _REGISTERED: list[bool] = []
 
@@ -78,6 +85,10 @@ def register() -> None:
     def _copy_adjoint(g, out, adjoint):  # noqa: ANN001, ANN202 - a rule template
         return g
 
+    @defvjp(kept_copy, "x", linear=True, name="adgen.runtime.kept_copy")
+    def _kept_copy(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return g
+
     def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
         """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
         and ``g``'s is what the new contents' adjoint holds at ``index``."""
@@ -100,5 +111,5 @@ def register() -> None:
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
                 runtime.reduced_axes)
     defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
-                runtime.copy_adjoint)
+                runtime.copy_adjoint, kept_copy)
     _REGISTERED.append(True)
