@@ -8,14 +8,21 @@ Input: the pullback FunctionDef from the reverse pass. Output: the same function
 - negations cancel: an adjoint defined as a negation (``p_bar = -t7_bar``) and read once
   keeps its sign at the read instead, where a subtraction absorbs it (``b - p_bar``) or the
   next negation cancels it. Each rule's adjoint negates on its own (``-g`` for ``a - b``,
-  ``-g * p / t`` for ``1 / t``); a chain of them costs an array pass per sign.
+  ``-g * p / t`` for ``1 / t``); a chain of them costs an array pass per sign;
+- copies go: ``x_bar = t1_bar`` where neither name is bound again, and the reads of
+  ``x_bar`` read ``t1_bar`` (the same object);
+- a line's comment goes when its adjoint block came out empty.
 It changes no value the pullback computes: IEEE arithmetic is exactly symmetric under
 negation (``a + -b`` is ``a - b``, ``-a * b`` is ``-(a * b)``), signed zeros aside.
+
+:func:`fold_temporaries` does the forward's share (the reverse pass calls it): temporaries
+of the normal form read once go back into the expression that reads them.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 import gast
 from adgen.transforms.walk import clone, walk
@@ -33,7 +40,67 @@ def cleanup(pullback: gast.FunctionDef) -> gast.FunctionDef:
                   for s in pullback.body[2:] for n in walk(s))
     if not uses_sh and len(pullback.body) >= 2:
         pullback.body = pullback.body[2:]
+    _propagate_copies(pullback)
+    _drop_empty_comments(pullback.body)
     return pullback
+
+
+def _is_comment(st: gast.stmt) -> bool:
+    return isinstance(st, gast.Expr) and isinstance(st.value, gast.Constant) and \
+        isinstance(st.value.value, str) and st.value.value.startswith("\x00#")
+
+
+def _drop_empty_comments(body: list[gast.stmt]) -> None:
+    """Drops the comment over a line whose adjoint block came out empty (the next statement
+    is another line's comment, the return, or the end of the block)."""
+    for st in body:
+        for block in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(st, block, None), list):
+                _drop_empty_comments(getattr(st, block))
+    body[:] = [st for k, st in enumerate(body)
+               if not (_is_comment(st) and (k + 1 == len(body) or _is_comment(body[k + 1]) or
+                                            isinstance(body[k + 1], gast.Return)))] or body
+
+
+def _propagate_copies(fn: gast.FunctionDef) -> None:
+    """``a = b`` at the top level, with ``a`` bound nowhere else and ``b`` a parameter never
+    bound again or a name bound once: each read of ``a`` reads ``b`` instead, and the copy
+    goes (``x_bar = t1_bar; y_bar = t1_bar`` where an adjoint flows on unchanged). Both
+    names hold the same object at every read of ``a`` (``b`` is not bound again after the
+    copy, which reads it), so nothing changes, an in-place update through either name
+    included."""
+    stores: dict[str, int] = {}
+    for n in walk(fn):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            stores[n.target.id] = stores.get(n.target.id, 0) + 1
+    params = {a.id for a in fn.args.args}
+    keep: list[gast.stmt] = []
+    rename: dict[str, str] = {}
+    for st in fn.body:
+        st = _Rename(rename).visit(st) if rename else st
+        a = _target(st)
+        if a is not None and isinstance(st.value, gast.Name) and a not in params and \
+                stores.get(a) == 1 and st.value.id != a:
+            b = st.value.id
+            if stores.get(b, 0) == (0 if b in params else 1):
+                rename[a] = b
+                continue
+        keep.append(st)
+    fn.body = keep
+
+
+class _Rename(gast.NodeTransformer):
+    """Reads of the names in ``names`` -> reads of the names they map to."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if isinstance(node.ctx, gast.Load) and node.id in self.names:
+            node.id = self.names[node.id]
+        return node
 
 
 def _number(node: gast.AST) -> bool:
@@ -195,6 +262,9 @@ def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool
         if n in stores[use] and _target(u) != n:
             return False
         if not isinstance(u, (gast.Assign, gast.AugAssign)) or \
+                n in _load_counts([gast.Expr(value=t) for t in _targets_of(u)]):
+            return False  # read as a target's base or index (n[1] += e): not in the value
+        if not isinstance(u, (gast.Assign, gast.AugAssign)) or \
                 (isinstance(u, gast.AugAssign) and not isinstance(u.op, (gast.Add, gast.Sub))):
             return False
         keep = _fresh(core)
@@ -238,6 +308,10 @@ def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool
     body[:] = [st for k, st in enumerate(body) if k not in gone]
 
 
+def _targets_of(st: gast.Assign | gast.AugAssign) -> list[gast.expr]:
+    return list(st.targets) if isinstance(st, gast.Assign) else [st.target]
+
+
 def _writes_in_place(st: gast.stmt) -> bool:
     """``st`` may change an array in place: an augmented assignment, a store into an item or
     an attribute, a call made for its effect (add_item), or a block holding one."""
@@ -262,3 +336,183 @@ class _Substitute(gast.NodeTransformer):
         if isinstance(node.ctx, gast.Load) and node.id == self.name:
             return _neg(node if self.value is None else clone(self.value))
         return node
+
+
+# --------------------------------------------------------------------------------------------
+# Single-use temporaries folded back into expressions
+
+
+def fold_temporaries(fn: gast.FunctionDef, temporary: Callable[[str], bool]) -> None:
+    """Folds each temporary the normal form introduced back into its one use, in place, so
+    the code reads like the user's: ``h = np.empty((x.shape[0], w.shape[1]))`` rather than
+    ``t1 = x.shape; t2 = t1[0]; ...; h = np.empty((t2, t4))``.
+
+    ``t = e`` is folded into the statement right after it (once the temporaries between are
+    folded) when ``t`` is a ``temporary``, bound once and read once in the function, there,
+    outside any nested block or conditionally evaluated part, and everything that statement
+    evaluates before ``t`` is a plain load (a name, a constant, an attribute of one): ``e``
+    then runs at the same point relative to every other operation with an effect, and reads
+    the same values. A value the pullback reads is read twice (by its use and by the saved
+    tuple), so it stays bound.
+    """
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    for n in walk(fn):
+        if isinstance(n, gast.Name):
+            table = loads if isinstance(n.ctx, gast.Load) else stores
+            table[n.id] = table.get(n.id, 0) + 1
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            loads[n.target.id] = loads.get(n.target.id, 0) + 1
+    foldable = {n for n, k in stores.items() if k == 1 and loads.get(n) == 1 and temporary(n)}
+    if foldable:
+        _fold_block(fn.body, foldable)
+
+
+def _fold_block(body: list[gast.stmt], foldable: set[str]) -> None:
+    out: list[gast.stmt] = []
+    for st in body:
+        for block in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(st, block, None), list):
+                _fold_block(getattr(st, block), foldable)
+        for handler in getattr(st, "handlers", None) or []:
+            _fold_block(handler.body, foldable)
+        while True:
+            # the statement before st, past new empty tapes (tape1 = []: no effect, and no
+            # temporary reads them)
+            k = len(out) - 1
+            while k >= 0 and _inert(out[k]):
+                k -= 1
+            if k < 0 or not _fold_into(out[k], st, foldable):
+                break
+            del out[k]
+        out.append(st)
+    body[:] = out
+
+
+def _inert(st: gast.stmt) -> bool:
+    """``n = []``, ``n = ()`` or ``n = None``: a binding that runs no code."""
+    return _target(st) is not None and (
+        isinstance(st.value, (gast.List, gast.Tuple)) and not st.value.elts or
+        isinstance(st.value, gast.Constant) and st.value.value is None)
+
+
+def _fold_into(prev: gast.stmt, st: gast.stmt, foldable: set[str]) -> bool:
+    """Replaces the one read of ``prev``'s temporary in ``st`` by its value (True), if the
+    conditions of :func:`fold_temporaries` hold; else changes nothing (False)."""
+    t = _target(prev)
+    if t is None or t not in foldable:
+        return False
+    for part in _evaluated(st):
+        found = _load_path(part, t)
+        if found is None:
+            if not _plain_load(part):
+                return False  # evaluated before t's read, and may have an effect
+            continue
+        path, node = found
+        for parent, child in zip(path, path[1:] + [node]):
+            if not _unconditional(parent, child):
+                return False
+        for parent, child in zip(path, path[1:] + [node]):
+            for sibling in _before(parent, child):
+                if not _plain_load(sibling):
+                    return False
+        value = prev.value
+        if path:
+            _replace(path[-1], node, value)
+        else:
+            _replace_part(st, part, value)
+        return True
+    return False
+
+
+def _evaluated(st: gast.stmt) -> list[gast.expr]:
+    """The expressions ``st`` evaluates, in order, outside its nested blocks ([] where a
+    temporary is not folded: a while test, evaluated again at each iteration)."""
+    if isinstance(st, gast.Assign):
+        return [st.value] + list(st.targets)
+    if isinstance(st, gast.AugAssign):
+        # x[i] += e reads x[i] before e: only a plain name target is folded into
+        return [st.target, st.value] if isinstance(st.target, gast.Name) else []
+    if isinstance(st, (gast.Expr, gast.Return)) and st.value is not None:
+        return [st.value]
+    if isinstance(st, gast.For):
+        return [st.iter]
+    if isinstance(st, gast.If):
+        return [st.test]
+    return []
+
+
+# Expression nodes whose operands are all evaluated, left to right, in their field order
+_STRICT = (gast.Call, gast.BinOp, gast.UnaryOp, gast.Subscript, gast.Attribute, gast.Tuple,
+           gast.List, gast.Slice, gast.keyword)
+
+
+def _children(node: gast.AST) -> list[gast.AST]:
+    if isinstance(node, gast.Call):
+        return [node.func, *node.args, *node.keywords]
+    # (operators and contexts are nodes too, evaluated by no one)
+    return [c for c in gast.iter_child_nodes(node) if isinstance(c, (gast.expr, gast.keyword))]
+
+
+def _load_path(root: gast.AST, t: str) -> tuple[list[gast.AST], gast.Name] | None:
+    """The nodes from ``root`` down to the read of ``t`` (excluded), and that read."""
+    if isinstance(root, gast.Name) and root.id == t and isinstance(root.ctx, gast.Load):
+        return [], root
+    for child in _children(root):
+        found = _load_path(child, t)
+        if found is not None:
+            return [root] + found[0], found[1]
+    return None
+
+
+def _unconditional(parent: gast.AST, child: gast.AST) -> bool:
+    """``child`` is evaluated whenever ``parent`` is, once, after the operands before it."""
+    return isinstance(parent, _STRICT) and not (
+        isinstance(parent, gast.Call) and any(isinstance(a, gast.Starred) for a in parent.args))
+
+
+def _before(parent: gast.AST, child: gast.AST) -> list[gast.AST]:
+    kids = _children(parent)
+    return kids[:[id(k) for k in kids].index(id(child))]
+
+
+def _plain_load(node: gast.AST) -> bool:
+    """A name, a constant, an attribute of one, or a tuple of those: evaluating it has no
+    effect and reads no array element that an earlier operation could change."""
+    if isinstance(node, (gast.Name, gast.Constant)):
+        return True  # (a name stored to is a target, bound after everything is evaluated)
+    if isinstance(node, gast.Attribute):
+        return _plain_load(node.value)
+    if isinstance(node, (gast.Tuple, gast.List)):
+        return all(_plain_load(e) for e in node.elts)
+    if isinstance(node, gast.keyword):
+        return _plain_load(node.value)
+    return False
+
+
+def _replace(parent: gast.AST, old: gast.AST, new: gast.AST) -> None:
+    for field, value in gast.iter_fields(parent):
+        if value is old:
+            setattr(parent, field, new)
+            return
+        if isinstance(value, list):
+            for k, item in enumerate(value):
+                if item is old:
+                    value[k] = new
+                    return
+    raise AssertionError("fold_temporaries: the read is not a child of its parent")
+
+
+def _replace_part(st: gast.stmt, part: gast.expr, new: gast.expr) -> None:
+    if isinstance(st, gast.Assign) and part is st.value:
+        st.value = new
+    elif isinstance(st, gast.AugAssign) and part is st.value:
+        st.value = new
+    elif isinstance(st, (gast.Expr, gast.Return)) and part is st.value:
+        st.value = new
+    elif isinstance(st, gast.For) and part is st.iter:
+        st.iter = new
+    elif isinstance(st, gast.If) and part is st.test:
+        st.test = new
+    else:  # a target: the temporary is not a store's target itself
+        raise AssertionError("fold_temporaries: a temporary read as a whole target")

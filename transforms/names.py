@@ -16,6 +16,7 @@ class Namer:
         self.taken: set[str] = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
         # the generated pullback's own parameters and locals
         self.taken |= {"out_bar", "saved", "sh", "top"}
+        self.user = frozenset(self.taken)  # the function's own names (and those above)
         self.counts: dict[str, int] = {}
 
     def fresh(self, prefix: str) -> str:
@@ -28,6 +29,10 @@ class Namer:
         self.counts[prefix] = n
         self.taken.add(candidate)
         return candidate
+
+    def temporary(self, name: str) -> bool:
+        """``name`` is a temporary this namer made (``t3``), not one of the user's."""
+        return name not in self.user and name[:1] == "t" and name[1:].isdigit()
 
     def reserve(self, name: str) -> str:
         """Claims ``name`` if free, else a numbered variant of it."""

@@ -14,7 +14,8 @@ list of mutation-site decisions (a :class:`Result`).
 3. **Emitters**: the pullback (:mod:`reverse_pullback`, with :mod:`reverse_ops`,
    :mod:`reverse_stores` and :mod:`reverse_calls`), which records what it needs the forward
    to keep (values, or only their shapes: :mod:`shape_saves`), then the forward
-   (:mod:`reverse_forward`), which keeps it.
+   (:mod:`reverse_forward`), which keeps it, with the temporaries the normal form made and
+   only one statement reads folded back into that statement (``cleanup.fold_temporaries``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.cleanup import fold_temporaries
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import Result
@@ -44,6 +46,8 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
     pb = Pullback(plan, namer)
     pullback = pb.emit()
     forward = Forward(plan, pb.rec, namer).forward(pb.rec.saved_names)
+    # the forward reads like the user's code: single-use temporaries back in expressions
+    fold_temporaries(forward, namer.temporary)
     return Result(forward, pullback, pb.rec.sites, pb.rec.callees,
                   mutates_params="param" in eff.written, reads_params=plan.reads_params,
                   mutates_containers="param" in eff.containers_written,

@@ -57,9 +57,12 @@ def programs(draw: st.DrawFn) -> str:
             target = draw(st.sampled_from(names[3:]))  # rebinds an earlier name
         else:
             target = f"t{k}"
-        shape = draw(st.sampled_from(["plain", "aug", "loop"]))
+        shape = draw(st.sampled_from(["plain", "aug", "loop", "item"]))
         if shape == "aug" and target in names:
             lines.append(f"{target} {draw(st.sampled_from(['+=', '-=']))} {expr}")
+        elif shape == "item" and target in names:
+            # an element written in place: every name of that array must see it (copies)
+            lines.append(f"{target}[1] += ({expr})[0]")
         elif shape == "loop":
             lines.append("for i in range(2):")
             lines.append(f"    {target} = {expr}")
@@ -154,8 +157,7 @@ return (z_bar,)"""
     p_bar = p_bar + t4_bar / p
     t3_bar = p_bar * p / t3
     t1_bar = t3_bar * t2
-    z_bar = t1_bar
-    return (z_bar,)"""
+    return (t1_bar,)"""
     # a sign that cannot cancel stays where it was: on the scalar, not moved into an array
     fn = gast.parse("def pb(out_bar, t10, sh=None):\n" + "".join(
         "    " + ln + "\n" for ln in (PROLOGUE + """t11_bar = -out_bar

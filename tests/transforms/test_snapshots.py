@@ -48,8 +48,7 @@ from adgen.runtime import *
 def tanh_square_forward(x):
     t1 = np.tanh(x)
     t2 = t1 ** 2
-    t3 = np.sum(t2)
-    return (t3, (t1, t2))
+    return (np.sum(t2), (t1, t2))
 
 def tanh_square_pullback(saved, out_bar, sh=None):
     t1, t2 = saved
@@ -66,23 +65,15 @@ from adgen.runtime import *
 
 
 def allocate_then_fill_forward(w, x):
-    t1 = x.shape
-    t2 = t1[0]
-    t3 = w.shape
-    t4 = t3[1]
-    h = np.empty((t2, t4))
-    t5 = x.shape
-    t6 = t5[0]
+    h = np.empty((x.shape[0], w.shape[1]))
     tape1 = []
-    for i in range(t6):
+    for i in range(x.shape[0]):
         t7 = x[i]
-        t8 = t7 @ w
-        t9 = np.tanh(t8)
+        t9 = np.tanh(t7 @ w)
         h[i] = t9
         tape1.append((i, t7, t9))
     t10 = h ** 2
-    t11 = np.sum(t10)
-    return (t11, (h, t10, tape1, w, x))
+    return (np.sum(t10), (h, t10, tape1, w, x))
 
 def allocate_then_fill_pullback(saved, out_bar, sh=None):
     top = sh is None
@@ -119,8 +110,7 @@ def fill_after_use_forward(x):
     x[...] = 0.0
     t1 = np.sum(y)
     t2 = np.sum(x)
-    t3 = t1 + t2
-    return (t3, (saved_x_1, t1, t2, x, y))
+    return (t1 + t2, (saved_x_1, t1, t2, x, y))
 
 def fill_after_use_pullback(saved, out_bar, sh=None):
     top = sh is None
@@ -160,8 +150,7 @@ def mse_forward(y, yhat):
         s_2 += t4
         tape1.append((i, s_1, t1, t2, t3, t4))
         s_1 = s_2
-    t5 = s_1 / n
-    return (t5, (n, s_1, tape1, y, yhat))
+    return (s_1 / n, (n, s_1, tape1, y, yhat))
 
 def mse_pullback(saved, out_bar, sh=None):
     n, s_1, tape1, y, yhat = saved
