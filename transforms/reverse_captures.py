@@ -237,6 +237,8 @@ class _Captures:
                 and plan.is_user_call(stmt.value):
             return False  # a callee's saved values hold the array itself
         base = view.value.id
+        if any(self.overwritten_next(n, stmt, w) for w in conflicts):
+            return True
         loops = plan.loops_of.get(id(stmt), ())
         if not loops:
             return False
@@ -248,6 +250,42 @@ class _Captures:
             if target != base or loops[-1] in around or not set(loops) & set(around):
                 return False
         return True
+
+    def overwritten_next(self, n: str, stmt: gast.stmt, w: Write) -> bool:
+        """True when ``w`` comes after ``stmt`` in the same block and stores into exactly the
+        elements ``n`` views: ``t = y[:k]`` (or ``y[:k][::-1]``) read, then ``y[:k] = z[:k]``
+        (Durbin's recursion). Every time the value is read it is overwritten: a guard would
+        copy it at that write anyway."""
+        plan = self.plan
+        st = w.stmt
+        if plan.block_of.get(id(st)) != plan.block_of.get(id(stmt)) or \
+                plan.order[id(st)] <= plan.order[id(stmt)]:
+            return False
+        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name) and
+                plan.stable_index(st.targets[0].slice)):
+            return False
+        view = plan.defs.get(n)
+        for _ in range(2):
+            if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
+                    plan.stable_index(view.slice)):
+                return False
+            if view.value.id == st.targets[0].value.id:
+                return gast.dump(plan.spelled_out(view.slice)) == \
+                    gast.dump(plan.spelled_out(st.targets[0].slice))
+            whole = view.slice
+            if not (isinstance(whole, gast.Slice) and whole.lower is None and
+                    whole.upper is None and (whole.step is None or (
+                        isinstance(whole.step, gast.UnaryOp) and
+                        isinstance(whole.step.op, gast.USub) and
+                        isinstance(whole.step.operand, gast.Constant) and
+                        whole.step.operand.value == 1) or (
+                        isinstance(whole.step, gast.Constant) and whole.step.value == -1))):
+                return False  # a view of a part of the array: another set of elements
+            if plan.def_count.get(view.value.id) != 1:
+                return False
+            view = plan.defs.get(view.value.id)  # x[::-1] of x = y[:k]: the elements of x
+        return False
 
     def _rows_from(self, idx: gast.expr) -> tuple[str, int] | None:
         """(counter, offset) for a first-axis index ``c + k`` or slice ``c + k:`` (no upper

@@ -52,3 +52,46 @@ def test_a_write_once_after_the_loop_keeps_its_guard():
     check_gradient(scaled_once_after, args, (0,), adgen_grad("save"))
     src = adgen.source(scaled_once_after, *args)
     assert "copy_when_read(" not in src and "before_write(" in src
+
+
+def durbin(r):
+    n = r.shape[0]
+    y = np.zeros(n)
+    z = np.zeros(n)
+    y[0] = -r[0]
+    beta = 1.0
+    alpha = -r[0]
+    for k in range(1, n):
+        beta = (1.0 - alpha * alpha) * beta
+        s = r[:k][::-1] @ y[:k]
+        alpha = -(r[k] + s) / beta
+        z[:k] = y[:k] + alpha * y[:k][::-1]  # reads y[:k] (and reversed) ...
+        y[:k] = z[:k]  # ... which this overwrites, every iteration
+        y[k] = alpha
+    return np.sum(y ** 2)
+
+
+def rows_read_then_part_written(x):
+    x = x.copy()
+    s = 0.0
+    for k in range(1, x.shape[0]):
+        t = x[:k]
+        s = s + np.sum(t ** 3)
+        x[:k - 1] = 0.5 * x[:k - 1]  # a part of what was read: another set of elements
+    return s + np.sum(x ** 2)
+
+
+def test_a_part_overwritten_right_after_its_read_is_copied_when_read():
+    args = (0.6 ** np.arange(1, 9) + 0.01 * np.random.default_rng(2).standard_normal(8),)
+    check_gradient(durbin, args, (0,), adgen_grad("save"))
+    src = adgen.source(durbin, *args).split("_pullback")[0]
+    assert src.count("copy_when_read(") == 2 and "before_write(" not in src
+    with pytest.raises(MutationError):
+        adgen.grad(durbin, mutation="strict")(*fresh(args))
+
+
+def test_a_part_of_the_part_read_is_not_the_part_read():
+    args = (np.random.default_rng(3).random(6),)
+    check_gradient(rows_read_then_part_written, args, (0,), adgen_grad("save"))
+    src = adgen.source(rows_read_then_part_written, *args)
+    assert "copy_when_read(" not in src and "before_write(" in src

@@ -616,3 +616,26 @@ def stored_one_row_down(x, w):
 def test_indices_alike_in_part_are_not_the_same_view():
     x = np.random.default_rng(8).random((4, 4))
     check_grad(stored_one_row_down, x, 0.7, argnums=(0, 1))
+
+
+def rows_and_outer(A, B, i):
+    r = A[i, :]
+    s = B[i]
+    u = A[i + 1]
+    o = np.outer(r, s)
+    scaled = SCALE * o
+    return np.sum(r * u) + np.sum(scaled) + np.sum(s)
+
+
+def test_rows_of_one_matrix_share_a_shape_and_outer_is_a_matrix():
+    known, keys = _kinds(rows_and_outer, {"A": 2, "B": 2, "i": NUMBER})
+    assert known["o"] == 2 and known["scaled"] == 2
+    assert keys["r"] == keys["u"]  # A[i, :] and A[i + 1]: both A.shape[1:]
+    assert keys["r"] != keys["s"]  # a row of another matrix: not known to agree
+    assert keys["scaled"] == keys["o"]  # a global float times o: o's shape
+
+
+def test_rows_and_outer_gradients():
+    rng = np.random.default_rng(9)
+    A, B = rng.random((3, 4)), rng.random((3, 2))
+    check_grad(rows_and_outer, A, B, 1, argnums=(0, 1))

@@ -420,6 +420,9 @@ class _Eval:
             if ra == 0 or rb == 0:
                 return _from_rank(max(ra, rb))
             return _matmul(ra, rb, allow_number=True)
+        if fname == "outer" and obj is np.outer and len(args) == 2 and not v.keywords and \
+                all(rank(a) is not None for a in args):
+            return 2  # both flattened: a matrix whatever their ranks
         if fname in _FROM_SHAPE and v.args and all(k.arg == "dtype" for k in v.keywords):
             shape = v.args[0]
             if isinstance(shape, gast.Tuple):
@@ -525,6 +528,8 @@ def shape_keys(fn: gast.FunctionDef, known: dict[str, Kind],
 
     def operand(e: gast.expr) -> Any:
         if isinstance(e, gast.Name):
+            if e.id not in known and e.id not in defs and of_value(resolve(e)) == NUMBER:
+                return ("number",)  # a free name bound to a number (its guard holds it)
             return key(e.id)
         if isinstance(e, gast.Constant) and isinstance(e.value, (int, float)) and \
                 not isinstance(e.value, bool):
@@ -549,10 +554,23 @@ def shape_keys(fn: gast.FunctionDef, known: dict[str, Kind],
             return elementwise([v.operand])
         if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
             base = key(v.value.id)
-            c = _slice_offset(v.slice)
-            if base is None or c is None:
+            if base is None:
                 return None
-            return ("s", base, c)
+            c = _slice_offset(v.slice)
+            if c is not None:
+                return ("s", base, c)
+            # x[i], x[i, :], x[i, j]: the leading axes taken by numbers, the rest whole (any
+            # two such items of x have x.shape[lead:])
+            elts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+            lead = 0
+            while lead < len(elts) and (
+                    isinstance(elts[lead], gast.Constant) and type(elts[lead].value) is int or
+                    isinstance(elts[lead], gast.Name) and known.get(elts[lead].id) == NUMBER):
+                lead += 1
+            if lead == 0 or not all(isinstance(e, gast.Slice) and e.lower is None and
+                                    e.upper is None and e.step is None for e in elts[lead:]):
+                return None
+            return ("i", base, lead)
         if isinstance(v, gast.Call) and not v.keywords:
             f = v.func
             if isinstance(f, gast.Attribute) and f.attr == "copy" and not v.args and \
