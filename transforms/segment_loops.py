@@ -26,7 +26,6 @@ share the user's closure cells. Errors name the user's file (``remap_error``).
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import itertools
 import linecache
@@ -35,6 +34,16 @@ import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
+
+from adgen.transforms.analyses.loop_names import (
+    bound_before,
+    exposed,
+    is_range_loop,
+    items_written,
+    param_names,
+    stores_of_statements,
+    walk_body,
+)
 
 from adgen.errors import AdgenError, Location, MissingRuleError, UnsupportedError
 
@@ -118,7 +127,7 @@ def rewrite(fn: Any, every: int | bool, mutation: str) -> Any:
         raise UnsupportedError(f"checkpoint= needs a plain def, not {type(fdef).__name__}",
                                _location(file, fdef))
     all_lines = linecache.getlines(file)
-    loops = [_analyse(fdef, s, file) for s in fdef.body if _is_range_loop(s)]
+    loops = [_analyse(fdef, s, file) for s in fdef.body if is_range_loop(s)]
     if not loops:
         raise UnsupportedError(
             f"checkpoint= splits a loop of {fn.__qualname__} into segments, but its body has "
@@ -175,7 +184,7 @@ def rewrite(fn: Any, every: int | bool, mutation: str) -> Any:
                     loop.copies = sorted(x for j, x in enumerate(loop.inputs)
                                          if j + 4 in exact)
         shelves = {k + 4 for k, x in enumerate(loop.inputs)
-                   if not _items_written(loop.node.body, x)}
+                   if not items_written(loop.node.body, x)}
         returned = {j + 4 for j, x in enumerate(loop.inputs) if x in loop.outputs}
         parts.append((seg, returned))
         segments[name] = segment_rule(seg, mutation, _location(file, loop.node), loop.checks,
@@ -197,8 +206,8 @@ def _refuse_argument_writes(fn: Any, fdef: ast.FunctionDef, loop: _Loop, seg: An
     segments work on copies, so the caller's array would keep its values."""
     from adgen.checkpointing import written_positions
 
-    params = _param_names(fdef)
-    rebound = _stores(fdef.body[:fdef.body.index(loop.node)])
+    params = param_names(fdef)
+    rebound = stores_of_statements(fdef.body[:fdef.body.index(loop.node)])
     names = [f"x{k}" for k in range(4)] + loop.inputs
     for k in sorted(written_positions(seg, mutation)):
         name = names[k] if k < len(names) else None
@@ -232,57 +241,6 @@ def remap_error(exc: AdgenError) -> AdgenError:
     return exc
 
 
-_WRITERS = {"copyto", "put", "place", "putmask", "fill_diagonal", "at", "put_along_axis"}
-_BUILTINS = set(dir(builtins))
-
-
-def _rooted(node: ast.AST, name: str) -> int | None:
-    """How many subscripts and attributes ``node`` reads through from the name ``name``
-    (0: the name itself), or None when it does not start from it."""
-    depth = 0
-    while isinstance(node, (ast.Subscript, ast.Attribute)):
-        node, depth = node.value, depth + 1
-    return depth if isinstance(node, ast.Name) and node.id == name else None
-
-
-def _items_written(body: list[ast.stmt], name: str) -> bool:
-    """Whether the body may write into the items of ``name`` (a list or dict) in place,
-    rather than only append to it or rebind its slots: ``xs[i][j] = v``, ``xs[i] += v``,
-    ``xs[i].fill(0)``, ``out=xs[i]``, or an item passed to a function that is not NumPy's or
-    a builtin (it may write it)."""
-    for node in (n for s in body for n in ast.walk(s)):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = [t for x in node.targets for t in ast.walk(x)]
-        elif isinstance(node, ast.AugAssign):
-            if _rooted(node.target, name) not in (None, 0):
-                return True
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and (_rooted(func.value, name) or 0) >= 1:
-                return True  # a method of an item
-            if any(k.arg == "out" and _rooted(k.value, name) is not None
-                   for k in node.keywords):
-                return True
-            known = (isinstance(func, ast.Name) and func.id in _BUILTINS) or (
-                isinstance(func, ast.Attribute) and _rooted(func, "np") is not None and
-                func.attr not in _WRITERS)
-            if not known and any(_rooted(a, name) is not None for a in node.args):
-                return True
-        for t in targets:
-            if isinstance(t, (ast.Subscript, ast.Attribute)) and (
-                    _rooted(t.value, name) or 0) >= 1:
-                return True
-    return False
-
-
-def _is_range_loop(s: ast.stmt) -> bool:
-    return (isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and
-            isinstance(s.iter.func, ast.Name) and s.iter.func.id == "range" and
-            not s.iter.keywords and 1 <= len(s.iter.args) <= 3 and
-            not any(isinstance(a, ast.Starred) for a in s.iter.args))
-
-
 def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
     """What the loop body reads, changes and carries; refuses what segments cannot split."""
     where = _location(file, loop)
@@ -295,7 +253,7 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
     if loop.body[0].lineno <= loop.iter.end_lineno:
         raise UnsupportedError("checkpoint= needs the loop body on lines of its own", where,
                                hint="start the body on the line after `for ...:`")
-    for node in _walk_body(loop.body):
+    for node in walk_body(loop.body):
         what = None
         if isinstance(node, (ast.Break, ast.Return)):
             what = f"a {type(node).__name__.lower()} statement"
@@ -309,17 +267,17 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
                 _location(file, node),
                 hint="keep the loop to straight steps (break/return end every segment), or "
                      "put the steps in a helper decorated with @adgen.checkpoint")
-    params = _param_names(fdef)
+    params = param_names(fdef)
     local = params | {x.id for x in ast.walk(fdef) if isinstance(x, ast.Name) and
                       isinstance(x.ctx, ast.Store)}
     local |= {a.asname or a.name.split(".")[0] for x in ast.walk(fdef)
               if isinstance(x, (ast.Import, ast.ImportFrom)) for a in x.names}
     local |= {x.name for x in ast.walk(fdef) if x is not fdef and
               isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    before, maybe = _bound_before(fdef.body[:fdef.body.index(loop)], params)
-    exposed = _exposed(loop.body, {loop.target.id}) & local
-    stores = _stores(loop.body) | {loop.target.id}
-    carried = exposed & stores
+    before, maybe = bound_before(fdef.body[:fdef.body.index(loop)], params)
+    read_first = exposed(loop.body, {loop.target.id}) & local
+    stores = stores_of_statements(loop.body) | {loop.target.id}
+    carried = read_first & stores
     for name in sorted(carried - before):
         raise UnsupportedError(
             f"checkpoint= splits the loop into segments, and {name} is kept from one iteration "
@@ -330,7 +288,7 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
         after |= {x.id for x in ast.walk(s) if isinstance(x, ast.Name) and
                   isinstance(x.ctx, ast.Load)}
     loaded_elsewhere = set(after)
-    inputs = sorted(exposed - {loop.target.id})
+    inputs = sorted(read_first - {loop.target.id})
     # every input comes back (a helper the body calls may change it in place: the segment
     # runs on copies of what it writes), and what the body binds that is read after the loop
     outputs = sorted(set(inputs) | (stores & after))
@@ -353,7 +311,7 @@ def _refuse_closures_over(fdef: ast.FunctionDef, loop: ast.For, changed: set[str
         if node is fdef or id(node) in inside or not isinstance(
                 node, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef)):
             continue
-        own = _param_names(node) | {x.id for x in ast.walk(node) if isinstance(x, ast.Name)
+        own = param_names(node) | {x.id for x in ast.walk(node) if isinstance(x, ast.Name)
                                     and isinstance(x.ctx, ast.Store)}
         free = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and
                 isinstance(x.ctx, ast.Load)} - own
@@ -475,119 +433,6 @@ def _fresh_prefix(taken: set[str]) -> str:
     while any(t.startswith(prefix) for t in taken):
         prefix = "c" + prefix
     return prefix
-
-
-def _param_names(fdef: ast.FunctionDef) -> set[str]:
-    a = fdef.args
-    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
-    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
-    return names
-
-
-def _walk_body(stmts: list[ast.stmt]) -> Any:
-    """The body's nodes, without those of nested loops' break (a break there ends the nested
-    loop, not this one) and without lambdas' and comprehensions' insides."""
-    for s in stmts:
-        yield from _walk_stmt(s, in_loop=False)
-
-
-def _walk_stmt(node: ast.AST, in_loop: bool) -> Any:
-    if isinstance(node, ast.Break) and in_loop:
-        return
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                              ast.GeneratorExp)):
-            continue
-        inner = in_loop or (isinstance(node, (ast.For, ast.While)) and child in node.body)
-        yield from _walk_stmt(child, inner)
-
-
-def _stores(stmts: list[ast.stmt]) -> set[str]:
-    """Names the statements bind (not inside comprehensions or lambdas)."""
-    out: set[str] = set()
-    for s in stmts:
-        for node in _walk_stmt(s, False):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                out.add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                out |= {a.asname or a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                out.add(node.name)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                out.add(node.name)
-    return out
-
-
-def _loads(node: ast.AST) -> set[str]:
-    """Names an expression or simple statement reads (lambdas and comprehensions included:
-    they read the enclosing function's names)."""
-    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and
-            isinstance(x.ctx, ast.Load)}
-
-
-def _exposed(stmts: list[ast.stmt], defined: set[str]) -> set[str]:
-    """Names read on some path before the statements bind them (upward-exposed uses);
-    ``defined`` is updated with what every path binds."""
-    out: set[str] = set()
-    for s in stmts:
-        if isinstance(s, ast.If):
-            out |= _loads(s.test) - defined
-            d1, d2 = set(defined), set(defined)
-            out |= _exposed(s.body, d1) | _exposed(s.orelse, d2)
-            defined |= d1 & d2
-        elif isinstance(s, (ast.For, ast.While)):
-            head = s.iter if isinstance(s, ast.For) else s.test
-            out |= _loads(head) - defined
-            inner = set(defined) | (_stores([s.target]) if isinstance(s, ast.For) else set())
-            # a nested loop carries its own values from one iteration to the next
-            out |= _exposed(s.body + s.body, inner) | _exposed(s.orelse, set(inner))
-        elif isinstance(s, (ast.With, ast.Try)):
-            inner = set(defined)
-            if isinstance(s, ast.With):
-                for item in s.items:
-                    out |= _loads(item.context_expr) - inner
-                    if item.optional_vars is not None:
-                        inner |= _stores_of(item.optional_vars)
-                out |= _exposed(s.body, inner)
-                defined |= inner
-            else:
-                out |= _exposed(s.body, inner)
-                for h in s.handlers:
-                    out |= _exposed(h.body, set(defined) | ({h.name} if h.name else set()))
-                out |= _exposed(s.orelse, set(inner)) | _exposed(s.finalbody, set(defined))
-        else:
-            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-                out |= {s.target.id} - defined
-            out |= _loads(s) - defined
-            defined |= _stores([s])
-    return out
-
-
-def _stores_of(target: ast.AST) -> set[str]:
-    return {x.id for x in ast.walk(target) if isinstance(x, ast.Name)}
-
-
-def _bound_before(stmts: list[ast.stmt], params: set[str]) -> tuple[set[str], set[str]]:
-    """Names bound on every path through ``stmts`` (with the parameters), and names bound on
-    some path only."""
-    sure = set(params)
-    every: set[str] = set()
-    for s in stmts:
-        every |= _stores([s])
-        if _is_range_loop(s) and isinstance(s.target, ast.Name) and \
-                s.target.id not in _stores(s.body):
-            every.discard(s.target.id)  # an int, or unbound: it shares no memory
-        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import,
-                          ast.ImportFrom, ast.Expr, ast.FunctionDef, ast.ClassDef)):
-            sure |= _stores([s])
-        elif isinstance(s, ast.With):
-            sure |= _bound_before(s.body, set())[0] | {
-                n for item in s.items if item.optional_vars is not None
-                for n in _stores_of(item.optional_vars)}
-        elif isinstance(s, ast.If):
-            sure |= _bound_before(s.body, set())[0] & _bound_before(s.orelse, set())[0]
-    return sure, every - sure
 
 
 def _location(file: str, node: ast.AST) -> Location:
