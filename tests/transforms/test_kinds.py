@@ -639,3 +639,16 @@ def test_rows_and_outer_gradients():
     rng = np.random.default_rng(9)
     A, B = rng.random((3, 4)), rng.random((3, 2))
     check_grad(rows_and_outer, A, B, 1, argnums=(0, 1))
+
+
+def max_of_numbers(x, g):
+    a = x[0] / g
+    b = x[1] / g
+    m = max(a, b)
+    return np.exp(m - a) + min(a, b, m)
+
+
+def test_max_and_min_of_numbers_are_numbers():
+    known, _ = _kinds(max_of_numbers, {"x": 1, "g": NUMBER})
+    assert known["m"] == NUMBER
+    check_grad(max_of_numbers, np.array([0.3, 0.7]), 0.5, argnums=(0, 1))

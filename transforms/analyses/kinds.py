@@ -387,6 +387,9 @@ class _Eval:
             if f.id == "loop_sequence" and len(args) == 1:
                 # what a for loop indexes (adgen.runtime): an array as it is
                 return args[0] if isinstance(args[0], int) else None
+            if f.id in ("max", "min") and len(args) >= 2 and not v.keywords and \
+                    all(a == NUMBER for a in args):
+                return NUMBER  # max(a, b): one of the numbers
             if f.id in _BUILTIN_NUMBER and len(v.args) == 1 and not v.keywords:
                 if f.id == "abs" and args[0] != NUMBER:
                     return None
