@@ -83,6 +83,19 @@ def split_like(g: object, trees: list, axis: int, pieces: list, container: objec
 def concatenate_vjp(g: object, tree: object, axis: object) -> object:
     """Adjoint of ``np.concatenate(arrays, axis)``: ``g`` split back into the arrays."""
     trees = tree_items(tree)
+    if type(axis) is int and type(g) is np.ndarray and all(
+            type(t) is tuple and len(t) == g.ndim and all(type(d) is int for d in t)
+            for t in trees):
+        # arrays of g's rank (what a loop's tape records): basic slices of g, as np.split
+        # would give them, without its bookkeeping
+        ax = axis % g.ndim
+        lead = (slice(None),) * ax
+        parts = []
+        start = 0
+        for t in trees:
+            parts.append(g[(*lead, slice(start, start + t[ax]))])
+            start += t[ax]
+        return tuple(parts) if is_tuple_tree(tree) else parts
     shapes = [tree_numeric_shape(t) for t in trees]
     if axis is None:
         pieces = [(int(np.prod(s)),) for s in shapes]
