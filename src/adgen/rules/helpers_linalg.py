@@ -57,6 +57,9 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
             return g[:, None] * b  # matrix @ vector: the outer product
         if b.ndim == 2 and g.ndim == 2:
             return g @ b.T  # matrix @ matrix: nothing broadcast
+    if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 1 and \
+            b.ndim == 2 and g.ndim == 1:
+        return b @ g  # vector @ matrix (a row times the rows below it, as trmm does)
     b = np.asarray(b)
     g = np.asarray(g)
     if len(a_shape) == 1 and b.ndim == 1:
@@ -77,6 +80,9 @@ def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
             return g @ a  # matrix @ vector: the transposed product
         if g.ndim == 2 and len(b_shape) == 2:
             return a.T @ g  # matrix @ matrix: nothing broadcast
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 1 and g.ndim == 1 and \
+            len(b_shape) == 2:
+        return a[:, None] * g  # vector @ matrix: the outer product
     a = np.asarray(a)
     g = np.asarray(g)
     if a.ndim == 1 and len(b_shape) == 1:
