@@ -320,5 +320,7 @@ class Stores:
                          call_node(attr_node("np", "shape"), name(v.id)))
         if ufunc is np.subtract:
             gathered = gast.UnaryOp(op=gast.USub(), operand=gathered)
+        # into an integer array the added values are truncated: no gradient (as x[i] = v)
+        gathered = call_node("stored_into", name(x), gathered)
         out += self.pb.contribute(v.id, gathered, state)
         return out

@@ -4,7 +4,7 @@ For ``grad(f, j)`` at a signature, :func:`gradient_program` builds a plain Pytho
 
     def f_gradient(a0, a1, ...):
         out, saved = f_forward(a0, a1, ...)
-        return f_pullback(saved, 1.0)[j]
+        return or_zeros(f_pullback(saved, 1.0)[j], aj)   # None (no gradient reached aj): 0
 
 over the generated forward and pullback of ``f`` (and of its callees), loaded from their
 source (in linecache, so adgen reads it as it reads a user's) with three rewrites that make the
@@ -124,6 +124,11 @@ class _Rewrite(ast.NodeTransformer):
             raise _NotDifferentiable(
                 f"{self.where}:{node.lineno}: sh.{f.attr}(...) (the shadow map's hand-over of "
                 "a container's adjoint to a callee) has no second-order rule")
+        if _is_call(node, "stored_into") and len(node.args) == 2 and not node.keywords:
+            # the cotangent first: its rule declares that the result may be it (a view)
+            return ast.copy_location(ast.Call(func=ast.Name("stored_value", ast.Load()),
+                                              args=[node.args[1], node.args[0]], keywords=[]),
+                                     node)
         if _is_call(node, "tape_columns"):
             steps, dtypes = node.args[0], node.args[1:]
             count = ast.Call(func=ast.Name("len", ast.Load()), args=[steps], keywords=[])
@@ -405,7 +410,7 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
     name = f"{compiled.name}_gradient"
     text = (f"def {name}({', '.join(names)}):\n"
             f"    out, saved = {compiled.name}_forward({', '.join(names)})\n"
-            f"    return {compiled.name}_pullback(saved, 1.0)[{j}]\n")
+            f"    return or_zeros({compiled.name}_pullback(saved, 1.0)[{j}], a{j})\n")
     space = dict(ns)
     compile_source(text, f"<adgen {compiled.name} {mutation} gradient program>", space)
     program = known[key] = Program(space[name], refresh=refresh,

@@ -416,6 +416,8 @@ cases("adgen.runtime.unbroadcast", C(randn(2, 3), (3,)), C(randn(2, 3), (2, 1)),
       refuse(randn(3, 1), (1, 4)))
 cases("adgen.runtime.add", C(randn(3), randn(3)), C(randn(), randn()),
       C(randn(2, 3), randn(3)), C(randn(), randn(2)))
+cases("adgen.runtime.stored_value", C(randn(3), randn(3)), C(randn(), randn(2)),
+      C(randn(3), np.zeros(3, dtype=np.int64)))
 cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)))
 cases("adgen.runtime.zeros_for", C((2, 3), randn()), C((), randn(2)))
 cases("adgen.runtime.reduced_axes", C(None, 3), C(1, 2), C((0, -1), 3))

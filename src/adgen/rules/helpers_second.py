@@ -12,7 +12,7 @@ Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every 
 
 import numpy as np
 
-from adgen.rules.helpers_core import unsupported
+from adgen.rules.helpers_core import stored_into, unsupported
 
 __all__ = [
     "broadcast_back",
@@ -20,6 +20,7 @@ __all__ = [
     "passed_if_present",
     "plain_shape",
     "shaped_as",
+    "stored_value",
     "sum_vjp_transpose",
 ]
 
@@ -99,3 +100,9 @@ def kept_copy(x: object) -> object:
     unsupported(f"second derivatives through a captured {type(x).__qualname__} (reverse over "
                 "reverse keeps arrays and numbers); use adgen.hessian, which takes forward "
                 "over reverse")
+
+
+def stored_value(g: object, x: object) -> object:
+    """``stored_into(x, g)`` with the cotangent first (reverse over reverse rewrites calls
+    to it, so that its rule can say that the result may be ``g`` itself: a view)."""
+    return stored_into(x, g)

@@ -5,7 +5,8 @@ Generated pullbacks are linear in their cotangent, and so are these helpers: ``s
 broadcasts, ``unbroadcast`` sums, ``add`` adds, ``or_zeros`` passes its cotangent on, and their
 adjoints are the transposes (in :mod:`adgen.rules.helpers_second`); ``copy_adjoint`` copies
 an adjoint and ``kept_copy`` a value a validity guard keeps (second_order turns captures into
-it). ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
+it); ``stored_value(g, x)`` is ``stored_into(x, g)`` (zero where x holds integers), which
+second_order calls instead. ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
 ``reduced_axes`` computes axes: their values depend on no input (``shadow_of`` returns memory
 earlier statements wrote, which the effects analysis takes to alias every other shadow:
 transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
@@ -27,6 +28,8 @@ from adgen.rules.helpers import (
     kept_copy,
     passed_if_present,
     shape_tree,
+    stored_into,
+    stored_value,
     sum_vjp_transpose,
 )
 
@@ -89,6 +92,11 @@ def register() -> None:
     def _kept_copy(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
 
+    @defvjp(stored_value, "cot, x", diff="cot", linear=True, reads="x", view=True,
+            name="adgen.runtime.stored_value")
+    def _stored_value(g, out, cot, x):  # noqa: ANN001, ANN202 - a rule template
+        return stored_into(x, g)
+
     def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
         """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
         and ``g``'s is what the new contents' adjoint holds at ``index``."""
@@ -111,5 +119,5 @@ def register() -> None:
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
                 runtime.reduced_axes)
     defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
-                runtime.copy_adjoint, kept_copy)
+                runtime.copy_adjoint, kept_copy, stored_value)
     _REGISTERED.append(True)
