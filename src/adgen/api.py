@@ -878,7 +878,10 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
             prints nothing: the returned list renders as an HTML table.
 
     Returns:
-        An :class:`Explanation`, a list of :class:`MutationSite`.
+        An :class:`Explanation`, a list of :class:`MutationSite`. For a gradient function
+        (``explain(adgen.grad(f), x)``, example arguments required), the path its derivatives
+        take at them (reverse over reverse, or forward over reverse and why) is printed first
+        and kept in ``route``; the sites are those of the code differentiated again.
     """
     if isinstance(fun, GradientFunction):  # which path its derivatives take, and its sites
         return _explain_gradient(fun, args, mutation, file, kwargs)
