@@ -77,6 +77,9 @@ class Recording:
     shape_of: dict[str, tuple[str, str]] = field(default_factory=dict)
     # a container parameter whose slots the function rebinds -> its items as received
     entry_of: dict[str, str] = field(default_factory=dict)
+    # a call whose result (a list, dict or object) the pullback hands back with the adjoints
+    # its arrays keep in shadow memory -> its items as the call returned them
+    result_entry: dict[int, str] = field(default_factory=dict)
     saved_names: list[str] = field(default_factory=list)  # what the forward hands over
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import gast
+from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -40,15 +41,20 @@ class Calls:
                                    "it mutates an argument the gradient flows through"))
         g: gast.expr
         if t is not None and self.pb.g_of(t, state) is not None:
-            g = self._result_adjoint(t, state)
+            g = self._result_adjoint(t, state, s)
         else:
             # forced: the result got no gradient; the callee still runs its pullback for what
             # it wrote, with a zero for its result
+            named = t is not None
             if t is None:
                 t = self.pb.namer.fresh(f"{callee_name(call)}_result")
                 self.rec.result_of[id(s)] = t
                 self.rec.extra_fwd.add(t)
             g = call_node("zeros_like", name(t))
+            if named and self.may_hold_arrays(t):
+                # o = Buf(x); o.a[0] = 5.0: o's own adjoint is zero, its array's is in shadow
+                # memory (with_shadows)
+                g = call_node("with_shadows", name("sh"), name(self._entry(s, t)), g)
         args = list(call.args)
         receiver = None
         obj = self.plan.resolve(call.func)
@@ -120,14 +126,36 @@ class Calls:
                 out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
         return out
 
-    def _result_adjoint(self, t: str, state: set[str]) -> gast.expr:
+    def _result_adjoint(self, t: str, state: set[str], s: gast.stmt | None = None
+                        ) -> gast.expr:
         """The adjoint of a call's result, as the callee's pullback takes it: a value. A result
         whose adjoint lives in shadow memory may view an argument (``return a[::-1]``, ``return
         a``), whose shadow the callee's cotangent is added to again: its adjoint is taken out
         of shadow memory (``sh.pop``) and comes back through the cotangents."""
         if self.plan.tracked(t):
             return call_node(attr_node("sh", "pop"), name(t))
-        return self.pb.g_of(t, state)
+        g = self.pb.g_of(t, state)
+        if g is not None and s is not None and self.may_hold_arrays(t):
+            # a list, dict or object: the arrays in it the caller wrote in place keep their
+            # adjoints in shadow memory, which the callee's pullback does not read
+            g = call_node("with_shadows", name("sh"), name(self._entry(s, t)), g)
+        return g
+
+    def _entry(self, s: gast.stmt, t: str) -> str:
+        """The name of the call's result's items as the call returned them (the forward
+        keeps runtime.entry_items(t) after the call): the object may hold other arrays by the
+        time the pullback runs (layer.cache = x in a later method call)."""
+        if id(s) not in self.rec.result_entry:
+            v = self.pb.namer.fresh(f"{t}_entry")
+            self.rec.result_entry[id(s)] = v
+            self.rec.extra_fwd.add(v)
+        return self.rec.result_entry[id(s)]
+
+    def may_hold_arrays(self, t: str) -> bool:
+        """Whether the call's result ``t`` may be a container or object (not a number or
+        an array, as far as the plan knows)."""
+        kind = self.plan.kinds.get(t)
+        return t not in self.plan.numeric and not isinstance(kind, int) and kind != NUMBER
 
     def _saved_var(self, s: gast.stmt, call: gast.Call) -> str:
         if id(s) not in self.rec.saved_call:

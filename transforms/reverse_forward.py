@@ -114,6 +114,7 @@ class Forward:
         top |= {v for (sid, _), v in self.rec.cap_var.items() if sid in ids}
         top |= {v for sid, v in self.rec.saved_call.items() if sid in ids}
         top |= {v for sid, v in self.rec.result_of.items() if sid in ids}
+        top |= {v for sid, v in self.rec.result_entry.items() if sid in ids}
         top |= {v for sid, v in self.rec.tape_of.items() if sid in ids}
         params = {a.id for a in self.plan.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
@@ -247,6 +248,10 @@ class Forward:
                     fcall.keywords = call.keywords
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
                     self.rec.result_of.get(id(s), "_"), gast.Store)
+                if id(s) in self.rec.result_entry and isinstance(res, gast.Name):
+                    # the result's items as the call returned them (Calls._entry)
+                    post = [assign(name(self.rec.result_entry[id(s)], gast.Store),
+                                   call_node("entry_items", name(res.id)), s)] + post
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + post
         return pre + [s] + post

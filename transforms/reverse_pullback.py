@@ -187,6 +187,8 @@ class Pullback:
                     out.add(self.rec.tape_of[id(n)])
                 if id(n) in self.rec.saved_call:
                     out.add(self.rec.saved_call[id(n)])
+                if id(n) in self.rec.result_entry:
+                    out.add(self.rec.result_entry[id(n)])
                 if id(n) in self.rec.arm_of:
                     out.add(self.rec.arm_of[id(n)])
         for (sid, _), var in self.rec.cap_var.items():
@@ -502,9 +504,14 @@ class Pullback:
                 return []  # the same buffer: one shadow
             return self.contribute(v.id, g, state, copy_shadow=self.plan.tracked(t))
         if g is None:
-            if isinstance(v, gast.Call) and self.plan.is_user_call(v) and \
-                    self.plan.mutating_call(v):
-                return self.calls.rev_user_call(s, v, t, state, forced=True)
+            if isinstance(v, gast.Call) and self.plan.is_user_call(v):
+                if self.plan.mutating_call(v):
+                    return self.calls.rev_user_call(s, v, t, state, forced=True)
+                if self.plan.act.active(t) and self.calls.may_hold_arrays(t):
+                    # s = make(x); u = s["u"]; u[0] = 5.0: s got no adjoint of its own, the
+                    # arrays in it keep theirs in shadow memory (Calls.rev_user_call hands
+                    # them to make's pullback)
+                    return self.calls.rev_user_call(s, v, t, state, forced=False)
             return []
         if isinstance(v, (gast.List, gast.Tuple)):
             out = []

@@ -353,7 +353,11 @@ class ShadowMap:
         return entry[1]
 
     def pop(self, x: Any) -> Any:
-        """Takes the adjoint of ``x`` out of shadow memory (zeroing it) and returns it."""
+        """Takes the adjoint of ``x`` out of shadow memory (zeroing it) and returns it; for a
+        list, tuple or dict (a call's result the compiler could not tell from an array:
+        ``p, q = pair(x)``), the adjoints of the arrays and numbers in it."""
+        if isinstance(x, (list, tuple, dict)):
+            return _with_shadows(self, x, None)
         shadow = self.of(x)
         value = shadow.copy()
         shadow[...] = 0.0
@@ -564,6 +568,43 @@ def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
         return add(adjoint, sh.value(x))
     if adjoint is None and (_is_number(x) or isinstance(x, np.ndarray)):
         return zeros_like(x)  # an item overwritten before anything read it
+    return adjoint
+
+
+def with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    """The adjoint of ``x`` (the result of a call: a list, tuple, dict or object) as the
+    call's pullback takes it, with the adjoints its arrays keep in shadow memory moved into
+    it. The caller keeps an array's adjoint there once it writes the array in place
+    (``d = make(x); d["a"] *= 3.0``), while the pullback of the call that made ``d`` reads
+    ``d``'s adjoint only: without the move, that gradient was silently lost."""
+    if not sh._roots or isinstance(x, (np.ndarray, float, int, complex, str, np.generic)) \
+            or x is None:
+        return adjoint
+    return _with_shadows(sh, x, adjoint)
+
+
+def _with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "fc" and id(root_of(x)) in sh._roots:
+            return add(adjoint, sh.pop(x))
+        return adjoint
+    if _is_number(x):
+        return add(adjoint, sh.pop(x)) if id(x) in sh._roots else adjoint
+    if isinstance(x, (list, tuple)):
+        base = list(adjoint) if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+        out = [_with_shadows(sh, v, a) for v, a in zip(x, base)]
+        return tuple(out) if isinstance(adjoint, tuple) else out
+    if isinstance(x, _EntryObject):  # an object's attributes as entry_items found them
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()})
+    if isinstance(x, dict):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return {k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
+            not is_function_like(x):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k))
+                              for k, v in vars(x).items()})
     return adjoint
 
 
@@ -1480,6 +1521,8 @@ def scatter_if_copy(sh: ShadowMap, x: np.ndarray, index: Any, out: Any) -> None:
     index) adds its adjoint into x's shadow."""
     if isinstance(out, np.ndarray) and isinstance(x, np.ndarray) and root_of(out) is root_of(x):
         return
+    if isinstance(x, (list, tuple, dict)):
+        return  # an item of a container is the object itself: its adjoint stays its own
     add_item(sh.of(x), index, sh.of(out) if isinstance(out, np.ndarray) else
              sh.value(out) or 0.0)
 
@@ -1536,7 +1579,7 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
-    "stored_attribute", *_helper_names,
+    "stored_attribute", "with_shadows", *_helper_names,
 ]
 
 

@@ -308,3 +308,73 @@ def test_a_property_with_a_gradient_is_refused():
         assert "WithNorm.norm" in str(err) and err.location is not None
     else:
         raise AssertionError("a gradient through a property")
+
+
+class Buffers:
+    def __init__(self, x):
+        self.a = x * 1.0
+        self.b = self.a[1:]  # a view of a
+
+
+def _make_state(x):
+    return {"u": x * 2.0, "scale": 0.5}
+
+
+def _pair(x):
+    return x * 2.0, x[:2] * 1.0
+
+
+def test_arrays_of_a_returned_object_or_container_written_in_place():
+    # an object built inside (o = Buffers(x)) or a dict/tuple returned by a helper, whose
+    # arrays the function then writes in place: the helper's pullback read the container's
+    # adjoint while the written arrays kept theirs in shadow memory (0.86-0.98 relative error)
+    def obj(x):
+        o = Buffers(x)
+        o.b *= 3.0
+        o.a[0] = o.a[-1] ** 2
+        return np.sum(o.a ** 2) + np.sum(o.b)
+
+    def state(x):
+        s = _make_state(x)
+        s["u"][1:] += s["u"][:-1] * s["scale"]
+        return np.sum(s["u"] ** 2)
+
+    def pair(x):
+        p, q = _pair(x)
+        p[1:] += q
+        return np.sum(p ** 2) + np.sum(q)
+
+    x = np.array([0.5, -1.0, 2.0])
+    for f in (obj, state, pair):
+        for policy in ("save", "strict"):
+            try:
+                g = adgen.grad(f, mutation=policy)(x)
+            except adgen.MutationError:
+                assert policy == "strict"
+                continue
+            assert np.allclose(g, fd(f, x), atol=1e-6), (f.__name__, policy)
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+        self.cache = None
+
+    def forward(self, x):
+        self.cache = x  # an array the object did not hold when it was built
+        return np.tanh(self.w * x)
+
+
+def test_an_object_holding_an_argument_later():
+    def f(w, x):
+        layer = Layer(w)
+        h = layer.forward(x)
+        layer.cache += 1.0  # writes x
+        return np.sum(h) + np.sum(x)
+
+    w, x = np.array([0.3, -0.2]), np.array([1.0, 2.0])
+
+    def plain(v):
+        return f(w, v.copy())
+
+    assert np.allclose(adgen.grad(f, argnums=1)(w, x.copy()), fd(plain, x))
