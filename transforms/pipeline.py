@@ -365,8 +365,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         lambda n: _resolve(parsed, n)), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
     containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
+    arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
     eff = _run("reverse", lambda: effects(tree, mutating_call, scalars,
-                                          lambda n: _resolve(parsed, n), containers), parsed)
+                                          lambda n: _resolve(parsed, n), containers, arrays),
+               parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {

@@ -34,6 +34,9 @@ _NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "
                            "repr", "id", "shape", "ndim", "size", "count_nonzero",
                            "array_equal", "allclose", "perf_counter", "time",
                            "loop_sequence_len"})
+# ndarray methods whose result is a new array or a number, never a view of the receiver
+_NEW_FROM_METHODS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var", "cumsum",
+                               "cumprod", "argmax", "argmin", "all", "any", "dot", "trace"})
 # Calls whose result may be any of their arguments (containers and user functions).
 PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 
@@ -97,7 +100,8 @@ def effects(fn: gast.FunctionDef,
             mutating_call: Callable[[gast.Call], list[gast.expr]] | None = None,
             scalars: set[str] | frozenset[str] = frozenset(),
             resolve: Callable[[gast.expr], Any] | None = None,
-            containers: dict[str, str] | None = None) -> Effects:
+            containers: dict[str, str] | None = None,
+            arrays: set[str] | frozenset[str] = frozenset()) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -110,6 +114,8 @@ def effects(fn: gast.FunctionDef,
             ``kinds.LIST`` / ``kinds.DICT``).
         resolve: a global name or attribute chain -> the object it is bound to (None: local
             or unknown): a call of a Python function is a user call whatever its name.
+        arrays: names known to hold an ndarray at every call (analyses.kinds): a reduction
+            method of one (``z.max(axis=1)``) returns a new array, never a view of ``z``.
     """
     eff = Effects()
     stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
@@ -170,7 +176,7 @@ def effects(fn: gast.FunctionDef,
     while changed:
         changed = False
         for i, s in enumerate(stmts):
-            for dst, src in _edges(s, i, eff.kinds, resolve):
+            for dst, src in _edges(s, i, eff.kinds, resolve, arrays):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
@@ -261,7 +267,8 @@ def _names(node: gast.AST) -> set[str]:
 
 
 def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
-           resolve: Callable[[gast.expr], Any] | None = None) -> list[tuple[str, set[str]]]:
+           resolve: Callable[[gast.expr], Any] | None = None,
+           arrays: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
     if isinstance(s, gast.For):
@@ -346,6 +353,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 f.value.id in ("np", "numpy", "math"):
             return [(name, {new})]
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                f.value.id in arrays and fname in _NEW_FROM_METHODS:
+            return [(name, {new})]  # an ndarray's reduction: a new array (or a number)
         # a user function or method: its result may hold any argument
         return [(name, {new} | _names(v))]
     return [(name, {new})]
