@@ -427,6 +427,8 @@ class Pullback:
         if may_be_none:
             # a container's adjoint may lack an entry (zero): fill it in like the primal
             value = call_node("or_zeros", value, name(n))
+        if b in state and isinstance(self.plan.kinds.get(n), int):
+            value = _broadcast_by_the_addition(n, value)
         if self.plan.eff.kinds.get(n) == "list":
             # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
             value = call_node("list_adjoint", value)
@@ -599,3 +601,23 @@ class Pullback:
         if base is None or view[1] is None:
             return base
         return gast.Subscript(value=base, slice=clone(view[1]), ctx=gast.Load())
+
+
+def _broadcast_by_the_addition(n: str, value: gast.expr) -> gast.expr:
+    """``sum_vjp(g, np.shape(n), axis, True)`` added into the adjoint of the array ``n``,
+    which has ``n``'s shape: ``g`` itself, whose size-1 axes the addition broadcasts (the
+    adjoint of a row sum kept with keepdims, ``z_bar -= t_bar`` instead of a full copy of
+    ``t_bar`` made first); any other value as it is."""
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and
+            value.func.id == "sum_vjp" and len(value.args) == 4 and not value.keywords):
+        return value
+    g, shape, _axis, keep = value.args
+    names_n = (isinstance(shape, gast.Attribute) and shape.attr == "shape" and
+               isinstance(shape.value, gast.Name) and shape.value.id == n) or (
+        isinstance(shape, gast.Call) and isinstance(shape.func, gast.Attribute) and
+        shape.func.attr == "shape" and isinstance(shape.func.value, gast.Name) and
+        shape.func.value.id == "np" and len(shape.args) == 1 and
+        isinstance(shape.args[0], gast.Name) and shape.args[0].id == n)
+    if names_n and isinstance(keep, gast.Constant) and keep.value is True:
+        return g
+    return value

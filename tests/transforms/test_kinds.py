@@ -652,3 +652,16 @@ def test_max_and_min_of_numbers_are_numbers():
     known, _ = _kinds(max_of_numbers, {"x": 1, "g": NUMBER})
     assert known["m"] == NUMBER
     check_grad(max_of_numbers, np.array([0.3, 0.7]), 0.5, argnums=(0, 1))
+
+
+def row_normalise(x):
+    e = np.exp(x)
+    return np.sum(np.log(e / np.sum(e, axis=1, keepdims=True)) * x)
+
+
+def test_a_kept_sum_adds_into_an_adjoint_by_broadcasting():
+    # e's adjoint takes the row sum's adjoint as it is (shape (n, 1)): no full copy first
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    src = pipeline.compile_function(row_normalise, wrt=(0,), sig=signature((x,))).own_source
+    assert ", 1, True)" not in src.split("def row_normalise_pullback")[1]
+    check_grad(row_normalise, x)
