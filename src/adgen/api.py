@@ -33,6 +33,7 @@ from adgen.transforms.bindings import failed
 
 POLICIES = ("save", "strict")
 _F64 = np.dtype(np.float64)
+_NDARRAY = np.ndarray  # (one global load in the gradient's hot path, not two)
 
 
 @dataclass(frozen=True)
@@ -648,7 +649,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
         has_complex = False
-        if len(args) == 1 and type(args[0]) is np.ndarray and args[0].dtype is _F64:
+        if len(args) == 1 and type(args[0]) is _NDARRAY and args[0].dtype is _F64:
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
             sig = signature(args)
@@ -660,21 +661,33 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         hit = cache.get(sig)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
-        if hit is None or hit[0] != generation[0] or (hit[7] and failed(hit[7]) is not None):
+        if hit is None or hit[0] != generation[0] or (
+                hit[10] is not None and hit[10].__code__ is not hit[11]) or (
+                hit[7] and failed(hit[7]) is not None):
             nums = _normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
             compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
                                  backend=backend)
+            # the guard that the function's own code was not replaced, checked inline: it
+            # is the only one of most functions (bindings.failed costs a call)
+            code = [g for g in compiled.guards if g.mode == "attr" and g.name == "__code__"
+                    and isinstance(g.scope, types.FunctionType)][:1]
             hit = cache[sig] = (registry.generation(), nums, compiled, compiled.forward,
                                 compiled.pullback, compiled.needs_scope,
-                                nums[0] if len(nums) == 1 else None, compiled.guards,
+                                nums[0] if len(nums) == 1 else None,
+                                tuple(g for g in compiled.guards if g not in code),
                                 may_be_complex(compiled),
-                                None if has_aux else compiled.gradient)
-        _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused = hit
+                                None if has_aux else compiled.gradient,
+                                code[0].scope if code else None,
+                                code[0].expected if code else None)
+        _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused, _, \
+            _ = hit
         complex_values = complex_values or has_complex
+        plain = False  # the one argument differentiated is a float64 array
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
-            if not (type(a) is np.ndarray and a.dtype is _F64) and type(a) is not float:
+            plain = type(a) is _NDARRAY and a.dtype is _F64
+            if not plain and type(a) is not float:
                 _check_differentiable(a, one)
         else:
             for n in nums:
@@ -706,7 +719,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
-        elif complex_values or id(pullback) in _COMPLEX_PULLBACKS:
+        elif complex_values or (_COMPLEX_PULLBACKS and id(pullback) in _COMPLEX_PULLBACKS):
             cts = _run_pullback(pullback, saved, seed, complex_values)
         else:  # _run_pullback's common case, without its frame
             try:
@@ -718,8 +731,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         if one is not None:
             g = cts[one]
             a = received[one]
-            if not (type(g) is np.ndarray and type(a) is np.ndarray and g.dtype is _F64 and
-                    g.shape == a.shape and a.dtype is _F64):  # else: already a gradient
+            if not (plain and received is args and type(g) is _NDARRAY and g.dtype is _F64
+                    and g.shape == a.shape):  # else: already a gradient
                 g = as_gradient(g, a)
             if not single:
                 g = (g,)

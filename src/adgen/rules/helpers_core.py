@@ -270,7 +270,11 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
         g = g.sum(axis=tuple(range(lead)))
     if g.ndim == len(shape):
         ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-        if ones:
+        if ones == (1,) and g.ndim == 2 and g.dtype == np.float64:
+            # the rows' sums of a matrix (a row-normalisation's adjoint) as one product:
+            # NumPy reduces short rows one at a time, several times slower
+            g = (g @ np.ones(g.shape[1]))[:, None]
+        elif ones:
             g = g.sum(axis=ones, keepdims=True)
     if g.shape != shape:
         # A cotangent given with fewer axes stands for its broadcast.
