@@ -662,6 +662,15 @@ def items_to_shadows(sh: ShadowMap, container: Any, adjoint: Any,
             not isinstance(adjoint, ObjectAdjoint):
         keys = [k for k in container if k in adjoint]
         out = dict(adjoint)
+    elif isinstance(adjoint, dict) and hasattr(container, "__dict__") and \
+            not isinstance(container, (dict, type, np.generic)) and \
+            not is_function_like(container):
+        # an object's attributes (g = Grid(u); g.u[1:] *= 2.0; g.energy(): the method's
+        # cotangent for g.u must be in g.u's shadow before the write's pullback reads it)
+        attrs = vars(container)
+        keys = [k for k in attrs if k in adjoint]
+        out = ObjectAdjoint(adjoint)
+        container = attrs
     else:
         return adjoint
     ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
