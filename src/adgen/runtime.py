@@ -224,6 +224,8 @@ class ShadowMap:
 
     def __init__(self) -> None:
         self._roots: dict[int, tuple[Any, np.ndarray]] = {}
+        # id(root) -> (root, its address, its shadow's buffer, the shadow's offset in it)
+        self._where: dict[int, tuple[Any, int, Any, int]] = {}
         # adjoints of lists/dicts/objects handed to a callee that changes them in place
         self._deposits: dict[int, list[Any]] = {}
         # guard copies that stand for the buffers they were taken from (remap_saved)
@@ -304,7 +306,13 @@ class ShadowMap:
             root, shadow = entry
             if x is root:
                 return shadow
-            offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            where = self._where.get(id(root))
+            if where is None or where[0] is not root:
+                # the addresses of the root and of the shadow's buffer, once per root (a
+                # pullback takes the shadow of a view of it at every iteration)
+                where = self._where[id(root)] = (
+                    root, root.ctypes.data, _base_buffer(shadow), _shadow_offset(shadow))
+            offset = x.ctypes.data - where[1]
             strides = x.strides
             size = root.itemsize
             item = shadow.itemsize
@@ -323,8 +331,8 @@ class ShadowMap:
                     _refuse_reinterpreted(x, root)
                 offset = offset // size * item
                 strides = tuple(s // size * item for s in strides)
-            return np.ndarray(x.shape, dtype=dtype, buffer=_base_buffer(shadow),
-                              offset=offset + _shadow_offset(shadow), strides=strides)
+            return np.ndarray(x.shape, dtype=dtype, buffer=where[2],
+                              offset=offset + where[3], strides=strides)
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic)):
             from adgen.errors import UnsupportedError
