@@ -68,7 +68,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
-                              "cholesky_vjp"})
+                              "cholesky_vjp", "entry_items", "with_shadows"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
 _AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
@@ -779,6 +779,12 @@ class Rewriter:
                     return ast.Call(func=ast.Name(id="add_out", ctx=ast.Load()),
                                     args=[self.shadow(node.args[1]),
                                           self.visit(node.args[2])], keywords=[])
+                if f == "with_shadows" and len(node.args) == 3 and \
+                        name_of(node.args[0]) == "sh":
+                    # the call's result is a number or an array here (numba_runtime's
+                    # overload refuses a container): no shadow memory to move from
+                    return ast.Call(func=ast.Name(id="with_shadows", ctx=ast.Load()),
+                                    args=[self.visit(a) for a in node.args[1:]], keywords=[])
                 if f == "add" and len(node.args) == 2:
                     return ast.BinOp(left=self.visit(node.args[0]), op=ast.Add(),
                                      right=self.visit(node.args[1]))

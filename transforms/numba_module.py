@@ -214,11 +214,12 @@ class _Module:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
                   "from adgen.numba_runtime import add_item, add_newaxis, add_out, "
-                  "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, extreme_vjp, "
+                  "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, entry_items, "
+                  "extreme_vjp, "
                   "grow, inverse_axes, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
                   "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, sum_axis, sum_vjp, "
-                  "unbroadcast, zero_if_none, zeros_like, zeros_of_tree, "
+                  "unbroadcast, with_shadows, zero_if_none, zeros_like, zeros_of_tree, "
                   "or_zeros_of_tree\n\n")
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba

@@ -27,10 +27,10 @@ from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 __all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
-           "add_newaxis", "cholesky_vjp", "diag_vjp", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
+           "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
-           "sum_axis", "sum_vjp", "unbroadcast", "zero_if_none", "zeros_like", "zeros_of_tree"]
+           "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_like", "zeros_of_tree"]
 
 
 def _is_number(t: Any) -> bool:
@@ -772,3 +772,30 @@ def _cholesky_vjp(g, out):
         sym = 0.5 * (s + s.T)
         return np.tril(2.0 * sym) - np.eye(n) * sym
     return impl
+
+
+def entry_items(x: Any) -> Any:
+    """A value as the function received it: a number or an array is itself (containers,
+    whose structure the default helper copies, are refused at compile time)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(entry_items, jit_options={"cache": True})
+def _entry_items(x):
+    if isinstance(x, types.Array) or _is_number(x):
+        return lambda x: x
+    return None
+
+
+def with_shadows(x: Any, adjoint: Any) -> Any:
+    """The adjoint of a call's result ``x`` as the call's pullback takes it: for a number or
+    an array, ``adjoint`` itself (the default helper moves adjoints out of shadow memory for
+    containers only; the static adjoint buffers of this backend hold no container)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(with_shadows, jit_options={"cache": True})
+def _with_shadows(x, adjoint):
+    if isinstance(x, types.Array) or _is_number(x):
+        return lambda x, adjoint: adjoint
+    return None

@@ -231,6 +231,15 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return ("array", "f8", args[1][2])
             if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
                 return _allocation(e, args, base)
+            full = args[0] if f.startswith("np.") and len(e.args) == 1 and not e.keywords \
+                else typ(e.func.value) if isinstance(e.func, ast.Attribute) and \
+                not f.startswith(("np.", "math.")) and not e.args and not e.keywords else None
+            if base in ("sum", "max", "min", "mean", "amax", "amin", "prod") and \
+                    isinstance(full, tuple) and full[0] == "array" and len(full) == 3:
+                # a full reduction of an array (np.sum(x), x.sum()): a number of its dtype
+                # (numba's sum and prod of bools count as ints; a mean is a float)
+                return "f8" if base == "mean" or full[1] == "f8" else \
+                    "i8" if base in ("sum", "prod") else full[1]
             if f in ("max_axis", "min_axis", "sum_axis", "mean_axis") and len(e.args) == 3 \
                     and isinstance(args[0], tuple) and len(args[0]) == 3 and \
                     isinstance(e.args[2], ast.Constant):
