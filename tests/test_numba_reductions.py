@@ -161,3 +161,12 @@ def test_an_axis_that_is_not_a_constant_is_refused_at_its_line():
     with pytest.raises(adgen.UnsupportedError, match=r"test_numba_reductions\.py:\d+") as err:
         adgen.grad(by_axis, backend="numba")(np.ones((2, 3)), 1)
     assert "np.max(x, axis=ax)" in str(err.value)
+
+
+def test_a_float_output_gets_the_fused_gradient_function():
+    """A function returning a full reduction (np.mean of a row sum) is typed as returning a
+    float, so grad runs the module's gradient function (one compiled call)."""
+    args = CASES["softmax_loss"][1](np.random.default_rng(6))
+    text = adgen.source(softmax_loss, *args, backend="numba")
+    assert "def softmax_loss_gradient(W, b, X, Y):" in text
+    assert "max_axis(z, 1, True)" in text and "sum_axis(" in text
