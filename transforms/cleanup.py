@@ -137,6 +137,22 @@ class _Simplify(gast.NodeTransformer):
             return node.right
         return node
 
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        """``np.transpose(g, inverse_axes(None))`` (the adjoint of ``x.T``) is
+        ``np.transpose(g)``: the runtime helper's answer for None, known here."""
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr == "transpose" and \
+                isinstance(f.value, gast.Name) and f.value.id == "np" and \
+                len(node.args) == 2 and not node.keywords:
+            axes = node.args[1]
+            if isinstance(axes, gast.Call) and isinstance(axes.func, gast.Name) and \
+                    axes.func.id == "inverse_axes" and len(axes.args) == 1 and \
+                    not axes.keywords and isinstance(axes.args[0], gast.Constant) and \
+                    axes.args[0].value is None:
+                node.args = node.args[:1]
+        return node
+
 
 # --------------------------------------------------------------------------------------------
 # Negations

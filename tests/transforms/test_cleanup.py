@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import adgen
-from adgen.rules.helpers import mean_vjp
+from adgen.rules.helpers import inverse_axes, mean_vjp
 
 PROLOGUE = "top = sh is None\nif top:\n    sh = ShadowMap()\n"
 
@@ -28,7 +28,8 @@ def _compile(fn: gast.FunctionDef) -> object:
     ast.fix_missing_locations(tree)
     namespace: dict[str, object] = {"np": np, "unbroadcast": lambda g, shape: g,
                                     "sum_vjp": lambda g, shape, axis, k: g + 0.0,
-                                    "mean_vjp": mean_vjp, "ShadowMap": dict}
+                                    "mean_vjp": mean_vjp, "ShadowMap": dict,
+                                    "inverse_axes": inverse_axes}
     exec(compile(tree, "<cleanup-test>", "exec"), namespace)
     return namespace[fn.name]
 
@@ -40,7 +41,8 @@ def _negations(fn: gast.FunctionDef) -> int:
 
 EXPRS = ["-{a}", "-{a} + {b}", "{a} * {b}", "{a} / {b}", "{a} + {b}", "{a} - {b}", "-{a} * {b}",
          "{a} - -{b}", "-({a} + {b})", "unbroadcast(-{a}, {b}.shape)", "{a}",
-         "sum_vjp(-{a}, {b}.shape, None, False)", "np.exp({a})", "-{a} / {b} * {b}"]
+         "sum_vjp(-{a}, {b}.shape, None, False)", "np.exp({a})", "-{a} / {b} * {b}",
+         "np.transpose(-{a}, inverse_axes(None))"]
 
 
 @st.composite
