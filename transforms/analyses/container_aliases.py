@@ -133,6 +133,20 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
                     isinstance(f.value, gast.Name) and s.value.args:
                 hold(f.value.id, s.value.args[0])
 
+    def after(use: gast.stmt, write: gast.stmt) -> bool:
+        """``use`` may run after ``write``: later in the code, or in a loop with it."""
+        return order[id(use)] > order[id(write)] or bool(
+            loops.get(id(use), set()) & loops.get(id(write), set()))
+
+    # seq = loop_sequence(c): the list a for loop indexes is c itself
+    sequences: dict[str, str] = {}
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) and \
+                s.value.func.id == "loop_sequence" and s.value.args and \
+                isinstance(s.value.args[0], gast.Name):
+            sequences[s.targets[0].id] = s.value.args[0].id
+
     def used_elsewhere(name: str, besides: set[int]) -> gast.stmt | None:
         return next((u for u in uses.get(name, []) if id(u) not in besides), None)
 
@@ -170,9 +184,43 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
                 if before(s, w.stmt, x) and used_elsewhere(c, {id(s)}) is not None:
                     hit = (c, s)
                     break
+        if hit is None and x in element_of and x in binding:
+            # the written name is an item of a container (m = models[0], for m in models)
+            # that is read again once the write may have run (models[0].w, a second loop
+            # over models): the item's adjoint follows m, the read's follows models
+            join = binding[x]
+            aliases = _sequence_aliases(element_of[x], sequences)
+            shown = next((n for n in sorted(aliases) if n not in sequences), element_of[x])
+            for c in sorted(aliases):
+                late = next((u for u in uses.get(c, []) if u is not join and
+                             not _only_len(u, c) and after(u, w.stmt)), None)
+                if late is not None:
+                    hit = (shown, join)  # the user's name for the container
+                    break
         if hit is not None:
             out.append(AliasedWrite(w.stmt, x, hit[0], hit[1]))
     return out
+
+
+def _sequence_aliases(name: str, sequences: dict[str, str]) -> set[str]:
+    """``name`` and the names joined to it by ``seq = loop_sequence(c)`` either way."""
+    group = {name}
+    changed = True
+    while changed:
+        changed = False
+        for seq, c in sequences.items():
+            if (seq in group) != (c in group):
+                group |= {seq, c}
+                changed = True
+    return group
+
+
+def _only_len(s: gast.stmt, name: str) -> bool:
+    """``s`` reads ``name`` only for its length (``t = len(seq)``, a loop's count)."""
+    return isinstance(s, gast.Assign) and isinstance(s.value, gast.Call) and \
+        isinstance(s.value.func, gast.Name) and s.value.func.id == "len" and \
+        len(s.value.args) == 1 and isinstance(s.value.args[0], gast.Name) and \
+        s.value.args[0].id == name
 
 
 def _in_order(body: list[gast.stmt]) -> list[gast.stmt]:
