@@ -665,3 +665,21 @@ def test_a_kept_sum_adds_into_an_adjoint_by_broadcasting():
     src = pipeline.compile_function(row_normalise, wrt=(0,), sig=signature((x,))).own_source
     assert ", 1, True)" not in src.split("def row_normalise_pullback")[1]
     check_grad(row_normalise, x)
+
+
+def filter_step(A, y):
+    P = np.eye(A.shape[0])
+    S = A @ P @ A.T + np.identity(A.shape[0])
+    K = P @ np.linalg.inv(S)
+    x = np.linalg.solve(S, y)
+    X = np.linalg.solve(S, A)
+    return np.log(np.linalg.det(S)) + np.sum(K @ x) + np.sum(X)
+
+
+def test_eye_and_linalg_results_have_kinds():
+    known, _ = _kinds(filter_step, {"A": 2, "y": 1})
+    assert known["P"] == 2 and known["S"] == 2 and known["K"] == 2
+    assert known["x"] == 1 and known["X"] == 2
+    rng = np.random.default_rng(10)
+    check_grad(filter_step, rng.random((3, 3)) + 2.0 * np.eye(3), rng.random(3),
+               argnums=(0, 1))
