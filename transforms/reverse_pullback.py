@@ -514,6 +514,15 @@ class Pullback:
                     # arrays in it keep theirs in shadow memory (Calls.rev_user_call hands
                     # them to make's pullback)
                     return self.calls.rev_user_call(s, v, t, state, forced=False)
+            written = next((k.value for k in v.keywords if k.arg == "out"), None) \
+                if isinstance(v, gast.Call) else None
+            if isinstance(written, gast.Name) and self.plan.tracked(written.id) and \
+                    self.plan.act.active(written.id):
+                # f(..., out=o) writes values without a derivative (of arguments not
+                # differentiated) over o: o's old contents get no adjoint from here back
+                region = gast.Subscript(value=self.shadow(written.id, state),
+                                        slice=gast.Constant(Ellipsis, None), ctx=gast.Store())
+                return [assign(region, gast.Constant(0.0, None), s)]
             return []
         if isinstance(v, (gast.List, gast.Tuple)):
             out = []
