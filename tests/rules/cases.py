@@ -416,6 +416,10 @@ cases("adgen.runtime.unbroadcast", C(randn(2, 3), (3,)), C(randn(2, 3), (2, 1)),
       refuse(randn(3, 1), (1, 4)))
 cases("adgen.runtime.add", C(randn(3), randn(3)), C(randn(), randn()),
       C(randn(2, 3), randn(3)), C(randn(), randn(2)))
+cases("adgen.runtime.stack_vjp", C(randn(3, 2), [(2,), (2,), (2,)], 0),
+      C(randn(2, 4), [(2,)] * 4, 1), C(randn(3), [(), (), ()], 0))
+cases("adgen.runtime.list_adjoint", C(randn(3, 2)), C(randn(4)), C([randn(2), randn(2)]))
+cases("adgen.runtime.shape_tree", C(randn(3)), C([randn(2), randn()]))
 cases("adgen.runtime.stored_value", C(randn(3), randn(3)), C(randn(), randn(2)),
       C(randn(3), np.zeros(3, dtype=np.int64)))
 cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)))

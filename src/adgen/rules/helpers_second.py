@@ -16,9 +16,12 @@ from adgen.rules.helpers_core import stored_into, unsupported
 
 __all__ = [
     "broadcast_back",
+    "filled_items",
     "kept_copy",
+    "listed_transpose",
     "passed_if_present",
     "plain_shape",
+    "restacked",
     "shaped_as",
     "stored_value",
     "sum_vjp_transpose",
@@ -106,3 +109,35 @@ def stored_value(g: object, x: object) -> object:
     """``stored_into(x, g)`` with the cotangent first (reverse over reverse rewrites calls
     to it, so that its rule can say that the result may be ``g`` itself: a view)."""
     return stored_into(x, g)
+
+
+def filled_items(g: object, shapes: list) -> list:
+    """The items of a list adjoint ``g`` as arrays of ``shapes`` (None, a zero, as zeros)."""
+    if not isinstance(g, (list, tuple)) or len(g) != len(shapes) or \
+            not all(plain_shape(s) for s in shapes):
+        unsupported("second derivatives through the adjoint of a list of lists, dicts or "
+                    "objects (reverse over reverse); use adgen.hessian, which takes forward "
+                    "over reverse")
+    return [np.zeros(s) if v is None else np.broadcast_to(np.asarray(v), s)
+            for v, s in zip(g, shapes)]
+
+
+def restacked(g: object, cot_shape: tuple, tree: object, axis: int) -> object:
+    """Adjoint of ``stack_vjp(cot, tree, axis)`` (the slices of ``cot`` along ``axis``, as a
+    list) with respect to ``cot``: the list adjoint ``g`` stacked back along ``axis``."""
+    if not isinstance(tree, list):
+        unsupported("second derivatives through np.stack of a tuple (reverse over reverse); "
+                    "use adgen.hessian, which takes forward over reverse")
+    items = filled_items(g, tree)
+    return shaped_as(np.stack(items, axis=axis), cot_shape)
+
+
+def listed_transpose(g: object, tree: object) -> object:
+    """Adjoint of ``list_adjoint(cot)`` (an array's rows as a list; a list or tuple as a
+    list) with respect to ``cot``: the rows stacked back for an array, else ``g``."""
+    if plain_shape(tree):  # cot was an array (or a number): its rows
+        if tree == ():
+            return g
+        return np.stack(filled_items(g, [tree[1:]] * tree[0])) if tree[0] else \
+            np.zeros(tree)
+    return g

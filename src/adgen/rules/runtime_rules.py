@@ -26,7 +26,9 @@ import numpy as np
 from adgen.rules.helpers import (
     broadcast_back,
     kept_copy,
+    listed_transpose,
     passed_if_present,
+    restacked,
     shape_tree,
     stored_into,
     stored_value,
@@ -79,6 +81,10 @@ def register() -> None:
     def _zeros_for(g, out, shape, like):  # noqa: ANN001, ANN202 - a rule template
         return ()
 
+    @defvjp(runtime.shape_tree, "x", diff=(), linear=True, name="adgen.runtime.shape_tree")
+    def _shape_tree(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
     @defvjp(runtime.reduced_axes, "axis, ndim", diff=(), linear=True,
             name="adgen.runtime.reduced_axes")
     def _reduced_axes(g, out, axis, ndim):  # noqa: ANN001, ANN202 - a rule template
@@ -96,6 +102,18 @@ def register() -> None:
             name="adgen.runtime.stored_value")
     def _stored_value(g, out, cot, x):  # noqa: ANN001, ANN202 - a rule template
         return stored_into(x, g)
+
+    # (pop_adjoint, which takes a list's items back one by one, has none: an rrule writing a
+    # list in place is taken by the compiler for a write into an array, refused at run time)
+    @defvjp(runtime.stack_vjp, "cot, tree, axis", diff="cot", linear=True,
+            reads="tree, axis", name="adgen.runtime.stack_vjp")
+    def _stack_vjp(g, out, cot, tree, axis):  # noqa: ANN001, ANN202 - a rule template
+        return restacked(g, np.shape(cot), tree, axis)
+
+    @defvjp(runtime.list_adjoint, "cot", linear=True, name="adgen.runtime.list_adjoint")
+    def _list_adjoint(g, out, cot):  # noqa: ANN001, ANN202 - a rule template
+        return listed_transpose(g, shape_tree(cot))
+
 
     def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
         """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
@@ -117,7 +135,8 @@ def register() -> None:
     defrrule(runtime.add_item, add_item_rule, mutates=("adjoint",))
     # forward mode: the helpers are linear in what they differentiate, or make zeros
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
-                runtime.reduced_axes)
+                runtime.reduced_axes, runtime.shape_tree)
     defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
-                runtime.copy_adjoint, kept_copy, stored_value)
+                runtime.copy_adjoint, kept_copy, stored_value, runtime.stack_vjp,
+                runtime.list_adjoint)
     _REGISTERED.append(True)
