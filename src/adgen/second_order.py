@@ -6,17 +6,25 @@ For ``grad(f, j)`` at a signature, :func:`gradient_program` builds a plain Pytho
         out, saved = f_forward(a0, a1, ...)
         return or_zeros(f_pullback(saved, 1.0)[j], aj)   # None (no gradient reached aj): 0
 
-over the generated forward and pullback of ``f`` (and of its callees), loaded from their
-source (in linecache, so adgen reads it as it reads a user's) with three rewrites that make the
-generated code plain code adgen's reverse mode covers:
+over the generated forward and pullback of ``f`` (and of its callees), loaded again from
+their source (in linecache, so adgen reads it as it reads a user's) with rewrites that make
+the generated code plain code that adgen's reverse mode covers:
 
 - ``sh.of(x)`` (the shadow memory of buffer ``x``) becomes ``shadow_of(sh, x)``, which has a
-  rule (``adgen.rules.runtime_rules``); the shadow map's other methods, for containers handed
-  to callees, are refused;
+  rule (``adgen.rules.runtime_rules``); the top pullback makes its map instead of taking it;
+  a callee's pullback that uses no shadow memory stops taking the map; one that does (it
+  shares its caller's), and the map's other methods (containers handed to callees), are
+  refused;
 - a typed tape, ``tape = tape_columns(steps, 'float64', ...)``, becomes a list of
   ``np.empty`` columns, and the pullback's ``for i, a, b in reversed_rows(tape, steps)``
   becomes a loop over the step numbers backwards that reads each column at the step;
-- ``for row in reversed(tape)`` over a list tape becomes ``for row in tape[::-1]``.
+  ``for row in reversed(tape)`` over a list tape becomes ``for row in tape[::-1]``;
+- a validity guard's capture ``saved_x = capture(x, ...)`` (and a guard's own copies)
+  becomes ``kept_copy(x)``, a copy taken at once, ``saved_x.value`` reads it, and the
+  guards before writes go; under "strict" the gradient runs first (:attr:`Program.check`);
+- ``stored_into(x, g)`` becomes ``stored_value(g, x)`` (its rule declares the view);
+- the pullback helpers that are plain NumPy over functions with rules
+  (:data:`COMPILED_HELPERS`) are copies loaded from their source, compiled like a user's.
 
 Then adgen's reverse mode differentiates ``f_gradient``: the pullback's in-place updates of
 adjoint buffers, the shadow memory (its effects: the result of ``shadow_of`` may alias any
@@ -26,13 +34,15 @@ actual memory), and the tapes written then read backwards are mutation like any 
 :func:`reverse_program` decides, before anything runs, whether reverse over reverse is
 possible for a function at a signature: the program is compiled by adgen (as
 ``adgen.grad(f_gradient)`` would), and a construct of the generated code that has no
-second-order rule (a guard's capture, a checkpointed call, a list's adjoint...) fails that
-compilation, with its line. The caller then takes the forward-over-reverse path, and
+second-order rule (a checkpointed call, a list's popped adjoint...) fails that compilation,
+with its line. The caller then takes the forward-over-reverse path, and
 ``adgen.explain(adgen.grad(f), x)`` says which path is taken and why.
 
-The namespace of the program is the namespace of the compiled code, built again for each
-compilation: the compiled code is recompiled when one of the user's free names changes (its
-guards, checked at each call by ``compile_function``), and so is the program.
+The program is built per compilation of ``grad(f)``'s code (``compile_function``, which
+recompiles when one of the user's free names no longer holds what the code assumed), and the
+floats and arrays the code re-reads at each call are copied into its namespaces from the
+compiled code's (:meth:`Program.refreshed`): a second derivative sees the program as the
+primal would at that call.
 """
 
 from __future__ import annotations
