@@ -346,3 +346,32 @@ def test_loop_carried_ints_are_not_int64_columns(mutation):
     x = np.array([0.3, 0.2, -0.1])
     assert "tape_columns(" not in _source(loop_carried_int, x, 0.5)  # k: the tuple tape
     check_grad(loop_carried_int, (x, 0.5), argnums=(0, 1), grad=_grad_under(mutation))
+
+
+SCALE = 0.5
+SCALE32 = np.float32(0.5)
+
+
+def filled(x, w):
+    R = np.full(3, np.pi)
+    Q = np.full(3, 1)  # an int64 array
+    S = np.full(3, w)  # w's dtype: unknown
+    a = R[0] * SCALE
+    b = Q[0] * SCALE
+    c = S[0]
+    d = max(a, R[1])
+    e = SCALE32 * x[0]
+    f = SCALE * w
+    return a + b + c + d + e + f
+
+
+def test_full_free_floats_and_max():
+    """np.full of a float is a float64 array, of an int or a parameter not; a global Python
+    float is a float (its binding's guard holds its type), a global float32 not; max of two
+    float64 numbers is one of them."""
+    got = _floats(filled, np.zeros(3), 0.5)
+    assert {"a", "d"} <= got
+    # Q[0] is an element of an int64 array, S[0] of an array of w's type, SCALE * w a Python
+    # float times a number of any type (a float32 w gives a float32): none is claimed
+    assert not {"b", "c", "f"} & got
+    check_grad(filled, (np.array([0.3, 0.1, 0.2]), 0.5), argnums=(0, 1))

@@ -142,8 +142,18 @@ class _Eval:
             if type(v.value) is int:
                 return INT if abs(v.value) < 2 ** 31 else REAL
             return FLOAT if type(v.value) is float else None
-        if isinstance(v, gast.Name):
-            return self.env.get(v.id)
+        if isinstance(v, gast.Name) and v.id in self.env:
+            return self.env[v.id]
+        if isinstance(v, (gast.Name, gast.Attribute)):
+            # a free name (np.inf, a global constant): its binding's guard (transforms/
+            # bindings.py) recompiles when its type changes ("kind") or its value ("value")
+            obj = self.resolve(v)
+            if type(obj) is float:
+                return FLOAT
+            if type(obj) is int:
+                return INT if abs(obj) < 2 ** 31 else REAL
+            if isinstance(v, gast.Name):
+                return None
         if isinstance(v, gast.UnaryOp):
             return self.fact(v.operand) if isinstance(v.op, (gast.USub, gast.UAdd)) else None
         if isinstance(v, gast.BinOp):
@@ -218,6 +228,12 @@ class _Eval:
                     return FLOAT
                 if f.id == "loop_sequence":  # what a for loop indexes: an array as it is
                     return _ARRAY if args[0] == _ARRAY else None
+            if isinstance(f, gast.Name) and f.id in ("max", "min") and f.id not in self.env \
+                    and len(args) >= 2 and not v.keywords and set(args) <= set(_NUMBERS):
+                out: Any = _BOTTOM  # one of the numbers, as it is
+                for a in args:
+                    out = _join(out, a)
+                return out
             return None
         if v.keywords:
             return None
@@ -241,6 +257,8 @@ class _Eval:
             return self.of_kind(v)
         if name in _ALLOCATE and len(args) == 1:
             return _ARRAY  # an array, whatever the shape; float64 is the default dtype
+        if name == "full" and len(args) == 2 and args[1] in (F64, FLOAT):
+            return _ARRAY  # np.full(shape, x) has x's dtype: float64 for these
         if name in _LIKE and args == [_ARRAY]:
             return self.of_kind(v)
         if name == "dot" and args == [_ARRAY, _ARRAY]:
