@@ -137,6 +137,15 @@ class _Simplify(gast.NodeTransformer):
             return node.right
         return node
 
+    def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
+        """``-unbroadcast(x.copy(), s)`` is ``-unbroadcast(x, s)``: the negation makes a new
+        array whatever unbroadcast returns (``x`` itself, or its sums), so the copy is never
+        seen (the adjoint of ``t`` in ``z -= t``)."""
+        self.generic_visit(node)
+        if isinstance(node.op, gast.USub):
+            node.operand = _uncopied(node.operand)
+        return node
+
     def visit_Call(self, node: gast.Call) -> gast.expr:
         """``np.transpose(g, inverse_axes(None))`` (the adjoint of ``x.T``) is
         ``np.transpose(g)``: the runtime helper's answer for None, known here."""
@@ -152,6 +161,18 @@ class _Simplify(gast.NodeTransformer):
                     axes.args[0].value is None:
                 node.args = node.args[:1]
         return node
+
+
+def _uncopied(e: gast.expr) -> gast.expr:
+    """``unbroadcast(x.copy(), s)`` -> ``unbroadcast(x, s)`` (for a caller that makes a new
+    array of the result); anything else as it is."""
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id == "unbroadcast" and e.args and not e.keywords:
+        x = e.args[0]
+        if isinstance(x, gast.Call) and isinstance(x.func, gast.Attribute) and \
+                x.func.attr == "copy" and not x.args and not x.keywords:
+            e.args = [x.func.value] + e.args[1:]
+    return e
 
 
 # --------------------------------------------------------------------------------------------

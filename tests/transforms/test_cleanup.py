@@ -42,7 +42,7 @@ def _negations(fn: gast.FunctionDef) -> int:
 EXPRS = ["-{a}", "-{a} + {b}", "{a} * {b}", "{a} / {b}", "{a} + {b}", "{a} - {b}", "-{a} * {b}",
          "{a} - -{b}", "-({a} + {b})", "unbroadcast(-{a}, {b}.shape)", "{a}",
          "sum_vjp(-{a}, {b}.shape, None, False)", "np.exp({a})", "-{a} / {b} * {b}",
-         "np.transpose(-{a}, inverse_axes(None))"]
+         "np.transpose(-{a}, inverse_axes(None))", "-unbroadcast({a}.copy(), {b}.shape)"]
 
 
 @st.composite
