@@ -432,3 +432,23 @@ def test_an_item_rebound_through_one_name_and_read_through_the_list_is_refused()
         raise AssertionError("a gradient through an aliased item")
     g = adgen.grad(once)([Model(w.copy())], x)
     assert np.allclose(g[0].w, fd(lambda v: once([Model(v.copy())], x), w))
+
+
+class Layered:
+    def __init__(self, ws):
+        self.layers = [Model(w) for w in ws]
+
+
+def test_a_nested_item_rebound_and_read_through_the_outer_object_is_refused():
+    # layer = net.layers[0]; layer.w = 2 * layer.w; then net.layers[0].w: silently wrong too
+    def nested(net, x):
+        layer = net.layers[0]
+        layer.w = layer.w * 2.0
+        return net.layers[0].energy(x)
+
+    try:
+        adgen.grad(nested)(Layered([np.array([1.0, 2.0])]), np.array([0.5, -1.0]))
+    except adgen.UnsupportedError as err:
+        assert "net" in str(err)
+    else:
+        raise AssertionError("a gradient through an aliased nested item")

@@ -185,17 +185,28 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
                     hit = (c, s)
                     break
         if hit is None and x in element_of and x in binding:
-            # the written name is an item of a container (m = models[0], for m in models)
-            # that is read again once the write may have run (models[0].w, a second loop
-            # over models): the item's adjoint follows m, the read's follows models
-            join = binding[x]
-            aliases = _sequence_aliases(element_of[x], sequences)
-            shown = next((n for n in sorted(aliases) if n not in sequences), element_of[x])
-            for c in sorted(aliases):
-                late = next((u for u in uses.get(c, []) if u is not join and
-                             not _only_len(u, c) and after(u, w.stmt)), None)
-                if late is not None:
-                    hit = (shown, join)  # the user's name for the container
+            # the written name is an item of a container (m = models[0], for m in models,
+            # layer = net.layers[0], at any depth) that is read again once the write may
+            # have run (models[0].w, a second loop over models, net.layers[0].w): the
+            # item's adjoint follows m, the read's follows models
+            chain: list[set[str]] = []
+            joins = {id(binding[x])}
+            c: str | None = element_of[x]
+            while c is not None and len(chain) < 32:
+                aliases = _sequence_aliases(c, sequences)
+                chain.append(aliases)
+                joins |= {id(binding[n]) for n in aliases if n in binding}
+                c = next((element_of[n] for n in sorted(aliases) if n in element_of), None)
+            shown = next((n for n in sorted(chain[-1]) if n not in sequences),
+                         element_of[x])  # the user's name for the outermost container
+            for aliases in chain:
+                for c in sorted(aliases):
+                    late = next((u for u in uses.get(c, []) if id(u) not in joins and
+                                 not _only_len(u, c) and after(u, w.stmt)), None)
+                    if late is not None:
+                        hit = (shown, binding[x])
+                        break
+                if hit is not None:
                     break
         if hit is not None:
             out.append(AliasedWrite(w.stmt, x, hit[0], hit[1]))
