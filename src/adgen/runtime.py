@@ -337,6 +337,16 @@ class ShadowMap:
                                                   not isinstance(x, np.generic)):
             from adgen.errors import UnsupportedError
 
+            if not isinstance(x, (list, dict, tuple)):
+                # an object the compiler took for an array: it may share an array with a
+                # value written in place (f = g.field(); f[1:] *= 2.0; g.energy())
+                raise locate(UnsupportedError(
+                    f"an object of class {type(x).__name__} whose arrays are written in "
+                    "place through another value (an array a method returned, an item of a "
+                    "list) is not supported yet: adgen took it for an array when compiling",
+                    hint="copy the array before writing it (f = g.field().copy()), or write "
+                         "it through the object where the function holds it by name "
+                         "(g.u[1:] *= 2.0)"))
             raise locate(UnsupportedError(
                 f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
                 "not tell it from an array when compiling (a parameter of a function called by "

@@ -452,3 +452,35 @@ def test_a_nested_item_rebound_and_read_through_the_outer_object_is_refused():
         assert "net" in str(err)
     else:
         raise AssertionError("a gradient through an aliased nested item")
+
+
+class Grid:
+    def __init__(self, u):
+        self.u = u.copy()
+
+    def field(self):
+        return self.u  # the object's own array
+
+    def energy(self):
+        return np.sum(self.u ** 2)
+
+
+def test_an_array_a_method_returned_written_in_place():
+    # refused; the message said "a Grid written in place by index (x[i] = v)"
+    def through_method(u0):
+        g = Grid(u0)
+        f = g.field()
+        f[1:] *= 2.0
+        return g.energy()
+
+    def through_attribute(u0):  # what the hint says to write
+        g = Grid(u0)
+        g.u[1:] *= 2.0
+        return g.energy()
+
+    u0 = np.array([0.5, -1.0, 2.0])
+    try:
+        adgen.grad(through_method)(u0)
+    except adgen.UnsupportedError as err:
+        assert "class Grid" in str(err) and "g.u[1:] *= 2.0" in str(err)
+    assert np.allclose(adgen.grad(through_attribute)(u0), 2 * u0 * np.array([1.0, 4.0, 4.0]))
