@@ -68,7 +68,8 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
-                              "cholesky_vjp", "entry_items", "with_shadows"})
+                              "cholesky_vjp", "entry_items", "with_shadows",
+                              "add_matmul_vjp_a", "add_matmul_vjp_b"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
 _AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
@@ -294,6 +295,25 @@ class Rewriter:
                     any(isinstance(e, ast.Constant) for e in node.args[1].elts):
                 node.func = ast.Name(id="add_newaxis", ctx=ast.Load())
                 node.args = [node.args[0], node.args[2]]
+
+    def matmul_accumulations(self) -> None:
+        """``W_bar += matmul_vjp_a(g, x, W.shape)`` becomes ``add_matmul_vjp_a(W_bar, g, x,
+        W.shape)``, which adds an outer product in place instead of allocating it (the
+        adjoint of a name is an array wherever the adjoint of an operand of ``@`` is)."""
+        for fn in [self.pb]:
+            for b in _blocks(fn):
+                for k, st in enumerate(b):
+                    f = call_name(st.value) if isinstance(st, ast.AugAssign) else None
+                    if f in ("matmul_vjp_a", "matmul_vjp_b") and \
+                            isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name) \
+                            and len(st.value.args) == 3 and not st.value.keywords:
+                        call = ast.Call(func=ast.Name(id=f"add_{f}", ctx=ast.Load()),
+                                        args=[ast.Name(id=st.target.id, ctx=ast.Load())] +
+                                        st.value.args, keywords=[])
+                        new = ast.Expr(value=call)
+                        new._user_line = getattr(st, "_user_line", 0)
+                        ast.copy_location(new, st)
+                        b[k] = new
 
     def ufunc_outputs(self) -> None:
         """``np.exp(z, out=z)`` becomes ``np.exp(z, z)``: numba's ufuncs take their output

@@ -114,6 +114,7 @@ class _Module:
         rw.list_tapes(types_)
         rw.shadows(types_)
         rw.ufunc_outputs()
+        rw.matmul_accumulations()
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
@@ -213,7 +214,8 @@ class _Module:
     def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
-                  "from adgen.numba_runtime import add_item, add_newaxis, add_out, "
+                  "from adgen.numba_runtime import add_item, add_matmul_vjp_a, add_matmul_vjp_b, "
+                  "add_newaxis, add_out, "
                   "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, entry_items, "
                   "extreme_vjp, "
                   "grow, inverse_axes, loop_sequence, matmul_vjp_a, matmul_vjp_b, "

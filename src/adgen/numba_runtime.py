@@ -27,7 +27,7 @@ from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 __all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
-           "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
+           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_like", "zeros_of_tree"]
@@ -799,3 +799,72 @@ def _with_shadows(x, adjoint):
     if isinstance(x, types.Array) or _is_number(x):
         return lambda x, adjoint: adjoint
     return None
+
+
+@numba.njit(cache=True)
+def _span(x: Any) -> tuple[int, int]:
+    """The addresses ``x`` may touch: [lowest, highest + 1) over its strides."""
+    lo = hi = x.ctypes.data
+    for d in range(x.ndim):
+        step = (x.shape[d] - 1) * x.strides[d]
+        if step < 0:
+            lo += step
+        else:
+            hi += step
+    return lo, hi + x.itemsize
+
+
+@numba.njit(cache=True)
+def _apart(x: Any, y: Any) -> bool:
+    """Whether ``x`` and ``y`` certainly share no memory (their address spans are apart)."""
+    if x.size == 0 or y.size == 0:
+        return True
+    a, b = _span(x)
+    c, d = _span(y)
+    return b <= c or d <= a
+
+
+def add_matmul_vjp_a(acc: Any, g: Any, b: Any, a_shape: Any) -> None:
+    """``acc += matmul_vjp_a(g, b, a_shape)`` in place: for the outer product of two vectors
+    (a matrix-vector product's matrix adjoint, every step of an RNN), without allocating it
+    (numba_emit rewrites the pullback's ``W_bar += matmul_vjp_a(...)`` into this)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def add_matmul_vjp_b(acc: Any, g: Any, a: Any, b_shape: Any) -> None:
+    """``acc += matmul_vjp_b(g, a, b_shape)`` in place (an outer product added without
+    allocating it, for a vector-matrix product's matrix adjoint)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _outer_into(left_first: bool) -> Any:
+    """The typing function of add_matmul_vjp_a (``acc += outer(g, other)``) or
+    add_matmul_vjp_b (``acc += outer(other, g)``)."""
+
+    def typer(acc, g, other, shape):
+        if not isinstance(acc, types.Array):
+            return None  # an adjoint of an operand of @ is an array; else numba refuses
+        vjp = matmul_vjp_a if left_first else matmul_vjp_b
+        if not (acc.ndim == 2 and isinstance(g, types.Array) and g.ndim == 1 and
+                isinstance(other, types.Array) and other.ndim == 1):
+            def general(acc, g, other, shape):
+                acc += vjp(g, other, shape)
+            return general
+
+        def outer(acc, g, other, shape):
+            u, v = (g, other) if left_first else (other, g)
+            if acc.shape[0] != u.shape[0] or acc.shape[1] != v.shape[0] or \
+                    not (_apart(acc, u) and _apart(acc, v)):
+                acc += vjp(g, other, shape)  # a view of the buffer itself: as written
+                return
+            for i in range(u.shape[0]):
+                ui = u[i]
+                for j in range(v.shape[0]):
+                    acc[i, j] += ui * v[j]
+        return outer
+
+    return typer
+
+
+overload(add_matmul_vjp_a, jit_options={"cache": True})(_outer_into(True))
+overload(add_matmul_vjp_b, jit_options={"cache": True})(_outer_into(False))
