@@ -170,3 +170,31 @@ def test_a_float_output_gets_the_fused_gradient_function():
     text = adgen.source(softmax_loss, *args, backend="numba")
     assert "def softmax_loss_gradient(W, b, X, Y):" in text
     assert "max_axis(z, 1, True)" in text and "sum_axis(" in text
+
+
+def test_outer_products_accumulate_in_place_and_as_written_when_memory_overlaps():
+    """add_matmul_vjp_a / _b (what W_bar += matmul_vjp_a(g, x, ...) becomes) add g x^T
+    into the buffer without allocating it, and fall back to the expression as written where
+    the buffer may share memory with an operand (then g is read before any write)."""
+    from adgen.numba_runtime import add_matmul_vjp_a, add_matmul_vjp_b
+
+    @numba.njit
+    def run(acc, g, x, shape, which):
+        if which == 0:
+            add_matmul_vjp_a(acc, g, x, shape)
+        else:
+            add_matmul_vjp_b(acc, g, x, shape)
+
+    rng = np.random.default_rng(9)
+    acc, g, x = rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal(4)
+    want = acc + np.outer(g, x)
+    run(acc, g, x, (3, 4), 0)
+    np.testing.assert_allclose(acc, want, rtol=1e-15)
+    want = acc + np.outer(x[:3], g[:3].copy() @ np.eye(3, 4))
+    run(acc, g[:3] @ np.eye(3, 4), x[:3], (3, 4), 1)  # b's adjoint: outer(a, g)
+    np.testing.assert_allclose(acc, want, rtol=1e-15)
+    # g is a row of the buffer itself: NumPy's acc += np.outer(g, x) reads g first
+    sq = rng.standard_normal((4, 4))
+    want = sq + np.outer(sq[1], x)
+    run(sq, sq[1], x, (4, 4), 0)
+    np.testing.assert_allclose(sq, want, rtol=1e-15)
