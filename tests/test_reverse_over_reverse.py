@@ -199,3 +199,17 @@ def test_a_callee_that_shares_the_shadow_map_falls_back() -> None:
     text = route(f, SCALAR[f], "save")
     assert text.startswith("second derivatives: forward over reverse")
     assert "sh.deposit" in text
+
+
+def test_kept_copy_refuses_what_a_capture_would_hold_by_reference() -> None:
+    from adgen.runtime import kept_copy
+
+    x = np.arange(3.0)
+    kept = kept_copy(x)
+    x[0] = 5.0
+    assert kept[0] == 0.0  # a copy, taken at once
+    assert kept_copy([1, 2]) == [1, 2] and kept_copy((x, 1))[1] == 1
+    with pytest.raises(adgen.AdgenError):
+        kept_copy({"w": x})
+    with pytest.raises(adgen.AdgenError):
+        kept_copy([x])

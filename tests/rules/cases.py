@@ -422,7 +422,8 @@ cases("adgen.runtime.list_adjoint", C(randn(3, 2)), C(randn(4)), C([randn(2), ra
 cases("adgen.runtime.shape_tree", C(randn(3)), C([randn(2), randn()]))
 cases("adgen.runtime.stored_value", C(randn(3), randn(3)), C(randn(), randn(2)),
       C(randn(3), np.zeros(3, dtype=np.int64)))
-cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)))
+cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)),
+      C((randn(2), 1)))
 cases("adgen.runtime.zeros_for", C((2, 3), randn()), C((), randn(2)))
 cases("adgen.runtime.reduced_axes", C(None, 3), C(1, 2), C((0, -1), 3))
 cases("adgen.runtime.copy_adjoint", C(randn(3)), C(randn()), C([randn(2), randn()]))

@@ -98,8 +98,13 @@ def kept_copy(x: object) -> object:
     over reverse differentiates (its adjoint is the copy's)."""
     if isinstance(x, np.ndarray):
         return x.copy()
-    if x is None or isinstance(x, (bool, int, float, complex, np.number, np.bool_, str)):
+    if x is None or isinstance(x, (bool, int, float, complex, np.number, np.bool_, str,
+                                   slice)):
         return x
+    if type(x) is tuple and not any(isinstance(v, (list, dict, tuple)) for v in x):
+        return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in x)  # an index
+    if type(x) is list and not any(isinstance(v, (np.ndarray, list, dict, tuple)) for v in x):
+        return list(x)  # a list of numbers (an index)
     unsupported(f"second derivatives through a captured {type(x).__qualname__} (reverse over "
                 "reverse keeps arrays and numbers); use adgen.hessian, which takes forward "
                 "over reverse")
