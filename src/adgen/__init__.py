@@ -14,12 +14,6 @@ from adgen.api import (
     differentiable,
     explain,
     grad,
-    hessian,
-    hvp,
-    jacfwd,
-    jacobian,
-    jacrev,
-    jvp,
     rrule,
     show,
     source,
@@ -39,6 +33,7 @@ from adgen.errors import (
     RuleError,
     UnsupportedError,
 )
+from adgen.higher_order import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 
 __all__ = [
     "AdgenError",

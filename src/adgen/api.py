@@ -18,11 +18,22 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import runtime
+from adgen.arguments import (
+    check_cotangent,
+    check_differentiable,
+    check_policy,
+    describe,
+    has_complex,
+    leaves_of,
+    location_of,
+    normalize_argnums,
+    primal_function,
+    refuse_subclasses,
+    shift_argnums,
+    split_receiver,
+)
 from adgen.errors import (
     AdgenError,
-    ArgnumsError,
-    CotangentError,
-    Location,
     MutationError,
     NonDifferentiableError,
     UnsupportedError,
@@ -31,7 +42,6 @@ from adgen.runtime import as_gradient, is_function_like
 from adgen.transforms.analyses.kinds import DICT, LIST, signature
 from adgen.transforms.bindings import failed
 
-POLICIES = ("save", "strict")
 _F64 = np.dtype(np.float64)
 _NDARRAY = np.ndarray  # (one global load in the gradient's hot path, not two)
 
@@ -108,186 +118,29 @@ class Explanation(list):
         return sites_html(self)
 
 
-def _check_policy(mutation: str) -> None:
-    if mutation not in POLICIES:
-        raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
-
-
-def _compiled(fun: Callable[..., Any], mutation: str,
+def compile_fun(fun: Callable[..., Any], mutation: str,
               wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None,
               backend: str = "default") -> Any:
     from adgen.transforms.pipeline import compile_function
 
-    _check_policy(mutation)
+    check_policy(mutation)
     if backend != "default":  # numba / auto: adgen.backends
         from adgen.backends import compile_for
 
-        return compile_for(_unwrap(fun), mutation, wrt, sig, backend)
+        return compile_for(primal_function(fun), mutation, wrt, sig, backend)
     from adgen.transforms.parse import varargs_of
 
-    if varargs_of(_unwrap(fun)) is not None:
+    if varargs_of(primal_function(fun)) is not None:
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(
             f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
             "function where another calls it, not as the function given to grad or vjp",
             hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
-    return compile_function(_unwrap(fun), mutation=mutation, wrt=wrt, sig=sig)
+    return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig)
 
 
-def _unwrap(fun: Callable[..., Any]) -> Callable[..., Any]:
-    fun = getattr(fun, "__adgen_primal__", fun)
-    return _bound(fun)[0]
-
-
-def _bound(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """A bound method (``model.loss``, ``Cls.make`` of a classmethod) or a callable object
-    (``layer`` with a ``__call__``) as the function Python runs and the receiver it passes
-    first; a function as itself (a numba.njit dispatcher: its Python function)."""
-    if type(fun).__module__.startswith("numba.") and hasattr(fun, "py_func"):
-        fun = fun.py_func
-    if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
-        return fun.__func__, (fun.__self__,)
-    if not isinstance(fun, (types.FunctionType, types.BuiltinFunctionType, type,
-                            functools.partial)) and callable(fun):
-        call = getattr(type(fun), "__call__", None)
-        if isinstance(call, types.FunctionType):
-            return call, (fun,)
-    return fun, ()
-
-
-def _shift(argnums: Any, by: int) -> Any:
-    """argnums of a method's arguments as argnums of its function (self first)."""
-    if isinstance(argnums, int) and not isinstance(argnums, bool):
-        return argnums + by if argnums >= 0 else argnums
-    if isinstance(argnums, (tuple, list)):
-        return tuple(_shift(n, by) for n in argnums)
-    return argnums  # refused by _normalize_argnums
-
-
-def _normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
-    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple, list)):
-        raise ArgnumsError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if not nums:
-        raise ArgnumsError("argnums is empty: name at least one argument to differentiate")
-    for n in nums:
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise ArgnumsError(f"argnums must be ints, got {n!r}")
-        if not -nargs <= n < nargs:
-            raise ArgnumsError(f"argnums {n} is out of range for a call with {nargs} positional "
-                               "argument(s)")
-    return tuple(n % nargs for n in nums)
-
-
-def _check_differentiable(value: Any, position: int) -> None:
-    """Raises NonDifferentiableError when an argument has no floating-point content."""
-    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
-        return  # the common case, checked first
-    leaves = _leaves(value)
-    if isinstance(value, (list, tuple, dict)) or (
-            hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic))):
-        # a container or object: ints and strings inside it get no gradient; it is refused
-        # only when nothing in it can have one
-        if any(_has_float(leaf) for leaf in leaves):
-            return
-        raise NonDifferentiableError(
-            f"argument {position} ({type(value).__name__}) holds no float or float array",
-            hint="leave this position out of argnums")
-    if not leaves or all(leaf is None for leaf in leaves):
-        raise NonDifferentiableError(f"argument {position} is {value!r}: it has no float "
-                                     "content to differentiate",
-                                     hint="leave this position out of argnums")
-    for leaf in leaves:
-        if leaf is not None and not isinstance(leaf, (float, int, complex, str, np.ndarray,
-                                                      np.generic)) and \
-                not hasattr(leaf, "__dict__"):
-            raise NonDifferentiableError(
-                f"argument {position} is a {type(leaf).__name__}: it has no gradient",
-                hint="pass floats or float arrays, or leave this position out of argnums")
-        if type(leaf) is object:
-            raise NonDifferentiableError(
-                f"argument {position} is a plain object: it has no gradient",
-                hint="pass floats or float arrays, or leave this position out of argnums")
-        if isinstance(leaf, (bool, np.bool_)) or (
-            isinstance(leaf, (int, np.integer))
-        ):
-            raise NonDifferentiableError(
-                f"argument {position} is {type(leaf).__name__} {leaf!r}: integers and bools have "
-                "no gradient",
-                hint="pass a float (e.g. 3.0 or x.astype(float)), or leave this position out of "
-                "argnums")
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
-            raise NonDifferentiableError(
-                f"argument {position} is an array of dtype {leaf.dtype.name}: adgen "
-                "differentiates float and complex arrays",
-                hint="convert with x.astype(np.float64), or leave this position out of argnums")
-        if isinstance(leaf, str):
-            raise NonDifferentiableError(f"argument {position} is a str: it has no gradient",
-                                         hint="leave this position out of argnums")
-
-
-def _has_float(leaf: Any) -> bool:
-    """Whether a leaf has a gradient: a float or complex number or array (a complex one's is
-    dL/dx - i dL/dy, JAX's convention)."""
-    if isinstance(leaf, np.ndarray):
-        return leaf.dtype.kind in "fc"
-    return isinstance(leaf, (float, complex, np.floating, np.complexfloating))
-
-
-def _has_complex(args: tuple[Any, ...]) -> bool:
-    """Whether an argument is or holds a complex number or array: its pullback then runs
-    with the checks of :func:`may_be_complex` code, whatever its source says."""
-    return any(isinstance(leaf, (complex, np.complexfloating)) or (
-        isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c")
-        for a in args for leaf in _leaves(a))
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic, type)) \
-            and not is_function_like(value) and vars(value):
-        return [leaf for v in vars(value).values() for leaf in _leaves(v)]
-    return [value]
-
-
-def _refuse_complex_jacobian(args: tuple[Any, ...], what: str) -> None:
-    """Refuses a complex argument to a Jacobian, a Hessian or a derivative of a gradient, as
-    JAX does unless ``holomorphic=True``: these are built from real tangents and real unit
-    cotangents."""
-    if _has_complex(args):
-        raise NonDifferentiableError(
-            f"{what} of a function of a complex argument is not supported: it is built from "
-            "real tangents and cotangents (JAX refuses it too unless holomorphic=True)",
-            hint="use adgen.grad or adgen.vjp, which take complex arguments, or pass the real "
-                 "and imaginary parts as two real arguments")
-
-
-def _refuse_subclasses(args: tuple[Any, ...]) -> None:
-    """Refuses the values whose kinds the signature leaves unknown and adgen cannot
-    differentiate: array subclasses (np.matrix, masked arrays), whose operators mean something
-    else than the rules assume (``*`` is a matrix product for np.matrix). Complex values are
-    differentiated (JAX's convention)."""
-    for k, a in enumerate(args):
-        leaves = _leaves(a)
-        for leaf in leaves:
-            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray and \
-                    not isinstance(leaf, np.memmap):  # a memmap computes as an ndarray
-                what = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
-                inside = "" if leaf is a else f" holds a {what}, which"
-                raise NonDifferentiableError(
-                    f"argument {k}{inside or ' is a ' + what + ', which'} is an ndarray "
-                    "subclass: adgen differentiates plain ndarrays, and a subclass's "
-                    "operators may mean something else (np.matrix: * is a matrix product; "
-                    "a masked array skips masked elements)",
-                    hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
-                         "mask as a separate argument used with np.where)")
-
-
-def _forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if not compiled.needs_scope:
         return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
     # a fresh scope of captures for this pass, in this thread's stack (runtime._THREAD)
@@ -403,21 +256,13 @@ def _scalar_output(out: Any) -> float:
         # JAX refuses this too (unless holomorphic=True): the gradient of a complex output
         # depends on which real function of it is meant
         raise NonDifferentiableError(
-            f"grad needs a real scalar output, but the function returned {_describe(out)}, "
+            f"grad needs a real scalar output, but the function returned {describe(out)}, "
             "which is complex: its gradient depends on which real function of it you mean",
             hint="return np.real(z), np.abs(z) or np.abs(z) ** 2, or use adgen.vjp with a "
                  "complex cotangent (dL/dRe - 1j dL/dIm, JAX's convention)")
     raise NonDifferentiableError(
-        f"grad needs a scalar output, but the function returned {_describe(out)}",
+        f"grad needs a scalar output, but the function returned {describe(out)}",
         hint="reduce it (np.sum, np.mean), or use adgen.vjp for a vector output")
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if value is None:
-        return "None"
-    return f"a {type(value).__name__}"
 
 
 def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
@@ -441,21 +286,23 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
     if isinstance(fun, GradientFunction):  # vjp of grad(f, j): Hessian-vector products
-        return _vjp_of_gradient(fun, args, mutation, kwargs)
+        from adgen.higher_order import vjp_of_gradient
+
+        return vjp_of_gradient(fun, args, mutation, kwargs)
     if isinstance(fun, functools.partial):  # its arguments get no cotangent
         out, pull = vjp(fun.func, *fun.args, *args, mutation=mutation, backend=backend,
                         **{**fun.keywords, **kwargs})
         return out, lambda out_bar: pull(out_bar)[len(fun.args):]
-    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
     if receiver:  # a method or callable object: no cotangent for the receiver
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
                         **kwargs)
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
-    _refuse_subclasses(args)
-    compiled = _compiled(fun, mutation, sig=signature(args), backend=backend)
+    refuse_subclasses(args)
+    compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
     received = _as_received(args) if compiled.mutates_containers else args
-    complex_values = may_be_complex(compiled) or _has_complex(args)
-    out, saved = _forward(compiled, args, kwargs)
+    complex_values = may_be_complex(compiled) or has_complex(args)
+    out, saved = run_forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
     snapshots = _snapshots(fun, args, out, compiled.reads_params)
@@ -467,68 +314,19 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
                 raise MutationError(
                     f"{what} was changed in place after adgen.vjp returned, and the pullback "
                     "reads its values: the cotangents would be wrong",
-                    _location(fun),
+                    location_of(fun),
                     hint="call the pullback before changing it, or pass a copy to adgen.vjp")
-        _check_cotangent(out_bar, out, "the cotangent", fun)
+        check_cotangent(out_bar, out, "the cotangent", fun)
         return _cotangents(_run_pullback(compiled.pullback, saved, out_bar, complex_values),
                            received)
 
     return out, pullback
 
 
-def _check_cotangent(ct: Any, out: Any, what: str, fun: Callable[..., Any]) -> None:
-    """Raises CotangentError unless ``ct`` fits the output ``out``: a real number or array of
-    its shape for a float or an array, the same structure for a tuple, list or dict, None
-    (or a number, ignored) for an output without a gradient (an int, a str, None)."""
-
-    def refuse(problem: str) -> None:
-        raise CotangentError(f"{what} {problem}", _location(fun),
-                             hint="pass the pullback a cotangent of the output's structure "
-                                  "and shape, of a float dtype (np.ones_like(out) for an "
-                                  "array output)")
-
-    if isinstance(out, (float, complex, np.floating, np.complexfloating)) or (
-            isinstance(out, np.ndarray) and out.dtype.kind in "fc"):
-        if ct is None or isinstance(ct, (str, bytes, bool, np.bool_)) or not (
-                isinstance(ct, (int, float, complex, np.number, np.ndarray))):
-            refuse(f"is {_describe(ct) if ct is not None else 'None'}, but the output is "
-                   f"{_describe(out)}")
-        complex_out = np.iscomplexobj(out)  # a complex output takes a complex cotangent
-        if isinstance(ct, np.ndarray) and ct.dtype.kind not in ("fiuc" if complex_out else
-                                                                 "fiu") or \
-                (isinstance(ct, (complex, np.complexfloating)) and not complex_out):
-            refuse(f"has dtype {np.asarray(ct).dtype}; a real (float) cotangent is needed")
-        if np.shape(ct) != np.shape(out):
-            refuse(f"has shape {np.shape(ct)}, but the output has shape {np.shape(out)}")
-        return
-    if isinstance(out, (tuple, list)):
-        if not isinstance(ct, (tuple, list)) or len(ct) != len(out):
-            refuse(f"is {_describe(ct)}, but the output is a {type(out).__name__} of "
-                   f"{len(out)} items: give one cotangent per item")
-        for k, (c, o) in enumerate(zip(ct, out)):
-            _check_cotangent(c, o, f"{what}[{k}]", fun)
-        return
-    if isinstance(out, dict):
-        if not isinstance(ct, dict) or set(ct) - set(out):
-            refuse(f"is {_describe(ct)}, but the output is a dict with keys {list(out)}")
-        for k, c in ct.items():
-            _check_cotangent(c, out[k], f"{what}[{k!r}]", fun)
-        return
-    if out is None or isinstance(out, (str, bytes)):
-        if ct is not None:
-            refuse(f"is {_describe(ct)}, but the output is {_describe(out)}, which has no "
-                   "gradient: pass None")
-
-
-def _location(fun: Callable[..., Any]) -> Location | None:
-    code = getattr(_unwrap(fun), "__code__", None)
-    return Location(code.co_filename, code.co_firstlineno) if code is not None else None
-
-
 def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
                reads: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Copies of the arrays in the arguments the pullback reads, and in the output."""
-    code = getattr(_unwrap(fun), "__code__", None)
+    code = getattr(primal_function(fun), "__code__", None)
     names = code.co_varnames[:code.co_argcount] if code is not None else ()
     found: list[tuple[str, np.ndarray, np.ndarray]] = []
     seen: set[int] = set()
@@ -536,7 +334,7 @@ def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
              for k, a in enumerate(args)
              if reads is True or (k < len(names) and names[k] in reads) or k >= len(names)]
     for what, value in parts + [("the output", out)]:
-        for leaf in _leaves(value):
+        for leaf in leaves_of(value):
             # (an object array's copy is shallow: what its items hold is not checked)
             if type(leaf) is np.ndarray and leaf.dtype.kind != "O" and id(leaf) not in seen:
                 seen.add(id(leaf))
@@ -596,7 +394,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     ``((value, aux), gradient)``, as in JAX.
     """
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
-        return GradientFunction(_grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
+        from adgen.higher_order import grad_of_grad
+        return GradientFunction(grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
                                               True), fun, argnums, mutation, has_aux, True)
     return _with_checkpoint(GradientFunction(
         _gradient_function(fun, argnums, mutation, has_aux, with_value=True, backend=backend,
@@ -609,12 +408,12 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                        checkpoint: int | bool | None = None) -> Callable[..., Any]:
     """The function :func:`value_and_grad` (``with_value``) or :func:`grad` returns: one
     closure for both, so a call to a gradient goes through one Python frame."""
-    _check_policy(mutation)
+    check_policy(mutation)
     if isinstance(fun, functools.partial):
         # functools.partial(f, *args, **keywords): f's gradient with respect to the arguments
         # the call gives (argnums counts them), the partial's own passed through
         part = fun
-        inner_p = _gradient_function(part.func, _shift(argnums, len(part.args)), mutation,
+        inner_p = _gradient_function(part.func, shift_argnums(argnums, len(part.args)), mutation,
                                      has_aux, with_value, backend, checkpoint)
 
         @functools.wraps(inner_p)
@@ -622,10 +421,10 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             return inner_p(*part.args, *args, **{**part.keywords, **kwargs})
 
         return partial_fun
-    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
     if receiver:
         # a method or callable object: its function, with the receiver as argument 0
-        inner = _gradient_function(target, _shift(argnums, len(receiver)), mutation, has_aux,
+        inner = _gradient_function(target, shift_argnums(argnums, len(receiver)), mutation, has_aux,
                                    with_value, backend, checkpoint)
 
         @functools.wraps(inner)
@@ -648,7 +447,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
-        has_complex = False
+        complex_args = False
         if len(args) == 1 and type(args[0]) is _NDARRAY and args[0].dtype is _F64:
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
@@ -656,17 +455,17 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             if None in sig or LIST in sig or DICT in sig:
                 # array subclasses and complex values have no kind (None); a list or dict
                 # may hold them
-                _refuse_subclasses(args)
-                has_complex = _has_complex(args)
+                refuse_subclasses(args)
+                complex_args = has_complex(args)
         hit = cache.get(sig)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
         if hit is None or hit[0] != generation[0] or (
                 hit[10] is not None and hit[10].__code__ is not hit[11]) or (
                 hit[7] and failed(hit[7]) is not None):
-            nums = _normalize_argnums(argnums, len(args))
+            nums = normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
-            compiled = _compiled(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
+            compiled = compile_fun(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
                                  backend=backend)
             # the guard that the function's own code was not replaced, checked inline: it
             # is the only one of most functions (bindings.failed costs a call)
@@ -682,19 +481,19 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                                 code[0].expected if code else None)
         _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused, _, \
             _ = hit
-        complex_values = complex_values or has_complex
+        complex_values = complex_values or complex_args
         plain = False  # the one argument differentiated is a float64 array
         if one is not None:  # one argument differentiated: no loop
             a = args[one]
             plain = type(a) is _NDARRAY and a.dtype is _F64
             if not plain and type(a) is not float:
-                _check_differentiable(a, one)
+                check_differentiable(a, one)
         else:
             for n in nums:
                 a = args[n]
                 if type(a) is not float and not (type(a) is np.ndarray and
                                                  a.dtype.kind == "f"):
-                    _check_differentiable(a, n)
+                    check_differentiable(a, n)
         # a list, dict or object the function changes in place: its gradient takes the
         # structure it had when the function received it (a slot may be rebound to another
         # kind of value: a number replaced by an array)
@@ -704,14 +503,14 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         if both is not None:
             out, saved = both
         elif needs_scope:
-            out, saved = _forward(compiled, args, kwargs)
+            out, saved = run_forward(compiled, args, kwargs)
         else:
             out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise NonDifferentiableError(
                     "has_aux=True needs the function to return a pair (value, aux), "
-                    f"not {_describe(out)}")
+                    f"not {describe(out)}")
             value, aux = out
             seed: Any = (_scalar_output(value), None)
         else:
@@ -775,7 +574,8 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         MutationError: under "strict", when an in-place write overwrites a needed value.
     """
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
-        return GradientFunction(_grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
+        from adgen.higher_order import grad_of_grad
+        return GradientFunction(grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
                                 fun, argnums, mutation, has_aux, False)
     return _with_checkpoint(GradientFunction(
         _gradient_function(fun, argnums, mutation, has_aux, with_value=False, backend=backend,
@@ -800,7 +600,7 @@ def _segmented_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], m
     if backend != "default":
         raise UnsupportedError(
             f"checkpoint= runs with the default backend, not backend={backend!r}",
-            _location(fun), hint="drop backend=, or checkpoint=")
+            location_of(fun), hint="drop backend=, or checkpoint=")
     try:
         inner = _gradient_function(segmented(fun, checkpoint, mutation), argnums, mutation,
                                    has_aux, with_value, backend)
@@ -838,15 +638,17 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     if mode not in ("reverse", "forward"):
         raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')
     if mode == "forward":
+        from adgen.higher_order import tangent_compiled
+
         return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + \
-            _tangent_compiled(fun)[0].source
+            tangent_compiled(fun)[0].source
     if backend != "default":  # the nopython module of these arguments' types
         from adgen.backends import check_backend, numba_source
 
         check_backend(backend)
-        _check_policy(mutation)
-        return numba_source(_unwrap(fun), mutation, args, backend)
-    compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
+        check_policy(mutation)
+        return numba_source(primal_function(fun), mutation, args, backend)
+    compiled = compile_fun(fun, mutation, sig=signature(args) if args else None)
     return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
 
 
@@ -874,8 +676,8 @@ def standalone_source(fun: Callable[..., Any], *, mutation: str = "save") -> str
     """
     from adgen.transforms.standalone import standalone_module
 
-    _check_policy(mutation)
-    return standalone_module(_unwrap(fun), mutation=mutation)
+    check_policy(mutation)
+    return standalone_module(primal_function(fun), mutation=mutation)
 
 
 def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
@@ -897,9 +699,11 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         and kept in ``route``; the sites are those of the code differentiated again.
     """
     if isinstance(fun, GradientFunction):  # which path its derivatives take, and its sites
-        return _explain_gradient(fun, args, mutation, file, kwargs)
+        from adgen.higher_order import explain_gradient
+
+        return explain_gradient(fun, args, mutation, file, kwargs)
     # with example arguments, the compilation grad would use for them (kinds.signature)
-    compiled = _compiled(fun, mutation, sig=signature(args) if args else None)
+    compiled = compile_fun(fun, mutation, sig=signature(args) if args else None)
     sites = compiled.sites
     if args:
         from adgen import runtime
@@ -920,13 +724,13 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         ]
     result = Explanation(merge_sites(sites))
     printing = file is not None and not (
-        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and _in_notebook())
+        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and in_notebook())
     if printing:
         print(str(result), file=file)
     return result
 
 
-def _in_notebook() -> bool:
+def in_notebook() -> bool:
     from adgen.display import in_notebook
 
     return in_notebook()
@@ -940,7 +744,7 @@ def differentiable(fun: Callable[..., Any] | None = None, *,
     """
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        _compiled(f, mutation)
+        compile_fun(f, mutation)
         f.__adgen_differentiable__ = True  # type: ignore[attr-defined]
         f.__adgen_mutation__ = mutation  # type: ignore[attr-defined]
         return f
@@ -976,410 +780,3 @@ def rrule(primal: Callable[..., Any], *, mutates: Sequence[int | str] = ()) -> C
 
 # --------------------------------------------------------------------------------------------
 # Forward mode and higher order: jvp, jacfwd, jacrev, jacobian, hvp, hessian, grad of grad
-
-
-def _tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
-    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver."""
-    from adgen.transforms.pipeline import compile_tangent
-
-    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
-    return compile_tangent(target), receiver
-
-
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
-        **kwargs: Any) -> tuple[Any, Any]:
-    """Forward mode: ``fun(*primals)`` and its derivative in the direction ``tangents``.
-
-    As ``jax.jvp``. The tangent code is generated from ``fun``'s source (see
-    ``adgen.source(fun, mode="forward")``), in-place writes included: a buffer's tangent is a
-    buffer written where the buffer is written.
-
-    Args:
-        fun: a Python function whose source adgen can read.
-        primals: the positional arguments.
-        tangents: one tangent per primal, of its structure (an array of its shape, a float for
-            a number, a list for a list); None is a zero tangent.
-        **kwargs: keyword arguments passed to ``fun``; they get no tangent.
-
-    Returns:
-        ``(out, out_dot)``: the output and its tangent (of the output's structure).
-
-    Raises:
-        AdgenError: for code forward mode cannot differentiate, naming the file and line.
-    """
-    primals, tangents = tuple(primals), tuple(tangents)
-    if len(primals) != len(tangents):
-        raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
-                           "give one tangent per primal (None for none)")
-    _refuse_subclasses(primals)
-    if _has_complex(primals):
-        # the tangent rules are written for real tangents: a complex one would be cut to its
-        # real part (forward mode has no ComplexWarning net around it)
-        raise NonDifferentiableError(
-            "jvp of a complex argument is not supported: forward mode propagates real "
-            "tangents only", _location(fun),
-            hint="use adgen.grad or adgen.vjp (complex arguments are supported there), or "
-                 "pass the real and imaginary parts as two real arguments")
-    if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
-        return _jvp_of_gradient(fun, primals, tangents, kwargs)
-    if isinstance(fun, functools.partial):  # its arguments get no tangent
-        return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
-                   **{**fun.keywords, **kwargs})
-    from adgen.rules import registry
-
-    rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
-    if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
-        bound = rule.bind(list(range(len(primals))), {})
-        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
-                 for p, k in bound.items() if p in rule.diff and not
-                 isinstance(k, registry.Default)}
-        given = {p: t for p, t in given.items() if t is not None}
-        return rule.primal(*primals, **kwargs), registry.eval_jvp(rule, primals, kwargs, given)
-    compiled, receiver = _tangent_compiled(fun)
-    args = receiver + primals
-    # new buffers laid out like the primals: the tangent code writes them where f writes
-    named = {t: runtime.given_tangent(v, x) for t, v, x in
-             zip(compiled.tangent_params[len(receiver):], tangents, primals)}
-    return compiled.jvp(*args, **named, **kwargs)
-
-
-def _basis(x: Any) -> list[Any]:
-    """Unit tangents of a number or an array, one per element (C order)."""
-    if isinstance(x, np.ndarray):
-        out = []
-        for k in range(x.size):
-            e = np.zeros(x.size)
-            e[k] = 1.0
-            out.append(e.reshape(x.shape))
-        return out
-    if isinstance(x, (float, int, np.number)) and not isinstance(x, bool):
-        return [1.0]
-    raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
-                                 f"arrays, not {_describe(x)}")
-
-
-def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    import copy
-
-    return copy.deepcopy(args)
-
-
-def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
-    """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
-    cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
-    return cols.reshape(np.shape(out) + np.shape(x))
-
-
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           **options: Any) -> Callable[..., Any]:
-    """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
-
-    As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
-    ``argnums`` gives a tuple. Each jvp runs on copies of the arguments, so a function that
-    writes its arguments in place sees the same values every time.
-    """
-    def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums(argnums, len(args))
-        out = None
-        result = []
-        for n in nums:
-            dots = []
-            for e in _basis(args[n]):
-                tangents = [None] * len(args)
-                tangents[n] = e
-                out, d = jvp(fun, _copies(args), tangents, **kwargs)
-                dots.append(d)
-            result.append(_columns(dots, out, args[n]))
-        return result[0] if isinstance(argnums, int) else tuple(result)
-
-    return functools.wraps(fun)(jacobian_fwd) if hasattr(fun, "__name__") else jacobian_fwd
-
-
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-           mutation: str = "save") -> Callable[..., Any]:
-    """The Jacobian by reverse mode: one forward pass, its pullback called once per element
-    of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
-    def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums(argnums, len(args))
-        _refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
-        out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
-        shape = np.shape(out)
-        rows: list[list[Any]] = [[] for _ in nums]
-        for k in range(int(np.prod(shape, dtype=int))):
-            e = np.zeros(shape)
-            e.flat[k] = 1.0
-            cts = pullback(e if shape else float(e))
-            for r, n in zip(rows, nums):
-                r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
-                         else np.zeros(np.shape(args[n])))
-        result = [np.stack(r).reshape(shape + np.shape(args[n])) if r else
-                  np.zeros(shape + np.shape(args[n])) for r, n in zip(rows, nums)]
-        return result[0] if isinstance(argnums, int) else tuple(result)
-
-    return functools.wraps(fun)(jacobian_rev) if hasattr(fun, "__name__") else jacobian_rev
-
-
-def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-             mutation: str = "save") -> Callable[..., Any]:
-    """The Jacobian: reverse mode (:func:`jacrev`), or forward mode (:func:`jacfwd`) when the
-    differentiated arguments have fewer elements than the output."""
-    def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums(argnums, len(args))
-        before = _copies(args)
-        out = fun(*before, **kwargs)
-        n_in = sum(int(np.size(args[n])) for n in nums)
-        if n_in < int(np.size(out)):
-            return jacfwd(fun, argnums)(*args, **kwargs)
-        return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
-
-    return functools.wraps(fun)(jacobian_fun) if hasattr(fun, "__name__") else jacobian_fun
-
-
-# Wrappers that give reverse mode a Python function over a compiled jvp: their source is
-# generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
-_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
-
-
-def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
-                 ) -> Callable[..., Any]:
-    """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
-    direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
-    for the arguments ``wrt`` (the out_dot of its jvp)."""
-    import keyword
-
-    from adgen.transforms.emit import compile_source
-
-    compiled, receiver = _tangent_compiled(fun)
-    key = (id(compiled.jvp), nargs, wrt, unit, len(receiver))
-    hit = _WRAPPERS.get(key)
-    if hit is not None and hit[0] is compiled.jvp:
-        return hit[1]
-    names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
-             for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
-    names += [f"a{k}" for k in range(len(names), nargs)]
-    dirs = [] if unit else [f"direction{k}" for k in range(len(wrt))]
-    fname = f"{compiled.name}_jvp"
-    lead = [f"receiver{k}" for k in range(len(receiver))]
-    given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
-                      f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
-                      for k, n in enumerate(wrt))
-    text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
-            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given})\n"
-            f"    return out_dot\n")
-    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
-                          "given_tangent": runtime.given_tangent}
-    ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
-    compile_source(text, f"<adgen {compiled.name} directional>", ns)
-    wrapper = ns[f"{compiled.name}_directional"]
-    _WRAPPERS[key] = (compiled.jvp, wrapper)
-    return wrapper
-
-
-def hvp(fun: Callable[..., Any], argnums: int = 0, *,
-        mutation: str = "save") -> Callable[..., Any]:
-    """Hessian-vector products of a scalar function, by reverse over forward mode.
-
-    ``adgen.hvp(f)(x, v)`` is the Hessian of ``f`` at ``x`` times ``v``: the gradient of
-    ``x -> jvp(f, (x,), (v,))[1]``, where adgen's reverse mode differentiates the generated
-    jvp code. With more arguments, ``adgen.hvp(f, argnums=k)(*args, v)``: ``v`` comes last and
-    has the structure of argument ``k``.
-
-    Raises:
-        AdgenError: for code forward or reverse mode cannot differentiate.
-    """
-    if not isinstance(argnums, int) or isinstance(argnums, bool):
-        raise ArgnumsError(f"hvp takes one argument to differentiate (an int), not {argnums!r}")
-
-    def hessian_vector(*args_and_v: Any, **kwargs: Any) -> Any:
-        if len(args_and_v) < 2:
-            raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
-                               "after the function's arguments")
-        *args, v = args_and_v
-        if kwargs:
-            from adgen.errors import UnsupportedError
-
-            raise UnsupportedError("hvp and hessian pass no keyword arguments to the function",
-                                   hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
-        n = _normalize_argnums(argnums, len(args))[0]
-        _refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
-        d = _directional(fun, len(args), (n,), unit=False)
-        return grad(d, n, mutation=mutation)(*args, v, **kwargs)
-
-    return functools.wraps(fun)(hessian_vector) if hasattr(fun, "__name__") else hessian_vector
-
-
-def hessian(fun: Callable[..., Any], argnums: int = 0, *,
-            mutation: str = "save") -> Callable[..., Any]:
-    """The Hessian of a scalar function with respect to one argument (x's shape twice), one
-    Hessian-vector product (:func:`hvp`) per element; each runs on copies of the arguments."""
-    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
-        n = _normalize_argnums(argnums, len(args))[0]
-        h = hvp(fun, n, mutation=mutation)
-        cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
-        return _columns(cols, args[n], args[n])
-
-    return functools.wraps(fun)(hessian_fun) if hasattr(fun, "__name__") else hessian_fun
-
-
-def _check_derivable(g: GradientFunction) -> None:
-    """Refuses a derivative of what grad of grad does not cover (value_and_grad, has_aux, a
-    tuple of argnums)."""
-    _, argnums, _, has_aux, with_value = g._adgen_spec
-    if has_aux or with_value or not isinstance(argnums, int) or isinstance(argnums, bool):
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError(
-            "a derivative of value_and_grad, of grad(..., has_aux=True) or of grad with a tuple "
-            "of argnums is not supported",
-            hint="differentiate grad(f, argnums=k) of a scalar argument k, or use adgen.hessian")
-
-
-def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
-                     tangents: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """``jvp(grad(f, j), x, v)``: the gradient and its derivative along v, the sum over the
-    arguments n with a tangent of the second derivatives d2f/dx_j dx_n v_n. That is the
-    gradient with respect to x_j of the derivative of f along v (second derivatives are
-    symmetric), which adgen computes as for :func:`hvp`: reverse mode over the generated
-    tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
-    _check_derivable(g)
-    fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
-    if kwargs:
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
-                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
-    j = _normalize_argnums(argnums, len(primals))[0]
-    out = g(*_copies(primals))
-    wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
-    if not wrt:
-        return out, runtime.zeros_like(out)
-    d = _directional(fun, len(primals), wrt, unit=False)
-    dot = grad(d, j, mutation=mutation)(*_copies(primals), *[tangents[n] for n in wrt])
-    return out, dot
-
-
-def _vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
-                     kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
-    """``vjp(grad(f, j), x)``: the gradient, and a pullback taking a cotangent c of it to the
-    gradients with respect to every argument of the derivative of f along c (on x_j), by
-    reverse mode over the generated tangent code. So ``jacrev(grad(f))`` is the Hessian."""
-    _check_derivable(g)
-    fun, argnums = g._adgen_spec[0], g._adgen_spec[1]
-    if kwargs:
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
-                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
-    j = _normalize_argnums(argnums, len(args))[0]
-    _refuse_complex_jacobian(args, "vjp of a gradient")
-    program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
-    if program.reverse:  # reverse over reverse: the generated forward and pullback
-        if program.check:  # "strict": refused where the gradient is
-            g(*_copies(args))
-        out, pull = vjp(program.function, *_copies(args), mutation=mutation)
-
-        def pullback_rr(ct: Any) -> tuple[Any, ...]:
-            _check_cotangent(ct, out, "the cotangent", fun)
-            return pull(ct)
-
-        return out, pullback_rr
-    before = _copies(args)
-    out = g(*_copies(args))
-    d = _directional(fun, len(args), (j,), unit=False)
-    # the arguments with a gradient (floats, float arrays, containers of them)
-    every = tuple(n for n, a in enumerate(args)
-                  if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
-                  not (isinstance(a, np.ndarray) and a.dtype.kind not in "fc"))
-
-    def pullback(ct: Any) -> tuple[Any, ...]:
-        _check_cotangent(ct, out, "the cotangent", fun)
-        got = grad(d, every, mutation=mutation)(*_copies(before), ct) if every else ()
-        cts: list[Any] = [None] * len(args)
-        for n, c in zip(every, got):
-            cts[n] = c
-        return tuple(cts)
-
-    return out, pullback
-
-
-def _grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, mutation: str,
-                  has_aux: bool, with_value: bool) -> Callable[..., Any]:
-    """``grad(grad(f, j), k)``: the gradient of the generated function that computes
-    ``df/dx_j`` by forward mode (a scalar argument j: grad(f, j) returns a number)."""
-    fun, inner_argnums = g._adgen_spec[0], g._adgen_spec[1]
-    _check_derivable(g)  # refuses what it cannot do, now
-
-    def second(*args: Any, **kwargs: Any) -> Any:
-        j = _normalize_argnums(inner_argnums, len(args))[0]
-        if not isinstance(args[j], (float, int, np.floating)) or isinstance(args[j], bool):
-            raise NonDifferentiableError(
-                f"grad(grad(f)) needs grad(f) to return a number, but argument {j} is "
-                f"{_describe(args[j])}, so grad(f) returns an array",
-                hint="use adgen.hessian(f) or adgen.hvp(f) for the second derivatives of a "
-                     "function of an array")
-        _refuse_complex_jacobian(args, "grad of a gradient")
-        if not kwargs:
-            program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
-            if program.reverse:  # reverse over reverse: the generated forward and pullback
-                if program.check:  # "strict": refused where the gradient is
-                    g(*_copies(args))
-                return outer(program.function, argnums, mutation=mutation,
-                             has_aux=has_aux)(*args)
-        d = _directional(fun, len(args), (j,), unit=True)
-        return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
-
-    return second
-
-
-def _second_order_program(fun: Callable[..., Any], j: int, args: tuple[Any, ...],
-                          mutation: str, outer: str | None = None) -> Any:
-    """``grad(fun, j)`` at ``args``'s signature as a function adgen's reverse mode compiles
-    (adgen.second_order), or the reason it cannot: then derivatives of the gradient take the
-    forward-over-reverse path. Decided when compiling, before anything runs."""
-    from adgen.second_order import Program, reverse_program
-
-    target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
-    if receiver or isinstance(fun, functools.partial) or _has_complex(args):
-        return Program(None, "a method, a functools.partial or a complex argument takes the "
-                             "forward-over-reverse path")
-    return reverse_program(fun, j, args, mutation, outer)
-
-
-def _explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
-                      file: TextIO | None, kwargs: dict[str, Any]) -> Explanation:
-    """``explain(grad(f), *args)``: which path second derivatives of ``grad(f)`` take at
-    ``args`` (reverse over reverse, or forward over reverse and why), printed first, then the
-    mutation sites of the code that is differentiated again (``result.route`` holds the
-    path)."""
-    from adgen.errors import UnsupportedError
-
-    _check_derivable(g)
-    fun, argnums, gmutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
-    if not args or kwargs:
-        raise UnsupportedError("explain(grad(f)) needs example arguments (positional only): "
-                               "the path second derivatives take depends on their kinds",
-                               hint="adgen.explain(adgen.grad(f), x)")
-    j = _normalize_argnums(argnums, len(args))[0]
-    program = _second_order_program(fun, j, args, gmutation)
-    if program.reverse:
-        route = ("second derivatives: reverse over reverse (adgen differentiates the "
-                 "generated forward and pullback of grad(f))")
-        import os
-
-        # (the sites of the program's code, not of adgen's runtime classes it constructs)
-        internal = os.path.dirname(os.path.abspath(runtime.__file__))
-        result = Explanation(s for s in explain(program.function, *_copies(args),
-                                                mutation=gmutation, file=None)
-                             if not os.path.abspath(s.file).startswith(internal))
-    else:
-        route = ("second derivatives: forward over reverse (Hessian-vector products), "
-                 f"because {program.reason}")
-        target, receiver = _bound(getattr(fun, "__adgen_primal__", fun))
-        result = explain(target, *receiver, *_copies(args), mutation=gmutation, file=None)
-    result.route = route
-    printing = file is not None and not (
-        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and _in_notebook())
-    if printing:
-        print(route, file=file)
-        print(str(result), file=file)
-    return result

@@ -606,7 +606,7 @@ class _NumbaFunction:
 
     def _default(self, why: str | None, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
-        from adgen.api import _forward
+        from adgen.api import run_forward
 
         if why is not None and self.backend == "numba":
             raise UnsupportedError(f"the numba backend cannot run this call: {why}",
@@ -614,7 +614,7 @@ class _NumbaFunction:
         if why is not None:
             warnings.warn(f"backend='auto' runs the default backend for this call: {why}",
                           NumbaFallbackWarning, stacklevel=4)
-        out, saved = _forward(self.base, args, kwargs)
+        out, saved = run_forward(self.base, args, kwargs)
         return out, (None, saved)
 
     def pullback(self, saved: Any, out_bar: Any, sh: Any = None) -> tuple[Any, ...]:

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 import adgen
-from adgen.api import POLICIES
+from adgen.arguments import POLICIES
 from adgen.errors import AdgenError
 
 OK, COMPILE_ERROR, USAGE_ERROR = 0, 1, 2

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen import api
+from adgen import api, arguments
 from adgen.errors import ArgnumsError, NonDifferentiableError, UnsupportedError
 from adgen.transforms.analyses.kinds import signature
 
@@ -44,7 +44,7 @@ def _argnums(argnums: int | Sequence[int] | None, candidates: list[int],
     """The positions to differentiate: ``argnums``, or every candidate position."""
     if argnums is None:
         return tuple(candidates)
-    nums = api._normalize_argnums(argnums, nargs)  # raises ArgnumsError
+    nums = arguments.normalize_argnums(argnums, nargs)  # raises ArgnumsError
     return tuple(sorted(set(nums)))
 
 
@@ -52,8 +52,8 @@ def _written(fun: Callable[..., Any], args: tuple[Any, ...], mutation: str) -> s
     """The positions of the arguments ``fun`` writes in place, from adgen's analysis (None:
     the analysis could not tell, any of them may be written)."""
     # a bound method or callable object: its function, the receiver its argument 0
-    target, receiver = api._bound(getattr(fun, "__adgen_primal__", fun))
-    compiled = api._compiled(target, mutation, sig=signature((*receiver, *args)))
+    target, receiver = arguments.split_receiver(getattr(fun, "__adgen_primal__", fun))
+    compiled = api.compile_fun(target, mutation, sig=signature((*receiver, *args)))
     written = compiled.written_params
     code = getattr(target, "__code__", None)
     if written is True or code is None:
@@ -68,7 +68,7 @@ def _name(fun: Callable[..., Any]) -> str:
 
 def _param(fun: Callable[..., Any], k: int) -> str:
     """The name of ``fun``'s positional parameter ``k`` (``argument k`` when unknown)."""
-    code = getattr(api._unwrap(fun), "__code__", None)
+    code = getattr(arguments.primal_function(fun), "__code__", None)
     names = code.co_varnames[:code.co_argcount] if code is not None else ()
     return names[k] if k < len(names) else f"argument {k}"
 
@@ -114,7 +114,7 @@ def torch_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None 
         AdgenError: ``fun`` cannot be differentiated (raised here, when it is wrapped).
     """
     torch = _require("torch", "torch_function")
-    api._compiled(fun, mutation)  # static errors surface here, as with @adgen.differentiable
+    api.compile_fun(fun, mutation)  # static errors surface here, as with @adgen.differentiable
 
     class AdgenFunction(torch.autograd.Function):
         """``fun`` as a torch.autograd.Function whose backward is adgen's pullback."""
@@ -382,7 +382,7 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
     """
     jax = _require("jax", "jax_function")
     # static errors surface here, as with @adgen.differentiable, not inside a callback
-    api._compiled(fun, mutation)
+    api.compile_fun(fun, mutation)
     specs: dict[Any, Any] = {}
 
     def out_spec(args: tuple[Any, ...]) -> Any:
@@ -399,7 +399,7 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
                 raise UnsupportedError(
                     f"jax_function could not find the output shape of {_name(fun)} by "
                     f"running it on arrays of ones: {type(exc).__name__}: {exc}",
-                    api._location(fun),
+                    arguments.location_of(fun),
                     hint="pass result_shape=jax.ShapeDtypeStruct(shape, dtype)") from exc
             specs[key] = jax.tree_util.tree_map(
                 lambda o: jax.ShapeDtypeStruct(np.shape(o), jax.dtypes.canonicalize_dtype(

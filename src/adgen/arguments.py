@@ -1,0 +1,237 @@
+"""What the API takes: a function (and the receiver a method passes first), ``argnums``, and
+which arguments and cotangents can carry a gradient; refusals name what cannot.
+
+Shared by the first-order API (``api.py``) and the higher-order one (``higher_order.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import ArgnumsError, CotangentError, Location, NonDifferentiableError
+from adgen.runtime import is_function_like
+
+POLICIES = ("save", "strict")
+
+
+def check_policy(mutation: str) -> None:
+    if mutation not in POLICIES:
+        raise ValueError(f"mutation must be one of {POLICIES}, not {mutation!r}")
+
+
+
+def primal_function(fun: Callable[..., Any]) -> Callable[..., Any]:
+    fun = getattr(fun, "__adgen_primal__", fun)
+    return split_receiver(fun)[0]
+
+
+def split_receiver(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """A bound method (``model.loss``, ``Cls.make`` of a classmethod) or a callable object
+    (``layer`` with a ``__call__``) as the function Python runs and the receiver it passes
+    first; a function as itself (a numba.njit dispatcher: its Python function)."""
+    if type(fun).__module__.startswith("numba.") and hasattr(fun, "py_func"):
+        fun = fun.py_func
+    if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
+        return fun.__func__, (fun.__self__,)
+    if not isinstance(fun, (types.FunctionType, types.BuiltinFunctionType, type,
+                            functools.partial)) and callable(fun):
+        call = getattr(type(fun), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            return call, (fun,)
+    return fun, ()
+
+
+def shift_argnums(argnums: Any, by: int) -> Any:
+    """argnums of a method's arguments as argnums of its function (self first)."""
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        return argnums + by if argnums >= 0 else argnums
+    if isinstance(argnums, (tuple, list)):
+        return tuple(shift_argnums(n, by) for n in argnums)
+    return argnums  # refused by normalize_argnums
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple, list)):
+        raise ArgnumsError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ArgnumsError("argnums is empty: name at least one argument to differentiate")
+    for n in nums:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise ArgnumsError(f"argnums must be ints, got {n!r}")
+        if not -nargs <= n < nargs:
+            raise ArgnumsError(f"argnums {n} is out of range for a call with {nargs} positional "
+                               "argument(s)")
+    return tuple(n % nargs for n in nums)
+
+
+
+def check_differentiable(value: Any, position: int) -> None:
+    """Raises NonDifferentiableError when an argument has no floating-point content."""
+    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
+        return  # the common case, checked first
+    leaves = leaves_of(value)
+    if isinstance(value, (list, tuple, dict)) or (
+            hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic))):
+        # a container or object: ints and strings inside it get no gradient; it is refused
+        # only when nothing in it can have one
+        if any(has_float(leaf) for leaf in leaves):
+            return
+        raise NonDifferentiableError(
+            f"argument {position} ({type(value).__name__}) holds no float or float array",
+            hint="leave this position out of argnums")
+    if not leaves or all(leaf is None for leaf in leaves):
+        raise NonDifferentiableError(f"argument {position} is {value!r}: it has no float "
+                                     "content to differentiate",
+                                     hint="leave this position out of argnums")
+    for leaf in leaves:
+        if leaf is not None and not isinstance(leaf, (float, int, complex, str, np.ndarray,
+                                                      np.generic)) and \
+                not hasattr(leaf, "__dict__"):
+            raise NonDifferentiableError(
+                f"argument {position} is a {type(leaf).__name__}: it has no gradient",
+                hint="pass floats or float arrays, or leave this position out of argnums")
+        if type(leaf) is object:
+            raise NonDifferentiableError(
+                f"argument {position} is a plain object: it has no gradient",
+                hint="pass floats or float arrays, or leave this position out of argnums")
+        if isinstance(leaf, (bool, np.bool_)) or (
+            isinstance(leaf, (int, np.integer))
+        ):
+            raise NonDifferentiableError(
+                f"argument {position} is {type(leaf).__name__} {leaf!r}: integers and bools have "
+                "no gradient",
+                hint="pass a float (e.g. 3.0 or x.astype(float)), or leave this position out of "
+                "argnums")
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
+            raise NonDifferentiableError(
+                f"argument {position} is an array of dtype {leaf.dtype.name}: adgen "
+                "differentiates float and complex arrays",
+                hint="convert with x.astype(np.float64), or leave this position out of argnums")
+        if isinstance(leaf, str):
+            raise NonDifferentiableError(f"argument {position} is a str: it has no gradient",
+                                         hint="leave this position out of argnums")
+
+
+def has_float(leaf: Any) -> bool:
+    """Whether a leaf has a gradient: a float or complex number or array (a complex one's is
+    dL/dx - i dL/dy, JAX's convention)."""
+    if isinstance(leaf, np.ndarray):
+        return leaf.dtype.kind in "fc"
+    return isinstance(leaf, (float, complex, np.floating, np.complexfloating))
+
+
+def has_complex(args: tuple[Any, ...]) -> bool:
+    """Whether an argument is or holds a complex number or array: its pullback then runs
+    with the checks of :func:`may_be_complex` code, whatever its source says."""
+    return any(isinstance(leaf, (complex, np.complexfloating)) or (
+        isinstance(leaf, np.ndarray) and leaf.dtype.kind == "c")
+        for a in args for leaf in leaves_of(a))
+
+
+def leaves_of(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in leaves_of(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in leaves_of(v)]
+    if hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic, type)) \
+            and not is_function_like(value) and vars(value):
+        return [leaf for v in vars(value).values() for leaf in leaves_of(v)]
+    return [value]
+
+
+def refuse_complex_jacobian(args: tuple[Any, ...], what: str) -> None:
+    """Refuses a complex argument to a Jacobian, a Hessian or a derivative of a gradient, as
+    JAX does unless ``holomorphic=True``: these are built from real tangents and real unit
+    cotangents."""
+    if has_complex(args):
+        raise NonDifferentiableError(
+            f"{what} of a function of a complex argument is not supported: it is built from "
+            "real tangents and cotangents (JAX refuses it too unless holomorphic=True)",
+            hint="use adgen.grad or adgen.vjp, which take complex arguments, or pass the real "
+                 "and imaginary parts as two real arguments")
+
+
+def refuse_subclasses(args: tuple[Any, ...]) -> None:
+    """Refuses the values whose kinds the signature leaves unknown and adgen cannot
+    differentiate: array subclasses (np.matrix, masked arrays), whose operators mean something
+    else than the rules assume (``*`` is a matrix product for np.matrix). Complex values are
+    differentiated (JAX's convention)."""
+    for k, a in enumerate(args):
+        leaves = leaves_of(a)
+        for leaf in leaves:
+            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray and \
+                    not isinstance(leaf, np.memmap):  # a memmap computes as an ndarray
+                what = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
+                inside = "" if leaf is a else f" holds a {what}, which"
+                raise NonDifferentiableError(
+                    f"argument {k}{inside or ' is a ' + what + ', which'} is an ndarray "
+                    "subclass: adgen differentiates plain ndarrays, and a subclass's "
+                    "operators may mean something else (np.matrix: * is a matrix product; "
+                    "a masked array skips masked elements)",
+                    hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
+                         "mask as a separate argument used with np.where)")
+
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if value is None:
+        return "None"
+    return f"a {type(value).__name__}"
+
+
+
+def check_cotangent(ct: Any, out: Any, what: str, fun: Callable[..., Any]) -> None:
+    """Raises CotangentError unless ``ct`` fits the output ``out``: a real number or array of
+    its shape for a float or an array, the same structure for a tuple, list or dict, None
+    (or a number, ignored) for an output without a gradient (an int, a str, None)."""
+
+    def refuse(problem: str) -> None:
+        raise CotangentError(f"{what} {problem}", location_of(fun),
+                             hint="pass the pullback a cotangent of the output's structure "
+                                  "and shape, of a float dtype (np.ones_like(out) for an "
+                                  "array output)")
+
+    if isinstance(out, (float, complex, np.floating, np.complexfloating)) or (
+            isinstance(out, np.ndarray) and out.dtype.kind in "fc"):
+        if ct is None or isinstance(ct, (str, bytes, bool, np.bool_)) or not (
+                isinstance(ct, (int, float, complex, np.number, np.ndarray))):
+            refuse(f"is {describe(ct) if ct is not None else 'None'}, but the output is "
+                   f"{describe(out)}")
+        complex_out = np.iscomplexobj(out)  # a complex output takes a complex cotangent
+        if isinstance(ct, np.ndarray) and ct.dtype.kind not in ("fiuc" if complex_out else
+                                                                 "fiu") or \
+                (isinstance(ct, (complex, np.complexfloating)) and not complex_out):
+            refuse(f"has dtype {np.asarray(ct).dtype}; a real (float) cotangent is needed")
+        if np.shape(ct) != np.shape(out):
+            refuse(f"has shape {np.shape(ct)}, but the output has shape {np.shape(out)}")
+        return
+    if isinstance(out, (tuple, list)):
+        if not isinstance(ct, (tuple, list)) or len(ct) != len(out):
+            refuse(f"is {describe(ct)}, but the output is a {type(out).__name__} of "
+                   f"{len(out)} items: give one cotangent per item")
+        for k, (c, o) in enumerate(zip(ct, out)):
+            check_cotangent(c, o, f"{what}[{k}]", fun)
+        return
+    if isinstance(out, dict):
+        if not isinstance(ct, dict) or set(ct) - set(out):
+            refuse(f"is {describe(ct)}, but the output is a dict with keys {list(out)}")
+        for k, c in ct.items():
+            check_cotangent(c, out[k], f"{what}[{k!r}]", fun)
+        return
+    if out is None or isinstance(out, (str, bytes)):
+        if ct is not None:
+            refuse(f"is {describe(ct)}, but the output is {describe(out)}, which has no "
+                   "gradient: pass None")
+
+
+def location_of(fun: Callable[..., Any]) -> Location | None:
+    code = getattr(primal_function(fun), "__code__", None)
+    return Location(code.co_filename, code.co_firstlineno) if code is not None else None

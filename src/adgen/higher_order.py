@@ -1,0 +1,436 @@
+"""Forward mode and higher order: jvp, jacfwd, jacrev, jacobian, hvp, hessian, and the
+derivatives of a gradient function (grad of grad, its vjp and jvp).
+
+Forward mode runs the tangent code (``pipeline.compile_tangent``); second derivatives are
+forward over reverse (hvp, hessian, jacfwd of grad) or reverse over reverse where the
+generated code allows (``second_order.py``: jacrev of grad, vjp of grad, grad of grad).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from adgen import runtime
+from adgen.api import Explanation, GradientFunction, explain, grad, in_notebook, vjp
+from adgen.arguments import (
+    check_cotangent,
+    describe,
+    has_complex,
+    location_of,
+    normalize_argnums,
+    refuse_complex_jacobian,
+    refuse_subclasses,
+    split_receiver,
+)
+from adgen.errors import ArgnumsError, NonDifferentiableError, UnsupportedError
+
+
+def tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
+    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver."""
+    from adgen.transforms.pipeline import compile_tangent
+
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    return compile_tangent(target), receiver
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        **kwargs: Any) -> tuple[Any, Any]:
+    """Forward mode: ``fun(*primals)`` and its derivative in the direction ``tangents``.
+
+    As ``jax.jvp``. The tangent code is generated from ``fun``'s source (see
+    ``adgen.source(fun, mode="forward")``), in-place writes included: a buffer's tangent is a
+    buffer written where the buffer is written.
+
+    Args:
+        fun: a Python function whose source adgen can read.
+        primals: the positional arguments.
+        tangents: one tangent per primal, of its structure (an array of its shape, a float for
+            a number, a list for a list); None is a zero tangent.
+        **kwargs: keyword arguments passed to ``fun``; they get no tangent.
+
+    Returns:
+        ``(out, out_dot)``: the output and its tangent (of the output's structure).
+
+    Raises:
+        AdgenError: for code forward mode cannot differentiate, naming the file and line.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
+                           "give one tangent per primal (None for none)")
+    refuse_subclasses(primals)
+    if has_complex(primals):
+        # the tangent rules are written for real tangents: a complex one would be cut to its
+        # real part (forward mode has no ComplexWarning net around it)
+        raise NonDifferentiableError(
+            "jvp of a complex argument is not supported: forward mode propagates real "
+            "tangents only", location_of(fun),
+            hint="use adgen.grad or adgen.vjp (complex arguments are supported there), or "
+                 "pass the real and imaginary parts as two real arguments")
+    if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
+        return _jvp_of_gradient(fun, primals, tangents, kwargs)
+    if isinstance(fun, functools.partial):  # its arguments get no tangent
+        return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
+                   **{**fun.keywords, **kwargs})
+    from adgen.rules import registry
+
+    rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
+    if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
+        bound = rule.bind(list(range(len(primals))), {})
+        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
+                 for p, k in bound.items() if p in rule.diff and not
+                 isinstance(k, registry.Default)}
+        given = {p: t for p, t in given.items() if t is not None}
+        return rule.primal(*primals, **kwargs), registry.eval_jvp(rule, primals, kwargs, given)
+    compiled, receiver = tangent_compiled(fun)
+    args = receiver + primals
+    # new buffers laid out like the primals: the tangent code writes them where f writes
+    named = {t: runtime.given_tangent(v, x) for t, v, x in
+             zip(compiled.tangent_params[len(receiver):], tangents, primals)}
+    return compiled.jvp(*args, **named, **kwargs)
+
+
+def _basis(x: Any) -> list[Any]:
+    """Unit tangents of a number or an array, one per element (C order)."""
+    if isinstance(x, np.ndarray):
+        out = []
+        for k in range(x.size):
+            e = np.zeros(x.size)
+            e[k] = 1.0
+            out.append(e.reshape(x.shape))
+        return out
+    if isinstance(x, (float, int, np.number)) and not isinstance(x, bool):
+        return [1.0]
+    raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
+                                 f"arrays, not {describe(x)}")
+
+
+def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    import copy
+
+    return copy.deepcopy(args)
+
+
+def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
+    """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
+    cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
+    return cols.reshape(np.shape(out) + np.shape(x))
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           **options: Any) -> Callable[..., Any]:
+    """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
+
+    As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
+    ``argnums`` gives a tuple. Each jvp runs on copies of the arguments, so a function that
+    writes its arguments in place sees the same values every time.
+    """
+    def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
+        nums = normalize_argnums(argnums, len(args))
+        out = None
+        result = []
+        for n in nums:
+            dots = []
+            for e in _basis(args[n]):
+                tangents = [None] * len(args)
+                tangents[n] = e
+                out, d = jvp(fun, _copies(args), tangents, **kwargs)
+                dots.append(d)
+            result.append(_columns(dots, out, args[n]))
+        return result[0] if isinstance(argnums, int) else tuple(result)
+
+    return functools.wraps(fun)(jacobian_fwd) if hasattr(fun, "__name__") else jacobian_fwd
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+           mutation: str = "save") -> Callable[..., Any]:
+    """The Jacobian by reverse mode: one forward pass, its pullback called once per element
+    of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
+    def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
+        nums = normalize_argnums(argnums, len(args))
+        refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
+        out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
+        shape = np.shape(out)
+        rows: list[list[Any]] = [[] for _ in nums]
+        for k in range(int(np.prod(shape, dtype=int))):
+            e = np.zeros(shape)
+            e.flat[k] = 1.0
+            cts = pullback(e if shape else float(e))
+            for r, n in zip(rows, nums):
+                r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
+                         else np.zeros(np.shape(args[n])))
+        result = [np.stack(r).reshape(shape + np.shape(args[n])) if r else
+                  np.zeros(shape + np.shape(args[n])) for r, n in zip(rows, nums)]
+        return result[0] if isinstance(argnums, int) else tuple(result)
+
+    return functools.wraps(fun)(jacobian_rev) if hasattr(fun, "__name__") else jacobian_rev
+
+
+def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+             mutation: str = "save") -> Callable[..., Any]:
+    """The Jacobian: reverse mode (:func:`jacrev`), or forward mode (:func:`jacfwd`) when the
+    differentiated arguments have fewer elements than the output."""
+    def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
+        nums = normalize_argnums(argnums, len(args))
+        before = _copies(args)
+        out = fun(*before, **kwargs)
+        n_in = sum(int(np.size(args[n])) for n in nums)
+        if n_in < int(np.size(out)):
+            return jacfwd(fun, argnums)(*args, **kwargs)
+        return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
+
+    return functools.wraps(fun)(jacobian_fun) if hasattr(fun, "__name__") else jacobian_fun
+
+
+# Wrappers that give reverse mode a Python function over a compiled jvp: their source is
+# generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
+_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
+
+
+def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
+                 ) -> Callable[..., Any]:
+    """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
+    direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
+    for the arguments ``wrt`` (the out_dot of its jvp)."""
+    import keyword
+
+    from adgen.transforms.emit import compile_source
+
+    compiled, receiver = tangent_compiled(fun)
+    key = (id(compiled.jvp), nargs, wrt, unit, len(receiver))
+    hit = _WRAPPERS.get(key)
+    if hit is not None and hit[0] is compiled.jvp:
+        return hit[1]
+    names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
+             for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
+    names += [f"a{k}" for k in range(len(names), nargs)]
+    dirs = [] if unit else [f"direction{k}" for k in range(len(wrt))]
+    fname = f"{compiled.name}_jvp"
+    lead = [f"receiver{k}" for k in range(len(receiver))]
+    given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
+                      f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
+                      for k, n in enumerate(wrt))
+    text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
+            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given})\n"
+            f"    return out_dot\n")
+    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
+                          "given_tangent": runtime.given_tangent}
+    ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
+    compile_source(text, f"<adgen {compiled.name} directional>", ns)
+    wrapper = ns[f"{compiled.name}_directional"]
+    _WRAPPERS[key] = (compiled.jvp, wrapper)
+    return wrapper
+
+
+def hvp(fun: Callable[..., Any], argnums: int = 0, *,
+        mutation: str = "save") -> Callable[..., Any]:
+    """Hessian-vector products of a scalar function, by reverse over forward mode.
+
+    ``adgen.hvp(f)(x, v)`` is the Hessian of ``f`` at ``x`` times ``v``: the gradient of
+    ``x -> jvp(f, (x,), (v,))[1]``, where adgen's reverse mode differentiates the generated
+    jvp code. With more arguments, ``adgen.hvp(f, argnums=k)(*args, v)``: ``v`` comes last and
+    has the structure of argument ``k``.
+
+    Raises:
+        AdgenError: for code forward or reverse mode cannot differentiate.
+    """
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        raise ArgnumsError(f"hvp takes one argument to differentiate (an int), not {argnums!r}")
+
+    def hessian_vector(*args_and_v: Any, **kwargs: Any) -> Any:
+        if len(args_and_v) < 2:
+            raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
+                               "after the function's arguments")
+        *args, v = args_and_v
+        if kwargs:
+            from adgen.errors import UnsupportedError
+
+            raise UnsupportedError("hvp and hessian pass no keyword arguments to the function",
+                                   hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
+        n = normalize_argnums(argnums, len(args))[0]
+        refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
+        d = _directional(fun, len(args), (n,), unit=False)
+        return grad(d, n, mutation=mutation)(*args, v, **kwargs)
+
+    return functools.wraps(fun)(hessian_vector) if hasattr(fun, "__name__") else hessian_vector
+
+
+def hessian(fun: Callable[..., Any], argnums: int = 0, *,
+            mutation: str = "save") -> Callable[..., Any]:
+    """The Hessian of a scalar function with respect to one argument (x's shape twice), one
+    Hessian-vector product (:func:`hvp`) per element; each runs on copies of the arguments."""
+    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
+        n = normalize_argnums(argnums, len(args))[0]
+        h = hvp(fun, n, mutation=mutation)
+        cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
+        return _columns(cols, args[n], args[n])
+
+    return functools.wraps(fun)(hessian_fun) if hasattr(fun, "__name__") else hessian_fun
+
+
+def _check_derivable(g: GradientFunction) -> None:
+    """Refuses a derivative of what grad of grad does not cover (value_and_grad, has_aux, a
+    tuple of argnums)."""
+    _, argnums, _, has_aux, with_value = g._adgen_spec
+    if has_aux or with_value or not isinstance(argnums, int) or isinstance(argnums, bool):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            "a derivative of value_and_grad, of grad(..., has_aux=True) or of grad with a tuple "
+            "of argnums is not supported",
+            hint="differentiate grad(f, argnums=k) of a scalar argument k, or use adgen.hessian")
+
+
+def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
+                     tangents: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``jvp(grad(f, j), x, v)``: the gradient and its derivative along v, the sum over the
+    arguments n with a tangent of the second derivatives d2f/dx_j dx_n v_n. That is the
+    gradient with respect to x_j of the derivative of f along v (second derivatives are
+    symmetric), which adgen computes as for :func:`hvp`: reverse mode over the generated
+    tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
+    _check_derivable(g)
+    fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
+    if kwargs:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
+                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
+    j = normalize_argnums(argnums, len(primals))[0]
+    out = g(*_copies(primals))
+    wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
+    if not wrt:
+        return out, runtime.zeros_like(out)
+    d = _directional(fun, len(primals), wrt, unit=False)
+    dot = grad(d, j, mutation=mutation)(*_copies(primals), *[tangents[n] for n in wrt])
+    return out, dot
+
+
+def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
+                     kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``vjp(grad(f, j), x)``: the gradient, and a pullback taking a cotangent c of it to the
+    gradients with respect to every argument of the derivative of f along c (on x_j), by
+    reverse mode over the generated tangent code. So ``jacrev(grad(f))`` is the Hessian."""
+    _check_derivable(g)
+    fun, argnums = g._adgen_spec[0], g._adgen_spec[1]
+    if kwargs:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
+                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
+    j = normalize_argnums(argnums, len(args))[0]
+    refuse_complex_jacobian(args, "vjp of a gradient")
+    program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
+    if program.reverse:  # reverse over reverse: the generated forward and pullback
+        if program.check:  # "strict": refused where the gradient is
+            g(*_copies(args))
+        out, pull = vjp(program.function, *_copies(args), mutation=mutation)
+
+        def pullback_rr(ct: Any) -> tuple[Any, ...]:
+            check_cotangent(ct, out, "the cotangent", fun)
+            return pull(ct)
+
+        return out, pullback_rr
+    before = _copies(args)
+    out = g(*_copies(args))
+    d = _directional(fun, len(args), (j,), unit=False)
+    # the arguments with a gradient (floats, float arrays, containers of them)
+    every = tuple(n for n, a in enumerate(args)
+                  if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
+                  not (isinstance(a, np.ndarray) and a.dtype.kind not in "fc"))
+
+    def pullback(ct: Any) -> tuple[Any, ...]:
+        check_cotangent(ct, out, "the cotangent", fun)
+        got = grad(d, every, mutation=mutation)(*_copies(before), ct) if every else ()
+        cts: list[Any] = [None] * len(args)
+        for n, c in zip(every, got):
+            cts[n] = c
+        return tuple(cts)
+
+    return out, pullback
+
+
+def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, mutation: str,
+                  has_aux: bool, with_value: bool) -> Callable[..., Any]:
+    """``grad(grad(f, j), k)``: the gradient of the generated function that computes
+    ``df/dx_j`` by forward mode (a scalar argument j: grad(f, j) returns a number)."""
+    fun, inner_argnums = g._adgen_spec[0], g._adgen_spec[1]
+    _check_derivable(g)  # refuses what it cannot do, now
+
+    def second(*args: Any, **kwargs: Any) -> Any:
+        j = normalize_argnums(inner_argnums, len(args))[0]
+        if not isinstance(args[j], (float, int, np.floating)) or isinstance(args[j], bool):
+            raise NonDifferentiableError(
+                f"grad(grad(f)) needs grad(f) to return a number, but argument {j} is "
+                f"{describe(args[j])}, so grad(f) returns an array",
+                hint="use adgen.hessian(f) or adgen.hvp(f) for the second derivatives of a "
+                     "function of an array")
+        refuse_complex_jacobian(args, "grad of a gradient")
+        if not kwargs:
+            program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
+            if program.reverse:  # reverse over reverse: the generated forward and pullback
+                if program.check:  # "strict": refused where the gradient is
+                    g(*_copies(args))
+                return outer(program.function, argnums, mutation=mutation,
+                             has_aux=has_aux)(*args)
+        d = _directional(fun, len(args), (j,), unit=True)
+        return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
+
+    return second
+
+
+def _second_order_program(fun: Callable[..., Any], j: int, args: tuple[Any, ...],
+                          mutation: str, outer: str | None = None) -> Any:
+    """``grad(fun, j)`` at ``args``'s signature as a function adgen's reverse mode compiles
+    (adgen.second_order), or the reason it cannot: then derivatives of the gradient take the
+    forward-over-reverse path. Decided when compiling, before anything runs."""
+    from adgen.second_order import Program, reverse_program
+
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    if receiver or isinstance(fun, functools.partial) or has_complex(args):
+        return Program(None, "a method, a functools.partial or a complex argument takes the "
+                             "forward-over-reverse path")
+    return reverse_program(fun, j, args, mutation, outer)
+
+
+def explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
+                      file: TextIO | None, kwargs: dict[str, Any]) -> Explanation:
+    """``explain(grad(f), *args)``: which path second derivatives of ``grad(f)`` take at
+    ``args`` (reverse over reverse, or forward over reverse and why), printed first, then the
+    mutation sites of the code that is differentiated again (``result.route`` holds the
+    path)."""
+
+    _check_derivable(g)
+    fun, argnums, gmutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
+    if not args or kwargs:
+        raise UnsupportedError("explain(grad(f)) needs example arguments (positional only): "
+                               "the path second derivatives take depends on their kinds",
+                               hint="adgen.explain(adgen.grad(f), x)")
+    j = normalize_argnums(argnums, len(args))[0]
+    program = _second_order_program(fun, j, args, gmutation)
+    if program.reverse:
+        route = ("second derivatives: reverse over reverse (adgen differentiates the "
+                 "generated forward and pullback of grad(f))")
+        import os
+
+        # (the sites of the program's code, not of adgen's runtime classes it constructs)
+        internal = os.path.dirname(os.path.abspath(runtime.__file__))
+        result = Explanation(s for s in explain(program.function, *_copies(args),
+                                                mutation=gmutation, file=None)
+                             if not os.path.abspath(s.file).startswith(internal))
+    else:
+        route = ("second derivatives: forward over reverse (Hessian-vector products), "
+                 f"because {program.reason}")
+        target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+        result = explain(target, *receiver, *_copies(args), mutation=gmutation, file=None)
+    result.route = route
+    printing = file is not None and not (
+        (file is sys.stdout or file is explain.__kwdefaults__["file"]) and in_notebook())
+    if printing:
+        print(route, file=file)
+        print(str(result), file=file)
+    return result
