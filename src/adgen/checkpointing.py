@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from adgen.arguments import POLICIES
 from adgen.errors import Location, UnsupportedError
-
-POLICIES = ("save", "strict")
 
 
 def checkpoint(fn: Callable[..., Any] | None = None, *,
