@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from adgen.transforms.pipeline import clear_cache, compile_function
 from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
@@ -825,7 +826,7 @@ def test_column_types_are_checked_against_numba(tmp_path, monkeypatch):
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))  # compiled, not loaded
 
     x = np.random.default_rng(9).random(4)
-    nf = backends._NumbaFunction(triangular, adgen.transforms.pipeline.compile_function(
+    nf = backends._NumbaFunction(triangular, compile_function(
         triangular, sig=(2, 1)), (2, 1), "numba")
     key = backends._arg_types((np.eye(4), x), triangular)
     code = nf.code_for(key)
@@ -838,7 +839,7 @@ def test_column_types_are_checked_against_numba(tmp_path, monkeypatch):
 
 def test_cache_directory_holds_the_module(tmp_path, monkeypatch):
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
-    adgen.transforms.pipeline.clear_cache()
+    clear_cache()
     from adgen import backends
 
     backends._NUMBA.clear()
@@ -902,3 +903,29 @@ def test_grad_is_one_compiled_call_and_vjp_shares_its_module(tmp_path, monkeypat
     np.testing.assert_allclose(values[3 + n:3 + 2 * n], want, rtol=1e-6, atol=1e-9)
     assert values[2 + n] == pytest.approx(numerical_grad(fill, (x, 0.4), 1), rel=1e-6)
     assert values[-1] == pytest.approx(values[2 + n], rel=1e-14)
+
+
+def test_the_rewrite_is_kept_in_the_cache_directory(tmp_path, monkeypatch):
+    """A later process skips the nopython rewrite of code it has rewritten before: the
+    result is kept next to the module, keyed by the trees (with their lines), the argument
+    types and the rewrite's own code; another key runs the rewrite."""
+    from adgen.transforms import numba_module, pipeline
+
+    from adgen import backends
+
+    monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
+    base = pipeline.compile_function(fill, sig=(1, "number"))
+    key = backends._arg_types((np.ones(3), 0.5), fill)
+    first = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
+    kept = [f for f in os.listdir(tmp_path) if f.startswith("adgen_numba_code_")]
+    assert len(kept) == 1
+
+    def rewrite(*args, **kwargs):
+        raise RuntimeError("the rewrite ran")
+
+    monkeypatch.setattr(numba_module, "to_nopython", rewrite)
+    again = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
+    assert again == first and again is not first
+    other = backends._arg_types((np.ones(3, dtype=np.int64), 0.5), fill)
+    with pytest.raises(adgen.CompilerError, match="the rewrite ran"):
+        backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(other)
