@@ -183,8 +183,12 @@ class _Rewrite(ast.NodeTransformer):
 
 
 # Runtime functions of guard copies standing for a callee's arguments and of calls resolved
-# at run time: no second-order rules yet.
-REFUSED = ("remap_saved", "call_forward", "call_pullback")
+# at run time, and the helpers that take the shadow map itself and write through it (a
+# copy's adjoint scattered into its base's shadow, containers' adjoints handed to their
+# arrays): no second-order rules yet. Compiled as callees, their writes into what sh.of
+# returns would not be seen as writes of the shadows (a zero second derivative).
+REFUSED = ("remap_saved", "call_forward", "call_pullback", "scatter_if_copy", "collect",
+           "with_shadows", "add_out", "items_to_shadows")
 # Validity guards: a capture becomes a copy taken at once (kept_copy), which makes the guards
 # before later writes useless under "save". Under "strict" they raise where a write
 # overwrites a captured value: the gradient, which has the same guards, is run first
@@ -202,7 +206,8 @@ def _rewritten(text: str, where: str, top: str | None) -> tuple[ast.Module, bool
         if node.func.id in REFUSED:
             raise _NotDifferentiable(
                 f"{where}:{node.lineno}: {node.func.id}(...) (a guard's copy standing for a "
-                "callee's argument, or a call resolved at run time) has no second-order rule")
+                "callee's argument, a call resolved at run time, or a write through the "
+                "shadow map) has no second-order rule")
         guarded = guarded or node.func.id in (*CAPTURES, "before_write")
     tree = _Captures().visit(tree)
     return _Rewrite(where, top).visit(tree), guarded
