@@ -91,7 +91,9 @@ class _Captures:
             return
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
         for w in conflicts:
-            self.guarded.setdefault(id(w.stmt), w)
+            writes = self.guarded.setdefault(id(w.stmt), [])
+            if all(o.target != w.target for o in writes):
+                writes.append(w)
             self.conflicts.setdefault(id(w.stmt), []).append(cap)
 
     def disjoint(self, n: str, w: Write) -> bool:

@@ -158,9 +158,9 @@ class Forward:
                 call.keywords = [gast.keyword(arg="within",
                                               value=name(self.rec.saved_call[id(s)]))]
             (post if cap.after else pre).append(assign(name(var, gast.Store), call, s))
-        w = self.plan.guarded.get(id(s))
-        if w is not None and not w.container:  # a list's capture is a copy already
-            pre.append(self.guard(s, w))
+        for w in self.plan.guarded.get(id(s), ()):
+            if not w.container:  # a list's capture is a copy already
+                pre.append(self.guard(s, w))
         if isinstance(s, gast.If):
             s2 = copy.copy(s)
             s2.body = self.fwd_block(s.body) or [gast.Pass()]

@@ -93,7 +93,9 @@ class Plan:
         self._tracked: set[str] | None = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
-        self.guarded: dict[int, Write] = {}
+        # statement -> the writes of it that may overwrite a capture (a call may write two
+        # of its arguments: each is guarded)
+        self.guarded: dict[int, list[Write]] = {}
         self.decisions: list[Site] = []
         # parameters whose values the pullback reads (True: cannot tell, all of them)
         self.reads_params: set[str] | bool = set()
