@@ -92,7 +92,11 @@ class _Captures:
         cap = self.caps.setdefault((id(stmt), n), Capture(stmt, n, after))
         for w in conflicts:
             writes = self.guarded.setdefault(id(w.stmt), [])
-            if all(o.target != w.target for o in writes):
+            # one guard per statement, and one more per other argument a call writes
+            # (bump_both(x, v)); not for the names a write reaches through aliases (the
+            # first guard's region check covers them)
+            if not writes or (all(o.target != w.target for o in writes) and
+                              _passed_to_call(w.stmt, w.target)):
                 writes.append(w)
             self.conflicts.setdefault(id(w.stmt), []).append(cap)
 
@@ -515,3 +519,13 @@ class _Captures:
                 if self.plan.is_user_call(s.value):
                     for a in self.plan.args_callee_reads(s.value):
                         self.want_capture(s, a, after=True)
+
+
+def _passed_to_call(stmt: gast.stmt, target: str) -> bool:
+    """Whether ``stmt`` is a call that takes the name ``target`` itself as an argument."""
+    call = getattr(stmt, "value", None)
+    if not isinstance(call, gast.Call):
+        return False
+    values = list(call.args) + [k.value for k in call.keywords]
+    return any(isinstance(a, gast.Name) and a.id == target for a in values)
+
