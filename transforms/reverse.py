@@ -15,7 +15,7 @@ list of mutation-site decisions (a :class:`Result`).
    :mod:`reverse_stores` and :mod:`reverse_calls`), which records what it needs the forward
    to keep (values, or only their shapes: :mod:`shape_saves`), then the forward
    (:mod:`reverse_forward`), which keeps it, with the temporaries the normal form made and
-   only one statement reads folded back into that statement (``cleanup.fold_temporaries``).
+   only one statement reads folded back into that statement (``fold_temporaries.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.analyses.effects import Effects
-from adgen.transforms.cleanup import fold_temporaries
+from adgen.transforms.fold_temporaries import fold_temporaries
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import Result

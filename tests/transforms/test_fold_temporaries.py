@@ -1,4 +1,4 @@
-"""Single-use temporaries folded back into expressions (transforms/cleanup.fold_temporaries).
+"""Single-use temporaries folded back into expressions (transforms/fold_temporaries.py).
 
 Each case is a function in normal form: the folded code must read as expected and do exactly
 what the unfolded code did, in the same order -- every call logs itself, and the log, the
@@ -13,8 +13,8 @@ import textwrap
 import gast
 import numpy as np
 import pytest
-from adgen.transforms.cleanup import fold_temporaries
 from adgen.transforms.emit import to_source
+from adgen.transforms.fold_temporaries import fold_temporaries
 
 import adgen
 
