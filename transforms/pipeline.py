@@ -3,8 +3,9 @@
     parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> ssa
           -> effects + activity (analyses) -> reverse -> cleanup -> free_values -> emit
 
-``parse`` reads the function as Python binds it (``bindings``: its free names, checked at
-each call by guards). ``compile_function(fn, mutation=...)`` runs the passes (cached per
+The passes up to ``ssa`` are the front end shared with forward mode (``front.py``); ``parse``
+reads the function as Python binds it (``bindings``: its free names, checked at each call by
+guards). ``compile_function(fn, mutation=...)`` runs the passes (cached per
 function, policy and rule-registry generation, so a rule registered later takes effect at the
 next call, and recompiled when a guard fails: a redefined helper, a global of another kind);
 ``stage_source`` shows
@@ -13,9 +14,7 @@ the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 
 from __future__ import annotations
 
-import builtins
 import functools
-import keyword
 import re
 import threading
 from collections import OrderedDict
@@ -24,35 +23,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
-import numpy as np
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, NUMBER, kinds, param_kind
-from adgen.transforms.anf import to_anf
-from adgen.transforms.bindings import UNBOUND, Guard, failed, guard_for, lookup, read_names
+from adgen.transforms.bindings import failed
 from adgen.transforms.cleanup import cleanup
-from adgen.transforms.desugar import desugar
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
-from adgen.transforms.hoist_defs import free_names, hoist_defs
-from adgen.transforms.lift_lambdas import lift_lambdas
-from adgen.transforms.lower_control import lower_control
-from adgen.transforms.lower_mutation import lower_mutation
-from adgen.transforms.names import Namer
-from adgen.transforms.parse import Parsed, parse_function, positional_params, varargs_of
-from adgen.transforms.rename_reserved import rename_reserved
+from adgen.transforms.front import (
+    FRONT_PASSES,
+    callee_symbol,
+    free_of,
+    front,
+    is_user_function,
+    namespace,
+    resolve,
+    returned_kind,
+    run_pass,
+)
+from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
-from adgen.transforms.ssa import to_ssa
-from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
 
-from adgen import runtime
 from adgen.errors import AdgenError, CompilerError
 from adgen.rules import registry
 
-PASS_NAMES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa",
-              "reverse", "cleanup", "free_values"]
+PASS_NAMES = FRONT_PASSES + ["reverse", "cleanup", "free_values"]
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
@@ -254,83 +251,22 @@ class _CalleeInfo:
         return self.compiled.mutates_params
 
 
-def _front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
-           ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
-    """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
-
-    ``lifted`` names free variables of a closure that become trailing parameters.
-    """
-    parsed = parse_function(fn)
-    tree = parsed.tree
-    if stop == "parse":
-        return parsed, tree, None, None
-    lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
-    validate(parsed)
-    if stop == "validate":
-        return parsed, tree, None, None
-    namer = Namer(tree)
-    # the free names the function reads, as Python binds them (bindings.py); those that
-    # clash with the generated code's own names are read under fresh ones
-    free = [n for n in read_names(tree, parsed.is_local)
-            if n not in parsed.imports and n not in lifted]
-    renamed = rename_reserved(tree, namer, _clashes(fn, parsed, free))
-    params = {a.id for a in tree.args.args}
-    parsed.renamed_params = {new: old for new, old in renamed.items() if new in params}
-    keys = {old: new for new, old in renamed.items()}
-    parsed.free = {n: keys.get(n, n) for n in free}
-    for n, key in parsed.free.items():
-        if key != n and n in parsed.namespace:
-            parsed.namespace[key] = parsed.namespace[n]
-    parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
-    for free in lifted:
-        tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
-                                        type_comment=None))
-        parsed.namespace.pop(free, None)
-    steps: list[tuple[str, Callable[[], Any]]] = [
-        ("lower_control", lambda: lower_control(tree, namer)),
-        ("desugar", lambda: desugar(tree, namer)),
-        ("anf", lambda: to_anf(tree, namer)),
-        ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
-    ]
-    for pass_name, step in steps:
-        _run(pass_name, step, parsed)
-        if stop == pass_name:
-            return parsed, tree, namer, None
-    headers = _run("ssa", lambda: to_ssa(tree, namer), parsed)
-    return parsed, tree, namer, headers
-
-
-def _run(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
-    try:
-        return step()
-    except AdgenError as err:
-        if err.location is None:
-            err.location = parsed.location(parsed.tree)
-            err.args = (err.format(),)
-        raise
-    except Exception as exc:  # noqa: BLE001 - a compiler bug: name the pass
-        raise CompilerError(f"internal error in pass {pass_name!r} "
-                            f"(after {', '.join(PASS_NAMES[:PASS_NAMES.index(pass_name)])}): "
-                            f"{type(exc).__name__}: {exc}",
-                            parsed.location(parsed.tree)) from exc
-
-
 def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
              wrt: tuple[int, ...] | None = None,
              sig: tuple[Any, ...] | None = None, dump: list[str] | None = None) -> Compiled:
     """Runs the passes on ``fn``. ``dump``: stop after ``reverse`` and append the code there
     (the stage dump, made by the same code as the compilation; the result is then None)."""
-    parsed, tree, namer, headers = _front(fn, lifted=lifted)
+    parsed, tree, namer, headers = front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
     def mutating_call(call: gast.Call) -> list[gast.expr]:
-        obj = _resolve(parsed, call.func)
+        obj = resolve(parsed, call.func)
         rule = registry.lookup(obj) if obj is not None else None
         if rule is not None and rule.is_rrule and rule.mutates:
             from adgen.dispatch import mutated_positions
 
             return [call.args[k] for k in mutated_positions(rule, len(call.args))]
-        if obj is None or not _is_user_function(obj) or \
+        if obj is None or not is_user_function(obj) or \
                 str(getattr(obj, "__module__", "")).startswith("numpy"):
             return []  # NumPy writes its arguments only through out= (lower_mutation)
         if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
@@ -356,30 +292,30 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     params_kinds = {a.id: param_kind(k) for a, k in bound}
     # what a user function returns is known from its own kinds, for this compilation only (a
     # free name of the callee may hold another kind of value next time)
-    returned = functools.partial(_returned_kind, {})
-    known = _run("reverse", lambda: kinds(tree, params_kinds, lambda n: _resolve(parsed, n),
+    returned = functools.partial(returned_kind, {})
+    known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
                                           returned), parsed) if sig is not None else {}
     # names holding float64 numbers or ints (a loop may keep them in typed arrays)
-    columns = _run("reverse", lambda: column_dtypes(
+    columns = run_pass("reverse", lambda: column_dtypes(
         tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: _resolve(parsed, n)), parsed) if sig is not None else {}
+        lambda n: resolve(parsed, n)), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
     containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
     arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
-    eff = _run("reverse", lambda: effects(tree, mutating_call, scalars,
-                                          lambda n: _resolve(parsed, n), containers, arrays),
+    eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
+                                          lambda n: resolve(parsed, n), containers, arrays),
                parsed)
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {
         w.target for w in eff.writes if w.container and w.target in params}
-    closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+    closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
     for d, (free, _) in zip(parsed.nested_defs, closures):
         _refuse_closure_writes(d, free, parsed)
     wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
-                   lambda n: _resolve(parsed, n), {id(w.stmt) for w in eff.writes})
+                   lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
     others = params - wrt_names if wrt_names is not None else set()
     for d in parsed.nested_defs:
         _refuse_active_defaults(d, act, others, parsed)
@@ -394,27 +330,27 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # two closures of one factory) are two callees
         cname = symbols.get(id(obj))
         if cname is None:
-            cname = _callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
+            cname = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
             symbols[id(obj)] = cname
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
     # arrays that are float64 at every call with this signature: a store into one keeps the
     # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
-    f64 = _run("reverse", lambda: float64_arrays(
+    f64 = run_pass("reverse", lambda: float64_arrays(
         tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: _resolve(parsed, n)), parsed)
-    result = _run("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
+        lambda n: resolve(parsed, n)), parsed)
+    result = run_pass("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
                                              callee_info, known, columns, f64), parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]
-    _run("cleanup", lambda: cleanup(result.pullback), parsed)
+    run_pass("cleanup", lambda: cleanup(result.pullback), parsed)
     # one namespace for the forward and the pullback: adgen's names, then the values of the
     # function's free names, refreshed at each call by their guards (bindings.py); those
     # the pullback reads travel with its saved values (free_values.py)
-    ns, guards = _namespace(fn, parsed)
-    _run("free_values", lambda: save_free_values(
+    ns, guards = namespace(fn, parsed)
+    run_pass("free_values", lambda: save_free_values(
         result.forward, result.pullback, {g.key for g in guards if g.mode == "kind"}), parsed)
     fwd_src = to_source(result.forward)
     pb_src = to_source(result.pullback)
@@ -463,59 +399,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file))
-
-
-def _generated_names() -> dict[str, Any]:
-    """The names generated code reads for itself, with the objects they stand for."""
-    import math
-
-    out: dict[str, Any] = {"np": np, "math": math}
-    for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int", "max",
-              "min", "enumerate", "zip"):
-        out[n] = getattr(builtins, n)  # the passes call them (lower_mutation, desugar)
-    for n in runtime.__all__:
-        out[n] = getattr(runtime, n)
-    return out
-
-
-def _clashes(fn: Any, parsed: Parsed, free: list[str]) -> set[str]:
-    """User names that must be renamed: a local or parameter named like one of the generated
-    code's names, or a free name bound to another object than the generated code's."""
-    own = _generated_names()
-    parsed.is_local("")  # computes the locals
-    out = {n for n in parsed._locals if n in own or n.endswith(("_forward", "_pullback"))}
-    for n in free:
-        if n in own and parsed.namespace.get(n, own[n]) is not own[n]:
-            out.add(n)
-        elif n.endswith(("_forward", "_pullback")) or n in (f"{fn.__name__}_forward",):
-            out.add(n)
-    return out
-
-
-def _namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
-    """The generated code's globals, and one guard per free name of the function."""
-    ns = _generated_names()
-    ns.update(parsed.imports)
-    guards: list[Guard] = []
-    cells = parsed.cells
-    for n, key in parsed.free.items():
-        cell = cells.get(n)
-        if cell is not None:
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                value = UNBOUND
-        else:
-            value = lookup(fn.__globals__, n)
-        g = guard_for(n, key, fn.__globals__, cell, value)
-        g.ns = ns
-        guards.append(g)
-        if value is not UNBOUND:
-            ns[key] = value
-    for attr in ("__code__", "__defaults__", "__kwdefaults__"):
-        if getattr(fn, attr, None) is not None:  # the code compiled; the forward shares them
-            guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
-    return ns, guards
 
 
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
@@ -580,10 +463,6 @@ def _refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],
                     hint=f"pass {n.id} to {d.name} as an argument at each call")
 
 
-def _free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
-    return free_names(d, parsed.closure_free)
-
-
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
     """Methods called on objects the function builds from a user class (``m = Cls(...)``;
     ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
@@ -591,7 +470,7 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
     for st in walk(tree):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                 isinstance(st.value, gast.Call):
-            cls = _resolve(parsed, st.value.func)
+            cls = resolve(parsed, st.value.func)
             if isinstance(cls, type):
                 classes[st.targets[0].id] = cls
     out: list[Compiled] = []
@@ -599,7 +478,7 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
             method = getattr(classes[node.func.value.id], node.func.attr, None)
-            if _is_user_function(method):
+            if is_user_function(method):
                 try:
                     compiled = compile_function(method, mutation=mutation)
                 except AdgenError:
@@ -618,96 +497,12 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
                              f"{node.func.attr}(...)), or write it in this function")
     for cls in set(classes.values()):
         init = cls.__dict__.get("__init__")
-        if _is_user_function(init):
+        if is_user_function(init):
             try:
                 out.append(compile_function(init, mutation=mutation))
             except AdgenError:
                 pass
     return out
-
-
-_NOT_BOUND = object()
-
-
-def _resolve(parsed: Parsed, node: gast.expr) -> Any:
-    """The object a global name or attribute chain is bound to (None: a local, or unknown)."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id):
-        return None
-    obj = parsed.namespace.get(node.id, _NOT_BOUND)
-    if obj is _NOT_BOUND:  # a builtin, unless not bound at all (then unknown)
-        obj = getattr(builtins, node.id, None)
-    for p in reversed(parts):
-        obj = getattr(obj, p, None)
-    return obj
-
-
-def _returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[Any, ...]
-                   ) -> Any:
-    """The kind (analyses.kinds) a user function returns for arguments of ``arg_kinds``: the
-    kinds analysis of its own tree, specialised to them (None: unknown, or not a plain
-    function of its positional parameters). The caller's compiled code is guarded on the
-    callee's binding and its free names (bindings.py), so the fact holds for every call it
-    serves. ``memo``: (callee, argument kinds) -> the kind, for one compilation (None while
-    one is computed: a recursive callee's result is unknown)."""
-    import types
-
-    if not isinstance(obj, types.FunctionType) or obj.__closure__ or \
-            registry.lookup(obj) is not None or registry.reference_of(obj) is not None or \
-            str(getattr(obj, "__module__", "")).startswith("adgen."):
-        return None
-    key = (obj, arg_kinds)
-    if key in memo:
-        return memo[key]
-    memo[key] = None
-    try:
-        parsed, tree, _, _ = _front(obj)
-    except Exception:  # noqa: BLE001 - compiling the call reports what is wrong with it
-        return None
-    params = tree.args.args
-    if len(arg_kinds) > len(params) or len(params) != obj.__code__.co_argcount:
-        return None
-    known = kinds(tree, {a.id: k for a, k in zip(params, arg_kinds)},
-                  lambda n: _resolve(parsed, n), functools.partial(_returned_kind, memo))
-    out: Any = None
-    for node in walk(tree):
-        if isinstance(node, gast.Return):
-            k = known.get(node.value.id) if isinstance(node.value, gast.Name) else None
-            if k is None or (out is not None and k != out):
-                return None
-            out = k
-    memo[key] = out
-    return out
-
-
-def _is_user_function(obj: Any) -> bool:
-    import types
-
-    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad)
-    return (isinstance(obj, types.FunctionType) or getattr(obj, "__adgen_transform__", False)) \
-        and registry.lookup(obj) is None
-
-
-def _callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,
-                   taken: set[str] | None = None) -> str:
-    """The name a callee's forward and pullback get in its caller's generated code: its
-    ``__name__`` made an identifier, numbered when another callee (or a user name) has it."""
-    base = re.sub(r"\W", "_", str(getattr(obj, "__name__", "") or "callee"))
-    if not base.isidentifier() or keyword.iskeyword(base):
-        base = "f_" + base
-    if obj is caller:
-        return own or base  # recursion: the function's own forward
-    used = used or set()
-    taken = taken or set()
-    cname, k = base, 1
-    while cname in used or cname == own or f"{cname}_forward" in taken or \
-            f"{cname}_pullback" in taken:
-        k += 1
-        cname = f"{base}_{k}"
-    return cname
 
 
 # --------------------------------------------------------------------------------------------
@@ -764,7 +559,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         raise UnsupportedError(f"{getattr(fn, '__qualname__', fn)} is an adgen transform; "
                                "forward mode differentiates the function itself",
                                hint="use adgen.hvp / adgen.hessian for second derivatives")
-    parsed, tree, namer, _ = _front(fn, lifted=lifted)
+    parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)
     _TANGENT_PROGRESS[id(fn)] = CalleeJvp(tree.name, tparams, params)
@@ -783,7 +578,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
             raise
         sym = symbols.get(id(obj))
         if sym is None:
-            sym = _callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
+            sym = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
             symbols[id(obj)] = sym
         if isinstance(c, CompiledTangent):
             callees[sym] = c
@@ -807,25 +602,25 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         c = compile_tangent(inner, tuple(code.co_freevars))
         sym = symbols.get(id(code))
         if sym is None:
-            sym = _callee_symbol(inner, fn, tree.name, set(symbols.values()), namer.taken)
+            sym = callee_symbol(inner, fn, tree.name, set(symbols.values()), namer.taken)
             symbols[id(code)] = sym
         callees[sym] = c
         return CalleeJvp(sym, c.tangent_params, c.params), list(code.co_freevars)
 
-    closures = [(_free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+    closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
     try:
-        eff = _run("tangent", lambda: effects(tree, None, set(), lambda n: _resolve(parsed, n)),
+        eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
         act = activity(tree, eff.aliases(), outputs, closures, None,
-                       lambda n: _resolve(parsed, n))
-        code = _run("tangent", lambda: tangent_code(parsed, tree, namer, act,
-                                                    lambda n: _resolve(parsed, n), callee,
+                       lambda n: resolve(parsed, n))
+        code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
+                                                    lambda n: resolve(parsed, n), callee,
                                                     tparams, nested), parsed)
     finally:
         del _TANGENT_PROGRESS[id(fn)]
-    ns, guards = _namespace(fn, parsed)
+    ns, guards = namespace(fn, parsed)
     own = to_source(code.function) + "\n"
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent):
@@ -918,7 +713,7 @@ def _stage_source(fn: Any, stage: str, mutation: str) -> str:
             _compile(fn, mutation, dump=text)
         return text[0]
     if stage == "ssa":
-        _, tree, _, _ = _front(fn)
+        _, tree, _, _ = front(fn)
         return to_source(tree)
-    _, tree, _, _ = _front(fn, stop=stage)
+    _, tree, _, _ = front(fn, stop=stage)
     return to_source(tree)

@@ -14,7 +14,7 @@ import functools
 
 import numpy as np
 import pytest
-from adgen.transforms import pipeline
+from adgen.transforms import front, pipeline
 from adgen.transforms.analyses.floats import column_dtypes
 from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind, signature
 
@@ -25,9 +25,9 @@ POLICIES = ["save", "strict"]
 
 
 def _columns(fn, *args):
-    parsed, tree, _namer, _headers = pipeline._front(fn)
+    parsed, tree, _namer, _headers = front.front(fn)
     def resolve(node):
-        return pipeline._resolve(parsed, node)
+        return front.resolve(parsed, node)
 
     sig = signature(args)
     params = [a.id for a in tree.args.args]

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from adgen.transforms import pipeline
+from adgen.transforms import front, pipeline
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.kinds import (
     DICT,
@@ -29,8 +29,8 @@ from adgen.errors import MutationError
 
 
 def _kinds(fn, params):
-    parsed, tree, _namer, _headers = pipeline._front(fn)
-    resolve = lambda node: pipeline._resolve(parsed, node)  # noqa: E731
+    parsed, tree, _namer, _headers = front.front(fn)
+    resolve = lambda node: front.resolve(parsed, node)  # noqa: E731
     known = kinds(tree, params, resolve)
     return known, shape_keys(tree, known, resolve)
 
@@ -88,7 +88,7 @@ def test_signature_of_arguments():
 
 
 def test_list_and_dict_parameters_reach_effects():
-    tree = pipeline._front(fill)[1]
+    tree = front.front(fill)[1]
     assert effects(tree, containers={"x": LIST, "w": DICT}).kinds["x"] == LIST
     # no kind of their own: their items may be anything
     assert "x" not in kinds(tree, {"x": LIST}, lambda n: None)
@@ -556,11 +556,11 @@ def _through_callee(x):
 
 
 def test_callee_results_have_kinds():
-    parsed, tree = pipeline._front(_through_callee)[:2]
+    parsed, tree = front.front(_through_callee)[:2]
     from functools import partial
 
-    known = kinds(tree, {"x": 1}, lambda n: pipeline._resolve(parsed, n),
-                  partial(pipeline._returned_kind, {}))
+    known = kinds(tree, {"x": 1}, lambda n: front.resolve(parsed, n),
+                  partial(front.returned_kind, {}))
     assert known["y"] == 1  # _scaled's result, through _inner's
     assert known["z"] == 1  # np.array of a list of numbers
 

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from adgen.transforms.pipeline import PASS_NAMES, _front, stage_source
+from adgen.transforms.front import front
+from adgen.transforms.pipeline import PASS_NAMES, stage_source
 from adgen.transforms.verify import verify
 
 from adgen.errors import CompilerError
@@ -94,13 +95,13 @@ CORPUS = [straight, branches, loops, early, comprehensions, iterate, mutating, t
 @pytest.mark.parametrize("fn", CORPUS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("stage", ["lower_control", "desugar", "anf", "lower_mutation", "ssa"])
 def test_invariants_after_each_pass(fn, stage):
-    _, tree, _, _ = _front(fn, stop=stage if stage != "ssa" else None)
+    _, tree, _, _ = front(fn, stop=stage if stage != "ssa" else None)
     verify(stage, tree)
 
 
 def test_verifier_catches_a_broken_invariant():
     # Stopping before ANF leaves nested expressions: the ANF check must reject them.
-    _, tree, _, _ = _front(straight, stop="desugar")
+    _, tree, _, _ = front(straight, stop="desugar")
     with pytest.raises(CompilerError, match="after pass 'anf'"):
         verify("anf", tree)
 

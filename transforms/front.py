@@ -1,0 +1,247 @@
+"""The front end shared by reverse and forward mode: the function as Python binds it, lowered
+to SSA, and what its generated code will see.
+
+    parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> ssa
+
+:func:`front` runs these passes (``lifted``: free variables of a closure made trailing
+parameters); :func:`run_pass` runs one, turning a crash into a CompilerError naming the pass.
+:func:`namespace` is the generated code's globals with one ``Guard`` per free name of the
+function (bindings.py); :func:`resolve` is the object a global name or attribute chain is
+bound to, the one way the compiler reads a free name; :func:`returned_kind` the kind a user
+function returns for given argument kinds; :func:`callee_symbol` the name a callee's code gets
+in its caller's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import keyword
+import re
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+from adgen.transforms.analyses.kinds import kinds
+from adgen.transforms.anf import to_anf
+from adgen.transforms.bindings import UNBOUND, Guard, guard_for, lookup, read_names
+from adgen.transforms.desugar import desugar
+from adgen.transforms.hoist_defs import free_names, hoist_defs
+from adgen.transforms.lift_lambdas import lift_lambdas
+from adgen.transforms.lower_control import lower_control
+from adgen.transforms.lower_mutation import lower_mutation
+from adgen.transforms.names import Namer
+from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.rename_reserved import rename_reserved
+from adgen.transforms.ssa import to_ssa
+from adgen.transforms.validate import validate
+from adgen.transforms.walk import walk
+
+from adgen import runtime
+from adgen.errors import AdgenError, CompilerError
+from adgen.rules import registry
+
+FRONT_PASSES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa"]
+
+
+def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
+           ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
+    """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
+
+    ``lifted`` names free variables of a closure that become trailing parameters.
+    """
+    parsed = parse_function(fn)
+    tree = parsed.tree
+    if stop == "parse":
+        return parsed, tree, None, None
+    lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
+    validate(parsed)
+    if stop == "validate":
+        return parsed, tree, None, None
+    namer = Namer(tree)
+    # the free names the function reads, as Python binds them (bindings.py); those that
+    # clash with the generated code's own names are read under fresh ones
+    free = [n for n in read_names(tree, parsed.is_local)
+            if n not in parsed.imports and n not in lifted]
+    renamed = rename_reserved(tree, namer, _clashes(fn, parsed, free))
+    params = {a.id for a in tree.args.args}
+    parsed.renamed_params = {new: old for new, old in renamed.items() if new in params}
+    keys = {old: new for new, old in renamed.items()}
+    parsed.free = {n: keys.get(n, n) for n in free}
+    for n, key in parsed.free.items():
+        if key != n and n in parsed.namespace:
+            parsed.namespace[key] = parsed.namespace[n]
+    parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
+    for free in lifted:
+        tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
+                                        type_comment=None))
+        parsed.namespace.pop(free, None)
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("lower_control", lambda: lower_control(tree, namer)),
+        ("desugar", lambda: desugar(tree, namer)),
+        ("anf", lambda: to_anf(tree, namer)),
+        ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
+    ]
+    for pass_name, step in steps:
+        run_pass(pass_name, step, parsed)
+        if stop == pass_name:
+            return parsed, tree, namer, None
+    headers = run_pass("ssa", lambda: to_ssa(tree, namer), parsed)
+    return parsed, tree, namer, headers
+
+
+def run_pass(pass_name: str, step: Callable[[], Any], parsed: Parsed) -> Any:
+    try:
+        return step()
+    except AdgenError as err:
+        if err.location is None:
+            err.location = parsed.location(parsed.tree)
+            err.args = (err.format(),)
+        raise
+    except Exception as exc:  # noqa: BLE001 - a compiler bug: name the pass
+        raise CompilerError(f"internal error in pass {pass_name!r} "
+                            f"(after {', '.join(FRONT_PASSES[:FRONT_PASSES.index(pass_name)] if pass_name in FRONT_PASSES else FRONT_PASSES)}): "
+                            f"{type(exc).__name__}: {exc}",
+                            parsed.location(parsed.tree)) from exc
+
+
+def generated_names() -> dict[str, Any]:
+    """The names generated code reads for itself, with the objects they stand for."""
+    import math
+
+    out: dict[str, Any] = {"np": np, "math": math}
+    for n in ("len", "range", "list", "dict", "tuple", "isinstance", "float", "int", "max",
+              "min", "enumerate", "zip"):
+        out[n] = getattr(builtins, n)  # the passes call them (lower_mutation, desugar)
+    for n in runtime.__all__:
+        out[n] = getattr(runtime, n)
+    return out
+
+
+def _clashes(fn: Any, parsed: Parsed, free: list[str]) -> set[str]:
+    """User names that must be renamed: a local or parameter named like one of the generated
+    code's names, or a free name bound to another object than the generated code's."""
+    own = generated_names()
+    parsed.is_local("")  # computes the locals
+    out = {n for n in parsed._locals if n in own or n.endswith(("_forward", "_pullback"))}
+    for n in free:
+        if n in own and parsed.namespace.get(n, own[n]) is not own[n]:
+            out.add(n)
+        elif n.endswith(("_forward", "_pullback")) or n in (f"{fn.__name__}_forward",):
+            out.add(n)
+    return out
+
+
+def namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
+    """The generated code's globals, and one guard per free name of the function."""
+    ns = generated_names()
+    ns.update(parsed.imports)
+    guards: list[Guard] = []
+    cells = parsed.cells
+    for n, key in parsed.free.items():
+        cell = cells.get(n)
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                value = UNBOUND
+        else:
+            value = lookup(fn.__globals__, n)
+        g = guard_for(n, key, fn.__globals__, cell, value)
+        g.ns = ns
+        guards.append(g)
+        if value is not UNBOUND:
+            ns[key] = value
+    for attr in ("__code__", "__defaults__", "__kwdefaults__"):
+        if getattr(fn, attr, None) is not None:  # the code compiled; the forward shares them
+            guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
+    return ns, guards
+
+
+def free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
+    return free_names(d, parsed.closure_free)
+
+
+_NOT_BOUND = object()
+
+
+def resolve(parsed: Parsed, node: gast.expr) -> Any:
+    """The object a global name or attribute chain is bound to (None: a local, or unknown)."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id):
+        return None
+    obj = parsed.namespace.get(node.id, _NOT_BOUND)
+    if obj is _NOT_BOUND:  # a builtin, unless not bound at all (then unknown)
+        obj = getattr(builtins, node.id, None)
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[Any, ...]
+                   ) -> Any:
+    """The kind (analyses.kinds) a user function returns for arguments of ``arg_kinds``: the
+    kinds analysis of its own tree, specialised to them (None: unknown, or not a plain
+    function of its positional parameters). The caller's compiled code is guarded on the
+    callee's binding and its free names (bindings.py), so the fact holds for every call it
+    serves. ``memo``: (callee, argument kinds) -> the kind, for one compilation (None while
+    one is computed: a recursive callee's result is unknown)."""
+    import types
+
+    if not isinstance(obj, types.FunctionType) or obj.__closure__ or \
+            registry.lookup(obj) is not None or registry.reference_of(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith("adgen."):
+        return None
+    key = (obj, arg_kinds)
+    if key in memo:
+        return memo[key]
+    memo[key] = None
+    try:
+        parsed, tree, _, _ = front(obj)
+    except Exception:  # noqa: BLE001 - compiling the call reports what is wrong with it
+        return None
+    params = tree.args.args
+    if len(arg_kinds) > len(params) or len(params) != obj.__code__.co_argcount:
+        return None
+    known = kinds(tree, {a.id: k for a, k in zip(params, arg_kinds)},
+                  lambda n: resolve(parsed, n), functools.partial(returned_kind, memo))
+    out: Any = None
+    for node in walk(tree):
+        if isinstance(node, gast.Return):
+            k = known.get(node.value.id) if isinstance(node.value, gast.Name) else None
+            if k is None or (out is not None and k != out):
+                return None
+            out = k
+    memo[key] = out
+    return out
+
+
+def is_user_function(obj: Any) -> bool:
+    import types
+
+    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad)
+    return (isinstance(obj, types.FunctionType) or getattr(obj, "__adgen_transform__", False)) \
+        and registry.lookup(obj) is None
+
+
+def callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,
+                   taken: set[str] | None = None) -> str:
+    """The name a callee's forward and pullback get in its caller's generated code: its
+    ``__name__`` made an identifier, numbered when another callee (or a user name) has it."""
+    base = re.sub(r"\W", "_", str(getattr(obj, "__name__", "") or "callee"))
+    if not base.isidentifier() or keyword.iskeyword(base):
+        base = "f_" + base
+    if obj is caller:
+        return own or base  # recursion: the function's own forward
+    used = used or set()
+    taken = taken or set()
+    cname, k = base, 1
+    while cname in used or cname == own or f"{cname}_forward" in taken or \
+            f"{cname}_pullback" in taken:
+        k += 1
+        cname = f"{base}_{k}"
+    return cname
