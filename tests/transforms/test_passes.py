@@ -8,6 +8,7 @@ from adgen.transforms.front import front
 from adgen.transforms.pipeline import PASS_NAMES, stage_source
 from adgen.transforms.verify import verify
 
+import adgen
 from adgen.errors import CompilerError
 
 
@@ -104,6 +105,23 @@ def test_verifier_catches_a_broken_invariant():
     _, tree, _, _ = front(straight, stop="desugar")
     with pytest.raises(CompilerError, match="after pass 'anf'"):
         verify("anf", tree)
+
+
+def test_a_crash_in_forward_modes_pass_is_a_compiler_error_naming_it(monkeypatch):
+    # the tangent pass is not in PASS_NAMES (forward mode has its own last passes): a crash
+    # there must still be a CompilerError naming the pass, not a ValueError from the message
+    from adgen.transforms import tangent
+
+    def crash(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(tangent, "tangent_code", crash)
+
+    def fresh(x):
+        return x * 2.0
+
+    with pytest.raises(CompilerError, match=r"internal error in pass 'tangent'.*KeyError"):
+        adgen.jvp(fresh, (1.0,), (1.0,))
 
 
 def test_stage_source_names_every_pass():
