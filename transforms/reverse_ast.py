@@ -153,22 +153,6 @@ MISSING = Missing()
 USERCALL = object()
 
 
-def interval(idx: gast.expr) -> tuple[int, int] | None:
-    """The [start, stop) a constant, non-negative index or unit-step slice covers on axis 0."""
-    if isinstance(idx, gast.Tuple) and idx.elts:
-        idx = idx.elts[0]
-    if isinstance(idx, gast.Constant) and isinstance(idx.value, int) and idx.value >= 0:
-        return idx.value, idx.value + 1
-    if isinstance(idx, gast.Slice) and idx.step is None:
-        lo = idx.lower.value if isinstance(idx.lower, gast.Constant) else (
-            0 if idx.lower is None else None)
-        hi = idx.upper.value if isinstance(idx.upper, gast.Constant) else (
-            2 ** 62 if idx.upper is None else None)
-        if isinstance(lo, int) and isinstance(hi, int) and lo >= 0 and hi >= 0:
-            return lo, hi
-    return None
-
-
 def const_node(value: Any) -> gast.expr:
     if isinstance(value, (int, float, str, bool, type(None))):
         return gast.Constant(value, None)

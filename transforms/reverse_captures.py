@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import gast
 from adgen.transforms.analyses.effects import Write
+from adgen.transforms.analyses.regions import Regions, apart
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
     BINOPS,
     USERCALL,
     Capture,
     Site,
-    interval,
     is_copy_of,
     names_of,
     user_name_of,
@@ -46,6 +46,7 @@ class _Captures:
         self.ahead: dict[int, list[Capture]] = {}
         # write statement -> the captures it overwrites, copied where they are read
         self.copied: dict[int, list[Capture]] = {}
+        self.regions = Regions(plan.fn, plan.eff, plan.resolve_or_none)
 
     def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
@@ -101,22 +102,24 @@ class _Captures:
             self.conflicts.setdefault(id(w.stmt), []).append(cap)
 
     def disjoint(self, n: str, w: Write) -> bool:
-        """True when ``n`` is a constant slice of a buffer that ``w`` writes elsewhere (a
-        constant index or slice of the same name on the first axis)."""
+        """True when ``n`` is a constant part of a buffer that ``w`` writes elsewhere: an index
+        or slice of the same name on the first axis, apart from the rows the write touches
+        (a constant index, slice or list of rows: ``x[[0, 4]] = v``, ``np.add.at(x, [0, 0, 4],
+        v)``; analyses.regions). The name must hold one object wherever it is read: bound in
+        a loop, ``x = A[k:k + 5]`` is another view of ``A`` each iteration, and ``x[0]`` of a
+        later one may be ``x[1:4]`` of an earlier one."""
         view = self.plan.defs.get(n)
         if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name)):
             return False
-        st = w.stmt
-        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
-                isinstance(st.targets[0].value, gast.Name)):
+        written = _written_index(w.stmt)
+        if written is None or written[0] != view.value.id or \
+                not self.regions.same_binding(view.value.id):
             return False
-        if st.targets[0].value.id != view.value.id:
-            return False
-        a = interval(view.slice)
-        b = interval(st.targets[0].slice)
+        a = self.regions.rows(view.slice)
+        b = self.regions.rows(written[1])
         if a is None or b is None:
             return False
-        return a[1] <= b[0] or b[1] <= a[0]
+        return apart(a, b)
 
     def disjoint_rows(self, n: str, w: Write, stmt: gast.stmt, after: bool) -> bool:
         """True when ``n = x[c + i]`` is read at ``stmt`` and ``w`` writes ``x[c + j]``, in
@@ -529,3 +532,16 @@ def _passed_to_call(stmt: gast.stmt, target: str) -> bool:
     values = list(call.args) + [k.value for k in call.keywords]
     return any(isinstance(a, gast.Name) and a.id == target for a in values)
 
+
+def _written_index(stmt: gast.stmt) -> tuple[str, gast.expr] | None:
+    """(name, index) of an indexed write ``name[index] = v`` or ``ufunc.at(name, index, ...)``
+    (which writes ``name[index]``, repeated rows included)."""
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript) and \
+            isinstance(stmt.targets[0].value, gast.Name):
+        return stmt.targets[0].value.id, stmt.targets[0].slice
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            call.func.attr == "at" and len(call.args) >= 2 and not call.keywords and \
+            isinstance(call.args[0], gast.Name):
+        return call.args[0].id, call.args[1]
+    return None

@@ -987,6 +987,11 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
 
 
 class _Watch:
+    called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
+    if called and not re.search(r"\bout=", construct):
+        # a user function that writes an argument in place (scatter(x, v)): not its name
+        return (f"{save}, or pass {called.group(1)} a copy of the array it writes in place "
+                f"(a.copy() for an argument a) at line {line}")
     """The live captures that view one root buffer, indexed by the elements they view, so
     that a guarded write costs about what the write itself costs, however many captures
     are live (an in-place factorisation keeps O(N^2) of them, and a write overlaps none).
