@@ -67,7 +67,7 @@ def Location(file, line, col=0, source_line=""):
 # Module-level state of adgen.runtime that helpers use, as it is written in a new module.
 _RUNTIME_DATA = {"_THREAD": "_ThreadScopes()", "_ADJOINTS": "_AdjointMode()",
                  "_F64": "np.dtype(np.float64)",
-                 "_NUMERIC": "(float, np.ndarray, np.float64)"}
+                 "_NUMERIC": "(float, np.ndarray, np.float64)", "_ADDRESS_READER": "[]"}
 
 
 def _helper_sources(source: str) -> str:
