@@ -281,6 +281,12 @@ class Forward:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             region: gast.expr = call_node("write_region", name(t), index_value(
                 clone(s.targets[0].slice)))
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "at" and \
+                len(s.value.args) >= 2 and isinstance(s.value.args[0], gast.Name) and \
+                s.value.args[0].id == t:
+            # np.add.at(x, idx, v) writes x[idx]: the rows idx names
+            region = call_node("write_region", name(t), clone(s.value.args[1]))
         else:
             region = name(t)
         extra = []

@@ -1012,12 +1012,20 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     watch = scope.live.get(key)
     if watch is None:
         return
-    region = target if not isinstance(region, np.ndarray) else region
-    if isinstance(value, np.ndarray) and value.shape == region.shape and \
-            value.strides == region.strides and \
-            value.__array_interface__["data"][0] == region.__array_interface__["data"][0]:
-        return  # x[:] = x writes every element with itself: nothing changes
-    hits = watch.overlapping(region)
+    if isinstance(region, tuple):
+        # the rows a fancy index writes (write_region): the captures any of them overlaps
+        found: dict[int, Capture] = {}
+        for part in region:
+            for cap in watch.overlapping(part):
+                found.setdefault(id(cap), cap)
+        hits = list(found.values())
+    else:
+        region = target if not isinstance(region, np.ndarray) else region
+        if isinstance(value, np.ndarray) and value.shape == region.shape and \
+                value.strides == region.strides and \
+                value.__array_interface__["data"][0] == region.__array_interface__["data"][0]:
+            return  # x[:] = x writes every element with itself: nothing changes
+        hits = watch.overlapping(region)
     if not hits:
         return
     if policy == "strict":
@@ -1255,9 +1263,40 @@ def write_region(target: Any, index: Any) -> Any:
             return region
     return target
 
+        rows = _rows_written(target, index)
+        if rows is not None:
+            return rows
 
 # --------------------------------------------------------------------------------------------
 # In-place operators: `x += v` writes an ndarray in place and rebinds anything else.
+def _rows_written(target: np.ndarray, index: Any) -> tuple[np.ndarray, ...] | None:
+    """The runs of rows of ``target`` a fancy index's first-axis part names, as views (None:
+    not an index array on the first axis, or too many runs to check one by one)."""
+    first = index[0] if isinstance(index, tuple) and index else index
+    if target.ndim == 0 or not isinstance(first, (np.ndarray, list)):
+        return None
+    try:
+        rows = np.asarray(first)
+    except ValueError:
+        return None
+    if rows.ndim == 0:
+        return None
+    if rows.dtype == np.bool_:
+        rows = np.nonzero(rows)[0]
+    elif rows.dtype.kind not in "iu":
+        return None
+    n = target.shape[0]
+    rows = np.unique(np.where(rows < 0, rows + n, rows).ravel())
+    if rows.size and (rows[0] < 0 or rows[-1] >= n):
+        return None  # the write itself raises IndexError
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(breaks) >= 64:
+        return None  # checked one run at a time up to 64 runs, else the whole array
+    starts = np.concatenate(([0], breaks)) if rows.size else breaks
+    stops = np.concatenate((breaks, [rows.size])) if rows.size else breaks
+    return tuple(target[int(rows[a]):int(rows[b - 1]) + 1] for a, b in zip(starts, stops))
+
+
 
 
 def is_buffer(x: Any) -> bool:
