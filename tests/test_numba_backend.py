@@ -710,9 +710,10 @@ def _line_of(fn, text):
     raise AssertionError(text)
 
 
-def test_guarded_site_save_copies_and_strict_is_refused_with_its_line():
+def test_guarded_site_save_copies_and_strict_raises_the_default_backends_error():
     """Under "save" a guarded site compiles (the captured value is copied when captured);
-    under "strict" the run-time check is refused, naming the line, and auto falls back."""
+    under "strict" the nopython guard raises the MutationError the default backend raises,
+    naming both lines, when the write happens (after the writes before it, as a plain run)."""
     x = np.random.default_rng(4).random(6)
     line = _line_of(needs_guard, "x[i] = x[i] * 3.0")
     mine = x.copy()
@@ -720,14 +721,18 @@ def test_guarded_site_save_copies_and_strict_is_refused_with_its_line():
     assert_grad_close(g, numerical_grad(needs_guard, (x, 2), 0))
     np.testing.assert_array_equal(mine, x * 3.0)  # the write happened, as in a plain call
     assert "saved_x_1 = x.copy()" in adgen.source(needs_guard, x, 2, backend="numba")
-    with pytest.raises(adgen.UnsupportedError) as err:
-        adgen.grad(needs_guard, backend="numba", mutation="strict")(x.copy(), 2)
-    assert f"test_numba_backend.py:{line}:" in str(err.value)
-    assert "strict" in str(err.value) and "guard" in str(err.value)
-    # auto runs the default backend, whose guard raises when the write happens
-    with pytest.warns(NumbaFallbackWarning, match=f":{line}:"), \
-            pytest.raises(adgen.MutationError, match=f"gradient of line {line - 4} reads"):
-        adgen.grad(needs_guard, backend="auto", mutation="strict")(x.copy(), 2)
+    errors = {}
+    for backend in ("default", "numba"):
+        with pytest.raises(adgen.MutationError) as err:
+            adgen.grad(needs_guard, backend=backend, mutation="strict")(x.copy(), 2)
+        errors[backend] = err.value
+    assert str(errors["numba"]) == str(errors["default"])
+    assert f"test_numba_backend.py:{line}:" in str(errors["numba"])
+    assert f"gradient of line {line - 4} reads" in str(errors["numba"])
+    assert errors["numba"].captured_at.line == line - 4
+    text = adgen.source(needs_guard, x, 2, backend="numba", mutation="strict")
+    assert "strict_before_write(live_captures, x, i, t6, 0)" in text
+    assert "copy()" not in text  # the check, not a copy: the values read stay the live ones
 
 
 def test_guarded_site_of_a_slice_under_save():

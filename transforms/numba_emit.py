@@ -12,8 +12,11 @@ The steps:
 
 - *guarded sites under "save"* (``saved = capture(x, ...)``, ``before_write(x, region,
   'save', ...)``): the captured array is copied when captured, a number kept as it is, and
-  the writes lose their checks (the pullback reads the same contents); under "strict" a
-  guarded site is refused;
+  the writes lose their checks (the pullback reads the same contents);
+- *guarded sites under "strict"*: the captures record the element addresses they view in a
+  scope of the forward's (``strict_capture``), and each guarded write looks up the elements
+  it overwrites (``strict_before_write``), raising what adgen.backends makes the default
+  backend's MutationError;
 - *views*: where the forward records a basic-indexing view of a buffer whose adjoint the
   pullback takes (``t12 = hs[t11]``), it records the names the index reads beside it;
 - *typed tapes* (``tape_columns(range(a, b), 'float64')`` / ``reversed_rows(tape, range(a,
@@ -35,8 +38,8 @@ The steps:
   is decided here;
 - runtime helpers become their nopython versions in ``adgen.numba_runtime``; ``add(a, b)``
   becomes ``a + b``;
-- refused: guarded sites under "strict", ``try`` guards, containers, and every other
-  runtime helper.
+- refused: guarded sites under "strict" whose captured values are not arrays or numbers,
+  or in a callee; ``try`` guards, containers, and every other runtime helper.
 """
 
 from __future__ import annotations
@@ -165,6 +168,10 @@ class Rewriter:
         self.place = _Place(file)
         self.columns: dict[str, str] = {}
         self.params = params
+        # guarded sites under "strict" (strict_guards): [file, line, col, construct] per
+        # write, [file, line, what] per capture, numbered as the generated code numbers them
+        self.strict_writes: list[list[Any]] = []
+        self.strict_captures: list[list[Any]] = []
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
         _annotate_lines(forward.body)
@@ -200,9 +207,9 @@ class Rewriter:
                 strict = len(guard.args) > 2 and isinstance(guard.args[2], ast.Constant) and \
                     guard.args[2].value == "strict"
                 raise self.refuse(
-                    st, "the numba backend does not run adgen's mutation guards under "
-                    "mutation='strict', and this in-place write is a guarded site: it may "
-                    f"overwrite a value the gradient reads{reads}" if strict else
+                    st, "the numba backend checks the guarded sites of mutation='strict' "
+                    "where the values the gradient reads are arrays or numbers, and this "
+                    f"in-place write may overwrite one that is not{reads}" if strict else
                     "the numba backend copies the values a guarded site may overwrite when "
                     f"they are captured, and cannot here (a value read at line(s) "
                     f"{', '.join(map(str, captured))} is not an array or a number)",
@@ -325,6 +332,71 @@ class Rewriter:
                     len(node.args) == getattr(np, node.func.attr).nin:
                 node.args.append(node.keywords[0].value)
                 node.keywords = []
+
+    # -- guarded sites under mutation="strict" -------------------------------------------------
+
+    def strict_guards(self, types_: dict[str, Any], callee: bool) -> None:
+        """A guarded site under ``mutation="strict"``: the default backend registers each value
+        the pullback reads (``saved = capture(x, ...)``) and raises MutationError when a later
+        write overlaps it (``before_write(x, region, 'strict', ...)``). Here the forward keeps
+        the element addresses each capture views (``strict_capture(scope, x, k)``, which
+        returns ``x`` itself, as the default's capture keeps the live array) and each write
+        checks the elements it overwrites (``strict_before_write(scope, x, index, value, k)``),
+        raising ``StrictOverwrite(k, mask)``: ``self.strict_writes[k]`` and the captures whose
+        bits are set in ``mask`` (``self.strict_captures``) give adgen.backends the
+        MutationError the default backend raises, naming both lines. A capture of anything
+        but an array or a number leaves the site refused (check_calls); so does a guarded
+        site in a callee, whose captures the default backend shares with its caller."""
+        writes = [st for st in statements(self.fwd.body) if isinstance(st, ast.Expr) and
+                  call_name(st.value) == "before_write" and len(st.value.args) > 6 and
+                  isinstance(st.value.args[2], ast.Constant) and
+                  st.value.args[2].value == "strict"]
+        if not writes:
+            return
+        if callee:
+            raise self.refuse(writes[0], "the numba backend checks guarded sites under "
+                              "mutation='strict' in the differentiated function, not in a "
+                              "function it calls (whose captures the default backend shares "
+                              "with its caller)", "use mutation='save', the default backend "
+                              "(backend='default', or 'auto'), or write into a copy so the "
+                              "site is free (adgen.explain lists the sites)")
+        captures = [st for st in statements(self.fwd.body) if isinstance(st, ast.Assign) and
+                    len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
+                    call_name(st.value) == "capture" and not st.value.keywords and
+                    len(st.value.args) == 4 and isinstance(st.value.args[0], ast.Name)]
+        kinds = [types_.get(st.value.args[0].id) for st in captures]
+        if len(captures) > 62 or any(
+                not (isinstance(t, tuple) and t[0] == "array") and t not in ("f8", "i8", "b1")
+                for t in kinds) or sum(call_name(n) == "capture" for n in ast.walk(self.fwd)) \
+                != len(captures):
+            return  # refused by check_calls, naming the site
+        scope = self.fresh("live_captures")
+        held = set()
+        for k, st in enumerate(captures):
+            x, file, line, what = st.value.args
+            self.strict_captures.append([file.value, line.value, what.value])
+            st.value = expr(f"strict_capture({scope}, {x.id}, {k})")
+            held.add(st.targets[0].id)
+        for k, st in enumerate(writes):
+            target, region, _, file, line, col, construct = st.value.args[:7]
+            index = region.args[1] if call_name(region) == "write_region" else \
+                ast.Constant(None)
+            value = st.value.args[7] if len(st.value.args) > 7 else ast.Constant(None)
+            self.strict_writes.append([file.value, line.value, col.value, construct.value])
+            st.value = ast.Call(func=ast.Name(id="strict_before_write", ctx=ast.Load()),
+                                args=[ast.Name(id=scope, ctx=ast.Load()), target, index,
+                                      value, ast.Constant(k)], keywords=[])
+        self.fwd.body.insert(0, ast.Assign(targets=[ast.Name(id=scope, ctx=ast.Store())],
+                                           value=expr("strict_scope()"), lineno=0))
+        for fn in (self.fwd, self.pb):
+
+            class Value(ast.NodeTransformer):
+                def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+                    if node.attr == "value" and name_of(node.value) in held:
+                        return ast.Name(id=node.value.id, ctx=ast.Load())
+                    return self.generic_visit(node)
+
+            Value().visit(fn)
 
     # -- guarded sites under mutation="save" ---------------------------------------------------
 

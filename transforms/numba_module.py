@@ -56,6 +56,11 @@ class NumbaCode:
     # the forward and the pullback in one function, seeded with 1.0 (grad's one compiled call:
     # the saved values never leave nopython code), where the output is a float; else ""
     gradient: str = ""
+    # guarded sites under mutation="strict": [file, line, col, construct] of each write and
+    # [file, line, what] of each capture, by the numbers StrictOverwrite(write, capture bits)
+    # carries (adgen.backends raises the default backend's MutationError from them)
+    strict_writes: list[list[Any]] = field(default_factory=list)
+    strict_captures: list[list[Any]] = field(default_factory=list)
 
 
 
@@ -82,6 +87,8 @@ class _Module:
         self.emitted: dict[tuple[int, tuple[ArgType, ...]], tuple[str, str, Any]] = {}
         self.names: set[str] = set()
         self.stack: list[int] = []
+        # the last function's guarded sites under "strict" (NumbaCode.strict_writes/captures)
+        self.strict: tuple[list[list[Any]], list[list[Any]]] = ([], [])
 
     def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                  params: dict[str, ArgType], callees: dict[str, Callee],
@@ -99,7 +106,9 @@ class _Module:
         rw = Rewriter(fwd, pb, file, params)
         rw.reductions()
         rw.newaxis_items()
-        rw.save_guards(scalar_types(fwd, params, _out_types(callees) if callees else None))
+        before = scalar_types(fwd, params, _out_types(callees) if callees else None)
+        rw.strict_guards(before, callee=names is not None)
+        rw.save_guards(before)
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)
@@ -124,6 +133,7 @@ class _Module:
                         raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
                                         "into nopython code", "use backend='default' or 'auto'")
         self.columns[fwd.name] = rw.columns
+        self.strict = (rw.strict_writes, rw.strict_captures)
         self.parts += [(fwd, file), (pb, file)]
         self.names |= rw.taken
         ret = fwd.body[-1]
@@ -220,7 +230,8 @@ class _Module:
                   "extreme_vjp, "
                   "grow, inverse_axes, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
-                  "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, sum_axis, sum_vjp, "
+                  "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, strict_before_write, "
+                  "strict_capture, strict_scope, sum_axis, sum_vjp, "
                   "unbroadcast, with_shadows, zero_if_none, zeros_like, zeros_of_tree, "
                   "or_zeros_of_tree\n\n")
         if len(self.parts) > 2:
@@ -250,7 +261,8 @@ class _Module:
         source = header + "\n\n\n".join(parts) + "\n"
         fwd, pb = self.parts[-2][0], self.parts[-1][0]
         return NumbaCode(source, fwd.name, pb.name, lines, self.columns[fwd.name], files,
-                         {f: c for f, c in self.columns.items() if f != fwd.name})
+                         {f: c for f, c in self.columns.items() if f != fwd.name},
+                         strict_writes=self.strict[0], strict_captures=self.strict[1])
 
 
 def _name_output(fwd: ast.FunctionDef) -> None:

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, CompilerError, Location, UnsupportedError
+from adgen.errors import AdgenError, CompilerError, Location, MutationError, UnsupportedError
 
 BACKENDS = ("default", "numba", "auto")
 
@@ -126,6 +126,29 @@ _LOCK = threading.RLock()
 # numba-backend functions per default compilation (held with it, so its id stays its own)
 _NUMBA: dict[tuple[int, str], tuple[Any, Any]] = {}
 _NUMBA_SIZE = 256
+
+
+def _overwrite_error(code: Any, hit: Exception) -> MutationError:
+    """The MutationError of a nopython guard under mutation="strict" (``StrictOverwrite(write
+    site, bits of the capture sites)``, numbered as ``code.strict_writes`` /
+    ``strict_captures``): the message and both locations of the default backend's guard
+    (``adgen.runtime.before_write``), the lowest capture site named first."""
+    import linecache
+
+    from adgen.runtime import copy_hint
+
+    site, mask = hit.args
+    file, line, col, construct = code.strict_writes[site]
+    hits = [c for k, c in enumerate(code.strict_captures) if mask >> k & 1]
+    first_file, first_line, what = hits[0]
+    also = "".join(f"; the gradient of line {ln} reads it too"
+                   for ln in sorted({h[1] for h in hits}) if ln != first_line)
+    return MutationError(
+        f"{construct} overwrites {what}, which the gradient of line {first_line} reads{also}",
+        Location(file, line, col, linecache.getline(file, line)),
+        hint=copy_hint(construct, what, first_line, line),
+        captured_at=Location(first_file, first_line, 0,
+                             linecache.getline(first_file, first_line)))
 
 
 def _fall_back(err: AdgenError) -> None:
@@ -396,9 +419,13 @@ class _NumbaFunction:
             raise UnsupportedError(
                 "backend='numba' needs numba, which is not installed",
                 hint='pip install "adgen[numba]", or use backend="default"') from None
+        from adgen.numba_runtime import StrictOverwrite
+
         self.fn = fn
         self.base = base
         self.backend = backend
+        # what the nopython guards of mutation="strict" raise (then made a MutationError)
+        self.overwrite = StrictOverwrite
         if base.trees is None:
             raise UnsupportedError(
                 f"{base.name} is differentiated by a registered rule; the numba backend "
@@ -638,7 +665,10 @@ class _NumbaFunction:
                 return self._default(why, args, kwargs)
         if self.globals:  # their values now (the api's guard check refreshed g.ns)
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
-        out, saved = run[0](*args)
+        try:
+            out, saved = run[0](*args)
+        except self.overwrite as hit:
+            raise _overwrite_error(run[4], hit) from None
         return out, (run[1], saved)
 
     def gradient(self, *args: Any) -> tuple[Any, Any] | None:
@@ -655,7 +685,10 @@ class _NumbaFunction:
             return None
         if self.globals:
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
-        return run[3](*args)
+        try:
+            return run[3](*args)
+        except self.overwrite as hit:
+            raise _overwrite_error(run[4], hit) from None
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
         """Why these array arguments cannot run on the numba backend (two share memory), or
@@ -674,10 +707,10 @@ class _NumbaFunction:
         return None
 
     def _run_for(self, key: tuple[Any, ...],
-                 args: tuple[Any, ...]) -> tuple[Any, Any, Any, Any]:
-        """(forward, pullback, positions of the array arguments, gradient or None) for
-        arguments of these types, compiled now; or (None, None, why, None) where the default
-        backend runs them."""
+                 args: tuple[Any, ...]) -> tuple[Any, Any, Any, Any, Any]:
+        """(forward, pullback, positions of the array arguments, gradient or None, the
+        NumbaCode) for arguments of these types, compiled now; or (None, None, why, None,
+        None) where the default backend runs them."""
         with self.lock:
             run = self.runs.get(key)
             if run is not None:
@@ -688,10 +721,10 @@ class _NumbaFunction:
             except AdgenError as err:
                 if self.backend == "numba":
                     raise
-                run = (None, None, str(err), None)
+                run = (None, None, str(err), None, None)
             else:
                 run = (fwd, pb, tuple(k for k, a in enumerate(args)
-                                      if type(a) is np.ndarray), grad)
+                                      if type(a) is np.ndarray), grad, self.codes[types_])
             self.runs[key] = run
             return run
 

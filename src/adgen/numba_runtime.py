@@ -30,6 +30,7 @@ __all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "ext
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
+           "strict_before_write", "strict_capture", "strict_scope",
            "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_like", "zeros_of_tree"]
 
 
@@ -868,3 +869,136 @@ def _outer_into(left_first: bool) -> Any:
 
 overload(add_matmul_vjp_a, jit_options={"cache": True})(_outer_into(True))
 overload(add_matmul_vjp_b, jit_options={"cache": True})(_outer_into(False))
+
+
+# --------------------------------------------------------------------------------------------
+# Guards under mutation="strict". The default backend's guard (adgen.runtime.before_write)
+# raises MutationError when an in-place write overlaps a value a pullback reads. Here the
+# forward keeps a scope of its own: every element address a capture views, with the capture
+# sites (one bit each) that view it. A guarded write looks up the addresses of the elements
+# it overwrites (an exact test, as the default's: writing x[0] does not hit a capture of
+# x[3:]) and raises StrictOverwrite(write site, capture sites); adgen.backends turns that into
+# the default backend's MutationError, naming both lines.
+
+
+class StrictOverwrite(Exception):
+    """Raised by nopython code: args (the write's site, a bit mask of the capture sites whose
+    values it overwrites), numbered as the module's NumbaCode lists them."""
+
+
+def strict_scope() -> Any:
+    """The captures of one forward pass under mutation="strict": a dict from element address
+    to a bit mask of the capture sites viewing it."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(strict_scope, jit_options={"cache": True})
+def _strict_scope():
+    def make():
+        return numba.typed.Dict.empty(types.int64, types.int64)
+    return make
+
+
+def strict_capture(scope: Any, x: Any, site: int) -> Any:
+    """Keeps ``x`` for a pullback (``capture``): an array's element addresses are recorded
+    under capture site ``site``; a number is kept as it is. Returns ``x``."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@numba.njit(cache=True)
+def _record(scope: Any, base: int, shape: Any, strides: Any, bit: int) -> None:
+    for idx in np.ndindex(shape):
+        addr = base
+        for k in range(len(shape)):
+            addr += idx[k] * strides[k]
+        scope[addr] = (scope[addr] | bit) if addr in scope else bit
+
+
+@numba.njit(cache=True)
+def _hits(scope: Any, base: int, shape: Any, strides: Any) -> int:
+    mask = 0
+    for idx in np.ndindex(shape):
+        addr = base
+        for k in range(len(shape)):
+            addr += idx[k] * strides[k]
+        if addr in scope:
+            mask |= scope[addr]
+    return mask
+
+
+@overload(strict_capture, jit_options={"cache": True})
+def _strict_capture(scope, x, site):
+    if isinstance(x, types.Array):
+        def array(scope, x, site):
+            if x.size:
+                _record(scope, np.int64(x.ctypes.data), x.shape, x.strides,
+                        np.int64(1) << site)
+            return x
+        return array
+    if _is_number(x):
+        return lambda scope, x, site: x
+    return None
+
+
+def strict_before_write(scope: Any, target: Any, index: Any, value: Any, site: int) -> None:
+    """Runs before the in-place write ``target[index] = value`` (``index`` None: the whole
+    of ``target``): raises StrictOverwrite(site, mask) where it overwrites an element a
+    capture of the scope views. A write of a view with itself (``x[:] = x``) changes nothing
+    and passes, as in the default backend."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _element_index(target: Any, index: Any) -> bool:
+    if isinstance(index, types.Integer):
+        return target.ndim == 1
+    return isinstance(index, types.UniTuple) and isinstance(index.dtype, types.Integer) and \
+        len(index) == target.ndim
+
+
+@overload(strict_before_write, jit_options={"cache": True})
+def _strict_before_write(scope, target, index, value, site):
+    if not isinstance(target, types.Array):
+        return None
+    if _element_index(target, index):
+        if isinstance(index, types.Integer):
+            def item(scope, target, index, value, site):
+                i = index if index >= 0 else index + target.shape[0]
+                addr = np.int64(target.ctypes.data) + i * target.strides[0]
+                if addr in scope:
+                    raise StrictOverwrite(site, scope[addr])
+            return item
+
+        def element(scope, target, index, value, site):
+            addr = np.int64(target.ctypes.data)
+            for k in range(target.ndim):
+                i = index[k] if index[k] >= 0 else index[k] + target.shape[k]
+                addr += i * target.strides[k]
+            if addr in scope:
+                raise StrictOverwrite(site, scope[addr])
+        return element
+    if isinstance(index, types.NoneType):
+        return lambda scope, target, index, value, site: _check_region(scope, target, value,
+                                                                       site)
+    return lambda scope, target, index, value, site: _check_region(scope, target[index],
+                                                                   value, site)
+
+
+@numba.njit(cache=True)
+def _check_region(scope: Any, region: Any, value: Any, site: int) -> None:
+    if region.size and not _same_view(value, region):
+        mask = _hits(scope, np.int64(region.ctypes.data), region.shape, region.strides)
+        if mask:
+            raise StrictOverwrite(site, mask)
+
+
+def _same_view(value: Any, region: Any) -> bool:
+    """``value`` is the array ``region`` itself (same memory, shape and strides)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(_same_view, jit_options={"cache": True})
+def _same_view_impl(value, region):
+    if isinstance(value, types.Array):
+        return lambda value, region: value.ctypes.data == region.ctypes.data and \
+            value.shape == region.shape and value.strides == region.strides
+    return lambda value, region: False
