@@ -124,3 +124,25 @@ def test_unbroadcast_and_sum_adjoint_along_axes(shape, target):
     assert s.shape == (3, 4) and s.flags.writeable and np.all(s == 1.0)
     s[0, 0] = 5.0  # a fresh array: writing it changes nothing else
     assert s.sum() == 16.0
+
+
+def test_max_adjoint_with_infinite_extrema_along_an_axis():
+    """Rows whose maxima are +inf and -inf (their sum is NaN, which sends the keepdims
+    shortcut to the general path) and a row of finite values: each row's cotangent goes
+    to its maximum."""
+    a = np.array([[np.inf, 1.0, 2.0], [-np.inf, -np.inf, -np.inf], [0.5, 3.0, -1.0]])
+    out = np.max(a, axis=1, keepdims=True)
+    g = np.array([[2.0], [3.0], [-1.0]])
+    got = max_vjp(g, out, a, 1, True)
+    np.testing.assert_array_equal(got, _max_adjoint_by_slices(g, a, 1))
+    np.testing.assert_array_equal(got, [[2.0, 0, 0], [1.0, 1.0, 1.0], [0, -1.0, 0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_rows_sums_of_unbroadcast_keep_the_dtype(dtype):
+    g = (np.arange(12.0).reshape(3, 4) - 5.5).astype(dtype)
+    got = unbroadcast(g, (3, 1))
+    assert got.dtype == dtype and got.shape == (3, 1) and got.flags.writeable
+    np.testing.assert_allclose(got, g.sum(axis=1, keepdims=True))
+    empty = unbroadcast(np.zeros((3, 0)), (3, 1))
+    np.testing.assert_array_equal(empty, np.zeros((3, 1)))

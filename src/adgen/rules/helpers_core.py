@@ -8,6 +8,7 @@ import numpy as np
 
 __all__ = [
     "extreme_tangent",
+    "extreme_tangent_vjp",
     "extreme_vjp",
     "sequence_vjp",
     "zeros_for",
@@ -247,10 +248,19 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
     if type(shape) is tuple and (not shape or type(shape[0]) is int):
         # the common cases first: an array's or a number's shape, an array summed to a number
         if type(g) is np.ndarray:
-            if g.shape == shape:
+            gshape = g.shape
+            if gshape == shape:
                 return g
             if shape == ():
                 return g.sum()
+            if len(shape) == 2 and len(gshape) == 2 and shape[1] == 1 and \
+                    gshape[0] == shape[0] and g.dtype.char == "d":
+                # the rows' sums of a matrix (a keepdims reduction's or a row-normalisation's
+                # adjoint) as one matrix-vector product: NumPy reduces short rows one at a
+                # time, several times slower; and without the general path's checks
+                ones = np.empty(gshape[1])
+                ones.fill(1.0)
+                return (g @ ones)[:, None]
         elif shape == () and (type(g) is float or isinstance(g, np.floating)):
             return g
     if isinstance(shape, list) or is_tuple_tree(shape):
@@ -319,6 +329,18 @@ def extreme_vjp(g: object, out: object, x: object, y: object) -> object:
     share = g / max(sum(hits), 1)
     out = [share if h else 0.0 * share for h in hits]
     return tuple(out) if isinstance(x, tuple) else out
+
+
+def extreme_tangent_vjp(g: object, shape: object, out: object, x: object,
+                        y: object) -> object:
+    """The cotangent of the tangent ``d`` in ``extreme_tangent(d, out, x, y)`` (second
+    derivatives through max / min), ``shape`` being ``shape_tree(d)``: ``g`` times ``x``'s
+    share of the result, summed to that shape (``d`` of a number broadcast against an
+    array); with ``y`` None, as :func:`extreme_vjp` (the items equal to the result share
+    ``g``)."""
+    if y is None:
+        return extreme_vjp(g, out, x, None)
+    return unbroadcast(g * balanced_eq(x, out, y), shape)
 
 
 def extreme_tangent(d: object, out: object, x: object, y: object) -> object:
@@ -420,6 +442,14 @@ def max_vjp(g: object, out: object, a: object, axis: object, keepdims: bool) -> 
             res.ravel()[hits.argmax()] = g  # a fresh array: ravel is a view of it
             return res
         return hits * (g / count)
+    if keepdims and type(a) is np.ndarray and type(out) is np.ndarray and \
+            out.ndim == a.ndim and a.ndim:
+        # a keepdims reduction (a softmax's shift): no reshapes; NaN in the extrema is
+        # ruled out by their sum (inf - inf makes it NaN too, and takes the general path)
+        hits = a == out
+        total = out.sum()
+        if np.count_nonzero(hits) == out.size and total == total:
+            return np.where(hits, g, 0.0)
     a = np.asarray(a)
     extremum = expand_reduced(out, a.shape, axis, keepdims)
     hits = (a == extremum)
