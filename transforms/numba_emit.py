@@ -172,6 +172,9 @@ class Rewriter:
         # write, [file, line, what] per capture, numbered as the generated code numbers them
         self.strict_writes: list[list[Any]] = []
         self.strict_captures: list[list[Any]] = []
+        # whether the code is right only for array arguments that do not share memory (an
+        # argument's adjoint is a static buffer, or root_of(a) is root_of(b) was decided)
+        self.distinct = False
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
         _annotate_lines(forward.body)
@@ -842,6 +845,8 @@ class Rewriter:
                     a = rewriter.root(roots, rewriter.view_root(node.left.args[0]), self.st)
                     b = rewriter.root(roots, rewriter.view_root(node.comparators[0].args[0]),
                                       self.st)
+                    if a != b and a in rewriter.params and b in rewriter.params:
+                        rewriter.distinct = True  # decided for distinct arguments
                     return ast.Constant((a == b) == isinstance(node.ops[0], ast.Is))
                 return self.generic_visit(node)
 
@@ -931,6 +936,9 @@ class Rewriter:
         self.pb.body = body
         last_unpack = max((k + 1 for k, st in enumerate(body) if isinstance(st, ast.Assign)
                            and name_of(st.value) == "saved"), default=0)
+        # an argument's adjoint in a static buffer of its own: two arguments sharing memory
+        # would share one shadow in the default backend (adgen.backends checks at each call)
+        self.distinct = self.distinct or any(r in self.params for r in shadow_of)
         allocs = []
         for r, s in shadow_of.items():
             src = alloc_from.get(r)

@@ -61,6 +61,11 @@ class NumbaCode:
     # carries (adgen.backends raises the default backend's MutationError from them)
     strict_writes: list[list[Any]] = field(default_factory=list)
     strict_captures: list[list[Any]] = field(default_factory=list)
+    # the code is right only where the array arguments do not share memory (an argument's
+    # adjoint is a static buffer of its own, where the default backend's shadow memory would
+    # give two sharing arguments one): adgen.backends checks that at each call; else the
+    # adjoints are the default backend's partials whatever the arguments share
+    distinct: bool = True
 
 
 
@@ -89,6 +94,8 @@ class _Module:
         self.stack: list[int] = []
         # the last function's guarded sites under "strict" (NumbaCode.strict_writes/captures)
         self.strict: tuple[list[list[Any]], list[list[Any]]] = ([], [])
+        # whether some function's code needs array arguments that do not share memory
+        self.distinct = False
 
     def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                  params: dict[str, ArgType], callees: dict[str, Callee],
@@ -134,6 +141,7 @@ class _Module:
                                         "into nopython code", "use backend='default' or 'auto'")
         self.columns[fwd.name] = rw.columns
         self.strict = (rw.strict_writes, rw.strict_captures)
+        self.distinct = self.distinct or rw.distinct
         self.parts += [(fwd, file), (pb, file)]
         self.names |= rw.taken
         ret = fwd.body[-1]
@@ -262,7 +270,8 @@ class _Module:
         fwd, pb = self.parts[-2][0], self.parts[-1][0]
         return NumbaCode(source, fwd.name, pb.name, lines, self.columns[fwd.name], files,
                          {f: c for f, c in self.columns.items() if f != fwd.name},
-                         strict_writes=self.strict[0], strict_captures=self.strict[1])
+                         strict_writes=self.strict[0], strict_captures=self.strict[1],
+                         distinct=self.distinct)
 
 
 def _name_output(fwd: ast.FunctionDef) -> None:

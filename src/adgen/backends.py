@@ -695,12 +695,13 @@ class _NumbaFunction:
         None."""
         # two distinct arrays that each own their memory cannot share it (120 ns an array,
         # where np.may_share_memory costs 400 a pair): that test is for views
-        owners = [a.base is None and a.flags.owndata for a in [args[k] for k in arrays]]
         for i in range(len(arrays)):
             a = args[arrays[i]]
+            owns = a.base is None and a.flags.owndata
             for j in range(i + 1, len(arrays)):
                 b = args[arrays[j]]
-                if (a is b or not (owners[i] and owners[j])) and np.may_share_memory(a, b):
+                if (a is b or not (owns and b.base is None and b.flags.owndata)) and \
+                        np.may_share_memory(a, b):
                     return (f"arguments {arrays[i]} and {arrays[j]} of {self.base.name} share "
                             "memory, and the numba backend keeps one gradient buffer per "
                             "argument (pass copies: x.copy())")
@@ -723,8 +724,12 @@ class _NumbaFunction:
                     raise
                 run = (None, None, str(err), None, None)
             else:
+                code = self.codes[types_]
+                # the arrays checked for shared memory at each call, where the code needs
+                # them apart (NumbaCode.distinct)
                 run = (fwd, pb, tuple(k for k, a in enumerate(args)
-                                      if type(a) is np.ndarray), grad, self.codes[types_])
+                                      if type(a) is np.ndarray) if code.distinct else (),
+                       grad, code)
             self.runs[key] = run
             return run
 
