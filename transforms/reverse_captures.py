@@ -17,6 +17,7 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.walk import walk
 
 from adgen.errors import MutationError
 from adgen.rules import registry
@@ -47,6 +48,7 @@ class _Captures:
         # write statement -> the captures it overwrites, copied where they are read
         self.copied: dict[int, list[Capture]] = {}
         self.regions = Regions(plan.fn, plan.eff, plan.resolve_or_none)
+        self._bindings: dict[str, list[gast.stmt]] | None = None
 
     def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
@@ -236,15 +238,18 @@ class _Captures:
         plan = self.plan
         if plan.policy != "save" or after or not plan.kinds:
             return False
+        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
+                and plan.is_user_call(stmt.value):
+            return False  # a callee's saved values hold the array itself
+        if isinstance(plan.kinds.get(n), int) and \
+                any(self.overwritten_whole_next(n, stmt, w) for w in conflicts):
+            return True
         view = plan.defs.get(n)
         if not (isinstance(plan.kinds.get(n), int) and isinstance(view, gast.Subscript) and
                 isinstance(view.value, gast.Name) and
                 isinstance(plan.kinds.get(view.value.id), int) and
                 plan.stable_index(view.slice)):
             return False
-        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
-                and plan.is_user_call(stmt.value):
-            return False  # a callee's saved values hold the array itself
         base = view.value.id
         if any(self.overwritten_next(n, stmt, w) for w in conflicts):
             return True
@@ -259,6 +264,57 @@ class _Captures:
             if target != base or loops[-1] in around or not set(loops) & set(around):
                 return False
         return True
+
+    def overwritten_whole_next(self, n: str, stmt: gast.stmt, w: Write) -> bool:
+        """True when ``w`` comes after ``stmt`` in the same block and writes every element of
+        the array ``n`` through ``n`` itself or a copy of the name: ``z -= z.max(axis=1,
+        keepdims=True)`` (max's pullback reads the ``z`` this overwrites) or ``np.exp(z,
+        out=z)``. Every time the value is read it is overwritten: a guard would copy all of
+        it at that write anyway, after checking the write against the live captures."""
+        plan = self.plan
+        st = w.stmt
+        if plan.block_of.get(id(st)) != plan.block_of.get(id(stmt)) or \
+                plan.order[id(st)] <= plan.order[id(stmt)]:
+            return False
+        if self._bindings is None:  # name -> where it is bound (augmented assignments not)
+            self._bindings = {}
+            for node in walk(plan.fn):
+                if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                    self._bindings.setdefault(node.targets[0].id, []).append(node)
+                elif isinstance(node, gast.For):
+                    for t in walk(node.target):
+                        if isinstance(t, gast.Name):
+                            self._bindings.setdefault(t.id, []).append(node)
+        if any(plan.order[id(stmt)] < plan.order.get(id(b), -1) < plan.order[id(st)]
+               for b in self._bindings.get(n, [])):
+            return False  # n rebound in between (a loop's name): the write may be elsewhere
+        target = w.target
+        for _ in range(8):  # through copies of the name (SSA: z_1 = z before z_1 -= m)
+            if target == n:
+                break
+            v = plan.defs.get(target)
+            # bound once, to a name; an array's augmented assignments write it in place
+            if len(self._bindings.get(target, [])) != 1 or not isinstance(v, gast.Name) or \
+                    not isinstance(plan.kinds.get(target), int):
+                return False
+            target = v.id
+        else:
+            return False
+        if target != n:
+            return False
+        if isinstance(st, gast.AugAssign):
+            return isinstance(st.target, gast.Name) and st.target.id == w.target
+        call = st.value if isinstance(st, (gast.Assign, gast.Expr)) else None
+        if not isinstance(call, gast.Call) or any(k.arg == "where" for k in call.keywords):
+            return False  # where=: the elements it leaves alone keep their values
+        import numpy as np
+
+        out = [k.value for k in call.keywords if k.arg == "out"]
+        if out and isinstance(out[0], gast.Tuple) and len(out[0].elts) == 1:
+            out = out[0].elts
+        # a ufunc's own call (not .at or .reduce) with out= writes every element of out
+        return len(out) == 1 and isinstance(out[0], gast.Name) and out[0].id == w.target \
+            and isinstance(plan.resolve_or_none(call.func), np.ufunc)
 
     def overwritten_next(self, n: str, stmt: gast.stmt, w: Write) -> bool:
         """True when ``w`` comes after ``stmt`` in the same block and stores into exactly the
