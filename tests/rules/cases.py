@@ -538,6 +538,14 @@ cases("numpy.cumprod", C(randn(5)), C(randn(3, 4), 1), C(randn(3, 4), axis=0),
       C(randn(3, 4)), C(randn(2, 3, 4), -1), C(np.array([1.5, 0.0, -2.0, 0.7])),
       C(np.array([[0.0, 2.0, 0.0], [1.2, -0.5, 3.0]]), 1), C(np.array([0.0, 0.0, 1.3])),
       C(randn()))
+cases("numpy.maximum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3), axis=0),
+      C(randn(2, 3, 4), -1),
+      # ties on a plateau of the running maximum: g split evenly between them
+      expect((np.array([1.0, 3.0, 3.0, 2.0, 3.0, 5.0]),),
+             (np.array([1.0, 7.0 / 3.0, 4.0 / 3.0, 0.0, 1.0 / 3.0, 1.0]),)),
+      refuse(randn(5), 0, np.float32))
+cases("numpy.minimum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3), axis=0),
+      expect((np.array([2.0, 1.0, 1.0, 4.0]),), (np.array([1.0, 2.0, 1.0, 0.0]),)))
 cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0, 2, 1], 1),
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))

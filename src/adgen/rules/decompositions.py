@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    accumulate_extreme_jvp,
+    accumulate_extreme_vjp,
     cumprod_vjp,
     diff_vjp,
     eigh_vjp,
@@ -23,7 +25,7 @@ from adgen.rules.helpers import (
     repeat_vjp,
     svd_vjp,
 )
-from adgen.rules.registry import defvjp
+from adgen.rules.registry import defjvp, defufunc_method, defvjp
 
 # --------------------------------------------------------------------------------------------
 # np.linalg decompositions
@@ -67,6 +69,45 @@ def matrix_rank(g: Any, out: Any, A: Any, tol: Any, hermitian: Any) -> Any:
 @defvjp(np.cumprod, "a, axis=None", diff="a", reads="a, out, axis")
 def cumprod(g: Any, out: Any, a: Any, axis: Any) -> Any:
     return cumprod_vjp(g, out, a, axis)
+
+
+# np.maximum.accumulate / np.minimum.accumulate (running extremes): a rule for a ufunc's
+# method is registered for a stand-in function (registry.defufunc_method). out= is lowered
+# to a store before rules are looked up; dtype= is refused by the helpers.
+
+
+@defufunc_method(np.maximum, "accumulate")
+def maximum_accumulate(array: Any, axis: Any = 0, dtype: Any = None) -> Any:
+    """Stands for ``np.maximum.accumulate`` in the registry."""
+    return np.maximum.accumulate(array, axis=axis, dtype=dtype)
+
+
+@defufunc_method(np.minimum, "accumulate")
+def minimum_accumulate(array: Any, axis: Any = 0, dtype: Any = None) -> Any:
+    """Stands for ``np.minimum.accumulate`` in the registry."""
+    return np.minimum.accumulate(array, axis=axis, dtype=dtype)
+
+
+@defvjp(maximum_accumulate, "array, axis=0, dtype=None", diff="array",
+        reads="array, out, axis, dtype", name="numpy.maximum.accumulate")
+def _maximum_accumulate(g: Any, out: Any, array: Any, axis: Any, dtype: Any) -> Any:
+    return accumulate_extreme_vjp(g, out, array, axis, dtype)
+
+
+@defvjp(minimum_accumulate, "array, axis=0, dtype=None", diff="array",
+        reads="array, out, axis, dtype", name="numpy.minimum.accumulate")
+def _minimum_accumulate(g: Any, out: Any, array: Any, axis: Any, dtype: Any) -> Any:
+    return accumulate_extreme_vjp(g, out, array, axis, dtype)
+
+
+@defjvp(maximum_accumulate)
+def _maximum_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any, dtype: Any) -> Any:
+    return accumulate_extreme_jvp(d, out, array, axis, dtype)
+
+
+@defjvp(minimum_accumulate)
+def _minimum_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any, dtype: Any) -> Any:
+    return accumulate_extreme_jvp(d, out, array, axis, dtype)
 
 
 @defvjp(np.repeat, "a, repeats, axis=None", diff="a", reads="repeats, axis", linear=True)

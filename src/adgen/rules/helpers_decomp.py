@@ -17,6 +17,7 @@ from adgen.rules.helpers_core import unsupported, zeros_for
 from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
+    "accumulate_extreme_vjp",
     "cotangent_array",
     "quantile_positions",
     "copy_lower_to_upper",
@@ -32,6 +33,7 @@ __all__ = [
     "quantile_vjp",
     "repeat_vjp",
     "rollaxis_vjp",
+    "running_extreme_plateaus",
     "svd_vjp",
     "trim_zeros_vjp",
     "unstack_vjp",
@@ -235,6 +237,55 @@ def cumprod_vjp(g: object, out: object, a: object, axis: object) -> object:
     partial = np.cumprod(factors, axis=-1) * np.triu(np.ones((n, n)))
     res = np.sum(partial * gm[..., None, :], axis=-1)
     return np.reshape(np.moveaxis(res, -1, axis), shape)
+
+
+def running_extreme_plateaus(a: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Where the running extreme ``out`` of ``a`` (``np.maximum.accumulate`` or
+    ``np.minimum.accumulate`` along the last axis) takes its values from.
+
+    ``out`` is constant on runs of positions (plateaus); the entries of a plateau that equal
+    it (``hit``) are the inputs that set it. Returns ``(hit, count, start, stop)``: per
+    position k, how many hits of k's plateau are at or before k, where the plateau starts,
+    and the first position after it (a NaN is a plateau of its own without a hit)."""
+    n = a.shape[-1]
+    idx = np.arange(n)
+    hit = a == out
+    new = np.ones(out.shape, dtype=bool)
+    new[..., 1:] = out[..., 1:] != out[..., :-1]
+    start = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
+    csum = np.cumsum(hit, axis=-1)
+    count = csum - np.take_along_axis(csum - hit, start, axis=-1)
+    starts = np.where(new, idx, n)
+    suffix = np.flip(np.minimum.accumulate(np.flip(starts, -1), axis=-1), -1)
+    stop = np.concatenate([suffix[..., 1:], np.full(out.shape[:-1] + (1,), n)], axis=-1)
+    return hit, count, start, stop
+
+
+def accumulate_extreme_vjp(g: object, out: object, a: object, axis: object,
+                           dtype: object) -> object:
+    """Adjoint of ``np.maximum.accumulate(a, axis)`` (or ``np.minimum``): ``out[k]`` is the
+    value of the entries of ``a`` at or before ``k`` that reached the running extreme and
+    kept it up to ``k``; ``g[k]`` is split evenly between them (ties, as for ``np.max``)."""
+    if dtype is not None:
+        unsupported("np.maximum.accumulate / np.minimum.accumulate: dtype= is not "
+                    "differentiated (convert the input instead)")
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        unsupported("np.maximum.accumulate / np.minimum.accumulate of complex values")
+    out = np.asarray(out)
+    if a.ndim == 0:
+        return np.asarray(g, dtype=np.float64)
+    am = np.moveaxis(a, axis, -1)
+    om = np.moveaxis(out, axis, -1)
+    gm = np.moveaxis(np.broadcast_to(np.asarray(g, dtype=np.float64), out.shape), axis, -1)
+    hit, count, _, stop = running_extreme_plateaus(am, om)
+    share = np.where(count > 0, gm / np.maximum(count, 1), 0.0)
+    # sum of the shares of positions k >= j on j's plateau: a reversed cumulative sum, less
+    # what lies after the plateau
+    after = np.flip(np.cumsum(np.flip(share, -1), axis=-1), -1)
+    after = np.concatenate([after, np.zeros(after.shape[:-1] + (1,))], axis=-1)
+    res = np.where(hit, after[..., :-1] - np.take_along_axis(after, stop, axis=-1), 0.0)
+    return np.moveaxis(res, -1, axis)
 
 
 def cotangent_array(g: object) -> np.ndarray:

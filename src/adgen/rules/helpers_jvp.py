@@ -17,9 +17,10 @@ MissingRuleError naming the helper.
 import numpy as np
 
 from adgen.rules.helpers_core import unsupported
-from adgen.rules.helpers_decomp import quantile_positions
+from adgen.rules.helpers_decomp import quantile_positions, running_extreme_plateaus
 
 __all__ = [
+    "accumulate_extreme_jvp",
     "arange_jvp",
     "cumprod_jvp",
     "eigh_jvp",
@@ -232,3 +233,25 @@ def trim_zeros_jvp(d: object, filt: object, trim: str, axis: object) -> object:
     start = int(nz[0]) if "f" in trim.lower() else 0
     stop = int(nz[-1]) + 1 if "b" in trim.lower() else filt.shape[0]
     return d[start:stop]
+
+
+def accumulate_extreme_jvp(d: object, out: object, a: object, axis: object,
+                           dtype: object) -> object:
+    """Tangent of ``np.maximum.accumulate(a, axis)`` (or ``np.minimum``): at each position,
+    the mean tangent of the entries that set the running extreme there (the transpose of
+    ``accumulate_extreme_vjp``)."""
+    if dtype is not None:
+        unsupported("np.maximum.accumulate / np.minimum.accumulate: dtype= is not "
+                    "differentiated (convert the input instead)")
+    a = np.asarray(a)
+    out = np.asarray(out)
+    if a.ndim == 0:
+        return np.asarray(d, dtype=np.float64)
+    am = np.moveaxis(a, axis, -1)
+    om = np.moveaxis(out, axis, -1)
+    dm = np.moveaxis(np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape), axis, -1)
+    hit, count, start, _ = running_extreme_plateaus(am, om)
+    picked = np.cumsum(np.where(hit, dm, 0.0), axis=-1)
+    before = np.take_along_axis(picked - np.where(hit, dm, 0.0), start, axis=-1)
+    res = np.where(count > 0, (picked - before) / np.maximum(count, 1), 0.0)
+    return np.moveaxis(res, -1, axis)

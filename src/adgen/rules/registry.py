@@ -180,7 +180,34 @@ def generation() -> int:
 def lookup(func: Any) -> Rule | None:
     """The rule registered for ``func``, or None."""
     rule = _RULES.get(id(func))
+    if rule is None and type(func).__name__ == "builtin_function_or_method":
+        func = ufunc_method_of(func)
+        rule = _RULES.get(id(func))
     return rule if rule is not None and rule.primal is func else None
+
+
+# A ufunc's methods (np.maximum.accumulate) are a new bound method at every attribute access:
+# a rule for one is registered for a stand-in function, found by (ufunc, method name).
+_UFUNC_METHODS: dict[tuple[int, str], tuple[Any, Callable[..., Any]]] = {}
+
+
+def defufunc_method(ufunc: Any, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Makes the decorated function stand for ``ufunc.method`` (``np.maximum``,
+    ``"accumulate"``): a rule registered for it is the rule of every ``np.maximum.accumulate``
+    a program calls."""
+
+    def register(stand_in: Callable[..., Any]) -> Callable[..., Any]:
+        _UFUNC_METHODS[(id(ufunc), method)] = (ufunc, stand_in)
+        return stand_in
+
+    return register
+
+
+def ufunc_method_of(func: Any) -> Any:
+    """The stand-in registered for a ufunc's bound method ``func``, or ``func`` itself."""
+    owner = getattr(func, "__self__", None)
+    got = _UFUNC_METHODS.get((id(owner), getattr(func, "__name__", "")))
+    return got[1] if got is not None and got[0] is owner else func
 
 
 def all_rules() -> list[Rule]:
