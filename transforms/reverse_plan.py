@@ -15,7 +15,8 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
-from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind, shape_keys
+from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
+from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse_ast import (
@@ -216,8 +217,9 @@ class Plan:
                                if any(not isinstance(v, gast.Name) or v.id in base or
                                       v.id in candidates for v in defs[n])} | set(self.kinds)
         self.find_views()
-        self.shapes = shape_keys(self.fn, self.kinds, self.resolve_global) if self.kinds \
-            else {}
+        self.shape_facts: ShapeFacts | None = shape_facts(
+            self.fn, self.kinds, self.resolve_global) if self.kinds else None
+        self.shapes = self.shape_facts.keys if self.shape_facts is not None else {}
         counter = [0]
 
         def walk_blocks(stmts: list[gast.stmt], loops: tuple[int, ...], block: int) -> None:
@@ -301,6 +303,14 @@ class Plan:
         """True when ``a`` and ``b`` have the same shape at every call (analyses.kinds)."""
         k = self.shapes.get(a)
         return k is not None and k == self.shapes.get(b)
+
+    def same_shape_as_part(self, v: str, x: str, idx: gast.expr) -> bool:
+        """True when ``v`` has the shape of ``x[idx]`` where one statement reads both
+        (analyses.shapes): a store ``x[idx] = v`` broadcasts nothing."""
+        if self.shape_facts is None:
+            return False
+        k = self.shapes.get(v)
+        return k is not None and k == self.shape_facts.indexed(x, idx)
 
     def same_view(self, n: str, x: str, idx: gast.expr) -> bool:
         """True when ``n`` is (statically) the view ``x[idx]``: storing it there copies

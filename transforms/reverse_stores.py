@@ -160,6 +160,8 @@ class Stores:
             elif basic_index(tgt.slice, self.plan.int_names | self.plan.counters()):
                 val = call_node("unbroadcast", call_node(attr_node(region, "copy")),
                             call_node(attr_node("np", "shape"), name(v.id)))
+                if self.plan.same_shape_as_part(v.id, x, tgt.slice):
+                    val = val.args[0]  # v has the part's shape: nothing was broadcast
             else:
                 # an index array may name an element twice: only the write NumPy kept counts
                 val = call_node("unbroadcast", call_node("stored_part", name(b), index_value(idx)),

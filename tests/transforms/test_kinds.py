@@ -20,9 +20,9 @@ from adgen.transforms.analyses.kinds import (
     LIST,
     NUMBER,
     kinds,
-    shape_keys,
     signature,
 )
+from adgen.transforms.analyses.shapes import shape_keys
 
 import adgen
 from adgen.errors import MutationError
