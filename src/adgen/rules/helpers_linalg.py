@@ -47,6 +47,8 @@ __all__ = [
 
 def matrix_transpose(x: object) -> np.ndarray:
     """Swaps the last two axes (the transpose of each matrix in a stack)."""
+    if type(x) is np.ndarray and x.ndim == 2:
+        return x.T  # a matrix (the common case): without np.swapaxes' dispatch
     return np.swapaxes(x, -1, -2)
 
 
@@ -258,6 +260,10 @@ def einsum_vjp(g: object, subscripts: object, operands: tuple) -> tuple:
 
 def solve_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     """Adjoint of ``b`` in ``x = np.linalg.solve(a, b)``: ``solve(a^T, g)``."""
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and \
+            g.ndim == len(b_shape) and g.shape[0] == a.shape[0] and g.ndim in (1, 2):
+        # one system (the common case): its vector or matrix right-hand side as it is
+        return np.linalg.solve(a.T, g)
     a_t = matrix_transpose(a)
     g = np.asarray(g)
     if len(b_shape) == 1:
@@ -269,6 +275,12 @@ def solve_vjp_b(g: object, a: object, b_shape: tuple) -> object:
 
 def solve_vjp_a(g: object, out: object, a: object, b_ndim: int) -> object:
     """Adjoint of ``a`` in ``x = np.linalg.solve(a, b)``: ``-solve(a^T, g) x^T``."""
+    if type(a) is np.ndarray and type(g) is np.ndarray and type(out) is np.ndarray and \
+            a.ndim == 2 and g.ndim == out.ndim == b_ndim and g.shape == out.shape and \
+            g.shape[0] == a.shape[0] and b_ndim in (1, 2):
+        # one system (the common case): no stacking axes to add and take away
+        gb = np.linalg.solve(a.T, g)
+        return -np.outer(gb, out) if b_ndim == 1 else -(gb @ out.T)
     a = np.asarray(a)
     g = np.asarray(g)
     out = np.asarray(out)
@@ -284,6 +296,8 @@ def solve_vjp_a(g: object, out: object, a: object, b_ndim: int) -> object:
 
 def det_vjp(g: object, out: object, a: object) -> np.ndarray:
     """Adjoint of ``np.linalg.det``: ``g det(a) inv(a)^T`` (raises for singular ``a``)."""
+    if type(a) is np.ndarray and a.ndim == 2 and np.ndim(g) == 0:
+        return (g * out) * np.linalg.inv(a).T  # one matrix: no axes to add
     return np.expand_dims(np.asarray(g) * out, (-1, -2)) * matrix_transpose(np.linalg.inv(a))
 
 
