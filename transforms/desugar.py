@@ -115,6 +115,15 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
         load.ctx = gast.Load()
         tmp = namer.fresh("t")
         read = assign(name(tmp, gast.Store), load, s)
+        if _listed_index(target):
+            # x[[0, 2]] op= v: NumPy reads a copy (a list index is advanced indexing), which
+            # nothing else sees; updating it out of place keeps the old copy intact for a
+            # pullback that reads it (x[[0, 2]] *= w needs it for w's gradient), where an
+            # update in place would overwrite it (a copy under "save", refused by "strict")
+            new = namer.fresh("t")
+            update = assign(name(new, gast.Store),
+                            gast.BinOp(left=name(tmp), op=s.op, right=s.value), s)
+            return pre + [read, update, assign(target, name(new), s)]
         update = _at(gast.AugAssign(target=name(tmp, gast.Store), op=s.op, value=s.value), s)
         return pre + [read, update, assign(target, name(tmp), s)]
     if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
@@ -123,6 +132,16 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
     if isinstance(s, (gast.Raise, gast.Assert)):
         return [s]
     return pre + [s]
+
+
+def _listed_index(target: gast.expr) -> bool:
+    """True for ``x[[...]]`` or ``x[[...], j]``: an index a list display makes advanced, so
+    that ``x[...]`` is a copy (never a view of ``x``)."""
+    if not isinstance(target, gast.Subscript):
+        return False
+    idx = target.slice
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    return any(isinstance(p, gast.List) for p in parts)
 
 
 def _refuse_else(s: gast.stmt) -> list[gast.stmt]:

@@ -72,6 +72,21 @@ def subtract_at_named_list_apart(x, v):
     return np.sum(y * head) + np.sum(x ** 3)
 
 
+def scale_rows_by_weights(x, w):
+    t = np.sin(x)
+    t[[0, 2]] *= w[[1, 3]]       # NumPy updates a copy of t[[0, 2]]: w's gradient reads it
+    return np.sum(t * t)
+
+
+def gather_then_write_rows(x):
+    t = np.sin(x)
+    g = t[[1, 3]]                # a copy: the write below cannot change it
+    u = g * g
+    t[[1, 3]] = 0.5
+    t[1:3] = 0.25
+    return np.sum(u) + np.sum(t * x)
+
+
 # --- overlapping or unknown: guarded ---------------------------------------------------------
 
 def add_at_overlap(x, v):
@@ -151,6 +166,10 @@ CASES = [
          sites=("np.add.at(x, [0, 1, 1], v[k])",)),
     Case("subtract_at_named_list_apart", subtract_at_named_list_apart,
          lambda: (_vec(8), _vec(9, 3)), argnums=(0, 1), sites=("np.subtract.at(x",)),
+    Case("scale_rows_by_weights", scale_rows_by_weights, lambda: (_vec(24), _vec(25)),
+         argnums=(0, 1), sites=("t[[0, 2]] *= w[[1, 3]]",)),
+    Case("gather_then_write_rows", gather_then_write_rows, lambda: (_vec(26),),
+         sites=("t[[1, 3]] = 0.5", "t[1:3] = 0.25")),
     Case("add_at_overlap", add_at_overlap, lambda: (_vec(10), _vec(11, 3)), argnums=(0, 1),
          needed=True, conflicts=(("y = v1 * v1", "np.add.at(x, [0, 2, 2], v)"),),
          guarded=(("np.add.at(x, [0, 2, 2], v)",),)),

@@ -302,6 +302,10 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if isinstance(v.value, gast.Name) and kinds.get(v.value.id) in ("list", "dict",
                                                                        "tuple"):
             return [(name, {"items:" + v.value.id})]
+        parts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+        if any(isinstance(p, gast.List) or (isinstance(p, gast.Name) and
+                                            kinds.get(p.id) == "list") for p in parts):
+            return [(name, {new})]  # x[[0, 2]]: a list index is advanced indexing, a copy
         return [(name, {new} | _names(v.value))]
     if isinstance(v, gast.Attribute):
         if v.attr in NONDIFF_ATTRS:
