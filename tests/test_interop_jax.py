@@ -152,3 +152,30 @@ def test_static_errors_surface_when_wrapping_and_forward_mode_is_refused() -> No
         jax_function(generator)
     with pytest.raises(TypeError, match="forward-mode"):  # loud, not a wrong tangent
         jax.jvp(jax_function(loss), (W, X), (W, X))
+
+
+def ridge_with_keyword(w, X, y, lam=0.1):
+    r = X @ w - y
+    return 0.5 * np.mean(r ** 2) + lam * np.sum(w ** 2)
+
+
+def test_keyword_arguments_reach_the_function_and_get_no_gradient() -> None:
+    # jax_function(f)(w, X, y, lam=0.5) was a raw TypeError ("ridge_with_keyword() got an
+    # unexpected keyword argument 'lam'", naming the user's function, which takes lam)
+    rng = np.random.default_rng(3)
+    X, y, w = rng.standard_normal((6, 3)), np.arange(6.0), np.array([0.2, -0.1, 0.4])
+    op = jax_function(ridge_with_keyword)
+    assert np.isclose(float(op(jnp.asarray(w), X, y, lam=0.5)),
+                      ridge_with_keyword(w, X, y, lam=0.5))
+    want = numerical_grad(lambda v: ridge_with_keyword(v, X, y, lam=0.5), (w,), 0)
+    assert_grad_close(np.asarray(jax.grad(lambda v: op(v, X, y, lam=0.5))(jnp.asarray(w))),
+                      want)
+    # traced under jit, and batched by vmap
+    traced = jax.jit(jax.grad(lambda v, lam: op(v, X, y, lam=lam)))(jnp.asarray(w), 0.5)
+    assert_grad_close(np.asarray(traced), want)
+    batched = jax.vmap(lambda lam: jax.grad(lambda v: op(v, X, y, lam=lam))(jnp.asarray(w)))(
+        jnp.array([0.5, 1.0]))
+    assert_grad_close(np.asarray(batched[1]), numerical_grad(
+        lambda v: ridge_with_keyword(v, X, y, lam=1.0), (w,), 0))
+    with pytest.raises(adgen.UnsupportedError, match="lam="):
+        op(jnp.asarray(w), X, y, lam="big")

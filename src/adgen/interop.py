@@ -385,6 +385,8 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
     api.compile_fun(fun, mutation)
     specs: dict[Any, Any] = {}
 
+    # every internal function below takes fun's positional arguments followed by one dict of
+    # its keyword arguments (a pytree JAX traces like the others; it gets no cotangent)
     def out_spec(args: tuple[Any, ...]) -> Any:
         if result_shape is not None:
             return result_shape
@@ -394,7 +396,7 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
             probe = jax.tree_util.tree_unflatten(tree, [
                 np.ones(np.shape(x), dtype=jax.numpy.result_type(x)) for x in leaves])
             try:
-                out = fun(*probe)
+                out = fun(*probe[:-1], **probe[-1])
             except Exception as exc:  # any failure of the user's code
                 raise UnsupportedError(
                     f"jax_function could not find the output shape of {_name(fun)} by "
@@ -412,24 +414,30 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
                                                          jax.numpy.inexact) for x in leaves)
 
     def positions(args: tuple[Any, ...]) -> tuple[int, ...]:
+        """The positions of fun's arguments that get cotangents (never the keywords' dict)."""
+        args = args[:-1]
         floats = [k for k, a in enumerate(args) if inexact(a)]
         return _argnums(argnums, floats, len(args))
 
     def numpy_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The callback's arguments as fun receives them: writable copies of those it writes
         (the callback's arrays may be read-only views of JAX buffers)."""
-        args = tuple(jax.tree_util.tree_map(np.asarray, a) for a in args)
+        kwargs = {k: np.array(v) for k, v in args[-1].items()}  # copies: fun may write them
+        args = tuple(jax.tree_util.tree_map(np.asarray, a) for a in args[:-1])
         written = _written(fun, args, mutation)
         return tuple(jax.tree_util.tree_map(np.array, a)
-                     if written is None or k in written else a for k, a in enumerate(args))
+                     if written is None or k in written else a
+                     for k, a in enumerate(args)) + (kwargs,)
 
     def run_forward(*args: Any) -> Any:
-        out = fun(*numpy_args(args))
+        *given, kwargs = numpy_args(args)
+        out = fun(*given, **kwargs)
         spec = out_spec(args)
         return jax.tree_util.tree_map(lambda o, s: np.asarray(o, dtype=s.dtype), out, spec)
 
     def run_backward(args: tuple[Any, ...], out_bar: Any) -> Any:
-        _, pullback = api.vjp(fun, *numpy_args(args), mutation=mutation)
+        *given, kwargs = numpy_args(args)
+        _, pullback = api.vjp(fun, *given, mutation=mutation, **kwargs)
         cotangents = pullback(jax.tree_util.tree_map(np.asarray, out_bar))
         wrt = positions(args)
         return tuple(_jax_cotangent(jax, ct, a) for k, (ct, a) in
@@ -454,7 +462,16 @@ def jax_function(fun: Callable[..., Any], argnums: int | Sequence[int] | None = 
     call.defvjp(call_fwd, call_bwd)
 
     @functools.wraps(fun)
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        args = args + (kwargs,)
+        for key, value in kwargs.items():
+            if not isinstance(value, (jax.Array, np.ndarray, np.generic, float, int, bool)):
+                raise UnsupportedError(
+                    f"jax_function({_name(fun)}): the keyword argument {key}= is a "
+                    f"{type(value).__name__}; keyword arguments go through JAX as arrays",
+                    arguments.location_of(fun),
+                    hint=f"bind it first: jax_function(lambda *a: {_name(fun)}(*a, "
+                         f"{key}=...))")
         for k in positions(args):
             for leaf in jax.tree_util.tree_leaves(args[k]):
                 if not jax.numpy.issubdtype(jax.numpy.result_type(leaf), jax.numpy.inexact):
