@@ -235,13 +235,21 @@ class Layer:
         return np.tanh(self.w * x)
 
 
-def test_a_checkpointed_method_is_refused():
-    """A method reached through its object is compiled from the wrapper's source, not run
-    through the rule: refused at the call (decorate a module-level function instead)."""
+def test_a_checkpointed_method_runs_through_its_rule():
+    """A method reached through its object (held by a closure, passed as an argument, by
+    keyword too) is called through adgen's dispatch, which runs the checkpoint's rule with
+    the object as its receiver (it was compiled from the wrapper's source and refused); the
+    object's gradient from two calls adds up (it was a raw TypeError, Layer + Layer)."""
     layer = Layer(0.9)
+    x = np.array([0.5, -0.4])
 
     def f(x):
         return np.sum(layer.apply(layer.apply(x)) ** 2)
 
-    with pytest.raises(adgen.UnsupportedError, match="test_checkpoint.py"):
-        adgen.grad(f)(np.array([0.5, -0.4]))
+    def of_layer(lay, x):
+        return np.sum(lay.apply(x=lay.apply(x)) ** 2)
+
+    np.testing.assert_allclose(adgen.grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)
+    got = adgen.grad(of_layer)(layer, x)
+    want = (of_layer(Layer(0.9 + 1e-6), x) - of_layer(Layer(0.9 - 1e-6), x)) / 2e-6
+    assert isinstance(got, Layer) and np.isclose(got.w, want, rtol=1e-6)

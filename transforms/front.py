@@ -179,7 +179,20 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
         obj = getattr(builtins, node.id, None)
     for p in reversed(parts):
         obj = getattr(obj, p, None)
+    if is_bound_method(obj):
+        return None  # m.loss(x) of a global object m: called as self.loss(x) is
     return obj
+
+
+def is_bound_method(obj: Any) -> bool:
+    """A Python function bound to an object or a class (``m.loss`` of a global model ``m``,
+    a classmethod): its compiled code takes the receiver first, so a call of it goes through
+    adgen's dispatch with its receiver, as ``self.loss(x)`` does (compiled as a plain
+    callee, the receiver was not passed: a raw TypeError, or the first argument taken for
+    ``self``)."""
+    import types
+
+    return isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType)
 
 
 def returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[Any, ...]

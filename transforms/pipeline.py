@@ -36,6 +36,7 @@ from adgen.transforms.front import (
     callee_symbol,
     free_of,
     front,
+    is_bound_method,
     is_user_function,
     namespace,
     resolve,
@@ -134,10 +135,11 @@ def _compile_function(fn: Any, *, mutation: str = "save",
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(
-            f"{getattr(fn, '__qualname__', fn)} is already an adgen transform (grad, "
-            "value_and_grad); derivatives of derivatives are not supported yet",
-            hint="differentiate the function once; for second derivatives use finite "
-                 "differences of adgen.grad, or a hand-written rule")
+            f"{fn!r} is already a derivative made by adgen; adgen takes derivatives of "
+            "derivatives by transforming the function itself, not through a call of one "
+            "inside the function it differentiates (and no third derivatives)",
+            hint="for second derivatives transform the function itself: adgen.hessian(f), "
+                 "adgen.hvp(f), adgen.jacrev(adgen.grad(f)) or adgen.grad(adgen.grad(f))")
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
     if wrt is not None:
@@ -476,6 +478,12 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
     out: list[Compiled] = []
     for node in walk(tree):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and \
+                not parsed.is_local(node.func.value.id) and is_bound_method(getattr(
+                    parsed.namespace.get(node.func.value.id), node.func.attr, None)):
+            # sc.scale_inplace(w) of a global object: as one the function builds
+            classes.setdefault(node.func.value.id, type(parsed.namespace[node.func.value.id]))
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
             method = getattr(classes[node.func.value.id], node.func.attr, None)
             if is_user_function(method):
@@ -556,8 +564,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     if getattr(fn, "__adgen_transform__", False):
         from adgen.errors import UnsupportedError
 
-        raise UnsupportedError(f"{getattr(fn, '__qualname__', fn)} is an adgen transform; "
-                               "forward mode differentiates the function itself",
+        raise UnsupportedError(f"{fn!r} is already a derivative made by adgen; forward mode "
+                               "differentiates the function itself (no third derivatives)",
                                hint="use adgen.hvp / adgen.hessian for second derivatives")
     parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]

@@ -73,6 +73,13 @@ class Calls:
             args = self.plan.call_args(call, obj)  # *xs: the extra arguments as one tuple
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
+        keyword_values: dict[int, str] = {}
+        if obj is MISSING or not is_python_function(obj):
+            # resolved when it runs (call_pullback): one cotangent per argument passed,
+            # positions then keywords in the order passed (dispatch.pullback_of); the
+            # keywords' were dropped, and lay.apply(x=x) gave x no gradient
+            args = args + [k.value for k in call.keywords]
+            keyword_values = {id(k.value): k.arg for k in call.keywords}
         targets = ([receiver] if receiver is not None else []) + args
         fn_names = {d.name for d in self.plan.parsed.nested_defs}
         cts = [self.pb.namer.fresh("ct") if (isinstance(a, gast.Name) and
@@ -123,7 +130,12 @@ class Calls:
                 handed.discard(a.id)
                 out += self.pb.to_shadows(a.id)
             else:
-                out += self.pb.contribute(a.id, name(c), state, may_be_none=True)
+                ct: gast.expr = name(c)
+                if id(a) in keyword_values:
+                    # a user rule may give cotangents for the positions only: loud then
+                    ct = call_node("keyword_cotangent", ct, const_node(keyword_values[id(a)]),
+                                   const_node(src_text(call.func)))
+                out += self.pb.contribute(a.id, ct, state, may_be_none=True)
         return out
 
     def _result_adjoint(self, t: str, state: set[str], s: gast.stmt | None = None

@@ -17,6 +17,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
+from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse_ast import (
@@ -91,6 +92,7 @@ class Plan:
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self._counters: set[str] | None = None
+        self._alias_defs: dict[str, list[gast.expr | None]] | None = None
         self._tracked: set[str] | None = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
@@ -158,6 +160,8 @@ class Plan:
                 obj = getattr(obj, p)
             except AttributeError:
                 return MISSING
+        if is_bound_method(obj):
+            return MISSING  # m.loss(x) of a global object m: called as self.loss(x) is
         # a NumPy function with a reference implementation (rules/composites.py) is compiled
         # as a call of that implementation
         ref = registry.reference_of(obj)
@@ -399,22 +403,50 @@ class Plan:
     def param_of(self, n: str) -> str | None:
         """The parameter a name views (through copies, views and indexing), or None."""
         params = {a.id for a in self.fn.args.args}
-        seen = set()
-        while n not in params and n not in seen:
-            seen.add(n)
-            v = self.defs.get(n)
-            if isinstance(v, gast.Name):
-                n = v.id
-            elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
-                    isinstance(v.value, gast.Name):
-                n = v.value.id
-            elif isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
-                    isinstance(v.func.value, gast.Name) and v.func.attr in (
-                        "reshape", "ravel", "transpose", "T", "squeeze", "view"):
-                n = v.func.value.id
-            else:
+        if self._alias_defs is None:
+            # every value bound to each name: a loop-carried name has two (v_1 = v before a
+            # loop, v_1 = v_2 at its end), and a name bound some other way (a for target,
+            # unpacking) gets a None, which ends the search
+            self._alias_defs = {}
+            plain: set[int] = set()
+            for st in gast.walk(self.fn):
+                if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                        isinstance(st.targets[0], gast.Name):
+                    self._alias_defs.setdefault(st.targets[0].id, []).append(st.value)
+                    plain.add(id(st.targets[0]))
+                elif isinstance(st, gast.AugAssign):
+                    plain.add(id(st.target))  # in place on a buffer: the name stays bound
+            for x in gast.walk(self.fn):
+                if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Store) and \
+                        id(x) not in plain:
+                    self._alias_defs.setdefault(x.id, []).append(None)
+        roots: set[str] = set()
+        seen: set[str] = set()
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue  # a loop's carried name comes back to itself
+            seen.add(m)
+            if m in params:
+                roots.add(m)
+                continue
+            values = self._alias_defs.get(m)
+            if not values:
                 return None
-        return n if n in params else None
+            for v in values:
+                if isinstance(v, gast.Name):
+                    todo.append(v.id)
+                elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
+                        isinstance(v.value, gast.Name):
+                    todo.append(v.value.id)
+                elif isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                        isinstance(v.func.value, gast.Name) and v.func.attr in (
+                            "reshape", "ravel", "transpose", "T", "squeeze", "view"):
+                    todo.append(v.func.value.id)
+                else:
+                    return None
+        return roots.pop() if len(roots) == 1 else None
 
     def kind_of(self, arg: Any) -> Any:
         """NUMBER, an array's rank, or None (unknown) for a bound rule argument."""
@@ -661,6 +693,10 @@ class Plan:
             passed = [a.id for a in call.args if isinstance(a, gast.Name)]
             if any(self.act.active(n) and n not in self.numeric for n in passed):
                 return True
+            if any(self.act.active(n) and self.kinds.get(n) != NUMBER for n in passed):
+                # an array it may write in place (f = sc.scale_inplace; f(w)): the dispatch
+                # refuses that write when it runs (elided, the write was silently left out)
+                return True
             params = {a.id for a in self.fn.args.args}
             handed = [n for n in passed if n in params and n not in self.numeric]
             if handed and len(set(passed)) > 1 and any(
@@ -675,6 +711,12 @@ class Plan:
                     self.loc(call), hint="call the function by its name (Base.__init__(self, "
                     "...), helper(o, ...)), or have it return the new value")
             return False
+        if obj is MISSING and isinstance(call.func, gast.Attribute):
+            # o.method(w) of an object whose type is known only when it runs (a parameter, a
+            # global model, sc.scale_inplace(w)): its pullback runs, so the dispatch refuses
+            # a write of w or of o's arrays; elided, that write was silently left out
+            passed = [a.id for a in [call.func.value, *call.args] if isinstance(a, gast.Name)]
+            return any(self.act.active(n) and n not in self.numeric for n in passed)
         if is_user_class(obj):
             # Cls(args): what its __init__ writes besides the new object (compiling the class
             # itself fails: a class has no source of its own to compile)

@@ -97,10 +97,11 @@ class Stores:
         a = self._aliased_writes.get(id(s))
         if a is None:
             return
-        other = user_name_of(a.other)
+        other = self.plan.user_name(a.other)  # a temporary as its expression (self.vals)
         line = self.plan.loc(a.other_stmt).line
         raise UnsupportedError(
-            f"{self.plan.construct(s)} changes {user_name_of(a.target)} in place, and {other} "
+            f"{self.plan.construct(s)} changes {self.plan.user_name(a.target)} in place, and "
+            f"{other} "
             f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
             "container's gradient by its name, not yet through aliases",
             self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "

@@ -180,9 +180,14 @@ def rewrite(fn: Any, every: int | bool, mutation: str) -> Any:
                 loop.outputs = sorted(kept | set(loop.rebound))
                 # copied first by the segment itself: what it is known to write (a list it
                 # appends to too: list.copy() is enough, its items stay as they are)
+                # (not a name the body updates with `x += ...`: it may be a number, which
+                # has no .copy(); the rule copies the segment's written inputs anyway)
                 if compiled.written_params is not True:
+                    augmented = {st.target.id for st in ast.walk(loop.node)
+                                 if isinstance(st, ast.AugAssign) and
+                                 isinstance(st.target, ast.Name)}
                     loop.copies = sorted(x for j, x in enumerate(loop.inputs)
-                                         if j + 4 in exact)
+                                         if j + 4 in exact and x not in augmented)
         shelves = {k + 4 for k, x in enumerate(loop.inputs)
                    if not items_written(loop.node.body, x)}
         returned = {j + 4 for j, x in enumerate(loop.inputs) if x in loop.outputs}
@@ -208,7 +213,9 @@ def _refuse_argument_writes(fn: Any, fdef: ast.FunctionDef, loop: _Loop, seg: An
 
     params = param_names(fdef)
     rebound = stores_of_statements(fdef.body[:fdef.body.index(loop.node)])
-    names = [f"x{k}" for k in range(4)] + loop.inputs
+    # positions 0-3 are the segment's own bounds (lo, hi, a, c): never a user's name (an
+    # argument called x0 was taken for one)
+    names: list[str | None] = [None] * 4 + list(loop.inputs)
     for k in sorted(written_positions(seg, mutation)):
         name = names[k] if k < len(names) else None
         if name in params and name not in rebound:
@@ -400,8 +407,12 @@ def _define(lines: list[str], file: str, line: int, fn: Any, cells: dict[str, An
     values = {**{k: v for k, v in cells.items()},
               **{k: types.CellType(v) for k, v in extra.items()}}
     closure = tuple(values[x] if x in values else types.CellType() for x in fcode.co_freevars)
-    new = types.FunctionType(fcode, fn.__globals__, fdef.name, fn.__defaults__, closure)
-    new.__kwdefaults__ = fn.__kwdefaults__
+    # fn's defaults belong to fn's signature: a segment's parameters are its loop's inputs
+    # (given fn's defaults, `def f(x0, k, damping=0.1)` gave its segment's last input 0.1)
+    own = fdef.name == fn.__name__
+    new = types.FunctionType(fcode, fn.__globals__, fdef.name,
+                             fn.__defaults__ if own else None, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__ if own else None
     new.__module__ = fn.__module__
     new.__qualname__ = fn.__qualname__
     new.__doc__ = fn.__doc__

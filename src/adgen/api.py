@@ -289,7 +289,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         from adgen.higher_order import vjp_of_gradient
 
         return vjp_of_gradient(fun, args, mutation, kwargs)
-    if isinstance(fun, functools.partial):  # its arguments get no cotangent
+    if isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
+        # its arguments get no cotangent (a jacrev(...) or hessian(...) is refused by name)
         out, pull = vjp(fun.func, *fun.args, *args, mutation=mutation, backend=backend,
                         **{**fun.keywords, **kwargs})
         return out, lambda out_bar: pull(out_bar)[len(fun.args):]

@@ -84,7 +84,10 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
             again, again_kw = copy.deepcopy((saved_args, saved_kwargs))
             if not again_kw:
                 recomputed, pull = vjp(inner, *again, mutation=mutation)
-                return pull(_cotangent_like(out_bar, recomputed))
+                # an object's gradient (self of a checkpointed method) as the adjoint the
+                # caller adds up (two calls' were added as objects: a raw TypeError)
+                return tuple(_object_adjoint(c, a) for c, a in zip(
+                    pull(_cotangent_like(out_bar, recomputed)), saved_args))
             # keywords as positions, so they get cotangents too; the rule returns one per
             # argument passed, in the order of the helper's parameters (dispatch)
             bound = inspect.signature(inner).bind(*again, **again_kw)
@@ -93,7 +96,8 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
             recomputed, pull = vjp(inner, *bound.args, mutation=mutation, **bound.kwargs)
             cts = pull(_cotangent_like(out_bar, recomputed))
             passed = set(names[:len(again)]) | set(again_kw)
-            return tuple(c for n, c in zip(names, cts) if n in passed)
+            return tuple(_object_adjoint(c, bound.arguments[n])
+                         for n, c in zip(names, cts) if n in passed)
 
         return out, pullback
 

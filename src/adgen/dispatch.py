@@ -19,11 +19,18 @@ from adgen.transforms.parse import varargs_of
 
 def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved)."""
+    if getattr(fn, "__adgen_transform__", False):
+        from adgen.transforms.pipeline import compile_function
+
+        compile_function(fn)  # refused by name: a derivative made by adgen (hessian(f)(x))
     if isinstance(fn, functools.partial):
         # the function with the partial's arguments first; they were bound where it was made,
         # from values without a gradient (the compiler refuses a partial of one that has one)
-        out, inner = forward_of(fn.func, fn.args + tuple(args), {**fn.keywords, **kwargs})
-        return out, ("partial", inner, len(fn.args), len(args))
+        merged = {**fn.keywords, **kwargs}
+        out, inner = forward_of(fn.func, fn.args + tuple(args), merged)
+        first = len(fn.args) + len(args)  # the inner call's keywords' cotangents follow
+        slots = tuple(first + list(merged).index(k) for k in kwargs)
+        return out, ("partial", inner, len(fn.args), len(args), slots)
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
@@ -60,13 +67,16 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
         if target.__code__ in NESTED_CODES:
             return _call_closure(target, receiver + args, kwargs)
-    if isinstance(target, types.BuiltinFunctionType) and \
-            getattr(target, "__module__", None) == "builtins" and \
+    if isinstance(target, types.BuiltinFunctionType) and (
+            getattr(target, "__module__", None) == "builtins" or
+            type(getattr(target, "__self__", None)) in (list, dict)) and \
             target.__name__ not in ("setattr", "delattr", "exec", "eval"):
+        # (a list's or dict's own method too, record = history.append: it changes its
+        # receiver, never the arrays it is given)
         # print, len, ... called through a variable (log = print; log(params)): run as they
         # are; they change no argument, and a gradient through their result is refused
         # where the pullback meets it
-        return fn(*args, **kwargs), ("builtin", target, len(args))
+        return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs))
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(
             f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule"
@@ -87,12 +97,24 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
     current_scope().dynamic.append(compiled)
     full = receiver + tuple(args)
+    slots = keyword_slots(target, kwargs)
     n = varargs_of(target)
     if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
         out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
-        return out, ("compiled", compiled, saved, len(full), n)
+        return out, ("compiled", compiled, saved, len(full), slots, n)
     out, saved = compiled.forward(*full, **kwargs)
-    return out, ("compiled", compiled, saved, len(full))
+    return out, ("compiled", compiled, saved, len(full), slots)
+
+
+def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:
+    """For each keyword argument of a call of the Python function ``fn`` (in the order
+    passed), the position of its cotangent in the tuple ``fn``'s compiled pullback returns:
+    one per parameter, in the order of the signature (``*xs`` one, as a tuple)."""
+    import inspect
+
+    names = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind != p.VAR_KEYWORD]
+    return tuple(names.index(k) for k in kwargs)
 
 
 def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
@@ -115,7 +137,17 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
         bound.apply_defaults()
         pos, kw = bound.args, bound.kwargs
     out, saved = compiled.forward(*pos, *cells, **kw)
-    return out, ("closure", compiled, saved, len(pos), cells, len(args))
+    if kw:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"the nested def {fn.__qualname__}() is called with keyword-only argument(s) "
+            f"{', '.join(kw)}, whose gradients adgen cannot line up with its cells",
+            hint="make them ordinary parameters (before the *), or pass them by position")
+    # the keywords were bound to their positions (bound.args): their cotangents are there
+    names = list(inspect.signature(fn).parameters) if kwargs else []
+    slots = tuple(names.index(k) for k in kwargs)
+    return out, ("closure", compiled, saved, len(pos), cells, len(args), slots)
 
 
 def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -137,7 +169,7 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     current_scope().dynamic.append(compiled)
     obj = cls.__new__(cls)
     _, saved = compiled.forward(obj, *args, **kwargs)
-    return obj, ("init", compiled, saved, obj)
+    return obj, ("init", compiled, saved, obj, len(args), keyword_slots(init, kwargs))
 
 
 def _dict_view_cotangent(g: Any, d: dict, view: str) -> dict:
@@ -153,8 +185,9 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
     if kind == "partial":
-        _, inner, bound, ncalled = saved
-        return tuple(pullback_of(inner, out_bar, sh)[bound:bound + ncalled])
+        _, inner, bound, ncalled, slots = saved
+        cts = pullback_of(inner, out_bar, sh)
+        return tuple(cts[bound:bound + ncalled]) + tuple(cts[k] for k in slots)
     if kind == "builtin":
         _, target, n = saved
         if not _is_zero(out_bar):
@@ -168,7 +201,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         _, d, view = saved
         return (_dict_view_cotangent(out_bar, d, view),)
     if kind == "closure":
-        _, compiled, inner, nargs, cells, ncalled = saved
+        _, compiled, inner, nargs, cells, ncalled, slots = saved
         cts = compiled.pullback(inner, out_bar, sh)
         for value, ct in zip(cells, cts[nargs:]):
             if ct is None or sh is None:
@@ -187,25 +220,28 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                     f"the nested def {compiled.name}() reads a {type(value).__name__} of the "
                     "enclosing function that has a gradient; adgen follows closures over "
                     "floats and arrays only", hint="pass it to the nested def as an argument")
-        return tuple(cts[:ncalled])
+        return tuple(cts[:ncalled]) + tuple(cts[k] for k in slots)
     if kind == "init":
-        _, compiled, inner, obj = saved
+        _, compiled, inner, obj, ncalled, slots = saved
         from adgen.runtime import ShadowMap
 
         sh = sh if sh is not None else ShadowMap()
         if out_bar is not None:
             sh.deposit(obj, out_bar)  # the new object's adjoint seeds self in __init__
         cts = compiled.pullback(inner, None, sh)
-        return tuple(cts[1:])
+        return tuple(cts[1:1 + ncalled]) + tuple(cts[k] for k in slots)
     if kind == "compiled":
-        _, compiled, inner, ncalled, *packed = saved
+        _, compiled, inner, ncalled, slots, *packed = saved
         cts = compiled.pullback(inner, out_bar, sh)
+        by_keyword = tuple(cts[k] for k in slots)  # as the signature has them (*xs: one)
         if packed:  # *xs: the tuple's cotangent, one per argument it packed
             n = packed[0]
             rest = cts[n] if cts[n] is not None else [None] * (ncalled - n)
             cts = tuple(cts[:n]) + tuple(rest) + tuple(cts[n + 1:])
-        # one cotangent per argument passed (parameters left to their defaults get none)
-        return cts[:ncalled]
+        # one cotangent per argument passed, positions then keywords in the order passed
+        # (parameters left to their defaults get none); the keywords' were dropped, and
+        # lay.apply(x=x) gave x no gradient
+        return tuple(cts[:ncalled]) + by_keyword
     if kind == "rrule":
         _, rule, pullback, args, _, kwargs = saved
         written = mutated_positions(rule, len(args))
@@ -229,10 +265,10 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 shadow = sh.of(args[k])
                 shadow += cts[k]
             out[k] = None
-        return tuple(out)
+        return tuple(out) + (NO_COTANGENT,) * len(kwargs)
     _, rule, out, args, kwargs = saved
     if out_bar is None:
-        return (None,) * len(args)
+        return (None,) * (len(args) + len(kwargs))
     bound = rule.bind(list(args), dict(kwargs))
     values = {p.name: (bound[p.name].value if isinstance(bound[p.name], registry.Default)
                        else bound[p.name]) for p in rule.params}
@@ -247,7 +283,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
             out.extend(got if got is not None else [None] * len(bound[p.name]))
         elif not p.kwonly and p.name not in kwargs:
             out.append(by_name.get(p.name))
-    return tuple(out[:len(args)])
+    return tuple(out[:len(args)]) + tuple(by_name.get(k) for k in kwargs)
 
 
 class _NoCotangent:

@@ -74,7 +74,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                  "pass the real and imaginary parts as two real arguments")
     if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
         return _jvp_of_gradient(fun, primals, tangents, kwargs)
-    if isinstance(fun, functools.partial):  # its arguments get no tangent
+    if isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
+        # its arguments get no tangent (a hessian(...) or jacrev(...) is refused by name)
         return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
                    **{**fun.keywords, **kwargs})
     from adgen.rules import registry
@@ -122,6 +123,42 @@ def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
     return cols.reshape(np.shape(out) + np.shape(x))
 
 
+class DerivativeFunction(functools.partial):
+    """What :func:`jacfwd`, :func:`jacrev`, :func:`jacobian`, :func:`hvp` and :func:`hessian`
+    return: a callable with ``fun``'s name and docstring that pickles, as ``grad(f)`` does,
+    as a reference to ``fun`` and the options, built again by the receiving process (Dask,
+    ``ProcessPoolExecutor``); a closure in this module did not pickle ("it's not the same
+    object as models.rosen"). Differentiating it again is refused by name (third
+    derivatives), as for a gradient function."""
+
+    __adgen_transform__ = True  # compile_function refuses derivatives of derivatives
+
+    def __new__(cls, call: Callable[..., Any], builder: str, fun: Callable[..., Any],
+                argnums: Any, options: dict[str, Any]) -> DerivativeFunction:
+        self = super().__new__(cls, call)
+        if hasattr(fun, "__name__"):
+            functools.update_wrapper(self, fun)
+        self._adgen_spec = (builder, fun, argnums, options)
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_derivative, self._adgen_spec)
+
+    def __repr__(self) -> str:
+        builder, fun, argnums, options = self._adgen_spec
+        name = repr(fun) if getattr(fun, "__adgen_transform__", False) else \
+            getattr(fun, "__qualname__", repr(fun))
+        shown = "".join([f", argnums={argnums!r}" if argnums != 0 else "",
+                         *(f", {k}={v!r}" for k, v in options.items() if v != "save")])
+        return f"<adgen.{builder}({name}{shown})>"
+
+
+def _rebuild_derivative(builder: str, fun: Callable[..., Any], argnums: Any,
+                        options: dict[str, Any]) -> DerivativeFunction:
+    """Unpickles a :class:`DerivativeFunction`: ``jacrev(fun, ...)`` (etc.) built again."""
+    return globals()[builder](fun, argnums, **options)
+
+
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            **options: Any) -> Callable[..., Any]:
     """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
@@ -144,7 +181,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             result.append(_columns(dots, out, args[n]))
         return result[0] if isinstance(argnums, int) else tuple(result)
 
-    return functools.wraps(fun)(jacobian_fwd) if hasattr(fun, "__name__") else jacobian_fwd
+    return DerivativeFunction(jacobian_fwd, "jacfwd", fun, argnums, options)
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
@@ -168,7 +205,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                   np.zeros(shape + np.shape(args[n])) for r, n in zip(rows, nums)]
         return result[0] if isinstance(argnums, int) else tuple(result)
 
-    return functools.wraps(fun)(jacobian_rev) if hasattr(fun, "__name__") else jacobian_rev
+    return DerivativeFunction(jacobian_rev, "jacrev", fun, argnums, {"mutation": mutation})
 
 
 def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
@@ -184,7 +221,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             return jacfwd(fun, argnums)(*args, **kwargs)
         return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
 
-    return functools.wraps(fun)(jacobian_fun) if hasattr(fun, "__name__") else jacobian_fun
+    return DerivativeFunction(jacobian_fun, "jacobian", fun, argnums, {"mutation": mutation})
 
 
 # Wrappers that give reverse mode a Python function over a compiled jvp: their source is
@@ -257,7 +294,7 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
         d = _directional(fun, len(args), (n,), unit=False)
         return grad(d, n, mutation=mutation)(*args, v, **kwargs)
 
-    return functools.wraps(fun)(hessian_vector) if hasattr(fun, "__name__") else hessian_vector
+    return DerivativeFunction(hessian_vector, "hvp", fun, argnums, {"mutation": mutation})
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0, *,
@@ -270,7 +307,7 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
         cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
         return _columns(cols, args[n], args[n])
 
-    return functools.wraps(fun)(hessian_fun) if hasattr(fun, "__name__") else hessian_fun
+    return DerivativeFunction(hessian_fun, "hessian", fun, argnums, {"mutation": mutation})
 
 
 def _check_derivable(g: GradientFunction) -> None:

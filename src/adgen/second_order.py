@@ -382,6 +382,12 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
         ns.update(_COPIES)
         tree = ast.fix_missing_locations(trees[k])
         compile_source(ast.unparse(tree) + "\n", _where(c, mutation), ns)
+        # the source shows a default argument as a placeholder (arr=None): the loaded forward
+        # takes the user's defaults as the compiled one does (a raw TypeError otherwise)
+        forward = ns.get(f"{c.name}_forward")
+        if forward is not None and getattr(c, "forward", None) is not None:
+            forward.__defaults__ = c.forward.__defaults__
+            forward.__kwdefaults__ = c.forward.__kwdefaults__
         spaces[k] = ns
     for k, c in every.items():  # callers call their callees' new functions, by their names
         for name, callee in c.callees.items():

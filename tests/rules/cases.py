@@ -643,6 +643,19 @@ cases("adgen.rules.helpers_tangent.float_part", C(randn(3), "f"), C(randn(2, 3),
 cases("adgen.rules.helpers_tangent.dtype_kind", C(randn(3)), C(np.arange(3)))
 cases("adgen.rules.helpers_complex.abs_jvp", C(randn(3), away_from_zero(3)),
       C(randn(2, 3), away_from_zero(2, 3)), C(randn(), away_from_zero()))
+# max / min's tangent (hessian of np.maximum, builtin max): linear in the tangent d, which gets
+# its operand's share of the result (0.5 at a tie, at index 2 here); balanced_eq (the share)
+# is piecewise constant
+_EX, _EY = np.array([0.3, -1.2, 0.5, 2.0]), np.array([0.5, 0.5, 0.5, 0.5])
+cases("adgen.rules.helpers_core.extreme_tangent",
+      C(randn(4), np.maximum(_EX, _EY), _EX, _EY), C(randn(4), np.minimum(_EY, _EX), _EY, _EX),
+      expect((np.ones(4), np.maximum(_EX, _EY), _EX, _EY), (np.array([0.0, 0.0, 0.5, 1.0]),)),
+      C(randn(), np.maximum(0.6, _EX), 0.6, _EX),  # a number against an array: summed
+      C(randn(), 2.0, 2.0, 1.5),
+      C([0.1, 0.2, 0.3], 3.0, [1.0, 3.0, 3.0], None),  # max(xs): the tied items share it
+      C(randn(3), 3.0, np.array([1.0, 3.0, 2.0]), None))
+cases("adgen.rules.helpers_core.balanced_eq", C(_EX, np.maximum(_EX, _EY), _EY),
+      C(2.0, 2.0, 1.5))
 
 
 # --------------------------------------------------------------------------------------------

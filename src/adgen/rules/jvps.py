@@ -30,11 +30,13 @@ from adgen.rules.helpers import (
     angle_jvp,
     arange_jvp,
     astype_jvp,
+    balanced_eq,
     cholesky_jvp,
     cumprod_jvp,
     dtype_kind,
     eigh_jvp,
     extreme_tangent,
+    extreme_tangent_vjp,
     fit_tangent,
     float_part,
     given_tangent,
@@ -369,12 +371,26 @@ def abs_jvp_jvp(d: Any, out: Any, t: Any, x: Any) -> Any:
     return abs_jvp(d, x), abs_jvp_tangent_x(d, out, t, x)
 
 
+# the tangents of max / min (np.maximum, np.fmin, builtin max(a, b), ...) differentiated
+# again (hvp, hessian, grad of grad): an operand's share of the tangent (balanced_eq: 1, 0.5
+# at a tie, else 0) is piecewise constant, so only the tangent d carries a gradient
+@defvjp(balanced_eq, "x, z, y", diff=(), linear=True)
+def balanced_eq_vjp(g: Any, out: Any, x: Any, z: Any, y: Any) -> Any:
+    return ()
+
+
+@defvjp(extreme_tangent, "d, z, x, y", diff="d", reads="z, x, y", linear=True)
+def extreme_tangent_vjp_d(g: Any, out: Any, d: Any, z: Any, x: Any, y: Any) -> Any:
+    return extreme_tangent_vjp(g, shape_tree(d), z, x, y)
+
+
 @defvjp(dtype_kind, "x", diff=(), linear=True)
 def dtype_kind_vjp(g: Any, out: Any, x: Any) -> Any:
     return ()
 
 
-defjvp_kind("zero", zero_tangent, dtype_kind)
+defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq)
+defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
 defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
 
