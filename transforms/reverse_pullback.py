@@ -39,6 +39,7 @@ from adgen.transforms.reverse_ast import (
     stored_names,
 )
 from adgen.transforms.reverse_calls import Calls
+from adgen.transforms.reverse_final import final_load, replayable_range
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
@@ -349,7 +350,15 @@ class Pullback:
             return pre
         local = self.fwd_locals(s.body) | local
         recorded = sorted(self.free_names(body, set()) & local)
+        reread = self.final_loads(s, recorded)
+        if reread:
+            # elements the array still holds when the pullback runs: read again, not taped
+            body = reread + body
+            recorded = sorted(self.free_names(body, set()) & local)
         steps = self.plan.counted(s, recorded)
+        if steps is None and isinstance(s, gast.For) and \
+                set(recorded) <= {getattr(s.target, "id", None)}:
+            steps = replayable_range(self.plan, s)  # the counter alone: its range again
         if steps is not None:
             return pre + [self.float_tape(s, recorded, steps, body)]
         recorded = self.shapes_not_arrays(body, recorded)
@@ -362,6 +371,22 @@ class Pullback:
         loop = gast.For(target=target, iter=call_node("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
+
+    def final_loads(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.stmt]:
+        """``r = X[i, j]`` for each recorded ``r`` that reverse_final proves the pullback may
+        read again from ``X`` (the reads of a parameter count as the pullback's)."""
+        out = []
+        params = {a.id for a in self.plan.fn.args.args}
+        for r in recorded:
+            found = final_load(self.plan, r, s)
+            if found is None:
+                continue
+            x, idx = found
+            out.append(assign(name(r, gast.Store), gast.Subscript(
+                value=name(x), slice=clone(idx), ctx=gast.Load()), self.plan.def_stmt[r]))
+            if x in params and self.plan.reads_params is not True:
+                self.plan.reads_params = set(self.plan.reads_params) | {x}
+        return out
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
                    body: list[gast.stmt]) -> gast.For:

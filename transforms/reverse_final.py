@@ -1,0 +1,201 @@
+"""Element reads a loop's pullback may repeat instead of taping: the array holds the same
+value there when the pullback runs.
+
+A loop's pullback reads, per iteration, the values its rules need; the forward records them
+on a tape (a row per iteration). For ``t = X[i, j]`` (an element of a float64 array, read at
+the top level of the loop's body) the pullback can instead read ``X[i, j]`` again, with the
+counters it has anyway, when no write that may run after the read can change that element.
+A triangular solve's inner loop (``acc -= L[i, j] * x[j]``) then tapes only ``j``, not the
+two values (issue 16: trisolv, Cholesky, LU taped a row of values per inner iteration).
+
+:func:`final_load` is the analysis (it reads the plan, rewrites nothing); the pullback
+emitter (``reverse_pullback.rev_loop``) uses it. It proves an element final when every write
+of the array's buffers that may run after the read
+
+- is absent (``L`` never written), or
+- writes ``X[..., c1, ...]`` with ``c1`` the counter of a top-level ``for c1 in range(...)``
+  loop holding the read, and the read's index on that axis is below ``c1`` (the counter of a
+  ``for e in range(c1)`` / ``range(a, c1 - k)`` loop): later writes are at ``c1' >= c1``
+  (``x[i] = ...`` after ``x[j]``, ``j < i``); or
+- writes ``X[.., c1, .., c2, ..]`` (either order) with ``c2`` the counter of a loop directly
+  in the ``c1`` loop, both holding the read, and the read's index is at most ``c1`` on
+  ``c1``'s axis and below ``c2`` on ``c2``'s: later writes are at ``(c1', c2')`` after ``(c1,
+  c2)`` in lexicographic order, so on another row or a column further on (Cholesky's
+  ``L[i, k]`` and ``L[j, k]``, ``k < j <= i``, before ``L[i, j] = ...``).
+
+Counters are ascending (``range`` with one or two arguments: ``Plan.loop_of_counter``), bound
+only by their loop, and every index of the read is a counter or a non-negative constant, so
+the pullback, which has each iteration's counters, reads the same element. The array name
+must be a parameter or bound once outside any loop (the pullback's name is the forward's
+object). A parameter read this way is one the pullback reads (``Plan.reads_params``: a vjp
+whose argument is changed before its pullback runs raises, as for any value it reads).
+"""
+
+from __future__ import annotations
+
+import gast
+from adgen.transforms.analyses.effects import Write
+from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.ssa import is_break_if
+
+
+def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | None:
+    """``(X, index)`` when ``r = X[index]`` is bound once, at the top level of ``loop``'s
+    body, to an element of a float64 array that holds the same value when the pullback runs
+    (see the module's docstring); else None."""
+    if not plan.kinds or plan.def_count.get(r) != 1:
+        return None
+    st = plan.def_stmt.get(r)
+    if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+            isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Subscript) and
+            isinstance(st.value.value, gast.Name)) or \
+            plan.block_of.get(id(st)) != id(getattr(loop, "body", None)):
+        return None
+    x = st.value.value.id
+    rank = plan.kinds.get(x)
+    read = _elements(st.value.slice)
+    if type(rank) is not int or read is None or len(read) != rank or \
+            any(isinstance(e, gast.Name) and e.id not in plan.loop_of_counter for e in read):
+        return None
+    params = {a.id for a in plan.fn.args.args}
+    if x in plan.def_count:
+        at = plan.def_stmt.get(x)
+        if x in params or not isinstance(at, gast.Assign) or plan.loops_of.get(id(at)) != ():
+            return None  # rebound, or another object in each iteration of a loop
+    elif x not in params:
+        return None
+    bufs = plan.eff.buffers.get(x, set())
+    for w in plan.eff.writes:
+        if w.container or not (w.buffers & bufs) or not plan.may_run_after(w.stmt, st):
+            continue
+        if not _behind(plan, w, x, read, st):
+            return None
+    return x, st.value.slice
+
+
+def _elements(idx: gast.expr) -> list[gast.expr] | None:
+    """The parts of an element index: counter names and non-negative int constants."""
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    for e in parts:
+        if not (isinstance(e, gast.Name) or isinstance(e, gast.Constant) and
+                type(e.value) is int and e.value >= 0):
+            return None
+    return list(parts)
+
+
+def _behind(plan: Plan, w: Write, x: str, read: list[gast.expr], at: gast.stmt) -> bool:
+    """Every run of the write ``w`` after the read ``at`` of ``x[read]`` writes another
+    element (the two orders of the module's docstring)."""
+    s = w.stmt
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Subscript) and
+            isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
+            w.target == x):
+        return False
+    written = _elements(s.targets[0].slice)
+    loops = plan.loops_of.get(id(s), ())
+    if written is None or len(written) != len(read) or not loops:
+        return False
+    around = plan.loops_of.get(id(at), ())
+    if plan.loops_of.get(loops[0]) != () or loops[0] not in around:
+        return False
+    # the axes whose written index is the counter of the top-level loop, and of the loop
+    # directly in it
+    outer = [(k, e.id) for k, e in enumerate(written) if _counter_of(plan, e, loops[0])]
+    if any(_below(plan, read[a], c1) for a, c1 in outer):
+        return True  # later writes are at c1' >= c1 on axis a
+    done = loops[1] if len(loops) > 1 else id(s)
+    if plan.loops_of.get(done) == (loops[0],) and done not in around and \
+            plan.order[done] < plan.order[id(at)] and \
+            any(_at_most(plan, read[a], c1) for a, c1 in outer):
+        # the write (or the loop holding it) ran before the read in this iteration of the
+        # top-level loop: later writes are at c1' > c1
+        return True
+    if len(loops) < 2 or plan.loops_of.get(loops[1]) != (loops[0],) or loops[1] not in around:
+        return False
+    inner = [(k, e.id) for k, e in enumerate(written) if _counter_of(plan, e, loops[1])]
+    return any(_at_most(plan, read[a], c1) and _below(plan, read[b], c2)
+               for a, c1 in outer for b, c2 in inner)
+
+
+def _counter_of(plan: Plan, e: gast.expr, loop: int) -> bool:
+    return isinstance(e, gast.Name) and e.id in plan.loop_of_counter and \
+        id(plan.loop_of_counter[e.id]) == loop
+
+
+def _stop(plan: Plan, e: gast.expr) -> gast.expr | None:
+    if not isinstance(e, gast.Name) or e.id not in plan.loop_of_counter:
+        return None
+    loop = plan.loop_of_counter[e.id]
+    return _spelled(plan, loop.iter.args[-1], loop)
+
+
+def _spelled(plan: Plan, e: gast.expr, loop: gast.stmt) -> gast.expr:
+    """``e``, or for a temporary the normal form bound just before ``loop`` in the same block
+    (``t2 = i + 1; for j in range(t2)``), the value bound to it, which the range saw."""
+    at = plan.def_stmt.get(e.id) if isinstance(e, gast.Name) else None
+    if isinstance(at, gast.Assign) and plan.def_count.get(e.id) == 1 and \
+            plan.block_of.get(id(at)) == plan.block_of.get(id(loop)) and \
+            plan.order[id(at)] < plan.order[id(loop)] and \
+            isinstance(at.value, (gast.BinOp, gast.Name, gast.Constant)):
+        return at.value
+    return e
+
+
+def _below(plan: Plan, e: gast.expr, c: str) -> bool:
+    """``e`` < ``c``: the counter of ``range(c)``, ``range(a, c)`` or ``range(a, c - k)``."""
+    stop = _stop(plan, e)
+    if isinstance(stop, gast.Name):
+        return stop.id == c
+    return isinstance(stop, gast.BinOp) and isinstance(stop.op, gast.Sub) and \
+        isinstance(stop.left, gast.Name) and stop.left.id == c and \
+        isinstance(stop.right, gast.Constant) and type(stop.right.value) is int and \
+        stop.right.value >= 0
+
+
+def _at_most(plan: Plan, e: gast.expr, c: str) -> bool:
+    """``e`` <= ``c``: ``c`` itself, below it, or the counter of ``range(..., c + 1)``."""
+    if isinstance(e, gast.Name) and e.id == c:
+        return True
+    if _below(plan, e, c):
+        return True
+    stop = _stop(plan, e)
+    return isinstance(stop, gast.BinOp) and isinstance(stop.op, gast.Add) and \
+        isinstance(stop.left, gast.Name) and stop.left.id == c and \
+        isinstance(stop.right, gast.Constant) and stop.right.value == 1
+
+
+def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
+    """The arguments of ``loop``'s ``range`` where its pullback may run the same range again
+    instead of taping the counter: a ``for c in range(stop)`` / ``range(start, stop)`` loop
+    without ``break`` whose arguments are int constants, counters of the loops around it, or
+    names bound once outside every loop (each optionally plus or minus an int constant), so
+    they hold the same values when the pullback reaches the loop. ``Plan.counted`` takes a
+    top-level loop whose numbers are taped in columns; this is for a loop (nested, most
+    often) that records nothing else once its element reads are read again."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and
+            loop.target.id in plan.loop_of_counter and
+            plan.loop_of_counter[loop.target.id] is loop) or \
+            any(is_break_if(b) for b in loop.body):
+        return None
+    params = {a.id for a in plan.fn.args.args}
+    args = loop.iter.args
+
+    def fixed(e: gast.expr) -> bool:
+        e = _spelled(plan, e, loop)
+        if isinstance(e, gast.Constant):
+            return type(e.value) is int
+        if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub)):
+            return fixed(e.left) and isinstance(e.right, gast.Constant) and \
+                type(e.right.value) is int
+        if not isinstance(e, gast.Name):
+            return False
+        counter = plan.loop_of_counter.get(e.id)
+        if counter is not None:
+            return id(counter) in plan.loops_of.get(id(loop), ())
+        if e.id in plan.def_count:
+            at = plan.def_stmt.get(e.id)
+            return e.id not in params and at is not None and plan.loops_of.get(id(at)) == ()
+        return e.id in params
+
+    return list(args) if all(fixed(a) for a in args) else None
