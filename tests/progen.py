@@ -757,6 +757,106 @@ class AddAt(Stmt):
 
 
 @dataclass
+class FancySet(Stmt):
+    """``t[[a, b]] = e``, ``t[[a, b]] += e`` or ``t[[a, b]] *= e`` (``e`` a scalar expression;
+    a repeated row is updated once, as NumPy does). NumPy updates a copy of ``t[[a, b]]``
+    (a list index is advanced indexing), which nothing can overwrite: only the leaves of
+    ``e`` are captured (by ``*=``), and the rows named are written."""
+
+    target: str
+    rows: tuple[int, int]
+    op: str        # "=", "+=", "*="
+    expr: Expr
+    form = "fancy-set"
+
+    def lines(self) -> list[str]:
+        return [f"{self.target}[{list(self.rows)}] {self.op} {self.expr.render()}"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        rhs = self.expr.sim(m, _at(line), i)
+        old = m.bound(self.target)
+        if self.op == "*=":
+            _capture_leaves(m, _at(line), i, self.expr)
+        bound = {"=": rhs, "+=": old + rhs, "*=": old * rhs}[self.op]
+        v = m.view(self.target)
+        m.write(v.buf, tuple(v.pos[k] for k in sorted(set(self.rows))), _at(line),
+                max(bound, old))
+
+
+@dataclass
+class ScatterAt(Stmt):
+    """``np.add.at(t, ix, src[:3])`` or ``np.subtract.at(...)`` with an int index array of
+    length 3 (values 0..2, repeats accumulate). Linear in ``t`` and ``src``; the pullback
+    reads ``ix`` (captured whole), and the write covers ``t[:3]``."""
+
+    ufunc: str     # "add" or "subtract"
+    target: str
+    ix: str
+    src: str
+    form = "add.at-ix"
+
+    def lines(self) -> list[str]:
+        return [f"np.{self.ufunc}.at({self.target}, {self.ix}, {self.src}[:3])"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        m.capture(m.idx[self.ix], range(3), _at(line))
+        t = m.view(self.target)
+        bound = m.bound(self.target) + 3 * m.bound(self.src)
+        m.write(t.buf, t.pos[:3], _at(line), bound)
+
+
+@dataclass
+class OutView(Stmt):
+    """``np.multiply(a, b, out=t[key])``, ``np.add(...)`` or ``np.tanh(a, out=t[key])``: an
+    ``out=`` that is a view made in the statement (a key of VIEW_KEYS)."""
+
+    fn: str
+    args: tuple[str, ...]
+    target: str
+    key: str
+    form = "out=view"
+
+    def lines(self) -> list[str]:
+        name = {"multiply": "np.multiply", "add": "np.add"}.get(self.fn) or UNARY[self.fn][0]
+        return [f"{name}({', '.join(self.args)}, out={self.target}{self.key})"]
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        at = _at(line)
+        bounds = [m.bound(a) for a in self.args]
+        if self.fn == "multiply":
+            bound = bounds[0] * bounds[1]
+        elif self.fn == "add":
+            bound = bounds[0] + bounds[1]
+        else:
+            bound = float(np.exp(min(bounds[0], 50.0))) if self.fn == "exp" else 1.0
+        if self.fn != "add":
+            for a in self.args:
+                v = m.view(a)
+                m.capture(v.buf, v.pos, at)
+        t = m.view(self.target)
+        picked, _ = view_positions(t.pos, self.key)
+        m.write(t.buf, picked, at, max(bound, m.bound(self.target)))
+        if self.fn in ("tanh", "exp"):     # pullbacks that read the output
+            m.capture(t.buf, picked, at)
+
+
+@dataclass
+class HelperTwice(Stmt):
+    """The same helper call twice in a row, on the same arrays (``h_mul(v, v)`` squares,
+    then squares again): the second call overwrites what the first one's pullback reads."""
+
+    call: HelperCall
+    form = "helper-twice"
+
+    def lines(self) -> list[str]:
+        return self.call.lines() * 2
+
+    def sim(self, m: Model, line: int, i: int | None = None) -> None:
+        self.call.sim(m, line, i)
+        self.call.sim(m, line + 1, i)
+
+
+@dataclass
 class Gather(Stmt):
     """``v = src[ix]`` with ``ix`` an int index array of length 3, made here
     (``ix = np.array([2, 0, 2])``) or an earlier one. The pullback reads ``ix`` (where the
@@ -1142,16 +1242,16 @@ class _Gen:
     # -- statements -----------------------------------------------------------------------
     def stmt(self, top: bool) -> Stmt:
         forms = ["setitem", "augassign", "method", "copyto", "out=", "add.at", "fancy-swap",
-                 "mask", "view-write"]
+                 "mask", "view-write", "fancy-set", "out=view"]
         if self.cfg.helpers:
-            forms.append("helper")
+            forms += ["helper", "helper-twice"]
         if self.cfg.loops:
             forms.append("stencil")
         if not self.in_branch:
             # not in an if-arm: the model follows one binding per name (merges join buffers)
             forms.append("rebind")
         if self.m.idx:
-            forms += ["scatter", "index-write"]
+            forms += ["scatter", "index-write", "add.at-ix"]
         if top:
             forms = ["assign", "alias", "zeros", "gather"] + forms
             if self.cfg.loops:
@@ -1241,6 +1341,42 @@ class _Gen:
         n = len(self.m.env[t])
         a, b, c = (self.draw(st.integers(0, n - 1)) for _ in range(3))
         return AddAt(t, (a, b, c), self.pick(self.names(at_least=3)))
+
+    def make_fancy_set(self) -> Stmt:
+        t = self.target(at_least=2)
+        n = len(self.m.env[t])
+        rows = (self.draw(st.integers(0, n - 1)), self.draw(st.integers(0, n - 1)))
+        op = self.pick(("=", "+=", "*="))
+        if op == "*=":
+            leaves = [e for e in self.scalar_leaves() if isinstance(e, Elem)]
+            rhs = self.pick(leaves) if leaves and self.draw(st.booleans()) else self.const()
+        else:
+            rhs = self.expr(None, self.scalar_leaves(), depth=1)
+        return FancySet(t, rows, op, rhs)
+
+    def make_add_at_ix(self) -> Stmt:
+        return ScatterAt(self.pick(("add", "subtract")), self.target(at_least=3),
+                         self.pick(sorted(self.m.idx)), self.pick(self.names(at_least=3)))
+
+    def make_outeqview(self) -> Stmt:
+        t = self.target(at_least=3)
+        n = len(self.m.env[t])
+        pos = self.m.env[t].pos
+        keys = [k for k in sorted(VIEW_KEYS.get(n, {}))
+                if self.names(len(view_positions(pos, k)[0]))]
+        if not keys:
+            return self.make_outeq()
+        key = self.pick(keys)
+        same = self.names(len(view_positions(pos, key)[0]))
+        fn = self.pick(("multiply", "add", "tanh", "exp"))
+        count = 2 if fn in ("multiply", "add") else 1
+        return OutView(fn, tuple(self.pick(same) for _ in range(count)), t, key)
+
+    def make_helper_twice(self) -> Stmt:
+        dst = self.target()
+        src = self.pick(self.names(len(self.m.env[dst])))
+        return HelperTwice(HelperCall(self.pick(("h_axpy", "h_fill", "h_mul", "h_sin")), dst,
+                                      src))
 
     def make_gather(self) -> Stmt:
         src = self.target(at_least=3)
