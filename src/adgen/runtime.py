@@ -987,6 +987,11 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
             return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
                     f"{aug.group(3)} {aug.group(4)}")
         return f"{save}, or compute the new value into a new array instead of in place"
+    called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
+    if called and not re.search(r"\bout=", construct):
+        # a user function that writes an argument in place (scatter(x, v)): not its name
+        return (f"{save}, or pass {called.group(1)} a copy of the array it writes in place "
+                f"(a.copy() for an argument a) at line {line}")
     # the written array: out=..., the first argument of np.copyto / np.add.at / ..., or the
     # name the statement starts with (x.fill(0), x[i] = v)
     found = re.search(r"\bout=\s*\(?\s*([A-Za-z_]\w*)", construct) or \
@@ -1054,11 +1059,6 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
 
 
 class _Watch:
-    called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
-    if called and not re.search(r"\bout=", construct):
-        # a user function that writes an argument in place (scatter(x, v)): not its name
-        return (f"{save}, or pass {called.group(1)} a copy of the array it writes in place "
-                f"(a.copy() for an argument a) at line {line}")
     """The live captures that view one root buffer, indexed by the elements they view, so
     that a guarded write costs about what the write itself costs, however many captures
     are live (an in-place factorisation keeps O(N^2) of them, and a write overlaps none).
@@ -1247,8 +1247,10 @@ def flat_target(flat: np.flatiter) -> np.ndarray:
 
 
 def write_region(target: Any, index: Any) -> Any:
-    """The view an indexed write ``target[index] = v`` overwrites (the whole target if the
-    index is not basic)."""
+    """The view an indexed write ``target[index] = v`` overwrites: a view for a basic index; a
+    tuple of views, one per run of consecutive rows, for an integer or boolean index array
+    on the first axis (``x[idx] = v``, ``np.add.at(x, idx, v)``: the rows it names, all of
+    each); the whole target otherwise."""
     if isinstance(target, np.flatiter):
         whole = flat_target(target)
         return write_region(whole, index) if whole.ndim == 1 else whole
@@ -1261,14 +1263,12 @@ def write_region(target: Any, index: Any) -> Any:
             return target
         if isinstance(region, np.ndarray) and np.may_share_memory(region, target):
             return region
-    return target
-
         rows = _rows_written(target, index)
         if rows is not None:
             return rows
+    return target
 
-# --------------------------------------------------------------------------------------------
-# In-place operators: `x += v` writes an ndarray in place and rebinds anything else.
+
 def _rows_written(target: np.ndarray, index: Any) -> tuple[np.ndarray, ...] | None:
     """The runs of rows of ``target`` a fancy index's first-axis part names, as views (None:
     not an index array on the first axis, or too many runs to check one by one)."""
@@ -1297,6 +1297,8 @@ def _rows_written(target: np.ndarray, index: Any) -> tuple[np.ndarray, ...] | No
     return tuple(target[int(rows[a]):int(rows[b - 1]) + 1] for a, b in zip(starts, stops))
 
 
+# --------------------------------------------------------------------------------------------
+# In-place operators: `x += v` writes an ndarray in place and rebinds anything else.
 
 
 def is_buffer(x: Any) -> bool:
