@@ -28,9 +28,9 @@ import adgen
 
 # corpus function -> what the error says (the reason forward mode refuses it)
 REFUSED = {
-    # a nested def passed to another function, which calls its parameter: forward mode
-    # calls a function value only where it sees the def
-    "closure_passed_as_argument": "calling fn, a local value",
+    # a nested def that reads x, passed to another function as a value: its cell would
+    # carry x's tangent, which a call of a function value found at run time cannot follow
+    "closure_passed_as_argument": "passing the nested function h as a value",
     # a method of a user object
     "obj_method": "layer.apply",
 }

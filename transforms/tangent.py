@@ -24,6 +24,7 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
+import functools
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -355,8 +356,15 @@ class Tangent:
             if isinstance(f, gast.Attribute) and f.attr == "copy":
                 return self.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
                                        [f.value], {})
+            if isinstance(f, gast.Name):
+                # a function taken from a list or passed in: found when the call runs
+                return self.dynamic_call(s, n, v)
             self.refuse(s, f"calling {source_of(f)}, a local value or a method forward mode does "
                            "not know", "call a module-level function")
+        if obj is functools.partial:
+            return self.partial(s, n, v)
+        if isinstance(obj, functools.partial):
+            return self.dynamic_call(s, n, v)
         ref = registry.reference_of(obj)
         if ref is not None:
             obj = ref
@@ -373,6 +381,41 @@ class Tangent:
                 self.parsed.location(s), hint="register one with adgen.rrule")
         kwargs = {k.arg: k.value for k in v.keywords}
         return self.apply_rule(s, n, rule, v, list(v.args), kwargs)
+
+    def partial(self, s: gast.Assign, n: str, v: gast.Call
+                ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``n = functools.partial(f, ...)`` of values without a derivative: a function value
+        with no tangent of its own (its calls go through :meth:`dynamic_call`)."""
+        bound = list(v.args[1:]) + [k.value for k in v.keywords]
+        if any(self.tangent(a) is not None for a in bound):
+            self.refuse(s, "functools.partial of a value with a derivative",
+                        "pass the value to the function as an argument where it is called")
+        return [], [assign(name(self.dot(n), gast.Store), gast.Constant(value=None, kind=None),
+                           s)]
+
+    def dynamic_call(self, s: gast.Assign, n: str, v: gast.Call
+                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``n = f(a, b)`` where ``f`` is a value known only when the call runs (a function
+        from a list, a ``functools.partial``, a function passed in): ``n, n_dot =
+        call_jvp(f, (a, b), (a_dot, b_dot), {...})`` (runtime.call_jvp)."""
+        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                                   for k in v.keywords):
+            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+        for k in v.keywords:
+            if self.tangent(k.value) is not None:
+                self.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
+                               f"{source_of(v.func)}, a function found when the call runs",
+                            "pass it by position")
+        args = gast.Tuple(elts=copy.deepcopy(v.args), ctx=gast.Load())
+        tangents = gast.Tuple(elts=[self.tangent(a) or gast.Constant(value=None, kind=None)
+                                    for a in v.args], ctx=gast.Load())
+        keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in v.keywords],
+                             values=[copy.deepcopy(k.value) for k in v.keywords])
+        call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
+                                                      keywords], keywords=[])
+        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
+                         ctx=gast.Store())
+        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
 
     def resolve_call(self, v: gast.Call) -> Any:
         """The object a call calls; the runtime functions earlier passes write
@@ -425,8 +468,12 @@ class Tangent:
             self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
         pos = list(v.args)
         packed = varargs_of(obj)
-        if packed is not None:  # *xs: the extra arguments as one tuple (parse.varargs_of)
+        if packed is not None and len(pos) >= packed:
+            # *xs: the extra arguments as one tuple (parse.varargs_of)
             pos = pos[:packed] + [gast.Tuple(elts=pos[packed:], ctx=gast.Load())]
+        elif packed is not None:  # fewer than the named ones: the empty tuple by keyword
+            keywords.append(gast.keyword(arg=obj.__code__.co_varnames[packed],
+                                         value=gast.Tuple(elts=[], ctx=gast.Load())))
 
         def tangent_of(a: gast.expr) -> gast.expr | None:
             if isinstance(a, gast.Tuple):

@@ -99,11 +99,61 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     full = receiver + tuple(args)
     slots = keyword_slots(target, kwargs)
     n = varargs_of(target)
+    if n is not None and len(full) < n:  # the named ones to their defaults: xs=() by name
+        out, saved = compiled.forward(*full, **kwargs, **{target.__code__.co_varnames[n]: ()})
+        return out, ("compiled", compiled, saved, len(full), slots)
     if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
         out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
         return out, ("compiled", compiled, saved, len(full), slots, n)
     out, saved = compiled.forward(*full, **kwargs)
     return out, ("compiled", compiled, saved, len(full), slots)
+
+
+def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``(out, out_dot)`` of ``fn(*args, **kwargs)`` for a call forward mode resolves when it
+    runs (a function taken from a list or passed in, a ``functools.partial``): through the
+    function's rule's jvp, or its compiled jvp given the caller's tangents themselves (a
+    callee that writes an argument in place writes its tangent in place too). ``tangents``:
+    one per positional argument, None for none; keyword arguments get none.
+
+    Raises:
+        UnsupportedError: for a bound method, a callable object or an ``adgen.rrule``, whose
+            receiver or rule forward mode cannot follow here.
+    """
+    from adgen.errors import UnsupportedError
+
+    if isinstance(fn, functools.partial):
+        # its arguments were bound where it was made, from values without a derivative
+        # (transforms.tangent refuses a partial of one that has one)
+        return tangent_of_call(fn.func, fn.args + tuple(args),
+                               (None,) * len(fn.args) + tuple(tangents),
+                               {**fn.keywords, **kwargs})
+    rule = registry.lookup(fn)
+    if rule is not None and rule.is_rrule:
+        raise UnsupportedError(
+            f"forward mode (jvp) through {getattr(fn, '__qualname__', fn)!s}, which has an "
+            "adgen.rrule (a reverse-mode rule)", hint="use adgen.grad / adgen.vjp")
+    if rule is not None:
+        bound = rule.bind(list(range(len(args))), {})
+        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
+                 for p, k in bound.items() if p in rule.diff and
+                 not isinstance(k, registry.Default)}
+        given = {p: t for p, t in given.items() if t is not None}
+        return fn(*args, **kwargs), registry.eval_jvp(rule, args, kwargs, given)
+    ref = registry.reference_of(fn)
+    if ref is not None:
+        fn = ref
+    if not isinstance(fn, types.FunctionType):
+        raise UnsupportedError(
+            f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
+            "method or callable object taken from a variable (its object's arrays would get "
+            "no tangent)", hint="call a module-level function, or use adgen.grad / adgen.vjp")
+    from adgen.transforms.pipeline import compile_tangent
+
+    compiled = compile_tangent(fn)
+    named = {t: v for t, v in zip(compiled.tangent_params, tangents) if v is not None}
+    return compiled.jvp(*args, **named, **kwargs)
 
 
 def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:

@@ -1321,6 +1321,15 @@ def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tupl
     """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
     from adgen.dispatch import pullback_of
 
+def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Forward mode's call of a function it could not name when it compiled: ``(out,
+    out_dot)`` (a function from a list, a ``functools.partial``)."""
+    from adgen.dispatch import tangent_of_call
+
+    return tangent_of_call(fn, args, tangents, kwargs)
+
+
     return pullback_of(saved, out_bar, sh)
 
 
@@ -1697,7 +1706,7 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
-    "attr_adjoint", "before_write", "call_forward", "call_pullback", "capture",
+    "attr_adjoint", "before_write", "call_forward", "call_jvp", "call_pullback", "capture",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",

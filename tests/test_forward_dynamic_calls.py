@@ -1,0 +1,121 @@
+"""Forward mode (adgen.jvp) through calls of functions it finds when the call runs: taken
+from a list, passed in, a functools.partial made in the function or at module level. Each
+tangent against central differences of the plain function."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from gradcheck import numerical_jvp
+
+import adgen
+
+
+def sq(x):
+    return x * x
+
+
+def cube(x):
+    return x * x * x
+
+
+def scaled(x, c):
+    return np.sin(x) * c
+
+
+def bump(buf, w):
+    buf += w * w        # writes its argument in place: the tangent is written alike
+    return buf
+
+
+FNS = [sq, cube, np.tanh]
+HALF = functools.partial(scaled, c=0.5)
+
+
+def over_a_global_list(x):
+    s = 0.0
+    for fn in FNS:
+        s = s + np.sum(fn(x))
+    return s
+
+
+def over_a_local_list(x):
+    fns = [np.sin, sq]
+    return np.sum(fns[1](x)) + np.sum(fns[0](x) * x)
+
+
+def apply(f, x):
+    return f(x)
+
+
+def through_a_parameter(x):
+    return np.sum(apply(np.exp, x)) + np.sum(apply(sq, x))
+
+
+def partial_made_here(x):
+    g = functools.partial(scaled, c=2.0)
+    return np.sum(g(x) * x)
+
+
+def partial_at_module_level(x):
+    return np.sum(HALF(x)) + np.sum(scaled(x, 1.5))
+
+
+def mutating_callee_from_a_list(x):
+    steps = [bump]
+    buf = x * 1.0
+    out = steps[0](buf, x)
+    return np.sum(out * buf) + np.sum(np.sin(buf))
+
+
+CASES = [over_a_global_list, over_a_local_list, through_a_parameter, partial_made_here,
+         partial_at_module_level, mutating_callee_from_a_list]
+
+
+@pytest.mark.parametrize("f", CASES, ids=[f.__name__ for f in CASES])
+def test_jvp_against_central_differences(f):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.2, 1.2, 5)
+    t = rng.standard_normal(5)
+    value, tangent = adgen.jvp(f, (x.copy(),), (t,))
+    assert value == pytest.approx(f(x.copy()))
+    assert tangent == pytest.approx(numerical_jvp(f, (x,), (t,)), rel=1e-6)
+
+
+def test_a_lambda_in_a_list():
+    fns = [lambda v: v * v, np.cos]
+    f = lambda x: np.sum(fns[0](x)) + np.sum(fns[1](x))  # noqa: E731
+    x = np.array([0.3, 0.7, 1.1])
+    t = np.array([1.0, -0.5, 2.0])
+    assert adgen.jvp(f, (x,), (t,))[1] == pytest.approx(numerical_jvp(f, (x,), (t,)),
+                                                        rel=1e-6)
+
+
+def test_a_partial_of_a_value_with_a_derivative_is_refused():
+    def f(x):
+        g = functools.partial(scaled, x)
+        return np.sum(g(2.0))
+
+    with pytest.raises(adgen.UnsupportedError, match="functools.partial of a value with a"):
+        adgen.jvp(f, (np.ones(3),), (np.ones(3),))
+
+
+class Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return self.w * x
+
+
+def test_a_bound_method_from_a_variable_is_refused_when_it_runs():
+    m = Scale(np.ones(3))
+
+    def f(x):
+        fn = [m.apply][0]
+        return np.sum(fn(x))
+
+    with pytest.raises(adgen.UnsupportedError, match="method or callable object"):
+        adgen.jvp(f, (np.ones(3),), (np.ones(3),))
