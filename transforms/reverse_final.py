@@ -25,7 +25,9 @@ of the array's buffers that may run after the read
 
 Counters are ascending (``range`` with one or two arguments: ``Plan.loop_of_counter``), bound
 only by their loop, and every index of the read is a counter or a non-negative constant, so
-the pullback, which has each iteration's counters, reads the same element. The array name
+the pullback, which has each iteration's counters, reads the same element; a counter in an
+index must start at a value that is never negative (``x[j]`` with ``j`` of ``range(-1, i)`` is
+the last row at ``j = -1``). The array name
 must be a parameter or bound once outside any loop (the pullback's name is the forward's
 object). A parameter read this way is one the pullback reads (``Plan.reads_params``: a vjp
 whose argument is changed before its pullback runs raises, as for any value it reads).
@@ -53,7 +55,7 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
         return None
     x = st.value.value.id
     rank = plan.kinds.get(x)
-    read = _elements(st.value.slice)
+    read = _elements(plan, st.value.slice)
     if type(rank) is not int or read is None or len(read) != rank or \
             any(isinstance(e, gast.Name) and e.id not in plan.loop_of_counter for e in read):
         return None
@@ -73,14 +75,34 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
     return x, st.value.slice
 
 
-def _elements(idx: gast.expr) -> list[gast.expr] | None:
-    """The parts of an element index: counter names and non-negative int constants."""
+def _elements(plan: Plan, idx: gast.expr) -> list[gast.expr] | None:
+    """The parts of an element index: counters that are never negative and non-negative int
+    constants (a negative index is a row counted from the end: ``x[-1]``, read when ``j`` of
+    ``range(-1, i)`` is -1, is the last row, which a later ``x[i] = ...`` writes)."""
     parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
     for e in parts:
-        if not (isinstance(e, gast.Name) or isinstance(e, gast.Constant) and
-                type(e.value) is int and e.value >= 0):
+        if not (isinstance(e, gast.Name) and _never_negative(plan, e) or
+                isinstance(e, gast.Constant) and type(e.value) is int and e.value >= 0):
             return None
     return list(parts)
+
+
+def _never_negative(plan: Plan, e: gast.expr, depth: int = 0) -> bool:
+    """``e`` >= 0 whenever it is evaluated: a non-negative int constant, the counter of
+    ``range(stop)`` or of ``range(start, stop)`` whose start is never negative, or a sum of
+    such."""
+    if depth > 8:
+        return False
+    if isinstance(e, gast.Constant):
+        return type(e.value) is int and e.value >= 0
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add):
+        return _never_negative(plan, e.left, depth + 1) and \
+            _never_negative(plan, e.right, depth + 1)
+    if not isinstance(e, gast.Name) or e.id not in plan.loop_of_counter:
+        return False
+    loop = plan.loop_of_counter[e.id]
+    args = loop.iter.args
+    return len(args) == 1 or _never_negative(plan, _spelled(plan, args[0], loop), depth + 1)
 
 
 def _behind(plan: Plan, w: Write, x: str, read: list[gast.expr], at: gast.stmt) -> bool:
@@ -92,7 +114,7 @@ def _behind(plan: Plan, w: Write, x: str, read: list[gast.expr], at: gast.stmt) 
             isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
             w.target == x):
         return False
-    written = _elements(s.targets[0].slice)
+    written = _elements(plan, s.targets[0].slice)
     loops = plan.loops_of.get(id(s), ())
     if written is None or len(written) != len(read) or not loops:
         return False

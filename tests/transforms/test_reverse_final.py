@@ -6,7 +6,8 @@ the positive cases also check that the value is no longer taped (the generated f
 and the negative ones are the near misses where reading the array again would give the
 value of a later write: a row the same iteration writes after the read, a later loop that
 writes the array, a counter restarting in an outer loop, writes running backwards, a column
-of the current row at or past the one written, two arguments that may be one array.
+of the current row at or past the one written, two arguments that may be one array, counters
+that may be negative (a row counted from the end).
 """
 
 from __future__ import annotations
@@ -129,6 +130,31 @@ def two_arguments(x, y):
     return s + np.sum(y * y)
 
 
+def counter_from_minus_one(a):
+    """x[j] with j of range(-1, i): at j = -1 it is the last row, which x[i] writes later."""
+    n = a.shape[0]
+    y = a.copy()
+    for i in range(n):
+        acc = 0.0
+        for j in range(-1, i):
+            t = y[j]
+            acc = acc + t * t
+        y[i] = acc
+    return np.sum(y)
+
+
+def window_behind(a):
+    """x[j] for j in range(i - 2, i): rows counted from the end at i = 0 and 1."""
+    n = a.shape[0]
+    x = a.copy()
+    for i in range(n):
+        acc = 0.0
+        for j in range(i - 2, i):
+            acc = acc + x[j] * x[j]
+        x[i] = np.sin(acc) + x[i]
+    return np.sum(x * x)
+
+
 def _rng_args(fn):
     rng = np.random.default_rng(11)
     if fn in (trisolv,):
@@ -166,7 +192,8 @@ def test_final_elements_are_read_again(fn, untaped, mutation):
 
 @pytest.mark.parametrize("mutation", POLICIES)
 @pytest.mark.parametrize("fn", [row_read_then_written, written_by_a_later_loop,
-                                counter_restarts, written_backwards, column_at_or_past])
+                                counter_restarts, written_backwards, column_at_or_past,
+                                counter_from_minus_one, window_behind])
 def test_near_misses_keep_their_tapes(fn, mutation):
     _check(fn, _rng_args(fn), (0,), mutation)
 
