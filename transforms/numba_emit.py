@@ -175,6 +175,7 @@ class Rewriter:
         # whether the code is right only for array arguments that do not share memory (an
         # argument's adjoint is a static buffer, or root_of(a) is root_of(b) was decided)
         self.distinct = False
+        _unshare_inverses(pullback)
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
         _annotate_lines(forward.body)
@@ -1029,6 +1030,20 @@ def _tape_target(st: ast.stmt) -> str | None:
             not st.value.elts and st.targets[0].id.startswith("tape"):
         return st.targets[0].id
     return None
+
+
+def _unshare_inverses(fn: ast.FunctionDef) -> None:
+    """The adjoints that share a matrix's inverse in the default backend's pullback
+    (transforms/shared_inverse.py: ``A_inv = shared_inverse(A)``, ``inverse=A_inv``) as the
+    nopython helpers take them: without it, each factorising on its own."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("cholesky_vjp", "det_vjp", "slogdet_vjp", "solve_vjp_a",
+                                 "solve_vjp_b"):
+            node.keywords = [k for k in node.keywords if k.arg != "inverse"]
+    for b in _blocks(fn):
+        b[:] = [st for st in b if not (isinstance(st, ast.Assign) and
+                                       call_name(st.value) == "shared_inverse")]
 
 
 def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:

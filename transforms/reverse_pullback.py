@@ -44,6 +44,7 @@ from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import shape_reads
+from adgen.transforms.shared_inverse import share_inverses
 from adgen.transforms.specialize import (
     accumulate_in_place,
     first_writes,
@@ -127,6 +128,9 @@ class Pullback:
             pull_body = [known_shapes(st, self.plan.kinds) for st in pull_body]
             accumulate_in_place(pull_body)
             first_writes(pull_body, self.plan.kinds)
+            # one inverse per matrix the pullback inverts anyway, for its solves too
+            pull_body = share_inverses(pull_body, self.plan.kinds, self.plan.defs,
+                                       self.plan.def_count, self.namer.fresh)
         pullback = gast.FunctionDef(
             name=f"{self.plan.fname}_pullback",
             args=args_node(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),

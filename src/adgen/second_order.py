@@ -315,7 +315,7 @@ def _drop_map(tree: ast.Module, name: str, callees: dict[str, Any], users: set[i
 # Helpers of generated pullbacks that are plain NumPy over functions with rules: the program
 # calls copies of them, loaded from their source as a user's functions, which adgen's reverse
 # mode compiles like any callee (their rule-less first-order versions stay as they are).
-COMPILED_HELPERS = ("matmul_vjp_a", "matmul_vjp_b", "matrix_transpose", "det_vjp",
+COMPILED_HELPERS = ("matmul_vjp_a", "matmul_vjp_b", "matrix_transpose", "det_vjp", "shared_inverse",
                     "solve_vjp_a", "solve_vjp_b", "max_vjp", "norm_vjp", "matrix_norm_vjp",
                     "expand_reduced")
 

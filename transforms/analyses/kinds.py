@@ -434,6 +434,12 @@ class _Eval:
         if obj is np.linalg.solve and len(args) == 2 and not v.keywords and args[0] == 2 and \
                 args[1] in (1, 2):
             return args[1]  # one matrix: x has b's shape
+        if obj is np.linalg.cholesky and len(args) == 1 and not v.keywords and \
+                isinstance(args[0], int) and args[0] != NUMBER and args[0] >= 2:
+            return args[0]  # a factor per square matrix (anything else raises)
+        if obj is np.diag and 1 <= len(args) <= 2 and args[0] in (1, 2) and \
+                all(a == NUMBER for a in args[1:]) and all(k.arg == "k" for k in v.keywords):
+            return 3 - args[0]  # a vector's diagonal matrix, a matrix's diagonal
         if fname == "outer" and obj is np.outer and len(args) == 2 and not v.keywords and \
                 all(rank(a) is not None for a in args):
             return 2  # both flattened: a matrix whatever their ranks

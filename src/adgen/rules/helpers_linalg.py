@@ -31,6 +31,7 @@ __all__ = [
     "matrix_norm_vjp",
     "matrix_transpose",
     "norm_vjp",
+    "shared_inverse",
     "slogdet_vjp",
     "solve_vjp_a",
     "solve_vjp_b",
@@ -258,8 +259,13 @@ def einsum_vjp(g: object, subscripts: object, operands: tuple) -> tuple:
 # Linear algebra
 
 
-def solve_vjp_b(g: object, a: object, b_shape: tuple) -> object:
-    """Adjoint of ``b`` in ``x = np.linalg.solve(a, b)``: ``solve(a^T, g)``."""
+def solve_vjp_b(g: object, a: object, b_shape: tuple, inverse: object = None) -> object:
+    """Adjoint of ``b`` in ``x = np.linalg.solve(a, b)``: ``solve(a^T, g)``.
+
+    ``inverse``: ``np.linalg.inv(a)`` of a matrix ``a``, where the pullback computes it anyway
+    (:func:`shared_inverse`): then ``inv(a)^T g``, a product instead of a factorisation."""
+    if inverse is not None and np.ndim(a) == 2:
+        return unbroadcast(matrix_transpose(inverse) @ np.asarray(g), b_shape)
     if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and \
             g.ndim == len(b_shape) and g.shape[0] == a.shape[0] and g.ndim in (1, 2):
         # one system (the common case): its vector or matrix right-hand side as it is
@@ -273,8 +279,21 @@ def solve_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     return unbroadcast(res, b_shape)
 
 
-def solve_vjp_a(g: object, out: object, a: object, b_ndim: int) -> object:
-    """Adjoint of ``a`` in ``x = np.linalg.solve(a, b)``: ``-solve(a^T, g) x^T``."""
+def solve_vjp_a(g: object, out: object, a: object, b_ndim: int,
+                inverse: object = None) -> object:
+    """Adjoint of ``a`` in ``x = np.linalg.solve(a, b)``: ``-solve(a^T, g) x^T``.
+
+    ``inverse``: ``np.linalg.inv(a)`` of a matrix ``a`` (:func:`shared_inverse`): then
+    ``solve(a^T, g)`` is the product ``inv(a)^T g``."""
+    if inverse is not None and np.ndim(a) == 2:
+        g = np.asarray(g)
+        out = np.asarray(out)
+        gb = matrix_transpose(inverse) @ g
+        if b_ndim == 1:
+            res = -gb[..., :, None] * out[..., None, :]
+        else:
+            res = -gb @ matrix_transpose(out)
+        return unbroadcast(res, np.shape(a))
     if type(a) is np.ndarray and type(g) is np.ndarray and type(out) is np.ndarray and \
             a.ndim == 2 and g.ndim == out.ndim == b_ndim and g.shape == out.shape and \
             g.shape[0] == a.shape[0] and b_ndim in (1, 2):
@@ -294,14 +313,19 @@ def solve_vjp_a(g: object, out: object, a: object, b_ndim: int) -> object:
     return unbroadcast(res, a.shape)
 
 
-def det_vjp(g: object, out: object, a: object) -> np.ndarray:
-    """Adjoint of ``np.linalg.det``: ``g det(a) inv(a)^T`` (raises for singular ``a``)."""
+def det_vjp(g: object, out: object, a: object, inverse: object = None) -> np.ndarray:
+    """Adjoint of ``np.linalg.det``: ``g det(a) inv(a)^T`` (raises for singular ``a``).
+
+    ``inverse``: ``np.linalg.inv(a)``, computed once for the pullback (:func:`shared_inverse`).
+    """
+    if inverse is not None:
+        return np.expand_dims(np.asarray(g) * out, (-1, -2)) * matrix_transpose(inverse)
     if type(a) is np.ndarray and a.ndim == 2 and np.ndim(g) == 0:
         return (g * out) * np.linalg.inv(a).T  # one matrix: no axes to add
     return np.expand_dims(np.asarray(g) * out, (-1, -2)) * matrix_transpose(np.linalg.inv(a))
 
 
-def slogdet_vjp(g: object, a: object) -> np.ndarray:
+def slogdet_vjp(g: object, a: object, inverse: object = None) -> np.ndarray:
     """Adjoint of ``sign, logabsdet = np.linalg.slogdet(a)`` for a real ``a``: the sign is
     piecewise constant, so only ``g[1]`` matters: ``g[1] inv(a)^T``.
 
@@ -311,16 +335,28 @@ def slogdet_vjp(g: object, a: object) -> np.ndarray:
     if np.iscomplexobj(a):
         unsupported("np.linalg.slogdet of a complex matrix is not differentiated (the "
                     "gradient of its sign is not implemented); use np.log(np.linalg.det(a))")
-    return np.expand_dims(g[1], (-1, -2)) * matrix_transpose(np.linalg.inv(a))
+    if inverse is None:
+        inverse = np.linalg.inv(a)
+    return np.expand_dims(g[1], (-1, -2)) * matrix_transpose(inverse)
 
 
-def cholesky_vjp(g: object, out: object) -> np.ndarray:
+def shared_inverse(a: object) -> np.ndarray:
+    """``np.linalg.inv(a)``, computed once in a pullback whose adjoints of the same matrix need
+    it (``cholesky_vjp``, ``det_vjp``, ``slogdet_vjp``) and take it for the solves with it
+    (``solve_vjp_a``/``_b``): see transforms/shared_inverse.py."""
+    return np.linalg.inv(a)
+
+
+def cholesky_vjp(g: object, out: object, inverse: object = None) -> np.ndarray:
     """Adjoint of ``L = np.linalg.cholesky(a)``, for the lower triangle numpy reads.
 
     ``np.linalg.cholesky`` reads only the lower triangle of ``a``, so the exact gradient of
     the function numpy computes is lower triangular: with ``S`` the symmetric adjoint
     (Murray 2016, as in autograd and JAX), it is ``tril(S + S^T) - diag(S)``. Against a
     symmetric perturbation it agrees with ``S`` (what JAX and PyTorch return).
+
+    ``inverse``: ``np.linalg.inv(out)``, where the pullback shares it with the adjoints of
+    solves with ``L`` (:func:`shared_inverse`).
     """
     ell = np.asarray(out)
     if ell.dtype.kind == "c":  # a Hermitian matrix's factor needs conjugate transposes
@@ -333,7 +369,7 @@ def cholesky_vjp(g: object, out: object) -> np.ndarray:
     # S = L^{-T} phi L^{-1}, the symmetric part of which is the adjoint of a symmetric a
     # (one inverse and two products: NumPy has no triangular solve, and two general solves
     # of L^T cost twice the inverse)
-    ell_inv = np.linalg.inv(ell)
+    ell_inv = np.linalg.inv(ell) if inverse is None else inverse
     s = matrix_transpose(ell_inv) @ phi @ ell_inv
     sym = 0.5 * (s + matrix_transpose(s))
     return np.tril(2.0 * sym) - np.eye(n) * sym
