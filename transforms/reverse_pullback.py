@@ -49,6 +49,7 @@ from adgen.transforms.specialize import (
     accumulate_in_place,
     first_writes,
     known_shapes,
+    split_concatenations,
 )
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
@@ -128,6 +129,11 @@ class Pullback:
             pull_body = [known_shapes(st, self.plan.kinds) for st in pull_body]
             accumulate_in_place(pull_body)
             first_writes(pull_body, self.plan.kinds)
+            # the parts of a concatenation's adjoint as slices, where their shapes are kept
+            # (of an ndarray, np.shape and shape_tree are one tuple)
+            split_concatenations(pull_body, {
+                shape: self.plan.kinds[n] for shape, (n, _how) in self.rec.shape_of.items()
+                if isinstance(self.plan.kinds.get(n), int)}, self.plan.kinds, self.namer.fresh)
             # one inverse per matrix the pullback inverts anyway, for its solves too
             pull_body = share_inverses(pull_body, self.plan.kinds, self.plan.defs,
                                        self.plan.def_count, self.namer.fresh)

@@ -231,3 +231,123 @@ def shape_only(expr: gast.expr) -> gast.expr:
 def known_shapes(stmt: gast.stmt, kinds: dict[str, Any]) -> gast.stmt:
     """``np.shape(a)`` -> ``a.shape`` / ``()`` and zero adjoints of numbers -> ``0.0``."""
     return _KnownShapes(kinds).visit(stmt)
+
+
+def split_concatenations(body: list[gast.stmt], ranks: dict[str, int],
+                         arrays: dict[str, Any], fresh: Callable[[str], str]) -> None:
+    """``ct = concatenate_vjp(g, [s1, s2], axis)`` -> the parts as basic slices of ``g``
+    (``o1 = s1[axis]; ct = [g[:o1], g[o1:o1 + s2[axis]]]``) where each ``si`` is a recorded
+    shape (a tuple of ints: ``ranks`` gives the ranks of those names) or ``shape_tree(a)`` of
+    an array (``arrays``: the kinds), of one rank, and the axis is a constant; and
+    ``or_zeros_of_tree(ct[k], s)`` or ``or_zeros(ct[k], a)`` -> ``ct[k]`` (a part is never
+    missing).
+    concatenate_vjp does the same at run time after checking what it was given: about 2 us of
+    a heat-equation step's pullback."""
+    for st in body:
+        for block in ("body", "orelse"):
+            if isinstance(getattr(st, block, None), list):
+                split_concatenations(getattr(st, block), ranks, arrays, fresh)
+    split: set[str] = set()
+    out: list[gast.stmt] = []
+    for st in body:
+        parts = _split_parts(st, ranks, arrays)
+        if parts is None:
+            if split:
+                st = _PartsPresent(split).visit(st)
+            out.append(st)
+            continue
+        ct, g, shapes, axis = parts
+        as_tuple = isinstance(st.value.args[1], gast.Tuple)  # type: ignore[attr-defined]
+        lead = [gast.Slice(lower=None, upper=None, step=None)] * axis
+        items: list[gast.expr] = []
+        start: gast.expr | None = None
+        for k, s in enumerate(shapes):
+            size = gast.Subscript(value=s, slice=gast.Constant(axis, None), ctx=gast.Load())
+            stop: gast.expr | None = None
+            if k < len(shapes) - 1:
+                stop_name = fresh(f"{ct}_stop")
+                value = size if start is None else gast.BinOp(left=name(start.id),
+                                                              op=gast.Add(), right=size)
+                bound = gast.Assign(targets=[name(stop_name, gast.Store)], value=value,
+                                    type_comment=None)
+                gast.copy_location(bound, st)
+                out.append(bound)
+                stop = name(stop_name)
+            cut = gast.Slice(lower=None if start is None else name(start.id), upper=stop,
+                             step=None)
+            index = gast.Tuple(elts=[*lead, cut], ctx=gast.Load()) if lead else cut
+            items.append(gast.Subscript(value=name(g), slice=index, ctx=gast.Load()))
+            start = stop  # type: ignore[assignment]
+        value = gast.Tuple(elts=items, ctx=gast.Load()) if as_tuple else \
+            gast.List(elts=items, ctx=gast.Load())
+        new = gast.Assign(targets=[name(ct, gast.Store)], value=value, type_comment=None)
+        gast.copy_location(new, st)
+        out.append(new)
+        split.add(ct)
+    body[:] = out
+
+
+def _split_parts(st: gast.stmt, ranks: dict[str, int], arrays: dict[str, Any]
+                 ) -> tuple[str, str, list[gast.expr], int] | None:
+    """(ct, g, shape names, axis) of ``ct = concatenate_vjp(g, [s1, ...], axis)`` as
+    :func:`split_concatenations` rewrites it, else None."""
+    if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+            isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call)):
+        return None
+    call = st.value
+    if not (isinstance(call.func, gast.Name) and call.func.id == "concatenate_vjp" and
+            len(call.args) == 3 and not call.keywords and
+            isinstance(call.args[0], gast.Name) and
+            isinstance(call.args[1], (gast.List, gast.Tuple))):
+        return None
+    axis_node = call.args[2]
+    sign = 1
+    if isinstance(axis_node, gast.UnaryOp) and isinstance(axis_node.op, gast.USub):
+        axis_node, sign = axis_node.operand, -1
+    if not (isinstance(axis_node, gast.Constant) and type(axis_node.value) is int):
+        return None
+    elts = list(call.args[1].elts)
+    if isinstance(call.args[1], gast.Tuple):
+        # a tuple's shape tree ("tuple", s1, s2, ...): the parts come back as a tuple
+        if not (elts and isinstance(elts[0], gast.Constant) and elts[0].value == "tuple"):
+            return None
+        elts = elts[1:]
+    shapes: list[gast.expr] = []
+    rank = set()
+    for e in elts:
+        if isinstance(e, gast.Name) and e.id in ranks:
+            shapes.append(e)  # a recorded shape
+            rank.add(ranks[e.id])
+        elif isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id == "shape_tree" and len(e.args) == 1 and \
+                isinstance(e.args[0], gast.Name) and isinstance(arrays.get(e.args[0].id), int):
+            # an array kept for its value: its shape
+            shapes.append(gast.Attribute(value=e.args[0], attr="shape", ctx=gast.Load()))
+            rank.add(arrays[e.args[0].id])
+        else:
+            return None
+    if len(rank) != 1:
+        return None
+    r = rank.pop()
+    axis = sign * axis_node.value
+    if r < 1 or not -r <= axis < r:
+        return None
+    return st.targets[0].id, call.args[0].id, shapes, axis % r
+
+
+class _PartsPresent(gast.NodeTransformer):
+    """``or_zeros_of_tree(ct[k], s)``, ``or_zeros(ct[k], a)`` -> ``ct[k]`` for the split
+    cotangents ``ct``."""
+
+    def __init__(self, split: set[str]) -> None:
+        self.split = split
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in ("or_zeros_of_tree",
+                                                                  "or_zeros") and \
+                len(node.args) == 2 and isinstance(node.args[0], gast.Subscript) and \
+                isinstance(node.args[0].value, gast.Name) and \
+                node.args[0].value.id in self.split:
+            return node.args[0]
+        return node
