@@ -26,7 +26,7 @@ import gast
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
-from adgen.transforms.analyses.kinds import CONTAINERS, NUMBER, kinds, param_kind
+from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
 from adgen.transforms.bindings import failed
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.emit import compile_source, to_source
@@ -298,9 +298,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
                                           returned), parsed) if sig is not None else {}
     # names holding float64 numbers or ints (a loop may keep them in typed arrays)
+    # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
+    float_params = {a.id for a, k in bound if k == FLOAT_ARG}
     columns = run_pass("reverse", lambda: column_dtypes(
         tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: resolve(parsed, n)), parsed) if sig is not None else {}
+        lambda n: resolve(parsed, n), float_params), parsed) if sig is not None else {}
     scalars = {n for n, k in known.items() if k == NUMBER}
     containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
     arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
@@ -341,7 +343,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
     f64 = run_pass("reverse", lambda: float64_arrays(
         tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: resolve(parsed, n)), parsed)
+        lambda n: resolve(parsed, n), float_params), parsed)
     result = run_pass("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
                                              callee_info, known, columns, f64), parsed)
     if dump is not None:

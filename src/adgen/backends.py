@@ -193,7 +193,7 @@ def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...] | None:
             "types and needs them", hint="call the gradient with arguments (grad does)")
     out = []
     for s in sig:
-        if s == "number":
+        if s in ("number", "float"):  # any number, a float64 one (kinds.FLOAT_ARG)
             out.append(ArgType("f8"))
         elif type(s) is int:
             out.append(ArgType("array", "f8", s))

@@ -17,6 +17,7 @@ from adgen.transforms import front, pipeline
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.kinds import (
     DICT,
+    FLOAT_ARG,
     LIST,
     NUMBER,
     kinds,
@@ -78,7 +79,8 @@ def fill(x, w):
 
 
 def test_signature_of_arguments():
-    assert signature((np.zeros(3), 2.0, 3, np.float64(1.0))) == (1, NUMBER, NUMBER, NUMBER)
+    # a float64 number (a Python float, np.float64) is told apart: its columns are float64
+    assert signature((np.zeros(3), 2.0, 3, np.float64(1.0))) == (1, FLOAT_ARG, NUMBER, FLOAT_ARG)
     assert signature((np.zeros((2, 3)), np.zeros(()))) == (2, 0)
     # unknown: tuples, bools (they index as masks), object and bool arrays, list subclasses
     assert signature(((1.0,), True, np.array([None]), np.zeros(2, bool),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from adgen.transforms import front, pipeline
-from adgen.transforms.analyses.kinds import NUMBER, kinds, signature
+from adgen.transforms.analyses.kinds import NUMBER, kinds, param_kind, signature
 from adgen.transforms.analyses.shapes import shape_keys
 from gradcheck import check_grad
 
@@ -21,7 +21,7 @@ A1, B1 = 0.4, 0.3
 def _keys(fn, *args):
     parsed, tree, _namer, _headers = front.front(fn)
     resolve = lambda node: front.resolve(parsed, node)  # noqa: E731
-    params = {a.id: k for a, k in zip(tree.args.args, signature(args))}
+    params = {a.id: param_kind(k) for a, k in zip(tree.args.args, signature(args))}
     known = kinds(tree, params, resolve)
     return shape_keys(tree, known, resolve)
 

@@ -70,7 +70,8 @@ def _join(a: Any, b: Any) -> Any:
 
 
 def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
-                  resolve: Callable[[gast.expr], Any]) -> dict[str, str]:
+                  resolve: Callable[[gast.expr], Any],
+                  float_params: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Names whose value fits a typed column on every path: ``"float64"`` for a float64
     number (a NumPy float64 or a Python float), ``"int64"`` for a Python int (written into
     an int64 array, an int beyond its range raises OverflowError; read back, it is a NumPy
@@ -81,28 +82,34 @@ def column_dtypes(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[
         known: its kinds (analyses.kinds), for the signature compiled for.
         f64_params: its parameters bound to float64 arrays in that signature.
         resolve: a global name or attribute chain -> the object it denotes (None: unknown).
+        float_params: its parameters bound to a Python float or a NumPy float64 in that
+            signature (kinds.FLOAT_ARG): FLOAT, where a number parameter is REAL.
     """
-    env = _facts(fn, known, f64_params, resolve)
+    env = _facts(fn, known, f64_params, resolve, float_params)
     dtypes = {F64: "float64", FLOAT: "float64", INT: "int64"}
     return {n: dtypes[f] for n, f in env.items() if f in dtypes}
 
 
 def float64_arrays(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
-                   resolve: Callable[[gast.expr], Any]) -> set[str]:
+                   resolve: Callable[[gast.expr], Any],
+                   float_params: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """Names that hold a float64 ndarray on every path (the arguments as in
     :func:`column_dtypes`). A value stored into one keeps its derivative; a store into an
     array of another dtype may truncate it (an integer or bool array), which the pullback
     then checks at run time."""
-    return {n for n, f in _facts(fn, known, f64_params, resolve).items() if f == _ARRAY}
+    return {n for n, f in _facts(fn, known, f64_params, resolve, float_params).items()
+            if f == _ARRAY}
 
 
 def _facts(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
-           resolve: Callable[[gast.expr], Any]) -> dict[str, Any]:
+           resolve: Callable[[gast.expr], Any],
+           float_params: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     defs, unknown = definitions(fn)
     env: dict[str, Any] = {n: _BOTTOM for n in defs}
     for a in fn.args.args:
-        env[a.id] = _ARRAY if a.id in f64_params else REAL if known.get(a.id) == NUMBER \
-            else None
+        env[a.id] = _ARRAY if a.id in f64_params else \
+            FLOAT if a.id in float_params and known.get(a.id) == NUMBER else \
+            REAL if known.get(a.id) == NUMBER else None
     for n in unknown:
         env[n] = None
     ev = _Eval(env, known, resolve)

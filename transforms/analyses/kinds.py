@@ -40,6 +40,10 @@ NUMBER = "number"
 LIST = "list"
 DICT = "dict"
 CONTAINERS = (LIST, DICT)
+# A signature's entry for a Python float or a NumPy float64 argument: a number (its kind is
+# NUMBER) that is float64 for certain, so values computed from it may go into float64 tape
+# columns (analyses.floats); "number" stands for any other number (an int, a float32).
+FLOAT_ARG = "float"
 Kind = Any  # NUMBER | int | None
 _BOTTOM = "bottom"
 
@@ -85,17 +89,25 @@ def of_value(value: Any) -> Kind:
 
 
 def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
-    """The kinds of a call's positional arguments (part of the compile-cache key)."""
+    """The kinds of a call's positional arguments (part of the compile-cache key); a float64
+    number is ``FLOAT_ARG``."""
     if len(args) == 1:  # the common case of one argument, without building a list
         a = args[0]
-        return (a.ndim if type(a) is np.ndarray and a.dtype is _F64 else of_value(a),)
-    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _F64 else of_value(a)
+        return (a.ndim if type(a) is np.ndarray and a.dtype is _F64 else _entry(a),)
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _F64 else _entry(a)
                   for a in args])
+
+
+def _entry(a: Any) -> Kind:
+    t = type(a)
+    return FLOAT_ARG if t is float or t is np.float64 else of_value(a)
 
 
 def param_kind(k: Kind) -> Kind:
     """The kind a signature entry gives its parameter (an array of any numeric dtype: its
-    rank)."""
+    rank; a float64 number: a number)."""
+    if k == FLOAT_ARG:
+        return NUMBER
     return k[1] if isinstance(k, tuple) and k[0] == "array" else k
 
 
