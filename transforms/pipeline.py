@@ -373,6 +373,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     pullback = ns[result.pullback.name]
     # the function's own defaults, not their source text evaluated again
     defaults = getattr(fn, "__defaults__", None)
+    if defaults and varargs_of(fn) is not None:
+        # def g(x, c=2.0, *xs): the forward's parameters are x, c, xs (a tuple), so the
+        # defaults cover c and xs (c's alone went to xs: g_forward(z) missed c)
+        defaults = defaults + ((),)
     if defaults and lifted:
         defaults = defaults + (None,) * len(lifted)
     forward.__defaults__ = defaults

@@ -11,6 +11,7 @@ from adgen.transforms.analyses.effects import Write
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
+from adgen.transforms.parse import varargs_of
 from adgen.transforms.reverse_ast import (
     MISSING,
     Recording,
@@ -97,7 +98,11 @@ class Forward:
         args.kw_defaults = [_shown(kwdefaults[a.id]) if a.id in kwdefaults else None
                             for a in args.kwonlyargs]
         defaults = list(getattr(fn, "__defaults__", None) or ())
-        lifted = len(args.args) - fn.__code__.co_argcount  # a closure's free variables
+        packed = varargs_of(fn) is not None  # *xs: a parameter of its own, a tuple
+        if defaults and packed:
+            defaults.append(())  # as the pipeline sets the compiled forward's __defaults__
+        # a closure's free variables
+        lifted = len(args.args) - fn.__code__.co_argcount - int(packed)
         if defaults and lifted > 0:
             defaults += [None] * lifted
         args.defaults = [_shown(d) for d in defaults]
@@ -242,7 +247,7 @@ class Forward:
                     info = self.plan.callee_info(obj)
                     self.rec.callees[info.name] = info
                     fcall = call_node(f"{info.name}_forward", *self.plan.call_args(call, obj))
-                    fcall.keywords = call.keywords
+                    fcall.keywords = call.keywords + self.plan.packed_keyword(call, obj)
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords

@@ -498,9 +498,20 @@ class Plan:
         takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""
         n = varargs_of(obj)
         args = list(call.args)
-        if n is None:
-            return args
+        if n is None or len(args) < n:
+            return args  # fewer than the named ones: the tuple goes by keyword (packed_keyword)
         return args[:n] + [gast.Tuple(elts=args[n:], ctx=gast.Load())]
+
+    def packed_keyword(self, call: gast.Call, obj: Any) -> list[gast.keyword]:
+        """``xs=()`` for a call of ``def g(x, c=2.0, *xs)`` that passes fewer positional
+        arguments than the named parameters (``g(z)``, ``g(z, c=0.7)``): the named ones left
+        to their defaults or keywords (the empty tuple was passed in c's place: a raw
+        broadcasting error, or 'multiple values for argument c')."""
+        n = varargs_of(obj)
+        if n is None or len(call.args) >= n:
+            return []
+        return [gast.keyword(arg=obj.__code__.co_varnames[n],
+                             value=gast.Tuple(elts=[], ctx=gast.Load()))]
 
     def refuse_active_partial(self, s: gast.stmt, v: gast.Call) -> None:
         """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the

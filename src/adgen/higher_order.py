@@ -226,7 +226,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
 # Wrappers that give reverse mode a Python function over a compiled jvp: their source is
 # generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
-_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
+_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any], tuple[Any, ...]]] = {}
 
 
 def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
@@ -238,11 +238,28 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
 
     from adgen.transforms.emit import compile_source
 
+    # a functools.partial: its function, with the bound arguments as receivers and the bound
+    # keywords passed by name (hessian of a partial was 'cannot read the source')
+    bound: dict[str, Any] = {}
+    leading: tuple[Any, ...] = ()
+    while isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
+        leading, bound = fun.args + leading, {**fun.keywords, **bound}
+        fun = fun.func
     compiled, receiver = tangent_compiled(fun)
-    key = (id(compiled.jvp), nargs, wrt, unit, len(receiver))
+    receiver = receiver + leading
+    held = receiver + tuple(bound.values())
+    # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
+    # after hessian(m1.energy) took m1's (keyed by its count only: a silently wrong Hessian)
+    key = (id(compiled.jvp), nargs, wrt, unit, tuple(id(r) for r in held), tuple(bound))
     hit = _WRAPPERS.get(key)
-    if hit is not None and hit[0] is compiled.jvp:
+    if hit is not None and hit[0] is compiled.jvp and \
+            all(a is b for a, b in zip(hit[2], held)):
         return hit[1]
+    while len(_WRAPPERS) >= 256:  # the oldest go (each holds its receiver)
+        try:
+            del _WRAPPERS[next(iter(_WRAPPERS))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread took it
+            break
     names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
              for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
     names += [f"a{k}" for k in range(len(names), nargs)]
@@ -252,15 +269,17 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
                       f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
                       for k, n in enumerate(wrt))
+    keywords = "".join(f", {k}=bound{j}" for j, k in enumerate(bound))
     text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
-            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given})\n"
+            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given}{keywords})\n"
             f"    return out_dot\n")
     ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
                           "given_tangent": runtime.given_tangent}
     ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
+    ns.update({f"bound{j}": v for j, v in enumerate(bound.values())})
     compile_source(text, f"<adgen {compiled.name} directional>", ns)
     wrapper = ns[f"{compiled.name}_directional"]
-    _WRAPPERS[key] = (compiled.jvp, wrapper)
+    _WRAPPERS[key] = (compiled.jvp, wrapper, held)
     return wrapper
 
 

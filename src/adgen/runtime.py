@@ -138,6 +138,10 @@ def add(a: Any, b: Any) -> Any:
         return [add(x, y) for x, y in zip(a, b)]
     if isinstance(a, tuple) and isinstance(b, tuple):
         return tuple(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        # one sequence's adjoint from two places, one a list, one a tuple (the *xs of a
+        # callee's jvp, differentiated again by hessian): item by item
+        return type(a)(add(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
         out = dict(a)
         for k, v in b.items():

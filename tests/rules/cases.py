@@ -654,6 +654,12 @@ cases("adgen.rules.helpers_core.extreme_tangent",
       C(randn(), 2.0, 2.0, 1.5),
       C([0.1, 0.2, 0.3], 3.0, [1.0, 3.0, 3.0], None),  # max(xs): the tied items share it
       C(randn(3), 3.0, np.array([1.0, 3.0, 2.0]), None))
+# xlogy(out, a): the tangent of a ** b along b (hessian of a power); 0 where x == 0, as the
+# value is
+cases("adgen.rules.helpers_core.xlogy", C(pos(3), pos(3)), C(pos(2, 3), pos(3)),
+      C(pos(3), pos()), C(pos(), pos(2)),
+      expect((np.array([0.0, 2.0]), np.array([3.0, 4.0])),
+             (np.array([0.0, np.log(4.0)]), np.array([0.0, 0.5]))))
 cases("adgen.rules.helpers_core.balanced_eq", C(_EX, np.maximum(_EX, _EY), _EY),
       C(2.0, 2.0, 1.5))
 

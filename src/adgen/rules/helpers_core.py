@@ -40,6 +40,8 @@ __all__ = [
     "unsupported",
     "var_vjp",
     "xlogy",
+    "xlogy_dx",
+    "xlogy_dy",
 ]
 
 
@@ -364,6 +366,21 @@ def xlogy(x: object, y: object) -> object:
     safe = np.where(x == 0, 1.0, y)
     res = np.where(x == 0, 0.0, x * np.log(safe))
     return res[()] if res.ndim == 0 else res
+
+
+def xlogy_dx(x: object, y: object) -> object:
+    """The partial derivative of ``xlogy(x, y)`` in ``x``: ``log(y)``, 0 where ``x == 0`` (as
+    the value is), broadcast over both (second derivatives of ``a ** b``)."""
+    x = np.asarray(x)
+    safe = np.where(x == 0, 1.0, y)
+    return np.where(x == 0, 0.0, np.log(safe))
+
+
+def xlogy_dy(x: object, y: object) -> object:
+    """The partial derivative of ``xlogy(x, y)`` in ``y``: ``x / y``, 0 where ``x == 0``."""
+    x = np.asarray(x)
+    safe = np.where(x == 0, 1.0, y)
+    return np.where(x == 0, 0.0, x / safe)
 
 
 def sum_list_vjp(g: object, tree: object) -> object:

@@ -92,9 +92,12 @@ def given_tangent(t: object, x: object) -> object:
 
 
 def is_plain_object(x: object) -> bool:
-    """An instance of a user class with attributes (not a number, array or container)."""
-    return hasattr(x, "__dict__") and not callable(x) and \
-        not isinstance(x, (np.ndarray, np.generic))
+    """An instance of a user class with attributes (not a number, array or container), a
+    layer with a ``__call__`` written in Python included (not a function, method or class:
+    their ``__call__`` has no ``__code__``); the zero tangent of a layer was 0.0, and
+    hessian(layer) failed on ``self_dot.a``."""
+    return hasattr(x, "__dict__") and not isinstance(x, (np.ndarray, np.generic, type)) and \
+        (not callable(x) or hasattr(getattr(type(x), "__call__", None), "__code__"))
 
 
 def object_with(cls: type, fields: dict) -> object:

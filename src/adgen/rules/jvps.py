@@ -57,6 +57,8 @@ from adgen.rules.helpers import (
     var_vjp,
     view_tangent,
     xlogy,
+    xlogy_dx,
+    xlogy_dy,
     zero_tangent,
 )
 from adgen.rules.registry import defjvp, defjvp_kind, defrefusal, defvjp, lookup
@@ -382,6 +384,18 @@ def balanced_eq_vjp(g: Any, out: Any, x: Any, z: Any, y: Any) -> Any:
 @defvjp(extreme_tangent, "d, z, x, y", diff="d", reads="z, x, y", linear=True)
 def extreme_tangent_vjp_d(g: Any, out: Any, d: Any, z: Any, x: Any, y: Any) -> Any:
     return extreme_tangent_vjp(g, shape_tree(d), z, x, y)
+
+
+# xlogy(out, a), the tangent of a ** b along b, differentiated again (hessian of a power)
+@defvjp(xlogy, "x, y", reads="x, y")
+def xlogy_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
+    return (unbroadcast(g * xlogy_dx(x, y), np.shape(x)),
+            unbroadcast(g * xlogy_dy(x, y), np.shape(y)))
+
+
+@defjvp(xlogy)
+def xlogy_jvp(d: Any, out: Any, x: Any, y: Any) -> Any:
+    return d * xlogy_dx(x, y), d * xlogy_dy(x, y)
 
 
 @defvjp(dtype_kind, "x", diff=(), linear=True)
