@@ -365,14 +365,18 @@ def cholesky_vjp(g: object, out: object, inverse: object = None) -> np.ndarray:
     g = np.asarray(g)
     n = ell.shape[-1]
     phi = np.tril(matrix_transpose(ell) @ g)
-    phi = phi - 0.5 * np.eye(n) * phi
+    d = np.arange(n)
+    phi[..., d, d] *= 0.5  # a fresh array: its diagonal halved in place (no eye, no copies)
     # S = L^{-T} phi L^{-1}, the symmetric part of which is the adjoint of a symmetric a
     # (one inverse and two products: NumPy has no triangular solve, and two general solves
     # of L^T cost twice the inverse)
     ell_inv = np.linalg.inv(ell) if inverse is None else inverse
     s = matrix_transpose(ell_inv) @ phi @ ell_inv
-    sym = 0.5 * (s + matrix_transpose(s))
-    return np.tril(2.0 * sym) - np.eye(n) * sym
+    # tril(2 sym) - diag(sym) with sym = (s + s^T) / 2: the lower triangle of s + s^T, its
+    # diagonal halved (the same values, in two passes over the matrix instead of seven)
+    out = np.tril(s + matrix_transpose(s))
+    out[..., d, d] *= 0.5
+    return out
 
 
 def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
