@@ -75,6 +75,7 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
         # copies: a later in-place write by the caller must not change what is recomputed
         saved_args, saved_kwargs = copy.deepcopy((args, kwargs))
         out = inner(*args, **kwargs)
+        seen = sample_values(out)
 
         def pullback(out_bar: Any) -> tuple[Any, ...]:
             from adgen.api import vjp
@@ -84,6 +85,8 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
             again, again_kw = copy.deepcopy((saved_args, saved_kwargs))
             if not again_kw:
                 recomputed, pull = vjp(inner, *again, mutation=mutation)
+                refuse_other_values(seen, recomputed, f"the checkpointed helper "
+                                    f"{inner.__qualname__}()", _location(inner))
                 # an object's gradient (self of a checkpointed method) as the adjoint the
                 # caller adds up (two calls' were added as objects: a raw TypeError)
                 return tuple(_object_adjoint(c, a) for c, a in zip(
@@ -94,6 +97,8 @@ def checkpoint(fn: Callable[..., Any] | None = None, *,
             bound.apply_defaults()
             names = list(bound.arguments)
             recomputed, pull = vjp(inner, *bound.args, mutation=mutation, **bound.kwargs)
+            refuse_other_values(seen, recomputed, f"the checkpointed helper "
+                                f"{inner.__qualname__}()", _location(inner))
             cts = pull(_cotangent_like(out_bar, recomputed))
             passed = set(names[:len(again)]) | set(again_kw)
             return tuple(_object_adjoint(c, bound.arguments[n])
@@ -246,12 +251,14 @@ def segment_rule(segment: Callable[..., Any], mutation: str, where: Location,
         # themselves are the checkpoint, the runs work on copies
         saved = inputs
         out = segment(*_copied(inputs, written, shelved))
+        seen = sample_values(out)
 
         def pullback(out_bar: Any) -> tuple[Any, ...]:
             from adgen.api import vjp
 
             recomputed, pull = vjp(segment, *_copied(saved, written, shelved),
                                    mutation=mutation)
+            refuse_other_values(seen, recomputed, "checkpoint=: the loop's segment", where)
             cts = pull(_cotangent_like(out_bar, recomputed))
             # the caller's pullback keeps an object's adjoint as ObjectAdjoint, not as the
             # object-shaped gradient adgen.vjp hands to users
@@ -313,6 +320,45 @@ def _is_object(x: Any) -> bool:
     return hasattr(x, "__dict__") and not isinstance(
         x, (np.ndarray, list, dict, tuple, float, int, complex, str, type)) and \
         not callable(x)
+
+
+def sample_values(x: Any) -> list[Any]:
+    """A small record of the numbers in ``x`` (each array's sum and up to 64 of its elements,
+    each number), to check that recomputing a checkpoint gives what the first run gave."""
+    out: list[Any] = []
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            out += sample_values(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            out += sample_values(v)
+    elif isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+        flat = x.reshape(-1)
+        picks = flat[np.linspace(0, flat.size - 1, min(flat.size, 64)).astype(int)] \
+            if flat.size else flat
+        out += [np.sum(x), picks.copy()]
+    elif isinstance(x, (float, complex, np.floating, np.complexfloating)):
+        out.append(x)
+    return out
+
+
+def refuse_other_values(seen: list[Any], recomputed: Any, what: str,
+                        where: Location | None) -> None:
+    """Raises when recomputing a checkpoint gave other values than its first run (a random
+    draw, a clock, a global or an object that changed in between): its tape would then
+    belong to another computation, and the gradient would be silently wrong."""
+    again = sample_values(recomputed)
+    same = len(again) == len(seen) and all(
+        np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-7, atol=1e-12, equal_nan=True)
+        for a, b in zip(seen, again))
+    if not same:
+        raise UnsupportedError(
+            f"{what} was run again for the gradient and gave other values than the first "
+            "time: it draws random numbers, or reads something that changed in between (a "
+            "clock, a global, an object's state); its recomputed tape would belong to another "
+            "computation", where,
+            hint="draw the random numbers before the loop (noise = rng.normal(size=(steps, "
+                 "n))) and index them in it, or differentiate without checkpointing")
 
 
 def _object_adjoint(ct: Any, primal: Any) -> Any:

@@ -472,3 +472,49 @@ def test_a_helper_with_a_default_before_star_args():
         assert np.allclose(adgen.jacfwd(f)(x), want, atol=1e-7)
         assert np.allclose(adgen.hessian(f)(x), fd_hessian(f, x), atol=1e-5)
     assert np.allclose(adgen.hessian(lambda z: shifted_sines(z))(x), np.diag(-4.0 * np.sin(2 * x)))
+
+
+# --------------------------------------------------------------------------------------------
+# checkpointing a computation that draws random numbers: refused when recomputed, not wrong
+
+
+_noise = {"rng": np.random.default_rng(0)}
+
+
+def noisy_descent(x0, k):
+    x = x0.copy()
+    for t in range(120):
+        x = x - 0.01 * k * np.sin(x) + 0.01 * _noise["rng"].normal(size=x.shape)
+    return np.sum(x ** 2)
+
+
+@adgen.checkpoint
+def noisy_step(x, k):
+    return x - 0.01 * k * np.sin(x) + 0.01 * _noise["rng"].normal(size=x.shape)
+
+
+def noisy_steps(x0, k):
+    x = x0
+    for t in range(20):
+        x = noisy_step(x, k)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("how", ["loop", "helper"])
+def test_checkpointed_random_draws_are_refused(how):
+    # the backward pass recomputed the segments with other random numbers: the gradient was
+    # silently off (5e-4 relative here, more with more noise)
+    x0 = np.array([0.5, -1.0, 2.0])
+    grad = adgen.grad(noisy_descent, checkpoint=True) if how == "loop" else \
+        adgen.grad(noisy_steps)
+    with pytest.raises(adgen.UnsupportedError, match="random") as err:
+        grad(x0, 1.3)
+    assert "test_new_user_objects_and_second_order.py" in str(err.value)
+    # without checkpointing, the same function's gradient is right (one run, one draw)
+    _noise["rng"] = np.random.default_rng(1)
+    g = adgen.grad(noisy_descent)(x0, 1.3)
+
+    def again(x):
+        _noise["rng"] = np.random.default_rng(1)
+        return noisy_descent(x, 1.3)
+    assert np.allclose(g, fd(again, x0), atol=1e-6)
