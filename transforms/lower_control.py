@@ -4,7 +4,12 @@ Input: a validated FunctionDef. Output: a function in which
 - ``return`` appears once, as the last statement of the body;
 - ``continue`` does not appear; ``break`` appears only as the last statement of a loop body,
   in the form ``if <flag>: break``;
-- statements that an earlier break/continue/return may skip are wrapped in ``if not <flag>:``.
+- statements that an earlier break/continue/return may skip are wrapped in ``if not <flag>:``;
+- ``with m(a, k=b) as v: body`` (a context manager validate allows) is
+  ``context1 = enter_context(m, a, k=b)``; ``v = entered_value(context1)``; ``try: body``
+  ``except BaseException: exit_context(context1); raise``; ``exit_context(context1)``
+  (adgen.runtime), which runs as the with statement does (these managers never suppress an
+  exception), and the body (its early exits flags) always reaches the exit.
 So a loop iteration always runs to the end of its body, where the reverse pass records it.
 """
 
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 import gast
 from adgen.transforms.desugar import _at, assign, name
 from adgen.transforms.names import Namer
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 
 @dataclass
@@ -26,14 +31,61 @@ class _Loop:
 
 def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` with early exits turned into flags (fn is changed in place)."""
+    _lower_exits(fn, namer)
+    fn.body = _without_with(fn.body, namer)
+    return fn
+
+
+def _without_with(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
+    """The block with each ``with`` statement (and those nested in it) run as Python runs it:
+    enter, the body in a try whose handler exits and re-raises, exit."""
+    out: list[gast.stmt] = []
+    for s in stmts:
+        for fieldname in ("body", "orelse"):
+            sub = getattr(s, fieldname, None)
+            if isinstance(sub, list) and not isinstance(s, gast.FunctionDef):
+                setattr(s, fieldname, _without_with(sub, namer))
+        if isinstance(s, gast.Try):
+            for h in s.handlers:
+                h.body = _without_with(h.body, namer)
+        if not isinstance(s, gast.With):
+            out.append(s)
+            continue
+        body = s.body
+        for item in reversed(s.items):  # with a, b: body  is  with a: with b: body
+            context = namer.fresh("context")
+            made = item.context_expr
+            enter = assign(name(context, gast.Store), _call(
+                "enter_context", [made.func, *made.args], made.keywords, s), s)
+            leave = _at(gast.Expr(value=_call("exit_context", [name(context)], [], s)), s)
+            handler = _at(gast.ExceptHandler(
+                type=name("BaseException"), name=None,
+                body=[leave, _at(gast.Raise(exc=None, cause=None), s)]), s)
+            guarded = _at(gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[]), s)
+            body = [enter]
+            if item.optional_vars is not None:
+                body.append(assign(item.optional_vars, _call("entered_value", [name(context)],
+                                                             [], s), s))
+            body += [guarded, clone(leave)]
+        out.extend(body)
+    return out
+
+
+def _call(fn: str, args: list[gast.expr], keywords: list[gast.keyword], like: gast.AST
+          ) -> gast.Call:
+    return _at(gast.Call(func=name(fn), args=args, keywords=keywords), like)
+
+
+def _lower_exits(fn: gast.FunctionDef, namer: Namer) -> None:
+    """Turns break, continue and early return into flags (fn is changed in place)."""
     body = fn.body
     returns = [n for n in walk(fn) if isinstance(n, gast.Return)]
     tail_only = len(returns) == 1 and body and body[-1] is returns[0]
     if not returns:
         body.append(_at(gast.Return(value=gast.Constant(None, None)), body[-1] if body else fn))
-        return fn
+        return
     if tail_only and not _has_loop_exit(fn):
-        return fn
+        return
     lowering = _Lowering(namer, None if tail_only else namer.fresh("returned"),
                          None if tail_only else namer.fresh("retval"))
     last_return = body.pop() if tail_only else None
@@ -45,7 +97,6 @@ def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
         fn.body = init + new_body + [final]
     else:
         fn.body = new_body + [last_return]
-    return fn
 
 
 def _has_loop_exit(fn: gast.FunctionDef) -> bool:
@@ -139,6 +190,9 @@ class _Lowering:
                     after = orelse
                 outer = sorted(set(outer) | set(e))
             return pre + [s] + after, outer
+        if isinstance(s, gast.With):
+            s.body, exits = self.block(s.body, loop)
+            return [s], exits
         if isinstance(s, gast.FunctionDef):
             return [s], []
         return [s], []

@@ -142,7 +142,8 @@ def comment_node(text: str) -> gast.stmt:
 
 
 # runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
-RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
+RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
+                           "enter_context", "entered_value", "exit_context"})
 
 
 class Missing:

@@ -83,7 +83,8 @@ class TangentCode:
 # an integer array): the tangent goes through float_part.
 _CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
 # Runtime functions the earlier passes call (desugar, lower_mutation).
-_PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index"})
+_PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index",
+                         "enter_context", "entered_value", "exit_context"})
 # Methods of lists and dicts that change them; the tangent container changes alike.
 _MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
 

@@ -2,7 +2,8 @@
 
 Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedError at the
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
-with, del, class definitions, star-arguments, match, try/finally.
+with (but for the context managers of _context_managers), del, class definitions,
+star-arguments, match, try/finally.
 """
 
 from __future__ import annotations
@@ -26,13 +27,56 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   "pass the value in as an argument and return the new one"),
     gast.Nonlocal: ("a nonlocal statement (writes to an enclosing scope)",
                     "pass the value in as an argument and return the new one"),
-    gast.With: ("a with statement", "move the with block out of the differentiated function, "
-                + _HINT_RRULE),
     gast.Delete: ("a del statement", "drop the del (adgen keeps values the gradient needs)"),
     gast.ClassDef: ("a class definition inside a differentiated function",
                     "define the class at module level"),
     gast.Match: ("a match statement", "use if/elif"),
 }
+
+
+def _context_managers() -> tuple[object, ...]:
+    """Context managers that change nothing a derivative depends on, so that a ``with`` block
+    of one runs as written (lower_control): NumPy's floating-point error handling and print
+    options, the warnings filters, and ``contextlib.nullcontext``."""
+    import contextlib
+    import warnings
+
+    import numpy as np
+
+    return (np.errstate, np.printoptions, warnings.catch_warnings, contextlib.nullcontext)
+
+
+def _resolved(parsed: Parsed, node: gast.expr) -> object:
+    """The object a global name or attribute chain is bound to (None: local or unknown)."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
+            node.id not in parsed.namespace:
+        return None
+    obj = parsed.namespace[node.id]
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def _check_with(parsed: Parsed, node: gast.With) -> None:
+    """A ``with`` block is run as written when each manager is one of
+    :func:`_context_managers`, made in the statement, and its ``as`` target (if any) a name."""
+    allowed = _context_managers()
+    for item in node.items:
+        made = item.context_expr
+        ok = isinstance(made, gast.Call) and any(
+            _resolved(parsed, made.func) is m for m in allowed) and (
+            item.optional_vars is None or isinstance(item.optional_vars, gast.Name))
+        if not ok:
+            raise UnsupportedError(
+                "a with statement is supported for np.errstate, np.printoptions, "
+                "warnings.catch_warnings and contextlib.nullcontext only",
+                parsed.location(node),
+                hint="move the with block out of the differentiated function, " +
+                     _HINT_RRULE)
 
 
 def validate(parsed: Parsed) -> None:
@@ -48,6 +92,8 @@ def validate(parsed: Parsed) -> None:
         if kind is not None:
             what, hint = kind
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)
+        if isinstance(node, gast.With):
+            _check_with(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(

@@ -1321,9 +1321,28 @@ def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     return forward_of(fn, args, kwargs)
 
 
-def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tuple[Any, ...]:
-    """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
-    from adgen.dispatch import pullback_of
+# --------------------------------------------------------------------------------------------
+# with blocks (transforms.lower_control): a context manager that changes nothing a derivative
+# depends on (np.errstate, ...) is made and entered, and left when the block ends or raises.
+
+
+def enter_context(make: Any, *args: Any, **kwargs: Any) -> list[Any]:
+    """``with make(*args, **kwargs)``: makes the context manager and enters it; returns
+    ``[manager, what __enter__ returned]`` for :func:`entered_value` and
+    :func:`exit_context`."""
+    manager = make(*args, **kwargs)
+    return [manager, manager.__enter__()]
+
+
+def entered_value(context: list[Any]) -> Any:
+    """What the manager's ``__enter__`` returned (the ``as`` target of the with)."""
+    return context[1]
+
+
+def exit_context(context: list[Any]) -> None:
+    """Leaves the context (these managers never suppress an exception)."""
+    context[0].__exit__(None, None, None)
+
 
 def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
              kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -1715,6 +1734,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "enter_context", "entered_value", "exit_context",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", *_helper_names,
 ]
