@@ -1353,6 +1353,10 @@ def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     return tangent_of_call(fn, args, tangents, kwargs)
 
 
+def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tuple[Any, ...]:
+    """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
+    from adgen.dispatch import pullback_of
+
     return pullback_of(saved, out_bar, sh)
 
 
@@ -1730,11 +1734,11 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_jvp", "call_pullback", "capture",
+    "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "enter_context", "entered_value", "exit_context",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", *_helper_names,
 ]
