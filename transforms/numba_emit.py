@@ -72,7 +72,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
                               "cholesky_vjp", "entry_items", "with_shadows",
-                              "add_matmul_vjp_a", "add_matmul_vjp_b"})
+                              "add_matmul_vjp_a", "add_matmul_vjp_b", "item"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
 _AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
@@ -258,6 +258,65 @@ class Rewriter:
                     raise self.refuse(st, "the numba backend takes arrays and numbers, not "
                                       "Python lists, dicts or sets",
                                       "use NumPy arrays, or backend='default' / 'auto'")
+
+    # -- lists of arrays that are tuples in all but name -------------------------------------
+
+    def tuple_lists(self) -> None:
+        """A list display nopython mode need not build as a list becomes a tuple: the
+        sequence ``np.concatenate`` / ``np.stack`` / ``np.vstack`` / ``np.hstack`` joins
+        (numba takes a tuple there), and a list bound to a name that is only ever read as
+        ``name[k]`` with a constant ``k`` (a concatenation's adjoint split into its parts).
+        Nothing can tell a list from a tuple there: it is never changed, passed or iterated."""
+        joins = {"np.concatenate", "np.stack", "np.vstack", "np.hstack"}
+        for fn in (self.fwd, self.pb):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and call_name(node) in joins and node.args and \
+                        isinstance(node.args[0], ast.List) and node.args[0].elts:
+                    node.args[0] = ast.Tuple(elts=node.args[0].elts, ctx=ast.Load())
+            named = {st.targets[0].id: st for st in statements(fn.body)
+                     if isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                     isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.List)
+                     and st.value.elts}
+            item_reads: set[int] = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Subscript) and name_of(node.value) in named and \
+                        isinstance(node.slice, ast.Constant) and \
+                        type(node.slice.value) is int and isinstance(node.ctx, ast.Load):
+                    item_reads.add(id(node.value))
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Name) and node.id in named and \
+                        isinstance(node.ctx, ast.Load) and id(node) not in item_reads:
+                    named.pop(node.id)  # read otherwise: it stays a list (refused)
+            binds = [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and
+                     isinstance(n.ctx, ast.Store)]
+            for n, st in named.items():
+                if binds.count(n) == 1:
+                    st.value = ast.Tuple(elts=st.value.elts, ctx=ast.Load())
+
+    # -- callee arguments --------------------------------------------------------------------
+
+    def name_call_arguments(self, callees: frozenset[str]) -> None:
+        """``t6, saved = helper_forward(X[i, j], a)``: an argument the forward folded into the
+        call (a single-use temporary) is bound to a name again before it (``X_item =
+        X[i, j]``), as the normal form had it, so the type analysis types it and the callee
+        is emitted for that type."""
+        for block in _blocks(self.fwd):
+            out: list[ast.stmt] = []
+            for st in block:
+                call = st.value if isinstance(st, ast.Assign) else None
+                f = call_name(call) if isinstance(call, ast.Call) else None
+                if f is not None and f.endswith("_forward") and \
+                        f[:-len("_forward")] in callees:
+                    for k, a in enumerate(call.args):
+                        if not isinstance(a, (ast.Name, ast.Constant)):
+                            t = self.fresh("argument")
+                            out.append(ast.Assign(targets=[ast.Name(id=t, ctx=ast.Store())],
+                                                  value=a, lineno=getattr(st, "lineno", 0)))
+                            if hasattr(st, "_user_line"):
+                                out[-1]._user_line = st._user_line  # type: ignore[attr-defined]
+                            call.args[k] = ast.Name(id=t, ctx=ast.Load())
+                out.append(st)
+            block[:] = out
 
     # -- reductions over an axis -----------------------------------------------------------
 

@@ -112,6 +112,7 @@ class _Module:
         _name_output(fwd)
         rw = Rewriter(fwd, pb, file, params)
         rw.reductions()
+        rw.tuple_lists()
         rw.newaxis_items()
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         rw.strict_guards(before, callee=names is not None)
@@ -121,6 +122,8 @@ class _Module:
         known = frozenset(callees)
         rw.check_calls(fwd, self.runtime_names - rewritten, known)
         rw.check_calls(pb, self.runtime_names - rewritten, known)
+        if callees:
+            rw.name_call_arguments(frozenset(callees))
         types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
         if callees:
             self.link(rw, fwd, pb, types_, callees)
@@ -236,7 +239,7 @@ class _Module:
                   "add_newaxis, add_out, "
                   "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, entry_items, "
                   "extreme_vjp, "
-                  "grow, inverse_axes, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
+                  "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
                   "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, strict_before_write, "
                   "strict_capture, strict_scope, sum_axis, sum_vjp, "

@@ -584,11 +584,13 @@ class _NumbaFunction:
             for name, columns in code.callee_columns.items():
                 for cres in ns[name].overloads.values():  # compiled with the caller
                     self._check_columns(cres, columns)
-            if grad is None:
-                saved_type = fwd.overloads[arg_types].signature.return_type[1]
+            returns = fwd.overloads[arg_types].signature.return_type if grad is None else None
+            if returns is not None and not isinstance(returns[0], numba.types.BaseTuple):
+                # a tuple output's cotangent (has_aux's (1.0, None), vjp's) has a type of its
+                # own: numba compiles the pullback for it at its first call
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                    pb.compile((saved_type, numba.float64))
+                    pb.compile((returns[1], numba.float64))
         except AdgenError:
             raise
         except Exception as err:  # noqa: BLE001 - numba's errors, and its lowering's

@@ -26,7 +26,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-__all__ = ["add_item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
+__all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
@@ -132,6 +132,24 @@ def _add_out(shadow, out_bar):
             shadow += out_bar
             return shadow
         return add
+    return None
+
+
+def item(adjoint: Any, index: Any) -> Any:
+    """``adjoint[index]`` where a None adjoint (zero) has zero items: the cotangent of one
+    part of a returned tuple (``has_aux``'s seed ``(1.0, None)``), or an array's element."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(item, prefer_literal=True, jit_options={"cache": True})
+def _item(adjoint, index):
+    if isinstance(adjoint, (types.NoneType, types.Omitted)):
+        return lambda adjoint, index: None
+    if isinstance(adjoint, types.BaseTuple) and isinstance(index, types.IntegerLiteral):
+        k = index.literal_value  # a heterogeneous tuple's item: its position when typed
+        return lambda adjoint, index: adjoint[k]
+    if isinstance(adjoint, types.Array) and isinstance(index, types.Integer):
+        return lambda adjoint, index: adjoint[index]
     return None
 
 
