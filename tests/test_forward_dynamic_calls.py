@@ -119,3 +119,36 @@ def test_a_bound_method_from_a_variable_is_refused_when_it_runs():
 
     with pytest.raises(adgen.UnsupportedError, match="method or callable object"):
         adgen.jvp(f, (np.ones(3),), (np.ones(3),))
+
+
+# --- lambdas and nested defs with constant defaults ----------------------------------------
+
+def lambdas_with_defaults(x, w):
+    g = lambda v, c=3.0, d=-0.5: np.sin(v) * c * w + d  # noqa: E731
+    def h(v, p=2.0):
+        return v ** p * w
+    return (np.sum(g(x)) + np.sum(g(x, 2.0)) + np.sum(g(x, d=1.0)) + np.sum(h(x)) +
+            np.sum(h(x, p=3.0)))
+
+
+def two_lambdas_on_a_line(x, w):
+    y = (lambda v: np.tanh(v) * w)(x) + (lambda v, c=2.0: v * v * w * c)(x)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [lambdas_with_defaults, two_lambdas_on_a_line])
+def test_lambdas_in_forward_mode(f):
+    x = np.array([0.5, 1.2, 2.0])
+    t = (np.array([1.0, -1.0, 0.5]), 0.3)
+    value, tangent = adgen.jvp(f, (x.copy(), 0.7), t)
+    assert value == pytest.approx(f(x.copy(), 0.7))
+    assert tangent == pytest.approx(numerical_jvp(f, (x, 0.7), t), rel=1e-6)
+
+
+def test_a_default_read_from_the_function_is_refused():
+    def f(x, w):
+        g = lambda v, c=w: np.sin(v) * c  # noqa: E731
+        return np.sum(g(x))
+
+    with pytest.raises(adgen.UnsupportedError, match="defaults other than constants"):
+        adgen.jvp(f, (np.ones(3), 0.5), (np.ones(3), 1.0))

@@ -607,6 +607,14 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
                      c.co_name == d.name and c.co_firstlineno == d.lineno), None)
         if code is None:
+            # a lambda (lift_lambdas wrote it as a def): its code is named <lambda>, and the
+            # k-th lambda of its line is the k-th nested def of that line
+            lambdas = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
+                       c.co_name == "<lambda>" and c.co_firstlineno == d.lineno]
+            same = [e for e in parsed.nested_defs if e.lineno == d.lineno]
+            if len(lambdas) == len(same):
+                code = lambdas[same.index(d)]
+        if code is None:
             from adgen.errors import UnsupportedError
 
             raise UnsupportedError(f"forward mode cannot find the code of {d.name}",

@@ -89,6 +89,14 @@ _PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_in
 _MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
 
 
+def _constant(e: gast.expr) -> bool:
+    """A literal number, string, bool or None (``-1.5`` too): a default value that reads the
+    same wherever it is written."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        e = e.operand
+    return isinstance(e, gast.Constant)
+
+
 class Tangent:
     """Writes the jvp of one function (see the module docstring)."""
 
@@ -131,6 +139,8 @@ class Tangent:
             if e.id in self.defs and self.active(e.id):
                 self.refuse(e, f"passing the nested function {e.id} as a value",
                             f"call {e.id} here, or define it at module level")
+            if self.active(e.id) and e.id not in self.dots and self.resolve(e) is not None:
+                return None  # a global (sq passed to a helper): constant in this function
             return name(self.dot(e.id)) if self.active(e.id) else None
         if isinstance(e, (gast.List, gast.Tuple)):
             elts = [self.tangent(x) for x in e.elts]
@@ -170,9 +180,10 @@ class Tangent:
         if fn.args.vararg is not None or fn.args.kwarg is not None:
             self.refuse(fn, "*args or **kwargs parameters", "list the parameters by name")
         for d in self.parsed.nested_defs:
-            if d.args.defaults or d.args.kw_defaults or d.args.vararg or d.args.kwarg or \
-                    self.nested is None:
-                self.refuse(d, "a nested function with defaults, *args or **kwargs",
+            if not all(_constant(e) for e in d.args.defaults) or d.args.kw_defaults or \
+                    d.args.vararg or d.args.kwarg or self.nested is None:
+                self.refuse(d, "a nested function with defaults other than constants, *args "
+                               "or **kwargs",
                             "define the helper at module level and pass it what it reads")
         params = [a.id for a in fn.args.args]
         tparams = [self.dot(p) for p in params]
@@ -440,6 +451,15 @@ class Tangent:
             self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
         keywords = list(v.keywords) + [gast.keyword(arg=info.params[info.params.index(f)],
                                                     value=name(f)) for f in lifted]
+        # a parameter left to its default (a constant: run checks) is passed: the jvp of a
+        # nested def takes every parameter (its lifted values follow them)
+        d = self.defs[v.func.id]
+        own = [a.id for a in d.args.args]
+        first = len(own) - len(d.args.defaults)
+        given = {k.arg for k in v.keywords}
+        keywords += [gast.keyword(arg=p, value=copy.deepcopy(d.args.defaults[i - first]))
+                     for i, p in enumerate(own)
+                     if i >= max(first, len(v.args)) and p not in given]
         values = {k.arg: k.value for k in keywords}
         for k, a in enumerate(v.args):
             t = self.tangent(a)
