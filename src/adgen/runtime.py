@@ -1473,7 +1473,7 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
         failure = None
         for cap in sorted(caps, key=lambda c: not c.array.flags.c_contiguous):
             try:
-                return _redirect_view(x, cap.array, cap.snapshot)
+                return _redirect_view(x, cap.array, cap.snapshot, sh)
             except AdgenError as err:
                 failure = err
         assert failure is not None
@@ -1504,24 +1504,78 @@ def _extent(x: np.ndarray) -> tuple[int, int]:
     return lo + sum(v for v in span if v < 0), lo + sum(v for v in span if v > 0) + x.itemsize
 
 
-def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray) -> np.ndarray:
-    """The view of ``snapshot`` that ``x`` is of ``base`` (x inside base's memory)."""
+def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray,
+                   sh: ShadowMap | None = None) -> np.ndarray:
+    """The view of ``snapshot`` that ``x`` is of ``base`` (x inside base's memory). Where
+    ``base`` is strided (``y[::-1]``), the snapshot is laid out as ``base`` lies in memory
+    (:func:`_laid_out`), and ``sh`` learns that the new buffer stands for that memory."""
     if x is base:
         return snapshot
     xl, xh = _extent(x)
     bl, bh = _extent(base)
     if xh <= bl or xl >= bh:
         return x  # a part of the buffer the write did not touch
-    if xl < bl or xh > bh or not base.flags.c_contiguous:
+    if bl <= xl and xh <= bh and base.flags.c_contiguous:
+        offset = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return np.ndarray(x.shape, dtype=snapshot.dtype, buffer=snapshot, offset=offset,
+                          strides=x.strides)
+    laid = _laid_out(x, base, snapshot) if sh is not None else None
+    if laid is not None and laid[0] is x:
+        return x  # interleaved with base (y[1::2] and y[::2]): no element of it was written
+    if laid is not None:
+        view, memory, lo = laid
+        root = root_of(base)
+        start = lo - root.__array_interface__["data"][0]
+        if root.flags.c_contiguous and 0 <= start and \
+                start + memory.nbytes <= root.nbytes:
+            sh.stand_in(memory, np.ndarray(memory.shape, dtype=memory.dtype, buffer=root,
+                                           offset=start))
+            return view
+        laid = None
+    if laid is None:
         from adgen.errors import AdgenError
 
         raise AdgenError("a callee saved a view that only partly overlaps an argument the "
                          "caller overwrote later; adgen cannot recover its old value",
                          hint='copy the argument before the call, or use mutation="save" '
                               "with a contiguous array")
-    offset = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return np.ndarray(x.shape, dtype=snapshot.dtype, buffer=snapshot, offset=offset,
-                      strides=x.strides)
+    return laid
+
+
+def _laid_out(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """``x``'s elements as ``snapshot`` (the old values of ``base``, a strided view such as
+    ``y[::-1]`` or ``y[::2]``) holds them: the snapshot is laid out in a new buffer as ``base``
+    lies in memory, and ``x`` viewed there. Returns (that view, the buffer, the address in
+    memory where the buffer starts); ``x`` itself first when none of its elements is one of
+    ``base``'s; None when some are and some are not (their old values were not all kept) or
+    the layouts do not match element for element."""
+    item = base.itemsize
+    if x.dtype != base.dtype or snapshot.dtype != base.dtype or x.size == 0 or \
+            any(st % item for st in (*x.strides, *base.strides)):
+        return None
+    xl, xh = _extent(x)
+    bl, bh = _extent(base)
+    lo, hi = min(xl, bl), max(xh, bh)
+    if (xl - lo) % item or (bl - lo) % item:
+        return None
+    memory = np.zeros((hi - lo) // item, dtype=base.dtype)
+    known = np.zeros(memory.shape, dtype=bool)
+    base_at = base.__array_interface__["data"][0] - lo
+    x_at = x.__array_interface__["data"][0] - lo
+    np.ndarray(base.shape, dtype=base.dtype, buffer=memory, offset=base_at,
+               strides=base.strides)[...] = snapshot
+    unit = tuple(st // item for st in base.strides)
+    np.ndarray(base.shape, dtype=bool, buffer=known, offset=base_at // item,
+               strides=unit)[...] = True
+    marks = np.ndarray(x.shape, dtype=bool, buffer=known, offset=x_at // item,
+                       strides=tuple(st // item for st in x.strides))
+    if not marks.any():
+        return x, memory, lo  # no element of x is one of base's
+    if not marks.all():
+        return None
+    return np.ndarray(x.shape, dtype=base.dtype, buffer=memory, offset=x_at,
+                      strides=x.strides), memory, lo
 
 
 def flat_view(x: np.ndarray) -> np.ndarray:
