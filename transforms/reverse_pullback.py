@@ -591,8 +591,11 @@ class Pullback:
                                        state, may_be_none=True)
         if isinstance(v, gast.Call) and self.plan.is_user_call(v):
             return self.calls.rev_user_call(s, v, t, state, forced=False)
-        if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords):
+        if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords) and \
+                self.plan.tracked(t):
             return self.ops.rev_out_call(s, v, t, state)
+        # (an out= call of a buffer whose adjoints are values, Plan.value_chains: the
+        # operation's rule, as if it made a new array)
         op = self.plan.op_of(s)
         if op is None:
             if isinstance(v, (gast.Compare, gast.BoolOp)) or (
