@@ -47,6 +47,7 @@ from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.shared_inverse import share_inverses
 from adgen.transforms.specialize import (
     accumulate_in_place,
+    first_slice_writes,
     first_writes,
     known_shapes,
     split_concatenations,
@@ -131,9 +132,12 @@ class Pullback:
             first_writes(pull_body, self.plan.kinds)
             # the parts of a concatenation's adjoint as slices, where their shapes are kept
             # (of an ndarray, np.shape and shape_tree are one tuple)
-            split_concatenations(pull_body, {
-                shape: self.plan.kinds[n] for shape, (n, _how) in self.rec.shape_of.items()
-                if isinstance(self.plan.kinds.get(n), int)}, self.plan.kinds, self.namer.fresh)
+            shape_ranks = {shape: self.plan.kinds[n]
+                           for shape, (n, _how) in self.rec.shape_of.items()
+                           if isinstance(self.plan.kinds.get(n), int)}
+            split_concatenations(pull_body, shape_ranks, self.plan.kinds, self.namer.fresh)
+            # slices of a fresh zero adjoint written for the first time: stored, not added
+            first_slice_writes(pull_body, shape_ranks, self.plan.kinds)
             # one inverse per matrix the pullback inverts anyway, for its solves too
             pull_body = share_inverses(pull_body, self.plan.kinds, self.plan.defs,
                                        self.plan.def_count, self.namer.fresh)

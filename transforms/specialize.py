@@ -351,3 +351,79 @@ class _PartsPresent(gast.NodeTransformer):
                 node.args[0].value.id in self.split:
             return node.args[0]
         return node
+
+
+def first_slice_writes(body: list[gast.stmt], ranks: dict[str, int],
+                       arrays: dict[str, Any]) -> None:
+    """``b[lo:hi] += e`` -> ``b[lo:hi] = e`` right after ``b = zeros_of_tree(s)`` (``s`` a
+    recorded shape of an array: ``ranks``) or ``b = zeros_like(a)`` (``a`` an array:
+    ``arrays``), for constant slices of the first axis whose elements no earlier write of the
+    sequence touched, for every length of that axis (``b[-1:]`` and ``b[:1]`` are one element
+    when it is 1). The elements are still 0; storing copies ``e`` (about 0.5 us where the
+    augmented form costs about 2.5: a read, an add and a write of the slice)."""
+    for st in body:
+        for block in ("body", "orelse"):
+            if isinstance(getattr(st, block, None), list):
+                first_slice_writes(getattr(st, block), ranks, arrays)
+    for k, st in enumerate(body):
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
+                isinstance(st.value.func, gast.Name) and len(st.value.args) == 1 and
+                isinstance(st.value.args[0], gast.Name)):
+            continue
+        f, a = st.value.func.id, st.value.args[0].id
+        if not (f == "zeros_of_tree" and ranks.get(a, 0) >= 1 or
+                f == "zeros_like" and isinstance(arrays.get(a), int) and arrays[a] >= 1):
+            continue
+        b = st.targets[0].id
+        touched: list[tuple[int | None, int | None, int | None]] = []
+        for nxt in body[k + 1:]:
+            names = {n.id for n in walk(nxt) if isinstance(n, gast.Name)}
+            if b not in names:
+                continue
+            if not (isinstance(nxt, gast.AugAssign) and isinstance(nxt.op, gast.Add) and
+                    isinstance(nxt.target, gast.Subscript) and
+                    isinstance(nxt.target.value, gast.Name) and nxt.target.value.id == b and
+                    not any(isinstance(n, gast.Name) and n.id == b for n in walk(nxt.value))):
+                break
+            region = _constant_slice(nxt.target.slice)
+            if region is None:
+                break
+            if all(slices_apart(region, other) for other in touched):
+                target = nxt.target
+                target.ctx = gast.Store()
+                new = gast.Assign(targets=[target], value=nxt.value, type_comment=None)
+                gast.copy_location(new, nxt)
+                nxt.__class__ = gast.Assign
+                nxt.__dict__.clear()
+                nxt.__dict__.update(new.__dict__)
+            touched.append(region)
+
+
+def _constant_slice(idx: gast.expr) -> tuple[int | None, int | None, int | None] | None:
+    """(lo, hi, step) of a slice of int constants (or absent bounds), else None."""
+    if not isinstance(idx, gast.Slice):
+        return None
+    out: list[int | None] = []
+    for e in (idx.lower, idx.upper, idx.step):
+        sign = 1
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+            e, sign = e.operand, -1
+        if e is None:
+            out.append(None)
+        elif isinstance(e, gast.Constant) and type(e.value) is int:
+            out.append(sign * e.value)
+        else:
+            return None
+    if out[2] == 0:
+        return None
+    return out[0], out[1], out[2]
+
+
+def slices_apart(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> bool:
+    """Whether two constant slices share no element for any length of the axis: beyond
+    twice the largest constant the bounds keep their order, so the lengths up to there
+    decide."""
+    top = 2 * max([abs(c) for c in a + b if c is not None] + [1]) + 2
+    return all(not set(range(n)[slice(*a)]) & set(range(n)[slice(*b)])
+               for n in range(top + 1))

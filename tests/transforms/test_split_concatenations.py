@@ -71,3 +71,34 @@ def test_a_part_whose_shape_is_not_kept():
     x = np.random.default_rng(2).standard_normal(3)
     v = np.random.default_rng(3).standard_normal(3)
     check_grad(with_an_argument, (x, v), argnums=(0, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# first writes into a fresh zero adjoint (specialize.first_slice_writes)
+
+
+def ends_and_middle(u0, w):
+    """One step writes u's adjoint at [-1:], [1:-1] and [:1]: the first two are apart for
+    every length, [:1] and [-1:] are one element for a length of 1."""
+    u = u0
+    for _ in range(2):
+        u = np.concatenate([u[:1] * w, np.sin(u[1:-1]), u[-1:] ** 2])
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_first_writes_for_every_length(n):
+    u0 = np.linspace(0.2, 0.9, n)
+    check_grad(ends_and_middle, (u0, 0.7), argnums=(0, 1))
+    body = _pullback_source(ends_and_middle, u0, 0.7)
+    assert "[-1:] = " in body and "[1:-1] = " in body  # stored, not added
+    assert "[:1] += " in body  # one element with [-1:] at a length of 1
+
+
+def test_constant_slices_apart():
+    from adgen.transforms.specialize import slices_apart
+
+    assert slices_apart((None, 1, None), (1, -1, None)) and slices_apart((-1, None, None), (1, -1, None))
+    assert not slices_apart((None, 1, None), (-1, None, None))  # a length of 1
+    assert not slices_apart((None, None, -1), (2, 3, None))  # the whole axis, reversed
+    assert slices_apart((None, None, 2), (1, None, 2))  # evens and odds
