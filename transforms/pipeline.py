@@ -24,7 +24,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import activity
-from adgen.transforms.analyses.effects import effects
+from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
 from adgen.transforms.bindings import failed
@@ -72,6 +72,9 @@ class Compiled:
     own_source: str = ""
     reads_params: Any = True  # a set of parameter names, or True for all
     written_params: Any = True  # the parameters written in place (True: any of them)
+    # every value it returns is one it made (no view of a parameter, no container): a
+    # caller's array result shares no buffer with the arguments (analyses.effects)
+    returns_fresh: bool = False
     mutates_containers: bool = False
     # the forward registers captures or guards (its own or a callee's): a call runs it in a
     # fresh GuardScope
@@ -290,6 +293,16 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 err.args = (err.format(),)
             raise
 
+    def fresh_call(call: gast.Call) -> bool:
+        obj = resolve(parsed, call.func)
+        if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+                str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+            return False
+        try:
+            return compile_function(obj, mutation=mutation).returns_fresh
+        except AdgenError:
+            return False  # the caller's own compilation reports it (mutating_call)
+
     bound = [] if sig is None else list(zip(tree.args.args[:fn.__code__.co_argcount], sig))
     params_kinds = {a.id: param_kind(k) for a, k in bound}
     # what a user function returns is known from its own kinds, for this compilation only (a
@@ -307,8 +320,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
     arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
     eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
-                                          lambda n: resolve(parsed, n), containers, arrays),
-               parsed)
+                                          lambda n: resolve(parsed, n), containers, arrays,
+                                          fresh_call), parsed)
+    fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
     # parameters written in place are outputs too: a caller sees their final contents
     params = {a.id for a in tree.args.args}
     outputs = {p for p in params if "param" in eff.written} | {
@@ -406,7 +420,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     callees, own, reads_params=result.reads_params,
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope,
-                    guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file))
+                    guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
+                    returns_fresh=fresh_result)
 
 
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",

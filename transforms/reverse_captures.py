@@ -553,9 +553,13 @@ class _Captures:
                 rule, bound = op
                 if rule is USERCALL:
                     # the callee's saved values may view its arguments as they are when it
-                    # returns; a later write to them is guarded like any capture
+                    # returns, and its result (return np.tanh(v) keeps tanh's output for
+                    # its pullback): a later write to them is guarded like any capture
                     for a in self.plan.args_callee_reads(s.value):
                         self.want_capture(s, a, after=True)
+                    if self.plan.result_made_by_callee(s.value):
+                        # (a result that may view an argument is that argument's capture)
+                        self.want_capture(s, t, after=True)
                     continue
                 for d, tpl in zip(rule.diff, rule.templates):
                     if not self.plan.any_active(bound.get(d)):

@@ -101,7 +101,8 @@ def effects(fn: gast.FunctionDef,
             scalars: set[str] | frozenset[str] = frozenset(),
             resolve: Callable[[gast.expr], Any] | None = None,
             containers: dict[str, str] | None = None,
-            arrays: set[str] | frozenset[str] = frozenset()) -> Effects:
+            arrays: set[str] | frozenset[str] = frozenset(),
+            fresh_call: Callable[[gast.Call], bool] | None = None) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -116,6 +117,9 @@ def effects(fn: gast.FunctionDef,
             or unknown): a call of a Python function is a user call whatever its name.
         arrays: names known to hold an ndarray at every call (analyses.kinds): a reduction
             method of one (``z.max(axis=1)``) returns a new array, never a view of ``z``.
+        fresh_call: for a call of a user function, whether it returns only values it made
+            (its summary, ``returns_fresh``): its result, when it is one of ``arrays``, views
+            none of the arguments.
     """
     eff = Effects()
     stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
@@ -176,7 +180,7 @@ def effects(fn: gast.FunctionDef,
     while changed:
         changed = False
         for i, s in enumerate(stmts):
-            for dst, src in _edges(s, i, eff.kinds, resolve, arrays):
+            for dst, src in _edges(s, i, eff.kinds, resolve, arrays, fresh_call):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
@@ -268,7 +272,9 @@ def _names(node: gast.AST) -> set[str]:
 
 def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
            resolve: Callable[[gast.expr], Any] | None = None,
-           arrays: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, set[str]]]:
+           arrays: set[str] | frozenset[str] = frozenset(),
+           fresh_call: Callable[[gast.Call], bool] | None = None
+           ) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
     if isinstance(s, gast.For):
@@ -336,6 +342,8 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             return [(name, {new})]
         if isinstance(obj, types.FunctionType) and not str(
                 getattr(obj, "__module__", "")).startswith("numpy"):
+            if name in arrays and fresh_call is not None and fresh_call(v):
+                return [(name, {new})]  # an array the callee made (its summary)
             return [(name, {new} | _names(v))]  # a user function, whatever its name
         if nondiff_call(v, resolve) and fname not in ("zeros", "ones", "empty", "zeros_like",
                                                     "ones_like", "empty_like", "eye",
@@ -364,3 +372,19 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         return [(name, {new} | _names(v))]
     return [(name, {new})]
 
+
+def returns_fresh(fn: gast.FunctionDef, eff: Effects) -> bool:
+    """Whether every value ``fn`` returns is one it made: a name whose buffers are all its
+    own allocations (no parameter's, no container display's, no free name's), a constant,
+    or nothing."""
+    for node in walk(fn):
+        if not isinstance(node, gast.Return) or node.value is None or \
+                isinstance(node.value, gast.Constant):
+            continue
+        if not isinstance(node.value, gast.Name):
+            return False
+        bufs = eff.buffers.get(node.value.id)
+        if not bufs or not all(b.startswith("new:") for b in bufs) or \
+                eff.kinds.get(node.value.id) is not None:
+            return False
+    return True
