@@ -17,6 +17,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
+from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
@@ -134,122 +135,13 @@ class Plan:
         return out - self.objlike - self.value_chains()
 
     def value_chains(self) -> set[str]:
-        """Names of an array written in place whose adjoints can be values, as if each
-        in-place write made a new array (``z = X @ W; z -= z.max(axis=1, keepdims=True);
-        np.exp(z, out=z)``: ``z``, ``z_1``, ``z_2`` in SSA form): a buffer the function
-        allocates, which no other name views (no slice, transpose or reshape of it), not a
-        parameter, not returned, not handed to a user function or a container, whose names
-        are bound and written at the top level of the body only by whole-array writes (an
-        augmented assignment of the name, a ufunc's ``out=`` bound to a new name), and
-        whose every name is read only while the buffer holds its value (before the next
-        write). Each write then has the pullback of the operation it performs, and no shadow
-        memory is needed: the adjoint of the old value is the operation's cotangent, as a
-        person writes it (``z_bar = z_1_bar + max_vjp(...)``, not ``sh.of(z)``)."""
-        if not self.kinds:
-            return set()
-        if self._chains is not None:
-            return self._chains
-        self._chains = set()
-        top = {id(st) for st in self.fn.body}  # the statements at the top level
-        order: dict[int, int] = {}  # statements in the order they run (pre-order)
-
-        def number(stmts: list[gast.stmt]) -> None:
-            for st in stmts:
-                order[id(st)] = len(order)
-                for field in ("body", "orelse", "finalbody"):
-                    sub = getattr(st, field, None)
-                    if isinstance(sub, list):
-                        number(sub)
-                for h in getattr(st, "handlers", ()):
-                    number(h.body)
-
-        number(self.fn.body)
-        params = {a.id for a in self.fn.args.args}
-        by_buf: dict[str, set[str]] = {}
-        for n, bufs in self.eff.buffers.items():
-            for b in bufs:
-                by_buf.setdefault(b, set()).add(n)
-        # where each name is read and bound (statement order), and the names a user call,
-        # a container display, a return or an attribute takes
-        loads: dict[str, list[int]] = {}
-        binds: dict[str, list[gast.stmt]] = {}
-        escaped: set[str] = set(self.parsed.closure_free)
-        for st in walk(self.fn):
-            if not isinstance(st, gast.stmt):
-                continue
-            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
-                binds.setdefault(st.targets[0].id, []).append(st)
-            elif isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
-                binds.setdefault(st.target.id, []).append(st)
-            elif isinstance(st, (gast.For, gast.With)):
-                escaped |= {n.id for n in walk(st.target if isinstance(st, gast.For) else
-                                               st.items) if isinstance(n, gast.Name)}
-            elif isinstance(st, gast.Return) and st.value is not None:
-                escaped |= {n.id for n in walk(st.value) if isinstance(n, gast.Name)}
-            # a method called on an array (z.max(axis=1)) reads it; a view it may return
-            # shares its buffer, which the buffers below rule out
-            methods = {id(c.func) for c in walk(st) if isinstance(c, gast.Call)}
-            for field, value in gast.iter_fields(st):
-                if field in ("body", "orelse", "finalbody", "handlers"):
-                    continue
-                for node in walk(value) if isinstance(value, gast.AST) else \
-                        [x for v in (value or []) if isinstance(v, gast.AST) for x in walk(v)]:
-                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                        loads.setdefault(node.id, []).append(order.get(id(st), 0))
-                    elif isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set,
-                                           gast.Return, gast.Attribute, gast.Subscript,
-                                           gast.Starred, gast.Lambda)):
-                        # held, returned or viewed: .shape/.ndim of it are fine
-                        if isinstance(node, gast.Attribute) and (
-                                node.attr in NONDIFF_ATTRS or id(node) in methods):
-                            continue
-                        inner = node.value if isinstance(node, (gast.Attribute,
-                                                                gast.Subscript)) else node
-                        escaped |= {x.id for x in walk(inner) if isinstance(x, gast.Name)}
-                    elif isinstance(node, gast.Call) and self.is_user_call(node):
-                        escaped |= {x.id for a in node.args + [k.value for k in node.keywords]
-                                    for x in walk(a) if isinstance(x, gast.Name)}
-        for b, names in by_buf.items():
-            if not b.startswith("new:") or b not in self.eff.written or names & params or \
-                    names & escaped or names & self.objlike or \
-                    any(self.eff.buffers.get(n) != {b} or
-                        not isinstance(self.kinds.get(n), int) for n in names):
-                continue
-            writes = [w for w in self.eff.writes if b in w.buffers]
-            if any(w.container or not self._whole_write(w, names) or id(w.stmt) not in top
-                   for w in writes):
-                continue
-            if any(id(st) not in top for n in names for st in binds.get(n, [])):
-                continue
-            at = sorted(order[id(w.stmt)] for w in writes)
-            fresh = True
-            for n in names:
-                last = max(order[id(st)] for st in binds.get(n, [])) \
-                    if binds.get(n) else 0
-                nxt = next((o for o in at if o > last), None)
-                if nxt is not None and any(o > nxt for o in loads.get(n, [])):
-                    fresh = False  # read after the buffer changed: not its value then
-            if fresh:
-                self._chains |= names
+        """Names of an array written in place whose adjoints are values, as if each write
+        made a new array: no shadow memory (analyses.value_chains)."""
+        if self._chains is None:
+            self._chains = value_chains(self.fn, self.eff, self.kinds,
+                                        self.objlike | set(self.parsed.closure_free),
+                                        self.is_user_call, self.resolve_or_none)
         return self._chains
-
-    def _whole_write(self, w: Write, names: set[str]) -> bool:
-        """An augmented assignment of a name, or ``t = ufunc(..., out=o)`` binding a new
-        name ``t``: every element written, and the new contents under a new SSA name."""
-        st = w.stmt
-        if isinstance(st, gast.AugAssign):
-            return isinstance(st.target, gast.Name) and st.target.id in names
-        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and
-                isinstance(st.value, gast.Call)) or st.targets[0].id not in names:
-            return False
-        call = st.value
-        out = [k.value for k in call.keywords if k.arg == "out"]
-        import numpy as np
-
-        return len(out) == 1 and isinstance(out[0], gast.Name) and out[0].id in names and \
-            out[0].id != st.targets[0].id and \
-            not any(k.arg == "where" for k in call.keywords) and \
-            isinstance(self.resolve_or_none(call.func), np.ufunc)
 
     def loc(self, node: gast.AST) -> Location:
         return self.parsed.location(node)
