@@ -551,6 +551,8 @@ cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0
 cases("numpy.conjugate", unary(randn))
 cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
+cases("builtins.dict", C({"w": randn(2, 3), "b": randn()}), C({"a": [randn(2), randn()]}),
+      refuse([("a", randn(2))]))
 cases("builtins.list", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
 

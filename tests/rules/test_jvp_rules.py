@@ -48,6 +48,11 @@ def _fill(t: Any, x: Any) -> Any:
 
 
 def _close(a: Any, b: Any, where: str) -> None:
+    if isinstance(b, dict):
+        assert isinstance(a, dict) and set(a) == set(b), where
+        for k in b:
+            _close(a[k], b[k], f"{where}[{k!r}]")
+        return
     if isinstance(b, (list, tuple)):
         assert len(a) == len(b), where
         for k, (x, y) in enumerate(zip(a, b)):
@@ -97,6 +102,8 @@ def test_jvp_matches_central_differences(rule: registry.Rule, case: Case) -> Non
     def diff(a: Any, b: Any) -> Any:
         if isinstance(a, list):
             return [diff(x, y) for x, y in zip(a, b)]
+        if isinstance(a, dict):  # dict(mapping): a dict output
+            return {k: diff(a[k], b[k]) for k in a}
         if a is None:
             return None
         return (a - b) / (2 * eps)

@@ -132,7 +132,16 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
                 src |= _loads(v.func) | {n for a in v.args for n in _loads(a)}
             if isinstance(v, gast.Subscript):
                 src = _loads(v.value)  # the index carries no derivative
-            return [(src, {t.id})]
+            out = [(src, {t.id})]
+            if isinstance(v, gast.Call):
+                # h = cell.step(x), s = helper(o, x): the user's code may store what it
+                # computes in its object or arguments (self.h = ..., o.a = 2 * x), which then
+                # vary with x as h does; left out, grad(f, argnums=1) dropped o's adjoint and
+                # with it x's gradient through o.a (94% off)
+                written = _may_write(v, resolve)
+                if written:
+                    out.append((src, written))
+            return out
         # x[i] = v / x.a = v: the buffer depends on v
         base = t.value
         while isinstance(base, (gast.Subscript, gast.Attribute)):
@@ -153,6 +162,33 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
             targets.add(call.func.value.id)
         return [(srcs, targets)]
     return []
+
+
+def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> set[str]:
+    """The names a call of the user's code may change in place: its receiver and arguments,
+    for a method NumPy arrays, lists and dicts do not have (``o.m(...)``, known only when it
+    runs), a function held in a variable, or a Python function of the user's."""
+    import types
+
+    from adgen.rules import registry
+
+    f = call.func
+    obj = resolve(f) if resolve is not None else None
+    if obj is not None:
+        user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
+            getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
+        if not user:
+            return set()  # a NumPy function, a rule, a builtin: they write through out= only
+    elif isinstance(f, gast.Attribute):
+        if any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str)):
+            return set()  # x.reshape(...), lst.index(...): the effects analysis knows these
+    elif not isinstance(f, gast.Name):
+        return set()
+    names = {a.id for a in call.args if isinstance(a, gast.Name)} | {
+        k.value.id for k in call.keywords if isinstance(k.value, gast.Name)}
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and obj is None:
+        names.add(f.value.id)
+    return names
 
 
 def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,

@@ -16,6 +16,7 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_vjp,
+    dict_vjp,
     extreme_vjp,
     matmul_vjp_a,
     matmul_vjp_b,
@@ -137,6 +138,12 @@ def tuple_(g: Any, out: Any, iterable: Any) -> Any:
     # tuple(a list of arrays, an array's rows): the cotangent goes back as the container it
     # came from
     return sequence_vjp(g, shape_tree(iterable))
+
+
+@defvjp(builtins.dict, "mapping", linear=True)
+def dict_(g: Any, out: Any, mapping: Any) -> Any:
+    # p = dict(params): a copy of a dict of parameters (MissingRuleError before)
+    return dict_vjp(g, shape_tree(mapping))
 
 
 @defvjp(builtins.list, "iterable", linear=True)

@@ -18,6 +18,7 @@ __all__ = [
     "broadcastable",
     "cast_vjp",
     "cumsum_vjp",
+    "dict_vjp",
     "expand_reduced",
     "filled",
     "is_tuple_tree",
@@ -381,6 +382,17 @@ def xlogy_dy(x: object, y: object) -> object:
     x = np.asarray(x)
     safe = np.where(x == 0, 1.0, y)
     return np.where(x == 0, 0.0, x / safe)
+
+
+def dict_vjp(g: object, tree: object) -> object:
+    """The cotangent of ``mapping`` in ``dict(mapping)`` (a copy of a dict; ``tree`` is
+    ``shape_tree(mapping)``): the copy's, key by key, zeros where it has none."""
+    if not isinstance(tree, dict):
+        unsupported("dict() of something other than a dict (pairs, keywords) is not "
+                    "differentiable here; copy a dict with dict(d) or d.copy(), or build it "
+                    "with a literal or a comprehension")
+    got = g if isinstance(g, dict) else {}
+    return {k: got[k] if got.get(k) is not None else tree_zeros(v) for k, v in tree.items()}
 
 
 def sum_list_vjp(g: object, tree: object) -> object:
