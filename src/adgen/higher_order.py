@@ -419,7 +419,11 @@ def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, m
 
     def second(*args: Any, **kwargs: Any) -> Any:
         j = normalize_argnums(inner_argnums, len(args))[0]
-        if not isinstance(args[j], (float, int, np.floating)) or isinstance(args[j], bool):
+        # a 0-d float array is a number too (np.array(0.7), as JAX takes it)
+        scalar = isinstance(args[j], np.ndarray) and args[j].ndim == 0 and \
+            args[j].dtype.kind == "f"
+        if not scalar and (not isinstance(args[j], (float, int, np.floating)) or
+                           isinstance(args[j], bool)):
             raise NonDifferentiableError(
                 f"grad(grad(f)) needs grad(f) to return a number, but argument {j} is "
                 f"{describe(args[j])}, so grad(f) returns an array",

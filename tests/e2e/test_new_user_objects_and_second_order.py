@@ -607,3 +607,15 @@ def test_a_dict_of_parameters_copied_with_dict():
     assert np.isclose(adgen.grad(inner_steps, argnums=3)(params, X, Y, 0.1),
                       fd(lambda lr: inner_steps(params, X, Y, lr), 0.1), atol=1e-7)
     assert params["w"][0] == 0.3 and params["b"] == 0.1   # the caller's dict unchanged
+
+
+def test_grad_of_grad_of_a_zero_d_array():
+    # np.array(0.7) is a number to grad of grad, as to JAX (it was refused: 'grad(f) returns
+    # an array')
+    def f(x):
+        return np.sin(x) * x ** 2
+
+    x = 0.7
+    want = -np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x)
+    assert np.isclose(adgen.grad(adgen.grad(f))(np.array(x)), want)
+    assert np.isclose(adgen.grad(adgen.grad(f))(x), want)
