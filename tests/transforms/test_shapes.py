@@ -196,3 +196,38 @@ def test_numbers_have_no_axes():
     keys = _keys(previous_prefix, np.ones(4), 0.5)
     assert keys["w"] == () and keys["s"] == ()
     assert NUMBER  # the kinds' number is what gives () here
+
+
+# ---------------------------------------------------------------------------------------------
+# a number's cotangent from a vector it scaled: a dot product (reverse_ops._summed_product)
+
+
+def scaled_columns(A, alpha):
+    """syr2k's form: numbers scaling columns of a matrix, accumulated into rows."""
+    C = np.zeros((A.shape[0], A.shape[0]))
+    for i in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += A[:i + 1, k] * alpha * A[i, k]
+    return np.sum(C ** 2)
+
+
+def scaled_and_broadcast(x, alpha):
+    """alpha scales x[:1] (alpha's cotangent is a dot product with x[:1]), which then
+    broadcasts over x[:i]: that addition's pullback sums t's cotangent down to one element
+    first."""
+    s = 0.0
+    for i in range(1, 3):
+        t = x[:1] * alpha + x[:i]
+        s = s + np.sum(t * t)
+    return s
+
+
+def test_scaled_columns():
+    A = np.random.default_rng(4).standard_normal((4, 3))
+    check_grad(scaled_columns, (A, 0.7), argnums=(0, 1))
+    assert " @ " in _loop_source(scaled_columns, A, 0.7, wrt=(0, 1))
+
+
+def test_scaled_and_broadcast():
+    check_grad(scaled_and_broadcast, (np.array([0.3, -0.7, 1.1]), 0.6), argnums=(0, 1))
+    assert "unbroadcast(" in _loop_source(scaled_and_broadcast, np.ones(3), 0.6, wrt=(0, 1))
