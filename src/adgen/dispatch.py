@@ -86,13 +86,24 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
     compiled = compile_function(target)
     if compiled.mutates_params:
-        from adgen.errors import UnsupportedError
+        import linecache
 
-        raise UnsupportedError(
+        from adgen.errors import Location, UnsupportedError
+        from adgen.runtime import locate
+
+        # at the call's line when a pullback is running, else at the def of what it calls
+        code = target.__code__
+        err = UnsupportedError(
             f"{getattr(fn, '__qualname__', fn)} writes an array argument (or an array of self) "
             "in place and is called through a variable, a method or a closure, where adgen "
             "cannot follow the write", hint="call a module-level function by its name, or "
             "return the new array instead of writing it in place")
+        err = locate(err)
+        if err.location is None:
+            err.location = Location(code.co_filename, code.co_firstlineno, 0,
+                                    linecache.getline(code.co_filename, code.co_firstlineno))
+            err.args = (err.format(),)
+        raise err
     from adgen.runtime import current_scope
 
     current_scope().dynamic.append(compiled)

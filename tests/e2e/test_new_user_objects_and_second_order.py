@@ -275,8 +275,11 @@ def test_a_method_writing_its_argument_is_refused(f, mutation):
     # active', and the gradient missed the factor 3 (44% off) for the parameter and the
     # variable; the global object's call was a raw TypeError
     v = np.array([0.4, -0.3, 1.1])
-    with pytest.raises(adgen.UnsupportedError, match="scale_inplace"):
+    with pytest.raises(adgen.UnsupportedError, match="scale_inplace") as err:
         adgen.grad(f, mutation=mutation)(v.copy())
+    # the call's line, or (decided when it runs) the def of the method that writes
+    assert err.value.location is not None and \
+        err.value.location.file.endswith("test_new_user_objects_and_second_order.py")
 
 
 def test_a_lists_method_held_in_a_variable_still_runs():
