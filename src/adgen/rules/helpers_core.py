@@ -365,7 +365,10 @@ def xlogy(x: object, y: object) -> object:
     x = np.asarray(x)
     x = x if x.dtype.kind == "c" else x.astype(np.float64)  # complex stays complex
     safe = np.where(x == 0, 1.0, y)
-    res = np.where(x == 0, 0.0, x * np.log(safe))
+    # a negative base: NaN, without a warning (an exponent passed to a helper as a parameter
+    # gets this cotangent even where the caller's exponent is a constant that drops it)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = np.where(x == 0, 0.0, x * np.log(safe))
     return res[()] if res.ndim == 0 else res
 
 
