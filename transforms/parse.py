@@ -269,6 +269,14 @@ def _no_source(fn: Any) -> MissingRuleError:
             "notebook that way), and its source stayed behind",
             hint=f"define {name} in a module the workers can import (from mymodel import "
                  f"{getattr(fn, '__name__', name)}), so it is sent by reference")
+    magic = {"<timed exec>": "%%time", "<timed eval>": "%time",
+             "<magic-timeit>": "%%timeit"}.get(where)
+    if magic is not None:  # IPython compiles the code of these magics itself, keeping no text
+        return MissingRuleError(
+            f"adgen cannot read the source of {name}: it was defined in notebook code run by "
+            f"{magic} ({where}), and IPython keeps no source for code its timing magics run",
+            hint=f"define {name} in a cell without {magic}, then time only the call in "
+                 "another cell: %time g = adgen.grad(f)(x)")
     if where in ("<stdin>", "<string>") or where.startswith("<"):
         return MissingRuleError(
             f"adgen cannot read the source of {name}: it was defined at the interactive "

@@ -73,7 +73,9 @@ class MutationSite:
 
     def __str__(self) -> str:
         saved = "" if self.bytes_saved is None else f" [{self.bytes_saved} bytes saved]"
-        return (f"{self.file}:{self.line}:{self.col}: {self.decision}: {self.construct}"
+        from adgen.cells import where  # a notebook cell is named as IPython names it
+
+        return (f"{where(self.file, self.line, self.col)}: {self.decision}: {self.construct}"
                 f" -- {self.reason}{saved}")
 
 
@@ -622,7 +624,8 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
            mode: str = "reverse", backend: str = "default") -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
-    The text is a module: it starts with its imports and runs as it is.
+    The text is a module: it starts with its imports and runs as it is. It is a ``str`` that
+    a notebook displays highlighted (:class:`adgen.display.SourceView`), not quoted.
 
     Args:
         fun: the function.
@@ -636,21 +639,23 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
             for arguments of the types of ``args`` (which it needs); "auto" shows that, or
             the default backend's code where numba is refused (with the warning).
     """
+    from adgen.display import SourceView
+
     if mode not in ("reverse", "forward"):
         raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')
     if mode == "forward":
         from adgen.higher_order import tangent_compiled
 
-        return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + \
-            tangent_compiled(fun)[0].source
+        return SourceView("import numpy as np\nfrom adgen.runtime import *\n\n\n" +
+                          tangent_compiled(fun)[0].source)
     if backend != "default":  # the nopython module of these arguments' types
         from adgen.backends import check_backend, numba_source
 
         check_backend(backend)
         check_policy(mutation)
-        return numba_source(primal_function(fun), mutation, args, backend)
+        return SourceView(numba_source(primal_function(fun), mutation, args, backend))
     compiled = compile_fun(fun, mutation, sig=signature(args) if args else None)
-    return "import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source
+    return SourceView("import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source)
 
 
 def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from adgen.cells import cell_label
+
 # Inline styles: a notebook's output cell (and GitHub's renderer) drops <style> blocks.
 _TABLE = "border-collapse: collapse; font-size: 90%; text-align: left"
 _CELL = "padding: 2px 8px; border-bottom: 1px solid #ddd; vertical-align: top; text-align: left"
@@ -51,7 +53,8 @@ def sites_html(sites: Iterable[Any]) -> str:
     rows = ["<tr>" + "".join(f'<th style="{_CELL}">{h}</th>' for h in head) + "</tr>"]
     for s in sites:
         colour = _DECISION_COLOURS.get(s.decision, "inherit")
-        cells = [f"{html.escape(_short(s.file))}:{s.line}",
+        label = cell_label(s.file)  # "Cell In[3], line 4" for code typed into a cell
+        cells = [html.escape(f"{label}, line {s.line}" if label else f"{_short(s.file)}:{s.line}"),
                  f"<code>{html.escape(s.construct)}</code>",
                  (f'<span style="color: {colour}; font-weight: bold">'
                   f"{html.escape(s.decision)}</span>"),

@@ -19,7 +19,9 @@ class Location:
     source_line: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        from adgen.cells import where  # a notebook cell is named as IPython names it
+
+        return where(self.file, self.line, self.col)
 
 
 class AdgenError(Exception):
