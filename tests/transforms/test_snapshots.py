@@ -167,7 +167,7 @@ def mse_pullback(saved, out_bar, sh=None):
         t4_bar = unbroadcast(s_2_bar, np.shape(t4))
         t3_bar = t4_bar * 2.0 * t3
         t1_bar = unbroadcast(t3_bar, np.shape(t1))
-        t2_bar = unbroadcast(-t3_bar, np.shape(t2))
+        t2_bar = -unbroadcast(t3_bar, np.shape(t2))
         add_item(yhat_bar, i, t2_bar)
         add_item(y_bar, i, t1_bar)
     return (y_bar, yhat_bar)

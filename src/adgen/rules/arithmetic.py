@@ -41,7 +41,9 @@ def add(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defvjp(operator.sub, "a, b", linear=True)
 def sub(g: Any, out: Any, a: Any, b: Any) -> Any:
-    return unbroadcast(g, np.shape(a)), unbroadcast(-g, np.shape(b))
+    # the sign after the sum: a broadcast b (a keepdims max or mean subtracted) negates its
+    # small adjoint, not the whole cotangent (the same values)
+    return unbroadcast(g, np.shape(a)), -unbroadcast(g, np.shape(b))
 
 
 @defvjp(operator.mul, "a, b", reads="a, b")
