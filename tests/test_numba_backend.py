@@ -954,6 +954,24 @@ def test_has_aux(mutation):
     assert_grad_close(got[1], expected[1], rtol=1e-12)
 
 
+def test_gradients_carry_numpys_own_float64_dtype():
+    """numba boxes arrays with a dtype object of its own (equal to float64, not NumPy's);
+    the backend hands its cotangents on as views with NumPy's float64 dtype, so adgen.grad's
+    checks by identity (as_gradient) take their fast path instead of converting each."""
+    from adgen.transforms.analyses.kinds import signature
+
+    from adgen.backends import compile_for
+
+    rng = np.random.default_rng(12)
+    y, y_hat = rng.random(8), rng.random(8)
+    compiled = compile_for(mse, "save", (0, 1), signature((y, y_hat)), "numba")
+    out, cts = compiled.gradient(y, y_hat)
+    _, saved = compiled.forward(y, y_hat)
+    for g in (cts, compiled.pullback(saved, 1.0)):
+        assert all(gk.dtype is np.dtype(np.float64) for gk in g)
+        assert_grad_close(g[0], 2.0 * (y - y_hat) / 8, rtol=1e-12)
+
+
 def test_arguments_sharing_memory_run_where_no_adjoint_is_shared():
     """mse writes no argument and takes no view of one: each argument's adjoint is its own
     array on both backends, so arguments sharing memory (the same array, overlapping views)

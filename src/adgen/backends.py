@@ -128,6 +128,18 @@ _NUMBA: dict[tuple[int, str], tuple[Any, Any]] = {}
 _NUMBA_SIZE = 256
 
 
+_F64 = np.dtype(np.float64)
+
+
+def _canonical(cts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The cotangents numba returned, each float64 array as a view with NumPy's own float64
+    dtype: numba boxes arrays with a dtype object of its own (equal, not the same), which
+    sends every array through the slow path of the checks ``adgen.grad`` makes with ``is``
+    (``as_gradient``)."""
+    return tuple([c.view(_F64) if type(c) is np.ndarray and c.dtype is not _F64 and
+                  c.dtype == _F64 else c for c in cts])
+
+
 def _overwrite_error(code: Any, hit: Exception) -> MutationError:
     """The MutationError of a nopython guard under mutation="strict" (``StrictOverwrite(write
     site, bits of the capture sites)``, numbered as ``code.strict_writes`` /
@@ -688,9 +700,10 @@ class _NumbaFunction:
         if self.globals:
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
-            return run[3](*args)
+            out, cts = run[3](*args)
         except self.overwrite as hit:
             raise _overwrite_error(run[4], hit) from None
+        return out, _canonical(cts)
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
         """Why these array arguments cannot run on the numba backend (two share memory), or
@@ -755,7 +768,7 @@ class _NumbaFunction:
         if pb is None:
             return self.base.pullback(inner, out_bar)
         try:
-            return pb(inner, out_bar)
+            return _canonical(pb(inner, out_bar))
         except numba.core.errors.NumbaError as err:
             code = next(iter(self.codes.values()))
             raise self._located(err, code, "") from None
