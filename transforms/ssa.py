@@ -178,9 +178,15 @@ class _Ssa:
         bound = assigned_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
         inside = Counter(n.id for n in walk(s) if isinstance(n, gast.Name) and
                          isinstance(n.ctx, gast.Load))
-        # a name the body binds is carried when it was bound before the loop, or when it is
-        # read after the loop (its last iteration's value escapes: give it a header too)
-        carried = sorted(b for b in bound if b in env or self.loads[b] > inside[b])
+        # a name the body binds is carried when it was bound before the loop, when it is
+        # read after the loop (its last iteration's value escapes: give it a header too), or
+        # when the body may read it before binding it in an iteration (bound in a nested
+        # loop that may run no iteration, or in one arm of an if: the previous iteration's
+        # value is read)
+        exposed = _exposed_reads(s.body, bound, {s.target.id} if isinstance(s, gast.For)
+                                 else set())
+        carried = sorted(b for b in bound if b in env or self.loads[b] > inside[b] or
+                         b in exposed)
         headers: dict[str, str] = {}
         for base in carried:
             h = self.version(base)
@@ -211,6 +217,60 @@ class _Ssa:
         for base, h in headers.items():
             env[base] = h
         return pre + [s]
+
+
+def _exposed_reads(body: list[gast.stmt], names: set[str], bound: set[str]) -> set[str]:
+    """The ``names`` that ``body`` may read before it binds them, when it runs with ``bound``
+    bound (definite assignment: a loop's body may run no iteration, an if binds what both
+    arms bind, a try's handlers may run after any part of its body)."""
+    out: set[str] = set()
+
+    def reads(node: gast.AST, done: set[str]) -> None:
+        for n in walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                    n.id in names and n.id not in done:
+                out.add(n.id)
+
+    def block(stmts: list[gast.stmt], done: set[str]) -> set[str]:
+        done = set(done)
+        for st in stmts:
+            if isinstance(st, gast.Assign):
+                reads(st.value, done)
+                for target in st.targets:
+                    if isinstance(target, gast.Name):
+                        done.add(target.id)
+                    else:
+                        reads(target, done)
+            elif isinstance(st, gast.AugAssign):
+                reads(st.value, done)
+                reads(gast.Name(st.target.id, gast.Load(), None, None)
+                      if isinstance(st.target, gast.Name) else st.target, done)
+                if isinstance(st.target, gast.Name):
+                    done.add(st.target.id)
+            elif isinstance(st, gast.If):
+                reads(st.test, done)
+                done |= block(st.body, done) & block(st.orelse, done)
+            elif isinstance(st, gast.For):
+                reads(st.iter, done)
+                block(st.body, done | ({st.target.id} if isinstance(st.target, gast.Name)
+                                       else set()))
+                block(st.orelse, done)
+            elif isinstance(st, gast.While):
+                reads(st.test, done)
+                block(st.body, done)
+                block(st.orelse, done)
+            elif isinstance(st, gast.Try):
+                block(st.body, done)
+                for h in st.handlers:
+                    block(h.body, done)
+                block(st.orelse, done)
+                block(st.finalbody, done)
+            else:
+                reads(st, done)
+        return done
+
+    block(body, bound)
+    return out
 
 
 def _insert_before_break(body: list[gast.stmt], stmt: gast.stmt) -> None:
