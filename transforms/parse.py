@@ -81,22 +81,26 @@ def parse_function(fn: Any) -> Parsed:
         file = inspect.getsourcefile(code) or inspect.getfile(code)
     except (OSError, TypeError) as exc:
         raise _no_source(fn) from exc
+    matched = False
     if code.co_name == "<lambda>":
         node = _lambda_def(fn, file)
         src = ""
     else:
-        src = textwrap.dedent("".join(lines))
         try:
-            module = gast.parse(src)
-        except SyntaxError as exc:
-            raise UnsupportedError(
-                f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc
-        node = module.body[0]
-        gast.increment_lineno(module, first - 1)
-        indent = len(lines[0]) - len(lines[0].lstrip())
-        for sub in walk(module):
-            if hasattr(sub, "col_offset") and sub.col_offset is not None:
-                sub.col_offset += indent
+            src, node = _parse_block(fn, lines, first)
+            matched = isinstance(node, gast.FunctionDef) and _matches(fn, src, file)
+        except UnsupportedError:
+            src, node = "", None
+        if not matched:
+            # IPython's %autoreload (deduperreload, IPython >= 9) patches an edited
+            # function's __code__ with its def compiled alone: co_firstlineno then counts
+            # from that def, not from the top of the file. Find the def by its code.
+            moved = _def_in_file(fn, file)
+            if moved is not None:
+                lines, first = moved
+                matched = True
+            if moved is not None or node is None:  # node None: re-raise the parse error
+                src, node = _parse_block(fn, lines, first)
     if isinstance(node, gast.AsyncFunctionDef):
         raise UnsupportedError("async functions are not differentiable",
                                _loc(file, node), hint="differentiate a plain def")
@@ -104,7 +108,7 @@ def parse_function(fn: Any) -> Parsed:
         raise UnsupportedError(
             f"{getattr(fn, '__qualname__', fn)} is a lambda or not a plain function",
             _loc(file, node), hint="write it as a def, or register an adgen.rrule")
-    if src:
+    if src and not matched:
         _check_matches(fn, src, node, file)
     if _class_name(fn):
         _mangle_private(node, _class_name(fn))
@@ -269,14 +273,14 @@ def _no_source(fn: Any) -> MissingRuleError:
             "notebook that way), and its source stayed behind",
             hint=f"define {name} in a module the workers can import (from mymodel import "
                  f"{getattr(fn, '__name__', name)}), so it is sent by reference")
-    magic = {"<timed exec>": "%%time", "<timed eval>": "%time",
-             "<magic-timeit>": "%%timeit"}.get(where)
+    magic = {"<timed exec>": "%time or %%time", "<timed eval>": "%time",
+             "<magic-timeit>": "%timeit or %%timeit"}.get(where)
     if magic is not None:  # IPython compiles the code of these magics itself, keeping no text
         return MissingRuleError(
             f"adgen cannot read the source of {name}: it was defined in notebook code run by "
             f"{magic} ({where}), and IPython keeps no source for code its timing magics run",
-            hint=f"define {name} in a cell without {magic}, then time only the call in "
-                 "another cell: %time g = adgen.grad(f)(x)")
+            hint=f"define it in a plain cell, without {magic}, then time only the call: "
+                 "%time g = adgen.grad(f)(x)")
     if where in ("<stdin>", "<string>") or where.startswith("<"):
         return MissingRuleError(
             f"adgen cannot read the source of {name}: it was defined at the interactive "
@@ -328,23 +332,70 @@ def _lambda_def(fn: Any, file: str) -> gast.FunctionDef:
     return fdef
 
 
-def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:
-    """Refuses a source text that is not the one ``fn`` was compiled from: the file was edited,
-    or the notebook cell re-run with another body, after ``fn`` was defined. Python runs the
-    code object; adgen would differentiate the text."""
+def _parse_block(fn: Any, lines: list[str], first: int) -> tuple[str, gast.AST]:
+    """The dedented text of a def's lines (``first``: the file line of ``lines[0]``) and its
+    first statement, with the file's line numbers and columns."""
+    src = textwrap.dedent("".join(lines))
+    try:
+        module = gast.parse(src)
+    except SyntaxError as exc:
+        raise UnsupportedError(
+            f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc
+    node = module.body[0]
+    gast.increment_lineno(module, first - 1)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for sub in walk(module):
+        if hasattr(sub, "col_offset") and sub.col_offset is not None:
+            sub.col_offset += indent
+    return src, node
+
+
+def _def_in_file(fn: Any, file: str) -> tuple[list[str], int] | None:
+    """The lines of the def in ``file`` whose code is the one ``fn`` runs, and the line it
+    starts at (its first decorator's, as inspect counts), found by name and code rather than
+    by ``co_firstlineno``; None when no def of the file compiles to it."""
+    import ast
+    import linecache
+
+    linecache.checkcache(file)
+    all_lines = linecache.getlines(file)
+    try:
+        module = ast.parse("".join(all_lines))
+    except SyntaxError:
+        return None
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == fn.__code__.co_name and node.end_lineno is not None:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            lines = all_lines[start - 1:node.end_lineno]
+            if _matches(fn, textwrap.dedent("".join(lines)), file):
+                return lines, start
+    return None
+
+
+def _matches(fn: Any, src: str, file: str) -> bool:
+    """True when ``src`` (one def) compiles to the code ``fn`` runs, up to line numbers and
+    to how variables are reached (or does not compile: the caller reports that)."""
     owner = _class_name(fn)
     if owner:  # compiled in a class of its name, so private names are mangled alike
         src = f"class {owner}:\n" + textwrap.indent(src, "    ")
     try:
         compiled = compile(src, file, "exec", dont_inherit=True)
     except SyntaxError:
-        return  # parse errors are reported by the caller
+        return True  # parse errors are reported by the caller
     consts = list(compiled.co_consts)
     if owner:
         consts = [k for c in consts if hasattr(c, "co_code") for k in c.co_consts]
     mine = [c for c in consts if hasattr(c, "co_code") and
             c.co_name == fn.__code__.co_name]
-    if mine and _shape(mine[0]) == _shape(fn.__code__):
+    return bool(mine) and _shape(mine[0]) == _shape(fn.__code__)
+
+
+def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:
+    """Refuses a source text that is not the one ``fn`` was compiled from: the file was edited,
+    or the notebook cell re-run with another body, after ``fn`` was defined. Python runs the
+    code object; adgen would differentiate the text."""
+    if _matches(fn, src, file):
         return
     raise UnsupportedError(
         f"the source of {fn.__qualname__} in {file} is not the code Python runs for it: the "
