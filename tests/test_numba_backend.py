@@ -954,6 +954,29 @@ def test_has_aux(mutation):
     assert_grad_close(got[1], expected[1], rtol=1e-12)
 
 
+def scaled_rows(a, r, whole):
+    c = a[:, 1] * a[:, 1]
+    if whole:
+        for j in range(a.shape[1]):
+            a[r, j] = 0.5 * a[r, j]
+    else:
+        a[r, 0] = 0.5 * a[r, 0]
+    return np.sum(c) + np.sum(a)
+
+
+def test_a_bool_argument():
+    """A bool flag (the default pipeline tracks it, its signature saying no more than "not
+    a float"): no gradient, and no refusal naming it as an unknown buffer (it was). (With
+    whole=False numba refuses the pullback: the loop's bound t4, bound in the arm that did not
+    run, is None there, which numba cannot subtract from; loud, a limit of the backend.)"""
+    whole = True
+    a = np.random.default_rng(13).random((4, 3))
+    g = adgen.grad(scaled_rows, backend="numba")(a.copy(), 2, whole)
+    assert_grad_close(g, numerical_grad(scaled_rows, (a.copy(), 2, whole), 0))
+    cts = adgen.vjp(scaled_rows, a.copy(), 2, whole, backend="numba")[1](1.0)
+    assert cts[1] is None and cts[2] is None
+
+
 def test_gradients_carry_numpys_own_float64_dtype():
     """numba boxes arrays with a dtype object of its own (equal to float64, not NumPy's);
     the backend hands its cotangents on as views with NumPy's float64 dtype, so adgen.grad's

@@ -929,6 +929,11 @@ class Rewriter:
 
             def visit_Call(self, node: ast.Call) -> ast.AST:
                 f = call_name(node)
+                if f in ("sh.value", "sh.pop") and \
+                        types_.get(name_of(node.args[0]) or "") in ("b1", "i8"):
+                    # an int or bool argument the default pipeline tracked because its
+                    # signature did not say it is a number: it has no gradient
+                    return ast.Constant(None)
                 if f in ("sh.of", "sh.value"):
                     return self.shadow(node.args[0])
                 if f == "add_out" and len(node.args) == 3 and name_of(node.args[0]) == "sh":

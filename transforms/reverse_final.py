@@ -191,8 +191,10 @@ def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
     """The arguments of ``loop``'s ``range`` where its pullback may run the same range again
     instead of taping the counter: a ``for c in range(stop)`` / ``range(start, stop)`` loop
     without ``break`` whose arguments are int constants, counters of the loops around it, or
-    names bound once outside every loop (each optionally plus or minus an int constant), so
-    they hold the same values when the pullback reaches the loop. ``Plan.counted`` takes a
+    names bound once at the top level (each optionally plus or minus an int constant), so
+    they hold the same values when the pullback reaches the loop (a name bound once at the
+    function's top level: one an arm binds is None on the other paths, which numba cannot
+    type as a range's bound). ``Plan.counted`` takes a
     top-level loop whose numbers are taped in columns; this is for a loop (nested, most
     often) that records nothing else once its element reads are read again."""
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and
@@ -217,7 +219,10 @@ def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
             return id(counter) in plan.loops_of.get(id(loop), ())
         if e.id in plan.def_count:
             at = plan.def_stmt.get(e.id)
-            return e.id not in params and at is not None and plan.loops_of.get(id(at)) == ()
+            # bound at the function's top level: bound on every path (a name an arm binds is
+            # None on the others, which a typed backend cannot take as a range's bound)
+            return e.id not in params and at is not None and \
+                plan.block_of.get(id(at)) == id(plan.fn.body)
         return e.id in params
 
     return list(args) if all(fixed(a) for a in args) else None
