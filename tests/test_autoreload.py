@@ -6,7 +6,8 @@ code is copied into the old function object (``f.__code__ = new.__code__``). The
 ``co_firstlineno`` then counts from that def (1, or 2 for a method, compiled inside a stand-in
 class), not from the top of the file, so reading "the lines at co_firstlineno" reads the wrong
 lines: adgen refused the function ("f is a lambda or not a plain function", pointing at the
-file's first line). It now finds the def in the file by its name and code.
+file's first line). A def the edit added is run from its text alone, as ``"<string>"``: adgen
+said it had no source. It now finds the def in the file by its name and code.
 
 ``patch`` below does what deduperreload does; tests/test_notebook.py runs the real extension.
 Gradients are checked against central differences and hand-derived formulas.
@@ -75,10 +76,12 @@ def patch(module, path: Path) -> None:
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     for name in ("OFFSET",):  # new globals are set on the module
         setattr(module, name, 0.5)
-    for name in ("helper",):  # new functions are executed in the module
-        exec(compile(ast.unparse(defs[name]), str(path), "exec"), module.__dict__)  # noqa: S102
+    for name in ("helper",):  # a new def is run from its text alone, as "<string>"
+        env: dict = {}
+        exec(ast.unparse(defs[name]), module.__dict__ | module.__dict__, env)  # noqa: S102
+        setattr(module, name, env[name])
     code = textwrap.dedent(ast.unparse(defs["f"]))
-    env: dict = {}
+    env = {}
     exec(compile(code, str(path), "exec", dont_inherit=True), module.__dict__, env)  # noqa: S102
     module.f.__code__ = env["f"].__code__
     (method,) = [n for n in defs["Model"].body if getattr(n, "name", "") == "loss"]
@@ -112,6 +115,19 @@ def test_a_patched_function_is_read_from_its_new_lines(edited) -> None:
     # d/dx sum((x^2 + 0.5) cos x) = 2x cos x - (x^2 + 0.5) sin x
     assert np.allclose(g, 2 * x * np.cos(x) - (x * x + 0.5) * np.sin(x))
     assert np.allclose(g, numerical_grad(module.f, (x,), 0))
+
+
+def test_a_def_added_by_the_reload_is_read_from_the_module_file(edited) -> None:
+    module, _, _ = edited
+    assert module.helper.__code__.co_filename == "<string>"  # no file, no linecache entry
+    x = np.array([0.3, -1.1, 2.0])
+    assert np.allclose(adgen.grad(lambda v: np.sum(module.helper(v)))(x), 2 * x)
+    # the generated code names the def's line in the module's file
+    assert "# line 8: return x * x" in adgen.source(module.helper)
+    ns: dict = {"__name__": "reloaded_model", "np": np}
+    exec("def helper(x):\n    return np.sum(x ** 3)\n", ns)  # noqa: S102 - not the file's
+    with pytest.raises(adgen.MissingRuleError, match="Python keeps no source"):
+        adgen.grad(ns["helper"])(x)
 
 
 def test_a_patched_method_is_read_from_its_new_lines(edited) -> None:

@@ -26,15 +26,13 @@ def cells_by_id(nb) -> dict:
     return {cell["id"]: cell for cell in nb.cells if cell.cell_type == "code"}
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory):
-    """The notebook after a run in a fresh kernel of this interpreter."""
+def run(nb, home: Path):
+    """Executes ``nb`` in a fresh kernel of this interpreter, its working directory ``home``;
+    raises CellExecutionError on an error outside a cell tagged raises-exception."""
     pytest.importorskip("ipykernel")
     nbclient = pytest.importorskip("nbclient")
-    nbformat = pytest.importorskip("nbformat")
-    home = tmp_path_factory.mktemp("jupyter")
     spec = home / "kernels" / KERNEL
-    spec.mkdir(parents=True)
+    spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "adgen tests", "language": "python"}))
@@ -42,11 +40,19 @@ def executed(tmp_path_factory: pytest.TempPathFactory):
         env.setenv("JUPYTER_PATH", str(home))  # where jupyter_client looks for KERNEL
         env.setenv("JUPYTER_RUNTIME_DIR", str(home / "runtime"))  # connection files
         env.setenv("IPYTHONDIR", str(home / "ipython"))  # no profile of the user's
-        nb = nbformat.read(NOTEBOOK, as_version=4)
         client = nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=120,
                                          resources={"metadata": {"path": str(home)}})
-        client.execute()  # raises CellExecutionError on an error outside raises-exception
+        client.execute()
     return nb
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory):
+    """The notebook after a run in a fresh kernel of this interpreter."""
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    return run(nbformat.read(NOTEBOOK, as_version=4), tmp_path_factory.mktemp("jupyter"))
 
 
 def errors(cell) -> list:
@@ -128,3 +134,43 @@ def test_source_is_displayed_as_code(executed) -> None:
     assert data["text/plain"].startswith("import numpy as np\n")  # the text, not its repr
     assert "def loss_pullback" in data["text/plain"]
     assert "loss_pullback" in data["text/html"] and "<span style=" in data["text/html"]
+
+
+AUTORELOAD = [
+    "%load_ext autoreload\n%autoreload 2\nimport os\nimport numpy as np\nimport adgen",
+    # a module beside the notebook, imported and differentiated
+    "from pathlib import Path\n"
+    "Path('edited.py').write_text('import numpy as np\\n\\n\\ndef f(x):\\n'\n"
+    "                            '    return np.sum(np.sin(x))\\n')\n"
+    "import edited\n"
+    "f_before = edited.f\n"
+    "x = np.array([0.3, -1.1, 2.0])\n"
+    "assert np.allclose(adgen.grad(edited.f)(x), np.cos(x))",
+    # the module edited: a helper above f, so f's lines move, and another body
+    "Path('edited.py').write_text('import numpy as np\\n\\n\\ndef helper(x):\\n'\n"
+    "                            '    return x * x\\n\\n\\ndef f(x):\\n'\n"
+    "                            '    return np.sum(helper(x) * np.cos(x))\\n')\n"
+    "stat = os.stat('edited.py')\n"
+    "os.utime('edited.py', (stat.st_atime + 10, stat.st_mtime + 10))  # autoreload sees it",
+    # autoreload ran before this cell: f patched in place, and its gradient is the new one
+    "g = adgen.grad(edited.f)(x)\n"
+    "assert edited.f is f_before\n"
+    "assert np.allclose(g, 2 * x * np.cos(x) - x * x * np.sin(x))\n"
+    "print(edited.f.__code__.co_firstlineno)",
+    # a function defined in a %%time cell has no source: refused, naming the magic
+    "%%time\ndef timed(x):\n    return np.sum(x ** 2)\n\nadgen.grad(timed)(x)",
+]
+
+
+def test_autoreload_and_timing_magics_in_a_real_kernel(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in AUTORELOAD]
+    nb.cells[-1].metadata["tags"] = ["raises-exception"]
+    run(nb, tmp_path)
+    assert [errors(c) for c in nb.cells[:-1]] == [[]] * (len(AUTORELOAD) - 1)
+    printed = "".join(o.get("text", "") for o in nb.cells[3].outputs)
+    # IPython 9 patches f's code (first line 1); an older autoreload rebinds it in place too
+    assert printed.strip().isdigit()
+    (error,) = errors(nb.cells[-1])
+    assert error.ename == "MissingRuleError" and "%%time (<timed exec>)" in error.evalue

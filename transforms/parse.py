@@ -8,6 +8,7 @@ function's globals and closure cells. Raises MissingRuleError when the source is
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -80,7 +81,10 @@ def parse_function(fn: Any) -> Parsed:
             lines, first = inspect.getsourcelines(code)
         file = inspect.getsourcefile(code) or inspect.getfile(code)
     except (OSError, TypeError) as exc:
-        raise _no_source(fn) from exc
+        found = _def_in_module_file(fn)
+        if found is None:
+            raise _no_source(fn) from exc
+        lines, first, file = found
     matched = False
     if code.co_name == "<lambda>":
         node = _lambda_def(fn, file)
@@ -371,6 +375,21 @@ def _def_in_file(fn: Any, file: str) -> tuple[list[str], int] | None:
             if _matches(fn, textwrap.dedent("".join(lines)), file):
                 return lines, start
     return None
+
+
+def _def_in_module_file(fn: Any) -> tuple[list[str], int, str] | None:
+    """For a function compiled from text as ``"<string>"`` (IPython's %autoreload adds a def
+    new to an edited module that way), its def in the file of the module it belongs to, when
+    that def compiles to its code: (lines, first line, file); else None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename != "<string>":
+        return None
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None
+    found = _def_in_file(fn, file)
+    return None if found is None else (found[0], found[1], file)
 
 
 def _matches(fn: Any, src: str, file: str) -> bool:
