@@ -964,12 +964,13 @@ def scaled_rows(a, r, whole):
     return np.sum(c) + np.sum(a)
 
 
-def test_a_bool_argument():
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_bool_argument(whole):
     """A bool flag (the default pipeline tracks it, its signature saying no more than "not
-    a float"): no gradient, and no refusal naming it as an unknown buffer (it was). (With
-    whole=False numba refuses the pullback: the loop's bound t4, bound in the arm that did not
-    run, is None there, which numba cannot subtract from; loud, a limit of the backend.)"""
-    whole = True
+    a float"): no gradient, and no refusal naming it as an unknown buffer (it was). With
+    whole=False the loop's bound, bound in the arm that did not run, is None in the saved
+    values vjp hands back: the pullback is compiled for the forward's (optional) type of it,
+    not for None (numba refused that: it cannot subtract 1 from None)."""
     a = np.random.default_rng(13).random((4, 3))
     g = adgen.grad(scaled_rows, backend="numba")(a.copy(), 2, whole)
     assert_grad_close(g, numerical_grad(scaled_rows, (a.copy(), 2, whole), 0))

@@ -497,6 +497,8 @@ class _NumbaFunction:
                 "backend='default' / 'auto'")
         self.codes: dict[tuple[Any, ...], Any] = {}
         self.runs: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+        # argument types whose pullback was compiled for the forward's saved-value types
+        self.typed: set[tuple[Any, ...]] = set()
         self.lock = threading.RLock()
         types_ = _sig_types(sig, fn)
         if types_ is not None:
@@ -683,7 +685,31 @@ class _NumbaFunction:
             out, saved = run[0](*args)
         except self.overwrite as hit:
             raise _overwrite_error(run[4], hit) from None
+        if key not in self.typed:
+            self._typed_pullback(key, run, args)
         return out, (run[1], saved)
+
+    def _typed_pullback(self, key: tuple[Any, ...], run: Any, args: tuple[Any, ...]) -> None:
+        """Compiles the pullback, once per argument types, for the saved values' type as the
+        forward's signature has it, and for a float cotangent, and keeps it to that: the
+        saved values come back boxed, and a value typed optional there (a name bound in one
+        arm of an if, None on the other path) would make numba compile a pullback for None,
+        which it may not be able to type (``t4 - 1``)."""
+        import numba
+
+        with self.lock:
+            self.typed.add(key)
+            try:
+                cres = run[0].overloads.get(tuple(numba.typeof(a) for a in args))
+                if cres is None or not isinstance(cres.signature.return_type[0],
+                                                  numba.types.Float):
+                    return  # an array or tuple output: compiled for its cotangent's type
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                    run[1].compile((cres.signature.return_type[1], numba.float64))
+                run[1].disable_compile()
+            except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
+                raise self._located(err, run[4], "") from None
 
     def gradient(self, *args: Any) -> tuple[Any, Any] | None:
         """``(out, cotangents)`` of one compiled call running the forward and the pullback
