@@ -31,8 +31,6 @@ REFUSED = {
     # a nested def that reads x, passed to another function as a value: its cell would
     # carry x's tangent, which a call of a function value found at run time cannot follow
     "closure_passed_as_argument": "passing the nested function h as a value",
-    # a method of a user object
-    "obj_method": "layer.apply",
 }
 
 

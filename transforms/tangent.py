@@ -368,8 +368,10 @@ class Tangent:
             if isinstance(f, gast.Attribute) and f.attr == "copy":
                 return self.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
                                        [f.value], {})
-            if isinstance(f, gast.Name):
-                # a function taken from a list or passed in: found when the call runs
+            if isinstance(f, gast.Name) or isinstance(f, gast.Attribute) and \
+                    isinstance(f.value, gast.Name):
+                # a function taken from a list or passed in, or a method of a local object
+                # (self.features(x)): found when the call runs
                 return self.dynamic_call(s, n, v)
             self.refuse(s, f"calling {source_of(f)}, a local value or a method forward mode does "
                            "not know", "call a module-level function")
@@ -384,9 +386,13 @@ class Tangent:
         rule = registry.lookup(obj)
         if rule is None and is_user_function(obj):
             return self.user_call(s, n, v, obj)
-        if rule is None and isinstance(obj, types.MethodType):
-            self.refuse(s, f"the method call {source_of(v.func)}() (a bound method)",
-                        "call the class's function with the object as its first argument")
+        if rule is None and (isinstance(obj, types.MethodType) or
+                             not isinstance(obj, (types.FunctionType, type)) and
+                             isinstance(getattr(type(obj), "__call__", None),
+                                        types.FunctionType)):
+            # a method of a global object, or a global callable object (layer(x)): compiled
+            # when the call runs, its object a constant here
+            return self.dynamic_call(s, n, v)
         if rule is None:
             raise MissingRuleError(
                 f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
@@ -408,8 +414,10 @@ class Tangent:
     def dynamic_call(self, s: gast.Assign, n: str, v: gast.Call
                      ) -> tuple[list[gast.stmt], list[gast.stmt]]:
         """``n = f(a, b)`` where ``f`` is a value known only when the call runs (a function
-        from a list, a ``functools.partial``, a function passed in): ``n, n_dot =
-        call_jvp(f, (a, b), (a_dot, b_dot), {...})`` (runtime.call_jvp)."""
+        from a list, a ``functools.partial``, a function passed in, a method of a local
+        object): ``n, n_dot = call_jvp(f, (a, b), (a_dot, b_dot), {...}, obj, obj_dot)``
+        (runtime.call_jvp; ``obj`` the object ``f`` is taken from, ``obj_dot`` its tangent or
+        None)."""
         if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
                                                                    for k in v.keywords):
             self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
@@ -423,8 +431,13 @@ class Tangent:
                                     for a in v.args], ctx=gast.Load())
         keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in v.keywords],
                              values=[copy.deepcopy(k.value) for k in v.keywords])
+        # the object the function value is taken from and its tangent: a method's receiver
+        # gets that tangent when it is that object (self.features(x), layer(x))
+        root = v.func.value if isinstance(v.func, gast.Attribute) else v.func
+        owner_dot = self.tangent(root) or gast.Constant(value=None, kind=None)
         call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
-                                                      keywords], keywords=[])
+                                                      keywords, copy.deepcopy(root),
+                                                      owner_dot], keywords=[])
         tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
                          ctx=gast.Store())
         return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []

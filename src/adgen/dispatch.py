@@ -121,16 +121,23 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
 
 def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-                    kwargs: dict[str, Any]) -> tuple[Any, Any]:
+                    kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
+                    ) -> tuple[Any, Any]:
     """``(out, out_dot)`` of ``fn(*args, **kwargs)`` for a call forward mode resolves when it
     runs (a function taken from a list or passed in, a ``functools.partial``): through the
     function's rule's jvp, or its compiled jvp given the caller's tangents themselves (a
     callee that writes an argument in place writes its tangent in place too). ``tangents``:
-    one per positional argument, None for none; keyword arguments get none.
+    one per positional argument, None for none; keyword arguments get none. A bound method
+    or a callable object with a ``__call__`` of the user's is compiled as its function with
+    the object as first argument. ``owner`` is the object the caller took the function from
+    (``m`` of ``m.step(x)``, ``layer`` of ``layer(x)``) and ``owner_dot`` its tangent (None:
+    none): the receiver's tangent when the receiver is ``owner``; with none, nothing
+    reached through ``owner`` has one either.
 
     Raises:
-        UnsupportedError: for a bound method, a callable object or an ``adgen.rrule``, whose
-            receiver or rule forward mode cannot follow here.
+        UnsupportedError: for a method whose receiver's tangent is not known here (taken from
+            a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
+            cannot follow here.
     """
     from adgen.errors import UnsupportedError
 
@@ -155,6 +162,19 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref
+    call_method = getattr(type(fn), "__call__", None)
+    if not isinstance(fn, (types.FunctionType, types.MethodType)) and \
+            isinstance(call_method, types.FunctionType):
+        fn = types.MethodType(call_method, fn)  # a layer called as layer(x)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and \
+            registry.lookup(fn.__func__) is None and (fn.__self__ is owner or
+                                                      _zero_tangent(owner_dot)):
+        # the receiver's tangent: the tangent of the object it is (an object of its class
+        # holding its attributes' tangents), or none where the object it was read from has
+        # none (then nothing reached through it has one)
+        return tangent_of_call(fn.__func__, (fn.__self__,) + tuple(args),
+                               (owner_dot if fn.__self__ is owner else None,) + tuple(tangents),
+                               kwargs)
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(
             f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
@@ -165,6 +185,25 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     compiled = compile_tangent(fn)
     named = {t: v for t, v in zip(compiled.tangent_params, tangents) if v is not None}
     return compiled.jvp(*args, **named, **kwargs)
+
+
+def _zero_tangent(t: Any) -> bool:
+    """``t`` is no tangent or a zero one (arrays and numbers of zeros, in containers and
+    plain objects)."""
+    if t is None:
+        return True
+    if isinstance(t, np.ndarray):
+        return not t.any()
+    if isinstance(t, (int, float, complex, np.number)):
+        return t == 0
+    if isinstance(t, (list, tuple)):
+        return all(_zero_tangent(v) for v in t)
+    if isinstance(t, dict):
+        return all(_zero_tangent(v) for v in t.values())
+    if hasattr(t, "__dict__") and not isinstance(t, (types.FunctionType, types.MethodType,
+                                                      type)):
+        return all(_zero_tangent(v) for v in vars(t).values())
+    return False
 
 
 def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:

@@ -1345,12 +1345,15 @@ def exit_context(context: list[Any]) -> None:
 
 
 def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> tuple[Any, Any]:
+             kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
+             ) -> tuple[Any, Any]:
     """Forward mode's call of a function it could not name when it compiled: ``(out,
-    out_dot)`` (a function from a list, a ``functools.partial``)."""
+    out_dot)`` (a function from a list, a ``functools.partial``, a method of a local
+    object). ``owner``: the object the function value was taken from (``m`` of
+    ``m.step(x)``, ``layer`` of ``layer(x)``), ``owner_dot`` its tangent (None: none)."""
     from adgen.dispatch import tangent_of_call
 
-    return tangent_of_call(fn, args, tangents, kwargs)
+    return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot)
 
 
 def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tuple[Any, ...]:
@@ -1799,7 +1802,15 @@ __all__ = [
 
 
 def _register_runtime_rules() -> None:
-    from adgen.rules.registry import defvjp
+    from adgen.rules.registry import defrefusal, defvjp
+
+    # reverse mode of tangent code (hessian, hvp, grad of grad) stops at a dynamic call
+    defrefusal(call_jvp, "it is forward mode's call of a function found when the call runs "
+               "(a method of an object, as self(x) or self.features(x), a function from a "
+               "list or passed in, a functools.partial), and second derivatives (hessian, "
+               "hvp, jacfwd/jacrev of grad) through such a call are not supported yet; make "
+               "the method a module-level function taking the object's arrays as arguments "
+               "(first derivatives, grad and jvp, take it as it is)")
 
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
