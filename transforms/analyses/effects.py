@@ -186,7 +186,7 @@ def effects(fn: gast.FunctionDef,
                 cur = eff.buffers.setdefault(dst, set())
                 add = set()
                 for x in src:
-                    if x.startswith(("new:", "cnew:")) or x == "param":
+                    if x.startswith(("new:", "cnew:", "shadows:")) or x == "param":
                         add.add(x)
                     elif x.startswith("items:"):
                         # an element read from a container: what it holds, not the container
@@ -337,7 +337,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if made == "shadow" and v.args:
             # a shadow (generated pullbacks, differentiated again: adgen.second_order) is
             # memory of the shadow map: it may alias every other shadow, never the buffer
-            return [(name, {new} | _names(v.args[0]))]
+            # (the memory, "shadows:<map>", not the map object: writing a shadow changes
+            # no array the map itself is taken for)
+            return [(name, {new} | {f"shadows:{m}" for m in _names(v.args[0])})]
         if made == "fresh":
             return [(name, {new})]
         if isinstance(obj, types.FunctionType) and not str(
