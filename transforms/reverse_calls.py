@@ -193,13 +193,20 @@ class Calls:
             g = self._result_adjoint(t, state)
         # one cotangent per argument passed: positions, then keywords (dispatch.pullback_of)
         passed = list(call.args) + [k.value for k in call.keywords]
-        cts = [self.pb.namer.fresh("ct") if self.plan.active(a) else "_" for a in passed]
+        # a tuple or list display passed (combine((x, y))) gets its cotangent too, spread
+        # over its items (it was dropped: a silently zero gradient)
+        cts = [self.pb.namer.fresh("ct") if self.plan.active(a) or
+               (isinstance(a, (gast.Tuple, gast.List)) and self.plan.any_active(a)) else "_"
+               for a in passed]
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
             call_node("call_pullback", name(saved), g, name("sh")), s)]
         keywords = {id(k.value): k.arg for k in call.keywords}
         for a, c in zip(passed, cts):
             if c == "_":
+                continue
+            if isinstance(a, (gast.Tuple, gast.List)):
+                out += self.pb.ops.distribute(a, name(c), state)
                 continue
             ct: gast.expr = name(c)
             if id(a) in keywords:
