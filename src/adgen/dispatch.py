@@ -6,6 +6,7 @@ The generated forward calls ``call_forward(f, *args)``; the pullback calls
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 from typing import Any
@@ -139,14 +140,56 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
             cannot follow here.
     """
+    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
+    if isinstance(call, _RuleJvp):
+        return call.fn(*call.args, **call.kwargs), registry.eval_jvp(
+            call.rule, call.args, call.kwargs, call.given)
+    return call.target(*call.args, **call.kwargs)
+
+
+@dataclasses.dataclass
+class _RuleJvp:
+    """A call of a function with a rule: its jvp is the rule's."""
+
+    fn: Any
+    rule: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    given: dict[str, Any]
+
+
+@dataclasses.dataclass
+class _CompiledJvp:
+    """A call of a compiled jvp, ``target(*args, **kwargs)``, and where each part of the
+    caller's call went: ``arg_slots[i]`` / ``tangent_slots[i]`` the position of the caller's
+    i-th argument / tangent among the target's positional arguments followed by its keyword
+    arguments (None: not passed on), likewise ``owner_slot`` / ``owner_dot_slot`` for the
+    object the function was taken from and its tangent."""
+
+    target: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    arg_slots: tuple[int | None, ...]
+    tangent_slots: tuple[int | None, ...]
+    owner_slot: int | None = None
+    owner_dot_slot: int | None = None
+
+
+def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+              kwargs: dict[str, Any], owner: Any, owner_dot: Any) -> _RuleJvp | _CompiledJvp:
+    """What :func:`tangent_of_call` calls (see there)."""
     from adgen.errors import UnsupportedError
 
     if isinstance(fn, functools.partial):
         # its arguments were bound where it was made, from values without a derivative
         # (transforms.tangent refuses a partial of one that has one)
-        return tangent_of_call(fn.func, fn.args + tuple(args),
-                               (None,) * len(fn.args) + tuple(tangents),
-                               {**fn.keywords, **kwargs})
+        inner = _jvp_call(fn.func, fn.args + tuple(args),
+                          (None,) * len(fn.args) + tuple(tangents), {**fn.keywords, **kwargs},
+                          None, None)
+        if isinstance(inner, _CompiledJvp):
+            k = len(fn.args)
+            inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
+        return inner
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         raise UnsupportedError(
@@ -158,7 +201,7 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                  for p, k in bound.items() if p in rule.diff and
                  not isinstance(k, registry.Default)}
         given = {p: t for p, t in given.items() if t is not None}
-        return fn(*args, **kwargs), registry.eval_jvp(rule, args, kwargs, given)
+        return _RuleJvp(fn, rule, tuple(args), kwargs, given)
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref
@@ -172,9 +215,15 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # the receiver's tangent: the tangent of the object it is (an object of its class
         # holding its attributes' tangents), or none where the object it was read from has
         # none (then nothing reached through it has one)
-        return tangent_of_call(fn.__func__, (fn.__self__,) + tuple(args),
-                               (owner_dot if fn.__self__ is owner else None,) + tuple(tangents),
-                               kwargs)
+        own = fn.__self__ is owner
+        inner = _jvp_call(fn.__func__, (fn.__self__,) + tuple(args),
+                          (owner_dot if own else None,) + tuple(tangents), kwargs, None, None)
+        if isinstance(inner, _CompiledJvp):
+            if own:
+                inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
+                    inner.tangent_slots[0]
+            inner.arg_slots, inner.tangent_slots = inner.arg_slots[1:], inner.tangent_slots[1:]
+        return inner
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(
             f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
@@ -183,8 +232,42 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     from adgen.transforms.pipeline import compile_tangent
 
     compiled = compile_tangent(fn)
-    named = {t: v for t, v in zip(compiled.tangent_params, tangents) if v is not None}
-    return compiled.jvp(*args, **named, **kwargs)
+    named = {p: v for p, v in zip(compiled.tangent_params, tangents) if v is not None}
+    order = list(named) + list(kwargs)
+    return _CompiledJvp(
+        compiled.jvp, tuple(args), {**named, **kwargs}, tuple(range(len(args))),
+        tuple(len(args) + order.index(p) if v is not None else None
+              for p, v in zip(compiled.tangent_params, tangents)))
+
+
+def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                    kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
+                    ) -> tuple[Any, Any]:
+    """Reverse mode of forward mode's dynamic call (``runtime.call_jvp``, in tangent code
+    that hessian, hvp or a derivative of a jvp differentiates again): the compiled jvp it
+    calls, run through its own compiled forward and pullback, whose cotangents go back to
+    the parts of the call they came from."""
+    from adgen.errors import UnsupportedError
+
+    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
+    if isinstance(call, _RuleJvp):
+        raise UnsupportedError(
+            f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function with "
+            "a derivative rule called through a variable (a list, an argument, a partial)",
+            hint="call it by its name where the second derivative is taken")
+    out, saved = forward_of(call.target, call.args, call.kwargs)
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        cts = pullback_of(saved, out_bar, None)
+
+        def at(k: int | None) -> Any:
+            return None if k is None else cts[k]
+
+        return (None, tuple(at(k) for k in call.arg_slots),
+                tuple(at(k) for k in call.tangent_slots), None, at(call.owner_slot),
+                at(call.owner_dot_slot))
+
+    return out, pullback
 
 
 def _zero_tangent(t: Any) -> bool:

@@ -1802,15 +1802,12 @@ __all__ = [
 
 
 def _register_runtime_rules() -> None:
-    from adgen.rules.registry import defrefusal, defvjp
+    # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
+    # compiled jvp it calls, differentiated in turn
+    from adgen.dispatch import call_jvp_rrule
+    from adgen.rules.registry import defrrule, defvjp
 
-    # reverse mode of tangent code (hessian, hvp, grad of grad) stops at a dynamic call
-    defrefusal(call_jvp, "it is forward mode's call of a function found when the call runs "
-               "(a method of an object, as self(x) or self.features(x), a function from a "
-               "list or passed in, a functools.partial), and second derivatives (hessian, "
-               "hvp, jacfwd/jacrev of grad) through such a call are not supported yet; make "
-               "the method a module-level function taking the object's arrays as arguments "
-               "(first derivatives, grad and jvp, take it as it is)")
+    defrrule(call_jvp, call_jvp_rrule)
 
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
