@@ -546,6 +546,14 @@ cases("numpy.maximum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3),
       refuse(randn(5), 0, np.float32))
 cases("numpy.minimum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3), axis=0),
       expect((np.array([2.0, 1.0, 1.0, 4.0]),), (np.array([1.0, 2.0, 1.0, 0.0]),)))
+_RUN = randn(6)
+_RUN2 = randn(3, 5)
+cases("adgen.runtime.accumulate_extreme_vjp",
+      C(randn(6), np.maximum.accumulate(_RUN), _RUN, 0, None),
+      C(randn(3, 5), np.minimum.accumulate(_RUN2, axis=1), _RUN2, 1, None))
+cases("adgen.runtime.accumulate_extreme_jvp",
+      C(randn(6), np.maximum.accumulate(_RUN), _RUN, 0, None),
+      C(randn(3, 5), np.maximum.accumulate(_RUN2, axis=0), _RUN2, 0, None))
 cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0, 2, 1], 1),
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))

@@ -66,3 +66,17 @@ def test_a_method_without_a_rule_is_refused_by_name():
 
     with pytest.raises(adgen.AdgenError, match="multiply.accumulate"):
         adgen.grad(f)(np.array([1.0, 2.0]))
+
+
+def test_second_derivatives():
+    """hvp (forward over reverse) and vjp of grad (reverse over reverse) through the running
+    maximum, against central differences of adgen's gradient."""
+    v = np.random.default_rng(1).standard_normal(12)
+    eps = 1e-5
+    g = adgen.grad(drawdown)
+    fd = (g(PRICES + eps * v, W) - g(PRICES - eps * v, W)) / (2 * eps)
+    np.testing.assert_allclose(adgen.hvp(drawdown)(PRICES.copy(), W.copy(), v), fd,
+                               rtol=1e-5, atol=1e-8)
+    _, pullback = adgen.vjp(g, PRICES.copy(), W.copy())
+    u = np.random.default_rng(2).standard_normal(12)
+    assert np.sum(pullback(u)[0] * v) == pytest.approx(np.sum(u * fd), rel=1e-5)

@@ -261,7 +261,7 @@ def running_extreme_plateaus(a: np.ndarray, out: np.ndarray) -> tuple[np.ndarray
     return hit, count, start, stop
 
 
-def accumulate_extreme_vjp(g: object, out: object, a: object, axis: object,
+def accumulate_extreme_vjp(cot: object, extreme: object, a: object, axis: object,
                            dtype: object) -> object:
     """Adjoint of ``np.maximum.accumulate(a, axis)`` (or ``np.minimum``): ``out[k]`` is the
     value of the entries of ``a`` at or before ``k`` that reached the running extreme and
@@ -272,12 +272,12 @@ def accumulate_extreme_vjp(g: object, out: object, a: object, axis: object,
     a = np.asarray(a)
     if a.dtype.kind == "c":
         unsupported("np.maximum.accumulate / np.minimum.accumulate of complex values")
-    out = np.asarray(out)
+    out = np.asarray(extreme)
     if a.ndim == 0:
-        return np.asarray(g, dtype=np.float64)
+        return np.asarray(cot, dtype=np.float64)
     am = np.moveaxis(a, axis, -1)
     om = np.moveaxis(out, axis, -1)
-    gm = np.moveaxis(np.broadcast_to(np.asarray(g, dtype=np.float64), out.shape), axis, -1)
+    gm = np.moveaxis(np.broadcast_to(np.asarray(cot, dtype=np.float64), out.shape), axis, -1)
     hit, count, _, stop = running_extreme_plateaus(am, om)
     share = np.where(count > 0, gm / np.maximum(count, 1), 0.0)
     # sum of the shares of positions k >= j on j's plateau: a reversed cumulative sum, less

@@ -235,7 +235,7 @@ def trim_zeros_jvp(d: object, filt: object, trim: str, axis: object) -> object:
     return d[start:stop]
 
 
-def accumulate_extreme_jvp(d: object, out: object, a: object, axis: object,
+def accumulate_extreme_jvp(d: object, extreme: object, a: object, axis: object,
                            dtype: object) -> object:
     """Tangent of ``np.maximum.accumulate(a, axis)`` (or ``np.minimum``): at each position,
     the mean tangent of the entries that set the running extreme there (the transpose of
@@ -244,7 +244,7 @@ def accumulate_extreme_jvp(d: object, out: object, a: object, axis: object,
         unsupported("np.maximum.accumulate / np.minimum.accumulate: dtype= is not "
                     "differentiated (convert the input instead)")
     a = np.asarray(a)
-    out = np.asarray(out)
+    out = np.asarray(extreme)
     if a.ndim == 0:
         return np.asarray(d, dtype=np.float64)
     am = np.moveaxis(a, axis, -1)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.helpers import (
+    accumulate_extreme_jvp,
+    accumulate_extreme_vjp,
     broadcast_back,
     kept_copy,
     listed_transpose,
@@ -115,6 +117,19 @@ def register() -> None:
         return listed_transpose(g, shape_tree(cot))
 
 
+    # the adjoint and the tangent of a running extreme (np.maximum.accumulate) are linear in
+    # the cotangent / tangent they route, and transposes of each other (the entries that set
+    # the extreme are fixed where it is differentiable)
+    @defvjp(accumulate_extreme_vjp, "cot, extreme, a, axis, dtype", diff="cot", linear=True,
+            reads="extreme, a, axis, dtype", name="adgen.runtime.accumulate_extreme_vjp")
+    def _accumulate_extreme_vjp(g, out, cot, extreme, a, axis, dtype):  # noqa: ANN001, ANN202
+        return accumulate_extreme_jvp(g, extreme, a, axis, dtype)
+
+    @defvjp(accumulate_extreme_jvp, "d, extreme, a, axis, dtype", diff="d", linear=True,
+            reads="extreme, a, axis, dtype", name="adgen.runtime.accumulate_extreme_jvp")
+    def _accumulate_extreme_jvp(g, out, d, extreme, a, axis, dtype):  # noqa: ANN001, ANN202
+        return accumulate_extreme_vjp(g, extreme, a, axis, dtype)
+
     def add_item_rule(adjoint: Any, index: Any, g: Any) -> tuple[Any, Any]:
         """``adjoint[index] += g`` in place: the old contents' adjoint is the new contents',
         and ``g``'s is what the new contents' adjoint holds at ``index``."""
@@ -138,5 +153,5 @@ def register() -> None:
                 runtime.reduced_axes, runtime.shape_tree)
     defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
                 runtime.copy_adjoint, kept_copy, stored_value, runtime.stack_vjp,
-                runtime.list_adjoint)
+                runtime.list_adjoint, accumulate_extreme_vjp, accumulate_extreme_jvp)
     _REGISTERED.append(True)
