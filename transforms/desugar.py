@@ -285,6 +285,36 @@ class _ExprDesugar(gast.NodeTransformer):
             return out
         return node
 
+    def visit_Tuple(self, node: gast.Tuple) -> gast.expr:
+        return self._starred_display(node, "tuple")
+
+    def visit_List(self, node: gast.List) -> gast.expr:
+        return self._starred_display(node, "list")
+
+    def _starred_display(self, node: gast.Tuple | gast.List, kind: str) -> gast.expr:
+        """``(*x.shape, 2)`` -> ``tuple(x.shape) + (2,)`` (a list likewise): the displays
+        around each starred item, joined."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return node
+        parts: list[gast.expr] = []
+        run: list[gast.expr] = []
+        for e in node.elts:
+            if isinstance(e, gast.Starred):
+                if run:
+                    parts.append(type(node)(elts=run, ctx=gast.Load()))
+                    run = []
+                parts.append(gast.Call(func=name(kind), args=[e.value], keywords=[]))
+            else:
+                run.append(e)
+        if run:
+            parts.append(type(node)(elts=run, ctx=gast.Load()))
+        out = parts[0]
+        for p in parts[1:]:
+            out = gast.BinOp(left=out, op=gast.Add(), right=p)
+        return _at(out, node)
+
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
         # a and b -> t = a; if t: t = b      a or b -> t = a; if not t: t = b
         tmp = self.namer.fresh("t")
