@@ -187,6 +187,8 @@ class _Anf:
             return node
         if isinstance(node, gast.JoinedStr):
             return node  # an f-string: never differentiated
+        if isinstance(node, gast.Set):
+            return node  # of constants (validate): never differentiated
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(f"the expression {type(node).__name__} is not supported")

@@ -94,6 +94,17 @@ def validate(parsed: Parsed) -> None:
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)
         if isinstance(node, gast.With):
             _check_with(parsed, node)
+        if isinstance(node, gast.Set) and not all(isinstance(e, gast.Constant)
+                                                  for e in node.elts):
+            raise UnsupportedError("a set display of values ({a, b}) is not supported",
+                                   parsed.location(node),
+                                   hint="use a tuple or a list (a set of constants, as in "
+                                        "k in {0, 3}, is fine)")
+        if isinstance(node, gast.Dict) and any(k is None for k in node.keys):
+            raise UnsupportedError("dict unpacking ({**d}) is not supported",
+                                   parsed.location(node),
+                                   hint="copy the dict with dict(d) and set the other keys "
+                                        "one by one")
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(
