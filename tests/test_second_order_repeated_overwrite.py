@@ -1,0 +1,48 @@
+"""KNOWN SILENT WRONG SECOND DERIVATIVE (found by the long reverse-over-reverse fuzz campaign
+at the end of session 8; present at 8a08f76 and before): a buffer overwritten as a whole
+twice in a loop from the same value, ``for k in range(2): x[:] = v2``, then read. The first
+derivative is right; ``hessian``, ``jacfwd(grad)`` and ``jacrev(grad)`` (all forward over
+reverse here: ``sh.value`` has no second-order rule) count the first overwrite's adjoint
+again: the diagonal is off by ``-sin(x) cos(sin x)``. One overwrite (no loop) is right.
+
+This test is expected to fail (``strict=True``): when the bug is fixed it passes, pytest
+reports it, and the marker must go. The hand-derived Hessian of sum(sin(sin(x))) is the
+reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adgen
+
+
+def overwritten_twice(x):
+    x = x.copy()
+    v2 = np.sin(x)
+    for k in range(2):
+        x[:] = v2
+    return np.sum(np.sin(x))
+
+
+def overwritten_once(x):
+    x = x.copy()
+    x[:] = np.sin(x)
+    return np.sum(np.sin(x))
+
+
+X = np.array([0.64, 0.27, 0.04, 0.02])
+WANT = np.diag(-np.sin(np.sin(X)) * np.cos(X) ** 2 - np.cos(np.sin(X)) * np.sin(X))
+
+
+def test_one_overwrite_is_right():
+    np.testing.assert_allclose(adgen.hessian(overwritten_once)(X.copy()), WANT, atol=1e-10)
+    np.testing.assert_allclose(adgen.grad(overwritten_twice)(X.copy()),
+                               np.cos(np.sin(X)) * np.cos(X), atol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="known silent wrong Hessian: a buffer overwritten "
+                                       "twice in a loop (see the module docstring)")
+def test_two_overwrites_in_a_loop():
+    np.testing.assert_allclose(adgen.hessian(overwritten_twice)(X.copy()), WANT, atol=1e-10)
