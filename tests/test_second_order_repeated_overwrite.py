@@ -5,6 +5,16 @@ derivative is right; ``hessian``, ``jacfwd(grad)`` and ``jacrev(grad)`` (all for
 reverse here: ``sh.value`` has no second-order rule) count the first overwrite's adjoint
 again: the diagonal is off by ``-sin(x) cos(sin x)``. One overwrite (no loop) is right.
 
+Cause, read from ``adgen.source`` of the jvp (``hessian`` is reverse over forward): the
+tangent store ``x_1_dot[:] = float_part(v2_dot, kind)`` stores a view of ``v2_dot``
+(``float_part`` is a view rule: it returns ``d`` itself for a float array). The pullback
+takes the view's adjoint from shadow memory (``t6_bar = sh.of(t6); t6_bar += g``) and adds
+it to ``v2_dot``'s adjoint, which is a value (``v2_dot_bar = zeros_like(v2_dot)``), but never
+clears the shadow. The loop's next iteration finds the same shadow, with the first
+iteration's adjoint still in it, and adds it again. The fix belongs where the pullback emits
+a view rule's result: move the adjoint out of shadow memory (zero it there) when the base's
+adjoint is a value.
+
 This test is expected to fail (``strict=True``): when the bug is fixed it passes, pytest
 reports it, and the marker must go. The hand-derived Hessian of sum(sin(sin(x))) is the
 reference.
