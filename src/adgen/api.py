@@ -11,6 +11,7 @@ import re
 import sys
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -155,8 +156,10 @@ def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 
 
 # Pullbacks that add a complex cotangent into a real array's adjoint in place: they run with
-# complex adjoints (runtime.complex_adjoints) from the first time that happens.
-_COMPLEX_PULLBACKS: set[int] = set()
+# complex adjoints (runtime.complex_adjoints) from the first time that happens. Held weakly,
+# never by id(): a pullback freed and another made at its address ran in complex mode (a
+# complex cotangent then reached a checkpointed loop's check: a CotangentError, at random)
+_COMPLEX_PULLBACKS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 # generated code that may hold complex values: an FFT, a complex literal, a complex dtype
@@ -198,13 +201,16 @@ def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
                     hint="apply that operation to real values (np.abs(z), z.real, z.imag) "
                          "before it, or register an adgen.rrule that handles complex "
                          "values"), exc.__traceback__) from None
-    if id(pullback) not in _COMPLEX_PULLBACKS:
+    if pullback not in _COMPLEX_PULLBACKS:
         try:
             return pullback(saved, out_bar)
         except TypeError as exc:
             if not _complex_into_real(exc):
                 raise
-        _COMPLEX_PULLBACKS.add(id(pullback))
+        try:
+            _COMPLEX_PULLBACKS.add(pullback)
+        except TypeError:  # not weakly referable: it tries the real adjoints first each time
+            pass
     with runtime.complex_adjoints():
         return pullback(saved, out_bar)
 
@@ -521,7 +527,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
-        elif complex_values or (_COMPLEX_PULLBACKS and id(pullback) in _COMPLEX_PULLBACKS):
+        elif complex_values or (_COMPLEX_PULLBACKS and pullback in _COMPLEX_PULLBACKS):
             cts = _run_pullback(pullback, saved, seed, complex_values)
         else:  # _run_pullback's common case, without its frame
             try:
