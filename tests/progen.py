@@ -703,6 +703,25 @@ class CopyTo(Stmt):
         m.write(v.buf, v.pos, _at(line), bound)
 
 
+def _out_call_inputs(m: Model, fn: str, args: tuple[str, ...], at: Any) -> float:
+    """An ``out=`` call's inputs: the bound of the value it stores, and the captures of the
+    arguments its pullback reads (all but add's)."""
+    bounds = [m.bound(a) for a in args]
+    if fn == "multiply":
+        bound = bounds[0] * bounds[1]
+    elif fn == "add":
+        bound = bounds[0] + bounds[1]
+    elif fn == "exp":
+        bound = float(np.exp(min(bounds[0], 50.0)))
+    else:
+        bound = 0.5 if fn == "clip" else 1.0
+    if fn != "add":
+        for a in args:
+            v = m.view(a)
+            m.capture(v.buf, v.pos, at)
+    return bound
+
+
 @dataclass
 class OutCall(Stmt):
     """``np.multiply(a, b, out=t)``, ``np.add(...)``, ``np.sin/tanh/exp(a, out=t)``,
@@ -721,19 +740,7 @@ class OutCall(Stmt):
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         at = _at(line)
-        bounds = [m.bound(a) for a in self.args]
-        if self.fn == "multiply":
-            bound = bounds[0] * bounds[1]
-        elif self.fn == "add":
-            bound = bounds[0] + bounds[1]
-        elif self.fn == "exp":
-            bound = float(np.exp(min(bounds[0], 50.0)))
-        else:
-            bound = 0.5 if self.fn == "clip" else 1.0
-        if self.fn != "add":
-            for a in self.args:
-                v = m.view(a)
-                m.capture(v.buf, v.pos, at)
+        bound = _out_call_inputs(m, self.fn, self.args, at)
         t = m.view(self.target)
         m.write(t.buf, t.pos, at, bound)
         if self.fn in ("tanh", "exp", "clip"):     # pullbacks that may read the output
@@ -822,17 +829,7 @@ class OutView(Stmt):
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         at = _at(line)
-        bounds = [m.bound(a) for a in self.args]
-        if self.fn == "multiply":
-            bound = bounds[0] * bounds[1]
-        elif self.fn == "add":
-            bound = bounds[0] + bounds[1]
-        else:
-            bound = float(np.exp(min(bounds[0], 50.0))) if self.fn == "exp" else 1.0
-        if self.fn != "add":
-            for a in self.args:
-                v = m.view(a)
-                m.capture(v.buf, v.pos, at)
+        bound = _out_call_inputs(m, self.fn, self.args, at)
         t = m.view(self.target)
         picked, _ = view_positions(t.pos, self.key)
         m.write(t.buf, picked, at, max(bound, m.bound(self.target)))
