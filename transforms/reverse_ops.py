@@ -129,6 +129,21 @@ class Operations:
                     return pre
                 return pre + [gast.If(test=parse_expr(f"root_of({t}) is not root_of({src.id})"),
                                       body=inner, orelse=[])]
+            if isinstance(src, gast.Name) and self.plan.act.active(src.id):
+                # the view's adjoint is in shadow memory (the view's buffer), its base's a
+                # value: move it out, so a later view of the same buffer (the loop's next
+                # iteration) starts from zero instead of adding it to the base again
+                b = self.pb.bar(t)
+                if b not in state:
+                    out.append(assign(name(b, gast.Store),
+                                      call_node(attr_node("sh", "of"), name(t)), s))
+                    state.add(b)
+                g = name(self.pb.namer.fresh(f"{user_name_of(t)}_g"))
+                out.append(assign(name(g.id, gast.Store), call_node(attr_node(name(b), "copy")),
+                                  s))
+                out.append(assign(gast.Subscript(value=name(b), ctx=gast.Store(),
+                                                 slice=gast.Constant(Ellipsis, None)),
+                                  gast.Constant(0.0, None), s))
         out += self.apply_templates(s, rule, bound, t, g, state)
         return out
 
