@@ -91,7 +91,13 @@ class Calls:
         saved_expr: gast.expr = name(saved)
         # captures at the call: its arguments, and the enclosing names a closure reads
         caps = [self.pb.read_value(s, n) for n in sorted({n for sid, n in self.plan.caps
-                                                        if sid == id(s)})]
+                                                        if sid == id(s)})
+                if not self.plan.caps[(id(s), n)].copied]
+        for n in sorted(n for sid, n in self.plan.caps
+                        if sid == id(s) and self.plan.caps[(sid, n)].copied):
+            # handed to the callee as a copy (reverse_captures.copy_passed): its saved values
+            # hold that; the forward needs the copy's name
+            self.pb.read_value(s, n)
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
             saved_expr = call_node("remap_saved", saved_expr,

@@ -9,10 +9,12 @@ from adgen.transforms.analyses.regions import Regions, apart
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
     BINOPS,
+    MISSING,
     USERCALL,
     Capture,
     Site,
     is_copy_of,
+    is_python_function,
     names_of,
     user_name_of,
 )
@@ -236,11 +238,14 @@ class _Captures:
         nothing then; so does a write outside every loop of the read, which runs once. Only
         under "save"; a choice of cost, not of correctness."""
         plan = self.plan
-        if plan.policy != "save" or after or not plan.kinds:
+        if plan.policy != "save" or not plan.kinds:
             return False
         if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
                 and plan.is_user_call(stmt.value):
-            return False  # a callee's saved values hold the array itself
+            # a callee's saved values hold the array itself: only a copy handed to it serves
+            return after and self.copy_passed(n, stmt, conflicts)
+        if after:
+            return False
         if isinstance(plan.kinds.get(n), int) and \
                 any(self.overwritten_whole_next(n, stmt, w) for w in conflicts):
             return True
@@ -264,6 +269,37 @@ class _Captures:
             if target != base or loops[-1] in around or not set(loops) & set(around):
                 return False
         return True
+
+    def copy_passed(self, n: str, stmt: gast.stmt, conflicts: list[Write]) -> bool:
+        """True when the array ``n`` is passed by its name to a user function that writes
+        none of its arguments and returns only values it made, and a later statement of the
+        same block overwrites all of ``n`` (RK4's ``k[0] = rhs(y, W)``, then ``y += ...``).
+        Then the callee is handed a copy of ``n`` taken at the call (its saved values keep
+        that), as a person keeps the stage's input: the writes need no guard and the pullback
+        no redirection of the callee's saved values (a guard would copy ``n`` at the write
+        all the same, after checking it against every live capture). The copy is invisible
+        to the callee: it writes no argument, its result views none, and no other argument
+        shares ``n``'s memory (``f(y, y)`` keeps ``a is b``). Only under "save"."""
+        plan = self.plan
+        call = stmt.value
+        if not isinstance(plan.kinds.get(n), int) or \
+                not any(self.overwritten_whole_next(n, stmt, w) for w in conflicts):
+            return False
+        obj = plan.resolve(call.func)
+        if obj is MISSING or not is_python_function(obj):
+            return False
+        info = plan.info_at(obj, call)
+        if info is None or info.compiled.mutates_params or \
+                getattr(info.compiled, "mutates_containers", True) or \
+                not info.compiled.returns_fresh:
+            return False
+        passed = list(call.args) + [k.value for k in call.keywords]
+        if not all(isinstance(a, (gast.Name, gast.Constant)) for a in passed) or \
+                sum(isinstance(a, gast.Name) and a.id == n for a in passed) != 1:
+            return False
+        bufs = plan.eff.buffers.get(n, set())
+        return not any(isinstance(a, gast.Name) and a.id != n and
+                       plan.eff.buffers.get(a.id, set()) & bufs for a in passed)
 
     def overwritten_whole_next(self, n: str, stmt: gast.stmt, w: Write) -> bool:
         """True when ``w`` comes after ``stmt`` in the same block and writes every element of

@@ -246,8 +246,22 @@ class Forward:
                 elif obj is not MISSING and is_python_function(obj):
                     info = self.plan.callee_info(obj)
                     self.rec.callees[info.name] = info
-                    fcall = call_node(f"{info.name}_forward", *self.plan.call_args(call, obj))
-                    fcall.keywords = call.keywords + self.plan.packed_keyword(call, obj)
+                    # arguments handed over as a copy taken just before the call
+                    # (reverse_captures.copy_passed)
+                    copies = {n: self.rec.cap_var[(sid, n)] for (sid, n), cap in
+                              self.plan.caps.items() if sid == id(s) and cap.copied and
+                              (sid, n) in self.rec.cap_var}
+
+                    def passed(a: gast.expr) -> gast.expr:
+                        if isinstance(a, gast.Name) and a.id in copies:
+                            return name(copies[a.id])
+                        return a
+
+                    fcall = call_node(f"{info.name}_forward",
+                                      *map(passed, self.plan.call_args(call, obj)))
+                    fcall.keywords = [gast.keyword(arg=k.arg, value=passed(k.value))
+                                      for k in call.keywords] + \
+                        self.plan.packed_keyword(call, obj)
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
