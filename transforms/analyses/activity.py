@@ -76,12 +76,27 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
         if not _NONDIFF_IDS:
             _NONDIFF_KEEP = _nondiff_objects()
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
-        return id(obj) in _NONDIFF_IDS
+        return id(obj) in _NONDIFF_IDS or _rule_without_gradient(obj)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):
         return name in NONDIFF_CALLS
     return name in _GENERATED_NONDIFF
+
+
+def _rule_without_gradient(obj: Any) -> bool:
+    """True when ``obj`` is a NumPy function whose rule differentiates none of its parameters
+    (``np.result_type``) or a reference implementation's shape and dtype helper
+    (``defnondiff``): its result carries no derivative, so what is computed from it
+    (``np.finfo(t).eps``) needs no rule. (Not adgen.runtime's helpers without parameters to
+    differentiate: a ``shadow_of`` is adjoint memory that second derivatives follow.)"""
+    from adgen.rules import registry
+
+    rule = registry.lookup(obj)
+    if rule is None or rule.is_rrule or rule.diff:
+        return False
+    return rule in registry.all_nondiff() or \
+        str(getattr(obj, "__module__", "") or "").startswith("numpy")
 
 
 @dataclass

@@ -689,7 +689,8 @@ def defnondiff(func: Callable[..., Any]) -> Callable[..., Any]:
                 vjp=_no_cotangent)
     _RULES[id(func)] = rule
     _NONDIFF[id(func)] = rule
-    _GENERATION[0] += 1
+    # forward mode: its result carries no tangent (a reference's shapes and dtypes)
+    _install_jvp(func, Jvp("zero"))
     return func
 
 
