@@ -10,7 +10,9 @@ level of the body calls an inverting helper (``cholesky_vjp(g, A)``, ``det_vjp(g
 before the first of those statements, and each of the calls given ``inverse=A_inv`` (or
 ``A_inv.T`` for the transpose). A Gaussian process's ``L = cholesky(K)``; ``alpha =
 solve(L.T, solve(L, y))`` then has one inverse and three products in its pullback where it
-had one inverse and three general solves (NumPy has no triangular solve).
+had one inverse and three general solves (NumPy has no triangular solve). Where one of the
+calls is ``cholesky_vjp(g, L)``, the inverse is of ``L`` itself, lower triangular
+(``shared_inverse(L, lower=True)``: by blocks, half the work of a general inverse).
 
 The helpers compute the same values either way (``solve(A^T, g)`` as ``inv(A)^T g``), and only
 where the pullback already depends on ``inv(A)``'s accuracy through the inverting helper.
@@ -54,6 +56,13 @@ def _matrix_of(call: gast.Call, kinds: dict[str, Any], defs: dict[str, gast.expr
     return n, n, False
 
 
+def _bound_from(body: list[gast.stmt], first: int, name: str) -> bool:
+    """Whether a statement of ``body`` from ``first`` on binds ``name`` (then it is not yet
+    what it holds where the inverse goes)."""
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+               for st in body[first:] for n in walk(st))
+
+
 def share_inverses(body: list[gast.stmt], kinds: dict[str, Any], defs: dict[str, gast.expr],
                    def_count: dict[str, int], fresh: Callable[[str], str]) -> list[gast.stmt]:
     """The pullback ``body`` with one inverse per matrix where it pays (see the module)."""
@@ -72,6 +81,12 @@ def share_inverses(body: list[gast.stmt], kinds: dict[str, Any], defs: dict[str,
         if len(calls) < 2 or not any(c.func.id in _INVERTING for _, c, _, _ in calls):
             continue
         first, _, anchor, flipped = min(calls, key=lambda c: c[0])
+        # a Cholesky factor is lower triangular: its inverse is taken by blocks, at half
+        # the cost of a general one (rules.helpers_linalg.lower_inverse)
+        factor = [(name, t) for _, c, name, t in calls if c.func.id == "cholesky_vjp" and
+                  not _bound_from(body, first, name)]
+        if factor:
+            anchor, flipped = factor[0]
         inv = fresh(f"{anchor}_inv")
         st = gast.Assign(targets=[gast.Name(id=inv, ctx=gast.Store(), annotation=None,
                                             type_comment=None)],
@@ -79,7 +94,9 @@ def share_inverses(body: list[gast.stmt], kinds: dict[str, Any], defs: dict[str,
                                                         annotation=None, type_comment=None),
                                          args=[gast.Name(id=anchor, ctx=gast.Load(),
                                                          annotation=None, type_comment=None)],
-                                         keywords=[]),
+                                         keywords=[gast.keyword(
+                                             arg="lower", value=gast.Constant(
+                                                 value=True, kind=None))] if factor else []),
                          type_comment=None)
         gast.copy_location(st, body[first])
         inserts.setdefault(first, []).append(st)

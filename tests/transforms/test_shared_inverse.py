@@ -150,3 +150,51 @@ def test_cholesky_and_diag_results_have_kinds():
     rng = np.random.default_rng(7)
     check_grad(diagonals, (rng.standard_normal(4), rng.standard_normal((4, 4))), (0, 1),
                rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 49, 64, 100, 130])
+def test_lower_inverse_is_the_inverse_of_a_triangular_matrix(n):
+    """The blocked inverse (rules.helpers_linalg.lower_inverse) at block edges and between:
+    L X = I, X lower triangular; shared_inverse(L, lower=True) is the same matrix."""
+    from adgen.runtime import lower_inverse, shared_inverse
+
+    rng = np.random.default_rng(n)
+    L = np.linalg.cholesky(_spd(rng, n))
+    X = lower_inverse(L)
+    np.testing.assert_allclose(L @ X, np.eye(n), atol=1e-12)
+    assert not np.triu(X, 1).any()
+    np.testing.assert_allclose(shared_inverse(L, lower=True), np.linalg.inv(L), atol=1e-12)
+
+
+def _big_gp_args(rng, n=60):
+    return (np.array([np.log(0.9), np.log(0.4)]), rng.uniform(-2, 2, (n, 2)),
+            rng.standard_normal(n))
+
+
+def test_a_large_factor_is_inverted_as_a_triangle_and_the_gradient_is_right():
+    """60 points (the blocked inverse runs above 48): against the hand-derived gradient
+    (Rasmussen 5.9) and central differences, as a script, a lambda and a method."""
+    theta, X, y = args = _big_gp_args(np.random.default_rng(8))
+    src = adgen.source(gp_nll, *args)
+    assert src.count("shared_inverse(L, lower=True)") == 1, src
+    ell, sn2 = np.exp(theta[0]), np.exp(2.0 * theta[1])
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    se = np.exp(-0.5 * d2 / ell ** 2)
+    K = se + sn2 * np.eye(len(y))
+    alpha = np.linalg.solve(K, y)
+    K_bar = 0.5 * (np.linalg.inv(K) - np.outer(alpha, alpha))
+    want = np.array([np.sum(K_bar * se * d2) / ell ** 2, 2.0 * sn2 * np.trace(K_bar)])
+    np.testing.assert_allclose(adgen.grad(gp_nll)(*args), want, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(adgen.grad(gp_nll)(*args), numerical_grad(gp_nll, args, 0),
+                               rtol=1e-5)
+    lam = lambda A, b: np.sum(np.linalg.solve(np.linalg.cholesky(A).T,  # noqa: E731
+                                              np.linalg.solve(np.linalg.cholesky(A), b)))
+    rng = np.random.default_rng(9)
+    check_grad(lam, (_spd(rng, 50), rng.standard_normal(50)), (0, 1), rtol=1e-5)
+
+    class Model:
+        def nll(self, theta, X, y):
+            return gp_nll(theta, X, y)
+
+    np.testing.assert_allclose(adgen.grad(Model().nll)(*args), want, rtol=1e-8, atol=1e-10)
+
