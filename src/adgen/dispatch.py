@@ -334,8 +334,12 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
 
 
 def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """``cls(*args)`` for a user class: its ``__init__`` is differentiated like a method."""
-    init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
+    """``cls(*args)`` for a user class: its ``__init__`` is differentiated like a method (for
+    a dataclass, the ``__init__`` dataclasses wrote, as source: ``adgen.dataclass_init``)."""
+    from adgen.dataclass_init import dataclass_init
+
+    init = dataclass_init(cls) or cls.__dict__.get("__init__") or getattr(cls, "__init__",
+                                                                          None)
     if not isinstance(init, types.FunctionType) or cls.__new__ is not object.__new__:
         raise MissingRuleError(f"adgen cannot see how {cls.__qualname__} builds its objects",
                                hint=f"register a rule with @adgen.rrule({cls.__name__})")

@@ -121,6 +121,14 @@ class ObjectAdjoint(dict):
     """The adjoint of a user object: attribute name -> adjoint of that attribute."""
 
 
+class Unbound:
+    """What a local variable of generated code holds before its first assignment, where a
+    read may find it so (``transforms/unbound.py``): the code checks ``x is Unbound`` there
+    and raises UnboundLocalError, as Python does. The class itself is the value (a class:
+    adjoint helpers give it none, as they give a function none; the ``-o`` module copies
+    it)."""
+
+
 def add(a: Any, b: Any) -> Any:
     """Adds two adjoints of the same structure; None stands for zero."""
     if type(a) in _NUMERIC and type(b) in _NUMERIC:
@@ -200,10 +208,10 @@ def as_gradient(ct: Any, primal: Any) -> Any:
     if isinstance(ct, ObjectAdjoint) and hasattr(primal, "__dict__"):
         out = copy.copy(primal)
         for k, v in vars(primal).items():
-            try:
-                setattr(out, k, as_gradient(ct.get(k), v))
-            except AttributeError:
-                pass
+            # into the copy's __dict__: a frozen dataclass or a class whose __setattr__
+            # refuses would keep the argument's own values (FrozenInstanceError is an
+            # AttributeError), and they were returned as the gradient
+            vars(out)[k] = as_gradient(ct.get(k), v)
         return out
     return ct
 
@@ -1797,7 +1805,7 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
-    "stored_attribute", "with_shadows", *_helper_names,
+    "stored_attribute", "with_shadows", "Unbound", *_helper_names,
 ]
 
 
