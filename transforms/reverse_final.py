@@ -9,7 +9,10 @@ A triangular solve's inner loop (``acc -= L[i, j] * x[j]``) then tapes only ``j`
 two values (issue 16: trisolv, Cholesky, LU taped a row of values per inner iteration).
 
 :func:`final_load` is the analysis (it reads the plan, rewrites nothing); the pullback
-emitter (``reverse_pullback.rev_loop``) uses it. It proves an element final when every write
+emitter (``reverse_pullback.rev_loop``) uses it. :func:`final_value` extends it to parts of an
+array that no write after the read changes at all (``A[:i + 1, k]``) and to such a part
+times, plus, minus or over a number (syrk's ``A[:i + 1, k] * ALPHA``), which the pullback
+computes again. It proves an element final when every write
 of the array's buffers that may run after the read
 
 - is absent (``L`` never written), or
@@ -37,8 +40,10 @@ from __future__ import annotations
 
 import gast
 from adgen.transforms.analyses.effects import Write
+from adgen.transforms.analyses.kinds import NUMBER, of_value
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.walk import clone
 
 
 def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | None:
@@ -73,6 +78,95 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
         if not _behind(plan, w, x, read, st):
             return None
     return x, st.value.slice
+
+
+def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
+    """An expression the pullback may evaluate again for ``r`` instead of taping it: ``r``
+    is bound once, at the top level of ``loop``'s body, to a part of an array that no write
+    that may run after the read changes (``A[:i + 1, k]``, the array a parameter or bound
+    once outside any loop), or to such a part times, plus, minus or over a number (``A[:i +
+    1, k] * ALPHA``, through the normal form's temporary): the same operation on the same
+    values gives the same bits. The index may hold numbers only (constants, slices of them,
+    names of numbers not bound by a read of an array), which are immutable, so the pullback,
+    which has them (taped or bound outside the loop), reads the same part. A linear step of
+    syrk and syr2k kept ``A[:i + 1, k] * ALPHA`` per inner iteration; the hand adjoint reads
+    ``A`` again. Elements are :func:`final_load`'s (which also proves elements that later
+    writes pass by)."""
+    if not plan.kinds or plan.def_count.get(r) != 1:
+        return None
+    st = plan.def_stmt.get(r)
+    body = id(getattr(loop, "body", None))
+    if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and
+            plan.block_of.get(id(st)) == body):
+        return None
+    v = st.value
+    if isinstance(v, gast.Subscript):
+        return _unchanged_part(plan, v, st)
+    if not (isinstance(v, gast.BinOp) and
+            isinstance(v.op, (gast.Mult, gast.Add, gast.Sub, gast.Div))):
+        return None
+    for part, other in ((v.left, v.right), (v.right, v.left)):
+        if not (isinstance(part, gast.Name) and plan.def_count.get(part.id) == 1 and
+                _a_number(plan, other)):
+            continue
+        at = plan.def_stmt.get(part.id)
+        if not (isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript) and
+                plan.block_of.get(id(at)) == body):
+            continue
+        read = _unchanged_part(plan, at.value, at)
+        if read is None:
+            continue
+        left, right = (read, other) if part is v.left else (other, read)
+        return gast.BinOp(left=left, op=v.op, right=right)
+    return None
+
+
+def _a_number(plan: Plan, e: gast.expr) -> bool:
+    """A number the pullback has as the forward had it: a constant, or a name of a number
+    (immutable) bound by something other than a read of an array (which the pullback may
+    itself read again)."""
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (int, float)
+    if not isinstance(e, gast.Name):
+        return False
+    if e.id not in plan.kinds and e.id not in plan.def_count and \
+            e.id not in {a.id for a in plan.fn.args.args}:
+        # a free name: a number at every call (its binding's guard), which the pullback
+        # reads from its saved values (free_values)
+        return of_value(plan.resolve_or_none(e)) == NUMBER
+    if plan.kinds.get(e.id) != NUMBER:
+        return False
+    at = plan.def_stmt.get(e.id)
+    return not (isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript))
+
+
+def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr | None:
+    """``X[index]`` again, when the read ``v`` at ``st`` is of an ndarray ``X`` (a parameter,
+    or bound once outside any loop) that no write which may run after ``st`` changes, with an
+    index of numbers (:func:`_a_number`) and slices of them; else None."""
+    if not isinstance(v.value, gast.Name):
+        return None
+    x = v.value.id
+    if type(plan.kinds.get(x)) is not int:
+        return None
+    parts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+    for e in parts:
+        bounds = [e.lower, e.upper, e.step] if isinstance(e, gast.Slice) else [e]
+        if not all(b is None or _a_number(plan, b) for b in bounds):
+            return None
+    params = {a.id for a in plan.fn.args.args}
+    if x in plan.def_count:
+        at = plan.def_stmt.get(x)
+        if x in params or not isinstance(at, gast.Assign) or plan.loops_of.get(id(at)) != ():
+            return None  # rebound, or another object in each iteration of a loop
+    elif x not in params:
+        return None
+    bufs = plan.eff.buffers.get(x, set())
+    if any(not w.container and w.buffers & bufs and plan.may_run_after(w.stmt, st)
+           for w in plan.eff.writes):
+        return None
+    return gast.Subscript(value=gast.Name(x, gast.Load(), None, None), slice=clone(v.slice),
+                          ctx=gast.Load())
 
 
 def _elements(plan: Plan, idx: gast.expr) -> list[gast.expr] | None:

@@ -39,7 +39,7 @@ from adgen.transforms.reverse_ast import (
     stored_names,
 )
 from adgen.transforms.reverse_calls import Calls
-from adgen.transforms.reverse_final import final_load, replayable_range
+from adgen.transforms.reverse_final import final_load, final_value, replayable_range
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
@@ -393,13 +393,19 @@ class Pullback:
         params = {a.id for a in self.plan.fn.args.args}
         for r in recorded:
             found = final_load(self.plan, r, s)
-            if found is None:
+            value: gast.expr | None = None
+            if found is not None:
+                value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
+                                       ctx=gast.Load())
+            else:
+                # a part of an array no later write changes, or that times a number
+                value = final_value(self.plan, r, s)
+            if value is None:
                 continue
-            x, idx = found
-            out.append(assign(name(r, gast.Store), gast.Subscript(
-                value=name(x), slice=clone(idx), ctx=gast.Load()), self.plan.def_stmt[r]))
-            if x in params and self.plan.reads_params is not True:
-                self.plan.reads_params = set(self.plan.reads_params) | {x}
+            out.append(assign(name(r, gast.Store), value, self.plan.def_stmt[r]))
+            for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
+                if self.plan.reads_params is not True:
+                    self.plan.reads_params = set(self.plan.reads_params) | {x}
         return out
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],

@@ -129,7 +129,9 @@ def offset(x, w):
     n = len(x)
     h = np.zeros(n)
     for i in range(2, n):
-        h[i] = np.sin(x[i] * w)  # the row of i is i - 2
+        # the row of i is i - 2 (tanh's output is taped: x[i] * w alone would be computed
+        # again by the pullback, reverse_final.final_value)
+        h[i] = np.sin(np.tanh(x[i]) * w)
     return np.sum(h ** 2)
 
 
@@ -178,7 +180,9 @@ def scan(x, w):
 def object_record(x, w):
     s = 0.0
     for i in range(len(x)):
-        r = x[i:i + 2]  # a view: an array, not a number
+        # an array, not a number (tanh's output: a view of x would be read again by the
+        # pullback, reverse_final.final_value)
+        r = np.tanh(x[i:i + 2])
         s = s + np.sum(r * w)
     return s
 

@@ -1,0 +1,172 @@
+"""reverse_final.final_value: parts of arrays (and such a part times a number) that a loop's
+pullback computes again instead of taping them, because no later write changes the array.
+
+Each function is differentiated under both policies and compared with central differences
+of the plain function, with the arguments' final contents checked against a plain call; the
+positive cases also check that the value is no longer on the tape, and the near misses
+(the array written after the read: later in the iteration, by a later loop, through a
+parameter that may be the same array; a part indexed by a value read from an array) keep it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, numerical_grad
+
+import adgen
+
+POLICIES = ["save", "strict"]
+ALPHA = 1.5
+
+
+def syrk(A, C):
+    C = C.copy()
+    for i in range(C.shape[0]):
+        C[i, :i + 1] *= 0.8
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += ALPHA * A[i, k] * A[:i + 1, k]  # a global number times a part
+    return np.sum(C ** 2)
+
+
+def rows_of_a_copy(a):
+    b = np.tanh(a)  # bound once, before the loop, never written
+    s = 0.0
+    for i in range(1, a.shape[0]):
+        r = b[:i] / 3.0
+        s = s + np.sum(r * r * a[i])
+    return s
+
+
+def columns_then_rows(a):
+    s = 0.0
+    for j in range(a.shape[1]):
+        c = 2.0 - a[:, j]
+        s = s + np.sum(c * c * c)
+    return s
+
+
+def written_later_in_the_iteration(a):
+    x = a.copy()
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        r = x[:i] * 2.0
+        s = s + np.sum(r * r)
+        x[:i] = x[:i] * 0.5  # r's rows change after the read
+    return s + np.sum(x)
+
+
+def written_by_a_later_loop(a):
+    x = a.copy()
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        r = x[:i] * 2.0
+        s = s + np.sum(r * r)
+    for i in range(x.shape[0]):
+        x[i] = np.sin(x[i])
+    return s + np.sum(x * x)
+
+
+def through_a_parameter(a, c):
+    s = 0.0
+    for i in range(1, a.shape[0]):
+        r = a[:i] * 2.0
+        s = s + np.sum(r * r)
+        c[i] = s  # c may be a
+    return s
+
+
+def indexed_by_a_read(a, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        k = idx[i]
+        r = a[:k] * 2.0
+        s = s + np.sum(r * r * r)
+    return s
+
+
+def _args(fn, rng):
+    if fn is syrk:
+        return rng.standard_normal((6, 3)), rng.standard_normal((6, 6))
+    if fn is columns_then_rows:
+        return (rng.standard_normal((4, 5)),)
+    if fn is through_a_parameter:
+        return rng.standard_normal(6), rng.standard_normal(6)
+    if fn is indexed_by_a_read:
+        return rng.standard_normal(6), np.array([2, 5, 3, 6])
+    return (rng.standard_normal(6),)
+
+
+def _check(fn, args, argnums, mutation):
+    plain = copy.deepcopy(args)
+    fn(*plain)
+    mine = copy.deepcopy(args)
+    g = adgen.grad(fn, argnums=argnums, mutation=mutation)(*mine)
+    for k, gk in zip(argnums, g):
+        assert_grad_close(gk, numerical_grad(fn, copy.deepcopy(args), k))
+    for a, b in zip(mine, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def _tape_records(fn, args, mutation, name):
+    forward = adgen.source(fn, *args, mutation=mutation).split(f"def {fn.__name__}_pullback")[0]
+    return any(name in line for line in forward.splitlines() if ".append((" in line)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn, untaped, again", [
+    (syrk, "t", "A[:t"), (rows_of_a_copy, "r", "b[:i] / 3.0"),
+    (columns_then_rows, "c", "2.0 - a[:, j]")])
+def test_parts_are_computed_again(fn, untaped, again, mutation):
+    args = _args(fn, np.random.default_rng(1))
+    _check(fn, args, tuple(range(len(args))), mutation)
+    src = adgen.source(fn, *args, mutation=mutation)
+    pullback = src.split(f"def {fn.__name__}_pullback")[1]
+    assert again in pullback, src
+    forward = src.split(f"def {fn.__name__}_pullback")[0]
+    # the tape keeps no array: only numbers and shapes
+    taped = [line for line in forward.splitlines() if ".append((" in line]
+    assert all("A[" not in t and ", r," not in t and ", c," not in t for t in taped), src
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn", [written_later_in_the_iteration, written_by_a_later_loop])
+def test_near_misses_keep_their_tapes(fn, mutation):
+    args = _args(fn, np.random.default_rng(2))
+    _check(fn, args, (0,), mutation)
+    assert _tape_records(fn, args, mutation, "r"), adgen.source(fn, *args)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_parameter_that_may_be_the_written_one(mutation):
+    a, c = _args(through_a_parameter, np.random.default_rng(3))
+    _check(through_a_parameter, (a, c), (0,), mutation)
+    assert _tape_records(through_a_parameter, (a, c), mutation, "r")
+    # one array passed twice: the writes of c change a's later rows
+    shared = a.copy()
+    g = adgen.grad(through_a_parameter, mutation="save")(shared, shared)
+
+    def once(z):
+        return through_a_parameter(z, z)
+
+    assert_grad_close(g, numerical_grad(once, (a.copy(),), 0))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_an_index_read_from_an_array(mutation):
+    args = _args(indexed_by_a_read, np.random.default_rng(4))
+    _check(indexed_by_a_read, args, (0,), mutation)
+
+
+def test_vjp_then_the_argument_changes():
+    """The pullback reads A when it runs: changing A after vjp raises, as for any value the
+    pullback reads."""
+    A, C = _args(syrk, np.random.default_rng(5))
+    out, pullback = adgen.vjp(syrk, A, C)
+    ct = pullback(1.0)
+    assert_grad_close(ct[0], numerical_grad(syrk, (A.copy(), C.copy()), 0))
+    A[2, 1] += 1.0
+    with pytest.raises(adgen.MutationError, match="argument 0"):
+        pullback(1.0)
