@@ -105,10 +105,20 @@ def _basis(x: Any) -> list[Any]:
             e[k] = 1.0
             out.append(e.reshape(x.shape))
         return out
-    if isinstance(x, (float, int, np.number)) and not isinstance(x, bool):
-        return [1.0]
+    _refuse_structured(x)
+    return [1.0]
+
+
+def _refuse_structured(x: Any) -> None:
+    """Refuses a list, dict, tuple or object as the argument of a Jacobian or Hessian (its
+    rows and columns would need a layout; JAX returns a pytree of them)."""
+    if isinstance(x, np.ndarray) or isinstance(x, (float, int, np.number)) and \
+            not isinstance(x, bool):
+        return
     raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
-                                 f"arrays, not {describe(x)}")
+                                 f"arrays, not {describe(x)}",
+                                 hint="pass the arrays as separate arguments (argnums=(0, 1)), "
+                                      "or use adgen.grad / adgen.vjp, which take structures")
 
 
 def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -190,6 +200,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
+        for n in nums:
+            _refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
         shape = np.shape(out)
@@ -214,6 +226,8 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     differentiated arguments have fewer elements than the output."""
     def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
+        for n in nums:
+            _refuse_structured(args[n])
         before = _copies(args)
         out = fun(*before, **kwargs)
         n_in = sum(int(np.size(args[n])) for n in nums)
