@@ -27,6 +27,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.specialize import (
     drop_unbroadcast,
+    inline_matmul,
     is_elementwise,
     shape_only,
 )
@@ -184,6 +185,10 @@ class Operations:
                     self.plan.same_shape(others[0].id, t) and is_elementwise(rule) and \
                     rule.primal in (operator.mul, np.multiply):
                 expr = _summed_product(expr)
+            if rule.primal in (operator.matmul, np.matmul) and len(rule.params) == 2:
+                # a product of known ranks: its adjoints written out (g @ b.T)
+                expr = inline_matmul(expr, *(self.plan.kind_of(bound.get(p.name))
+                                             for p in rule.params))
             if isinstance(arg, gast.Name):
                 out += self.pb.contribute(arg.id, expr, state)
             else:

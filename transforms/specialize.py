@@ -16,6 +16,8 @@ from adgen.transforms.desugar import name
 from adgen.transforms.reverse_ast import (
     BINOPS,
     UNARYOPS,
+    Subst,
+    parse_expr,
 )
 from adgen.transforms.walk import walk
 
@@ -216,6 +218,34 @@ def method_reductions(fn: gast.FunctionDef, kinds: dict[str, Any],
     reduction as ``np.sum(a)`` for an ndarray, without the function's dispatch (about a
     microsecond in NumPy 2, the cost of the sum of a short vector)."""
     return _MethodReductions(kinds, resolve).visit(fn)
+
+
+# (rank of a, rank of b) -> the adjoints of a and b in a @ b, with g the result's adjoint:
+# what matmul_vjp_a/b compute for those ranks (nothing broadcast), written out
+_MATMUL_ADJOINTS = {
+    (2, 2): ("g @ b.T", "a.T @ g"),
+    (2, 1): ("g[:, None] * b", "g @ a"),
+    (1, 2): ("b @ g", "a[:, None] * g"),
+}
+
+
+def inline_matmul(expr: gast.expr, rank_a: Any, rank_b: Any) -> gast.expr:
+    """``matmul_vjp_a(g, b, shape)`` / ``matmul_vjp_b(g, a, shape)`` -> the product itself
+    (``g @ b.T``, ``a.T @ g``, an outer product) where the ranks of ``a`` and ``b`` are known
+    (1 or 2, not both 1): what the helper computes for them, without its call and checks
+    (about 0.4 us each; a person writes the product). The adjoint ``g`` of the product has
+    its rank; anything else (a number) raises in ``@`` or ``[:, None]`` instead of
+    broadcasting. Other forms are left."""
+    forms = _MATMUL_ADJOINTS.get((rank_a, rank_b))
+    if forms is None or not (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name)
+                             and len(expr.args) == 3 and not expr.keywords):
+        return expr
+    which = {"matmul_vjp_a": 0, "matmul_vjp_b": 1}.get(expr.func.id)
+    if which is None:
+        return expr
+    template = parse_expr(forms[which])
+    g, other = expr.args[0], expr.args[1]
+    return Subst({"g": g, "b" if which == 0 else "a": other}).visit(template)
 
 
 def drop_unbroadcast(expr: gast.expr) -> gast.expr:

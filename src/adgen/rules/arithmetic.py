@@ -53,7 +53,9 @@ def mul(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defvjp(operator.truediv, "a, b", reads="b, out")
 def truediv(g: Any, out: Any, a: Any, b: Any) -> Any:
-    return unbroadcast(g / b, np.shape(a)), unbroadcast(-g * out / b, np.shape(b))
+    # b's adjoint divided after the sum: b is constant along the axes it was broadcast over,
+    # so a row normalisation's (n, 1) divisor divides n sums, not the (n, k) product
+    return unbroadcast(g / b, np.shape(a)), -unbroadcast(g * out, np.shape(b)) / b
 
 
 @defvjp(operator.floordiv, "a, b", linear=True)
