@@ -393,6 +393,14 @@ class Tangent:
             # a method of a global object, or a global callable object (layer(x)): compiled
             # when the call runs, its object a constant here
             return self.dynamic_call(s, n, v)
+        if rule is None and isinstance(obj, type) and \
+                isinstance(getattr(obj, "__init__", None), types.FunctionType):
+            # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
+            self.refuse(s, f"building an object of your class {obj.__qualname__} inside the "
+                           "function",
+                        f"build the {obj.__qualname__} outside and pass it in (its float "
+                        "attributes get tangents); reverse mode (adgen.grad, adgen.vjp, "
+                        "adgen.jacrev) builds it for first derivatives")
         if rule is None:
             raise MissingRuleError(
                 f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),

@@ -129,3 +129,14 @@ def test_building_a_frozen_dataclass_or_one_with_an_initvar_inside_is_refused():
         adgen.grad(frozen_inside)(MU.copy())
     with pytest.raises(adgen.UnsupportedError, match="InitVar"):
         adgen.grad(initvar_inside)(MU.copy())
+
+
+def test_forward_mode_refuses_building_an_object_inside_by_line():
+    # it said "Gauss() has no derivative rule / register one with adgen.rrule", and an rrule
+    # gives no jvp either
+    for run in (lambda: adgen.jvp(lambda m: nll_with_defaults(m, X), (MU,), (np.ones(3),)),
+                lambda: adgen.hvp(lambda m: nll_with_defaults(m, X))(MU, np.ones(3))):
+        with pytest.raises(adgen.UnsupportedError, match="building an object of your class "
+                                                         "Gauss") as err:
+            run()
+        assert "test_dataclasses.py" in str(err.value) and "g = Gauss(" in str(err.value)
