@@ -1,7 +1,7 @@
 """The front end shared by reverse and forward mode: the function as Python binds it, lowered
 to SSA, and what its generated code will see.
 
-    parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> ssa
+    parse -> validate -> lower_control -> desugar -> anf -> lower_mutation -> unbound -> ssa
 
 :func:`front` runs these passes (``lifted``: free variables of a closure made trailing
 parameters); :func:`run_pass` runs one, turning a crash into a CompilerError naming the pass.
@@ -35,6 +35,7 @@ from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, parse_function
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
+from adgen.transforms.unbound import check_unbound, maybe_unbound
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
 
@@ -42,7 +43,8 @@ from adgen import runtime
 from adgen.errors import AdgenError, CompilerError
 from adgen.rules import registry
 
-FRONT_PASSES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation", "ssa"]
+FRONT_PASSES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation",
+                "unbound", "ssa"]
 
 
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
@@ -72,6 +74,8 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     for n, key in parsed.free.items():
         if key != n and n in parsed.namespace:
             parsed.namespace[key] = parsed.namespace[n]
+    # the locals a read may find unbound, judged on the code as written (unbound.py)
+    unbound = maybe_unbound(tree)
     parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
     for free in lifted:
         tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
@@ -82,6 +86,9 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         ("desugar", lambda: desugar(tree, namer)),
         ("anf", lambda: to_anf(tree, namer)),
         ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
+        ("unbound", lambda: check_unbound(
+            tree, namer, unbound, [d.name for d in parsed.nested_defs],
+            lambda node: f"{parsed.file}, line {getattr(node, 'lineno', 0)}", renamed)),
     ]
     for pass_name, step in steps:
         run_pass(pass_name, step, parsed)

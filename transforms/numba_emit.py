@@ -59,6 +59,7 @@ from adgen.transforms.analyses.numba_types import (
     name_of,
     views,
 )
+from adgen.transforms.reverse_ast import user_name_of
 
 from adgen.errors import Location, UnsupportedError
 
@@ -203,6 +204,17 @@ class Rewriter:
         it is the site ``explain`` reports, with the lines whose values it may overwrite)."""
         captured = sorted({n.args[2].value for n in ast.walk(fn) if call_name(n) == "capture"
                            and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
+        for st in statements(fn.body):
+            if any(isinstance(n, ast.Compare) and isinstance(n.comparators[0], ast.Name) and
+                   n.comparators[0].id == "Unbound" for n in own_nodes(st)):
+                # a read that may find a local unbound (transforms/unbound.py): nopython
+                # code cannot hold the sentinel next to the variable's own type
+                raise self.refuse(
+                    st, "the numba backend does not take a local variable that may be "
+                    "unbound where this line reads it (Python raises UnboundLocalError there "
+                    "when no assignment has run: a loop that ran no iteration, an if "
+                    "without an else)", "assign the variable on every path before this "
+                    "line (before the loop or the if), or use backend='default' / 'auto'")
         for st in statements(fn.body):
             guard = next((n for n in own_nodes(st) if call_name(n) == "before_write"), None)
             if guard is not None:
@@ -1025,11 +1037,22 @@ class Rewriter:
     def root(self, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
         n = name_of(node)
         r = roots.get(n) if n is not None else None
+        if r is None and n in roots:
+            # bound by several statements that do not agree (a loop-carried name: a fresh
+            # array before the loop, a row or slice of a buffer in it, as in Deriche's
+            # ym1 = y1[:, j]); the static buffers have no form for it
+            user = user_name_of(n)
+            raise self.refuse(
+                st or self.pb, f"the numba backend keeps gradients of arrays in static "
+                f"buffers, and {user} is not always the same buffer here: it is bound to a "
+                "fresh array on one path or iteration and to a view, slice or another array "
+                "on another", f"bind {user} to a copy where it takes a slice or view "
+                f"({user} = y[i, :].copy()), or use backend='default' / 'auto'")
         if r is None:
             raise self.refuse(
                 st or self.pb, f"the numba backend keeps gradients of arrays in static "
-                f"buffers, and cannot tell which buffer {ast.unparse(node)} is (a view, a "
-                "slice, or an array of unknown origin)",
+                f"buffers, and cannot tell which buffer {user_name_of(ast.unparse(node))} "
+                "is (a view, a slice, or an array of unknown origin)",
                 "index elements (x[i]) instead of taking slices or views, or use "
                 "backend='default' / 'auto'")
         return r
