@@ -37,9 +37,24 @@ class AdgenError(Exception):
 
     def __init__(self, message: str, location: Location | None = None, hint: str = "") -> None:
         self.message = message
+        self.inner: list[Location] = []
         self.location = location
         self.hint = hint
         super().__init__(self.format())
+
+    @property
+    def location(self) -> Location | None:
+        return self.__dict__.get("_location")
+
+    @location.setter
+    def location(self, where: Location | None) -> None:
+        # an error about a callee in another file is located again at the call in the user's
+        # code: the callee's line is kept, so the message still says where the construct is
+        # (inside scipy.special.logsumexp, not in the line that calls it)
+        old = getattr(self, "_location", None)
+        if old is not None and where is not None and old.file != where.file:
+            self.inner.insert(0, old)
+        self._location = where
 
     def format(self) -> str:
         """The compiler-style diagnostic: ``file:line:col: error: message`` plus caret."""
@@ -54,6 +69,10 @@ class AdgenError(Exception):
                 indent = len(src) - len(stripped)
                 caret_col = max(self.location.col - indent, 0)
                 text += f"\n    {stripped}\n    {' ' * caret_col}^"
+        for where in self.inner:
+            text += f"\n  in the function called there, at {where}"
+            if where.source_line:
+                text += f":\n    {where.source_line.strip()}"
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text

@@ -1,0 +1,54 @@
+"""An error about a construct inside a function the differentiated one calls, in another
+file (the user's other module, or a library adgen compiles as Python, such as
+scipy.special.logsumexp), is located at the call in the user's code; it lost where the
+construct was ("a call with *arguments is not supported" at ``return logsumexp(x)``, which has
+none). The message now also names the callee's line."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+import adgen
+
+
+def test_a_construct_in_a_helper_module_names_both_lines(tmp_path, monkeypatch):
+    (tmp_path / "helpers_h5.py").write_text(
+        "import numpy as np\n"
+        "\n"
+        "def spread(*xs):\n"
+        "    return np.stack(xs)\n"
+        "\n"
+        "def penalty(x):\n"
+        "    parts = [x, 2.0 * x]\n"
+        "    return np.sum(spread(*parts) ** 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helpers = importlib.import_module("helpers_h5")
+
+    def loss(x):
+        return helpers.penalty(x) + np.sum(x)
+
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(loss)(np.ones(3))
+    text = str(err.value)
+    assert "test_errors_in_callees.py" in text.splitlines()[0]  # located at the user's call
+    assert "return helpers.penalty(x) + np.sum(x)" in text
+    assert f"in the function called there, at {tmp_path / 'helpers_h5.py'}:8" in text
+    assert "spread(*parts)" in text
+    sys.modules.pop("helpers_h5", None)
+
+
+def test_scipy_logsumexp_says_the_construct_is_inside_scipy():
+    special = pytest.importorskip("scipy.special")
+
+    def loss(x):
+        return special.logsumexp(x)
+
+    with pytest.raises(adgen.AdgenError) as err:
+        adgen.grad(loss)(np.ones(3))
+    assert "return special.logsumexp(x)" in str(err.value)
+    assert "in the function called there, at " in str(err.value)
+    assert "scipy" in str(err.value).split("in the function called there", 1)[1]
