@@ -84,9 +84,23 @@ def validate(parsed: Parsed) -> None:
     fn = parsed.tree
     args = fn.args
     if args.vararg is not None or args.kwarg is not None:
+        wrapped = getattr(parsed.fn, "__wrapped__", None)
+        if wrapped is not None:
+            # the usual decorator: def wrapper(*args, **kwargs): ... fn(*args, **kwargs)
+            name = getattr(wrapped, "__name__", "f")
+            raise UnsupportedError(
+                f"{fn.name}(*args, **kwargs), the wrapper a decorator put around {name} "
+                "(functools.wraps): adgen differentiates the wrapper Python runs, and needs its "
+                "parameters named",
+                parsed.location(fn),
+                hint=f"give the wrapper {name}'s parameters (def {fn.name}(x, y): return "
+                     f"fn(x, y)), or differentiate {name}.__wrapped__, which leaves out the "
+                     "wrapper's own code")
+        what = "**kwargs parameters are" if args.kwarg is not None else \
+            "*args parameters are"
         raise UnsupportedError(
-            "**kwargs parameters are not differentiable (*args are, in functions it calls)",
-            parsed.location(fn), hint="name the parameters explicitly")
+            f"{what} not differentiable here (*args are, in functions the differentiated "
+            "one calls)", parsed.location(fn), hint="name the parameters explicitly")
     for node in walk(fn):
         kind = _REFUSED.get(type(node))
         if kind is not None:
