@@ -52,7 +52,8 @@ class AdgenError(Exception):
         # code: the callee's line is kept, so the message still says where the construct is
         # (inside scipy.special.logsumexp, not in the line that calls it)
         old = getattr(self, "_location", None)
-        if old is not None and where is not None and old.file != where.file:
+        if old is not None and where is not None and old.file != where.file and \
+                not old.file.startswith("<adgen "):  # not a line of generated code
             self.inner.insert(0, old)
         self._location = where
 
