@@ -1025,7 +1025,7 @@ def test_grad_is_one_compiled_call_and_vjp_shares_its_module(tmp_path, monkeypat
     backends._NUMBA.clear()
     rng = np.random.default_rng(21)
     x = rng.standard_normal(7)
-    assert "def fill_gradient(x, w):" in adgen.source(fill, x, 0.4, backend="numba")
+    assert "def fill_gradient(x, w, x_grad):" in adgen.source(fill, x, 0.4, backend="numba")
     g = adgen.grad(fill, argnums=(0, 1), backend="numba")(x, 0.4)
     compiled = next(c for base, c in backends._NUMBA.values() if base.name == "fill")
     assert compiled.gradient is not None and compiled.gradient(x, 0.4) is not None

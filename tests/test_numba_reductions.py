@@ -170,7 +170,7 @@ def test_a_float_output_gets_the_fused_gradient_function():
     float, so grad runs the module's gradient function (one compiled call)."""
     args = CASES["softmax_loss"][1](np.random.default_rng(6))
     text = adgen.source(softmax_loss, *args, backend="numba")
-    assert "def softmax_loss_gradient(W, b, X, Y):" in text
+    assert "def softmax_loss_gradient(W, b, X, Y, W_grad, b_grad, X_grad, Y_grad):" in text
     assert "max_axis(z, 1, True)" in text and "sum_axis(" in text
 
 

@@ -85,10 +85,11 @@ class Guard:
 
 def lookup(scope: dict[str, Any], name: str) -> Any:
     """``name`` in a module's globals, then its builtins (UNBOUND when in neither)."""
-    try:
-        return scope[name]
-    except KeyError:
-        pass
+    # get, not scope[name] in a try: a builtin's lookup (len, range) is in every gradient
+    # call's guards, and raising the KeyError cost about 0.6 us of it
+    now = scope.get(name, UNBOUND)
+    if now is not UNBOUND:
+        return now
     b = scope.get("__builtins__", builtins)
     if isinstance(b, dict):
         return b.get(name, UNBOUND)

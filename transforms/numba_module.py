@@ -34,6 +34,7 @@ from adgen.transforms.numba_emit import (
     own_nodes,
     statements,
 )
+from adgen.transforms.numba_gradient import gradient_source, pullback_into
 
 
 @dataclass
@@ -56,6 +57,11 @@ class NumbaCode:
     # the forward and the pullback in one function, seeded with 1.0 (grad's one compiled call:
     # the saved values never leave nopython code), where the output is a float; else ""
     gradient: str = ""
+    # the parameters (positions) whose gradients it writes into float64 arrays its caller
+    # passes after the forward's parameters (adgen.transforms.numba_gradient), and the
+    # pullback it calls to do so (a module global the caller compiles with it; "" if none)
+    gradient_outs: list[int] = field(default_factory=list)
+    pullback_into: str = ""
     # guarded sites under mutation="strict": [file, line, col, construct] of each write and
     # [file, line, what] of each capture, by the numbers StrictOverwrite(write, capture bits)
     # carries (adgen.backends raises the default backend's MutationError from them)
@@ -88,6 +94,8 @@ class _Module:
     def __init__(self, runtime_names: set[str]) -> None:
         self.runtime_names = runtime_names
         self.parts: list[tuple[ast.FunctionDef, str]] = []  # (function, the user's file)
+        # functions after the differentiated pair (numba_gradient's pullback)
+        self.extra: list[tuple[ast.FunctionDef, str]] = []
         self.columns: dict[str, dict[str, str]] = {}  # per forward
         self.emitted: dict[tuple[int, tuple[ArgType, ...]], tuple[str, str, Any]] = {}
         self.names: set[str] = set()
@@ -229,6 +237,7 @@ class _Module:
             self.function(c.forward, c.pullback, c.file, params, c.callees, names)
         finally:
             self.stack.pop()
+
         self.emitted[key] = (names[0], names[1], None)
         return names
 
@@ -241,10 +250,10 @@ class _Module:
                   "extreme_vjp, "
                   "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
-                  "or_zeros, solve_vjp_a, solve_vjp_b, stored_into, strict_before_write, "
-                  "strict_capture, strict_scope, sum_axis, sum_vjp, "
-                  "unbroadcast, with_shadows, zero_if_none, zeros_like, zeros_of_tree, "
-                  "or_zeros_of_tree\n\n")
+                  "or_zeros, solve_vjp_a, solve_vjp_b, store_cotangent, stored_into, "
+                  "strict_before_write, strict_capture, strict_scope, sum_axis, sum_vjp, "
+                  "unbroadcast, with_shadows, zero_if_none, zeros_into, zeros_like, "
+                  "zeros_of_tree, or_zeros_of_tree\n\n")
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
             # caches machine code only for a module read from a file
@@ -256,7 +265,7 @@ class _Module:
         lines: dict[int, int] = {}
         files: dict[int, str] = {}
         offset = header.count("\n")
-        for k, (fn, file) in enumerate(self.parts):
+        for k, (fn, file) in enumerate(self.parts + self.extra):
             if k < len(self.parts) - 2:  # a callee's
                 fn.decorator_list = [expr("njit(cache=_CACHE)")]
             ast.fix_missing_locations(fn)
@@ -377,24 +386,34 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
     """
     module = _Module(runtime_names)
     fwd, out = module.function(forward, pullback, file, params, callees or {}, free=free)
+    into = pullback_into(fwd, module.parts[-1][0], params, module.names) \
+        if out == "f8" else None
+    if into is not None:
+        module.extra.append((into[0], file))
     code = module.source(constants, file)
     if out == "f8":
-        _add_gradient(code, fwd, module.names)
+        _add_gradient(code, fwd, module.names, into)
     return code
 
 
-def _add_gradient(code: NumbaCode, fwd: ast.FunctionDef, taken: set[str]) -> None:
-    """Appends ``f_gradient(*args) -> (out, cotangents)``: the forward, then the pullback
-    seeded with 1.0, in one compiled call (what ``grad`` runs), so the saved values are never
-    boxed into Python objects between the two."""
+def _add_gradient(code: NumbaCode, fwd: ast.FunctionDef, taken: set[str],
+                  into: tuple[ast.FunctionDef, list[int]] | None) -> None:
+    """Appends ``f_gradient(*args, *grads) -> (out, cotangents)``: the forward, then the
+    pullback seeded with 1.0, in one compiled call (what ``grad`` runs), so the saved values
+    are never boxed into Python objects between the two; ``grads``, where ``into`` is given,
+    are the arrays its pullback writes the float64 array parameters' gradients into
+    (:mod:`adgen.transforms.numba_gradient`)."""
     base = code.forward[:-len("_forward")] if code.forward.endswith("_forward") else \
         code.forward
     name, k = f"{base}_gradient", 1
     while name in taken:
         k += 1
         name = f"{base}_gradient_{k}"
-    params = ", ".join(a.arg for a in fwd.args.args)
-    code.source += (f"\n\ndef {name}({params}):\n"
-                    f"    out, saved = {code.forward}({params})\n"
-                    f"    return out, {code.pullback}(saved, 1.0)\n")
+    if into is None:
+        code.source += gradient_source(name, fwd, code.pullback, [])
+    else:
+        pb, outs = into
+        code.source += gradient_source(name, fwd, pb.name,
+                                       [a.arg for a in pb.args.args[2:]])
+        code.gradient_outs, code.pullback_into = outs, pb.name
     code.gradient = name

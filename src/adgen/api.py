@@ -40,11 +40,12 @@ from adgen.errors import (
     UnsupportedError,
 )
 from adgen.runtime import as_gradient, is_function_like
-from adgen.transforms.analyses.kinds import DICT, LIST, signature
+from adgen.transforms.analyses.kinds import DICT, FLOAT_ARG, LIST, signature
 from adgen.transforms.bindings import failed
 
 _F64 = np.dtype(np.float64)
 _NDARRAY = np.ndarray  # (one global load in the gradient's hot path, not two)
+_F64_SCALAR = np.float64
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,9 @@ def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 # never by id(): a pullback freed and another made at its address ran in complex mode (a
 # complex cotangent then reached a checkpointed loop's check: a CotangentError, at random)
 _COMPLEX_PULLBACKS: weakref.WeakSet[Any] = weakref.WeakSet()
+# its set of references: empty or not in one C call (WeakSet.__len__ is Python code, 0.15 us
+# of every gradient call); a dead reference in it only sends a call to the membership test
+_COMPLEX_REFS = _COMPLEX_PULLBACKS.data
 
 
 # generated code that may hold complex values: an FFT, a complex literal, a complex dtype
@@ -461,12 +465,12 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
             sig = signature(args)
-            if None in sig or LIST in sig or DICT in sig:
-                # array subclasses and complex values have no kind (None); a list or dict
-                # may hold them
-                refuse_subclasses(args)
-                complex_args = has_complex(args)
         hit = cache.get(sig)
+        if (hit is None or not hit[12]) and (None in sig or LIST in sig or DICT in sig):
+            # array subclasses and complex values have no kind (None); a list or dict may
+            # hold them (hit[12]: the signature has none of these, known once)
+            refuse_subclasses(args)
+            complex_args = has_complex(args)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
         if hit is None or hit[0] != generation[0] or (
@@ -487,9 +491,14 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                                 may_be_complex(compiled),
                                 None if has_aux else compiled.gradient,
                                 code[0].scope if code else None,
-                                code[0].expected if code else None)
+                                code[0].expected if code else None,
+                                not (None in sig or LIST in sig or DICT in sig),
+                                # every argument differentiated is a float64 array or a
+                                # float: no check at each call
+                                all(type(sig[n]) is int or sig[n] == FLOAT_ARG
+                                    for n in nums))
         _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused, _, \
-            _ = hit
+            _, _, floats = hit
         complex_values = complex_values or complex_args
         plain = False  # the one argument differentiated is a float64 array
         if one is not None:  # one argument differentiated: no loop
@@ -497,7 +506,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             plain = type(a) is _NDARRAY and a.dtype is _F64
             if not plain and type(a) is not float:
                 check_differentiable(a, one)
-        else:
+        elif not floats:
             for n in nums:
                 a = args[n]
                 if type(a) is not float and not (type(a) is np.ndarray and
@@ -524,10 +533,11 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             seed: Any = (_scalar_output(value), None)
         else:
             value = out
-            seed = 1.0 if type(out) is np.float64 or type(out) is float else _scalar_output(out)
+            seed = 1.0 if type(out) is _F64_SCALAR or type(out) is float else \
+                _scalar_output(out)
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
-        elif complex_values or (_COMPLEX_PULLBACKS and pullback in _COMPLEX_PULLBACKS):
+        elif complex_values or (_COMPLEX_REFS and pullback in _COMPLEX_PULLBACKS):
             cts = _run_pullback(pullback, saved, seed, complex_values)
         else:  # _run_pullback's common case, without its frame
             try:
@@ -545,7 +555,14 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             if not single:
                 g = (g,)
         else:
-            g = tuple([as_gradient(cts[n], received[n]) for n in nums])
+            each = []
+            for n in nums:
+                c, a = cts[n], received[n]
+                if not (type(c) is _NDARRAY and type(a) is _NDARRAY and c.dtype is _F64 and
+                        a.dtype is _F64 and c.shape == a.shape):  # else: already a gradient
+                    c = as_gradient(c, a)
+                each.append(c)
+            g = tuple(each)
         if with_value:
             return (out if has_aux else value), g
         return (g, out[1]) if has_aux else g

@@ -129,6 +129,7 @@ _NUMBA_SIZE = 256
 
 
 _F64 = np.dtype(np.float64)
+_EMPTY = np.empty
 
 
 def _canonical(cts: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -355,11 +356,11 @@ def _code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
     import gast
 
     if not _EMITTER_HASH:
-        from adgen.transforms import numba_emit, numba_module
+        from adgen.transforms import numba_emit, numba_gradient, numba_module
         from adgen.transforms.analyses import numba_types
 
         digest = hashlib.sha256()
-        for mod in (numba_emit, numba_module, numba_types):
+        for mod in (numba_emit, numba_gradient, numba_module, numba_types):
             with open(mod.__file__, "rb") as fh:
                 digest.update(fh.read())
         _EMITTER_HASH.append(digest.hexdigest() + _runtime_hash())
@@ -419,6 +420,25 @@ def _write_code(key: str, code: Any) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+class _Run:
+    """The compiled functions of one function for one set of argument types."""
+
+    __slots__ = ("forward", "pullback", "apart", "gradient", "code", "outs", "why", "typed")
+
+    def __init__(self, forward: Any, pullback: Any, apart: tuple[int, ...], gradient: Any,
+                 code: Any, outs: tuple[int, ...], why: str | None) -> None:
+        self.forward = forward  # None: the default backend runs these arguments (why)
+        self.pullback = pullback
+        self.apart = apart  # the array arguments that must not share memory (two or more)
+        self.gradient = gradient  # grad's one compiled call, or None
+        self.code = code  # the NumbaCode
+        self.outs = outs  # the parameters whose gradients it writes into arrays given to it
+        self.why = why
+        # the pullback was compiled for the forward's types of the saved values (and kept
+        # to them: _typed_pullback)
+        self.typed = False
 
 
 class _NumbaFunction:
@@ -496,9 +516,12 @@ class _NumbaFunction:
                 "by keyword)", hint="pass every argument positionally, or use "
                 "backend='default' / 'auto'")
         self.codes: dict[tuple[Any, ...], Any] = {}
-        self.runs: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
-        # argument types whose pullback was compiled for the forward's saved-value types
-        self.typed: set[tuple[Any, ...]] = set()
+        self.runs: dict[tuple[Any, ...], _Run] = {}
+        # where the kind signature fixes the numba types of the arguments (float64 arrays of
+        # each rank, floats: kinds.signature tells them apart, and the compiled function is
+        # per signature), the one run, found without a key at each call
+        self.exact = sig is not None and all(type(s) is int or s == "float" for s in sig)
+        self.only: _Run | None = None
         self.lock = threading.RLock()
         types_ = _sig_types(sig, fn)
         if types_ is not None:
@@ -572,8 +595,9 @@ class _NumbaFunction:
             cache = False
         # module globals: the gradient function calls the forward and the pullback as these
         # dispatchers (compiled, and cached, with it)
-        for name in (code.forward, code.pullback):
-            ns[name] = numba.njit(cache=cache)(ns[name])
+        for name in (code.forward, code.pullback, code.pullback_into):
+            if name:
+                ns[name] = numba.njit(cache=cache)(ns[name])
         grad = numba.njit(cache=cache)(ns[code.gradient]) if code.gradient else None
         return ns[code.forward], ns[code.pullback], grad, path, ns
 
@@ -588,11 +612,15 @@ class _NumbaFunction:
         args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
             arg_types = tuple(numba.typeof(a) for a in args)
+            # the gradient function also takes the arrays grad allocates for the gradients
+            # of float64 array parameters (C-contiguous, np.empty)
+            grads = tuple(numba.types.Array(numba.float64, args[k].ndim, "C")
+                          for k in code.gradient_outs) if grad is not None else ()
             with warnings.catch_warnings():
                 # numba's performance hints (np.dot of a non-contiguous view) are about
                 # adgen's generated code, which the user did not write
                 warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                (grad or fwd).compile(arg_types)
+                (grad or fwd).compile(arg_types + grads)
             if arg_types in fwd.overloads:  # not when the gradient came from numba's cache
                 self._check_columns(fwd.overloads[arg_types], code.columns)
             for name, columns in code.callee_columns.items():
@@ -669,27 +697,24 @@ class _NumbaFunction:
                                  args, kwargs)
         # the per-call key: cheap (an array's dtype object and rank, a number's type); the
         # argument types are validated once per key, in _run_for
-        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
-        run = self.runs.get(key)
-        if run is None:
-            run = self._run_for(key, args)
-        if run[0] is None:
-            return self._default(run[2], args, kwargs)
-        if len(run[2]) > 1:
-            why = self._shared(args, run[2])
+        run = self.only or self._run_of(args)
+        if run.forward is None:
+            return self._default(run.why, args, kwargs)
+        if run.apart:
+            why = self._shared(args, run.apart)
             if why is not None:
                 return self._default(why, args, kwargs)
         if self.globals:  # their values now (the api's guard check refreshed g.ns)
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
-            out, saved = run[0](*args)
+            out, saved = run.forward(*args)
         except self.overwrite as hit:
-            raise _overwrite_error(run[4], hit) from None
-        if key not in self.typed:
-            self._typed_pullback(key, run, args)
-        return out, (run[1], saved)
+            raise _overwrite_error(run.code, hit) from None
+        if not run.typed:
+            self._typed_pullback(run, args)
+        return out, (run.pullback, saved)
 
-    def _typed_pullback(self, key: tuple[Any, ...], run: Any, args: tuple[Any, ...]) -> None:
+    def _typed_pullback(self, run: _Run, args: tuple[Any, ...]) -> None:
         """Compiles the pullback, once per argument types, for the saved values' type as the
         forward's signature has it, and for a float cotangent, and keeps it to that: the
         saved values come back boxed, and a value typed optional there (a name bound in one
@@ -698,37 +723,40 @@ class _NumbaFunction:
         import numba
 
         with self.lock:
-            self.typed.add(key)
+            run.typed = True
             try:
-                cres = run[0].overloads.get(tuple(numba.typeof(a) for a in args))
+                cres = run.forward.overloads.get(tuple(numba.typeof(a) for a in args))
                 if cres is None or not isinstance(cres.signature.return_type[0],
                                                   numba.types.Float):
                     return  # an array or tuple output: compiled for its cotangent's type
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                    run[1].compile((cres.signature.return_type[1], numba.float64))
-                run[1].disable_compile()
+                    run.pullback.compile((cres.signature.return_type[1], numba.float64))
+                run.pullback.disable_compile()
             except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
-                raise self._located(err, run[4], "") from None
+                raise self._located(err, run.code, "") from None
 
     def gradient(self, *args: Any) -> tuple[Any, Any] | None:
         """``(out, cotangents)`` of one compiled call running the forward and the pullback
         seeded with 1.0 (``grad``'s common case); None where this call must take
         :meth:`forward` and :meth:`pullback` (an output that is not a float, a fallback)."""
-        if len(args) != self.nparams:
-            return None
-        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
-        run = self.runs.get(key)
+        run = self.only
         if run is None:
-            run = self._run_for(key, args)
-        if run[3] is None or (len(run[2]) > 1 and self._shared(args, run[2]) is not None):
+            if len(args) != self.nparams:
+                return None
+            run = self._run_of(args)
+        if run.gradient is None or (run.apart and self._shared(args, run.apart) is not None):
             return None
         if self.globals:
             args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
-            out, cts = run[3](*args)
+            if run.outs:
+                # the gradients of float64 array parameters, made here and filled in
+                # nopython code: numba hands them back as these objects, unboxed
+                return run.gradient(*args, *[_EMPTY(args[k].shape) for k in run.outs])
+            out, cts = run.gradient(*args)
         except self.overwrite as hit:
-            raise _overwrite_error(run[4], hit) from None
+            raise _overwrite_error(run.code, hit) from None
         return out, _canonical(cts)
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
@@ -748,11 +776,17 @@ class _NumbaFunction:
                             "argument (pass copies: x.copy())")
         return None
 
-    def _run_for(self, key: tuple[Any, ...],
-                 args: tuple[Any, ...]) -> tuple[Any, Any, Any, Any, Any]:
-        """(forward, pullback, positions of the array arguments, gradient or None, the
-        NumbaCode) for arguments of these types, compiled now; or (None, None, why, None,
-        None) where the default backend runs them."""
+    def _run_of(self, args: tuple[Any, ...]) -> _Run:
+        """The run for arguments of these types (compiled at the first call of each)."""
+        # the per-call key: cheap (an array's dtype object and rank, a number's type); the
+        # argument types are validated once per key, in _run_for
+        key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])
+        run = self.runs.get(key)
+        return self._run_for(key, args) if run is None else run
+
+    def _run_for(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> _Run:
+        """The compiled functions for arguments of these types, compiled now; or a run
+        without them (``why``) where the default backend runs them."""
         with self.lock:
             run = self.runs.get(key)
             if run is not None:
@@ -763,15 +797,18 @@ class _NumbaFunction:
             except AdgenError as err:
                 if self.backend == "numba":
                     raise
-                run = (None, None, str(err), None, None)
+                run = _Run(None, None, (), None, None, (), str(err))
             else:
                 code = self.codes[types_]
                 # the arrays checked for shared memory at each call, where the code needs
                 # them apart (NumbaCode.distinct)
-                run = (fwd, pb, tuple(k for k, a in enumerate(args)
-                                      if type(a) is np.ndarray) if code.distinct else (),
-                       grad, code)
+                arrays = tuple(k for k, a in enumerate(args) if type(a) is np.ndarray) \
+                    if code.distinct else ()
+                run = _Run(fwd, pb, arrays if len(arrays) > 1 else (), grad, code,
+                           tuple(code.gradient_outs) if grad is not None else (), None)
             self.runs[key] = run
+            if self.exact:  # the kind signature fixes the types: no key at later calls
+                self.only = run
             return run
 
     def _default(self, why: str | None, args: tuple[Any, ...],

@@ -30,8 +30,8 @@ __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vj
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
-           "strict_before_write", "strict_capture", "strict_scope",
-           "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_like", "zeros_of_tree"]
+           "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
+           "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
 
 
 def _is_number(t: Any) -> bool:
@@ -49,6 +49,67 @@ def _zeros_like(x):
         return lambda x: np.zeros(x.shape)
     if _is_number(x):
         return lambda x: 0.0
+    return None
+
+
+def zeros_into(out: Any, like: Any) -> Any:
+    """``zeros_like(like)`` made in ``out``, a float64 array the caller allocated for the
+    gradient (``grad``'s one compiled call): zeroed and returned, so the pullback accumulates
+    the gradient where the caller reads it and nothing is allocated or copied for it. Raises
+    where the shapes differ (never a gradient of another shape)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(zeros_into, jit_options={"cache": True})
+def _zeros_into(out, like):
+    if isinstance(out, types.Array) and isinstance(like, types.Array) and \
+            out.ndim == like.ndim and isinstance(out.dtype, types.Float):
+        def into(out, like):
+            if out.shape != like.shape:
+                raise ValueError("adgen internal error: a gradient buffer of another shape")
+            out.fill(0.0)
+            return out
+        return into
+    return None
+
+
+def store_cotangent(out: Any, ct: Any) -> Any:
+    """``out`` (a float64 array the caller allocated for an argument's gradient) holding the
+    cotangent ``ct`` the pullback returned for that argument: a copy of an array of its
+    shape, zeros for None (no gradient reached it). Raises where the shapes differ: a
+    cotangent broadcast up has no nopython form (``unbroadcast``), and a gradient of another
+    shape is never handed on."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(store_cotangent, jit_options={"cache": True})
+def _store_cotangent(out, ct):
+    if not (isinstance(out, types.Array) and isinstance(out.dtype, types.Float)):
+        return None
+    if isinstance(ct, types.NoneType):
+        def zero(out, ct):
+            out.fill(0.0)
+            return out
+        return zero
+    if _is_number(ct):  # the same partial for every element (as_gradient broadcasts it)
+        def fill(out, ct):
+            out.fill(ct)
+            return out
+        return fill
+    inner = ct.type if isinstance(ct, types.Optional) else ct
+    if isinstance(inner, types.Array) and inner.ndim == out.ndim and \
+            isinstance(inner.dtype, (types.Float, types.Integer, types.Boolean)):
+        def copy(out, ct):
+            if ct is None:
+                out.fill(0.0)
+                return out
+            if out.shape != ct.shape:
+                raise ValueError("adgen internal error: a cotangent of another shape")
+            flat = out.reshape(out.size)
+            for k, v in enumerate(ct.flat):
+                flat[k] = v
+            return out
+        return copy
     return None
 
 
