@@ -46,6 +46,9 @@ class _Lines:
 
 
 _LIVE: dict[str, _Lines] = {}
+# generated file name -> the user's file whose lines its "# line N:" comments give
+# (adgen.errors locates an error found in generated code at the user's line)
+USER_FILES: dict[str, str] = {}
 # A function can be collected in any thread, at any allocation (even inside compile_source):
 # its finalizer queues the name, and whoever holds the lock (or gets it) releases the lines.
 _LOCK = threading.Lock()
@@ -62,6 +65,8 @@ def compile_source(source: str, filename: str, namespace: dict[str, Any]) -> dic
     with _LOCK:
         filename, held = _claim(filename, lines, len(source))
         held.users += 1  # while it compiles and runs
+        if "__adgen_file__" in namespace:  # the user's file its "# line N:" comments name
+            USER_FILES[filename] = namespace["__adgen_file__"]
     defined: list[types.FunctionType] = []
     try:
         code = compile(source, filename, "exec")

@@ -48,13 +48,19 @@ class AdgenError(Exception):
 
     @location.setter
     def location(self, where: Location | None) -> None:
-        # an error about a callee in another file is located again at the call in the user's
-        # code: the callee's line is kept, so the message still says where the construct is
-        # (inside scipy.special.logsumexp, not in the line that calls it)
-        old = getattr(self, "_location", None)
-        if old is not None and where is not None and old.file != where.file and \
-                not old.file.startswith("<adgen "):  # not a line of generated code
-            self.inner.insert(0, old)
+        # a line of generated code (an hvp's jvp code, compiled again) is given as the user's
+        # line it came from, where its "# line N:" comment says
+        if where is not None and _generated(where):
+            where = _user_line(where) or where
+        old = self.__dict__.get("_location")
+        if old is not None and where is not None and old.file != where.file:
+            if _generated(where) and not _generated(old):
+                return  # the user's line says more than a generated wrapper's
+            if not _generated(old):
+                # an error about a callee in another file is located again at the call in
+                # the user's code: the callee's line is kept, so the message still says
+                # where the construct is (inside scipy.special.logsumexp)
+                self.inner.insert(0, old)
         self._location = where
 
     def format(self) -> str:
@@ -77,6 +83,31 @@ class AdgenError(Exception):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
+
+
+def _generated(where: Location) -> bool:
+    return where.file.startswith("<adgen ")
+
+
+def _user_line(where: Location) -> Location | None:
+    """The user's line a line of generated code came from: the ``# line N:`` comment above
+    it, in the user's file the code was compiled for (None: not known)."""
+    import linecache
+    import re
+
+    from adgen.transforms.emit import USER_FILES
+
+    file = USER_FILES.get(where.file)
+    if file is None:
+        return None
+    lines = linecache.getlines(where.file)
+    for k in range(min(where.line, len(lines)) - 1, -1, -1):
+        found = re.match(r"\s*# line (\d+):", lines[k])
+        if found:
+            n = int(found.group(1))
+            text = linecache.getline(file, n)
+            return Location(file, n, len(text) - len(text.lstrip()), text)
+    return None
 
 
 class UnsupportedError(AdgenError):

@@ -52,3 +52,19 @@ def test_scipy_logsumexp_says_the_construct_is_inside_scipy():
     assert "return special.logsumexp(x)" in str(err.value)
     assert "in the function called there, at " in str(err.value)
     assert "scipy" in str(err.value).split("in the function called there", 1)[1]
+
+
+def test_a_refused_second_derivative_names_the_users_line():
+    # it was located in generated code: '<adgen robust directional>:2:19' and
+    # 'out, out_dot = robust_jvp(x, x_dot=given_tangent(direction0, x))'
+    def robust(x):
+        m = np.median(x)
+        return np.sum((x - m) ** 2)
+
+    for run in (lambda x: adgen.hvp(robust)(x, np.ones(4)), lambda x: adgen.hessian(robust)(x)):
+        with pytest.raises(adgen.MissingRuleError, match="second derivatives through np") as err:
+            run(np.array([0.3, -1.0, 2.0, 0.5]))
+        text = str(err.value)
+        assert text.startswith(__file__) or "test_errors_in_callees.py" in text.splitlines()[0]
+        assert "m = np.median(x)" in text
+        assert "directional" not in text and "x_dot" not in text
