@@ -434,6 +434,11 @@ cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),
       C([(randn(), randn()), [randn(), 1.0]]), C([randn(2), [randn(), randn()]]))
 cases("numpy.asarray", C([randn(), randn()]), C(randn(2, 3)), C(randn()),
       C([randn(2), randn(2)], np.float64))
+cases("numpy.ascontiguousarray", C(randn(2, 3)), C(randn(3, 2).T), C(randn()),
+      C([randn(2), randn(2)], np.float64))
+cases("numpy.asfortranarray", C(randn(2, 3)), C(randn(3, 2).T), C([randn(), randn()]), C(randn()))
+cases("numpy.asanyarray", C(randn(2, 3)), C([randn(), randn()]), C(randn()))
+cases("numpy.require", C(randn(2, 3)), C(randn(3), np.float64), C([randn(), randn()]))
 cases("numpy.ndarray.astype", C(randn(3, 4), np.float64), C(randn(3), float))
 cases("numpy.stack", C([randn(3), randn(3)]), C([randn(2, 3), randn(2, 3), randn(2, 3)], 1),
       C((randn(3), randn(3)), axis=-1), C([randn(), randn()]), C([[randn(), randn()], randn(2)]))
@@ -557,6 +562,7 @@ cases("adgen.runtime.accumulate_extreme_jvp",
 cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0, 2, 1], 1),
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))
+cases("numpy.ndarray.conjugate", C(randn(3)), C(randn(2, 3)))
 cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
 cases("builtins.dict", C({"w": randn(2, 3), "b": randn()}), C({"a": [randn(2), randn()]}),

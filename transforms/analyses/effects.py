@@ -42,19 +42,23 @@ PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
 
 
 def _runtime_result(obj: Any) -> str | None:
-    """What a runtime helper that generated pullbacks call returns, for the pullbacks that
-    adgen differentiates again (adgen.second_order): "shadow" for ``shadow_of(sh, x)`` (the
-    shadow of x in map sh), "fresh" for ``zeros_like(x)`` and ``zeros_for(shape, g)`` (a new
-    zero adjoint) and ``kept_copy(x)`` (a copy); else None."""
-    if not isinstance(obj, types.FunctionType) or obj.__name__ not in ("shadow_of",
-                                                                       "zeros_like",
-                                                                       "zeros_for",
-                                                                       "kept_copy"):
+    """What a runtime helper that generated code calls returns, for the code that adgen
+    differentiates again (pullbacks in adgen.second_order, jvps in hessian): "shadow" for
+    ``shadow_of(sh, x)`` (the shadow of x in map sh), "fresh" for ``zeros_like(x)`` and
+    ``zeros_for(shape, g)`` (a new zero adjoint) and ``kept_copy(x)`` (a copy), "first" for
+    ``float_part(d, kind)`` (d itself or a new array), "none" for ``dtype_kind(x)`` (a
+    string); else None."""
+    if not isinstance(obj, types.FunctionType) or obj.__name__ not in (
+            "shadow_of", "zeros_like", "zeros_for", "kept_copy", "float_part", "dtype_kind"):
         return None
     from adgen import runtime
 
     if obj is runtime.shadow_of:
         return "shadow"
+    if obj is runtime.float_part:
+        return "first"
+    if obj is runtime.dtype_kind:
+        return "none"
     return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for,
                               runtime.kept_copy) else None
 
@@ -342,6 +346,10 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             return [(name, {new} | {f"shadows:{m}" for m in _names(v.args[0])})]
         if made == "fresh":
             return [(name, {new})]
+        if made == "none":
+            return [(name, set())]
+        if made == "first" and v.args:
+            return [(name, {new} | _names(v.args[0]))]
         if isinstance(obj, types.FunctionType) and not str(
                 getattr(obj, "__module__", "")).startswith("numpy"):
             if name in arrays and fresh_call is not None and fresh_call(v):
@@ -353,6 +361,8 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             # no derivative, but a new array a pullback may read (indices, a mask), so a
             # later write to it must be seen; numbers and tuples of numbers have no buffer
             return [(name, {new} if fname not in _NUMBER_CALLS else set())]
+        if _numpy_object(obj):
+            return [(name, {new} | _numpy_result_views(obj, v))]
         if fname in VIEW_CALLS or fname in PASS_CALLS:
             first: set[str] = set()
             if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
@@ -373,6 +383,54 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         # a user function or method: its result may hold any argument
         return [(name, {new} | _names(v))]
     return [(name, {new})]
+
+
+# NumPy functions without a derivative rule that always return a new array (or numbers)
+_FRESH_NUMPY = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                          "empty_like", "full_like", "arange", "linspace", "logspace",
+                          "geomspace", "eye", "identity", "copy", "tri", "indices",
+                          "argsort", "argwhere", "nonzero", "flatnonzero", "searchsorted",
+                          "count_nonzero", "shape", "ndim", "size", "array_equal", "allclose",
+                          "isclose", "unravel_index", "ravel_multi_index", "diag_indices",
+                          "tril_indices", "triu_indices", "histogram", "bincount", "digitize",
+                          "result_type", "promote_types", "can_cast", "iscomplexobj",
+                          "isrealobj", "isscalar", "may_share_memory", "shares_memory"})
+
+
+def _numpy_object(obj: Any) -> bool:
+    """Whether ``obj`` (what a call's function resolved to) is one of NumPy's functions."""
+    if obj is None or isinstance(obj, type):
+        return False
+    import numpy as np
+
+    return isinstance(obj, np.ufunc) or str(getattr(obj, "__module__", "") or "").startswith(
+        "numpy")
+
+
+def _numpy_result_views(obj: Any, call: gast.Call) -> set[str]:
+    """The names whose buffers the result of NumPy function ``obj`` may view: none for a
+    ufunc (a new array), the first argument's for a rule with ``view=True`` (``np.diag``,
+    ``np.diff`` with n=0), none for another rule or a function that always allocates, and
+    every argument's for the rest: ``np.ascontiguousarray``, ``np.asfortranarray``,
+    ``np.require``, ``np.real_if_close``, ``np.broadcast_arrays`` ... return an argument itself
+    or a view of it, and a write through the result writes the argument."""
+    import numpy as np
+
+    from adgen.rules import registry
+
+    if isinstance(obj, np.ufunc):
+        return set()
+    copies = [k.value for k in call.keywords if k.arg == "copy"]
+    rule = registry.lookup(obj)
+    if rule is not None and not copies:
+        if rule.view and call.args:
+            return _names(call.args[0])
+        return set()
+    if getattr(obj, "__name__", "") in _FRESH_NUMPY and not copies:
+        return set()
+    if copies and all(isinstance(c, gast.Constant) and c.value is True for c in copies):
+        return set()  # copy=True: a new array whatever else the function does
+    return set().union(*(_names(a) for a in call.args), *(_names(k.value) for k in call.keywords))
 
 
 def returns_fresh(fn: gast.FunctionDef, eff: Effects) -> bool:

@@ -18,6 +18,7 @@ from adgen.rules.helpers import (
     cumprod_vjp,
     diff_vjp,
     eigh_vjp,
+    ndarray_conj,
     percentile_vjp,
     pinv_vjp,
     qr_vjp,
@@ -119,6 +120,11 @@ def repeat(g: Any, out: Any, a: Any, repeats: Any, axis: Any) -> Any:
 def conjugate(g: Any, out: Any, x: Any) -> Any:
     # conj is not holomorphic: in JAX's convention its cotangent is conj(g) (for a real x,
     # whose cotangent is real, the identity)
+    return np.conjugate(g)
+
+
+@defvjp(ndarray_conj, "a", linear=True, view=True, name="numpy.ndarray.conjugate")
+def ndarray_conjugate(g: Any, out: Any, a: Any) -> Any:
     return np.conjugate(g)
 
 

@@ -55,12 +55,13 @@ def irfft(g: Any, out: Any, a: Any, n: Any, axis: Any, norm: Any) -> Any:
     return irfft_vjp(g, np.shape(a), n, axis, norm)
 
 
-@defvjp(np.fft.fftn, _MANY, diff="a", reads="s, axes, norm", linear=True)
+# of a 0-d array (no axes to transform) NumPy returns the array itself
+@defvjp(np.fft.fftn, _MANY, diff="a", reads="s, axes, norm", linear=True, view=True)
 def fftn(g: Any, out: Any, a: Any, s: Any, axes: Any, norm: Any) -> Any:
     return fftn_vjp(g, np.shape(a), s, axes, norm, False)
 
 
-@defvjp(np.fft.ifftn, _MANY, diff="a", reads="s, axes, norm", linear=True)
+@defvjp(np.fft.ifftn, _MANY, diff="a", reads="s, axes, norm", linear=True, view=True)
 def ifftn(g: Any, out: Any, a: Any, s: Any, axes: Any, norm: Any) -> Any:
     return fftn_vjp(g, np.shape(a), s, axes, norm, True)
 

@@ -32,6 +32,7 @@ __all__ = [
     "item_vjp",
     "linspace_weights",
     "ndarray_astype",
+    "ndarray_conj",
     "ndarray_flatten",
     "ndarray_item",
     "split_like",
@@ -252,6 +253,12 @@ def item_vjp(g: object, shape: tuple, args: tuple) -> np.ndarray:
 def ndarray_flatten(a: object, order: str = "C") -> np.ndarray:
     """``a.flatten(order)``: always a copy (unlike ``np.ravel``)."""
     return a.flatten(order)
+
+
+def ndarray_conj(a: object) -> object:
+    """``a.conj()`` / ``a.conjugate()``: ``a`` itself for a real array (NumPy returns the
+    receiver, unlike ``np.conjugate``), a new array of conjugates for a complex one."""
+    return a.conjugate()
 
 
 def ndarray_compress(a: object, condition: object, axis: object = None) -> np.ndarray:

@@ -61,7 +61,8 @@ def view_tangent(d: object, like: object, base: object) -> object:
     e.g. a reshape of a non-contiguous array): writes through either stay in step."""
     if isinstance(like, np.ndarray) and isinstance(base, np.ndarray) and \
             not np.may_share_memory(like, base):
-        return np.array(d, dtype=float)
+        # a copy that keeps a complex tangent complex (z.conj() of a complex z is a copy)
+        return np.array(d, dtype=complex if np.iscomplexobj(d) else float)
     return d
 
 

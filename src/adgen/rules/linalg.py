@@ -83,7 +83,9 @@ def diagonal(g: Any, out: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> A
     return diagonal_vjp(g, np.shape(a), offset, axis1, axis2)
 
 
-@defvjp(np.diag, "v, k=0", diff="v", reads="k", linear=True)
+# np.diag of a matrix returns a (read-only) view of its diagonal: a later write to the matrix
+# changes it
+@defvjp(np.diag, "v, k=0", diff="v", reads="k", linear=True, view=True)
 def diag(g: Any, out: Any, v: Any, k: Any) -> Any:
     return diag_vjp(g, np.shape(v), k)
 

@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import ndarray_astype, ndarray_compress, ndarray_flatten, ndarray_item
+from adgen.rules.helpers import (
+    ndarray_astype,
+    ndarray_compress,
+    ndarray_conj,
+    ndarray_flatten,
+    ndarray_item,
+)
 
 METHODS: dict[str, Callable[..., Any]] = {
     # reductions
@@ -57,8 +63,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "copy": np.copy,
     "clip": np.clip,
     "repeat": np.repeat,
-    "conj": np.conjugate,
-    "conjugate": np.conjugate,
+    "conj": ndarray_conj,  # the receiver itself for a real array, unlike np.conjugate
+    "conjugate": ndarray_conj,
     "round": np.round,
     "astype": ndarray_astype,
     "item": ndarray_item,

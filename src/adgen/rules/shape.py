@@ -124,6 +124,30 @@ def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
     return array_vjp(cast_vjp(g, dtype), shape_tree(a))
 
 
+# The array itself where it already has the layout asked for, else a copy (as np.asarray)
+@defvjp(np.ascontiguousarray, "a, dtype=None", diff="a", reads="dtype", linear=True, view=True)
+def ascontiguousarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+    # a number comes out with shape (1,)
+    return array_vjp(np.reshape(cast_vjp(g, dtype), np.shape(a)), shape_tree(a))
+
+
+@defvjp(np.asfortranarray, "a, dtype=None", diff="a", reads="dtype", linear=True, view=True)
+def asfortranarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+    # a number comes out with shape (1,)
+    return array_vjp(np.reshape(cast_vjp(g, dtype), np.shape(a)), shape_tree(a))
+
+
+@defvjp(np.asanyarray, "a, dtype=None", diff="a", reads="dtype", linear=True, view=True)
+def asanyarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+    return array_vjp(cast_vjp(g, dtype), shape_tree(a))
+
+
+@defvjp(np.require, "a, dtype=None, requirements=None", diff="a", reads="dtype", linear=True,
+        view=True)
+def require(g: Any, out: Any, a: Any, dtype: Any, requirements: Any) -> Any:
+    return array_vjp(cast_vjp(g, dtype), shape_tree(a))
+
+
 @defvjp(ndarray_astype, "a, dtype", diff="a", reads="dtype", linear=True,
         name="numpy.ndarray.astype")
 def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
