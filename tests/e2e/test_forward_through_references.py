@@ -4,8 +4,12 @@ np.linalg.matrix_power): the references call shape and dtype helpers registered 
 derivative (``defnondiff``), which forward mode refused ("_dtype has a gradient rule but no
 jvp"), so jvp, jacfwd, hvp and hessian of these losses failed while grad worked. And a dtype
 from ``np.result_type`` carries no derivative: ``np.finfo(np.result_type(x, 1.0)).eps`` was
-refused in both modes ("np.finfo() has no derivative rule"). Checked against central
-differences (of the loss, and of its gradient for the second derivatives)."""
+refused in both modes ("np.finfo() has no derivative rule"). Second derivatives through
+np.var, np.std, np.linalg.cholesky, x.astype() and np.nansum stopped at
+"var_vjp() / astype_jvp() has no derivative rule" (their jvps called rule helpers; now
+NumPy that reverse mode reads again). Checked against central differences (of the loss,
+and of its gradient for the second derivatives); np.prod's and norm(x, ord)'s are refused
+with the reason."""
 
 from __future__ import annotations
 
@@ -72,7 +76,26 @@ def test_jvp_against_central_differences(loss):
     assert_grad_close(np.atleast_1d(jv), numerical_jvp(loss, (x,), (v,)), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("loss", [f for f in LOSSES if f is not weighted_spread],
+def gaussian_log_likelihood(x):
+    m = x.reshape(3, 4)[:, :3]
+    cov = m @ m.T + np.eye(3)
+    chol = np.linalg.cholesky(cov)
+    return 2.0 * np.sum(np.log(np.diag(chol))) + np.sum(np.std(x.reshape(3, 4), axis=1))
+
+
+def norms_and_variances(x):
+    m = x.reshape(3, 4)
+    return (np.linalg.norm(x) + np.sum(np.linalg.norm(m, axis=1)) + np.var(x, ddof=1)
+            + np.sum(np.var(m, axis=(0,), keepdims=True) * m))
+
+
+def casts_and_nans(x):
+    y = np.where(x > 1.0, np.nan, x)
+    return np.nansum(y ** 3) + np.sum(x.astype(np.float64) ** 2) + np.sum(x.astype(int))
+
+
+@pytest.mark.parametrize("loss", LOSSES + [gaussian_log_likelihood, norms_and_variances,
+                                           casts_and_nans],
                          ids=lambda f: f.__name__)
 def test_grad_and_hvp_against_central_differences(loss):
     x = _point()
@@ -91,3 +114,28 @@ def test_hessian_of_a_padded_loss_is_symmetric_and_matches_differences():
     fd = np.stack([(g(x + 1e-5 * e) - g(x - 1e-5 * e)) / 2e-5 for e in np.eye(12)])
     assert_grad_close(h, fd, rtol=1e-4, atol=1e-5)
     assert np.allclose(h, h.T)
+
+
+def test_second_derivatives_through_prod_are_refused_with_the_reason():
+    def product_loss(x):
+        return np.prod(x[:4]) + np.sum(x)
+
+    with pytest.raises(adgen.MissingRuleError, match="second derivatives through np.prod"):
+        adgen.hvp(product_loss)(_point(), np.ones(12))
+
+
+def test_second_derivatives_through_a_norm_with_an_ord_are_refused_with_the_reason():
+    def l1(x):
+        return np.linalg.norm(x, 1) + np.sum(x ** 3)
+
+    with pytest.raises(adgen.MissingRuleError, match="np.linalg.norm with an ord"):
+        adgen.hessian(l1)(_point())
+
+
+def test_hvp_through_a_float32_cast_against_the_hand_formula():
+    def cube_in_single_precision(x):
+        return np.sum(x.astype(np.float32).astype(np.float64) ** 3)
+
+    x = np.array([0.5, -1.25, 2.0])  # exact in float32
+    v = np.array([1.0, 2.0, -1.0])
+    assert np.allclose(adgen.hvp(cube_in_single_precision)(x, v), 6.0 * x * v)

@@ -569,6 +569,15 @@ cases("builtins.dict", C({"w": randn(2, 3), "b": randn()}), C({"a": [randn(2), r
       refuse([("a", randn(2))]))
 cases("builtins.list", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
+cases("builtins.sorted", C([0.3, 1.2, -0.4]), C(np.array([0.3, -1.2, 0.4, 2.0])),
+      C((0.3, -1.2, 0.4), reverse=True), C([0.3, -1.2, 0.4], key=abs),
+      C([np.array([2.0, 1.0]), np.array([-1.0, 0.5])], key=np.sum),
+      C(np.array([[0.5, 1.0], [-2.0, 3.0], [0.1, -0.2]]), key=np.sum))
+_SORTED_ITEMS = [0.3, 1.2, -0.4, 0.7]
+cases("adgen.rules.helpers_core.sorted_jvp",
+      C([0.5, -1.0, 2.0, 0.1], sorted(_SORTED_ITEMS), _SORTED_ITEMS),
+      C(np.array([0.5, -1.0, 2.0, 0.1]), sorted(_SORTED_ITEMS, reverse=True),
+        np.array(_SORTED_ITEMS)))
 
 # --------------------------------------------------------------------------------------------
 # views.py

@@ -22,6 +22,7 @@ from adgen.rules.helpers import (
     matmul_vjp_b,
     sequence_vjp,
     shape_tree,
+    sorted_vjp,
     sum_list_vjp,
     unbroadcast,
     xlogy,
@@ -148,6 +149,14 @@ def tuple_(g: Any, out: Any, iterable: Any) -> Any:
 def dict_(g: Any, out: Any, mapping: Any) -> Any:
     # p = dict(params): a copy of a dict of parameters (MissingRuleError before)
     return dict_vjp(g, shape_tree(mapping))
+
+
+@defvjp(builtins.sorted, "iterable, key=None, reverse=False", diff="iterable",
+        reads="iterable, out")
+def sorted_(g: Any, out: Any, iterable: Any, key: Any, reverse: Any) -> Any:
+    # for k in sorted(params): ..., sorted(xs)[:2]: a permutation, routed back (a dict's keys
+    # get no gradient); it was 'sorted() has no derivative rule'
+    return sorted_vjp(g, out, iterable)
 
 
 @defvjp(builtins.list, "iterable", linear=True)

@@ -28,6 +28,10 @@ __all__ = [
     "reduced_axes",
     "shape_tree",
     "sort_vjp",
+    "sorted_jvp",
+    "sorted_positions",
+    "sorted_vjp",
+    "same_item",
     "split_sequence",
     "stored_into",
     "stored_part",
@@ -171,6 +175,79 @@ def sequence_vjp(g: object, tree: object) -> object:
         kind = np.complex128 if rows.dtype.kind == "c" else np.float64
         return rows.astype(kind, copy=False).reshape(tree)
     return as_container(items, tree)
+
+
+def sorted_positions(out: list, iterable: object) -> list:
+    """For each item of ``out = sorted(iterable, ...)``, the position in ``iterable`` it came
+    from, found without the ``key`` (a lambda the pullback cannot see): ``sorted`` returns
+    the very items, and among equal ones keeps their order (it is stable), so the first
+    unused position holding the same object, else an equal value, is where each came from.
+    A dict's keys: an empty list (they carry no gradient)."""
+    if isinstance(iterable, dict):
+        return []
+    items = list(iterable)
+    free: dict = {}
+    for i, v in enumerate(items):
+        try:
+            free.setdefault(v, []).append(i)
+        except TypeError:  # an array, a pair holding one: matched one by one below
+            free = {}
+            break
+    used = [False] * len(items)
+    positions = []
+    for v in out:
+        found = None
+        if free:
+            waiting = free.get(v)
+            found = waiting.pop(0) if waiting else None
+        else:
+            found = next((i for i, w in enumerate(items) if not used[i] and w is v), None)
+            if found is None:
+                found = next((i for i, w in enumerate(items) if not used[i] and
+                              same_item(w, v)), None)
+        if found is None:
+            unsupported("the gradient of sorted(): an item of its result matches none of its "
+                        "argument's (a key that changes the items, or NaN)")
+        used[found] = True
+        positions.append(found)
+    return positions
+
+
+def same_item(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are the same item of a sequence sorted() ordered: the same
+    object, equal arrays, or tuples / lists of such (a dict's ``(key, value)`` pairs)."""
+    if a is b:
+        return True
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(same_item(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def sorted_vjp(g: object, out: object, iterable: object) -> object:
+    """Adjoint of ``out = sorted(iterable, key=..., reverse=...)``: the k-th item of ``g``
+    goes back to the position the k-th item of ``out`` came from; as ``iterable`` was (a
+    list, a tuple, an array's rows). A dict's keys get none (zeros for its values)."""
+    if isinstance(iterable, dict):
+        return tree_zeros(shape_tree(iterable))
+    cts = list(g) if g is not None else [None] * len(out)
+    back = [None] * len(cts)
+    for k, i in enumerate(sorted_positions(out, iterable)):
+        back[i] = cts[k]
+    return sequence_vjp(back, shape_tree(iterable))
+
+
+def sorted_jvp(d: object, result: object, iterable: object) -> object:
+    """Tangent of ``result = sorted(iterable, ...)`` from the tangent ``d`` of ``iterable``:
+    its items in the order ``result`` takes ``iterable``'s (a list; a dict's keys: zeros)."""
+    if isinstance(iterable, dict) or d is None:
+        return [0.0] * len(result)
+    tangents = list(d)
+    return [tangents[i] for i in sorted_positions(result, iterable)]
 
 
 def tree_numeric_shape(tree: object) -> object:

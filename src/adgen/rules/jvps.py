@@ -29,9 +29,7 @@ from adgen.rules.helpers import (
     abs_jvp_vjp_x,
     angle_jvp,
     arange_jvp,
-    astype_jvp,
     balanced_eq,
-    cholesky_jvp,
     cumprod_jvp,
     dtype_kind,
     eigh_jvp,
@@ -51,11 +49,12 @@ from adgen.rules.helpers import (
     qr_jvp,
     quantile_jvp,
     shape_tree,
+    sorted_jvp,
+    sorted_vjp,
     svd_jvp,
     tree_zeros,
     trim_zeros_jvp,
     unbroadcast,
-    var_vjp,
     view_tangent,
     xlogy,
     xlogy_dx,
@@ -183,16 +182,18 @@ def amin(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
             np.sum(a == np.min(a, axis=axis, keepdims=True), axis=axis, keepdims=keepdims))
 
 
+# var / std: 2 Re(conj(a - mean) d) summed over the reduced axes, over N - ddof (N: the
+# elements each output reduces), in NumPy alone so reverse mode reads it again (hvp, hessian)
 @defjvp(np.var)
 def var(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
-    return np.sum(d * var_vjp(np.ones(np.shape(out)), a, axis, ddof, keepdims), axis=axis,
-                  keepdims=keepdims)
+    return np.real(np.sum(np.conj(a - np.mean(a, axis=axis, keepdims=True)) * d, axis=axis,
+                          keepdims=keepdims)) * (2.0 / (np.size(a) / np.size(out) - ddof))
 
 
 @defjvp(np.std)
 def std(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
-    return np.sum(d * var_vjp(np.ones(np.shape(out)), a, axis, ddof, keepdims), axis=axis,
-                  keepdims=keepdims) / (2.0 * out)
+    return np.real(np.sum(np.conj(a - np.mean(a, axis=axis, keepdims=True)) * d, axis=axis,
+                          keepdims=keepdims)) / ((np.size(a) / np.size(out) - ddof) * out)
 
 
 @defjvp(np.linalg.norm)
@@ -234,6 +235,11 @@ def hypot(d: Any, out: Any, coordinates: Any) -> Any:
     return sum(c * t for c, t in zip(coordinates, d)) / out
 
 
+@defjvp(builtins.sorted)
+def sorted_(d: Any, out: Any, iterable: Any, key: Any, reverse: Any) -> Any:
+    return sorted_jvp(d, out, iterable)
+
+
 @defjvp(np.sort)
 def sort(d: Any, out: Any, a: Any, axis: Any) -> Any:
     # d permuted as a is (ties: the stable order, as the vjp routes g)
@@ -248,12 +254,21 @@ defjvp_kind("linear", *[f for f in (np.diff, getattr(np, "unstack", None))
 
 @defjvp(np.linalg.cholesky)
 def cholesky(d: Any, out: Any, a: Any) -> Any:
-    return cholesky_jvp(d, out)
+    # L Φ(L⁻¹ s L⁻ᵀ): s the symmetric matrix of d's lower triangle (NumPy reads only that), Φ
+    # the lower triangle with the diagonal halved; in NumPy alone, so reverse mode reads it
+    # again (hvp, hessian)
+    return out @ np.tril(np.linalg.solve(out, np.swapaxes(np.linalg.solve(
+        out, np.tril(d) + np.swapaxes(np.tril(d, -1), -1, -2)), -1, -2)) *
+        (1.0 - 0.5 * np.eye(np.shape(out)[-1])))
 
 
 @defjvp(ndarray_astype)
 def astype(d: Any, out: Any, a: Any, dtype: Any) -> Any:
-    return astype_jvp(d, out)
+    # a copy of d (y = x.astype(...) may be written in place, and its tangent with it): its
+    # real part for a float result, zero for an integer one; in NumPy and helpers with rules,
+    # so reverse mode reads it again (hvp, hessian)
+    return float_part(np.array(d, dtype=complex) if dtype_kind(np.asarray(out)) == "c" else
+                      np.array(d), dtype_kind(np.asarray(out)))
 
 
 # Decompositions, cumprod and order statistics (the helpers in rules/helpers_jvp.py; their
@@ -332,10 +347,25 @@ for _helper, _primal in ((svd_jvp, "np.linalg.svd"), (eigh_jvp, "np.linalg.eigh 
                f"through {_primal} are not supported (first derivatives are, in both modes); "
                "differentiate the first derivative by finite differences, or give the "
                "enclosing function an adgen.rrule")
+for _helper, _primal in ((prod_vjp, "np.prod"),
+                         (norm_vjp, "np.linalg.norm with an ord")):
+    defrefusal(_helper, f"it is the derivative of {_primal} that forward mode and pullbacks "
+               f"call, and second derivatives through {_primal} are not supported (first "
+               "derivatives are, in both modes); differentiate the first derivative by finite "
+               "differences, or give the enclosing function an adgen.rrule")
 
 
 # --------------------------------------------------------------------------------------------
 # The helpers of tangent code, differentiable in turn (reverse over forward)
+
+
+# sorted's tangent permutes its tangent as sorted permuted the items: linear in it
+@defvjp(sorted_jvp, "d, result, iterable", diff="d", reads="result, iterable", linear=True)
+def sorted_jvp_vjp(g: Any, out: Any, d: Any, result: Any, iterable: Any) -> Any:
+    return sorted_vjp(g, result, iterable)
+
+
+defjvp_kind("linear", sorted_jvp)
 
 
 @defvjp(zero_tangent, "x", linear=True)
