@@ -103,10 +103,13 @@ class Operations:
             raise MissingRuleError(
                 f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
                 self.plan.loc(s), hint=hint)
+        obj = self.plan.resolve(v.func)
+        refused = registry.refusal_of(obj) is not None  # its reason says what to do
         raise MissingRuleError(
-            f"{fname}() has no derivative rule{registry.why_no_rule(self.plan.resolve(v.func))}",
-            self.plan.loc(s), hint=f"see docs/coverage.md for what adgen covers, or register a "
-                              f"rule with @adgen.rrule({fname})")
+            f"{fname}() has no derivative rule{registry.why_no_rule(obj)}",
+            self.plan.loc(s), hint="" if refused else f"see docs/coverage.md for what adgen "
+                                                      f"covers, or register a rule with "
+                                                      f"@adgen.rrule({fname})")
 
     def apply_rule(self, s: gast.stmt, rule: Any, bound: dict[str, Any], t: str,
                    g: gast.expr, state: set[str]) -> list[gast.stmt]:
