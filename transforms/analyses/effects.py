@@ -350,8 +350,10 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             return [(name, set())]
         if made == "first" and v.args:
             return [(name, {new} | _names(v.args[0]))]
+        # (not a reference implementation's shape / dtype helper: a new value, below)
         if isinstance(obj, types.FunctionType) and not str(
-                getattr(obj, "__module__", "")).startswith("numpy"):
+                getattr(obj, "__module__", "")).startswith("numpy") and \
+                not nondiff_call(v, resolve):
             if name in arrays and fresh_call is not None and fresh_call(v):
                 return [(name, {new})]  # an array the callee made (its summary)
             return [(name, {new} | _names(v))]  # a user function, whatever its name
