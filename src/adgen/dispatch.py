@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import MissingRuleError, RuleError
+from adgen.errors import AdgenError, MissingRuleError, RuleError
 from adgen.rules import registry
 from adgen.transforms.parse import varargs_of
 
@@ -176,8 +176,10 @@ class _CompiledJvp:
 
 
 def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-              kwargs: dict[str, Any], owner: Any, owner_dot: Any) -> _RuleJvp | _CompiledJvp:
-    """What :func:`tangent_of_call` calls (see there)."""
+              kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False
+              ) -> _RuleJvp | _CompiledJvp:
+    """What :func:`tangent_of_call` calls (see there). ``by_name``: a function with a rule as
+    the compiled jvp of a function that calls it by name (for reverse mode over it)."""
     from adgen.errors import UnsupportedError
 
     if isinstance(fn, functools.partial):
@@ -185,7 +187,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # (transforms.tangent refuses a partial of one that has one)
         inner = _jvp_call(fn.func, fn.args + tuple(args),
                           (None,) * len(fn.args) + tuple(tangents), {**fn.keywords, **kwargs},
-                          None, None)
+                          None, None, by_name)
         if isinstance(inner, _CompiledJvp):
             k = len(fn.args)
             inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
@@ -195,6 +197,9 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         raise UnsupportedError(
             f"forward mode (jvp) through {getattr(fn, '__qualname__', fn)!s}, which has an "
             "adgen.rrule (a reverse-mode rule)", hint="use adgen.grad / adgen.vjp")
+    if rule is not None and by_name:
+        return _jvp_call(_caller_by_name(fn, len(args), tuple(kwargs)), args, tangents, kwargs,
+                         None, None)
     if rule is not None:
         bound = rule.bind(list(range(len(args))), {})
         given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
@@ -240,6 +245,40 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
               for p, v in zip(compiled.tangent_params, tangents)))
 
 
+_CALLERS: dict[tuple[int, int, tuple[str, ...]], tuple[Any, Any]] = {}
+
+
+def _caller_by_name(fn: Any, nargs: int, keywords: tuple[str, ...]) -> Any:
+    """A Python function ``caller(a0, .., *, k0, ..)`` that returns ``fn(a0, .., k0=k0, ..)``,
+    calling ``fn`` by a global name bound to it, so the compiler resolves the call to ``fn``'s
+    rule (one per function, number of arguments and keyword names; each entry holds ``fn``)."""
+    from adgen.transforms.emit import compile_source
+
+    key = (id(fn), nargs, keywords)
+    hit = _CALLERS.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    names = [f"a{k}" for k in range(nargs)]
+    kws = [k if k.isidentifier() and k not in names and k != "target" else None
+           for k in keywords]
+    if None in kws:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"forward mode calling {getattr(fn, '__qualname__', fn)!s} "
+                               f"through a variable with the keywords {list(keywords)}",
+                               hint="call it by its name")
+    title = getattr(fn, "__name__", "function")
+    title = title if title.isidentifier() else "function"
+    params = ", ".join(names + (["*"] + kws if kws else []))
+    passed = ", ".join(names + [f"{k}={k}" for k in kws])
+    text = f"def {title}_by_name({params}):\n    return target({passed})\n"
+    ns: dict[str, Any] = {"target": fn, "np": np}
+    compile_source(text, f"<adgen {title} called by name>", ns)
+    caller = ns[f"{title}_by_name"]
+    _CALLERS[key] = (fn, caller)
+    return caller
+
+
 def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                     kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
                     ) -> tuple[Any, Any]:
@@ -249,13 +288,26 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     the parts of the call they came from."""
     from adgen.errors import UnsupportedError
 
-    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
+    # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
+    # act(x)) is the jvp of a function that calls it by name, which the compiler
+    # differentiates again like any tangent code
+    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True)
     if isinstance(call, _RuleJvp):
         raise UnsupportedError(
-            f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function with "
-            "a derivative rule called through a variable (a list, an argument, a partial)",
-            hint="call it by its name where the second derivative is taken")
-    out, saved = forward_of(call.target, call.args, call.kwargs)
+            f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function "
+            "with a derivative rule called through a variable (a list, an argument, a "
+            "partial)", hint="call it by its name where the second derivative is taken")
+    try:
+        out, saved = forward_of(call.target, call.args, call.kwargs)
+    except AdgenError as err:
+        if err.location is None or not err.location.file.endswith(" called by name>"):
+            raise
+        # refused inside the caller made above: its line is adgen's, not the user's
+        err.location = None
+        err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
+                       "called through a variable)")
+        err.args = (err.format(),)
+        raise
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         cts = pullback_of(saved, out_bar, None)
