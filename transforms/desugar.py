@@ -9,7 +9,11 @@ Input: a validated FunctionDef. Output: the same function where
 - ``while cond:`` re-evaluates its test in one place: ``while True: if not cond: break``
   is NOT used; instead the test is kept (later passes treat it as an inactive expression);
 - ``x[i] op= v`` (or ``x.a op= v``) is ``t = x[i]; t op= v; x[i] = t``, Python's own order;
-- ``max(a, b, c)`` / ``min(a, b, c)`` of the builtins nest as calls of two arguments.
+- ``max(a, b, c)`` / ``min(a, b, c)`` of the builtins nest as calls of two arguments;
+- a call with starred arguments, ``f(*xs, y, k=v)`` or ``obj.m(x, **kw)``, is
+  ``call_starred(f, None, tuple(xs) + (y,), {'k': v})`` / ``call_starred(obj, 'm', (x,),
+  kw)`` (adgen.runtime; its rule runs the function through adgen's dispatch when the call
+  runs and hands the cotangents back to the object, the tuple and the dict).
 Every node keeps the line and column of the user's code it came from.
 """
 
@@ -276,6 +280,9 @@ class _ExprDesugar(gast.NodeTransformer):
         # max(a, b, c) -> max(max(a, b), c): the builtin's rule takes two (a user's own max
         # was renamed by rename_reserved, so the name here is the builtin)
         self.generic_visit(node)
+        if any(isinstance(a, gast.Starred) for a in node.args) or \
+                any(k.arg is None for k in node.keywords):
+            return self._starred_call(node)
         f = node.func
         if isinstance(f, gast.Name) and f.id in ("max", "min") and len(node.args) > 2 and \
                 not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
@@ -284,6 +291,30 @@ class _ExprDesugar(gast.NodeTransformer):
                 out = _at(gast.Call(func=name(f.id), args=[out, a], keywords=[]), node)
             return out
         return node
+
+    def _starred_call(self, node: gast.Call) -> gast.expr:
+        """``f(*xs, y, k=v)`` -> ``call_starred(f, None, tuple(xs) + (y,), {'k': v})``;
+        ``obj.m(**kw)`` -> ``call_starred(obj, 'm', (), kw)``: the number of arguments is
+        known when the call runs, where adgen's dispatch lines them up with the parameters."""
+        args = self._starred_display(gast.Tuple(elts=node.args, ctx=gast.Load()), "tuple")
+        named = [k for k in node.keywords if k.arg is not None]
+        spread = [k.value for k in node.keywords if k.arg is None]
+        if len(spread) > 1 or (spread and named):
+            from adgen.errors import UnsupportedError
+
+            raise UnsupportedError(
+                "a call that passes **kwargs together with other keywords (or two **) is "
+                "not supported", location=None,
+                hint="merge them into one dict first: kw = dict(kw); kw['k'] = v; f(**kw)")
+        kwargs = spread[0] if spread else gast.Dict(
+            keys=[gast.Constant(k.arg, None) for k in named], values=[k.value for k in named])
+        # obj.m(*xs): the object and the method's name, so that the object (an array, your
+        # object) gets its cotangent as an argument
+        f = node.func
+        head = [f.value, gast.Constant(f.attr, None)] if isinstance(f, gast.Attribute) else \
+            [f, gast.Constant(None, None)]
+        return _at(gast.Call(func=name("call_starred"), args=[*head, args, kwargs],
+                             keywords=[]), node)
 
     def visit_Tuple(self, node: gast.Tuple) -> gast.expr:
         return self._starred_display(node, "tuple")

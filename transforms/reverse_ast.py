@@ -143,7 +143,7 @@ def comment_node(text: str) -> gast.stmt:
 
 # runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
 RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
-                           "enter_context", "entered_value", "exit_context"})
+                           "enter_context", "entered_value", "exit_context", "call_starred"})
 
 
 class Missing:

@@ -188,12 +188,31 @@ class Plan:
 
     def index(self) -> None:
         self.namer_locals = stored_names(self.fn.body) | {a.id for a in self.fn.args.args}
-        # names known to hold numbers or arrays: results of arithmetic and NumPy rules
+        # names known to hold numbers or arrays: results of arithmetic and NumPy rules, but
+        # not tuples and lists joined by + or * (desugar's (*rows, x) is tuple(rows) + (x,):
+        # taken for a number, its adjoint's shape was np.shape of a tuple of arrays)
+        sequences = {st.targets[0].id for st in walk(self.fn) if isinstance(st, gast.Assign)
+                     and isinstance(st.targets[0], gast.Name) and (
+                         isinstance(st.value, (gast.Tuple, gast.List)) or
+                         isinstance(st.value, gast.Call) and isinstance(st.value.func, gast.Name)
+                         and st.value.func.id in ("tuple", "list"))}
+        grew = True
+        while grew:
+            grew = False
+            for st in walk(self.fn):
+                if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                        isinstance(st.value, gast.BinOp) and \
+                        st.targets[0].id not in sequences and any(
+                            isinstance(o, gast.Name) and o.id in sequences
+                            for o in (st.value.left, st.value.right)):
+                    sequences.add(st.targets[0].id)
+                    grew = True
         for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 v = st.value
                 if isinstance(v, (gast.BinOp, gast.UnaryOp)):
-                    self.numeric.add(st.targets[0].id)
+                    if st.targets[0].id not in sequences:
+                        self.numeric.add(st.targets[0].id)
                 elif isinstance(v, gast.Call):
                     obj = self.resolve(v.func)
                     mod = getattr(obj, "__module__", None) or ""

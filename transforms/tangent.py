@@ -84,7 +84,7 @@ class TangentCode:
 _CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
 # Runtime functions the earlier passes call (desugar, lower_mutation).
 _PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index",
-                         "enter_context", "entered_value", "exit_context"})
+                         "enter_context", "entered_value", "exit_context", "call_starred"})
 # Methods of lists and dicts that change them; the tangent container changes alike.
 _MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
 
@@ -377,6 +377,9 @@ class Tangent:
                            "not know", "call a module-level function")
         if obj is functools.partial:
             return self.partial(s, n, v)
+        if getattr(obj, "__name__", "") == "call_starred" and \
+                getattr(obj, "__module__", "") == "adgen.runtime":
+            return self.starred_call(s, n, v)
         if isinstance(obj, functools.partial):
             return self.dynamic_call(s, n, v)
         ref = registry.reference_of(obj)
@@ -446,6 +449,45 @@ class Tangent:
         call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
                                                       keywords, copy.deepcopy(root),
                                                       owner_dot], keywords=[])
+        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
+                         ctx=gast.Store())
+        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+
+    def starred_call(self, s: gast.Assign, n: str, v: gast.Call
+                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``n = call_starred(f, None, args, kwargs)`` or ``call_starred(obj, 'm', args,
+        kwargs)`` (desugar: the user's ``f(*xs, **kw)``, ``obj.m(*xs)``): ``n, n_dot =
+        call_jvp(f, args, args_dot, kwargs, obj, obj_dot)``, the tuple's tangent (or ``(None,)
+        * len(args)``) lined up with its items when the call runs; a method's object passes
+        its tangent as the owner's (runtime.call_jvp)."""
+        head, method, packed, kwargs = v.args
+        none = gast.Constant(value=None, kind=None)
+        m = method.value if isinstance(method, gast.Constant) else None
+        if m is None:
+            fn, owner, owner_dot = copy.deepcopy(head), none, gast.Constant(None, None)
+        else:
+            fn = gast.Attribute(value=copy.deepcopy(head), attr=m, ctx=gast.Load())
+            owner, owner_dot = copy.deepcopy(head), self.tangent(head) or gast.Constant(
+                None, None)
+            if self.tangent(head) is not None and m in methods.METHODS:
+                self.refuse(s, f"{source_of(fn)}(*args) on a value with a derivative",
+                            "pass the arguments one by one (a shape as a tuple: "
+                            "z.reshape((*x.shape, 2)))")
+        made = {st.targets[0].id: st.value for st in walk(self.fn) if isinstance(st, gast.Assign)
+                and isinstance(st.targets[0], gast.Name)}
+        values = made.get(kwargs.id, kwargs) if isinstance(kwargs, gast.Name) else kwargs
+        if not (isinstance(values, gast.Dict) and all(self.tangent(x) is None
+                                                      for x in values.values)):
+            if self.tangent(kwargs) is not None:
+                self.refuse(s, f"passing values with a derivative by keyword to "
+                               f"{source_of(fn)} with **kwargs", "pass them by position")
+        tangents = self.tangent(packed) or gast.BinOp(
+            left=gast.Tuple(elts=[gast.Constant(value=None, kind=None)], ctx=gast.Load()),
+            op=gast.Mult(), right=gast.Call(func=name("len"), args=[copy.deepcopy(packed)],
+                                            keywords=[]))
+        call = gast.Call(func=name("call_jvp"), args=[fn, copy.deepcopy(packed), tangents,
+                                                      copy.deepcopy(kwargs), owner, owner_dot],
+                         keywords=[])
         tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
                          ctx=gast.Store())
         return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []

@@ -124,12 +124,14 @@ def validate(parsed: Parsed) -> None:
             raise UnsupportedError(
                 f"{node.func.id}() is not supported: adgen cannot see the code it runs",
                 parsed.location(node), hint="write the code out, " + _HINT_RRULE)
-        if isinstance(node, gast.Call) and any(isinstance(a, gast.Starred) for a in node.args):
-            raise UnsupportedError("a call with *arguments is not supported",
-                                   parsed.location(node), hint="pass the arguments one by one")
-        if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
-            raise UnsupportedError("a call with **keyword arguments is not supported",
-                                   parsed.location(node), hint="pass the keywords one by one")
+        spread = [k for k in node.keywords if k.arg is None] if isinstance(node, gast.Call) \
+            else []
+        if spread and len(spread) < len(node.keywords) or len(spread) > 1:
+            # f(*xs) and f(**kw) run through desugar's call_starred; one dict of keywords
+            raise UnsupportedError("a call that passes **kwargs together with other keywords "
+                                   "(or two **) is not supported", parsed.location(node),
+                                   hint="merge them into one dict first: kw = dict(kw); "
+                                        "kw['k'] = v; f(**kw)")
         if isinstance(node, gast.Try) and node.finalbody:
             raise UnsupportedError("try/finally is not supported", parsed.location(node),
                                    hint="move the finally code after the try statement")

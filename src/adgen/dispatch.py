@@ -234,6 +234,13 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
             "method or callable object taken from a variable (its object's arrays would get "
             "no tangent)", hint="call a module-level function, or use adgen.grad / adgen.vjp")
+    if varargs_of(fn) is not None:
+        # its compiled jvp takes the extra arguments as one tuple, and their tangents as
+        # another: not lined up here (the call raised a raw TypeError)
+        raise UnsupportedError(
+            f"forward mode (jvp) calling {fn.__qualname__}, a function with *args, through a "
+            "variable or with *args", hint="call it by its name with the arguments one by "
+            "one, or use adgen.grad / adgen.vjp")
     from adgen.transforms.pipeline import compile_tangent
 
     compiled = compile_tangent(fn)
@@ -320,6 +327,171 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 at(call.owner_dot_slot))
 
     return out, pullback
+
+
+def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
+    """The rule of ``runtime.call_starred``, the user's ``f(*args, **kwargs)`` or
+    ``obj.m(*args, **kwargs)`` (desugar): the function runs through :func:`forward_of`, as a
+    call resolved when it runs does, and its cotangents go back to ``obj`` (a method's
+    object, an array whose method it is), ``args`` (a list, one per item) and ``kwargs`` (a
+    dict, one per key). The caller's compiled code took the call for one that changes
+    nothing and returns new values: a callee that writes its arguments in place or returns
+    one of them (or a view) is refused here."""
+    from adgen.errors import UnsupportedError
+    from adgen.rules.methods import METHODS, VARARG_METHODS
+    from adgen.runtime import locate
+
+    args, kwargs = tuple(args), dict(kwargs)
+    passed = args  # what the function gets after ``lead``
+    owner = fn if method is not None else None
+    fn = getattr(owner, method) if method is not None else fn
+    what = f"{type(owner).__name__}.{method}" if method is not None and \
+        not isinstance(owner, types.ModuleType) else \
+        getattr(fn, "__qualname__", None) or type(fn).__name__
+    lead: tuple[Any, ...] = ()
+    if isinstance(owner, np.ndarray) and method in METHODS:
+        fn, lead = METHODS[method], (owner,)  # z.reshape(*s): np.reshape(z, *s)
+        if method in VARARG_METHODS and len(args) > 1:
+            # z.reshape(3, 2): the shape as one tuple (numbers: no cotangent)
+            lead, passed = (owner, args), ()
+    elif isinstance(owner, (list, dict, set, tuple)) and method not in (
+            "index", "count", "get", "keys", "values", "items", "copy"):
+        raise locate(UnsupportedError(
+            f"{what}(*args) or (**kwargs) on a {type(owner).__name__}: adgen follows a "
+            "list's or dict's methods called with their arguments one by one",
+            hint="pass the arguments one by one"))
+    _refuse_starred_writer(fn, what)
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if not lead and registry.lookup(fn) is None and registry.lookup(target) is None and \
+            registry.reference_of(fn) is None and \
+            not isinstance(target, (types.FunctionType, type, functools.partial)) and \
+            not _is_user_callable_object(fn) and \
+            not (type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
+        # a function without a rule (rng.standard_normal(*shape)): a constant where nothing
+        # passed to it has float content, as the compiler takes a direct call of it
+        out = fn(*args, **kwargs)
+
+        def constant(out_bar: Any) -> tuple[Any, ...]:
+            if _arrays((args, kwargs), floats=True) or _has_float_number((args, kwargs)):
+                from adgen.errors import MissingRuleError
+
+                raise locate(MissingRuleError(
+                    f"{what} has no derivative rule{registry.why_no_rule(fn)}, and it is "
+                    "passed values that may carry a gradient",
+                    hint="register one with @adgen.rrule"))
+            return None, None, [None] * len(args), dict.fromkeys(kwargs)
+
+        return out, constant
+    rule = registry.lookup(fn)
+    if rule is not None and not rule.is_rrule and not any(p.varargs for p in rule.params) and \
+            len(lead + passed) + len(kwargs) > len(rule.params):
+        raise locate(UnsupportedError(
+            f"{what} is called with {len(lead + passed) + len(kwargs)} arguments through *args "
+            f"or **kwargs, and its derivative rule takes {len(rule.params)}",
+            hint="pass the arguments one by one (max(*xs) of many values: max(xs))"))
+    out, saved = forward_of(fn, lead + passed, kwargs)
+    _refuse_starred_alias(out, args + ((owner,) if method is not None else ()), kwargs, what)
+    # the object dispatch passed first: a user's method's, a callable object's
+    receiver = fn.__self__ if isinstance(fn, types.MethodType) and isinstance(
+        fn.__func__, types.FunctionType) else (fn if _is_user_callable_object(fn) else None)
+    first = 1 if lead or receiver is not None and registry.lookup(fn) is None else 0
+    keys = list(kwargs)
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        cts = tuple(pullback_of(saved, out_bar, None))
+        owner_ct = None
+        if first:
+            if lead or receiver is owner:
+                owner_ct = cts[0]
+            elif not _is_zero(cts[0]):
+                raise locate(UnsupportedError(
+                    f"{what} is called with *args or **kwargs, and the object it is bound "
+                    "to (not the one it was read from) gets a gradient through it, which "
+                    "adgen does not hand back from such a call",
+                    hint="pass the arguments one by one"))
+        rest = cts[len(lead) if lead else first:] + (None,) * (len(args) + len(keys))
+        at = len(passed)  # the keywords' cotangents follow the positions passed
+        return (owner_ct, None, [rest[k] if passed else None for k in range(len(args))],
+                {k: rest[at + i] for i, k in enumerate(keys)})
+
+    return out, pullback
+
+
+def _is_user_callable_object(fn: Any) -> bool:
+    call = getattr(type(fn), "__call__", None)
+    return not isinstance(fn, (types.FunctionType, types.MethodType, type)) and \
+        isinstance(call, types.FunctionType)
+
+
+def _refuse_starred_writer(fn: Any, what: str) -> None:
+    """A callee of ``f(*xs)`` that writes its arguments in place: the caller's analyses did
+    not see which (they are items of a tuple), so its guards and adjoints would be wrong."""
+    from adgen.errors import UnsupportedError
+    from adgen.runtime import locate
+
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    target = fn.__func__ if isinstance(fn, types.MethodType) else (
+        type(fn).__call__ if _is_user_callable_object(fn) else fn)
+    rule = registry.lookup(target)
+    writes = bool(rule.mutates) if rule is not None else False
+    if rule is None and isinstance(target, types.FunctionType) and \
+            registry.reference_of(target) is None:
+        from adgen.transforms.pipeline import compile_function
+
+        compiled = compile_function(target)
+        writes = compiled.mutates_params or compiled.mutates_containers
+    if writes:
+        raise locate(UnsupportedError(
+            f"{what} changes its arguments in place and is called with *args or **kwargs, "
+            "where adgen cannot tell which values it changes",
+            hint="pass the arguments one by one, or return the new values instead of "
+                 "writing them in place"))
+
+
+def _refuse_starred_alias(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                          what: str) -> None:
+    """A result of ``f(*xs)`` that is one of its arguments or a view of one: the caller took
+    the result for a new value (a later write to it would change the argument unseen)."""
+    from adgen.errors import UnsupportedError
+    from adgen.runtime import locate
+
+    given = [a for a in _arrays((args, list(kwargs.values())))]
+    for r in _arrays(out):
+        if any(np.may_share_memory(r, a) for a in given):
+            raise locate(UnsupportedError(
+                f"{what} is called with *args or **kwargs and returns one of its arguments, "
+                "its object's arrays or a view of one, which adgen does not follow through "
+                "such a call", hint="pass the arguments one by one (a shape as one tuple: "
+                "z.reshape((*x.shape, 2))), or return a copy"))
+
+
+def _arrays(x: Any, depth: int = 0, floats: bool = False) -> list[np.ndarray]:
+    """The arrays in ``x`` (``floats``: of float or complex dtype): itself, the items of
+    lists, tuples and dicts, the attributes of objects (a few levels down)."""
+    if isinstance(x, np.ndarray):
+        return [x] if not floats or x.dtype.kind in "fc" else []
+    if depth > 4:
+        return []
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _arrays(v, depth + 1, floats)]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in _arrays(v, depth + 1, floats)]
+    attrs = getattr(x, "__dict__", None)
+    if isinstance(attrs, dict) and not isinstance(x, (type, types.ModuleType)) and \
+            not callable(x):
+        return [a for v in attrs.values() for a in _arrays(v, depth + 1, floats)]
+    return []
+
+
+def _has_float_number(x: Any) -> bool:
+    if isinstance(x, (float, complex, np.floating, np.complexfloating)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_float_number(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_float_number(v) for v in x.values())
+    return False
 
 
 def _zero_tangent(t: Any) -> bool:

@@ -69,7 +69,8 @@ def is_function_like(x: Any) -> bool:
     import types  # here: the standalone module copies this function, not runtime's imports
 
     if not callable(x) or isinstance(x, type):
-        return isinstance(x, type)
+        # a module too (np in call_starred(np, 'stack', ...)): it holds functions
+        return isinstance(x, (type, types.ModuleType))
     call = getattr(type(x), "__call__", None)
     return not isinstance(call, types.FunctionType) or isinstance(
         x, (types.FunctionType, types.MethodType)) or type(x).__module__.startswith("numba.")
@@ -1334,6 +1335,14 @@ def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
 # depends on (np.errstate, ...) is made and entered, and left when the block ends or raises.
 
 
+def call_starred(fn: Any, method: Any, args: Any, kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, or ``fn.method(*args, **kwargs)`` where ``method`` is a
+    name: the user's call with starred arguments (transforms.desugar); its rule
+    (dispatch.call_starred_rrule) differentiates the function when the call runs."""
+    f = fn if method is None else getattr(fn, method)
+    return f(*args, **kwargs)
+
+
 def enter_context(make: Any, *args: Any, **kwargs: Any) -> list[Any]:
     """``with make(*args, **kwargs)``: makes the context manager and enters it; returns
     ``[manager, what __enter__ returned]`` for :func:`entered_value` and
@@ -1805,17 +1814,18 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
-    "stored_attribute", "with_shadows", "Unbound", *_helper_names,
+    "stored_attribute", "with_shadows", "Unbound", "call_starred", *_helper_names,
 ]
 
 
 def _register_runtime_rules() -> None:
     # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
     # compiled jvp it calls, differentiated in turn
-    from adgen.dispatch import call_jvp_rrule
+    from adgen.dispatch import call_jvp_rrule, call_starred_rrule
     from adgen.rules.registry import defrrule, defvjp
 
     defrrule(call_jvp, call_jvp_rrule)
+    defrrule(call_starred, call_starred_rrule)
 
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
