@@ -39,6 +39,7 @@ from adgen.errors import (
     NonDifferentiableError,
     UnsupportedError,
 )
+from adgen.forward_errors import annotate
 from adgen.runtime import as_gradient, is_function_like
 from adgen.transforms.analyses.kinds import DICT, FLOAT_ARG, LIST, signature
 from adgen.transforms.bindings import failed
@@ -145,15 +146,19 @@ def compile_fun(fun: Callable[..., Any], mutation: str,
 
 
 def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    if not compiled.needs_scope:
-        return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
-    # a fresh scope of captures for this pass, in this thread's stack (runtime._THREAD)
-    scopes = runtime._THREAD.scopes
-    scopes.append(runtime.GuardScope())
     try:
-        return compiled.forward(*args, **kwargs)
-    finally:
-        scopes.pop()
+        if not compiled.needs_scope:
+            return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
+        # a fresh scope of captures for this pass, in this thread's stack (runtime._THREAD)
+        scopes = runtime._THREAD.scopes
+        scopes.append(runtime.GuardScope())
+        try:
+            return compiled.forward(*args, **kwargs)
+        finally:
+            scopes.pop()
+    except Exception as exc:
+        annotate(exc, compiled)  # the user's line, not only the generated one
+        raise
 
 
 # Pullbacks that add a complex cotangent into a real array's adjoint in place: they run with
@@ -523,7 +528,11 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         elif needs_scope:
             out, saved = run_forward(compiled, args, kwargs)
         else:
-            out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
+            try:
+                out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
+            except Exception as exc:
+                annotate(exc, compiled)  # the user's line, not only the generated one
+                raise
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise NonDifferentiableError(

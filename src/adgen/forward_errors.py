@@ -1,0 +1,115 @@
+"""Where in the user's code an exception raised during a forward pass came from.
+
+The forward functions adgen generates run the user's code (a shape mismatch, a ZeroDivisionError
+in their own helper, a refusal raised by a reference implementation at run time), but their
+frames are adgen's: the traceback names ``<adgen loss save> forward`` and, printed by Python's
+own hook, shows no source line at all. The generated forward has no ``# line N:`` comments (the
+pullback has); its tree keeps the user's line of each statement (``Compiled.trees``). This
+module pairs the generated source's statements with the tree's, finds the user's line of the
+innermost generated frame, and says it: an adgen error without a location gets that location;
+any other exception gets a note (PEP 678), printed under it by Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+from typing import Any
+
+from adgen.errors import AdgenError, Location
+
+__all__ = ["annotate"]
+
+_ADGEN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def annotate(exc: BaseException, compiled: Any) -> None:
+    """Names the user's line where ``exc`` was raised in the forward pass of ``compiled`` (or
+    of one of its callees), if it was raised there and the line is known."""
+    if getattr(exc, "__adgen_located__", False):
+        return
+    codes = _forward_codes(compiled, {})
+    tb = exc.__traceback__
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    for code, lineno in reversed(frames):
+        owner = codes.get(code)
+        if owner is None:
+            continue
+        where = _user_location(owner, code.co_filename, lineno)
+        if where is None:
+            return
+        if where.file.startswith(_ADGEN_DIR):
+            continue  # a reference implementation (np.interp's): the user's call is outside
+        try:
+            exc.__adgen_located__ = True  # type: ignore[attr-defined]  # an outer call: once
+            if isinstance(exc, AdgenError):
+                if exc.location is None:
+                    exc.location = where
+                    exc.args = (exc.format(),)
+            elif hasattr(exc, "add_note"):
+                exc.add_note(f"adgen: raised by the forward pass of {owner.name} at {where}:"
+                             f"\n    {where.source_line.strip()}")
+        except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
+            pass
+        return
+
+
+def _forward_codes(compiled: Any, out: dict[Any, Any]) -> dict[Any, Any]:
+    """The code objects of ``compiled``'s forward and its callees' -> their Compiled."""
+    forward = getattr(compiled, "forward", None)
+    code = getattr(forward, "__code__", None)
+    if code is None or code in out:
+        return out
+    out[code] = compiled
+    for callee in (getattr(compiled, "callees", None) or {}).values():
+        _forward_codes(callee, out)
+    return out
+
+
+def _user_location(compiled: Any, file: str, lineno: int) -> Location | None:
+    """The user's line of the generated forward statement at ``lineno`` of ``file``."""
+    trees = getattr(compiled, "trees", None)
+    if not trees or trees[0] is None:
+        return None
+    lines = linecache.getlines(file)
+    try:
+        module = ast.parse("".join(lines))
+    except SyntaxError:
+        return None
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    generated = _statements(defs[0]) if defs else []
+    original = _statements(trees[0])
+    if len(generated) != len(original):
+        return None  # not the source of this tree: say nothing rather than a wrong line
+    found = None
+    for k, s in enumerate(generated):
+        if s.lineno <= lineno <= (s.end_lineno or s.lineno):
+            found = k  # the innermost statement holding the line (the last one, in order)
+    if found is None:
+        return None
+    for k in range(found, -1, -1):  # a statement adgen added: the user's one before it
+        line = getattr(original[k], "lineno", None)
+        if line:
+            user_file = trees[2]
+            text = linecache.getline(user_file, line)
+            return Location(user_file, line, len(text) - len(text.lstrip()), text)
+    return None
+
+
+def _statements(fn: Any) -> list[Any]:
+    """The statements of a function, in source order (nested blocks after their header)."""
+    out: list[Any] = []
+
+    def visit(node: Any) -> None:
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            for s in getattr(node, field, None) or []:
+                if type(s).__name__ != "ExceptHandler":
+                    out.append(s)
+                visit(s)
+
+    visit(fn)
+    return out
