@@ -1,7 +1,7 @@
 """Forward mode and second derivatives of losses that call NumPy functions adgen compiles from
 reference implementations (np.pad, np.convolve, np.split, np.gradient, np.average, np.ptp,
 np.linalg.matrix_power): the references call shape and dtype helpers registered without a
-derivative (``defnondiff``), which forward mode refused ("_dtype has a gradient rule but no
+derivative (``defnondiff``), which forward mode refused ("dtype_of has a gradient rule but no
 jvp"), so jvp, jacfwd, hvp and hessian of these losses failed while grad worked. And a dtype
 from ``np.result_type`` carries no derivative: ``np.finfo(np.result_type(x, 1.0)).eps`` was
 refused in both modes ("np.finfo() has no derivative rule"). Second derivatives through
@@ -142,7 +142,7 @@ def test_hvp_through_a_float32_cast_against_the_hand_formula():
 
 
 def test_jvp_of_a_least_squares_fit():
-    # lstsq's reference reads np.finfo(_dtype(a, b)).eps: the dtype helper's result was taken
+    # lstsq's reference reads np.finfo(dtype_of(a, b)).eps: the dtype helper's result was taken
     # for a view of a and b, so it varied with them, and np.finfo was refused in forward mode
     def fit(x):
         coef, res, rank, sv = np.linalg.lstsq(x.reshape(4, 3), np.arange(4.0), rcond=None)

@@ -39,10 +39,10 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     out = flat[1:] - flat[:-1]
     parts = []
     if to_begin is not None:
-        parts.append(np.ravel(to_begin).astype(_dtype(ary)))  # numpy casts to ary's dtype
+        parts.append(np.ravel(to_begin).astype(dtype_of(ary)))  # numpy casts to ary's dtype
     parts.append(out)
     if to_end is not None:
-        parts.append(np.ravel(to_end).astype(_dtype(ary)))
+        parts.append(np.ravel(to_end).astype(dtype_of(ary)))
     return np.concatenate(parts) if len(parts) > 1 else out
 
 
@@ -68,7 +68,7 @@ def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any =
         axis = 0
     res = np.cumsum(x, axis=axis)
     if include_initial:
-        res = np.concatenate([np.zeros(_slab_shape(np.shape(x), axis), _dtype(res)), res],
+        res = np.concatenate([np.zeros(_slab_shape(np.shape(x), axis), dtype_of(res)), res],
                              axis=axis)
     return res
 
@@ -82,7 +82,7 @@ def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any 
         axis = 0
     res = np.cumprod(x, axis=axis)
     if include_initial:
-        res = np.concatenate([np.ones(_slab_shape(np.shape(x), axis), _dtype(res)), res],
+        res = np.concatenate([np.ones(_slab_shape(np.shape(x), axis), dtype_of(res)), res],
                              axis=axis)
     return res
 
@@ -223,8 +223,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: 
         if before == 0 and after == 0:
             continue
         if mode == "constant":
-            lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values, _dtype(out))
-            hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values, _dtype(out))
+            lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values, dtype_of(out))
+            hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values, dtype_of(out))
             out = np.concatenate([lo, out, hi], axis=ax)
         else:
             idx = _pad_index(np.shape(out)[ax], before, after, mode)
@@ -302,7 +302,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     na = np.shape(a)[0]
     nv = np.shape(v)[0]
     refuse_if(na == 0 or nv == 0, "np.convolve: the inputs must not be empty")
-    ap = np.concatenate([np.zeros(nv - 1, _dtype(a, v)), a, np.zeros(nv - 1, _dtype(a, v))])
+    ap = np.concatenate([np.zeros(nv - 1, dtype_of(a, v)), a, np.zeros(nv - 1, dtype_of(a, v))])
     windows = np.take(ap, _conv_index(na, nv))
     full = windows @ np.flip(v, 0)
     start, stop = _conv_range(na, nv, mode)
@@ -314,7 +314,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     na = np.shape(a)[0]
     nv = np.shape(v)[0]
     refuse_if(na == 0 or nv == 0, "np.correlate: the inputs must not be empty")
-    ap = np.concatenate([np.zeros(nv - 1, _dtype(a, v)), a, np.zeros(nv - 1, _dtype(a, v))])
+    ap = np.concatenate([np.zeros(nv - 1, dtype_of(a, v)), a, np.zeros(nv - 1, dtype_of(a, v))])
     full = np.take(ap, _conv_index(na, nv)) @ v
     start, stop = _corr_range(na, nv, mode)
     return full[start:stop]
@@ -330,7 +330,7 @@ def matrix_power(a: Any, n: int) -> Any:
     if n < 0:
         a = np.linalg.inv(a)
         n = -n
-    res = np.broadcast_to(np.eye(np.shape(a)[-1], dtype=_dtype(a)), np.shape(a)) + 0.0 * a
+    res = np.broadcast_to(np.eye(np.shape(a)[-1], dtype=dtype_of(a)), np.shape(a)) + 0.0 * a
     for _ in range(n):
         res = res @ a
     return res
@@ -351,7 +351,7 @@ def cond(x: Any, p: Any = None) -> Any:
 def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
     m = np.shape(a)[0]
     n = np.shape(a)[1]
-    cut = rcond if rcond is not None else np.finfo(_dtype(a, b)).eps * max(m, n)
+    cut = rcond if rcond is not None else np.finfo(dtype_of(a, b)).eps * max(m, n)
     x = np.linalg.pinv(a, rcond=cut) @ b
     s = np.linalg.svd(a, compute_uv=False)
     rank = np.linalg.matrix_rank(a).astype(np.int32)  # numpy's lstsq: an int32 rank
@@ -361,7 +361,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
         if np.ndim(b) == 1:
             res = np.reshape(res, (1,))
     else:
-        res = np.zeros((0,), _dtype(a, b))
+        res = np.zeros((0,), dtype_of(a, b))
     return x, res, rank, s
 
 
@@ -381,10 +381,10 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
         return np.linalg.norm(x, ord, axis, keepdims)
     # several axes: one vector per position of the others (not a matrix norm)
     nd = np.ndim(x)
-    moved = np.moveaxis(x, _quantile_axes(axis, nd), _quantile_dest(axis, nd))
-    res = np.linalg.norm(np.reshape(moved, _quantile_flat(np.shape(moved), axis, nd)), ord, -1)
+    moved = np.moveaxis(x, quantile_axes(axis, nd), quantile_dest(axis, nd))
+    res = np.linalg.norm(np.reshape(moved, quantile_flat(np.shape(moved), axis, nd)), ord, -1)
     if keepdims:
-        res = np.reshape(res, _quantile_keep((), np.shape(x), axis))
+        res = np.reshape(res, quantile_keep((), np.shape(x), axis))
     return res
 
 
@@ -417,7 +417,7 @@ def refuse_if(cond: Any, message: str) -> None:
 
 
 @defnondiff
-def _dtype(*values: Any) -> Any:
+def dtype_of(*values: Any) -> Any:
     """The float dtype numpy computes values in (an int array's is float64); a list or tuple
     counts as the array it stands for."""
     return np.result_type(*[np.asarray(v) if isinstance(v, (list, tuple)) else v
@@ -431,7 +431,7 @@ def _shape_of(x: Any) -> Any:
 
 
 @defnondiff
-def _norm_axis(axis: int, nd: int) -> int:
+def normalized_axis(axis: int, nd: int) -> int:
     if not -nd <= axis < nd:
         from adgen.errors import RuleError
 
@@ -441,7 +441,7 @@ def _norm_axis(axis: int, nd: int) -> int:
 
 @defnondiff
 def _diff_slices(nd: int, axis: int) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
-    ax = _norm_axis(axis, nd)
+    ax = normalized_axis(axis, nd)
     lo = tuple(slice(None, -1) if d == ax else slice(None) for d in range(nd))
     hi = tuple(slice(1, None) if d == ax else slice(None) for d in range(nd))
     return lo, hi
@@ -449,20 +449,20 @@ def _diff_slices(nd: int, axis: int) -> tuple[tuple[slice, ...], tuple[slice, ..
 
 @defnondiff
 def _range_index(nd: int, axis: int, start: Any, stop: Any) -> tuple[slice, ...]:
-    ax = _norm_axis(axis, nd)
+    ax = normalized_axis(axis, nd)
     return tuple(slice(start, stop) if d == ax else slice(None) for d in range(nd))
 
 
 @defnondiff
 def _slab_shape(shape: Any, axis: int, width: int = 1) -> tuple[int, ...]:
-    ax = _norm_axis(axis, len(shape))
+    ax = normalized_axis(axis, len(shape))
     return tuple(width if d == ax else n for d, n in enumerate(shape))
 
 
 @defnondiff
 def _axis_shape(nd: int, axis: Any, n: int) -> tuple[int, ...]:
     """The shape that broadcasts a 1-D array of length n along ``axis`` of an nd array."""
-    ax = _norm_axis(-1 if axis is None else axis, nd)
+    ax = normalized_axis(-1 if axis is None else axis, nd)
     return tuple(n if d == ax else 1 for d in range(nd))
 
 
@@ -524,7 +524,7 @@ def _pad_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
 @defnondiff
 def _split_indices(shape: Any, sections: Any, axis: int, exact: bool) -> list[Any]:
     nd = len(shape)
-    ax = _norm_axis(axis, nd)
+    ax = normalized_axis(axis, nd)
     n = shape[ax]
     if np.ndim(sections) == 0:
         k = int(sections)
@@ -553,36 +553,36 @@ def _gradient_axes(axis: Any, nd: int) -> list[int]:
     if axis is None:
         return list(range(nd))
     if isinstance(axis, (tuple, list)):
-        return [_norm_axis(a, nd) for a in axis]
-    return [_norm_axis(axis, nd)]
+        return [normalized_axis(a, nd) for a in axis]
+    return [normalized_axis(axis, nd)]
 
 
 @defnondiff
-def _quantile_axes(axis: Any, nd: int) -> list[int]:
+def quantile_axes(axis: Any, nd: int) -> list[int]:
     if axis is None:
         return list(range(nd))
     if isinstance(axis, (tuple, list)):
-        return [_norm_axis(a, nd) for a in axis]
-    return [_norm_axis(axis, nd)]
+        return [normalized_axis(a, nd) for a in axis]
+    return [normalized_axis(axis, nd)]
 
 
 @defnondiff
-def _quantile_dest(axis: Any, nd: int) -> list[int]:
-    k = len(_quantile_axes(axis, nd))
+def quantile_dest(axis: Any, nd: int) -> list[int]:
+    k = len(quantile_axes(axis, nd))
     return list(range(nd - k, nd))
 
 
 @defnondiff
-def _quantile_flat(shape: Any, axis: Any, nd: int) -> tuple[int, ...]:
-    k = len(_quantile_axes(axis, nd))
+def quantile_flat(shape: Any, axis: Any, nd: int) -> tuple[int, ...]:
+    k = len(quantile_axes(axis, nd))
     keep = tuple(shape[:nd - k])
     return keep + (-1,) if int(np.prod(shape[nd - k:])) > 0 else keep + (0,)
 
 
 @defnondiff
-def _quantile_keep(qshape: Any, ashape: Any, axis: Any) -> tuple[int, ...]:
+def quantile_keep(qshape: Any, ashape: Any, axis: Any) -> tuple[int, ...]:
     nd = len(ashape)
-    axes = _quantile_axes(axis, nd)
+    axes = quantile_axes(axis, nd)
     return tuple(qshape) + tuple(1 if d in axes else n for d, n in enumerate(ashape))
 
 

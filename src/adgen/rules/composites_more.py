@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.composites import _dtype, _norm_axis, refuse_if
+from adgen.rules.composites import dtype_of, normalized_axis, refuse_if
 from adgen.rules.registry import defnondiff, defreference
 
 # --------------------------------------------------------------------------------------------
@@ -19,15 +19,15 @@ from adgen.rules.registry import defnondiff, defreference
 @defreference(np.polyadd)
 def polyadd(a1: Any, a2: Any) -> Any:
     n = max(np.size(a1), np.size(a2))
-    return np.concatenate([np.zeros(n - np.size(a1), _dtype(a1)), np.ravel(a1)]) + \
-        np.concatenate([np.zeros(n - np.size(a2), _dtype(a2)), np.ravel(a2)])
+    return np.concatenate([np.zeros(n - np.size(a1), dtype_of(a1)), np.ravel(a1)]) + \
+        np.concatenate([np.zeros(n - np.size(a2), dtype_of(a2)), np.ravel(a2)])
 
 
 @defreference(np.polysub)
 def polysub(a1: Any, a2: Any) -> Any:
     n = max(np.size(a1), np.size(a2))
-    return np.concatenate([np.zeros(n - np.size(a1), _dtype(a1)), np.ravel(a1)]) - \
-        np.concatenate([np.zeros(n - np.size(a2), _dtype(a2)), np.ravel(a2)])
+    return np.concatenate([np.zeros(n - np.size(a1), dtype_of(a1)), np.ravel(a1)]) - \
+        np.concatenate([np.zeros(n - np.size(a2), dtype_of(a2)), np.ravel(a2)])
 
 
 @defreference(np.polymul)
@@ -60,9 +60,9 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
 def poly(seq_of_zeros: Any) -> Any:
     refuse_if(np.ndim(seq_of_zeros) != 1, "np.poly: only the polynomial of a sequence of roots "
               "is differentiated (a matrix's characteristic polynomial needs eigenvalues)")
-    res = np.ones(1, _dtype(seq_of_zeros))
+    res = np.ones(1, dtype_of(seq_of_zeros))
     for i in range(np.shape(seq_of_zeros)[0]):
-        res = np.convolve(res, np.stack([np.ones((), _dtype(seq_of_zeros)), -seq_of_zeros[i]]))
+        res = np.convolve(res, np.stack([np.ones((), dtype_of(seq_of_zeros)), -seq_of_zeros[i]]))
     return res
 
 
@@ -101,7 +101,7 @@ def polydiv(u: Any, v: Any) -> Any:
         for k in range(m - n + 1):
             d = r[0] / v[0]
             q.append(d)
-            r = r[1:] - d * np.concatenate([v[1:], np.zeros(np.shape(r)[0] - n - 1, _dtype(v))])
+            r = r[1:] - d * np.concatenate([v[1:], np.zeros(np.shape(r)[0] - n - 1, dtype_of(v))])
     start = _first_not_close(r)
     # one return (a tuple returned from two places is a list/tuple mix in adgen's runtime)
     return np.stack(q), r[start:]
@@ -133,7 +133,7 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
     if axis is None:
         arr = np.ravel(arr)
         axis = 0
-    return np.take(arr, _kept(np.shape(arr)[_norm_axis(axis, np.ndim(arr))], obj), axis=axis)
+    return np.take(arr, _kept(np.shape(arr)[normalized_axis(axis, np.ndim(arr))], obj), axis=axis)
 
 
 @defnondiff
@@ -150,13 +150,13 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     if axis is None:
         arr = np.ravel(arr)
         axis = 0
-    ax = _norm_axis(axis, np.ndim(arr))
+    ax = normalized_axis(axis, np.ndim(arr))
     moved = np.moveaxis(arr, ax, 0)
     rest = np.shape(moved)[1:]
     count = _insert_count(obj)
     vals = np.broadcast_to(np.moveaxis(np.reshape(values, _insert_values_shape(
         np.shape(values), np.ndim(arr), ax, np.ndim(obj))), ax, 0), (count,) + rest)
-    vals = vals.astype(_dtype(arr))  # numpy casts the values to arr's dtype
+    vals = vals.astype(dtype_of(arr))  # numpy casts the values to arr's dtype
     both = np.concatenate([moved, vals], axis=0)
     return np.moveaxis(np.take(both, _insert_order(np.shape(moved)[0], obj), axis=0), 0, ax)
 
@@ -370,7 +370,7 @@ def modf(x: Any) -> Any:
 @defreference(np.frexp)
 def frexp(x: Any) -> Any:
     e = _exponent(x)
-    return x * np.exp2(-e).astype(_dtype(x)), e
+    return x * np.exp2(-e).astype(dtype_of(x)), e
 
 
 @defnondiff
@@ -380,7 +380,7 @@ def _exponent(x: Any) -> Any:
 
 @defreference(np.ldexp)
 def ldexp(x1: Any, x2: Any) -> Any:
-    return x1 * np.exp2(x2).astype(_dtype(x1))
+    return x1 * np.exp2(x2).astype(dtype_of(x1))
 
 
 @defreference(np.unwrap)
@@ -400,13 +400,13 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
 
 @defnondiff
 def _first_index(nd: int, axis: int) -> tuple[slice, ...]:
-    ax = _norm_axis(axis, nd)
+    ax = normalized_axis(axis, nd)
     return tuple(slice(0, 1) if d == ax else slice(None) for d in range(nd))
 
 
 @defnondiff
 def _rest_index(nd: int, axis: int) -> tuple[slice, ...]:
-    ax = _norm_axis(axis, nd)
+    ax = normalized_axis(axis, nd)
     return tuple(slice(1, None) if d == ax else slice(None) for d in range(nd))
 
 

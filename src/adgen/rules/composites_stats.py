@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from adgen.rules.composites import (
-    _dtype,
-    _quantile_axes,
-    _quantile_dest,
-    _quantile_flat,
-    _quantile_keep,
+    dtype_of,
+    quantile_axes,
+    quantile_dest,
+    quantile_flat,
+    quantile_keep,
     refuse_if,
 )
 from adgen.rules.registry import defnondiff, defreference
@@ -59,7 +59,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
               "differentiated")
     valid = ~np.isnan(a)
     total = np.sum(np.where(valid, a, 0.0), axis=axis, keepdims=keepdims)
-    return total / np.sum(valid, axis=axis, keepdims=keepdims).astype(_dtype(a))
+    return total / np.sum(valid, axis=axis, keepdims=keepdims).astype(dtype_of(a))
 
 
 @defreference(np.nanvar)
@@ -68,11 +68,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     refuse_if(out is not None or dtype is not None, "np.nanvar: dtype= and out= are not "
               "differentiated")
     valid = ~np.isnan(a)
-    n = np.sum(valid, axis=axis, keepdims=True).astype(_dtype(a))
+    n = np.sum(valid, axis=axis, keepdims=True).astype(dtype_of(a))
     mean = np.sum(np.where(valid, a, 0.0), axis=axis, keepdims=True) / n
     dev = np.where(valid, a - mean, 0.0)
     return np.sum(dev * dev, axis=axis, keepdims=keepdims) / (
-        np.sum(valid, axis=axis, keepdims=keepdims) - ddof).astype(_dtype(a))
+        np.sum(valid, axis=axis, keepdims=keepdims) - ddof).astype(dtype_of(a))
 
 
 @defreference(np.nanstd)
@@ -103,21 +103,21 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
               "np.nanquantile: only method='linear' without weights= and out= is "
               "differentiated")
     nd = np.ndim(a)
-    moved = np.moveaxis(a, _quantile_axes(axis, nd), _quantile_dest(axis, nd))
-    flat = np.reshape(moved, _quantile_flat(np.shape(moved), axis, nd))
+    moved = np.moveaxis(a, quantile_axes(axis, nd), quantile_dest(axis, nd))
+    flat = np.reshape(moved, quantile_flat(np.shape(moved), axis, nd))
     s = np.sort(flat, axis=-1)  # NaNs sort last
     count = np.sum(~np.isnan(flat), axis=-1, keepdims=True)
     qf = np.reshape(q, (-1,))
     pos = qf * (count - 1.0)
     lo = np.maximum(np.floor(pos).astype(np.intp), 0)
     hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
-    frac = (pos - lo).astype(_dtype(s, q))
+    frac = (pos - lo).astype(dtype_of(s, q))
     vlo = np.take_along_axis(s, lo, axis=-1)
     vhi = np.take_along_axis(s, hi, axis=-1)
     res = vlo + (vhi - vlo) * frac
     res = np.reshape(np.moveaxis(res, -1, 0), _nan_q_shape(np.shape(q), np.shape(res)))
     if keepdims:
-        res = np.reshape(res, _quantile_keep(np.shape(q), np.shape(a), axis))
+        res = np.reshape(res, quantile_keep(np.shape(q), np.shape(a), axis))
     return res[()]  # a number for one quantile of the whole array
 
 
@@ -178,7 +178,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
         lo = range[0]
         hi = range[1]
     refuse_if(lo == hi, "np.histogram: the data range has zero width (all values equal)")
-    return np.linspace(lo, hi, bins + 1).astype(_dtype(a, lo, hi))
+    return np.linspace(lo, hi, bins + 1).astype(dtype_of(a, lo, hi))
 
 
 @defreference(np.histogram)
@@ -188,7 +188,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     flat = np.ravel(a)
     which = _histogram_bins(flat, edges)
     w = np.ones(np.shape(flat)) if weights is None else np.ravel(weights)
-    counts = np.zeros(np.shape(edges)[0] - 1, _dtype(w))
+    counts = np.zeros(np.shape(edges)[0] - 1, dtype_of(w))
     np.add.at(counts, which[0], w[which[1]])
     hist = counts
     if density:
