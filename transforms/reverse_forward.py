@@ -124,8 +124,12 @@ class Forward:
         params = {a.id for a in self.plan.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
                    (n in self.plan.namer_locals or n in self.rec.extra_fwd)]
-        return [assign(name(n, gast.Store), gast.Constant(None, None), self.plan.fn)
-                for n in missing]
+        # a value a nested def reads (its closure cell) holds runtime.Unbound until it is
+        # bound: calling the def then raises NameError as in Python (dispatch._call_closure),
+        # where None would be computed with
+        free = self.plan.parsed.closure_free
+        return [assign(name(n, gast.Store), name("Unbound") if n in free else
+                       gast.Constant(None, None), self.plan.fn) for n in missing]
 
     def fwd_block(self, stmts: list[gast.stmt], top: bool = False) -> list[gast.stmt]:
         out: list[gast.stmt] = []

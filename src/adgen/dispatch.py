@@ -528,12 +528,22 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """A nested def of a differentiated function: the values it reads from the enclosing
     function are passed as arguments, so their gradients come back too."""
-    from adgen.runtime import current_scope
+    from adgen.runtime import Unbound, current_scope
     from adgen.transforms.pipeline import compile_closure
 
+    values = []
+    for free, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            value = Unbound
+        if value is Unbound:  # the enclosing function has not bound it (as in Python)
+            raise NameError(f"cannot access free variable {free!r} where it is not "
+                            "associated with a value in enclosing scope")
+        values.append(value)
+    cells = tuple(values)
     compiled = compile_closure(fn)
     current_scope().dynamic.append(compiled)
-    cells = tuple(c.cell_contents for c in fn.__closure__)
     pos, kw = args, kwargs
     if kwargs or fn.__defaults__ or fn.__kwdefaults__:
         # every parameter before the lifted cells, with this def's own defaults (the

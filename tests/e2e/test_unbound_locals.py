@@ -249,3 +249,40 @@ def test_standalone_module_raises_as_python_does(tmp_path):
     # x * 4 with x[1] zeroed (j = 1): the sum is 8, the gradient 4 but at the zeroed item
     assert first == "8.0 [4.0, 0.0, 4.0]"
     assert second.startswith("raised: " + MESSAGE.format("j")) and "user.py, line 8" in second
+
+
+def closure_of_one_arm(x, c):
+    def scaled():
+        return y * x
+
+    if c > 0.0:
+        y = np.sin(x)
+    return np.sum(scaled())
+
+
+def closure_of_a_loop_counter(x, n):
+    def pick():
+        return x[j]
+
+    for j in range(n):
+        pass
+    return np.sum(pick() * x)
+
+
+@pytest.mark.parametrize("f, bad, good", [(closure_of_one_arm, -1.0, 1.0),
+                                          (closure_of_a_loop_counter, 0, 2)],
+                         ids=["one_arm", "loop_counter"])
+def test_a_nested_def_reading_an_unbound_variable(f, bad, good):
+    """Python raises NameError (cannot access free variable) when the nested def reads it;
+    the closure cell held None (the forward pre-binds what it saves), so scaled() computed
+    None * x, and x[None] for j summed all of x. adgen raises NameError (UnboundLocalError
+    in forward mode: a subclass) at the call."""
+    with pytest.raises(NameError, match="free variable"):
+        f(_x(), bad)
+    with pytest.raises(NameError, match="free variable"):
+        adgen.grad(f)(_x(), bad)
+    with pytest.raises(NameError):
+        adgen.jvp(lambda x: f(x, bad), (_x(),), (np.ones(3),))
+    with pytest.raises(NameError):
+        adgen.hessian(lambda x: f(x, bad))(_x())
+    check_grad(f, (_x(), good))
