@@ -26,7 +26,8 @@ _ADGEN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def annotate(exc: BaseException, compiled: Any) -> None:
     """Names the user's line where ``exc`` was raised in the forward pass of ``compiled`` (or
-    of one of its callees), if it was raised there and the line is known."""
+    of one of its callees), or in generated code with ``# line N:`` comments (jvp code, a
+    pullback; ``compiled`` None), if it was raised there and the line is known."""
     if getattr(exc, "__adgen_located__", False):
         return
     codes = _forward_codes(compiled, {})
@@ -37,10 +38,15 @@ def annotate(exc: BaseException, compiled: Any) -> None:
         tb = tb.tb_next
     for code, lineno in reversed(frames):
         owner = codes.get(code)
-        if owner is None:
-            continue
-        where = _user_location(owner, code.co_filename, lineno)
+        if owner is not None:
+            where = _user_location(owner, code.co_filename, lineno)
+        else:  # jvp code, a pullback: their "# line N:" comments say
+            where = _commented_line(code.co_filename, lineno)
+        if where is not None and where.file.startswith("<adgen "):
+            where = _commented_line(where.file, where.line)  # code generated from generated code
         if where is None:
+            if owner is None:
+                continue
             return
         if where.file.startswith(_ADGEN_DIR):
             continue  # a reference implementation (np.interp's): the user's call is outside
@@ -51,7 +57,7 @@ def annotate(exc: BaseException, compiled: Any) -> None:
                     exc.location = where
                     exc.args = (exc.format(),)
             elif hasattr(exc, "add_note"):
-                exc.add_note(f"adgen: raised by the forward pass of {owner.name} at {where}:"
+                exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
                              f"\n    {where.source_line.strip()}")
         except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
             pass
@@ -97,6 +103,26 @@ def _user_location(compiled: Any, file: str, lineno: int) -> Location | None:
             user_file = trees[2]
             text = linecache.getline(user_file, line)
             return Location(user_file, line, len(text) - len(text.lstrip()), text)
+    return None
+
+
+def _commented_line(file: str, lineno: int) -> Location | None:
+    """The user's line of line ``lineno`` of generated code that carries ``# line N:``
+    comments (jvp code, pullbacks), in the user's file it was compiled for."""
+    import re
+
+    from adgen.transforms.emit import USER_FILES
+
+    user_file = USER_FILES.get(file)
+    if user_file is None:
+        return None
+    lines = linecache.getlines(file)
+    for k in range(min(lineno, len(lines)) - 1, -1, -1):
+        found = re.match(r"\s*# line (\d+):", lines[k])
+        if found:
+            n = int(found.group(1))
+            text = linecache.getline(user_file, n)
+            return Location(user_file, n, len(text) - len(text.lstrip()), text)
     return None
 
 

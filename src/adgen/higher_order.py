@@ -93,7 +93,13 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     # new buffers laid out like the primals: the tangent code writes them where f writes
     named = {t: runtime.given_tangent(v, x) for t, v, x in
              zip(compiled.tangent_params[len(receiver):], tangents, primals)}
-    return compiled.jvp(*args, **named, **kwargs)
+    try:
+        return compiled.jvp(*args, **named, **kwargs)
+    except Exception as exc:
+        from adgen.forward_errors import annotate
+
+        annotate(exc, None)  # the user's line, from the jvp code's "# line N:" comments
+        raise
 
 
 def _basis(x: Any) -> list[Any]:

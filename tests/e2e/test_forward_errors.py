@@ -88,3 +88,17 @@ def test_a_refusal_at_run_time_is_located_at_the_users_call():
         adgen.grad(periodic)(np.ones(12))
     assert str(err.value).startswith(f"{__file__}:34")
     assert "np.interp(np.array([0.5, 7.1]), grid, x, period=6.0)" in str(err.value)
+
+
+@pytest.mark.parametrize("run", [
+    lambda: adgen.jvp(lambda x: mismatched(x, np.ones((4, 1))), (np.ones((2, 3)),),
+                      (np.ones((2, 3)),)),
+    lambda: adgen.hvp(lambda x: mismatched(x, np.ones((4, 1))))(np.ones((2, 3)),
+                                                                np.ones((2, 3)))],
+    ids=["jvp", "hvp"])
+def test_forward_mode_and_second_derivatives_name_the_users_line_too(run):
+    with pytest.raises(ValueError, match="matmul") as err:
+        run()
+    notes = _notes(err.value)
+    assert f"{__file__}:22" in notes and "out = h @ w" in notes
+    assert "_jvp" not in notes  # no generated name
