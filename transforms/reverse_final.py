@@ -43,7 +43,7 @@ from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.kinds import NUMBER, of_value
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.ssa import is_break_if
-from adgen.transforms.walk import clone
+from adgen.transforms.walk import clone, walk
 
 
 def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | None:
@@ -102,6 +102,8 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     v = st.value
     if isinstance(v, gast.Subscript):
         return _unchanged_part(plan, v, st)
+    if _of_counters(plan, v, loop):
+        return clone(v)  # i + a, j - 1: the pullback has the counters and the numbers
     if not (isinstance(v, gast.BinOp) and
             isinstance(v.op, (gast.Mult, gast.Add, gast.Sub, gast.Div))):
         return None
@@ -119,6 +121,33 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
         left, right = (read, other) if part is v.left else (other, read)
         return gast.BinOp(left=left, op=v.op, right=right)
     return None
+
+
+def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0) -> bool:
+    """``e`` is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of int constants,
+    counters of ``loop`` or of loops around it, and names of numbers bound outside ``loop``:
+    values the pullback has in every iteration without a tape (``i + a`` in a convolution,
+    ``j - 1`` in a dynamic programme)."""
+    if depth > 4:
+        return False
+    if isinstance(e, gast.Constant):
+        return type(e.value) is int
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        return _of_counters(plan, e.operand, loop, depth + 1)
+    if isinstance(e, gast.BinOp):
+        return isinstance(e.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)) \
+            and _of_counters(plan, e.left, loop, depth + 1) and \
+            _of_counters(plan, e.right, loop, depth + 1)
+    if not isinstance(e, gast.Name):
+        return False
+    counted = plan.loop_of_counter.get(e.id)
+    if counted is not None:
+        return counted is loop or id(counted) in plan.loops_of.get(id(loop), ())
+    if not _a_number(plan, e):
+        return False
+    at = plan.def_stmt.get(e.id)
+    return at is None or (plan.def_count.get(e.id) == 1 and
+                          id(loop) not in plan.loops_of.get(id(at), ()))
 
 
 def _a_number(plan: Plan, e: gast.expr) -> bool:
@@ -147,7 +176,12 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
     if not isinstance(v.value, gast.Name):
         return None
     x = v.value.id
-    if type(plan.kinds.get(x)) is not int:
+    # an ndarray (the signature's, or one the function makes); or, compiled for any
+    # arguments, a parameter of unknown kind (re-indexing it gives the same item as long as
+    # nothing, an item stored into a list included, writes it after the read)
+    unknown = x not in plan.kinds and x not in plan.objlike and x in plan.eff.buffers and \
+        bool(plan.eff.buffers[x])
+    if type(plan.kinds.get(x)) is not int and not unknown:
         return None
     parts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
     for e in parts:
@@ -162,8 +196,8 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
     elif x not in params:
         return None
     bufs = plan.eff.buffers.get(x, set())
-    if any(not w.container and w.buffers & bufs and plan.may_run_after(w.stmt, st)
-           for w in plan.eff.writes):
+    if any((unknown or not w.container) and w.buffers & bufs and
+           plan.may_run_after(w.stmt, st) for w in plan.eff.writes):
         return None
     return gast.Subscript(value=gast.Name(x, gast.Load(), None, None), slice=clone(v.slice),
                           ctx=gast.Load())
@@ -313,10 +347,22 @@ def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
             return id(counter) in plan.loops_of.get(id(loop), ())
         if e.id in plan.def_count:
             at = plan.def_stmt.get(e.id)
-            # bound at the function's top level: bound on every path (a name an arm binds is
-            # None on the others, which a typed backend cannot take as a range's bound)
-            return e.id not in params and at is not None and \
-                plan.block_of.get(id(at)) == id(plan.fn.body)
+            # bound at the function's top level, or once at the top level of a loop around
+            # this one (for b in range(len(k)) inside for a in ...: the enclosing loop's
+            # pullback has it, taped or computed again): bound on every path (a name an arm
+            # binds is None on the others, which a typed backend cannot take as a range's
+            # bound)
+            return e.id not in params and at is not None and (
+                plan.block_of.get(id(at)) == id(plan.fn.body) or
+                plan.def_count.get(e.id) == 1 and any(
+                    plan.block_of.get(id(at)) == id(getattr(o, "body", None))
+                    for o in _loops_around(plan, loop)))
         return e.id in params
 
     return list(args) if all(fixed(a) for a in args) else None
+
+
+def _loops_around(plan: Plan, loop: gast.stmt) -> list[gast.stmt]:
+    """The loops that hold ``loop`` (its counters' loops and the others), outermost first."""
+    around = set(plan.loops_of.get(id(loop), ()))
+    return [node for node in walk(plan.fn) if id(node) in around]

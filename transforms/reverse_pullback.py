@@ -43,7 +43,7 @@ from adgen.transforms.reverse_final import final_load, final_value, replayable_r
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
-from adgen.transforms.shape_saves import shape_reads
+from adgen.transforms.shape_saves import read_for_shape_only, shape_reads
 from adgen.transforms.shared_inverse import share_inverses
 from adgen.transforms.specialize import (
     accumulate_in_place,
@@ -140,7 +140,8 @@ class Pullback:
             first_slice_writes(pull_body, shape_ranks, self.plan.kinds)
             # one inverse per matrix the pullback inverts anyway, for its solves too
             pull_body = share_inverses(pull_body, self.plan.kinds, self.plan.defs,
-                                       self.plan.def_count, self.namer.fresh)
+                                       self.plan.def_count, self.namer.fresh,
+                                       self.plan.resolve_or_none)
         pullback = gast.FunctionDef(
             name=f"{self.plan.fname}_pullback",
             args=args_node(["saved", "out_bar", "sh"], defaults=[gast.Constant(None, None)]),
@@ -364,7 +365,7 @@ class Pullback:
             return pre
         local = self.fwd_locals(s.body) | local
         recorded = sorted(self.free_names(body, set()) & local)
-        reread = self.final_loads(s, recorded)
+        reread = self.final_loads(s, recorded, body)
         if reread:
             # elements the array still holds when the pullback runs: read again, not taped
             body = reread + body
@@ -386,18 +387,23 @@ class Pullback:
                         orelse=[], type_comment=None)
         return pre + [loop]
 
-    def final_loads(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.stmt]:
+    def final_loads(self, s: gast.For | gast.While, recorded: list[str],
+                    body: list[gast.stmt]) -> list[gast.stmt]:
         """``r = X[i, j]`` for each recorded ``r`` that reverse_final proves the pullback may
-        read again from ``X`` (the reads of a parameter count as the pullback's)."""
+        read again from ``X`` (the reads of a parameter count as the pullback's), or computes
+        again from such a part (``final_value``) where the reversed ``body`` reads its value:
+        one read for its shape only is taped as its shape (shapes_not_arrays), cheaper than
+        an operation done again."""
         out = []
         params = {a.id for a in self.plan.fn.args.args}
+        shaped = read_for_shape_only(body, set(recorded))
         for r in recorded:
             found = final_load(self.plan, r, s)
             value: gast.expr | None = None
             if found is not None:
                 value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
                                        ctx=gast.Load())
-            else:
+            elif r not in shaped:
                 # a part of an array no later write changes, or that times a number
                 value = final_value(self.plan, r, s)
             if value is None:

@@ -70,6 +70,34 @@ def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
     turns back into a zero adjoint). ``known``: the candidates known to hold a number or an
     ndarray, where the two are the same tuple; for the others (a list, a tuple) the reads of
     one name must all agree on which."""
+    loads, shape_uses, tree_uses = _uses(body, candidates)
+    chosen: dict[str, tuple[str, str]] = {}
+    for n in set(shape_uses) | set(tree_uses):
+        s, tr = shape_uses.get(n, 0), tree_uses.get(n, 0)
+        if loads.get(n) != s + tr:
+            continue  # a value read too
+        if tr and s and n not in known:
+            continue  # np.shape of a list is not its shape_tree
+        chosen[n] = (fresh(f"{n}_shape"), "tree" if tr else "shape")
+    if chosen:
+        names = {n: v for n, (v, _) in chosen.items()}
+        for i, st in enumerate(body):
+            body[i] = _Rewrite(names).visit(st)
+    return chosen
+
+
+def read_for_shape_only(body: list[gast.stmt], candidates: set[str]) -> set[str]:
+    """The candidate names ``body`` reads, and reads only for their shape (what
+    :func:`shape_reads` would rewrite, for names known to be ndarrays); rewrites nothing."""
+    loads, shape_uses, tree_uses = _uses(body, candidates)
+    return {n for n in set(shape_uses) | set(tree_uses)
+            if loads.get(n) == shape_uses.get(n, 0) + tree_uses.get(n, 0)}
+
+
+def _uses(body: list[gast.stmt], candidates: set[str]
+          ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """Per candidate: its loads, its reads for a shape (``np.shape(n)``, ``n.shape``) and
+    for a shape tree (``shape_tree(n)``, ``shape_tree((n, ...))``, a zero of it)."""
     shape_uses: dict[str, int] = {}  # np.shape(n), n.shape
     tree_uses: dict[str, int] = {}  # shape_tree(n), shape_tree((n, ...)), zeros
     loads: dict[str, int] = {}
@@ -87,19 +115,7 @@ def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
         for e in _tuple_tree(node) or ():
             if e.id in candidates:
                 tree_uses[e.id] = tree_uses.get(e.id, 0) + 1
-    chosen: dict[str, tuple[str, str]] = {}
-    for n in set(shape_uses) | set(tree_uses):
-        s, tr = shape_uses.get(n, 0), tree_uses.get(n, 0)
-        if loads.get(n) != s + tr:
-            continue  # a value read too
-        if tr and s and n not in known:
-            continue  # np.shape of a list is not its shape_tree
-        chosen[n] = (fresh(f"{n}_shape"), "tree" if tr else "shape")
-    if chosen:
-        names = {n: v for n, (v, _) in chosen.items()}
-        for i, st in enumerate(body):
-            body[i] = _Rewrite(names).visit(st)
-    return chosen
+    return loads, shape_uses, tree_uses
 
 
 def _is_tree_call(node: gast.AST) -> bool:

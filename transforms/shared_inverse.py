@@ -14,10 +14,15 @@ had one inverse and three general solves (NumPy has no triangular solve). Where 
 calls is ``cholesky_vjp(g, L)``, the inverse is of ``L`` itself, lower triangular
 (``shared_inverse(L, lower=True)``: by blocks, half the work of a general inverse).
 
+Where the forward inverted the matrix itself (a Kalman filter's gain ``P @ H.T @
+np.linalg.inv(S)``) and the pullback reads that inverse at that point already, the calls take
+it: the same ``np.linalg.inv``, not computed again. A loop's reversed body is a block of its
+own (a Kalman step's ``S``: one inverse per iteration, or none with the forward's).
+
 The helpers compute the same values either way (``solve(A^T, g)`` as ``inv(A)^T g``), and only
 where the pullback already depends on ``inv(A)``'s accuracy through the inverting helper.
-Calls inside loops and branches, of matrices read through a capture, or of stacks of
-matrices are left as they are. The numba backend drops the keyword and the inverse
+Calls inside branches, of matrices read through a capture, or of stacks of matrices are left
+as they are. The numba backend drops the keyword and the inverse
 (numba_emit), as its versions of the helpers factorise on their own.
 """
 
@@ -63,14 +68,43 @@ def _bound_from(body: list[gast.stmt], first: int, name: str) -> bool:
                for st in body[first:] for n in walk(st))
 
 
+def _forward_inverse(body: list[gast.stmt], matrix: str, defs: dict[str, gast.expr],
+                     def_count: dict[str, int], resolve: Callable[[gast.expr], Any] | None
+                     ) -> str | None:
+    """A forward name bound once to ``np.linalg.inv(matrix)`` (``matrix`` itself bound once)
+    that ``body`` reads as it is (so the pullback has it there), or None."""
+    if resolve is None or def_count.get(matrix, 0) > 1:
+        return None
+    import numpy as np
+
+    # read by a statement of this block itself (a nested loop binds its own names)
+    loaded = {n.id for st in body if not isinstance(st, (gast.For, gast.While, gast.If,
+                                                          gast.Try, gast.With))
+              for n in walk(st) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    for n in sorted(loaded):
+        v = defs.get(n)
+        if def_count.get(n) == 1 and isinstance(v, gast.Call) and len(v.args) == 1 and \
+                not v.keywords and isinstance(v.args[0], gast.Name) and \
+                v.args[0].id == matrix and resolve(v.func) is np.linalg.inv:
+            return n
+    return None
+
+
 def share_inverses(body: list[gast.stmt], kinds: dict[str, Any], defs: dict[str, gast.expr],
-                   def_count: dict[str, int], fresh: Callable[[str], str]) -> list[gast.stmt]:
-    """The pullback ``body`` with one inverse per matrix where it pays (see the module)."""
+                   def_count: dict[str, int], fresh: Callable[[str], str],
+                   resolve: Callable[[gast.expr], Any] | None = None) -> list[gast.stmt]:
+    """The pullback ``body`` with one inverse per matrix where it pays (see the module), the
+    body of each loop in it too. ``resolve``: a name or attribute chain -> the object (None:
+    unknown), to find the forward's own ``np.linalg.inv(A)``."""
     found: dict[str, list[tuple[int, gast.Call, str, bool]]] = {}
     for k, st in enumerate(body):
+        if isinstance(st, (gast.For, gast.While)) and not st.orelse:
+            # an iteration's adjoints (a Kalman filter's S per step): its own inverses
+            st.body = share_inverses(st.body, kinds, defs, def_count, fresh, resolve)
+            continue
         if isinstance(st, (gast.For, gast.While, gast.If, gast.Try, gast.With,
                            gast.FunctionDef)):
-            continue  # a loop's or a branch's adjoints: left alone
+            continue  # a branch's adjoints: left alone
         for node in walk(st):
             if isinstance(node, gast.Call):
                 m = _matrix_of(node, kinds, defs, def_count)
@@ -87,6 +121,16 @@ def share_inverses(body: list[gast.stmt], kinds: dict[str, Any], defs: dict[str,
                   not _bound_from(body, first, name)]
         if factor:
             anchor, flipped = factor[0]
+        kept = None if factor else _forward_inverse(body, anchor, defs, def_count, resolve)
+        if kept is not None:
+            # the forward inverted the matrix itself (K = P @ H.T @ np.linalg.inv(S)), and
+            # the pullback reads that inverse already: the same np.linalg.inv, not again
+            for _, call, _, t in calls:
+                value = gast.Name(id=kept, ctx=gast.Load(), annotation=None, type_comment=None)
+                call.keywords = [gast.keyword(arg="inverse", value=value if t == flipped else
+                                              gast.Attribute(value=value, attr="T",
+                                                             ctx=gast.Load()))]
+            continue
         inv = fresh(f"{anchor}_inv")
         st = gast.Assign(targets=[gast.Name(id=inv, ctx=gast.Store(), annotation=None,
                                             type_comment=None)],

@@ -87,6 +87,44 @@ def indexed_by_a_read(a, idx):
     return s
 
 
+def conv(img, k):
+    n_out = len(img) - len(k) + 1
+    out = np.zeros((n_out, n_out))
+    for i in range(n_out):
+        for j in range(n_out):
+            for a in range(len(k)):
+                for b in range(len(k)):  # its bound, bound in the loop around it
+                    out[i, j] += img[i + a, j + b] * k[a, b]  # i + a: counters only
+    return np.sum(np.tanh(out))
+
+
+def soft_min_table(C, gamma):
+    n, m = C.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            r0 = -R[i - 1, j - 1] / gamma
+            r1 = -R[i - 1, j] / gamma
+            r2 = -R[i, j - 1] / gamma
+            rmax = max(max(r0, r1), r2)
+            rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
+            R[i, j] = C[i - 1, j - 1] - gamma * (np.log(rsum) + rmax)
+    return R[n, m]
+
+
+def bound_in_a_branch(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            stop = i + 1
+        else:
+            stop = 1
+        for j in range(stop):  # its bound depends on the arm that ran
+            s = s + np.sin(x[j] * x[i])
+    return s
+
+
 def _args(fn, rng):
     if fn is syrk:
         return rng.standard_normal((6, 3)), rng.standard_normal((6, 6))
@@ -96,6 +134,10 @@ def _args(fn, rng):
         return rng.standard_normal(6), rng.standard_normal(6)
     if fn is indexed_by_a_read:
         return rng.standard_normal(6), np.array([2, 5, 3, 6])
+    if fn is conv:
+        return rng.standard_normal((5, 5)), rng.standard_normal((2, 2))
+    if fn is soft_min_table:
+        return rng.random((4, 3)), 0.5
     return (rng.standard_normal(6),)
 
 
@@ -170,3 +212,30 @@ def test_vjp_then_the_argument_changes():
     A[2, 1] += 1.0
     with pytest.raises(adgen.MutationError, match="argument 0"):
         pullback(1.0)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_counters_and_bounds_are_not_taped(mutation):
+    """conv's i + a, j + b are computed again, and its innermost loop runs its range again
+    (len(k), bound in the loop around it): no tape at all for that loop."""
+    args = _args(conv, np.random.default_rng(6))
+    _check(conv, args, (0, 1), mutation)
+    src = adgen.source(conv, *args, mutation=mutation)
+    forward, pullback = src.split("def conv_pullback")
+    assert "for b in reversed(range(" in pullback and "t7 = i + a" in pullback, src
+    assert all("(b," not in line for line in forward.splitlines() if ".append(" in line), src
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_dynamic_programme(mutation):
+    args = _args(soft_min_table, np.random.default_rng(7))
+    _check(soft_min_table, args, (0,), mutation)
+    forward = adgen.source(soft_min_table, *args, mutation=mutation).split("_pullback")[0]
+    taped = [line for line in forward.splitlines() if ".append((j," in line]
+    # the neighbours' indices (i - 1, j - 1) and -gamma are not taped
+    assert taped and taped[0].count(",") <= 10, forward
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_bound_bound_in_a_branch(mutation):
+    _check(bound_in_a_branch, (np.random.default_rng(8).standard_normal(5),), (0,), mutation)

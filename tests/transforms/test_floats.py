@@ -164,7 +164,9 @@ def int_record(x, w):
     n = len(x)
     h = np.zeros(n)
     for i in range(2, n):
-        h[i] = np.sin(x[i] * w) * x[i - 2]  # records i - 2, an int
+        # records max(i - 2, 0), an int, and tanh's output (i - 2 alone, and x[i] * w,
+        # would be computed again by the pullback: reverse_final.final_value)
+        h[i] = np.tanh(x[i] * w) * x[max(i - 2, 0)]
     return np.sum(h ** 2)
 
 
@@ -173,7 +175,7 @@ def scan(x, w):
     c = np.empty(n)
     c[0] = x[0]
     for i in range(1, n):
-        c[i] = np.tanh(w * c[i - 1]) + x[i]
+        c[i] = np.tanh(w * c[max(i - 1, 0)]) + x[i]  # an int record (not i - 1: final_value)
     return np.sum(c * c)
 
 
