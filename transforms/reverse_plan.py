@@ -124,6 +124,31 @@ class Plan:
         copies = [(st.targets[0].id, st.value.id) for st in walk(self.fn)
                   if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)
                   and isinstance(st.value, gast.Name)]
+        # an item read from a list and then written in place (xs[k] *= 3.0 reads t = xs[k]):
+        # its adjoint is in the shadow of the object it is, which is one stored into the list
+        # ([a, b], xs[j] = v, xs.append(v)): those keep theirs there too, numbers included (a
+        # number known as one kept a value adjoint, and the write's adjoint was lost: a zero
+        # gradient, silently)
+        stored: dict[str, set[str]] = {}
+        reads: list[tuple[str, str]] = []
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                t, v = st.targets[0].id, st.value
+                if isinstance(v, (gast.List, gast.Tuple)):
+                    stored.setdefault(t, set()).update(
+                        e.id for e in v.elts if isinstance(e, gast.Name))
+                elif isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
+                    reads.append((t, v.value.id))
+            elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
+                    and isinstance(st.targets[0].value, gast.Name) and \
+                    isinstance(st.value, gast.Name):
+                stored.setdefault(st.targets[0].value.id, set()).add(st.value.id)
+            elif isinstance(st, gast.Expr) and isinstance(st.value, gast.Call) and \
+                    isinstance(st.value.func, gast.Attribute) and \
+                    st.value.func.attr == "append" and \
+                    isinstance(st.value.func.value, gast.Name):
+                stored.setdefault(st.value.func.value.id, set()).update(
+                    a.id for a in st.value.args if isinstance(a, gast.Name))
         changed = True
         while changed:
             changed = False
@@ -132,6 +157,12 @@ class Plan:
                         b not in self.objlike:
                     out |= {a, b}
                     changed = True
+            for t, c in reads:
+                if t in out:
+                    new = stored.get(c, set()) - out - self.objlike
+                    if new:
+                        out |= new
+                        changed = True
         return out - self.objlike - self.value_chains()
 
     def value_chains(self) -> set[str]:
