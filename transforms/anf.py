@@ -18,7 +18,7 @@ re-evaluated each iteration and never differentiated).
 from __future__ import annotations
 
 import gast
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import walk
 
@@ -81,7 +81,7 @@ class _Anf:
             return pre + [s]
         if isinstance(s, gast.If):
             s.test = self.atom(s.test, pre, s)
-            s.body = self.block(s.body) or [_at(gast.Pass(), s)]
+            s.body = self.block(s.body) or [located_at(gast.Pass(), s)]
             s.orelse = self.block(s.orelse)
             return pre + [s]
         if isinstance(s, gast.For):
@@ -95,7 +95,7 @@ class _Anf:
         if isinstance(s, gast.Try):
             s.body = self.block(s.body)
             for h in s.handlers:
-                h.body = self.block(h.body) or [_at(gast.Pass(), h)]
+                h.body = self.block(h.body) or [located_at(gast.Pass(), h)]
             s.orelse = self.block(s.orelse)
             return [s]
         return [s]
@@ -103,7 +103,7 @@ class _Anf:
     def temp(self, value: gast.expr, pre: list[gast.stmt], like: gast.AST) -> gast.Name:
         t = self.namer.fresh("t")
         pre.append(assign(name(t, gast.Store), value, like))
-        return _at(name(t), like)
+        return located_at(name(t), like)
 
     def atom(self, node: gast.expr, pre: list[gast.stmt], like: gast.AST) -> gast.expr:
         if is_atom(node):

@@ -32,7 +32,7 @@ def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     return fn
 
 
-def _at(new: gast.AST, old: gast.AST) -> gast.AST:
+def located_at(new: gast.AST, old: gast.AST) -> gast.AST:
     for n in walk(new):
         if getattr(n, "lineno", None) is None and hasattr(old, "lineno"):
             n.lineno = old.lineno
@@ -47,7 +47,7 @@ def name(id_: str, ctx: type = gast.Load) -> gast.Name:
 
 
 def assign(target: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:
-    return _at(gast.Assign(targets=[target], value=value, type_comment=None), like)
+    return located_at(gast.Assign(targets=[target], value=value, type_comment=None), like)
 
 
 def _block(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
@@ -93,7 +93,7 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
     if isinstance(s, gast.AnnAssign):
         if s.value is None:
             return []
-        s = _at(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
+        s = located_at(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
     if isinstance(s, gast.Assign):
         value = ex.visit(s.value)
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
@@ -128,7 +128,7 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
             update = assign(name(new, gast.Store),
                             gast.BinOp(left=name(tmp), op=s.op, right=s.value), s)
             return pre + [read, update, assign(target, name(new), s)]
-        update = _at(gast.AugAssign(target=name(tmp, gast.Store), op=s.op, value=s.value), s)
+        update = located_at(gast.AugAssign(target=name(tmp, gast.Store), op=s.op, value=s.value), s)
         return pre + [read, update, assign(target, name(tmp), s)]
     if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
         s.value = ex.visit(s.value)
@@ -159,7 +159,7 @@ def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> lis
     if isinstance(target, (gast.Tuple, gast.List)):
         out: list[gast.stmt] = []
         for i, elt in enumerate(target.elts):
-            item = _at(gast.Subscript(value=name(source), slice=gast.Constant(i, None),
+            item = located_at(gast.Subscript(value=name(source), slice=gast.Constant(i, None),
                                       ctx=gast.Load()), like)
             if isinstance(elt, gast.Name):
                 out.append(assign(name(elt.id, gast.Store), item, like))
@@ -194,9 +194,9 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
         pre.append(assign(name(keys, gast.Store), _call("dict_keys", d), s))
         count = _call("len", name(keys))
         key = namer.fresh("key")
-        heads.append(assign(name(key, gast.Store), _at(gast.Subscript(
+        heads.append(assign(name(key, gast.Store), located_at(gast.Subscript(
             value=name(keys), slice=name(index), ctx=gast.Load()), s), s))
-        value = _at(gast.Subscript(value=clone(d), slice=name(key), ctx=gast.Load()), s)
+        value = located_at(gast.Subscript(value=clone(d), slice=name(key), ctx=gast.Load()), s)
         if view == "items" and isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
             heads.append(assign(_store(s.target.elts[0]), name(key), s))
             heads.append(assign(_store(s.target.elts[1]), value, s))
@@ -207,7 +207,7 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
     else:
         count = _over(it, s.target, index, s, namer, pre, heads)
     s.target = name(index, gast.Store)
-    s.iter = _at(_call("range", count), s)
+    s.iter = located_at(_call("range", count), s)
     s.body = heads + body
     return pre + [s]
 
@@ -225,7 +225,7 @@ def _over(it: gast.expr, target: gast.expr, index: str, like: gast.AST, namer: N
             (k.value for k in it.keywords if k.arg == "start"), None)
         position: gast.expr = name(index)
         if start is not None:
-            position = _at(gast.BinOp(left=name(index), op=gast.Add(), right=start), like)
+            position = located_at(gast.BinOp(left=name(index), op=gast.Add(), right=start), like)
         heads.append(assign(_store(target.elts[0]), position, like))
         return _over(it.args[0], target.elts[1], index, like, namer, pre, heads)
     if _is_call(it, "zip") and not it.keywords and it.args and \
@@ -257,7 +257,7 @@ def _store(t: gast.expr) -> gast.expr:
 
 def _bind(target: gast.expr, seq: str, index: str, like: gast.AST,
           namer: Namer) -> list[gast.stmt]:
-    item = _at(gast.Subscript(value=name(seq), slice=name(index), ctx=gast.Load()), like)
+    item = located_at(gast.Subscript(value=name(seq), slice=name(index), ctx=gast.Load()), like)
     if isinstance(target, gast.Name):
         return [assign(name(target.id, gast.Store), item, like)]
     tmp = namer.fresh("t")
@@ -288,7 +288,7 @@ class _ExprDesugar(gast.NodeTransformer):
                 not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
             out: gast.expr = node.args[0]
             for a in node.args[1:]:
-                out = _at(gast.Call(func=name(f.id), args=[out, a], keywords=[]), node)
+                out = located_at(gast.Call(func=name(f.id), args=[out, a], keywords=[]), node)
             return out
         return node
 
@@ -313,7 +313,7 @@ class _ExprDesugar(gast.NodeTransformer):
         f = node.func
         head = [f.value, gast.Constant(f.attr, None)] if isinstance(f, gast.Attribute) else \
             [f, gast.Constant(None, None)]
-        return _at(gast.Call(func=name("call_starred"), args=[*head, args, kwargs],
+        return located_at(gast.Call(func=name("call_starred"), args=[*head, args, kwargs],
                              keywords=[]), node)
 
     def visit_Tuple(self, node: gast.Tuple) -> gast.expr:
@@ -344,7 +344,7 @@ class _ExprDesugar(gast.NodeTransformer):
         out = parts[0]
         for p in parts[1:]:
             out = gast.BinOp(left=out, op=gast.Add(), right=p)
-        return _at(out, node)
+        return located_at(out, node)
 
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
         # a and b -> t = a; if t: t = b      a or b -> t = a; if not t: t = b
@@ -358,8 +358,8 @@ class _ExprDesugar(gast.NodeTransformer):
             test: gast.expr = name(tmp)
             if isinstance(node.op, gast.Or):
                 test = gast.UnaryOp(op=gast.Not(), operand=test)
-            self.pre.append(_at(gast.If(test=test, body=inner, orelse=[]), node))
-        return _at(name(tmp), node)
+            self.pre.append(located_at(gast.If(test=test, body=inner, orelse=[]), node))
+        return located_at(name(tmp), node)
 
     def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
         tmp = self.namer.fresh("t")
@@ -370,8 +370,8 @@ class _ExprDesugar(gast.NodeTransformer):
         body.append(assign(name(tmp, gast.Store), b, node))
         o = _ExprDesugar(self.namer, orelse).visit(node.orelse)
         orelse.append(assign(name(tmp, gast.Store), o, node))
-        self.pre.append(_at(gast.If(test=test, body=body, orelse=orelse), node))
-        return _at(name(tmp), node)
+        self.pre.append(located_at(gast.If(test=test, body=body, orelse=orelse), node))
+        return located_at(name(tmp), node)
 
     def _comprehension(self, node: gast.expr, make: Callable[[str], list[gast.stmt]],
                        init: gast.expr) -> gast.expr:
@@ -387,17 +387,17 @@ class _ExprDesugar(gast.NodeTransformer):
         inner = make(result)
         for gen in reversed(node.generators):
             for cond in reversed(gen.ifs):
-                inner = [_at(gast.If(test=cond, body=inner, orelse=[]), node)]
-            inner = [_at(gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                inner = [located_at(gast.If(test=cond, body=inner, orelse=[]), node)]
+            inner = [located_at(gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
                                   type_comment=None), node)]
         self.pre.extend(_block(inner, self.namer))
-        return _at(name(result), node)
+        return located_at(name(result), node)
 
     def visit_ListComp(self, node: gast.ListComp) -> gast.expr:
         def make(result: str) -> list[gast.stmt]:
             call = gast.Call(func=gast.Attribute(value=name(result), attr="append",
                                                  ctx=gast.Load()), args=[node.elt], keywords=[])
-            return [_at(gast.Expr(value=call), node)]
+            return [located_at(gast.Expr(value=call), node)]
 
         return self._comprehension(node, make, gast.List(elts=[], ctx=gast.Load()))
 
@@ -419,7 +419,7 @@ class _ExprDesugar(gast.NodeTransformer):
     def visit_NamedExpr(self, node: gast.NamedExpr) -> gast.expr:
         value = self.visit(node.value)
         self.pre.append(assign(name(node.target.id, gast.Store), value, node))
-        return _at(name(node.target.id), node)
+        return located_at(name(node.target.id), node)
 
 
 class _Rename(gast.NodeTransformer):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gast
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone, walk
 
@@ -57,11 +57,11 @@ def _without_with(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
             made = item.context_expr
             enter = assign(name(context, gast.Store), _call(
                 "enter_context", [made.func, *made.args], made.keywords, s), s)
-            leave = _at(gast.Expr(value=_call("exit_context", [name(context)], [], s)), s)
-            handler = _at(gast.ExceptHandler(
+            leave = located_at(gast.Expr(value=_call("exit_context", [name(context)], [], s)), s)
+            handler = located_at(gast.ExceptHandler(
                 type=name("BaseException"), name=None,
-                body=[leave, _at(gast.Raise(exc=None, cause=None), s)]), s)
-            guarded = _at(gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[]), s)
+                body=[leave, located_at(gast.Raise(exc=None, cause=None), s)]), s)
+            guarded = located_at(gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[]), s)
             body = [enter]
             if item.optional_vars is not None:
                 body.append(assign(item.optional_vars, _call("entered_value", [name(context)],
@@ -73,7 +73,7 @@ def _without_with(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
 
 def _call(fn: str, args: list[gast.expr], keywords: list[gast.keyword], like: gast.AST
           ) -> gast.Call:
-    return _at(gast.Call(func=name(fn), args=args, keywords=keywords), like)
+    return located_at(gast.Call(func=name(fn), args=args, keywords=keywords), like)
 
 
 def _lower_exits(fn: gast.FunctionDef, namer: Namer) -> None:
@@ -82,7 +82,7 @@ def _lower_exits(fn: gast.FunctionDef, namer: Namer) -> None:
     returns = [n for n in walk(fn) if isinstance(n, gast.Return)]
     tail_only = len(returns) == 1 and body and body[-1] is returns[0]
     if not returns:
-        body.append(_at(gast.Return(value=gast.Constant(None, None)), body[-1] if body else fn))
+        body.append(located_at(gast.Return(value=gast.Constant(None, None)), body[-1] if body else fn))
         return
     if tail_only and not _has_loop_exit(fn):
         return
@@ -93,7 +93,7 @@ def _lower_exits(fn: gast.FunctionDef, namer: Namer) -> None:
     if lowering.returned:
         init = [assign(name(lowering.returned, gast.Store), gast.Constant(False, None), fn),
                 assign(name(lowering.retval, gast.Store), gast.Constant(None, None), fn)]
-        final = _at(gast.Return(value=name(lowering.retval)), body[-1] if body else fn)
+        final = located_at(gast.Return(value=name(lowering.retval)), body[-1] if body else fn)
         fn.body = init + new_body + [final]
     else:
         fn.body = new_body + [last_return]
@@ -108,7 +108,7 @@ def _not_any(flags: list[str], like: gast.AST) -> gast.expr:
         test: gast.expr = name(flags[0])
     else:
         test = gast.BoolOp(op=gast.Or(), values=[name(f) for f in flags])
-    return _at(gast.UnaryOp(op=gast.Not(), operand=test), like)
+    return located_at(gast.UnaryOp(op=gast.Not(), operand=test), like)
 
 
 class _Lowering:
@@ -127,7 +127,7 @@ class _Lowering:
             if exits:
                 rest, rest_exits = self.block(stmts[i + 1:], loop)
                 if rest:
-                    out.append(_at(gast.If(test=_not_any(exits, s), body=rest, orelse=[]), s))
+                    out.append(located_at(gast.If(test=_not_any(exits, s), body=rest, orelse=[]), s))
                 return out, sorted(set(exits) | set(rest_exits))
         return out, []
 
@@ -150,7 +150,7 @@ class _Lowering:
         if isinstance(s, gast.If):
             body, e1 = self.block(s.body, loop)
             orelse, e2 = self.block(s.orelse, loop)
-            s.body = body or [_at(gast.Pass(), s)]
+            s.body = body or [located_at(gast.Pass(), s)]
             s.orelse = orelse
             return [s], sorted(set(e1) | set(e2))
         if isinstance(s, gast.Try):
@@ -174,7 +174,7 @@ class _Lowering:
             if stop:
                 test = name(stop[0]) if len(stop) == 1 else gast.BoolOp(
                     op=gast.Or(), values=[name(f) for f in stop])
-                body.append(_at(gast.If(test=test, body=[_at(gast.Break(), s)], orelse=[]), s))
+                body.append(located_at(gast.If(test=test, body=[located_at(gast.Break(), s)], orelse=[]), s))
             s.body = body
             outer = [self.returned] if self.returned in exits else []
             after: list[gast.stmt] = []
@@ -183,7 +183,7 @@ class _Lowering:
                 orelse, e = self.block(s.orelse, loop)
                 s.orelse = []
                 if inner.broke:
-                    after = [_at(gast.If(test=_at(gast.UnaryOp(op=gast.Not(),
+                    after = [located_at(gast.If(test=located_at(gast.UnaryOp(op=gast.Not(),
                                                                operand=name(inner.broke)), s),
                                          body=orelse, orelse=[]), s)]
                 else:

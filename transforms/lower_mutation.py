@@ -25,7 +25,7 @@ import types
 from typing import Any
 
 import gast
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import clone, walk
@@ -235,14 +235,14 @@ class _Lower:
         n = self.namer.fresh("n")
         loop = gast.For(target=name(index, gast.Store), iter=_call_name("range", name(n)),
                         body=body, orelse=[], type_comment=None)
-        return [assign(name(n, gast.Store), count, like), _at(loop, like)]
+        return [assign(name(n, gast.Store), count, like), located_at(loop, like)]
 
     def _extend(self, lst: gast.expr, items: gast.expr, like: gast.AST) -> list[gast.stmt]:
         """lst.extend(items) -> for each item: lst.append(item)."""
         seq, i, item = self.namer.fresh("seq"), self.namer.fresh("i"), self.namer.fresh("t")
         body = [assign(name(item, gast.Store), gast.Subscript(value=name(seq), slice=name(i),
                                                               ctx=gast.Load()), like),
-                _at(gast.Expr(value=gast.Call(func=gast.Attribute(value=lst, attr="append",
+                located_at(gast.Expr(value=gast.Call(func=gast.Attribute(value=lst, attr="append",
                                                                   ctx=gast.Load()),
                                               args=[name(item)], keywords=[])), like)]
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
@@ -355,4 +355,4 @@ def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) ->
                                           for k, v in kwargs.items()])
 
 
-_ = _at
+_ = located_at

@@ -18,7 +18,7 @@ import copy
 from collections import Counter
 
 import gast
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import walk
 
@@ -121,7 +121,7 @@ class _Ssa:
             s.orelse, e2 = self.block(s.orelse, e2)
             self.merge(env, [(s.body, e1), (s.orelse, e2)], s)
             if not s.body:
-                s.body = [_at(gast.Pass(), s)]
+                s.body = [located_at(gast.Pass(), s)]
             return [s]
         if isinstance(s, gast.Try):
             before = dict(env)

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable
 
 import gast
-from adgen.transforms.desugar import _at, assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 
@@ -107,8 +107,8 @@ def _check(n: str, user_name: str, at: gast.stmt, namer: Namer,
     message = f"{unbound_message(user_name)} ({where(at)})"
     error = gast.Call(func=name("UnboundLocalError"), args=[gast.Constant(message, None)],
                       keywords=[])
-    raise_ = _at(gast.Raise(exc=error, cause=None), at)
-    return [test, _at(gast.If(test=name(flag), body=[raise_], orelse=[]), at)]
+    raise_ = located_at(gast.Raise(exc=error, cause=None), at)
+    return [test, located_at(gast.If(test=name(flag), body=[raise_], orelse=[]), at)]
 
 
 def _params(fn: gast.FunctionDef) -> set[str]:
