@@ -88,6 +88,16 @@ class Plan:
         for w in eff.writes:
             if w.container:
                 self.objlike.add(w.target)
+        for st in walk(fn):
+            # d.values() / d.items() / d.keys() of a dict: a view, whose adjoint is a list
+            # (taken for an array whose items are written in place, its shadow was a 0-d cell)
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                    isinstance(st.value, gast.Call) and \
+                    isinstance(st.value.func, gast.Attribute) and \
+                    st.value.func.attr in ("values", "items", "keys") and \
+                    isinstance(st.value.func.value, gast.Name) and \
+                    eff.kinds.get(st.value.func.value.id) == "dict":
+                self.objlike.add(st.targets[0].id)
         self.defs: dict[str, gast.expr] = {}
         for st in walk(fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
@@ -126,17 +136,18 @@ class Plan:
                   and isinstance(st.value, gast.Name)]
         # an item read from a list and then written in place (xs[k] *= 3.0 reads t = xs[k]):
         # its adjoint is in the shadow of the object it is, which is one stored into the list
-        # ([a, b], xs[j] = v, xs.append(v)): those keep theirs there too, numbers included (a
-        # number known as one kept a value adjoint, and the write's adjoint was lost: a zero
-        # gradient, silently)
+        # or dict ([a, b], {"k": a}, xs[j] = v, xs.append(v)): those keep theirs there too,
+        # numbers included (a number known as one kept a value adjoint, and the write's
+        # adjoint was lost: a zero gradient, silently)
         stored: dict[str, set[str]] = {}
         reads: list[tuple[str, str]] = []
         for st in walk(self.fn):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 t, v = st.targets[0].id, st.value
-                if isinstance(v, (gast.List, gast.Tuple)):
+                if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+                    items = v.values if isinstance(v, gast.Dict) else v.elts
                     stored.setdefault(t, set()).update(
-                        e.id for e in v.elts if isinstance(e, gast.Name))
+                        e.id for e in items if isinstance(e, gast.Name))
                 elif isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
                     reads.append((t, v.value.id))
             elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \

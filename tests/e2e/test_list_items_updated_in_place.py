@@ -1,8 +1,10 @@
-"""A list of numbers whose items are updated in place and then read again (``xs[k] *= 3.0;
-xs.append(xs[k] ** 2)``): with the argument's kinds known (what grad compiles), the numbers put
-into the list kept value adjoints while the update's pullback left its adjoint in the shadow
-of the item it read, so the gradient was zero, silently, under both policies (the code
-compiled without argument kinds happened to be right). Against central differences."""
+"""A list or dict of numbers whose items are updated in place and then read again (``xs[k]
+*= 3.0; xs.append(xs[k] ** 2)``, ``d["a"] *= 3.0; d["c"] = d["a"] ** 2``): with the argument's
+kinds known (what grad compiles), the numbers put into the container kept value adjoints
+while the update's pullback left its adjoint in the shadow of the item it read, so the
+gradient was zero, silently, under both policies (the code compiled without argument kinds
+happened to be right); with ``sum(d.values())`` after such updates the pullback raised
+NumPy's 'non-broadcastable output operand'. Against central differences."""
 
 from __future__ import annotations
 
@@ -36,6 +38,21 @@ def stored_later(x):
     return xs[0] * xs[1] + sum(xs)
 
 
+def dict_items(x):
+    d = {"a": x[0], "b": x[1]}
+    d["a"] *= 3.0
+    d["c"] = d["a"] ** 2
+    return d["a"] + d["b"] + d["c"]
+
+
+def dict_in_a_loop(x):
+    d = {"a": x[0], "b": x[1]}
+    for k in ("a", "b"):
+        d[k] *= 3.0
+        d[k + "2"] = d[k] ** 2
+    return sum(d.values())
+
+
 def float_argument(a, b):
     xs = [a, b]
     xs[1] *= a
@@ -47,7 +64,8 @@ X = np.array([0.3, -1.1, 0.8, 1.7])
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-@pytest.mark.parametrize("loss", [scaled_then_squared, once, stored_later],
+@pytest.mark.parametrize("loss", [scaled_then_squared, once, stored_later, dict_items,
+                                  dict_in_a_loop],
                          ids=lambda f: f.__name__)
 def test_items_updated_in_place(loss, mutation):
     x = X.copy()
