@@ -404,7 +404,11 @@ class ShadowMap:
         return value if isinstance(x, np.ndarray) else _scalar(value)
 
     def value(self, x: Any) -> Any:
-        """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one."""
+        """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one. A
+        list, tuple or dict (an argument the compiler took for an array, a tuple of arrays
+        written in place: ``a, b = t; a[1:] += b[:-1]``) gets the adjoints of what it holds."""
+        if isinstance(x, (list, tuple, dict)):
+            return collect(self, x, None)
         entry = self._roots.get(id(root_of(x) if isinstance(x, np.ndarray) else x))
         if entry is None:
             return None
