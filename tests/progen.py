@@ -174,10 +174,13 @@ STRIDED_KEYS = {
         ".reshape(3, 2)[:, 1]": lambda p: p.reshape(3, 2)[:, 1],
         ".reshape(2, 3).T.reshape(6)": lambda p: p.reshape(2, 3).T.reshape(6),
         ".reshape(3, 2).reshape(6)": lambda p: p.reshape(3, 2).reshape(6),
-        ".real[::-1]": lambda p: p.real[::-1], ".real": lambda p: p.real, ".T": lambda p: p.T},
+        ".real[::-1]": lambda p: p.real[::-1], ".real": lambda p: p.real, ".T": lambda p: p.T,
+        # a real array's conj() is the array itself (np.conjugate would copy)
+        ".conj()": lambda p: p, ".ravel()[1:4]": lambda p: p.ravel()[1:4]},
     3: {".reshape(3, 1)[:, 0]": lambda p: p.reshape(3, 1)[:, 0],
         ".reshape(1, 3).T[:, 0]": lambda p: p.reshape(1, 3).T[:, 0],
-        ".real": lambda p: p.real, ".T[::-1]": lambda p: p.T[::-1]},
+        ".real": lambda p: p.real, ".T[::-1]": lambda p: p.T[::-1],
+        ".conj()[::-1]": lambda p: p[::-1]},
 }
 
 # ``t.real`` captures all of ``t`` (at its line): adgen's rule for np.real declares that its
