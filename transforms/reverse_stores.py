@@ -49,7 +49,15 @@ class Stores:
         idx = self.read_index(s, v.slice)
         if self.plan.tracked(t) and not self.plan.tracked(x):
             if x in self.plan.objlike:
-                return []  # an array held by a container: its adjoint lives in shadow memory
+                # an array held by a container: its adjoint lives in shadow memory; a number's
+                # goes to the container's adjoint here (what made it may not read its shadow:
+                # ps = list(xs); ps[0] *= 2.0 lost it, a zero gradient)
+                b = self.pb.bar(x)
+                out = self.pb.own(x, b, state, s)
+                out.append(gast.Expr(value=call_node(
+                    "add_item", name(b), index_value(idx),
+                    call_node("pop_number", name("sh"), name(t)))))
+                return out
             # an element or view of an untracked array that is itself tracked: its shadow
             # holds its adjoint, which goes to the array's
             b = self.pb.bar(x)

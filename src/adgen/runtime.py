@@ -1650,6 +1650,19 @@ def add_item(adjoint: Any, index: Any, g: Any) -> None:
     adjoint[index] = add(item(adjoint, index), g)
 
 
+def pop_number(sh: ShadowMap, x: Any) -> Any:
+    """The adjoint of ``x`` taken out of shadow memory when ``x`` is a number that has one
+    there (None otherwise: an array keeps its adjoint in its shadow). An item of a list or
+    dict read and then updated in place (``xs[k] *= 2.0``) leaves its adjoint in the shadow
+    of the object it is; for a number, the read hands it to the container's adjoint, since
+    what made the number (``list(xs)``, an array's items) may never read that shadow."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, complex, np.number)):
+        return None
+    if id(x) not in sh._roots:
+        return None
+    return sh.pop(x)
+
+
 def take_item(adjoint: Any, index: Any) -> Any:
     """Removes and returns ``adjoint[index]`` (the adjoint of a value a store wrote)."""
     if isinstance(adjoint, dict):
@@ -1815,7 +1828,7 @@ __all__ = [
     "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
-    "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item",
+    "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", "Unbound", "call_starred", *_helper_names,

@@ -4,7 +4,9 @@ kinds known (what grad compiles), the numbers put into the container kept value 
 while the update's pullback left its adjoint in the shadow of the item it read, so the
 gradient was zero, silently, under both policies (the code compiled without argument kinds
 happened to be right); with ``sum(d.values())`` after such updates the pullback raised
-NumPy's 'non-broadcastable output operand'. Against central differences."""
+NumPy's 'non-broadcastable output operand'. And where the numbers were made by list() (of a
+tuple, of an array's items), nothing read the update's adjoint back, with or without kinds:
+ps = list(x[:2]); ps[0] *= 2.0 had a zero gradient. Against central differences."""
 
 from __future__ import annotations
 
@@ -53,6 +55,19 @@ def dict_in_a_loop(x):
     return sum(d.values())
 
 
+def copied_then_updated(x):
+    pairs = [(x[0], x[1]), (x[2], x[3])]
+    ps = list(pairs[0])
+    ps[0] *= 2.0
+    return ps[0] * ps[1] + pairs[1][0]
+
+
+def items_of_an_array_updated(x):
+    ps = list(x[:2])
+    ps[0] *= 2.0
+    return ps[0] * ps[1]
+
+
 def float_argument(a, b):
     xs = [a, b]
     xs[1] *= a
@@ -65,7 +80,8 @@ X = np.array([0.3, -1.1, 0.8, 1.7])
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("loss", [scaled_then_squared, once, stored_later, dict_items,
-                                  dict_in_a_loop],
+                                  dict_in_a_loop, copied_then_updated,
+                                  items_of_an_array_updated],
                          ids=lambda f: f.__name__)
 def test_items_updated_in_place(loss, mutation):
     x = X.copy()
