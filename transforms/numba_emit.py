@@ -73,7 +73,8 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
                               "cholesky_vjp", "entry_items", "with_shadows",
-                              "add_matmul_vjp_a", "add_matmul_vjp_b", "item"})
+                              "add_matmul_vjp_a", "add_matmul_vjp_b", "item",
+                              "remap_tree"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
 _AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
@@ -520,6 +521,68 @@ class Rewriter:
                     return self.generic_visit(node)
 
             Value().visit(fn)
+
+    # -- a callee's saved values, redirected to the copies its caller took -------------------
+
+    def remaps(self) -> None:
+        """``remap_saved(callee_saved, [saved_x_1, ...], sh)``: the default pullback points a
+        callee's saved values that view an argument its caller overwrote after the call at
+        the copy the caller's guard took. Here each capture is a copy made when captured
+        (``saved_x_1 = x.copy()``, save_guards) or ``x`` itself (``strict_capture``), and
+        ``remap_tree(callee_saved, x, saved_x_1, line)`` (adgen.numba_runtime) redirects
+        every array of the saved tree that lies in ``x`` to the same elements of the copy;
+        ``x`` itself becomes a saved value of the forward where the pullback lacks it."""
+        captured: dict[str, str] = {}  # capture name -> the array it captured
+        for st in statements(self.fwd.body):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name):
+                v = st.value
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and \
+                        v.func.attr == "copy" and not v.args and isinstance(v.func.value,
+                                                                            ast.Name):
+                    captured[st.targets[0].id] = v.func.value.id
+                elif call_name(v) == "strict_capture" and len(v.args) == 3 and \
+                        isinstance(v.args[1], ast.Name):
+                    captured[st.targets[0].id] = v.args[1].id
+        calls = [n for n in ast.walk(self.pb) if call_name(n) == "remap_saved"]
+        if not calls:
+            return
+        unpack = next((st for st in self.pb.body if isinstance(st, ast.Assign) and
+                       name_of(st.value) == "saved"), None)
+        ret = self.fwd.body[-1]
+        if unpack is None or not isinstance(unpack.targets[0], ast.Tuple) or not (
+                isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
+                len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple)):
+            return  # left to check_calls, which refuses remap_saved at its line
+        have = {name_of(e) for e in unpack.targets[0].elts}
+        line_of = {id(n): getattr(st, "_user_line", 0) for st in statements(self.pb.body)
+                   for n in own_nodes(st)}
+        file = self.place.file
+
+        class Remap(ast.NodeTransformer):
+            def visit_Call(self, node: ast.Call) -> ast.AST:
+                self.generic_visit(node)
+                if call_name(node) != "remap_saved" or len(node.args) < 2 or \
+                        not isinstance(node.args[1], ast.List):
+                    return node
+                caps = [name_of(e) for e in node.args[1].elts]
+                if any(c not in captured for c in caps):
+                    return node  # refused by check_calls
+                out: ast.expr = node.args[0]
+                for c in caps:
+                    x = captured[c]  # type: ignore[index]
+                    if x not in have:
+                        have.add(x)
+                        ret.value.elts[1].elts.append(ast.Name(id=x, ctx=ast.Load()))
+                        unpack.targets[0].elts.append(ast.Name(id=x, ctx=ast.Store()))
+                    out = ast.Call(func=ast.Name(id="remap_tree", ctx=ast.Load()),
+                                   args=[out, ast.Name(id=x, ctx=ast.Load()),
+                                         ast.Name(id=c, ctx=ast.Load()),  # type: ignore
+                                         ast.Constant(f"{file}:{line_of.get(id(node), 0)}")],
+                                   keywords=[])
+                return out
+
+        Remap().visit(self.pb)
 
     # -- typed tapes ----------------------------------------------------------------------------
 
@@ -1037,7 +1100,9 @@ class Rewriter:
     def root(self, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
         n = name_of(node)
         r = roots.get(n) if n is not None else None
-        if r is None and n in roots:
+        binds = sum(isinstance(st, ast.Assign) and any(name_of(t) == n for t in st.targets)
+                    for st in ast.walk(self.fwd)) if n is not None else 0
+        if r is None and n in roots and binds > 1:
             # bound by several statements that do not agree (a loop-carried name: a fresh
             # array before the loop, a row or slice of a buffer in it, as in Deriche's
             # ym1 = y1[:, j]); the static buffers have no form for it

@@ -125,6 +125,7 @@ class _Module:
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         rw.strict_guards(before, callee=names is not None)
         rw.save_guards(before)
+        rw.remaps()
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)
@@ -196,7 +197,10 @@ class _Module:
             sym = f[:-len("_pullback")] if f.endswith("_pullback") else None
             if sym not in callees:
                 continue
-            pair = record_of.get(name_of(node.args[0]) or "") if node.args else None
+            record = node.args[0] if node.args else None
+            while call_name(record) == "remap_tree":  # the saved values, redirected (remaps)
+                record = record.args[0]  # type: ignore[union-attr]
+            pair = record_of.get(name_of(record) or "") if record is not None else None
             if pair is None:
                 raise rw.refuse(pb, f"the numba backend cannot match this pullback call of "
                                 f"{sym} with its forward call", "use backend='default'")
@@ -250,7 +254,7 @@ class _Module:
                   "extreme_vjp, "
                   "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
-                  "or_zeros, solve_vjp_a, solve_vjp_b, store_cotangent, stored_into, "
+                  "or_zeros, remap_tree, solve_vjp_a, solve_vjp_b, store_cotangent, stored_into, "
                   "strict_before_write, strict_capture, strict_scope, sum_axis, sum_vjp, "
                   "unbroadcast, with_shadows, zero_if_none, zeros_into, zeros_like, "
                   "zeros_of_tree, or_zeros_of_tree\n\n")

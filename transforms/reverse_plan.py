@@ -169,6 +169,11 @@ class Plan:
                     out |= {a, b}
                     changed = True
             for t, c in reads:
+                k = self.kinds.get(c)
+                if isinstance(k, int) or (isinstance(k, tuple) and k[0] == "array"):
+                    # an array known as one: a value stored into it is copied, and an element
+                    # read from it gets its adjoint through the array's shadow (x_bar[i])
+                    continue
                 if t in out:
                     new = stored.get(c, set()) - out - self.objlike
                     if new:

@@ -164,6 +164,22 @@ def _overwrite_error(code: Any, hit: Exception) -> MutationError:
                              linecache.getline(first_file, first_line)))
 
 
+def _saved_view_error(hit: Exception) -> UnsupportedError:
+    """The error of a callee's saved view the numba pullback cannot redirect to the copy its
+    caller took (``SavedViewRefused("file:line")`` of the call)."""
+    import linecache
+
+    file, _, line = hit.args[0].rpartition(":")
+    src = linecache.getline(file, int(line)) if line.isdigit() and int(line) else ""
+    loc = Location(file, int(line), len(src) - len(src.lstrip()), src) if src else None
+    return UnsupportedError(
+        "the numba backend cannot point a view this callee saved of an argument, which the "
+        "caller then overwrote, at the copy taken before the overwrite: the argument is not "
+        "C-contiguous (its copy has other strides)", loc,
+        hint="pass the callee a contiguous array (np.ascontiguousarray), or use "
+             "backend='default'")
+
+
 def _fall_back(err: AdgenError) -> None:
     warnings.warn(f"backend='auto' runs the default backend here: {err}",
                   NumbaFallbackWarning, stacklevel=4)
@@ -451,13 +467,15 @@ class _NumbaFunction:
             raise UnsupportedError(
                 "backend='numba' needs numba, which is not installed",
                 hint='pip install "adgen[numba]", or use backend="default"') from None
-        from adgen.numba_runtime import StrictOverwrite
+        from adgen.numba_runtime import SavedViewRefused, StrictOverwrite
 
         self.fn = fn
         self.base = base
         self.backend = backend
         # what the nopython guards of mutation="strict" raise (then made a MutationError)
         self.overwrite = StrictOverwrite
+        # what the pullback raises where a callee's saved view cannot be redirected
+        self.saved_view = SavedViewRefused
         if base.trees is None:
             raise UnsupportedError(
                 f"{base.name} is differentiated by a registered rule; the numba backend "
@@ -757,6 +775,8 @@ class _NumbaFunction:
             out, cts = run.gradient(*args)
         except self.overwrite as hit:
             raise _overwrite_error(run.code, hit) from None
+        except self.saved_view as hit:
+            raise _saved_view_error(hit) from None
         return out, _canonical(cts)
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
@@ -832,6 +852,8 @@ class _NumbaFunction:
             return self.base.pullback(inner, out_bar)
         try:
             return _canonical(pb(inner, out_bar))
+        except self.saved_view as hit:
+            raise _saved_view_error(hit) from None
         except numba.core.errors.NumbaError as err:
             code = next(iter(self.codes.values()))
             raise self._located(err, code, "") from None

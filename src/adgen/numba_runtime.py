@@ -29,7 +29,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
-           "or_zeros", "or_zeros_of_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
+           "or_zeros", "or_zeros_of_tree", "remap_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
            "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
 
@@ -1081,3 +1081,71 @@ def _same_view_impl(value, region):
         return lambda value, region: value.ctypes.data == region.ctypes.data and \
             value.shape == region.shape and value.strides == region.strides
     return lambda value, region: False
+
+
+class SavedViewRefused(Exception):
+    """Raised by nopython code (``remap_tree``): args (``"file:line"`` of the user's call),
+    where a callee saved a view of an argument that its caller then overwrote, and the view
+    cannot be redirected to the copy taken before the overwrite (the argument is not
+    C-contiguous)."""
+
+
+def remap_tree(saved: Any, array: Any, snapshot: Any, site: Any) -> Any:
+    """A callee's saved values (a tuple tree of numbers, arrays and typed lists of them) with
+    every array that is ``array``, or a view into it, redirected to the same elements of
+    ``snapshot``: the copy of ``array`` its caller took before overwriting it (the default
+    backend's ``remap_saved``). Where ``snapshot`` is ``array`` itself (nothing was copied:
+    ``mutation="strict"``'s capture) the values are unchanged. Raises
+    :class:`SavedViewRefused` for a view of an array that is not C-contiguous (its copy has
+    other strides): never a value read from the overwritten array."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(remap_tree, jit_options={"cache": True})
+def _remap_tree(saved, array, snapshot, site):
+    if not (isinstance(array, types.Array) and isinstance(snapshot, types.Array)):
+        return None
+    if isinstance(saved, types.NoneType) or _is_number(saved) or \
+            isinstance(saved, (types.UnicodeType, types.StringLiteral)):
+        return lambda saved, array, snapshot, site: saved
+    if isinstance(saved, types.Array):
+        if saved.dtype != array.dtype:
+            return lambda saved, array, snapshot, site: saved  # another dtype: not a view of it
+        ndim = saved.ndim
+        same_rank = saved.ndim == array.ndim
+
+        def one(saved, array, snapshot, site):
+            start = np.int64(array.ctypes.data)
+            end = start + array.size * array.itemsize
+            at = np.int64(saved.ctypes.data)
+            if saved.size == 0 or at < start or at >= end or \
+                    np.int64(snapshot.ctypes.data) == start:  # not of it, or nothing copied
+                return saved
+            if same_rank and at == start and saved.shape == array.shape and \
+                    saved.strides == array.strides:
+                return snapshot  # the array itself (whatever its strides)
+            if not array.flags.c_contiguous or snapshot.strides != array.strides:
+                raise SavedViewRefused(site)
+            offset = (at - start) // array.itemsize
+            flat = snapshot.reshape(snapshot.size)[offset:]
+            # the same elements of the copy: same shape and strides, from the same offset
+            return np.lib.stride_tricks.as_strided(
+                flat, shape=to_fixed_tuple(np.array(saved.shape), ndim),
+                strides=to_fixed_tuple(np.array(saved.strides), ndim))
+        return one
+    if isinstance(saved, types.ListType):
+        def each(saved, array, snapshot, site):
+            out = numba.typed.List()
+            for item in saved:
+                out.append(remap_tree(item, array, snapshot, site))
+            return out
+        return each
+    if isinstance(saved, types.BaseTuple):
+        if len(saved.types) == 0:
+            return lambda saved, array, snapshot, site: saved
+
+        def tup(saved, array, snapshot, site):  # its first item, then the rest (static)
+            return (remap_tree(saved[0], array, snapshot, site),) + \
+                remap_tree(saved[1:], array, snapshot, site)
+        return tup
+    return None
