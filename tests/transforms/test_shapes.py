@@ -231,3 +231,52 @@ def test_scaled_columns():
 def test_scaled_and_broadcast():
     check_grad(scaled_and_broadcast, (np.array([0.3, -0.7, 1.1]), 0.6), argnums=(0, 1))
     assert "unbroadcast(" in _loop_source(scaled_and_broadcast, np.ones(3), 0.6, wrt=(0, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions that keep their axes
+
+
+def softmax_rows(s, w):
+    s = s - np.max(s, axis=1, keepdims=True)
+    a = np.exp(s)
+    a = a / a.sum(axis=1, keepdims=True)
+    return np.sum(a * w)
+
+
+def column_means_subtracted(s, w):
+    """The look-alike: a reduction over axis 0 without keepdims broadcasts as a row."""
+    m = np.mean(s, axis=0)
+    return np.sum(np.tanh(s - m) * w)
+
+
+def kept_over_columns(s, w):
+    """keepdims over axis 0 (the other axis): (1, k) against (n, k)."""
+    return np.sum(np.sin(s / s.sum(0, keepdims=True)) * w)
+
+
+def test_a_kept_reduction_has_its_axis_of_length_one():
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((4, 3)), rng.standard_normal((4, 3)))
+    keys = _keys(softmax_rows, *args)
+    s0 = keys["s"]
+    reduced = [k for n, k in keys.items() if len(k) == 2 and k[1] == ("c", 1)]
+    assert reduced and all(k[0] == s0[0] for k in reduced), keys
+    assert keys["a"] == s0, keys  # exp(s - max) / sum: the input's shape
+
+
+@pytest.mark.parametrize("f", [softmax_rows, column_means_subtracted, kept_over_columns])
+@pytest.mark.parametrize("shape", [(4, 3), (1, 3), (4, 1)])
+def test_kept_reductions_against_central_differences(f, shape):
+    """(n, 1) and (1, k) arguments next to (n, k): the axis of length 1 is both."""
+    rng = np.random.default_rng(1)
+    args = (rng.uniform(0.5, 2.0, shape), rng.standard_normal(shape))
+    check_grad(f, args, (0, 1))
+
+
+def test_the_softmax_pullback_has_no_unbroadcast_of_its_input():
+    rng = np.random.default_rng(2)
+    args = (rng.standard_normal((4, 3)), rng.standard_normal((4, 3)))
+    src = _loop_source(softmax_rows, *args, wrt=(0, 1))
+    assert "unbroadcast(s_1_bar, s.shape)" not in src and "s_bar = s_1_bar" in src, src
+    assert "unbroadcast(a_1_bar / t2" not in src and "a_bar = a_1_bar / t2" in src, src

@@ -25,7 +25,9 @@ The rules: a parameter has its own axes; an allocation from a shape (``np.zeros(
 ``np.empty(n)``, with ``h, w = img.shape``) has the shape's symbols; ``len(x)``,
 ``x.shape[k]`` are x's axes; a copy, ``*_like``, ``.copy()`` or an in-place update keeps its
 source's key; a basic index drops the axes taken by numbers and slices the others; ``.T``
-reverses the axes; an operator or ufunc has the broadcast of its operands' shapes where every
+reverses the axes; a reduction over one constant axis with ``keepdims=True`` (``np.sum(a,
+axis=1, keepdims=True)``, ``z.max(axis=1, keepdims=True)``) has that axis of length 1; an
+operator or ufunc has the broadcast of its operands' shapes where every
 axis is provably equal or of constant length 1 (a number broadcasts to anything); ``a @ b``
 and ``np.outer`` take the outer axes.
 
@@ -55,6 +57,9 @@ _LIKE = (np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy, np.a
          np.asarray, np.ascontiguousarray)
 _SHAPE_KEEPING_KEYWORDS = frozenset({"dtype", "order"})
 _INT_OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.FloorDiv: "//"}
+# reductions whose keepdims result keeps the other axes (functions, and ndarray methods)
+_REDUCTIONS = (np.sum, np.max, np.min, np.amax, np.amin, np.mean, np.prod)
+_REDUCING_METHODS = frozenset({"sum", "max", "min", "mean", "prod"})
 
 
 def shape_keys(fn: gast.FunctionDef, known: dict[str, Any],
@@ -247,9 +252,14 @@ class _Shapes:
                 not v.keywords and isinstance(f.value, gast.Name) and \
                 self._rank(f.value.id) is not None:
             return self._key(f.value)
+        if isinstance(f, gast.Attribute) and f.attr in _REDUCING_METHODS and \
+                isinstance(f.value, gast.Name) and self._rank(f.value.id) is not None:
+            return self._kept_dims(self._key(f.value), v.args, v.keywords)  # z.max(1, ...)
         obj = self.resolve(f)
         if obj is None:
             return None
+        if any(obj is r for r in _REDUCTIONS) and v.args:
+            return self._kept_dims(self._key(v.args[0]), v.args[1:], v.keywords)
         if isinstance(obj, np.ufunc):
             if obj.nout == 1 and len(v.args) == obj.nin and not v.keywords:
                 return self._broadcast(list(v.args))
@@ -274,6 +284,25 @@ class _Shapes:
                 return None
             return (a[0], b[0])
         return None
+
+    def _kept_dims(self, base: Any, args: list[gast.expr], keywords: list[gast.keyword]
+                   ) -> Any:
+        """The key of a reduction over one constant axis with ``keepdims=True`` (a softmax's
+        row maximum or sum): ``base`` with that axis of length 1; else None."""
+        if base is None or base is _BOTTOM:
+            return base
+        kw = {k.arg: k.value for k in keywords}
+        if len(args) > 1 or set(kw) - {"axis", "keepdims"} or (args and "axis" in kw):
+            return None
+        axis = args[0] if args else kw.get("axis")
+        keep = kw.get("keepdims")
+        if not (isinstance(keep, gast.Constant) and keep.value is True and
+                isinstance(axis, gast.Constant) and type(axis.value) is int and
+                -len(base) <= axis.value < len(base)):
+            return None
+        out = list(base)
+        out[axis.value % len(base)] = ("c", 1)
+        return tuple(out)
 
     def _broadcast(self, operands: list[gast.expr]) -> Any:
         """NumPy's broadcast of the operands' shapes, where it is provable."""
