@@ -102,8 +102,9 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     v = st.value
     if isinstance(v, gast.Subscript):
         return _unchanged_part(plan, v, st)
-    if _of_counters(plan, v, loop):
-        return clone(v)  # i + a, j - 1: the pullback has the counters and the numbers
+    again = _of_counters(plan, v, loop)
+    if again is not None:
+        return again  # i + a, j - 1: the pullback has the counters and the numbers
     if not (isinstance(v, gast.BinOp) and
             isinstance(v.op, (gast.Mult, gast.Add, gast.Sub, gast.Div))):
         return None
@@ -123,31 +124,46 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     return None
 
 
-def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0) -> bool:
-    """``e`` is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of int constants,
-    counters of ``loop`` or of loops around it, and names of numbers bound outside ``loop``:
-    values the pullback has in every iteration without a tape (``i + a`` in a convolution,
-    ``j - 1`` in a dynamic programme)."""
-    if depth > 4:
-        return False
+def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
+                 ) -> gast.expr | None:
+    """``e`` again, when it is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of
+    number constants, counters of ``loop`` or of loops around it, names of numbers bound
+    outside ``loop``, and names bound once in ``loop``'s body to such arithmetic (spelled
+    out in what is returned): values the pullback has in every iteration without a tape
+    (``i + a`` in a convolution, ``j - 1`` in a dynamic programme, ``1.0 + 2.0 * d`` in
+    ADI); else None."""
+    if depth > 6:
+        return None
     if isinstance(e, gast.Constant):
-        return type(e.value) is int
+        return clone(e) if type(e.value) in (int, float) else None
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
-        return _of_counters(plan, e.operand, loop, depth + 1)
+        inner = _of_counters(plan, e.operand, loop, depth + 1)
+        return None if inner is None else gast.UnaryOp(op=gast.USub(), operand=inner)
     if isinstance(e, gast.BinOp):
-        return isinstance(e.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)) \
-            and _of_counters(plan, e.left, loop, depth + 1) and \
-            _of_counters(plan, e.right, loop, depth + 1)
+        if not isinstance(e.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+            return None
+        left = _of_counters(plan, e.left, loop, depth + 1)
+        right = _of_counters(plan, e.right, loop, depth + 1) if left is not None else None
+        return None if right is None else gast.BinOp(left=left, op=e.op, right=right)
     if not isinstance(e, gast.Name):
-        return False
+        return None
     counted = plan.loop_of_counter.get(e.id)
     if counted is not None:
-        return counted is loop or id(counted) in plan.loops_of.get(id(loop), ())
-    if not _a_number(plan, e):
-        return False
+        return clone(e) if counted is loop or \
+            id(counted) in plan.loops_of.get(id(loop), ()) else None
     at = plan.def_stmt.get(e.id)
-    return at is None or (plan.def_count.get(e.id) == 1 and
-                          id(loop) not in plan.loops_of.get(id(at), ()))
+    if at is None:
+        return clone(e) if _a_number(plan, e) else None  # a parameter or a free name
+    if plan.kinds.get(e.id) != NUMBER or plan.def_count.get(e.id) != 1 or at is loop:
+        return None
+    if id(loop) not in plan.loops_of.get(id(at), ()):
+        # a number bound once outside the loop (n of n = u0.shape[0] too): the pullback has
+        # it as the forward had it
+        return clone(e)
+    if isinstance(at, gast.Assign) and plan.block_of.get(id(at)) == \
+            id(getattr(loop, "body", None)):
+        return _of_counters(plan, at.value, loop, depth + 1)  # t21 = 2.0 * d: spelled out
+    return None
 
 
 def _a_number(plan: Plan, e: gast.expr) -> bool:

@@ -239,3 +239,29 @@ def test_a_dynamic_programme(mutation):
 @pytest.mark.parametrize("mutation", POLICIES)
 def test_a_bound_bound_in_a_branch(mutation):
     _check(bound_in_a_branch, (np.random.default_rng(8).standard_normal(5),), (0,), mutation)
+
+
+def sweeps(u0):
+    d = (0.3, 0.2)[0]  # a number bound outside the loops (a tuple's item)
+    n = u0.shape[0]
+    u = u0.copy()
+    p = np.zeros(n)
+    for _ in range(2):
+        for j in range(1, n - 1):
+            p[j] = (1.0 + 2.0 * d) * u[j] - d * p[j - 1]  # 1.0 + 2.0 * d, n - 1: not taped
+        for j in range(1, n - 1):
+            u[j] = np.tanh(p[j]) + u[j - 1] * d
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_numbers_bound_outside_and_their_arithmetic(mutation):
+    x = np.random.default_rng(9).standard_normal(6)
+    _check(sweeps, (x,), (0,), mutation)
+    src = adgen.source(sweeps, x, mutation=mutation)
+    # the first sweep tapes nothing (its numbers computed again, its range run again); the
+    # second tapes its counter and tanh's output, one tuple of two a step
+    assert "in reversed(range(1, " in src.split("def sweeps_pullback")[1], src
+    taped = [line for line in src.split("def sweeps_pullback")[0].splitlines()
+             if ".append((" in line and "(tape" not in line]
+    assert len(taped) == 1 and taped[0].count(",") == 1, src
