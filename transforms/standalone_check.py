@@ -70,7 +70,8 @@ def check_standalone(fn: Any, compiled: Any, source: str, module: str) -> None:
             raise UnsupportedError(
                 f"line {line}{f' ({what})' if what else ''} in {current or name} calls a "
                 "function adgen resolves only when it runs (a nested def, a function passed "
-                "as a value, or a method of an object built inside): its gradient is compiled "
+                "as a value, a method of an object built inside, or a call with *args or "
+                "**kwargs): its gradient is compiled "
                 "at run time, so the standalone module would need adgen",
                 _location(code.co_filename, line) if own and line else None,
                 hint="call a module-level function instead (pass what a nested def reads as "

@@ -218,3 +218,29 @@ def test_forward_mode_refuses_a_varargs_callee_loudly():
 def test_forward_mode_refuses_keywords_with_a_derivative():
     with pytest.raises(adgen.UnsupportedError, match="by keyword"):
         adgen.jvp(lambda x: keywords_from_a_dict(x, _y()), (_x(),), (_x(),))
+
+
+def test_a_standalone_module_refuses_a_starred_call_at_its_line(tmp_path):
+    """``-o`` modules run without adgen; call_starred needs its dispatch."""
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "user.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+
+        def helper(a, b):
+            return a * b
+
+
+        def loss(x, y):
+            args = (x, y)
+            return np.sum(helper(*args))
+    '''))
+    r = subprocess.run([sys.executable, "-m", "adgen", "user.py", "-f", "loss", "-o",
+                        "adjoint.py"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert r.returncode != 0
+    assert "user.py:11" in r.stderr and "*args" in r.stderr  # return np.sum(helper(*args))
+    assert not (tmp_path / "adjoint.py").exists()
