@@ -170,9 +170,11 @@ class Plan:
                     changed = True
             for t, c in reads:
                 k = self.kinds.get(c)
-                if isinstance(k, int) or (isinstance(k, tuple) and k[0] == "array"):
-                    # an array known as one: a value stored into it is copied, and an element
-                    # read from it gets its adjoint through the array's shadow (x_bar[i])
+                if isinstance(k, int) or (isinstance(k, tuple) and k[0] == "array") or \
+                        c not in self.objlike:
+                    # an array (known as one, or not known as a list, dict or tuple): a value
+                    # stored into it is copied, and an element read from it gets its adjoint
+                    # through the array's shadow (x_bar[i])
                     continue
                 if t in out:
                     new = stored.get(c, set()) - out - self.objlike
