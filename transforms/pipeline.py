@@ -308,8 +308,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # what a user function returns is known from its own kinds, for this compilation only (a
     # free name of the callee may hold another kind of value next time)
     returned = functools.partial(returned_kind, {})
+    # without a signature the parameters' kinds are unknown, and what the function makes from
+    # known constructors (np.empty(...), h ** 2, a range's counter) still has one
     known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
-                                          returned), parsed) if sig is not None else {}
+                                          returned), parsed)
     # names holding float64 numbers or ints (a loop may keep them in typed arrays)
     # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
     float_params = {a.id for a, k in bound if k == FLOAT_ARG}
@@ -339,6 +341,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         _refuse_active_defaults(d, act, others, parsed)
 
     symbols: dict[int, str] = {}
+    held: list[Any] = []
 
     def callee_info(obj: Any) -> _CalleeInfo | None:
         if not callable(obj) or registry.lookup(obj) is not None:
@@ -350,6 +353,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         if cname is None:
             cname = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
             symbols[id(obj)] = cname
+            held.append(obj)  # alive while symbols is used: no other object takes its id
         callees[cname] = c
         return _CalleeInfo(cname, c)
 
@@ -591,15 +595,20 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)
-    _TANGENT_PROGRESS[id(fn)] = CalleeJvp(tree.name, tparams, params)
+    # (fn, its jvp's signature) while fn compiles: a recursive call finds it; the entry
+    # holds fn, so no other object is found by its id (a stale entry was checked by `is`)
+    _TANGENT_PROGRESS[id(fn)] = (fn, CalleeJvp(tree.name, tparams, params))
     callees: dict[str, CompiledTangent] = {}
     symbols: dict[int, str] = {}
+    held: list[Any] = []
 
     def callee(obj: Any, node: gast.AST) -> Any:
         if obj is fn:
-            return _TANGENT_PROGRESS[id(fn)]
+            return _TANGENT_PROGRESS[id(fn)][1]
         try:
-            c = _TANGENT_PROGRESS.get(id(obj)) or compile_tangent(obj)
+            progress = _TANGENT_PROGRESS.get(id(obj))
+            c = progress[1] if progress is not None and progress[0] is obj else \
+                compile_tangent(obj)
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
                 err.location = parsed.location(node)
@@ -609,6 +618,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         if sym is None:
             sym = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
             symbols[id(obj)] = sym
+            held.append(obj)  # alive while symbols is used: no other object takes its id
         if isinstance(c, CompiledTangent):
             callees[sym] = c
             return CalleeJvp(sym, c.tangent_params, c.params)
@@ -644,8 +654,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         callees[sym] = c
         return CalleeJvp(sym, c.tangent_params, c.params), list(code.co_freevars)
 
-    closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
     try:
+        closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
         outputs = {p for p in params if "param" in eff.written} | {

@@ -461,7 +461,10 @@ class _Eval:
                 dims = [self.kind(e) for e in shape.elts]
                 if _BOTTOM in dims:
                     return _BOTTOM
-                return len(dims) if all(d == NUMBER for d in dims) else None
+                # one axis per item, whatever the items hold (what is not an integer
+                # raises): np.empty((x.shape[0], 3)) is a matrix for any x
+                return None if any(isinstance(e, gast.Starred) for e in shape.elts) else \
+                    len(dims)
             if isinstance(args[0], tuple):
                 return args[0][1]  # np.zeros(x.shape)
             return 1 if args[0] == NUMBER else None
