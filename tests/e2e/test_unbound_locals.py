@@ -286,3 +286,37 @@ def test_a_nested_def_reading_an_unbound_variable(f, bad, good):
     with pytest.raises(NameError):
         adgen.hessian(lambda x: f(x, bad))(_x())
     check_grad(f, (_x(), good))
+
+
+def read_under_the_same_test(x, c):
+    if c:
+        y = np.sin(x)
+    if c:
+        return np.sum(y * x)
+    return np.sum(x * x)
+
+
+def read_after_a_loop_when_it_ran(x, n):
+    for i in range(n):
+        y = x * (i + 1.0)
+    if n > 0:
+        return np.sum(y * y)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f, args", [(read_under_the_same_test, (True,)),
+                                     (read_under_the_same_test, (False,)),
+                                     (read_after_a_loop_when_it_ran, (0,)),
+                                     (read_after_a_loop_when_it_ran, (3,))],
+                         ids=["same_test-bound", "same_test-unbound", "loop-none", "loop-ran"])
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_the_sentinel_reaches_the_pullback_unread(f, args, mutation):
+    """Where the name stays unbound and no read runs, the forward holds runtime.Unbound
+    (saved, carried by the loop header) and the pullback meets it (zeros_like, or_zeros):
+    no error, and the gradient of the path that ran."""
+    check_grad(f, (_x(), *args), grad=lambda g, argnums: adgen.grad(g, argnums=argnums,
+                                                                     mutation=mutation))
+    h = adgen.hessian(lambda x: f(x, *args), mutation=mutation)(_x())
+    g = adgen.grad(lambda x: f(x, *args))
+    v = np.array([0.2, -0.5, 0.4])
+    assert_grad_close(h @ v, numerical_grad(lambda x: g(x) @ v, (_x(),), 0), atol=1e-5)
