@@ -244,3 +244,32 @@ def test_a_standalone_module_refuses_a_starred_call_at_its_line(tmp_path):
     assert r.returncode != 0
     assert "user.py:11" in r.stderr and "*args" in r.stderr  # return np.sum(helper(*args))
     assert not (tmp_path / "adjoint.py").exists()
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x, b):
+        return np.tanh(self.w * x + b)
+
+
+def through_an_object(m, x):
+    args = (x, np.cos(x))
+    return np.sum(m.apply(*args) ** 2)
+
+
+def test_a_method_of_an_argument_object_gets_its_gradient_and_tangent():
+    """m.apply(*args) with m an argument: m.w's gradient (reverse) and tangent (forward)
+    come through the call's object."""
+    w = np.array([0.7, 0.1, -0.3])
+
+    def of_w(w):
+        return through_an_object(Layer(w), _x())
+
+    g = adgen.grad(through_an_object)(Layer(w.copy()), _x())
+    assert_grad_close(g.w, numerical_grad(of_w, (w,), 0))
+    check_grad(lambda x: through_an_object(Layer(w.copy()), x), (_x(),))
+    _, tangent = adgen.jvp(through_an_object, (Layer(w.copy()), _x()),
+                           (Layer(np.ones(3)), np.zeros(3)))
+    assert_grad_close(np.ravel(tangent), numerical_jvp(of_w, (w,), (np.ones(3),)))
