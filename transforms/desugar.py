@@ -11,8 +11,8 @@ Input: a validated FunctionDef. Output: the same function where
 - ``x[i] op= v`` (or ``x.a op= v``) is ``t = x[i]; t op= v; x[i] = t``, Python's own order;
 - ``max(a, b, c)`` / ``min(a, b, c)`` of the builtins nest as calls of two arguments;
 - a call with starred arguments, ``f(*xs, y, k=v)`` or ``obj.m(x, **kw)``, is
-  ``call_starred(f, None, tuple(xs) + (y,), {'k': v})`` / ``call_starred(obj, 'm', (x,),
-  kw)`` (adgen.runtime; its rule runs the function through adgen's dispatch when the call
+  ``call_starred(f, None, tuple(xs) + (y,), {'k': v}, LINE)`` / ``call_starred(obj, 'm',
+  (x,), kw, LINE)`` (adgen.runtime; its rule runs the function through adgen's dispatch when the call
   runs and hands the cotangents back to the object, the tuple and the dict).
 Every node keeps the line and column of the user's code it came from.
 """
@@ -313,8 +313,11 @@ class _ExprDesugar(gast.NodeTransformer):
         f = node.func
         head = [f.value, gast.Constant(f.attr, None)] if isinstance(f, gast.Attribute) else \
             [f, gast.Constant(None, None)]
-        return located_at(gast.Call(func=name("call_starred"), args=[*head, args, kwargs],
-                             keywords=[]), node)
+        # the line: what the call refuses when it runs (a callee that writes its arguments)
+        # is reported there
+        line = gast.Constant(getattr(node, "lineno", 0), None)
+        return located_at(gast.Call(func=name("call_starred"),
+                                    args=[*head, args, kwargs, line], keywords=[]), node)
 
     def visit_Tuple(self, node: gast.Tuple) -> gast.expr:
         return self._starred_display(node, "tuple")

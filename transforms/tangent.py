@@ -460,7 +460,7 @@ class Tangent:
         call_jvp(f, args, args_dot, kwargs, obj, obj_dot)``, the tuple's tangent (or ``(None,)
         * len(args)``) lined up with its items when the call runs; a method's object passes
         its tangent as the owner's (runtime.call_jvp)."""
-        head, method, packed, kwargs = v.args
+        head, method, packed, kwargs = v.args[:4]
         none = gast.Constant(value=None, kind=None)
         m = method.value if isinstance(method, gast.Constant) else None
         if m is None:

@@ -329,7 +329,8 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     return out, pullback
 
 
-def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
+def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0
+                       ) -> tuple[Any, Any]:
     """The rule of ``runtime.call_starred``, the user's ``f(*args, **kwargs)`` or
     ``obj.m(*args, **kwargs)`` (desugar): the function runs through :func:`forward_of`, as a
     call resolved when it runs does, and its cotangents go back to ``obj`` (a method's
@@ -339,7 +340,10 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
     one of them (or a view) is refused here."""
     from adgen.errors import UnsupportedError
     from adgen.rules.methods import METHODS, VARARG_METHODS
-    from adgen.runtime import locate
+    from adgen.runtime import locate as locate_in_pullback
+
+    def locate(err: Any) -> Any:
+        return _at_user_line(err, line)
 
     args, kwargs = tuple(args), dict(kwargs)
     passed = args  # what the function gets after ``lead``
@@ -360,7 +364,10 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
             f"{what}(*args) or (**kwargs) on a {type(owner).__name__}: adgen follows a "
             "list's or dict's methods called with their arguments one by one",
             hint="pass the arguments one by one"))
-    _refuse_starred_writer(fn, what)
+    try:
+        _refuse_starred_writer(fn, what)
+    except UnsupportedError as err:
+        raise locate(err) from None
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if not lead and registry.lookup(fn) is None and registry.lookup(target) is None and \
             registry.reference_of(fn) is None and \
@@ -375,11 +382,11 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
             if _arrays((args, kwargs), floats=True) or _has_float_number((args, kwargs)):
                 from adgen.errors import MissingRuleError
 
-                raise locate(MissingRuleError(
+                raise locate_in_pullback(MissingRuleError(
                     f"{what} has no derivative rule{registry.why_no_rule(fn)}, and it is "
                     "passed values that may carry a gradient",
                     hint="register one with @adgen.rrule"))
-            return None, None, [None] * len(args), dict.fromkeys(kwargs)
+            return None, None, [None] * len(args), dict.fromkeys(kwargs), None
 
         return out, constant
     rule = registry.lookup(fn)
@@ -390,7 +397,11 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
             f"or **kwargs, and its derivative rule takes {len(rule.params)}",
             hint="pass the arguments one by one (max(*xs) of many values: max(xs))"))
     out, saved = forward_of(fn, lead + passed, kwargs)
-    _refuse_starred_alias(out, args + ((owner,) if method is not None else ()), kwargs, what)
+    try:
+        _refuse_starred_alias(out, args + ((owner,) if method is not None else ()), kwargs,
+                              what)
+    except UnsupportedError as err:
+        raise locate(err) from None
     # the object dispatch passed first: a user's method's, a callable object's
     receiver = fn.__self__ if isinstance(fn, types.MethodType) and isinstance(
         fn.__func__, types.FunctionType) else (fn if _is_user_callable_object(fn) else None)
@@ -404,7 +415,7 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
             if lead or receiver is owner:
                 owner_ct = cts[0]
             elif not _is_zero(cts[0]):
-                raise locate(UnsupportedError(
+                raise locate_in_pullback(UnsupportedError(
                     f"{what} is called with *args or **kwargs, and the object it is bound "
                     "to (not the one it was read from) gets a gradient through it, which "
                     "adgen does not hand back from such a call",
@@ -412,9 +423,29 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any) -> tuple[An
         rest = cts[len(lead) if lead else first:] + (None,) * (len(args) + len(keys))
         at = len(passed)  # the keywords' cotangents follow the positions passed
         return (owner_ct, None, [rest[k] if passed else None for k in range(len(args))],
-                {k: rest[at + i] for i, k in enumerate(keys)})
+                {k: rest[at + i] for i, k in enumerate(keys)}, None)
 
     return out, pullback
+
+
+def _at_user_line(err: Any, line: int) -> Any:
+    """``err`` located at ``line`` of the user's file of the generated code that runs the
+    call (its ``__adgen_file__``), where no pullback is running to say it."""
+    import linecache
+    import sys
+
+    from adgen.errors import Location
+
+    frame = sys._getframe(1)
+    while frame is not None and "__adgen_file__" not in frame.f_globals:
+        frame = frame.f_back
+    if frame is None or not line or getattr(err, "location", True) is not None:
+        return err
+    file = frame.f_globals["__adgen_file__"]
+    text = linecache.getline(file, line)
+    err.location = Location(file, line, len(text) - len(text.lstrip()), text)
+    err.args = (err.format(),)
+    return err
 
 
 def _is_user_callable_object(fn: Any) -> bool:

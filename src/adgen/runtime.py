@@ -1339,9 +1339,9 @@ def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
 # depends on (np.errstate, ...) is made and entered, and left when the block ends or raises.
 
 
-def call_starred(fn: Any, method: Any, args: Any, kwargs: Any) -> Any:
+def call_starred(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0) -> Any:
     """``fn(*args, **kwargs)``, or ``fn.method(*args, **kwargs)`` where ``method`` is a
-    name: the user's call with starred arguments (transforms.desugar); its rule
+    name: the user's call with starred arguments at ``line`` (transforms.desugar); its rule
     (dispatch.call_starred_rrule) differentiates the function when the call runs."""
     f = fn if method is None else getattr(fn, method)
     return f(*args, **kwargs)
@@ -1793,6 +1793,19 @@ def partial_try(ran: bool, file: str, line: int) -> None:
         hint="move the statements before the one that may raise out of the try block")
 
 
+def list_iadd_error(file: str, line: int) -> Exception:
+    """The error raised before ``x += items`` where ``x`` turns out to be a list adgen cannot
+    tell the function made (an argument): extended in place, the gradient would not follow."""
+    from adgen.errors import Location, UnsupportedError
+
+    return UnsupportedError(
+        "'+=' extends a list in place that adgen cannot tell was made in this function (an "
+        "argument, an item of a container): the gradient would not follow it",
+        Location(file, line, 0, _source_line(file, line)),
+        hint="build a new list (xs = xs + [v]), or extend a list the function makes itself "
+             "(acc = []; acc += [v])")
+
+
 # --------------------------------------------------------------------------------------------
 # Typed tapes: a counted loop's recorded numbers, one array (column) each (Plan.counted)
 
@@ -1831,7 +1844,7 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
-    "stored_attribute", "with_shadows", "Unbound", "call_starred", *_helper_names,
+    "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", *_helper_names,
 ]
 
 
