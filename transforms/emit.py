@@ -30,9 +30,25 @@ _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 def to_source(node: gast.AST) -> str:
     """Source text of a gast node, with the reverse pass's comment markers as comments."""
     tree = gast.gast_to_ast(node)
-    ast.fix_missing_locations(tree)
+    _statement_lines(tree)
     text = ast.unparse(tree)
     return _COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"), text)
+
+
+def _statement_lines(tree: ast.AST) -> None:
+    """A line number on each statement that has none: ``ast.unparse`` reads it (to look up
+    type-ignore comments) on definitions, loops, ``with`` and assignments; expressions need
+    none, since the text is compiled, not the tree (``ast.fix_missing_locations`` visited
+    every node, a tenth of a large function's build)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt) and getattr(node, "lineno", None) is None:
+            node.lineno = 1
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo.extend(b for b in block if isinstance(b, ast.AST))
 
 
 class _Lines:

@@ -50,6 +50,7 @@ from adgen.transforms.specialize import (
     first_slice_writes,
     first_writes,
     known_shapes,
+    scalar_sum_adjoints,
     split_concatenations,
 )
 from adgen.transforms.ssa import is_break_if
@@ -110,6 +111,11 @@ class Pullback:
                 ret_parts.append("None")
         tail = parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
         body = rev + tail
+        if self.plan.kinds:
+            # a full sum's adjoint that only scales an array of the summed one's shape: the
+            # number itself (out_bar * 2 * out), not an array filled with it (nor the shape
+            # kept for it)
+            scalar_sum_adjoints(body, self.summed_array, self.top_level_same_shape)
         needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         if self.plan.kinds:
@@ -148,6 +154,28 @@ class Pullback:
             body=pull_body, decorator_list=[], returns=None, type_comment=None,
             type_params=[])
         return pullback
+
+    def summed_array(self, shape: gast.expr) -> str | None:
+        """The forward name whose shape ``shape`` is in the pullback (``x.shape``, or the
+        name the forward saved it as), or None."""
+        if isinstance(shape, gast.Attribute) and shape.attr == "shape" and \
+                isinstance(shape.value, gast.Name):
+            return shape.value.id
+        if isinstance(shape, gast.Call) and isinstance(shape.func, gast.Attribute) and \
+                shape.func.attr == "shape" and isinstance(shape.func.value, gast.Name) and \
+                shape.func.value.id == "np" and len(shape.args) == 1 and \
+                isinstance(shape.args[0], gast.Name) and \
+                isinstance(self.plan.kinds.get(shape.args[0].id), int):
+            return shape.args[0].id  # np.shape(x) of an array
+        if isinstance(shape, gast.Name) and shape.id in self.rec.shape_of:
+            return self.rec.shape_of[shape.id][0]
+        return None
+
+    def top_level_same_shape(self, a: str, b: str) -> bool:
+        """``Plan.same_shape`` of names bound outside every loop (one value each, which the
+        top level of the pullback reads)."""
+        return all(self.plan.loops_of.get(id(self.plan.def_stmt.get(n)), ()) == ()
+                   for n in (a, b)) and self.plan.same_shape(a, b)
 
     def shapes_not_arrays(self, body: list[gast.stmt], recorded: list[str]) -> list[str]:
         """What a loop records for the reversed ``body``: the arrays it reads only for their
@@ -396,16 +424,21 @@ class Pullback:
         an operation done again."""
         out = []
         params = {a.id for a in self.plan.fn.args.args}
-        shaped = read_for_shape_only(body, set(recorded))
+        shaped: set[str] | None = None
         for r in recorded:
             found = final_load(self.plan, r, s)
             value: gast.expr | None = None
             if found is not None:
                 value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
                                        ctx=gast.Load())
-            elif r not in shaped:
+            else:
                 # a part of an array no later write changes, or that times a number
                 value = final_value(self.plan, r, s)
+                if value is not None:
+                    if shaped is None:
+                        shaped = read_for_shape_only(body, set(recorded))
+                    if r in shaped:
+                        value = None
             if value is None:
                 continue
             out.append(assign(name(r, gast.Store), value, self.plan.def_stmt[r]))
