@@ -84,6 +84,25 @@ class _Lower:
         return out
 
     def stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add) and \
+                isinstance(s.target, gast.Name) and isinstance(s.value, gast.Name) and \
+                (self._built_as(s.target, "list") or self._built_as(s.value, "list")):
+            # lst += items extends the list in place, as lst.extend(items) (an alias sees the
+            # new items; the pullback of a new list lst + items read a list grown since)
+            if self._built_as(s.target, "list"):
+                return self._extend(name(s.target.id), name(s.value.id), s)
+            # a list the function was given (or an array plus a list of numbers): the
+            # extension would make the name a list for the analyses on both paths, so a list
+            # is refused when it runs, at this line
+            loc = self.parsed.location(s)
+            flag = self.namer.fresh("t")
+            test = assign(name(flag, gast.Store),
+                          _call_name("isinstance", name(s.target.id), name("list")), s)
+            error = _call_name("list_iadd_error", gast.Constant(loc.file, None),
+                               gast.Constant(loc.line, None))
+            refuse = located_at(gast.If(test=name(flag), body=[
+                located_at(gast.Raise(exc=error, cause=None), s)], orelse=[]), s)
+            return [test, refuse, s]
         call = None
         result = None
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
@@ -129,6 +148,15 @@ class _Lower:
                 if self._built_as(recv, kind):
                     return lowered
                 test = _call_name("isinstance", clone(recv), name(kind))
+                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
+            if method == "update" and not call.args and call.keywords and \
+                    all(k.arg for k in call.keywords) and not self._object_like(recv):
+                # d.update(a=v, b=w): the stores d["a"] = v; d["b"] = w, where d is a dict
+                lowered = [store(clone(recv), gast.Constant(k.arg, None), k.value, s)
+                           for k in call.keywords] + self._none(result, s)
+                if self._built_as(recv, "dict"):
+                    return lowered
+                test = _call_name("isinstance", clone(recv), name("dict"))
                 return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method == "put":
                 ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
@@ -266,15 +294,22 @@ class _Lower:
                         self._objects |= {t.id for t in a.targets if isinstance(t, gast.Name)}
         return recv.id in self._objects
 
-    def _built_as(self, recv: gast.expr, kind: str) -> bool:
-        """A local the function builds as a list or dict display (``d = {}``) and never
-        rebinds: it is one at run time."""
-        if not isinstance(recv, gast.Name):
+    def _built_as(self, recv: gast.expr, kind: str, seen: frozenset[str] = frozenset()
+                  ) -> bool:
+        """A local the function builds as a list or dict display (``d = {}``; for a list,
+        ``list(...)`` too) and binds to nothing else but another such local (a comprehension,
+        lowered before this pass, is one): it is one at run time."""
+        if not isinstance(recv, gast.Name) or recv.id in seen:
             return False
         display = gast.List if kind == "list" else gast.Dict
         values = [a.value for a in walk(self.parsed.tree) if isinstance(a, gast.Assign) and
                   any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets)]
-        return bool(values) and all(isinstance(v, display) for v in values)
+        return bool(values) and all(
+            isinstance(v, display) or
+            (isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
+             self.resolve(v.func) is (list if kind == "list" else dict)) or
+            (isinstance(v, gast.Name) and self._built_as(v, kind, seen | {recv.id}))
+            for v in values)
 
     def _user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
