@@ -248,6 +248,84 @@ def inline_matmul(expr: gast.expr, rank_a: Any, rank_b: Any) -> gast.expr:
     return Subst({"g": g, "b" if which == 0 else "a": other}).visit(template)
 
 
+def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str | None],
+                        same_shape: Callable[[str, str], bool]) -> None:
+    """``n = sum_vjp(g, shape(x), None, False)`` read once, as a factor of a product with an
+    array of x's shape (``n * 2 * out``, ``out`` of ``x = out ** 2``'s shape): the product
+    takes ``g`` itself, a number, and ``n`` is not filled. The product has x's shape either
+    way, and each element is the same product of the same numbers (a person writes
+    ``out_bar * 2 * out``; the filled array was an allocation and a pass). Only top-level
+    statements of ``body``; ``summed(shape_expr)`` names the array a shape expression is of
+    (or None), ``same_shape`` compares forward names."""
+    loads: dict[str, list[gast.Name]] = {}
+    for st in body:
+        for node in walk(st):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                loads.setdefault(node.id, []).append(node)
+    parents: dict[int, gast.AST] = {}
+    for st in body:
+        for node in walk(st):
+            for child in gast.iter_child_nodes(node):
+                parents[id(child)] = node
+    top = {id(node) for st in body for node in walk(st)}
+    drop: list[int] = []
+    for k, st in enumerate(body):
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
+                isinstance(st.value.func, gast.Name) and st.value.func.id == "sum_vjp" and
+                len(st.value.args) == 4 and not st.value.keywords):
+            continue
+        g, shape, axis, keep = st.value.args
+        n = st.targets[0].id
+        x = summed(shape)
+        uses = loads.get(n, [])
+        if x is None or len(uses) != 1 or id(uses[0]) not in top or not (
+                isinstance(axis, gast.Constant) and axis.value is None and
+                isinstance(keep, gast.Constant) and keep.value is False) or \
+                not isinstance(g, (gast.Name, gast.Constant)):
+            continue
+        # the product chain holding the use, and its other factors
+        chain = parents.get(id(uses[0]))
+        if not (isinstance(chain, gast.BinOp) and isinstance(chain.op, gast.Mult)):
+            continue
+        while isinstance(parents.get(id(chain)), gast.BinOp) and \
+                isinstance(parents[id(chain)].op, gast.Mult):
+            chain = parents[id(chain)]
+        factors = [_shaped_name(e) for e in _factors(chain) if e is not uses[0]]
+        if not any(f is not None and same_shape(f, x) for f in factors):
+            continue
+        if isinstance(g, gast.Name) and any(
+                isinstance(node, gast.Name) and node.id == g.id and
+                not isinstance(node.ctx, gast.Load) for later in body[k + 1:]
+                for node in walk(later)):
+            continue  # g is bound again before the product reads it
+        holder = parents[id(uses[0])]
+        for field in ("left", "right"):
+            if getattr(holder, field) is uses[0]:
+                setattr(holder, field, g)
+        drop.append(k)
+    for k in reversed(drop):
+        del body[k]
+
+
+def _shaped_name(e: gast.expr) -> str | None:
+    """The name whose shape ``e`` has: ``a``, or ``a ** c`` / ``-a`` with ``c`` of constants
+    (the power rule's ``out ** (2 - (2 != 0))`` before cleanup folds it)."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        return _shaped_name(e.operand)
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Pow) and \
+            not any(isinstance(n, gast.Name) for n in walk(e.right)):
+        return _shaped_name(e.left)
+    return e.id if isinstance(e, gast.Name) else None
+
+
+def _factors(e: gast.expr) -> list[gast.expr]:
+    """The operands of a chain of ``*``: ``a * 2 * (b + c)`` -> a, 2, (b + c)."""
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
+        return _factors(e.left) + _factors(e.right)
+    return [e]
+
+
 def drop_unbroadcast(expr: gast.expr) -> gast.expr:
     """``unbroadcast(e, shape)`` -> ``e`` in ``expr``: where nothing was broadcast."""
     return _Unbroadcast().visit(expr)
