@@ -358,12 +358,18 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
         if method in VARARG_METHODS and len(args) > 1:
             # z.reshape(3, 2): the shape as one tuple (numbers: no cotangent)
             lead, passed = (owner, args), ()
-    elif isinstance(owner, (list, dict, set, tuple)) and method not in (
-            "index", "count", "get", "keys", "values", "items", "copy"):
+    elif isinstance(owner, np.ndarray) or isinstance(owner, (list, dict, set, tuple)) and \
+            method not in ("index", "count", "get", "keys", "values", "items", "copy"):
+        # an array's method without a rule (x.sort, x.fill: in place) or a container's that
+        # changes it
         raise locate(UnsupportedError(
-            f"{what}(*args) or (**kwargs) on a {type(owner).__name__}: adgen follows a "
-            "list's or dict's methods called with their arguments one by one",
+            f"{what}(*args) or (**kwargs) on a {type(owner).__name__}: adgen follows an "
+            "array's, a list's or a dict's methods called with their arguments one by one",
             hint="pass the arguments one by one"))
+    if "out" in kwargs or isinstance(fn, np.ufunc) and len(args) > fn.nin:
+        raise locate(UnsupportedError(
+            f"{what} is called with *args or **kwargs and an out= array, which it writes in "
+            "place where adgen cannot see it", hint="pass the arguments one by one"))
     try:
         _refuse_starred_writer(fn, what)
     except UnsupportedError as err:
@@ -375,17 +381,19 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
             not _is_user_callable_object(fn) and \
             not (type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
         # a function without a rule (rng.standard_normal(*shape)): a constant where nothing
-        # passed to it has float content, as the compiler takes a direct call of it
+        # passed to it has float content, as the compiler takes a direct call of it; given
+        # floats it may write them in place (np.copyto(*(y, v)), whose result is discarded
+        # and whose pullback never runs): refused before it runs
+        if _arrays((args, kwargs), floats=True) or _has_float_number((args, kwargs)):
+            from adgen.errors import MissingRuleError
+
+            raise locate(MissingRuleError(
+                f"{what} has no derivative rule{registry.why_no_rule(fn)}, and it is called "
+                "with *args or **kwargs holding floats (which it may use or write)",
+                hint="pass the arguments one by one, or register a rule with @adgen.rrule"))
         out = fn(*args, **kwargs)
 
         def constant(out_bar: Any) -> tuple[Any, ...]:
-            if _arrays((args, kwargs), floats=True) or _has_float_number((args, kwargs)):
-                from adgen.errors import MissingRuleError
-
-                raise locate_in_pullback(MissingRuleError(
-                    f"{what} has no derivative rule{registry.why_no_rule(fn)}, and it is "
-                    "passed values that may carry a gradient",
-                    hint="register one with @adgen.rrule"))
             return None, None, [None] * len(args), dict.fromkeys(kwargs), None
 
         return out, constant

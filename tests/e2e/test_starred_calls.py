@@ -277,3 +277,41 @@ def test_a_method_of_an_argument_object_gets_its_gradient_and_tangent():
     _, tangent = adgen.jvp(through_an_object, (Layer(w.copy()), _x()),
                            (Layer(np.ones(3)), np.zeros(3)))
     assert_grad_close(np.ravel(tangent), numerical_jvp(of_w, (w,), (np.ones(3),)))
+
+
+def sorted_in_place(x):
+    y = x * 2.0
+    y.sort(*())
+    return np.sum(y * x)
+
+
+def added_into(x):
+    c = np.zeros(3)
+    np.add(*(x, x), out=c)
+    return np.sum(c * x)
+
+
+def multiplied_into(x):
+    c = np.zeros(3)
+    np.multiply(*(x, x, c))
+    return np.sum(c * x)
+
+
+def copied_into(x):
+    y = x * 2.0
+    np.copyto(*(y, x * 5.0))  # its result is discarded: no pullback would run to refuse
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f, error, what", [
+    (sorted_in_place, adgen.UnsupportedError, "an array's, a list's or a dict's methods"),
+    (added_into, adgen.UnsupportedError, "an out= array"),
+    (multiplied_into, adgen.UnsupportedError, "an out= array"),
+    (copied_into, adgen.MissingRuleError, "holding floats")],
+    ids=["sort", "out_keyword", "out_positional", "copyto"])
+def test_in_place_writes_through_a_starred_call_are_refused_before_they_run(f, error, what):
+    """Each writes an array the caller's analyses do not know is written (np.copyto's
+    gradient was 14, 7 for 20, 10: a silent wrong gradient before this check)."""
+    with pytest.raises(error, match=what) as err:
+        adgen.grad(f)(_x())
+    assert "test_starred_calls.py:" in str(err.value)
