@@ -71,18 +71,16 @@ def allocate_then_fill_forward(w, x):
         t9 = np.tanh(x[i] @ w)
         h[i] = t9
         tape1.append((i, t9))
-    t10 = h ** 2
-    return (t10.sum(), (h, t10.shape, tape1, w, x))
+    return ((h ** 2).sum(), (h, tape1, w, x))
 
 def allocate_then_fill_pullback(saved, out_bar, sh=None):
     top = sh is None
     if top:
         sh = ShadowMap()
-    h, t10_shape1, tape1, w, x = saved
+    h, tape1, w, x = saved
     # line 14: return np.sum(h ** 2)
-    t10_bar = sum_vjp(out_bar, t10_shape1, None, False)
     h_bar = sh.of(h)
-    h_bar += t10_bar * 2 * h
+    h_bar += out_bar * 2 * h
     # line 12: for i in range(x.shape[0]):
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)

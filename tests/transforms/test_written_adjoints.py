@@ -104,3 +104,36 @@ def test_a_divisor_that_is_a_number():
     check_grad(over_a_number, (x, 1.7), (0, 1))
     # by hand: d/dc sum(x / c) = -sum(x) / c^2
     np.testing.assert_allclose(adgen.grad(over_a_number, 1)(x, 1.7), -np.sum(x) / 1.7 ** 2)
+
+
+def squared_norm(x, w):
+    return np.sum((x @ w) ** 2)
+
+
+def scaled_by_a_row(x, y):
+    """The look-alike: x * y with y a row broadcast over x; y's adjoint needs the full array."""
+    return np.sum(x * y)
+
+
+def sum_read_twice(x):
+    s = x ** 2
+    return np.sum(s) + np.sum(np.sin(s))
+
+
+@pytest.mark.parametrize("f,shapes,scalar", [
+    (squared_norm, ((4, 3), (3, 2)), True),
+    (scaled_by_a_row, ((4, 3), (3,)), False),
+    (sum_read_twice, ((5,),), False),  # np.cos(s) and a sum: not a product with a name
+])
+def test_a_full_sums_adjoint_scales_as_a_number(f, shapes, scalar):
+    """sum_vjp's filled array is left out where the number times an array of the summed
+    one's shape is the same (out_bar * 2 * out); a row broadcast against the summed array
+    keeps it. Gradients against central differences either way, under both policies."""
+    rng = np.random.default_rng(7)
+    args = tuple(rng.standard_normal(s) for s in shapes)
+    argnums = tuple(range(len(args)))
+    check_grad(f, args, argnums)
+    check_grad(f, args, argnums,
+               grad=lambda fn, argnums: adgen.grad(fn, argnums, mutation="strict"))
+    src = adgen.source(f, *args)
+    assert ("sum_vjp" not in src) == scalar, src
