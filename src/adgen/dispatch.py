@@ -379,6 +379,7 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
             registry.reference_of(fn) is None and \
             not isinstance(target, (types.FunctionType, type, functools.partial)) and \
             not _is_user_callable_object(fn) and \
+            getattr(target, "__module__", None) != "builtins" and \
             not (type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
         # a function without a rule (rng.standard_normal(*shape)): a constant where nothing
         # passed to it has float content, as the compiler takes a direct call of it; given
@@ -416,7 +417,11 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
     first = 1 if lead or receiver is not None and registry.lookup(fn) is None else 0
     keys = list(kwargs)
 
+    no_float_result = _integral(out)
+
     def pullback(out_bar: Any) -> tuple[Any, ...]:
+        if no_float_result:  # len(*xs), an int or a bool: no derivative reaches its inputs
+            return None, None, [None] * len(args), dict.fromkeys(keys), None
         cts = tuple(pullback_of(saved, out_bar, None))
         owner_ct = None
         if first:
@@ -521,6 +526,18 @@ def _arrays(x: Any, depth: int = 0, floats: bool = False) -> list[np.ndarray]:
             not callable(x):
         return [a for v in attrs.values() for a in _arrays(v, depth + 1, floats)]
     return []
+
+
+def _integral(x: Any) -> bool:
+    """Whether ``x`` holds no float at all: an int, a bool, a string, None, an integer or
+    boolean array, or a list or tuple of those (an object may hold floats: False)."""
+    if x is None or isinstance(x, (bool, int, str, np.integer, np.bool_)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biuSU"
+    if isinstance(x, (list, tuple)):
+        return all(_integral(v) for v in x)
+    return False
 
 
 def _has_float_number(x: Any) -> bool:
