@@ -69,6 +69,8 @@ def coverage() -> str:
     for rule in all_rules():
         if rule.vjp is None:
             continue  # a user's rrule, not part of adgen
+        if rule.name.startswith("scipy."):
+            continue  # registered only where scipy is imported: listed below from the source
         area = rule.vjp.__module__.rsplit(".", 1)[-1]
         module, _, name = rule.name.rpartition(".")
         shown = code(rule.name.lstrip("_"))
@@ -105,6 +107,7 @@ def coverage() -> str:
         lines += ["", f"## {AREAS.get(area, area)}", "",
                   "| function | differentiable in | pullback reads | notes |",
                   "|---|---|---|---|", *by_area[area]]
+    lines += optional_rules()
     lines += references()
     lines += ["", "## ndarray methods and attributes", "",
               "A method call on an array is the function with the array as first argument.", "",
@@ -114,6 +117,18 @@ def coverage() -> str:
     for name, func in sorted(adgen.rules.ATTRIBUTES.items()):
         lines.append(f"| `x.{name}` | `{_qualified(func)}` |")
     return "\n".join(lines) + "\n"
+
+
+def optional_rules() -> list[str]:
+    """The rules for optional packages (``scipy.special``), read from their module's source:
+    they are registered only once the user's code imports the package."""
+    source = (DOCS.parent / "src" / "adgen" / "rules" / "scipy_special.py").read_text()
+    names = re.findall(r'name="(scipy\.special\.\w+)"', source)
+    return ["", "## scipy.special (with scipy installed)", "",
+            ("Registered when your code imports `scipy.special` (adgen never imports scipy "
+             "itself); their pullbacks use NumPy only. `logsumexp` without `b=` and "
+             "`return_sign=`. See [Interop](interop.md)."), "",
+            ", ".join(f"`{n}`" for n in names) + "."]
 
 
 def references() -> list[str]:

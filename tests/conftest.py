@@ -6,3 +6,14 @@ import sys
 _TESTS = os.path.dirname(os.path.abspath(__file__))
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+# The rules for scipy.special register once scipy.special is imported (never by adgen itself):
+# import it here when the extra is installed, so every test sees one registry whatever ran first
+try:
+    import scipy.special  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    from adgen.rules.registry import load_optional_rules
+
+    load_optional_rules()

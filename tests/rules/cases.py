@@ -709,3 +709,26 @@ cases("numpy.fft.rfft2", C(randn(3, 5)), C(randn(4, 3), norm="ortho"))
 cases("numpy.fft.irfft2", C(randn(3, 4)), C(randn(4, 3), (4, 5)))
 cases("numpy.fft.fftshift", C(randn(5)), C(randn(4, 3), axes=0))
 cases("numpy.fft.ifftshift", C(randn(5)), C(randn(4, 3), axes=(0, 1)))
+
+# --------------------------------------------------------------------------------------------
+# scipy_special.py (the optional extra: registered in tests/conftest.py when scipy is there)
+
+try:
+    import scipy.special as _special  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    _unit = np.array([[0.2, 0.7, 0.45], [0.9, 0.05, 0.6]])
+    cases("scipy.special.expit", unary(randn))
+    cases("scipy.special.logit", C(_unit), C(0.3), C(np.array(0.8)))
+    cases("scipy.special.erf", unary(randn))
+    cases("scipy.special.erfc", unary(randn))
+    cases("scipy.special.ndtr", unary(randn))
+    cases("scipy.special.log_ndtr", unary(randn), C(np.array([-6.0, -2.5, 3.0])))
+    cases("scipy.special.logsumexp", C(randn(3, 4)), C(randn(3, 4), axis=1),
+          C(randn(3, 4), axis=0, keepdims=True), C(randn(2, 3, 4), axis=(0, 2)),
+          C(randn(5), axis=-1), C(randn(3, 4), keepdims=True))
+    cases("scipy.special.softmax", C(randn(3, 4)), C(randn(3, 4), axis=1),
+          C(randn(2, 3, 4), axis=(0, 2)), C(randn(5), axis=0))
+    cases("scipy.special.log_softmax", C(randn(3, 4)), C(randn(3, 4), axis=1),
+          C(randn(2, 3, 4), axis=-1), C(randn(5), axis=0))

@@ -35,6 +35,7 @@ person wrote), and the tests call it directly for the dot-product check.
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -183,7 +184,26 @@ def lookup(func: Any) -> Rule | None:
     if rule is None and type(func).__name__ == "builtin_function_or_method":
         func = ufunc_method_of(func)
         rule = _RULES.get(id(func))
+    if rule is None and _OPTIONAL and any(m in sys.modules for m in _OPTIONAL):
+        load_optional_rules()  # the user's code imported scipy.special: its rules now
+        rule = _RULES.get(id(func))
     return rule if rule is not None and rule.primal is func else None
+
+
+# Rules for functions of optional packages, registered once the user's code has imported the
+# package (adgen never imports it): package -> the module of adgen's rules for it
+_OPTIONAL: dict[str, str] = {"scipy.special": "adgen.rules.scipy_special"}
+
+
+def load_optional_rules() -> None:
+    """Registers the rules for the optional packages that are imported (tests and docs call
+    it to see them all: ``import scipy.special`` first)."""
+    import importlib
+
+    for package, module in list(_OPTIONAL.items()):
+        if package in sys.modules:
+            del _OPTIONAL[package]
+            importlib.import_module(module)
 
 
 # A ufunc's methods (np.maximum.accumulate) are a new bound method at every attribute access:
