@@ -105,6 +105,17 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     again = _of_counters(plan, v, loop)
     if again is not None:
         return again  # i + a, j - 1: the pullback has the counters and the numbers
+    base = plan.def_stmt.get(v.value.id) if isinstance(v, gast.Attribute) and \
+        isinstance(v.value, gast.Name) else None
+    if isinstance(v, gast.Attribute) and v.attr == "T" and isinstance(v.value, gast.Name) and \
+            type(plan.kinds.get(v.value.id)) is int and plan.def_count.get(v.value.id, 0) <= 1 \
+            and (base is None or id(loop) not in plan.loops_of.get(id(base), ()) or
+                 plan.block_of.get(id(base)) == body):
+        # a transposed view (A.T, K.T): the same view of the same array object, which the
+        # pullback has (a parameter, bound outside the loop, or bound at the top of its body
+        # and taped instead of its view), so it sees the same memory a taped view would
+        return gast.Attribute(value=gast.Name(v.value.id, gast.Load(), None, None), attr="T",
+                              ctx=gast.Load())
     if not (isinstance(v, gast.BinOp) and
             isinstance(v.op, (gast.Mult, gast.Add, gast.Sub, gast.Div))):
         return None

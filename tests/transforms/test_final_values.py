@@ -265,3 +265,39 @@ def test_numbers_bound_outside_and_their_arithmetic(mutation):
     taped = [line for line in src.split("def sweeps_pullback")[0].splitlines()
              if ".append((" in line and "(tape" not in line]
     assert len(taped) == 1 and taped[0].count(",") == 1, src
+
+
+def transposes(A, x):
+    s = 0.0
+    for t in range(3):
+        K = np.tanh(A * (t + 1.0))
+        KT = K.T  # a view of K, computed again from K by the pullback
+        AT = A.T  # a view of the argument
+        y = KT @ x + AT @ x
+        K *= 0.5  # KT sees this write, taped or not
+        s = s + np.sum(y * y) + np.sum(K * x)
+    return s
+
+
+def transposed_from_an_inner_loop(A, x):
+    s = 0.0
+    for t in range(2):
+        M = A
+        for k in range(2):
+            M = np.sin(M) + k  # bound in the inner loop: KT's base is not at hand
+        MT = M.T
+        s = s + np.sum((MT @ x) ** 2)
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn", [transposes, transposed_from_an_inner_loop])
+def test_transposed_views(fn, mutation):
+    rng = np.random.default_rng(10)
+    args = (0.5 * rng.standard_normal((3, 3)), rng.standard_normal(3))
+    if fn is transposes and mutation == "strict":
+        # K *= 0.5 overwrites what the gradient of K * x's line reads
+        with pytest.raises(adgen.MutationError):
+            adgen.grad(fn, argnums=(0, 1), mutation="strict")(*copy.deepcopy(args))
+        return
+    _check(fn, args, (0, 1), mutation)
