@@ -32,7 +32,8 @@ from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.walk import walk
 
 # adgen's runtime functions the earlier passes call (they return no container they were given)
-_RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index"})
+_RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
+                      "dtype_kind"})
 
 
 @dataclass(frozen=True)
