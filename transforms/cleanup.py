@@ -24,6 +24,7 @@ from __future__ import annotations
 import operator
 
 import gast
+from adgen.transforms.reverse_ast import is_comment
 from adgen.transforms.walk import clone, walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -44,11 +45,6 @@ def cleanup(pullback: gast.FunctionDef) -> gast.FunctionDef:
     return pullback
 
 
-def _is_comment(st: gast.stmt) -> bool:
-    return isinstance(st, gast.Expr) and isinstance(st.value, gast.Constant) and \
-        isinstance(st.value.value, str) and st.value.value.startswith("\x00#")
-
-
 def _drop_empty_comments(body: list[gast.stmt]) -> None:
     """Drops the comment over a line whose adjoint block came out empty (the next statement
     is another line's comment, the return, or the end of the block)."""
@@ -57,7 +53,7 @@ def _drop_empty_comments(body: list[gast.stmt]) -> None:
             if isinstance(getattr(st, block, None), list):
                 _drop_empty_comments(getattr(st, block))
     body[:] = [st for k, st in enumerate(body)
-               if not (_is_comment(st) and (k + 1 == len(body) or _is_comment(body[k + 1]) or
+               if not (is_comment(st) and (k + 1 == len(body) or is_comment(body[k + 1]) or
                                             isinstance(body[k + 1], gast.Return)))] or body
 
 

@@ -141,6 +141,12 @@ def comment_node(text: str) -> gast.stmt:
     return gast.Expr(value=gast.Constant(value=f"\x00# {text}", kind=None))
 
 
+def is_comment(st: gast.stmt) -> bool:
+    """A comment line made by :func:`comment_node`."""
+    return isinstance(st, gast.Expr) and isinstance(st.value, gast.Constant) and \
+        isinstance(st.value.value, str) and st.value.value.startswith("\x00#")
+
+
 # runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
 RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
                            "enter_context", "entered_value", "exit_context", "call_starred"})

@@ -32,6 +32,7 @@ from adgen.transforms.reverse_ast import (
     attr_node,
     call_node,
     comment_node,
+    is_comment,
     is_copy_of,
     loaded_names,
     parse_stmts,
@@ -396,7 +397,9 @@ class Pullback:
         reread = self.final_loads(s, recorded, body)
         if reread:
             # elements the array still holds when the pullback runs: read again, not taped
-            body = reread + body
+            # (under the first "# line N:" comment of the body, which they belong to)
+            head = body[:1] if is_comment(body[0]) else []
+            body = head + reread + body[len(head):]
             recorded = sorted(self.free_names(body, set()) & local)
         steps = self.plan.counted(s, recorded)
         if steps is None and isinstance(s, gast.For) and \

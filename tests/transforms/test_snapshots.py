@@ -85,8 +85,8 @@ def allocate_then_fill_pullback(saved, out_bar, sh=None):
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     for i, t9 in reversed(tape1):
-        t7 = x[i]
         # line 13: h[i] = np.tanh(x[i] @ w)
+        t7 = x[i]
         t9_bar = unbroadcast(h_bar[i].copy(), np.shape(t9))
         h_bar[i] = 0.0
         t8_bar = t9_bar * (1.0 - t9 * t9)
