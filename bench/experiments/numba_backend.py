@@ -27,7 +27,8 @@ check), which is timed apart ("numba start"): every program's first njit call pa
 
 The suite's vectorised mlp, attention, softmax-xent and gp-nll run too (against their hand
 gradients; numba.njit cannot compile the mlp, attention and softmax-xent primals, whose
-np.max takes an axis).
+np.max takes an axis), and its RK4 neural ODE (a helper function per stage, stages stored
+into a (4, n) buffer; numba.njit cannot compile its primal, whose helper is plain Python).
 """
 
 from __future__ import annotations
@@ -334,7 +335,7 @@ WORKLOADS = {"soft-dtw 60x50": _soft_dtw_case, "mse N=30": _mse_case,
              "lu n=40": _lu_case, "seidel 30x30x10": _seidel_case,
              "mlp (suite)": _suite_case("mlp"), "attention (suite)": _suite_case("attention"),
              "softmax-xent (suite)": _suite_case("softmax_xent"),
-             "gp-nll (suite)": _suite_case("gp")}
+             "gp-nll (suite)": _suite_case("gp"), "rk4 (suite)": _suite_case("rk4")}
 
 
 def _close(g, ref) -> bool:
