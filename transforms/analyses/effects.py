@@ -176,7 +176,7 @@ def effects(fn: gast.FunctionDef,
                 src = v.id if isinstance(v, gast.Name) else (
                     v.args[0].id if isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id == "loop_sequence" and v.args and
-                    isinstance(v.args[0], gast.Name) else None)
+                    isinstance(v.args[0], gast.Name) else _container_copied(v, eff.kinds))
                 if src in eff.kinds and t not in eff.kinds:
                     eff.kinds[t] = eff.kinds[src]
                     changed = True
@@ -266,6 +266,16 @@ def _written_name(s: gast.stmt) -> str | None:
         if isinstance(f, gast.Attribute) and f.attr == "append" and \
                 isinstance(f.value, gast.Name):
             return f.value.id
+    return None
+
+
+def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
+    """The list or dict ``v`` is a shallow copy of (``lst.copy()``, ``d.copy()``), or None."""
+    if isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+            v.func.attr == "copy" and not v.args and not v.keywords and \
+            isinstance(v.func.value, gast.Name) and kinds.get(v.func.value.id) in ("list",
+                                                                                  "dict"):
+        return v.func.value.id
     return None
 
 
@@ -373,6 +383,10 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             elif v.args:
                 first = _names(v.args[0])
             return [(name, {new} | first)]
+        if _container_copied(v, kinds) is not None:
+            # lst.copy(), d.copy(): a new container holding the same arrays, so a write
+            # through an item of the copy (m[0] *= 3) writes the original's item too
+            return [(name, {new} | {f.value.id})]
         if fname in ("copy", "array", "zeros", "ones", "empty", "full", "zeros_like",
                      "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"):
             return [(name, {new})]
