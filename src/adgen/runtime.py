@@ -1667,6 +1667,15 @@ def take_item(adjoint: Any, index: Any) -> Any:
     """Removes and returns ``adjoint[index]`` (the adjoint of a value a store wrote)."""
     if isinstance(adjoint, dict):
         return adjoint.pop(index, None)
+    if isinstance(adjoint, list) and isinstance(index, slice):
+        # l[a:b] = [...] may change the list's length, which moves every later item: the
+        # adjoints of the items before the store would be read at the wrong positions
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            "assigning to a slice of a list (l[a:b] = [...]) is not supported",
+            hint="store the items one by one (l[a] = v), or build a new list: "
+                 "l = l[:a] + [...] + l[b:]"))
     g = adjoint[index]
     # None stands for zero: the value the store overwrote may be of another kind (a number
     # replaced by an array), and a zero of the stored value's shape would broadcast its
