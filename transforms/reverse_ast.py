@@ -234,6 +234,17 @@ def opsym(op: type) -> str:
             gast.FloorDiv: "//", gast.Mod: "%", gast.MatMult: "@"}.get(op, "?")
 
 
+def unsupported_operator(op: gast.operator, loc: Any) -> UnsupportedError:
+    """The error for a binary operator without a derivative (``|``, ``&``, ``^``, ``<<``,
+    ``>>``) applied to values with a gradient: ``d | e`` merging dicts of arrays."""
+    sym = {gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^", gast.LShift: "<<",
+           gast.RShift: ">>"}.get(type(op), type(op).__name__)
+    return UnsupportedError(
+        f"the operator {sym} on values with a gradient is not supported", loc,
+        hint="to merge dicts, copy and update: g = dict(d); g.update(e) (for d |= e: "
+             "d.update(e)); on arrays, use the np.logical_* functions on masks")
+
+
 def callee_name(call: gast.Call) -> str:
     f = call.func
     if isinstance(f, gast.Attribute):

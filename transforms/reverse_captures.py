@@ -16,6 +16,7 @@ from adgen.transforms.reverse_ast import (
     is_copy_of,
     is_python_function,
     names_of,
+    unsupported_operator,
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
@@ -548,6 +549,8 @@ class _Captures:
         for k, s in enumerate(stmts):
             if isinstance(s, gast.AugAssign) and k > 0 and is_copy_of(stmts[k - 1], s) and \
                     self.plan.act.active(s.target.id):
+                if type(s.op) not in BINOPS:
+                    raise unsupported_operator(s.op, self.plan.loc(s))  # d |= e
                 rule = registry.lookup(BINOPS[type(s.op)])
                 old = stmts[k - 1].value
                 bound = rule.bind([old, s.value], {})

@@ -37,6 +37,7 @@ from adgen.transforms.reverse_ast import (
     loaded_names,
     src_text,
     stored_names,
+    unsupported_operator,
     user_name_of,
 )
 from adgen.transforms.ssa import is_break_if
@@ -613,6 +614,8 @@ class Plan:
         """The rule and bound arguments of an operation statement (None: no rule needed)."""
         v = s.value
         if isinstance(v, gast.BinOp):
+            if type(v.op) not in BINOPS:
+                raise unsupported_operator(v.op, self.loc(s))
             rule = registry.lookup(BINOPS[type(v.op)])
             return (rule, rule.bind([v.left, v.right], {})) if rule else None
         if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:

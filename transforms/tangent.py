@@ -37,7 +37,7 @@ from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, varargs_of
-from adgen.transforms.reverse_ast import BINOPS, UNARYOPS
+from adgen.transforms.reverse_ast import BINOPS, UNARYOPS, unsupported_operator
 from adgen.transforms.tangent_ast import (
     Fold,
     Replace,
@@ -338,6 +338,8 @@ class Tangent:
                                             ctx=gast.Load()))
             return after(zero)
         if isinstance(v, gast.BinOp):
+            if type(v.op) not in BINOPS:
+                raise unsupported_operator(v.op, self.parsed.location(s))  # d | e
             rule = registry.lookup(BINOPS[type(v.op)])
             return self.apply_rule(s, n, rule, v, [v.left, v.right], {})
         if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
