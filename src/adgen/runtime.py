@@ -513,7 +513,8 @@ def locate(err: Any, tb: Any = None) -> Any:
                     err.location = Location(file, n, len(text) - len(text.lstrip()), text)
                     err.args = (err.format(),)
                     return err
-            return err
+            # no '# line N:' above it (a callee's pullback reading its arguments' adjoints
+            # before its first line): the caller's frame names the line of the call
         if inner:
             inner.pop(0)
             frame = inner[0] if inner else None

@@ -109,7 +109,12 @@ def unsupported(message: str) -> None:
         from adgen.errors import RuleError
     except ImportError:  # a standalone module run where adgen is not installed
         raise NotImplementedError(message) from None
-    raise RuleError(message)
+    # the user's line, when a pullback adgen compiled is on the stack (looked up, not
+    # imported: a standalone module, whose helpers are copied from here, has no adgen import)
+    import sys
+
+    locate = getattr(sys.modules.get("adgen.runtime"), "locate", None)
+    raise locate(RuleError(message)) if locate is not None else RuleError(message)
 
 
 # --------------------------------------------------------------------------------------------

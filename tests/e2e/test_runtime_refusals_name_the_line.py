@@ -1,0 +1,51 @@
+"""Refusals raised while a pullback runs name the user's line, as users write the code.
+
+Two of them named nothing: a list written in place by a helper the differentiated function
+calls (the helper's pullback reads its arguments' adjoints before its first ``# line N:``
+comment, where ``runtime.locate`` stopped looking), and list repetition ``l * 2`` reaching the
+loss (``helpers_core.unsupported`` raised a bare ``RuleError``). Both now name the file and
+the line: the call of the helper, and the repetition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adgen
+
+
+def scale_each(ws, x):
+    for w in ws:
+        w *= x
+
+
+def loss_through_a_helper(x):
+    ws = [x * 1.0, x * 2.0]
+    scale_each(ws, x)
+    return np.sum(ws[0] * ws[1])
+
+
+def loss_of_a_repeated_list(x):
+    parts = [x * 1.0, np.sin(x)]
+    twice = parts * 2
+    return np.sum(twice[3] * twice[0])
+
+
+X = np.array([0.5, -1.0, 0.2])
+
+
+def test_helper_writing_list_items_names_the_call():
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(loss_through_a_helper, mutation="save")(X.copy())
+    text = str(err.value)
+    assert "test_runtime_refusals_name_the_line.py" in text
+    assert "scale_each(ws, x)" in text
+
+
+def test_list_repetition_names_its_line():
+    with pytest.raises(adgen.RuleError) as err:
+        adgen.grad(loss_of_a_repeated_list)(X.copy())
+    text = str(err.value)
+    assert "test_runtime_refusals_name_the_line.py" in text
+    assert "twice = parts * 2" in text
