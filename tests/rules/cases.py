@@ -569,6 +569,8 @@ cases("builtins.dict", C({"w": randn(2, 3), "b": randn()}), C({"a": [randn(2), r
       refuse([("a", randn(2))]))
 cases("builtins.list", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
+cases("copy.copy", C({"w": randn(2, 3), "b": randn()}), C([randn(2), (randn(), randn(3))]),
+      C(randn(3, 2)), C(randn()))
 cases("builtins.sorted", C([0.3, 1.2, -0.4]), C(np.array([0.3, -1.2, 0.4, 2.0])),
       C((0.3, -1.2, 0.4), reverse=True), C([0.3, -1.2, 0.4], key=abs),
       C([np.array([2.0, 1.0]), np.array([-1.0, 0.5])], key=np.sum),

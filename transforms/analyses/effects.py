@@ -270,12 +270,15 @@ def _written_name(s: gast.stmt) -> str | None:
 
 
 def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
-    """The list or dict ``v`` is a shallow copy of (``lst.copy()``, ``d.copy()``), or None."""
-    if isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
-            v.func.attr == "copy" and not v.args and not v.keywords and \
-            isinstance(v.func.value, gast.Name) and kinds.get(v.func.value.id) in ("list",
-                                                                                  "dict"):
-        return v.func.value.id
+    """The list or dict ``v`` is a shallow copy of (``lst.copy()``, ``d.copy()``,
+    ``copy.copy(lst)``), or None."""
+    if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and
+            v.func.attr == "copy" and not v.keywords and isinstance(v.func.value, gast.Name)):
+        return None
+    src = v.args[0] if len(v.args) == 1 and v.func.value.id == "copy" else \
+        v.func.value if not v.args else None
+    if isinstance(src, gast.Name) and kinds.get(src.id) in ("list", "dict"):
+        return src.id
     return None
 
 
@@ -386,7 +389,7 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if _container_copied(v, kinds) is not None:
             # lst.copy(), d.copy(): a new container holding the same arrays, so a write
             # through an item of the copy (m[0] *= 3) writes the original's item too
-            return [(name, {new} | {f.value.id})]
+            return [(name, {new, _container_copied(v, kinds)})]
         if fname in ("copy", "array", "zeros", "ones", "empty", "full", "zeros_like",
                      "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"):
             return [(name, {new})]

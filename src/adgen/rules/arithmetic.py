@@ -9,6 +9,7 @@ shape with :func:`~adgen.rules.helpers.unbroadcast`. Comparisons, ``//``, ``int`
 from __future__ import annotations
 
 import builtins
+import copy
 import operator
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from adgen.rules.helpers import (
     abs_vjp,
+    copy_vjp,
     dict_vjp,
     extreme_vjp,
     matmul_vjp_a,
@@ -149,6 +151,14 @@ def tuple_(g: Any, out: Any, iterable: Any) -> Any:
 def dict_(g: Any, out: Any, mapping: Any) -> Any:
     # p = dict(params): a copy of a dict of parameters (MissingRuleError before)
     return dict_vjp(g, shape_tree(mapping))
+
+
+@defvjp(copy.copy, "x", linear=True)
+def copy_copy(g: Any, out: Any, x: Any) -> Any:
+    # a shallow copy of a list or dict holds x's own arrays (the effects analysis follows
+    # writes through them); an array's copy is a new one: either way the cotangent goes back
+    # item by item (it was a MissingRuleError from inside the copy module's source)
+    return copy_vjp(g, shape_tree(x))
 
 
 @defvjp(builtins.sorted, "iterable, key=None, reverse=False", diff="iterable",

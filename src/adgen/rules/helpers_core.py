@@ -17,6 +17,7 @@ __all__ = [
     "broadcast_copy",
     "broadcastable",
     "cast_vjp",
+    "copy_vjp",
     "cumsum_vjp",
     "dict_vjp",
     "expand_reduced",
@@ -478,6 +479,20 @@ def dict_vjp(g: object, tree: object) -> object:
                     "with a literal or a comprehension")
     got = g if isinstance(g, dict) else {}
     return {k: got[k] if got.get(k) is not None else tree_zeros(v) for k, v in tree.items()}
+
+
+def copy_vjp(g: object, tree: object) -> object:
+    """The cotangent of ``x`` in ``copy.copy(x)`` (``tree`` is ``shape_tree(x)``): the
+    copy's, in ``x``'s structure, zeros where it has none."""
+    if g is None:
+        return tree_zeros(tree)
+    if isinstance(tree, dict):
+        got = g if isinstance(g, dict) else {}
+        return {k: copy_vjp(got.get(k), t) for k, t in tree.items()}
+    if isinstance(tree, list) or is_tuple_tree(tree):
+        items = list(g) if isinstance(g, (list, tuple)) else [None] * tree_len(tree)
+        return as_container([copy_vjp(v, t) for v, t in zip(items, tree_items(tree))], tree)
+    return g
 
 
 def sum_list_vjp(g: object, tree: object) -> object:

@@ -16,6 +16,7 @@ derivative rules, so reverse mode differentiates tangent code (reverse over forw
 from __future__ import annotations
 
 import builtins
+import copy
 import math
 import operator
 from typing import Any
@@ -67,7 +68,8 @@ from adgen.rules.registry import defjvp, defjvp_kind, defrefusal, defvjp, lookup
 # Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
 
 defjvp_kind("linear", operator.add, operator.sub, operator.neg, operator.pos, builtins.float,
-            builtins.sum, builtins.tuple, builtins.list, builtins.dict, operator.getitem,
+            builtins.sum, builtins.tuple, builtins.list, builtins.dict, copy.copy,
+            operator.getitem,
             ndarray_item,
             ndarray_compress, np.take, np.take_along_axis, np.trace, np.diagonal, np.diag, np.tril, np.triu, math.degrees,
             math.radians, math.fsum, np.sum, np.mean, np.cumsum, np.reshape, np.ravel,
