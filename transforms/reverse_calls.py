@@ -197,6 +197,12 @@ class Calls:
         if t is not None and self.plan.tracked(t) and not (isinstance(g, gast.Constant) and
                                                       g.value is None):
             g = self._result_adjoint(t, state)
+        elif t is not None and self.may_hold_arrays(t) and not (
+                isinstance(g, gast.Constant) and g.value is None):
+            # a dict or list the rule returned, whose arrays the caller wrote in place (d =
+            # make(x); d["a"][0] = 5.0): their adjoints are in shadow memory, which the
+            # rule's pullback does not read (they were lost: a silently wrong gradient)
+            g = call_node("with_shadows", name("sh"), name(self._entry(s, t)), g)
         # one cotangent per argument passed: positions, then keywords (dispatch.pullback_of)
         passed = list(call.args) + [k.value for k in call.keywords]
         # a tuple or list display passed (combine((x, y))) gets its cotangent too, spread
