@@ -1,7 +1,7 @@
 """Gradients from many threads at once, and gradient functions sent to other processes.
 
 Threads: each thread's forward passes keep their captures in a guard scope of their own
-(``adgen.runtime._THREAD``), and compilation runs one at a time, so a caller compiled in one
+(``adgen.guards._THREAD``), and compilation runs one at a time, so a caller compiled in one
 thread never sees a callee half-built in another. A switch interval of a microsecond makes
 the threads interleave inside a forward pass; every result is compared with its gradient
 written out by hand (tests/parallel_functions.py), which test_hand_gradients checks against

@@ -1,4 +1,4 @@
-"""The guards' index of live captures (adgen.runtime._Watch) against NumPy's exact overlap test.
+"""The guards' index of live captures (adgen.guards._Watch) against NumPy's exact overlap test.
 
 A guarded write must find every live capture that shares memory with the region it writes
 (design §2 rule 1: a missed overlap is a silent wrong gradient) and no capture it does not
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adgen import runtime
+from adgen import guards
 
 
 def _random_slice(rng: np.random.Generator, n: int) -> slice | int:
@@ -53,23 +53,23 @@ def _exact(a: np.ndarray, b: np.ndarray) -> bool:
 def test_watch_finds_exactly_the_overlapping_captures(shape: tuple[int, ...], seed: int,
                                                       small: int,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime._Watch, "SMALL", small)
+    monkeypatch.setattr(guards._Watch, "SMALL", small)
     rng = np.random.default_rng(seed)
     root = np.zeros(shape)
-    watch = runtime._Watch(root)
-    live: list[runtime.Capture] = []
+    watch = guards._Watch(root)
+    live: list[guards.Capture] = []
     found = missed = 0
     for step in range(400):
         if rng.random() < 0.6 or not live:
             view = _random_view(rng, root)
-            if view.size == 0 or runtime.root_of(view) is not root:
+            if view.size == 0 or guards.root_of(view) is not root:
                 continue
-            cap = runtime.Capture(view, "f.py", step, "x")
+            cap = guards.Capture(view, "f.py", step, "x")
             watch.add(cap)
             live.append(cap)
             continue
         region = _random_view(rng, root)
-        if runtime.root_of(region) is not root:
+        if guards.root_of(region) is not root:
             continue
         expected = [c for c in live if region.size and _exact(c.array, region)]
         got = watch.overlapping(region)
@@ -97,12 +97,12 @@ def test_watch_finds_exactly_the_overlapping_captures(shape: tuple[int, ...], se
 
 def test_watch_counts_return_to_zero() -> None:
     root = np.zeros((6, 6))
-    watch = runtime._Watch(root)
-    caps = [runtime.Capture(root[i, : i + 1], "f.py", i, "x") for i in range(6)]
-    caps += [runtime.Capture(root[:, j], "f.py", j, "x") for j in range(6)]
-    caps += [runtime.Capture(root[::2, ::-3], "f.py", 0, "x")] * 1
+    watch = guards._Watch(root)
+    caps = [guards.Capture(root[i, : i + 1], "f.py", i, "x") for i in range(6)]
+    caps += [guards.Capture(root[:, j], "f.py", j, "x") for j in range(6)]
+    caps += [guards.Capture(root[::2, ::-3], "f.py", 0, "x")] * 1
     for c in caps * 2:
-        watch.add(runtime.Capture(c.array, c.file, c.line, c.what))
+        watch.add(guards.Capture(c.array, c.file, c.line, c.what))
     assert watch.overlapping(root[5, 5:])  # builds the index (more than SMALL captures)
     assert watch.counts is not None and watch.counts.sum() > 0
     while True:

@@ -12,7 +12,11 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from adgen import runtime
+from adgen import adjoints, guards, runtime, shadow_memory
+
+# The modules whose helpers generated code calls: runtime re-exports their public names; their
+# private helpers (guards._Watch, ...) are found here too.
+_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, guards)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
@@ -64,7 +68,7 @@ def Location(file, line, col=0, source_line=""):
     return f"{file}:{line}:{col}"'''
 
 
-# Module-level state of adgen.runtime that helpers use, as it is written in a new module.
+# Module-level state of adgen's runtime modules that helpers use, as it is written in a new module.
 _RUNTIME_DATA = {"_THREAD": "_ThreadScopes()", "_ADJOINTS": "_AdjointMode()",
                  "_F64": "np.dtype(np.float64)",
                  "_NUMERIC": "(float, np.ndarray, np.float64)", "_ADDRESS_READER": "[]"}
@@ -75,9 +79,9 @@ def _helper_sources(source: str) -> str:
     import re
     import types
 
-    names = {n for n in dir(runtime)
-             if isinstance(getattr(runtime, n), (types.FunctionType, type)) and
-             str(getattr(getattr(runtime, n), "__module__", "")).startswith("adgen")}
+    names = {n for n in _runtime_objects()
+             if isinstance(_runtime_object(n), (types.FunctionType, type)) and
+             str(getattr(_runtime_object(n), "__module__", "")).startswith("adgen")}
     used: list[str] = []
     todo = [source]
     data: list[str] = []
@@ -86,7 +90,7 @@ def _helper_sources(source: str) -> str:
         for n in sorted(names):
             if n not in used and re.search(rf"\b{n}\b", text):
                 used.append(n)
-                obj = getattr(runtime, n)
+                obj = _runtime_object(n)
                 try:
                     todo.append(inspect.getsource(obj))
                 except (OSError, TypeError):
@@ -97,7 +101,7 @@ def _helper_sources(source: str) -> str:
                 todo.append(value)
     out = []
     for n in sorted(used, key=lambda n: _order(n)):
-        obj = getattr(runtime, n)
+        obj = _runtime_object(n)
         try:
             text = inspect.getsource(obj)
         except (OSError, TypeError):
@@ -112,6 +116,17 @@ def _helper_sources(source: str) -> str:
     return "\n\n".join(classes + state + functions)
 
 
+def _runtime_objects() -> set[str]:
+    return {n for m in _RUNTIME_MODULES for n in dir(m)}
+
+
+def _runtime_object(n: str) -> Any:
+    for m in _RUNTIME_MODULES:
+        if hasattr(m, n):
+            return getattr(m, n)
+    raise KeyError(n)
+
+
 def _order(n: str) -> tuple[int, str]:
-    obj = getattr(runtime, n)
+    obj = _runtime_object(n)
     return (0 if isinstance(obj, type) else 1, n)

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from adgen import runtime
+from adgen import guards, runtime
 from adgen.arguments import (
     check_cotangent,
     check_differentiable,
@@ -149,9 +149,9 @@ def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     try:
         if not compiled.needs_scope:
             return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
-        # a fresh scope of captures for this pass, in this thread's stack (runtime._THREAD)
-        scopes = runtime._THREAD.scopes
-        scopes.append(runtime.GuardScope())
+        # a fresh scope of captures for this pass, in this thread's stack
+        scopes = guards.scope_stack()
+        scopes.append(guards.GuardScope())
         try:
             return compiled.forward(*args, **kwargs)
         finally:

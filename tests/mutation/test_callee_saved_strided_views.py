@@ -1,6 +1,6 @@
 """A helper called twice on an array and a strided view of it (reversed, every other row, a
 transpose): the first call's saved views are redirected to the copy the second call's guard
-took of the strided view, laid out as that view lies in memory (runtime._laid_out). Against
+took of the strided view, laid out as that view lies in memory (guards._laid_out). Against
 central differences under "save"; "strict" raises naming the helper's line or is right."""
 
 from __future__ import annotations

@@ -36,4 +36,4 @@ def f(x, y, W):
 SEED = 0
 MAY_NEED = True
 CONFLICTS = [([21, 27], [21, 27]), ([21, 28], [21, 27, 28])]  # (write lines, capture lines)
-DESCRIPTION = ("a helper called twice on x and its reversed view v1 = x[::-1] (h_sin(x, v1) twice): the first call's saved view of x had to be redirected to the copy the second call's guard took of v1, which is not contiguous, and the pullback raised AdgenError ('a callee saved a view that only partly overlaps'); found by the forward fuzzer, which checks jvp against the pullback. The copy is now laid out as v1 lies in memory (runtime._laid_out) and stands for that memory in the shadow map")
+DESCRIPTION = ("a helper called twice on x and its reversed view v1 = x[::-1] (h_sin(x, v1) twice): the first call's saved view of x had to be redirected to the copy the second call's guard took of v1, which is not contiguous, and the pullback raised AdgenError ('a callee saved a view that only partly overlaps'); found by the forward fuzzer, which checks jvp against the pullback. The copy is now laid out as v1 lies in memory (guards._laid_out) and stands for that memory in the shadow map")

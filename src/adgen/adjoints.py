@@ -1,0 +1,337 @@
+"""Adjoint values: zeros of a value's structure, sums of adjoints, gradients as the API hands
+them back, and the complex mode (what generated pullbacks add and hand over).
+
+Generated code imports these from :mod:`adgen.runtime`; each is a plain top-level function or
+class using only numpy, so ``-o`` modules copy its source (transforms/standalone.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+# --------------------------------------------------------------------------------------------
+# Zeros and accumulation of adjoints (values, not buffers)
+
+
+_F64 = np.dtype(np.float64)
+
+
+class _AdjointMode(threading.local):
+    """Whether this thread's pullback gives real buffers complex adjoints (see
+    :func:`complex_adjoints`)."""
+
+    def __init__(self) -> None:
+        self.complex = False
+
+
+_ADJOINTS = _AdjointMode()
+
+
+@contextlib.contextmanager
+def complex_adjoints() -> Iterator[None]:
+    """Runs the pullbacks inside with complex adjoints for real buffers too.
+
+    A real value that meets a complex one (``z = x * c``) receives a complex cotangent, whose
+    real part is its gradient (JAX's convention). A pullback adds cotangents into an array
+    adjoint in place (``x_bar += ...``), which NumPy refuses for a float64 adjoint and a complex
+    cotangent; the API runs such a pullback again in this mode, where those adjoints are
+    complex128, and takes the real part of a real argument's gradient (``as_gradient``). The
+    real part commutes with every pullback of a real operation (their coefficients are real),
+    so taking it at the end is the same as taking it where the cotangent lands.
+    """
+    before = _ADJOINTS.complex
+    _ADJOINTS.complex = True
+    try:
+        yield
+    finally:
+        _ADJOINTS.complex = before
+
+
+def is_function_like(x: Any) -> bool:
+    """Whether ``x`` is called rather than differentiated through its attributes: a function,
+    method, class, partial or builtin. An instance of the user's class with a ``__call__``
+    written in Python (a layer called as ``layer(x)``) is an object like any other: its float
+    attributes get gradients."""
+    import types  # here: the standalone module copies this function, not runtime's imports
+
+    if not callable(x) or isinstance(x, type):
+        # a module too (np in call_starred(np, 'stack', ...)): it holds functions
+        return isinstance(x, (type, types.ModuleType))
+    call = getattr(type(x), "__call__", None)
+    return not isinstance(call, types.FunctionType) or isinstance(
+        x, (types.FunctionType, types.MethodType)) or type(x).__module__.startswith("numba.")
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero adjoint of the structure of ``x``: float, array, list, tuple, dict, object."""
+    if type(x) is np.ndarray:  # the common case first
+        dtype = x.dtype
+        if dtype is _F64 and not _ADJOINTS.complex:
+            return np.zeros(x.shape)  # (float64, NumPy's default: the fastest call)
+        if dtype.kind == "f" and not _ADJOINTS.complex:
+            return np.zeros(x.shape, dtype)
+        if dtype.names is not None:
+            refuse_array_form(f"a structured array (dtype {dtype}) read or written by field",
+                               "keep each field in a float array of its own (a dict of "
+                               "arrays)")
+        return np.zeros(x.shape, shadow_dtype(x) if dtype.kind != "c" else dtype)
+    if isinstance(x, np.flatiter):
+        # y.flat read by index (y.flat[i], y.flat[1:3]): its adjoint is flat, in C order, and
+        # goes back to y's shape as np.ravel's does (writes through y.flat: ShadowMap.of)
+        return zeros_like(x.base).reshape(-1)
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" and
+                        not _ADJOINTS.complex else shadow_dtype(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j
+    if isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, (bool,
+                                                                                 np.bool_)):
+        return 0.0  # an int's adjoint is computed and dropped: the gradient of an int is None
+    if isinstance(x, (bool, np.bool_, str, bytes, type(None))):
+        return None
+    if isinstance(x, (list, tuple)):
+        # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
+        return [zeros_like(v) for v in x]
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    if is_function_like(x):
+        return None
+    if hasattr(x, "__dict__"):
+        return ObjectAdjoint({k: zeros_like(v) for k, v in vars(x).items()})
+    return None
+
+
+_NUMERIC = (float, np.ndarray, np.float64)
+
+
+class ObjectAdjoint(dict):
+    """The adjoint of a user object: attribute name -> adjoint of that attribute."""
+
+
+class Unbound:
+    """What a local variable of generated code holds before its first assignment, where a
+    read may find it so (``transforms/unbound.py``): the code checks ``x is Unbound`` there
+    and raises UnboundLocalError, as Python does. The class itself is the value (a class:
+    adjoint helpers give it none, as they give a function none; the ``-o`` module copies
+    it)."""
+
+
+def add(a: Any, b: Any) -> Any:
+    """Adds two adjoints of the same structure; None stands for zero."""
+    if type(a) in _NUMERIC and type(b) in _NUMERIC:
+        return a + b
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, ObjectAdjoint) or isinstance(b, ObjectAdjoint):
+        out = ObjectAdjoint(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k), v)
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        return [add(x, y) for x, y in zip(a, b)]
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return tuple(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        # one sequence's adjoint from two places, one a list, one a tuple (the *xs of a
+        # callee's jvp, differentiated again by hessian): item by item
+        return type(a)(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k), v)
+        return out
+    if isinstance(a, dict) and isinstance(b, list):
+        return a  # b: the adjoint of the keys a loop `for k in d` visits (keys get none)
+    return a + b
+
+
+def as_gradient(ct: Any, primal: Any) -> Any:
+    """Shapes a cotangent like its primal: float for a float, object for an object; complex
+    for a complex primal, and the real part for a real one (JAX's convention: the cotangent
+    of z = x + iy is dL/dx - i dL/dy, so a real x's is its real part)."""
+    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is _F64 and \
+            ct.shape == primal.shape and primal.dtype.kind == "f":
+        return ct  # the common case first
+    if type(primal) is float and (type(ct) is float or type(ct) is np.float64):
+        return float(ct)
+    if isinstance(primal, (bool, int, np.integer, np.bool_, str, bytes, type(None))):
+        return None
+    if isinstance(primal, np.ndarray) and primal.dtype.kind not in "fc":
+        return None
+    if ct is None:
+        return as_gradient(zeros_like(primal), primal) if zeros_like(primal) is not None \
+            else None
+    if isinstance(primal, (complex, np.complexfloating)) or (
+            isinstance(primal, np.ndarray) and primal.dtype.kind == "c"):
+        # JAX's convention: the gradient of a complex z = x + iy is dL/dx - i dL/dy
+        if isinstance(primal, np.ndarray):
+            ct = np.asarray(ct, dtype=np.complex128)
+            return ct if ct.shape == primal.shape else np.broadcast_to(ct, primal.shape).copy()
+        return complex(np.sum(ct))
+    if (isinstance(ct, np.ndarray) and ct.dtype.kind == "c") or \
+            isinstance(ct, (complex, np.complexfloating)):
+        # a real argument's gradient through complex intermediates: dL/dx is the real part
+        ct = np.real(ct)
+    if isinstance(primal, np.ndarray):
+        ct = np.asarray(ct, dtype=np.float64)
+        if ct.shape != primal.shape:
+            ct = np.broadcast_to(ct, primal.shape).copy()
+        return ct
+    if isinstance(primal, (float, np.floating)):
+        return float(np.sum(ct)) if isinstance(ct, np.ndarray) else float(ct)
+    if isinstance(primal, list):
+        ct = list(ct) if isinstance(ct, (list, tuple)) else ct
+        return [as_gradient(c, p) for c, p in zip(ct, primal)]
+    if isinstance(primal, tuple):
+        return tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+    if isinstance(ct, dict) and not isinstance(ct, ObjectAdjoint) and \
+            hasattr(primal, "__dict__"):
+        ct = ObjectAdjoint(ct)
+    if isinstance(primal, dict):
+        return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v)
+                for k, v in primal.items()}
+    if isinstance(ct, ObjectAdjoint) and hasattr(primal, "__dict__"):
+        out = copy.copy(primal)
+        for k, v in vars(primal).items():
+            # into the copy's __dict__: a frozen dataclass or a class whose __setattr__
+            # refuses would keep the argument's own values (FrozenInstanceError is an
+            # AttributeError), and they were returned as the gradient
+            vars(out)[k] = as_gradient(ct.get(k), v)
+        return out
+    return ct
+
+
+def shadow_dtype(x: Any) -> np.dtype:
+    """The dtype of the adjoint of ``x``: complex128 for a complex value (and for every value
+    under :func:`complex_adjoints`), else float64."""
+    kind = x.dtype.kind if isinstance(x, (np.ndarray, np.generic)) else \
+        "c" if isinstance(x, complex) else "f"
+    return np.dtype(np.complex128) if kind == "c" or _ADJOINTS.complex else _F64
+
+
+def refuse_array_form(what: str, hint: str) -> None:
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(f"{what} is not supported: adgen cannot map its adjoint",
+                                  hint=hint))
+
+
+def locate(err: Any, tb: Any = None) -> Any:
+    """``err`` (an AdgenError raised by the runtime) with the user's file and line, when a
+    pullback on the stack is running the adjoint of that line (the ``# line N:`` comment
+    above the statement it runs). ``tb``: the traceback of an exception caught above the
+    pullback, whose frames are searched instead (innermost first)."""
+    import linecache
+    import re
+    import sys
+
+    if getattr(err, "location", True) is not None:
+        return err
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    frame = frames[-1] if frames else sys._getframe(1)
+    inner = list(reversed(frames))
+    while frame is not None:
+        file = frame.f_globals.get("__adgen_file__")
+        if file is not None and frame.f_code.co_filename.startswith("<adgen "):
+            lines = linecache.getlines(frame.f_code.co_filename)
+            for k in range(min(frame.f_lineno, len(lines)) - 1, -1, -1):
+                found = re.match(r"\s*# line (\d+):", lines[k])
+                if found:
+                    from adgen.errors import Location
+
+                    n = int(found.group(1))
+                    text = linecache.getline(file, n)
+                    err.location = Location(file, n, len(text) - len(text.lstrip()), text)
+                    err.args = (err.format(),)
+                    return err
+            # no '# line N:' above it (a callee's pullback reading its arguments' adjoints
+            # before its first line): the caller's frame names the line of the call
+        if inner:
+            inner.pop(0)
+            frame = inner[0] if inner else None
+        else:
+            frame = frame.f_back
+    return err
+
+
+def item(adjoint: Any, index: Any) -> Any:
+    """``adjoint[index]`` where a None adjoint (zero) has zero items."""
+    if adjoint is None:
+        return None
+    if isinstance(adjoint, dict):
+        return adjoint.get(index)
+    return adjoint[index]
+
+
+def copy_adjoint(adjoint: Any) -> Any:
+    """A copy of an adjoint that the pullback may then change in place."""
+    if isinstance(adjoint, np.ndarray):
+        return adjoint.copy()
+    if isinstance(adjoint, ObjectAdjoint):
+        return ObjectAdjoint(adjoint)
+    if isinstance(adjoint, (list, dict)):
+        return copy.copy(adjoint)
+    if isinstance(adjoint, tuple):
+        return list(adjoint)
+    return adjoint
+
+
+def zero_if_none(g: Any) -> Any:
+    """0.0 for a None (zero) adjoint."""
+    return 0.0 if g is None else g
+
+
+def zeros_of_tree(tree: Any) -> Any:
+    """The zero adjoint of a value whose :func:`shape_tree` is ``tree`` (the pullback kept
+    the tree, not the value: transforms/shape_saves.py): as :func:`zeros_like`, in float64
+    (complex128 under :func:`complex_adjoints`)."""
+    if type(tree) is tuple and (not tree or type(tree[0]) is int):
+        if tree == ():
+            return 0j if _ADJOINTS.complex else 0.0
+        return np.zeros(tree, np.complex128 if _ADJOINTS.complex else _F64)
+    if isinstance(tree, tuple) and tree and tree[0] == "tuple":
+        return [zeros_of_tree(t) for t in tree[1:]]  # a tuple's adjoint is a list
+    if isinstance(tree, list):
+        return [zeros_of_tree(t) for t in tree]
+    if isinstance(tree, dict):
+        return {k: zeros_of_tree(t) for k, t in tree.items()}
+    return None
+
+
+def or_zeros_of_tree(g: Any, tree: Any) -> Any:
+    """:func:`or_zeros` where the pullback kept the value's :func:`shape_tree` only."""
+    if g is None:
+        return zeros_of_tree(tree)
+    if isinstance(g, (list, tuple)) and isinstance(tree, (list, tuple)):
+        items = tree[1:] if isinstance(tree, tuple) and tree and tree[0] == "tuple" else tree
+        if not (isinstance(tree, tuple) and (not tree or type(tree[0]) is int)):
+            return [or_zeros_of_tree(a, b) for a, b in zip(g, items)]
+    if isinstance(g, dict) and isinstance(tree, dict) and not isinstance(g, ObjectAdjoint):
+        return {k: or_zeros_of_tree(g.get(k), v) for k, v in tree.items()}
+    return g
+
+
+def or_zeros(g: Any, like: Any) -> Any:
+    """``g``, or the zero adjoint of ``like`` where g is None (a missing container entry).
+    The zero of None, a str or a bool is 0.0: a call's result of no float content may have a
+    shadow cell (a call that writes its argument), which the pullback adds this to."""
+    if g is None:
+        zero = zeros_like(like)
+        return 0.0 if zero is None and isinstance(like, (type(None), str, bytes, bool,
+                                                         np.bool_)) else zero
+    if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)):
+        return [or_zeros(a, b) for a, b in zip(g, like)]
+    if isinstance(g, dict) and isinstance(like, dict) and not isinstance(g, ObjectAdjoint):
+        return {k: or_zeros(g.get(k), v) for k, v in like.items()}
+    return g

@@ -1,0 +1,701 @@
+"""Guards: values a pullback reads that a later in-place write may overwrite.
+
+Captures of the values a pullback reads, the index of live captures per buffer (``_Watch``),
+the check every in-place write makes against them (``before_write``: free, a copy under
+"save", MutationError under "strict"), and the remapping of a callee's saved values onto the
+copies its caller's guards took (``remap_saved``). Generated code imports these from
+:mod:`adgen.runtime`; each is a plain top-level function or class using only numpy, so ``-o``
+modules copy its source (transforms/standalone.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from adgen.shadow_memory import (
+    ShadowMap,
+    root_of,
+)
+
+# --------------------------------------------------------------------------------------------
+# Guards: values a pullback reads that a later in-place write may overwrite.
+
+
+class Capture:
+    """A value kept for a pullback, which a guarded write may overwrite.
+
+    ``value`` is the value as it was at capture: the live array until a guarded write
+    overlaps it, then the copy the guard took just before the write.
+    """
+
+    __slots__ = ("array", "snapshot", "line", "what", "file")
+
+    def __init__(self, array: Any, file: str, line: int, what: str) -> None:
+        self.array = array
+        self.snapshot: Any = None
+        self.file = file
+        self.line = line
+        self.what = what
+
+    @property
+    def value(self) -> Any:
+        return self.array if self.snapshot is None else self.snapshot
+
+
+class GuardScope:
+    """The live captures of one forward pass, indexed by the buffer they view."""
+
+    def __init__(self) -> None:
+        self.live: dict[int, _Watch] = {}
+        self.saved_bytes: dict[tuple[str, int, int], int] = {}
+        # functions compiled or run through a dynamic call in this pass (for explain)
+        self.dynamic: list[Any] = []
+
+
+class _ThreadScopes(threading.local):
+    """Per thread: the stack of guard scopes (the last is the running forward pass's) and of
+    save measurements. Each thread starts with a scope of its own, so the forward passes of two
+    threads never see (or save into) each other's captures."""
+
+    def __init__(self) -> None:
+        self.scopes: list[GuardScope] = [GuardScope()]
+        self.measure: list[dict[tuple[str, int, int], int]] = []
+
+
+_THREAD = _ThreadScopes()
+
+
+@contextlib.contextmanager
+def guard_scope() -> Iterator[GuardScope]:
+    """A fresh scope of captures for one top-level forward pass."""
+    scope = GuardScope()
+    scopes = _THREAD.scopes
+    scopes.append(scope)
+    try:
+        yield scope
+    finally:
+        scopes.pop()
+
+
+def scope_stack() -> list[GuardScope]:
+    """This thread's stack of guard scopes (api.py pushes a fresh one for each forward pass)."""
+    return _THREAD.scopes
+
+
+def current_scope() -> GuardScope:
+    """The scope of the forward pass that is running."""
+    return _THREAD.scopes[-1]
+
+
+@contextlib.contextmanager
+def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
+    """Collects the bytes each guarded write saves, keyed by (file, line, col)."""
+    measured: dict[tuple[str, int, int], int] = {}
+    measures = _THREAD.measure
+    measures.append(measured)
+    try:
+        with guard_scope() as scope:
+            measured["__scope__"] = scope  # type: ignore[index]
+            yield measured
+    finally:
+        measures.pop()
+
+
+def copy_before_loop(x: Any, file: str, line: int, col: int) -> Any:
+    """A copy of ``x`` taken before a loop whose iterations read rows of ``x`` that no
+    earlier iteration wrote (rows ahead of its counter): the pullback reads them here, so the
+    writes of the loop need no guard. Its size counts as saved at the write of ``line``,
+    ``col`` (for ``adgen.explain``)."""
+    copied = x.copy()
+    measures = _THREAD.measure
+    if measures:
+        key3 = (file, line, col)
+        measures[-1][key3] = measures[-1].get(key3, 0) + copied.nbytes
+    return copied
+
+
+def copy_when_read(x: Any, file: str, line: int, col: int) -> Any:
+    """A copy of the part ``x`` of an array, taken where the pullback reads it because a
+    later write of the same array (``line``, ``col``) will overwrite it: cheaper than a guard
+    at every write that would copy it then. Its size counts as saved at that write (for
+    ``adgen.explain``)."""
+    copied = x.copy()
+    measures = _THREAD.measure
+    if measures:
+        key3 = (file, line, col)
+        measures[-1][key3] = measures[-1].get(key3, 0) + copied.nbytes
+    return copied
+
+
+def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
+    """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises.
+
+    ``within``: for ``x`` passed to a call, what the callee saved (the capture of an object
+    covers only the arrays of it the callee's saved values hold)."""
+    if not isinstance(x, np.ndarray):
+        attrs = getattr(x, "__dict__", None)
+        if isinstance(attrs, dict) and type(x) is not type:
+            # an object (a method's self): the arrays of it the callee kept are captured, so
+            # that a later write into one is guarded and the callee's saved views redirected
+            kept = None if within is None else _roots_held(within, x)
+            held = [Capture(v, file, line, f"{what}.{k}") for k, v in attrs.items()
+                    if isinstance(v, np.ndarray) and (kept is None or
+                                                      id(root_of(v)) in kept)]
+            for cap in held:
+                _watch(cap)
+            return _Held(x, held)
+        if type(x) is tuple and any(isinstance(v, np.ndarray) for v in x):
+            # a tuple of arrays (an index (rows, 1)): its arrays are captured
+            caps = [Capture(v, file, line, what) if isinstance(v, np.ndarray) else v
+                    for v in x]
+            for cap in caps:
+                if isinstance(cap, Capture):
+                    _watch(cap)
+            return _HeldItems(caps)
+        # a list (an index a later store may change): its items as they are now
+        return _Kept(list(x) if type(x) is list else x)
+    cap = Capture(x, file, line, what)
+    _watch(cap)
+    return cap
+
+
+def _watch(cap: Capture) -> None:
+    """Makes ``cap`` live in the running forward pass: guarded writes check it."""
+    if cap.array.size == 0:
+        return  # no element of it can be overwritten
+    root = root_of(cap.array)
+    live = _THREAD.scopes[-1].live
+    watch = live.get(id(root))
+    if watch is None:
+        watch = live[id(root)] = _Watch(root)
+    watch.add(cap)
+
+
+def _roots_held(saved: Any, obj: Any) -> set[int] | None:
+    """The ids of the root buffers of the arrays in a callee's saved values. A compiled
+    pullback reads an attribute's value from the array its forward saved, never through the
+    object, so ``obj`` itself in there adds nothing; a rule's pullback (``rrule``) may read
+    anything of it (None: every array of ``obj``)."""
+    roots: set[int] = set()
+    todo = [saved]
+    seen: set[int] = set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or v is obj:
+            continue
+        seen.add(id(v))
+        if type(v) is tuple and v and isinstance(v[0], str) and v[0] in ("rrule", "rule"):
+            return None
+        if isinstance(v, np.ndarray):
+            roots.add(id(root_of(v)))
+        elif isinstance(v, (tuple, list)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return roots
+
+
+class _Held:
+    """A captured object, with captures of the arrays it holds."""
+
+    __slots__ = ("value", "held")
+
+    def __init__(self, value: Any, held: list[Capture]) -> None:
+        self.value = value
+        self.held = held
+
+
+class _HeldItems:
+    """A captured tuple: its arrays as they were at capture (their guards' copies, if a
+    write came since), its other items as they are."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    @property
+    def held(self) -> list[Capture]:
+        return [c for c in self.items if isinstance(c, Capture)]
+
+    @property
+    def value(self) -> tuple[Any, ...]:
+        return tuple(c.value if isinstance(c, Capture) else c for c in self.items)
+
+
+class _Kept:
+    """A captured value that cannot be overwritten in place (a float, a tuple)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> str:
+    """What to do instead of an in-place write that overwrites a value a gradient reads,
+    said in the user's code: write into a copy of the written array, or, when the write's own
+    gradient reads what it overwrites (``Z /= Z.std()``), compute the value out of place."""
+    import re
+
+    save = 'use mutation="save" (adgen keeps a copy)'
+    aug = re.match(r"^\s*([A-Za-z_]\w*)(\[.*\])?\s*(\*\*|//|>>|<<|[-+*/@%&|^])=\s*(.+)$",
+                   construct)
+    if capture_line == line:
+        if aug and not aug.group(2):
+            return (f"{save}, or compute it out of place: {aug.group(1)} = {aug.group(1)} "
+                    f"{aug.group(3)} {aug.group(4)}")
+        if aug:
+            item = aug.group(1) + aug.group(2)
+            return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
+                    f"{aug.group(3)} {aug.group(4)}")
+        return f"{save}, or compute the new value into a new array instead of in place"
+    called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
+    if called and not re.search(r"\bout=", construct):
+        # a user function that writes an argument in place (scatter(x, v)): not its name
+        return (f"{save}, or pass {called.group(1)} a copy of the array it writes in place "
+                f"(a.copy() for an argument a) at line {line}")
+    # the written array: out=..., the first argument of np.copyto / np.add.at / ..., or the
+    # name the statement starts with (x.fill(0), x[i] = v)
+    found = re.search(r"\bout=\s*\(?\s*([A-Za-z_]\w*)", construct) or \
+        re.match(r"^\s*(?:np|numpy)\.[\w.]+\(\s*([A-Za-z_]\w*)", construct) or \
+        re.match(r"^\s*([A-Za-z_]\w*)", construct)
+    name = found.group(1) if found else captured
+    return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
+
+
+def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
+                 construct: str, value: Any = None) -> None:
+    """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
+
+    Every live capture whose memory overlaps the region is saved (policy "save") or reported
+    (policy "strict", MutationError naming both lines).
+    """
+    if isinstance(target, np.flatiter):  # y.flat[i] = v writes y
+        target = flat_target(target)
+    if not isinstance(target, np.ndarray):
+        return
+    scope = _THREAD.scopes[-1]
+    key = id(root_of(target))
+    watch = scope.live.get(key)
+    if watch is None:
+        return
+    if isinstance(region, tuple):
+        # the rows a fancy index writes (write_region): the captures any of them overlaps
+        found: dict[int, Capture] = {}
+        for part in region:
+            for cap in watch.overlapping(part):
+                found.setdefault(id(cap), cap)
+        hits = list(found.values())
+    else:
+        region = target if not isinstance(region, np.ndarray) else region
+        if isinstance(value, np.ndarray) and value.shape == region.shape and \
+                value.strides == region.strides and \
+                value.__array_interface__["data"][0] == region.__array_interface__["data"][0]:
+            return  # x[:] = x writes every element with itself: nothing changes
+        hits = watch.overlapping(region)
+    if not hits:
+        return
+    if policy == "strict":
+        from adgen.errors import Location, MutationError
+
+        first = hits[0]
+        lines = sorted({c.line for c in hits})
+        also = "".join(f"; the gradient of line {ln} reads it too" for ln in lines
+                       if ln != first.line)
+        raise MutationError(
+            f"{construct} overwrites {first.what}, which the gradient of line {first.line} "
+            f"reads{also}",
+            Location(file, line, col, source_line(file, line)),
+            hint=copy_hint(construct, first.what, first.line, line),
+            captured_at=Location(first.file, first.line, 0,
+                                 source_line(first.file, first.line)))
+    for cap in hits:
+        cap.snapshot = cap.array.copy()
+        watch.remove(cap)
+        measures = _THREAD.measure
+        if measures:
+            key3 = (file, line, col)
+            measures[-1][key3] = measures[-1].get(key3, 0) + cap.snapshot.nbytes
+    if not watch:
+        del scope.live[key]
+
+
+class _Watch:
+    """The live captures that view one root buffer, indexed by the elements they view, so
+    that a guarded write costs about what the write itself costs, however many captures
+    are live (an in-place factorisation keeps O(N^2) of them, and a write overlaps none).
+
+    Until a write finds more than ``SMALL`` captures, they are a list checked one by one
+    (exactly, as :func:`_overlaps`). Then ``counts`` (an int32 array laid out like the
+    root's elements) holds, per element, how many live captures view it: a write whose
+    region has no counted element overlaps no capture, which one NumPy reduction over the
+    region decides exactly (two views of one buffer with the root's element size and
+    alignment share memory exactly when they share an element). Only when it has one are
+    the captures whose extents overlap the region looked up, in ``levels``: a capture
+    spanning ``[lo, hi)`` elements sits in the one or two blocks of size ``2 ** shift >= hi
+    - lo`` it touches (``levels[shift][block]``), so a lookup visits a few blocks per shift
+    and checks only captures near the region. A capture or a region that does not map
+    onto the root's elements (another dtype's view) is checked exactly against everything.
+    """
+
+    SMALL = 16
+    __slots__ = (
+        "added",
+        "counts",
+        "indexed",
+        "levels",
+        "listed",
+        "loose",
+        "low",
+        "root",
+        "unit",
+    )
+
+    def __init__(self, root: np.ndarray) -> None:
+        self.root = root
+        self.unit = root.itemsize
+        self.low = 0
+        self.counts: np.ndarray | None = None
+        self.listed: list[Capture] = []  # before indexing: every live capture
+        # once indexed: id(capture) -> (capture, counts view (None: 0-d), lo, hi, shift, rank)
+        self.indexed: dict[int, tuple[Capture, np.ndarray | None, int, int, int, int]] = {}
+        self.loose: list[Capture] = []  # once indexed: captures that do not map
+        self.levels: dict[int, dict[int, dict[int, Capture]]] = {}
+        self.added = 0  # captures indexed so far: hits are reported in capture order
+
+    def __bool__(self) -> bool:
+        return bool(self.listed or self.indexed or self.loose)
+
+    def add(self, cap: Capture) -> None:
+        if self.counts is None:
+            self.listed.append(cap)
+        else:
+            self._index(cap)
+
+    def remove(self, cap: Capture) -> None:
+        if self.counts is None:
+            self.listed.remove(cap)
+            return
+        entry = self.indexed.pop(id(cap), None)
+        if entry is None:
+            self.loose.remove(cap)
+            return
+        _, marks, lo, hi, shift, _ = entry
+        if marks is None:
+            self.counts[lo] -= 1
+        else:
+            marks -= 1
+        level = self.levels[shift]
+        for block in {lo >> shift, (hi - 1) >> shift}:
+            level[block].pop(id(cap))
+            if not level[block]:
+                del level[block]
+        if not level:
+            del self.levels[shift]
+
+    def overlapping(self, region: np.ndarray) -> list[Capture]:
+        """The live captures that share memory with ``region`` (a view of the root)."""
+        if region.size == 0:
+            return []
+        if self.counts is None and (len(self.listed) <= self.SMALL or
+                                    not self._start_index()):
+            return [c for c in self.listed if _overlaps(c.array, region)]
+        hits = [c for c in self.loose if _overlaps(c.array, region)]
+        mapped = self._map(region)
+        if mapped is None:  # not on the root's element grid: every capture is a candidate
+            hits += [e[0] for e in self.indexed.values() if _overlaps(e[0].array, region)]
+            return hits
+        marks, lo, hi = mapped
+        if not (self.counts[lo] if marks is None else np.count_nonzero(marks)):
+            return hits
+        found: list[tuple[int, Capture]] = []
+        seen: set[int] = set()
+        for shift, level in self.levels.items():
+            first, last = lo >> shift, (hi - 1) >> shift
+            if last - first < len(level):
+                blocks = [level[b] for b in range(first, last + 1) if b in level]
+            else:
+                blocks = [caps for b, caps in level.items() if first <= b <= last]
+            for caps in blocks:
+                for k, cap in caps.items():
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    _, _, clo, chi, _, rank = self.indexed[k]
+                    if clo < hi and lo < chi and _overlaps(cap.array, region):
+                        found.append((rank, cap))
+        found.sort(key=lambda f: f[0])
+        return [cap for _, cap in found] + hits
+
+    def _start_index(self) -> bool:
+        """Builds the element index over the listed captures (False: the root's layout
+        does not allow one, and the list stays)."""
+        root = self.root
+        if any(s % self.unit for s in root.strides):
+            return False
+        low, high = _extent(root)
+        self.low = low
+        self.counts = np.zeros((high - low) // self.unit, dtype=np.int32)
+        listed, self.listed = self.listed, []
+        for cap in listed:
+            self._index(cap)
+        return True
+
+    def _map(self, x: np.ndarray) -> tuple[np.ndarray | None, int, int] | None:
+        """The view of ``counts`` that ``x`` is of the root, and x's extent in elements;
+        None if x is not laid out on the root's elements. For a 0-d ``x`` (one element, a
+        scalar loop's write) the view is None: its count is ``counts[lo]``."""
+        unit = self.unit
+        if x.itemsize != unit or root_of(x) is not self.root:
+            return None
+        first = x.__array_interface__["data"][0] - self.low  # bytes from the root's start
+        if first % unit:
+            return None
+        lo = hi = first // unit  # x's extent, in elements of the root
+        if not x.ndim:
+            return None, lo, lo + 1
+        strides = []
+        for n, st in zip(x.shape, x.strides):
+            if st % unit:
+                return None
+            st //= unit
+            if st > 0:
+                hi += (n - 1) * st
+            else:
+                lo += (n - 1) * st
+            strides.append(st * 4)
+        marks = np.ndarray(x.shape, np.int32, buffer=self.counts, offset=first // unit * 4,
+                           strides=tuple(strides))
+        return marks, lo, hi + 1
+
+    def _index(self, cap: Capture) -> None:
+        mapped = self._map(cap.array)
+        if mapped is None:
+            self.loose.append(cap)
+            return
+        marks, lo, hi = mapped
+        if marks is None:
+            self.counts[lo] += 1
+        else:
+            marks += 1
+        shift = max(3, (hi - lo - 1).bit_length())  # 2 ** shift >= hi - lo: two blocks
+        self.added += 1
+        self.indexed[id(cap)] = (cap, marks, lo, hi, shift, self.added)
+        level = self.levels.setdefault(shift, {})
+        for block in {lo >> shift, (hi - 1) >> shift}:
+            level.setdefault(block, {})[id(cap)] = cap
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=1000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def source_line(file: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(file, line)
+
+
+def flat_target(flat: np.flatiter) -> np.ndarray:
+    """The array a write through ``y.flat`` changes, as the guards see it: ``y`` viewed flat
+    in C order, or all of ``y`` when no flat view of it exists (y not C-contiguous)."""
+    base = flat.base
+    return base.reshape(-1) if base.flags.c_contiguous else base
+
+
+def write_region(target: Any, index: Any) -> Any:
+    """The view an indexed write ``target[index] = v`` overwrites: a view for a basic index; a
+    tuple of views, one per run of consecutive rows, for an integer or boolean index array
+    on the first axis (``x[idx] = v``, ``np.add.at(x, idx, v)``: the rows it names, all of
+    each); the whole target otherwise."""
+    if isinstance(target, np.flatiter):
+        whole = flat_target(target)
+        return write_region(whole, index) if whole.ndim == 1 else whole
+    if isinstance(target, np.ndarray):
+        try:
+            # (index, ...) keeps an integer index a 0-d view instead of a scalar copy
+            region = target[(*index, Ellipsis) if isinstance(index, tuple) else (index,
+                                                                                 Ellipsis)]
+        except (IndexError, TypeError, ValueError):
+            return target
+        if isinstance(region, np.ndarray) and np.may_share_memory(region, target):
+            return region
+        rows = _rows_written(target, index)
+        if rows is not None:
+            return rows
+    return target
+
+
+def _rows_written(target: np.ndarray, index: Any) -> tuple[np.ndarray, ...] | None:
+    """The runs of rows of ``target`` a fancy index's first-axis part names, as views (None:
+    not an index array on the first axis, or too many runs to check one by one)."""
+    first = index[0] if isinstance(index, tuple) and index else index
+    if target.ndim == 0 or not isinstance(first, (np.ndarray, list)):
+        return None
+    try:
+        rows = np.asarray(first)
+    except ValueError:
+        return None
+    if rows.ndim == 0:
+        return None
+    if rows.dtype == np.bool_:
+        rows = np.nonzero(rows)[0]
+    elif rows.dtype.kind not in "iu":
+        return None
+    n = target.shape[0]
+    rows = np.unique(np.where(rows < 0, rows + n, rows).ravel())
+    if rows.size and (rows[0] < 0 or rows[-1] >= n):
+        return None  # the write itself raises IndexError
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(breaks) >= 64:
+        return None  # checked one run at a time up to 64 runs, else the whole array
+    starts = np.concatenate(([0], breaks)) if rows.size else breaks
+    stops = np.concatenate((breaks, [rows.size])) if rows.size else breaks
+    return tuple(target[int(rows[a]):int(rows[b - 1]) + 1] for a, b in zip(starts, stops))
+
+
+def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) -> Any:
+    """A callee's saved values, with views of an argument that was overwritten after the
+    call redirected to the copy its guard took (``captures`` are the caller's captures).
+    ``sh`` learns that the copy stands for the argument, so adjoints still land on it."""
+    from adgen.errors import AdgenError
+
+    moved: dict[int, list[Capture]] = {}
+    captures = [h for c in captures for h in (c.held if isinstance(c, (_Held, _HeldItems))
+                                              else [c])]
+    for c in captures:
+        if isinstance(c, Capture) and c.snapshot is not None:
+            moved.setdefault(id(root_of(c.array)), []).append(c)
+    if not moved:
+        return saved
+    if sh is not None:
+        for caps in moved.values():
+            for cap in caps:
+                sh.stand_in(cap.snapshot, cap.array)
+    done: dict[int, Any] = {}  # one redirected object per original: identity tests still hold
+
+    def redirect_array(x: np.ndarray) -> np.ndarray:
+        caps = moved.get(id(root_of(x)))
+        if caps is None:
+            return x
+        for cap in caps:
+            if x is cap.array:
+                return cap.snapshot
+        # a view: of a capture it lies in, a contiguous one first (its copy has its layout)
+        failure = None
+        for cap in sorted(caps, key=lambda c: not c.array.flags.c_contiguous):
+            try:
+                return _redirect_view(x, cap.array, cap.snapshot, sh)
+            except AdgenError as err:
+                failure = err
+        assert failure is not None
+        raise failure
+
+    def redirect(x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            if id(x) not in done:
+                done[id(x)] = (x, redirect_array(x))
+            return done[id(x)][1]
+        if isinstance(x, Capture):
+            if x.snapshot is None and id(root_of(x.array)) in moved:
+                c = Capture(redirect(x.array), x.file, x.line, x.what)
+                return c
+            return x
+        if isinstance(x, tuple):
+            return tuple(redirect(v) for v in x)
+        if isinstance(x, list):
+            return [redirect(v) for v in x]
+        return x
+
+    return redirect(saved)
+
+
+def _extent(x: np.ndarray) -> tuple[int, int]:
+    lo = x.__array_interface__["data"][0]
+    span = [(n - 1) * st for n, st in zip(x.shape, x.strides)]
+    return lo + sum(v for v in span if v < 0), lo + sum(v for v in span if v > 0) + x.itemsize
+
+
+def _redirect_view(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray,
+                   sh: ShadowMap | None = None) -> np.ndarray:
+    """The view of ``snapshot`` that ``x`` is of ``base`` (x inside base's memory). Where
+    ``base`` is strided (``y[::-1]``), the snapshot is laid out as ``base`` lies in memory
+    (:func:`_laid_out`), and ``sh`` learns that the new buffer stands for that memory."""
+    if x is base:
+        return snapshot
+    xl, xh = _extent(x)
+    bl, bh = _extent(base)
+    if xh <= bl or xl >= bh:
+        return x  # a part of the buffer the write did not touch
+    if bl <= xl and xh <= bh and base.flags.c_contiguous:
+        offset = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return np.ndarray(x.shape, dtype=snapshot.dtype, buffer=snapshot, offset=offset,
+                          strides=x.strides)
+    laid = _laid_out(x, base, snapshot) if sh is not None else None
+    if laid is not None and laid[0] is x:
+        return x  # interleaved with base (y[1::2] and y[::2]): no element of it was written
+    if laid is not None:
+        view, memory, lo = laid
+        root = root_of(base)
+        start = lo - root.__array_interface__["data"][0]
+        if root.flags.c_contiguous and 0 <= start and \
+                start + memory.nbytes <= root.nbytes:
+            sh.stand_in(memory, np.ndarray(memory.shape, dtype=memory.dtype, buffer=root,
+                                           offset=start))
+            return view
+        laid = None
+    if laid is None:
+        from adgen.errors import AdgenError
+
+        raise AdgenError("a callee saved a view that only partly overlaps an argument the "
+                         "caller overwrote later; adgen cannot recover its old value",
+                         hint='copy the argument before the call, or use mutation="save" '
+                              "with a contiguous array")
+    return laid
+
+
+def _laid_out(x: np.ndarray, base: np.ndarray, snapshot: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """``x``'s elements as ``snapshot`` (the old values of ``base``, a strided view such as
+    ``y[::-1]`` or ``y[::2]``) holds them: the snapshot is laid out in a new buffer as ``base``
+    lies in memory, and ``x`` viewed there. Returns (that view, the buffer, the address in
+    memory where the buffer starts); ``x`` itself first when none of its elements is one of
+    ``base``'s; None when some are and some are not (their old values were not all kept) or
+    the layouts do not match element for element."""
+    item = base.itemsize
+    if x.dtype != base.dtype or snapshot.dtype != base.dtype or x.size == 0 or \
+            any(st % item for st in (*x.strides, *base.strides)):
+        return None
+    xl, xh = _extent(x)
+    bl, bh = _extent(base)
+    lo, hi = min(xl, bl), max(xh, bh)
+    if (xl - lo) % item or (bl - lo) % item:
+        return None
+    memory = np.zeros((hi - lo) // item, dtype=base.dtype)
+    known = np.zeros(memory.shape, dtype=bool)
+    base_at = base.__array_interface__["data"][0] - lo
+    x_at = x.__array_interface__["data"][0] - lo
+    np.ndarray(base.shape, dtype=base.dtype, buffer=memory, offset=base_at,
+               strides=base.strides)[...] = snapshot
+    unit = tuple(st // item for st in base.strides)
+    np.ndarray(base.shape, dtype=bool, buffer=known, offset=base_at // item,
+               strides=unit)[...] = True
+    marks = np.ndarray(x.shape, dtype=bool, buffer=known, offset=x_at // item,
+                       strides=tuple(st // item for st in x.strides))
+    if not marks.any():
+        return x, memory, lo  # no element of x is one of base's
+    if not marks.all():
+        return None
+    return np.ndarray(x.shape, dtype=base.dtype, buffer=memory, offset=x_at,
+                      strides=x.strides), memory, lo

@@ -1,0 +1,531 @@
+"""Shadow memory: the adjoint of a buffer that is written in place or aliased, laid out like the
+buffer (``ShadowMap``), and moving adjoints between containers and shadows.
+
+Generated code imports these from :mod:`adgen.runtime`; each is a plain top-level function or
+class using only numpy, so ``-o`` modules copy its source (transforms/standalone.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.adjoints import (
+    ObjectAdjoint,
+    add,
+    copy_adjoint,
+    is_function_like,
+    locate,
+    or_zeros,
+    refuse_array_form,
+    shadow_dtype,
+    zeros_like,
+)
+
+# data_address's reader, made at its first call
+_ADDRESS_READER: list[Any] = []
+
+
+# --------------------------------------------------------------------------------------------
+# Shadow memory: the adjoint of a buffer that is written in place or aliased.
+
+
+def root_of(x: np.ndarray) -> np.ndarray:
+    """The ndarray that owns the memory ``x`` views."""
+    while isinstance(x.base, np.ndarray):
+        x = x.base
+    return x
+
+
+class ShadowMap:
+    """The adjoints of buffers, laid out like the buffers (Enzyme's shadow memory).
+
+    ``of(x)`` returns the adjoint of array ``x`` as an array of x's shape that views the
+    shadow of x's root buffer at the same offset and strides, so the adjoint of a view is the
+    same view of its base's adjoint, and two arguments that alias share one adjoint. A pullback
+    and the pullbacks of its callees share one map.
+    """
+
+    def __init__(self) -> None:
+        self._roots: dict[int, tuple[Any, np.ndarray]] = {}
+        # id(root) -> (root, its address, its shadow's buffer, the shadow's offset in it)
+        self._where: dict[int, tuple[Any, int, Any, int, Any]] = {}
+        # adjoints of lists/dicts/objects handed to a callee that changes them in place
+        self._deposits: dict[int, list[Any]] = {}
+        # guard copies that stand for the buffers they were taken from (remap_saved)
+        self._stand_ins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def stand_in(self, copy_: np.ndarray, original: np.ndarray) -> None:
+        """``copy_`` (a guard's copy) stands for ``original``: its views share its shadow."""
+        self._stand_ins[id(copy_)] = (copy_, original)
+
+    def _through_stand_in(self, x: np.ndarray) -> np.ndarray:
+        entry = self._stand_ins.get(id(root_of(x)))
+        if entry is None:
+            return x
+        copy_, original = entry
+        offset = x.__array_interface__["data"][0] - copy_.__array_interface__["data"][0]
+        if offset == 0 and x.shape == copy_.shape and x.strides == copy_.strides:
+            return original  # the whole copy stands for the whole original, whatever its layout
+        if not original.flags.c_contiguous:
+            # the copy is C-ordered: its views match the original's only if that is too
+            from adgen.errors import AdgenError
+
+            raise AdgenError("a callee's saved view of an argument overwritten after the call "
+                             "does not map back onto the argument (it is not contiguous)",
+                             hint="copy the argument before the call, or pass a contiguous "
+                                  "array")
+        base = root_of(original)
+        start = original.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return np.ndarray(x.shape, dtype=x.dtype, buffer=base,
+                          offset=start + offset, strides=x.strides)
+
+    def deposit(self, x: Any, adjoint: Any) -> None:
+        """A caller hands over the adjoint of container ``x`` as it is after the call."""
+        self._deposits[id(x)] = [x, adjoint, False]
+
+    def withdraw(self, x: Any) -> Any:
+        """A callee that changes container ``x`` starts from the caller's adjoint of it."""
+        entry = self._deposits.get(id(x))
+        if entry is None or entry[2]:
+            return zeros_like(x)
+        entry[2] = True
+        return or_zeros(copy_adjoint(entry[1]), x)
+
+    def merge(self, x: Any, current: Any, ct: Any) -> Any:
+        """The caller's adjoint of ``x`` after the callee's pullback: the callee's cotangent
+        replaces it when the callee took it over (it changed x), else adds to it."""
+        entry = self._deposits.pop(id(x), None)
+        if entry is not None and entry[2]:
+            return ct
+        return add(current, ct)
+
+    def of(self, x: Any) -> np.ndarray:
+        if isinstance(x, np.flatiter):
+            # y.flat: the adjoint is y's, flat in C order (a view of its shadow when that is
+            # C-contiguous); anything else would get a 0-d cell of its own while y's adjoint
+            # kept the elements' gradient
+            shadow = self.of(x.base)
+            if shadow.flags.c_contiguous:
+                return shadow.reshape(-1)
+            refuse_array_form("y.flat of an array that is not C-contiguous (a transpose, a "
+                               "strided slice), read by index or written",
+                               "take y = y.copy() first, or index y itself: "
+                               "y[np.unravel_index(i, y.shape)]")
+        if isinstance(x, np.ndarray):
+            if self._stand_ins:
+                x = self._through_stand_in(x)
+            root = root_of(x)
+            entry = self._roots.get(id(root))
+            if entry is None:
+                if root.dtype.names is not None:
+                    refuse_array_form(
+                        f"a structured array (dtype {root.dtype}) read or written by field",
+                        "keep each field in a float array of its own (a dict of arrays)")
+                shadow = np.zeros_like(root, dtype=shadow_dtype(root), order="K")
+                if shadow.strides != _element_strides(root) and root.size > 1:
+                    shadow = _strided_zeros_like(root)
+                entry = (root, shadow)
+                self._roots[id(root)] = entry
+            root, shadow = entry
+            if x is root:
+                return shadow
+            where = self._where.get(id(root))
+            if where is None or where[0] is not root:
+                # the addresses of the root and of the shadow's buffer, once per root (a
+                # pullback takes the shadow of a view of it at every iteration), and that
+                # buffer as a vector in memory order where it is contiguous and holds
+                # elements of the root's size
+                buffer = _base_buffer(shadow)
+                where = self._where[id(root)] = (
+                    root, data_address(root), buffer, _shadow_offset(shadow),
+                    _memory_vector(buffer) if root.itemsize == shadow.itemsize else None)
+            offset = data_address(x) - where[1]
+            strides = x.strides
+            if where[4] is not None and len(strides) == 1 and x.dtype is root.dtype:
+                # a row or column (the common view in a loop): a basic slice of the vector,
+                # without the ndarray constructor (about 1.5 us)
+                item = root.itemsize
+                first, rest = divmod(offset + where[3], item)
+                step, odd = divmod(strides[0], item)
+                if not rest and not odd and step:
+                    stop: int | None = first + step * x.shape[0]
+                    if stop < 0:  # type: ignore[operator]
+                        stop = None  # a negative step down to the vector's first element
+                    return where[4][first:stop:step]
+            size = root.itemsize
+            item = shadow.itemsize
+            dtype = shadow.dtype
+            if root.dtype.kind == "c" and x.dtype.kind == "f" and \
+                    x.itemsize * 2 == size and shadow.dtype.kind == "c":
+                # z.real / z.imag of a complex buffer: a float view of its elements' parts
+                _refuse_imaginary_part(x, root, offset % size)
+                dtype = np.dtype(np.float64)  # the real parts of the shadow: dL/dRe(z)
+                offset = offset // size * item
+                strides = tuple(s // size * item for s in strides)
+            elif size != item or x.itemsize != item:
+                # shadows hold float64 (complex128 for complex buffers): map element by
+                # element, never by raw bytes
+                if x.itemsize != size or offset % size or any(s % size for s in strides):
+                    _refuse_reinterpreted(x, root)
+                offset = offset // size * item
+                strides = tuple(s // size * item for s in strides)
+            return np.ndarray(x.shape, dtype=dtype, buffer=where[2],
+                              offset=offset + where[3], strides=strides)
+        if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
+                                                  not isinstance(x, np.generic)):
+            from adgen.errors import UnsupportedError
+
+            if not isinstance(x, (list, dict, tuple)):
+                # an object the compiler took for an array: it may share an array with a
+                # value written in place (f = g.field(); f[1:] *= 2.0; g.energy())
+                raise locate(UnsupportedError(
+                    f"an object of class {type(x).__name__} whose arrays are written in "
+                    "place through another value (an array a method returned, an item of a "
+                    "list) is not supported yet: adgen took it for an array when compiling",
+                    hint="copy the array before writing it (f = g.field().copy()), or write "
+                         "it through the object where the function holds it by name "
+                         "(g.u[1:] *= 2.0)"))
+            raise locate(UnsupportedError(
+                f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
+                "not tell it from an array when compiling (a parameter of a function called by "
+                "the one differentiated, an item of a list, or a value returned by a call) is "
+                "not supported yet",
+                hint="write it in the function you differentiate (its list and dict arguments "
+                     "are supported), or have the helper return the new item "
+                     "(ws[0] = helper(ws[0]))"))
+        # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
+        entry = self._roots.get(id(x))
+        if entry is None:
+            entry = (x, np.zeros((), dtype=shadow_dtype(x)))
+            self._roots[id(x)] = entry
+        return entry[1]
+
+    def pop(self, x: Any) -> Any:
+        """Takes the adjoint of ``x`` out of shadow memory (zeroing it) and returns it; for a
+        list, tuple or dict (a call's result the compiler could not tell from an array:
+        ``p, q = pair(x)``), the adjoints of the arrays and numbers in it."""
+        if isinstance(x, (list, tuple, dict)):
+            return _with_shadows(self, x, None)
+        shadow = self.of(x)
+        value = shadow.copy()
+        shadow[...] = 0.0
+        return value if isinstance(x, np.ndarray) else _scalar(value)
+
+    def value(self, x: Any) -> Any:
+        """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one. A
+        list, tuple or dict (an argument the compiler took for an array, a tuple of arrays
+        written in place: ``a, b = t; a[1:] += b[:-1]``) gets the adjoints of what it holds."""
+        if isinstance(x, (list, tuple, dict)):
+            return collect(self, x, None)
+        entry = self._roots.get(id(root_of(x) if isinstance(x, np.ndarray) else x))
+        if entry is None:
+            return None
+        return self.of(x).copy() if isinstance(x, np.ndarray) else _scalar(entry[1])
+
+
+def _scalar(cell: np.ndarray) -> Any:
+    """The number a 0-d shadow cell holds: a float, or a complex for a complex value."""
+    return complex(cell) if cell.dtype.kind == "c" else float(cell)
+
+
+def _element_strides(root: np.ndarray) -> tuple[int, ...]:
+    """The strides of a float64 (complex128) shadow laid out element by element like
+    ``root``."""
+    size = root.itemsize
+    item = shadow_dtype(root).itemsize
+    if size == item:
+        return root.strides
+    if any(s % size for s in root.strides):
+        _refuse_reinterpreted(root, root)
+    return tuple(s // size * item for s in root.strides)
+
+
+def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
+    # A root with holes in its layout (rare: as_strided, memmap slices): allocate the span.
+    strides = _element_strides(root)
+    dtype = shadow_dtype(root)
+    span = (np.array(root.shape) - 1) @ np.abs(np.array(strides)) + dtype.itemsize
+    flat = np.zeros(int(span) // dtype.itemsize + 1, dtype=dtype)
+    low = sum(s * (n - 1) for s, n in zip(strides, root.shape) if s < 0)
+    return np.ndarray(root.shape, dtype, buffer=flat, offset=-low, strides=strides)
+
+
+def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
+    """Refuses a float view of a complex buffer other than its real parts. The shadow holds
+    dL/dx - i dL/dy (JAX's convention), so the adjoint of ``z.imag`` (dL/dy) is minus the
+    shadow's imaginary part: no view of the shadow holds it."""
+    if part == 0 and not any(s % root.itemsize for s in x.strides):
+        return
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        "the imaginary parts (z.imag) of a complex array that is written in place or aliased "
+        "are read as a view: adgen keeps the adjoint of a complex buffer as dL/dRe - 1j "
+        "dL/dIm, of which no view holds dL/dIm",
+        hint="read them as a product instead: np.real(-1j * z) is z.imag"))
+
+
+def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        f"an array of dtype {x.dtype} views the memory of an array of dtype {root.dtype} "
+        "with other element boundaries (x.view(dtype), a field of a structured array): adgen "
+        "maps adjoints element by element and cannot map these",
+        hint="pass a copy (x.astype(np.float64)) instead of the view"))
+
+
+def _base_buffer(shadow: np.ndarray) -> Any:
+    return shadow.base if isinstance(shadow.base, np.ndarray) else shadow
+
+
+def _memory_vector(buffer: np.ndarray) -> np.ndarray | None:
+    """``buffer``'s elements as a vector in memory order (a view), or None where they are
+    not contiguous."""
+    if buffer.flags.c_contiguous:
+        return buffer.reshape(-1)
+    if buffer.flags.f_contiguous:
+        return buffer.T.reshape(-1)
+    return None
+
+
+def data_address(x: np.ndarray) -> int:
+    """The address of ``x``'s first element (``x.ctypes.data``), fast.
+
+    ``x.ctypes.data`` builds a ctypes object (about 2 us: most of a shadow lookup in a loop).
+    The address is the first field after the object header of NumPy's ``PyArrayObject``
+    (a public struct, ``ndarraytypes.h``); where objects are laid out as in CPython (checked
+    once, on test arrays, against ``ctypes.data``) it is read in place."""
+    if not _ADDRESS_READER:
+        _ADDRESS_READER.append(_address_reader())
+    return _ADDRESS_READER[0](x)
+
+
+def _address_reader() -> Any:
+    """A function ``x -> x.ctypes.data``: reading the struct field where that gives the
+    same addresses (CPython), else ``ctypes.data`` itself (PyPy, a changed layout)."""
+    import ctypes
+
+    header = object.__basicsize__  # PyObject_HEAD: the struct's data pointer follows it
+    field = ctypes.c_void_p.from_address
+
+    def read(x: np.ndarray) -> int:
+        return field(id(x) + header).value or 0
+
+    try:
+        probe = np.arange(12.0).reshape(3, 4)
+        same = all(read(a) == a.ctypes.data for a in (
+            probe, probe[1:, 2:], probe.T[::-1], probe[:, 1], np.zeros(3, np.int32)[1:]))
+    except Exception:  # pragma: no cover - an interpreter where id() is no address
+        same = False
+    return read if same else (lambda x: x.ctypes.data)
+
+
+def _shadow_offset(shadow: np.ndarray) -> int:
+    base = _base_buffer(shadow)
+    if base is shadow:
+        return 0
+    return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+
+
+def keyword_cotangent(ct: Any, keyword: str, function: str) -> Any:
+    """The cotangent a user rule gave for a keyword argument whose value has a gradient.
+
+    Raises:
+        RuleError: when the rule returned cotangents for the positional arguments only
+            (dispatch.NO_COTANGENT): this keyword's gradient would be dropped.
+    """
+    from adgen.dispatch import NO_COTANGENT
+
+    if ct is NO_COTANGENT:
+        from adgen.errors import RuleError
+
+        raise locate(RuleError(
+            f"the rule for {function} returned cotangents for the positional arguments only, "
+            f"and {keyword}, passed by keyword, has a gradient here",
+            hint=f"return one cotangent per argument passed, in the order of {function}'s "
+                 f"parameters ({keyword}'s included), or pass {keyword} by position"))
+    return ct
+
+
+def entry_items(x: Any) -> Any:
+    """The structure of a list, tuple, dict or object argument as the function received it:
+    new containers holding the same arrays and numbers (no copy of any value). A function
+    that rebinds a slot (``ws[0] = ws[0] * 2`` after ``ws[0][1] = v``) leaves the caller's
+    container holding new items; the gradient belongs to the items it was given, which
+    :func:`collect` finds here."""
+    if isinstance(x, list):
+        return [entry_items(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(entry_items(v) for v in x)
+    if isinstance(x, dict):
+        return {k: entry_items(v) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
+            not is_function_like(x):
+        return _EntryObject({k: entry_items(v) for k, v in vars(x).items()})
+    return x
+
+
+class _EntryObject(dict):
+    """An object's attributes as :func:`entry_items` found them."""
+
+
+def collect(sh: ShadowMap, x: Any, adjoint: Any, entry: Any = None) -> Any:
+    """A container's adjoint plus the shadows of the arrays and numbers inside it (an item
+    updated in place, ``ws[0] += v``, keeps its adjoint in shadow memory, not in the
+    container's adjoint). ``entry``: the container's items as the function received them
+    (:func:`entry_items`), where the function rebinds slots.
+
+    Raises:
+        UnsupportedError: when a number item of ``x`` has an adjoint in shadow memory (kept
+            per object) and the same object sits at two places of ``x``.
+    """
+    received = x if entry is None else entry
+    _refuse_number_cells(sh, received)
+    return _collect(sh, received, adjoint)
+
+
+def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        value = sh.value(x) if id(root_of(x)) in sh._roots else None
+        return add(adjoint, value)
+    if isinstance(x, (list, tuple)):
+        base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+        return [_collect(sh, v, a) for v, a in zip(x, base)]
+    if isinstance(x, _EntryObject):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in x.items()})
+    if isinstance(x, dict):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return {k: _collect(sh, v, base.get(k)) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
+            not is_function_like(x):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in vars(x).items()})
+    if _is_number(x) and id(x) in sh._roots:
+        # a number item read where it may be updated in place: its adjoint is in a cell
+        return add(adjoint, sh.value(x))
+    if adjoint is None and (_is_number(x) or isinstance(x, np.ndarray)):
+        return zeros_like(x)  # an item overwritten before anything read it
+    return adjoint
+
+
+def with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    """The adjoint of ``x`` (the result of a call: a list, tuple, dict or object) as the
+    call's pullback takes it, with the adjoints its arrays keep in shadow memory moved into
+    it. The caller keeps an array's adjoint there once it writes the array in place
+    (``d = make(x); d["a"] *= 3.0``), while the pullback of the call that made ``d`` reads
+    ``d``'s adjoint only: without the move, that gradient was silently lost."""
+    if not sh._roots or isinstance(x, (np.ndarray, float, int, complex, str, np.generic)) \
+            or x is None:
+        return adjoint
+    return _with_shadows(sh, x, adjoint)
+
+
+def _with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "fc" and id(root_of(x)) in sh._roots:
+            return add(adjoint, sh.pop(x))
+        return adjoint
+    if _is_number(x):
+        return add(adjoint, sh.pop(x)) if id(x) in sh._roots else adjoint
+    if isinstance(x, (list, tuple)):
+        base = list(adjoint) if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+        out = [_with_shadows(sh, v, a) for v, a in zip(x, base)]
+        return tuple(out) if isinstance(adjoint, tuple) else out
+    if isinstance(x, _EntryObject):  # an object's attributes as entry_items found them
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()})
+    if isinstance(x, dict):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return {k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
+            not is_function_like(x):
+        base = adjoint if isinstance(adjoint, dict) else {}
+        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k))
+                              for k, v in vars(x).items()})
+    return adjoint
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _refuse_number_cells(sh: ShadowMap, x: Any) -> None:
+    """Number items of ``x`` (as the function received it) whose adjoints sit in shadow
+    cells, kept per object: never right for one object at two places (Python shares equal
+    numbers: [1.0, 1.0], [0.0] * n)."""
+    from adgen.errors import UnsupportedError
+
+    seen: dict[int, str] = {}
+    todo: list[tuple[Any, str]] = [(x, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, (list, tuple)):
+            todo.extend((item, f"{where}[{k}]") for k, item in enumerate(v))
+        elif isinstance(v, dict):
+            todo.extend((item, f"{where}[{k!r}]") for k, item in v.items())
+        elif _is_number(v) and id(v) in sh._roots:
+            if id(v) in seen:
+                raise locate(UnsupportedError(
+                    f"an argument holds one number object at two places ({seen[id(v)]} and "
+                    f"{where}, both {v!r}: Python shares equal numbers, as in [1.0, 1.0] or "
+                    "[0.0] * n), and the function updates its items in place (x += v), where "
+                    "adgen keeps a number's adjoint per object: the two places' gradients "
+                    "cannot be told apart",
+                    hint="pass the numbers as one np.ndarray instead of a list of numbers"))
+            seen[id(v)] = where
+
+
+def add_out(sh: ShadowMap, x: Any, out_bar: Any) -> Any:
+    """The shadow of a returned buffer ``x`` after adding the caller's adjoint of it (unless
+    that adjoint is the same shadow memory, handed over by a caller that shares the buffer)."""
+    shadow = sh.of(x)
+    if out_bar is None:
+        return shadow
+    if isinstance(out_bar, np.ndarray) and isinstance(shadow, np.ndarray) and \
+            np.may_share_memory(out_bar, shadow):
+        return shadow
+    shadow += out_bar
+    return shadow
+
+
+def shadow_of(sh: ShadowMap, x: Any) -> Any:
+    """The shadow of ``x`` in ``sh`` (for ndarrays and scalars)."""
+    return sh.of(x)
+
+
+def items_to_shadows(sh: ShadowMap, container: Any, adjoint: Any,
+                     arrays: tuple[Any, ...]) -> Any:
+    """Moves the adjoints of the items of a list, tuple or dict that are among ``arrays``
+    (arrays the pullback keeps in shadow memory, as they are written in place) into their
+    shadows, and returns the container's adjoint with zeros there. A container's adjoint may
+    arrive (returned, or from a callee) before the pullback of an in-place write into one of
+    its arrays reads that array's shadow: it must be there by then."""
+    if isinstance(adjoint, (list, tuple)) and isinstance(container, (list, tuple)):
+        keys: Any = range(min(len(adjoint), len(container)))
+        out: Any = list(adjoint)
+    elif isinstance(adjoint, dict) and isinstance(container, dict) and \
+            not isinstance(adjoint, ObjectAdjoint):
+        keys = [k for k in container if k in adjoint]
+        out = dict(adjoint)
+    elif isinstance(adjoint, dict) and hasattr(container, "__dict__") and \
+            not isinstance(container, (dict, type, np.generic)) and \
+            not is_function_like(container):
+        # an object's attributes (g = Grid(u); g.u[1:] *= 2.0; g.energy(): the method's
+        # cotangent for g.u must be in g.u's shadow before the write's pullback reads it)
+        attrs = vars(container)
+        keys = [k for k in attrs if k in adjoint]
+        out = ObjectAdjoint(adjoint)
+        container = attrs
+    else:
+        return adjoint
+    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    for k in keys:
+        value, g = container[k], out[k]
+        if id(value) in ids and g is not None:
+            sh.of(value)[...] += g
+            out[k] = zeros_like(g)
+    return out
