@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import assert_grad_close, numerical_grad
+from gradcheck import check_grad
 
 import adgen
 
@@ -64,13 +64,7 @@ X = np.array([0.5, -1.0])
 @pytest.mark.parametrize("f", CASES, ids=[f.__name__ for f in CASES])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_against_central_differences(f, mutation):
-    want = numerical_grad(f, (X.copy(),), 0)
-    try:
-        got = adgen.grad(f, mutation=mutation)(X.copy())
-    except adgen.MutationError:
-        assert mutation == "strict"  # y += [...] reads y's old value in strict's view
-        return
-    assert_grad_close(got, want)
+    check_grad(f, (X,), mutation=mutation)  # strict may refuse (MutationError), never be wrong
 
 
 def aliased_list(x):

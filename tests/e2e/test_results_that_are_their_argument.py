@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import assert_grad_close, numerical_grad
+from gradcheck import assert_grad_close, check_grad, numerical_grad
 
 import adgen
 
@@ -78,13 +78,7 @@ X = np.array([0.5, -1.0, 2.0, 0.25])
 @pytest.mark.parametrize("f", CASES, ids=[f.__name__ for f in CASES])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_against_central_differences(f, mutation):
-    want = numerical_grad(f, (X.copy(),), 0)
-    try:
-        got = adgen.grad(f, mutation=mutation)(X.copy())
-    except adgen.MutationError:
-        assert mutation == "strict"  # refused, never wrong
-        return
-    assert_grad_close(got, want)
+    check_grad(f, (X,), mutation=mutation)  # strict may refuse (MutationError), never be wrong
 
 
 def test_save_differentiates_every_case():
