@@ -64,12 +64,7 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
     if type(rank) is not int or read is None or len(read) != rank or \
             any(isinstance(e, gast.Name) and e.id not in plan.loop_of_counter for e in read):
         return None
-    params = {a.id for a in plan.fn.args.args}
-    if x in plan.def_count:
-        at = plan.def_stmt.get(x)
-        if x in params or not isinstance(at, gast.Assign) or plan.loops_of.get(id(at)) != ():
-            return None  # rebound, or another object in each iteration of a loop
-    elif x not in params:
+    if not _one_object(plan, x):
         return None
     bufs = plan.eff.buffers.get(x, set())
     for w in plan.eff.writes:
@@ -215,12 +210,7 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
         bounds = [e.lower, e.upper, e.step] if isinstance(e, gast.Slice) else [e]
         if not all(b is None or _a_number(plan, b) for b in bounds):
             return None
-    params = {a.id for a in plan.fn.args.args}
-    if x in plan.def_count:
-        at = plan.def_stmt.get(x)
-        if x in params or not isinstance(at, gast.Assign) or plan.loops_of.get(id(at)) != ():
-            return None  # rebound, or another object in each iteration of a loop
-    elif x not in params:
+    if not _one_object(plan, x):
         return None
     bufs = plan.eff.buffers.get(x, set())
     if any((unknown or not w.container) and w.buffers & bufs and
@@ -228,6 +218,16 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
         return None
     return gast.Subscript(value=gast.Name(x, gast.Load(), None, None), slice=clone(v.slice),
                           ctx=gast.Load())
+
+
+def _one_object(plan: Plan, x: str) -> bool:
+    """``x`` names one object for the whole call: a parameter never rebound, or a name bound
+    once outside any loop (not rebound, and not another object in each iteration)."""
+    params = {a.id for a in plan.fn.args.args}
+    if x in plan.def_count:
+        at = plan.def_stmt.get(x)
+        return x not in params and isinstance(at, gast.Assign) and plan.loops_of.get(id(at)) == ()
+    return x in params
 
 
 def _elements(plan: Plan, idx: gast.expr) -> list[gast.expr] | None:
