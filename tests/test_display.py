@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import adgen
-from adgen.api import Explanation
 from adgen.display import SourceView, code_html, in_notebook
+from adgen.explanation import Explanation
 
 
 def clip_then_scale(x):

@@ -408,7 +408,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 text = re.sub(rf"\b{re.escape(c.name)}_(forward|pullback)\b",
                               rf"{cname}_\1", text)
             source = text + "\n\n" + source
-    from adgen.api import MutationSite
+    from adgen.explanation import MutationSite
 
     sites = [MutationSite(parsed.file, getattr(s.stmt, "lineno", 0),
                           getattr(s.stmt, "col_offset", 0), s.construct, s.decision, s.reason,

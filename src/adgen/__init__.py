@@ -10,7 +10,6 @@
 
 from adgen import interop  # torch and jax are imported only when used
 from adgen.api import (
-    MutationSite,
     differentiable,
     explain,
     grad,
@@ -33,6 +32,7 @@ from adgen.errors import (
     RuleError,
     UnsupportedError,
 )
+from adgen.explanation import MutationSite
 from adgen.higher_order import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import runtime
-from adgen.api import Explanation, GradientFunction, explain, grad, in_notebook, vjp
+from adgen.api import GradientFunction, explain, grad, in_notebook, vjp
 from adgen.arguments import (
     check_cotangent,
     describe,
@@ -28,6 +28,7 @@ from adgen.arguments import (
     split_receiver,
 )
 from adgen.errors import ArgnumsError, NonDifferentiableError, UnsupportedError
+from adgen.explanation import Explanation
 
 
 def tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
