@@ -287,7 +287,7 @@ def norm_partial(x):
                               "partial"])
 def test_second_derivatives_through_a_numpy_function_held_in_a_variable(f):
     # the jvp calls np.tanh & co. through runtime.call_jvp; its reverse rule differentiates
-    # the jvp of a function that calls it by name (dispatch._caller_by_name)
+    # the jvp of a function that calls it by name (tangent_calls._caller_by_name)
     want = _hessian_by_differences(f, X.copy())
     np.testing.assert_allclose(adgen.hessian(f)(X.copy()), want, atol=1e-6)
     np.testing.assert_allclose(adgen.hvp(f)(X.copy(), V), want @ V, atol=1e-6)

@@ -6,14 +6,13 @@ The generated forward calls ``call_forward(f, *args)``; the pullback calls
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import types
 from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, MissingRuleError, RuleError
+from adgen.errors import MissingRuleError, RuleError
 from adgen.rules import registry
 from adgen.transforms.parse import varargs_of
 
@@ -119,214 +118,6 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         return out, ("compiled", compiled, saved, len(full), slots, n)
     out, saved = compiled.forward(*full, **kwargs)
     return out, ("compiled", compiled, saved, len(full), slots)
-
-
-def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-                    kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
-                    ) -> tuple[Any, Any]:
-    """``(out, out_dot)`` of ``fn(*args, **kwargs)`` for a call forward mode resolves when it
-    runs (a function taken from a list or passed in, a ``functools.partial``): through the
-    function's rule's jvp, or its compiled jvp given the caller's tangents themselves (a
-    callee that writes an argument in place writes its tangent in place too). ``tangents``:
-    one per positional argument, None for none; keyword arguments get none. A bound method
-    or a callable object with a ``__call__`` of the user's is compiled as its function with
-    the object as first argument. ``owner`` is the object the caller took the function from
-    (``m`` of ``m.step(x)``, ``layer`` of ``layer(x)``) and ``owner_dot`` its tangent (None:
-    none): the receiver's tangent when the receiver is ``owner``; with none, nothing
-    reached through ``owner`` has one either.
-
-    Raises:
-        UnsupportedError: for a method whose receiver's tangent is not known here (taken from
-            a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
-            cannot follow here.
-    """
-    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
-    if isinstance(call, _RuleJvp):
-        return call.fn(*call.args, **call.kwargs), registry.eval_jvp(
-            call.rule, call.args, call.kwargs, call.given)
-    return call.target(*call.args, **call.kwargs)
-
-
-@dataclasses.dataclass
-class _RuleJvp:
-    """A call of a function with a rule: its jvp is the rule's."""
-
-    fn: Any
-    rule: Any
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    given: dict[str, Any]
-
-
-@dataclasses.dataclass
-class _CompiledJvp:
-    """A call of a compiled jvp, ``target(*args, **kwargs)``, and where each part of the
-    caller's call went: ``arg_slots[i]`` / ``tangent_slots[i]`` the position of the caller's
-    i-th argument / tangent among the target's positional arguments followed by its keyword
-    arguments (None: not passed on), likewise ``owner_slot`` / ``owner_dot_slot`` for the
-    object the function was taken from and its tangent."""
-
-    target: Any
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    arg_slots: tuple[int | None, ...]
-    tangent_slots: tuple[int | None, ...]
-    owner_slot: int | None = None
-    owner_dot_slot: int | None = None
-
-
-def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-              kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False
-              ) -> _RuleJvp | _CompiledJvp:
-    """What :func:`tangent_of_call` calls (see there). ``by_name``: a function with a rule as
-    the compiled jvp of a function that calls it by name (for reverse mode over it)."""
-    from adgen.errors import UnsupportedError
-
-    if isinstance(fn, functools.partial):
-        # its arguments were bound where it was made, from values without a derivative
-        # (transforms.tangent refuses a partial of one that has one)
-        inner = _jvp_call(fn.func, fn.args + tuple(args),
-                          (None,) * len(fn.args) + tuple(tangents), {**fn.keywords, **kwargs},
-                          None, None, by_name)
-        if isinstance(inner, _CompiledJvp):
-            k = len(fn.args)
-            inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
-        return inner
-    rule = registry.lookup(fn)
-    if rule is not None and rule.is_rrule:
-        raise UnsupportedError(
-            f"forward mode (jvp) through {getattr(fn, '__qualname__', fn)!s}, which has an "
-            "adgen.rrule (a reverse-mode rule)", hint="use adgen.grad / adgen.vjp")
-    if rule is not None and by_name:
-        return _jvp_call(_caller_by_name(fn, len(args), tuple(kwargs)), args, tangents, kwargs,
-                         None, None)
-    if rule is not None:
-        bound = rule.bind(list(range(len(args))), {})
-        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
-                 for p, k in bound.items() if p in rule.diff and
-                 not isinstance(k, registry.Default)}
-        given = {p: t for p, t in given.items() if t is not None}
-        return _RuleJvp(fn, rule, tuple(args), kwargs, given)
-    ref = registry.reference_of(fn)
-    if ref is not None:
-        fn = ref
-    call_method = getattr(type(fn), "__call__", None)
-    if not isinstance(fn, (types.FunctionType, types.MethodType)) and \
-            isinstance(call_method, types.FunctionType):
-        fn = types.MethodType(call_method, fn)  # a layer called as layer(x)
-    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and \
-            registry.lookup(fn.__func__) is None and (fn.__self__ is owner or
-                                                      _zero_tangent(owner_dot)):
-        # the receiver's tangent: the tangent of the object it is (an object of its class
-        # holding its attributes' tangents), or none where the object it was read from has
-        # none (then nothing reached through it has one)
-        own = fn.__self__ is owner
-        inner = _jvp_call(fn.__func__, (fn.__self__,) + tuple(args),
-                          (owner_dot if own else None,) + tuple(tangents), kwargs, None, None)
-        if isinstance(inner, _CompiledJvp):
-            if own:
-                inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
-                    inner.tangent_slots[0]
-            inner.arg_slots, inner.tangent_slots = inner.arg_slots[1:], inner.tangent_slots[1:]
-        return inner
-    if not isinstance(fn, types.FunctionType):
-        raise UnsupportedError(
-            f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
-            "method or callable object taken from a variable (its object's arrays would get "
-            "no tangent)", hint="call a module-level function, or use adgen.grad / adgen.vjp")
-    if varargs_of(fn) is not None:
-        # its compiled jvp takes the extra arguments as one tuple, and their tangents as
-        # another: not lined up here (the call raised a raw TypeError)
-        raise UnsupportedError(
-            f"forward mode (jvp) calling {fn.__qualname__}, a function with *args, through a "
-            "variable or with *args", hint="call it by its name with the arguments one by "
-            "one, or use adgen.grad / adgen.vjp")
-    from adgen.transforms.pipeline import compile_tangent
-
-    compiled = compile_tangent(fn)
-    named = {p: v for p, v in zip(compiled.tangent_params, tangents) if v is not None}
-    order = list(named) + list(kwargs)
-    return _CompiledJvp(
-        compiled.jvp, tuple(args), {**named, **kwargs}, tuple(range(len(args))),
-        tuple(len(args) + order.index(p) if v is not None else None
-              for p, v in zip(compiled.tangent_params, tangents)))
-
-
-_CALLERS: dict[tuple[int, int, tuple[str, ...]], tuple[Any, Any]] = {}
-
-
-def _caller_by_name(fn: Any, nargs: int, keywords: tuple[str, ...]) -> Any:
-    """A Python function ``caller(a0, .., *, k0, ..)`` that returns ``fn(a0, .., k0=k0, ..)``,
-    calling ``fn`` by a global name bound to it, so the compiler resolves the call to ``fn``'s
-    rule (one per function, number of arguments and keyword names; each entry holds ``fn``)."""
-    from adgen.transforms.emit import compile_source
-
-    key = (id(fn), nargs, keywords)
-    hit = _CALLERS.get(key)
-    if hit is not None and hit[0] is fn:
-        return hit[1]
-    names = [f"a{k}" for k in range(nargs)]
-    kws = [k if k.isidentifier() and k not in names and k != "target" else None
-           for k in keywords]
-    if None in kws:
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError(f"forward mode calling {getattr(fn, '__qualname__', fn)!s} "
-                               f"through a variable with the keywords {list(keywords)}",
-                               hint="call it by its name")
-    title = getattr(fn, "__name__", "function")
-    title = title if title.isidentifier() else "function"
-    params = ", ".join(names + (["*"] + kws if kws else []))
-    passed = ", ".join(names + [f"{k}={k}" for k in kws])
-    text = f"def {title}_by_name({params}):\n    return target({passed})\n"
-    ns: dict[str, Any] = {"target": fn, "np": np}
-    compile_source(text, f"<adgen {title} called by name>", ns)
-    caller = ns[f"{title}_by_name"]
-    _CALLERS[key] = (fn, caller)
-    return caller
-
-
-def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-                    kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
-                    ) -> tuple[Any, Any]:
-    """Reverse mode of forward mode's dynamic call (``runtime.call_jvp``, in tangent code
-    that hessian, hvp or a derivative of a jvp differentiates again): the compiled jvp it
-    calls, run through its own compiled forward and pullback, whose cotangents go back to
-    the parts of the call they came from."""
-    from adgen.errors import UnsupportedError
-
-    # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
-    # act(x)) is the jvp of a function that calls it by name, which the compiler
-    # differentiates again like any tangent code
-    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True)
-    if isinstance(call, _RuleJvp):
-        raise UnsupportedError(
-            f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function "
-            "with a derivative rule called through a variable (a list, an argument, a "
-            "partial)", hint="call it by its name where the second derivative is taken")
-    try:
-        out, saved = forward_of(call.target, call.args, call.kwargs)
-    except AdgenError as err:
-        if err.location is None or not err.location.file.endswith(" called by name>"):
-            raise
-        # refused inside the caller made above: its line is adgen's, not the user's
-        err.location = None
-        err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
-                       "called through a variable)")
-        err.args = (err.format(),)
-        raise
-
-    def pullback(out_bar: Any) -> tuple[Any, ...]:
-        cts = pullback_of(saved, out_bar, None)
-
-        def at(k: int | None) -> Any:
-            return None if k is None else cts[k]
-
-        return (None, tuple(at(k) for k in call.arg_slots),
-                tuple(at(k) for k in call.tangent_slots), None, at(call.owner_slot),
-                at(call.owner_dot_slot))
-
-    return out, pullback
 
 
 def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0
@@ -547,25 +338,6 @@ def _has_float_number(x: Any) -> bool:
         return any(_has_float_number(v) for v in x)
     if isinstance(x, dict):
         return any(_has_float_number(v) for v in x.values())
-    return False
-
-
-def _zero_tangent(t: Any) -> bool:
-    """``t`` is no tangent or a zero one (arrays and numbers of zeros, in containers and
-    plain objects)."""
-    if t is None:
-        return True
-    if isinstance(t, np.ndarray):
-        return not t.any()
-    if isinstance(t, (int, float, complex, np.number)):
-        return t == 0
-    if isinstance(t, (list, tuple)):
-        return all(_zero_tangent(v) for v in t)
-    if isinstance(t, dict):
-        return all(_zero_tangent(v) for v in t.values())
-    if hasattr(t, "__dict__") and not isinstance(t, (types.FunctionType, types.MethodType,
-                                                      type)):
-        return all(_zero_tangent(v) for v in vars(t).values())
     return False
 
 

@@ -122,7 +122,7 @@ def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     out_dot)`` (a function from a list, a ``functools.partial``, a method of a local
     object). ``owner``: the object the function value was taken from (``m`` of
     ``m.step(x)``, ``layer`` of ``layer(x)``), ``owner_dot`` its tangent (None: none)."""
-    from adgen.dispatch import tangent_of_call
+    from adgen.tangent_calls import tangent_of_call
 
     return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot)
 
@@ -403,8 +403,9 @@ __all__ = [
 def _register_runtime_rules() -> None:
     # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
     # compiled jvp it calls, differentiated in turn
-    from adgen.dispatch import call_jvp_rrule, call_starred_rrule
+    from adgen.dispatch import call_starred_rrule
     from adgen.rules.registry import defrrule, defvjp
+    from adgen.tangent_calls import call_jvp_rrule
 
     defrrule(call_jvp, call_jvp_rrule)
     defrrule(call_starred, call_starred_rrule)

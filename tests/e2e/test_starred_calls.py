@@ -206,7 +206,7 @@ def test_forward_mode_and_hessians(f):
     _, tangent = adgen.jvp(lambda x: f(x, _y()), (_x(),), (v,))
     assert_grad_close(np.ravel(tangent), numerical_jvp(f, (_x(), _y()), (v, None)))
     # (numpy_functions: reverse over forward through a NumPy rule called when the call runs
-    # differentiates a function that calls it by name: dispatch.call_jvp_rrule)
+    # differentiates a function that calls it by name: tangent_calls.call_jvp_rrule)
     h = adgen.hessian(lambda x: f(x, _y()))(_x())
     g = adgen.grad(lambda x: f(x, _y()))
     assert_grad_close(h @ v, numerical_grad(lambda x: g(x) @ v, (_x(),), 0), atol=1e-5)
