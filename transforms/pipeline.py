@@ -43,6 +43,7 @@ from adgen.transforms.front import (
     returned_kind,
     run_pass,
 )
+from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.walk import walk
@@ -331,14 +332,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         w.target for w in eff.writes if w.container and w.target in params}
     closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
     for d, (free, _) in zip(parsed.nested_defs, closures):
-        _refuse_closure_writes(d, free, parsed)
+        refuse_closure_writes(d, free, parsed)
     wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
                    lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
     others = params - wrt_names if wrt_names is not None else set()
     for d in parsed.nested_defs:
-        _refuse_active_defaults(d, act, others, parsed)
+        refuse_active_defaults(d, act, others, parsed)
 
     symbols: dict[int, str] = {}
     held: list[Any] = []
@@ -426,68 +427,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result)
-
-
-_WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
-                              "append", "extend", "insert", "pop", "remove", "clear",
-                              "update", "setdefault"})
-
-
-def _refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -> None:
-    """A nested def that writes an array (or container) of the enclosing function in place:
-    the enclosing function's analysis cannot see that write, so it is refused."""
-    from adgen.errors import UnsupportedError
-
-    def root(e: gast.expr) -> str | None:
-        while isinstance(e, (gast.Subscript, gast.Attribute)):
-            e = e.value
-        return e.id if isinstance(e, gast.Name) else None
-
-    for node in walk(d):
-        hit: str | None = None
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, (gast.Subscript, gast.Attribute)) or \
-                        isinstance(node, gast.AugAssign):
-                    n = root(t)
-                    hit = n if n in free else hit
-        elif isinstance(node, gast.Call):
-            f = node.func
-            if isinstance(f, gast.Attribute) and f.attr in _WRITING_METHODS and \
-                    root(f.value) in free:
-                hit = root(f.value)
-            for k in node.keywords:
-                if k.arg == "out" and root(k.value) in free:
-                    hit = root(k.value)
-            if isinstance(f, gast.Attribute) and f.attr in ("copyto", "put", "fill_diagonal",
-                                                            "place", "at") and node.args and \
-                    root(node.args[0]) in free:
-                hit = root(node.args[0])
-        if hit is not None:
-            raise UnsupportedError(
-                f"the nested function {d.name} writes {hit} of the enclosing function in "
-                "place; adgen cannot follow that write", parsed.location(node),
-                hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
-                     f"write it in the enclosing function")
-
-
-def _refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],
-                            parsed: Parsed) -> None:
-    """A nested def whose default reads a value with a gradient (``def term(y, k=a)``): the
-    default is evaluated when the def runs, out of the gradient's sight, so it is refused.
-    ``others``: the parameters not differentiated (varied only as possible aliases)."""
-    from adgen.errors import UnsupportedError
-
-    active = {re.sub(r"_\d+$", "", n) for n in act.varied & act.useful} - others
-    for default in list(d.args.defaults) + [k for k in d.args.kw_defaults if k is not None]:
-        for n in walk(default):
-            if isinstance(n, gast.Name) and n.id in active and parsed.is_local(n.id):
-                raise UnsupportedError(
-                    f"a default of the nested function {d.name} reads {n.id}, which has a "
-                    "gradient; adgen does not follow a value into a default",
-                    parsed.location(default),
-                    hint=f"pass {n.id} to {d.name} as an argument at each call")
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
