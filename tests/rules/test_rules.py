@@ -221,7 +221,7 @@ def same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray):
         return np.array_equal(a, b, equal_nan=True)
-    if type(a) is type(b) and type(a).__module__ == "adgen.runtime" and hasattr(a, "__dict__"):
+    if type(a) is type(b) and type(a).__module__.startswith("adgen.") and hasattr(a, "__dict__"):
         return same(vars(a), vars(b))  # a runtime object (a shadow map): by its contents
     nan = isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b)
     return a is b or a == b or nan
