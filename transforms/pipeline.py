@@ -290,8 +290,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             return out + [k.value for k in call.keywords if k.arg in written]
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
-                err.location = parsed.location(call)
-                err.args = (err.format(),)
+                err.at_call(parsed.location(call), obj)
             raise
 
     def fresh_call(call: gast.Call) -> bool:
@@ -550,8 +549,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
                 compile_tangent(obj)
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
-                err.location = parsed.location(node)
-                err.args = (err.format(),)
+                err.at_call(parsed.location(node), obj)
             raise
         sym = symbols.get(id(obj))
         if sym is None:

@@ -744,8 +744,7 @@ class Plan:
             return self.callee_info(obj)
         except AdgenError as err:
             if err.location is None or err.location.file != self.parsed.file:
-                err.location = self.loc(node)
-                err.args = (err.format(),)
+                err.at_call(self.loc(node), obj)
             raise
 
     def result_made_by_callee(self, call: gast.Call) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import MissingRuleError, RuleError
+from adgen.errors import AdgenError, MissingRuleError, RuleError
 from adgen.rules import registry
 from adgen.transforms.parse import varargs_of
 
@@ -84,7 +84,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             "covers, or register a rule with @adgen.rrule")
     from adgen.transforms.pipeline import compile_function
 
-    compiled = compile_function(target)
+    try:
+        compiled = compile_function(target)
+    except AdgenError as err:
+        # forward_errors.annotate locates it at the user's call; the outermost call (the
+        # user's) sets this last
+        err.called = target
+        raise
     if compiled.mutates_params:
         import linecache
 

@@ -63,6 +63,27 @@ class AdgenError(Exception):
                 self.inner.insert(0, old)
         self._location = where
 
+    def at_call(self, where: Location, callee: object = None) -> None:
+        """Locates an error met while compiling ``callee`` at the user's call ``where`` (the
+        callee's own line stays in the message). When ``callee`` belongs to an installed
+        package (scipy, sklearn, ...) and the error is inside it, the message says so first:
+        the user called a library function adgen has no rule for, and a hint about that
+        library's wrappers or internals is not something the user can act on."""
+        inside = self.location is not None and self.location.file != where.file
+        self.location = where
+        # named once, at the user's own call (not at the library's calls of its internals)
+        package = _installed_package(callee) if inside and not _installed(where.file) else None
+        if package is not None and not getattr(self, "_library_named", False):
+            self._library_named = True
+            name = _public_name(callee)
+            self.message = (f"{name} (from the installed package {package}) has no derivative "
+                            f"rule, and adgen could not differentiate its Python source: "
+                            f"{self.message}")
+            self.hint = (f"register its derivative with @adgen.rrule({name}) "
+                         "(docs/custom-rules.md), or compute it with NumPy functions adgen "
+                         "covers (docs/coverage.md)")
+        self.args = (self.format(),)
+
     def format(self) -> str:
         """The compiler-style diagnostic: ``file:line:col: error: message`` plus caret."""
         name = type(self).__name__
@@ -83,6 +104,46 @@ class AdgenError(Exception):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
+
+
+def _installed_package(fn: object) -> str | None:
+    """The top-level package of ``fn``'s module when it is installed (site-packages or the
+    standard library), not the user's own code; else None."""
+    import sys
+
+    module = sys.modules.get(str(getattr(fn, "__module__", "") or ""))
+    file = getattr(module, "__file__", None)
+    if not file or not _installed(file):
+        return None
+    return module.__name__.split(".")[0]  # type: ignore[union-attr]
+
+
+def _public_name(fn: object) -> str:
+    """``fn`` as its package exports it (``scipy.linalg.expm``, not the module that defines
+    it, ``scipy.linalg._matfuncs.expm``), when a parent module binds it; else its full name."""
+    import sys
+
+    module = str(getattr(fn, "__module__", "") or "")
+    name = str(getattr(fn, "__name__", "") or "")
+    parts = module.split(".")
+    for k in range(1, len(parts) + 1):
+        parent = ".".join(parts[:k])
+        if name and getattr(sys.modules.get(parent), name, None) is fn:
+            return f"{parent}.{name}"
+    return f"{module}.{getattr(fn, '__qualname__', name)}"
+
+
+def _installed(file: str) -> bool:
+    """Whether ``file`` is part of an installed package (site-packages) or the standard
+    library, rather than the user's own code."""
+    import os
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[k]) for k in ("purelib", "platlib", "stdlib")
+             if k in paths}
+    file = os.path.realpath(file)
+    return any(file.startswith(r + os.sep) for r in roots)
 
 
 def _generated(where: Location) -> bool:

@@ -56,6 +56,10 @@ def annotate(exc: BaseException, compiled: Any) -> None:
                 if exc.location is None:
                     exc.location = where
                     exc.args = (exc.format(),)
+                elif exc.location.file != where.file:
+                    # refused compiling a function called through a variable, a method or
+                    # an object (dispatch.forward_of), in another file: at the user's call
+                    exc.at_call(where, getattr(exc, "called", None))
             elif hasattr(exc, "add_note"):
                 exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
                              f"\n    {where.source_line.strip()}")

@@ -107,9 +107,9 @@ def roll(g: Any, out: Any, a: Any, shift: Any, axis: Any) -> Any:
 # Copies and conversions
 
 
-@defvjp(np.copy, "a", linear=True)
-def copy(g: Any, out: Any, a: Any) -> Any:
-    return g
+@defvjp(np.copy, "a, order='K', subok=False", diff="a", linear=True)
+def copy(g: Any, out: Any, a: Any, order: Any, subok: Any) -> Any:
+    return g  # the same values in the order asked for (C, F, A, K): the same gradient
 
 
 @defvjp(np.array, "object, dtype=None", diff="object", reads="dtype", linear=True)

@@ -1,0 +1,72 @@
+"""A call of an installed library's function that adgen has no rule for and cannot
+differentiate through its source (scipy.linalg.expm, a scipy.stats distribution's method) is
+refused at the user's line, naming the function as the user called it and the package, with a
+hint the user can act on (an adgen.rrule), not a hint about the library's own internals. A
+method reached at run time (``scipy.stats.norm.logpdf``) was refused at a line inside scipy.
+The user's own helpers keep their messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import check_grad
+
+import adgen
+
+scipy_linalg = pytest.importorskip("scipy.linalg")
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+def matrix_exponential_loss(A):
+    return scipy_linalg.expm(A).sum()  # MARK expm
+
+
+def normal_log_likelihood(x):
+    return scipy_stats.norm.logpdf(x, loc=0.5, scale=2.0).sum()  # MARK logpdf
+
+
+def _line(mark: str) -> int:
+    with open(__file__) as fh:
+        return next(n for n, text in enumerate(fh, 1) if text.rstrip().endswith(mark))
+
+
+@pytest.mark.parametrize("f, arg, name, mark", [
+    (matrix_exponential_loss, np.eye(2) * 0.3, "scipy.linalg.expm", "# MARK expm"),
+    (normal_log_likelihood, np.array([0.1, 0.7]), "logpdf", "# MARK logpdf"),
+])
+def test_refused_at_the_users_line_naming_the_library(f, arg, name, mark):
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(f)(arg)
+    err = info.value
+    assert err.location is not None and err.location.file == __file__
+    assert err.location.line == _line(mark)
+    assert name in err.message and "(from the installed package scipy)" in err.message
+    assert "@adgen.rrule(" in err.hint
+
+
+def scale_all(x, **options):  # a user's helper that adgen refuses (**kwargs)
+    return x * options["c"]
+
+
+def calls_own_helper_through_a_variable(x):
+    fn = scale_all
+    return np.sum(fn(x, c=2.0))
+
+
+def test_a_users_own_helper_is_not_called_a_library():
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(calls_own_helper_through_a_variable)(np.ones(2))
+    assert "installed package" not in str(info.value)
+
+
+def copies_in_fortran_order(A):
+    B = np.copy(A, order="F")
+    B[0] *= 3.0
+    return np.sum(B ** 2) + np.copy(A, "C").sum()
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_np_copy_with_an_order(mutation):
+    check_grad(copies_in_fortran_order, (np.arange(6.0).reshape(2, 3) + 1,), mutation=mutation)
+    got = adgen.jvp(copies_in_fortran_order, (np.ones((2, 3)),), (np.ones((2, 3)),))[1]
+    assert got == pytest.approx(2 * 9 * 3 + 2 * 3 + 6)
