@@ -638,8 +638,14 @@ class Plan:
             try:
                 return rule, rule.bind(list(args), dict(kwargs))
             except TypeError as exc:
-                raise UnsupportedError(f"cannot bind the arguments of {rule.name}: {exc}",
-                                       self.loc(s)) from exc
+                known = ", ".join(p.name for p in rule.params)
+                instead = {"where": "; for where=m, np.where(m, x, 0) first",
+                           "dtype": "; for dtype=, x.astype(dtype) first"}
+                extra = next((t for k, t in instead.items() if f"keyword {k!r}" in str(exc)),
+                             "")
+                raise UnsupportedError(
+                    f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
+                    hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc
         return None
 
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
@@ -819,11 +825,13 @@ class Plan:
             # a write of w or of o's arrays; elided, that write was silently left out
             passed = [a.id for a in [call.func.value, *call.args] if isinstance(a, gast.Name)]
             return any(self.act.active(n) and n not in self.numeric for n in passed)
-        if is_user_class(obj):
+        if registry.refusal_of(obj) is not None:
+            return False  # refused with its reason where the call is differentiated
+        if is_user_class(obj) and registry.lookup(obj) is None:
             # Cls(args): what its __init__ writes besides the new object (compiling the class
             # itself fails: a class has no source of its own to compile)
             obj = obj.__init__
-        info = self.callee_info(obj)
+        info = self.info_at(obj, call)
         # a callee that writes an argument in place: an array, or a list, dict or object
         # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
         writes = bool(info and (info.mutates_params or

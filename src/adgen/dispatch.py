@@ -47,6 +47,11 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         fn = registry.reference_of(fn)  # a NumPy function compiled from its reference
     if isinstance(fn, type):
         return _construct(fn, args, kwargs)
+    refused = registry.refusal_of(type(fn))
+    if refused is not None:  # an np.vectorize object: NumPy runs the function in its loop
+        raise MissingRuleError(f"calling a {type(fn).__name__} object "
+                               f"({getattr(type(fn), '__module__', '')}."
+                               f"{type(fn).__qualname__}) has no derivative rule: {refused}")
     receiver: tuple[Any, ...] = ()
     target = fn
     call_method = getattr(type(fn), "__call__", None)

@@ -137,9 +137,10 @@ def einsum_path(g: Any, out: Any, operands: Any, optimize: Any, einsum_call: Any
 # Refused, with the reason the error gives
 
 _CALLBACK = ("calls a Python function that NumPy runs in a loop adgen cannot see; write the "
-             "loop in Python (adgen differentiates loops), or vectorize")
+             "loop in Python (adgen differentiates loops), or write the function with NumPy's "
+             "array operations")
 for _f in (np.apply_along_axis, np.apply_over_axes, np.piecewise, np.fromfunction,
-           np.frompyfunc):
+           np.frompyfunc, np.vectorize):
     defrefusal(_f, _CALLBACK)
 _SIZE = ("its output's size depends on the values of its input, so the gradient is not "
          "defined where values repeat; sort the values (np.sort has a gradient) or compare "

@@ -1,0 +1,53 @@
+"""NumPy functions adgen cannot differentiate are refused at the user's line with what to do.
+
+``np.vectorize`` (NumPy runs the Python function in a loop adgen cannot see) was compiled from
+NumPy's own source and refused at a line inside NumPy (``_parse_gufunc_signature``, then
+``vectorize.__call__``'s ``**kwargs``). A keyword a rule does not take (``np.sum(x,
+where=m)``) names what the rule takes and what to write instead."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adgen
+
+
+def squares_by_vectorize(v):
+    square = np.vectorize(lambda t: t * t if t > 0 else -t)  # MARK made
+    return np.sum(square(v))  # MARK called
+
+
+def positive_part_sum(v):
+    return np.sum(v ** 2, where=v > 0)  # MARK where
+
+
+def _line(mark: str) -> int:
+    with open(__file__) as fh:
+        return next(n for n, text in enumerate(fh, 1) if text.rstrip().endswith(mark))
+
+
+def test_vectorize_is_refused_at_the_users_call():
+    with pytest.raises(adgen.MissingRuleError) as info:
+        adgen.grad(squares_by_vectorize)(np.array([1.0, -2.0, 0.5]))
+    err = info.value
+    assert (err.location.file, err.location.line) == (__file__, _line("# MARK called"))
+    assert "numpy.vectorize" in err.message and "write the loop in Python" in err.message
+    assert "site-packages" not in str(err)
+
+
+def test_an_unknown_keyword_names_what_the_rule_takes():
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(positive_part_sum)(np.array([1.0, -2.0, 0.5]))
+    err = info.value
+    assert (err.location.file, err.location.line) == (__file__, _line("# MARK where"))
+    assert "'where'" in err.message
+    assert "(a, axis, keepdims)" in err.hint and "np.where(m, x, 0)" in err.hint
+
+
+def test_the_hint_works():
+    def rewritten(v):
+        return np.sum(np.where(v > 0, v ** 2, 0.0))
+
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(adgen.grad(rewritten)(x), np.where(x > 0, 2 * x, 0.0))
