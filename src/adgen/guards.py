@@ -111,12 +111,7 @@ def copy_before_loop(x: Any, file: str, line: int, col: int) -> Any:
     earlier iteration wrote (rows ahead of its counter): the pullback reads them here, so the
     writes of the loop need no guard. Its size counts as saved at the write of ``line``,
     ``col`` (for ``adgen.explain``)."""
-    copied = x.copy()
-    measures = _THREAD.measure
-    if measures:
-        key3 = (file, line, col)
-        measures[-1][key3] = measures[-1].get(key3, 0) + copied.nbytes
-    return copied
+    return copy_when_read(x, file, line, col)
 
 
 def copy_when_read(x: Any, file: str, line: int, col: int) -> Any:
