@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+import builtins
+import functools
+import itertools
 import operator
 from typing import Any
 
@@ -179,3 +182,13 @@ defrefusal(np.put_along_axis, "it writes its argument in place; write the indexe
 defrefusal(super, "adgen follows super().method(...) where every subclass of the class has "
            "one base and the parent's method is a plain function of a class the module names; "
            "here it cannot: call the parent's method by name, Parent.method(self, ...)")
+# Builtins and standard library functions that return iterators or run a Python function in a
+# loop of their own: refused with what to write instead (reversed(range(n)) needs no gradient
+# and is not affected)
+defrefusal(builtins.reversed, "it returns an iterator adgen cannot follow; write xs[::-1] "
+           "(an array's or a list's items from last to first, differentiated)")
+defrefusal(functools.reduce, "it calls a Python function in a loop adgen cannot see; write "
+           "the loop in Python (adgen differentiates loops)")
+defrefusal(itertools.accumulate, "it calls a function in a loop adgen cannot see; write the "
+           "loop in Python (adgen differentiates loops), or np.cumsum / np.cumprod for sums "
+           "and products")
