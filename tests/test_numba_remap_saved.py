@@ -65,10 +65,6 @@ def test_strict_raises_the_default_backends_error_and_runs_where_nothing_is_over
     assert_grad_close(g, 2.0 * x + 1.0, rtol=1e-12)
 
 
-@pytest.mark.xfail(raises=TypeError, strict=False,
-                   reason="known at the end of session 9: the compiled pullback is given saved "
-                          "values it was not compiled for (numba: 'No matching definition'), a "
-                          "loud error; see the session note")
 def test_views_a_callee_saved_point_at_the_same_elements_of_the_copy():
     M = np.random.default_rng(0).random((3, 4))
     mine = M.copy()
@@ -80,10 +76,6 @@ def test_views_a_callee_saved_point_at_the_same_elements_of_the_copy():
     assert np.array_equal(mine, plain)
 
 
-@pytest.mark.xfail(raises=TypeError, strict=False,
-                   reason="known at the end of session 9: the compiled pullback is given saved "
-                          "values it was not compiled for (numba: 'No matching definition'), a "
-                          "loud error; see the session note")
 def test_a_view_of_a_strided_argument_is_refused_at_the_call():
     M = np.random.default_rng(1).random((3, 8))[:, ::2]  # not C-contiguous
     with pytest.raises(adgen.UnsupportedError) as err:

@@ -452,9 +452,11 @@ class _Run:
         self.code = code  # the NumbaCode
         self.outs = outs  # the parameters whose gradients it writes into arrays given to it
         self.why = why
-        # the pullback was compiled for the forward's types of the saved values (and kept
-        # to them: _typed_pullback)
-        self.typed = False
+        # how many of the forward's compilations the pullback was compiled for (their types
+        # of the saved values, and kept to them: _typed_pullback); the forward compiles
+        # again for arguments of the same dtype and rank with another layout (a strided
+        # view, then a contiguous array)
+        self.typed = 0
 
 
 class _NumbaFunction:
@@ -650,7 +652,7 @@ class _NumbaFunction:
                 # own: numba compiles the pullback for it at its first call
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                    pb.compile((returns[1], numba.float64))
+                    pb.compile((numba.types.unliteral(returns[1]), numba.float64))
         except AdgenError:
             raise
         except Exception as err:  # noqa: BLE001 - numba's errors, and its lowering's
@@ -728,28 +730,36 @@ class _NumbaFunction:
             out, saved = run.forward(*args)
         except self.overwrite as hit:
             raise _overwrite_error(run.code, hit) from None
-        if not run.typed:
-            self._typed_pullback(run, args)
+        if run.typed != len(run.forward.overloads):
+            self._typed_pullback(run)
         return out, (run.pullback, saved)
 
-    def _typed_pullback(self, run: _Run, args: tuple[Any, ...]) -> None:
-        """Compiles the pullback, once per argument types, for the saved values' type as the
-        forward's signature has it, and for a float cotangent, and keeps it to that: the
-        saved values come back boxed, and a value typed optional there (a name bound in one
-        arm of an if, None on the other path) would make numba compile a pullback for None,
-        which it may not be able to type (``t4 - 1``)."""
+    def _typed_pullback(self, run: _Run) -> None:
+        """Compiles the pullback for the saved values' type of each of the forward's
+        compilations, and for a float cotangent, and keeps it to those: the saved values come
+        back boxed, and a value typed optional there (a name bound in one arm of an if, None
+        on the other path) would make numba compile a pullback for None, which it may not be
+        able to type (``t4 - 1``)."""
         import numba
 
         with self.lock:
-            run.typed = True
+            compiled = list(run.forward.overloads.values())
+            if run.typed == len(compiled):
+                return
+            run.typed = len(compiled)
             try:
-                cres = run.forward.overloads.get(tuple(numba.typeof(a) for a in args))
-                if cres is None or not isinstance(cres.signature.return_type[0],
-                                                  numba.types.Float):
+                if any(not isinstance(c.signature.return_type[0], numba.types.Float)
+                       for c in compiled):
+                    run.pullback.disable_compile(False)
                     return  # an array or tuple output: compiled for its cotangent's type
+                run.pullback.disable_compile(False)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                    run.pullback.compile((cres.signature.return_type[1], numba.float64))
+                    for cres in compiled:
+                        # unliteral: a constant the forward saved (row_energy(M, 1) saves r
+                        # as Literal[int](1)) comes back boxed as an int64
+                        saved = numba.types.unliteral(cres.signature.return_type[1])
+                        run.pullback.compile((saved, numba.float64))
                 run.pullback.disable_compile()
             except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
                 raise self._located(err, run.code, "") from None
