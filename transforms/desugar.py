@@ -157,7 +157,16 @@ def _refuse_else(s: gast.stmt) -> list[gast.stmt]:
 
 def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> list[gast.stmt]:
     if isinstance(target, (gast.Tuple, gast.List)):
-        out: list[gast.stmt] = []
+        # a, b = seq raises where Python raises (seq of another length): indexed one by one,
+        # three values would give a and b silently
+        n = len(target.elts)
+        wrong = gast.Compare(left=_call("len", name(source)), ops=[gast.NotEq()],
+                             comparators=[gast.Constant(n, None)])
+        error = gast.Call(func=name("ValueError"), args=[gast.Constant(
+            f"too many or not enough values to unpack (expected {n})", None)], keywords=[])
+        out: list[gast.stmt] = [located_at(gast.If(
+            test=wrong, body=[located_at(gast.Raise(exc=error, cause=None), like)],
+            orelse=[]), like)]
         for i, elt in enumerate(target.elts):
             item = located_at(gast.Subscript(value=name(source), slice=gast.Constant(i, None),
                                       ctx=gast.Load()), like)
