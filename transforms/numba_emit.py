@@ -74,7 +74,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
                               "cholesky_vjp", "entry_items", "with_shadows",
                               "add_matmul_vjp_a", "add_matmul_vjp_b", "item",
-                              "remap_tree"})
+                              "remap_tree", "saved_copy"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
 _AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
@@ -441,9 +441,11 @@ class Rewriter:
                     call_name(st.value) == "capture" and not st.value.keywords and
                     len(st.value.args) == 4 and isinstance(st.value.args[0], ast.Name)]
         kinds = [types_.get(st.value.args[0].id) for st in captures]
+        # a value this analysis cannot type (np.outer(x, x)) is left to numba's typing,
+        # where strict_capture refuses anything but an array or a number at this line
         if len(captures) > 62 or any(
-                not (isinstance(t, tuple) and t[0] == "array") and t not in ("f8", "i8", "b1")
-                for t in kinds) or sum(call_name(n) == "capture" for n in ast.walk(self.fwd)) \
+                not (isinstance(t, tuple) and t[0] == "array") and
+                t not in ("f8", "i8", "b1", None) for t in kinds) or sum(call_name(n) == "capture" for n in ast.walk(self.fwd)) \
                 != len(captures):
             return  # refused by check_calls, naming the site
         scope = self.fresh("live_captures")
@@ -500,6 +502,10 @@ class Rewriter:
                     st.value = expr(f"{x.id}.copy()")
                 elif t in ("f8", "i8", "b1"):
                     st.value = ast.Name(id=x.id, ctx=ast.Load())
+                elif t is None and isinstance(x, ast.Name):
+                    # a value this analysis cannot type (np.outer(x, x)): numba's typing
+                    # decides, and saved_copy refuses anything but an array or a number
+                    st.value = expr(f"saved_copy({x.id})")
                 else:
                     continue  # a tuple, an object: refused by check_calls
                 held.add(st.targets[0].id)
@@ -544,6 +550,8 @@ class Rewriter:
                 elif call_name(v) == "strict_capture" and len(v.args) == 3 and \
                         isinstance(v.args[1], ast.Name):
                     captured[st.targets[0].id] = v.args[1].id
+                elif call_name(v) == "saved_copy" and isinstance(v.args[0], ast.Name):
+                    captured[st.targets[0].id] = v.args[0].id
         calls = [n for n in ast.walk(self.pb) if call_name(n) == "remap_saved"]
         if not calls:
             return

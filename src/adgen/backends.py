@@ -687,8 +687,6 @@ class _NumbaFunction:
 
     def _located(self, err: Exception, code: Any, path: str) -> AdgenError:
         """A numba error as an adgen error on the user's line."""
-        import linecache
-
         text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
         line = 0
         file = self.base.trees[2]
@@ -702,12 +700,24 @@ class _NumbaFunction:
                 "raised from")
         first = next((s.strip() for s in text.splitlines() if s.strip() and
                       not s.strip().startswith(skip)), text)[:300]
-        src = linecache.getline(file, line) if line else ""
-        loc = Location(file, line, len(src) - len(src.lstrip()), src) if line else None
+        # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
+        own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
+        if own:
+            return UnsupportedError(own.group(1), self._location(file, line),
+                                    hint="use backend='default' (or 'auto', which falls back "
+                                         "to it), or write into a copy so the site is free")
         return UnsupportedError(
             f"numba's nopython mode cannot compile the gradient code of this line: {first}",
-            loc, hint="use backend='default' (or 'auto', which falls back to it); "
-                      "adgen.source(f, *args, backend='numba') shows the code")
+            self._location(file, line),
+            hint="use backend='default' (or 'auto', which falls back to it); "
+                 "adgen.source(f, *args, backend='numba') shows the code")
+
+    @staticmethod
+    def _location(file: str, line: int) -> Location | None:
+        import linecache
+
+        src = linecache.getline(file, line) if line else ""
+        return Location(file, line, len(src) - len(src.lstrip()), src) if line else None
 
     # -- calls --------------------------------------------------------------------------------
 

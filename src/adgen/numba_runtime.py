@@ -29,7 +29,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
-           "or_zeros", "or_zeros_of_tree", "remap_tree", "solve_vjp_a", "solve_vjp_b", "stored_into",
+           "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
            "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
 
@@ -1016,7 +1016,28 @@ def _strict_capture(scope, x, site):
         return array
     if _is_number(x):
         return lambda scope, x, site: x
-    return None
+    raise numba.core.errors.TypingError(_NOT_CAPTURED.format(x))
+
+
+# what a capture of anything but an array or a number raises when numba types it (the
+# rewrite leaves captures whose type its own analysis cannot tell to numba's typing)
+_NOT_CAPTURED = ("the numba backend keeps the values a guarded site may overwrite where they "
+                 "are arrays or numbers, and this value is {}")
+
+
+def saved_copy(x: Any) -> Any:
+    """The copy a guarded site under mutation="save" keeps of a value the pullback reads
+    (``capture``): an array's copy, a number as it is."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(saved_copy, jit_options={"cache": True})
+def _saved_copy(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    if _is_number(x):
+        return lambda x: x
+    raise numba.core.errors.TypingError(_NOT_CAPTURED.format(x))
 
 
 def strict_before_write(scope: Any, target: Any, index: Any, value: Any, site: int) -> None:

@@ -217,6 +217,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
                     args[0] in ("f8", "i8"):
                 return args[0]
+            if f == "np.outer" and len(args) == 2 and not e.keywords and all(
+                    isinstance(t, tuple) and len(t) == 3 and t[1] == "f8" for t in args):
+                return ("array", "f8", 2)  # numba's outer flattens its arguments
             if f in ("np.eye", "np.identity") and e.args and args[0] == "i8" and \
                     len(e.args) == 1 and not e.keywords:
                 return ("array", "f8", 2)
@@ -292,7 +295,7 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
 
 _FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like",
                     "np.zeros_like", "np.ones_like", "np.full_like", "np.array", "np.arange",
-                    "np.linspace", "np.copy", "np.eye", "np.identity", "max_axis",
+                    "np.linspace", "np.copy", "np.eye", "np.identity", "np.outer", "max_axis",
                     "min_axis", "sum_axis", "mean_axis"})
 
 
