@@ -358,7 +358,9 @@ class Tangent:
         if isinstance(v.func, gast.Name) and v.func.id in self.defs:
             return self.nested_call(s, n, v)
         obj = self.resolve_call(v)
-        if obj is None:
+        if obj is None or isinstance(obj, types.BuiltinMethodType) and \
+                isinstance(obj.__self__, np.ndarray):
+            # a method of a local array, or of a global one (g(q, P0.copy())): its rule
             f = v.func
             if isinstance(f, gast.Attribute) and f.attr in methods.METHODS:
                 fn = methods.METHODS[f.attr]
