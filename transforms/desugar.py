@@ -159,25 +159,46 @@ def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> lis
     if isinstance(target, (gast.Tuple, gast.List)):
         # a, b = seq raises where Python raises (seq of another length): indexed one by one,
         # three values would give a and b silently
-        n = len(target.elts)
-        wrong = gast.Compare(left=_call("len", name(source)), ops=[gast.NotEq()],
+        elts = target.elts
+        star = next((k for k, e in enumerate(elts) if isinstance(e, gast.Starred)), None)
+        n = len(elts) if star is None else len(elts) - 1
+        wrong = gast.Compare(left=_call("len", name(source)),
+                             ops=[gast.NotEq() if star is None else gast.Lt()],
                              comparators=[gast.Constant(n, None)])
         error = gast.Call(func=name("ValueError"), args=[gast.Constant(
-            f"too many or not enough values to unpack (expected {n})", None)], keywords=[])
+            f"too many or not enough values to unpack (expected {n})" if star is None else
+            f"not enough values to unpack (expected at least {n})", None)], keywords=[])
         out: list[gast.stmt] = [located_at(gast.If(
             test=wrong, body=[located_at(gast.Raise(exc=error, cause=None), like)],
             orelse=[]), like)]
-        for i, elt in enumerate(target.elts):
-            item = located_at(gast.Subscript(value=name(source), slice=gast.Constant(i, None),
-                                      ctx=gast.Load()), like)
-            if isinstance(elt, gast.Name):
-                out.append(assign(name(elt.id, gast.Store), item, like))
-            else:
-                sub = namer.fresh("t")
-                out.append(assign(name(sub, gast.Store), item, like))
-                out.extend(_unpack(elt, sub, like, namer))
+        for i, elt in enumerate(elts):
+            if star is None or i < star:
+                index: gast.expr = gast.Constant(i, None)
+            elif i > star:  # counted from the end: first, *rest, last = seq
+                index = gast.Constant(i - len(elts), None)
+            else:  # *rest: the items between, as a list (Python's)
+                after = len(elts) - 1 - star
+                upper = None if after == 0 else gast.Constant(-after, None)
+                part = located_at(gast.Subscript(value=name(source), slice=gast.Slice(
+                    lower=gast.Constant(star, None), upper=upper, step=None),
+                    ctx=gast.Load()), like)
+                out.extend(_bind_value(elt.value, _call("list", part), like, namer))
+                continue
+            item = located_at(gast.Subscript(value=name(source), slice=index,
+                                             ctx=gast.Load()), like)
+            out.extend(_bind_value(elt, item, like, namer))
         return out
     return [assign(target, name(source), like)]
+
+
+def _bind_value(target: gast.expr, value: gast.expr, like: gast.AST,
+                namer: Namer) -> list[gast.stmt]:
+    """``target = value`` for one item of an unpacking (a name, or a nested target through a
+    temporary)."""
+    if isinstance(target, gast.Name):
+        return [assign(name(target.id, gast.Store), value, like)]
+    sub = namer.fresh("t")
+    return [assign(name(sub, gast.Store), value, like)] + _unpack(target, sub, like, namer)
 
 
 def _call(func: str, *args: gast.expr) -> gast.Call:

@@ -163,7 +163,18 @@ def validate(parsed: Parsed) -> None:
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:
                 for sub in walk(t):
-                    if isinstance(sub, gast.Starred):
-                        raise UnsupportedError("starred assignment (a, *b = ...) is not "
-                                               "supported", parsed.location(node),
+                    # a, *rest = seq (desugar._unpack); one starred name per level, as Python
+                    if isinstance(sub, gast.Starred) and not (
+                            isinstance(sub.value, gast.Name) and
+                            isinstance(node, gast.Assign) and _one_star_in_its_tuple(t, sub)):
+                        raise UnsupportedError("this starred assignment is not supported",
+                                               parsed.location(node),
                                                hint="index the sequence explicitly")
+
+
+def _one_star_in_its_tuple(target: gast.expr, star: gast.Starred) -> bool:
+    """``star`` is a name in a tuple or list target that holds no other starred item."""
+    for node in walk(target):
+        if isinstance(node, (gast.Tuple, gast.List)) and any(e is star for e in node.elts):
+            return sum(isinstance(e, gast.Starred) for e in node.elts) == 1
+    return False
