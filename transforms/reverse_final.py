@@ -130,6 +130,110 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     return None
 
 
+def shape_again(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
+    """An array expression the pullback may evaluate for the *shape* of ``r`` instead of
+    taping it, for an ``r`` the reversed body reads only for its shape; else None.
+
+    ``r`` (an ndarray, bound once at the top level of ``loop``'s body) is a basic part of an
+    array ``X[index]`` or elementwise arithmetic of such parts and numbers (syrk's ``A[:i +
+    1, k] * ALPHA * B[i, k]``), through the normal form's temporaries. An ndarray keeps its
+    shape whatever is written into it, so its values need not be final as in
+    :func:`final_value` (seidel-2d's ``A[i - 1:i + 2, j - 1:j + 2]``, written by the next
+    step): the answer is the same part ``X[index]`` again (a view, no copy), ``X`` one object
+    for the whole call (:func:`_one_object`) and every number of the index spelled out from
+    counters and numbers bound outside the loop (:func:`_of_counters`), so the pullback needs
+    no tape for it. A number combined with an array broadcasts to the array's shape; two
+    arrays combine to either one's shape where analyses.shapes proves it theirs. A loop whose
+    tape held only such shapes records nothing (its range runs again)."""
+    if type(plan.kinds.get(r)) is not int or plan.def_count.get(r) != 1:
+        return None
+    return _shaped_like(plan, gast.Name(r, gast.Load(), None, None), loop, 0)
+
+
+def _shaped_like(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int) -> gast.expr | None:
+    """An expression of an array of ``e``'s shape the pullback can evaluate without a tape
+    (:func:`shape_again`); else None."""
+    if depth > 8:
+        return None
+    if isinstance(e, gast.Subscript):
+        return _part_again(plan, e, loop)
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        return _shaped_like(plan, e.operand, loop, depth + 1)
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub, gast.Mult,
+                                                       gast.Div, gast.FloorDiv, gast.Pow)):
+        if _any_number(plan, e.left):
+            return _shaped_like(plan, e.right, loop, depth + 1)
+        if _any_number(plan, e.right):
+            return _shaped_like(plan, e.left, loop, depth + 1)
+        return None
+    if not isinstance(e, gast.Name) or type(plan.kinds.get(e.id)) is not int:
+        return None
+    if e.id not in plan.def_count:
+        return clone(e) if e.id in {a.id for a in plan.fn.args.args} else None
+    at = plan.def_stmt.get(e.id)
+    if plan.def_count.get(e.id) != 1 or not isinstance(at, gast.Assign) or \
+            len(at.targets) != 1 or not isinstance(at.targets[0], gast.Name):
+        return None
+    if plan.block_of.get(id(at)) != id(getattr(loop, "body", None)):
+        return clone(e) if _one_object(plan, e.id) else None
+    v = at.value
+    if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and \
+            isinstance(v.right, gast.Name) and not _any_number(plan, v.left) and \
+            not _any_number(plan, v.right):
+        # two arrays: the result has the shape of the one analyses.shapes says it has
+        for side in (v.left, v.right):
+            if plan.same_shape(e.id, side.id):
+                return _shaped_like(plan, side, loop, depth + 1)
+        return None
+    return _shaped_like(plan, v, loop, depth + 1)
+
+
+def _part_again(plan: Plan, v: gast.Subscript, loop: gast.stmt) -> gast.expr | None:
+    """``X[index]`` with the index's numbers spelled out (:func:`_of_counters`), for ``X``
+    an ndarray that is one object for the whole call and an index of numbers, slices of
+    numbers, ``None`` and ``...``: the same part of the same array, so the same shape."""
+    if not (isinstance(v.value, gast.Name) and type(plan.kinds.get(v.value.id)) is int and
+            _one_object(plan, v.value.id)):
+        return None
+
+    def spelled(e: gast.expr | None) -> gast.expr | None:
+        if e is None or isinstance(e, gast.Constant) and (e.value is None or
+                                                          e.value is Ellipsis):
+            return clone(e) if e is not None else None
+        return _of_counters(plan, e, loop)
+
+    parts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+    out: list[gast.expr] = []
+    for e in parts:
+        if isinstance(e, gast.Slice):
+            bounds = [spelled(b) for b in (e.lower, e.upper, e.step)]
+            if any(b is None and o is not None for b, o in zip(bounds, (e.lower, e.upper,
+                                                                        e.step))):
+                return None
+            out.append(gast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2]))
+        else:
+            part = spelled(e)
+            if part is None:
+                return None
+            out.append(part)
+    index = gast.Tuple(elts=out, ctx=gast.Load()) if isinstance(v.slice, gast.Tuple) \
+        else out[0]
+    return gast.Subscript(value=gast.Name(v.value.id, gast.Load(), None, None), slice=index,
+                          ctx=gast.Load())
+
+
+def _any_number(plan: Plan, e: gast.expr) -> bool:
+    """``e`` is a number (of any origin: only its shape, ``()``, matters here)."""
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (int, float)
+    if not isinstance(e, gast.Name):
+        return False
+    if e.id not in plan.kinds and e.id not in plan.def_count and \
+            e.id not in {a.id for a in plan.fn.args.args}:
+        return of_value(plan.resolve_or_none(e)) == NUMBER
+    return plan.kinds.get(e.id) == NUMBER
+
+
 def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
                  ) -> gast.expr | None:
     """``e`` again, when it is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of

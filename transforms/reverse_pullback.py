@@ -40,7 +40,12 @@ from adgen.transforms.reverse_ast import (
     stored_names,
 )
 from adgen.transforms.reverse_calls import Calls
-from adgen.transforms.reverse_final import final_load, final_value, replayable_range
+from adgen.transforms.reverse_final import (
+    final_load,
+    final_value,
+    replayable_range,
+    shape_again,
+)
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
@@ -422,32 +427,39 @@ class Pullback:
                     body: list[gast.stmt]) -> list[gast.stmt]:
         """``r = X[i, j]`` for each recorded ``r`` that reverse_final proves the pullback may
         read again from ``X`` (the reads of a parameter count as the pullback's), or computes
-        again from such a part (``final_value``) where the reversed ``body`` reads its value:
-        one read for its shape only is taped as its shape (shapes_not_arrays), cheaper than
-        an operation done again."""
+        again from such a part (``final_value``) where the reversed ``body`` reads its value.
+        One read for its shape only takes its shape from the same part of the same array
+        again (``shape_again``: a view, whatever was written into it since), else is taped
+        as its shape (shapes_not_arrays), cheaper than an operation done again."""
         out = []
         params = {a.id for a in self.plan.fn.args.args}
-        shaped: set[str] | None = None
+        shaped = read_for_shape_only(body, set(recorded))
+        again: dict[str, gast.expr] = {}  # read for its shape only: the same part again
         for r in recorded:
             found = final_load(self.plan, r, s)
             value: gast.expr | None = None
             if found is not None:
                 value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
                                        ctx=gast.Load())
+            elif r in shaped:
+                part = shape_again(self.plan, r, s)
+                if part is not None:
+                    again[r] = part
             else:
                 # a part of an array no later write changes, or that times a number
                 value = final_value(self.plan, r, s)
-                if value is not None:
-                    if shaped is None:
-                        shaped = read_for_shape_only(body, set(recorded))
-                    if r in shaped:
-                        value = None
             if value is None:
                 continue
             out.append(assign(name(r, gast.Store), value, self.plan.def_stmt[r]))
             for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
                 if self.plan.reads_params is not True:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
+        # the shapes last: their parts spell their numbers out, reading nothing bound above
+        for r, (shape, _how) in sorted(shape_reads(body, set(again), set(again),
+                                                   self.namer.fresh).items()):
+            out.append(assign(name(shape, gast.Store),
+                              gast.Attribute(value=again[r], attr="shape", ctx=gast.Load()),
+                              self.plan.def_stmt[r]))
         return out
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
