@@ -27,7 +27,7 @@ from adgen.arguments import (
     refuse_subclasses,
     split_receiver,
 )
-from adgen.errors import ArgnumsError, NonDifferentiableError, UnsupportedError
+from adgen.errors import ArgnumsError, MutationError, NonDifferentiableError, UnsupportedError
 from adgen.explanation import Explanation
 
 
@@ -331,10 +331,29 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
                                    hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
         n = normalize_argnums(argnums, len(args))[0]
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
+        _check_direction(args[n], v, n)
         d = _directional(fun, len(args), (n,), unit=False)
-        return grad(d, n, mutation=mutation)(*args, v, **kwargs)
+        try:
+            return grad(d, n, mutation=mutation)(*args, v, **kwargs)
+        except MutationError:
+            # the refusal names the generated tangent code (x_1_dot *= y, its lines): the
+            # gradient's own refusal names the user's code
+            grad(fun, n, mutation=mutation)(*args)
+            raise
 
     return DerivativeFunction(hessian_vector, "hvp", fun, argnums, {"mutation": mutation})
+
+
+def _check_direction(x: Any, v: Any, n: int) -> None:
+    """Refuses a direction ``v`` of another shape than argument ``n`` (an argument given
+    after ``v``: ``hvp(f)(x, v, data)`` instead of ``hvp(f)(x, data, v)``)."""
+    kinds = (float, int, np.ndarray, np.floating, np.integer)
+    if isinstance(x, kinds) and not isinstance(x, bool) and isinstance(v, kinds) and \
+            np.shape(x) != np.shape(v):
+        raise ArgnumsError(
+            f"hvp(f)(*args, v): the direction v (the last argument) has shape {np.shape(v)}, "
+            f"and argument {n}, the one differentiated, has shape {np.shape(x)}; the direction "
+            "comes after all of the function's arguments: adgen.hvp(f)(x, data, v)")
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0, *,
