@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -189,3 +190,52 @@ def local_imports(tree: gast.FunctionDef) -> dict[str, Any]:
 
 def is_module(obj: Any) -> bool:
     return isinstance(obj, types.ModuleType)
+
+
+# Libraries whose module attributes nobody rebinds between calls: guarding every np.sum a
+# function reads would cost each gradient call a lookup per NumPy function.
+_UNGUARDED = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "adgen", "gast"}
+
+
+def module_attribute_guards(tree: gast.FunctionDef, roots: dict[str, Any]) -> list[Guard]:
+    """Guards of the attributes the function reads through a module (``losses.l2(w)``,
+    ``cfg.DT``), for modules of the user's own code.
+
+    A name guard holds as long as ``losses`` is the same module; the function ``losses.l2``
+    the compiled code calls can still be replaced (``importlib.reload(losses)``, a test's
+    monkeypatch), and the compiled caller would keep the old one's derivative. Each step of
+    a chain rooted at a module name in ``roots`` (name -> the object it is bound to) whose
+    object is a module outside the standard library and NumPy gets a guard on the module's
+    dict, of the mode :func:`guard_for` gives its value.
+
+    Args:
+        tree: the function's tree.
+        roots: the function's free names and imports, with the objects they are bound to.
+
+    Returns:
+        The guards, one per (module, attribute) read.
+    """
+    out: dict[tuple[int, str], Guard] = {}
+    for node in walk(tree):
+        if not isinstance(node, gast.Attribute) or not isinstance(node.ctx, gast.Load):
+            continue
+        parts = []
+        base: gast.expr = node
+        while isinstance(base, gast.Attribute):
+            parts.append(base.attr)
+            base = base.value
+        if not isinstance(base, gast.Name) or base.id not in roots:
+            continue
+        obj = roots[base.id]
+        for attr in reversed(parts):
+            if not is_module(obj) or \
+                    str(getattr(obj, "__name__", "")).split(".")[0] in _UNGUARDED:
+                break
+            scope = vars(obj)
+            value = scope.get(attr, UNBOUND)
+            if (id(obj), attr) not in out:
+                g = guard_for(attr, f"{obj.__name__}.{attr}", scope, None, value)
+                g.ns = {}  # a kind guard refreshes nothing: the code reads the attribute
+                out[(id(obj), attr)] = g
+            obj = value
+    return list(out.values())

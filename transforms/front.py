@@ -25,7 +25,14 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import kinds
 from adgen.transforms.anf import to_anf
-from adgen.transforms.bindings import UNBOUND, Guard, guard_for, lookup, read_names
+from adgen.transforms.bindings import (
+    UNBOUND,
+    Guard,
+    guard_for,
+    lookup,
+    module_attribute_guards,
+    read_names,
+)
 from adgen.transforms.desugar import desugar
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lift_lambdas import lift_lambdas
@@ -146,6 +153,7 @@ def namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
     ns.update(parsed.imports)
     guards: list[Guard] = []
     cells = parsed.cells
+    roots = dict(parsed.imports)  # what the function's names are bound to, for module guards
     for n, key in parsed.free.items():
         cell = cells.get(n)
         if cell is not None:
@@ -160,6 +168,8 @@ def namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
         guards.append(g)
         if value is not UNBOUND:
             ns[key] = value
+            roots[n] = value
+    guards.extend(module_attribute_guards(parsed.tree, roots))
     for attr in ("__code__", "__defaults__", "__kwdefaults__"):
         if getattr(fn, attr, None) is not None:  # the code compiled; the forward shares them
             guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
