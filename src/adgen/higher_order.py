@@ -40,7 +40,7 @@ def tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
 
 
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
-        **kwargs: Any) -> tuple[Any, Any]:
+        has_aux: bool = False, **kwargs: Any) -> Any:
     """Forward mode: ``fun(*primals)`` and its derivative in the direction ``tangents``.
 
     As ``jax.jvp``. The tangent code is generated from ``fun``'s source (see
@@ -52,14 +52,24 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         primals: the positional arguments.
         tangents: one tangent per primal, of its structure (an array of its shape, a float for
             a number, a list for a list); None is a zero tangent.
+        has_aux: as in ``jax.jvp``: ``fun`` returns a pair ``(out, aux)``, and ``aux`` (any
+            value) is returned beside, without a tangent.
         **kwargs: keyword arguments passed to ``fun``; they get no tangent.
 
     Returns:
-        ``(out, out_dot)``: the output and its tangent (of the output's structure).
+        ``(out, out_dot)``: the output and its tangent (of the output's structure);
+        ``(out, out_dot, aux)`` with ``has_aux``.
 
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
     """
+    if has_aux:
+        both, dots = jvp(fun, primals, tangents, **kwargs)
+        if not (isinstance(both, tuple) and len(both) == 2):
+            raise NonDifferentiableError(
+                "has_aux=True needs the function to return a pair (out, aux), not "
+                f"{describe(both)}", location_of(fun))
+        return both[0], dots[0], both[1]
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
@@ -114,6 +124,26 @@ def _basis(x: Any) -> list[Any]:
         return out
     _refuse_structured(x)
     return [1.0]
+
+
+def _refuse_structured_output(out: Any, name: str, stackable: bool = True) -> None:
+    """Refuses a function whose output is a tuple, list, dict or object: a Jacobian has the
+    output's shape followed by the argument's (JAX returns a pytree of them). With
+    ``stackable``, a list or tuple of numbers or of arrays of one shape is taken as their
+    stack (jacfwd's columns are stacked; jacrev's pullback takes one cotangent per item)."""
+    if isinstance(out, (np.ndarray, float, int, np.number)) and not isinstance(out, bool):
+        return
+    if stackable and isinstance(out, (list, tuple)):
+        try:  # numbers, or arrays of one shape: a Jacobian of the stacked output, as before
+            np.asarray(out, dtype=float)
+            return
+        except (TypeError, ValueError):
+            pass
+    raise NonDifferentiableError(
+        f"{name} takes the Jacobian of a function returning a number or an array, and this "
+        f"one returned {describe(out)}",
+        hint="take the Jacobian of each output separately (adgen.jacrev(lambda x: f(x)[0])), "
+             "or return one array (np.concatenate / np.stack the outputs)")
 
 
 def _refuse_structured(x: Any) -> None:
@@ -194,6 +224,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 tangents = [None] * len(args)
                 tangents[n] = e
                 out, d = jvp(fun, _copies(args), tangents, **kwargs)
+                _refuse_structured_output(out, "jacfwd")
                 dots.append(d)
             result.append(_columns(dots, out, args[n]))
         return result[0] if isinstance(argnums, int) else tuple(result)
@@ -211,6 +242,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             _refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
+        _refuse_structured_output(out, "jacrev", stackable=False)
         shape = np.shape(out)
         rows: list[list[Any]] = [[] for _ in nums]
         for k in range(int(np.prod(shape, dtype=int))):
@@ -237,8 +269,9 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             _refuse_structured(args[n])
         before = _copies(args)
         out = fun(*before, **kwargs)
+        _refuse_structured_output(out, "jacobian")
         n_in = sum(int(np.size(args[n])) for n in nums)
-        if n_in < int(np.size(out)):
+        if isinstance(out, (list, tuple)) or n_in < int(np.size(out)):
             return jacfwd(fun, argnums)(*args, **kwargs)
         return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
 
@@ -360,6 +393,12 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             mutation: str = "save") -> Callable[..., Any]:
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
     Hessian-vector product (:func:`hvp`) per element; each runs on copies of the arguments."""
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        raise ArgnumsError(f"hessian takes one argument to differentiate (an int), not "
+                           f"{argnums!r}: take the blocks one by one (hessian(f, argnums=k) "
+                           "for the diagonal ones, jacfwd(grad(f, argnums=j), argnums=k) for "
+                           "the others)")
+
     def hessian_fun(*args: Any, **kwargs: Any) -> Any:
         n = normalize_argnums(argnums, len(args))[0]
         h = hvp(fun, n, mutation=mutation)

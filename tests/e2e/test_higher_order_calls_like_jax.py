@@ -1,0 +1,66 @@
+"""Forward mode and Jacobians called as a JAX user calls them: jvp(..., has_aux=True),
+hessian with a tuple of argnums, Jacobians of a function returning a tuple of outputs."""
+import numpy as np
+import pytest
+
+import adgen
+
+
+def loss(x, w):
+    y = np.sin(w * x) * x
+    return np.sum(y ** 2), {"y": y, "tag": "fit", "n": 3}
+
+
+def energy(x, w):
+    return loss(x, w)[0]
+
+
+def pair(x):
+    return np.sum(x), x * 2.0
+
+
+X, W = np.array([0.3, -0.7, 1.1]), 0.8
+
+
+def test_jvp_has_aux():
+    v, eps = np.array([1.0, -0.5, 0.25]), 1e-6
+    out, slope, aux = adgen.jvp(loss, (X, W), (v, 0.5), has_aux=True)
+    assert np.isclose(out, energy(X, W)) and aux["tag"] == "fit" and aux["n"] == 3
+    assert np.allclose(aux["y"], np.sin(W * X) * X)
+    fd = (energy(X + eps * v, W + 0.5 * eps) - energy(X - eps * v, W - 0.5 * eps)) / (2 * eps)
+    assert np.isclose(slope, fd, rtol=1e-7)
+    jitted = adgen.jvp(lambda x: (np.sum(x ** 3), x.shape), (X,), (v,), has_aux=True)
+    assert jitted[2] == (3,) and np.isclose(jitted[1], np.sum(3 * X ** 2 * v))
+
+
+def test_jvp_has_aux_needs_a_pair():
+    with pytest.raises(adgen.NonDifferentiableError, match="pair"):
+        adgen.jvp(energy, (X, W), (np.ones(3), 0.0), has_aux=True)
+
+
+def test_hessian_refuses_a_tuple_of_argnums_and_names_the_blocks():
+    with pytest.raises(adgen.ArgnumsError, match="jacfwd"):
+        adgen.hessian(energy, argnums=(0, 1))
+    # the off-diagonal block the message points to, against central differences
+    block = adgen.jacfwd(adgen.grad(energy, argnums=0), argnums=1)(X, W)
+    g, eps = adgen.grad(energy), 1e-6
+    assert np.allclose(block, (g(X, W + eps) - g(X, W - eps)) / (2 * eps), rtol=1e-6)
+
+
+@pytest.mark.parametrize("jac", [adgen.jacrev, adgen.jacfwd, adgen.jacobian])
+def test_jacobian_of_a_tuple_output_is_refused_by_name(jac):
+    with pytest.raises(adgen.NonDifferentiableError, match="returned a tuple"):
+        jac(pair)(X)
+
+
+@pytest.mark.parametrize("jac", [adgen.jacfwd, adgen.jacobian])
+def test_jacobian_of_a_list_of_numbers_still_stacks(jac):
+    J = jac(lambda x: [np.sum(x ** 2), x[0] * x[1]])(X)
+    assert np.allclose(J, [2 * X, [X[1], X[0], 0.0]])
+
+
+def test_jacrev_of_a_list_of_numbers_is_refused_by_name():
+    # (its pullback takes one cotangent per item: it was a CotangentError about a cotangent
+    # the user never gave)
+    with pytest.raises(adgen.NonDifferentiableError, match="returned a list"):
+        adgen.jacrev(lambda x: [np.sum(x ** 2), x[0] * x[1]])(X)
