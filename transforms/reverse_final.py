@@ -75,6 +75,60 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
     return x, st.value.slice
 
 
+def final_store(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | None:
+    """``(X, index)`` when the float64 number ``r``, bound once at the top level of
+    ``loop``'s body, is stored there by ``X[index] = r`` into an element of a float64 array
+    that still holds it when the pullback runs: the pullback reads ``X[index]`` instead of
+    a tape of ``r`` (allocate-then-fill's ``h[i] = np.tanh(x[i] * w)`` kept a column of the
+    values ``h`` holds; the hand adjoint reads ``h``). A float64 stored into a float64 array
+    is the same bits read back. The element is final when
+
+    - the store's index is counters and non-negative int constants (:func:`_elements`), the
+      counters exactly those of the loops around the store, so each run of the store
+      writes another element (``h[i]``, ``R[i, j]`` in ``for i: for j:``; not
+      ``h[i]`` in ``for k: for i:``), and
+    - every other write of the array's buffers that may run after the store writes another
+      element (:func:`_behind`, as for a read at the store), and
+    - ``X`` is one object for the whole call, made by the function (not a parameter: a
+      caller sees a parameter's contents; :func:`_one_object`), and the loop has no
+      ``break`` (an iteration cut short between the binding and the store).
+
+    A caller that writes into ``X`` after the call (``X`` returned) is guarded as for any
+    value a callee's pullback reads (reverse_captures: the result made by the callee)."""
+    if not plan.kinds or plan.def_count.get(r) != 1 or \
+            plan.column_dtypes.get(r) != "float64" or plan.kinds.get(r) != NUMBER:
+        return None
+    body = getattr(loop, "body", None)
+    at = plan.def_stmt.get(r)
+    if body is None or at is None or plan.block_of.get(id(at)) != id(body) or \
+            any(is_break_if(b) for b in body):
+        return None
+    for st in body:
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Subscript) and
+                isinstance(st.targets[0].value, gast.Name) and
+                isinstance(st.value, gast.Name) and st.value.id == r):
+            continue
+        x = st.targets[0].value.id
+        rank = plan.kinds.get(x)
+        index = _elements(plan, st.targets[0].slice)
+        if type(rank) is not int or x not in plan.f64_arrays or index is None or \
+                len(index) != rank or x not in plan.def_count or not _one_object(plan, x) or \
+                "param" in plan.eff.buffers.get(x, {"param"}):
+            continue
+        # the counters of exactly the loops around the store (which the pullback has)
+        around = plan.loops_of.get(id(st), ())
+        if not around or {id(plan.loop_of_counter[e.id]) for e in index
+                          if isinstance(e, gast.Name)} != set(around):
+            continue
+        bufs = plan.eff.buffers.get(x, set())
+        if all(w.stmt is st or w.container or not (w.buffers & bufs) or
+               not plan.may_run_after(w.stmt, st) or _behind(plan, w, x, index, st)
+               for w in plan.eff.writes):
+            return x, st.targets[0].slice
+    return None
+
+
 def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     """An expression the pullback may evaluate again for ``r`` instead of taping it: ``r``
     is bound once, at the top level of ``loop``'s body, to a part of an array that no write
@@ -238,7 +292,9 @@ def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
                  ) -> gast.expr | None:
     """``e`` again, when it is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of
     number constants, counters of ``loop`` or of loops around it, names of numbers bound
-    outside ``loop``, and names bound once in ``loop``'s body to such arithmetic (spelled
+    outside ``loop``, ``len(X)`` of an array that is one object for the call (conv's bound
+    ``len(k)``, bound in the loop around), and names bound once in ``loop``'s body to such
+    arithmetic (spelled
     out in what is returned): values the pullback has in every iteration without a tape
     (``i + a`` in a convolution, ``j - 1`` in a dynamic programme, ``1.0 + 2.0 * d`` in
     ADI); else None."""
@@ -255,6 +311,13 @@ def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
         left = _of_counters(plan, e.left, loop, depth + 1)
         right = _of_counters(plan, e.right, loop, depth + 1) if left is not None else None
         return None if right is None else gast.BinOp(left=left, op=e.op, right=right)
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and len(e.args) == 1 and \
+            not e.keywords and isinstance(e.args[0], gast.Name) and \
+            plan.resolve_or_none(e.func) is len:
+        # len(k) of an array that is one object for the call: its shape never changes
+        x = e.args[0].id
+        rank = plan.kinds.get(x)
+        return clone(e) if type(rank) is int and rank >= 1 and _one_object(plan, x) else None
     if not isinstance(e, gast.Name):
         return None
     counted = plan.loop_of_counter.get(e.id)

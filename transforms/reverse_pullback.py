@@ -42,6 +42,7 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_final import (
     final_load,
+    final_store,
     final_value,
     replayable_range,
     shape_again,
@@ -436,7 +437,8 @@ class Pullback:
         shaped = read_for_shape_only(body, set(recorded))
         again: dict[str, gast.expr] = {}  # read for its shape only: the same part again
         for r in recorded:
-            found = final_load(self.plan, r, s)
+            # an element read, or stored, that the array still holds
+            found = final_load(self.plan, r, s) or final_store(self.plan, r, s)
             value: gast.expr | None = None
             if found is not None:
                 value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
