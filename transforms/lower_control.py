@@ -9,7 +9,9 @@ Input: a validated FunctionDef. Output: a function in which
   ``context1 = enter_context(m, a, k=b)``; ``v = entered_value(context1)``; ``try: body``
   ``except BaseException: exit_context(context1); raise``; ``exit_context(context1)``
   (adgen.runtime), which runs as the with statement does (these managers never suppress an
-  exception), and the body (its early exits flags) always reaches the exit.
+  exception), and the body (its early exits flags) always reaches the exit;
+- ``global`` and ``nonlocal`` statements do not appear (validate allows only those of names
+  the function reads).
 So a loop iteration always runs to the end of its body, where the reverse pass records it.
 """
 
@@ -33,7 +35,20 @@ def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` with early exits turned into flags (fn is changed in place)."""
     _lower_exits(fn, namer)
     fn.body = _without_with(fn.body, namer)
+    _drop_declarations(fn)
     return fn
+
+
+def _drop_declarations(fn: gast.FunctionDef) -> None:
+    """Removes ``global G`` / ``nonlocal s`` (validate let through only those whose names the
+    function never assigns: the names are read as without the statement)."""
+    for node in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(
+                    isinstance(s, (gast.Global, gast.Nonlocal)) for s in block):
+                kept = [s for s in block if not isinstance(s, (gast.Global, gast.Nonlocal))]
+                setattr(node, field, kept or [gast.Pass()])
 
 
 def _without_with(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:

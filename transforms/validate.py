@@ -101,7 +101,11 @@ def validate(parsed: Parsed) -> None:
         raise UnsupportedError(
             f"{what} not differentiable here (*args are, in functions the differentiated "
             "one calls)", parsed.location(fn), hint="name the parameters explicitly")
+    stored = {n.id for n in walk(fn) if isinstance(n, gast.Name) and
+              isinstance(n.ctx, (gast.Store, gast.Del))}
     for node in walk(fn):
+        if isinstance(node, (gast.Global, gast.Nonlocal)) and not stored & set(node.names):
+            continue  # ``global G`` with G only read: G is read as without the statement
         kind = _REFUSED.get(type(node))
         if kind is not None:
             what, hint = kind
