@@ -27,6 +27,7 @@ from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
+from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.emit import compile_source, to_source
@@ -336,6 +337,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                           if k < len(tree.args.args)}
     act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
                    lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
+    # a row maximum only shifting a softmax's input has a zero derivative: a constant here
+    act.varied -= shift_invariant(tree, eff, known, lambda n: resolve(parsed, n))
     others = params - wrt_names if wrt_names is not None else set()
     for d in parsed.nested_defs:
         refuse_active_defaults(d, act, others, parsed)

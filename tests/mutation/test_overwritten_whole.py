@@ -13,9 +13,18 @@ import adgen
 from adgen.errors import MutationError
 
 
-def softmax_xent(W, X, Y):
+def shifted_exp(W, X, Y):
     z = X @ W
     z -= z.max(axis=1, keepdims=True)  # max's pullback reads the z this overwrites
+    np.exp(z, out=z)
+    return -np.sum(Y * np.log1p(z)) / X.shape[0]
+
+
+def softmax_xent(W, X, Y):
+    """The stable softmax: its max shift has no derivative (analyses.shift_invariance), so
+    no pullback reads the z the shift overwrites."""
+    z = X @ W
+    z -= z.max(axis=1, keepdims=True)
     np.exp(z, out=z)
     p = z / np.sum(z, axis=1, keepdims=True)
     return -np.sum(Y * np.log(p)) / X.shape[0]
@@ -70,9 +79,9 @@ class Scaler:
 
 
 CASES = [
-    (softmax_xent, lambda rng: (0.3 * rng.standard_normal((5, 4)),
-                                rng.standard_normal((6, 5)),
-                                np.eye(4)[rng.integers(0, 4, 6)]), (0, 1)),
+    (shifted_exp, lambda rng: (0.3 * rng.standard_normal((5, 4)),
+                               rng.standard_normal((6, 5)),
+                               np.eye(4)[rng.integers(0, 4, 6)]), (0, 1)),
     (squared_then_exp_in_place, lambda rng: (0.5 * rng.standard_normal(7),), (0,)),
     (through_another_name, lambda rng: (rng.standard_normal(6),), (0,)),
     (in_a_loop, lambda rng: (rng.standard_normal(5),), (0,)),
@@ -99,11 +108,26 @@ def test_the_site_says_it_is_copied_where_read():
     rng = np.random.default_rng(5)
     args = (0.3 * rng.standard_normal((5, 4)), rng.standard_normal((6, 5)),
             np.eye(4)[rng.integers(0, 4, 6)])
-    sites = adgen.explain(softmax_xent, *fresh(args), file=None)
-    at = line_of(softmax_xent, "z -= z.max(axis=1, keepdims=True)")
+    sites = adgen.explain(shifted_exp, *fresh(args), file=None)
+    at = line_of(shifted_exp, "z -= z.max(axis=1, keepdims=True)")
     mine = [s for s in sites if s.line == at]
     assert mine and all("copied where it is read" in s.reason and s.bytes_saved == 6 * 4 * 8
                         for s in mine), sites
+
+
+@pytest.mark.parametrize("policy", ["save", "strict"])
+def test_the_stable_softmax_keeps_nothing(policy):
+    """Nothing reads the logits before the shift: no copy, no guard, and strict accepts it."""
+    rng = np.random.default_rng(5)
+    args = (0.3 * rng.standard_normal((5, 4)), rng.standard_normal((6, 5)),
+            np.eye(4)[rng.integers(0, 4, 6)])
+    check_gradient(softmax_xent, args, (0, 1), adgen_grad(policy))
+    check_value(softmax_xent, args, (0, 1), policy)
+    src = adgen.source(softmax_xent, *args, mutation=policy)
+    assert "copy_when_read(" not in src and "before_write(" not in src and \
+        "max_vjp" not in src, src
+    sites = adgen.explain(softmax_xent, *fresh(args), mutation=policy, file=None)
+    assert all(s.bytes_saved in (None, 0) for s in sites), sites
 
 
 def test_an_argument_written_in_place_keeps_its_final_state():

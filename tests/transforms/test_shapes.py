@@ -278,5 +278,6 @@ def test_the_softmax_pullback_has_no_unbroadcast_of_its_input():
     rng = np.random.default_rng(2)
     args = (rng.standard_normal((4, 3)), rng.standard_normal((4, 3)))
     src = _loop_source(softmax_rows, *args, wrt=(0, 1))
-    assert "unbroadcast(s_1_bar, s.shape)" not in src and "s_bar = s_1_bar" in src, src
+    # (the max shift has no pullback at all: analyses.shift_invariance)
+    assert "unbroadcast(s_1_bar" not in src and "max_vjp" not in src, src
     assert "unbroadcast(a_1_bar / t2" not in src and "a_bar = a_1_bar / t2" in src, src

@@ -1,0 +1,242 @@
+"""Shift invariance: row shifts of a normalised exponential, whose derivative is zero.
+
+Input: a function in SSA form (read only), its effects, the kinds of its names at one
+argument signature, and how to resolve a global name to its object. Output: the names ``m``
+bound to a ``keepdims`` reduction along an axis ``k`` (``m = s.max(axis=1, keepdims=True)``)
+that are read only where they shift the input of a normalised exponential along that axis::
+
+    s1 = s - m                       (or  s1 = s; s1 -= m)
+    e = np.exp(s1)                   (or  e = np.exp(s1, out=s1))
+    t = np.sum(e, axis=k, keepdims=True)
+    p = e / t
+
+``p`` does not depend on ``m`` (``exp(s - m) / sum(exp(s - m)) = exp(s) / sum(exp(s))`` for any
+``m`` constant along ``k``), so ``m``'s adjoint from the shift is exactly zero: the row sums of
+``s1``'s adjoint, ``e * (p_bar - sum(p_bar * p)) / t``, vanish. A person leaves the max out of
+the gradient for this reason; the reverse pass may treat such an ``m`` as a constant: no
+``max_vjp``, no row sum of the cotangent, and nothing kept for them (the copy of ``s`` the max's
+pullback reads before ``s -= m`` overwrites it).
+
+What is checked, so that the SSA names are the values the formula speaks of: the five
+statements are at the top level of the body, in that order; ``m``, ``s1``, ``e``, ``t`` are each
+bound once; ``s``, ``s1`` and ``e`` are ndarrays of one known rank (analyses.kinds), ``m``
+and ``t`` reductions of arrays of that rank along the same constant axis with
+``keepdims=True`` and no other keyword (so constant along it); after the shift,
+no name that may share ``s1``'s or ``e``'s buffer is read anywhere but in these statements
+(so nothing writes, views or returns the exponential before ``p`` is formed), ``t`` is read
+only by the division, and every read of ``m`` is such a shift. Anything else leaves ``m``
+active, with its usual derivative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import gast
+import numpy as np
+from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.walk import walk
+
+# Reductions whose keepdims result is constant along the reduced axis.
+_REDUCTIONS = ("max", "min", "amax", "amin", "mean", "sum")
+
+
+def shift_invariant(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
+                    resolve: Callable[[gast.expr], Any]) -> set[str]:
+    """The names whose every read is a shift a normalised exponential cancels (see the
+    module's docstring)."""
+    shifts: dict[str, set[int]] = {}  # m -> ids of the shift statements proven
+    for found in _proven(fn, eff, kinds, resolve):
+        shifts.setdefault(found.m, set()).update(id(st) for st in found.shift
+                                                  if not _is_bind(st))
+    loads = _loads(fn)
+    return {m for m, at in shifts.items()
+            if all(st is not None and id(st) in at for st in loads.get(m, ()))}
+
+
+def normalised_exponentials(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
+                            resolve: Callable[[gast.expr], Any]
+                            ) -> dict[int, tuple[str, str, int]]:
+    """``id(p = e / t)`` -> ``(s1, e, k)`` for each proven pattern (the module's docstring):
+    ``e`` and ``t`` are read nowhere else and ``s1``'s buffer not after the exponential, so
+    ``s1``'s adjoint is the softmax's, ``p * (p_bar - sum(p_bar * p, axis=k,
+    keepdims=True))`` (rules.reductions.softmax), and neither ``e`` nor ``t`` has one."""
+    return {id(f.div): (f.s1, f.e, f.axis) for f in _proven(fn, eff, kinds, resolve)}
+
+
+class _Found(NamedTuple):
+    div: gast.stmt
+    m: str
+    shift: list[gast.stmt]
+    s1: str
+    e: str
+    axis: int
+
+
+def _loads(fn: gast.FunctionDef) -> dict[str, list[gast.stmt | None]]:
+    """Every load, with the top-level statement that runs it; None under a nested function
+    or lambda (it runs when called, at no position of the body)."""
+    nested = {id(n) for d in walk(fn) if d is not fn and
+              isinstance(d, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
+              for n in walk(d)}
+    loads: dict[str, list[gast.stmt | None]] = {}
+    for st in fn.body:
+        for n in walk(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads.setdefault(n.id, []).append(None if id(n) in nested else st)
+    return loads
+
+
+def _proven(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
+            resolve: Callable[[gast.expr], Any]) -> list[_Found]:
+    """The patterns of the module's docstring whose buffers and names pass its checks."""
+    top = list(fn.body)
+    pos = {id(st): k for k, st in enumerate(top)}
+    defs: dict[str, list[gast.stmt]] = {}
+    for st in walk(fn):
+        if isinstance(st, gast.Assign):
+            for t in st.targets:
+                for n in walk(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        defs.setdefault(n.id, []).append(st)
+        elif isinstance(st, (gast.For, gast.AugAssign)) and isinstance(st.target, gast.Name):
+            defs.setdefault(st.target.id, []).append(st)
+    loads = _loads(fn)
+    aliases = eff.aliases()
+
+    def one_def(name: str) -> gast.stmt | None:
+        d = defs.get(name, [])
+        return d[0] if len(d) == 1 and id(d[0]) in pos else None
+
+    def rank(name: str) -> int | None:
+        k = kinds.get(name)
+        return k if type(k) is int and k >= 1 else None
+
+    out = []
+    for div in top:
+        found = _normalised(div, one_def, rank, resolve, defs, pos)
+        if found is None:
+            continue
+        m, shift_stmts, protected, buffer_names, t, axis = found
+        group = set(buffer_names)
+        for n in buffer_names:
+            group |= aliases.get(n, set())
+        if any(not eff.buffers.get(n) or any(not b.startswith("new:")
+                                             for b in eff.buffers[n]) for n in group):
+            continue  # an argument's buffer: its final contents are an output too
+        start = min(pos[id(st)] for st in shift_stmts)
+        ok = all(st is not None and (pos[id(st)] < start or id(st) in protected)
+                 for n in group for st in loads.get(n, ()))
+        ok = ok and all(st is div for st in loads.get(t, ()))
+        if ok:
+            out.append(_Found(div, m, shift_stmts, buffer_names[0], buffer_names[1], axis))
+    return out
+
+
+def _is_bind(st: gast.stmt) -> bool:
+    return isinstance(st, gast.Assign) and isinstance(st.value, gast.Name)
+
+
+def _normalised(div: gast.stmt, one_def: Callable[[str], gast.stmt | None],
+                rank: Callable[[str], int | None], resolve: Callable[[gast.expr], Any],
+                defs: dict[str, list[gast.stmt]], pos: dict[int, int]
+                ) -> tuple[str, list[gast.stmt], set[int], list[str], str, int] | None:
+    """For ``p = e / t`` closing the pattern: (m, the shift's statements, the ids of the
+    statements allowed to read the buffer after the shift, the names of that buffer (s1, e),
+    t, the axis)."""
+    if not (isinstance(div, gast.Assign) and len(div.targets) == 1 and
+            isinstance(div.targets[0], gast.Name) and isinstance(div.value, gast.BinOp) and
+            isinstance(div.value.op, gast.Div) and isinstance(div.value.left, gast.Name) and
+            isinstance(div.value.right, gast.Name)):
+        return None
+    e, t = div.value.left.id, div.value.right.id
+    r = rank(e)
+    if r is None or e == t:
+        return None
+    sum_st = one_def(t)
+    if sum_st is None or not isinstance(sum_st, gast.Assign):
+        return None
+    red = _reduction(sum_st.value, resolve, rank, ("sum",))
+    if red is None or red[0] != e or not -r <= red[1] < r:
+        return None
+    axis = red[1] % r
+    exp_st = one_def(e)
+    if exp_st is None or not isinstance(exp_st, gast.Assign):
+        return None
+    call = exp_st.value
+    if not (isinstance(call, gast.Call) and resolve(call.func) is np.exp and
+            len(call.args) == 1 and isinstance(call.args[0], gast.Name)):
+        return None
+    s1 = call.args[0].id
+    if any(not (k.arg == "out" and isinstance(k.value, gast.Name) and k.value.id == s1)
+           for k in call.keywords) or rank(s1) != r:
+        return None
+    # the shift: s1 = s - m, or s1 = s; s1 -= m (the normal form of s -= m)
+    s1_defs = defs.get(s1, [])
+    if len(s1_defs) == 1 and isinstance(s1_defs[0], gast.Assign) and \
+            isinstance(s1_defs[0].value, gast.BinOp) and \
+            isinstance(s1_defs[0].value.op, gast.Sub) and \
+            isinstance(s1_defs[0].value.left, gast.Name) and \
+            isinstance(s1_defs[0].value.right, gast.Name):
+        s, m = s1_defs[0].value.left.id, s1_defs[0].value.right.id
+        shift = [s1_defs[0]]
+    elif len(s1_defs) == 2 and _is_bind(s1_defs[0]) and \
+            isinstance(s1_defs[1], gast.AugAssign) and isinstance(s1_defs[1].op, gast.Sub) and \
+            isinstance(s1_defs[1].value, gast.Name) and \
+            pos.get(id(s1_defs[1])) == pos.get(id(s1_defs[0]), -2) + 1:
+        s, m = s1_defs[0].value.id, s1_defs[1].value.id
+        shift = list(s1_defs)
+    else:
+        return None
+    if any(id(st) not in pos for st in shift) or rank(s) != r or m in (s, s1, e, t):
+        return None
+    m_st = one_def(m)
+    if m_st is None or not isinstance(m_st, gast.Assign):
+        return None
+    mred = _reduction(m_st.value, resolve, rank, _REDUCTIONS)
+    if mred is None or rank(mred[0]) != r or not -r <= mred[1] < r or mred[1] % r != axis:
+        return None
+    order = [pos[id(m_st)], pos[id(shift[-1])], pos[id(exp_st)], pos[id(sum_st)],
+             pos[id(div)]]
+    if order != sorted(order) or len(set(order)) != len(order):
+        return None
+    protected = {id(st) for st in shift} | {id(exp_st), id(sum_st), id(div)}
+    return m, shift, protected, [s1, e], t, axis
+
+
+def _reduction(v: gast.expr, resolve: Callable[[gast.expr], Any],
+               rank: Callable[[str], int | None], names: tuple[str, ...]
+               ) -> tuple[str, int] | None:
+    """(the array reduced, the axis) for ``np.f(x, axis=k, keepdims=True)`` or
+    ``x.f(axis=k, keepdims=True)`` (``f`` one of ``names``, ``k`` a constant int, the axis
+    given by keyword or position, no other argument); else None."""
+    if not isinstance(v, gast.Call):
+        return None
+    f = v.func
+    obj = resolve(f)
+    args = list(v.args)
+    if obj is not None:
+        if not any(obj is getattr(np, n, None) for n in names) or not args:
+            return None
+        x = args.pop(0)
+    elif isinstance(f, gast.Attribute) and f.attr in names and \
+            isinstance(f.value, gast.Name) and rank(f.value.id) is not None:
+        x = f.value
+    else:
+        return None
+    if not isinstance(x, gast.Name):
+        return None
+    kw = {k.arg: k.value for k in v.keywords}
+    if len(args) > 1 or set(kw) - {"axis", "keepdims"} or None in kw or \
+            (args and "axis" in kw):
+        return None
+    axis = args[0] if args else kw.get("axis")
+    sign = 1
+    if isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub):  # axis=-1
+        axis, sign = axis.operand, -1
+    keep = kw.get("keepdims")
+    if not (isinstance(axis, gast.Constant) and type(axis.value) is int and
+            isinstance(keep, gast.Constant) and keep.value is True):
+        return None
+    return x.id, sign * axis.value
