@@ -82,6 +82,27 @@ def broadcast_pair(a, b):
     return s + np.sum(y ** 2)
 
 
+def conv(img, k):
+    n_out = len(img) - len(k) + 1
+    out = np.zeros((n_out, n_out))
+    for i in range(n_out):
+        for j in range(n_out):
+            for a in range(len(k)):
+                for b in range(len(k)):  # len(k), bound in the a loop's body each time
+                    out[i, j] += img[i + a, j + b] * k[a, b]
+    return np.sum(np.tanh(out))
+
+
+def growing_list(x):
+    parts = []
+    s = 0.0
+    for i in range(x.shape[0]):
+        parts.append(x[i] * 2.0)
+        for j in range(len(parts)):  # a list's length: another bound each step
+            s = s + np.sin(parts[j] * x[i])
+    return s
+
+
 class Smoother:
     """A user's class: the stencil as a method reading an attribute."""
 
@@ -105,6 +126,8 @@ def _args(fn, rng):
         return rng.standard_normal(6), np.array([2, 5, 0, 6, 3])
     if fn is broadcast_pair:
         return rng.standard_normal(5), rng.standard_normal(5)
+    if fn is conv:
+        return rng.standard_normal((5, 5)), rng.standard_normal((2, 2))
     return (rng.standard_normal(6),)
 
 
@@ -186,3 +209,18 @@ def test_numba_backend():
     args = _args(seidel, np.random.default_rng(8))
     g = adgen.grad(seidel, backend="numba")(*copy.deepcopy(args))
     assert_grad_close(g, numerical_grad(seidel, copy.deepcopy(args), 0))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_the_length_of_an_array_is_taken_again(mutation):
+    """conv's inner bound len(k) is bound in the loop around it: computed again, no tape."""
+    args = _args(conv, np.random.default_rng(9))
+    _check(conv, args, (0, 1), mutation)
+    assert _taped(conv, args, mutation) == [], adgen.source(conv, *args)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_the_length_of_a_growing_list_stays_taped(mutation):
+    args = _args(growing_list, np.random.default_rng(10))
+    _check(growing_list, args, (0,), mutation)
+    assert _taped(growing_list, args, mutation), adgen.source(growing_list, *args)
