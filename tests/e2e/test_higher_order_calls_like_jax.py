@@ -64,3 +64,17 @@ def test_jacrev_of_a_list_of_numbers_is_refused_by_name():
     # the user never gave)
     with pytest.raises(adgen.NonDifferentiableError, match="returned a list"):
         adgen.jacrev(lambda x: [np.sum(x ** 2), x[0] * x[1]])(X)
+
+
+@pytest.mark.parametrize("outer", [adgen.grad, lambda f: (lambda x: adgen.jvp(f, (x,), (X,)))])
+def test_a_jvp_inside_a_differentiated_function_names_the_way(outer):
+    # a user building an hvp by hand: grad of x -> jvp(f, x, v)[1]; it was 'adgen.jvp() has
+    # no derivative rule ... register one with adgen.rrule'
+    def slope(x):
+        return adgen.jvp(lambda z: energy(z, W), (x,), (np.ones(3),))[1]
+
+    with pytest.raises(adgen.MissingRuleError, match="adgen.hvp"):
+        outer(slope)(X)
+    g, v, eps = adgen.grad(energy), np.ones(3), 1e-6   # what to write instead
+    assert np.allclose(adgen.hvp(lambda z: energy(z, W))(X, v),
+                       (g(X + eps * v, W) - g(X - eps * v, W)) / (2 * eps), rtol=1e-6)

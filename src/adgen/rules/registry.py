@@ -642,6 +642,11 @@ def refusal_of(func: Any) -> str | None:
     return got[1] if got is not None and got[0] is func else None
 
 
+# adgen's functions that take derivatives (a call of one inside a differentiated function)
+_DERIVATIVE_MAKERS = frozenset({"jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hvp", "hessian",
+                                "grad", "value_and_grad"})
+
+
 def why_no_rule(func: Any) -> str:
     """The end of a MissingRuleError message: why a call of ``func`` cannot be differentiated.
 
@@ -664,6 +669,13 @@ def why_no_rule(func: Any) -> str:
                 "differentiate through it (draws with constant parameters are constants)")
 
     mod = str(getattr(func, "__module__", "") or "")
+    if mod in ("adgen.higher_order", "adgen.api", "adgen.checkpointing") and \
+            getattr(func, "__name__", "") in _DERIVATIVE_MAKERS:
+        # adgen.jvp(...) inside a function given to adgen.grad: the rrule hint misleads
+        return (": it is adgen's own derivative, and adgen takes derivatives of derivatives "
+                "by transforming the function itself, not through a call of one inside the "
+                "function it differentiates; for second derivatives use adgen.hessian(f), "
+                "adgen.hvp(f) or adgen.jacrev(adgen.grad(f))")
     if isinstance(func, np.ufunc) or mod.startswith("numpy"):
         return (" (adgen differentiates NumPy through its rules and reference "
                 "implementations, not through NumPy's own source, and has neither for it)")
