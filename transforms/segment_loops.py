@@ -272,8 +272,10 @@ def _analyse(fdef: ast.FunctionDef, loop: ast.For, file: str) -> _Loop:
             raise UnsupportedError(
                 f"checkpoint= cannot split a loop whose body has {what} into segments",
                 _location(file, node),
-                hint="keep the loop to straight steps (break/return end every segment), or "
-                     "put the steps in a helper decorated with @adgen.checkpoint")
+                hint="checkpoint= cuts the loop into segments of a fixed number of steps, "
+                     "so the body must run to its end every step: keep the loop as it is, drop "
+                     "checkpoint= and put the body's work in a helper decorated with "
+                     "@adgen.checkpoint (u, v = step(u, v) in the loop)")
     params = param_names(fdef)
     local = params | {x.id for x in ast.walk(fdef) if isinstance(x, ast.Name) and
                       isinstance(x.ctx, ast.Store)}
