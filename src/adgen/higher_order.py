@@ -19,6 +19,7 @@ from adgen import runtime
 from adgen.api import GradientFunction, explain, grad, in_notebook, vjp
 from adgen.arguments import (
     check_cotangent,
+    check_differentiable,
     describe,
     has_complex,
     location_of,
@@ -75,6 +76,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
                            "give one tangent per primal (None for none)")
     refuse_subclasses(primals)
+    _refuse_integer_tangents(primals, tangents, fun)
     if has_complex(primals):
         # the tangent rules are written for real tangents: a complex one would be cut to its
         # real part (forward mode has no ComplexWarning net around it)
@@ -206,6 +208,29 @@ def _rebuild_derivative(builder: str, fun: Callable[..., Any], argnums: Any,
     return globals()[builder](fun, argnums, **options)
 
 
+def _refuse_integer_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...],
+                             fun: Callable[..., Any]) -> None:
+    """Refuses a nonzero tangent for an int or bool primal (a number or an array): the
+    tangent code gives integers none, so ``jvp(f, (np.arange(3),), (ones,))`` returned a zero
+    derivative where f's is not (jax.jvp refuses it too).
+
+    Raises:
+        NonDifferentiableError: naming the argument and what to pass instead.
+    """
+    for k, (x, t) in enumerate(zip(primals, tangents)):
+        integer = isinstance(x, (bool, int, np.integer, np.bool_)) or (
+            isinstance(x, np.ndarray) and x.dtype.kind in "biu")
+        if not integer or t is None or not np.any(np.asarray(t, dtype=object) != 0):
+            continue
+        what = f"an array of dtype {x.dtype.name}" if isinstance(x, np.ndarray) else \
+            f"{type(x).__name__} {x!r}"
+        raise NonDifferentiableError(
+            f"jvp: primal {k} is {what}, given a nonzero tangent: integers and bools have "
+            "no derivative in adgen (the tangent would be dropped)", location_of(fun),
+            hint="pass the primal as floats (x.astype(np.float64), or 3.0 for 3), or None "
+                 "as its tangent")
+
+
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            **options: Any) -> Callable[..., Any]:
     """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
@@ -216,6 +241,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
+        for n in nums:
+            check_differentiable(args[n], n)  # an int argument: refused, as grad does
         out = None
         result = []
         for n in nums:
@@ -240,6 +267,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
             _refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
+            check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
         _refuse_structured_output(out, "jacrev", stackable=False)
@@ -267,6 +295,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
             _refuse_structured(args[n])
+            check_differentiable(args[n], n)
         before = _copies(args)
         out = fun(*before, **kwargs)
         _refuse_structured_output(out, "jacobian")
