@@ -27,7 +27,7 @@ from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
-           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
+           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
@@ -948,6 +948,37 @@ def _outer_into(left_first: bool) -> Any:
 
 overload(add_matmul_vjp_a, jit_options={"cache": True})(_outer_into(True))
 overload(add_matmul_vjp_b, jit_options={"cache": True})(_outer_into(False))
+
+
+def add_outer(acc: Any, u: Any, v: Any) -> None:
+    """``acc += u[:, None] * v`` in place: the matrix adjoint of a matrix-vector product as
+    adgen.transforms.specialize writes it out (``W_bar += g[:, None] * x``), added without
+    allocating the outer product (numba_emit.matmul_accumulations rewrites the statement into
+    this). Any other types, shapes, or an ``acc`` sharing memory with ``u`` or ``v``: the
+    statement as written."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(add_outer, jit_options={"cache": True})
+def _add_outer(acc, u, v):
+    if not isinstance(acc, types.Array):
+        return None  # an adjoint += : numba refuses it as it would the statement
+    if not (acc.ndim == 2 and isinstance(u, types.Array) and u.ndim == 1 and
+            isinstance(v, types.Array) and v.ndim == 1):
+        def general(acc, u, v):
+            acc += u[:, None] * v
+        return general
+
+    def outer(acc, u, v):
+        if acc.shape[0] != u.shape[0] or acc.shape[1] != v.shape[0] or \
+                not (_apart(acc, u) and _apart(acc, v)):
+            acc += u[:, None] * v  # broadcast into acc, or a view of acc itself: as written
+            return
+        for i in range(u.shape[0]):
+            ui = u[i]
+            for j in range(v.shape[0]):
+                acc[i, j] += ui * v[j]
+    return outer
 
 
 # --------------------------------------------------------------------------------------------
