@@ -209,7 +209,7 @@ def _scalar_output(out: Any) -> float:
 
 
 def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
-        backend: str = "default", **kwargs: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+        backend: str = "default", has_aux: bool = False, **kwargs: Any) -> Any:
     """Runs ``fun(*args)`` and returns its output with a pullback.
 
     Args:
@@ -218,16 +218,27 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         mutation: "save" (default) keeps what the backward pass needs before it is overwritten;
             "strict" raises MutationError instead.
         backend: "default", "numba" or "auto", as for :func:`grad`.
+        has_aux: as in ``jax.vjp``: ``fun`` returns a pair ``(out, aux)``; the pullback takes
+            a cotangent of ``out`` only, and ``aux`` is returned third, without a gradient.
         **kwargs: keyword arguments passed to ``fun``; they get no cotangent.
 
     Returns:
         ``(out, pullback)``. ``pullback(out_bar)`` returns a tuple with one cotangent per
         positional argument, each of the argument's structure (None for arguments without a
-        floating-point value). It may be called any number of times.
+        floating-point value). It may be called any number of times. With ``has_aux``:
+        ``(out, pullback, aux)``.
 
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
+    if has_aux:
+        both, pull_both = vjp(fun, *args, mutation=mutation, backend=backend, **kwargs)
+        if not (isinstance(both, tuple) and len(both) == 2):
+            raise NonDifferentiableError(
+                "has_aux=True needs the function to return a pair (out, aux), not "
+                f"{describe(both)}", location_of(fun))
+        aux_zero = runtime.zeros_like(both[1])  # aux takes no part in the gradient
+        return both[0], lambda out_bar: pull_both((out_bar, aux_zero)), both[1]
     if isinstance(fun, GradientFunction):  # vjp of grad(f, j): Hessian-vector products
         from adgen.higher_order import vjp_of_gradient
 
@@ -387,9 +398,18 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
     cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    # a backend's call decided once per signature (backends._NumbaFunction.fast_call): per
+    # signature (its cache entry, the call), and the last one used, tried first
+    fasts: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    fast: list[Any] = [None]
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        quick = fast[0]
+        if quick is not None and not kwargs:
+            got = quick(args)  # None: its checks failed, the generic path decides
+            if got is not None:
+                return got
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
         complex_args = False
         if len(args) == 1 and type(args[0]) is _NDARRAY and args[0].dtype is _F64:
@@ -451,6 +471,15 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         both = fused(*args) if fused is not None and not kwargs else None
         if both is not None:
             out, saved = both
+            entry = fasts.get(sig)
+            if entry is None or entry[0] is not hit:
+                make = getattr(getattr(fused, "__self__", None), "fast_call", None)
+                entry = fasts[sig] = (hit, make(
+                    args, nums, single, with_value, hit[7], generation, hit[0],
+                    (hit[10], hit[11]) if hit[10] is not None else None)
+                    if make is not None and not has_aux and not compiled.mutates_containers
+                    else None)
+            fast[0] = entry[1]
         elif needs_scope:
             out, saved = run_forward(compiled, args, kwargs)
         else:

@@ -78,3 +78,17 @@ def test_a_jvp_inside_a_differentiated_function_names_the_way(outer):
     g, v, eps = adgen.grad(energy), np.ones(3), 1e-6   # what to write instead
     assert np.allclose(adgen.hvp(lambda z: energy(z, W))(X, v),
                        (g(X + eps * v, W) - g(X - eps * v, W)) / (2 * eps), rtol=1e-6)
+
+
+def test_vjp_has_aux():
+    out, pullback, aux = adgen.vjp(loss, X, W, has_aux=True)
+    assert np.isclose(out, energy(X, W)) and aux["tag"] == "fit"
+    assert np.allclose(aux["y"], np.sin(W * X) * X)
+    g_x, g_w = pullback(2.0)
+    eps = 1e-6
+    fd_x = [(energy(X + eps * e, W) - energy(X - eps * e, W)) / (2 * eps) for e in np.eye(3)]
+    assert np.allclose(g_x, 2.0 * np.array(fd_x), rtol=1e-6)
+    assert np.isclose(g_w, 2.0 * (energy(X, W + eps) - energy(X, W - eps)) / (2 * eps))
+    assert np.allclose(pullback(2.0)[0], g_x)        # reusable
+    with pytest.raises(adgen.NonDifferentiableError, match="pair"):
+        adgen.vjp(energy, X, W, has_aux=True)
