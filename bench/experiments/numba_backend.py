@@ -21,7 +21,8 @@ workload has one, else against the default backend (max error relative to its sc
 ``jax.jit(jax.grad(f))`` runs on mse only (jit unrolls the other Python loops, and several
 write in place). Compile time: CPU seconds of the numba backend's first call in a fresh
 process with an empty numba cache (cold) and in a second process that finds the first one's
-cache, both after ``import numba`` (about 0.3 s CPU on its own) and after numba's own start
+cache (Python's bytecode cache on in both, as in an installation), both after ``import numba``
+(about 0.3 s CPU on its own) and after numba's own start
 in the process (its first njit function: typing registries, the SciPy import of its BLAS
 check), which is timed apart ("numba start"): every program's first njit call pays it.
 
@@ -239,8 +240,14 @@ def _compile_times(name: str) -> tuple[tuple[float, float, float], tuple[float, 
     process left."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as cache:
+        # Python's bytecode cache on, as in any installation (pip writes it): with
+        # PYTHONDONTWRITEBYTECODE=1 (this project's sandbox sets it) every process compiles
+        # adgen's own modules from source, about 0.15 s of each first call. Kept in the
+        # temporary directory, not written into the source tree.
         env = dict(os.environ, ADGEN_NUMBA_CACHE=cache,
+                   PYTHONPYCACHEPREFIX=os.path.join(cache, "pycache"),
                    PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         out = []
         for _ in range(2):
             r = subprocess.run([sys.executable, "-c", _CHILD, name], capture_output=True,
