@@ -16,14 +16,17 @@ from adgen.rules.helpers import (
     accumulate_extreme_jvp,
     accumulate_extreme_vjp,
     cumprod_vjp,
+    cumsum_vjp,
     diff_vjp,
     eigh_vjp,
     ndarray_conj,
     percentile_vjp,
     pinv_vjp,
+    prod_vjp,
     qr_vjp,
     quantile_vjp,
     repeat_vjp,
+    sum_vjp,
     svd_vjp,
 )
 from adgen.rules.registry import defjvp, defufunc_method, defvjp
@@ -109,6 +112,82 @@ def _maximum_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any, dtype: Any)
 @defjvp(minimum_accumulate)
 def _minimum_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any, dtype: Any) -> Any:
     return accumulate_extreme_jvp(d, out, array, axis, dtype)
+
+
+# np.add.reduce / np.multiply.reduce / np.logaddexp.reduce / np.add.accumulate: as np.sum,
+# np.prod, a log-sum-exp and np.cumsum, but along axis 0 unless told (ufunc methods' default)
+
+
+@defufunc_method(np.add, "reduce")
+def add_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any:
+    """Stands for ``np.add.reduce`` in the registry."""
+    return np.add.reduce(array, axis=axis, keepdims=keepdims)
+
+
+@defufunc_method(np.multiply, "reduce")
+def multiply_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any:
+    """Stands for ``np.multiply.reduce`` in the registry."""
+    return np.multiply.reduce(array, axis=axis, keepdims=keepdims)
+
+
+@defufunc_method(np.logaddexp, "reduce")
+def logaddexp_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any:
+    """Stands for ``np.logaddexp.reduce`` in the registry."""
+    return np.logaddexp.reduce(array, axis=axis, keepdims=keepdims)
+
+
+@defufunc_method(np.add, "accumulate")
+def add_accumulate(array: Any, axis: Any = 0) -> Any:
+    """Stands for ``np.add.accumulate`` in the registry."""
+    return np.add.accumulate(array, axis=axis)
+
+
+@defvjp(add_reduce, "array, axis=0, *, keepdims=False", diff="array",
+        reads="axis, keepdims", linear=True, name="numpy.add.reduce")
+def _add_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return sum_vjp(g, np.shape(array), axis, keepdims)
+
+
+@defjvp(add_reduce)
+def _add_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return np.add.reduce(d, axis=axis, keepdims=keepdims)
+
+
+@defvjp(multiply_reduce, "array, axis=0, *, keepdims=False", diff="array",
+        reads="array, axis, keepdims", name="numpy.multiply.reduce")
+def _multiply_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return prod_vjp(g, array, axis, keepdims)
+
+
+@defjvp(multiply_reduce)
+def _multiply_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return np.sum(d * prod_vjp(np.ones(np.shape(out)), array, axis, keepdims), axis=axis,
+                  keepdims=keepdims)
+
+
+@defvjp(logaddexp_reduce, "array, axis=0, *, keepdims=False", diff="array",
+        reads="array, out, axis, keepdims", name="numpy.logaddexp.reduce")
+def _logaddexp_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    # the softmax of the array along axis, times g spread back over the reduced axes
+    return sum_vjp(g, np.shape(array), axis, keepdims) * \
+        np.exp(array - sum_vjp(out, np.shape(array), axis, keepdims))
+
+
+@defjvp(logaddexp_reduce)
+def _logaddexp_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return np.sum(np.exp(array - sum_vjp(out, np.shape(array), axis, keepdims)) * d,
+                  axis=axis, keepdims=keepdims)
+
+
+@defvjp(add_accumulate, "array, axis=0", diff="array", reads="axis", linear=True,
+        name="numpy.add.accumulate")
+def _add_accumulate(g: Any, out: Any, array: Any, axis: Any) -> Any:
+    return cumsum_vjp(g, np.shape(array), axis)
+
+
+@defjvp(add_accumulate)
+def _add_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any) -> Any:
+    return np.add.accumulate(d, axis=axis)
 
 
 @defvjp(np.repeat, "a, repeats, axis=None", diff="a", reads="repeats, axis", linear=True)
