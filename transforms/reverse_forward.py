@@ -50,7 +50,13 @@ class Forward:
         values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries]
         init = self.init_conditional(self.plan.fn.body, values)
         unbound = {st.targets[0].id for st in init}  # None where a path skips them
-        tup = gast.Tuple(elts=[self.kept(n, unbound) for n in saved], ctx=gast.Load())
+        # arrays alive when the forward returns anyway: a shape kept for the pullback is read
+        # from one of them where the shapes analysis proves it equal, so the array it is
+        # the shape of is not kept alive until the return for it (the forward's peak)
+        alive = {a.id for a in self.plan.fn.args.args} | {
+            n for n in saved if n not in self.rec.shape_of}
+        tup = gast.Tuple(elts=[self.kept(n, unbound, alive - unbound) for n in saved],
+                         ctx=gast.Load())
         ret.value = gast.Tuple(elts=[ret.value if ret.value is not None else
                                      gast.Constant(None, None), tup], ctx=gast.Load())
         args = clone(self.plan.fn.args)
@@ -71,19 +77,33 @@ class Forward:
             fwd = method_reductions(fwd, self.plan.kinds, self.plan.resolve)
         return fwd
 
-    def kept(self, n: str, unbound: frozenset[str] | set[str] = frozenset()) -> gast.expr:
+    def kept(self, n: str, unbound: frozenset[str] | set[str] = frozenset(),
+             alive: set[str] | frozenset[str] = frozenset()) -> gast.expr:
         """What the forward keeps for the pullback's name ``n``: its value, or the shape of
         the value it stands for (shape_saves). ``unbound``: names still None on a path that
-        skipped their statement (np.shape(None) is ())."""
+        skipped their statement (np.shape(None) is ()). ``alive``: at the top level, arrays
+        the forward keeps (or takes) anyway, whose shape may stand for the value's."""
         of = self.rec.shape_of.get(n)
         if of is None:
             return name(n)
         value, how = of
         if isinstance(self.plan.kinds.get(value), int) and value not in unbound:
+            for other in sorted(alive):
+                if other != value and isinstance(self.plan.kinds.get(other), int) and \
+                        self.top_level(value) and self.top_level(other) and \
+                        self.plan.same_shape(value, other):
+                    return attr_node(other, "shape")  # value can die before the return
             return attr_node(value, "shape")  # an ndarray for this signature
         if how == "tree":
             return call_node("shape_tree", name(value))
         return call_node(attr_node("np", "shape"), name(value))
+
+    def top_level(self, n: str) -> bool:
+        """``n`` is a parameter or bound outside every loop (one value for the call)."""
+        at = self.plan.def_stmt.get(n)
+        return at is None and n in {a.id for a in self.plan.fn.args.args} or \
+            at is not None and self.plan.loops_of.get(id(at), ()) == () and \
+            self.plan.def_count.get(n) == 1
 
     def signature_of_user(self, args: gast.arguments) -> None:
         """The forward takes its arguments as the user's function does: keyword-only
