@@ -91,13 +91,30 @@ def pullback_into(fwd: ast.FunctionDef, pb: ast.FunctionDef, params: dict[str, A
 
 
 def gradient_source(name: str, fwd: ast.FunctionDef, pullback: str,
-                    grads: list[str]) -> str:
-    """``name(*params, *grads)``: the forward, then ``pullback`` seeded with 1.0."""
+                    grads: list[str], value_only: bool = False) -> str:
+    """``name(*params, *grads)``: the forward, then ``pullback`` seeded with 1.0; returns
+    ``(out, cotangents)``, or ``out`` alone with ``value_only`` (every cotangent is in
+    ``grads``: numba boxing the returned tuple costs about 0.3 us a call)."""
     params = ", ".join(a.arg for a in fwd.args.args)
     extra = "".join(f", {g}" for g in grads)
+    if value_only:
+        return (f"\n\ndef {name}({params}{extra}):\n"
+                f"    out, saved = {fwd.name}({params})\n"
+                f"    {pullback}(saved, 1.0{extra})\n"
+                f"    return out\n")
     return (f"\n\ndef {name}({params}{extra}):\n"
             f"    out, saved = {fwd.name}({params})\n"
             f"    return out, {pullback}(saved, 1.0{extra})\n")
+
+
+def only_into(pb: ast.FunctionDef, outs: list[int]) -> bool:
+    """Whether every cotangent ``pb`` (a pullback of :func:`pullback_into`) returns outside
+    the positions ``outs`` is a literal None: its caller then has every gradient in the
+    arrays it passed."""
+    returns = [n for n in ast.walk(pb) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        isinstance(r.value, ast.Tuple) and
+        all(k in outs or _is_none(e) for k, e in enumerate(r.value.elts)) for r in returns)
 
 
 def _is_none(node: ast.expr) -> bool:

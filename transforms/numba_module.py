@@ -34,7 +34,7 @@ from adgen.transforms.numba_emit import (
     own_nodes,
     statements,
 )
-from adgen.transforms.numba_gradient import gradient_source, pullback_into
+from adgen.transforms.numba_gradient import gradient_source, only_into, pullback_into
 
 
 @dataclass
@@ -62,6 +62,9 @@ class NumbaCode:
     # pullback it calls to do so (a module global the caller compiles with it; "" if none)
     gradient_outs: list[int] = field(default_factory=list)
     pullback_into: str = ""
+    # the gradient function returns the output alone: every cotangent it has is in those
+    # arrays (the others are None)
+    gradient_value_only: bool = False
     # guarded sites under mutation="strict": [file, line, col, construct] of each write and
     # [file, line, what] of each capture, by the numbers StrictOverwrite(write, capture bits)
     # carries (adgen.backends raises the default backend's MutationError from them)
@@ -249,7 +252,7 @@ class _Module:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
                   "from adgen.numba_runtime import add_item, add_matmul_vjp_a, add_matmul_vjp_b, "
-                  "add_newaxis, add_out, "
+                  "add_newaxis, add_out, add_outer, "
                   "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, entry_items, "
                   "extreme_vjp, "
                   "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
@@ -417,7 +420,9 @@ def _add_gradient(code: NumbaCode, fwd: ast.FunctionDef, taken: set[str],
         code.source += gradient_source(name, fwd, code.pullback, [])
     else:
         pb, outs = into
+        code.gradient_value_only = only_into(pb, outs)
         code.source += gradient_source(name, fwd, pb.name,
-                                       [a.arg for a in pb.args.args[2:]])
+                                       [a.arg for a in pb.args.args[2:]],
+                                       code.gradient_value_only)
         code.gradient_outs, code.pullback_into = outs, pb.name
     code.gradient = name

@@ -791,13 +791,107 @@ class _NumbaFunction:
             if run.outs:
                 # the gradients of float64 array parameters, made here and filled in
                 # nopython code: numba hands them back as these objects, unboxed
-                return run.gradient(*args, *[_EMPTY(args[k].shape) for k in run.outs])
+                grads = [_EMPTY(args[k].shape) for k in run.outs]
+                if not run.code.gradient_value_only:
+                    return run.gradient(*args, *grads)
+                out = run.gradient(*args, *grads)  # every cotangent is in grads
+                cts = [None] * self.nparams
+                for k, g in zip(run.outs, grads):
+                    cts[k] = g
+                return out, tuple(cts)
             out, cts = run.gradient(*args)
         except self.overwrite as hit:
             raise _overwrite_error(run.code, hit) from None
         except self.saved_view as hit:
             raise _saved_view_error(hit) from None
         return out, _canonical(cts)
+
+    def fast_call(self, args: tuple[Any, ...], nums: tuple[int, ...], single: bool,
+                  with_value: bool, guards: tuple[Any, ...], generation: list[int],
+                  compiled_at: int, code: tuple[Any, Any] | None) -> Any:
+        """``adgen.grad``'s call for arguments of the types of ``args``, decided once (after
+        a call of :meth:`gradient` ran them): a function of the arguments' tuple that checks
+        only what the contract needs at each call (the arguments' exact types, dtypes and
+        ranks; the rule registry's generation; that the function's code was not replaced;
+        the guards of its free names, those of builtins and globals bound to functions
+        inline) and runs the one compiled call, returning the gradient (``(value,
+        gradient)`` with ``with_value``), or None where the generic path must take the call.
+        None where these arguments need more than that: a gradient not written into an
+        array allocated here, arguments that must not share memory, globals passed as data.
+        """
+        if len(args) != self.nparams:
+            return None
+        # the run of these types: the checks below admit only arguments of the same key
+        # (_run_of: an array's dtype and rank, a number's type)
+        run = self.only or self.runs.get(tuple(
+            [(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
+        if run is None or run.gradient is None or run.apart or self.globals or \
+                not set(nums) <= set(run.outs):
+            return None
+        from adgen.transforms.bindings import failed
+
+        ns: dict[str, Any] = {"ND": np.ndarray, "EMPTY": _EMPTY, "GEN": generation,
+                              "G0": compiled_at, "failed": failed, "RUN": run,
+                              "GRADIENT": run.gradient,
+                              "OVERWRITE": self.overwrite, "SAVED_VIEW": self.saved_view,
+                              "overwrite_error": _overwrite_error,
+                              "saved_view_error": _saved_view_error}
+        names = [f"a{k}" for k in range(len(args))]
+        checks = []
+        for k, a in enumerate(args):
+            if type(a) is np.ndarray:
+                ns[f"D{k}"] = a.dtype
+                checks.append(f"type(a{k}) is ND and a{k}.dtype is D{k} and "
+                              f"a{k}.ndim == {a.ndim}")
+            elif type(a) in (float, int, bool):
+                checks.append(f"type(a{k}) is {type(a).__name__}")
+            else:
+                return None
+        checks.append("GEN[0] == G0")
+        if code is not None:
+            ns["CODE"], ns["C0"] = code
+            checks.append("CODE.__code__ is C0")
+        rest = []
+        for j, g in enumerate(guards):
+            # a builtin or a global bound to a function: looked up as Python does, by 'is'
+            if g.mode == "same" and g.cell is None and isinstance(g.scope, dict) and \
+                    g.name.isidentifier():
+                b = g.scope.get("__builtins__", __builtins__)
+                ns[f"S{j}"], ns[f"E{j}"] = g.scope, g.expected
+                ns[f"B{j}"] = b if isinstance(b, dict) else vars(b)
+                checks.append(f"(S{j}[{g.name!r}] if {g.name!r} in S{j} else "
+                              f"B{j}.get({g.name!r})) is E{j}")
+            else:
+                rest.append(g)
+        if rest:
+            ns["REST"] = tuple(rest)
+            checks.append("failed(REST) is None")
+        grads = "".join(f"    g{k} = EMPTY(a{k}.shape)\n" for k in run.outs)
+        if run.code.gradient_value_only:  # the gradient function returns the value alone
+            call = f"out = GRADIENT({', '.join(names)}{''.join(f', g{k}' for k in run.outs)})"
+            got = f"g{nums[0]}" if single else "(" + "".join(f"g{n}, " for n in nums) + ")"
+        else:
+            call = f"out, cts = GRADIENT({', '.join(names)}" \
+                   f"{''.join(f', g{k}' for k in run.outs)})"
+            got = f"cts[{nums[0]}]" if single else \
+                "(" + "".join(f"cts[{n}], " for n in nums) + ")"
+        text = (f"def fast_gradient(args):\n"
+                f"    try:\n"
+                f"        {', '.join(names)}, = args\n"
+                f"    except ValueError:  # another number of arguments\n"
+                f"        return None\n"
+                f"    if not ({' and '.join(checks)}):\n"
+                f"        return None\n"
+                f"{grads}"
+                f"    try:\n"
+                f"        {call}\n"
+                f"    except OVERWRITE as hit:\n"
+                f"        raise overwrite_error(RUN.code, hit) from None\n"
+                f"    except SAVED_VIEW as hit:\n"
+                f"        raise saved_view_error(hit) from None\n"
+                f"    return {'(out, ' + got + ')' if with_value else got}\n")
+        exec(compile(text, f"<adgen fast gradient of {self.base.name}>", "exec"), ns)
+        return ns["fast_gradient"]
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
         """Why these array arguments cannot run on the numba backend (two share memory), or

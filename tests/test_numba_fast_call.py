@@ -1,0 +1,186 @@
+"""grad's call on the numba backend decided once per argument signature
+(backends._NumbaFunction.fast_call, tried first by adgen.api's gradient function): after the
+first call of a signature, a call checks only the arguments' exact types, dtypes and ranks,
+the rule registry's generation, the function's code and the guards of its free names, then
+runs the one compiled call (which returns the value alone where every cotangent is in the
+arrays grad allocates: numba_gradient.only_into). Each check is made to fail here after the
+fast call is in use, and the gradient must then be the new one (against central
+differences), never the old compiled code's. Skipped without numba."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, numerical_grad
+
+import adgen
+from adgen.backends import NumbaFallbackWarning
+
+numba = pytest.importorskip("numba")
+
+
+def scale(v):
+    return 2.0 * v
+
+
+def scaled_mse(y, y_hat):
+    s = 0.0
+    for i in range(len(y)):
+        s += scale((y[i] - y_hat[i]) ** 2.0)
+    return s / len(y)
+
+
+def tail_then_head(x, k):
+    y = x[3:] * x[3:]
+    for i in range(k):
+        x[i] = 2.0 * x[i]
+    return np.sum(y) + np.sum(x)
+
+
+def _data():
+    return np.linspace(0.0, 1.0, 7), np.linspace(1.0, -0.5, 7)
+
+
+def _fast_in_use(g):
+    cells = dict(zip(g.func.__code__.co_freevars, g.func.__closure__))
+    return cells["fast"].cell_contents[0] is not None
+
+
+def test_the_fast_call_gives_the_generic_calls_gradients():
+    y, y_hat = _data()
+    g = adgen.grad(scaled_mse, argnums=(0, 1), backend="numba")
+    first = g(y, y_hat)
+    assert _fast_in_use(g)
+    for _ in range(3):
+        again = g(y, y_hat)
+        assert again[0] is not first[0]  # new arrays at each call
+        for a, b, n in zip(again, first, (0, 1)):
+            assert_grad_close(a, b, rtol=1e-15)
+            assert_grad_close(a, numerical_grad(scaled_mse, (y, y_hat), n))
+    value, gy = adgen.value_and_grad(scaled_mse, backend="numba")(y, y_hat)
+    value, gy = adgen.value_and_grad(scaled_mse, backend="numba")(y, y_hat)
+    assert value == pytest.approx(scaled_mse(y, y_hat), rel=1e-14)
+    assert_grad_close(gy, numerical_grad(scaled_mse, (y, y_hat), 0))
+
+
+def test_a_rebound_callee_recompiles():
+    y, y_hat = _data()
+    g = adgen.grad(scaled_mse, backend="numba")
+    g(y, y_hat)
+    g(y, y_hat)
+    assert _fast_in_use(g)
+    global scale
+    old = scale
+    try:
+        def scale(v):  # noqa: F811 - rebinding the callee is the point
+            return 5.0 * v
+
+        assert_grad_close(g(y, y_hat), numerical_grad(scaled_mse, (y, y_hat), 0))
+        assert_grad_close(g(y, y_hat), 5.0 / 2.0 * adgen.grad(old_mse_of(old))(y, y_hat),
+                          rtol=1e-12)
+    finally:
+        scale = old
+    assert_grad_close(g(y, y_hat), numerical_grad(scaled_mse, (y, y_hat), 0))
+
+
+def old_mse_of(fn):
+    def mse(y, y_hat):
+        s = 0.0
+        for i in range(len(y)):
+            s += fn((y[i] - y_hat[i]) ** 2.0)
+        return s / len(y)
+    return mse
+
+
+def test_a_shadowed_builtin_and_a_replaced_code_recompile():
+    y, y_hat = _data()
+    g = adgen.grad(scaled_mse, backend="numba")
+    g(y, y_hat)
+    g(y, y_hat)
+    module = globals()
+    module["len"] = lambda a: 3  # a global function shadowing the builtin
+    try:
+        with pytest.raises(adgen.UnsupportedError) as err:
+            g(y, y_hat)  # compiled again, and the numba backend refuses such a global
+        assert "reads the global len" in str(err.value)
+    finally:
+        del module["len"]
+    assert_grad_close(g(y, y_hat), numerical_grad(scaled_mse, (y, y_hat), 0))
+
+    def plain(y, y_hat):
+        return np.sum((y - y_hat) ** 2)
+
+    def cubed(y, y_hat):
+        return np.sum((y - y_hat) ** 3)
+
+    h = adgen.grad(plain, backend="numba")
+    h(y, y_hat)
+    h(y, y_hat)
+    saved = plain.__code__
+    try:
+        plain.__code__ = cubed.__code__
+        assert_grad_close(h(y, y_hat), 3.0 * (y - y_hat) ** 2, rtol=1e-12)
+    finally:
+        plain.__code__ = saved
+    assert_grad_close(h(y, y_hat), 2.0 * (y - y_hat), rtol=1e-12)
+
+
+def test_a_rule_registered_later_is_used():
+    y, y_hat = _data()
+
+    def halve(v):
+        return 0.5 * v
+
+    def loss(y, y_hat):
+        s = 0.0
+        for i in range(len(y)):
+            s += halve((y[i] - y_hat[i]) ** 2.0)
+        return s
+
+    g = adgen.grad(loss, backend="auto")
+    g(y, y_hat)
+    assert_grad_close(g(y, y_hat), numerical_grad(loss, (y, y_hat), 0))
+    assert _fast_in_use(g)
+
+    @adgen.rrule(halve)
+    def _halve_rule(v):  # deliberately 3 times the derivative: this rule must be used
+        return halve(v), lambda g: (1.5 * g,)
+
+    # compiled again: the numba backend refuses a global with a rule, 'auto' falls back
+    with pytest.warns(NumbaFallbackWarning, match="reads the global halve"):
+        got = g(y, y_hat)
+    assert_grad_close(got, 3.0 * numerical_grad(loss, (y, y_hat), 0))
+    with pytest.raises(adgen.UnsupportedError, match="reads the global halve"):
+        adgen.grad(loss, backend="numba")(y, y_hat)
+
+
+def test_other_argument_types_take_the_generic_path():
+    y, y_hat = _data()
+    g = adgen.grad(scaled_mse, backend="numba")
+    g(y, y_hat)
+    g(y, y_hat)
+    Y, Yh = np.stack([y, y]), np.stack([y_hat, y_hat])  # rank 2: another signature
+    with pytest.raises(adgen.AdgenError):
+        g(Y, Yh)
+    with pytest.raises(adgen.NonDifferentiableError):
+        g(np.arange(7), y_hat)  # an int array, as on the default backend
+    assert_grad_close(g(y[::2], y_hat[::2]), numerical_grad(scaled_mse, (y[::2], y_hat[::2]), 0))
+    assert_grad_close(g(y, y_hat), numerical_grad(scaled_mse, (y, y_hat), 0))
+    with pytest.raises(adgen.AdgenError):
+        g(y)  # a parameter left to its default: refused as before
+
+
+@pytest.mark.parametrize("k, raises", [(3, False), (5, True), (3, False)])
+def test_strict_raises_the_default_backends_error_on_the_fast_call(k, raises):
+    x = np.linspace(0.5, 1.0, 6)
+    g = adgen.grad(tail_then_head, backend="numba", mutation="strict")
+    g(x.copy(), 3)
+    g(x.copy(), 3)
+    assert _fast_in_use(g)
+    if raises:
+        with pytest.raises(adgen.MutationError) as err:
+            g(x.copy(), k)
+        first = tail_then_head.__code__.co_firstlineno  # def: the capture +1, the write +3
+        assert err.value.location.line == first + 3 and err.value.captured_at.line == first + 1
+    else:
+        assert_grad_close(g(x.copy(), k), np.r_[2.0, 2.0, 2.0, 2.0 * x[3:] + 1.0], rtol=1e-12)
