@@ -73,7 +73,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
                               "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
                               "cholesky_vjp", "entry_items", "with_shadows",
-                              "add_matmul_vjp_a", "add_matmul_vjp_b", "item",
+                              "add_matmul_vjp_a", "add_matmul_vjp_b", "add_outer", "item",
                               "remap_tree", "saved_copy"})
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
 # forms in adgen.numba_runtime, by the NumPy function or method
@@ -382,10 +382,22 @@ class Rewriter:
     def matmul_accumulations(self) -> None:
         """``W_bar += matmul_vjp_a(g, x, W.shape)`` becomes ``add_matmul_vjp_a(W_bar, g, x,
         W.shape)``, which adds an outer product in place instead of allocating it (the
-        adjoint of a name is an array wherever the adjoint of an operand of ``@`` is)."""
+        adjoint of a name is an array wherever the adjoint of an operand of ``@`` is).
+        ``W_bar += g[:, None] * x`` (how specialize.inline_matmul writes that adjoint where the
+        ranks are known) becomes ``add_outer(W_bar, g, x)``, the same in place."""
         for fn in [self.pb]:
             for b in _blocks(fn):
                 for k, st in enumerate(b):
+                    outer = _outer_operands(st)
+                    if outer is not None:
+                        new = ast.Expr(value=ast.Call(
+                            func=ast.Name(id="add_outer", ctx=ast.Load()),
+                            args=[ast.Name(id=st.target.id, ctx=ast.Load()), *outer],
+                            keywords=[]))
+                        new._user_line = getattr(st, "_user_line", 0)
+                        ast.copy_location(new, st)
+                        b[k] = new
+                        continue
                     f = call_name(st.value) if isinstance(st, ast.AugAssign) else None
                     if f in ("matmul_vjp_a", "matmul_vjp_b") and \
                             isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name) \
@@ -1204,6 +1216,23 @@ def _unshare_inverses(fn: ast.FunctionDef) -> None:
     for b in _blocks(fn):
         b[:] = [st for st in b if not (isinstance(st, ast.Assign) and
                                        call_name(st.value) == "shared_inverse")]
+
+
+def _outer_operands(st: ast.stmt) -> list[ast.expr] | None:
+    """``[u, v]`` of ``name += u[:, None] * v``, else None."""
+    if not (isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and
+            isinstance(st.target, ast.Name) and isinstance(st.value, ast.BinOp) and
+            isinstance(st.value.op, ast.Mult)):
+        return None
+    left = st.value.left
+    if not (isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Tuple) and
+            len(left.slice.elts) == 2):
+        return None
+    full, new = left.slice.elts
+    if not (isinstance(full, ast.Slice) and full.lower is None and full.upper is None and
+            full.step is None and isinstance(new, ast.Constant) and new.value is None):
+        return None
+    return [left.value, st.value.right]
 
 
 def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
