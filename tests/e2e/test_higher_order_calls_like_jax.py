@@ -92,3 +92,29 @@ def test_vjp_has_aux():
     assert np.allclose(pullback(2.0)[0], g_x)        # reusable
     with pytest.raises(adgen.NonDifferentiableError, match="pair"):
         adgen.vjp(energy, X, W, has_aux=True)
+
+
+@pytest.mark.parametrize("tangents, problem", [
+    ((np.ones(3), np.array([1.0, 2.0, 3.0])), "is a number"),    # broadcast through w * x
+    ((np.ones(3), [1.0]), "is a number"),
+])
+def test_jvp_tangent_of_another_structure_is_refused(tangents, problem):
+    # w's tangent an array: it was broadcast through the tangent code, and jvp returned a
+    # number that is the derivative along no direction
+    with pytest.raises(adgen.AdgenError, match=problem):
+        adgen.jvp(energy, (X, W), tangents)
+
+
+def scaled(p):
+    return np.sum(p["a"] ** 2) * p["b"]
+
+
+@pytest.mark.parametrize("tangent", [{"a": np.ones(3)}, {"a": np.ones(3), "b": 1.0, "c": 2.0},
+                                     {"a": np.ones(3), "b": np.ones(2)}])
+def test_jvp_dict_tangent_must_match(tangent):
+    # a missing key was a raw KeyError, an extra one ignored, an array for "b" gave an
+    # array-valued derivative of a scalar function
+    with pytest.raises(adgen.AdgenError):
+        adgen.jvp(scaled, ({"a": X, "b": 0.5},), (tangent,))
+    value, slope = adgen.jvp(scaled, ({"a": X, "b": 0.5},), ({"a": np.ones(3), "b": None},))
+    assert np.isclose(slope, 0.5 * np.sum(2 * X))

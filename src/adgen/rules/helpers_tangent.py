@@ -80,11 +80,26 @@ def given_tangent(t: object, x: object) -> object:
         out = np.empty_like(x, dtype=float)
         out[...] = t
         return out
-    if isinstance(x, list):
-        return [given_tangent(a, b) for a, b in zip(t, x)]
-    if isinstance(x, tuple):
-        return tuple(given_tangent(a, b) for a, b in zip(t, x))
+    if isinstance(x, (float, np.floating)):
+        # an array (or list) tangent for a number broadcast through the tangent code: a
+        # tangent of no direction, or an array where the derivative is a number
+        if np.ndim(t) != 0 or isinstance(t, (list, tuple, dict)):
+            unsupported(f"a tangent of shape {np.shape(t)} was given for an argument that is "
+                        "a number: give a number (or None)")
+        return t
+    # how the tangent's structure reads in a refusal (helpers stay standalone: inline)
+    given = (f"with keys {list(t)}" if isinstance(t, dict) else
+             f"of {len(t)} items" if isinstance(t, (list, tuple)) else f"of shape {np.shape(t)}")
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x):
+            unsupported(f"a tangent {given} was given for an argument of {len(x)} items (a "
+                        "list or tuple): give one tangent per item (None for none)")
+        items = [given_tangent(a, b) for a, b in zip(t, x)]
+        return items if isinstance(x, list) else tuple(items)
     if isinstance(x, dict):
+        if not isinstance(t, dict) or set(t) != set(x):
+            unsupported(f"a tangent {given} was given for an argument that is a dict "
+                        f"with keys {list(x)}: give one tangent per key (None for none)")
         return {k: given_tangent(t[k], v) for k, v in x.items()}
     if is_plain_object(x):  # an object of x's class (as a gradient is), or anything with its fields
         return object_with(type(x), {k: given_tangent(getattr(t, k, None), v)
