@@ -761,7 +761,7 @@ def test_strict_names_both_lines_as_the_default_backend():
 @pytest.mark.parametrize("fn, args, pattern, text", [
     (reads_global_list, (np.ones(3),), "global OFFSETS", "s += OFFSETS[i] * x[i]"),
     (with_default, (np.ones(3),), "defaults", None),
-    (calls_arr_helper, (np.ones(3),), "writes an argument in place", "s += arr_helper(x, i)"),
+    (calls_arr_helper, (np.ones(3),), "writes its argument y in place", "s += arr_helper(x, i)"),
     (calls_recursive, (np.ones(3),), "recursion",
      (power_sum, "return x[n] * power_sum(x, n - 1)")),
     (uses_einsum, (np.ones(3),), "nopython", "np.einsum"),

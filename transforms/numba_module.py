@@ -35,6 +35,7 @@ from adgen.transforms.numba_emit import (
     statements,
 )
 from adgen.transforms.numba_gradient import gradient_source, only_into, pullback_into
+from adgen.transforms.reverse_ast import user_name_of
 
 
 @dataclass
@@ -88,6 +89,22 @@ class Callee:
     pullback: gast.FunctionDef
     file: str
     callees: dict[str, Callee] = field(default_factory=dict)
+
+
+def _shadow_cause(c: Callee) -> str:
+    """What in callee ``c`` sends its adjoints through shadow memory, with its line: the first
+    in-place write (into an argument, or an array it made), else a view of an argument."""
+    params = {a.id for a in c.forward.args.args if isinstance(a, gast.Name)}
+    for node in gast.walk(c.forward):
+        target = node.value if isinstance(node, gast.Subscript) and \
+            isinstance(node.ctx, gast.Store) else None
+        base = target.id if isinstance(target, gast.Name) else None
+        line = getattr(node, "lineno", 0)
+        if base is not None and line:
+            user = user_name_of(base)
+            what = f"its argument {user}" if base in params else f"{user}, an array it made,"
+            return f"writes {what} in place ({c.file}, line {line})"
+    return "writes an array in place (x += ...) or takes a view of an argument"
 
 
 class _Module:
@@ -223,10 +240,12 @@ class _Module:
                        isinstance(n.value, gast.Name) and n.value.id == "sh"]
         if uses_shadow:
             raise rw.refuse(st, f"the numba backend differentiates callees that return the "
-                            f"adjoints of their arguments, and {sym} writes an argument in "
-                            "place or takes a view of one (its adjoint goes through adgen's "
-                            "shadow memory)", "return a new array from the callee instead of "
-                            "writing into its argument, or use backend='default' / 'auto'")
+                            f"adjoints of their arguments, and {sym} {_shadow_cause(c)} (its "
+                            "adjoint goes through adgen's shadow memory, which the numba "
+                            "backend replaces by static buffers in the differentiated "
+                            "function only)", "return a new array from the callee instead "
+                            "of writing into an array, write the loop in the function you "
+                            "differentiate, or use backend='default' / 'auto'")
         base = sym
         k = 1
         names = (f"{base}_forward", f"{base}_pullback")
