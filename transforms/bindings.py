@@ -199,7 +199,8 @@ _UNGUARDED = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "adgen", "g
 
 def module_attribute_guards(tree: gast.FunctionDef, roots: dict[str, Any]) -> list[Guard]:
     """Guards of the attributes the function reads through a module (``losses.l2(w)``,
-    ``cfg.DT``), for modules of the user's own code.
+    ``cfg.DT``), for modules of the user's own code, and of the functions it calls through a
+    global object (``cfg.act(w)``, rebound to another function between calls).
 
     A name guard holds as long as ``losses`` is the same module; the function ``losses.l2``
     the compiled code calls can still be replaced (``importlib.reload(losses)``, a test's
@@ -227,14 +228,27 @@ def module_attribute_guards(tree: gast.FunctionDef, roots: dict[str, Any]) -> li
         if not isinstance(base, gast.Name) or base.id not in roots:
             continue
         obj = roots[base.id]
-        for attr in reversed(parts):
-            if not is_module(obj) or \
-                    str(getattr(obj, "__name__", "")).split(".")[0] in _UNGUARDED:
-                break
-            scope = vars(obj)
-            value = scope.get(attr, UNBOUND)
+        for k, attr in enumerate(reversed(parts)):
+            if is_module(obj):
+                if str(getattr(obj, "__name__", "")).split(".")[0] in _UNGUARDED:
+                    break
+                scope = vars(obj)
+                value = scope.get(attr, UNBOUND)
+            else:
+                # a global object's attribute (cfg.act(w)): guarded when it holds what the
+                # compiler resolved -- a function, or an object a longer chain goes through;
+                # numbers and arrays are read as the code runs
+                scope = getattr(obj, "__dict__", None)  # a class's: a mappingproxy
+                if not isinstance(scope, (dict, types.MappingProxyType)) or attr not in scope:
+                    break
+                value = scope[attr]
+                last = k == len(parts) - 1
+                if isinstance(value, (_DATA, _FOLDED, list, dict, tuple)) or (
+                        last and not callable(value)):
+                    break
             if (id(obj), attr) not in out:
-                g = guard_for(attr, f"{obj.__name__}.{attr}", scope, None, value)
+                g = guard_for(attr, f"{getattr(obj, '__name__', type(obj).__name__)}.{attr}",
+                              scope, None, value)
                 g.ns = {}  # a kind guard refreshes nothing: the code reads the attribute
                 out[(id(obj), attr)] = g
             obj = value

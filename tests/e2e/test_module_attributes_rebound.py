@@ -121,3 +121,50 @@ def test_forward_mode_after_a_reload(package) -> None:
     (root / "losses.py").write_text(LOSSES.replace("w ** 2", "np.sin(w) ** 2"))
     importlib.reload(losses)
     assert np.isclose(adgen.jvp(f, (w,), (v,))[1], directional(w), rtol=1e-5)
+
+
+class Config:
+    act = np.tanh
+    scale = 2.0
+
+    @staticmethod
+    def reg(w):
+        return np.sum(w ** 2)
+
+
+class Settings:
+    pass
+
+
+SETTINGS = Settings()
+SETTINGS.inner = Settings()
+SETTINGS.inner.f = np.exp
+
+
+def configured(w):
+    return np.sum(Config.act(w) * Config.scale) + Config.reg(w)
+
+
+def nested(w):
+    return np.sum(SETTINGS.inner.f(w)) * 2.0
+
+
+def test_functions_of_a_global_class_or_object_rebound_between_calls() -> None:
+    w = np.array([0.5, -1.0, 2.0])
+    g = adgen.grad(configured)
+    gn = adgen.grad(nested)
+    saved = (Config.act, Config.scale, Config.__dict__["reg"], SETTINGS.inner)
+    try:
+        for step in range(3):
+            assert np.allclose(g(w), numerical_grad(configured, (w,), 0), rtol=1e-5, atol=1e-6)
+            assert np.allclose(gn(w), numerical_grad(nested, (w,), 0), rtol=1e-5, atol=1e-6)
+            Config.act = [np.sin, np.cos][step % 2]  # was: the old function's derivative
+            Config.scale = 3.0 + step
+            Config.reg = staticmethod(lambda w: np.sum(w ** 4))
+            SETTINGS.inner = Settings()
+            SETTINGS.inner.f = [np.sin, np.tanh][step % 2]
+        Config.act, Config.scale = np.cos, 4.0
+        assert np.allclose(g(w), -4.0 * np.sin(w) + 4 * w ** 3)  # by hand
+    finally:
+        Config.act, Config.scale, SETTINGS.inner = saved[0], saved[1], saved[3]
+        Config.reg = saved[2]
