@@ -84,3 +84,15 @@ def test_a_view_of_a_strided_argument_is_refused_at_the_call():
     assert "not C-contiguous" in str(err.value)
     g = adgen.grad(overwrite_row, backend="numba")(np.ascontiguousarray(M))
     assert_grad_close(g, numerical_grad(overwrite_row, (np.ascontiguousarray(M),), 0))
+
+
+def test_views_a_callee_saved_under_strict_raise_the_default_backends_error():
+    M = np.random.default_rng(2).random((3, 4))
+    errors = []
+    for backend in ("default", "numba"):
+        mine = M.copy()
+        with pytest.raises(adgen.MutationError) as err:
+            adgen.grad(overwrite_row, backend=backend, mutation="strict")(mine)
+        errors.append(str(err.value))
+        assert err.value.location.line == 37  # M[1, 2] = 5.0 * M[0, 0]
+    assert errors[0] == errors[1]
