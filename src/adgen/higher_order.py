@@ -103,9 +103,18 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         return rule.primal(*primals, **kwargs), registry.eval_jvp(rule, primals, kwargs, given)
     compiled, receiver = tangent_compiled(fun)
     args = receiver + primals
-    # new buffers laid out like the primals: the tangent code writes them where f writes
-    named = {t: runtime.given_tangent(v, x) for t, v, x in
-             zip(compiled.tangent_params[len(receiver):], tangents, primals)}
+    _refuse_aliased_tangents(primals, tangents, fun)
+    # new buffers laid out like the primals: the tangent code writes them where f writes; an
+    # array passed twice gets one buffer, so a write through one name reaches the other's
+    named: dict[str, Any] = {}
+    first: dict[int, str] = {}
+    for t, v, x in zip(compiled.tangent_params[len(receiver):], tangents, primals):
+        if isinstance(x, np.ndarray) and id(x) in first:
+            named[t] = named[first[id(x)]]
+            continue
+        named[t] = runtime.given_tangent(v, x)
+        if isinstance(x, np.ndarray):
+            first[id(x)] = t
     try:
         return compiled.jvp(*args, **named, **kwargs)
     except Exception as exc:
@@ -113,6 +122,59 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
         annotate(exc, None)  # the user's line, from the jvp code's "# line N:" comments
         raise
+
+
+def _refuse_aliased_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...],
+                             fun: Callable[..., Any]) -> None:
+    """Refuses primals that share memory where their tangents cannot: the same array passed
+    twice with two different tangents (a buffer has one), or two different arrays over the
+    same memory (views of one buffer: a write through one changes the other, and their
+    tangents, separate buffers, would not follow), one of them with a tangent.
+
+    Raises:
+        NonDifferentiableError: naming the two primals and what to pass instead.
+    """
+    arrays = [(k, x) for k, x in enumerate(primals) if isinstance(x, np.ndarray)]
+    for i, (k, x) in enumerate(arrays):
+        for m, y in arrays[i + 1:]:
+            t, u = tangents[k], tangents[m]
+            if x is y:
+                if t is u or (t is not None and u is not None and
+                              np.array_equal(np.asarray(t), np.asarray(u))):
+                    continue
+                problem = ("are the same array with different tangents (a buffer has one "
+                           "tangent)")
+            elif (t is not None or u is not None) and np.may_share_memory(x, y):
+                problem = ("are different arrays over the same memory (views of one buffer): "
+                           "their tangents would not follow a write through either")
+            else:
+                continue
+            raise NonDifferentiableError(
+                f"jvp: primals {k} and {m} {problem}", location_of(fun),
+                hint="pass copies (x.copy()) to differentiate with respect to independent "
+                     "arguments, or the one array once with its tangent")
+
+
+def _refuse_aliased_arguments(args: tuple[Any, ...], n: int, fun: Callable[..., Any]) -> None:
+    """Refuses second derivatives with respect to an array argument that shares memory with
+    another argument (hessian(f)(z, z)): the Hessian-vector products moved argument n's
+    buffer alone, and gave half of what the differences of grad(f) give (4 for 8 on
+    f(a, b) = sum(2a * b) after a *= 2).
+
+    Raises:
+        NonDifferentiableError: naming the two arguments and what to write instead.
+    """
+    x = args[n]
+    if not isinstance(x, np.ndarray):
+        return
+    for m, y in enumerate(args):
+        if m != n and isinstance(y, np.ndarray) and np.may_share_memory(x, y):
+            raise NonDifferentiableError(
+                f"second derivatives with respect to argument {n}, which shares memory with "
+                f"argument {m} (the same array, or views of one buffer), are not supported",
+                location_of(fun),
+                hint="differentiate a function of the array once: adgen.hessian(lambda w: "
+                     "f(w, w))(z), or pass a copy for the other argument")
 
 
 def _basis(x: Any) -> list[Any]:
@@ -393,6 +455,7 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
                                    hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
         n = normalize_argnums(argnums, len(args))[0]
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
+        _refuse_aliased_arguments(tuple(args), n, fun)
         _check_direction(args[n], v, n)
         d = _directional(fun, len(args), (n,), unit=False)
         try:
@@ -430,6 +493,7 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
 
     def hessian_fun(*args: Any, **kwargs: Any) -> Any:
         n = normalize_argnums(argnums, len(args))[0]
+        _refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
         h = hvp(fun, n, mutation=mutation)
         cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
         return _columns(cols, args[n], args[n])
@@ -465,6 +529,7 @@ def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
         raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
                                hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
     j = normalize_argnums(argnums, len(primals))[0]
+    _refuse_aliased_arguments(primals, j, fun)
     out = g(*_copies(primals))
     wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
     if not wrt:
@@ -488,6 +553,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
                                hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
     j = normalize_argnums(argnums, len(args))[0]
     refuse_complex_jacobian(args, "vjp of a gradient")
+    _refuse_aliased_arguments(tuple(args), j, fun)
     program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
     if program.reverse:  # reverse over reverse: the generated forward and pullback
         if program.check:  # "strict": refused where the gradient is

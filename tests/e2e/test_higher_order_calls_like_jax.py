@@ -118,3 +118,46 @@ def test_jvp_dict_tangent_must_match(tangent):
         adgen.jvp(scaled, ({"a": X, "b": 0.5},), (tangent,))
     value, slope = adgen.jvp(scaled, ({"a": X, "b": 0.5},), ({"a": np.ones(3), "b": None},))
     assert np.isclose(slope, 0.5 * np.sum(2 * X))
+
+
+def doubled_product(a, b):
+    a *= 2.0                  # b is a too when the caller passes one array twice
+    return np.sum(a * b)
+
+
+def test_jvp_of_one_array_passed_twice_follows_the_write():
+    # the tangents were two buffers: a_dot *= 2 did not reach b's tangent (6 sum z, not 8)
+    z, v = X.copy(), np.array([1.0, -0.5, 0.25])
+    _, slope = adgen.jvp(doubled_product, (z, z), (v, v))
+    eps = 1e-6
+
+    def along(t):
+        w = X + t * v
+        return doubled_product(w, w)
+
+    assert np.isclose(slope, (along(eps) - along(-eps)) / (2 * eps), rtol=1e-7)
+
+
+@pytest.mark.parametrize("call", [
+    lambda z: adgen.jvp(doubled_product, (z, z), (np.ones(3), None)),
+    lambda z: adgen.jacfwd(doubled_product)(z, z),
+    lambda z: adgen.jvp(doubled_product, (z[:2], z[1:]), (np.ones(2), None)),
+])
+def test_jvp_of_aliased_primals_with_different_tangents_is_refused(call):
+    with pytest.raises(adgen.NonDifferentiableError, match="primals 0 and 1"):
+        call(X.copy())
+
+
+@pytest.mark.parametrize("second", [
+    lambda z: adgen.hessian(doubled_product)(z, z),
+    lambda z: adgen.hvp(doubled_product)(z, z, np.ones(3)),
+    lambda z: adgen.jacfwd(adgen.grad(doubled_product))(z, z),
+    lambda z: adgen.jacrev(adgen.grad(doubled_product))(z, z),
+    lambda z: adgen.hessian(doubled_product)(z[:2], z[1:]),
+])
+def test_second_derivatives_of_aliased_arguments_are_refused(second):
+    # they gave 4 I where the differences of grad(f) (one buffer moved) give 8 I
+    with pytest.raises(adgen.NonDifferentiableError, match="shares memory"):
+        second(X.copy())
+    H = adgen.hessian(lambda w: doubled_product(w, w))(X.copy())   # what the hint says
+    assert np.allclose(H, 8.0 * np.eye(3))      # sum(2w * 2w) = 4 |w|^2
