@@ -8,14 +8,18 @@ that are read only where they shift the input of a normalised exponential along 
     s1 = s - m                       (or  s1 = s; s1 -= m)
     e = np.exp(s1)                   (or  e = np.exp(s1, out=s1))
     t = np.sum(e, axis=k, keepdims=True)
-    p = e / t
+    p = e / t                        (the softmax; or the log-softmax:
+                                      l = np.log(t); q = s1 - l)
 
 ``p`` does not depend on ``m`` (``exp(s - m) / sum(exp(s - m)) = exp(s) / sum(exp(s))`` for any
 ``m`` constant along ``k``), so ``m``'s adjoint from the shift is exactly zero: the row sums of
 ``s1``'s adjoint, ``e * (p_bar - sum(p_bar * p)) / t``, vanish. A person leaves the max out of
 the gradient for this reason; the reverse pass may treat such an ``m`` as a constant: no
 ``max_vjp``, no row sum of the cotangent, and nothing kept for them (the copy of ``s`` the max's
-pullback reads before ``s -= m`` overwrites it).
+pullback reads before ``s -= m`` overwrites it). Nor does ``q = s1 - log(sum(exp(s1)))``:
+the row sums of ``s1``'s adjoint, ``q_bar - p * sum(q_bar)``, vanish too. There ``s1`` is
+read by the subtraction as well, so its exponential must be a new array (no ``out=s1``), and
+``t`` and ``l`` are read only by the log and the subtraction.
 
 What is checked, so that the SSA names are the values the formula speaks of: the five
 statements are at the top level of the body, in that order; ``m``, ``s1``, ``e``, ``t`` are each
@@ -62,7 +66,8 @@ def normalised_exponentials(fn: gast.FunctionDef, eff: Effects, kinds: dict[str,
     ``e`` and ``t`` are read nowhere else and ``s1``'s buffer not after the exponential, so
     ``s1``'s adjoint is the softmax's, ``p * (p_bar - sum(p_bar * p, axis=k,
     keepdims=True))`` (rules.reductions.softmax), and neither ``e`` nor ``t`` has one."""
-    return {id(f.div): (f.s1, f.e, f.axis) for f in _proven(fn, eff, kinds, resolve)}
+    return {id(f.div): (f.s1, f.e, f.axis) for f in _proven(fn, eff, kinds, resolve)
+            if not f.log}
 
 
 class _Found(NamedTuple):
@@ -72,6 +77,7 @@ class _Found(NamedTuple):
     s1: str
     e: str
     axis: int
+    log: bool  # q = s1 - np.log(t), not p = e / t
 
 
 def _loads(fn: gast.FunctionDef) -> dict[str, list[gast.stmt | None]]:
@@ -116,6 +122,9 @@ def _proven(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
     out = []
     for div in top:
         found = _normalised(div, one_def, rank, resolve, defs, pos)
+        log = found is None  # else the log-softmax: q = s1 - np.log(t)
+        if log:
+            found = _log_normalised(div, one_def, rank, resolve, defs, pos)
         if found is None:
             continue
         m, shift_stmts, protected, buffer_names, t, axis = found
@@ -128,9 +137,15 @@ def _proven(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
         start = min(pos[id(st)] for st in shift_stmts)
         ok = all(st is not None and (pos[id(st)] < start or id(st) in protected)
                  for n in group for st in loads.get(n, ()))
-        ok = ok and all(st is div for st in loads.get(t, ()))
+        if log:  # t read by the log alone, the log by the subtraction alone
+            lg = div.value.right.id  # type: ignore[attr-defined]
+            ok = ok and all(st is one_def(lg) for st in loads.get(t, ())) and \
+                all(st is div for st in loads.get(lg, ()))
+        else:
+            ok = ok and all(st is div for st in loads.get(t, ()))
         if ok:
-            out.append(_Found(div, m, shift_stmts, buffer_names[0], buffer_names[1], axis))
+            out.append(_Found(div, m, shift_stmts, buffer_names[0], buffer_names[1], axis,
+                              log))
     return out
 
 
@@ -151,6 +166,56 @@ def _normalised(div: gast.stmt, one_def: Callable[[str], gast.stmt | None],
             isinstance(div.value.right, gast.Name)):
         return None
     e, t = div.value.left.id, div.value.right.id
+    return _exponential(div, e, t, [], one_def, rank, resolve, defs, pos)
+
+
+def _log_normalised(close: gast.stmt, one_def: Callable[[str], gast.stmt | None],
+                    rank: Callable[[str], int | None], resolve: Callable[[gast.expr], Any],
+                    defs: dict[str, list[gast.stmt]], pos: dict[int, int]
+                    ) -> tuple[str, list[gast.stmt], set[int], list[str], str, int] | None:
+    """For ``q = s1 - l`` with ``l = np.log(t)`` closing the log-softmax (``q = s1 -
+    log(sum(exp(s1)))`` does not change when ``s1`` is shifted along the summed axis, so the
+    shift's adjoint, ``-sum(q_bar - softmax * sum(q_bar))``, is zero): as :func:`_normalised`,
+    ``l`` and ``t`` read only by the statement after them."""
+    if not (isinstance(close, gast.Assign) and len(close.targets) == 1 and
+            isinstance(close.targets[0], gast.Name) and isinstance(close.value, gast.BinOp) and
+            isinstance(close.value.op, gast.Sub) and isinstance(close.value.left, gast.Name) and
+            isinstance(close.value.right, gast.Name)):
+        return None
+    s1, lg = close.value.left.id, close.value.right.id
+    log_st = one_def(lg)
+    if log_st is None or not isinstance(log_st, gast.Assign):
+        return None
+    call = log_st.value
+    if not (isinstance(call, gast.Call) and resolve(call.func) is np.log and
+            len(call.args) == 1 and isinstance(call.args[0], gast.Name) and
+            not call.keywords):
+        return None
+    t = call.args[0].id
+    sum_st = one_def(t)
+    if sum_st is None or not isinstance(sum_st, gast.Assign) or rank(s1) is None:
+        return None
+    red = _reduction(sum_st.value, resolve, rank, ("sum",))
+    if red is None or lg in (s1, t, red[0]):
+        return None
+    exp_st = one_def(red[0])
+    if not isinstance(exp_st, gast.Assign) or not isinstance(exp_st.value, gast.Call) or \
+            exp_st.value.keywords:
+        return None  # np.exp(s1, out=s1): the subtraction would read the exponential
+    found = _exponential(close, red[0], t, [log_st], one_def, rank, resolve, defs, pos)
+    if found is None or found[3][0] != s1:
+        return None  # the exponential of another array than the one subtracted from
+    return found
+
+
+def _exponential(close: gast.stmt, e: str, t: str, between: list[gast.stmt],
+                 one_def: Callable[[str], gast.stmt | None],
+                 rank: Callable[[str], int | None], resolve: Callable[[gast.expr], Any],
+                 defs: dict[str, list[gast.stmt]], pos: dict[int, int]
+                 ) -> tuple[str, list[gast.stmt], set[int], list[str], str, int] | None:
+    """The common part of the patterns closed by ``close``: ``t`` the row sums of ``e =
+    np.exp(s1)``, ``s1`` the shift of ``s`` by ``m``; ``between``: statements after the sum
+    and before ``close`` (the log)."""
     r = rank(e)
     if r is None or e == t:
         return None
@@ -197,11 +262,11 @@ def _normalised(div: gast.stmt, one_def: Callable[[str], gast.stmt | None],
     mred = _reduction(m_st.value, resolve, rank, _REDUCTIONS)
     if mred is None or rank(mred[0]) != r or not -r <= mred[1] < r or mred[1] % r != axis:
         return None
-    order = [pos[id(m_st)], pos[id(shift[-1])], pos[id(exp_st)], pos[id(sum_st)],
-             pos[id(div)]]
+    order = [pos[id(m_st)], pos[id(shift[-1])], pos[id(exp_st)], pos[id(sum_st)]] + [
+        pos.get(id(st), -1) for st in between] + [pos[id(close)]]
     if order != sorted(order) or len(set(order)) != len(order):
         return None
-    protected = {id(st) for st in shift} | {id(exp_st), id(sum_st), id(div)}
+    protected = {id(st) for st in shift} | {id(exp_st), id(sum_st), id(close)}
     return m, shift, protected, [s1, e], t, axis
 
 
