@@ -184,3 +184,24 @@ def test_strict_raises_the_default_backends_error_on_the_fast_call(k, raises):
         assert err.value.location.line == first + 3 and err.value.captured_at.line == first + 1
     else:
         assert_grad_close(g(x.copy(), k), np.r_[2.0, 2.0, 2.0, 2.0 * x[3:] + 1.0], rtol=1e-12)
+
+
+def weighted_squares(x, a, k):
+    s = 0.0
+    for i in range(k):
+        s += a * x[i] ** 2
+    return s
+
+
+def test_numbers_of_numpy_types_and_a_float_argument_differentiated():
+    x = np.linspace(0.1, 1.0, 6)
+    g = adgen.grad(weighted_squares, argnums=(0, 1), backend="numba")
+    for a, k in [(np.float64(1.5), 4), (np.float64(1.5), np.int64(5)), (2.0, 3),
+                 (np.float64(0.5), 6)]:
+        for _ in range(3):  # the first call of each types, then the fast call
+            gx, ga = g(x, a, k)
+            plain = (x, float(a), int(k))
+            assert_grad_close(gx, numerical_grad(weighted_squares, plain, 0))
+            assert type(ga) is float
+            assert ga == pytest.approx(np.sum(x[:int(k)] ** 2), rel=1e-14)
+        assert _fast_in_use(g)

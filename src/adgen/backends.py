@@ -825,14 +825,15 @@ class _NumbaFunction:
         # (_run_of: an array's dtype and rank, a number's type)
         run = self.only or self.runs.get(tuple(
             [(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
-        if run is None or run.gradient is None or run.apart or self.globals or \
-                not set(nums) <= set(run.outs):
+        if run is None or run.gradient is None or run.apart or self.globals or any(
+                n not in run.outs and type(args[n]) is np.ndarray for n in nums):
             return None
+        from adgen.adjoints import as_gradient
         from adgen.transforms.bindings import failed
 
         ns: dict[str, Any] = {"ND": np.ndarray, "EMPTY": _EMPTY, "GEN": generation,
                               "G0": compiled_at, "failed": failed, "RUN": run,
-                              "GRADIENT": run.gradient,
+                              "GRADIENT": run.gradient, "AS_GRADIENT": as_gradient,
                               "OVERWRITE": self.overwrite, "SAVED_VIEW": self.saved_view,
                               "overwrite_error": _overwrite_error,
                               "saved_view_error": _saved_view_error}
@@ -843,8 +844,10 @@ class _NumbaFunction:
                 ns[f"D{k}"] = a.dtype
                 checks.append(f"type(a{k}) is ND and a{k}.dtype is D{k} and "
                               f"a{k}.ndim == {a.ndim}")
-            elif type(a) in (float, int, bool):
-                checks.append(f"type(a{k}) is {type(a).__name__}")
+            elif type(a) in (float, int, bool) or isinstance(a, (np.floating, np.integer,
+                                                                  np.bool_)):
+                ns[f"T{k}"] = type(a)  # the run's key holds a number's type
+                checks.append(f"type(a{k}) is T{k}")
             else:
                 return None
         checks.append("GEN[0] == G0")
@@ -873,8 +876,10 @@ class _NumbaFunction:
         else:
             call = f"out, cts = GRADIENT({', '.join(names)}" \
                    f"{''.join(f', g{k}' for k in run.outs)})"
-            got = f"cts[{nums[0]}]" if single else \
-                "(" + "".join(f"cts[{n}], " for n in nums) + ")"
+            # a number's cotangent as adgen.grad's generic path gives it
+            each = [f"cts[{n}]" if n in run.outs else f"AS_GRADIENT(cts[{n}], a{n})"
+                    for n in nums]
+            got = each[0] if single else "(" + "".join(f"{e}, " for e in each) + ")"
         text = (f"def fast_gradient(args):\n"
                 f"    try:\n"
                 f"        {', '.join(names)}, = args\n"
