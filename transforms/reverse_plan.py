@@ -17,6 +17,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
+from adgen.transforms.analyses.shift_invariance import normalised_exponentials
 from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
@@ -107,6 +108,9 @@ class Plan:
         self._alias_defs: dict[str, list[gast.expr | None]] | None = None
         self._tracked: set[str] | None = None
         self._chains: set[str] | None = None
+        # id(p = e / t) -> (s1, e, axis) of each normalised exponential (softmax_of)
+        self._softmaxes: dict[int, tuple[str, str, int]] | None = None
+        self._softmax_rule: Any = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
         # statement -> the writes of it that may overwrite a capture (a call may write two
@@ -613,6 +617,9 @@ class Plan:
     def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         """The rule and bound arguments of an operation statement (None: no rule needed)."""
         v = s.value
+        softmax = self.softmax_of(s)
+        if softmax is not None:
+            return softmax
         if isinstance(v, gast.BinOp):
             if type(v.op) not in BINOPS:
                 raise unsupported_operator(v.op, self.loc(s))
@@ -647,6 +654,28 @@ class Plan:
                     f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
                     hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc
         return None
+
+    def softmax_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+        """For the division closing a normalised exponential whose exponential and row sums
+        nothing else reads (analyses.shift_invariance), the softmax's rule bound to the
+        exponential's input: the exponential and the sums then get no adjoint. Arrays whose
+        adjoints live in shadow memory keep the statements' own rules (an ``out=`` write
+        there moves the shadow)."""
+        if self._softmaxes is None:
+            from adgen.rules import reductions
+
+            self._softmaxes = normalised_exponentials(self.fn, self.eff, self.kinds,
+                                                      self.resolve_or_none)
+            self._softmax_rule = registry.lookup(reductions.softmax)
+        found = self._softmaxes.get(id(s))
+        if found is None:
+            return None
+        s1, e, axis = found
+        if self.tracked(s1) or self.tracked(e) or not self.act.active(s1):
+            return None
+        rule = self._softmax_rule
+        return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
+                               {"axis": gast.Constant(axis, None)})
 
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
         obj = self.resolve(v.func)

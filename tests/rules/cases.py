@@ -411,6 +411,8 @@ cases("adgen.runtime.zeros_like", C(randn(3)), C(randn()), C(randn(2, 3)))
 cases("adgen.runtime.sum_vjp", C(randn(), (3, 4), None, False), C(randn(4), (3, 4), 0, False),
       C(randn(3, 1), (3, 4), 1, True), C(randn(2), (2, 3, 4), (1, 2), False),
       C(randn(), (), None, False))
+cases("adgen.runtime.sum_keepdims", C(randn(3, 4), 1), C(randn(3, 4), -1), C(randn(3, 4), 0),
+      C(randn(2, 3, 4), 1), C(randn(5), 0))
 cases("adgen.runtime.unbroadcast", C(randn(2, 3), (3,)), C(randn(2, 3), (2, 1)),
       C(randn(3), (2, 3)), C(randn(2, 3), ()), C(randn(), ()), C(randn(3, 4), (3, 4)),
       refuse(randn(3, 1), (1, 4)))
@@ -539,6 +541,8 @@ cases("numpy.linalg.qr", C(randn(4, 3)), C(randn(3, 3)), C(randn(3, 5)), C(randn
 cases("numpy.linalg.pinv", C(randn(4, 3)), C(randn(3, 5)), C(well_conditioned(3, 3)),
       C(randn(2, 4, 3)), C(randn(3, 4), 1e-10))
 cases("numpy.linalg.matrix_rank", C(randn(3, 4)), C(np.ones((3, 3))))
+cases("adgen.softmax", C(randn(3, 4), 1), C(randn(3, 4), 0), C(randn(2, 3, 4), -1),
+      C(randn(5), 0))
 cases("numpy.cumprod", C(randn(5)), C(randn(3, 4), 1), C(randn(3, 4), axis=0),
       C(randn(3, 4)), C(randn(2, 3, 4), -1), C(np.array([1.5, 0.0, -2.0, 0.7])),
       C(np.array([[0.0, 2.0, 0.0], [1.2, -0.5, 3.0]]), 1), C(np.array([0.0, 0.0, 1.3])),
@@ -549,6 +553,14 @@ cases("numpy.maximum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3),
       expect((np.array([1.0, 3.0, 3.0, 2.0, 3.0, 5.0]),),
              (np.array([1.0, 7.0 / 3.0, 4.0 / 3.0, 0.0, 1.0 / 3.0, 1.0]),)),
       refuse(randn(5), 0, np.float32))
+cases("numpy.add.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
+      C(randn(2, 3, 4), (0, 2)), C(randn(3, 4), None), C(randn(3, 4), 1, keepdims=True))
+cases("numpy.multiply.reduce", C(randn(6)), C(randn(3, 5), 1), C(randn(3, 4), None),
+      C(randn(3, 4), 0, keepdims=True))
+cases("numpy.logaddexp.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
+      C(randn(3, 4), None), C(randn(2, 3, 4), -1, keepdims=True))
+cases("numpy.add.accumulate", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
+      C(randn(2, 3, 4), -1))
 cases("numpy.minimum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3), axis=0),
       expect((np.array([2.0, 1.0, 1.0, 4.0]),), (np.array([1.0, 2.0, 1.0, 0.0]),)))
 _RUN = randn(6)

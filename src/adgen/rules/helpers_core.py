@@ -36,6 +36,7 @@ __all__ = [
     "split_sequence",
     "stored_into",
     "stored_part",
+    "sum_keepdims",
     "sum_list_vjp",
     "sum_vjp",
     "tree_items",
@@ -314,6 +315,18 @@ def split_sequence(g: object, tree: object, seq: object) -> object:
         unsupported("this operation on a Python list/tuple is not differentiable here")
     part = g[:n] if seq == "head" else g[len(g) - n:]
     return as_container(list(part), tree)
+
+
+def sum_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.sum(a, axis=axis, keepdims=True)`` for one int ``axis`` (a softmax's adjoint):
+    a float64 matrix's row sums as one matrix-vector product (NumPy reduces short rows one at a
+    time: 2 us against 5.5 at 128 x 10), anything else by ``np.add.reduce`` (without
+    ``np.sum``'s wrapper)."""
+    if type(a) is np.ndarray and a.ndim == 2 and axis in (1, -1) and a.dtype.char == "d":
+        ones = np.empty(a.shape[1])
+        ones.fill(1.0)
+        return (a @ ones)[:, None]
+    return np.add.reduce(a, axis=axis, keepdims=True)
 
 
 def unbroadcast(g: object, shape: object, seq: object = None) -> object:

@@ -17,10 +17,11 @@ from adgen.rules.helpers import (
     mean_vjp,
     prod_vjp,
     sort_vjp,
+    sum_keepdims,
     sum_vjp,
     var_vjp,
 )
-from adgen.rules.registry import defvjp
+from adgen.rules.registry import defjvp, defvjp
 
 
 @defvjp(np.sum, "a, axis=None, *, keepdims=False", diff="a", reads="axis, keepdims",
@@ -130,3 +131,27 @@ for _f in (np.isclose, np.allclose):
 @defvjp(np.array_equal, "a1, a2, equal_nan=False", diff="a1, a2", linear=True)
 def array_equal(g: Any, out: Any, a1: Any, a2: Any, equal_nan: Any) -> Any:
     return np.zeros(np.shape(a1)), np.zeros(np.shape(a2))
+
+
+# --------------------------------------------------------------------------------------------
+# The normalised exponential
+
+
+def softmax(x: Any, axis: Any) -> Any:
+    """``exp(x) / sum(exp(x), axis, keepdims=True)``: stands in the registry for the three
+    statements ``e = np.exp(x); t = np.sum(e, axis=k, keepdims=True); p = e / t`` where the
+    reverse pass proves nothing else reads ``e`` or ``t`` (analyses.shift_invariance); their
+    adjoint is then this rule's, applied at the division, which reads only ``p`` (a person's
+    softmax gradient: no ``e``, no row sums kept, two passes fewer)."""
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@defvjp(softmax, "x, axis", diff="x", reads="out, axis", name="adgen.softmax")
+def softmax_(g: Any, out: Any, x: Any, axis: Any) -> Any:
+    return out * (g - sum_keepdims(g * out, axis))
+
+
+@defjvp(softmax)
+def softmax_jvp(d: Any, out: Any, x: Any, axis: Any) -> Any:
+    return out * (d - sum_keepdims(d * out, axis))

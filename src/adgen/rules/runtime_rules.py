@@ -34,6 +34,7 @@ from adgen.rules.helpers import (
     shape_tree,
     stored_into,
     stored_value,
+    sum_vjp,
     sum_vjp_transpose,
 )
 
@@ -60,6 +61,11 @@ def register() -> None:
             reads="axis, keepdims", name="adgen.runtime.sum_vjp")
     def _sum_vjp(g, out, cot, shape, axis, keepdims):  # noqa: ANN001, ANN202 - a template
         return sum_vjp_transpose(g, np.shape(cot), axis, keepdims)
+
+    @defvjp(runtime.sum_keepdims, "a, axis", diff="a", linear=True, reads="axis",
+            name="adgen.runtime.sum_keepdims")
+    def _sum_keepdims(g, out, a, axis):  # noqa: ANN001, ANN202 - a rule template
+        return sum_vjp(g, np.shape(a), axis, True)
 
     # unbroadcast, add and or_zeros may return their first argument itself (view=True):
     # then its adjoint is the result's, not added to it again
@@ -151,7 +157,8 @@ def register() -> None:
     # forward mode: the helpers are linear in what they differentiate, or make zeros
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
                 runtime.reduced_axes, runtime.shape_tree)
-    defjvp_kind("linear", runtime.sum_vjp, runtime.unbroadcast, runtime.add, runtime.or_zeros,
-                runtime.copy_adjoint, kept_copy, stored_value, runtime.stack_vjp,
+    defjvp_kind("linear", runtime.sum_vjp, runtime.sum_keepdims, runtime.unbroadcast,
+                runtime.add, runtime.or_zeros, runtime.copy_adjoint, kept_copy, stored_value,
+                runtime.stack_vjp,
                 runtime.list_adjoint, accumulate_extreme_vjp, accumulate_extreme_jvp)
     _REGISTERED.append(True)
