@@ -448,22 +448,20 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
             raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
                                "after the function's arguments")
         *args, v = args_and_v
-        if kwargs:
-            from adgen.errors import UnsupportedError
-
-            raise UnsupportedError("hvp and hessian pass no keyword arguments to the function",
-                                   hint="bind them first: adgen.hvp(lambda x: f(x, k=2.0))")
+        # keyword arguments (hessian(loss)(w, x=x)) get no derivative: bound as a partial's
+        # (its wrapper is cached by the identity of the values bound)
+        f = functools.partial(fun, **kwargs) if kwargs else fun
         n = normalize_argnums(argnums, len(args))[0]
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
         _refuse_aliased_arguments(tuple(args), n, fun)
         _check_direction(args[n], v, n)
-        d = _directional(fun, len(args), (n,), unit=False)
+        d = _directional(f, len(args), (n,), unit=False)
         try:
-            return grad(d, n, mutation=mutation)(*args, v, **kwargs)
+            return grad(d, n, mutation=mutation)(*args, v)
         except MutationError:
             # the refusal names the generated tangent code (x_1_dot *= y, its lines): the
             # gradient's own refusal names the user's code
-            grad(fun, n, mutation=mutation)(*args)
+            grad(fun, n, mutation=mutation)(*args, **kwargs)
             raise
 
     return DerivativeFunction(hessian_vector, "hvp", fun, argnums, {"mutation": mutation})

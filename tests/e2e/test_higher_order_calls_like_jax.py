@@ -161,3 +161,31 @@ def test_second_derivatives_of_aliased_arguments_are_refused(second):
         second(X.copy())
     H = adgen.hessian(lambda w: doubled_product(w, w))(X.copy())   # what the hint says
     assert np.allclose(H, 8.0 * np.eye(3))      # sum(2w * 2w) = 4 |w|^2
+
+
+@adgen.differentiable
+def fill_loss(w, x, scale=1.0):
+    h = np.empty((x.shape[0], w.shape[1]))
+    for i in range(x.shape[0]):
+        h[i] = np.tanh(x[i] @ w)
+    return scale * np.sum(h ** 2)
+
+
+def test_hessian_and_hvp_with_keyword_data():
+    # refused before: 'hvp and hessian pass no keyword arguments to the function'
+    w = np.array([[0.5, -0.3], [0.2, 0.8], [-0.4, 0.1]])
+    data = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    g, eps = adgen.grad(fill_loss), 1e-6
+    H = adgen.hessian(fill_loss)(w, x=data, scale=2.0)
+    for k in range(6):
+        e = np.zeros(6)
+        e[k] = eps
+        e = e.reshape(3, 2)
+        col = (g(w + e, data, 2.0) - g(w - e, data, 2.0)) / (2 * eps)
+        assert np.allclose(H[..., k // 2, k % 2], col, rtol=1e-6, atol=1e-9)
+    v = np.ones_like(w)
+    assert np.allclose(adgen.hvp(fill_loss)(w, v, x=data, scale=2.0),
+                       np.tensordot(H, v, axes=2))
+    other = data[::-1].copy()        # other keyword values: not the first call's
+    assert np.allclose(adgen.hessian(fill_loss)(w, x=other, scale=0.5),
+                       adgen.hessian(lambda ww: fill_loss(ww, other, 0.5))(w))
