@@ -831,7 +831,8 @@ def triangular_sin(L, b):
     for i in range(n):
         acc = b[i]
         for j in range(i):
-            acc = acc - np.sin(L[i, j] * x[j])
+            # (sin's argument is taped: L[i, j] * x[j] alone would be computed again)
+            acc = acc - np.sin(L[i, j] * x[j] * acc)
         x[i] = acc / L[i, i]
     return np.sum(x * x)
 

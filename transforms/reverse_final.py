@@ -60,9 +60,8 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
         return None
     x = st.value.value.id
     rank = plan.kinds.get(x)
-    read = _elements(plan, st.value.slice)
-    if type(rank) is not int or read is None or len(read) != rank or \
-            any(isinstance(e, gast.Name) and e.id not in plan.loop_of_counter for e in read):
+    read = _read_elements(plan, st.value.slice, st, loop)
+    if type(rank) is not int or read is None or len(read) != rank:
         return None
     if not _one_object(plan, x):
         return None
@@ -72,7 +71,41 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
             continue
         if not _behind(plan, w, x, read, st):
             return None
-    return x, st.value.slice
+    if isinstance(st.value.slice, gast.Tuple):
+        return x, gast.Tuple(elts=[clone(e) for e in read], ctx=gast.Load())
+    return x, clone(read[0])
+
+
+def _read_elements(plan: Plan, idx: gast.expr, at: gast.stmt, loop: gast.stmt
+                   ) -> list[gast.expr] | None:
+    """The parts of the index of an element read at ``at`` (:func:`_elements`), where a part
+    may also be a temporary bound once in the read's block, before it, to ``c - k`` or ``c +
+    k`` (``k`` a non-negative int constant, ``c`` the counter of ``loop`` or of a loop around
+    it) that is never negative (a dynamic programme's ``R[i - 1, j - 1]``, ``i`` of ``range(1,
+    ...)``): spelled out as ``c - k``, which the pullback evaluates with its counters; else
+    None."""
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    around = {id(loop)} | set(plan.loops_of.get(id(loop), ()))
+    out: list[gast.expr] = []
+    for e in parts:
+        if isinstance(e, gast.Name) and e.id in plan.loop_of_counter or \
+                isinstance(e, gast.Constant):
+            if _elements(plan, e) is None:
+                return None
+            out.append(e)
+            continue
+        b = plan.def_stmt.get(e.id) if isinstance(e, gast.Name) else None
+        v = b.value if isinstance(b, gast.Assign) else None
+        if not (plan.def_count.get(getattr(e, "id", "")) == 1 and
+                isinstance(v, gast.BinOp) and isinstance(v.op, (gast.Add, gast.Sub)) and
+                isinstance(v.left, gast.Name) and v.left.id in plan.loop_of_counter and
+                id(plan.loop_of_counter[v.left.id]) in around and
+                isinstance(v.right, gast.Constant) and type(v.right.value) is int and
+                v.right.value >= 0 and plan.block_of.get(id(b)) == plan.block_of.get(id(at))
+                and plan.order[id(b)] < plan.order[id(at)] and _never_negative(plan, v)):
+            return None
+        out.append(v)
+    return out
 
 
 def final_store(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | None:
@@ -154,6 +187,10 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     again = _of_counters(plan, v, loop)
     if again is not None:
         return again  # i + a, j - 1: the pullback has the counters and the numbers
+    if plan.column_dtypes.get(r) == "float64":  # (an int's tape is an int64 column)
+        again = _recomputed(plan, v, loop, [RECOMPUTED_STEPS])
+        if again is not None:
+            return again  # -R[i - 1, j - 1] / gamma: final elements and numbers
     base = plan.def_stmt.get(v.value.id) if isinstance(v, gast.Attribute) and \
         isinstance(v.value, gast.Name) else None
     if isinstance(v, gast.Attribute) and v.attr == "T" and isinstance(v.value, gast.Name) and \
@@ -288,6 +325,61 @@ def _any_number(plan: Plan, e: gast.expr) -> bool:
     return plan.kinds.get(e.id) == NUMBER
 
 
+# the most steps (operations and names spelled out) of a number the pullback computes again
+RECOMPUTED_STEPS = 8
+_EXTREMES = (max, min)
+
+
+def _recomputed(plan: Plan, e: gast.expr, loop: gast.stmt, budget: list[int]
+                ) -> gast.expr | None:
+    """The number ``e`` (at the top level of ``loop``'s body) spelled out for the pullback
+    to compute again: arithmetic (a negation, ``+``, ``-``, ``*``, ``/``) and the builtins
+    ``max`` and ``min`` of numbers the pullback has without a tape (:func:`_of_counters`),
+    elements that hold the same value when it runs (:func:`final_load`: ``R[i - 1, j]``
+    before ``R[i, j]`` is written), and names of numbers bound once at the top level of the
+    body to such expressions, in at most ``budget[0]`` steps (an operation or a name spelled
+    out): the same operations on the same values give the same bits (soft-DTW's ``r0 =
+    -R[i - 1, j - 1] / gamma`` per cell); else None. Everything is spelled out from the
+    array and the counters: a chain of such numbers (soft-DTW's ``rmax = max(max(r0, r1),
+    r2)``, ``rsum`` from the taped ``exp`` terms) is over the budget and stays taped; the
+    pullback computing it again from the others cost 10-15% of the gradient's time for a
+    tape 30% smaller (docs/performance.md, Update 6)."""
+    again = _of_counters(plan, e, loop)
+    if again is not None:
+        return again
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        inner = _recomputed(plan, e.operand, loop, budget)
+        return None if inner is None else gast.UnaryOp(op=gast.USub(), operand=inner)
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub, gast.Mult,
+                                                       gast.Div)):
+        left = _recomputed(plan, e.left, loop, budget)
+        right = _recomputed(plan, e.right, loop, budget) if left is not None else None
+        return None if right is None else gast.BinOp(left=left, op=e.op, right=right)
+    if isinstance(e, gast.Call) and not e.keywords and len(e.args) == 2 and \
+            plan.resolve_or_none(e.func) in _EXTREMES:
+        args = []
+        for a in e.args:
+            args.append(_recomputed(plan, a, loop, budget))
+            if args[-1] is None:
+                return None
+        return gast.Call(func=clone(e.func), args=args, keywords=[])
+    if not (isinstance(e, gast.Name) and plan.kinds.get(e.id) == NUMBER and
+            plan.def_count.get(e.id) == 1):
+        return None
+    at = plan.def_stmt.get(e.id)
+    if not (isinstance(at, gast.Assign) and len(at.targets) == 1 and
+            plan.block_of.get(id(at)) == id(getattr(loop, "body", None))):
+        return None
+    found = final_load(plan, e.id, loop)
+    if found is not None:
+        return gast.Subscript(value=gast.Name(found[0], gast.Load(), None, None),
+                              slice=clone(found[1]), ctx=gast.Load())
+    return _recomputed(plan, at.value, loop, budget)
+
+
 def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
                  ) -> gast.expr | None:
     """``e`` again, when it is arithmetic (``+``, ``-``, ``*``, ``//``, ``%``, a negation) of
@@ -420,6 +512,15 @@ def _never_negative(plan: Plan, e: gast.expr, depth: int = 0) -> bool:
     if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add):
         return _never_negative(plan, e.left, depth + 1) and \
             _never_negative(plan, e.right, depth + 1)
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Sub) and \
+            isinstance(e.left, gast.Name) and e.left.id in plan.loop_of_counter and \
+            isinstance(e.right, gast.Constant) and type(e.right.value) is int:
+        # c - k: the counter of range(start, ...) with start an int constant >= k
+        counted = plan.loop_of_counter[e.left.id]
+        args = counted.iter.args
+        start = _spelled(plan, args[0], counted) if len(args) == 2 else gast.Constant(0, None)
+        return isinstance(start, gast.Constant) and type(start.value) is int and \
+            start.value >= e.right.value >= 0
     if not isinstance(e, gast.Name) or e.id not in plan.loop_of_counter:
         return False
     loop = plan.loop_of_counter[e.id]
@@ -487,7 +588,12 @@ def _spelled(plan: Plan, e: gast.expr, loop: gast.stmt) -> gast.expr:
 
 
 def _below(plan: Plan, e: gast.expr, c: str) -> bool:
-    """``e`` < ``c``: the counter of ``range(c)``, ``range(a, c)`` or ``range(a, c - k)``."""
+    """``e`` < ``c``: the counter of ``range(c)``, ``range(a, c)`` or ``range(a, c - k)``, or
+    ``e' - k`` for such an ``e'`` (``k >= 0``) or ``c - k`` (``k >= 1``)."""
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Sub) and \
+            isinstance(e.left, gast.Name) and isinstance(e.right, gast.Constant) and \
+            type(e.right.value) is int and e.right.value >= 0:
+        return e.left.id == c and e.right.value >= 1 or _below(plan, e.left, c)
     stop = _stop(plan, e)
     if isinstance(stop, gast.Name):
         return stop.id == c
@@ -498,9 +604,14 @@ def _below(plan: Plan, e: gast.expr, c: str) -> bool:
 
 
 def _at_most(plan: Plan, e: gast.expr, c: str) -> bool:
-    """``e`` <= ``c``: ``c`` itself, below it, or the counter of ``range(..., c + 1)``."""
+    """``e`` <= ``c``: ``c`` itself, below it, the counter of ``range(..., c + 1)``, or such
+    an ``e'`` minus ``k >= 0``."""
     if isinstance(e, gast.Name) and e.id == c:
         return True
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Sub) and \
+            isinstance(e.right, gast.Constant) and type(e.right.value) is int and \
+            e.right.value >= 0:
+        return _at_most(plan, e.left, c)
     if _below(plan, e, c):
         return True
     stop = _stop(plan, e)
