@@ -521,18 +521,15 @@ def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
     tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
     _check_derivable(g)
     fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
-    if kwargs:
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
-                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
     j = normalize_argnums(argnums, len(primals))[0]
     _refuse_aliased_arguments(primals, j, fun)
-    out = g(*_copies(primals))
+    out = g(*_copies(primals), **kwargs)
     wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
     if not wrt:
         return out, runtime.zeros_like(out)
-    d = _directional(fun, len(primals), wrt, unit=False)
+    # keyword arguments (jacfwd(grad(f))(w, x=data)) get no derivative: bound, as in hvp
+    d = _directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
+                     unit=False)
     dot = grad(d, j, mutation=mutation)(*_copies(primals), *[tangents[n] for n in wrt])
     return out, dot
 

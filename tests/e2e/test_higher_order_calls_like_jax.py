@@ -189,3 +189,14 @@ def test_hessian_and_hvp_with_keyword_data():
     other = data[::-1].copy()        # other keyword values: not the first call's
     assert np.allclose(adgen.hessian(fill_loss)(w, x=other, scale=0.5),
                        adgen.hessian(lambda ww: fill_loss(ww, other, 0.5))(w))
+
+
+def test_jacfwd_of_grad_with_keyword_data():
+    w = np.array([[0.5, -0.3], [0.2, 0.8], [-0.4, 0.1]])
+    data = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    H = adgen.jacfwd(adgen.grad(fill_loss))(w, x=data, scale=2.0)
+    g, eps = adgen.grad(fill_loss), 1e-6
+    e = np.zeros_like(w)
+    e[1, 0] = eps
+    assert np.allclose(H[..., 1, 0], (g(w + e, data, 2.0) - g(w - e, data, 2.0)) / (2 * eps),
+                       rtol=1e-6, atol=1e-9)
