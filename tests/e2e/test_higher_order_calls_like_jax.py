@@ -200,3 +200,11 @@ def test_jacfwd_of_grad_with_keyword_data():
     e[1, 0] = eps
     assert np.allclose(H[..., 1, 0], (g(w + e, data, 2.0) - g(w - e, data, 2.0)) / (2 * eps),
                        rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("tangents", [(1j * np.ones(3), None), (None, 1j)])
+def test_jvp_complex_tangent_for_real_primal_is_refused(tangents):
+    # an array's was cast into the real tangent buffer: a zero derivative, with only
+    # NumPy's ComplexWarning
+    with pytest.raises(adgen.AdgenError, match="complex tangent"):
+        adgen.jvp(energy, (X, W), tangents)

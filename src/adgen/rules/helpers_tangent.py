@@ -73,6 +73,14 @@ def given_tangent(t: object, x: object) -> object:
     if t is None or isinstance(x, (bool, int, np.integer, np.bool_)) or (
             isinstance(x, np.ndarray) and x.dtype.kind not in "fc"):
         return zero_tangent(x)  # integers carry no derivative (as their gradient is None)
+    if (isinstance(t, (complex, np.complexfloating)) or
+            isinstance(t, np.ndarray) and t.dtype.kind == "c") and not (
+            isinstance(x, (complex, np.complexfloating)) or
+            isinstance(x, np.ndarray) and x.dtype.kind == "c"):
+        # cast to the real buffer, its imaginary part was dropped (a zero derivative)
+        unsupported("a complex tangent was given for a real argument: forward mode "
+                    "propagates real tangents (give the real and imaginary directions as two "
+                    "jvps)")
     if isinstance(x, np.ndarray):
         if np.shape(t) != x.shape:
             unsupported(f"a tangent of shape {np.shape(t)} was given for an argument of "
