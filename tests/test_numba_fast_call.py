@@ -205,3 +205,39 @@ def test_numbers_of_numpy_types_and_a_float_argument_differentiated():
             assert type(ga) is float
             assert ga == pytest.approx(np.sum(x[:int(k)] ** 2), rel=1e-14)
         assert _fast_in_use(g)
+
+
+GAIN = 0.5  # a float global: passed to the compiled code at each call
+WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0])  # an array global, likewise
+
+
+def weighted_by_globals(x):
+    s = 0.0
+    for k in range(WEIGHTS.shape[0]):
+        s += GAIN * WEIGHTS[k] * x[k] ** 2
+    return s
+
+
+def test_globals_passed_as_data_are_read_at_each_fast_call():
+    global GAIN, WEIGHTS
+    x = np.linspace(0.5, 2.0, 4)
+    g = adgen.grad(weighted_by_globals, backend="numba")
+    g(x)
+    old = (GAIN, WEIGHTS)
+    try:
+        for gain, weights in [(0.5, WEIGHTS), (2.0, WEIGHTS), (2.0, np.array([4.0, 3.0, 2.0, 1.0])),
+                              (1.0, np.array([1.0, 0.0]))]:
+            GAIN, WEIGHTS = gain, weights
+            for _ in range(2):
+                got = g(x)
+                assert _fast_in_use(g)
+                want = np.zeros(4)
+                want[:len(weights)] = 2.0 * gain * weights * x[:len(weights)]
+                assert_grad_close(got, want, rtol=1e-14)
+                assert_grad_close(got, numerical_grad(weighted_by_globals, (x,), 0))
+        WEIGHTS = np.eye(2)  # another rank: compiled again, then refused by numba's typing
+        with pytest.raises(adgen.AdgenError):
+            g(x)
+    finally:
+        GAIN, WEIGHTS = old
+    assert_grad_close(g(x), 2.0 * GAIN * WEIGHTS * x, rtol=1e-14)

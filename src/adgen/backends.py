@@ -816,8 +816,8 @@ class _NumbaFunction:
         the guards of its free names, those of builtins and globals bound to functions
         inline) and runs the one compiled call, returning the gradient (``(value,
         gradient)`` with ``with_value``), or None where the generic path must take the call.
-        None where these arguments need more than that: a gradient not written into an
-        array allocated here, arguments that must not share memory, globals passed as data.
+        None where these arguments need more than that: an array's gradient not written into
+        an array allocated here, arguments that must not share memory.
         """
         if len(args) != self.nparams:
             return None
@@ -825,7 +825,7 @@ class _NumbaFunction:
         # (_run_of: an array's dtype and rank, a number's type)
         run = self.only or self.runs.get(tuple(
             [(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
-        if run is None or run.gradient is None or run.apart or self.globals or any(
+        if run is None or run.gradient is None or run.apart or any(
                 n not in run.outs and type(args[n]) is np.ndarray for n in nums):
             return None
         from adgen.adjoints import as_gradient
@@ -868,15 +868,22 @@ class _NumbaFunction:
                 rest.append(g)
         if rest:
             ns["REST"] = tuple(rest)
-            checks.append("failed(REST) is None")
+            checks.append("failed(REST) is None")  # refreshes the globals passed as data
+        data = ""
+        for j, (key, (g, _)) in enumerate(self.globals.items()):
+            if g not in rest:
+                return None
+            ns[f"NS{j}"] = g.ns
+            data += f", NS{j}[{key!r}]"  # their values now, as gradient() passes them
         # a vector's length is cheaper to pass than its shape tuple (about 25 ns)
         grads = "".join(f"    g{k} = EMPTY(len(a{k}))\n" if args[k].ndim == 1 else
                         f"    g{k} = EMPTY(a{k}.shape)\n" for k in run.outs)
         if run.code.gradient_value_only:  # the gradient function returns the value alone
-            call = f"out = GRADIENT({', '.join(names)}{''.join(f', g{k}' for k in run.outs)})"
+            call = f"out = GRADIENT({', '.join(names)}{data}" \
+                   f"{''.join(f', g{k}' for k in run.outs)})"
             got = f"g{nums[0]}" if single else "(" + "".join(f"g{n}, " for n in nums) + ")"
         else:
-            call = f"out, cts = GRADIENT({', '.join(names)}" \
+            call = f"out, cts = GRADIENT({', '.join(names)}{data}" \
                    f"{''.join(f', g{k}' for k in run.outs)})"
             # a number's cotangent as adgen.grad's generic path gives it
             each = [f"cts[{n}]" if n in run.outs else f"AS_GRADIENT(cts[{n}], a{n})"
