@@ -71,7 +71,7 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes",
                               "matrix_transpose", "det_vjp", "solve_vjp_a", "solve_vjp_b",
                               "zeros_of_tree", "or_zeros_of_tree", "max_axis", "min_axis",
-                              "sum_axis", "mean_axis", "add_newaxis", "diag_vjp",
+                              "sum_axis", "sum_keepdims", "mean_axis", "add_newaxis", "diag_vjp",
                               "cholesky_vjp", "entry_items", "with_shadows",
                               "add_matmul_vjp_a", "add_matmul_vjp_b", "add_outer", "item",
                               "remap_tree", "saved_copy"})

@@ -277,7 +277,7 @@ class _Module:
                   "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
                   "or_zeros, remap_tree, saved_copy, solve_vjp_a, solve_vjp_b, store_cotangent, stored_into, "
-                  "strict_before_write, strict_capture, strict_scope, sum_axis, sum_vjp, "
+                  "strict_before_write, strict_capture, strict_scope, sum_axis, sum_keepdims, sum_vjp, "
                   "unbroadcast, with_shadows, zero_if_none, zeros_into, zeros_like, "
                   "zeros_of_tree, or_zeros_of_tree\n\n")
         if len(self.parts) > 2:

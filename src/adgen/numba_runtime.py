@@ -31,7 +31,7 @@ __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vj
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
-           "sum_axis", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
+           "sum_axis", "sum_keepdims", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
 
 
 def _is_number(t: Any) -> bool:
@@ -690,6 +690,19 @@ def mean_axis(x: Any, axis: Any, keepdims: Any) -> Any:
 
 for _k, _f in enumerate((max_axis, min_axis, sum_axis, mean_axis)):
     overload(_f, jit_options={"cache": True})(_reducer(_k))
+
+
+def sum_keepdims(a: Any, axis: Any) -> Any:
+    """``np.sum(a, axis=axis, keepdims=True)`` of a float array for a constant ``axis`` (the
+    default pipeline's softmax adjoint, ``out * (g - sum_keepdims(g * out, 1))``)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(sum_keepdims, jit_options={"cache": True})
+def _sum_keepdims(a, axis):
+    if isinstance(a, types.Array) and isinstance(a.dtype, types.Float):
+        return lambda a, axis: sum_axis(a, axis, True)
+    return None
 
 
 def _literal_axis(ndim: int, axis: Any, keepdims: Any) -> tuple[int, bool] | None:
