@@ -389,6 +389,7 @@ class Pullback:
         body_state = set(state)
         self._last_line = None
         body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
+        self.sums_into_parts(body)
         # adjoints the loop carries must be defined again at the end of each reversed iteration
         for n in sorted(carried):
             b = self.bar(n)
@@ -423,6 +424,41 @@ class Pullback:
         loop = gast.For(target=target, iter=call_node("reversed", name(tape)), body=body,
                         orelse=[], type_comment=None)
         return pre + [loop]
+
+    def sums_into_parts(self, body: list[gast.stmt]) -> None:
+        """``t_bar += sum_vjp(g, t.shape, None, False)`` -> ``t_bar += g`` where ``t_bar`` was
+        just bound to the same part of an adjoint that ``t`` is of its array (``t = Y[idx]``,
+        ``t_bar = Y_bar[idx]``; an adjoint has its value's shape, so the part has ``t``'s):
+        adding the full sum's cotangent, a number, to each element is adding the filled
+        array, without the array or the helper call, and ``t`` is not kept for its shape
+        (seidel-2d's ``np.sum(A[i - 1:i + 2, j - 1:j + 2])``)."""
+        for k in range(1, len(body)):
+            st, prev = body[k], body[k - 1]
+            if not (isinstance(st, gast.AugAssign) and isinstance(st.op, gast.Add) and
+                    isinstance(st.target, gast.Name) and isinstance(st.value, gast.Call) and
+                    isinstance(st.value.func, gast.Name) and st.value.func.id == "sum_vjp" and
+                    len(st.value.args) == 4 and not st.value.keywords):
+                continue
+            g, shape, axis, keep = st.value.args
+            t = self.summed_array(shape)  # t.shape, np.shape(t)
+            if t is None or isinstance(shape, gast.Name) or not (
+                    isinstance(axis, gast.Constant) and axis.value is None and
+                    isinstance(keep, gast.Constant) and keep.value is False):
+                continue
+            at = self.plan.def_stmt.get(t)
+            if not (self.plan.def_count.get(t) == 1 and type(self.plan.kinds.get(t)) is int and
+                    isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript) and
+                    isinstance(at.value.value, gast.Name) and
+                    at.value.value.id in self.adj):
+                continue
+            if isinstance(prev, gast.Assign) and len(prev.targets) == 1 and \
+                    isinstance(prev.targets[0], gast.Name) and \
+                    prev.targets[0].id == st.target.id and \
+                    isinstance(prev.value, gast.Subscript) and \
+                    isinstance(prev.value.value, gast.Name) and \
+                    prev.value.value.id == self.adj[at.value.value.id] and \
+                    gast.dump(prev.value.slice) == gast.dump(at.value.slice):
+                st.value = g
 
     def final_loads(self, s: gast.For | gast.While, recorded: list[str],
                     body: list[gast.stmt]) -> list[gast.stmt]:
