@@ -17,7 +17,10 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
-from adgen.transforms.analyses.shift_invariance import normalised_exponentials
+from adgen.transforms.analyses.shift_invariance import (
+    logs_of_softmaxes,
+    normalised_exponentials,
+)
 from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
@@ -111,6 +114,8 @@ class Plan:
         # id(p = e / t) -> (s1, e, axis) of each normalised exponential (softmax_of)
         self._softmaxes: dict[int, tuple[str, str, int]] | None = None
         self._softmax_rule: Any = None
+        self._log_softmaxes: dict[int, tuple[str, str, int]] = {}
+        self._log_softmax_rule: Any = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
         # statement -> the writes of it that may overwrite a capture (a call may write two
@@ -667,6 +672,20 @@ class Plan:
             self._softmaxes = normalised_exponentials(self.fn, self.eff, self.kinds,
                                                       self.resolve_or_none)
             self._softmax_rule = registry.lookup(reductions.softmax)
+            # q = np.log(p), the only read of a softmax's p: the log-softmax's rule there
+            self._log_softmaxes = logs_of_softmaxes(self.fn, self.eff, self.kinds,
+                                                    self.resolve_or_none)
+            self._log_softmax_rule = registry.lookup(reductions.log_softmax)
+        logged = self._log_softmaxes.get(id(s))
+        if logged is not None:
+            s1, p, axis = logged
+            if self.tracked(s1) or self.tracked(p) or not self.act.active(s1) or \
+                    self.softmax_of_division(p) is None:
+                return None
+            rule = self._log_softmax_rule
+            return rule, rule.bind([gast.Name(s1, gast.Load(), None, None),
+                                    gast.Name(p, gast.Load(), None, None)],
+                                   {"axis": gast.Constant(axis, None)})
         found = self._softmaxes.get(id(s))
         if found is None:
             return None
@@ -676,6 +695,12 @@ class Plan:
         rule = self._softmax_rule
         return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
                                {"axis": gast.Constant(axis, None)})
+
+    def softmax_of_division(self, p: str) -> Any:
+        """The softmax rule of the division binding ``p`` (softmax_of), or None."""
+        at = self.def_stmt.get(p)
+        return self.softmax_of(at) if isinstance(at, gast.Assign) and \
+            id(at) in (self._softmaxes or {}) else None
 
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
         obj = self.resolve(v.func)

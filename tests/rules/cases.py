@@ -543,6 +543,27 @@ cases("numpy.linalg.pinv", C(randn(4, 3)), C(randn(3, 5)), C(well_conditioned(3,
 cases("numpy.linalg.matrix_rank", C(randn(3, 4)), C(np.ones((3, 3))))
 cases("adgen.softmax", C(randn(3, 4), 1), C(randn(3, 4), 0), C(randn(2, 3, 4), -1),
       C(randn(5), 0))
+
+
+def _with_softmax(x: Any, axis: int) -> Any:
+    """(x, softmax(x), axis): adgen.log_softmax's arguments (p is x's softmax). Checked
+    against the hand-derived Jacobian of x - log(sum(exp(x))) along the axis, I - 1 p^T for
+    each row, transposed and applied to g (not by the generic sweeps, which would perturb or
+    complexify x without p)."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    p = e / np.sum(e, axis=axis, keepdims=True)
+    g = randn(*x.shape)
+    rows_p, rows_g = np.moveaxis(p, axis, -1), np.moveaxis(g, axis, -1)
+    expect = np.empty_like(rows_g)
+    n = rows_p.shape[-1]
+    for k in np.ndindex(rows_p.shape[:-1]):
+        jacobian = np.eye(n) - np.outer(np.ones(n), rows_p[k])
+        expect[k] = jacobian.T @ rows_g[k]
+    return Case((x, p, axis), fd=False, expect=(np.moveaxis(expect, -1, axis),), g=g)
+
+
+cases("adgen.log_softmax", _with_softmax(randn(3, 4), 1), _with_softmax(randn(3, 4), 0),
+      _with_softmax(randn(2, 3, 4), -1), _with_softmax(randn(5), 0))
 cases("numpy.cumprod", C(randn(5)), C(randn(3, 4), 1), C(randn(3, 4), axis=0),
       C(randn(3, 4)), C(randn(2, 3, 4), -1), C(np.array([1.5, 0.0, -2.0, 0.7])),
       C(np.array([[0.0, 2.0, 0.0], [1.2, -0.5, 3.0]]), 1), C(np.array([0.0, 0.0, 1.3])),

@@ -92,8 +92,10 @@ def test_the_shift_has_no_pullback(f, args, policy):
     assert "copy_when_read" not in code and "capture(" not in code
     # the exponential and its sums get no adjoint: the softmax's, reading only its output
     pullback = code[code.index("_pullback("):]
+    # (or the log-softmax's, where only np.log reads p)
     assert re.search(r"= (\w+) \* \((\w+_bar) - sum_keepdims\(\2 \* \1, \d\)\)",
-                     pullback), pullback
+                     pullback) or \
+        re.search(r"= (\w+_bar) - \w+ \* sum_keepdims\(\1, \d\)", pullback), pullback
     assert "np.exp" not in pullback and "max_vjp" not in pullback
 
 
@@ -199,3 +201,69 @@ def test_second_order_through_the_softmax(f, args):
     np.testing.assert_allclose(adgen.hvp(f)(x0.copy(), *rest, v), fd, rtol=1e-6, atol=1e-8)
     H = adgen.jacrev(adgen.grad(f))(x0.copy(), *rest)
     np.testing.assert_allclose(np.tensordot(H, v, axes=v.ndim), fd, rtol=1e-6, atol=1e-8)
+
+
+# --- the log of a softmax read only by np.log: the log-softmax's adjoint ----------------------
+
+
+def cross_entropy(s, y):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    return -np.sum(y * np.log(p))
+
+
+def log_probabilities_returned(s, y):
+    s = s - np.max(s, axis=1, keepdims=True)
+    probs = np.exp(s)
+    probs = probs / np.sum(probs, axis=1, keepdims=True)
+    logp = np.log(probs)
+    return np.sum(logp * y) + np.sum(logp ** 2)
+
+
+def probabilities_read_again(s, y):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    return -np.sum(y * np.log(p)) + np.sum(p * y)
+
+
+def log_in_place(s, y):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    np.log(p, out=p)
+    return -np.sum(y * p)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [cross_entropy, log_probabilities_returned, in_place_xent],
+                         ids=["cross_entropy", "log_probabilities_returned", "in_place_xent"])
+def test_the_log_of_the_softmax_has_the_log_softmax_adjoint(f, policy):
+    args = (W, X, np.abs(C)) if f is in_place_xent else (S, np.abs(C))
+    check_grad(f, args, argnums=0, mutation=policy)
+    code = adgen.source(f, *args, mutation=policy)
+    pullback = code[code.index("_pullback("):]
+    assert re.search(r"= (\w+_bar) - \w+ \* sum_keepdims\(\1, 1\)", pullback), pullback
+    assert " / p" not in pullback and " / probs" not in pullback, pullback
+    assert "max_vjp" not in pullback and "np.exp" not in pullback, pullback
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [probabilities_read_again, log_in_place])
+def test_a_softmax_read_elsewhere_keeps_the_log_rule(f, policy):
+    args = (S, np.abs(C))
+    check_grad(f, args, argnums=0, mutation=policy)  # (strict refuses log(p, out=p))
+    pullback = adgen.source(f, *args).split("_pullback(")[-1]
+    assert "sum_keepdims(" in pullback and "* sum_keepdims(" not in \
+        pullback.replace("p * (", ""), pullback
+
+
+def test_second_order_through_the_log_softmax():
+    x0 = S.copy()
+    y = np.abs(C)
+    v = np.random.default_rng(3).standard_normal(x0.shape)
+    g = adgen.grad(cross_entropy)
+    eps = 1e-5
+    fd = (g(x0 + eps * v, y) - g(x0 - eps * v, y)) / (2 * eps)
+    np.testing.assert_allclose(adgen.hvp(cross_entropy)(x0.copy(), y, v), fd, rtol=1e-6,
+                               atol=1e-8)
+    H = adgen.jacrev(adgen.grad(cross_entropy))(x0.copy(), y)
+    np.testing.assert_allclose(np.tensordot(H, v, axes=2), fd, rtol=1e-6, atol=1e-8)

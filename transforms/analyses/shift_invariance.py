@@ -305,3 +305,32 @@ def _reduction(v: gast.expr, resolve: Callable[[gast.expr], Any],
             isinstance(keep, gast.Constant) and keep.value is True):
         return None
     return x.id, sign * axis.value
+
+
+def logs_of_softmaxes(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
+                      resolve: Callable[[gast.expr], Any]) -> dict[int, tuple[str, str, int]]:
+    """``id(q = np.log(p))`` -> ``(s1, p, k)`` where ``p = e / t`` closes a proven softmax
+    (normalised_exponentials) and that top-level statement, after the division, is the only
+    read of ``p``: ``q`` is the log-softmax of ``s1``, whose adjoint ``q_bar - p *
+    sum(q_bar, axis=k, keepdims=True)`` (rules.reductions.log_softmax) needs no ``p_bar``
+    (no ``q_bar / p``, no ``p_bar * p``), and ``p`` gets none."""
+    loads = _loads(fn)
+    pos = {id(st): k for k, st in enumerate(fn.body)}
+    out = {}
+    for f in _proven(fn, eff, kinds, resolve):
+        if f.log or not (isinstance(f.div, gast.Assign) and len(f.div.targets) == 1 and
+                         isinstance(f.div.targets[0], gast.Name)):
+            continue
+        p = f.div.targets[0].id
+        readers = loads.get(p, [])
+        if len(readers) != 1 or readers[0] is None:
+            continue
+        st = readers[0]
+        v = st.value if isinstance(st, gast.Assign) else None
+        if isinstance(v, gast.Call) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], gast.Name) and resolve(v.func) is np.log and \
+                len(v.args) == 1 and isinstance(v.args[0], gast.Name) and \
+                v.args[0].id == p and not v.keywords and pos[id(st)] > pos[id(f.div)] and \
+                sum(isinstance(n, gast.Name) and n.id == p for n in walk(st)) == 1:
+            out[id(st)] = (f.s1, p, f.axis)
+    return out

@@ -155,3 +155,21 @@ def softmax_(g: Any, out: Any, x: Any, axis: Any) -> Any:
 @defjvp(softmax)
 def softmax_jvp(d: Any, out: Any, x: Any, axis: Any) -> Any:
     return out * (d - sum_keepdims(d * out, axis))
+
+
+def log_softmax(x: Any, p: Any, axis: Any) -> Any:
+    """``x - log(sum(exp(x), axis, keepdims=True))``, given ``p``, the softmax of ``x``: stands
+    in the registry for ``q = np.log(p)`` where ``p`` closes a softmax (see :func:`softmax`)
+    and nothing else reads ``p`` (analyses.shift_invariance.logs_of_softmaxes); the rule
+    reads ``p`` and needs no adjoint of it."""
+    return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+
+@defvjp(log_softmax, "x, p, axis", diff="x", reads="p, axis", name="adgen.log_softmax")
+def log_softmax_(g: Any, out: Any, x: Any, p: Any, axis: Any) -> Any:
+    return g - p * sum_keepdims(g, axis)
+
+
+@defjvp(log_softmax)
+def log_softmax_jvp(d: Any, out: Any, x: Any, p: Any, axis: Any) -> Any:
+    return d - sum_keepdims(p * d, axis)
