@@ -1682,6 +1682,47 @@ def check_program(f: Callable[..., Any], args: tuple[Any, ...], may_need: bool,
     return Verdict()
 
 
+def check_loop_program(text: str, directory: Path, a: np.ndarray, *,
+                       narrow: bool = False) -> str | None:
+    """Checks a one-argument loop program ``f(a)`` against central differences.
+
+    The shared harness of the loop fuzzers (test_fuzz_final_reads.py,
+    test_fuzz_final_stores.py): the gradient under "save" must be right; under "strict" right or
+    an AdgenError (a refusal is allowed, a wrong value is not).
+
+    Args:
+        text: the program's source (``def f(a)`` returning a float).
+        directory: where its module file is written.
+        a: the argument.
+        narrow: the program keeps float32 buffers (coarser steps and tolerances).
+
+    Returns:
+        The pullback's source, or None when the plain program raises IndexError (an index the
+        grammar drew is out of range: the example is not run).
+    """
+    from gradcheck import numerical_grad
+
+    import adgen
+    from adgen.errors import AdgenError
+
+    f = load(text, directory).f
+    try:
+        f(a.copy())
+    except IndexError:
+        return None
+    want = numerical_grad(f, (a,), 0, eps=1e-3 if narrow else 1e-6)
+    rtol = 1e-2 if narrow else 1e-4
+    atol = (1e-2 if narrow else 1e-5) * (1.0 + np.max(np.abs(want)))
+    for mutation in ("save", "strict"):
+        try:
+            got = adgen.grad(f, mutation=mutation)(a.copy())
+        except AdgenError as err:
+            assert mutation == "strict", f"refused under save: {err}"
+            continue
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=mutation)
+    return adgen.source(f, a.copy()).split("_pullback")[1]
+
+
 def run(prog: Program, directory: Path, *, reuse: bool = False, ad: Any = None) -> Verdict:
     """Loads a generated program and checks it (see :func:`check_program`)."""
     module = load(prog.source, directory)

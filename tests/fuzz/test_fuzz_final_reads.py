@@ -15,12 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import progen
-from gradcheck import numerical_grad
 from hypothesis import event, given, note
 from hypothesis import strategies as st
-
-import adgen
-from adgen.errors import AdgenError
 
 STARTS1 = ["0", "1", "-1", "-2"]
 STOPS1 = ["n", "n - 1"]
@@ -68,22 +64,9 @@ def programs(draw):
 def test_final_reads_agree_with_central_differences(program, seed, tmp_path_factory):
     text, matrix = program
     note(text)
-    f = progen.load(text, tmp_path_factory.mktemp("final_reads")).f
     a = np.random.default_rng(seed).random((5, 5) if matrix else 6) * 0.5 + 0.1
-    try:
-        f(a.copy())
-    except IndexError:
+    pullback = progen.check_loop_program(text, tmp_path_factory.mktemp("final_reads"), a)
+    if pullback is None:
         event("index out of range (not run)")
-        return
-    want = numerical_grad(f, (a,), 0)
-    tol = 1e-5 * (1.0 + np.max(np.abs(want)))
-    for mutation in ("save", "strict"):
-        try:
-            got = adgen.grad(f, mutation=mutation)(a.copy())
-        except AdgenError as err:
-            assert mutation == "strict", f"refused under save: {err}"
-            event("strict refused")
-            continue
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=tol, err_msg=mutation)
-    pullback = adgen.source(f, a.copy()).split("_pullback")[1]
-    event("element read again" if "t = x[" in pullback else "element taped")
+    else:
+        event("element read again" if "t = x[" in pullback else "element taped")
