@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gradcheck import assert_grad_close, numerical_grad
+from gradcheck import assert_grad_close, check_grad, numerical_grad
 
 import adgen
 
@@ -145,14 +145,8 @@ def _args(fn, rng):
 
 
 def _check(fn, args, argnums, mutation):
-    plain = copy.deepcopy(args)
-    fn(*plain)
-    mine = copy.deepcopy(args)
-    g = adgen.grad(fn, argnums=argnums, mutation=mutation)(*mine)
-    for k, gk in zip(argnums, g):
-        assert_grad_close(gk, numerical_grad(fn, copy.deepcopy(args), k))
-    for a, b in zip(mine, plain):
-        np.testing.assert_array_equal(a, b)
+    """Right gradient and final arguments under ``mutation``; strict may not refuse here."""
+    assert check_grad(fn, args, argnums, mutation=mutation) is not None, "strict refused"
 
 
 def _taped(fn, args, mutation):
