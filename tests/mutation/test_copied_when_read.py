@@ -4,12 +4,20 @@ where the pullback reads it and the writes carry no guard. Writes in the reading
 or once after every loop, keep their guard. Gradients against central differences of the
 plain function, under both policies."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from harness import adgen_grad, check_gradient, check_value, fresh, line_of
 
 import adgen
 from adgen.errors import MutationError
+
+# Durbin's recursion as the benchmark times it: z[:k] reads y[:k] (and its reverse), then
+# y[:k] = z[:k] overwrites it, every iteration
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.workloads.polybench_linalg import durbin  # noqa: E402
 
 
 def sweeps(u0):
@@ -52,23 +60,6 @@ def test_a_write_once_after_the_loop_keeps_its_guard():
     check_gradient(scaled_once_after, args, (0,), adgen_grad("save"))
     src = adgen.source(scaled_once_after, *args)
     assert "copy_when_read(" not in src and "before_write(" in src
-
-
-def durbin(r):
-    n = r.shape[0]
-    y = np.zeros(n)
-    z = np.zeros(n)
-    y[0] = -r[0]
-    beta = 1.0
-    alpha = -r[0]
-    for k in range(1, n):
-        beta = (1.0 - alpha * alpha) * beta
-        s = r[:k][::-1] @ y[:k]
-        alpha = -(r[k] + s) / beta
-        z[:k] = y[:k] + alpha * y[:k][::-1]  # reads y[:k] (and reversed) ...
-        y[:k] = z[:k]  # ... which this overwrites, every iteration
-        y[k] = alpha
-    return np.sum(y ** 2)
 
 
 def rows_read_then_part_written(x):
