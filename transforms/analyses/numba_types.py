@@ -192,7 +192,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             out = [k.value for k in e.keywords if k.arg == "out"]
             if out and f.startswith("np."):
                 return typ(out[0])  # a ufunc writing into out= returns out
-            base = f.split(".")[-1]
+            # a method of an expression ((u * u).sum(), whose call has no dotted name) is
+            # known by its attribute
+            base = e.func.attr if isinstance(e.func, ast.Attribute) else f.split(".")[-1]
             if f in ("len",):
                 return "i8"
             if f in ("float",):
