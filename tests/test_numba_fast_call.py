@@ -241,3 +241,47 @@ def test_globals_passed_as_data_are_read_at_each_fast_call():
     finally:
         GAIN, WEIGHTS = old
     assert_grad_close(g(x), 2.0 * GAIN * WEIGHTS * x, rtol=1e-14)
+
+
+def checked_sum(x, k):
+    if k < 0:
+        raise TypeError("k must not be negative")
+    s = 0.0
+    for i in range(k):
+        s += x[i] * x[i]
+    x[0] = 2.0 * x[0]  # a change to the argument: a second run would show
+    return s
+
+
+def test_dtypes_ranks_and_layouts_are_checked_by_numbas_dispatcher():
+    """The fast call checks that each array is an ndarray and leaves its dtype, rank and
+    layout to numba's dispatcher, whose compilation is disabled: a strided view, a read-only
+    array, an int array or a matrix after float vectors runs nothing there and takes the
+    generic path (which compiles the layout, or refuses, as before); a TypeError the
+    function itself raises is the user's, raised once, with the argument changed once."""
+    y, y_hat = _data()
+    g = adgen.grad(scaled_mse, argnums=(0, 1), backend="numba")
+    g(y, y_hat)
+    g(y, y_hat)
+    assert _fast_in_use(g)
+    big = np.linspace(-1.0, 2.0, 14)
+    for a, b in ((big[::2], y_hat), (y, big[1::2]), (y, y_hat)):
+        for got, n in zip(g(a, b), (0, 1)):
+            assert_grad_close(got, numerical_grad(scaled_mse, (a.copy(), b.copy()), n))
+    frozen = y.copy()
+    frozen.flags.writeable = False
+    assert_grad_close(g(frozen, y_hat)[0], numerical_grad(scaled_mse, (y, y_hat), 0))
+    with pytest.raises(adgen.NonDifferentiableError):
+        g(np.arange(7), y_hat)
+    with pytest.raises(adgen.AdgenError):
+        g(np.stack([y, y]), np.stack([y_hat, y_hat]))
+    assert_grad_close(g(y, y_hat)[1], numerical_grad(scaled_mse, (y, y_hat), 1))
+    h = adgen.grad(checked_sum, backend="numba")
+    x = np.linspace(0.5, 1.5, 5)
+    for _ in range(3):
+        assert_grad_close(h(x.copy(), 3), np.r_[2.0 * x[:3], 0.0, 0.0], rtol=1e-12)
+    assert _fast_in_use(h)
+    arg = x.copy()
+    with pytest.raises(TypeError, match="must not be negative"):
+        h(arg, -1)
+    assert np.array_equal(arg, x)  # raised before the write, and run once

@@ -180,6 +180,20 @@ def _saved_view_error(hit: Exception) -> UnsupportedError:
              "backend='default'")
 
 
+def _dispatch_refused(err: BaseException) -> bool:
+    """Whether numba's dispatcher raised ``err`` (a TypeError) before running any code: no
+    version compiled for the arguments' types, and compilation disabled. Its innermost frame
+    is the dispatcher's ``_explain_matching_error``; a TypeError the compiled code raises
+    has the function's own frame there."""
+    from numba.core.dispatcher import _DispatcherBase
+
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and \
+        tb.tb_frame.f_code is _DispatcherBase._explain_matching_error.__code__
+
+
 def _fall_back(err: AdgenError) -> None:
     warnings.warn(f"backend='auto' runs the default backend here: {err}",
                   NumbaFallbackWarning, stacklevel=4)
@@ -793,26 +807,55 @@ class _NumbaFunction:
                 # nopython code: numba hands them back as these objects, unboxed
                 grads = [_EMPTY(args[k].shape) for k in run.outs]
                 if not run.code.gradient_value_only:
-                    return run.gradient(*args, *grads)
-                out = run.gradient(*args, *grads)  # every cotangent is in grads
+                    return self._call_gradient(run, (*args, *grads))
+                out = self._call_gradient(run, (*args, *grads))  # every cotangent in grads
                 cts = [None] * self.nparams
                 for k, g in zip(run.outs, grads):
                     cts[k] = g
                 return out, tuple(cts)
-            out, cts = run.gradient(*args)
+            out, cts = self._call_gradient(run, args)
         except self.overwrite as hit:
             raise _overwrite_error(run.code, hit) from None
         except self.saved_view as hit:
             raise _saved_view_error(hit) from None
         return out, _canonical(cts)
 
+    def _call_gradient(self, run: _Run, args: tuple[Any, ...]) -> Any:
+        """``run.gradient(*args)``, compiled first for these arguments' numba types where it
+        has no version for them: its compilation is disabled once built (:meth:`_run_for`),
+        so that numba's dispatcher, which checks the exact types of the arguments at each
+        call anyway, refuses a dtype or rank the code was not rewritten for instead of
+        compiling it (the fast call relies on that); a layout of the same dtypes and ranks (a
+        strided view after a contiguous array) is compiled here, as numba would have."""
+        import numba
+        from numba.core.compiler_lock import global_compiler_lock
+
+        try:
+            return run.gradient(*args)
+        except TypeError as err:
+            if not _dispatch_refused(err):
+                raise
+        sig = tuple(run.gradient.typeof_pyval(a) for a in args)
+        # under numba's compiler lock: no other thread's call compiles while it is enabled
+        with global_compiler_lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+            run.gradient.disable_compile(False)
+            try:
+                run.gradient.compile(sig)
+            except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
+                raise self._located(err, run.code, "") from None
+            finally:
+                run.gradient.disable_compile()
+        return run.gradient(*args)
+
     def fast_call(self, args: tuple[Any, ...], nums: tuple[int, ...], single: bool,
                   with_value: bool, guards: tuple[Any, ...], generation: list[int],
                   compiled_at: int, code: tuple[Any, Any] | None) -> Any:
         """``adgen.grad``'s call for arguments of the types of ``args``, decided once (after
         a call of :meth:`gradient` ran them): a function of the arguments' tuple that checks
-        only what the contract needs at each call (the arguments' exact types, dtypes and
-        ranks; the rule registry's generation; that the function's code was not replaced;
+        only what the contract needs at each call (the arguments' exact types; their dtypes,
+        ranks and layouts by numba's dispatcher, which runs nothing for types it was not
+        compiled for; the rule registry's generation; that the function's code was not replaced;
         the guards of its free names, those of builtins and globals bound to functions
         inline) and runs the one compiled call, returning the gradient (``(value,
         gradient)`` with ``with_value``), or None where the generic path must take the call.
@@ -836,14 +879,16 @@ class _NumbaFunction:
                               "GRADIENT": run.gradient, "AS_GRADIENT": as_gradient,
                               "OVERWRITE": self.overwrite, "SAVED_VIEW": self.saved_view,
                               "overwrite_error": _overwrite_error,
-                              "saved_view_error": _saved_view_error}
+                              "saved_view_error": _saved_view_error,
+                              "REFUSED": _dispatch_refused}
         names = [f"a{k}" for k in range(len(args))]
         checks = []
         for k, a in enumerate(args):
             if type(a) is np.ndarray:
-                ns[f"D{k}"] = a.dtype
-                checks.append(f"type(a{k}) is ND and a{k}.dtype is D{k} and "
-                              f"a{k}.ndim == {a.ndim}")
+                # its dtype and rank are checked by numba's dispatcher, which refuses the
+                # types it has no version for (its compilation is disabled: _call_gradient)
+                # and converts no array to another dtype or rank
+                checks.append(f"type(a{k}) is ND")
             elif type(a) in (float, int, bool) or isinstance(a, (np.floating, np.integer,
                                                                   np.bool_)):
                 ns[f"T{k}"] = type(a)  # the run's key holds a number's type
@@ -903,6 +948,10 @@ class _NumbaFunction:
                 f"        raise overwrite_error(RUN.code, hit) from None\n"
                 f"    except SAVED_VIEW as hit:\n"
                 f"        raise saved_view_error(hit) from None\n"
+                f"    except TypeError as err:\n"
+                f"        if REFUSED(err):  # another dtype, rank or layout: nothing ran\n"
+                f"            return None\n"
+                f"        raise\n"
                 f"    return {'(out, ' + got + ')' if with_value else got}\n")
         exec(compile(text, f"<adgen fast gradient of {self.base.name}>", "exec"), ns)
         return ns["fast_gradient"]
@@ -954,6 +1003,9 @@ class _NumbaFunction:
                     if code.distinct else ()
                 run = _Run(fwd, pb, arrays if len(arrays) > 1 else (), grad, code,
                            tuple(code.gradient_outs) if grad is not None else (), None)
+                if grad is not None:
+                    # other layouts are compiled by _call_gradient; numba refuses the rest
+                    grad.disable_compile()
             self.runs[key] = run
             if self.exact:  # the kind signature fixes the types: no key at later calls
                 self.only = run
