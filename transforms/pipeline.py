@@ -45,6 +45,7 @@ from adgen.transforms.front import (
     run_pass,
 )
 from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
+from adgen.transforms.node_index import frozen
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.walk import walk
@@ -309,62 +310,64 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # what a user function returns is known from its own kinds, for this compilation only (a
     # free name of the callee may hold another kind of value next time)
     returned = functools.partial(returned_kind, {})
-    # without a signature the parameters' kinds are unknown, and what the function makes from
-    # known constructors (np.empty(...), h ** 2, a range's counter) still has one
-    known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
-                                          returned), parsed)
-    # names holding float64 numbers or ints (a loop may keep them in typed arrays)
-    # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
-    float_params = {a.id for a, k in bound if k == FLOAT_ARG}
-    columns = run_pass("reverse", lambda: column_dtypes(
-        tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: resolve(parsed, n), float_params), parsed) if sig is not None else {}
-    scalars = {n for n, k in known.items() if k == NUMBER}
-    containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
-    arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
-    eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
-                                          lambda n: resolve(parsed, n), containers, arrays,
-                                          fresh_call), parsed)
-    fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
-    # parameters written in place are outputs too: a caller sees their final contents
-    params = {a.id for a in tree.args.args}
-    outputs = {p for p in params if "param" in eff.written} | {
-        w.target for w in eff.writes if w.container and w.target in params}
-    closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
-    for d, (free, _) in zip(parsed.nested_defs, closures):
-        refuse_closure_writes(d, free, parsed)
-    wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
-                                          if k < len(tree.args.args)}
-    act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
-                   lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
-    # a row maximum only shifting a softmax's input has a zero derivative: a constant here
-    act.varied -= shift_invariant(tree, eff, known, lambda n: resolve(parsed, n))
-    others = params - wrt_names if wrt_names is not None else set()
-    for d in parsed.nested_defs:
-        refuse_active_defaults(d, act, others, parsed)
+    # the analyses annotate and never rewrite: their walks of the tree read one (node_index)
+    with frozen(tree, "the analyses"):
+        # without a signature the parameters' kinds are unknown, and what the function makes
+        # from known constructors (np.empty(...), h ** 2, a range's counter) still has one
+        known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
+                                              returned), parsed)
+        # names holding float64 numbers or ints (a loop may keep them in typed arrays)
+        # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
+        float_params = {a.id for a, k in bound if k == FLOAT_ARG}
+        columns = run_pass("reverse", lambda: column_dtypes(
+            tree, known, {a.id for a, k in bound if type(k) is int},
+            lambda n: resolve(parsed, n), float_params), parsed) if sig is not None else {}
+        scalars = {n for n, k in known.items() if k == NUMBER}
+        containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
+        arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
+        eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
+                                              lambda n: resolve(parsed, n), containers, arrays,
+                                              fresh_call), parsed)
+        fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
+        # parameters written in place are outputs too: a caller sees their final contents
+        params = {a.id for a in tree.args.args}
+        outputs = {p for p in params if "param" in eff.written} | {
+            w.target for w in eff.writes if w.container and w.target in params}
+        closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+        for d, (free, _) in zip(parsed.nested_defs, closures):
+            refuse_closure_writes(d, free, parsed)
+        wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
+                                              if k < len(tree.args.args)}
+        act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
+                       lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
+        # a row maximum only shifting a softmax's input has a zero derivative: a constant here
+        act.varied -= shift_invariant(tree, eff, known, lambda n: resolve(parsed, n))
+        others = params - wrt_names if wrt_names is not None else set()
+        for d in parsed.nested_defs:
+            refuse_active_defaults(d, act, others, parsed)
 
-    symbols: dict[int, str] = {}
-    held: list[Any] = []
+        symbols: dict[int, str] = {}
+        held: list[Any] = []
 
-    def callee_info(obj: Any) -> _CalleeInfo | None:
-        if not callable(obj) or registry.lookup(obj) is not None:
-            return None
-        c = compile_function(obj, mutation=mutation)
-        # one symbol per callee object: two functions named alike (step from two modules,
-        # two closures of one factory) are two callees
-        cname = symbols.get(id(obj))
-        if cname is None:
-            cname = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
-            symbols[id(obj)] = cname
-            held.append(obj)  # alive while symbols is used: no other object takes its id
-        callees[cname] = c
-        return _CalleeInfo(cname, c)
+        def callee_info(obj: Any) -> _CalleeInfo | None:
+            if not callable(obj) or registry.lookup(obj) is not None:
+                return None
+            c = compile_function(obj, mutation=mutation)
+            # one symbol per callee object: two functions named alike (step from two modules,
+            # two closures of one factory) are two callees
+            cname = symbols.get(id(obj))
+            if cname is None:
+                cname = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
+                symbols[id(obj)] = cname
+                held.append(obj)  # alive while symbols is used: no other object takes its id
+            callees[cname] = c
+            return _CalleeInfo(cname, c)
 
-    # arrays that are float64 at every call with this signature: a store into one keeps the
-    # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
-    f64 = run_pass("reverse", lambda: float64_arrays(
-        tree, known, {a.id for a, k in bound if type(k) is int},
-        lambda n: resolve(parsed, n), float_params), parsed)
+        # arrays that are float64 at every call with this signature: a store into one keeps the
+        # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
+        f64 = run_pass("reverse", lambda: float64_arrays(
+            tree, known, {a.id for a, k in bound if type(k) is int},
+            lambda n: resolve(parsed, n), float_params), parsed)
     result = run_pass("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
                                              callee_info, known, columns, f64), parsed)
     if dump is not None:

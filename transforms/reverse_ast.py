@@ -12,8 +12,9 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.desugar import name
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.ssa import is_break_if
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import clone
 
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
@@ -105,15 +106,14 @@ def src_text(node: gast.AST) -> str:
 
 
 def loaded_names(node: gast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
 def stored_names(nodes: list[gast.stmt]) -> set[str]:
     out: set[str] = set()
     for s in nodes:
-        for n in walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+        for n in nodes_of(s, gast.Name):
+            if isinstance(n.ctx, gast.Store):
                 out.add(n.id)
     return out
 

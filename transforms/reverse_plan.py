@@ -24,6 +24,7 @@ from adgen.transforms.analyses.shift_invariance import (
 from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -84,8 +85,8 @@ class Plan:
         # names used as containers or objects (indexed stores, appends, attribute access)
         self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
                                                                            "tuple")}
-        methods = {id(c.func) for c in walk(fn) if isinstance(c, gast.Call)}
-        for st in walk(fn):
+        methods = {id(c.func) for c in nodes_of(fn, gast.Call)}
+        for st in nodes_of(fn, gast.Attribute):
             if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
                     id(st) not in methods and st.attr not in NONDIFF_ATTRS and \
                     st.attr not in ("T", "real", "imag", "flat"):
@@ -93,7 +94,7 @@ class Plan:
         for w in eff.writes:
             if w.container:
                 self.objlike.add(w.target)
-        for st in walk(fn):
+        for st in nodes_of(fn, gast.Assign):
             # d.values() / d.items() / d.keys() of a dict: a view, whose adjoint is a list
             # (taken for an array whose items are written in place, its shadow was a 0-d cell)
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
@@ -104,7 +105,7 @@ class Plan:
                     eff.kinds.get(st.value.func.value.id) == "dict":
                 self.objlike.add(st.targets[0].id)
         self.defs: dict[str, gast.expr] = {}
-        for st in walk(fn):
+        for st in nodes_of(fn, gast.Assign):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 self.defs[st.targets[0].id] = st.value
         self._counters: set[str] | None = None
@@ -141,7 +142,7 @@ class Plan:
         # adjoint in the same place, so tracking is closed under copies
         names = set(self.eff.buffers) | set(self.parsed.closure_free)
         out = {n for n in names if (self.eff.tracked(n) or n in self.parsed.closure_free)}
-        copies = [(st.targets[0].id, st.value.id) for st in walk(self.fn)
+        copies = [(st.targets[0].id, st.value.id) for st in nodes_of(self.fn, gast.Assign)
                   if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)
                   and isinstance(st.value, gast.Name)]
         # an item read from a list and then written in place (xs[k] *= 3.0 reads t = xs[k]):
@@ -151,7 +152,7 @@ class Plan:
         # adjoint was lost: a zero gradient, silently)
         stored: dict[str, set[str]] = {}
         reads: list[tuple[str, str]] = []
-        for st in walk(self.fn):
+        for st in nodes_of(self.fn, gast.Assign, gast.Expr):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 t, v = st.targets[0].id, st.value
                 if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
@@ -250,15 +251,15 @@ class Plan:
         # names known to hold numbers or arrays: results of arithmetic and NumPy rules, but
         # not tuples and lists joined by + or * (desugar's (*rows, x) is tuple(rows) + (x,):
         # taken for a number, its adjoint's shape was np.shape of a tuple of arrays)
-        sequences = {st.targets[0].id for st in walk(self.fn) if isinstance(st, gast.Assign)
-                     and isinstance(st.targets[0], gast.Name) and (
+        sequences = {st.targets[0].id for st in nodes_of(self.fn, gast.Assign)
+                     if isinstance(st.targets[0], gast.Name) and (
                          isinstance(st.value, (gast.Tuple, gast.List)) or
                          isinstance(st.value, gast.Call) and isinstance(st.value.func, gast.Name)
                          and st.value.func.id in ("tuple", "list"))}
         grew = True
         while grew:
             grew = False
-            for st in walk(self.fn):
+            for st in nodes_of(self.fn, gast.Assign):
                 if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                         isinstance(st.value, gast.BinOp) and \
                         st.targets[0].id not in sequences and any(
@@ -266,7 +267,7 @@ class Plan:
                             for o in (st.value.left, st.value.right)):
                     sequences.add(st.targets[0].id)
                     grew = True
-        for st in walk(self.fn):
+        for st in nodes_of(self.fn, gast.Assign):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 v = st.value
                 if isinstance(v, (gast.BinOp, gast.UnaryOp)):
@@ -284,7 +285,7 @@ class Plan:
         # copies, loop headers and augmented assignments of numbers are numbers: the greatest
         # set of names whose every definition is a number or a copy of one of them
         defs: dict[str, list[gast.AST]] = {}
-        for st in walk(self.fn):
+        for st in nodes_of(self.fn, gast.Assign, gast.AugAssign):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 defs.setdefault(st.targets[0].id, []).append(st.value)
             elif isinstance(st, gast.AugAssign):
@@ -344,7 +345,7 @@ class Plan:
         if not self.kinds:
             return
         defs: dict[str, list[gast.stmt]] = {}
-        for st in walk(self.fn):
+        for st in nodes_of(self.fn, gast.Assign, gast.AugAssign, gast.For):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
                 defs.setdefault(st.targets[0].id, []).append(st)
             elif isinstance(st, gast.AugAssign):
@@ -389,8 +390,7 @@ class Plan:
         """A basic index whose names are numbers bound once (or loop counters)."""
         if not basic_index(idx, self.int_names):
             return False
-        return all(self.def_count.get(n.id, 0) <= 1 for n in walk(idx)
-                   if isinstance(n, gast.Name))
+        return all(self.def_count.get(n.id, 0) <= 1 for n in nodes_of(idx, gast.Name))
 
     def same_shape(self, a: str, b: str) -> bool:
         """True when ``a`` and ``b`` have the same shape at every call (analyses.kinds)."""
@@ -462,7 +462,7 @@ class Plan:
         if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
                 not base[1:].isdigit():
             return base
-        for st in walk(self.fn):
+        for st in nodes_of(self.fn, gast.Assign):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                     st.targets[0].id == n:
                 expr = clone(st.value)
@@ -498,14 +498,14 @@ class Plan:
             # unpacking) gets a None, which ends the search
             self._alias_defs = {}
             plain: set[int] = set()
-            for st in gast.walk(self.fn):
+            for st in nodes_of(self.fn, gast.Assign, gast.AugAssign):
                 if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
                         isinstance(st.targets[0], gast.Name):
                     self._alias_defs.setdefault(st.targets[0].id, []).append(st.value)
                     plain.add(id(st.targets[0]))
                 elif isinstance(st, gast.AugAssign):
                     plain.add(id(st.target))  # in place on a buffer: the name stays bound
-            for x in gast.walk(self.fn):
+            for x in nodes_of(self.fn, gast.Name):
                 if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Store) and \
                         id(x) not in plain:
                     self._alias_defs.setdefault(x.id, []).append(None)
@@ -609,8 +609,8 @@ class Plan:
         if not isinstance(v, gast.Call) or self.resolve(v.func) is not functools.partial:
             return
         bound = list(v.args[1:]) + [k.value for k in v.keywords]
-        active = sorted({n.id for a in bound for n in walk(a)
-                         if isinstance(n, gast.Name) and self.act.active(n.id)})
+        active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
+                         if self.act.active(n.id)})
         if active:
             what = ", ".join(user_name_of(n) for n in active)
             raise UnsupportedError(
@@ -770,8 +770,8 @@ class Plan:
         names: set[str] = set()
         defs = {d.name for d in self.parsed.nested_defs}
         for s in stmts:
-            for n in walk(s):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+            for n in nodes_of(s, gast.Name):
+                if isinstance(n.ctx, gast.Load) and \
                         self.act.active(n.id) and n.id not in defs:
                     names.add(n.id)
         return names
@@ -783,18 +783,18 @@ class Plan:
         value as well as the gradient: SSA gives the handler's path the variable's value from
         before the try."""
         if isinstance(b, gast.Expr):
-            return any(isinstance(n, gast.Name) and self.act.active(n.id) for n in walk(b)) \
+            return any(self.act.active(n.id) for n in nodes_of(b, gast.Name)) \
                 or isinstance(b.value, gast.Call) and isinstance(b.value.func, gast.Attribute)
         if isinstance(b, gast.AugAssign) or not isinstance(b, gast.Assign) or \
                 not isinstance(b.targets[0], gast.Name):
             return True
         # SSA merges a variable the body rebinds with its value from before the try on the
         # handler's path: any version of a variable also used outside the body counts
-        inside = {id(n) for st in body for n in walk(st)}
-        outside = {user_name_of(n.id) for n in walk(self.fn) if isinstance(n, gast.Name) and
+        inside = {id(n) for st in body for n in nodes_of(st, gast.Name)}
+        outside = {user_name_of(n.id) for n in nodes_of(self.fn, gast.Name) if
                    id(n) not in inside}
-        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
-                   user_name_of(n.id) in outside for n in walk(b))
+        return any(isinstance(n.ctx, gast.Store) and user_name_of(n.id) in outside
+                   for n in nodes_of(b, gast.Name))
 
     def info_at(self, obj: Any, node: gast.AST) -> Any:
         """The compiled callee, with its compile errors located at the call."""
@@ -825,8 +825,8 @@ class Plan:
             for d in self.parsed.nested_defs:
                 if d.name == call.func.id:
                     free = free_names(d, self.parsed.closure_free)
-                    everything |= {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
-                                   and user_name_of(n.id) in free}
+                    everything |= {n.id for n in nodes_of(self.fn, gast.Name)
+                                   if user_name_of(n.id) in free}
         obj = self.resolve(call.func)
         if obj is MISSING or not is_python_function(obj):
             return everything
