@@ -26,6 +26,7 @@ from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
     Recording,
     args_node,
@@ -223,17 +224,16 @@ class Pullback:
                 free |= loaded_names(st.test) - bound
                 free |= self.free_names(st.body, bound) | self.free_names(st.orelse, bound)
             else:
-                free |= loaded_names(st) - bound
-            bound |= {n.id for n in walk(st) if isinstance(n, gast.Name) and
-                      isinstance(n.ctx, gast.Store)} if not isinstance(
-                st, (gast.For, gast.If)) else set()
+                names = nodes_of(st, gast.Name)  # one walk for the loads and the stores
+                free |= {n.id for n in names if isinstance(n.ctx, gast.Load)} - bound
+                bound |= {n.id for n in names if isinstance(n.ctx, gast.Store)}
         return {n for n in free if n in fwd}
 
     def fwd_locals(self, stmts: list[gast.stmt]) -> set[str]:
         """Names the forward binds inside a block, including the ones this pass adds."""
         out = stored_names(stmts)
         for st in stmts:
-            for n in walk(st):
+            for n in nodes_of(st):
                 if id(n) in self.rec.tape_of:
                     out.add(self.rec.tape_of[id(n)])
                 if id(n) in self.rec.saved_call:
@@ -242,8 +242,9 @@ class Pullback:
                     out.add(self.rec.result_entry[id(n)])
                 if id(n) in self.rec.arm_of:
                     out.add(self.rec.arm_of[id(n)])
+        inside = {id(n) for st in stmts for n in nodes_of(st)} if self.rec.cap_var else set()
         for (sid, _), var in self.rec.cap_var.items():
-            if any(sid == id(n) for st in stmts for n in walk(st)):
+            if sid in inside:
                 out.add(var)
         return out
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.walk import walk
+from adgen.transforms.node_index import nodes_of
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
 # (Not np.arange: arange(start, stop, step) with float bounds is start + i * step, and its
@@ -120,8 +120,7 @@ def _call_name(call: gast.Call) -> str | None:
 
 
 def _loads(node: gast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
 def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
@@ -232,7 +231,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
             names sharing its target's buffer.
     """
     aliases = aliases or {}
-    stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
+    stmts = list(nodes_of(fn, gast.stmt))
     pairs: list[tuple[set[str], set[str]]] = []
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     for s in stmts:

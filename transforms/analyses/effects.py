@@ -19,7 +19,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, nondiff_call
-from adgen.transforms.walk import walk
+from adgen.transforms.node_index import nodes_of
 
 # Calls whose result may view their first argument's memory.
 VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze",
@@ -126,7 +126,7 @@ def effects(fn: gast.FunctionDef,
             none of the arguments.
     """
     eff = Effects()
-    stmts = [s for s in walk(fn) if isinstance(s, gast.stmt)]
+    stmts = list(nodes_of(fn, gast.stmt))
     for a in fn.args.args:
         # a parameter bound to a number (analyses.kinds) holds no buffer: it cannot alias an
         # array argument, nor be written in place
@@ -161,7 +161,7 @@ def effects(fn: gast.FunctionDef,
     for s in stmts:
         # a name indexed by a string (p["w"]) is a dict: a parameter too, whose kind nothing
         # else tells (an ndarray takes a string index only as a structured array's field)
-        for node in gast.walk(s):
+        for node in nodes_of(s, gast.Subscript):
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str) \
                     and node.value.id not in eff.kinds:
@@ -283,8 +283,7 @@ def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
 
 
 def _names(node: gast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
 def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
@@ -456,7 +455,7 @@ def returns_fresh(fn: gast.FunctionDef, eff: Effects) -> bool:
     """Whether every value ``fn`` returns is one it made: a name whose buffers are all its
     own allocations (no parameter's, no container display's, no free name's), a constant,
     or nothing."""
-    for node in walk(fn):
+    for node in nodes_of(fn, gast.Return):
         if not isinstance(node, gast.Return) or node.value is None or \
                 isinstance(node.value, gast.Constant):
             continue

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import gast
 import numpy as np
 from adgen.transforms.analyses.effects import Effects
-from adgen.transforms.walk import walk
+from adgen.transforms.node_index import nodes_of
 
 # Reductions whose keepdims result is constant along the reduced axis.
 _REDUCTIONS = ("max", "min", "amax", "amin", "mean", "sum")
@@ -85,13 +85,12 @@ class _Found(NamedTuple):
 def _loads(fn: gast.FunctionDef) -> dict[str, list[gast.stmt | None]]:
     """Every load, with the top-level statement that runs it; None under a nested function
     or lambda (it runs when called, at no position of the body)."""
-    nested = {id(n) for d in walk(fn) if d is not fn and
-              isinstance(d, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
-              for n in walk(d)}
+    nested = {id(n) for d in nodes_of(fn, gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
+              if d is not fn for n in nodes_of(d)}
     loads: dict[str, list[gast.stmt | None]] = {}
     for st in fn.body:
-        for n in walk(st):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        for n in nodes_of(st, gast.Name):
+            if isinstance(n.ctx, gast.Load):
                 loads.setdefault(n.id, []).append(None if id(n) in nested else st)
     return loads
 
@@ -100,7 +99,7 @@ def _calls_exp(top: list[gast.stmt], resolve: Callable[[gast.expr], Any]) -> boo
     """Whether a statement of ``top`` calls ``np.exp`` (or a method ``.exp``): a cheap test
     that spares the proof's walks of a function without one (a stencil's build)."""
     for st in top:
-        for n in walk(st):
+        for n in nodes_of(st, gast.Call):
             if isinstance(n, gast.Call) and (
                     isinstance(n.func, gast.Attribute) and n.func.attr == "exp" or
                     isinstance(n.func, gast.Name) and resolve(n.func) is np.exp):
@@ -116,11 +115,11 @@ def _proven(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
         return []  # every pattern has an np.exp: skipping the proof only keeps a derivative
     pos = {id(st): k for k, st in enumerate(top)}
     defs: dict[str, list[gast.stmt]] = {}
-    for st in walk(fn):
+    for st in nodes_of(fn, gast.Assign, gast.For, gast.AugAssign):
         if isinstance(st, gast.Assign):
             for t in st.targets:
-                for n in walk(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                for n in nodes_of(t, gast.Name):
+                    if isinstance(n.ctx, gast.Store):
                         defs.setdefault(n.id, []).append(st)
         elif isinstance(st, (gast.For, gast.AugAssign)) and isinstance(st.target, gast.Name):
             defs.setdefault(st.target.id, []).append(st)
@@ -350,6 +349,6 @@ def logs_of_softmaxes(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
                 isinstance(st.targets[0], gast.Name) and resolve(v.func) is np.log and \
                 len(v.args) == 1 and isinstance(v.args[0], gast.Name) and \
                 v.args[0].id == p and not v.keywords and pos[id(st)] > pos[id(f.div)] and \
-                sum(isinstance(n, gast.Name) and n.id == p for n in walk(st)) == 1:
+                sum(n.id == p for n in nodes_of(st, gast.Name)) == 1:
             out[id(st)] = (f.s1, p, f.axis)
     return out

@@ -27,6 +27,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.effects import Effects, Write
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.walk import walk
 
 _NESTED = ("body", "orelse", "finalbody", "handlers")
@@ -98,9 +99,7 @@ def _uses(fn: gast.FunctionDef, order: dict[int, int],
     loads: dict[str, list[int]] = {}
     binds: dict[str, list[gast.stmt]] = {}
     escaped: set[str] = set()
-    for st in walk(fn):
-        if not isinstance(st, gast.stmt):
-            continue
+    for st in nodes_of(fn, gast.stmt):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
             binds.setdefault(st.targets[0].id, []).append(st)
         elif isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
@@ -109,14 +108,14 @@ def _uses(fn: gast.FunctionDef, order: dict[int, int],
             escaped |= {n.id for n in walk(st.target if isinstance(st, gast.For) else st.items)
                         if isinstance(n, gast.Name)}
         elif isinstance(st, gast.Return) and st.value is not None:
-            escaped |= {n.id for n in walk(st.value) if isinstance(n, gast.Name)}
-        methods = {id(c.func) for c in walk(st) if isinstance(c, gast.Call)}
+            escaped |= {n.id for n in nodes_of(st.value, gast.Name)}
+        methods = {id(c.func) for c in nodes_of(st, gast.Call)}
         for field, value in gast.iter_fields(st):
             if field in _NESTED:
                 continue
             parts = [value] if isinstance(value, gast.AST) else \
                 [v for v in (value or []) if isinstance(v, gast.AST)]
-            for node in (x for p in parts for x in walk(p)):
+            for node in (x for p in parts for x in nodes_of(p)):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     loads.setdefault(node.id, []).append(order.get(id(st), 0))
                 elif isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set,
@@ -127,10 +126,10 @@ def _uses(fn: gast.FunctionDef, order: dict[int, int],
                         continue  # x.shape, x.ndim; a method's receiver
                     inner = node.value if isinstance(node, (gast.Attribute, gast.Subscript)) \
                         else node
-                    escaped |= {x.id for x in walk(inner) if isinstance(x, gast.Name)}
+                    escaped |= {x.id for x in nodes_of(inner, gast.Name)}
                 elif isinstance(node, gast.Call) and is_user_call(node):
                     escaped |= {x.id for a in node.args + [k.value for k in node.keywords]
-                                for x in walk(a) if isinstance(x, gast.Name)}
+                                for x in nodes_of(a, gast.Name)}
     return loads, binds, escaped
 
 
