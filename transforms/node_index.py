@@ -8,26 +8,28 @@ front end and the forward emitter nothing adds, removes or replaces a node of th
 so the pipeline declares those stretches with ``with frozen(tree):`` and every
 ``nodes_of(tree, ...)`` inside them reads one list made at entry: the whole tree's nodes, or a
 subtree's (a loop body, a statement), each walked at most once, filtered by type once per
-type asked for.
+type asked for; ``memo(tree, key, compute)`` keeps a fact several analyses ask for (the
+bindings of every name, the float facts) for the block.
 
-Assumes: inside ``frozen(tree)`` no node of ``tree`` is added, removed or replaced (fields
-holding plain values, a name's ``id``, may change: the lists hold the nodes, which are read
-when used). Guarantees: ``nodes_of(node, *types)`` is exactly ``[n for n in walk(node) if
-isinstance(n, types)]`` (all nodes without types), as a tuple, frozen or not. With
-``ADGEN_CHECK_FROZEN=1`` in the environment, leaving a frozen block walks the tree again and
-raises ``CompilerError`` naming the block if a node was added, removed or replaced.
+Assumes: inside ``frozen(tree)`` nothing changes ``tree`` (the lists need only that no
+node is added, removed or replaced; a memo, that no field changes either). Guarantees:
+``nodes_of(node, *types)`` is exactly ``[n for n in walk(node) if isinstance(n, types)]``
+(all nodes without types), as a tuple, frozen or not. With ``ADGEN_CHECK_FROZEN=1`` in the
+environment (the tests), leaving a frozen block compares the tree with what it was at entry
+(its nodes, and ``gast.dump``) and raises ``CompilerError`` naming the block if it changed.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import gast
 from adgen.transforms.walk import walk
 
-__all__ = ["frozen", "nodes_of"]
+__all__ = ["frozen", "memo", "nodes_of"]
 
 
 class _Index:
@@ -40,6 +42,7 @@ class _Index:
         # (id(subtree root), types) -> the subtree's nodes of those types, in walk's order
         self.lists: dict[tuple[int, tuple[type, ...]], tuple[Any, ...]] = {
             (id(tree), ()): self.all}
+        self.memo: dict[Any, Any] = {}  # facts computed once per block (memo)
 
     def nodes(self, node: Any, types: tuple[type, ...]) -> tuple[Any, ...]:
         key = (id(node), types)
@@ -70,15 +73,31 @@ def nodes_of(node: Any, *types: type) -> tuple[Any, ...]:
     return tuple(walk(node))
 
 
+def memo(tree: Any, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once per frozen block of ``tree`` and ``key`` (each time when ``tree`` is
+    not frozen). The key must name everything the result depends on besides the tree's
+    nodes; the result is shared, so callers must not change it."""
+    index = _FROZEN.get(id(tree)) if _FROZEN else None
+    if index is None:
+        return compute()
+    try:
+        return index.memo[key]
+    except KeyError:
+        found = index.memo[key] = compute()
+        return found
+
+
 @contextmanager
 def frozen(tree: Any, what: str = "the analyses") -> Iterator[None]:
-    """Declares that nothing adds, removes or replaces a node of ``tree`` inside the block
-    (``what`` names the block for the check's error); ``nodes`` then walks each subtree at
-    most once. Nested blocks of the same tree share the outer one's index."""
+    """Declares that nothing changes ``tree`` inside the block (``what`` names the block for
+    the check's error); ``nodes_of`` then walks each subtree at most once, and ``memo``
+    keeps its facts. Nested blocks of the same tree share the outer one's index."""
     if id(tree) in _FROZEN:
         yield
         return
     index = _Index(tree)
+    check = os.environ.get("ADGEN_CHECK_FROZEN") == "1"
+    dump = gast.dump(tree, include_attributes=True) if check else ""
     _FROZEN[id(tree)] = index
     for i in index.ids:
         _OWNER.setdefault(i, index)
@@ -89,15 +108,15 @@ def frozen(tree: Any, what: str = "the analyses") -> Iterator[None]:
         for i in index.ids:
             if _OWNER.get(i) is index:
                 del _OWNER[i]
-        if os.environ.get("ADGEN_CHECK_FROZEN") == "1":
-            _check(index, what)
+    if check:  # the block ended without an error (an error of its own goes first)
+        _check(index, dump, what)
 
 
-def _check(index: _Index, what: str) -> None:
+def _check(index: _Index, dump: str, what: str) -> None:
     now = tuple(walk(index.tree))
-    if len(now) != len(index.all) or any(a is not b for a, b in zip(now, index.all)):
+    if len(now) != len(index.all) or any(a is not b for a, b in zip(now, index.all)) or \
+            gast.dump(index.tree, include_attributes=True) != dump:
         from adgen.errors import CompilerError
 
         raise CompilerError(f"{what} changed the tree of {getattr(index.tree, 'name', '?')}, "
-                            "which they declared frozen (node_index.frozen): a node was "
-                            "added, removed or replaced")
+                            "which they declared frozen (node_index.frozen)")

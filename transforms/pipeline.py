@@ -319,9 +319,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # names holding float64 numbers or ints (a loop may keep them in typed arrays)
         # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
         float_params = {a.id for a, k in bound if k == FLOAT_ARG}
+        # one resolver for both float analyses: they share their facts (floats._facts)
+        resolve_name = functools.partial(resolve, parsed)
         columns = run_pass("reverse", lambda: column_dtypes(
             tree, known, {a.id for a, k in bound if type(k) is int},
-            lambda n: resolve(parsed, n), float_params), parsed) if sig is not None else {}
+            resolve_name, float_params), parsed) if sig is not None else {}
         scalars = {n for n, k in known.items() if k == NUMBER}
         containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
@@ -367,7 +369,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
         f64 = run_pass("reverse", lambda: float64_arrays(
             tree, known, {a.id for a, k in bound if type(k) is int},
-            lambda n: resolve(parsed, n), float_params), parsed)
+            resolve_name, float_params), parsed)
     result = run_pass("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
                                              callee_info, known, columns, f64), parsed)
     if dump is not None:

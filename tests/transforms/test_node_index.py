@@ -76,6 +76,33 @@ def test_a_frozen_block_that_changes_its_tree_is_caught(monkeypatch):
             tree.body.insert(0, gast.Pass())
 
 
+def test_a_renamed_name_inside_a_frozen_block_is_caught(monkeypatch):
+    """A memo (kinds.definitions) holds names: a changed field counts as a change too."""
+    monkeypatch.setenv("ADGEN_CHECK_FROZEN", "1")
+    tree = _tree()
+    with pytest.raises(CompilerError, match="changed the tree of f"):
+        with frozen(tree):
+            next(n for n in nodes_of(tree, gast.Name) if n.id == "t").id = "u"
+
+
+def test_a_memo_is_computed_once_per_frozen_block():
+    tree = _tree()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls)
+
+    assert node_index.memo(tree, "k", compute) == 1  # not frozen: each time
+    assert node_index.memo(tree, "k", compute) == 2
+    with frozen(tree):
+        assert node_index.memo(tree, "k", compute) == 3
+        assert node_index.memo(tree, "k", compute) == 3
+        assert node_index.memo(tree, "other", compute) == 4
+    with frozen(tree):  # a new block forgets
+        assert node_index.memo(tree, "k", compute) == 5
+
+
 def test_an_error_inside_leaves_nothing_frozen():
     tree = _tree()
     with pytest.raises(KeyError):

@@ -40,6 +40,7 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import NUMBER, Kind, definitions, expr_kind, is_builtin
+from adgen.transforms.node_index import memo
 
 F64, FLOAT, INT, REAL = "f64", "float", "int", "real"
 _BOTTOM = "bottom"
@@ -104,6 +105,15 @@ def float64_arrays(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set
 def _facts(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
            resolve: Callable[[gast.expr], Any],
            float_params: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    # column_dtypes and float64_arrays ask for the same facts: once while fn is frozen
+    key = ("floats._facts", frozenset(known.items()), frozenset(f64_params),
+           frozenset(float_params), resolve)
+    return memo(fn, key, lambda: _compute(fn, known, f64_params, resolve, float_params))
+
+
+def _compute(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
+             resolve: Callable[[gast.expr], Any],
+             float_params: set[str] | frozenset[str]) -> dict[str, Any]:
     defs, unknown = definitions(fn)
     env: dict[str, Any] = {n: _BOTTOM for n in defs}
     for a in fn.args.args:

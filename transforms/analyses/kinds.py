@@ -33,6 +33,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.node_index import memo
 
 NUMBER = "number"
 # A signature's entry for a list or dict argument (exactly those types: a subclass may
@@ -180,7 +181,12 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
 def definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
     """name -> the values bound to it (an ``x += v`` as ``x + v``, a for loop's target as
     ``("for", iterable)``), and the names also bound by a form not modelled (tuple targets,
-    ``with``, ``except``), whose value is unknown."""
+    ``with``, ``except``), whose value is unknown. Computed once while ``fn`` is frozen
+    (node_index; kinds, floats and the plan ask for it): the result is shared, read only."""
+    return memo(fn, "kinds.definitions", lambda: _definitions(fn))
+
+
+def _definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
     defs: dict[str, list[Any]] = {}
     modelled: set[int] = set()  # the Name nodes of the bindings modelled below
     stores: list[gast.Name] = []
