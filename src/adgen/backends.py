@@ -180,6 +180,20 @@ def _saved_view_error(hit: Exception) -> UnsupportedError:
              "backend='default'")
 
 
+def _inlined(code: Any) -> set[str]:
+    """The functions numba inlines into the module's gradient function: the forward and the
+    pullback it calls, where each is called there only (a recursive forward calls itself,
+    and numba cannot inline that)."""
+    if not code.gradient:
+        return set()
+    out = set()
+    for name in (code.forward, code.pullback_into or code.pullback):
+        # its def and the gradient function's call: no other call of it in the module
+        if len(re.findall(rf"\b{re.escape(name)}\(", code.source)) == 2:
+            out.add(name)
+    return out
+
+
 def _dispatch_refused(err: BaseException) -> bool:
     """Whether numba's dispatcher raised ``err`` (a TypeError) before running any code: no
     version compiled for the arguments' types, and compilation disabled. Its innermost frame
@@ -628,10 +642,18 @@ class _NumbaFunction:
             exec(compile(code.source, path, "exec"), ns)  # noqa: S102 - adgen's own code
             cache = False
         # module globals: the gradient function calls the forward and the pullback as these
-        # dispatchers (compiled, and cached, with it)
+        # dispatchers (compiled, and cached, with it). Those two are inlined into it by
+        # numba (inline="always": typed and lowered once, in the gradient function) instead
+        # of being compiled apart and linked in: numba turns every function it compiles into
+        # machine code, each with everything it calls linked in and optimised again, so a
+        # gradient calling a compiled forward and pullback had their code optimised and
+        # compiled twice (the Kalman filter's cold compile 21 -> 16 s). Called from Python
+        # (vjp), they compile as any njit function.
+        inlined = _inlined(code)
         for name in (code.forward, code.pullback, code.pullback_into):
             if name:
-                ns[name] = numba.njit(cache=cache)(ns[name])
+                ns[name] = numba.njit(cache=cache, inline="always" if name in inlined
+                                      else "never")(ns[name])
         grad = numba.njit(cache=cache)(ns[code.gradient]) if code.gradient else None
         return ns[code.forward], ns[code.pullback], grad, path, ns
 
@@ -657,6 +679,10 @@ class _NumbaFunction:
                 (grad or fwd).compile(arg_types + grads)
             if arg_types in fwd.overloads:  # not when the gradient came from numba's cache
                 self._check_columns(fwd.overloads[arg_types], code.columns)
+            elif grad is not None and code.forward in _inlined(code):
+                cres = grad.overloads.get(arg_types + grads)
+                if cres is not None:  # else: from numba's cache, checked when compiled
+                    self._check_inlined_columns(cres, fwd, arg_types, code)
             for name, columns in code.callee_columns.items():
                 for cres in ns[name].overloads.values():  # compiled with the caller
                     self._check_columns(cres, columns)
@@ -674,18 +700,55 @@ class _NumbaFunction:
             raise self._located(err, code, path) from None
         return fwd, pb, grad
 
+    def _check_inlined_columns(self, cres: Any, fwd: Any, arg_types: tuple[Any, ...],
+                               code: Any) -> None:
+        """:meth:`_check_columns` of the forward inlined into the gradient function
+        ``cres``: its variables there are named ``<forward>_v<k>_<name>`` (numba's inliner,
+        ``.`` of an SSA version made ``_``). Where none is found (another numba naming
+        them otherwise), the forward is compiled apart for the check, as before inlining."""
+        import numba
+
+        typemap = getattr(cres.type_annotation, "typemap", None)
+        if typemap is None:
+            return
+        local = set(fwd.py_func.__code__.co_varnames)
+        prefix = re.compile(rf"{re.escape(code.forward)}_v\d+_(.+?)(?:\.\d+)?$")
+        found: dict[str, list[Any]] = {}
+        for var, ty in typemap.items():
+            m = prefix.match(var)
+            if m is None:
+                continue
+            name = m.group(1)
+            if name not in local:  # an SSA version (t4.1 made t4_1), else numba's own
+                version = re.match(r"(.+)_\d+$", name)
+                if version is None or version.group(1) not in local:
+                    continue
+                name = version.group(1)
+            found.setdefault(name, []).append(ty)
+        if not found:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                fwd.compile(arg_types)
+            self._check_columns(fwd.overloads[arg_types], code.columns)
+            return
+        self._check_types({f"{k}.{j}": t for k, ts in found.items()
+                           for j, t in enumerate(ts)}, code.columns)
+
     def _check_columns(self, cres: Any, columns: dict[str, str]) -> None:
         """Every value recorded in a typed column has the type numba inferred for it (the
         column's dtype came from numba_emit.scalar_types): a mismatch is refused, since numba
         would cast the value into the column silently."""
-        from numba.core import types as nt
-
-        kinds = {"f8": nt.Float, "i8": nt.Integer, "b1": nt.Boolean}
         typemap = getattr(cres.type_annotation, "typemap", None)
         if typemap is None:
             # loaded from numba's cache: the code (named by its hash) was checked when it was
             # compiled, and numba's inference of the same code is the same
             return
+        self._check_types(typemap, columns)
+
+    def _check_types(self, typemap: dict[str, Any], columns: dict[str, str]) -> None:
+        from numba.core import types as nt
+
+        kinds = {"f8": nt.Float, "i8": nt.Integer, "b1": nt.Boolean}
         for var, ty in typemap.items():
             name = var.split(".")[0]
             kind = columns.get(name)
