@@ -106,6 +106,32 @@ def _body_nodes(stmts: list[gast.stmt]) -> Any:
         todo.extend(gast.iter_child_nodes(node))
 
 
+def _bound_in_loops(stmts: list[gast.stmt]) -> set[str]:
+    """The names stored in the body or else of a loop (and a for loop's plain target), not
+    looking into nested functions or lambdas: one pass, where walking each loop's body
+    walked a nested loop's once per loop around it."""
+    out: set[str] = set()
+    todo: list[tuple[Any, bool]] = [(s, False) for s in stmts]
+    while todo:
+        node, inside = todo.pop()
+        if inside and isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            out.add(node.id)
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                             gast.ClassDef)):
+            continue
+        if isinstance(node, (gast.For, gast.While)):
+            if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+                out.add(node.target.id)
+            for field, value in gast.iter_fields(node):
+                flag = inside or field in ("body", "orelse")
+                for child in value if isinstance(value, list) else [value]:
+                    if isinstance(child, gast.AST):
+                        todo.append((child, flag))
+        else:
+            todo.extend((child, inside) for child in gast.iter_child_nodes(node))
+    return out
+
+
 class _Shapes:
     def __init__(self, fn: gast.FunctionDef, known: dict[str, Any],
                  resolve: Callable[[gast.expr], Any]) -> None:
@@ -133,14 +159,7 @@ class _Shapes:
         # bound by a form not modelled (a tuple target, with, except): no key
         self.unknown = {s.id for s in stores if id(s) not in modelled}
         # names bound inside a loop: their values change from one iteration to the next
-        self.in_loop: set[str] = set()
-        for node in _body_nodes(fn.body):
-            if isinstance(node, (gast.For, gast.While)):
-                for inner in _body_nodes(node.body + node.orelse):
-                    if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store):
-                        self.in_loop.add(inner.id)
-                if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
-                    self.in_loop.add(node.target.id)
+        self.in_loop = _bound_in_loops(fn.body)
         self.keys: dict[str, Any] = {}
 
     # -- the fixpoint -----------------------------------------------------------------------
