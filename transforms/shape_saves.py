@@ -102,9 +102,12 @@ def _uses(body: list[gast.stmt], candidates: set[str]
     tree_uses: dict[str, int] = {}  # shape_tree(n), shape_tree((n, ...)), zeros
     loads: dict[str, int] = {}
     for node in (n for st in body for n in walk(st)):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
-                node.id in candidates:
-            loads[node.id] = loads.get(node.id, 0) + 1
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Load) and node.id in candidates:
+                loads[node.id] = loads.get(node.id, 0) + 1
+            continue
+        if not isinstance(node, (gast.Call, gast.Attribute)):
+            continue  # what the three tests below look for is a call or an attribute
         n = _shape_call(node)
         if n in candidates:
             uses = tree_uses if _is_tree_call(node) else shape_uses
