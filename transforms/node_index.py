@@ -29,7 +29,7 @@ from typing import Any
 import gast
 from adgen.transforms.walk import walk
 
-__all__ = ["frozen", "memo", "nodes_of"]
+__all__ = ["frozen", "memo", "nodes_of", "thaw"]
 
 
 class _Index:
@@ -43,6 +43,8 @@ class _Index:
         self.lists: dict[tuple[int, tuple[type, ...]], tuple[Any, ...]] = {
             (id(tree), ()): self.all}
         self.memo: dict[Any, Any] = {}  # facts computed once per block (memo)
+        self.what = ""  # the block, for the check's error
+        self.dump: str | None = None  # the tree at the block's start, when checked
 
     def nodes(self, node: Any, types: tuple[type, ...]) -> tuple[Any, ...]:
         key = (id(node), types)
@@ -90,33 +92,56 @@ def memo(tree: Any, key: Any, compute: Callable[[], Any]) -> Any:
 @contextmanager
 def frozen(tree: Any, what: str = "the analyses") -> Iterator[None]:
     """Declares that nothing changes ``tree`` inside the block (``what`` names the block for
-    the check's error); ``nodes_of`` then walks each subtree at most once, and ``memo``
-    keeps its facts. Nested blocks of the same tree share the outer one's index."""
+    the check's error), or until ``thaw(tree)``; ``nodes_of`` then walks each subtree at
+    most once, and ``memo`` keeps its facts. Nested blocks of the same tree share the outer
+    one's index."""
     if id(tree) in _FROZEN:
         yield
         return
     index = _Index(tree)
-    check = os.environ.get("ADGEN_CHECK_FROZEN") == "1"
-    dump = gast.dump(tree, include_attributes=True) if check else ""
+    index.what = what
+    if os.environ.get("ADGEN_CHECK_FROZEN") == "1":
+        index.dump = gast.dump(tree, include_attributes=True)
     _FROZEN[id(tree)] = index
     for i in index.ids:
         _OWNER.setdefault(i, index)
     try:
         yield
     finally:
-        del _FROZEN[id(tree)]
-        for i in index.ids:
-            if _OWNER.get(i) is index:
-                del _OWNER[i]
-    if check:  # the block ended without an error (an error of its own goes first)
-        _check(index, dump, what)
+        released = _release(index)
+    if released:  # the block ended without an error (an error of its own goes first)
+        _check(index)
 
 
-def _check(index: _Index, dump: str, what: str) -> None:
+def thaw(tree: Any) -> None:
+    """Ends the frozen block of ``tree`` here, before the block's own end (the reverse pass's
+    forward emitter rewrites the function's statements in place): ``nodes_of`` walks again
+    from here on. Nothing happens if ``tree`` is not frozen."""
+    index = _FROZEN.get(id(tree))
+    if index is not None and _release(index):
+        _check(index)
+
+
+def _release(index: _Index) -> bool:
+    """Forgets ``index``; False if it was already forgotten (thawed)."""
+    if _FROZEN.get(id(index.tree)) is not index:
+        return False
+    del _FROZEN[id(index.tree)]
+    for i in index.ids:
+        if _OWNER.get(i) is index:
+            del _OWNER[i]
+    return True
+
+
+def _check(index: _Index) -> None:
+    """With ``ADGEN_CHECK_FROZEN=1`` (the tests): raises if the tree changed since the block
+    began."""
+    if index.dump is None:
+        return
     now = tuple(walk(index.tree))
     if len(now) != len(index.all) or any(a is not b for a, b in zip(now, index.all)) or \
-            gast.dump(index.tree, include_attributes=True) != dump:
+            gast.dump(index.tree, include_attributes=True) != index.dump:
         from adgen.errors import CompilerError
 
-        raise CompilerError(f"{what} changed the tree of {getattr(index.tree, 'name', '?')}, "
+        raise CompilerError(f"{index.what} changed the tree of {getattr(index.tree, 'name', '?')}, "
                             "which they declared frozen (node_index.frozen)")

@@ -310,8 +310,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # what a user function returns is known from its own kinds, for this compilation only (a
     # free name of the callee may hold another kind of value next time)
     returned = functools.partial(returned_kind, {})
-    # the analyses annotate and never rewrite: their walks of the tree read one (node_index)
-    with frozen(tree, "the analyses"):
+    # the analyses annotate and never rewrite, nor does the reverse pass until its forward
+    # emitter: their walks of the tree read one, and shared facts are computed once
+    # (node_index)
+    with frozen(tree, "the analyses and the reverse pass's plan and pullback"):
         # without a signature the parameters' kinds are unknown, and what the function makes
         # from known constructors (np.empty(...), h ** 2, a range's counter) still has one
         known = run_pass("reverse", lambda: kinds(tree, params_kinds, lambda n: resolve(parsed, n),
@@ -370,8 +372,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         f64 = run_pass("reverse", lambda: float64_arrays(
             tree, known, {a.id for a, k in bound if type(k) is int},
             resolve_name, float_params), parsed)
-    result = run_pass("reverse", lambda: reverse(parsed, tree, namer, act, eff, headers, mutation,
-                                             callee_info, known, columns, f64), parsed)
+        # the reverse pass thaws the tree before its forward emitter rewrites it
+        result = run_pass("reverse", lambda: reverse(
+            parsed, tree, namer, act, eff, headers, mutation, callee_info, known, columns, f64),
+            parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]

@@ -27,7 +27,7 @@ from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.fold_temporaries import fold_temporaries
 from adgen.transforms.names import Namer
-from adgen.transforms.node_index import frozen
+from adgen.transforms.node_index import frozen, thaw
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import Result
 from adgen.transforms.reverse_captures import find_captures
@@ -43,13 +43,14 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
     """The forward and pullback of ``fn`` (see the module's docstring for the phases)."""
     # the plan, the captures and the pullback build new trees and leave fn's nodes as they
     # are (the forward emitter rewrites fn's statements in place): their walks of fn read
-    # one (node_index)
+    # one, with the analyses' when the pipeline froze fn for them (node_index)
     with frozen(fn, "the reverse pass's plan, captures and pullback emitter"):
         plan = Plan(parsed, fn, act, eff, headers, policy, callee_info, kinds, column_dtypes,
                     f64_arrays)
         find_captures(plan)
         pb = Pullback(plan, namer)
         pullback = pb.emit()
+    thaw(fn)  # the pipeline's frozen block too: the forward rewrites fn's statements
     forward = Forward(plan, pb.rec, namer).forward(pb.rec.saved_names)
     # the forward reads like the user's code: single-use temporaries back in expressions
     fold_temporaries(forward, namer.temporary)

@@ -103,6 +103,22 @@ def test_a_memo_is_computed_once_per_frozen_block():
         assert node_index.memo(tree, "k", compute) == 5
 
 
+def test_thaw_ends_the_block_early(monkeypatch):
+    """After thaw (the reverse pass's forward emitter), the tree may change: nodes_of walks
+    again, a memo is computed again, and leaving the block checks nothing more."""
+    monkeypatch.setenv("ADGEN_CHECK_FROZEN", "1")
+    tree = _tree()
+    with frozen(tree, "outer"):
+        with frozen(tree, "inner"):  # shares the outer block
+            assert node_index.memo(tree, "k", lambda: 1) == 1
+        assert node_index.memo(tree, "k", lambda: 2) == 1
+        node_index.thaw(tree)
+        tree.body.insert(0, gast.Pass())
+        assert isinstance(nodes_of(tree, gast.stmt)[1], gast.Pass)
+        assert node_index.memo(tree, "k", lambda: 3) == 3
+    assert not node_index._FROZEN and not node_index._OWNER
+
+
 def test_an_error_inside_leaves_nothing_frozen():
     tree = _tree()
     with pytest.raises(KeyError):
