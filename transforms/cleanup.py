@@ -259,6 +259,8 @@ def _cancel_negations(body: list[gast.stmt], fn_loads: dict[str, int], top: bool
         for block in ("body", "orelse"):
             if isinstance(getattr(st, block, None), list):
                 _cancel_negations(getattr(st, block), fn_loads, top=False)
+    if not any(_target(st) is not None and _negations(st.value) for st in body):
+        return  # no definition here is negated: nothing to move (and no block walked again)
     loads = [_load_counts([st]) for st in body]
     stores = [{n.id for n in walk(st) if isinstance(n, gast.Name) and
                isinstance(n.ctx, gast.Store)} for st in body]
