@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import body_nodes, walk
 
-__all__ = ["frozen", "memo", "nodes_of", "thaw"]
+__all__ = ["body_nodes_of", "frozen", "memo", "nodes_of", "thaw"]
 
 
 class _Index:
@@ -87,6 +87,12 @@ def memo(tree: Any, key: Any, compute: Callable[[], Any]) -> Any:
     except KeyError:
         found = index.memo[key] = compute()
         return found
+
+
+def body_nodes_of(fn: Any) -> tuple[Any, ...]:
+    """``walk.body_nodes(fn.body)`` (the nodes that run when ``fn``'s body runs, outside
+    nested functions), once per frozen block of ``fn``."""
+    return memo(fn, "body_nodes", lambda: tuple(body_nodes(fn.body)))
 
 
 @contextmanager

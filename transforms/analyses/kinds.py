@@ -33,7 +33,7 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.node_index import memo
+from adgen.transforms.node_index import body_nodes_of, memo
 
 NUMBER = "number"
 # A signature's entry for a list or dict argument (exactly those types: a subclass may
@@ -148,7 +148,7 @@ def kinds(fn: gast.FunctionDef, params: dict[str, Kind],
         env[n] = None
     # list displays bound once and read once (t = [a, b]; np.array(t)): their items
     loads: dict[str, int] = {}
-    for node in _walk(fn.body):
+    for node in body_nodes_of(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             loads[node.id] = loads.get(node.id, 0) + 1
     displays = {n: v[0] for n, v in defs.items() if len(v) == 1 and n not in unknown and
@@ -190,7 +190,7 @@ def _definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
     defs: dict[str, list[Any]] = {}
     modelled: set[int] = set()  # the Name nodes of the bindings modelled below
     stores: list[gast.Name] = []
-    for node in _walk(fn.body):
+    for node in body_nodes_of(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores.append(node)
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
@@ -205,18 +205,6 @@ def _definitions(fn: gast.FunctionDef) -> tuple[dict[str, list[Any]], set[str]]:
             defs.setdefault(node.target.id, []).append(("for", node.iter))
             modelled.add(id(node.target))
     return defs, {s.id for s in stores if id(s) not in modelled}
-
-
-def _walk(stmts: list[gast.stmt]) -> Any:
-    """Every node of ``stmts``, not descending into nested functions or lambdas."""
-    todo: list[Any] = list(stmts)
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                             gast.ClassDef)):
-            continue
-        todo.extend(gast.iter_child_nodes(node))
 
 
 class _Eval:

@@ -47,6 +47,8 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import NUMBER, of_value
+from adgen.transforms.node_index import body_nodes_of
+from adgen.transforms.walk import children
 
 Key = tuple[Any, ...]
 _BOTTOM = "not known yet"
@@ -94,18 +96,6 @@ def shape_facts(fn: gast.FunctionDef, known: dict[str, Any],
     return ShapeFacts(analysis, analysis.run())
 
 
-def _body_nodes(stmts: list[gast.stmt]) -> Any:
-    """Every node of ``stmts``, not descending into nested functions or lambdas."""
-    todo: list[Any] = list(stmts)
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                             gast.ClassDef)):
-            continue
-        todo.extend(gast.iter_child_nodes(node))
-
-
 def _bound_in_loops(stmts: list[gast.stmt]) -> set[str]:
     """The names stored in the body or else of a loop (and a for loop's plain target), not
     looking into nested functions or lambdas: one pass, where walking each loop's body
@@ -128,7 +118,7 @@ def _bound_in_loops(stmts: list[gast.stmt]) -> set[str]:
                     if isinstance(child, gast.AST):
                         todo.append((child, flag))
         else:
-            todo.extend((child, inside) for child in gast.iter_child_nodes(node))
+            todo.extend((child, inside) for child in children(node))
     return out
 
 
@@ -144,7 +134,7 @@ class _Shapes:
         self.augmented: set[str] = set()
         modelled: set[int] = set()
         stores: list[gast.Name] = []
-        for node in _body_nodes(fn.body):
+        for node in body_nodes_of(fn):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 stores.append(node)
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
