@@ -231,6 +231,10 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return ("array", "f8", 2)
             if f == "np.linalg.det" and square:
                 return "f8"
+            if f == "np.diag" and len(args) == 1 and not e.keywords and \
+                    isinstance(args[0], tuple) and len(args[0]) == 3 and args[0][2] in (1, 2):
+                # a matrix's diagonal, or the matrix of a vector's
+                return ("array", args[0][1], 3 - args[0][2])
             if f == "np.linalg.solve" and square and len(args) == 2 and \
                     isinstance(args[1], tuple) and len(args[1]) == 3 and args[1][2] in (1, 2):
                 return ("array", "f8", args[1][2])
