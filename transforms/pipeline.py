@@ -394,8 +394,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         ns[f"{cname}_forward"] = c.forward
         ns[f"{cname}_pullback"] = c.pullback
         guards.extend(g for g in c.guards if g not in guards)
-    header = "import numpy as np\nfrom adgen.runtime import *\n\n"
-    compile_source(header + own, fname, {})  # syntax check of the whole module
+    # (no syntax check of header + own as one module: the forward and the pullback are
+    # compiled below, each alone, and two valid defs after the imports are a valid module;
+    # it compiled and ran the whole text once more, 2% of a large function's build)
     ns["__adgen_file__"] = parsed.file  # where runtime.locate finds the user's file
     compile_source(fwd_src, fname + " forward", ns)
     compile_source(pb_src, fname + " pullback", ns)
