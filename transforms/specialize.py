@@ -68,6 +68,7 @@ def accumulate_in_place(body: list[gast.stmt]) -> None:
     updates: set[int] = set()  # id of the Name b in "b = b + e"
     ok_loads: set[int] = set()
     targets: set[int] = set()
+    loads: list[gast.Name] = []
     for node in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
@@ -92,9 +93,10 @@ def accumulate_in_place(body: list[gast.stmt]) -> None:
         elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
                 id(node) not in targets:
             bad.add(node.id)  # bound some other way (a tuple target, a loop target)
-    for node in walk(gast.Module(body=body, type_ignores=[])):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
-                node.id in stores and id(node) not in ok_loads and id(node) not in updates:
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads.append(node)  # judged below, when every update and fresh read is known
+    for node in loads:
+        if node.id in stores and id(node) not in ok_loads and id(node) not in updates:
             bad.add(node.id)
     for b, sts in stores.items():
         if b in bad:
@@ -257,6 +259,8 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
     ``out_bar * 2 * out``; the filled array was an allocation and a pass). Only top-level
     statements of ``body``; ``summed(shape_expr)`` names the array a shape expression is of
     (or None), ``same_shape`` compares forward names."""
+    if not any(_is_sum_vjp(st) for st in body):
+        return  # nothing to take (and no walks of the block: called once per block)
     loads: dict[str, list[gast.Name]] = {}
     for st in body:
         for node in walk(st):
@@ -270,10 +274,7 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
     top = {id(node) for st in body for node in walk(st)}
     drop: list[int] = []
     for k, st in enumerate(body):
-        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
-                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
-                isinstance(st.value.func, gast.Name) and st.value.func.id == "sum_vjp" and
-                len(st.value.args) == 4 and not st.value.keywords):
+        if not _is_sum_vjp(st):
             continue
         g, shape, axis, keep = st.value.args
         n = st.targets[0].id
@@ -306,6 +307,14 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
         drop.append(k)
     for k in reversed(drop):
         del body[k]
+
+
+def _is_sum_vjp(st: gast.stmt) -> bool:
+    """``n = sum_vjp(g, shape, axis, keepdims)``."""
+    return isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+        isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and \
+        isinstance(st.value.func, gast.Name) and st.value.func.id == "sum_vjp" and \
+        len(st.value.args) == 4 and not st.value.keywords
 
 
 def _shaped_name(e: gast.expr) -> str | None:
