@@ -445,14 +445,15 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
     """Methods called on objects the function builds from a user class (``m = Cls(...)``;
     ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
     classes: dict[str, type] = {}
-    for st in walk(tree):
+    everything = list(walk(tree))  # walked once for both loops
+    for st in everything:
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                 isinstance(st.value, gast.Call):
             cls = resolve(parsed, st.value.func)
             if isinstance(cls, type):
                 classes[st.targets[0].id] = cls
     out: list[Compiled] = []
-    for node in walk(tree):
+    for node in everything:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and \
                 not parsed.is_local(node.func.value.id) and is_bound_method(getattr(
