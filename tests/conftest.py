@@ -4,6 +4,9 @@ import os
 import sys
 
 _TESTS = os.path.dirname(os.path.abspath(__file__))
+# every frozen block of the compiler (transforms/node_index.py) checks that nothing changed
+# the tree it froze: a pass that rewrites it there would leave the analyses' lists stale
+os.environ.setdefault("ADGEN_CHECK_FROZEN", "1")
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 

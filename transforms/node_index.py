@@ -15,8 +15,9 @@ Assumes: inside ``frozen(tree)`` nothing changes ``tree`` (the lists need only t
 node is added, removed or replaced; a memo, that no field changes either). Guarantees:
 ``nodes_of(node, *types)`` is exactly ``[n for n in walk(node) if isinstance(n, types)]``
 (all nodes without types), as a tuple, frozen or not. With ``ADGEN_CHECK_FROZEN=1`` in the
-environment (the tests), leaving a frozen block compares the tree with what it was at entry
-(its nodes, and ``gast.dump``) and raises ``CompilerError`` naming the block if it changed.
+environment (tests/conftest.py sets it), leaving a frozen block compares the tree with what
+it was at entry (its nodes, in order, and what each holds) and raises ``CompilerError``
+naming the block if it changed.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class _Index:
             (id(tree), ()): self.all}
         self.memo: dict[Any, Any] = {}  # facts computed once per block (memo)
         self.what = ""  # the block, for the check's error
-        self.dump: str | None = None  # the tree at the block's start, when checked
+        # what the tree held at the block's start, when checked (_fingerprint)
+        self.dump: list[tuple[Any, ...]] | None = None
 
     def nodes(self, node: Any, types: tuple[type, ...]) -> tuple[Any, ...]:
         key = (id(node), types)
@@ -107,7 +109,7 @@ def frozen(tree: Any, what: str = "the analyses") -> Iterator[None]:
     index = _Index(tree)
     index.what = what
     if os.environ.get("ADGEN_CHECK_FROZEN") == "1":
-        index.dump = gast.dump(tree, include_attributes=True)
+        index.dump = _fingerprint(index.all)
     _FROZEN[id(tree)] = index
     for i in index.ids:
         _OWNER.setdefault(i, index)
@@ -139,6 +141,23 @@ def _release(index: _Index) -> bool:
     return True
 
 
+def _fingerprint(nodes: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """What the nodes hold besides other nodes (names, attributes, constants, locations),
+    node by node: with the nodes themselves, in order, the whole tree."""
+    out = []
+    for n in nodes:
+        values: list[Any] = [n.__class__]
+        for field in n._fields + n._attributes:
+            v = getattr(n, field, None)
+            if isinstance(v, list):
+                values.extend(x for x in v if not isinstance(x, gast.AST))
+                values.append(len(v))
+            elif not isinstance(v, gast.AST):
+                values.append(v)
+        out.append(tuple(values))
+    return out
+
+
 def _check(index: _Index) -> None:
     """With ``ADGEN_CHECK_FROZEN=1`` (the tests): raises if the tree changed since the block
     began."""
@@ -146,7 +165,7 @@ def _check(index: _Index) -> None:
         return
     now = tuple(walk(index.tree))
     if len(now) != len(index.all) or any(a is not b for a, b in zip(now, index.all)) or \
-            gast.dump(index.tree, include_attributes=True) != index.dump:
+            _fingerprint(now) != index.dump:
         from adgen.errors import CompilerError
 
         raise CompilerError(f"{index.what} changed the tree of {getattr(index.tree, 'name', '?')}, "
