@@ -379,12 +379,17 @@ def _cache_dir() -> str | None:
 
 
 def _runtime_hash() -> str:
+    """A hash of the nopython runtime the generated modules import (its modules' code) and
+    of numba's version."""
     import numba
 
-    from adgen import numba_runtime
+    from adgen import numba_guards, numba_runtime
 
-    with open(numba_runtime.__file__, "rb") as fh:
-        return hashlib.sha256(fh.read() + numba.__version__.encode()).hexdigest()
+    digest = hashlib.sha256(numba.__version__.encode())
+    for mod in (numba_runtime, numba_guards):
+        with open(mod.__file__, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
 
 
 _EMITTER_HASH: list[str] = []
@@ -497,7 +502,7 @@ class _NumbaFunction:
             raise UnsupportedError(
                 "backend='numba' needs numba, which is not installed",
                 hint='pip install "adgen[numba]", or use backend="default"') from None
-        from adgen.numba_runtime import SavedViewRefused, StrictOverwrite
+        from adgen.numba_guards import SavedViewRefused, StrictOverwrite
 
         self.fn = fn
         self.base = base
