@@ -70,6 +70,8 @@ def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
     turns back into a zero adjoint). ``known``: the candidates known to hold a number or an
     ndarray, where the two are the same tuple; for the others (a list, a tuple) the reads of
     one name must all agree on which."""
+    if not candidates:
+        return {}  # nothing to look for (and no walk of the body)
     loads, shape_uses, tree_uses = _uses(body, candidates)
     chosen: dict[str, tuple[str, str]] = {}
     for n in set(shape_uses) | set(tree_uses):
@@ -89,6 +91,8 @@ def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
 def read_for_shape_only(body: list[gast.stmt], candidates: set[str]) -> set[str]:
     """The candidate names ``body`` reads, and reads only for their shape (what
     :func:`shape_reads` would rewrite, for names known to be ndarrays); rewrites nothing."""
+    if not candidates:
+        return set()
     loads, shape_uses, tree_uses = _uses(body, candidates)
     return {n for n in set(shape_uses) | set(tree_uses)
             if loads.get(n) == shape_uses.get(n, 0) + tree_uses.get(n, 0)}
