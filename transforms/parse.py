@@ -346,9 +346,13 @@ def _parse_block(fn: Any, lines: list[str], first: int) -> tuple[str, gast.AST]:
         raise UnsupportedError(
             f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc
     node = module.body[0]
-    gast.increment_lineno(module, first - 1)
+    shift = first - 1
     indent = len(lines[0]) - len(lines[0].lstrip())
-    for sub in walk(module):
+    for sub in walk(module):  # gast.increment_lineno(module, shift) in the same walk
+        if "lineno" in sub._attributes:
+            sub.lineno = (getattr(sub, "lineno", 0) or 0) + shift
+        if "end_lineno" in sub._attributes:
+            sub.end_lineno = (getattr(sub, "end_lineno", 0) or 0) + shift
         if hasattr(sub, "col_offset") and sub.col_offset is not None:
             sub.col_offset += indent
     return src, node
