@@ -2,6 +2,8 @@
 
 Input: a validated FunctionDef. Output: the same function where
 - comprehensions are loops that append to (or set items of) a fresh list/dict;
+- ``list``/``tuple`` of ``enumerate``/``zip`` and ``dict(zip(keys, values))`` are such
+  comprehensions (``[(i, v) for i, v in enumerate(xs)]``);
 - ``a and b``, ``a or b`` and ``b if c else d`` are if statements;
 - ``a = b = e`` and ``a, b = e`` assign through one temporary and index it;
 - ``for`` loops iterate over ``range(...)`` only: other iterables are indexed
@@ -299,6 +301,38 @@ def _is_call(node: gast.expr, fname: str) -> bool:
         node.func.id == fname and not node.keywords
 
 
+def _pairs(it: gast.expr) -> bool:
+    """``enumerate(xs)`` (with ``start``) or ``zip(a, b, ...)``, possibly nested: the
+    iterators of tuples whose structure is known when compiling."""
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id == "enumerate":
+        return 1 <= len(it.args) + len(it.keywords) <= 2 and len(it.args) >= 1 and \
+            all(k.arg == "start" for k in it.keywords) and \
+            not any(isinstance(a, gast.Starred) for a in it.args)
+    return _is_call(it, "zip") and bool(it.args) and \
+        not any(isinstance(a, gast.Starred) for a in it.args)
+
+
+def _pattern(it: gast.expr, namer: Namer) -> gast.expr:
+    """The item of ``it`` as a (nested) tuple of fresh names: ``(i, x)`` for
+    ``enumerate(xs)``, ``(i, (a, b))`` for ``enumerate(zip(xs, ws))``."""
+    if _pairs(it):
+        assert isinstance(it, gast.Call)
+        parts = [name(namer.fresh("i"))] + [_pattern(it.args[0], namer)] \
+            if it.func.id == "enumerate" else [_pattern(a, namer)  # type: ignore[attr-defined]
+                                               for a in it.args]
+        return gast.Tuple(elts=parts, ctx=gast.Load())
+    return name(namer.fresh("item"))
+
+
+def _store_pattern(item: gast.expr) -> gast.expr:
+    out = clone(item)
+    for n in walk(out):
+        if isinstance(n, (gast.Name, gast.Tuple)):
+            n.ctx = gast.Store()
+    return out
+
+
 class _ExprDesugar(gast.NodeTransformer):
     """Rewrites expressions, pushing the statements they need onto ``pre``."""
 
@@ -314,6 +348,11 @@ class _ExprDesugar(gast.NodeTransformer):
                 any(k.arg is None for k in node.keywords):
             return self._starred_call(node)
         f = node.func
+        if isinstance(f, gast.Name) and f.id in ("list", "tuple", "dict") and \
+                len(node.args) == 1 and not node.keywords and _pairs(node.args[0]) and \
+                (f.id != "dict" or _is_call(node.args[0], "zip") and
+                 len(node.args[0].args) == 2):
+            return self._materialized(f.id, node.args[0], node)
         if isinstance(f, gast.Name) and f.id in ("max", "min") and len(node.args) > 2 and \
                 not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
             out: gast.expr = node.args[0]
@@ -321,6 +360,21 @@ class _ExprDesugar(gast.NodeTransformer):
                 out = located_at(gast.Call(func=name(f.id), args=[out, a], keywords=[]), node)
             return out
         return node
+
+    def _materialized(self, kind: str, it: gast.Call, like: gast.AST) -> gast.expr:
+        """``list(enumerate(xs))``, ``tuple(zip(a, b))``, ``dict(zip(keys, values))``: the
+        comprehension that builds the same container (``[(i, x) for i, x in
+        enumerate(xs)]``), so that its items are the values themselves, as a loop over the
+        iterator sees them."""
+        item = _pattern(it, self.namer)
+        gen = gast.comprehension(target=_store_pattern(item), iter=it, ifs=[], is_async=0)
+        if kind == "dict":
+            key, value = item.elts  # type: ignore[attr-defined]
+            comp: gast.expr = located_at(gast.DictComp(key=key, value=value, generators=[gen]),
+                                         like)
+            return self.visit_DictComp(comp)  # type: ignore[arg-type]
+        made = self.visit_ListComp(located_at(gast.ListComp(elt=item, generators=[gen]), like))
+        return made if kind == "list" else located_at(_call("tuple", made), like)
 
     def _starred_call(self, node: gast.Call) -> gast.expr:
         """``f(*xs, y, k=v)`` -> ``call_starred(f, None, tuple(xs) + (y,), {'k': v})``;
