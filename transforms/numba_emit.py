@@ -759,6 +759,28 @@ class Rewriter:
                     constants.append(ast.Assign(targets=[ast.Name(id=r.id, ctx=ast.Store())],
                                                 value=e, lineno=0))
                     continue
+                rank = types_.get(f"{name_of(e.value)}_shape") if isinstance(
+                    e, ast.Attribute) and e.attr == "shape" else None
+                if isinstance(rank, tuple) and rank[0] == "shape" and isinstance(r, ast.Name):
+                    # an array's shape of known rank: its lengths in int64 columns, the
+                    # tuple built again where the pullback reads them (a typed list of
+                    # tuples costs numba about half a second to compile per tuple length,
+                    # and an allocation per append)
+                    parts = []
+                    for d in range(rank[1]):
+                        tmp = self.fresh(f"{r.id}_{d}_recorded")
+                        before.append(ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())],
+                                                 value=expr(f"{name_of(e.value)}.shape[{d}]"),
+                                                 lineno=0))
+                        types_[tmp] = "i8"
+                        keep_rec.append(ast.Name(id=tmp, ctx=ast.Load()))
+                        parts.append(self.fresh(f"{r.id}_{d}"))
+                        keep_read.append(ast.Name(id=parts[-1], ctx=ast.Store()))
+                    constants.append(ast.Assign(
+                        targets=[ast.Name(id=r.id, ctx=ast.Store())],
+                        value=ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in parts],
+                                        ctx=ast.Load()), lineno=0))
+                    continue
                 tmp = self.fresh(f"{name_of(r) or 'value'}_recorded")
                 before.append(ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())],
                                          value=e, lineno=0))
