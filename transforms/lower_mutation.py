@@ -14,6 +14,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``x.put(i, v)`` / ``np.put(x, i, v)``    -> ``flat = flat_view(x); flat[i] = v``
 - ``np.fill_diagonal(x, v)``             -> ``d = diagonal_index(x); x[d] = v``
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
+- ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
+  plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
 Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``, list
 ``insert/remove/...``) raise UnsupportedError with the line.
 """
@@ -28,6 +30,7 @@ import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
+from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
@@ -103,6 +106,11 @@ class _Lower:
             refuse = located_at(gast.If(test=name(flag), body=[
                 located_at(gast.Raise(exc=error, cause=None), s)], orelse=[]), s)
             return [test, refuse, s]
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.value, gast.Call):
+            reduced = lower_reduction(s, self.resolve(s.value.func), self.namer)
+            if reduced is not None:
+                return reduced
         call = None
         result = None
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):

@@ -651,10 +651,17 @@ class Plan:
                 return rule, rule.bind(list(args), dict(kwargs))
             except TypeError as exc:
                 known = ", ".join(p.name for p in rule.params)
-                instead = {"where": "; for where=m, np.where(m, x, 0) first",
-                           "dtype": "; for dtype=, x.astype(dtype) first"}
-                extra = next((t for k, t in instead.items() if f"keyword {k!r}" in str(exc)),
-                             "")
+                short = rule.name.replace("numpy.", "np.")
+                extra = next((f"; the function {short}(x, ...) takes {k}= (the method does "
+                              "not)" for k in ("where", "dtype", "initial")
+                              if f"keyword {k!r}" in str(exc) and
+                              short in ("np.sum", "np.prod", "np.mean", "np.max", "np.min")
+                              and self.resolve_or_none(v.func) is None),
+                             next((t for k, t in (("where", "; for where=m, np.where(m, x, 0) "
+                                                   "first"),
+                                                  ("dtype", "; for dtype=, x.astype(dtype) "
+                                                   "first"))
+                                   if f"keyword {k!r}" in str(exc)), ""))
                 raise UnsupportedError(
                     f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
                     hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc
