@@ -241,24 +241,44 @@ def shape_again(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     return _shaped_like(plan, gast.Name(r, gast.Load(), None, None), loop, 0)
 
 
-def _shaped_like(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int) -> gast.expr | None:
+def shape_of_bound(plan: Plan, r: str, loop: gast.stmt, bound: set[str]) -> str | None:
+    """A name of ``bound`` (values the reversed body of ``loop`` computes again anyway, at
+    its top level) whose array has the shape of ``r``, for an ``r`` the reversed body reads
+    only for its shape; else None. The same chain as :func:`shape_again` (a number combined
+    with an array keeps the array's shape; two arrays, the one analyses.shapes proves), ending
+    at a name the body binds: syr2k's ``t14 = t12 * B[i, k]`` with ``t12 = A[:i + 1, k] *
+    ALPHA`` computed again by the pullback has ``t12``'s shape. Reading that shape costs
+    nothing (no tape, no view taken again)."""
+    if type(plan.kinds.get(r)) is not int or plan.def_count.get(r) != 1 or r in bound:
+        return None
+    found = _shaped_like(plan, gast.Name(r, gast.Load(), None, None), loop, 0, bound)
+    return found.id if isinstance(found, gast.Name) and found.id in bound else None
+
+
+def _shaped_like(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int,
+                 bound: set[str] | None = None) -> gast.expr | None:
     """An expression of an array of ``e``'s shape the pullback can evaluate without a tape
-    (:func:`shape_again`); else None."""
+    (:func:`shape_again`); else None. With ``bound``, a name in it is the answer itself."""
     if depth > 8:
         return None
     if isinstance(e, gast.Subscript):
         return _part_again(plan, e, loop)
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
-        return _shaped_like(plan, e.operand, loop, depth + 1)
+        return _shaped_like(plan, e.operand, loop, depth + 1, bound)
     if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub, gast.Mult,
                                                        gast.Div, gast.FloorDiv, gast.Pow)):
         if _any_number(plan, e.left):
-            return _shaped_like(plan, e.right, loop, depth + 1)
+            return _shaped_like(plan, e.right, loop, depth + 1, bound)
         if _any_number(plan, e.right):
-            return _shaped_like(plan, e.left, loop, depth + 1)
+            return _shaped_like(plan, e.left, loop, depth + 1, bound)
         return None
     if not isinstance(e, gast.Name) or type(plan.kinds.get(e.id)) is not int:
         return None
+    if bound is not None:
+        if e.id in bound and plan.def_count.get(e.id) == 1:
+            return clone(e)  # one value in the forward: the body's is the same
+        if plan.block_of.get(id(plan.def_stmt.get(e.id))) != id(getattr(loop, "body", None)):
+            return None  # only a chain inside the body, to a name it binds
     if e.id not in plan.def_count:
         return clone(e) if e.id in {a.id for a in plan.fn.args.args} else None
     at = plan.def_stmt.get(e.id)
@@ -274,9 +294,9 @@ def _shaped_like(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int) -> gast.
         # two arrays: the result has the shape of the one analyses.shapes says it has
         for side in (v.left, v.right):
             if plan.same_shape(e.id, side.id):
-                return _shaped_like(plan, side, loop, depth + 1)
+                return _shaped_like(plan, side, loop, depth + 1, bound)
         return None
-    return _shaped_like(plan, v, loop, depth + 1)
+    return _shaped_like(plan, v, loop, depth + 1, bound)
 
 
 def _part_again(plan: Plan, v: gast.Subscript, loop: gast.stmt) -> gast.expr | None:

@@ -47,6 +47,7 @@ from adgen.transforms.reverse_final import (
     final_value,
     replayable_range,
     shape_again,
+    shape_of_bound,
 )
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
@@ -402,8 +403,9 @@ class Pullback:
             return pre
         local = self.fwd_locals(s.body) | local
         recorded = sorted(self.free_names(body, set()) & local)
+        size = len(body)
         reread = self.final_loads(s, recorded, body)
-        if reread:
+        if reread or len(body) != size:  # len: shapes of values it computes again
             # elements the array still holds when the pullback runs: read again, not taped
             # (under the first "# line N:" comment of the body, which they belong to)
             head = body[:1] if is_comment(body[0]) else []
@@ -472,6 +474,7 @@ class Pullback:
         out = []
         params = {a.id for a in self.plan.fn.args.args}
         shaped = read_for_shape_only(body, set(recorded))
+        deferred: list[str] = []  # read for its shape only: decided after the values
         again: dict[str, gast.expr] = {}  # read for its shape only: the same part again
         for r in recorded:
             # an element read, or stored, that the array still holds
@@ -481,9 +484,7 @@ class Pullback:
                 value = gast.Subscript(value=name(found[0]), slice=clone(found[1]),
                                        ctx=gast.Load())
             elif r in shaped:
-                part = shape_again(self.plan, r, s)
-                if part is not None:
-                    again[r] = part
+                deferred.append(r)
             else:
                 # a part of an array no later write changes, or that times a number
                 value = final_value(self.plan, r, s)
@@ -493,11 +494,17 @@ class Pullback:
             for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
                 if self.plan.reads_params is not True:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
+        # the shape of a value computed again anyway (above, or by the body) costs nothing
+        alike = self.shapes_of_bound(s, set(deferred), body, out)
+        for r in deferred:
+            part = None if r in alike else shape_again(self.plan, r, s)
+            if part is not None:
+                again[r] = part
         # Taking a part again costs a view (about 0.3 us), more than a shape on a tape that
         # is kept anyway: only where nothing else is left to tape but the counter, or
         # numbers for typed columns (seidel-2d, syrk's inner loop; not syr2k's, where an
         # array's broadcast shape stays: +6% time for a third of the tape)
-        left = set(recorded) - set(again) - {t.id for st in out for t in st.targets}
+        left = set(recorded) - alike - set(again) - {t.id for st in out for t in st.targets}
         counter = {s.target.id} if isinstance(s, gast.For) and \
             isinstance(s.target, gast.Name) else set()
         if not (left <= counter or self.plan.counted(s, sorted(left)) is not None):
@@ -509,6 +516,41 @@ class Pullback:
                               gast.Attribute(value=again[r], attr="shape", ctx=gast.Load()),
                               self.plan.def_stmt[r]))
         return out
+
+    def shapes_of_bound(self, s: gast.For | gast.While, shaped: set[str],
+                        body: list[gast.stmt], out: list[gast.stmt]) -> set[str]:
+        """``r_shape = t.shape`` for each ``r`` of ``shaped`` (read only for its shape) whose
+        shape is that of a value ``t`` the pullback computes again anyway
+        (reverse_final.shape_of_bound: syr2k's ``t14 = t12 * B[i, k]``): ``t`` bound by
+        ``out`` (the statements read again, put before the reversed ``body``; appended to
+        them) or at the top level of ``body`` where ``body`` reads ``r`` only after that
+        statement (inserted right after it). The reads of ``r`` are rewritten to ``r_shape``
+        (nothing taped, nothing taken again); returns those ``r``."""
+        if not shaped:
+            return set()
+        bound: dict[str, int] = {}  # a name bound -> its first statement of body (-1: out)
+        for i, st in [(-1, st) for st in out] + list(enumerate(body)):
+            if isinstance(st, gast.Assign):
+                for t in st.targets:
+                    if isinstance(t, gast.Name):
+                        bound.setdefault(t.id, i)
+        alike: dict[str, str] = {}
+        for r in sorted(shaped):
+            t = shape_of_bound(self.plan, r, s, set(bound))
+            if t is not None and not any(isinstance(n, gast.Name) and n.id == r
+                                         for st in body[:bound[t] + 1] for n in walk(st)):
+                alike[r] = t
+        if not alike:
+            return set()
+        shapes = shape_reads(body, set(alike), set(alike), self.namer.fresh)
+        for r, (shape, _how) in sorted(shapes.items(), key=lambda kv: -bound[alike[kv[0]]]):
+            st = assign(name(shape, gast.Store), gast.Attribute(
+                value=name(alike[r]), attr="shape", ctx=gast.Load()), self.plan.def_stmt[r])
+            if bound[alike[r]] < 0:
+                out.append(st)
+            else:
+                body.insert(bound[alike[r]] + 1, st)
+        return set(shapes)
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],
                    body: list[gast.stmt]) -> gast.For:
