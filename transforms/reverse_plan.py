@@ -628,6 +628,8 @@ class Plan:
         if isinstance(v, gast.BinOp):
             if type(v.op) not in BINOPS:
                 raise unsupported_operator(v.op, self.loc(s))
+            if isinstance(v.op, gast.Div) and (found := self.reciprocal_of(v)) is not None:
+                return found
             rule = registry.lookup(BINOPS[type(v.op)])
             return (rule, rule.bind([v.left, v.right], {})) if rule else None
         if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
@@ -666,6 +668,31 @@ class Plan:
                     f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
                     hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc
         return None
+
+    def reciprocal_of(self, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
+        """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
+        reads the output only (``-g * out * out / c``; ``np.reciprocal``'s when c is 1): the
+        divisor need not be kept for the pullback, which the division's own rule reads. A
+        zero ``c`` keeps that rule (out * out / c would be 0 / 0)."""
+        c = v.left
+        sign = 1
+        if isinstance(c, gast.UnaryOp) and isinstance(c.op, (gast.USub, gast.UAdd)):
+            sign = -1 if isinstance(c.op, gast.USub) else 1
+            c = c.operand
+        if not (isinstance(c, gast.Constant) and type(c.value) in (int, float)):
+            return None
+        value = sign * c.value
+        if value == 0 or value != value or abs(value) == float("inf"):
+            return None
+        if value == 1:
+            import numpy as np
+
+            rule = registry.lookup(np.reciprocal)
+            return (rule, rule.bind([v.right], {})) if rule else None
+        from adgen.rules import arithmetic
+
+        rule = registry.lookup(arithmetic.scaled_reciprocal)
+        return (rule, rule.bind([v.left, v.right], {})) if rule else None
 
     def softmax_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         """For the division closing a normalised exponential whose exponential and row sums

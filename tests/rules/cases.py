@@ -158,6 +158,9 @@ cases("_operator.add", binary(randn),
 cases("_operator.sub", binary(randn))
 cases("_operator.mul", binary(randn))
 cases("_operator.truediv", binary(randn, away_from_zero))
+# c / x with a number c written in the code: the rule reads the output only
+cases("adgen.scaled_reciprocal", C(2.0, away_from_zero(3, 4)), C(-0.5, away_from_zero()),
+      C(3, away_from_zero(5)), C(1.5, np.asarray(away_from_zero())))
 cases("_operator.floordiv", binary(nonint, lambda *s: uniform(2.0, 3.0, *s)))
 cases("_operator.mod", binary(randn, lambda *s: uniform(2.0, 3.0, *s)))
 cases("_operator.pow", binary(pos, randn), C(randn(3, 4), 2), C(randn(), 3), C(pos(3), 0.5),

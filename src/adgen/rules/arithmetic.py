@@ -29,7 +29,7 @@ from adgen.rules.helpers import (
     unbroadcast,
     xlogy,
 )
-from adgen.rules.registry import defvjp
+from adgen.rules.registry import defjvp, defvjp
 
 # --------------------------------------------------------------------------------------------
 # Binary operators
@@ -59,6 +59,24 @@ def truediv(g: Any, out: Any, a: Any, b: Any) -> Any:
     # b's adjoint divided after the sum: b is constant along the axes it was broadcast over,
     # so a row normalisation's (n, 1) divisor divides n sums, not the (n, k) product
     return unbroadcast(g / b, np.shape(a)), -unbroadcast(g * out, np.shape(b)) / b
+
+
+def scaled_reciprocal(c: Any, x: Any) -> Any:
+    """``c / x`` for a nonzero finite number ``c`` written in the code: stands in the registry
+    for that division (``reverse_plan.Plan.op_of``; ``1.0 / x`` takes ``np.reciprocal``'s
+    rule). d(c / x)/dx = -c / x**2 = -out**2 / c, so the pullback reads the output only and
+    the divisor need not be kept (logistic regression's ``1 + exp(-z)``)."""
+    return c / x
+
+
+@defvjp(scaled_reciprocal, "c, x", diff="x", reads="c, out", name="adgen.scaled_reciprocal")
+def scaled_reciprocal_(g: Any, out: Any, c: Any, x: Any) -> Any:
+    return -g * (out * out) / c
+
+
+@defjvp(scaled_reciprocal)
+def scaled_reciprocal_jvp(d: Any, out: Any, c: Any, x: Any) -> Any:
+    return -d * (out * out) / c
 
 
 @defvjp(operator.floordiv, "a, b", linear=True)
