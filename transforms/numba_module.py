@@ -138,6 +138,8 @@ class _Module:
         if names is not None:
             fwd.name, pb.name = names
         _name_output(fwd)
+        for fn in (fwd, pb):
+            _drop_name_deletes(fn)
         rw = Rewriter(fwd, pb, file, params)
         rw.reductions()
         rw.tuple_lists()
@@ -330,6 +332,25 @@ def _name_output(fwd: ast.FunctionDef) -> None:
                       lineno=getattr(ret, "lineno", 0))
     ret.value.elts[0] = ast.Name(id=name, ctx=ast.Load())
     fwd.body.insert(len(fwd.body) - 1, bind)
+
+
+def _drop_name_deletes(fn: ast.FunctionDef) -> None:
+    """Removes ``del x`` statements of local names (the pullback's early release of an
+    adjoint it no longer reads): numba's nopython mode compiles no ``del`` of a local
+    ("Illegal IR, del found"), and its reference counting releases the array when the name
+    is bound again or the function returns. Nothing reads a name after adgen's ``del`` of
+    it; a user's read after ``del`` is refused by the default pipeline first (UnboundLocal)."""
+    for node in ast.walk(fn):
+        for attr in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, attr, None)
+            if isinstance(stmts, list) and any(
+                    isinstance(st, ast.Delete) and all(isinstance(t, ast.Name)
+                                                       for t in st.targets)
+                    for st in stmts):
+                kept = [st for st in stmts if not (
+                    isinstance(st, ast.Delete) and
+                    all(isinstance(t, ast.Name) for t in st.targets))]
+                setattr(node, attr, kept or [ast.Pass()])
 
 
 def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
