@@ -50,6 +50,9 @@ class Capture:
     # a part of an array that a later write of the same array overwrites: copied where it is
     # read (``write``: the first such write), no guard at the writes
     copied: bool = False
+    # a copied part that is a basic index of an earlier copied capture's part, with no write
+    # between (shared_copies): (that capture's key, the indices) — a view of its copy
+    copy_of: tuple[tuple[int, str], list[gast.expr]] | None = None
 
 
 @dataclass
@@ -76,6 +79,9 @@ class Recording:
     # a name the pullback reads only for its shape -> the name it stands for and what the
     # forward keeps of it: "shape" (np.shape) or "tree" (shape_tree) (shape_saves)
     shape_of: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # a name a loop records for the length of a vector whose shape the pullback reads, the
+    # shape bound again from it (shape_saves.lengths_not_shapes) -> that vector
+    lengths: dict[str, str] = field(default_factory=dict)
     # a container parameter whose slots the function rebinds -> its items as received
     entry_of: dict[str, str] = field(default_factory=dict)
     # a call whose result (a list, dict or object) the pullback hands back with the adjoints
@@ -94,6 +100,7 @@ class Result:
     reads_params: set[str] | bool = True
     mutates_containers: bool = False
     written_params: set[str] | bool = True
+    lean: Any = None  # lean_pullback.LeanFacts: what the pullback's names are known to hold
 
 
 def src_text(node: gast.AST) -> str:

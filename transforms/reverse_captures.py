@@ -20,6 +20,7 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.walk import walk
 
 from adgen.errors import MutationError
@@ -33,6 +34,7 @@ def find_captures(plan: Plan) -> None:
     found.collect_reads(plan.fn.body)
     found.decide_sites()
     plan.reads_params = found.reads_params
+    share_copies(plan)  # two copies of the same elements: one, and a view of it
 
 
 class _Captures:

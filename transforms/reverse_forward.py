@@ -83,6 +83,8 @@ class Forward:
         the value it stands for (shape_saves). ``unbound``: names still None on a path that
         skipped their statement (np.shape(None) is ()). ``alive``: at the top level, arrays
         the forward keeps (or takes) anyway, whose shape may stand for the value's."""
+        if n in self.rec.lengths:  # a vector bound in every iteration: its length
+            return call_node("len", name(self.rec.lengths[n]))
         of = self.rec.shape_of.get(n)
         if of is None:
             return name(n)
@@ -162,9 +164,18 @@ class Forward:
             return [clone(self.plan.parsed.nested_defs[s.value.args[0].value])]
         pre: list[gast.stmt] = []
         post: list[gast.stmt] = []
+        views: list[gast.stmt] = []  # after the statement's copies they are views of
         for (sid, n), cap in self.plan.caps.items():
             var = self.rec.cap_var.get((sid, n))
             if sid != id(s) or var is None:
+                continue
+            if cap.copied and cap.copy_of is not None and \
+                    self.rec.cap_var.get(cap.copy_of[0]) is not None:
+                # the same elements as an earlier copy: a view of it (shared_copies)
+                value: gast.expr = name(self.rec.cap_var[cap.copy_of[0]])
+                for idx in cap.copy_of[1]:
+                    value = gast.Subscript(value=value, slice=clone(idx), ctx=gast.Load())
+                views.append(assign(name(var, gast.Store), value, s))
                 continue
             if cap.copied:
                 at = cap.write
@@ -187,6 +198,7 @@ class Forward:
                 call.keywords = [gast.keyword(arg="within",
                                               value=name(self.rec.saved_call[id(s)]))]
             (post if cap.after else pre).append(assign(name(var, gast.Store), call, s))
+        pre += views
         for w in self.plan.guarded.get(id(s), ()):
             if not w.container:  # a list's capture is a copy already
                 pre.append(self.guard(s, w))
@@ -214,8 +226,8 @@ class Forward:
             elif tape is not None:
                 recorded = self.rec.records.get(id(s), [])
                 target = {s.target.id} if isinstance(s, gast.For) else set()
-                values = [self.rec.shape_of.get(r, (r,))[0] for r in recorded
-                          if r not in target]
+                values = [self.rec.lengths.get(r) or self.rec.shape_of.get(r, (r,))[0]
+                          for r in recorded if r not in target]
                 init = self.init_conditional(s.body, values)
                 unbound = {st.targets[0].id for st in init}  # None where a path skips them
                 rec = gast.Expr(value=call_node(attr_node(tape, "append"), gast.Tuple(
