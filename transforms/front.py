@@ -40,6 +40,7 @@ from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -64,6 +65,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     tree = parsed.tree
     if stop == "parse":
         return parsed, tree, None, None
+    read_properties(parsed)  # self.scale of a @property: its getter's call
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     if stop == "validate":

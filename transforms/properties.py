@@ -1,0 +1,113 @@
+"""``@property`` values read in the differentiated code: ``self.scale`` as the getter's call.
+
+A property's value is computed when it is read, from attributes the getter reads; adgen keeps
+an object's adjoint per stored attribute, so a gradient of the value read as an attribute
+would not reach them (runtime.stored_attribute refuses it). Where the object's class is known
+when the function compiles, a read of a property whose getter is a plain function is written
+as a call of the getter, which adgen differentiates like any method:
+
+    self.scale           ->  type(self).scale.fget(self)
+
+``type(self)`` is looked up as the code runs, so a subclass's own property is the one called,
+as Python does. The objects whose class is known: ``self``, the first parameter of a method
+(its class from ``__qualname__``, or the ``__class__`` cell), and a local name bound once, to
+``Cls(...)`` of a class. ``functools.cached_property`` is not rewritten (its value, once
+cached, is a stored attribute that a new call would not give), nor a read that is assigned to
+or deleted, nor a property of another object (runtime.stored_attribute refuses it when its
+value has a gradient).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gast
+from adgen.transforms.walk import walk
+
+__all__ = ["read_properties"]
+
+
+def _owner(fn: Any, namespace: dict[str, Any]) -> Any:
+    """The class a method was defined in, or None."""
+    cell = namespace.get("__class__")
+    if isinstance(cell, type):
+        return cell
+    parts = getattr(fn, "__qualname__", "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
+    for p in parts[1:-1]:
+        obj = getattr(obj, p, None)
+    return obj if isinstance(obj, type) else None
+
+
+def _getter(cls: Any, name: str) -> Any:
+    """The getter of ``cls``'s property ``name`` when it is a plain function, else None."""
+    try:
+        found = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return None
+    if isinstance(found, property) and inspect.isfunction(found.fget):
+        return found.fget
+    return None
+
+
+def read_properties(parsed: Any) -> None:
+    """Writes each read of a property of an object of known class as its getter's call."""
+    from adgen.transforms.front import resolve  # front runs this pass
+
+    tree = parsed.tree
+    if parsed.is_local("type") or parsed.namespace.get("type", type) is not type:
+        return  # the rewrite's type() would not be the builtin
+    stores: dict[str, int] = {}
+    built: dict[str, Any] = {}
+    for node in walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call):
+            cls = resolve(parsed, node.value.func)
+            if isinstance(cls, type):
+                built[node.targets[0].id] = cls
+    classes = {n: c for n, c in built.items() if stores.get(n) == 1}
+    params = tree.args.args
+    owner = _owner(parsed.fn, parsed.namespace) if params else None
+    if owner is not None and not stores.get(params[0].id):
+        classes[params[0].id] = owner
+    if not classes:
+        return
+    calls = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
+    for node in walk(tree):
+        for field, value in gast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for i, sub in enumerate(items):
+                new = _rewritten(sub, classes, calls)
+                if new is None:
+                    continue
+                if isinstance(value, list):
+                    value[i] = new
+                else:
+                    setattr(node, field, new)
+
+
+def _rewritten(node: Any, classes: dict[str, Any], calls: set[int]) -> Any:
+    if not (isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
+            isinstance(node.value, gast.Name) and node.value.id in classes and
+            id(node) not in calls):
+        return None
+    if _getter(classes[node.value.id], node.attr) is None:
+        return None
+    at = dict(lineno=node.lineno, col_offset=node.col_offset,
+              end_lineno=getattr(node, "end_lineno", node.lineno),
+              end_col_offset=getattr(node, "end_col_offset", node.col_offset))
+
+    def obj() -> gast.Name:
+        return gast.Name(id=node.value.id, ctx=gast.Load(), annotation=None,
+                         type_comment=None, **at)
+
+    kind = gast.Call(func=gast.Name(id="type", ctx=gast.Load(), annotation=None,
+                                    type_comment=None, **at), args=[obj()], keywords=[], **at)
+    prop = gast.Attribute(value=kind, attr=node.attr, ctx=gast.Load(), **at)
+    getter = gast.Attribute(value=prop, attr="fget", ctx=gast.Load(), **at)
+    return gast.Call(func=getter, args=[obj()], keywords=[], **at)
