@@ -228,6 +228,24 @@ def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return copy.deepcopy(args)
 
 
+class _Runs:
+    """The arguments of each of the runs of ``f`` a derivative takes (a jvp per column of a
+    Jacobian, an hvp per column of a Hessian): the arguments themselves for the first run,
+    and copies of their values from before it for the others. So every derivative leaves its
+    arguments as one plain call of ``f`` does, as ``grad`` does (a function that writes an
+    argument in place writes it once), and every run starts from the same values."""
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self.args, self.before = tuple(args), _copies(tuple(args))
+        self.first = True
+
+    def next(self) -> tuple[Any, ...]:
+        if self.first:
+            self.first = False
+            return self.args
+        return _copies(self.before)
+
+
 def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
     """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
     cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
@@ -298,8 +316,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
 
     As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
-    ``argnums`` gives a tuple. Each jvp runs on copies of the arguments, so a function that
-    writes its arguments in place sees the same values every time.
+    ``argnums`` gives a tuple. A function that writes its arguments in place sees the same
+    values in every jvp, and the arguments end as one plain call leaves them (:class:`_Runs`).
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
@@ -307,12 +325,13 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         out = None
         result = []
+        runs = _Runs(args)
         for n in nums:
             dots = []
             for e in _basis(args[n]):
                 tangents = [None] * len(args)
                 tangents[n] = e
-                out, d = jvp(fun, _copies(args), tangents, **kwargs)
+                out, d = jvp(fun, runs.next(), tangents, **kwargs)
                 _refuse_structured_output(out, "jacfwd")
                 dots.append(d)
             result.append(_columns(dots, out, args[n]))
@@ -482,7 +501,8 @@ def _check_direction(x: Any, v: Any, n: int) -> None:
 def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             mutation: str = "save") -> Callable[..., Any]:
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
-    Hessian-vector product (:func:`hvp`) per element; each runs on copies of the arguments."""
+    Hessian-vector product (:func:`hvp`) per element, each from the same values; the arguments
+    end as one plain call leaves them (:class:`_Runs`)."""
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise ArgnumsError(f"hessian takes one argument to differentiate (an int), not "
                            f"{argnums!r}: take the blocks one by one (hessian(f, argnums=k) "
@@ -493,7 +513,8 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
         n = normalize_argnums(argnums, len(args))[0]
         _refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
         h = hvp(fun, n, mutation=mutation)
-        cols = [h(*_copies(tuple(args)), e, **kwargs) for e in _basis(args[n])]
+        runs = _Runs(args)
+        cols = [h(*runs.next(), e, **kwargs) for e in _basis(args[n])]
         return _columns(cols, args[n], args[n])
 
     return DerivativeFunction(hessian_fun, "hessian", fun, argnums, {"mutation": mutation})
@@ -523,14 +544,15 @@ def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
     fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
     j = normalize_argnums(argnums, len(primals))[0]
     _refuse_aliased_arguments(primals, j, fun)
-    out = g(*_copies(primals), **kwargs)
+    runs = _Runs(primals)  # the gradient's run writes the arguments as a plain call does
+    out = g(*runs.next(), **kwargs)
     wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
     if not wrt:
         return out, runtime.zeros_like(out)
     # keyword arguments (jacfwd(grad(f))(w, x=data)) get no derivative: bound, as in hvp
     d = _directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
                      unit=False)
-    dot = grad(d, j, mutation=mutation)(*_copies(primals), *[tangents[n] for n in wrt])
+    dot = grad(d, j, mutation=mutation)(*runs.next(), *[tangents[n] for n in wrt])
     return out, dot
 
 
@@ -553,7 +575,8 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     if program.reverse:  # reverse over reverse: the generated forward and pullback
         if program.check:  # "strict": refused where the gradient is
             g(*_copies(args))
-        out, pull = vjp(program.function, *_copies(args), mutation=mutation)
+        # on the arguments themselves: they end as one plain call of f leaves them
+        out, pull = vjp(program.function, *args, mutation=mutation)
 
         def pullback_rr(ct: Any) -> tuple[Any, ...]:
             check_cotangent(ct, out, "the cotangent", fun)
@@ -561,7 +584,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
         return out, pullback_rr
     before = _copies(args)
-    out = g(*_copies(args))
+    out = g(*args)  # the arguments end as one plain call of f leaves them
     d = _directional(fun, len(args), (j,), unit=False)
     # the arguments with a gradient (floats, float arrays, containers of them)
     every = tuple(n for n, a in enumerate(args)
