@@ -135,12 +135,20 @@ def references() -> list[str]:
     """The reference implementations, and the numpy / jax.numpy classification."""
     from adgen.rules.registry import all_references, refusal_of
 
+    numpy_refs = [r for r in all_references() if r.impl is not r.primal]
+    own = [r for r in all_references() if r.impl is r.primal]  # adgen's tangent helpers
     lines = ["", "## Reference implementations", "",
              ("These NumPy functions are written once in plain NumPy over functions with rules "
               "(`src/adgen/rules/composites*.py`); a call is compiled as a call of that source, "
               "so its adjoint and what it reads come from the source."), "",
-             f"{len(all_references())} functions: " + ", ".join(
-                 f"`{r.name}`" for r in all_references()) + "."]
+             f"{len(numpy_refs)} functions: " + ", ".join(
+                 f"`{r.name}`" for r in numpy_refs) + "."]
+    if own:
+        lines += ["", ("The tangent helpers of forward mode for `np.linalg.svd`, `eigh`, "
+                       "`eigvalsh`, `qr` and `pinv` are compiled from their own source in the "
+                       "same way where tangent code is differentiated again (`hvp`, `hessian`, "
+                       "`jacfwd(grad(f))`): " + ", ".join(
+                           f"`{r.name.rsplit('.', 1)[-1]}`" for r in own) + ".")]
     if not NAMES.exists():
         return lines
     rows = [[p.strip() for p in line.split("|", 2)] for line in NAMES.read_text().splitlines()

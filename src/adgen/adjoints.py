@@ -191,7 +191,9 @@ def as_gradient(ct: Any, primal: Any) -> Any:
         ct = list(ct) if isinstance(ct, (list, tuple)) else ct
         return [as_gradient(c, p) for c, p in zip(ct, primal)]
     if isinstance(primal, tuple):
-        return tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+        items = tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+        # a namedtuple's gradient is one of its type, as a JAX pytree's
+        return type(primal)._make(items) if hasattr(type(primal), "_fields") else items
     if isinstance(ct, dict) and not isinstance(ct, ObjectAdjoint) and \
             hasattr(primal, "__dict__"):
         ct = ObjectAdjoint(ct)
@@ -230,6 +232,7 @@ def locate(err: Any, tb: Any = None) -> Any:
     above the statement it runs). ``tb``: the traceback of an exception caught above the
     pullback, whose frames are searched instead (innermost first)."""
     import linecache
+    import os
     import re
     import sys
 
@@ -241,9 +244,13 @@ def locate(err: Any, tb: Any = None) -> Any:
         tb = tb.tb_next
     frame = frames[-1] if frames else sys._getframe(1)
     inner = list(reversed(frames))
+    # adgen's own NumPy compiled as a callee (a reference implementation, a forward-mode
+    # tangent helper under hessian) is not the user's line: its caller's frame is
+    own = os.path.dirname(os.path.abspath(__file__)) + os.sep
     while frame is not None:
         file = frame.f_globals.get("__adgen_file__")
-        if file is not None and frame.f_code.co_filename.startswith("<adgen "):
+        if file is not None and frame.f_code.co_filename.startswith("<adgen ") and \
+                not os.path.abspath(file).startswith(own):
             lines = linecache.getlines(frame.f_code.co_filename)
             for k in range(min(frame.f_lineno, len(lines)) - 1, -1, -1):
                 found = re.match(r"\s*# line (\d+):", lines[k])

@@ -207,3 +207,19 @@ REFERENCE_CASES["numpy.trapezoid"] += [C(randn(1))]
 REFERENCE_CASES["numpy.ediff1d"] += [C(randn(1))]
 REFERENCE_CASES["numpy.nansum"] += [C(np.zeros((0, 3)), 0)]
 REFERENCE_CASES["numpy.pad"] += [C(np.zeros((0, 2)), 1)]
+
+
+# Forward mode's tangent helpers of the decompositions, compiled from their own source when
+# tangent code is differentiated again (hvp, hessian): the dot-product test of their vjps in
+# the tangent d and the matrix a (values apart, rank full)
+_HELPERS = "adgen.rules.helpers_jvp."
+cases(_HELPERS + "eigh_jvp", C(randn(3, 3), randn(3, 3), "L", True),
+      C(randn(3, 3), randn(3, 3), "U", True), C(randn(2, 3, 3), randn(2, 3, 3), "L", False))
+cases(_HELPERS + "svd_jvp", C(randn(4, 3), randn(4, 3), False, True),
+      C(randn(2, 4), randn(2, 4), False, True), C(randn(3, 3), randn(3, 3), True, True),
+      C(randn(3, 2), randn(3, 2), True, False), refuse(randn(3, 2), randn(3, 2), True, True))
+cases(_HELPERS + "qr_jvp", C(randn(4, 3), randn(4, 3), "reduced"),
+      C(randn(2, 3), randn(2, 3), "r"), C(randn(3, 3), randn(3, 3), "complete"),
+      refuse(randn(3, 3), randn(3, 3), "raw"))
+cases(_HELPERS + "qr_square_jvp", C(randn(4, 3), randn(4, 3), np.triu(well_conditioned(3))))
+cases(_HELPERS + "pinv_jvp", C(randn(3, 2), randn(2, 3), randn(3, 2)))

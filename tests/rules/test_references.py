@@ -73,7 +73,7 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)})\n"
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"np": np, **consts}
+    namespace = {"np": np, "adgen": adgen, **consts}  # adgen: its own tangent helpers
     exec(compile(src, filename, "exec"), namespace)  # noqa: S102
     return namespace["user_fn"], values
 

@@ -60,8 +60,9 @@ def inverse_gaps(w: np.ndarray, what: str) -> np.ndarray:
     scale = max(float(np.max(np.abs(w), initial=0.0)), 1.0)
     if np.any(np.abs(gaps[..., off]) <= 1e-9 * scale):
         unsupported(f"{what}: the gradient through the vectors is not defined where values "
-                    "repeat (degenerate eigenvalues or singular values); only the gradient "
-                    "through the values is")
+                    "repeat (degenerate eigenvalues or singular values); only the first "
+                    "derivative through the values is (second derivatives of the values, "
+                    "hessian or hvp, go through the vectors and are refused there too)")
     return np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
 
 

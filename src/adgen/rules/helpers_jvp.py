@@ -9,9 +9,12 @@ eigenvalues or singular values where the vectors move, completion vectors of a f
 complete QR of a non-square matrix, rank-deficient matrices where the tangent divides by a
 singular value or a diagonal of R, and quantile methods other than 'linear'.
 
-These helpers have no derivative rules of their own: second derivatives through svd, eigh,
-qr, pinv, cumprod and the quantiles (``hvp``, ``hessian``, ``grad(grad(f))``) are refused with
-MissingRuleError naming the helper.
+The decompositions' helpers (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp) are NumPy
+over functions with rules, and adgen compiles their own source when it differentiates tangent
+code that calls them (``hvp``, ``hessian``, ``jacfwd(grad(f))``: rules/jvps.py registers
+them), so they stay within that subset: no string methods, no calls of helpers that are not
+registered the same way. cumprod_jvp and quantile_jvp have no derivative rules: second
+derivatives through cumprod and the quantiles are refused with MissingRuleError naming them.
 """
 
 import numpy as np
@@ -41,7 +44,7 @@ def eigh_jvp(d: object, a: object, uplo: str, vectors: bool) -> object:
     1 / (w[j] - w[i]) off the diagonal (refused where eigenvalues repeat).
     """
     d = np.asarray(d, dtype=np.float64)
-    if uplo.upper() == "L":
+    if uplo in ("L", "l"):  # not uplo.upper(): reverse mode reads this source (hessian)
         s = np.tril(d) + np.swapaxes(np.tril(d, -1), -1, -2)
     else:
         s = np.triu(d) + np.swapaxes(np.triu(d, 1), -1, -2)

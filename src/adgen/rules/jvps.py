@@ -48,6 +48,7 @@ from adgen.rules.helpers import (
     pinv_jvp,
     prod_vjp,
     qr_jvp,
+    qr_square_jvp,
     quantile_jvp,
     shape_tree,
     sorted_jvp,
@@ -62,7 +63,7 @@ from adgen.rules.helpers import (
     xlogy_dy,
     zero_tangent,
 )
-from adgen.rules.registry import defjvp, defjvp_kind, defrefusal, defvjp, lookup
+from adgen.rules.registry import defjvp, defjvp_kind, defreference, defrefusal, defvjp, lookup
 
 # --------------------------------------------------------------------------------------------
 # Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
@@ -273,8 +274,8 @@ def astype(d: Any, out: Any, a: Any, dtype: Any) -> Any:
                       np.array(d), dtype_kind(np.asarray(out)))
 
 
-# Decompositions, cumprod and order statistics (the helpers in rules/helpers_jvp.py; their
-# tangents have no rules in turn: second derivatives through these are refused)
+# Decompositions, cumprod and order statistics (the helpers in rules/helpers_jvp.py; those of
+# the decompositions are differentiated again from their own source, below)
 
 
 @defjvp(np.linalg.svd)
@@ -339,11 +340,17 @@ def trim_zeros(d: Any, out: Any, filt: Any, trim: Any, axis: Any) -> Any:
 
 defjvp_kind("zero", np.einsum_path)  # a contraction order: no float output
 
+# Second derivatives through the decompositions (hvp, hessian, jacfwd(grad(f))): the tangents
+# are NumPy over functions with rules (eigh, svd, qr, solve, matmul, where), so reverse mode
+# compiles a tangent helper's own source, as a reference implementation of itself, and takes
+# eigh's 1 / (w[j] - w[i]) from eigh's own vjp; where the helper refuses (repeated values),
+# so does its derivative. Forward mode reads the same source (third derivatives).
+for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp):
+    defreference(_helper)(_helper)
+
 # Reverse mode of tangent code that calls these (hvp, hessian, grad of grad) stops there, and
 # MissingRuleError says why.
-for _helper, _primal in ((svd_jvp, "np.linalg.svd"), (eigh_jvp, "np.linalg.eigh / eigvalsh"),
-                         (qr_jvp, "np.linalg.qr"), (pinv_jvp, "np.linalg.pinv"),
-                         (cumprod_jvp, "np.cumprod"),
+for _helper, _primal in ((cumprod_jvp, "np.cumprod"),
                          (quantile_jvp, "np.quantile / percentile / median")):
     defrefusal(_helper, f"it is forward mode's tangent of {_primal}, and second derivatives "
                f"through {_primal} are not supported (first derivatives are, in both modes); "
