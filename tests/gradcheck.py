@@ -96,7 +96,8 @@ def unflatten(template: Any, flat: np.ndarray, *, as_gradient: bool = False) -> 
         if isinstance(v, list):
             return [build(item) for item in v]
         if isinstance(v, tuple):
-            return tuple(build(item) for item in v)
+            items = tuple(build(item) for item in v)
+            return type(v)._make(items) if hasattr(type(v), "_fields") else items  # namedtuple
         if isinstance(v, dict):
             return {key: build(v[key]) for key in v}
         if _is_object(v):

@@ -108,9 +108,24 @@ class _Lower:
             return [test, refuse, s]
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.value, gast.Call):
-            reduced = lower_reduction(s, self.resolve(s.value.func), self.namer)
+            callee = self.resolve(s.value.func)
+            reduced = lower_reduction(s, callee, self.namer)
             if reduced is not None:
                 return reduced
+            if isinstance(callee, type) and issubclass(callee, tuple) and \
+                    hasattr(callee, "_fields"):
+                return self._namedtuple(s, callee)
+            func = s.value.func
+            if isinstance(func, gast.Attribute) and func.attr == "_replace" and \
+                    not s.value.args and s.value.keywords and \
+                    all(k.arg for k in s.value.keywords) and callee is None:
+                # q._replace(b=v) of a namedtuple (its method is made by exec, no source)
+                t = self.namer.fresh("t")
+                kw = gast.Dict(keys=[gast.Constant(k.arg, None) for k in s.value.keywords],
+                               values=[k.value for k in s.value.keywords])
+                return [assign(name(t, gast.Store), kw, s),
+                        assign(s.targets[0], _call_name("namedtuple_replace", func.value,
+                                                        name(t)), s)]
         call = None
         result = None
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
@@ -216,6 +231,39 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
+
+    def _namedtuple(self, s: gast.Assign, cls: type) -> list[gast.stmt]:
+        """``p = Point(a, y=b)`` of a namedtuple class -> ``t1 = Point; t2 = (a, b);
+        p = namedtuple_of(t1, t2)``, every field in order, a default read by
+        ``field_default(t1, 'y')`` (runtime.namedtuple_of: its rule routes the cotangent
+        field by field; ``__new__`` is made by exec, without source). Arguments that do not
+        fit the fields keep the call as written (refused there)."""
+        call = s.value
+        assert isinstance(call, gast.Call)
+        fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+        given: dict[str, gast.expr] = dict(zip(fields, call.args))
+        for k in call.keywords:
+            if k.arg not in fields or k.arg in given:
+                return [s]
+            given[k.arg] = k.value
+        defaults = getattr(cls, "_field_defaults", {})
+        if len(call.args) > len(fields) or any(isinstance(a, gast.Starred) for a in call.args) \
+                or any(f not in given and f not in defaults for f in fields):
+            return [s]
+        out: list[gast.stmt] = []
+
+        def bind(value: gast.expr) -> gast.expr:
+            t = self.namer.fresh("t")
+            out.append(assign(name(t, gast.Store), value, s))
+            return name(t)
+
+        klass = bind(clone(call.func))
+        items = [given[f] if f in given else
+                 bind(_call_name("field_default", clone(klass), gast.Constant(f, None)))
+                 for f in fields]
+        values = bind(gast.Tuple(elts=items, ctx=gast.Load()))
+        out.append(assign(s.targets[0], _call_name("namedtuple_of", klass, values), s))
+        return out
 
     def _arguments(self, call: gast.Call, params: tuple[str, ...], required: int,
                    s: gast.stmt, method: str, keywords: bool = True) -> list[gast.expr | None]:

@@ -169,10 +169,21 @@ def attr(adjoint: Any, name: str) -> Any:
 
 
 def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
-    """The adjoint of ``obj`` for ``out = obj.name`` with out's adjoint g."""
-    if name not in getattr(obj, "__dict__", ()):
+    """The adjoint of ``obj`` for ``out = obj.name`` with out's adjoint g (a namedtuple's
+    field is its item: the adjoint is the tuple's)."""
+    if isinstance(obj, tuple) and name in getattr(type(obj), "_fields", ()):
+        return getitem_adjoint(obj, type(obj)._fields.index(name), g)  # a namedtuple's item
+    if name not in getattr(obj, "__dict__", ()) or _cached(obj, name):
         stored_attribute(obj, name)
     return ObjectAdjoint({name: g})
+
+
+def _cached(obj: Any, name: str) -> bool:
+    """Whether ``obj.name`` is a functools.cached_property (its value, once read, is stored
+    in the object's ``__dict__``, but computed from other attributes all the same)."""
+    import functools
+
+    return isinstance(getattr(type(obj), name, None), functools.cached_property)
 
 
 def stored_attribute(obj: Any, name: str) -> None:
@@ -187,8 +198,10 @@ def stored_attribute(obj: Any, name: str) -> None:
     import functools
     import types
 
-    if name in getattr(obj, "__dict__", ()) or isinstance(obj, (types.ModuleType, type)):
-        return
+    if (name in getattr(obj, "__dict__", ()) and not _cached(obj, name)) or \
+            isinstance(obj, (types.ModuleType, type)) or \
+            (isinstance(obj, tuple) and name in getattr(type(obj), "_fields", ())):
+        return  # stored (a namedtuple's field is its item)
     found = getattr(type(obj), name, None)
     if found is None:
         computed = hasattr(type(obj), "__getattr__")
@@ -205,6 +218,30 @@ def stored_attribute(obj: Any, name: str) -> None:
             "attributes only, and the gradient would not reach what the getter reads",
             hint=f"call a method instead (def {name}(self): ... read as obj.{name}()), or "
                  "store the value as an attribute"))
+
+
+def namedtuple_of(cls: Any, items: tuple[Any, ...]) -> Any:
+    """``cls(*items)`` for a namedtuple class ``cls``, every field given: lower_mutation writes
+    the user's ``Point(x, y=v)`` so (``__new__`` is made by ``exec``, without source); the
+    rule routes the result's cotangent, field by field, back to the items."""
+    return cls._make(items)
+
+
+def field_default(cls: Any, field: str) -> Any:
+    """The default of a namedtuple class's field (a constant: no derivative)."""
+    return cls._field_defaults[field]
+
+
+def namedtuple_replace(obj: Any, kwargs: dict[str, Any]) -> Any:
+    """``obj._replace(**kwargs)`` (lower_mutation writes the user's call so): the fields
+    replaced take their cotangents from the result, the others pass on to ``obj``."""
+    if not (isinstance(obj, tuple) and hasattr(type(obj), "_fields")):
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            f"{type(obj).__name__}._replace: adgen differentiates the _replace of namedtuples "
+            "only", hint="give the method another name"))
+    return obj._replace(**kwargs)
 
 
 def flat_view(x: np.ndarray) -> np.ndarray:
@@ -396,7 +433,9 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
-    "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", *_helper_names,
+    "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
+    "field_default",
+    *_helper_names,
 ]
 
 
@@ -404,7 +443,7 @@ def _register_runtime_rules() -> None:
     # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
     # compiled jvp it calls, differentiated in turn
     from adgen.dispatch import call_starred_rrule
-    from adgen.rules.registry import defrrule, defvjp
+    from adgen.rules.registry import defjvp_kind, defrrule, defvjp
     from adgen.tangent_calls import call_jvp_rrule
 
     defrrule(call_jvp, call_jvp_rrule)
@@ -413,6 +452,28 @@ def _register_runtime_rules() -> None:
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
+
+    from adgen.rules.helpers import fields_vjp, shape_tree  # noqa: F401 - the templates'
+
+    @defvjp(field_default, "cls, field", diff=(), linear=True,
+            name="adgen.runtime.field_default")
+    def _field_default(g, out, cls, field):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
+    @defvjp(namedtuple_of, "cls, items", diff="items", reads="cls", linear=True,
+            name="adgen.runtime.namedtuple_of")
+    def _namedtuple_of(g, out, cls, items):  # noqa: ANN001, ANN202 - a rule template
+        return fields_vjp(g, cls._fields, shape_tree(items))
+
+    @defvjp(namedtuple_replace, "obj, kwargs", diff="obj, kwargs", reads="obj, kwargs",
+            name="adgen.runtime.namedtuple_replace")
+    def _namedtuple_replace(g, out, obj, kwargs):  # noqa: ANN001, ANN202 - a rule template
+        return (fields_vjp(g, type(obj)._fields, shape_tree(obj), tuple(kwargs)),
+                fields_vjp(g, type(obj)._fields, shape_tree(kwargs)))
+
+    # forward mode: a namedtuple of the tangents; a default field is a constant
+    defjvp_kind("linear", namedtuple_of, namedtuple_replace)
+    defjvp_kind("zero", field_default)
 
     @defvjp(flat_view, "x", linear=True, view=True, name="adgen.runtime.flat_view")
     def _flat_view(g, out, x):  # noqa: ANN001, ANN202 - a rule template

@@ -10,6 +10,7 @@ Python float operand; every reduction sees axis None / int / negative / tuple an
 
 from __future__ import annotations
 
+import collections
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -407,6 +408,13 @@ cases("numpy.copy", unary(randn))
 # adgen's own runtime rules (loops over sequences, flat views written by x.put)
 cases("adgen.runtime.loop_sequence", C(randn(4)), C(randn(3, 2)))
 cases("adgen.runtime.flat_view", C(randn(3, 4)), C(randn(5)))
+# namedtuples built and updated in a loss (lower_mutation writes their calls so)
+_Pair = collections.namedtuple("_Pair", "w b", defaults=[0.5])
+cases("adgen.runtime.namedtuple_of", C(_Pair, (randn(3), randn())),
+      C(_Pair, (randn(2, 2), randn(3))))
+cases("adgen.runtime.namedtuple_replace", C(_Pair(randn(3), randn()), {"b": randn()}),
+      C(_Pair(randn(3), randn()), {"w": randn(3), "b": randn()}))
+cases("adgen.runtime.field_default", C(_Pair, "b"))
 # the helpers generated pullbacks call (rules/runtime_rules.py, for reverse over reverse)
 cases("adgen.runtime.shadow_of", C(_runtime.ShadowMap(), randn(3)),
       C(_runtime.ShadowMap(), randn(2, 3)))

@@ -66,7 +66,8 @@ def axpy(x: Any, a: float, v: Any) -> Any:
     if v is None:
         return x
     if isinstance(x, (list, tuple)):
-        return type(x)(axpy(xi, a, vi) for xi, vi in zip(x, v))
+        items = [axpy(xi, a, vi) for xi, vi in zip(x, v)]
+        return type(x)._make(items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: axpy(x[k], a, v[k]) for k in x}
     return x + a * v

@@ -43,7 +43,8 @@ def _fill(t: Any, x: Any) -> Any:
     if t is None:
         return zero_tangent(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(_fill(a, b) for a, b in zip(t, x))
+        items = [_fill(a, b) for a, b in zip(t, x)]
+        return type(x)._make(items) if hasattr(type(x), "_fields") else type(x)(items)
     return t
 
 
@@ -84,7 +85,7 @@ def test_jvp_matches_central_differences(rule: registry.Rule, case: Case) -> Non
     if not tangents or not has_float(out):
         pytest.skip("no float argument to perturb, or no float output")
     filled = {k: (tuple(_fill(t, a) for t, a in zip(tangents[k], values[k]))
-                  if isinstance(values[k], tuple) else _fill(tangents[k], values[k]))
+                  if type(values[k]) is tuple else _fill(tangents[k], values[k]))
               for k in tangents}
     got = registry.eval_jvp(rule, case.args, case.kwargs, filled)
     eps = 1e-6
@@ -144,7 +145,7 @@ def test_jvp_is_the_transpose_of_the_vjp(rule: registry.Rule, case: Case) -> Non
     if not tangents or not has_float(out):
         pytest.skip("no float argument to perturb, or no float output")
     filled = {k: (tuple(_fill(t, a) for t, a in zip(tangents[k], values[k]))
-                  if isinstance(values[k], tuple) else _fill(tangents[k], values[k]))
+                  if type(values[k]) is tuple else _fill(tangents[k], values[k]))
               for k in tangents}
     out_dot = registry.eval_jvp(rule, case.args, case.kwargs, filled)
     g = case.g if case.g is not None else random_like(out, rng, numeric=True)

@@ -83,8 +83,10 @@ def has_float(x: Any) -> bool:
 def random_like(x: Any, rng: np.random.Generator, numeric: bool = False) -> Any:
     """A random tree shaped like ``x`` (None where ``x`` has no float content)."""
     if isinstance(x, (list, tuple)):
-        return type(x)(random_like(v, rng, numeric) for v in x) if type(x) in (list, tuple) \
-            else tuple(random_like(v, rng, numeric) for v in x)
+        items = [random_like(v, rng, numeric) for v in x]
+        if hasattr(type(x), "_fields"):  # a namedtuple's tangent is one of its type
+            return type(x)._make(items)
+        return type(x)(items) if type(x) in (list, tuple) else tuple(items)
     if isinstance(x, dict):
         return {k: random_like(v, rng, numeric) for k, v in x.items()}
     if is_float_leaf(x) or (numeric and isinstance(x, (np.ndarray, np.number, int, bool))):
@@ -99,7 +101,8 @@ def axpy(x: Any, a: float, v: Any) -> Any:
     if v is None:
         return x
     if isinstance(x, (list, tuple)):
-        return type(x)(axpy(xi, a, vi) for xi, vi in zip(x, v))
+        items = [axpy(xi, a, vi) for xi, vi in zip(x, v)]
+        return type(x)._make(items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: axpy(x[k], a, v[k]) for k in x}
     res = x + a * v

@@ -7,6 +7,7 @@ top-level functions using only ``np``, builtins and each other, all of them publ
 import numpy as np
 
 __all__ = [
+    "fields_vjp",
     "extreme_tangent",
     "extreme_tangent_vjp",
     "extreme_vjp",
@@ -492,6 +493,21 @@ def dict_vjp(g: object, tree: object) -> object:
                     "with a literal or a comprehension")
     got = g if isinstance(g, dict) else {}
     return {k: got[k] if got.get(k) is not None else tree_zeros(v) for k, v in tree.items()}
+
+
+def fields_vjp(g: object, fields: tuple, tree: object, skip: tuple = ()) -> object:
+    """The cotangent, in ``tree``'s structure, of values given to a namedtuple of ``fields``
+    whose cotangent is ``g`` (a tuple, or a dict by field name; None: zero): a tuple tree
+    takes the fields in order (``cls(*args)``), a dict tree by its keys (``cls(**kwargs)``);
+    the fields in ``skip`` get zeros (those ``_replace`` replaced)."""
+    def of(f: str) -> object:
+        if f in skip or g is None:
+            return None
+        return g.get(f) if isinstance(g, dict) else g[fields.index(f)]
+
+    if isinstance(tree, dict):
+        return {k: copy_vjp(of(k), t) for k, t in tree.items()}
+    return as_container([copy_vjp(of(f), t) for f, t in zip(fields, tree_items(tree))], tree)
 
 
 def copy_vjp(g: object, tree: object) -> object:

@@ -38,7 +38,8 @@ def zero_tangent(x: object) -> object:
     if isinstance(x, list):
         return [zero_tangent(v) for v in x]
     if isinstance(x, tuple):
-        return tuple(zero_tangent(v) for v in x)
+        items = tuple(zero_tangent(v) for v in x)
+        return type(x)._make(items) if hasattr(type(x), "_fields") else items  # namedtuple
     if isinstance(x, dict):
         return {k: zero_tangent(v) for k, v in x.items()}
     if is_plain_object(x):

@@ -1,0 +1,108 @@
+"""Namedtuples as people use them for parameters: an argument whose fields are read
+(``p.w``), unpacked or indexed; one built in the loss (``collections.namedtuple`` and
+``typing.NamedTuple``, positional, keyword and default fields) and updated with ``_replace``.
+The gradient of a namedtuple argument is a namedtuple of the same type, as in JAX. Checked
+against central differences, under both policies, in forward mode and at second order."""
+
+from collections import namedtuple
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numerical_grad
+
+import adgen
+
+Params = namedtuple("Params", "w b")
+
+
+class Layer(NamedTuple):
+    w: np.ndarray
+    b: float = 0.5
+
+
+X = np.array([0.3, -0.7, 1.1])
+W = np.array([0.2, 0.4, -0.6])
+
+
+def by_fields(p, x):
+    return np.sum(np.tanh(p.w * x)) + p.b ** 2
+
+
+def by_unpacking(p, x):
+    w, b = p
+    return np.sum(w * x) * b + p[1]
+
+
+def _predict(layer, x):
+    return np.tanh(layer.w @ x + layer.b)
+
+
+def through_a_helper(p, x):
+    return _predict(Layer(p.w, p.b), x) ** 2
+
+
+def built_in_the_loss(x):
+    q = Layer(x * 2.0)  # b from its default
+    r = Params(b=np.sin(x[0]), w=q.w ** 2)
+    return np.sum(r.w * q.b) + r.b * x[1]
+
+
+def replaced(x):
+    q = Layer(w=x, b=2.0)
+    q = q._replace(b=3.0 * x[2])
+    return np.sum(q.w * q.b) + q[1] ** 2
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("f", [by_fields, by_unpacking, through_a_helper])
+@pytest.mark.parametrize("kind", [Params, Layer])
+def test_argument(f, kind, mutation):
+    p = kind(W.copy(), 1.5)
+    g = check_grad(f, (p, X), 0, mutation=mutation)
+    assert type(g) is kind
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("f", [built_in_the_loss, replaced])
+def test_built_in_the_loss(f, mutation):
+    check_grad(f, (X,), mutation=mutation)
+
+
+@pytest.mark.parametrize("f", [built_in_the_loss, replaced])
+def test_forward_mode_and_hessian(f):
+    v = np.array([0.5, -1.0, 2.0])
+    _, tangent = adgen.jvp(f, (X.copy(),), (v,))
+    np.testing.assert_allclose(tangent, numerical_grad(f, (X,), 0) @ v, rtol=1e-6)
+    h = adgen.hessian(f)(X.copy())
+    cols = [(adgen.grad(f)(X + 1e-5 * e) - adgen.grad(f)(X - 1e-5 * e)) / 2e-5
+            for e in np.eye(3)]
+    np.testing.assert_allclose(h, np.stack(cols, axis=1), rtol=1e-5, atol=1e-7)
+
+
+def test_a_field_array_written_in_place():
+    def f(p, x):
+        w = p.w.copy()
+        w[0] = x[0] ** 2  # a copy: the argument's array is left as it was
+        q = p._replace(w=w)
+        return np.sum(q.w * x) + q.b
+
+    p = Params(W.copy(), 2.0)
+    g = check_grad(f, (p, X), (0, 1))
+    assert type(g[0]) is Params and g[0].b == 1.0
+
+
+def test_replace_of_a_class_of_the_users_is_refused():
+    class Config:
+        def __init__(self, scale):
+            self.scale = scale
+
+        def _replace(self, **kw):
+            return Config(kw.get("scale", self.scale))
+
+    def f(x):
+        c = Config(1.0)._replace(scale=x[0])
+        return c.scale * x[1]
+
+    with pytest.raises(adgen.AdgenError, match="namedtuples only"):
+        adgen.grad(f)(X.copy())
