@@ -37,6 +37,7 @@ from adgen.transforms.desugar import desugar
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
+from adgen.transforms.lower_match import lower_match
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, parse_function
@@ -70,6 +71,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     validate(parsed)
     if stop == "validate":
         return parsed, tree, None, None
+    lower_match(tree, Namer(tree))  # its captures are names like any other from here on
     namer = Namer(tree)
     # the free names the function reads, as Python binds them (bindings.py); those that
     # clash with the generated code's own names are read under fresh ones

@@ -9,6 +9,7 @@ star-arguments, match, try/finally.
 from __future__ import annotations
 
 import gast
+from adgen.transforms.lower_match import refuse_unsupported_patterns
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
 
@@ -30,7 +31,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
     gast.Delete: ("a del statement", "drop the del (adgen keeps values the gradient needs)"),
     gast.ClassDef: ("a class definition inside a differentiated function",
                     "define the class at module level"),
-    gast.Match: ("a match statement", "use if/elif"),
 }
 
 
@@ -112,6 +112,8 @@ def validate(parsed: Parsed) -> None:
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)
         if isinstance(node, gast.With):
             _check_with(parsed, node)
+        if isinstance(node, gast.Match):
+            refuse_unsupported_patterns(node, parsed.location(node))
         if isinstance(node, gast.Set) and not all(isinstance(e, gast.Constant)
                                                   for e in node.elts):
             raise UnsupportedError("a set display of values ({a, b}) is not supported",

@@ -227,6 +227,15 @@ def namedtuple_of(cls: Any, items: tuple[Any, ...]) -> Any:
     return cls._make(items)
 
 
+def match_sequence(x: Any, n: int) -> bool:
+    """Python's test for a sequence pattern of ``n`` items (lower_match): a Sequence other
+    than str, bytes and bytearray, of length ``n`` (a NumPy array is not a Sequence)."""
+    import collections.abc
+
+    return isinstance(x, collections.abc.Sequence) and \
+        not isinstance(x, (str, bytes, bytearray)) and len(x) == n
+
+
 def field_default(cls: Any, field: str) -> Any:
     """The default of a namedtuple class's field (a constant: no derivative)."""
     return cls._field_defaults[field]
@@ -434,7 +443,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
-    "field_default",
+    "field_default", "match_sequence",
     *_helper_names,
 ]
 
@@ -455,6 +464,10 @@ def _register_runtime_rules() -> None:
 
     from adgen.rules.helpers import fields_vjp, shape_tree  # noqa: F401 - the templates'
 
+    @defvjp(match_sequence, "x, n", diff=(), linear=True, name="adgen.runtime.match_sequence")
+    def _match_sequence(g, out, x, n):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
     @defvjp(field_default, "cls, field", diff=(), linear=True,
             name="adgen.runtime.field_default")
     def _field_default(g, out, cls, field):  # noqa: ANN001, ANN202 - a rule template
@@ -473,7 +486,7 @@ def _register_runtime_rules() -> None:
 
     # forward mode: a namedtuple of the tangents; a default field is a constant
     defjvp_kind("linear", namedtuple_of, namedtuple_replace)
-    defjvp_kind("zero", field_default)
+    defjvp_kind("zero", field_default, match_sequence)
 
     @defvjp(flat_view, "x", linear=True, view=True, name="adgen.runtime.flat_view")
     def _flat_view(g, out, x):  # noqa: ANN001, ANN202 - a rule template

@@ -415,6 +415,7 @@ cases("adgen.runtime.namedtuple_of", C(_Pair, (randn(3), randn())),
 cases("adgen.runtime.namedtuple_replace", C(_Pair(randn(3), randn()), {"b": randn()}),
       C(_Pair(randn(3), randn()), {"w": randn(3), "b": randn()}))
 cases("adgen.runtime.field_default", C(_Pair, "b"))
+cases("adgen.runtime.match_sequence", C((randn(), randn()), 2), C([randn(3)], 2))
 # the helpers generated pullbacks call (rules/runtime_rules.py, for reverse over reverse)
 cases("adgen.runtime.shadow_of", C(_runtime.ShadowMap(), randn(3)),
       C(_runtime.ShadowMap(), randn(2, 3)))
