@@ -16,6 +16,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import local_imports
+from adgen.transforms.star_wrappers import parse_wrapper, wrapper_of
 from adgen.transforms.walk import walk
 
 from adgen.errors import Location, MissingRuleError, UnsupportedError
@@ -67,6 +68,11 @@ def parse_function(fn: Any) -> Parsed:
         UnsupportedError: for async functions and generators, and a source that does not
             match the function's code.
     """
+    wrapper = wrapper_of(fn)
+    if wrapper is not None:  # def wrapper(*args, **kwargs) given fn's parameters
+        parsed = parse_function(wrapper)
+        parse_wrapper(parsed, fn)
+        return parsed
     # the source of the function's own code: a decorator's wrapper is the wrapper (which
     # calls the function it wraps), not the function its __wrapped__ names
     code = getattr(fn, "__code__", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.lower_match import refuse_unsupported_patterns
 from adgen.transforms.parse import Parsed
+from adgen.transforms.star_wrappers import is_star_wrapper, shim_of
 from adgen.transforms.walk import walk
 
 from adgen.errors import UnsupportedError
@@ -88,10 +89,13 @@ def validate(parsed: Parsed) -> None:
         if wrapped is not None:
             # the usual decorator: def wrapper(*args, **kwargs): ... fn(*args, **kwargs)
             name = getattr(wrapped, "__name__", "f")
+            why = f"with {name}'s named parameters, and {name} takes *args or **kwargs " \
+                "itself" if is_star_wrapper(parsed.fn) and shim_of(parsed.fn) is parsed.fn else \
+                "when its parameters are named, or are *args and **kwargs after named ones " \
+                "without defaults"
             raise UnsupportedError(
-                f"{fn.name}(*args, **kwargs), the wrapper a decorator put around {name} "
-                "(functools.wraps): adgen differentiates the wrapper Python runs, and needs its "
-                "parameters named",
+                f"{fn.name}, the wrapper a decorator put around {name} "
+                f"(functools.wraps): adgen differentiates the wrapper Python runs {why}",
                 parsed.location(fn),
                 hint=f"give the wrapper {name}'s parameters (def {fn.name}(x, y): return "
                      f"fn(x, y)), or differentiate {name}.__wrapped__, which leaves out the "
