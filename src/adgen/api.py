@@ -297,6 +297,12 @@ def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
     return found
 
 
+# the GradientFunctions wrapping each gradient closure (weak references), which the closure
+# points at a signature's direct call (backends' fast_call); keyed by the closure itself, as
+# a wrapper made with functools.wraps (a method's, a partial's) would copy an attribute
+_DIRECT_OWNERS: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+
+
 class GradientFunction(functools.partial):
     """What :func:`grad` and :func:`value_and_grad` return: a callable with ``fun``'s name,
     docstring and signature, that pickles as a reference to ``fun``.
@@ -316,6 +322,11 @@ class GradientFunction(functools.partial):
         self = super().__new__(cls, call)
         functools.update_wrapper(self, fun)
         self._adgen_spec = (fun, argnums, mutation, has_aux, with_value)
+        owners = _DIRECT_OWNERS.get(call)  # this closure itself, not a wrapper of it
+        if owners is not None:
+            # the gradient closure may point this partial at a backend's call decided for
+            # one argument signature (fast_call's direct form): one Python frame less
+            owners.append(weakref.ref(self))
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -481,10 +492,17 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                 make = getattr(getattr(fused, "__self__", None), "fast_call", None)
                 entry = fasts[sig] = (hit, make(
                     args, nums, single, with_value, hit[7], generation, hit[0],
-                    (hit[10], hit[11]) if hit[10] is not None else None)
+                    (hit[10], hit[11]) if hit[10] is not None else None, value_and_grad_fun)
                     if make is not None and not has_aux and not compiled.mutates_containers
                     else None)
             fast[0] = entry[1]
+            # the partials wrapping this closure call the signature's direct form, which
+            # comes back here when its checks fail; or this closure again
+            target = getattr(entry[1], "direct", None) or value_and_grad_fun
+            for ref in owners:
+                owner = ref()
+                if owner is not None and owner.func is not target:
+                    owner.__setstate__((target, (), None, owner.__dict__))
         elif needs_scope:
             out, saved = run_forward(compiled, args, kwargs)
         else:
@@ -536,6 +554,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             return (out if has_aux else value), g
         return (g, out[1]) if has_aux else g
 
+    owners: list[Any] = []
+    _DIRECT_OWNERS[value_and_grad_fun] = owners
     return value_and_grad_fun
 
 

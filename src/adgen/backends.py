@@ -130,6 +130,7 @@ _NUMBA_SIZE = 256
 
 _F64 = np.dtype(np.float64)
 _EMPTY = np.empty
+_NO_ARGUMENT = object()  # a parameter of fast_call's direct form the call did not give
 
 
 def _canonical(cts: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -918,7 +919,7 @@ class _NumbaFunction:
 
     def fast_call(self, args: tuple[Any, ...], nums: tuple[int, ...], single: bool,
                   with_value: bool, guards: tuple[Any, ...], generation: list[int],
-                  compiled_at: int, code: tuple[Any, Any] | None) -> Any:
+                  compiled_at: int, code: tuple[Any, Any] | None, slow: Any = None) -> Any:
         """``adgen.grad``'s call for arguments of the types of ``args``, decided once (after
         a call of :meth:`gradient` ran them): a function of the arguments' tuple that checks
         only what the contract needs at each call (the arguments' exact types; their dtypes,
@@ -1022,7 +1023,28 @@ class _NumbaFunction:
                 f"        raise\n"
                 f"    return {'(out, ' + got + ')' if with_value else got}\n")
         exec(compile(text, f"<adgen fast gradient of {self.base.name}>", "exec"), ns)
-        return ns["fast_gradient"]
+        fast = ns["fast_gradient"]
+        if slow is not None:
+            # the same call taking the arguments as its own parameters, for adgen.grad's
+            # partial to call without the closure's frame: anything else goes to ``slow``
+            # (that closure), as do arguments whose checks fail
+            ns["SLOW"], ns["NO"] = slow, _NO_ARGUMENT
+            given = ", ".join(names)
+            direct = text.replace(
+                "def fast_gradient(args):\n"
+                "    try:\n"
+                f"        {given}, = args\n"
+                "    except ValueError:  # another number of arguments\n"
+                "        return None\n",
+                f"def fast_direct({', '.join(n + '=NO' for n in names)}, *more, **kwargs):\n"
+                f"    if more or kwargs or {' or '.join(n + ' is NO' for n in names)}:\n"
+                f"        return SLOW(*[a for a in ({given},) if a is not NO], *more, "
+                "**kwargs)\n").replace("        return None\n", f"        return SLOW({given})\n"
+                                          ).replace("            return None\n",
+                                                    f"            return SLOW({given})\n")
+            exec(compile(direct, f"<adgen fast gradient of {self.base.name}>", "exec"), ns)
+            fast.direct = ns["fast_direct"]
+        return fast
 
     def _shared(self, args: tuple[Any, ...], arrays: tuple[int, ...]) -> str | None:
         """Why these array arguments cannot run on the numba backend (two share memory), or
