@@ -201,7 +201,8 @@ class Stores:
         self.refuse_aliased_container(s)
         b = self.pb.bar(obj)
         out: list[gast.stmt] = self.pb.own(obj, b, state, s)
-        taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None))
+        # the object too: a store through a property's setter is refused there
+        taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None), name(obj))
         if self.plan.active(s.value):
             out += self.pb.contribute(s.value.id, taken, state, may_be_none=True)
         else:

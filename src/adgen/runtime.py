@@ -335,19 +335,45 @@ def take_item(adjoint: Any, index: Any) -> Any:
     return g
 
 
-def take_attr(adjoint: Any, attr_name: str) -> Any:
-    """Removes and returns the adjoint of attribute ``attr_name`` (a store wrote it).
+def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
+    """Removes and returns the adjoint of attribute ``attr_name`` (a store of ``obj`` wrote
+    it).
 
     Raises:
         UnsupportedError: for an attribute of an array (``y.real = v``, ``y.shape = s``,
-            ``y.flat = v``), whose store changes the array's elements or layout.
+            ``y.flat = v``), whose store changes the array's elements or layout; for a store
+            through a property's setter or another descriptor of the user's, which stores
+            something else (the value's gradient was taken from an attribute no read
+            gives it to: a silently wrong gradient).
     """
+    if obj is not None and not isinstance(obj, (np.ndarray, dict)):
+        _stored_as_written(obj, attr_name)
     if isinstance(adjoint, np.ndarray):
         refuse_array_form(f"storing the attribute .{attr_name} of an array "
                            f"(y.{attr_name} = ...)",
                            "write the elements instead: y[...] = v (y.real[...] = v for the "
                            "real part), or rebind the name: y = y.reshape(shape)")
     return adjoint.pop(attr_name, None) if adjoint is not None else None
+
+
+def _stored_as_written(obj: Any, name: str) -> None:
+    """Refuses ``obj.name = v`` when ``name`` is a property or another data descriptor of the
+    user's on obj's class (the setter runs code adgen does not see)."""
+    found = getattr(type(obj), name, None)
+    if found is None or not hasattr(type(found), "__set__"):
+        return
+    import types
+
+    if isinstance(found, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        return  # __slots__ and builtin attributes store the value itself
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        f"{type(obj).__name__}.{name} = ... runs a property's setter (or a descriptor's "
+        "__set__), which stores something adgen does not see: the gradient of the value "
+        "assigned would not reach what the setter stores",
+        hint=f"assign the attribute the setter writes, or call a method that does "
+             f"(obj.set_{name}(v) returning the new value)"))
 
 
 def list_adjoint(g: Any) -> Any:

@@ -1,0 +1,84 @@
+"""A store through a property's setter (``self.w = v`` where ``w`` is a property with a
+setter that stores ``2 * v``) is refused at the line: it was taken for a store of the value
+itself, and the gradient was silently wrong (``[1.2, -1.6, -3.0]`` for central differences'
+``[2.4, -6.4, 9.0]`` below). Stores of plain attributes and ``__slots__`` still work,
+checked against central differences."""
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.errors import UnsupportedError
+
+W = np.array([0.3, -0.2, 0.5])
+X = np.array([1.0, 2.0, -1.5])
+
+
+def central(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[k] += eps
+        down[k] -= eps
+        g[k] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
+class Doubling:
+    def __init__(self, w):
+        self._w = w
+
+    @property
+    def w(self):
+        return self._w
+
+    @w.setter
+    def w(self, v):
+        self._w = v * 2.0
+
+    def loss(self, x):
+        self.w = self._w * x
+        return np.sum(self._w ** 2)
+
+
+def through_an_argument(s, x):
+    s.w = s._w * x
+    return np.sum(s._w ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_store_through_a_setter_is_refused_at_the_line(mutation):
+    for f in (lambda w: Doubling(w).loss(X), lambda w: through_an_argument(Doubling(w), X)):
+        with pytest.raises(UnsupportedError,
+                           match=r"test_property_setters\.py:\d+:\d+: .*Doubling\.w = \.\.\. "
+                                 r"runs a property's setter"):
+            adgen.grad(f, mutation=mutation)(W)
+
+
+class Plain:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        self.w = self.w * x
+        return np.sum(self.w ** 2)
+
+
+class Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+def slotted_loss(w, x):
+    s = Slotted(w)
+    s.w = s.w * x
+    return np.sum(np.sin(s.w))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_plain_and_slot_stores_still_differentiate(mutation):
+    for f in (lambda w: Plain(w).loss(X), lambda w: slotted_loss(w, X)):
+        g = adgen.grad(f, mutation=mutation)(W)
+        np.testing.assert_allclose(g, central(f, W.copy()), rtol=1e-6, atol=1e-8)
