@@ -73,6 +73,7 @@ class Calls:
             args = self.plan.call_args(call, obj)  # *xs: the extra arguments as one tuple
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
+        left_in_shadow = self._left_in_shadow(obj, call, args)
         keyword_values: dict[int, str] = {}
         if obj is MISSING or not is_python_function(obj):
             # resolved when it runs (call_pullback): one cotangent per argument passed,
@@ -137,12 +138,36 @@ class Calls:
                 out += self.pb.to_shadows(a.id)
             else:
                 ct: gast.expr = name(c)
+                if id(a) in left_in_shadow:
+                    ct = call_node("add", ct, call_node(attr_node("sh", "pop"), name(a.id)))
                 if id(a) in keyword_values:
                     # a user rule may give cotangents for the positions only: loud then
                     ct = call_node("keyword_cotangent", ct, const_node(keyword_values[id(a)]),
                                    const_node(src_text(call.func)))
                 out += self.pb.contribute(a.id, ct, state, may_be_none=True)
         return out
+
+    def _left_in_shadow(self, obj: object, call: gast.Call, args: list[gast.expr]) -> set[int]:
+        """The arguments (ids of their nodes) whose adjoints the callee's pullback may leave in
+        shadow memory, where this pullback does not read them: a callee that writes its
+        parameters in place hands a parameter it may have written back as ``sh.value(p) if
+        top else None``, for the caller to read in shadow memory; a callee that cannot tell
+        which it writes (it writes through a name bound to either of two parameters) does so
+        for a number too, which a caller that knows it is a number does not track (its
+        gradient was 0.0). Those are taken out of shadow memory (``sh.pop``) after the
+        call."""
+        if obj is MISSING or not is_python_function(obj):
+            return set()
+        info = self.plan.info_at(obj, call)
+        written = getattr(getattr(info, "compiled", None), "written_params", set())
+        if not written:
+            return set()
+        import inspect
+
+        names = list(inspect.signature(obj).parameters)
+        return {id(a) for p, a in zip(names, args)
+                if (written is True or p in written) and isinstance(a, gast.Name) and
+                self.plan.act.active(a.id) and not self.plan.tracked(a.id)}
 
     def _result_adjoint(self, t: str, state: set[str], s: gast.stmt | None = None
                         ) -> gast.expr:

@@ -32,7 +32,10 @@ _ADDRESS_READER: list[Any] = []
 
 
 def root_of(x: np.ndarray) -> np.ndarray:
-    """The ndarray that owns the memory ``x`` views."""
+    """The ndarray that owns the memory ``x`` views; a number is its own (its shadow is a
+    cell keyed by the object: a view rule's float tangent, float_part(x_dot), is x_dot)."""
+    if not isinstance(x, (np.ndarray, np.flatiter)):  # y.flat's base is y
+        return x
     while isinstance(x.base, np.ndarray):
         x = x.base
     return x
