@@ -141,6 +141,16 @@ def parse_wrapper(parsed: Any, shim: Any) -> None:
             parsed.location(node),
             hint=f"rename {clash[0]!r} in the wrapper or in {user}, or differentiate "
                  f"{user}.__wrapped__, which leaves out the wrapper's own code")
+    odd = _binding_read(node, star, kw)
+    if odd is not None:
+        raise UnsupportedError(
+            f"{node.name}(*{star}, **{kw}), the wrapper a decorator put around {user}, reads "
+            f"{odd}: adgen gives the wrapper {user}'s parameters, every argument in {star} "
+            f"(defaults filled in, keyword-only ones in {kw}), so what it reads there could "
+            "differ from what Python gives it",
+            parsed.location(node),
+            hint=f"pass {star} and {kw} on as they are (f(*{star}, **{kw})), read items "
+                 f"({star}[0]) or loop over {star}; or differentiate {user}.__wrapped__")
     kwonly = [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
     positional = [n for n in names if n not in kwonly]
     line = dict(lineno=node.lineno, col_offset=node.col_offset,
@@ -187,3 +197,27 @@ def _passes_on(call: gast.Call, star: str, kw: str, keywords: bool) -> bool:
         return not keywords
     return len(call.keywords) == 1 and call.keywords[0].arg is None and \
         isinstance(call.keywords[0].value, gast.Name) and call.keywords[0].value.id == kw
+
+
+def _binding_read(node: gast.FunctionDef, star: str, kw: str) -> str | None:
+    """A read of ``args`` or ``kwargs`` whose value depends on how the caller passed the
+    arguments (``len(args)``, ``kwargs.get(...)``, ``args`` as a whole), as text; None when
+    every read is ``*args``, ``**kwargs``, an item of ``args`` or a loop over it."""
+    allowed: set[int] = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Starred):
+            allowed.add(id(sub.value))
+        elif isinstance(sub, gast.keyword) and sub.arg is None:
+            allowed.add(id(sub.value))
+        elif isinstance(sub, gast.Subscript):
+            allowed.add(id(sub.value))
+        elif isinstance(sub, (gast.For, gast.comprehension)):
+            allowed.add(id(sub.iter))
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load) and \
+                sub.id in (star, kw) and id(sub) not in allowed:
+            return f"{sub.id} itself"
+        if isinstance(sub, gast.Subscript) and isinstance(sub.value, gast.Name) and \
+                sub.value.id == kw:
+            return f"an item of {kw}"
+    return None
