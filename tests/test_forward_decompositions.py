@@ -1,6 +1,6 @@
 """Forward mode through the rules whose jvps came last (svd, eigh, eigvalsh, qr, pinv,
 cumprod, the quantiles, arange, trim_zeros), used the way a user writes them, and the
-refusal of second derivatives through cumprod and the quantiles."""
+refusal of second derivatives through cumprod."""
 
 from __future__ import annotations
 
@@ -71,9 +71,9 @@ def test_a_write_through_trim_zeros_moves_the_tangent_of_its_base():
     assert out_dot == pytest.approx(_fd(f, (x,), 0, u), rel=1e-7)
 
 
-# (those through svd, eigh, qr and pinv work: tests/test_second_order_decompositions.py)
+# (those through svd, eigh, qr and pinv work: tests/test_second_order_decompositions.py;
+# the quantiles: tests/test_second_order_quantiles.py)
 @pytest.mark.parametrize("fn, helper", [
-    (lambda a: np.median(a), "quantile_jvp"),
     (lambda a: np.sum(np.cumprod(a)), "cumprod_jvp"),
 ])
 def test_second_derivatives_through_them_are_refused(fn, helper):

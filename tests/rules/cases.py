@@ -705,6 +705,16 @@ cases("numpy.percentile", C(randn(7), 30.0), C(randn(4, 5), np.array([10.0, 90.0
       C(randn(3, 4), 45.0, axis=0, keepdims=True))
 cases("numpy.median", C(randn(7)), C(randn(6)), C(randn(4, 5), 1), C(randn(4, 5), axis=0),
       C(randn(2, 3, 4), (0, 2), keepdims=True))
+# forward mode's tangent of the quantiles, differentiated again (hessian through np.median):
+# (t, a, q, axis, method, keepdims, which), the tangent t of a (which=0) or of q (1)
+cases("adgen.rules.helpers_jvp.quantile_jvp",
+      C(randn(5), randn(5), 0.3, None, "linear", False, 0),
+      C(randn(), randn(6), 0.45, None, "linear", False, 0),
+      C(randn(3, 4), randn(3, 4), np.array([0.2, 0.7]), 1, "linear", True, 0),
+      C(randn(2, 3, 4), randn(2, 3, 4), 0.6, (0, 2), "linear", False, 0),
+      C(randn(), randn(6), 0.45, None, "linear", False, 1),
+      C(randn(2), randn(3, 4), np.array([0.25, 0.6]), -1, "linear", False, 1),
+      C(randn(2), randn(3, 4), np.array([0.25, 0.6]), 0, "linear", True, 1))
 # empty and 0-d inputs
 CASES["numpy.diff"] += [C(np.zeros((2, 0)), axis=1), C(np.zeros((0, 3)), axis=1)]
 CASES["numpy.repeat"] += [C(np.zeros((0, 3)), 2, 0)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers_core import unsupported, zeros_for
+from adgen.rules.helpers_core import unbroadcast, unsupported, zeros_for
 from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "pinv_vjp",
     "qr_tall_vjp",
     "qr_vjp",
+    "quantile_jvp_jvp",
+    "quantile_jvp_vjp",
     "quantile_vjp",
     "repeat_vjp",
     "rollaxis_vjp",
@@ -443,6 +445,73 @@ def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
     flat_bar = np.zeros(flat.shape)
     np.put_along_axis(flat_bar, order, s_bar, axis=-1)
     return np.moveaxis(flat_bar.reshape(moved.shape), dest, axes)
+
+
+def quantile_jvp_vjp(g: object, d: object, a: object, q: object, axis: object, method: str,
+                     keepdims: bool, which: int, part: int) -> object:
+    """A cotangent (d's for part=0, a's for 1, q's for 2) of forward mode's tangent of
+    ``np.quantile``, ``quantile_jvp(d, a, q, axis, method, keepdims, which)``, for second
+    derivatives.
+
+    From a's tangent (which=0) the tangent is d interpolated in a's sorted order, linear in d
+    (its transpose is the quantile's own adjoint), piecewise constant in a (zero; ties as the
+    first derivative routes them) and (ds[hi] - ds[lo]) (n - 1) in q. From q's tangent (1) it
+    is (s[hi] - s[lo]) (n - 1) dq: linear in dq, the two order statistics' difference in a,
+    piecewise constant in q.
+    """
+    if method != "linear":
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    a = np.asarray(a, dtype=np.float64)
+    axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
+        quantile_positions(a, q, axis)
+    gr = np.asarray(g, dtype=np.float64).reshape(qa.shape + keep)
+    gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
+    kept = tuple(range(len(keep)))
+    if which == 0:
+        d_bar = unbroadcast(quantile_vjp(g, a, q, axis, method, keepdims, 0), np.shape(d))
+        dm = np.moveaxis(np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape), axes, dest)
+        ds = np.take_along_axis(dm.reshape(keep + (-1,)), order, axis=-1)
+        q_bar = np.sum(gq * (ds[..., hi] - ds[..., lo]) * (n - 1.0), axis=kept).reshape(qa.shape)
+        return (d_bar, np.zeros(a.shape), q_bar[()] if qa.ndim == 0 else q_bar)[part]
+    dq = np.broadcast_to(np.asarray(d, dtype=np.float64), qa.shape).reshape(-1)
+    slope = (s[..., hi] - s[..., lo]) * (n - 1.0)
+    d_bar = np.sum(gq * slope, axis=kept).reshape(qa.shape)
+    s_bar = np.zeros(s.shape)
+    for k in range(qf.size):
+        s_bar[..., hi[k]] += gq[..., k] * dq[k] * (n - 1.0)
+        s_bar[..., lo[k]] -= gq[..., k] * dq[k] * (n - 1.0)
+    flat_bar = np.zeros(flat.shape)
+    np.put_along_axis(flat_bar, order, s_bar, axis=-1)
+    a_bar = np.moveaxis(flat_bar.reshape(moved.shape), dest, axes)
+    return (unbroadcast(d_bar, np.shape(d)), a_bar, np.zeros(qa.shape)[()])[part]
+
+
+def quantile_jvp_jvp(e: object, t: object, a: object, q: object, axis: object, method: str,
+                     keepdims: bool, which: int, part: int) -> object:
+    """The tangent of forward mode's tangent of ``np.quantile``, ``quantile_jvp(t, a, q, axis,
+    method, keepdims, which)``, from a's tangent ``e`` (part=1) or q's (2); t's is
+    ``quantile_jvp`` again (it is linear in t). Nonzero only for a's with which=1,
+    (e[hi] - e[lo]) (n - 1) t, and q's with which=0, (t[hi] - t[lo]) (n - 1) e, both sorted
+    in a's order; the others are piecewise constant."""
+    if method != "linear":
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    a = np.asarray(a, dtype=np.float64)
+    axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
+        quantile_positions(a, q, axis)
+    if (part == 1) != (which == 1):
+        res = np.zeros(keep + (qf.size,))
+    else:
+        values, dq = (e, t) if part == 1 else (t, e)
+        vm = np.moveaxis(np.broadcast_to(np.asarray(values, dtype=np.float64), a.shape), axes,
+                         dest)
+        vs = np.take_along_axis(vm.reshape(keep + (-1,)), order, axis=-1)
+        dq = np.broadcast_to(np.asarray(dq, dtype=np.float64), qa.shape).reshape(-1)
+        res = (vs[..., hi] - vs[..., lo]) * (n - 1.0) * dq
+    res = np.moveaxis(res, -1, 0).reshape(qa.shape + keep)
+    if keepdims:
+        res = res.reshape(qa.shape + tuple(1 if i in axes else a.shape[i]
+                                           for i in range(a.ndim)))
+    return res[()] if res.ndim == 0 else res
 
 
 def percentile_vjp(g: object, a: object, q: object, axis: object, method: str,

@@ -13,8 +13,9 @@ The decompositions' helpers (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp)
 over functions with rules, and adgen compiles their own source when it differentiates tangent
 code that calls them (``hvp``, ``hessian``, ``jacfwd(grad(f))``: rules/jvps.py registers
 them), so they stay within that subset: no string methods, no calls of helpers that are not
-registered the same way. cumprod_jvp and quantile_jvp have no derivative rules: second
-derivatives through cumprod and the quantiles are refused with MissingRuleError naming them.
+registered the same way. quantile_jvp has rules of its own (rules/jvps.py, from
+helpers_decomp.quantile_jvp_vjp / quantile_jvp_jvp); cumprod_jvp has none: second derivatives
+through cumprod are refused with MissingRuleError naming it.
 """
 
 import numpy as np
@@ -182,10 +183,10 @@ def cumprod_jvp(d: object, out: object, a: object, axis: object) -> object:
     return np.moveaxis(res, -1, axis)
 
 
-def quantile_jvp(d: object, a: object, q: object, axis: object, method: str,
+def quantile_jvp(t: object, a: object, q: object, axis: object, method: str,
                  keepdims: bool, which: int) -> object:
     """Tangent of ``np.quantile(a, q, axis, method='linear', keepdims)`` from a's tangent
-    (which=0) or q's (1).
+    ``t`` (which=0) or q's (1) (``t``, not ``d``: its own jvp rule names its tangent d).
 
     The result is s[lo] + (s[hi] - s[lo]) * frac of the sorted values s at pos = q (n - 1):
     from a, the same interpolation of d sorted as a is (at a tie, in np.argsort's order, as the
@@ -199,10 +200,10 @@ def quantile_jvp(d: object, a: object, q: object, axis: object, method: str,
     axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
         quantile_positions(a, q, axis)
     if which == 1:
-        dq = np.broadcast_to(np.asarray(d, dtype=np.float64), qa.shape).reshape(-1)
+        dq = np.broadcast_to(np.asarray(t, dtype=np.float64), qa.shape).reshape(-1)
         res = (s[..., hi] - s[..., lo]) * (n - 1.0) * dq  # keep + (len(qf),)
     else:
-        dm = np.moveaxis(np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape), axes, dest)
+        dm = np.moveaxis(np.broadcast_to(np.asarray(t, dtype=np.float64), a.shape), axes, dest)
         ds = np.take_along_axis(dm.reshape(keep + (-1,)), order, axis=-1)
         res = ds[..., lo] * (1.0 - frac) + ds[..., hi] * frac
     res = np.moveaxis(res, -1, 0).reshape(qa.shape + keep)

@@ -50,6 +50,8 @@ from adgen.rules.helpers import (
     qr_jvp,
     qr_square_jvp,
     quantile_jvp,
+    quantile_jvp_jvp,
+    quantile_jvp_vjp,
     shape_tree,
     sorted_jvp,
     sorted_vjp,
@@ -348,10 +350,35 @@ defjvp_kind("zero", np.einsum_path)  # a contraction order: no float output
 for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp):
     defreference(_helper)(_helper)
 
+
+
+# Second derivatives through np.quantile, percentile and median: the tangent is linear in d
+# (its transpose is the quantile's adjoint) and piecewise linear in a and q
+@defvjp(quantile_jvp, "t, a, q, axis, method, keepdims, which", diff=("t", "a", "q"),
+        reads="t, a, q, axis, method, keepdims, which")
+def quantile_jvp_(g: Any, out: Any, t: Any, a: Any, q: Any, axis: Any, method: Any,
+                  keepdims: Any, which: Any) -> Any:
+    return (quantile_jvp_vjp(g, t, a, q, axis, method, keepdims, which, 0),
+            quantile_jvp_vjp(g, t, a, q, axis, method, keepdims, which, 1),
+            quantile_jvp_vjp(g, t, a, q, axis, method, keepdims, which, 2))
+
+
+@defjvp(quantile_jvp)
+def quantile_jvp_tangent(d: Any, out: Any, t: Any, a: Any, q: Any, axis: Any, method: Any,
+                         keepdims: Any, which: Any) -> Any:
+    return (quantile_jvp(d, a, q, axis, method, keepdims, which),
+            quantile_jvp_jvp(d, t, a, q, axis, method, keepdims, which, 1),
+            quantile_jvp_jvp(d, t, a, q, axis, method, keepdims, which, 2))
+
+
+for _helper in (quantile_jvp_vjp, quantile_jvp_jvp):
+    defrefusal(_helper, "it is the derivative of forward mode's tangent of np.quantile "
+               "/ percentile / median (second derivatives): third derivatives through the "
+               "quantiles are not supported")
+
 # Reverse mode of tangent code that calls these (hvp, hessian, grad of grad) stops there, and
 # MissingRuleError says why.
-for _helper, _primal in ((cumprod_jvp, "np.cumprod"),
-                         (quantile_jvp, "np.quantile / percentile / median")):
+for _helper, _primal in ((cumprod_jvp, "np.cumprod"),):
     defrefusal(_helper, f"it is forward mode's tangent of {_primal}, and second derivatives "
                f"through {_primal} are not supported (first derivatives are, in both modes); "
                "differentiate the first derivative by finite differences, or give the "
