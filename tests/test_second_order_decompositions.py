@@ -207,3 +207,21 @@ def test_hessian_agrees_with_jax(f, n):
     assert float(jf(jnp.asarray(x))) == pytest.approx(f(x), rel=1e-10)
     expected = np.asarray(jax.hessian(jf)(jnp.asarray(x)))
     assert np.allclose(adgen.hessian(f)(x), expected, rtol=1e-7, atol=1e-8)
+
+
+def rank_one_qr(x):
+    q, r = np.linalg.qr(x.reshape(3, 2))
+    return np.sum(q ** 3) + np.sum(r ** 3)
+
+
+def rank_one_svd(x):
+    u, s, vh = np.linalg.svd(x.reshape(3, 2), full_matrices=False)
+    return np.sum(u ** 4)
+
+
+@pytest.mark.parametrize("f", [rank_one_qr, rank_one_svd])
+def test_rank_deficient_matrices_are_refused_at_the_users_line(f):
+    x = np.array([1.0, 2.0, 2.0, 4.0, 3.0, 6.0])  # rank one
+    with pytest.raises(adgen.AdgenError, match="rank-deficient") as got:
+        adgen.hessian(f)(x)
+    assert "test_second_order_decompositions.py" in str(got.value)
