@@ -269,6 +269,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
     def mutating_call(call: gast.Call) -> list[gast.expr]:
         obj = resolve(parsed, call.func)
+        obj = registry.reference_of(obj) or obj  # copy.deepcopy: its reference is compiled
         rule = registry.lookup(obj) if obj is not None else None
         if rule is not None and rule.is_rrule and rule.mutates:
             from adgen.dispatch import mutated_positions

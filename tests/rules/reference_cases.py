@@ -201,7 +201,10 @@ cases("numpy.linalg.tensorinv", C(well_conditioned(6, 6).reshape(6, 2, 3), ind=1
 cases("numpy.linalg.tensorsolve", C(well_conditioned(6, 6).reshape(2, 3, 6), randn(2, 3)),
       C(well_conditioned(4, 4), randn(4)))
 cases("copy.deepcopy", C(randn(3)), C({"a": randn(2), "b": [randn(3), 2.0]}),
-      C((randn(2), randn(2, 2))))
+      C((randn(2), randn(2, 2))), C([{"w": randn(2)}, (randn(3), 1)]))
+cases("adgen.rules.composites_more.deepcopied_item", C({"w": randn(2), "n": 3}),
+      C([randn(3), 2.0]), C(randn(2, 2)))
+cases("adgen.rules.composites_more.deepcopied_leaf", C(randn(3)), C(2.0))
 # empty and 0-d inputs
 REFERENCE_CASES["numpy.kron"] += [C(randn(), randn(2)), C(randn(2), randn())]
 REFERENCE_CASES["numpy.tile"] += [C(np.zeros((0, 2)), 3)]

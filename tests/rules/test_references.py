@@ -13,6 +13,7 @@ cases fails ``test_every_reference_has_cases``. For each case:
 
 from __future__ import annotations
 
+import copy
 import itertools
 import linecache
 from typing import Any
@@ -73,12 +74,17 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)})\n"
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"np": np, "adgen": adgen, **consts}  # adgen: its own tangent helpers
+    namespace = {"np": np, "adgen": adgen, "copy": copy, **consts}  # adgen: its own helpers
     exec(compile(src, filename, "exec"), namespace)  # noqa: S102
     return namespace["user_fn"], values
 
 
 def assert_same_result(got: Any, want: Any) -> None:
+    if isinstance(want, dict):  # copy.deepcopy of a dict
+        assert type(got) is dict and list(got) == list(want)
+        for k in want:
+            assert_same_result(got[k], want[k])
+        return
     if isinstance(want, (list, tuple)):
         assert type(got) is type(want) or (isinstance(want, tuple) and isinstance(got, tuple)), \
             f"{type(got).__name__} for a {type(want).__name__}"
@@ -236,6 +242,10 @@ def test_reference_float32(name: str, case: Case) -> None:
     with np.errstate(all="ignore"):
         want = ref.primal(*args, **kwargs)
         got = ref.impl(*args, **kwargs)
+    if isinstance(want, dict) or (isinstance(want, (list, tuple)) and
+                                  any(isinstance(w, (dict, list, tuple)) for w in want)):
+        assert_same_result(got, want)  # copy.deepcopy of containers: the same values
+        return
     for g, w in zip(got if isinstance(got, (list, tuple)) else [got],
                     want if isinstance(want, (list, tuple)) else [want]):
         assert np.asarray(g).dtype == np.asarray(w).dtype, \

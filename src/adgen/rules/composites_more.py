@@ -5,6 +5,7 @@ cutting arrays, elementwise functions with more than one output, spaced ranges, 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -340,6 +341,51 @@ def _mesh_shapes(lengths: Any, indexing: str) -> list[tuple[int, ...]]:
             pos = 1 - k
         out.append(tuple(lengths[k] if d == pos else 1 for d in range(nd)))
     return out + [tuple(full)]
+
+
+_IMMUTABLE = (float, int, complex, str, bytes, np.generic, type(None))
+_DEEPCOPY_REFUSED = ("copy.deepcopy of an object other than arrays, numbers and the lists, "
+                     "tuples and dicts of them (two levels deep) is not supported: copy the "
+                     "arrays you write (x.copy())")
+
+
+@defreference(copy.deepcopy)
+def deepcopy(x: Any, memo: Any = None) -> Any:
+    """copy.deepcopy of arrays, numbers and the lists, tuples and dicts that hold them, two
+    levels deep (a dict of lists of arrays): new arrays, item by item, so a write into the
+    copy leaves ``x`` alone (the copy module's own source keeps a memo adgen cannot follow).
+    Without recursion, which adgen compiles only for functions that return new values:
+    deeper structures and other objects are refused."""
+    if type(x) is dict:
+        return {k: deepcopied_item(x[k]) for k in x}
+    if type(x) is list:
+        return [deepcopied_item(v) for v in x]
+    if type(x) is tuple:
+        return tuple([deepcopied_item(v) for v in x])
+    return deepcopied_leaf(x)
+
+
+def deepcopied_item(x: Any) -> Any:
+    """An item of deepcopy's container: a container of leaves, or a leaf."""
+    if type(x) is dict:
+        return {k: deepcopied_leaf(x[k]) for k in x}
+    if type(x) is list:
+        return [deepcopied_leaf(v) for v in x]
+    if type(x) is tuple:
+        return tuple([deepcopied_leaf(v) for v in x])
+    return deepcopied_leaf(x)
+
+
+def deepcopied_leaf(x: Any) -> Any:
+    """A new array for an array; a number, string or None as it is; anything else refused."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    refuse_if(not isinstance(x, _IMMUTABLE), _DEEPCOPY_REFUSED)
+    return x
+
+
+for _part in (deepcopied_item, deepcopied_leaf):  # compiled as deepcopy's callees
+    defreference(_part)(_part)
 
 
 # --------------------------------------------------------------------------------------------
