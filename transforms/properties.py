@@ -10,8 +10,8 @@ as a call of the getter, which adgen differentiates like any method:
 
 ``type(self)`` is looked up as the code runs, so a subclass's own property is the one called,
 as Python does. The objects whose class is known: ``self``, the first parameter of a method
-(its class from ``__qualname__``, or the ``__class__`` cell), and a local name bound once, to
-``Cls(...)`` of a class. ``functools.cached_property`` is not rewritten (its value, once
+(its class from ``__qualname__``, or the ``__class__`` cell), a parameter annotated with a
+class (``def loss(m: Model, x)``), and a local name bound once, to ``Cls(...)`` of a class. ``functools.cached_property`` is not rewritten (its value, once
 cached, is a stored attribute that a new call would not give), nor a read that is assigned to
 or deleted, nor a property of another object (runtime.stored_attribute refuses it when its
 value has a gradient).
@@ -75,6 +75,11 @@ def read_properties(parsed: Any) -> None:
     owner = _owner(parsed.fn, parsed.namespace) if params else None
     if owner is not None and not stores.get(params[0].id):
         classes[params[0].id] = owner
+    for p in params:  # def loss(m: Model, x): an annotation that names a class
+        ann = getattr(p, "annotation", None)
+        cls = resolve(parsed, ann) if isinstance(ann, (gast.Name, gast.Attribute)) else None
+        if isinstance(cls, type) and not stores.get(p.id):
+            classes.setdefault(p.id, cls)
     if not classes:
         return
     calls = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}

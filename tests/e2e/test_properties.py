@@ -132,3 +132,17 @@ def test_a_dataclass_property_through_call():
     gw, gg = adgen.grad(f, argnums=(0, 1))(W, B, X)
     np.testing.assert_allclose(gw, central(f, (W, B, X), 0), rtol=1e-6, atol=1e-8)
     assert np.isclose(gg, central(f, (W, B, X), 1), rtol=1e-6)
+
+
+def annotated(m: Model, x):
+    return m.scale * np.sum(m.w * x) + m.penalty
+
+
+def test_a_property_of_an_annotated_parameter():
+    # def loss(m: Model, x): the annotation names the class (it was refused when it ran)
+    for cls in (Model, Doubled):
+        m = cls(W, B)
+        g = adgen.grad(annotated)(m, X)
+        np.testing.assert_allclose(g.w, central(lambda w: annotated(cls(w, B), X), (W,), 0),
+                                   rtol=1e-6, atol=1e-8)
+        assert np.isclose(g.b, central(lambda b: annotated(cls(W, b), X), (B,), 0), rtol=1e-6)
