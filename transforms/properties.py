@@ -82,12 +82,25 @@ def read_properties(parsed: Any) -> None:
             classes.setdefault(p.id, cls)
     if not classes:
         return
-    calls = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
+    skip = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
+    # a value written in place (m.head[0] = v, h = m.head; h += 1): a getter's array written
+    # through is not followed (the read stays refused when it runs, at the line)
+    written = {n.target.id for n in walk(tree) if isinstance(n, gast.AugAssign) and
+               isinstance(n.target, gast.Name)}
+    for n in walk(tree):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+            skip.add(id(n.value))
+            if isinstance(n.value, gast.Name):
+                written.add(n.value.id)
+    for n in walk(tree):
+        if isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id in written
+                                              for t in n.targets):
+            skip.add(id(n.value))
     for node in walk(tree):
         for field, value in gast.iter_fields(node):
             items = value if isinstance(value, list) else [value]
             for i, sub in enumerate(items):
-                new = _rewritten(sub, classes, calls)
+                new = _rewritten(sub, classes, skip)
                 if new is None:
                     continue
                 if isinstance(value, list):
@@ -96,10 +109,10 @@ def read_properties(parsed: Any) -> None:
                     setattr(node, field, new)
 
 
-def _rewritten(node: Any, classes: dict[str, Any], calls: set[int]) -> Any:
+def _rewritten(node: Any, classes: dict[str, Any], skip: set[int]) -> Any:
     if not (isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
             isinstance(node.value, gast.Name) and node.value.id in classes and
-            id(node) not in calls):
+            id(node) not in skip):
         return None
     if _getter(classes[node.value.id], node.attr) is None:
         return None
