@@ -190,6 +190,16 @@ class ShadowMap:
                     hint="copy the array before writing it (f = g.field().copy()), or write "
                          "it through the object where the function holds it by name "
                          "(g.u[1:] *= 2.0)"))
+            if isinstance(x, tuple) and hasattr(type(x), "_fields") and \
+                    str(getattr(type(x), "__module__", "")).startswith("numpy"):
+                # w, V = np.linalg.eigh(A); V[0] = ...: an item of NumPy's result tuple
+                raise locate(UnsupportedError(
+                    f"an array of the {type(x).__name__} NumPy returned (w, V = "
+                    "np.linalg.eigh(A), then V written in place) is not supported yet: "
+                    "adgen keeps the adjoint of an array written in place apart from the "
+                    "result it came from",
+                    hint="write into a copy (V = V.copy(); V[:, 0] *= -1), or build the new "
+                         "array (V = V * signs)"))
             raise locate(UnsupportedError(
                 f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
                 "not tell it from an array when compiling (a parameter of a function called by "
