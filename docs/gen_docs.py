@@ -135,8 +135,9 @@ def references() -> list[str]:
     """The reference implementations, and the numpy / jax.numpy classification."""
     from adgen.rules.registry import all_references, refusal_of
 
-    numpy_refs = [r for r in all_references() if r.impl is not r.primal]
-    own = [r for r in all_references() if r.impl is r.primal]  # adgen's tangent helpers
+    # adgen's derivative helpers (rules/helpers_*.py) compiled from their own source
+    own = [r for r in all_references() if r.name.startswith("adgen.rules.helpers_")]
+    numpy_refs = [r for r in all_references() if r not in own]
     lines = ["", "## Reference implementations", "",
              ("These NumPy functions are written once in plain NumPy over functions with rules "
               "(`src/adgen/rules/composites*.py`); a call is compiled as a call of that source, "
@@ -145,8 +146,8 @@ def references() -> list[str]:
                  f"`{r.name}`" for r in numpy_refs) + "."]
     if own:
         lines += ["", ("The tangent helpers of forward mode for `np.linalg.svd`, `eigh`, "
-                       "`eigvalsh`, `qr` and `pinv` are compiled from their own source in the "
-                       "same way where tangent code is differentiated again (`hvp`, `hessian`, "
+                       "`eigvalsh`, `qr` and `pinv`, and `np.prod`'s adjoint, are compiled from "
+                       "their own source in the same way where they are differentiated again (`hvp`, `hessian`, "
                        "`jacfwd(grad(f))`): " + ", ".join(
                            f"`{r.name.rsplit('.', 1)[-1]}`" for r in own) + ".")]
     if not NAMES.exists():

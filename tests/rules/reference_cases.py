@@ -228,3 +228,9 @@ cases(_HELPERS + "qr_jvp", C(randn(4, 3), randn(4, 3), "reduced"),
       refuse(randn(3, 3), randn(3, 3), "raw"))
 cases(_HELPERS + "qr_square_jvp", C(randn(4, 3), randn(4, 3), np.triu(well_conditioned(3))))
 cases(_HELPERS + "pinv_jvp", C(randn(3, 2), randn(2, 3), randn(3, 2)))
+# np.prod's adjoint (g, a, axis, keepdims), compiled from its source under hessian: zeros in a
+cases("adgen.rules.helpers_core.prod_vjp", C(randn(), randn(4), None, False),
+      C(randn(), np.array([0.0, 1.5, -0.7]), None, False),
+      C(randn(), np.array([0.0, 1.5, 0.0, 2.0]), None, False),
+      C(randn(3), randn(3, 4), 1, False), C(randn(1, 4), randn(3, 4), 0, True),
+      C(randn(2), randn(2, 3, 2), (1, 2), False), C(randn(), randn(), None, False))

@@ -630,7 +630,7 @@ def prod_vjp(g: object, a: object, axis: object, keepdims: bool) -> object:
     a = np.asarray(a)
     a = a if a.dtype.kind == "c" else a.astype(np.float64)  # complex stays complex
     if a.ndim == 0:
-        return g if np.iscomplexobj(g) else np.float64(g)
+        return g if np.iscomplexobj(g) else np.asarray(g, dtype=np.float64)[()]
     axes = reduced_axes(axis, a.ndim)
     kept = [i for i in range(a.ndim) if i not in axes]
     perm = kept + list(axes)

@@ -347,9 +347,10 @@ defjvp_kind("zero", np.einsum_path)  # a contraction order: no float output
 # compiles a tangent helper's own source, as a reference implementation of itself, and takes
 # eigh's 1 / (w[j] - w[i]) from eigh's own vjp; where the helper refuses (repeated values),
 # so does its derivative. Forward mode reads the same source (third derivatives).
-for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp):
+# np.prod's adjoint (which its jvp calls too) is written the same way, without dividing by an
+# entry (exclusive cumulative products), so the second derivative is right at zeros too.
+for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp, prod_vjp):
     defreference(_helper)(_helper)
-
 
 
 # Second derivatives through np.quantile, percentile and median: the tangent is linear in d
@@ -383,8 +384,7 @@ for _helper, _primal in ((cumprod_jvp, "np.cumprod"),):
                f"through {_primal} are not supported (first derivatives are, in both modes); "
                "differentiate the first derivative by finite differences, or give the "
                "enclosing function an adgen.rrule")
-for _helper, _primal in ((prod_vjp, "np.prod"),
-                         (norm_vjp, "np.linalg.norm with an ord")):
+for _helper, _primal in ((norm_vjp, "np.linalg.norm with an ord"),):
     defrefusal(_helper, f"it is the derivative of {_primal} that forward mode and pullbacks "
                f"call, and second derivatives through {_primal} are not supported (first "
                "derivatives are, in both modes); differentiate the first derivative by finite "
