@@ -44,10 +44,12 @@ from adgen.transforms.front import (
     returned_kind,
     run_pass,
 )
+from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
 from adgen.transforms.node_index import frozen
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
+from adgen.transforms.star_wrappers import shim_of
 from adgen.transforms.walk import walk
 
 from adgen.errors import AdgenError, CompilerError
@@ -148,6 +150,7 @@ def _compile_function(fn: Any, *, mutation: str = "save",
                  "adgen.hvp(f), adgen.jacrev(adgen.grad(f)) or adgen.grad(adgen.grad(f))")
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
+    fn = shim_of(fn)  # def wrapper(*args, **kwargs) as the function it wraps takes them
     if wrt is not None:
         n = fn.__code__.co_argcount if hasattr(fn, "__code__") else 0
         if tuple(range(n)) == tuple(sorted(wrt)):
@@ -381,6 +384,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]
     run_pass("cleanup", lambda: cleanup(result.pullback), parsed)
+    # in-place arithmetic on adjoints the pullback owns, names dropped after their last read
+    if result.lean is not None:
+        run_pass("cleanup", lambda: lean_pullback(result.pullback, result.lean), parsed)
     # one namespace for the forward and the pullback: adgen's names, then the values of the
     # function's free names, refreshed at each call by their guards (bindings.py); those
     # the pullback reads travel with its saved values (free_values.py)
@@ -545,6 +551,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         raise UnsupportedError(f"{fn!r} is already a derivative made by adgen; forward mode "
                                "differentiates the function itself (no third derivatives)",
                                hint="use adgen.hvp / adgen.hessian for second derivatives")
+    fn = shim_of(fn)  # def wrapper(*args, **kwargs) as the function it wraps takes them
     parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)

@@ -229,6 +229,11 @@ class _Captures(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
+    def visit_Delete(self, node: ast.Delete) -> ast.AST | None:
+        # lean_pullback's ``del t_bar`` after a last read frees memory and changes no value;
+        # adgen does not differentiate del statements
+        return None
+
     def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
         if _is_call(node.value, "before_write"):
             return None
