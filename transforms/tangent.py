@@ -37,7 +37,12 @@ from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed, varargs_of
-from adgen.transforms.reverse_ast import BINOPS, UNARYOPS, unsupported_operator
+from adgen.transforms.reverse_ast import (
+    BINOPS,
+    RUNTIME_CALLS,
+    UNARYOPS,
+    unsupported_operator,
+)
 from adgen.transforms.tangent_ast import (
     Fold,
     Replace,
@@ -82,9 +87,6 @@ class TangentCode:
 # Linear rules whose result may have another dtype than their input (dtype=, full_like of
 # an integer array): the tangent goes through float_part.
 _CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
-# Runtime functions the earlier passes call (desugar, lower_mutation).
-_PASS_CALLS = frozenset({"loop_sequence", "flat_view", "dict_keys", "diagonal_index",
-                         "enter_context", "entered_value", "exit_context", "call_starred"})
 # Methods of lists and dicts that change them; the tangent container changes alike.
 _MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
 
@@ -505,7 +507,7 @@ class Tangent:
         """The object a call calls; the runtime functions earlier passes write
         (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's."""
         obj = self.resolve(v.func)
-        if obj is None and isinstance(v.func, gast.Name) and v.func.id in _PASS_CALLS and \
+        if obj is None and isinstance(v.func, gast.Name) and v.func.id in RUNTIME_CALLS and \
                 not self.parsed.is_local(v.func.id):
             from adgen import runtime
 
