@@ -120,3 +120,41 @@ def test_a_method_and_a_lambda():
     f = lambda a: np.multiply(a, 3.0, out=a) ** 2  # noqa: E731  (writes its argument)
     j = adgen.jacfwd(f)(w)
     assert np.allclose(w, [3.0, 6.0]) and np.allclose(j, np.diag([18.0, 36.0]))
+
+
+class InPlaceStepper:
+    """A method that writes its argument in place: its second derivatives are refused."""
+
+    def __init__(self, dt):
+        self.dt = dt
+
+    def energy(self, u):
+        u -= self.dt * np.sin(u)
+        return np.sum(u ** 2)
+
+    def energy_into_self(self, u):
+        self.buf[:] = u - self.dt * np.sin(u)   # an array of the object, filled
+        return np.sum(self.buf ** 2)
+
+    def energy_of_a_copy(self, u):
+        u = u.copy()
+        u -= self.dt * np.sin(u)
+        return np.sum(u ** 2)
+
+
+def test_second_derivatives_of_a_method_writing_its_argument_are_refused_at_its_def():
+    import functools
+
+    s = InPlaceStepper(0.1)
+    u0 = np.array([0.4, -0.3, 1.2])
+    s.buf = np.zeros(3)
+    for f in (s.energy, functools.partial(InPlaceStepper.energy, s), s.energy_into_self):
+        for second in (adgen.hessian, adgen.hvp):
+            with pytest.raises(adgen.UnsupportedError, match="u = u.copy()") as got:
+                second(f)(u0.copy(), *([u0] if second is adgen.hvp else []))
+            where = got.value.location
+            assert where.file == __file__ and "def energy" in where.source_line
+    # the hint's form works: the Hessian against the hand formula
+    h = adgen.hessian(s.energy_of_a_copy)(u0)
+    d, u1 = 1.0 - 0.1 * np.cos(u0), u0 - 0.1 * np.sin(u0)
+    assert np.allclose(h, np.diag(2.0 * d * d + 2.0 * u1 * 0.1 * np.sin(u0)), rtol=1e-9)

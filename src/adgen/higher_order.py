@@ -410,6 +410,9 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
         leading, bound = fun.args + leading, {**fun.keywords, **bound}
         fun = fun.func
     compiled, receiver = tangent_compiled(fun)
+    if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
+                       for v in leading):
+        _refuse_method_writing_arguments(fun)
     receiver = receiver + leading
     held = receiver + tuple(bound.values())
     # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
@@ -445,6 +448,41 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     wrapper = ns[f"{compiled.name}_directional"]
     _WRAPPERS[key] = (compiled.jvp, wrapper, held)
     return wrapper
+
+
+def _refuse_method_writing_arguments(method: Callable[..., Any]) -> None:
+    """Refuses second derivatives of a method (or a partial binding an object) that writes an
+    argument (or an array of its object) in place: reverse mode over its jvp code takes the
+    object's tangent for an array that may share memory with the written one, and failed
+    with a message about the generated code (``<adgen Stepper.energy jvp>:3:8``), where a
+    lambda calling the method fails at the user's line (dispatch). A module-level function
+    taking the object as an argument fails the same way, at the generated code, still.
+
+    Raises:
+        UnsupportedError: at the method's def line, with what to write instead.
+    """
+    import linecache
+
+    from adgen.errors import AdgenError, Location
+    from adgen.transforms.pipeline import compile_function
+
+    target, _ = split_receiver(getattr(method, "__adgen_primal__", method))
+    try:
+        writes = compile_function(target).mutates_params
+    except AdgenError:
+        return  # what reverse mode refuses in it is said where the tangent code is compiled
+    if not writes:
+        return
+    code = target.__code__
+    raise UnsupportedError(
+        f"second derivatives (hvp, hessian, jacfwd or jacrev of grad) of the method "
+        f"{target.__qualname__}, which writes an argument (or an array of its object) in "
+        "place, are not supported yet", Location(
+            code.co_filename, code.co_firstlineno, 0,
+            linecache.getline(code.co_filename, code.co_firstlineno)),
+        hint="write into a copy in the method (u = u.copy() before the write; a new "
+             "array, buf = np.sin(u), instead of self.buf[:] = np.sin(u)): the second "
+             "derivatives of that method are supported")
 
 
 def hvp(fun: Callable[..., Any], argnums: int = 0, *,
