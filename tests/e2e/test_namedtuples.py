@@ -106,3 +106,17 @@ def test_replace_of_a_class_of_the_users_is_refused():
 
     with pytest.raises(adgen.AdgenError, match="namedtuples only"):
         adgen.grad(f)(X.copy())
+
+
+def _written_through_a_field(x):
+    p = Params(x * 2.0, 1.0)
+    p.w[0] = 5.0  # the namedtuple holds the array itself: the write is to that array
+    q = p._replace(b=3.0)
+    q.w[1] = 0.0
+    return np.sum(q.w * x) * q.b + np.sum(p.w) * p.b
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_fields_array_written_in_place(mutation):
+    # strict refused it while the construction was a dynamic call (its arguments captured)
+    assert check_grad(_written_through_a_field, (X,), mutation=mutation) is not None
