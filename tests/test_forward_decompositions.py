@@ -1,6 +1,6 @@
 """Forward mode through the rules whose jvps came last (svd, eigh, eigvalsh, qr, pinv,
 cumprod, the quantiles, arange, trim_zeros), used the way a user writes them, and the
-refusal of second derivatives through cumprod."""
+refusals of their first derivatives."""
 
 from __future__ import annotations
 
@@ -71,15 +71,9 @@ def test_a_write_through_trim_zeros_moves_the_tangent_of_its_base():
     assert out_dot == pytest.approx(_fd(f, (x,), 0, u), rel=1e-7)
 
 
-# (those through svd, eigh, qr and pinv work: tests/test_second_order_decompositions.py;
-# the quantiles: tests/test_second_order_quantiles.py)
-@pytest.mark.parametrize("fn, helper", [
-    (lambda a: np.sum(np.cumprod(a)), "cumprod_jvp"),
-])
-def test_second_derivatives_through_them_are_refused(fn, helper):
-    a = np.random.default_rng(6).standard_normal((4, 3))
-    with pytest.raises(adgen.MissingRuleError, match=f"{helper}.*second derivatives"):
-        adgen.hvp(fn)(a, np.ones((4, 3)))
+# (second derivatives through svd, eigh, qr and pinv: tests/test_second_order_decompositions.py;
+# the quantiles: tests/test_second_order_quantiles.py; cumprod and prod:
+# tests/test_second_order_prod.py)
 
 
 def test_full_svd_vectors_of_a_wide_matrix_are_refused():

@@ -1,4 +1,4 @@
-"""Second derivatives through np.prod (hessian, hvp, jacfwd / jacrev of grad): against the
+"""Second derivatives through np.prod and np.cumprod (hessian, hvp, jacfwd / jacrev of grad): against the
 hand Hessian of a product (the product of the other entries off the diagonal, zero on it),
 also where entries are zero, against central differences of the gradient, and against
 jax.hessian where jax is installed."""
@@ -95,5 +95,45 @@ def test_hessian_agrees_with_jax(x):
 
     f = product_energy
     jf = type(f)(f.__code__, dict(f.__globals__, np=jnp))  # the same source, on jax.numpy
+    expected = np.asarray(jax.hessian(jf)(jnp.asarray(x)))
+    assert np.allclose(adgen.hessian(f)(x), expected, rtol=1e-9, atol=1e-10)
+
+
+def cumulative(x):
+    return np.sum(np.cumprod(x) ** 2)
+
+
+def cumulative_rows(x):
+    m = x.reshape(2, 3)
+    return np.sum(np.cumprod(m, axis=1) * np.cos(m))
+
+
+def cumulative_columns(x):
+    m = x.reshape(2, 3)
+    return np.sum(np.cumprod(m, axis=0) * m)
+
+
+@pytest.mark.parametrize("f, x", [
+    (cumulative, np.array([0.3, -1.2, 2.0, 0.7])),
+    (cumulative, np.array([0.0, -1.2, 2.0, 0.7])),       # a zero: the other branch
+    (cumulative, np.array([0.5, 0.0, 0.0, 0.7])),
+    (cumulative_rows, np.array([0.4, 1.1, -0.8, 0.9, 0.0, 1.3])),
+    (cumulative_columns, np.array([0.0, 1.0, 2.0, 3.0, 0.0, 1.0])),
+], ids=["nonzero", "one_zero", "two_zeros", "rows", "columns_zeros"])
+def test_cumprod_hessian_matches_central_differences_of_the_gradient(f, x):
+    h = adgen.hessian(f)(x)
+    fd = _hessian_by_differences(f, x)
+    assert np.abs(h - fd).max() < 1e-6 * max(1.0, np.abs(fd).max())
+    assert np.allclose(adgen.jacrev(adgen.grad(f))(x), h, atol=1e-10)
+
+
+def test_cumprod_hessian_agrees_with_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    f = cumulative_rows
+    jf = type(f)(f.__code__, dict(f.__globals__, np=jnp))
+    x = np.random.default_rng(9).standard_normal(6)
     expected = np.asarray(jax.hessian(jf)(jnp.asarray(x)))
     assert np.allclose(adgen.hessian(f)(x), expected, rtol=1e-9, atol=1e-10)

@@ -234,3 +234,10 @@ cases("adgen.rules.helpers_core.prod_vjp", C(randn(), randn(4), None, False),
       C(randn(), np.array([0.0, 1.5, 0.0, 2.0]), None, False),
       C(randn(3), randn(3, 4), 1, False), C(randn(1, 4), randn(3, 4), 0, True),
       C(randn(2), randn(2, 3, 2), (1, 2), False), C(randn(), randn(), None, False))
+# np.cumprod's tangent (d, out, a, axis), compiled from its source under hessian (out is
+# cumprod(a) in use). Its branch for an a with a zero is not tested here: a difference step
+# moves a off zero and into the other branch, which reads out as an input of its own; it is
+# checked through np.cumprod in tests/test_second_order_prod.py
+_a = randn(3, 4)
+cases("adgen.rules.helpers_jvp.cumprod_jvp", C(randn(3, 4), np.cumprod(_a, 1), _a, 1),
+      C(randn(4), np.cumprod(_a[0]), _a[0], None))

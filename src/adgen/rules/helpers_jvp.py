@@ -9,13 +9,12 @@ eigenvalues or singular values where the vectors move, completion vectors of a f
 complete QR of a non-square matrix, rank-deficient matrices where the tangent divides by a
 singular value or a diagonal of R, and quantile methods other than 'linear'.
 
-The decompositions' helpers (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp) are NumPy
-over functions with rules, and adgen compiles their own source when it differentiates tangent
+The decompositions' helpers (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp) and
+cumprod_jvp are NumPy over functions with rules, and adgen compiles their own source when it differentiates tangent
 code that calls them (``hvp``, ``hessian``, ``jacfwd(grad(f))``: rules/jvps.py registers
 them), so they stay within that subset: no string methods, no calls of helpers that are not
 registered the same way. quantile_jvp has rules of its own (rules/jvps.py, from
-helpers_decomp.quantile_jvp_vjp / quantile_jvp_jvp); cumprod_jvp has none: second derivatives
-through cumprod are refused with MissingRuleError naming it.
+helpers_decomp.quantile_jvp_vjp / quantile_jvp_jvp).
 """
 
 import numpy as np

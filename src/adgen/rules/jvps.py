@@ -348,8 +348,9 @@ defjvp_kind("zero", np.einsum_path)  # a contraction order: no float output
 # eigh's 1 / (w[j] - w[i]) from eigh's own vjp; where the helper refuses (repeated values),
 # so does its derivative. Forward mode reads the same source (third derivatives).
 # np.prod's adjoint (which its jvp calls too) is written the same way, without dividing by an
-# entry (exclusive cumulative products), so the second derivative is right at zeros too.
-for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp, prod_vjp):
+# entry (exclusive cumulative products), so the second derivative is right at zeros too; so is
+# np.cumprod's tangent (out * cumsum(d / a) only where no entry is zero).
+for _helper in (svd_jvp, eigh_jvp, qr_jvp, qr_square_jvp, pinv_jvp, prod_vjp, cumprod_jvp):
     defreference(_helper)(_helper)
 
 
@@ -377,13 +378,6 @@ for _helper in (quantile_jvp_vjp, quantile_jvp_jvp):
                "/ percentile / median (second derivatives): third derivatives through the "
                "quantiles are not supported")
 
-# Reverse mode of tangent code that calls these (hvp, hessian, grad of grad) stops there, and
-# MissingRuleError says why.
-for _helper, _primal in ((cumprod_jvp, "np.cumprod"),):
-    defrefusal(_helper, f"it is forward mode's tangent of {_primal}, and second derivatives "
-               f"through {_primal} are not supported (first derivatives are, in both modes); "
-               "differentiate the first derivative by finite differences, or give the "
-               "enclosing function an adgen.rrule")
 for _helper, _primal in ((norm_vjp, "np.linalg.norm with an ord"),):
     defrefusal(_helper, f"it is the derivative of {_primal} that forward mode and pullbacks "
                f"call, and second derivatives through {_primal} are not supported (first "
