@@ -44,6 +44,7 @@ from adgen.transforms.front import (
     returned_kind,
     run_pass,
 )
+from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
 from adgen.transforms.node_index import frozen
@@ -380,6 +381,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         result = run_pass("reverse", lambda: reverse(
             parsed, tree, namer, act, eff, headers, mutation, callee_info, known, columns, f64),
             parsed)
+        # an array the forward computed dies after its last read, not at the return
+        run_pass("reverse", lambda: drop_dead_arrays(
+            result.forward, {n for n, k in known.items() if type(k) is int}), parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]
