@@ -116,6 +116,11 @@ class Operations:
         if rule.is_rrule:
             return self.pb.calls.rev_rrule(s, t, g, state)
         out: list[gast.stmt] = []
+        if self.plan.eff.kinds.get(t) == "tuple" and isinstance(s, gast.Assign) and \
+                isinstance(s.value, gast.Call):
+            # w, V = np.linalg.eigh(A); V[:, 0] *= -1: V's adjoint is in shadow memory (it
+            # was written in place), the tuple's adjoint has none of it: moved in
+            g = call_node("with_shadows", name("sh"), name(t), g)
         if self.plan.tracked(t) and rule.view:
             src = bound[rule.params[0].name]
             if isinstance(src, gast.Name) and self.plan.tracked(src.id):

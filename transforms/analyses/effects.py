@@ -143,7 +143,8 @@ def effects(fn: gast.FunctionDef,
                                               isinstance(v.func, gast.Name) and
                                               v.func.id == "dict"):
                 eff.kinds[t] = "dict"
-            elif isinstance(v, gast.Tuple):
+            elif isinstance(v, gast.Tuple) or (isinstance(v, gast.Call) and
+                                               _tuple_result(v, resolve)):
                 eff.kinds[t] = "tuple"
     # a parameter the argument signature binds to a list or a dict (analyses.kinds): a store
     # ws[0] = v rebinds an item of it, which the caller's list keeps
@@ -267,6 +268,22 @@ def _written_name(s: gast.stmt) -> str | None:
                 isinstance(f.value, gast.Name):
             return f.value.id
     return None
+
+
+def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> bool:
+    """A call of a NumPy decomposition that returns a tuple of new arrays (``w, V =
+    np.linalg.eigh(A)``): its items are arrays of their own, read by index."""
+    import numpy as np
+
+    obj = resolve(v.func) if resolve is not None else None
+    if obj in (np.linalg.eigh, np.linalg.slogdet):
+        return True
+    keywords = {k.arg for k in v.keywords}
+    if obj is np.linalg.svd:  # compute_uv=False returns the values alone
+        return len(v.args) < 3 and "compute_uv" not in keywords
+    if obj is np.linalg.qr:  # mode="r" returns R alone
+        return len(v.args) < 2 and "mode" not in keywords
+    return False
 
 
 def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
