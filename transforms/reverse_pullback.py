@@ -25,6 +25,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
@@ -52,7 +53,11 @@ from adgen.transforms.reverse_final import (
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
-from adgen.transforms.shape_saves import read_for_shape_only, shape_reads
+from adgen.transforms.shape_saves import (
+    lengths_not_shapes,
+    read_for_shape_only,
+    shape_reads,
+)
 from adgen.transforms.shared_inverse import share_inverses
 from adgen.transforms.specialize import (
     accumulate_in_place,
@@ -164,6 +169,20 @@ class Pullback:
             type_params=[])
         return pullback
 
+    def lean_facts(self) -> LeanFacts:
+        """What :mod:`lean_pullback` may assume of this pullback's names (after cleanup):
+        the adjoints of arrays bound outside every loop, with their shapes' equalities, and
+        the saved values of known dtype. Empty without a signature's kinds."""
+        plan = self.plan
+        if not plan.kinds:
+            return LeanFacts()
+        arrays = {b: x for x, b in self.adj.items()
+                  if type(plan.kinds.get(x)) is int and
+                  plan.loops_of.get(id(plan.def_stmt.get(x)), ()) == ()}
+        weak = {n for n, d in plan.column_dtypes.items() if d in ("int64", "float64")}
+        return LeanFacts(arrays, plan.same_shape, set(plan.f64_arrays), weak,
+                         in_place=plan.policy != "strict")
+
     def summed_array(self, shape: gast.expr) -> str | None:
         """The forward name whose shape ``shape`` is in the pullback (``x.shape``, or the
         name the forward saved it as), or None."""
@@ -201,6 +220,29 @@ class Pullback:
             self.rec.shape_of[shape] = (n, how)
             self.rec.extra_fwd.add(shape)
         return [shaped[r][0] if r in shaped else r for r in recorded]
+
+    def lengths_not_shapes(self, s: gast.For | gast.While, recorded: list[str],
+                           body: list[gast.stmt]) -> list[str]:
+        """The shapes ``recorded`` holds of vectors the loop binds at the top level of its
+        body (analyses.kinds: rank 1), recorded as their lengths and bound again at the top
+        of the reversed ``body`` (shape_saves.lengths_not_shapes)."""
+        top = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
+               if isinstance(t, gast.Name)}
+        vectors = {n for n in top if self.plan.kinds.get(n) == 1 and
+                   type(self.plan.kinds.get(n)) is int}
+        recorded, lengths = lengths_not_shapes(recorded, self.rec.shape_of, vectors,
+                                               self.namer.fresh)
+        if lengths:
+            again = []
+            for r, n in lengths.items():
+                vector = self.rec.shape_of[r][0]
+                self.rec.lengths[n] = vector
+                self.rec.extra_fwd.add(n)
+                again.append(assign(name(r, gast.Store), gast.Tuple(
+                    elts=[name(n)], ctx=gast.Load()), self.plan.def_stmt.get(vector) or s))
+            head = 1 if body and is_comment(body[0]) else 0
+            body[head:head] = again
+        return recorded
 
     def bar(self, n: str) -> str:
         if n not in self.adj:
@@ -418,6 +460,7 @@ class Pullback:
         if steps is not None:
             return pre + [self.float_tape(s, recorded, steps, body)]
         recorded = self.shapes_not_arrays(body, recorded)
+        recorded = self.lengths_not_shapes(s, recorded, body)
         tape = self.namer.fresh("tape")
         self.rec.extra_fwd.add(tape)
         self.rec.tape_of[id(s)] = tape

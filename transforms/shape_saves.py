@@ -98,6 +98,30 @@ def read_for_shape_only(body: list[gast.stmt], candidates: set[str]) -> set[str]
             if loads.get(n) == shape_uses.get(n, 0) + tree_uses.get(n, 0)}
 
 
+def lengths_not_shapes(recorded: list[str], shape_of: dict[str, tuple[str, str]],
+                       vectors: set[str], fresh: Callable[[str], str]
+                       ) -> tuple[list[str], dict[str, str]]:
+    """A loop's recorded shapes of vectors as their lengths: each name of ``recorded`` that
+    stands for the shape of an array of ``vectors`` (``shape_of``: :func:`shape_reads`'s
+    answer; of an ndarray, its shape tree is its shape; ``vectors``: arrays known to be of rank 1 that the forward binds in
+    every iteration, so never None where the record is made) gives its place in the record
+    to a fresh name for the length. A shape on a tape is a tuple object per iteration (48
+    bytes) besides the slot the row gives it; a length is that slot only (an int below 257
+    is shared by Python, a larger one is the int the shape held anyway), and ``len(x)``
+    costs what ``x.shape`` does; the pullback binds the shape again, ``t_shape = (t_len,)``.
+    Returns the new record and ``{shape name: length name}``."""
+    out: list[str] = []
+    lengths: dict[str, str] = {}
+    for r in recorded:
+        of = shape_of.get(r)
+        if of is None or of[0] not in vectors:
+            out.append(r)
+            continue
+        lengths[r] = fresh(f"{of[0]}_len")
+        out.append(lengths[r])
+    return out, lengths
+
+
 def _uses(body: list[gast.stmt], candidates: set[str]
           ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Per candidate: its loads, its reads for a shape (``np.shape(n)``, ``n.shape``) and
