@@ -90,3 +90,16 @@ def test_dask_client_map(processes: bool) -> None:
     check([g for _, g in pairs])
     for (value, _), p in zip(pairs, PARAMS):
         assert np.isclose(value, ode.misfit(p, *ARGS))
+
+
+def test_a_gradient_function_has_a_deterministic_dask_token() -> None:
+    # client.map names its tasks by the function's token; after a call, the gradient closure
+    # held weak references (the partials it points at a direct call), which do not pickle:
+    # dask refused to tokenize it ("cannot be deterministically hashed")
+    dask = pytest.importorskip("dask")
+    from dask.tokenize import tokenize
+
+    g = adgen.value_and_grad(ode.misfit)
+    g(ode.P_TRUE * 1.1, ode.Y0, ode.OBSERVED, ode.DT)
+    with dask.config.set({"tokenize.ensure-deterministic": True}):
+        assert tokenize(g) == tokenize(g)

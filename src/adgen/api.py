@@ -303,6 +303,15 @@ def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
 _DIRECT_OWNERS: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
 
 
+class _Owners(list):
+    """The partials a gradient closure points at a signature's direct call (weak references).
+    A pickled closure (cloudpickle, dask's task names) carries none: weak references do not
+    pickle, and a copy of the closure has no partials yet."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Owners, ())
+
+
 class GradientFunction(functools.partial):
     """What :func:`grad` and :func:`value_and_grad` return: a callable with ``fun``'s name,
     docstring and signature, that pickles as a reference to ``fun``.
@@ -554,7 +563,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             return (out if has_aux else value), g
         return (g, out[1]) if has_aux else g
 
-    owners: list[Any] = []
+    owners = _Owners()
     _DIRECT_OWNERS[value_and_grad_fun] = owners
     return value_and_grad_fun
 
