@@ -57,4 +57,4 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
     return Result(forward, pullback, pb.rec.sites, pb.rec.callees,
                   mutates_params="param" in eff.written, reads_params=plan.reads_params,
                   mutates_containers="param" in eff.containers_written,
-                  written_params=plan.written_params())
+                  written_params=plan.written_params(), lean=pb.lean_facts())
