@@ -100,7 +100,7 @@ def test_the_arm_that_raises_raises_as_in_python():
 def test_an_array_is_not_a_sequence_pattern():
     def f(x):
         match x:
-            case (a, b, c, d):
+            case (a, b, _, _):
                 return a * b
             case _:
                 return np.sum(x ** 3)
