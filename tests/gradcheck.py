@@ -425,3 +425,14 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], *, rtol: float = RTOL,
 
     again = pullback(u)
     assert_same_state(list(again), list(cts), "pullback called twice")
+
+
+def check_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any], *,
+              rtol: float = 1e-6, atol: float = 1e-9) -> None:
+    """``adgen.jvp(f, args, tangents)``'s tangent against :func:`numerical_jvp` (the
+    arguments are passed as copies: f may write them in place)."""
+    import adgen
+
+    _, tangent = adgen.jvp(f, tuple(copy.deepcopy(list(args))), tuple(tangents))
+    np.testing.assert_allclose(flatten(tangent), numerical_jvp(f, args, tangents),
+                               rtol=rtol, atol=atol)

@@ -8,9 +8,7 @@ Checked against central differences under both policies and in forward mode."""
 
 import numpy as np
 import pytest
-from gradcheck import check_grad, numerical_grad
-
-import adgen
+from gradcheck import check_grad, check_jvp
 
 M0 = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]])
 X = np.array([0.3, -0.7, 1.1])
@@ -59,5 +57,4 @@ def test_gradient(f, mutation):
 @pytest.mark.parametrize("f", CASES, ids=[f.__name__ for f in CASES])
 def test_forward_mode(f):
     v = np.array([0.5, -1.0, 2.0])
-    _, tangent = adgen.jvp(f, (X.copy(),), (v,))
-    np.testing.assert_allclose(tangent, numerical_grad(f, (X,), 0) @ v, rtol=1e-5, atol=1e-8)
+    check_jvp(f, (X,), (v,), rtol=1e-5, atol=1e-8)
