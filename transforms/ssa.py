@@ -167,6 +167,11 @@ class _Ssa:
             merged = self.version(base)
             for body, e in arms:
                 if base in e:
+                    if e[base] in self.maybe_unbound:
+                        # bound in a nested arm only: the copy reads it on every path
+                        # through this arm (hits_2 = hits_1 after an inner if that binds
+                        # hits_1 in one arm was an UnboundLocalError in the forward)
+                        self.preinit.add(e[base])
                     _insert_before_break(body, assign(name(merged, gast.Store),
                                                       name(e[base]), like))
             env[base] = merged
