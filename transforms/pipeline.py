@@ -27,6 +27,7 @@ from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
+from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cleanup import cleanup
@@ -94,6 +95,10 @@ class Compiled:
     # gradient(*args) -> (out, cotangents), or None where a call must take forward and
     # pullback (adgen.backends); None on the default backend
     gradient: Callable[..., Any] | None = None
+    # its in-place writes of parameters that are ``self.calls += 1`` updates of an attribute
+    # (analyses.number_updates): a call through a method or a variable follows them when
+    # the attributes hold numbers at the call (dispatch)
+    number_updates: Any = None
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -338,6 +343,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                               lambda n: resolve(parsed, n), containers, arrays,
                                               fresh_call), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
+        updates = number_updates(tree, eff, parsed.lines)  # self.calls += 1
         # parameters written in place are outputs too: a caller sees their final contents
         params = {a.id for a in tree.args.args}
         outputs = {p for p in params if "param" in eff.written} | {
@@ -449,7 +455,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
-                    returns_fresh=fresh_result)
+                    returns_fresh=fresh_result, number_updates=updates)
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
@@ -480,7 +486,9 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
                 except AdgenError:
                     continue  # reported when the call runs
                 out.append(compiled)
-                if compiled.mutates_params:
+                # self.calls += 1: the call checks that the attributes hold numbers (dispatch)
+                if compiled.mutates_params and not (compiled.number_updates is not None and
+                                                    compiled.number_updates.exact):
                     from adgen.errors import UnsupportedError
 
                     # a method call runs through call_forward, which cannot follow the write

@@ -14,6 +14,7 @@ import numpy as np
 
 from adgen.errors import AdgenError, MissingRuleError, RuleError
 from adgen.rules import registry
+from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
 from adgen.transforms.parse import varargs_of
 
 
@@ -96,7 +97,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # user's) sets this last
         err.called = target
         raise
-    if compiled.mutates_params:
+    if compiled.mutates_params and not holds_numbers(compiled.number_updates,
+                                                     receiver + tuple(args)):
         import linecache
 
         from adgen.errors import Location, UnsupportedError
@@ -104,13 +106,23 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
         # at the call's line when a pullback is running, else at the def of what it calls
         code = target.__code__
+        what = f"{getattr(fn, '__qualname__', fn)} writes an array argument (or an array of self)"
+        hint = "call a module-level function by its name, or return the new array instead " \
+            "of writing it in place"
+        mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
+        if mutable is not None:  # self.buf += v on an array: name the line and attribute
+            u, kind = mutable
+            what = f"{getattr(fn, '__qualname__', fn)} updates {u.param}.{u.attr} (a {kind}) " \
+                f"in place at {code.co_filename}:{u.line} ({u.text})"
+            hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} + ... there (a new " \
+                "array), or return the new array from the method"
         err = UnsupportedError(
-            f"{getattr(fn, '__qualname__', fn)} writes an array argument (or an array of self) "
-            "in place and is called through a variable, a method or a closure, where adgen "
-            "cannot follow the write", hint="call a module-level function by its name, or "
-            "return the new array instead of writing it in place")
+            f"{what} and is called through a variable, a method or a closure, where adgen "
+            "cannot follow the write", hint=hint)
         err = locate(err)
-        if err.location is None:
+        if err.location is None and mutable is None:
+            # (an update's refusal names its own line: forward_errors.annotate puts it at
+            # the user's call)
             err.location = Location(code.co_filename, code.co_firstlineno, 0,
                                     linecache.getline(code.co_filename, code.co_firstlineno))
             err.args = (err.format(),)
@@ -121,14 +133,18 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     full = receiver + tuple(args)
     slots = keyword_slots(target, kwargs)
     n = varargs_of(target)
+    # self.calls += 1 on numbers (checked above): the callee's code was compiled for writes of
+    # its parameters, whose adjoints it keeps in its own shadow memory; its pullback runs alone
+    # (a fresh ShadowMap, as a gradient of the method itself) and hands back plain cotangents
+    kind = "compiled alone" if compiled.mutates_params else "compiled"
     if n is not None and len(full) < n:  # the named ones to their defaults: xs=() by name
         out, saved = compiled.forward(*full, **kwargs, **{target.__code__.co_varnames[n]: ()})
-        return out, ("compiled", compiled, saved, len(full), slots)
+        return out, (kind, compiled, saved, len(full), slots)
     if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
         out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
-        return out, ("compiled", compiled, saved, len(full), slots, n)
+        return out, (kind, compiled, saved, len(full), slots, n)
     out, saved = compiled.forward(*full, **kwargs)
-    return out, ("compiled", compiled, saved, len(full), slots)
+    return out, (kind, compiled, saved, len(full), slots)
 
 
 def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0
@@ -490,9 +506,9 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
             sh.deposit(obj, out_bar)  # the new object's adjoint seeds self in __init__
         cts = compiled.pullback(inner, None, sh)
         return tuple(cts[1:1 + ncalled]) + tuple(cts[k] for k in slots)
-    if kind == "compiled":
+    if kind in ("compiled", "compiled alone"):
         _, compiled, inner, ncalled, slots, *packed = saved
-        cts = compiled.pullback(inner, out_bar, sh)
+        cts = compiled.pullback(inner, out_bar, sh if kind == "compiled" else None)
         by_keyword = tuple(cts[k] for k in slots)  # as the signature has them (*xs: one)
         if packed:  # *xs: the tuple's cotangent, one per argument it packed
             n = packed[0]
