@@ -33,6 +33,7 @@ from adgen.transforms.bindings import (
     module_attribute_guards,
     read_names,
 )
+from adgen.transforms.cached_functions import uncached
 from adgen.transforms.desugar import desugar
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lift_lambdas import lift_lambdas
@@ -202,7 +203,7 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
         obj = getattr(obj, p, None)
     if is_bound_method(obj):
         return None  # m.loss(x) of a global object m: called as self.loss(x) is
-    return obj
+    return uncached(obj)  # an lru_cache'd function: the function it wraps
 
 
 def is_bound_method(obj: Any) -> bool:
@@ -213,7 +214,9 @@ def is_bound_method(obj: Any) -> bool:
     ``self``)."""
     import types
 
-    return isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType)
+    # (a method behind functools.lru_cache too: the dispatch calls the function it wraps)
+    return isinstance(obj, types.MethodType) and isinstance(uncached(obj.__func__),
+                                                            types.FunctionType)
 
 
 def returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[Any, ...]

@@ -7,6 +7,7 @@ function's globals and closure cells. Raises MissingRuleError when the source is
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import textwrap
@@ -16,6 +17,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import local_imports
+from adgen.transforms.cached_functions import uncached
 from adgen.transforms.star_wrappers import parse_wrapper, wrapper_of
 from adgen.transforms.walk import walk
 
@@ -147,6 +149,11 @@ def parse_function(fn: Any) -> Parsed:
         [gast.Pass()]
     namespace.update(imports)
     _unwrap_njit(namespace)
+    # an lru_cache'd function is read as the function it wraps (cached_functions); as for
+    # njit, the guards keep the name's real binding, read from the globals
+    for name, value in namespace.items():
+        if isinstance(value, functools._lru_cache_wrapper):  # noqa: SLF001
+            namespace[name] = uncached(value)
     import linecache
 
     linecache.checkcache(file)

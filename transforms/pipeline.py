@@ -30,6 +30,7 @@ from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
+from adgen.transforms.cached_functions import uncached
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
@@ -154,6 +155,9 @@ def _compile_function(fn: Any, *, mutation: str = "save",
             "inside the function it differentiates (and no third derivatives)",
             hint="for second derivatives transform the function itself: adgen.hessian(f), "
                  "adgen.hvp(f), adgen.jacrev(adgen.grad(f)) or adgen.grad(adgen.grad(f))")
+    if registry.lookup(fn) is not None:
+        return _from_rule(fn)
+    fn = uncached(fn)  # an lru_cache'd function: the function it wraps (cached_functions)
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
     fn = shim_of(fn)  # def wrapper(*args, **kwargs) as the function it wraps takes them
@@ -563,7 +567,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         raise UnsupportedError(f"{fn!r} is already a derivative made by adgen; forward mode "
                                "differentiates the function itself (no third derivatives)",
                                hint="use adgen.hvp / adgen.hessian for second derivatives")
-    fn = shim_of(fn)  # def wrapper(*args, **kwargs) as the function it wraps takes them
+    fn = shim_of(uncached(fn))  # the function an lru_cache wraps; a *args wrapper's
     parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)

@@ -15,6 +15,7 @@ import numpy as np
 from adgen.errors import AdgenError, MissingRuleError, RuleError
 from adgen.rules import registry
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
+from adgen.transforms.cached_functions import uncached
 from adgen.transforms.parse import varargs_of
 
 
@@ -54,6 +55,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
                                f"({getattr(type(fn), '__module__', '')}."
                                f"{type(fn).__qualname__}) has no derivative rule: {refused}")
     receiver: tuple[Any, ...] = ()
+    fn = uncached(fn)  # an lru_cache'd function: the function it wraps (cached_functions)
     target = fn
     call_method = getattr(type(fn), "__call__", None)
     if not isinstance(fn, (types.FunctionType, types.MethodType)) and \
@@ -63,7 +65,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         fn = types.MethodType(call_method, fn)
     if isinstance(fn, types.MethodType):
         receiver = (fn.__self__,)
-        target = fn.__func__
+        target = uncached(fn.__func__)
         rule = registry.lookup(target)
         if rule is not None and rule.is_rrule:
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
