@@ -14,6 +14,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
+from adgen.transforms.analyses.container_results import may_return_container
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
@@ -278,7 +279,9 @@ class Plan:
                     mod = getattr(obj, "__module__", None) or ""
                     import numpy as _np
 
-                    if isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math")):
+                    if (isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math"))) \
+                            and not may_return_container(obj):
+                        # (r = np.linalg.qr(M) is a tuple: its adjoints add item by item)
                         self.numeric.add(st.targets[0].id)
                 elif is_number(v):
                     self.numeric.add(st.targets[0].id)

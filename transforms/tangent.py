@@ -33,6 +33,7 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.activity import Activity, nondiff_call
+from adgen.transforms.analyses.container_results import result_field
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -121,12 +122,26 @@ class Tangent:
         self.nested = nested
         self.defs = {d.name: d for d in parsed.nested_defs}
         self.callees: dict[str, Any] = {}
+        self.bound_to: dict[str, list[gast.expr]] | None = None  # named_field's, read once
 
     # ----------------------------------------------------------------------------------------
     # names
 
     def active(self, n: str) -> bool:
         return self.act.active(n)
+
+    def named_field(self, n: str, attr: str) -> int | None:
+        """The index of field ``attr`` where ``n`` is bound (once, in SSA form) to the named
+        tuple a NumPy decomposition returns (``res = np.linalg.svd(M)``), else None."""
+        if self.bound_to is None:
+            self.bound_to = {}
+            for st in walk(self.fn):
+                if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                    self.bound_to.setdefault(st.targets[0].id, []).append(st.value)
+        values = self.bound_to.get(n, [])
+        if len(values) != 1 or not isinstance(values[0], gast.Call):
+            return None
+        return result_field(self.resolve(values[0].func), attr)
 
     def dot(self, n: str) -> str:
         """The name of ``n``'s tangent."""
@@ -335,6 +350,12 @@ class Tangent:
             if self.resolve(v) is not None:
                 return after(zero)  # a module's constant (np.pi)
             if isinstance(v.value, gast.Name) and self.active(v.value.id):
+                index = self.named_field(v.value.id, v.attr)
+                if index is not None:
+                    # res = np.linalg.svd(M); res.S: the rule's tangent is a plain tuple
+                    return after(gast.Subscript(value=name(self.dot(v.value.id)),
+                                                slice=gast.Constant(index, None),
+                                                ctx=gast.Load()))
                 # an object's tangent has the object's attributes (given_tangent)
                 return after(gast.Attribute(value=name(self.dot(v.value.id)), attr=v.attr,
                                             ctx=gast.Load()))

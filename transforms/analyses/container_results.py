@@ -1,0 +1,77 @@
+"""Container results: which NumPy calls may return a tuple or list of arrays.
+
+Input: the object a call's function resolves to. Output: whether the
+call may return a tuple or a list (``np.linalg.svd(M)``, ``np.split(x, 2)``, a ufunc with
+two outputs such as ``np.modf``), so that a name bound to it must not be taken for a number
+or an array.
+
+What it is for: the reverse pass adds two adjoints of a number or an array with ``+``, and
+of anything else with ``runtime.add``. ``r = np.linalg.qr(M)`` read twice (``r.Q``, ``r.R``)
+gives ``r`` two adjoint contributions, both tuples: ``+`` concatenated them, and the rule read
+the first contribution alone (a silent wrong gradient). The answer may be conservative: a
+call said to return a container that returns an array only loses the ``+`` shortcut.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# NumPy functions that return a tuple or list of arrays (for some of them only with some
+# arguments: np.gradient of a vector, np.atleast_1d of one array, np.unique without return_*
+# return an array; the answer is "may").
+_CONTAINER_FUNCTIONS: frozenset[Any] = frozenset(
+    f for f in (
+        np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, getattr(np, "unstack", None),
+        np.meshgrid, np.broadcast_arrays, np.gradient, np.atleast_1d, np.atleast_2d,
+        np.atleast_3d, np.histogram, np.histogram2d, np.histogramdd, np.unique,
+        getattr(np, "unique_all", None), getattr(np, "unique_counts", None),
+        getattr(np, "unique_inverse", None), np.nonzero, np.where, np.ix_, np.polyfit,
+        np.linalg.svd, np.linalg.eig, np.linalg.eigh, np.linalg.slogdet, np.linalg.qr,
+        np.linalg.lstsq, np.divmod, np.modf, np.frexp,
+    ) if f is not None)
+
+
+def may_return_container(obj: Any) -> bool:
+    """Whether calling ``obj`` (a resolved function) may return a tuple or a list.
+
+    Args:
+        obj: the object a call's function resolves to.
+
+    Returns:
+        True for a ufunc with more than one output and for the NumPy functions above.
+    """
+    if isinstance(obj, np.ufunc):
+        return obj.nout > 1
+    try:
+        return obj in _CONTAINER_FUNCTIONS
+    except TypeError:  # an unhashable callable
+        return False
+
+
+
+# NumPy functions whose tuple result is a named tuple: their fields in order (read once, by
+# calling each on a 1 x 1 identity: the classes are NumPy's, not public names)
+_NAMED: dict[Any, tuple[str, ...]] = {}
+
+
+def result_field(obj: Any, attr: str) -> int | None:
+    """The index of field ``attr`` of the named tuple NumPy's ``obj`` returns
+    (``np.linalg.svd(M).S`` is item 1), or None when ``obj`` returns no named tuple with
+    that field.
+
+    Args:
+        obj: the object a call's function resolves to.
+        attr: the attribute read of the call's result.
+
+    Returns:
+        The field's index in the tuple, or None.
+    """
+    named = (np.linalg.svd, np.linalg.eigh, np.linalg.qr, np.linalg.slogdet)
+    if not any(obj is f for f in named):
+        return None
+    if obj not in _NAMED:
+        _NAMED[obj] = tuple(getattr(type(obj(np.eye(1))), "_fields", ()))
+    fields = _NAMED[obj]
+    return fields.index(attr) if attr in fields else None
