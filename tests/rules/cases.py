@@ -175,6 +175,7 @@ cases("_operator.pos", unary(randn))
 cases("builtins.abs", scalar(away_from_zero), C(away_from_zero(3, 4)),
       expect((0.0,), (0.0,)))
 cases("builtins.float", scalar(randn), C(np.asarray(randn())), C(np.float64(randn())))
+cases("numpy.float64", scalar(randn), C(np.asarray(randn())), C(randn(3)), C(randn(2, 3)))
 cases("builtins.int", scalar(nonint))
 cases("builtins.round", scalar(nonint), C(nonint(), 0), C(nonint(), 1))
 cases("builtins.max", C(randn(), randn()), C(1.5, -0.5), C(-0.5, 1.5),
@@ -686,6 +687,9 @@ cases("numpy.trim_zeros", C(np.array([0.7, 1.5, -2.0, 0.3])),
       expect((np.array([2.0, 0.0]),), (np.array([7.0, 0.0]),), g=np.array([7.0]), trim="b"))
 # forward mode's helpers (tangent code calls them; reverse mode differentiates that code)
 cases("adgen.rules.helpers_tangent.zero_tangent", C(randn(3)), C(randn()))
+# the norm in np.linalg.norm's adjoint (second derivatives), away from zero (a zero norm is
+# refused there: tests/test_second_order_norms.py)
+cases("adgen.rules.helpers_linalg.nonzero_norm", C(pos(3)), C(pos()))
 cases("adgen.rules.helpers_tangent.fit_tangent", C(randn(), randn(2, 3)),
       C(randn(1, 3), randn(2, 3)), C(randn(), randn()))
 cases("adgen.rules.helpers_tangent.view_tangent", C(randn(3), randn(3), randn(3)))

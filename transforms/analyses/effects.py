@@ -434,9 +434,12 @@ _FRESH_NUMPY = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_
 
 def _numpy_object(obj: Any) -> bool:
     """Whether ``obj`` (what a call's function resolved to) is one of NumPy's functions."""
-    if obj is None or isinstance(obj, type):
-        return False
     import numpy as np
+
+    # (a NumPy scalar type called on an array casts it: np.float64(w) is w itself for a
+    # float64 array)
+    if obj is None or (isinstance(obj, type) and not issubclass(obj, np.generic)):
+        return False
 
     return isinstance(obj, np.ufunc) or str(getattr(obj, "__module__", "") or "").startswith(
         "numpy")

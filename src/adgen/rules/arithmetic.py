@@ -29,7 +29,7 @@ from adgen.rules.helpers import (
     unbroadcast,
     xlogy,
 )
-from adgen.rules.registry import defjvp, defvjp
+from adgen.rules.registry import defjvp, defjvp_kind, defvjp
 
 # --------------------------------------------------------------------------------------------
 # Binary operators
@@ -129,6 +129,17 @@ def abs_(g: Any, out: Any, x: Any) -> Any:
 def float_(g: Any, out: Any, x: Any) -> Any:
     # float() of a size-1 array is that element: the cotangent takes the array's shape back.
     return np.reshape(g, np.shape(x))
+
+
+@defvjp(np.float64, "x=0.0", diff="x", linear=True, view=True)
+def float64_(g: Any, out: Any, x: Any) -> Any:
+    # np.float64(x) casts: a number for a number or a 0-d array, an array of x's shape for
+    # an array (JAX's astype; x itself for a float64 array, hence view=True): the cotangent
+    # goes back unchanged, in x's shape
+    return np.reshape(g, np.shape(x))
+
+
+defjvp_kind("linear", np.float64)  # the tangent is np.float64 of the tangent
 
 
 @defvjp(builtins.int, "x", linear=True)
