@@ -348,3 +348,77 @@ def test_a_wrapped_gradient_closure_is_not_pointed_at_the_direct_form():
         assert_grad_close(gy, 4.0 * (y - y_hat), rtol=1e-12)
         assert_grad_close(gyh, -4.0 * (y - y_hat), rtol=1e-12)
     assert g.func.__name__ != "fast_direct"
+
+
+def E0(v):  # named as the fast call's own names are: its checks must not confuse them
+    return 2.0 * v
+
+
+def TYPE(v):
+    return v * v
+
+
+def named_like_the_fast_call(y):
+    s = 0.0
+    for i in range(len(y)):
+        s += E0(y[i]) + TYPE(y[i])
+    return s
+
+
+def test_globals_named_like_the_fast_calls_own_names_are_checked():
+    """The fast call reads the function's builtins and global functions through the
+    function's own globals (``len is E0``): a global named as one of the fast call's own
+    names (E0, TYPE) is checked in its dictionary instead, and rebinding it recompiles."""
+    y = np.linspace(0.2, 1.0, 5)
+    g = adgen.grad(named_like_the_fast_call, backend="numba")
+    for _ in range(3):
+        assert_grad_close(g(y), 2.0 + 2.0 * y, rtol=1e-12)
+    assert _fast_in_use(g)
+    global E0, TYPE
+    old_e, old_t = E0, TYPE
+    try:
+        def E0(v):  # noqa: F811 - rebinding the callee is the point
+            return 3.0 * v
+
+        assert_grad_close(g(y), 3.0 + 2.0 * y, rtol=1e-12)
+        assert_grad_close(g(y), numerical_grad(named_like_the_fast_call, (y,), 0))
+
+        def TYPE(v):  # noqa: F811
+            return v * v * v
+
+        g(y)
+        assert_grad_close(g(y), 3.0 + 3.0 * y * y, rtol=1e-12)
+    finally:
+        E0, TYPE = old_e, old_t
+    assert_grad_close(g(y), 2.0 + 2.0 * y, rtol=1e-12)
+
+
+def test_a_callees_builtin_in_another_module_is_checked(tmp_path, monkeypatch):
+    """A callee from another module reads that module's globals (its guards are looked up in
+    that module's dictionary): a global shadowing the builtin it calls, bound there after the
+    fast call is in use, is seen at the next call ('auto' falls back: the numba backend
+    refuses the helper a callee calls)."""
+    (tmp_path / "fast_call_helpers.py").write_text(
+        "def helper(v):\n    return max(v, 0.0) * v\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fast_call_helpers as mod
+
+    monkeypatch.setitem(globals(), "ext_helper", mod.helper)
+
+    def through_helper(y):
+        s = 0.0
+        for i in range(len(y)):
+            s += ext_helper(y[i])  # noqa: F821 - bound by the test
+        return s
+
+    y = np.linspace(-1.0, 1.0, 6) + 0.05
+    g = adgen.grad(through_helper, backend="auto")
+    for _ in range(3):
+        assert_grad_close(g(y), 2.0 * np.maximum(y, 0.0), rtol=1e-12)
+    assert _fast_in_use(g)
+    monkeypatch.setattr(mod, "max", lambda a, b: 3.0 * a, raising=False)
+    with pytest.warns(NumbaFallbackWarning):
+        assert_grad_close(g(y), 6.0 * y, rtol=1e-12)
+    assert_grad_close(g(y), numerical_grad(through_helper, (y,), 0))
+    monkeypatch.delattr(mod, "max")
+    assert_grad_close(g(y), 2.0 * np.maximum(y, 0.0), rtol=1e-12)

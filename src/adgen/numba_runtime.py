@@ -67,7 +67,9 @@ def _zeros_into(out, like):
         def into(out, like):
             if out.shape != like.shape:
                 raise ValueError("adgen internal error: a gradient buffer of another shape")
-            out.fill(0.0)
+            # a store through a view, not fill(): numba's fill is a loop over an iterator
+            # (85 against 45 ns for 20 x 30), and inlined in mse's gradient it cost 30 ns
+            out[...] = 0.0
             return out
         return into
     return None
