@@ -23,13 +23,14 @@ import weakref
 from typing import Any
 
 import gast
+from adgen.transforms.gast_ast import to_ast
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 
 
 def to_source(node: gast.AST) -> str:
     """Source text of a gast node, with the reverse pass's comment markers as comments."""
-    tree = gast.gast_to_ast(node)
+    tree = to_ast(node)
     _statement_lines(tree)
     text = ast.unparse(tree)
     return _COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"), text)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+from adgen.transforms import gast_ast
 from adgen.transforms.bindings import local_imports
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.star_wrappers import parse_wrapper, wrapper_of
@@ -354,7 +355,7 @@ def _parse_block(fn: Any, lines: list[str], first: int) -> tuple[str, gast.AST]:
     first statement, with the file's line numbers and columns."""
     src = textwrap.dedent("".join(lines))
     try:
-        module = gast.parse(src)
+        module = gast_ast.parse(src)
     except SyntaxError as exc:
         raise UnsupportedError(
             f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from exc

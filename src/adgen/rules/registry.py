@@ -44,6 +44,7 @@ from typing import Any
 import gast
 
 from adgen.errors import RuleError
+from adgen.transforms import gast_ast
 from adgen.transforms.walk import walk
 
 # Names a value read may hide behind without reading the value: these look at the shape only.
@@ -310,7 +311,7 @@ def _template_of(vjp: Callable[..., Any], n_diff: int, name: str,
     fn = None
     for quick in (True, False):
         try:
-            fn = gast.parse(textwrap.dedent(_source_of(vjp, lines, quick=quick))).body[0]
+            fn = gast_ast.parse(textwrap.dedent(_source_of(vjp, lines, quick=quick))).body[0]
         except SyntaxError:
             continue
         if isinstance(fn, gast.FunctionDef) and fn.name == code_name:
