@@ -16,7 +16,6 @@ from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
     MISSING,
-    Subst,
     attr_node,
     call_node,
     const_node,
@@ -31,7 +30,7 @@ from adgen.transforms.specialize import (
     is_elementwise,
     shape_only,
 )
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import clone, clone_with, walk
 
 from adgen.errors import MissingRuleError
 from adgen.rules import registry
@@ -220,7 +219,6 @@ class Operations:
 
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
                     t: str, g: gast.expr) -> gast.expr:
-        expr = clone(tpl)
         subst: dict[str, gast.expr] = {"g": g, "out": self.pb.read_value(s, t, after=True)}
         for p in rule.params:
             a = bound.get(p.name)
@@ -231,7 +229,7 @@ class Operations:
                                            ctx=gast.Load())
             else:
                 subst[p.name] = self.pb.read_value(s, a)
-        return Subst(subst).visit(expr)
+        return clone_with(tpl, subst)
 
 
 def _summed_product(expr: gast.expr) -> gast.expr:
