@@ -25,7 +25,7 @@ import operator
 
 import gast
 from adgen.transforms.reverse_ast import is_comment
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import Transformer, clone, walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -86,7 +86,7 @@ def _propagate_copies(fn: gast.FunctionDef) -> None:
     fn.body = keep
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(Transformer):
     """Reads of the names in ``names`` -> reads of the names they map to."""
 
     def __init__(self, names: dict[str, str]) -> None:
@@ -103,7 +103,7 @@ def _number(node: gast.AST) -> bool:
         not isinstance(node.value, bool)
 
 
-class _Simplify(gast.NodeTransformer):
+class _Simplify(Transformer):
     def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
         self.generic_visit(node)
         op = type(node.op)
@@ -359,7 +359,7 @@ def _writes_in_place(st: gast.stmt) -> bool:
     return False
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(Transformer):
     """Each read of ``name`` -> ``-name``, or ``-value`` where a value is given."""
 
     def __init__(self, name: str, value: gast.expr | None) -> None:

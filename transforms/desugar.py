@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import gast
 from adgen.transforms.names import Namer
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import Transformer, clone, walk
 
 
 def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
@@ -333,7 +333,7 @@ def _store_pattern(item: gast.expr) -> gast.expr:
     return out
 
 
-class _ExprDesugar(gast.NodeTransformer):
+class _ExprDesugar(Transformer):
     """Rewrites expressions, pushing the statements they need onto ``pre``."""
 
     def __init__(self, namer: Namer, pre: list[gast.stmt]) -> None:
@@ -509,7 +509,7 @@ class _ExprDesugar(gast.NodeTransformer):
         return located_at(name(node.target.id), node)
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(Transformer):
     def __init__(self, renames: dict[str, str]) -> None:
         self.renames = renames
 

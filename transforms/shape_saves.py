@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import Transformer, walk
 
 # zeros_like(n) and or_zeros(g, n) of a number or an array need its shape only
 _ZEROS = {"zeros_like": "zeros_of_tree", "or_zeros": "or_zeros_of_tree"}
@@ -154,7 +154,7 @@ def _is_tree_call(node: gast.AST) -> bool:
         node.func.id == "shape_tree"
 
 
-class _Rewrite(gast.NodeTransformer):
+class _Rewrite(Transformer):
     def __init__(self, chosen: dict[str, str]) -> None:
         self.chosen = chosen
 

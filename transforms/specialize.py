@@ -19,10 +19,10 @@ from adgen.transforms.reverse_ast import (
     Subst,
     parse_expr,
 )
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import Transformer, walk
 
 
-class _Unbroadcast(gast.NodeTransformer):
+class _Unbroadcast(Transformer):
     """``unbroadcast(e, shape)`` -> ``e`` where nothing was broadcast."""
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
@@ -32,7 +32,7 @@ class _Unbroadcast(gast.NodeTransformer):
         return node
 
 
-class _ShapeOnly(gast.NodeTransformer):
+class _ShapeOnly(Transformer):
     """``unbroadcast(e, shape_tree(a), seq=...)`` -> ``unbroadcast(e, np.shape(a))`` where
     ``a`` is known to be a number or an array (the list cases of the rule cannot happen)."""
 
@@ -166,7 +166,7 @@ def first_writes(body: list[gast.stmt], kinds: dict[str, Any]) -> None:
             nxt.__dict__.update(new.__dict__)
 
 
-class _KnownShapes(gast.NodeTransformer):
+class _KnownShapes(Transformer):
     """``np.shape(a)`` -> ``a.shape`` for a known array, ``()`` for a known number."""
 
     def __init__(self, kinds: dict[str, Any]) -> None:
@@ -191,7 +191,7 @@ class _KnownShapes(gast.NodeTransformer):
         return node
 
 
-class _MethodReductions(gast.NodeTransformer):
+class _MethodReductions(Transformer):
     """``np.sum(a)`` -> ``a.sum()`` (and max, min, mean) for a known array ``a``."""
 
     def __init__(self, kinds: dict[str, Any], resolve: Callable[[gast.expr], Any]) -> None:
@@ -452,7 +452,7 @@ def _split_parts(st: gast.stmt, ranks: dict[str, int], arrays: dict[str, Any]
     return st.targets[0].id, call.args[0].id, shapes, axis % r
 
 
-class _PartsPresent(gast.NodeTransformer):
+class _PartsPresent(Transformer):
     """``or_zeros_of_tree(ct[k], s)``, ``or_zeros(ct[k], a)`` -> ``ct[k]`` for the split
     cotangents ``ct``."""
 

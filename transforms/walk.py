@@ -108,3 +108,69 @@ def clone_with(node: Any, subst: dict[str, Any]) -> Any:
         else:
             nd[key] = value
     return new
+
+
+class Transformer(gast.NodeTransformer):
+    """``gast.NodeTransformer`` with the same results, faster: the ``visit_<Class>`` method of
+    each node class is looked up once per transformer class (not by name at every node), a
+    node without fields or method (a ``Load``, an operator) is returned without a call, and
+    the fields are read without ``ast.iter_fields``'s generator. Subclasses define
+    ``visit_<Class>`` methods and call ``self.generic_visit(node)`` as with the standard one
+    (methods set on an instance are not seen)."""
+
+    _dispatch: dict[type, Any] = {}  # per subclass: node class -> its method, or None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._dispatch = {}
+
+    def _method(self, node_cls: type) -> Any:
+        method = getattr(type(self), "visit_" + node_cls.__name__, None)
+        if method is _VISIT_CONSTANT and not any(
+                hasattr(type(self), "visit_" + old) for old in _OLD_CONSTANTS):
+            method = None  # ast.NodeVisitor.visit_Constant: generic_visit, for our nodes
+        if method is None and not node_cls._fields and \
+                type(self).generic_visit is Transformer.generic_visit:
+            method = _LEAF
+        self._dispatch[node_cls] = method
+        return method
+
+    def visit(self, node: Any) -> Any:
+        cls = node.__class__
+        method = self._dispatch.get(cls, _MISSING)
+        if method is _MISSING:
+            method = self._method(cls)
+        if method is None:
+            return self.generic_visit(node)
+        if method is _LEAF:
+            return node
+        return method(self, node)
+
+    def generic_visit(self, node: Any) -> Any:
+        for name in node._fields:
+            old = getattr(node, name, _MISSING)
+            if isinstance(old, list):
+                new_values = []
+                for value in old:
+                    if isinstance(value, _AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, _AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old[:] = new_values
+            elif isinstance(old, _AST):
+                new = self.visit(old)
+                if new is None:
+                    delattr(node, name)
+                else:
+                    setattr(node, name, new)
+        return node
+
+
+_MISSING = object()
+_LEAF = object()  # a node class without fields nor method: visiting it returns it
+_VISIT_CONSTANT = gast.NodeTransformer.visit_Constant
+_OLD_CONSTANTS = ("Num", "Str", "Bytes", "NameConstant", "Ellipsis")
