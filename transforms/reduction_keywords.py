@@ -1,8 +1,8 @@
 """Reduction keywords: NumPy's ``dtype=``, ``initial=`` and ``where=`` of a reduction, written
 as the reductions adgen's rules take.
 
-Input: a statement of a function in A-normal form, ``r = np.sum(a, ..., where=m)``, and the
-object its callee resolves to. Output, where the callee is ``np.sum``, ``np.prod``,
+Input: a statement of a function in A-normal form, ``r = np.sum(a, ..., where=m)`` or the
+method form ``r = a.sum(..., where=m)``, and the object its callee resolves to. Output, where the callee is ``np.sum``, ``np.prod``,
 ``np.mean``, ``np.max``/``np.min`` (``amax``/``amin``) and one of those keywords is given, the
 statements computing the same value from the plain reduction:
 
@@ -35,9 +35,24 @@ _KINDS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.max: "max", np.ama
 _LOWERED = ("dtype", "initial", "where")
 
 
+# ndarray methods taking the keywords: x.sum(axis, dtype, out, keepdims, initial, where) has
+# the parameters of np.sum(a, axis, dtype, out, keepdims, initial, where) after ``a``, and so
+# for the others
+_METHODS = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min}
+
+
 def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] | None:
-    """The statements replacing ``s`` (None: ``s`` is not a reduction with those keywords)."""
+    """The statements replacing ``s`` (None: ``s`` is not a reduction with those keywords).
+
+    ``x.sum(where=m)`` (the method of a local value, or of a global array) is read as
+    ``np.sum(x, where=m)``."""
     call = s.value
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            call.func.attr in _METHODS and any(k.arg in _LOWERED for k in call.keywords) and \
+            (callee is None or isinstance(getattr(callee, "__self__", None), np.ndarray)):
+        callee = _METHODS[call.func.attr]
+        call = gast.Call(func=call.func, args=[call.func.value, *call.args],
+                         keywords=call.keywords)
     kind = _KINDS.get(callee) if _hashable(callee) else None
     if kind is None or not isinstance(call, gast.Call) or \
             any(isinstance(a, gast.Starred) for a in call.args) or \
