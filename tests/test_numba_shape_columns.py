@@ -22,7 +22,23 @@ def predict(A, ys):
     ll = 0.0
     for t in range(ys.shape[0]):
         m = A @ m
-        P = A @ P @ A.T + 0.1  # a matrix and a number: the sum's shapes are kept
+        P = A @ P @ A.T + 0.1
+        k = t % A.shape[0] + 1
+        W = P[:k, :k] + 0.1  # a window of P and a number: the sum's shapes (k by k) are kept
+        v = ys[t] - m
+        ll = ll + v @ v + np.sum(W)
+    return ll
+
+
+def predict_fixed(A, ys):
+    """The shapes of P, m and ys[t] are the same in every step: kept once, outside the loop
+    (analyses.loop_shapes), not in the rows."""
+    m = np.zeros(A.shape[0])
+    P = np.eye(A.shape[0])
+    ll = 0.0
+    for t in range(ys.shape[0]):
+        m = A @ m
+        P = A @ P @ A.T + 0.1
         v = ys[t] - m
         ll = ll + v @ v + np.sum(P)
     return ll
@@ -50,5 +66,7 @@ def test_shapes_are_int_columns_and_the_gradient_is_right(policy):
 
 def test_through_a_lambda():
     A, ys = _data()
-    g = adgen.grad(lambda a, y: 2.0 * predict(a, y), backend="numba")(A, ys)
-    assert_grad_close(g, 2.0 * numerical_grad(predict, (A, ys), 0))
+    g = adgen.grad(lambda a, y: 2.0 * predict_fixed(a, y), backend="numba")(A, ys)
+    assert_grad_close(g, 2.0 * numerical_grad(predict_fixed, (A, ys), 0))
+    g = adgen.grad(predict_fixed, backend="numba")(A, ys)
+    assert_grad_close(g, numerical_grad(predict_fixed, (A, ys), 0))

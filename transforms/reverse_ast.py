@@ -82,6 +82,10 @@ class Recording:
     # a name a loop records for the length of a vector whose shape the pullback reads, the
     # shape bound again from it (shape_saves.lengths_not_shapes) -> that vector
     lengths: dict[str, str] = field(default_factory=dict)
+    # a shape the same in every iteration of the loops around its array, bound by the forward
+    # right after the array (``t_shape = t.shape``) and kept outside those loops
+    # (analyses.loop_shapes) -> that array
+    shape_after: dict[str, str] = field(default_factory=dict)
     # a container parameter whose slots the function rebinds -> its items as received
     entry_of: dict[str, str] = field(default_factory=dict)
     # a call whose result (a list, dict or object) the pullback hands back with the adjoints

@@ -47,8 +47,14 @@ class Forward:
         ret = body[-1]
         assert isinstance(ret, gast.Return)
         entries = set(self.rec.entry_of.values())  # bound first, below
-        values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries]
+        values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries and
+                  n not in self.rec.shape_after]
         init = self.init_conditional(self.plan.fn.body, values)
+        # shapes kept outside the loops around their arrays: bound on every path, to a
+        # shape of the same rank until the array is bound (the numba backend types them)
+        init += [assign(name(sh, gast.Store), gast.Tuple(
+            elts=[gast.Constant(0, None)] * self.plan.kinds[n], ctx=gast.Load()), self.plan.fn)
+            for sh, n in sorted(self.rec.shape_after.items())]
         unbound = {st.targets[0].id for st in init}  # None where a path skips them
         # arrays alive when the forward returns anyway: a shape kept for the pullback is read
         # from one of them where the shapes analysis proves it equal, so the array it is
@@ -83,6 +89,8 @@ class Forward:
         the value it stands for (shape_saves). ``unbound``: names still None on a path that
         skipped their statement (np.shape(None) is ()). ``alive``: at the top level, arrays
         the forward keeps (or takes) anyway, whose shape may stand for the value's."""
+        if n in self.rec.shape_after:  # bound right after its array
+            return name(n)
         if n in self.rec.lengths:  # a vector bound in every iteration: its length
             return call_node("len", name(self.rec.lengths[n]))
         of = self.rec.shape_of.get(n)
@@ -163,7 +171,9 @@ class Forward:
         if is_marker(s):
             return [clone(self.plan.parsed.nested_defs[s.value.args[0].value])]
         pre: list[gast.stmt] = []
-        post: list[gast.stmt] = []
+        post: list[gast.stmt] = [  # shapes kept outside the loops around their arrays
+            assign(name(sh, gast.Store), attr_node(n, "shape"), s)
+            for sh, n in sorted(self.rec.shape_after.items()) if self.plan.def_stmt.get(n) is s]
         views: list[gast.stmt] = []  # after the statement's copies they are views of
         for (sid, n), cap in self.plan.caps.items():
             var = self.rec.cap_var.get((sid, n))
@@ -227,7 +237,8 @@ class Forward:
                 recorded = self.rec.records.get(id(s), [])
                 target = {s.target.id} if isinstance(s, gast.For) else set()
                 values = [self.rec.lengths.get(r) or self.rec.shape_of.get(r, (r,))[0]
-                          for r in recorded if r not in target]
+                          for r in recorded if r not in target and
+                          r not in self.rec.shape_after]
                 init = self.init_conditional(s.body, values)
                 unbound = {st.targets[0].id for st in init}  # None where a path skips them
                 rec = gast.Expr(value=call_node(attr_node(tape, "append"), gast.Tuple(

@@ -23,6 +23,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -87,6 +88,8 @@ class Pullback:
         self.calls = Calls(self)
         # per container name: the arrays kept in shadow memory that may be its items
         self._tracked_items: dict[str, tuple[str, ...]] = {}
+        # per loop: the names it binds (analyses.loop_shapes.bound_in)
+        self._bound_in: dict[int, set[str] | None] = {}
 
     def emit(self) -> gast.FunctionDef:
         """The pullback; ``self.rec`` then says what the forward must keep."""
@@ -220,6 +223,46 @@ class Pullback:
             self.rec.shape_of[shape] = (n, how)
             self.rec.extra_fwd.add(shape)
         return [shaped[r][0] if r in shaped else r for r in recorded]
+
+    def shapes_outside(self, s: gast.For | gast.While, recorded: list[str],
+                       body: list[gast.stmt]) -> set[str]:
+        """The shapes the reversed ``body`` reads that are the same in every iteration of
+        the loop ``s`` (analyses.loop_shapes), kept once outside it rather than in each row:
+        the arrays ``recorded`` holds that ``body`` reads only for their shape are read
+        through a shape name (shape_saves.shape_reads), which, like the shape names inner
+        loops kept outside them that are the same here too, the enclosing loop's row or the
+        saved values hold (the forward keeps the shape of the value last bound). Returns
+        those shape names."""
+        plan = self.plan
+        if not plan.kinds:
+            return set()
+        params = {a.id for a in plan.fn.args.args}
+        arrays = {r for r in recorded if type(plan.kinds.get(r)) is int and
+                  r not in params and r not in plan.objlike}
+        hoisted = {r for r in read_for_shape_only(body, arrays) if self.same_throughout(s, r)}
+        out = {r for r in recorded if r in self.rec.shape_after and
+               self.same_throughout(s, self.rec.shape_after[r])}
+        for n, (shape, how) in shape_reads(body, hoisted, hoisted, self.namer.fresh).items():
+            self.rec.shape_of[shape] = (n, how)
+            self.rec.shape_after[shape] = n
+            self.rec.extra_fwd.add(shape)
+            out.add(shape)
+        return out
+
+    def same_throughout(self, s: gast.For | gast.While, n: str) -> bool:
+        """``n``, an array bound in the loop ``s``, has one shape in all of its iterations
+        (analyses.loop_shapes)."""
+        plan = self.plan
+        at = plan.def_stmt.get(n)  # bound once: the forward binds its shape right after
+        if type(plan.kinds.get(n)) is not int or not (
+                isinstance(at, gast.Assign) and len(at.targets) == 1 and
+                isinstance(at.targets[0], gast.Name) and at.targets[0].id == n):
+            return False
+        if id(s) not in self._bound_in:
+            self._bound_in[id(s)] = bound_in(s)
+        bound = self._bound_in[id(s)]
+        return bound is not None and same_every_iteration(
+            n, s, bound, plan.kinds, plan.shapes, plan.def_stmt, plan.resolve_or_none)
 
     def lengths_not_shapes(self, s: gast.For | gast.While, recorded: list[str],
                            body: list[gast.stmt]) -> list[str]:
@@ -444,6 +487,8 @@ class Pullback:
         if not body:
             return pre
         local = self.fwd_locals(s.body) | local
+        # shapes inner loops keep outside them, of values this loop binds
+        local |= {shape for shape, v in self.rec.shape_after.items() if v in local}
         recorded = sorted(self.free_names(body, set()) & local)
         size = len(body)
         reread = self.final_loads(s, recorded, body)
@@ -452,6 +497,10 @@ class Pullback:
             # (under the first "# line N:" comment of the body, which they belong to)
             head = body[:1] if is_comment(body[0]) else []
             body = head + reread + body[len(head):]
+            recorded = sorted(self.free_names(body, set()) & local)
+        outside = self.shapes_outside(s, recorded, body)
+        if outside:
+            local -= outside
             recorded = sorted(self.free_names(body, set()) & local)
         steps = self.plan.counted(s, recorded)
         if steps is None and isinstance(s, gast.For) and \
@@ -539,15 +588,18 @@ class Pullback:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
         # the shape of a value computed again anyway (above, or by the body) costs nothing
         alike = self.shapes_of_bound(s, set(deferred), body, out)
+        # a shape the same in every iteration is kept outside the loop (shapes_outside)
+        outside = {r for r in deferred if r not in alike and self.same_throughout(s, r)}
         for r in deferred:
-            part = None if r in alike else shape_again(self.plan, r, s)
+            part = None if r in alike or r in outside else shape_again(self.plan, r, s)
             if part is not None:
                 again[r] = part
         # Taking a part again costs a view (about 0.3 us), more than a shape on a tape that
         # is kept anyway: only where nothing else is left to tape but the counter, or
         # numbers for typed columns (seidel-2d, syrk's inner loop; not syr2k's, where an
         # array's broadcast shape stays: +6% time for a third of the tape)
-        left = set(recorded) - alike - set(again) - {t.id for st in out for t in st.targets}
+        left = set(recorded) - alike - set(again) - outside - {
+            t.id for st in out for t in st.targets}
         counter = {s.target.id} if isinstance(s, gast.For) and \
             isinstance(s.target, gast.Name) else set()
         if not (left <= counter or self.plan.counted(s, sorted(left)) is not None):
@@ -755,7 +807,13 @@ class Pullback:
                 region = gast.Subscript(value=self.shadow(written.id, state),
                                         slice=gast.Constant(Ellipsis, None), ctx=gast.Store())
                 return [assign(region, gast.Constant(0.0, None), s)]
-            return []
+            if not (isinstance(v, gast.Call) and self.plan.act.active(t) and
+                    self.plan.eff.kinds.get(t) == "tuple" and self.plan.op_of(s) is not None):
+                return []
+            # r = np.linalg.svd(M); r.S[0] = 0.0: r got no adjoint of its own (its fields
+            # were read as tracked attributes), its arrays keep theirs in shadow memory:
+            # the rule runs on zeros, into which apply_rule moves them (with_shadows)
+            g = call_node("zeros_like", name(t))
         if isinstance(v, (gast.List, gast.Tuple)):
             out = []
             for k, e in enumerate(v.elts):
