@@ -294,10 +294,17 @@ def test_second_derivatives_through_a_numpy_function_held_in_a_variable(f):
     np.testing.assert_allclose(adgen.jacrev(adgen.grad(f))(X.copy()), want, atol=1e-6)
 
 
+def test_a_partial_s_keywords_reach_second_derivatives_through_a_variable():
+    # np.linalg.norm with an ord: refused until session 12; it was a wrong Hessian while the
+    # caller dropped the partial's keywords (the 2-norm's), which the differences catch
+    want = _hessian_by_differences(norm_partial, X.copy())
+    np.testing.assert_allclose(adgen.hessian(norm_partial)(X.copy()), want, atol=1e-6)
+    np.testing.assert_allclose(adgen.hvp(norm_partial)(X.copy(), V), want @ V, atol=1e-6)
+
+
 def test_a_refused_second_derivative_through_a_variable_says_what_it_reached():
-    # np.linalg.norm with an ord has no second derivative: refused, naming the function the
-    # variable held (it was a wrong Hessian while the caller dropped the partial's keywords)
-    with pytest.raises(adgen.MissingRuleError, match="np.linalg.norm with an ord") as err:
-        adgen.hessian(norm_partial)(X.copy())
-    assert "called through a variable" in str(err.value)
+    # at a zero vector the norm has no second derivative: refused, naming the line
+    with pytest.raises(adgen.RuleError, match="zero vector") as err:
+        adgen.hessian(norm_partial)(np.zeros_like(X))
     assert "called by name>" not in str(err.value)
+    assert "norm3(x)" in str(err.value)

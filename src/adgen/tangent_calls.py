@@ -205,17 +205,17 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     try:
         out, saved = forward_of(call.target, call.args, call.kwargs)
     except AdgenError as err:
-        if err.location is None or not err.location.file.endswith(" called by name>"):
-            raise
-        # refused inside the caller made above: its line is adgen's, not the user's
-        err.location = None
-        err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
-                       "called through a variable)")
-        err.args = (err.format(),)
+        _unlocate(err, fn)
         raise
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
-        cts = pullback_of(saved, out_bar, None)
+        try:  # a rule refusing the point (np.linalg.norm's at a zero vector)
+            cts = pullback_of(saved, out_bar, None)
+        except AdgenError as err:
+            from adgen.adjoints import locate
+
+            _unlocate(err, fn)
+            raise locate(err) from None  # the line of the caller's pullback on the stack
 
         def at(k: int | None) -> Any:
             return None if k is None else cts[k]
@@ -225,6 +225,18 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 at(call.owner_dot_slot))
 
     return out, pullback
+
+
+def _unlocate(err: AdgenError, fn: Any) -> None:
+    """An error located in the caller :func:`_caller_by_name` made (its line is adgen's, not
+    the user's) loses its location, which the caller's pullback gives it, and says what the
+    variable held."""
+    if err.location is None or not err.location.file.endswith(" called by name>"):
+        return
+    err.location = None
+    err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
+                   "called through a variable)")
+    err.args = (err.format(),)
 
 
 def _zero_tangent(t: Any) -> bool:

@@ -241,3 +241,18 @@ cases("adgen.rules.helpers_core.prod_vjp", C(randn(), randn(4), None, False),
 _a = randn(3, 4)
 cases("adgen.rules.helpers_jvp.cumprod_jvp", C(randn(3, 4), np.cumprod(_a, 1), _a, 1),
       C(randn(4), np.cumprod(_a[0]), _a[0], None))
+# np.linalg.norm's adjoint (g, out, x, ord, axis, keepdims) and the matrix norms' (g, x, ord,
+# axis, keepdims), compiled from their source under hessian (out is the norm in use; here
+# an input of its own, away from zero), and the shape helper they call
+_x = away_from_zero(4)
+_m = randn(3, 3)
+cases("adgen.rules.helpers_linalg.norm_vjp",
+      C(randn(), pos() + 1.0, _x, None, None, False), C(randn(), pos() + 1.0, _x, 1, None, False),
+      C(randn(), pos() + 1.0, _x, 3, None, False), C(randn(), pos() + 1.0, _x, 2.5, 0, False),
+      C(randn(), pos() + 1.0, _m, "fro", None, False),
+      C(randn(3), pos(3) + 1.0, _m, 2, 1, False), C(randn(1, 3), pos(1, 3) + 1.0, _m, 3, 0, True))
+cases("adgen.rules.helpers_linalg.matrix_norm_vjp", C(randn(), _m, "nuc", (0, 1), False),
+      C(randn(), _m, 2, (0, 1), False), C(randn(), _m, -2, (1, 0), False),
+      C(randn(1, 1), _m, 2, (0, 1), True))
+cases("adgen.rules.helpers_core.expand_reduced", C(randn(3), (3, 4), 1, False),
+      C(randn(3, 1), (3, 4), 1, True), C(randn(), (2, 2), None, False))

@@ -31,6 +31,8 @@ __all__ = [
     "matmul_vjp_b",
     "matrix_norm_vjp",
     "matrix_transpose",
+    "nonzero_norm",
+    "nonzero_norm_vjp",
     "norm_vjp",
     "shared_inverse",
     "slogdet_vjp",
@@ -428,7 +430,7 @@ def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
     ge = expand_reduced(g, x.shape, axis, keepdims)
     n = expand_reduced(out, x.shape, axis, keepdims)
     if matrix or ord is None or ord == 2:
-        res = ge * np.where(n == 0, 0.0, x / np.where(n == 0, 1.0, n))
+        res = ge * (x / nonzero_norm(n))
     elif ord == 1:
         res = ge * np.sign(x)
     elif ord == 0:
@@ -438,10 +440,35 @@ def norm_vjp(g: object, out: object, x: object, ord: object, axis: object,
         res = ge * np.sign(x) * hits / np.sum(hits, axis=axes, keepdims=True)
     elif isinstance(ord, (int, float, np.integer, np.floating)):
         p = float(ord)
-        res = ge * np.sign(x) * np.abs(x) ** (p - 1.0) * n ** (1.0 - p)
+        res = ge * np.sign(x) * np.abs(x) ** (p - 1.0) * nonzero_norm(n) ** (1.0 - p)
     else:
         unsupported(f"np.linalg.norm: the gradient for ord={ord!r} is not implemented")
     return res[()] if x.ndim == 0 else res
+
+
+def nonzero_norm(n: object) -> object:
+    """The norm ``n``, infinite where it is zero: ``x / nonzero_norm(n)`` is ``x / n``, and 0
+    where ``n`` is 0 (there ``x`` is 0 too), the subgradient 0 that the adjoint of a norm takes
+    at a zero vector. Its derivative (:func:`nonzero_norm_vjp`, second derivatives of
+    ``np.linalg.norm``) refuses a zero norm."""
+    n = np.asarray(n, dtype=np.float64)
+    return np.where(n == 0, np.inf, n)
+
+
+def nonzero_norm_vjp(g: object, n: object) -> object:
+    """Adjoint of :func:`nonzero_norm`: ``g`` where the norm is not zero.
+
+    Raises:
+        RuleError: where a norm is zero: the norm is not differentiable at a zero vector, and
+            its adjoint there is a choice (0), whose derivative would be a wrong second
+            derivative (0 for the Hessian of ``norm(x) ** 2``, which is 2 I).
+    """
+    if np.any(np.asarray(n) == 0):
+        unsupported("np.linalg.norm: second derivatives at a zero vector (a zero norm) are not "
+                    "defined: the norm is not differentiable there, and its gradient there is "
+                    "a subgradient (0); for the square of the 2-norm write np.sum(x ** 2), or "
+                    "move the point off zero")
+    return g
 
 
 def matrix_norm_vjp(g: object, x: np.ndarray, ord: object, axis: tuple,

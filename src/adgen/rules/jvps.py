@@ -34,16 +34,20 @@ from adgen.rules.helpers import (
     cumprod_jvp,
     dtype_kind,
     eigh_jvp,
+    expand_reduced,
     extreme_tangent,
     extreme_tangent_vjp,
     fit_tangent,
     float_part,
     given_tangent,
+    matrix_norm_vjp,
     ndarray_astype,
     ndarray_compress,
     ndarray_conj,
     ndarray_flatten,
     ndarray_item,
+    nonzero_norm,
+    nonzero_norm_vjp,
     norm_vjp,
     pinv_jvp,
     prod_vjp,
@@ -204,7 +208,7 @@ def std(d: Any, out: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
 @defjvp(np.linalg.norm)
 def norm(d: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: Any) -> Any:
     # the 2-norm (Frobenius for a matrix) in NumPy alone, so reverse mode reads it again
-    return (np.sum(x * d, axis=axis, keepdims=keepdims) / out if ord is None else
+    return (np.sum(x * d, axis=axis, keepdims=keepdims) / nonzero_norm(out) if ord is None else
             np.sum(d * norm_vjp(np.ones(np.shape(out)), out, x, ord, axis, keepdims),
                    axis=axis, keepdims=keepdims))
 
@@ -378,11 +382,26 @@ for _helper in (quantile_jvp_vjp, quantile_jvp_jvp):
                "/ percentile / median (second derivatives): third derivatives through the "
                "quantiles are not supported")
 
-for _helper, _primal in ((norm_vjp, "np.linalg.norm with an ord"),):
-    defrefusal(_helper, f"it is the derivative of {_primal} that forward mode and pullbacks "
-               f"call, and second derivatives through {_primal} are not supported (first "
-               "derivatives are, in both modes); differentiate the first derivative by finite "
-               "differences, or give the enclosing function an adgen.rrule")
+# Second derivatives through np.linalg.norm with an ord: its tangent calls its adjoint, which
+# is NumPy over functions with rules (sign, abs, where, svd for the matrix 2-norm and nuclear
+# norm), so reverse mode compiles the adjoint's own source (and the shape helper it calls), as
+# the second-order program of jacrev(grad(f)) does (second_order.COMPILED_HELPERS). At a kink
+# the first derivative is the adjoint's subgradient (sign(0) = 0 for ord=1, an even split at a
+# tie of the inf-norm) and the second derivative is that of the branch it takes, as in JAX.
+for _helper in (norm_vjp, matrix_norm_vjp, expand_reduced):
+    defreference(_helper)(_helper)
+
+
+# ... except at a zero norm, where the adjoint's 0 is a choice: nonzero_norm's derivative
+# refuses it (JAX gives NaN there)
+@defvjp(nonzero_norm, "n", reads="n")
+def nonzero_norm_(g: Any, out: Any, n: Any) -> Any:
+    return nonzero_norm_vjp(g, n)
+
+
+@defjvp(nonzero_norm)
+def nonzero_norm_tangent(d: Any, out: Any, n: Any) -> Any:
+    return nonzero_norm_vjp(d, n)
 
 
 # --------------------------------------------------------------------------------------------
