@@ -18,10 +18,13 @@ owned). Two rewrites:
     shapes analysis proves equal (an adjoint that is an array has its value's shape; one that
     is a number rebinds under ``OP=``, as Python numbers do);
   - dtype: by the sources each value's dtype is the NumPy promotion of (the cotangent
-    ``out_bar``, float64 arrays of the signature, Python-weak ints and float64 numbers): the
-    owned operand has a float64 array among its sources, and the other operand no source
-    that the owned one lacks, so ``a OP b`` has ``a``'s dtype (a float32 or integer
-    cotangent, a complex adjoint or a value of unknown dtype leaves the statement as it is).
+    ``out_bar``, saved values, Python-weak ints and float64 numbers): ``a OP b`` has ``a``'s
+    dtype where the owned operand has a float64 value among its sources (a float64 array
+    the function computed or received, analyses.floats; the dtype is float64 or wider) and
+    every source of the other operand is one of the owned one's, a float64 value or a
+    number of at most 64 bits; or where ``a`` is floating (a true division) and ``b`` has no
+    source ``a`` lacks. A float32 or integer cotangent with float64 saved values, a complex
+    adjoint or a value of unknown dtype leaves the statement as it is.
   Not under ``mutation="strict"`` (second derivatives run through this code, and there an
   in-place update whose old value its own pullback reads is refused).
 - ``del n`` after the statement that reads ``n`` for the last time, for an adjoint of an
@@ -40,8 +43,9 @@ import gast
 from adgen.transforms.reverse_ast import is_comment
 from adgen.transforms.walk import walk
 
-# dtype sources besides the names themselves: a floating dtype is certain; not arithmetic
-FLOATING, UNKNOWN = "<floating>", "<unknown>"
+# dtype sources besides the names themselves: a floating dtype is certain; a float64 value is
+# among the sources (the dtype is float64 or one float64 promotes to); not arithmetic
+FLOATING, FLOAT64, UNKNOWN = "<floating>", "<float64>", "<unknown>"
 _FRESH_CALLS = frozenset({"sum_vjp", "mean_vjp", "sum_keepdims"})
 _IN_PLACE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 _COMMUTATIVE = (gast.Add, gast.Mult)
@@ -54,7 +58,8 @@ class LeanFacts:
     Attributes:
         arrays: adjoint name -> the array (bound outside every loop) it is the adjoint of.
         same_shape: whether two such arrays have one shape at every call.
-        f64: saved names holding float64 arrays at every call with the signature.
+        f64: saved names holding float64 arrays at every call with the signature
+            (computed ones included: analyses.floats).
         weak: saved names holding ints or float64 numbers.
         in_place: whether to write adjoints in place (not under mutation="strict": the
             reverse-over-reverse program differentiates this pullback, and under "strict"
@@ -79,7 +84,7 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
         live_after[k] = set(acc)
         acc |= reads_at[k]
     # a float64 array of the signature is a leaf that makes its users floating
-    src: dict[str, frozenset[str]] = {n: frozenset({n, FLOATING}) for n in facts.f64}
+    src: dict[str, frozenset[str]] = {n: frozenset({n, FLOATING, FLOAT64}) for n in facts.f64}
     owned: set[str] = set()
     bound: set[str] = set()  # bound by a top-level assignment of the pullback itself
     new: list[gast.stmt] = []
@@ -171,9 +176,14 @@ def _in_place(c: str, v: gast.expr, owned: set[str], after: set[str], escaping: 
                 not facts.same_shape(facts.arrays[c], facts.arrays[a]):
             continue
         sa, sb = src.get(a, frozenset({UNKNOWN})), _sources(b, src)
-        if FLOATING not in sa or UNKNOWN in sa | sb or not sb <= sa:
+        if UNKNOWN in sa | sb:
             continue
-        return a, b, v.op
+        # b's dtype is promoted into a's: b's sources are a's (a floating), or a holds a
+        # float64 value and b's other sources are float64 values or numbers of 64 bits
+        narrow = facts.f64 | facts.weak | {FLOATING, FLOAT64}
+        if FLOATING in sa and sb <= sa or \
+                FLOAT64 in sa and all(x in sa or x in narrow for x in sb):
+            return a, b, v.op
     return None
 
 

@@ -335,11 +335,16 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # names holding float64 numbers or ints (a loop may keep them in typed arrays)
         # parameters bound to float64 numbers (kinds.FLOAT_ARG): what they make is float64 too
         float_params = {a.id for a, k in bound if k == FLOAT_ARG}
+        # parameters bound to arrays of another dtype (float32, ints): what they make has a
+        # dtype too (analyses.floats: a float32 array stays float32, an int array divided
+        # is float64)
+        array_params = {a.id: k[2] for a, k in bound
+                        if isinstance(k, tuple) and len(k) == 3 and k[0] == "array"}
         # one resolver for both float analyses: they share their facts (floats._facts)
         resolve_name = functools.partial(resolve, parsed)
         columns = run_pass("reverse", lambda: column_dtypes(
             tree, known, {a.id for a, k in bound if type(k) is int},
-            resolve_name, float_params), parsed) if sig is not None else {}
+            resolve_name, float_params, array_params), parsed) if sig is not None else {}
         scalars = {n for n, k in known.items() if k == NUMBER}
         containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
@@ -386,7 +391,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # stored value's derivative without a run-time dtype check (reverse_stores.rev_store)
         f64 = run_pass("reverse", lambda: float64_arrays(
             tree, known, {a.id for a, k in bound if type(k) is int},
-            resolve_name, float_params), parsed)
+            resolve_name, float_params, array_params), parsed)
         # the reverse pass thaws the tree before its forward emitter rewrites it
         result = run_pass("reverse", lambda: reverse(
             parsed, tree, namer, act, eff, headers, mutation, callee_info, known, columns, f64),

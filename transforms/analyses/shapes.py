@@ -28,7 +28,8 @@ source's key; a basic index drops the axes taken by numbers and slices the other
 reverses the axes; a reduction over one constant axis with ``keepdims=True`` (``np.sum(a,
 axis=1, keepdims=True)``, ``z.max(axis=1, keepdims=True)``) has that axis of length 1; an
 operator or ufunc has the broadcast of its operands' shapes where every
-axis is provably equal or of constant length 1 (a number broadcasts to anything); ``a @ b``
+axis is provably equal or of constant length 1 (a number broadcasts to anything), or, given
+``out=o``, o's; ``a @ b``
 and ``np.outer`` take the outer axes.
 
 Names bound more than once (loop headers, merges) are optimistic, as the kinds are: every
@@ -272,6 +273,9 @@ class _Shapes:
         if isinstance(obj, np.ufunc):
             if obj.nout == 1 and len(v.args) == obj.nin and not v.keywords:
                 return self._broadcast(list(v.args))
+            if obj.nout == 1 and len(v.args) == obj.nin and len(v.keywords) == 1 and \
+                    v.keywords[0].arg == "out" and isinstance(v.keywords[0].value, gast.Name):
+                return self._key(v.keywords[0].value)  # np.exp(z, out=z) returns z itself
             return None
         if any(obj is g for g in _FROM_SHAPE) and v.args and \
                 all(k.arg in _SHAPE_KEEPING_KEYWORDS for k in v.keywords) and \
