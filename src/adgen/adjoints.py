@@ -156,9 +156,12 @@ def add(a: Any, b: Any) -> Any:
 def as_gradient(ct: Any, primal: Any) -> Any:
     """Shapes a cotangent like its primal: float for a float, object for an object; complex
     for a complex primal, and the real part for a real one (JAX's convention: the cotangent
-    of z = x + iy is dL/dx - i dL/dy, so a real x's is its real part)."""
+    of z = x + iy is dL/dx - i dL/dy, so a real x's is its real part). An array's gradient
+    has its dtype (a float32 parameter's is float32, as in JAX and PyTorch: a training loop
+    stays in float32), and so has a NumPy float32 scalar's; adjoints are computed in float64
+    (complex128) and cast here, at the API's boundary."""
     if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is _F64 and \
-            ct.shape == primal.shape and primal.dtype.kind == "f":
+            ct.shape == primal.shape and primal.dtype is _F64:
         return ct  # the common case first
     if type(primal) is float and (type(ct) is float or type(ct) is np.float64):
         return float(ct)
@@ -173,20 +176,23 @@ def as_gradient(ct: Any, primal: Any) -> Any:
             isinstance(primal, np.ndarray) and primal.dtype.kind == "c"):
         # JAX's convention: the gradient of a complex z = x + iy is dL/dx - i dL/dy
         if isinstance(primal, np.ndarray):
-            ct = np.asarray(ct, dtype=np.complex128)
+            ct = np.asarray(ct, dtype=primal.dtype)  # complex64 stays complex64
             return ct if ct.shape == primal.shape else np.broadcast_to(ct, primal.shape).copy()
-        return complex(np.sum(ct))
+        value = complex(np.sum(ct))
+        return value if isinstance(primal, complex) else type(primal)(value)
     if (isinstance(ct, np.ndarray) and ct.dtype.kind == "c") or \
             isinstance(ct, (complex, np.complexfloating)):
         # a real argument's gradient through complex intermediates: dL/dx is the real part
         ct = np.real(ct)
     if isinstance(primal, np.ndarray):
-        ct = np.asarray(ct, dtype=np.float64)
+        ct = np.asarray(ct, dtype=primal.dtype)  # float32 stays float32
         if ct.shape != primal.shape:
             ct = np.broadcast_to(ct, primal.shape).copy()
         return ct
     if isinstance(primal, (float, np.floating)):
-        return float(np.sum(ct)) if isinstance(ct, np.ndarray) else float(ct)
+        value = float(np.sum(ct)) if isinstance(ct, np.ndarray) else float(ct)
+        # a float (np.float64 is one) for a float, np.float32 for np.float32
+        return value if isinstance(primal, float) else type(primal)(value)
     if isinstance(primal, list):
         ct = list(ct) if isinstance(ct, (list, tuple)) else ct
         return [as_gradient(c, p) for c, p in zip(ct, primal)]
