@@ -1,10 +1,13 @@
 """The named results of NumPy's decompositions read by field, as people write them
 (``res = np.linalg.svd(M); res.S``, ``r.eigenvalues``, ``qr.Q`` and ``qr.R``,
-``s.sign * s.logabsdet``).
+``s.sign * s.logabsdet``), and a field written in place (``res.S[0] = 0.0``).
 
-A silent wrong gradient before: a result read by field twice got two tuple adjoints, which
+Two silent wrong gradients before: a result read by field twice got two tuple adjoints, which
 the pullback added with ``+`` (tuple concatenation: the rule read the first one only;
-reverse_plan took any NumPy call's result for a number or an array). Forward mode failed
+reverse_plan took any NumPy call's result for a number or an array), and a field written in
+place left the result with no adjoint of its own, so the decomposition's pullback never ran
+(a zero gradient through it; Pullback._rev_assign now runs the rule on zeros, into which
+apply_rule moves the shadows). Forward mode failed
 (``res_dot.S`` of the rule's plain tuple). Checked against central differences under both
 policies, with value_and_grad, in a method and in forward mode."""
 
@@ -39,7 +42,27 @@ def slogdet_fields(x):
     return s.sign * s.logabsdet + 0.5 * s.logabsdet
 
 
-CASES = [svd_fields, eigh_fields, qr_fields, slogdet_fields]
+def svd_field_written(x):
+    res = np.linalg.svd(np.outer(x, x) + np.diag([3.0, 2.0, 1.0]))
+    res.S[0] = 0.0
+    return np.sum(res.S ** 2) + np.sum(res.S * x)
+
+
+def eigh_field_scaled(x):
+    r = np.linalg.eigh(M0 + np.diag(x))
+    r.eigenvalues[0] *= 3.0
+    r.eigenvectors[:, 1] *= -1.0
+    return np.sum(r.eigenvalues * x) + np.sum(r.eigenvectors[:, 1] * x)
+
+
+def qr_field_written_once(x):
+    qr = np.linalg.qr(np.outer(x, x) + np.eye(3))
+    qr.R[1] *= 2.0
+    return np.sum(qr.R * x)
+
+
+CASES = [svd_fields, eigh_fields, qr_fields, slogdet_fields, svd_field_written,
+         eigh_field_scaled, qr_field_written_once]
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
