@@ -28,6 +28,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.desugar import assign, located_at, name
+from adgen.transforms.getattr_constant import lower_getattr
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
@@ -112,6 +113,9 @@ class _Lower:
             reduced = lower_reduction(s, callee, self.namer)
             if reduced is not None:
                 return reduced
+            read = lower_getattr(s, callee, self.namer)  # getattr(o, "name", d)
+            if read is not None:
+                return read
             if isinstance(callee, type) and issubclass(callee, tuple) and \
                     hasattr(callee, "_fields"):
                 return self._namedtuple(s, callee)

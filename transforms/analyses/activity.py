@@ -20,7 +20,7 @@ from adgen.transforms.node_index import nodes_of
 # (Not np.arange: arange(start, stop, step) with float bounds is start + i * step, and its
 # rule gives start and step their gradients.)
 NONDIFF_CALLS = frozenset({
-    "len", "range", "int", "bool", "str", "isinstance", "type", "print", "repr", "id",
+    "len", "range", "int", "bool", "str", "isinstance", "hasattr", "type", "print", "repr", "id",
     "shape", "ndim", "size", "argmax", "argmin", "argsort", "argwhere", "nonzero",
     "isnan", "isinf", "isfinite", "isclose", "allclose", "array_equal", "searchsorted",
     "count_nonzero", "flatnonzero", "sign", "floor", "ceil", "rint", "trunc", "logical_and",

@@ -1,0 +1,57 @@
+"""``getattr`` with a constant name, written as the attribute read it is.
+
+Input: a statement of a function in A-normal form and the object its callee resolves to.
+Output, for ``r = getattr(o, "name")`` and ``r = getattr(o, "name", d)`` where ``getattr`` is
+the builtin and ``"name"`` an identifier:
+
+    r = getattr(o, "name")       ->  r = o.name
+    r = getattr(o, "name", d)    ->  t = hasattr(o, "name")
+                                     if t:
+                                         r = o.name
+                                     else:
+                                         r = d
+
+so that the attribute's adjoint goes to the object (and the default's to ``d``) as for
+``o.name`` written out; ``getattr`` itself has no derivative rule. ``hasattr`` catches
+AttributeError only, as ``getattr``'s default does; ``d`` is a name or a constant in A-normal
+form, evaluated before, as Python evaluates a call's arguments. A name computed at run time
+(``getattr(o, key)``) is left as it is: a call without a gradient runs, one with a gradient
+is refused at its line.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import gast
+from adgen.transforms.desugar import assign, located_at, name
+from adgen.transforms.names import Namer
+from adgen.transforms.walk import clone
+
+__all__ = ["lower_getattr"]
+
+
+def lower_getattr(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] | None:
+    """The statements replacing ``s`` (None: ``s`` is no getattr of a constant name)."""
+    call = s.value
+    if callee is not builtins.getattr or not isinstance(call, gast.Call) or call.keywords or \
+            len(call.args) not in (2, 3) or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    obj, key = call.args[0], call.args[1]
+    if not (isinstance(key, gast.Constant) and isinstance(key.value, str) and
+            key.value.isidentifier()):
+        return None
+    read = gast.Attribute(value=obj, attr=key.value, ctx=gast.Load())
+    if len(call.args) == 2:
+        return [assign(s.targets[0], read, s)]
+    flag = namer.fresh("t")
+    test = assign(name(flag, gast.Store),
+                  gast.Call(func=name("hasattr"), args=[clone(obj), gast.Constant(key.value,
+                                                                                 None)],
+                            keywords=[]), s)
+    target = s.targets[0]
+    branch = located_at(gast.If(test=name(flag), body=[assign(target, read, s)],
+                                orelse=[assign(clone(target), call.args[2], s)]), s)
+    return [test, branch]
