@@ -61,8 +61,17 @@ def qr_field_written_once(x):
     return np.sum(qr.R * x)
 
 
+def items_of(r):
+    return r[0] ** 2 + r[1][0]
+
+
+def result_to_a_helper_twice(x):
+    r = np.linalg.eigh(M0 + np.diag(x))
+    return np.sum(items_of(r)) + np.sum(items_of(r) * x)
+
+
 CASES = [svd_fields, eigh_fields, qr_fields, slogdet_fields, svd_field_written,
-         eigh_field_scaled, qr_field_written_once]
+         eigh_field_scaled, qr_field_written_once, result_to_a_helper_twice]
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
