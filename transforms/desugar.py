@@ -35,8 +35,10 @@ def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
 
 
 def located_at(new: gast.AST, old: gast.AST) -> gast.AST:
+    if not hasattr(old, "lineno"):
+        return new  # nothing to give
     for n in walk(new):
-        if getattr(n, "lineno", None) is None and hasattr(old, "lineno"):
+        if getattr(n, "lineno", None) is None:
             n.lineno = old.lineno
             n.col_offset = old.col_offset
             n.end_lineno = getattr(old, "end_lineno", old.lineno)

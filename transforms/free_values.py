@@ -25,14 +25,15 @@ from adgen.errors import CompilerError
 def save_free_values(forward: gast.FunctionDef, pullback: gast.FunctionDef,
                      changing: set[str]) -> list[str]:
     """Rewrites ``forward`` and ``pullback`` in place; returns the names now saved."""
-    stored = {n.id for n in walk(pullback) if isinstance(n, gast.Name) and
-              isinstance(n.ctx, (gast.Store, gast.Param))}
-    read: dict[str, None] = {}
-    for n in walk(pullback):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in changing \
-                and n.id not in stored:
-            read.setdefault(n.id, None)
-    names = sorted(read)
+    stored: set[str] = set()
+    loaded: set[str] = set()  # the changing names the pullback reads
+    for n in walk(pullback):  # once for both
+        if isinstance(n, gast.Name):
+            if isinstance(n.ctx, (gast.Store, gast.Param)):
+                stored.add(n.id)
+            elif isinstance(n.ctx, gast.Load) and n.id in changing:
+                loaded.add(n.id)
+    names = sorted(loaded - stored)
     if not names:
         return []
     returns = [s for s in _own_statements(forward.body) if isinstance(s, gast.Return)]

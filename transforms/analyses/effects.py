@@ -159,9 +159,10 @@ def effects(fn: gast.FunctionDef,
                 isinstance(s.value.func.value, gast.Name) and \
                 s.value.func.value.id in eff.buffers and s.value.func.value.id not in eff.kinds:
             eff.kinds[s.value.func.value.id] = "list"
-    for s in stmts:
+    for s in fn.body:
         # a name indexed by a string (p["w"]) is a dict: a parameter too, whose kind nothing
-        # else tells (an ndarray takes a string index only as a structured array's field)
+        # else tells (an ndarray takes a string index only as a structured array's field);
+        # the nested statements are in their top-level statement's nodes (each walked once)
         for node in nodes_of(s, gast.Subscript):
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str) \
