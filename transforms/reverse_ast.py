@@ -12,6 +12,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.desugar import name
+from adgen.transforms.gast_ast import parse, to_ast
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone
@@ -111,7 +112,7 @@ def src_text(node: gast.AST) -> str:
     import ast
 
     try:
-        return ast.unparse(gast.gast_to_ast(clone(node))).strip()
+        return ast.unparse(to_ast(clone(node))).strip()
     except Exception:  # noqa: BLE001 - only for messages
         return type(node).__name__
 
@@ -130,11 +131,11 @@ def stored_names(nodes: list[gast.stmt]) -> set[str]:
 
 
 def parse_stmts(src: str) -> list[gast.stmt]:
-    return gast.parse(src).body
+    return parse(src).body
 
 
 def parse_expr(src: str) -> gast.expr:
-    return gast.parse(src).body[0].value
+    return parse(src).body[0].value
 
 
 def attr_node(obj: str | gast.expr, attr: str) -> gast.Attribute:
