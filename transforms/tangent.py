@@ -33,7 +33,7 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.activity import Activity, nondiff_call
-from adgen.transforms.analyses.container_results import result_field
+from adgen.transforms.analyses.container_results import result_field, returns_named
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -699,6 +699,10 @@ class Tangent:
                 for k in rule.diff)
             if jvp.kind == "elementwise" and broadcast or isinstance(expr, gast.Name):
                 expr = gast.Call(func=name("fit_tangent"), args=[expr, copy.deepcopy(result)],
+                                 keywords=[])
+            if returns_named(rule.primal) and out_buf is None:
+                # r = np.linalg.eigh(a): r_dot.eigenvalues, also in a callee given r
+                expr = gast.Call(func=name("named_like"), args=[expr, copy.deepcopy(result)],
                                  keywords=[])
         if out_buf is not None:  # n = f(a, out=o): computed before o is overwritten
             if not isinstance(out_buf, gast.Name):

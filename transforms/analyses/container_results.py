@@ -56,6 +56,16 @@ def may_return_container(obj: Any) -> bool:
 _NAMED: dict[Any, tuple[str, ...]] = {}
 
 
+# (np.linalg.lstsq and eig return plain tuples, or have no jvp)
+NAMED_RESULTS = (np.linalg.svd, np.linalg.eigh, np.linalg.qr, np.linalg.slogdet)
+
+
+def returns_named(obj: Any) -> bool:
+    """Whether NumPy's ``obj`` returns a named tuple (whose tangent forward mode makes a named
+    tuple of the same class, ``runtime.named_like``)."""
+    return any(obj is f for f in NAMED_RESULTS)
+
+
 def result_field(obj: Any, attr: str) -> int | None:
     """The index of field ``attr`` of the named tuple NumPy's ``obj`` returns
     (``np.linalg.svd(M).S`` is item 1), or None when ``obj`` returns no named tuple with
@@ -68,8 +78,7 @@ def result_field(obj: Any, attr: str) -> int | None:
     Returns:
         The field's index in the tuple, or None.
     """
-    named = (np.linalg.svd, np.linalg.eigh, np.linalg.qr, np.linalg.slogdet)
-    if not any(obj is f for f in named):
+    if not returns_named(obj):
         return None
     if obj not in _NAMED:
         _NAMED[obj] = tuple(getattr(type(obj(np.eye(1))), "_fields", ()))

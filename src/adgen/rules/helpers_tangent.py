@@ -20,6 +20,8 @@ __all__ = [
     "float_part",
     "given_tangent",
     "is_plain_object",
+    "named_like",
+    "named_like_vjp",
     "object_with",
     "solve_jvp_a",
     "view_tangent",
@@ -54,6 +56,23 @@ def fit_tangent(d: object, like: object) -> object:
     if isinstance(like, np.ndarray):
         return np.array(np.broadcast_to(d, like.shape), dtype=float)
     return d
+
+
+def named_like(d: object, like: object) -> object:
+    """The tangent ``d`` (a plain tuple) of a NumPy result ``like`` that is a named tuple
+    (``np.linalg.eigh``'s ``EighResult``, svd's, qr's, slogdet's) as a named tuple of the same
+    class, so ``r_dot.eigenvalues`` reads it wherever ``r.eigenvalues`` is read (a callee
+    given the result, ``getattr``); ``d`` itself otherwise."""
+    if isinstance(d, tuple) and isinstance(like, tuple) and hasattr(type(like), "_fields") \
+            and type(d) is not type(like) and len(d) == len(like):
+        return type(like)._make(d)
+    return d
+
+
+def named_like_vjp(g: object) -> object:
+    """Adjoint of :func:`named_like` in its tangent: the cotangent of the named tuple as a
+    plain tuple (the structure of the tangent it was made from); None stays None."""
+    return tuple(g) if isinstance(g, tuple) else g
 
 
 def view_tangent(d: object, like: object, base: object) -> object:

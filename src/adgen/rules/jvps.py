@@ -41,6 +41,8 @@ from adgen.rules.helpers import (
     float_part,
     given_tangent,
     matrix_norm_vjp,
+    named_like,
+    named_like_vjp,
     ndarray_astype,
     ndarray_compress,
     ndarray_conj,
@@ -422,6 +424,11 @@ def zero_tangent_vjp(g: Any, out: Any, x: Any) -> Any:
     return tree_zeros(shape_tree(x))
 
 
+@defvjp(named_like, "d, like", diff="d", linear=True)
+def named_like_(g: Any, out: Any, d: Any, like: Any) -> Any:
+    return named_like_vjp(g)
+
+
 @defvjp(fit_tangent, "d, like", diff="d", linear=True)
 def fit_tangent_vjp(g: Any, out: Any, d: Any, like: Any) -> Any:
     return unbroadcast(g, shape_tree(d))
@@ -489,7 +496,7 @@ def dtype_kind_vjp(g: Any, out: Any, x: Any) -> Any:
 defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq)
 defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
-defjvp_kind("linear", fit_tangent, view_tangent, given_tangent)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like)
 
 
 def register_runtime_jvps() -> None:
