@@ -349,10 +349,13 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
     if obj is not None and not isinstance(obj, (np.ndarray, dict)):
         _stored_as_written(obj, attr_name)
     if isinstance(adjoint, np.ndarray):
+        parts = attr_name in ("real", "imag")  # z.real = x, z.imag = y on a complex buffer
         refuse_array_form(f"storing the attribute .{attr_name} of an array "
-                           f"(y.{attr_name} = ...)",
-                           "write the elements instead: y[...] = v (y.real[...] = v for the "
-                           "real part), or rebind the name: y = y.reshape(shape)")
+                          f"(y.{attr_name} = ...)",
+                          "build the complex array from its parts instead: z = x + 1j * y "
+                          "(z.real[...] = x writes the real parts in place)" if parts else
+                          "write the elements instead: y[...] = v (y.real[...] = v for the "
+                          "real part), or rebind the name: y = y.reshape(shape)")
     return adjoint.pop(attr_name, None) if adjoint is not None else None
 
 
@@ -425,8 +428,9 @@ def list_iadd_error(file: str, line: int) -> Exception:
         "'+=' extends a list in place that adgen cannot tell was made in this function (an "
         "argument, an item of a container): the gradient would not follow it",
         Location(file, line, 0, source_line(file, line)),
-        hint="build a new list (xs = xs + [v]), or extend a list the function makes itself "
-             "(acc = []; acc += [v])")
+        hint="write xs.extend([v]): the same extension in place, which adgen follows (the "
+             "caller's list grows as with +=); or build a new list (xs = xs + [v]) where the "
+             "caller's list should stay as it was")
 
 
 # --------------------------------------------------------------------------------------------

@@ -277,7 +277,8 @@ def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
         "the imaginary parts (z.imag) of a complex array that is written in place or aliased "
         "are read as a view: adgen keeps the adjoint of a complex buffer as dL/dRe - 1j "
         "dL/dIm, of which no view holds dL/dIm",
-        hint="read them as a product instead: np.real(-1j * z) is z.imag"))
+        hint="read them as a product instead: np.real(-1j * z) is z.imag; to set them (z.imag[:] "
+             "= y), build the array from its parts: z = x + 1j * y"))
 
 
 def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
