@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from collections.abc import Iterable
 
 import gast
 from adgen.transforms.desugar import assign, located_at, name
@@ -48,15 +49,19 @@ def to_ssa(fn: gast.FunctionDef, namer: Namer) -> set[str]:
 
 def assigned_names(stmts: list[gast.stmt]) -> set[str]:
     """Names a block binds (targets of assignments and for loops, at any depth)."""
+    return _bound_by(n for s in stmts for n in walk(s))
+
+
+def _bound_by(nodes: Iterable[gast.AST]) -> set[str]:
+    """Names the ``nodes`` bind (:func:`assigned_names` of the statements they are)."""
     out: set[str] = set()
-    for s in stmts:
-        for n in walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                out.add(n.id)
-            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-                out.add(n.target.id)
-            elif isinstance(n, gast.ExceptHandler) and n.name is not None:
-                out.add(n.name.id if isinstance(n.name, gast.Name) else n.name)
+    for n in nodes:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, gast.ExceptHandler) and n.name is not None:
+            out.add(n.name.id if isinstance(n.name, gast.Name) else n.name)
     return out
 
 
@@ -180,9 +185,12 @@ class _Ssa:
         pre: list[gast.stmt] = []
         if isinstance(s, gast.For):
             self.load(s.iter, env)
-        bound = assigned_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
-        inside = Counter(n.id for n in walk(s) if isinstance(n, gast.Name) and
-                         isinstance(n.ctx, gast.Load))
+        # the body's nodes, walked once for the names it binds and the loop's reads
+        body = [n for st in s.body for n in walk(st)]
+        bound = _bound_by(body) | ({s.target.id} if isinstance(s, gast.For) else set())
+        rest = [s.target, s.iter] if isinstance(s, gast.For) else [s.test]
+        inside = Counter(n.id for n in body + [n for x in rest + s.orelse for n in walk(x)]
+                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         # a name the body binds is carried when it was bound before the loop, when it is
         # read after the loop (its last iteration's value escapes: give it a header too), or
         # when the body may read it before binding it in an iteration (bound in a nested
