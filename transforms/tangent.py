@@ -356,9 +356,15 @@ class Tangent:
                     return after(gast.Subscript(value=name(self.dot(v.value.id)),
                                                 slice=gast.Constant(index, None),
                                                 ctx=gast.Load()))
-                # an object's tangent has the object's attributes (given_tangent)
-                return after(gast.Attribute(value=name(self.dot(v.value.id)), attr=v.attr,
-                                            ctx=gast.Load()))
+                # an object's tangent has the object's attributes (given_tangent); an
+                # attribute computed when read (a property of an object whose class the
+                # compiler did not know, properties.py) is refused first: read on the tangent
+                # object, the getter gave the value at the tangent (2 where 4 is right)
+                check = gast.Expr(value=gast.Call(
+                    func=name("stored_attribute"),
+                    args=[name(v.value.id), gast.Constant(v.attr, None)], keywords=[]))
+                return [at(check, s)], after(gast.Attribute(
+                    value=name(self.dot(v.value.id)), attr=v.attr, ctx=gast.Load()))[1]
             return after(zero)
         if isinstance(v, gast.BinOp):
             if type(v.op) not in BINOPS:

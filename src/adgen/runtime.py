@@ -216,8 +216,10 @@ def stored_attribute(obj: Any, name: str) -> None:
             f"{type(obj).__name__}.{name} is computed when it is read (a property or a "
             "descriptor), and its value has a gradient here: adgen differentiates stored "
             "attributes only, and the gradient would not reach what the getter reads",
-            hint=f"call a method instead (def {name}(self): ... read as obj.{name}()), or "
-                 "store the value as an attribute"))
+            hint=f"annotate the parameter with its class (def loss(m: {type(obj).__name__})) "
+                 f"or read it in a method of the class: adgen then calls the getter; or call a "
+                 f"method instead (def {name}(self): ... read as obj.{name}()), or store the "
+                 "value as an attribute"))
 
 
 def namedtuple_of(cls: Any, items: tuple[Any, ...]) -> Any:
