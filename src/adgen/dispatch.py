@@ -116,7 +116,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             u, kind = mutable
             what = f"{getattr(fn, '__qualname__', fn)} updates {u.param}.{u.attr} (a {kind}) " \
                 f"in place at {code.co_filename}:{u.line} ({u.text})"
-            hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} + ... there (a new " \
+            hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} {u.op} ... there (a new " \
                 "array), or return the new array from the method"
         err = UnsupportedError(
             f"{what} and is called through a variable, a method or a closure, where adgen "

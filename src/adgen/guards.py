@@ -239,8 +239,9 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
     import re
 
     save = 'use mutation="save" (adgen keeps a copy)'
-    aug = re.match(r"^\s*([A-Za-z_]\w*)(\[.*\])?\s*(\*\*|//|>>|<<|[-+*/@%&|^])=\s*(.+)$",
-                   construct)
+    # (an attribute chain is the written array too: self.w *= 2)
+    aug = re.match(r"^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(\[.*\])?\s*"
+                   r"(\*\*|//|>>|<<|[-+*/@%&|^])=\s*(.+)$", construct)
     if capture_line == line:
         if aug and not aug.group(2):
             return (f"{save}, or compute it out of place: {aug.group(1)} = {aug.group(1)} "
@@ -259,7 +260,7 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
     # name the statement starts with (x.fill(0), x[i] = v)
     found = re.search(r"\bout=\s*\(?\s*([A-Za-z_]\w*)", construct) or \
         re.match(r"^\s*(?:np|numpy)\.[\w.]+\(\s*([A-Za-z_]\w*)", construct) or \
-        re.match(r"^\s*([A-Za-z_]\w*)", construct)
+        re.match(r"^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?!\w*\()", construct)
     name = found.group(1) if found else captured
     return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
 

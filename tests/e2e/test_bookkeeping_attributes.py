@@ -188,3 +188,24 @@ def test_a_counter_before_a_method_call_of_self_after_it(policy):
     g = adgen.grad(lambda x: f.loss(x), mutation=policy)(X)
     assert np.allclose(g, central(lambda v: Fit().loss(v), X), atol=1e-6)
     assert f.calls == 1
+
+
+def test_an_attribute_written_in_place_is_named_in_the_hints():
+    class Doubler:
+        def __init__(self):
+            self.w = np.ones(3)
+
+        def loss(self, x):
+            y = self.w * x
+            self.w *= 2  # overwrites what the gradient of the line above reads
+            return np.sum(y)
+
+    # strict: the copy to make is of the attribute (it said 'self = self.copy()')
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(Doubler().loss, mutation="strict")(X)
+    assert "self.w = self.w.copy()" in info.value.hint
+    # through a lambda: the out-of-place form with the user's operator
+    d = Doubler()
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(lambda x: d.loss(x))(X)
+    assert "self.w = self.w * ..." in info.value.hint and "self.w *= 2" in str(info.value)

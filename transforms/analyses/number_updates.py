@@ -42,6 +42,7 @@ class NumberUpdate:
     attr: str
     line: int
     text: str  # the user's statement, e.g. "self.calls += 1"
+    op: str = "+"  # its operator
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,11 @@ def _site_of(st: gast.stmt, defs: dict[str, list[gast.Assign]], params: list[str
         return None
     line = getattr(st, "lineno", 0) or 0
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    return NumberUpdate(params.index(v.value.id), v.value.id, v.attr, line, text)
+    import ast
+
+    op = ast.unparse(ast.BinOp(ast.Name("a"), getattr(ast, type(st.op).__name__)(),
+                               ast.Name("b")))[2:-2]
+    return NumberUpdate(params.index(v.value.id), v.value.id, v.attr, line, text, op)
 
 
 def _in_order(stmts: list[gast.stmt]) -> list[gast.stmt]:
