@@ -179,6 +179,8 @@ def effects(fn: gast.FunctionDef,
                     v.args[0].id if isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id == "loop_sequence" and v.args and
                     isinstance(v.args[0], gast.Name) else _container_copied(v, eff.kinds))
+                if src is None and _sequences_joined(v, eff.kinds):
+                    src = min(_sequences_joined(v, eff.kinds))  # a + b of lists: a list
                 if src in eff.kinds and t not in eff.kinds:
                     eff.kinds[t] = eff.kinds[src]
                     changed = True
@@ -287,6 +289,15 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
     return False
 
 
+def _sequences_joined(v: gast.expr, kinds: dict[str, str]) -> set[str]:
+    """The lists or tuples whose items ``v`` holds where it joins them (``a + b``,
+    ``a * 2``, ``2 * a``), else an empty set."""
+    if not (isinstance(v, gast.BinOp) and isinstance(v.op, (gast.Add, gast.Mult))):
+        return set()
+    return {o.id for o in (v.left, v.right)
+            if isinstance(o, gast.Name) and kinds.get(o.id) in ("list", "tuple")}
+
+
 def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
     """The list or dict ``v`` is a shallow copy of (``lst.copy()``, ``d.copy()``,
     ``copy.copy(lst)``), or None."""
@@ -338,6 +349,11 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         return [(name, {v.id})]
     if isinstance(v, gast.Constant):
         return [(name, set())]
+    joined = _sequences_joined(v, kinds)
+    if joined:
+        # c = a + b, c = a * 2 of lists or tuples: a new container holding the same items,
+        # so a write through an item of it (c[0] *= 3.0) writes a's item too
+        return [(name, {f"cnew:{i}"} | joined)]
     if isinstance(v, gast.Subscript):
         if isinstance(v.value, gast.Name) and kinds.get(v.value.id) in ("list", "dict",
                                                                        "tuple"):
