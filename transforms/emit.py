@@ -49,7 +49,17 @@ def _statement_lines(tree: ast.AST) -> None:
         for field in ("body", "orelse", "finalbody", "handlers"):
             block = getattr(node, field, None)
             if isinstance(block, list):
+                if block and all(_is_comment(b) for b in block):
+                    # an arm whose statements a later pass dropped keeps its comment: the
+                    # text needs a statement under it (an IndentationError otherwise)
+                    block.append(ast.Pass(lineno=1))
                 todo.extend(b for b in block if isinstance(b, ast.AST))
+
+
+def _is_comment(node: Any) -> bool:
+    """A comment marker of the reverse pass (an expression statement of a string)."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
+        isinstance(node.value.value, str) and node.value.value.startswith("\x00#")
 
 
 class _Lines:

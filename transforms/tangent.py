@@ -814,6 +814,12 @@ class Tangent:
                     func=name("dtype_kind"), args=[copy.deepcopy(v.args[0])], keywords=[])],
                     keywords=[])
                 return [gast.Expr(value=call)]
+            from adgen import runtime
+
+            if obj is runtime.stored_attribute:
+                # the jvp code's check of an attribute read (third derivatives: forward mode
+                # over jvp code): it writes nothing and has no tangent
+                return []
             if rule is None and not nondiff_call(v, self.resolve) and (
                     any(self.tangent(a) is not None for a in v.args) or
                     any(self.tangent(k.value) is not None for k in v.keywords)):

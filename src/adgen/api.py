@@ -243,6 +243,13 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         from adgen.higher_order import vjp_of_gradient
 
         return vjp_of_gradient(fun, args, mutation, kwargs)
+    if getattr(fun, "__adgen_transform__", False):
+        from adgen.higher_order import DerivativeFunction
+
+        if isinstance(fun, DerivativeFunction):  # of hessian(f), ...: third derivatives
+            from adgen.third_order import vjp_of_derivative
+
+            return vjp_of_derivative(fun, args, mutation, kwargs)
     if isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
         # its arguments get no cotangent (a jacrev(...) or hessian(...) is refused by name)
         out, pull = vjp(fun.func, *fun.args, *args, mutation=mutation, backend=backend,

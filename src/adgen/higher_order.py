@@ -87,6 +87,10 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                  "pass the real and imaginary parts as two real arguments")
     if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
         return _jvp_of_gradient(fun, primals, tangents, kwargs)
+    if isinstance(fun, DerivativeFunction):  # jvp of hessian(f), hvp(f), jacfwd(grad(f))...
+        from adgen.third_order import jvp_of_derivative
+
+        return jvp_of_derivative(fun, primals, tangents, kwargs)
     if isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
         # its arguments get no tangent (a hessian(...) or jacrev(...) is refused by name)
         return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
@@ -100,7 +104,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                  for p, k in bound.items() if p in rule.diff and not
                  isinstance(k, registry.Default)}
         given = {p: t for p, t in given.items() if t is not None}
-        return rule.primal(*primals, **kwargs), registry.eval_jvp(rule, primals, kwargs, given)
+        out = rule.primal(*primals, **kwargs)
+        # (eigh's tangent as an EighResult, as in the tangent code)
+        return out, runtime.named_like(registry.eval_jvp(rule, primals, kwargs, given), out)
     compiled, receiver = tangent_compiled(fun)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)
@@ -249,7 +255,17 @@ class _Runs:
 def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
     """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
     cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
-    return cols.reshape(np.shape(out) + np.shape(x))
+    return like_argument(cols.reshape(np.shape(out) + np.shape(x)), x)
+
+
+def like_argument(derivative: np.ndarray, x: Any) -> np.ndarray:
+    """A Jacobian or Hessian with respect to ``x`` in x's precision: float32 (float16) for a
+    float32 (float16) array or NumPy scalar, as its gradient is (adjoints.as_gradient); the
+    float64 it was computed in for anything else."""
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype != derivative.dtype:
+        return derivative.astype(dtype)
+    return derivative
 
 
 class DerivativeFunction(functools.partial):
@@ -361,8 +377,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             for r, n in zip(rows, nums):
                 r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
                          else np.zeros(np.shape(args[n])))
-        result = [np.stack(r).reshape(shape + np.shape(args[n])) if r else
-                  np.zeros(shape + np.shape(args[n])) for r, n in zip(rows, nums)]
+        result = [like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
+                                np.zeros(shape + np.shape(args[n])), args[n])
+                  for r, n in zip(rows, nums)]
         return result[0] if isinstance(argnums, int) else tuple(result)
 
     return DerivativeFunction(jacobian_rev, "jacrev", fun, argnums, {"mutation": mutation})
@@ -430,7 +447,14 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
              for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
     names += [f"a{k}" for k in range(len(names), nargs)]
-    dirs = [] if unit else [f"direction{k}" for k in range(len(wrt))]
+    # (a directional function's own parameters are direction0, ...: a third derivative
+    # differentiates one again, and its directions take the next free names)
+    dirs: list[str] = []
+    while not unit and len(dirs) < len(wrt):
+        k = len(dirs) + sum(1 for p in names if p.startswith("direction"))
+        while f"direction{k}" in names or f"direction{k}" in dirs:
+            k += 1
+        dirs.append(f"direction{k}")
     fname = f"{compiled.name}_jvp"
     lead = [f"receiver{k}" for k in range(len(receiver))]
     given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
@@ -579,6 +603,10 @@ def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
     symmetric), which adgen computes as for :func:`hvp`: reverse mode over the generated
     tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
     _check_derivable(g)
+    if isinstance(g._adgen_spec[0], GradientFunction):  # of grad(grad(f)): third derivatives
+        from adgen.third_order import lowered
+
+        g, kwargs = lowered(g, primals, kwargs), {}
     fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
     j = normalize_argnums(argnums, len(primals))[0]
     _refuse_aliased_arguments(primals, j, fun)
@@ -600,6 +628,10 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     gradients with respect to every argument of the derivative of f along c (on x_j), by
     reverse mode over the generated tangent code. So ``jacrev(grad(f))`` is the Hessian."""
     _check_derivable(g)
+    if isinstance(g._adgen_spec[0], GradientFunction):  # of grad(grad(f)): third derivatives
+        from adgen.third_order import lowered
+
+        g, kwargs = lowered(g, args, kwargs), {}
     fun, argnums = g._adgen_spec[0], g._adgen_spec[1]
     if kwargs:
         from adgen.errors import UnsupportedError
@@ -648,6 +680,11 @@ def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, m
     _check_derivable(g)  # refuses what it cannot do, now
 
     def second(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(fun, GradientFunction):  # grad(grad(grad(f))): third derivatives
+            from adgen.third_order import lowered
+
+            return grad_of_grad(outer, lowered(g, args, kwargs), argnums, mutation, has_aux,
+                                with_value)(*args)
         j = normalize_argnums(inner_argnums, len(args))[0]
         # a 0-d float array is a number too (np.array(0.7), as JAX takes it)
         scalar = isinstance(args[j], np.ndarray) and args[j].ndim == 0 and \

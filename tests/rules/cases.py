@@ -690,6 +690,7 @@ cases("adgen.rules.helpers_tangent.zero_tangent", C(randn(3)), C(randn()))
 # the norm in np.linalg.norm's adjoint (second derivatives), away from zero (a zero norm is
 # refused there: tests/test_second_order_norms.py)
 cases("adgen.rules.helpers_linalg.nonzero_norm", C(pos(3)), C(pos()))
+cases("adgen.rules.helpers_linalg.nonzero_norm_vjp", C(randn(3), pos(3)), C(randn(), pos()))
 cases("adgen.rules.helpers_tangent.named_like", C((randn(3), randn(3, 3)), randn(3)))
 cases("adgen.rules.helpers_tangent.fit_tangent", C(randn(), randn(2, 3)),
       C(randn(1, 3), randn(2, 3)), C(randn(), randn()))

@@ -406,6 +406,16 @@ def nonzero_norm_tangent(d: Any, out: Any, n: Any) -> Any:
     return nonzero_norm_vjp(d, n)
 
 
+# (its derivative is g where no norm is zero: linear in g, refusing as it does; third
+# derivatives through the norm differentiate it again)
+@defvjp(nonzero_norm_vjp, "t, n", diff="t", reads="n", linear=True)
+def nonzero_norm_vjp_(g: Any, out: Any, t: Any, n: Any) -> Any:
+    return nonzero_norm_vjp(g, n)
+
+
+defjvp_kind("linear", nonzero_norm_vjp)
+
+
 # --------------------------------------------------------------------------------------------
 # The helpers of tangent code, differentiable in turn (reverse over forward)
 
