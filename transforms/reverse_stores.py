@@ -115,6 +115,15 @@ class Stores:
             self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "
                               "it in place")
 
+    def refuse_varied_into_alias(self, s: gast.stmt, value: gast.expr) -> None:
+        """Refuses a value with a derivative stored into a container that another name
+        reaches (refuse_aliased_container) where the store got no pullback: the activity
+        analysis follows a container by its name, so ``d = {"a": []}; d["a"].append(x * 2)``
+        left ``d`` without a derivative, a silently zero gradient."""
+        if any(isinstance(n, gast.Name) and n.id in self.plan.act.varied
+               for n in walk(value)):
+            self.refuse_aliased_container(s)
+
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
         """An index as the forward used it: each name its capture where a later write may
         change it (an index array, a mask)."""
@@ -135,6 +144,7 @@ class Stores:
         x = tgt.value.id
         v = s.value
         if not self.plan.act.active(x):
+            self.refuse_varied_into_alias(s, v)
             return []
         idx = self.read_index(s, tgt.slice)
         kind = self.plan.eff.kinds.get(x)
@@ -197,6 +207,7 @@ class Stores:
         tgt = s.targets[0]
         obj = tgt.value.id
         if not self.plan.act.active(obj):
+            self.refuse_varied_into_alias(s, s.value)
             return []
         self.refuse_aliased_container(s)
         b = self.pb.bar(obj)
@@ -277,6 +288,8 @@ class Stores:
                 isinstance(f.value, gast.Name) and self.plan.resolve(f) is MISSING:
             lst = f.value.id
             if not self.plan.act.active(lst) or not call.args:
+                if call.args:
+                    self.refuse_varied_into_alias(s, call.args[0])
                 return []
             self.refuse_aliased_container(s)
             b = self.pb.bar(lst)
