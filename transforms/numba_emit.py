@@ -56,8 +56,18 @@ from adgen.transforms.analyses.numba_types import (
     ArgType,
     buffer_roots,
     call_name,
+    live_bindings,
     name_of,
+    saved_values,
     views,
+)
+from adgen.transforms.numba_live_bindings import (
+    Companions,
+    bind_companions,
+    buffers_of,
+    companions,
+    saved_buffers,
+    shadow_choice,
 )
 from adgen.transforms.reverse_ast import user_name_of
 
@@ -177,6 +187,8 @@ class Rewriter:
         # whether the code is right only for array arguments that do not share memory (an
         # argument's adjoint is a static buffer, or root_of(a) is root_of(b) was decided)
         self.distinct = False
+        # names holding different buffers on different iterations (view_indices)
+        self.live = Companions({})
         _unshare_inverses(pullback)
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
@@ -670,7 +682,8 @@ class Rewriter:
         hs[t11]`` on a loop's tape, or in the saved values), it records the names the view's
         index reads too, and the pullback reads them back there: the adjoint of the view is
         then the same view of the buffer's adjoint (``hs_shadow[t11]``)."""
-        self.views = views(self.fwd, types_, buffer_roots(self.fwd, types_))
+        roots = buffer_roots(self.fwd, types_)
+        self.views = views(self.fwd, types_, roots)
         used = {name_of(n.args[k]) for n in ast.walk(self.pb) if isinstance(n, ast.Call)
                 for k in ([0] if call_name(n) in ("sh.of", "sh.value", "root_of") else
                           [1] if call_name(n) == "add_out" else []) if len(n.args) > k}
@@ -682,6 +695,19 @@ class Rewriter:
                 names += sorted(self.views[w].names() - set(names))
                 w = self.views[w].base
             needed[v] = names
+        # names holding different buffers on different iterations (numba_live_bindings):
+        # the forward records which one beside each, where the pullback takes its adjoint
+        live = {t: lb for t, lb in live_bindings(self.fwd, types_, roots, self.views).items()
+                if any(m in used for m in lb.members)}
+        self.live = companions(live, self.views, self.fresh)
+        if live:
+            bind_companions(self.fwd, self.live)
+            for n in self.live.names():
+                types_[n] = "i8"  # ints: recorded in int64 columns
+            saved_buffers(self.fwd, self.pb, buffers_of(self.live, roots, self.views),
+                          self.params)
+            for t in sorted(used & set(live)):
+                needed[t] = self.live.record_names(t)
         if not any(needed.values()):
             return
         # the loops' records: forward appends and the pullback loops reading them back
@@ -693,13 +719,9 @@ class Rewriter:
             if isinstance(st, ast.For) and call_name(st.iter) == "reversed" and \
                     name_of(st.iter.args[0]) in appends and isinstance(st.target, ast.Tuple):
                 records.append((appends[name_of(st.iter.args[0])], st.target))
-        ret = self.fwd.body[-1]
-        unpack = next((st for st in self.pb.body if isinstance(st, ast.Assign) and
-                       name_of(st.value) == "saved"), None)
-        if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
-                len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and \
-                unpack is not None and isinstance(unpack.targets[0], ast.Tuple):
-            records.append((ret.value.elts[1], unpack.targets[0]))
+        found = saved_values(self.fwd, self.pb)
+        if found is not None:
+            records.append(found)
         for recorded, read in records:
             have = {name_of(e) for e in recorded.elts}
             for v, names in needed.items():
@@ -709,6 +731,22 @@ class Rewriter:
                             recorded.elts.append(ast.Name(id=n, ctx=ast.Load()))
                             read.elts.append(ast.Name(id=n, ctx=ast.Store()))
                             have.add(n)
+            # a name holding different buffers may hold a contiguous array on one
+            # iteration and a strided view on another: numba unifies the two in the
+            # forward, and cannot append both to one typed list (its cast of the second to
+            # the first's layout fails). The record holds a view of any layout of it
+            # (x[::1]: the same memory and shape), bound just before the record.
+            for k, e in enumerate(recorded.elts):
+                if name_of(e) in live:
+                    rec = self.fresh(f"{e.id}_rec")
+                    types_[rec] = types_[e.id]
+                    # the innermost statement holding the record (the append, not its loop)
+                    st = [st for st in statements(self.fwd.body)
+                          if any(n is recorded for n in ast.walk(st))][-1]
+                    if isinstance(st, ast.Return):
+                        continue  # the saved values: boxed or inlined, no typed list
+                    _insert_before(self.fwd, st, _parse(f"{rec} = {e.id}[::1]"))
+                    recorded.elts[k] = ast.Name(id=rec, ctx=ast.Load())
 
     # -- list tapes ---------------------------------------------------------------------------
 
@@ -1029,6 +1067,9 @@ class Rewriter:
 
             def shadow(self, node: ast.expr) -> ast.expr:
                 """The adjoint buffer of ``node``, or the same view of it for a view."""
+                if name_of(node) in rewriter.live.live:  # the buffer it held, recorded
+                    return shadow_choice(rewriter.live, node.id, roots, rewriter.views,
+                                         self.shadow)
                 view = rewriter.views.get(name_of(node) or "")
                 if view is not None and roots.get(node.id) is None:
                     return ast.Subscript(value=self.shadow(ast.Name(id=view.base,

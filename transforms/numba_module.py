@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.numba_types import ArgType, call_name, name_of, scalar_types
+from adgen.transforms.analyses.numba_types import (
+    ArgType,
+    call_name,
+    name_of,
+    saved_values,
+    scalar_types,
+)
 from adgen.transforms.numba_emit import (
     COMMENT,
     NOPYTHON_HELPERS,
@@ -356,18 +362,15 @@ def _drop_name_deletes(fn: ast.FunctionDef) -> None:
 def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str, ...]) -> None:
     """Globals read as data become the forward's last parameters and saved values."""
     fwd.args.args += [ast.arg(arg=k) for k in free]
-    ret = fwd.body[-1]
-    unpack = next((st for st in pb.body if isinstance(st, ast.Assign) and
-                   name_of(st.value) == "saved"), None)
-    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
-            len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and
-            unpack is not None and isinstance(unpack.targets[0], ast.Tuple)):
+    found = saved_values(fwd, pb)
+    if found is None:
         raise AssertionError("a forward without its (out, saved) return")
-    have = {name_of(e) for e in ret.value.elts[1].elts}
+    saved, read = found
+    have = {name_of(e) for e in saved.elts}
     for k in free:
         if k not in have:
-            ret.value.elts[1].elts.append(ast.Name(id=k, ctx=ast.Load()))
-            unpack.targets[0].elts.append(ast.Name(id=k, ctx=ast.Store()))
+            saved.elts.append(ast.Name(id=k, ctx=ast.Load()))
+            read.elts.append(ast.Name(id=k, ctx=ast.Store()))
 
 
 def _constant_type(v: Any) -> Any:

@@ -12,10 +12,12 @@ points, 100 steps: an array recorded per step) and RNN (rows of a state buffer, 
 products) and Kalman filter (4 states: np.linalg in the loop), and scalar-loop kernels
 defined here: a local-level Kalman filter (2000 steps), an in-place Gauss-Seidel stencil
 (100 points, 50 sweeps), forward substitution (n = 60), Cholesky and Doolittle LU (n = 40)
-and Polybench seidel-2d (30 x 30, 10 sweeps), all written element by element.
+and Polybench seidel-2d (30 x 30, 10 sweeps), all written element by element; and
+Polybench's Deriche filter (32 x 24, columns and rows of its output carried by its loops).
 
 Steady state: process CPU time per call (this machine is shared), median of rounds of batches
-of at least 20 ms, after every gradient was checked against the hand gradient where the
+of at least 20 ms (the numba backend's rounds interleaved with the njit primal's, so that
+their ratio sees one load), after every gradient was checked against the hand gradient where the
 workload has one, else against the default backend (max error relative to its scale <=
 1e-6; tests/test_numba_backend.py checks every one against central differences).
 ``jax.jit(jax.grad(f))`` runs on mse only (jit unrolls the other Python loops, and several
@@ -202,6 +204,32 @@ def _cpu_per_call(fn, rounds: int) -> float:
     return statistics.median(times)
 
 
+def _cpu_per_call_beside(fn, other, rounds: int) -> tuple[float, float]:
+    """:func:`_cpu_per_call` of ``fn`` and of ``other`` with their rounds interleaved (one
+    of each in turn): on a shared machine the load changes between two measurements made
+    one after the other, and their ratio with it."""
+    sizes = []
+    for f in (fn, other):
+        f()
+        batch = 1
+        while True:
+            t0 = time.process_time()
+            for _ in range(batch):
+                f()
+            if time.process_time() - t0 >= 0.02 or batch >= 1 << 16:
+                break
+            batch *= 4
+        sizes.append(batch)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for f, batch, out in zip((fn, other), sizes, times):
+            t0 = time.process_time()
+            for _ in range(batch):
+                f()
+            out.append((time.process_time() - t0) / batch)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def _first_call(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -323,6 +351,15 @@ def _seidel_case():
     return seidel_loops, (np.random.default_rng(0).random((30, 30)),), 0, None
 
 
+def _deriche_case():
+    """Polybench's Deriche filter (bench/workloads/polybench_stencils.py), whose loops carry
+    the columns and rows they wrote (fresh zeros on the first iteration): refused before
+    session 12, compiled since (transforms/numba_live_bindings.py)."""
+    from bench.workloads.polybench_stencils import deriche, deriche_hand
+
+    return deriche, (np.random.default_rng(0).random((32, 24)),), 0, deriche_hand
+
+
 def _suite_case(module: str):
     """A vectorised workload of the benchmark suite (bench/workloads), with its hand
     gradient."""
@@ -340,6 +377,7 @@ WORKLOADS = {"soft-dtw 60x50": _soft_dtw_case, "mse N=30": _mse_case,
              "kalman-scalar n=2000": _kalman_scalar_case, "stencil 100x50": _stencil_case,
              "trisolv n=60": _trisolv_case, "cholesky n=40": _cholesky_case,
              "lu n=40": _lu_case, "seidel 30x30x10": _seidel_case,
+             "deriche 32x24": _deriche_case,
              "mlp (suite)": _suite_case("mlp"), "attention (suite)": _suite_case("attention"),
              "softmax-xent (suite)": _suite_case("softmax_xent"),
              "gp-nll (suite)": _suite_case("gp"), "rk4 (suite)": _suite_case("rk4")}
@@ -405,7 +443,11 @@ def run(name: str, rounds: int, compile_times: bool = True) -> dict[str, str]:
     if not _close(g_numba(*args), ref):
         row["backend=numba"] = "WRONG gradient"
         return row
-    t = _cpu_per_call(lambda: g_numba(*args), rounds)
+    if njit_t:  # measured again beside the numba backend's, for their ratio
+        t, njit_t = _cpu_per_call_beside(lambda: g_numba(*args), lambda: jf(*args), rounds)
+        row["njit primal"] = _fmt(njit_t)
+    else:
+        t = _cpu_per_call(lambda: g_numba(*args), rounds)
     row["backend=numba"] = _fmt(t)
     row["numba / NumPy"] = f"{t / primal_t:.3g}×"
     row["numba / njit"] = f"{t / njit_t:.3g}×" if njit_t else "—"

@@ -407,11 +407,17 @@ def _code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
     import gast
 
     if not _EMITTER_HASH:
-        from adgen.transforms import numba_emit, numba_gradient, numba_module
+        from adgen.transforms import (
+            numba_emit,
+            numba_gradient,
+            numba_live_bindings,
+            numba_module,
+        )
         from adgen.transforms.analyses import numba_types
 
         digest = hashlib.sha256()
-        for mod in (numba_emit, numba_gradient, numba_module, numba_types):
+        for mod in (numba_emit, numba_gradient, numba_live_bindings, numba_module,
+                    numba_types):
             with open(mod.__file__, "rb") as fh:
                 digest.update(fh.read())
         _EMITTER_HASH.append(digest.hexdigest() + _runtime_hash())

@@ -56,6 +56,19 @@ def call_name(node: ast.AST) -> str | None:
     return ".".join([f.id, *reversed(parts)])
 
 
+def saved_values(fwd: ast.FunctionDef, pb: ast.FunctionDef) -> tuple[ast.Tuple, ast.Tuple] | None:
+    """The tuple of saved values the forward returns (``return (out, (a, b))``) and the
+    pullback's unpacking of it (``a, b = saved``), or None where either has another form."""
+    ret = fwd.body[-1] if fwd.body else None
+    unpack = next((st for st in pb.body if isinstance(st, ast.Assign) and
+                   name_of(st.value) == "saved"), None)
+    if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and \
+            len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], ast.Tuple) and \
+            unpack is not None and isinstance(unpack.targets[0], ast.Tuple):
+        return ret.value.elts[1], unpack.targets[0]
+    return None
+
+
 # --------------------------------------------------------------------------------------------
 # Types of the forward's names (what numba will infer), for the tape columns
 
@@ -332,19 +345,26 @@ def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str |
             return target  # arithmetic on arrays makes a new array
         return None
 
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
+    binds = [node for node in ast.walk(fn) if isinstance(node, ast.Assign) and
+             len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and (
+                 isinstance(types_.get(node.targets[0].id), tuple) and
+                 types_[node.targets[0].id][0] == "array" or
+                 isinstance(node.value, ast.Call) and
+                 call_name(node.value) in _FRESH | {"loop_sequence"})]
+    # to a fixed point: a name bound to another name takes that name's buffer, which a
+    # later binding (a loop's, further down the walk) may show to be no one buffer (ym2 =
+    # ym1 in a loop that then binds ym1 = y1[:, j]). A name found to be several buffers
+    # stays None.
+    changed = True
+    while changed:
+        changed = False
+        for node in binds:
             t = node.targets[0].id
-            if not (isinstance(types_.get(t), tuple) and types_[t][0] == "array") and (
-                    not isinstance(node.value, ast.Call) or
-                    call_name(node.value) not in _FRESH | {"loop_sequence"}):
-                continue
             r = of(t, node.value)
-            if t in roots and roots[t] != r:
-                roots[t] = None
-            else:
-                roots[t] = r
+            new = None if t in roots and roots[t] != r else r
+            if t not in roots or roots[t] != new:
+                roots[t] = new
+                changed = True
     return roots
 
 
@@ -422,4 +442,75 @@ def views(fn: ast.FunctionDef, types_: dict[str, Any],
         for t in bad:
             out.pop(t)
         dropped = bool(bad)
+    return out
+
+
+@dataclass(frozen=True)
+class LiveBinding:
+    """Names bound to different buffers, or views of them, on different iterations or paths
+    (Deriche's ``ym1``: a fresh array before the loop, a column of ``y1`` in it), each only
+    by plain assignments of one another or of a *source*: a buffer (a name with a root in
+    :func:`buffer_roots`) or a basic-indexing view of a buffer bound once by its subscript
+    (a name of :func:`views`). The forward can record which source each member holds."""
+
+    sources: tuple[str, ...]
+    members: tuple[str, ...]
+
+
+def live_bindings(fn: ast.FunctionDef, types_: dict[str, Any], roots: dict[str, str | None],
+                  views_: dict[str, View]) -> dict[str, LiveBinding]:
+    """The names :func:`buffer_roots` gives no buffer (None) whose every binding is ``t =
+    m``, each ``m`` a source or another such name, mapped to their class: the names bound to
+    one another, and the sources they take. A name bound any other way (a call, arithmetic,
+    a loop target, an unpacking, ``t += x``), or to a name that is neither, is left out."""
+    stores: dict[str, int] = {}
+    binds: dict[str, list[str]] = {}
+    subscripts: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, ast.Name):
+                binds.setdefault(node.targets[0].id, []).append(node.value.id)
+            elif isinstance(node.value, ast.Subscript):
+                subscripts.add(node.targets[0].id)
+
+    def source(m: str) -> bool:
+        if roots.get(m) is not None:
+            return True
+        v = views_.get(m)
+        # bound once, by its own subscript of a buffer: the forward records its index there
+        return v is not None and m in subscripts and stores.get(m) == 1 and \
+            roots.get(v.base) is not None
+
+    members = {t for t, ms in binds.items()
+               if isinstance(types_.get(t), tuple) and types_[t][0] == "array" and
+               len(types_[t]) == 3 and types_[t][2] >= 1 and  # (a record views it: x[::1])
+               roots.get(t) is None and t not in views_ and len(ms) == stores.get(t, 0)}
+    bad = True
+    while bad:
+        bad = {t for t in members if any(m not in members and not source(m) for m in binds[t])}
+        members -= bad
+    # classes: members bound to one another
+    cls = {t: t for t in members}
+
+    def find(t: str) -> str:
+        while cls[t] != t:
+            t = cls[t]
+        return t
+
+    for t in sorted(members):
+        for m in binds[t]:
+            if m in members:
+                cls[find(t)] = find(m)
+    groups: dict[str, list[str]] = {}
+    for t in sorted(members):
+        groups.setdefault(find(t), []).append(t)
+    out: dict[str, LiveBinding] = {}
+    for group in groups.values():
+        sources = sorted({m for t in group for m in binds[t] if m not in members})
+        live = LiveBinding(tuple(sources), tuple(group))
+        for t in group:
+            out[t] = live
     return out
