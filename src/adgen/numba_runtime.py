@@ -145,21 +145,6 @@ def _or_zeros_of_tree(g, shape):
     return None
 
 
-def copy_adjoint(adjoint: Any) -> Any:
-    """A copy of an adjoint the pullback may then change in place: an array's copy, a number
-    itself."""
-    raise NotImplementedError("only called from nopython code")
-
-
-@overload(copy_adjoint, jit_options={"cache": True})
-def _copy_adjoint(adjoint):
-    if isinstance(adjoint, types.Array):
-        return lambda adjoint: adjoint.copy()
-    if _is_number(adjoint):
-        return lambda adjoint: adjoint
-    return None
-
-
 def zero_if_none(g: Any) -> Any:
     """0.0 for a None (zero) adjoint, else ``g``."""
     raise NotImplementedError("only called from nopython code")
@@ -1005,3 +990,7 @@ from adgen.numba_guards import (  # noqa: E402
     strict_capture,
     strict_scope,
 )
+
+# A copy of an adjoint the pullback may then change in place is the copy a guarded site
+# keeps of its value: an array's copy, a number itself (one nopython function, two names)
+copy_adjoint = saved_copy
