@@ -1,7 +1,7 @@
 """A gradient has its argument's dtype, as in JAX and PyTorch: a float32 parameter's gradient
 is float32 (float16's float16, complex64's complex64), so a float32 training loop stays in
 float32 after its first step. adgen computes adjoints in float64 and casts them at the API's
-boundary (adjoints.as_gradient).
+boundary (adjoints.as_gradient; higher_order.like_argument for Jacobians and Hessians).
 Before, every gradient was float64: ``w -= lr * g`` made a float32 parameter float64.
 
 Values are checked against central differences in float64 at the same values; float64
@@ -87,6 +87,37 @@ def test_numpy_scalars_and_complex():
     gz = adgen.grad(lambda z: np.sum(np.abs(z) ** 2))(z)
     assert gz.dtype == np.complex64
     np.testing.assert_allclose(gz, 2 * np.conj(z), rtol=1e-6)  # dL/dx - i dL/dy
+
+
+@pytest.mark.parametrize("build", ["jacfwd", "jacrev", "jacobian"])
+def test_jacobians_have_the_arguments_dtype(build):
+    x = np.array([0.3, -1.2, 0.8], dtype=np.float32)
+    jac = getattr(adgen, build)(lambda a: np.sin(a) * a[0])(x)
+    expected = np.diag(np.cos(x.astype(np.float64)) * 0.3)
+    expected[:, 0] += np.sin(x.astype(np.float64))
+    assert jac.dtype == np.float32
+    np.testing.assert_allclose(jac, expected, rtol=1e-5)
+    assert getattr(adgen, build)(lambda a: np.sin(a) * a[0])(x.astype(np.float64)).dtype == \
+        np.float64
+
+
+def test_hessian_and_hvp():
+    x = np.array([0.3, -1.2, 0.8], dtype=np.float32)
+
+    def f(a):
+        return np.sum(np.sin(a)) * a[1]
+
+    h = adgen.hessian(f)(x)
+    x64 = x.astype(np.float64)
+    expected = np.diag(-np.sin(x64) * x64[1])
+    expected[1, :] += np.cos(x64)
+    expected[:, 1] += np.cos(x64)
+    assert h.dtype == np.float32
+    np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
+    v = np.ones(3, dtype=np.float32)
+    hv = adgen.hvp(f)(x, v)
+    assert hv.dtype == np.float32
+    np.testing.assert_allclose(hv, expected @ v, rtol=1e-5, atol=1e-6)
 
 
 class Layer:
