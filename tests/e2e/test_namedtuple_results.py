@@ -70,8 +70,27 @@ def result_to_a_helper_twice(x):
     return np.sum(items_of(r)) + np.sum(items_of(r) * x)
 
 
+def qr_modes_written(x):
+    Q, R = np.linalg.qr(np.outer(x, x) + np.eye(3), mode="reduced")
+    R *= 2.0
+    Q2, R2 = np.linalg.qr(np.outer(x, x) + 2.0 * np.eye(3), mode="complete")
+    R2[0] *= 3.0
+    r = np.linalg.qr(np.outer(x, x) + np.eye(3), mode="r")  # R alone: an array
+    r[1] = 0.0
+    return np.sum(R ** 2) + np.sum(Q[:, 0] * x) + np.sum(R2 * x) + np.sum(r ** 2)
+
+
+def svd_compute_uv_written(x):
+    U, s, Vt = np.linalg.svd(np.outer(x, x) + np.diag([3.0, 2.0, 1.0]), compute_uv=True)
+    s *= x
+    v = np.linalg.svd(np.outer(x, x) + np.diag([3.0, 2.0, 1.0]), compute_uv=False)
+    v[0] = 1.0
+    return np.sum(s ** 2) + np.sum(U[:, 0] * Vt[0]) + np.sum(v * x)
+
+
 CASES = [svd_fields, eigh_fields, qr_fields, slogdet_fields, svd_field_written,
-         eigh_field_scaled, qr_field_written_once, result_to_a_helper_twice]
+         eigh_field_scaled, qr_field_written_once, result_to_a_helper_twice, qr_modes_written,
+         svd_compute_uv_written]
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])

@@ -281,12 +281,21 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
     obj = resolve(v.func) if resolve is not None else None
     if obj in (np.linalg.eigh, np.linalg.slogdet):
         return True
-    keywords = {k.arg for k in v.keywords}
+    keywords = {k.arg: k.value for k in v.keywords}
     if obj is np.linalg.svd:  # compute_uv=False returns the values alone
-        return len(v.args) < 3 and "compute_uv" not in keywords
+        return len(v.args) < 3 and _constant(keywords.get("compute_uv", True)) is True
     if obj is np.linalg.qr:  # mode="r" returns R alone
-        return len(v.args) < 2 and "mode" not in keywords
+        return len(v.args) < 2 and \
+            _constant(keywords.get("mode", "reduced")) in ("reduced", "complete")
     return False
+
+
+def _constant(v: Any) -> Any:
+    """The value of a constant written in the code (``mode="reduced"``), ``v`` itself for a
+    default given as a value, or None for anything else (a name: not known)."""
+    if isinstance(v, gast.Constant):
+        return v.value
+    return None if isinstance(v, gast.AST) else v
 
 
 def _sequences_joined(v: gast.expr, kinds: dict[str, str]) -> set[str]:
