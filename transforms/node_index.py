@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import gast
-from adgen.transforms.walk import body_nodes, walk
+from adgen.transforms.walk import body_nodes, children, walk
 
 __all__ = ["body_nodes_of", "frozen", "memo", "nodes_of", "thaw"]
 
@@ -38,8 +38,16 @@ class _Index:
 
     def __init__(self, tree: Any) -> None:
         self.tree = tree
-        self.all = tuple(walk(tree))
-        self.ids = {id(n) for n in self.all}
+        # the tree's nodes in walk's order, and each node's children (walk's pushes): a
+        # subtree's nodes are read from these without reading any node's fields again
+        order = [tree]
+        kids: dict[int, list[Any]] = {}
+        for node in order:
+            found = kids[id(node)] = children(node)
+            order.extend(found)
+        self.all = tuple(order)
+        self.kids = kids
+        self.ids = set(kids)
         # (id(subtree root), types) -> the subtree's nodes of those types, in walk's order
         self.lists: dict[tuple[int, tuple[type, ...]], tuple[Any, ...]] = {
             (id(tree), ()): self.all}
@@ -54,10 +62,19 @@ class _Index:
         if found is None:
             everything = self.lists.get((id(node), ()))
             if everything is None:
-                everything = self.lists[(id(node), ())] = tuple(walk(node))
+                everything = self.lists[(id(node), ())] = self.subtree(node)
             found = self.lists[key] = tuple(n for n in everything if isinstance(n, types)) \
                 if types else everything
         return found
+
+
+    def subtree(self, node: Any) -> tuple[Any, ...]:
+        """``tuple(walk(node))``, from the children read at entry."""
+        kids = self.kids
+        out = [node]
+        for n in out:
+            out.extend(kids[id(n)])
+        return tuple(out)
 
 
 # id(root) -> its index, while a frozen block is open; and id(node) -> the index holding it
