@@ -120,9 +120,29 @@ class Stores:
         reaches (refuse_aliased_container) where the store got no pullback: the activity
         analysis follows a container by its name, so ``d = {"a": []}; d["a"].append(x * 2)``
         left ``d`` without a derivative, a silently zero gradient."""
-        if any(isinstance(n, gast.Name) and n.id in self.plan.act.varied
-               for n in walk(value)):
-            self.refuse_aliased_container(s)
+        if not any(isinstance(n, gast.Name) and n.id in self.plan.act.varied
+                   for n in walk(value)):
+            return
+        self.refuse_aliased_container(s)
+        tgt = s.targets[0] if isinstance(s, gast.Assign) else None
+        if not (isinstance(tgt, gast.Subscript) and isinstance(tgt.value, gast.Name)):
+            return
+        x = tgt.value.id
+        at = self.plan.def_stmt.get(x)
+        if isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript) and \
+                isinstance(at.value.value, gast.Name) and \
+                self.plan.eff.kinds.get(at.value.value.id) in ("list", "dict", "tuple") and \
+                type(self.plan.kinds.get(x)) is not int:
+            # L = [[0.0, 0.0]]; L[0][1] = x[0] * 3.0: an item of a container, written by
+            # index, that is not an array written in place (whose write the container's
+            # buffers would show): a list or dict, whose change nothing follows
+            raise UnsupportedError(
+                f"{self.plan.construct(s)} changes {self.plan.user_name(x)}, an item of "
+                f"{self.plan.user_name(at.value.value.id)}, in place: adgen follows a list or "
+                "dict held by another container by its name, not yet through the container",
+                self.plan.loc(s), hint="build the inner list or dict with its values "
+                                       "(L = [[0.0, x[0] * 3.0]]), or keep it in a name of "
+                                       "its own")
 
     def read_index(self, s: gast.stmt, idx: gast.expr) -> gast.expr:
         """An index as the forward used it: each name its capture where a later write may
