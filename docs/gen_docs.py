@@ -146,7 +146,7 @@ def references() -> list[str]:
                  f"`{r.name}`" for r in numpy_refs) + "."]
     if own:
         lines += ["", ("The tangent helpers of forward mode for `np.linalg.svd`, `eigh`, "
-                       "`eigvalsh`, `qr`, `pinv` and `np.cumprod`, and `np.prod`'s adjoint, are compiled from "
+                       "`eigvalsh`, `qr`, `pinv` and `np.cumprod`, and the adjoints of `np.prod` and `np.linalg.norm`, are compiled from "
                        "their own source in the same way where they are differentiated again (`hvp`, `hessian`, "
                        "`jacfwd(grad(f))`): " + ", ".join(
                            f"`{r.name.rsplit('.', 1)[-1]}`" for r in own) + ".")]
