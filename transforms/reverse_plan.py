@@ -657,16 +657,13 @@ class Plan:
             except TypeError as exc:
                 known = ", ".join(p.name for p in rule.params)
                 short = rule.name.replace("numpy.", "np.")
-                extra = next((f"; the function {short}(x, ...) takes {k}= (the method does "
-                              "not)" for k in ("where", "dtype", "initial")
-                              if f"keyword {k!r}" in str(exc) and
-                              short in ("np.sum", "np.prod", "np.mean", "np.max", "np.min")
-                              and self.resolve_or_none(v.func) is None),
-                             next((t for k, t in (("where", "; for where=m, np.where(m, x, 0) "
-                                                   "first"),
-                                                  ("dtype", "; for dtype=, x.astype(dtype) "
-                                                   "first"))
-                                   if f"keyword {k!r}" in str(exc)), ""))
+                # (the reductions' where=/initial=/dtype= are lowered before this, methods
+                # too: reduction_keywords; np.where(m, x, 0) is a masked sum's, not a std's)
+                extra = next((t for k, t in (("where", f"; for where=m, select the entries "
+                                                       f"first: {short}(x[m]) for a mask of "
+                                                       "x's shape"),
+                                             ("dtype", "; for dtype=, x.astype(dtype) first"))
+                              if f"keyword {k!r}" in str(exc)), "")
                 raise UnsupportedError(
                     f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
                     hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc

@@ -43,6 +43,19 @@ def test_an_unknown_keyword_names_what_the_rule_takes():
     assert (err.location.file, err.location.line) == (__file__, _line("# MARK where"))
     assert "'where'" in err.message
     assert "(a, axis, ddof, keepdims)" in err.hint
+    # the form the hint names (it said np.where(m, x, 0) first, a masked sum's form, which
+    # gives another std): the same value as NumPy's where=, and its gradient
+    assert "np.std(x[m])" in err.hint
+    x = np.array([1.0, -2.0, 0.5, 3.0])
+
+    def selected(v):
+        return np.std((v ** 2)[v > 0])
+
+    assert np.isclose(selected(x), positive_part_sum(x))
+    eps = 1e-6
+    fd = np.array([(selected(x + eps * e) - selected(x - eps * e)) / (2 * eps)
+                   for e in np.eye(4)])
+    np.testing.assert_allclose(adgen.grad(selected)(x), fd, atol=1e-6)
 
 
 def test_the_hint_works():
