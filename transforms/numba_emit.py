@@ -822,7 +822,10 @@ class Rewriter:
                 tmp = self.fresh(f"{name_of(r) or 'value'}_recorded")
                 before.append(ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())],
                                          value=e, lineno=0))
-                types_.setdefault(tmp, types_.get(name_of(r) or ""))
+                # a vector's length (shape_saves.lengths_not_shapes records len(t)) is an
+                # int: an int64 column, not a typed list (half a second of numba's compile)
+                types_.setdefault(tmp, "i8" if call_name(e) == "len" and len(e.args) == 1
+                                  else types_.get(name_of(r) or ""))
                 keep_rec.append(ast.Name(id=tmp, ctx=ast.Load()))
                 keep_read.append(r)
             if before or constants:
