@@ -41,6 +41,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.kinds import NUMBER, of_value
+from adgen.transforms.reverse_ast import basic_index
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
@@ -50,8 +51,8 @@ def final_load(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | N
     """``(X, index)`` when ``r = X[index]`` is bound once, at the top level of ``loop``'s
     body, to an element of a float64 array that holds the same value when the pullback runs
     (see the module's docstring); else None."""
-    if not plan.kinds or plan.def_count.get(r) != 1:
-        return None
+    if not plan.kinds or plan.def_count.get(r) != 1 or plan.tracked(r):
+        return None  # (tracked: a number read again is another object, see final_value)
     st = plan.def_stmt.get(r)
     if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
             isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Subscript) and
@@ -129,7 +130,8 @@ def final_store(plan: Plan, r: str, loop: gast.stmt) -> tuple[str, gast.expr] | 
     A caller that writes into ``X`` after the call (``X`` returned) is guarded as for any
     value a callee's pullback reads (reverse_captures: the result made by the callee)."""
     if not plan.kinds or plan.def_count.get(r) != 1 or \
-            plan.column_dtypes.get(r) != "float64" or plan.kinds.get(r) != NUMBER:
+            plan.column_dtypes.get(r) != "float64" or plan.kinds.get(r) != NUMBER or \
+            plan.tracked(r):  # (a number read again is another object: final_value)
         return None
     body = getattr(loop, "body", None)
     at = plan.def_stmt.get(r)
@@ -173,7 +175,13 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
     which has them (taped or bound outside the loop), reads the same part. A linear step of
     syrk and syr2k kept ``A[:i + 1, k] * ALPHA`` per inner iteration; the hand adjoint reads
     ``A`` again. Elements are :func:`final_load`'s (which also proves elements that later
-    writes pass by)."""
+    writes pass by).
+
+    Not for a value whose adjoint lives in shadow memory (``Plan.tracked``), which is keyed
+    by the object: a value computed again (``acc.append(x[k] * 2.0)`` in the loop, then
+    ``acc[0] *= 3.0``) is another object, whose shadow holds nothing (it was a silently zero
+    gradient); only a part read again through a basic index, a view of the same base, finds
+    the base's shadow."""
     if not plan.kinds or plan.def_count.get(r) != 1:
         return None
     st = plan.def_stmt.get(r)
@@ -183,7 +191,11 @@ def final_value(plan: Plan, r: str, loop: gast.stmt) -> gast.expr | None:
         return None
     v = st.value
     if isinstance(v, gast.Subscript):
+        if plan.tracked(r) and not basic_index(v.slice, plan.int_names):
+            return None
         return _unchanged_part(plan, v, st)
+    if plan.tracked(r):
+        return None
     again = _of_counters(plan, v, loop)
     if again is not None:
         return again  # i + a, j - 1: the pullback has the counters and the numbers
