@@ -280,7 +280,7 @@ class Plan:
                     import numpy as _np
 
                     if (isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math"))) \
-                            and not may_return_container(obj):
+                            and not may_return_container(obj, v):
                         # (r = np.linalg.qr(M) is a tuple: its adjoints add item by item)
                         self.numeric.add(st.targets[0].id)
                 elif is_number(v):

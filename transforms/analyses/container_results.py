@@ -1,6 +1,6 @@
 """Container results: which NumPy calls may return a tuple or list of arrays.
 
-Input: the object a call's function resolves to. Output: whether the
+Input: the object a call's function resolves to (and the call, read only). Output: whether the
 call may return a tuple or a list (``np.linalg.svd(M)``, ``np.split(x, 2)``, a ufunc with
 two outputs such as ``np.modf``), so that a name bound to it must not be taken for a number
 or an array.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
 import numpy as np
 
 # NumPy functions that return a tuple or list of arrays (for some of them only with some
@@ -33,11 +34,14 @@ _CONTAINER_FUNCTIONS: frozenset[Any] = frozenset(
     ) if f is not None)
 
 
-def may_return_container(obj: Any) -> bool:
+def may_return_container(obj: Any, call: gast.Call | None = None) -> bool:
     """Whether calling ``obj`` (a resolved function) may return a tuple or a list.
 
     Args:
         obj: the object a call's function resolves to.
+        call: the call, if known: ``np.where(c, a, b)``, ``np.atleast_1d(a)`` and
+            ``np.unique(a)`` without ``return_*=`` return an array (common in loops, where
+            the adjoints of numbers and arrays add with ``+``).
 
     Returns:
         True for a ufunc with more than one output and for the NumPy functions above.
@@ -45,9 +49,20 @@ def may_return_container(obj: Any) -> bool:
     if isinstance(obj, np.ufunc):
         return obj.nout > 1
     try:
-        return obj in _CONTAINER_FUNCTIONS
+        if obj not in _CONTAINER_FUNCTIONS:
+            return False
     except TypeError:  # an unhashable callable
         return False
+    if call is None or any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return True
+    if obj is np.where:
+        return len(call.args) + len(call.keywords) == 1
+    if obj in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+        return len(call.args) != 1
+    if obj is np.unique:
+        return any(k.arg.startswith("return_") for k in call.keywords)
+    return True
 
 
 
