@@ -31,14 +31,20 @@ __all__ = ["parse", "to_ast", "to_gast"]
 
 _copy_location = ast.copy_location  # gast.copy_location (for definitions) copies None too
 _MISSING = object()
+_AST = ast.AST
 
 
-def _converter(target_module: Any, special: dict[type, Any]) -> tuple[Any, Any, Any]:
+def _converter(target_module: Any, special: dict[type, Any],
+               shared_leaves: bool = False) -> tuple[Any, Any, Any]:
     """The conversion of a tree into ``target_module``'s node classes: the ``special`` cases
     by source class, gast's ``Translator.generic_visit`` for the others. Returns the
     conversion of a node, the generic conversion of one node (its children converted with
-    the special cases) and the conversion of a field's value (a node, a list, a leaf)."""
+    the special cases) and the conversion of a field's value (a node, a list, a leaf).
+    ``shared_leaves``: a node without fields or attributes (``Load``, ``Add``) converts to
+    one instance of its class, as ``ast.parse`` shares them (for trees that are printed or
+    compiled, never changed)."""
     targets: dict[type, Any] = {}
+    leaves: dict[type, Any] = {}
 
     def convert(node: Any) -> Any:
         how = special.get(node.__class__)
@@ -48,16 +54,28 @@ def _converter(target_module: Any, special: dict[type, Any]) -> tuple[Any, Any, 
 
     def generic(node: Any) -> Any:
         cls = node.__class__
+        if shared_leaves:
+            leaf = leaves.get(cls)
+            if leaf is not None:
+                return leaf
         target = targets.get(cls, _MISSING)
         if target is _MISSING:
             target = targets[cls] = getattr(target_module, cls.__name__, None)
+            if shared_leaves and target is not None and not cls._fields and \
+                    not cls._attributes:
+                leaves[cls] = target()
         if target is None:  # a node the other tree has no class for: dropped, as gast does
             return None
         fields = {}
         for field in node._fields:
             v = getattr(node, field, _MISSING)
-            if v is not _MISSING:
-                fields[field] = value(v)
+            if v is _MISSING:
+                continue
+            if isinstance(v, _AST):
+                v = convert(v)
+            elif isinstance(v, list):
+                v = [convert(x) if isinstance(x, _AST) else value(x) for x in v]
+            fields[field] = v
         new = target(**fields)
         for attr in node._attributes:
             v = getattr(node, attr, _MISSING)
@@ -66,7 +84,7 @@ def _converter(target_module: Any, special: dict[type, Any]) -> tuple[Any, Any, 
         return new
 
     def value(v: Any) -> Any:
-        if isinstance(v, ast.AST):
+        if isinstance(v, _AST):
             return convert(v)
         if isinstance(v, list):
             return [value(x) for x in v]
@@ -75,10 +93,26 @@ def _converter(target_module: Any, special: dict[type, Any]) -> tuple[Any, Any, 
     return convert, generic, value
 
 
+def _located_name(new: Any, old: Any) -> Any:
+    """``ast.copy_location(new, old)`` for two names (the commonest node; both classes have
+    the four position attributes): a start held as None is not copied, an end is."""
+    v = getattr(old, "lineno", None)
+    if v is not None:
+        new.lineno = v
+    v = getattr(old, "col_offset", None)
+    if v is not None:
+        new.col_offset = v
+    if hasattr(old, "end_lineno"):
+        new.end_lineno = old.end_lineno
+    if hasattr(old, "end_col_offset"):
+        new.end_col_offset = old.end_col_offset
+    return new
+
+
 # --- ast -> gast (gast.ast3.Ast3ToGAst for Python 3.10 and 3.11) -----------------------------
 
 def _gast_name(node: ast.Name) -> gast.Name:
-    return _copy_location(gast.Name(node.id, _to_gast_value(node.ctx), None, None), node)
+    return _located_name(gast.Name(node.id, _to_gast_value(node.ctx), None, None), node)
 
 
 def _gast_arg(node: ast.arg) -> gast.Name:
@@ -120,7 +154,7 @@ _fast_to_gast, _generic_gast, _to_gast_value = _converter(gast, _TO_GAST_SPECIAL
 # --- gast -> ast (gast.ast3.GAstToAst3 for Python 3.10 and 3.11) -----------------------------
 
 def _ast_name(node: gast.Name) -> ast.Name:
-    return _copy_location(ast.Name(_to_ast_value(node.id), _to_ast_value(node.ctx)), node)
+    return _located_name(ast.Name(_to_ast_value(node.id), _to_ast_value(node.ctx)), node)
 
 
 def _ast_arg(node: gast.Name | None) -> ast.arg | None:
@@ -171,7 +205,7 @@ _TO_AST_SPECIAL: dict[type, Any] = {
     gast.FunctionDef: _ast_def(ast.FunctionDef),
     gast.AsyncFunctionDef: _ast_def(ast.AsyncFunctionDef), gast.ClassDef: _ast_class,
     gast.Assign: _ast_assign, gast.arguments: _ast_arguments}
-_fast_to_ast, _generic_ast, _to_ast_value = _converter(ast, _TO_AST_SPECIAL)
+_fast_to_ast, _generic_ast, _to_ast_value = _converter(ast, _TO_AST_SPECIAL, shared_leaves=True)
 
 # gast writes other special cases for other Python versions (3.12's type parameters, 3.8's
 # Index): there, gast's own conversions
