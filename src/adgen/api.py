@@ -682,7 +682,9 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         check_backend(backend)
         check_policy(mutation)
         return SourceView(numba_source(primal_function(fun), mutation, args, backend))
-    compiled = compile_fun(fun, mutation, sig=signature(args) if args else None)
+    # (a method's object is its first argument: the code grad runs for model.loss(x))
+    receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))[1]
+    compiled = compile_fun(fun, mutation, sig=signature(receiver + args) if args else None)
     return SourceView("import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source)
 
 
@@ -736,14 +738,16 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         from adgen.higher_order import explain_gradient
 
         return explain_gradient(fun, args, mutation, file, kwargs)
-    # with example arguments, the compilation grad would use for them (kinds.signature)
-    compiled = compile_fun(fun, mutation, sig=signature(args) if args else None)
+    # with example arguments, the compilation grad would use for them (kinds.signature); a
+    # method's object is its first argument (explain(model.loss, x) ran it without)
+    receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))[1]
+    compiled = compile_fun(fun, mutation, sig=signature(receiver + args) if args else None)
     sites = compiled.sites
     if args:
         from adgen import runtime
 
         with runtime.measure_saves() as measured:
-            compiled.forward(*args, **kwargs)
+            compiled.forward(*receiver, *args, **kwargs)
         scope = measured.pop("__scope__")  # type: ignore[call-overload]
         seen = {id(c) for c in [compiled]}
         for c in scope.dynamic:  # methods, closures, classes: known once they ran

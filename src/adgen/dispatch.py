@@ -118,6 +118,17 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
                 f"in place at {code.co_filename}:{u.line} ({u.text})"
             hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} {u.op} ... there (a new " \
                 "array), or return the new array from the method"
+        elif compiled.number_updates is not None and compiled.number_updates.sites:
+            # self.calls += 1 where adgen cannot tell it stays a number (a call before it
+            # may rebind the attribute, or the method writes arrays too)
+            u = compiled.number_updates.sites[0]
+            what = f"{getattr(fn, '__qualname__', fn)} updates {u.param}.{u.attr} in place at " \
+                f"{code.co_filename}:{u.line} ({u.text}), where adgen cannot tell that it " \
+                "holds a number (a call before it may rebind it, or the method writes " \
+                "arrays of its object too),"
+            hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} {u.op} ... there, which " \
+                "adgen follows whatever it holds"
+            mutable = (u, "")  # named at the user's call, as an array's update is
         err = UnsupportedError(
             f"{what} and is called through a variable, a method or a closure, where adgen "
             "cannot follow the write", hint=hint)

@@ -174,7 +174,8 @@ def _site_of(st: gast.stmt, defs: dict[str, list[gast.Assign]], params: list[str
             v.value.id in params):
         return None
     line = getattr(st, "lineno", 0) or 0
-    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    # the statement without a trailing comment (two spaces and a #, as PEP 8 writes one)
+    text = lines[line - 1].split("  #")[0].strip() if 0 < line <= len(lines) else ""
     import ast
 
     op = ast.unparse(ast.BinOp(ast.Name("a"), getattr(ast, type(st.op).__name__)(),
