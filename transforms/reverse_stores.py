@@ -107,6 +107,16 @@ class Stores:
             return
         other = self.plan.user_name(a.other)  # a temporary as its expression (self.vals)
         line = self.plan.loc(a.other_stmt).line
+        if a.target.endswith("_dot") or other.endswith("_dot"):
+            # reverse over the jvp code adgen generated (hessian, hvp, jacrev of grad): its
+            # names are not the user's (it said 'self_dot.calls = t2_dot changes self_dot')
+            raise UnsupportedError(
+                "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of code that sets "
+                "an attribute of an object it is given (this line) are not supported yet: the "
+                "forward-mode code adgen differentiates again stores the attribute's tangent "
+                "into the object's tangent", self.plan.loc(s),
+                hint="keep such bookkeeping (a call counter, a cache) out of the function "
+                     "whose second derivatives you take: count in a wrapper that calls it")
         raise UnsupportedError(
             f"{self.plan.construct(s)} changes {self.plan.user_name(a.target)} in place, and "
             f"{other} "

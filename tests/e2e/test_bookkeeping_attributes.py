@@ -265,3 +265,16 @@ def test_explain_and_source_of_a_method_with_example_arguments():
     assert decisions["x[0] = 0.0"].bytes_saved > 0
     assert s.calls == 1  # the example ran once
     assert "def loss_forward(self, x)" in str(adgen.source(s.loss, X.copy()))
+
+
+def test_second_derivatives_of_a_counting_method_are_refused_in_the_users_terms():
+    # they named the generated tangent code ('self_dot.calls = t1_1_dot changes self_dot')
+    m = Counted(np.array([0.5, 1.5, -0.7]))
+    for take in (lambda: adgen.hessian(lambda x: m.loss(x))(X),
+                 lambda: adgen.hvp(lambda x: m.loss(x))(X, np.ones(3)),
+                 lambda: adgen.jacrev(adgen.grad(lambda x: m.loss(x)))(X)):
+        with pytest.raises(adgen.UnsupportedError) as info:
+            take()
+        text = str(info.value)
+        assert "_dot" not in text and "second derivatives" in text
+        assert "self.calls += 1" in text  # the user's line
