@@ -48,3 +48,34 @@ def test_a_callee_writing_its_own_array_is_named_with_its_line(mutation):
     with pytest.warns(NumbaFallbackWarning):
         g = adgen.grad(calls_own_buffer, mutation=mutation, backend="auto")(x)
     assert_grad_close(g, numerical_grad(calls_own_buffer, (x,), 0))
+
+
+def doubled(v):
+    return 2.0 * v
+
+
+def through_doubled(v):
+    return doubled(v) * v  # a callee that calls another function in turn
+
+
+def calls_through_doubled(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += through_doubled(x[i])
+    return s
+
+
+def test_a_callee_calling_another_function_is_named_with_what_to_do():
+    """A callee's own calls pass their adjoints through shadow memory on the default
+    backend: the numba backend refuses the call naming the function called in turn and
+    saying what compiles (the message said the callee wrote an array in place)."""
+    x = np.linspace(0.5, 1.5, 4)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(calls_through_doubled, backend="numba")(x)
+    text = str(err.value)
+    assert "through_doubled calls doubled in turn" in text
+    assert "inline doubled into it" in text
+    assert "in place" not in text.split("hint:")[0].split("(its adjoint")[0]
+    with pytest.warns(NumbaFallbackWarning):
+        g = adgen.grad(calls_through_doubled, backend="auto")(x)
+    assert_grad_close(g, numerical_grad(calls_through_doubled, (x,), 0))

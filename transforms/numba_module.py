@@ -110,6 +110,15 @@ def _shadow_cause(c: Callee) -> str:
             user = user_name_of(base)
             what = f"its argument {user}" if base in params else f"{user}, an array it made,"
             return f"writes {what} in place ({c.file}, line {line})"
+    # no write: a function it calls in turn, whose adjoints the default pullback passes
+    # through shadow memory (sh.deposit / sh.merge around the inner pullback's call)
+    inner = sorted({n.func.id[:-len("_pullback")] for n in gast.walk(c.pullback)
+                    if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                    n.func.id.endswith("_pullback")})
+    if inner:
+        return (f"calls {', '.join(inner)} in turn (the numba backend differentiates the "
+                "functions your function calls, not those they call: inline "
+                f"{inner[0]} into it, or call {inner[0]} from the function you differentiate)")
     return "writes an array in place (x += ...) or takes a view of an argument"
 
 
