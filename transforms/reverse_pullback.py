@@ -39,6 +39,7 @@ from adgen.transforms.reverse_ast import (
     is_copy_of,
     loaded_names,
     parse_stmts,
+    record_position,
     src_text,
     stored_names,
 )
@@ -55,6 +56,7 @@ from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import (
+    length_expression,
     lengths_not_shapes,
     read_for_shape_only,
     shape_reads,
@@ -287,6 +289,51 @@ class Pullback:
             body[head:head] = again
         return recorded
 
+    def lengths_from_others(self, s: gast.For | gast.While, recorded: list[str],
+                            body: list[gast.stmt]) -> list[str]:
+        """Lengths ``recorded`` holds (lengths_not_shapes) that are a function of other
+        lengths of the same row (analyses.shapes: a slice's length ``len(range(d)[lo:hi])``,
+        ``max(0, d + c)``, int arithmetic of such and constants, ``d`` an axis of a vector
+        whose length the row keeps): computed again at the top of the reversed ``body``
+        instead of taped. Heat's ``u[:1]`` and ``u[1:-1] + ...`` have lengths of ``len(u)``.
+        A vector the row keeps the length of counts only where its value at the row is the
+        one the other's statement read: bound once at the top of the loop's body before the
+        row, or rebound only by the loop's back-edge copies, after it."""
+        plan = self.plan
+        columns = {r: self.rec.lengths[r] for r in recorded if r in self.rec.lengths}
+        if len(columns) < 2:
+            return recorded
+        pos = record_position(s.body, plan.headers)
+        trailing = {id(n) for st in s.body[pos:] for n in nodes_of(st, gast.Name)}
+        top = {id(st.targets[0]) for st in s.body[:pos] if isinstance(st, gast.Assign) and
+               isinstance(st.targets[0], gast.Name)}
+
+        def stable(v: str) -> bool:
+            stores = [n for n in nodes_of(s, gast.Name) if n.id == v and
+                      isinstance(n.ctx, gast.Store)]
+            return all(id(n) in trailing for n in stores) or \
+                len(stores) == 1 and id(stores[0]) in top and plan.def_count.get(v) == 1
+
+        axis_of = {v: r for r, v in columns.items() if stable(v)}
+        computed: dict[str, gast.expr] = {}
+        needed: set[str] = set()  # columns a computed one reads: taped
+        for r, v in sorted(columns.items()):
+            key = plan.shapes.get(v)
+            if r in needed or not (isinstance(key, tuple) and len(key) == 1):
+                continue
+            reads: set[str] = set()
+            e = length_expression(key[0], {m: c for m, c in axis_of.items()
+                                      if m != v and c not in computed}, reads)
+            if e is not None:
+                computed[r] = e
+                needed |= reads
+        if not computed:
+            return recorded
+        head = 1 if body and is_comment(body[0]) else 0
+        body[head:head] = [assign(name(r, gast.Store), e, plan.def_stmt.get(columns[r]) or s)
+                           for r, e in sorted(computed.items())]
+        return [r for r in recorded if r not in computed]
+
     def bar(self, n: str) -> str:
         if n not in self.adj:
             self.adj[n] = self.namer.reserve(f"{n}_bar")
@@ -510,6 +557,7 @@ class Pullback:
             return pre + [self.float_tape(s, recorded, steps, body)]
         recorded = self.shapes_not_arrays(body, recorded)
         recorded = self.lengths_not_shapes(s, recorded, body)
+        recorded = self.lengths_from_others(s, recorded, body)
         tape = self.namer.fresh("tape")
         self.rec.extra_fwd.add(tape)
         self.rec.tape_of[id(s)] = tape

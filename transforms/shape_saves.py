@@ -14,7 +14,9 @@ forward then records ``np.shape(t3)`` or ``shape_tree(t3)`` where it recorded ``
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from typing import Any
 
 import gast
 from adgen.transforms.walk import Transformer, walk
@@ -202,3 +204,67 @@ class _Rewrite(Transformer):
         if isinstance(node.ctx, gast.Store) and node.id in self.chosen:
             node.id = self.chosen[node.id]  # a loop's target: the recorded shape
         return node
+
+
+def length_expression(sym: Any, axis_of: dict[str, str], reads: set[str]) -> gast.expr | None:
+    """The expression of a dimension symbol of analyses.shapes (``("c", n)``, ``("op", op,
+    a, b)``, ``("off", d, c)``, ``("sl", d, lo, hi, None)`` with constant bounds, ``("p",
+    v, 0)`` with ``v`` in ``axis_of``, which names the length it reads, added to
+    ``reads``), or None."""
+    if not isinstance(sym, tuple) or not sym:
+        return None
+    if sym[0] == "c" and type(sym[1]) is int:
+        return gast.Constant(sym[1], None)
+    if sym[0] == "p" and sym[2] == 0 and sym[1] in axis_of:
+        reads.add(axis_of[sym[1]])
+        return _name(axis_of[sym[1]])
+    if sym[0] == "op" and sym[1] in _LENGTH_OPS:
+        a = length_expression(sym[2], axis_of, reads)
+        b = length_expression(sym[3], axis_of, reads)
+        return None if a is None or b is None else \
+            gast.BinOp(left=a, op=_LENGTH_OPS[sym[1]](), right=b)
+    if sym[0] == "off" and type(sym[2]) is int:
+        d = length_expression(sym[1], axis_of, reads)
+        return None if d is None else _call("max", gast.Constant(0, None), gast.BinOp(
+            left=d, op=gast.Add(), right=gast.Constant(sym[2], None)))
+    if sym[0] == "sl" and sym[4] is None and all(
+            x is None or x[0] == "c" and type(x[1]) is int for x in sym[2:4]):
+        d = length_expression(sym[1], axis_of, reads)
+        if d is None:
+            return None
+        # Python's slice of an axis of length d, constant bounds: lo and hi clipped to it
+        lo, hi = sym[2][1] if sym[2] else 0, sym[3]
+        if hi is None:  # d - lo, clipped: one call
+            return d if lo == 0 else _call("min", gast.Constant(-lo, None), d) if lo < 0 \
+                else _call("max", gast.BinOp(left=d, op=gast.Sub(),
+                                             right=gast.Constant(lo, None)),
+                           gast.Constant(0, None))
+        if lo == 0:  # hi, clipped
+            return _bound(hi, d, None)
+        return _call("max", gast.Constant(0, None), gast.BinOp(
+            left=_bound(hi, d, None), op=gast.Sub(), right=_bound(sym[2], d, 0)))
+    return None
+
+
+_LENGTH_OPS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "//": gast.FloorDiv}
+
+
+def _bound(sym: Any, d: gast.expr, absent: int | None) -> gast.expr:
+    """A constant slice bound ``sym`` (None: ``absent``, None for the axis's end) as the
+    index it stands for in an axis of length ``d``: ``min(c, d)``, ``max(d + c, 0)`` for a
+    negative c."""
+    if sym is None:
+        return gast.Constant(absent, None) if absent is not None else copy.deepcopy(d)
+    c = sym[1]
+    if c >= 0:
+        return _call("min", gast.Constant(c, None), copy.deepcopy(d))
+    return _call("max", gast.BinOp(left=copy.deepcopy(d), op=gast.Add(),
+                                   right=gast.Constant(c, None)), gast.Constant(0, None))
+
+
+def _name(n: str) -> gast.Name:
+    return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _call(f: str, *args: gast.expr) -> gast.Call:
+    return gast.Call(func=_name(f), args=list(args), keywords=[])
