@@ -1,8 +1,10 @@
 """Floats: which names hold float64 numbers (or Python ints), so that a loop's tape can keep
-them in typed arrays instead of one Python object per iteration.
+them in typed arrays instead of one Python object per iteration; and which hold arrays of a
+known dtype (a store into a float64 array keeps its derivative without a run-time check; an
+adjoint may be updated in place where nothing can promote it: lean_pullback).
 
-Input: a function in SSA form (read only), its kinds (analyses.kinds) and which of its
-parameters are float64 arrays (from the argument signature). Output: name -> the dtype of the
+Input: a function in SSA form (read only), its kinds (analyses.kinds) and the dtypes of its
+array parameters (from the argument signature). Output: name -> the dtype of the
 column its value fits on every path: ``float64`` for a NumPy ``float64`` scalar or a Python
 ``float``, ``int64`` for a Python int. Written into such an array and read back, the value is
 the same number, now a NumPy scalar; a Python float thereby follows NumPy's IEEE rules in the
