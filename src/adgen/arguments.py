@@ -26,8 +26,11 @@ def check_policy(mutation: str) -> None:
 
 
 def primal_function(fun: Callable[..., Any]) -> Callable[..., Any]:
+    from adgen.transforms.library_wrappers import library_target
+
     fun = getattr(fun, "__adgen_primal__", fun)
-    return split_receiver(fun)[0]
+    # (adgen.grad(np.interp): its reference implementation; np.ndarray.sum: refused)
+    return library_target(split_receiver(fun)[0])
 
 
 def split_receiver(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
@@ -42,8 +45,21 @@ def split_receiver(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[A
                             functools.partial)) and callable(fun):
         call = getattr(type(fun), "__call__", None)
         if isinstance(call, types.FunctionType):
+            _refuse_library_object(fun)
             return call, (fun,)
     return fun, ()
+
+
+def _refuse_library_object(fun: Any) -> None:
+    """An np.vectorize object passed to adgen directly: refused by name (its __call__ was
+    compiled from NumPy's source and refused at a line inside NumPy)."""
+    from adgen.errors import MissingRuleError
+    from adgen.rules import registry
+
+    refused = registry.refusal_of(type(fun))
+    if refused is not None:
+        raise MissingRuleError(f"a {type(fun).__name__} object ({type(fun).__module__}."
+                               f"{type(fun).__qualname__}) has no derivative rule: {refused}")
 
 
 def shift_argnums(argnums: Any, by: int) -> Any:

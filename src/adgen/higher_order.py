@@ -34,10 +34,12 @@ from adgen.explanation import Explanation
 
 def tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
     """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver."""
+    from adgen.transforms.library_wrappers import library_target, library_wrapper
     from adgen.transforms.pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
-    return compile_tangent(target), receiver
+    # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
+    return compile_tangent(library_wrapper(library_target(target))), receiver
 
 
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
