@@ -128,13 +128,13 @@ def test_a_zero_vector_is_refused_naming_the_line(ord):
 
     z = np.zeros(4)
     assert np.all(adgen.grad(f)(z) == 0.0)  # the first derivative: the subgradient 0
-    for second in (adgen.hessian(f), lambda x: adgen.hvp(f)(x, np.ones(4))):
+    # (jacrev(grad(f)): reverse over reverse, whose code is generated code compiled again)
+    for second in (adgen.hessian(f), lambda x: adgen.hvp(f)(x, np.ones(4)),
+                   adgen.jacrev(adgen.grad(f))):
         with pytest.raises(adgen.RuleError, match="second derivatives at a zero vector") as err:
             second(z.copy())
         assert "n = np.linalg.norm(x, ord)" in str(err.value)
-    # reverse over reverse: refused too (located in the generated code it differentiates)
-    with pytest.raises(adgen.RuleError, match="second derivatives at a zero vector"):
-        adgen.jacrev(adgen.grad(f))(z.copy())
+        assert "<adgen" not in str(err.value)
 
 
 def test_a_zero_matrix_is_refused():

@@ -264,6 +264,12 @@ def locate(err: Any, tb: Any = None) -> Any:
                     from adgen.errors import Location
 
                     n = int(found.group(1))
+                    # generated code differentiated again (reverse over reverse): its
+                    # "# line N:" comments name generated lines, whose own comments name
+                    # the user's; adgen's helpers compiled there name none (the caller does)
+                    file, n = _through_generated(file, n)
+                    if file is None:
+                        break
                     text = linecache.getline(file, n)
                     err.location = Location(file, n, len(text) - len(text.lstrip()), text)
                     err.args = (err.format(),)
@@ -276,6 +282,31 @@ def locate(err: Any, tb: Any = None) -> Any:
         else:
             frame = frame.f_back
     return err
+
+
+def _through_generated(file: str, n: int) -> tuple[Any, int]:
+    """Line ``n`` of ``file`` as a line of the user's code: itself for a user's file; for
+    generated code compiled again (a pseudo-file ``<adgen ...>``), the ``# line N:`` comment
+    above that line, in the user's file its comments name (``emit.USER_FILES``); ``(None, 0)``
+    where there is none (adgen's own helpers compiled as callees)."""
+    import linecache
+    import re
+    import sys
+
+    emit = sys.modules.get("adgen.transforms.emit")
+    while file.startswith("<adgen "):
+        user = getattr(emit, "USER_FILES", {}).get(file)
+        lines = linecache.getlines(file)
+        line = None
+        for k in range(min(n, len(lines)) - 1, -1, -1):
+            found = re.match(r"\s*# line (\d+):", lines[k])
+            if found:
+                line = int(found.group(1))
+                break
+        if user is None or line is None:
+            return None, 0
+        file, n = user, line
+    return file, n
 
 
 def item(adjoint: Any, index: Any) -> Any:

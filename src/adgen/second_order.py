@@ -386,7 +386,8 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
         ns = dict(c.pullback.__globals__)
         ns.update(_COPIES)
         tree = ast.fix_missing_locations(trees[k])
-        compile_source(ast.unparse(tree) + "\n", _where(c, mutation), ns)
+        compile_source(_with_line_comments(tree, c.own_source) + "\n", _where(c, mutation),
+                       ns)
         # the source shows a default argument as a placeholder (arr=None): the loaded forward
         # takes the user's defaults as the compiled one does (a raw TypeError otherwise)
         forward = ns.get(f"{c.name}_forward")
@@ -409,6 +410,39 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
     refresh = tuple((spaces[k], every[k].pullback.__globals__, tuple(sorted(names)))
                     for k, names in keys.items())
     return spaces[id(compiled)], refresh, guarded
+
+
+def _with_line_comments(tree: ast.Module, original: str) -> str:
+    """The source of the rewritten ``tree`` with, above each statement, the ``# line N:``
+    comment that stood above it in the ``original`` generated code (``ast.unparse`` drops
+    comments): the code compiled from it names these lines, so an error raised under reverse
+    over reverse is located at the user's line (``adjoints.locate``)."""
+    import re
+
+    text = ast.unparse(tree)
+    user_of: list[str | None] = []
+    current = None
+    for line in original.splitlines():
+        if line.startswith("def "):
+            current = None
+        found = re.match(r"\s*(# line \d+:.*)$", line)
+        if found:
+            current = found.group(1)
+        user_of.append(current)
+    olds = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    news = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.stmt)]
+    if len(olds) != len(news):
+        return text
+    comments: dict[int, str] = {}
+    for old, new in zip(olds, news):
+        k = getattr(old, "lineno", 0) - 1
+        if 0 <= k < len(user_of) and user_of[k] is not None and \
+                not isinstance(old, (ast.FunctionDef, ast.Import, ast.ImportFrom)):
+            comments[new.lineno] = " " * new.col_offset + user_of[k]
+    lines = text.splitlines()
+    for n in sorted(comments, reverse=True):
+        lines.insert(n - 1, comments[n])
+    return "\n".join(lines)
 
 
 def _where(c: Any, mutation: str) -> str:

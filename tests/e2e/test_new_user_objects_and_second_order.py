@@ -388,7 +388,16 @@ def test_jacobians_and_hessians_pickle_like_gradients():
 
 @pytest.mark.parametrize("third", [
     lambda x: adgen.jacrev(adgen.jacrev(adgen.grad(weighted)))(x),
-    lambda x: adgen.jacfwd(adgen.hessian(weighted))(x),
+    lambda x: adgen.jacfwd(adgen.hessian(weighted))(x)])
+def test_third_derivatives_of_a_keyword_only_default(third):
+    # refused until session 12 (third derivatives: tests/test_third_derivatives.py)
+    x, eps = np.array([0.3, 0.2, -0.1]), 1e-4
+    h = adgen.hessian(weighted)
+    want = np.stack([(h(x + eps * e) - h(x - eps * e)) / (2 * eps) for e in np.eye(3)], -1)
+    np.testing.assert_allclose(third(x.copy()), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("third", [
     lambda x: adgen.grad(lambda z: np.sum(adgen.hessian(weighted)(z)))(x)])
 def test_third_derivatives_are_refused_by_name(third):
     # the refusal named adgen's own file (higher_order.py: '**kwargs parameters are not

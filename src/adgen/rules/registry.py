@@ -676,7 +676,8 @@ def why_no_rule(func: Any) -> str:
         return (": it is adgen's own derivative, and adgen takes derivatives of derivatives "
                 "by transforming the function itself, not through a call of one inside the "
                 "function it differentiates; for second derivatives use adgen.hessian(f), "
-                "adgen.hvp(f) or adgen.jacrev(adgen.grad(f))")
+                "adgen.hvp(f) or adgen.jacrev(adgen.grad(f)), for third ones "
+                "adgen.jvp(adgen.hvp(f), (x, v), (w, u)) or adgen.jacfwd(adgen.hessian(f))")
     if isinstance(func, np.ufunc) or mod.startswith("numpy"):
         return (" (adgen differentiates NumPy through its rules and reference "
                 "implementations, not through NumPy's own source, and has neither for it)")
