@@ -278,3 +278,28 @@ def test_second_derivatives_of_a_counting_method_are_refused_in_the_users_terms(
         text = str(info.value)
         assert "_dot" not in text and "second derivatives" in text
         assert "self.calls += 1" in text  # the user's line
+
+
+def test_a_counter_property_is_not_run_by_the_check():
+    class Counted2:
+        def __init__(self):
+            self._calls = 0
+            self.reads = 0
+
+        @property
+        def calls(self):
+            self.reads += 1
+            return self._calls
+
+        @calls.setter
+        def calls(self, v):
+            self._calls = v
+
+        def loss(self, x):
+            self.calls += 1
+            return np.sum(x ** 2)
+
+    c = Counted2()
+    with pytest.raises(adgen.UnsupportedError):
+        adgen.grad(lambda x: c.loss(x))(X)
+    assert c.reads == 0  # adgen's check read no property (the refusal came before the call)

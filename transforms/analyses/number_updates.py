@@ -24,6 +24,7 @@ before the update runs, which :func:`number_updates` makes sure of statically (`
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from dataclasses import dataclass
 
@@ -67,7 +68,8 @@ def holds_numbers(updates: NumberUpdates | None, args: tuple[object, ...]) -> bo
     for u in updates.sites:
         if u.index >= len(args):
             return False
-        value = getattr(args[u.index], u.attr, _IMMUTABLE)
+        # read without running a property's getter (a descriptor is no stored number)
+        value = inspect.getattr_static(args[u.index], u.attr, _IMMUTABLE)
         if value is not _IMMUTABLE and (isinstance(value, np.ndarray) or
                                          not isinstance(value, _IMMUTABLE)):
             return False
@@ -80,7 +82,7 @@ def first_mutable(updates: NumberUpdates | None,
     with that value's type name, or None."""
     for u in updates.sites if updates is not None else ():
         if u.index < len(args):
-            value = getattr(args[u.index], u.attr, None)
+            value = inspect.getattr_static(args[u.index], u.attr, None)
             if value is not None and (isinstance(value, np.ndarray) or
                                       not isinstance(value, _IMMUTABLE)):
                 return u, type(value).__name__
