@@ -32,6 +32,7 @@ from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.cleanup import cleanup
+from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
 from adgen.transforms.front import (
@@ -152,9 +153,11 @@ def _compile_function(fn: Any, *, mutation: str = "save",
         raise UnsupportedError(
             f"{fn!r} is already a derivative made by adgen; adgen takes derivatives of "
             "derivatives by transforming the function itself, not through a call of one "
-            "inside the function it differentiates (and no third derivatives)",
-            hint="for second derivatives transform the function itself: adgen.hessian(f), "
-                 "adgen.hvp(f), adgen.jacrev(adgen.grad(f)) or adgen.grad(adgen.grad(f))")
+            "inside the function it differentiates",
+            hint="transform the function itself: adgen.hessian(f), adgen.hvp(f), "
+                 "adgen.jacrev(adgen.grad(f)) or adgen.grad(adgen.grad(f)) for second "
+                 "derivatives; adgen.jacfwd(adgen.hessian(f)), adgen.jvp(adgen.hessian(f), "
+                 "(x,), (v,)) or adgen.grad(adgen.grad(adgen.grad(f))) for third ones")
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
     fn = uncached(fn)  # an lru_cache'd function: the function it wraps (cached_functions)
@@ -406,14 +409,19 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # in-place arithmetic on adjoints the pullback owns, names dropped after their last read
     if result.lean is not None:
         run_pass("cleanup", lambda: lean_pullback(result.pullback, result.lean), parsed)
+    # tape columns the final pullback reads nowhere leave the forward's rows
+    run_pass("cleanup", lambda: drop_dead_columns(result.forward, result.pullback), parsed)
     # one namespace for the forward and the pullback: adgen's names, then the values of the
     # function's free names, refreshed at each call by their guards (bindings.py); those
     # the pullback reads travel with its saved values (free_values.py)
     ns, guards = namespace(fn, parsed)
     run_pass("free_values", lambda: save_free_values(
         result.forward, result.pullback, {g.key for g in guards if g.mode == "kind"}), parsed)
-    fwd_src = to_source(result.forward)
-    pb_src = to_source(result.pullback)
+    # a tape's row of one column is the value itself in the compiled code (not a 1-tuple)
+    fwd_tree, pb_tree = unwrapped_rows(result.forward, result.pullback) or (
+        result.forward, result.pullback)
+    fwd_src = to_source(fwd_tree)
+    pb_src = to_source(pb_tree)
     own = fwd_src + "\n\n" + pb_src + "\n"
     fname = f"<adgen {fn.__qualname__} {mutation}>"
     for cname, c in callees.items():
@@ -495,9 +503,10 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
                 except AdgenError:
                     continue  # reported when the call runs
                 out.append(compiled)
-                # self.calls += 1: the call checks that the attributes hold numbers (dispatch)
+                # self.calls += 1: the call checks that the attributes hold numbers, and
+                # names the update where it cannot follow it (dispatch)
                 if compiled.mutates_params and not (compiled.number_updates is not None and
-                                                    compiled.number_updates.exact):
+                                                    compiled.number_updates.sites):
                     from adgen.errors import UnsupportedError
 
                     # a method call runs through call_forward, which cannot follow the write
@@ -570,8 +579,9 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         from adgen.errors import UnsupportedError
 
         raise UnsupportedError(f"{fn!r} is already a derivative made by adgen; forward mode "
-                               "differentiates the function itself (no third derivatives)",
-                               hint="use adgen.hvp / adgen.hessian for second derivatives")
+                               "differentiates the function itself, not a call of one",
+                               hint="third derivatives: adgen.jvp(adgen.hessian(f), (x,), "
+                                    "(v,)) or adgen.jacfwd(adgen.hessian(f))")
     fn = shim_of(uncached(fn))  # the function an lru_cache wraps; a *args wrapper's
     parsed, tree, namer, _ = front(fn, lifted=lifted)
     params = [a.id for a in tree.args.args]

@@ -1,0 +1,187 @@
+"""Tape columns the final pullback never reads leave the forward's rows
+(transforms/dead_columns.py): every name a reversed loop unpacks from its tape is read by the
+pullback, for loops as users write them, and a row of one column is that value, not a tuple
+(``unwrapped_rows``); gradients against central differences under both policies, through a
+method and a lambda, and on the numba backend (which keeps its rows as tuples).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import gast
+import numpy as np
+import pytest
+from gradcheck import check_grad
+
+import adgen
+
+POLICIES = ["save", "strict"]
+
+
+def heat(u0, alpha):
+    """The concatenation's adjoint splits by the first two parts' lengths: the third's,
+    taped per step, was never read."""
+    u = u0
+    for _ in range(4):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u = np.concatenate([u[:1], u[1:-1] + alpha * lap, u[-1:]])
+    return np.sum(u * u)
+
+
+def softmax_steps(W, xs, targets):
+    """A log-sum-exp per step (as the rnn workload's loss): its log was taped, unread."""
+    h = np.zeros(W.shape[0])
+    loss = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+        y = h - np.max(h)
+        loss = loss - np.sum(targets[t] * (y - np.log(np.sum(np.exp(y)))))
+    return loss
+
+
+def every_column_read(h, x):
+    """Look-alike: every recorded value is read (nothing to drop)."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = np.sin(x[i] * h)
+        b = a * x[i]
+        s = s + b * b
+    return s
+
+
+class Diffuser:
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def __call__(self, u0):
+        return heat(u0, self.alpha) + np.sum(u0)
+
+
+def _unread_columns(fn, args):
+    """Names reversed loops unpack from a tape that the pullback never loads."""
+    tree = ast.parse(adgen.source(fn, *args))
+    out = []
+    for f in tree.body:
+        if not (isinstance(f, ast.FunctionDef) and f.name.endswith("_pullback")):
+            continue
+        loads = _live_loads(f)
+        for loop in ast.walk(f):
+            if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and \
+                    getattr(loop.iter.func, "id", None) == "reversed" and \
+                    isinstance(loop.iter.args[0], ast.Name):
+                out += [t.id for t in ast.walk(loop.target)
+                        if isinstance(t, ast.Name) and t.id != "_" and t.id not in loads]
+    return out
+
+
+def _live_loads(f):
+    """The names some statement loads, not counting ``x = ...`` copies whose ``x`` nothing
+    loads in turn (``t_shape = (t_len,)`` never read)."""
+    copies = [st for st in ast.walk(f) if isinstance(st, ast.Assign) and
+              len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
+    dead: set[int] = set()
+    while True:
+        skip = {id(n) for st in copies if id(st) in dead for n in ast.walk(st.value)}
+        loads = {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and
+                 isinstance(n.ctx, ast.Load) and id(n) not in skip}
+        more = {id(st) for st in copies if st.targets[0].id not in loads} - dead
+        if not more:
+            return loads
+        dead |= more
+
+
+def _cases():
+    rng = np.random.default_rng(0)
+    return [(heat, (rng.standard_normal(7), 0.2), (0, 1)),
+            (softmax_steps, (0.3 * rng.standard_normal((4, 4)), rng.standard_normal((5, 4)),
+                             rng.random((5, 4))), (0, 1)),
+            (every_column_read, (0.7, rng.standard_normal(5)), (0, 1))]
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_every_taped_column_is_read(k):
+    fn, args, _ = _cases()[k]
+    assert _unread_columns(fn, args) == [], adgen.source(fn, *args)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("k", range(3))
+def test_gradients(k, mutation):
+    fn, args, argnums = _cases()[k]
+    check_grad(fn, args, argnums, mutation=mutation, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_heat_while_the_lengths_change(n):
+    # at 1 and 2 points the concatenation makes u longer: the lengths kept change per step
+    check_grad(heat, (np.random.default_rng(n).standard_normal(n), 0.3), (0, 1), rtol=1e-5)
+
+
+def test_a_method_and_a_lambda():
+    u0 = np.random.default_rng(1).standard_normal(6)
+    check_grad(Diffuser(0.25), (u0,), 0)
+    check_grad(lambda u: 3.0 * heat(u, 0.1), (u0,), 0)  # the callee's rows
+
+
+def linear_heat(u0):
+    u = u0
+    for _ in range(5):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u = np.concatenate([u[:1], u[1:-1] + 0.2 * lap, u[-1:]])
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_a_row_of_one_length_is_that_length(n):
+    u0 = np.random.default_rng(n).standard_normal(n)
+    text = adgen.source(linear_heat, u0)
+    rows = [line.strip() for line in text.split("_pullback(")[0].splitlines()
+            if ".append(" in line]
+    assert rows == ["tape1.append(len(u_1))"], text
+    assert "for u_1_len1 in reversed(tape1):" in text, text
+    for mutation in POLICIES:
+        check_grad(linear_heat, (u0,), 0, mutation=mutation, rtol=1e-5)
+
+
+def test_numba_backend_agrees():
+    pytest.importorskip("numba")
+    fn, args, argnums = _cases()[0]
+    want = adgen.grad(fn, argnums=argnums)(*args)
+    got = adgen.grad(fn, argnums=argnums, backend="auto")(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_the_pass_on_trees():
+    from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
+
+    fwd = gast.parse(
+        "def f_forward(x):\n"
+        "    tape1 = []\n"
+        "    for i in range(3):\n"
+        "        t = x * i\n"
+        "        tape1.append((i, len(t), t, g(t)))\n"
+        "    return (x, (tape1,))\n").body[0]
+    pb = gast.parse(
+        "def f_pullback(saved, out_bar):\n"
+        "    (tape1,) = saved\n"
+        "    for i, t_len, t, u in reversed(tape1):\n"
+        "        t_shape = (t_len,)\n"
+        "        kept = i\n"
+        "        del kept\n"
+        "        out_bar = out_bar * t\n"
+        "    return out_bar\n").body[0]
+    drop_dead_columns(fwd, pb)
+    text = gast.unparse(fwd) + gast.unparse(pb)
+    # the length (read only by a dead copy) goes; i (read by a copy a del needs), t (read)
+    # and g(t) (a call: it may have an effect) stay
+    assert "tape1.append((i, t, g(t)))" in text and "for i, t, u in reversed(tape1)" in text
+    assert "t_shape" not in text and "kept = i" in text and "del kept" in text
+    assert unwrapped_rows(fwd, pb) is None  # three columns
+    fwd.body[1].body[1].value.args[0].elts[1:] = []
+    pb.body[1].target.elts[1:] = []
+    fwd2, pb2 = unwrapped_rows(fwd, pb)
+    assert "tape1.append(i)" in gast.unparse(fwd2) and "for i in reversed(tape1)" in \
+        gast.unparse(pb2)
+    assert "tape1.append((i,))" in gast.unparse(fwd)  # the trees themselves keep the tuple

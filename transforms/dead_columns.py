@@ -1,0 +1,208 @@
+"""Tape columns the final pullback never reads, dropped from the forward's rows.
+
+The reverse pass decides what a loop records before cleanup and lean_pullback have run: a
+value it recorded may end up read by no statement of the final pullback (heat's
+``concatenate`` adjoint splits the cotangent by the first two parts' lengths only, so the
+third part's length, taped per step, is bound again as a shape and never read). Each such
+column is pure cost: a slot per iteration, and whatever object it keeps alive.
+
+Input: a compiled function's final forward and pullback (after cleanup and lean_pullback).
+Output: the same pair, rewritten in place, where
+
+- a pullback statement ``x = e`` whose ``x`` nothing loads, bound once, with ``e`` a name,
+  a constant, a tuple of them or a length shape_saves.length_expression wrote, is removed
+  (until none is left);
+- a loop ``for (a, b, ...) in reversed(tape):`` of the pullback, the only loop over
+  ``tape``, whose target names one that nothing loads, loses it, and so does the one
+  ``tape.append((..., ...))`` of the forward at that position, when what the forward
+  records there has no effect (a name, a constant, ``len(x)``, ``x.shape``,
+  ``np.shape(x)``, ``shape_tree(x)``). A row left with no column is ``()``, one object.
+
+Tapes of other forms (typed columns, a tape read by two loops) are left as they are.
+:func:`unwrapped_rows` then gives the code to compile, where a row of one column is the
+value itself.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+from adgen.transforms.walk import walk
+
+_SHAPE_CALLS = frozenset({"len", "shape_tree"})
+
+
+def drop_dead_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> None:
+    """Drops the pullback's dead copies of names and the tape columns nothing reads (see
+    the module docstring), in place."""
+    loads, stores = _counts(pullback)
+    _drop_dead_copies(pullback, loads, stores)
+    loops: dict[str, list[gast.For]] = {}
+    for node in walk(pullback):
+        if isinstance(node, gast.For):
+            tape = _reversed_tape(node)
+            if tape is not None:
+                loops.setdefault(tape, []).append(node)
+    if not loops:
+        return
+    appends = _appends(forward)
+    for tape, found in loops.items():
+        rows = appends.get(tape, [])
+        if len(found) != 1 or len(rows) != 1:
+            continue
+        loop, row = found[0], rows[0]
+        if not (isinstance(loop.target, gast.Tuple) and len(row.args) == 1 and
+                isinstance(row.args[0], gast.Tuple) and
+                len(row.args[0].elts) == len(loop.target.elts) and
+                all(isinstance(t, gast.Name) for t in loop.target.elts)):
+            continue
+        record = row.args[0].elts
+        keep = [k for k, t in enumerate(loop.target.elts)
+                if loads.get(t.id, 0) > 0 or stores.get(t.id, 0) != 1 or
+                not _no_effect(record[k])]
+        if len(keep) == len(record):
+            continue
+        row.args[0].elts = [record[k] for k in keep]
+        targets = [loop.target.elts[k] for k in keep]
+        loop.target = gast.Tuple(elts=targets, ctx=gast.Store()) if targets else \
+            gast.Name(id="_", ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def unwrapped_rows(forward: gast.FunctionDef, pullback: gast.FunctionDef
+                   ) -> tuple[gast.FunctionDef, gast.FunctionDef] | None:
+    """Copies of the pair in which each list tape whose rows hold one column records the
+    value itself (``tape.append(x)``, ``for x in reversed(tape):``): a 1-tuple per row is 64
+    bytes besides the list's slot (heat's row is one length). None where no tape has one
+    column. The compiled source is these copies; the trees other backends rewrite keep
+    their tuples (the numba backend lays rows of tuples out in typed lists)."""
+    if not _single_columns(forward, pullback):
+        return None
+    forward, pullback = copy.deepcopy(forward), copy.deepcopy(pullback)
+    for loop, row in _single_columns(forward, pullback):
+        row.args[0] = row.args[0].elts[0]
+        loop.target = loop.target.elts[0]
+    return forward, pullback
+
+
+def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
+                    ) -> list[tuple[gast.For, gast.Call]]:
+    """The pullback's loops over a tape of one column and the forward's record of it."""
+    loops: dict[str, list[gast.For]] = {}
+    for node in walk(pullback):
+        if isinstance(node, gast.For):
+            tape = _reversed_tape(node)
+            if tape is not None:
+                loops.setdefault(tape, []).append(node)
+    if not any(isinstance(f.target, gast.Tuple) and len(f.target.elts) == 1
+               for found in loops.values() for f in found):
+        return []
+    appends = _appends(forward)
+    out = []
+    for tape, found in loops.items():
+        rows = appends.get(tape, [])
+        if len(found) == 1 and len(rows) == 1 and isinstance(found[0].target, gast.Tuple) and \
+                len(found[0].target.elts) == 1 and \
+                isinstance(found[0].target.elts[0], gast.Name) and \
+                len(rows[0].args) == 1 and isinstance(rows[0].args[0], gast.Tuple) and \
+                len(rows[0].args[0].elts) == 1:
+            out.append((found[0], rows[0]))
+    return out
+
+
+def _appends(forward: gast.FunctionDef) -> dict[str, list[gast.Call]]:
+    """``tape.append(...)`` calls of the forward, by the name they append to."""
+    appends: dict[str, list[gast.Call]] = {}
+    for node in walk(forward):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+            appends.setdefault(node.func.value.id, []).append(node)
+    return appends
+
+
+def _counts(fn: gast.FunctionDef) -> tuple[dict[str, int], dict[str, int]]:
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    for n in walk(fn):
+        if isinstance(n, gast.Name):
+            # a del counts as a read: the name must stay bound for it
+            table = stores if isinstance(n.ctx, gast.Store) else loads
+            table[n.id] = table.get(n.id, 0) + 1
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            loads[n.target.id] = loads.get(n.target.id, 0) + 1
+    return loads, stores
+
+
+def _reversed_tape(loop: gast.For) -> str | None:
+    """``tape`` of ``for ... in reversed(tape):`` (else None)."""
+    it = loop.iter
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id == "reversed" and len(it.args) == 1 and not it.keywords and \
+            isinstance(it.args[0], gast.Name):
+        return it.args[0].id
+    return None
+
+
+def _plain(e: gast.expr) -> bool:
+    """A name, a constant, or a tuple of them: evaluating it has no effect."""
+    if isinstance(e, (gast.Name, gast.Constant)):
+        return True
+    return isinstance(e, gast.Tuple) and all(_plain(x) for x in e.elts)
+
+
+def _length(e: gast.expr | None) -> bool:
+    """What shape_saves.length_expression writes of plain values: ``+ - * //``, ``min``
+    and ``max`` (no effect on the ints it reads)."""
+    if e is None or _plain(e):
+        return True
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub, gast.Mult,
+                                                       gast.FloorDiv)):
+        return _length(e.left) and _length(e.right)
+    return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+        e.func.id in ("min", "max") and not e.keywords and \
+        all(_length(a) for a in e.args)
+
+
+def _no_effect(e: gast.expr) -> bool:
+    """What a forward row may record and lose: a plain value or the shape or length of a
+    name."""
+    if _plain(e):
+        return True
+    if isinstance(e, gast.Attribute) and e.attr == "shape" and isinstance(e.value, gast.Name):
+        return True
+    if not (isinstance(e, gast.Call) and len(e.args) == 1 and not e.keywords and
+            isinstance(e.args[0], gast.Name)):
+        return False
+    f = e.func
+    return isinstance(f, gast.Name) and f.id in _SHAPE_CALLS or \
+        isinstance(f, gast.Attribute) and f.attr == "shape" and \
+        isinstance(f.value, gast.Name) and f.value.id == "np"
+
+
+def _drop_dead_copies(fn: gast.FunctionDef, loads: dict[str, int],
+                      stores: dict[str, int]) -> None:
+    """Removes ``x = e`` (``e`` plain, or a length) where nothing loads ``x`` and nothing else binds it,
+    updating ``loads``, until none is left."""
+    changed = True
+    while changed:
+        changed = False
+        for node in list(walk(fn)):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                kept = []
+                for st in block:
+                    if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                            isinstance(st.targets[0], gast.Name) and \
+                            loads.get(st.targets[0].id, 0) == 0 and \
+                            stores.get(st.targets[0].id, 0) == 1 and _length(st.value):
+                        for n in walk(st.value):
+                            if isinstance(n, gast.Name):
+                                loads[n.id] -= 1
+                        stores[st.targets[0].id] = 0
+                        changed = True
+                        continue
+                    kept.append(st)
+                if len(kept) != len(block):
+                    setattr(node, field, kept or [gast.Pass()])
