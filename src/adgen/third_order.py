@@ -31,8 +31,8 @@ import numpy as np
 
 from adgen.adjoints import add
 from adgen.api import GradientFunction, grad, vjp
-from adgen.arguments import describe, normalize_argnums
-from adgen.errors import NonDifferentiableError, UnsupportedError
+from adgen.arguments import describe, location_of, normalize_argnums
+from adgen.errors import AdgenError, Location, NonDifferentiableError, UnsupportedError
 
 # the builders whose result is a matrix of columns, one per element of an argument
 _JACOBIANS = ("jacfwd", "jacrev", "jacobian")
@@ -144,8 +144,37 @@ def _hvp_gradient(d: Any, nargs: int, kwargs: dict[str, Any]) -> GradientFunctio
                 mutation=options.get("mutation", "save"))
 
 
+def _at_users_function(fun: Any, err: AdgenError) -> AdgenError:
+    """``err`` located at the def of the user's ``fun`` where it names adgen's generated
+    code (a directional derivative's wrapper has no line of the user's to point at)."""
+    import linecache
+
+    where = err.location
+    if where is None or not where.file.startswith("<adgen "):
+        return err
+    inner = fun._adgen_spec[0] if isinstance(fun, GradientFunction) else fun
+    at = location_of(inner)
+    if at is not None:
+        text = linecache.getline(at.file, at.line)
+        err.location = Location(at.file, at.line, len(text) - len(text.lstrip()), text)
+        err.message = (f"{err.message} (in a third derivative of "
+                       f"{getattr(inner, '__qualname__', 'the function')})")
+        err.args = (err.format(),)
+    return err
+
+
 def jvp_of_derivative(d: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
                       kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """:func:`_jvp_of_derivative`, whose errors name the user's function, not the code
+    adgen generated for it."""
+    try:
+        return _jvp_of_derivative(d, primals, tangents, kwargs)
+    except AdgenError as err:
+        raise _at_users_function(d._adgen_spec[1], err) from None
+
+
+def _jvp_of_derivative(d: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """``jvp`` of a function :func:`adgen.hvp`, :func:`adgen.hessian`, :func:`adgen.jacfwd`,
     :func:`adgen.jacrev` or :func:`adgen.jacobian` returned: its value and its derivative
     along ``tangents`` (third derivatives for hvp, hessian and Jacobians of gradients; second
@@ -180,6 +209,16 @@ def jvp_of_derivative(d: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...
 
 def vjp_of_derivative(d: Any, args: tuple[Any, ...], mutation: str,
                       kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """:func:`_vjp_of_derivative`, whose errors name the user's function, not the code
+    adgen generated for it."""
+    try:
+        return _vjp_of_derivative(d, args, mutation, kwargs)
+    except AdgenError as err:
+        raise _at_users_function(d._adgen_spec[1], err) from None
+
+
+def _vjp_of_derivative(d: Any, args: tuple[Any, ...], mutation: str,
+                       kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """``vjp`` of a function :func:`adgen.hvp`, :func:`adgen.hessian` or a Jacobian
     returned (so ``jacrev(hessian(f))``): its value, and a pullback taking a cotangent of it
     to one cotangent per argument: the sum over the columns of each column's pullback (the

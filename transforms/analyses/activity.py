@@ -173,9 +173,18 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
         # A call whose result is discarded can only matter through what it mutates.
         targets = {a.id for a in call.args if isinstance(a, gast.Name)}
         if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
+            if call.func.attr in _LIST_ADDS:
+                # lst.append(v) changes lst, not v (v's buffer, now also lst's item, is
+                # followed through writes in place): the counter appended by a
+                # comprehension over range(a.ndim) took a derivative from the list
+                targets = set()
             targets.add(call.func.value.id)
         return [(srcs, targets)]
     return []
+
+
+# methods of a list that add their arguments to it
+_LIST_ADDS = frozenset({"append", "extend", "insert"})
 
 
 def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> set[str]:
