@@ -28,6 +28,7 @@ from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
 from adgen.transforms.analyses.number_updates import number_updates
+from adgen.transforms.analyses.parameter_parts import parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
@@ -360,6 +361,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         params = {a.id for a in tree.args.args}
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
+        # and so are a parameter's parts written through a name (self.acts.append(h))
+        parts = parameter_parts(tree, eff, params)
+        outputs |= set(parts) | {part.param for part in parts.values()}
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         for d, (free, _) in zip(parsed.nested_defs, closures):
             refuse_closure_writes(d, free, parsed)

@@ -24,6 +24,7 @@ import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
+from adgen.transforms.analyses.parameter_parts import parameter_parts
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -99,8 +100,14 @@ class Pullback:
         params = [a.id for a in self.plan.fn.args.args]
         # parameters this function changes in place as containers (lists, dicts, objects):
         # their adjoint starts from what the caller handed over
-        cparams = sorted({w.target for w in self.plan.eff.writes if w.container and
-                          w.target in params and self.plan.act.active(w.target)})
+        cparams = {w.target for w in self.plan.eff.writes if w.container and
+                   w.target in params and self.plan.act.active(w.target)}
+        # a part of a parameter written through a name read from it (self.acts.append(h)):
+        # the parameter's adjoint is taken over too, and the name's starts from its part
+        self.parts = {t: part for t, part in
+                      parameter_parts(self.plan.fn, self.plan.eff, set(params)).items()
+                      if self.plan.act.active(t) and self.plan.act.active(part.param)}
+        cparams = sorted(cparams | {part.param for part in self.parts.values()})
         for p in cparams:
             state |= {self.bar(p), "owned:" + self.bar(p)}
             # its slots may be rebound: the gradient goes to the items it was given
@@ -397,6 +404,17 @@ class Pullback:
 
     def own(self, n: str, b: str, state: set[str], like: gast.AST) -> list[gast.stmt]:
         """Makes ``b`` (the adjoint of n) an object only this pullback holds, to add in place."""
+        part = getattr(self, "parts", {}).get(n)
+        if part is not None:
+            # the caller's adjoint of the part, taken out of the parameter's (given back by
+            # the read that bound n)
+            pb = self.bar(part.param)
+            taken = call_node("take_attr", name(pb), gast.Constant(part.attr, None)) \
+                if part.attr is not None else call_node("take_item", name(pb), clone(part.key))
+            # (n is read nowhere else: parameter_parts), so nothing else adds to b
+            start = call_node("copy_adjoint", call_node("or_zeros", taken, name(n)))
+            state |= {b, "owned:" + b}
+            return [assign(name(b, gast.Store), start, like)]
         if b not in state:
             state |= {b, "owned:" + b}
             return [assign(name(b, gast.Store), call_node("zeros_like", name(n)), like)]

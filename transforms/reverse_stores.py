@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.parameter_parts import unfollowed
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -40,6 +41,7 @@ class Stores:
         self.plan = pb.plan
         self.rec = pb.rec
         self._aliased_writes: dict[int, Any] | None = None
+        self._unfollowed: dict[int, tuple[str, str]] | None = None
 
     def rev_getitem(self, s: gast.Assign, v: gast.Subscript, t: str, g: gast.expr,
                     state: set[str]) -> list[gast.stmt]:
@@ -102,9 +104,13 @@ class Stores:
         if self._aliased_writes is None:
             self._aliased_writes = {id(a.stmt): a
                                     for a in aliased_writes(self.plan.fn, self.plan.eff)}
+        self.refuse_unfollowed_part(s)
         a = self._aliased_writes.get(id(s))
         if a is None:
             return
+        part = getattr(self.pb, "parts", {}).get(a.target)
+        if part is not None and a.other == part.param:
+            return  # a parameter's part: its adjoint is taken from the parameter's (own)
         other = self.plan.user_name(a.other)  # a temporary as its expression (self.vals)
         line = self.plan.loc(a.other_stmt).line
         if a.target.endswith("_dot") or other.endswith("_dot"):
@@ -124,6 +130,29 @@ class Stores:
             "container's gradient by its name, not yet through aliases",
             self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "
                               "it in place")
+
+    def refuse_unfollowed_part(self, s: gast.stmt) -> None:
+        """Refuses a write with a derivative into a list, dict or object read out of a
+        parameter (``acts = self.acts``) that analyses.parameter_parts does not follow: the
+        caller reads it again through the parameter, whose adjoint the write never saw."""
+        if self._unfollowed is None:
+            self._unfollowed = unfollowed(self.plan.fn, self.plan.eff,
+                                          {a.id for a in self.plan.fn.args.args})
+        found = self._unfollowed.get(id(s))
+        if found is None:
+            return
+        t, p = found
+        if not any(isinstance(n, gast.Name) and n.id != t and n.id in self.plan.act.varied
+                   for n in walk(s)):
+            return
+        raise UnsupportedError(
+            f"{self.plan.construct(s)} changes {self.plan.user_name(t)}, a part of the "
+            f"argument {p}, in place, where adgen cannot follow it back to {p} (another "
+            f"name for it is read after this line, or {p} is used between the read and "
+            "this write)", self.plan.loc(s),
+            hint=f"change it through {p} directly on the line "
+                 f"({self.plan.user_name(t)}.append(v)), or build a new list and store it "
+                 f"({self.plan.user_name(t)} = {self.plan.user_name(t)} + [v])")
 
     def refuse_varied_into_alias(self, s: gast.stmt, value: gast.expr) -> None:
         """Refuses a value with a derivative stored into a container that another name

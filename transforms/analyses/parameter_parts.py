@@ -1,0 +1,189 @@
+"""Parameter parts written in place: a list, dict or object held by a parameter and changed
+through a name read from it right before (``self.acts.append(h)``, lowered to
+``t = self.acts; t.append(h)``; ``cache["z"] = v`` on a parameter ``cache`` of dicts).
+
+Input: a function in SSA form (read only), its effects (analyses.effects) and its parameters.
+Output: for each such written name, the parameter and the part it was read from, as
+:class:`ParameterPart`.
+
+Why: the adjoint of a list, dict or object follows its name. A method that appends to
+``self.acts`` changed a list its caller reads again through ``self``: the caller hands over
+``self``'s adjoint (ShadowMap.deposit), but the write's pullback started the list's adjoint
+from zero, a silently zero gradient for what was appended. With a part found here, the
+pullback takes the parameter's adjoint over (``sh.withdraw``) and starts the written name's
+adjoint from the parameter's part (``take_attr`` / ``take_item``); the read ``t = self.acts``
+gives it back, in reverse, once the write is undone.
+
+What is followed (syntactic and narrow, so the part's adjoint is in one place at the write):
+``t`` is bound once, by ``t = p.a`` or ``t = p[k]`` of a constant ``k``, with ``p`` a
+parameter; the binding comes before the write in the same block, with no read of ``p``
+between; ``t`` is read nowhere but as the container of that one write; and another name read
+from the same part is bound and read on one side of the write. Any other write through a name read
+out of a parameter is listed by :func:`unfollowed` (the reverse pass refuses it when the
+written value has a derivative).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.walk import walk
+
+
+@dataclass(frozen=True)
+class ParameterPart:
+    """``name`` was read as ``param.attr`` (``attr`` set) or ``param[key]`` (``key`` set)."""
+
+    param: str
+    attr: str | None
+    key: gast.expr | None
+
+
+def _read_from(value: gast.expr, params: set[str]) -> tuple[str, str | None,
+                                                             gast.expr | None] | None:
+    if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) and \
+            value.value.id in params and value.attr not in NONDIFF_ATTRS:
+        return value.value.id, value.attr, None
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+            value.value.id in params and isinstance(value.slice, gast.Constant) and \
+            isinstance(value.slice.value, (str, int)) and \
+            not isinstance(value.slice.value, bool):
+        return value.value.id, None, value.slice
+    return None
+
+
+def _bindings(fn: gast.FunctionDef) -> dict[str, list[gast.stmt]]:
+    out: dict[str, list[gast.stmt]] = {}
+    for s in walk(fn):
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            for t in targets:
+                for n in walk(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        out.setdefault(n.id, []).append(s)
+        elif isinstance(s, gast.For):
+            for n in walk(s.target):
+                if isinstance(n, gast.Name):
+                    out.setdefault(n.id, []).append(s)
+    return out
+
+
+def _earlier(fn: gast.FunctionDef) -> dict[int, list[gast.stmt]]:
+    """Statement -> the statements before it in the same block, nearest first."""
+    out: dict[int, list[gast.stmt]] = {}
+    for node in walk(fn):
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for k, b in enumerate(block):
+                    out[id(b)] = block[:k][::-1]
+    return out
+
+
+def _bound_just_before(write: gast.stmt, at: gast.stmt, param: str,
+                       earlier: dict[int, list[gast.stmt]]) -> bool:
+    """``at`` comes before ``write`` in the same block, and nothing between reads ``param``
+    (a call given it could change the part)."""
+    for s in earlier.get(id(write), []):
+        if s is at:
+            return True
+        if any(isinstance(n, gast.Name) and n.id == param for n in walk(s)):
+            return False
+    return False
+
+
+def _candidates(fn: gast.FunctionDef, eff: Effects, params: set[str]
+                ) -> list[tuple[str, gast.stmt, tuple[str, str | None, gast.expr | None]]]:
+    binds = _bindings(fn)
+    out = []
+    for w in eff.writes:
+        t = w.target
+        if not w.container or t in params or len(binds.get(t, [])) != 1:
+            continue
+        at = binds[t][0]
+        if isinstance(at, gast.Assign) and len(at.targets) == 1 and \
+                isinstance(at.targets[0], gast.Name):
+            found = _read_from(at.value, params)
+            if found is not None:
+                out.append((t, w.stmt, found))
+    return out
+
+
+def parameter_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
+                    ) -> dict[str, ParameterPart]:
+    """The written names of ``fn`` whose adjoint starts from a parameter's part (module doc)."""
+    binds = _bindings(fn)
+    earlier = _earlier(fn)
+    loads: dict[str, int] = {}
+    for n in walk(fn):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    writes_of: dict[str, int] = {}
+    for w in eff.writes:
+        writes_of[w.target] = writes_of.get(w.target, 0) + 1
+    out: dict[str, ParameterPart] = {}
+    for t, stmt, (p, attr, key) in _candidates(fn, eff, params):
+        if not _bound_just_before(stmt, binds[t][0], p, earlier) or writes_of.get(t) != 1:
+            continue
+        in_write = sum(1 for n in walk(stmt) if isinstance(n, gast.Name) and n.id == t and
+                       isinstance(n.ctx, gast.Load))
+        if in_write == 1 and loads.get(t) == 1 and \
+                _other_reads_apart(fn, stmt, t, (p, attr, key), binds):
+            out[t] = ParameterPart(p, attr, key)
+    return out
+
+
+def _same_part(a: tuple[str, str | None, gast.expr | None],
+               b: tuple[str, str | None, gast.expr | None]) -> bool:
+    return a[0] == b[0] and a[1] == b[1] and (
+        (a[2] is None) == (b[2] is None) and (a[2] is None or a[2].value == b[2].value))
+
+
+def _other_reads_apart(fn: gast.FunctionDef, write: gast.stmt, t: str,
+                       part: tuple[str, str | None, gast.expr | None],
+                       binds: dict[str, list[gast.stmt]]) -> bool:
+    """Every other name read from the same part (``u = self.acts`` for ``self.acts[-1]``)
+    is bound and read on one side of the write, in the same loops: its adjoint then reaches
+    the parameter's before (in reverse) the write takes it, or after the write gave it back.
+    A name bound before the write and read after it would hold part of the list's adjoint
+    when the write's pullback needs all of it."""
+    order: dict[int, int] = {}
+    loops: dict[int, frozenset[int]] = {}
+
+    def visit(node: gast.AST, around: frozenset[int]) -> None:
+        order[id(node)] = len(order)
+        loops[id(node)] = around
+        inner = around | {id(node)} if isinstance(node, (gast.For, gast.While)) else around
+        for child in gast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(fn, frozenset())
+    params = {part[0]}
+    for u, at in binds.items():
+        if u == t or len(at) != 1 or not isinstance(at[0], gast.Assign) or \
+                len(at[0].targets) != 1:
+            continue
+        found = _read_from(at[0].value, params)
+        if found is None or not _same_part(found, part):
+            continue
+        places = [at[0]] + [s for s in walk(fn) if isinstance(s, gast.stmt) and
+                            not hasattr(s, "body") and
+                            any(isinstance(n, gast.Name) and n.id == u and
+                                isinstance(n.ctx, gast.Load) for n in walk(s))]
+        sides = {order[id(s)] < order[id(write)] for s in places}
+        around = {loops[id(s)] for s in places}
+        if len(sides) != 1 or len(around) != 1:
+            return False
+    return True
+
+
+def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
+               ) -> dict[int, tuple[str, str]]:
+    """Writes (by statement id) through a name read out of a parameter that
+    :func:`parameter_parts` does not follow: statement -> (written name, parameter)."""
+    parts = parameter_parts(fn, eff, params)
+    return {id(stmt): (t, found[0]) for t, stmt, found in _candidates(fn, eff, params)
+            if t not in parts}
