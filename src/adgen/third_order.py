@@ -250,9 +250,15 @@ def _vjp_of_derivative(d: Any, args: tuple[Any, ...], mutation: str,
             lead = c.shape[:c.ndim - np.ndim(args[k])]
             flat = c.reshape(lead + (-1,))
             for i, pull in enumerate(pulls):
+                if not np.any(flat[..., i]):
+                    continue  # a pullback is linear: a zero cotangent gives zeros (jacrev's
+                    # basis cotangents reach one column each: n^2 calls, not n^3)
                 got = pull(flat[..., i] if lead else float(flat[..., i]))
                 for m in range(len(args)):
                     total[m] = add(total[m], got[m])
+        for k, _ in blocks:  # a zero cotangent: zeros, as any pullback gives
+            if total[k] is None:
+                total[k] = np.zeros(np.shape(args[k])) if np.ndim(args[k]) else 0.0
         return tuple(total)
 
     return out, pullback
