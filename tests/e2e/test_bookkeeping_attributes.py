@@ -241,6 +241,14 @@ def test_a_counter_in_a_loop_with_a_method_call_names_the_form_that_works(policy
     text = " ".join(str(info.value).split())  # (the message may be wrapped)
     assert f"{os.path.basename(__file__)}:{line} (self.calls += 1)" in text
     assert "self.calls = self.calls + ..." in info.value.hint
+    # the object read from the enclosing scope: the compile-time check of its method calls
+    # (pipeline._method_callees) leaves counters to the call's, which names them; it said
+    # 's.run() writes an array of the object (or an argument) in place'
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(lambda u: s.run(u), mutation=policy)(X)
+    text = " ".join(str(info.value).split())
+    assert f"{os.path.basename(__file__)}:{line} (self.calls += 1)" in text
+    assert "writes an array" not in text
     g = adgen.grad(lambda u: s.run_assigned(u), mutation=policy)(X)
     assert np.allclose(g, central(lambda u: Sim().run_assigned(u), X), atol=1e-6)
 
