@@ -26,6 +26,10 @@ of the array's buffers that may run after the read
   c2)`` in lexicographic order, so on another row or a column further on (Cholesky's
   ``L[i, k]`` and ``L[j, k]``, ``k < j <= i``, before ``L[i, j] = ...``).
 
+A part ``X[lo:hi]`` of the first axis (``final_value``) is final when every such later write
+is ``X[c1] = ...`` and ``hi <= c1`` (trisolv's ``x[:i]`` before ``x[i] = ...``:
+:func:`_slice_behind`).
+
 Counters are ascending (``range`` with one or two arguments: ``Plan.loop_of_counter``), bound
 only by their loop, and every index of the read is a counter or a non-negative constant, so
 the pullback, which has each iteration's counters, reads the same element; a counter in an
@@ -505,10 +509,37 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
         return None
     bufs = plan.eff.buffers.get(x, set())
     if any((unknown or not w.container) and w.buffers & bufs and
-           plan.may_run_after(w.stmt, st) for w in plan.eff.writes):
+           plan.may_run_after(w.stmt, st) and not _slice_behind(plan, w, x, v.slice, st)
+           for w in plan.eff.writes):
         return None
     return gast.Subscript(value=gast.Name(x, gast.Load(), None, None), slice=clone(v.slice),
                           ctx=gast.Load())
+
+
+def _slice_behind(plan: Plan, w: Write, x: str, idx: gast.expr, at: gast.stmt) -> bool:
+    """Every run of the write ``w`` after the read ``at`` of ``x[lo:hi]`` (a slice of the
+    first axis, ``lo`` absent or a constant >= 0, no step) writes another row: ``w`` is
+    ``x[c] = ...`` with ``c`` the counter of a top-level ``for c in range(...)`` loop holding
+    the read, and ``hi <= c`` (:func:`_at_most`), so the rows read are below ``c`` and the
+    later writes at ``c' >= c`` (trisolv's ``x[:i]`` before ``x[i] = ...``)."""
+    if not (isinstance(idx, gast.Slice) and idx.step is None and idx.upper is not None and
+            (idx.lower is None or isinstance(idx.lower, gast.Constant) and
+             type(idx.lower.value) is int and idx.lower.value >= 0)):
+        return False
+    s = w.stmt
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Subscript) and
+            isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
+            w.target == x):
+        return False
+    written = _elements(plan, s.targets[0].slice)
+    loops = plan.loops_of.get(id(s), ())
+    if written is None or len(written) != 1 or not loops or \
+            plan.loops_of.get(loops[0]) != () or loops[0] not in plan.loops_of.get(id(at), ()):
+        return False
+    c = written[0]
+    return _counter_of(plan, c, loops[0]) and isinstance(c, gast.Name) and \
+        _at_most(plan, idx.upper, c.id)
 
 
 def _one_object(plan: Plan, x: str) -> bool:
