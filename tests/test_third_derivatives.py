@@ -141,6 +141,14 @@ def test_grad_of_grad_of_grad_of_a_function_of_a_number(x):
     assert dot == pytest.approx(2.0 * s3(x), rel=1e-12)
 
 
+def test_hessian_of_a_gradient_of_a_number_and_what_explain_says():
+    x = 0.7
+    assert float(adgen.hessian(adgen.grad(s))(x)) == pytest.approx(s3(x), rel=1e-10)
+    assert float(adgen.hvp(adgen.grad(s))(x, 2.0)) == pytest.approx(2 * s3(x), rel=1e-10)
+    route = adgen.explain(adgen.grad(adgen.grad(s)), x, file=None).route
+    assert route.startswith("third derivatives, as second derivatives of the generated")
+
+
 def test_mixed_third_derivatives_of_numbers_with_argnums():
     def f(a, b):
         return a ** 3 * b ** 2 + math.sin(a * b)

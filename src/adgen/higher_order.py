@@ -533,7 +533,12 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
         *args, v = args_and_v
         # keyword arguments (hessian(loss)(w, x=x)) get no derivative: bound as a partial's
         # (its wrapper is cached by the identity of the values bound)
-        f = functools.partial(fun, **kwargs) if kwargs else fun
+        if isinstance(fun, GradientFunction):  # hessian(grad(f)) of a number: third order
+            from adgen.third_order import plain
+
+            f = plain(fun, tuple(args), kwargs)
+        else:
+            f = functools.partial(fun, **kwargs) if kwargs else fun
         n = normalize_argnums(argnums, len(args))[0]
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
         _refuse_aliased_arguments(tuple(args), n, fun)
@@ -734,15 +739,22 @@ def explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     path)."""
 
     _check_derivable(g)
-    fun, argnums, gmutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
     if not args or kwargs:
         raise UnsupportedError("explain(grad(f)) needs example arguments (positional only): "
                                "the path second derivatives take depends on their kinds",
                                hint="adgen.explain(adgen.grad(f), x)")
+    third = isinstance(g._adgen_spec[0], GradientFunction)
+    if third:  # grad(grad(f)): its derivatives are those of grad(d), d the first derivative
+        from adgen.third_order import lowered
+
+        g = lowered(g, args, {})
+    fun, argnums, gmutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
     j = normalize_argnums(argnums, len(args))[0]
     program = _second_order_program(fun, j, args, gmutation)
+    order = ("third derivatives, as second derivatives of the generated first derivative: "
+             if third else "")
     if program.reverse:
-        route = ("second derivatives: reverse over reverse (adgen differentiates the "
+        route = (f"{order}second derivatives: reverse over reverse (adgen differentiates the "
                  "generated forward and pullback of grad(f))")
         import os
 
@@ -752,8 +764,8 @@ def explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
                                                 mutation=gmutation, file=None)
                              if not os.path.abspath(s.file).startswith(internal))
     else:
-        route = ("second derivatives: forward over reverse (Hessian-vector products), "
-                 f"because {program.reason}")
+        route = (f"{order}second derivatives: forward over reverse (Hessian-vector "
+                 f"products), because {program.reason}")
         target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
         result = explain(target, *receiver, *_copies(args), mutation=gmutation, file=None)
     result.route = route
