@@ -19,7 +19,7 @@ from adgen.transforms.reverse_ast import (
     Subst,
     parse_expr,
 )
-from adgen.transforms.walk import Transformer, walk
+from adgen.transforms.walk import Transformer, children, walk
 
 
 class _Unbroadcast(Transformer):
@@ -262,16 +262,15 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
     if not any(_is_sum_vjp(st) for st in body):
         return  # nothing to take (and no walks of the block: called once per block)
     loads: dict[str, list[gast.Name]] = {}
+    parents: dict[int, gast.AST] = {}
+    top: set[int] = set()
     for st in body:
-        for node in walk(st):
+        for node in walk(st):  # once for the three
+            top.add(id(node))
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 loads.setdefault(node.id, []).append(node)
-    parents: dict[int, gast.AST] = {}
-    for st in body:
-        for node in walk(st):
-            for child in gast.iter_child_nodes(node):
+            for child in children(node):
                 parents[id(child)] = node
-    top = {id(node) for st in body for node in walk(st)}
     drop: list[int] = []
     for k, st in enumerate(body):
         if not _is_sum_vjp(st):
