@@ -15,6 +15,7 @@ import numpy as np
 
 from adgen.errors import ArgnumsError, CotangentError, Location, NonDifferentiableError
 from adgen.runtime import is_function_like
+from adgen.transforms.library_wrappers import library_target
 
 POLICIES = ("save", "strict")
 
@@ -26,8 +27,6 @@ def check_policy(mutation: str) -> None:
 
 
 def primal_function(fun: Callable[..., Any]) -> Callable[..., Any]:
-    from adgen.transforms.library_wrappers import library_target
-
     fun = getattr(fun, "__adgen_primal__", fun)
     # (adgen.grad(np.interp): its reference implementation; np.ndarray.sum: refused)
     return library_target(split_receiver(fun)[0])
