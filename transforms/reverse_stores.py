@@ -147,9 +147,10 @@ class Stores:
             return
         raise UnsupportedError(
             f"{self.plan.construct(s)} changes {self.plan.user_name(t)}, a part of the "
-            f"argument {p}, in place, where adgen cannot follow it back to {p} (another "
-            f"name for it is read after this line, or {p} is used between the read and "
-            "this write)", self.plan.loc(s),
+            f"argument {p}, in place, where adgen cannot follow it back to {p} (it follows "
+            f"a list, dict or object one level inside {p}, written through the name it was "
+            f"read into, with no other use of {p} between and no other name for it read "
+            "after this line)", self.plan.loc(s),
             hint=f"change it through {p} directly on the line "
                  f"({self.plan.user_name(t)}.append(v)), or build a new list and store it "
                  f"({self.plan.user_name(t)} = {self.plan.user_name(t)} + [v])")

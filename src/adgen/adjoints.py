@@ -136,6 +136,8 @@ def add(a: Any, b: Any) -> Any:
             out[k] = add(out.get(k), v)
         return out
     if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            _refuse_misplaced_items(a, b)
         return [add(x, y) for x, y in zip(a, b)]
     if isinstance(a, tuple) and isinstance(b, tuple):
         return tuple(add(x, y) for x, y in zip(a, b))
@@ -151,6 +153,42 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, dict) and isinstance(b, list):
         return a  # b: the adjoint of the keys a loop `for k in d` visits (keys get none)
     return a + b
+
+
+def _refuse_misplaced_items(a: list, b: list) -> None:
+    """Two adjoints of one list of different lengths: one was made when the list was
+    longer (a read of ``self.acts`` before a method appended to it, its adjoint built at the
+    list's final length). Items past the shorter one's end that are zero lose nothing; any
+    other was put at a position the list did not have there (``acts[-1]`` counted from the
+    final end): refused rather than dropped.
+
+    Raises:
+        UnsupportedError: when such an item is not zero.
+    """
+    longer, n = (a, len(b)) if len(a) > len(b) else (b, len(a))
+    if all(_is_zero(x) for x in longer[n:]):
+        return
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        "a list read by a position counted from its end (acts[-1], a slice, a loop over "
+        "it), then changed by a call (a method that appends to it): adgen builds the read's "
+        "adjoint at the list's final length, which puts it at the wrong item",
+        hint="read it after the calls that change it, or by a position from its start "
+             "(acts[0]; k = len(acts) - 1 before the call, then acts[k])"))
+
+
+def _is_zero(x: Any) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_is_zero(v) for v in x)
+    if isinstance(x, dict):
+        return all(_is_zero(v) for v in x.values())
+    try:
+        return not np.any(x)
+    except (TypeError, ValueError):
+        return False
 
 
 def as_gradient(ct: Any, primal: Any) -> Any:

@@ -175,3 +175,64 @@ def test_another_name_read_after_the_write_is_refused(mutation):
     with pytest.raises(adgen.UnsupportedError) as err:
         adgen.grad(m.loss, mutation=mutation)(X.copy())
     assert "test_bookkeeping_on_parameters.py" in str(err.value)
+
+
+class ReadFromTheEndBeforeACall:
+    """acts[-1] read, then a method appends: the read's adjoint was built at the list's
+    final length (index -1 the later item), silently wrong; refused when it runs."""
+
+    def __init__(self):
+        self.acts = []
+
+    def step(self, h):
+        self.acts.append(np.tanh(h))
+        return h * 1.5
+
+    def loss(self, x):
+        h = self.step(x[:3])
+        s = np.sum(self.acts[-1] ** 2)
+        h = self.step(h * s)
+        return s + np.sum(self.acts[-1] * self.acts[0])
+
+
+class ReadFromTheStartBeforeACall(ReadFromTheEndBeforeACall):
+    def loss(self, x):
+        h = self.step(x[:3])
+        s = np.sum(self.acts[0] ** 2)
+        h = self.step(h * s)
+        return s + np.sum(self.acts[1] * self.acts[0])
+
+
+class Layer:
+    def __init__(self):
+        self.acts = []
+
+
+class TwoLevelsDown:
+    def __init__(self):
+        self.layers = [Layer()]
+
+    def step(self, h):
+        h = np.tanh(h)
+        self.layers[0].acts.append(h)
+        return h
+
+    def loss(self, x):
+        self.step(x[:3])
+        return np.sum(self.layers[0].acts[-1] ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("cls", [ReadFromTheEndBeforeACall, TwoLevelsDown])
+def test_what_cannot_be_followed_is_refused_at_the_line(cls, mutation):
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(cls().loss, mutation=mutation)(X.copy())
+    assert "test_bookkeeping_on_parameters.py" in str(err.value)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_read_from_the_start_before_a_call(mutation):
+    g = adgen.grad(ReadFromTheStartBeforeACall().loss, mutation=mutation)(X.copy())
+    np.testing.assert_allclose(
+        g, central(lambda x: ReadFromTheStartBeforeACall().loss(x), X.copy()),
+        rtol=1e-5, atol=1e-7)

@@ -182,8 +182,28 @@ def _other_reads_apart(fn: gast.FunctionDef, write: gast.stmt, t: str,
 
 def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
                ) -> dict[int, tuple[str, str]]:
-    """Writes (by statement id) through a name read out of a parameter that
-    :func:`parameter_parts` does not follow: statement -> (written name, parameter)."""
+    """Writes (by statement id) through a name read out of a parameter, directly or through
+    other parts (``self.layers[0].acts.append(h)``), that :func:`parameter_parts` does not
+    follow: statement -> (written name, parameter)."""
     parts = parameter_parts(fn, eff, params)
-    return {id(stmt): (t, found[0]) for t, stmt, found in _candidates(fn, eff, params)
-            if t not in parts}
+    binds = _bindings(fn)
+
+    def root(t: str) -> str | None:
+        seen: set[str] = set()
+        while t not in params and t not in seen:
+            seen.add(t)
+            at = binds.get(t, [])
+            if len(at) != 1 or not isinstance(at[0], gast.Assign) or \
+                    not isinstance(at[0].value, (gast.Attribute, gast.Subscript)) or \
+                    not isinstance(at[0].value.value, gast.Name):
+                return None
+            t = at[0].value.value.id
+        return t if t in params else None
+
+    out = {}
+    for w in eff.writes:
+        if w.container and w.target not in params and w.target not in parts:
+            p = root(w.target)
+            if p is not None:
+                out[id(w.stmt)] = (w.target, p)
+    return out
