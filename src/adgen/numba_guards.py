@@ -103,9 +103,8 @@ def _strict_capture(scope, x, site):
 
 # what a capture of anything but an array or a number raises when numba types it (the
 # rewrite leaves captures whose type its own analysis cannot tell to numba's typing)
-_NOT_CAPTURED = ("the numba backend keeps the values a guarded site may overwrite, and copies "
-                 "the adjoints a pullback changes in place, where they are arrays or numbers, "
-                 "and this value is {}")
+_NOT_CAPTURED = ("the numba backend keeps the values a guarded site may overwrite where they "
+                 "are arrays or numbers, and this value is {}")
 
 
 def saved_copy(x: Any) -> Any:
