@@ -76,7 +76,7 @@ def shape_reads(body: list[gast.stmt], candidates: set[str], known: set[str],
         return {}  # nothing to look for (and no walk of the body)
     loads, shape_uses, tree_uses = _uses(body, candidates)
     chosen: dict[str, tuple[str, str]] = {}
-    for n in set(shape_uses) | set(tree_uses):
+    for n in sorted(set(shape_uses) | set(tree_uses)):  # the text may not hang on str hashes
         s, tr = shape_uses.get(n, 0), tree_uses.get(n, 0)
         if loads.get(n) != s + tr:
             continue  # a value read too
