@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import gast
 from adgen.transforms.reverse_ast import is_comment
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import children, walk
 
 # dtype sources besides the names themselves: a floating dtype is certain; a float64 value is
 # among the sources (the dtype is float64 or one float64 promotes to); not arithmetic
@@ -244,13 +244,14 @@ def _escaping_loads(st: gast.stmt) -> set[str]:
     operand of arithmetic or a comparison, or an argument of a helper that makes a new array
     (through views and ``unbroadcast``, which may return its argument)."""
     parents: dict[int, gast.AST] = {}
-    for node in walk(st):
-        for child in gast.iter_child_nodes(node):
+    loads: list[gast.Name] = []
+    for node in walk(st):  # once for both
+        for child in children(node):
             parents[id(child)] = node
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads.append(node)
     out: set[str] = set()
-    for node in walk(st):
-        if not (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)):
-            continue
+    for node in loads:
         child: gast.AST = node
         up = parents.get(id(child))
         safe = False
