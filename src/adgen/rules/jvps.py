@@ -407,8 +407,8 @@ def nonzero_norm_tangent(d: Any, out: Any, n: Any) -> Any:
 
 
 # (its derivative is g where no norm is zero: linear in g, refusing as it does; third
-# derivatives through the norm differentiate it again)
-@defvjp(nonzero_norm_vjp, "t, n", diff="t", reads="n", linear=True)
+# derivatives through the norm differentiate it again; it returns t itself: a view)
+@defvjp(nonzero_norm_vjp, "t, n", diff="t", reads="n", linear=True, view=True)
 def nonzero_norm_vjp_(g: Any, out: Any, t: Any, n: Any) -> Any:
     return nonzero_norm_vjp(g, n)
 
