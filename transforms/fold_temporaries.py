@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import children, walk
 
 
 def _target(st: gast.stmt) -> str | None:
@@ -130,7 +130,7 @@ def _children(node: gast.AST) -> list[gast.AST]:
     if isinstance(node, gast.Call):
         return [node.func, *node.args, *node.keywords]
     # (operators and contexts are nodes too, evaluated by no one)
-    return [c for c in gast.iter_child_nodes(node) if isinstance(c, (gast.expr, gast.keyword))]
+    return [c for c in children(node) if isinstance(c, (gast.expr, gast.keyword))]
 
 
 def _load_path(root: gast.AST, t: str) -> tuple[list[gast.AST], gast.Name] | None:
