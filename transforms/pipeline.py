@@ -28,7 +28,7 @@ from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
 from adgen.transforms.analyses.number_updates import number_updates
-from adgen.transforms.analyses.parameter_parts import parameter_parts
+from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
@@ -364,12 +364,15 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # and so are a parameter's parts written through a name (self.acts.append(h))
         parts = parameter_parts(tree, eff, params)
         outputs |= set(parts) | {part.param for part in parts.values()}
+        # a part of a container the function builds, written in place (hist["h"].append(h)),
+        # changes that container: its derivative flows from the part to the holder
+        held = [({t}, {h}) for t, h in held_writes(tree, eff, params)]
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         for d, (free, _) in zip(parsed.nested_defs, closures):
             refuse_closure_writes(d, free, parsed)
         wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                               if k < len(tree.args.args)}
-        act = activity(tree, eff.aliases(), outputs, closures, wrt_names,
+        act = activity(tree, eff.aliases(), outputs, closures + held, wrt_names,
                        lambda n: resolve(parsed, n), {id(w.stmt) for w in eff.writes})
         # a row maximum only shifting a softmax's input has a zero derivative: a constant here
         act.varied -= shift_invariant(tree, eff, known, lambda n: resolve(parsed, n))

@@ -24,7 +24,7 @@ import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
-from adgen.transforms.analyses.parameter_parts import parameter_parts
+from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -108,6 +108,10 @@ class Pullback:
                       parameter_parts(self.plan.fn, self.plan.eff, set(params)).items()
                       if self.plan.act.active(t) and self.plan.act.active(part.param)}
         cparams = sorted(cparams | {part.param for part in self.parts.values()})
+        # and a part of a container built here: its start is in the holder's adjoint
+        self.parts |= {t: part for t, part in
+                       local_parts(self.plan.fn, self.plan.eff, set(params)).items()
+                       if self.plan.act.active(t) and self.plan.act.active(part.param)}
         for p in cparams:
             state |= {self.bar(p), "owned:" + self.bar(p)}
             # its slots may be rebound: the gradient goes to the items it was given
@@ -411,8 +415,10 @@ class Pullback:
             pb = self.bar(part.param)
             taken = call_node("take_attr", name(pb), gast.Constant(part.attr, None)) \
                 if part.attr is not None else call_node("take_item", name(pb), clone(part.key))
-            # (n is read nowhere else: parameter_parts), so nothing else adds to b
-            start = call_node("copy_adjoint", call_node("or_zeros", taken, name(n)))
+            # (n is read nowhere else: parameter_parts), so nothing else adds to b; a holder
+            # built here whose adjoint nothing made yet (no later read) gives zero
+            start = call_node("copy_adjoint", call_node("or_zeros", taken, name(n))) \
+                if pb in state else call_node("zeros_like", name(n))
             state |= {b, "owned:" + b}
             return [assign(name(b, gast.Store), start, like)]
         if b not in state:
@@ -654,6 +660,8 @@ class Pullback:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
         # the shape of a value computed again anyway (above, or by the body) costs nothing
         alike = self.shapes_of_bound(s, set(deferred), body, out)
+        alike |= self.shapes_of_operands(set(deferred) - alike, set(recorded) - set(deferred),
+                                         body, out)
         # a shape the same in every iteration is kept outside the loop (shapes_outside)
         outside = {r for r in deferred if r not in alike and self.same_throughout(s, r)}
         for r in deferred:
@@ -711,6 +719,49 @@ class Pullback:
                 out.append(st)
             else:
                 body.insert(bound[alike[r]] + 1, st)
+        return set(shapes)
+
+    def shapes_of_operands(self, shaped: set[str], values: set[str],
+                           body: list[gast.stmt], out: list[gast.stmt]) -> set[str]:
+        """``r_shape = (a.shape[0], b.shape[1])`` for each ``r = a @ b`` of ``shaped`` (read
+        only for its shape) whose operands (``x`` or ``x.T``, vectors or matrices, bound once)
+        the reversed ``body`` reads for their values (``values``), so the row keeps them or
+        ``out`` binds them anyway: NumPy's
+        matmul of a matrix or a vector by a matrix or a vector has those axes (Kalman's
+        ``K @ v`` and ``K @ S @ K.T``). The reads of ``r`` are rewritten to ``r_shape``,
+        bound in ``out`` (nothing taped for ``r``); returns those ``r``."""
+        plan = self.plan
+        dims: dict[str, list[gast.expr]] = {}
+        for r in sorted(shaped):
+            st = plan.def_stmt.get(r)
+            if not (isinstance(st, gast.Assign) and isinstance(st.value, gast.BinOp) and
+                    isinstance(st.value.op, gast.MatMult)):
+                continue
+            ops = []
+            for e in (st.value.left, st.value.right):
+                flip = isinstance(e, gast.Attribute) and e.attr == "T"
+                x = e.value if flip else e
+                rank = plan.kinds.get(x.id) if isinstance(x, gast.Name) else None
+                if not (isinstance(x, gast.Name) and x.id in values and type(rank) is int and
+                        rank in (1, 2) and plan.def_count.get(x.id) == 1):
+                    break
+                ops.append((x.id, flip, rank))
+            else:
+                def axis(n: str, flip: bool, rank: int, k: int) -> gast.expr:
+                    return gast.Subscript(value=attr_node(n, "shape"), slice=gast.Constant(
+                        rank - 1 - k if flip else k, None), ctx=gast.Load())
+
+                (a, fa, ra), (b, fb, rb) = ops
+                if ra == 2:
+                    dims[r] = [axis(a, fa, 2, 0)] + ([axis(b, fb, 2, 1)] if rb == 2 else [])
+                elif rb == 2:
+                    dims[r] = [axis(b, fb, 2, 1)]
+        if not dims:
+            return set()
+        shapes = shape_reads(body, set(dims), set(dims), self.namer.fresh)
+        for r, (shape, _how) in sorted(shapes.items()):
+            out.append(assign(name(shape, gast.Store), gast.Tuple(elts=dims[r], ctx=gast.Load()),
+                              self.plan.def_stmt[r]))
         return set(shapes)
 
     def float_tape(self, s: gast.For, recorded: list[str], steps: list[gast.expr],

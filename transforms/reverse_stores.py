@@ -146,8 +146,8 @@ class Stores:
                    for n in walk(s)):
             return
         raise UnsupportedError(
-            f"{self.plan.construct(s)} changes {self.plan.user_name(t)}, a part of the "
-            f"argument {p}, in place, where adgen cannot follow it back to {p} (it follows "
+            f"{self.plan.construct(s)} changes {self.plan.user_name(t)}, a part of "
+            f"{p}, in place, where adgen cannot follow it back to {p} (it follows "
             f"a list, dict or object one level inside {p}, written through the name it was "
             f"read into, with no other use of {p} between and no other name for it read "
             "after this line)", self.plan.loc(s),

@@ -1,6 +1,7 @@
-"""Parameter parts written in place: a list, dict or object held by a parameter and changed
-through a name read from it right before (``self.acts.append(h)``, lowered to
-``t = self.acts; t.append(h)``; ``cache["z"] = v`` on a parameter ``cache`` of dicts).
+"""Parameter parts written in place: a list, dict or object held by a parameter (or by a
+container the function builds: :func:`local_parts`) and changed through a name read from it
+(``self.acts.append(h)``, lowered to ``t = self.acts; t.append(h)``; ``cache["z"] = v`` on a
+parameter ``cache`` of dicts).
 
 Input: a function in SSA form (read only), its effects (analyses.effects) and its parameters.
 Output: for each such written name, the parameter and the part it was read from, as
@@ -101,7 +102,7 @@ def _candidates(fn: gast.FunctionDef, eff: Effects, params: set[str]
     out = []
     for w in eff.writes:
         t = w.target
-        if not w.container or t in params or len(binds.get(t, [])) != 1:
+        if not w.container or len(binds.get(t, [])) != 1:
             continue
         at = binds[t][0]
         if isinstance(at, gast.Assign) and len(at.targets) == 1 and \
@@ -126,7 +127,8 @@ def parameter_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
         writes_of[w.target] = writes_of.get(w.target, 0) + 1
     out: dict[str, ParameterPart] = {}
     for t, stmt, (p, attr, key) in _candidates(fn, eff, params):
-        if not _bound_just_before(stmt, binds[t][0], p, earlier) or writes_of.get(t) != 1:
+        if not _bound_just_before(stmt, binds[t][0], p, earlier) or writes_of.get(t) != 1 or \
+                _escapes(fn, p):
             continue
         in_write = sum(1 for n in walk(stmt) if isinstance(n, gast.Name) and n.id == t and
                        isinstance(n.ctx, gast.Load))
@@ -134,6 +136,27 @@ def parameter_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
                 _other_reads_apart(fn, stmt, t, (p, attr, key), binds):
             out[t] = ParameterPart(p, attr, key)
     return out
+
+
+def _escapes(fn: gast.FunctionDef, p: str) -> bool:
+    """``p`` itself is bound to another name or held by a container (``q = p``, ``[p]``,
+    ``c.append(p)``): a read through that name would not see the holder's adjoint. Reading
+    its parts and handing it to a call (whose pullback shares it: ShadowMap.deposit) do not
+    count."""
+    for node in walk(fn):
+        for field, value in gast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, gast.Name) and child.id == p and \
+                        isinstance(child.ctx, gast.Load):
+                    if isinstance(node, (gast.Attribute, gast.Subscript)) and \
+                            field == "value":
+                        continue
+                    if isinstance(node, gast.Call) and field == "args" and not (
+                            isinstance(node.func, gast.Attribute) and
+                            node.func.attr in ("append", "extend", "insert")):
+                        continue
+                    return True
+    return False
 
 
 def _same_part(a: tuple[str, str | None, gast.expr | None],
@@ -180,17 +203,36 @@ def _other_reads_apart(fn: gast.FunctionDef, write: gast.stmt, t: str,
     return True
 
 
-def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
-               ) -> dict[int, tuple[str, str]]:
-    """Writes (by statement id) through a name read out of a parameter, directly or through
-    other parts (``self.layers[0].acts.append(h)``), that :func:`parameter_parts` does not
-    follow: statement -> (written name, parameter)."""
-    parts = parameter_parts(fn, eff, params)
+def _local_holders(fn: gast.FunctionDef, eff: Effects, params: set[str]) -> set[str]:
+    binds = _bindings(fn)
+    return {n for n, k in eff.kinds.items() if k in ("list", "dict", "object") and
+            n not in params and len(binds.get(n, [])) == 1}
+
+
+def local_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
+                ) -> dict[str, ParameterPart]:
+    """As :func:`parameter_parts`, for the parts of a list, dict or object the function
+    builds (``hist = {"h": []}; hist["h"].append(h)``): the holder's adjoint, which reads of
+    ``hist["h"]`` after the write added to, gives the written name its start."""
+    return parameter_parts(fn, eff, _local_holders(fn, eff, params))
+
+
+def held_writes(fn: gast.FunctionDef, eff: Effects, params: set[str]) -> list[tuple[str, str]]:
+    """(written name, holder) of every container write into a part, at any depth, of a
+    container the function builds, followed or not: the write changes the holder, so its
+    derivative flows there (activity), and one not followed is then refused where it is."""
+    return [(t, h) for t, h in _rooted(fn, eff, _local_holders(fn, eff, params)).values()]
+
+
+def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str]
+            ) -> dict[int, tuple[str, str]]:
+    """Container writes (by statement id) through a name read out of one of ``holders``,
+    directly or through other parts: statement -> (written name, holder)."""
     binds = _bindings(fn)
 
     def root(t: str) -> str | None:
         seen: set[str] = set()
-        while t not in params and t not in seen:
+        while t not in seen:
             seen.add(t)
             at = binds.get(t, [])
             if len(at) != 1 or not isinstance(at[0], gast.Assign) or \
@@ -198,12 +240,25 @@ def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
                     not isinstance(at[0].value.value, gast.Name):
                 return None
             t = at[0].value.value.id
-        return t if t in params else None
+            if t in holders:
+                return t
+        return None
 
     out = {}
     for w in eff.writes:
-        if w.container and w.target not in params and w.target not in parts:
-            p = root(w.target)
-            if p is not None:
-                out[id(w.stmt)] = (w.target, p)
+        if w.container and w.target not in holders - set(binds):
+            h = root(w.target)
+            if h is not None:
+                out[id(w.stmt)] = (w.target, h)
     return out
+
+
+def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
+               ) -> dict[int, tuple[str, str]]:
+    """Writes (by statement id) through a name read out of a parameter or a container the
+    function builds, directly or through other parts (``self.layers[0].acts.append(h)``),
+    that :func:`parameter_parts` / :func:`local_parts` do not follow: statement ->
+    (written name, holder)."""
+    followed = set(parameter_parts(fn, eff, params)) | set(local_parts(fn, eff, params))
+    found = _rooted(fn, eff, params) | _rooted(fn, eff, _local_holders(fn, eff, params))
+    return {k: v for k, v in found.items() if v[0] not in followed}
