@@ -32,6 +32,7 @@ from adgen.transforms.getattr_constant import lower_getattr
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
+from adgen.transforms.several_results import lower_several
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
@@ -113,6 +114,9 @@ class _Lower:
             reduced = lower_reduction(s, callee, self.namer)
             if reduced is not None:
                 return reduced
+            several = lower_several(s, callee, self.namer)  # np.atleast_2d(a, b), divmod
+            if several is not None:
+                return several
             read = lower_getattr(s, callee, self.namer)  # getattr(o, "name", d)
             if read is not None:
                 return read
