@@ -660,8 +660,11 @@ class Pullback:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
         # the shape of a value computed again anyway (above, or by the body) costs nothing
         alike = self.shapes_of_bound(s, set(deferred), body, out)
-        alike |= self.shapes_of_operands(set(deferred) - alike, set(recorded) - set(deferred),
-                                         body, out)
+        # (a shape the same in every iteration is kept outside the loop instead: no work
+        # per step)
+        alike |= self.shapes_of_operands(
+            {r for r in deferred if r not in alike and not self.same_throughout(s, r)},
+            set(recorded) - set(deferred), body, out)
         # a shape the same in every iteration is kept outside the loop (shapes_outside)
         outside = {r for r in deferred if r not in alike and self.same_throughout(s, r)}
         for r in deferred:
@@ -748,8 +751,11 @@ class Pullback:
                 ops.append((x.id, flip, rank))
             else:
                 def axis(n: str, flip: bool, rank: int, k: int) -> gast.expr:
-                    return gast.Subscript(value=attr_node(n, "shape"), slice=gast.Constant(
-                        rank - 1 - k if flip else k, None), ctx=gast.Load())
+                    at = rank - 1 - k if flip else k
+                    if at == 0:
+                        return call_node("len", name(n))  # no shape tuple made
+                    return gast.Subscript(value=attr_node(n, "shape"),
+                                          slice=gast.Constant(at, None), ctx=gast.Load())
 
                 (a, fa, ra), (b, fb, rb) = ops
                 if ra == 2:
