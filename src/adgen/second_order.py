@@ -210,7 +210,75 @@ def _rewritten(text: str, where: str, top: str | None) -> tuple[ast.Module, bool
                 "shadow map) has no second-order rule")
         guarded = guarded or node.func.id in (*CAPTURES, "before_write")
     tree = _Captures().visit(tree)
+    tree = _OwnedUpdates().visit(tree)
     return _Rewrite(where, top).visit(tree), guarded
+
+
+class _OwnedUpdates(ast.NodeTransformer):
+    """In a pullback, ``t_bar -= v`` on an adjoint every binding of which is a fresh value
+    (an operator's or a plain function's result) and which nothing aliases before the update
+    becomes ``t_bar = t_bar - v``: lean_pullback writes such an owned adjoint in place to
+    save memory, the two forms have one value, and the second is one adgen's reverse mode
+    differentiates without asking what ``t_bar`` may share (a helper's result, such as
+    ``unbroadcast``'s, it cannot tell from its argument when compiling). An update of an
+    adjoint bound to a shadow (a name, an item, ``sh.of(x)``) keeps writing that memory."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        if not node.name.endswith("_pullback"):
+            return node
+        self.fresh: dict[str, bool] = {}
+        self.aliases: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
+        self.updates: list[tuple[ast.AugAssign, tuple[int, ...]]] = []
+        self._scan(node.body, ())
+        owned = {id(u) for u, loops in self.updates
+                 if u.target.id.endswith("_bar") and self.fresh.get(u.target.id, False) and
+                 not any(line < u.lineno or set(inside) & set(loops)
+                         for line, inside in self.aliases.get(u.target.id, ()))}
+        return _Rebind(owned).visit(node)
+
+    def _scan(self, body: list[ast.stmt], loops: tuple[int, ...]) -> None:
+        """Records the bindings, the aliases (``a = t_bar``, with the loops around them) and
+        the updates of names in ``body``."""
+        for st in body:
+            if isinstance(st, ast.Assign):
+                value = st.value
+                ok = isinstance(value, (ast.BinOp, ast.UnaryOp)) or (
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Name))
+                for t in st.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            self.fresh[n.id] = self.fresh.get(n.id, True) and ok and \
+                                isinstance(t, ast.Name)
+                if isinstance(value, ast.Name):
+                    self.aliases.setdefault(value.id, []).append((st.lineno, loops))
+            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+                self.updates.append((st, loops))
+            else:
+                for n in ast.walk(st):
+                    # names bound otherwise (loop targets, with, walrus, nested defs): kept
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        self.fresh[n.id] = False
+                inner = (*loops, id(st)) if isinstance(st, (ast.For, ast.While)) else loops
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(st, field, None)
+                    if isinstance(block, list):
+                        self._scan(block, inner)
+                for h in getattr(st, "handlers", ()):
+                    self._scan(h.body, inner)
+
+
+class _Rebind(ast.NodeTransformer):
+    def __init__(self, owned: set[int]) -> None:
+        self.owned = owned
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if id(node) not in self.owned:
+            return node
+        target = node.target
+        value = ast.BinOp(left=ast.Name(target.id, ast.Load()), op=node.op, right=node.value)
+        return ast.copy_location(ast.Assign(targets=[ast.Name(target.id, ast.Store())],
+                                            value=value), node)
 
 
 class _Captures(ast.NodeTransformer):
