@@ -657,7 +657,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
                    parsed)
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
-        act = activity(tree, eff.aliases(), outputs, closures, None,
+        # a part of a container, written in place, changes its holder (as in _compile)
+        parts = parameter_parts(tree, eff, set(params))
+        outputs |= set(parts) | {part.param for part in parts.values()}
+        held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params))]
+        act = activity(tree, eff.aliases(), outputs, closures + held, None,
                        lambda n: resolve(parsed, n))
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
