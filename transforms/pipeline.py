@@ -660,7 +660,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         # a part of a container, written in place, changes its holder (as in _compile)
         parts = parameter_parts(tree, eff, set(params))
         outputs |= set(parts) | {part.param for part in parts.values()}
-        held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params))]
+        held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
         act = activity(tree, eff.aliases(), outputs, closures + held, None,
                        lambda n: resolve(parsed, n))
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,

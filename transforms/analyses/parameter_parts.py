@@ -217,17 +217,23 @@ def local_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
     return parameter_parts(fn, eff, _local_holders(fn, eff, params))
 
 
-def held_writes(fn: gast.FunctionDef, eff: Effects, params: set[str]) -> list[tuple[str, str]]:
+def held_writes(fn: gast.FunctionDef, eff: Effects, params: set[str],
+                by_index: bool = False) -> list[tuple[str, str]]:
     """(written name, holder) of every container write into a part, at any depth, of a
     container the function builds, followed or not: the write changes the holder, so its
-    derivative flows there (activity), and one not followed is then refused where it is."""
-    return [(t, h) for t, h in _rooted(fn, eff, _local_holders(fn, eff, params)).values()]
+    derivative flows there (activity), and one not followed is then refused where it is.
+    ``by_index``: every write, also ``L[0][1] = v`` into a part whose kind is not known (a
+    list of numbers held by a list), which forward mode writes into the holder's tangent as
+    the primal does; reverse mode refuses it instead (reverse_stores)."""
+    return [(t, h) for t, h in _rooted(fn, eff, _local_holders(fn, eff, params),
+                                       by_index).values()]
 
 
-def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str]
+def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str], by_index: bool = False
             ) -> dict[int, tuple[str, str]]:
-    """Container writes (by statement id) through a name read out of one of ``holders``,
-    directly or through other parts: statement -> (written name, holder)."""
+    """Container writes (by statement id; ``by_index``: any write) through a name read out
+    of one of ``holders``, directly or through other parts: statement -> (written name,
+    holder)."""
     binds = _bindings(fn)
 
     def root(t: str) -> str | None:
@@ -246,7 +252,7 @@ def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str]
 
     out = {}
     for w in eff.writes:
-        if w.container and w.target not in holders - set(binds):
+        if (w.container or by_index) and w.target not in holders - set(binds):
             h = root(w.target)
             if h is not None:
                 out[id(w.stmt)] = (w.target, h)
