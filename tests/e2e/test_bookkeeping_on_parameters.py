@@ -236,3 +236,14 @@ def test_read_from_the_start_before_a_call(mutation):
     np.testing.assert_allclose(
         g, central(lambda x: ReadFromTheStartBeforeACall().loss(x), X.copy()),
         rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - {"lambda"}))
+def test_forward_mode(case):
+    # (the lambda builds the object inside the differentiated code: refused by forward mode)
+    make, plain = CASES[case]
+    d = np.linspace(-1.0, 1.0, X.size)
+    eps = 1e-6
+    _, tangent = adgen.jvp(make(), (X.copy(),), (d,))
+    assert tangent == pytest.approx((plain(X + eps * d) - plain(X - eps * d)) / (2 * eps),
+                                    rel=1e-6)
