@@ -391,6 +391,7 @@ cases("numpy.reshape", C(randn(3, 4), (4, 3)), C(randn(3, 4), -1), C(randn(2, 3,
       C(randn(3, 4), (2, 6), "F"), C(randn(3, 4), shape=(12, 1)), C(randn(), (1, 1)))
 cases("numpy.ravel", C(randn(3, 4)), C(randn(2, 3, 4), "F"), C(randn()))
 cases("numpy.ndarray.flatten", C(randn(3, 4)), C(randn(2, 3, 4), "F"))
+cases("numpy.ndarray.tolist", C(randn(3, 4)), C(randn(5)), C(randn(2, 3, 2)))
 cases("numpy.transpose", C(randn(3, 4)), C(randn(2, 3, 4)), C(randn(2, 3, 4), (1, 0, 2)),
       C(randn(2, 3, 4), axes=(-1, 0, 1)), C(randn(2, 3, 4), [2, 0, 1]), C(randn(4)))
 cases("numpy.swapaxes", C(randn(3, 4), 0, 1), C(randn(2, 3, 4), -1, 0))

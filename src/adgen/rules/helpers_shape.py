@@ -17,6 +17,8 @@ from adgen.rules.helpers_core import (
 
 __all__ = [
     "ndarray_compress",
+    "ndarray_tolist",
+    "tolist_vjp",
     "arange_start_vjp",
     "arange_step_vjp",
     "array_vjp",
@@ -235,6 +237,37 @@ def take_along_axis_vjp(g: object, shape: tuple, indices: object, axis: object) 
 def ndarray_item(a: object, *args: object) -> object:
     """``a.item(*args)``: the primal the ``.item()`` method maps to."""
     return a.item(*args)
+
+
+def ndarray_tolist(a: object) -> object:
+    """``a.tolist()``: the primal the ``.tolist()`` method maps to (nested lists of Python
+    numbers, a number for a 0-d array)."""
+    return a.tolist()
+
+
+def tolist_vjp(g: object, shape: tuple) -> np.ndarray:
+    """Adjoint of ``a.tolist()``: the nested lists of item adjoints ``g`` (None for zero, at
+    any depth) as an array of ``a``'s shape."""
+    shape = tuple(shape)
+
+    def leaves(v: object) -> list:
+        return [x for item in v for x in leaves(item)] if isinstance(v, (list, tuple)) \
+            else [v]
+
+    flat = leaves(g)
+    complex_items = any(isinstance(x, (complex, np.complexfloating)) for x in flat)
+    res = np.zeros(shape, np.complex128 if complex_items else np.float64)
+    if not shape:
+        return res + (0.0 if g is None else g)
+    for index in np.ndindex(*shape):
+        v = g
+        for k in index:
+            if v is None:
+                break
+            v = v[k]
+        if v is not None:
+            res[index] = v
+    return res
 
 
 def item_vjp(g: object, shape: tuple, args: tuple) -> np.ndarray:

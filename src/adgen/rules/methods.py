@@ -27,6 +27,7 @@ from adgen.rules.helpers import (
     ndarray_conj,
     ndarray_flatten,
     ndarray_item,
+    ndarray_tolist,
 )
 
 METHODS: dict[str, Callable[..., Any]] = {
@@ -68,6 +69,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "round": np.round,
     "astype": ndarray_astype,
     "item": ndarray_item,
+    "tolist": ndarray_tolist,
 }
 
 VARARG_METHODS: dict[str, str] = {

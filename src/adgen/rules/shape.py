@@ -23,8 +23,10 @@ from adgen.rules.helpers import (
     inverse_axes,
     ndarray_astype,
     ndarray_flatten,
+    ndarray_tolist,
     shape_tree,
     stack_vjp,
+    tolist_vjp,
     unbroadcast,
     vstack_vjp,
 )
@@ -49,6 +51,12 @@ def ravel(g: Any, out: Any, a: Any, order: Any) -> Any:
         name="numpy.ndarray.flatten")
 def flatten(g: Any, out: Any, a: Any, order: Any) -> Any:
     return np.reshape(g, np.shape(a), order=order)
+
+
+@defvjp(ndarray_tolist, "a", diff="a", linear=True, name="numpy.ndarray.tolist")
+def tolist(g: Any, out: Any, a: Any) -> Any:
+    # nested lists of Python numbers: their adjoints (None where nothing read one) in place
+    return tolist_vjp(g, np.shape(a))
 
 
 @defvjp(np.transpose, "a, axes=None", diff="a", reads="axes", linear=True, view=True)
