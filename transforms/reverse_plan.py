@@ -462,13 +462,17 @@ class Plan:
         """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
         the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
         base = user_name_of(n)
-        if base in {a.id for a in self.fn.args.args} or not base.startswith("t") or \
-                not base[1:].isdigit():
+        temporary = base.startswith("t") and base[1:].isdigit() or \
+            base.startswith("seq") and base[3:].isdigit()  # (desugar's loop sequences)
+        if base in {a.id for a in self.fn.args.args} or not temporary:
             return base
         for st in nodes_of(self.fn, gast.Assign):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
                     st.targets[0].id == n:
                 expr = clone(st.value)
+                if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
+                        expr.func.id == "loop_sequence" and expr.args:
+                    expr = expr.args[0]  # (for m in models: the sequence is models)
                 for sub in walk(expr):
                     if isinstance(sub, gast.Name):
                         inner = self.user_name(sub.id, depth + 1) if depth < 3 else \

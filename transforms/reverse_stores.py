@@ -145,15 +145,19 @@ class Stores:
         if not any(isinstance(n, gast.Name) and n.id != t and n.id in self.plan.act.varied
                    for n in walk(s)):
             return
+        p, part = self.plan.user_name(p), self.plan.user_name(t)
+        if self.plan.eff.kinds.get(t) == "list":
+            hint = (f"change it through {p} directly on the line ({p}[k].append(v)), or "
+                    f"build a new list and store it ({part} = {part} + [v])")
+        else:
+            hint = (f"change it through {p} directly on the line ({p}[k]... = v), or build "
+                    f"the new values and return them instead of changing {p}")
         raise UnsupportedError(
-            f"{self.plan.construct(s)} changes {self.plan.user_name(t)}, a part of "
+            f"{self.plan.construct(s)} changes {part}, a part of "
             f"{p}, in place, where adgen cannot follow it back to {p} (it follows "
             f"a list, dict or object one level inside {p}, written through the name it was "
             f"read into, with no other use of {p} between and no other name for it read "
-            "after this line)", self.plan.loc(s),
-            hint=f"change it through {p} directly on the line "
-                 f"({self.plan.user_name(t)}.append(v)), or build a new list and store it "
-                 f"({self.plan.user_name(t)} = {self.plan.user_name(t)} + [v])")
+            "after this line)", self.plan.loc(s), hint=hint)
 
     def refuse_varied_into_alias(self, s: gast.stmt, value: gast.expr) -> None:
         """Refuses a value with a derivative stored into a container that another name

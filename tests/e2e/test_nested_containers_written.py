@@ -199,3 +199,37 @@ def test_hessian_of_a_history():
         e[i] = eps
         column = (adgen.grad(history)(X + e) - adgen.grad(history)(X - e)) / (2 * eps)
         np.testing.assert_allclose(H[:, i], column, rtol=1e-5, atol=1e-7)
+
+
+# --- the items of a for loop's sequence: the loop's own lowering follows them --------------
+
+
+def appended_to_each(x, lists):
+    # each list of lists grows by one item, read through the loop's name only
+    total = 0.0
+    for acts in lists:
+        acts.append(x * 2.0)
+        total = total + np.sum(acts[-1] ** 2)
+    return total
+
+
+def appended_and_read_through_the_sequence(x, lists):
+    for acts in lists:
+        acts.append(x * 2.0)
+    return sum(np.sum(v * v) for acts in lists for v in acts)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_items_of_a_loops_sequence(mutation):
+    f = appended_to_each
+    g = adgen.grad(f, mutation=mutation)(X.copy(), [[], [np.ones(6)]])
+    h = 1e-6
+    fd = np.array([(f(X + h * e, [[], [np.ones(6)]]) - f(X - h * e, [[], [np.ones(6)]]))
+                   / (2 * h) for e in np.eye(X.size)])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    # read again through the sequence after the write: refused, in the user's names
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(appended_and_read_through_the_sequence, mutation=mutation)(
+            X.copy(), [[], [np.ones(6)]])
+    assert "lists" in str(err.value) and "seq" not in str(err.value)
+    assert err.value.location is not None

@@ -267,4 +267,10 @@ def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
     (written name, holder)."""
     followed = set(parameter_parts(fn, eff, params)) | set(local_parts(fn, eff, params))
     found = _rooted(fn, eff, params) | _rooted(fn, eff, _local_holders(fn, eff, params))
-    return {k: v for k, v in found.items() if v[0] not in followed}
+    # the items of a for loop's sequence (for m in models: m.w = ...) are followed by the
+    # loop's own lowering, which refuses the sequence read again after such a write
+    sequences = {st.targets[0].id for st in walk(fn)
+                 if isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                 isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
+                 isinstance(st.value.func, gast.Name) and st.value.func.id == "loop_sequence"}
+    return {k: v for k, v in found.items() if v[0] not in followed and v[1] not in sequences}
