@@ -176,6 +176,11 @@ class ShadowMap:
                 strides = tuple(s // size * item for s in strides)
             return np.ndarray(x.shape, dtype=dtype, buffer=where[2],
                               offset=offset + where[3], strides=strides)
+        if isinstance(x, tuple) and _held_by_identity(x) and \
+                not str(getattr(type(x), "__module__", "")).startswith("numpy"):
+            # a tuple the compiler could not tell from an array (t, s = pair(x); t -= 0.5;
+            # both = (s, t)): immutable, so its adjoint is its items' shadows
+            return ItemShadows(self, x)  # type: ignore[return-value]
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic)):
             from adgen.errors import UnsupportedError
@@ -236,6 +241,67 @@ class ShadowMap:
         if entry is None:
             return None
         return self.of(x).copy() if isinstance(x, np.ndarray) else _scalar(entry[1])
+
+
+class ItemShadows:
+    """The shadow of a tuple that generated code keeps in shadow memory because the compiler
+    could not tell it from an array (an item of a call's result: ``t, s = pair(x)``, where
+    ``t`` is written in place and ``s`` may share its memory). A tuple is never written in
+    place, so its adjoint is the adjoints of its items, kept in their own shadows: adding an
+    adjoint adds each item's part there, where :meth:`ShadowMap.pop` of the call's result
+    (``_with_shadows``) and :meth:`ShadowMap.value` (``collect``) find them."""
+
+    def __init__(self, sh: ShadowMap, x: tuple[Any, ...]) -> None:
+        self.sh = sh
+        self.x = x
+
+    def __iadd__(self, adjoint: Any) -> ItemShadows:
+        _add_to_items(self.sh, self.x, adjoint)
+        return self
+
+    def __getitem__(self, key: Any) -> ItemShadows:
+        if key is not Ellipsis:
+            raise TypeError("the shadow of a tuple is read whole (shadow[...])")
+        return self
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # shadow[...] += v assigns the shadow back to itself; shadow[...] = 0.0 clears it
+        if key is not Ellipsis:
+            raise TypeError("the shadow of a tuple is written whole (shadow[...])")
+        if value is self:
+            return
+        if isinstance(value, (int, float)) and value == 0:
+            _with_shadows(self.sh, self.x, None)  # pops (zeroes) every item's shadow
+            return
+        raise TypeError("the shadow of a tuple is set to zero only")
+
+    def copy(self) -> Any:
+        """The adjoint of the tuple as a value (a list per tuple, as :func:`collect`)."""
+        return _collect(self.sh, self.x, None)
+
+
+def _held_by_identity(x: Any) -> bool:
+    """A tuple holding (at any depth of tuples) only arrays, numbers and values without a
+    derivative: its items are the objects the adjoints belong to for good (no list or dict
+    whose items could be replaced after the adjoint was added)."""
+    if isinstance(x, tuple):
+        return all(_held_by_identity(v) for v in x)
+    return isinstance(x, (np.ndarray, int, float, complex, np.number, str, bytes)) or \
+        x is None
+
+
+def _add_to_items(sh: ShadowMap, x: Any, adjoint: Any) -> None:
+    """Adds each part of ``adjoint`` (a tuple's or list's, None for zero) into the shadow of
+    the item of ``x`` it belongs to."""
+    if adjoint is None:
+        return
+    if isinstance(x, tuple):
+        for v, a in zip(x, adjoint):
+            _add_to_items(sh, v, a)
+    elif (isinstance(x, np.ndarray) and x.dtype.kind in "fc") or (
+            _is_number(x) and not isinstance(x, (int, np.integer))):
+        cell = sh.of(x)
+        cell += adjoint
 
 
 def _scalar(cell: np.ndarray) -> Any:
