@@ -147,7 +147,43 @@ def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
         except TypeError:  # not weakly referable: it tries the real adjoints first each time
             pass
     with runtime.complex_adjoints():
-        return pullback(saved, out_bar)
+        try:
+            return pullback(saved, out_bar)
+        except TypeError as exc:
+            if not _complex_into_real(exc):
+                raise
+            # with complex adjoints only a float view of a complex array's real parts keeps
+            # a float64 adjoint (ShadowMap.of); the compiler converts what it sees reach one
+            # (analyses.real_parts), not a view a callee returned
+            raise runtime.locate(UnsupportedError(
+                "a complex cotangent reached the real parts of a complex array (z.real) "
+                "through a value adgen did not see as them (a function's result)",
+                hint="take the real parts where they are used (r = z.real or np.real(z) in "
+                     "this function, not a helper's result), or make the value real "
+                     "(np.real(...) of it, or a .copy() of the real parts)"),
+                exc.__traceback__) from None
+
+
+def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_value: bool,
+               compiled: Any, guards: tuple[Any, ...], generation: list[int],
+               compiled_at: int, code: tuple[Any, Any] | None,
+               slow: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The gradient's call for arguments of the types of ``args``, checking inline what this
+    path checks (:func:`adgen.fast_gradient.fast_call`), with ``direct`` (the same taking
+    the arguments itself) as an attribute; None where they need this path."""
+    from adgen.fast_gradient import fast_call
+
+    made = fast_call(args, nums, single, with_value, compiled, guards, generation, compiled_at,
+                     code, {"annotate": annotate, "scalar_output": _scalar_output,
+                            "run_pullback": _run_pullback, "into_real": _complex_into_real,
+                            "as_gradient": as_gradient, "failed": failed,
+                            "complex_refs": _COMPLEX_REFS,
+                            "complex_pullbacks": _COMPLEX_PULLBACKS}, slow)
+    if made is None:
+        return None
+    fast, direct = made
+    fast.direct = direct
+    return fast
 
 
 def _complex_into_real(exc: TypeError) -> bool:
@@ -522,6 +558,21 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         elif needs_scope:
             out, saved = run_forward(compiled, args, kwargs)
         else:
+            if not kwargs and not has_aux and not complex_values and received is args:
+                # the next calls of this signature check only what they must, inline
+                # (fast_gradient.fast_call; None where these arguments need this path)
+                entry = fasts.get(sig)
+                if entry is None or entry[0] is not hit:
+                    entry = fasts[sig] = (hit, _fast_call(
+                        args, nums, single, with_value, compiled, hit[7], generation,
+                        hit[0], (hit[10], hit[11]) if hit[10] is not None else None,
+                        value_and_grad_fun))
+                fast[0] = entry[1]
+                target = getattr(entry[1], "direct", None) or value_and_grad_fun
+                for ref in owners:
+                    owner = ref()
+                    if owner is not None and owner.func is not target:
+                        owner.__setstate__((target, (), None, owner.__dict__))
             try:
                 out, saved = forward(*args, **kwargs) if kwargs else forward(*args)
             except Exception as exc:
