@@ -6,6 +6,7 @@ and the error for a call without a rule. A part of the pullback emitter
 
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.specialize import (
     drop_unbroadcast,
+    inline_extreme,
     inline_matmul,
     is_elementwise,
     shape_only,
@@ -192,6 +194,11 @@ class Operations:
                     self.plan.same_shape(others[0].id, t) and is_elementwise(rule) and \
                     rule.primal in (operator.mul, np.multiply):
                 expr = _summed_product(expr)
+            if rule.primal in (builtins.max, builtins.min) and \
+                    self.plain_number(t) and all(self.plain_number(bound.get(p.name))
+                                                 for p in rule.params):
+                # max(a, b) of float64 numbers and ints: the helper's branch for them, inline
+                expr = inline_extreme(expr)
             if rule.primal in (operator.matmul, np.matmul) and len(rule.params) == 2:
                 # a product of known ranks: its adjoints written out (g @ b.T)
                 expr = inline_matmul(expr, *(self.plan.kind_of(bound.get(p.name))
@@ -203,6 +210,15 @@ class Operations:
                 out.append(assign(name(ct, gast.Store), expr, s))
                 out += self.distribute(arg, name(ct), state)
         return out
+
+    def plain_number(self, arg: Any) -> bool:
+        """``arg`` (a name or a bound rule argument) is a Python int or float or a NumPy
+        float64 on every path (analyses.floats' column facts; a literal number)."""
+        if isinstance(arg, str):
+            arg = name(arg)
+        if isinstance(arg, gast.Name):
+            return self.plan.column_dtypes.get(arg.id) in ("float64", "int64")
+        return is_number(arg)
 
     def distribute(self, arg: Any, ct: gast.expr, state: set[str]) -> list[gast.stmt]:
         """Hands the items of a cotangent to the names in a (nested) list/tuple literal."""
