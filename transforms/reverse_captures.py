@@ -606,12 +606,14 @@ class _Captures:
                     if not self.plan.any_active(bound.get(d)):
                         continue
                     reads = registry.value_reads((tpl,), set(bound) | {"out"})
+                    # (index: a list's items are the value the rule reads; a store into
+                    # the list later, ys = sorted(xs); xs[0] = v, changes it)
                     for r in reads:
                         if r == "out":
-                            self.want_capture(s, t, after=True)
+                            self.want_capture(s, t, after=True, index=True)
                         else:
                             for n in names_of(bound.get(r)):
-                                self.want_capture(s, n, after=False)
+                                self.want_capture(s, n, after=False, index=True)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
                     not is_marker(s):
                 f = s.value.func

@@ -137,7 +137,7 @@ def effects(fn: gast.FunctionDef,
             t = s.targets[0].id
             if isinstance(v, gast.List) or (isinstance(v, gast.Call) and
                                             isinstance(v.func, gast.Name) and
-                                            v.func.id == "list"):
+                                            v.func.id == "list") or _sorted_call(v, resolve):
                 eff.kinds[t] = "list"
             elif isinstance(v, gast.Dict) or (isinstance(v, gast.Call) and
                                               isinstance(v.func, gast.Name) and
@@ -181,6 +181,10 @@ def effects(fn: gast.FunctionDef,
                     isinstance(v.args[0], gast.Name) else _container_copied(v, eff.kinds))
                 if src is None and _sequences_joined(v, eff.kinds):
                     src = min(_sequences_joined(v, eff.kinds))  # a + b of lists: a list
+                if src is None and isinstance(v, gast.Subscript) and \
+                        isinstance(v.slice, gast.Slice) and isinstance(v.value, gast.Name) and \
+                        eff.kinds.get(v.value.id) in ("list", "tuple"):
+                    src = v.value.id  # xs[::-1] of a list: a list holding its items
                 if src in eff.kinds and t not in eff.kinds:
                     eff.kinds[t] = eff.kinds[src]
                     changed = True
@@ -288,6 +292,15 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
         return len(v.args) < 2 and \
             _constant(keywords.get("mode", "reduced")) in ("reduced", "complete")
     return False
+
+
+def _sorted_call(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:
+    """A call of the builtin ``sorted``: a new list holding the iterable's items (which an
+    item written in place, ``ys = sorted(xs, key=f); ys[0][1:] *= 2``, shares)."""
+    import builtins
+
+    return isinstance(v, gast.Call) and resolve is not None and \
+        resolve(v.func) is builtins.sorted
 
 
 def _constant(v: Any) -> Any:
