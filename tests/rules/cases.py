@@ -176,6 +176,14 @@ cases("builtins.abs", scalar(away_from_zero), C(away_from_zero(3, 4)),
       expect((0.0,), (0.0,)))
 cases("builtins.float", scalar(randn), C(np.asarray(randn())), C(np.float64(randn())))
 cases("numpy.float64", scalar(randn), C(np.asarray(randn())), C(randn(3)), C(randn(2, 3)))
+# np.float32 rounds (central differences of the primal see the rounding): the cotangent is
+# the identity's, g itself in x's shape
+cases("numpy.float32", expect((0.3,), (-1.25,), g=-1.25),
+      expect((np.asarray(0.7),), (np.asarray(2.5),), g=2.5),
+      expect((np.array([0.1, -0.2, 0.3]),), (np.array([1.0, -2.0, 0.5]),),
+             g=np.array([1.0, -2.0, 0.5])),
+      expect((np.array([[0.1, 0.2], [0.3, 0.4]], np.float32),), (np.full((2, 2), 3.0),),
+             g=np.full((2, 2), 3.0)))
 cases("builtins.int", scalar(nonint))
 cases("builtins.round", scalar(nonint), C(nonint(), 0), C(nonint(), 1))
 cases("builtins.max", C(randn(), randn()), C(1.5, -0.5), C(-0.5, 1.5),

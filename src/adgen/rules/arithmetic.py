@@ -142,6 +142,17 @@ def float64_(g: Any, out: Any, x: Any) -> Any:
 defjvp_kind("linear", np.float64)  # the tangent is np.float64 of the tangent
 
 
+@defvjp(np.float32, "x=0.0", diff="x", linear=True, view=True)
+def float32_(g: Any, out: Any, x: Any) -> Any:
+    # np.float32(x) rounds to float32 (part of the primal, as x.astype(np.float32)); its
+    # derivative is the identity's (JAX's astype): the cotangent goes back unchanged, in x's
+    # shape, and the API gives it x's dtype. view=True: np.float32 of a float32 array is it
+    return np.reshape(g, np.shape(x))
+
+
+defjvp_kind("linear", np.float32)  # the tangent is np.float32 of the tangent, as JAX's
+
+
 @defvjp(builtins.int, "x", linear=True)
 def int_(g: Any, out: Any, x: Any) -> Any:
     return np.zeros(np.shape(x))
