@@ -5,28 +5,18 @@ read back in the loss), a cache dict handed to a helper (``cache["layer"]["z"] =
 The method's form was a silently zero gradient: the caller handed over ``self``'s adjoint,
 but the append's pullback started the list's adjoint from zero. The written list's adjoint
 now starts from the parameter's part (analyses.parameter_parts). Checked against central
-differences (our own, below) under both policies, as users write it: classes with methods,
+differences (tests/gradcheck.py) under both policies, as users write it: classes with methods,
 a helper function, a lambda, a loop calling the method; and the look-alikes adgen still
 refuses (another name for the list bound before the write and read after it)."""
 
 import numpy as np
 import pytest
+from gradcheck import central
 
 import adgen
 
 X = np.array([0.3, -0.7, 1.1, 0.4, -0.2, 0.9])
 W = np.array([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])
-
-
-def central(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        a = x.copy()
-        b = x.copy()
-        a[i] += eps
-        b[i] -= eps
-        g[i] = (f(a) - f(b)) / (2 * eps)
-    return g
 
 
 class Recorder:
