@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.node_index import memo, nodes_of
 from adgen.transforms.walk import walk
 
 
@@ -57,19 +58,29 @@ def _read_from(value: gast.expr, params: set[str]) -> tuple[str, str | None,
 
 
 def _bindings(fn: gast.FunctionDef) -> dict[str, list[gast.stmt]]:
+    """Name -> the statements binding it (shared within a frozen block: read only)."""
+    return memo(fn, "parameter_parts.bindings", lambda: _compute_bindings(fn))
+
+
+def _compute_bindings(fn: gast.FunctionDef) -> dict[str, list[gast.stmt]]:
     out: dict[str, list[gast.stmt]] = {}
-    for s in walk(fn):
-        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
-            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            for t in targets:
-                for n in walk(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        out.setdefault(n.id, []).append(s)
-        elif isinstance(s, gast.For):
-            for n in walk(s.target):
-                if isinstance(n, gast.Name):
+    for s in nodes_of(fn, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For):
+        if isinstance(s, gast.For):
+            for n in nodes_of(s.target, gast.Name):
+                out.setdefault(n.id, []).append(s)
+            continue
+        targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+        for t in targets:
+            for n in nodes_of(t, gast.Name):
+                if isinstance(n.ctx, gast.Store):
                     out.setdefault(n.id, []).append(s)
     return out
+
+
+def _container_writes(eff: Effects) -> bool:
+    """Some write of ``fn`` stores into a list, dict or object: without one, no name is a
+    written part (the cheap gate of every function here: most functions write none)."""
+    return any(w.container for w in eff.writes)
 
 
 def _earlier(fn: gast.FunctionDef) -> dict[int, list[gast.stmt]]:
@@ -116,11 +127,18 @@ def _candidates(fn: gast.FunctionDef, eff: Effects, params: set[str]
 def parameter_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
                     ) -> dict[str, ParameterPart]:
     """The written names of ``fn`` whose adjoint starts from a parameter's part (module doc)."""
+    if not params or not _container_writes(eff):
+        return {}
     binds = _bindings(fn)
     earlier = _earlier(fn)
     loads: dict[str, int] = {}
+    dtype_reads = {id(c.args[0]) for c in nodes_of(fn, gast.Call)
+                   if isinstance(c.func, gast.Name) and c.func.id == "dtype_kind" and c.args}
     for n in walk(fn):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                id(n) not in dtype_reads:
+            # dtype_kind(t) (forward mode's float_part of a stored tangent, in the jvp code
+            # that second derivatives differentiate again) reads no value of t
             loads[n.id] = loads.get(n.id, 0) + 1
     writes_of: dict[str, int] = {}
     for w in eff.writes:
@@ -204,9 +222,12 @@ def _other_reads_apart(fn: gast.FunctionDef, write: gast.stmt, t: str,
 
 
 def _local_holders(fn: gast.FunctionDef, eff: Effects, params: set[str]) -> set[str]:
+    kept = [n for n, k in eff.kinds.items() if k in ("list", "dict", "object") and
+            n not in params]
+    if not kept:
+        return set()  # the function builds no container: it holds no part
     binds = _bindings(fn)
-    return {n for n, k in eff.kinds.items() if k in ("list", "dict", "object") and
-            n not in params and len(binds.get(n, [])) == 1}
+    return {n for n in kept if len(binds.get(n, [])) == 1}
 
 
 def local_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
@@ -234,6 +255,8 @@ def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str], by_index: boo
     """Container writes (by statement id; ``by_index``: any write) through a name read out
     of one of ``holders``, directly or through other parts: statement -> (written name,
     holder)."""
+    if not holders or not (by_index and eff.writes or _container_writes(eff)):
+        return {}
     binds = _bindings(fn)
 
     def root(t: str) -> str | None:
