@@ -25,6 +25,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import kinds
 from adgen.transforms.anf import to_anf
+from adgen.transforms.array_subclasses import refuse_array_subclasses
 from adgen.transforms.bindings import (
     UNBOUND,
     Guard,
@@ -70,6 +71,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     read_properties(parsed)  # self.scale of a @property: its getter's call
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
+    refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
     if stop == "validate":
         return parsed, tree, None, None
     lower_match(tree, Namer(tree))  # its captures are names like any other from here on

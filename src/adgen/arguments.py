@@ -180,8 +180,7 @@ def refuse_subclasses(args: tuple[Any, ...]) -> None:
     for k, a in enumerate(args):
         leaves = leaves_of(a)
         for leaf in leaves:
-            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray and \
-                    not isinstance(leaf, np.memmap):  # a memmap computes as an ndarray
+            if is_array_subclass(leaf):
                 what = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
                 inside = "" if leaf is a else f" holds a {what}, which"
                 raise NonDifferentiableError(
@@ -192,6 +191,13 @@ def refuse_subclasses(args: tuple[Any, ...]) -> None:
                     hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
                          "mask as a separate argument used with np.where)")
 
+
+
+def is_array_subclass(value: Any) -> bool:
+    """Whether ``value`` is an array of an ndarray subclass adgen refuses (np.matrix, a masked
+    array; not np.memmap, which computes as an ndarray)."""
+    return isinstance(value, np.ndarray) and type(value) is not np.ndarray and \
+        not isinstance(value, np.memmap)
 
 
 def describe(value: Any) -> str:

@@ -371,6 +371,16 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
     if isinstance(g, (list, tuple)):
         unsupported("arithmetic on Python lists/tuples (repetition with *) is not "
                     "differentiable here; build arrays, or use np.tile")
+    if isinstance(g, np.ndarray) and type(g) is not np.ndarray and \
+            not isinstance(g, np.memmap):
+        # an np.matrix or a masked array reached a pullback (a callback's or a library's
+        # result): its * is a matrix product, its sums skip masked elements, so the
+        # adjoint computed with it would be silently wrong
+        unsupported("an ndarray subclass (an np.matrix or a masked array) reached the "
+                    "gradient: its operators mean something else than a plain ndarray's "
+                    "(np.matrix: * is a matrix product; a masked array skips masked "
+                    "elements); convert it with np.asarray (a masked array: .filled(value)) "
+                    "where it is made")
     if np.shape(g) == shape:
         return g
     g = np.asarray(g)
