@@ -129,3 +129,69 @@ def test_a_lazy_template_is_parsed_from_the_file_as_it_was_imported(tmp_path: An
     finally:
         registry._RULES.pop(id(mod.f), None)
         registry._BY_NAME.pop(rule.name, None)
+
+
+def test_a_builtin_rule_of_the_wrong_arity_is_refused_by_parse_all() -> None:
+    # adgen's own rules are checked against their primal's signature by parse_all (the
+    # tests), not at import: inspect's reading of NumPy's signatures was a third of it
+    def f(x: Any) -> Any:
+        return x
+
+    def f_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
+        return g, g
+
+    registry.defvjp(f, "x, y", linear=True)(_fake_builtin(f_vjp))  # lazy: no error here
+    rule = registry.lookup(f)
+    try:
+        with pytest.raises(RuleError, match="does not fit"):
+            registry.parse_all()
+    finally:
+        registry._RULES.pop(id(f), None)
+        registry._BY_NAME.pop(rule.name, None)
+
+
+def test_a_user_rule_of_the_wrong_arity_is_refused_at_registration() -> None:
+    def f(x: Any) -> Any:
+        return x
+
+    with pytest.raises(RuleError, match="does not fit"):
+        @registry.defvjp(f, "x, y", linear=True)
+        def f_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
+            return g, g
+
+    assert registry.lookup(f) is None
+
+
+def test_a_builtin_reference_of_another_signature_is_refused_by_parse_all() -> None:
+    def f(x: Any, axis: Any = None) -> Any:
+        return x
+
+    def f_impl(x: Any, scale: Any) -> Any:
+        return x * scale
+
+    registry.defreference(f)(_fake_builtin(f_impl))  # lazy: no error here
+    try:
+        with pytest.raises(RuleError, match="takes 'scale'"):
+            registry.parse_all()
+    finally:
+        registry._REFERENCES.pop(id(f), None)
+        registry._REFERENCE_IMPLS.pop(id(f_impl), None)
+
+
+def test_the_vjp_parameters_read_off_the_code_match_inspect() -> None:
+    def plain(g, out, x, y=1.0):  # noqa: ANN001, ANN202
+        return g
+
+    def starred(g, out, *xs, axis=None):  # noqa: ANN001, ANN202
+        return g
+
+    import functools
+
+    @functools.wraps(plain)
+    def wrapped(*args):  # noqa: ANN002, ANN202
+        return plain(*args)
+
+    import inspect
+
+    for fn in (plain, starred, wrapped, np.sum):
+        assert registry._param_names(fn) == list(inspect.signature(fn).parameters)
