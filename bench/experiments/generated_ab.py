@@ -73,8 +73,9 @@ def _sources_of(tree: Path | None, names: list[str]) -> dict[str, tuple[str, str
     return {k: tuple(v) for k, v in json.loads(done.stdout).items()}
 
 
-def _gradient(fname: str, source: str) -> Callable[..., Any]:
-    ns: dict[str, Any] = {}
+def _gradient(fname: str, source: str, module: str) -> Callable[..., Any]:
+    # the workload module's globals first: the forward reads free names (adi's ADI_A) there
+    ns: dict[str, Any] = dict(vars(sys.modules[module]))
     exec(compile("import numpy as np\nfrom adgen.runtime import *\n" + source,  # noqa: S102
                  f"<generated {fname}>", "exec"), ns)
     forward, pullback = ns[f"{fname}_forward"], ns[f"{fname}_pullback"]
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         w = _workload(name)
         args = w.make_args(np.random.default_rng(0))
-        calls = {"before": _gradient(*old[name]), "after": _gradient(*new[name]),
+        calls = {"before": _gradient(*old[name], w.primal.__module__),
+                 "after": _gradient(*new[name], w.primal.__module__),
                  "hand": w.hand}
         diff = max((float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
                     for a, b in zip(calls["before"](*args), calls["after"](*args))
