@@ -79,6 +79,9 @@ def parse_function(fn: Any) -> Parsed:
     # the source of the function's own code: a decorator's wrapper is the wrapper (which
     # calls the function it wraps), not the function its __wrapped__ names
     code = getattr(fn, "__code__", None)
+    quick = _quick_def(fn, code)
+    if quick is not None:  # the common case, without inspect's tokenizer
+        return _parsed(fn, *quick)
     try:
         if code is None:
             raise TypeError("no code object")
@@ -123,6 +126,11 @@ def parse_function(fn: Any) -> Parsed:
             _loc(file, node), hint="write it as a def, or register an adgen.rrule")
     if src and not matched:
         _check_matches(fn, src, node, file)
+    return _parsed(fn, node, file)
+
+
+def _parsed(fn: Any, node: gast.FunctionDef, file: str) -> Parsed:
+    """The :class:`Parsed` of ``fn``, whose def (read from ``file``) is ``node``."""
     if _class_name(fn):
         _mangle_private(node, _class_name(fn))
     node.decorator_list = []
@@ -161,6 +169,55 @@ def parse_function(fn: Any) -> Parsed:
     all_lines = linecache.getlines(file)
     return Parsed(fn=fn, tree=node, file=file, lines=all_lines, namespace=namespace,
                   cells=cells, imports=imports, kwonly=kwonly)
+
+
+def _quick_def(fn: Any, code: Any) -> tuple[gast.FunctionDef, str] | None:
+    """The def of a plain function of a ``.py`` file and the file, read as
+    ``inspect.getsourcelines`` reads it but without its tokenizer (compiling tokenize's
+    regular expressions was 2 ms of a first gradient): from the line ``co_firstlineno`` names
+    (the first decorator's, or the def's) to the last line indented deeper than it, blank and
+    comment lines after it left out. None, and the caller reads the source through inspect,
+    when that line does not start a def, or the text is not the code ``fn`` runs
+    (:func:`_matches`: an edited file, IPython's %autoreload)."""
+    if code is None or code.co_name == "<lambda>" or not inspect.isfunction(fn) or \
+            getattr(fn, "__wrapped__", None) is not None:
+        return None
+    import linecache
+    import os
+
+    file = code.co_filename
+    if not file.endswith(".py") or not os.path.isfile(file):
+        return None
+    linecache.checkcache(file)
+    lines = linecache.getlines(file)
+    first = code.co_firstlineno
+    if not 0 < first <= len(lines):
+        return None
+    head = lines[first - 1]
+    if not head.lstrip().startswith(("def ", "@", "async ")):
+        return None
+    indent = len(head) - len(head.lstrip())
+    # at least through the last line the code runs: a def's header and an expression may go
+    # on at any indentation inside brackets
+    end = max(first, max((line for _, _, line in code.co_lines() if line is not None),
+                         default=first))
+    while end < len(lines):
+        text = lines[end].strip()
+        if text and not text.startswith("#") and \
+                len(lines[end]) - len(lines[end].lstrip()) <= indent:
+            break
+        end += 1
+    while end > first and (not lines[end - 1].strip() or
+                           lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    try:
+        src, node = _parse_block(fn, lines[first - 1:end], first)
+    except UnsupportedError:
+        return None
+    if not isinstance(node, gast.FunctionDef) or node.name != code.co_name or \
+            not _matches(fn, src, file):
+        return None
+    return node, file
 
 
 def _explicit_super(node: gast.FunctionDef, cls: Any, globals_: dict[str, Any]) -> None:
