@@ -211,3 +211,18 @@ def test_complex_values_still_reach_the_complex_path():
     x = RNG.standard_normal(8)
     for _ in range(3):
         check_grad(f, (x,), grad=_same(g))
+
+
+def test_derivatives_of_a_called_gradient_function():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    g = adgen.grad(f)
+    x = RNG.standard_normal(4)
+    g(x)
+    g(x)  # its partial now calls the fast form
+    want = np.diag(2.0 * np.cos(x) - x * np.sin(x))  # d/dx of cos(x) x + sin(x)
+    np.testing.assert_allclose(adgen.jacrev(g)(x), want, atol=1e-12)
+    np.testing.assert_allclose(adgen.jacfwd(g)(x), want, atol=1e-12)
+    np.testing.assert_allclose(adgen.hessian(f)(x), want, atol=1e-12)
+    assert_grad_close(g(x), central(f, x))
