@@ -11,6 +11,7 @@ from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.parameter_parts import unfollowed
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
     BINOPS,
     MISSING,
@@ -113,7 +114,7 @@ class Stores:
             return  # a parameter's part: its adjoint is taken from the parameter's (own)
         other = self.plan.user_name(a.other)  # a temporary as its expression (self.vals)
         line = self.plan.loc(a.other_stmt).line
-        if a.target.endswith("_dot") or other.endswith("_dot"):
+        if user_name_of(a.target).endswith("_dot") or user_name_of(a.other).endswith("_dot"):
             # reverse over the jvp code adgen generated (hessian, hvp, jacrev of grad): its
             # names are not the user's (it said 'self_dot.calls = t2_dot changes self_dot')
             raise UnsupportedError(
@@ -146,14 +147,21 @@ class Stores:
                    for n in walk(s)):
             return
         p, part = self.plan.user_name(p), self.plan.user_name(t)
-        if self.plan.eff.kinds.get(t) == "list":
-            hint = (f"change it through {p} directly on the line ({p}[k].append(v)), or "
-                    f"build a new list and store it ({part} = {part} + [v])")
+        construct = self.plan.construct(s)
+        if ".extend(" in construct:
+            # (lower_mutation writes xs.extend(v) as appends in a loop, to a part read once
+            # before it: the hint is for the user's line, which the loop's append is not)
+            hint = (f"append the items one at a time (for v in items: {part}.append(v)), "
+                    f"which adgen follows, or store a new list ({part} = {part} + items)")
+        elif self.plan.eff.kinds.get(t) == "list" or ".append(" in construct:
+            hint = (f"compute what goes in first (v = ...{part}[-1]...), then change it on "
+                    f"a line of its own ({part}.append(v)), or build a new list and store it "
+                    f"({part} = {part} + [v])")
         else:
             hint = (f"change it through {p} directly on the line ({p}[k]... = v), or build "
                     f"the new values and return them instead of changing {p}")
         raise UnsupportedError(
-            f"{self.plan.construct(s)} changes {part}, a part of "
+            f"{construct} changes {part}, a part of "
             f"{p}, in place, where adgen cannot follow it back to {p} (it follows "
             f"a list, dict or object one level inside {p}, written through the name it was "
             f"read into, with no other use of {p} between and no other name for it read "
@@ -172,7 +180,11 @@ class Stores:
         if not (isinstance(tgt, gast.Subscript) and isinstance(tgt.value, gast.Name)):
             return
         x = tgt.value.id
-        at = self.plan.def_stmt.get(x)
+        # (def_stmt is empty where no kind is known, in a callee compiled without a
+        # signature: the refusal must not depend on it, it was a silently zero gradient)
+        bindings = [st for st in nodes_of(self.plan.fn, gast.Assign)
+                    if isinstance(st.targets[0], gast.Name) and st.targets[0].id == x]
+        at = bindings[0] if len(bindings) == 1 else None
         if isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript) and \
                 isinstance(at.value.value, gast.Name) and \
                 self.plan.eff.kinds.get(at.value.value.id) in ("list", "dict", "tuple") and \

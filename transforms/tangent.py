@@ -89,7 +89,7 @@ class TangentCode:
 # an integer array): the tangent goes through float_part.
 _CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
 # Methods of lists and dicts that change them; the tangent container changes alike.
-_MIRRORED_METHODS = frozenset({"append", "pop", "reverse", "clear"})
+_MIRRORED_METHODS = frozenset({"append", "extend", "pop", "reverse", "clear"})
 
 
 def _constant(e: gast.expr) -> bool:
@@ -831,12 +831,23 @@ class Tangent:
         f = v.func
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 self.active(f.value.id):
+            if f.attr not in _MIRRORED_METHODS and not any(
+                    hasattr(t, f.attr) for t in (list, dict, set, np.ndarray)):
+                # self.features(x) for its effect on self (self.h = ...): a method of the
+                # user's object, found when the call runs, that writes self's tangent where
+                # it writes self (runtime.call_jvp); its result is not used
+                return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
             if f.attr not in _MIRRORED_METHODS:
                 self.refuse(s, f"the method call .{f.attr}() on a value with a derivative")
             call = copy.deepcopy(v)
             call.func.value = name(self.dot(f.value.id))
-            if f.attr == "append":
+            if f.attr in ("append", "extend") and len(v.args) == 1:
+                # (extend: lower_mutation writes a list's as appends; this is the arm for a
+                # receiver it could not tell is a list, a part read out of a dict)
                 call.args = [self.tangent_or_zero(v.args[0])]
+            elif f.attr in ("extend", "append"):
+                self.refuse(s, f"the method call .{f.attr}() with these arguments on a value "
+                               "with a derivative")
             return [gast.Expr(value=call)]
         return []
 

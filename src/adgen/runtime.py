@@ -430,9 +430,10 @@ def list_iadd_error(file: str, line: int) -> Exception:
         "'+=' extends a list in place that adgen cannot tell was made in this function (an "
         "argument, an item of a container): the gradient would not follow it",
         Location(file, line, 0, source_line(file, line)),
-        hint="write xs.extend([v]): the same extension in place, which adgen follows (the "
-             "caller's list grows as with +=); or build a new list (xs = xs + [v]) where the "
-             "caller's list should stay as it was")
+        hint="write xs.extend([v]) for an argument: the same extension in place, which adgen "
+             "follows (the caller's list grows as with +=); for a list held by a dict or an "
+             "object, append the items one at a time (d['xs'].append(v)); or build a new "
+             "list (xs = xs + [v]) where the caller's list should stay as it was")
 
 
 # --------------------------------------------------------------------------------------------
