@@ -29,6 +29,7 @@ from typing import Any
 import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
+from adgen.transforms.list_end_reads import lower_end_reads
 from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
@@ -59,6 +60,7 @@ _REFUSED_FUNCS = {"place": "x[mask] = values (with as many values as True entrie
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
     fn.body = _Lower(namer, parsed).block(fn.body)
+    lower_end_reads(fn, namer)  # hist["h"][-1] of a list the function grows: from the start
     return fn
 
 

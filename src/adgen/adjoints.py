@@ -171,9 +171,10 @@ def _refuse_misplaced_items(a: list, b: list) -> None:
     from adgen.errors import UnsupportedError
 
     raise locate(UnsupportedError(
-        "a list read by a position counted from its end (acts[-1], a slice, a loop over "
-        "it), then changed by a call (a method that appends to it): adgen builds the read's "
-        "adjoint at the list's final length, which puts it at the wrong item",
+        "a list read by a position counted from its end (acts[-1] of a method's list, a "
+        "position held in a name, a slice, a loop over it), then grown (by a method it calls, "
+        "or an append): adgen builds the read's adjoint at the list's final length, which "
+        "puts it at the wrong item",
         hint="read it after the calls that change it, or by a position from its start "
              "(acts[0]; k = len(acts) - 1 before the call, then acts[k])"))
 
@@ -305,7 +306,7 @@ def locate(err: Any, tb: Any = None) -> Any:
                     # generated code differentiated again (reverse over reverse): its
                     # "# line N:" comments name generated lines, whose own comments name
                     # the user's; adgen's helpers compiled there name none (the caller does)
-                    file, n = _through_generated(file, n)
+                    file, n = through_generated(file, n)
                     if file is None:
                         break
                     text = linecache.getline(file, n)
@@ -322,7 +323,7 @@ def locate(err: Any, tb: Any = None) -> Any:
     return err
 
 
-def _through_generated(file: str, n: int) -> tuple[Any, int]:
+def through_generated(file: str, n: int) -> tuple[Any, int]:
     """Line ``n`` of ``file`` as a line of the user's code: itself for a user's file; for
     generated code compiled again (a pseudo-file ``<adgen ...>``), the ``# line N:`` comment
     above that line, in the user's file its comments name (``emit.USER_FILES``); ``(None, 0)``

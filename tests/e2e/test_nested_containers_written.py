@@ -80,8 +80,9 @@ def holder_copied(x):
 
 
 def history_read_in_the_loop(x):
-    # hist["h"][-1] read before the append of the same step: its adjoint is built at the
-    # list's final length (-1 the last item), refused when the gradient runs
+    # hist["h"][-1] read before the append of the same step: it was refused when the
+    # gradient ran (its adjoint was built at the list's final length, -1 the last item);
+    # list_end_reads reads the same item from the start
     hist = {"h": [x[3:] * 1.0]}
     h = x[:3]
     total = 0.0
@@ -103,7 +104,12 @@ def layers_cached_by_a_variable_key(x):
 
 
 REFUSED = [extended, numbers_in_a_list_in_a_list, inner_list_named, holder_copied,
-           history_read_in_the_loop, layers_cached_by_a_variable_key]
+           layers_cached_by_a_variable_key]
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_history_read_from_its_end_in_the_loop(mutation):
+    assert check_grad(history_read_in_the_loop, (X.copy(),), mutation=mutation) is not None
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
