@@ -131,6 +131,7 @@ def first_writes(body: list[gast.stmt], kinds: dict[str, Any]) -> None:
         for block in ("body", "orelse"):
             if isinstance(getattr(st, block, None), list):
                 first_writes(getattr(st, block), kinds)
+    named: list[set[str] | None] = [None] * len(body)  # each statement's names, read once
     for k, st in enumerate(body):
         if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
                 isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
@@ -142,8 +143,11 @@ def first_writes(body: list[gast.stmt], kinds: dict[str, Any]) -> None:
             continue
         b = st.targets[0].id
         written: set[tuple[int, ...]] = set()
-        for nxt in body[k + 1:]:
-            names = {n.id for n in walk(nxt) if isinstance(n, gast.Name)}
+        for j in range(k + 1, len(body)):
+            nxt = body[j]
+            names = named[j]
+            if names is None:
+                names = named[j] = {n.id for n in walk(nxt) if isinstance(n, gast.Name)}
             if b not in names:
                 continue
             if not (isinstance(nxt, gast.AugAssign) and isinstance(nxt.op, gast.Add) and
@@ -264,10 +268,11 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
 
     Where no factor's shape is provably x's, but ``maybe_same(f, x)`` says a factor ``f``'s
     may be (a float64 array of x's rank: ``Y * np.log(p)`` with ``Y`` an argument, which may
-    broadcast against ``log p``), the product takes ``(g if f.shape == shape(x) else
-    sum_vjp(g, shape(x), None, False))``: the number where the shapes agree at run time, the
-    filled array where they do not. Both give x's shape, and f's float64 gives the product
-    one dtype and the same bits either way."""
+    broadcast against ``log p``), the product becomes ``(g * f if f.shape == shape(x) else
+    sum_vjp(g, shape(x), None, False) * f)``: with the number where the shapes agree at run
+    time, with the filled array where they do not. Both give x's shape, and f's float64 gives
+    them one dtype and the same bits; whole products in both arms have one type (an array of
+    x's rank), which numba's nopython mode needs."""
     if not any(_is_sum_vjp(st) for st in body):
         return  # nothing to take (and no walks of the block: called once per block)
     loads: dict[str, list[gast.Name]] = {}
@@ -301,29 +306,54 @@ def scalar_sum_adjoints(body: list[gast.stmt], summed: Callable[[gast.expr], str
                 isinstance(parents[id(chain)].op, gast.Mult):
             chain = parents[id(chain)]
         factors = [_shaped_name(e) for e in _factors(chain) if e is not uses[0]]
-        taken: gast.expr = g
+        maybe: list[str] = []
         if not any(f is not None and same_shape(f, x) for f in factors):
             maybe = [f for f in factors if f is not None and maybe_same is not None and
                      maybe_same(f, x)]
-            if not maybe:
+            if not maybe or not any(field for field in ("value", "args", "left", "right")
+                                    if _holds(parents.get(id(chain)), field, chain)):
                 continue
-            # decided at run time: the number where f has x's shape, else the filled array
-            test = gast.Compare(left=gast.Attribute(value=name(maybe[0]), attr="shape",
-                                                    ctx=gast.Load()),
-                                ops=[gast.Eq()], comparators=[clone(shape)])
-            taken = gast.IfExp(test=test, body=clone(g), orelse=st.value)
         if isinstance(g, gast.Name) and any(
                 isinstance(node, gast.Name) and node.id == g.id and
                 not isinstance(node.ctx, gast.Load) for later in body[k + 1:]
                 for node in walk(later)):
             continue  # g is bound again before the product reads it
         holder = parents[id(uses[0])]
-        for field in ("left", "right"):
-            if getattr(holder, field) is uses[0]:
-                setattr(holder, field, taken)
+        field = "left" if holder.left is uses[0] else "right"
+        setattr(holder, field, g)
+        if maybe:
+            # decided at run time: the product with the number where f has x's shape, else
+            # with the filled array (whole products in both arms: one type for numba)
+            with_number = clone(chain)
+            setattr(holder, field, st.value)
+            test = gast.Compare(left=gast.Attribute(value=name(maybe[0]), attr="shape",
+                                                    ctx=gast.Load()),
+                                ops=[gast.Eq()], comparators=[clone(shape)])
+            _replace(parents[id(chain)], chain,
+                     gast.IfExp(test=test, body=with_number, orelse=chain))
         drop.append(k)
     for k in reversed(drop):
         del body[k]
+
+
+def _holds(parent: gast.AST | None, field: str, child: gast.expr) -> bool:
+    """Whether ``parent.field`` is ``child`` or a list holding it."""
+    got = getattr(parent, field, None)
+    return got is child or isinstance(got, list) and any(e is child for e in got)
+
+
+def _replace(parent: gast.AST, old: gast.expr, new: gast.expr) -> None:
+    """``old``, a child of ``parent`` in a value, args, left or right field, replaced."""
+    for field in ("value", "args", "left", "right"):
+        got = getattr(parent, field, None)
+        if got is old:
+            setattr(parent, field, new)
+            return
+        if isinstance(got, list):
+            for i, e in enumerate(got):
+                if e is old:
+                    got[i] = new
+                    return
 
 
 def _is_sum_vjp(st: gast.stmt) -> bool:
@@ -518,6 +548,9 @@ def first_slice_writes(body: list[gast.stmt], ranks: dict[str, int],
         for block in ("body", "orelse"):
             if isinstance(getattr(st, block, None), list):
                 first_slice_writes(getattr(st, block), ranks, arrays)
+    # the names each statement holds, read once per statement (a long block with many
+    # zeros was walked again after each of them); the rewrite below keeps them
+    named: list[set[str] | None] = [None] * len(body)
     for k, st in enumerate(body):
         if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
                 isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
@@ -530,8 +563,11 @@ def first_slice_writes(body: list[gast.stmt], ranks: dict[str, int],
             continue
         b = st.targets[0].id
         touched: list[tuple[int | None, int | None, int | None]] = []
-        for nxt in body[k + 1:]:
-            names = {n.id for n in walk(nxt) if isinstance(n, gast.Name)}
+        for j in range(k + 1, len(body)):
+            nxt = body[j]
+            names = named[j]
+            if names is None:
+                names = named[j] = {n.id for n in walk(nxt) if isinstance(n, gast.Name)}
             if b not in names:
                 continue
             if not (isinstance(nxt, gast.AugAssign) and isinstance(nxt.op, gast.Add) and
