@@ -26,6 +26,7 @@ __all__ = [
     "einsum_vjp",
     "inner_vjp_a",
     "inner_vjp_b",
+    "is_sparse",
     "lower_inverse",
     "matmul_vjp_a",
     "matmul_vjp_b",
@@ -56,6 +57,12 @@ def matrix_transpose(x: object) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
 
+def is_sparse(x: object) -> bool:
+    """Whether ``x`` is a scipy.sparse matrix or array (told by its methods: scipy is not
+    imported), which computes ``@`` itself and which ``np.asarray`` does not convert."""
+    return not isinstance(x, np.ndarray) and hasattr(x, "tocsr") and hasattr(x, "nnz")
+
+
 def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
     if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 2:
@@ -66,6 +73,8 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 1 and \
             b.ndim == 2 and g.ndim == 1:
         return b @ g  # vector @ matrix (a row times the rows below it, as trmm does)
+    if is_sparse(b):  # a sparse constant (a Laplacian): its product with g is an ndarray
+        return unbroadcast(np.asarray(g @ b.T), a_shape)
     b = np.asarray(b)
     g = np.asarray(g)
     if len(a_shape) == 1 and b.ndim == 1:
@@ -89,6 +98,8 @@ def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 1 and g.ndim == 1 and \
             len(b_shape) == 2:
         return a[:, None] * g  # vector @ matrix: the outer product
+    if is_sparse(a):
+        return unbroadcast(np.asarray(a.T @ g), b_shape)
     a = np.asarray(a)
     g = np.asarray(g)
     if a.ndim == 1 and len(b_shape) == 1:
@@ -104,6 +115,8 @@ def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
 
 def dot_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``np.dot(a, b)``, for every combination of dimensions."""
+    if is_sparse(b):  # S.dot(v) of a sparse constant: a matrix product
+        return matmul_vjp_a(g, b, a_shape)
     b = np.asarray(b)
     g = np.asarray(g)
     a_nd = len(a_shape)
@@ -117,6 +130,8 @@ def dot_vjp_a(g: object, b: object, a_shape: tuple) -> object:
 
 def dot_vjp_b(g: object, a: object, b_shape: tuple) -> object:
     """Adjoint of ``b`` in ``np.dot(a, b)``, for every combination of dimensions."""
+    if is_sparse(a):
+        return matmul_vjp_b(g, a, b_shape)
     a = np.asarray(a)
     g = np.asarray(g)
     b_nd = len(b_shape)

@@ -44,6 +44,10 @@ def zero_tangent(x: object) -> object:
         return type(x)._make(items) if hasattr(type(x), "_fields") else items  # namedtuple
     if isinstance(x, dict):
         return {k: zero_tangent(v) for k, v in x.items()}
+    if hasattr(x, "tocsr") and hasattr(x, "nnz"):
+        # a scipy.sparse matrix (a constant operand of @): a sparse zero of its shape, which
+        # computes @ as it does (its attributes zeroed one by one made its shape (0.0, 0.0))
+        return x * 0.0
     if is_plain_object(x):
         return object_with(type(x), {k: zero_tangent(v) for k, v in vars(x).items()})
     return 0.0
