@@ -481,13 +481,16 @@ class _Captures:
                 what = ", ".join(sorted({self.plan.user_name(c.name) for c in caps}))
                 first = caps[0]
                 if self.plan.policy == "strict":
+                    # (read as an index, x[idx], or by a rule: ys = sorted(xs) reads the
+                    # lists' items)
+                    written = self.plan.user_name(w.target)
                     raise MutationError(
-                        f"{construct} overwrites {what}, which the gradient of line "
-                        f"{first.stmt.lineno} ({self.plan.construct(first.stmt)}) reads as an "
-                        "index",
+                        f"{construct} changes {what}, which the gradient of line "
+                        f"{first.stmt.lineno} ({self.plan.construct(first.stmt)}) reads",
                         self.plan.loc(w.stmt),
-                        hint=f'use mutation="save" (adgen keeps a copy of {what}), or index '
-                             f"with a copy: {what}.copy() (or a NumPy array)",
+                        hint=f'use mutation="save" (adgen keeps a copy of {what}), or change '
+                             f"a copy: {written} = {written}.copy() before line {line} (or "
+                             "index with a NumPy array)",
                         captured_at=self.plan.loc(first.stmt))
                 lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in caps}))
                 self.sites.append(Site(w.stmt, construct, "guarded-save",

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from gradcheck import check_grad
 
+import adgen
+
 X = np.array([0.3, 0.8, -0.5, 0.2, 1.5, 0.1])
 
 
@@ -120,3 +122,11 @@ def test_strict_needs_no_copy(f):
 def test_list_argument(mutation):
     xs = [np.array([0.3, 0.8]), np.array([-0.5, 0.2]), np.array([1.5, 0.1])]
     check_grad(sorted_list_argument, (xs,), mutation=mutation)
+
+
+def test_strict_names_both_lines():
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(swapped_after_sorted, mutation="strict")(X.copy())
+    text = str(info.value)
+    assert "test_sorted_lists_written.py:79:" in text and "line 78 (ys = sorted(xs)) reads" in text
+    assert "xs = xs.copy() before line 79" in text
