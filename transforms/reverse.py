@@ -34,6 +34,7 @@ from adgen.transforms.reverse_captures import find_captures
 from adgen.transforms.reverse_forward import Forward
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_pullback import Pullback
+from adgen.transforms.scalar_extremes import extremes_as_comparisons
 
 
 def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, eff: Effects,
@@ -52,6 +53,9 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
         pullback = pb.emit()
     thaw(fn)  # the pipeline's frozen block too: the forward rewrites fn's statements
     forward = Forward(plan, pb.rec, namer).forward(pb.rec.saved_names)
+    # max(a, b) of numbers as the comparison the builtin makes, without its call
+    for tree in (forward, pullback):
+        extremes_as_comparisons(tree, plan.kinds, plan.resolve_or_none)
     # the forward reads like the user's code: single-use temporaries back in expressions
     fold_temporaries(forward, namer.temporary)
     return Result(forward, pullback, pb.rec.sites, pb.rec.callees,
