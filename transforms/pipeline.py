@@ -268,6 +268,8 @@ def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
 
 @dataclass
 class _CalleeInfo:
+    """A user function a compiled function calls: its symbol there, and its compilation."""
+
     name: str
     compiled: Compiled
 
@@ -517,13 +519,19 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
                     from adgen.errors import UnsupportedError
 
                     # a method call runs through call_forward, which cannot follow the write
+                    at = parsed.location(node)
+                    who = node.func.value.id
+                    if f"{who}.{node.func.attr}(" not in at.source_line:
+                        # a temporary of the normal form (Signal(3).power(a)): the class
+                        who = f"{classes[who].__name__}(...)"
+                    obj = who if who.isidentifier() else "obj"
                     raise UnsupportedError(
-                        f"{node.func.value.id}.{node.func.attr}() writes an array of the "
+                        f"{who}.{node.func.attr}() writes an array of the "
                         "object (or an argument) in place, and adgen cannot follow a write "
-                        "through a method call", parsed.location(node),
+                        "through a method call", at,
                         hint="return the new array from the method and assign it "
-                             f"({node.func.value.id}.buf = {node.func.value.id}."
-                             f"{node.func.attr}(...)), or write it in this function")
+                             f"({obj}.buf = {obj}.{node.func.attr}(...)), or write it in this "
+                             "function")
     for cls in set(classes.values()):
         init = cls.__dict__.get("__init__")
         if is_user_function(init):
