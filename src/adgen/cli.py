@@ -180,6 +180,13 @@ def select(module: ModuleType, names: list[str] | None, path: str) -> list[tuple
         for name, obj in own.items():
             if getattr(obj, "__adgen_differentiable__", False):
                 found.setdefault(id(obj), (name, obj))
+        for cname, cls in vars(module).items():
+            # decorated methods of the file's classes, as Class.method (skipped before)
+            if isinstance(cls, type) and getattr(cls, "__module__", None) == module.__name__:
+                for mname, member in vars(cls).items():
+                    member = getattr(member, "__func__", member)  # static/classmethods
+                    if getattr(member, "__adgen_differentiable__", False):
+                        found.setdefault(id(member), (f"{cname}.{mname}", member))
         if not found:
             raise UsageError(f"no @adgen.differentiable functions in {path}; mark some, or name "
                              f"one with -f NAME {listing}")
