@@ -359,7 +359,25 @@ def _template_of(vjp: Callable[..., Any], n_diff: int, name: str,
 
 
 def value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[str]:
-    """Which of ``candidates`` the templates read as values (not only through shape/ndim)."""
+    """Which of ``candidates`` the templates read as values (not only through shape/ndim).
+
+    Computed once per templates and candidates (the compiler asks at every call of a rule,
+    a tenth of a small function's build): the set returned is shared, callers must not
+    change it."""
+    key = (tuple(map(id, templates)), frozenset(candidates))
+    found = _VALUE_READS.get(key)
+    # the templates are kept with the answer: their ids name no other tree while it lives
+    if found is None or any(a is not b for a, b in zip(found[0], templates)):
+        found = _VALUE_READS[key] = (tuple(templates), _value_reads(templates, candidates))
+    return found[1]
+
+
+# (ids of the templates, candidates) -> (the templates, value_reads' answer)
+_VALUE_READS: dict[tuple[tuple[int, ...], frozenset[str]],
+                   tuple[tuple[gast.expr, ...], set[str]]] = {}
+
+
+def _value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[str]:
     reads: set[str] = set()
     shape_only: set[int] = set()
     for tpl in templates:
