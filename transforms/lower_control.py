@@ -27,6 +27,9 @@ from adgen.transforms.walk import clone, walk
 
 @dataclass
 class _Loop:
+    """The names of the flags the loop's ``break`` and ``continue`` set (None until one is
+    lowered)."""
+
     broke: str | None = None
     cont: str | None = None
 

@@ -39,6 +39,9 @@ class Site:
 
 @dataclass
 class Capture:
+    """A value the pullback reads that a later write may change: ``name`` as it is before
+    ``stmt`` (after it, when ``after``), kept by a guard or a copy."""
+
     stmt: gast.stmt
     name: str
     after: bool  # the capture of an output is taken after its statement
@@ -97,6 +100,9 @@ class Recording:
 
 @dataclass
 class Result:
+    """What the reverse pass made of a function: its forward and pullback, the decisions at
+    its mutation sites, and what callers need to know of its effects."""
+
     forward: gast.FunctionDef
     pullback: gast.FunctionDef
     sites: list[Site]
