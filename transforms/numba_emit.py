@@ -910,7 +910,14 @@ class Rewriter:
                 else:
                     top.append(f"{tape.cols[self._col_pos(tape, k)]} = "
                                f"np.empty(0, {_DTYPES[tape.types[k]]})")
-        self.fwd.body = _parse("\n".join(top)) + self.fwd.body
+        # a root tape bound to None at the entry, for a path that skips its loop (a tape
+        # kept once, outside the loop around its own: reverse_pullback.tapes_kept_once):
+        # its columns, allocated above with no rows, stand for it there
+        self.fwd.body = _parse("\n".join(top)) + [
+            st for st in self.fwd.body
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                    name_of(st.targets[0]) in tapes and isinstance(st.value, ast.Constant)
+                    and st.value.value is None)]
         # each creation: the counter (a root tape) or the first row (an inner tape)
         for t, st in creations.items():
             text = f"{starts[t]} = {counters[t]}" if tapes[t].parent else f"{counters[t]} = 0"

@@ -322,6 +322,15 @@ def _part_again(plan: Plan, v: gast.Subscript, loop: gast.stmt) -> gast.expr | N
     if not (isinstance(v.value, gast.Name) and type(plan.kinds.get(v.value.id)) is int and
             _one_object(plan, v.value.id)):
         return None
+    index = index_again(plan, v.slice, loop)
+    return None if index is None else gast.Subscript(
+        value=gast.Name(v.value.id, gast.Load(), None, None), slice=index, ctx=gast.Load())
+
+
+def index_again(plan: Plan, idx: gast.expr, loop: gast.stmt) -> gast.expr | None:
+    """The index ``idx`` (numbers, slices of them, ``None``, ``...``; read at the top level
+    of ``loop``'s body) with its numbers spelled out from counters and numbers the pullback
+    has in every iteration without a tape (:func:`_of_counters`); else None."""
 
     def spelled(e: gast.expr | None) -> gast.expr | None:
         if e is None or isinstance(e, gast.Constant) and (e.value is None or
@@ -329,7 +338,7 @@ def _part_again(plan: Plan, v: gast.Subscript, loop: gast.stmt) -> gast.expr | N
             return clone(e) if e is not None else None
         return _of_counters(plan, e, loop)
 
-    parts = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
     out: list[gast.expr] = []
     for e in parts:
         if isinstance(e, gast.Slice):
@@ -343,10 +352,7 @@ def _part_again(plan: Plan, v: gast.Subscript, loop: gast.stmt) -> gast.expr | N
             if part is None:
                 return None
             out.append(part)
-    index = gast.Tuple(elts=out, ctx=gast.Load()) if isinstance(v.slice, gast.Tuple) \
-        else out[0]
-    return gast.Subscript(value=gast.Name(v.value.id, gast.Load(), None, None), slice=index,
-                          ctx=gast.Load())
+    return gast.Tuple(elts=out, ctx=gast.Load()) if isinstance(idx, gast.Tuple) else out[0]
 
 
 def _any_number(plan: Plan, e: gast.expr) -> bool:
@@ -467,12 +473,21 @@ def _of_counters(plan: Plan, e: gast.expr, loop: gast.stmt, depth: int = 0
     return None
 
 
+def counters_again(plan: Plan, e: gast.expr, loop: gast.stmt) -> gast.expr | None:
+    """``e`` spelled out from counters and numbers the pullback has in every iteration of
+    ``loop`` without a tape (:func:`_of_counters`), for the pullback emitter's other
+    analyses (recomputed_rows); else None."""
+    return _of_counters(plan, e, loop)
+
+
 def _a_number(plan: Plan, e: gast.expr) -> bool:
     """A number the pullback has as the forward had it: a constant, or a name of a number
     (immutable) bound by something other than a read of an array (which the pullback may
-    itself read again)."""
+    itself read again), or the negation of one (the step of ``x[::-1]``)."""
     if isinstance(e, gast.Constant):
         return type(e.value) in (int, float)
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        return _a_number(plan, e.operand)
     if not isinstance(e, gast.Name):
         return False
     if e.id not in plan.kinds and e.id not in plan.def_count and \
@@ -486,11 +501,15 @@ def _a_number(plan: Plan, e: gast.expr) -> bool:
     return not (isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript))
 
 
-def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr | None:
+def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt, depth: int = 0
+                    ) -> gast.expr | None:
     """``X[index]`` again, when the read ``v`` at ``st`` is of an ndarray ``X`` (a parameter,
     or bound once outside any loop) that no write which may run after ``st`` changes, with an
-    index of numbers (:func:`_a_number`) and slices of them; else None."""
-    if not isinstance(v.value, gast.Name):
+    index of numbers (:func:`_a_number`) and slices of them; else None. ``X`` may also be a
+    view bound once earlier in ``st``'s block to such a part (a basic index: the same
+    memory), which is spelled out: durbin's ``t8 = t7[::-1]`` with ``t7 = r[:k]`` is
+    ``r[:k][::-1]`` again."""
+    if not isinstance(v.value, gast.Name) or depth > _VIEW_DEPTH:
         return None
     x = v.value.id
     # an ndarray (the signature's, or one the function makes); or, compiled for any
@@ -505,15 +524,29 @@ def _unchanged_part(plan: Plan, v: gast.Subscript, st: gast.stmt) -> gast.expr |
         bounds = [e.lower, e.upper, e.step] if isinstance(e, gast.Slice) else [e]
         if not all(b is None or _a_number(plan, b) for b in bounds):
             return None
+    base: gast.expr | None = gast.Name(x, gast.Load(), None, None)
     if not _one_object(plan, x):
-        return None
+        # a view taken earlier in the block, of a part no later write changes: the same
+        # elements (its own writes are the base's, checked below through its buffers too)
+        at = plan.def_stmt.get(x)
+        base = None
+        if plan.def_count.get(x) == 1 and isinstance(at, gast.Assign) and \
+                len(at.targets) == 1 and isinstance(at.value, gast.Subscript) and \
+                basic_index(at.value.slice, plan.int_names) and \
+                plan.block_of.get(id(at)) == plan.block_of.get(id(st)) and \
+                plan.order.get(id(at), -1) < plan.order.get(id(st), -1):
+            base = _unchanged_part(plan, at.value, at, depth + 1)
+        if base is None:
+            return None
     bufs = plan.eff.buffers.get(x, set())
     if any((unknown or not w.container) and w.buffers & bufs and
            plan.may_run_after(w.stmt, st) and not _slice_behind(plan, w, x, v.slice, st)
            for w in plan.eff.writes):
         return None
-    return gast.Subscript(value=gast.Name(x, gast.Load(), None, None), slice=clone(v.slice),
-                          ctx=gast.Load())
+    return gast.Subscript(value=base, slice=clone(v.slice), ctx=gast.Load())
+
+
+_VIEW_DEPTH = 4  # views of views followed by _unchanged_part
 
 
 def _slice_behind(plan: Plan, w: Write, x: str, idx: gast.expr, at: gast.stmt) -> bool:

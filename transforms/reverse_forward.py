@@ -40,8 +40,11 @@ class Forward:
         self.namer = namer
         # (loop, base) -> the copy of base taken before the loop (Capture.loop)
         self.copies: dict[tuple[int, str], str] = {}
+        self.kept_names: set[str] | None = None  # (None: all of them, before forward())
 
     def forward(self, saved: list[str]) -> gast.FunctionDef:
+        # what the pullback reads of the forward's: the saved values and the loops' rows
+        self.kept_names = set(saved).union(*self.rec.records.values())
         body = self.fwd_block(self.plan.fn.body, top=True)
         # the final return hands back the saved values
         ret = body[-1]
@@ -181,6 +184,8 @@ class Forward:
                 continue
             if cap.copied and cap.copy_of is not None and \
                     self.rec.cap_var.get(cap.copy_of[0]) is not None:
+                if self.kept_names is not None and var not in self.kept_names:
+                    continue  # taken again by the pullback (views_of_copies)
                 # the same elements as an earlier copy: a view of it (shared_copies)
                 value: gast.expr = name(self.rec.cap_var[cap.copy_of[0]])
                 for idx in cap.copy_of[1]:

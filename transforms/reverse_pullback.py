@@ -22,14 +22,17 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.analyses.iteration_invariants import invariants
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
+from adgen.transforms.analyses.real_parts import real_part_views
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
+from adgen.transforms.recomputed_rows import recomputed_row
 from adgen.transforms.reverse_ast import (
     Recording,
     args_node,
@@ -49,6 +52,7 @@ from adgen.transforms.reverse_final import (
     final_load,
     final_store,
     final_value,
+    index_again,
     replayable_range,
     shape_again,
     shape_of_bound,
@@ -145,7 +149,8 @@ class Pullback:
             # a full sum's adjoint that only scales an array of the summed one's shape: the
             # number itself (out_bar * 2 * out), not an array filled with it (nor the shape
             # kept for it)
-            scalar_sum_adjoints(body, self.summed_array, self.top_level_same_shape)
+            scalar_sum_adjoints(body, self.summed_array, self.top_level_same_shape,
+                                self.top_level_maybe_same)
         needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         if self.plan.kinds:
@@ -196,8 +201,12 @@ class Pullback:
                   if type(plan.kinds.get(x)) is int and
                   plan.loops_of.get(id(plan.def_stmt.get(x)), ()) == ()}
         weak = {n for n, d in plan.column_dtypes.items() if d in ("int64", "float64")}
+        # every name holding an array (a value or its adjoint), inside loops too
+        ranks = {n: k for n, k in plan.kinds.items() if type(k) is int}
+        ranks.update((b, plan.kinds[x]) for x, b in self.adj.items()
+                     if type(plan.kinds.get(x)) is int)
         return LeanFacts(arrays, plan.same_shape, set(plan.f64_arrays), weak,
-                         in_place=plan.policy != "strict")
+                         in_place=plan.policy != "strict", ranks=ranks)
 
     def summed_array(self, shape: gast.expr) -> str | None:
         """The forward name whose shape ``shape`` is in the pullback (``x.shape``, or the
@@ -220,6 +229,14 @@ class Pullback:
         top level of the pullback reads)."""
         return all(self.plan.loops_of.get(id(self.plan.def_stmt.get(n)), ()) == ()
                    for n in (a, b)) and self.plan.same_shape(a, b)
+
+    def top_level_maybe_same(self, f: str, x: str) -> bool:
+        """Whether ``f``, a float64 array, has ``x``'s rank, both bound outside every loop:
+        their shapes may agree, decided at run time (specialize.scalar_sum_adjoints)."""
+        rank = self.plan.kinds.get(f)
+        return f in self.plan.f64_arrays and type(rank) is int and rank > 0 and \
+            self.plan.kinds.get(x) == rank and \
+            all(self.plan.loops_of.get(id(self.plan.def_stmt.get(n)), ()) == () for n in (f, x))
 
     def shapes_not_arrays(self, body: list[gast.stmt], recorded: list[str]) -> list[str]:
         """What a loop records for the reversed ``body``: the arrays it reads only for their
@@ -261,6 +278,47 @@ class Pullback:
             self.rec.extra_fwd.add(shape)
             out.add(shape)
         return out
+
+    def tapes_kept_once(self, s: gast.For | gast.While, recorded: list[str]) -> set[str]:
+        """The tapes of loops in ``s`` that ``recorded`` holds whose every row is the same in
+        every iteration of ``s`` (analyses.iteration_invariants: ADI's divisors and copies of
+        ``p``'s columns, the same in every time step): the saved values (or the enclosing
+        loop's row) keep the last one, which the pullback reads in every iteration."""
+        tapes = {t: loop for loop, t in self.rec.tape_of.items()}
+        found = [r for r in recorded if r in tapes]
+        if not found:
+            return set()
+        inv = invariants(self.plan, s)
+        if not inv:
+            return set()
+        var_of = {v: key for key, v in self.rec.cap_var.items()}
+        loops = {id(f): f for f in nodes_of(s, gast.For, gast.While)}
+
+        def same(loop: int, depth: int = 0) -> bool:
+            # as many rows in every iteration: a for loop over a range of invariant
+            # numbers, without a break (its counter is then invariant), never a while loop
+            f = loops.get(loop)
+            if not (isinstance(f, gast.For) and isinstance(f.target, gast.Name) and
+                    f.target.id in inv):
+                return False
+            if loop in self.rec.columns:
+                names = [r for r, _ in self.rec.columns[loop][1]]
+            else:
+                names = self.rec.records.get(loop, [])
+            for r in names:
+                v = self.rec.lengths.get(r) or self.rec.shape_of.get(r, (r,))[0]
+                if v in var_of:  # a copy of a part: the same if the part is
+                    cap = self.plan.caps.get(var_of[v])
+                    if cap is None or not cap.copied or cap.name not in inv:
+                        return False
+                elif v in tapes:
+                    if depth > 4 or not same(tapes[v], depth + 1):
+                        return False
+                elif v not in inv or self.plan.act.active(v):
+                    return False
+            return True
+
+        return {r for r in found if same(tapes[r])}
 
     def same_throughout(self, s: gast.For | gast.While, n: str) -> bool:
         """``n``, an array bound in the loop ``s``, has one shape in all of its iterations
@@ -569,7 +627,7 @@ class Pullback:
             head = body[:1] if is_comment(body[0]) else []
             body = head + reread + body[len(head):]
             recorded = sorted(self.free_names(body, set()) & local)
-        outside = self.shapes_outside(s, recorded, body)
+        outside = self.shapes_outside(s, recorded, body) | self.tapes_kept_once(s, recorded)
         if outside:
             local -= outside
             recorded = sorted(self.free_names(body, set()) & local)
@@ -640,7 +698,11 @@ class Pullback:
         shaped = read_for_shape_only(body, set(recorded))
         deferred: list[str] = []  # read for its shape only: decided after the values
         again: dict[str, gast.expr] = {}  # read for its shape only: the same part again
+        copies = self.views_of_copies(s, recorded)
         for r in recorded:
+            if r in copies:
+                out.append(copies[r])
+                continue
             # an element read, or stored, that the array still holds
             found = final_load(self.plan, r, s) or final_store(self.plan, r, s)
             value: gast.expr | None = None
@@ -658,6 +720,8 @@ class Pullback:
             for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
                 if self.plan.reads_params is not True:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
+        if not deferred:
+            out += self.recomputed_numbers(s, recorded, out)
         # the shape of a value computed again anyway (above, or by the body) costs nothing
         alike = self.shapes_of_bound(s, set(deferred), body, out)
         # (a shape the same in every iteration is kept outside the loop instead: no work
@@ -688,6 +752,53 @@ class Pullback:
                               gast.Attribute(value=again[r], attr="shape", ctx=gast.Load()),
                               self.plan.def_stmt[r]))
         return out
+
+    def views_of_copies(self, s: gast.For | gast.While, recorded: list[str]
+                        ) -> dict[str, gast.stmt]:
+        """``saved_t15 = saved_t9[::-1]`` for each recorded copy that is a view of another
+        copy the row keeps (shared_copies' ``Capture.copy_of``), its index spelled out from
+        counters and numbers (reverse_final.index_again): the view is taken again from the
+        same copy, the same memory, and the row loses the view object (durbin's
+        ``y[:k][::-1]``, 112 bytes a step)."""
+        out: dict[str, gast.stmt] = {}
+        var_of = {v: key for key, v in self.rec.cap_var.items()}
+        for r in recorded:
+            cap = self.plan.caps.get(var_of[r]) if r in var_of else None
+            if cap is None or not cap.copied or cap.copy_of is None or \
+                    self.rec.cap_var.get(cap.copy_of[0]) not in recorded:
+                continue
+            value: gast.expr | None = name(self.rec.cap_var[cap.copy_of[0]])
+            for idx in cap.copy_of[1]:
+                spelled = index_again(self.plan, idx, s)
+                if spelled is None:
+                    value = None
+                    break
+                value = gast.Subscript(value=value, slice=spelled, ctx=gast.Load())
+            if value is not None:
+                out[r] = assign(name(r, gast.Store), value, cap.stmt)
+        return out
+
+    def recomputed_numbers(self, s: gast.For | gast.While, recorded: list[str],
+                           out: list[gast.stmt]) -> list[gast.stmt]:
+        """The numbers of the row that ``out`` (the values read or computed again) leaves,
+        bound again by the forward's own statements where all of them can be
+        (recomputed_rows: soft-DTW's maxima, ``exp`` terms and their sum, from the cell's
+        three final neighbours): the row is left its counter alone; else nothing."""
+        have = {t.id for st in out if isinstance(st, gast.Assign) for t in st.targets
+                if isinstance(t, gast.Name)}
+        counter = s.target.id if isinstance(s, gast.For) and \
+            isinstance(s.target, gast.Name) else None
+        left = [r for r in recorded if r not in have]
+        if self.plan.counted(s, left) is not None:
+            return []  # typed columns keep them at 8 bytes a number, without a tuple
+        chain = recomputed_row(self.plan, s, [r for r in left if r != counter], have)
+        if chain is None:
+            return []
+        params = {a.id for a in self.plan.fn.args.args}
+        read = {n.id for st in chain for n in walk(st.value) if isinstance(n, gast.Name)}
+        if read & params and self.plan.reads_params is not True:
+            self.plan.reads_params = set(self.plan.reads_params) | (read & params)
+        return chain
 
     def shapes_of_bound(self, s: gast.For | gast.While, shaped: set[str],
                         body: list[gast.stmt], out: list[gast.stmt]) -> set[str]:
@@ -844,6 +955,10 @@ class Pullback:
             if b not in state:
                 out.append(assign(name(b, gast.Store), self.shadow(n, state), self.plan.fn))
                 state.add(b)
+            if n in real_part_views(self.plan.fn):
+                # z.real's shadow is float64 in every mode: a complex cotangent adds its real
+                # part (the adjoint of a real value)
+                value = call_node("cotangent_as", value, attr_node(b, "dtype"))
             out.append(gast.AugAssign(target=name(b, gast.Store), op=gast.Add(), value=value))
             return out
         if b in state:
