@@ -158,7 +158,8 @@ def nested(x, w):
     s = 0.0
     for i in range(len(x)):
         for j in range(i):
-            s = s + np.tanh(x[i] * x[j] * w)
+            # (tanh of the carried sum: a row recomputed_rows cannot compute again)
+            s = s + np.tanh(x[i] * x[j] * w + 0.1 * s)
     return s
 
 
