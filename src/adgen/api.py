@@ -558,16 +558,20 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         elif needs_scope:
             out, saved = run_forward(compiled, args, kwargs)
         else:
-            if not kwargs and not has_aux and not complex_values and received is args:
+            if fused is None and not kwargs and not has_aux and not complex_values and \
+                    received is args:
                 # the next calls of this signature check only what they must, inline
-                # (fast_gradient.fast_call; None where these arguments need this path)
+                # (fast_gradient.fast_call; None where these arguments need this path),
+                # written at its second call: a first call pays no compile of it
                 entry = fasts.get(sig)
                 if entry is None or entry[0] is not hit:
+                    entry = fasts[sig] = (hit, False)  # seen once
+                elif entry[1] is False:
                     entry = fasts[sig] = (hit, _fast_call(
                         args, nums, single, with_value, compiled, hit[7], generation,
                         hit[0], (hit[10], hit[11]) if hit[10] is not None else None,
                         value_and_grad_fun))
-                fast[0] = entry[1]
+                fast[0] = entry[1] or None
                 target = getattr(entry[1], "direct", None) or value_and_grad_fun
                 for ref in owners:
                     owner = ref()
