@@ -5,8 +5,9 @@ it has to check: the signature (a tuple it builds and looks up), the cache entry
 facts, each differentiated argument's kind, the policy for complex values. For the common
 call (positional float64 arrays and numbers, no ``has_aux``, a forward with no guard scope,
 no container the function changes in place, no complex values) all of that is decided by the
-first call of a signature; :func:`fast_call` writes it out as a function whose checks are
-the ones the contract needs at every call, inline:
+first call of a signature; at its second call (a first call, the cold start, compiles none)
+:func:`fast_call` writes it out as a function whose checks are the ones the contract needs at
+every call, inline:
 
 - each argument's exact type (an array's dtype and rank too), so the signature is the one the
   code was compiled for (``kinds.signature``: a float64 array's rank, ``FLOAT_ARG`` for a
