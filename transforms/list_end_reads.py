@@ -13,6 +13,12 @@ the same item counted from the start where ``n`` is a list:
                          k1 = -1
                      t = n[k1]
 
+And where the value appended reads the holder again (``hist["h"].append(f(hist["h"][-1]))``:
+the receiver ``m = hist["h"]`` is read first, then the argument), the receiver's read moves
+to just before the append when nothing between can change the holder (only arithmetic,
+NumPy and builtin calls, and the rewrite above): the part is then written through the name
+it was just read into, which analyses.parameter_parts follows.
+
 Why: the pullback of a part that is only read starts its adjoint at the list's final length
 (the part is the holder's list, grown since), so ``add_item(n_bar, -1, g)`` put a read's
 adjoint at the final last item, not at the one read (refused when it runs:
@@ -22,6 +28,9 @@ needs none of this (its appends' pullbacks shorten its adjoint again), nor a sli
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import gast
 from adgen.transforms.desugar import assign, name
@@ -52,8 +61,10 @@ def _part(e: gast.expr) -> str | None:
     return None
 
 
-def lower_end_reads(fn: gast.FunctionDef, namer: Namer) -> None:
-    """Rewrites the reads of the module docstring in ``fn`` (in place)."""
+def lower_end_reads(fn: gast.FunctionDef, namer: Namer,
+                    resolve: Callable[[gast.expr], Any]) -> None:
+    """Rewrites the reads of the module docstring in ``fn`` (in place); ``resolve`` gives
+    the object a called name is bound to (None: local or unknown)."""
     bound: dict[str, list[gast.expr]] = {}
     for s in walk(fn):
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
@@ -72,6 +83,7 @@ def lower_end_reads(fn: gast.FunctionDef, namer: Namer) -> None:
     if not grown:
         return
     fn.body = _block(fn.body, parts, grown, namer)
+    _receivers_last(fn.body, parts, resolve)
 
 
 def _block(stmts: list[gast.stmt], parts: dict[str, str | None], grown: set[str],
@@ -101,3 +113,55 @@ def _block(stmts: list[gast.stmt], parts: dict[str, str | None], grown: set[str]
             v.slice = name(k)
         out.append(s)
     return out
+
+
+def _receivers_last(stmts: list[gast.stmt], parts: dict[str, str | None],
+                    resolve: Callable[[gast.expr], Any]) -> None:
+    """Moves ``m = H[k]`` to just before ``m.append(v)`` in each block where the statements
+    between read ``H[k]`` again and cannot change the holder (module docstring)."""
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and not isinstance(s, (gast.FunctionDef, gast.Lambda)):
+                _receivers_last(sub, parts, resolve)
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        call = s.value if isinstance(s, gast.Expr) else None
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+                call.func.attr in _GROWING and isinstance(call.func.value, gast.Name) and \
+                parts.get(call.func.value.id) is not None:
+            m = call.func.value.id
+            at = next((j for j in range(k - 1, -1, -1) if isinstance(stmts[j], gast.Assign)
+                       and isinstance(stmts[j].targets[0], gast.Name) and
+                       stmts[j].targets[0].id == m), None)
+            between = stmts[at + 1:k] if at is not None else []
+            if between and all(_harmless(b, m, resolve) for b in between) and \
+                    any(_part(v) == parts[m] for b in between for v in walk(b)
+                        if isinstance(v, gast.expr)):
+                stmts.insert(k - 1, stmts.pop(at))
+                continue
+        k += 1
+
+
+_PURE_BUILTINS = frozenset({len, isinstance, abs, float, int, min, max, sum, round, range,
+                            tuple, list})
+
+
+def _harmless(s: gast.stmt, receiver: str, resolve: Callable[[gast.expr], Any]) -> bool:
+    """Whether ``s`` cannot change a container or rebind ``receiver``: assignments of names
+    to arithmetic, reads and calls of NumPy functions or pure builtins, and ifs of them."""
+    if isinstance(s, gast.If):
+        return all(_harmless(b, receiver, resolve) for b in s.body + s.orelse)
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)) or \
+            s.targets[0].id == receiver:
+        return False
+    for c in walk(s.value):
+        if isinstance(c, gast.Call):
+            obj = resolve(c.func)
+            if obj is None or (not any(obj is b for b in _PURE_BUILTINS) and not str(
+                    getattr(obj, "__module__", "") or "").startswith("numpy")):
+                return False  # a method, a user function: it may change the holder
+        elif isinstance(c, (gast.NamedExpr, gast.Yield, gast.Await)):
+            return False
+    return True

@@ -59,8 +59,9 @@ _REFUSED_FUNCS = {"place": "x[mask] = values (with as many values as True entrie
 
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
-    fn.body = _Lower(namer, parsed).block(fn.body)
-    lower_end_reads(fn, namer)  # hist["h"][-1] of a list the function grows: from the start
+    lower = _Lower(namer, parsed)
+    fn.body = lower.block(fn.body)
+    lower_end_reads(fn, namer, lower.resolve)  # hist["h"][-1] of a list the function grows
     return fn
 
 
