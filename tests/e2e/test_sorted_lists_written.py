@@ -11,7 +11,7 @@ with the arguments' final state."""
 
 import numpy as np
 import pytest
-from gradcheck import check_grad
+from gradcheck import central, check_grad
 
 import adgen
 
@@ -130,3 +130,10 @@ def test_strict_names_both_lines():
     text = str(info.value)
     assert "test_sorted_lists_written.py:79:" in text and "line 78 (ys = sorted(xs)) reads" in text
     assert "xs = xs.copy() before line 79" in text
+
+
+@pytest.mark.parametrize("f", CASES, ids=IDS)
+def test_forward_mode(f):
+    d = np.linspace(-1.0, 1.0, 6)
+    _, tangent = adgen.jvp(f, (X.copy(),), (d,))
+    assert tangent == pytest.approx(float(central(f, X.copy()) @ d), rel=1e-6)
