@@ -23,10 +23,10 @@ its tuple, and recomputing the others would only cost time. The chain's length i
 at most :data:`STEPS_PER_NUMBER` operations for each number the row loses, and
 :data:`CHAIN_STEPS` in all. The recomputation costs about what the forward spent on those
 statements, against a tuple, its scalars (32 bytes and an allocation each) and a list slot
-per iteration; soft-DTW's cell is 10 operations for 6 numbers, 1.18x the time of the taped
-code alone (three ``np.exp`` of NumPy scalars), and 0.86x the session's start with the
-comparisons of scalar_extremes and the inline cotangents of ``max`` (docs/performance.md,
-Update 12).
+per iteration. Soft-DTW's cell is 10 operations for 6 numbers: computed again, the
+gradient takes 1.18x the time of the code that tapes them (three ``np.exp`` of NumPy
+scalars a cell), and 0.84-0.85x the time before session 13 together with scalar_extremes'
+comparisons and the inline cotangents of ``max`` (docs/performance.md, Update 12).
 
 An analysis: it reads the plan and returns new statements; the pullback emitter places them.
 """
