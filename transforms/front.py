@@ -47,6 +47,7 @@ from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
+from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
 
@@ -72,6 +73,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
+    refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
     if stop == "validate":
         return parsed, tree, None, None
     lower_match(tree, Namer(tree))  # its captures are names like any other from here on

@@ -79,6 +79,7 @@ VARARG_METHODS: dict[str, str] = {
 
 ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "T": np.transpose,
+    "mT": np.matrix_transpose,  # NumPy 2's stack of transposes (a view, like x.T)
     "flat": np.ravel,  # read as the array's items in C order (writes through it are refused)
     "real": np.real,
     "imag": np.imag,
