@@ -130,7 +130,7 @@ def _pure(plan: Plan, v: gast.Call) -> bool:
     """A call whose result is a function of its operands' values alone: ``max``/``min`` of
     two, ``abs`` of one (the builtins), or a NumPy ufunc of its ``nin`` operands."""
     f = plan.resolve_or_none(v.func)
-    if f in (builtins.max, builtins.min):
+    if f is builtins.max or f is builtins.min:  # (identity: any object may be resolved)
         return len(v.args) == 2
     if f is builtins.abs:
         return len(v.args) == 1
