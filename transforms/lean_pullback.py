@@ -31,6 +31,24 @@ owned). Two rewrites:
   array that the pullback computed (not a saved value, not the cotangent, not handed over to
   another name there): the peak of a pullback is what is alive at once.
 
+The body of a loop (``for``/``while``, at any depth under the top level's loops) is a block of
+its own, handled the same way, because a reversed loop body binds new adjoints at every
+iteration and a name still bound to the last iteration's array keeps it alive next to the
+new one (two arrays where a hand adjoint has one):
+
+- ``del n`` after the body's last read of ``n``, for a name the kinds analysis knows to hold
+  an array (an adjoint or a value computed again) that is *iteration-local*: the body's first
+  mention of it is a top-level assignment binding it (so it is bound on every path there and
+  no iteration reads the previous one's), it is not read after the loop, and no nested
+  function reads it. A name handed over (``c = a`` after ``a OP= b``) is dropped there too.
+- the in-place form, where the owned value ``a`` was made in the same iteration (nothing is
+  owned at the body's start) and ``a`` is not read at a later iteration or after the loop.
+  Besides the shapes the top level proves, an operand ``b`` that is a number (a literal, or
+  a name holding an int or a float64 number) keeps the shape of an array ``a`` of rank 1 or
+  more. Also owned there: ``x.copy()`` of an array, and ``unbroadcast`` of one; an adjoint
+  read out of a shadow (``sh.of(x)``, a view of it) has the shadow's dtype, float64 or
+  complex128.
+
 Both only change which buffer holds a value, never a value: the same bits are computed.
 """
 
@@ -49,6 +67,8 @@ FLOATING, FLOAT64, UNKNOWN = "<floating>", "<float64>", "<unknown>"
 _FRESH_CALLS = frozenset({"sum_vjp", "mean_vjp", "sum_keepdims"})
 _IN_PLACE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 _COMMUTATIVE = (gast.Add, gast.Mult)
+# helpers returning their first argument itself where they can (runtime adjoints)
+_PASSING = frozenset({"unbroadcast", "or_zeros", "or_zeros_of_tree"})
 
 
 @dataclass
@@ -64,6 +84,8 @@ class LeanFacts:
         in_place: whether to write adjoints in place (not under mutation="strict": the
             reverse-over-reverse program differentiates this pullback, and under "strict"
             an in-place update whose old value its own pullback reads is refused).
+        ranks: pullback name -> the rank of the array it holds or is the adjoint of, for
+            every name the kinds analysis knows to hold an array (inside loops too).
     """
 
     arrays: dict[str, str] = field(default_factory=dict)
@@ -71,20 +93,37 @@ class LeanFacts:
     f64: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)
     in_place: bool = True
+    ranks: dict[str, int] = field(default_factory=dict)
 
 
 def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
-    """Rewrites ``fn``'s top-level statements in place (see the module docstring)."""
-    body = fn.body
-    # names read at or after each top-level statement (a loop's reads count at the loop)
+    """Rewrites ``fn``'s top-level statements and its loops' bodies in place (see the module
+    docstring)."""
+    closures: set[str] = set()
+    for node in walk(fn):
+        if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                gast.Lambda)):
+            closures |= _loads(node) | _stores(node)
+    # a float64 array of the signature is a leaf that makes its users floating
+    src: dict[str, frozenset[str]] = {n: frozenset({n, FLOATING, FLOAT64}) for n in facts.f64}
+    fn.body[:] = _lean_block(fn.body, set(), src, facts, closures, None)
+
+
+def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozenset[str]],
+                facts: LeanFacts, closures: set[str], local: set[str] | None
+                ) -> list[gast.stmt]:
+    """The statements of ``body`` rewritten: the function's top level (``local`` None) or a
+    loop's body, whose iteration-local names are ``local``. ``live_end``: the names read
+    after the block (for a loop's body, at a later iteration too); ``src`` is updated."""
+    top = local is None
+    # names read at or after each statement of the block (a nested statement's reads count
+    # at it)
     reads_at = [_loads(st) for st in body]
     live_after: list[set[str]] = [set() for _ in body]
-    acc: set[str] = set()
+    acc: set[str] = set(live_end)
     for k in range(len(body) - 1, -1, -1):
         live_after[k] = set(acc)
         acc |= reads_at[k]
-    # a float64 array of the signature is a leaf that makes its users floating
-    src: dict[str, frozenset[str]] = {n: frozenset({n, FLOATING, FLOAT64}) for n in facts.f64}
     owned: set[str] = set()
     bound: set[str] = set()  # bound by a top-level assignment of the pullback itself
     new: list[gast.stmt] = []
@@ -93,13 +132,15 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
         escaping = _escaping_loads(st)
         out = [st]
         handed: str | None = None
+        if isinstance(st, (gast.For, gast.While)) and not st.orelse:
+            _lean_loop(st, after, src, facts, closures)
         if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
                 isinstance(st.targets[0], gast.Name):
             c = st.targets[0].id
             v = st.value
             in_place = _in_place(c, v, owned, after, escaping, src, facts) \
                 if facts.in_place else None
-            c_src = _sources(v, src)
+            c_src = _sources(v, src, facts.ranks)
             if in_place is not None:
                 a, other, op = in_place
                 aug = gast.AugAssign(target=_name(a, gast.Store()), op=op, value=other)
@@ -117,7 +158,7 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
                         _only_load(v, moved):
                     owned.add(c)
                     handed = moved
-                elif _fresh(v, src):
+                elif _fresh(v, src, facts.ranks):
                     owned.add(c)
             owned -= escaping - {c}
             if handed is not None:
@@ -130,7 +171,7 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
         elif isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
             owned -= escaping  # the target itself is updated where it is
             t = st.target.id
-            src[t] = src.get(t, frozenset({UNKNOWN})) | _sources(st.value, src)
+            src[t] = src.get(t, frozenset({UNKNOWN})) | _sources(st.value, src, facts.ranks)
         elif isinstance(st, (gast.Assign, gast.Expr, gast.Return)):
             owned -= escaping
             for t in _stores(st):
@@ -144,6 +185,8 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
                 bound.discard(t)
                 src[t] = frozenset({UNKNOWN})
         new.extend(out)
+        if not top:
+            continue  # a loop's body: _loop_dels, on the rewritten statements
         if all(isinstance(later, gast.Return) or is_comment(later) for later in body[k + 1:]):
             continue  # the return frees them anyway
         dead = sorted(n for n in reads_at[k] if n not in after and n in bound and
@@ -154,7 +197,125 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
                 owned.discard(n)
             new.append(gast.copy_location(
                 gast.Delete(targets=[_name(n, gast.Del()) for n in dead]), st))
-    fn.body[:] = new
+    return new
+
+
+def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
+               src: dict[str, frozenset[str]], facts: LeanFacts, closures: set[str]) -> None:
+    """Rewrites the body of ``loop`` as a block (module docstring); ``live_after``: the
+    names read after the loop."""
+    mentioned = _stores(loop.target) if isinstance(loop, gast.For) else set()
+    mentioned |= _loads(loop.test) if isinstance(loop, gast.While) else set()
+    local: set[str] = set()
+    for st in loop.body:
+        for n in _bound_names(st):
+            if n not in mentioned and n not in _loads(st.value):  # type: ignore[attr-defined]
+                local.add(n)
+        mentioned |= _loads(st) | _stores(st)
+    # a name the loop reads that is not bound first in each iteration may be read at the
+    # next one (or its value from before the loop)
+    live_end = live_after | (_loads(loop) - local)
+    inner = dict(src)
+    for n in _stores(loop):
+        inner[n] = frozenset({UNKNOWN})  # an earlier iteration's value, or the one before
+    body = _lean_block(loop.body, live_end, inner, facts, closures, local)
+    loop.body[:] = _loop_dels(body, live_end, local - closures, facts)
+
+
+def _loop_dels(body: list[gast.stmt], live_end: set[str], local: set[str],
+               facts: LeanFacts) -> list[gast.stmt]:
+    """``body`` with ``del`` statements for the iteration-local arrays it binds (module
+    docstring). A name bound to another's value or to a view of it (``c = a``, ``c =
+    a[i]``, ``c = a.T``) shares its memory: every name of such a group goes in one ``del``
+    after the last statement mentioning any of them. A group that starts from a view of an
+    array from outside the body holds no memory but its view objects: those go with the
+    first such ``del`` after their last mention, or in one at the end of the body."""
+    mention: dict[str, int] = {}  # the last statement that reads or binds each name
+    bind_count: dict[str, int] = {}
+    first: dict[str, gast.expr] = {}  # the value of each local name's first binding
+    unpacked: set[str] = set()
+    for k, st in enumerate(body):
+        for n in _loads(st) | _stores(st):
+            mention[n] = k
+        for node in walk(st):
+            # (an array's a OP= b keeps its object; a number's is freed anyway)
+            for t in node.targets if isinstance(node, gast.Assign) else \
+                    [node.target] if isinstance(node, (gast.For, gast.AnnAssign)) else ():
+                for m in walk(t):
+                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store):
+                        bind_count[m.id] = bind_count.get(m.id, 0) + 1
+        for n in _bound_names(st):
+            first.setdefault(n, st.value)  # type: ignore[attr-defined]
+            if not (len(st.targets) == 1 and  # type: ignore[attr-defined]
+                    isinstance(st.targets[0], gast.Name)) and  \
+                    isinstance(st.value, gast.Call):  # type: ignore[attr-defined]
+                unpacked.add(n)  # a callee's cotangents: ct1, ct2 = f_pullback(...)
+    candidates = {n for n in local if (n in facts.ranks or n in unpacked) and
+                  n not in live_end and n in first}
+    group = {n: n for n in candidates}
+
+    def root(n: str) -> str:
+        while group[n] != n:
+            n = group[n]
+        return n
+
+    for n in sorted(candidates):
+        a = _shares_with(first[n])
+        if a in candidates and bind_count[n] == 1 and bind_count[a] == 1:
+            group[root(n)] = root(a)
+    members: dict[str, list[str]] = {}
+    for n in candidates:
+        members.setdefault(root(n), []).append(n)
+    at: dict[int, list[str]] = {}
+    views: list[str] = []  # of arrays from outside the body
+    for r, names in members.items():
+        if _shares_with(first[r]) is None:
+            at.setdefault(max(mention[n] for n in names), []).extend(names)
+    for r, names in members.items():
+        if _shares_with(first[r]) is not None:
+            # with the first del after their last mention (one line), or at the end
+            dead = max(mention[n] for n in names)
+            later = [k for k in at if k >= dead]
+            if later:
+                at[min(later)].extend(names)
+            elif not isinstance(body[-1], (gast.Continue, gast.Break, gast.Return)):
+                views.extend(names)
+    new: list[gast.stmt] = []
+    for k, st in enumerate(body):
+        new.append(st)
+        if k in at:
+            new.append(gast.copy_location(gast.Delete(
+                targets=[_name(n, gast.Del()) for n in sorted(at[k])]), st))
+    if views:
+        new.append(gast.copy_location(gast.Delete(
+            targets=[_name(n, gast.Del()) for n in sorted(views)]), body[-1]))
+    return new
+
+
+def _bound_names(st: gast.stmt) -> list[str]:
+    """The names ``st`` binds when it is ``n = v`` or ``a, b = v`` (names only), else []."""
+    if not (isinstance(st, gast.Assign) and len(st.targets) == 1):
+        return []
+    t = st.targets[0]
+    if isinstance(t, gast.Name):
+        return [t.id]
+    if isinstance(t, (gast.Tuple, gast.List)) and all(isinstance(e, gast.Name) for e in t.elts):
+        return [e.id for e in t.elts]  # type: ignore[attr-defined]
+    return []
+
+
+def _shares_with(v: gast.expr) -> str | None:
+    """``a`` where ``v`` may be ``a``'s value or a view of it: ``a``, ``a[i]``, ``a.T``,
+    and the helpers that return their argument where they can (``unbroadcast(a, shape)``,
+    ``or_zeros(a, x)``)."""
+    while True:
+        if isinstance(v, (gast.Subscript, gast.Attribute)):
+            v = v.value
+        elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                v.func.id in _PASSING and v.args:
+            v = v.args[0]
+        else:
+            return v.id if isinstance(v, gast.Name) else None
 
 
 def _in_place(c: str, v: gast.expr, owned: set[str], after: set[str], escaping: set[str],
@@ -172,10 +333,11 @@ def _in_place(c: str, v: gast.expr, owned: set[str], after: set[str], escaping: 
         a = a_node.id
         if a not in owned or a in escaping or (a in after and a != c):
             continue  # (c = c + e: the old value dies here)
-        if c not in facts.arrays or a not in facts.arrays or \
-                not facts.same_shape(facts.arrays[c], facts.arrays[a]):
-            continue
-        sa, sb = src.get(a, frozenset({UNKNOWN})), _sources(b, src)
+        if not (c in facts.arrays and a in facts.arrays and
+                facts.same_shape(facts.arrays[c], facts.arrays[a])) and \
+                not (facts.ranks.get(a, 0) >= 1 and _number(b, facts)):
+            continue  # (a number keeps an array's shape: a loop's t_bar * 0.2)
+        sa, sb = src.get(a, frozenset({UNKNOWN})), _sources(b, src, facts.ranks)
         if UNKNOWN in sa | sb:
             continue
         # b's dtype is promoted into a's: b's sources are a's (a floating), or a holds a
@@ -187,41 +349,84 @@ def _in_place(c: str, v: gast.expr, owned: set[str], after: set[str], escaping: 
     return None
 
 
-def _sources(e: gast.expr, src: dict[str, frozenset[str]]) -> frozenset[str]:
+def _sources(e: gast.expr, src: dict[str, frozenset[str]],
+             ranks: dict[str, int] | None = None) -> frozenset[str]:
     """The leaves ``e``'s dtype is the NumPy promotion of: saved names, the cotangent, and
     FLOATING where a true division or a float64 array makes it a floating dtype (UNKNOWN
     where ``e`` is not arithmetic of such values; weak int and float constants add
-    nothing)."""
+    nothing). ``ranks``: the names known to hold arrays (whose parts and copies have their
+    dtype)."""
+    ranks = ranks or {}
     if isinstance(e, gast.Constant):
         return frozenset() if type(e.value) in (int, float, bool) else frozenset({UNKNOWN})
     if isinstance(e, gast.Name):
         return src.get(e.id, frozenset({e.id}))
     if isinstance(e, gast.BinOp):
-        both = _sources(e.left, src) | _sources(e.right, src)
+        both = _sources(e.left, src, ranks) | _sources(e.right, src, ranks)
         return both | {FLOATING} if isinstance(e.op, gast.Div) else both
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
-        return _sources(e.operand, src)
+        return _sources(e.operand, src, ranks)
+    if isinstance(e, gast.IfExp):  # either arm's value (the test is a comparison of shapes)
+        return _sources(e.body, src, ranks) | _sources(e.orelse, src, ranks)
     if isinstance(e, gast.Attribute) and e.attr == "T":
-        return _sources(e.value, src)
+        return _sources(e.value, src, ranks)
+    if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and \
+            e.value.id in ranks:
+        return _sources(e.value, src, ranks)  # a part or an element of an array
+    if _copy_of(e) is not None:
+        return _sources(_copy_of(e), src, ranks)  # type: ignore[arg-type]
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+            e.func.attr == "of" and isinstance(e.func.value, gast.Name) and \
+            e.func.value.id == "sh" and len(e.args) == 1 and not e.keywords and \
+            isinstance(e.args[0], gast.Name) and e.args[0].id in ranks:
+        # an array's shadow: float64, or complex128 for complex values (shadow_dtype)
+        return frozenset({FLOATING, FLOAT64})
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.args and \
             (e.func.id in _FRESH_CALLS or e.func.id == "unbroadcast" and not e.keywords):
-        return _sources(e.args[0], src)
+        return _sources(e.args[0], src, ranks)
     return frozenset({UNKNOWN})
 
 
-def _fresh(v: gast.expr, src: dict[str, frozenset[str]]) -> bool:
+def _copy_of(e: gast.expr) -> gast.expr | None:
+    """``x`` for ``x.copy()``."""
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+            e.func.attr == "copy" and not e.args and not e.keywords:
+        return e.func.value
+    return None
+
+
+def _number(e: gast.expr, facts: LeanFacts) -> bool:
+    """Whether ``e`` is a number: an int or float literal, or a name holding an int or a
+    float64 number (analyses.floats), or the negation of one."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        e = e.operand
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (int, float)
+    return isinstance(e, gast.Name) and e.id in facts.weak
+
+
+def _fresh(v: gast.expr, src: dict[str, frozenset[str]],
+           ranks: dict[str, int] | None = None) -> bool:
     """Whether ``v``'s value is a new array or a number (no other reference to it)."""
-    if UNKNOWN in _sources(v, src):
+    if UNKNOWN in _sources(v, src, ranks):
         return False  # not known to be arithmetic on arrays and numbers
-    if isinstance(v, (gast.BinOp, gast.UnaryOp)):
-        return True
+    if _made_here(v):
+        return True  # (the copy of an array whose dtype is known: of an array)
     if isinstance(v, gast.Call) and isinstance(v.func, gast.Name):
         if v.func.id in _FRESH_CALLS:
             return True
         if v.func.id == "unbroadcast" and not v.keywords:
             # its argument itself or a new array: new when the argument is
-            return isinstance(v.args[0], (gast.BinOp, gast.UnaryOp))
+            return _made_here(v.args[0])
     return False
+
+
+def _made_here(e: gast.expr) -> bool:
+    """Whether ``e`` makes a new array (or a number): arithmetic, a copy, or a conditional
+    expression whose arms both do (specialize.scalar_sum_adjoints' run-time choice)."""
+    if isinstance(e, gast.IfExp):
+        return _made_here(e.body) and _made_here(e.orelse)
+    return isinstance(e, (gast.BinOp, gast.UnaryOp)) or _copy_of(e) is not None
 
 
 def _handed_over(v: gast.expr) -> str | None:
@@ -262,9 +467,15 @@ def _escaping_loads(st: gast.stmt) -> set[str]:
             if isinstance(up, gast.Attribute) and up.attr in ("shape", "ndim", "dtype", "size"):
                 safe = True
                 break
+            if isinstance(up, gast.Attribute) and up.attr == "copy" and \
+                    isinstance(parents.get(id(up)), gast.Call) and \
+                    parents[id(up)].func is up:  # type: ignore[attr-defined]
+                safe = True  # x.copy(): a new array
+                break
             if isinstance(up, gast.Subscript) and up.value is child or \
-                    isinstance(up, gast.Attribute) and up.attr == "T":
-                child, up = up, parents.get(id(up))  # a view: its reader decides
+                    isinstance(up, gast.Attribute) and up.attr == "T" or \
+                    isinstance(up, gast.IfExp) and up.test is not child:
+                child, up = up, parents.get(id(up))  # a view or an arm: its reader decides
                 continue
             if isinstance(up, gast.Call) and isinstance(up.func, gast.Name) and \
                     up.args and up.args[0] is child and not up.keywords:

@@ -67,7 +67,12 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
     if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 2:
         if b.ndim == 1 and g.ndim == 1:
-            return g[:, None] * b  # matrix @ vector: the outer product
+            # matrix @ vector: the outer product, through BLAS for float64 (the same bits:
+            # one product per element; g[:, None] * b makes NumPy's iterator allocate two
+            # buffers of up to 64 kB for the broadcast operands besides the result)
+            if g.dtype == np.float64 and b.dtype == np.float64:
+                return np.dot(g[:, None], b[None, :])
+            return g[:, None] * b
         if b.ndim == 2 and g.ndim == 2:
             return g @ b.T  # matrix @ matrix: nothing broadcast
     if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 1 and \
@@ -97,7 +102,10 @@ def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
             return a.T @ g  # matrix @ matrix: nothing broadcast
     if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 1 and g.ndim == 1 and \
             len(b_shape) == 2:
-        return a[:, None] * g  # vector @ matrix: the outer product
+        # vector @ matrix: the outer product (through BLAS for float64, as in matmul_vjp_a)
+        if a.dtype == np.float64 and g.dtype == np.float64:
+            return np.dot(a[:, None], g[None, :])
+        return a[:, None] * g
     if is_sparse(a):
         return unbroadcast(np.asarray(a.T @ g), b_shape)
     a = np.asarray(a)
