@@ -21,7 +21,8 @@ The rules, for a loop ``L`` (``bound``: the names ``L`` binds):
   repeats; and every column read was written earlier in the same iteration of ``L``
   (:class:`_Columns`: a column at the top level; the columns ``[lo + d, hi + d)`` an
   ascending ``for j in range(lo, hi)`` writes at ``j + d``; in such a loop, ``j + e`` with
-  ``e < d`` is written by an earlier step or, for its first steps, before the loop). Its
+  ``e < d`` is written by an earlier step or, for its first steps, before the loop; two
+  intervals where one starts inside the other or at its end join). Its
   contents at any point of ``L``'s body are then a function of the values written into it
   in that iteration.
 - A name bound in ``L`` is invariant when bound once (SSA) by an assignment of a constant,
@@ -323,7 +324,21 @@ class _Columns:
         return any(_at_least(c, lo) and _at_least(hi, _shift(c, 1)) for lo, hi in self.written)
 
     def range_covered(self, lo: Linear, hi: Linear) -> bool:
-        return any(_at_least(lo, wlo) and _at_least(whi, hi) for wlo, whi in self.written)
+        return any(_at_least(lo, wlo) and _at_least(whi, hi) for wlo, whi in self._merged())
+
+    def _merged(self) -> list[tuple[Linear, Linear]]:
+        """The written intervals and their joins: where ``b`` starts inside ``a`` or at its
+        end, whatever the names' values, ``[a.lo, b.hi)`` is written too (``[0, 1)`` and
+        ``[1, n - 1)``: ``[0, n - 1)``; a part of the union where ``b`` is empty)."""
+        out = list(self.written)
+        for _ in range(3):  # joins of joins, a few deep
+            new = [(alo, bhi) for alo, ahi in out for blo, bhi in out
+                   if _at_least(blo, alo) and _at_least(ahi, blo) and
+                   not any(_same(alo, lo) and _same(bhi, hi) for lo, hi in out)]
+            if not new:
+                break
+            out += new
+        return out
 
     def walk(self, body: list[gast.stmt], reads: set[int], writes: set[int]) -> bool:
         for st in body:
@@ -417,6 +432,10 @@ def _shift(form: Linear, k: int) -> Linear:
     out = dict(form)
     out[""] = out.get("", 0) + k
     return out
+
+
+def _same(a: Linear, b: Linear) -> bool:
+    return _at_least(a, b) and _at_least(b, a)
 
 
 def _at_least(a: Linear, b: Linear) -> bool:
