@@ -160,9 +160,12 @@ class Plan:
                     items = v.values if isinstance(v, gast.Dict) else v.elts
                     stored.setdefault(t, set()).update(
                         e.id for e in items if isinstance(e, gast.Name))
-                elif isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
+                elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
+                        isinstance(v.value, gast.Name):
+                    # (an attribute too: self.h = t; ...; u = self.h, u written or aliased)
                     reads.append((t, v.value.id))
-            elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
+            elif isinstance(st, gast.Assign) and \
+                    isinstance(st.targets[0], (gast.Subscript, gast.Attribute)) \
                     and isinstance(st.targets[0].value, gast.Name) and \
                     isinstance(st.value, gast.Name):
                 stored.setdefault(st.targets[0].value.id, set()).add(st.value.id)
@@ -456,12 +459,27 @@ class Plan:
         """The user's source text of the statement a generated one came from."""
         line = getattr(stmt, "lineno", 0)
         text = self.source_line(line) if line else ""
+        if self.parsed.file.startswith("<adgen ") and line:
+            # generated code differentiated again (the jvp code of hessian, hvp): the line
+            # of the user's that its "# line N:" comment names, not the generated statement
+            import linecache
+
+            from adgen.adjoints import through_generated
+
+            file, n = through_generated(self.parsed.file, line)
+            if file is not None:
+                text = linecache.getline(file, n)
         return text.split("#")[0].strip() or src_text(stmt)
 
     def user_name(self, n: str, depth: int = 0) -> str:
         """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
         the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
         base = user_name_of(n)
+        if base.endswith("_dot") and len(base) > 4 and \
+                self.parsed.file.startswith("<adgen ") and self.parsed.file.endswith(" jvp>"):
+            # the jvp code adgen differentiates again (hessian, hvp): a tangent is written
+            # where its primal is, and the user knows the primal's name
+            return self.user_name(base[:-4], depth)
         temporary = base.startswith("t") and base[1:].isdigit() or \
             base.startswith("seq") and base[3:].isdigit()  # (desugar's loop sequences)
         if base in {a.id for a in self.fn.args.args} or not temporary:

@@ -431,7 +431,7 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     compiled, receiver = tangent_compiled(fun)
     if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
                        for v in leading):
-        _refuse_method_writing_arguments(fun)
+        _refuse_method_writing_arguments(fun, receiver + leading)
     receiver = receiver + leading
     held = receiver + tuple(bound.values())
     # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
@@ -476,13 +476,17 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     return wrapper
 
 
-def _refuse_method_writing_arguments(method: Callable[..., Any]) -> None:
+def _refuse_method_writing_arguments(method: Callable[..., Any],
+                                     held: tuple[Any, ...] = ()) -> None:
     """Refuses second derivatives of a method (or a partial binding an object) that writes an
     argument (or an array of its object) in place: reverse mode over its jvp code takes the
     object's tangent for an array that may share memory with the written one, and failed
     with a message about the generated code (``<adgen Stepper.energy jvp>:3:8``), where a
     lambda calling the method fails at the user's line (dispatch). A module-level function
     taking the object as an argument fails the same way, at the generated code, still.
+    Attributes set (``self.h = np.tanh(z)``) write no array in place, and neither do number
+    updates (``self.calls += 1``) where the attributes of ``held`` (the object, and the
+    arguments a partial binds) they update hold numbers: those go through.
 
     Raises:
         UnsupportedError: at the method's def line, with what to write instead.
@@ -493,11 +497,13 @@ def _refuse_method_writing_arguments(method: Callable[..., Any]) -> None:
     from adgen.transforms.pipeline import compile_function
 
     target, _ = split_receiver(getattr(method, "__adgen_primal__", method))
+    from adgen.transforms.analyses.number_updates import holds_numbers
+
     try:
-        writes = compile_function(target).mutates_params
+        compiled = compile_function(target)
     except AdgenError:
         return  # what reverse mode refuses in it is said where the tangent code is compiled
-    if not writes:
+    if not compiled.mutates_params or holds_numbers(compiled.number_updates, held):
         return
     code = target.__code__
     raise UnsupportedError(
@@ -641,10 +647,10 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
         g, kwargs = lowered(g, args, kwargs), {}
     fun, argnums = g._adgen_spec[0], g._adgen_spec[1]
     if kwargs:
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError("a derivative of a gradient passes no keyword arguments",
-                               hint="bind them first: adgen.grad(lambda x: f(x, k=2.0))")
+        # keyword arguments (jacrev(grad(f))(w, x=data)) get no derivative: bound, as in
+        # jvp_of_gradient and hvp (it was refused, where jacfwd(grad(f)) took them)
+        fun = functools.partial(fun, **kwargs)
+        g = grad(fun, argnums, mutation=g._adgen_spec[2])
     j = normalize_argnums(argnums, len(args))[0]
     refuse_complex_jacobian(args, "vjp of a gradient")
     _refuse_aliased_arguments(tuple(args), j, fun)
@@ -711,8 +717,11 @@ def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, m
                     g(*_copies(args))
                 return outer(program.function, argnums, mutation=mutation,
                              has_aux=has_aux)(*args)
-        d = _directional(fun, len(args), (j,), unit=True)
-        return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
+        # keyword arguments get no derivative: bound (the directional function takes the
+        # positional ones only: grad(grad(f))(0.7, c=2.0) raised a raw TypeError)
+        d = _directional(functools.partial(fun, **kwargs) if kwargs else fun, len(args), (j,),
+                         unit=True)
+        return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args)
 
     return second
 

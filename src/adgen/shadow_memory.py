@@ -205,14 +205,7 @@ class ShadowMap:
                     "result it came from",
                     hint="write into a copy (V = V.copy(); V[:, 0] *= -1), or build the new "
                          "array (V = V * signs)"))
-            raise locate(UnsupportedError(
-                f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
-                "not tell it from an array when compiling (a parameter of a function called by "
-                "the one differentiated, an item of a list, or a value returned by a call) is "
-                "not supported yet",
-                hint="write it in the function you differentiate (its list and dict arguments "
-                     "are supported), or have the helper return the new item "
-                     "(ws[0] = helper(ws[0]))"))
+            _refuse_container(x)
         # An immutable scalar: its adjoint lives in a 0-d cell keyed by the object.
         entry = self._roots.get(id(x))
         if entry is None:
@@ -223,8 +216,12 @@ class ShadowMap:
     def pop(self, x: Any) -> Any:
         """Takes the adjoint of ``x`` out of shadow memory (zeroing it) and returns it; for a
         list, tuple or dict (a call's result the compiler could not tell from an array:
-        ``p, q = pair(x)``), the adjoints of the arrays and numbers in it."""
-        if isinstance(x, (list, tuple, dict)):
+        ``p, q = pair(x)``), or an object of the user's (a method's receiver whose number
+        attribute the method updated, ``self.calls += 1``), the adjoints of the arrays and
+        numbers in it."""
+        if isinstance(x, (list, tuple, dict)) or (
+                hasattr(x, "__dict__") and not isinstance(x, (np.ndarray, np.generic, type))
+                and not is_function_like(x)):
             return _with_shadows(self, x, None)
         shadow = self.of(x)
         value = shadow.copy()
@@ -241,6 +238,19 @@ class ShadowMap:
         if entry is None:
             return None
         return self.of(x).copy() if isinstance(x, np.ndarray) else _scalar(entry[1])
+
+
+def _refuse_container(x: Any) -> None:
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
+        "not tell it from an array when compiling (a parameter of a function called by "
+        "the one differentiated, an item of a list, or a value returned by a call) is "
+        "not supported yet",
+        hint="write it in the function you differentiate (its list and dict arguments "
+             "are supported), or have the helper return the new item "
+             "(ws[0] = helper(ws[0]))"))
 
 
 class ItemShadows:
@@ -261,13 +271,22 @@ class ItemShadows:
 
     def __getitem__(self, key: Any) -> ItemShadows:
         if key is not Ellipsis:
-            raise TypeError("the shadow of a tuple is read whole (shadow[...])")
+            _refuse_container(self.x)
         return self
+
+    def __iter__(self) -> Any:
+        # read as a value (a rule's cotangent of the tuple: w = np.unstack(z); w[1][0] = c):
+        # the items' shadows may be views of a buffer whose own shadow the rule adds to too
+        _refuse_container(self.x)
+
+    def __len__(self) -> int:
+        _refuse_container(self.x)
+        return 0
 
     def __setitem__(self, key: Any, value: Any) -> None:
         # shadow[...] += v assigns the shadow back to itself; shadow[...] = 0.0 clears it
         if key is not Ellipsis:
-            raise TypeError("the shadow of a tuple is written whole (shadow[...])")
+            _refuse_container(self.x)
         if value is self:
             return
         if isinstance(value, (int, float)) and value == 0:

@@ -202,6 +202,21 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function "
             "with a derivative rule called through a variable (a list, an argument, a "
             "partial)", hint="call it by its name where the second derivative is taken")
+    from adgen.transforms.pipeline import compile_function
+
+    if compile_function(call.target).mutates_containers:
+        # self.features(x) setting self.h (or appending to a list it is given): its pullback
+        # here gets the cotangent of its result only, never that of what it set, which the
+        # caller reads afterwards (a silently zero second derivative)
+        from adgen.adjoints import locate
+
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        raise locate(UnsupportedError(
+            f"second derivatives (hessian, hvp, jacfwd or jacrev of grad) through {name}, "
+            "which sets an attribute of its object or changes a list or dict it is given, "
+            "called from the function differentiated, are not supported yet",
+            hint=f"have {name} return the values and set them in the caller "
+                 "(self.h = self.features(x)), or call a module-level function by its name"))
     try:
         out, saved = forward_of(call.target, call.args, call.kwargs)
     except AdgenError as err:

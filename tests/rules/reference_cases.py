@@ -256,3 +256,19 @@ cases("adgen.rules.helpers_linalg.matrix_norm_vjp", C(randn(), _m, "nuc", (0, 1)
       C(randn(1, 1), _m, 2, (0, 1), True))
 cases("adgen.rules.helpers_core.expand_reduced", C(randn(3), (3, 4), 1, False),
       C(randn(3, 1), (3, 4), 1, True), C(randn(), (2, 2), None, False))
+# np.quantile's tangent's derivatives (third derivatives: reverse and forward mode read their
+# source again) and the positions they share: values apart (no ties), q off the grid points
+_qa = np.array([0.3, -1.2, 2.0, 0.7, -0.4, 1.1])
+_qm = _qa.reshape(2, 3)
+cases("adgen.rules.helpers_decomp.quantile_positions", C(_qa, 0.3, None),
+      C(_qm, np.array([0.2, 0.7]), 1), C(_qm, 0.45, (0, 1)))
+cases("adgen.rules.helpers_decomp.quantile_jvp_vjp",
+      *[C(randn(), randn(6), _qa, 0.3, None, "linear", False, 0, part) for part in range(3)],
+      *[C(randn(2), randn(2), _qm, np.array([0.25, 0.7]), None, "linear", False, 1, part)
+        for part in range(3)],
+      C(randn(2, 1), randn(2, 3), _qm, 0.45, 1, "linear", True, 0, 1))
+cases("adgen.rules.helpers_decomp.quantile_jvp_jvp",
+      *[C(randn(6), randn(), _qa, 0.3, None, "linear", False, which, 1) for which in (0, 1)],
+      *[C(randn(), randn(2, 3), _qm, 0.45, 1, "linear", False, which, 2)
+        for which in (0, 1)],
+      C(randn(2, 3), randn(2, 3), _qm, np.array([0.2, 0.7]), 1, "linear", True, 0, 1))

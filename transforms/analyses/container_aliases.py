@@ -33,7 +33,7 @@ from adgen.transforms.walk import walk
 
 # adgen's runtime functions the earlier passes call (they return no container they were given)
 _RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
-                      "dtype_kind"})
+                      "dtype_kind", "zero_tangent"})  # (the jvp code's new zero tangents)
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,16 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
         # a compound statement reads only its header (its body's statements come on their own)
         header = [getattr(s, f) for f in ("test", "iter") if getattr(s, f, None) is not None] \
             if hasattr(s, "body") else [s]
+        # p is None / p is not None reads no content (the jvp code's test of a tangent
+        # argument, self_dot is None, before it binds self_dot = zero_tangent(self))
+        identity = {id(c.left) for h in header for c in walk(h)
+                    if isinstance(c, gast.Compare) and len(c.ops) == 1 and
+                    isinstance(c.ops[0], (gast.Is, gast.IsNot)) and
+                    isinstance(c.comparators[0], gast.Constant) and
+                    c.comparators[0].value is None}
         for n in (n for h in header for n in walk(h)):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
-                    id(n) not in written:
+                    id(n) not in written and id(n) not in identity:
                 uses.setdefault(n.id, []).append(s)
 
         def hold(container: str, value: gast.expr, s: gast.stmt = s) -> None:

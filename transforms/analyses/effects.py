@@ -45,11 +45,13 @@ def _runtime_result(obj: Any) -> str | None:
     """What a runtime helper that generated code calls returns, for the code that adgen
     differentiates again (pullbacks in adgen.second_order, jvps in hessian): "shadow" for
     ``shadow_of(sh, x)`` (the shadow of x in map sh), "fresh" for ``zeros_like(x)`` and
-    ``zeros_for(shape, g)`` (a new zero adjoint) and ``kept_copy(x)`` (a copy), "first" for
+    ``zeros_for(shape, g)`` (a new zero adjoint), ``kept_copy(x)`` (a copy) and
+    ``zero_tangent(x)`` (the jvp code's zero tangent of an argument), "first" for
     ``float_part(d, kind)`` (d itself or a new array), "none" for ``dtype_kind(x)`` (a
     string); else None."""
     if not isinstance(obj, types.FunctionType) or obj.__name__ not in (
-            "shadow_of", "zeros_like", "zeros_for", "kept_copy", "float_part", "dtype_kind"):
+            "shadow_of", "zeros_like", "zeros_for", "kept_copy", "float_part", "dtype_kind",
+            "zero_tangent"):
         return None
     from adgen import runtime
 
@@ -60,7 +62,7 @@ def _runtime_result(obj: Any) -> str | None:
     if obj is runtime.dtype_kind:
         return "none"
     return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for,
-                              runtime.kept_copy) else None
+                              runtime.kept_copy, runtime.zero_tangent) else None
 
 
 @dataclass

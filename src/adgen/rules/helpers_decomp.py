@@ -468,7 +468,15 @@ def quantile_jvp_vjp(g: object, d: object, a: object, q: object, axis: object, m
     gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
     kept = tuple(range(len(keep)))
     if which == 0:
-        d_bar = unbroadcast(quantile_vjp(g, a, q, axis, method, keepdims, 0), np.shape(d))
+        # quantile_vjp(g, ...)'s general branch, written with a gather (no in-place write
+        # into zeros by the sort order): third derivatives read this source again
+        s_bar = np.zeros(s.shape)
+        for k in range(qf.size):
+            s_bar[..., lo[k]] += gq[..., k] * (1.0 - frac[k])
+            s_bar[..., hi[k]] += gq[..., k] * frac[k]
+        flat_bar = np.take_along_axis(s_bar, np.argsort(order, axis=-1), axis=-1)
+        d_bar = unbroadcast(np.moveaxis(flat_bar.reshape(moved.shape), dest, axes),
+                            np.shape(d))
         dm = np.moveaxis(np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape), axes, dest)
         ds = np.take_along_axis(dm.reshape(keep + (-1,)), order, axis=-1)
         q_bar = np.sum(gq * (ds[..., hi] - ds[..., lo]) * (n - 1.0), axis=kept).reshape(qa.shape)
@@ -480,8 +488,9 @@ def quantile_jvp_vjp(g: object, d: object, a: object, q: object, axis: object, m
     for k in range(qf.size):
         s_bar[..., hi[k]] += gq[..., k] * dq[k] * (n - 1.0)
         s_bar[..., lo[k]] -= gq[..., k] * dq[k] * (n - 1.0)
-    flat_bar = np.zeros(flat.shape)
-    np.put_along_axis(flat_bar, order, s_bar, axis=-1)
+    # back to a's order: a gather by the inverse permutation (np.put_along_axis into zeros,
+    # the same values, is an in-place write third derivatives could not read again)
+    flat_bar = np.take_along_axis(s_bar, np.argsort(order, axis=-1), axis=-1)
     a_bar = np.moveaxis(flat_bar.reshape(moved.shape), dest, axes)
     return (unbroadcast(d_bar, np.shape(d)), a_bar, np.zeros(qa.shape)[()])[part]
 

@@ -59,6 +59,7 @@ from adgen.rules.helpers import (
     quantile_jvp,
     quantile_jvp_jvp,
     quantile_jvp_vjp,
+    quantile_positions,
     shape_tree,
     sorted_jvp,
     sorted_vjp,
@@ -72,7 +73,7 @@ from adgen.rules.helpers import (
     xlogy_dy,
     zero_tangent,
 )
-from adgen.rules.registry import defjvp, defjvp_kind, defreference, defrefusal, defvjp, lookup
+from adgen.rules.registry import defjvp, defjvp_kind, defreference, defvjp, lookup
 
 # --------------------------------------------------------------------------------------------
 # Linear in their differentiable arguments jointly: the tangent is the same call on tangents.
@@ -380,10 +381,12 @@ def quantile_jvp_tangent(d: Any, out: Any, t: Any, a: Any, q: Any, axis: Any, me
             quantile_jvp_jvp(d, t, a, q, axis, method, keepdims, which, 2))
 
 
-for _helper in (quantile_jvp_vjp, quantile_jvp_jvp):
-    defrefusal(_helper, "it is the derivative of forward mode's tangent of np.quantile "
-               "/ percentile / median (second derivatives): third derivatives through the "
-               "quantiles are not supported")
+# Third derivatives: those two are NumPy over functions with rules (the sort order, lo, hi
+# are integers, constant between ties), so reverse and forward mode read their source again,
+# as for svd_jvp above: multilinear in the tangents and cotangents, piecewise polynomial in a
+# and q, the same pieces as the first derivative takes (as JAX's sort-based quantile)
+for _helper in (quantile_jvp_vjp, quantile_jvp_jvp, quantile_positions):
+    defreference(_helper)(_helper)
 
 # Second derivatives through np.linalg.norm with an ord: its tangent calls its adjoint, which
 # is NumPy over functions with rules (sign, abs, where, svd for the matrix 2-norm and nuclear
