@@ -296,7 +296,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
                         **kwargs)
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
-    refuse_subclasses(args)
+    refuse_subclasses(args, kwargs)
     compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
     received = _as_received(args) if compiled.mutates_containers else args
     complex_values = may_be_complex(compiled) or has_complex(args)
@@ -490,6 +490,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             # hold them (hit[12]: the signature has none of these, known once)
             refuse_subclasses(args)
             complex_args = has_complex(args)
+        if kwargs:
+            refuse_subclasses((), kwargs)  # (the fast path takes no keywords)
         # recompiled when a rule was registered, or when a free name of the function (or of a
         # callee) no longer holds what the compiled code assumed (bindings.failed)
         if hit is None or hit[0] != generation[0] or (

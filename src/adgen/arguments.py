@@ -172,7 +172,7 @@ def refuse_complex_jacobian(args: tuple[Any, ...], what: str) -> None:
                  "and imaginary parts as two real arguments")
 
 
-def refuse_subclasses(args: tuple[Any, ...]) -> None:
+def refuse_subclasses(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
     """Refuses the values whose kinds the signature leaves unknown and adgen cannot
     differentiate: array subclasses (np.matrix, masked arrays), whose operators mean something
     else than the rules assume (``*`` is a matrix product for np.matrix). Complex values are
@@ -188,6 +188,18 @@ def refuse_subclasses(args: tuple[Any, ...]) -> None:
                     "subclass: adgen differentiates plain ndarrays, and a subclass's "
                     "operators may mean something else (np.matrix: * is a matrix product; "
                     "a masked array skips masked elements)",
+                    hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
+                         "mask as a separate argument used with np.where)")
+    for key, value in (kwargs or {}).items():
+        # keyword arguments get no gradient, but a subclass's operators still run in the
+        # forward pass the rules' pullbacks assume plain (a masked sum skips elements)
+        for leaf in leaves_of(value):
+            if is_array_subclass(leaf):
+                raise NonDifferentiableError(
+                    f"keyword argument {key!r} is or holds a {type(leaf).__module__}."
+                    f"{type(leaf).__qualname__}, an ndarray subclass: adgen differentiates "
+                    "plain ndarrays, and a subclass's operators may mean something else "
+                    "(np.matrix: * is a matrix product; a masked array skips masked elements)",
                     hint="pass np.asarray(x) (for a masked array: x.filled(value), or the "
                          "mask as a separate argument used with np.where)")
 

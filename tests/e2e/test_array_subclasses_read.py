@@ -122,18 +122,34 @@ def from_a_callback(v, make):
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_values_that_arrive_when_the_gradient_runs_are_refused(mutation):
-    """A keyword argument or a callback's result: seen when the pullback meets it
-    (unbroadcast, at the user's line), not when the function is compiled."""
-    with pytest.raises(adgen.AdgenError) as info:
+    """A keyword argument (checked when the gradient is called, as positional ones are) or a
+    callback's result (seen when the pullback meets it: unbroadcast, at the user's line)."""
+    with pytest.raises(adgen.NonDifferentiableError) as info:
         adgen.grad(keyword_matrix_line, mutation=mutation)(V2.copy(), a=M)
-    assert info.value.location.line == _line("# MARK keyword")
-    assert "matrix" in info.value.message and "np.asarray" in info.value.message
+    assert "keyword argument 'a'" in info.value.message and "np.asarray" in info.value.hint
     with pytest.raises(adgen.AdgenError) as info:
         adgen.grad(from_a_callback, mutation=mutation)(V2.copy(), lambda: M)
     assert info.value.location.line == _line("# MARK callback")
     # plain arrays there are differentiated, against central differences
     check_grad(keyword_matrix_line, (V2,), kwargs={"a": np.asarray(M)}, mutation=mutation)
     check_grad(from_a_callback, (V2, lambda: np.asarray(M)), mutation=mutation)
+
+
+def keyword_masked_added(v, *, m):
+    return np.sum(np.asarray(m + v) ** 2)
+
+
+def test_keyword_arguments_are_checked_when_called():
+    """A masked keyword argument only added (no product reaches a pullback) gave a gradient at
+    its masked element, which the plain call's value does not depend on."""
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    for run in (lambda: adgen.grad(keyword_masked_added)(V3.copy(), m=masked),
+                lambda: adgen.vjp(keyword_masked_added, V3.copy(), m=masked)):
+        with pytest.raises(adgen.NonDifferentiableError) as info:
+            run()
+        assert "keyword argument 'm'" in info.value.message
+        assert "numpy.ma.MaskedArray" in info.value.message
+    check_grad(keyword_masked_added, (V3,), kwargs={"m": masked.filled(0.0)})
 
 
 def test_vjp_and_jvp_refuse_too():
