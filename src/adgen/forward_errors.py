@@ -30,6 +30,7 @@ def annotate(exc: BaseException, compiled: Any) -> None:
     pullback; ``compiled`` None), if it was raised there and the line is known."""
     if getattr(exc, "__adgen_located__", False):
         return
+    _user_function_name(exc, compiled)
     codes = _forward_codes(compiled, {})
     tb = exc.__traceback__
     frames = []
@@ -66,6 +67,16 @@ def annotate(exc: BaseException, compiled: Any) -> None:
         except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
             pass
         return
+
+
+def _user_function_name(exc: BaseException, compiled: Any) -> None:
+    """A call that does not bind (``grad(loss)(x, w=w)``: "loss_forward() got multiple values
+    for argument 'w'") names the user's function, as the plain call's TypeError does."""
+    name = getattr(getattr(compiled, "forward", None), "__name__", "")
+    message = exc.args[0] if isinstance(exc, TypeError) and exc.args else None
+    if name.endswith("_forward") and isinstance(message, str) and \
+            message.startswith(f"{name}() "):
+        exc.args = (f"{name[:-len('_forward')]}(){message[len(name) + 2:]}", *exc.args[1:])
 
 
 def _forward_codes(compiled: Any, out: dict[Any, Any]) -> dict[Any, Any]:
