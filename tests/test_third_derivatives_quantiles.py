@@ -90,7 +90,8 @@ def test_against_jax():
 
     x = np.array([0.3, -0.7, 1.1, 0.45, -0.2])
     np.testing.assert_allclose(adgen.jacfwd(adgen.hessian(f))(x),
-                               np.asarray(jax.jacfwd(jax.hessian(port))(x)), atol=1e-12)
+                               np.asarray(jax.jit(jax.jacfwd(jax.hessian(port)))(x)),
+                               atol=1e-12)  # (jit: 1.8 s, where op by op took 13 s)
 
 
 def test_grad_of_grad_of_grad_of_a_number():

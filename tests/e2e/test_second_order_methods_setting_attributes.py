@@ -112,7 +112,7 @@ def test_layer_against_jax():
         return jnp.sum(h ** 2) + jnp.sum(jnp.sin(h) * x[:2])
 
     layer = Layer(W)
-    np.testing.assert_allclose(adgen.hessian(layer.loss)(X), np.asarray(jax.hessian(port)(X)),
+    np.testing.assert_allclose(adgen.hessian(layer.loss)(X), np.asarray(jax.jit(jax.hessian(port))(X)),
                                rtol=1e-10, atol=1e-12)
     # the object is left as the runs left it: its attribute is the last run's value, its
     # counter counts the runs (one per column of the Hessian)
