@@ -67,11 +67,8 @@ def matmul_vjp_a(g: object, b: object, a_shape: tuple) -> object:
     """Adjoint of ``a`` in ``a @ b`` (1-D operands and stacks of matrices included)."""
     if type(b) is np.ndarray and type(g) is np.ndarray and len(a_shape) == 2:
         if b.ndim == 1 and g.ndim == 1:
-            # matrix @ vector: the outer product, through BLAS for float64 (the same bits:
-            # one product per element; g[:, None] * b makes NumPy's iterator allocate two
-            # buffers of up to 64 kB for the broadcast operands besides the result)
-            if g.dtype == np.float64 and b.dtype == np.float64:
-                return np.dot(g[:, None], b[None, :])
+            # matrix @ vector: the outer product (not through BLAS, np.dot(g[:, None],
+            # b[None, :]): it skips zeros, 0 * inf is 0 there, and signs of zeros differ)
             return g[:, None] * b
         if b.ndim == 2 and g.ndim == 2:
             return g @ b.T  # matrix @ matrix: nothing broadcast
@@ -102,10 +99,7 @@ def matmul_vjp_b(g: object, a: object, b_shape: tuple) -> object:
             return a.T @ g  # matrix @ matrix: nothing broadcast
     if type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 1 and g.ndim == 1 and \
             len(b_shape) == 2:
-        # vector @ matrix: the outer product (through BLAS for float64, as in matmul_vjp_a)
-        if a.dtype == np.float64 and g.dtype == np.float64:
-            return np.dot(a[:, None], g[None, :])
-        return a[:, None] * g
+        return a[:, None] * g  # vector @ matrix: the outer product
     if is_sparse(a):
         return unbroadcast(np.asarray(a.T @ g), b_shape)
     a = np.asarray(a)
