@@ -269,7 +269,9 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     changed = True
     while changed:
         changed = False
-        for src, dst in pairs:
+        # usefulness flows from a reader back to what it reads: the statements last first
+        # reach the fixpoint in a round or two (first first took a round per link)
+        for src, dst in reversed(pairs):
             if dst & act.useful:
                 for n in src:
                     for m in {n} | aliases.get(n, set()):

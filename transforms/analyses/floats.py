@@ -182,10 +182,12 @@ def _compute(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
     for n in unknown:
         env[n] = None
     ev = _Eval(env, known, resolve)
+    # in about the program's order, as kinds.kinds (one round per link of a chain otherwise)
+    order = list(defs.items())[::-1]
     changed = True
     while changed:
         changed = False
-        for n, values in defs.items():
+        for n, values in order:
             f = env[n]
             if f is None:
                 continue
