@@ -136,6 +136,22 @@ def test_callee_made_by_exec_without_rule_names_the_call_site():
     _assert_located(info.value, ["exec-callee"])
 
 
+_WEIGHTS = np.array([1.0, 2.0])
+
+
+def calls_an_array(x):
+    return np.sum(_WEIGHTS(x))  # BAD:array-called
+
+
+def test_calling_a_global_array_is_an_adgen_error():
+    # resolving the call target compared an array with NumPy functions by ==, which raised
+    # NumPy's "truth value of an array is ambiguous" as an internal CompilerError
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(calls_an_array)(np.ones(2))
+    assert not isinstance(info.value, adgen.CompilerError)
+    assert "_WEIGHTS" in str(info.value)
+    _assert_located(info.value, ["array-called"])
+
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 
 

@@ -401,7 +401,7 @@ def _recomputed(plan: Plan, e: gast.expr, loop: gast.stmt, budget: list[int]
         right = _recomputed(plan, e.right, loop, budget) if left is not None else None
         return None if right is None else gast.BinOp(left=left, op=e.op, right=right)
     if isinstance(e, gast.Call) and not e.keywords and len(e.args) == 2 and \
-            plan.resolve_or_none(e.func) in _EXTREMES:
+            any(plan.resolve_or_none(e.func) is m for m in _EXTREMES):
         args = []
         for a in e.args:
             args.append(_recomputed(plan, a, loop, budget))

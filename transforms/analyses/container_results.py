@@ -58,7 +58,7 @@ def may_return_container(obj: Any, call: gast.Call | None = None) -> bool:
         return True
     if obj is np.where:
         return len(call.args) + len(call.keywords) == 1
-    if obj in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    if any(obj is f for f in (np.atleast_1d, np.atleast_2d, np.atleast_3d)):
         return len(call.args) != 1
     if obj is np.unique:
         return any(k.arg.startswith("return_") for k in call.keywords)

@@ -61,8 +61,9 @@ def _runtime_result(obj: Any) -> str | None:
         return "first"
     if obj is runtime.dtype_kind:
         return "none"
-    return "fresh" if obj in (runtime.zeros_like, runtime.zeros_for,
-                              runtime.kept_copy, runtime.zero_tangent) else None
+    return "fresh" if any(obj is f for f in (runtime.zeros_like, runtime.zeros_for,
+                                              runtime.kept_copy, runtime.zero_tangent)) \
+        else None
 
 
 @dataclass
@@ -285,7 +286,7 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
     import numpy as np
 
     obj = resolve(v.func) if resolve is not None else None
-    if obj in (np.linalg.eigh, np.linalg.slogdet):
+    if obj is np.linalg.eigh or obj is np.linalg.slogdet:  # `is`: obj may be an array
         return True
     keywords = {k.arg: k.value for k in v.keywords}
     if obj is np.linalg.svd:  # compute_uv=False returns the values alone
