@@ -86,6 +86,9 @@ class LeanFacts:
             an in-place update whose old value its own pullback reads is refused).
         ranks: pullback name -> the rank of the array it holds or is the adjoint of, for
             every name the kinds analysis knows to hold an array (inside loops too).
+        consumable: saved float64 arrays this pullback owns from its start: it runs once,
+            and nothing else holds them (``single_use.consumable_saved``; empty but for
+            grad's single-use compilation).
     """
 
     arrays: dict[str, str] = field(default_factory=dict)
@@ -94,6 +97,7 @@ class LeanFacts:
     weak: set[str] = field(default_factory=set)
     in_place: bool = True
     ranks: dict[str, int] = field(default_factory=dict)
+    consumable: set[str] = field(default_factory=set)
 
 
 def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
@@ -124,7 +128,8 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
     for k in range(len(body) - 1, -1, -1):
         live_after[k] = set(acc)
         acc |= reads_at[k]
-    owned: set[str] = set()
+    # a single-use pullback owns the saved arrays nothing else holds (the top level only)
+    owned: set[str] = set(facts.consumable) if top else set()
     bound: set[str] = set()  # bound by a top-level assignment of the pullback itself
     new: list[gast.stmt] = []
     for k, st in enumerate(body):
@@ -147,6 +152,9 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
                 copy = gast.Assign(targets=[_name(c, gast.Store())], value=_name(a, gast.Load()),
                                    type_comment=None)
                 out = [gast.copy_location(aug, st)]
+                split = _product_in_place(aug, owned, after, escaping, src, facts)
+                if split is not None:  # c = a - p * e as p *= e; a -= p
+                    out = [gast.copy_location(x, st) for x in split]
                 if a != c:
                     out.append(gast.copy_location(copy, st))
                     handed = a
@@ -169,6 +177,10 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
                 st.value.id == "saved":
             pass  # the saved values' unpacking: their sources are the facts'
         elif isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
+            split = _product_in_place(st, owned, after, escaping, src, facts) \
+                if facts.in_place else None
+            if split is not None:  # x -= a * e as a *= e; x -= a
+                out = [gast.copy_location(x, st) for x in split]
             owned -= escaping  # the target itself is updated where it is
             t = st.target.id
             src[t] = src.get(t, frozenset({UNKNOWN})) | _sources(st.value, src, facts.ranks)
@@ -190,7 +202,7 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
         if all(isinstance(later, gast.Return) or is_comment(later) for later in body[k + 1:]):
             continue  # the return frees them anyway
         dead = sorted(n for n in reads_at[k] if n not in after and n in bound and
-                      n in facts.arrays and n != handed)
+                      n in facts.arrays and n != handed and n not in _deleted(st))
         if dead:
             for n in dead:
                 bound.discard(n)
@@ -250,8 +262,10 @@ def _loop_dels(body: list[gast.stmt], live_end: set[str], local: set[str],
                     isinstance(st.targets[0], gast.Name)) and  \
                     isinstance(st.value, gast.Call):  # type: ignore[attr-defined]
                 unpacked.add(n)  # a callee's cotangents: ct1, ct2 = f_pullback(...)
+    # (a nested loop's body may have dropped a name already: it may be unbound after it)
+    nested = set().union(*(_deleted(st) for st in body))
     candidates = {n for n in local if (n in facts.ranks or n in unpacked) and
-                  n not in live_end and n in first}
+                  n not in live_end and n in first and n not in nested}
     group = {n: n for n in candidates}
 
     def root(n: str) -> str:
@@ -290,6 +304,11 @@ def _loop_dels(body: list[gast.stmt], live_end: set[str], local: set[str],
         new.append(gast.copy_location(gast.Delete(
             targets=[_name(n, gast.Del()) for n in sorted(views)]), body[-1]))
     return new
+
+
+def _deleted(st: gast.stmt) -> set[str]:
+    """The names a ``del`` in ``st`` drops (a loop's body in ``st``: lean_pullback's own)."""
+    return {n.id for n in walk(st) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
 
 
 def _bound_names(st: gast.stmt) -> list[str]:
@@ -346,6 +365,39 @@ def _in_place(c: str, v: gast.expr, owned: set[str], after: set[str], escaping: 
         if FLOATING in sa and sb <= sa or \
                 FLOAT64 in sa and all(x in sa or x in narrow for x in sb):
             return a, b, v.op
+    return None
+
+
+def _product_in_place(st: gast.AugAssign, owned: set[str], after: set[str],
+                      escaping: set[str], src: dict[str, frozenset[str]], facts: LeanFacts
+                      ) -> list[gast.stmt] | None:
+    """``[a *= e, x op= a]`` for ``x op= a * e`` (``op`` ``+`` or ``-``) where ``a`` is
+    owned, read there for the last time and only once, ``x`` is the adjoint of an array of
+    ``a``'s shape (then ``a * e`` has ``a``'s shape wherever ``x op= a * e`` runs) and ``a *
+    e`` has ``a``'s dtype (as ``_in_place``): the product is computed in ``a``'s buffer, the
+    same bits, without a temporary array."""
+    x, v = st.target.id, st.value  # type: ignore[attr-defined]
+    if not (isinstance(st.op, (gast.Add, gast.Sub)) and isinstance(v, gast.BinOp) and
+            isinstance(v.op, gast.Mult)):
+        return None
+    for a_node, e in ((v.left, v.right), (v.right, v.left)):
+        if not isinstance(a_node, gast.Name):
+            continue
+        a = a_node.id
+        if a == x or a not in owned or a in after or a not in facts.ranks or \
+                not _only_load(v, a) or x not in facts.arrays or \
+                not facts.same_shape(facts.arrays[x], facts.arrays.get(a, a)):
+            continue
+        if a in escaping:
+            continue
+        sa, se = src.get(a, frozenset({UNKNOWN})), _sources(e, src, facts.ranks)
+        narrow = facts.f64 | facts.weak | {FLOATING, FLOAT64}
+        if UNKNOWN in sa | se or FLOAT64 not in sa or \
+                not all(y in sa or y in narrow for y in se):
+            continue
+        return [gast.AugAssign(target=_name(a, gast.Store()), op=gast.Mult(), value=e),
+                gast.AugAssign(target=_name(x, gast.Store()), op=st.op,
+                               value=_name(a, gast.Load()))]
     return None
 
 

@@ -360,3 +360,37 @@ def test_second_derivatives_through_the_rewritten_loop():
                                atol=1e-6)
     np.testing.assert_allclose(adgen.jacrev(adgen.grad(smoothed_cubic))(u), expected,
                                rtol=1e-5, atol=1e-6)
+
+
+def _softplus(v, beta):
+    return np.log(1.0 + np.exp(beta * v)) / beta
+
+
+def _scaled(v, k):
+    return v * v * k
+
+
+def _row_energy(r, a):
+    s = 0.0
+    for j in range(len(r)):
+        s += np.sin(a * r[j]) * r[j]
+    return s
+
+
+def callees_in_nested_loops(X, a):
+    # each reversed body unpacks callees' cotangents (ct, _ = f_pullback(...)), the inner
+    # one and the outer one both binding _: the inner body's del of it must not leave the
+    # outer body deleting an unbound name (UnboundLocalError)
+    s = 0.0
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            s += _softplus(X[i, j], a) + _scaled(X[i, j], 3) + _scaled(a, 0.5)
+        s += _row_energy(X[i] * a, 0.7)
+    return s
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_callees_cotangents_in_nested_loops(policy):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3, 4))
+    check_grad(callees_in_nested_loops, (X, 0.8), argnums=(0, 1), mutation=policy)
