@@ -13,6 +13,11 @@ the same item counted from the start where ``n`` is a list:
                          k1 = -1
                      t = n[k1]
 
+A part's ``extend``, which lower_mutation writes as ``if isinstance(m, list):`` a loop of
+``m.append(item)`` ``else: m.extend(items)``, reads the part again right before each append
+and before the extend (the same object, when nothing between the first read and the ``if``
+can change the holder), so each is a write through the name just read.
+
 And where the value appended reads the holder again (``hist["h"].append(f(hist["h"][-1]))``:
 the receiver ``m = hist["h"]`` is read first, then the argument), the receiver's read moves
 to just before the append when nothing between can change the holder (only arithmetic,
@@ -35,7 +40,7 @@ from typing import Any
 import gast
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.names import Namer
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import clone, walk
 
 _GROWING = ("append", "extend", "insert")
 
@@ -84,6 +89,8 @@ def lower_end_reads(fn: gast.FunctionDef, namer: Namer,
         return
     fn.body = _block(fn.body, parts, grown, namer)
     _receivers_last(fn.body, parts, resolve)
+    exprs = {n: vs[0] for n, vs in bound.items() if n in parts}
+    _extends_read_again(fn.body, exprs, resolve, namer)
 
 
 def _block(stmts: list[gast.stmt], parts: dict[str, str | None], grown: set[str],
@@ -165,3 +172,49 @@ def _harmless(s: gast.stmt, receiver: str, resolve: Callable[[gast.expr], Any]) 
         elif isinstance(c, (gast.NamedExpr, gast.Yield, gast.Await)):
             return False
     return True
+
+
+def _extends_read_again(stmts: list[gast.stmt], exprs: dict[str, gast.expr],
+                        resolve: Callable[[gast.expr], Any], namer: Namer) -> None:
+    """Reads the part again before the appends and the extend of lower_mutation's ``extend``
+    of a part (module docstring)."""
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and not isinstance(s, gast.FunctionDef):
+                _extends_read_again(sub, exprs, resolve, namer)
+    for k, s in enumerate(stmts):
+        m = _extend_of(s)
+        if m is None or m not in exprs:
+            continue
+        at = next((j for j in range(k - 1, -1, -1) if isinstance(stmts[j], gast.Assign) and
+                   isinstance(stmts[j].targets[0], gast.Name) and
+                   stmts[j].targets[0].id == m), None)
+        if at is None or not all(_harmless(b, m, resolve) for b in stmts[at + 1:k]):
+            continue
+        for block in [s.orelse] + [w.body for w in s.body if isinstance(w, gast.For)]:
+            for j, w in enumerate(block):
+                call = w.value if isinstance(w, gast.Expr) else None
+                if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+                        isinstance(call.func.value, gast.Name) and call.func.value.id == m:
+                    again = namer.fresh("t")
+                    block.insert(j, assign(name(again, gast.Store), clone(exprs[m]), w))
+                    call.func.value = name(again)
+                    break
+
+
+def _extend_of(s: gast.stmt) -> str | None:
+    """``m`` for lower_mutation's ``if isinstance(m, list): <appends> else: m.extend(v)``."""
+    if not (isinstance(s, gast.If) and isinstance(s.test, gast.Call) and
+            isinstance(s.test.func, gast.Name) and s.test.func.id == "isinstance" and
+            len(s.test.args) == 2 and isinstance(s.test.args[0], gast.Name) and
+            isinstance(s.test.args[1], gast.Name) and s.test.args[1].id == "list" and
+            len(s.orelse) == 1 and isinstance(s.orelse[0], gast.Expr)):
+        return None
+    call = s.orelse[0].value
+    m = s.test.args[0].id
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            call.func.attr == "extend" and isinstance(call.func.value, gast.Name) and \
+            call.func.value.id == m:
+        return m
+    return None

@@ -1,12 +1,14 @@
 """Forward mode of a list held in a part and extended in place (``self.xs.extend(...)``,
 ``d["xs"].extend(...)``): jvp refused them ('the method call
 .extend() on a value with a derivative', with a hint to use reverse mode, which refuses them
-too). The tangent list now changes as the list does. Checked against central differences
-(tests/gradcheck.py); reverse mode's refusal names the line and how to write it instead."""
+too). The tangent list now changes as the list does, and reverse mode follows them too
+(transforms/list_end_reads reads the part again before each append lower_mutation writes).
+Checked against central differences (tests/gradcheck.py); items a helper makes stay refused
+in reverse mode, at the line, with a hint that works."""
 
 import numpy as np
 import pytest
-from gradcheck import central, numerical_jvp
+from gradcheck import central, check_grad, numerical_jvp
 
 import adgen
 
@@ -68,9 +70,27 @@ def test_jvp_with_the_dicts_tangent():
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-def test_reverse_mode_refuses_with_a_hint_that_works(mutation):
+@pytest.mark.parametrize("f", [lambda x: Model().loss(x), local_dict, extended_by_a_loop,
+                               lambda x: given_dict({"xs": []}, x)],
+                         ids=["method", "local_dict", "loop", "given_dict"])
+def test_reverse_mode(f, mutation):
+    assert check_grad(f, (X.copy(),), mutation=mutation) is not None
+
+
+def extended_by_a_helper(x):
+    d = {"xs": []}
+    d["xs"].extend(made_by(x))
+    return sum(np.sum(v ** 2) for v in d["xs"])
+
+
+def made_by(x):
+    return [x * 2.0, np.sin(x)]
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_reverse_mode_refuses_items_a_helper_makes_with_a_hint_that_works(mutation):
     with pytest.raises(adgen.AdgenError) as info:
-        adgen.grad(Model().loss, mutation=mutation)(X.copy())
+        adgen.grad(extended_by_a_helper, mutation=mutation)(X.copy())
     text = str(info.value)
-    assert "test_forward_list_extend.py" in text and "self.xs.extend(" in text
-    assert "self.xs.append(v)" in text
+    assert "test_forward_list_extend.py" in text and 'd["xs"].extend(' in text
+    assert "d['xs'].append(v)" in text
