@@ -558,6 +558,11 @@ class Plan:
                         isinstance(v.func.value, gast.Name) and v.func.attr in (
                             "reshape", "ravel", "transpose", "T", "squeeze", "view"):
                     todo.append(v.func.value.id)
+                elif isinstance(v, gast.Call) and any(
+                        k.arg == "out" and isinstance(k.value, gast.Name) for k in v.keywords):
+                    # np.multiply(x, k, out=t) is t (in a loop, t's carried name)
+                    todo.extend(k.value.id for k in v.keywords
+                                if k.arg == "out" and isinstance(k.value, gast.Name))
                 else:
                     return None
         return roots.pop() if len(roots) == 1 else None
@@ -790,15 +795,23 @@ class Plan:
             self._counters = found
         return self._counters
 
-    def counted(self, s: gast.For | gast.While, recorded: list[str]) -> list[gast.expr] | None:
+    def counted(self, s: gast.For | gast.While, recorded: list[str],
+                arrays: dict[str, int] | None = None) -> list[gast.expr] | None:
         """The arguments of the range a loop runs through to its end, where the numbers it
         records fit a typed tape (a float64 or int64 array per number, an element per
         iteration); else None. Such a loop: ``for i in range(stop)`` or ``range(start,
         stop)`` (the builtin, over names or int constants the body does not rebind), no
         break, not inside another loop (a tape allocated per outer iteration would cost more
         than the list it replaces), and every recorded name but ``i`` a float64 number or an
-        int (analyses.floats) bound at the top level of the body, so in every iteration."""
-        if not isinstance(s, gast.For) or self.loops_of.get(id(s)) != () or \
+        int (analyses.floats) bound at the top level of the body, so in every iteration.
+
+        ``arrays``: recorded names the caller proved to be float64 arrays of one shape in
+        every iteration, bound at the top level of the body (name -> rank): each gets a
+        two-dimensional column (a row per iteration), and the loop may then be inside
+        another (one array per run of the loop replaces a tuple and an array per row)."""
+        arrays = arrays or {}
+        if not isinstance(s, gast.For) or \
+                (self.loops_of.get(id(s)) != () and not arrays) or \
                 not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
             return None
         f, args = s.iter.func, s.iter.args
@@ -811,7 +824,8 @@ class Plan:
             return None
         every = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
                  if isinstance(t, gast.Name)}
-        if all(r == s.target.id or (r in self.column_dtypes and r in every) for r in recorded):
+        if all(r == s.target.id or r in arrays or (r in self.column_dtypes and r in every)
+               for r in recorded):
             return list(args)
         return None
 
