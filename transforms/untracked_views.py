@@ -36,15 +36,22 @@ def refuse_untracked_view_writes(parsed: Parsed) -> None:
     Raises:
         UnsupportedError: naming the write's line and the einsum's.
     """
-    views: dict[str, gast.AST] = {}  # name -> the einsum call it may view the operand of
-    for node in walk(parsed.tree):
+    views: dict[str, gast.AST] = {}  # name -> the statement that bound it to such a view
+    # in the order of the source: a name rebound to something else (t = t.copy()) no longer
+    # holds the view for the writes after it (a write earlier in a loop's body still counts)
+    nodes = sorted((n for n in walk(parsed.tree) if hasattr(n, "lineno")),
+                   key=lambda n: (n.lineno, n.col_offset))
+    for node in nodes:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
+            bound = node.targets[0].id
             if _is_one_operand_einsum(parsed, node.value) or _is_mt(node.value):
-                views[node.targets[0].id] = node
+                views[bound] = node
             elif isinstance(node.value, gast.Name) and node.value.id in views:
-                views[node.targets[0].id] = views[node.value.id]  # e = d
-    for node in walk(parsed.tree):
+                views[bound] = views[node.value.id]  # e = d
+            elif bound in views and not _written_at(node, bound):
+                del views[bound]  # rebound: a new value
+            continue
         through = _written_through_mt(node)
         if through is not None:
             raise UnsupportedError(
@@ -82,6 +89,10 @@ def _is_one_operand_einsum(parsed: Parsed, value: gast.expr) -> bool:
     for p in reversed(parts):
         obj = getattr(obj, p, None)
     return obj is np.einsum
+
+
+def _written_at(node: gast.Assign, name: str) -> bool:
+    return _written_name(node) == name
 
 
 def _is_mt(value: gast.expr) -> bool:

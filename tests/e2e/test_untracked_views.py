@@ -64,6 +64,16 @@ def einsum_copy_written(a):
     return np.sum(d ** 2) + np.sum(a)
 
 
+def rebound_before_the_write(a):
+    t = a.mT
+    t = t.copy()  # a new array from here on: the write below is to it
+    t[0] = 1.0
+    d = np.einsum("ii->i", a)
+    d = d * 2.0
+    d += 1.0
+    return np.sum(t ** 2) + np.sum(d ** 2) + np.sum(a ** 2)
+
+
 def mt_read(a):
     return np.sum(a.mT @ a) + np.sum(np.tanh(a.mT[0]))
 
@@ -89,7 +99,7 @@ def test_refused_at_the_write(fun, mark, mutation):
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_new_arrays_and_reads_are_differentiated(mutation):
-    for fun in (einsum_of_two_written, einsum_copy_written, mt_read,
+    for fun in (einsum_of_two_written, einsum_copy_written, mt_read, rebound_before_the_write,
                 lambda a: mt_read(a * 2.0)):
         check_grad(fun, (A,), mutation=mutation)
     check_jvp(mt_read, (A,), (np.ones((3, 3)),))
