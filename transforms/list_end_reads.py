@@ -70,21 +70,32 @@ def lower_end_reads(fn: gast.FunctionDef, namer: Namer,
                     resolve: Callable[[gast.expr], Any]) -> None:
     """Rewrites the reads of the module docstring in ``fn`` (in place); ``resolve`` gives
     the object a called name is bound to (None: local or unknown)."""
-    bound: dict[str, list[gast.expr]] = {}
-    for s in walk(fn):
-        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
-            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            for t in targets:
-                for n in walk(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        bound.setdefault(n.id, []).append(
-                            s.value if isinstance(s, gast.Assign) else None)
-    parts = {n: _part(vs[0]) for n, vs in bound.items()
-             if len(vs) == 1 and vs[0] is not None and _part(vs[0]) is not None}
-    grown = {parts[c.func.value.id] for c in walk(fn)
-             if isinstance(c, gast.Call) and isinstance(c.func, gast.Attribute) and
-             c.func.attr in _GROWING and isinstance(c.func.value, gast.Name) and
-             c.func.value.id in parts}
+    bound: dict[str, list[gast.expr | None]] = {}
+    growing: list[gast.Call] = []
+    for s in walk(fn):  # one walk: the bindings and the calls that grow a list
+        if isinstance(s, gast.Call):
+            if isinstance(s.func, gast.Attribute) and s.func.attr in _GROWING and \
+                    isinstance(s.func.value, gast.Name):
+                growing.append(s)
+            continue
+        if not isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
+            continue
+        value = s.value if isinstance(s, gast.Assign) else None
+        for t in s.targets if isinstance(s, gast.Assign) else [s.target]:
+            if isinstance(t, gast.Name):
+                bound.setdefault(t.id, []).append(value)
+                continue
+            for n in walk(t):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    bound.setdefault(n.id, []).append(None)
+    if not growing:
+        return
+    parts: dict[str, str | None] = {}
+    for n, vs in bound.items():
+        key = _part(vs[0]) if len(vs) == 1 and vs[0] is not None else None
+        if key is not None:
+            parts[n] = key
+    grown = {parts[c.func.value.id] for c in growing if c.func.value.id in parts}
     if not grown:
         return
     fn.body = _block(fn.body, parts, grown, namer)

@@ -61,7 +61,8 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
     lower = _Lower(namer, parsed)
     fn.body = lower.block(fn.body)
-    lower_end_reads(fn, namer, lower.resolve)  # hist["h"][-1] of a list the function grows
+    if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
+        lower_end_reads(fn, namer, lower.resolve)
     return fn
 
 
@@ -78,6 +79,7 @@ class _Lower:
     def __init__(self, namer: Namer, parsed: Parsed) -> None:
         self.namer = namer
         self.parsed = parsed
+        self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -88,6 +90,10 @@ class _Lower:
             if isinstance(s, gast.Try):
                 for h in s.handlers:
                     h.body = self.block(h.body)
+            call = getattr(s, "value", None)
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+                    call.func.attr in ("append", "extend", "insert"):
+                self.grows = True
             out.extend(self.stmt(s))
         return out
 
