@@ -134,7 +134,10 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
     new: list[gast.stmt] = []
     for k, st in enumerate(body):
         after = live_after[k]
-        escaping = _escaping_loads(st)
+        # read by the branches below for a simple statement only (a loop or a branch is
+        # opaque): not computed for one, whose whole subtree it walked at every nesting level
+        escaping = _escaping_loads(st) if isinstance(
+            st, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)) else set()
         out = [st]
         handed: str | None = None
         if isinstance(st, (gast.For, gast.While)) and not st.orelse:
