@@ -54,6 +54,7 @@ from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_
 from adgen.transforms.node_index import frozen
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
+from adgen.transforms.single_use import consumable_saved, shape_numbers
 from adgen.transforms.star_wrappers import shim_of
 from adgen.transforms.walk import walk
 
@@ -102,6 +103,9 @@ class Compiled:
     # (analyses.number_updates): a call through a method or a variable follows them when
     # the attributes hold numbers at the call (dispatch)
     number_updates: Any = None
+    # saved arrays its pullback may write in place (compiled single-use, for grad: the
+    # pullback must not run twice on one forward's saved values)
+    consumes: frozenset[str] = frozenset()
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -121,32 +125,40 @@ def clear_cache() -> None:
 
 
 def _key(fn: Any, mutation: str, wrt: tuple[int, ...] | None = None,
-         sig: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
-    return (id(fn), mutation, registry.generation(), wrt, sig)
+         sig: tuple[Any, ...] | None = None, single_use: bool = False) -> tuple[Any, ...]:
+    return (id(fn), mutation, registry.generation(), wrt, sig, single_use)
 
 
 def compile_function(fn: Any, *, mutation: str = "save",
                      wrt: tuple[int, ...] | None = None,
-                     sig: tuple[Any, ...] | None = None) -> Compiled:
-    """Compiles ``fn`` (cached per function, policy, rule-registry generation, ``wrt`` and
-    ``sig``); thread-safe (one compilation at a time, see ``_COMPILE_LOCK``).
+                     sig: tuple[Any, ...] | None = None,
+                     single_use: bool = False) -> Compiled:
+    """Compiles ``fn`` (cached per function, policy, rule-registry generation, ``wrt``,
+    ``sig`` and ``single_use``); thread-safe (one compilation at a time, see
+    ``_COMPILE_LOCK``).
 
     Args:
         fn: the function.
         mutation: "save" or "strict".
         wrt: the positions of the parameters to differentiate (as ``grad``'s argnums); None
             for all of them (``vjp``, and every callee). The others get no adjoint code.
+        sig: the argument signature (kinds.signature) to specialise to, or None.
+        single_use: the pullback runs once, right after its forward (``grad``'s and
+            ``value_and_grad``'s call, never ``vjp``'s nor a higher derivative's): it may
+            write in place the saved arrays nothing else holds (transforms/single_use.py).
 
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
     with _COMPILE_LOCK:
-        return _compile_function(fn, mutation=mutation, wrt=wrt, sig=sig)
+        return _compile_function(fn, mutation=mutation, wrt=wrt, sig=sig,
+                                 single_use=single_use)
 
 
 def _compile_function(fn: Any, *, mutation: str = "save",
                       wrt: tuple[int, ...] | None = None,
-                      sig: tuple[Any, ...] | None = None) -> Compiled:
+                      sig: tuple[Any, ...] | None = None,
+                      single_use: bool = False) -> Compiled:
     """:func:`compile_function`, with the compile lock held."""
     if getattr(fn, "__adgen_transform__", False):
         from adgen.errors import UnsupportedError
@@ -171,13 +183,14 @@ def _compile_function(fn: Any, *, mutation: str = "save",
             wrt = None  # every parameter: the general compilation
     if sig is not None and not any(k is not None for k in sig):
         sig = None
-    key = _key(fn, mutation, wrt, sig)
+    single_use = single_use and sig is not None  # (the facts it needs come with a signature)
+    key = _key(fn, mutation, wrt, sig, single_use)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is fn and (not hit[1].guards or failed(hit[1].guards) is None):
         _CACHE.move_to_end(key)
         return hit[1]
     if wrt is not None or sig is not None:
-        compiled = _compile(fn, mutation, wrt=wrt, sig=sig)
+        compiled = _compile(fn, mutation, wrt=wrt, sig=sig, single_use=single_use)
         if compiled.mutates_params or compiled.mutates_containers:
             _refuse_mutating_recursion(fn, compiled)
         _remember(key, fn, compiled)
@@ -280,9 +293,11 @@ class _CalleeInfo:
 
 def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
              wrt: tuple[int, ...] | None = None,
-             sig: tuple[Any, ...] | None = None, dump: list[str] | None = None) -> Compiled:
+             sig: tuple[Any, ...] | None = None, dump: list[str] | None = None,
+             single_use: bool = False) -> Compiled:
     """Runs the passes on ``fn``. ``dump``: stop after ``reverse`` and append the code there
-    (the stage dump, made by the same code as the compilation; the result is then None)."""
+    (the stage dump, made by the same code as the compilation; the result is then None).
+    ``single_use``: as :func:`compile_function`'s."""
     parsed, tree, namer, headers = front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
 
@@ -417,6 +432,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     run_pass("cleanup", lambda: cleanup(result.pullback), parsed)
     # in-place arithmetic on adjoints the pullback owns, names dropped after their last read
     if result.lean is not None:
+        if single_use:  # grad's pullback runs once: it may take over what only it holds
+            result.lean.consumable = run_pass("cleanup", lambda: consumable_saved(
+                result.forward, result.lean.ranks, result.lean.f64), parsed)
+            # grad's seed: 1.0, or a float64 array (api: _single_use_seed)
+            result.lean.f64.add("out_bar")
+            result.lean.weak |= shape_numbers(result.forward, result.lean.ranks)
         run_pass("cleanup", lambda: lean_pullback(result.pullback, result.lean), parsed)
     # tape columns the final pullback reads nowhere leave the forward's rows
     run_pass("cleanup", lambda: drop_dead_columns(result.forward, result.pullback), parsed)
@@ -481,7 +502,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     mutates_containers=result.mutates_containers,
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
-                    returns_fresh=fresh_result, number_updates=updates)
+                    returns_fresh=fresh_result, number_updates=updates,
+                    consumes=frozenset(result.lean.consumable) if result.lean else frozenset())
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:

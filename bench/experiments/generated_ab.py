@@ -5,7 +5,8 @@ side by side in one process, so that the machine's load hits both alike.
     python -m bench.experiments.generated_ab /tmp/base softmax_xent logreg attention
 
 Each tree compiles the workloads in its own process (``adgen.api.compile_fun`` for the
-workload's arguments and ``argnums``, policy "save") and hands back the generated module's
+workload's arguments and ``argnums``, policy "save", single-use where the tree has it: the
+code ``adgen.grad`` runs) and hands back the generated module's
 source. This process execs both sources, checks that they give the same gradient, then times
 the forward and pullback of each and the hand gradient interleaved (15 rounds, CPU time, min
 and median per gradient) and takes each one's tracemalloc peak (``bench.memory.peak_bytes``,
@@ -40,15 +41,21 @@ def _workload(name: str) -> Any:
 
 def sources(names: list[str]) -> dict[str, tuple[str, str]]:
     """name -> (function name, generated module source), compiled by the adgen imported."""
+    import inspect
+
     from adgen.transforms.analyses.kinds import signature
 
     from adgen.api import compile_fun
 
+    # grad's code: its pullback runs once (a tree from before single_use has none)
+    once = {"single_use": True} if "single_use" in inspect.signature(compile_fun).parameters \
+        else {}
     out = {}
     for name in names:
         w = _workload(name)
         args = w.make_args(np.random.default_rng(0))
-        compiled = compile_fun(w.primal, "save", wrt=tuple(w.argnums), sig=signature(args))
+        compiled = compile_fun(w.primal, "save", wrt=tuple(w.argnums), sig=signature(args),
+                               **once)
         out[name] = (w.primal.__name__, compiled.source)
     return out
 

@@ -51,7 +51,7 @@ _F64_SCALAR = np.float64
 
 def compile_fun(fun: Callable[..., Any], mutation: str,
               wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None,
-              backend: str = "default") -> Any:
+              backend: str = "default", single_use: bool = False) -> Any:
     from adgen.transforms.pipeline import compile_function
 
     check_policy(mutation)
@@ -68,7 +68,8 @@ def compile_fun(fun: Callable[..., Any], mutation: str,
             f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
             "function where another calls it, not as the function given to grad or vjp",
             hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
-    return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig)
+    return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig,
+                            single_use=single_use)
 
 
 def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -164,6 +165,32 @@ def _run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
                 exc.__traceback__) from None
 
 
+def _single_use_seed(out: Any) -> Any:
+    """grad's seed for ``out`` (:func:`_scalar_output`) as a float or a float64 array: a
+    single-use pullback (transforms/single_use.py) computes in place in a saved float64
+    array where the seed's dtype cannot widen the product (1.0 in any float dtype is the
+    same number)."""
+    seed = _scalar_output(out)
+    if type(seed) is np.ndarray and seed.dtype is not _F64:
+        seed = seed.astype(np.float64)
+    return seed
+
+
+def _run_pullback_again(compiled: Any, pullback: Callable[..., Any], saved: Any,
+                        out_bar: Any, exc: TypeError | None = None) -> Any:
+    """The pullback run again with complex adjoints (:func:`_run_pullback`) after a complex
+    cotangent reached a real buffer; refused, loudly, for a single-use pullback that may
+    have written its saved arrays already."""
+    if getattr(compiled, "consumes", None):
+        raise runtime.locate(UnsupportedError(
+            "a complex cotangent reached a real array in grad's pullback, which writes the "
+            "forward's saved arrays in place and cannot run again with complex adjoints",
+            hint="use adgen.vjp(f, *args)[1](1.0), whose pullback can run again, or make "
+                 "the complex values real (np.real, np.abs) before they reach real ones"),
+            exc.__traceback__ if exc is not None else None) from None
+    return _run_pullback(pullback, saved, out_bar)
+
+
 def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_value: bool,
                compiled: Any, guards: tuple[Any, ...], generation: list[int],
                compiled_at: int, code: tuple[Any, Any] | None,
@@ -174,8 +201,11 @@ def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_
     from adgen.fast_gradient import fast_call
 
     made = fast_call(args, nums, single, with_value, compiled, guards, generation, compiled_at,
-                     code, {"annotate": annotate, "scalar_output": _scalar_output,
-                            "run_pullback": _run_pullback, "into_real": _complex_into_real,
+                     code, {"annotate": annotate,
+                            "scalar_output": _single_use_seed if getattr(
+                                compiled, "consumes", None) else _scalar_output,
+                            "run_pullback": functools.partial(_run_pullback_again, compiled),
+                            "into_real": _complex_into_real,
                             "as_gradient": as_gradient, "failed": failed,
                             "complex_refs": _COMPLEX_REFS,
                             "complex_pullbacks": _COMPLEX_PULLBACKS}, slow)
@@ -201,7 +231,9 @@ def _as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
         if isinstance(x, list):
             return [received(v) for v in x]
         if isinstance(x, tuple):
-            return tuple(received(v) for v in x)
+            items = tuple(received(v) for v in x)
+            # a namedtuple stays one: its gradient is built of the primal's type
+            return type(x)._make(items) if hasattr(type(x), "_fields") else items
         if isinstance(x, dict):
             return {k: received(v) for k, v in x.items()}
         if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
@@ -303,7 +335,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     out, saved = run_forward(compiled, args, kwargs)
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
-    snapshots = _snapshots(fun, args, out, compiled.reads_params)
+    snapshots = _snapshots(fun, args, out, compiled.reads_params) + _free_snapshots(compiled)
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         for what, now, then in snapshots:
@@ -337,6 +369,31 @@ def _snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
             if type(leaf) is np.ndarray and leaf.dtype.kind != "O" and id(leaf) not in seen:
                 seen.add(id(leaf))
                 found.append((what, leaf, leaf.copy()))
+    return found
+
+
+def _free_snapshots(compiled: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Copies of the global and closure arrays a pullback (the function's or a callee's)
+    reads: they travel with its saved values by reference (free_values.py), so one changed
+    in place after vjp returned (a data buffer refilled) would give a wrong gradient."""
+    pullbacks = []
+    todo = [compiled]
+    while todo:
+        c = todo.pop()
+        pullbacks.append(getattr(c, "pullback", None))
+        todo.extend((getattr(c, "callees", None) or {}).values())
+    read: set[str] = set()
+    for pb in pullbacks:
+        code = getattr(pb, "__code__", None)
+        if code is not None:
+            read.update(code.co_names, code.co_varnames)
+    found: list[tuple[str, np.ndarray, np.ndarray]] = []
+    seen: set[int] = set()
+    for g in compiled.guards:
+        value = g.ns.get(g.key) if g.mode == "kind" and isinstance(g.ns, dict) else None
+        if type(value) is np.ndarray and g.key in read and id(value) not in seen:
+            seen.add(id(value))
+            found.append((f"the global {g.name}", value, value.copy()))
     return found
 
 
@@ -499,8 +556,16 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                 hit[7] and failed(hit[7]) is not None):
             nums = normalize_argnums(argnums, len(args))
             # only the requested arguments get adjoint code (jax.grad's argnums)
+            # single use: this call runs the pullback once, after its own forward (the
+            # default backend's; transforms/single_use.py)
             compiled = compile_fun(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
-                                 backend=backend)
+                                   backend=backend, single_use=backend == "default" and
+                                   not (None in sig or LIST in sig or DICT in sig))
+            if getattr(compiled, "consumes", None) and may_be_complex(compiled):
+                # a complex cotangent reaching a real buffer runs the pullback again
+                # (_run_pullback): the reusable form
+                compiled = compile_fun(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
+                                       backend=backend)
             # the guard that the function's own code was not replaced, checked inline: it
             # is the only one of most functions (bindings.failed costs a call)
             code = [g for g in compiled.guards if g.mode == "attr" and g.name == "__code__"
@@ -594,7 +659,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         else:
             value = out
             seed = 1.0 if type(out) is _F64_SCALAR or type(out) is float else \
-                _scalar_output(out)
+                (_single_use_seed(out) if getattr(compiled, "consumes", None) else
+                 _scalar_output(out))
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
         elif complex_values or (_COMPLEX_REFS and pullback in _COMPLEX_PULLBACKS):
@@ -605,7 +671,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             except TypeError as exc:
                 if not _complex_into_real(exc):
                     raise
-                cts = _run_pullback(pullback, saved, seed)
+                cts = _run_pullback_again(compiled, pullback, saved, seed, exc)
         if one is not None:
             g = cts[one]
             a = received[one]

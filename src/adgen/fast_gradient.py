@@ -49,7 +49,8 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
         generation: the rule registry's generation cell; ``compiled_at`` its value then.
         code: (the function, its ``__code__`` then), or None.
         helpers: the generic path's own helpers, by name: ``annotate``, ``scalar_output``,
-            ``run_pullback``, ``into_real``, ``as_gradient``, ``failed``, ``complex_refs``
+            ``run_pullback`` (the pullback again after ``exc``, a complex cotangent into a
+            real buffer: refused for a single-use pullback), ``into_real``, ``as_gradient``, ``failed``, ``complex_refs``
             and ``complex_pullbacks``.
         slow: the generic call (the gradient closure), which the direct form calls when its
             checks fail.
@@ -116,7 +117,7 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
                 f"            except TYPE_ERROR as exc:\n"
                 f"                if not INTO_REAL(exc):\n"
                 f"                    raise\n"
-                f"                cts = RUN_PULLBACK(PULLBACK, saved, seed)\n"
+                f"                cts = RUN_PULLBACK(PULLBACK, saved, seed, exc)\n"
                 f"{''.join(each)}"
                 f"        return {'(out, ' + got + ')' if with_value else got}\n")
 
