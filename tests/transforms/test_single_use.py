@@ -190,3 +190,21 @@ def test_a_returned_array_is_kept():
     assert consumable_saved(fn, {"p": 2, "e": 2}, {"p", "e"}) == set()
     fn = _forward("def f_forward(e, s):\n    p = e / s\n    return ((np.sum(p), p), (p,))\n")
     assert consumable_saved(fn, {"p": 2, "e": 2}, {"p", "e"}) == set()
+
+
+def xent_kept_dims(W, X, Y):
+    z = X @ W
+    z -= z.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    p = z / np.sum(z, axis=1, keepdims=True)
+    return -np.sum(Y * np.log(p), axis=(0, 1), keepdims=True) / X.shape[0]
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_size_one_array_output(mutation):
+    # grad's seed is then an array (np.ones_like of the output), float64 in the single-use
+    # form, where the softmax is still consumed
+    args = (W, X, LABELS)
+    assert "p *= sum_keepdims(" in _compiled(xent_kept_dims, args).own_source
+    for _ in range(3):
+        check_grad(xent_kept_dims, args, 0, mutation=mutation)
