@@ -701,6 +701,21 @@ _DERIVATIVE_MAKERS = frozenset({"jvp", "vjp", "jacfwd", "jacrev", "jacobian", "h
                                 "grad", "value_and_grad"})
 
 
+# the reparameterized form of a draw with a gradient, by the sampler's name (a normal's
+# by default): the random part drawn with constant parameters, the parameters outside
+_REPARAMETERIZED = {
+    "uniform": "low + (high - low) * rng.random(shape) (the reparameterization)",
+    "exponential": "scale * rng.standard_exponential(shape) (the reparameterization)",
+    "lognormal": "np.exp(mean + sigma * rng.standard_normal(shape)) (the reparameterization)",
+    "multivariate_normal": "mean + rng.standard_normal((n, len(mean))) @ "
+                           "np.linalg.cholesky(cov).T (the reparameterization)",
+    "permutation": "x[rng.permutation(len(x))] (a permutation of positions, which has no "
+                   "gradient)",
+    "choice": "x[rng.choice(len(x), size)] (positions chosen at random, which have no "
+              "gradient)",
+}
+
+
 def why_no_rule(func: Any) -> str:
     """The end of a MissingRuleError message: why a call of ``func`` cannot be differentiated.
 
@@ -718,8 +733,10 @@ def why_no_rule(func: Any) -> str:
             str(getattr(func, "__module__", "") or "").startswith("numpy.random"):
         # a draw is a constant of the forward pass; one whose parameters have a gradient
         # has none adgen can define without a choice of estimator
-        return (": a random draw whose parameters carry a gradient; write it as "
-                "loc + scale * rng.standard_normal(shape) (the reparameterization) to "
+        name = getattr(func, "__name__", "")
+        form = _REPARAMETERIZED.get(name, "loc + scale * rng.standard_normal(shape) (the "
+                                          "reparameterization)")
+        return (f": a random draw whose parameters carry a gradient; write it as {form} to "
                 "differentiate through it (draws with constant parameters are constants)")
 
     mod = str(getattr(func, "__module__", "") or "")
