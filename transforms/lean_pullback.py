@@ -114,15 +114,16 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
 
 
 def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozenset[str]],
-                facts: LeanFacts, closures: set[str], local: set[str] | None
-                ) -> list[gast.stmt]:
+                facts: LeanFacts, closures: set[str], local: set[str] | None,
+                loads_of: list[set[str]] | None = None) -> list[gast.stmt]:
     """The statements of ``body`` rewritten: the function's top level (``local`` None) or a
     loop's body, whose iteration-local names are ``local``. ``live_end``: the names read
-    after the block (for a loop's body, at a later iteration too); ``src`` is updated."""
+    after the block (for a loop's body, at a later iteration too); ``src`` is updated.
+    ``loads_of``: each statement's ``_loads``, when the caller read them already."""
     top = local is None
     # names read at or after each statement of the block (a nested statement's reads count
     # at it)
-    reads_at = [_loads(st) for st in body]
+    reads_at = loads_of if loads_of is not None else [_loads(st) for st in body]
     live_after: list[set[str]] = [set() for _ in body]
     acc: set[str] = set(live_end)
     for k in range(len(body) - 1, -1, -1):
@@ -222,18 +223,25 @@ def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
     mentioned = _stores(loop.target) if isinstance(loop, gast.For) else set()
     mentioned |= _loads(loop.test) if isinstance(loop, gast.While) else set()
     local: set[str] = set()
-    for st in loop.body:
+    # each statement's loads and stores read once: the loop's own are their union with its
+    # header's (it has no else), and the block below takes the loads (each nesting level
+    # walked its statements three times more)
+    loads_of = [_loads(st) for st in loop.body]
+    stores_of = [_stores(st) for st in loop.body]
+    for st, loads, stores in zip(loop.body, loads_of, stores_of):
         for n in _bound_names(st):
             if n not in mentioned and n not in _loads(st.value):  # type: ignore[attr-defined]
                 local.add(n)
-        mentioned |= _loads(st) | _stores(st)
+        mentioned |= loads | stores
+    head = [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]
     # a name the loop reads that is not bound first in each iteration may be read at the
     # next one (or its value from before the loop)
-    live_end = live_after | (_loads(loop) - local)
+    loop_loads = set().union(*(_loads(h) for h in head), *loads_of)
+    live_end = live_after | (loop_loads - local)
     inner = dict(src)
-    for n in _stores(loop):
+    for n in set().union(*(_stores(h) for h in head), *stores_of):
         inner[n] = frozenset({UNKNOWN})  # an earlier iteration's value, or the one before
-    body = _lean_block(loop.body, live_end, inner, facts, closures, local)
+    body = _lean_block(loop.body, live_end, inner, facts, closures, local, loads_of)
     loop.body[:] = _loop_dels(body, live_end, local - closures, facts)
 
 
