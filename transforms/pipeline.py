@@ -106,6 +106,9 @@ class Compiled:
     # saved arrays its pullback may write in place (compiled single-use, for grad: the
     # pullback must not run twice on one forward's saved values)
     consumes: frozenset[str] = frozenset()
+    # compiled single-use: its pullback takes out_bar for a float or a float64 array (grad's
+    # seed, api._single_use_seed), whatever it consumes
+    single_use: bool = False
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -503,7 +506,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result, number_updates=updates,
-                    consumes=frozenset(result.lean.consumable) if result.lean else frozenset())
+                    consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
+                    single_use=single_use and result.lean is not None)
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:

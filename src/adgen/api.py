@@ -203,7 +203,7 @@ def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_
     made = fast_call(args, nums, single, with_value, compiled, guards, generation, compiled_at,
                      code, {"annotate": annotate,
                             "scalar_output": _single_use_seed if getattr(
-                                compiled, "consumes", None) else _scalar_output,
+                                compiled, "single_use", False) else _scalar_output,
                             "run_pullback": functools.partial(_run_pullback_again, compiled),
                             "into_real": _complex_into_real,
                             "as_gradient": as_gradient, "failed": failed,
@@ -655,11 +655,12 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                     "has_aux=True needs the function to return a pair (value, aux), "
                     f"not {describe(out)}")
             value, aux = out
-            seed: Any = (_scalar_output(value), None)
+            seed: Any = (_single_use_seed(value) if getattr(compiled, "single_use", False)
+                         else _scalar_output(value), None)
         else:
             value = out
             seed = 1.0 if type(out) is _F64_SCALAR or type(out) is float else \
-                (_single_use_seed(out) if getattr(compiled, "consumes", None) else
+                (_single_use_seed(out) if getattr(compiled, "single_use", False) else
                  _scalar_output(out))
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
