@@ -619,14 +619,29 @@ class Rewriter:
     # -- typed tapes ----------------------------------------------------------------------------
 
     def typed_tapes(self) -> None:
+        empty: dict[str, str] = {}  # a typed tape -> its columns without rows
         for st in statements(self.fwd.body):
             if isinstance(st, ast.Assign) and call_name(st.value) == "tape_columns":
                 steps = st.value.args[0]
                 cols = [c.value for c in st.value.args[1:]]
-                n = f"len({ast.unparse(steps)})"
+
+                def column(c: str, n: str) -> str:
+                    # "float64[r]": a column of rank-r rows, allocated at the loop's first row
+                    if c.startswith("float64["):
+                        return f"np.empty(({'0, ' * (int(c[8:-1]) + 1)}), np.float64), "
+                    return f"np.empty({n}, np.{'float64' if c == 'float64' else 'int64'}), "
+
                 st.value = expr("(" + "".join(
-                    f"np.empty({n}, np.{'float64' if c == 'float64' else 'int64'}), "
-                    for c in cols) + ")")
+                    column(c, f"len({ast.unparse(steps)})") for c in cols) + ")")
+                if len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    empty[st.targets[0].id] = "(" + "".join(column(c, "0") for c in cols) + ")"
+        # a tape made in a loop (kept once: Pullback.tapes_kept_once) is None before it: the
+        # same columns without rows instead, one type for numba
+        for st in statements(self.fwd.body):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name) and st.targets[0].id in empty and \
+                    isinstance(st.value, ast.Constant) and st.value.value is None:
+                st.value = expr(empty[st.targets[0].id])
         self.pb.body = self._reversed_loops(self.pb.body)
 
     def _reversed_loops(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -657,7 +672,20 @@ class Rewriter:
         tape = ast.unparse(st.iter.args[0])
         names = [name_of(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
             else [name_of(st.target)]
-        if len(st.iter.args) > 1:
+        if len(st.iter.args) > 1 and len(st.iter.args[1].args) == 3:
+            # a range with a step (two-dimensional columns): the rows backwards, each
+            # row's index computed from it
+            rng = st.iter.args[1]
+            index, cols = names[0], names[1:]
+            row = self.fresh("row")
+            st.iter = expr(f"range(len({ast.unparse(rng)}) - 1, -1, -1)")
+            st.target = ast.Name(id=row, ctx=ast.Store())
+            at = _parse(f"{index} = {ast.unparse(rng.args[0])} + {row} * "
+                        f"({ast.unparse(rng.args[2])})")
+            for r in at:
+                r._user_line = getattr(st, "_user_line", 0)
+            st.body = at + st.body
+        elif len(st.iter.args) > 1:
             rng = st.iter.args[1]
             index, cols = names[0], names[1:]
             start = ast.unparse(rng.args[0]) if len(rng.args) == 2 else "0"

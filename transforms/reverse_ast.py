@@ -73,6 +73,9 @@ class Recording:
     # loop -> its typed tape: (the range's arguments, the column per recorded number)
     columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = field(
         default_factory=dict)
+    # recorded arrays a typed tape keeps in a two-dimensional column (a row per iteration):
+    # name -> the rank of its rows (Plan.counted's ``arrays``)
+    array_columns: dict[str, int] = field(default_factory=dict)
     saved_call: dict[int, str] = field(default_factory=dict)  # call -> its callee's saved values
     result_of: dict[int, str] = field(default_factory=dict)  # call -> a name for its result
     arm_of: dict[int, str] = field(default_factory=dict)  # try -> the arm that ran

@@ -8,9 +8,10 @@ import copy
 
 import gast
 from adgen.transforms.analyses.effects import Write
-from adgen.transforms.desugar import assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import varargs_of
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -22,7 +23,7 @@ from adgen.transforms.reverse_ast import (
     is_python_function,
     record_position,
 )
-from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.specialize import (
     method_reductions,
 )
@@ -41,6 +42,10 @@ class Forward:
         # (loop, base) -> the copy of base taken before the loop (Capture.loop)
         self.copies: dict[tuple[int, str], str] = {}
         self.kept_names: set[str] | None = None  # (None: all of them, before forward())
+        # the loops of the function by id (typed tapes' columns are found by their loop)
+        self._loops = {id(f): f for f in nodes_of(plan.fn, gast.For)}
+        # copies written into their two-dimensional column where they are taken
+        self.written_at_copy: set[str] = set()
 
     def forward(self, saved: list[str]) -> gast.FunctionDef:
         # what the pullback reads of the forward's: the saved values and the loops' rows
@@ -193,6 +198,10 @@ class Forward:
                 views.append(assign(name(var, gast.Store), value, s))
                 continue
             if cap.copied:
+                into = self.copied_into_column(var, n)
+                if into is not None:
+                    pre += into
+                    continue
                 at = cap.write
                 pre.append(assign(name(var, gast.Store), call_node(
                     "copy_when_read", name(n), gast.Constant(self.plan.parsed.file, None),
@@ -236,8 +245,10 @@ class Forward:
                         gast.Constant(getattr(at, "col_offset", 0), None)), s))
             body = self.fwd_block(s.body)
             tape = self.rec.tape_of.get(id(s))
+            after: list[gast.stmt] = []
             if id(s) in self.rec.columns:
                 pre += self.fill_float_tape(s, tape, body)
+                after = self.array_columns_kept(s, tape)
             elif tape is not None:
                 recorded = self.rec.records.get(id(s), [])
                 target = {s.target.id} if isinstance(s, gast.For) else set()
@@ -253,7 +264,7 @@ class Forward:
                 pre += [assign(name(tape, gast.Store), gast.List(elts=[], ctx=gast.Load()), s)]
                 pre += init
             s2.body = body
-            return pre + [s2]
+            return pre + [s2] + after
         if isinstance(s, gast.Try):
             s2 = copy.copy(s)
             arm = self.rec.arm_of.get(id(s))
@@ -333,19 +344,69 @@ class Forward:
         number, allocated before the loop; each iteration writes its row (the index, less the
         range's start)."""
         steps, cols = self.rec.columns[id(s)]
-        row: gast.expr = name(s.target.id)
-        if len(steps) == 2:
-            row = gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0]))
-        writes = [assign(gast.Subscript(value=name(c), slice=clone(row), ctx=gast.Store()),
-                         name(r), s) for r, c in cols]
+        writes: list[gast.stmt] = []
+        for r, c in cols:
+            if r not in self.written_at_copy:
+                writes += self.column_row(s, r, c, name(r))
         pos = record_position(body, self.plan.headers)
         body[pos:pos] = writes
         alloc = assign(name(tape, gast.Store), call_node(
             "tape_columns", call_node("range", *[clone(a) for a in steps]),
-            *[gast.Constant(self.plan.column_dtypes[r], None) for r, _ in cols]), s)
+            *[gast.Constant(f"float64[{self.rec.array_columns[r]}]"
+                            if r in self.rec.array_columns else
+                            self.plan.column_dtypes[r], None) for r, _ in cols]), s)
         split = assign(gast.Tuple(elts=[name(c, gast.Store) for _, c in cols],
                                   ctx=gast.Store()), name(tape), s)
         return [alloc, split]
+
+    def column_row(self, s: gast.For, r: str, c: str, value: gast.expr) -> list[gast.stmt]:
+        """``c[i - start] = value``: the row of ``r`` in its column ``c`` of the typed tape of
+        the loop ``s``; a two-dimensional column is allocated at the first row, where the
+        row's shape, the same in every iteration (Pullback.array_rows), is known."""
+        steps = self.rec.columns[id(s)][0]
+        row: gast.expr = name(s.target.id)
+        if len(steps) == 3 and range_step(steps[2]) == -1:
+            row = gast.BinOp(left=clone(steps[0]), op=gast.Sub(), right=row)
+        elif len(steps) == 3:  # Plan.counted: a constant step
+            row = gast.BinOp(left=gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0])),
+                             op=gast.FloorDiv(), right=clone(steps[2]))
+        elif len(steps) == 2:
+            row = gast.BinOp(left=row, op=gast.Sub(), right=clone(steps[0]))
+        out: list[gast.stmt] = []
+        if r in self.rec.array_columns:
+            shape = gast.BinOp(left=gast.Tuple(elts=[call_node("len", call_node(
+                "range", *[clone(a) for a in steps]))], ctx=gast.Load()), op=gast.Add(),
+                right=gast.Attribute(value=clone(value), attr="shape", ctx=gast.Load()))
+            empty = gast.Compare(left=call_node("len", name(c)), ops=[gast.Eq()],
+                                 comparators=[gast.Constant(0, None)])
+            out.append(located_at(gast.If(test=empty, body=[assign(
+                name(c, gast.Store), call_node(attr_node("np", "empty"), shape), s)],
+                orelse=[]), s))
+        out.append(assign(gast.Subscript(value=name(c), slice=row, ctx=gast.Store()),
+                          value, s))
+        return out
+
+    def copied_into_column(self, var: str, part: str) -> list[gast.stmt] | None:
+        """For a copy of a part taken where it is read (``copy_when_read``) that a typed
+        tape keeps in a two-dimensional column: the part written into its row there, the
+        row being the copy (no copy of its own); else None."""
+        if var not in self.rec.array_columns:
+            return None
+        for lid, (_steps, cols) in self.rec.columns.items():
+            for r, c in cols:
+                if r == var and lid in self._loops:
+                    self.written_at_copy.add(var)
+                    return self.column_row(self._loops[lid], r, c, name(part))
+        return None
+
+    def array_columns_kept(self, s: gast.For, tape: str) -> list[gast.stmt]:
+        """``tape = (t1_col, t41_col)`` after a typed tape's loop that has two-dimensional
+        columns: each was allocated again at the loop's first row."""
+        _steps, cols = self.rec.columns[id(s)]
+        if not any(r in self.rec.array_columns for r, _ in cols):
+            return []
+        return [assign(name(tape, gast.Store), gast.Tuple(
+            elts=[name(c) for _, c in cols], ctx=gast.Load()), s)]
 
     def guard(self, s: gast.stmt, w: Write) -> gast.stmt:
         t = w.target

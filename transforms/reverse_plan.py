@@ -53,6 +53,16 @@ from adgen.errors import Location, UnsupportedError
 from adgen.rules import registry
 
 
+def range_step(e: gast.expr) -> int | None:
+    """The step of a range written as a nonzero int constant (``2``, ``-1``), else None."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        v = range_step(e.operand)
+        return -v if v is not None else None
+    if isinstance(e, gast.Constant) and type(e.value) is int and e.value != 0:
+        return e.value
+    return None
+
+
 class Plan:
     """What the reverse pass knows about one function in SSA form (after lower_mutation)."""
 
@@ -815,7 +825,13 @@ class Plan:
                 not isinstance(s.target, gast.Name) or not isinstance(s.iter, gast.Call):
             return None
         f, args = s.iter.func, s.iter.args
-        if not (self.resolve(f) is range and not s.iter.keywords and 1 <= len(args) <= 2):
+        # a step (``range(n - 2, 0, -1)``) only for a tape with two-dimensional columns: a
+        # constant int, the row ``(i - start) // step``
+        if len(args) == 3 and arrays and range_step(args[2]) is not None:
+            args = args[:2]
+        elif not (1 <= len(args) <= 2):
+            return None
+        if not (self.resolve(f) is range and not s.iter.keywords):
             return None
         stored = stored_names(s.body)
         if any(not (isinstance(a, gast.Name) and a.id not in stored or
@@ -826,7 +842,7 @@ class Plan:
                  if isinstance(t, gast.Name)}
         if all(r == s.target.id or r in arrays or (r in self.column_dtypes and r in every)
                for r in recorded):
-            return list(args)
+            return list(s.iter.args)
         return None
 
     def structured(self, n: str) -> bool:

@@ -452,7 +452,10 @@ def tape_columns(steps: range, *dtypes: str) -> list[np.ndarray]:
     if len(dtypes) == 1 and dtypes[0] == "float64":  # the common case, without a loop
         return [np.empty(n, _F64)]
     huge = "int64" in dtypes and n and max(abs(steps[0]), abs(steps[-1])) >= 2 ** 56
-    return [np.empty(n, object if huge and d == "int64" else _COLUMN_DTYPES[d])
+    # "float64[r]": a column of arrays of rank r, allocated at the loop's first row (their
+    # shape is known there); until then an empty array of rank r + 1
+    return [np.empty((0,) * (int(d[8:-1]) + 1), _F64) if d.startswith("float64[") else
+            np.empty(n, object if huge and d == "int64" else _COLUMN_DTYPES[d])
             for d in dtypes]
 
 

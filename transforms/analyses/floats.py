@@ -181,7 +181,9 @@ def _compute(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
             REAL if known.get(a.id) == NUMBER else None
     for n in unknown:
         env[n] = None
-    ev = _Eval(env, known, resolve)
+    tuples = {n: d[0] for n, d in defs.items() if len(d) == 1 and n not in unknown and
+              isinstance(d[0], gast.Tuple)}
+    ev = _Eval(env, known, resolve, tuples)
     # in about the program's order, as kinds.kinds (one round per link of a chain otherwise)
     order = list(defs.items())[::-1]
     changed = True
@@ -205,10 +207,13 @@ def _compute(fn: gast.FunctionDef, known: dict[str, Kind], f64_params: set[str],
 
 class _Eval:
     def __init__(self, env: dict[str, Any], known: dict[str, Kind],
-                 resolve: Callable[[gast.expr], Any]) -> None:
+                 resolve: Callable[[gast.expr], Any],
+                 tuples: dict[str, gast.Tuple] | None = None) -> None:
         self.env = env
         self.known = known
         self.resolve = resolve
+        # names bound once to a tuple display: ``t[2]`` is that element (``a, b = A, B``)
+        self.tuples = tuples or {}
 
     def fact(self, v: Any) -> Any:
         if isinstance(v, tuple):  # ("for", iterable): a range loop's target is an int
@@ -242,6 +247,12 @@ class _Eval:
         if isinstance(v, gast.BinOp):
             return self.binop(v)
         if isinstance(v, gast.Subscript):
+            elts = self.tuples[v.value.id].elts if isinstance(v.value, gast.Name) and \
+                v.value.id in self.tuples else None
+            if elts is not None and isinstance(v.slice, gast.Constant) and \
+                    type(v.slice.value) is int and -len(elts) <= v.slice.value < len(elts) \
+                    and not any(isinstance(e, gast.Starred) for e in elts):
+                return self.fact(elts[v.slice.value])
             base = self.fact(v.value)
             dt = _dtype_of(base)
             if dt is None:
