@@ -39,8 +39,9 @@ def refuse_untracked_view_writes(parsed: Parsed) -> None:
     views: dict[str, gast.AST] = {}  # name -> the statement that bound it to such a view
     # in the order of the source: a name rebound to something else (t = t.copy()) no longer
     # holds the view for the writes after it (a write earlier in a loop's body still counts)
-    nodes = sorted((n for n in walk(parsed.tree) if hasattr(n, "lineno")),
-                   key=lambda n: (n.lineno, n.col_offset))
+    # (nodes the front's earlier passes made may carry a line without a column, or neither)
+    nodes = sorted((n for n in walk(parsed.tree) if getattr(n, "lineno", None) is not None),
+                   key=lambda n: (n.lineno, getattr(n, "col_offset", None) or 0))
     for node in nodes:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
