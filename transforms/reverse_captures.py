@@ -599,7 +599,9 @@ class _Captures:
                     # the callee's saved values may view its arguments as they are when it
                     # returns, and its result (return np.tanh(v) keeps tanh's output for
                     # its pullback): a later write to them is guarded like any capture
-                    for a in self.plan.args_callee_reads(s.value):
+                    # (sorted: the order of the captures is the generated text's, which
+                    # must not depend on PYTHONHASHSEED)
+                    for a in sorted(self.plan.args_callee_reads(s.value)):
                         self.want_capture(s, a, after=True)
                     if self.plan.result_made_by_callee(s.value):
                         # (a result that may view an argument is that argument's capture)
@@ -626,7 +628,7 @@ class _Captures:
                     for n in names_of(s.value.args[1]):
                         self.want_capture(s, n, after=False, index=True)
                 if self.plan.is_user_call(s.value):
-                    for a in self.plan.args_callee_reads(s.value):
+                    for a in sorted(self.plan.args_callee_reads(s.value)):
                         self.want_capture(s, a, after=True)
 
 
