@@ -346,7 +346,10 @@ class Pullback:
                         not any(cap.stmt is b for b in s.body):
                     continue
                 n = cap.name
-            elif r in written or not self.fresh_alone(r):
+            elif r in written or not self.fresh_alone(r) or len(recorded) < 2:
+                # (a row of one array is that array in a list: a column would save its
+                # object, about 120 bytes, for a copy per row: heat's 6% of peak for 4-8%
+                # of its time)
                 continue
             rank = plan.kinds.get(n)
             if type(rank) is int and rank >= 1 and n in plan.f64_arrays and n in top and \
