@@ -336,7 +336,25 @@ class Forward:
                                    call_node("entry_items", name(res.id)), s)] + post
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + post
+            if obj is MISSING and isinstance(s, gast.Assign) and isinstance(call.func, gast.Name) \
+                    and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and \
+                    self._meets_active(s.targets[0].id):
+                # a call of a function known only when it runs (a parameter, a local), whose
+                # result has no derivative but is combined with values that have one: an
+                # np.matrix or masked array from it would run through plain ndarrays' rules
+                # (the compiler refuses the ones it sees: transforms.array_subclasses)
+                post = [gast.Expr(value=call_node(
+                    "plain_result", name(s.targets[0].id),
+                    gast.Constant(f"{call.func.id}()", None)))] + post
         return pre + [s] + post
+
+    def _meets_active(self, n: str) -> bool:
+        """Whether a statement reads ``n`` beside a name that has a derivative."""
+        for st in nodes_of(self.plan.fn, gast.Assign):
+            read = {x.id for x in nodes_of(st.value, gast.Name)}
+            if n in read and any(self.plan.act.active(r) for r in read if r != n):
+                return True
+        return False
 
     def fill_float_tape(self, s: gast.For, tape: str, body: list[gast.stmt]
                         ) -> list[gast.stmt]:

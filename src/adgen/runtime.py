@@ -77,6 +77,24 @@ def is_buffer(x: Any) -> bool:
 # Calls of user functions that are not known at compile time (closures, methods, arguments).
 
 
+def plain_result(value: Any, what: str) -> None:
+    """Refuses an np.matrix or masked array returned by ``what`` (a call of a function known
+    only when it runs, whose result meets values with a derivative): the rules that follow
+    treat it as a plain ndarray, whose operators differ (a masked array's skip elements)."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        from adgen.arguments import is_array_subclass
+        from adgen.errors import NonDifferentiableError
+
+        if is_array_subclass(value):  # not np.memmap, which computes as an ndarray
+            raise NonDifferentiableError(
+                f"{what} returned a {type(value).__module__}.{type(value).__qualname__}, an "
+                "ndarray subclass: adgen differentiates plain ndarrays, and a subclass's "
+                "operators mean something else (np.matrix: * is a matrix product; a masked "
+                "array skips masked elements), which would make the gradient wrong",
+                hint="return np.asarray(value) from it (for a masked array: "
+                     "value.filled(fill), or its mask as an array used with np.where)")
+
+
 def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """Calls ``fn`` through its adgen forward (or its rule); returns (out, saved)."""
     from adgen.dispatch import forward_of
@@ -477,7 +495,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "copy_hint", "with_receiver",
+    "tape_columns", "reversed_rows", "partial_try", "plain_result", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "match_sequence",
     *_helper_names,

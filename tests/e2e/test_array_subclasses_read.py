@@ -116,14 +116,14 @@ def keyword_matrix_line(v, *, a):
 
 
 def from_a_callback(v, make):
-    k = make()
-    return np.sum(np.asarray(k * v))  # MARK callback
+    k = make()  # MARK callback
+    return np.sum(np.asarray(k * v))
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_values_that_arrive_when_the_gradient_runs_are_refused(mutation):
     """A keyword argument (checked when the gradient is called, as positional ones are) or a
-    callback's result (seen when the pullback meets it: unbroadcast, at the user's line)."""
+    callback's result (seen where the call returns it: runtime.plain_result, at its line)."""
     with pytest.raises(adgen.NonDifferentiableError) as info:
         adgen.grad(keyword_matrix_line, mutation=mutation)(V2.copy(), a=M)
     assert "keyword argument 'a'" in info.value.message and "np.asarray" in info.value.hint
@@ -181,3 +181,37 @@ def test_plain_arrays_and_memmaps_are_differentiated(mutation, tmp_path):
     mm = np.memmap(tmp_path / "a.dat", dtype=np.float64, mode="w+", shape=(2, 2))
     mm[:] = PLAIN
     check_grad(closure_over(mm), (V2,), mutation=mutation)
+
+
+def callback_added(v, make):
+    k = make()  # MARK callback-added
+    return np.sum(np.asarray(k + v) ** 2)
+
+
+def callback_counted(v, make):
+    k = make()
+    n = k.count()  # the masked array's own method, beside no value with a derivative
+    return np.sum(v ** 2) * n
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_callbacks_subclass_result_only_added_is_refused_where_it_is_made(mutation):
+    """A function passed as an argument, whose result has no derivative and is only added to
+    values that have one: nothing of the subclass reaches a pullback, and the gradient had
+    2 (k + v) at the masked element, where the plain call's value does not depend on v (it
+    keeps k's data there). Refused at the call, on every call (the fast form's too)."""
+    masked = np.ma.masked_array([[1.0, 2.0], [3.0, 4.0]], mask=[[0, 1], [0, 0]])
+    g = adgen.grad(callback_added, mutation=mutation)
+    for make in (lambda: masked, lambda: M):
+        for _ in range(3):  # the generic call, then the signature's fast form
+            with pytest.raises(adgen.NonDifferentiableError) as info:
+                g(V2.copy(), make)
+            assert info.value.location.line == _line("# MARK callback-added")
+            assert "make() returned a numpy" in info.value.message
+            assert "np.asarray" in info.value.hint
+    for _ in range(3):
+        check_grad(callback_added, (V2, lambda: np.asarray(M)), mutation=mutation)
+    # a subclass value that meets no value with a derivative is left alone
+    check_grad(callback_counted, (V2, lambda: masked), mutation=mutation)
+    np.testing.assert_allclose(adgen.grad(callback_counted, mutation=mutation)(V2, lambda: masked),
+                               2 * V2 * 3)
