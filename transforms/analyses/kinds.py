@@ -434,11 +434,11 @@ class _Eval:
             if ra == 0 or rb == 0:
                 return _from_rank(max(ra, rb))
             return _matmul(ra, rb, allow_number=True)
-        if obj in (np.eye, np.identity) and 1 <= len(args) <= 2 and \
+        if (obj is np.eye or obj is np.identity) and 1 <= len(args) <= 2 and \
                 all(a == NUMBER for a in args) and \
                 all(k.arg in ("k", "dtype") for k in v.keywords):
             return 2  # np.eye(n), np.eye(n, m), np.identity(n): a matrix
-        if obj in (np.linalg.inv, np.linalg.det) and len(args) == 1 and not v.keywords and \
+        if (obj is np.linalg.inv or obj is np.linalg.det) and len(args) == 1 and not v.keywords and \
                 isinstance(args[0], int) and args[0] != NUMBER and args[0] >= 2:
             # a stack of square matrices: inverses of the same shape, one determinant each
             return args[0] if obj is np.linalg.inv else _from_rank(args[0] - 2)
