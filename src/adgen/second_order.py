@@ -142,9 +142,21 @@ class _Rewrite(ast.NodeTransformer):
         if _is_call(node, "tape_columns"):
             steps, dtypes = node.args[0], node.args[1:]
             count = ast.Call(func=ast.Name("len", ast.Load()), args=[steps], keywords=[])
-            return ast.copy_location(ast.List(elts=[
-                ast.Call(func=ast.Attribute(ast.Name("np", ast.Load()), "empty", ast.Load()),
-                         args=[count, d], keywords=[]) for d in dtypes], ctx=ast.Load()), node)
+
+            def column(d: ast.expr) -> ast.expr:
+                spec = d.value if isinstance(d, ast.Constant) else None
+                if isinstance(spec, str) and spec.startswith("float64["):
+                    # a column of arrays of rank r (runtime.tape_columns): empty of rank r + 1
+                    # until the loop's first row allocates it
+                    shape: ast.expr = ast.Tuple(elts=[ast.Constant(0)] * (int(spec[8:-1]) + 1),
+                                                ctx=ast.Load())
+                    return ast.Call(func=ast.Attribute(ast.Name("np", ast.Load()), "empty",
+                                                       ast.Load()), args=[shape], keywords=[])
+                return ast.Call(func=ast.Attribute(ast.Name("np", ast.Load()), "empty",
+                                                   ast.Load()), args=[count, d], keywords=[])
+
+            return ast.copy_location(ast.List(elts=[column(d) for d in dtypes],
+                                              ctx=ast.Load()), node)
         return node
 
     def visit_For(self, node: ast.For) -> ast.AST:

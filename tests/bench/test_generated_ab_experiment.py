@@ -13,7 +13,7 @@ from bench.workloads import softmax_xent
 
 def test_generated_code_gives_the_hand_gradient():
     fname, source = generated_ab.sources(["softmax_xent"])["softmax_xent"]
-    gradient = generated_ab._gradient(fname, source)
+    gradient = generated_ab._gradient(fname, source, softmax_xent.__name__)
     args = softmax_xent.make_args(np.random.default_rng(1))
     np.testing.assert_allclose(gradient(*args)[0], softmax_xent.softmax_xent_hand(*args)[0],
                                rtol=1e-10, atol=1e-14)
