@@ -14,15 +14,9 @@ is right only when the arrays passed in do not share memory: every call checks t
 (``np.may_share_memory`` of each pair), and raises (``"numba"``) or runs the default backend
 (``"auto"``) when they may.
 
-Caching: numba caches only functions defined in a file, and adgen's generated code lives in
-``linecache``. The numba backend writes each nopython module to a cache directory
-(``$ADGEN_NUMBA_CACHE``, else ``$XDG_CACHE_HOME/adgen/numba``, else
-``~/.cache/adgen/numba``), named by a hash of its source, adgen's nopython runtime and
-numba's version, and imports it from there; numba keeps its machine code next to it in
-``__pycache__``. A later process generating the same code loads the compiled functions from
-that cache instead of compiling them, and the rewrite's result (kept beside it, keyed by
-everything the rewrite reads) instead of rewriting again. Where the directory cannot be
-written, the module is compiled from memory without numba's cache.
+Caching (:mod:`adgen.numba_cache`): each nopython module is written to a cache directory and
+imported from there, so numba keeps its machine code; a later process generating the same code
+loads the compiled functions, and the rewrite's result, instead of compiling again.
 
 ``grad`` runs one compiled call (the module's gradient function: the forward, then the
 pullback seeded with 1.0) through ``Compiled.gradient``; ``vjp`` runs the forward and the
@@ -45,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from adgen.errors import AdgenError, CompilerError, Location, MutationError, UnsupportedError
+from adgen.numba_cache import cache_dir, code_key, read_code, runtime_hash, write_code
 
 BACKENDS = ("default", "numba", "auto")
 
@@ -369,116 +364,6 @@ def _read_at(base: Any, key: str) -> Location | None:
     return Location(file, min(lines), len(src) - len(src.lstrip()), src)
 
 
-def _cache_dir() -> str | None:
-    root = os.environ.get("ADGEN_NUMBA_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "adgen", "numba")
-    try:
-        os.makedirs(root, exist_ok=True)
-        return root if os.access(root, os.W_OK) else None
-    except OSError:
-        return None
-
-
-def _runtime_hash() -> str:
-    """A hash of the nopython runtime the generated modules import (its modules' code) and
-    of numba's version."""
-    import numba
-
-    from adgen import numba_guards, numba_runtime
-
-    digest = hashlib.sha256(numba.__version__.encode())
-    for mod in (numba_runtime, numba_guards):
-        with open(mod.__file__, "rb") as fh:
-            digest.update(fh.read())
-    return digest.hexdigest()
-
-
-_EMITTER_HASH: list[str] = []
-
-
-def _code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
-              constants: dict[str, Any], free: tuple[str, ...],
-              runtime_names: set[str]) -> str:
-    """A hash of everything the nopython rewrite of a function reads: its forward and
-    pullback trees with their line numbers (the module's map to the user's lines), its
-    callees' (recursively), the argument types, folded constants, globals passed as data,
-    adgen's runtime names, and the rewrite's own code and the nopython runtime's."""
-    import gast
-
-    if not _EMITTER_HASH:
-        from adgen.transforms import (
-            numba_emit,
-            numba_gradient,
-            numba_live_bindings,
-            numba_module,
-        )
-        from adgen.transforms.analyses import numba_types
-
-        digest = hashlib.sha256()
-        for mod in (numba_emit, numba_gradient, numba_live_bindings, numba_module,
-                    numba_types):
-            with open(mod.__file__, "rb") as fh:
-                digest.update(fh.read())
-        _EMITTER_HASH.append(digest.hexdigest() + _runtime_hash())
-    h = hashlib.sha256(_EMITTER_HASH[0].encode())
-    forward, pullback, file = trees
-    todo: list[tuple[str, Any, Any, str, dict[str, Any]]] = [
-        ("", forward, pullback, file, callees)]
-    seen: set[int] = set()
-    while todo:
-        sym, fwd, pb, path, more = todo.pop()
-        h.update(f"\0{sym}\0{path}\0".encode())
-        h.update(gast.dump(fwd, include_attributes=True).encode())
-        h.update(gast.dump(pb, include_attributes=True).encode())
-        for name in sorted(more):
-            c = more[name]
-            h.update(f"\0callee {name} {id(c) in seen}".encode())
-            if id(c) not in seen:
-                seen.add(id(c))
-                todo.append((name, c.forward, c.pullback, c.file, c.callees))
-    h.update(repr((sorted(params.items()), sorted(constants.items()), free,
-                   sorted(runtime_names))).encode())
-    return h.hexdigest()[:32]
-
-
-def _read_code(key: str) -> Any:
-    """The NumbaCode the rewrite made for ``key`` in an earlier process, or None."""
-    import json
-
-    from adgen.transforms.numba_module import NumbaCode
-
-    root = _cache_dir()
-    if root is None:
-        return None
-    try:
-        with open(os.path.join(root, f"adgen_numba_code_{key}.json")) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    data["lines"] = {int(k): v for k, v in data["lines"].items()}
-    data["files"] = {int(k): v for k, v in data["files"].items()}
-    return NumbaCode(**data)
-
-
-def _write_code(key: str, code: Any) -> None:
-    """Keeps the rewrite's result for later processes (skipped where the cache directory
-    cannot be written)."""
-    import json
-
-    root = _cache_dir()
-    if root is None:
-        return
-    path = os.path.join(root, f"adgen_numba_code_{key}.json")
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(dataclasses.asdict(code), fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
 class _Run:
     """The compiled functions of one function for one set of argument types."""
 
@@ -597,9 +482,9 @@ class _NumbaFunction:
             forward, pullback, file = self.base.trees
             params = {a.id: t for a, t in zip(forward.args.args, types_)}
             params.update({k: t for k, (_, t) in self.globals.items()})
-            key = _code_key(self.base.trees, self.callees, params, self.constants,
+            key = code_key(self.base.trees, self.callees, params, self.constants,
                             tuple(self.globals), set(runtime.__all__))
-            code = _read_code(key)
+            code = read_code(key)
             if code is not None:
                 self.codes[types_] = code
                 return code
@@ -613,7 +498,7 @@ class _NumbaFunction:
                     f"internal error in pass 'numba_emit' (the numba backend's rewrite of "
                     f"{self.base.name}): {type(exc).__name__}: {exc}",
                     hint="use backend='default', and report this case") from exc
-            _write_code(key, code)
+            write_code(key, code)
             self.codes[types_] = code
         return code
 
@@ -631,9 +516,9 @@ class _NumbaFunction:
 
         import numba
 
-        digest = hashlib.sha256((code.source + _runtime_hash()).encode()).hexdigest()[:20]
+        digest = hashlib.sha256((code.source + runtime_hash()).encode()).hexdigest()[:20]
         modname = f"adgen_numba_{self.base.name}_{digest}"
-        root = _cache_dir()
+        root = cache_dir()
         if root is not None:
             path = os.path.join(root, modname + ".py")
             if not os.path.exists(path):

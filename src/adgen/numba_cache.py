@@ -1,0 +1,131 @@
+"""numba_cache: the numba backend's nopython modules and rewrites kept on disk.
+
+numba caches only functions defined in a file, and adgen's generated code lives in
+``linecache``. The numba backend (:mod:`adgen.numba_function`) writes each nopython module to
+a cache directory (:func:`cache_dir`: ``$ADGEN_NUMBA_CACHE``, else
+``$XDG_CACHE_HOME/adgen/numba``, else ``~/.cache/adgen/numba``), named by a hash of its
+source and of :func:`runtime_hash` (adgen's nopython runtime and numba's version), and imports
+it from there; numba keeps its machine code next to it in ``__pycache__``. The rewrite's result
+(a ``NumbaCode``) is kept beside it as JSON (:func:`write_code`, :func:`read_code`), keyed by
+:func:`code_key`: a hash of everything the rewrite reads. Where the directory cannot be
+written, nothing is kept (the module is compiled from memory).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from typing import Any
+
+__all__ = ["cache_dir", "code_key", "read_code", "runtime_hash", "write_code"]
+
+
+def cache_dir() -> str | None:
+    root = os.environ.get("ADGEN_NUMBA_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "adgen", "numba")
+    try:
+        os.makedirs(root, exist_ok=True)
+        return root if os.access(root, os.W_OK) else None
+    except OSError:
+        return None
+
+
+def runtime_hash() -> str:
+    """A hash of the nopython runtime the generated modules import (its modules' code) and
+    of numba's version."""
+    import numba
+
+    from adgen import numba_guards, numba_runtime
+
+    digest = hashlib.sha256(numba.__version__.encode())
+    for mod in (numba_runtime, numba_guards):
+        with open(mod.__file__, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
+
+
+_EMITTER_HASH: list[str] = []
+
+
+def code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
+              constants: dict[str, Any], free: tuple[str, ...],
+              runtime_names: set[str]) -> str:
+    """A hash of everything the nopython rewrite of a function reads: its forward and
+    pullback trees with their line numbers (the module's map to the user's lines), its
+    callees' (recursively), the argument types, folded constants, globals passed as data,
+    adgen's runtime names, and the rewrite's own code and the nopython runtime's."""
+    import gast
+
+    if not _EMITTER_HASH:
+        from adgen.transforms import (
+            numba_emit,
+            numba_gradient,
+            numba_live_bindings,
+            numba_module,
+        )
+        from adgen.transforms.analyses import numba_types
+
+        digest = hashlib.sha256()
+        for mod in (numba_emit, numba_gradient, numba_live_bindings, numba_module,
+                    numba_types):
+            with open(mod.__file__, "rb") as fh:
+                digest.update(fh.read())
+        _EMITTER_HASH.append(digest.hexdigest() + runtime_hash())
+    h = hashlib.sha256(_EMITTER_HASH[0].encode())
+    forward, pullback, file = trees
+    todo: list[tuple[str, Any, Any, str, dict[str, Any]]] = [
+        ("", forward, pullback, file, callees)]
+    seen: set[int] = set()
+    while todo:
+        sym, fwd, pb, path, more = todo.pop()
+        h.update(f"\0{sym}\0{path}\0".encode())
+        h.update(gast.dump(fwd, include_attributes=True).encode())
+        h.update(gast.dump(pb, include_attributes=True).encode())
+        for name in sorted(more):
+            c = more[name]
+            h.update(f"\0callee {name} {id(c) in seen}".encode())
+            if id(c) not in seen:
+                seen.add(id(c))
+                todo.append((name, c.forward, c.pullback, c.file, c.callees))
+    h.update(repr((sorted(params.items()), sorted(constants.items()), free,
+                   sorted(runtime_names))).encode())
+    return h.hexdigest()[:32]
+
+
+def read_code(key: str) -> Any:
+    """The NumbaCode the rewrite made for ``key`` in an earlier process, or None."""
+    import json
+
+    from adgen.transforms.numba_module import NumbaCode
+
+    root = cache_dir()
+    if root is None:
+        return None
+    try:
+        with open(os.path.join(root, f"adgen_numba_code_{key}.json")) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    data["lines"] = {int(k): v for k, v in data["lines"].items()}
+    data["files"] = {int(k): v for k, v in data["files"].items()}
+    return NumbaCode(**data)
+
+
+def write_code(key: str, code: Any) -> None:
+    """Keeps the rewrite's result for later processes (skipped where the cache directory
+    cannot be written)."""
+    import json
+
+    root = cache_dir()
+    if root is None:
+        return
+    path = os.path.join(root, f"adgen_numba_code_{key}.json")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(dataclasses.asdict(code), fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
