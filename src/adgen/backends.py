@@ -38,8 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, CompilerError, Location, MutationError, UnsupportedError
+from adgen.errors import AdgenError, CompilerError, Location, UnsupportedError
 from adgen.numba_cache import cache_dir, code_key, read_code, runtime_hash, write_code
+from adgen.numba_errors import (
+    dispatch_refused,
+    located,
+    overwrite_error,
+    saved_view_error,
+)
 
 BACKENDS = ("default", "numba", "auto")
 
@@ -138,45 +144,6 @@ def _canonical(cts: tuple[Any, ...]) -> tuple[Any, ...]:
                   c.dtype == _F64 else c for c in cts])
 
 
-def _overwrite_error(code: Any, hit: Exception) -> MutationError:
-    """The MutationError of a nopython guard under mutation="strict" (``StrictOverwrite(write
-    site, bits of the capture sites)``, numbered as ``code.strict_writes`` /
-    ``strict_captures``): the message and both locations of the default backend's guard
-    (``adgen.runtime.before_write``), the lowest capture site named first."""
-    import linecache
-
-    from adgen.runtime import copy_hint
-
-    site, mask = hit.args
-    file, line, col, construct = code.strict_writes[site]
-    hits = [c for k, c in enumerate(code.strict_captures) if mask >> k & 1]
-    first_file, first_line, what = hits[0]
-    also = "".join(f"; the gradient of line {ln} reads it too"
-                   for ln in sorted({h[1] for h in hits}) if ln != first_line)
-    return MutationError(
-        f"{construct} overwrites {what}, which the gradient of line {first_line} reads{also}",
-        Location(file, line, col, linecache.getline(file, line)),
-        hint=copy_hint(construct, what, first_line, line),
-        captured_at=Location(first_file, first_line, 0,
-                             linecache.getline(first_file, first_line)))
-
-
-def _saved_view_error(hit: Exception) -> UnsupportedError:
-    """The error of a callee's saved view the numba pullback cannot redirect to the copy its
-    caller took (``SavedViewRefused("file:line")`` of the call)."""
-    import linecache
-
-    file, _, line = hit.args[0].rpartition(":")
-    src = linecache.getline(file, int(line)) if line.isdigit() and int(line) else ""
-    loc = Location(file, int(line), len(src) - len(src.lstrip()), src) if src else None
-    return UnsupportedError(
-        "the numba backend cannot point a view this callee saved of an argument, which the "
-        "caller then overwrote, at the copy taken before the overwrite: the argument is not "
-        "C-contiguous (its copy has other strides)", loc,
-        hint="pass the callee a contiguous array (np.ascontiguousarray), or use "
-             "backend='default'")
-
-
 def _inlined(code: Any) -> set[str]:
     """The functions numba inlines into the module's gradient function: the forward and the
     pullback it calls, where each is called there only (a recursive forward calls itself,
@@ -189,20 +156,6 @@ def _inlined(code: Any) -> set[str]:
         if len(re.findall(rf"\b{re.escape(name)}\(", code.source)) == 2:
             out.add(name)
     return out
-
-
-def _dispatch_refused(err: BaseException) -> bool:
-    """Whether numba's dispatcher raised ``err`` (a TypeError) before running any code: no
-    version compiled for the arguments' types, and compilation disabled. Its innermost frame
-    is the dispatcher's ``_explain_matching_error``; a TypeError the compiled code raises
-    has the function's own frame there."""
-    from numba.core.dispatcher import _DispatcherBase
-
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and \
-        tb.tb_frame.f_code is _DispatcherBase._explain_matching_error.__code__
 
 
 def _fall_back(err: AdgenError) -> None:
@@ -595,7 +548,7 @@ class _NumbaFunction:
             raise
         except Exception as err:  # noqa: BLE001 - numba's errors, and its lowering's
             # NotImplementedError (x[...] of an array): the code cannot be compiled
-            raise self._located(err, code, path) from None
+            raise located(err, code, path, self.base.trees[2]) from None
         return fwd, pb, grad
 
     def _check_inlined_columns(self, cres: Any, fwd: Any, arg_types: tuple[Any, ...],
@@ -660,40 +613,6 @@ class _NumbaFunction:
                     f"but numba computes it as {ty}", hint="use backend='default', and report "
                     "this case (adgen's type analysis of the numba backend missed it)")
 
-    def _located(self, err: Exception, code: Any, path: str) -> AdgenError:
-        """A numba error as an adgen error on the user's line."""
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
-        line = 0
-        file = self.base.trees[2]
-        base = re.escape(os.path.basename(path))
-        for m in re.finditer(rf'{base}", line (\d+)|{base} \((\d+)\)', text):
-            if not line:
-                at = int(m.group(1) or m.group(2))
-                line = code.lines.get(at, 0)
-                file = code.files.get(at, file)  # a callee's line, in its own file
-        skip = ("Failed in", "During", "File ", "<source elided>", "Rejected", "With arg",
-                "raised from")
-        first = next((s.strip() for s in text.splitlines() if s.strip() and
-                      not s.strip().startswith(skip)), text)[:300]
-        # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
-        own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
-        if own:
-            return UnsupportedError(own.group(1), self._location(file, line),
-                                    hint="use backend='default' (or 'auto', which falls back "
-                                         "to it), or write into a copy so the site is free")
-        return UnsupportedError(
-            f"numba's nopython mode cannot compile the gradient code of this line: {first}",
-            self._location(file, line),
-            hint="use backend='default' (or 'auto', which falls back to it); "
-                 "adgen.source(f, *args, backend='numba') shows the code")
-
-    @staticmethod
-    def _location(file: str, line: int) -> Location | None:
-        import linecache
-
-        src = linecache.getline(file, line) if line else ""
-        return Location(file, line, len(src) - len(src.lstrip()), src) if line else None
-
     # -- calls --------------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -714,7 +633,7 @@ class _NumbaFunction:
         try:
             out, saved = run.forward(*args)
         except self.overwrite as hit:
-            raise _overwrite_error(run.code, hit) from None
+            raise overwrite_error(run.code, hit) from None
         if run.typed != len(run.forward.overloads):
             self._typed_pullback(run)
         return out, (run.pullback, saved)
@@ -747,7 +666,7 @@ class _NumbaFunction:
                         run.pullback.compile((saved, numba.float64))
                 run.pullback.disable_compile()
             except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
-                raise self._located(err, run.code, "") from None
+                raise located(err, run.code, "", self.base.trees[2]) from None
 
     def gradient(self, *args: Any) -> tuple[Any, Any] | None:
         """``(out, cotangents)`` of one compiled call running the forward and the pullback
@@ -776,9 +695,9 @@ class _NumbaFunction:
                 return out, tuple(cts)
             out, cts = self._call_gradient(run, args)
         except self.overwrite as hit:
-            raise _overwrite_error(run.code, hit) from None
+            raise overwrite_error(run.code, hit) from None
         except self.saved_view as hit:
-            raise _saved_view_error(hit) from None
+            raise saved_view_error(hit) from None
         return out, _canonical(cts)
 
     def _call_gradient(self, run: _Run, args: tuple[Any, ...]) -> Any:
@@ -794,7 +713,7 @@ class _NumbaFunction:
         try:
             return run.gradient(*args)
         except TypeError as err:
-            if not _dispatch_refused(err):
+            if not dispatch_refused(err):
                 raise
         sig = tuple(run.gradient.typeof_pyval(a) for a in args)
         # under numba's compiler lock: no other thread's call compiles while it is enabled
@@ -804,7 +723,7 @@ class _NumbaFunction:
             try:
                 run.gradient.compile(sig)
             except Exception as err:  # noqa: BLE001 - numba's errors: at the user's line
-                raise self._located(err, run.code, "") from None
+                raise located(err, run.code, "", self.base.trees[2]) from None
             finally:
                 run.gradient.disable_compile()
         return run.gradient(*args)
@@ -839,9 +758,9 @@ class _NumbaFunction:
                               "G0": compiled_at, "failed": failed, "RUN": run,
                               "GRADIENT": run.gradient, "AS_GRADIENT": as_gradient,
                               "OVERWRITE": self.overwrite, "SAVED_VIEW": self.saved_view,
-                              "overwrite_error": _overwrite_error,
-                              "saved_view_error": _saved_view_error,
-                              "REFUSED": _dispatch_refused, "TYPE": type, "LEN": len,
+                              "overwrite_error": overwrite_error,
+                              "saved_view_error": saved_view_error,
+                              "REFUSED": dispatch_refused, "TYPE": type, "LEN": len,
                               "TYPE_ERROR": TypeError, "VALUE_ERROR": ValueError,
                               # a global or builtin the checks look up that is gone: the
                               # generic path gives the primal's NameError
@@ -1040,7 +959,7 @@ class _NumbaFunction:
         try:
             return _canonical(pb(inner, out_bar))
         except self.saved_view as hit:
-            raise _saved_view_error(hit) from None
+            raise saved_view_error(hit) from None
         except numba.core.errors.NumbaError as err:
             code = next(iter(self.codes.values()))
-            raise self._located(err, code, "") from None
+            raise located(err, code, "", self.base.trees[2]) from None

@@ -1,0 +1,105 @@
+"""numba_errors: what the numba backend's compiled code raises, as adgen errors.
+
+- :func:`overwrite_error`: a nopython guard of mutation="strict" (``StrictOverwrite``) as the
+  MutationError the default backend raises, naming both lines;
+- :func:`saved_view_error`: a callee's saved view the pullback cannot redirect
+  (``SavedViewRefused``);
+- :func:`located`: numba's typing or lowering errors on the user's line (the nopython
+  module's lines mapped back through ``NumbaCode.lines``);
+- :func:`dispatch_refused`: whether numba's dispatcher refused the arguments' types before
+  running anything.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+from typing import Any
+
+from adgen.errors import Location, MutationError, UnsupportedError
+
+__all__ = ["dispatch_refused", "located", "location", "overwrite_error", "saved_view_error"]
+
+
+def overwrite_error(code: Any, hit: Exception) -> MutationError:
+    """The MutationError of a nopython guard under mutation="strict" (``StrictOverwrite(write
+    site, bits of the capture sites)``, numbered as ``code.strict_writes`` /
+    ``strict_captures``): the message and both locations of the default backend's guard
+    (``adgen.runtime.before_write``), the lowest capture site named first."""
+    from adgen.runtime import copy_hint
+
+    site, mask = hit.args
+    file, line, col, construct = code.strict_writes[site]
+    hits = [c for k, c in enumerate(code.strict_captures) if mask >> k & 1]
+    first_file, first_line, what = hits[0]
+    also = "".join(f"; the gradient of line {ln} reads it too"
+                   for ln in sorted({h[1] for h in hits}) if ln != first_line)
+    return MutationError(
+        f"{construct} overwrites {what}, which the gradient of line {first_line} reads{also}",
+        Location(file, line, col, linecache.getline(file, line)),
+        hint=copy_hint(construct, what, first_line, line),
+        captured_at=Location(first_file, first_line, 0,
+                             linecache.getline(first_file, first_line)))
+
+
+def saved_view_error(hit: Exception) -> UnsupportedError:
+    """The error of a callee's saved view the numba pullback cannot redirect to the copy its
+    caller took (``SavedViewRefused("file:line")`` of the call)."""
+    file, _, line = hit.args[0].rpartition(":")
+    src = linecache.getline(file, int(line)) if line.isdigit() and int(line) else ""
+    loc = Location(file, int(line), len(src) - len(src.lstrip()), src) if src else None
+    return UnsupportedError(
+        "the numba backend cannot point a view this callee saved of an argument, which the "
+        "caller then overwrote, at the copy taken before the overwrite: the argument is not "
+        "C-contiguous (its copy has other strides)", loc,
+        hint="pass the callee a contiguous array (np.ascontiguousarray), or use "
+             "backend='default'")
+
+
+def dispatch_refused(err: BaseException) -> bool:
+    """Whether numba's dispatcher raised ``err`` (a TypeError) before running any code: no
+    version compiled for the arguments' types, and compilation disabled. Its innermost frame
+    is the dispatcher's ``_explain_matching_error``; a TypeError the compiled code raises
+    has the function's own frame there."""
+    from numba.core.dispatcher import _DispatcherBase
+
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and \
+        tb.tb_frame.f_code is _DispatcherBase._explain_matching_error.__code__
+
+
+def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError:
+    """A numba error as an adgen error on the user's line (``file`` is the function's: a
+    line of a callee's names its own file, from ``code.files``)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
+    line = 0
+    base = re.escape(os.path.basename(path))
+    for m in re.finditer(rf'{base}", line (\d+)|{base} \((\d+)\)', text):
+        if not line:
+            at = int(m.group(1) or m.group(2))
+            line = code.lines.get(at, 0)
+            file = code.files.get(at, file)  # a callee's line, in its own file
+    skip = ("Failed in", "During", "File ", "<source elided>", "Rejected", "With arg",
+            "raised from")
+    first = next((s.strip() for s in text.splitlines() if s.strip() and
+                  not s.strip().startswith(skip)), text)[:300]
+    # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
+    own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
+    if own:
+        return UnsupportedError(own.group(1), location(file, line),
+                                hint="use backend='default' (or 'auto', which falls back "
+                                     "to it), or write into a copy so the site is free")
+    return UnsupportedError(
+        f"numba's nopython mode cannot compile the gradient code of this line: {first}",
+        location(file, line),
+        hint="use backend='default' (or 'auto', which falls back to it); "
+             "adgen.source(f, *args, backend='numba') shows the code")
+
+
+def location(file: str, line: int) -> Location | None:
+    """The user's ``file`` at ``line`` (None for line 0)."""
+    src = linecache.getline(file, line) if line else ""
+    return Location(file, line, len(src) - len(src.lstrip()), src) if line else None
