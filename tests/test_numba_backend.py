@@ -840,14 +840,14 @@ def triangular_sin(L, b):
 def test_column_types_are_checked_against_numba(tmp_path, monkeypatch):
     """A recorded value whose column kind disagrees with numba's inference is refused (numba
     would cast it into the column silently)."""
-    from adgen import backends
+    from adgen import backends, numba_arguments
 
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))  # compiled, not loaded
 
     x = np.random.default_rng(9).random(4)
     nf = backends._NumbaFunction(triangular_sin, compile_function(
         triangular_sin, sig=(2, 1)), (2, 1), "numba")
-    key = backends._arg_types((np.eye(4), x), triangular_sin)
+    key = numba_arguments.arg_types((np.eye(4), x), triangular_sin)
     code = nf.code_for(key)
     assert code.columns  # the inner loop keeps a list tape
     name = next(n for n, k in code.columns.items() if k == "f8")
@@ -1059,11 +1059,11 @@ def test_the_rewrite_is_kept_in_the_cache_directory(tmp_path, monkeypatch):
     types and the rewrite's own code; another key runs the rewrite."""
     from adgen.transforms import numba_module, pipeline
 
-    from adgen import backends
+    from adgen import backends, numba_arguments
 
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
     base = pipeline.compile_function(fill, sig=(1, "number"))
-    key = backends._arg_types((np.ones(3), 0.5), fill)
+    key = numba_arguments.arg_types((np.ones(3), 0.5), fill)
     first = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
     kept = [f for f in os.listdir(tmp_path) if f.startswith("adgen_numba_code_")]
     assert len(kept) == 1
@@ -1074,6 +1074,6 @@ def test_the_rewrite_is_kept_in_the_cache_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(numba_module, "to_nopython", rewrite)
     again = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
     assert again == first and again is not first
-    other = backends._arg_types((np.ones(3, dtype=np.int64), 0.5), fill)
+    other = numba_arguments.arg_types((np.ones(3, dtype=np.int64), 0.5), fill)
     with pytest.raises(adgen.CompilerError, match="the rewrite ran"):
         backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(other)

@@ -38,8 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, CompilerError, Location, UnsupportedError
+from adgen.errors import AdgenError, CompilerError, UnsupportedError
+from adgen.numba_arguments import arg_types, data_type, sig_types
 from adgen.numba_cache import cache_dir, code_key, read_code, runtime_hash, write_code
+from adgen.numba_callees import callee_names, callee_trees, names_in, read_at
 from adgen.numba_errors import (
     dispatch_refused,
     located,
@@ -110,7 +112,7 @@ def numba_source(fn: Any, mutation: str, args: tuple[Any, ...], backend: str = "
     base = compile_function_default(fn, mutation, signature(args))
     try:
         nf = _NumbaFunction(fn, base, signature(args), "numba")
-        return nf.code_for(_arg_types(args, fn)).source
+        return nf.code_for(arg_types(args, fn)).source
     except AdgenError as err:
         if backend == "numba":
             raise
@@ -163,160 +165,6 @@ def _fall_back(err: AdgenError) -> None:
                   NumbaFallbackWarning, stacklevel=4)
 
 
-def _arg_type(a: Any, k: int, fn: Any) -> Any:
-    from adgen.transforms.analyses.numba_types import ArgType
-
-    t = type(a)
-    if t is float or t is np.float64:
-        return ArgType("f8")
-    if t is bool or t is np.bool_:
-        return ArgType("b1")
-    if t is int or t is np.int64:
-        return ArgType("i8")
-    if t is np.ndarray and a.dtype.char in "dlq?" and a.dtype.isnative:
-        return ArgType("array", {"d": "f8", "l": "i8", "q": "i8", "?": "b1"}[a.dtype.char],
-                       a.ndim)
-    what = f"an array of dtype {a.dtype}" if isinstance(a, np.ndarray) else \
-        f"a {type(a).__name__}"
-    raise UnsupportedError(
-        f"the numba backend takes float64, int64 and bool arrays and numbers; argument {k} of "
-        f"{getattr(fn, '__qualname__', fn)} is {what}",
-        hint="convert it (np.asarray(x, dtype=np.float64)), or use backend='default' / 'auto'")
-
-
-def _arg_types(args: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:
-    return tuple(_arg_type(a, k, fn) for k, a in enumerate(args))
-
-
-def _sig_types(sig: tuple[Any, ...] | None, fn: Any) -> tuple[Any, ...] | None:
-    """Argument types standing for a kind signature (a number as a float), for the check
-    made when the gradient is compiled; None where the signature does not tell (a bool, a
-    bool array): then the check is made at the first call, before the function runs."""
-    from adgen.transforms.analyses.numba_types import ArgType
-
-    if sig is None:
-        raise UnsupportedError(
-            f"the numba backend compiles {getattr(fn, '__qualname__', fn)} per argument "
-            "types and needs them", hint="call the gradient with arguments (grad does)")
-    out = []
-    for s in sig:
-        if s in ("number", "float"):  # any number, a float64 one (kinds.FLOAT_ARG)
-            out.append(ArgType("f8"))
-        elif type(s) is int:
-            out.append(ArgType("array", "f8", s))
-        elif isinstance(s, tuple) and s[0] == "array" and np.dtype(s[2]) == np.int64:
-            out.append(ArgType("array", "i8", s[1]))
-        else:
-            return None
-    return tuple(out)
-
-
-def _callee_trees(caller: Any, memo: dict[int, Any],
-                  chain: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The callees of a compiled function as numba_emit's Callee trees, recursively."""
-    from adgen.transforms.numba_module import Callee
-
-    out = {}
-    for sym, c in caller.callees.items():
-        if c.trees is None and c.name in chain + (caller.name,):
-            path = chain[chain.index(c.name) + 1:] + (caller.name,) if c.name in chain else ()
-            via = f" through {' -> '.join(path)}" if path else ""
-            raise UnsupportedError(
-                f"the numba backend does not differentiate recursion ({c.name} calls "
-                f"itself{via})", _call_at(caller.trees, sym),
-                hint="use backend='default' / 'auto'")
-        if c.trees is None:
-            raise UnsupportedError(
-                f"{c.name} is differentiated by a registered rule, which the numba backend "
-                "cannot call from nopython code", _call_at(caller.trees, sym),
-                hint="use backend='default' / 'auto'")
-        hit = memo.get(id(c))
-        if hit is None:
-            forward, pullback, file = c.trees
-            hit = memo[id(c)] = Callee(forward, pullback, file)
-            hit.callees.update(_callee_trees(c, memo, chain + (caller.name,)))
-        out[sym] = hit
-    return out
-
-
-def _data_type(g: Any) -> Any:
-    """The ArgType of a global read as data (a ``kind`` guard: a float, or a float64 / int64 /
-    bool array), or None."""
-    from adgen.transforms.analyses.numba_types import ArgType
-
-    if g.mode != "kind":
-        return None
-    kind = g.expected
-    if kind[0] in (float, np.float64):
-        return ArgType("f8")
-    if kind[0] is np.ndarray and len(kind) == 3 and kind[2] in (np.float64, np.int64, np.bool_):
-        return ArgType("array", {np.dtype(np.float64): "f8", np.dtype(np.int64): "i8",
-                                 np.dtype(np.bool_): "b1"}[np.dtype(kind[2])], kind[1])
-    return None
-
-
-def _names_in(callees: dict[str, Any]) -> set[str]:
-    """Every name the callees' generated code reads (recursively)."""
-    import gast
-
-    out: set[str] = set()
-    seen: set[int] = set()
-    todo = list(callees.values())
-    while todo:
-        c = todo.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        out |= {n.id for t in (c.forward, c.pullback) for n in gast.walk(t)
-                if isinstance(n, gast.Name)}
-        todo += list(c.callees.values())
-    return out
-
-
-def _call_at(trees: Any, sym: str) -> Location | None:
-    """Where a forward calls the callee ``sym`` (the user's line)."""
-    import linecache
-
-    import gast
-
-    forward, _, file = trees
-    lines = [n.lineno for n in gast.walk(forward) if isinstance(n, gast.Call) and
-             isinstance(n.func, gast.Name) and n.func.id == f"{sym}_forward" and
-             getattr(n, "lineno", 0)]
-    if not lines:
-        return None
-    src = linecache.getline(file, min(lines))
-    return Location(file, min(lines), len(src) - len(src.lstrip()), src)
-
-
-def _callee_names(callees: dict[str, Any], seen: set[int] | None = None) -> set[str]:
-    """The names of the functions compiled as callees, recursively: a global bound to one is
-    a function the nopython module has in its own rewritten form (a call of it that adgen
-    did not rewrite, an inactive one, is a name numba does not know: refused when compiled)."""
-    seen = set() if seen is None else seen
-    out = set()
-    for c in callees.values():
-        if id(c) not in seen:
-            seen.add(id(c))
-            out |= {c.name} | _callee_names(c.callees, seen)
-    return out
-
-
-def _read_at(base: Any, key: str) -> Location | None:
-    """Where the forward first reads the free name ``key`` (the user's line)."""
-    import linecache
-
-    import gast
-
-    forward, _, file = base.trees
-    lines = [n.lineno for n in gast.walk(forward) if isinstance(n, gast.Name) and
-             n.id == key and getattr(n, "lineno", 0)]
-    if not lines:
-        return None
-    src = linecache.getline(file, min(lines))
-    return Location(file, min(lines), len(src) - len(src.lstrip()), src)
-
-
 class _Run:
     """The compiled functions of one function for one set of argument types."""
 
@@ -363,8 +211,8 @@ class _NumbaFunction:
                 "compiles generated code only", hint="use backend='default'")
         # the functions it calls, differentiated by the default pipeline: rewritten into the
         # same nopython module (adgen.transforms.numba_emit), for the types they are called with
-        self.callees = _callee_trees(base, {})
-        callee_names = _callee_names(base.callees)
+        self.callees = callee_trees(base, {})
+        known_callees = callee_names(base.callees)
         # the nopython module defines np and math only: another free name (a global float
         # or array, a helper, another module) would be missing there, or frozen into the
         # machine code by numba (a later change unseen, even through numba's cache)
@@ -375,7 +223,7 @@ class _NumbaFunction:
         # when the value changes, and the value is part of the module's source and hash
         self.constants: dict[str, Any] = {}
         self.globals: dict[str, tuple[Any, Any]] = {}
-        callee_reads = _names_in(self.callees)
+        callee_reads = names_in(self.callees)
         for g in base.guards:
             if g.mode == "attr":
                 continue  # the function's defaults: calls must pass every argument (forward)
@@ -385,9 +233,9 @@ class _NumbaFunction:
             if g.mode == "same" and (g.expected is np or g.expected is math or
                                      getattr(builtins, g.name, None) is g.expected or
                                      getattr(primal(g.expected), "__name__", None) in
-                                     callee_names):
+                                     known_callees):
                 continue
-            data = _data_type(g)
+            data = data_type(g)
             if data is not None and g.key not in callee_reads:
                 # a float or float array global: an extra argument of the forward, given its
                 # value at each call (the guard refreshes g.ns), and saved for the pullback
@@ -398,13 +246,13 @@ class _NumbaFunction:
                     f"{getattr(fn, '__qualname__', fn)} calls {g.name}, a numba.njit function "
                     "that uses numba's own constructs (prange, typed containers, objmode), "
                     "which adgen leaves to numba and the numba backend's module does not "
-                    "call", _read_at(base, g.key), hint="use backend='default' / 'auto' "
+                    "call", read_at(base, g.key), hint="use backend='default' / 'auto' "
                     "(which run it as numba compiled it), or compute its result outside and "
                     "pass it as an argument")
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
                 "backend compiles it in a module of its own, and numba would freeze a global "
-                "value into the machine code", _read_at(base, g.key),
+                "value into the machine code", read_at(base, g.key),
                 hint=f"pass {g.name} as an argument (or inline a helper function), or use "
                 "backend='default' / 'auto'")
         self.nparams = len(base.trees[0].args.args)
@@ -422,7 +270,7 @@ class _NumbaFunction:
         self.exact = sig is not None and all(type(s) is int or s == "float" for s in sig)
         self.only: _Run | None = None
         self.lock = threading.RLock()
-        types_ = _sig_types(sig, fn)
+        types_ = sig_types(sig, fn)
         if types_ is not None:
             self.code_for(types_)  # what nopython mode cannot take: refused now
 
@@ -915,7 +763,7 @@ class _NumbaFunction:
             if run is not None:
                 return run
             try:
-                types_ = _arg_types(args, self.fn)
+                types_ = arg_types(args, self.fn)
                 fwd, pb, grad = self._build(types_, args)
             except AdgenError as err:
                 if self.backend == "numba":
