@@ -1,8 +1,8 @@
 """One gradient function of the numba backend called with arrays of one dtype and rank but
 another memory layout or writeability (contiguous, a strided view, read-only, Fortran order):
 the forward compiles again for each, and the pullback must be compiled for each compilation's
-saved values (backends._typed_pullback; tests/test_numba_remap_saved.py has the case that
-failed: a strided argument refused, then a contiguous one). Gradients against central
+saved values (numba_function.NumbaFunction._typed_pullback; tests/test_numba_remap_saved.py
+has the case that failed: a strided argument refused, then a contiguous one). Gradients against central
 differences. Skipped without numba."""
 
 from __future__ import annotations

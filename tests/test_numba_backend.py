@@ -840,12 +840,12 @@ def triangular_sin(L, b):
 def test_column_types_are_checked_against_numba(tmp_path, monkeypatch):
     """A recorded value whose column kind disagrees with numba's inference is refused (numba
     would cast it into the column silently)."""
-    from adgen import backends, numba_arguments
+    from adgen import numba_arguments, numba_function
 
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))  # compiled, not loaded
 
     x = np.random.default_rng(9).random(4)
-    nf = backends._NumbaFunction(triangular_sin, compile_function(
+    nf = numba_function.NumbaFunction(triangular_sin, compile_function(
         triangular_sin, sig=(2, 1)), (2, 1), "numba")
     key = numba_arguments.arg_types((np.eye(4), x), triangular_sin)
     code = nf.code_for(key)
@@ -1059,12 +1059,12 @@ def test_the_rewrite_is_kept_in_the_cache_directory(tmp_path, monkeypatch):
     types and the rewrite's own code; another key runs the rewrite."""
     from adgen.transforms import numba_module, pipeline
 
-    from adgen import backends, numba_arguments
+    from adgen import numba_arguments, numba_function
 
     monkeypatch.setenv("ADGEN_NUMBA_CACHE", str(tmp_path))
     base = pipeline.compile_function(fill, sig=(1, "number"))
     key = numba_arguments.arg_types((np.ones(3), 0.5), fill)
-    first = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
+    first = numba_function.NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
     kept = [f for f in os.listdir(tmp_path) if f.startswith("adgen_numba_code_")]
     assert len(kept) == 1
 
@@ -1072,8 +1072,8 @@ def test_the_rewrite_is_kept_in_the_cache_directory(tmp_path, monkeypatch):
         raise RuntimeError("the rewrite ran")
 
     monkeypatch.setattr(numba_module, "to_nopython", rewrite)
-    again = backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
+    again = numba_function.NumbaFunction(fill, base, (1, "number"), "numba").code_for(key)
     assert again == first and again is not first
     other = numba_arguments.arg_types((np.ones(3, dtype=np.int64), 0.5), fill)
     with pytest.raises(adgen.CompilerError, match="the rewrite ran"):
-        backends._NumbaFunction(fill, base, (1, "number"), "numba").code_for(other)
+        numba_function.NumbaFunction(fill, base, (1, "number"), "numba").code_for(other)

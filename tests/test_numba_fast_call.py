@@ -1,5 +1,5 @@
 """grad's call on the numba backend decided once per argument signature
-(backends._NumbaFunction.fast_call, tried first by adgen.api's gradient function): after the
+(numba_fast_call.fast_call, tried first by adgen.api's gradient function): after the
 first call of a signature, a call checks only the arguments' exact types, dtypes and ranks,
 the rule registry's generation, the function's code and the guards of its free names, then
 runs the one compiled call (which returns the value alone where every cotangent is in the

@@ -1,5 +1,5 @@
 """grad's one compiled call on the numba backend has the forward and the pullback inlined by
-numba (``inline="always"``: adgen.backends._load), so they are not compiled apart and linked
+numba (``inline="always"``: adgen.numba_function.NumbaFunction._load), so they are not compiled apart and linked
 in (their code optimised twice): the forward dispatcher stays uncompiled under grad, vjp
 compiles it when called, and the check that each typed tape column holds values of the type
 numba infers reads the forward's variables in the gradient function's typing. Gradients
@@ -12,6 +12,7 @@ import pytest
 from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
+from adgen import numba_function
 
 numba = pytest.importorskip("numba")
 
@@ -48,7 +49,7 @@ def test_grad_compiles_the_gradient_function_alone(monkeypatch, tmp_path):
     run = next(iter(nf.runs.values()))
     assert run.gradient is not None and len(run.gradient.overloads) == 1
     assert not run.forward.overloads  # inlined into the gradient function, not compiled
-    assert run.code.forward in backends._inlined(run.code)
+    assert run.code.forward in numba_function.inlined_functions(run.code)
     out, pb = adgen.vjp(running_softmax, x, 0.7, backend="numba")  # compiles the forward
     assert out == pytest.approx(running_softmax(x, 0.7), rel=1e-14)
     assert_grad_close(pb(1.0)[0], gx, rtol=1e-14)
@@ -60,8 +61,8 @@ def test_a_column_of_another_type_is_refused_through_the_inlined_forward(monkeyp
     """The column kinds come from adgen's type analysis; where numba infers another type for
     a recorded value, the gradient is refused, never cast: made to happen here by claiming
     an int column for a float value."""
-    backends = _fresh(monkeypatch, tmp_path)
-    real = backends._NumbaFunction.code_for
+    _fresh(monkeypatch, tmp_path)
+    real = numba_function.NumbaFunction.code_for
 
     def wrong_kinds(self, types_):
         code = real(self, types_)
@@ -69,7 +70,7 @@ def test_a_column_of_another_type_is_refused_through_the_inlined_forward(monkeyp
         code.columns = {k: "i8" for k in code.columns}
         return code
 
-    monkeypatch.setattr(backends._NumbaFunction, "code_for", wrong_kinds)
+    monkeypatch.setattr(numba_function.NumbaFunction, "code_for", wrong_kinds)
     with pytest.raises(adgen.UnsupportedError, match="column, but numba computes it as"):
         adgen.grad(running_softmax, backend="numba")(np.linspace(-1.0, 2.0, 5), 0.7)
 
