@@ -69,41 +69,59 @@ def consumable_saved(forward: gast.FunctionDef, ranks: dict[str, int],
             top_bound[n] = top_bound.get(n, 0) + 1
             if isinstance(st.value, (gast.BinOp, gast.UnaryOp)):
                 fresh_bound.add(n)
+    # what the top level and the facts decide, before any walk of the whole forward (build
+    # time: most forwards have no candidate left here)
+    candidates = {n for n in saved if saved.count(n) == 1 and n not in params and
+                  n in fresh_bound and top_bound.get(n) == 1 and n in f64 and
+                  ranks.get(n, 0) >= 1}
+    if not candidates:
+        return set()
+    # one walk for the returns, the stores and the reads (three walks before)
+    returns = 0
     stores: dict[str, int] = {}
-    for node in walk(forward):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+    parents: dict[int, gast.AST] = {}
+    loads: list[gast.Name] = []
+    todo: list[gast.AST] = [forward]
+    for node in todo:
+        kids = children(node)
+        for child in kids:
+            parents[id(child)] = node
+        todo.extend(kids)
+        if isinstance(node, gast.Name):
             if isinstance(node.ctx, gast.Store):
                 stores[node.id] = stores.get(node.id, 0) + 1
+            elif isinstance(node.ctx, gast.Load) and node.id in candidates:
+                loads.append(node)
         elif isinstance(node, gast.AugAssign):
             stores[_root(node.target)] = stores.get(_root(node.target), 0) + 2
-    escaping = _escaping(forward, saved_tuple)
-    out = set()
-    for n in saved:
-        if saved.count(n) == 1 and n not in params and n in fresh_bound and \
-                top_bound.get(n) == 1 and stores.get(n) == 1 and n in f64 and \
-                ranks.get(n, 0) >= 1 and n not in escaping:
-            out.add(n)
-    return out
+        elif isinstance(node, gast.Return):
+            returns += 1
+    if returns != 1:
+        return set()  # an early return hands other values back
+    escaping = _escaping(loads, parents, saved_tuple)
+    return {n for n in candidates if stores.get(n) == 1 and n not in escaping}
 
 
 def shape_numbers(forward: gast.FunctionDef, ranks: dict[str, int]) -> set[str]:
     """Names bound once in ``forward``, at its top level, to ``x.shape[k]`` of an array
     ``x`` (``ranks``) with an int literal ``k``: a Python int."""
-    counts: dict[str, int] = {}
-    for node in walk(forward):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    out = set()
+    found = []
     for st in forward.body:
         if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
-                isinstance(st.targets[0], gast.Name) and counts[st.targets[0].id] == 1:
+                isinstance(st.targets[0], gast.Name):
             v = st.value
             if isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Constant) and \
                     type(v.slice.value) is int and isinstance(v.value, gast.Attribute) and \
                     v.value.attr == "shape" and isinstance(v.value.value, gast.Name) and \
                     ranks.get(v.value.value.id, 0) >= 1:
-                out.add(st.targets[0].id)
-    return out
+                found.append(st.targets[0].id)
+    if not found:
+        return set()  # no walk of the forward (build time)
+    counts: dict[str, int] = {}
+    for node in walk(forward):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return {n for n in found if counts[n] == 1}
 
 
 def _root(e: gast.expr) -> str:
@@ -112,16 +130,10 @@ def _root(e: gast.expr) -> str:
     return e.id if isinstance(e, gast.Name) else ""
 
 
-def _escaping(forward: gast.FunctionDef, saved_tuple: gast.Tuple) -> set[str]:
-    """Names read somewhere in ``forward`` (the saved tuple aside) where the value or a view
-    of it may be kept."""
-    parents: dict[int, gast.AST] = {}
-    loads: list[gast.Name] = []
-    for node in walk(forward):
-        for child in children(node):
-            parents[id(child)] = node
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            loads.append(node)
+def _escaping(loads: list[gast.Name], parents: dict[int, gast.AST],
+              saved_tuple: gast.Tuple) -> set[str]:
+    """Names read somewhere in the forward (``loads``, each with its parent in ``parents``;
+    the saved tuple aside) where the value or a view of it may be kept."""
     out: set[str] = set()
     for node in loads:
         up = parents.get(id(node))
