@@ -36,11 +36,18 @@ def refuse_untracked_view_writes(parsed: Parsed) -> None:
     Raises:
         UnsupportedError: naming the write's line and the einsum's.
     """
+    everything = list(walk(parsed.tree))
+    # without an x.mT nor a call that may be a one-operand einsum there is no such view, nor
+    # a write through one: the ordering below is not needed (build time)
+    if not any(isinstance(n, gast.Attribute) and n.attr == "mT" or
+               isinstance(n, gast.Call) and _is_one_operand_einsum(parsed, n)
+               for n in everything):
+        return
     views: dict[str, gast.AST] = {}  # name -> the statement that bound it to such a view
     # in the order of the source: a name rebound to something else (t = t.copy()) no longer
     # holds the view for the writes after it (a write earlier in a loop's body still counts)
     # (nodes the front's earlier passes made may carry a line without a column, or neither)
-    nodes = sorted((n for n in walk(parsed.tree) if getattr(n, "lineno", None) is not None),
+    nodes = sorted((n for n in everything if getattr(n, "lineno", None) is not None),
                    key=lambda n: (n.lineno, getattr(n, "col_offset", None) or 0))
     for node in nodes:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
