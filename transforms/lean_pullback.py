@@ -205,8 +205,11 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
             continue  # a loop's body: _loop_dels, on the rewritten statements
         if all(isinstance(later, gast.Return) or is_comment(later) for later in body[k + 1:]):
             continue  # the return frees them anyway
-        dead = sorted(n for n in reads_at[k] if n not in after and n in bound and
-                      n in facts.arrays and n != handed and n not in _deleted(st))
+        dead = [n for n in reads_at[k] if n not in after and n in bound and
+                n in facts.arrays and n != handed]
+        if dead:  # (st's own dels read once, and only here: a loop's walk is long)
+            gone = _deleted(st)
+            dead = sorted(n for n in dead if n not in gone)
         if dead:
             for n in dead:
                 bound.discard(n)
@@ -225,9 +228,10 @@ def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
     local: set[str] = set()
     # each statement's loads and stores read once: the loop's own are their union with its
     # header's (it has no else), and the block below takes the loads (each nesting level
-    # walked its statements three times more)
-    loads_of = [_loads(st) for st in loop.body]
-    stores_of = [_stores(st) for st in loop.body]
+    # walked its statements three times more), in one walk of each
+    names_of = [_names(st) for st in loop.body]
+    loads_of = [loads for loads, _, _ in names_of]
+    stores_of = [stores for _, stores, _ in names_of]
     for st, loads, stores in zip(loop.body, loads_of, stores_of):
         for n in _bound_names(st):
             if n not in mentioned and n not in _loads(st.value):  # type: ignore[attr-defined]
@@ -257,24 +261,20 @@ def _loop_dels(body: list[gast.stmt], live_end: set[str], local: set[str],
     bind_count: dict[str, int] = {}
     first: dict[str, gast.expr] = {}  # the value of each local name's first binding
     unpacked: set[str] = set()
+    nested: set[str] = set()  # (a nested loop's body may have dropped a name already: it
+    # may be unbound after it)
     for k, st in enumerate(body):
-        for n in _loads(st) | _stores(st):
+        # one walk of st for what it reads, binds (counted in bind_count) and deletes
+        loads, stores, dels = _names(st, bind_count)
+        for n in loads | stores:
             mention[n] = k
-        for node in walk(st):
-            # (an array's a OP= b keeps its object; a number's is freed anyway)
-            for t in node.targets if isinstance(node, gast.Assign) else \
-                    [node.target] if isinstance(node, (gast.For, gast.AnnAssign)) else ():
-                for m in walk(t):
-                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store):
-                        bind_count[m.id] = bind_count.get(m.id, 0) + 1
+        nested |= dels
         for n in _bound_names(st):
             first.setdefault(n, st.value)  # type: ignore[attr-defined]
             if not (len(st.targets) == 1 and  # type: ignore[attr-defined]
                     isinstance(st.targets[0], gast.Name)) and  \
                     isinstance(st.value, gast.Call):  # type: ignore[attr-defined]
                 unpacked.add(n)  # a callee's cotangents: ct1, ct2 = f_pullback(...)
-    # (a nested loop's body may have dropped a name already: it may be unbound after it)
-    nested = set().union(*(_deleted(st) for st in body))
     candidates = {n for n in local if (n in facts.ranks or n in unpacked) and
                   n not in live_end and n in first and n not in nested}
     group = {n: n for n in candidates}
@@ -563,6 +563,35 @@ def _loads(node: gast.AST) -> set[str]:
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             out.add(n.target.id)
     return out
+
+
+def _names(node: gast.AST, binds: dict[str, int] | None = None
+           ) -> tuple[set[str], set[str], set[str]]:
+    """``(_loads(node), _stores(node), _deleted(node))`` in one walk. ``binds``: when given,
+    each name stored by an assignment's, a for loop's or an annotated assignment's target
+    in ``node`` is counted there (an array's ``a OP= b`` keeps its object; a number's is
+    freed anyway)."""
+    loads: set[str] = set()
+    stores: set[str] = set()
+    dels: set[str] = set()
+    for n in walk(node):
+        if isinstance(n, gast.Name):
+            ctx = n.ctx
+            if isinstance(ctx, gast.Load):
+                loads.add(n.id)
+            elif isinstance(ctx, gast.Store):
+                stores.add(n.id)
+            elif isinstance(ctx, gast.Del):
+                stores.add(n.id)
+                dels.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            loads.add(n.target.id)
+        if binds is not None and isinstance(n, (gast.Assign, gast.For, gast.AnnAssign)):
+            for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
+                for m in walk(t):
+                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store):
+                        binds[m.id] = binds.get(m.id, 0) + 1
+    return loads, stores, dels
 
 
 def _stores(node: gast.AST) -> set[str]:
