@@ -136,9 +136,21 @@ class _Ssa:
                         and isinstance(n.ctx, gast.Load)}
                 clash = sorted(used & body_assigned)
                 if clash:
+                    # (named by lines: this pass does not know the file; the error is placed
+                    # at the def)
+                    v = clash[0]
+                    read = min(n.lineno for n in walk(h) if isinstance(n, gast.Name) and
+                               n.id == v and isinstance(n.ctx, gast.Load))
+                    bound = min(n.lineno for st in s.body for n in walk(st)
+                                if isinstance(n, gast.Name) and n.id == v and
+                                isinstance(n.ctx, gast.Store))
                     raise UnsupportedError(
-                        f"the except arm reads {clash[0]!r}, which the try body assigns",
-                        hint="assign it before the try statement")
+                        f"the except arm reads {v!r} (line {read}), which the try body "
+                        f"rebinds (line {bound}): adgen cannot tell which value of {v!r} the "
+                        "except arm sees",
+                        hint=f"compute the new value into a name of its own in the try body "
+                             f"and in the except arm (t = ...), and rebind {v!r} from it "
+                             "after the try statement")
             arms = []
             eb = dict(env)
             s.body, eb = self.block(s.body, eb)
