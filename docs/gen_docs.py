@@ -126,8 +126,10 @@ def optional_rules() -> list[str]:
     names = re.findall(r'name="(scipy\.special\.\w+)"', source)
     return ["", "## scipy.special (with scipy installed)", "",
             ("Registered when your code imports `scipy.special` (adgen never imports scipy "
-             "itself); their pullbacks use NumPy only. `logsumexp` without `b=` and "
-             "`return_sign=`. See [Interop](interop.md)."), "",
+             "itself); their pullbacks use NumPy only (adgen computes the digamma and "
+             "polygamma that the log-gamma family's derivatives need). `logsumexp` with "
+             "`axis`, `b=` and `keepdims` (`return_sign=` is refused, with the form to write). "
+             "See [Interop](interop.md)."), "",
             ", ".join(f"`{n}`" for n in names) + "."]
 
 

@@ -76,12 +76,12 @@ def test_grad_jvp_and_hvp(f, args):
 
 
 def test_a_refused_option_names_the_line():
-    def weighted(a):
-        return special.logsumexp(a, b=np.ones(3))
+    def signed(a):
+        return special.logsumexp(a, b=np.ones(3), return_sign=True)[0]
 
     with pytest.raises(adgen.AdgenError, match="logsumexp") as err:
-        adgen.grad(weighted)(_w)
-    assert "return special.logsumexp(a, b=np.ones(3))" in str(err.value)
+        adgen.grad(signed)(_w)
+    assert "return special.logsumexp(a, b=np.ones(3), return_sign=True)[0]" in str(err.value)
 
 
 def test_the_standalone_module_needs_no_adgen(tmp_path):

@@ -692,18 +692,9 @@ class Plan:
             try:
                 return rule, rule.bind(list(args), dict(kwargs))
             except TypeError as exc:
-                known = ", ".join(p.name for p in rule.params)
-                short = rule.name.replace("numpy.", "np.")
-                # (the reductions' where=/initial=/dtype= are lowered before this, methods
-                # too: reduction_keywords; np.where(m, x, 0) is a masked sum's, not a std's)
-                extra = next((t for k, t in (("where", f"; for where=m, select the entries "
-                                                       f"first: {short}(x[m]) for a mask of "
-                                                       "x's shape"),
-                                             ("dtype", "; for dtype=, x.astype(dtype) first"))
-                              if f"keyword {k!r}" in str(exc)), "")
                 raise UnsupportedError(
                     f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
-                    hint=f"adgen's rule for {rule.name} takes ({known}){extra}") from exc
+                    hint=registry.binding_hint(rule, exc)) from exc
         return None
 
     def reciprocal_of(self, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:

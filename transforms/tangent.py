@@ -648,7 +648,8 @@ class Tangent:
         try:
             bound = rule.bind(list(args), dict(kwargs))
         except TypeError as exc:
-            self.refuse(s, f"this call of {rule.name} ({exc})")
+            # (reverse mode binds the call to the same rule: it refuses it too)
+            self.refuse(s, f"this call of {rule.name} ({exc})", registry.binding_hint(rule, exc))
         jvp = registry.jvp_of(rule)
         if jvp is None:
             raise MissingRuleError(

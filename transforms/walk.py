@@ -89,7 +89,11 @@ def clone(node: Any) -> Any:
 def clone_with(node: Any, subst: dict[str, Any]) -> Any:
     """``clone(node)`` with each name of ``subst`` that is read (a ``Load``) replaced by a
     clone of what ``subst`` maps it to, in one copy: a rule's template instantiated (a clone
-    then a substitution visited the template twice)."""
+    then a substitution visited the template twice).
+
+    A template's ``X if p is None else Y`` whose ``p`` is replaced by a constant is the arm
+    that constant picks (an optional argument left out: ``logsumexp``'s weights ``b``), so
+    the generated code does not test ``None is None``."""
     if isinstance(node, list):
         return [clone_with(x, subst) for x in node]
     if not isinstance(node, _AST):
@@ -97,6 +101,10 @@ def clone_with(node: Any, subst: dict[str, Any]) -> Any:
     cls = node.__class__
     if cls is _NAME and node.id in subst and isinstance(node.ctx, _LOAD):
         return clone(subst[node.id])
+    if cls is gast.IfExp:
+        picked = _none_test(node.test, subst)
+        if picked is not None:
+            return clone_with(node.body if picked else node.orelse, subst)
     new = cls.__new__(cls)
     d = node.__dict__
     nd = new.__dict__
@@ -108,6 +116,18 @@ def clone_with(node: Any, subst: dict[str, Any]) -> Any:
         else:
             nd[key] = value
     return new
+
+
+def _none_test(test: Any, subst: dict[str, Any]) -> bool | None:
+    """Whether ``p is None`` holds, for a test of that form whose ``p`` ``subst`` replaces by
+    a constant; None for any other test."""
+    if not (isinstance(test, gast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], gast.Is) and isinstance(test.left, gast.Name) and
+            isinstance(test.comparators[0], gast.Constant) and
+            test.comparators[0].value is None):
+        return None
+    bound = subst.get(test.left.id)
+    return bound.value is None if isinstance(bound, gast.Constant) else None
 
 
 class Transformer(gast.NodeTransformer):

@@ -799,8 +799,22 @@ else:
     cases("scipy.special.log_ndtr", unary(randn), C(np.array([-6.0, -2.5, 3.0])))
     cases("scipy.special.logsumexp", C(randn(3, 4)), C(randn(3, 4), axis=1),
           C(randn(3, 4), axis=0, keepdims=True), C(randn(2, 3, 4), axis=(0, 2)),
-          C(randn(5), axis=-1), C(randn(3, 4), keepdims=True))
+          C(randn(5), axis=-1), C(randn(3, 4), keepdims=True),
+          # with weights b (broadcast against a; both differentiated)
+          C(randn(3, 4), b=pos(3, 4)), C(randn(3, 4), 1, pos(4)),
+          C(randn(2, 3), axis=0, b=pos(2, 1), keepdims=True), C(randn(4), b=pos()))
     cases("scipy.special.softmax", C(randn(3, 4)), C(randn(3, 4), axis=1),
           C(randn(2, 3, 4), axis=(0, 2)), C(randn(5), axis=0))
     cases("scipy.special.log_softmax", C(randn(3, 4)), C(randn(3, 4), axis=1),
           C(randn(2, 3, 4), axis=-1), C(randn(5), axis=0))
+    # the log-gamma family, on both sides of 0 (away from the poles), and xlogy / xlog1py
+    cases("scipy.special.gammaln", *unary(pos), C(np.array([-2.5, -0.3, 0.7, 12.0])))
+    cases("scipy.special.digamma", *unary(pos), C(np.array([-2.5, -0.3, 0.7, 12.0])))
+    cases("scipy.special.polygamma", C(1, pos(3, 4)), C(2, pos()), C(3, np.array([-1.5, 4.0])),
+          C(np.array([0, 1, 2]), pos()), C(np.array([[1], [2]]), pos(3)))
+    cases("scipy.special.betaln", *binary(pos))
+    cases("scipy.special.xlogy", *binary(randn, pos), C(np.array([0.0, 0.5]), pos(2)))
+    cases("scipy.special.xlog1py", *binary(randn, pos), C(np.array([0.0, 0.5]), pos(2)))
+    cases("adgen.runtime.special_digamma", *unary(pos), C(np.array([-2.5, -0.3, 0.7])))
+    cases("adgen.runtime.special_polygamma", C(1, pos(3, 4)), C(2, pos()),
+          C(np.array([0, 1, 2]), pos()))

@@ -678,6 +678,30 @@ def _check_reference_signature(primal: Any, impl: Any, qual: str) -> None:
             raise RuleError(f"the reference for {qual} leaves out its parameter {pname!r}")
 
 
+# What to write instead of a keyword a rule does not take (the rest of binding_hint's text)
+_KEYWORD_HINTS = {
+    # (the reductions' where=/initial=/dtype= are lowered before binding, methods too:
+    # reduction_keywords; np.where(m, x, 0) is a masked sum's, not a std's)
+    "where": "; for where=m, select the entries first: {short}(x[m]) for a mask of x's shape",
+    "dtype": "; for dtype=, x.astype(dtype) first",
+    # scipy.special.logsumexp's: the sign has no derivative
+    "return_sign": "; return_sign=True is not differentiated: take the sign apart, with c = "
+                   "np.max(a, axis=axis, keepdims=True) and s = np.sum(b * np.exp(a - c), "
+                   "axis=axis, keepdims=True): np.log(np.abs(s)) + c is the value, np.sign(s) "
+                   "the sign",
+}
+
+
+def binding_hint(rule: Rule, exc: TypeError) -> str:
+    """The hint of the error for a call whose arguments ``rule.bind`` refused with ``exc``:
+    the parameters the rule takes, and what to write for a keyword it does not take."""
+    known = ", ".join(p.name for p in rule.params)
+    short = rule.name.replace("numpy.", "np.")
+    extra = next((text.format(short=short) for key, text in _KEYWORD_HINTS.items()
+                  if f"keyword {key!r}" in str(exc)), "")
+    return f"adgen's rule for {rule.name} takes ({known}){extra}"
+
+
 # --------------------------------------------------------------------------------------------
 # Refusals: NumPy functions adgen does not differentiate, and why
 

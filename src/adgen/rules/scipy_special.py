@@ -1,12 +1,18 @@
-"""Rules for ``scipy.special``: the logistic, log-sum-exp and softmax family, and erf.
+"""Rules for ``scipy.special``: the logistic, log-sum-exp and softmax family, erf, the
+log-gamma family (gammaln, betaln, digamma, polygamma) and xlogy / xlog1py.
 
 Registered by :func:`adgen.rules.registry.load_optional_rules` once the user's code has
 imported ``scipy.special`` (adgen never imports scipy itself: it is an optional extra). The
 pullbacks use NumPy only, so generated code and ``-o`` modules need no scipy beyond what the
-user's function calls.
+user's function calls: the derivatives of the log-gamma family are digamma and polygamma,
+which rules/helpers_special.py computes in NumPy (and which have rules of their own below,
+so that second order differentiates those pullbacks too).
 
-``logsumexp`` is covered without ``b=`` and ``return_sign=`` (those are refused when the call
-is bound); ``softmax`` and ``log_softmax`` with any ``axis``.
+``logsumexp`` is covered with ``axis``, ``b`` (weights broadcast against ``a``, both
+differentiated) and ``keepdims``; ``return_sign=`` is refused when the call is bound (its
+sign has no derivative; the hint says how to take it apart). ``softmax`` and
+``log_softmax`` with any ``axis``. ``xlogy`` and ``xlog1py`` differentiate as JAX's do:
+log(y) (log1p(y)) for x and x / y (x / (1 + y)) for y, also where x is 0.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from adgen.rules.helpers import sum_vjp
+from adgen.rules import helpers_special
+from adgen.rules.helpers import special_digamma, special_polygamma, sum_vjp, unbroadcast
 from adgen.rules.registry import defjvp, defjvp_kind, defvjp
 
 # --------------------------------------------------------------------------------------------
@@ -54,25 +61,98 @@ def log_ndtr(g: Any, out: Any, x: Any) -> Any:
     return g * np.exp(-0.5 * (x * x) - out) / np.sqrt(2.0 * np.pi)
 
 
+@defvjp(special.gammaln, "x", reads="x", name="scipy.special.gammaln")
+def gammaln(g: Any, out: Any, x: Any) -> Any:
+    return g * special_digamma(x)
+
+
+# (scipy.special.psi is the same ufunc)
+@defvjp(special.digamma, "z", reads="z", name="scipy.special.digamma")
+def digamma_(g: Any, out: Any, z: Any) -> Any:
+    return g * special_polygamma(1, z)
+
+
+@defvjp(special.polygamma, "n, x", diff="x", reads="n, x", name="scipy.special.polygamma")
+def polygamma_(g: Any, out: Any, n: Any, x: Any) -> Any:
+    # (an array of orders n broadcasts x: its cotangent sums back to x's shape)
+    return unbroadcast(g * special_polygamma(n + 1, x), np.shape(x))
+
+
+@defvjp(special.betaln, "a, b", reads="a, b", name="scipy.special.betaln")
+def betaln(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return (unbroadcast(g * (special_digamma(a) - special_digamma(a + b)), np.shape(a)),
+            unbroadcast(g * (special_digamma(b) - special_digamma(a + b)), np.shape(b)))
+
+
+@defvjp(special.xlogy, "x, y", reads="x, y", name="scipy.special.xlogy")
+def xlogy(g: Any, out: Any, x: Any, y: Any) -> Any:
+    return unbroadcast(g * np.log(y), np.shape(x)), unbroadcast(g * x / y, np.shape(y))
+
+
+@defvjp(special.xlog1py, "x, y", reads="x, y", name="scipy.special.xlog1py")
+def xlog1py(g: Any, out: Any, x: Any, y: Any) -> Any:
+    return (unbroadcast(g * np.log1p(y), np.shape(x)),
+            unbroadcast(g * x / (1.0 + y), np.shape(y)))
+
+
 defjvp_kind("elementwise", special.expit, special.logit, special.erf, special.erfc,
-            special.ndtr, special.log_ndtr)
+            special.ndtr, special.log_ndtr, special.gammaln, special.digamma,
+            special.polygamma, special.betaln, special.xlogy, special.xlog1py)
+
+# The helpers the pullbacks above call, differentiated in turn (hessian, grad of grad, jvp of
+# a gradient): digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .).
+
+
+@defvjp(helpers_special.special_digamma, "x", reads="x", name="adgen.runtime.special_digamma")
+def digamma_helper(g: Any, out: Any, x: Any) -> Any:
+    return g * special_polygamma(1, x)
+
+
+@defvjp(helpers_special.special_polygamma, "n, x", diff="x", reads="n, x",
+        name="adgen.runtime.special_polygamma")
+def polygamma_helper(g: Any, out: Any, n: Any, x: Any) -> Any:
+    return unbroadcast(g * special_polygamma(n + 1, x), np.shape(x))
+
+
+defjvp_kind("elementwise", helpers_special.special_digamma, helpers_special.special_polygamma)
 
 # --------------------------------------------------------------------------------------------
 # Log-sum-exp and softmax along axes
 
 
-@defvjp(special.logsumexp, "a, axis=None, *, keepdims=False", diff="a",
-        reads="a, out, axis, keepdims", name="scipy.special.logsumexp")
-def logsumexp(g: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
-    # the softmax of a along axis, times g spread back over the reduced axes
-    return sum_vjp(g, np.shape(a), axis, keepdims) * \
-        np.exp(a - sum_vjp(out, np.shape(a), axis, keepdims))
+# b is None (no weights) or weights broadcast against a: "S if b is None else ..." is the
+# shape of the weighted terms (the template's test is settled when the call leaves b out)
+@defvjp(special.logsumexp, "a, axis=None, b=None, keepdims=False", diff="a, b",
+        reads="a, b, out, axis, keepdims", name="scipy.special.logsumexp")
+def logsumexp(g: Any, out: Any, a: Any, axis: Any, b: Any, keepdims: Any) -> Any:
+    # the (weighted) softmax of a along axis, times g spread back over the reduced axes;
+    # b's cotangent is the softmax's unweighted part
+    return (
+        unbroadcast(
+            sum_vjp(g, np.shape(a) if b is None else
+                    np.broadcast_shapes(np.shape(a), np.shape(b)), axis, keepdims) *
+            (1.0 if b is None else b) *
+            np.exp(a - sum_vjp(out, np.shape(a) if b is None else
+                               np.broadcast_shapes(np.shape(a), np.shape(b)), axis, keepdims)),
+            np.shape(a)),
+        unbroadcast(
+            sum_vjp(g, np.shape(a) if b is None else
+                    np.broadcast_shapes(np.shape(a), np.shape(b)), axis, keepdims) *
+            np.exp(a - sum_vjp(out, np.shape(a) if b is None else
+                               np.broadcast_shapes(np.shape(a), np.shape(b)), axis, keepdims)),
+            np.shape(b)))
 
 
 @defjvp(special.logsumexp)
-def logsumexp_jvp(d: Any, out: Any, a: Any, axis: Any, keepdims: Any) -> Any:
-    return np.sum(np.exp(a - sum_vjp(out, np.shape(a), axis, keepdims)) * d, axis=axis,
-                  keepdims=keepdims)
+def logsumexp_jvp(d: Any, out: Any, a: Any, axis: Any, b: Any, keepdims: Any) -> Any:
+    return (
+        np.sum((1.0 if b is None else b) * d *
+               np.exp(a - sum_vjp(out, np.shape(a) if b is None else
+                                  np.broadcast_shapes(np.shape(a), np.shape(b)), axis,
+                                  keepdims)), axis=axis, keepdims=keepdims),
+        np.sum(d * np.exp(a - sum_vjp(out, np.shape(a) if b is None else
+                                      np.broadcast_shapes(np.shape(a), np.shape(b)), axis,
+                                      keepdims)), axis=axis, keepdims=keepdims))
 
 
 @defvjp(special.softmax, "x, axis=None", diff="x", reads="out, axis",
