@@ -17,17 +17,28 @@ re-evaluated each iteration and never differentiated).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import walk
 
+from adgen.rules import methods
 
-def to_anf(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
-    """Returns ``fn`` in A-normal form (changed in place)."""
+
+def to_anf(fn: gast.FunctionDef, namer: Namer,
+           holds_array: Callable[[gast.expr], bool] | None = None) -> gast.FunctionDef:
+    """Returns ``fn`` in A-normal form (changed in place).
+
+    ``holds_array``: whether a dotted path on a global (``W.T``, ``m.W``) holds an array (a
+    NumPy or scipy.sparse one) as the function compiles. A method of ndarrays called on such
+    a path (``W.T.dot(v)``) gets the path as an atom of its own (``t = W.T; t.dot(v)``,
+    the same Python), so that the method reads as NumPy's function of its receiver, as
+    ``W.dot(v)`` does; any other dotted callee stays whole (``np.linalg.solve``)."""
     local = {a.id for a in fn.args.args} | {
         n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    fn.body = _Anf(namer, local).block(fn.body)
+    fn.body = _Anf(namer, local, holds_array).block(fn.body)
     return fn
 
 
@@ -41,9 +52,11 @@ def is_atom(node: gast.expr) -> bool:
 
 
 class _Anf:
-    def __init__(self, namer: Namer, local: set[str]) -> None:
+    def __init__(self, namer: Namer, local: set[str],
+                 holds_array: Callable[[gast.expr], bool] | None) -> None:
         self.namer = namer
         self.local = local  # names bound in the function: x.T.dot is an operation on x
+        self.holds_array = holds_array
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -143,7 +156,10 @@ class _Anf:
             return func
         if isinstance(func, gast.Attribute):
             if _dotted(func) and (isinstance(func.value, gast.Name) or
-                                  _root(func) not in self.local):
+                                  _root(func) not in self.local) and \
+                    not (isinstance(func.value, gast.Attribute) and
+                         func.attr in methods.METHODS and self.holds_array is not None and
+                         self.holds_array(func.value)):
                 return func  # np.linalg.solve, math.sin, obj.method on a name
             func.value = self.atom(func.value, pre, like)
             return func

@@ -100,7 +100,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("lower_control", lambda: lower_control(tree, namer)),
         ("desugar", lambda: desugar(tree, namer)),
-        ("anf", lambda: to_anf(tree, namer)),
+        ("anf", lambda: to_anf(tree, namer, lambda node: holds_array(parsed, node))),
         ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
         ("unbound", lambda: check_unbound(
             tree, namer, unbound, [d.name for d in parsed.nested_defs],
@@ -208,6 +208,15 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
     if is_bound_method(obj):
         return None  # m.loss(x) of a global object m: called as self.loss(x) is
     return uncached(obj)  # an lru_cache'd function: the function it wraps
+
+
+def holds_array(parsed: Parsed, node: gast.expr) -> bool:
+    """Whether the global name or attribute chain ``node`` holds an ndarray or a scipy.sparse
+    matrix now (anf: its methods are NumPy's functions of it)."""
+    from adgen.rules.helpers import is_sparse
+
+    obj = resolve(parsed, node)
+    return isinstance(obj, np.ndarray) or is_sparse(obj)
 
 
 def is_bound_method(obj: Any) -> bool:

@@ -82,6 +82,12 @@ class AdgenError(Exception):
             self.hint = (f"register its derivative with @adgen.rrule({name}) "
                          "(docs/custom-rules.md), or compute it with NumPy functions adgen "
                          "covers (docs/coverage.md)")
+            if name.startswith("scipy.sparse."):
+                # a sparse matrix's own method: its products are covered through @ and .dot
+                self.hint = ("adgen differentiates a scipy.sparse matrix R as a constant "
+                             "operand of a product: R @ v, v @ R, R.dot(v), R.T.dot(v); for "
+                             "an elementwise product R.multiply(v), write R.toarray() * v "
+                             "(dense), or " + self.hint)
         self.args = (self.format(),)
 
     def format(self) -> str:
