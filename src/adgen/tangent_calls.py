@@ -211,11 +211,19 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         from adgen.adjoints import locate
 
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        # a method is differentiated to second order when it is the function itself
+        # (hessian(obj.method): its receiver's attributes are its own state there), which a
+        # lambda that only forwards to it (lambda x: obj.method(x)) can be replaced by
+        itself = (f"take the derivative of the method itself, adgen.hessian(obj."
+                  f"{fn.__name__}) with obj your {type(fn.__self__).__name__} (a lambda "
+                  f"x: obj.{fn.__name__}(x) is that method), or "
+                  if isinstance(fn, types.MethodType) else "")
         raise locate(UnsupportedError(
             f"second derivatives (hessian, hvp, jacfwd or jacrev of grad) through {name}, "
             "which sets an attribute of its object or changes a list or dict it is given, "
-            "called from the function differentiated, are not supported yet",
-            hint=f"have {name} return the values and set them in the caller "
+            "called from the function differentiated, are not supported yet: its pullback "
+            "here would get the cotangent of its result only, not that of what it set",
+            hint=f"{itself}have {name} return the values and set them in the caller "
                  "(self.h = self.features(x)), or call a module-level function by its name"))
     try:
         out, saved = forward_of(call.target, call.args, call.kwargs)

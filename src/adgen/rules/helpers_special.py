@@ -15,7 +15,8 @@ import numpy and these helpers only (adgen never imports scipy), so the pullback
 
 At the poles (0 and the negative integers) they give inf or nan, as the functions have no
 value there. Their names say "special" so that no name of the user's (a ``digamma`` of
-their own) meets them in generated code. Checked against scipy in tests/test_scipy_special_gamma.py.
+their own) meets them in generated code. Checked against scipy in
+tests/test_scipy_special_gamma.py.
 
 Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps).
 """
