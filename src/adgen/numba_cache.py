@@ -59,18 +59,17 @@ def code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
     import gast
 
     if not _EMITTER_HASH:
-        from adgen.transforms import (
-            numba_emit,
-            numba_gradient,
-            numba_live_bindings,
-            numba_module,
-        )
+        from adgen import transforms
         from adgen.transforms.analyses import numba_types
 
+        # every module of the rewrite (transforms/numba_*.py: numba_module, numba_emit and
+        # its steps), found by name so that a new one is hashed too
+        here = os.path.dirname(transforms.__file__)
+        paths = sorted(os.path.join(here, f) for f in os.listdir(here)
+                       if f.startswith("numba_") and f.endswith(".py"))
         digest = hashlib.sha256()
-        for mod in (numba_emit, numba_gradient, numba_live_bindings, numba_module,
-                    numba_types):
-            with open(mod.__file__, "rb") as fh:
+        for path in [*paths, numba_types.__file__]:
+            with open(path, "rb") as fh:
                 digest.update(fh.read())
         _EMITTER_HASH.append(digest.hexdigest() + runtime_hash())
     h = hashlib.sha256(_EMITTER_HASH[0].encode())

@@ -1,0 +1,226 @@
+"""numba_call_forms: NumPy calls and statements written in the forms numba's nopython mode takes.
+
+Steps of the numba rewrite (:class:`adgen.transforms.numba_emit.Rewriter`), each a local
+rewrite that computes the same values: a list display nothing can tell from a tuple as a tuple
+(:func:`tuple_lists`), a callee's folded argument bound to a name again
+(:func:`name_call_arguments`), reductions over a constant axis (:func:`reductions`), a new
+axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
+(:func:`matmul_accumulations`), ufuncs' ``out=`` given positionally (:func:`ufunc_outputs`),
+and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+import numpy as np
+from adgen.transforms.analyses.numba_types import (
+    call_name,
+    name_of,
+)
+from adgen.transforms.numba_statements import (
+    blocks,
+    statements,
+)
+
+if TYPE_CHECKING:
+    from adgen.transforms.numba_emit import Rewriter
+
+__all__ = ["matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+           "tuple_lists", "ufunc_outputs", "unshare_inverses"]
+
+# reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
+# forms in adgen.numba_runtime, by the NumPy function or method
+_AXIS_REDUCTIONS = {"max": "max_axis", "amax": "max_axis", "min": "min_axis",
+                    "amin": "min_axis", "sum": "sum_axis", "mean": "mean_axis"}
+
+
+def tuple_lists(rw: Rewriter) -> None:
+    """A list display nopython mode need not build as a list becomes a tuple: the
+    sequence ``np.concatenate`` / ``np.stack`` / ``np.vstack`` / ``np.hstack`` joins
+    (numba takes a tuple there), and a list bound to a name that is only ever read as
+    ``name[k]`` with a constant ``k`` (a concatenation's adjoint split into its parts).
+    Nothing can tell a list from a tuple there: it is never changed, passed or iterated."""
+    joins = {"np.concatenate", "np.stack", "np.vstack", "np.hstack"}
+    for fn in (rw.fwd, rw.pb):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and call_name(node) in joins and node.args and \
+                    isinstance(node.args[0], ast.List) and node.args[0].elts:
+                node.args[0] = ast.Tuple(elts=node.args[0].elts, ctx=ast.Load())
+        named = {st.targets[0].id: st for st in statements(fn.body)
+                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                 isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.List)
+                 and st.value.elts}
+        item_reads: set[int] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Subscript) and name_of(node.value) in named and \
+                    isinstance(node.slice, ast.Constant) and \
+                    type(node.slice.value) is int and isinstance(node.ctx, ast.Load):
+                item_reads.add(id(node.value))
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in named and \
+                    isinstance(node.ctx, ast.Load) and id(node) not in item_reads:
+                named.pop(node.id)  # read otherwise: it stays a list (refused)
+        binds = [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and
+                 isinstance(n.ctx, ast.Store)]
+        for n, st in named.items():
+            if binds.count(n) == 1:
+                st.value = ast.Tuple(elts=st.value.elts, ctx=ast.Load())
+
+
+def name_call_arguments(rw: Rewriter, callees: frozenset[str]) -> None:
+    """``t6, saved = helper_forward(X[i, j], a)``: an argument the forward folded into the
+    call (a single-use temporary) is bound to a name again before it (``X_item =
+    X[i, j]``), as the normal form had it, so the type analysis types it and the callee
+    is emitted for that type."""
+    for block in blocks(rw.fwd):
+        out: list[ast.stmt] = []
+        for st in block:
+            call = st.value if isinstance(st, ast.Assign) else None
+            f = call_name(call) if isinstance(call, ast.Call) else None
+            if f is not None and f.endswith("_forward") and \
+                    f[:-len("_forward")] in callees:
+                for k, a in enumerate(call.args):
+                    if not isinstance(a, (ast.Name, ast.Constant)):
+                        t = rw.fresh("argument")
+                        out.append(ast.Assign(targets=[ast.Name(id=t, ctx=ast.Store())],
+                                              value=a, lineno=getattr(st, "lineno", 0)))
+                        if hasattr(st, "_user_line"):
+                            out[-1]._user_line = st._user_line  # type: ignore[attr-defined]
+                        call.args[k] = ast.Name(id=t, ctx=ast.Load())
+            out.append(st)
+        block[:] = out
+
+
+def reductions(rw: Rewriter) -> None:
+    """``np.max(x, axis=k, keepdims=b)`` (``np.min``, ``np.sum``, ``np.mean``, ``np.amax``,
+    ``np.amin``, and the methods ``x.max(axis=k)``...) with a constant axis becomes
+    ``max_axis(x, k, b)`` (adgen.numba_runtime): numba's ``np.max`` takes no axis and no
+    reduction takes keepdims. Any other axis (a tuple, a name) is left to numba, which
+    refuses what it cannot compile at the user's line."""
+    for node in ast.walk(rw.fwd):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        f = call_name(node) or ""
+        method = not f.startswith("np.")
+        name = node.func.attr
+        if name not in _AXIS_REDUCTIONS or (method and name.startswith("am")) or (
+                not method and f != f"np.{name}"):
+            continue
+        args = ([node.func.value] if method else []) + list(node.args)
+        kw = {k.arg: k.value for k in node.keywords}
+        if len(args) > 2 or set(kw) - {"axis", "keepdims"} or not args:
+            continue
+        axis = args[1] if len(args) == 2 else kw.get("axis")
+        keep = kw.get("keepdims", ast.Constant(False))
+        k = _constant_int(axis)
+        if k is None or not (isinstance(keep, ast.Constant) and
+                             isinstance(keep.value, bool)):
+            continue
+        node.func = ast.Name(id=_AXIS_REDUCTIONS[name], ctx=ast.Load())
+        node.args = [args[0], ast.Constant(k), ast.Constant(keep.value)]
+        node.keywords = []
+
+
+def newaxis_items(rw: Rewriter) -> None:
+    """``add_item(x_bar, (None, slice(None, None, None)), g)`` (the adjoint of
+    ``X[None, :]``) becomes ``add_newaxis(x_bar, g)``: numba's add_item takes integer
+    indices, and a view made of new axes and whole axes is the array reshaped."""
+    def whole(e: ast.expr) -> bool:
+        return (isinstance(e, ast.Constant) and e.value is None) or (
+            call_name(e) == "slice" and not e.keywords and
+            all(isinstance(a, ast.Constant) and a.value is None for a in e.args))
+
+    for node in ast.walk(rw.pb):
+        if call_name(node) == "add_item" and len(node.args) == 3 and \
+                isinstance(node.args[1], ast.Tuple) and \
+                all(whole(e) for e in node.args[1].elts) and \
+                any(isinstance(e, ast.Constant) for e in node.args[1].elts):
+            node.func = ast.Name(id="add_newaxis", ctx=ast.Load())
+            node.args = [node.args[0], node.args[2]]
+
+
+def matmul_accumulations(rw: Rewriter) -> None:
+    """``W_bar += matmul_vjp_a(g, x, W.shape)`` becomes ``add_matmul_vjp_a(W_bar, g, x,
+    W.shape)``, which adds an outer product in place instead of allocating it (the
+    adjoint of a name is an array wherever the adjoint of an operand of ``@`` is).
+    ``W_bar += g[:, None] * x`` (how specialize.inline_matmul writes that adjoint where the
+    ranks are known) becomes ``add_outer(W_bar, g, x)``, the same in place."""
+    for fn in [rw.pb]:
+        for b in blocks(fn):
+            for k, st in enumerate(b):
+                outer = _outer_operands(st)
+                if outer is not None:
+                    new = ast.Expr(value=ast.Call(
+                        func=ast.Name(id="add_outer", ctx=ast.Load()),
+                        args=[ast.Name(id=st.target.id, ctx=ast.Load()), *outer],
+                        keywords=[]))
+                    new._user_line = getattr(st, "_user_line", 0)
+                    ast.copy_location(new, st)
+                    b[k] = new
+                    continue
+                f = call_name(st.value) if isinstance(st, ast.AugAssign) else None
+                if f in ("matmul_vjp_a", "matmul_vjp_b") and \
+                        isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name) \
+                        and len(st.value.args) == 3 and not st.value.keywords:
+                    call = ast.Call(func=ast.Name(id=f"add_{f}", ctx=ast.Load()),
+                                    args=[ast.Name(id=st.target.id, ctx=ast.Load())] +
+                                    st.value.args, keywords=[])
+                    new = ast.Expr(value=call)
+                    new._user_line = getattr(st, "_user_line", 0)
+                    ast.copy_location(new, st)
+                    b[k] = new
+
+
+def ufunc_outputs(rw: Rewriter) -> None:
+    """``np.exp(z, out=z)`` becomes ``np.exp(z, z)``: numba's ufuncs take their output
+    positionally only (the analyses before read the keyword)."""
+    for node in ast.walk(rw.fwd):
+        if isinstance(node, ast.Call) and (call_name(node) or "").startswith("np.") and \
+                isinstance(getattr(np, node.func.attr, None), np.ufunc) and \
+                [k.arg for k in node.keywords] == ["out"] and \
+                len(node.args) == getattr(np, node.func.attr).nin:
+            node.args.append(node.keywords[0].value)
+            node.keywords = []
+
+
+def unshare_inverses(fn: ast.FunctionDef) -> None:
+    """The adjoints that share a matrix's inverse in the default backend's pullback
+    (transforms/shared_inverse.py: ``A_inv = shared_inverse(A)``, ``inverse=A_inv``) as the
+    nopython helpers take them: without it, each factorising on its own."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("cholesky_vjp", "det_vjp", "slogdet_vjp", "solve_vjp_a",
+                                 "solve_vjp_b"):
+            node.keywords = [k for k in node.keywords if k.arg != "inverse"]
+    for b in blocks(fn):
+        b[:] = [st for st in b if not (isinstance(st, ast.Assign) and
+                                       call_name(st.value) == "shared_inverse")]
+
+
+def _outer_operands(st: ast.stmt) -> list[ast.expr] | None:
+    """``[u, v]`` of ``name += u[:, None] * v``, else None."""
+    if not (isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and
+            isinstance(st.target, ast.Name) and isinstance(st.value, ast.BinOp) and
+            isinstance(st.value.op, ast.Mult)):
+        return None
+    left = st.value.left
+    if not (isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Tuple) and
+            len(left.slice.elts) == 2):
+        return None
+    full, new = left.slice.elts
+    if not (isinstance(full, ast.Slice) and full.lower is None and full.upper is None and
+            full.step is None and isinstance(new, ast.Constant) and new.value is None):
+        return None
+    return [left.value, st.value.right]
+
+
+def _constant_int(e: ast.expr | None) -> int | None:
+    """The value of an int constant (``1``, ``-1``), or None."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        v = _constant_int(e.operand)
+        return None if v is None else -v
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    return None

@@ -1,0 +1,301 @@
+"""numba_shadows: the adjoints of buffers as static arrays of the pullback.
+
+Steps of the numba rewrite (:class:`adgen.transforms.numba_emit.Rewriter`):
+
+- *views* (:func:`view_indices`): where the forward records a basic-indexing view of a buffer
+  whose adjoint the pullback takes (``t12 = hs[t11]``), it records the names the index reads
+  beside it (and, for a name holding different buffers on different iterations, which one:
+  ``numba_live_bindings``);
+- *shadow memory* (:func:`shadows`: ``sh.of(x)``) becomes one static zero array per buffer,
+  allocated at the top of the pullback: the forward must bind every name the pullback takes a
+  shadow of to a parameter, a fresh allocation, another name of the same buffer (``out=``, a
+  loop's sequence, a plain rebinding), or a basic-indexing view of one (whose shadow is the
+  same view of the buffer's). Parameters are distinct buffers only if the caller's arrays do
+  not share memory, which ``adgen.numba_function`` checks at every call (``rw.distinct``).
+  ``root_of(a) is root_of(b)`` is decided here.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import TYPE_CHECKING, Any
+
+from adgen.transforms.analyses.numba_types import (
+    buffer_roots,
+    call_name,
+    live_bindings,
+    name_of,
+    saved_values,
+    views,
+)
+from adgen.transforms.numba_live_bindings import (
+    bind_companions,
+    buffers_of,
+    companions,
+    saved_buffers,
+    shadow_choice,
+)
+from adgen.transforms.numba_statements import (
+    expr,
+    insert_before,
+    parse_statements,
+    statements,
+)
+from adgen.transforms.reverse_ast import user_name_of
+
+if TYPE_CHECKING:
+    from adgen.transforms.numba_emit import Rewriter
+
+__all__ = ["root", "shadows", "view_indices", "view_root"]
+
+
+def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
+    """Wherever the forward records a view whose adjoint the pullback takes (``t12 =
+    hs[t11]`` on a loop's tape, or in the saved values), it records the names the view's
+    index reads too, and the pullback reads them back there: the adjoint of the view is
+    then the same view of the buffer's adjoint (``hs_shadow[t11]``)."""
+    roots = buffer_roots(rw.fwd, types_)
+    rw.views = views(rw.fwd, types_, roots)
+    used = {name_of(n.args[k]) for n in ast.walk(rw.pb) if isinstance(n, ast.Call)
+            for k in ([0] if call_name(n) in ("sh.of", "sh.value", "root_of") else
+                      [1] if call_name(n) == "add_out" else []) if len(n.args) > k}
+    needed: dict[str, list[str]] = {}
+    for v in sorted(used & set(rw.views)):
+        names: list[str] = []
+        w = v
+        while w in rw.views:
+            names += sorted(rw.views[w].names() - set(names))
+            w = rw.views[w].base
+        needed[v] = names
+    # names holding different buffers on different iterations (numba_live_bindings):
+    # the forward records which one beside each, where the pullback takes its adjoint
+    live = {t: lb for t, lb in live_bindings(rw.fwd, types_, roots, rw.views).items()
+            if any(m in used for m in lb.members)}
+    rw.live = companions(live, rw.views, rw.fresh)
+    if live:
+        bind_companions(rw.fwd, rw.live)
+        for n in rw.live.names():
+            types_[n] = "i8"  # ints: recorded in int64 columns
+        saved_buffers(rw.fwd, rw.pb, buffers_of(rw.live, roots, rw.views),
+                      rw.params)
+        for t in sorted(used & set(live)):
+            needed[t] = rw.live.record_names(t)
+    if not any(needed.values()):
+        return
+    # the loops' records: forward appends and the pullback loops reading them back
+    records: list[tuple[ast.Tuple, ast.Tuple]] = []
+    appends = {name_of(n.func.value): n.args[0] for n in ast.walk(rw.fwd)
+               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr == "append" and n.args and isinstance(n.args[0], ast.Tuple)}
+    for st in ast.walk(rw.pb):
+        if isinstance(st, ast.For) and call_name(st.iter) == "reversed" and \
+                name_of(st.iter.args[0]) in appends and isinstance(st.target, ast.Tuple):
+            records.append((appends[name_of(st.iter.args[0])], st.target))
+    found = saved_values(rw.fwd, rw.pb)
+    if found is not None:
+        records.append(found)
+    for recorded, read in records:
+        have = {name_of(e) for e in recorded.elts}
+        for v, names in needed.items():
+            if v in have:
+                for n in names:
+                    if n not in have:
+                        recorded.elts.append(ast.Name(id=n, ctx=ast.Load()))
+                        read.elts.append(ast.Name(id=n, ctx=ast.Store()))
+                        have.add(n)
+        # a name holding different buffers may hold a contiguous array on one
+        # iteration and a strided view on another: numba unifies the two in the
+        # forward, and cannot append both to one typed list (its cast of the second to
+        # the first's layout fails). The record holds a view of any layout of it
+        # (x[::1]: the same memory and shape), bound just before the record.
+        for k, e in enumerate(recorded.elts):
+            if name_of(e) in live:
+                rec = rw.fresh(f"{e.id}_rec")
+                types_[rec] = types_[e.id]
+                # the innermost statement holding the record (the append, not its loop)
+                st = [st for st in statements(rw.fwd.body)
+                      if any(n is recorded for n in ast.walk(st))][-1]
+                if isinstance(st, ast.Return):
+                    continue  # the saved values: boxed or inlined, no typed list
+                insert_before(rw.fwd, st, parse_statements(f"{rec} = {e.id}[::1]"))
+                recorded.elts[k] = ast.Name(id=rec, ctx=ast.Load())
+
+
+def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
+    """``sh.of(x)`` as one static zero array per buffer (or the same view of it), allocated
+    after the pullback unpacks its saved values; ``root_of(a) is root_of(b)`` decided."""
+    roots = buffer_roots(rw.fwd, types_)
+    saved_names: set[str] = set()
+    last_unpack = 0
+    for k, st in enumerate(rw.pb.body):
+        if isinstance(st, ast.Assign) and name_of(st.value) == "saved":
+            saved_names |= {n.id for n in ast.walk(st.targets[0]) if isinstance(n, ast.Name)}
+            last_unpack = k + 1
+    shadow_of: dict[str, str] = {}
+    alloc_from: dict[str, str] = {}
+    rewriter = rw
+
+    class Shadows(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.st: ast.stmt | None = None
+
+        def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+            if name_of(node.test) == "top":
+                return self.visit(node.body)
+            return self.generic_visit(node)
+
+        def visit_Compare(self, node: ast.Compare) -> ast.AST:
+            if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
+                    call_name(node.left) == "root_of" and \
+                    call_name(node.comparators[0]) == "root_of":
+                a = root(rewriter, roots, view_root(rewriter, node.left.args[0]), self.st)
+                b = root(rewriter, roots,
+                         view_root(rewriter, node.comparators[0].args[0]), self.st)
+                if a != b and a in rewriter.params and b in rewriter.params:
+                    rewriter.distinct = True  # decided for distinct arguments
+                return ast.Constant((a == b) == isinstance(node.ops[0], ast.Is))
+            return self.generic_visit(node)
+
+        def shadow(self, node: ast.expr) -> ast.expr:
+            """The adjoint buffer of ``node``, or the same view of it for a view."""
+            if name_of(node) in rewriter.live.live:  # the buffer it held, recorded
+                return shadow_choice(rewriter.live, node.id, roots, rewriter.views,
+                                     self.shadow)
+            view = rewriter.views.get(name_of(node) or "")
+            if view is not None and roots.get(node.id) is None:
+                return ast.Subscript(value=self.shadow(ast.Name(id=view.base,
+                                                                ctx=ast.Load())),
+                                     slice=copy.deepcopy(view.index), ctx=ast.Load())
+            r = root(rewriter, roots, node, self.st)
+            if r not in shadow_of:
+                shadow_of[r] = rewriter.fresh(f"{r}_shadow")
+            arg = name_of(node)
+            if r not in alloc_from and arg in saved_names:
+                alloc_from[r] = arg
+            elif r not in alloc_from and r in saved_names:
+                alloc_from[r] = r
+            return ast.Name(id=shadow_of[r], ctx=ast.Load())
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            f = call_name(node)
+            if f in ("sh.value", "sh.pop") and \
+                    types_.get(name_of(node.args[0]) or "") in ("b1", "i8"):
+                # an int or bool argument the default pipeline tracked because its
+                # signature did not say it is a number: it has no gradient
+                return ast.Constant(None)
+            if f in ("sh.of", "sh.value"):
+                return self.shadow(node.args[0])
+            if f == "add_out" and len(node.args) == 3 and name_of(node.args[0]) == "sh":
+                # the returned array's buffer, found statically, plus the cotangent
+                return ast.Call(func=ast.Name(id="add_out", ctx=ast.Load()),
+                                args=[self.shadow(node.args[1]),
+                                      self.visit(node.args[2])], keywords=[])
+            if f == "with_shadows" and len(node.args) == 3 and \
+                    name_of(node.args[0]) == "sh":
+                # the call's result is a number or an array here (numba_runtime's
+                # overload refuses a container): no shadow memory to move from
+                return ast.Call(func=ast.Name(id="with_shadows", ctx=ast.Load()),
+                                args=[self.visit(a) for a in node.args[1:]], keywords=[])
+            if f == "add" and len(node.args) == 2:
+                return ast.BinOp(left=self.visit(node.args[0]), op=ast.Add(),
+                                 right=self.visit(node.args[1]))
+            if f == "unbroadcast" and node.keywords:
+                node.keywords = []
+            if f == "np.ndim" and len(node.args) == 1:
+                # numba has no np.ndim: the rank is known when the code is emitted
+                t = types_.get(name_of(node.args[0]) or "")
+                if t in ("f8", "i8", "b1"):
+                    return ast.Constant(0)
+                if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
+                    return ast.Constant(t[2])
+            if f in ("shape_tree", "np.shape") and len(node.args) == 1:
+                # a number's shape is () and an array's its .shape: numba's np.shape of a
+                # number makes an array first (30 ns, most of a scalar loop's pullback)
+                t = types_.get(name_of(node.args[0]) or "")
+                if t in ("f8", "i8", "b1"):
+                    rewriter.columns.setdefault(node.args[0].id, t)  # checked as columns
+                    return ast.Tuple(elts=[], ctx=ast.Load())
+                if isinstance(t, tuple) and t[0] == "array":
+                    return expr(f"{node.args[0].id}.shape")
+                return expr(f"np.shape({ast.unparse(self.visit(node.args[0]))})")
+            return self.generic_visit(node)
+
+    visitor = Shadows()
+    for st in statements(rw.pb.body):
+        visitor.st = st
+        for attr in ("test", "iter", "value", "targets", "target"):
+            v = getattr(st, attr, None)
+            if isinstance(v, ast.AST):
+                setattr(st, attr, visitor.visit(v))
+            elif isinstance(v, list):
+                setattr(st, attr, [visitor.visit(x) for x in v])
+    # v[...] += g (the default pullback's in-place add into a shadow view): numba lowers
+    # no getitem with an Ellipsis, and v += g is the same in-place add
+    for st in statements(rw.pb.body):
+        t = getattr(st, "target", None)
+        if isinstance(st, ast.AugAssign) and isinstance(t, ast.Subscript) and \
+                isinstance(t.slice, ast.Constant) and t.slice.value is Ellipsis and \
+                isinstance(t.value, (ast.Name, ast.Subscript)):
+            st.target = t.value
+            st.target.ctx = ast.Store()
+    # the pullback no longer takes sh, nor asks whether it is the top call
+    rw.pb.args.args = [a for a in rw.pb.args.args if a.arg != "sh"]
+    rw.pb.args.defaults = []
+    body = []
+    for st in rw.pb.body:
+        text = ast.unparse(st) if isinstance(st, (ast.Assign, ast.If)) else ""
+        if text in ("top = sh is None", "if top:\n    sh = ShadowMap()"):
+            continue
+        body.append(st)
+    rw.pb.body = body
+    last_unpack = max((k + 1 for k, st in enumerate(body) if isinstance(st, ast.Assign)
+                       and name_of(st.value) == "saved"), default=0)
+    # an argument's adjoint in a static buffer of its own: two arguments sharing memory
+    # would share one shadow in the default backend (adgen.backends checks at each call)
+    rw.distinct = rw.distinct or any(r in rw.params for r in shadow_of)
+    allocs = []
+    for r, s in shadow_of.items():
+        src = alloc_from.get(r)
+        if src is None:
+            raise rw.refuse(rw.pb.body[last_unpack] if last_unpack < len(body)
+                              else rw.pb, f"the numba backend cannot allocate the "
+                              f"gradient buffer of {r} before the pullback needs it",
+                              "use backend='default'")
+        allocs.append(f"{s} = np.zeros({src}.shape)")
+    rw.pb.body[last_unpack:last_unpack] = parse_statements("\n".join(allocs)) if allocs else []
+    del last_unpack
+
+
+def view_root(rw: Rewriter, node: ast.expr) -> ast.expr:
+    """The buffer a view is of (the name itself where it is no view)."""
+    while name_of(node) in rw.views:
+        node = ast.Name(id=rw.views[node.id].base, ctx=ast.Load())
+    return node
+
+
+def root(rw: Rewriter, roots: dict[str, str | None], node: ast.expr, st: Any) -> str:
+    """The buffer ``node`` holds (a parameter or a fresh allocation), or refused at ``st``."""
+    n = name_of(node)
+    r = roots.get(n) if n is not None else None
+    binds = sum(isinstance(st, ast.Assign) and any(name_of(t) == n for t in st.targets)
+                for st in ast.walk(rw.fwd)) if n is not None else 0
+    if r is None and n in roots and binds > 1:
+        # bound by several statements that do not agree (a loop-carried name: a fresh
+        # array before the loop, a row or slice of a buffer in it, as in Deriche's
+        # ym1 = y1[:, j]); the static buffers have no form for it
+        user = user_name_of(n)
+        raise rw.refuse(
+            st or rw.pb, f"the numba backend keeps gradients of arrays in static "
+            f"buffers, and {user} is not always the same buffer here: it is bound to a "
+            "fresh array on one path or iteration and to a view, slice or another array "
+            "on another", f"bind {user} to a copy where it takes a slice or view "
+            f"({user} = y[i, :].copy()), or use backend='default' / 'auto'")
+    if r is None:
+        raise rw.refuse(
+            st or rw.pb, f"the numba backend keeps gradients of arrays in static "
+            f"buffers, and cannot tell which buffer {user_name_of(ast.unparse(node))} "
+            "is (a view, a slice, or an array of unknown origin)",
+            "index elements (x[i]) instead of taking slices or views, or use "
+            "backend='default' / 'auto'")
+    return r
