@@ -13,13 +13,26 @@ as Python does. The objects whose class is known: ``self``, the first parameter 
 (its class from ``__qualname__``, or the ``__class__`` cell), a parameter annotated with a
 class (``def loss(m: Model, x)``), and a local name bound once, to ``Cls(...)`` of a class. ``functools.cached_property`` is not rewritten (its value, once
 cached, is a stored attribute that a new call would not give), nor a read that is assigned to
-or deleted, nor a property of another object (runtime.stored_attribute refuses it when its
-value has a gradient).
+or deleted.
+
+A parameter of unknown class (``def loss(m)``, ``lambda m: ...``: the function is compiled
+once, before any argument is seen, in forward mode too) has its reads of a name that is a
+property of one of the user's classes the function sees (its globals and closure: ``M.w2``)
+chosen as the code runs:
+
+    m.w2   ->  type(m).w2.fget(m) if isinstance(getattr(type(m), 'w2', None), property)
+               else m.w2
+
+the getter's call for an object whose class has that property, the stored attribute
+otherwise. Other reads of a property (a class the function does not see, a descriptor, a
+getter that is not a plain function) stay refused when their value has a gradient
+(runtime.stored_attribute).
 """
 
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any
 
 import gast
@@ -80,7 +93,14 @@ def read_properties(parsed: Any) -> None:
         cls = resolve(parsed, ann) if isinstance(ann, (gast.Name, gast.Attribute)) else None
         if isinstance(cls, type) and not stores.get(p.id):
             classes.setdefault(p.id, cls)
-    if not classes:
+    # parameters of unknown class, and the names of the properties they may have
+    unknown = {p.id for p in params if p.id not in classes and not stores.get(p.id)}
+    if any(parsed.is_local(n) or parsed.namespace.get(n, b) is not b
+           for n, b in (("getattr", getattr), ("isinstance", isinstance),
+                        ("property", property))):
+        unknown = set()  # the choice's builtins are not the builtins there
+    names = _user_property_names(parsed.namespace) if unknown else set()
+    if not classes and not names:
         return
     skip = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
     # a value written in place (m.head[0] = v, h = m.head; h += 1): a getter's array written
@@ -100,13 +120,62 @@ def read_properties(parsed: Any) -> None:
         for field, value in gast.iter_fields(node):
             items = value if isinstance(value, list) else [value]
             for i, sub in enumerate(items):
-                new = _rewritten(sub, classes, skip)
+                new = _rewritten(sub, classes, skip) or _chosen(sub, unknown, names, skip)
                 if new is None:
                     continue
                 if isinstance(value, list):
                     value[i] = new
                 else:
                     setattr(node, field, new)
+
+
+def _user_property_names(namespace: dict[str, Any]) -> set[str]:
+    """The names of the properties with a plain-function getter of the user's own code (not
+    of an installed package, the standard library or adgen) on the classes in
+    ``namespace``."""
+    found: set[str] = set()
+    library = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    for value in list(namespace.values()):
+        if not isinstance(value, type):
+            continue
+        for klass in value.__mro__:
+            if str(getattr(klass, "__module__", "")).startswith("adgen."):
+                continue  # adgen's own classes (its errors' location): not the user's
+            for name, attr in vars(klass).items():
+                if isinstance(attr, property) and inspect.isfunction(attr.fget) and \
+                        not attr.fget.__code__.co_filename.startswith(library):
+                    found.add(name)
+    return found
+
+
+def _chosen(node: Any, unknown: set[str], names: set[str], skip: set[int]) -> Any:
+    """``p.name`` of a parameter of unknown class, for a name in ``names``: the getter's call
+    when the object's class has the property as the code runs, else the stored attribute."""
+    if not (isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
+            isinstance(node.value, gast.Name) and node.value.id in unknown and
+            node.attr in names and id(node) not in skip):
+        return None
+    at = _place(node)
+
+    def load(n: str) -> gast.Name:
+        return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None, **at)
+
+    def call(f: Any, *args: Any) -> gast.Call:
+        return gast.Call(func=f, args=list(args), keywords=[], **at)
+
+    kind = call(load("type"), load(node.value.id))
+    held = call(load("getattr"), kind, gast.Constant(node.attr, None, **at),
+                gast.Constant(None, None, **at))
+    test = call(load("isinstance"), held, load("property"))
+    stored = gast.Attribute(value=load(node.value.id), attr=node.attr, ctx=gast.Load(), **at)
+    skip.add(id(stored))  # (the walk goes on into the new nodes: the read stays as it is)
+    return gast.IfExp(test=test, body=_getter_call(node), orelse=stored, **at)
+
+
+def _place(node: Any) -> dict[str, int]:
+    return dict(lineno=node.lineno, col_offset=node.col_offset,
+                end_lineno=getattr(node, "end_lineno", node.lineno),
+                end_col_offset=getattr(node, "end_col_offset", node.col_offset))
 
 
 def _rewritten(node: Any, classes: dict[str, Any], skip: set[int]) -> Any:
@@ -116,9 +185,12 @@ def _rewritten(node: Any, classes: dict[str, Any], skip: set[int]) -> Any:
         return None
     if _getter(classes[node.value.id], node.attr) is None:
         return None
-    at = dict(lineno=node.lineno, col_offset=node.col_offset,
-              end_lineno=getattr(node, "end_lineno", node.lineno),
-              end_col_offset=getattr(node, "end_col_offset", node.col_offset))
+    return _getter_call(node)
+
+
+def _getter_call(node: gast.Attribute) -> gast.Call:
+    """``type(obj).name.fget(obj)`` for the read ``obj.name``."""
+    at = _place(node)
 
     def obj() -> gast.Name:
         return gast.Name(id=node.value.id, ctx=gast.Load(), annotation=None,
