@@ -53,6 +53,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from adgen.errors import AdgenError
+from adgen.generated_lines import (
+    HELPER_MEANING,
+    SHADOW_MAP_MEANING,
+    function_name,
+    program_refusal,
+    refusal,
+)
 
 # The compiled pullback (first order) -> its programs; dropped with the compiled code.
 _PROGRAMS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Program]] = \
@@ -99,8 +106,9 @@ def _is_call(node: ast.AST, name: str) -> bool:
 class _Rewrite(ast.NodeTransformer):
     """The three rewrites of the module docstring, on one generated function's source."""
 
-    def __init__(self, where: str, top: str | None = None) -> None:
-        self.where = where
+    def __init__(self, text: str, tree: ast.Module, user: tuple[str, str],
+                 top: str | None = None) -> None:
+        self.text, self.tree, self.user = text, tree, user  # (for refusals)
         self.count = 0
         self.top = top  # the pullback the program calls: its shadow map is its own
 
@@ -131,9 +139,8 @@ class _Rewrite(ast.NodeTransformer):
                 return ast.copy_location(ast.Call(func=ast.Name("shadow_of", ast.Load()),
                                                   args=[f.value, node.args[0]], keywords=[]),
                                          node)
-            raise _NotDifferentiable(
-                f"{self.where}:{node.lineno}: sh.{f.attr}(...) (the shadow map's hand-over of "
-                "a container's adjoint to a callee) has no second-order rule")
+            raise _NotDifferentiable(refusal(self.text, self.tree, node, f"sh.{f.attr}(...)",
+                                             SHADOW_MAP_MEANING, *self.user))
         if _is_call(node, "stored_into") and len(node.args) == 2 and not node.keywords:
             # the cotangent first: its rule declares that the result may be it (a view)
             return ast.copy_location(ast.Call(func=ast.Name("stored_value", ast.Load()),
@@ -208,22 +215,21 @@ REFUSED = ("remap_saved", "call_forward", "call_pullback", "scatter_if_copy", "c
 CAPTURES = ("capture", "copy_before_loop", "copy_when_read")
 
 
-def _rewritten(text: str, where: str, top: str | None) -> tuple[ast.Module, bool]:
-    """The rewritten tree, and whether it had validity guards."""
+def _rewritten(text: str, user: tuple[str, str], top: str | None) -> tuple[ast.Module, bool]:
+    """The rewritten tree, and whether it had validity guards. ``user``: the user's file and
+    the function's name, which a refusal names (with the user's line, where it has one)."""
     tree = ast.parse(text)
     guarded = False
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
         if node.func.id in REFUSED:
-            raise _NotDifferentiable(
-                f"{where}:{node.lineno}: {node.func.id}(...) (a guard's copy standing for a "
-                "callee's argument, a call resolved at run time, or a write through the "
-                "shadow map) has no second-order rule")
+            raise _NotDifferentiable(refusal(text, tree, node, f"{node.func.id}(...)",
+                                             HELPER_MEANING[node.func.id], *user))
         guarded = guarded or node.func.id in (*CAPTURES, "before_write")
     tree = _Captures().visit(tree)
     tree = _OwnedUpdates().visit(tree)
-    return _Rewrite(where, top).visit(tree), guarded
+    return _Rewrite(text, tree, user, top).visit(tree), guarded
 
 
 class _OwnedUpdates(ast.NodeTransformer):
@@ -446,7 +452,7 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
                                      "its pullback has no generated code to differentiate")
         every[id(c)] = c
         top = f"{c.name}_pullback" if c is compiled else None
-        trees[id(c)], has_guards = _rewritten(c.own_source, _where(c, mutation), top)
+        trees[id(c)], has_guards = _rewritten(c.own_source, _user(c), top)
         guarded = guarded or has_guards
         todo.extend(c.callees.values())
     users = _shadow_users(trees, every)
@@ -455,8 +461,8 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
             # its shadows are its caller's (views of the caller's arrays, arrays the caller
             # passed and it writes): the second derivative of that hand-over is not done yet
             raise _NotDifferentiable(
-                f"{_where(c, mutation)}: {c.name}'s pullback shares its caller's shadow map "
-                "(it writes or views arrays in place), which reverse over reverse does not "
+                f"{_user(c)[0]}: {function_name(c.name)}'s pullback shares its caller's shadow "
+                "map (it writes or views arrays in place), which reverse over reverse does not "
                 "follow into callees yet")
         _drop_map(trees[k], c.name, c.callees, users, own=c is not compiled)
     if not _COPIES:
@@ -525,6 +531,12 @@ def _with_line_comments(tree: ast.Module, original: str) -> str:
     return "\n".join(lines)
 
 
+def _user(c: Any) -> tuple[str, str]:
+    """The user's file of compiled function ``c`` and its name (for refusals)."""
+    trees = getattr(c, "trees", None)
+    return (trees[2] if trees else "<unknown file>"), c.name
+
+
 def _where(c: Any, mutation: str) -> str:
     return f"<adgen {c.name} {mutation} second order>"
 
@@ -573,5 +585,5 @@ def reverse_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str,
     try:
         compile_function(program.function, mutation=outer or mutation, sig=signature(args))
     except AdgenError as exc:
-        return Program(None, str(exc).splitlines()[0])
+        return Program(None, program_refusal(exc))
     return program
