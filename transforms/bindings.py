@@ -152,6 +152,40 @@ def failed(guards: tuple[Guard, ...]) -> Guard | None:
     return None
 
 
+def chain_value(parsed: Any, node: gast.expr, *, stored_only: bool) -> Any:
+    """The object a free name, or an attribute chain from one, is bound to in the function's
+    namespace (``parsed``: a ``parse.Parsed``); None for a local, a name the namespace does
+    not hold, or an attribute that is not there.
+
+    Args:
+        parsed: the parsed function (its ``namespace`` and ``is_local``).
+        node: a ``gast.Name`` or a chain of ``gast.Attribute`` on one.
+        stored_only: read only the attributes objects and modules store (their
+            ``__dict__``), running no code (no property, no ``__getattr__``; nothing of an
+            ndarray), where a check must not run the user's code; else ``getattr``, as the
+            function's own code would.
+    """
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
+            node.id not in parsed.namespace:
+        return None
+    obj = parsed.namespace[node.id]
+    for p in reversed(parts):
+        if not stored_only:
+            obj = getattr(obj, p, None)
+            continue
+        stored = getattr(obj, "__dict__", None)
+        if isinstance(obj, np.ndarray) or not hasattr(stored, "get"):
+            return None
+        obj = stored.get(p)
+        if obj is None:
+            return None
+    return obj
+
+
 def read_names(tree: gast.FunctionDef, is_local: Any) -> list[str]:
     """The names ``tree`` reads that it does not bind, in order of first use."""
     seen: dict[str, None] = {}

@@ -9,6 +9,7 @@ star-arguments, match, try/finally.
 from __future__ import annotations
 
 import gast
+from adgen.transforms.bindings import chain_value
 from adgen.transforms.lower_match import refuse_unsupported_patterns
 from adgen.transforms.parse import Parsed
 from adgen.transforms.star_wrappers import is_star_wrapper, shim_of
@@ -47,21 +48,6 @@ def _context_managers() -> tuple[object, ...]:
     return (np.errstate, np.printoptions, warnings.catch_warnings, contextlib.nullcontext)
 
 
-def _resolved(parsed: Parsed, node: gast.expr) -> object:
-    """The object a global name or attribute chain is bound to (None: local or unknown)."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
-            node.id not in parsed.namespace:
-        return None
-    obj = parsed.namespace[node.id]
-    for p in reversed(parts):
-        obj = getattr(obj, p, None)
-    return obj
-
-
 def _check_with(parsed: Parsed, node: gast.With) -> None:
     """A ``with`` block is run as written when each manager is one of
     :func:`_context_managers`, made in the statement, and its ``as`` target (if any) a name."""
@@ -69,7 +55,7 @@ def _check_with(parsed: Parsed, node: gast.With) -> None:
     for item in node.items:
         made = item.context_expr
         ok = isinstance(made, gast.Call) and any(
-            _resolved(parsed, made.func) is m for m in allowed) and (
+            chain_value(parsed, made.func, stored_only=False) is m for m in allowed) and (
             item.optional_vars is None or isinstance(item.optional_vars, gast.Name))
         if not ok:
             raise UnsupportedError(
