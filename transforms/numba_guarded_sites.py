@@ -90,14 +90,7 @@ def strict_guards(rw: Rewriter, types_: dict[str, Any], callee: bool) -> None:
     rw.fwd.body.insert(0, ast.Assign(targets=[ast.Name(id=scope, ctx=ast.Store())],
                                        value=expr("strict_scope()"), lineno=0))
     for fn in (rw.fwd, rw.pb):
-
-        class Value(ast.NodeTransformer):
-            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-                if node.attr == "value" and name_of(node.value) in held:
-                    return ast.Name(id=node.value.id, ctx=ast.Load())
-                return self.generic_visit(node)
-
-        Value().visit(fn)
+        _HeldValues(held).visit(fn)
 
 
 def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
@@ -141,14 +134,7 @@ def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
                 isinstance(st, ast.Expr) and call_name(st.value) == "before_write" and
                 len(st.value.args) > 2 and isinstance(st.value.args[2], ast.Constant) and
                 st.value.args[2].value == "save")] or [ast.Pass()]
-
-        class Value(ast.NodeTransformer):
-            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-                if node.attr == "value" and name_of(node.value) in held:
-                    return ast.Name(id=node.value.id, ctx=ast.Load())
-                return self.generic_visit(node)
-
-        Value().visit(fn)
+        _HeldValues(held).visit(fn)
 
 
 def remaps(rw: Rewriter) -> None:
@@ -212,3 +198,16 @@ def remaps(rw: Rewriter) -> None:
             return out
 
     Remap().visit(rw.pb)
+
+
+class _HeldValues(ast.NodeTransformer):
+    """``saved.value`` of a capture ``saved`` in ``held`` as ``saved`` itself: the capture
+    is the copy (or, under "strict", the array) the forward kept."""
+
+    def __init__(self, held: set[str]) -> None:
+        self.held = held
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if node.attr == "value" and name_of(node.value) in self.held:
+            return ast.Name(id=node.value.id, ctx=ast.Load())
+        return self.generic_visit(node)

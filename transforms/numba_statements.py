@@ -113,23 +113,22 @@ def blocks(fn: ast.AST) -> list[list[ast.stmt]]:
 
 
 def replace_statement(fn: ast.AST, old: ast.stmt, new: list[ast.stmt]) -> None:
-    for b in blocks(fn):
-        for k, st in enumerate(b):
-            if st is old:
-                for n in new:
-                    n._user_line = getattr(old, "_user_line", 0)
-                b[k:k + 1] = new
-                return
-    raise AssertionError("statement not found")
+    """``new`` in place of ``old`` (in whichever block of ``fn`` holds it), at its line."""
+    _splice(fn, old, new, 1)
 
 
 def insert_before(fn: ast.AST, old: ast.stmt, new: list[ast.stmt]) -> None:
+    """``new`` just before ``old`` (in whichever block of ``fn`` holds it), at its line."""
+    _splice(fn, old, new, 0)
+
+
+def _splice(fn: ast.AST, old: ast.stmt, new: list[ast.stmt], replaced: int) -> None:
     for b in blocks(fn):
         for k, st in enumerate(b):
             if st is old:
                 for n in new:
                     n._user_line = getattr(old, "_user_line", 0)
-                b[k:k] = new
+                b[k:k + replaced] = new
                 return
     raise AssertionError("statement not found")
 
