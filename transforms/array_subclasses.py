@@ -31,6 +31,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.bindings import chain_value
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
 
@@ -54,18 +55,18 @@ def refuse_array_subclasses(parsed: Parsed) -> None:
     _check_defaults(parsed)
     for node in walk(tree):
         if isinstance(node, gast.Call):
-            made = _resolve(parsed, node.func)
+            made = chain_value(parsed, node.func, stored_only=True)
             if _makes_subclass(made):
                 _refuse(parsed, node, f"{_dotted(node.func)}() makes an ndarray subclass "
                                       "(an np.matrix or a masked array)")
             for a in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(a, (gast.Name, gast.Attribute)) and \
-                        _is_subclass_type(_resolve(parsed, a)):
+                        _is_subclass_type(chain_value(parsed, a, stored_only=True)):
                     _refuse(parsed, node, f"this call is given {_dotted(a)}, an ndarray "
                                           "subclass (it makes arrays of that class)")
         elif isinstance(node, (gast.Name, gast.Attribute)) and \
                 isinstance(node.ctx, gast.Load):
-            value = _resolve(parsed, node)
+            value = chain_value(parsed, node, stored_only=True)
             if value is not None:
                 found = _subclass_in(value, _dotted(node), 2)
                 if found is not None:
@@ -90,27 +91,6 @@ def _check_defaults(parsed: Parsed) -> None:
 def _refuse(parsed: Parsed, node: gast.AST, what: str) -> None:
     raise NonDifferentiableError(f"{what}: {_WHY}",
                                  parsed.location(node), hint=_HINT)
-
-
-def _resolve(parsed: Parsed, node: gast.expr) -> Any:
-    """The object a free name or an attribute chain from one is bound to, read without running
-    code (a module's or an object's stored attributes, not properties); None when unknown."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
-            node.id not in parsed.namespace:
-        return None
-    obj = parsed.namespace[node.id]
-    for p in reversed(parts):
-        stored = getattr(obj, "__dict__", None)
-        if isinstance(obj, np.ndarray) or not hasattr(stored, "get"):
-            return None
-        obj = stored.get(p)
-        if obj is None:
-            return None
-    return obj
 
 
 def _is_subclass_type(obj: Any) -> bool:
