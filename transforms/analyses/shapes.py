@@ -135,9 +135,13 @@ class _Shapes:
         self.augmented: set[str] = set()
         modelled: set[int] = set()
         stores: list[gast.Name] = []
-        for node in body_nodes_of(fn):
+        # where each name is first bound in the order of the source (body_nodes walks from
+        # the last statement): the fixpoint derives names in that order
+        self.order: dict[str, int] = {}
+        for k, node in enumerate(body_nodes_of(fn)):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 stores.append(node)
+                self.order[node.id] = -k
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
                 self.defs.setdefault(node.targets[0].id, []).append(node.value)
                 modelled.add(id(node.targets[0]))
@@ -158,8 +162,11 @@ class _Shapes:
     def run(self) -> dict[str, Key]:
         if self.params & (set(self.defs) | self.unknown):
             return {}  # a parameter bound again (not in SSA form): its axes would change
-        names = [n for n in set(self.defs) | self.params
-                 if n not in self.unknown and self._rank(n) is not None]
+        # in the order of the source, so a value's key is mostly derived after its operands'
+        # (two rounds for code without loops; an order of the set took five for ADI's)
+        names = sorted((n for n in set(self.defs) | self.params
+                        if n not in self.unknown and self._rank(n) is not None),
+                       key=lambda n: self.order.get(n, 0))
         for n in names:
             self.keys[n] = self._own(n) if n in self.params else _BOTTOM
         changed = True
