@@ -58,13 +58,18 @@ def value_chains(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
     for n, bufs in eff.buffers.items():
         for b in bufs:
             by_buf.setdefault(b, set()).add(n)
+    # the buffers the facts at hand rule out go first: most functions write no new array,
+    # and their statements are not read again (build time)
+    candidates = [(b, names) for b, names in by_buf.items()
+                  if b.startswith("new:") and b in eff.written and not names & params and
+                  not names & excluded and all(eff.buffers.get(n) == {b} and
+                                               isinstance(kinds.get(n), int) for n in names)]
+    if not candidates:
+        return set()
     loads, binds, escaped = _uses(fn, order, is_user_call)
-    escaped |= excluded
     out: set[str] = set()
-    for b, names in by_buf.items():
-        if not b.startswith("new:") or b not in eff.written or names & params or \
-                names & escaped or any(eff.buffers.get(n) != {b} or
-                                       not isinstance(kinds.get(n), int) for n in names):
+    for b, names in candidates:
+        if names & escaped:
             continue
         writes = [w for w in eff.writes if b in w.buffers]
         if any(w.container or id(w.stmt) not in top or not _whole_write(w, names, resolve)
