@@ -1,7 +1,7 @@
 """The matrix adjoint of a matrix-vector product in a loop, on the numba backend: the default
 pipeline writes it out as ``W_bar += g[:, None] * x`` (specialize.inline_matmul), and
-numba_emit rewrites that into ``add_outer(W_bar, g, x)``, which adds the outer product in place
-instead of allocating it at every step (the RNN's pullback went from about 150 to 265 us when
+numba_call_forms rewrites that into ``add_outer(W_bar, g, x)``, which adds the outer product in
+place instead of allocating it at every step (the RNN's pullback went from about 150 to 265 us when
 the written-out form bypassed the in-place rewrite). Gradients against central differences
 under both policies, the rewrite seen in adgen.source, and the helper against NumPy where
 the accumulator shares memory with an operand or is broadcast into. Skipped without numba."""

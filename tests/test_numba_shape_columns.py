@@ -1,6 +1,6 @@
 """The shapes a loop's pullback reads back (for unbroadcast, of values it keeps only for their
 shape) are recorded on the numba backend as int64 columns, one per axis, and the tuple is
-built again where the pullback reads them (transforms/numba_emit.py, recorded_shapes): no
+built again where the pullback reads them (transforms/numba_tapes.py, recorded_shapes): no
 typed list of tuples, which numba takes about half a second to compile per tuple length.
 Gradients against central differences, both policies, through a lambda. Skipped
 without numba."""

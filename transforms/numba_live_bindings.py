@@ -1,7 +1,7 @@
 """numba_live_bindings: which buffer a name holds, recorded where it is bound.
 
 The numba backend replaces shadow memory by one static adjoint buffer per buffer
-(``transforms/numba_emit.py``). A name a loop binds to different buffers on different
+(``transforms/numba_shadows.py``). A name a loop binds to different buffers on different
 iterations has no one static buffer: Deriche's ``ym2 = ym1; ym1 = y1[:, j]`` holds the
 fresh ``np.zeros(h)`` on the first iterations and a column of ``y1`` after, and the
 default backend's shadow memory finds the adjoint of whichever array it holds at run time.

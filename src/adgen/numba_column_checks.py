@@ -55,7 +55,7 @@ def check_inlined_columns(cres: Any, fwd: Any, arg_types: tuple[Any, ...], code:
 
 def check_columns(cres: Any, columns: dict[str, str], function: str) -> None:
     """Every value recorded in a typed column has the type numba inferred for it (the
-    column's dtype came from numba_emit.scalar_types): a mismatch is refused, since numba
+    column's dtype came from analyses.numba_types.scalar_types): a mismatch is refused, since numba
     would cast the value into the column silently."""
     typemap = getattr(cres.type_annotation, "typemap", None)
     if typemap is None:

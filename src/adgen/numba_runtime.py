@@ -546,7 +546,8 @@ def grow(column: Any, need: int) -> Any:
 
 # --------------------------------------------------------------------------------------------
 # Reductions over one axis: numba's np.max / np.min take no axis, and none takes keepdims.
-# numba_emit rewrites np.max(x, axis=k, keepdims=b) (np.min, np.sum, np.mean, and the methods)
+# numba_call_forms.reductions rewrites np.max(x, axis=k, keepdims=b) (np.min, np.sum, np.mean,
+# and the methods)
 # into max_axis(x, k, b) etc., with a constant axis and keepdims, which numba types as
 # literals: the rank of the result is known when it compiles.
 
@@ -783,7 +784,7 @@ def _unbroadcast_down(g: Any, rank: int) -> Any:
 def add_newaxis(adjoint: Any, g: Any) -> None:
     """``adjoint[index] += g`` for an index of only ``None`` and ``:`` (``X[:, None, :]``):
     the view is the array with length-1 axes inserted, so ``g`` adds back reshaped
-    (numba_emit rewrites ``add_item`` of such a constant index into this)."""
+    (numba_call_forms.newaxis_items rewrites ``add_item`` of such a constant index into this)."""
     raise NotImplementedError("only called from nopython code")
 
 
@@ -907,7 +908,8 @@ def _apart(x: Any, y: Any) -> bool:
 def add_matmul_vjp_a(acc: Any, g: Any, b: Any, a_shape: Any) -> None:
     """``acc += matmul_vjp_a(g, b, a_shape)`` in place: for the outer product of two vectors
     (a matrix-vector product's matrix adjoint, every step of an RNN), without allocating it
-    (numba_emit rewrites the pullback's ``W_bar += matmul_vjp_a(...)`` into this)."""
+    (numba_call_forms.matmul_accumulations rewrites the pullback's
+    ``W_bar += matmul_vjp_a(...)`` into this)."""
     raise NotImplementedError("only called from nopython code")
 
 
@@ -953,7 +955,7 @@ overload(add_matmul_vjp_b, jit_options={"cache": True})(_outer_into(False))
 def add_outer(acc: Any, u: Any, v: Any) -> None:
     """``acc += u[:, None] * v`` in place: the matrix adjoint of a matrix-vector product as
     adgen.transforms.specialize writes it out (``W_bar += g[:, None] * x``), added without
-    allocating the outer product (numba_emit.matmul_accumulations rewrites the statement into
+    allocating the outer product (numba_call_forms.matmul_accumulations rewrites the statement into
     this). Any other types, shapes, or an ``acc`` sharing memory with ``u`` or ``v``: the
     statement as written."""
     raise NotImplementedError("only called from nopython code")

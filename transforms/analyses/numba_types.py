@@ -1,5 +1,6 @@
 """numba_types: the types numba will give the names of a generated forward, and which
-names are one buffer. Read-only facts for transforms/numba_emit.py.
+names are one buffer. Read-only facts for the numba rewrite (transforms/numba_emit.py's
+steps).
 
 Input: a forward function (standard ``ast``, from the final trees of the pipeline) and the
 numba types of its arguments (:class:`ArgType`). Output: ``scalar_types`` maps each name to
@@ -265,7 +266,7 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             if f in ("max_axis", "min_axis", "sum_axis", "mean_axis") and len(e.args) == 3 \
                     and isinstance(args[0], tuple) and len(args[0]) == 3 and \
                     isinstance(e.args[2], ast.Constant):
-                # numba_emit's reductions over one axis (of float arrays)
+                # numba_call_forms.reductions over one axis (of float arrays)
                 rank = args[0][2] - (not e.args[2].value)
                 return ("array", "f8", rank) if rank else "f8"
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
