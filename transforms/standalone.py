@@ -153,6 +153,10 @@ class RuleError(AdgenError):
     pass
 
 
+class NonDifferentiableError(AdgenError):
+    pass
+
+
 def Location(file, line, col=0, source_line=""):
     return f"{file}:{line}:{col}"'''
 

@@ -78,21 +78,58 @@ def is_buffer(x: Any) -> bool:
 
 
 def plain_result(value: Any, what: str) -> None:
-    """Refuses an np.matrix or masked array returned by ``what`` (a call of a function known
-    only when it runs, whose result meets values with a derivative): the rules that follow
-    treat it as a plain ndarray, whose operators differ (a masked array's skip elements)."""
-    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
-        from adgen.arguments import is_array_subclass
+    """Refuses an np.matrix or masked array that ``what`` gave (code adgen runs as it is: an
+    object's method, a function known only when it runs, a global object's item; its value
+    meets values with a derivative: transforms.analyses.foreign_values), or that an object,
+    list, tuple or dict it gave holds two levels down (``c = make_c()``, whose methods the
+    function calls read ``self.M``): the rules that follow treat it as a plain ndarray, whose
+    operators differ (a masked array's skip elements)."""
+    if type(value) is np.ndarray or isinstance(value, (float, int, complex, str)):
+        return
+    found = held_subclass(value, "", 2)
+    if found is not None:
         from adgen.errors import NonDifferentiableError
 
-        if is_array_subclass(value):  # not np.memmap, which computes as an ndarray
-            raise NonDifferentiableError(
-                f"{what} returned a {type(value).__module__}.{type(value).__qualname__}, an "
-                "ndarray subclass: adgen differentiates plain ndarrays, and a subclass's "
-                "operators mean something else (np.matrix: * is a matrix product; a masked "
-                "array skips masked elements), which would make the gradient wrong",
-                hint="return np.asarray(value) from it (for a masked array: "
-                     "value.filled(fill), or its mask as an array used with np.where)")
+        path, array = found
+        kind = f"a {type(array).__module__}.{type(array).__qualname__}"
+        raise NonDifferentiableError(
+            (f"{what} gave {kind}" if not path else f"{what}{path} is {kind}") +
+            ", an ndarray subclass: adgen "
+            "differentiates plain ndarrays, and a subclass's operators mean something else "
+            "(np.matrix: * is a matrix product; a masked array skips masked elements), "
+            "which would make the gradient wrong",
+            hint="return np.asarray(value) from it (for a masked array: "
+                 "value.filled(fill), or its mask as an array used with np.where)")
+
+
+def held_subclass(value: Any, path: str, depth: int) -> tuple[str, Any] | None:
+    """``(path, array)`` of an np.matrix or masked array that ``value`` is or holds (in an
+    object's stored attributes, lists, tuples and dicts, ``depth`` levels down), or None.
+    np.memmap computes as an ndarray and is not one (arguments.is_array_subclass, written
+    here for standalone modules)."""
+    if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray and not isinstance(value, np.memmap):
+            return path, value
+        return None
+    if depth == 0:
+        return None
+    if isinstance(value, dict):
+        items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = [(f"{path}[{k}]", v) for k, v in enumerate(value)]
+    else:
+        import types  # here: a standalone module copies this function, not runtime's imports
+
+        stored = getattr(value, "__dict__", None)
+        if not isinstance(stored, dict) or isinstance(value, (
+                type, types.ModuleType, types.FunctionType, types.MethodType)):
+            return None  # a number, a module's or class's namespace, a function
+        items = [(f"{path}.{k}", v) for k, v in stored.items()]
+    for p, v in items[:1000]:
+        found = held_subclass(v, p, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -495,7 +532,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "plain_result", "copy_hint", "with_receiver",
+    "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "match_sequence",
     *_helper_names,

@@ -207,7 +207,7 @@ def test_a_callbacks_subclass_result_only_added_is_refused_where_it_is_made(muta
             with pytest.raises(adgen.NonDifferentiableError) as info:
                 g(V2.copy(), make)
             assert info.value.location.line == _line("# MARK callback-added")
-            assert "make() returned a numpy" in info.value.message
+            assert "make() gave a numpy" in info.value.message
             assert "np.asarray" in info.value.hint
     for _ in range(3):
         check_grad(callback_added, (V2, lambda: np.asarray(M)), mutation=mutation)
