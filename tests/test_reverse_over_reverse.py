@@ -237,3 +237,37 @@ def test_a_copy_scattered_into_a_written_buffer_falls_back(policy: str) -> None:
     np.testing.assert_allclose(adgen.jacrev(adgen.grad(scattered_after_a_write, mutation=policy))(x),
                                expected, rtol=1e-10, atol=1e-12)
 
+
+
+def soft_dtw_table(C: Any, gamma: float) -> Any:
+    """Soft-DTW (the bench workload): a table filled cell by cell, read at (i - 1, j - 1),
+    (i - 1, j) and (i, j - 1)."""
+    n, m = C.shape
+    R = np.full((n + 1, m + 1), 1e10)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            r0 = -R[i - 1, j - 1] / gamma
+            r1 = -R[i - 1, j] / gamma
+            r2 = -R[i, j - 1] / gamma
+            rmax = max(max(r0, r1), r2)
+            rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
+            R[i, j] = C[i - 1, j - 1] - gamma * (np.log(rsum) + rmax)
+    return R[n, m]
+
+
+def test_jacrev_of_grad_through_a_table_written_by_index_pairs() -> None:
+    # reverse over reverse read the index's cotangent of add_item(R_bar, (i, j), g) item by
+    # item, and its rule gave None: TypeError 'NoneType' object is not subscriptable
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    from gradcheck import central
+
+    from bench.workloads.softdtw import soft_dtw_hand  # the paper's gradient, by hand
+
+    C = np.random.default_rng(0).random((3, 3))
+    path = adgen.explain(adgen.grad(soft_dtw_table), C.copy(), 0.1, file=None).route
+    assert path.startswith("second derivatives: " + ROUTE), path
+    h = adgen.jacrev(adgen.grad(soft_dtw_table))(C.copy(), 0.1)
+    want = np.array([central(lambda t, e=e: soft_dtw_hand(C + t * e, 0.1).ravel(), 0.0)
+                     for e in np.eye(C.size).reshape(-1, *C.shape)])
+    np.testing.assert_allclose(h.reshape(9, 9), want.T, rtol=1e-5, atol=1e-6)

@@ -41,6 +41,13 @@ from adgen.rules.helpers import (
 _REGISTERED: list[bool] = []
 
 
+def _nones(index: Any) -> Any:
+    """None for each item of a (nested) tuple or list index; None for any other index."""
+    if isinstance(index, (tuple, list)):
+        return tuple(_nones(i) for i in index)
+    return None
+
+
 def register() -> None:
     """Registers the rules (once)."""
     if _REGISTERED:
@@ -145,11 +152,15 @@ def register() -> None:
                             hint="use adgen.hessian, which takes forward over reverse")
         runtime.add_item(adjoint, index, g)
 
+        # the index's cotangent: None for each of its items, since a pullback of a call
+        # with a tuple display (add_item(t_bar, (i, j), g)) reads one per item
+        no_index = _nones(index)
+
         def pullback(out_bar: Any, adjoint_bar: Any) -> tuple[Any, ...]:
             if g is None:
-                return adjoint_bar.copy(), None, None
-            return adjoint_bar.copy(), None, runtime.unbroadcast(adjoint_bar[index],
-                                                                 np.shape(g))
+                return adjoint_bar.copy(), no_index, None
+            return adjoint_bar.copy(), no_index, runtime.unbroadcast(adjoint_bar[index],
+                                                                     np.shape(g))
 
         return None, pullback
 
