@@ -172,11 +172,13 @@ class _Lower:
         if isinstance(func, gast.Attribute) and resolved is None:
             method = func.attr
             recv = func.value
-            if method == "fill":
+            if self._user_method(recv, method):
+                # self.update(x), self.fill(p) in a class that defines the method: a method
+                # call (self.fill(p) was taken for ndarray.fill: self[...] = p)
+                return [s]
+            if method == "fill" and not self._not_an_array(recv):
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
-            if self._user_method(recv, method):
-                return [s]  # self.update(x) in a class that defines update: a method call
             if method in ("extend", "update") and len(call.args) == 1 and not call.keywords:
                 if self._object_like(recv):
                     return [s]  # model.update(x) on an object: its own method
@@ -348,6 +350,26 @@ class _Lower:
                                               args=[name(item)], keywords=[])), like)]
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
             self._loop(_call_name("len", name(seq)), body, i, like)
+
+    def _not_an_array(self, recv: gast.expr) -> bool:
+        """A name the function reads an attribute of that no ndarray has (``sim.buf``), or an
+        instance of a class of the user's it builds: ``sim.fill(p)`` is that object's own
+        method, not ``ndarray.fill`` (taken for one, it became ``sim[...] = p``)."""
+        if not isinstance(recv, gast.Name):
+            return False
+        import numpy as np
+
+        for a in walk(self.parsed.tree):
+            if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) and \
+                    a.value.id == recv.id and not hasattr(np.ndarray, a.attr):
+                return True
+            if isinstance(a, gast.Assign) and isinstance(a.value, gast.Call) and \
+                    any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets):
+                cls = self.resolve(a.value.func)
+                if isinstance(cls, type) and not issubclass(cls, np.ndarray) and \
+                        cls.__module__ not in ("builtins", "numpy"):
+                    return True
+        return False
 
     def _object_like(self, recv: gast.expr) -> bool:
         """A name the function reads attributes of (``m.w``): an object, not a list or dict."""
