@@ -39,7 +39,7 @@ def drop_dead_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> 
     loads, stores = _counts(pullback)
     _drop_dead_copies(pullback, loads, stores)
     loops: dict[str, list[gast.For]] = {}
-    for node in walk(pullback):
+    for node in _statements(pullback):
         if isinstance(node, gast.For):
             tape = _reversed_tape(node)
             if tape is not None:
@@ -89,7 +89,7 @@ def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
                     ) -> list[tuple[gast.For, gast.Call]]:
     """The pullback's loops over a tape of one column and the forward's record of it."""
     loops: dict[str, list[gast.For]] = {}
-    for node in walk(pullback):
+    for node in _statements(pullback):
         if isinstance(node, gast.For):
             tape = _reversed_tape(node)
             if tape is not None:
@@ -108,6 +108,18 @@ def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
                 len(rows[0].args[0].elts) == 1:
             out.append((found[0], rows[0]))
     return out
+
+
+def _statements(fn: gast.FunctionDef) -> list[gast.AST]:
+    """``fn``, its statements and except handlers at any depth, in ``walk``'s order: the
+    nodes that hold blocks, without walking the expressions (build time)."""
+    todo: list[gast.AST] = [fn]
+    for node in todo:
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo.extend(b for b in block if isinstance(b, gast.AST))
+    return todo
 
 
 def _appends(forward: gast.FunctionDef) -> dict[str, list[gast.Call]]:
@@ -186,7 +198,7 @@ def _drop_dead_copies(fn: gast.FunctionDef, loads: dict[str, int],
     changed = True
     while changed:
         changed = False
-        for node in list(walk(fn)):
+        for node in _statements(fn):
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(node, field, None)
                 if not isinstance(block, list):
