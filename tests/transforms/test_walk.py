@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gast
 from adgen.transforms.emit import to_source
-from adgen.transforms.walk import Transformer, clone, clone_with, walk
+from adgen.transforms.walk import Transformer, children, clone, clone_with, walk
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,3 +77,61 @@ def test_transformer_does_what_node_transformer_does():
 
     _Drop().visit(node)
     assert not hasattr(node.body[0], "value") or node.body[0].value is None
+
+
+# The fields walk, children and Transformer skip as never holding a node (identifiers, strings
+# and numbers of the grammar)
+_SCALAR_FIELDS = {"id", "attr", "type_comment", "kind", "module", "level", "conversion",
+                  "simple", "is_async"}
+# Each appears in this source, beside fields that do hold nodes in gast (an except handler's
+# name, an argument's annotation, a keyword's value).
+_EVERY_SCALAR_FIELD = '''
+from ..pkg import mod as alias_name
+import os.path as p
+x: int = 1
+(y): "str" = 2
+def f(a: int, *args: float, k=3, **kw) -> "r":
+    global g
+    s = f"{a!r:>{k}} {b!s} {c!a}"
+    t = [v async for v in a if v] if a else {k: v for k, v in kw.items()}
+    try:
+        u = a.attr.other(1, key=a, **kw)
+    except (ValueError, TypeError) as err:
+        u = err
+    match u:
+        case [1, *rest] if rest:
+            pass
+        case {"k": v, **others}:
+            pass
+        case Point(x=0, y=yy) | None as whole:
+            pass
+    return lambda q, *, r=1: q + r + u[1:2, ...]
+'''
+
+
+def test_walk_and_children_skip_no_node():
+    tree = gast.parse(_EVERY_SCALAR_FIELD)
+    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+    for node in ast.walk(tree):
+        assert [id(c) for c in children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
+    # the skipped fields hold no node anywhere in this tree (and each is met in it)
+    met = set()
+    for node in ast.walk(tree):
+        for field in node._fields:
+            if field in _SCALAR_FIELDS and hasattr(node, field):
+                met.add(field)
+                assert not isinstance(getattr(node, field), (gast.AST, list)), (node, field)
+    assert met == set(_SCALAR_FIELDS)
+
+
+def test_transformer_visits_what_walk_visits():
+    seen = []
+
+    class _Every(Transformer):
+        def visit(self, node):
+            seen.append(id(node))
+            return super().visit(node)
+
+    tree = gast.parse(_EVERY_SCALAR_FIELD)
+    _Every().visit(tree)
+    assert sorted(seen) == sorted(id(n) for n in ast.walk(tree))
