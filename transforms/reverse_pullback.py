@@ -337,6 +337,15 @@ class Pullback:
         written = {w.target for w in plan.eff.writes} | \
             {b for w in plan.eff.writes for b in w.buffers}
         var_of = {v: key for key, v in self.rec.cap_var.items()}
+        # a row of one array (not counting the counter, whose range is walked again, nor a
+        # name computed again from it) is that array in a list, in a loop at the top level:
+        # a column costs a copy per row (about 130 ns; heat's 4-8% of its time, docs/cli.md's
+        # example) to save the array's object (about 170 bytes). A loop inside another keeps
+        # its column: its short rows are mostly that object (adi's divisors: 38.2 kB with
+        # columns, 44.1 kB with lists, time equal)
+        again = {b.targets[0].id for b in self.counter_offsets(s, recorded)}
+        values = [r for r in recorded if r != getattr(s.target, "id", None) and r not in again]
+        lone = len(values) < 2 and plan.loops_of.get(id(s)) == ()
         out: dict[str, int] = {}
         for r in recorded:
             n = r
@@ -346,10 +355,7 @@ class Pullback:
                         not any(cap.stmt is b for b in s.body):
                     continue
                 n = cap.name
-            elif r in written or not self.fresh_alone(r) or len(recorded) < 2:
-                # (a row of one array is that array in a list: a column would save its
-                # object, about 120 bytes, for a copy per row: heat's 6% of peak for 4-8%
-                # of its time)
+            elif r in written or not self.fresh_alone(r) or lone:
                 continue
             rank = plan.kinds.get(n)
             if type(rank) is int and rank >= 1 and n in plan.f64_arrays and n in top and \

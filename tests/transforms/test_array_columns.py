@@ -114,6 +114,15 @@ def lone_array(u0):
     return np.sum(u * u)
 
 
+def counted_lone_array(x):
+    """Look-alike: a row of one array and the counter (docs/cli.md's example), in a loop at
+    the top level: the counter is walked again, so the row is one array and stays in a list."""
+    h = np.empty_like(x)
+    for i in range(x.shape[0]):
+        h[i] = np.tanh(2.0 * x[i])
+    return np.sum(h ** 2)
+
+
 class Sweeper:
     def __init__(self, k):
         self.k = k
@@ -137,7 +146,8 @@ def _forward(fn, *args):
 
 @pytest.mark.parametrize("mutation", POLICIES)
 @pytest.mark.parametrize("fn", [divisors, in_time_loop, growing, stops_early, while_loop,
-                                written_after, kept_elsewhere, lone_array],
+                                written_after, kept_elsewhere, lone_array,
+                                counted_lone_array],
                          ids=lambda f: f.__name__)
 def test_gradients(fn, mutation):
     check_grad(fn, (_grid(),), mutation=mutation)
@@ -156,7 +166,8 @@ def test_arrays_of_one_shape_go_to_columns():
 
 
 @pytest.mark.parametrize("fn", [growing, stops_early, while_loop, written_after,
-                                kept_elsewhere, lone_array], ids=lambda f: f.__name__)
+                                kept_elsewhere, lone_array, counted_lone_array],
+                         ids=lambda f: f.__name__)
 def test_look_alikes_keep_their_rows(fn):
     forward = _forward(fn, _grid())
     assert "float64[" not in forward, forward
