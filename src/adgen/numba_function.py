@@ -282,7 +282,7 @@ class NumbaFunction:
         fwd, pb, grad, path, ns = self._load(code)
         args = args + tuple(g.ns[key] for key, (g, _) in self.globals.items())
         try:
-            arg_types = tuple(numba.typeof(a) for a in args)
+            numba_args = tuple(numba.typeof(a) for a in args)
             # the gradient function also takes the arrays grad allocates for the gradients
             # of float64 array parameters (C-contiguous, np.empty)
             grads = tuple(numba.types.Array(numba.float64, args[k].ndim, "C")
@@ -291,17 +291,17 @@ class NumbaFunction:
                 # numba's performance hints (np.dot of a non-contiguous view) are about
                 # adgen's generated code, which the user did not write
                 warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-                (grad or fwd).compile(arg_types + grads)
-            if arg_types in fwd.overloads:  # not when the gradient came from numba's cache
-                check_columns(fwd.overloads[arg_types], code.columns, self.base.name)
+                (grad or fwd).compile(numba_args + grads)
+            if numba_args in fwd.overloads:  # not when the gradient came from numba's cache
+                check_columns(fwd.overloads[numba_args], code.columns, self.base.name)
             elif grad is not None and code.forward in inlined_functions(code):
-                cres = grad.overloads.get(arg_types + grads)
+                cres = grad.overloads.get(numba_args + grads)
                 if cres is not None:  # else: from numba's cache, checked when compiled
-                    check_inlined_columns(cres, fwd, arg_types, code, self.base.name)
+                    check_inlined_columns(cres, fwd, numba_args, code, self.base.name)
             for name, columns in code.callee_columns.items():
                 for cres in ns[name].overloads.values():  # compiled with the caller
                     check_columns(cres, columns, self.base.name)
-            returns = fwd.overloads[arg_types].signature.return_type if grad is None else None
+            returns = fwd.overloads[numba_args].signature.return_type if grad is None else None
             if returns is not None and not isinstance(returns[0], numba.types.BaseTuple):
                 # a tuple output's cotangent (has_aux's (1.0, None), vjp's) has a type of its
                 # own: numba compiles the pullback for it at its first call
