@@ -24,6 +24,7 @@ from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.walk import walk
 
 from adgen.errors import MutationError
+from adgen.explanation import overwrite_reason
 from adgen.rules import registry
 from adgen.runtime import copy_hint
 
@@ -531,7 +532,6 @@ class _Captures:
             certain = [c for c in caps if c.name == w.target and
                        self.plan.block_of[id(c.stmt)] == self.plan.block_of[id(w.stmt)] and
                        self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)]]
-            what = ", ".join(sorted({self.plan.user_name(c.name) for c in caps}))
             if self.plan.policy == "strict" and certain:
                 c = certain[0]
                 others = sorted({(o.stmt.lineno, self.plan.construct(o.stmt)) for o in caps
@@ -545,9 +545,10 @@ class _Captures:
                     hint=copy_hint(construct, user_name_of(c.name), c.stmt.lineno, line),
                     captured_at=self.plan.loc(c.stmt))
             decision = "guarded-save" if self.plan.policy == "save" else "guarded-raise"
-            reason = (f"may overwrite {what}, read by the gradient of line(s) "
-                      f"{', '.join(map(str, lines))}")
-            self.sites.append(Site(w.stmt, construct, decision, reason, lines))
+            overwrites = tuple(sorted({(self.plan.user_name(c.name),
+                                        getattr(c.stmt, "lineno", 0)) for c in caps}))
+            self.sites.append(Site(w.stmt, construct, decision, overwrite_reason(overwrites),
+                                   lines))
         self.sites.sort(key=lambda s: (getattr(s.stmt, "lineno", 0), self.plan.order[id(s.stmt)]))
 
     def collect_reads(self, stmts: list[gast.stmt]) -> None:

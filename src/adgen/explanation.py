@@ -5,7 +5,7 @@ adgen decided there and why), merged to one row per user statement, and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -34,12 +34,56 @@ class MutationSite:
     captured_at: tuple[int, ...] = ()
     bytes_saved: int | None = None
 
+    @property
+    def overwrites(self) -> tuple[tuple[str, int], ...]:
+        """(name, line) of each value the gradient of that line reads that the write may
+        overwrite (a guarded site's; () for the others)."""
+        return getattr(self.reason, "overwrites", ())
+
     def __str__(self) -> str:
         saved = "" if self.bytes_saved is None else f" [{self.bytes_saved} bytes saved]"
         from adgen.cells import where  # a notebook cell is named as IPython names it
 
         return (f"{where(self.file, self.line, self.col)}: {self.decision}: {self.construct}"
                 f" -- {self.reason}{saved}")
+
+
+class Reason(str):
+    """A guarded site's reason, which also keeps the (name, line) pairs it lists: the
+    compiler's Site carries it to the :class:`MutationSite` unchanged, as text."""
+
+    overwrites: tuple[tuple[str, int], ...] = ()
+
+
+def overwrite_reason(overwrites: Sequence[tuple[str, int]]) -> Reason:
+    """The reason of a guarded site: the values it may overwrite and the lines reading them."""
+    names = ", ".join(sorted({n for n, _ in overwrites}))
+    lines = ", ".join(str(ln) for ln in sorted({ln for _, ln in overwrites}))
+    reason = Reason(f"may overwrite {names}, read by the gradient of line(s) {lines}")
+    reason.overwrites = tuple(sorted(set(overwrites)))
+    return reason
+
+
+def as_measured(site: MutationSite, captured: dict[tuple[str, int, str], set[str]],
+                bytes_saved: int | None) -> MutationSite:
+    """``site`` as one run on example arguments saw it (``explain(f, *args)``): the bytes
+    its guard saved, and without the values it may overwrite that held numbers at every
+    capture of the run (``captured``: what :func:`adgen.guards.note_captured` noted). Without
+    example arguments a parameter may be an array sharing the written one's memory; a number
+    is never written in place. A value the run did not capture stays listed."""
+    numbers = {(n, ln) for n, ln in site.overwrites
+               if captured.get((site.file, ln, n)) == {"number"}}
+    if not numbers:
+        return replace(site, bytes_saved=bytes_saved)
+    kept = tuple(p for p in site.overwrites if p not in numbers)
+    held = ", ".join(sorted({n for n, _ in numbers}))
+    text = overwrite_reason(kept) if kept else \
+        "may overwrite only values that held numbers in this run"
+    reason = Reason(f"{text} (not {held}: it held a number in this run, which no write "
+                    "changes)")
+    reason.overwrites = kept
+    return replace(site, reason=reason, captured_at=tuple(sorted({ln for _, ln in kept})),
+                   bytes_saved=bytes_saved)
 
 
 # Decisions from the most to the least severe: one row per site keeps the most severe.
