@@ -8,7 +8,6 @@
     adgen.explain(loss)                     # every mutation site and its decision
 """
 
-from adgen import interop  # torch and jax are imported only when used
 from adgen.api import (
     differentiable,
     explain,
@@ -20,7 +19,6 @@ from adgen.api import (
     value_and_grad,
     vjp,
 )
-from adgen.checkpointing import checkpoint
 from adgen.errors import (
     AdgenError,
     ArgnumsError,
@@ -33,7 +31,6 @@ from adgen.errors import (
     UnsupportedError,
 )
 from adgen.explanation import MutationSite
-from adgen.higher_order import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 
 __all__ = [
     "AdgenError",
@@ -66,3 +63,25 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Imported at their first use (PEP 562), not by ``import adgen``: what a first gradient does
+# not need (about 1 ms of the import; torch and jax are imported only when interop uses them)
+_LAZY = {"interop": ("adgen.interop", ""), "checkpoint": ("adgen.checkpointing", "checkpoint")}
+_LAZY.update((n, ("adgen.higher_order", n)) for n in
+             ("hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp"))
+
+
+def __getattr__(name: str) -> object:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'adgen' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(where[0])
+    value = getattr(module, where[1]) if where[1] else module
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
