@@ -21,13 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 import gast
-import numpy as np
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.iteration_invariants import invariants
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
 from adgen.transforms.analyses.real_parts import real_part_views
+from adgen.transforms.array_columns import array_rows, counter_offsets
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -320,99 +320,6 @@ class Pullback:
             return True
 
         return {r for r in found if same(tapes[r])}
-
-    def array_rows(self, s: gast.For | gast.While, recorded: list[str]) -> dict[str, int]:
-        """The recorded arrays a typed tape may keep in two-dimensional columns (name -> the
-        rank of a row): a float64 array (analyses.floats) of one shape in every iteration
-        (analyses.loop_shapes), bound at the top level of the body, so in every iteration,
-        and written in place nowhere (the row is a copy taken at the end of the iteration);
-        or the copy the forward takes of such a part where it is read (``copy_when_read``,
-        at a statement of the top level). A float32 slot, a shape that changes between
-        iterations, or one bound on some paths keeps the loop's list of tuples."""
-        if not isinstance(s, gast.For):
-            return {}
-        plan = self.plan
-        top = {t.id for b in s.body if isinstance(b, gast.Assign) for t in b.targets
-               if isinstance(t, gast.Name)}
-        written = {w.target for w in plan.eff.writes} | \
-            {b for w in plan.eff.writes for b in w.buffers}
-        var_of = {v: key for key, v in self.rec.cap_var.items()}
-        # a row of one array (not counting the counter, whose range is walked again, nor a
-        # name computed again from it) is that array in a list, in a loop at the top level:
-        # a column costs a copy per row (about 130 ns; heat's 4-8% of its time, docs/cli.md's
-        # example) to save the array's object (about 170 bytes). A loop inside another keeps
-        # its column: its short rows are mostly that object (adi's divisors: 38.2 kB with
-        # columns, 44.1 kB with lists, time equal)
-        again = {b.targets[0].id for b in self.counter_offsets(s, recorded)}
-        values = [r for r in recorded if r != getattr(s.target, "id", None) and r not in again]
-        lone = len(values) < 2 and plan.loops_of.get(id(s)) == ()
-        out: dict[str, int] = {}
-        for r in recorded:
-            n = r
-            if r in var_of:  # a copy of a part, taken where it is read: the part's facts
-                cap = plan.caps.get(var_of[r])
-                if cap is None or not cap.copied or cap.copy_of is not None or \
-                        not any(cap.stmt is b for b in s.body):
-                    continue
-                n = cap.name
-            elif r in written or not self.fresh_alone(r) or lone:
-                continue
-            rank = plan.kinds.get(n)
-            if type(rank) is int and rank >= 1 and n in plan.f64_arrays and n in top and \
-                    self.same_throughout(s, n):
-                out[r] = rank
-        return out
-
-    def fresh_alone(self, r: str) -> bool:
-        """``r`` is a new array that only the row would keep: the result of an operator or
-        of a NumPy ufunc (not a view of an array kept anyway, which a column would copy:
-        the RNN's ``xs[t]``), never put into a container, a display or a return."""
-        plan = self.plan
-        at = plan.def_stmt.get(r)
-        if not isinstance(at, gast.Assign):
-            return False
-        v = at.value
-        if isinstance(v, gast.Call):
-            if v.keywords or not isinstance(plan.resolve_or_none(v.func), np.ufunc):
-                return False
-        elif not isinstance(v, (gast.BinOp, gast.UnaryOp)):
-            return False
-        for node in nodes_of(plan.fn, gast.Call, gast.Tuple, gast.List, gast.Dict,
-                             gast.Set, gast.Return):
-            if isinstance(node, gast.Call):
-                if not (isinstance(node.func, gast.Attribute) and node.func.attr in (
-                        "append", "extend", "insert", "add", "update", "setdefault")):
-                    continue
-                parts = list(node.args) + [k.value for k in node.keywords]
-            elif isinstance(node, gast.Return):
-                parts = [node.value] if node.value is not None else []
-            elif isinstance(node, gast.Dict):
-                parts = [x for x in list(node.keys) + list(node.values) if x is not None]
-            else:
-                parts = list(node.elts)
-            if any(isinstance(x, gast.Name) and x.id == r for x in parts):
-                return False
-        return True
-
-    def counter_offsets(self, s: gast.For | gast.While, recorded: list[str]
-                        ) -> list[gast.stmt]:
-        """The statements of the top level of the loop's body that bind a recorded name once
-        to its counter plus or minus an int constant (ADI's ``j + 1``): the reversed body
-        computes them again from the counter it has anyway."""
-        if not isinstance(s, gast.For) or not isinstance(s.target, gast.Name):
-            return []
-        out = []
-        for b in s.body:
-            if isinstance(b, gast.Assign) and len(b.targets) == 1 and \
-                    isinstance(b.targets[0], gast.Name) and b.targets[0].id in recorded and \
-                    self.plan.def_count.get(b.targets[0].id) == 1 and \
-                    isinstance(b.value, gast.BinOp) and \
-                    isinstance(b.value.op, (gast.Add, gast.Sub)) and \
-                    isinstance(b.value.left, gast.Name) and b.value.left.id == s.target.id and \
-                    isinstance(b.value.right, gast.Constant) and \
-                    type(b.value.right.value) is int:
-                out.append(b)
-        return out
 
     def same_throughout(self, s: gast.For | gast.While, n: str) -> bool:
         """``n``, an array bound in the loop ``s``, has one shape in all of its iterations
@@ -725,8 +632,9 @@ class Pullback:
         if outside:
             local -= outside
             recorded = sorted(self.free_names(body, set()) & local)
-        arrays = self.array_rows(s, recorded)
-        again = self.counter_offsets(s, recorded) if arrays else []
+        arrays = array_rows(self.plan, s, recorded, self.rec.cap_var,
+                            lambda n: self.same_throughout(s, n))
+        again = counter_offsets(self.plan, s, recorded) if arrays else []
         if again:  # ``t49 = j + 1`` again from the counter: no int column, no int64 index
             head = 1 if body and is_comment(body[0]) else 0
             body[head:head] = [clone(b) for b in again]

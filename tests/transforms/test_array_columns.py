@@ -1,4 +1,4 @@
-"""A loop's recorded arrays in two-dimensional columns (``Pullback.array_rows``,
+"""A loop's recorded arrays in two-dimensional columns (``array_columns.array_rows``,
 ``Plan.counted``'s ``arrays``): a float64 array of one shape in every iteration, bound at the
 top level of a counted loop's body (a range, with a constant step or none, no break), is kept
 in one ``(iterations, length)`` array allocated at the first row, instead of a tuple and a
@@ -112,6 +112,15 @@ def lone_array(u0):
         lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
         u[1:-1] += 0.1 * np.tanh(lap)
     return np.sum(u * u)
+
+
+def counted_lone_array(x):
+    """Look-alike: a row of one array and the counter (docs/cli.md's example), in a loop at
+    the top level: the counter is walked again, so the row is one array and stays in a list."""
+    h = np.empty_like(x)
+    for i in range(x.shape[0]):
+        h[i] = np.tanh(2.0 * x[i])
+    return np.sum(h ** 2)
 
 
 def counted_lone_array(x):
