@@ -38,8 +38,9 @@ from adgen.errors import (
     NonDifferentiableError,
     UnsupportedError,
 )
-from adgen.explanation import Explanation, MutationSite, merge_sites
+from adgen.explanation import Explanation, as_measured, merge_sites
 from adgen.forward_errors import annotate
+from adgen.held_arrays import held_snapshots
 from adgen.runtime import as_gradient, is_function_like
 from adgen.transforms.analyses.kinds import DICT, FLOAT_ARG, LIST, signature
 from adgen.transforms.bindings import failed
@@ -70,6 +71,20 @@ def compile_fun(fun: Callable[..., Any], mutation: str,
             hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
     return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig,
                             single_use=single_use)
+
+
+def gradient_compilation(fun: Callable[..., Any], mutation: str, wrt: tuple[int, ...] | None,
+                         sig: tuple[Any, ...], backend: str = "default") -> Any:
+    """The compilation ``grad`` and ``value_and_grad`` run for argument signature ``sig``:
+    single use where they can (the default backend, a signature without lists, dicts or
+    kindless values; transforms/single_use.py), the reusable form where a complex cotangent
+    could make the pullback run again (_run_pullback)."""
+    compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend,
+                           single_use=backend == "default" and
+                           not (None in sig or LIST in sig or DICT in sig))
+    if getattr(compiled, "consumes", None) and may_be_complex(compiled):
+        compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend)
+    return compiled
 
 
 def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -336,6 +351,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     # the pullback reads the arguments (and the output) where they are, not copies: a change
     # made to them in place before it runs would give a wrong gradient, so it is detected
     snapshots = _snapshots(fun, args, out, compiled.reads_params) + _free_snapshots(compiled)
+    # and the arrays of global and closure objects it saved (cfg.A, a view of one)
+    snapshots += held_snapshots(compiled, saved, {id(now) for _, now, _ in snapshots})
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         for what, now, then in snapshots:
@@ -558,14 +575,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
             # only the requested arguments get adjoint code (jax.grad's argnums)
             # single use: this call runs the pullback once, after its own forward (the
             # default backend's; transforms/single_use.py)
-            compiled = compile_fun(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
-                                   backend=backend, single_use=backend == "default" and
-                                   not (None in sig or LIST in sig or DICT in sig))
-            if getattr(compiled, "consumes", None) and may_be_complex(compiled):
-                # a complex cotangent reaching a real buffer runs the pullback again
-                # (_run_pullback): the reusable form
-                compiled = compile_fun(fun, mutation, wrt=tuple(sorted(set(nums))), sig=sig,
-                                       backend=backend)
+            compiled = gradient_compilation(fun, mutation, tuple(sorted(set(nums))), sig,
+                                            backend)
             # the guard that the function's own code was not replaced, checked inline: it
             # is the only one of most functions (bindings.failed costs a call)
             code = [g for g in compiled.guards if g.mode == "attr" and g.name == "__code__"
@@ -773,7 +784,8 @@ def _segmented_gradient(fun: Callable[..., Any], argnums: int | Sequence[int], m
 
 
 def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
-           mode: str = "reverse", backend: str = "default") -> str:
+           mode: str = "reverse", backend: str = "default",
+           single_use: bool | None = None) -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
     The text is a module: it starts with its imports and runs as it is. It is a ``str`` that
@@ -790,6 +802,16 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         backend: "numba" shows the nopython module ``grad(..., backend="numba")`` compiles
             for arguments of the types of ``args`` (which it needs); "auto" shows that, or
             the default backend's code where numba is refused (with the warning).
+        single_use: which pullback, with example arguments. None (the default): the one
+            ``grad`` and ``value_and_grad`` run for them, which may write saved arrays in
+            place since it runs once per forward (a comment at the top says so where it
+            differs from the reusable one). False: the reusable pair ``vjp`` returns, whose
+            pullback may be called many times (without example arguments, the only one).
+            True: the single-use one, or a ValueError saying why ``grad`` does not use one.
+
+    Raises:
+        ValueError: an unknown ``mode``, or ``single_use=True`` without example arguments or
+            for arguments ``grad`` compiles no single-use pullback for.
     """
     from adgen.display import SourceView
 
@@ -808,8 +830,30 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         return SourceView(numba_source(primal_function(fun), mutation, args, backend))
     # (a method's object is its first argument: the code grad runs for model.loss(x))
     receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))[1]
-    compiled = compile_fun(fun, mutation, sig=signature(receiver + args) if args else None)
-    return SourceView("import numpy as np\nfrom adgen.runtime import *\n\n\n" + compiled.source)
+    header = "import numpy as np\nfrom adgen.runtime import *\n\n\n"
+    if single_use and not args:
+        raise ValueError("single_use=True needs example arguments: grad compiles its "
+                         "single-use pullback per kind of argument, as adgen.source(f, x) shows")
+    sig = signature(receiver + args) if args else None
+    compiled = compile_fun(fun, mutation, sig=sig)
+    if sig is None or single_use is False:
+        return SourceView(header + compiled.source)
+    grads = gradient_compilation(fun, mutation, None, sig)
+    if not getattr(grads, "single_use", False):
+        if single_use:
+            raise ValueError("grad runs the reusable pullback for these arguments (a list, a "
+                             "dict, an object such as a method's self, an array subclass or a "
+                             "complex value among them, or code that may compute complex "
+                             "values): adgen.source(f, *args) shows it")
+        return SourceView(header + compiled.source)
+    if grads.source == compiled.source:
+        return SourceView(header + grads.source)
+    kept = ", ".join(sorted(getattr(grads, "consumes", ())))
+    what = f", which writes {kept} (saved by the forward) in place" if kept else ""
+    note = (f"# What grad runs for these arguments: a single-use pullback{what}.\n"
+            "# It runs once per forward. vjp's reusable pair: "
+            "adgen.source(f, *args, single_use=False)\n# (adgen FILE --args ... --reusable)\n")
+    return SourceView(note + header + grads.source)
 
 
 def show(fun: Callable[..., Any], *, mutation: str = "save") -> None:
@@ -873,17 +917,15 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         with runtime.measure_saves() as measured:
             compiled.forward(*receiver, *args, **kwargs)
         scope = measured.pop("__scope__")  # type: ignore[call-overload]
+        captured = measured.pop("__captured__", {})  # type: ignore[call-overload]
         seen = {id(c) for c in [compiled]}
         for c in scope.dynamic:  # methods, closures, classes: known once they ran
             if id(c) not in seen:
                 seen.add(id(c))
                 sites = list(sites) + [x for x in c.sites if x not in sites]
-        sites = [
-            MutationSite(s.file, s.line, s.col, s.construct, s.decision, s.reason, s.captured_at,
-                         measured.get((s.file, s.line, s.col), 0
-                                      if s.decision == "guarded-save" else None))
-            for s in sites
-        ]
+        sites = [as_measured(s, captured, measured.get((s.file, s.line, s.col), 0
+                                                       if s.decision == "guarded-save" else None))
+                 for s in sites]
     result = Explanation(merge_sites(sites))
     printing = file is not None and not (
         (file is sys.stdout or file is explain.__kwdefaults__["file"]) and in_notebook())

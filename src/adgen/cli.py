@@ -79,7 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--args", dest="example", metavar="EXPR",
                    help="example arguments, a Python expression with np and the file's names "
                    "(e.g. 'np.zeros(5), 0.7'): print the code grad compiles for arguments of "
-                   "their kinds (numbers, arrays of each rank)")
+                   "their kinds (numbers, arrays of each rank), with its single-use pullback "
+                   "where grad runs one")
+    p.add_argument("--reusable", action="store_true", help="with --args: the reusable "
+                   "pullback vjp returns instead of grad's single-use one")
     what.add_argument("--explain", action="store_true", help="print the mutation sites and "
                       "what adgen decided at each")
     what.add_argument("--stage", metavar="PASS", help="print the code after a compiler pass")
@@ -377,7 +380,8 @@ def run(args: argparse.Namespace, targets: list[tuple[str, Any]]) -> int:
             elif args.mode == "forward":
                 text = adgen.source(fn, mode="forward")
             else:
-                text = adgen.source(fn, *example, mutation=mutation)
+                text = adgen.source(fn, *example, mutation=mutation,
+                                    single_use=False if args.reusable else None)
         except AdgenError as exc:
             print(exc, file=sys.stderr)
             status = COMPILE_ERROR
