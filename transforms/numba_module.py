@@ -207,6 +207,10 @@ class _Module:
         (``helper_forward`` / ``helper_pullback``) at the emitted pair; the pullback call no
         longer passes shadow memory."""
         record_of: dict[str, tuple[str, str]] = {}  # the callee record's name -> the pair
+        # each call's arguments, as names and (a name bound once) as values (``x[i]``), to
+        # match a pullback call that passes them again with its call (callee_saved)
+        passed: list[tuple[str, set[str], tuple[str, str]]] = []
+        fwd_values, pb_values = _bound_once(fwd), _bound_once(pb)
         for st in statements(fwd.body):
             if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                 continue
@@ -226,9 +230,23 @@ class _Module:
                                 "values of unknown type), or use backend='default' / 'auto'")
             pair = self.callee(rw, st, sym, callees[sym], arg_types)
             st.value.func = ast.Name(id=pair[0], ctx=ast.Load())
+            passed.append((sym, {ast.dump(e) for a in st.value.args
+                                 for e in (a, _bound(a, fwd_values))}, pair))
             if isinstance(st.targets[0], ast.Tuple) and len(st.targets[0].elts) == 2 and \
                     isinstance(st.targets[0].elts[1], ast.Name):
                 record_of[st.targets[0].elts[1].id] = pair
+        # the elements of a record the forward binds alone (``rhs_t2 = rhs_saved[1]``), which
+        # the pullback call builds the record again from (callee_saved)
+        for st in statements(fwd.body):
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                    isinstance(st.targets[0], ast.Name) and
+                    isinstance(st.value, ast.Subscript)):
+                continue
+            item = st.value
+            while isinstance(item, ast.Subscript):
+                item = item.value
+            if name_of(item) in record_of:
+                record_of[st.targets[0].id] = record_of[name_of(item) or ""]
         for node in ast.walk(pb):
             f = call_name(node) or ""
             sym = f[:-len("_pullback")] if f.endswith("_pullback") else None
@@ -237,7 +255,17 @@ class _Module:
             record = node.args[0] if node.args else None
             while call_name(record) == "remap_tree":  # the saved values, redirected (remaps)
                 record = record.args[0]  # type: ignore[union-attr]
-            pair = record_of.get(name_of(record) or "") if record is not None else None
+            if isinstance(record, ast.Tuple):
+                pairs = {record_of[n.id] for n in ast.walk(record)
+                         if isinstance(n, ast.Name) and n.id in record_of}
+                if not pairs:  # only arguments kept: the calls that passed them all
+                    kept = [{ast.dump(e), ast.dump(_bound(e, pb_values))}
+                            for e in record.elts if not isinstance(e, ast.Tuple)]
+                    pairs = {p for g, args, p in passed
+                             if g == sym and all(forms & args for forms in kept)}
+                pair = pairs.pop() if len(pairs) == 1 else None
+            else:
+                pair = record_of.get(name_of(record) or "") if record is not None else None
             if pair is None:
                 raise rw.refuse(pb, f"the numba backend cannot match this pullback call of "
                                 f"{sym} with its forward call", "use backend='default'")
@@ -478,3 +506,24 @@ def _add_gradient(code: NumbaCode, fwd: ast.FunctionDef, taken: set[str],
                                        code.gradient_value_only)
         code.gradient_outs, code.pullback_into = outs, pb.name
     code.gradient = name
+
+
+def _bound_once(fn: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The names ``fn`` binds once, by a plain assignment, with their values."""
+    count: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            count[node.id] = count.get(node.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    return {n: v for n, v in values.items() if count.get(n) == 1}
+
+
+def _bound(e: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
+    """``e``, or the value of the name ``e`` where it is bound once (``t8 = x[i]``:
+    ``x[i]``; the forward's argument folded into the call and named again, the pullback's
+    computed again). Two calls matched by equal values have arguments of equal types."""
+    v = values.get(e.id) if isinstance(e, ast.Name) else None
+    return v if v is not None else e

@@ -77,6 +77,9 @@ class Recording:
     # name -> the rank of its rows (Plan.counted's ``arrays``)
     array_columns: dict[str, int] = field(default_factory=dict)
     saved_call: dict[int, str] = field(default_factory=dict)  # call -> its callee's saved values
+    # a call whose callee's saved values the pullback builds again (callee_saved) -> the
+    # names the forward binds to the elements the callee made, with their paths in the tuple
+    saved_parts: dict[int, list[tuple[tuple[int, ...], str]]] = field(default_factory=dict)
     result_of: dict[int, str] = field(default_factory=dict)  # call -> a name for its result
     arm_of: dict[int, str] = field(default_factory=dict)  # try -> the arm that ran
     # try -> (the flag set once a statement with a lasting effect ran, those statements)
