@@ -46,7 +46,7 @@ import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.kinds import NUMBER, of_value
 from adgen.transforms.reverse_ast import basic_index
-from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
 
@@ -718,8 +718,8 @@ def _at_most(plan: Plan, e: gast.expr, c: str) -> bool:
 
 def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
     """The arguments of ``loop``'s ``range`` where its pullback may run the same range again
-    instead of taping the counter: a ``for c in range(stop)`` / ``range(start, stop)`` loop
-    without ``break`` whose arguments are int constants, counters of the loops around it, or
+    instead of taping the counter: a ``for c in range(stop)`` / ``range(start, stop)`` /
+    ``range(start, stop, k)`` (``k`` an int constant) loop without ``break`` whose arguments are int constants, counters of the loops around it, or
     names bound once at the top level (each optionally plus or minus an int constant), so
     they hold the same values when the pullback reaches the loop (a name bound once at the
     function's top level: one an arm binds is None on the other paths, which numba cannot
@@ -727,17 +727,18 @@ def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
     top-level loop whose numbers are taped in columns; this is for a loop (nested, most
     often) that records nothing else once its element reads are read again."""
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and
-            loop.target.id in plan.loop_of_counter and
-            plan.loop_of_counter[loop.target.id] is loop) or \
+            (plan.loop_of_counter.get(loop.target.id) is loop or _stepped(plan, loop))) or \
             any(is_break_if(b) for b in loop.body):
         return None
     params = {a.id for a in plan.fn.args.args}
-    args = loop.iter.args
+    args = loop.iter.args[:2]
 
     def fixed(e: gast.expr) -> bool:
         e = _spelled(plan, e, loop)
         if isinstance(e, gast.Constant):
             return type(e.value) is int
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+            return isinstance(e.operand, gast.Constant) and type(e.operand.value) is int
         if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub)):
             return fixed(e.left) and isinstance(e.right, gast.Constant) and \
                 type(e.right.value) is int
@@ -760,7 +761,17 @@ def replayable_range(plan: Plan, loop: gast.stmt) -> list[gast.expr] | None:
                     for o in _loops_around(plan, loop)))
         return e.id in params
 
-    return list(args) if all(fixed(a) for a in args) else None
+    return list(loop.iter.args) if all(fixed(a) for a in args) else None
+
+
+def _stepped(plan: Plan, loop: gast.For) -> bool:
+    """``for c in range(start, stop, k)`` with ``k`` a nonzero int constant (ADI's ``range(n -
+    2, 0, -1)``), ``c`` bound by the loop alone: its range runs again as it ran."""
+    it = loop.iter
+    c = loop.target.id
+    return isinstance(it, gast.Call) and len(it.args) == 3 and not it.keywords and \
+        plan.resolve_or_none(it.func) is range and range_step(it.args[2]) is not None and \
+        plan.def_stmt.get(c) is loop and plan.kinds.get(c) == NUMBER
 
 
 def _loops_around(plan: Plan, loop: gast.stmt) -> list[gast.stmt]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
-from adgen.transforms.analyses.iteration_invariants import invariants
+from adgen.transforms.analyses.iteration_invariants import invariant_facts, invariants
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
@@ -30,6 +30,7 @@ from adgen.transforms.analyses.real_parts import real_part_views
 from adgen.transforms.array_columns import array_rows, counter_offsets
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.invariant_finals import enclosing_loop, invariant_final_value
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
@@ -77,6 +78,7 @@ from adgen.transforms.specialize import (
     split_concatenations,
 )
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.unshared_shadows import unshared_shadows
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MissingRuleError, UnsupportedError
@@ -98,6 +100,8 @@ class Pullback:
         self._tracked_items: dict[str, tuple[str, ...]] = {}
         # per loop: the names it binds (analyses.loop_shapes.bound_in)
         self._bound_in: dict[int, set[str] | None] = {}
+        # per loop: its invariant names and arrays (analyses.iteration_invariants)
+        self._invariant_facts: dict[int, tuple[set[str], set[str]]] = {}
 
     def emit(self) -> gast.FunctionDef:
         """The pullback; ``self.rec`` then says what the forward must keep."""
@@ -152,6 +156,9 @@ class Pullback:
             # kept for it)
             scalar_sum_adjoints(body, self.summed_array, self.top_level_same_shape,
                                 self.top_level_maybe_same)
+            # a shadow no other lookup reaches is a zero of the array's shape, which is then
+            # all the pullback keeps of it (ADI's q and v)
+            unshared_shadows(body, self.plan)
         needed = self.free_names(body, set()) | set(cparams)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         if self.plan.kinds:
@@ -634,7 +641,10 @@ class Pullback:
             recorded = sorted(self.free_names(body, set()) & local)
         arrays = array_rows(self.plan, s, recorded, self.rec.cap_var,
                             lambda n: self.same_throughout(s, n))
-        again = counter_offsets(self.plan, s, recorded) if arrays else []
+        again = counter_offsets(self.plan, s, recorded)
+        counter = getattr(s.target, "id", None) if isinstance(s, gast.For) else None
+        if not arrays and not set(recorded) - {counter} <= {b.targets[0].id for b in again}:
+            again = []  # (a list's row keeps them: computed again only for no tape at all)
         if again:  # ``t49 = j + 1`` again from the counter: no int column, no int64 index
             head = 1 if body and is_comment(body[0]) else 0
             body[head:head] = [clone(b) for b in again]
@@ -723,10 +733,11 @@ class Pullback:
                 deferred.append(r)
             else:
                 # a part of an array no later write changes, or that times a number
-                value = final_value(self.plan, r, s)
+                value = final_value(self.plan, r, s) or self.invariant_final(s, r)
             if value is None:
                 continue
-            out.append(assign(name(r, gast.Store), value, self.plan.def_stmt[r]))
+            # (a copy the row kept has no statement of its own: the loop's)
+            out.append(assign(name(r, gast.Store), value, self.plan.def_stmt.get(r, s)))
             for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
                 if self.plan.reads_params is not True:
                     self.plan.reads_params = set(self.plan.reads_params) | {x}
@@ -762,6 +773,31 @@ class Pullback:
                               gast.Attribute(value=again[r], attr="shape", ctx=gast.Load()),
                               self.plan.def_stmt[r]))
         return out
+
+    def invariant_final(self, s: gast.For | gast.While, r: str) -> gast.expr | None:
+        """``r``, or the part a recorded copy ``r`` copies, computed again from the final
+        contents of an array that holds it in every iteration of the loop around ``s``
+        (invariant_finals: ADI's row sweep reads ``p`` again); else None."""
+        around = enclosing_loop(self.plan, s)
+        if around is None:
+            return None
+        if id(around) not in self._invariant_facts:
+            self._invariant_facts[id(around)] = invariant_facts(self.plan, around)
+        inv, private = self._invariant_facts[id(around)]
+        if not private:
+            return None
+        var_of = {v: key for key, v in self.rec.cap_var.items()}
+        if r not in var_of:
+            return invariant_final_value(self.plan, r, s, inv, private)
+        # a copy taken where the part is read: the part's value, and the forward no longer
+        # takes the copy (its capture is no longer the pullback's)
+        cap = self.plan.caps.get(var_of[r])
+        if cap is None or not cap.copied or cap.copy_of is not None:
+            return None
+        value = invariant_final_value(self.plan, cap.name, s, inv, private)
+        if value is not None:
+            del self.rec.cap_var[var_of[r]]
+        return value
 
     def views_of_copies(self, s: gast.For | gast.While, recorded: list[str]
                         ) -> dict[str, gast.stmt]:

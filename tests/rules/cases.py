@@ -449,6 +449,7 @@ cases("adgen.runtime.stored_value", C(randn(3), randn(3)), C(randn(), randn(2)),
 cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)),
       C((randn(2), 1)))
 cases("adgen.runtime.zeros_for", C((2, 3), randn()), C((), randn(2)))
+cases("adgen.runtime.zeros_of_tree", C((2, 3)), C(()))
 cases("adgen.runtime.reduced_axes", C(None, 3), C(1, 2), C((0, -1), 3))
 cases("adgen.runtime.copy_adjoint", C(randn(3)), C(randn()), C([randn(2), randn()]))
 cases("adgen.runtime.or_zeros", C(randn(3), randn(3)), C(randn(), 1.0), C(randn(2, 2), None))

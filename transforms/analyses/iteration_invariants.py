@@ -57,9 +57,16 @@ Linear = dict[str, int]  # name -> coefficient; "" -> the constant
 def invariants(plan: Plan, loop: gast.For | gast.While) -> set[str]:
     """The names ``loop`` binds whose value is the same at the same point of every iteration
     of one run of it (see the module docstring)."""
+    return invariant_facts(plan, loop)[0]
+
+
+def invariant_facts(plan: Plan, loop: gast.For | gast.While) -> tuple[set[str], set[str]]:
+    """``(names, arrays)``: :func:`invariants`, and the private arrays whose every written
+    value is invariant (every access ``P[S, c]`` with one ``S``, written in ``loop`` only:
+    their contents at a point of the body are the same in every iteration)."""
     bound = bound_in(loop)
     if bound is None or not plan.kinds:
-        return set()
+        return set(), set()
     facts = _Facts(plan, loop, bound)
     private = facts.private_candidates()
     while True:
@@ -67,7 +74,7 @@ def invariants(plan: Plan, loop: gast.For | gast.While) -> set[str]:
         kept = {p for p in private if all(facts.value_invariant(v, inv, private)
                                           for v in facts.written_values[p])}
         if kept == private:
-            return inv
+            return inv, private
         private = kept
 
 

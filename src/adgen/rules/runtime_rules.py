@@ -6,7 +6,7 @@ broadcasts, ``unbroadcast`` sums, ``add`` adds, ``or_zeros`` passes its cotangen
 adjoints are the transposes (in :mod:`adgen.rules.helpers_second`); ``copy_adjoint`` copies
 an adjoint and ``kept_copy`` a value a validity guard keeps (second_order turns captures into
 it); ``stored_value(g, x)`` is ``stored_into(x, g)`` (zero where x holds integers), which
-second_order calls instead. ``zeros_like``, ``zeros_for`` and ``shadow_of`` make adjoint buffers and
+second_order calls instead. ``zeros_like``, ``zeros_for``, ``zeros_of_tree`` and ``shadow_of`` make adjoint buffers and
 ``reduced_axes`` computes axes: their values depend on no input (``shadow_of`` returns memory
 earlier statements wrote, which the effects analysis takes to alias every other shadow:
 transforms/analyses/effects.py). The map itself, ``ShadowMap()``, has no rule: its
@@ -96,6 +96,11 @@ def register() -> None:
     def _zeros_for(g, out, shape, like):  # noqa: ANN001, ANN202 - a rule template
         return ()
 
+    @defvjp(runtime.zeros_of_tree, "tree", diff=(), linear=True,
+            name="adgen.runtime.zeros_of_tree")
+    def _zeros_of_tree(g, out, tree):  # noqa: ANN001, ANN202 - a rule template
+        return ()
+
     @defvjp(runtime.shape_tree, "x", diff=(), linear=True, name="adgen.runtime.shape_tree")
     def _shape_tree(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return ()
@@ -167,7 +172,7 @@ def register() -> None:
     defrrule(runtime.add_item, add_item_rule, mutates=("adjoint",))
     # forward mode: the helpers are linear in what they differentiate, or make zeros
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
-                runtime.reduced_axes, runtime.shape_tree)
+                runtime.zeros_of_tree, runtime.reduced_axes, runtime.shape_tree)
     defjvp_kind("linear", runtime.sum_vjp, runtime.sum_keepdims, runtime.unbroadcast,
                 runtime.add, runtime.or_zeros, runtime.copy_adjoint, kept_copy, stored_value,
                 runtime.stack_vjp,
