@@ -132,6 +132,8 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
 
     ``within``: for ``x`` passed to a call, what the callee saved (the capture of an object
     covers only the arrays of it the callee's saved values hold)."""
+    if _THREAD.measure:  # adgen.explain with example arguments: what each capture held
+        note_captured(_THREAD.measure[-1], file, line, what, x)
     if not isinstance(x, np.ndarray):
         attrs = getattr(x, "__dict__", None)
         if isinstance(attrs, dict) and type(x) is not type:
@@ -157,6 +159,14 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
     cap = Capture(x, file, line, what)
     _watch(cap)
     return cap
+
+
+def note_captured(measured: dict[Any, Any], file: str, line: int, what: str, x: Any) -> None:
+    """Notes in ``measured`` (of :func:`measure_saves`) whether the value ``what`` captured
+    at ``line`` was a number, which no in-place write can change, or something else, so
+    ``explain`` names only what a write may overwrite in the run it measured."""
+    held = measured.setdefault("__captured__", {}).setdefault((file, line, what), set())
+    held.add("number" if isinstance(x, (int, float, complex, np.number)) else "other")
 
 
 def _watch(cap: Capture) -> None:
@@ -248,8 +258,15 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
                     f"{aug.group(3)} {aug.group(4)}")
         if aug:
             item = aug.group(1) + aug.group(2)
+            value = aug.group(4)
+            captured = re.sub(r"^\((.*)\)(\[.*\])$", r"\1\2", captured)  # (self.buf)[:-1]
+            if captured != item and captured in value:
+                # another region of the array, read in the value (w[1:] += w[:-1] ** 2): a
+                # copy of the written region would not help, a copy of the read one does
+                value = value.replace(captured, f"{captured}.copy()", 1)
+                return f"{save}, or read a copy: {item} {aug.group(3)}= {value}"
             return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
-                    f"{aug.group(3)} {aug.group(4)}")
+                    f"{aug.group(3)} {value}")
         return f"{save}, or compute the new value into a new array instead of in place"
     called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
     if called and not re.search(r"\bout=", construct):
