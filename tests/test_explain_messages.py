@@ -77,6 +77,29 @@ def test_the_copy_hint_works_when_followed():
     assert_grad_close(got, 2 * x)
 
 
+def recurrence(p):
+    w = p.copy()
+    w[1:] += w[:-1] ** 2
+    return np.sum(w ** 2)
+
+
+def recurrence_copy(p):
+    w = p.copy()
+    w[1:] += w[:-1].copy() ** 2
+    return np.sum(w ** 2)
+
+
+def test_a_write_overwriting_what_its_value_reads_hints_a_copy_of_that_read():
+    # it hinted w[1:] = w[1:].copy() + w[:-1] ** 2, which strict refuses again: the gradient
+    # reads w[:-1], not the written w[1:]
+    p = np.array([0.2, -0.3, 0.4, 0.1])
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(recurrence, mutation="strict")(p.copy())
+    assert "w[1:] += w[:-1].copy() ** 2" in info.value.hint
+    got = adgen.grad(recurrence_copy, mutation="strict")(p.copy())
+    assert_grad_close(got, numerical_grad(recurrence, [p], 0))
+
+
 def fill_after_use(x):
     y = x * x
     x.fill(0.0)
