@@ -8,6 +8,7 @@ import copy
 
 import gast
 from adgen.transforms.analyses.effects import Write
+from adgen.transforms.analyses.foreign_values import checked_objects, checked_values
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.names import Namer
@@ -22,6 +23,7 @@ from adgen.transforms.reverse_ast import (
     index_value,
     is_python_function,
     record_position,
+    src_text,
 )
 from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.specialize import (
@@ -46,6 +48,8 @@ class Forward:
         self._loops = {id(f): f for f in nodes_of(plan.fn, gast.For)}
         # copies written into their two-dimensional column where they are taken
         self.written_at_copy: set[str] = set()
+        self._foreign: dict[int, gast.expr] | None = None  # (foreign_values())
+        self._objects: dict[int, list[str]] | None = None  # (foreign_objects())
 
     def forward(self, saved: list[str]) -> gast.FunctionDef:
         # what the pullback reads of the forward's: the saved values and the loops' rows
@@ -156,6 +160,7 @@ class Forward:
         ids = {id(st) for st in stmts}
         top |= {v for (sid, _), v in self.rec.cap_var.items() if sid in ids}
         top |= {v for sid, v in self.rec.saved_call.items() if sid in ids}
+        top |= {v for sid, vs in self.rec.saved_parts.items() if sid in ids for _, v in vs}
         top |= {v for sid, v in self.rec.result_of.items() if sid in ids}
         top |= {v for sid, v in self.rec.result_entry.items() if sid in ids}
         top |= {v for sid, v in self.rec.tape_of.items() if sid in ids}
@@ -178,10 +183,24 @@ class Forward:
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
         if is_marker(s):
             return [clone(self.plan.parsed.nested_defs[s.value.args[0].value])]
-        pre: list[gast.stmt] = []
+        # the global objects whose methods it runs with a derivative: checked once, before
+        # the top-level statement of the first such call (analyses.foreign_values)
+        pre: list[gast.stmt] = [located_at(gast.Expr(value=call_node(
+            "plain_result", name(n), gast.Constant(self.plan.user_name(n), None))), s)
+            for n in self.foreign_objects().get(id(s), ())]
         post: list[gast.stmt] = [  # shapes kept outside the loops around their arrays
             assign(name(sh, gast.Store), attr_node(n, "shape"), s)
             for sh, n in sorted(self.rec.shape_after.items()) if self.plan.def_stmt.get(n) is s]
+        made = self.foreign_values().get(id(s))
+        if made is not None:
+            # a value made by code adgen runs as it is (an object's method, a library call, a
+            # global object's item), which meets values with a derivative: an np.matrix or
+            # masked array there (or in the object it is) would run through plain ndarrays'
+            # rules (analyses.foreign_values; the compiler refuses the ones it sees:
+            # transforms.array_subclasses)
+            post.insert(0, gast.Expr(value=call_node(
+                "plain_result", name(s.targets[0].id),
+                gast.Constant(self.describe(made), None))))
         views: list[gast.stmt] = []  # after the statement's copies they are views of
         for (sid, n), cap in self.plan.caps.items():
             var = self.rec.cap_var.get((sid, n))
@@ -334,27 +353,40 @@ class Forward:
                     # the result's items as the call returned them (Calls._entry)
                     post = [assign(name(self.rec.result_entry[id(s)], gast.Store),
                                    call_node("entry_items", name(res.id)), s)] + post
+                # the elements the callee made, each on its own: the pullback builds the
+                # tuple again with the arguments (Calls._saved_again)
+                parts = [assign(name(v, gast.Store), _item(name(saved), path), s)
+                         for path, v in self.rec.saved_parts.get(id(s), ())]
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
-                                                ctx=gast.Store()), fcall, s)] + post
-            if obj is MISSING and isinstance(s, gast.Assign) and isinstance(call.func, gast.Name) \
-                    and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and \
-                    self._meets_active(s.targets[0].id):
-                # a call of a function known only when it runs (a parameter, a local), whose
-                # result has no derivative but is combined with values that have one: an
-                # np.matrix or masked array from it would run through plain ndarrays' rules
-                # (the compiler refuses the ones it sees: transforms.array_subclasses)
-                post = [gast.Expr(value=call_node(
-                    "plain_result", name(s.targets[0].id),
-                    gast.Constant(f"{call.func.id}()", None)))] + post
+                                                ctx=gast.Store()), fcall, s)] + parts + post
         return pre + [s] + post
 
-    def _meets_active(self, n: str) -> bool:
-        """Whether a statement reads ``n`` beside a name that has a derivative."""
-        for st in nodes_of(self.plan.fn, gast.Assign):
-            read = {x.id for x in nodes_of(st.value, gast.Name)}
-            if n in read and any(self.plan.act.active(r) for r in read if r != n):
-                return True
-        return False
+    def describe(self, e: gast.expr) -> str:
+        """``e``'s text in the user's names (a temporary: the expression it holds)."""
+        e = clone(e)
+        for sub in nodes_of(e, gast.Name):
+            inner = self.plan.user_name(sub.id)
+            sub.id = inner if inner.isidentifier() else f"({inner})"
+        text = src_text(e)
+        if len(text) > 60 and isinstance(e, gast.Call):  # a long call: its function
+            text = src_text(e.func) + "(...)"
+        return text
+
+    def foreign_objects(self) -> dict[int, list[str]]:
+        """The free objects the forward checks, by top-level statement (foreign_values)."""
+        if self._objects is None:
+            self._objects = checked_objects(self.plan.fn, self.plan.act.active,
+                                            self.plan.resolve)
+        return self._objects
+
+    def foreign_values(self) -> dict[int, gast.expr]:
+        """The statements whose value the forward checks (analyses.foreign_values)."""
+        if self._foreign is None:
+            self._foreign = checked_values(
+                self.plan.fn, self.plan.parsed.nested_defs,
+                lambda st: st.value.args[0].value if is_marker(st) else None,
+                self.plan.act.active, self.plan.resolve, self.plan.kinds)
+        return self._foreign
 
     def fill_float_tape(self, s: gast.For, tape: str, body: list[gast.stmt]
                         ) -> list[gast.stmt]:
@@ -456,3 +488,10 @@ def _shown(value: object) -> gast.expr:
     if value is None or type(value) in (int, float, bool, str):
         return gast.Constant(value, None)
     return gast.Constant(None, None)
+
+
+def _item(value: gast.expr, path: tuple[int, ...]) -> gast.expr:
+    """``value[i][j]`` for the path ``(i, j)``."""
+    for k in path:
+        value = gast.Subscript(value=value, slice=gast.Constant(k, None), ctx=gast.Load())
+    return value
