@@ -48,18 +48,12 @@ import ast
 import re
 from typing import Any
 
-from adgen.transforms import (
-    numba_call_forms,
-    numba_guarded_sites,
-    numba_shadows,
-    numba_tapes,
-)
+from adgen.transforms import numba_call_forms
 from adgen.transforms.analyses.numba_types import ArgType, call_name
 from adgen.transforms.numba_live_bindings import Companions
 from adgen.transforms.numba_statements import (
     Place,
     annotate_lines,
-    expr,
     own_nodes,
     statements,
 )
@@ -67,7 +61,7 @@ from adgen.transforms.numba_tapes import tape_target
 
 from adgen.errors import UnsupportedError
 
-__all__ = ["COMMENT", "NOPYTHON_HELPERS", "Rewriter", "expr", "own_nodes", "statements"]
+__all__ = ["COMMENT", "NOPYTHON_HELPERS", "Rewriter"]
 
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
@@ -101,6 +95,9 @@ class Rewriter:
         self.distinct = False
         # names holding different buffers on different iterations (view_indices)
         self.live = Companions({})
+        # the list tapes (numba_tapes.list_tapes) and the views (numba_shadows.view_indices)
+        self.tapes: dict[str, Any] = {}
+        self.views: dict[str, Any] = {}
         numba_call_forms.unshare_inverses(pullback)
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
@@ -193,44 +190,3 @@ class Rewriter:
                     raise self.refuse(st, "the numba backend takes arrays and numbers, not "
                                       "Python lists, dicts or sets",
                                       "use NumPy arrays, or backend='default' / 'auto'")
-
-    # -- the steps (numba_module runs them in order) ----------------------------------------
-
-    def tuple_lists(self) -> None:
-        numba_call_forms.tuple_lists(self)
-
-    def name_call_arguments(self, callees: frozenset[str]) -> None:
-        numba_call_forms.name_call_arguments(self, callees)
-
-    def reductions(self) -> None:
-        numba_call_forms.reductions(self)
-
-    def newaxis_items(self) -> None:
-        numba_call_forms.newaxis_items(self)
-
-    def matmul_accumulations(self) -> None:
-        numba_call_forms.matmul_accumulations(self)
-
-    def ufunc_outputs(self) -> None:
-        numba_call_forms.ufunc_outputs(self)
-
-    def strict_guards(self, types_: dict[str, Any], callee: bool) -> None:
-        numba_guarded_sites.strict_guards(self, types_, callee)
-
-    def save_guards(self, types_: dict[str, Any]) -> None:
-        numba_guarded_sites.save_guards(self, types_)
-
-    def remaps(self) -> None:
-        numba_guarded_sites.remaps(self)
-
-    def typed_tapes(self) -> None:
-        numba_tapes.typed_tapes(self)
-
-    def list_tapes(self, types_: dict[str, Any]) -> None:
-        numba_tapes.list_tapes(self, types_)
-
-    def view_indices(self, types_: dict[str, Any]) -> None:
-        numba_shadows.view_indices(self, types_)
-
-    def shadows(self, types_: dict[str, Any]) -> None:
-        numba_shadows.shadows(self, types_)

@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+from adgen.transforms import (
+    numba_call_forms,
+    numba_guarded_sites,
+    numba_shadows,
+    numba_tapes,
+)
 from adgen.transforms.analyses.numba_types import (
     ArgType,
     call_name,
@@ -32,15 +38,9 @@ from adgen.transforms.analyses.numba_types import (
     saved_values,
     scalar_types,
 )
-from adgen.transforms.numba_emit import (
-    COMMENT,
-    NOPYTHON_HELPERS,
-    Rewriter,
-    expr,
-    own_nodes,
-    statements,
-)
+from adgen.transforms.numba_emit import COMMENT, NOPYTHON_HELPERS, Rewriter
 from adgen.transforms.numba_gradient import gradient_source, only_into, pullback_into
+from adgen.transforms.numba_statements import expr, own_nodes, statements
 from adgen.transforms.reverse_ast import user_name_of
 
 
@@ -156,30 +156,29 @@ class _Module:
         for fn in (fwd, pb):
             _drop_name_deletes(fn)
         rw = Rewriter(fwd, pb, file, params)
-        rw.reductions()
-        rw.tuple_lists()
-        rw.newaxis_items()
+        numba_call_forms.reductions(rw)
+        numba_call_forms.tuple_lists(rw)
+        numba_call_forms.newaxis_items(rw)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
-        rw.strict_guards(before, callee=names is not None)
-        rw.save_guards(before)
-        rw.remaps()
+        numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
+        numba_guarded_sites.save_guards(rw, before)
+        numba_guarded_sites.remaps(rw)
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)
         rw.check_calls(fwd, self.runtime_names - rewritten, known)
         rw.check_calls(pb, self.runtime_names - rewritten, known)
         if callees:
-            rw.name_call_arguments(frozenset(callees))
+            numba_call_forms.name_call_arguments(rw, frozenset(callees))
         types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
         if callees:
             self.link(rw, fwd, pb, types_, callees)
-        rw.tapes = {}
-        rw.view_indices(types_)
-        rw.typed_tapes()
-        rw.list_tapes(types_)
-        rw.shadows(types_)
-        rw.ufunc_outputs()
-        rw.matmul_accumulations()
+        numba_shadows.view_indices(rw, types_)
+        numba_tapes.typed_tapes(rw)
+        numba_tapes.list_tapes(rw, types_)
+        numba_shadows.shadows(rw, types_)
+        numba_call_forms.ufunc_outputs(rw)
+        numba_call_forms.matmul_accumulations(rw)
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
