@@ -2,11 +2,14 @@
 
 Input: the final forward and pullback trees of ``pipeline._compile`` (after cleanup and
 free_values; ``Compiled.trees``), as ``ast`` trees, and the numba type of each argument
-(:class:`ArgType`: a number or an array of a dtype and rank). :class:`Rewriter` rewrites the
-pair in place, step by step (``adgen.transforms.numba_module`` runs the steps, per function
-of the module, and assembles the source); each step refuses what it cannot prove
-equivalent with an ``UnsupportedError`` naming the user's file, line and construct. Nothing
-is approximated.
+(:class:`ArgType`: a number or an array of a dtype and rank). :class:`Rewriter` holds the pair, which
+the steps rewrite in place (fresh names, the user's line of each statement, what the steps
+found), and :meth:`Rewriter.check_calls` refuses what has no nopython form. The steps are
+functions of the Rewriter in their own modules (``numba_call_forms``, ``numba_guarded_sites``,
+``numba_tapes``, ``numba_shadows``); ``adgen.transforms.numba_module`` runs them in order,
+per function of the module, and assembles the source. Each step refuses what it cannot
+prove equivalent with an ``UnsupportedError`` naming the user's file, line and construct.
+Nothing is approximated.
 
 The steps:
 
