@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.callee_saved import elements, rebuilt, saved_layout
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -99,6 +100,8 @@ class Calls:
             # handed to the callee as a copy (reverse_captures.copy_passed): its saved values
             # hold that; the forward needs the copy's name
             self.pb.read_value(s, n)
+        if obj is not MISSING and is_python_function(obj):
+            saved_expr = self._saved_again(s, call, obj) or saved_expr
         if caps:
             # arguments overwritten after the call: the callee reads the values they had
             saved_expr = call_node("remap_saved", saved_expr,
@@ -206,6 +209,48 @@ class Calls:
             self.rec.saved_call[id(s)] = v
             self.rec.extra_fwd.add(v)
         return self.rec.saved_call[id(s)]
+
+    def _saved_again(self, s: gast.stmt, call: gast.Call, obj: object) -> gast.Tuple | None:
+        """The callee's saved values built again (callee_saved): the arguments it kept as
+        this pullback reads them, and the elements it made, which the forward binds each to a
+        name of its own (a loop records them, not the tuple). None where the callee has no
+        layout or a parameter it kept was not passed as a name."""
+        import inspect
+        import types
+
+        if not isinstance(obj, types.FunctionType):
+            return None  # a bound method: its parameters and the forward's do not line up
+        info = self.plan.info_at(obj, call)
+        layout = saved_layout(info.compiled) if info is not None else None
+        if layout is None:
+            return None
+        params = list(inspect.signature(obj).parameters)
+        args = self.plan.call_args(call, obj)
+        by_name = {k.arg: k.value for k in call.keywords}
+        value_of: dict[tuple[int, ...], gast.expr] = {}
+        parts = self.rec.saved_parts.get(id(s))
+        fresh = parts is None
+        if fresh:
+            parts = []
+        for path, e in elements(layout):
+            if isinstance(e, int):
+                a = args[e] if e < len(args) else by_name.get(params[e]) \
+                    if e < len(params) else None
+                if not isinstance(a, gast.Name):
+                    return None  # a packed tuple, a default: the tuple is kept whole
+                cap = self.plan.caps.get((id(s), a.id))
+                # an argument overwritten after the call: the object the callee kept, which
+                # remap_saved redirects to its capture as it redirected the tuple's; a copy
+                # handed to the callee (reverse_captures.copy_passed): that copy
+                value_of[path] = self.pb.read_value(s, a) if cap is None or cap.copied \
+                    else name(a.id)
+            elif fresh:
+                parts.append((path, self.pb.namer.fresh(f"{callee_name(call)}_{e}_")))
+        if fresh:
+            self.rec.saved_parts[id(s)] = parts
+            self.rec.extra_fwd.update(v for _, v in parts)
+        value_of.update((path, name(v)) for path, v in parts)
+        return rebuilt(layout, value_of)
 
     def callee_pullback(self, call: gast.Call) -> gast.expr:
         obj = self.plan.resolve(call.func)

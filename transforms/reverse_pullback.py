@@ -448,6 +448,7 @@ class Pullback:
                     out.add(self.rec.tape_of[id(n)])
                 if id(n) in self.rec.saved_call:
                     out.add(self.rec.saved_call[id(n)])
+                    out.update(v for _, v in self.rec.saved_parts.get(id(n), ()))
                 if id(n) in self.rec.result_entry:
                     out.add(self.rec.result_entry[id(n)])
                 if id(n) in self.rec.arm_of:
