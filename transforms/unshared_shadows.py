@@ -28,6 +28,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.walk import children, walk
 
 __all__ = ["unshared_shadows"]
 
@@ -49,25 +50,43 @@ def unshared_shadows(body: list[gast.stmt], plan: Plan) -> list[str]:
     """
     if not plan.kinds or plan.parsed.nested_defs or nodes_of(plan.fn, gast.Lambda):
         return []  # (a closure reads names the walks below do not see)
-    lookups: list[gast.Call] = []
-    for n in _loads(body, "sh"):
-        call = _parent_call(body, n)
-        if call is None:
-            return []  # the map is handed on (a callee's pullback): anything may look
-        lookups.append(call)
     singles: dict[str, gast.Assign] = {}
     for st in body:
         if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
                 isinstance(st.targets[0], gast.Name) and _lookup_of(st.value) is not None:
             singles[_lookup_of(st.value)] = st
+    if not singles:
+        return []
+    # one walk of the body: how often each name is read, and the calls that read the map
+    loads: dict[str, int] = {}
+    lookups: list[gast.Call] = []
+    calls: dict[int, gast.Call] = {}  # id(call.func) -> call
+    for st in body:
+        for node in walk(st):
+            if isinstance(node, gast.Call):
+                calls[id(node.func)] = node
+            for child in children(node):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
+                    loads[child.id] = loads.get(child.id, 0) + 1
+                    if child.id == "sh":
+                        if not (isinstance(node, gast.Attribute) and node.value is child):
+                            return []  # the map is handed on (a callee's pullback)
+                        lookups.append(node)
+    for i, attr in enumerate(lookups):
+        if id(attr) not in calls:
+            return []  # sh.method read but not called where it is read: handed on
+        lookups[i] = calls[id(attr)]
+    parents: dict[int, gast.AST] | None = None
     done = []
     for x, st in sorted(singles.items()):
-        if _loads_of(body, x) != 1 or not _fresh_float64(plan, x):
+        if loads.get(x, 0) != 1 or not _fresh_float64(plan, x):
             continue
         bufs = plan.eff.buffers.get(x, set())
         if not bufs or any(c is not st.value and _shares(plan, c, bufs) for c in lookups):
             continue
-        if not _stays_inside(plan, bufs):
+        if parents is None:
+            parents = _parents(plan.fn)
+        if not _stays_inside(plan, bufs, parents):
             continue
         st.value = gast.Call(func=gast.Name("zeros_like", gast.Load(), None, None),
                              args=[gast.Name(x, gast.Load(), None, None)], keywords=[])
@@ -75,22 +94,13 @@ def unshared_shadows(body: list[gast.stmt], plan: Plan) -> list[str]:
     return done
 
 
-def _loads(body: list[gast.stmt], n: str) -> list[gast.Name]:
-    return [m for st in body for m in nodes_of(st, gast.Name)
-            if m.id == n and isinstance(m.ctx, gast.Load)]
-
-
-def _loads_of(body: list[gast.stmt], n: str) -> int:
-    return len(_loads(body, n))
-
-
-def _parent_call(body: list[gast.stmt], n: gast.Name) -> gast.Call | None:
-    """The call ``sh.<method>(...)`` whose function reads ``n`` (``sh``), else None."""
-    for st in body:
-        for c in nodes_of(st, gast.Call):
-            if isinstance(c.func, gast.Attribute) and c.func.value is n:
-                return c
-    return None
+def _parents(fn: gast.FunctionDef) -> dict[int, gast.AST]:
+    """Each node's parent in ``fn``, by the child's id."""
+    parents: dict[int, gast.AST] = {}
+    for node in nodes_of(fn):
+        for child in children(node):
+            parents[id(child)] = node
+    return parents
 
 
 def _lookup_of(e: gast.expr) -> str | None:
@@ -128,13 +138,9 @@ def _fresh_float64(plan: Plan, x: str) -> bool:
         isinstance(f.value, gast.Name) and f.value.id == "np"
 
 
-def _stays_inside(plan: Plan, bufs: set) -> bool:
+def _stays_inside(plan: Plan, bufs: set, parents: dict[int, gast.AST]) -> bool:
     """Every load of a name that may share ``bufs`` is one the module's docstring allows."""
     sharing = {n for n, b in plan.eff.buffers.items() if b & bufs}
-    parents: dict[int, gast.AST] = {}
-    for node in nodes_of(plan.fn):
-        for child in gast.iter_child_nodes(node):
-            parents[id(child)] = node
     for n in nodes_of(plan.fn, gast.Name):
         if n.id not in sharing or not isinstance(n.ctx, gast.Load):
             continue
