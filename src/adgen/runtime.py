@@ -104,19 +104,22 @@ def plain_result(value: Any, what: str) -> None:
 
 def held_subclass(value: Any, path: str, depth: int) -> tuple[str, Any] | None:
     """``(path, array)`` of an np.matrix or masked array that ``value`` is or holds (in an
-    object's stored attributes, lists, tuples and dicts, ``depth`` levels down), or None.
+    object's stored attributes, lists, tuples and dicts, ``depth`` levels down; the first
+    256 items of each), or None.
     np.memmap computes as an ndarray and is not one (arguments.is_array_subclass, written
     here for standalone modules)."""
     if isinstance(value, np.ndarray):
         if type(value) is not np.ndarray and not isinstance(value, np.memmap):
             return path, value
         return None
-    if depth == 0:
+    if depth == 0 or isinstance(value, (float, int, complex, str, bytes)):
         return None
     if isinstance(value, dict):
-        items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+        items = value.items()
+        form = "{}[{!r}]"
     elif isinstance(value, (list, tuple)):
-        items = [(f"{path}[{k}]", v) for k, v in enumerate(value)]
+        items = enumerate(value)
+        form = "{}[{}]"
     else:
         import types  # here: a standalone module copies this function, not runtime's imports
 
@@ -124,9 +127,14 @@ def held_subclass(value: Any, path: str, depth: int) -> tuple[str, Any] | None:
         if not isinstance(stored, dict) or isinstance(value, (
                 type, types.ModuleType, types.FunctionType, types.MethodType)):
             return None  # a number, a module's or class's namespace, a function
-        items = [(f"{path}.{k}", v) for k, v in stored.items()]
-    for p, v in items[:1000]:
-        found = held_subclass(v, p, depth - 1)
+        items = stored.items()
+        form = "{}.{}"
+    for count, (k, v) in enumerate(items):
+        if count == 256:  # (a long list of numbers: its first items only)
+            break
+        if isinstance(v, (float, int, str)):
+            continue
+        found = held_subclass(v, form.format(path, k), depth - 1)
         if found is not None:
             return found
     return None
