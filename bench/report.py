@@ -183,8 +183,10 @@ def cold_table(results: Results) -> str:
                 line.append(row.status)
         body.append(line)
     how = "\n".join(f"- {n}: {results.cold_how[n]}" for n in names if n in results.cold_how)
-    note = ("Each cell: build + first call; in parentheses, for systems that build something, "
-            "that minus the steady-state median (the build alone); rw: a rewritten version.")
+    note = ("Each cell: build + first call (for adgen and tangent the least of three builds, "
+            "each of a newly defined function with the cache cleared); in parentheses, for "
+            "systems that build something, that minus the steady-state median (the build "
+            "alone); rw: a rewritten version.")
     return (note + "\n\n" + _table(["workload"] + names, body) +
             ("\n\nHow each build was made cold:\n" + how if how else ""))
 

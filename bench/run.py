@@ -230,6 +230,8 @@ def _fresh(workload: Workload) -> Workload:
 #: with their cache cleared; for the others the first call of the checking phase is used (it
 #: was the first call of that function object: jax.jit traced and compiled it there).
 REBUILT_COLD = ("adgen", "tangent")
+#: How many cold builds of each workload the table takes the least of.
+COLD_BUILDS = 3
 
 
 def measure_cold(workloads: list[Workload], chosen: list[systems.System],
@@ -256,16 +258,24 @@ def measure_cold(workloads: list[Workload], chosen: list[systems.System],
                 results.cold.append(dataclasses.replace(timed))
                 results.cold_how[system.name] = "first call in the checking phase"
                 continue
-            fresh = _fresh(workload)
-            variant = next(v for v in system.variants(fresh) if v.label == timed.variant)
-            results.cold_how[system.name] = system.clear_cache()
             row = Row(workload.name, system.name, system.group, timed.variant, timed.rewrite)
             try:
-                start = settings.now()
-                prepared = variant.prepare(fresh, args)
-                out = prepared.call()
-                row.first_call = settings.now() - start
-                row.error = relative_error(prepared.extract(out), reference)
+                # the least of COLD_BUILDS builds, each of a newly defined function with the
+                # system's cache cleared: one build timed alone swung by 2x beside the peers'
+                # threads (session 14); every build's result is checked
+                for _ in range(COLD_BUILDS):
+                    fresh = _fresh(workload)
+                    variant = next(v for v in system.variants(fresh)
+                                   if v.label == timed.variant)
+                    results.cold_how[system.name] = system.clear_cache()
+                    start = settings.now()
+                    prepared = variant.prepare(fresh, args)
+                    out = prepared.call()
+                    took = settings.now() - start
+                    row.first_call = took if row.first_call is None else \
+                        min(row.first_call, took)
+                    error = relative_error(prepared.extract(out), reference)
+                    row.error = error if row.error is None else max(row.error, error)
                 if not row.error <= RTOL:
                     row.status = f"WRONG (max rel. error {row.error:.1e})"
             except Exception as exc:  # noqa: BLE001
