@@ -412,7 +412,7 @@ class Forward:
     def column_row(self, s: gast.For, r: str, c: str, value: gast.expr) -> list[gast.stmt]:
         """``c[i - start] = value``: the row of ``r`` in its column ``c`` of the typed tape of
         the loop ``s``; a two-dimensional column is allocated at the first row, where the
-        row's shape, the same in every iteration (Pullback.array_rows), is known."""
+        row's shape, the same in every iteration (array_columns.array_rows), is known."""
         steps = self.rec.columns[id(s)][0]
         row: gast.expr = name(s.target.id)
         if len(steps) == 3 and range_step(steps[2]) == -1:

@@ -535,7 +535,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
     # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
     cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    # a backend's call decided once per signature (backends._NumbaFunction.fast_call): per
+    # a backend's call decided once per signature (numba_function.NumbaFunction.fast_call): per
     # signature (its cache entry, the call), and the last one used, tried first
     fasts: dict[tuple[Any, ...], tuple[Any, Any]] = {}
     fast: list[Any] = [None]
