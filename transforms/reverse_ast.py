@@ -267,10 +267,15 @@ def unsupported_operator(op: gast.operator, loc: Any) -> UnsupportedError:
     ``>>``) applied to values with a gradient: ``d | e`` merging dicts of arrays."""
     sym = {gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^", gast.LShift: "<<",
            gast.RShift: ">>"}.get(type(op), type(op).__name__)
+    if isinstance(op, (gast.LShift, gast.RShift)):
+        hint = ("a shift has no derivative; for a power of two write the product: "
+                "x * 2 ** k for x << k, x / 2 ** k for x >> k (on integers, take the "
+                "shift out of the values with a gradient)")
+    else:
+        hint = ("to merge dicts, copy and update: g = dict(d); g.update(e) (for d |= e: "
+                "d.update(e)); on arrays, use the np.logical_* functions on masks")
     return UnsupportedError(
-        f"the operator {sym} on values with a gradient is not supported", loc,
-        hint="to merge dicts, copy and update: g = dict(d); g.update(e) (for d |= e: "
-             "d.update(e)); on arrays, use the np.logical_* functions on masks")
+        f"the operator {sym} on values with a gradient is not supported", loc, hint=hint)
 
 
 def callee_name(call: gast.Call) -> str:

@@ -66,3 +66,21 @@ def test_merge_operator_is_refused_in_forward_mode():
 def test_update_and_masks_differentiate(f, mutation):
     want = numerical_grad(f, (X.copy(),), 0)
     assert_grad_close(adgen.grad(f, mutation=mutation)(X.copy()), want)
+
+
+def shifted(x):
+    return np.sum(x << 2)
+
+
+def scaled_by_power_of_two(x):
+    return np.sum(x * 2 ** 2)
+
+
+def test_shift_is_refused_with_the_product_it_stands_for():
+    # the hint named dict merging for << and >> too (session 14)
+    with pytest.raises(adgen.UnsupportedError, match=r"operator <<") as err:
+        adgen.grad(shifted)(X.copy())
+    assert "x * 2 ** k" in str(err.value)
+    assert "update" not in str(err.value)
+    want = numerical_grad(scaled_by_power_of_two, (X.copy(),), 0)
+    assert_grad_close(adgen.grad(scaled_by_power_of_two)(X.copy()), want)
