@@ -877,6 +877,16 @@ class Plan:
         """The compiled callee, with its compile errors located at the call."""
         from adgen.errors import AdgenError
 
+        if isinstance(obj, functools.partial):
+            inner = obj.func
+            while isinstance(inner, functools.partial):
+                inner = inner.func
+            if not (is_python_function(inner) or is_user_class(inner) or
+                    is_callable_object(inner)):
+                # a partial of a library's class or builtin (partial(np.ma.masked_array,
+                # mask=m)): nothing to compile, it runs as it is, as its function called
+                # directly does (compiling the partial raised an internal AttributeError)
+                return None
         try:
             return self.callee_info(obj)
         except AdgenError as err:
