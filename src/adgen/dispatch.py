@@ -99,6 +99,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # user's) sets this last
         err.called = target
         raise
+    free_writes = getattr(compiled, "free_writes", ())  # (a rule's compiled form: none)
+    if free_writes:
+        from adgen.transforms.free_writes import refuse_written_by_callee
+
+        # a method or a function held in a variable that writes a global array in place
+        refuse_written_by_callee(getattr(fn, "__qualname__", str(fn)), free_writes,
+                                 free_writes[0])
     if compiled.mutates_params and not holds_numbers(compiled.number_updates,
                                                      receiver + tuple(args)):
         import linecache
@@ -411,6 +418,11 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
         values.append(value)
     cells = tuple(values)
     compiled = compile_closure(fn)
+    free_writes = getattr(compiled, "free_writes", ())
+    if free_writes:
+        from adgen.transforms.free_writes import refuse_written_by_callee
+
+        refuse_written_by_callee(fn.__qualname__, free_writes, free_writes[0])
     current_scope().dynamic.append(compiled)
     pos, kw = args, kwargs
     if kwargs or fn.__defaults__ or fn.__kwdefaults__:

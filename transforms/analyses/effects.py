@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, nondiff_call
 from adgen.transforms.node_index import nodes_of
 
@@ -39,6 +40,9 @@ _NEW_FROM_METHODS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var"
                                "cumprod", "argmax", "argmin", "all", "any", "dot", "trace"})
 # Calls whose result may be any of their arguments (containers and user functions).
 PASS_CALLS = frozenset({"list", "tuple", "dict", "loop_sequence"})
+# The buffer of the free names bound to arrays, containers or objects (globals, closure
+# cells): not an identifier, so no name's buffers can be taken for it.
+FREE = "global"
 
 
 def _runtime_result(obj: Any) -> str | None:
@@ -87,6 +91,7 @@ class Effects:
     writes: list[Write] = field(default_factory=list)
     written: set[str] = field(default_factory=set)  # buffers written anywhere
     containers_written: set[str] = field(default_factory=set)
+    free: set[str] = field(default_factory=set)  # the free names given the buffer FREE
 
     def aliases(self) -> dict[str, set[str]]:
         """name -> the other names that may share a buffer with it."""
@@ -109,7 +114,8 @@ def effects(fn: gast.FunctionDef,
             resolve: Callable[[gast.expr], Any] | None = None,
             containers: dict[str, str] | None = None,
             arrays: set[str] | frozenset[str] = frozenset(),
-            fresh_call: Callable[[gast.Call], bool] | None = None) -> Effects:
+            fresh_call: Callable[[gast.Call], bool] | None = None,
+            free: bool = False) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -127,6 +133,8 @@ def effects(fn: gast.FunctionDef,
         fresh_call: for a call of a user function, whether it returns only values it made
             (its summary, ``returns_fresh``): its result, when it is one of ``arrays``, views
             none of the arguments.
+        free: give the free names bound to arrays, containers and objects (globals,
+            closure cells; ``resolve`` tells them) the buffer :data:`FREE` (reverse mode).
     """
     eff = Effects()
     stmts = list(nodes_of(fn, gast.stmt))
@@ -134,6 +142,14 @@ def effects(fn: gast.FunctionDef,
         # a parameter bound to a number (analyses.kinds) holds no buffer: it cannot alias an
         # array argument, nor be written in place
         eff.buffers[a.id] = set() if a.id in scalars else {"param"}
+    for n, kind in _free_data(fn, resolve) if free else ():
+        # a global or closure array, container or object: written in place through the
+        # function (WORK[:] = p, cfg.buf[1:] = v, BUFS["w"] *= 2), it changes what a
+        # pullback read from it. They share one buffer: two globals may view each other.
+        eff.buffers[n] = {FREE}
+        eff.free.add(n)
+        if kind is not None:
+            eff.kinds[n] = kind
     for i, s in enumerate(stmts):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = s.value
@@ -195,7 +211,8 @@ def effects(fn: gast.FunctionDef,
     while changed:
         changed = False
         for i, s in enumerate(stmts):
-            for dst, src in _edges(s, i, eff.kinds, resolve, arrays, fresh_call):
+            for dst, src in _edges(s, i, eff.kinds, resolve, arrays, fresh_call,
+                                   eff.free):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
@@ -213,7 +230,7 @@ def effects(fn: gast.FunctionDef,
                     cur |= add
                     changed = True
     for s in stmts:
-        target = _written_name(s)
+        target = written_name(s)
         if target is not None and isinstance(s, gast.AugAssign) and target in scalars:
             target = None  # a number: x op= v rebinds x
         if target is not None:
@@ -237,6 +254,41 @@ def effects(fn: gast.FunctionDef,
     return eff
 
 
+def _free_data(fn: gast.FunctionDef,
+               resolve: Callable[[gast.expr], Any] | None) -> list[tuple[str, str | None]]:
+    """The free names of ``fn`` (globals, closure cells: read, never bound in it) bound to a
+    value that may hold an array (not a number or a string, not a function, class or
+    module), each with its container kind ("list", "dict", "tuple",
+    "object"; None for an array). Their buffer is :data:`FREE`."""
+    if resolve is None:
+        return []
+    bound = {a.id for a in fn.args.args}
+    loaded: set[str] = set()
+    for node in nodes_of(fn, gast.Name):
+        if isinstance(node.ctx, gast.Load):
+            loaded.add(node.id)
+        else:
+            bound.add(node.id)
+    out = []
+    for n in sorted(loaded - bound):
+        obj = resolve(gast.Name(n, gast.Load(), None, None))
+        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
+                                           types.FunctionType, types.BuiltinFunctionType,
+                                           types.MethodType, types.ModuleType, np.ufunc,
+                                           np.generic)):
+            # (a module too: copy in copy.deepcopy(p) would make the copy a global's view)
+            continue
+        if isinstance(obj, type) and (obj.__module__ in ("builtins", "numpy") or
+                                      issubclass(obj, (np.ndarray, np.generic))):
+            continue  # a class of the user's holds class attributes (Cfg.buf), these none
+        if callable(obj) and not isinstance(obj, (np.ndarray, list, dict, tuple, type)):
+            continue  # a callable object: model(x)'s result is not taken for its view
+        kind = None if isinstance(obj, np.ndarray) else "list" if isinstance(obj, list) else \
+            "dict" if isinstance(obj, dict) else "tuple" if isinstance(obj, tuple) else "object"
+        out.append((n, kind))
+    return out
+
+
 def _is_container_write(s: gast.stmt, kinds: dict[str, str]) -> bool:
     if isinstance(s, gast.Expr):
         f = s.value.func
@@ -256,7 +308,7 @@ def _call_of(s: gast.stmt) -> gast.Call | None:
     return None
 
 
-def _written_name(s: gast.stmt) -> str | None:
+def written_name(s: gast.stmt) -> str | None:
     if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
         out = [k.value for k in s.value.keywords if k.arg == "out"]
         if out and isinstance(out[0], gast.Name):
@@ -340,10 +392,21 @@ def _names(node: gast.AST) -> set[str]:
     return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
+def _call_names(v: gast.Call, free: set[str] | frozenset[str]) -> set[str]:
+    """The names a call's result may hold: its arguments' and the function's (a local
+    ``get = m.weights; W = get()``), but not a class of the user's called by its global name
+    (``Params(w)``: not a view of the class, whose buffer is FREE)."""
+    if isinstance(v.func, gast.Name) and v.func.id in free:
+        return set().union(set(), *(_names(a) for a in v.args),
+                           *(_names(k.value) for k in v.keywords))
+    return _names(v)
+
+
 def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
            resolve: Callable[[gast.expr], Any] | None = None,
            arrays: set[str] | frozenset[str] = frozenset(),
-           fresh_call: Callable[[gast.Call], bool] | None = None
+           fresh_call: Callable[[gast.Call], bool] | None = None,
+           free: set[str] | frozenset[str] = frozenset()
            ) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
@@ -427,7 +490,7 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
                 not nondiff_call(v, resolve):
             if name in arrays and fresh_call is not None and fresh_call(v):
                 return [(name, {new})]  # an array the callee made (its summary)
-            return [(name, {new} | _names(v))]  # a user function, whatever its name
+            return [(name, {new} | _call_names(v, free))]  # a user function, whatever its name
         if nondiff_call(v, resolve) and fname not in ("zeros", "ones", "empty", "zeros_like",
                                                     "ones_like", "empty_like", "eye",
                                                     "identity", "arange"):
@@ -458,7 +521,7 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
                 f.value.id in arrays and fname in _NEW_FROM_METHODS:
             return [(name, {new})]  # an ndarray's reduction: a new array (or a number)
         # a user function or method: its result may hold any argument
-        return [(name, {new} | _names(v))]
+        return [(name, {new} | _call_names(v, free))]
     return [(name, {new})]
 
 

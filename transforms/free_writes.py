@@ -1,0 +1,179 @@
+"""In-place writes of global and closure arrays across a call, refused at the call.
+
+adgen follows an in-place write of a global or closure array (``WORK[:] = p``,
+``cfg.buf[1:] = v``) inside the function that makes it: analyses.effects gives such names one
+buffer (``effects.FREE``), so a value the pullback reads and a later write overwrites is saved
+or refused there. Across a call it does not: a helper's write is not a write of any of its
+arguments, so its caller's captures of the array are not guarded against it, the derivative
+the written values carry does not reach the caller's later reads of the array, and a helper's
+reads of an array its caller wrote take it for a constant. Each was a silently wrong gradient;
+such a call is refused at its line instead:
+
+- :func:`refuse_written_by_callee` -- the caller calls a function of the user's that writes a
+  global or closure array in place (itself, or a function it calls);
+- :func:`refuse_read_by_callee` -- the caller writes such an array in place and calls a
+  function of the user's that reads a global or closure array.
+
+Input: the caller's parsed function and its calls (the effects analysis's results are not
+changed); output: nothing, or an ``UnsupportedError`` at the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.effects import FREE, Effects, written_name
+from adgen.transforms.node_index import nodes_of
+from adgen.transforms.parse import Parsed
+
+from adgen.errors import AdgenError, Location, UnsupportedError
+
+_HINT = ("pass the array to the function as an argument (helper(p, WORK)), whose in-place "
+         "writes adgen follows, or make the write in the function differentiated")
+
+
+def free_writes(eff: Effects, parsed: Parsed) -> tuple[Location, ...]:
+    """Where ``eff``'s function writes a global or closure array in place: by a store or an
+    update (``WORK[1:] += v``, ``b = cfg.buf; b *= 2``), or by passing the free array itself
+    to a function that writes it (a function's writes of other arguments are its caller's
+    business: ``mutating_call`` says a generated callee writes them all). Not a list, dict
+    or object store, nor a call that changes a global object or container: those replace
+    references, which a caller's effects follow as a parameter's."""
+    return tuple(parsed.location(w.stmt) for w in eff.writes
+                 if FREE in w.buffers and not w.container and
+                 eff.kinds.get(w.target) not in ("list", "dict", "tuple", "object") and
+                 (written_name(w.stmt) == w.target or w.target in eff.free))
+
+
+def free_reads(eff: Effects) -> bool:
+    """Whether ``eff``'s function reads a global or closure array, container or object."""
+    return any(FREE in bufs for bufs in eff.buffers.values())
+
+
+def refuse_written_by_callee(name: str, writes: tuple[Location, ...], at: Location) -> None:
+    """Refuses a call, at ``at``, of the function ``name`` that writes a global or closure
+    array in place at ``writes`` (its own lines or a callee's)."""
+    if not writes:
+        return
+    w = writes[0]
+    # a nested def is compiled from the generated forward's copy: name the def, not that code
+    name = name.split(".<locals>.")[-1]
+    where = f"({w.source_line.strip()})" if w.file.startswith("<adgen") else \
+        f"at {w} ({w.source_line.strip()})"
+    raise UnsupportedError(
+        f"{name} writes a global or closure array in place {where}, and adgen follows such "
+        "a write only in the function that makes it, not in a function that calls it", at,
+        hint=_HINT)
+
+
+def refuse_in_forward_mode(writes: tuple[Location, ...]) -> None:
+    """Refuses, at the first of ``writes``, forward mode (``jvp``, ``hessian``, ...) of a
+    function that writes a global or closure array in place: its jvp code has no tangent
+    for the array."""
+    if writes:
+        raise UnsupportedError(
+            "forward mode (jvp, jacfwd, hvp, hessian) does not follow an in-place write of a "
+            "global or closure array", writes[0],
+            hint="pass the array to the function as an argument (f(p, WORK)), or use grad "
+                 "or jacrev")
+
+
+def refuse_read_by_callee(tree: gast.FunctionDef, parsed: Parsed, eff: Effects,
+                          reads: Any) -> None:
+    """Refuses a call of a function of the user's that reads a global or closure array when
+    the caller (``tree``, its effects ``eff``) writes one in place: the callee would take the
+    written array for a constant. ``reads(call)`` is the name of the function the call runs
+    when that function reads such an array, else None."""
+    own = free_writes(eff, parsed)
+    if not own:
+        return
+    nested = {d.name: d for d in parsed.nested_defs}
+    for call in nodes_of(tree, gast.Call):
+        f = call.func
+        name = f.id if isinstance(f, gast.Name) and f.id in nested and \
+            _reads_free_array(nested[f.id], parsed) else reads(call)
+        if name:
+            w = own[0]
+            raise UnsupportedError(
+                f"{name} reads a global or closure array, and this function writes one in "
+                f"place at {w} ({w.source_line.strip()}): adgen cannot follow the written "
+                "values into the function it calls", parsed.location(call), hint=_HINT)
+
+
+def refuse_unseen_writes(tree: gast.FunctionDef, parsed: Parsed,
+                         writes_of: Callable[[Any], tuple[Location, ...]]) -> None:
+    """Refuses a call adgen may run as a plain call (its arguments' derivatives reach
+    nothing it returns or writes that adgen can see) although it writes a global or closure
+    array in place: ``self.fill(p)`` of a method of the function's own class
+    (``writes_of(method)``: its compiled ``free_writes``), and a call of a nested def whose
+    body stores into a free array (``WORK[:] = q``) or updates one (``WORK += q``)."""
+    nested = {d.name: d for d in parsed.nested_defs}
+    for call in nodes_of(tree, gast.Call):
+        f = call.func
+        if isinstance(f, gast.Name) and f.id in nested:
+            for w in _free_stores(nested[f.id], parsed):
+                refuse_written_by_callee(f.id, (parsed.location(w),), parsed.location(call))
+        method = _own_method(parsed, f)
+        if method is None:
+            continue
+        try:
+            writes = writes_of(method)
+        except AdgenError:
+            continue  # reported where the call runs, if it does
+        refuse_written_by_callee(method.__qualname__, writes, parsed.location(call))
+
+
+def _free_stores(d: gast.FunctionDef, parsed: Parsed) -> list[gast.stmt]:
+    """The statements of nested def ``d`` that write, in place, an array that is neither a
+    parameter nor a local of ``d`` nor of the function around it (a global, a cell)."""
+    import numpy as np
+
+    own = {a.id for a in d.args.args} | {n.id for n in nodes_of(d, gast.Name)
+                                          if isinstance(n.ctx, gast.Store)}
+    out = []
+    for st in nodes_of(d, gast.stmt):
+        target = st.targets[0] if isinstance(st, gast.Assign) else \
+            st.target if isinstance(st, gast.AugAssign) else None
+        if isinstance(st, gast.Assign) and not isinstance(target, gast.Subscript):
+            continue
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name) and target.id not in own and \
+                not parsed.is_local(target.id) and \
+                isinstance(parsed.namespace.get(target.id), np.ndarray):
+            out.append(st)
+    return out
+
+
+def _reads_free_array(d: gast.FunctionDef, parsed: Parsed) -> bool:
+    """Whether nested def ``d`` reads a global or closure array of the function around it
+    (a name neither ``d`` nor that function binds)."""
+    import numpy as np
+
+    own = {a.id for a in d.args.args} | {n.id for n in nodes_of(d, gast.Name)
+                                          if isinstance(n.ctx, gast.Store)}
+    return any(isinstance(n.ctx, gast.Load) and n.id not in own and not parsed.is_local(n.id)
+               and isinstance(parsed.namespace.get(n.id), np.ndarray)
+               for n in nodes_of(d, gast.Name))
+
+
+def _own_method(parsed: Parsed, f: gast.expr) -> Any:
+    """The function ``self.m`` calls in a method whose class defines (or inherits) ``m``,
+    else None."""
+    import inspect
+    import types
+
+    fn = parsed.fn
+    code = getattr(fn, "__code__", None)
+    if not (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and code and
+            code.co_argcount and f.value.id == code.co_varnames[0]):
+        return None
+    owner: Any = inspect.getmodule(fn)
+    for part in fn.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, type):
+        return None
+    method = inspect.getattr_static(owner, f.attr, None)
+    return method if isinstance(method, types.FunctionType) else None
