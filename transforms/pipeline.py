@@ -36,6 +36,14 @@ from adgen.transforms.cleanup import cleanup
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
+from adgen.transforms.free_writes import (
+    free_reads,
+    free_writes,
+    refuse_in_forward_mode,
+    refuse_read_by_callee,
+    refuse_unseen_writes,
+    refuse_written_by_callee,
+)
 from adgen.transforms.front import (
     FRONT_PASSES,
     callee_symbol,
@@ -109,6 +117,10 @@ class Compiled:
     # compiled single-use: its pullback takes out_bar for a float or a float64 array (grad's
     # seed, api._single_use_seed), whatever it consumes
     single_use: bool = False
+    # where it writes a global or closure array in place (transforms/free_writes.py: a call
+    # of it is refused), and whether it or a function it calls reads one
+    free_writes: tuple[Any, ...] = ()
+    free_reads: bool = False
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -320,6 +332,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             return []  # adgen's own runtime and rule helpers (as Plan.is_user_call)
         try:
             callee = compile_function(obj, mutation=mutation)
+            refuse_written_by_callee(getattr(obj, "__qualname__", str(obj)),
+                                     callee.free_writes, parsed.location(call))
             if not callee.mutates_params:
                 return []
             written = callee.written_params
@@ -374,8 +388,13 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
         eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
                                               lambda n: resolve(parsed, n), containers, arrays,
-                                              fresh_call), parsed)
+                                              fresh_call, free=True), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
+        # a helper that reads a global or closure array this function writes in place
+        refuse_read_by_callee(tree, parsed, eff, functools.partial(_reads_free, parsed, mutation))
+        # ... and one that writes such an array where the call may run as a plain call
+        refuse_unseen_writes(tree, parsed,
+                             lambda m: compile_function(m, mutation=mutation).free_writes)
         updates = number_updates(tree, eff, parsed.lines)  # self.calls += 1
         # parameters written in place are outputs too: a caller sees their final contents
         params = {a.id for a in tree.args.args}
@@ -507,7 +526,23 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result, number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
-                    single_use=single_use and result.lean is not None)
+                    single_use=single_use and result.lean is not None,
+                    free_writes=free_writes(eff, parsed),
+                    free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
+
+
+def _reads_free(parsed: Parsed, mutation: str, call: gast.Call) -> str | None:
+    """The name of the function of the user's that ``call`` runs, when it (or a function it
+    calls) reads a global or closure array; else None (transforms/free_writes.py)."""
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+        return None
+    try:
+        reads = compile_function(obj, mutation=mutation).free_reads
+    except AdgenError:
+        return None  # the caller's own compilation reports it (mutating_call)
+    return getattr(obj, "__qualname__", str(obj)) if reads else None
 
 
 def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
@@ -589,9 +624,16 @@ _TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDi
 _TANGENT_PROGRESS: dict[int, Any] = {}
 
 
-def compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
+def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
+                    wrt: tuple[int, ...] | None = None) -> CompiledTangent:
     """Compiles the forward-mode (jvp) code of ``fn`` (cached per function and registry
     generation, recompiled when a guard fails, as :func:`compile_function`).
+
+    ``wrt``: the positions of the only parameters whose tangents the caller gives (None: all
+    of them); the others are constants, so no tangent flows from them (JAX's symbolic zeros):
+    ``x / gamma`` with an infinite ``x`` has the tangent ``x_dot / gamma``, not one with
+    ``gamma_dot * x / gamma`` = 0 * inf = nan in it. A directly recursive function, whose
+    calls of itself may pass a varying value where a constant was, is compiled for all.
 
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
@@ -601,19 +643,28 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
 
         jvps.register_runtime_jvps()
         # a nested def is compiled from its code object (lifted: its free variables)
-        key = (id(fn) if not lifted else fn.__code__, registry.generation(), lifted)
+        plain = getattr(uncached(fn), "__code__", None)
+        if wrt is not None and (lifted or plain is None or varargs_of(uncached(fn)) is not None
+                                or any(k >= plain.co_argcount for k in wrt)):
+            wrt = None  # (positions among the plain positional parameters only)
+        key = (id(fn) if not lifted else fn.__code__, registry.generation(), lifted, wrt)
         hit = _TANGENTS.get(key)
         if hit is not None and (hit[0] is fn or lifted) and (not hit[1].guards or
                                                            failed(hit[1].guards) is None):
             return hit[1]
-        compiled = _compile_tangent(fn, lifted)
+        compiled = _compile_tangent(fn, lifted, wrt)
+        if compiled is None:  # recursive: the jvp of every parameter
+            return compile_tangent(fn, lifted)
         _TANGENTS[key] = (fn, compiled)
         while len(_TANGENTS) > _CACHE_SIZE:
             _TANGENTS.popitem(last=False)
         return compiled
 
 
-def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
+def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
+                     wrt: tuple[int, ...] | None = None) -> CompiledTangent | None:
+    """:func:`compile_tangent`'s compilation; None when ``wrt`` is given and ``fn`` calls
+    itself (the caller compiles it for every parameter then)."""
     from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
 
     if getattr(fn, "__adgen_transform__", False):
@@ -634,21 +685,27 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
     symbols: dict[int, str] = {}
     held: list[Any] = []
 
+    recursive = [False]
+
     def callee(obj: Any, node: gast.AST) -> Any:
         if obj is fn:
+            recursive[0] = True
             return _TANGENT_PROGRESS[id(fn)][1]
+        given = _given_tangents(node, lambda n: act.active(n.id) and
+                                resolve(parsed, n) is None)
         try:
             progress = _TANGENT_PROGRESS.get(id(obj))
             c = progress[1] if progress is not None and progress[0] is obj else \
-                compile_tangent(obj)
+                compile_tangent(obj, wrt=given)
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
                 err.at_call(parsed.location(node), obj)
             raise
-        sym = symbols.get(id(obj))
+        # one symbol per callee and set of arguments given tangents (its jvp for them)
+        sym = symbols.get((id(obj), given))
         if sym is None:
             sym = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
-            symbols[id(obj)] = sym
+            symbols[(id(obj), given)] = sym
             held.append(obj)  # alive while symbols is used: no other object takes its id
         if isinstance(c, CompiledTangent):
             callees[sym] = c
@@ -689,19 +746,30 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = ()) -> CompiledTangent:
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
+        # forward mode has no tangent for a global array written in place (it raised
+        # NameError: 'WORK_dot' is not defined)
+        refuse_in_forward_mode(free_writes(effects(
+            tree, None, set(), lambda n: resolve(parsed, n), free=True), parsed))
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
         # a part of a container, written in place, changes its holder (as in _compile)
         parts = parameter_parts(tree, eff, set(params))
         outputs |= set(parts) | {part.param for part in parts.values()}
         held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
-        act = activity(tree, eff.aliases(), outputs, closures + held, None,
-                       lambda n: resolve(parsed, n))
+        varied = None if wrt is None else {params[k] for k in wrt if k < len(params)}
+        # with constants among the parameters, a plain binding varies its own name only (as
+        # in _compile): parameters may share memory, and only a write in place into one
+        # changes the others (with every parameter varied it changes nothing)
+        act = activity(tree, eff.aliases(), outputs, closures + held, varied,
+                       lambda n: resolve(parsed, n),
+                       None if wrt is None else {id(w.stmt) for w in eff.writes})
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested), parsed)
     finally:
         del _TANGENT_PROGRESS[id(fn)]
+    if wrt is not None and recursive[0]:
+        return None
     ns, guards = namespace(fn, parsed)
     own = to_source(code.function) + "\n"
     for sym, c in callees.items():
@@ -764,6 +832,19 @@ def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int, *,
             break
         suffix.append(v)
     return tuple(reversed(suffix))
+
+
+def _given_tangents(stmt: gast.AST, varies: Callable[[gast.Name], bool]
+                    ) -> tuple[int, ...] | None:
+    """The positions of the arguments of the call in ``stmt`` that may carry a tangent (a
+    name among those they read ``varies``: an active local, not a global, whose tangent the
+    jvp never passes: Tangent.tangent), for the callee's jvp compiled for them only
+    (compile_tangent's ``wrt``); None (all) for a call with keywords."""
+    call = getattr(stmt, "value", None)
+    if not isinstance(call, gast.Call) or call.keywords:
+        return None
+    return tuple(k for k, a in enumerate(call.args)
+                 if any(isinstance(n, gast.Name) and varies(n) for n in walk(a)))
 
 
 def _late_jvp(fn: Any) -> Callable[..., Any]:

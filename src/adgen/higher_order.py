@@ -32,14 +32,19 @@ from adgen.errors import ArgnumsError, MutationError, NonDifferentiableError, Un
 from adgen.explanation import Explanation
 
 
-def tangent_compiled(fun: Callable[..., Any]) -> tuple[Any, tuple[Any, ...]]:
-    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver."""
+def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
+                     leading: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver.
+    ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
+    bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``)."""
     from adgen.transforms.library_wrappers import library_target, library_wrapper
     from adgen.transforms.pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    shift = len(receiver) + leading
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
-    return compile_tangent(library_wrapper(library_target(target))), receiver
+    return compile_tangent(library_wrapper(library_target(target)), wrt=None if wrt is None
+                           else tuple(shift + k for k in wrt)), receiver
 
 
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
@@ -428,7 +433,8 @@ def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit
     while isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
         leading, bound = fun.args + leading, {**fun.keywords, **bound}
         fun = fun.func
-    compiled, receiver = tangent_compiled(fun)
+    # (the arguments without a direction are constants: no tangent flows from them)
+    compiled, receiver = tangent_compiled(fun, wrt, len(leading))
     if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
                        for v in leading):
         _refuse_method_writing_arguments(fun, receiver + leading)
