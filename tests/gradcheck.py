@@ -80,14 +80,19 @@ def unflatten(template: Any, flat: np.ndarray, *, as_gradient: bool = False) -> 
             they are deep copies of the template's leaves (a perturbed argument).
 
     Returns:
-        The rebuilt value: floats are Python floats, arrays are new float64 arrays.
+        The rebuilt value: floats are Python floats, arrays are new float64 arrays with the
+        template's memory layout (C or Fortran order).
     """
     pos = 0
 
     def build(v: Any) -> Any:
         nonlocal pos
         if _is_float_array(v):
-            out = np.array(flat[pos:pos + v.size], dtype=np.float64).reshape(v.shape)
+            # laid out as the template (a Fortran-order argument stays one: a function that
+            # reads memory order, x.ravel(order="K"), sees the same element order); the values
+            # go in by index, in the C order flatten took them
+            out = np.empty_like(v, dtype=np.float64, subok=False)
+            out[...] = flat[pos:pos + v.size].reshape(v.shape)
             pos += v.size
             return out
         if _is_float_scalar(v):

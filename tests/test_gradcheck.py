@@ -140,6 +140,29 @@ def test_flatten_unflatten_roundtrip():
         unflatten(value, np.zeros(3))
 
 
+
+def test_unflatten_keeps_the_memory_order_of_a_fortran_array():
+    # a function that reads its argument in memory order (x.ravel(order="K"), x.tobytes(),
+    # np.nditer): the perturbed argument must be laid out as the one passed, or the reference
+    # differentiates another function (unflatten built every array in C order)
+    xf = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    back = unflatten(xf, flatten(xf))
+    assert back.flags.f_contiguous and not back.flags.c_contiguous
+    np.testing.assert_array_equal(back, xf)
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+
+    def weighted(x):
+        return float(np.sum(x.ravel(order="K") * w))
+
+    g = numerical_grad(weighted, (xf,), 0)
+    # memory position of x[i, j] in a Fortran array: i + 2 * j
+    hand = np.array([[w[i + 2 * j] for j in range(3)] for i in range(2)])
+    assert_grad_close(g, hand)
+    # a C-order argument is read in C order
+    xc = np.ascontiguousarray(xf)
+    assert_grad_close(numerical_grad(weighted, (xc,), 0), w.reshape(2, 3))
+
+
 # ----------------------------------------------------------------------- assert_grad_close
 
 
