@@ -74,7 +74,7 @@ def typed_tapes(rw: Rewriter) -> None:
                 column(c, f"len({ast.unparse(steps)})") for c in cols) + ")")
             if len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                 empty[st.targets[0].id] = "(" + "".join(column(c, "0") for c in cols) + ")"
-    # a tape made in a loop (kept once: Pullback.tapes_kept_once) is None before it: the
+    # a tape made in a loop (kept once: Rows.tapes_kept_once) is None before it: the
     # same columns without rows instead, one type for numba
     for st in statements(rw.fwd.body):
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
@@ -320,7 +320,7 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
                 top.append(f"{tape.cols[_col_pos(tape, k)]} = "
                            f"np.empty(0, {_DTYPES[tape.types[k]]})")
     # a root tape bound to None at the entry, for a path that skips its loop (a tape
-    # kept once, outside the loop around its own: reverse_pullback.tapes_kept_once):
+    # kept once, outside the loop around its own: reverse_rows.Rows.tapes_kept_once):
     # its columns, allocated above with no rows, stand for it there
     rw.fwd.body = parse_statements("\n".join(top)) + [
         st for st in rw.fwd.body
