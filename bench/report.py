@@ -183,8 +183,11 @@ def cold_table(results: Results) -> str:
                 line.append(row.status)
         body.append(line)
     how = "\n".join(f"- {n}: {results.cold_how[n]}" for n in names if n in results.cold_how)
+    clock = ("; timed with the building thread's CPU time, time.thread_time, which the "
+             "peers' thread pools do not enter" if results.clock == "cpu" else "")
     note = ("Each cell: build + first call (for adgen and tangent the least of three builds, "
-            "each of a newly defined function with the cache cleared); in parentheses, for "
+            f"each of a newly defined function with the cache cleared{clock}); in "
+            "parentheses, for "
             "systems that build something, that minus the steady-state median (the build "
             "alone); rw: a rewritten version.")
     return (note + "\n\n" + _table(["workload"] + names, body) +
