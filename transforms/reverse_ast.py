@@ -133,6 +133,28 @@ def loaded_names(node: gast.AST) -> set[str]:
     return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
+def read_before_bound(stmts: list[gast.stmt]) -> set[str]:
+    """The names a block of generated code reads before binding them. A loop's target, and
+    what a loop or a branch binds, count as bound inside it only (what it binds may not run).
+    With names already bound before the block, the block's free names are this set less
+    those (which is how the pullback emitter reads a loop's body once for several sets)."""
+    free: set[str] = set()
+    bound: set[str] = set()
+    for st in stmts:
+        if isinstance(st, gast.For):
+            free |= loaded_names(st.iter) - bound
+            target = {n.id for n in nodes_of(st.target, gast.Name)}
+            free |= read_before_bound(st.body) - target - bound
+        elif isinstance(st, gast.If):
+            free |= loaded_names(st.test) - bound
+            free |= (read_before_bound(st.body) | read_before_bound(st.orelse)) - bound
+        else:
+            names = nodes_of(st, gast.Name)  # one walk for the loads and the stores
+            free |= {n.id for n in names if isinstance(n.ctx, gast.Load)} - bound
+            bound |= {n.id for n in names if isinstance(n.ctx, gast.Store)}
+    return free
+
+
 def stored_names(nodes: list[gast.stmt]) -> set[str]:
     out: set[str] = set()
     for s in nodes:

@@ -38,8 +38,8 @@ from adgen.transforms.reverse_ast import (
     call_node,
     comment_node,
     is_copy_of,
-    loaded_names,
     parse_stmts,
+    read_before_bound,
     src_text,
     stored_names,
 )
@@ -60,7 +60,7 @@ from adgen.transforms.specialize import (
 )
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.unshared_shadows import unshared_shadows
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import clone
 
 from adgen.errors import MissingRuleError, UnsupportedError
 
@@ -250,23 +250,14 @@ class Pullback:
                 and n not in self.adj.values()}
 
     def free_names(self, stmts: list[gast.stmt], bound: set[str]) -> set[str]:
-        """Forward names a block of generated pullback code reads before binding them."""
+        """Forward names a block of generated pullback code reads before binding them
+        (``bound``: the names bound before it)."""
+        return self.forward_names(read_before_bound(stmts) - bound)
+
+    def forward_names(self, names: set[str]) -> set[str]:
+        """The names of ``names`` the forward binds (its locals and what this pass adds)."""
         fwd = self.plan.namer_locals | self.rec.extra_fwd
-        free: set[str] = set()
-        bound = set(bound)
-        for st in stmts:
-            if isinstance(st, gast.For):
-                free |= loaded_names(st.iter) - bound
-                inner = bound | {n.id for n in walk(st.target) if isinstance(n, gast.Name)}
-                free |= self.free_names(st.body, inner)
-            elif isinstance(st, gast.If):
-                free |= loaded_names(st.test) - bound
-                free |= self.free_names(st.body, bound) | self.free_names(st.orelse, bound)
-            else:
-                names = nodes_of(st, gast.Name)  # one walk for the loads and the stores
-                free |= {n.id for n in names if isinstance(n.ctx, gast.Load)} - bound
-                bound |= {n.id for n in names if isinstance(n.ctx, gast.Store)}
-        return {n for n in free if n in fwd}
+        return {n for n in names if n in fwd}
 
     def fwd_locals(self, stmts: list[gast.stmt]) -> set[str]:
         """Names the forward binds inside a block, including the ones this pass adds."""

@@ -12,7 +12,7 @@ and binds the rest in the reversed body.
 - The row is a typed tape (one column per number, or array columns) where it is numbers, no
   tape at all where it is the counter of a range walked again, else a tape of tuples.
 
-It assumes the reversed body's free names are the forward's (``Pullback.free_names``), and
+It assumes the reversed body's free names are the forward's (``Pullback.forward_names``), and
 records its decisions in the emitter's :class:`reverse_ast.Recording` (``tape_of``,
 ``records``, ``columns``, ``shape_of``, ``lengths``, ``extra_fwd``), which the forward
 (:mod:`reverse_forward`) reads."""
@@ -22,14 +22,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import gast
-from adgen.transforms.analyses.iteration_invariants import invariant_facts, invariants
+from adgen.transforms.analyses.iteration_invariants import invariant_facts
 from adgen.transforms.analyses.loop_shapes import bound_in, same_every_iteration
 from adgen.transforms.array_columns import array_rows, counter_offsets
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.invariant_finals import enclosing_loop, invariant_final_value
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.recomputed_rows import recomputed_row
-from adgen.transforms.reverse_ast import attr_node, call_node, is_comment, record_position
+from adgen.transforms.reverse_ast import (
+    attr_node,
+    call_node,
+    is_comment,
+    read_before_bound,
+    record_position,
+    stored_names,
+)
 from adgen.transforms.reverse_final import (
     final_load,
     final_store,
@@ -70,7 +77,10 @@ class Rows:
         (``local``) less what it reads again, computes again or keeps outside the loop;
         over a typed tape where the row is numbers (or over the loop's range again where it
         is the counter alone). ``body`` gains the statements that read values again."""
-        recorded = sorted(self.pb.free_names(body, set()) & local)
+        # what the body reads before binding it, read again only where the body changes
+        # (each reading walks the inner loops' reversed bodies too)
+        free = read_before_bound(body)
+        recorded = sorted(self.pb.forward_names(free) & local)
         size = len(body)
         reread = self.final_loads(s, recorded, body)
         if reread or len(body) != size:  # len: shapes of values it computes again
@@ -78,11 +88,15 @@ class Rows:
             # (under the first "# line N:" comment of the body, which they belong to)
             head = body[:1] if is_comment(body[0]) else []
             body = head + reread + body[len(head):]
-            recorded = sorted(self.pb.free_names(body, set()) & local)
-        outside = self.shapes_outside(s, recorded, body) | self.tapes_kept_once(s, recorded)
+            free = read_before_bound(body)
+            recorded = sorted(self.pb.forward_names(free) & local)
+        shapes = self.shapes_outside(s, recorded, body)  # (rewrites reads of the shapes)
+        outside = shapes | self.tapes_kept_once(s, recorded)
         if outside:
             local -= outside
-            recorded = sorted(self.pb.free_names(body, set()) & local)
+            if shapes:
+                free = read_before_bound(body)
+            recorded = sorted(self.pb.forward_names(free) & local)
         arrays = array_rows(self.plan, s, recorded, self.rec.cap_var,
                             lambda n: self.same_throughout(s, n))
         again = counter_offsets(self.plan, s, recorded)
@@ -91,8 +105,11 @@ class Rows:
             again = []  # (a list's row keeps them: computed again only for no tape at all)
         if again:  # ``t49 = j + 1`` again from the counter: no int column, no int64 index
             head = 1 if body and is_comment(body[0]) else 0
-            body[head:head] = [clone(b) for b in again]
-            recorded = sorted(self.pb.free_names(body, set()) & local)
+            again = [clone(b) for b in again]
+            body[head:head] = again
+            # (the body after them reads what they bind from them)
+            free = read_before_bound(again) | (free - stored_names(again))
+            recorded = sorted(self.pb.forward_names(free) & local)
         steps = self.plan.counted(s, recorded, arrays)
         if steps is not None:
             self.rec.array_columns.update(arrays)
@@ -148,7 +165,7 @@ class Rows:
         found = [r for r in recorded if r in tapes]
         if not found:
             return set()
-        inv = invariants(self.plan, s)
+        inv = self.invariant_facts(s)[0]
         if not inv:
             return set()
         var_of = {v: key for key, v in self.rec.cap_var.items()}
@@ -179,6 +196,14 @@ class Rows:
             return True
 
         return {r for r in found if same(tapes[r])}
+
+    def invariant_facts(self, loop: gast.For | gast.While) -> tuple[set[str], set[str]]:
+        """analyses.iteration_invariants.invariant_facts of ``loop``, once per loop: an
+        inner loop's reads again (invariant_final) and the loop's own tapes kept once
+        (tapes_kept_once) ask for the same loop's."""
+        if id(loop) not in self.invariants_of:
+            self.invariants_of[id(loop)] = invariant_facts(self.plan, loop)
+        return self.invariants_of[id(loop)]
 
     def same_throughout(self, s: gast.For | gast.While, n: str) -> bool:
         """``n``, an array bound in the loop ``s``, has one shape in all of its iterations
@@ -339,9 +364,7 @@ class Rows:
         around = enclosing_loop(self.plan, s)
         if around is None:
             return None
-        if id(around) not in self.invariants_of:
-            self.invariants_of[id(around)] = invariant_facts(self.plan, around)
-        inv, private = self.invariants_of[id(around)]
+        inv, private = self.invariant_facts(around)
         if not private:
             return None
         var_of = {v: key for key, v in self.rec.cap_var.items()}
