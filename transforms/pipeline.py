@@ -30,6 +30,7 @@ from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
+from adgen.transforms.argument_writes import calls_change_parameters, leaves_arguments
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.cleanup import cleanup
@@ -691,7 +692,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         if obj is fn:
             recursive[0] = True
             return _TANGENT_PROGRESS[id(fn)][1]
-        given = _given_tangents(node, lambda n: act.active(n.id) and
+        given = _given_tangents(node, obj, lambda n: act.active(n.id) and
                                 resolve(parsed, n) is None)
         try:
             progress = _TANGENT_PROGRESS.get(id(obj))
@@ -744,6 +745,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
 
     try:
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
+        for d, (free, _) in zip(parsed.nested_defs, closures):
+            # as in reverse mode: the jvp of a nested def writing the enclosing function's
+            # array (def put(): out[:] = x ** 2) left out's tangent as it was (silently)
+            refuse_closure_writes(d, free, parsed)
         eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
         # forward mode has no tangent for a global array written in place (it raised
@@ -755,14 +760,21 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # a part of a container, written in place, changes its holder (as in _compile)
         parts = parameter_parts(tree, eff, set(params))
         outputs |= set(parts) | {part.param for part in parts.values()}
+        # ... and a helper called by name that writes them (argument_writes)
+        summaries: dict[int, bool] = {}
+        if calls_change_parameters(parsed, tree, eff.buffers, summaries):
+            outputs |= set(params)
         held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
         varied = None if wrt is None else {params[k] for k in wrt if k < len(params)}
         # with constants among the parameters, a plain binding varies its own name only (as
         # in _compile): parameters may share memory, and only a write in place into one
         # changes the others (with every parameter varied it changes nothing)
+        # a helper that changes none of its arguments leaves them constant: the self.gamma
+        # passed to softmin(a, b, c, gamma) takes no tangent (argument_writes)
         act = activity(tree, eff.aliases(), outputs, closures + held, varied,
                        lambda n: resolve(parsed, n),
-                       None if wrt is None else {id(w.stmt) for w in eff.writes})
+                       None if wrt is None else {id(w.stmt) for w in eff.writes},
+                       functools.partial(leaves_arguments, memo=summaries))
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested), parsed)
@@ -834,17 +846,34 @@ def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int, *,
     return tuple(reversed(suffix))
 
 
-def _given_tangents(stmt: gast.AST, varies: Callable[[gast.Name], bool]
+def _given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
                     ) -> tuple[int, ...] | None:
-    """The positions of the arguments of the call in ``stmt`` that may carry a tangent (a
-    name among those they read ``varies``: an active local, not a global, whose tangent the
-    jvp never passes: Tangent.tangent), for the callee's jvp compiled for them only
-    (compile_tangent's ``wrt``); None (all) for a call with keywords."""
+    """The positions of the parameters of ``obj`` whose arguments in the call in ``stmt``
+    may carry a tangent (a name among those they read ``varies``: an active local, not a
+    global, whose tangent the jvp never passes: Tangent.tangent), for the callee's jvp
+    compiled for them only (compile_tangent's ``wrt``). A keyword argument counts at its
+    parameter's position (``table(C, gamma=self.gamma)``); None (all) for a keyword that
+    names no positional parameter, or ``*xs`` / ``**kw`` in the call."""
     call = getattr(stmt, "value", None)
-    if not isinstance(call, gast.Call) or call.keywords:
+    if not isinstance(call, gast.Call):
         return None
-    return tuple(k for k, a in enumerate(call.args)
-                 if any(isinstance(n, gast.Name) and varies(n) for n in walk(a)))
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return None
+
+    def varied(e: gast.expr) -> bool:
+        return any(isinstance(n, gast.Name) and varies(n) for n in walk(e))
+
+    out = [k for k, a in enumerate(call.args) if varied(a)]
+    if call.keywords:
+        code = getattr(obj, "__code__", None)
+        names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+        for k in call.keywords:
+            if k.arg not in names[len(call.args):]:
+                return None
+            if varied(k.value):
+                out.append(names.index(k.arg))
+    return tuple(sorted(out))
 
 
 def _late_jvp(fn: Any) -> Callable[..., Any]:

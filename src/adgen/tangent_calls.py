@@ -141,7 +141,11 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "one, or use adgen.grad / adgen.vjp")
     from adgen.transforms.pipeline import compile_tangent
 
-    compiled = compile_tangent(fn)
+    # the jvp for the arguments given tangents only: the others are constants (a method's
+    # object without one: self.gamma stays a number, not one with a zero tangent, whose
+    # terms are 0 * inf = nan next to an infinite value; compile_tangent's wrt)
+    compiled = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
+                                             if t is not None))
     named = {p: v for p, v in zip(compiled.tangent_params, tangents) if v is not None}
     order = list(named) + list(kwargs)
     return _CompiledJvp(

@@ -123,9 +123,11 @@ def _loads(node: gast.AST) -> set[str]:
     return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
-def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
+def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
+          leaves_arguments: Callable[[Any], bool] | None = None
           ) -> list[tuple[set[str], set[str]]]:
-    """(sources, targets) pairs: the values of the targets may depend on the sources."""
+    """(sources, targets) pairs: the values of the targets may depend on the sources.
+    ``leaves_arguments``: as :func:`activity`'s."""
     if isinstance(s, gast.Assign):
         t = s.targets[0]
         v = s.value
@@ -152,7 +154,7 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
                 # computes in its object or arguments (self.h = ..., o.a = 2 * x), which then
                 # vary with x as h does; left out, grad(f, argnums=1) dropped o's adjoint and
                 # with it x's gradient through o.a (94% off)
-                written = _may_write(v, resolve)
+                written = _may_write(v, resolve, leaves_arguments)
                 if written:
                     out.append((src, written))
             return out
@@ -187,10 +189,12 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None
 _LIST_ADDS = frozenset({"append", "extend", "insert"})
 
 
-def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> set[str]:
+def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
+               leaves_arguments: Callable[[Any], bool] | None = None) -> set[str]:
     """The names a call of the user's code may change in place: its receiver and arguments,
     for a method NumPy arrays, lists and dicts do not have (``o.m(...)``, known only when it
-    runs), a function held in a variable, or a Python function of the user's."""
+    runs), a function held in a variable, or a Python function of the user's (none where
+    ``leaves_arguments`` says it changes none of them)."""
     import types
 
     from adgen.rules import registry
@@ -202,6 +206,8 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> s
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
         if not user:
             return set()  # a NumPy function, a rule, a builtin: they write through out= only
+        if leaves_arguments is not None and leaves_arguments(obj):
+            return set()  # softmin(a, b, c, self.gamma): gamma stays a constant
     elif isinstance(f, gast.Attribute):
         if any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str)):
             return set()  # x.reshape(...), lst.index(...): the effects analysis knows these
@@ -219,7 +225,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              closures: list[tuple[set[str], set[str]]] | None = None,
              wrt: set[str] | None = None,
              resolve: Callable[[gast.expr], Any] | None = None,
-             writes: set[int] | None = None) -> Activity:
+             writes: set[int] | None = None,
+             leaves_arguments: Callable[[Any], bool] | None = None) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -238,13 +245,16 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
             that may share ``t``'s buffer keep their values (an argument that may alias
             another is not varied by a solve that reads it). None: every flow varies the
             names sharing its target's buffer.
+        leaves_arguments: for a user function called, whether it changes none of the values
+            passed to it (transforms.argument_writes); then its call varies its result only.
+            None: every argument of a user function's call varies with what it computes.
     """
     aliases = aliases or {}
     stmts = list(nodes_of(fn, gast.stmt))
     pairs: list[tuple[set[str], set[str]]] = []
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     for s in stmts:
-        for p in flows(s, resolve):
+        for p in flows(s, resolve, leaves_arguments):
             if writes is not None and isinstance(s, gast.Assign) and \
                     isinstance(s.targets[0], gast.Name) and id(s) not in writes:
                 bindings.add(len(pairs))

@@ -1,0 +1,129 @@
+"""Whether a call of a user function may change the values passed to it.
+
+Input: a Python function of the user's (a callee forward mode compiles). Output: True when
+no call of it changes an argument in place, itself or through a function it calls (no
+store into an argument's items or attributes, no in-place operator, append, ``fill`` or
+``out=`` on memory an argument may share, no call that may do so), False when one may or
+when that cannot be told (a method of an unknown object, a function held in a variable, a
+nested def, a recursive call, code the front end refuses).
+
+Forward mode's activity reads this (``activity``'s ``leaves_arguments``): a value passed to
+a helper that may write its arguments varies with what the helper computes (``o.a = 2 * x``
+in ``helper(o, x)``), so without a summary every argument of every user call is varied,
+and a constant such as ``softmin(a, b, c, self.gamma)``'s ``gamma`` got a zero tangent,
+where its terms are ``0 * inf = nan`` next to an infinite ``a`` (soft-DTW's border).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+from adgen.transforms.analyses.activity import nondiff_call
+from adgen.transforms.analyses.effects import effects
+from adgen.transforms.front import front, resolve
+from adgen.transforms.node_index import nodes_of
+from adgen.transforms.tangent_ast import is_user_function
+
+from adgen.errors import AdgenError
+from adgen.rules import registry
+
+PARAM = "param"  # the effects analysis's buffer of every parameter
+
+# Builtins that read their arguments and change none of them.
+_READING_BUILTINS = frozenset({
+    abs, all, any, bool, complex, divmod, enumerate, float, getattr, hasattr, int, isinstance,
+    iter, len, list, max, min, pow, print, range, repr, reversed, round, sorted, str, sum,
+    tuple, type, zip, dict, id,
+})
+# Methods of ndarrays, lists and dicts that change their receiver (or, for a list or dict,
+# what it holds); the others only read it.
+_CHANGING_METHODS = frozenset({
+    "fill", "sort", "partition", "put", "resize", "itemset", "setfield", "setflags",
+    "byteswap", "append", "extend", "insert", "pop", "remove", "clear", "reverse", "update",
+    "setdefault", "popitem",
+})
+
+
+def leaves_arguments(fn: Any, memo: dict[int, bool] | None = None) -> bool:
+    """True when no call of ``fn`` changes a value passed to it (see the module docstring).
+
+    ``memo``: the answers so far, by ``id`` of the function (shared across one compilation;
+    a function being summarised answers False, so a recursive one is taken to write).
+    """
+    memo = {} if memo is None else memo
+    key = id(fn)
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # in progress: a recursive call may write
+    try:
+        parsed, tree, _, _ = front(fn)
+    except AdgenError:
+        return False  # its own compilation reports it
+    if parsed.nested_defs:
+        return False  # a closure may write a parameter without being passed it
+    look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
+    eff = effects(tree, None, set(), look)
+    if any(PARAM in w.buffers for w in eff.writes):
+        return False
+    for call in nodes_of(tree, gast.Call):
+        if _touches_arguments(call, eff.buffers) and \
+                not _reads_only(call, look, memo):
+            return False
+    memo[key] = True
+    return True
+
+
+def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[str, set[str]],
+                            memo: dict[int, bool]) -> bool:
+    """Whether ``tree`` (``parsed``'s function in SSA form, its effects' ``buffers``) hands
+    memory a parameter may share to a user function it calls by name that may change it
+    (``square_into(out, v)`` in ``def square_through(out, v)``): the effects analysis of
+    forward mode sees the writes of the function itself only, so without this its
+    parameters were no outputs and the helper's tangent code was left out (the jvp of
+    ``square_through(out, x); np.sum(out * x)`` missed out's tangent)."""
+    look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
+    for call in nodes_of(tree, gast.Call):
+        obj = look(call.func)
+        if obj is not None and is_user_function(obj) and \
+                _touches_arguments(call, buffers) and not leaves_arguments(obj, memo):
+            return True
+    return False
+
+
+def _touches_arguments(call: gast.Call, buffers: dict[str, set[str]]) -> bool:
+    """Whether a name the call is given (argument, keyword or receiver) may share memory
+    with a parameter."""
+    given = list(call.args) + [k.value for k in call.keywords]
+    if isinstance(call.func, gast.Attribute):
+        given.append(call.func.value)
+    return any(isinstance(n, gast.Name) and PARAM in buffers.get(n.id, set())
+               for g in given for n in nodes_of(g, gast.Name))
+
+
+def _reads_only(call: gast.Call, look: Callable[[gast.expr], Any],
+                memo: dict[int, bool]) -> bool:
+    """Whether the call changes none of the values it is given (False: it may, or unknown)."""
+    obj = look(call.func)
+    if obj is not None:
+        if is_user_function(obj):
+            return leaves_arguments(obj, memo)
+        rule = registry.lookup(obj)
+        if rule is not None:
+            return not (rule.is_rrule and rule.mutates)
+        if nondiff_call(call, look):
+            return True  # len, np.argmax, np.zeros: no derivative, no write
+        if any(obj is b for b in _READING_BUILTINS):
+            return True
+        module = str(getattr(obj, "__module__", "") or "")
+        return module == "math" or isinstance(obj, np.ufunc) and not call.keywords or \
+            getattr(math, getattr(obj, "__name__", ""), None) is obj
+    f = call.func
+    if isinstance(f, gast.Attribute) and f.attr not in _CHANGING_METHODS:
+        # x.sum(), x.reshape(...), d.get(k): a method arrays, lists or dicts have (a user
+        # object's method of such a name is read the same way by activity's flows)
+        return any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str))
+    return False
