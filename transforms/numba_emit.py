@@ -179,6 +179,21 @@ class Rewriter:
                     raise self.refuse(
                         st, "the numba backend does not differentiate this call "
                         f"({f.rsplit('_', 1)[0]})", "use backend='default' / 'auto'")
+                if isinstance(node, ast.Call) and call_name(node) == "plain_result" and \
+                        len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                    # what the user wrote: a call adgen runs as it is (an object's method, a
+                    # function known when it runs) or a global object's attribute or item,
+                    # checked when it runs to be a plain ndarray (analyses.foreign_values)
+                    raise self.refuse(
+                        st, f"the numba backend cannot run {node.args[1].value} here: adgen "
+                        "runs it as it is (code it does not compile: a method of an object, "
+                        "a function known only when it runs, an attribute or item of a "
+                        "global object), and its value, which meets values with a "
+                        "derivative, must be checked to be a plain ndarray, not np.matrix or "
+                        "a masked array, which nopython code cannot do",
+                        f"compute {node.args[1].value} before taking the gradient and pass "
+                        "it as an argument (np.asarray of it), or use backend='default' "
+                        "(or 'auto', which falls back to it)")
                 if isinstance(node, ast.Name) and node.id in runtime_names and \
                         node.id not in NOPYTHON_HELPERS:
                     raise self.refuse(
