@@ -152,38 +152,76 @@ def failed(guards: tuple[Guard, ...]) -> Guard | None:
     return None
 
 
-def chain_value(parsed: Any, node: gast.expr, *, stored_only: bool) -> Any:
-    """The object a free name, or an attribute chain from one, is bound to in the function's
-    namespace (``parsed``: a ``parse.Parsed``); None for a local, a name the namespace does
-    not hold, or an attribute that is not there.
+class _NotFound:
+    def __repr__(self) -> str:
+        return "NOT_FOUND"
+
+
+NOT_FOUND = _NotFound()  # dotted_object: the name or attribute chain is bound to nothing
+
+
+def dotted_object(parsed: Any, node: gast.expr, *, builtin_names: bool = False,
+                  stored_only: bool = False, also_local: Any = frozenset()) -> Any:
+    """The object a free name, or an attribute chain from one (``np.linalg.solve``,
+    ``cfg.W``, ``Model.f``), is bound to in the function's namespace: the one walk every
+    resolver of a dotted name shares (:func:`chain_value`, ``front.resolve``,
+    ``reverse_plan.Plan.resolve``, ``lower_mutation``'s). What each does with the object
+    (a bound method, an ``lru_cache`` wrapper, a NumPy function's reference implementation)
+    is its own; see their docstrings.
 
     Args:
         parsed: the parsed function (its ``namespace`` and ``is_local``).
-        node: a ``gast.Name`` or a chain of ``gast.Attribute`` on one.
+        node: an expression; only a ``gast.Name`` or a chain of ``gast.Attribute`` on one
+            can resolve.
+        builtin_names: a name the namespace does not hold is looked up in ``builtins``
+            (``len``, ``isinstance``: the passes write calls of them that the user's code
+            never read).
         stored_only: read only the attributes objects and modules store (their
             ``__dict__``), running no code (no property, no ``__getattr__``; nothing of an
             ndarray), where a check must not run the user's code; else ``getattr``, as the
             function's own code would.
+        also_local: names bound in the function besides ``parsed``'s locals (names the
+            passes made).
+
+    Returns:
+        The object, or :data:`NOT_FOUND` for anything but a dotted name, a local, a name
+        bound nowhere, or an attribute that is not there (an attribute chain of a None it
+        holds is read from None).
     """
     parts = []
     while isinstance(node, gast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or \
-            node.id not in parsed.namespace:
-        return None
-    obj = parsed.namespace[node.id]
+    if not isinstance(node, gast.Name) or parsed.is_local(node.id) or node.id in also_local:
+        return NOT_FOUND
+    obj = parsed.namespace.get(node.id, NOT_FOUND)
+    if obj is NOT_FOUND and builtin_names:
+        obj = getattr(builtins, node.id, NOT_FOUND)
     for p in reversed(parts):
+        if obj is NOT_FOUND:
+            break
         if not stored_only:
-            obj = getattr(obj, p, None)
+            obj = getattr(obj, p, NOT_FOUND)
             continue
         stored = getattr(obj, "__dict__", None)
         if isinstance(obj, np.ndarray) or not hasattr(stored, "get"):
-            return None
-        obj = stored.get(p)
-        if obj is None:
-            return None
+            return NOT_FOUND
+        obj = stored.get(p, NOT_FOUND)
     return obj
+
+
+def chain_value(parsed: Any, node: gast.expr, *, stored_only: bool) -> Any:
+    """The object a free name, or an attribute chain from one, is bound to in the function's
+    namespace (``parsed``: a ``parse.Parsed``); None for a local, a name the namespace does
+    not hold (builtins are not looked up), or an attribute that is not there.
+
+    Args:
+        parsed: the parsed function (its ``namespace`` and ``is_local``).
+        node: a ``gast.Name`` or a chain of ``gast.Attribute`` on one.
+        stored_only: as :func:`dotted_object`'s.
+    """
+    obj = dotted_object(parsed, node, stored_only=stored_only)
+    return None if obj is NOT_FOUND else obj
 
 
 def read_names(tree: gast.FunctionDef, is_local: Any) -> list[str]:

@@ -27,8 +27,10 @@ from adgen.transforms.analyses.kinds import kinds
 from adgen.transforms.anf import to_anf
 from adgen.transforms.array_subclasses import refuse_array_subclasses
 from adgen.transforms.bindings import (
+    NOT_FOUND,
     UNBOUND,
     Guard,
+    dotted_object,
     guard_for,
     lookup,
     module_attribute_guards,
@@ -189,24 +191,25 @@ def free_of(d: gast.FunctionDef, parsed: Parsed) -> set[str]:
     return free_names(d, parsed.closure_free)
 
 
-_NOT_BOUND = object()
-
-
 def resolve(parsed: Parsed, node: gast.expr) -> Any:
-    """The object a global name or attribute chain is bound to (None: a local, or unknown)."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or parsed.is_local(node.id):
-        return None
-    obj = parsed.namespace.get(node.id, _NOT_BOUND)
-    if obj is _NOT_BOUND:  # a builtin, unless not bound at all (then unknown)
-        obj = getattr(builtins, node.id, None)
-    for p in reversed(parts):
-        obj = getattr(obj, p, None)
-    if is_bound_method(obj):
-        return None  # m.loss(x) of a global object m: called as self.loss(x) is
+    """The object a global name or attribute chain is bound to, as the analyses and forward
+    mode read it (None: a local, or unknown).
+
+    The walk is ``bindings.dotted_object``'s (builtins included), as for
+    ``reverse_plan.Plan.resolve`` and ``lower_mutation``'s; what differs is deliberate:
+
+    - a bound method (``m.loss`` of a global object ``m``) is None, as in the plan: a call
+      of it goes through the dispatch with its receiver (``lower_mutation`` sees the method
+      itself, to tell ``q._replace`` of a namedtuple from a user's method);
+    - an ``lru_cache`` wrapper is the function it wraps (``cached_functions``; a global name's
+      already is, in ``parse``'s namespace): the analyses read the function's own code. The
+      plan keeps the wrapper and adds a NumPy function's reference implementation instead.
+    - None stands for "unknown" here (the analyses compare against it); the plan returns
+      ``MISSING``, since a global bound to None is a value it folds.
+    """
+    obj = dotted_object(parsed, node, builtin_names=True)
+    if obj is NOT_FOUND or is_bound_method(obj):
+        return None  # (m.loss(x) of a global object m: called as self.loss(x) is)
     return uncached(obj)  # an lru_cache'd function: the function it wraps
 
 

@@ -27,6 +27,7 @@ import types
 from typing import Any
 
 import gast
+from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
 from adgen.transforms.list_end_reads import lower_end_reads
@@ -450,29 +451,13 @@ class _Lower:
         return isinstance(self.resolve(node), types.ModuleType)
 
     def resolve(self, node: gast.expr) -> object | None:
-        """The object a dotted name refers to in the function's namespace, or None."""
-        parts = []
-        while isinstance(node, gast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name):
-            return None
-        if node.id not in self.parsed.namespace:
-            import builtins
-
-            if not hasattr(builtins, node.id):
-                return None
-            obj: object = getattr(builtins, node.id)
-        else:
-            obj = self.parsed.namespace[node.id]
-        if self.parsed.is_local(node.id):
-            return None
-        for p in reversed(parts):
-            try:
-                obj = getattr(obj, p)
-            except AttributeError:
-                return None
-        return obj
+        """The object a dotted name refers to in the function's namespace (builtins
+        included), or None: ``bindings.dotted_object``'s walk, with nothing unwrapped or
+        replaced. Unlike ``front.resolve`` (front imports this module), a bound method is the
+        method itself, not None: the lowerings here ask what a call calls (so a global
+        namedtuple's ``q._replace(b=v)`` is left as a call, a local one's is lowered)."""
+        obj = dotted_object(self.parsed, node, builtin_names=True)
+        return None if obj is NOT_FOUND else obj
 
 
 def _call_name(fname: str, *args: gast.expr) -> gast.Call:

@@ -23,6 +23,7 @@ from adgen.transforms.analyses.shift_invariance import (
     normalised_exponentials,
 )
 from adgen.transforms.analyses.value_chains import value_chains
+from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.node_index import nodes_of
@@ -221,42 +222,35 @@ class Plan:
         return self.parsed.location(node)
 
     def resolve(self, node: gast.expr) -> Any:
+        """The object a global name or attribute chain is bound to, as the reverse pass reads
+        it; MISSING for a local (the passes' names too) or a name bound to nothing.
+
+        The walk is ``bindings.dotted_object``'s, as for ``front.resolve``, which the
+        analyses and forward mode use; what differs is deliberate:
+
+        - MISSING, not None, for "not a global": an attribute bound to None (``cfg.T``) is a
+          constant here, not ``x.T`` of a local array to differentiate;
+        - the runtime functions the earlier passes call (``flat_view``, ``loop_sequence``)
+          are adgen.runtime's, so their rules apply (forward mode: ``Tangent.resolve_call``);
+        - a NumPy function with a reference implementation (rules/composites.py) is that
+          implementation, which is compiled as a user call; an ``lru_cache`` wrapper reached
+          through an attribute stays the wrapper, a callable object that the dispatch
+          compiles as the function it wraps (a global name's is unwrapped by ``parse``).
+        A bound method is MISSING, as it is None in ``front.resolve``: the call goes through
+        the dispatch with its receiver (``m.loss(x)`` as ``self.loss(x)``).
+        """
         if isinstance(node, gast.Name) and node.id in RUNTIME_CALLS:
             from adgen import runtime
 
             return getattr(runtime, node.id)
-        parts = []
-        while isinstance(node, gast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name) or self.parsed.is_local(node.id) or \
-                node.id in self.namer_locals:
-            return MISSING
-        if node.id in self.parsed.namespace:
-            obj = self.parsed.namespace[node.id]
-        else:
-            import builtins
-
-            if not hasattr(builtins, node.id):
-                return MISSING
-            obj = getattr(builtins, node.id)
-        for p in reversed(parts):
-            try:
-                obj = getattr(obj, p)
-            except AttributeError:
-                return MISSING
-        if is_bound_method(obj):
-            return MISSING  # m.loss(x) of a global object m: called as self.loss(x) is
-        # a NumPy function with a reference implementation (rules/composites.py) is compiled
-        # as a call of that implementation
+        obj = dotted_object(self.parsed, node, builtin_names=True, also_local=self.namer_locals)
+        if obj is NOT_FOUND or is_bound_method(obj):
+            return MISSING  # (m.loss(x) of a global object m: called as self.loss(x) is)
         ref = registry.reference_of(obj)
         return ref if ref is not None else obj
 
     def resolve_or_none(self, node: gast.expr) -> Any:
-        obj = self.resolve(node)
-        return None if obj is MISSING else obj
-
-    def resolve_global(self, node: gast.expr) -> Any:
+        """:meth:`resolve`, with None for MISSING (the analyses' resolver)."""
         obj = self.resolve(node)
         return None if obj is MISSING else obj
 
@@ -328,7 +322,7 @@ class Plan:
                                       v.id in candidates for v in defs[n])} | set(self.kinds)
         self.find_views()
         self.shape_facts: ShapeFacts | None = shape_facts(
-            self.fn, self.kinds, self.resolve_global) if self.kinds else None
+            self.fn, self.kinds, self.resolve_or_none) if self.kinds else None
         self.shapes = self.shape_facts.keys if self.shape_facts is not None else {}
         counter = [0]
 
@@ -584,7 +578,7 @@ class Plan:
         if is_number(arg):
             return NUMBER
         if isinstance(arg, gast.Subscript):
-            return expr_kind(arg, self.kinds, self.resolve_global)
+            return expr_kind(arg, self.kinds, self.resolve_or_none)
         return None
 
     def numeric_arg(self, arg: Any) -> bool:

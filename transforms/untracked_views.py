@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gast
 import numpy as np
+from adgen.transforms.bindings import chain_value
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
 
@@ -86,17 +87,7 @@ def refuse_untracked_view_writes(parsed: Parsed) -> None:
 def _is_one_operand_einsum(parsed: Parsed, value: gast.expr) -> bool:
     if not isinstance(value, gast.Call) or len(value.args) != 2:
         return False
-    f = value.func
-    parts = []
-    while isinstance(f, gast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    if not isinstance(f, gast.Name) or parsed.is_local(f.id):
-        return False
-    obj = parsed.namespace.get(f.id)
-    for p in reversed(parts):
-        obj = getattr(obj, p, None)
-    return obj is np.einsum
+    return chain_value(parsed, value.func, stored_only=False) is np.einsum
 
 
 def _written_at(node: gast.Assign, name: str) -> bool:
