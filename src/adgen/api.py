@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import guards, runtime
+from adgen.aliased_globals import may_alias_globals, refuse_aliased_globals
 from adgen.arguments import (
     check_cotangent,
     check_differentiable,
@@ -209,7 +210,7 @@ def _run_pullback_again(compiled: Any, pullback: Callable[..., Any], saved: Any,
 def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_value: bool,
                compiled: Any, guards: tuple[Any, ...], generation: list[int],
                compiled_at: int, code: tuple[Any, Any] | None,
-               slow: Callable[..., Any]) -> Callable[..., Any] | None:
+               slow: Callable[..., Any], fun: Callable[..., Any]) -> Callable[..., Any] | None:
     """The gradient's call for arguments of the types of ``args``, checking inline what this
     path checks (:func:`adgen.fast_gradient.fast_call`), with ``direct`` (the same taking
     the arguments itself) as an attribute; None where they need this path."""
@@ -223,7 +224,11 @@ def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_
                             "into_real": _complex_into_real,
                             "as_gradient": as_gradient, "failed": failed,
                             "complex_refs": _COMPLEX_REFS,
-                            "complex_pullbacks": _COMPLEX_PULLBACKS}, slow)
+                            "complex_pullbacks": _COMPLEX_PULLBACKS,
+                            # (only for a function that writes in place: aliased_globals)
+                            **({"refuse_aliased": functools.partial(
+                                refuse_aliased_globals, compiled, fun)}
+                               if may_alias_globals(compiled) else {})}, slow)
     if made is None:
         return None
     fast, direct = made
@@ -345,6 +350,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
     refuse_subclasses(args, kwargs)
     compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
+    # an argument that is (or views) a global array the function reads, written in place
+    refuse_aliased_globals(compiled, fun, args)
     received = _as_received(args) if compiled.mutates_containers else args
     complex_values = may_be_complex(compiled) or has_complex(args)
     out, saved = run_forward(compiled, args, kwargs)
@@ -593,9 +600,12 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                                 # every argument differentiated is a float64 array or a
                                 # float: no check at each call
                                 all(type(sig[n]) is int or sig[n] == FLOAT_ARG
-                                    for n in nums))
+                                    for n in nums),
+                                # it writes in place and reads global arrays or objects: an
+                                # argument sharing their memory is refused (aliased_globals)
+                                may_alias_globals(compiled))
         _, nums, compiled, forward, pullback, needs_scope, one, _, complex_values, fused, _, \
-            _, _, floats = hit
+            _, _, floats, writes = hit
         complex_values = complex_values or complex_args
         plain = False  # the one argument differentiated is a float64 array
         if one is not None:  # one argument differentiated: no loop
@@ -613,6 +623,8 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
         # structure it had when the function received it (a slot may be rebound to another
         # kind of value: a number replaced by an array)
         received = _as_received(args) if compiled.mutates_containers else args
+        if writes:  # an argument that is (or views) a global array it reads
+            refuse_aliased_globals(compiled, fun, args)
         # a backend's forward and pullback in one compiled call (numba), where it can
         both = fused(*args) if fused is not None and not kwargs else None
         if both is not None:
@@ -624,7 +636,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                     args, nums, single, with_value, hit[7], generation, hit[0],
                     (hit[10], hit[11]) if hit[10] is not None else None, value_and_grad_fun)
                     if make is not None and not has_aux and not compiled.mutates_containers
-                    else None)
+                    and not writes else None)
             fast[0] = entry[1]
             # the partials wrapping this closure call the signature's direct form, which
             # comes back here when its checks fail; or this closure again
@@ -648,7 +660,7 @@ def _gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mu
                     entry = fasts[sig] = (hit, _fast_call(
                         args, nums, single, with_value, compiled, hit[7], generation,
                         hit[0], (hit[10], hit[11]) if hit[10] is not None else None,
-                        value_and_grad_fun))
+                        value_and_grad_fun, fun))
                 fast[0] = entry[1] or None
                 target = getattr(entry[1], "direct", None) or value_and_grad_fun
                 for ref in owners:

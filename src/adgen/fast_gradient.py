@@ -15,6 +15,8 @@ every call, inline:
 - the rule registry's generation (a rule registered since: recompile);
 - that the function's code was not replaced, and its other free-name guards
   (``bindings.failed``, which also refreshes the values passed as data);
+- for a function that writes in place only, that no argument shares memory with a global
+  array it reads (``aliased_globals``, which raises);
 
 then runs the forward and the pullback and checks the output and the cotangents as the
 generic path does. Any check that fails sends the call to the generic path, which recompiles
@@ -51,7 +53,8 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
         helpers: the generic path's own helpers, by name: ``annotate``, ``scalar_output``,
             ``run_pullback`` (the pullback again after ``exc``, a complex cotangent into a
             real buffer: refused for a single-use pullback), ``into_real``, ``as_gradient``, ``failed``, ``complex_refs``
-            and ``complex_pullbacks``.
+            and ``complex_pullbacks``; and ``refuse_aliased`` (the arguments' check of
+            ``aliased_globals``) for a function that writes in place.
         slow: the generic call (the gradient closure), which the direct form calls when its
             checks fail.
 
@@ -87,6 +90,9 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
         checks.append("FAILED(GUARDS) is None")  # refreshes the globals passed as data
     names = [f"a{k}" for k in range(len(args))]
     given = ", ".join(names)
+    # a function that writes in place: an argument sharing a global's memory is refused
+    # (api.refuse_aliased_globals; absent for the functions that write nothing)
+    aliased = f"        REFUSE_ALIASED(({given},))\n" if "refuse_aliased" in helpers else ""
     each = []
     for n in nums:
         if type(args[n]) is np.ndarray:  # already a gradient when the pullback made one
@@ -102,6 +108,7 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
         return (f"{head}"
                 f"        if not ({' and '.join(checks)}):\n"
                 f"            {fail}\n"
+                f"{aliased}"
                 f"        try:\n"
                 f"            out, saved = FORWARD({given})\n"
                 f"        except Exception as exc:\n"

@@ -45,8 +45,7 @@ def held_snapshots(compiled: Any, saved: Any, seen: set[int]
                    ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """``(what, array, copy)`` for each array in ``saved`` (not in ``seen``, by id) whose
     memory belongs to an array a free object of ``compiled`` holds."""
-    values = [(g.name, v) for g in getattr(compiled, "guards", ()) if g.mode != "attr"
-              for v in [g.current()] if _searched(v)]
+    values = free_values(compiled)
     if not values:
         return []  # (a function of its arguments, NumPy and global numbers alone)
     leaves = [a for a in _arrays(saved) if id(a) not in seen]
@@ -55,7 +54,7 @@ def held_snapshots(compiled: Any, saved: Any, seen: set[int]
     held = _held(compiled, values)
     found: list[tuple[str, np.ndarray, np.ndarray]] = []
     for leaf in leaves:
-        owner = _owner(leaf)
+        owner = owner_of(leaf)
         what = "a saved value" if held is None else held.get(id(owner))
         if what is not None and id(leaf) not in seen:
             seen.add(id(leaf))
@@ -64,7 +63,25 @@ def held_snapshots(compiled: Any, saved: Any, seen: set[int]
     return found
 
 
-def _owner(a: np.ndarray) -> np.ndarray:
+def free_values(compiled: Any) -> list[tuple[str, Any]]:
+    """(name, value) of the free names of ``compiled`` (its callees' too) that may hold an
+    array of the program: arrays, objects, containers, modules of the user's (not functions,
+    numbers or NumPy). Their kinds are guarded: another kind of value there recompiles."""
+    return [(g.name, v) for g in getattr(compiled, "guards", ()) if g.mode != "attr"
+            for v in [g.current()] if _searched(v)]
+
+
+def held_owners(compiled: Any) -> dict[int, str] | None:
+    """id(owner array) -> where the program holds it (``G``, ``cfg.W``, ``D['w']``), for
+    every array the compiled function's free names hold or hold three levels down (the
+    arrays of global and closure names themselves too); None: too many values to search."""
+    values = free_values(compiled)
+    if all(type(v) is np.ndarray for _, v in values):  # (no object to search: the common case)
+        return {id(owner_of(v)): name for name, v in reversed(values) if v.dtype.kind != "O"}
+    return _held(compiled, values)
+
+
+def owner_of(a: np.ndarray) -> np.ndarray:
     """The array that owns ``a``'s memory (``a`` itself if it is not a view)."""
     while isinstance(a.base, np.ndarray):
         a = a.base
@@ -109,7 +126,9 @@ def _searched(value: Any) -> bool:
         return False
     if isinstance(value, types.ModuleType):
         return value.__name__.partition(".")[0] not in _LIBRARIES
-    return isinstance(value, type) or not is_function_like(value)
+    if isinstance(value, type):  # a class of the user's (range, list: none of its arrays)
+        return value.__module__ not in _PLAIN_CLASSES
+    return not is_function_like(value)
 
 
 def _held(compiled: Any, values: list[tuple[str, Any]]) -> dict[int, str] | None:
@@ -139,7 +158,7 @@ class _Search:
             return False
         if isinstance(v, np.ndarray):
             if v.dtype.kind != "O":
-                self.held.setdefault(id(_owner(v)), path)
+                self.held.setdefault(id(owner_of(v)), path)
             return True
         if depth == 0 or id(v) in self.visited or isinstance(v, _ATOMS):
             return True
@@ -172,7 +191,7 @@ class _Search:
         for p, x in items:
             if isinstance(x, np.ndarray):
                 if x.dtype.kind != "O":
-                    self.held.setdefault(id(_owner(x)), p)
+                    self.held.setdefault(id(owner_of(x)), p)
                 continue
             if isinstance(x, _ATOMS) or type(x) in _CALLED or (
                     callable(x) and is_function_like(x) and
