@@ -11,6 +11,7 @@ from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.foreign_values import checked_objects, checked_values
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
+from adgen.transforms.method_reductions import method_reductions
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import varargs_of
@@ -26,9 +27,6 @@ from adgen.transforms.reverse_ast import (
     src_text,
 )
 from adgen.transforms.reverse_plan import Plan, range_step
-from adgen.transforms.specialize import (
-    method_reductions,
-)
 from adgen.transforms.walk import clone
 
 from adgen.rules import registry

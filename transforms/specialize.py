@@ -196,37 +196,6 @@ class _KnownShapes(Transformer):
         return node
 
 
-class _MethodReductions(Transformer):
-    """``np.sum(a)`` -> ``a.sum()`` (and max, min, mean) for a known array ``a``."""
-
-    def __init__(self, kinds: dict[str, Any], resolve: Callable[[gast.expr], Any]) -> None:
-        import numpy as np
-
-        self.kinds = kinds
-        self.resolve = resolve
-        self.methods = {id(np.sum): "sum", id(np.max): "max", id(np.min): "min",
-                        id(np.amax): "max", id(np.amin): "min", id(np.mean): "mean"}
-
-    def visit_Call(self, node: gast.Call) -> gast.expr:
-        self.generic_visit(node)
-        if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name) \
-                and isinstance(node.func, gast.Attribute):
-            k = self.kinds.get(node.args[0].id)
-            method = self.methods.get(id(self.resolve(node.func)))
-            if method is not None and isinstance(k, int) and k >= 1:
-                return gast.Call(func=gast.Attribute(value=node.args[0], attr=method,
-                                                     ctx=gast.Load()), args=[], keywords=[])
-        return node
-
-
-def method_reductions(fn: gast.FunctionDef, kinds: dict[str, Any],
-                      resolve: Callable[[gast.expr], Any]) -> gast.FunctionDef:
-    """Full reductions of known arrays as methods in forward code: ``a.sum()`` is the same
-    reduction as ``np.sum(a)`` for an ndarray, without the function's dispatch (about a
-    microsecond in NumPy 2, the cost of the sum of a short vector)."""
-    return _MethodReductions(kinds, resolve).visit(fn)
-
-
 # (rank of a, rank of b) -> the adjoints of a and b in a @ b, with g the result's adjoint:
 # what matmul_vjp_a/b compute for those ranks (nothing broadcast), written out
 _MATMUL_ADJOINTS = {
