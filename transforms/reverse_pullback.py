@@ -19,7 +19,7 @@ captures).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
@@ -46,7 +46,6 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
-from adgen.transforms.reverse_rows import Rows
 from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.shared_inverse import share_inverses
@@ -64,6 +63,9 @@ from adgen.transforms.walk import clone
 
 from adgen.errors import MissingRuleError, UnsupportedError
 
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_rows import Rows
+
 
 class Pullback:
     """Emits the pullback of one planned function."""
@@ -77,9 +79,20 @@ class Pullback:
         self.stores = Stores(self)
         self.ops = Operations(self)
         self.calls = Calls(self)
-        self.rows = Rows(self)
+        self._rows: Rows | None = None
         # per container name: the arrays kept in shadow memory that may be its items
         self._tracked_items: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def rows(self) -> Rows:
+        """What the rows of this function's loops record (:mod:`reverse_rows`), made at the
+        first loop: the first gradient of a function without loops does not import it and
+        the seven modules only it needs (the analyses of loops)."""
+        if self._rows is None:
+            from adgen.transforms.reverse_rows import Rows
+
+            self._rows = Rows(self)
+        return self._rows
 
     def emit(self) -> gast.FunctionDef:
         """The pullback; ``self.rec`` then says what the forward must keep."""
