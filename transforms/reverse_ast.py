@@ -35,6 +35,9 @@ class Site:
     decision: str
     reason: str
     captured_at: tuple[int, ...] = ()
+    # the captures the write overwrites that are copied where the pullback reads them
+    # (reverse_captures), for emitted_sites to say which copies the emitters kept
+    copied: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -85,6 +88,9 @@ class Recording:
     # try -> (the flag set once a statement with a lasting effect ran, those statements)
     try_ran: dict[int, tuple[str, set[int]]] = field(default_factory=dict)
     cap_var: dict[tuple[int, str], str] = field(default_factory=dict)  # capture -> variable
+    # copied captures whose copy the forward no longer takes: the pullback reads the part
+    # again from its array's final contents (invariant_finals)
+    read_final: set[tuple[int, str]] = field(default_factory=set)
     callees: dict[str, Any] = field(default_factory=dict)
     # a name the pullback reads only for its shape -> the name it stands for and what the
     # forward keeps of it: "shape" (np.shape) or "tree" (shape_tree) (shape_saves)

@@ -522,7 +522,8 @@ class _Captures:
                 self.sites.append(Site(w.stmt, construct, "guarded-save",
                                        f"no guard at the write: it overwrites {what}, which "
                                        f"the gradient of line(s) {', '.join(map(str, lines))} "
-                                       "reads, so that is copied where it is read", lines))
+                                       "reads, so that is copied where it is read", lines,
+                                       copied=tuple(copied)))
                 continue
             if not caps:
                 self.sites.append(Site(w.stmt, construct, "free",

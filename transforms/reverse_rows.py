@@ -378,6 +378,7 @@ class Rows:
         value = invariant_final_value(self.plan, cap.name, s, inv, private)
         if value is not None:
             del self.rec.cap_var[var_of[r]]
+            self.rec.read_final.add(var_of[r])  # explain says so (emitted_sites)
         return value
 
     def views_of_copies(self, s: gast.For | gast.While, recorded: list[str]
