@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER
-from adgen.transforms.analyses.parameter_parts import unfollowed
+from adgen.transforms.analyses.parameter_parts import first_part, unfollowed
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
@@ -146,9 +146,18 @@ class Stores:
         if not any(isinstance(n, gast.Name) and n.id != t and n.id in self.plan.act.varied
                    for n in walk(s)):
             return
+        first = first_part(self.plan.fn, t, p)
         p, part = self.plan.user_name(p), self.plan.user_name(t)
         construct = self.plan.construct(s)
-        if ".extend(" in construct:
+        if first is not None:
+            # model.layers[0].W = w: two levels inside the parameter; storing a new list or
+            # object one level inside it is followed (model.layers = layers)
+            top = p + src_text(first)[len(first.value.id):]
+            hint = (f"store a new {top} on {p} instead (for a list: new = list({top}); "
+                    f"new[k] = <a new item>; {top} = new; for an object: new = "
+                    f"copy.copy({top}); new.a = v; {top} = new), or differentiate with "
+                    f"respect to {p} itself: its gradient has {p}'s structure")
+        elif ".extend(" in construct:
             # (lower_mutation writes xs.extend(v) as appends in a loop, to a part read once
             # before it: the hint is for the user's line, which the loop's append is not)
             hint = (f"append the items one at a time (for v in items: {part}.append(v)), "

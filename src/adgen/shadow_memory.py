@@ -246,10 +246,11 @@ def _refuse_container(x: Any) -> None:
     raise locate(UnsupportedError(
         f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
         "not tell it from an array when compiling (a parameter of a function called by "
-        "the one differentiated, an item of a list, or a value returned by a call) is "
-        "not supported yet",
-        hint="write it in the function you differentiate (its list and dict arguments "
-             "are supported), or have the helper return the new item "
+        "the one differentiated, an item of a list, an attribute of an object such as "
+        "model.layers, or a value returned by a call) is not supported yet",
+        hint="build a new one and store it (new = list(model.layers); new[0] = v; "
+             "model.layers = new), write it in the function you differentiate (its list "
+             "and dict arguments are supported), or have the helper return the new item "
              "(ws[0] = helper(ws[0]))"))
 
 

@@ -159,8 +159,8 @@ def parameter_parts(fn: gast.FunctionDef, eff: Effects, params: set[str]
 def _escapes(fn: gast.FunctionDef, p: str) -> bool:
     """``p`` itself is bound to another name or held by a container (``q = p``, ``[p]``,
     ``c.append(p)``): a read through that name would not see the holder's adjoint. Reading
-    its parts and handing it to a call (whose pullback shares it: ShadowMap.deposit) do not
-    count."""
+    its parts, handing it to a call (whose pullback shares it: ShadowMap.deposit) and calling
+    it (``model(x)``, its ``__call__`` handed ``model``) do not count."""
     for node in walk(fn):
         for field, value in gast.iter_fields(node):
             for child in value if isinstance(value, list) else [value]:
@@ -169,6 +169,8 @@ def _escapes(fn: gast.FunctionDef, p: str) -> bool:
                     if isinstance(node, (gast.Attribute, gast.Subscript)) and \
                             field == "value":
                         continue
+                    if isinstance(node, gast.Call) and field == "func":
+                        continue  # model(x): its __call__ is handed model, as model.f(x)
                     if isinstance(node, gast.Call) and field == "args" and not (
                             isinstance(node.func, gast.Attribute) and
                             node.func.attr in ("append", "extend", "insert")):
@@ -280,6 +282,28 @@ def _rooted(fn: gast.FunctionDef, eff: Effects, holders: set[str], by_index: boo
             if h is not None:
                 out[id(w.stmt)] = (w.target, h)
     return out
+
+
+def first_part(fn: gast.FunctionDef, name: str, holder: str) -> gast.expr | None:
+    """The read of a part directly out of ``holder`` on the way to ``name``, when ``name``
+    is two or more levels inside it (``t1 = model.layers; layer = t1[0]``: ``model.layers``
+    for ``layer``); None when ``name`` is read out of ``holder`` itself, or the way is not
+    one binding a name."""
+    binds = _bindings(fn)
+    seen: set[str] = set()
+    t = name
+    while t not in seen:
+        seen.add(t)
+        at = binds.get(t, [])
+        if len(at) != 1 or not isinstance(at[0], gast.Assign) or \
+                not isinstance(at[0].value, (gast.Attribute, gast.Subscript)) or \
+                not isinstance(at[0].value.value, gast.Name):
+            return None
+        up = at[0].value.value.id
+        if up == holder:
+            return None if t == name else at[0].value
+        t = up
+    return None
 
 
 def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
