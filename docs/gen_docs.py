@@ -80,7 +80,10 @@ def coverage() -> str:
         zero = all(re.fullmatch(r"(np\.zeros(_like)?\(.*\)|0\.0|None)", t) for t in templates)
         notes = ["zero gradient"] if zero else []
         notes += ["linear"] * (rule.linear and not zero)
-        notes += ["output may view its input"] * rule.view
+        if rule.view and not rule.may_view():  # np.array, x.astype: a copy by default
+            notes += ["output may be its input itself with `copy=False` or `copy=None`"]
+        else:
+            notes += ["output may view its input"] * rule.view
         notes += [f"writes {', '.join(rule.mutates)} in place"] * bool(rule.mutates)
         reads = ", ".join(code(r) for r in sorted(rule.reads)) or "nothing"
         by_area.setdefault(area, []).append(

@@ -122,13 +122,16 @@ class Operations:
             # w, V = np.linalg.eigh(A); V[:, 0] *= -1: V's adjoint is in shadow memory (it
             # was written in place), the tuple's adjoint has none of it: moved in
             g = call_node("with_shadows", name("sh"), name(t), g)
-        if self.plan.tracked(t) and rule.view:
+        if self.plan.tracked(t) and rule.may_view(bound.get("copy")):
             src = bound[rule.params[0].name]
             if isinstance(src, gast.Name) and self.plan.tracked(src.id):
                 # a view of a tracked buffer shares its shadow; a copy needs the rule. The
                 # shadows the rule adds to are taken before the test, for every path.
                 pre: list[gast.stmt] = []
-                for n in [t] + [a.id for a in bound.values() if isinstance(a, gast.Name)]:
+                # (of the differentiable arguments: x.astype(t2, copy=False)'s dtype t2 is
+                # taken for a name the result may hold, and has no shadow)
+                for n in [t] + [a.id for d in rule.diff for a in [bound.get(d)]
+                                if isinstance(a, gast.Name)]:
                     b = self.pb.bar(n)
                     if self.plan.tracked(n) and self.plan.act.active(n) and b not in state:
                         pre.append(assign(name(b, gast.Store), call_node(attr_node("sh", "of"),

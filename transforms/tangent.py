@@ -673,7 +673,8 @@ class Tangent:
             if rule.primal in _CASTS and out_buf is None:  # dtype=int: a zero tangent
                 expr = gast.Call(func=name("float_part"), args=[expr, gast.Call(
                     func=name("dtype_kind"), args=[name(n)], keywords=[])], keywords=[])
-            if rule.view and isinstance(args[0], gast.Name) and out_buf is None:
+            if rule.may_view(bound.get("copy")) and isinstance(args[0], gast.Name) and \
+                    out_buf is None:
                 expr = gast.Call(func=name("view_tangent"),
                                  args=[expr, name(n), copy.deepcopy(args[0])], keywords=[])
         elif jvp.kind == "multilinear":

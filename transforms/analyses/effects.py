@@ -565,8 +565,9 @@ def _numpy_result_views(obj: Any, call: gast.Call) -> set[str]:
         return set()
     copies = [k.value for k in call.keywords if k.arg == "copy"]
     rule = registry.lookup(obj)
-    if rule is not None and not copies:
-        if rule.view and call.args:
+    if rule is not None and (not copies or any(p.name == "copy" for p in rule.params)):
+        # np.array(x, copy=False) is x itself, np.array(x) a copy (Rule.may_view)
+        if rule.may_view(copies[0] if copies else None) and call.args:
             return _names(call.args[0])
         return set()
     if getattr(obj, "__name__", "") in _FRESH_NUMPY and not copies:

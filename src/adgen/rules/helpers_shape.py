@@ -300,9 +300,10 @@ def ndarray_compress(a: object, condition: object, axis: object = None) -> np.nd
     return np.compress(condition, a, axis)
 
 
-def ndarray_astype(a: object, dtype: object) -> object:
-    """``a.astype(dtype)``: the primal the ``.astype()`` method maps to."""
-    return a.astype(dtype)
+def ndarray_astype(a: object, dtype: object, *, copy: bool = True) -> object:
+    """``a.astype(dtype, copy=copy)``: the primal the ``.astype()`` method maps to (with
+    ``copy=False``, ``a`` itself where it has the dtype already)."""
+    return a.astype(dtype, copy=copy)
 
 
 # --------------------------------------------------------------------------------------------

@@ -276,12 +276,14 @@ def cholesky(d: Any, out: Any, a: Any) -> Any:
 
 
 @defjvp(ndarray_astype)
-def astype(d: Any, out: Any, a: Any, dtype: Any) -> Any:
+def astype(d: Any, out: Any, a: Any, dtype: Any, copy: Any) -> Any:
     # a copy of d (y = x.astype(...) may be written in place, and its tangent with it): its
     # real part for a float result, zero for an integer one; in NumPy and helpers with rules,
-    # so reverse mode reads it again (hvp, hessian)
+    # so reverse mode reads it again (hvp, hessian). With copy=False the result may be x
+    # itself: then its tangent is d itself (view_tangent), written in place with it
     return float_part(np.array(d, dtype=complex) if dtype_kind(np.asarray(out)) == "c" else
-                      np.array(d), dtype_kind(np.asarray(out)))
+                      np.array(d) if copy is True else view_tangent(d, out, a),
+                      dtype_kind(np.asarray(out)))
 
 
 # Decompositions, cumprod and order statistics (the helpers in rules/helpers_jvp.py; those of

@@ -30,6 +30,8 @@ person wrote), and the tests call it directly for the dot-product check.
   (``axis``, an index, ``where``'s condition), which ``reads`` still lists: an index array
   overwritten before the pullback runs matters as much as an overwritten input.
 - ``view=True`` says the output may share memory with the first parameter (reshape, transpose).
+  A rule with a ``copy`` parameter views only where the call does not ask for a copy
+  (:meth:`Rule.may_view`: ``np.array(x, copy=False)`` is ``x``, ``np.array(x)`` a copy).
 - ``mutates`` names parameters the primal writes in place (for rules of C functions).
 """
 
@@ -93,6 +95,21 @@ class Rule:
     @property
     def is_rrule(self) -> bool:
         return self.rrule is not None
+
+    def may_view(self, copy: Any = None) -> bool:
+        """Whether a call's result may share memory with its first argument: a ``view=True``
+        rule's may, unless the call asks for a copy. ``copy`` is what the call binds to the
+        rule's ``copy`` parameter (a gast node, a :class:`Default`, or None when the rule has
+        none): a literal True is a copy, and so is a left-out ``copy`` that defaults to True
+        (``np.array(x)``, ``x.astype(t)`` copy; with ``copy=False`` NumPy 2 returns ``x``
+        itself, with ``copy=None`` where no copy is needed)."""
+        if not self.view:
+            return False
+        if isinstance(copy, Default):
+            return copy.value is not True
+        if copy is None:
+            return not any(p.name == "copy" and p.default is True for p in self.params)
+        return not (isinstance(copy, gast.Constant) and copy.value is True)
 
     @property
     def templates(self) -> tuple[gast.expr, ...]:

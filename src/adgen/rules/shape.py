@@ -120,15 +120,20 @@ def copy(g: Any, out: Any, a: Any, order: Any, subok: Any) -> Any:
     return g  # the same values in the order asked for (C, F, A, K): the same gradient
 
 
-@defvjp(np.array, "object, dtype=None", diff="object", reads="dtype", linear=True)
-def array(g: Any, out: Any, object: Any, dtype: Any) -> Any:
+# copy=False (NumPy 2: never a copy, an error where one is needed) and copy=None (a copy only
+# where needed) may give the argument itself: a view then (Rule.may_view); copy=True, the
+# default, a new array
+@defvjp(np.array, "object, dtype=None, *, copy=True", diff="object", reads="dtype",
+        linear=True, view=True)
+def array(g: Any, out: Any, object: Any, dtype: Any, copy: Any) -> Any:
     # An array gets g; a list of entries gets the list of their cotangents (nested alike).
     # An integer or bool dtype truncates: no gradient (cast_vjp).
     return array_vjp(cast_vjp(g, dtype), shape_tree(object))
 
 
-@defvjp(np.asarray, "a, dtype=None", diff="a", reads="dtype", linear=True, view=True)
-def asarray(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+@defvjp(np.asarray, "a, dtype=None, *, copy=None", diff="a", reads="dtype", linear=True,
+        view=True)
+def asarray(g: Any, out: Any, a: Any, dtype: Any, copy: Any) -> Any:
     return array_vjp(cast_vjp(g, dtype), shape_tree(a))
 
 
@@ -156,9 +161,10 @@ def require(g: Any, out: Any, a: Any, dtype: Any, requirements: Any) -> Any:
     return array_vjp(cast_vjp(g, dtype), shape_tree(a))
 
 
-@defvjp(ndarray_astype, "a, dtype", diff="a", reads="dtype", linear=True,
-        name="numpy.ndarray.astype")
-def astype(g: Any, out: Any, a: Any, dtype: Any) -> Any:
+# x.astype(t, copy=False) is x itself where x has the dtype t already (a view then)
+@defvjp(ndarray_astype, "a, dtype, *, copy=True", diff="a", reads="dtype", linear=True,
+        view=True, name="numpy.ndarray.astype")
+def astype(g: Any, out: Any, a: Any, dtype: Any, copy: Any) -> Any:
     # Back to the input's dtype (a float32 input gets a float32 cotangent, a real input the
     # real part of a complex one); an integer or bool dtype truncates: no gradient.
     return cotangent_as(cast_vjp(g, dtype), a.dtype)
