@@ -81,12 +81,14 @@ def plain_result(value: Any, what: str) -> None:
     """Refuses an np.matrix or masked array that ``what`` gave (code adgen runs as it is: an
     object's method, a function known only when it runs, a global object's item; its value
     meets values with a derivative: transforms.analyses.foreign_values), or that an object,
-    list, tuple or dict it gave holds two levels down (``c = make_c()``, whose methods the
-    function calls read ``self.M``): the rules that follow treat it as a plain ndarray, whose
-    operators differ (a masked array's skip elements)."""
+    list, tuple or dict it gave holds at any depth (``c = make_c()``, whose methods the
+    function calls read ``self.M`` or ``self.inner.deep.M``): the rules that follow treat it
+    as a plain ndarray, whose operators differ (a masked array's skip elements)."""
     if type(value) is np.ndarray or isinstance(value, (float, int, complex, str)):
         return
-    found = held_subclass(value, "", 2)
+    # the whole object: an array a method reads as self.inner.deep.M is as wrong as
+    # self.M (two levels were checked, and cfg.inner.deep.M + v was silently wrong)
+    found = held_subclass(value, "", 64)
     if found is not None:
         from adgen.errors import NonDifferentiableError
 
@@ -105,38 +107,50 @@ def plain_result(value: Any, what: str) -> None:
 def held_subclass(value: Any, path: str, depth: int) -> tuple[str, Any] | None:
     """``(path, array)`` of an np.matrix or masked array that ``value`` is or holds (in an
     object's stored attributes, lists, tuples and dicts, ``depth`` levels down; the first
-    256 items of each), or None.
+    256 items of each, each object once, 4096 values in all), or None.
     np.memmap computes as an ndarray and is not one (arguments.is_array_subclass, written
     here for standalone modules)."""
-    if isinstance(value, np.ndarray):
-        if type(value) is not np.ndarray and not isinstance(value, np.memmap):
-            return path, value
-        return None
-    if depth == 0 or isinstance(value, (float, int, complex, str, bytes)):
-        return None
-    if isinstance(value, dict):
-        items = value.items()
-        form = "{}[{!r}]"
-    elif isinstance(value, (list, tuple)):
-        items = enumerate(value)
-        form = "{}[{}]"
-    else:
-        import types  # here: a standalone module copies this function, not runtime's imports
+    import types  # here: a standalone module copies this function, not runtime's imports
 
-        stored = getattr(value, "__dict__", None)
-        if not isinstance(stored, dict) or isinstance(value, (
-                type, types.ModuleType, types.FunctionType, types.MethodType)):
-            return None  # a number, a module's or class's namespace, a function
-        items = stored.items()
-        form = "{}.{}"
-    for count, (k, v) in enumerate(items):
-        if count == 256:  # (a long list of numbers: its first items only)
-            break
-        if isinstance(v, (float, int, str)):
+    # (value, depth left, (form, key, parent)): the path is built for the value found only
+    todo: list[tuple[Any, int, Any]] = [(value, depth, None)]
+    seen: set[int] = set()
+    budget = 4096
+    while todo and budget:
+        value, left, where = todo.pop()
+        budget -= 1
+        if isinstance(value, np.ndarray):
+            if type(value) is not np.ndarray and not isinstance(value, np.memmap):
+                parts = []
+                while where is not None:
+                    form, key, where = where
+                    parts.append(form.format(key))
+                return path + "".join(reversed(parts)), value
             continue
-        found = held_subclass(v, form.format(path, k), depth - 1)
-        if found is not None:
-            return found
+        if left == 0 or isinstance(value, (float, int, complex, str, bytes)) or \
+                id(value) in seen:
+            continue
+        seen.add(id(value))  # (an object that holds itself, or two paths to one object)
+        if isinstance(value, dict):
+            items: Any = value.items()
+            form = "[{!r}]"
+        elif isinstance(value, (list, tuple)):
+            items = enumerate(value)
+            form = "[{}]"
+        else:
+            stored = getattr(value, "__dict__", None)
+            if not isinstance(stored, dict) or isinstance(value, (
+                    type, types.ModuleType, types.FunctionType, types.MethodType)):
+                continue  # a number, a module's or class's namespace, a function
+            items = stored.items()
+            form = ".{}"
+        found = []
+        for count, (k, v) in enumerate(items):
+            if count == 256:  # (a long list of numbers: its first items only)
+                break
+            if not isinstance(v, (float, int, str)):
+                found.append((v, left - 1, (form, k, where)))
+        todo.extend(reversed(found))  # the first item first
     return None
 
 
