@@ -473,6 +473,8 @@ def _matches(fn: Any, src: str, file: str) -> bool:
     owner = _class_name(fn)
     if owner:  # compiled in a class of its name, so private names are mangled alike
         src = f"class {owner}:\n" + textwrap.indent(src, "    ")
+    if _compiles_to_its_code(fn, src, file):
+        return True  # (without disassembling both: 3.5 ms of Polybench ADI's build)
     try:
         compiled = compile(src, file, "exec", dont_inherit=True)
     except SyntaxError:
@@ -483,6 +485,52 @@ def _matches(fn: Any, src: str, file: str) -> bool:
     mine = [c for c in consts if hasattr(c, "co_code") and
             c.co_name == fn.__code__.co_name]
     return bool(mine) and _shape(mine[0]) == _shape(fn.__code__)
+
+
+def _compiles_to_its_code(fn: Any, src: str, file: str) -> bool:
+    """A quick sufficient test for :func:`_matches`: ``src`` compiled after imports binding
+    the module names the function reads gives exactly the function's code (its bytecode,
+    names and constants, nested code alike), so the instructions :func:`_shape` compares are
+    the same. The imports (never run: ``import sys as np``) make the compiler reach those
+    modules' attributes as it does in the function's own module, where ``np.sum(x)`` is not
+    a method call. False sends :func:`_matches` to the comparison of the instructions."""
+    code = fn.__code__
+    module_names = sorted(n for n in _names_read(code)
+                          if isinstance(fn.__globals__.get(n), types.ModuleType))
+    head = "import " + ", ".join(f"sys as {n}" for n in module_names) + "\n" \
+        if module_names else ""
+    try:
+        compiled = compile(head + src, file, "exec", dont_inherit=True)
+    except SyntaxError:
+        return False
+    consts = list(compiled.co_consts)
+    consts += [k for c in consts if isinstance(c, types.CodeType) for k in c.co_consts]
+    return any(isinstance(c, types.CodeType) and c.co_name == code.co_name and
+               _same_code(c, code) for c in consts)
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    """The names ``code`` and the code nested in it read as globals or attributes."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names_read(c)
+    return out
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """The same bytecode, names and constants (nested code compared the same way)."""
+    if a.co_code != b.co_code or a.co_names != b.co_names or \
+            a.co_varnames != b.co_varnames or a.co_cellvars != b.co_cellvars or \
+            a.co_freevars != b.co_freevars or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or repr(x) != repr(y):
+            return False
+    return True
 
 
 def _check_matches(fn: Any, src: str, node: gast.AST, file: str) -> None:
