@@ -279,6 +279,10 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
         re.match(r"^\s*(?:np|numpy)\.[\w.]+\(\s*([A-Za-z_]\w*)", construct) or \
         re.match(r"^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?!\w*\()", construct)
     name = found.group(1) if found else captured
+    if re.match(rf"^{re.escape(name)}\[\s*['\"]", captured):
+        # an array in a dict (st["x"] += dt * st["v"]): a copy of the dict would hold the
+        # same array, a copy of the array is what the write must go into
+        name = captured
     return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
 
 
