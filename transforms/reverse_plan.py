@@ -600,7 +600,7 @@ class Plan:
             if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
                 from adgen.rules import methods
 
-                if call.func.attr in methods.METHODS or call.func.attr == "append":
+                if self.array_method(call.func) or call.func.attr == "append":
                     return False
                 import numpy as np
 
@@ -758,6 +758,17 @@ class Plan:
         return self.softmax_of(at) if isinstance(at, gast.Assign) and \
             id(at) in (self._softmaxes or {}) else None
 
+    def array_method(self, func: gast.Attribute) -> bool:
+        """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
+        rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
+        is known to be an ndarray (``cam.view()`` of a user's class is its own method)."""
+        from adgen.rules import methods
+
+        if func.attr not in methods.METHODS:
+            return False
+        return func.attr not in methods.ARRAY_RECEIVER_ONLY or (
+            isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int))
+
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
         obj = self.resolve(v.func)
         if obj is not MISSING:
@@ -765,7 +776,7 @@ class Plan:
         if isinstance(v.func, gast.Attribute):
             from adgen.rules import methods
 
-            fn = methods.METHODS.get(v.func.attr)
+            fn = methods.METHODS.get(v.func.attr) if self.array_method(v.func) else None
             if fn is not None:
                 args = list(v.args)
                 if v.func.attr in methods.VARARG_METHODS and len(args) > 1:

@@ -396,7 +396,8 @@ class Tangent:
                 isinstance(obj.__self__, np.ndarray):
             # a method of a local array, or of a global one (g(q, P0.copy())): its rule
             f = v.func
-            if isinstance(f, gast.Attribute) and f.attr in methods.METHODS:
+            if isinstance(f, gast.Attribute) and f.attr in methods.METHODS and (
+                    f.attr not in methods.ARRAY_RECEIVER_ONLY or obj is not None):
                 fn = methods.METHODS[f.attr]
                 args = list(v.args)
                 if f.attr in methods.VARARG_METHODS and len(args) > 1:

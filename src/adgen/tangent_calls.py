@@ -16,6 +16,7 @@ import numpy as np
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError
 from adgen.rules import registry
+from adgen.rules.methods import ARRAY_RECEIVER_ONLY, METHODS
 from adgen.transforms.parse import varargs_of
 
 
@@ -105,6 +106,14 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                  not isinstance(k, registry.Default)}
         given = {p: t for p, t in given.items() if t is not None}
         return _RuleJvp(fn, rule, tuple(args), kwargs, given)
+    if type(fn) is types.BuiltinMethodType and not args and not kwargs and \
+            fn.__self__ is owner and isinstance(owner, np.ndarray) and \
+            fn.__name__ in ARRAY_RECEIVER_ONLY:
+        # x.view() where x was not known to be an ndarray when compiling (rules.methods): its
+        # rule, whose tangent is the same view of x's tangent (a write through it writes that)
+        view = METHODS[fn.__name__]
+        return _RuleJvp(view, registry.lookup(view), (owner,), {},
+                        {} if owner_dot is None else {"a": owner_dot})
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref

@@ -37,6 +37,7 @@ __all__ = [
     "ndarray_conj",
     "ndarray_flatten",
     "ndarray_item",
+    "ndarray_view",
     "split_like",
     "stack_vjp",
     "take_along_axis_vjp",
@@ -304,6 +305,12 @@ def ndarray_astype(a: object, dtype: object, *, copy: bool = True) -> object:
     """``a.astype(dtype, copy=copy)``: the primal the ``.astype()`` method maps to (with
     ``copy=False``, ``a`` itself where it has the dtype already)."""
     return a.astype(dtype, copy=copy)
+
+
+def ndarray_view(a: object) -> object:
+    """``a.view()``: a new array object sharing ``a``'s memory (the primal the ``.view()``
+    method maps to; ``a.view(dtype)`` reinterprets the bytes and has no rule)."""
+    return a.view()  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from adgen.rules.helpers import (
     ndarray_flatten,
     ndarray_item,
     ndarray_tolist,
+    ndarray_view,
 )
 
 METHODS: dict[str, Callable[..., Any]] = {
@@ -68,9 +69,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "conjugate": ndarray_conj,
     "round": np.round,
     "astype": ndarray_astype,
+    "view": ndarray_view,  # x.view(): x's memory (x.view(dtype) is refused when it binds)
     "item": ndarray_item,
     "tolist": ndarray_tolist,
 }
+
+# Methods a class of the user's often has too (a camera's ``view()``): taken for the ndarray
+# method only where the receiver is known to be an ndarray when compiling (the signature's
+# kinds); elsewhere adgen's dispatch maps the call when it runs, an ndarray's to its rule
+# and a user object's to its own method.
+ARRAY_RECEIVER_ONLY = frozenset({"view"})
 
 VARARG_METHODS: dict[str, str] = {
     "reshape": "shape",

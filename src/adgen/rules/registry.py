@@ -709,13 +709,20 @@ _KEYWORD_HINTS = {
 }
 
 
+# what to write instead of a call a rule does not take, by rule
+_RULE_HINTS = {
+    "numpy.ndarray.view": "; x.view(dtype) reinterprets the bytes, which has no gradient: "
+                          "convert the values with x.astype(dtype), or take x itself",
+}
+
+
 def binding_hint(rule: Rule, exc: TypeError) -> str:
     """The hint of the error for a call whose arguments ``rule.bind`` refused with ``exc``:
     the parameters the rule takes, and what to write for a keyword it does not take."""
     known = ", ".join(p.name for p in rule.params)
     short = rule.name.replace("numpy.", "np.")
     extra = next((text.format(short=short) for key, text in _KEYWORD_HINTS.items()
-                  if f"keyword {key!r}" in str(exc)), "")
+                  if f"keyword {key!r}" in str(exc)), _RULE_HINTS.get(rule.name, ""))
     return f"adgen's rule for {rule.name} takes ({known}){extra}"
 
 

@@ -17,12 +17,19 @@ import numpy as np
 from adgen.rules.helpers import (
     angle_vjp,
     imag_vjp,
+    ndarray_view,
     real_vjp,
     rollaxis_vjp,
     trim_zeros_vjp,
     unstack_vjp,
 )
 from adgen.rules.registry import defvjp
+
+
+# x.view(): the same elements in x's memory (a write through it writes x)
+@defvjp(ndarray_view, "a", linear=True, view=True, name="numpy.ndarray.view")
+def view(g: Any, out: Any, a: Any) -> Any:
+    return g
 
 
 @defvjp(np.fliplr, "m", linear=True, view=True)
