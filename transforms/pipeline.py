@@ -65,6 +65,7 @@ from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.single_use import consumable_saved, shape_numbers
 from adgen.transforms.star_wrappers import shim_of
+from adgen.transforms.unseen_calls import check_unseen_calls
 from adgen.transforms.walk import walk
 
 from adgen.errors import AdgenError, CompilerError
@@ -122,6 +123,9 @@ class Compiled:
     # of it is refused), and whether it or a function it calls reads one
     free_writes: tuple[Any, ...] = ()
     free_reads: bool = False
+    # the positions of its parameters it calls as it is, where adgen checks the callee when
+    # it runs (transforms/unseen_calls.py: a caller checks what it passes there)
+    calls_parameters: tuple[int, ...] = ()
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -449,6 +453,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # an array the forward computed dies after its last read, not at the return
         run_pass("reverse", lambda: drop_dead_arrays(
             result.forward, {n for n, k in known.items() if type(k) is int}), parsed)
+        # a function held in a variable that the forward runs as it is (cb()): refused when
+        # it runs if it writes an array the call does not pass it (a global, its object's)
+        calls_parameters = run_pass("reverse", lambda: check_unseen_calls(
+            result.forward, functools.partial(_parameters_called, parsed, mutation)), parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]
@@ -528,8 +536,21 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     returns_fresh=fresh_result, number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
                     single_use=single_use and result.lean is not None,
-                    free_writes=free_writes(eff, parsed),
+                    free_writes=free_writes(eff, parsed), calls_parameters=calls_parameters,
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
+
+
+def _parameters_called(parsed: Parsed, mutation: str, call: gast.Call) -> tuple[int, ...]:
+    """The positions of ``call``'s arguments that the function of the user's it runs calls
+    as it is (its ``calls_parameters``; transforms/unseen_calls.py); () for anything else."""
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+        return ()
+    try:
+        return compile_function(obj, mutation=mutation).calls_parameters
+    except AdgenError:
+        return ()  # the caller's own compilation reports it (mutating_call)
 
 
 def _reads_free(parsed: Parsed, mutation: str, call: gast.Call) -> str | None:

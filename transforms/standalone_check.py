@@ -76,6 +76,14 @@ def check_standalone(fn: Any, compiled: Any, source: str, module: str) -> None:
                 _location(code.co_filename, line) if own and line else None,
                 hint="call a module-level function instead (pass what a nested def reads as "
                      f"arguments; a method: a function taking the object), {_HINT_SHIP}")
+    if re.search(r"(?<![\w.])checked_callable\(", source):
+        # (transforms/unseen_calls.py: what such a callee writes is known when it runs only)
+        raise UnsupportedError(
+            f"{fn.__qualname__} (or a function it calls) calls a function held in a variable "
+            "(a callback, cb()) that adgen runs as it is and checks when it runs, by compiling "
+            "it, for in-place writes it cannot see: the standalone module would need adgen",
+            _location(code.co_filename, code.co_firstlineno) if code is not None else None,
+            hint=f"call a module-level function by its name instead, {_HINT_SHIP}")
     _check_names(fn, compiled, module)
     leftover = re.search(r"^\s*(from adgen\b.*|import adgen\b.*)$", module, re.MULTILINE)
     if leftover:

@@ -35,6 +35,7 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     zeros_like,
     zeros_of_tree,
 )
+from adgen.callbacks import checked_callable  # noqa: F401  (re-exported: generated code)
 from adgen.guards import (  # noqa: F401  (re-exported: generated code imports them here)
     Capture,
     GuardScope,
@@ -556,7 +557,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver",
     "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
-    "field_default", "match_sequence",
+    "field_default", "match_sequence", "checked_callable",
     *_helper_names,
 ]
 

@@ -1,0 +1,223 @@
+"""Functions held in a variable that generated code runs as they are, checked at the call.
+
+A call of a function adgen cannot name when it compiles (``cb()`` of a parameter, ``c()`` of
+a list's item, ``CB["cb"]()``) through which no derivative flows (its arguments have none,
+its result is not used) runs as it is: adgen does not differentiate it, and did not see what
+it writes. A callback that writes in place an array it is not given::
+
+    WORK = np.zeros(4)
+    def fill(): WORK[1:] *= 3
+    def f(x, cb):
+        WORK[:] = x
+        cb()                      # WORK's values, and their derivative, change here
+        return np.sum(WORK ** 2)
+
+was a silently wrong gradient under both policies ([2, 12, 18, 24] for [2, 36, 54, 72]). The
+forward now calls such a callee through :func:`checked_callable` (transforms/unseen_calls.py),
+which returns it unchanged after refusing, at the call, one that writes an array the call
+does not pass it:
+
+- a Python function (a lambda, a function of another module, a bound method, a
+  ``functools.partial``, a callable object's ``__call__``): adgen compiles it and reads what
+  it writes (``Compiled.free_writes``: a global or closure array; ``written_params``: its
+  object's arrays, ``self.buf``, or the arguments a partial gives it);
+- a method of an ndarray that writes it (``WORK.fill``, ``WORK.sort``);
+- a partial of a function adgen has no source for (NumPy's, ``operator``'s) that gives it an
+  array, when the function writes its arguments (``partial(np.copyto, WORK, 2.0)``,
+  ``out=WORK``).
+
+Functions without source (builtins, C functions) write only the arrays they are given (an
+argument, the array a method is bound to, a partial's arguments): those are the cases above.
+A Python function adgen cannot compile is refused when it stores into an array that a
+global or closure name of it holds (read from its bytecode), and runs as it is otherwise.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import types
+from typing import Any
+
+import numpy as np
+
+from adgen.errors import AdgenError, UnsupportedError
+
+# ndarray methods that write the array they are bound to
+_ARRAY_WRITERS = frozenset({"fill", "sort", "partition", "put", "itemset", "resize",
+                            "setfield", "setflags", "byteswap", "__setitem__", "__iadd__",
+                            "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+                            "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__",
+                            "__ixor__", "__ilshift__", "__irshift__"})
+# functions without source that write an argument in place (besides out=)
+_ARGUMENT_WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal",
+                               "put_along_axis", "shuffle", "setitem", "iadd", "isub", "imul",
+                               "itruediv", "ifloordiv", "imod", "ipow", "imatmul", "iand",
+                               "ior", "ixor", "ilshift", "irshift", "at"})
+_HINT = ("pass the array to the function as an argument and call the function by its name "
+         "(fill(WORK)), whose in-place writes adgen follows, or make the write in the "
+         "function differentiated")
+# Python functions checked already, with the rule registry's generation then
+_CHECKED: dict[Any, int] = {}
+
+
+def checked_callable(fn: Any) -> Any:
+    """``fn``, after refusing one that writes in place an array it is not passed (a global
+    or closure array, its object's, a partial's argument). Generated code calls a callee it
+    could not name when it compiled through this: ``checked_callable(cb)(3.0)``.
+
+    Raises:
+        UnsupportedError: naming the callee and the write (its line, where adgen can read
+            it), with how to pass the array instead.
+    """
+    kind = type(fn)
+    if kind is types.FunctionType:
+        _check_function(fn, fn, (), ())
+    elif kind is types.MethodType:
+        _check_function(fn, fn.__func__, (fn.__self__,), ())
+    elif kind is functools.partial:
+        _check_partial(fn)
+    elif kind is types.BuiltinMethodType or kind is types.MethodWrapperType:
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, np.ndarray) and fn.__name__ in _ARRAY_WRITERS:
+            _refuse(fn, f"writes the array it is a method of in place ({_name(fn)})")
+    elif not isinstance(fn, type):
+        call = getattr(kind, "__call__", None)
+        if isinstance(call, types.FunctionType):  # an object called as a function
+            _check_function(fn, call, (fn,), ())
+    return fn
+
+
+def _check_partial(fn: functools.partial) -> None:
+    inner, args, keywords = fn, [], {}
+    while isinstance(inner, functools.partial):  # partial(partial(f, a), b): f(a, b)
+        args[:0] = inner.args
+        keywords = {**inner.keywords, **keywords}
+        inner = inner.func
+    given = [*args, *keywords.values()]
+    if isinstance(inner, types.MethodType):
+        given.insert(0, inner.__self__)
+        inner = inner.__func__
+    if isinstance(inner, types.FunctionType):
+        _check_function(fn, inner, tuple(given[:len(given) - len(keywords)]),
+                        tuple(keywords))
+        return
+    if isinstance(getattr(inner, "__self__", None), np.ndarray) and \
+            getattr(inner, "__name__", "") in _ARRAY_WRITERS:
+        _refuse(fn, f"writes the array it is a method of in place ({_name(inner)})")
+    arrays = any(isinstance(a, np.ndarray) for a in given)
+    name = getattr(inner, "__name__", "")
+    if arrays and (name in _ARGUMENT_WRITERS or keywords.get("out") is not None):
+        _refuse(fn, f"is a partial of {name} given an array, which it writes in place")
+
+
+def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
+                    bound_keywords: tuple[str, ...], depth: int = 3) -> None:
+    """Refuses ``fn`` (called as ``shown``, with ``bound`` given before the call's own
+    arguments and ``bound_keywords`` by name) when it writes an array the call cannot see."""
+    from adgen.rules import registry
+
+    if registry.lookup(fn) is not None or "_forward.<locals>." in fn.__qualname__ or \
+            str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen.")):
+        return  # a rule's; a nested def of the function differentiated (checked there)
+    known = _CHECKED.get(fn) if not bound and not bound_keywords else None
+    if known is not None and known == registry._GENERATION[0]:
+        return
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        compiled = compile_function(fn)
+    except AdgenError:
+        _check_code(shown, fn, depth, readable=False)
+        return
+    _check_code(shown, fn, depth, readable=True)
+    if compiled.free_writes:
+        w = compiled.free_writes[0]
+        _refuse(shown, f"writes a global or closure array in place at {w} "
+                       f"({w.source_line.strip()})")
+    if compiled.mutates_params and (bound or bound_keywords):
+        code = fn.__code__
+        names = code.co_varnames[:code.co_argcount]
+        given = set(names[:len(bound)]) | set(bound_keywords)
+        written = compiled.written_params
+        hit = given if written is True else given & set(written)
+        if hit and any(_holds_array(v) for v in bound):
+            if isinstance(shown, functools.partial):
+                _refuse(shown, f"writes {', '.join(sorted(hit))} in place, an argument the "
+                               "partial gives it")
+            _refuse(shown, "writes an array of its object in place")
+    if not bound and not bound_keywords:
+        if len(_CHECKED) > 256:
+            _CHECKED.clear()
+        _CHECKED[fn] = registry._GENERATION[0]
+
+
+def _check_code(shown: Any, fn: types.FunctionType, depth: int, readable: bool) -> None:
+    """Refuses ``fn`` when its bytecode may write an array that one of its global or closure
+    names holds, or when a function it names (a global or closure one, ``depth`` calls
+    down) is refused. ``readable``: adgen compiled it, and its ``free_writes`` cover stores
+    and updates (``WORK[1:] *= 3``), not a method's write (``WORK.fill(2.0)``), ``out=``
+    or ``np.copyto(WORK, v)``, which are looked for here; otherwise (adgen cannot compile
+    it, or a helper it calls writes a global array: ``def run(): fill()``) any store or
+    update counts."""
+    ops = list(dis.get_instructions(fn))
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    values = []
+    for n in dict.fromkeys(i.argval for i in ops if i.opname in ("LOAD_GLOBAL", "LOAD_DEREF")):
+        if n in cells:
+            try:
+                values.append((n, cells[n].cell_contents))
+            except ValueError:
+                continue
+        else:
+            values.append((n, fn.__globals__.get(n)))
+    for _, value in values:
+        if depth and isinstance(value, types.FunctionType) and value is not fn:
+            try:
+                _check_function(value, value, (), (), depth - 1)
+            except UnsupportedError as err:
+                _refuse(shown, f"calls {_name(value)}, which {getattr(err, 'what', '')}")
+    if not any(_may_write(i, readable, fn.__code__.co_consts) for i in ops):
+        return
+    for n, value in values:
+        if _holds_array(value):
+            _refuse(shown, f"may write {n} in place (adgen reads the function's code, not "
+                           "what it does)")
+
+
+def _may_write(i: dis.Instruction, readable: bool, consts: tuple[Any, ...]) -> bool:
+    """Whether instruction ``i`` may write an array in place: a method that writes its array
+    (``.fill``), a NumPy function that writes an argument (``np.copyto``, ``np.add.at``),
+    an ``out=`` keyword; and unless ``readable``, a store or an update of an item."""
+    if i.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        return i.argval in _ARRAY_WRITERS or i.argval in _ARGUMENT_WRITERS
+    if i.opname == "KW_NAMES":  # a call's keywords' names (its argval: <unknown> in 3.11)
+        return "out" in consts[i.arg]
+    if isinstance(i.argval, tuple) and "out" in i.argval:  # (3.13: a constant before CALL_KW)
+        return True
+    return not readable and (i.opname in ("STORE_SUBSCR", "STORE_SLICE") or
+                             (i.opname == "BINARY_OP" and i.argrepr.endswith("=")) or
+                             i.opname.startswith("INPLACE_"))
+
+
+def _holds_array(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return True
+    space = getattr(v, "__dict__", None)
+    return isinstance(space, dict) and not isinstance(v, (type, types.ModuleType)) and \
+        any(isinstance(x, np.ndarray) for x in space.values())
+
+
+def _name(fn: Any) -> str:
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    return getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or \
+        type(inner).__name__
+
+
+def _refuse(fn: Any, what: str) -> None:
+    # (located where the forward made the call: forward_errors.annotate)
+    err = UnsupportedError(
+        f"{_name(fn)}, called through a variable where adgen runs it as it is, {what}: "
+        "adgen does not see that write, and the gradient would miss it", hint=_HINT)
+    err.what = what  # type: ignore[attr-defined]  # (for a caller's refusal: calls fn, which ...)
+    raise err

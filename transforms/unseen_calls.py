@@ -1,0 +1,84 @@
+"""Calls the forward runs as they are, of a function held in a local variable: checked when
+they run.
+
+A call whose callee adgen cannot name when it compiles (``cb()`` of a parameter, ``c()`` of
+a list's item, ``t1()`` for ``CB["cb"]()``) and through which no derivative flows is left as
+it is in the forward: adgen neither differentiates it nor sees what it writes. A callee that
+writes an array in place that the call does not pass it (a global scratch array, its
+object's buffer) changed values the gradient reads, unseen (src/adgen/callbacks.py). Such a
+call's callee is wrapped: ``cb(3.0)`` becomes ``checked_callable(cb)(3.0)``, which refuses
+that callee when the call runs and returns it unchanged otherwise.
+
+Input: the finished forward of the reverse pass (a ``gast.FunctionDef``). Output: the same
+function, where each call whose callee is a name the forward binds itself (a parameter, a
+local; not a ``def``) calls it through ``checked_callable``, and so does each argument such
+a name gives a function of the user's that calls its parameter as it is (``run(cb)``, where
+``run`` calls ``cb()``: ``run(checked_callable(cb))``). Calls that go through adgen's
+dispatch (``call_forward(cb, x)``), of globals, of attributes and inside nested defs and
+lambdas (whose writes are checked where the function differentiated defines them:
+free_writes.refuse_unseen_writes) are left alone. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gast
+
+CHECK = "checked_callable"  # adgen.runtime's (src/adgen/callbacks.py)
+
+
+def check_unseen_calls(fn: gast.FunctionDef,
+                       called: Callable[[gast.Call], tuple[int, ...]]) -> tuple[int, ...]:
+    """Wraps, in place, the callee of each call in ``fn``'s own body whose callee is a name
+    ``fn`` binds (see the module docstring), and the arguments that are such names at the
+    positions ``called(call)`` gives: those a function of the user's called as it is
+    (``run(cb)``) calls as it is itself, at any depth (its ``Compiled.calls_parameters``).
+
+    Returns:
+        The positions of ``fn``'s parameters it calls that way, directly or through such a
+        function: ``fn``'s own ``calls_parameters``.
+    """
+    own = list(_own_nodes(fn))
+    defs = {n.name for n in own if isinstance(n, (gast.FunctionDef, gast.ClassDef))}
+    args = fn.args
+    bound = {a.id for a in [*args.args, *args.kwonlyargs, *args.posonlyargs,
+                            args.vararg, args.kwarg] if isinstance(a, gast.Name)}
+    bound |= {n.id for n in own if isinstance(n, gast.Name) and
+              isinstance(n.ctx, gast.Store)}
+    bound -= defs
+    checked: set[str] = set()
+    for node in own:
+        if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
+            continue
+        if node.func.id in bound:
+            checked.add(node.func.id)
+            node.func = _checked(node.func)
+            continue
+        for k in called(node):
+            a = node.args[k] if k < len(node.args) else None
+            if isinstance(a, gast.Name) and a.id in bound:
+                checked.add(a.id)
+                node.args[k] = _checked(a)
+    params = [a.id if isinstance(a, gast.Name) else None for a in args.args]
+    return tuple(k for k, p in enumerate(params) if p in checked)
+
+
+def _checked(name: gast.Name) -> gast.Call:
+    return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[name],
+                     keywords=[])
+
+
+def _own_nodes(fn: gast.FunctionDef) -> list[gast.AST]:
+    """The nodes of ``fn``'s body, not those inside a nested def, class or lambda (their
+    headers' names are included)."""
+    out: list[gast.AST] = []
+    todo: list[gast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                             gast.Lambda)):
+            continue
+        todo.extend(gast.iter_child_nodes(node))
+    return out
