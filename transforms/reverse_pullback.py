@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
 from adgen.transforms.analyses.real_parts import real_part_views
@@ -117,6 +118,18 @@ class Pullback:
             # its slots may be rebound: the gradient goes to the items it was given
             self.rec.entry_of[p] = self.namer.fresh(f"{p}_entry")
             self.rec.extra_fwd.add(self.rec.entry_of[p])
+        # a copy of a parameter changed in place as a container (``if cache is None: cache =
+        # {}`` then ``cache["h"] = v ** 2``: SSA's cache_2 is the caller's dict or a new one):
+        # its adjoint starts from the caller's when it holds the caller's container (withdraw
+        # finds it by the object; a new one starts from zeros), and goes back to the parameter
+        # through the copy. It started from zeros, and the caller's reads of the dict after
+        # the call lost their gradient (silently)
+        copies = parameter_copies(self.plan.fn, {p for p in params if p not in cparams and
+                                                 self.plan.act.active(p)})
+        joined = sorted({w.target for w in self.plan.eff.writes if w.container and
+                         w.target in copies and self.plan.act.active(w.target)})
+        for t in joined:
+            state |= {self.bar(t), "owned:" + self.bar(t)}
         rev = self.rev_block(self.plan.fn.body, state, top=True)
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
@@ -150,7 +163,7 @@ class Pullback:
             # a shadow no other lookup reaches is a zero of the array's shape, which is then
             # all the pullback keeps of it (ADI's q and v)
             unshared_shadows(body, self.plan)
-        needed = self.free_names(body, set()) | set(cparams)
+        needed = self.free_names(body, set()) | set(cparams) | set(joined)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         if self.plan.kinds:
             # an array the pullback reads only for its shape is handed over as its shape,
@@ -164,7 +177,7 @@ class Pullback:
             unpack = []
         withdraws = [assign(name(self.bar(p), gast.Store), call_node(attr_node("sh", "withdraw"),
                                                                   name(p)), self.plan.fn)
-                     for p in cparams]
+                     for p in [*cparams, *joined]]
         pull_body += unpack + withdraws + body
         if self.plan.kinds:
             pull_body = [known_shapes(st, self.plan.kinds) for st in pull_body]

@@ -254,3 +254,35 @@ def _in_order(body: list[gast.stmt]) -> list[gast.stmt]:
         for h in getattr(s, "handlers", []):
             out += _in_order(h.body)
     return out
+
+
+def parameter_copies(fn: gast.FunctionDef, params: set[str]) -> set[str]:
+    """The names bound, outside every loop, only to one of ``params`` or to such a name by
+    plain copies (``q = p``; SSA's join of ``if cache is None: cache = {}`` binds
+    ``cache_2 = cache`` in one arm): what they hold may be the caller's container itself."""
+    loops = {id(s) for f in walk(fn) if isinstance(f, (gast.For, gast.While))
+             for s in walk(f) if isinstance(s, gast.stmt) and s is not f}
+    sources: dict[str, list[gast.expr | None]] = {}
+    for s in walk(fn):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            sources.setdefault(s.targets[0].id, []).append(
+                s.value if id(s) not in loops else None)
+        elif isinstance(s, (gast.AugAssign, gast.For)) or (
+                isinstance(s, gast.Assign) and not isinstance(s.targets[0], (
+                    gast.Name, gast.Subscript, gast.Attribute))):
+            for t in walk(s.target if not isinstance(s, gast.Assign) else s.targets[0]):
+                if isinstance(t, gast.Name):
+                    sources.setdefault(t.id, []).append(None)
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for n, values in sources.items():
+            if n in out or n in params:
+                continue
+            named = [v for v in values if isinstance(v, gast.Name)]
+            # bound to a copy of a parameter in one place at least, and never in a loop
+            if None not in values and any(v.id in params | out for v in named):
+                out.add(n)
+                changed = True
+    return out
