@@ -535,6 +535,22 @@ class _Captures:
                        self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)]]
             if self.plan.policy == "strict" and certain:
                 c = certain[0]
+                tangent = user_name_of(c.name)
+                if tangent.endswith("_dot") and self.plan.fn.name.endswith("_jvp"):
+                    # reverse mode over the jvp code adgen generated (hessian, hvp, jacfwd or
+                    # jacrev of grad): the value overwritten is a tangent of its own, not a
+                    # value of the user's (it said 'overwrites out_1_dot, which the gradient
+                    # of line 14 (np.exp(out, out=out)) reads', grad itself being fine)
+                    base = tangent[:-len("_dot")].rstrip("_0123456789") or tangent
+                    raise MutationError(
+                        f"second derivatives under mutation=\"strict\": {construct} writes "
+                        f"{base} in place, and adgen's forward-mode code of it writes {base}'s "
+                        "tangent in place too, after reading it for this line's derivative; "
+                        "the second derivative reads that tangent again (the gradient "
+                        "alone keeps nothing here)", self.plan.loc(w.stmt),
+                        hint=f'use mutation="save" for second derivatives (adgen keeps a copy '
+                             f"of the tangent), or write into a new array here ({base} = ... "
+                             "instead of out= or an in-place update)")
                 others = sorted({(o.stmt.lineno, self.plan.construct(o.stmt)) for o in caps
                                  if o.stmt.lineno != c.stmt.lineno})
                 also = "".join(f"; the gradient of line {ln} ({text}) reads it too"
