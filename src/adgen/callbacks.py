@@ -57,8 +57,9 @@ _ARGUMENT_WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagon
 _HINT = ("pass the array to the function as an argument and call the function by its name "
          "(fill(WORK)), whose in-place writes adgen follows, or make the write in the "
          "function differentiated")
-# Python functions checked already, with the rule registry's generation then
-_CHECKED: dict[Any, int] = {}
+# Python functions that passed the checks of their code, with the rule registry's generation
+# then and their compilation (None: adgen cannot compile it)
+_CHECKED: dict[Any, tuple[int, Any]] = {}
 
 
 def checked_callable(fn: Any) -> Any:
@@ -120,22 +121,29 @@ def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
     if registry.lookup(fn) is not None or "_forward.<locals>." in fn.__qualname__ or \
             str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen.")):
         return  # a rule's; a nested def of the function differentiated (checked there)
-    known = _CHECKED.get(fn) if not bound and not bound_keywords else None
-    if known is not None and known == registry._GENERATION[0]:
-        return
-    from adgen.transforms.pipeline import compile_function
+    generation = registry._GENERATION[0]
+    known = _CHECKED.get(fn)
+    if known is not None and known[0] == generation:
+        compiled = known[1]
+    else:
+        from adgen.transforms.pipeline import compile_function
 
-    try:
-        compiled = compile_function(fn)
-    except AdgenError:
-        _check_code(shown, fn, depth, readable=False)
-        return
-    _check_code(shown, fn, depth, readable=True)
-    if compiled.free_writes:
-        w = compiled.free_writes[0]
-        _refuse(shown, f"writes a global or closure array in place at {w} "
-                       f"({w.source_line.strip()})")
-    if compiled.mutates_params and (bound or bound_keywords):
+        try:
+            compiled = compile_function(fn)
+        except AdgenError:
+            compiled = None
+        # what it writes of its free names' arrays, and the functions it names
+        _check_code(shown, fn, depth, readable=compiled is not None)
+        if compiled is not None and compiled.free_writes:
+            w = compiled.free_writes[0]
+            _refuse(shown, f"writes a global or closure array in place at {w} "
+                           f"({w.source_line.strip()})")
+        if len(_CHECKED) > 256:
+            _CHECKED.clear()
+        # (None: adgen cannot compile it, which is not cached by the compiler: not tried at
+        # each call)
+        _CHECKED[fn] = (generation, compiled)
+    if compiled is not None and compiled.mutates_params and (bound or bound_keywords):
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount]
         given = set(names[:len(bound)]) | set(bound_keywords)
@@ -146,10 +154,6 @@ def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
                 _refuse(shown, f"writes {', '.join(sorted(hit))} in place, an argument the "
                                "partial gives it")
             _refuse(shown, "writes an array of its object in place")
-    if not bound and not bound_keywords:
-        if len(_CHECKED) > 256:
-            _CHECKED.clear()
-        _CHECKED[fn] = registry._GENERATION[0]
 
 
 def _check_code(shown: Any, fn: types.FunctionType, depth: int, readable: bool) -> None:
