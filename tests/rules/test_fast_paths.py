@@ -146,3 +146,29 @@ def test_rows_sums_of_unbroadcast_keep_the_dtype(dtype):
     np.testing.assert_allclose(got, g.sum(axis=1, keepdims=True))
     empty = unbroadcast(np.zeros((3, 0)), (3, 1))
     np.testing.assert_array_equal(empty, np.zeros((3, 1)))
+
+
+def _layouts(m: np.ndarray) -> list[np.ndarray]:
+    """``m`` as a C array, a Fortran array, a strided view and a transposed view."""
+    wide = np.zeros((m.shape[0], 2 * m.shape[1]))
+    wide[:, ::2] = m
+    return [m, np.asfortranarray(m), wide[:, ::2], np.ascontiguousarray(m.T).T]
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (1, 7), (4, 1), (3, 0), (0, 4)])
+def test_row_sums_as_a_product_in_any_layout(shape):
+    """sum_keepdims(a, 1) and unbroadcast(g, (n, 1)) of a float64 matrix take the row sums
+    as a matrix-vector product: each row's sum, whatever the matrix's memory layout
+    (sum_keepdims: a new (n, 1) array)."""
+    from adgen.rules.helpers import sum_keepdims
+
+    m = np.random.default_rng(4).standard_normal(shape)
+    want = np.array([[sum(float(v) for v in row)] for row in m]).reshape(shape[0], 1)
+    for a in _layouts(m):
+        for got in (sum_keepdims(a, 1), sum_keepdims(a, -1), unbroadcast(a, (shape[0], 1))):
+            assert got.shape == (shape[0], 1) and got.dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+        assert not np.shares_memory(sum_keepdims(a, 1), a)  # (unbroadcast to a's own shape is a)
+    with np.errstate(invalid="ignore"):
+        bad = sum_keepdims(np.array([[1.0, np.inf], [np.nan, 2.0], [np.inf, -np.inf]]), 1)
+    np.testing.assert_array_equal(bad, [[np.inf], [np.nan], [np.nan]])
