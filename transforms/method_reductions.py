@@ -9,14 +9,16 @@ the same bits. The function first goes through NumPy's Python dispatch (``_wrapr
 1.5-2 us in NumPy 2 at every call: as long as a softmax's row sum of a 128 x 10 matrix (the
 reduction itself takes 3.5 us). A person who times such code writes the method.
 
-Input: the finished forward function and the kinds of its names (analyses.kinds: an ``int``
+Input: the forward function as the reverse pass builds it (reverse_forward; before
+fold_temporaries) and the kinds of its names (analyses.kinds: an ``int``
 kind is an ``np.ndarray`` of that rank, never a subclass or a number). Output: the same
 function where each call ``np.f(a)``, ``np.f(a, axis)`` or ``np.f(a, axis=..., keepdims=...)``
 of one of those reductions, ``a`` a name of a known array of rank >= 1, is ``a.f(...)`` with
 the same arguments after ``a``. Any other keyword (``dtype``, ``out``, ``where``,
 ``initial``: lowered or refused before this runs), a starred argument, a number or a value of
-unknown kind (a Python float has no ``.sum``; a masked array's method differs) leaves the call
-as written. The positional ``axis`` is the first parameter of the method as of the function
+unknown kind (a Python float or a list has no ``.sum``) leaves the call as written. (For an
+ndarray subclass, a masked array or ``np.matrix``, ``np.sum`` calls the object's own method
+anyway.) The positional ``axis`` is the first parameter of the method as of the function
 after ``a``.
 """
 
