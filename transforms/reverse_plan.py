@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity, passed_names
 from adgen.transforms.analyses.container_results import may_return_container
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
@@ -944,7 +944,7 @@ class Plan:
             # writes its arguments is known only when it runs, so its pullback runs (the
             # dispatch follows a list, dict or object it changes, and refuses an array write);
             # skipped, a write of o.val was silently left out of the gradient
-            passed = [a.id for a in call.args if isinstance(a, gast.Name)]
+            passed = passed_names(call)
             if any(self.act.active(n) and n not in self.numeric for n in passed):
                 return True
             if any(self.act.active(n) and self.kinds.get(n) != NUMBER for n in passed):
@@ -969,7 +969,8 @@ class Plan:
             # o.method(w) of an object whose type is known only when it runs (a parameter, a
             # global model, sc.scale_inplace(w)): its pullback runs, so the dispatch refuses
             # a write of w or of o's arrays; elided, that write was silently left out
-            passed = [a.id for a in [call.func.value, *call.args] if isinstance(a, gast.Name)]
+            passed = [call.func.value.id] if isinstance(call.func.value, gast.Name) else []
+            passed += passed_names(call)
             return any(self.act.active(n) and n not in self.numeric for n in passed)
         if registry.refusal_of(obj) is not None:
             return False  # refused with its reason where the call is differentiated
@@ -982,5 +983,36 @@ class Plan:
         # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
         writes = bool(info and (info.mutates_params or
                                 getattr(info.compiled, "mutates_containers", False)))
-        return writes and any(
-            self.act.active(a.id) for a in call.args if isinstance(a, gast.Name))
+        if writes and info.mutates_params:
+            self.refuse_displays_written(obj, call, info.compiled.written_params)
+        return writes and any(self.act.active(n) for n in passed_names(call))
+
+    def refuse_displays_written(self, obj: Any, call: gast.Call,
+                                written: set[str] | bool) -> None:
+        """Refuses arrays with a derivative handed to a callee inside a list, tuple or dict
+        display it may write in place (``sgd_step([W, b], [gW, gb])`` with ``p -= lr * g``
+        over the items): the callee is compiled without knowing the parameter holds a list,
+        and the caller's own values were left as they were, a silently wrong gradient."""
+        names = positional_params(obj, len(call.args))
+        handed = [(names[k] if k < len(names) else None, a) for k, a in enumerate(call.args)]
+        handed += [(k.arg, k.value) for k in call.keywords]
+        for param, a in handed:
+            if not isinstance(a, (gast.List, gast.Tuple, gast.Dict)) or \
+                    not (written is True or param in written):
+                continue
+            inner = [n for n in passed_names(gast.Call(func=a, args=[a], keywords=[]))
+                     if self.act.active(n) and self.kinds.get(n) != NUMBER]
+            if not inner:
+                continue
+            fname = getattr(obj, "__name__", "the function")
+            kind = {gast.List: "list", gast.Tuple: "tuple", gast.Dict: "dict"}[type(a)]
+            users = list(dict.fromkeys(self.user_name(n) for n in inner))
+            shown = ", ".join(users)
+            raise UnsupportedError(
+                f"the call of {fname} hands {shown} to it inside a {kind} whose items "
+                f"{fname} may write in place: adgen follows an array a function writes when "
+                "the array itself is passed to it, not inside a list, tuple or dict made at "
+                "the call", self.loc(call),
+                hint=f"pass each array itself to a function that writes one (step({users[0]}, "
+                     f"...)), or have {fname} return the new arrays and assign them ({shown} = "
+                     f"{fname}(...))")

@@ -173,7 +173,7 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
             return []
         srcs = _loads(call)
         # A call whose result is discarded can only matter through what it mutates.
-        targets = {a.id for a in call.args if isinstance(a, gast.Name)}
+        targets = set(passed_names(call))
         if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
             if call.func.attr in _LIST_ADDS:
                 # lst.append(v) changes lst, not v (v's buffer, now also lst's item, is
@@ -183,6 +183,29 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
             targets.add(call.func.value.id)
         return [(srcs, targets)]
     return []
+
+
+def passed_names(call: gast.Call) -> list[str]:
+    """The names a call is handed, by position or by keyword (``step(u, out=lap)``: u and
+    lap), or as items of a list, tuple or dict display (``sgd_step([W, b], [gW, gb])``): a
+    callee may write any of them in place."""
+    out: list[str] = []
+
+    def add(e: gast.expr) -> None:
+        if isinstance(e, gast.Name):
+            out.append(e.id)
+        elif isinstance(e, gast.Starred):
+            add(e.value)
+        elif isinstance(e, (gast.List, gast.Tuple)):
+            for item in e.elts:
+                add(item)
+        elif isinstance(e, gast.Dict):
+            for item in e.values:
+                add(item)
+
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        add(a)
+    return out
 
 
 # methods of a list that add their arguments to it
@@ -213,8 +236,7 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
             return set()  # x.reshape(...), lst.index(...): the effects analysis knows these
     elif not isinstance(f, gast.Name):
         return set()
-    names = {a.id for a in call.args if isinstance(a, gast.Name)} | {
-        k.value.id for k in call.keywords if isinstance(k.value, gast.Name)}
+    names = set(passed_names(call))
     if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and obj is None:
         names.add(f.value.id)
     return names
