@@ -34,6 +34,8 @@ AREAS = {
     "linalg": "Products and numpy.linalg",
     "shape": "Shape, joining, copying and selection",
     "indexing": "Indexing",
+    "scatter": "In-place ufunc.at updates (np.multiply.at, np.maximum.at, np.minimum.at; "
+               "np.add.at and np.subtract.at are in-place writes the compiler knows)",
     "decompositions": "Matrix decompositions, cumprod, repeat",
     "views": "Views (flips, rotations, transposes) and real parts",
     "fft": "np.fft: discrete Fourier transforms (complex values: see supported.md)",

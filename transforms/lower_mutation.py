@@ -11,6 +11,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
                                          t = np.take_along_axis(x, p, axis=-1); x[...] = t``
 - ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
+- ``np.multiply.at(x, i, v)`` (``maximum``, ``minimum``) -> ``t = ufunc_at(np.multiply, x, i,
+                                         v); x[...] = t`` (rules/scatter.py)
 - ``x.put(i, v)`` / ``np.put(x, i, v)``    -> ``flat = flat_view(x); flat[i] = v``
 - ``np.fill_diagonal(x, v)``             -> ``d = diagonal_index(x); x[d] = v``
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
@@ -241,6 +243,17 @@ class _Lower:
                                                                   call.args[0]), s),
                         store(call.args[0], name(idx), call.args[1], s)] + \
                     self._none(result, s)
+            if isinstance(func, gast.Attribute) and func.attr == "at" and \
+                    getattr(resolved, "__self__", None) in (np.multiply, np.maximum,
+                                                            np.minimum) and \
+                    len(call.args) == 3 and not call.keywords and \
+                    isinstance(call.args[0], gast.Name):
+                # not linear (np.add.at is): the new contents as a value whose pullback reads
+                # the old ones, stored back (rules/scatter.py)
+                tmp = self.namer.fresh("t")
+                value = _call_name("ufunc_at", func.value, *call.args)
+                return [assign(name(tmp, gast.Store), value, s),
+                        store(call.args[0], _ellipsis(), name(tmp), s)] + self._none(result, s)
             if resolved is np.copyto and 2 <= len(call.args) <= 4:
                 return self._copyto(call, s) + self._none(result, s)
             fname = getattr(resolved, "__name__", "")

@@ -414,8 +414,13 @@ class Stores:
         ufunc = self.plan.resolve(call.func.value)
         x = call.args[0].id
         if ufunc not in (np.add, np.subtract) or len(call.args) != 3:
-            raise UnsupportedError(f"{src_text(call.func)} is not supported (np.add.at and "
-                                   "np.subtract.at are)", self.plan.loc(s))
+            raise UnsupportedError(
+                f"{src_text(call.func)}"
+                f"{'(a, indices) of a unary ufunc' if len(call.args) == 2 else ''} is not "
+                "supported (np.add.at, np.subtract.at, and np.multiply.at, np.maximum.at, "
+                "np.minimum.at with an array, indices and values are)", self.plan.loc(s),
+                hint="write the update as an indexed assignment of new values (x[i] = "
+                     "f(x[i]) for indices without repeats), or compute it into a new array")
         v = call.args[2]
         if not self.plan.active(v) or not self.plan.act.active(x):
             return []

@@ -803,7 +803,8 @@ class Tangent:
                     isinstance(v.args[0], gast.Name) and self.active(v.args[0].id):
                 if getattr(obj, "__self__", None) not in (np.add, np.subtract):
                     self.refuse(s, f"{source_of(v.func)} on a buffer with a derivative (only "
-                                   "np.add.at and np.subtract.at)")
+                                   "np.add.at, np.subtract.at, and np.multiply.at, "
+                                   "np.maximum.at, np.minimum.at with three arguments)")
                 # np.add.at(x, i, v) / np.subtract.at: the same call on the tangents
                 if len(v.args) < 3:
                     self.refuse(s, source_of(v))

@@ -619,6 +619,17 @@ cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))
 cases("numpy.ndarray.conjugate", C(randn(3)), C(randn(2, 3)))
+cases("numpy.ndarray.view", C(randn(3)), C(randn(2, 3)))
+# ufunc_at(ufunc, a, indices, b): np.multiply.at / np.maximum.at / np.minimum.at as a value;
+# repeated positions, a zero factor, rows with broadcast values, a tuple index
+cases("numpy.ufunc.at",
+      C(np.multiply, randn(5), [0, 0, 3, 1], randn(4)),
+      C(np.multiply, randn(4), [2, 2, 2], np.array([1.5, 0.0, -2.0])),
+      C(np.multiply, randn(3, 2), [0, 2, 0], randn(2)),
+      C(np.maximum, randn(4), [1, 1, 3, 0], np.array([2.5, -1.5, 3.0, -4.0])),
+      C(np.minimum, randn(3, 3), (slice(None), 1), np.array([-3.0, 4.0, -5.0])),
+      expect((np.maximum, np.array([1.0]), [0, 0], np.array([1.0, 0.5])),
+             (np.array([0.5]), np.array([0.5, 0.0]))))
 cases("builtins.tuple", C([randn(2), randn(3, 1)]), C((randn(), randn(2))), C([randn()]),
       C(randn(3, 2)))
 cases("builtins.dict", C({"w": randn(2, 3), "b": randn()}), C({"a": [randn(2), randn()]}),

@@ -22,6 +22,7 @@ from adgen.rules import (  # noqa: F401,E402
     decompositions,
     fft,
     no_gradient,
+    scatter,
     views,
 )
 from adgen.rules import jvps  # noqa: F401,E402  (forward mode: needs every rule above)

@@ -5,8 +5,8 @@ standalone output (``adgen FILE -o OUT``) copies the source of the ones it uses,
 helpers those call, into the module it writes. So every helper is a public (``__all__``),
 top-level function that uses only ``np``, builtins and the other helpers: no other imports,
 and annotations that evaluate with numpy and builtins alone. They live in modules by area
-(complex values and FFTs, core, decompositions, jvps, linalg, shape, special
-functions, tangents), all
+(complex values and FFTs, core, decompositions, jvps, linalg, scatter ufuncs' ``at``,
+shape, special functions, tangents), all
 re-exported here.
 
 Conventions:
@@ -35,6 +35,8 @@ from adgen.rules.helpers_linalg import *
 from adgen.rules.helpers_linalg import __all__ as _linalg
 from adgen.rules.helpers_second import *
 from adgen.rules.helpers_second import __all__ as _second
+from adgen.rules.helpers_scatter import *
+from adgen.rules.helpers_scatter import __all__ as _scatter
 from adgen.rules.helpers_shape import *
 from adgen.rules.helpers_shape import __all__ as _shape
 from adgen.rules.helpers_special import *
@@ -42,5 +44,5 @@ from adgen.rules.helpers_special import __all__ as _special
 from adgen.rules.helpers_tangent import *
 from adgen.rules.helpers_tangent import __all__ as _tangent
 
-__all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_second, *_shape, *_special,
-                  *_tangent])  # noqa: PLE0605
+__all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_scatter, *_second, *_shape,
+                  *_special, *_tangent])  # noqa: PLE0605
