@@ -9,48 +9,36 @@ The emitters read it (:mod:`reverse_pullback`, :mod:`reverse_forward`); none wri
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity, passed_names
+from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.container_results import may_return_container
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
-from adgen.transforms.analyses.shift_invariance import (
-    logs_of_softmaxes,
-    normalised_exponentials,
-)
 from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.front import is_bound_method
-from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.node_index import nodes_of
-from adgen.transforms.parse import Parsed, positional_params, varargs_of
+from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
-    BINOPS,
     MISSING,
     RUNTIME_CALLS,
-    UNARYOPS,
-    USERCALL,
     Capture,
     Site,
     basic_index,
-    is_callable_object,
     is_number,
-    is_python_function,
-    is_user_class,
-    loaded_names,
     src_text,
     stored_names,
-    unsupported_operator,
     user_name_of,
 )
+from adgen.transforms.reverse_plan_calls import CallFacts
+from adgen.transforms.reverse_plan_rules import OperationRules
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
 
-from adgen.errors import Location, UnsupportedError
+from adgen.errors import Location
 from adgen.rules import registry
 
 
@@ -64,7 +52,7 @@ def range_step(e: gast.expr) -> int | None:
     return None
 
 
-class Plan:
+class Plan(CallFacts, OperationRules):
     """What the reverse pass knows about one function in SSA form (after lower_mutation)."""
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, act: Activity, eff: Effects,
@@ -124,11 +112,6 @@ class Plan:
         self._alias_defs: dict[str, list[gast.expr | None]] | None = None
         self._tracked: set[str] | None = None
         self._chains: set[str] | None = None
-        # id(p = e / t) -> (s1, e, axis) of each normalised exponential (softmax_of)
-        self._softmaxes: dict[int, tuple[str, str, int]] | None = None
-        self._softmax_rule: Any = None
-        self._log_softmaxes: dict[int, tuple[str, str, int]] = {}
-        self._log_softmax_rule: Any = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
         # statement -> the writes of it that may overwrite a capture (a call may write two
@@ -594,196 +577,6 @@ class Plan:
             return any(self.any_active(e) for e in elts)
         return False
 
-    def is_user_call(self, call: gast.Call) -> bool:
-        obj = self.resolve(call.func)
-        if obj is MISSING:
-            if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
-                from adgen.rules import methods
-
-                if self.array_method(call.func) or call.func.attr == "append":
-                    return False
-                import numpy as np
-
-                if isinstance(self.kinds.get(call.func.value.id), int) and \
-                        hasattr(np.ndarray, call.func.attr):
-                    return False  # a NumPy method without a rule: said at compile time
-            return True
-        if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
-                not registry.is_reference_impl(obj):
-            return False  # adgen's own runtime functions: rules or no derivative
-        if isinstance(obj, functools.partial):
-            return True  # a partial of a function: called through adgen's dispatch
-        return registry.lookup(obj) is None and (is_python_function(obj) or
-                                                 is_user_class(obj) or is_callable_object(obj))
-
-    def call_args(self, call: gast.Call, obj: Any) -> list[gast.expr]:
-        """The positional arguments of a call of user function ``obj`` as its compiled forward
-        takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""
-        n = varargs_of(obj)
-        args = list(call.args)
-        if n is None or len(args) < n:
-            return args  # fewer than the named ones: the tuple goes by keyword (packed_keyword)
-        return args[:n] + [gast.Tuple(elts=args[n:], ctx=gast.Load())]
-
-    def packed_keyword(self, call: gast.Call, obj: Any) -> list[gast.keyword]:
-        """``xs=()`` for a call of ``def g(x, c=2.0, *xs)`` that passes fewer positional
-        arguments than the named parameters (``g(z)``, ``g(z, c=0.7)``): the named ones left
-        to their defaults or keywords (the empty tuple was passed in c's place: a raw
-        broadcasting error, or 'multiple values for argument c')."""
-        n = varargs_of(obj)
-        if n is None or len(call.args) >= n:
-            return []
-        return [gast.keyword(arg=obj.__code__.co_varnames[n],
-                             value=gast.Tuple(elts=[], ctx=gast.Load()))]
-
-    def refuse_active_partial(self, s: gast.stmt, v: gast.Call) -> None:
-        """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
-        partial's pullback gives cotangents to the arguments of its call, not to the ones it
-        bound (a silently lost gradient otherwise)."""
-        if not isinstance(v, gast.Call) or self.resolve(v.func) is not functools.partial:
-            return
-        bound = list(v.args[1:]) + [k.value for k in v.keywords]
-        active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
-                         if self.act.active(n.id)})
-        if active:
-            what = ", ".join(user_name_of(n) for n in active)
-            raise UnsupportedError(
-                f"functools.partial binds {what}, which has a gradient here: adgen follows "
-                "gradients through the arguments a partial is called with, not the ones it "
-                "binds", self.loc(s),
-                hint=f"pass {what} when calling it, or call the function directly")
-
-    def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
-        """The rule and bound arguments of an operation statement (None: no rule needed)."""
-        v = s.value
-        softmax = self.softmax_of(s)
-        if softmax is not None:
-            return softmax
-        if isinstance(v, gast.BinOp):
-            if type(v.op) not in BINOPS:
-                raise unsupported_operator(v.op, self.loc(s))
-            if isinstance(v.op, gast.Div) and (found := self.reciprocal_of(v)) is not None:
-                return found
-            rule = registry.lookup(BINOPS[type(v.op)])
-            return (rule, rule.bind([v.left, v.right], {})) if rule else None
-        if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
-            rule = registry.lookup(UNARYOPS[type(v.op)])
-            return (rule, rule.bind([v.operand], {})) if rule else None
-        if isinstance(v, gast.Attribute):
-            from adgen.rules import methods
-
-            if v.attr in methods.ATTRIBUTES and self.resolve(v) is MISSING:
-                rule = registry.lookup(methods.ATTRIBUTES[v.attr])
-                return (rule, rule.bind([v.value], {})) if rule else None
-            return None
-        if isinstance(v, gast.Call):
-            if self.is_user_call(v):
-                return (USERCALL, {})
-            rule, args = self.call_rule(v)
-            if rule is None:
-                return None
-            kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
-            try:
-                return rule, rule.bind(list(args), dict(kwargs))
-            except TypeError as exc:
-                raise UnsupportedError(
-                    f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
-                    hint=registry.binding_hint(rule, exc)) from exc
-        return None
-
-    def reciprocal_of(self, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
-        """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
-        reads the output only (``-g * out * out / c``; ``np.reciprocal``'s when c is 1): the
-        divisor need not be kept for the pullback, which the division's own rule reads. A
-        zero ``c`` keeps that rule (out * out / c would be 0 / 0)."""
-        c = v.left
-        sign = 1
-        if isinstance(c, gast.UnaryOp) and isinstance(c.op, (gast.USub, gast.UAdd)):
-            sign = -1 if isinstance(c.op, gast.USub) else 1
-            c = c.operand
-        if not (isinstance(c, gast.Constant) and type(c.value) in (int, float)):
-            return None
-        value = sign * c.value
-        if value == 0 or value != value or abs(value) == float("inf"):
-            return None
-        if value == 1:
-            import numpy as np
-
-            rule = registry.lookup(np.reciprocal)
-            return (rule, rule.bind([v.right], {})) if rule else None
-        from adgen.rules import arithmetic
-
-        rule = registry.lookup(arithmetic.scaled_reciprocal)
-        return (rule, rule.bind([v.left, v.right], {})) if rule else None
-
-    def softmax_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
-        """For the division closing a normalised exponential whose exponential and row sums
-        nothing else reads (analyses.shift_invariance), the softmax's rule bound to the
-        exponential's input: the exponential and the sums then get no adjoint. Arrays whose
-        adjoints live in shadow memory keep the statements' own rules (an ``out=`` write
-        there moves the shadow)."""
-        if self._softmaxes is None:
-            from adgen.rules import reductions
-
-            self._softmaxes = normalised_exponentials(self.fn, self.eff, self.kinds,
-                                                      self.resolve_or_none)
-            self._softmax_rule = registry.lookup(reductions.softmax)
-            # q = np.log(p), the only read of a softmax's p: the log-softmax's rule there
-            self._log_softmaxes = logs_of_softmaxes(self.fn, self.eff, self.kinds,
-                                                    self.resolve_or_none)
-            self._log_softmax_rule = registry.lookup(reductions.log_softmax)
-        logged = self._log_softmaxes.get(id(s))
-        if logged is not None:
-            s1, p, axis = logged
-            if self.tracked(s1) or self.tracked(p) or not self.act.active(s1) or \
-                    self.softmax_of_division(p) is None:
-                return None
-            rule = self._log_softmax_rule
-            return rule, rule.bind([gast.Name(s1, gast.Load(), None, None),
-                                    gast.Name(p, gast.Load(), None, None)],
-                                   {"axis": gast.Constant(axis, None)})
-        found = self._softmaxes.get(id(s))
-        if found is None:
-            return None
-        s1, e, axis = found
-        if self.tracked(s1) or self.tracked(e) or not self.act.active(s1):
-            return None
-        rule = self._softmax_rule
-        return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
-                               {"axis": gast.Constant(axis, None)})
-
-    def softmax_of_division(self, p: str) -> Any:
-        """The softmax rule of the division binding ``p`` (softmax_of), or None."""
-        at = self.def_stmt.get(p)
-        return self.softmax_of(at) if isinstance(at, gast.Assign) and \
-            id(at) in (self._softmaxes or {}) else None
-
-    def array_method(self, func: gast.Attribute) -> bool:
-        """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
-        rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
-        is known to be an ndarray (``cam.view()`` of a user's class is its own method)."""
-        from adgen.rules import methods
-
-        if func.attr not in methods.METHODS:
-            return False
-        return func.attr not in methods.ARRAY_RECEIVER_ONLY or (
-            isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int))
-
-    def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
-        obj = self.resolve(v.func)
-        if obj is not MISSING:
-            return registry.lookup(obj), list(v.args)
-        if isinstance(v.func, gast.Attribute):
-            from adgen.rules import methods
-
-            fn = methods.METHODS.get(v.func.attr) if self.array_method(v.func) else None
-            if fn is not None:
-                args = list(v.args)
-                if v.func.attr in methods.VARARG_METHODS and len(args) > 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
-                return registry.lookup(fn), [v.func.value] + args
-        return None, []
-
     def counters(self) -> set[str]:
         """Names bound only as the target of a builtin range loop, or only as a copy of one
         (``i = i1`` for ``enumerate``): ints, with or without a signature."""
@@ -877,142 +670,3 @@ class Plan:
                    id(n) not in inside}
         return any(isinstance(n.ctx, gast.Store) and user_name_of(n.id) in outside
                    for n in nodes_of(b, gast.Name))
-
-    def info_at(self, obj: Any, node: gast.AST) -> Any:
-        """The compiled callee, with its compile errors located at the call."""
-        from adgen.errors import AdgenError
-
-        if isinstance(obj, functools.partial):
-            inner = obj.func
-            while isinstance(inner, functools.partial):
-                inner = inner.func
-            if not (is_python_function(inner) or is_user_class(inner) or
-                    is_callable_object(inner)):
-                # a partial of a library's class or builtin (partial(np.ma.masked_array,
-                # mask=m)): nothing to compile, it runs as it is, as its function called
-                # directly does (compiling the partial raised an internal AttributeError)
-                return None
-        try:
-            return self.callee_info(obj)
-        except AdgenError as err:
-            if err.location is None or err.location.file != self.parsed.file:
-                err.at_call(self.loc(node), obj)
-            raise
-
-    def result_made_by_callee(self, call: gast.Call) -> bool:
-        """Whether a call of a user function may return values the callee made, which its
-        saved values may hold (tanh's output): unless its summary says its results may view
-        its arguments (``Compiled.returns_fresh`` false), whose captures cover them."""
-        obj = self.resolve(call.func)
-        if obj is MISSING or not is_python_function(obj):
-            return True  # a function known at run time only (a variable, a nested def)
-        info = self.info_at(obj, call)
-        return info is None or info.compiled.returns_fresh
-
-    def args_callee_reads(self, call: gast.Call) -> set[str]:
-        """The argument names whose values a callee's pullback may read (unknown: all), and
-        for a nested def, every version of the enclosing names it reads."""
-        everything = loaded_names(call)
-        if isinstance(call.func, gast.Name):
-            for d in self.parsed.nested_defs:
-                if d.name == call.func.id:
-                    free = free_names(d, self.parsed.closure_free)
-                    everything |= {n.id for n in nodes_of(self.fn, gast.Name)
-                                   if user_name_of(n.id) in free}
-        obj = self.resolve(call.func)
-        if obj is MISSING or not is_python_function(obj):
-            return everything
-        info = self.info_at(obj, call)
-        reads = info.compiled.reads_params if info is not None else True
-        if reads is True:
-            return everything
-
-        params = positional_params(obj, len(call.args))
-        out: set[str] = set()
-        for k, a in enumerate(call.args):
-            if k < len(params) and params[k] in reads:
-                out |= loaded_names(a)
-        for kw in call.keywords:
-            if kw.arg in reads:
-                out |= loaded_names(kw.value)
-        return out
-
-    def mutating_call(self, call: gast.Call) -> bool:
-        obj = self.resolve(call.func)
-        if obj is MISSING and isinstance(call.func, gast.Name):
-            # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
-            # writes its arguments is known only when it runs, so its pullback runs (the
-            # dispatch follows a list, dict or object it changes, and refuses an array write);
-            # skipped, a write of o.val was silently left out of the gradient
-            passed = passed_names(call)
-            if any(self.act.active(n) and n not in self.numeric for n in passed):
-                return True
-            if any(self.act.active(n) and self.kinds.get(n) != NUMBER for n in passed):
-                # an array it may write in place (f = sc.scale_inplace; f(w)): the dispatch
-                # refuses that write when it runs (elided, the write was silently left out)
-                return True
-            params = {a.id for a in self.fn.args.args}
-            handed = [n for n in passed if n in params and n not in self.numeric]
-            if handed and len(set(passed)) > 1 and any(
-                    n in params or self.act.active(n) for n in passed if n != handed[0]):
-                # a parameter handed to a function held in a variable with other values
-                # (init = Base.__init__; init(self, s), or f(o, s) in a helper): whether it
-                # writes the parameter (o.val = 2 * s) is known only when it runs, and the
-                # parameter is not known to change here, so its gradient would be lost
-                raise UnsupportedError(
-                    f"{src_text(call)} passes {handed[0]} to a function held in a variable, "
-                    "which may change it in place: adgen cannot follow that write here",
-                    self.loc(call), hint="call the function by its name (Base.__init__(self, "
-                    "...), helper(o, ...)), or have it return the new value")
-            return False
-        if obj is MISSING and isinstance(call.func, gast.Attribute):
-            # o.method(w) of an object whose type is known only when it runs (a parameter, a
-            # global model, sc.scale_inplace(w)): its pullback runs, so the dispatch refuses
-            # a write of w or of o's arrays; elided, that write was silently left out
-            passed = [call.func.value.id] if isinstance(call.func.value, gast.Name) else []
-            passed += passed_names(call)
-            return any(self.act.active(n) and n not in self.numeric for n in passed)
-        if registry.refusal_of(obj) is not None:
-            return False  # refused with its reason where the call is differentiated
-        if is_user_class(obj) and registry.lookup(obj) is None:
-            # Cls(args): what its __init__ writes besides the new object (compiling the class
-            # itself fails: a class has no source of its own to compile)
-            obj = obj.__init__
-        info = self.info_at(obj, call)
-        # a callee that writes an argument in place: an array, or a list, dict or object
-        # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
-        writes = bool(info and (info.mutates_params or
-                                getattr(info.compiled, "mutates_containers", False)))
-        if writes and info.mutates_params:
-            self.refuse_displays_written(obj, call, info.compiled.written_params)
-        return writes and any(self.act.active(n) for n in passed_names(call))
-
-    def refuse_displays_written(self, obj: Any, call: gast.Call,
-                                written: set[str] | bool) -> None:
-        """Refuses arrays with a derivative handed to a callee inside a list, tuple or dict
-        display it may write in place (``sgd_step([W, b], [gW, gb])`` with ``p -= lr * g``
-        over the items): the callee is compiled without knowing the parameter holds a list,
-        and the caller's own values were left as they were, a silently wrong gradient."""
-        names = positional_params(obj, len(call.args))
-        handed = [(names[k] if k < len(names) else None, a) for k, a in enumerate(call.args)]
-        handed += [(k.arg, k.value) for k in call.keywords]
-        for param, a in handed:
-            if not isinstance(a, (gast.List, gast.Tuple, gast.Dict)) or \
-                    not (written is True or param in written):
-                continue
-            inner = [n for n in passed_names(gast.Call(func=a, args=[a], keywords=[]))
-                     if self.act.active(n) and self.kinds.get(n) != NUMBER]
-            if not inner:
-                continue
-            fname = getattr(obj, "__name__", "the function")
-            kind = {gast.List: "list", gast.Tuple: "tuple", gast.Dict: "dict"}[type(a)]
-            users = list(dict.fromkeys(self.user_name(n) for n in inner))
-            shown = ", ".join(users)
-            raise UnsupportedError(
-                f"the call of {fname} hands {shown} to it inside a {kind} whose items "
-                f"{fname} may write in place: adgen follows an array a function writes when "
-                "the array itself is passed to it, not inside a list, tuple or dict made at "
-                "the call", self.loc(call),
-                hint=f"pass each array itself to a function that writes one (step({users[0]}, "
-                     f"...)), or have {fname} return the new arrays and assign them ({shown} = "
-                     f"{fname}(...))")

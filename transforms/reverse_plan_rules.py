@@ -1,0 +1,172 @@
+"""The reverse plan's rule of each operation statement: the derivative rule of a binary or
+unary operator, an attribute, a NumPy call or an ndarray method, with its arguments bound
+(``op_of``), and the rules that replace a statement's own: ``c / x`` by the reciprocal's
+(which reads the output only), and a normalised exponential's division or the log of one by
+the softmax's or log-softmax's (analyses.shift_invariance).
+
+A part of :class:`reverse_plan.Plan` (a base class of it): the methods read the plan's
+``fn``, ``eff``, ``act``, ``kinds`` and ``def_stmt``, and its ``resolve``,
+``resolve_or_none``, ``tracked``, ``is_user_call`` and ``loc``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.shift_invariance import (
+    logs_of_softmaxes,
+    normalised_exponentials,
+)
+from adgen.transforms.reverse_ast import (
+    BINOPS,
+    MISSING,
+    UNARYOPS,
+    USERCALL,
+    unsupported_operator,
+)
+
+from adgen.errors import UnsupportedError
+from adgen.rules import registry
+
+
+class OperationRules:
+    """The rules of one function's operations (see the module)."""
+
+    # id(p = e / t) -> (s1, e, axis) of each normalised exponential, and of each log of one,
+    # with their rules: found at the first softmax_of
+    _softmaxes: dict[int, tuple[str, str, int]] | None = None
+    _softmax_rule: Any = None
+    _log_softmaxes: dict[int, tuple[str, str, int]] | None = None
+    _log_softmax_rule: Any = None
+
+    def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+        """The rule and bound arguments of an operation statement (None: no rule needed)."""
+        v = s.value
+        softmax = self.softmax_of(s)
+        if softmax is not None:
+            return softmax
+        if isinstance(v, gast.BinOp):
+            if type(v.op) not in BINOPS:
+                raise unsupported_operator(v.op, self.loc(s))
+            if isinstance(v.op, gast.Div) and (found := self.reciprocal_of(v)) is not None:
+                return found
+            rule = registry.lookup(BINOPS[type(v.op)])
+            return (rule, rule.bind([v.left, v.right], {})) if rule else None
+        if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
+            rule = registry.lookup(UNARYOPS[type(v.op)])
+            return (rule, rule.bind([v.operand], {})) if rule else None
+        if isinstance(v, gast.Attribute):
+            from adgen.rules import methods
+
+            if v.attr in methods.ATTRIBUTES and self.resolve(v) is MISSING:
+                rule = registry.lookup(methods.ATTRIBUTES[v.attr])
+                return (rule, rule.bind([v.value], {})) if rule else None
+            return None
+        if isinstance(v, gast.Call):
+            if self.is_user_call(v):
+                return (USERCALL, {})
+            rule, args = self.call_rule(v)
+            if rule is None:
+                return None
+            kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
+            try:
+                return rule, rule.bind(list(args), dict(kwargs))
+            except TypeError as exc:
+                raise UnsupportedError(
+                    f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
+                    hint=registry.binding_hint(rule, exc)) from exc
+        return None
+
+    def reciprocal_of(self, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
+        """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
+        reads the output only (``-g * out * out / c``; ``np.reciprocal``'s when c is 1): the
+        divisor need not be kept for the pullback, which the division's own rule reads. A
+        zero ``c`` keeps that rule (out * out / c would be 0 / 0)."""
+        c = v.left
+        sign = 1
+        if isinstance(c, gast.UnaryOp) and isinstance(c.op, (gast.USub, gast.UAdd)):
+            sign = -1 if isinstance(c.op, gast.USub) else 1
+            c = c.operand
+        if not (isinstance(c, gast.Constant) and type(c.value) in (int, float)):
+            return None
+        value = sign * c.value
+        if value == 0 or value != value or abs(value) == float("inf"):
+            return None
+        if value == 1:
+            import numpy as np
+
+            rule = registry.lookup(np.reciprocal)
+            return (rule, rule.bind([v.right], {})) if rule else None
+        from adgen.rules import arithmetic
+
+        rule = registry.lookup(arithmetic.scaled_reciprocal)
+        return (rule, rule.bind([v.left, v.right], {})) if rule else None
+
+    def softmax_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+        """For the division closing a normalised exponential whose exponential and row sums
+        nothing else reads (analyses.shift_invariance), the softmax's rule bound to the
+        exponential's input: the exponential and the sums then get no adjoint. Arrays whose
+        adjoints live in shadow memory keep the statements' own rules (an ``out=`` write
+        there moves the shadow)."""
+        if self._softmaxes is None:
+            from adgen.rules import reductions
+
+            self._softmaxes = normalised_exponentials(self.fn, self.eff, self.kinds,
+                                                      self.resolve_or_none)
+            self._softmax_rule = registry.lookup(reductions.softmax)
+            # q = np.log(p), the only read of a softmax's p: the log-softmax's rule there
+            self._log_softmaxes = logs_of_softmaxes(self.fn, self.eff, self.kinds,
+                                                    self.resolve_or_none)
+            self._log_softmax_rule = registry.lookup(reductions.log_softmax)
+        logged = self._log_softmaxes.get(id(s))
+        if logged is not None:
+            s1, p, axis = logged
+            if self.tracked(s1) or self.tracked(p) or not self.act.active(s1) or \
+                    self.softmax_of_division(p) is None:
+                return None
+            rule = self._log_softmax_rule
+            return rule, rule.bind([gast.Name(s1, gast.Load(), None, None),
+                                    gast.Name(p, gast.Load(), None, None)],
+                                   {"axis": gast.Constant(axis, None)})
+        found = self._softmaxes.get(id(s))
+        if found is None:
+            return None
+        s1, e, axis = found
+        if self.tracked(s1) or self.tracked(e) or not self.act.active(s1):
+            return None
+        rule = self._softmax_rule
+        return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
+                               {"axis": gast.Constant(axis, None)})
+
+    def softmax_of_division(self, p: str) -> Any:
+        """The softmax rule of the division binding ``p`` (softmax_of), or None."""
+        at = self.def_stmt.get(p)
+        return self.softmax_of(at) if isinstance(at, gast.Assign) and \
+            id(at) in (self._softmaxes or {}) else None
+
+    def array_method(self, func: gast.Attribute) -> bool:
+        """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
+        rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
+        is known to be an ndarray (``cam.view()`` of a user's class is its own method)."""
+        from adgen.rules import methods
+
+        if func.attr not in methods.METHODS:
+            return False
+        return func.attr not in methods.ARRAY_RECEIVER_ONLY or (
+            isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int))
+
+    def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
+        obj = self.resolve(v.func)
+        if obj is not MISSING:
+            return registry.lookup(obj), list(v.args)
+        if isinstance(v.func, gast.Attribute):
+            from adgen.rules import methods
+
+            fn = methods.METHODS.get(v.func.attr) if self.array_method(v.func) else None
+            if fn is not None:
+                args = list(v.args)
+                if v.func.attr in methods.VARARG_METHODS and len(args) > 1:
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                return registry.lookup(fn), [v.func.value] + args
+        return None, []
