@@ -202,8 +202,8 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
       of it goes through the dispatch with its receiver (``lower_mutation`` sees the method
       itself, to tell ``q._replace`` of a namedtuple from a user's method);
     - an ``lru_cache`` wrapper is the function it wraps (``cached_functions``; a global name's
-      already is, in ``parse``'s namespace): the analyses read the function's own code. The
-      plan keeps the wrapper and adds a NumPy function's reference implementation instead.
+      already is, in ``parse``'s namespace), as in the plan, which also replaces a NumPy
+      function by its reference implementation (compiled as a user call there);
     - None stands for "unknown" here (the analyses compare against it); the plan returns
       ``MISSING``, since a global bound to None is a value it folds.
     """

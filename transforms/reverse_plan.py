@@ -19,6 +19,7 @@ from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
 from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
+from adgen.transforms.cached_functions import uncached
 from adgen.transforms.front import is_bound_method
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed
@@ -216,11 +217,11 @@ class Plan(CallFacts, OperationRules):
         - the runtime functions the earlier passes call (``flat_view``, ``loop_sequence``)
           are adgen.runtime's, so their rules apply (forward mode: ``Tangent.resolve_call``);
         - a NumPy function with a reference implementation (rules/composites.py) is that
-          implementation, which is compiled as a user call; an ``lru_cache`` wrapper reached
-          through an attribute stays the wrapper, a callable object that the dispatch
-          compiles as the function it wraps (a global name's is unwrapped by ``parse``).
-        A bound method is MISSING, as it is None in ``front.resolve``: the call goes through
-        the dispatch with its receiver (``m.loss(x)`` as ``self.loss(x)``).
+          implementation, which is compiled as a user call.
+        As in ``front.resolve``, a bound method is MISSING (the call goes through the
+        dispatch with its receiver: ``m.loss(x)`` as ``self.loss(x)``), and an ``lru_cache``
+        wrapper is the function it wraps (``helpers.cube``, ``cfg.f``: kept as the wrapper,
+        the call was refused for want of a rule while forward mode differentiated it).
         """
         if isinstance(node, gast.Name) and node.id in RUNTIME_CALLS:
             from adgen import runtime
@@ -229,6 +230,7 @@ class Plan(CallFacts, OperationRules):
         obj = dotted_object(self.parsed, node, builtin_names=True, also_local=self.namer_locals)
         if obj is NOT_FOUND or is_bound_method(obj):
             return MISSING  # (m.loss(x) of a global object m: called as self.loss(x) is)
+        obj = uncached(obj)  # an lru_cache'd function: the function it wraps
         ref = registry.reference_of(obj)
         return ref if ref is not None else obj
 

@@ -6,6 +6,7 @@ cache, so a value the cache kept cannot make it stale."""
 from __future__ import annotations
 
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -116,3 +117,53 @@ def test_a_rule_registered_on_the_cached_function_is_used():
         return opaque(a), lambda g: (g * 10.0,)  # a rule that differs from the code
 
     assert np.isclose(adgen.grad(lambda a: opaque(a))(1.0), 10.0)
+
+
+# A cached function reached through an attribute: a module's (helpers.cube(a), the usual
+# `import mylib; mylib.f(x)`), an object's (settings.activation) or a class's. Reverse mode
+# kept the cache wrapper there and refused it (MissingRuleError: "helpers.cube() has no
+# derivative rule") while forward mode and a global name differentiated the function.
+helpers = types.ModuleType("cached_helpers")
+helpers.cube = cube
+helpers.damped = damped
+
+
+class Settings:
+    scale = staticmethod(functools.lru_cache(maxsize=4)(lambda a: 2.0 * a ** 2))
+
+    def __init__(self):
+        self.activation = damped
+
+
+settings = Settings()
+
+
+def through_a_module(a):
+    return helpers.cube(a) * 3.0 + helpers.damped(a, k=3)
+
+
+def through_an_object(a):
+    return settings.activation(a) ** 2 + Settings.scale(a)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [through_a_module, through_an_object])
+def test_a_cached_function_reached_through_an_attribute(policy, f):
+    for a in (0.7, -1.3):
+        g = adgen.grad(f, mutation=policy)(a)
+        assert np.isclose(g, central(f, a), atol=1e-6)
+        _, tangent = adgen.jvp(f, (a,), (1.0,))  # forward mode, which differentiated it
+        assert np.isclose(tangent, central(f, a), atol=1e-6)
+
+
+def test_a_cached_function_through_an_attribute_in_a_loop_of_arrays():
+    def loss(w):
+        total = 0.0
+        for k in range(3):
+            total = total + helpers.cube(w[k]) * helpers.damped(0.5)
+        return total
+
+    w = np.array([0.3, -0.8, 1.1])
+    for policy in POLICIES:
+        g = adgen.grad(loss, mutation=policy)(w.copy())
+        assert np.allclose(g, 3.0 * w ** 2 * damped(0.5), atol=1e-9)
