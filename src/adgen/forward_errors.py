@@ -63,10 +63,29 @@ def annotate(exc: BaseException, compiled: Any) -> None:
                     exc.at_call(where, getattr(exc, "called", None))
             elif hasattr(exc, "add_note"):
                 exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
-                             f"\n    {where.source_line.strip()}")
+                             f"\n    {where.source_line.strip()}" + _fill_taken(exc, where))
         except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
             pass
         return
+
+
+def _fill_taken(exc: BaseException, where: Location) -> str:
+    """What to do where ``obj.fill(v)`` of an object of the user's was taken for an ndarray's
+    (lowered as ``obj[...] = v``: transforms/lower_mutation.py; the function read nothing else
+    of ``obj`` that tells an object from an array), so the store raised "'Field' object does
+    not support item assignment"."""
+    import re
+
+    message = str(exc.args[0]) if isinstance(exc, TypeError) and exc.args else ""
+    cls = re.match(r"'(\w+)' object does not support item assignment", message)
+    call = re.search(r"(\w+)\.fill\(([^()]*)\)", where.source_line)
+    if cls is None or call is None:
+        return ""
+    obj, arg = call.group(1), call.group(2)
+    return (f"\nadgen took {obj}.fill({arg}) for an ndarray's fill ({obj}[...] = {arg}): the "
+            f"function reads nothing else of {obj} that tells it is an object. Call the "
+            f"method through its class, {cls.group(1)}.fill({obj}, {arg}), which adgen "
+            "differentiates as your method")
 
 
 def _user_function_name(exc: BaseException, compiled: Any) -> None:

@@ -61,3 +61,36 @@ def test_an_arrays_fill_is_still_the_write():
     g = adgen.grad(zeroed)(x.copy())
     np.testing.assert_allclose(g, 2.0 * x)  # y = x * x read x before the fill
     assert [s.decision for s in adgen.explain(zeroed, file=None)] == ["guarded-save"]
+
+
+def energy_alone(field, p):
+    field.fill(p)  # nothing else of field is read here: taken for ndarray.fill
+    return total(field)
+
+
+def total(field):
+    return np.sum(field.u ** 2)
+
+
+def energy_through_the_class(field, p):
+    Field.fill(field, p)  # the form the note of energy_alone's error suggests
+    return total(field)
+
+
+def test_fill_taken_for_an_arrays_says_what_to_write():
+    """Still a TypeError (the store field[...] = p), but its note names the call, why and the
+    form to write; it said only "'Field' object does not support item assignment"."""
+    with pytest.raises(TypeError) as err:
+        adgen.grad(energy_alone, argnums=1)(Field(), P.copy())
+    notes = "\n".join(getattr(err.value, "__notes__", []))
+    assert "field.fill(p)" in notes and "Field.fill(field, p)" in notes
+    assert "test_user_methods_named_fill.py" in notes
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_the_suggested_form(mutation):
+    g = adgen.grad(energy_through_the_class, argnums=1, mutation=mutation)(Field(), P.copy())
+    np.testing.assert_allclose(g, expected(P))
+    np.testing.assert_allclose(
+        g, central(lambda p: energy_through_the_class(Field(), p), P.copy()), rtol=1e-6,
+        atol=1e-8)
