@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import names_read, walk
 
 
 def drop_dead_arrays(fn: gast.FunctionDef, arrays: Collection[str]) -> None:
@@ -40,10 +40,10 @@ def drop_dead_arrays(fn: gast.FunctionDef, arrays: Collection[str]) -> None:
     for node in walk(fn):
         if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                 gast.Lambda)):
-            in_closures |= _loads(node)
+            in_closures |= names_read(node)
     last: dict[str, int] = {}
     for k, st in enumerate(body):
-        for n in _loads(st):
+        for n in names_read(st):
             last[n] = k
     bound: set[str] = set()
     new: list[gast.stmt] = []
@@ -62,14 +62,3 @@ def drop_dead_arrays(fn: gast.FunctionDef, arrays: Collection[str]) -> None:
                 gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
                                                type_comment=None) for n in dead]), st))
     fn.body[:] = new
-
-
-def _loads(node: gast.AST) -> set[str]:
-    """The names ``node`` reads, the target of ``n += v`` included (it reads ``n``)."""
-    out = set()
-    for n in walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            out.add(n.id)
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            out.add(n.target.id)
-    return out

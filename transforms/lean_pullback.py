@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 import gast
 from adgen.transforms.reverse_ast import is_comment
-from adgen.transforms.walk import children, walk
+from adgen.transforms.walk import children, names_read, walk
 
 # dtype sources besides the names themselves: a floating dtype is certain; a float64 value is
 # among the sources (the dtype is float64 or one float64 promotes to); not arithmetic
@@ -107,7 +107,7 @@ def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:
     for node in walk(fn):
         if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                 gast.Lambda)):
-            closures |= _loads(node) | _stores(node)
+            closures |= names_read(node) | _stores(node)
     # a float64 array of the signature is a leaf that makes its users floating
     src: dict[str, frozenset[str]] = {n: frozenset({n, FLOATING, FLOAT64}) for n in facts.f64}
     fn.body[:] = _lean_block(fn.body, set(), src, facts, closures, None)
@@ -123,7 +123,7 @@ def _lean_block(body: list[gast.stmt], live_end: set[str], src: dict[str, frozen
     top = local is None
     # names read at or after each statement of the block (a nested statement's reads count
     # at it)
-    reads_at = loads_of if loads_of is not None else [_loads(st) for st in body]
+    reads_at = loads_of if loads_of is not None else [names_read(st) for st in body]
     live_after: list[set[str]] = [set() for _ in body]
     acc: set[str] = set(live_end)
     for k in range(len(body) - 1, -1, -1):
@@ -224,7 +224,7 @@ def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
     """Rewrites the body of ``loop`` as a block (module docstring); ``live_after``: the
     names read after the loop."""
     mentioned = _stores(loop.target) if isinstance(loop, gast.For) else set()
-    mentioned |= _loads(loop.test) if isinstance(loop, gast.While) else set()
+    mentioned |= names_read(loop.test) if isinstance(loop, gast.While) else set()
     local: set[str] = set()
     # each statement's loads and stores read once: the loop's own are their union with its
     # header's (it has no else), and the block below takes the loads (each nesting level
@@ -234,13 +234,13 @@ def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
     stores_of = [stores for _, stores, _ in names_of]
     for st, loads, stores in zip(loop.body, loads_of, stores_of):
         for n in _bound_names(st):
-            if n not in mentioned and n not in _loads(st.value):  # type: ignore[attr-defined]
+            if n not in mentioned and n not in names_read(st.value):  # type: ignore[attr-defined]
                 local.add(n)
         mentioned |= loads | stores
     head = [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]
     # a name the loop reads that is not bound first in each iteration may be read at the
     # next one (or its value from before the loop)
-    loop_loads = set().union(*(_loads(h) for h in head), *loads_of)
+    loop_loads = set().union(*(names_read(h) for h in head), *loads_of)
     live_end = live_after | (loop_loads - local)
     inner = dict(src)
     for n in set().union(*(_stores(h) for h in head), *stores_of):
@@ -554,20 +554,9 @@ def _escaping_loads(st: gast.stmt) -> set[str]:
     return out
 
 
-def _loads(node: gast.AST) -> set[str]:
-    """The names ``node`` reads (``b += e`` reads ``b``)."""
-    out = set()
-    for n in walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            out.add(n.id)
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            out.add(n.target.id)
-    return out
-
-
 def _names(node: gast.AST, binds: dict[str, int] | None = None
            ) -> tuple[set[str], set[str], set[str]]:
-    """``(_loads(node), _stores(node), _deleted(node))`` in one walk. ``binds``: when given,
+    """``(names_read(node), _stores(node), _deleted(node))`` in one walk. ``binds``: when given,
     each name stored by an assignment's, a for loop's or an annotated assignment's target
     in ``node`` is counted there (an array's ``a OP= b`` keeps its object; a number's is
     freed anyway)."""

@@ -1,7 +1,7 @@
 """``walk``: every node of a tree, in ``ast.walk``'s order (breadth first); ``body_nodes``: the
 nodes of a function's body, outside nested functions (depth first); ``children``: as
 ``ast.iter_child_nodes``; ``clone``: a deep copy of a tree (``clone_with``: with names
-replaced). Faster than the standard
+replaced); ``names_read``: the names a tree reads. Faster than the standard
 library's, which the passes call thousands of times.
 
 The passes walk the function tree many times; ``ast.walk`` pays for two generator layers per
@@ -50,6 +50,19 @@ def walk(node: Any) -> Iterator[Any]:
                     if isinstance(item, _AST):
                         push(item)
         yield node
+
+
+def names_read(node: Any) -> set[str]:
+    """The names ``node`` reads, the target of ``n += v`` included (it reads ``n``): a fresh
+    walk (the lean passes ask it of trees they are changing, which a frozen index would not
+    see)."""
+    out = set()
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            out.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+    return out
 
 
 def children(node: Any) -> list[Any]:
