@@ -24,6 +24,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import activity
+from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
@@ -408,6 +409,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # and so are a parameter's parts written through a name (self.acts.append(h))
         parts = parameter_parts(tree, eff, params)
         outputs |= set(parts) | {part.param for part in parts.values()}
+        # and a copy of a parameter written as a container (q = d; q["h"] = v: the caller's
+        # dict; the helper's code for it was left out, silently)
+        outputs |= written_parameter_copies(tree, eff, params)
         # a part of a container the function builds, written in place (hist["h"].append(h)),
         # changes that container: its derivative flows from the part to the holder
         held = [({t}, {h}) for t, h in held_writes(tree, eff, params)]
@@ -781,6 +785,9 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # a part of a container, written in place, changes its holder (as in _compile)
         parts = parameter_parts(tree, eff, set(params))
         outputs |= set(parts) | {part.param for part in parts.values()}
+        # and a copy of a parameter written as a container (q = d; q["h"] = v: the caller's
+        # dict; the helper's code for it was left out, silently)
+        outputs |= written_parameter_copies(tree, eff, params)
         # ... and a helper called by name that writes them (argument_writes)
         summaries: dict[int, bool] = {}
         if calls_change_parameters(parsed, tree, eff.buffers, summaries):

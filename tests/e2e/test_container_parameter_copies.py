@@ -5,7 +5,9 @@ call. The written name is then a copy of the parameter (SSA joins ``cache_2 = ca
 gradient of what it read back was lost, silently, under both policies (through_dict gave
 [0.25, 1.44, 4.0] for [0.75, 4.32, 12.0]). The pullback now starts that name's adjoint from
 the caller's (``sh.withdraw``, by the object: a new dict starts from zeros) and hands it back
-to the parameter through the join. Second derivatives of a helper's dict written through its
+to the parameter through the join. A plain copy in the helper (``q = d; q["h"] = ...``, ``m = memo; m.h = ...``) gave it no
+pullback and no tangent code at all (q was no output). Second derivatives of a helper's dict
+written through its
 jvp code (``if d_dot is None: d_dot = zero_tangent(d)``) were wrong the same way (a Hessian of
 4 x for 6 x). Expected values: central differences, and hand formulas.
 """
@@ -57,6 +59,31 @@ def loss(w, cache=None):  # the function differentiated makes or takes the dict 
     return np.sum(cache["z"] ** 2)
 
 
+class Memo:
+    pass
+
+
+def remember(v, memo):
+    m = memo
+    m.h = v ** 2
+
+
+def through_object(x, memo):
+    remember(x, memo)
+    return np.sum(memo.h * x)
+
+
+def plain_copy(d, v):
+    q = d
+    q["h"] = np.sin(v)
+
+
+def through_copy(x):
+    d = {"h": x}
+    plain_copy(d, x * 2.0)
+    return np.sum(d["h"] * x)
+
+
 def keep_in(d, v):
     d["h"] = v ** 2
 
@@ -70,11 +97,24 @@ def kept(x):
 X = np.array([0.5, -1.2, 2.0])
 
 
-@pytest.mark.parametrize("f", [through_dict, through_list, without_cache, loss])
+@pytest.mark.parametrize("f", [through_dict, through_list, without_cache, loss, through_copy])
 @pytest.mark.parametrize("mutation", POLICIES)
 def test_gradient_through_a_copy_of_a_container_parameter(f, mutation):
     got = adgen.grad(f, mutation=mutation)(X.copy())
     np.testing.assert_allclose(got, numerical_grad(f, (X.copy(),), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_plain_copy_of_an_object_parameter(mutation):
+    # q = d (or m = memo) in the helper: its pullback and jvp left the write out (the
+    # gradient lost the term read back, the jvp raised AttributeError on memo_dot.h)
+    got = adgen.grad(through_object, mutation=mutation)(X.copy(), Memo())
+    np.testing.assert_allclose(got, 3 * X ** 2, rtol=1e-12)
+    _, slope = adgen.jvp(through_object, (X.copy(), Memo()), (np.ones(3), None))
+    assert slope == pytest.approx(np.sum(3 * X ** 2), rel=1e-12)
+    _, slope = adgen.jvp(through_copy, (X.copy(),), (np.ones(3),))
+    assert slope == pytest.approx(np.sum(numerical_grad(through_copy, (X.copy(),), 0)),
+                                  rel=1e-6)
 
 
 @pytest.mark.parametrize("mutation", POLICIES)

@@ -286,3 +286,11 @@ def parameter_copies(fn: gast.FunctionDef, params: set[str]) -> set[str]:
                 out.add(n)
                 changed = True
     return out
+
+
+def written_parameter_copies(fn: gast.FunctionDef, eff: Effects,
+                             params: set[str] | list[str]) -> set[str]:
+    """The :func:`parameter_copies` of ``fn`` that it writes into as containers (``q = d;
+    q["h"] = v``): outputs, as the parameters they may be (a caller reads them)."""
+    copies = parameter_copies(fn, set(params))
+    return {w.target for w in eff.writes if w.container and w.target in copies}
