@@ -37,10 +37,10 @@ def runtime_hash() -> str:
     of numba's version."""
     import numba
 
-    from adgen import numba_guards, numba_runtime
+    from adgen import numba_runtime
 
     digest = hashlib.sha256(numba.__version__.encode())
-    for mod in (numba_runtime, numba_guards):
+    for mod in (numba_runtime, *numba_runtime.MODULES):
         with open(mod.__file__, "rb") as fh:
             digest.update(fh.read())
     return digest.hexdigest()

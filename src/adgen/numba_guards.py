@@ -24,12 +24,10 @@ from numba import types
 from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from adgen.numba_typing import is_number
+
 __all__ = ["SavedViewRefused", "StrictOverwrite", "remap_tree", "saved_copy",
            "strict_before_write", "strict_capture", "strict_scope"]
-
-
-def _is_number(t: Any) -> bool:
-    return isinstance(t, (types.Float, types.Integer, types.Boolean))
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,7 +94,7 @@ def _strict_capture(scope, x, site):
                         np.int64(1) << site)
             return x
         return array
-    if _is_number(x):
+    if is_number(x):
         return lambda scope, x, site: x
     raise numba.core.errors.TypingError(_NOT_CAPTURED.format(x))
 
@@ -118,7 +116,7 @@ def saved_copy(x: Any) -> Any:
 def _saved_copy(x):
     if isinstance(x, types.Array):
         return lambda x: x.copy()
-    if _is_number(x):
+    if is_number(x):
         return lambda x: x
     raise numba.core.errors.TypingError(_NOT_CAPTURED.format(x))
 
@@ -209,7 +207,7 @@ def remap_tree(saved: Any, array: Any, snapshot: Any, site: Any) -> Any:
 def _remap_tree(saved, array, snapshot, site):
     if not (isinstance(array, types.Array) and isinstance(snapshot, types.Array)):
         return None
-    if isinstance(saved, types.NoneType) or _is_number(saved) or \
+    if isinstance(saved, types.NoneType) or is_number(saved) or \
             isinstance(saved, (types.UnicodeType, types.StringLiteral)):
         return lambda saved, array, snapshot, site: saved
     if isinstance(saved, types.Array):
