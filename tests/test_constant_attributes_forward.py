@@ -210,6 +210,29 @@ def test_helpers_that_write_what_they_are_given_keep_its_tangent(f):
     assert slope == pytest.approx(np.sum(3 * x ** 2), rel=1e-12)
 
 
+def test_what_counts_as_a_write_in_a_helper():
+    from adgen.transforms.argument_writes import leaves_arguments
+
+    assert leaves_arguments(softmin3) and not leaves_arguments(square_into)
+    assert not leaves_arguments(square_through) and not leaves_arguments(square_by_closure)
+    assert not leaves_arguments(keep_in) and not leaves_arguments(push)
+    # out given to a ufunc by position, a dunder method, setattr: writes (or unknown)
+    assert not leaves_arguments(ufunc_out_by_position)
+    assert not leaves_arguments(set_by_dunder) and not leaves_arguments(set_by_setattr)
+
+
+def ufunc_out_by_position(out, v):
+    np.multiply(v, v, out)
+
+
+def set_by_dunder(out, v):
+    out.__setitem__(0, v[0])
+
+
+def set_by_setattr(o, v):
+    setattr(o, "h", v)
+
+
 @pytest.mark.parametrize("f", [filled, filled_through])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_hessian_through_helpers_that_write_what_they_are_given(f, mutation):

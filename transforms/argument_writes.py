@@ -111,6 +111,8 @@ def _reads_only(call: gast.Call, look: Callable[[gast.expr], Any],
     if obj is not None:
         if is_user_function(obj):
             return leaves_arguments(obj, memo)
+        if isinstance(obj, np.ufunc) and (len(call.args) > obj.nin or call.keywords):
+            return False  # np.add(a, b, a): out given by position (or out=, where=)
         rule = registry.lookup(obj)
         if rule is not None:
             return not (rule.is_rrule and rule.mutates)
@@ -119,10 +121,11 @@ def _reads_only(call: gast.Call, look: Callable[[gast.expr], Any],
         if any(obj is b for b in _READING_BUILTINS):
             return True
         module = str(getattr(obj, "__module__", "") or "")
-        return module == "math" or isinstance(obj, np.ufunc) and not call.keywords or \
+        return module == "math" or isinstance(obj, np.ufunc) or \
             getattr(math, getattr(obj, "__name__", ""), None) is obj
     f = call.func
-    if isinstance(f, gast.Attribute) and f.attr not in _CHANGING_METHODS:
+    if isinstance(f, gast.Attribute) and f.attr not in _CHANGING_METHODS and \
+            not f.attr.startswith("__"):  # (a.__setitem__(i, v), a.__iadd__(b) write)
         # x.sum(), x.reshape(...), d.get(k): a method arrays, lists or dicts have (a user
         # object's method of such a name is read the same way by activity's flows)
         return any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str))
