@@ -27,6 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# one BLAS thread, as bench.run times every system: set before numpy loads its thread pool
+# (an A/B of mlp or gp-nll timed 53 ms against bench.run's 5 ms with the pool's threads
+# contending on a shared machine)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import numpy as np
 
 from bench.memory import peak_bytes
