@@ -451,6 +451,10 @@ cases("adgen.runtime.kept_copy", C(randn(3)), C(randn()), C(randn(2, 3)),
 cases("adgen.runtime.zeros_for", C((2, 3), randn()), C((), randn(2)))
 cases("adgen.runtime.zeros_of_tree", C((2, 3)), C(()))
 cases("adgen.runtime.reduced_axes", C(None, 3), C(1, 2), C((0, -1), 3))
+# np.clip's masks (the jvp code of np.clip(..., out=m)): booleans, no derivative
+for _mask in ("clip_inside", "clip_below", "clip_above"):
+    cases(f"adgen.rules.helpers.{_mask}", C(randn(4), -0.5, 0.5), C(randn(3), None, 0.2),
+          C(randn(3), -0.2, None))
 cases("adgen.runtime.copy_adjoint", C(randn(3)), C(randn()), C([randn(2), randn()]))
 cases("adgen.runtime.or_zeros", C(randn(3), randn(3)), C(randn(), 1.0), C(randn(2, 2), None))
 cases("numpy.array", C([randn(), randn(), randn()]), C([randn(3), randn(3)]),

@@ -27,6 +27,9 @@ from adgen.rules.helpers import (
     accumulate_extreme_jvp,
     accumulate_extreme_vjp,
     broadcast_back,
+    clip_above,
+    clip_below,
+    clip_inside,
     kept_copy,
     listed_transpose,
     passed_if_present,
@@ -46,6 +49,10 @@ def _nones(index: Any) -> Any:
     if isinstance(index, (tuple, list)):
         return tuple(_nones(i) for i in index)
     return None
+
+
+def _no_cotangents(g: Any, out: Any, a: Any, a_min: Any, a_max: Any) -> tuple[()]:
+    return ()
 
 
 def register() -> None:
@@ -104,6 +111,13 @@ def register() -> None:
     @defvjp(runtime.shape_tree, "x", diff=(), linear=True, name="adgen.runtime.shape_tree")
     def _shape_tree(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return ()
+
+    # np.clip's masks (where it passes a through, takes a_min, takes a_max): booleans, which
+    # the jvp code of np.clip(m, lo, hi, out=m) computes before m is overwritten; reverse
+    # mode over it asked for a rule (hessian: 'clip_inside() has no derivative rule')
+    for mask in (clip_inside, clip_below, clip_above):
+        defvjp(mask, "a, a_min, a_max", diff=(), linear=True,
+               name=f"adgen.rules.helpers.{mask.__name__}")(_no_cotangents)
 
     @defvjp(runtime.reduced_axes, "axis, ndim", diff=(), linear=True,
             name="adgen.runtime.reduced_axes")
@@ -172,7 +186,8 @@ def register() -> None:
     defrrule(runtime.add_item, add_item_rule, mutates=("adjoint",))
     # forward mode: the helpers are linear in what they differentiate, or make zeros
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
-                runtime.zeros_of_tree, runtime.reduced_axes, runtime.shape_tree)
+                runtime.zeros_of_tree, runtime.reduced_axes, runtime.shape_tree,
+                clip_inside, clip_below, clip_above)
     defjvp_kind("linear", runtime.sum_vjp, runtime.sum_keepdims, runtime.unbroadcast,
                 runtime.add, runtime.or_zeros, runtime.copy_adjoint, kept_copy, stored_value,
                 runtime.stack_vjp,
