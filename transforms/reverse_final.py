@@ -559,15 +559,11 @@ def _slice_behind(plan: Plan, w: Write, x: str, idx: gast.expr, at: gast.stmt) -
             (idx.lower is None or isinstance(idx.lower, gast.Constant) and
              type(idx.lower.value) is int and idx.lower.value >= 0)):
         return False
-    s = w.stmt
-    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
-            isinstance(s.targets[0], gast.Subscript) and
-            isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
-            w.target == x):
+    found = _element_write(plan, w, x)
+    if found is None:
         return False
-    written = _elements(plan, s.targets[0].slice)
-    loops = plan.loops_of.get(id(s), ())
-    if written is None or len(written) != 1 or not loops or \
+    _, written, loops = found
+    if len(written) != 1 or not loops or \
             plan.loops_of.get(loops[0]) != () or loops[0] not in plan.loops_of.get(id(at), ()):
         return False
     c = written[0]
@@ -583,6 +579,20 @@ def _one_object(plan: Plan, x: str) -> bool:
         at = plan.def_stmt.get(x)
         return x not in params and isinstance(at, gast.Assign) and plan.loops_of.get(id(at)) == ()
     return x in params
+
+
+def _element_write(plan: Plan, w: Write, x: str
+                   ) -> tuple[gast.Assign, list[gast.expr], tuple[int, ...]] | None:
+    """For a write ``w`` that is ``x[...] = v`` of ``x`` itself (one target): the statement,
+    the elements it writes (:func:`_elements`) and the loops around it; else None."""
+    s = w.stmt
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Subscript) and
+            isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
+            w.target == x):
+        return None
+    written = _elements(plan, s.targets[0].slice)
+    return None if written is None else (s, written, plan.loops_of.get(id(s), ()))
 
 
 def _elements(plan: Plan, idx: gast.expr) -> list[gast.expr] | None:
@@ -627,15 +637,11 @@ def _never_negative(plan: Plan, e: gast.expr, depth: int = 0) -> bool:
 def _behind(plan: Plan, w: Write, x: str, read: list[gast.expr], at: gast.stmt) -> bool:
     """Every run of the write ``w`` after the read ``at`` of ``x[read]`` writes another
     element (the two orders of the module's docstring)."""
-    s = w.stmt
-    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
-            isinstance(s.targets[0], gast.Subscript) and
-            isinstance(s.targets[0].value, gast.Name) and s.targets[0].value.id == x and
-            w.target == x):
+    found = _element_write(plan, w, x)
+    if found is None:
         return False
-    written = _elements(plan, s.targets[0].slice)
-    loops = plan.loops_of.get(id(s), ())
-    if written is None or len(written) != len(read) or not loops:
+    s, written, loops = found
+    if len(written) != len(read) or not loops:
         return False
     around = plan.loops_of.get(id(at), ())
     if plan.loops_of.get(loops[0]) != () or loops[0] not in around:
