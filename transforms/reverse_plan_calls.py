@@ -43,7 +43,7 @@ class CallFacts:
         if obj is MISSING:
             if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
 
-                if self.array_method(call.func) or call.func.attr == "append":
+                if self.array_method(call) or call.func.attr == "append":
                     return False
                 import numpy as np
 

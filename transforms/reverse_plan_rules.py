@@ -18,6 +18,7 @@ from adgen.transforms.analyses.shift_invariance import (
     logs_of_softmaxes,
     normalised_exponentials,
 )
+from adgen.transforms.analyses.user_methods import user_method_calls
 from adgen.transforms.reverse_ast import (
     BINOPS,
     MISSING,
@@ -145,16 +146,24 @@ class OperationRules:
         return self.softmax_of(at) if isinstance(at, gast.Assign) and \
             id(at) in (self._softmaxes or {}) else None
 
-    def array_method(self, func: gast.Attribute) -> bool:
+    def array_method(self, call: gast.Call) -> bool:
         """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
         rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
-        is known to be an ndarray (``cam.view()`` of a user's class is its own method)."""
+        is known to be an ndarray (``cam.view()`` of a user's class is its own method), and
+        not where the code shows ``x`` to be an object of the user's (``c = cam.copy();
+        c.w``: analyses.user_methods), whose own method the dispatch runs."""
         from adgen.rules import methods
 
-        if func.attr not in methods.METHODS:
+        func = call.func
+        if not isinstance(func, gast.Attribute) or func.attr not in methods.METHODS:
             return False
-        return func.attr not in methods.ARRAY_RECEIVER_ONLY or (
-            isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int))
+        if isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int):
+            return True  # an ndarray of this signature
+        if not hasattr(self, "_user_methods"):
+            self._user_methods = user_method_calls(self.fn, frozenset(methods.METHODS),
+                                                   self.resolve, self.parsed.fn)
+        return func.attr not in methods.ARRAY_RECEIVER_ONLY and \
+            id(call) not in self._user_methods
 
     def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
         obj = self.resolve(v.func)
@@ -163,7 +172,7 @@ class OperationRules:
         if isinstance(v.func, gast.Attribute):
             from adgen.rules import methods
 
-            fn = methods.METHODS.get(v.func.attr) if self.array_method(v.func) else None
+            fn = methods.METHODS.get(v.func.attr) if self.array_method(v) else None
             if fn is not None:
                 args = list(v.args)
                 if v.func.attr in methods.VARARG_METHODS and len(args) > 1:

@@ -14,7 +14,7 @@ import numpy as np
 
 from adgen.errors import AdgenError, MissingRuleError, RuleError
 from adgen.rules import registry
-from adgen.rules.methods import ARRAY_RECEIVER_ONLY, METHODS
+from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.parse import varargs_of
@@ -43,13 +43,17 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # list(d.values()), sum(d.values()): the view's cotangent (a list, one item per key)
         # goes to the dict, the receiver
         return fn(), ("dict view", fn.__self__, fn.__name__)
-    if rule is None and type(fn) is types.BuiltinMethodType and not args and not kwargs and \
-            isinstance(fn.__self__, np.ndarray) and fn.__name__ in ARRAY_RECEIVER_ONLY:
-        # x.view() where x was not known to be an ndarray when compiling (rules.methods): its
-        # rule, the receiver its first argument (a view: the caller takes the result's
-        # adjoint out of shadow memory and gets it back as the receiver's cotangent)
-        out = fn()
-        return out, ("rule", registry.lookup(METHODS[fn.__name__]), out, (fn.__self__,), {})
+    if rule is None and type(fn) is types.BuiltinMethodType and \
+            isinstance(fn.__self__, np.ndarray) and fn.__name__ in METHODS and \
+            not (fn.__name__ in VARARG_METHODS and len(args) > 1):
+        # x.view(), x.copy() where the compiler did not take x for an ndarray (a receiver
+        # of unknown kind, rules.methods.ARRAY_RECEIVER_ONLY, or one that the code reads as an
+        # object: analyses.user_methods): the method's rule, the receiver its first argument
+        # (a view: the caller takes the result's adjoint out of shadow memory and gets it
+        # back as the receiver's cotangent)
+        out = fn(*args, **kwargs)
+        return out, ("rule", registry.lookup(METHODS[fn.__name__]), out,
+                     (fn.__self__, *args), kwargs)
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)

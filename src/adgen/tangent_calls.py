@@ -16,7 +16,7 @@ import numpy as np
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError
 from adgen.rules import registry
-from adgen.rules.methods import ARRAY_RECEIVER_ONLY, METHODS
+from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.parse import varargs_of
 
 
@@ -91,6 +91,13 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             k = len(fn.args)
             inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
         return inner
+    if type(fn) is types.BuiltinMethodType and fn.__self__ is owner and \
+            isinstance(owner, np.ndarray) and fn.__name__ in METHODS and \
+            not (fn.__name__ in VARARG_METHODS and len(args) > 1):
+        # x.view(), x.copy() where the compiler did not take x for an ndarray (dispatch's
+        # forward_of): the method's rule, the receiver and its tangent first (x.view()'s
+        # tangent is the same view of x's, so a write through it writes that)
+        fn, args, tangents = METHODS[fn.__name__], (owner, *args), (owner_dot, *tangents)
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         raise UnsupportedError(
@@ -106,14 +113,6 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                  not isinstance(k, registry.Default)}
         given = {p: t for p, t in given.items() if t is not None}
         return _RuleJvp(fn, rule, tuple(args), kwargs, given)
-    if type(fn) is types.BuiltinMethodType and not args and not kwargs and \
-            fn.__self__ is owner and isinstance(owner, np.ndarray) and \
-            fn.__name__ in ARRAY_RECEIVER_ONLY:
-        # x.view() where x was not known to be an ndarray when compiling (rules.methods): its
-        # rule, whose tangent is the same view of x's tangent (a write through it writes that)
-        view = METHODS[fn.__name__]
-        return _RuleJvp(view, registry.lookup(view), (owner,), {},
-                        {} if owner_dot is None else {"a": owner_dot})
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref
