@@ -11,7 +11,9 @@ that callee when the call runs and returns it unchanged otherwise.
 
 Input: the finished forward of the reverse pass (a ``gast.FunctionDef``). Output: the same
 function, where each call whose callee is a name the forward binds itself (a parameter, a
-local; not a ``def``) calls it through ``checked_callable``, and so does each argument such
+local; not a ``def``), an item (``hooks["h"]()``) or an attribute of such a name other than a
+method of ndarrays, lists, dicts and strings (``opts.hook()``, ``rng.normal(3)``) calls it
+through ``checked_callable``, and so does each argument such
 a name gives a function of the user's that calls its parameter as it is (``run(cb)``, where
 ``run`` calls ``cb()``: ``run(checked_callable(cb))``). Calls that go through adgen's
 dispatch (``call_forward(cb, x)``), of globals, of attributes and inside nested defs and
@@ -24,8 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import gast
+import numpy as np
 
 CHECK = "checked_callable"  # adgen.runtime's (src/adgen/callbacks.py)
+# methods of ndarrays and of the builtin containers and strings: a call of one on a local
+# (t.sum(), hist.append(v)) writes nothing but its receiver, which adgen sees
+_KNOWN_METHODS = frozenset(n for t in (np.ndarray, list, dict, set, tuple, str, float, int)
+                           for n in dir(t))
 
 
 def check_unseen_calls(fn: gast.FunctionDef,
@@ -49,11 +56,20 @@ def check_unseen_calls(fn: gast.FunctionDef,
     bound -= defs
     checked: set[str] = set()
     for node in own:
-        if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
+        if not isinstance(node, gast.Call):
             continue
-        if node.func.id in bound:
-            checked.add(node.func.id)
-            node.func = _checked(node.func)
+        f = node.func
+        if isinstance(f, gast.Subscript) or (
+                isinstance(f, gast.Attribute) and f.attr not in _KNOWN_METHODS and
+                isinstance(f.value, gast.Name) and f.value.id in bound):
+            # hooks["h"](), opts.hook(): a function held by a container or an object
+            node.func = _checked(f)
+            continue
+        if not isinstance(f, gast.Name):
+            continue
+        if f.id in bound:
+            checked.add(f.id)
+            node.func = _checked(f)
             continue
         for k in called(node):
             a = node.args[k] if k < len(node.args) else None

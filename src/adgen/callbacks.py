@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from adgen.errors import AdgenError, UnsupportedError
+from adgen.transforms.analyses.number_updates import holds_numbers
 
 # ndarray methods that write the array they are bound to
 _ARRAY_WRITERS = frozenset({"fill", "sort", "partition", "put", "itemset", "resize",
@@ -143,7 +144,8 @@ def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
         # (None: adgen cannot compile it, which is not cached by the compiler: not tried at
         # each call)
         _CHECKED[fn] = (generation, compiled)
-    if compiled is not None and compiled.mutates_params and (bound or bound_keywords):
+    if compiled is not None and compiled.mutates_params and (bound or bound_keywords) and \
+            not holds_numbers(compiled.number_updates, bound):  # (self.calls += 1 passes)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount]
         given = set(names[:len(bound)]) | set(bound_keywords)

@@ -221,3 +221,50 @@ def test_the_hinted_form_is_right(policy):
 def test_standalone_module_refuses_a_checked_callback():
     with pytest.raises(adgen.UnsupportedError, match="standalone module would need adgen"):
         adgen.standalone_source(uses_callback)
+
+
+def uses_attribute_hook(x, opts):
+    WORK[:] = x
+    opts.hook()
+    return np.sum(WORK ** 2)
+
+
+def uses_item_hook(x, hooks):
+    WORK[:] = x
+    hooks["h"]()
+    return np.sum(WORK ** 2)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", ["update", "lambda-method", "partial-of-copyto"])
+def test_callback_held_by_an_object_or_a_dict_argument(name, policy):
+    import types
+
+    cb = _callbacks()[name]
+    _refused(lambda: adgen.grad(uses_attribute_hook, mutation=policy)(
+        X.copy(), types.SimpleNamespace(hook=cb)))
+    _refused(lambda: adgen.grad(uses_item_hook, mutation=policy)(X.copy(), {"h": cb}))
+
+
+class Counter:
+    def __init__(self):
+        self.calls = 0
+        self.scale = np.array([1.0, 2.0])
+
+    def tick(self):
+        self.calls += 1  # a number: no array written
+
+
+def counts_and_draws(x, counter, rng):
+    counter.tick()
+    noise = rng.normal(size=4)  # a Generator's method: runs as it is
+    return np.sum(x ** 2) + 0.0 * np.sum(noise)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_methods_that_write_no_array_run(policy):
+    counter = Counter()
+    got = adgen.grad(counts_and_draws, mutation=policy)(X.copy(), counter,
+                                                        np.random.default_rng(0))
+    np.testing.assert_allclose(got, 2 * X)
+    assert counter.calls == 1
