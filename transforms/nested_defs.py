@@ -55,6 +55,51 @@ def refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -
                 "place; adgen cannot follow that write", parsed.location(node),
                 hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
                      f"write it in the enclosing function")
+        if isinstance(node, gast.Call):
+            handed = _handed_to_a_writer(node, free, parsed)
+            if handed is not None:
+                name, callee = handed
+                raise UnsupportedError(
+                    f"the nested function {d.name} hands {name} of the enclosing function to "
+                    f"{callee}, which writes it in place; adgen cannot follow that write",
+                    parsed.location(node),
+                    hint=f"pass {name} to {d.name} as an argument and return the new value, "
+                         f"or call {callee} in the enclosing function")
+
+
+def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
+                        ) -> tuple[str, str] | None:
+    """(name, callee) where ``call``, in a nested def, hands a name of the enclosing function
+    (``free``) to a function of the user's that writes that parameter in place
+    (``lap(buf, v)`` in ``def op(v)``, or a lambda): the enclosing function saw no write of
+    ``buf``, a silently zero gradient."""
+    from adgen.transforms.front import is_user_function, resolve
+
+    handed = [(k, a) for k, a in enumerate(call.args)] + [(k.arg, k.value)
+                                                           for k in call.keywords]
+    names = [(slot, a.id) for slot, a in handed if isinstance(a, gast.Name) and a.id in free]
+    if not names:
+        return None
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or \
+            str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen.")):
+        return None
+    from adgen.errors import AdgenError
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        written = compile_function(obj).written_params
+    except AdgenError:
+        return None  # reported where the call is compiled
+    if not written:
+        return None
+    params = list(obj.__code__.co_varnames[:obj.__code__.co_argcount +
+                                            obj.__code__.co_kwonlyargcount])
+    for slot, n in names:
+        param = params[slot] if isinstance(slot, int) and slot < len(params) else slot
+        if written is True or param in written:
+            return n, getattr(obj, "__name__", "the function")
+    return None
 
 
 def refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],
