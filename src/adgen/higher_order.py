@@ -4,6 +4,8 @@ derivatives of a gradient function (grad of grad, its vjp and jvp).
 Forward mode runs the tangent code (``pipeline.compile_tangent``); second derivatives are
 forward over reverse (hvp, hessian, jacfwd of grad) or reverse over reverse where the
 generated code allows (``second_order.py``: jacrev of grad, vjp of grad, grad of grad).
+The directional derivative reverse mode differentiates for those is :mod:`adgen.directional`'s;
+the pieces Jacobians and Hessians are assembled from, :mod:`adgen.jacobian_parts`'s.
 """
 
 from __future__ import annotations
@@ -28,23 +30,19 @@ from adgen.arguments import (
     refuse_subclasses,
     split_receiver,
 )
+from adgen.directional import directional, tangent_compiled
 from adgen.errors import ArgnumsError, MutationError, NonDifferentiableError, UnsupportedError
 from adgen.explanation import Explanation
-
-
-def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
-                     leading: int = 0) -> tuple[Any, tuple[Any, ...]]:
-    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver.
-    ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
-    bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``)."""
-    from adgen.transforms.library_wrappers import library_target, library_wrapper
-    from adgen.transforms.pipeline import compile_tangent
-
-    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
-    shift = len(receiver) + leading
-    # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
-    return compile_tangent(library_wrapper(library_target(target)), wrt=None if wrt is None
-                           else tuple(shift + k for k in wrt)), receiver
+from adgen.jacobian_parts import (
+    Runs,
+    basis,
+    columns,
+    copies,
+    like_argument,
+    refuse_aliased_arguments,
+    refuse_structured,
+    refuse_structured_output,
+)
 
 
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
@@ -168,113 +166,6 @@ def _refuse_aliased_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...]
                      "arguments, or the one array once with its tangent")
 
 
-def _refuse_aliased_arguments(args: tuple[Any, ...], n: int, fun: Callable[..., Any]) -> None:
-    """Refuses second derivatives with respect to an array argument that shares memory with
-    another argument (hessian(f)(z, z)): the Hessian-vector products moved argument n's
-    buffer alone, and gave half of what the differences of grad(f) give (4 for 8 on
-    f(a, b) = sum(2a * b) after a *= 2).
-
-    Raises:
-        NonDifferentiableError: naming the two arguments and what to write instead.
-    """
-    x = args[n]
-    if not isinstance(x, np.ndarray):
-        return
-    for m, y in enumerate(args):
-        if m != n and isinstance(y, np.ndarray) and np.may_share_memory(x, y):
-            raise NonDifferentiableError(
-                f"second derivatives with respect to argument {n}, which shares memory with "
-                f"argument {m} (the same array, or views of one buffer), are not supported",
-                location_of(fun),
-                hint="differentiate a function of the array once: adgen.hessian(lambda w: "
-                     "f(w, w))(z), or pass a copy for the other argument")
-
-
-def _basis(x: Any) -> list[Any]:
-    """Unit tangents of a number or an array, one per element (C order)."""
-    if isinstance(x, np.ndarray):
-        out = []
-        for k in range(x.size):
-            e = np.zeros(x.size)
-            e[k] = 1.0
-            out.append(e.reshape(x.shape))
-        return out
-    _refuse_structured(x)
-    return [1.0]
-
-
-def _refuse_structured_output(out: Any, name: str, stackable: bool = True) -> None:
-    """Refuses a function whose output is a tuple, list, dict or object: a Jacobian has the
-    output's shape followed by the argument's (JAX returns a pytree of them). With
-    ``stackable``, a list or tuple of numbers or of arrays of one shape is taken as their
-    stack (jacfwd's columns are stacked; jacrev's pullback takes one cotangent per item)."""
-    if isinstance(out, (np.ndarray, float, int, np.number)) and not isinstance(out, bool):
-        return
-    if stackable and isinstance(out, (list, tuple)):
-        try:  # numbers, or arrays of one shape: a Jacobian of the stacked output, as before
-            np.asarray(out, dtype=float)
-            return
-        except (TypeError, ValueError):
-            pass
-    raise NonDifferentiableError(
-        f"{name} takes the Jacobian of a function returning a number or an array, and this "
-        f"one returned {describe(out)}",
-        hint="take the Jacobian of each output separately (adgen.jacrev(lambda x: f(x)[0])), "
-             "or return one array (np.concatenate / np.stack the outputs)")
-
-
-def _refuse_structured(x: Any) -> None:
-    """Refuses a list, dict, tuple or object as the argument of a Jacobian or Hessian (its
-    rows and columns would need a layout; JAX returns a pytree of them)."""
-    if isinstance(x, np.ndarray) or isinstance(x, (float, int, np.number)) and \
-            not isinstance(x, bool):
-        return
-    raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
-                                 f"arrays, not {describe(x)}",
-                                 hint="pass the arrays as separate arguments (argnums=(0, 1)), "
-                                      "or use adgen.grad / adgen.vjp, which take structures")
-
-
-def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    import copy
-
-    return copy.deepcopy(args)
-
-
-class _Runs:
-    """The arguments of each of the runs of ``f`` a derivative takes (a jvp per column of a
-    Jacobian, an hvp per column of a Hessian): the arguments themselves for the first run,
-    and copies of their values from before it for the others. So every derivative leaves its
-    arguments as one plain call of ``f`` does, as ``grad`` does (a function that writes an
-    argument in place writes it once), and every run starts from the same values."""
-
-    def __init__(self, args: tuple[Any, ...]) -> None:
-        self.args, self.before = tuple(args), _copies(tuple(args))
-        self.first = True
-
-    def next(self) -> tuple[Any, ...]:
-        if self.first:
-            self.first = False
-            return self.args
-        return _copies(self.before)
-
-
-def _columns(out_dots: list[Any], out: Any, x: Any) -> Any:
-    """A Jacobian from its columns (one tangent per element of ``x``): out's shape + x's."""
-    cols = np.stack([np.asarray(d, dtype=float) for d in out_dots], axis=-1)
-    return like_argument(cols.reshape(np.shape(out) + np.shape(x)), x)
-
-
-def like_argument(derivative: np.ndarray, x: Any) -> np.ndarray:
-    """A Jacobian or Hessian with respect to ``x`` in x's precision: float32 (float16) for a
-    float32 (float16) array or NumPy scalar, as its gradient is (adjoints.as_gradient); the
-    float64 it was computed in for anything else."""
-    dtype = getattr(x, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype != derivative.dtype:
-        return derivative.astype(dtype)
-    return derivative
-
-
 class DerivativeFunction(functools.partial):
     """What :func:`jacfwd`, :func:`jacrev`, :func:`jacobian`, :func:`hvp` and :func:`hessian`
     return: a callable with ``fun``'s name and docstring that pickles, as ``grad(f)`` does,
@@ -340,7 +231,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
     ``argnums`` gives a tuple. A function that writes its arguments in place sees the same
-    values in every jvp, and the arguments end as one plain call leaves them (:class:`_Runs`).
+    values in every jvp, and the arguments end as one plain call leaves them (:class:`Runs`).
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
@@ -348,16 +239,16 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         out = None
         result = []
-        runs = _Runs(args)
+        runs = Runs(args)
         for n in nums:
             dots = []
-            for e in _basis(args[n]):
+            for e in basis(args[n]):
                 tangents = [None] * len(args)
                 tangents[n] = e
                 out, d = jvp(fun, runs.next(), tangents, **kwargs)
-                _refuse_structured_output(out, "jacfwd")
+                refuse_structured_output(out, "jacfwd")
                 dots.append(d)
-            result.append(_columns(dots, out, args[n]))
+            result.append(columns(dots, out, args[n]))
         return result[0] if isinstance(argnums, int) else tuple(result)
 
     return DerivativeFunction(jacobian_fwd, "jacfwd", fun, argnums, options)
@@ -370,11 +261,11 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
-            _refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
+            refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
-        _refuse_structured_output(out, "jacrev", stackable=False)
+        refuse_structured_output(out, "jacrev", stackable=False)
         shape = np.shape(out)
         rows: list[list[Any]] = [[] for _ in nums]
         for k in range(int(np.prod(shape, dtype=int))):
@@ -399,128 +290,17 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
-            _refuse_structured(args[n])
+            refuse_structured(args[n])
             check_differentiable(args[n], n)
-        before = _copies(args)
+        before = copies(args)
         out = fun(*before, **kwargs)
-        _refuse_structured_output(out, "jacobian")
+        refuse_structured_output(out, "jacobian")
         n_in = sum(int(np.size(args[n])) for n in nums)
         if isinstance(out, (list, tuple)) or n_in < int(np.size(out)):
             return jacfwd(fun, argnums)(*args, **kwargs)
         return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
 
     return DerivativeFunction(jacobian_fun, "jacobian", fun, argnums, {"mutation": mutation})
-
-
-# Wrappers that give reverse mode a Python function over a compiled jvp: their source is
-# generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
-_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any], tuple[Any, ...]]] = {}
-
-
-def _directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
-                 ) -> Callable[..., Any]:
-    """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
-    direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
-    for the arguments ``wrt`` (the out_dot of its jvp)."""
-    import keyword
-
-    from adgen.transforms.emit import compile_source
-
-    # a functools.partial: its function, with the bound arguments as receivers and the bound
-    # keywords passed by name (hessian of a partial was 'cannot read the source')
-    bound: dict[str, Any] = {}
-    leading: tuple[Any, ...] = ()
-    while isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
-        leading, bound = fun.args + leading, {**fun.keywords, **bound}
-        fun = fun.func
-    # (the arguments without a direction are constants: no tangent flows from them)
-    compiled, receiver = tangent_compiled(fun, wrt, len(leading))
-    if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
-                       for v in leading):
-        _refuse_method_writing_arguments(fun, receiver + leading)
-    receiver = receiver + leading
-    held = receiver + tuple(bound.values())
-    # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
-    # after hessian(m1.energy) took m1's (keyed by its count only: a silently wrong Hessian)
-    key = (id(compiled.jvp), nargs, wrt, unit, tuple(id(r) for r in held), tuple(bound))
-    hit = _WRAPPERS.get(key)
-    if hit is not None and hit[0] is compiled.jvp and \
-            all(a is b for a, b in zip(hit[2], held)):
-        return hit[1]
-    while len(_WRAPPERS) >= 256:  # the oldest go (each holds its receiver)
-        try:
-            del _WRAPPERS[next(iter(_WRAPPERS))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread took it
-            break
-    names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
-             for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
-    names += [f"a{k}" for k in range(len(names), nargs)]
-    # (a directional function's own parameters are direction0, ...: a third derivative
-    # differentiates one again, and its directions take the next free names)
-    dirs: list[str] = []
-    while not unit and len(dirs) < len(wrt):
-        k = len(dirs) + sum(1 for p in names if p.startswith("direction"))
-        while f"direction{k}" in names or f"direction{k}" in dirs:
-            k += 1
-        dirs.append(f"direction{k}")
-    fname = f"{compiled.name}_jvp"
-    lead = [f"receiver{k}" for k in range(len(receiver))]
-    given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
-                      f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
-                      for k, n in enumerate(wrt))
-    keywords = "".join(f", {k}=bound{j}" for j, k in enumerate(bound))
-    text = (f"def {compiled.name}_directional({', '.join(names + dirs)}):\n"
-            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given}{keywords})\n"
-            f"    return out_dot\n")
-    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
-                          "given_tangent": runtime.given_tangent}
-    ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
-    ns.update({f"bound{j}": v for j, v in enumerate(bound.values())})
-    compile_source(text, f"<adgen {compiled.name} directional>", ns)
-    wrapper = ns[f"{compiled.name}_directional"]
-    _WRAPPERS[key] = (compiled.jvp, wrapper, held)
-    return wrapper
-
-
-def _refuse_method_writing_arguments(method: Callable[..., Any],
-                                     held: tuple[Any, ...] = ()) -> None:
-    """Refuses second derivatives of a method (or a partial binding an object) that writes an
-    argument (or an array of its object) in place: reverse mode over its jvp code takes the
-    object's tangent for an array that may share memory with the written one, and failed
-    with a message about the generated code (``<adgen Stepper.energy jvp>:3:8``), where a
-    lambda calling the method fails at the user's line (dispatch). A module-level function
-    taking the object as an argument fails the same way, at the generated code, still.
-    Attributes set (``self.h = np.tanh(z)``) write no array in place, and neither do number
-    updates (``self.calls += 1``) where the attributes of ``held`` (the object, and the
-    arguments a partial binds) they update hold numbers: those go through.
-
-    Raises:
-        UnsupportedError: at the method's def line, with what to write instead.
-    """
-    import linecache
-
-    from adgen.errors import AdgenError, Location
-    from adgen.transforms.pipeline import compile_function
-
-    target, _ = split_receiver(getattr(method, "__adgen_primal__", method))
-    from adgen.transforms.analyses.number_updates import holds_numbers
-
-    try:
-        compiled = compile_function(target)
-    except AdgenError:
-        return  # what reverse mode refuses in it is said where the tangent code is compiled
-    if not compiled.mutates_params or holds_numbers(compiled.number_updates, held):
-        return
-    code = target.__code__
-    raise UnsupportedError(
-        f"second derivatives (hvp, hessian, jacfwd or jacrev of grad) of the method "
-        f"{target.__qualname__}, which writes an argument (or an array of its object) in "
-        "place, are not supported yet", Location(
-            code.co_filename, code.co_firstlineno, 0,
-            linecache.getline(code.co_filename, code.co_firstlineno)),
-        hint="write into a copy in the method (u = u.copy() before the write; a new "
-             "array, buf = np.sin(u), instead of self.buf[:] = np.sin(u)): the second "
-             "derivatives of that method are supported")
 
 
 def hvp(fun: Callable[..., Any], argnums: int = 0, *,
@@ -553,9 +333,9 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
             f = functools.partial(fun, **kwargs) if kwargs else fun
         n = normalize_argnums(argnums, len(args))[0]
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
-        _refuse_aliased_arguments(tuple(args), n, fun)
+        refuse_aliased_arguments(tuple(args), n, fun)
         _check_direction(args[n], v, n)
-        d = _directional(f, len(args), (n,), unit=False)
+        d = directional(f, len(args), (n,), unit=False)
         try:
             return grad(d, n, mutation=mutation)(*args, v)
         except MutationError:
@@ -583,7 +363,7 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             mutation: str = "save") -> Callable[..., Any]:
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
     Hessian-vector product (:func:`hvp`) per element, each from the same values; the arguments
-    end as one plain call leaves them (:class:`_Runs`)."""
+    end as one plain call leaves them (:class:`Runs`)."""
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise ArgnumsError(f"hessian takes one argument to differentiate (an int), not "
                            f"{argnums!r}: take the blocks one by one (hessian(f, argnums=k) "
@@ -592,16 +372,16 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
 
     def hessian_fun(*args: Any, **kwargs: Any) -> Any:
         n = normalize_argnums(argnums, len(args))[0]
-        _refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
+        refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
         h = hvp(fun, n, mutation=mutation)
-        runs = _Runs(args)
-        cols = [h(*runs.next(), e, **kwargs) for e in _basis(args[n])]
-        return _columns(cols, args[n], args[n])
+        runs = Runs(args)
+        cols = [h(*runs.next(), e, **kwargs) for e in basis(args[n])]
+        return columns(cols, args[n], args[n])
 
     return DerivativeFunction(hessian_fun, "hessian", fun, argnums, {"mutation": mutation})
 
 
-def _check_derivable(g: GradientFunction) -> None:
+def check_derivable(g: GradientFunction) -> None:
     """Refuses a derivative of what grad of grad does not cover (value_and_grad, has_aux, a
     tuple of argnums)."""
     _, argnums, _, has_aux, with_value = g._adgen_spec
@@ -621,21 +401,21 @@ def _jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
     gradient with respect to x_j of the derivative of f along v (second derivatives are
     symmetric), which adgen computes as for :func:`hvp`: reverse mode over the generated
     tangent code. So ``jacfwd(grad(f))`` is the Hessian, as in JAX."""
-    _check_derivable(g)
+    check_derivable(g)
     if isinstance(g._adgen_spec[0], GradientFunction):  # of grad(grad(f)): third derivatives
         from adgen.third_order import lowered
 
         g, kwargs = lowered(g, primals, kwargs), {}
     fun, argnums, mutation = g._adgen_spec[0], g._adgen_spec[1], g._adgen_spec[2]
     j = normalize_argnums(argnums, len(primals))[0]
-    _refuse_aliased_arguments(primals, j, fun)
-    runs = _Runs(primals)  # the gradient's run writes the arguments as a plain call does
+    refuse_aliased_arguments(primals, j, fun)
+    runs = Runs(primals)  # the gradient's run writes the arguments as a plain call does
     out = g(*runs.next(), **kwargs)
     wrt = tuple(n for n, v in enumerate(tangents) if v is not None)
     if not wrt:
         return out, runtime.zeros_like(out)
     # keyword arguments (jacfwd(grad(f))(w, x=data)) get no derivative: bound, as in hvp
-    d = _directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
+    d = directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
                      unit=False)
     dot = grad(d, j, mutation=mutation)(*runs.next(), *[tangents[n] for n in wrt])
     return out, dot
@@ -646,7 +426,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     """``vjp(grad(f, j), x)``: the gradient, and a pullback taking a cotangent c of it to the
     gradients with respect to every argument of the derivative of f along c (on x_j), by
     reverse mode over the generated tangent code. So ``jacrev(grad(f))`` is the Hessian."""
-    _check_derivable(g)
+    check_derivable(g)
     if isinstance(g._adgen_spec[0], GradientFunction):  # of grad(grad(f)): third derivatives
         from adgen.third_order import lowered
 
@@ -659,11 +439,11 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
         g = grad(fun, argnums, mutation=g._adgen_spec[2])
     j = normalize_argnums(argnums, len(args))[0]
     refuse_complex_jacobian(args, "vjp of a gradient")
-    _refuse_aliased_arguments(tuple(args), j, fun)
+    refuse_aliased_arguments(tuple(args), j, fun)
     program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
     if program.reverse:  # reverse over reverse: the generated forward and pullback
         if program.check:  # "strict": refused where the gradient is
-            g(*_copies(args))
+            g(*copies(args))
         # on the arguments themselves: they end as one plain call of f leaves them
         out, pull = vjp(program.function, *args, mutation=mutation)
 
@@ -672,9 +452,9 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
             return pull(ct)
 
         return out, pullback_rr
-    before = _copies(args)
+    before = copies(args)
     out = g(*args)  # the arguments end as one plain call of f leaves them
-    d = _directional(fun, len(args), (j,), unit=False)
+    d = directional(fun, len(args), (j,), unit=False)
     # the arguments with a gradient (floats, float arrays, containers of them)
     every = tuple(n for n, a in enumerate(args)
                   if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
@@ -682,7 +462,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
     def pullback(ct: Any) -> tuple[Any, ...]:
         check_cotangent(ct, out, "the cotangent", fun)
-        got = grad(d, every, mutation=mutation)(*_copies(before), ct) if every else ()
+        got = grad(d, every, mutation=mutation)(*copies(before), ct) if every else ()
         cts: list[Any] = [None] * len(args)
         for n, c in zip(every, got):
             cts[n] = c
@@ -696,7 +476,7 @@ def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, m
     """``grad(grad(f, j), k)``: the gradient of the generated function that computes
     ``df/dx_j`` by forward mode (a scalar argument j: grad(f, j) returns a number)."""
     fun, inner_argnums = g._adgen_spec[0], g._adgen_spec[1]
-    _check_derivable(g)  # refuses what it cannot do, now
+    check_derivable(g)  # refuses what it cannot do, now
 
     def second(*args: Any, **kwargs: Any) -> Any:
         if isinstance(fun, GradientFunction):  # grad(grad(grad(f))): third derivatives
@@ -720,12 +500,12 @@ def grad_of_grad(outer: Callable[..., Any], g: GradientFunction, argnums: Any, m
             program = _second_order_program(fun, j, args, g._adgen_spec[2], mutation)
             if program.reverse:  # reverse over reverse: the generated forward and pullback
                 if program.check:  # "strict": refused where the gradient is
-                    g(*_copies(args))
+                    g(*copies(args))
                 return outer(program.function, argnums, mutation=mutation,
                              has_aux=has_aux)(*args)
         # keyword arguments get no derivative: bound (the directional function takes the
         # positional ones only: grad(grad(f))(0.7, c=2.0) raised a raw TypeError)
-        d = _directional(functools.partial(fun, **kwargs) if kwargs else fun, len(args), (j,),
+        d = directional(functools.partial(fun, **kwargs) if kwargs else fun, len(args), (j,),
                          unit=True)
         return outer(d, argnums, mutation=mutation, has_aux=has_aux)(*args)
 
@@ -753,7 +533,7 @@ def explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     mutation sites of the code that is differentiated again (``result.route`` holds the
     path)."""
 
-    _check_derivable(g)
+    check_derivable(g)
     if not args or kwargs:
         raise UnsupportedError("explain(grad(f)) needs example arguments (positional only): "
                                "the path second derivatives take depends on their kinds",
@@ -775,14 +555,14 @@ def explain_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
         # (the sites of the program's code, not of adgen's runtime classes it constructs)
         internal = os.path.dirname(os.path.abspath(runtime.__file__))
-        result = Explanation(s for s in explain(program.function, *_copies(args),
+        result = Explanation(s for s in explain(program.function, *copies(args),
                                                 mutation=gmutation, file=None)
                              if not os.path.abspath(s.file).startswith(internal))
     else:
         route = (f"{order}second derivatives: forward over reverse (Hessian-vector "
                  f"products), because {program.reason}")
         target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
-        result = explain(target, *receiver, *_copies(args), mutation=gmutation, file=None)
+        result = explain(target, *receiver, *copies(args), mutation=gmutation, file=None)
     result.route = route
     printing = file is not None and not (
         (file is sys.stdout or file is explain.__kwdefaults__["file"]) and in_notebook())

@@ -1,7 +1,7 @@
 """Third derivatives: the derivatives of adgen's second-derivative functions.
 
 Every second derivative adgen takes is a first derivative of a plain function that adgen
-generated, the directional derivative of ``f`` (``higher_order._directional``: ``d(x, v) =
+generated, the directional derivative of ``f`` (``directional.directional``: ``d(x, v) =
 jvp(f, (x,), (v,))[1]``, tangent code whose source adgen reads again):
 
 - ``hvp(f)(x, v)`` is ``grad(d)(x, v)``, and column ``e`` of ``hessian(f)(x)`` is
@@ -50,10 +50,12 @@ def plain(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
         UnsupportedError: for a derivative made by adgen that is not a gradient (a Hessian of
             a Hessian: fourth derivatives) or a gradient of a structured kind.
     """
-    from adgen.higher_order import _check_derivable, _copies, _directional
+    from adgen.directional import directional
+    from adgen.higher_order import check_derivable
+    from adgen.jacobian_parts import copies
 
     if isinstance(fun, GradientFunction):
-        _check_derivable(fun)
+        check_derivable(fun)
         inner, argnums, mutation = fun._adgen_spec[:3]
         j = normalize_argnums(argnums, len(args))[0]
         x = args[j]
@@ -66,8 +68,8 @@ def plain(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
                 hint="take third derivatives of a function of an array as adgen.jacfwd("
                      "adgen.hessian(f)) or adgen.jvp(adgen.hessian(f), (x,), (v,))")
         if mutation == "strict":
-            fun(*_copies(args), **kwargs)  # refused (MutationError) where the gradient is
-        return _directional(plain(inner, args, kwargs), len(args), (j,), unit=True)
+            fun(*copies(args), **kwargs)  # refused (MutationError) where the gradient is
+        return directional(plain(inner, args, kwargs), len(args), (j,), unit=True)
     if getattr(fun, "__adgen_transform__", False):
         raise UnsupportedError(
             f"{fun!r} inside a third derivative: adgen takes third derivatives of hessian, "
@@ -92,20 +94,21 @@ def _columns_of(builder: str, fun: Any, argnums: Any, options: dict[str, Any], n
     (``builder(fun, argnums, **options)``), one per argument it differentiates, with its
     number. Each ``L`` is a first derivative of a plain function (or that function itself,
     for the Jacobian of a plain function)."""
-    from adgen.higher_order import _check_derivable, _directional
+    from adgen.directional import directional
+    from adgen.higher_order import check_derivable
 
     nums = normalize_argnums(argnums, nargs)
     if builder == "hessian":  # column e: hvp(f)(*args, e) = grad(d_n, n)(*args, e)
-        return [(nums[0], grad(_directional(fun, nargs, (nums[0],), unit=False), nums[0],
+        return [(nums[0], grad(directional(fun, nargs, (nums[0],), unit=False), nums[0],
                                mutation=options.get("mutation", "save")))]
     if isinstance(fun, GradientFunction):  # jacfwd(grad(f, j), k): column e, grad(d_k, j)
-        _check_derivable(fun)
+        check_derivable(fun)
         inner, j_argnums, gmutation = fun._adgen_spec[:3]
         j = normalize_argnums(j_argnums, nargs)[0]
-        return [(k, grad(_directional(inner, nargs, (k,), unit=False), j, mutation=gmutation))
+        return [(k, grad(directional(inner, nargs, (k,), unit=False), j, mutation=gmutation))
                 for k in nums]
     # the Jacobian of a plain function: column e, d_k(*args, e) itself
-    return [(k, _directional(fun, nargs, (k,), unit=False)) for k in nums]
+    return [(k, directional(fun, nargs, (k,), unit=False)) for k in nums]
 
 
 def _refuse_other(d: Any) -> None:
@@ -136,11 +139,11 @@ def _bound(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Callable[..., Any
 
 def _hvp_gradient(d: Any, nargs: int, kwargs: dict[str, Any]) -> GradientFunction:
     """``hvp(f, n)`` with ``nargs`` arguments before the direction as ``grad(d_n, n)``."""
-    from adgen.higher_order import _directional
+    from adgen.directional import directional
 
     _, fun, argnums, options = d._adgen_spec
     n = normalize_argnums(argnums, nargs)[0]
-    return grad(_directional(_bound(fun, kwargs), nargs, (n,), unit=False), n,
+    return grad(directional(_bound(fun, kwargs), nargs, (n,), unit=False), n,
                 mutation=options.get("mutation", "save"))
 
 
@@ -181,27 +184,27 @@ def _jvp_of_derivative(d: Any, primals: tuple[Any, ...], tangents: tuple[Any, ..
     derivatives for a Jacobian of a plain function). Each column is the jvp of a first
     derivative of a plain function (module docstring); the arguments end as one plain call
     of the function leaves them."""
-    from adgen.higher_order import _basis, _columns, _refuse_aliased_arguments, _Runs
     from adgen.higher_order import jvp as jvp_
+    from adgen.jacobian_parts import Runs, basis, columns, refuse_aliased_arguments
 
     _refuse_other(d)
     builder, fun, argnums, options = d._adgen_spec
     if builder == "hvp":  # hvp(f, n)(*args, v) is grad(d_n, n)(*args, v)
         nargs = len(primals) - 1
-        _refuse_aliased_arguments(primals[:nargs], normalize_argnums(argnums, nargs)[0], fun)
+        refuse_aliased_arguments(primals[:nargs], normalize_argnums(argnums, nargs)[0], fun)
         return jvp_(_hvp_gradient(d, nargs, kwargs), primals, tangents)
-    runs = _Runs(primals)
+    runs = Runs(primals)
     outs, dots = [], []
     for k, column in _columns_of(builder, _bound(fun, kwargs), argnums, options,
                                  len(primals)):
-        _refuse_aliased_arguments(primals, k, fun)
+        refuse_aliased_arguments(primals, k, fun)
         cols, col_dots = [], []
-        for e in _basis(primals[k]):
+        for e in basis(primals[k]):
             out, dot = jvp_(column, (*runs.next(), e), (*tangents, None))
             cols.append(out)
             col_dots.append(dot)
-        outs.append(_columns(cols, cols[0], primals[k]))
-        dots.append(_columns(col_dots, col_dots[0], primals[k]))
+        outs.append(columns(cols, cols[0], primals[k]))
+        dots.append(columns(col_dots, col_dots[0], primals[k]))
     if isinstance(argnums, int) or builder == "hessian":
         return outs[0], dots[0]
     return tuple(outs), tuple(dots)
@@ -225,21 +228,21 @@ def _vjp_of_derivative(d: Any, args: tuple[Any, ...], mutation: str,
     vjp of a first derivative of a plain function: reverse over reverse over forward where
     the generated code allows, else reverse over forward over forward)."""
     from adgen.arguments import check_cotangent
-    from adgen.higher_order import _basis, _copies, _refuse_aliased_arguments
+    from adgen.jacobian_parts import basis, copies, refuse_aliased_arguments
 
     _refuse_other(d)
     builder, fun, argnums, options = d._adgen_spec
     if builder == "hvp":
         nargs = len(args) - 1
-        _refuse_aliased_arguments(args[:nargs], normalize_argnums(argnums, nargs)[0], fun)
+        refuse_aliased_arguments(args[:nargs], normalize_argnums(argnums, nargs)[0], fun)
         return vjp(_hvp_gradient(d, nargs, kwargs), *args, mutation=mutation)
-    before = _copies(args)
+    before = copies(args)
     out = d(*args, **kwargs)  # the arguments end as one plain call leaves them
     blocks = []  # per differentiated argument: its number, one pullback per column
     for k, column in _columns_of(builder, _bound(fun, kwargs), argnums, options, len(args)):
-        _refuse_aliased_arguments(args, k, fun)
-        blocks.append((k, [vjp(column, *_copies(before), e, mutation=mutation)[1]
-                           for e in _basis(args[k])]))
+        refuse_aliased_arguments(args, k, fun)
+        blocks.append((k, [vjp(column, *copies(before), e, mutation=mutation)[1]
+                           for e in basis(args[k])]))
     many = not (isinstance(argnums, int) or builder == "hessian")
 
     def pullback(ct: Any) -> tuple[Any, ...]:

@@ -1,0 +1,146 @@
+"""The directional derivative of a function as a Python function adgen's reverse mode can
+differentiate again (second and third derivatives: hvp, hessian, the derivatives of a
+gradient, ``third_order``): ``d(*args, *directions)`` calls the generated jvp code of ``f``
+(``tangent_compiled``: ``pipeline.compile_tangent``) and returns its out_dot. Its source is
+generated and kept in ``linecache``, as the jvp's is, so ``adgen.grad`` reads it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from adgen import runtime
+from adgen.arguments import split_receiver
+from adgen.errors import UnsupportedError
+
+__all__ = ["directional", "refuse_method_writing_arguments", "tangent_compiled"]
+
+
+def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
+                     leading: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver.
+    ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
+    bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``)."""
+    from adgen.transforms.library_wrappers import library_target, library_wrapper
+    from adgen.transforms.pipeline import compile_tangent
+
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    shift = len(receiver) + leading
+    # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
+    return compile_tangent(library_wrapper(library_target(target)), wrt=None if wrt is None
+                           else tuple(shift + k for k in wrt)), receiver
+
+
+# Wrappers that give reverse mode a Python function over a compiled jvp: their source is
+# generated (and in linecache, as the jvp's is), so adgen.grad reads and differentiates it.
+_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any], tuple[Any, ...]]] = {}
+
+
+def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
+                 ) -> Callable[..., Any]:
+    """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
+    direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
+    for the arguments ``wrt`` (the out_dot of its jvp)."""
+    import keyword
+
+    from adgen.transforms.emit import compile_source
+
+    # a functools.partial: its function, with the bound arguments as receivers and the bound
+    # keywords passed by name (hessian of a partial was 'cannot read the source')
+    bound: dict[str, Any] = {}
+    leading: tuple[Any, ...] = ()
+    while isinstance(fun, functools.partial) and not getattr(fun, "__adgen_transform__", False):
+        leading, bound = fun.args + leading, {**fun.keywords, **bound}
+        fun = fun.func
+    # (the arguments without a direction are constants: no tangent flows from them)
+    compiled, receiver = tangent_compiled(fun, wrt, len(leading))
+    if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
+                       for v in leading):
+        refuse_method_writing_arguments(fun, receiver + leading)
+    receiver = receiver + leading
+    held = receiver + tuple(bound.values())
+    # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
+    # after hessian(m1.energy) took m1's (keyed by its count only: a silently wrong Hessian)
+    key = (id(compiled.jvp), nargs, wrt, unit, tuple(id(r) for r in held), tuple(bound))
+    hit = _WRAPPERS.get(key)
+    if hit is not None and hit[0] is compiled.jvp and \
+            all(a is b for a, b in zip(hit[2], held)):
+        return hit[1]
+    while len(_WRAPPERS) >= 256:  # the oldest go (each holds its receiver)
+        try:
+            del _WRAPPERS[next(iter(_WRAPPERS))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread took it
+            break
+    names = [p if p.isidentifier() and not keyword.iskeyword(p) else f"a{k}"
+             for k, p in enumerate(compiled.params[len(receiver):][:nargs])]
+    names += [f"a{k}" for k in range(len(names), nargs)]
+    # (a directional function's own parameters are direction0, ...: a third derivative
+    # differentiates one again, and its directions take the next free names)
+    dirs: list[str] = []
+    while not unit and len(dirs) < len(wrt):
+        k = len(dirs) + sum(1 for p in names if p.startswith("direction"))
+        while f"direction{k}" in names or f"direction{k}" in dirs:
+            k += 1
+        dirs.append(f"direction{k}")
+    fname = f"{compiled.name}_jvp"
+    lead = [f"receiver{k}" for k in range(len(receiver))]
+    given = ", ".join(f"{compiled.tangent_params[len(receiver) + n]}="
+                      f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
+                      for k, n in enumerate(wrt))
+    keywords = "".join(f", {k}=bound{j}" for j, k in enumerate(bound))
+    text = (f"def {compiled.name}directional({', '.join(names + dirs)}):\n"
+            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given}{keywords})\n"
+            f"    return out_dot\n")
+    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
+                          "given_tangent": runtime.given_tangent}
+    ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
+    ns.update({f"bound{j}": v for j, v in enumerate(bound.values())})
+    compile_source(text, f"<adgen {compiled.name} directional>", ns)
+    wrapper = ns[f"{compiled.name}directional"]
+    _WRAPPERS[key] = (compiled.jvp, wrapper, held)
+    return wrapper
+
+
+def refuse_method_writing_arguments(method: Callable[..., Any],
+                                     held: tuple[Any, ...] = ()) -> None:
+    """Refuses second derivatives of a method (or a partial binding an object) that writes an
+    argument (or an array of its object) in place: reverse mode over its jvp code takes the
+    object's tangent for an array that may share memory with the written one, and failed
+    with a message about the generated code (``<adgen Stepper.energy jvp>:3:8``), where a
+    lambda calling the method fails at the user's line (dispatch). A module-level function
+    taking the object as an argument fails the same way, at the generated code, still.
+    Attributes set (``self.h = np.tanh(z)``) write no array in place, and neither do number
+    updates (``self.calls += 1``) where the attributes of ``held`` (the object, and the
+    arguments a partial binds) they update hold numbers: those go through.
+
+    Raises:
+        UnsupportedError: at the method's def line, with what to write instead.
+    """
+    import linecache
+
+    from adgen.errors import AdgenError, Location
+    from adgen.transforms.pipeline import compile_function
+
+    target, _ = split_receiver(getattr(method, "__adgen_primal__", method))
+    from adgen.transforms.analyses.number_updates import holds_numbers
+
+    try:
+        compiled = compile_function(target)
+    except AdgenError:
+        return  # what reverse mode refuses in it is said where the tangent code is compiled
+    if not compiled.mutates_params or holds_numbers(compiled.number_updates, held):
+        return
+    code = target.__code__
+    raise UnsupportedError(
+        f"second derivatives (hvp, hessian, jacfwd or jacrev of grad) of the method "
+        f"{target.__qualname__}, which writes an argument (or an array of its object) in "
+        "place, are not supported yet", Location(
+            code.co_filename, code.co_firstlineno, 0,
+            linecache.getline(code.co_filename, code.co_firstlineno)),
+        hint="write into a copy in the method (u = u.copy() before the write; a new "
+             "array, buf = np.sin(u), instead of self.buf[:] = np.sin(u)): the second "
+             "derivatives of that method are supported")
