@@ -29,6 +29,9 @@ NONDIFF_CALLS = frozenset({
     "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
     "tril_indices", "diag_indices", "indices", "meshgrid_int", "perf_counter", "time",
     "dict_keys", "diagonal_index",
+    # a hash is an int (hash(x.tobytes()) as a cache key); x.tobytes() itself stays active,
+    # so np.frombuffer of it is refused (rules/no_gradient.py), never a silent zero
+    "hash",
 })
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.

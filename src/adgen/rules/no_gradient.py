@@ -166,6 +166,8 @@ defrefusal(np.i0, "its derivative is the Bessel function I1, which NumPy does no
 defrefusal(np.kaiser, "its derivative in beta needs the Bessel function I1, which NumPy does "
            "not provide")
 defrefusal(np.nextafter, "it steps to the next float: not differentiable (JAX neither)")
+defrefusal(np.frombuffer, "it reads raw bytes (x.tobytes(), a bytes object), and no derivative "
+           "flows through bytes; use the array itself (x, x.copy(), x.ravel())")
 defrefusal(np.fromiter, "it builds an array from an iterator adgen cannot follow; use "
            "np.array([...]) of a list")
 defrefusal(np.place, "it writes into its argument, cycling through the values; write "
