@@ -286,6 +286,22 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
     return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
 
 
+def users_line(file: str, line: int) -> tuple[str, int]:
+    """``(file, line)`` as the user wrote it: for code adgen generated and compiles again
+    (the jvp code hessian differentiates, ``<adgen f jvp>``), the user's file and the line
+    of the ``# line N:`` comment above ``line``; else as given."""
+    import linecache
+
+    from adgen.generated_lines import user_line
+    from adgen.transforms.emit import USER_FILES
+
+    user_file = USER_FILES.get(file)
+    if user_file is None:
+        return file, line
+    found = user_line("".join(linecache.getlines(file)), line)
+    return (user_file, found[0]) if found is not None else (file, line)
+
+
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
                  construct: str, value: Any = None) -> None:
     """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
@@ -322,16 +338,20 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
         from adgen.errors import Location, MutationError
 
         first = hits[0]
-        lines = sorted({c.line for c in hits})
+        # (code adgen generated and compiles again, the jvp code of hessian: its lines are
+        # said as the user's lines they came from, not the generated ones)
+        at_file, at_line = users_line(file, line)
+        first_file, first_line = users_line(first.file, first.line)
+        lines = sorted({users_line(c.file, c.line)[1] for c in hits})
         also = "".join(f"; the gradient of line {ln} reads it too" for ln in lines
-                       if ln != first.line)
+                       if ln != first_line)
         raise MutationError(
-            f"{construct} overwrites {first.what}, which the gradient of line {first.line} "
+            f"{construct} overwrites {first.what}, which the gradient of line {first_line} "
             f"reads{also}",
             Location(file, line, col, source_line(file, line)),
-            hint=copy_hint(construct, first.what, first.line, line),
-            captured_at=Location(first.file, first.line, 0,
-                                 source_line(first.file, first.line)))
+            hint=copy_hint(construct, first.what, first_line, at_line),
+            captured_at=Location(first_file, first_line, 0,
+                                 source_line(first_file, first_line)))
     for cap in hits:
         cap.snapshot = cap.array.copy()
         watch.remove(cap)
