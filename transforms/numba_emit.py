@@ -194,6 +194,15 @@ class Rewriter:
                         f"compute {node.args[1].value} before taking the gradient and pass "
                         "it as an argument (np.asarray of it), or use backend='default' "
                         "(or 'auto', which falls back to it)")
+                if isinstance(node, ast.Name) and node.id in ("ufunc_at", "ufunc_at_vjp"):
+                    # what lower_mutation made of the user's np.maximum.at(x, i, v)
+                    raise self.refuse(
+                        st, "the numba backend does not differentiate np.multiply.at, "
+                        "np.maximum.at or np.minimum.at (their gradient follows repeated "
+                        "indices with vectorised helpers that have no nopython form)",
+                        "use backend='default' (or 'auto', which falls back to it), or write "
+                        "the update as an indexed assignment in a loop (x[i[k]] = max(x[i[k]], "
+                        "v[k]))")
                 if isinstance(node, ast.Name) and node.id in runtime_names and \
                         node.id not in NOPYTHON_HELPERS:
                     raise self.refuse(

@@ -120,3 +120,29 @@ def test_other_ufuncs_are_refused_at_the_line():
         adgen.grad(f)(X.copy())
     text = str(err.value)
     assert "np.divide.at(y, [0, 1], 2.0 + x[:2])" in text and "np.maximum.at" in text
+
+
+def maximum_in_a_loop(x, idx):
+    y = x.copy()
+    v = x[:3] * 2.0
+    for k in range(3):
+        y[idx[k]] = max(y[idx[k]], v[k])  # the form the numba refusal suggests
+    return np.sum(y ** 2)
+
+
+def test_the_numba_backend_names_the_update_and_the_form_it_takes():
+    pytest.importorskip("numba")
+
+    def f(x):
+        y = x.copy()
+        np.maximum.at(y, [0, 0, 1], x[:3] * 2.0)
+        return np.sum(y ** 2)
+
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(f, backend="numba")(X.copy())
+    # it said "no nopython form of adgen's ufunc_at", a name the user never wrote
+    assert "np.maximum.at" in err.value.message and "ufunc_at" not in err.value.message
+    idx = np.array([0, 0, 1])
+    np.testing.assert_allclose(adgen.grad(maximum_in_a_loop, backend="numba")(X.copy(), idx),
+                               numerical_grad(maximum_in_a_loop, (X.copy(), idx), 0),
+                               atol=1e-6)
