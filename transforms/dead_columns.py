@@ -38,12 +38,7 @@ def drop_dead_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> 
     the module docstring), in place."""
     loads, stores = _counts(pullback)
     _drop_dead_copies(pullback, loads, stores)
-    loops: dict[str, list[gast.For]] = {}
-    for node in _statements(pullback):
-        if isinstance(node, gast.For):
-            tape = _reversed_tape(node)
-            if tape is not None:
-                loops.setdefault(tape, []).append(node)
+    loops = _tape_loops(pullback)
     if not loops:
         return
     appends = _appends(forward)
@@ -85,15 +80,21 @@ def unwrapped_rows(forward: gast.FunctionDef, pullback: gast.FunctionDef
     return forward, pullback
 
 
-def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
-                    ) -> list[tuple[gast.For, gast.Call]]:
-    """The pullback's loops over a tape of one column and the forward's record of it."""
+def _tape_loops(pullback: gast.FunctionDef) -> dict[str, list[gast.For]]:
+    """The pullback's loops over a reversed tape, by the tape's name."""
     loops: dict[str, list[gast.For]] = {}
     for node in _statements(pullback):
         if isinstance(node, gast.For):
             tape = _reversed_tape(node)
             if tape is not None:
                 loops.setdefault(tape, []).append(node)
+    return loops
+
+
+def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
+                    ) -> list[tuple[gast.For, gast.Call]]:
+    """The pullback's loops over a tape of one column and the forward's record of it."""
+    loops = _tape_loops(pullback)
     if not any(isinstance(f.target, gast.Tuple) and len(f.target.elts) == 1
                for found in loops.values() for f in found):
         return []
