@@ -71,12 +71,7 @@ class Operations:
             if not self.plan.any_active(arg):
                 continue
             expr = self.instantiate(s, tpl, rule, bound, t, name(g))
-            if isinstance(arg, gast.Name):
-                out += self.pb.contribute(arg.id, expr, state)
-            else:
-                ct = self.pb.namer.fresh(f"{d}_ct")
-                out.append(assign(name(ct, gast.Store), expr, s))
-                out += self.distribute(arg, name(ct), state)
+            out += self.give(s, arg, d, expr, state)
         return out
 
     def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
@@ -206,12 +201,7 @@ class Operations:
                 # a product of known ranks: its adjoints written out (g @ b.T)
                 expr = inline_matmul(expr, *(self.plan.kind_of(bound.get(p.name))
                                              for p in rule.params))
-            if isinstance(arg, gast.Name):
-                out += self.pb.contribute(arg.id, expr, state)
-            else:
-                ct = self.pb.namer.fresh(f"{d}_ct")
-                out.append(assign(name(ct, gast.Store), expr, s))
-                out += self.distribute(arg, name(ct), state)
+            out += self.give(s, arg, d, expr, state)
         return out
 
     def plain_number(self, arg: Any) -> bool:
@@ -222,6 +212,15 @@ class Operations:
         if isinstance(arg, gast.Name):
             return self.plan.column_dtypes.get(arg.id) in ("float64", "int64")
         return is_number(arg)
+
+    def give(self, s: gast.stmt, arg: Any, d: str, expr: gast.expr, state: set[str]
+             ) -> list[gast.stmt]:
+        """Adds ``expr``, the adjoint of the rule's parameter ``d``, to what ``arg`` (bound to
+        it) holds: a name's adjoint, or the items of a list/tuple literal through ``d_ct``."""
+        if isinstance(arg, gast.Name):
+            return self.pb.contribute(arg.id, expr, state)
+        ct = self.pb.namer.fresh(f"{d}_ct")
+        return [assign(name(ct, gast.Store), expr, s)] + self.distribute(arg, name(ct), state)
 
     def distribute(self, arg: Any, ct: gast.expr, state: set[str]) -> list[gast.stmt]:
         """Hands the items of a cotangent to the names in a (nested) list/tuple literal."""
