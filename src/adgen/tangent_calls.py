@@ -205,6 +205,18 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     the parts of the call they came from."""
     from adgen.errors import UnsupportedError
 
+    if type(fn) is types.BuiltinMethodType and isinstance(fn.__self__, np.ndarray):
+        from adgen.adjoints import locate
+
+        # x.view() of an array forward mode could not type (rules.methods.ARRAY_RECEIVER_ONLY):
+        # its tangent code reads the bound method x.view as a value, which reverse mode
+        # took for an attribute of x with an adjoint (a raw TypeError, or a casting error)
+        raise locate(UnsupportedError(
+            f"second derivatives (hessian, hvp, a gradient of a jvp) through "
+            f"x.{fn.__name__}() of an array the compiler did not know to be one are not "
+            "supported: forward mode calls the method through adgen's dispatch, which "
+            "reverse mode does not differentiate again",
+            hint=f"index the array instead (x[...] for x.{fn.__name__}())"))
     # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
     # act(x)) is the jvp of a function that calls it by name, which the compiler
     # differentiates again like any tangent code

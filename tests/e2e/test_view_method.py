@@ -124,3 +124,27 @@ def test_a_user_method_named_view_is_that_method():
     np.testing.assert_allclose(gcam.w, 3.0 * v)
     _, t = adgen.jvp(through_a_camera, (v, cam), (np.ones(3), Camera(np.ones(3))))
     assert t == pytest.approx(3.0 * np.sum(cam.w) + 3.0 * np.sum(v))
+
+
+def cubed_through_a_view(x):
+    v = x.view()
+    v[0] = 3.0
+    return np.sum(x ** 3)
+
+
+def cubed_through_an_index(x):
+    v = x[...]  # the form the refusal below suggests
+    v[0] = 3.0
+    return np.sum(x ** 3)
+
+
+def test_second_derivatives_are_refused_at_the_line():
+    """Forward mode calls x.view() through adgen's dispatch, which reverse mode does not
+    differentiate again: hessian refuses it at the line (it raised a raw casting error)."""
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.hessian(cubed_through_a_view)(X.copy())
+    assert "x.view()" in err.value.message and "x[...]" in err.value.hint
+    assert err.value.location.line == cubed_through_a_view.__code__.co_firstlineno + 1
+    hand = np.diag(6.0 * X)  # hand formula: x[0] is overwritten, the others cubed
+    hand[0, 0] = 0.0
+    np.testing.assert_allclose(adgen.hessian(cubed_through_an_index)(X.copy()), hand)
