@@ -166,13 +166,28 @@ class _Lower:
             if not isinstance(out_arg, gast.Name):
                 raise UnsupportedError("out= with several outputs is not supported",
                                        self.parsed.location(s), hint="write each output")
+            if out_arg.id in self.parsed.free:
+                # a global or closure array: binding it again below would make it a local of
+                # the generated code (an UnboundLocalError), and in a helper the write was
+                # no write of the array at all (a silently wrong gradient)
+                raise UnsupportedError(
+                    f"out={out_arg.id} writes the global or closure array {out_arg.id} in "
+                    "place through a NumPy function, which adgen does not follow",
+                    self.parsed.location(s),
+                    hint=f"store the result instead: {out_arg.id}[...] = the same call "
+                         "without out= (which adgen follows), or pass the array to the "
+                         "function as an argument")
             # o = f(a, out=o): the call writes o's buffer in place and returns it; binding o
             # again lets SSA name the new contents while the buffer stays the same
             new = [assign(name(out_arg.id, gast.Store), call, s)]
             if result is not None:
                 new.append(assign(name(result, gast.Store), name(out_arg.id), s))
             return new
-        if isinstance(func, gast.Attribute) and resolved is None:
+        if isinstance(func, gast.Attribute) and (resolved is None or (
+                self._free_array_method(resolved) and isinstance(func.value, gast.Name) and
+                func.value.id in self.parsed.free)):
+            # (WORK.fill(c) of a global array: its method resolves to the bound builtin, and
+            # left a plain call, the write was unseen: lowered as a local array's is)
             method = func.attr
             recv = func.value
             if self._user_method(recv, method):
@@ -364,6 +379,13 @@ class _Lower:
                                               args=[name(item)], keywords=[])), like)]
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
             self._loop(_call_name("len", name(seq)), body, i, like)
+
+    @staticmethod
+    def _free_array_method(resolved: object) -> bool:
+        """Whether ``resolved`` is a method bound to an ndarray (``WORK.fill`` of a global)."""
+        import numpy as np
+
+        return isinstance(getattr(resolved, "__self__", None), np.ndarray)
 
     def _not_an_array(self, recv: gast.expr) -> bool:
         """A name the function reads an attribute of that no ndarray has (``sim.buf``), or an
