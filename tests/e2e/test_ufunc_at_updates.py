@@ -146,3 +146,10 @@ def test_the_numba_backend_names_the_update_and_the_form_it_takes():
     np.testing.assert_allclose(adgen.grad(maximum_in_a_loop, backend="numba")(X.copy(), idx),
                                numerical_grad(maximum_in_a_loop, (X.copy(), idx), 0),
                                atol=1e-6)
+
+
+def test_second_derivatives_are_refused_at_the_line():
+    with pytest.raises(adgen.MissingRuleError) as err:
+        adgen.hessian(multiply_repeated)(X.copy())
+    assert "np.multiply.at" in err.value.message and "second derivatives" in err.value.message
+    assert err.value.location.line == multiply_repeated.__code__.co_firstlineno + 2

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from adgen.rules.helpers import ufunc_at, ufunc_at_jvp, ufunc_at_vjp
-from adgen.rules.registry import defjvp, defvjp
+from adgen.rules.registry import defjvp, defrefusal, defvjp
 
 
 @defvjp(ufunc_at, "ufunc, a, indices, b", diff="a, b", reads="ufunc, a, indices, b, out",
@@ -30,3 +30,9 @@ def ufunc_at_tangent(d: Any, out: Any, ufunc: Any, a: Any, indices: Any, b: Any)
     # (forward mode only: reverse mode over it, hvp or hessian, has no rule for the helper)
     return (ufunc_at_jvp(d, None, out, ufunc, a, indices, b),
             ufunc_at_jvp(None, d, out, ufunc, a, indices, b))
+
+
+defrefusal(ufunc_at_jvp, "second derivatives (hessian, hvp, a gradient of a jvp) through "
+           "np.multiply.at, np.maximum.at or np.minimum.at are not supported; write the "
+           "update as an indexed assignment in a loop (x[i[k]] = max(x[i[k]], v[k])), or "
+           "take first derivatives (grad, jvp)")
