@@ -4,10 +4,13 @@ Input: a function in A-normal form. Output: the same function where the mutating
 knows are rewritten into indexed stores the reverse pass handles uniformly:
 
 - ``x.fill(c)``                      -> ``x[...] = c``
+- ``np.sin(x, y)`` (an output by position) -> ``np.sin(x, out=y)``, then as below
 - ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
                                          ``t = np.where(m, src, dst); dst[...] = t``)
 - ``f(a, b, out=o)`` (any rule call)    -> ``o = f(a, b, out=o)`` (written in place; the new
-                                         binding names the new contents of the same buffer)
+                                         binding names the new contents of the same buffer;
+                                         not a function of the user's with an out= keyword,
+                                         which need not return o: an ordinary call)
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
                                          t = np.take_along_axis(x, p, axis=-1); x[...] = t``
 - ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
@@ -15,6 +18,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
                                          v); x[...] = t`` (rules/scatter.py)
 - ``x.put(i, v)`` / ``np.put(x, i, v)``    -> ``flat = flat_view(x); flat[i] = v``
 - ``np.fill_diagonal(x, v)``             -> ``d = diagonal_index(x); x[d] = v``
+- ``np.putmask(x, m, v)``             -> ``t = np.where(m, np.resize(v, np.shape(x)), x);
+                                         x[...] = t`` (in steps)
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
 - ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
   plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
@@ -29,6 +34,7 @@ import types
 from typing import Any
 
 import gast
+import numpy as np
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
@@ -40,6 +46,7 @@ from adgen.transforms.several_results import lower_several
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
+from adgen.rules import registry
 
 _REFUSED_METHODS = {
     "itemset": "write x[index] = value",
@@ -157,8 +164,9 @@ class _Lower:
             return [s]
         func = call.func
         resolved = self.resolve(func)
+        _out_by_keyword(call, resolved)  # np.sin(x, y): y is out=
         out_kw = [k for k in call.keywords if k.arg == "out"]
-        if out_kw:
+        if out_kw and not self._own_out_keyword(func, resolved):
             out_arg = out_kw[0].value
             if isinstance(out_arg, gast.Tuple) and len(out_arg.elts) == 1:
                 out_arg = out_arg.elts[0]
@@ -252,12 +260,18 @@ class _Lower:
                                                    "put")
                 self._refuse_mode(mode, s)
                 return self._put(a, ind, v, s) + self._none(result, s)
-            if resolved is np.fill_diagonal and len(call.args) == 2 and not call.keywords:
+            if resolved is np.fill_diagonal:
+                a, val, wrap = self._arguments(call, ("a", "val", "wrap"), 2, s,
+                                               "fill_diagonal")
+                if wrap is not None and not (isinstance(wrap, gast.Constant) and
+                                             wrap.value is False):
+                    raise UnsupportedError(
+                        "np.fill_diagonal with wrap= is not supported",
+                        self.parsed.location(s),
+                        hint="write the diagonal's indices: x[i, i] = v for i in range(n)")
                 idx = self.namer.fresh("diag")
-                return [assign(name(idx, gast.Store), _call_name("diagonal_index",
-                                                                  call.args[0]), s),
-                        store(call.args[0], name(idx), call.args[1], s)] + \
-                    self._none(result, s)
+                return [assign(name(idx, gast.Store), _call_name("diagonal_index", a), s),
+                        store(a, name(idx), val, s)] + self._none(result, s)
             if isinstance(func, gast.Attribute) and func.attr == "at" and \
                     getattr(resolved, "__self__", None) in (np.multiply, np.maximum,
                                                             np.minimum) and \
@@ -269,8 +283,14 @@ class _Lower:
                 value = _call_name("ufunc_at", func.value, *call.args)
                 return [assign(name(tmp, gast.Store), value, s),
                         store(call.args[0], _ellipsis(), name(tmp), s)] + self._none(result, s)
-            if resolved is np.copyto and 2 <= len(call.args) <= 4:
-                return self._copyto(call, s) + self._none(result, s)
+            if resolved is np.copyto:
+                bound = self._arguments(call, ("dst", "src", "casting", "where"), 2, s,
+                                        "copyto")
+                return self._copyto(*bound, s) + self._none(result, s)
+            if resolved is np.putmask:
+                a, mask, values = self._arguments(call, ("a", "mask", "values"), 3, s,
+                                                  "putmask")
+                return self._putmask(a, mask, values, s) + self._none(result, s)
             fname = getattr(resolved, "__name__", "")
             if getattr(resolved, "__module__", "") and \
                     str(getattr(resolved, "__module__", "")).startswith("numpy") and \
@@ -342,16 +362,27 @@ class _Lower:
                                    hint="clip or wrap the indices first, then write "
                                         "x.flat[index] = values")
 
-    def _copyto(self, call: gast.Call, s: gast.stmt) -> list[gast.stmt]:
+    def _putmask(self, a: gast.expr, mask: gast.expr, values: gast.expr, s: gast.stmt
+                 ) -> list[gast.stmt]:
+        """``np.putmask(a, mask, values)`` -> ``t1 = np.shape(a); t2 = np.resize(values,
+        t1); t3 = np.where(mask, t2, a); a[...] = t3``: where mask is true, a takes the value
+        of values at the same flat position, values repeated as NumPy repeats them."""
+        shape, full, new = (self.namer.fresh("t") for _ in range(3))
+        return [assign(name(shape, gast.Store), _np_call("shape", [clone(a)], {}), s),
+                assign(name(full, gast.Store), _np_call("resize", [values, name(shape)], {}),
+                       s),
+                assign(name(new, gast.Store), _np_call("where", [mask, name(full), clone(a)],
+                                                       {}), s),
+                store(a, _ellipsis(), name(new), s)]
+
+    def _copyto(self, dst: gast.expr, src: gast.expr, casting: gast.expr | None,
+                where: gast.expr | None, s: gast.stmt) -> list[gast.stmt]:
         """``np.copyto(dst, src)`` -> ``dst[...] = src``; with ``where=m`` ->
         ``t = np.where(m, src, dst); dst[...] = t`` (the elements m leaves keep their values,
-        and the gradient reads m like any condition)."""
-        dst, src = call.args[0], call.args[1]
-        kw = {k.arg: k.value for k in call.keywords}
-        casting = call.args[2] if len(call.args) > 2 else kw.pop("casting", None)
-        where = call.args[3] if len(call.args) > 3 else kw.pop("where", None)
-        if kw or (casting is not None and not (isinstance(casting, gast.Constant) and
-                                               casting.value in ("same_kind", "unsafe"))):
+        and the gradient reads m like any condition). The arguments come bound by name
+        (``np.copyto(dst=buf, src=v)`` too)."""
+        if (casting is not None and not (isinstance(casting, gast.Constant) and
+                                         casting.value in ("same_kind", "unsafe"))):
             raise UnsupportedError("np.copyto with these arguments is not supported",
                                    self.parsed.location(s),
                                    hint="write dst[...] = src, or dst[...] = np.where(mask, "
@@ -388,13 +419,23 @@ class _Lower:
         return isinstance(getattr(resolved, "__self__", None), np.ndarray)
 
     def _not_an_array(self, recv: gast.expr) -> bool:
-        """A name the function reads an attribute of that no ndarray has (``sim.buf``), or an
-        instance of a class of the user's it builds: ``sim.fill(p)`` is that object's own
-        method, not ``ndarray.fill`` (taken for one, it became ``sim[...] = p``)."""
+        """A name the function reads an attribute of that no ndarray has (``sim.buf``), an
+        instance of a class of the user's it builds, a parameter annotated with one (``def
+        loss(sim: Sim, p)``), or a class (``t = type(sim); t.fill(sim, p)``): ``sim.fill(p)``
+        is that object's own method, not ``ndarray.fill`` (taken for one, it became
+        ``sim[...] = p``)."""
         if not isinstance(recv, gast.Name):
             return False
         import numpy as np
 
+        def users_class(cls: Any) -> bool:
+            return isinstance(cls, type) and not issubclass(cls, np.ndarray) and \
+                cls.__module__ not in ("builtins", "numpy")
+
+        for p in self.parsed.tree.args.args:
+            if p.id == recv.id and getattr(p, "annotation", None) is not None and \
+                    users_class(self.resolve(p.annotation)):
+                return True
         for a in walk(self.parsed.tree):
             if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) and \
                     a.value.id == recv.id and not hasattr(np.ndarray, a.attr):
@@ -402,8 +443,7 @@ class _Lower:
             if isinstance(a, gast.Assign) and isinstance(a.value, gast.Call) and \
                     any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets):
                 cls = self.resolve(a.value.func)
-                if isinstance(cls, type) and not issubclass(cls, np.ndarray) and \
-                        cls.__module__ not in ("builtins", "numpy"):
+                if users_class(cls) or cls is type:
                     return True
         return False
 
@@ -441,6 +481,26 @@ class _Lower:
              self.resolve(v.func) is (list if kind == "list" else dict)) or
             (isinstance(v, gast.Name) and self._built_as(v, kind, seen | {recv.id}))
             for v in values)
+
+    def _own_out_keyword(self, func: gast.expr, resolved: object | None) -> bool:
+        """True for a call of the user's own function or method with an ``out=`` keyword
+        (``step(u, out=lap)``, ``self.rhs(y, out=k1)``, ``model.predict(x, out=buf)``): it is
+        compiled as a call that writes its argument in place, like the same call with ``lap``
+        passed by position. NumPy's convention (the call writes ``out`` and returns it) holds
+        for NumPy's functions, ufuncs and array methods, not for a function of the user's,
+        which may return something else or nothing: ``s = fill(x, out=buf)`` bound ``buf`` to
+        ``s``'s value (a silently wrong gradient), and a global ``out=BUF`` became a local."""
+        target = getattr(resolved, "__func__", resolved)  # a global object's bound method
+        if isinstance(target, types.FunctionType):
+            module = getattr(target, "__module__", None) or ""
+            return registry.lookup(target) is None and \
+                module.split(".")[0] not in ("numpy", "scipy")
+        if resolved is None and isinstance(func, gast.Attribute):
+            # a method of a name adgen cannot resolve when compiling: the user's method when
+            # the class defines it (self.rhs) or when ndarray has no method of that name
+            return self._user_method(func.value, func.attr) or \
+                not hasattr(np.ndarray, func.attr)
+        return False
 
     def _user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
@@ -497,6 +557,36 @@ class _Lower:
 
 def _call_name(fname: str, *args: gast.expr) -> gast.Call:
     return gast.Call(func=name(fname), args=list(args), keywords=[])
+
+
+def _out_by_keyword(call: gast.Call, resolved: object) -> None:
+    """Gives an output a NumPy call takes by position its keyword (``np.sin(x, y)``,
+    ``np.multiply(a, b, a)``, ``np.cumsum(a, 0, None, o)``: ``out=``), so that the call is
+    lowered as a write of that array; taken for an input, the write was left out of the
+    gradient (a silently wrong one). ``call`` is changed in place."""
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg in ("out", None) for k in call.keywords):
+        return
+    if isinstance(resolved, np.ufunc):
+        first = resolved.nin
+    elif str(getattr(resolved, "__module__", "") or "").startswith("numpy"):
+        try:
+            params = list(inspect.signature(resolved).parameters.values())
+        except (TypeError, ValueError):
+            return
+        names = [p.name for p in params]
+        if "out" not in names or any(p.kind is not p.POSITIONAL_OR_KEYWORD
+                                     for p in params[:names.index("out") + 1]):
+            return
+        first = names.index("out")
+    else:
+        return
+    outs = call.args[first:]
+    if not outs:
+        return
+    call.args = call.args[:first]
+    value = outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
+    call.keywords.append(gast.keyword(arg="out", value=value))
 
 
 def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) -> gast.Call:
