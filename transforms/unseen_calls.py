@@ -62,8 +62,9 @@ def check_unseen_calls(fn: gast.FunctionDef,
         if isinstance(f, gast.Subscript) or (
                 isinstance(f, gast.Attribute) and f.attr not in _KNOWN_METHODS and
                 isinstance(f.value, gast.Name) and f.value.id in bound):
-            # hooks["h"](), opts.hook(): a function held by a container or an object
-            node.func = _checked(f)
+            # hooks["h"](), opts.hook(): a function held by a container or an object (for an
+            # attribute, the object too: a method of its own, self.reset(), may write it)
+            node.func = _checked(f, f.value if isinstance(f, gast.Attribute) else None)
             continue
         if not isinstance(f, gast.Name):
             continue
@@ -80,8 +81,10 @@ def check_unseen_calls(fn: gast.FunctionDef,
     return tuple(k for k, p in enumerate(params) if p in checked)
 
 
-def _checked(name: gast.Name) -> gast.Call:
-    return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[name],
+def _checked(callee: gast.expr, receiver: gast.expr | None = None) -> gast.Call:
+    extra = [gast.Name(receiver.id, gast.Load(), None, None)] \
+        if isinstance(receiver, gast.Name) else []
+    return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[callee, *extra],
                      keywords=[])
 
 

@@ -63,10 +63,14 @@ _HINT = ("pass the array to the function as an argument and call the function by
 _CHECKED: dict[Any, tuple[int, Any]] = {}
 
 
-def checked_callable(fn: Any) -> Any:
+def checked_callable(fn: Any, owner: Any = None) -> Any:
     """``fn``, after refusing one that writes in place an array it is not passed (a global
     or closure array, its object's, a partial's argument). Generated code calls a callee it
-    could not name when it compiled through this: ``checked_callable(cb)(3.0)``.
+    could not name when it compiled through this: ``checked_callable(cb)(3.0)``;
+    ``checked_callable(opts.hook, opts)`` for an attribute, where a method of ``owner``
+    itself (``self.reset()``) may write ``owner``'s arrays, as a method called on an object
+    the function is given does without a check (only its writes of other arrays are
+    refused).
 
     Raises:
         UnsupportedError: naming the callee and the write (its line, where adgen can read
@@ -76,7 +80,8 @@ def checked_callable(fn: Any) -> Any:
     if kind is types.FunctionType:
         _check_function(fn, fn, (), ())
     elif kind is types.MethodType:
-        _check_function(fn, fn.__func__, (fn.__self__,), ())
+        own = owner is not None and fn.__self__ is owner
+        _check_function(fn, fn.__func__, () if own else (fn.__self__,), ())
     elif kind is functools.partial:
         _check_partial(fn)
     elif kind is types.BuiltinMethodType or kind is types.MethodWrapperType:

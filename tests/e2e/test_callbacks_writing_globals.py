@@ -268,3 +268,23 @@ def test_methods_that_write_no_array_run(policy):
                                                         np.random.default_rng(0))
     np.testing.assert_allclose(got, 2 * X)
     assert counter.calls == 1
+
+
+class Model:
+    def __init__(self):
+        self.W = np.array([1.0, 2.0, 3.0])
+        self.cache = np.zeros(3)
+
+    def reset(self):
+        self.cache[:] = 0.0  # an array of its own object, which the gradient does not read
+
+    def loss(self, x):
+        self.reset()
+        return np.sum((self.W * x) ** 2)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_method_of_the_object_itself_runs_as_before(policy):
+    m = Model()
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(adgen.grad(m.loss, mutation=policy)(x), 2 * m.W ** 2 * x)
