@@ -83,9 +83,9 @@ def _fill_taken(exc: BaseException, where: Location) -> str:
         return ""
     obj, arg = call.group(1), call.group(2)
     return (f"\nadgen took {obj}.fill({arg}) for an ndarray's fill ({obj}[...] = {arg}): the "
-            f"function reads nothing else of {obj} that tells it is an object. Call the "
-            f"method through its class, {cls.group(1)}.fill({obj}, {arg}), which adgen "
-            "differentiates as your method")
+            f"function reads nothing else of {obj} that tells it is an object. Annotate the "
+            f"parameter ({obj}: {cls.group(1)}) or call the method through its class, "
+            f"{cls.group(1)}.fill({obj}, {arg}): adgen then differentiates your method")
 
 
 def _user_function_name(exc: BaseException, compiled: Any) -> None:
