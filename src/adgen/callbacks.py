@@ -107,7 +107,7 @@ def _check_partial(fn: functools.partial) -> None:
         inner = inner.__func__
     if isinstance(inner, types.FunctionType):
         _check_function(fn, inner, tuple(given[:len(given) - len(keywords)]),
-                        tuple(keywords))
+                        tuple(keywords), keyword_values=tuple(keywords.values()))
         return
     if isinstance(getattr(inner, "__self__", None), np.ndarray) and \
             getattr(inner, "__name__", "") in _ARRAY_WRITERS:
@@ -119,9 +119,11 @@ def _check_partial(fn: functools.partial) -> None:
 
 
 def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
-                    bound_keywords: tuple[str, ...], depth: int = 3) -> None:
+                    bound_keywords: tuple[str, ...], depth: int = 3, *,
+                    keyword_values: tuple[Any, ...] = ()) -> None:
     """Refuses ``fn`` (called as ``shown``, with ``bound`` given before the call's own
-    arguments and ``bound_keywords`` by name) when it writes an array the call cannot see."""
+    arguments and ``bound_keywords`` by name, their values ``keyword_values``) when it writes
+    an array the call cannot see."""
     from adgen.rules import registry
 
     if registry.lookup(fn) is not None or "_forward.<locals>." in fn.__qualname__ or \
@@ -156,7 +158,8 @@ def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
         given = set(names[:len(bound)]) | set(bound_keywords)
         written = compiled.written_params
         hit = given if written is True else given & set(written)
-        if hit and any(_holds_array(v) for v in bound):
+        # (an array given by keyword too: partial(scale, into=buf) was a zero gradient)
+        if hit and any(_holds_array(v) for v in (*bound, *keyword_values)):
             if isinstance(shown, functools.partial):
                 _refuse(shown, f"writes {', '.join(sorted(hit))} in place, an argument the "
                                "partial gives it")

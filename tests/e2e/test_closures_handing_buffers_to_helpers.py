@@ -1,17 +1,23 @@
-"""A closure or lambda that fills a buffer of the enclosing function through a helper of the
-user's: ``op = lambda v: laplacian(buf, v)``, ``def rhs(v): laplacian(buf, v)``, the way
-an ODE right-hand side or an operator is wrapped around a preallocated array.
+"""A closure, lambda or partial that fills a buffer of the enclosing function through a helper
+of the user's: ``op = lambda v: laplacian(buf, v)``, ``def rhs(v): laplacian(buf, v)``,
+``op = functools.partial(scale, into=buf)``, the way an ODE right-hand side or an operator is
+wrapped around a preallocated array.
 
 A nested def writing the enclosing function's array itself (``buf[:] = v``) was refused, but
 handing it to a helper that writes it was not seen: the enclosing function took ``buf`` for
 a constant, a zero gradient under both policies (and a zero tangent). Now such a call is
-refused at its line, naming the array and the helper. A nested def that fills its own
-arrays through the same helper, or reads the enclosing function's, is differentiated.
+refused at its line, naming the array and the helper. A partial given the buffer by
+position was refused when called (callbacks.py); given it by keyword it was not (only the
+positional arguments were looked at for arrays), a zero gradient too: now refused alike. A
+nested def that fills its own arrays through the same helper, or reads the enclosing
+function's, is differentiated.
 
 Gradients against central differences, under both mutation policies.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -55,6 +61,17 @@ def own_buffer_in_the_closure(u):
     return op(u) + op(2.0 * u)
 
 
+def scale(x, *, into):
+    into[:] = 3.0 * np.sin(x)
+
+
+def through_a_partial_by_keyword(u):
+    buf = np.zeros_like(u)
+    op = functools.partial(scale, into=buf)
+    op(u)
+    return np.sum(buf ** 2)
+
+
 U = np.array([0.0, 1.0, 4.0, 9.0, 3.0])
 
 
@@ -79,3 +96,11 @@ def test_refused_in_forward_mode(f):
 def test_a_closure_filling_its_own_buffer(mutation):
     g = adgen.grad(own_buffer_in_the_closure, mutation=mutation)(U.copy())
     assert_grad_close(g, numerical_grad(own_buffer_in_the_closure, (U,), 0))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_partial_given_the_buffer_by_keyword_is_refused_when_called(mutation):
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(through_a_partial_by_keyword, mutation=mutation)(U.copy())
+    assert "writes into in place, an argument the partial gives it" in str(info.value)
+    assert info.value.location.line == through_a_partial_by_keyword.__code__.co_firstlineno + 3
