@@ -343,7 +343,7 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         aux_zero = runtime.zeros_like(both[1])  # aux takes no part in the gradient
         return both[0], lambda out_bar: pull_both((out_bar, aux_zero)), both[1]
     if isinstance(fun, GradientFunction):  # vjp of grad(f, j): Hessian-vector products
-        from adgen.higher_order import vjp_of_gradient
+        from adgen.gradient_derivatives import vjp_of_gradient
 
         return vjp_of_gradient(fun, args, mutation, kwargs)
     if getattr(fun, "__adgen_transform__", False):
@@ -508,7 +508,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     ``((value, aux), gradient)``, as in JAX.
     """
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
-        from adgen.higher_order import grad_of_grad
+        from adgen.gradient_derivatives import grad_of_grad
         return GradientFunction(grad_of_grad(value_and_grad, fun, argnums, mutation, has_aux,
                                               True), fun, argnums, mutation, has_aux, True)
     return _with_checkpoint(GradientFunction(
@@ -767,7 +767,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         MutationError: under "strict", when an in-place write overwrites a needed value.
     """
     if isinstance(fun, GradientFunction):  # a derivative of a derivative: reverse over forward
-        from adgen.higher_order import grad_of_grad
+        from adgen.gradient_derivatives import grad_of_grad
         return GradientFunction(grad_of_grad(grad, fun, argnums, mutation, has_aux, False),
                                 fun, argnums, mutation, has_aux, False)
     return _with_checkpoint(GradientFunction(
@@ -930,7 +930,7 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         and kept in ``route``; the sites are those of the code differentiated again.
     """
     if isinstance(fun, GradientFunction):  # which path its derivatives take, and its sites
-        from adgen.higher_order import explain_gradient
+        from adgen.gradient_derivatives import explain_gradient
 
         return explain_gradient(fun, args, mutation, file, kwargs)
     # with example arguments, the compilation grad would use for them (kinds.signature); a

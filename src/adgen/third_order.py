@@ -51,7 +51,7 @@ def plain(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
             a Hessian: fourth derivatives) or a gradient of a structured kind.
     """
     from adgen.directional import directional
-    from adgen.higher_order import check_derivable
+    from adgen.gradient_derivatives import check_derivable
     from adgen.jacobian_parts import copies
 
     if isinstance(fun, GradientFunction):
@@ -95,7 +95,7 @@ def _columns_of(builder: str, fun: Any, argnums: Any, options: dict[str, Any], n
     number. Each ``L`` is a first derivative of a plain function (or that function itself,
     for the Jacobian of a plain function)."""
     from adgen.directional import directional
-    from adgen.higher_order import check_derivable
+    from adgen.gradient_derivatives import check_derivable
 
     nums = normalize_argnums(argnums, nargs)
     if builder == "hessian":  # column e: hvp(f)(*args, e) = grad(d_n, n)(*args, e)
