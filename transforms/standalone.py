@@ -158,7 +158,11 @@ class NonDifferentiableError(AdgenError):
 
 
 def Location(file, line, col=0, source_line=""):
-    return f"{file}:{line}:{col}"'''
+    return f"{file}:{line}:{col}"
+
+
+def users_line(file, line):
+    return file, line'''
 
 
 # Module-level state of adgen's runtime modules that helpers use, as it is written in a new module.

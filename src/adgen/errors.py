@@ -177,6 +177,15 @@ def _user_line(where: Location) -> Location | None:
     return None
 
 
+def users_line(file: str, line: int) -> tuple[str, int]:
+    """``(file, line)`` as the user wrote it: for code adgen generated and compiles again
+    (the jvp code hessian differentiates, ``<adgen f jvp>``), the user's file and the line of
+    the ``# line N:`` comment above ``line``; else as given (a guard's message names them)."""
+    where = _user_line(Location(file, line, 0, "")) if _generated(Location(file, line, 0, "")) \
+        else None
+    return (where.file, where.line) if where is not None else (file, line)
+
+
 class UnsupportedError(AdgenError):
     """A construct adgen does not differentiate (generators, async, global writes, ...)."""
 

@@ -286,22 +286,6 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
     return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
 
 
-def users_line(file: str, line: int) -> tuple[str, int]:
-    """``(file, line)`` as the user wrote it: for code adgen generated and compiles again
-    (the jvp code hessian differentiates, ``<adgen f jvp>``), the user's file and the line
-    of the ``# line N:`` comment above ``line``; else as given."""
-    import linecache
-
-    from adgen.generated_lines import user_line
-    from adgen.transforms.emit import USER_FILES
-
-    user_file = USER_FILES.get(file)
-    if user_file is None:
-        return file, line
-    found = user_line("".join(linecache.getlines(file)), line)
-    return (user_file, found[0]) if found is not None else (file, line)
-
-
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
                  construct: str, value: Any = None) -> None:
     """Runs just before an in-place write of ``region`` (a view of ``target``, or ``target``).
@@ -335,12 +319,12 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if not hits:
         return
     if policy == "strict":
-        from adgen.errors import Location, MutationError
+        from adgen.errors import Location, MutationError, users_line
 
         first = hits[0]
         # (code adgen generated and compiles again, the jvp code of hessian: its lines are
         # said as the user's lines they came from, not the generated ones)
-        at_file, at_line = users_line(file, line)
+        at_line = users_line(file, line)[1]
         first_file, first_line = users_line(first.file, first.line)
         lines = sorted({users_line(c.file, c.line)[1] for c in hits})
         also = "".join(f"; the gradient of line {ln} reads it too" for ln in lines
