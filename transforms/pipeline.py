@@ -31,7 +31,6 @@ from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
-from adgen.transforms.argument_writes import calls_change_parameters, leaves_arguments
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.cleanup import cleanup
@@ -691,6 +690,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                      wrt: tuple[int, ...] | None = None) -> CompiledTangent | None:
     """:func:`compile_tangent`'s compilation; None when ``wrt`` is given and ``fn`` calls
     itself (the caller compiles it for every parameter then)."""
+    from adgen.transforms.argument_writes import calls_change_parameters, leaves_arguments
     from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
 
     if getattr(fn, "__adgen_transform__", False):

@@ -25,7 +25,6 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.analyses.effects import Effects
-from adgen.transforms.emitted_sites import sites_as_emitted
 from adgen.transforms.fold_temporaries import fold_temporaries
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import frozen, thaw
@@ -52,8 +51,12 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
         find_captures(plan)
         pb = Pullback(plan, namer)
         pullback = pb.emit()
-        # explain's sites say what the emitted code does (a copy invariant_finals took back)
-        sites_as_emitted(plan, pb.rec)
+        # explain's sites say what the emitted code does (a copy invariant_finals took back);
+        # only sites whose overwritten parts are copied where read change
+        if any(site.copied for site in pb.rec.sites):
+            from adgen.transforms.emitted_sites import sites_as_emitted
+
+            sites_as_emitted(plan, pb.rec)
     thaw(fn)  # the pipeline's frozen block too: the forward rewrites fn's statements
     forward = Forward(plan, pb.rec, namer).forward(pb.rec.saved_names)
     # max(a, b) of numbers as the comparison the builtin makes, without its call

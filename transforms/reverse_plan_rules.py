@@ -18,7 +18,6 @@ from adgen.transforms.analyses.shift_invariance import (
     logs_of_softmaxes,
     normalised_exponentials,
 )
-from adgen.transforms.analyses.user_methods import user_method_calls
 from adgen.transforms.reverse_ast import (
     BINOPS,
     MISSING,
@@ -160,6 +159,8 @@ class OperationRules:
         if isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int):
             return True  # an ndarray of this signature
         if not hasattr(self, "_user_methods"):
+            from adgen.transforms.analyses.user_methods import user_method_calls
+
             self._user_methods = user_method_calls(self.fn, frozenset(methods.METHODS),
                                                    self.resolve, self.parsed.fn)
         return func.attr not in methods.ARRAY_RECEIVER_ONLY and \
