@@ -3,7 +3,8 @@
 Steps of the numba rewrite (:class:`adgen.transforms.numba_emit.Rewriter`), each a local
 rewrite that computes the same values: a list display nothing can tell from a tuple as a tuple
 (:func:`tuple_lists`), a callee's folded argument bound to a name again
-(:func:`name_call_arguments`), reductions over a constant axis (:func:`reductions`), a new
+(:func:`name_call_arguments`), reductions over a constant axis (:func:`reductions`),
+``np.dot``'s adjoints as the matrix product's (:func:`dot_products`), a new
 axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
 (:func:`matmul_accumulations`), ufuncs' ``out=`` given positionally (:func:`ufunc_outputs`),
 and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
@@ -27,7 +28,7 @@ from adgen.transforms.numba_statements import (
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+__all__ = ["dot_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
            "tuple_lists", "ufunc_outputs", "unshare_inverses"]
 
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
@@ -121,6 +122,19 @@ def reductions(rw: Rewriter) -> None:
         node.func = ast.Name(id=_AXIS_REDUCTIONS[name], ctx=ast.Load())
         node.args = [args[0], ast.Constant(k), ast.Constant(keep.value)]
         node.keywords = []
+
+
+def dot_products(rw: Rewriter) -> None:
+    """``dot_vjp_a(g, b, a.shape)`` / ``dot_vjp_b(g, a, b.shape)`` (the adjoints of
+    ``np.dot(a, b)`` and ``a.dot(b)``) become ``matmul_vjp_a`` / ``matmul_vjp_b``: for
+    vectors and matrices, the only operands numba's ``np.dot`` takes, ``np.dot(a, b)`` is
+    ``a @ b``. Other ranks (a number, a stack) are refused by the nopython helper's typing,
+    at the user's line."""
+    forms = {"dot_vjp_a": "matmul_vjp_a", "dot_vjp_b": "matmul_vjp_b"}
+    for node in ast.walk(rw.pb):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in forms and len(node.args) == 3 and not node.keywords:
+            node.func = ast.Name(id=forms[node.func.id], ctx=ast.Load())
 
 
 def newaxis_items(rw: Rewriter) -> None:

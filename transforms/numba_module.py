@@ -159,6 +159,7 @@ class _Module:
         numba_call_forms.reductions(rw)
         numba_call_forms.tuple_lists(rw)
         numba_call_forms.newaxis_items(rw)
+        numba_call_forms.dot_products(rw)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
@@ -220,8 +221,14 @@ class _Module:
             args = [types_.get(a.id) if isinstance(a, ast.Name) else
                     _constant_type(a.value) if isinstance(a, ast.Constant) else None
                     for a in st.value.args]
+            if st.value.keywords:
+                given = ", ".join(k.arg for k in st.value.keywords if k.arg)
+                raise rw.refuse(st, f"the numba backend passes a callee its arguments by "
+                                f"position: this call of {sym} passes {given or '**'} by "
+                                "keyword", f"pass them by position ({sym}(a, b), in the "
+                                "order of its parameters), or use backend='default' / 'auto'")
             arg_types = _arg_types(args)
-            if arg_types is None or st.value.keywords:
+            if arg_types is None:
                 raise rw.refuse(st, f"the numba backend cannot tell the argument types of "
                                 f"this call of {sym} (it compiles a callee for the types of "
                                 "its arguments: numbers, and arrays of a known dtype and rank)",

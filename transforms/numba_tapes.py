@@ -432,6 +432,10 @@ def _tape_loops(rw: Rewriter, body: list[ast.stmt]) -> list[ast.stmt]:
                 st.iter = expr(f"range({rw.counters[t]} - 1, -1, -1)")
             names = [name_of(e) for e in st.target.elts] if isinstance(st.target, ast.Tuple) \
                 else [name_of(st.target)]
+            if not tape.elts and names == ["_"]:
+                # a row that records nothing (the default pipeline's `for _ in
+                # reversed(tape)`): the pullback only counts the iterations
+                names = []
             if len(names) != len(tape.elts):
                 raise rw.refuse(st, "a loop record read back in another layout", "")
             st.target = ast.Name(id=row, ctx=ast.Store())

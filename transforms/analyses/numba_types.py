@@ -211,6 +211,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             base = e.func.attr if isinstance(e.func, ast.Attribute) else f.split(".")[-1]
             if f in ("len",):
                 return "i8"
+            if f == "loop_sequence" and len(args) == 1 and isinstance(args[0], tuple) and \
+                    args[0][0] == "array":
+                return args[0]  # `for v in x:` indexes the array itself
             if f in ("float",):
                 return "f8"
             if f in ("int", "round") and len(e.args) == 1:
