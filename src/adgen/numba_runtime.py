@@ -351,7 +351,10 @@ def grow(column: Any, need: int) -> Any:
         return column
     size = max(need, 2 * column.shape[0] + 16)
     out = np.empty(size, column.dtype)
-    out[:column.shape[0]] = column
+    # a loop, not out[:len] = column: numba compiles a slice store's shape-mismatch message
+    # (str and repr of ints, string concatenation), 12-14 s of a fresh cache's first gradient
+    for k in range(column.shape[0]):
+        out[k] = column[k]
     return out
 
 
