@@ -490,17 +490,19 @@ class _Lower:
         for NumPy's functions, ufuncs and array methods, not for a function of the user's,
         which may return something else or nothing: ``s = fill(x, out=buf)`` bound ``buf`` to
         ``s``'s value (a silently wrong gradient), and a global ``out=BUF`` became a local."""
-        target = getattr(resolved, "__func__", resolved)  # a global object's bound method
-        if isinstance(target, types.FunctionType):
-            module = getattr(target, "__module__", None) or ""
-            return registry.lookup(target) is None and \
-                module.split(".")[0] not in ("numpy", "scipy")
-        if resolved is None and isinstance(func, gast.Attribute):
-            # a method of a name adgen cannot resolve when compiling: the user's method when
-            # the class defines it (self.rhs) or when ndarray has no method of that name
-            return self._user_method(func.value, func.attr) or \
-                not hasattr(np.ndarray, func.attr)
-        return False
+        if resolved is None:
+            if isinstance(func, gast.Attribute):
+                # a method of a name adgen cannot resolve when compiling: the user's method
+                # when the class defines it (self.rhs) or when ndarray has no method of that
+                # name
+                return self._user_method(func.value, func.attr) or \
+                    not hasattr(np.ndarray, func.attr)
+            return False  # a callback: what it calls is checked when it runs
+        if isinstance(resolved, np.ufunc) or registry.lookup(resolved) is not None:
+            return False
+        # a function, method or class of the user's or of another library (functools.partial)
+        module = str(getattr(resolved, "__module__", None) or "")
+        return module.split(".")[0] not in ("numpy", "scipy")
 
     def _user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the

@@ -19,6 +19,8 @@ Checked against central differences under both mutation policies and in forward 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from gradcheck import assert_grad_close, check_jvp, numerical_grad
@@ -159,3 +161,21 @@ def test_a_fit_with_a_global_buffer_converges():
                    method="BFGS")
     assert res.success
     assert np.allclose(res.x, [2.0, 0.7, 1.3], atol=0.05)
+
+
+def through_a_partial(u):
+    lap = np.zeros_like(u)
+    op = functools.partial(laplacian, out=lap)
+    op(u)
+    return np.sum(lap ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_partial_given_out_is_refused_when_called(mutation):
+    # functools.partial(laplacian, out=lap) was rewritten as NumPy's out= (lap bound to the
+    # partial: a TypeError at the next line); it is a partial of the user's function, whose
+    # write of a buffer it was given is refused where it is called
+    with pytest.raises(adgen.UnsupportedError) as info:
+        adgen.grad(through_a_partial, mutation=mutation)(U.copy())
+    assert "writes out in place, an argument the partial gives it" in str(info.value)
+    assert info.value.location.line == through_a_partial.__code__.co_firstlineno + 3
