@@ -1,5 +1,6 @@
 """``nodes_of(tree, *types)``: the nodes of a tree in ``walk``'s order, read from one walk while
-the tree is frozen (``frozen(tree)``), walked again otherwise.
+the tree is frozen (``frozen(tree)``), walked again otherwise (``loaded_names``: the names
+read, from them).
 
 The analyses and the reverse pass's plan each walk the whole function several times (a
 build of Polybench's ADI walked about 120,000 nodes for a 1,500-node function). Between the
@@ -30,7 +31,7 @@ from typing import Any
 import gast
 from adgen.transforms.walk import body_nodes, children, walk
 
-__all__ = ["body_nodes_of", "frozen", "memo", "nodes_of", "thaw"]
+__all__ = ["body_nodes_of", "frozen", "loaded_names", "memo", "nodes_of", "thaw"]
 
 
 class _Index:
@@ -92,6 +93,11 @@ def nodes_of(node: Any, *types: type) -> tuple[Any, ...]:
     if types:
         return tuple(n for n in walk(node) if isinstance(n, types))
     return tuple(walk(node))
+
+
+def loaded_names(node: Any) -> set[str]:
+    """The names ``node``'s tree reads (``gast.Load``), through :func:`nodes_of`."""
+    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
 def memo(tree: Any, key: Any, compute: Callable[[], Any]) -> Any:

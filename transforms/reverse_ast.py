@@ -13,7 +13,7 @@ import gast
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.desugar import name
 from adgen.transforms.gast_ast import parse, to_ast
-from adgen.transforms.node_index import nodes_of
+from adgen.transforms.node_index import loaded_names, nodes_of
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone
 
@@ -133,10 +133,6 @@ def src_text(node: gast.AST) -> str:
         return ast.unparse(to_ast(clone(node))).strip()
     except Exception:  # noqa: BLE001 - only for messages
         return type(node).__name__
-
-
-def loaded_names(node: gast.AST) -> set[str]:
-    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
 
 
 def read_before_bound(stmts: list[gast.stmt]) -> set[str]:

@@ -19,14 +19,13 @@ import gast
 from adgen.transforms.analyses.activity import passed_names
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.hoist_defs import free_names
-from adgen.transforms.node_index import nodes_of
+from adgen.transforms.node_index import loaded_names, nodes_of
 from adgen.transforms.parse import positional_params, varargs_of
 from adgen.transforms.reverse_ast import (
     MISSING,
     is_callable_object,
     is_python_function,
     is_user_class,
-    loaded_names,
     src_text,
     user_name_of,
 )

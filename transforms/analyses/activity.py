@@ -14,7 +14,7 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.node_index import nodes_of
+from adgen.transforms.node_index import loaded_names, nodes_of
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
 # (Not np.arange: arange(start, stop, step) with float bounds is start + i * step, and its
@@ -122,10 +122,6 @@ def _call_name(call: gast.Call) -> str | None:
     return None
 
 
-def _loads(node: gast.AST) -> set[str]:
-    return {n.id for n in nodes_of(node, gast.Name) if isinstance(n.ctx, gast.Load)}
-
-
 def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
           leaves_arguments: Callable[[Any], bool] | None = None
           ) -> list[tuple[set[str], set[str]]]:
@@ -143,14 +139,14 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
         if isinstance(v, gast.Attribute) and v.attr in NONDIFF_ATTRS:
             return []
         if isinstance(t, gast.Name):
-            src = _loads(v)
+            src = loaded_names(v)
             if isinstance(v, gast.Call):
                 # out= names the buffer written, not a value the result depends on
                 src -= {k.value.id for k in v.keywords if k.arg == "out" and
                         isinstance(k.value, gast.Name)}
-                src |= _loads(v.func) | {n for a in v.args for n in _loads(a)}
+                src |= loaded_names(v.func) | {n for a in v.args for n in loaded_names(a)}
             if isinstance(v, gast.Subscript):
-                src = _loads(v.value)  # the index carries no derivative
+                src = loaded_names(v.value)  # the index carries no derivative
             out = [(src, {t.id})]
             if isinstance(v, gast.Call):
                 # h = cell.step(x), s = helper(o, x): the user's code may store what it
@@ -166,15 +162,15 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
         if isinstance(base, gast.Name):
-            return [(_loads(v), {base.id})]
+            return [(loaded_names(v), {base.id})]
         return []
     if isinstance(s, gast.AugAssign):
-        return [(_loads(s.value) | {s.target.id}, {s.target.id})]
+        return [(loaded_names(s.value) | {s.target.id}, {s.target.id})]
     if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
         call = s.value
         if nondiff_call(call, resolve):
             return []
-        srcs = _loads(call)
+        srcs = loaded_names(call)
         # A call whose result is discarded can only matter through what it mutates.
         targets = set(passed_names(call))
         if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
@@ -299,7 +295,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                             changed = True
     returns = [s for s in stmts if isinstance(s, gast.Return) and s.value is not None]
     for r in returns:
-        act.useful |= _loads(r.value)
+        act.useful |= loaded_names(r.value)
     act.useful |= outputs or set()
     changed = True
     while changed:
