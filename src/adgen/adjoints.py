@@ -95,16 +95,34 @@ def zeros_like(x: Any) -> Any:
         return 0.0  # an int's adjoint is computed and dropped: the gradient of an int is None
     if isinstance(x, (bool, np.bool_, str, bytes, type(None))):
         return None
-    if isinstance(x, (list, tuple)):
-        # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
-        return [zeros_like(v) for v in x]
-    if isinstance(x, dict):
-        return {k: zeros_like(v) for k, v in x.items()}
-    if is_function_like(x):
-        return None
-    if hasattr(x, "__dict__"):
-        return ObjectAdjoint({k: zeros_like(v) for k, v in vars(x).items()})
+    if isinstance(x, (list, tuple, dict)) or (hasattr(x, "__dict__")
+                                              and not is_function_like(x)):
+        return _zero_items(x, set())
     return None
+
+
+def _zero_items(x: Any, inside: set[int]) -> Any:
+    """zeros_like of a container or object, ``inside`` the ones around it: a way back to one
+    of those (a tree's node and its parent refer to each other) gets None, no adjoint."""
+    if id(x) in inside:
+        return None
+    inside.add(id(x))
+    try:
+        if isinstance(x, (list, tuple)):
+            # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
+            return [_zero_items(v, inside) if _holds_items(v) else zeros_like(v) for v in x]
+        items = x.items() if isinstance(x, dict) else vars(x).items()
+        zeros = {k: _zero_items(v, inside) if _holds_items(v) else zeros_like(v)
+                 for k, v in items}
+        return zeros if isinstance(x, dict) else ObjectAdjoint(zeros)
+    finally:
+        inside.discard(id(x))
+
+
+def _holds_items(x: Any) -> bool:
+    return isinstance(x, (list, tuple, dict)) or (
+        hasattr(x, "__dict__") and not isinstance(x, (np.ndarray, np.generic, type))
+        and not is_function_like(x))
 
 
 _NUMERIC = (float, np.ndarray, np.float64)
@@ -192,13 +210,16 @@ def _is_zero(x: Any) -> bool:
         return False
 
 
-def as_gradient(ct: Any, primal: Any) -> Any:
+def as_gradient(ct: Any, primal: Any, inside: frozenset[int] = frozenset()) -> Any:
     """Shapes a cotangent like its primal: float for a float, object for an object; complex
     for a complex primal, and the real part for a real one (JAX's convention: the cotangent
     of z = x + iy is dL/dx - i dL/dy, so a real x's is its real part). An array's gradient
     has its dtype (a float32 parameter's is float32, as in JAX and PyTorch: a training loop
     stays in float32), and so has a NumPy float32 scalar's; adjoints are computed in float64
-    (complex128) and cast here, at the API's boundary."""
+    (complex128) and cast here, at the API's boundary. ``inside``: the ids of the containers
+    and objects around ``primal``; a way back to one of them (a tree's node and its parent
+    refer to each other) has no gradient of its own (None): its values have theirs at their
+    first place."""
     if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype is _F64 and \
             ct.shape == primal.shape and primal.dtype is _F64:
         return ct  # the common case first
@@ -208,9 +229,11 @@ def as_gradient(ct: Any, primal: Any) -> Any:
         return None
     if isinstance(primal, np.ndarray) and primal.dtype.kind not in "fc":
         return None
+    if id(primal) in inside:
+        return None
     if ct is None:
-        return as_gradient(zeros_like(primal), primal) if zeros_like(primal) is not None \
-            else None
+        return as_gradient(zeros_like(primal), primal, inside) \
+            if zeros_like(primal) is not None else None
     if isinstance(primal, (complex, np.complexfloating)) or (
             isinstance(primal, np.ndarray) and primal.dtype.kind == "c"):
         # JAX's convention: the gradient of a complex z = x + iy is dL/dx - i dL/dy
@@ -234,16 +257,18 @@ def as_gradient(ct: Any, primal: Any) -> Any:
         return value if isinstance(primal, float) else type(primal)(value)
     if isinstance(primal, list):
         ct = list(ct) if isinstance(ct, (list, tuple)) else ct
-        return [as_gradient(c, p) for c, p in zip(ct, primal)]
+        inside = inside | {id(primal)}
+        return [as_gradient(c, p, inside) for c, p in zip(ct, primal)]
     if isinstance(primal, tuple):
-        items = tuple(as_gradient(c, p) for c, p in zip(ct, primal))
+        items = tuple(as_gradient(c, p, inside) for c, p in zip(ct, primal))
         # a namedtuple's gradient is one of its type, as a JAX pytree's
         return type(primal)._make(items) if hasattr(type(primal), "_fields") else items
     if isinstance(ct, dict) and not isinstance(ct, ObjectAdjoint) and \
             hasattr(primal, "__dict__"):
         ct = ObjectAdjoint(ct)
     if isinstance(primal, dict):
-        return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v)
+        inside = inside | {id(primal)}
+        return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v, inside)
                 for k, v in primal.items()}
     if isinstance(ct, ObjectAdjoint) and hasattr(primal, "__dict__"):
         out = copy.copy(primal)
@@ -251,7 +276,7 @@ def as_gradient(ct: Any, primal: Any) -> Any:
             # into the copy's __dict__: a frozen dataclass or a class whose __setattr__
             # refuses would keep the argument's own values (FrozenInstanceError is an
             # AttributeError), and they were returned as the gradient
-            vars(out)[k] = as_gradient(ct.get(k), v)
+            vars(out)[k] = as_gradient(ct.get(k), v, inside | {id(primal)})
         return out
     return ct
 

@@ -150,14 +150,28 @@ def has_complex(args: tuple[Any, ...]) -> bool:
 
 
 def leaves_of(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in leaves_of(v)]
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in leaves_of(v)]
-    if hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic, type)) \
-            and not is_function_like(value) and vars(value):
-        return [leaf for v in vars(value).values() for leaf in leaves_of(v)]
-    return [value]
+    """The values a list, tuple, dict or object argument holds, all the way down, in order.
+    Each container or object is entered once: objects that refer to each other (a tree's
+    node and its parent) give each leaf once instead of recursing forever."""
+    leaves: list[Any] = []
+    entered: set[int] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            inside = list(v)
+        elif isinstance(v, dict):
+            inside = list(v.values())
+        elif hasattr(v, "__dict__") and not isinstance(v, (np.ndarray, np.generic, type)) \
+                and not is_function_like(v) and vars(v):
+            inside = list(vars(v).values())
+        else:
+            leaves.append(v)
+            continue
+        if id(v) not in entered:
+            entered.add(id(v))
+            stack.extend(reversed(inside))
+    return leaves
 
 
 def refuse_complex_jacobian(args: tuple[Any, ...], what: str) -> None:

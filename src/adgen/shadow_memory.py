@@ -450,22 +450,35 @@ def keyword_cotangent(ct: Any, keyword: str, function: str) -> Any:
     return ct
 
 
-def entry_items(x: Any) -> Any:
+def entry_items(x: Any, made: dict[int, Any] | None = None) -> Any:
     """The structure of a list, tuple, dict or object argument as the function received it:
     new containers holding the same arrays and numbers (no copy of any value). A function
     that rebinds a slot (``ws[0] = ws[0] * 2`` after ``ws[0][1] = v``) leaves the caller's
     container holding new items; the gradient belongs to the items it was given, which
-    :func:`collect` finds here."""
-    if isinstance(x, list):
-        return [entry_items(v) for v in x]
+    :func:`collect` finds here. ``made``: the containers made so far, by the id of the one
+    they stand for (objects that refer to each other get one copy each, referring likewise)."""
+    made = {} if made is None else made
+    if id(x) in made:
+        return made[id(x)]
     if isinstance(x, tuple):
-        return tuple(entry_items(v) for v in x)
+        return tuple(entry_items(v, made) for v in x)
+    if isinstance(x, list):
+        items: list[Any] = []
+        made[id(x)] = items
+        items.extend(entry_items(v, made) for v in x)
+        return items
+    out: dict[Any, Any]
     if isinstance(x, dict):
-        return {k: entry_items(v) for k, v in x.items()}
-    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
+        out = made[id(x)] = {}
+    elif hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
             not is_function_like(x):
-        return _EntryObject({k: entry_items(v) for k, v in vars(x).items()})
-    return x
+        out = made[id(x)] = _EntryObject()
+        x = vars(x)
+    else:
+        return x
+    for k, v in x.items():
+        out[k] = entry_items(v, made)
+    return out
 
 
 class _EntryObject(dict):
@@ -487,29 +500,60 @@ def collect(sh: ShadowMap, x: Any, adjoint: Any, entry: Any = None) -> Any:
     return _collect(sh, received, adjoint)
 
 
-def _collect(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+def _collect(sh: ShadowMap, x: Any, adjoint: Any, inside: set[int] | None = None) -> Any:
     if isinstance(x, np.ndarray):
         value = sh.value(x) if id(root_of(x)) in sh._roots else None
         return add(adjoint, value)
-    if isinstance(x, (list, tuple)):
-        base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
-        return [_collect(sh, v, a) for v, a in zip(x, base)]
-    if isinstance(x, _EntryObject):
-        base = adjoint if isinstance(adjoint, dict) else {}
-        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in x.items()})
-    if isinstance(x, dict):
-        base = adjoint if isinstance(adjoint, dict) else {}
-        return {k: _collect(sh, v, base.get(k)) for k, v in x.items()}
-    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
-            not is_function_like(x):
-        base = adjoint if isinstance(adjoint, dict) else {}
-        return ObjectAdjoint({k: _collect(sh, v, base.get(k)) for k, v in vars(x).items()})
+    if isinstance(x, (list, tuple, dict)) or (
+            hasattr(x, "__dict__") and not isinstance(x, (type, np.generic))
+            and not is_function_like(x)):
+        inside = _entered(x, adjoint, inside)
+        if inside is None:
+            return None  # a way back to a container this one is inside: nothing flows
+        try:
+            return _collect_items(sh, x, adjoint, inside)
+        finally:
+            inside.discard(id(x))
     if _is_number(x) and id(x) in sh._roots:
         # a number item read where it may be updated in place: its adjoint is in a cell
         return add(adjoint, sh.value(x))
     if adjoint is None and (_is_number(x) or isinstance(x, np.ndarray)):
         return zeros_like(x)  # an item overwritten before anything read it
     return adjoint
+
+
+def _collect_items(sh: ShadowMap, x: Any, adjoint: Any, inside: set[int]) -> Any:
+    if isinstance(x, (list, tuple)):
+        base = adjoint if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+        return [_collect(sh, v, a, inside) for v, a in zip(x, base)]
+    base = adjoint if isinstance(adjoint, dict) else {}
+    if isinstance(x, _EntryObject):
+        return ObjectAdjoint({k: _collect(sh, v, base.get(k), inside) for k, v in x.items()})
+    if isinstance(x, dict):
+        return {k: _collect(sh, v, base.get(k), inside) for k, v in x.items()}
+    return ObjectAdjoint({k: _collect(sh, v, base.get(k), inside)
+                          for k, v in vars(x).items()})
+
+
+def _entered(x: Any, adjoint: Any, inside: set[int] | None) -> set[int] | None:
+    """``inside`` (the containers and objects the walk is in) with ``x`` added; None where
+    ``x`` is one of them already (a tree's node and its parent refer to each other) and no
+    adjoint comes this way: the walk stops there, each of x's items reached once. An adjoint
+    coming this way (the function read ``node.parent.children[0].w``) is refused."""
+    inside = set() if inside is None else inside
+    if id(x) not in inside:
+        inside.add(id(x))
+        return inside
+    if adjoint is None:
+        return None
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        f"the function reads an argument's {type(x).__name__} again through a reference back "
+        "to it (an object that refers to itself, as a tree's node and its parent do): adgen "
+        "gives an object's gradient attribute by attribute and cannot follow the cycle",
+        hint="read the arrays through one path (node.w, not node.parent.children[0].w), or "
+             "pass the arrays you differentiate as arguments"))
 
 
 def with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
@@ -524,29 +568,33 @@ def with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
     return _with_shadows(sh, x, adjoint)
 
 
-def _with_shadows(sh: ShadowMap, x: Any, adjoint: Any) -> Any:
+def _with_shadows(sh: ShadowMap, x: Any, adjoint: Any, inside: set[int] | None = None
+                  ) -> Any:
     if isinstance(x, np.ndarray):
         if x.dtype.kind in "fc" and id(root_of(x)) in sh._roots:
             return add(adjoint, sh.pop(x))
         return adjoint
     if _is_number(x):
         return add(adjoint, sh.pop(x)) if id(x) in sh._roots else adjoint
-    if isinstance(x, (list, tuple)):
-        base = list(adjoint) if isinstance(adjoint, (list, tuple)) else [None] * len(x)
-        out = [_with_shadows(sh, v, a) for v, a in zip(x, base)]
-        return tuple(out) if isinstance(adjoint, tuple) else out
-    if isinstance(x, _EntryObject):  # an object's attributes as entry_items found them
+    if not isinstance(x, (list, tuple, dict)) and not (
+            hasattr(x, "__dict__") and not isinstance(x, (type, np.generic))
+            and not is_function_like(x)):
+        return adjoint
+    inside = _entered(x, adjoint, inside)
+    if inside is None:
+        return None  # a way back to a container this one is inside: nothing flows
+    try:
+        if isinstance(x, (list, tuple)):
+            base = list(adjoint) if isinstance(adjoint, (list, tuple)) else [None] * len(x)
+            out = [_with_shadows(sh, v, a, inside) for v, a in zip(x, base)]
+            return tuple(out) if isinstance(adjoint, tuple) else out
         base = adjoint if isinstance(adjoint, dict) else {}
-        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()})
-    if isinstance(x, dict):
-        base = adjoint if isinstance(adjoint, dict) else {}
-        return {k: _with_shadows(sh, v, base.get(k)) for k, v in x.items()}
-    if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic)) and \
-            not is_function_like(x):
-        base = adjoint if isinstance(adjoint, dict) else {}
-        return ObjectAdjoint({k: _with_shadows(sh, v, base.get(k))
-                              for k, v in vars(x).items()})
-    return adjoint
+        items = x.items() if isinstance(x, dict) else vars(x).items()
+        shadowed = {k: _with_shadows(sh, v, base.get(k), inside) for k, v in items}
+        return shadowed if isinstance(x, dict) and not isinstance(x, _EntryObject) \
+            else ObjectAdjoint(shadowed)
+    finally:
+        inside.discard(id(x))
 
 
 def _is_number(x: Any) -> bool:
