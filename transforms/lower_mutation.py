@@ -145,8 +145,11 @@ class _Lower:
             func = s.value.func
             if isinstance(func, gast.Attribute) and func.attr == "_replace" and \
                     not s.value.args and s.value.keywords and \
-                    all(k.arg for k in s.value.keywords) and callee is None:
-                # q._replace(b=v) of a namedtuple (its method is made by exec, no source)
+                    all(k.arg for k in s.value.keywords) and \
+                    (callee is None or _of_namedtuple(callee)):
+                # q._replace(b=v) of a namedtuple (its method is made by exec, no source),
+                # a local one's or a global one's (DEFAULTS._replace(w=x): resolved, the
+                # method was compiled from collections' source and refused)
                 t = self.namer.fresh("t")
                 kw = gast.Dict(keys=[gast.Constant(k.arg, None) for k in s.value.keywords],
                                values=[k.value for k in s.value.keywords])
@@ -555,6 +558,12 @@ class _Lower:
         namedtuple's ``q._replace(b=v)`` is left as a call, a local one's is lowered)."""
         obj = dotted_object(self.parsed, node, builtin_names=True)
         return None if obj is NOT_FOUND else obj
+
+
+def _of_namedtuple(method: object) -> bool:
+    """A method bound to a namedtuple instance (``DEFAULTS._replace`` of a global one)."""
+    owner = getattr(method, "__self__", None)
+    return isinstance(owner, tuple) and hasattr(type(owner), "_fields")
 
 
 def _call_name(fname: str, *args: gast.expr) -> gast.Call:

@@ -63,13 +63,24 @@ def test_argument(f, kind, mutation):
     assert type(g) is kind
 
 
+DEFAULTS = Layer(w=W, b=0.5)  # a global namedtuple of settings, updated in the loss
+
+
+def replaced_from_a_global(x):
+    # DEFAULTS._replace(w=x): the method of a global object, which was compiled from
+    # collections' source and refused ('**kwargs parameters are not differentiable'), where
+    # q._replace of a local namedtuple was lowered
+    q = DEFAULTS._replace(w=x * DEFAULTS.b)
+    return np.sum(np.tanh(q.w)) + q.b * x[0] ** 2
+
+
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-@pytest.mark.parametrize("f", [built_in_the_loss, replaced])
+@pytest.mark.parametrize("f", [built_in_the_loss, replaced, replaced_from_a_global])
 def test_built_in_the_loss(f, mutation):
     check_grad(f, (X,), mutation=mutation)
 
 
-@pytest.mark.parametrize("f", [built_in_the_loss, replaced])
+@pytest.mark.parametrize("f", [built_in_the_loss, replaced, replaced_from_a_global])
 def test_forward_mode_and_hessian(f):
     v = np.array([0.5, -1.0, 2.0])
     _, tangent = adgen.jvp(f, (X.copy(),), (v,))
