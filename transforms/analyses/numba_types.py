@@ -386,17 +386,26 @@ class View:
         return {n.id for n in ast.walk(self.index) if isinstance(n, ast.Name)}
 
 
+def _int_expression(e: ast.expr) -> bool:
+    """Names and int constants under integer arithmetic (``i``, ``-1``, ``n // 2``, ``i +
+    1``): an index the pullback computes again from the names it reads (the names' types are
+    checked by the caller)."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.UnaryOp):
+        return isinstance(e.op, (ast.USub, ast.UAdd)) and _int_expression(e.operand)
+    if isinstance(e, ast.BinOp):
+        return isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) and \
+            _int_expression(e.left) and _int_expression(e.right)
+    return isinstance(e, ast.Name)
+
+
 def _basic_index(e: ast.expr) -> bool:
     if isinstance(e, ast.Tuple):
         return all(_basic_index(x) for x in e.elts)
     if isinstance(e, ast.Slice):
-        return all(p is None or isinstance(p, (ast.Name, ast.Constant)) or
-                   (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant))
-                   for p in (e.lower, e.upper, e.step))
-    if isinstance(e, ast.Constant):
-        return isinstance(e.value, int)  # not x[...] nor x[None]
-    return isinstance(e, ast.Name) or (
-        isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant))
+        return all(p is None or _int_expression(p) for p in (e.lower, e.upper, e.step))
+    return _int_expression(e)  # not x[...] nor x[None]
 
 
 def views(fn: ast.FunctionDef, types_: dict[str, Any],
