@@ -74,7 +74,8 @@ class OperationRules:
                 return rule, rule.bind(list(args), dict(kwargs))
             except TypeError as exc:
                 raise UnsupportedError(
-                    f"cannot bind the arguments of {rule.name}: {exc}", self.loc(s),
+                    f"this call of {rule.name} is not differentiated: adgen's rule for it "
+                    f"does not take these arguments ({exc})", self.loc(s),
                     hint=registry.binding_hint(rule, exc)) from exc
         return None
 
