@@ -139,6 +139,25 @@ def positional_to_helper(x):
     return s
 
 
+def pair_potential(r2, eps):
+    return 1.0 / (r2 + eps) ** 6 - 1.0 / (r2 + eps) ** 3
+
+
+def chain_energy(x, eps):
+    e = 0.0
+    for i in range(x.shape[0] - 1):
+        d = x[i + 1] - x[i]
+        e += pair_potential(d * d, eps)
+    return e
+
+
+def energies(x, eps):
+    s = 0.0
+    for k in range(3):
+        s += chain_energy(x * (1.0 + 0.1 * k), eps)
+    return s
+
+
 def scatter_sin(x, idx, n):
     out = np.zeros(n)
     for k in range(idx.shape[0]):
@@ -231,6 +250,22 @@ def test_a_keyword_argument_to_a_helper_is_refused_saying_so():
     _check(positional_to_helper, (x,), 0)  # what the hint says compiles
     with pytest.warns(NumbaFallbackWarning, match="by keyword"):
         assert_grad_close(adgen.grad(keyword_to_helper, backend="auto")(x), 6.0 * x)
+
+
+def test_a_helper_calling_a_helper_is_refused_saying_what_compiles():
+    """The message began "differentiates callees that return the adjoints of their
+    arguments" and its hint said to return a new array, neither of which applies."""
+    x = np.linspace(1.0, 3.0, 5)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(energies, backend="numba")(x, 0.5)
+    text = str(err.value)
+    assert "not those they call: chain_energy calls pair_potential in turn" in text
+    assert "inline pair_potential into it (chain_energy)" in text
+    assert "return the adjoints" not in text and "new array" not in text
+    assert err.value.location.line == energies.__code__.co_firstlineno + 3
+    with pytest.warns(NumbaFallbackWarning):
+        got = adgen.grad(energies, backend="auto")(x, 0.5)
+    assert_grad_close(got, numerical_grad(energies, (x, 0.5), 0))
 
 
 def test_float32_refused_by_numba_and_run_by_auto():

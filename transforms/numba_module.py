@@ -97,9 +97,10 @@ class Callee:
     callees: dict[str, Callee] = field(default_factory=dict)
 
 
-def _shadow_cause(c: Callee) -> str:
+def _shadow_cause(c: Callee) -> tuple[str, list[str]]:
     """What in callee ``c`` sends its adjoints through shadow memory, with its line: the first
-    in-place write (into an argument, or an array it made), else a view of an argument."""
+    in-place write (into an argument, or an array it made), else the functions it calls in
+    turn (also returned, as a list), else a view of an argument."""
     params = {a.id for a in c.forward.args.args if isinstance(a, gast.Name)}
     for node in gast.walk(c.forward):
         target = node.value if isinstance(node, gast.Subscript) and \
@@ -109,17 +110,15 @@ def _shadow_cause(c: Callee) -> str:
         if base is not None and line:
             user = user_name_of(base)
             what = f"its argument {user}" if base in params else f"{user}, an array it made,"
-            return f"writes {what} in place ({c.file}, line {line})"
+            return f"writes {what} in place ({c.file}, line {line})", []
     # no write: a function it calls in turn, whose adjoints the default pullback passes
     # through shadow memory (sh.deposit / sh.merge around the inner pullback's call)
     inner = sorted({n.func.id[:-len("_pullback")] for n in gast.walk(c.pullback)
                     if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
                     n.func.id.endswith("_pullback")})
     if inner:
-        return (f"calls {', '.join(inner)} in turn (the numba backend differentiates the "
-                "functions your function calls, not those they call: inline "
-                f"{inner[0]} into it, or call {inner[0]} from the function you differentiate)")
-    return "writes an array in place (x += ...) or takes a view of an argument"
+        return f"calls {', '.join(inner)} in turn", inner
+    return "writes an array in place (x += ...) or takes a view of an argument", []
 
 
 class _Module:
@@ -289,9 +288,15 @@ class _Module:
                             "calls itself)", "use backend='default' / 'auto'")
         uses_shadow = [n for n in ast.walk(c.pullback) if isinstance(n, gast.Attribute) and
                        isinstance(n.value, gast.Name) and n.value.id == "sh"]
+        cause, inner = _shadow_cause(c) if uses_shadow else ("", [])
+        if inner:
+            raise rw.refuse(st, f"the numba backend differentiates the functions your "
+                            f"function calls, not those they call: {sym} {cause}",
+                            f"inline {inner[0]} into it ({sym}), or call {inner[0]} from the "
+                            "function you differentiate, or use backend='default' / 'auto'")
         if uses_shadow:
             raise rw.refuse(st, f"the numba backend differentiates callees that return the "
-                            f"adjoints of their arguments, and {sym} {_shadow_cause(c)} (its "
+                            f"adjoints of their arguments, and {sym} {cause} (its "
                             "adjoint goes through adgen's shadow memory, which the numba "
                             "backend replaces by static buffers in the differentiated "
                             "function only)", "return a new array from the callee instead "
