@@ -30,6 +30,7 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 
+from adgen.callbacks import checked_at
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
 
@@ -156,6 +157,13 @@ class CallFacts:
 
     def mutating_call(self, call: gast.Call) -> bool:
         obj = self.resolve(call.func)
+        if isinstance(obj, functools.partial):
+            # OP(u) with a global OP = functools.partial(lap, out=BUF): refused here when its
+            # function writes an array the partial gives it, as a partial held in a local
+            # variable is when it is called (callbacks); otherwise a call of a function held
+            # in a variable (compiling the partial itself raised an internal AttributeError)
+            checked_at(obj, self.loc(call))
+            obj = MISSING
         if obj is MISSING and isinstance(call.func, gast.Name):
             # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
             # writes its arguments is known only when it runs, so its pullback runs (the

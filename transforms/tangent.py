@@ -24,6 +24,7 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,7 @@ from adgen.transforms.tangent_ast import (
 from adgen.transforms.tangent_call_forms import CallTangents, checkpointed_function
 from adgen.transforms.walk import walk
 
+from adgen.callbacks import checked_at
 from adgen.errors import MissingRuleError, UnsupportedError
 from adgen.rules import methods, registry
 
@@ -537,6 +539,13 @@ class Tangent(CallTangents):
         if isinstance(v.func, gast.Name) and v.func.id in self.defs:
             return self.nested_call(s, None, v)[0]
         obj = self.resolve_call(v)
+        if isinstance(obj, functools.partial):
+            # OP(u), a global partial: refused when its function writes an array the partial
+            # gives it (OP = functools.partial(lap, out=BUF): the tangent of BUF was silently
+            # left out); otherwise its effect on the tangents of what it is passed is found
+            # when it runs, as for a function held in a variable
+            checked_at(obj, self.parsed.location(s))
+            return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
         if obj is not None:
             ref = registry.reference_of(obj)
             obj = checkpointed_function(ref if ref is not None else obj)

@@ -34,6 +34,7 @@ from adgen.transforms.tangent_ast import (
 )
 from adgen.transforms.walk import walk
 
+from adgen.callbacks import checked_at
 from adgen.errors import MissingRuleError
 from adgen.rules import methods, registry
 
@@ -80,6 +81,9 @@ class CallTangents:
                 getattr(obj, "__module__", "") == "adgen.runtime":
             return self.starred_call(s, n, v)
         if isinstance(obj, functools.partial):
+            # a global partial: refused here when its function writes an array the partial
+            # gives it (OP = functools.partial(lap, out=BUF); OP(u): a zero tangent)
+            checked_at(obj, self.parsed.location(s))
             return self.dynamic_call(s, n, v)
         ref = registry.reference_of(obj)
         if ref is not None:

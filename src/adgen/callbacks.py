@@ -95,6 +95,18 @@ def checked_callable(fn: Any, owner: Any = None) -> Any:
     return fn
 
 
+def checked_at(fn: Any, where: Any) -> None:
+    """:func:`checked_callable` for a callee the compiler knows (a global ``OP =
+    functools.partial(lap, out=BUF)``, called as ``OP(u)``): its refusal located at ``where``,
+    the call in the user's source, and raised when the function is compiled."""
+    try:
+        checked_callable(fn)
+    except AdgenError as err:
+        if err.location is None:
+            err.location = where
+        raise
+
+
 def _check_partial(fn: functools.partial) -> None:
     inner, args, keywords = fn, [], {}
     while isinstance(inner, functools.partial):  # partial(partial(f, a), b): f(a, b)
