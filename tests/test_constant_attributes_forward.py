@@ -69,6 +69,28 @@ class Aligner:
         return table(C, g)
 
 
+class SelfAligner(Aligner):
+    """Soft-DTW whose soft minimum is a method reading self.gamma itself."""
+
+    def softmin(self, a, b, c):
+        g = self.gamma
+        r0, r1, r2 = -a / g, -b / g, -c / g
+        rmax = max(max(r0, r1), r2)
+        rsum = np.exp(r0 - rmax) + np.exp(r1 - rmax) + np.exp(r2 - rmax)
+        return -g * (np.log(rsum) + rmax)
+
+    def loss(self, x):
+        C = (self.D - x[:, None]) ** 2
+        n, m = C.shape
+        R = np.full((n + 1, m + 1), np.inf)
+        R[0, 0] = 0.0
+        for i in range(1, n + 1):
+            for j in range(1, m + 1):
+                R[i, j] = C[i - 1, j - 1] + self.softmin(R[i - 1, j - 1], R[i - 1, j],
+                                                         R[i, j - 1])
+        return R[n, m]
+
+
 def aligned(x, model):
     C = (model.D - x[:, None]) ** 2
     return table(C, model.gamma)
@@ -79,6 +101,7 @@ D = RNG.random(4)
 X = RNG.random(3)
 GAMMA = 0.1
 MODEL = Aligner(D, GAMMA)
+SELF_MODEL = SelfAligner(D, GAMMA)
 
 
 def hand_gradient(x):
@@ -103,6 +126,10 @@ FORMS = {
     "callable object": lambda: MODEL,
     "lambda over the method": lambda: (lambda x: MODEL.loss(x)),
     "partial of a function given the model": lambda: functools.partial(aligned, model=MODEL),
+    # self.softmin(a, b, c) reading self.gamma: nan before (the object's zero tangent went to
+    # the method's jvp, so gamma had one)
+    "method reading the attribute itself": lambda: SELF_MODEL.loss,
+    "lambda over that method": lambda: (lambda x: SELF_MODEL.loss(x)),
 }
 
 
@@ -145,6 +172,32 @@ def test_as_jax_computes_it():
     want = np.asarray(jax.hessian(loss_jax)(jnp.asarray(X)))
     np.testing.assert_allclose(quiet(adgen.hessian(MODEL.loss), X.copy()), want,
                                rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(quiet(adgen.hessian(SELF_MODEL.loss), X.copy()), want,
+                               rtol=1e-9, atol=1e-11)
+
+
+class Cell:
+    """A look-alike: a method that stores in its object what it computes."""
+
+    def __init__(self):
+        self.h = 0.0
+
+    def remember(self, v):
+        self.h = v ** 2
+
+    def loss(self, x):
+        self.remember(x)
+        return np.sum(self.h * x)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_method_that_writes_its_object_keeps_its_tangent(mutation):
+    x = np.array([0.5, -1.2, 2.0])  # sum(x ** 3): jvp along ones sum(3 x ** 2)
+    _, slope = adgen.jvp(Cell().loss, (x.copy(),), (np.ones(3),))
+    assert slope == pytest.approx(np.sum(3 * x ** 2), rel=1e-12)
+    # second derivatives through such a method are refused (not a Hessian without its write)
+    with pytest.raises(adgen.errors.AdgenError):
+        adgen.hessian(Cell().loss, mutation=mutation)(x.copy())
 
 
 # Look-alikes: helpers that do change what they are given keep its tangent.

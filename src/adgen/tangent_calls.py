@@ -127,8 +127,14 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # holding its attributes' tangents), or none where the object it was read from has
         # none (then nothing reached through it has one)
         own = fn.__self__ is owner
+        # a zero tangent of an object the method changes nothing of is no tangent: the
+        # method's jvp is compiled without one, so self.gamma stays a constant (with a zero
+        # tangent, softmin's gamma_dot * a / gamma ** 2 was 0 * inf = nan next to soft-DTW's
+        # infinite border: a Hessian of nan)
+        given = owner_dot if own and not (_zero_tangent(owner_dot) and
+                                          _leaves_arguments(fn.__func__)) else None
         inner = _jvp_call(fn.__func__, (fn.__self__,) + tuple(args),
-                          (owner_dot if own else None,) + tuple(tangents), kwargs, None, None)
+                          (given,) + tuple(tangents), kwargs, None, None)
         if isinstance(inner, _CompiledJvp):
             if own:
                 inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
@@ -284,6 +290,25 @@ def _unlocate(err: AdgenError, fn: Any) -> None:
     err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
                    "called through a variable)")
     err.args = (err.format(),)
+
+
+_LEAVES: dict[tuple[int, int], tuple[Any, bool]] = {}
+
+
+def _leaves_arguments(fn: Any) -> bool:
+    """Whether no call of the user's function ``fn`` changes a value passed to it, its
+    object included (transforms.argument_writes; cached per function and registry
+    generation, each entry holding its function)."""
+    from adgen.transforms.argument_writes import leaves_arguments
+
+    key = (id(fn), registry.generation())
+    hit = _LEAVES.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if len(_LEAVES) >= 256:
+        _LEAVES.clear()
+    _LEAVES[key] = (fn, leaves_arguments(fn))
+    return _LEAVES[key][1]
 
 
 def _zero_tangent(t: Any) -> bool:
