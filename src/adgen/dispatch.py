@@ -127,7 +127,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
         # at the call's line when a pullback is running, else at the def of what it calls
         code = target.__code__
-        what = f"{getattr(fn, '__qualname__', fn)} writes an array argument (or an array of self)"
+        what = f"{getattr(fn, '__qualname__', fn)} ({code.co_filename}:{code.co_firstlineno}) " \
+            "writes an array argument (or an array of self)"
         hint = "call a module-level function by its name, or return the new array instead " \
             "of writing it in place"
         mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
@@ -158,6 +159,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             err.location = Location(code.co_filename, code.co_firstlineno, 0,
                                     linecache.getline(code.co_filename, code.co_firstlineno))
             err.args = (err.format(),)
+            # moved to the user's call where the forward knows it (forward_errors.annotate:
+            # self.rhs(u, out=k) was shown at rhs's def line, in the same file)
+            err.at_callee_def = True  # type: ignore[attr-defined]
         raise err
     from adgen.runtime import current_scope
 
@@ -169,14 +173,25 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     # its parameters, whose adjoints it keeps in its own shadow memory; its pullback runs alone
     # (a fresh ShadowMap, as a gradient of the method itself) and hands back plain cotangents
     kind = "compiled alone" if compiled.mutates_params else "compiled"
-    if n is not None and len(full) < n:  # the named ones to their defaults: xs=() by name
-        out, saved = compiled.forward(*full, **kwargs, **{target.__code__.co_varnames[n]: ()})
+    try:
+        if n is not None and len(full) < n:  # the named ones to their defaults: xs=() by name
+            out, saved = compiled.forward(*full, **kwargs,
+                                          **{target.__code__.co_varnames[n]: ()})
+            return out, (kind, compiled, saved, len(full), slots)
+        if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
+            out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
+            return out, (kind, compiled, saved, len(full), slots, n)
+        out, saved = compiled.forward(*full, **kwargs)
         return out, (kind, compiled, saved, len(full), slots)
-    if n is not None:  # *xs: the compiled forward takes the extra arguments as one tuple
-        out, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
-        return out, (kind, compiled, saved, len(full), slots, n)
-    out, saved = compiled.forward(*full, **kwargs)
-    return out, (kind, compiled, saved, len(full), slots)
+    except AdgenError as err:
+        if getattr(err, "at_callee_def", False):
+            # a callee it calls through self or a variable refused (above) at its def line:
+            # at the line of this function that calls it (self.rhs(u, out=k)), which the
+            # caller's own annotation cannot see (this forward is compiled when it runs)
+            from adgen.forward_errors import annotate
+
+            annotate(err, compiled)
+        raise
 
 
 def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0

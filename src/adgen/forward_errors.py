@@ -57,7 +57,8 @@ def annotate(exc: BaseException, compiled: Any) -> None:
                 if exc.location is None:
                     exc.location = where
                     exc.args = (exc.format(),)
-                elif exc.location.file != where.file:
+                elif exc.location.file != where.file or \
+                        getattr(exc, "at_callee_def", False):
                     # refused compiling a function called through a variable, a method or
                     # an object (dispatch.forward_of), in another file: at the user's call
                     exc.at_call(where, getattr(exc, "called", None))
