@@ -127,8 +127,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
 
         # at the call's line when a pullback is running, else at the def of what it calls
         code = target.__code__
-        what = f"{getattr(fn, '__qualname__', fn)} ({code.co_filename}:{code.co_firstlineno}) " \
-            "writes an array argument (or an array of self)"
+        shown = f"{getattr(fn, '__qualname__', fn)} ({code.co_filename}:{code.co_firstlineno})"
+        what = f"{shown} writes an array argument (or an array of self)"
         hint = "call a module-level function by its name, or return the new array instead " \
             "of writing it in place"
         mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
@@ -162,6 +162,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             # moved to the user's call where the forward knows it (forward_errors.annotate:
             # self.rhs(u, out=k) was shown at rhs's def line, in the same file)
             err.at_callee_def = True  # type: ignore[attr-defined]
+        # a def or lambda of the function differentiated is named by its generated forward
+        # (f_forward.<locals>.g, <adgen f save>:4): annotate names it in the user's source
+        err.callee_shown = (shown, code)  # type: ignore[attr-defined]
         raise err
     from adgen.runtime import current_scope
 

@@ -54,6 +54,8 @@ def annotate(exc: BaseException, compiled: Any) -> None:
         try:
             exc.__adgen_located__ = True  # type: ignore[attr-defined]  # an outer call: once
             if isinstance(exc, AdgenError):
+                if owner is not None:
+                    _callee_in_users_words(exc, owner, code.co_filename)
                 if exc.location is None:
                     exc.location = where
                     exc.args = (exc.format(),)
@@ -68,6 +70,24 @@ def annotate(exc: BaseException, compiled: Any) -> None:
         except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
             pass
         return
+
+
+def _callee_in_users_words(exc: AdgenError, owner: Any, file: str) -> None:
+    """A refused callee defined inside the forward of ``owner`` (the user's nested def or
+    lambda, which the forward defines again: ``f_forward.<locals>.g`` at ``<adgen f save>:4``,
+    dispatch.forward_of) named by its line in the user's source: "the lambda at model.py:6
+    (g = lambda o, v: fill(o, v))"."""
+    shown, code = getattr(exc, "callee_shown", (None, None))
+    if shown is None or code.co_filename != file or shown not in exc.message:
+        return
+    where = _user_location(owner, file, code.co_firstlineno)
+    if where is None:
+        return
+    text = where.source_line.strip()
+    users = f"the lambda at {where.file}:{where.line} ({text})" if "lambda" in text else \
+        f"{code.co_name} ({where.file}:{where.line})"
+    exc.message = exc.message.replace(shown, users)
+    exc.args = (exc.format(),)
 
 
 def _fill_taken(exc: BaseException, where: Location) -> str:

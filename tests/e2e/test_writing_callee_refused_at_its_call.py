@@ -70,3 +70,45 @@ def test_a_partial_writing_its_argument_is_refused_at_the_call(mutation):
     with pytest.raises(adgen.UnsupportedError, match="scale_into") as err:
         adgen.grad(loss_through_a_partial, mutation=mutation)(np.ones(3))
     assert err.value.location.line == _line_of(loss_through_a_partial, "SCALE_INTO(u, buf)")
+
+
+def fill(out, v):
+    out[:] = np.sin(v)
+
+
+def loss_through_a_lambda(x):
+    buf = np.zeros(3)
+    g = lambda o, v: fill(o, v)  # noqa: E731  (the lambda the error names)
+    g(buf, x)
+    return np.sum(buf ** 2)
+
+
+def loss_through_a_nested_def(x):
+    buf = np.zeros(3)
+
+    def put(o, v):
+        fill(o, v)
+
+    put(buf, x)
+    return np.sum(buf ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_lambda_is_named_by_its_line_not_the_generated_name(mutation):
+    # the message said f_lambda_forward.<locals>.g, adgen's generated forward
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(loss_through_a_lambda, mutation=mutation)(np.ones(3))
+    message = str(err.value)
+    assert "_forward" not in message and "<adgen" not in message
+    line = _line_of(loss_through_a_lambda, "g = lambda")
+    assert f"the lambda at {__file__}:{line} (g = lambda o, v: fill(o, v)" in message
+    assert err.value.location.line == _line_of(loss_through_a_lambda, "g(buf, x)")
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_nested_def_is_named_by_its_line(mutation):
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(loss_through_a_nested_def, mutation=mutation)(np.ones(3))
+    message = str(err.value)
+    assert "_forward" not in message and "<adgen" not in message
+    assert f"put ({__file__}:{_line_of(loss_through_a_nested_def, 'def put')})" in message
