@@ -288,30 +288,3 @@ def test_a_method_of_the_object_itself_runs_as_before(policy):
     m = Model()
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(adgen.grad(m.loss, mutation=policy)(x), 2 * m.W ** 2 * x)
-
-
-def squares_after(x, cb):
-    cb()
-    return np.sum(x ** 2)
-
-
-def test_forward_mode_refuses_a_callback_writing_the_argument_it_was_given():
-    # jvp(f, (WORK, triple_tail), ...): the callback triples WORK[1:], which is x; the jvp
-    # code ran it as it is and left x's tangent untripled: 2 * [1, 6, 9, 12] . [1, 1, 1, 1]
-    # = 56, where the derivative of sum(tripled(x + t v) ** 2) is 2 * (1 + 18 + 27 + 36) = 164
-    WORK[:] = X
-    with pytest.raises(adgen.UnsupportedError, match="triple_tail"):
-        adgen.jvp(squares_after, (WORK, triple_tail), (np.ones(4), None))
-    with pytest.raises(adgen.UnsupportedError, match="triple_tail"):
-        adgen.hessian(lambda x: squares_after(x, triple_tail))(WORK)
-
-
-def test_forward_mode_runs_a_callback_writing_nothing_of_the_program():
-    def note():
-        LOG.append(1.0)
-
-    value, tangent = adgen.jvp(squares_after, (X, note), (np.ones(4), None))
-    assert value == pytest.approx(30.0) and tangent == pytest.approx(2 * np.sum(X))
-    np.testing.assert_allclose(adgen.hessian(lambda x: squares_after(x, note))(X),
-                               2 * np.eye(4))
-    assert LOG  # it ran
