@@ -4,6 +4,7 @@ Input: a function in A-normal form. Output: the same function where the mutating
 knows are rewritten into indexed stores the reverse pass handles uniformly:
 
 - ``x.fill(c)``                      -> ``x[...] = c``
+- ``x.__setitem__(i, v)``            -> ``x[i] = v``
 - ``np.sin(x, y)`` (an output by position) -> ``np.sin(x, out=y)``, then as below
 - ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
                                          ``t = np.where(m, src, dst); dst[...] = t``)
@@ -205,6 +206,12 @@ class _Lower:
                 # self.update(x), self.fill(p) in a class that defines the method: a method
                 # call (self.fill(p) was taken for ndarray.fill: self[...] = p)
                 return [s]
+            if method == "__setitem__" and len(call.args) == 2 and not call.keywords and \
+                    not any(isinstance(a, gast.Starred) for a in call.args):
+                # out.__setitem__(i, v) is out[i] = v for any object (Python's store calls
+                # the same method): left a call, the write was unseen (a silently wrong
+                # gradient, in the function or in a helper it calls)
+                return [store(recv, call.args[0], call.args[1], s)] + self._none(result, s)
             if method == "fill" and not self._not_an_array(recv):
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
