@@ -4,6 +4,7 @@ hands it those statements and lends it its contributions)."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import gast
@@ -27,7 +28,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.walk import clone, walk
 
-from adgen.errors import UnsupportedError
+from adgen.errors import UnsupportedError, users_line
 from adgen.rules import registry
 
 if TYPE_CHECKING:
@@ -124,6 +125,25 @@ class Stores:
                 "into the object's tangent", self.plan.loc(s),
                 hint="keep such bookkeeping (a call counter, a cache) out of the function "
                      "whose second derivatives you take: count in a wrapper that calls it")
+        if self.plan.parsed.file.startswith("<adgen "):
+            # reverse over the jvp code adgen generated (hessian of a helper's `if acc is
+            # None: acc = []; acc.append(v)`): its lines and SSA names are not the user's (it
+            # said 'changes acc_2 ... joined at line 16', a line of the generated code)
+            joined = self.plan.loc(a.other_stmt)
+            file, line = users_line(joined.file, joined.line)
+            where = f"line {line}" if file.startswith("<") else \
+                f"line {line} of {os.path.basename(file)}"
+            target, other = (user_name_of(self.plan.user_name(n)) for n in (a.target, a.other))
+            also = f"{other} reaches it too" if other != target else \
+                f"{target} may be the one given or a new one"
+            raise UnsupportedError(
+                f"second derivatives (hessian, hvp, jacfwd or jacrev of grad) through "
+                f"{self.plan.construct(s)}, which changes {target} in place where {also} "
+                f"(the two joined at {where}): the forward-mode code adgen differentiates "
+                "again follows a container's gradient by its name, not yet through aliases",
+                self.plan.loc(s), hint=f"pass {target} in every call (no default that makes a "
+                                       "new one), or build and return a new one instead of "
+                                       "changing it in place")
         raise UnsupportedError(
             f"{self.plan.construct(s)} changes {self.plan.user_name(a.target)} in place, and "
             f"{other} "

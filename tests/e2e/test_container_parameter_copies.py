@@ -132,3 +132,22 @@ def test_hessian_of_a_helper_writing_a_dict(mutation):
     # sum(x ** 3) written through the helper's dict: diag(6 x); it gave diag(4 x)
     np.testing.assert_allclose(adgen.hessian(kept, mutation=mutation)(X.copy()),
                                np.diag(6 * X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [through_list, without_cache])
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_hessian_through_a_list_made_or_given_names_the_users_lines(f, mutation):
+    # refused (reverse mode over the jvp code does not follow acc through the join); the
+    # message named a line of the generated jvp code ('joined at line 16') and its SSA name
+    # acc_2: now the user's call, the user's line of the join and acc
+    import inspect
+
+    join = inspect.getsourcelines(collect)[1] + 1  # if acc is None:
+    with pytest.raises(adgen.errors.UnsupportedError) as info:
+        adgen.hessian(f, mutation=mutation)(X.copy())
+    err = info.value
+    assert err.location.file == __file__
+    assert err.location.line == inspect.getsourcelines(f)[1] + (2 if f is through_list else 1)
+    message = str(err)
+    assert f"joined at line {join} of test_container_parameter_copies.py" in message
+    assert "acc.append(v ** 2)" in message and "acc_2" not in message
