@@ -296,6 +296,16 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if isinstance(target, np.flatiter):  # y.flat[i] = v writes y
         target = flat_target(target)
     if not isinstance(target, np.ndarray):
+        # a list, tuple or dict handed to a callee that writes it in place
+        # (step({'a': buf}, x * buf), step(ps, g) with ps = [W]): the callee may write any
+        # array in it (its own writes are not guarded: the call is), so the captures of
+        # each are saved, under either policy: "strict" cannot refuse here, as the callee
+        # may only rebind the slot (st['v'] = st['v'].copy(), the form strict's hint asks
+        # for) and the array is then never written. (Returning here left a capture of buf
+        # made before the call unsaved: the pullback read the written values, a silently
+        # wrong gradient under both policies)
+        for item in _arrays_inside(target):
+            before_write(item, item, "save", file, line, col, construct)
         return
     scope = _THREAD.scopes[-1]
     key = id(root_of(target))
@@ -345,6 +355,29 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
             measures[-1][key3] = measures[-1].get(key3, 0) + cap.snapshot.nbytes
     if not watch:
         del scope.live[key]
+
+
+def _arrays_inside(value: Any) -> list[np.ndarray]:
+    """The arrays inside a list, tuple or dict (at any depth), each once. (An object's
+    arrays are captured and guarded one by one: :func:`capture`.)"""
+    found: list[np.ndarray] = []
+    seen: set[int] = set()
+
+    def walk(v: Any) -> None:
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item)
+
+    walk(value)
+    return found
 
 
 class _Watch:
