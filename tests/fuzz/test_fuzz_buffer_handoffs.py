@@ -6,8 +6,9 @@ function of ``x``, zeros, or ``x`` itself) and, one to three times, hands it to 
 helper that writes it in place (``a[1:4] = ...``, ``+=``, ``*=``, ``np.multiply(a, v, out=a)``,
 ``a.fill(...)``, an element store reading ``a``): by position, by keyword, inside a list, tuple
 or dict display made at the call, through a closure, a lambda, a ``functools.partial`` (by
-position or keyword), a bound method of an object holding it, or as ``out=`` of the user's
-function. The caller reads the buffer before and/or after each hand-off, and returns a sum of
+position or keyword), a bound method of an object holding it, as ``out=`` of the user's
+function, as a view (``buf[1:]``), through a helper passing it on by keyword, unpacked from
+``*args`` or ``**{...}``, or returned by the helper that wrote it. The caller reads the buffer before and/or after each hand-off, and returns a sum of
 what it read.
 
 The session's four families of silent wrong gradients were all here (keyword, display,
@@ -69,6 +70,11 @@ FORMS = {
     "method": ["h = Holder({b})", "h.m_{k}({v})"],
     "method_self": ["Holder({b}).own_{k}({v})"],
     "out_keyword": ["wo_{k}({v}, out={b})"],
+    "view": ["w_{k}({b}[1:], ({v})[1:])"],
+    "nested_keyword": ["wn_{k}({b}, {v})"],
+    "star": ["args = ({b}, {v})", "w_{k}(*args)"],
+    "kwargs": ["w_{k}(**{{'a': {b}, 'v': {v}}})"],
+    "returned": ["out = wr_{k}({b}, {v})", "acc = acc + np.sum(out * x)"],
 }
 
 BUFFERS = {
@@ -88,6 +94,8 @@ def helpers_source() -> str:
         lines += ["", f"def ws_{k}(ps, v):", "    a = ps[0]", "    " + w.format(a="a", v="v")]
         lines += ["", f"def wd_{k}(d, v):", "    a = d['a']", "    " + w.format(a="a", v="v")]
         lines += ["", f"def wo_{k}(v, out=None):", "    " + w.format(a="out", v="v")]
+        lines += ["", f"def wn_{k}(a, v):", f"    w_{k}(v=v, a=a)"]
+        lines += ["", f"def wr_{k}(a, v):", f"    w_{k}(a, v)", "    return a"]
     lines += ["", "", "class Holder:", "    def __init__(self, a):", "        self.a = a"]
     for k, w in WRITES.items():
         lines += ["", f"    def m_{k}(self, v):", f"        w_{k}(self.a, v)"]
@@ -158,6 +166,6 @@ def test_every_write_and_form_is_generated() -> None:
     for k in WRITES:
         for form in FORMS.values():
             for line in form:
-                for name in ("w_", "ws_", "wd_", "wo_"):
+                for name in ("w_", "ws_", "wd_", "wo_", "wn_", "wr_"):
                     if name + "{k}" in line:
                         assert f"{name}{k}" in namespace
