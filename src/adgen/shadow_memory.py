@@ -36,9 +36,29 @@ def root_of(x: np.ndarray) -> np.ndarray:
     cell keyed by the object: a view rule's float tangent, float_part(x_dot), is x_dot)."""
     if not isinstance(x, (np.ndarray, np.flatiter)):  # y.flat's base is y
         return x
-    while isinstance(x.base, np.ndarray):
-        x = x.base
-    return x
+    while True:
+        base = x.base
+        if isinstance(base, np.ndarray):
+            x = base
+        elif base is not None and type(base).__name__ == "DummyArray" and \
+                isinstance(getattr(base, "base", None), np.ndarray):
+            # as_strided / sliding_window_view / broadcast_arrays keep the array they view in
+            # the .base of a holder object (NumPy's DummyArray), not in .base: read as a
+            # root of its own, the view was left out of its array's guards and adjoint
+            x = base.base
+        else:
+            return x
+
+
+def _elements_overlap(x: np.ndarray) -> bool:
+    """Whether some elements of view ``x`` are the same memory: more elements than the
+    memory its strides span holds (a broadcast's zero stride, overlapping windows)."""
+    span = x.itemsize
+    for n, s in zip(x.shape, x.strides):
+        if n == 0:
+            return False
+        span += (n - 1) * abs(s)
+    return x.size > 1 and x.size * x.itemsize > span
 
 
 class ShadowMap:
@@ -157,6 +177,15 @@ class ShadowMap:
                     if stop < 0:  # type: ignore[operator]
                         stop = None  # a negative step down to the vector's first element
                     return where[4][first:stop:step]
+            if _elements_overlap(x):
+                # np.broadcast_to(x, s), sliding_window_view(x, 3): elements that share
+                # memory; the same view of the shadow would add one cotangent where each
+                # element should add its own (silently wrong under "save")
+                refuse_array_form(
+                    "a view whose elements share memory (np.broadcast_to, "
+                    "sliding_window_view, as_strided), read after its array is written in "
+                    "place,", "copy the view where it is taken (w = np.broadcast_to(x, "
+                    "shape).copy()), or take it after the write")
             size = root.itemsize
             item = shadow.itemsize
             dtype = shadow.dtype

@@ -609,6 +609,12 @@ cases("numpy.logaddexp.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
       C(randn(3, 4), None), C(randn(2, 3, 4), -1, keepdims=True))
 cases("numpy.add.accumulate", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
       C(randn(2, 3, 4), -1))
+cases("numpy.add.reduceat", C(randn(8), [0, 3, 1, 5, 7]), C(randn(6), [2]),
+      C(randn(3, 5), [0, 2], 1), C(randn(4, 3), np.array([1, 1, 3])),
+      C(randn(2, 6, 2), [0, 4, 4], axis=-2),
+      # segments [0:3], [3] alone (3 >= 1), [1:] to the end: each element gets its segments' g
+      expect((np.array([1.0, 2.0, 3.0, 4.0, 5.0]), [0, 3, 1]),
+             (np.array([1.0, 101.0, 101.0, 110.0, 100.0]),), g=np.array([1.0, 10.0, 100.0])))
 cases("numpy.minimum.accumulate", C(randn(6)), C(randn(3, 5), 1), C(randn(4, 3), axis=0),
       expect((np.array([2.0, 1.0, 1.0, 4.0]),), (np.array([1.0, 2.0, 1.0, 0.0]),)))
 _RUN = randn(6)
@@ -694,6 +700,11 @@ cases("numpy.can_cast", C(randn(3), np.float32), C(randn(2), np.int64, "unsafe")
 cases("numpy.einsum_path", C("ij,jk->ik", randn(2, 3), randn(3, 4)))
 cases("numpy.matrix_transpose", C(randn(3, 4)), C(randn(2, 3, 4)))
 cases("numpy.linalg.matrix_transpose", C(randn(3, 4)), C(randn(2, 3, 4)))
+cases("numpy.lib.stride_tricks.sliding_window_view", C(randn(7), 3), C(randn(4, 5), (2, 3)),
+      C(randn(4, 5), 2, axis=1), C(randn(3, 6), (2, 2), (1, 1)), C(randn(3, 4, 5), 2, -1),
+      # windows [x0 x1], [x1 x2], [x2 x3]: an element gets the g of each window it is in
+      expect((np.array([1.0, 2.0, 3.0, 4.0]), 2), (np.array([1.0, 5.0, 9.0, 6.0]),),
+             g=np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])))
 cases("numpy.rollaxis", C(randn(2, 3, 4), 2), C(randn(2, 3, 4), 1, 3), C(randn(2, 3, 4), -1, 1),
       C(randn(2, 3, 4, 5), 0, 2))
 # complex arguments of real / imag / angle / abs / conj and the FFTs: tests/rules/test_complex.py

@@ -57,7 +57,8 @@ def test_every_bound_method_finds_the_rule():
     assert np.maximum.accumulate is not np.maximum.accumulate
     assert registry.lookup(np.maximum.accumulate).name == "numpy.maximum.accumulate"
     assert registry.lookup(np.minimum.accumulate).name == "numpy.minimum.accumulate"
-    assert registry.lookup(np.add.reduceat) is None
+    assert registry.lookup(np.add.reduceat).name == "numpy.add.reduceat"
+    assert registry.lookup(np.multiply.reduceat) is None
 
 
 def test_a_method_without_a_rule_is_refused_by_name():

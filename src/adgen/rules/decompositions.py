@@ -25,6 +25,7 @@ from adgen.rules.helpers import (
     prod_vjp,
     qr_vjp,
     quantile_vjp,
+    reduceat_vjp,
     repeat_vjp,
     sum_vjp,
     svd_vjp,
@@ -188,6 +189,25 @@ def _add_accumulate(g: Any, out: Any, array: Any, axis: Any) -> Any:
 @defjvp(add_accumulate)
 def _add_accumulate_jvp(d: Any, out: Any, array: Any, axis: Any) -> Any:
     return np.add.accumulate(d, axis=axis)
+
+
+@defufunc_method(np.add, "reduceat")
+def add_reduceat(array: Any, indices: Any, axis: Any = 0) -> Any:
+    """Stands for ``np.add.reduceat`` in the registry (segment sums: a histogram's bins, a
+    ragged batch's rows)."""
+    return np.add.reduceat(array, indices, axis=axis)
+
+
+# (dtype= and out= are not taken: a call with them is refused, naming this rule)
+@defvjp(add_reduceat, "array, indices, axis=0", diff="array", reads="indices, axis",
+        linear=True, name="numpy.add.reduceat")
+def _add_reduceat(g: Any, out: Any, array: Any, indices: Any, axis: Any) -> Any:
+    return reduceat_vjp(g, np.shape(array), indices, axis)
+
+
+@defjvp(add_reduceat)
+def _add_reduceat_jvp(d: Any, out: Any, array: Any, indices: Any, axis: Any) -> Any:
+    return np.add.reduceat(d, indices, axis=axis)
 
 
 @defvjp(np.repeat, "a, repeats, axis=None", diff="a", reads="repeats, axis", linear=True)

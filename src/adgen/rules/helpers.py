@@ -6,7 +6,7 @@ helpers those call, into the module it writes. So every helper is a public (``__
 top-level function that uses only ``np``, builtins and the other helpers: no other imports,
 and annotations that evaluate with numpy and builtins alone. They live in modules by area
 (complex values and FFTs, core, decompositions, jvps, linalg, scatter ufuncs' ``at``,
-shape, special functions, tangents), all
+shape, special functions, tangents, windows), all
 re-exported here.
 
 Conventions:
@@ -43,6 +43,8 @@ from adgen.rules.helpers_special import *
 from adgen.rules.helpers_special import __all__ as _special
 from adgen.rules.helpers_tangent import *
 from adgen.rules.helpers_tangent import __all__ as _tangent
+from adgen.rules.helpers_windows import *
+from adgen.rules.helpers_windows import __all__ as _windows
 
 __all__ = sorted([*_complex, *_core, *_decomp, *_jvp, *_linalg, *_scatter, *_second, *_shape,
-                  *_special, *_tangent])  # noqa: PLE0605
+                  *_special, *_tangent, *_windows])  # noqa: PLE0605

@@ -1,7 +1,8 @@
 """Rules for the NumPy functions that return views of their argument: ``fliplr``, ``flipud``,
 ``rot90``, ``atleast_3d``, ``matrix_transpose``, ``rollaxis``, and ``real`` / ``imag`` /
 ``angle`` (of real or complex arrays: the non-holomorphic adjoints are in
-:mod:`adgen.rules.helpers_complex`), and ``trim_zeros`` (a slice of its argument).
+:mod:`adgen.rules.helpers_complex`), ``trim_zeros`` (a slice of its argument) and
+``sliding_window_view`` (overlapping windows of its argument, read-only).
 
 These are one line of NumPy over functions with rules, but they return views, and a view the
 caller writes through must be known to the compiler as a view (``view=True``), so they are
@@ -20,10 +21,11 @@ from adgen.rules.helpers import (
     ndarray_view,
     real_vjp,
     rollaxis_vjp,
+    sliding_window_vjp,
     trim_zeros_vjp,
     unstack_vjp,
 )
-from adgen.rules.registry import defvjp
+from adgen.rules.registry import defjvp, defvjp
 
 
 # x.view(): the same elements in x's memory (a write through it writes x)
@@ -66,6 +68,21 @@ def linalg_matrix_transpose(g: Any, out: Any, x: Any) -> Any:
         view=True)
 def rollaxis(g: Any, out: Any, a: Any, axis: Any, start: Any) -> Any:
     return rollaxis_vjp(g, np.ndim(a), axis, start)
+
+
+# every window of a length along some axes, read-only (NumPy refuses a write through it;
+# writeable=True, whose windows overlap in memory, is not taken: refused, naming this rule);
+# an element in several windows gets each window's cotangent
+@defvjp(np.lib.stride_tricks.sliding_window_view, "x, window_shape, axis=None", diff="x",
+        reads="window_shape, axis", linear=True, view=True,
+        name="numpy.lib.stride_tricks.sliding_window_view")
+def sliding_window_view(g: Any, out: Any, x: Any, window_shape: Any, axis: Any) -> Any:
+    return sliding_window_vjp(g, np.shape(x), window_shape, axis)
+
+
+@defjvp(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view_jvp(d: Any, out: Any, x: Any, window_shape: Any, axis: Any) -> Any:
+    return np.lib.stride_tricks.sliding_window_view(d, window_shape, axis)
 
 
 # real and imag read their argument only for its dtype and shape (a real part's cotangent is
