@@ -5,6 +5,7 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 
 - ``x.fill(c)``                      -> ``x[...] = c``
 - ``x.__setitem__(i, v)``            -> ``x[i] = v``
+- ``x.__iadd__(v)`` (``__isub__``, ``__imul__``, ...) -> ``x += v`` (an array or a list)
 - ``np.sin(x, y)`` (an output by position) -> ``np.sin(x, out=y)``, then as below
 - ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
                                          ``t = np.where(m, src, dst); dst[...] = t``)
@@ -212,6 +213,23 @@ class _Lower:
                 # the same method): left a call, the write was unseen (a silently wrong
                 # gradient, in the function or in a helper it calls)
                 return [store(recv, call.args[0], call.args[1], s)] + self._none(result, s)
+            if method in _IN_PLACE_OPERATORS and len(call.args) == 1 and not call.keywords \
+                    and isinstance(recv, gast.Name) and not isinstance(call.args[0], gast.Starred) \
+                    and not self._not_an_array(recv) and not self._object_like(recv):
+                # out.__iadd__(v) is out += v on an array or a list (which return themselves):
+                # left a call, the write was unseen (a silently wrong gradient); a user's
+                # object's own __iadd__ (which may return another object) stays its call
+                op = _IN_PLACE_OPERATORS[method]()
+                value, first = call.args[0], []
+                if not isinstance(value, (gast.Name, gast.Constant)):
+                    # a display (acc.__iadd__([v])): named, as for acc += [v]
+                    t = self.namer.fresh("t")
+                    first, value = [assign(name(t, gast.Store), value, s)], name(t)
+                aug = gast.copy_location(gast.AugAssign(
+                    target=name(recv.id, gast.Store), op=op, value=value), s)
+                return first + self.stmt(aug) + (
+                    [assign(name(result, gast.Store), name(recv.id), s)]
+                    if result is not None else [])
             if method == "fill" and not self._not_an_array(recv):
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
@@ -565,6 +583,14 @@ class _Lower:
         namedtuple's ``q._replace(b=v)`` is left as a call, a local one's is lowered)."""
         obj = dotted_object(self.parsed, node, builtin_names=True)
         return None if obj is NOT_FOUND else obj
+
+
+# x.__iadd__(v) and the other in-place operators written out by name: x += v and so on
+_IN_PLACE_OPERATORS = {
+    "__iadd__": gast.Add, "__isub__": gast.Sub, "__imul__": gast.Mult,
+    "__itruediv__": gast.Div, "__ifloordiv__": gast.FloorDiv, "__imod__": gast.Mod,
+    "__ipow__": gast.Pow, "__imatmul__": gast.MatMult,
+}
 
 
 def _of_namedtuple(method: object) -> bool:
