@@ -52,13 +52,14 @@ def root_of(x: np.ndarray) -> np.ndarray:
 
 def _elements_overlap(x: np.ndarray) -> bool:
     """Whether some elements of view ``x`` are the same memory: more elements than the
-    memory its strides span holds (a broadcast's zero stride, overlapping windows)."""
-    span = x.itemsize
+    memory its strides span holds (a broadcast's zero stride, overlapping windows). Asked
+    of the views NumPy makes so (read-only ones, and those it builds on a holder object:
+    as_strided), not of every view (about 1 us a call)."""
+    item = x.itemsize
+    span = item
     for n, s in zip(x.shape, x.strides):
-        if n == 0:
-            return False
-        span += (n - 1) * abs(s)
-    return x.size > 1 and x.size * x.itemsize > span
+        span += (n - 1) * (s if s > 0 else -s)
+    return x.size * item > span
 
 
 class ShadowMap:
@@ -177,7 +178,8 @@ class ShadowMap:
                     if stop < 0:  # type: ignore[operator]
                         stop = None  # a negative step down to the vector's first element
                     return where[4][first:stop:step]
-            if _elements_overlap(x):
+            if (not x.flags.writeable or not isinstance(x.base, np.ndarray)) and \
+                    _elements_overlap(x):
                 # np.broadcast_to(x, s), sliding_window_view(x, 3): elements that share
                 # memory; the same view of the shadow would add one cotangent where each
                 # element should add its own (silently wrong under "save")
