@@ -6,6 +6,7 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``x.fill(c)``                      -> ``x[...] = c``
 - ``x.__setitem__(i, v)``            -> ``x[i] = v``
 - ``x.__iadd__(v)`` (``__isub__``, ``__imul__``, ...) -> ``x += v`` (an array or a list)
+- ``o.__setattr__("h", v)``            -> ``o.h = v``
 - ``np.sin(x, y)`` (an output by position) -> ``np.sin(x, out=y)``, then as below
 - ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
                                          ``t = np.where(m, src, dst); dst[...] = t``)
@@ -213,6 +214,13 @@ class _Lower:
                 # the same method): left a call, the write was unseen (a silently wrong
                 # gradient, in the function or in a helper it calls)
                 return [store(recv, call.args[0], call.args[1], s)] + self._none(result, s)
+            if method == "__setattr__" and len(call.args) == 2 and not call.keywords and \
+                    isinstance(call.args[0], gast.Constant) and \
+                    isinstance(call.args[0].value, str) and call.args[0].value.isidentifier():
+                # o.__setattr__("h", v) is o.h = v (it raised 'object.__setattr__ has no
+                # derivative rule')
+                target = gast.Attribute(value=recv, attr=call.args[0].value, ctx=gast.Store())
+                return [assign(target, call.args[1], s)] + self._none(result, s)
             if method in _IN_PLACE_OPERATORS and len(call.args) == 1 and not call.keywords \
                     and isinstance(recv, gast.Name) and not isinstance(call.args[0], gast.Starred) \
                     and not self._not_an_array(recv) and not self._object_like(recv):

@@ -87,3 +87,26 @@ def test_in_place_operators_by_name_are_followed(f, mutation):
     want = numerical_grad(f, (X.copy(),), 0)
     got = adgen.grad(f, mutation=mutation)(X.copy())
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+class Memo:
+    pass
+
+
+def set_h(o, v):
+    o.__setattr__("h", v ** 2)
+
+
+def attribute_set_by_name(x):
+    memo = Memo()
+    set_h(memo, np.sin(x))
+    return np.sum(memo.h * x)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_setattr_by_name_is_an_attribute_store(mutation):
+    # o.__setattr__("h", v) in a helper raised MissingRuleError ('object.__setattr__ has no
+    # derivative rule'); it is o.h = v
+    want = numerical_grad(attribute_set_by_name, (X.copy(),), 0)
+    got = adgen.grad(attribute_set_by_name, mutation=mutation)(X.copy())
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
