@@ -84,8 +84,9 @@ def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
     if obj is None or not is_user_function(obj) or \
             str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen.")):
         return None
-    from adgen.errors import AdgenError
     from adgen.transforms.pipeline import compile_function
+
+    from adgen.errors import AdgenError
 
     try:
         written = compile_function(obj).written_params

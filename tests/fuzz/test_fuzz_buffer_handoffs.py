@@ -28,7 +28,6 @@ CI: a bounded campaign (``progen.campaign_settings``); ``ADGEN_FUZZ=long`` runs 
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import itertools
 

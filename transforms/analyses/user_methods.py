@@ -30,7 +30,6 @@ import gast
 import numpy as np
 from adgen.transforms.walk import walk
 
-
 # a list's or dict's (xs.append, d.items): their copy() is the compiler's own container copy
 _CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple))
 

@@ -33,10 +33,10 @@ from adgen.rules.helpers_jvp import *
 from adgen.rules.helpers_jvp import __all__ as _jvp
 from adgen.rules.helpers_linalg import *
 from adgen.rules.helpers_linalg import __all__ as _linalg
-from adgen.rules.helpers_second import *
-from adgen.rules.helpers_second import __all__ as _second
 from adgen.rules.helpers_scatter import *
 from adgen.rules.helpers_scatter import __all__ as _scatter
+from adgen.rules.helpers_second import *
+from adgen.rules.helpers_second import __all__ as _second
 from adgen.rules.helpers_shape import *
 from adgen.rules.helpers_shape import __all__ as _shape
 from adgen.rules.helpers_special import *
