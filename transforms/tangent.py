@@ -44,6 +44,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.tangent_ast import (
     Fold,
+    Replace,
     ReplaceExpr,
     Subst,
     as_node,
@@ -246,7 +247,10 @@ class Tangent(CallTangents):
             return [copy.deepcopy(self.parsed.nested_defs[_def_marker(s)])]
         elif isinstance(s, gast.Expr):
             got = self.expr_stmt(s)
-            replaces = bool(got) and isinstance(got[0], ReplaceExpr)
+            # a callee's jvp that computes the call too (call_jvp for self.features(x), its
+            # result bound to a discarded name) stands before the call it replaces: placed
+            # after it, the call ran twice and the statement after it was dropped
+            replaces = bool(got) and isinstance(got[0], (Replace, ReplaceExpr))
             before, after = (got, []) if replaces else ([], got)
         elif isinstance(s, gast.Return):
             return [self.ret(s)]
