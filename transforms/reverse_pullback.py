@@ -135,6 +135,7 @@ class Pullback:
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = []
         written = self.plan.written_params()
+        passed = self.objects_passed_on(params)
         for p in params:
             b = self.adj.get(p)
             if self.plan.tracked(p) and (written is True or p in written):
@@ -148,6 +149,12 @@ class Pullback:
                 b = b if b is not None and b in state else None
                 entry = f", entry={self.rec.entry_of[p]}" if p in self.rec.entry_of else ""
                 ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
+            elif p in passed and self.plan.act.active(p):
+                # an object passed on to a function of the user's (step(u, v, cfg)): the
+                # callee keeps the adjoints of the attributes it read in shadow memory, for
+                # the caller to collect; they were lost here (cfg.dt's gradient was a silent 0)
+                b = b if b is not None and b in state else None
+                ret_parts.append(f"collect(sh, {p}, {b}) if top else {b}")
             elif b is not None and b in state:
                 ret_parts.append(b)
             else:
@@ -540,6 +547,20 @@ class Pullback:
             node = gast.If(test=test, body=code or [gast.Pass()], orelse=chain or [])
             chain = [node]
         out = pre + (chain or [])
+        return out
+
+    def objects_passed_on(self, params: list[str]) -> set[str]:
+        """The parameters of no known kind (objects: not arrays, numbers, lists or dicts)
+        passed as arguments to calls of the user's functions."""
+        unknown = {p for p in params if self.plan.kinds.get(p) is None and
+                   p not in self.plan.numeric and self.plan.eff.kinds.get(p) is None}
+        out: set[str] = set()
+        for call in nodes_of(self.plan.fn, gast.Call):
+            if not (isinstance(call, gast.Call) and self.plan.is_user_call(call)):
+                continue
+            for a in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(a, gast.Name) and a.id in unknown:
+                    out.add(a.id)
         return out
 
     def contribute(self, n: str, value: gast.expr, state: set[str], *, may_be_none: bool = False,
