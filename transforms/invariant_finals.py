@@ -29,8 +29,8 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.node_index import nodes_of
-from adgen.transforms.reverse_final import counters_again
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.values_again import counters_again
 
 __all__ = ["enclosing_loop", "invariant_final_value"]
 

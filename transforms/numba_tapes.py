@@ -107,7 +107,7 @@ def _backwards(rw: Rewriter, rng: ast.Call, st: ast.stmt) -> ast.expr:
     if len(a) == 2:
         return expr(f"range({a[1]} - 1, {a[0]} - 1, -1)")
     if len(a) == 3 and isinstance(st, ast.For) and isinstance(st.target, ast.Name):
-        # a constant step (reverse_final.replayable_range): the rows backwards, each
+        # a constant step (replayable_ranges.replayable_range): the rows backwards, each
         # counter computed from its row
         row = rw.fresh("row")
         at = parse_statements(f"{st.target.id} = {a[0]} + {row} * ({a[2]})")

@@ -39,9 +39,10 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign
-from adgen.transforms.reverse_final import counters_again, final_load
+from adgen.transforms.reverse_final import final_load
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.values_again import counters_again
 from adgen.transforms.walk import clone
 
 # the most operations a loop's pullback performs again per iteration instead of taping,

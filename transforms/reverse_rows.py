@@ -29,6 +29,7 @@ from adgen.transforms.desugar import assign, name
 from adgen.transforms.invariant_finals import enclosing_loop, invariant_final_value
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.recomputed_rows import recomputed_row
+from adgen.transforms.replayable_ranges import replayable_range
 from adgen.transforms.reverse_ast import (
     attr_node,
     call_node,
@@ -37,21 +38,15 @@ from adgen.transforms.reverse_ast import (
     record_position,
     stored_names,
 )
-from adgen.transforms.reverse_final import (
-    final_load,
-    final_store,
-    final_value,
-    index_again,
-    replayable_range,
-    shape_again,
-    shape_of_bound,
-)
+from adgen.transforms.reverse_final import final_load, final_store
 from adgen.transforms.shape_saves import (
     length_expression,
     lengths_not_shapes,
     read_for_shape_only,
     shape_reads,
 )
+from adgen.transforms.shapes_again import shape_again, shape_of_bound
+from adgen.transforms.values_again import final_value, index_again
 from adgen.transforms.walk import clone, walk
 
 if TYPE_CHECKING:
@@ -385,7 +380,7 @@ class Rows:
                         ) -> dict[str, gast.stmt]:
         """``saved_t15 = saved_t9[::-1]`` for each recorded copy that is a view of another
         copy the row keeps (shared_copies' ``Capture.copy_of``), its index spelled out from
-        counters and numbers (reverse_final.index_again): the view is taken again from the
+        counters and numbers (values_again.index_again): the view is taken again from the
         same copy, the same memory, and the row loses the view object (durbin's
         ``y[:k][::-1]``, 112 bytes a step)."""
         out: dict[str, gast.stmt] = {}
@@ -432,7 +427,7 @@ class Rows:
                         body: list[gast.stmt], out: list[gast.stmt]) -> set[str]:
         """``r_shape = t.shape`` for each ``r`` of ``shaped`` (read only for its shape) whose
         shape is that of a value ``t`` the pullback computes again anyway
-        (reverse_final.shape_of_bound: syr2k's ``t14 = t12 * B[i, k]``): ``t`` bound by
+        (shapes_again.shape_of_bound: syr2k's ``t14 = t12 * B[i, k]``): ``t`` bound by
         ``out`` (the statements read again, put before the reversed ``body``; appended to
         them) or at the top level of ``body`` where ``body`` reads ``r`` only after that
         statement (inserted right after it). The reads of ``r`` are rewritten to ``r_shape``

@@ -1,6 +1,6 @@
 """A part ``x[:i]`` read before ``x[i] = ...`` in the same ascending loop is final when the
 pullback runs (later steps write rows ``i' >= i``): the pullback takes the part again
-instead of taping it (``reverse_final._slice_behind``). Gradients against central
+instead of taping it (``writes_behind.slice_behind``). Gradients against central
 differences under both policies, and look-alikes that must keep their tape: a part reaching
 the row written (``x[:i + 1]``), a descending loop, a write through another name, a write
 after the loop, rows of a matrix; as users write them (a method, a lambda).

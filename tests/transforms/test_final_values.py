@@ -1,4 +1,4 @@
-"""reverse_final.final_value: parts of arrays (and such a part times a number) that a loop's
+"""values_again.final_value: parts of arrays (and such a part times a number) that a loop's
 pullback computes again instead of taping them, because no later write changes the array.
 
 Each function is differentiated under both policies and compared with central differences

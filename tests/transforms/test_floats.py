@@ -132,7 +132,7 @@ def offset(x, w):
     h = np.zeros(n)
     for i in range(2, n):
         # the row of i is i - 2 (tanh's output is taped: x[i] * w alone would be computed
-        # again by the pullback, reverse_final.final_value)
+        # again by the pullback, values_again.final_value)
         h[i] = np.sin(np.tanh(x[i]) * w)
     return np.sum(h ** 2)
 
@@ -168,7 +168,7 @@ def int_record(x, w):
     h = np.zeros(n)
     for i in range(2, n):
         # records max(i - 2, 0), an int, and tanh's output (i - 2 alone, and x[i] * w,
-        # would be computed again by the pullback: reverse_final.final_value)
+        # would be computed again by the pullback: values_again.final_value)
         h[i] = np.tanh(x[i] * w) * x[max(i - 2, 0)]
     return np.sum(h ** 2)
 
@@ -186,7 +186,7 @@ def object_record(x, w):
     s = 0.0
     for i in range(len(x)):
         # an array, not a number (tanh's output: a view of x would be read again by the
-        # pullback, reverse_final.final_value)
+        # pullback, values_again.final_value)
         r = np.tanh(x[i:i + 2])
         s = s + np.sum(r * w)
     return s

@@ -598,7 +598,7 @@ def test_a_slice_updated_in_place_is_stored_where_it_was_read(monkeypatch):
     src = adgen.source(rows_scaled_by_a_global, x)
     pullback = src.split("def rows_scaled_by_a_global_pullback")[1]
     # (a tuple tape, or typed columns where only numbers are taped: x[i, :i + 1] is read
-    # again by the pullback, reverse_final.final_value)
+    # again by the pullback, values_again.final_value)
     loop = pullback.split("reversed_rows(" if "reversed_rows(" in pullback else "reversed(")[1]
     assert " is not " not in pullback and "sh.of(" not in loop and "] = 0.0" not in loop
     # the global becomes an array of another rank: compiled again, still right

@@ -1,4 +1,4 @@
-"""reverse_final.shape_again: a loop's pullback takes the shape of a part it reads only for its
+"""shapes_again.shape_again: a loop's pullback takes the shape of a part it reads only for its
 shape (``sum_vjp(g, t.shape)``, ``unbroadcast(g, t.shape)``) from the same part of the same
 array again, instead of taping a shape tuple per iteration (issue 15: seidel-2d, syrk, syr2k
 and ADI kept one per temporary and step).

@@ -1,4 +1,4 @@
-"""reverse_final.shape_of_bound: a loop's pullback that reads a temporary only for its shape
+"""shapes_again.shape_of_bound: a loop's pullback that reads a temporary only for its shape
 (``unbroadcast(g, t14.shape)``) takes it from a value it computes again anyway (syr2k's
 ``t14 = A[:i + 1, k] * ALPHA * B[i, k]``, whose pullback computes ``A[:i + 1, k] * ALPHA``
 again for the cotangent of ``B[i, k]``): no shape on the tape and no part taken again

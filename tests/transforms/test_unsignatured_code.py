@@ -2,7 +2,7 @@
 ``-o`` standalone modules) uses what the function itself makes: ``np.empty((x.shape[0], 3))``
 is a matrix whatever ``x`` is (analyses.kinds), so ``h ** 2`` is kept as its shape; and a
 row ``x[i]`` of a parameter of unknown kind that nothing writes later is read again by the
-pullback instead of taped (reverse_final.final_value).
+pullback instead of taped (values_again.final_value).
 
 Gradients against central differences under both policies, through a callee (compiled
 without a signature), a lambda, a method and the standalone module; the near misses (a list

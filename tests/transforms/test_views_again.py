@@ -2,7 +2,7 @@
 
 - A view of a view of a part no later write changes (durbin's ``r[:k][::-1]``, ``t8 =
   t7[::-1]`` with ``t7 = r[:k]``): the pullback spells the chain out and takes it again
-  (``reverse_final._unchanged_part``).
+  (``values_again._unchanged_part``).
 - A copied capture that is a view of another copy the row keeps (durbin's ``y[:k][::-1]``, a
   view of the copy of ``y[:k]``, shared_copies): the pullback takes the view of the copy
   again (``Pullback.views_of_copies``).
