@@ -128,6 +128,20 @@ def _stdlib_end() -> int:
     return end
 
 
+def package_path(file: Path) -> tuple[str, Path]:
+    """The dotted name of ``file`` when its folder is a package (holds ``__init__.py``), and
+    the folder above its outermost package; ``("", folder)`` for a file outside packages."""
+    folder = file.resolve().parent
+    parts = [] if file.stem == "__init__" else [file.stem]
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier() and \
+            not keyword.iskeyword(folder.name):
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts or parts == [file.stem] or not all(p.isidentifier() for p in parts):
+        return "", file.resolve().parent
+    return ".".join(parts), folder
+
+
 def load_module(path: str) -> ModuleType:
     """Imports ``path`` as a module (named by :func:`module_name`), its folder on sys.path.
 
@@ -143,17 +157,24 @@ def load_module(path: str) -> ModuleType:
         raise UsageError(f"{path}: no such file")
     if file.suffix != ".py":
         raise UsageError(f"{path}: not a Python file (expected FILE.py)")
-    folder = str(file.resolve().parent)
+    dotted, root = package_path(file)
+    folder = str(root if dotted else file.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(_stdlib_end(), folder)
-    name = module_name(file)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # Registered before it runs, as `import` does: inspect, pickle and dataclasses look it up.
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        if dotted:
+            # a module of a package (from .ops import laplacian): imported by its dotted
+            # name, its package first, as `python -m pkg.mod` would
+            module = importlib.import_module(dotted)
+        else:
+            name = module_name(file)
+            spec = importlib.util.spec_from_file_location(name, file)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            # Registered before it runs, as `import` does: inspect, pickle and dataclasses
+            # look it up.
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
     except AdgenError:
         raise
     except SyntaxError as exc:  # shown like adgen's own errors: location, line, caret
