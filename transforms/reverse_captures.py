@@ -20,6 +20,7 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.walk import walk
 
@@ -609,7 +610,7 @@ class _Captures:
                     # the pullback of t = x[idx] reads idx
                     for n in names_of(s.value.slice):
                         self.want_capture(s, n, after=False, index=True)
-                op = self.plan.op_of(s)
+                op = op_of(self.plan, s)
                 if op is None:
                     continue
                 rule, bound = op

@@ -25,6 +25,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
     user_name_of,
 )
+from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.specialize import (
     drop_unbroadcast,
     inline_extreme,
@@ -53,7 +54,7 @@ class Operations:
                      state: set[str]) -> list[gast.stmt]:
         """``t = f(a, out=o)``: the written values' adjoint goes through f's rule, and the
         old contents of o get none (they were overwritten)."""
-        op = self.plan.op_of(s)
+        op = op_of(self.plan, s)
         if op is None:
             return self.missing_rule(s, v)
         rule, bound = op

@@ -35,7 +35,7 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan_calls import CallFacts
-from adgen.transforms.reverse_plan_rules import OperationRules
+from adgen.transforms.reverse_plan_rules import Softmaxes
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
 
@@ -53,7 +53,7 @@ def range_step(e: gast.expr) -> int | None:
     return None
 
 
-class Plan(CallFacts, OperationRules):
+class Plan(CallFacts):
     """What the reverse pass knows about one function in SSA form (after lower_mutation)."""
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, act: Activity, eff: Effects,
@@ -113,6 +113,9 @@ class Plan(CallFacts, OperationRules):
         self._alias_defs: dict[str, list[gast.expr | None]] | None = None
         self._tracked: set[str] | None = None
         self._chains: set[str] | None = None
+        # found once by reverse_plan_rules (softmax_of, array_method)
+        self.softmaxes: Softmaxes | None = None
+        self.user_methods: set[int] | None = None
         # filled in by reverse_captures.find_captures
         self.caps: dict[tuple[int, str], Capture] = {}
         # statement -> the writes of it that may overwrite a capture (a call may write two

@@ -29,6 +29,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
     user_name_of,
 )
+from adgen.transforms.reverse_plan_rules import array_method
 
 from adgen.callbacks import checked_at
 from adgen.errors import UnsupportedError
@@ -43,7 +44,7 @@ class CallFacts:
         if obj is MISSING:
             if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
 
-                if self.array_method(call) or call.func.attr == "append":
+                if array_method(self, call) or call.func.attr == "append":
                     return False
                 import numpy as np
 

@@ -4,14 +4,15 @@ unary operator, an attribute, a NumPy call or an ndarray method, with its argume
 (which reads the output only), and a normalised exponential's division or the log of one by
 the softmax's or log-softmax's (analyses.shift_invariance).
 
-A part of :class:`reverse_plan.Plan` (a base class of it): the methods read the plan's
-``fn``, ``eff``, ``act``, ``kinds`` and ``def_stmt``, and its ``resolve``,
-``resolve_or_none``, ``tracked``, ``is_user_call`` and ``loc``.
+Functions taking the :class:`reverse_plan.Plan`: they read its ``fn``, ``eff``, ``act``,
+``kinds`` and ``def_stmt``, and its ``resolve``, ``resolve_or_none``, ``tracked``,
+``is_user_call`` and ``loc``, and keep what they find once in its ``softmaxes`` and
+``user_methods``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.shift_invariance import (
@@ -29,155 +30,162 @@ from adgen.transforms.reverse_ast import (
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
 
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_plan import Plan
 
-class OperationRules:
-    """The rules of one function's operations (see the module)."""
 
-    # id(p = e / t) -> (s1, e, axis) of each normalised exponential, and of each log of one,
-    # with their rules: found at the first softmax_of
-    _softmaxes: dict[int, tuple[str, str, int]] | None = None
-    _softmax_rule: Any = None
-    _log_softmaxes: dict[int, tuple[str, str, int]] | None = None
-    _log_softmax_rule: Any = None
+class Softmaxes:
+    """The normalised exponentials of one function and the logs of them
+    (analyses.shift_invariance), with their rules: found at the plan's first
+    :func:`softmax_of` (``Plan.softmaxes``)."""
 
-    def op_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
-        """The rule and bound arguments of an operation statement (None: no rule needed)."""
-        v = s.value
-        softmax = self.softmax_of(s)
-        if softmax is not None:
-            return softmax
-        if isinstance(v, gast.BinOp):
-            if type(v.op) not in BINOPS:
-                raise unsupported_operator(v.op, self.loc(s))
-            if isinstance(v.op, gast.Div) and (found := self.reciprocal_of(v)) is not None:
-                return found
-            rule = registry.lookup(BINOPS[type(v.op)])
-            return (rule, rule.bind([v.left, v.right], {})) if rule else None
-        if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
-            rule = registry.lookup(UNARYOPS[type(v.op)])
-            return (rule, rule.bind([v.operand], {})) if rule else None
-        if isinstance(v, gast.Attribute):
-            from adgen.rules import methods
+    __slots__ = ("divisions", "rule", "logs", "log_rule")
 
-            if v.attr in methods.ATTRIBUTES and self.resolve(v) is MISSING:
-                rule = registry.lookup(methods.ATTRIBUTES[v.attr])
-                return (rule, rule.bind([v.value], {})) if rule else None
-            return None
-        if isinstance(v, gast.Call):
-            if self.is_user_call(v):
-                return (USERCALL, {})
-            rule, args = self.call_rule(v)
-            if rule is None:
-                return None
-            kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
-            try:
-                return rule, rule.bind(list(args), dict(kwargs))
-            except TypeError as exc:
-                raise UnsupportedError(
-                    f"this call of {rule.name} is not differentiated: adgen's rule for it "
-                    f"does not take these arguments ({exc})", self.loc(s),
-                    hint=registry.binding_hint(rule, exc)) from exc
-        return None
+    def __init__(self, plan: Plan) -> None:
+        from adgen.rules import reductions
 
-    def reciprocal_of(self, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
-        """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
-        reads the output only (``-g * out * out / c``; ``np.reciprocal``'s when c is 1): the
-        divisor need not be kept for the pullback, which the division's own rule reads. A
-        zero ``c`` keeps that rule (out * out / c would be 0 / 0)."""
-        c = v.left
-        sign = 1
-        if isinstance(c, gast.UnaryOp) and isinstance(c.op, (gast.USub, gast.UAdd)):
-            sign = -1 if isinstance(c.op, gast.USub) else 1
-            c = c.operand
-        if not (isinstance(c, gast.Constant) and type(c.value) in (int, float)):
-            return None
-        value = sign * c.value
-        if value == 0 or value != value or abs(value) == float("inf"):
-            return None
-        if value == 1:
-            import numpy as np
+        # id(p = e / t) -> (s1, e, axis) of each normalised exponential
+        self.divisions: dict[int, tuple[str, str, int]] = normalised_exponentials(
+            plan.fn, plan.eff, plan.kinds, plan.resolve_or_none)
+        self.rule: Any = registry.lookup(reductions.softmax)
+        # q = np.log(p), the only read of a softmax's p: the log-softmax's rule there
+        self.logs: dict[int, tuple[str, str, int]] = logs_of_softmaxes(
+            plan.fn, plan.eff, plan.kinds, plan.resolve_or_none)
+        self.log_rule: Any = registry.lookup(reductions.log_softmax)
 
-            rule = registry.lookup(np.reciprocal)
-            return (rule, rule.bind([v.right], {})) if rule else None
-        from adgen.rules import arithmetic
 
-        rule = registry.lookup(arithmetic.scaled_reciprocal)
+def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+    """The rule and bound arguments of an operation statement (None: no rule needed)."""
+    v = s.value
+    softmax = softmax_of(plan, s)
+    if softmax is not None:
+        return softmax
+    if isinstance(v, gast.BinOp):
+        if type(v.op) not in BINOPS:
+            raise unsupported_operator(v.op, plan.loc(s))
+        if isinstance(v.op, gast.Div) and (found := reciprocal_of(plan, v)) is not None:
+            return found
+        rule = registry.lookup(BINOPS[type(v.op)])
         return (rule, rule.bind([v.left, v.right], {})) if rule else None
-
-    def softmax_of(self, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
-        """For the division closing a normalised exponential whose exponential and row sums
-        nothing else reads (analyses.shift_invariance), the softmax's rule bound to the
-        exponential's input: the exponential and the sums then get no adjoint. Arrays whose
-        adjoints live in shadow memory keep the statements' own rules (an ``out=`` write
-        there moves the shadow)."""
-        if self._softmaxes is None:
-            from adgen.rules import reductions
-
-            self._softmaxes = normalised_exponentials(self.fn, self.eff, self.kinds,
-                                                      self.resolve_or_none)
-            self._softmax_rule = registry.lookup(reductions.softmax)
-            # q = np.log(p), the only read of a softmax's p: the log-softmax's rule there
-            self._log_softmaxes = logs_of_softmaxes(self.fn, self.eff, self.kinds,
-                                                    self.resolve_or_none)
-            self._log_softmax_rule = registry.lookup(reductions.log_softmax)
-        logged = self._log_softmaxes.get(id(s))
-        if logged is not None:
-            s1, p, axis = logged
-            if self.tracked(s1) or self.tracked(p) or not self.act.active(s1) or \
-                    self.softmax_of_division(p) is None:
-                return None
-            rule = self._log_softmax_rule
-            return rule, rule.bind([gast.Name(s1, gast.Load(), None, None),
-                                    gast.Name(p, gast.Load(), None, None)],
-                                   {"axis": gast.Constant(axis, None)})
-        found = self._softmaxes.get(id(s))
-        if found is None:
-            return None
-        s1, e, axis = found
-        if self.tracked(s1) or self.tracked(e) or not self.act.active(s1):
-            return None
-        rule = self._softmax_rule
-        return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
-                               {"axis": gast.Constant(axis, None)})
-
-    def softmax_of_division(self, p: str) -> Any:
-        """The softmax rule of the division binding ``p`` (softmax_of), or None."""
-        at = self.def_stmt.get(p)
-        return self.softmax_of(at) if isinstance(at, gast.Assign) and \
-            id(at) in (self._softmaxes or {}) else None
-
-    def array_method(self, call: gast.Call) -> bool:
-        """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
-        rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
-        is known to be an ndarray (``cam.view()`` of a user's class is its own method), and
-        not where the code shows ``x`` to be an object of the user's (``c = cam.copy();
-        c.w``: analyses.user_methods), whose own method the dispatch runs."""
+    if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
+        rule = registry.lookup(UNARYOPS[type(v.op)])
+        return (rule, rule.bind([v.operand], {})) if rule else None
+    if isinstance(v, gast.Attribute):
         from adgen.rules import methods
 
-        func = call.func
-        if not isinstance(func, gast.Attribute) or func.attr not in methods.METHODS:
-            return False
-        if isinstance(func.value, gast.Name) and isinstance(self.kinds.get(func.value.id), int):
-            return True  # an ndarray of this signature
-        if not hasattr(self, "_user_methods"):
-            from adgen.transforms.analyses.user_methods import user_method_calls
+        if v.attr in methods.ATTRIBUTES and plan.resolve(v) is MISSING:
+            rule = registry.lookup(methods.ATTRIBUTES[v.attr])
+            return (rule, rule.bind([v.value], {})) if rule else None
+        return None
+    if isinstance(v, gast.Call):
+        if plan.is_user_call(v):
+            return (USERCALL, {})
+        rule, args = call_rule(plan, v)
+        if rule is None:
+            return None
+        kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
+        try:
+            return rule, rule.bind(list(args), dict(kwargs))
+        except TypeError as exc:
+            raise UnsupportedError(
+                f"this call of {rule.name} is not differentiated: adgen's rule for it "
+                f"does not take these arguments ({exc})", plan.loc(s),
+                hint=registry.binding_hint(rule, exc)) from exc
+    return None
 
-            self._user_methods = user_method_calls(self.fn, frozenset(methods.METHODS),
-                                                   self.resolve, self.parsed.fn)
-        return func.attr not in methods.ARRAY_RECEIVER_ONLY and \
-            id(call) not in self._user_methods
+def reciprocal_of(plan: Plan, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
+    """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
+    reads the output only (``-g * out * out / c``; ``np.reciprocal``'s when c is 1): the
+    divisor need not be kept for the pullback, which the division's own rule reads. A
+    zero ``c`` keeps that rule (out * out / c would be 0 / 0)."""
+    c = v.left
+    sign = 1
+    if isinstance(c, gast.UnaryOp) and isinstance(c.op, (gast.USub, gast.UAdd)):
+        sign = -1 if isinstance(c.op, gast.USub) else 1
+        c = c.operand
+    if not (isinstance(c, gast.Constant) and type(c.value) in (int, float)):
+        return None
+    value = sign * c.value
+    if value == 0 or value != value or abs(value) == float("inf"):
+        return None
+    if value == 1:
+        import numpy as np
 
-    def call_rule(self, v: gast.Call) -> tuple[Any, list[gast.expr]]:
-        obj = self.resolve(v.func)
-        if obj is not MISSING:
-            return registry.lookup(obj), list(v.args)
-        if isinstance(v.func, gast.Attribute):
-            from adgen.rules import methods
+        rule = registry.lookup(np.reciprocal)
+        return (rule, rule.bind([v.right], {})) if rule else None
+    from adgen.rules import arithmetic
 
-            fn = methods.METHODS.get(v.func.attr) if self.array_method(v) else None
-            if fn is not None:
-                args = list(v.args)
-                if v.func.attr in methods.VARARG_METHODS and len(args) > 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
-                return registry.lookup(fn), [v.func.value] + args
-        return None, []
+    rule = registry.lookup(arithmetic.scaled_reciprocal)
+    return (rule, rule.bind([v.left, v.right], {})) if rule else None
+
+def softmax_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
+    """For the division closing a normalised exponential whose exponential and row sums
+    nothing else reads (analyses.shift_invariance), the softmax's rule bound to the
+    exponential's input: the exponential and the sums then get no adjoint. Arrays whose
+    adjoints live in shadow memory keep the statements' own rules (an ``out=`` write
+    there moves the shadow)."""
+    if plan.softmaxes is None:
+        plan.softmaxes = Softmaxes(plan)
+    logged = plan.softmaxes.logs.get(id(s))
+    if logged is not None:
+        s1, p, axis = logged
+        if plan.tracked(s1) or plan.tracked(p) or not plan.act.active(s1) or \
+                softmax_of_division(plan, p) is None:
+            return None
+        rule = plan.softmaxes.log_rule
+        return rule, rule.bind([gast.Name(s1, gast.Load(), None, None),
+                                gast.Name(p, gast.Load(), None, None)],
+                               {"axis": gast.Constant(axis, None)})
+    found = plan.softmaxes.divisions.get(id(s))
+    if found is None:
+        return None
+    s1, e, axis = found
+    if plan.tracked(s1) or plan.tracked(e) or not plan.act.active(s1):
+        return None
+    rule = plan.softmaxes.rule
+    return rule, rule.bind([gast.Name(s1, gast.Load(), None, None)],
+                           {"axis": gast.Constant(axis, None)})
+
+def softmax_of_division(plan: Plan, p: str) -> Any:
+    """The softmax rule of the division binding ``p`` (softmax_of), or None."""
+    at = plan.def_stmt.get(p)
+    return softmax_of(plan, at) if isinstance(at, gast.Assign) and \
+        plan.softmaxes is not None and id(at) in plan.softmaxes.divisions else None
+
+def array_method(plan: Plan, call: gast.Call) -> bool:
+    """Whether ``x.m(...)`` (``x`` unresolved) is taken for the ndarray method ``m`` with a
+    rule (rules.methods): a name of METHODS, but of ARRAY_RECEIVER_ONLY only where ``x``
+    is known to be an ndarray (``cam.view()`` of a user's class is its own method), and
+    not where the code shows ``x`` to be an object of the user's (``c = cam.copy();
+    c.w``: analyses.user_methods), whose own method the dispatch runs."""
+    from adgen.rules import methods
+
+    func = call.func
+    if not isinstance(func, gast.Attribute) or func.attr not in methods.METHODS:
+        return False
+    if isinstance(func.value, gast.Name) and isinstance(plan.kinds.get(func.value.id), int):
+        return True  # an ndarray of this signature
+    if plan.user_methods is None:
+        from adgen.transforms.analyses.user_methods import user_method_calls
+
+        plan.user_methods = user_method_calls(plan.fn, frozenset(methods.METHODS),
+                                              plan.resolve, plan.parsed.fn)
+    return func.attr not in methods.ARRAY_RECEIVER_ONLY and \
+        id(call) not in plan.user_methods
+
+def call_rule(plan: Plan, v: gast.Call) -> tuple[Any, list[gast.expr]]:
+    """The rule of a NumPy call or an ndarray method, with its positional arguments (the
+    receiver first); ``(None, [])`` when it has none."""
+    obj = plan.resolve(v.func)
+    if obj is not MISSING:
+        return registry.lookup(obj), list(v.args)
+    if isinstance(v.func, gast.Attribute):
+        from adgen.rules import methods
+
+        fn = methods.METHODS.get(v.func.attr) if array_method(plan, v) else None
+        if fn is not None:
+            args = list(v.args)
+            if v.func.attr in methods.VARARG_METHODS and len(args) > 1:
+                args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            return registry.lookup(fn), [v.func.value] + args
+    return None, []

@@ -47,6 +47,7 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.shared_inverse import share_inverses
@@ -673,7 +674,7 @@ class Pullback:
                                         slice=gast.Constant(Ellipsis, None), ctx=gast.Store())
                 return [assign(region, gast.Constant(0.0, None), s)]
             if not (isinstance(v, gast.Call) and self.plan.act.active(t) and
-                    self.plan.eff.kinds.get(t) == "tuple" and self.plan.op_of(s) is not None):
+                    self.plan.eff.kinds.get(t) == "tuple" and op_of(self.plan, s) is not None):
                 return []
             # r = np.linalg.svd(M); r.S[0] = 0.0: r got no adjoint of its own (its fields
             # were read as tracked attributes), its arrays keep theirs in shadow memory:
@@ -716,7 +717,7 @@ class Pullback:
             return self.ops.rev_out_call(s, v, t, state)
         # (an out= call of a buffer whose adjoints are values, Plan.value_chains: the
         # operation's rule, as if it made a new array)
-        op = self.plan.op_of(s)
+        op = op_of(self.plan, s)
         if op is None:
             if isinstance(v, (gast.Compare, gast.BoolOp)) or (
                     isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.Not)):

@@ -1,5 +1,5 @@
 """``c / x`` with a nonzero number ``c`` written in the code: the pullback reads the output
-only (``-g * out * out / c``; ``np.reciprocal``'s rule when c is 1, ``Plan.reciprocal_of``),
+only (``-g * out * out / c``; ``np.reciprocal``'s rule when c is 1, ``reverse_plan_rules.reciprocal_of``),
 so the divisor is not kept (logistic regression's ``1 + exp(-z)``, 8 kB at 1000 rows).
 
 Gradients against central differences under both policies, as scripts, lambdas and methods

@@ -63,7 +63,7 @@ def truediv(g: Any, out: Any, a: Any, b: Any) -> Any:
 
 def scaled_reciprocal(c: Any, x: Any) -> Any:
     """``c / x`` for a nonzero finite number ``c`` written in the code: stands in the registry
-    for that division (``reverse_plan.Plan.op_of``; ``1.0 / x`` takes ``np.reciprocal``'s
+    for that division (``reverse_plan_rules.op_of``; ``1.0 / x`` takes ``np.reciprocal``'s
     rule). d(c / x)/dx = -c / x**2 = -out**2 / c, so the pullback reads the output only and
     the divisor need not be kept (logistic regression's ``1 + exp(-z)``)."""
     return c / x
