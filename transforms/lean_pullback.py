@@ -55,7 +55,6 @@ Both only change which buffer holds a value, never a value: the same bits are co
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import gast
 from adgen.transforms.reverse_ast import is_comment
@@ -71,7 +70,10 @@ _COMMUTATIVE = (gast.Add, gast.Mult)
 _PASSING = frozenset({"unbroadcast", "or_zeros", "or_zeros_of_tree"})
 
 
-@dataclass
+def _never(a: str, b: str) -> bool:
+    return False
+
+
 class LeanFacts:
     """What the plan knows about the pullback's names.
 
@@ -91,13 +93,21 @@ class LeanFacts:
             grad's single-use compilation).
     """
 
-    arrays: dict[str, str] = field(default_factory=dict)
-    same_shape: Callable[[str, str], bool] = lambda a, b: False
-    f64: set[str] = field(default_factory=set)
-    weak: set[str] = field(default_factory=set)
-    in_place: bool = True
-    ranks: dict[str, int] = field(default_factory=dict)
-    consumable: set[str] = field(default_factory=set)
+    # a plain class, not a dataclass: see reverse_ast.Site
+    __slots__ = ("arrays", "same_shape", "f64", "weak", "in_place", "ranks", "consumable")
+
+    def __init__(self, arrays: dict[str, str] | None = None,
+                 same_shape: Callable[[str, str], bool] = _never,
+                 f64: set[str] | None = None, weak: set[str] | None = None,
+                 in_place: bool = True, ranks: dict[str, int] | None = None,
+                 consumable: set[str] | None = None) -> None:
+        self.arrays = {} if arrays is None else arrays
+        self.same_shape = same_shape
+        self.f64 = set() if f64 is None else f64
+        self.weak = set() if weak is None else weak
+        self.in_place = in_place
+        self.ranks = {} if ranks is None else ranks
+        self.consumable = set() if consumable is None else consumable
 
 
 def lean_pullback(fn: gast.FunctionDef, facts: LeanFacts) -> None:

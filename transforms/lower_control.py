@@ -17,21 +17,21 @@ So a loop iteration always runs to the end of its body, where the reverse pass r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone, walk
 
 
-@dataclass
 class _Loop:
     """The names of the flags the loop's ``break`` and ``continue`` set (None until one is
     lowered)."""
 
-    broke: str | None = None
-    cont: str | None = None
+    __slots__ = ("broke", "cont")
+
+    def __init__(self) -> None:
+        self.broke: str | None = None
+        self.cont: str | None = None
 
 
 def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:

@@ -6,7 +6,6 @@ reverse_calls, reverse_forward)."""
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -26,104 +25,135 @@ BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mu
 UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
 
 
-@dataclass
 class Site:
-    """A mutation site and what was decided there (becomes an adgen.MutationSite)."""
+    """A mutation site and what was decided there (becomes an adgen.MutationSite).
 
-    stmt: gast.stmt
-    construct: str
-    decision: str
-    reason: str
-    captured_at: tuple[int, ...] = ()
-    # the captures the write overwrites that are copied where the pullback reads them
-    # (reverse_captures), for emitted_sites to say which copies the emitters kept
-    copied: tuple[Any, ...] = ()
+    ``captured_at``: the lines of the captures it overwrites; ``copied``: the captures the
+    write overwrites that are copied where the pullback reads them (reverse_captures), for
+    emitted_sites to say which copies the emitters kept."""
+
+    # The records here are plain classes, not dataclasses: @dataclass execs generated code
+    # for each class when the module is imported, 0.2-0.9 ms a class on the first gradient's
+    # path (docs/performance.md, Update 16). They compare by identity.
+    __slots__ = ("stmt", "construct", "decision", "reason", "captured_at", "copied")
+
+    def __init__(self, stmt: gast.stmt, construct: str, decision: str, reason: str,
+                 captured_at: tuple[int, ...] = (), copied: tuple[Any, ...] = ()) -> None:
+        self.stmt = stmt
+        self.construct = construct
+        self.decision = decision
+        self.reason = reason
+        self.captured_at = captured_at
+        self.copied = copied
 
 
-@dataclass
 class Capture:
     """A value the pullback reads that a later write may change: ``name`` as it is before
     ``stmt`` (after it, when ``after``), kept by a guard or a copy."""
 
-    stmt: gast.stmt
-    name: str
-    after: bool  # the capture of an output is taken after its statement
-    # rows ahead of a loop counter (``x[c + k:]``), not written yet when read: the value is
-    # the same rows of one copy of ``base`` taken before ``loop`` (no guard at the writes)
-    loop: gast.stmt | None = None
-    base: str = ""
-    index: gast.expr | None = None
-    write: gast.stmt | None = None  # the loop's first write it serves (explain's bytes)
-    # a part of an array that a later write of the same array overwrites: copied where it is
-    # read (``write``: the first such write), no guard at the writes
-    copied: bool = False
-    # a copied part that is a basic index of an earlier copied capture's part, with no write
-    # between (shared_copies): (that capture's key, the indices) — a view of its copy
-    copy_of: tuple[tuple[int, str], list[gast.expr]] | None = None
+    __slots__ = ("stmt", "name", "after", "loop", "base", "index", "write", "copied",
+                 "copy_of")
+
+    def __init__(self, stmt: gast.stmt, name: str, after: bool,
+                 loop: gast.stmt | None = None, base: str = "",
+                 index: gast.expr | None = None, write: gast.stmt | None = None,
+                 copied: bool = False,
+                 copy_of: tuple[tuple[int, str], list[gast.expr]] | None = None) -> None:
+        self.stmt = stmt
+        self.name = name
+        self.after = after  # the capture of an output is taken after its statement
+        # rows ahead of a loop counter (``x[c + k:]``), not written yet when read: the value
+        # is the same rows of one copy of ``base`` taken before ``loop`` (no guard at the
+        # writes)
+        self.loop = loop
+        self.base = base
+        self.index = index
+        self.write = write  # the loop's first write it serves (explain's bytes)
+        # a part of an array that a later write of the same array overwrites: copied where
+        # it is read (``write``: the first such write), no guard at the writes
+        self.copied = copied
+        # a copied part that is a basic index of an earlier copied capture's part, with no
+        # write between (shared_copies): (that capture's key, the indices) — a view of its
+        # copy
+        self.copy_of = copy_of
 
 
-@dataclass
 class Recording:
     """What the pullback emitter needs the forward to keep, by statement (``id(stmt)``): the
     forward emitter reads it. Also the sites the emitter decides (forced and elided callee
-    pullbacks) after the plan's."""
+    pullbacks) after the plan's. Every field but ``sites`` starts empty."""
 
-    sites: list[Site]
-    # names the forward binds for the pullback: tapes, arms, saved results, capture variables
-    extra_fwd: set[str] = field(default_factory=set)
-    tape_of: dict[int, str] = field(default_factory=dict)  # loop -> its tape
-    records: dict[int, list[str]] = field(default_factory=dict)  # loop -> names per iteration
-    # loop -> its typed tape: (the range's arguments, the column per recorded number)
-    columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = field(
-        default_factory=dict)
-    # recorded arrays a typed tape keeps in a two-dimensional column (a row per iteration):
-    # name -> the rank of its rows (Plan.counted's ``arrays``)
-    array_columns: dict[str, int] = field(default_factory=dict)
-    saved_call: dict[int, str] = field(default_factory=dict)  # call -> its callee's saved values
-    # a call whose callee's saved values the pullback builds again (callee_saved) -> the
-    # names the forward binds to the elements the callee made, with their paths in the tuple
-    saved_parts: dict[int, list[tuple[tuple[int, ...], str]]] = field(default_factory=dict)
-    result_of: dict[int, str] = field(default_factory=dict)  # call -> a name for its result
-    arm_of: dict[int, str] = field(default_factory=dict)  # try -> the arm that ran
-    # try -> (the flag set once a statement with a lasting effect ran, those statements)
-    try_ran: dict[int, tuple[str, set[int]]] = field(default_factory=dict)
-    cap_var: dict[tuple[int, str], str] = field(default_factory=dict)  # capture -> variable
-    # copied captures whose copy the forward no longer takes: the pullback reads the part
-    # again from its array's final contents (invariant_finals)
-    read_final: set[tuple[int, str]] = field(default_factory=set)
-    callees: dict[str, Any] = field(default_factory=dict)
-    # a name the pullback reads only for its shape -> the name it stands for and what the
-    # forward keeps of it: "shape" (np.shape) or "tree" (shape_tree) (shape_saves)
-    shape_of: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # a name a loop records for the length of a vector whose shape the pullback reads, the
-    # shape bound again from it (shape_saves.lengths_not_shapes) -> that vector
-    lengths: dict[str, str] = field(default_factory=dict)
-    # a shape the same in every iteration of the loops around its array, bound by the forward
-    # right after the array (``t_shape = t.shape``) and kept outside those loops
-    # (analyses.loop_shapes) -> that array
-    shape_after: dict[str, str] = field(default_factory=dict)
-    # a container parameter whose slots the function rebinds -> its items as received
-    entry_of: dict[str, str] = field(default_factory=dict)
-    # a call whose result (a list, dict or object) the pullback hands back with the adjoints
-    # its arrays keep in shadow memory -> its items as the call returned them
-    result_entry: dict[int, str] = field(default_factory=dict)
-    saved_names: list[str] = field(default_factory=list)  # what the forward hands over
+    __slots__ = ("sites", "extra_fwd", "tape_of", "records", "columns", "array_columns",
+                 "saved_call", "saved_parts", "result_of", "arm_of", "try_ran", "cap_var",
+                 "read_final", "callees", "shape_of", "lengths", "shape_after", "entry_of",
+                 "result_entry", "saved_names")
+
+    def __init__(self, sites: list[Site]) -> None:
+        self.sites = sites
+        # names the forward binds for the pullback: tapes, arms, saved results, capture
+        # variables
+        self.extra_fwd: set[str] = set()
+        self.tape_of: dict[int, str] = {}  # loop -> its tape
+        self.records: dict[int, list[str]] = {}  # loop -> names per iteration
+        # loop -> its typed tape: (the range's arguments, the column per recorded number)
+        self.columns: dict[int, tuple[list[gast.expr], list[tuple[str, str]]]] = {}
+        # recorded arrays a typed tape keeps in a two-dimensional column (a row per
+        # iteration): name -> the rank of its rows (Plan.counted's ``arrays``)
+        self.array_columns: dict[str, int] = {}
+        self.saved_call: dict[int, str] = {}  # call -> its callee's saved values
+        # a call whose callee's saved values the pullback builds again (callee_saved) -> the
+        # names the forward binds to the elements the callee made, with their paths in the
+        # tuple
+        self.saved_parts: dict[int, list[tuple[tuple[int, ...], str]]] = {}
+        self.result_of: dict[int, str] = {}  # call -> a name for its result
+        self.arm_of: dict[int, str] = {}  # try -> the arm that ran
+        # try -> (the flag set once a statement with a lasting effect ran, those statements)
+        self.try_ran: dict[int, tuple[str, set[int]]] = {}
+        self.cap_var: dict[tuple[int, str], str] = {}  # capture -> variable
+        # copied captures whose copy the forward no longer takes: the pullback reads the part
+        # again from its array's final contents (invariant_finals)
+        self.read_final: set[tuple[int, str]] = set()
+        self.callees: dict[str, Any] = {}
+        # a name the pullback reads only for its shape -> the name it stands for and what the
+        # forward keeps of it: "shape" (np.shape) or "tree" (shape_tree) (shape_saves)
+        self.shape_of: dict[str, tuple[str, str]] = {}
+        # a name a loop records for the length of a vector whose shape the pullback reads,
+        # the shape bound again from it (shape_saves.lengths_not_shapes) -> that vector
+        self.lengths: dict[str, str] = {}
+        # a shape the same in every iteration of the loops around its array, bound by the
+        # forward right after the array (``t_shape = t.shape``) and kept outside those loops
+        # (analyses.loop_shapes) -> that array
+        self.shape_after: dict[str, str] = {}
+        # a container parameter whose slots the function rebinds -> its items as received
+        self.entry_of: dict[str, str] = {}
+        # a call whose result (a list, dict or object) the pullback hands back with the
+        # adjoints its arrays keep in shadow memory -> its items as the call returned them
+        self.result_entry: dict[int, str] = {}
+        self.saved_names: list[str] = []  # what the forward hands over
 
 
-@dataclass
 class Result:
     """What the reverse pass made of a function: its forward and pullback, the decisions at
     its mutation sites, and what callers need to know of its effects."""
 
-    forward: gast.FunctionDef
-    pullback: gast.FunctionDef
-    sites: list[Site]
-    callees: dict[str, Any] = field(default_factory=dict)
-    mutates_params: bool = False
-    reads_params: set[str] | bool = True
-    mutates_containers: bool = False
-    written_params: set[str] | bool = True
-    lean: Any = None  # lean_pullback.LeanFacts: what the pullback's names are known to hold
+    __slots__ = ("forward", "pullback", "sites", "callees", "mutates_params", "reads_params",
+                 "mutates_containers", "written_params", "lean")
+
+    def __init__(self, forward: gast.FunctionDef, pullback: gast.FunctionDef,
+                 sites: list[Site], callees: dict[str, Any] | None = None,
+                 mutates_params: bool = False, reads_params: set[str] | bool = True,
+                 mutates_containers: bool = False, written_params: set[str] | bool = True,
+                 lean: Any = None) -> None:
+        self.forward = forward
+        self.pullback = pullback
+        self.sites = sites
+        self.callees = {} if callees is None else callees
+        self.mutates_params = mutates_params
+        self.reads_params = reads_params
+        self.mutates_containers = mutates_containers
+        self.written_params = written_params
+        # lean_pullback.LeanFacts: what the pullback's names are known to hold
+        self.lean = lean
 
 
 def src_text(node: gast.AST) -> str:

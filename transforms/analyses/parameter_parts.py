@@ -26,8 +26,6 @@ written value has a derivative).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.effects import Effects
@@ -35,13 +33,24 @@ from adgen.transforms.node_index import memo, nodes_of
 from adgen.transforms.walk import walk
 
 
-@dataclass(frozen=True)
 class ParameterPart:
-    """``name`` was read as ``param.attr`` (``attr`` set) or ``param[key]`` (``key`` set)."""
+    """``name`` was read as ``param.attr`` (``attr`` set) or ``param[key]`` (``key`` set).
+    Read only; equal to another of the same three (``key`` compared by identity)."""
 
-    param: str
-    attr: str | None
-    key: gast.expr | None
+    # a plain class, not a dataclass: see reverse_ast.Site
+    __slots__ = ("param", "attr", "key")
+
+    def __init__(self, param: str, attr: str | None, key: gast.expr | None) -> None:
+        self.param = param
+        self.attr = attr
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ParameterPart and (self.param, self.attr, self.key) == \
+            (other.param, other.attr, other.key)
+
+    def __hash__(self) -> int:
+        return hash((self.param, self.attr, self.key))
 
 
 def _read_from(value: gast.expr, params: set[str]) -> tuple[str, str | None,
