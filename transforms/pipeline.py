@@ -806,6 +806,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested), parsed)
+        # as in reverse mode: a function held in a variable that the jvp code runs as it is
+        # (cb()) and that writes an array the call does not pass it (jvp(f, (WORK, cb), ...)
+        # with cb tripling WORK: the tangent missed the write, silently) is refused when it
+        # runs (transforms/unseen_calls.py)
+        run_pass("tangent", lambda: check_unseen_calls(code.function, lambda call: ()), parsed)
     finally:
         del _TANGENT_PROGRESS[id(fn)]
     if wrt is not None and recursive[0]:

@@ -287,8 +287,11 @@ class Tangent(CallTangents):
         else:
             self.refuse(s, f"the statement {type(s).__name__}")
             return []
-        if not before and not after:
+        if not before and not after and not (isinstance(s, gast.Expr) and
+                                              isinstance(s.value, gast.Call)):
             return [s]
+        # (a call run as it is keeps its line: an error it raises, a callback refused when it
+        # runs, names the user's line; forward_errors reads these comments)
         where = comment(f"line {getattr(s, 'lineno', 0)}: {source_of(s)}")
         return [where] + before + [s] + after
 
@@ -617,6 +620,12 @@ class Tangent(CallTangents):
                 self.refuse(s, f"the method call .{f.attr}() with these arguments on a value "
                                "with a derivative")
             return [gast.Expr(value=call)]
+        if any(self.tangent(a) is not None for a in v.args) or \
+                any(self.tangent(k.value) is not None for k in v.keywords):
+            # cb(y) of a function held in a variable, given a value with a derivative: it may
+            # write y in place (def triple(w): w *= 3), which its jvp follows when the call
+            # runs; run as it is, y's tangent missed the write (36 for 108, silently)
+            return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
         return []
 
     def ret(self, s: gast.Return) -> gast.stmt:

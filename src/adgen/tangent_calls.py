@@ -259,6 +259,7 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         out, saved = forward_of(call.target, call.args, call.kwargs)
     except AdgenError as err:
         _unlocate(err, fn)
+        _in_users_names(err, call.target, fn)
         raise
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
@@ -289,6 +290,21 @@ def _unlocate(err: AdgenError, fn: Any) -> None:
     err.location = None
     err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "
                    "called through a variable)")
+    err.args = (err.format(),)
+
+
+def _in_users_names(err: AdgenError, target: Any, fn: Any) -> None:
+    """A refusal of the jvp code called for ``fn`` (dispatch: "tri_jvp (<adgen tri jvp>:1)
+    writes an array argument", under hessian of a function calling ``cb(y)`` with ``cb``
+    tripling ``y``) names ``fn``, the user's function, and its def."""
+    shown, code = getattr(err, "callee_shown", (None, None))
+    user = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if shown is None or user is None or code is not getattr(target, "__code__", None) or \
+            shown not in err.message:
+        return
+    users = f"{getattr(fn, '__qualname__', fn)!s} ({user.co_filename}:{user.co_firstlineno})"
+    err.message = err.message.replace(shown, users)
+    err.callee_shown = (users, user)  # type: ignore[attr-defined]
     err.args = (err.format(),)
 
 
