@@ -24,7 +24,6 @@ a write before the join is harmless, as a list comprehension's appends before ``
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
@@ -36,15 +35,28 @@ _RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index
                       "dtype_kind", "zero_tangent"})  # (the jvp code's new zero tangents)
 
 
-@dataclass(frozen=True)
 class AliasedWrite:
     """A container write whose container ``other`` may also reach (joined to it at
-    ``other_stmt``: the copy, or the store into a container)."""
+    ``other_stmt``: the copy, or the store into a container). Read only; equal to another
+    of the same four (statements compared by identity)."""
 
-    stmt: gast.stmt
-    target: str
-    other: str
-    other_stmt: gast.stmt
+    # a plain class, not a dataclass: see reverse_ast.Site
+    __slots__ = ("stmt", "target", "other", "other_stmt")
+
+    def __init__(self, stmt: gast.stmt, target: str, other: str, other_stmt: gast.stmt) -> None:
+        self.stmt = stmt
+        self.target = target
+        self.other = other
+        self.other_stmt = other_stmt
+
+    def _key(self) -> tuple[gast.stmt, str, str, gast.stmt]:
+        return (self.stmt, self.target, self.other, self.other_stmt)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is AliasedWrite and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
