@@ -178,11 +178,15 @@ class ShadowMap:
                     if stop < 0:  # type: ignore[operator]
                         stop = None  # a negative step down to the vector's first element
                     return where[4][first:stop:step]
-            if (not x.flags.writeable or not isinstance(x.base, np.ndarray)) and \
-                    _elements_overlap(x):
+            base = x.base
+            if (not x.flags.writeable or not isinstance(base, np.ndarray) or
+                    base.base is not None) and _elements_overlap(x):
                 # np.broadcast_to(x, s), sliding_window_view(x, 3): elements that share
                 # memory; the same view of the shadow would add one cotangent where each
-                # element should add its own (silently wrong under "save")
+                # element should add its own (silently wrong under "save"). Asked of the
+                # views NumPy makes so (read-only; built on a holder object: as_strided)
+                # and of views of views it did not collapse onto an array owning its
+                # memory (w[1:] of a writeable as_strided w, whose base is w)
                 refuse_array_form(
                     "a view whose elements share memory (np.broadcast_to, "
                     "sliding_window_view, as_strided), read after its array is written in "
@@ -211,6 +215,12 @@ class ShadowMap:
                 not str(getattr(type(x), "__module__", "")).startswith("numpy"):
             # a tuple the compiler could not tell from an array (t, s = pair(x); t -= 0.5;
             # both = (s, t)): immutable, so its adjoint is its items' shadows
+            return ItemShadows(self, x)  # type: ignore[return-value]
+        if type(x) is list and all(_held_by_identity(v) for v in x):
+            # a list of arrays a helper loops over, compiled without knowing its parameter
+            # holds a list (for p, g in zip(params, grads): p -= lr * g): its adjoint is its
+            # items' shadows, as a tuple's; a store into one of its slots still refuses
+            # (ItemShadows.__setitem__)
             return ItemShadows(self, x)  # type: ignore[return-value]
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic)):
