@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from adgen.errors import AdgenError, MissingRuleError, RuleError
+from adgen.random_draws import draw_forward, draw_pullback, is_draw
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
@@ -54,6 +55,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         out = fn(*args, **kwargs)
         return out, ("rule", registry.lookup(METHODS[fn.__name__]), out,
                      (fn.__self__, *args), kwargs)
+    if rule is None and is_draw(fn):
+        # rng.random(shape) in a helper given rng: a constant (random_draws)
+        return draw_forward(fn, args, kwargs)
     if rule is not None:
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
@@ -89,10 +93,11 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             return _call_closure(target, receiver + args, kwargs)
     if isinstance(target, types.BuiltinFunctionType) and (
             getattr(target, "__module__", None) == "builtins" or
-            type(getattr(target, "__self__", None)) in (list, dict)) and \
+            type(getattr(target, "__self__", None)) in (list, dict, str, bytes)) and \
             target.__name__ not in ("setattr", "delattr", "exec", "eval"):
         # (a list's or dict's own method too, record = history.append: it changes its
-        # receiver, never the arrays it is given)
+        # receiver, never the arrays it is given; a str's, name.startswith("W") for a key
+        # of a dict of parameters: no number in its result carries a derivative)
         # print, len, ... called through a variable (log = print; log(params)): run as they
         # are; they change no argument, and a gradient through their result is refused
         # where the pullback meets it
@@ -528,6 +533,8 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 f"{target.__name__}() has no derivative rule, and its result has a gradient "
                 "here", hint=f"register one with @adgen.rrule({target.__name__})"))
         return (None,) * n
+    if kind == "draw":
+        return draw_pullback(saved, out_bar, _is_zero)
     if kind == "dict view":
         _, d, view = saved
         return (_dict_view_cotangent(out_bar, d, view),)

@@ -55,6 +55,12 @@ def _nondiff_objects() -> tuple[Any, ...]:
             obj = getattr(where, n, None)
             if obj is not None and not isinstance(obj, type(np)):
                 out.append(obj)
+    # a random generator made from a seed (np.random.default_rng(seed) in a helper whose
+    # seed parameter might have held a float): it carries no derivative, so draws from it
+    # with constant parameters are constants
+    r = np.random
+    out += [r.default_rng, r.Generator, r.RandomState, r.SeedSequence, r.seed, r.PCG64,
+            r.PCG64DXSM, r.MT19937, r.Philox, r.SFC64]
     return tuple(out)
 
 

@@ -764,6 +764,13 @@ _REPARAMETERIZED = {
 }
 
 
+def reparameterized_form(sampler: str) -> str:
+    """How to write a draw of ``sampler`` (a Generator method's name) whose parameters carry
+    a gradient: its random part drawn with constant parameters, the parameters outside."""
+    return _REPARAMETERIZED.get(sampler, "loc + scale * rng.standard_normal(shape) (the "
+                                         "reparameterization)")
+
+
 def why_no_rule(func: Any) -> str:
     """The end of a MissingRuleError message: why a call of ``func`` cannot be differentiated.
 
@@ -781,9 +788,7 @@ def why_no_rule(func: Any) -> str:
             str(getattr(func, "__module__", "") or "").startswith("numpy.random"):
         # a draw is a constant of the forward pass; one whose parameters have a gradient
         # has none adgen can define without a choice of estimator
-        name = getattr(func, "__name__", "")
-        form = _REPARAMETERIZED.get(name, "loc + scale * rng.standard_normal(shape) (the "
-                                          "reparameterization)")
+        form = reparameterized_form(getattr(func, "__name__", ""))
         return (f": a random draw whose parameters carry a gradient; write it as {form} to "
                 "differentiate through it (draws with constant parameters are constants)")
 
