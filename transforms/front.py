@@ -38,6 +38,7 @@ from adgen.transforms.bindings import (
 )
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.desugar import desugar
+from adgen.transforms.display_arguments import name_written_displays
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
@@ -48,6 +49,7 @@ from adgen.transforms.parse import Parsed, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
+from adgen.transforms.star_arguments import spell_out_star_arguments
 from adgen.transforms.unbound import check_unbound, maybe_unbound
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
@@ -101,9 +103,17 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         parsed.namespace.pop(free, None)
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("lower_control", lambda: lower_control(tree, namer)),
-        ("desugar", lambda: desugar(tree, namer)),
+        # first, the * and ** arguments of a helper writing its arguments spelled out where
+        # they are known (step(*(u, v)), args = (u, v); step(*args): star_arguments)
+        ("desugar", lambda: desugar(spell_out_star_arguments(
+            tree, lambda func: writes_arguments(parsed, func),
+            lambda func: writes_arguments(parsed, func, compiled=True), parsed.location),
+            namer)),
         ("anf", lambda: to_anf(tree, namer, lambda node: holds_array(parsed, node))),
-        ("lower_mutation", lambda: lower_mutation(tree, namer, parsed)),
+        # first, sgd_step([W, b], ...) of a helper writing the list's arrays: t = [W, b]
+        # before the call (display_arguments)
+        ("lower_mutation", lambda: lower_mutation(name_written_displays(
+            tree, namer, lambda func: writes_arguments(parsed, func)), namer, parsed)),
         ("unbound", lambda: check_unbound(
             tree, namer, unbound, [d.name for d in parsed.nested_defs],
             lambda node: f"{parsed.file}, line {getattr(node, 'lineno', 0)}", renamed)),
@@ -211,6 +221,39 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
     if obj is NOT_FOUND or is_bound_method(obj):
         return None  # (m.loss(x) of a global object m: called as self.loss(x) is)
     return uncached(obj)  # an lru_cache'd function: the function it wraps
+
+
+def writes_arguments(parsed: Parsed, func: gast.expr, compiled: bool = False) -> bool:
+    """Whether the callee ``func`` denotes is a function of the user's that may change an
+    argument in place (transforms.argument_writes; False for NumPy, rules, adgen's own
+    functions, and what is known only when it runs). ``compiled``: whether its compilation
+    writes an argument or a container it is given, as the dispatch asks of a call with
+    ``*args`` (exact where argument_writes only may be; False where it does not compile,
+    which its call reports)."""
+    obj = resolve(parsed, func)
+    if obj is None or not is_user_function(obj) or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+        return False
+    if compiled:
+        from adgen.transforms.pipeline import compile_function
+
+        try:
+            callee = compile_function(obj)
+        except AdgenError:
+            return False
+        return callee.mutates_params or callee.mutates_containers
+    if any(obj is o for o in _ASKED):
+        return True  # asked again while its own front end runs (f calls g calls f): may
+    _ASKED.append(obj)
+    try:
+        from adgen.transforms.argument_writes import leaves_arguments  # (rarely needed)
+
+        return not leaves_arguments(obj)
+    finally:
+        _ASKED.pop()
+
+
+_ASKED: list[Any] = []  # the functions writes_arguments is asking about (recursion)
 
 
 def holds_array(parsed: Parsed, node: gast.expr) -> bool:

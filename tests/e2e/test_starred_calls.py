@@ -160,8 +160,22 @@ def writes_first(a, b):
 
 def calls_a_writer(x, y):
     z = x * 2.0
-    args = (z, y)
+    args = [z, y]  # a list held by a name: its items are not known when f compiles
     return writes_first(*args) + np.sum(z * y)
+
+
+def calls_a_writer_with_a_tuple(x, y):
+    z = x * 2.0
+    args = (z, y)  # a tuple bound once: writes_first(args[0], args[1]) (star_arguments)
+    return writes_first(*args) + np.sum(z * y)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_writer_given_a_tuple_bound_once(mutation):
+    # refused when it ran before session 16 (the dispatch could not tell what it writes)
+    for k in (0, 1):
+        got = adgen.grad(calls_a_writer_with_a_tuple, argnums=k, mutation=mutation)(_x(), _y())
+        assert_grad_close(got, numerical_grad(calls_a_writer_with_a_tuple, (_x(), _y()), k))
 
 
 def returns_first(a, b):

@@ -1,0 +1,136 @@
+"""An optimizer step written the way training code writes it: a module-level helper takes
+the parameters in a list or tuple made at the call and updates each array in place.
+
+    def sgd_step(params, grads, lr):
+        for p, g in zip(params, grads):
+            p -= lr * g
+    ...
+    sgd_step([W, b], [gW, gb], 0.1)
+
+Session 15 refused such a call at its line (the helper was compiled without knowing its
+parameter holds a list, and the arrays' writes were lost); adgen now binds the display to a
+name before the call (transforms/display_arguments.py) and follows the list or tuple into
+the arrays it holds. Gradients against central differences under both policies, the
+arguments' final state, and forward mode (jvp against a central difference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, check_jvp, numerical_grad
+
+import adgen
+
+
+def sgd_step(params, grads, lr):
+    for p, g in zip(params, grads):
+        p -= lr * g
+
+
+def local_grads(W, b, x):
+    r = x @ W + b
+    return x.T @ r, np.sum(r, axis=0)
+
+
+def train(W, b, x):
+    W = W.copy()
+    b = b.copy()
+    for _ in range(3):
+        gW, gb = local_grads(W, b, x)
+        sgd_step([W, b], [gW, gb], 0.1)
+    return np.sum((x @ W + b) ** 2)
+
+
+def momentum_update(state, g):
+    # a tuple of buffers, unpacked and each written in place
+    m, v = state
+    m *= 0.9
+    m += 0.1 * g
+    v *= 0.9
+    v += 0.1 * g * g
+
+
+def adam_like(x):
+    m = np.zeros_like(x)
+    v = np.ones_like(x)
+    momentum_update((m, v), np.sin(x))
+    momentum_update((m, v), x * x)
+    return np.sum(m / np.sqrt(v))
+
+
+def clip_first(params, lo):
+    # an item of the list written by index
+    params[0][...] = np.maximum(params[0], lo)
+    params[1][1:] *= 2.0
+
+
+def clipped(x):
+    a = np.sin(x)
+    b = x * x
+    before = np.sum(a * b)          # read before the helper writes them
+    clip_first([a, b], 0.1)
+    return before + np.sum(a * np.cos(b))
+
+
+def shift_all(arrays, by=1.0):
+    for a in arrays:
+        a += by
+
+
+def keyword_list(x):
+    u = np.exp(x)
+    w = x * 1.0
+    shift_all(arrays=[u, w], by=x[0])
+    return np.sum(u * w * x)
+
+
+RNG = np.random.default_rng(7)
+W0 = RNG.standard_normal((3, 2))
+B0 = RNG.standard_normal(2)
+X = RNG.standard_normal((4, 3)) * 0.5
+V5 = RNG.uniform(0.2, 1.3, 5)
+
+CASES = {
+    "sgd_step": (train, (W0, B0, X)),
+    "tuple_of_moments": (adam_like, (V5,)),
+    "items_written_by_index": (clipped, (V5,)),
+    "list_by_keyword": (keyword_list, (V5,)),
+}
+
+
+@pytest.mark.parametrize("case, mutation", [
+    (case, mutation) for case in sorted(CASES) for mutation in ("save", "strict")
+    # strict refuses clipped's np.maximum write: test_strict_refuses_what_the_direct_call_refuses
+    if (case, mutation) != ("items_written_by_index", "strict")])
+def test_gradient_matches_central_differences(case, mutation):
+    f, args = CASES[case]
+    given = [a.copy() for a in args]
+    for argnum in range(len(args) if f is not train else 2):
+        got = adgen.grad(f, argnums=argnum, mutation=mutation)(*given)
+        assert_grad_close(got, numerical_grad(f, args, argnum), rtol=1e-5, atol=1e-7)
+    for a, g in zip(args, given):
+        np.testing.assert_array_equal(a, g)  # the caller's arrays are left as they were
+
+
+def test_strict_refuses_what_the_direct_call_refuses():
+    # np.maximum's pullback reads params[0] as it was: strict refuses the write that
+    # overwrites it, at the helper's line, as for clip_first's arrays passed one by one
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(clipped, mutation="strict")(V5.copy())
+    assert info.value.location.file == __file__
+    assert info.value.location.line == clip_first.__code__.co_firstlineno + 2
+    assert "params[0][...] = np.maximum(params[0], lo)" in str(info.value)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_value_is_the_plain_calls(mutation):
+    value, _ = adgen.value_and_grad(train, mutation=mutation)(W0.copy(), B0.copy(), X)
+    assert value == pytest.approx(train(W0, B0, X), rel=1e-12)
+
+
+@pytest.mark.parametrize("case", ["sgd_step", "tuple_of_moments", "list_by_keyword"])
+def test_forward_mode(case):
+    f, args = CASES[case]
+    tangents = (np.ones_like(args[0]),) + (None,) * (len(args) - 1)
+    check_jvp(f, args, tangents, atol=1e-7)
