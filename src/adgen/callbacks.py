@@ -163,6 +163,13 @@ def _check_function(shown: Any, fn: types.FunctionType, bound: tuple[Any, ...],
         # (None: adgen cannot compile it, which is not cached by the compiler: not tried at
         # each call)
         _CHECKED[fn] = (generation, compiled)
+    if compiled is not None and compiled.mutates_containers and bound and \
+            isinstance(shown, types.MethodType) and _holds_array(bound[0]):
+        # run = self.features; run() setting self.h, read after the call: the gradient
+        # missed what it set (a silently zero gradient); self.features() is followed
+        _refuse(shown, "sets an attribute of its object (or changes a list or dict it holds)",
+                f"call the method on its object where it is used ({_owner_call(shown)}), "
+                "whose changes of the object adgen follows, or have it return the values")
     if compiled is not None and compiled.mutates_params and (bound or bound_keywords) and \
             not holds_numbers(compiled.number_updates, bound):  # (self.calls += 1 passes)
         code = fn.__code__
@@ -240,10 +247,14 @@ def _name(fn: Any) -> str:
         type(inner).__name__
 
 
-def _refuse(fn: Any, what: str) -> None:
+def _owner_call(fn: types.MethodType) -> str:
+    return f"obj.{fn.__name__}(...) with obj your {type(fn.__self__).__name__}"
+
+
+def _refuse(fn: Any, what: str, hint: str = _HINT) -> None:
     # (located where the forward made the call: forward_errors.annotate)
     err = UnsupportedError(
         f"{_name(fn)}, called through a variable where adgen runs it as it is, {what}: "
-        "adgen does not see that write, and the gradient would miss it", hint=_HINT)
+        "adgen does not see that write, and the gradient would miss it", hint=hint)
     err.what = what  # type: ignore[attr-defined]  # (for a caller's refusal: calls fn, which ...)
     raise err
