@@ -14,12 +14,12 @@ the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -79,53 +79,76 @@ FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "l
                    "partial_try", "plain_result")
 
 
-@dataclass
 class Compiled:
-    """A compiled function: its forward and pullback, their source, and the site decisions."""
+    """A compiled function: its forward and pullback, their source, and the site decisions.
 
-    name: str
-    forward: Callable[..., Any]
-    pullback: Callable[..., Any]
-    source: str
-    sites: list[Any]
-    mutates_params: bool
-    callees: dict[str, Compiled] = field(default_factory=dict)
-    own_source: str = ""
-    reads_params: Any = True  # a set of parameter names, or True for all
-    written_params: Any = True  # the parameters written in place (True: any of them)
-    # every value it returns is one it made (no view of a parameter, no container): a
-    # caller's array result shares no buffer with the arguments (analyses.effects)
-    returns_fresh: bool = False
-    mutates_containers: bool = False
-    # the forward registers captures or guards (its own or a callee's): a call runs it in a
-    # fresh GuardScope
-    needs_scope: bool = True
-    # what the compiled code assumes of the free names it reads (its own and its callees'):
-    # checked at each call, which recompiles when one fails (bindings.failed)
-    guards: tuple[Any, ...] = ()
-    # (forward tree, pullback tree, the user's file): read by other backends (adgen.backends)
-    trees: Any = None
-    # a backend's forward and pullback in one call, seeded with 1.0 (what grad computes):
-    # gradient(*args) -> (out, cotangents), or None where a call must take forward and
-    # pullback (adgen.backends); None on the default backend
-    gradient: Callable[..., Any] | None = None
-    # its in-place writes of parameters that are ``self.calls += 1`` updates of an attribute
-    # (analyses.number_updates): a call through a method or a variable follows them when
-    # the attributes hold numbers at the call (dispatch)
-    number_updates: Any = None
-    # saved arrays its pullback may write in place (compiled single-use, for grad: the
-    # pullback must not run twice on one forward's saved values)
-    consumes: frozenset[str] = frozenset()
-    # compiled single-use: its pullback takes out_bar for a float or a float64 array (grad's
-    # seed, api._single_use_seed), whatever it consumes
-    single_use: bool = False
-    # where it writes a global or closure array in place (transforms/free_writes.py: a call
-    # of it is refused), and whether it or a function it calls reads one
-    free_writes: tuple[Any, ...] = ()
-    free_reads: bool = False
-    # the positions of its parameters it calls as it is, where adgen checks the callee when
-    # it runs (transforms/unseen_calls.py: a caller checks what it passes there)
-    calls_parameters: tuple[int, ...] = ()
+    A plain class, not a dataclass (see reverse_ast.Site), without ``__slots__``: api notes
+    ``may_be_complex`` on it. ``replace`` gives a copy with some attributes changed."""
+
+    def __init__(self, name: str, forward: Callable[..., Any], pullback: Callable[..., Any],
+                 source: str, sites: list[Any], mutates_params: bool,
+                 callees: dict[str, Compiled] | None = None, own_source: str = "",
+                 reads_params: Any = True, written_params: Any = True,
+                 returns_fresh: bool = False, mutates_containers: bool = False,
+                 needs_scope: bool = True, guards: tuple[Any, ...] = (), trees: Any = None,
+                 gradient: Callable[..., Any] | None = None, number_updates: Any = None,
+                 consumes: frozenset[str] = frozenset(), single_use: bool = False,
+                 free_writes: tuple[Any, ...] = (), free_reads: bool = False,
+                 calls_parameters: tuple[int, ...] = ()) -> None:
+        self.name = name
+        self.forward = forward
+        self.pullback = pullback
+        self.source = source
+        self.sites = sites
+        self.mutates_params = mutates_params
+        self.callees = {} if callees is None else callees
+        self.own_source = own_source
+        self.reads_params = reads_params  # a set of parameter names, or True for all
+        self.written_params = written_params  # the parameters written in place (True: any)
+        # every value it returns is one it made (no view of a parameter, no container): a
+        # caller's array result shares no buffer with the arguments (analyses.effects)
+        self.returns_fresh = returns_fresh
+        self.mutates_containers = mutates_containers
+        # the forward registers captures or guards (its own or a callee's): a call runs it in
+        # a fresh GuardScope
+        self.needs_scope = needs_scope
+        # what the compiled code assumes of the free names it reads (its own and its
+        # callees'): checked at each call, which recompiles when one fails (bindings.failed)
+        self.guards = guards
+        # (forward tree, pullback tree, the user's file): read by other backends
+        # (adgen.backends)
+        self.trees = trees
+        # a backend's forward and pullback in one call, seeded with 1.0 (what grad computes):
+        # gradient(*args) -> (out, cotangents), or None where a call must take forward and
+        # pullback (adgen.backends); None on the default backend
+        self.gradient = gradient
+        # its in-place writes of parameters that are ``self.calls += 1`` updates of an
+        # attribute (analyses.number_updates): a call through a method or a variable follows
+        # them when the attributes hold numbers at the call (dispatch)
+        self.number_updates = number_updates
+        # saved arrays its pullback may write in place (compiled single-use, for grad: the
+        # pullback must not run twice on one forward's saved values)
+        self.consumes = consumes
+        # compiled single-use: its pullback takes out_bar for a float or a float64 array
+        # (grad's seed, api._single_use_seed), whatever it consumes
+        self.single_use = single_use
+        # where it writes a global or closure array in place (transforms/free_writes.py: a
+        # call of it is refused), and whether it or a function it calls reads one
+        self.free_writes = free_writes
+        self.free_reads = free_reads
+        # the positions of its parameters it calls as it is, where adgen checks the callee
+        # when it runs (transforms/unseen_calls.py: a caller checks what it passes there)
+        self.calls_parameters = calls_parameters
+
+    def replace(self, **changes: Any) -> Compiled:
+        """A copy of this compilation with the attributes ``changes`` names set to its
+        values (as ``dataclasses.replace``)."""
+        new = copy.copy(self)
+        for key, value in changes.items():
+            if not hasattr(self, key):
+                raise TypeError(f"Compiled has no attribute {key!r}")
+            setattr(new, key, value)
+        return new
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -299,12 +322,14 @@ def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
     return call
 
 
-@dataclass
 class _CalleeInfo:
     """A user function a compiled function calls: its symbol there, and its compilation."""
 
-    name: str
-    compiled: Compiled
+    __slots__ = ("name", "compiled")
+
+    def __init__(self, name: str, compiled: Compiled) -> None:
+        self.name = name
+        self.compiled = compiled
 
     @property
     def mutates_params(self) -> bool:
@@ -632,17 +657,22 @@ def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> li
 # Forward mode: parse -> ... -> ssa -> effects + activity -> tangent -> emit
 
 
-@dataclass
 class CompiledTangent:
-    """A compiled jvp: ``jvp(*args, *tangents) -> (out, out_dot)`` and its source."""
+    """A compiled jvp: ``jvp(*args, *tangents) -> (out, out_dot)`` and its source (a plain
+    class: see Compiled)."""
 
-    name: str
-    jvp: Callable[..., Any]
-    source: str
-    own_source: str
-    params: list[str]
-    tangent_params: list[str]
-    guards: tuple[Any, ...] = ()
+    __slots__ = ("name", "jvp", "source", "own_source", "params", "tangent_params", "guards")
+
+    def __init__(self, name: str, jvp: Callable[..., Any], source: str, own_source: str,
+                 params: list[str], tangent_params: list[str],
+                 guards: tuple[Any, ...] = ()) -> None:
+        self.name = name
+        self.jvp = jvp
+        self.source = source
+        self.own_source = own_source
+        self.params = params
+        self.tangent_params = tangent_params
+        self.guards = guards
 
 
 _TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDict()

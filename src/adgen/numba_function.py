@@ -12,7 +12,6 @@ sharing memory, keyword arguments) runs the default backend under ``"auto"`` wit
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -221,8 +220,8 @@ class NumbaFunction:
 
     def compiled(self) -> Any:
         """A ``Compiled`` whose forward and pullback run the nopython code."""
-        return dataclasses.replace(self.base, forward=self.forward, pullback=self.pullback,
-                                   gradient=self.gradient, needs_scope=False)
+        return self.base.replace(forward=self.forward, pullback=self.pullback,
+                                 gradient=self.gradient, needs_scope=False)
 
     # -- compilation ---------------------------------------------------------------------------
 
