@@ -177,6 +177,8 @@ def _fingerprint(nodes: tuple[Any, ...]) -> list[tuple[Any, ...]]:
                 values.append(len(v))
             elif not isinstance(v, gast.AST):
                 values.append(v)
+            elif isinstance(v, gast.expr_context):  # (walk does not yield contexts)
+                values.append(v.__class__)
         out.append(tuple(values))
     return out
 

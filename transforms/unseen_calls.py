@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import gast
 import numpy as np
+from adgen.transforms.walk import body_nodes
 
 CHECK = "checked_callable"  # adgen.runtime's (src/adgen/callbacks.py)
 # methods of ndarrays and of the builtin containers and strings: a call of one on a local
@@ -46,7 +47,9 @@ def check_unseen_calls(fn: gast.FunctionDef,
         The positions of ``fn``'s parameters it calls that way, directly or through such a
         function: ``fn``'s own ``calls_parameters``.
     """
-    own = list(_own_nodes(fn))
+    # the nodes of fn's body, not those inside a nested def, class or lambda (their headers'
+    # names are included)
+    own = list(body_nodes(fn.body))
     defs = {n.name for n in own if isinstance(n, (gast.FunctionDef, gast.ClassDef))}
     args = fn.args
     bound = {a.id for a in [*args.args, *args.kwonlyargs, *args.posonlyargs,
@@ -86,18 +89,3 @@ def _checked(callee: gast.expr, receiver: gast.expr | None = None) -> gast.Call:
         if isinstance(receiver, gast.Name) else []
     return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[callee, *extra],
                      keywords=[])
-
-
-def _own_nodes(fn: gast.FunctionDef) -> list[gast.AST]:
-    """The nodes of ``fn``'s body, not those inside a nested def, class or lambda (their
-    headers' names are included)."""
-    out: list[gast.AST] = []
-    todo: list[gast.AST] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
-                             gast.Lambda)):
-            continue
-        todo.extend(gast.iter_child_nodes(node))
-    return out

@@ -1,5 +1,6 @@
-"""walk.walk visits what ast.walk visits, in its order; clone_with is a clone with the loaded
-names replaced, sharing nothing with the template or the substitutes."""
+"""walk.walk visits what ast.walk visits but the expression contexts, in its order;
+clone_with is a clone with the loaded names replaced, sharing nothing with the template or
+the substitutes."""
 
 from __future__ import annotations
 
@@ -13,11 +14,21 @@ from adgen.transforms.walk import Transformer, children, clone, clone_with, walk
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _ast_walk(node):
+    """ast.walk's ids without the expression contexts (Load, Store, Del, Param), which walk,
+    children and Transformer leave out."""
+    return [id(n) for n in ast.walk(node) if not isinstance(n, gast.expr_context)]
+
+
+def _ast_children(node):
+    return [id(c) for c in ast.iter_child_nodes(node) if not isinstance(c, gast.expr_context)]
+
+
 def test_walk_is_ast_walk():
     tree = gast.parse((ROOT / "transforms" / "reverse_ops.py").read_text())
-    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+    assert [id(n) for n in walk(tree)] == _ast_walk(tree)
     node = tree.body[-1]
-    assert [id(n) for n in walk(node)] == [id(n) for n in ast.walk(node)]
+    assert [id(n) for n in walk(node)] == _ast_walk(node)
 
 
 def test_clone_with_replaces_loaded_names_only():
@@ -80,9 +91,10 @@ def test_transformer_does_what_node_transformer_does():
 
 
 # The fields walk, children and Transformer skip as never holding a node (identifiers, strings
-# and numbers of the grammar)
+# and numbers of the grammar), and the expression's context (a leaf no pass looks for)
 _SCALAR_FIELDS = {"id", "attr", "type_comment", "kind", "module", "level", "conversion",
                   "simple", "is_async"}
+_CONTEXT = "ctx"
 # Each appears in this source, beside fields that do hold nodes in gast (an except handler's
 # name, an argument's annotation, a keyword's value).
 _EVERY_SCALAR_FIELD = '''
@@ -111,17 +123,22 @@ def f(a: int, *args: float, k=3, **kw) -> "r":
 
 def test_walk_and_children_skip_no_node():
     tree = gast.parse(_EVERY_SCALAR_FIELD)
-    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+    assert [id(n) for n in walk(tree)] == _ast_walk(tree)
     for node in ast.walk(tree):
-        assert [id(c) for c in children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
-    # the skipped fields hold no node anywhere in this tree (and each is met in it)
+        assert [id(c) for c in children(node)] == _ast_children(node)
+    # the skipped fields hold no node anywhere in this tree (and each is met in it); a
+    # context field holds a context, which has no child
     met = set()
     for node in ast.walk(tree):
         for field in node._fields:
             if field in _SCALAR_FIELDS and hasattr(node, field):
                 met.add(field)
                 assert not isinstance(getattr(node, field), (gast.AST, list)), (node, field)
-    assert met == set(_SCALAR_FIELDS)
+            if field == _CONTEXT:
+                met.add(field)
+                ctx = getattr(node, field)
+                assert isinstance(ctx, gast.expr_context) and not ctx._fields, (node, field)
+    assert met == set(_SCALAR_FIELDS) | {_CONTEXT}
 
 
 def test_transformer_visits_what_walk_visits():
@@ -134,4 +151,4 @@ def test_transformer_visits_what_walk_visits():
 
     tree = gast.parse(_EVERY_SCALAR_FIELD)
     _Every().visit(tree)
-    assert sorted(seen) == sorted(id(n) for n in ast.walk(tree))
+    assert sorted(seen) == sorted(_ast_walk(tree))
