@@ -36,10 +36,12 @@ from adgen.transforms.bindings import (
     module_attribute_guards,
     read_names,
 )
+from adgen.transforms.bound_callees import bind_callees
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.desugar import desugar
 from adgen.transforms.display_arguments import name_written_displays
 from adgen.transforms.hoist_defs import free_names, hoist_defs
+from adgen.transforms.inlined_closures import inline_closures
 from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_match import lower_match
@@ -73,6 +75,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     tree = parsed.tree
     if stop == "parse":
         return parsed, tree, None, None
+    # a closure, method or partial that writes an argument, called where adgen knows what
+    # it runs: its body written out (inlined_closures), a call by name (bound_callees)
+    inline_closures(parsed, writes_parameters)
+    bind_callees(parsed, writes_parameters)
     read_properties(parsed)  # self.scale of a @property: its getter's call
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
@@ -176,6 +182,9 @@ def namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
     cells = parsed.cells
     roots = dict(parsed.imports)  # what the function's names are bound to, for module guards
     for n, key in parsed.free.items():
+        if n in parsed.bound:  # (bound_callees: guarded by parsed.bound_guards)
+            ns[key] = roots[n] = parsed.bound[n]
+            continue
         cell = cells.get(n)
         if cell is not None:
             try:
@@ -191,6 +200,7 @@ def namespace(fn: Any, parsed: Parsed) -> tuple[dict[str, Any], list[Guard]]:
             ns[key] = value
             roots[n] = value
     guards.extend(module_attribute_guards(parsed.tree, roots))
+    guards.extend(parsed.bound_guards)
     for attr in ("__code__", "__defaults__", "__kwdefaults__"):
         if getattr(fn, attr, None) is not None:  # the code compiled; the forward shares them
             guards.append(Guard(attr, attr, fn, None, "attr", getattr(fn, attr)))
@@ -254,6 +264,20 @@ def writes_arguments(parsed: Parsed, func: gast.expr, compiled: bool = False) ->
 
 
 _ASKED: list[Any] = []  # the functions writes_arguments is asking about (recursion)
+
+
+def writes_parameters(fn: Any) -> bool:
+    """Whether a call of the user function ``fn`` writes a parameter in place, as its compiled
+    code says (a method whose writes are ``self.calls += 1`` updates of numbers only: False,
+    the dispatch follows those); False where it does not compile (its call reports why)."""
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        compiled = compile_function(fn)
+    except AdgenError:
+        return False
+    updates = compiled.number_updates
+    return compiled.mutates_params and not (updates is not None and updates.sites)
 
 
 def holds_array(parsed: Parsed, node: gast.expr) -> bool:

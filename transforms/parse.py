@@ -42,6 +42,10 @@ class Parsed:
     kwonly: list[str] = field(default_factory=list)  # keyword-only parameters (user's names)
     # the free names the function reads: user's name -> the name generated code reads it by
     free: dict[str, str] = field(default_factory=dict)
+    # names the front end binds to what a method or partial call runs (bound_callees), and
+    # the guards of those resolutions
+    bound: dict[str, Any] = field(default_factory=dict)
+    bound_guards: list[Any] = field(default_factory=list)
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""
@@ -54,6 +58,11 @@ class Parsed:
                     names.add(n.name)
             self._locals = names
         return name in self._locals
+
+    def forget_locals(self) -> None:
+        """Reads the locals from the tree again at the next :meth:`is_local` (a pass bound new
+        names in it: bound_callees)."""
+        self.__dict__.pop("_locals", None)
 
     def location(self, node: gast.AST) -> Location:
         line = getattr(node, "lineno", 0) or 0

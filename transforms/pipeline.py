@@ -32,6 +32,7 @@ from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
+from adgen.transforms.bound_callees import receiver_of
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
@@ -415,6 +416,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             resolve_name, float_params, array_params), parsed) if sig is not None else {}
         scalars = {n for n, k in known.items() if k == NUMBER}
         containers = {n: k for n, k in params_kinds.items() if k in CONTAINERS}
+        if receiver_of(fn) is not None and tree.args.args:
+            # a method compiled for its receiver's class (bound_callees): self is an object,
+            # whose arrays keep their own adjoints (self.lap written by laplace(u, out=...))
+            containers.setdefault(tree.args.args[0].id, "object")
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
         eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
                                               lambda n: resolve(parsed, n), containers, arrays,
@@ -807,9 +812,12 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
         # forward mode has no tangent for a global array written in place (it raised
-        # NameError: 'WORK_dot' is not defined)
+        # NameError: 'WORK_dot' is not defined), nor for one passed to a helper that writes
+        # it (lap(u, out=BUF), OP(u) of OP = partial(lap, out=BUF): a zero tangent, silently)
+        summaries: dict[int, bool] = {}
         refuse_in_forward_mode(free_writes(effects(
-            tree, None, set(), lambda n: resolve(parsed, n), free=True), parsed))
+            tree, functools.partial(_arguments_written, parsed, summaries), set(),
+            lambda n: resolve(parsed, n), free=True), parsed))
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
         # a part of a container, written in place, changes its holder (as in _compile)
@@ -819,7 +827,6 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # dict; the helper's code for it was left out, silently)
         outputs |= written_parameter_copies(tree, eff, params)
         # ... and a helper called by name that writes them (argument_writes)
-        summaries: dict[int, bool] = {}
         if calls_change_parameters(parsed, tree, eff.buffers, summaries):
             outputs |= set(params)
         held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
@@ -856,6 +863,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
+    if receiver_of(fn) is not None:
+        # a method compiled for its receiver's class: so is its jvp code, which reverse mode
+        # differentiates again (hessian), where self is an object of that class
+        jvp.__adgen_receiver__ = receiver_of(fn)
     defaults = _jvp_defaults(fn, params, len(lifted), len(tparams))
     kwonly = jvp.__code__.co_kwonlyargcount
     if kwonly:  # keyword-only parameters and the tangents after them: by name
@@ -875,6 +886,20 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                 rf"\b{re.escape(c.name)}_jvp\b", f"{sym}_jvp", c.own_source)
             source = text + "\n\n" + source
     return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
+
+
+def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Call
+                       ) -> list[gast.expr]:
+    """Forward mode's summary of a call for the effects analysis: every argument of a call of
+    a user function that may change one (transforms.argument_writes), none otherwise."""
+    from adgen.transforms.argument_writes import leaves_arguments
+
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")) or \
+            leaves_arguments(obj, summaries):
+        return []
+    return list(call.args) + [k.value for k in call.keywords]
 
 
 _MISSING = object()  # a parameter without a default

@@ -555,6 +555,11 @@ class Plan(CallFacts):
                     # np.multiply(x, k, out=t) is t (in a loop, t's carried name)
                     todo.extend(k.value.id for k in v.keywords
                                 if k.arg == "out" and isinstance(k.value, gast.Name))
+                elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                        v.func.id == "zero_tangent":
+                    # jvp code's ``if u_dot is None: u_dot = zero_tangent(u)``: a new value,
+                    # so a write of u_dot writes the parameter u_dot or nothing of the caller's
+                    continue
                 else:
                     return None
         return roots.pop() if len(roots) == 1 else None

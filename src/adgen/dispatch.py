@@ -17,6 +17,7 @@ from adgen.random_draws import draw_forward, draw_pullback, is_draw
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
+from adgen.transforms.bound_callees import method_for
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.parse import varargs_of
 
@@ -110,7 +111,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     from adgen.transforms.pipeline import compile_function
 
     try:
-        compiled = compile_function(target)
+        compiled = compile_function(method_for(target, receiver))
     except AdgenError as err:
         # forward_errors.annotate locates it at the user's call; the outermost call (the
         # user's) sets this last
@@ -134,8 +135,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         code = target.__code__
         shown = f"{getattr(fn, '__qualname__', fn)} ({code.co_filename}:{code.co_firstlineno})"
         what = f"{shown} writes an array argument (or an array of self)"
-        hint = "call a module-level function by its name, or return the new array instead " \
-            "of writing it in place"
+        hint = "call a module-level function by its name, a method on self (in a method " \
+            "of the object), on a global object or by its class (Model.step(model, u)), " \
+            "or return the new array instead of writing it in place"
         mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
         if mutable is not None:  # self.buf += v on an array: name the line and attribute
             u, kind = mutable

@@ -268,7 +268,13 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
             return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
                     f"{aug.group(3)} {value}")
         return f"{save}, or compute the new value into a new array instead of in place"
-    called = re.match(r"^\s*([A-Za-z_]\w*)\(", construct)
+    # (a method of the user's too: model.step(u, dt) writing u; not an array's own, x.fill(0),
+    # which writes x)
+    called = re.match(r"^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(", construct)
+    if called and "." in called.group(1) and (
+            hasattr(np.ndarray, called.group(1).rsplit(".", 1)[1]) or
+            called.group(1).startswith(("np.", "numpy."))):
+        called = None  # (np.copyto(x, y), np.add.at(x, i, v): the written array is named)
     if called and not re.search(r"\bout=", construct):
         # a user function that writes an argument in place (scatter(x, v)): not its name
         return (f"{save}, or pass {called.group(1)} a copy of the array it writes in place "

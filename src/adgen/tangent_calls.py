@@ -17,6 +17,7 @@ from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
+from adgen.transforms.bound_callees import method_for
 from adgen.transforms.parse import varargs_of
 
 
@@ -133,7 +134,9 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # infinite border: a Hessian of nan)
         given = owner_dot if own and not (_zero_tangent(owner_dot) and
                                           _leaves_arguments(fn.__func__)) else None
-        inner = _jvp_call(fn.__func__, (fn.__self__,) + tuple(args),
+        # (compiled for the object's class where it calls methods of it: self.step(u)
+        # writing u is then followed as a call by name, in reverse mode over this code too)
+        inner = _jvp_call(method_for(fn.__func__, (fn.__self__,)), (fn.__self__,) + tuple(args),
                           (given,) + tuple(tangents), kwargs, None, None)
         if isinstance(inner, _CompiledJvp):
             if own:

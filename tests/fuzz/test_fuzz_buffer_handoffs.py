@@ -20,8 +20,10 @@ argument's final state match a plain call. An internal CompilerError is a failur
 Found by it: an array in a dict (or named list/tuple) handed to a helper that writes it, when
 something read it before (``wd_iadd({'a': buf}, x * buf)``): the capture of ``buf`` was never
 saved, wrong under both policies (tests/e2e/test_containers_written_after_a_read.py). Most
-programs are refused (closures, lambdas, partials and methods handing a buffer to a writing
-helper, list displays at the call): a refusal must name the program's file.
+programs are refused (closures, lambdas and methods of an object the function makes handing a
+buffer to a writing helper, list displays at the call): a refusal must name the program's
+file. A partial made once at the top of ``f`` and only called (``op = functools.partial(w, buf)``)
+is differentiated since session 16 (transforms/bound_callees.py); made twice, it is refused.
 
 CI: a bounded campaign (``progen.campaign_settings``); ``ADGEN_FUZZ=long`` runs thousands.
 """

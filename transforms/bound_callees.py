@@ -1,0 +1,372 @@
+"""Bound callees: a method or a ``functools.partial`` that writes its arguments, called as the
+function it runs.
+
+adgen follows an in-place write of an argument through a call of a user function by its name
+(``step(u, dt)``): the caller's analyses see which arguments the callee writes
+(``pipeline._compile``'s ``mutating_call``) and its code saves, guards or refuses there. A
+call resolved only when it runs (``self.step(u, dt)``, ``op(u)``) goes through
+``dispatch.forward_of``, which cannot tell the caller's compiled code what the callee wrote,
+and refuses it. Where the function a call runs is known when the caller compiles, this pass
+writes the call as a call of that function by a name, the bound values first:
+
+    self.step(u, dt)        ->  step_of_Model(self, u, dt)     (the receiver's class known)
+    model.step(u)           ->  step_of_Model(model, u)        (model: a global object)
+    OP(u)                   ->  laplace_of_OP(u, out=out_of_OP)   (OP: a global partial)
+    op = partial(lap, out=np.empty(6)); op(u)
+                            ->  op_out = np.empty(6); lap(u, out=op_out)   (a local partial)
+
+Only calls of a function that writes a parameter in place are rewritten (other calls keep
+their run-time dispatch, which serves them). The names the rewrite reads are bound in the
+generated code's namespace (``Parsed.bound``), and each resolution is an assumption of the
+compiled code, checked at every call (``Parsed.bound_guards``, bindings' guards): the method
+the class (and a global object's own ``__dict__``) holds under that name, the partial the
+global name holds. ``self``'s class is known where the method is compiled for its receiver's
+class (:func:`receiver_clone`: ``dispatch`` compiles one copy of the method per class of the
+objects it is called on, so a subclass overriding ``step`` gets its own code); a method set
+on the object itself (``m.step = other``) is not the class's, and ``dispatch`` then compiles
+the method as it would without this pass (:func:`shadowed`).
+
+Input: the parsed function, before any other pass (its tree as the user wrote it).
+Output: the same tree with those calls rewritten; ``parsed.bound`` (name -> object) and
+``parsed.bound_guards``. Calls inside nested defs and lambdas are left as they are.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import types
+from typing import Any
+
+import gast
+from adgen.transforms.bindings import NOT_FOUND, UNBOUND, Guard, dotted_object
+from adgen.transforms.walk import walk
+
+__all__ = ["bind_callees", "method_for", "receiver_clone", "receiver_of", "shadowed",
+           "wants_receiver"]
+
+# (function, class) -> the function's copy compiled for receivers of that class
+_CLONES: dict[tuple[Any, type], types.FunctionType] = {}
+# class -> the names of its methods a copy's code calls on its receiver as a direct call
+_REWRITTEN: dict[type, set[str]] = {}
+# (code, class) -> wants_receiver's answer
+_WANTS: dict[tuple[Any, type], bool] = {}
+
+
+def receiver_of(fn: Any) -> type | None:
+    """The class of the first parameter a copy made by :func:`receiver_clone` is compiled
+    for, or None."""
+    return getattr(fn, "__adgen_receiver__", None)
+
+
+def receiver_clone(fn: types.FunctionType, cls: type) -> types.FunctionType:
+    """``fn`` (a method's function) as a function of its own, compiled for receivers of class
+    ``cls`` (one per function and class: the compile cache keys it by identity)."""
+    key = (fn, cls)
+    clone = _CLONES.get(key)
+    if clone is None:
+        clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                                   fn.__closure__)
+        clone.__kwdefaults__ = fn.__kwdefaults__
+        clone.__qualname__ = fn.__qualname__
+        clone.__module__ = fn.__module__
+        clone.__doc__ = fn.__doc__
+        clone.__dict__.update(fn.__dict__)
+        clone.__adgen_receiver__ = cls  # type: ignore[attr-defined]
+        clone.__adgen_method__ = fn  # type: ignore[attr-defined]
+        _CLONES[key] = clone
+    return clone
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """What ``cls`` holds under ``name`` (its own or a base's ``__dict__``, in MRO order), as
+    stored: a function, not the method Python makes of it; NOT_FOUND when none holds it."""
+    for k in cls.__mro__:
+        found = k.__dict__.get(name, NOT_FOUND)
+        if found is not NOT_FOUND:
+            return found
+    return NOT_FOUND
+
+
+def wants_receiver(fn: types.FunctionType, cls: type) -> bool:
+    """Whether ``fn``'s code reads a name that ``cls`` holds as a plain function (a method it
+    may call on its receiver): then :func:`receiver_clone` compiles it for ``cls``. (Asked at
+    every call through the dispatch: remembered per code and class.)"""
+    key = (fn.__code__, cls)
+    found = _WANTS.get(key)
+    if found is None:
+        found = _WANTS[key] = any(isinstance(class_attribute(cls, n), types.FunctionType)
+                                  for n in fn.__code__.co_names)
+    return found
+
+
+def shadowed(receiver: Any, cls: type) -> bool:
+    """Whether the object has a value of its own under the name of a method that copies
+    compiled for ``cls`` call on it directly (``m.step = other``): then they do not run."""
+    names = _REWRITTEN.get(cls)
+    own = getattr(receiver, "__dict__", None)
+    return bool(names) and isinstance(own, dict) and any(n in own for n in names)
+
+
+def method_for(fn: Any, receiver: tuple[Any, ...]) -> Any:
+    """The function to compile for a method's function ``fn`` called on ``receiver`` (a
+    tuple of the object, or empty): its copy for the object's class where its code calls
+    methods of the class (``self.step(u)`` writing ``u`` is then a call the compiled code
+    follows); ``fn`` itself for no receiver, a class, or an object that holds a value of its
+    own under a name of such a method (``m.step = other``), which then runs as Python finds
+    it, through the dispatch."""
+    if not receiver or not isinstance(fn, types.FunctionType) or \
+            isinstance(receiver[0], type):
+        return fn
+    cls = type(receiver[0])
+    if not wants_receiver(fn, cls) or shadowed(receiver[0], cls):
+        return fn
+    from adgen.transforms.pipeline import compile_function
+
+    clone = receiver_clone(fn, cls)
+    try:
+        compile_function(clone)  # (the names it calls on its receiver: shadowed reads them)
+    except Exception:  # noqa: BLE001 - the call compiles it again and reports it
+        return clone
+    return fn if shadowed(receiver[0], cls) else clone
+
+
+class _StoredCell:
+    """What a guard reads for ``obj.name``: ``obj``'s own ``__dict__`` first when ``obj`` is
+    an instance, then its class's MRO, as stored (a function, not a bound method)."""
+
+    def __init__(self, obj: Any, name: str, instance: bool) -> None:
+        self.obj, self.name, self.instance = obj, name, instance
+
+    @property
+    def cell_contents(self) -> Any:
+        if self.instance:
+            own = getattr(self.obj, "__dict__", None)
+            if isinstance(own, dict) and self.name in own:
+                return own[self.name]
+            cls = type(self.obj)
+        else:
+            cls = self.obj
+        found = class_attribute(cls, self.name)
+        return UNBOUND if found is NOT_FOUND else found
+
+
+class _Shadowing:
+    """What a guard reads for a global object whose method a copy compiled for its class
+    runs: whether the object holds a value of its own under a name that code calls
+    (:func:`shadowed`)."""
+
+    def __init__(self, obj: Any, cls: type) -> None:
+        self.obj, self.cls = obj, cls
+
+    @property
+    def cell_contents(self) -> bool:
+        return shadowed(self.obj, self.cls)
+
+
+class _Rewriter:
+    def __init__(self, parsed: Any, writes: Any) -> None:
+        self.parsed = parsed
+        self.writes = writes  # a function -> whether it writes a parameter in place
+        self.taken = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)} | \
+            set(parsed.namespace)
+        self.stores: dict[str, int] = {}
+        for n in walk(parsed.tree):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                self.stores[n.id] = self.stores.get(n.id, 0) + 1
+        params = parsed.tree.args.args
+        cls = receiver_of(parsed.fn)
+        self.receiver = (params[0].id, cls) if cls is not None and params and \
+            not self.stores.get(params[0].id) else None
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken or not name.isidentifier():
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+    def bind(self, base: str, value: Any) -> str:
+        for name, held in self.parsed.bound.items():
+            if held is value:
+                return name
+        name = self.fresh(base)
+        self.parsed.bound[name] = self.parsed.namespace[name] = value
+        return name
+
+    def guard(self, obj: Any, name: str, instance: bool, expected: Any) -> None:
+        cell = _StoredCell(obj, name, instance)
+        self.parsed.bound_guards.append(Guard(name, name, {}, cell, "same", expected))
+
+    # -- methods ------------------------------------------------------------------------
+
+    def method_call(self, call: gast.Call) -> bool:
+        func = call.func
+        if not isinstance(func, gast.Attribute) or not isinstance(func.value, gast.Name):
+            return False
+        who = func.value.id
+        if self.receiver is not None and who == self.receiver[0]:
+            cls, instance, holder = self.receiver[1], False, self.receiver[1]
+        elif not self.parsed.is_local(who):
+            obj = dotted_object(self.parsed, func.value)
+            if obj is NOT_FOUND or isinstance(obj, (type, types.ModuleType)) or \
+                    not isinstance(getattr(obj, "__dict__", None), dict):
+                return False
+            cls, instance, holder = type(obj), True, obj
+            if func.attr in obj.__dict__:
+                return False  # set on the object itself: not a method of its class
+        else:
+            return False
+        method = class_attribute(cls, func.attr)
+        if not isinstance(method, types.FunctionType) or \
+                method.__code__.co_flags & 0x20 or not method.__code__.co_argcount:
+            return False  # a staticmethod, classmethod, property, or generator: as it is
+        clone = receiver_clone(method, cls)
+        if not self.writes(clone) or (instance and shadowed(holder, cls)):
+            return False  # (m.step = other on a global object: its code runs as it is)
+        name = self.bind(f"{method.__name__}_of_{cls.__name__}", clone)
+        self.guard(holder, func.attr, instance, method)
+        if instance:
+            # the method's code calls methods of its class on self directly: the object
+            # must not get one of its own under their names later
+            self.parsed.bound_guards.append(Guard(
+                f"{who}'s own methods", who, {}, _Shadowing(holder, cls), "value", False))
+        else:
+            _REWRITTEN.setdefault(cls, set()).add(func.attr)
+        call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+        call.args.insert(0, gast.copy_location(gast.Name(who, gast.Load(), None, None),
+                                               func.value))
+        return True
+
+    def parent_call(self, call: gast.Call) -> bool:
+        """``Base.step(self, u)`` (``super().step(u)`` is read so, parse) on the receiver of
+        a method compiled for its class: ``Base.step`` compiled for that class too."""
+        func = call.func
+        if self.receiver is None or not isinstance(func, gast.Attribute) or \
+                not call.args or not isinstance(call.args[0], gast.Name) or \
+                call.args[0].id != self.receiver[0]:
+            return False
+        owner = dotted_object(self.parsed, func.value)
+        cls = self.receiver[1]
+        if not isinstance(owner, type) or owner not in cls.__mro__:
+            return False
+        method = class_attribute(owner, func.attr)
+        if not isinstance(method, types.FunctionType) or method.__code__.co_flags & 0x20:
+            return False
+        clone = receiver_clone(method, cls)
+        if not self.writes(clone):
+            return False
+        name = self.bind(f"{method.__name__}_of_{owner.__name__}", clone)
+        self.guard(owner, func.attr, False, method)
+        call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+        return True
+
+    # -- partials -----------------------------------------------------------------------
+
+    def global_partial(self, call: gast.Call) -> bool:
+        func = call.func
+        if not isinstance(func, gast.Name):
+            return False
+        obj = dotted_object(self.parsed, func)
+        if not isinstance(obj, functools.partial) or not _plain(obj.func) or \
+                not self.writes(obj.func):
+            return False
+        base = func.id
+        # the call no longer reads the name: its own guard, as the free name's would be
+        # (OP rebound to another partial runs that one)
+        scope = getattr(self.parsed.fn, "__globals__", {})
+        self.parsed.bound_guards.append(Guard(base, base, scope, self.parsed.cells.get(base),
+                                              "same", obj))
+        fname = self.bind(f"{obj.func.__name__}_of_{base}", obj.func)
+        lead = [gast.Name(self.bind(f"arg{k}_of_{base}", v), gast.Load(), None, None)
+                for k, v in enumerate(obj.args)]
+        given = {k.arg for k in call.keywords}
+        bound = [gast.keyword(k, gast.Name(self.bind(f"{k}_of_{base}", v), gast.Load(),
+                                           None, None))
+                 for k, v in obj.keywords.items() if k not in given]
+        call.func = gast.copy_location(gast.Name(fname, gast.Load(), None, None), func)
+        call.args = [gast.copy_location(n, func) for n in lead] + call.args
+        call.keywords = bound + call.keywords
+        return True
+
+    def local_partials(self, body: list[gast.stmt]) -> None:
+        """``op = functools.partial(f, a, k=v)`` at the top level of the body, ``op`` bound
+        there only and read only as ``op(...)`` after it: the bound values into names of
+        their own at that line (evaluated where Python evaluates them), each call a call of
+        ``f``."""
+        for at, st in enumerate(list(body)):
+            if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                    isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call)):
+                continue
+            op, made = st.targets[0].id, st.value
+            if dotted_object(self.parsed, made.func) is not functools.partial or \
+                    not made.args or self.stores.get(op) != 1 or \
+                    any(isinstance(a, gast.Starred) for a in made.args[1:]) or \
+                    any(k.arg is None for k in made.keywords):
+                continue
+            target = dotted_object(self.parsed, made.args[0])
+            if not _plain(target) or not self.writes(target):
+                continue
+            uses = [n for n in walk(self.parsed.tree)
+                    if isinstance(n, gast.Name) and n.id == op and isinstance(n.ctx, gast.Load)]
+            calls = [n for s in body[at + 1:] for n in _walk_here(s)
+                     if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                     n.func.id == op]
+            if len(calls) != len(uses) or not calls:
+                continue  # read as a value, or in a nested def or lambda: as it is
+            names, temps = [], []
+            for k, a in enumerate(made.args[1:]):
+                names.append(self.fresh(f"{op}_arg{k}"))
+                temps.append((names[-1], a))
+            keys = {}
+            for kw in made.keywords:
+                keys[kw.arg] = self.fresh(f"{op}_{kw.arg}")
+                temps.append((keys[kw.arg], kw.value))
+            new = [gast.copy_location(gast.Assign([gast.Name(n, gast.Store(), None, None)], v,
+                                                  None), st) for n, v in temps]
+            body[body.index(st):body.index(st) + 1] = new
+            for c in calls:
+                given = {k.arg for k in c.keywords}
+                c.func = gast.copy_location(copy.deepcopy(made.args[0]), c.func)
+                c.args = [gast.Name(n, gast.Load(), None, None) for n in names] + c.args
+                c.keywords = [gast.keyword(k, gast.Name(n, gast.Load(), None, None))
+                              for k, n in keys.items() if k not in given] + c.keywords
+
+    def run(self) -> None:
+        self.local_partials(self.parsed.tree.body)
+        for node in _walk_here(self.parsed.tree):
+            if isinstance(node, gast.Call):
+                self.method_call(node) or self.parent_call(node) or \
+                    self.global_partial(node)
+
+
+def _plain(fn: Any) -> bool:
+    """A plain Python function (not a method, a builtin, NumPy's or adgen's own)."""
+    return isinstance(fn, types.FunctionType) and \
+        not str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen."))
+
+
+def _walk_here(node: Any) -> list[Any]:
+    """The nodes of ``node`` outside the nested defs and lambdas in it."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for child in gast.iter_child_nodes(n):
+            if not isinstance(child, (gast.FunctionDef, gast.Lambda, gast.AsyncFunctionDef,
+                                      gast.ClassDef)):
+                todo.append(child)
+    return out
+
+
+def bind_callees(parsed: Any, writes: Any) -> None:
+    """Rewrites the calls of ``parsed``'s tree described in the module docstring.
+
+    Args:
+        parsed: the parsed function (``parse.Parsed``); its ``bound`` and ``bound_guards``
+            are filled in.
+        writes: a user function -> whether a call of it may write a parameter in place.
+    """
+    _Rewriter(parsed, writes).run()
+    parsed.forget_locals()  # (a local partial's values got names of their own)

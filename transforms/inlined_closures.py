@@ -1,0 +1,203 @@
+"""Inlined closures: a lambda or nested def that hands a buffer of the function to a helper
+writing it, written out where it is called.
+
+``op = lambda v: laplacian(buf, v); op(u)`` (an operator wrapped around a preallocated
+array) is refused where it runs: the enclosing function's analyses do not see that the call
+writes ``buf`` (nested_defs.refuse_closure_writes). Where the closure is bound once, at the
+top level of the body, and only called, as a statement or the value of an assignment, each
+call is its body with the arguments bound to names of their own first, in the order Python
+evaluates them:
+
+    op = lambda v: laplacian(buf, v)         (removed)
+    op(u * 2.0)                        ->    op_v = u * 2.0
+                                             laplacian(buf, op_v)
+    r = op(u)                          ->    op_v_2 = u; r = laplacian(buf, op_v_2)
+
+A nested def is inlined alike when its body is plain statements and at most one ``return``,
+its last (its own names renamed apart from the enclosing function's). The closure reads the
+enclosing function's names when it runs, as the inlined body does where the call was. Only
+closures whose body calls a function of the user's that writes its arguments in place are
+inlined; the others keep their compilation as nested defs.
+
+Input: the parsed function, before any other pass. Output: the same tree with those closures
+removed and their calls inlined.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gast
+from adgen.transforms.bindings import dotted_object
+from adgen.transforms.walk import walk
+
+__all__ = ["inline_closures"]
+
+
+def _simple_params(args: gast.arguments) -> list[str] | None:
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or \
+            args.kw_defaults or getattr(args, "posonlyargs", None):
+        return None
+    return [a.id for a in args.args if isinstance(a, gast.Name)]
+
+
+def _inlinable_def(d: gast.FunctionDef) -> bool:
+    """A body of plain statements, at most one ``return`` (the last), no nested scope."""
+    if d.decorator_list or d.returns is not None:
+        return False
+    for k, st in enumerate(d.body):
+        for n in walk(st):
+            if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef, gast.Global,
+                              gast.Nonlocal, gast.Yield, gast.YieldFrom, gast.Await,
+                              gast.AsyncFunctionDef, gast.ListComp, gast.SetComp,
+                              gast.DictComp, gast.GeneratorExp, gast.Try)):
+                return False
+            if isinstance(n, gast.Return) and (n is not st or k != len(d.body) - 1):
+                return False
+    return True
+
+
+class _Inliner:
+    def __init__(self, parsed: Any, writes: Any) -> None:
+        self.parsed = parsed
+        self.writes = writes
+        self.taken = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)} | \
+            set(parsed.namespace)
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+    def writes_through(self, stmts: list[gast.stmt]) -> bool:
+        """Whether ``stmts`` call a function of the user's (by a global name) that writes an
+        argument in place."""
+        for n in walk(gast.Module(body=stmts, type_ignores=[])):
+            if isinstance(n, gast.Call) and isinstance(n.func, (gast.Name, gast.Attribute)):
+                obj = dotted_object(self.parsed, n.func)
+                if callable(obj) and getattr(obj, "__code__", None) is not None and \
+                        not str(getattr(obj, "__module__", "")).startswith(
+                            ("numpy", "adgen.")) and self.writes(obj):
+                    return True
+        return False
+
+    def run(self) -> None:
+        body = self.parsed.tree.body
+        stores: dict[str, int] = {}
+        for n in walk(self.parsed.tree):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                stores[n.id] = stores.get(n.id, 0) + 1
+            elif isinstance(n, gast.FunctionDef) and n is not self.parsed.tree:
+                stores[n.name] = stores.get(n.name, 0) + 1
+        k = 0
+        while k < len(body):
+            st = body[k]
+            found = self.closure(st, stores)
+            if found is None:
+                k += 1
+                continue
+            name, params, stmts = found
+            calls = self.calls_of(name, body, k + 1)
+            if calls is None or not self.writes_through(stmts):
+                k += 1
+                continue
+            # (the last first: a call written out as several statements moves the ones after)
+            for owner, at in sorted(calls, key=lambda c: -c[1]):
+                owner[at:at + 1] = self.inlined(owner[at], name, params, stmts)
+            del body[k]
+        self.parsed.forget_locals()
+
+    def closure(self, st: gast.stmt, stores: dict[str, int]
+                ) -> tuple[str, list[str], list[gast.stmt]] | None:
+        """``op = lambda ...`` or ``def op(...)`` bound once: its name, parameters, body."""
+        if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Lambda):
+            name, params = st.targets[0].id, _simple_params(st.value.args)
+            stmts = [gast.Return(value=st.value.body)]
+        elif isinstance(st, gast.FunctionDef) and _inlinable_def(st):
+            name, params, stmts = st.name, _simple_params(st.args), st.body
+        else:
+            return None
+        if params is None or stores.get(name) != 1:
+            return None
+        return name, params, stmts
+
+    def calls_of(self, name: str, body: list[gast.stmt], start: int
+                 ) -> list[tuple[list[gast.stmt], int]] | None:
+        """Every read of ``name``: statements ``name(...)`` or ``x = name(...)`` in
+        ``body[start:]`` and the statement lists nested in it (with their list and
+        position); None when it is read any other way."""
+        out: list[tuple[list[gast.stmt], int]] = []
+        reads = [n for s in body[start:] for n in walk(s)
+                 if isinstance(n, gast.Name) and n.id == name]
+
+        def visit(stmts: list[gast.stmt], first: int = 0) -> None:
+            for i, s in enumerate(stmts):
+                if i < first:
+                    continue
+                call = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+                if isinstance(s, gast.Assign) and not (
+                        len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)):
+                    call = None
+                if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and \
+                        call.func.id == name and not call.keywords and \
+                        not any(isinstance(a, gast.Starred) for a in call.args):
+                    out.append((stmts, i))
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(s, field, None)
+                    if isinstance(inner, list) and not isinstance(
+                            s, (gast.FunctionDef, gast.ClassDef, gast.AsyncFunctionDef)):
+                        visit(inner)
+                for h in getattr(s, "handlers", []) or []:
+                    visit(h.body)
+
+        visit(body, start)
+        if not out or len(out) != len(reads):
+            return None
+        return out
+
+    def inlined(self, st: gast.stmt, name: str, params: list[str],
+                stmts: list[gast.stmt]) -> list[gast.stmt]:
+        call = st.value
+        if len(call.args) != len(params):
+            return [st]  # Python raises its TypeError where the call runs
+        own = {n.id for s in stmts for n in walk(s)
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        renamed = {p: self.fresh(f"{name}_{p}") for p in params}
+        renamed.update({n: self.fresh(f"{name}_{n}") for n in own if n not in renamed})
+        out: list[gast.stmt] = [
+            gast.copy_location(gast.Assign([gast.Name(renamed[p], gast.Store(), None, None)],
+                                           a, None), st)
+            for p, a in zip(params, call.args)]
+        for s in copy.deepcopy(stmts):
+            for n in walk(s):
+                if isinstance(n, gast.Name) and n.id in renamed:
+                    n.id = renamed[n.id]
+            for n in walk(s):  # the user's line: where the call is
+                if hasattr(n, "lineno"):
+                    n.lineno, n.col_offset = st.lineno, st.col_offset
+                    n.end_lineno = getattr(st, "end_lineno", st.lineno)
+            if isinstance(s, gast.Return):
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                s = gast.Assign([st.targets[0]], value, None) if isinstance(st, gast.Assign) \
+                    else gast.Expr(value=value)
+                gast.copy_location(s, st)
+            out.append(s)
+        if isinstance(st, gast.Assign) and not (stmts and isinstance(stmts[-1], gast.Return)):
+            out.append(gast.copy_location(
+                gast.Assign([st.targets[0]], gast.Constant(None, None), None), st))
+        return out
+
+
+def inline_closures(parsed: Any, writes: Any) -> None:
+    """Inlines the closures described in the module docstring.
+
+    Args:
+        parsed: the parsed function (``parse.Parsed``).
+        writes: a user function -> whether a call of it may write a parameter in place.
+    """
+    _Inliner(parsed, writes).run()
