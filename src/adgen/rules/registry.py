@@ -37,6 +37,7 @@ person wrote), and the tests call it directly for the dot-product check.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import sys
 import textwrap
@@ -352,21 +353,24 @@ def _template_of(vjp: Callable[..., Any], n_diff: int, name: str,
     fn = None
     for quick in (True, False):
         try:
-            fn = gast_ast.parse(textwrap.dedent(_source_of(vjp, lines, quick=quick))).body[0]
+            fn = ast.parse(textwrap.dedent(_source_of(vjp, lines, quick=quick))).body[0]
         except SyntaxError:
             continue
-        if isinstance(fn, gast.FunctionDef) and fn.name == code_name:
+        if isinstance(fn, ast.FunctionDef) and fn.name == code_name:
             break
-    if not isinstance(fn, gast.FunctionDef) or fn.name != code_name:
+    if not isinstance(fn, ast.FunctionDef) or fn.name != code_name:
         # the lines do not hold this function (its file changed since it was compiled)
         raise RuleError(f"rule for {name}: the source of its vjp {code_name} is not where "
                         "its code says (was the file edited after it was imported?)")
-    body = [s for s in fn.body if not (isinstance(s, gast.Expr) and
-                                       isinstance(s.value, gast.Constant))]
-    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and
+                                       isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         raise RuleError(f"rule for {name}: the vjp body must be one `return` statement; "
                         "move longer code into a helper in adgen.runtime")
-    value = body[0].value
+    # only the returned expression becomes gast: its parameters, decorators and docstring
+    # were two fifths of converting the whole definition (the first gradient parses a
+    # template per rule it uses)
+    value = gast_ast.to_gast(body[0].value)
     if n_diff == 1:
         return (value,)
     if not isinstance(value, gast.Tuple) or len(value.elts) != n_diff:
