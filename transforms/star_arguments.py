@@ -51,9 +51,12 @@ def spell_out_star_arguments(fn: gast.FunctionDef,
     Raises:
         UnsupportedError: for a call of such a function whose starred items are not known.
     """
+    starred = [n for n in walk(fn) if n.__class__ is gast.Call and _starred(n)]
+    if not starred:
+        return fn  # (most functions: one walk)
     tuples = _tuples_bound_once(fn)
-    for call in [n for n in walk(fn) if isinstance(n, gast.Call)]:
-        if _starred(call) and writes_arguments(call.func):
+    for call in starred:
+        if writes_arguments(call.func):
             call.args = _spelled_args(call.args, tuples)
             call.keywords = _spelled_keywords(call.keywords)
             if _starred(call) and surely_writes(call.func):
