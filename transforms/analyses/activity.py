@@ -8,6 +8,7 @@ A name is active when it is both. Ints, bools, shapes, lengths and comparisons n
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,17 +56,38 @@ def _nondiff_objects() -> tuple[Any, ...]:
             obj = getattr(where, n, None)
             if obj is not None and not isinstance(obj, type(np)):
                 out.append(obj)
-    # a random generator made from a seed (np.random.default_rng(seed) in a helper whose
-    # seed parameter might have held a float): it carries no derivative, so draws from it
-    # with constant parameters are constants
-    r = np.random
-    out += [r.default_rng, r.Generator, r.RandomState, r.SeedSequence, r.seed, r.PCG64,
-            r.PCG64DXSM, r.MT19937, r.Philox, r.SFC64]
     return tuple(out)
+
+
+def _random_objects(random: Any) -> tuple[Any, ...]:
+    """A random generator made from a seed (np.random.default_rng(seed) in a helper whose
+    seed parameter might have held a float): it carries no derivative, so draws from it
+    with constant parameters are constants. Kept apart from _nondiff_objects: reading
+    ``np.random`` imports numpy.random (36 M instructions, more than a fifth of the first
+    gradient), which no function that does not name it needs."""
+    r = random
+    return (r.default_rng, r.Generator, r.RandomState, r.SeedSequence, r.seed, r.PCG64,
+            r.PCG64DXSM, r.MT19937, r.Philox, r.SFC64)
 
 
 _NONDIFF_IDS: frozenset[int] = frozenset()
 _NONDIFF_KEEP: tuple[Any, ...] = ()
+_RANDOM_IDS: frozenset[int] = frozenset()
+_RANDOM_KEEP: tuple[Any, ...] = ()
+
+
+def _is_random_constructor(obj: Any) -> bool:
+    """Whether ``obj`` is one of :func:`_random_objects`. Before numpy.random is imported
+    no object can be (a name bound to one imported it: NumPy imports it on first use of
+    ``np.random``), so it is not imported here."""
+    global _RANDOM_IDS, _RANDOM_KEEP
+    if not _RANDOM_IDS:
+        random = sys.modules.get("numpy.random")
+        if random is None:
+            return False
+        _RANDOM_KEEP = _random_objects(random)
+        _RANDOM_IDS = frozenset(id(o) for o in _RANDOM_KEEP)
+    return id(obj) in _RANDOM_IDS
 
 
 def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> bool:
@@ -85,7 +107,8 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
         if not _NONDIFF_IDS:
             _NONDIFF_KEEP = _nondiff_objects()
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
-        return id(obj) in _NONDIFF_IDS or _rule_without_gradient(obj)
+        return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
+            _rule_without_gradient(obj)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):
