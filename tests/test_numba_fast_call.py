@@ -306,11 +306,17 @@ def test_the_partial_calls_the_direct_form_and_anything_else_goes_back():
         g(y, y_hat=y_hat)  # by keyword: refused on the numba backend as before
     with pytest.raises(adgen.AdgenError):
         g(y, y_hat, y)
-    Y, Yh = y[::2], y_hat[::2]  # another layout, then a float32 array (refused as before)
+    Y, Yh = y[::2], y_hat[::2]  # another layout, then a float16 array (refused as before)
     for got, n in zip(g(Y, Yh), (0, 1)):
         assert_grad_close(got, numerical_grad(scaled_mse, (Y.copy(), Yh.copy()), n))
     with pytest.raises(adgen.AdgenError):
-        g(y.astype(np.float32), y_hat)
+        g(y.astype(np.float16), y_hat)
+    # a float32 array compiles another version (session 16), its gradient float32
+    got = g(y.astype(np.float32), y_hat)
+    assert got[0].dtype == np.float32 and got[1].dtype == np.float64
+    for a, n in zip(got, (0, 1)):
+        np.testing.assert_allclose(a, numerical_grad(
+            scaled_mse, (y.astype(np.float32).astype(np.float64), y_hat), n), rtol=1e-5)
     again = g(y, y_hat)
     assert g.func.__name__ == "fast_direct"
     for a, b in zip(again, first):

@@ -6,14 +6,15 @@ rewrite that computes the same values: a list display nothing can tell from a tu
 (:func:`name_call_arguments`), reductions over a constant axis (:func:`reductions`),
 ``np.dot``'s adjoints as the matrix product's (:func:`dot_products`), a new
 axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
-(:func:`matmul_accumulations`), ufuncs' ``out=`` given positionally (:func:`ufunc_outputs`),
-and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
+(:func:`matmul_accumulations`), a float32 operand of a matrix product with an adjoint taken
+as float64 (:func:`float32_products`), ufuncs' ``out=`` given positionally
+(:func:`ufunc_outputs`), and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from adgen.transforms.analyses.numba_types import (
@@ -28,7 +29,7 @@ from adgen.transforms.numba_statements import (
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["dot_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+__all__ = ["dot_products", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
            "tuple_lists", "ufunc_outputs", "unshare_inverses"]
 
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
@@ -185,6 +186,27 @@ def matmul_accumulations(rw: Rewriter) -> None:
                     new._user_line = getattr(st, "_user_line", 0)
                     ast.copy_location(new, st)
                     b[k] = new
+
+
+def float32_products(rw: Rewriter, types_: dict[str, Any]) -> None:
+    """``t1_bar @ W`` in the pullback, where ``W`` is a float32 array of the forward and the
+    other operand is not, becomes ``t1_bar @ W.astype(np.float64)``: the adjoints are
+    float64 (``zeros_like``, the seed 1.0), and numba's matrix product (BLAS) takes operands
+    of one dtype, where NumPy's casts. Two float32 operands (a product computed again) stay
+    as they are."""
+    def f32(e: ast.expr) -> bool:
+        t = types_.get(name_of(e) or "")
+        return isinstance(t, tuple) and len(t) == 3 and t[0] == "array" and t[1] == "f4"
+
+    for node in ast.walk(rw.pb):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and \
+                f32(node.left) != f32(node.right):
+            side = "left" if f32(node.left) else "right"
+            operand = getattr(node, side)
+            setattr(node, side, ast.Call(
+                func=ast.Attribute(value=operand, attr="astype", ctx=ast.Load()),
+                args=[ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                    attr="float64", ctx=ast.Load())], keywords=[]))
 
 
 def ufunc_outputs(rw: Rewriter) -> None:

@@ -2,8 +2,8 @@
 
 Input: the rewritten forward and pullback of the differentiated function (``ast`` trees, as
 :mod:`adgen.transforms.numba_module` has them before rendering) and the numba types of its
-parameters. Output: a pullback that writes the gradients of its float64 array parameters
-into arrays its caller passes (``f_pullback_into(saved, out_bar, L_grad, b_grad)``) and the
+parameters. Output: a pullback that writes the gradients of its float64 (and float32) array
+parameters into float64 arrays its caller passes (``f_pullback_into(saved, out_bar, L_grad, b_grad)``) and the
 source of ``f_gradient(L, b, L_grad, b_grad)``, which runs the forward and that pullback
 seeded with 1.0 in one nopython call and returns ``(out, cotangents)`` with those arrays in
 their places.
@@ -20,6 +20,10 @@ caller passed as the same object. So ``grad`` allocates the gradients in Python
 - any other cotangent of such a parameter is copied into its array when the pullback
   returns (``store_cotangent``: zeros for None), after every returned value is computed, so
   no copy overwrites a value another position returns.
+
+A float32 parameter's gradient is accumulated in a float64 array too, as its adjoint is
+(``zeros_like``), and cast to float32 by ``adgen.grad`` when the call returns (the default
+backend's convention: adjoints in float64, the gradient in its argument's dtype).
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ def pullback_into(fwd: ast.FunctionDef, pb: ast.FunctionDef, params: dict[str, A
                for r in returns):
         return None
     outs = [k for k, p in enumerate(names)
-            if params.get(p) == ArgType("array", "f8", params[p].ndim)
+            if params.get(p) in (ArgType("array", "f8", params[p].ndim),
+                                 ArgType("array", "f4", params[p].ndim))
             and any(not _is_none(r.value.elts[k]) for r in returns)]  # type: ignore[union-attr]
     if not outs:
         return None

@@ -18,6 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from adgen.transforms.analyses.numba_types import (
+    NUMBER_KINDS,
     call_name,
     name_of,
 )
@@ -68,7 +69,7 @@ def strict_guards(rw: Rewriter, types_: dict[str, Any], callee: bool) -> None:
     # where strict_capture refuses anything but an array or a number at this line
     if len(captures) > 62 or any(
             not (isinstance(t, tuple) and t[0] == "array") and
-            t not in ("f8", "i8", "b1", None) for t in kinds) or sum(call_name(n) == "capture" for n in ast.walk(rw.fwd)) \
+            t not in (*NUMBER_KINDS, None) for t in kinds) or sum(call_name(n) == "capture" for n in ast.walk(rw.fwd)) \
             != len(captures):
         return  # refused by check_calls, naming the site
     scope = rw.fresh("live_captures")
@@ -115,7 +116,7 @@ def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
             t = types_.get(name_of(x) or "")
             if isinstance(t, tuple) and t[0] == "array":
                 st.value = expr(f"{x.id}.copy()")
-            elif t in ("f8", "i8", "b1"):
+            elif t in NUMBER_KINDS:
                 st.value = ast.Name(id=x.id, ctx=ast.Load())
             elif t is None and isinstance(x, ast.Name):
                 # a value this analysis cannot type (np.outer(x, x)): numba's typing

@@ -32,6 +32,7 @@ from adgen.transforms import (
     numba_tapes,
 )
 from adgen.transforms.analyses.numba_types import (
+    NUMBER_KINDS,
     ArgType,
     call_name,
     name_of,
@@ -179,6 +180,7 @@ class _Module:
         numba_shadows.shadows(rw, types_)
         numba_call_forms.ufunc_outputs(rw)
         numba_call_forms.matmul_accumulations(rw)
+        numba_call_forms.float32_products(rw, types_)
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
@@ -431,7 +433,7 @@ def _arg_types(args: list[Any]) -> tuple[ArgType, ...] | None:
     one is not a number or an array of known dtype and rank."""
     out = []
     for t in args:
-        if t in ("f8", "i8", "b1"):
+        if t in NUMBER_KINDS:
             out.append(ArgType(t))
         elif isinstance(t, tuple) and t[0] == "array" and len(t) == 3 and t[1]:
             out.append(ArgType("array", t[1], t[2]))
@@ -484,12 +486,13 @@ def to_nopython(forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str
     """
     module = _Module(runtime_names)
     fwd, out = module.function(forward, pullback, file, params, callees or {}, free=free)
+    # a float64 or float32 number: grad's one compiled call (seeded with 1.0)
     into = pullback_into(fwd, module.parts[-1][0], params, module.names) \
-        if out == "f8" else None
+        if out in ("f8", "f4") else None
     if into is not None:
         module.extra.append((into[0], file))
     code = module.source(constants, file)
-    if out == "f8":
+    if out in ("f8", "f4"):
         _add_gradient(code, fwd, module.names, into)
     return code
 

@@ -22,6 +22,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from adgen.transforms.analyses.numba_types import (
+    NUMBER_KINDS,
     buffer_roots,
     call_name,
     live_bindings,
@@ -205,7 +206,7 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
             if f == "np.ndim" and len(node.args) == 1:
                 # numba has no np.ndim: the rank is known when the code is emitted
                 t = types_.get(name_of(node.args[0]) or "")
-                if t in ("f8", "i8", "b1"):
+                if t in NUMBER_KINDS:
                     return ast.Constant(0)
                 if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
                     return ast.Constant(t[2])
@@ -213,7 +214,7 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
                 # a number's shape is () and an array's its .shape: numba's np.shape of a
                 # number makes an array first (30 ns, most of a scalar loop's pullback)
                 t = types_.get(name_of(node.args[0]) or "")
-                if t in ("f8", "i8", "b1"):
+                if t in NUMBER_KINDS:
                     rewriter.columns.setdefault(node.args[0].id, t)  # checked as columns
                     return ast.Tuple(elts=[], ctx=ast.Load())
                 if isinstance(t, tuple) and t[0] == "array":

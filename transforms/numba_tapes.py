@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from adgen.transforms.analyses.numba_types import (
+    NUMBER_KINDS,
     call_name,
     name_of,
 )
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["list_tapes", "recorded_shapes", "tape_target", "typed_tapes"]
 
-_DTYPES = {"f8": "np.float64", "i8": "np.int64", "b1": "np.bool_"}
+_DTYPES = {"f8": "np.float64", "f4": "np.float32", "i8": "np.int64", "b1": "np.bool_"}
 
 
 @dataclass
@@ -166,7 +167,7 @@ def recorded_shapes(rw: Rewriter, types_: dict[str, Any]) -> None:
         x = e.args[0] if call_name(e) == "np.shape" and len(e.args) == 1 else \
             e.value if isinstance(e, ast.Attribute) and e.attr == "shape" else None
         t = types_.get(name_of(x) or "") if x is not None else None
-        if t in ("f8", "i8", "b1"):
+        if t in NUMBER_KINDS:
             return ast.Tuple(elts=[], ctx=ast.Load())
         if isinstance(t, tuple) and t[0] == "array" and x is not None:
             types_.setdefault(f"{x.id}_shape", ("shape", t[2]) if len(t) == 3 else None)
@@ -279,7 +280,7 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
         nested = {k: e for k, e in enumerate(elts) if e in creations}
         tys = [None if k in nested else types_.get(e) for k, e in enumerate(elts)]
         for k, (e, ty) in enumerate(zip(elts, tys)):
-            if k in nested or ty in ("f8", "i8", "b1"):
+            if k in nested or ty in NUMBER_KINDS:
                 continue
             if e in none_first:
                 raise rw.refuse(
@@ -294,7 +295,7 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
             tys[k] = "list"
         tapes[t] = _ListTape(t, elts, tys, nested)
         rw.columns.update({e: ty for e, ty in zip(elts, tys)
-                             if ty in ("f8", "i8", "b1")})
+                             if ty in NUMBER_KINDS})
     for t, tape in tapes.items():
         for k, inner in tape.nested.items():
             tapes[inner].parent = t
@@ -351,7 +352,7 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
                 # None until the branch that binds it runs (t4 = None before the loop):
                 # the pullback reads it only where that branch ran, as the default
                 # backend's; a NaN (0, False) stands in, so a read elsewhere shows
-                filler = {"f8": "np.nan", "i8": "0", "b1": "False"}[types_[v]]
+                filler = {"f8": "np.nan", "f4": "np.nan", "i8": "0", "b1": "False"}[types_[v]]
                 lines += [f"if {v} is not None:", f"    {c}[{n}] = {v}", "else:",
                           f"    {c}[{n}] = {filler}"]
             else:

@@ -1,7 +1,7 @@
 """numba_arguments: the numba types the numba backend compiles a function for.
 
 Its nopython code is rewritten and compiled per argument types (:class:`ArgType`: a float,
-int or bool number, or a float64 / int64 / bool array of a rank): :func:`arg_types` of the
+int or bool number, or a float64 / float32 / int64 / bool array of a rank): :func:`arg_types` of the
 arguments of a call, :func:`sig_types` of a kind signature (``analyses.kinds.signature``)
 where it tells them, and :func:`data_type` of a global read as data (passed as an argument).
 """
@@ -28,15 +28,27 @@ def arg_type(a: Any, k: int, fn: Any) -> Any:
         return ArgType("b1")
     if t is int or t is np.int64:
         return ArgType("i8")
-    if t is np.ndarray and a.dtype.char in "dlq?" and a.dtype.isnative:
-        return ArgType("array", {"d": "f8", "l": "i8", "q": "i8", "?": "b1"}[a.dtype.char],
-                       a.ndim)
+    if t is np.ndarray and a.dtype.char in "dflq?" and a.dtype.isnative:
+        return ArgType("array", {"d": "f8", "f": "f4", "l": "i8", "q": "i8",
+                                 "?": "b1"}[a.dtype.char], a.ndim)
     what = f"an array of dtype {a.dtype}" if isinstance(a, np.ndarray) else \
         f"a {type(a).__name__}"
+    name = _parameter_name(fn, k)
     raise UnsupportedError(
-        f"the numba backend takes float64, int64 and bool arrays and numbers; argument {k} of "
+        f"the numba backend takes float64, float32, int64 and bool arrays and float, int and "
+        f"bool numbers; argument {k}{f' ({name})' if name else ''} of "
         f"{getattr(fn, '__qualname__', fn)} is {what}",
-        hint="convert it (np.asarray(x, dtype=np.float64)), or use backend='default' / 'auto'")
+        hint=f"convert it ({name or 'x'} = np.asarray({name or 'x'}, dtype=np.float64) before "
+             "the call), or use backend='default' / 'auto'")
+
+
+def _parameter_name(fn: Any, k: int) -> str | None:
+    """The name of ``fn``'s positional parameter ``k`` (of a numba dispatcher's Python
+    function), or None."""
+    code = getattr(getattr(fn, "py_func", fn), "__code__", None)
+    if code is None or k >= code.co_argcount:
+        return None
+    return code.co_varnames[k]
 
 
 def arg_types(args: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:

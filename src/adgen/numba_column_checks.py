@@ -70,7 +70,7 @@ def check_types(typemap: dict[str, Any], columns: dict[str, str], function: str)
     kind in ``columns`` is not the type numba inferred."""
     from numba.core import types as nt
 
-    kinds = {"f8": nt.Float, "i8": nt.Integer, "b1": nt.Boolean}
+    kinds = {"f8": nt.Float, "f4": nt.Float, "i8": nt.Integer, "b1": nt.Boolean}
     for var, ty in typemap.items():
         name = var.split(".")[0]
         kind = columns.get(name)
@@ -78,7 +78,8 @@ def check_types(typemap: dict[str, Any], columns: dict[str, str], function: str)
             continue
         if isinstance(ty, nt.Optional):
             ty = ty.type
-        if not isinstance(ty, kinds[kind]) or (kind == "i8" and isinstance(ty, nt.Boolean)):
+        if not isinstance(ty, kinds[kind]) or (kind == "i8" and isinstance(ty, nt.Boolean)) \
+                or (kind == "f4" and ty != nt.float32):  # a float64 is not cast to float32
             raise UnsupportedError(
                 f"the numba backend recorded {name} of {function} in a {kind} column, "
                 f"but numba computes it as {ty}", hint="use backend='default', and report "

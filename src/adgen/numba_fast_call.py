@@ -27,6 +27,14 @@ _EMPTY = np.empty
 _NO_ARGUMENT = object()  # a parameter of fast_call's direct form the call did not give
 
 
+def _as_given(n: int, g: str, args: tuple[Any, ...]) -> str:
+    """The expression of argument ``n``'s gradient from ``g``, the float64 array the
+    compiled call wrote it into: that array for a float64 argument, cast to the argument's
+    dtype for a float32 one (the numba dispatcher runs this code for arguments of these
+    dtypes only)."""
+    return g if args[n].dtype == np.float64 else f"AS_GRADIENT({g}, a{n})"
+
+
 def fast_call(nf: NumbaFunction, args: tuple[Any, ...], nums: tuple[int, ...], single: bool,
               with_value: bool, guards: tuple[Any, ...], generation: list[int],
               compiled_at: int, code: tuple[Any, Any] | None, slow: Any = None) -> Any:
@@ -127,13 +135,14 @@ def fast_call(nf: NumbaFunction, args: tuple[Any, ...], nums: tuple[int, ...], s
     if run.code.gradient_value_only:  # the gradient function returns the value alone
         call = f"out = GRADIENT({', '.join(names)}{data}" \
                f"{''.join(f', g{k}' for k in run.outs)})"
-        got = f"g{nums[0]}" if single else "(" + "".join(f"g{n}, " for n in nums) + ")"
+        each = [_as_given(n, f"g{n}", args) for n in nums]
+        got = each[0] if single else "(" + "".join(f"{e}, " for e in each) + ")"
     else:
         call = f"out, cts = GRADIENT({', '.join(names)}{data}" \
                f"{''.join(f', g{k}' for k in run.outs)})"
         # a number's cotangent as adgen.grad's generic path gives it
-        each = [f"cts[{n}]" if n in run.outs else f"AS_GRADIENT(cts[{n}], a{n})"
-                for n in nums]
+        each = [_as_given(n, f"cts[{n}]", args) if n in run.outs else
+                f"AS_GRADIENT(cts[{n}], a{n})" for n in nums]
         got = each[0] if single else "(" + "".join(f"{e}, " for e in each) + ")"
     given = ", ".join(names)
     ns["SLOW"], ns["NO"] = slow, _NO_ARGUMENT

@@ -55,9 +55,21 @@ def _matmul_ranks(g: Any, other: Any, shape: Any) -> tuple[int, int, int] | None
         else None
 
 
+def _mixed(g: Any, other: Any) -> bool:
+    """Whether the cotangent and the other operand are arrays of two dtypes (a float64
+    adjoint and a float32 operand): numba's ``np.dot`` (BLAS) takes one dtype, so both are
+    taken as float64 (the adjoints' dtype)."""
+    return isinstance(g, types.Array) and isinstance(other, types.Array) and \
+        g.dtype != other.dtype
+
+
 @overload(matmul_vjp_a, jit_options={"cache": True})
 def _matmul_vjp_a(g, b, a_shape):
     ranks = _matmul_ranks(g, b, a_shape)
+    if ranks in ((1, 2, 1), (2, 2, 2)) and _mixed(g, b):
+        if ranks == (1, 2, 1):
+            return lambda g, b, a_shape: np.dot(b.astype(np.float64), g.astype(np.float64))
+        return lambda g, b, a_shape: np.dot(g.astype(np.float64), b.T.astype(np.float64))
     if ranks == (1, 1, 2):  # matrix @ vector: the outer product
         return lambda g, b, a_shape: np.outer(g, b)
     if ranks == (0, 1, 1):  # vector @ vector
@@ -77,6 +89,10 @@ def matmul_vjp_b(g: Any, a: Any, b_shape: Any) -> Any:
 @overload(matmul_vjp_b, jit_options={"cache": True})
 def _matmul_vjp_b(g, a, b_shape):
     ranks = _matmul_ranks(g, a, b_shape)
+    if ranks in ((1, 2, 1), (2, 2, 2)) and _mixed(g, a):
+        if ranks == (1, 2, 1):
+            return lambda g, a, b_shape: np.dot(g.astype(np.float64), a.astype(np.float64))
+        return lambda g, a, b_shape: np.dot(a.T.astype(np.float64), g.astype(np.float64))
     if ranks == (1, 2, 1):  # matrix @ vector: the transposed product
         return lambda g, a, b_shape: np.dot(g, np.ascontiguousarray(a))
     if ranks == (0, 1, 1):  # vector @ vector

@@ -4,10 +4,11 @@ steps).
 
 Input: a forward function (standard ``ast``, from the final trees of the pipeline) and the
 numba types of its arguments (:class:`ArgType`). Output: ``scalar_types`` maps each name to
-``"f8"``, ``"i8"``, ``"b1"``, ``"none"``, ``("array", kind, ndim)``, ``("shape", ndim)`` or
+``"f8"``, ``"f4"`` (float32), ``"i8"``, ``"b1"``, ``"none"``, ``("array", kind, ndim)``, ``("shape", ndim)`` or
 None (unknown), following numba's typing rules for the forms the generated code has (an int
 op an int is an int, ``/`` a float, a float with anything a float, bools add as ints, a float
-function of a number a float, ``np.full(shape, v)`` of ``v``'s type); ``buffer_roots`` maps each
+function of a number a float, ``np.full(shape, v)`` of ``v``'s type; float32 stays float32 with
+float32, bools and an array's ints, and is float64 with a float64 or a number's int); ``buffer_roots`` maps each
 name bound to an array to the parameter or fresh allocation it is, or None where it may be a
 view or is unknown. Where it cannot tell, it says None: the rewrite then refuses, and the
 kinds it relies on are checked against numba's own inference after compilation
@@ -26,6 +27,9 @@ _FLOAT_FUNCS = frozenset({"exp", "log", "tanh", "sin", "cos", "tan", "sqrt", "ar
                           "floor", "ceil", "exp2", "cbrt", "fabs", "hypot", "arctan2",
                           "atan2", "float64", "erf", "erfc", "gamma", "lgamma", "pow",
                           "power", "true_divide"})
+
+# the kinds of a number numba computes with: float64, float32, int64, bool
+NUMBER_KINDS = ("f8", "f4", "i8", "b1")
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,17 @@ def _unify(a: Any, b: Any) -> Any:
     if a == "none":
         return b
     pair = {a, b}
-    if pair <= {"f8", "i8", "b1"}:
-        return "f8" if "f8" in pair else "i8"
+    if pair <= {"f4", "b1"}:
+        return "f4"
+    if pair <= set(NUMBER_KINDS):
+        return "f8" if pair & {"f8", "f4"} else "i8"
     return None
+
+
+def _float_of(kinds: list[Any]) -> str:
+    """The float kind numba gives a float function (np.exp, math.sqrt) of numbers or of an
+    array's elements: float32 of float32 (with bools), else float64."""
+    return "f4" if "f4" in kinds and set(kinds) <= {"f4", "b1"} else "f8"
 
 
 def _arith(a: Any, b: Any, op: ast.operator) -> Any:
@@ -94,18 +106,27 @@ def _arith(a: Any, b: Any, op: ast.operator) -> Any:
         elem = _arith(a[1], b[1], ast.Mult())
         rank = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}[(a[2], b[2])]
         return elem if rank == 0 else ("array", elem, rank)
-    if a not in ("f8", "i8", "b1") or b not in ("f8", "i8", "b1"):
+    if a not in NUMBER_KINDS or b not in NUMBER_KINDS:
         arrays = [t for t in (a, b) if isinstance(t, tuple) and t[0] == "array"]
         if arrays and all(len(t) == 3 for t in arrays) and all(
-                t in ("f8", "i8", "b1") or t in arrays for t in (a, b)) and \
+                t in NUMBER_KINDS or t in arrays for t in (a, b)) and \
                 not isinstance(op, ast.MatMult):
             # element-wise on arrays (broadcast): the elements' rule, the largest rank
             kinds = [t[1] if isinstance(t, tuple) else t for t in (a, b)]
+            if "f4" in kinds and kinds != ["f4", "f4"]:
+                # numba's float32 arrays follow NumPy's rules with a number (x * 2 is
+                # float32, x * 2.0 float64): not this analysis's; an array, never a column
+                return ("array",)
             elem = _arith(kinds[0], kinds[1], op)
             return ("array", elem, max(t[2] for t in arrays)) if elem else ("array",)
         if isinstance(a, tuple) or isinstance(b, tuple):
             return ("array",)  # an array result: never a tape column
         return None
+    if "f4" in (a, b):
+        # float32 with float32 or a bool is float32 (x[i] / x[j] too), with a float64 or
+        # an int float64, but for a power of an int (numba's float32 ** int64)
+        return "f4" if {a, b} <= {"f4", "b1"} or (isinstance(op, ast.Pow) and a == "f4") \
+            else "f8"
     if isinstance(op, ast.Div):
         return "f8"
     if "f8" in (a, b):
@@ -130,11 +151,11 @@ def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
         list(e.args[2 if base == "full" else 1:][:1])
     if given:
         d = ast.unparse(given[0])
-        kind = {"np.float64": "f8", "float": "f8", "np.int64": "i8", "int": "i8",
-                "np.bool_": "b1", "bool": "b1"}.get(d)
+        kind = {"np.float64": "f8", "float": "f8", "np.float32": "f4", "np.int64": "i8",
+                "int": "i8", "np.bool_": "b1", "bool": "b1"}.get(d)
         return ("array", kind, ndim) if kind else None
     if base == "full":
-        return ("array", args[1], ndim) if len(args) > 1 and args[1] in ("f8", "i8", "b1") \
+        return ("array", args[1], ndim) if len(args) > 1 and args[1] in NUMBER_KINDS \
             else None
     return ("array", "f8", ndim)
 
@@ -197,7 +218,7 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             return "i8" if t == "b1" else t
         if isinstance(e, ast.Compare):
             ts = [typ(e.left)] + [typ(c) for c in e.comparators]
-            return "b1" if all(t in ("f8", "i8", "b1") for t in ts) else None
+            return "b1" if all(t in NUMBER_KINDS for t in ts) else None
         if isinstance(e, ast.IfExp):
             return _unify(typ(e.body), typ(e.orelse))
         if isinstance(e, ast.Call):
@@ -215,7 +236,7 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                     args[0][0] == "array":
                 return args[0]  # `for v in x:` indexes the array itself
             if f in ("float",):
-                return "f8"
+                return "f4" if args == ["f4"] else "f8"  # numba's float() keeps a float32
             if f in ("int", "round") and len(e.args) == 1:
                 return "i8"
             if f in ("bool",):
@@ -228,13 +249,13 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             if f == "abs" and len(args) == 1:
                 return "i8" if args[0] == "b1" else args[0]
             if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
-                    all(t in ("f8", "i8", "b1") for t in args):
-                return "f8"
+                    all(t in NUMBER_KINDS for t in args):
+                return _float_of(args)
             if f.startswith("np.") and base in _FLOAT_FUNCS and len(args) == 1 and \
                     isinstance(args[0], tuple) and args[0][0] == "array" and len(args[0]) == 3:
-                return ("array", "f8", args[0][2])  # a ufunc of an array
+                return ("array", _float_of([args[0][1]]), args[0][2])  # a ufunc of an array
             if f.startswith("np.") and base in ("abs", "absolute") and len(args) == 1 and \
-                    args[0] in ("f8", "i8"):
+                    args[0] in ("f8", "f4", "i8"):
                 return args[0]
             if f == "np.outer" and len(args) == 2 and not e.keywords and all(
                     isinstance(t, tuple) and len(t) == 3 and t[1] == "f8" for t in args):
@@ -244,17 +265,21 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return ("array", "f8", 2)
             square = [t for t in args[:1] if isinstance(t, tuple) and t[0] == "array" and
                       len(t) == 3 and t[2] == 2]
+            if f == "np.linalg.solve" and square and square[0][1] == "f4" and (
+                    len(args) != 2 or args[1][1:2] != ("f4",)):
+                return ("array",)  # float32 with another dtype: NumPy's rules, not told here
+            elem = "f4" if square and square[0][1] == "f4" else "f8"
             if f in ("np.linalg.inv", "np.linalg.cholesky") and square:
-                return ("array", "f8", 2)
+                return ("array", elem, 2)
             if f == "np.linalg.det" and square:
-                return "f8"
+                return elem
             if f == "np.diag" and len(args) == 1 and not e.keywords and \
                     isinstance(args[0], tuple) and len(args[0]) == 3 and args[0][2] in (1, 2):
                 # a matrix's diagonal, or the matrix of a vector's
                 return ("array", args[0][1], 3 - args[0][2])
             if f == "np.linalg.solve" and square and len(args) == 2 and \
                     isinstance(args[1], tuple) and len(args[1]) == 3 and args[1][2] in (1, 2):
-                return ("array", "f8", args[1][2])
+                return ("array", elem, args[1][2])
             if f in ("np.empty", "np.zeros", "np.ones", "np.full") and e.args:
                 return _allocation(e, args, base)
             full = args[0] if f.startswith("np.") and len(e.args) == 1 and not e.keywords \
@@ -264,13 +289,16 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                     isinstance(full, tuple) and full[0] == "array" and len(full) == 3:
                 # a full reduction of an array (np.sum(x), x.sum()): a number of its dtype
                 # (numba's sum and prod of bools count as ints; a mean is a float)
-                return "f8" if base == "mean" or full[1] == "f8" else \
+                return full[1] if full[1] == "f4" else \
+                    "f8" if base == "mean" or full[1] == "f8" else \
                     "i8" if base in ("sum", "prod") else full[1]
             if f in ("max_axis", "min_axis", "sum_axis", "mean_axis") and len(e.args) == 3 \
                     and isinstance(args[0], tuple) and len(args[0]) == 3 and \
                     isinstance(e.args[2], ast.Constant):
                 # numba_call_forms.reductions over one axis (of float arrays)
                 rank = args[0][2] - (not e.args[2].value)
+                if args[0][1] == "f4":  # numba_reductions' arrays of float32: not told here
+                    return ("array",) if rank else None
                 return ("array", "f8", rank) if rank else "f8"
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
                 t = typ(e.func.value)

@@ -1,0 +1,152 @@
+"""float32 arrays on the numba backend: a user with float32 data gets the compiled gradient
+(before session 16 backend="numba" refused them, and "auto" ran the default backend).
+
+The forward runs as numba runs the code on float32 arrays (float32 with float32, float64
+with a float64 number: ``x * 2.0`` is float64 in numba), the adjoints are float64 and each
+gradient is cast to its argument's dtype, as on the default backend. Gradients are checked
+against central differences of the same function on float64 copies of the data (float32
+rounding of the inputs' values is the same), the default backend's float32 gradient, and
+the argument's final contents against a plain call, under both policies where the function
+writes an array. Skipped without numba."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from gradcheck import numerical_grad
+
+import adgen
+
+numba = pytest.importorskip("numba")
+
+POLICIES = ["save", "strict"]
+# float32 data, gradients computed in float64 and rounded to float32 once
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def pair_energy(x, y, eps):
+    n = x.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = x[i] - x[j]
+            dy = y[i] - y[j]
+            r2 = dx * dx + dy * dy + eps
+            e += 1.0 / r2 - 1.0 / math.sqrt(r2)
+    return e
+
+
+def running_product(x):
+    # a number carried through the loop, recorded per iteration (a float32 value each)
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        s = s * np.cos(v) + v * v
+    return s
+
+
+def square_in_place(x):
+    # writes its float32 argument, reading the value it overwrites
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        x[i] = np.sin(x[i - 1]) * x[i]
+        s += x[i] * x[i]
+    return s
+
+
+def smooth(u0):
+    u = u0.copy()
+    for _ in range(5):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u[1:-1] += 0.1 * lap
+    return np.sum(u * u)
+
+
+def layer(W, x):
+    return np.sum(np.tanh(W @ x) ** 2)
+
+
+def _f32(*shape, seed=0):
+    return np.random.default_rng(seed).random(shape).astype(np.float32)
+
+
+def _expected(f, args, n):
+    # central differences in float64 of the same values
+    wide = tuple(a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args)
+    return numerical_grad(f, wide, n)
+
+
+def _check(got, f, args, n, mutation="save"):
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, _expected(f, args, n), rtol=RTOL, atol=ATOL)
+    copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    default = adgen.grad(f, argnums=n, mutation=mutation)(*copies)
+    np.testing.assert_allclose(got, default, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_scalar_loop_over_float32_arrays(n):
+    x, y = _f32(7, seed=1), _f32(7, seed=2)
+    g = adgen.grad(pair_energy, argnums=n, backend="numba")
+    _check(g(x, y, 0.1), pair_energy, (x, y, 0.1), n)
+    _check(g(x, y, 0.1), pair_energy, (x, y, 0.1), n)  # the call decided once, again
+
+
+def test_value_and_both_gradients():
+    x, y = _f32(6, seed=3), _f32(6, seed=4)
+    value, (gx, gy) = adgen.value_and_grad(pair_energy, argnums=(0, 1), backend="numba")(
+        x, y, 0.1)
+    assert value == pytest.approx(pair_energy(x.astype(np.float64), y.astype(np.float64),
+                                              0.1), rel=1e-5)
+    _check(gx, pair_energy, (x, y, 0.1), 0)
+    _check(gy, pair_energy, (x, y, 0.1), 1)
+
+
+def test_float32_and_float64_arguments_together():
+    x, y = _f32(6, seed=5), np.random.default_rng(6).random(6)
+    gx, gy = adgen.grad(pair_energy, argnums=(0, 1), backend="numba")(x, y, 0.1)
+    assert gx.dtype == np.float32 and gy.dtype == np.float64
+    np.testing.assert_allclose(gx, _expected(pair_energy, (x, y, 0.1), 0), rtol=RTOL,
+                               atol=ATOL)
+    np.testing.assert_allclose(gy, _expected(pair_energy, (x, y, 0.1), 1), rtol=1e-6)
+
+
+def test_float32_values_recorded_per_iteration():
+    x = _f32(9, seed=7)
+    _check(adgen.grad(running_product, backend="numba")(x), running_product, (x,), 0)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_writes_its_float32_argument(mutation):
+    x = _f32(6, seed=8)
+    arg = x.copy()
+    got = adgen.grad(square_in_place, backend="numba", mutation=mutation)(arg)
+    plain = x.copy()
+    square_in_place(plain)
+    np.testing.assert_array_equal(arg, plain)  # the argument ends as a plain call leaves it
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, _expected(square_in_place, (x.copy(),), 0), rtol=RTOL,
+                               atol=ATOL)
+    default = adgen.grad(square_in_place, mutation=mutation)(x.copy())
+    np.testing.assert_allclose(got, default, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_float32_stencil_in_place(mutation):
+    u0 = _f32(10, seed=9)
+    _check(adgen.grad(smooth, backend="numba", mutation=mutation)(u0), smooth, (u0,), 0,
+           mutation)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_float32_matrix_vector(n):
+    W, x = _f32(3, 4, seed=10), _f32(4, seed=11)
+    _check(adgen.grad(layer, argnums=n, backend="numba")(W, x), layer, (W, x), n)
+
+
+def test_other_dtypes_refused_naming_the_argument():
+    x = np.ones(4, np.float16)
+    with pytest.raises(adgen.UnsupportedError, match=r"argument 0 \(x\) of .* float16"):
+        adgen.grad(running_product, backend="numba")(x)
