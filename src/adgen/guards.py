@@ -19,6 +19,8 @@ import numpy as np
 
 from adgen.shadow_memory import (
     ShadowMap,
+    elements_overlap,
+    note_overlapped_write,
     root_of,
 )
 
@@ -353,6 +355,11 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
             captured_at=Location(first_file, first_line, 0,
                                  source_line(first_file, first_line)))
     for cap in hits:
+        if isinstance(cap.array, np.ndarray) and elements_overlap(cap.array):
+            # a view whose elements share memory (np.broadcast_to(y, s) read before y *= 2):
+            # its copy serves the gradient's reads, but its adjoint has no map onto y's, and
+            # the pullback refuses it: at this line (it names the read's)
+            note_overlapped_write(cap.array, file, line, col, construct)
         cap.snapshot = cap.array.copy()
         watch.remove(cap)
         measures = _THREAD.measure

@@ -7,6 +7,7 @@ class using only numpy, so ``-o`` modules copy its source (transforms/standalone
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,8 @@ from adgen.adjoints import (
     ObjectAdjoint,
     add,
     copy_adjoint,
+    is_constant_object,
+    is_enum_member,
     is_function_like,
     locate,
     or_zeros,
@@ -25,6 +28,11 @@ from adgen.adjoints import (
 
 # data_address's reader, made at its first call
 _ADDRESS_READER: list[Any] = []
+
+# the last guarded write under "save" that overwrote a captured view whose elements share
+# memory, per root array: id(root) -> (a weak reference to root, file, line, col, construct);
+# the refusal of the view's adjoint in the pullback (ShadowMap.of) names that write
+_OVERLAPPED_WRITES: dict[int, tuple[Any, str, int, int, str]] = {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -50,7 +58,7 @@ def root_of(x: np.ndarray) -> np.ndarray:
             return x
 
 
-def _elements_overlap(x: np.ndarray) -> bool:
+def elements_overlap(x: np.ndarray) -> bool:
     """Whether some elements of view ``x`` are the same memory: more elements than the
     memory its strides span holds (a broadcast's zero stride, overlapping windows). Asked
     of the views NumPy makes so (read-only ones, and those it builds on a holder object:
@@ -60,6 +68,37 @@ def _elements_overlap(x: np.ndarray) -> bool:
     for n, s in zip(x.shape, x.strides):
         span += (n - 1) * (s if s > 0 else -s)
     return x.size * item > span
+
+
+def note_overlapped_write(array: np.ndarray, file: str, line: int, col: int,
+                          construct: str) -> None:
+    """Called by a guarded write under "save" (guards.before_write) that overwrites a
+    captured view of ``array``'s memory whose elements share memory: the pullback cannot map
+    that view's adjoint (:meth:`ShadowMap.of`), and its refusal names this write."""
+    root = root_of(array)
+    if len(_OVERLAPPED_WRITES) > 64:  # the latest ones are the ones a pullback refuses
+        _OVERLAPPED_WRITES.clear()
+    _OVERLAPPED_WRITES[id(root)] = (weakref.ref(root), file, line, col, construct)
+
+
+def _refuse_overlapped_write(written: tuple[Any, str, int, int, str]) -> None:
+    """The refusal of a view whose elements share memory, at the write that overwrote it
+    (``written``: note_overlapped_write's record), naming the line whose gradient reads the
+    view (the pullback running now)."""
+    from adgen.errors import Location, UnsupportedError, users_line
+    from adgen.guards import source_line
+
+    _, file, line, col, construct = written
+    read = locate(UnsupportedError("")).location
+    file, line = users_line(file, line)
+    reads = f"the gradient of line {read.line} reads" if read is not None else \
+        "the gradient reads"
+    raise UnsupportedError(
+        f"{construct} writes in place an array that {reads} through a view whose elements "
+        "share memory (np.broadcast_to, sliding_window_view, as_strided): adgen cannot map "
+        "that view's adjoint", Location(file, line, col, source_line(file, line)),
+        hint="copy the view where it is taken (w = np.broadcast_to(x, shape).copy()), or "
+             "take it after the write")
 
 
 class ShadowMap:
@@ -180,13 +219,16 @@ class ShadowMap:
                     return where[4][first:stop:step]
             base = x.base
             if (not x.flags.writeable or not isinstance(base, np.ndarray) or
-                    base.base is not None) and _elements_overlap(x):
+                    base.base is not None) and elements_overlap(x):
                 # np.broadcast_to(x, s), sliding_window_view(x, 3): elements that share
                 # memory; the same view of the shadow would add one cotangent where each
                 # element should add its own (silently wrong under "save"). Asked of the
                 # views NumPy makes so (read-only; built on a holder object: as_strided)
                 # and of views of views it did not collapse onto an array owning its
                 # memory (w[1:] of a writeable as_strided w, whose base is w)
+                written = _OVERLAPPED_WRITES.get(id(root))
+                if written is not None and written[0]() is root:
+                    _refuse_overlapped_write(written)
                 refuse_array_form(
                     "a view whose elements share memory (np.broadcast_to, "
                     "sliding_window_view, as_strided), read after its array is written in "
@@ -229,7 +271,8 @@ class ShadowMap:
             # (ItemShadows.__setitem__)
             return ItemShadows(self, x)  # type: ignore[return-value]
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
-                                                  not isinstance(x, np.generic)):
+                                                  not isinstance(x, np.generic) and
+                                                  not is_constant_object(x)):
             from adgen.errors import UnsupportedError
 
             if not isinstance(x, (list, dict, tuple)):
@@ -268,7 +311,7 @@ class ShadowMap:
         numbers in it."""
         if isinstance(x, (list, tuple, dict)) or (
                 hasattr(x, "__dict__") and not isinstance(x, (np.ndarray, np.generic, type))
-                and not is_function_like(x)):
+                and not is_constant_object(x)):
             return _with_shadows(self, x, None)
         shadow = self.of(x)
         value = shadow.copy()
@@ -548,6 +591,8 @@ def collect(sh: ShadowMap, x: Any, adjoint: Any, entry: Any = None) -> Any:
 
 
 def _collect(sh: ShadowMap, x: Any, adjoint: Any, inside: set[int] | None = None) -> Any:
+    if is_enum_member(x):
+        return None  # a constant: no gradient (its cell, if any, stays zero)
     if isinstance(x, np.ndarray):
         value = sh.value(x) if id(root_of(x)) in sh._roots else None
         return add(adjoint, value)
