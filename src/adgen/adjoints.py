@@ -53,6 +53,19 @@ def complex_adjoints() -> Iterator[None]:
         _ADJOINTS.complex = before
 
 
+def is_enum_member(x: Any) -> bool:
+    """An Enum member (a scheme chosen by ``Scheme.HEUN``): a constant, as a str is."""
+    import enum  # here: the standalone module copies this function, not runtime's imports
+
+    return isinstance(x, enum.Enum)
+
+
+def is_constant_object(x: Any) -> bool:
+    """An object with attributes that no gradient flows through: an Enum member, or a
+    function, class or module (:func:`is_function_like`; np.float64 passed as a dtype)."""
+    return is_enum_member(x) or is_function_like(x)
+
+
 def is_function_like(x: Any) -> bool:
     """Whether ``x`` is called rather than differentiated through its attributes: a function,
     method, class, partial or builtin. An instance of the user's class with a ``__call__``
@@ -93,7 +106,7 @@ def zeros_like(x: Any) -> Any:
     if isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, (bool,
                                                                                  np.bool_)):
         return 0.0  # an int's adjoint is computed and dropped: the gradient of an int is None
-    if isinstance(x, (bool, np.bool_, str, bytes, type(None))):
+    if isinstance(x, (bool, np.bool_, str, bytes, type(None))) or is_enum_member(x):
         return None
     if isinstance(x, (list, tuple, dict)) or (hasattr(x, "__dict__")
                                               and not is_function_like(x)):
@@ -436,8 +449,9 @@ def or_zeros(g: Any, like: Any) -> Any:
     shadow cell (a call that writes its argument), which the pullback adds this to."""
     if g is None:
         zero = zeros_like(like)
-        return 0.0 if zero is None and isinstance(like, (type(None), str, bytes, bool,
-                                                         np.bool_)) else zero
+        return 0.0 if zero is None and (isinstance(like, (type(None), str, bytes, bool,
+                                                          np.bool_)) or is_enum_member(like)) \
+            else zero
     if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)):
         return [or_zeros(a, b) for a, b in zip(g, like)]
     if isinstance(g, dict) and isinstance(like, dict) and not isinstance(g, ObjectAdjoint):
