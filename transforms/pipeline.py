@@ -890,8 +890,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
 
 def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Call
                        ) -> list[gast.expr]:
-    """Forward mode's summary of a call for the effects analysis: every argument of a call of
-    a user function that may change one (transforms.argument_writes), none otherwise."""
+    """Forward mode's summary of a call for the effects analysis: the arguments a call of a
+    user function writes in place, as its reverse-mode compilation says (its
+    ``written_params``), or, where that fails, every argument of one that may change one
+    (transforms.argument_writes); none for other calls."""
     from adgen.transforms.argument_writes import leaves_arguments
 
     obj = resolve(parsed, call.func)
@@ -899,7 +901,19 @@ def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Ca
             str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")) or \
             leaves_arguments(obj, summaries):
         return []
-    return list(call.args) + [k.value for k in call.keywords]
+    every = list(call.args) + [k.value for k in call.keywords]
+    try:
+        compiled = compile_function(obj)
+    except AdgenError:
+        return every
+    written = compiled.written_params
+    if not compiled.mutates_params:
+        return []
+    if written is True:
+        return every
+    names = positional_params(obj, len(call.args))
+    return [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written] + \
+        [k.value for k in call.keywords if k.arg in written]
 
 
 _MISSING = object()  # a parameter without a default
