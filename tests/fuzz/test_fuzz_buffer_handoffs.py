@@ -8,7 +8,8 @@ helper that writes it in place (``a[1:4] = ...``, ``+=``, ``*=``, ``np.multiply(
 or dict display made at the call, through a closure, a lambda, a ``functools.partial`` (by
 position or keyword), a bound method of an object holding it, as ``out=`` of the user's
 function, as a view (``buf[1:]``), through a helper passing it on by keyword, unpacked from
-``*args`` or ``**{...}``, or returned by the helper that wrote it. The caller reads the buffer before and/or after each hand-off, and returns a sum of
+``*args``, ``**{...}`` or ``*(display)``, forwarded by a helper's own ``*rest``, or returned by
+the helper that wrote it. The caller reads the buffer before and/or after each hand-off, and returns a sum of
 what it read.
 
 The session's four families of silent wrong gradients were all here (keyword, display,
@@ -19,11 +20,16 @@ argument's final state match a plain call. An internal CompilerError is a failur
 
 Found by it: an array in a dict (or named list/tuple) handed to a helper that writes it, when
 something read it before (``wd_iadd({'a': buf}, x * buf)``): the capture of ``buf`` was never
-saved, wrong under both policies (tests/e2e/test_containers_written_after_a_read.py). Most
+saved, wrong under both policies (tests/e2e/test_containers_written_after_a_read.py). Many
 programs are refused (closures, lambdas and methods of an object the function makes handing a
-buffer to a writing helper, list displays at the call): a refusal must name the program's
-file. A partial made once at the top of ``f`` and only called (``op = functools.partial(w, buf)``)
-is differentiated since session 16 (transforms/bound_callees.py); made twice, it is refused.
+buffer to a writing helper): a refusal must name the program's file. A partial made once at
+the top of ``f`` and only called (``op = functools.partial(w, buf)``) is differentiated since
+session 16 (transforms/bound_callees.py); made twice, it is refused. List and tuple displays
+at the call, ``*args`` of a tuple bound once, ``*(display)`` and ``**{...}`` are differentiated
+since session 16 (the display is named before the call, the starred items spelled out:
+display_arguments.py, star_arguments.py), which ``test_displays_and_starred_arguments_are_followed``
+checks for every write. Found by the ``forwarded_star`` form: ``def wf(a, *rest): w(a, *rest)``
+gave a silently wrong gradient under both policies (refused at that call since session 16).
 
 CI: a bounded campaign (``progen.campaign_settings``); ``ADGEN_FUZZ=long`` runs thousands.
 """
@@ -73,6 +79,8 @@ FORMS = {
     "out_keyword": ["wo_{k}({v}, out={b})"],
     "view": ["w_{k}({b}[1:], ({v})[1:])"],
     "nested_keyword": ["wn_{k}({b}, {v})"],
+    "star_display": ["w_{k}(*({b}, {v}))"],
+    "forwarded_star": ["wf_{k}({b}, {v})"],
     "star": ["args = ({b}, {v})", "w_{k}(*args)"],
     "kwargs": ["w_{k}(**{{'a': {b}, 'v': {v}}})"],
     "returned": ["out = wr_{k}({b}, {v})", "acc = acc + np.sum(out * x)"],
@@ -95,6 +103,7 @@ def helpers_source() -> str:
         lines += ["", f"def ws_{k}(ps, v):", "    a = ps[0]", "    " + w.format(a="a", v="v")]
         lines += ["", f"def wd_{k}(d, v):", "    a = d['a']", "    " + w.format(a="a", v="v")]
         lines += ["", f"def wo_{k}(v, out=None):", "    " + w.format(a="out", v="v")]
+        lines += ["", f"def wf_{k}(a, *rest):", f"    w_{k}(a, *rest)"]
         lines += ["", f"def wn_{k}(a, v):", f"    w_{k}(v=v, a=a)"]
         lines += ["", f"def wr_{k}(a, v):", f"    w_{k}(a, v)", "    return a"]
     lines += ["", "", "class Holder:", "    def __init__(self, a):", "        self.a = a"]
@@ -167,6 +176,35 @@ def test_every_write_and_form_is_generated() -> None:
     for k in WRITES:
         for form in FORMS.values():
             for line in form:
-                for name in ("w_", "ws_", "wd_", "wo_", "wn_", "wr_"):
+                for name in ("w_", "ws_", "wd_", "wo_", "wn_", "wr_", "wf_"):
                     if name + "{k}" in line:
                         assert f"{name}{k}" in namespace
+
+
+@pytest.mark.parametrize("form", ["list", "tuple", "star", "kwargs", "star_display"])
+@pytest.mark.parametrize("k", sorted(WRITES))
+def test_displays_and_starred_arguments_are_followed(k, form, tmp_path_factory) -> None:
+    """Refused before session 16 (list and tuple displays at the call; ``*args`` and
+    ``**{...}`` through the dispatch): under "save" each is differentiated, never refused,
+    with a read of the buffer before and after the hand-off."""
+    body = ["buf = np.sin(x)", "acc = np.sum(buf * np.cos(x))"]
+    body += [line.format(k=k, b="buf", v="x * buf") for line in FORMS[form]]
+    body += ["acc = acc + np.sum(buf * x)", "return acc + np.sum(buf ** 2)"]
+    source = helpers_source() + "\n\ndef f(x):\n" + "".join(f"    {s}\n" for s in body)
+    f = _load(source, tmp_path_factory)
+    x0 = np.random.default_rng(0).uniform(0.3, 1.2, N)
+    grad = adgen.grad(f, mutation="save")(x0.copy())
+    assert_grad_close(grad, numerical_grad(f, (x0,), 0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("k", sorted(WRITES))
+def test_forwarded_star_arguments_are_refused(k, mutation, tmp_path_factory) -> None:
+    """``def wf(a, *rest): w(a, *rest)``: silently wrong under both policies before session
+    16 (wf was taken to write nothing); refused at the forwarding call, in the program's file."""
+    body = ["buf = np.sin(x)", f"wf_{k}(buf, x)", "return np.sum(buf * x)"]
+    source = helpers_source() + "\n\ndef f(x):\n" + "".join(f"    {s}\n" for s in body)
+    f = _load(source, tmp_path_factory)
+    with pytest.raises(adgen.UnsupportedError, match=r"w_\w+\(a, \*rest\)") as info:
+        adgen.grad(f, mutation=mutation)(np.linspace(0.3, 1.2, N))
+    assert info.value.location.file == f.__code__.co_filename
