@@ -40,11 +40,12 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
 _WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any], tuple[Any, ...]]] = {}
 
 
-def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool
-                 ) -> Callable[..., Any]:
+def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool,
+                aux: bool = False) -> Callable[..., Any]:
     """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
     direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
-    for the arguments ``wrt`` (the out_dot of its jvp)."""
+    for the arguments ``wrt`` (the out_dot of its jvp). ``aux``: ``fun`` returns a pair
+    ``(out, aux)`` (``has_aux``), and the derivative is out's."""
     import keyword
 
     from adgen.transforms.emit import compile_source
@@ -65,7 +66,7 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
     held = receiver + tuple(bound.values())
     # one wrapper per receiver: the wrapper holds it (receiver0 below), so hessian(m2.energy)
     # after hessian(m1.energy) took m1's (keyed by its count only: a silently wrong Hessian)
-    key = (id(compiled.jvp), nargs, wrt, unit, tuple(id(r) for r in held), tuple(bound))
+    key = (id(compiled.jvp), nargs, wrt, unit, tuple(id(r) for r in held), tuple(bound), aux)
     hit = _WRAPPERS.get(key)
     if hit is not None and hit[0] is compiled.jvp and \
             all(a is b for a, b in zip(hit[2], held)):
@@ -94,7 +95,7 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
     keywords = "".join(f", {k}=bound{j}" for j, k in enumerate(bound))
     text = (f"def {compiled.name}directional({', '.join(names + dirs)}):\n"
             f"    out, out_dot = {fname}({', '.join(lead + names)}, {given}{keywords})\n"
-            f"    return out_dot\n")
+            f"    return out_dot{'[0]' if aux else ''}\n")
     ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
                           "given_tangent": runtime.given_tangent}
     ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})

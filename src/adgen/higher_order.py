@@ -91,6 +91,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if isinstance(fun, GradientFunction):  # jvp of grad(f, j): Hessian-vector products
         return jvp_of_gradient(fun, primals, tangents, kwargs)
     if isinstance(fun, DerivativeFunction):  # jvp of hessian(f), hvp(f), jacfwd(grad(f))...
+        _refuse_aux_derivative(fun)
         from adgen.third_order import jvp_of_derivative
 
         return jvp_of_derivative(fun, primals, tangents, kwargs)
@@ -223,19 +224,21 @@ def _refuse_integer_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...]
                  "as its tangent")
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            **options: Any) -> Callable[..., Any]:
     """The Jacobian by forward mode: one jvp per element of the differentiated argument(s).
 
     As ``jax.jacfwd``: the Jacobian has the output's shape followed by the argument's; a tuple
     ``argnums`` gives a tuple. A function that writes its arguments in place sees the same
     values in every jvp, and the arguments end as one plain call leaves them (:class:`Runs`).
+    With ``has_aux``, ``fun`` returns a pair ``(out, aux)``: the result is ``(jacobian,
+    aux)``, the Jacobian of ``out`` (as JAX's).
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
-        out = None
+        out = aux = None
         result = []
         runs = Runs(args)
         for n in nums:
@@ -243,26 +246,31 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             for e in basis(args[n]):
                 tangents = [None] * len(args)
                 tangents[n] = e
-                out, d = jvp(fun, runs.next(), tangents, **kwargs)
+                got = jvp(fun, runs.next(), tangents, has_aux=has_aux, **kwargs)
+                out, d = got[:2]
+                aux = got[2] if has_aux else None
                 refuse_structured_output(out, "jacfwd")
                 dots.append(d)
             result.append(columns(dots, out, args[n]))
-        return result[0] if isinstance(argnums, int) else tuple(result)
+        jac = result[0] if isinstance(argnums, int) else tuple(result)
+        return (jac, aux) if has_aux else jac
 
-    return DerivativeFunction(jacobian_fwd, "jacfwd", fun, argnums, options)
+    return DerivativeFunction(jacobian_fwd, "jacfwd", fun, argnums,
+                              {**options, "has_aux": True} if has_aux else options)
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-           mutation: str = "save") -> Callable[..., Any]:
+           mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one forward pass, its pullback called once per element
-    of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`."""
+    of the output (pullbacks are reusable). As ``jax.jacrev``; shapes as :func:`jacfwd`, and
+    ``has_aux`` as there."""
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
             refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
-        out, pullback = vjp(fun, *args, mutation=mutation, **kwargs)
+        out, pullback, *aux = vjp(fun, *args, mutation=mutation, has_aux=has_aux, **kwargs)
         refuse_structured_output(out, "jacrev", stackable=False)
         shape = np.shape(out)
         rows: list[list[Any]] = [[] for _ in nums]
@@ -276,13 +284,15 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         result = [like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
                                 np.zeros(shape + np.shape(args[n])), args[n])
                   for r, n in zip(rows, nums)]
-        return result[0] if isinstance(argnums, int) else tuple(result)
+        jac = result[0] if isinstance(argnums, int) else tuple(result)
+        return (jac, aux[0]) if has_aux else jac
 
-    return DerivativeFunction(jacobian_rev, "jacrev", fun, argnums, {"mutation": mutation})
+    return DerivativeFunction(jacobian_rev, "jacrev", fun, argnums,
+                              _options(mutation, has_aux))
 
 
 def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
-             mutation: str = "save") -> Callable[..., Any]:
+             mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian: reverse mode (:func:`jacrev`), or forward mode (:func:`jacfwd`) when the
     differentiated arguments have fewer elements than the output."""
     def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
@@ -292,13 +302,16 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             check_differentiable(args[n], n)
         before = copies(args)
         out = fun(*before, **kwargs)
+        if has_aux:
+            out = _main_output(out, fun)
         refuse_structured_output(out, "jacobian")
         n_in = sum(int(np.size(args[n])) for n in nums)
         if isinstance(out, (list, tuple)) or n_in < int(np.size(out)):
-            return jacfwd(fun, argnums)(*args, **kwargs)
-        return jacrev(fun, argnums, mutation=mutation)(*args, **kwargs)
+            return jacfwd(fun, argnums, has_aux=has_aux)(*args, **kwargs)
+        return jacrev(fun, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
 
-    return DerivativeFunction(jacobian_fun, "jacobian", fun, argnums, {"mutation": mutation})
+    return DerivativeFunction(jacobian_fun, "jacobian", fun, argnums,
+                              _options(mutation, has_aux))
 
 
 def hvp(fun: Callable[..., Any], argnums: int = 0, *,
@@ -315,7 +328,14 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
     """
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise ArgnumsError(f"hvp takes one argument to differentiate (an int), not {argnums!r}")
+    return DerivativeFunction(_hessian_vector(fun, argnums, mutation, False), "hvp", fun,
+                              argnums, {"mutation": mutation})
 
+
+def _hessian_vector(fun: Callable[..., Any], argnums: int, mutation: str, aux: bool
+                    ) -> Callable[..., Any]:
+    """:func:`hvp`'s function; with ``aux``, of ``out`` where ``fun`` returns ``(out, aux)``
+    (hessian's ``has_aux``)."""
     def hessian_vector(*args_and_v: Any, **kwargs: Any) -> Any:
         if len(args_and_v) < 2:
             raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
@@ -333,16 +353,16 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
         refuse_aliased_arguments(tuple(args), n, fun)
         _check_direction(args[n], v, n)
-        d = directional(f, len(args), (n,), unit=False)
+        d = directional(f, len(args), (n,), unit=False, aux=aux)
         try:
             return grad(d, n, mutation=mutation)(*args, v)
         except MutationError:
             # the refusal names the generated tangent code (x_1_dot *= y, its lines): the
             # gradient's own refusal names the user's code
-            grad(fun, n, mutation=mutation)(*args, **kwargs)
+            grad(fun, n, mutation=mutation, has_aux=aux)(*args, **kwargs)
             raise
 
-    return DerivativeFunction(hessian_vector, "hvp", fun, argnums, {"mutation": mutation})
+    return hessian_vector
 
 
 def _check_direction(x: Any, v: Any, n: int) -> None:
@@ -358,10 +378,12 @@ def _check_direction(x: Any, v: Any, n: int) -> None:
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0, *,
-            mutation: str = "save") -> Callable[..., Any]:
+            mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
     Hessian-vector product (:func:`hvp`) per element, each from the same values; the arguments
-    end as one plain call leaves them (:class:`Runs`)."""
+    end as one plain call leaves them (:class:`Runs`). With ``has_aux`` (as ``jax.hessian``),
+    ``fun`` returns a pair ``(out, aux)``: the result is ``(hessian of out, aux)``, ``aux``
+    from the first run."""
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise ArgnumsError(f"hessian takes one argument to differentiate (an int), not "
                            f"{argnums!r}: take the blocks one by one (hessian(f, argnums=k) "
@@ -371,9 +393,42 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
     def hessian_fun(*args: Any, **kwargs: Any) -> Any:
         n = normalize_argnums(argnums, len(args))[0]
         refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
-        h = hvp(fun, n, mutation=mutation)
         runs = Runs(args)
+        aux = None
+        if has_aux:  # aux of one plain run (the first); the Hessian's start from the same values
+            pair = fun(*runs.next(), **kwargs)
+            _main_output(pair, fun)
+            aux = pair[1]
+        h = _hessian_vector(fun, n, mutation, has_aux)
         cols = [h(*runs.next(), e, **kwargs) for e in basis(args[n])]
-        return columns(cols, args[n], args[n])
+        result = columns(cols, args[n], args[n])
+        return (result, aux) if has_aux else result
 
-    return DerivativeFunction(hessian_fun, "hessian", fun, argnums, {"mutation": mutation})
+    return DerivativeFunction(hessian_fun, "hessian", fun, argnums,
+                              _options(mutation, has_aux))
+
+
+def _options(mutation: str, has_aux: bool) -> dict[str, Any]:
+    """A derivative function's options (kept for pickling and its repr): has_aux only when
+    given, as before it was taken."""
+    return {"mutation": mutation, "has_aux": True} if has_aux else {"mutation": mutation}
+
+
+def _main_output(pair: Any, fun: Any) -> Any:
+    """``out`` of the pair ``(out, aux)`` a function differentiated with ``has_aux`` returns."""
+    if not (isinstance(pair, tuple) and len(pair) == 2):
+        raise NonDifferentiableError(
+            "has_aux=True needs the function to return a pair (out, aux), not "
+            f"{describe(pair)}", location_of(fun))
+    return pair[0]
+
+
+def _refuse_aux_derivative(d: Any) -> None:
+    """Derivatives of a derivative taken with ``has_aux`` (its aux has no derivative): refused
+    by name."""
+    options = d._adgen_spec[3]
+    if isinstance(options, dict) and options.get("has_aux"):
+        raise ArgnumsError(
+            f"{d!r} was taken with has_aux=True and returns (derivative, aux): adgen does not "
+            "differentiate it again; take the derivative of a function returning the main "
+            "output only (lambda x: f(x)[0])")
