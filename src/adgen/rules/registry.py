@@ -402,6 +402,11 @@ def _value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[
     reads: set[str] = set()
     shape_only: set[int] = set()
     for tpl in templates:
+        # one walk: the comprehensions and the candidates' loads are looked at once every
+        # shape-only read of the template is known (the first gradient parses a template per
+        # rule it uses, and three walks were a fifth of it)
+        comps = []
+        loads = []
         for node in walk(tpl):
             if isinstance(node, gast.Call):
                 fn = node.func
@@ -413,14 +418,16 @@ def _value_reads(templates: tuple[gast.expr, ...], candidates: set[str]) -> set[
                                                                       "dtype"):
                 if isinstance(node.value, gast.Name):
                     shape_only.add(id(node.value))
+            elif isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp,
+                                   gast.DictComp)):
+                comps.append(node)
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                    node.id in candidates:
+                loads.append(node)
         # ``[np.shape(a) for a in arrays]`` looks at the shapes of arrays' items only.
-        for node in walk(tpl):
-            if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
-                _shape_only_iterations(node, candidates, shape_only)
-        for node in walk(tpl):
-            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and
-                    node.id in candidates and id(node) not in shape_only):
-                reads.add(node.id)
+        for node in comps:
+            _shape_only_iterations(node, candidates, shape_only)
+        reads.update(node.id for node in loads if id(node) not in shape_only)
     return reads
 
 
