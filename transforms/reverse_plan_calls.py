@@ -1,8 +1,9 @@
 """The reverse plan's facts about calls: whether a call is of a user function (compiled and
 differentiated through adgen's dispatch) and how its forward takes the arguments, the callee's
 compiled summary with its errors located at the call (``info_at``), whether it may write its
-arguments in place (``mutating_call``, so its pullback is forced; arrays handed to such a
-callee inside a list, tuple or dict display are refused), which arguments its pullback
+arguments in place (``mutating_call``, so its pullback is forced; a list or tuple display
+handed to such a callee is named before the call by the front end, display_arguments.py, and
+one left inline is refused), which arguments its pullback
 reads, and whether its result may be a value it made.
 
 A part of :class:`reverse_plan.Plan` (a base class of it): the methods read the plan's
@@ -216,9 +217,11 @@ class CallFacts:
     def refuse_displays_written(self, obj: Any, call: gast.Call,
                                 written: set[str] | bool) -> None:
         """Refuses arrays with a derivative handed to a callee inside a list, tuple or dict
-        display it may write in place (``sgd_step([W, b], [gW, gb])`` with ``p -= lr * g``
-        over the items): the callee is compiled without knowing the parameter holds a list,
-        and the caller's own values were left as they were, a silently wrong gradient."""
+        display it may write in place, left inline (``sgd_step([W, b], [gW, gb])`` with ``p -=
+        lr * g`` over the items): the front end names such a display before the call
+        (display_arguments.py, where argument_writes says the callee may write), after which
+        the analyses follow the list into its arrays; one it did not name would leave the
+        caller's own values as they were, a silently wrong gradient, so this stays the net."""
         names = positional_params(obj, len(call.args))
         handed = [(names[k] if k < len(names) else None, a) for k, a in enumerate(call.args)]
         handed += [(k.arg, k.value) for k in call.keywords]
