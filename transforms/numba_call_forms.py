@@ -8,7 +8,9 @@ rewrite that computes the same values: a list display nothing can tell from a tu
 axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
 (:func:`matmul_accumulations`), a float32 operand of a matrix product with an adjoint taken
 as float64 (:func:`float32_products`), ufuncs' ``out=`` given positionally
-(:func:`ufunc_outputs`), and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
+(:func:`ufunc_outputs`), a float bound to None before the branch or loop that binds it bound
+to NaN instead (:func:`none_floats`), ``np.reshape``'s default ``order='C'`` left out (:func:`reshape_orders`),
+and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
 __all__ = ["dot_products", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+           "none_floats", "reshape_orders",
            "tuple_lists", "ufunc_outputs", "unshare_inverses"]
 
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
@@ -207,6 +210,72 @@ def float32_products(rw: Rewriter, types_: dict[str, Any]) -> None:
                 func=ast.Attribute(value=operand, attr="astype", ctx=ast.Load()),
                 args=[ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
                                     attr="float64", ctx=ast.Load())], keywords=[]))
+
+
+def none_floats(rw: Rewriter, types_: dict[str, Any]) -> None:
+    """``t7 = None`` ahead of the branch or loop that binds ``t7`` to a float becomes ``t7 =
+    np.nan`` (``np.float32(np.nan)`` for a float32): with None, numba types every use of the
+    name as an optional float, and the loop records it behind an ``is not None`` test
+    (numba_tapes). The pullback reads such a value only where the branch or loop bound it,
+    as the default backend's does; a NaN stands in elsewhere, so a read there shows, as the
+    tapes' filler does. Left as it is where the name (or a name it is copied to) is
+    compared, tested or handed to a function other than NumPy's and math's (``is None``
+    may be asked)."""
+    copies: dict[str, set[str]] = {}
+    for node in ast.walk(rw.fwd):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Name):
+            copies.setdefault(node.value.id, set()).add(node.targets[0].id)
+    from adgen.transforms.numba_emit import NOPYTHON_HELPERS
+
+    # the calls that look at nothing but a number's value: NumPy's, math's, a loop record's
+    # append, adgen's nopython helpers but those that ask whether a value is None
+    plain = NOPYTHON_HELPERS - {"zero_if_none", "or_zeros", "or_zeros_of_tree", "saved_copy",
+                                "zeros_of_tree", "remap_tree", "with_shadows"}
+
+    def inspects(call: ast.Call) -> bool:
+        f = call_name(call) or ""
+        return not (f.startswith(("np.", "math.")) or f in plain or (
+            f.startswith("tape") and f.endswith(".append")))
+
+    asked: set[str] = set()  # names a test, a comparison or another call may inspect
+    for fn in (rw.fwd, rw.pb):
+        for node in ast.walk(fn):
+            tested = [node.test] if isinstance(node, (ast.If, ast.While, ast.IfExp)) else \
+                [node] if isinstance(node, ast.Compare) else \
+                node.args + [k.value for k in node.keywords] if isinstance(node, ast.Call) \
+                and inspects(node) else []
+            asked |= {n.id for e in tested for n in ast.walk(e) if isinstance(n, ast.Name)}
+    for b in blocks(rw.fwd):
+        for k, st in enumerate(b):
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                    isinstance(st.targets[0], ast.Name) and
+                    isinstance(st.value, ast.Constant) and st.value.value is None):
+                continue
+            name = st.targets[0].id
+            reach, todo = {name}, [name]
+            while todo:
+                for c in copies.get(todo.pop(), ()):
+                    if c not in reach:
+                        reach.add(c)
+                        todo.append(c)
+            kind = types_.get(name)
+            if kind in ("f8", "f4") and not reach & asked:
+                nan = "np.nan" if kind == "f8" else "np.float32(np.nan)"
+                st.value = ast.parse(nan, mode="eval").body
+
+
+def reshape_orders(rw: Rewriter) -> None:
+    """``np.reshape(r_bar, x.shape, order='C')`` (the adjoint of a reshape) and
+    ``y.reshape(2, 3, order='C')`` lose the keyword, which numba's reshape does not take:
+    C order is its only order. Another order is left for numba to refuse at the line."""
+    for fn in (rw.fwd, rw.pb):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "reshape" and [k.arg for k in node.keywords] == \
+                    ["order"] and isinstance(node.keywords[0].value, ast.Constant) and \
+                    node.keywords[0].value.value == "C":
+                node.keywords = []
 
 
 def ufunc_outputs(rw: Rewriter) -> None:

@@ -54,6 +54,7 @@ from typing import Any
 from adgen.transforms import numba_call_forms
 from adgen.transforms.analyses.numba_types import ArgType, call_name
 from adgen.transforms.numba_live_bindings import Companions
+from adgen.transforms.numba_shadows import unfollowed_view
 from adgen.transforms.numba_statements import (
     Place,
     annotate_lines,
@@ -79,6 +80,15 @@ NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "sto
                               "add_matmul_vjp_a", "add_matmul_vjp_b", "add_outer", "item",
                               "remap_tree", "saved_copy"})
 COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
+
+
+def _scatter_view(st: ast.stmt) -> str | None:
+    """The view ``scatter_if_copy(sh, r, 0, t4)`` in ``st`` names (``r``), or None."""
+    for node in ast.walk(st):
+        if call_name(node) == "scatter_if_copy" and len(node.args) > 1 and \
+                isinstance(node.args[1], ast.Name):
+            return node.args[1].id
+    return None
 
 
 class Rewriter:
@@ -205,6 +215,12 @@ class Rewriter:
                         "v[k]))")
                 if isinstance(node, ast.Name) and node.id in runtime_names and \
                         node.id not in NOPYTHON_HELPERS:
+                    view = _scatter_view(st)
+                    # an item of a reshape of a buffer (r[0] of r = y.reshape(2, 3)):
+                    # scatter_if_copy, where the reshape may have copied; named as such
+                    refused = unfollowed_view(self, view, st) if view else None
+                    if refused is not None:
+                        raise refused
                     raise self.refuse(
                         st, f"the numba backend has no nopython form of adgen's {node.id}, "
                         "which the gradient of this line uses (this first version takes "

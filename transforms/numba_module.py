@@ -160,6 +160,7 @@ class _Module:
         numba_call_forms.tuple_lists(rw)
         numba_call_forms.newaxis_items(rw)
         numba_call_forms.dot_products(rw)
+        numba_call_forms.reshape_orders(rw)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
@@ -172,6 +173,7 @@ class _Module:
         if callees:
             numba_call_forms.name_call_arguments(rw, frozenset(callees))
         types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
+        numba_call_forms.none_floats(rw, types_)
         if callees:
             self.link(rw, fwd, pb, types_, callees)
         numba_shadows.view_indices(rw, types_)

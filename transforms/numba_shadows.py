@@ -48,7 +48,9 @@ from adgen.transforms.reverse_ast import user_name_of
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["root", "shadows", "view_indices", "view_root"]
+    from adgen.errors import UnsupportedError
+
+__all__ = ["root", "shadows", "unfollowed_view", "view_indices", "view_root"]
 
 
 def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
@@ -293,6 +295,9 @@ def root(rw: Rewriter, roots: dict[str, str | None], node: ast.expr, st: Any) ->
             "on another", f"bind {user} to a copy where it takes a slice or view "
             f"({user} = y[i, :].copy()), or use backend='default' / 'auto'")
     if r is None:
+        refused = unfollowed_view(rw, n, st)
+        if refused is not None:
+            raise refused
         raise rw.refuse(
             st or rw.pb, f"the numba backend keeps gradients of arrays in static "
             f"buffers, and cannot tell which buffer {user_name_of(ast.unparse(node))} "
@@ -300,3 +305,45 @@ def root(rw: Rewriter, roots: dict[str, str | None], node: ast.expr, st: Any) ->
             "index elements (x[i]) instead of taking slices or views, or use "
             "backend='default' / 'auto'")
     return r
+
+
+def unfollowed_view(rw: Rewriter, n: str | None, st: Any) -> UnsupportedError | None:
+    """The refusal, at ``st``, of ``n`` where the forward binds it once to a view other than
+    basic indexing (``r = y.reshape(2, 3)``, ``y.T``) of an array whose gradient needs a
+    static buffer: naming the view and the array, and what compiles instead; or None."""
+    made = _made_by(rw, n)
+    if made is None:
+        return None
+    text = user_name_of(ast.unparse(made))
+    of = made.func.value if isinstance(made, ast.Call) and \
+        isinstance(made.func.value, ast.Name) and made.func.value.id != "np" else \
+        made.args[0] if isinstance(made, ast.Call) and made.args else made.value \
+        if isinstance(made, ast.Attribute) else None
+    base = user_name_of(ast.unparse(of)) if of is not None else "the array"
+    return rw.refuse(
+        st or rw.pb, f"the numba backend keeps the gradient of {base} in a static buffer "
+        f"and follows views of basic indexing only ({base}[1:], {base}[i, :]), not {text}, "
+        f"a view of {base} whose gradient this line needs",
+        f"index {base} itself where you read it in another shape (for a reshape into rows "
+        f"of n: {base}[i * n + j] for r[i, j]), make {base} in the shape you read it in, or "
+        "use backend='default' / 'auto'")
+
+
+# methods and functions that may return a view of their array
+_VIEWS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "squeeze", "view",
+                    "diagonal", "moveaxis", "expand_dims", "atleast_2d"})
+
+
+def _made_by(rw: Rewriter, n: str | None) -> ast.expr | None:
+    """The value of the forward's one binding of ``n`` where it is a view other than basic
+    indexing (``y.reshape(2, 3)``, ``np.reshape(y, s)``, ``y.T``), or None."""
+    values = [st.value for st in ast.walk(rw.fwd) if isinstance(st, ast.Assign) and
+              len(st.targets) == 1 and name_of(st.targets[0]) == n] if n else []
+    if len(values) != 1:
+        return None
+    v = values[0]
+    f = v.func if isinstance(v, ast.Call) else None
+    if isinstance(f, ast.Attribute) and f.attr in _VIEWS or \
+            isinstance(v, ast.Attribute) and v.attr == "T":
+        return v
+    return None

@@ -300,6 +300,18 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 if args[0][1] == "f4":  # numba_reductions' arrays of float32: not told here
                     return ("array",) if rank else None
                 return ("array", "f8", rank) if rank else "f8"
+            if base == "reshape" and not e.keywords and (f == "np.reshape" or not f.startswith(
+                    ("np.", "math."))):
+                # x.reshape(2, 3), x.reshape((2, 3)), np.reshape(x, (2, 3)): the rank is the
+                # number of sizes
+                a = typ(e.args[0]) if f == "np.reshape" and e.args else \
+                    typ(e.func.value) if isinstance(e.func, ast.Attribute) else None
+                sizes = e.args[1:] if f == "np.reshape" else e.args
+                if len(sizes) == 1 and isinstance(sizes[0], ast.Tuple):
+                    sizes = sizes[0].elts
+                if isinstance(a, tuple) and a[0] == "array" and len(a) == 3 and sizes and \
+                        all(typ(n) == "i8" for n in sizes):
+                    return ("array", a[1], len(sizes))
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
                 t = typ(e.func.value)
                 return t if isinstance(t, tuple) and t[0] == "array" else None
