@@ -22,6 +22,7 @@ import gast
 
 _AST = gast.AST
 _NAME = gast.Name
+_CONSTANT = gast.Constant
 _LOAD = gast.Load
 
 
@@ -43,17 +44,23 @@ def walk(node: Any) -> Iterator[Any]:
     push = todo.append
     fields_of = _FIELDS.get
     for node in todo:
-        fields = fields_of(node.__class__)
-        if fields is None:
-            fields = _node_fields(node.__class__)
-        for name in fields:
-            value = getattr(node, name, None)
-            if isinstance(value, _AST):
-                push(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, _AST):
-                        push(item)
+        cls = node.__class__
+        if cls is _NAME:  # two nodes in five: its one field that may hold a node
+            annotation = getattr(node, "annotation", None)
+            if isinstance(annotation, _AST):
+                push(annotation)
+        elif cls is not _CONSTANT:  # (a constant's value is never a node)
+            fields = fields_of(cls)
+            if fields is None:
+                fields = _node_fields(cls)
+            for name in fields:
+                value = getattr(node, name, None)
+                if isinstance(value, _AST):
+                    push(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, _AST):
+                            push(item)
         yield node
 
 
@@ -73,16 +80,24 @@ def names_read(node: Any) -> set[str]:
 def children(node: Any) -> list[Any]:
     """The child nodes of ``node``, as ``ast.iter_child_nodes`` gives them (in the order of
     its fields), in a list: without its two generator layers per node."""
+    cls = node.__class__
+    if cls is _NAME:  # (as in walk)
+        annotation = getattr(node, "annotation", None)
+        return [annotation] if isinstance(annotation, _AST) else []
+    if cls is _CONSTANT:
+        return []
     out = []
-    fields = _FIELDS.get(node.__class__)
+    fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _node_fields(node.__class__)
+        fields = _node_fields(cls)
     for name in fields:
         value = getattr(node, name, None)
         if isinstance(value, _AST):
             out.append(value)
         elif isinstance(value, list):
-            out.extend(item for item in value if isinstance(item, _AST))
+            for item in value:
+                if isinstance(item, _AST):
+                    out.append(item)
     return out
 
 
