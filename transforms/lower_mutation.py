@@ -481,6 +481,14 @@ class _Lower:
                 cls = self.resolve(a.value.func)
                 if users_class(cls) or cls is type:
                     return True
+            if isinstance(a, gast.Call) and not a.keywords and any(
+                    isinstance(v, gast.Name) and v.id == recv.id for v in a.args):
+                # handed to a function of the user's that reads an attribute of it no ndarray
+                # has (field.fill(p); return total(field), total reading field.u)
+                k = next(k for k, v in enumerate(a.args)
+                         if isinstance(v, gast.Name) and v.id == recv.id)
+                if _reads_object_attribute(self.resolve(a.func), k):
+                    return True
         return False
 
     def _object_like(self, recv: gast.expr) -> bool:
@@ -591,6 +599,25 @@ class _Lower:
         namedtuple's ``q._replace(b=v)`` is left as a call, a local one's is lowered)."""
         obj = dotted_object(self.parsed, node, builtin_names=True)
         return None if obj is NOT_FOUND else obj
+
+
+def _reads_object_attribute(fn: object, k: int) -> bool:
+    """Whether the user's function ``fn`` reads an attribute no ndarray has (``field.u``) of
+    its positional parameter ``k``, in its own body (one level: not through its callees)."""
+    import ast
+    import textwrap
+
+    if not isinstance(fn, types.FunctionType) or k >= fn.__code__.co_argcount or \
+            str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen.")):
+        return False
+    param = fn.__code__.co_varnames[k]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and
+               a.value.id == param and isinstance(a.ctx, ast.Load) and
+               not hasattr(np.ndarray, a.attr) for a in ast.walk(tree))
 
 
 # x.__iadd__(v) and the other in-place operators written out by name: x += v and so on

@@ -17,7 +17,7 @@ import linecache
 import os
 from typing import Any
 
-from adgen.errors import AdgenError, Location
+from adgen.errors import AdgenError, Location, UnsupportedError
 
 __all__ = ["annotate"]
 
@@ -27,7 +27,11 @@ _ADGEN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 def annotate(exc: BaseException, compiled: Any) -> None:
     """Names the user's line where ``exc`` was raised in the forward pass of ``compiled`` (or
     of one of its callees), or in generated code with ``# line N:`` comments (jvp code, a
-    pullback; ``compiled`` None), if it was raised there and the line is known."""
+    pullback; ``compiled`` None), if it was raised there and the line is known.
+
+    Raises:
+        UnsupportedError: in place of the TypeError of ``obj.fill(v)`` taken for an ndarray's
+            on an object of the user's (``_fill_taken``), at that line."""
     if getattr(exc, "__adgen_located__", False):
         return
     _user_function_name(exc, compiled)
@@ -65,8 +69,13 @@ def annotate(exc: BaseException, compiled: Any) -> None:
                     # an object (dispatch.forward_of), in another file: at the user's call
                     exc.at_call(where, getattr(exc, "called", None))
             elif hasattr(exc, "add_note"):
+                taken = _fill_taken(exc, where)
+                if taken:
+                    refused = UnsupportedError(taken[0], where, hint=taken[1])
+                    refused.__adgen_located__ = True  # type: ignore[attr-defined]
+                    raise refused from exc
                 exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
-                             f"\n    {where.source_line.strip()}" + _fill_taken(exc, where))
+                             f"\n    {where.source_line.strip()}")
         except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
             pass
         return
@@ -90,23 +99,25 @@ def _callee_in_users_words(exc: AdgenError, owner: Any, file: str) -> None:
     exc.args = (exc.format(),)
 
 
-def _fill_taken(exc: BaseException, where: Location) -> str:
-    """What to do where ``obj.fill(v)`` of an object of the user's was taken for an ndarray's
-    (lowered as ``obj[...] = v``: transforms/lower_mutation.py; the function read nothing else
-    of ``obj`` that tells an object from an array), so the store raised "'Field' object does
-    not support item assignment"."""
+def _fill_taken(exc: BaseException, where: Location) -> tuple[str, str] | None:
+    """The refusal (message, hint) where ``obj.fill(v)`` of an object of the user's was taken
+    for an ndarray's (lowered as ``obj[...] = v``: transforms/lower_mutation.py; the function
+    reads nothing else of ``obj`` that tells an object from an array), so the store raised
+    "'Field' object does not support item assignment"; else None. (Before session 16 that
+    TypeError was raised, with a note saying this.)"""
     import re
 
     message = str(exc.args[0]) if isinstance(exc, TypeError) and exc.args else ""
     cls = re.match(r"'(\w+)' object does not support item assignment", message)
     call = re.search(r"(\w+)\.fill\(([^()]*)\)", where.source_line)
     if cls is None or call is None:
-        return ""
+        return None
     obj, arg = call.group(1), call.group(2)
-    return (f"\nadgen took {obj}.fill({arg}) for an ndarray's fill ({obj}[...] = {arg}): the "
-            f"function reads nothing else of {obj} that tells it is an object. Annotate the "
-            f"parameter ({obj}: {cls.group(1)}) or call the method through its class, "
-            f"{cls.group(1)}.fill({obj}, {arg}): adgen then differentiates your method")
+    return (f"adgen took {obj}.fill({arg}) for an ndarray's fill ({obj}[...] = {arg}), and "
+            f"{obj} is a {cls.group(1)}: the function reads nothing else of {obj} that tells "
+            "it is an object",
+            f"annotate the parameter ({obj}: {cls.group(1)}) or call the method through its "
+            f"class, {cls.group(1)}.fill({obj}, {arg}): adgen then differentiates your method")
 
 
 def _user_function_name(exc: BaseException, compiled: Any) -> None:
