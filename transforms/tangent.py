@@ -58,7 +58,14 @@ from adgen.transforms.tangent_ast import (
     substitute_call,
     sum_of,
 )
-from adgen.transforms.tangent_call_forms import CallTangents, checkpointed_function
+from adgen.transforms.tangent_call_forms import (
+    checkpointed_function,
+    dynamic_call,
+    nested_call,
+    resolve_call,
+    tangent_of_call,
+    user_call,
+)
 from adgen.transforms.walk import walk
 
 from adgen.callbacks import checked_at
@@ -100,7 +107,7 @@ def _constant(e: gast.expr) -> bool:
     return isinstance(e, gast.Constant)
 
 
-class Tangent(CallTangents):
+class Tangent:
     """Writes the jvp of one function (see the module docstring)."""
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity,
@@ -386,7 +393,7 @@ class Tangent(CallTangents):
             # because a later call may store into what it holds (k = type(self); k.pen(w))
             return after(zero)
         if isinstance(v, gast.Call):
-            return self.call(s, n, v)
+            return tangent_of_call(self, s, n, v)
         if isinstance(v, gast.Compare) or (isinstance(v, gast.UnaryOp) and
                                            isinstance(v.op, gast.Not)):
             return after(zero)  # a bool: no tangent (reverse mode gives it no adjoint)
@@ -544,22 +551,22 @@ class Tangent(CallTangents):
         if not isinstance(v, gast.Call):
             return []
         if isinstance(v.func, gast.Name) and v.func.id in self.defs:
-            return self.nested_call(s, None, v)[0]
-        obj = self.resolve_call(v)
+            return nested_call(self, s, None, v)[0]
+        obj = resolve_call(self, v)
         if isinstance(obj, functools.partial):
             # OP(u), a global partial: refused when its function writes an array the partial
             # gives it (OP = functools.partial(lap, out=BUF): the tangent of BUF was silently
             # left out); otherwise its effect on the tangents of what it is passed is found
             # when it runs, as for a function held in a variable
             checked_at(obj, self.parsed.location(s))
-            return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
+            return dynamic_call(self, s, self.namer.fresh("discarded"), v)[0]
         if obj is not None:
             ref = registry.reference_of(obj)
             obj = checkpointed_function(ref if ref is not None else obj)
             if registry.lookup(obj) is None and is_user_function(obj) and \
                     any(self.tangent(a) is not None for a in v.args) | \
                     any(self.tangent(k.value) is not None for k in v.keywords):
-                return self.user_call(s, None, v, obj)[0]
+                return user_call(self, s, None, v, obj)[0]
             rule = registry.lookup(obj)
             if rule is not None and rule.is_rrule and rule.mutates:
                 raise MissingRuleError(f"{rule.name} has a user rule (adgen.rrule) that writes "
@@ -607,7 +614,7 @@ class Tangent(CallTangents):
                 # self.features(x) for its effect on self (self.h = ...): a method of the
                 # user's object, found when the call runs, that writes self's tangent where
                 # it writes self (runtime.call_jvp); its result is not used
-                return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
+                return dynamic_call(self, s, self.namer.fresh("discarded"), v)[0]
             if f.attr not in _MIRRORED_METHODS:
                 self.refuse(s, f"the method call .{f.attr}() on a value with a derivative")
             call = copy.deepcopy(v)
@@ -625,7 +632,7 @@ class Tangent(CallTangents):
             # cb(y) of a function held in a variable, given a value with a derivative: it may
             # write y in place (def triple(w): w *= 3), which its jvp follows when the call
             # runs; run as it is, y's tangent missed the write (36 for 108, silently)
-            return self.dynamic_call(s, self.namer.fresh("discarded"), v)[0]
+            return dynamic_call(self, s, self.namer.fresh("discarded"), v)[0]
         return []
 
     def ret(self, s: gast.Return) -> gast.stmt:

@@ -3,12 +3,12 @@ function, or an ndarray method (its rule: ``Tangent.apply_rule``); a user functi
 compiled jvp, ``user_call``), a nested def (its jvp with the enclosing values it reads,
 ``nested_call``); a function known only when the call runs, a method of a global object or a
 callable object (``dynamic_call``: adgen.runtime's ``call_jvp``); ``functools.partial`` of
-values without a derivative (``partial``) and ``f(*xs)`` (``starred_call``). What forward
+values without a derivative (``partial_call``) and ``f(*xs)`` (``starred_call``). What forward
 mode cannot call (a local value it does not know, an object of the user's class built
 inside) is refused at the line.
 
-A part of :class:`tangent.Tangent` (a base class of it): the methods read the tangent
-code's ``parsed``, ``fn``, ``defs``, ``features``, ``callee``, ``callees``, ``nested`` and
+Functions taking the :class:`tangent.Tangent` (``tg``): they read the tangent code's
+``parsed``, ``fn``, ``defs``, ``features``, ``callee``, ``callees``, ``nested`` and
 ``resolve``, and its ``tangent``, ``tangent_or_zero``, ``dot``, ``refuse`` and
 ``apply_rule``.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gast
 import numpy as np
@@ -38,6 +38,9 @@ from adgen.callbacks import checked_at
 from adgen.errors import MissingRuleError
 from adgen.rules import methods, registry
 
+if TYPE_CHECKING:
+    from adgen.transforms.tangent import Tangent
+
 
 def checkpointed_function(obj: Any) -> Any:
     """The function an ``adgen.checkpoint`` wrapper calls, or ``obj``: forward mode keeps no
@@ -45,254 +48,251 @@ def checkpointed_function(obj: Any) -> Any:
     return getattr(obj, "__adgen_checkpoint__", obj)
 
 
-class CallTangents:
-    """The tangents of one function's calls (see the module)."""
+def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
+         ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    if isinstance(v.func, gast.Name) and v.func.id in tg.defs:
+        return nested_call(tg, s, n, v)
+    obj = resolve_call(tg, v)
+    if obj is None or isinstance(obj, types.BuiltinMethodType) and \
+            isinstance(obj.__self__, np.ndarray):
+        # a method of a local array, or of a global one (g(q, P0.copy())): its rule
+        f = v.func
+        if isinstance(f, gast.Attribute) and f.attr in methods.METHODS and (
+                f.attr not in methods.ARRAY_RECEIVER_ONLY or obj is not None):
+            fn = methods.METHODS[f.attr]
+            args = list(v.args)
+            if f.attr in methods.VARARG_METHODS and len(args) > 1:
+                args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            kwargs = {k.arg: k.value for k in v.keywords}
+            return tg.apply_rule(s, n, registry.lookup(fn), v, [f.value] + args, kwargs)
+        if isinstance(f, gast.Attribute) and f.attr == "copy":
+            return tg.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
+                                   [f.value], {})
+        if isinstance(f, gast.Name) or isinstance(f, gast.Attribute) and \
+                isinstance(f.value, gast.Name):
+            # a function taken from a list or passed in, or a method of a local object
+            # (self.features(x)): found when the call runs
+            return dynamic_call(tg, s, n, v)
+        tg.refuse(s, f"calling {source_of(f)}, a local value or a method forward mode does "
+                       "not know", "call a module-level function")
+    if obj is functools.partial:
+        return partial_call(tg, s, n, v)
+    if getattr(obj, "__name__", "") == "call_starred" and \
+            getattr(obj, "__module__", "") == "adgen.runtime":
+        return starred_call(tg, s, n, v)
+    if isinstance(obj, functools.partial):
+        # a global partial: refused here when its function writes an array the partial
+        # gives it (OP = functools.partial(lap, out=BUF); OP(u): a zero tangent)
+        checked_at(obj, tg.parsed.location(s))
+        return dynamic_call(tg, s, n, v)
+    ref = registry.reference_of(obj)
+    if ref is not None:
+        obj = ref
+    obj = checkpointed_function(obj)
+    rule = registry.lookup(obj)
+    if rule is None and is_user_function(obj):
+        return user_call(tg, s, n, v, obj)
+    if rule is None and (isinstance(obj, types.MethodType) or
+                         not isinstance(obj, (types.FunctionType, type)) and
+                         isinstance(getattr(type(obj), "__call__", None),
+                                    types.FunctionType)):
+        # a method of a global object, or a global callable object (layer(x)): compiled
+        # when the call runs, its object a constant here
+        return dynamic_call(tg, s, n, v)
+    if rule is None and isinstance(obj, type) and \
+            isinstance(getattr(obj, "__init__", None), types.FunctionType):
+        # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
+        tg.refuse(s, f"building an object of your class {obj.__qualname__} inside the "
+                       "function",
+                    f"build the {obj.__qualname__} outside and pass it in (its float "
+                    "attributes get tangents); reverse mode (adgen.grad, adgen.vjp, "
+                    "adgen.jacrev) builds it for first derivatives")
+    if rule is None:
+        raise MissingRuleError(
+            f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
+            tg.parsed.location(s), hint="register one with adgen.rrule")
+    kwargs = {k.arg: k.value for k in v.keywords}
+    return tg.apply_rule(s, n, rule, v, list(v.args), kwargs)
 
-    def call(self, s: gast.Assign, n: str, v: gast.Call
-             ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        if isinstance(v.func, gast.Name) and v.func.id in self.defs:
-            return self.nested_call(s, n, v)
-        obj = self.resolve_call(v)
-        if obj is None or isinstance(obj, types.BuiltinMethodType) and \
-                isinstance(obj.__self__, np.ndarray):
-            # a method of a local array, or of a global one (g(q, P0.copy())): its rule
-            f = v.func
-            if isinstance(f, gast.Attribute) and f.attr in methods.METHODS and (
-                    f.attr not in methods.ARRAY_RECEIVER_ONLY or obj is not None):
-                fn = methods.METHODS[f.attr]
-                args = list(v.args)
-                if f.attr in methods.VARARG_METHODS and len(args) > 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
-                kwargs = {k.arg: k.value for k in v.keywords}
-                return self.apply_rule(s, n, registry.lookup(fn), v, [f.value] + args, kwargs)
-            if isinstance(f, gast.Attribute) and f.attr == "copy":
-                return self.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
-                                       [f.value], {})
-            if isinstance(f, gast.Name) or isinstance(f, gast.Attribute) and \
-                    isinstance(f.value, gast.Name):
-                # a function taken from a list or passed in, or a method of a local object
-                # (self.features(x)): found when the call runs
-                return self.dynamic_call(s, n, v)
-            self.refuse(s, f"calling {source_of(f)}, a local value or a method forward mode does "
-                           "not know", "call a module-level function")
-        if obj is functools.partial:
-            return self.partial(s, n, v)
-        if getattr(obj, "__name__", "") == "call_starred" and \
-                getattr(obj, "__module__", "") == "adgen.runtime":
-            return self.starred_call(s, n, v)
-        if isinstance(obj, functools.partial):
-            # a global partial: refused here when its function writes an array the partial
-            # gives it (OP = functools.partial(lap, out=BUF); OP(u): a zero tangent)
-            checked_at(obj, self.parsed.location(s))
-            return self.dynamic_call(s, n, v)
-        ref = registry.reference_of(obj)
-        if ref is not None:
-            obj = ref
-        obj = checkpointed_function(obj)
-        rule = registry.lookup(obj)
-        if rule is None and is_user_function(obj):
-            return self.user_call(s, n, v, obj)
-        if rule is None and (isinstance(obj, types.MethodType) or
-                             not isinstance(obj, (types.FunctionType, type)) and
-                             isinstance(getattr(type(obj), "__call__", None),
-                                        types.FunctionType)):
-            # a method of a global object, or a global callable object (layer(x)): compiled
-            # when the call runs, its object a constant here
-            return self.dynamic_call(s, n, v)
-        if rule is None and isinstance(obj, type) and \
-                isinstance(getattr(obj, "__init__", None), types.FunctionType):
-            # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
-            self.refuse(s, f"building an object of your class {obj.__qualname__} inside the "
-                           "function",
-                        f"build the {obj.__qualname__} outside and pass it in (its float "
-                        "attributes get tangents); reverse mode (adgen.grad, adgen.vjp, "
-                        "adgen.jacrev) builds it for first derivatives")
-        if rule is None:
-            raise MissingRuleError(
-                f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
-                self.parsed.location(s), hint="register one with adgen.rrule")
-        kwargs = {k.arg: k.value for k in v.keywords}
-        return self.apply_rule(s, n, rule, v, list(v.args), kwargs)
+def partial_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
+            ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """``n = functools.partial(f, ...)`` of values without a derivative: a function value
+    with no tangent of its own (its calls go through :meth:`dynamic_call`)."""
+    bound = list(v.args[1:]) + [k.value for k in v.keywords]
+    if any(tg.tangent(a) is not None for a in bound):
+        tg.refuse(s, "functools.partial of a value with a derivative",
+                    "pass the value to the function as an argument where it is called")
+    return [], [assign(name(tg.dot(n), gast.Store), gast.Constant(value=None, kind=None),
+                       s)]
 
-    def partial(self, s: gast.Assign, n: str, v: gast.Call
+def dynamic_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
+                 ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """``n = f(a, b)`` where ``f`` is a value known only when the call runs (a function
+    from a list, a ``functools.partial``, a function passed in, a method of a local
+    object): ``n, n_dot = call_jvp(f, (a, b), (a_dot, b_dot), {...}, obj, obj_dot)``
+    (runtime.call_jvp; ``obj`` the object ``f`` is taken from, ``obj_dot`` its tangent or
+    None)."""
+    if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                               for k in v.keywords):
+        tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+    for k in v.keywords:
+        if tg.tangent(k.value) is not None:
+            tg.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
+                           f"{source_of(v.func)}, a function found when the call runs",
+                        "pass it by position")
+    args = gast.Tuple(elts=copy.deepcopy(v.args), ctx=gast.Load())
+    tangents = gast.Tuple(elts=[tg.tangent(a) or gast.Constant(value=None, kind=None)
+                                for a in v.args], ctx=gast.Load())
+    keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in v.keywords],
+                         values=[copy.deepcopy(k.value) for k in v.keywords])
+    # the object the function value is taken from and its tangent: a method's receiver
+    # gets that tangent when it is that object (self.features(x), layer(x))
+    root = v.func.value if isinstance(v.func, gast.Attribute) else v.func
+    owner_dot = tg.tangent(root) or gast.Constant(value=None, kind=None)
+    call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
+                                                  keywords, copy.deepcopy(root),
+                                                  owner_dot], keywords=[])
+    tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
+                     ctx=gast.Store())
+    return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+
+def starred_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
+                 ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """``n = call_starred(f, None, args, kwargs)`` or ``call_starred(obj, 'm', args,
+    kwargs)`` (desugar: the user's ``f(*xs, **kw)``, ``obj.m(*xs)``): ``n, n_dot =
+    call_jvp(f, args, args_dot, kwargs, obj, obj_dot)``, the tuple's tangent (or ``(None,)
+    * len(args)``) lined up with its items when the call runs; a method's object passes
+    its tangent as the owner's (runtime.call_jvp)."""
+    head, method, packed, kwargs = v.args[:4]
+    none = gast.Constant(value=None, kind=None)
+    m = method.value if isinstance(method, gast.Constant) else None
+    if m is None:
+        fn, owner, owner_dot = copy.deepcopy(head), none, gast.Constant(None, None)
+    else:
+        fn = gast.Attribute(value=copy.deepcopy(head), attr=m, ctx=gast.Load())
+        owner, owner_dot = copy.deepcopy(head), tg.tangent(head) or gast.Constant(
+            None, None)
+        if tg.tangent(head) is not None and m in methods.METHODS:
+            tg.refuse(s, f"{source_of(fn)}(*args) on a value with a derivative",
+                        "pass the arguments one by one (a shape as a tuple: "
+                        "z.reshape((*x.shape, 2)))")
+    made = {st.targets[0].id: st.value for st in walk(tg.fn) if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)}
+    values = made.get(kwargs.id, kwargs) if isinstance(kwargs, gast.Name) else kwargs
+    if not (isinstance(values, gast.Dict) and all(tg.tangent(x) is None
+                                                  for x in values.values)):
+        if tg.tangent(kwargs) is not None:
+            tg.refuse(s, f"passing values with a derivative by keyword to "
+                           f"{source_of(fn)} with **kwargs", "pass them by position")
+    tangents = tg.tangent(packed) or gast.BinOp(
+        left=gast.Tuple(elts=[gast.Constant(value=None, kind=None)], ctx=gast.Load()),
+        op=gast.Mult(), right=gast.Call(func=name("len"), args=[copy.deepcopy(packed)],
+                                        keywords=[]))
+    call = gast.Call(func=name("call_jvp"), args=[fn, copy.deepcopy(packed), tangents,
+                                                  copy.deepcopy(kwargs), owner, owner_dot],
+                     keywords=[])
+    tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
+                     ctx=gast.Store())
+    return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+
+def resolve_call(tg: Tangent, v: gast.Call) -> Any:
+    """The object a call calls; the runtime functions earlier passes write
+    (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's."""
+    obj = tg.resolve(v.func)
+    if obj is None and isinstance(v.func, gast.Name) and v.func.id in RUNTIME_CALLS and \
+            not tg.parsed.is_local(v.func.id):
+        from adgen import runtime
+
+        obj = getattr(runtime, v.func.id)
+    return obj
+
+def nested_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call
                 ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        """``n = functools.partial(f, ...)`` of values without a derivative: a function value
-        with no tangent of its own (its calls go through :meth:`dynamic_call`)."""
-        bound = list(v.args[1:]) + [k.value for k in v.keywords]
-        if any(self.tangent(a) is not None for a in bound):
-            self.refuse(s, "functools.partial of a value with a derivative",
-                        "pass the value to the function as an argument where it is called")
-        return [], [assign(name(self.dot(n), gast.Store), gast.Constant(value=None, kind=None),
-                           s)]
+    """``n = g(a)`` for a nested def g reading x, y of this function: ``n, n_dot =
+    g_jvp(a, x=x, y=y, a_dot=..., x_dot=..., y_dot=...)``."""
+    assert tg.nested is not None
+    info, lifted = tg.nested(tg.defs[v.func.id])
+    if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                               for k in v.keywords):
+        tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+    keywords = list(v.keywords) + [gast.keyword(arg=info.params[info.params.index(f)],
+                                                value=name(f)) for f in lifted]
+    # a parameter left to its default (a constant: run checks) is passed: the jvp of a
+    # nested def takes every parameter (its lifted values follow them)
+    d = tg.defs[v.func.id]
+    own = [a.id for a in d.args.args]
+    first = len(own) - len(d.args.defaults)
+    given = {k.arg for k in v.keywords}
+    keywords += [gast.keyword(arg=p, value=copy.deepcopy(d.args.defaults[i - first]))
+                 for i, p in enumerate(own)
+                 if i >= max(first, len(v.args)) and p not in given]
+    values = {k.arg: k.value for k in keywords}
+    for k, a in enumerate(v.args):
+        t = tg.tangent(a)
+        if t is not None:
+            keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
+    for p, a in values.items():
+        t = tg.tangent(a)
+        if t is not None:
+            keywords.append(gast.keyword(arg=info.tangent_params[info.params.index(p)],
+                                         value=t))
+    call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
+                     keywords=copy.deepcopy(keywords))
+    if n is None:
+        return [at(ReplaceExpr(value=call), s)], []
+    tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
+                     ctx=gast.Store())
+    return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
 
-    def dynamic_call(self, s: gast.Assign, n: str, v: gast.Call
-                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        """``n = f(a, b)`` where ``f`` is a value known only when the call runs (a function
-        from a list, a ``functools.partial``, a function passed in, a method of a local
-        object): ``n, n_dot = call_jvp(f, (a, b), (a_dot, b_dot), {...}, obj, obj_dot)``
-        (runtime.call_jvp; ``obj`` the object ``f`` is taken from, ``obj_dot`` its tangent or
-        None)."""
-        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
-                                                                   for k in v.keywords):
-            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
-        for k in v.keywords:
-            if self.tangent(k.value) is not None:
-                self.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
-                               f"{source_of(v.func)}, a function found when the call runs",
-                            "pass it by position")
-        args = gast.Tuple(elts=copy.deepcopy(v.args), ctx=gast.Load())
-        tangents = gast.Tuple(elts=[self.tangent(a) or gast.Constant(value=None, kind=None)
-                                    for a in v.args], ctx=gast.Load())
-        keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in v.keywords],
-                             values=[copy.deepcopy(k.value) for k in v.keywords])
-        # the object the function value is taken from and its tangent: a method's receiver
-        # gets that tangent when it is that object (self.features(x), layer(x))
-        root = v.func.value if isinstance(v.func, gast.Attribute) else v.func
-        owner_dot = self.tangent(root) or gast.Constant(value=None, kind=None)
-        call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
-                                                      keywords, copy.deepcopy(root),
-                                                      owner_dot], keywords=[])
-        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
-                         ctx=gast.Store())
-        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+def user_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
+              ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """``n = g(a, b)`` -> ``n, n_dot = g_jvp(a, b, a_dot=..., b_dot=...)``."""
+    info = tg.callee(obj, s)
+    tg.callees[info.symbol] = obj
+    keywords = list(v.keywords)
+    if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
+                                                               for k in keywords):
+        tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+    pos = list(v.args)
+    packed = varargs_of(obj)
+    if packed is not None and len(pos) >= packed:
+        # *xs: the extra arguments as one tuple (parse.varargs_of)
+        pos = pos[:packed] + [gast.Tuple(elts=pos[packed:], ctx=gast.Load())]
+    elif packed is not None:  # fewer than the named ones: the empty tuple by keyword
+        keywords.append(gast.keyword(arg=obj.__code__.co_varnames[packed],
+                                     value=gast.Tuple(elts=[], ctx=gast.Load())))
 
-    def starred_call(self, s: gast.Assign, n: str, v: gast.Call
-                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        """``n = call_starred(f, None, args, kwargs)`` or ``call_starred(obj, 'm', args,
-        kwargs)`` (desugar: the user's ``f(*xs, **kw)``, ``obj.m(*xs)``): ``n, n_dot =
-        call_jvp(f, args, args_dot, kwargs, obj, obj_dot)``, the tuple's tangent (or ``(None,)
-        * len(args)``) lined up with its items when the call runs; a method's object passes
-        its tangent as the owner's (runtime.call_jvp)."""
-        head, method, packed, kwargs = v.args[:4]
-        none = gast.Constant(value=None, kind=None)
-        m = method.value if isinstance(method, gast.Constant) else None
-        if m is None:
-            fn, owner, owner_dot = copy.deepcopy(head), none, gast.Constant(None, None)
-        else:
-            fn = gast.Attribute(value=copy.deepcopy(head), attr=m, ctx=gast.Load())
-            owner, owner_dot = copy.deepcopy(head), self.tangent(head) or gast.Constant(
-                None, None)
-            if self.tangent(head) is not None and m in methods.METHODS:
-                self.refuse(s, f"{source_of(fn)}(*args) on a value with a derivative",
-                            "pass the arguments one by one (a shape as a tuple: "
-                            "z.reshape((*x.shape, 2)))")
-        made = {st.targets[0].id: st.value for st in walk(self.fn) if isinstance(st, gast.Assign)
-                and isinstance(st.targets[0], gast.Name)}
-        values = made.get(kwargs.id, kwargs) if isinstance(kwargs, gast.Name) else kwargs
-        if not (isinstance(values, gast.Dict) and all(self.tangent(x) is None
-                                                      for x in values.values)):
-            if self.tangent(kwargs) is not None:
-                self.refuse(s, f"passing values with a derivative by keyword to "
-                               f"{source_of(fn)} with **kwargs", "pass them by position")
-        tangents = self.tangent(packed) or gast.BinOp(
-            left=gast.Tuple(elts=[gast.Constant(value=None, kind=None)], ctx=gast.Load()),
-            op=gast.Mult(), right=gast.Call(func=name("len"), args=[copy.deepcopy(packed)],
-                                            keywords=[]))
-        call = gast.Call(func=name("call_jvp"), args=[fn, copy.deepcopy(packed), tangents,
-                                                      copy.deepcopy(kwargs), owner, owner_dot],
-                         keywords=[])
-        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
-                         ctx=gast.Store())
-        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+    def tangent_of(a: gast.expr) -> gast.expr | None:
+        if isinstance(a, gast.Tuple):
+            if all(tg.tangent(e) is None for e in a.elts):
+                return None
+            return gast.Tuple(elts=[tg.tangent_or_zero(e) for e in a.elts],
+                              ctx=gast.Load())
+        return tg.tangent(a)
 
-    def resolve_call(self, v: gast.Call) -> Any:
-        """The object a call calls; the runtime functions earlier passes write
-        (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's."""
-        obj = self.resolve(v.func)
-        if obj is None and isinstance(v.func, gast.Name) and v.func.id in RUNTIME_CALLS and \
-                not self.parsed.is_local(v.func.id):
-            from adgen import runtime
-
-            obj = getattr(runtime, v.func.id)
-        return obj
-
-    def nested_call(self, s: gast.stmt, n: str | None, v: gast.Call
-                    ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        """``n = g(a)`` for a nested def g reading x, y of this function: ``n, n_dot =
-        g_jvp(a, x=x, y=y, a_dot=..., x_dot=..., y_dot=...)``."""
-        assert self.nested is not None
-        info, lifted = self.nested(self.defs[v.func.id])
-        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
-                                                                   for k in v.keywords):
-            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
-        keywords = list(v.keywords) + [gast.keyword(arg=info.params[info.params.index(f)],
-                                                    value=name(f)) for f in lifted]
-        # a parameter left to its default (a constant: run checks) is passed: the jvp of a
-        # nested def takes every parameter (its lifted values follow them)
-        d = self.defs[v.func.id]
-        own = [a.id for a in d.args.args]
-        first = len(own) - len(d.args.defaults)
-        given = {k.arg for k in v.keywords}
-        keywords += [gast.keyword(arg=p, value=copy.deepcopy(d.args.defaults[i - first]))
-                     for i, p in enumerate(own)
-                     if i >= max(first, len(v.args)) and p not in given]
-        values = {k.arg: k.value for k in keywords}
-        for k, a in enumerate(v.args):
-            t = self.tangent(a)
-            if t is not None:
-                keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
-        for p, a in values.items():
-            t = self.tangent(a)
-            if t is not None:
-                keywords.append(gast.keyword(arg=info.tangent_params[info.params.index(p)],
-                                             value=t))
-        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=copy.deepcopy(v.args),
-                         keywords=copy.deepcopy(keywords))
-        if n is None:
-            return [at(ReplaceExpr(value=call), s)], []
-        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
-                         ctx=gast.Store())
-        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
-
-    def user_call(self, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
-                  ) -> tuple[list[gast.stmt], list[gast.stmt]]:
-        """``n = g(a, b)`` -> ``n, n_dot = g_jvp(a, b, a_dot=..., b_dot=...)``."""
-        info = self.callee(obj, s)
-        self.callees[info.symbol] = obj
-        keywords = list(v.keywords)
-        if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
-                                                                   for k in keywords):
-            self.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
-        pos = list(v.args)
-        packed = varargs_of(obj)
-        if packed is not None and len(pos) >= packed:
-            # *xs: the extra arguments as one tuple (parse.varargs_of)
-            pos = pos[:packed] + [gast.Tuple(elts=pos[packed:], ctx=gast.Load())]
-        elif packed is not None:  # fewer than the named ones: the empty tuple by keyword
-            keywords.append(gast.keyword(arg=obj.__code__.co_varnames[packed],
-                                         value=gast.Tuple(elts=[], ctx=gast.Load())))
-
-        def tangent_of(a: gast.expr) -> gast.expr | None:
-            if isinstance(a, gast.Tuple):
-                if all(self.tangent(e) is None for e in a.elts):
-                    return None
-                return gast.Tuple(elts=[self.tangent_or_zero(e) for e in a.elts],
-                                  ctx=gast.Load())
-            return self.tangent(a)
-
-        for k, a in enumerate(pos):
-            t = tangent_of(a)
-            if t is not None and k < len(info.tangent_params):
-                keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
-        for kw in v.keywords:
-            t = self.tangent(kw.value)
-            if t is not None and kw.arg not in info.params:
-                self.refuse(s, f"passing a value with a derivative to the keyword-only "
-                               f"parameter {kw.arg} of {source_of(v.func)}",
-                            "make it a positional-or-keyword parameter")
-            if t is not None:
-                keywords.append(gast.keyword(
-                    arg=info.tangent_params[info.params.index(kw.arg)], value=t))
-        args = copy.deepcopy(pos)
-        if len(pos) == len(info.params) and not v.keywords:
-            # every parameter passed by position: the tangents too (None: zero)
-            args += [tangent_of(a) or gast.Constant(value=None, kind=None) for a in pos]
-            keywords = []
-        call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
-                         keywords=copy.deepcopy(keywords))
-        if n is None:  # the jvp runs the primal too: it replaces the primal statement
-            return [at(ReplaceExpr(value=call), s)], []
-        tup = gast.Tuple(elts=[name(n, gast.Store), name(self.dot(n), gast.Store)],
-                         ctx=gast.Store())
-        # the jvp computes the primal too: it replaces the primal statement
-        return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+    for k, a in enumerate(pos):
+        t = tangent_of(a)
+        if t is not None and k < len(info.tangent_params):
+            keywords.append(gast.keyword(arg=info.tangent_params[k], value=t))
+    for kw in v.keywords:
+        t = tg.tangent(kw.value)
+        if t is not None and kw.arg not in info.params:
+            tg.refuse(s, f"passing a value with a derivative to the keyword-only "
+                           f"parameter {kw.arg} of {source_of(v.func)}",
+                        "make it a positional-or-keyword parameter")
+        if t is not None:
+            keywords.append(gast.keyword(
+                arg=info.tangent_params[info.params.index(kw.arg)], value=t))
+    args = copy.deepcopy(pos)
+    if len(pos) == len(info.params) and not v.keywords:
+        # every parameter passed by position: the tangents too (None: zero)
+        args += [tangent_of(a) or gast.Constant(value=None, kind=None) for a in pos]
+        keywords = []
+    call = gast.Call(func=name(f"{info.symbol}_jvp"), args=args,
+                     keywords=copy.deepcopy(keywords))
+    if n is None:  # the jvp runs the primal too: it replaces the primal statement
+        return [at(ReplaceExpr(value=call), s)], []
+    tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
+                     ctx=gast.Store())
+    # the jvp computes the primal too: it replaces the primal statement
+    return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
