@@ -264,12 +264,6 @@ class ShadowMap:
             # items' shadows, as a tuple's; a store into one of its slots still refuses
             # (ItemShadows.__setitem__)
             return ItemShadows(self, x)  # type: ignore[return-value]
-        if type(x) is list and all(_held_by_identity(v) for v in x):
-            # a list of arrays a helper loops over, compiled without knowing its parameter
-            # holds a list (for p, g in zip(params, grads): p -= lr * g): its adjoint is its
-            # items' shadows, as a tuple's; a store into one of its slots still refuses
-            # (ItemShadows.__setitem__)
-            return ItemShadows(self, x)  # type: ignore[return-value]
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic) and
                                                   not is_constant_object(x)):
