@@ -168,6 +168,7 @@ class _Module:
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)
+        numba_shadows.number_collects(rw)
         rw.check_calls(fwd, self.runtime_names - rewritten, known)
         rw.check_calls(pb, self.runtime_names - rewritten, known)
         if callees:

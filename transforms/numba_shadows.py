@@ -50,7 +50,25 @@ if TYPE_CHECKING:
 
     from adgen.errors import UnsupportedError
 
-__all__ = ["root", "shadows", "unfollowed_view", "view_indices", "view_root"]
+__all__ = ["number_collects", "root", "shadows", "unfollowed_view", "view_indices", "view_root"]
+
+
+def number_collects(rw: Rewriter) -> None:
+    """``collect(sh, k, b) if top else b`` for a number parameter ``k`` becomes ``b``. The
+    pullback collects, at its top, what the callees it passes an object to kept in shadow
+    memory for the object's attributes (reverse_pullback.objects_passed_on); the numba
+    backend takes numbers and arrays only, and a number's adjoint is ``b`` itself."""
+    numbers = {p for p, t in rw.params.items() if t.kind in NUMBER_KINDS}
+
+    class Numbers(ast.NodeTransformer):
+        def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+            c = node.body
+            if name_of(node.test) == "top" and call_name(c) == "collect" and \
+                    len(c.args) == 3 and not c.keywords and name_of(c.args[1]) in numbers:
+                return node.orelse
+            return self.generic_visit(node)
+
+    Numbers().visit(rw.pb)
 
 
 def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
