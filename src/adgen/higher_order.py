@@ -332,10 +332,12 @@ def hvp(fun: Callable[..., Any], argnums: int = 0, *,
                               argnums, {"mutation": mutation})
 
 
-def _hessian_vector(fun: Callable[..., Any], argnums: int, mutation: str, aux: bool
-                    ) -> Callable[..., Any]:
+def _hessian_vector(fun: Callable[..., Any], argnums: int, mutation: str, aux: bool,
+                    rows: tuple[int, ...] | None = None) -> Callable[..., Any]:
     """:func:`hvp`'s function; with ``aux``, of ``out`` where ``fun`` returns ``(out, aux)``
-    (hessian's ``has_aux``)."""
+    (hessian's ``has_aux``). ``rows``: the arguments whose gradient is differentiated along
+    the direction of argument ``argnums`` (a tuple of products, the Hessian's blocks in
+    those rows); ``argnums``'s own by default."""
     def hessian_vector(*args_and_v: Any, **kwargs: Any) -> Any:
         if len(args_and_v) < 2:
             raise ArgnumsError("hvp(f) is called as hvp(f)(*args, v): the direction comes "
@@ -355,7 +357,7 @@ def _hessian_vector(fun: Callable[..., Any], argnums: int, mutation: str, aux: b
         _check_direction(args[n], v, n)
         d = directional(f, len(args), (n,), unit=False, aux=aux)
         try:
-            return grad(d, n, mutation=mutation)(*args, v)
+            return grad(d, n if rows is None else rows, mutation=mutation)(*args, v)
         except MutationError:
             # the refusal names the generated tangent code (x_1_dot *= y, its lines): the
             # gradient's own refusal names the user's code
@@ -381,27 +383,40 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             mutation: str = "save", has_aux: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
     Hessian-vector product (:func:`hvp`) per element, each from the same values; the arguments
-    end as one plain call leaves them (:class:`Runs`). With ``has_aux`` (as ``jax.hessian``),
+    end as one plain call leaves them (:class:`Runs`). A tuple ``argnums`` gives the blocks
+    as JAX's: ``H[j][k]``, argument j's shape followed by argument k's. With ``has_aux`` (as
+    ``jax.hessian``),
     ``fun`` returns a pair ``(out, aux)``: the result is ``(hessian of out, aux)``, ``aux``
     from the first run."""
-    if not isinstance(argnums, int) or isinstance(argnums, bool):
-        raise ArgnumsError(f"hessian takes one argument to differentiate (an int), not "
-                           f"{argnums!r}: take the blocks one by one (hessian(f, argnums=k) "
-                           "for the diagonal ones, jacfwd(grad(f, argnums=j), argnums=k) for "
-                           "the others)")
+    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple, list)):
+        raise ArgnumsError(f"hessian takes an int or a tuple of ints as argnums, not "
+                           f"{argnums!r}")
 
     def hessian_fun(*args: Any, **kwargs: Any) -> Any:
-        n = normalize_argnums(argnums, len(args))[0]
-        refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
+        nums = normalize_argnums(argnums, len(args))
+        for n in nums:
+            refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
         runs = Runs(args)
         aux = None
         if has_aux:  # aux of one plain run (the first); the Hessian's start from the same values
             pair = fun(*runs.next(), **kwargs)
             _main_output(pair, fun)
             aux = pair[1]
-        h = _hessian_vector(fun, n, mutation, has_aux)
-        cols = [h(*runs.next(), e, **kwargs) for e in basis(args[n])]
-        result = columns(cols, args[n], args[n])
+        if isinstance(argnums, int):
+            h = _hessian_vector(fun, nums[0], mutation, has_aux)
+            cols = [h(*runs.next(), e, **kwargs) for e in basis(args[nums[0]])]
+            result = columns(cols, args[nums[0]], args[nums[0]])
+            return (result, aux) if has_aux else result
+        # a tuple (as jax.hessian): blocks[j][k], x_j's shape then x_k's; column e of the
+        # blocks in column k from one gradient, for every j, of the derivative along e
+        blocks: list[list[Any]] = [[None] * len(nums) for _ in nums]
+        for c, k in enumerate(nums):
+            h = _hessian_vector(fun, k, mutation, has_aux, tuple(nums))
+            cols = [h(*runs.next(), e, **kwargs) for e in basis(args[k])]
+            for r, j in enumerate(nums):
+                blocks[r][c] = columns([col[r] for col in cols], args[j], args[k]) if cols \
+                    else np.zeros(np.shape(args[j]) + np.shape(args[k]))
+        result = tuple(tuple(row) for row in blocks)
         return (result, aux) if has_aux else result
 
     return DerivativeFunction(hessian_fun, "hessian", fun, argnums,

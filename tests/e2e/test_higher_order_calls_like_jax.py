@@ -38,13 +38,19 @@ def test_jvp_has_aux_needs_a_pair():
         adgen.jvp(energy, (X, W), (np.ones(3), 0.0), has_aux=True)
 
 
-def test_hessian_refuses_a_tuple_of_argnums_and_names_the_blocks():
-    with pytest.raises(adgen.ArgnumsError, match="jacfwd"):
-        adgen.hessian(energy, argnums=(0, 1))
-    # the off-diagonal block the message points to, against central differences
+def test_hessian_takes_a_tuple_of_argnums_as_jax():
+    # the blocks (it was refused, naming jacfwd(grad(f, argnums=j), argnums=k) for them):
+    # ((H_xx, H_xw), (H_wx, H_ww)), against central differences of the gradients
+    (hxx, hxw), (hwx, hww) = adgen.hessian(energy, argnums=(0, 1))(X, W)
+    gx, gw, eps = adgen.grad(energy), adgen.grad(energy, argnums=1), 1e-6
+    assert hxw.shape == (3,) and hwx.shape == (3,) and np.shape(hww) == ()
+    assert np.allclose(hxw, (gx(X, W + eps) - gx(X, W - eps)) / (2 * eps), rtol=1e-6)
+    assert np.allclose(hwx, hxw, rtol=1e-9)
+    assert np.allclose(hxx, adgen.hessian(energy)(X, W), rtol=1e-12)
+    assert np.isclose(hww, (gw(X, W + eps) - gw(X, W - eps)) / (2 * eps), rtol=1e-6)
+    # the off-diagonal block by JAX's other idiom
     block = adgen.jacfwd(adgen.grad(energy, argnums=0), argnums=1)(X, W)
-    g, eps = adgen.grad(energy), 1e-6
-    assert np.allclose(block, (g(X, W + eps) - g(X, W - eps)) / (2 * eps), rtol=1e-6)
+    assert np.allclose(block, hxw, rtol=1e-9)
 
 
 @pytest.mark.parametrize("jac", [adgen.jacrev, adgen.jacfwd, adgen.jacobian])
