@@ -26,15 +26,19 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.reverse_ast import is_number
-from adgen.transforms.walk import Transformer, clone
+from adgen.transforms.walk import Transformer, clone, walk
 
 
 def extremes_as_comparisons(tree: gast.AST, kinds: dict[str, Any],
                             resolve: Callable[[gast.expr], Any]) -> None:
     """Rewrites ``tree`` in place (see the module docstring). ``kinds``: the kinds analysis'
     facts; ``resolve``: a function name -> the object the compiled code calls."""
-    if kinds:
-        _Extremes(kinds, resolve).visit(tree)
+    if kinds and any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                     n.func.id in _NAMES for n in walk(tree)):
+        _Extremes(kinds, resolve).visit(tree)  # (a walk costs less than a visit)
+
+
+_NAMES = ("max", "min")
 
 
 class _Extremes(Transformer):
@@ -45,7 +49,7 @@ class _Extremes(Transformer):
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
         if node.keywords or len(node.args) != 2 or not isinstance(node.func, gast.Name) or \
-                node.func.id not in ("max", "min"):
+                node.func.id not in _NAMES:
             return node
         a, b = node.args
         if not all(isinstance(e, gast.Name) and self.kinds.get(e.id) == NUMBER or

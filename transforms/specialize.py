@@ -6,6 +6,7 @@ are known to be numbers or arrays, and, for code specialised to an argument sign
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -365,9 +366,15 @@ def inline_extreme(expr: gast.expr) -> gast.expr:
     g, out, x, y = expr.args
     if not all(isinstance(e, gast.Name) or is_number(e) for e in (out, x, y)):
         return expr
-    share = parse_expr("(0.5 if y == out else 1.0) if x == out else 0.0")
-    share = Subst({"out": out, "x": x, "y": y}).visit(share)
+    share = Subst({"out": out, "x": x, "y": y}).visit(clone(_share()))
     return gast.BinOp(left=g, op=gast.Mult(), right=share)
+
+
+@functools.cache
+def _share() -> gast.expr:
+    """The template of :func:`inline_extreme`'s share, parsed once (a build parsed it four
+    times for soft-DTW's cells)."""
+    return parse_expr("(0.5 if y == out else 1.0) if x == out else 0.0")
 
 
 def drop_unbroadcast(expr: gast.expr) -> gast.expr:
