@@ -1,4 +1,4 @@
-"""adgen.api.may_be_complex (whether generated code may compute complex values, so a complex
+"""adgen.pullback_runs.may_be_complex (whether generated code may compute complex values, so a complex
 cotangent reaching a real rule raises instead of losing its imaginary part) finds the same
 marks as one search of the whole source, which it now makes only on the lines a fast scan
 points at (issue 15: the search cost 1.6 ms of Polybench ADI's cold build)."""

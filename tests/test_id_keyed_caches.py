@@ -2,7 +2,7 @@
 
 CPython reuses the address (the id) of a freed object for the next one of its size. A table
 keyed by ``id()`` that outlives its objects then answers for a stranger: last session a
-pullback made where a freed one had been ran with complex adjoints (``api._COMPLEX_PULLBACKS``,
+pullback made where a freed one had been ran with complex adjoints (``pullback_runs.COMPLEX_PULLBACKS``,
 now a WeakSet). Every such table in ``src/`` and ``transforms/`` either holds its object in
 the entry and checks ``entry[0] is obj`` (the registry, the compile caches, the numba and
 wrapper caches), or holds it for as long as the table lives (shadow memory, the callee

@@ -1,6 +1,6 @@
 """``adgen.grad``'s call on the default backend, decided once per argument signature.
 
-The generic path of a gradient call (``api._gradient_function``) works out at each call what
+The generic path of a gradient call (``gradient_function.gradient_function``) works out at each call what
 it has to check: the signature (a tuple it builds and looks up), the cache entry's fourteen
 facts, each differentiated argument's kind, the policy for complex values. For the common
 call (positional float64 arrays and numbers, no ``has_aux``, a forward with no guard scope,

@@ -2,7 +2,7 @@
 
 A pullback reads the values its forward saved by reference, not copies. Those the forward
 computed are its own; the arguments, the output and the global and closure arrays it reads
-are checked by ``api._snapshots`` and ``api._free_snapshots``. What is left is an array held
+are checked by :func:`argument_snapshots` and :func:`free_snapshots`. What is left is an array held
 by a global or closure *object* the function reads: ``cfg.A``, ``D["A"]``, ``self.W`` of a
 global model whose method the function calls, an array a method hands out (``cfg.make()``
 returning ``self.M``), or a view of one. Changed in place between ``vjp`` and the pullback
@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import functools
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from adgen.adjoints import is_function_like
+from adgen.arguments import leaves_of, primal_function
 
 LIMIT = 100_000
 _DEPTH = 3
@@ -200,3 +202,47 @@ class _Search:
             if not self.walk(x, p, depth - 1):
                 return False
         return True
+
+
+def argument_snapshots(fun: Callable[..., Any], args: tuple[Any, ...], out: Any,
+               reads: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Copies of the arrays in the arguments the pullback reads, and in the output."""
+    code = getattr(primal_function(fun), "__code__", None)
+    names = code.co_varnames[:code.co_argcount] if code is not None else ()
+    found: list[tuple[str, np.ndarray, np.ndarray]] = []
+    seen: set[int] = set()
+    parts = [(f"argument {k} ({names[k]})" if k < len(names) else f"argument {k}", a)
+             for k, a in enumerate(args)
+             if reads is True or (k < len(names) and names[k] in reads) or k >= len(names)]
+    for what, value in parts + [("the output", out)]:
+        for leaf in leaves_of(value):
+            # (an object array's copy is shallow: what its items hold is not checked)
+            if type(leaf) is np.ndarray and leaf.dtype.kind != "O" and id(leaf) not in seen:
+                seen.add(id(leaf))
+                found.append((what, leaf, leaf.copy()))
+    return found
+
+
+def free_snapshots(compiled: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Copies of the global and closure arrays a pullback (the function's or a callee's)
+    reads: they travel with its saved values by reference (free_values.py), so one changed
+    in place after vjp returned (a data buffer refilled) would give a wrong gradient."""
+    pullbacks = []
+    todo = [compiled]
+    while todo:
+        c = todo.pop()
+        pullbacks.append(getattr(c, "pullback", None))
+        todo.extend((getattr(c, "callees", None) or {}).values())
+    read: set[str] = set()
+    for pb in pullbacks:
+        code = getattr(pb, "__code__", None)
+        if code is not None:
+            read.update(code.co_names, code.co_varnames)
+    found: list[tuple[str, np.ndarray, np.ndarray]] = []
+    seen: set[int] = set()
+    for g in compiled.guards:
+        value = g.ns.get(g.key) if g.mode == "kind" and isinstance(g.ns, dict) else None
+        if type(value) is np.ndarray and g.key in read and id(value) not in seen:
+            seen.add(id(value))
+            found.append((f"the global {g.name}", value, value.copy()))
+    return found

@@ -141,7 +141,7 @@ def view_of_a_global_array(w):
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_a_view_of_a_global_array(mutation):
-    """The pullback reads the view, not the global by its name (api._free_snapshots looked
+    """The pullback reads the view, not the global by its name (held_arrays.free_snapshots looked
     for the name): it gave [0.995, 98.0, 2.87] after GLOBAL[1] = 100."""
     out, pullback = adgen.vjp(view_of_a_global_array, W.copy(), mutation=mutation)
     first = pullback(1.0)[0]

@@ -1,0 +1,67 @@
+"""The function an entry point is given, compiled (:func:`compile_fun`; for ``grad``'s
+argument signatures :func:`gradient_compilation`), and its forward run with a scope of
+captures of its own (:func:`run_forward`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from adgen import guards
+from adgen.arguments import check_policy, primal_function
+from adgen.forward_errors import annotate
+from adgen.pullback_runs import may_be_complex
+from adgen.transforms.analyses.kinds import DICT, LIST
+
+
+def compile_fun(fun: Callable[..., Any], mutation: str,
+              wrt: tuple[int, ...] | None = None, sig: tuple[Any, ...] | None = None,
+              backend: str = "default", single_use: bool = False) -> Any:
+    from adgen.transforms.pipeline import compile_function
+
+    check_policy(mutation)
+    if backend != "default":  # numba / auto: adgen.backends
+        from adgen.backends import compile_for
+
+        return compile_for(primal_function(fun), mutation, wrt, sig, backend)
+    from adgen.transforms.parse import varargs_of
+
+    if varargs_of(primal_function(fun)) is not None:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
+            "function where another calls it, not as the function given to grad or vjp",
+            hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
+    return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig,
+                            single_use=single_use)
+
+
+def gradient_compilation(fun: Callable[..., Any], mutation: str, wrt: tuple[int, ...] | None,
+                         sig: tuple[Any, ...], backend: str = "default") -> Any:
+    """The compilation ``grad`` and ``value_and_grad`` run for argument signature ``sig``:
+    single use where they can (the default backend, a signature without lists, dicts or
+    kindless values; transforms/single_use.py), the reusable form where a complex cotangent
+    could make the pullback run again (run_pullback)."""
+    compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend,
+                           single_use=backend == "default" and
+                           not (None in sig or LIST in sig or DICT in sig))
+    if getattr(compiled, "consumes", None) and may_be_complex(compiled):
+        compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend)
+    return compiled
+
+
+def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    try:
+        if not compiled.needs_scope:
+            return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
+        # a fresh scope of captures for this pass, in this thread's stack
+        scopes = guards.scope_stack()
+        scopes.append(guards.GuardScope())
+        try:
+            return compiled.forward(*args, **kwargs)
+        finally:
+            scopes.pop()
+    except Exception as exc:
+        annotate(exc, compiled)  # the user's line, not only the generated one
+        raise
