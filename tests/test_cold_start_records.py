@@ -7,6 +7,7 @@ captures, recording and result, Compiled, LeanFacts...) are plain classes. Neith
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -36,7 +37,7 @@ SCRIPT = '''import dataclasses, json, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import adgen
-from user_code import f, shifted_in_place
+from cold_start_user import f, shifted_in_place
 
 made = []
 process_class = dataclasses._process_class
@@ -57,26 +58,25 @@ print(json.dumps(out))
 '''
 
 
-def _user_module(tmp_path: Path):
-    (tmp_path / "user_code.py").write_text(USER_FILE)
+def _user_module(tmp_path: Path, name: str):
+    """The user's module ``name`` of ``tmp_path``, imported in this process and left out of
+    sys.modules (another test's user module may have the same name)."""
     sys.path.insert(0, str(tmp_path))
     try:
-        import importlib
-
-        import user_code
-        return importlib.reload(user_code)
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
 
 
 def test_first_gradient_makes_no_dataclass_and_is_right(tmp_path):
-    (tmp_path / "user_code.py").write_text(USER_FILE)
+    (tmp_path / "cold_start_user.py").write_text(USER_FILE)
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True,
                           text=True, check=True, cwd=tmp_path)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["made by f"] == []
     assert out["numpy.random after f"] is False  # 36 M instructions, more than a fifth
-    user = _user_module(tmp_path)
+    user = _user_module(tmp_path, "cold_start_user")
     x = np.linspace(0.1, 1.0, 5)
     np.testing.assert_allclose(out["f"], numerical_grad(user.f, (x,), 0), rtol=1e-6,
                                atol=1e-8)
@@ -109,7 +109,7 @@ sys.path.insert(0, sys.argv[1])
 import numpy as np
 import adgen
 imported = "numpy.random" in sys.modules
-from user_draws import noisy_loss
+from cold_start_draws import noisy_loss
 x = np.linspace(0.1, 1.0, 5)
 print(json.dumps({"numpy.random after import adgen": imported,
                   "save": adgen.grad(noisy_loss)(x, 3).tolist(),
@@ -122,17 +122,13 @@ def test_import_adgen_leaves_numpy_random_unimported_and_draws_are_still_seen(tm
     draw in a helper given a generator the user made after the import is still a constant
     of the forward pass (random_draws.is_draw reads numpy.random once it is imported), and
     so is a generator a helper makes from a seed it is given (analyses.activity)."""
-    (tmp_path / "user_draws.py").write_text(DRAWS_FILE)
+    (tmp_path / "cold_start_draws.py").write_text(DRAWS_FILE)
     done = subprocess.run([sys.executable, "-c", DRAWS_SCRIPT, str(tmp_path)],
                           capture_output=True, text=True, check=True, cwd=tmp_path)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["numpy.random after import adgen"] is False
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import user_draws
-    finally:
-        sys.path.remove(str(tmp_path))
+    user = _user_module(tmp_path, "cold_start_draws")
     x = np.linspace(0.1, 1.0, 5)
-    expected = numerical_grad(lambda v: user_draws.noisy_loss(v, 3), (x,), 0)
+    expected = numerical_grad(lambda v: user.noisy_loss(v, 3), (x,), 0)
     np.testing.assert_allclose(out["save"], expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(out["strict"], expected, rtol=1e-6, atol=1e-8)
