@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -371,7 +372,7 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
 
 
 def _arrays_inside(value: Any) -> list[np.ndarray]:
-    """The arrays inside a list, tuple or dict (at any depth), each once. (An object's
+    """The arrays inside a list, tuple, dict or object (at any depth), each once. (An object's
     arrays are captured and guarded one by one: :func:`capture`.)"""
     found: list[np.ndarray] = []
     seen: set[int] = set()
@@ -388,9 +389,25 @@ def _arrays_inside(value: Any) -> list[np.ndarray]:
         elif isinstance(v, dict):
             for item in v.values():
                 walk(item)
+        elif _holds_attributes(v):
+            # an object handed to a callee that writes its arrays (step(m, u) writing m.lap,
+            # self.step(u) writing self.lap): the captures of each of its arrays are saved
+            # (a capture of m.lap made by the call before was left unsaved: the pullback
+            # read the written values, a silently wrong gradient under both policies)
+            for item in vars(v).values():
+                walk(item)
 
     walk(value)
     return found
+
+
+def _holds_attributes(v: Any) -> bool:
+    """An object of the user's whose attributes are its ``__dict__`` (not a module, class,
+    function, NumPy value, nor adgen's own: an object's tangent in jvp code)."""
+    return isinstance(getattr(v, "__dict__", None), dict) and \
+        not isinstance(v, (type, types.ModuleType, types.FunctionType, types.MethodType,
+                           np.generic)) and \
+        not str(getattr(type(v), "__module__", "")).startswith(("adgen.", "numpy"))
 
 
 class _Watch:
