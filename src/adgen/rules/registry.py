@@ -134,6 +134,9 @@ class Rule:
         """
         bound: dict[str, Any] = {}
         args = list(args)
+        for alias, own in KEYWORD_ALIASES.get(self.name, ()):
+            if alias in kwargs and own not in kwargs:  # x.clip(min=0.0): a_min
+                kwargs[own] = kwargs.pop(alias)
         for p in self.params:
             if p.varargs:
                 bound[p.name] = tuple(args)
@@ -152,6 +155,13 @@ class Rule:
         if kwargs:
             raise TypeError(f"{self.name}() got unexpected keyword {sorted(kwargs)[0]!r}")
         return bound
+
+
+# Keywords NumPy takes under another name than a rule's parameter: np.clip(x, min=0.0) and
+# x.clip(min=0.0, max=1.0) (NumPy >= 2.1, and ndarray.clip's own names) for a_min and a_max
+KEYWORD_ALIASES: dict[str, tuple[tuple[str, str], ...]] = {
+    "numpy.clip": (("min", "a_min"), ("max", "a_max")),
+}
 
 
 class _Templates:
