@@ -245,6 +245,22 @@ class _Kept:
         self.value = value
 
 
+def _operand(value: str) -> str:
+    """``value``, the right side of ``x op= value``, as the right operand of ``x op ...``:
+    in parentheses where it is itself an operation (``c *= 1.0 - k`` is c = c * (1.0 - k),
+    not c * 1.0 - k)."""
+    import ast
+
+    try:
+        node = ast.parse(value.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({value})"
+    if isinstance(node, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda,
+                         ast.NamedExpr, ast.UnaryOp)):
+        return f"({value})"
+    return value
+
+
 def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> str:
     """What to do instead of an in-place write that overwrites a value a gradient reads,
     said in the user's code: write into a copy of the written array, or, when the write's own
@@ -258,7 +274,7 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
     if capture_line == line:
         if aug and not aug.group(2):
             return (f"{save}, or compute it out of place: {aug.group(1)} = {aug.group(1)} "
-                    f"{aug.group(3)} {aug.group(4)}")
+                    f"{aug.group(3)} {_operand(aug.group(4))}")
         if aug:
             item = aug.group(1) + aug.group(2)
             value = aug.group(4)
@@ -269,7 +285,7 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
                 value = value.replace(captured, f"{captured}.copy()", 1)
                 return f"{save}, or read a copy: {item} {aug.group(3)}= {value}"
             return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
-                    f"{aug.group(3)} {value}")
+                    f"{aug.group(3)} {_operand(value)}")
         return f"{save}, or compute the new value into a new array instead of in place"
     # (a method of the user's too: model.step(u, dt) writing u; not an array's own, x.fill(0),
     # which writes x)
@@ -671,6 +687,15 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
 
     def redirect_array(x: np.ndarray) -> np.ndarray:
         caps = moved.get(id(root_of(x)))
+        if caps is None and sh is not None:
+            # the caller's copy of the argument as it was after this call (its own guard, a
+            # loop's next call writing it): this callee read the argument before its own
+            # write, whose copy is the value it read; the caller's copy stood for it, and the
+            # callee's callee computed its gradient from the later value (silently wrong)
+            original = sh.through_stand_in(x)
+            if original is not x:
+                caps = moved.get(id(root_of(original)))
+                x = original if caps is not None else x
         if caps is None:
             return x
         for cap in caps:

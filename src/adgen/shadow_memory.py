@@ -123,7 +123,9 @@ class ShadowMap:
         """``copy_`` (a guard's copy) stands for ``original``: its views share its shadow."""
         self._stand_ins[id(copy_)] = (copy_, original)
 
-    def _through_stand_in(self, x: np.ndarray) -> np.ndarray:
+    def through_stand_in(self, x: np.ndarray) -> np.ndarray:
+        """``x``, or the part of the original that ``x`` (a view of a guard's copy) stands
+        for."""
         entry = self._stand_ins.get(id(root_of(x)))
         if entry is None:
             return x
@@ -178,7 +180,7 @@ class ShadowMap:
                                "y[np.unravel_index(i, y.shape)]")
         if isinstance(x, np.ndarray):
             if self._stand_ins:
-                x = self._through_stand_in(x)
+                x = self.through_stand_in(x)
             root = root_of(x)
             entry = self._roots.get(id(root))
             if entry is None:
