@@ -53,6 +53,7 @@ from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.star_arguments import spell_out_star_arguments
 from adgen.transforms.unbound import check_unbound, maybe_unbound
+from adgen.transforms.unseen_calls import unwrap_checked_calls
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
@@ -73,6 +74,9 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     """
     parsed = parse_function(fn)
     tree = parsed.tree
+    # generated code differentiated again (jvp code under hessian, third derivatives):
+    # checked_callable(cb)(x) there is the call cb(x), checked again where the mode says
+    unwrap_checked_calls(parsed.namespace, tree)
     if stop == "parse":
         return parsed, tree, None, None
     # a closure, method or partial that writes an argument, called where adgen knows what

@@ -19,11 +19,18 @@ a name gives a function of the user's that calls its parameter as it is (``run(c
 dispatch (``call_forward(cb, x)``), of globals, of attributes and inside nested defs and
 lambdas (whose writes are checked where the function differentiated defines them:
 free_writes.refuse_unseen_writes) are left alone. Nothing else changes.
+
+Forward mode wraps the same calls in its jvp code (pipeline._compile_tangent), and that code
+is itself differentiated (hessian and hvp: reverse over forward; third derivatives):
+:func:`unwrap_checked_calls`, run by the front end on generated code, reads
+``checked_callable(cb)(3.0)`` there as the call ``cb(3.0)`` (and ``run(checked_callable(cb))``
+as ``run(cb)``), which the mode differentiating it wraps again where this module says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import gast
 import numpy as np
@@ -82,6 +89,31 @@ def check_unseen_calls(fn: gast.FunctionDef,
                 node.args[k] = _checked(a)
     params = [a.id if isinstance(a, gast.Name) else None for a in args.args]
     return tuple(k for k, p in enumerate(params) if p in checked)
+
+
+def unwrap_checked_calls(namespace: dict[str, Any], tree: gast.FunctionDef) -> None:
+    """Replaces, in place, each ``checked_callable(f, ...)`` in ``tree`` by ``f``, when the
+    function's ``namespace`` binds ``checked_callable`` to adgen's (generated code: the jvp
+    code that hessian differentiates; a user's function has no such name). Reverse mode had
+    no derivative rule for the wrapper (MissingRuleError 'checked_callable() has no derivative
+    rule' for ``checked_callable(self.features, self)(x)``)."""
+    from adgen.callbacks import checked_callable
+
+    if namespace.get(CHECK) is not checked_callable:
+        return
+    for node in gast.walk(tree):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [_unwrapped(v) for v in value]
+            elif isinstance(value, gast.AST):
+                setattr(node, field, _unwrapped(value))
+
+
+def _unwrapped(node: Any) -> Any:
+    while isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == CHECK and node.args and not node.keywords:
+        node = node.args[0]
+    return node
 
 
 def _checked(callee: gast.expr, receiver: gast.expr | None = None) -> gast.Call:

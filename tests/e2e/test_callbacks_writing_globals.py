@@ -358,3 +358,30 @@ def test_second_derivatives_refuse_it_as_the_gradient_does_in_the_users_names(po
         assert "triple_all (" in text and "_jvp" not in text and "<adgen" not in text
         assert err.value.location.file == __file__
         assert err.value.location.source_line.strip() == "cb(y)"
+
+
+def note():
+    LOG.append(1.0)
+
+
+def sines_after(x, cb):
+    cb()
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def test_third_derivatives_through_a_checked_callback():
+    # the jvp code calls cb through checked_callable, and a third derivative differentiates
+    # that code twice more: it raised MissingRuleError ('checked_callable() has no
+    # derivative rule'); generated code is read with the wrapper taken off (and wrapped
+    # again by the mode differentiating it). By hand: d3/dx3 of sin(x) x^2
+    x = np.array([0.3, -0.7, 1.1])
+    v = np.array([1.0, 0.5, -0.2])
+    third = -x ** 2 * np.cos(x) - 6 * x * np.sin(x) + 6 * np.cos(x)
+    _, slope = adgen.jvp(adgen.hessian(sines_after), (x, note), (v, None))
+    np.testing.assert_allclose(slope, np.diag(third * v), atol=1e-12)
+    cube = adgen.jacfwd(adgen.hessian(sines_after))(x, note)
+    np.testing.assert_allclose(np.einsum("iik->ik", cube), np.diag(third), atol=1e-12)
+    assert LOG  # it ran
+    WORK[:] = X
+    with pytest.raises(adgen.UnsupportedError, match="triple_tail"):
+        adgen.jacfwd(adgen.hessian(squares_after))(WORK[:3].copy(), triple_tail)
