@@ -58,6 +58,7 @@ from adgen.transforms.front import (
     returned_kind,
     run_pass,
 )
+from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp_defaults
 from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
@@ -752,7 +753,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         if obj is fn:
             recursive[0] = True
             return _TANGENT_PROGRESS[id(fn)][1]
-        given = _given_tangents(node, obj, lambda n: act.active(n.id) and
+        given = given_tangents(node, obj, lambda n: act.active(n.id) and
                                 resolve(parsed, n) is None)
         try:
             progress = _TANGENT_PROGRESS.get(id(obj))
@@ -867,16 +868,16 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # a method compiled for its receiver's class: so is its jvp code, which reverse mode
         # differentiates again (hessian), where self is an object of that class
         jvp.__adgen_receiver__ = receiver_of(fn)
-    defaults = _jvp_defaults(fn, params, len(lifted), len(tparams))
+    defaults = jvp_defaults(fn, params, len(lifted), len(tparams))
     kwonly = jvp.__code__.co_kwonlyargcount
     if kwonly:  # keyword-only parameters and the tangents after them: by name
         names = jvp.__code__.co_varnames[jvp.__code__.co_argcount:][:kwonly]
-        everything = _jvp_defaults(fn, params, len(lifted), len(tparams), every=True)
+        everything = jvp_defaults(fn, params, len(lifted), len(tparams), every=True)
         jvp.__kwdefaults__ = {n: v for n, v in zip(names, everything[-kwonly:])
-                              if v is not _MISSING}
+                              if v is not MISSING_DEFAULT}
         positional = list(everything[:-kwonly])
         defaults = ()
-        while positional and positional[-1] is not _MISSING:  # the suffix with defaults
+        while positional and positional[-1] is not MISSING_DEFAULT:  # the suffix with defaults
             defaults = (positional.pop(),) + defaults
     jvp.__defaults__ = defaults
     source = own
@@ -914,68 +915,6 @@ def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Ca
     names = positional_params(obj, len(call.args))
     return [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written] + \
         [k.value for k in call.keywords if k.arg in written]
-
-
-_MISSING = object()  # a parameter without a default
-
-
-def _jvp_defaults(fn: Any, params: list[str], lifted: int, ntangents: int, *,
-                  every: bool = False) -> tuple[Any, ...]:
-    """The jvp's ``__defaults__``: its parameters are the function's, flattened (positional,
-    then ``*xs`` as a tuple, then keyword-only: parse._flatten_parameters), then the lifted
-    closure values and the tangents (None). Python's defaults cover a suffix of the
-    parameters: the longest one where every parameter has a default. With ``every``, one
-    value per parameter (``_MISSING`` where there is no default)."""
-    missing = _MISSING
-    code = fn.__code__
-    positional = list(getattr(fn, "__defaults__", None) or ())
-    npos = code.co_argcount  # positional-only ones included
-    values: list[Any] = [missing] * (npos - len(positional)) + positional
-    if varargs_of(fn) is not None:
-        values.append(())
-    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
-    values += [kwdefaults.get(n, missing)  # co_varnames: positional, keyword-only, *xs, ...
-               for n in code.co_varnames[npos:npos + code.co_kwonlyargcount]]
-    values = values[:len(params) - lifted] if len(values) > len(params) - lifted else values
-    values += [None] * lifted + [None] * ntangents
-    if every:
-        return tuple(values)
-    suffix: list[Any] = []
-    for v in reversed(values):
-        if v is missing:
-            break
-        suffix.append(v)
-    return tuple(reversed(suffix))
-
-
-def _given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
-                    ) -> tuple[int, ...] | None:
-    """The positions of the parameters of ``obj`` whose arguments in the call in ``stmt``
-    may carry a tangent (a name among those they read ``varies``: an active local, not a
-    global, whose tangent the jvp never passes: Tangent.tangent), for the callee's jvp
-    compiled for them only (compile_tangent's ``wrt``). A keyword argument counts at its
-    parameter's position (``table(C, gamma=self.gamma)``); None (all) for a keyword that
-    names no positional parameter, or ``*xs`` / ``**kw`` in the call."""
-    call = getattr(stmt, "value", None)
-    if not isinstance(call, gast.Call):
-        return None
-    if any(isinstance(a, gast.Starred) for a in call.args) or \
-            any(k.arg is None for k in call.keywords):
-        return None
-
-    def varied(e: gast.expr) -> bool:
-        return any(isinstance(n, gast.Name) and varies(n) for n in walk(e))
-
-    out = [k for k, a in enumerate(call.args) if varied(a)]
-    if call.keywords:
-        code = getattr(obj, "__code__", None)
-        names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
-        for k in call.keywords:
-            if k.arg not in names[len(call.args):]:
-                return None
-            if varied(k.value):
-                out.append(names.index(k.arg))
-    return tuple(sorted(out))
 
 
 def _late_jvp(fn: Any) -> Callable[..., Any]:

@@ -227,7 +227,7 @@ class Tangent:
         kwonly = set(self.parsed.kwonly)
         if kwonly:
             # keyword-only parameters stay keyword-only, and the tangents after them: each
-            # may then have a default or not, in any order (pipeline._jvp_defaults)
+            # may then have a default or not, in any order (jvp_parameters.jvp_defaults)
             first = min(k for k, a in enumerate(args.args) if a.id in kwonly)
             args.kwonlyargs = args.args[first:]
             args.args = args.args[:first]
