@@ -275,12 +275,17 @@ class ShadowMap:
                 # an object the compiler took for an array: it may share an array with a
                 # value written in place (f = g.field(); f[1:] *= 2.0; g.energy())
                 raise locate(UnsupportedError(
-                    f"an object of class {type(x).__name__} whose arrays are written in "
-                    "place through another value (an array a method returned, an item of a "
-                    "list) is not supported yet: adgen took it for an array when compiling",
+                    f"an object of class {type(x).__name__} that may share an array with "
+                    "one written in place through another value (an array a method "
+                    "returned, an item of a list, or an array a helper given the object "
+                    "writes and returns) is not supported yet: adgen took it for an array "
+                    "when compiling",
                     hint="copy the array before writing it (f = g.field().copy()), or write "
                          "it through the object where the function holds it by name "
-                         "(g.u[1:] *= 2.0)"))
+                         "(g.u[1:] *= 2.0); for a helper given the object and an array it "
+                         "writes (u = step(u, cfg) in a loop), call it as a statement "
+                         "(step(u, cfg)) or pass the numbers the object holds "
+                         "(u = step(u, cfg.dt))"))
             if isinstance(x, tuple) and hasattr(type(x), "_fields") and \
                     str(getattr(type(x), "__module__", "")).startswith("numpy"):
                 # w, V = np.linalg.eigh(A); V[0] = ...: an item of NumPy's result tuple

@@ -134,3 +134,38 @@ def test_a_loop_of_steps_is_refused_under_strict():
     spring, cfg = Spring(np.array([1.0, 2.0, 3.0]), 0.25), Integrator(0.1)
     with pytest.raises(adgen.MutationError, match=r"kick\(v, x, spring, cfg\) overwrites v"):
         adgen.grad(simulate, argnums=(2, 3), mutation="strict")(X0, V0, spring, cfg)
+
+
+def drift_returning(x, v, cfg):
+    x += cfg.dt * v
+    return x
+
+
+def loop_of_returning_drifts(x0, v, cfg):
+    x = x0.copy()
+    for _ in range(3):
+        x = drift_returning(x, v, cfg)
+    return np.sum(x ** 2)
+
+
+def loop_of_drifts(x0, v, cfg):
+    x = x0.copy()
+    for _ in range(3):
+        drift(x, v, cfg)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_loop_assigning_the_helpers_result_is_refused_with_the_forms_that_work(mutation):
+    # the loop takes cfg for an array the helper's result may share; the refusal said only
+    # "an object of class Integrator whose arrays are written in place through another
+    # value", with a hint about methods returning arrays
+    cfg = Integrator(0.1)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(loop_of_returning_drifts, argnums=2, mutation=mutation)(X0, V0, cfg)
+    assert "test_config_objects_passed_to_steppers.py" in str(err.value)
+    assert "call it as a statement (step(u, cfg))" in str(err.value)
+    # the form it names: x = x0 + 3 dt v, d/d dt sum(x^2) = 6 sum(x v)
+    g = adgen.grad(loop_of_drifts, argnums=2, mutation=mutation)(X0, V0, cfg)
+    assert np.isclose(g.dt, 6.0 * np.sum((X0 + 0.3 * V0) * V0))
+    assert np.isclose(g.dt, by_dt(loop_of_drifts, cfg, X0, V0), rtol=1e-6)
