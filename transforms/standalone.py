@@ -203,9 +203,16 @@ def _helper_sources(source: str) -> str:
             text = inspect.getsource(obj)
         except (OSError, TypeError):
             continue
-        # the module defines the errors itself (see _STANDALONE_ERRORS)
+        # the module defines the errors itself (see _STANDALONE_ERRORS), and a helper's
+        # import of another runtime helper (from adgen.guards import source_line inside a
+        # function) is that helper, which the module defines too (found by name above)
         text = re.sub(r"^(\s*)from adgen\.errors import .*$", r"\1pass", text,
                       flags=re.MULTILINE)
+        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|guards) "
+                      r"import ([\w, ]+)$",
+                      lambda m: m.group(1) + "pass" if all(
+                          a.strip() in names for a in m.group(2).split(",")) else m.group(0),
+                      text, flags=re.MULTILINE)
         out.append(text)
     classes = [t for t in out if t.lstrip().startswith("class ")]
     functions = [t for t in out if not t.lstrip().startswith("class ")]
