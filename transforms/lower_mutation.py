@@ -262,6 +262,26 @@ class _Lower:
                     return lowered
                 test = _call_name("isinstance", clone(recv), name("dict"))
                 return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
+            if method == "setdefault" and len(call.args) in (1, 2) and not call.keywords and \
+                    not any(isinstance(a, gast.Starred) for a in call.args) and \
+                    not self._object_like(recv):
+                # config.setdefault("momentum", 0.9) (CS231n's optim.py), where config is a
+                # dict: if "momentum" not in config: config["momentum"] = 0.9, and the result
+                # config["momentum"] (it was refused as an in-place method)
+                key = call.args[0]
+                default = call.args[1] if len(call.args) == 2 else gast.Constant(None, None)
+                absent = gast.Compare(left=clone(key), ops=[gast.NotIn()],
+                                      comparators=[clone(recv)])
+                lowered: list[gast.stmt] = [gast.copy_location(gast.If(
+                    test=absent, body=[store(clone(recv), clone(key), default, s)],
+                    orelse=[]), s)]
+                if result is not None:
+                    lowered.append(assign(name(result, gast.Store), gast.Subscript(
+                        value=clone(recv), slice=clone(key), ctx=gast.Load()), s))
+                if self._built_as(recv, "dict"):
+                    return lowered
+                test = _call_name("isinstance", clone(recv), name("dict"))
+                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method == "put":
                 ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
                 self._refuse_mode(mode, s)

@@ -129,7 +129,7 @@ class Calls:
                 continue
             if isinstance(a, (gast.Tuple, gast.List)):
                 # the arguments *xs packed, or a list display passed: one cotangent each
-                out += self.pb.ops.distribute(a, name(c), state)
+                out += self.pb.ops.distribute(a, name(c), state, may_be_none=True)
                 continue
             if a.id in handed:
                 b = self.pb.bar(a.id)
@@ -288,7 +288,7 @@ class Calls:
             if c == "_":
                 continue
             if isinstance(a, (gast.Tuple, gast.List)):
-                out += self.pb.ops.distribute(a, name(c), state)
+                out += self.pb.ops.distribute(a, name(c), state, may_be_none=True)
                 continue
             ct: gast.expr = name(c)
             if id(a) in keywords:

@@ -223,17 +223,24 @@ class Operations:
         ct = self.pb.namer.fresh(f"{d}_ct")
         return [assign(name(ct, gast.Store), expr, s)] + self.distribute(arg, name(ct), state)
 
-    def distribute(self, arg: Any, ct: gast.expr, state: set[str]) -> list[gast.stmt]:
-        """Hands the items of a cotangent to the names in a (nested) list/tuple literal."""
+    def distribute(self, arg: Any, ct: gast.expr, state: set[str], *,
+                   may_be_none: bool = False) -> list[gast.stmt]:
+        """Hands the items of a cotangent to the names in a (nested) list/tuple literal.
+        ``may_be_none``: the cotangent may be None (zero), as a user function's pullback gives
+        for a parameter without a derivative (np.pad's pad_width ((0, 0), (k, k)) with k a
+        number of unknown kind); its items are read with ``item``, which has None's items None.
+        An item of a nested literal may be None too."""
         elts = arg.elts if not isinstance(arg, tuple) else list(arg)
         out: list[gast.stmt] = []
         for k, e in enumerate(elts):
-            item = gast.Subscript(value=clone(ct), slice=gast.Constant(k, None),
-                                  ctx=gast.Load())
+            item: gast.expr = gast.Subscript(value=clone(ct), slice=gast.Constant(k, None),
+                                             ctx=gast.Load())
+            if may_be_none:
+                item = call_node("item", clone(ct), gast.Constant(k, None))
             if self.plan.active(e):
                 out += self.pb.contribute(e.id, item, state, may_be_none=True)
             elif isinstance(e, (gast.List, gast.Tuple)) and self.plan.any_active(e):
-                out += self.distribute(e, item, state)
+                out += self.distribute(e, item, state, may_be_none=True)
         return out
 
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],

@@ -45,6 +45,12 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # list(d.values()), sum(d.values()): the view's cotangent (a list, one item per key)
         # goes to the dict, the receiver
         return fn(), ("dict view", fn.__self__, fn.__name__)
+    if rule is None and type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict \
+            and fn.__name__ == "get" and len(args) in (1, 2) and not kwargs:
+        # eps = bn_param.get("eps", 1e-5): the value's cotangent goes to the dict's item if
+        # the key was there, else to the default
+        out = fn(*args)
+        return out, ("dict get", fn.__self__, args[0], args[0] in fn.__self__, len(args))
     if rule is None and type(fn) is types.BuiltinMethodType and \
             isinstance(fn.__self__, np.ndarray) and fn.__name__ in METHODS and \
             not (fn.__name__ in VARARG_METHODS and len(args) > 1):
@@ -537,6 +543,13 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         return (None,) * n
     if kind == "draw":
         return draw_pullback(saved, out_bar, _is_zero)
+    if kind == "dict get":
+        from adgen.runtime import getitem_adjoint
+
+        _, d, key, found, n = saved
+        if found:  # (the dict, the key, the default)
+            return (getitem_adjoint(d, key, out_bar), None) + (None,) * (n - 1)
+        return (None, None) + ((out_bar,) if n == 2 else ())
     if kind == "dict view":
         _, d, view = saved
         return (_dict_view_cotangent(out_bar, d, view),)
