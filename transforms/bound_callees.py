@@ -36,14 +36,15 @@ from __future__ import annotations
 import copy
 import functools
 import types
+import weakref
 from typing import Any
 
 import gast
 from adgen.transforms.bindings import NOT_FOUND, UNBOUND, Guard, dotted_object
 from adgen.transforms.walk import walk
 
-__all__ = ["bind_callees", "method_for", "receiver_clone", "receiver_of", "shadowed",
-           "wants_receiver"]
+__all__ = ["bind_callees", "bound_method_for", "method_for", "receiver_clone", "receiver_of",
+           "shadowed", "wants_receiver"]
 
 # (function, class) -> the function's copy compiled for receivers of that class
 _CLONES: dict[tuple[Any, type], types.FunctionType] = {}
@@ -51,6 +52,8 @@ _CLONES: dict[tuple[Any, type], types.FunctionType] = {}
 _REWRITTEN: dict[type, set[str]] = {}
 # (code, class) -> wants_receiver's answer
 _WANTS: dict[tuple[Any, type], bool] = {}
+# (function, class, id of an object) -> (a weak reference to it, the copy for it)
+_OWNED: dict[tuple[Any, type, int], tuple[Any, types.FunctionType]] = {}
 
 
 def receiver_of(fn: Any) -> type | None:
@@ -65,16 +68,44 @@ def receiver_clone(fn: types.FunctionType, cls: type) -> types.FunctionType:
     key = (fn, cls)
     clone = _CLONES.get(key)
     if clone is None:
-        clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
-                                   fn.__closure__)
-        clone.__kwdefaults__ = fn.__kwdefaults__
-        clone.__qualname__ = fn.__qualname__
-        clone.__module__ = fn.__module__
-        clone.__doc__ = fn.__doc__
-        clone.__dict__.update(fn.__dict__)
-        clone.__adgen_receiver__ = cls  # type: ignore[attr-defined]
-        clone.__adgen_method__ = fn  # type: ignore[attr-defined]
-        _CLONES[key] = clone
+        clone = _CLONES[key] = _copy(fn, cls)
+    return clone
+
+
+def _copy(fn: types.FunctionType, cls: type) -> types.FunctionType:
+    clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                               fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    clone.__qualname__ = fn.__qualname__
+    clone.__module__ = fn.__module__
+    clone.__doc__ = fn.__doc__
+    clone.__dict__.update(fn.__dict__)
+    clone.__adgen_receiver__ = cls  # type: ignore[attr-defined]
+    clone.__adgen_method__ = fn  # type: ignore[attr-defined]
+    return clone
+
+
+def bound_method_for(fn: Any, obj: Any) -> Any:
+    """The function to compile for ``obj.method`` given to adgen itself (``grad(model.loss)``,
+    ``jvp(model.loss, ...)``: arguments.split_receiver), ``fn`` its function: a copy for the
+    object's class, as :func:`method_for`'s, whose compiled code also checks at every call
+    that this object holds nothing of its own under the names of the methods it calls on it
+    (``model.step = other`` after the gradient was made: compiled again, without the direct
+    call). ``fn`` itself where :func:`method_for` gives it, or for an object without weak
+    references."""
+    if method_for(fn, (obj,)) is fn:
+        return fn
+    try:
+        owner = weakref.ref(obj)
+    except TypeError:
+        return fn
+    key = (fn, type(obj), id(obj))
+    found = _OWNED.get(key)
+    if found is not None and found[0]() is obj:
+        return found[1]
+    clone = _copy(fn, type(obj))
+    clone.__adgen_owner__ = owner  # type: ignore[attr-defined]
+    _OWNED[key] = (owner, clone)
     return clone
 
 
@@ -141,10 +172,11 @@ class _StoredCell:
     @property
     def cell_contents(self) -> Any:
         if self.instance:
-            own = getattr(self.obj, "__dict__", None)
+            obj = self.obj() if isinstance(self.obj, weakref.ref) else self.obj
+            own = getattr(obj, "__dict__", None)
             if isinstance(own, dict) and self.name in own:
                 return own[self.name]
-            cls = type(self.obj)
+            cls = type(obj)
         else:
             cls = self.obj
         found = class_attribute(cls, self.name)
@@ -161,7 +193,8 @@ class _Shadowing:
 
     @property
     def cell_contents(self) -> bool:
-        return shadowed(self.obj, self.cls)
+        obj = self.obj() if isinstance(self.obj, weakref.ref) else self.obj
+        return obj is not None and shadowed(obj, self.cls)
 
 
 class _Rewriter:
@@ -178,6 +211,9 @@ class _Rewriter:
         cls = receiver_of(parsed.fn)
         self.receiver = (params[0].id, cls) if cls is not None and params and \
             not self.stores.get(params[0].id) else None
+        # the one object a copy for grad(model.loss) runs on (bound_method_for)
+        self.owner = getattr(parsed.fn, "__adgen_owner__", None)
+        self.owner_guarded = False
 
     def fresh(self, base: str) -> str:
         name, k = base, 1
@@ -208,6 +244,11 @@ class _Rewriter:
         who = func.value.id
         if self.receiver is not None and who == self.receiver[0]:
             cls, instance, holder = self.receiver[1], False, self.receiver[1]
+            owner = self.owner() if self.owner is not None else None
+            if owner is not None and func.attr in getattr(owner, "__dict__", {}):
+                # model.step = other: as Python finds it, through the dispatch, until deleted
+                self.guard(self.owner, func.attr, True, owner.__dict__[func.attr])
+                return False
         elif not self.parsed.is_local(who):
             obj = dotted_object(self.parsed, func.value)
             if obj is NOT_FOUND or isinstance(obj, (type, types.ModuleType)) or \
@@ -215,7 +256,9 @@ class _Rewriter:
                 return False
             cls, instance, holder = type(obj), True, obj
             if func.attr in obj.__dict__:
-                return False  # set on the object itself: not a method of its class
+                # set on the object itself: not a method of its class, until deleted
+                self.guard(obj, func.attr, True, obj.__dict__[func.attr])
+                return False
         else:
             return False
         method = class_attribute(cls, func.attr)
@@ -234,6 +277,10 @@ class _Rewriter:
                 f"{who}'s own methods", who, {}, _Shadowing(holder, cls), "value", False))
         else:
             _REWRITTEN.setdefault(cls, set()).add(func.attr)
+            if self.owner is not None and not self.owner_guarded:
+                self.owner_guarded = True
+                self.parsed.bound_guards.append(Guard(
+                    f"{who}'s own methods", who, {}, _Shadowing(self.owner, cls), "value", False))
         call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
         call.args.insert(0, gast.copy_location(gast.Name(who, gast.Load(), None, None),
                                                func.value))

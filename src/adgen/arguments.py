@@ -39,7 +39,11 @@ def split_receiver(fun: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[A
     if type(fun).__module__.startswith("numba.") and hasattr(fun, "py_func"):
         fun = fun.py_func
     if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
-        return fun.__func__, (fun.__self__,)
+        from adgen.transforms.bound_callees import bound_method_for
+
+        # (a copy for the object's class where the method calls methods of it: self.step(u)
+        # writing u is then followed; transforms/bound_callees.py)
+        return bound_method_for(fun.__func__, fun.__self__), (fun.__self__,)
     if not isinstance(fun, (types.FunctionType, types.BuiltinFunctionType, type,
                             functools.partial)) and callable(fun):
         call = getattr(type(fun), "__call__", None)

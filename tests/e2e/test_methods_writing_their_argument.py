@@ -222,3 +222,33 @@ def test_hessian_through_a_nested_method(mutation):
         adgen.hessian(through_a_global_model, mutation=mutation)(U0.copy())
     assert err.value.location.file == __file__
     assert "self.rhs(u)" in err.value.location.source_line
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_the_method_itself_given_to_grad(mutation):
+    # grad(model.loss): compiled for this object (arguments.split_receiver); was refused at
+    # self.step(u, 0.1)
+    model = ScratchHeat(0.7, 6)
+    g = adgen.grad(model.loss, mutation=mutation)
+    np.testing.assert_allclose(g(U0.copy()), numerical_grad(model.loss, (U0.copy(),), 0),
+                               rtol=1e-6, atol=1e-7)
+    value, _ = adgen.value_and_grad(model.loss, mutation=mutation)(U0.copy())
+    np.testing.assert_allclose(value, model.loss(U0.copy()))
+    # a step set on the object after the gradient was made runs (refused where it writes)
+    model.step = lambda u, dt: u * 2.0
+    np.testing.assert_allclose(g(U0.copy()), numerical_grad(model.loss, (U0.copy(),), 0),
+                               rtol=1e-6, atol=1e-7)
+    model.step = lambda u, dt: np.multiply(u, 2.0, out=u)
+    with pytest.raises(adgen.UnsupportedError, match="writes an array argument"):
+        g(U0.copy())
+    del model.step
+    np.testing.assert_allclose(g(U0.copy()), numerical_grad(model.loss, (U0.copy(),), 0),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_forward_mode_of_the_method_itself():
+    model = ScratchHeat(0.7, 6)
+    v = np.linspace(-1.0, 1.0, 6)
+    _, tangent = adgen.jvp(model.loss, (U0.copy(),), (v,))
+    np.testing.assert_allclose(tangent, numerical_jvp(model.loss, (U0.copy(),), (v,)),
+                               rtol=1e-6, atol=1e-7)
