@@ -40,11 +40,23 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
             cannot follow here.
     """
+    if runs_as_it_is(fn):
+        return fn(*args, **kwargs), None
     call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
     if isinstance(call, _RuleJvp):
         return call.fn(*call.args, **call.kwargs), registry.eval_jvp(
             call.rule, call.args, call.kwargs, call.given)
     return call.target(*call.args, **call.kwargs)
+
+
+def runs_as_it_is(fn: Any) -> bool:
+    """A builtin forward mode calls as it is through a variable (``log = print; log(x)``, a
+    list's ``append``), as reverse mode's dispatch does (dispatch.forward_of): it changes no
+    array it is given, and its result has no tangent."""
+    return isinstance(fn, types.BuiltinFunctionType) and (
+        getattr(fn, "__module__", None) == "builtins" or
+        type(getattr(fn, "__self__", None)) in (list, dict, str, bytes)) and \
+        fn.__name__ not in ("setattr", "delattr", "exec", "eval")
 
 
 @dataclasses.dataclass
@@ -226,6 +238,9 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "supported: forward mode calls the method through adgen's dispatch, which "
             "reverse mode does not differentiate again",
             hint=f"index the array instead (x[...] for x.{fn.__name__}())"))
+    if runs_as_it_is(fn):  # print through a variable: nothing to differentiate
+        return (fn(*args, **kwargs), None), lambda out_bar: (
+            None, (None,) * len(args), (None,) * len(tangents), None, None, None)
     # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
     # act(x)) is the jvp of a function that calls it by name, which the compiler
     # differentiates again like any tangent code

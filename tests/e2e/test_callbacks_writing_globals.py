@@ -385,3 +385,20 @@ def test_third_derivatives_through_a_checked_callback():
     WORK[:] = X
     with pytest.raises(adgen.UnsupportedError, match="triple_tail"):
         adgen.jacfwd(adgen.hessian(squares_after))(WORK[:3].copy(), triple_tail)
+
+
+def shown_then_squared(x, show):
+    show(x)
+    return np.sum(x ** 2)
+
+
+def test_a_builtin_callback_given_an_array_with_a_derivative_runs_as_it_is():
+    # show(x) with show = print (or a list's append) runs as it is under jvp and hessian, as
+    # under grad; e96c64c sent it through the callee's jvp, which refused print
+    seen = []
+    x = np.array([0.3, -0.7, 1.1])
+    for show in (print, seen.append):
+        _, slope = adgen.jvp(shown_then_squared, (x, show), (np.ones(3), None))
+        assert slope == pytest.approx(2 * np.sum(x))
+        np.testing.assert_allclose(adgen.hessian(shown_then_squared)(x, show), 2 * np.eye(3))
+    assert len(seen) == 1 + 3  # one run of the jvp, one per column of the Hessian
