@@ -76,7 +76,9 @@ def _converter(target_module: Any, special: dict[type, Any],
             elif isinstance(v, list):
                 v = [convert(x) if isinstance(x, _AST) else value(x) for x in v]
             fields[field] = v
-        new = target(**fields)
+        # (what target(**fields) does, without checking the keywords: half the time)
+        new = target.__new__(target)
+        new.__dict__.update(fields)
         for attr in node._attributes:
             v = getattr(node, attr, _MISSING)
             if v is not _MISSING:
