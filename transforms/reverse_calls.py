@@ -21,6 +21,7 @@ from adgen.transforms.reverse_ast import (
     is_python_function,
     src_text,
 )
+from adgen.transforms.reverse_plan_calls import call_args, info_at
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_pullback import Pullback
@@ -71,7 +72,7 @@ class Calls:
 
             names = [p for p in inspect.signature(obj).parameters]
             by_name = {k.arg: k.value for k in call.keywords}
-            args = self.plan.call_args(call, obj)  # *xs: the extra arguments as one tuple
+            args = call_args(self.plan, call, obj)  # *xs: the extra arguments as one tuple
             args = args + [by_name.get(p, gast.Constant(None, None))
                            for p in names[len(args):]]
         left_in_shadow = self._left_in_shadow(obj, call, args)
@@ -161,7 +162,7 @@ class Calls:
         call."""
         if obj is MISSING or not is_python_function(obj):
             return set()
-        info = self.plan.info_at(obj, call)
+        info = info_at(self.plan, obj, call)
         written = getattr(getattr(info, "compiled", None), "written_params", set())
         if not written:
             return set()
@@ -220,12 +221,12 @@ class Calls:
 
         if not isinstance(obj, types.FunctionType):
             return None  # a bound method: its parameters and the forward's do not line up
-        info = self.plan.info_at(obj, call)
+        info = info_at(self.plan, obj, call)
         layout = saved_layout(info.compiled) if info is not None else None
         if layout is None:
             return None
         params = list(inspect.signature(obj).parameters)
-        args = self.plan.call_args(call, obj)
+        args = call_args(self.plan, call, obj)
         by_name = {k.arg: k.value for k in call.keywords}
         value_of: dict[tuple[int, ...], gast.expr] = {}
         parts = self.rec.saved_parts.get(id(s))

@@ -20,6 +20,12 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan_calls import (
+    args_callee_reads,
+    info_at,
+    is_user_call,
+    result_made_by_callee,
+)
 from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.walk import walk
@@ -198,7 +204,7 @@ class _Captures:
             return None  # a nested loop restarts its counter
         view_stmt = plan.def_stmt.get(n)
         if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
-                and plan.is_user_call(stmt.value):
+                and is_user_call(plan, stmt.value):
             return None  # a callee's saved values hold the array itself
         for x in (stmt, view_stmt):
             if x is None or plan.loops_of.get(id(x)) != (id(loop),):
@@ -246,7 +252,7 @@ class _Captures:
         if plan.policy != "save" or not plan.kinds:
             return False
         if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
-                and plan.is_user_call(stmt.value):
+                and is_user_call(plan, stmt.value):
             # a callee's saved values hold the array itself: only a copy handed to it serves
             return after and self.copy_passed(n, stmt, conflicts)
         if after:
@@ -293,7 +299,7 @@ class _Captures:
         obj = plan.resolve(call.func)
         if obj is MISSING or not is_python_function(obj):
             return False
-        info = plan.info_at(obj, call)
+        info = info_at(plan, obj, call)
         if info is None or info.compiled.mutates_params or \
                 getattr(info.compiled, "mutates_containers", True) or \
                 not info.compiled.returns_fresh:
@@ -620,9 +626,9 @@ class _Captures:
                     # its pullback): a later write to them is guarded like any capture
                     # (sorted: the order of the captures is the generated text's, which
                     # must not depend on PYTHONHASHSEED)
-                    for a in sorted(self.plan.args_callee_reads(s.value)):
+                    for a in sorted(args_callee_reads(self.plan, s.value)):
                         self.want_capture(s, a, after=True)
-                    if self.plan.result_made_by_callee(s.value):
+                    if result_made_by_callee(self.plan, s.value):
                         # (a result that may view an argument is that argument's capture)
                         self.want_capture(s, t, after=True)
                     continue
@@ -646,8 +652,8 @@ class _Captures:
                     # the pullback of np.add.at(x, idx, v) reads idx
                     for n in names_of(s.value.args[1]):
                         self.want_capture(s, n, after=False, index=True)
-                if self.plan.is_user_call(s.value):
-                    for a in sorted(self.plan.args_callee_reads(s.value)):
+                if is_user_call(self.plan, s.value):
+                    for a in sorted(args_callee_reads(self.plan, s.value)):
                         self.want_capture(s, a, after=True)
 
 

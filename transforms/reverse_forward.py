@@ -27,6 +27,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
 )
 from adgen.transforms.reverse_plan import Plan, range_step
+from adgen.transforms.reverse_plan_calls import call_args, packed_keyword
 from adgen.transforms.walk import clone
 
 from adgen.rules import registry
@@ -338,10 +339,10 @@ class Forward:
                         return a
 
                     fcall = call_node(f"{info.name}_forward",
-                                      *map(passed, self.plan.call_args(call, obj)))
+                                      *map(passed, call_args(self.plan, call, obj)))
                     fcall.keywords = [gast.keyword(arg=k.arg, value=passed(k.value))
                                       for k in call.keywords] + \
-                        self.plan.packed_keyword(call, obj)
+                        packed_keyword(self.plan, call, obj)
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords

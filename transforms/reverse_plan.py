@@ -9,6 +9,7 @@ The emitters read it (:mod:`reverse_pullback`, :mod:`reverse_forward`); none wri
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import gast
@@ -34,7 +35,7 @@ from adgen.transforms.reverse_ast import (
     stored_names,
     user_name_of,
 )
-from adgen.transforms.reverse_plan_calls import CallFacts
+from adgen.transforms.reverse_plan_calls import is_user_call
 from adgen.transforms.reverse_plan_rules import Softmaxes
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.walk import clone, walk
@@ -53,7 +54,7 @@ def range_step(e: gast.expr) -> int | None:
     return None
 
 
-class Plan(CallFacts):
+class Plan:
     """What the reverse pass knows about one function in SSA form (after lower_mutation)."""
 
     def __init__(self, parsed: Parsed, fn: gast.FunctionDef, act: Activity, eff: Effects,
@@ -202,7 +203,8 @@ class Plan(CallFacts):
         if self._chains is None:
             self._chains = value_chains(self.fn, self.eff, self.kinds,
                                         self.objlike | set(self.parsed.closure_free),
-                                        self.is_user_call, self.resolve_or_none)
+                                        functools.partial(is_user_call, self),
+                                        self.resolve_or_none)
         return self._chains
 
     def loc(self, node: gast.AST) -> Location:

@@ -6,15 +6,15 @@ handed to such a callee is named before the call by the front end, display_argum
 one left inline is refused), which arguments its pullback
 reads, and whether its result may be a value it made.
 
-A part of :class:`reverse_plan.Plan` (a base class of it): the methods read the plan's
-``parsed``, ``fn``, ``act``, ``kinds``, ``numeric`` and ``callee_info``, and its
-``resolve``, ``user_name``, ``array_method`` and ``loc``.
+Functions taking the :class:`reverse_plan.Plan`: they read its ``parsed``, ``fn``, ``act``,
+``kinds``, ``numeric`` and ``callee_info``, and its ``resolve``, ``user_name`` and ``loc``
+(and ``reverse_plan_rules.array_method``).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.activity import passed_names
@@ -36,212 +36,212 @@ from adgen.callbacks import checked_at
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
 
+if TYPE_CHECKING:
+    from adgen.transforms.reverse_plan import Plan
 
-class CallFacts:
-    """What the reverse pass knows about the calls of one function (see the module)."""
 
-    def is_user_call(self, call: gast.Call) -> bool:
-        obj = self.resolve(call.func)
-        if obj is MISSING:
-            if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
+def is_user_call(plan: Plan, call: gast.Call) -> bool:
+    obj = plan.resolve(call.func)
+    if obj is MISSING:
+        if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
 
-                if array_method(self, call) or call.func.attr == "append":
-                    return False
-                import numpy as np
+            if array_method(plan, call) or call.func.attr == "append":
+                return False
+            import numpy as np
 
-                if isinstance(self.kinds.get(call.func.value.id), int) and \
-                        hasattr(np.ndarray, call.func.attr):
-                    return False  # a NumPy method without a rule: said at compile time
+            if isinstance(plan.kinds.get(call.func.value.id), int) and \
+                    hasattr(np.ndarray, call.func.attr):
+                return False  # a NumPy method without a rule: said at compile time
+        return True
+    if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
+            not registry.is_reference_impl(obj):
+        return False  # adgen's own runtime functions: rules or no derivative
+    if isinstance(obj, functools.partial):
+        return True  # a partial of a function: called through adgen's dispatch
+    return registry.lookup(obj) is None and (is_python_function(obj) or
+                                             is_user_class(obj) or is_callable_object(obj))
+
+def call_args(plan: Plan, call: gast.Call, obj: Any) -> list[gast.expr]:
+    """The positional arguments of a call of user function ``obj`` as its compiled forward
+    takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""
+    n = varargs_of(obj)
+    args = list(call.args)
+    if n is None or len(args) < n:
+        return args  # fewer than the named ones: the tuple goes by keyword (packed_keyword)
+    return args[:n] + [gast.Tuple(elts=args[n:], ctx=gast.Load())]
+
+def packed_keyword(plan: Plan, call: gast.Call, obj: Any) -> list[gast.keyword]:
+    """``xs=()`` for a call of ``def g(x, c=2.0, *xs)`` that passes fewer positional
+    arguments than the named parameters (``g(z)``, ``g(z, c=0.7)``): the named ones left
+    to their defaults or keywords (the empty tuple was passed in c's place: a raw
+    broadcasting error, or 'multiple values for argument c')."""
+    n = varargs_of(obj)
+    if n is None or len(call.args) >= n:
+        return []
+    return [gast.keyword(arg=obj.__code__.co_varnames[n],
+                         value=gast.Tuple(elts=[], ctx=gast.Load()))]
+
+def refuse_active_partial(plan: Plan, s: gast.stmt, v: gast.Call) -> None:
+    """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
+    partial's pullback gives cotangents to the arguments of its call, not to the ones it
+    bound (a silently lost gradient otherwise)."""
+    if not isinstance(v, gast.Call) or plan.resolve(v.func) is not functools.partial:
+        return
+    bound = list(v.args[1:]) + [k.value for k in v.keywords]
+    active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
+                     if plan.act.active(n.id)})
+    if active:
+        what = ", ".join(user_name_of(n) for n in active)
+        raise UnsupportedError(
+            f"functools.partial binds {what}, which has a gradient here: adgen follows "
+            "gradients through the arguments a partial is called with, not the ones it "
+            "binds", plan.loc(s),
+            hint=f"pass {what} when calling it, or call the function directly")
+
+def info_at(plan: Plan, obj: Any, node: gast.AST) -> Any:
+    """The compiled callee, with its compile errors located at the call."""
+    from adgen.errors import AdgenError
+
+    if isinstance(obj, functools.partial):
+        inner = obj.func
+        while isinstance(inner, functools.partial):
+            inner = inner.func
+        if not (is_python_function(inner) or is_user_class(inner) or
+                is_callable_object(inner)):
+            # a partial of a library's class or builtin (partial(np.ma.masked_array,
+            # mask=m)): nothing to compile, it runs as it is, as its function called
+            # directly does (compiling the partial raised an internal AttributeError)
+            return None
+    try:
+        return plan.callee_info(obj)
+    except AdgenError as err:
+        if err.location is None or err.location.file != plan.parsed.file:
+            err.at_call(plan.loc(node), obj)
+        raise
+
+def result_made_by_callee(plan: Plan, call: gast.Call) -> bool:
+    """Whether a call of a user function may return values the callee made, which its
+    saved values may hold (tanh's output): unless its summary says its results may view
+    its arguments (``Compiled.returns_fresh`` false), whose captures cover them."""
+    obj = plan.resolve(call.func)
+    if obj is MISSING or not is_python_function(obj):
+        return True  # a function known at run time only (a variable, a nested def)
+    info = info_at(plan, obj, call)
+    return info is None or info.compiled.returns_fresh
+
+def args_callee_reads(plan: Plan, call: gast.Call) -> set[str]:
+    """The argument names whose values a callee's pullback may read (unknown: all), and
+    for a nested def, every version of the enclosing names it reads."""
+    everything = loaded_names(call)
+    if isinstance(call.func, gast.Name):
+        for d in plan.parsed.nested_defs:
+            if d.name == call.func.id:
+                free = free_names(d, plan.parsed.closure_free)
+                everything |= {n.id for n in nodes_of(plan.fn, gast.Name)
+                               if user_name_of(n.id) in free}
+    obj = plan.resolve(call.func)
+    if obj is MISSING or not is_python_function(obj):
+        return everything
+    info = info_at(plan, obj, call)
+    reads = info.compiled.reads_params if info is not None else True
+    if reads is True:
+        return everything
+
+    params = positional_params(obj, len(call.args))
+    out: set[str] = set()
+    for k, a in enumerate(call.args):
+        if k < len(params) and params[k] in reads:
+            out |= loaded_names(a)
+    for kw in call.keywords:
+        if kw.arg in reads:
+            out |= loaded_names(kw.value)
+    return out
+
+def mutating_call(plan: Plan, call: gast.Call) -> bool:
+    obj = plan.resolve(call.func)
+    if isinstance(obj, functools.partial):
+        # OP(u) with a global OP = functools.partial(lap, out=BUF): refused here when its
+        # function writes an array the partial gives it, as a partial held in a local
+        # variable is when it is called (callbacks); otherwise a call of a function held
+        # in a variable (compiling the partial itself raised an internal AttributeError)
+        checked_at(obj, plan.loc(call))
+        obj = MISSING
+    if obj is MISSING and isinstance(call.func, gast.Name):
+        # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
+        # writes its arguments is known only when it runs, so its pullback runs (the
+        # dispatch follows a list, dict or object it changes, and refuses an array write);
+        # skipped, a write of o.val was silently left out of the gradient
+        passed = passed_names(call)
+        if any(plan.act.active(n) and n not in plan.numeric for n in passed):
             return True
-        if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
-                not registry.is_reference_impl(obj):
-            return False  # adgen's own runtime functions: rules or no derivative
-        if isinstance(obj, functools.partial):
-            return True  # a partial of a function: called through adgen's dispatch
-        return registry.lookup(obj) is None and (is_python_function(obj) or
-                                                 is_user_class(obj) or is_callable_object(obj))
-
-    def call_args(self, call: gast.Call, obj: Any) -> list[gast.expr]:
-        """The positional arguments of a call of user function ``obj`` as its compiled forward
-        takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""
-        n = varargs_of(obj)
-        args = list(call.args)
-        if n is None or len(args) < n:
-            return args  # fewer than the named ones: the tuple goes by keyword (packed_keyword)
-        return args[:n] + [gast.Tuple(elts=args[n:], ctx=gast.Load())]
-
-    def packed_keyword(self, call: gast.Call, obj: Any) -> list[gast.keyword]:
-        """``xs=()`` for a call of ``def g(x, c=2.0, *xs)`` that passes fewer positional
-        arguments than the named parameters (``g(z)``, ``g(z, c=0.7)``): the named ones left
-        to their defaults or keywords (the empty tuple was passed in c's place: a raw
-        broadcasting error, or 'multiple values for argument c')."""
-        n = varargs_of(obj)
-        if n is None or len(call.args) >= n:
-            return []
-        return [gast.keyword(arg=obj.__code__.co_varnames[n],
-                             value=gast.Tuple(elts=[], ctx=gast.Load()))]
-
-    def refuse_active_partial(self, s: gast.stmt, v: gast.Call) -> None:
-        """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
-        partial's pullback gives cotangents to the arguments of its call, not to the ones it
-        bound (a silently lost gradient otherwise)."""
-        if not isinstance(v, gast.Call) or self.resolve(v.func) is not functools.partial:
-            return
-        bound = list(v.args[1:]) + [k.value for k in v.keywords]
-        active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
-                         if self.act.active(n.id)})
-        if active:
-            what = ", ".join(user_name_of(n) for n in active)
+        if any(plan.act.active(n) and plan.kinds.get(n) != NUMBER for n in passed):
+            # an array it may write in place (f = sc.scale_inplace; f(w)): the dispatch
+            # refuses that write when it runs (elided, the write was silently left out)
+            return True
+        params = {a.id for a in plan.fn.args.args}
+        handed = [n for n in passed if n in params and n not in plan.numeric]
+        if handed and len(set(passed)) > 1 and any(
+                n in params or plan.act.active(n) for n in passed if n != handed[0]):
+            # a parameter handed to a function held in a variable with other values
+            # (init = Base.__init__; init(self, s), or f(o, s) in a helper): whether it
+            # writes the parameter (o.val = 2 * s) is known only when it runs, and the
+            # parameter is not known to change here, so its gradient would be lost
             raise UnsupportedError(
-                f"functools.partial binds {what}, which has a gradient here: adgen follows "
-                "gradients through the arguments a partial is called with, not the ones it "
-                "binds", self.loc(s),
-                hint=f"pass {what} when calling it, or call the function directly")
+                f"{src_text(call)} passes {handed[0]} to a function held in a variable, "
+                "which may change it in place: adgen cannot follow that write here",
+                plan.loc(call), hint="call the function by its name (Base.__init__(self, "
+                "...), helper(o, ...)), or have it return the new value")
+        return False
+    if obj is MISSING and isinstance(call.func, gast.Attribute):
+        # o.method(w) of an object whose type is known only when it runs (a parameter, a
+        # global model, sc.scale_inplace(w)): its pullback runs, so the dispatch refuses
+        # a write of w or of o's arrays; elided, that write was silently left out
+        passed = [call.func.value.id] if isinstance(call.func.value, gast.Name) else []
+        passed += passed_names(call)
+        return any(plan.act.active(n) and n not in plan.numeric for n in passed)
+    if registry.refusal_of(obj) is not None:
+        return False  # refused with its reason where the call is differentiated
+    if is_user_class(obj) and registry.lookup(obj) is None:
+        # Cls(args): what its __init__ writes besides the new object (compiling the class
+        # itself fails: a class has no source of its own to compile)
+        obj = obj.__init__
+    info = info_at(plan, obj, call)
+    # a callee that writes an argument in place: an array, or a list, dict or object
+    # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
+    writes = bool(info and (info.mutates_params or
+                            getattr(info.compiled, "mutates_containers", False)))
+    if writes and info.mutates_params:
+        refuse_displays_written(plan, obj, call, info.compiled.written_params)
+    return writes and any(plan.act.active(n) for n in passed_names(call))
 
-    def info_at(self, obj: Any, node: gast.AST) -> Any:
-        """The compiled callee, with its compile errors located at the call."""
-        from adgen.errors import AdgenError
-
-        if isinstance(obj, functools.partial):
-            inner = obj.func
-            while isinstance(inner, functools.partial):
-                inner = inner.func
-            if not (is_python_function(inner) or is_user_class(inner) or
-                    is_callable_object(inner)):
-                # a partial of a library's class or builtin (partial(np.ma.masked_array,
-                # mask=m)): nothing to compile, it runs as it is, as its function called
-                # directly does (compiling the partial raised an internal AttributeError)
-                return None
-        try:
-            return self.callee_info(obj)
-        except AdgenError as err:
-            if err.location is None or err.location.file != self.parsed.file:
-                err.at_call(self.loc(node), obj)
-            raise
-
-    def result_made_by_callee(self, call: gast.Call) -> bool:
-        """Whether a call of a user function may return values the callee made, which its
-        saved values may hold (tanh's output): unless its summary says its results may view
-        its arguments (``Compiled.returns_fresh`` false), whose captures cover them."""
-        obj = self.resolve(call.func)
-        if obj is MISSING or not is_python_function(obj):
-            return True  # a function known at run time only (a variable, a nested def)
-        info = self.info_at(obj, call)
-        return info is None or info.compiled.returns_fresh
-
-    def args_callee_reads(self, call: gast.Call) -> set[str]:
-        """The argument names whose values a callee's pullback may read (unknown: all), and
-        for a nested def, every version of the enclosing names it reads."""
-        everything = loaded_names(call)
-        if isinstance(call.func, gast.Name):
-            for d in self.parsed.nested_defs:
-                if d.name == call.func.id:
-                    free = free_names(d, self.parsed.closure_free)
-                    everything |= {n.id for n in nodes_of(self.fn, gast.Name)
-                                   if user_name_of(n.id) in free}
-        obj = self.resolve(call.func)
-        if obj is MISSING or not is_python_function(obj):
-            return everything
-        info = self.info_at(obj, call)
-        reads = info.compiled.reads_params if info is not None else True
-        if reads is True:
-            return everything
-
-        params = positional_params(obj, len(call.args))
-        out: set[str] = set()
-        for k, a in enumerate(call.args):
-            if k < len(params) and params[k] in reads:
-                out |= loaded_names(a)
-        for kw in call.keywords:
-            if kw.arg in reads:
-                out |= loaded_names(kw.value)
-        return out
-
-    def mutating_call(self, call: gast.Call) -> bool:
-        obj = self.resolve(call.func)
-        if isinstance(obj, functools.partial):
-            # OP(u) with a global OP = functools.partial(lap, out=BUF): refused here when its
-            # function writes an array the partial gives it, as a partial held in a local
-            # variable is when it is called (callbacks); otherwise a call of a function held
-            # in a variable (compiling the partial itself raised an internal AttributeError)
-            checked_at(obj, self.loc(call))
-            obj = MISSING
-        if obj is MISSING and isinstance(call.func, gast.Name):
-            # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
-            # writes its arguments is known only when it runs, so its pullback runs (the
-            # dispatch follows a list, dict or object it changes, and refuses an array write);
-            # skipped, a write of o.val was silently left out of the gradient
-            passed = passed_names(call)
-            if any(self.act.active(n) and n not in self.numeric for n in passed):
-                return True
-            if any(self.act.active(n) and self.kinds.get(n) != NUMBER for n in passed):
-                # an array it may write in place (f = sc.scale_inplace; f(w)): the dispatch
-                # refuses that write when it runs (elided, the write was silently left out)
-                return True
-            params = {a.id for a in self.fn.args.args}
-            handed = [n for n in passed if n in params and n not in self.numeric]
-            if handed and len(set(passed)) > 1 and any(
-                    n in params or self.act.active(n) for n in passed if n != handed[0]):
-                # a parameter handed to a function held in a variable with other values
-                # (init = Base.__init__; init(self, s), or f(o, s) in a helper): whether it
-                # writes the parameter (o.val = 2 * s) is known only when it runs, and the
-                # parameter is not known to change here, so its gradient would be lost
-                raise UnsupportedError(
-                    f"{src_text(call)} passes {handed[0]} to a function held in a variable, "
-                    "which may change it in place: adgen cannot follow that write here",
-                    self.loc(call), hint="call the function by its name (Base.__init__(self, "
-                    "...), helper(o, ...)), or have it return the new value")
-            return False
-        if obj is MISSING and isinstance(call.func, gast.Attribute):
-            # o.method(w) of an object whose type is known only when it runs (a parameter, a
-            # global model, sc.scale_inplace(w)): its pullback runs, so the dispatch refuses
-            # a write of w or of o's arrays; elided, that write was silently left out
-            passed = [call.func.value.id] if isinstance(call.func.value, gast.Name) else []
-            passed += passed_names(call)
-            return any(self.act.active(n) and n not in self.numeric for n in passed)
-        if registry.refusal_of(obj) is not None:
-            return False  # refused with its reason where the call is differentiated
-        if is_user_class(obj) and registry.lookup(obj) is None:
-            # Cls(args): what its __init__ writes besides the new object (compiling the class
-            # itself fails: a class has no source of its own to compile)
-            obj = obj.__init__
-        info = self.info_at(obj, call)
-        # a callee that writes an argument in place: an array, or a list, dict or object
-        # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
-        writes = bool(info and (info.mutates_params or
-                                getattr(info.compiled, "mutates_containers", False)))
-        if writes and info.mutates_params:
-            self.refuse_displays_written(obj, call, info.compiled.written_params)
-        return writes and any(self.act.active(n) for n in passed_names(call))
-
-    def refuse_displays_written(self, obj: Any, call: gast.Call,
-                                written: set[str] | bool) -> None:
-        """Refuses arrays with a derivative handed to a callee inside a list, tuple or dict
-        display it may write in place, left inline (``sgd_step([W, b], [gW, gb])`` with ``p -=
-        lr * g`` over the items): the front end names such a display before the call
-        (display_arguments.py, where argument_writes says the callee may write), after which
-        the analyses follow the list into its arrays; one it did not name would leave the
-        caller's own values as they were, a silently wrong gradient, so this stays the net."""
-        names = positional_params(obj, len(call.args))
-        handed = [(names[k] if k < len(names) else None, a) for k, a in enumerate(call.args)]
-        handed += [(k.arg, k.value) for k in call.keywords]
-        for param, a in handed:
-            if not isinstance(a, (gast.List, gast.Tuple, gast.Dict)) or \
-                    not (written is True or param in written):
-                continue
-            inner = [n for n in passed_names(gast.Call(func=a, args=[a], keywords=[]))
-                     if self.act.active(n) and self.kinds.get(n) != NUMBER]
-            if not inner:
-                continue
-            fname = getattr(obj, "__name__", "the function")
-            kind = {gast.List: "list", gast.Tuple: "tuple", gast.Dict: "dict"}[type(a)]
-            users = list(dict.fromkeys(self.user_name(n) for n in inner))
-            shown = ", ".join(users)
-            raise UnsupportedError(
-                f"the call of {fname} hands {shown} to it inside a {kind} whose items "
-                f"{fname} may write in place: adgen follows an array a function writes when "
-                "the array itself is passed to it, not inside a list, tuple or dict made at "
-                "the call", self.loc(call),
-                hint=f"pass each array itself to a function that writes one (step({users[0]}, "
-                     f"...)), or have {fname} return the new arrays and assign them ({shown} = "
-                     f"{fname}(...))")
+def refuse_displays_written(plan: Plan, obj: Any, call: gast.Call,
+                            written: set[str] | bool) -> None:
+    """Refuses arrays with a derivative handed to a callee inside a list, tuple or dict
+    display it may write in place, left inline (``sgd_step([W, b], [gW, gb])`` with ``p -=
+    lr * g`` over the items): the front end names such a display before the call
+    (display_arguments.py, where argument_writes says the callee may write), after which
+    the analyses follow the list into its arrays; one it did not name would leave the
+    caller's own values as they were, a silently wrong gradient, so this stays the net."""
+    names = positional_params(obj, len(call.args))
+    handed = [(names[k] if k < len(names) else None, a) for k, a in enumerate(call.args)]
+    handed += [(k.arg, k.value) for k in call.keywords]
+    for param, a in handed:
+        if not isinstance(a, (gast.List, gast.Tuple, gast.Dict)) or \
+                not (written is True or param in written):
+            continue
+        inner = [n for n in passed_names(gast.Call(func=a, args=[a], keywords=[]))
+                 if plan.act.active(n) and plan.kinds.get(n) != NUMBER]
+        if not inner:
+            continue
+        fname = getattr(obj, "__name__", "the function")
+        kind = {gast.List: "list", gast.Tuple: "tuple", gast.Dict: "dict"}[type(a)]
+        users = list(dict.fromkeys(plan.user_name(n) for n in inner))
+        shown = ", ".join(users)
+        raise UnsupportedError(
+            f"the call of {fname} hands {shown} to it inside a {kind} whose items "
+            f"{fname} may write in place: adgen follows an array a function writes when "
+            "the array itself is passed to it, not inside a list, tuple or dict made at "
+            "the call", plan.loc(call),
+            hint=f"pass each array itself to a function that writes one (step({users[0]}, "
+                 f"...)), or have {fname} return the new arrays and assign them ({shown} = "
+                 f"{fname}(...))")

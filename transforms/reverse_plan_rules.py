@@ -78,7 +78,9 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
             return (rule, rule.bind([v.value], {})) if rule else None
         return None
     if isinstance(v, gast.Call):
-        if plan.is_user_call(v):
+        from adgen.transforms.reverse_plan_calls import is_user_call
+
+        if is_user_call(plan, v):
             return (USERCALL, {})
         rule, args = call_rule(plan, v)
         if rule is None:

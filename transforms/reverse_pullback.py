@@ -47,6 +47,7 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
+from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call, refuse_active_partial
 from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import shape_reads
@@ -557,7 +558,7 @@ class Pullback:
                    p not in self.plan.numeric and self.plan.eff.kinds.get(p) is None}
         out: set[str] = set()
         for call in nodes_of(self.plan.fn, gast.Call):
-            if not (isinstance(call, gast.Call) and self.plan.is_user_call(call)):
+            if not (isinstance(call, gast.Call) and is_user_call(self.plan, call)):
                 continue
             for a in [*call.args, *(k.value for k in call.keywords)]:
                 if isinstance(a, gast.Name) and a.id in unknown:
@@ -647,7 +648,7 @@ class Pullback:
 
     def _rev_assign(self, s: gast.Assign, t: str, state: set[str]) -> list[gast.stmt]:
         v = s.value
-        self.plan.refuse_active_partial(s, v)
+        refuse_active_partial(self.plan, s, v)
         g = self.g_of(t, state)
         if isinstance(v, gast.Name):
             if g is None or not self.plan.act.active(v.id):
@@ -656,8 +657,8 @@ class Pullback:
                 return []  # the same buffer: one shadow
             return self.contribute(v.id, g, state, copy_shadow=self.plan.tracked(t))
         if g is None:
-            if isinstance(v, gast.Call) and self.plan.is_user_call(v):
-                if self.plan.mutating_call(v):
+            if isinstance(v, gast.Call) and is_user_call(self.plan, v):
+                if mutating_call(self.plan, v):
                     return self.calls.rev_user_call(s, v, t, state, forced=True)
                 if self.plan.act.active(t) and self.calls.may_hold_arrays(t):
                     # s = make(x); u = s["u"]; u[0] = 5.0: s got no adjoint of its own, the
@@ -710,7 +711,7 @@ class Pullback:
                 return self.contribute(v.value.id, call_node("attr_adjoint", name(v.value.id),
                                                          gast.Constant(v.attr, None), g),
                                        state, may_be_none=True)
-        if isinstance(v, gast.Call) and self.plan.is_user_call(v):
+        if isinstance(v, gast.Call) and is_user_call(self.plan, v):
             return self.calls.rev_user_call(s, v, t, state, forced=False)
         if isinstance(v, gast.Call) and any(k.arg == "out" for k in v.keywords) and \
                 self.plan.tracked(t):

@@ -26,6 +26,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
     user_name_of,
 )
+from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError, users_line
@@ -420,8 +421,8 @@ class Stores:
             self.rec.sites.append(Site(s, self.plan.construct(s), "forced-pullback",
                                    "its rule says it writes an argument in place"))
             return self.pb.calls.rev_rrule(s, None, gast.Constant(None, None), state)
-        if self.plan.is_user_call(call):
-            if self.plan.mutating_call(call):
+        if is_user_call(self.plan, call):
+            if mutating_call(self.plan, call):
                 return self.pb.calls.rev_user_call(s, call, None, state, forced=True)
             self.rec.sites.append(Site(s, self.plan.construct(s), "elided-pullback",
                                    "its result is discarded and it mutates nothing active"))
