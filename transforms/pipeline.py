@@ -34,6 +34,7 @@ from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.bound_callees import receiver_of
 from adgen.transforms.cached_functions import uncached
+from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
@@ -51,7 +52,6 @@ from adgen.transforms.front import (
     callee_symbol,
     free_of,
     front,
-    is_bound_method,
     is_user_function,
     namespace,
     resolve,
@@ -361,7 +361,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             return []  # NumPy writes its arguments only through out= (lower_mutation)
         if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
                 not registry.is_reference_impl(obj):
-            return []  # adgen's own runtime and rule helpers (as Plan.is_user_call)
+            return []  # adgen's own runtime and rule helpers (as reverse_plan_calls.is_user_call)
         try:
             callee = compile_function(obj, mutation=mutation)
             refuse_written_by_callee(getattr(obj, "__qualname__", str(obj)),
@@ -427,7 +427,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                               fresh_call, free=True), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
         # a helper that reads a global or closure array this function writes in place
-        refuse_read_by_callee(tree, parsed, eff, functools.partial(_reads_free, parsed, mutation))
+        refuse_read_by_callee(tree, parsed, eff, functools.partial(reads_free, parsed, mutation))
         # ... and one that writes such an array where the call may run as a plain call
         refuse_unseen_writes(tree, parsed,
                              lambda m: compile_function(m, mutation=mutation).free_writes)
@@ -490,7 +490,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # a function held in a variable that the forward runs as it is (cb()): refused when
         # it runs if it writes an array the call does not pass it (a global, its object's)
         calls_parameters = run_pass("reverse", lambda: check_unseen_calls(
-            result.forward, functools.partial(_parameters_called, parsed, mutation)), parsed)
+            result.forward, functools.partial(parameters_called, parsed, mutation)), parsed)
     if dump is not None:
         dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
         return None  # type: ignore[return-value]
@@ -555,7 +555,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     sites = [MutationSite(parsed.file, getattr(s.stmt, "lineno", 0),
                           getattr(s.stmt, "col_offset", 0), s.construct, s.decision, s.reason,
                           s.captured_at) for s in result.sites]
-    for c in list(callees.values()) + _method_callees(parsed, tree, mutation):
+    for c in list(callees.values()) + method_callees(parsed, tree, mutation):
         sites.extend(x for x in c.sites if x not in sites)
     guarding = {"capture", "before_write", "write_region", "call_forward"}
     needs_scope = bool(callees) or any(
@@ -572,91 +572,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     single_use=single_use and result.lean is not None,
                     free_writes=free_writes(eff, parsed), calls_parameters=calls_parameters,
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
-
-
-def _parameters_called(parsed: Parsed, mutation: str, call: gast.Call) -> tuple[int, ...]:
-    """The positions of ``call``'s arguments that the function of the user's it runs calls
-    as it is (its ``calls_parameters``; transforms/unseen_calls.py); () for anything else."""
-    obj = resolve(parsed, call.func)
-    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
-            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
-        return ()
-    try:
-        return compile_function(obj, mutation=mutation).calls_parameters
-    except AdgenError:
-        return ()  # the caller's own compilation reports it (mutating_call)
-
-
-def _reads_free(parsed: Parsed, mutation: str, call: gast.Call) -> str | None:
-    """The name of the function of the user's that ``call`` runs, when it (or a function it
-    calls) reads a global or closure array; else None (transforms/free_writes.py)."""
-    obj = resolve(parsed, call.func)
-    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
-            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
-        return None
-    try:
-        reads = compile_function(obj, mutation=mutation).free_reads
-    except AdgenError:
-        return None  # the caller's own compilation reports it (mutating_call)
-    return getattr(obj, "__qualname__", str(obj)) if reads else None
-
-
-def _method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Compiled]:
-    """Methods called on objects the function builds from a user class (``m = Cls(...)``;
-    ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
-    classes: dict[str, type] = {}
-    everything = list(walk(tree))  # walked once for both loops
-    for st in everything:
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
-                isinstance(st.value, gast.Call):
-            cls = resolve(parsed, st.value.func)
-            if isinstance(cls, type):
-                classes[st.targets[0].id] = cls
-    out: list[Compiled] = []
-    for node in everything:
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                isinstance(node.func.value, gast.Name) and \
-                not parsed.is_local(node.func.value.id) and is_bound_method(getattr(
-                    parsed.namespace.get(node.func.value.id), node.func.attr, None)):
-            # sc.scale_inplace(w) of a global object: as one the function builds
-            classes.setdefault(node.func.value.id, type(parsed.namespace[node.func.value.id]))
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
-            method = getattr(classes[node.func.value.id], node.func.attr, None)
-            if is_user_function(method):
-                try:
-                    compiled = compile_function(method, mutation=mutation)
-                except AdgenError:
-                    continue  # reported when the call runs
-                out.append(compiled)
-                # self.calls += 1: the call checks that the attributes hold numbers, and
-                # names the update where it cannot follow it (dispatch)
-                if compiled.mutates_params and not (compiled.number_updates is not None and
-                                                    compiled.number_updates.sites):
-                    from adgen.errors import UnsupportedError
-
-                    # a method call runs through call_forward, which cannot follow the write
-                    at = parsed.location(node)
-                    who = node.func.value.id
-                    if f"{who}.{node.func.attr}(" not in at.source_line:
-                        # a temporary of the normal form (Signal(3).power(a)): the class
-                        who = f"{classes[who].__name__}(...)"
-                    obj = who if who.isidentifier() else "obj"
-                    raise UnsupportedError(
-                        f"{who}.{node.func.attr}() writes an array of the "
-                        "object (or an argument) in place, and adgen cannot follow a write "
-                        "through a method call", at,
-                        hint="return the new array from the method and assign it "
-                             f"({obj}.buf = {obj}.{node.func.attr}(...)), or write it in this "
-                             "function")
-    for cls in set(classes.values()):
-        init = cls.__dict__.get("__init__")
-        if is_user_function(init):
-            try:
-                out.append(compile_function(init, mutation=mutation))
-            except AdgenError:
-                pass
-    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""What the function's callees, compiled first, say about a call of them: which arguments the
+user function it runs calls as they are (:func:`parameters_called`, for unseen_calls), whether
+it reads a global or closure array (:func:`reads_free`, for free_writes), and the methods of
+objects the function builds from a user class or a global object's, compiled so explain lists
+their sites before any call runs (:func:`method_callees`). Each compiles the callee through
+``pipeline.compile_function`` (cached), imported when first needed: the pipeline imports this
+module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+from adgen.transforms.front import is_bound_method, is_user_function, resolve
+from adgen.transforms.parse import Parsed
+from adgen.transforms.walk import walk
+
+from adgen.errors import AdgenError
+from adgen.rules import registry
+
+
+def parameters_called(parsed: Parsed, mutation: str, call: gast.Call) -> tuple[int, ...]:
+    """The positions of ``call``'s arguments that the function of the user's it runs calls
+    as it is (its ``calls_parameters``; transforms/unseen_calls.py); () for anything else."""
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+        return ()
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        return compile_function(obj, mutation=mutation).calls_parameters
+    except AdgenError:
+        return ()  # the caller's own compilation reports it (mutating_call)
+
+
+def reads_free(parsed: Parsed, mutation: str, call: gast.Call) -> str | None:
+    """The name of the function of the user's that ``call`` runs, when it (or a function it
+    calls) reads a global or closure array; else None (transforms/free_writes.py)."""
+    obj = resolve(parsed, call.func)
+    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+        return None
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        reads = compile_function(obj, mutation=mutation).free_reads
+    except AdgenError:
+        return None  # the caller's own compilation reports it (mutating_call)
+    return getattr(obj, "__qualname__", str(obj)) if reads else None
+
+
+def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> list[Any]:
+    """Methods called on objects the function builds from a user class (``m = Cls(...)``;
+    ``m.step(x)``): compiled now, so explain lists their sites before any call runs."""
+    from adgen.transforms.pipeline import compile_function
+
+    classes: dict[str, type] = {}
+    everything = list(walk(tree))  # walked once for both loops
+    for st in everything:
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
+                isinstance(st.value, gast.Call):
+            cls = resolve(parsed, st.value.func)
+            if isinstance(cls, type):
+                classes[st.targets[0].id] = cls
+    out: list[Any] = []
+    for node in everything:
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and \
+                not parsed.is_local(node.func.value.id) and is_bound_method(getattr(
+                    parsed.namespace.get(node.func.value.id), node.func.attr, None)):
+            # sc.scale_inplace(w) of a global object: as one the function builds
+            classes.setdefault(node.func.value.id, type(parsed.namespace[node.func.value.id]))
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and node.func.value.id in classes:
+            method = getattr(classes[node.func.value.id], node.func.attr, None)
+            if is_user_function(method):
+                try:
+                    compiled = compile_function(method, mutation=mutation)
+                except AdgenError:
+                    continue  # reported when the call runs
+                out.append(compiled)
+                # self.calls += 1: the call checks that the attributes hold numbers, and
+                # names the update where it cannot follow it (dispatch)
+                if compiled.mutates_params and not (compiled.number_updates is not None and
+                                                    compiled.number_updates.sites):
+                    from adgen.errors import UnsupportedError
+
+                    # a method call runs through call_forward, which cannot follow the write
+                    at = parsed.location(node)
+                    who = node.func.value.id
+                    if f"{who}.{node.func.attr}(" not in at.source_line:
+                        # a temporary of the normal form (Signal(3).power(a)): the class
+                        who = f"{classes[who].__name__}(...)"
+                    obj = who if who.isidentifier() else "obj"
+                    raise UnsupportedError(
+                        f"{who}.{node.func.attr}() writes an array of the "
+                        "object (or an argument) in place, and adgen cannot follow a write "
+                        "through a method call", at,
+                        hint="return the new array from the method and assign it "
+                             f"({obj}.buf = {obj}.{node.func.attr}(...)), or write it in this "
+                             "function")
+    for cls in set(classes.values()):
+        init = cls.__dict__.get("__init__")
+        if is_user_function(init):
+            try:
+                out.append(compile_function(init, mutation=mutation))
+            except AdgenError:
+                pass
+    return out
