@@ -132,7 +132,7 @@ class Compiled:
         # pullback must not run twice on one forward's saved values)
         self.consumes = consumes
         # compiled single-use: its pullback takes out_bar for a float or a float64 array
-        # (grad's seed, api._single_use_seed), whatever it consumes
+        # (grad's seed, pullback_runs.single_use_seed), whatever it consumes
         self.single_use = single_use
         # where it writes a global or closure array in place (transforms/free_writes.py: a
         # call of it is refused), and whether it or a function it calls reads one
