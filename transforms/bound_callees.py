@@ -415,5 +415,25 @@ def bind_callees(parsed: Any, writes: Any) -> None:
             are filled in.
         writes: a user function -> whether a call of it may write a parameter in place.
     """
+    if not _may_bind(parsed):
+        return  # (most functions: no walk of the tree, a first gradient pays nothing here)
     _Rewriter(parsed, writes).run()
     parsed.forget_locals()  # (a local partial's values got names of their own)
+
+
+def _may_bind(parsed: Any) -> bool:
+    """Whether the function may make a call this pass rewrites: a copy compiled for a class
+    (``self.step``), or a global name (its code's names) bound to an object of a user class,
+    to a ``functools.partial``, or to ``partial`` itself."""
+    if receiver_of(parsed.fn) is not None:
+        return True
+    code = getattr(parsed.fn, "__code__", None)
+    if code is None:
+        return True
+    for n in code.co_names + code.co_freevars:
+        v = parsed.namespace.get(n)
+        if n == "partial" or v is functools.partial or isinstance(v, functools.partial) or (
+                isinstance(getattr(v, "__dict__", None), dict) and
+                not isinstance(v, (type, types.ModuleType, types.FunctionType))):
+            return True
+    return False

@@ -200,4 +200,7 @@ def inline_closures(parsed: Any, writes: Any) -> None:
         parsed: the parsed function (``parse.Parsed``).
         writes: a user function -> whether a call of it may write a parameter in place.
     """
-    _Inliner(parsed, writes).run()
+    if any(isinstance(st, gast.FunctionDef) or (isinstance(st, gast.Assign) and
+                                                isinstance(st.value, gast.Lambda))
+           for st in parsed.tree.body):  # (else nothing to inline: no walk of the tree)
+        _Inliner(parsed, writes).run()
