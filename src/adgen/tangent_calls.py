@@ -40,6 +40,17 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
             cannot follow here.
     """
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
+            fn.__name__ == "get" and len(args) in (1, 2) and not kwargs:
+        # eps = bn_param.get("eps", 1e-5): the item's tangent if the key is there, else the
+        # default's (run as a builtin, the result had none: a TypeError further on)
+        d, key = fn.__self__, args[0]
+        if key in d:
+            held = owner_dot if owner is d else None
+            return d[key], _float_tangent(d[key], held.get(key) if isinstance(held, dict)
+                                          else None)
+        out = fn(*args)
+        return out, _float_tangent(out, tangents[1] if len(args) == 2 else None)
     if runs_as_it_is(fn):
         return fn(*args, **kwargs), None
     call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
@@ -47,6 +58,18 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         return call.fn(*call.args, **call.kwargs), registry.eval_jvp(
             call.rule, call.args, call.kwargs, call.given)
     return call.target(*call.args, **call.kwargs)
+
+
+def _float_tangent(value: Any, tangent: Any) -> Any:
+    """``tangent``, or a zero one where it is None and ``value`` is a float or a float array
+    (the caller's code took the value for one with a tangent)."""
+    if tangent is not None:
+        return tangent
+    if isinstance(value, (float, np.floating)):
+        return 0.0
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        return np.zeros_like(value)
+    return None
 
 
 def runs_as_it_is(fn: Any) -> bool:

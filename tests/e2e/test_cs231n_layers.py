@@ -239,3 +239,35 @@ def test_setdefault_result_used(mutation):
     gx, gopts = adgen.grad(scaled, argnums=(0, 1), mutation=mutation)(x, {"scale": 3.0})
     np.testing.assert_allclose(gx, 6.0 * x)
     np.testing.assert_allclose(gopts["scale"], np.sum(x ** 2) + 1.0)
+
+
+def test_forward_mode_through_options_read_by_get():
+    """jvp in the direction of the options dict: eps = bn_param.get("eps", 1e-5) ran as a
+    builtin with no tangent (a TypeError in the generated jvp); the item's tangent, or the
+    default's where the key is absent, now follows."""
+    rng = np.random.default_rng(3)
+    params, X, y = _params(rng), rng.standard_normal((6, 4)), np.array([2, 1, 0, 0, 1, 2])
+    stats = {"running_mean": rng.standard_normal(5), "running_var": rng.random(5) + 0.5}
+    bn_param = {"mode": "test", "eps": 0.3, **stats}
+    direction = {"mode": None, "eps": 1.0, "running_mean": rng.standard_normal(5),
+                 "running_var": rng.standard_normal(5)}
+    zero = {k: np.zeros_like(v) for k, v in params.items()}
+    _, jv = adgen.jvp(net_loss, (params, X, y, bn_param), (zero, None, None, direction))
+
+    def along(t):
+        moved = {k: (v if direction[k] is None else v + t * direction[k])
+                 for k, v in bn_param.items()}
+        return net_loss(params, X, y, moved)
+
+    np.testing.assert_allclose(jv, numerical_grad(along, (0.0,), 0), rtol=1e-5)
+
+    def scaled(x, opts, default_scale):
+        return np.sum(np.tanh(opts.get("scale", default_scale) * x))
+
+    x = np.array([0.3, -0.7, 1.1])
+    _, jv = adgen.jvp(scaled, (x, {}, 1.5), (np.zeros(3), {}, 1.0))
+    np.testing.assert_allclose(jv, np.sum(x / np.cosh(1.5 * x) ** 2))
+    _, jv = adgen.jvp(scaled, (x, {"scale": 2.0}, 1.5), (np.zeros(3), {"scale": 1.0}, 1.0))
+    np.testing.assert_allclose(jv, np.sum(x / np.cosh(2.0 * x) ** 2))
+    _, jv = adgen.jvp(scaled, (x, {}, 1.5), (np.ones(3), {}, 0.0))  # default without one
+    np.testing.assert_allclose(jv, np.sum(1.5 / np.cosh(1.5 * x) ** 2))
