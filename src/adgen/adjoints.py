@@ -61,9 +61,13 @@ def is_enum_member(x: Any) -> bool:
 
 
 def is_constant_object(x: Any) -> bool:
-    """An object with attributes that no gradient flows through: an Enum member, or a
-    function, class or module (:func:`is_function_like`; np.float64 passed as a dtype)."""
-    return is_enum_member(x) or is_function_like(x)
+    """An object with attributes that no gradient flows through: an Enum member, a class
+    (np.float64 passed as a dtype) or a module. Not a function or bound method: one that
+    reaches shadow memory is a value the compiler took for an array (self.rhs taken under
+    hessian), which ShadowMap.of refuses at the user's line."""
+    import types  # here: the standalone module copies this function, not runtime's imports
+
+    return is_enum_member(x) or isinstance(x, (type, types.ModuleType))
 
 
 def is_function_like(x: Any) -> bool:
