@@ -51,6 +51,14 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                                           else None)
         out = fn(*args)
         return out, _float_tangent(out, tangents[1] if len(args) == 2 else None)
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
+            fn.__name__ in ("values", "items") and not args and not kwargs:
+        # sum(p.values()), list(p.items()): the view's tangent is a list, one item per key
+        # (a (None, tangent) pair for items), as reverse mode's cotangent of it is
+        d = fn.__self__
+        held = owner_dot if owner is d and isinstance(owner_dot, dict) else {}
+        items = [_float_tangent(v, held.get(k)) for k, v in d.items()]
+        return fn(), items if fn.__name__ == "values" else [(None, t) for t in items]
     if runs_as_it_is(fn):
         return fn(*args, **kwargs), None
     call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)

@@ -271,3 +271,27 @@ def test_forward_mode_through_options_read_by_get():
     np.testing.assert_allclose(jv, np.sum(x / np.cosh(2.0 * x) ** 2))
     _, jv = adgen.jvp(scaled, (x, {}, 1.5), (np.ones(3), {}, 0.0))  # default without one
     np.testing.assert_allclose(jv, np.sum(1.5 / np.cosh(1.5 * x) ** 2))
+
+
+def test_forward_mode_through_a_dicts_values_and_items():
+    """sum(params.values()), list(params.items()) in the direction of the dict: the view ran
+    as a builtin with no tangent (a TypeError, 'NoneType' object is not iterable)."""
+    def total(x, p):
+        return np.sum(x * sum(p.values()))
+
+    def first_and_second(x, p):
+        pairs = list(p.items())
+        return np.sum(pairs[0][1] * x) + np.sum(pairs[1][1] ** 2)
+
+    x = np.array([1.0, 2.0])
+    p = {"a": np.array([0.5, 0.1]), "b": np.array([1.5, -1.0])}
+    t = {"a": np.array([1.0, 0.0]), "b": np.array([0.5, 2.0])}
+    for fn in (total, first_and_second):
+        _, jv = adgen.jvp(fn, (x, p), (np.zeros(2), t))
+
+        def along(s, fn=fn):
+            return fn(x, {k: p[k] + s * t[k] for k in p})
+
+        np.testing.assert_allclose(jv, numerical_grad(along, (0.0,), 0), rtol=1e-6)
+    _, jv = adgen.jvp(total, (x, p), (np.zeros(2), t))
+    np.testing.assert_allclose(jv, np.sum(x * (t["a"] + t["b"])))  # 5.5 by hand
