@@ -566,7 +566,10 @@ class _Captures:
                     f"{construct} overwrites {user_name_of(c.name)}, which the gradient of line "
                     f"{c.stmt.lineno} ({self.plan.construct(c.stmt)}) reads{also}",
                     self.plan.loc(w.stmt),
-                    hint=copy_hint(construct, user_name_of(c.name), c.stmt.lineno, line),
+                    # (where this line's own gradient reads the value too, a copy made
+                    # before it is overwritten in its turn: the hint says out of place)
+                    hint=copy_hint(construct, user_name_of(c.name), line if any(
+                        o.stmt.lineno == line for o in caps) else c.stmt.lineno, line),
                     captured_at=self.plan.loc(c.stmt))
             decision = "guarded-save" if self.plan.policy == "save" else "guarded-raise"
             overwrites = tuple(sorted({(self.plan.user_name(c.name),

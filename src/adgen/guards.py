@@ -368,7 +368,11 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
             f"{construct} overwrites {first.what}, which the gradient of line {first_line} "
             f"reads{also}",
             Location(file, line, col, source_line(file, line)),
-            hint=copy_hint(construct, first.what, first_line, at_line),
+            # (where the write's own gradient reads the value too, a copy made before the
+            # line is overwritten in its turn: the hint says to compute it out of place)
+            hint=copy_hint(construct, first.what, at_line if any(
+                users_line(c.file, c.line) == users_line(file, line) for c in hits)
+                else first_line, at_line),
             captured_at=Location(first_file, first_line, 0,
                                  source_line(first_file, first_line)))
     for cap in hits:
