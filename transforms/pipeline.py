@@ -14,7 +14,6 @@ the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 import threading
@@ -36,6 +35,7 @@ from adgen.transforms.bound_callees import receiver_of
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
 from adgen.transforms.cleanup import cleanup
+from adgen.transforms.compiled import Compiled, CompiledTangent
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
@@ -79,78 +79,6 @@ PASS_NAMES = FRONT_PASSES + ["reverse", "cleanup", "free_values"]
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
                    "dict_keys", "flat_view", "diagonal_index", "tape_columns",
                    "partial_try", "plain_result")
-
-
-class Compiled:
-    """A compiled function: its forward and pullback, their source, and the site decisions.
-
-    A plain class, not a dataclass (see reverse_ast.Site), without ``__slots__``: api notes
-    ``may_be_complex`` on it. ``replace`` gives a copy with some attributes changed."""
-
-    def __init__(self, name: str, forward: Callable[..., Any], pullback: Callable[..., Any],
-                 source: str, sites: list[Any], mutates_params: bool,
-                 callees: dict[str, Compiled] | None = None, own_source: str = "",
-                 reads_params: Any = True, written_params: Any = True,
-                 returns_fresh: bool = False, mutates_containers: bool = False,
-                 needs_scope: bool = True, guards: tuple[Any, ...] = (), trees: Any = None,
-                 gradient: Callable[..., Any] | None = None, number_updates: Any = None,
-                 consumes: frozenset[str] = frozenset(), single_use: bool = False,
-                 free_writes: tuple[Any, ...] = (), free_reads: bool = False,
-                 calls_parameters: tuple[int, ...] = ()) -> None:
-        self.name = name
-        self.forward = forward
-        self.pullback = pullback
-        self.source = source
-        self.sites = sites
-        self.mutates_params = mutates_params
-        self.callees = {} if callees is None else callees
-        self.own_source = own_source
-        self.reads_params = reads_params  # a set of parameter names, or True for all
-        self.written_params = written_params  # the parameters written in place (True: any)
-        # every value it returns is one it made (no view of a parameter, no container): a
-        # caller's array result shares no buffer with the arguments (analyses.effects)
-        self.returns_fresh = returns_fresh
-        self.mutates_containers = mutates_containers
-        # the forward registers captures or guards (its own or a callee's): a call runs it in
-        # a fresh GuardScope
-        self.needs_scope = needs_scope
-        # what the compiled code assumes of the free names it reads (its own and its
-        # callees'): checked at each call, which recompiles when one fails (bindings.failed)
-        self.guards = guards
-        # (forward tree, pullback tree, the user's file): read by other backends
-        # (adgen.backends)
-        self.trees = trees
-        # a backend's forward and pullback in one call, seeded with 1.0 (what grad computes):
-        # gradient(*args) -> (out, cotangents), or None where a call must take forward and
-        # pullback (adgen.backends); None on the default backend
-        self.gradient = gradient
-        # its in-place writes of parameters that are ``self.calls += 1`` updates of an
-        # attribute (analyses.number_updates): a call through a method or a variable follows
-        # them when the attributes hold numbers at the call (dispatch)
-        self.number_updates = number_updates
-        # saved arrays its pullback may write in place (compiled single-use, for grad: the
-        # pullback must not run twice on one forward's saved values)
-        self.consumes = consumes
-        # compiled single-use: its pullback takes out_bar for a float or a float64 array
-        # (grad's seed, pullback_runs.single_use_seed), whatever it consumes
-        self.single_use = single_use
-        # where it writes a global or closure array in place (transforms/free_writes.py: a
-        # call of it is refused), and whether it or a function it calls reads one
-        self.free_writes = free_writes
-        self.free_reads = free_reads
-        # the positions of its parameters it calls as it is, where adgen checks the callee
-        # when it runs (transforms/unseen_calls.py: a caller checks what it passes there)
-        self.calls_parameters = calls_parameters
-
-    def replace(self, **changes: Any) -> Compiled:
-        """A copy of this compilation with the attributes ``changes`` names set to its
-        values (as ``dataclasses.replace``)."""
-        new = copy.copy(self)
-        for key, value in changes.items():
-            if not hasattr(self, key):
-                raise TypeError(f"Compiled has no attribute {key!r}")
-            setattr(new, key, value)
-        return new
 
 
 # Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
@@ -576,24 +504,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
 # --------------------------------------------------------------------------------------------
 # Forward mode: parse -> ... -> ssa -> effects + activity -> tangent -> emit
-
-
-class CompiledTangent:
-    """A compiled jvp: ``jvp(*args, *tangents) -> (out, out_dot)`` and its source (a plain
-    class: see Compiled)."""
-
-    __slots__ = ("name", "jvp", "source", "own_source", "params", "tangent_params", "guards")
-
-    def __init__(self, name: str, jvp: Callable[..., Any], source: str, own_source: str,
-                 params: list[str], tangent_params: list[str],
-                 guards: tuple[Any, ...] = ()) -> None:
-        self.name = name
-        self.jvp = jvp
-        self.source = source
-        self.own_source = own_source
-        self.params = params
-        self.tangent_params = tangent_params
-        self.guards = guards
 
 
 _TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDict()
