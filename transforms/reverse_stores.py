@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.container_aliases import aliased_writes
-from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.kinds import NUMBER, definitions
 from adgen.transforms.analyses.parameter_parts import first_part, unfollowed
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.node_index import nodes_of
@@ -114,6 +114,11 @@ class Stores:
         part = getattr(self.pb, "parts", {}).get(a.target)
         if part is not None and a.other == part.param:
             return  # a parameter's part: its adjoint is taken from the parameter's (own)
+        if isinstance(s, gast.Assign) and _only_text(s.value, *definitions(self.plan.fn)):
+            # for bn_param in self.bn_params: bn_param["mode"] = mode (CS231n's nets), mode
+            # a str: no read of what it stores carries a gradient, through either name, so
+            # no adjoint is left to the item's old value that the store should have cleared
+            return
         other = self.plan.user_name(a.other)  # a temporary as its expression (self.vals)
         line = self.plan.loc(a.other_stmt).line
         if user_name_of(a.target).endswith("_dot") or user_name_of(a.other).endswith("_dot"):
@@ -460,3 +465,16 @@ class Stores:
         gathered = call_node("stored_into", name(x), gathered)
         out += self.pb.contribute(v.id, gathered, state)
         return out
+
+
+def _only_text(value: gast.expr, defs: dict[str, list[Any]], unknown: set[str],
+               seen: frozenset[str] = frozenset()) -> bool:
+    """``value`` is a str, bytes, bool or None constant, or a name every binding of which
+    is one (through SSA's copies at joins: ``mode = "test" if y is None else "train"``)."""
+    if isinstance(value, gast.Constant):
+        return value.value is None or isinstance(value.value, (str, bytes, bool))
+    if isinstance(value, gast.Name) and value.id in defs and value.id not in unknown and \
+            value.id not in seen:
+        return all(isinstance(v, gast.expr) and _only_text(v, defs, unknown, seen | {value.id})
+                   for v in defs[value.id])
+    return False
