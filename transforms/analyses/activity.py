@@ -56,6 +56,12 @@ def _nondiff_objects() -> tuple[Any, ...]:
             obj = getattr(where, n, None)
             if obj is not None and not isinstance(obj, type(np)):
                 out.append(obj)
+    # the passes' own helpers (dict_keys of a for loop over d.items()) by identity too: in
+    # generated code differentiated again (reverse over a jvp's code, hessian) they are
+    # names bound in its module, resolved to these objects
+    from adgen import runtime
+
+    out += [getattr(runtime, n) for n in _GENERATED_NONDIFF if hasattr(runtime, n)]
     return tuple(out)
 
 
