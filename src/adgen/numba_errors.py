@@ -25,8 +25,8 @@ __all__ = ["dispatch_refused", "located", "location", "overwrite_error", "saved_
 def overwrite_error(code: Any, hit: Exception) -> MutationError:
     """The MutationError of a nopython guard under mutation="strict" (``StrictOverwrite(write
     site, bits of the capture sites)``, numbered as ``code.strict_writes`` /
-    ``strict_captures``): the message and both locations of the default backend's guard
-    (``adgen.runtime.before_write``), the lowest capture site named first."""
+    ``strict_captures``): the message, both locations and the hint of the default backend's
+    guard (``adgen.runtime.before_write``), the lowest capture site named first."""
     from adgen.runtime import copy_hint
 
     site, mask = hit.args
@@ -38,7 +38,11 @@ def overwrite_error(code: Any, hit: Exception) -> MutationError:
     return MutationError(
         f"{construct} overwrites {what}, which the gradient of line {first_line} reads{also}",
         Location(file, line, col, linecache.getline(file, line)),
-        hint=copy_hint(construct, what, first_line, line),
+        # (where the write's own gradient reads the value too, a copy made before the line
+        # is overwritten in its turn: the hint says to compute it out of place, as
+        # guards.before_write's does)
+        hint=copy_hint(construct, what, line if any(
+            (h[0], h[1]) == (file, line) for h in hits) else first_line, line),
         captured_at=Location(first_file, first_line, 0,
                              linecache.getline(first_file, first_line)))
 

@@ -173,3 +173,54 @@ def test_vjp_raises_the_same():
     with pytest.raises(adgen.MutationError) as expected:
         adgen.vjp(tail_then_head, x.copy(), 4, mutation="strict")
     assert str(err.value) == str(expected.value)
+
+
+# --- the hint where the write's own gradient reads what it overwrites ---------------------------
+
+RENORM = '''import numpy as np
+
+
+def renorm(x, k):
+    q = x * 1.0
+    s = np.sum(q * q)
+    for t in range(k):
+        q /= np.sqrt(np.sum(q * q))
+    return s + q[0]
+'''
+
+
+def _load(tmp_path, name, text):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_hint_where_the_writes_own_gradient_reads_the_value(tmp_path):
+    """q /= np.sqrt(np.sum(q * q)) overwrites q, which the gradient of line 5 reads and its
+    own gradient reads too: a copy made before the line (the hint the numba guard gave) is
+    overwritten in its turn. The hint is the default backend's, computing it out of place,
+    whether the guard runs in the first call or in a later one (the fast call); followed
+    literally, the program compiles on numba under both policies with central differences'
+    gradient."""
+    mod = _load(tmp_path, "renorm_h7", RENORM)
+    x = np.array([0.6, 1.1, 0.8, 1.4])
+    line = line_of(mod.renorm, "q /= np.sqrt")
+    kind, err = _same_outcome(mod.renorm, (x, 3), 0)  # the hint is in str(err), compared
+    assert kind == "error" and err.location.line == line
+    out_of_place = "q = q / np.sqrt(np.sum(q * q))"
+    assert err.hint.endswith(f"or compute it out of place: {out_of_place}")
+    g = adgen.grad(mod.renorm, backend="numba", mutation="strict")
+    np.testing.assert_allclose(g(x.copy(), 0), np.r_[2.0 * x[0] + 1.0, 2.0 * x[1:]])
+    with pytest.raises(adgen.MutationError) as again:  # the compiled call's fast path
+        g(x.copy(), 3)
+    assert again.value.hint == err.hint
+    fixed = _load(tmp_path, "renorm_h7_fixed",
+                  RENORM.replace("q /= np.sqrt(np.sum(q * q))", out_of_place))
+    for policy in ("save", "strict"):
+        got = adgen.grad(fixed.renorm, backend="numba", mutation=policy)(x.copy(), 3)
+        assert_close(got, fd_grad(fixed.renorm, (x, 3), (0,))[0], f"{policy}: gradient")
