@@ -538,6 +538,10 @@ def copy_vjp(g: object, tree: object) -> object:
 
 def sum_list_vjp(g: object, tree: object) -> object:
     """Adjoint of ``sum(seq)`` (builtin or ``math.fsum``): ``g`` for every entry."""
+    if type(tree) is tuple and tree and type(tree[0]) is int:
+        # an array (sum(x ** 2), sum(A) of a matrix): Python adds its rows, as
+        # np.sum(a, axis=0) does, so each row gets g (summed down to a row's shape)
+        return np.broadcast_to(unbroadcast(g, tree[1:]), tree).copy()
     if not (isinstance(tree, list) or is_tuple_tree(tree)):
         unsupported("sum() of something other than a list or tuple (a generator, a dict view) "
                     "is not differentiable here; sum a list")
