@@ -8,7 +8,9 @@ numba types of its arguments (:class:`ArgType`). Output: ``scalar_types`` maps e
 None (unknown), following numba's typing rules for the forms the generated code has (an int
 op an int is an int, ``/`` a float, a float with anything a float, bools add as ints, a float
 function of a number a float, ``np.full(shape, v)`` of ``v``'s type; float32 stays float32 with
-float32, bools and an array's ints, and is float64 with a float64 or a number's int); ``buffer_roots`` maps each
+float32, bools and an array's ints, and is float64 with a float64 or a number's int; a
+float32 array is float64 with a float64 array or number, else float32, and keeps its dtype
+when updated in place); ``buffer_roots`` maps each
 name bound to an array to the parameter or fresh allocation it is, or None where it may be a
 view or is unknown. Where it cannot tell, it says None: the rewrite then refuses, and the
 kinds it relies on are checked against numba's own inference after compilation
@@ -113,10 +115,13 @@ def _arith(a: Any, b: Any, op: ast.operator) -> Any:
                 not isinstance(op, ast.MatMult):
             # element-wise on arrays (broadcast): the elements' rule, the largest rank
             kinds = [t[1] if isinstance(t, tuple) else t for t in (a, b)]
-            if "f4" in kinds and kinds != ["f4", "f4"]:
-                # numba's float32 arrays follow NumPy's rules with a number (x * 2 is
-                # float32, x * 2.0 float64): not this analysis's; an array, never a column
-                return ("array",)
+            if "f4" in kinds:
+                # numba's ufunc loops of a float32 array: float64 with a float64 (an array
+                # or a number: x * 2.0 and x * (x[0] * 2.0) are float64, where NumPy keeps
+                # float32), else float32 (with an int array or number, x * 2, x / n, x ** 2,
+                # and with bools; NumPy would make x * i64 array float64)
+                return ("array", "f8" if "f8" in kinds else "f4",
+                        max(t[2] for t in arrays))
             elem = _arith(kinds[0], kinds[1], op)
             return ("array", elem, max(t[2] for t in arrays)) if elem else ("array",)
         if isinstance(a, tuple) or isinstance(b, tuple):
@@ -338,7 +343,12 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             elif isinstance(st, ast.Assign) and len(st.targets) == 1:
                 changed |= bind(st.targets[0], typ(st.value))
             elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
-                changed |= bind(st.target, _arith(env.get(st.target.id), typ(st.value), st.op))
+                old = env.get(st.target.id)
+                new = _arith(old, typ(st.value), st.op)
+                if isinstance(old, tuple) and old[0] == "array" and len(old) == 3 and \
+                        isinstance(new, tuple) and new[0] == "array":
+                    new = old  # in place: the array keeps its dtype (u *= 0.9 of float32)
+                changed |= bind(st.target, new)
             elif isinstance(st, ast.For):
                 if call_name(st.iter) == "range":
                     changed |= bind(st.target, "i8")
