@@ -428,16 +428,16 @@ def test_nested_defs_with_defaults_from_the_enclosing_call():
 
 
 def test_the_compile_cache_is_bounded():
-    from adgen.transforms import pipeline
+    from adgen.transforms import compile_cache, pipeline
 
     fns = []
-    for k in range(pipeline._CACHE_SIZE + 20):
+    for k in range(compile_cache.CACHE_SIZE + 20):
         nb = Notebook()
         nb.run(f"def f(x):\n    return np.sum({k}.0 * x)\n")
         fns.append(nb["f"])
         assert_grad_close(adgen.grad(fns[-1])(W), float(k) + 0 * W) if k % 97 == 0 else \
             pipeline.compile_function(fns[-1])
-    assert len(pipeline._CACHE) <= pipeline._CACHE_SIZE
+    assert len(compile_cache.COMPILED) <= compile_cache.CACHE_SIZE
     assert_grad_close(adgen.grad(fns[0])(W), 0.0 * W)  # dropped, compiled again
 
 

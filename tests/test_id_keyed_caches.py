@@ -17,7 +17,7 @@ import gc
 import weakref
 
 import numpy as np
-from adgen.transforms import pipeline
+from adgen.transforms import compile_cache, pipeline
 from adgen.transforms.tangent import CalleeJvp
 from gradcheck import assert_grad_close, numerical_grad, numerical_jvp
 
@@ -74,22 +74,23 @@ def test_registry_tables_check_the_object(monkeypatch):
 
 def test_compile_cache_checks_the_function(monkeypatch):
     compiled_other = pipeline.compile_function(other)
-    key = pipeline._key(loss, "save")
-    monkeypatch.setitem(pipeline._CACHE, key, (other, compiled_other))
+    key = compile_cache.compile_key(loss, "save")
+    monkeypatch.setitem(compile_cache.COMPILED, key, (other, compiled_other))
     compiled = pipeline.compile_function(loss)
     assert compiled is not compiled_other and compiled.name == "loss"
     assert_grad_close(adgen.grad(loss)(_x()), numerical_grad(loss, (_x(),), 0))
 
 
 def test_tangent_tables_check_the_function(monkeypatch):
-    from adgen.rules import registry as reg
-
-    # a forward-mode compilation of another function left behind under squash's id
-    monkeypatch.setitem(pipeline._TANGENTS, (id(squash), reg.generation(), ()),
-                        (other, pipeline.compile_tangent(other)))
+    # a forward-mode compilation of another function left behind under squash's id (its
+    # jvp for its one parameter, as loss's jvp asks for it; the key made after a first
+    # compilation, which registers the runtime's jvps: a new registry generation)
+    stranger = (other, pipeline.compile_tangent(other))
+    monkeypatch.setitem(compile_cache.TANGENTS, compile_cache.tangent_key(squash, wrt=(0,)),
+                        stranger)
     # ... and a stale "being compiled" entry (a callee found by id would be called with a
     # stranger's signature)
-    monkeypatch.setitem(pipeline._TANGENT_PROGRESS, id(squash),
+    monkeypatch.setitem(compile_cache.TANGENT_PROGRESS, id(squash),
                         (other, CalleeJvp("other", ["a_dot", "b_dot"], ["a", "b"])))
     v = np.array([0.3, 0.1, -0.5])
     _, tangent = adgen.jvp(loss, (_x(),), (v,))

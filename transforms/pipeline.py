@@ -7,7 +7,8 @@ The passes up to ``ssa`` are the front end shared with forward mode (``front.py`
 reads the function as Python binds it (``bindings``: its free names, checked at each call by
 guards). ``compile_function(fn, mutation=...)`` runs the passes (cached per
 function, policy and rule-registry generation, so a rule registered later takes effect at the
-next call, and recompiled when a guard fails: a redefined helper, a global of another kind);
+next call, and recompiled when a guard fails: a redefined helper, a global of another kind;
+the caches are ``compile_cache``'s);
 ``stage_source`` shows
 the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
 """
@@ -16,9 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -35,6 +33,21 @@ from adgen.transforms.bound_callees import receiver_of
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
 from adgen.transforms.cleanup import cleanup
+from adgen.transforms.compile_cache import (
+    CLOSURES,
+    COMPILE_LOCK,
+    IN_PROGRESS,
+    TANGENT_PROGRESS,
+    compile_key,
+    late,
+    lookup,
+    lookup_tangent,
+    register_nested,
+    remember,
+    remember_tangent,
+    tangent_key,
+)
+from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipeline.clear_cache
 from adgen.transforms.compiled import Compiled, CompiledTangent
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
@@ -81,34 +94,14 @@ FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "l
                    "partial_try", "plain_result")
 
 
-# Compiled functions, least recently used first; the oldest are dropped past _CACHE_SIZE (a
-# notebook that redefines a function a thousand times does not keep a thousand compilations).
-_CACHE: OrderedDict[tuple[Any, ...], tuple[Any, Compiled]] = OrderedDict()
-_CACHE_SIZE = 512
-_IN_PROGRESS: dict[tuple[int, str], Compiled] = {}
-# One compilation at a time: a recursive function's placeholder (_IN_PROGRESS) must be seen
-# only by the thread that builds it, or another thread's caller is compiled (and cached)
-# against the half-built function. Reentrant: compiling a function compiles its callees.
-_COMPILE_LOCK = threading.RLock()
-
-
-def clear_cache() -> None:
-    """Forgets every compiled function (the next call compiles again)."""
-    _CACHE.clear()
-
-
-def _key(fn: Any, mutation: str, wrt: tuple[int, ...] | None = None,
-         sig: tuple[Any, ...] | None = None, single_use: bool = False) -> tuple[Any, ...]:
-    return (id(fn), mutation, registry.generation(), wrt, sig, single_use)
-
 
 def compile_function(fn: Any, *, mutation: str = "save",
                      wrt: tuple[int, ...] | None = None,
                      sig: tuple[Any, ...] | None = None,
                      single_use: bool = False) -> Compiled:
     """Compiles ``fn`` (cached per function, policy, rule-registry generation, ``wrt``,
-    ``sig`` and ``single_use``); thread-safe (one compilation at a time, see
-    ``_COMPILE_LOCK``).
+    ``sig`` and ``single_use``: ``compile_cache``); thread-safe (one compilation at a time,
+    see ``compile_cache.COMPILE_LOCK``).
 
     Args:
         fn: the function.
@@ -123,7 +116,7 @@ def compile_function(fn: Any, *, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
-    with _COMPILE_LOCK:
+    with COMPILE_LOCK:
         return _compile_function(fn, mutation=mutation, wrt=wrt, sig=sig,
                                  single_use=single_use)
 
@@ -157,39 +150,32 @@ def _compile_function(fn: Any, *, mutation: str = "save",
     if sig is not None and not any(k is not None for k in sig):
         sig = None
     single_use = single_use and sig is not None  # (the facts it needs come with a signature)
-    key = _key(fn, mutation, wrt, sig, single_use)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is fn and (not hit[1].guards or failed(hit[1].guards) is None):
-        _CACHE.move_to_end(key)
-        return hit[1]
+    key = compile_key(fn, mutation, wrt, sig, single_use)
+    hit = lookup(key, fn)
+    if hit is not None:
+        return hit
     if wrt is not None or sig is not None:
         compiled = _compile(fn, mutation, wrt=wrt, sig=sig, single_use=single_use)
         if compiled.mutates_params or compiled.mutates_containers:
             _refuse_mutating_recursion(fn, compiled)
-        _remember(key, fn, compiled)
+        remember(key, fn, compiled)
         return compiled
-    progress = _IN_PROGRESS.get((id(fn), mutation))
+    progress = IN_PROGRESS.get((id(fn), mutation))
     if progress is not None:
         return progress  # recursion: the placeholder is filled in when compilation ends
     # a recursive call sees a placeholder that says "writes nothing"; checked below
-    placeholder = Compiled(fn.__name__, _late(fn, mutation, "forward"),
-                           _late(fn, mutation, "pullback"), "", [], False)
-    _IN_PROGRESS[(id(fn), mutation)] = placeholder
+    again = functools.partial(compile_function, fn, mutation=mutation)
+    placeholder = Compiled(fn.__name__, late(again, "forward"), late(again, "pullback"), "",
+                           [], False)
+    IN_PROGRESS[(id(fn), mutation)] = placeholder
     try:
         compiled = _compile(fn, mutation)
     finally:
-        del _IN_PROGRESS[(id(fn), mutation)]
+        del IN_PROGRESS[(id(fn), mutation)]
     if compiled.mutates_params or compiled.mutates_containers:
         _refuse_mutating_recursion(fn, compiled)
-    _remember(key, fn, compiled)
+    remember(key, fn, compiled)
     return compiled
-
-
-def _remember(key: tuple[Any, ...], fn: Any, compiled: Compiled) -> None:
-    _CACHE[key] = (fn, compiled)
-    _CACHE.move_to_end(key)
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
 
 
 def _from_rule(fn: Any) -> Compiled:
@@ -219,37 +205,18 @@ def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
             hint="make the recursive function return new values instead of writing in place")
 
 
-# Code objects of defs nested in differentiated functions: their closures read the enclosing
-# function's values, which get gradients (adgen.dispatch lifts them into arguments).
-NESTED_CODES: set[Any] = set()
-_CLOSURES: dict[tuple[Any, str, int], Compiled] = {}
-
-
-def _register_nested(code: Any, names: set[str]) -> None:
-    for const in code.co_consts:
-        if hasattr(const, "co_name") and const.co_name in names:
-            NESTED_CODES.add(const)
-            _register_nested(const, names)
-
 
 def compile_closure(fn: Any, *, mutation: str = "save") -> Compiled:
     """Compiles a nested def's closure with its free variables as trailing parameters."""
     key = (fn.__code__, mutation, registry.generation())
-    hit = _CLOSURES.get(key)
+    hit = CLOSURES.get(key)
     if hit is None or (hit.guards and failed(hit.guards) is not None):
-        with _COMPILE_LOCK:  # as compile_function: no half-built callee seen from a thread
-            hit = _CLOSURES.get(key)
+        with COMPILE_LOCK:  # as compile_function: no half-built callee seen from a thread
+            hit = CLOSURES.get(key)
             if hit is None:
                 hit = _compile(fn, mutation, lifted=tuple(fn.__code__.co_freevars))
-                _CLOSURES[key] = hit
+                CLOSURES[key] = hit
     return hit
-
-
-def _late(fn: Any, mutation: str, which: str) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(compile_function(fn, mutation=mutation), which)(*args, **kwargs)
-
-    return call
 
 
 class _CalleeInfo:
@@ -469,7 +436,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         defaults = defaults + (None,) * len(lifted)
     forward.__defaults__ = defaults
     forward.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
-    _register_nested(forward.__code__, {d.name for d in parsed.nested_defs})
+    register_nested(forward.__code__, {d.name for d in parsed.nested_defs})
     source = own
     for cname, c in callees.items():
         if c.own_source and cname != fn.__name__:
@@ -506,9 +473,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 # Forward mode: parse -> ... -> ssa -> effects + activity -> tangent -> emit
 
 
-_TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDict()
-_TANGENT_PROGRESS: dict[int, Any] = {}
-
 
 def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                     wrt: tuple[int, ...] | None = None) -> CompiledTangent:
@@ -524,7 +488,7 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
     """
-    with _COMPILE_LOCK:
+    with COMPILE_LOCK:
         from adgen.rules import jvps
 
         jvps.register_runtime_jvps()
@@ -533,17 +497,14 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         if wrt is not None and (lifted or plain is None or varargs_of(uncached(fn)) is not None
                                 or any(k >= plain.co_argcount for k in wrt)):
             wrt = None  # (positions among the plain positional parameters only)
-        key = (id(fn) if not lifted else fn.__code__, registry.generation(), lifted, wrt)
-        hit = _TANGENTS.get(key)
-        if hit is not None and (hit[0] is fn or lifted) and (not hit[1].guards or
-                                                           failed(hit[1].guards) is None):
-            return hit[1]
+        key = tangent_key(fn, lifted, wrt)
+        hit = lookup_tangent(key, fn, lifted)
+        if hit is not None:
+            return hit
         compiled = _compile_tangent(fn, lifted, wrt)
         if compiled is None:  # recursive: the jvp of every parameter
             return compile_tangent(fn, lifted)
-        _TANGENTS[key] = (fn, compiled)
-        while len(_TANGENTS) > _CACHE_SIZE:
-            _TANGENTS.popitem(last=False)
+        remember_tangent(key, fn, compiled)
         return compiled
 
 
@@ -567,7 +528,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     tparams = tangent_params(tree, namer)
     # (fn, its jvp's signature) while fn compiles: a recursive call finds it; the entry
     # holds fn, so no other object is found by its id (a stale entry was checked by `is`)
-    _TANGENT_PROGRESS[id(fn)] = (fn, CalleeJvp(tree.name, tparams, params))
+    TANGENT_PROGRESS[id(fn)] = (fn, CalleeJvp(tree.name, tparams, params))
     callees: dict[str, CompiledTangent] = {}
     symbols: dict[int, str] = {}
     held: list[Any] = []
@@ -577,11 +538,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     def callee(obj: Any, node: gast.AST) -> Any:
         if obj is fn:
             recursive[0] = True
-            return _TANGENT_PROGRESS[id(fn)][1]
+            return TANGENT_PROGRESS[id(fn)][1]
         given = given_tangents(node, obj, lambda n: act.active(n.id) and
                                 resolve(parsed, n) is None)
         try:
-            progress = _TANGENT_PROGRESS.get(id(obj))
+            progress = TANGENT_PROGRESS.get(id(obj))
             c = progress[1] if progress is not None and progress[0] is obj else \
                 compile_tangent(obj, wrt=given)
         except AdgenError as err:
@@ -675,7 +636,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # runs (transforms/unseen_calls.py)
         run_pass("tangent", lambda: check_unseen_calls(code.function, lambda call: ()), parsed)
     finally:
-        del _TANGENT_PROGRESS[id(fn)]
+        del TANGENT_PROGRESS[id(fn)]
     if wrt is not None and recursive[0]:
         return None
     ns, guards = namespace(fn, parsed)
@@ -685,7 +646,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
             ns[f"{sym}_jvp"] = c.jvp
             guards.extend(g for g in c.guards if g not in guards)
         else:  # mutual recursion: looked up at call time
-            ns[f"{sym}_jvp"] = _late_jvp(code.callees[sym])
+            ns[f"{sym}_jvp"] = late(functools.partial(compile_tangent, code.callees[sym]),
+                                    "jvp")
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
@@ -742,13 +704,6 @@ def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Ca
         [k.value for k in call.keywords if k.arg in written]
 
 
-def _late_jvp(fn: Any) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return compile_tangent(fn).jvp(*args, **kwargs)
-
-    return call
-
-
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:
     """The code of ``fn`` after the named pass (see PASS_NAMES)."""
     try:
@@ -767,7 +722,7 @@ def _stage_source(fn: Any, stage: str, mutation: str) -> str:
         return compile_function(fn, mutation=mutation).own_source
     if stage == "reverse":
         text: list[str] = []
-        with _COMPILE_LOCK:
+        with COMPILE_LOCK:
             _compile(fn, mutation, dump=text)
         return text[0]
     if stage == "ssa":

@@ -68,7 +68,7 @@ def compile_for(fn: Any, mutation: str, wrt: tuple[int, ...] | None,
         compiled = base
     with _LOCK:
         _NUMBA[(id(base), backend)] = (base, compiled)
-        while len(_NUMBA) > _NUMBA_SIZE:  # as pipeline._CACHE: the oldest go first
+        while len(_NUMBA) > _NUMBA_SIZE:  # as compile_cache.COMPILED: the oldest go first
             _NUMBA.pop(next(iter(_NUMBA)))
     return compiled
 

@@ -94,7 +94,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
             return out, ("rrule", rule, pullback, receiver + args, out, kwargs)
     if isinstance(target, types.FunctionType) and target.__closure__:
-        from adgen.transforms.pipeline import NESTED_CODES
+        from adgen.transforms.compile_cache import NESTED_CODES
 
         if target.__code__ in NESTED_CODES:
             return _call_closure(target, receiver + args, kwargs)
