@@ -16,8 +16,12 @@ evaluates them:
 A nested def is inlined alike when its body is plain statements and at most one ``return``,
 its last (its own names renamed apart from the enclosing function's). The closure reads the
 enclosing function's names when it runs, as the inlined body does where the call was. Only
-closures whose body calls a function of the user's that writes its arguments in place are
-inlined; the others keep their compilation as nested defs.
+closures whose body calls a function of the user's that writes its arguments in place, or
+writes one of its own parameters in place (``def apply_bc(u): u[0] = left``, ``lambda v:
+np.multiply(v, c, out=v)``, through a name bound from one too: ``w = u[1:]; w *= 2``), are
+inlined; the others keep their compilation as nested defs. (Compiled as a closure, a write
+of its parameter was not seen by the enclosing function's analyses: the argument's adjoint
+stayed where the caller did not read it, a silently wrong gradient.)
 
 Input: the parsed function, before any other pass. Output: the same tree with those closures
 removed and their calls inlined.
@@ -30,6 +34,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import dotted_object
+from adgen.transforms.nested_defs import written_roots
 from adgen.transforms.walk import walk
 
 __all__ = ["inline_closures"]
@@ -56,6 +61,22 @@ def _inlinable_def(d: gast.FunctionDef) -> bool:
             if isinstance(n, gast.Return) and (n is not st or k != len(d.body) - 1):
                 return False
     return True
+
+
+def _writes_a_parameter(stmts: list[gast.stmt], params: list[str]) -> bool:
+    """Whether ``stmts`` write one of ``params`` in place, directly or through a name bound
+    from an expression that reads one (a view: ``w = u[1:]``, ``for row in u``)."""
+    body = gast.Module(body=stmts, type_ignores=[])
+    derived = set(params)
+    for _ in range(2):  # (a name bound from another bound later: a second round)
+        for n in walk(body):
+            if isinstance(n, (gast.Assign, gast.For)):
+                source = n.value if isinstance(n, gast.Assign) else n.iter
+                if any(isinstance(m, gast.Name) and m.id in derived for m in walk(source)):
+                    for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                        derived |= {m.id for m in walk(t) if isinstance(m, gast.Name)
+                                    and isinstance(m.ctx, gast.Store)}  # (not x[i] = ...)
+    return any(r in derived for n in walk(body) for r in written_roots(n))
 
 
 class _Inliner:
@@ -102,7 +123,8 @@ class _Inliner:
                 continue
             name, params, stmts = found
             calls = self.calls_of(name, body, k + 1)
-            if calls is None or not self.writes_through(stmts):
+            if calls is None or not (self.writes_through(stmts) or
+                                     _writes_a_parameter(stmts, params)):
                 k += 1
                 continue
             # (the last first: a call written out as several statements moves the ones after)

@@ -18,37 +18,40 @@ _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "parti
                               "update", "setdefault"})
 
 
-def refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -> None:
-    """A nested def that writes an array (or container) of the enclosing function in place:
-    the enclosing function's analysis cannot see that write, so it is refused."""
-    from adgen.errors import UnsupportedError
-
+def written_roots(node: gast.AST) -> list[str]:
+    """The names whose buffers (or containers) ``node`` writes in place: the root name of a
+    store's target (``x[i] = v``, ``x.a = v``, ``x += v``), of a writing method's object
+    (``x.fill(c)``, ``xs.append(v)``), of an ``out=`` keyword, of the first argument of
+    ``np.copyto``, ``np.put``, ``np.fill_diagonal``, ``np.place`` and a ufunc's ``.at``."""
     def root(e: gast.expr) -> str | None:
         while isinstance(e, (gast.Subscript, gast.Attribute)):
             e = e.value
         return e.id if isinstance(e, gast.Name) else None
 
+    found: list[str | None] = []
+    if isinstance(node, (gast.Assign, gast.AugAssign)):
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        found += [root(t) for t in targets if isinstance(t, (gast.Subscript, gast.Attribute))
+                  or isinstance(node, gast.AugAssign)]
+    elif isinstance(node, gast.Call):
+        f = node.func
+        if isinstance(f, gast.Attribute) and f.attr in _WRITING_METHODS:
+            found.append(root(f.value))
+        found += [root(k.value) for k in node.keywords if k.arg == "out"]
+        if isinstance(f, gast.Attribute) and f.attr in ("copyto", "put", "fill_diagonal",
+                                                        "place", "at") and node.args:
+            found.append(root(node.args[0]))
+    return [n for n in found if n is not None]
+
+
+def refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -> None:
+    """A nested def that writes an array (or container) of the enclosing function in place:
+    the enclosing function's analysis cannot see that write, so it is refused."""
+    from adgen.errors import UnsupportedError
+
     for node in walk(d):
-        hit: str | None = None
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, (gast.Subscript, gast.Attribute)) or \
-                        isinstance(node, gast.AugAssign):
-                    n = root(t)
-                    hit = n if n in free else hit
-        elif isinstance(node, gast.Call):
-            f = node.func
-            if isinstance(f, gast.Attribute) and f.attr in _WRITING_METHODS and \
-                    root(f.value) in free:
-                hit = root(f.value)
-            for k in node.keywords:
-                if k.arg == "out" and root(k.value) in free:
-                    hit = root(k.value)
-            if isinstance(f, gast.Attribute) and f.attr in ("copyto", "put", "fill_diagonal",
-                                                            "place", "at") and node.args and \
-                    root(node.args[0]) in free:
-                hit = root(node.args[0])
+        hits = [n for n in written_roots(node) if n in free]
+        hit = hits[-1] if hits else None
         if hit is not None:
             raise UnsupportedError(
                 f"the nested function {d.name} writes {hit} of the enclosing function in "
