@@ -47,6 +47,7 @@ from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_match import lower_match
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
+from adgen.transforms.operator_methods import call_operator_methods
 from adgen.transforms.parse import Parsed, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
@@ -84,6 +85,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     inline_closures(parsed, writes_parameters)
     bind_callees(parsed, writes_parameters)
     read_properties(parsed)  # self.scale of a @property: its getter's call
+    call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ

@@ -1,0 +1,183 @@
+"""Operators on objects of the user's classes (``Vec.__add__``, ``__mul__``, ``__getitem__``,
+``__neg__``, reflected ``__rmul__``) run the class's methods, as Python does, and get their
+gradient through them.
+
+adgen read ``p + q`` as array arithmetic and ``p[0]`` as an item of a container whatever the
+operands were: ``(Vec(v) + Vec(2 * v)).norm2()`` had the gradient 0 with no error, so did
+``Vec(v)[0]`` and ``Affine(v) + 1.0`` (an ``__add__`` returning an array); ``p * 3.0``,
+``-p``, ``s - p`` and ``p[1:]`` crashed in the pullback with a TypeError. Expected values:
+central differences of the plain functions (tests/gradcheck.py) and hand formulas.
+"""
+
+import numpy as np
+import pytest
+from gradcheck import assert_grad_close, numerical_grad
+
+import adgen
+
+X = np.array([0.3, -1.2, 2.0])
+POLICIES = ["save", "strict"]
+
+
+class Vec:
+    """A vector with the arithmetic of a small physics code."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __add__(self, other):
+        return Vec(self.a + (other.a if isinstance(other, Vec) else other))
+
+    def __radd__(self, other):
+        return Vec(other + self.a)
+
+    def __sub__(self, other):
+        return Vec(self.a - (other.a if isinstance(other, Vec) else other))
+
+    def __rsub__(self, other):
+        return Vec(other - self.a)
+
+    def __mul__(self, other):
+        if isinstance(other, Vec):
+            return np.sum(self.a * other.a)  # the dot product: a number
+        return Vec(self.a * other)
+
+    def __rmul__(self, other):
+        return Vec(other * self.a)
+
+    def __truediv__(self, k):
+        return Vec(self.a / k)
+
+    def __neg__(self):
+        return Vec(-self.a)
+
+    def __getitem__(self, i):
+        return self.a[i]
+
+    def norm2(self):
+        return np.sum(self.a ** 2)
+
+
+class Affine:
+    """Operators that return plain arrays."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __add__(self, other):
+        return self.a + other
+
+    def __mul__(self, other):
+        return self.a * other
+
+    def __pow__(self, k):
+        return self.a ** k
+
+
+class Doubled(Vec):
+    """A subclass whose reflected add Python calls before Vec.__add__."""
+
+    def __radd__(self, other):
+        return Doubled(2 * self.a + other.a)
+
+
+def sum_of_two(v):
+    p = Vec(v)
+    q = Vec(2 * v)
+    return (p + q).norm2()
+
+
+def first_item(v):
+    return Vec(v)[0] * 2.0
+
+
+def array_result(v):
+    return np.sum(Affine(v) + 1.0) + np.sum(Affine(v) * v) + np.sum(Affine(v) ** 2)
+
+
+def chained(v):
+    p = Vec(v)
+    q = Vec(np.sin(v))
+    r = (p + q) * 2.0 - q / 3.0
+    return r.norm2() + p * q + (-p)[2] + np.sum((3.0 * p)[1:])
+
+
+def reflected(v, s):
+    p = Vec(v)
+    return (s - p).norm2() + (1.0 - p).norm2() + (s * p).norm2()
+
+
+def relaxed(v):
+    p = Vec(v)
+    for _ in range(3):
+        p = p * 0.5 + Vec(v ** 2)
+    return p.norm2()
+
+
+def with_subclass(v):
+    return (Vec(v) + Doubled(v * 0.5)).norm2()
+
+
+def given_object(p, v):
+    return (p * 2.0 + v).norm2() + p * p
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [sum_of_two, first_item, array_result, chained, relaxed,
+                               with_subclass])
+def test_operators_of_a_local_object(f, policy):
+    expected = numerical_grad(f, (X,), 0)
+    assert_grad_close(adgen.grad(f, mutation=policy)(X), expected)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_hand_values(policy):
+    # (v + 2v).norm2() = 9 sum(v^2): 18 v; Vec(v)[0] * 2: 2 at item 0
+    assert_grad_close(adgen.grad(sum_of_two, mutation=policy)(X), 18 * X)
+    assert_grad_close(adgen.grad(first_item, mutation=policy)(X), np.array([2.0, 0, 0]))
+    # Doubled.__radd__ runs: (2 * 0.5 v + v) = 2v, norm2 = 4 sum(v^2): 8 v
+    assert_grad_close(adgen.grad(with_subclass, mutation=policy)(X), 8 * X)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_number_on_the_left(policy):
+    for argnum in (0, 1):
+        expected = numerical_grad(reflected, (X, 0.7), argnum)
+        got = adgen.grad(reflected, argnums=argnum, mutation=policy)(X, 0.7)
+        assert_grad_close(got, expected)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_an_object_given_as_an_argument(policy):
+    p = Vec(np.array([0.5, 1.5, -1.0]))
+    assert_grad_close(adgen.grad(given_object, argnums=1, mutation=policy)(p, X),
+                      numerical_grad(given_object, (p, X), 1))
+    grad_p = adgen.grad(given_object, argnums=0, mutation=policy)(p, X)
+    # (2a + v)^2 summed, plus a.a: 4 (2a + v) + 2a
+    assert_grad_close(grad_p.a, 4 * (2 * p.a + X) + 2 * p.a)
+
+
+class Model:
+    """A model whose methods combine models with operators (an average of two)."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __add__(self, other):
+        return Model(self.w + other.w)
+
+    def __mul__(self, k):
+        return Model(self.w * k)
+
+    def loss(self, v):
+        m = self + self * 0.5
+        return np.sum(m.w * v ** 2)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_operators_on_self(policy):
+    model = Model(np.array([1.0, 2.0, 3.0]))
+    assert_grad_close(adgen.grad(model.loss, mutation=policy)(X), 3.0 * model.w * X)
+    grad_model = adgen.grad(lambda m: m.loss(X), mutation=policy)(model)
+    assert_grad_close(grad_model.w, 1.5 * X ** 2)
+

@@ -1,0 +1,551 @@
+"""Operators on objects of the user's classes: ``p + q`` as the call of the class's method.
+
+The compiler reads ``a + b``, ``-a``, ``a[i]`` and ``abs(a)`` as arithmetic and indexing on
+numbers, arrays, lists and tuples. When ``a`` is an object of a class of the user's that
+defines the operator (``Vec.__add__``, ``Vec.__getitem__``), Python runs that method, and the
+rules of NumPy arithmetic gave its operands a zero gradient or crashed in the pullback
+(``Vec(v) + Vec(w)`` had the gradient 0). Where the code shows that an operand may be such
+an object, the operator is written as the call of the method, which adgen differentiates like
+any method of the user's:
+
+    p + q        ->  type(p).__add__(p, q)
+    -p           ->  type(p).__neg__(p)
+    p[1:]        ->  type(p).__getitem__(p, slice(1, None, None))
+    2.0 * p      ->  type(p).__rmul__(p, 2.0)
+
+The names the code shows to hold such an object (of a class that defines one of the
+operators as a plain function, not a NumPy or builtin class):
+
+- certain: a local bound once, to ``Cls(...)``; the first parameter of a method of the class
+  (``self``); a parameter annotated with the class (``def loss(p: Vec)``);
+- possible: a name bound (in a loop, more than once) to ``Cls(...)`` or to an operator's
+  result where an operand may be one; the result of a rewritten operator (``(p + q) * 2``:
+  ``Vec.__add__`` may return a ``Vec``, or an array).
+
+A certain operand is rewritten as above. A possible one is chosen as the code runs, with the
+value computed once:
+
+    (p + q) * 2  ->  type(t).__mul__(t, 2) if isinstance(t := type(p).__add__(p, q), Vec)
+                     else t * 2
+
+``type(x)`` is looked up as the code runs, so a subclass's own method is the one called, as
+Python does; a right operand of a subclass that redefines the reflected method
+(``Vec(a) + Sub(b)``: ``Sub.__radd__``) calls that one first, as Python does, when both
+classes are known. A left operand of unknown class (a parameter) with a right operand of such
+a class: the left's method if it is an object of the class, the reflected method of the right
+operand if the left is a Python number (``s * p``), the operator as written otherwise.
+
+Not rewritten: ``x += y`` of a class with its own ``__iadd__`` (it changes the object: the
+compiler's in-place rules refuse it at the line), ``p[i] = v`` (``__setitem__``), operands
+in a comprehension's or lambda's body that need the value held in a name (a ``:=`` would bind
+it in the function), and a parameter of unknown class with no annotation (H3: a method on an
+object parameter; its operators reach the pullback's rules, which refuse an object's adjoint).
+
+Input: the parsed function, before ``lift_lambdas`` and ``validate``. Output: the same tree
+with those operators written as calls; nothing changes in a function where no name may hold
+such an object.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import sys
+import types
+from typing import Any
+
+import gast
+import numpy as np
+from adgen.transforms.walk import walk
+
+__all__ = ["call_operator_methods", "method_owner"]
+
+# the method Python calls for each operator, and the reflected one it tries next
+BINARY = {
+    gast.Add: ("__add__", "__radd__"), gast.Sub: ("__sub__", "__rsub__"),
+    gast.Mult: ("__mul__", "__rmul__"), gast.MatMult: ("__matmul__", "__rmatmul__"),
+    gast.Div: ("__truediv__", "__rtruediv__"), gast.FloorDiv: ("__floordiv__", "__rfloordiv__"),
+    gast.Mod: ("__mod__", "__rmod__"), gast.Pow: ("__pow__", "__rpow__"),
+}
+UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
+OPERATORS = frozenset({m for pair in BINARY.values() for m in pair} | set(UNARY.values()) |
+                      {"__getitem__", "__abs__"})
+# a list's, dict's or tuple's attributes (xs.append): not evidence of an object of a class
+_CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple))
+_LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+# the builtins the rewritten code calls (a function that binds one of them is left alone)
+_BUILTINS = {"type": type, "isinstance": isinstance, "slice": slice, "int": int,
+             "float": float, "abs": abs}
+
+
+def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
+    """The class a method was defined in (from its ``__class__`` cell or ``__qualname__``),
+    or None."""
+    cell = namespace.get("__class__")
+    if isinstance(cell, type):
+        return cell
+    parts = getattr(fn, "__qualname__", "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
+    for p in parts[1:-1]:
+        obj = getattr(obj, p, None)
+    return obj if isinstance(obj, type) else None
+
+
+def _user_class(cls: Any) -> bool:
+    """Whether ``cls`` is a class of the user's that defines an operator as a function."""
+    if not isinstance(cls, type) or issubclass(cls, (np.ndarray, np.generic, list, dict,
+                                                     tuple, set, str, bytes, int, float,
+                                                     complex)):
+        return False
+    module = str(getattr(cls, "__module__", ""))
+    if module in ("builtins", "numpy") or module.startswith(("numpy.", "adgen.")):
+        return False
+    return any(_method(cls, name) is not None for name in OPERATORS)
+
+
+def _method(cls: Any, name: str) -> Any:
+    """``cls``'s method ``name`` when it is a plain function of the user's code (not of an
+    installed package or the standard library: ``pathlib.Path.__truediv__``), else None."""
+    try:
+        found = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return None
+    if not isinstance(found, types.FunctionType) or \
+            found.__code__.co_filename.startswith(_LIBRARY):
+        return None
+    return found
+
+
+class _Held:
+    """What the code shows a value to be: an object of one of ``classes`` (each with the
+    expression that names it where the code runs); ``certain`` when it cannot be anything
+    else."""
+
+    def __init__(self, classes: list[tuple[type, gast.expr]], certain: bool) -> None:
+        self.classes = classes
+        self.certain = certain
+
+    def defining(self, name: str) -> list[tuple[type, gast.expr]]:
+        return [(c, e) for c, e in self.classes if _method(c, name) is not None]
+
+
+def call_operator_methods(parsed: Any) -> None:
+    """Writes the operators on objects of the user's classes as their methods' calls."""
+    from adgen.transforms.front import resolve  # front runs this pass
+
+    tree = parsed.tree
+    # the classes the function can name (its globals and closure, and the globals of modules
+    # of the user's it imports: vecs.Vec), and its own class: most functions see none
+    seen = _classes_seen(parsed.namespace)
+    params = tree.args.args
+    owner = method_owner(parsed.fn, parsed.namespace) if params else None
+    if not seen and not _user_class(owner):
+        return
+    if any(parsed.namespace.get(n, b) is not b for n, b in _BUILTINS.items()) or \
+            any(isinstance(n, gast.Name) and n.id in _BUILTINS and
+                isinstance(n.ctx, (gast.Store, gast.Param)) for n in walk(tree)):
+        return  # the rewrite's builtins would not be the builtins there
+    names = {c.__name__ for c, _ in seen} | {getattr(e, 'id', getattr(e, 'attr', '')) for _, e in seen}
+    if owner is not None:
+        names.add(owner.__name__)
+
+    def made(func: gast.expr) -> Any:
+        """The class of the user's ``func(...)`` makes an object of, or None."""
+        last = func.id if isinstance(func, gast.Name) else getattr(func, "attr", None)
+        if last not in names:
+            return None
+        cls = resolve(parsed, func)
+        return cls if _user_class(cls) else None
+
+    stores: dict[str, int] = {}
+    built: list[tuple[str, gast.expr, Any]] = []  # (name, value, its class)
+    assigned: list[tuple[str, gast.expr]] = []
+    inline = False
+    for node in walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Subscript, gast.Call)) and \
+                not inline and not isinstance(getattr(node, "func", None), gast.Attribute):
+            # Vec(v) + w: an object made where it is used
+            operands = [getattr(node, f, None) for f in ("left", "right", "operand", "value")]
+            if isinstance(node, gast.Call):  # abs(Vec(v))
+                operands = node.args if isinstance(node.func, gast.Name) and \
+                    node.func.id == "abs" else []
+            inline = any(isinstance(o, gast.Call) and made(o.func) is not None
+                         for o in operands)
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):
+            assigned.append((node.targets[0].id, node.value))
+            if isinstance(node.value, gast.Call):
+                cls = made(node.value.func)
+                if cls is not None:
+                    built.append((node.targets[0].id, node.value.func, cls))
+    held: dict[str, _Held] = {}
+    for name, func, cls in built:
+        entry = held.setdefault(name, _Held([], stores.get(name) == 1))
+        entry.classes.append((cls, func))
+        entry.certain = entry.certain and len(entry.classes) == 1
+    if _user_class(owner) and not stores.get(params[0].id):
+        first = params[0].id
+        held[first] = _Held([(owner, _call("type", _name(first, tree), at=tree))], True)
+    for p in params:  # def loss(p: Vec, x): an annotation that names a class
+        ann = getattr(p, "annotation", None)
+        cls = resolve(parsed, ann) if isinstance(ann, (gast.Name, gast.Attribute)) else None
+        if _user_class(cls) and not stores.get(p.id) and p.id not in held:
+            held[p.id] = _Held([(cls, ann)], True)
+    # a parameter of unknown class (def loss(p, x)) that the function shows to be an object:
+    # one of the user's classes the function sees, chosen as the code runs
+    unknown = {p.id for p in params if p.id not in held and not stores.get(p.id) and
+               getattr(p, "annotation", None) is None}
+    for name in _read_as_objects(tree, unknown, assigned) if seen else ():
+        held[name] = _Held(list(seen), False)
+    if not held and not inline:
+        return
+    # names bound to an operator's result where an operand may be such an object
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assigned:
+            found = _operand_classes(value, held)
+            if found and name not in held:
+                held[name] = _Held(list(found), False)
+                changed = True
+    _Rewriter(held, _fresh_names(tree, parsed), made).visit(tree)
+
+
+def _classes_seen(namespace: dict[str, Any]) -> list[tuple[type, gast.expr]]:
+    """The user's classes with an operator of their own that ``namespace`` (a function's
+    globals and closure) names, each with the expression that reads it (``Vec``, or
+    ``vecs.Vec`` for a module of the user's the function imports)."""
+    found = []
+    for key, value in list(namespace.items()):
+        if isinstance(value, type) and key.isidentifier() and _user_class(value):
+            found.append((value, _load(key)))
+        elif isinstance(value, types.ModuleType) and key.isidentifier() and \
+                not str(getattr(value, "__file__", None) or _LIBRARY[0]).startswith(_LIBRARY):
+            for attr, held in list(vars(value).items()):
+                if isinstance(held, type) and attr.isidentifier() and \
+                        held.__module__ == value.__name__ and _user_class(held):
+                    found.append((held, gast.Attribute(value=_load(key), attr=attr,
+                                                       ctx=gast.Load())))
+    return found
+
+
+def _read_as_objects(tree: gast.AST, params: set[str],
+                     assigned: list[tuple[str, gast.expr]]) -> set[str]:
+    """The parameters in ``params`` the function reads as objects: by an attribute no
+    ndarray, list, dict or tuple has (``p.norm2()``), or as an operand of an operator whose
+    result is read so (``(p * 2.0 + v).norm2()``, ``r = p + q; r.w``)."""
+    if not params:
+        return set()
+    bound = dict(assigned)
+    found: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, gast.Attribute) and not hasattr(np.ndarray, node.attr) and \
+                node.attr not in _CONTAINER_ATTRIBUTES:
+            value = node.value
+            if isinstance(value, gast.Name) and value.id not in params:
+                value = bound.get(value.id, value)
+            found |= _operand_names(value) & params
+    return found
+
+
+def _operand_names(node: gast.expr) -> set[str]:
+    """The names an operator expression's operands are (``p`` and ``v`` of ``p * 2 + v``)."""
+    if isinstance(node, gast.Name):
+        return {node.id}
+    if isinstance(node, gast.BinOp):
+        return _operand_names(node.left) | _operand_names(node.right)
+    if isinstance(node, gast.UnaryOp):
+        return _operand_names(node.operand)
+    return set()
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _operand_classes(node: gast.expr, held: dict[str, _Held]) -> list:
+    """The classes an operator expression's operands may be objects of ([]: none)."""
+    if isinstance(node, gast.Name) and node.id in held:
+        return held[node.id].classes
+    if isinstance(node, gast.BinOp) and type(node.op) in BINARY:
+        return _operand_classes(node.left, held) + _operand_classes(node.right, held)
+    if isinstance(node, gast.UnaryOp) and type(node.op) in UNARY:
+        return _operand_classes(node.operand, held)
+    return []
+
+
+def _fresh_names(tree: gast.AST, parsed: Any) -> Any:
+    """A generator of names the function does not use, for the values held while chosen."""
+    used = {n.id for n in walk(tree) if isinstance(n, gast.Name)} | set(parsed.namespace)
+    count = 0
+    while True:
+        count += 1
+        if f"operand{count}" not in used:
+            yield f"operand{count}"
+
+
+def _name(n: str, at: Any, ctx: Any = None) -> gast.Name:
+    return gast.Name(id=n, ctx=ctx or gast.Load(), annotation=None, type_comment=None,
+                     **_place(at))
+
+
+def _place(node: Any) -> dict[str, int]:
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0)
+    return dict(lineno=line, col_offset=col, end_lineno=getattr(node, "end_lineno", line),
+                end_col_offset=getattr(node, "end_col_offset", col))
+
+
+def _call(fn: str | gast.expr, *args: gast.expr, at: Any) -> gast.Call:
+    func = _name(fn, at) if isinstance(fn, str) else fn
+    return gast.Call(func=func, args=list(args), keywords=[], **_place(at))
+
+
+def _method_call(obj: gast.expr, method: str, args: list[gast.expr], at: Any,
+                 then: gast.expr | None = None) -> gast.Call:
+    """``type(obj).method(obj, *args)``: ``obj`` a name, read twice, or ``(t := value)``,
+    computed once in ``type(...)`` and read as ``then`` (its name) after."""
+    kind = _call("type", obj if then is not None else copy.deepcopy(obj), at=at)
+    func = gast.Attribute(value=kind, attr=method, ctx=gast.Load(), **_place(at))
+    return _call(func, then if then is not None else obj, *args, at=at)
+
+
+def _isinstance(value: gast.expr, classes: list[tuple[type, gast.expr]], at: Any
+                ) -> gast.Call:
+    exprs = [copy.deepcopy(e) for _, e in classes]
+    kinds = exprs[0] if len(exprs) == 1 else gast.Tuple(elts=exprs, ctx=gast.Load(),
+                                                         **_place(at))
+    return _call("isinstance", value, kinds, at=at)
+
+
+def _numbers(at: Any) -> gast.Tuple:
+    """``(int, float)``: the numbers whose operator gives way to an object's reflected one."""
+    return gast.Tuple(elts=[_name("int", at), _name("float", at)], ctx=gast.Load(),
+                      **_place(at))
+
+
+def _index(node: gast.expr) -> gast.expr:
+    """A subscript's index as a value: ``1:n`` as ``slice(1, n, None)``."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None, **_place(node))
+                 for p in (node.lower, node.upper, node.step)]
+        return _call("slice", *parts, at=node)
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[_index(e) for e in node.elts], ctx=gast.Load(),
+                          **_place(node))
+    return node
+
+
+class _Rewriter(gast.NodeTransformer):
+    """Rewrites the operators, innermost first; ``results`` holds the classes a rewritten
+    call's result may be an object of."""
+
+    def __init__(self, held: dict[str, _Held], fresh: Any, resolve: Any) -> None:
+        self.held = held
+        self.resolve = resolve
+        self.fresh = fresh
+        self.results: dict[int, _Held] = {}
+        self.nested = 0  # inside a lambda or a comprehension: no := there
+
+    def _visit_scope(self, node: gast.AST) -> gast.AST:
+        # the names a lambda or comprehension binds are its own (lambda p: p + 1)
+        bound = {n.id for n in walk(node) if isinstance(n, gast.Name) and
+                 isinstance(n.ctx, (gast.Store, gast.Param))}
+        hidden = {n: self.held.pop(n) for n in bound if n in self.held}
+        self.nested += 1
+        self.generic_visit(node)
+        self.nested -= 1
+        self.held.update(hidden)
+        return node
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = _visit_scope
+    visit_GeneratorExp = _visit_scope
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.AST:
+        if self.nested or node is not getattr(self, "top", node):
+            return node  # a nested def: its names are its own
+        self.top = node
+        self.generic_visit(node)
+        return node
+
+    def _of(self, node: gast.expr) -> _Held | None:
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            return self.held.get(node.id)
+        if isinstance(node, gast.Call) and id(node) not in self.results:
+            cls = self.resolve(node.func)
+            if _user_class(cls):  # Vec(v) + w: an object of the class, for certain
+                return _Held([(cls, node.func)], True)
+        return self.results.get(id(node))
+
+    def _hold(self, node: gast.expr) -> tuple[gast.expr, gast.expr] | None:
+        """(the expression that computes ``node`` once, the name that reads it after), or
+        None where no name can hold it (in a lambda or comprehension)."""
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return node, copy.deepcopy(node)
+        if self.nested:
+            return None
+        name = next(self.fresh)
+        return (gast.NamedExpr(target=_name(name, node, gast.Store()), value=node,
+                               **_place(node)), _name(name, node))
+
+    def _chosen(self, held: _Held, method: str, operand: gast.expr,
+                call: Any, plain: Any, at: Any) -> gast.expr | None:
+        """``call(t)`` for an object of ``held``'s classes that defines ``method``,
+        ``plain(t)`` otherwise, with ``t`` the operand computed once."""
+        classes = held.defining(method)
+        if not classes:
+            return None
+        pair = self._hold(operand)
+        if pair is None:
+            return None
+        first, then = pair
+        if held.certain:
+            return call(first, then) if first is not operand or not isinstance(
+                operand, gast.Name) else call(operand, None)
+        return gast.IfExp(test=_isinstance(first, classes, at), body=call(then),
+                          orelse=plain(copy.deepcopy(then)), **_place(at))
+
+    def _result(self, new: gast.expr | None, node: gast.expr, *held: _Held | None
+                ) -> gast.expr:
+        if new is None:
+            return node
+        classes = [c for h in held if h is not None for c in h.classes]
+        self.results[id(new)] = _Held(classes, False)
+        return new
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if type(node.op) not in BINARY:
+            return node
+        forward, reflected = BINARY[type(node.op)]
+        left, right = self._of(node.left), self._of(node.right)
+        op = node.op
+
+        def plain(a: gast.expr, b: gast.expr) -> gast.BinOp:
+            return gast.BinOp(left=a, op=copy.deepcopy(op), right=b, **_place(node))
+
+        if left is not None:
+            if right is not None and right.certain and left.certain and \
+                    isinstance(node.left, (gast.Name, gast.Call)) and \
+                    isinstance(node.right, (gast.Name, gast.Call)):
+                # Vec(a) + Sub(b) with Sub redefining __radd__: Python calls that first (the
+                # right operand is computed first here: a name, or an object made)
+                (lc, _), (rc, _) = left.classes[0], right.classes[0]
+                pair = self._hold(node.right)
+                if rc is not lc and issubclass(rc, lc) and pair is not None and \
+                        _method(rc, reflected) is not None and \
+                        _method(rc, reflected) is not _method(lc, reflected):
+                    first, then = pair
+                    call = _method_call(first, reflected, [node.left], node,
+                                        then if first is not node.right or
+                                        not isinstance(first, gast.Name) else None)
+                    return self._result(call, node, right)
+            def otherwise(a: gast.expr) -> gast.expr:
+                # not an object of the class (s - p with s a number): p's reflected method
+                classes = right.defining(reflected) if right is not None and \
+                    isinstance(node.right, gast.Name) else []
+                if not classes:
+                    return plain(a, copy.deepcopy(node.right))
+                number = _call("isinstance", copy.deepcopy(a), _numbers(node), at=node)
+                test = number if right.certain else gast.BoolOp(
+                    op=gast.And(), values=[_isinstance(copy.deepcopy(node.right), classes, node),
+                                           number], **_place(node))
+                return gast.IfExp(test=test, body=_method_call(
+                    copy.deepcopy(node.right), reflected, [copy.deepcopy(a)], node),
+                    orelse=plain(a, copy.deepcopy(node.right)), **_place(node))
+
+            new = self._chosen(left, forward, node.left,
+                               lambda a, t=None: _method_call(a, forward, [node.right], node, t),
+                               otherwise, node)
+            return self._result(new, node, left, right)
+        if right is None or not isinstance(node.left, (gast.Name, gast.Constant)):
+            return node
+        return self._result(self._reflected(node, right, forward, reflected), node, right)
+
+    def _reflected(self, node: gast.BinOp, right: _Held, forward: str, reflected: str
+                   ) -> gast.expr | None:
+        """``x * p`` with ``x`` a number or a name of unknown class, ``p`` an object: Python
+        asks ``x`` first (``p``'s class's own method if ``x`` is one of its objects), then
+        ``p``'s reflected method."""
+        classes = right.defining(reflected)
+        if not classes:
+            return None
+        pair = self._hold(node.right)
+        if pair is None:
+            return None
+        first, then = pair
+        # the operand is tested (and computed once, where it is not a name) unless certain
+        certain = right.certain and isinstance(node.right, gast.Name)
+        left = node.left
+        op = node.op
+
+        def plain() -> gast.BinOp:
+            return gast.BinOp(left=copy.deepcopy(left), op=copy.deepcopy(op),
+                              right=copy.deepcopy(then), **_place(node))
+
+        reflected_call = _method_call(copy.deepcopy(then), reflected, [copy.deepcopy(left)],
+                                      node)
+        held = _isinstance(first, classes, node)  # (computes a possible operand, once)
+        if isinstance(left, gast.Constant):
+            if not isinstance(left.value, (int, float)) or isinstance(left.value, bool):
+                return None
+            if certain:
+                return reflected_call
+            return gast.IfExp(test=held, body=reflected_call, orelse=plain(), **_place(node))
+        number = _call("isinstance", copy.deepcopy(left), _numbers(node), at=node)
+        test = number if certain else gast.BoolOp(op=gast.And(), values=[held, number],
+                                                         **_place(node))
+        otherwise: gast.expr = plain()
+        own = right.defining(forward)
+        if own:  # an object of the class on the left too: its own method
+            otherwise = gast.IfExp(
+                test=_isinstance(copy.deepcopy(left), own, node),
+                body=_method_call(copy.deepcopy(left), forward, [copy.deepcopy(then)], node),
+                orelse=otherwise, **_place(node))
+        return gast.IfExp(test=test, body=reflected_call, orelse=otherwise, **_place(node))
+
+    def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
+        self.generic_visit(node)
+        if type(node.op) not in UNARY:
+            return node
+        held = self._of(node.operand)
+        if held is None:
+            return node
+        method = UNARY[type(node.op)]
+        op = node.op
+        new = self._chosen(held, method, node.operand,
+                           lambda a, t=None: _method_call(a, method, [], node, t),
+                           lambda a: gast.UnaryOp(op=copy.deepcopy(op), operand=a,
+                                                  **_place(node)), node)
+        return self._result(new, node, held)
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        self.generic_visit(node)
+        held = self._of(node.value)
+        if held is None or not isinstance(node.ctx, gast.Load):
+            return node
+        index = node.slice
+        new = self._chosen(held, "__getitem__", node.value,
+                           lambda a, t=None: _method_call(
+                               a, "__getitem__", [_index(copy.deepcopy(index))], node, t),
+                           lambda a: gast.Subscript(value=a, slice=copy.deepcopy(index),
+                                                    ctx=gast.Load(), **_place(node)), node)
+        # an item of an object is not known to be one of its class
+        return node if new is None else new
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if not (isinstance(node.func, gast.Name) and node.func.id == "abs" and
+                len(node.args) == 1 and not node.keywords):
+            return node
+        held = self._of(node.args[0])
+        if held is None:
+            return node
+        new = self._chosen(held, "__abs__", node.args[0],
+                           lambda a, t=None: _method_call(a, "__abs__", [], node, t),
+                           lambda a: _call("abs", a, at=node), node)
+        return node if new is None else new
