@@ -248,7 +248,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         obj = registry.reference_of(obj) or obj  # copy.deepcopy: its reference is compiled
         rule = registry.lookup(obj) if obj is not None else None
         if rule is not None and rule.is_rrule and rule.mutates:
-            from adgen.dispatch import mutated_positions
+            from adgen.rule_cotangents import mutated_positions
 
             return [call.args[k] for k in mutated_positions(rule, len(call.args))]
         if obj is None or not is_user_function(obj) or \

@@ -12,8 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, MissingRuleError, RuleError
+from adgen.errors import AdgenError, MissingRuleError
 from adgen.random_draws import draw_forward, draw_pullback, is_draw
+from adgen.rule_cotangents import (
+    NO_COTANGENT,
+    by_parameter,
+    check_cotangents,
+    is_zero,
+    mutated_positions,
+)
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
@@ -210,227 +217,6 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         raise
 
 
-def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0
-                       ) -> tuple[Any, Any]:
-    """The rule of ``runtime.call_starred``, the user's ``f(*args, **kwargs)`` or
-    ``obj.m(*args, **kwargs)`` (desugar): the function runs through :func:`forward_of`, as a
-    call resolved when it runs does, and its cotangents go back to ``obj`` (a method's
-    object, an array whose method it is), ``args`` (a list, one per item) and ``kwargs`` (a
-    dict, one per key). The caller's compiled code took the call for one that changes
-    nothing and returns new values: a callee that writes its arguments in place or returns
-    one of them (or a view) is refused here."""
-    from adgen.errors import UnsupportedError
-    from adgen.rules.methods import METHODS, VARARG_METHODS
-    from adgen.runtime import locate as locate_in_pullback
-
-    def locate(err: Any) -> Any:
-        return _at_user_line(err, line)
-
-    args, kwargs = tuple(args), dict(kwargs)
-    passed = args  # what the function gets after ``lead``
-    owner = fn if method is not None else None
-    fn = getattr(owner, method) if method is not None else fn
-    what = f"{type(owner).__name__}.{method}" if method is not None and \
-        not isinstance(owner, types.ModuleType) else \
-        getattr(fn, "__qualname__", None) or type(fn).__name__
-    lead: tuple[Any, ...] = ()
-    if isinstance(owner, np.ndarray) and method in METHODS:
-        fn, lead = METHODS[method], (owner,)  # z.reshape(*s): np.reshape(z, *s)
-        if method in VARARG_METHODS and len(args) > 1:
-            # z.reshape(3, 2): the shape as one tuple (numbers: no cotangent)
-            lead, passed = (owner, args), ()
-    elif isinstance(owner, np.ndarray) or isinstance(owner, (list, dict, set, tuple)) and \
-            method not in ("index", "count", "get", "keys", "values", "items", "copy"):
-        # an array's method without a rule (x.sort, x.fill: in place) or a container's that
-        # changes it
-        raise locate(UnsupportedError(
-            f"{what}(*args) or (**kwargs) on a {type(owner).__name__}: adgen follows an "
-            "array's, a list's or a dict's methods called with their arguments one by one",
-            hint="pass the arguments one by one"))
-    if "out" in kwargs or isinstance(fn, np.ufunc) and len(args) > fn.nin:
-        raise locate(UnsupportedError(
-            f"{what} is called with *args or **kwargs and an out= array, which it writes in "
-            "place where adgen cannot see it", hint="pass the arguments one by one"))
-    try:
-        _refuse_starred_writer(fn, what)
-    except UnsupportedError as err:
-        raise locate(err) from None
-    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if not lead and registry.lookup(fn) is None and registry.lookup(target) is None and \
-            registry.reference_of(fn) is None and \
-            not isinstance(target, (types.FunctionType, type, functools.partial)) and \
-            not _is_user_callable_object(fn) and \
-            getattr(target, "__module__", None) != "builtins" and \
-            not (type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
-        # a function without a rule (rng.standard_normal(*shape)): a constant where nothing
-        # passed to it has float content, as the compiler takes a direct call of it; given
-        # floats it may write them in place (np.copyto(*(y, v)), whose result is discarded
-        # and whose pullback never runs): refused before it runs
-        if _arrays((args, kwargs), floats=True) or _has_float_number((args, kwargs)):
-            from adgen.errors import MissingRuleError
-
-            raise locate(MissingRuleError(
-                f"{what} has no derivative rule{registry.why_no_rule(fn)}, and it is called "
-                "with *args or **kwargs holding floats (which it may use or write)",
-                hint="pass the arguments one by one, or register a rule with @adgen.rrule"))
-        out = fn(*args, **kwargs)
-
-        def constant(out_bar: Any) -> tuple[Any, ...]:
-            return None, None, [None] * len(args), dict.fromkeys(kwargs), None
-
-        return out, constant
-    rule = registry.lookup(fn)
-    if rule is not None and not rule.is_rrule and not any(p.varargs for p in rule.params) and \
-            len(lead + passed) + len(kwargs) > len(rule.params):
-        raise locate(UnsupportedError(
-            f"{what} is called with {len(lead + passed) + len(kwargs)} arguments through *args "
-            f"or **kwargs, and its derivative rule takes {len(rule.params)}",
-            hint="pass the arguments one by one (max(*xs) of many values: max(xs))"))
-    out, saved = forward_of(fn, lead + passed, kwargs)
-    try:
-        _refuse_starred_alias(out, args + ((owner,) if method is not None else ()), kwargs,
-                              what)
-    except UnsupportedError as err:
-        raise locate(err) from None
-    # the object dispatch passed first: a user's method's, a callable object's
-    receiver = fn.__self__ if isinstance(fn, types.MethodType) and isinstance(
-        fn.__func__, types.FunctionType) else (fn if _is_user_callable_object(fn) else None)
-    first = 1 if lead or receiver is not None and registry.lookup(fn) is None else 0
-    keys = list(kwargs)
-
-    no_float_result = _integral(out)
-
-    def pullback(out_bar: Any) -> tuple[Any, ...]:
-        if no_float_result:  # len(*xs), an int or a bool: no derivative reaches its inputs
-            return None, None, [None] * len(args), dict.fromkeys(keys), None
-        cts = tuple(pullback_of(saved, out_bar, None))
-        owner_ct = None
-        if first:
-            if lead or receiver is owner:
-                owner_ct = cts[0]
-            elif not _is_zero(cts[0]):
-                raise locate_in_pullback(UnsupportedError(
-                    f"{what} is called with *args or **kwargs, and the object it is bound "
-                    "to (not the one it was read from) gets a gradient through it, which "
-                    "adgen does not hand back from such a call",
-                    hint="pass the arguments one by one"))
-        rest = cts[len(lead) if lead else first:] + (None,) * (len(args) + len(keys))
-        at = len(passed)  # the keywords' cotangents follow the positions passed
-        return (owner_ct, None, [rest[k] if passed else None for k in range(len(args))],
-                {k: rest[at + i] for i, k in enumerate(keys)}, None)
-
-    return out, pullback
-
-
-def _at_user_line(err: Any, line: int) -> Any:
-    """``err`` located at ``line`` of the user's file of the generated code that runs the
-    call (its ``__adgen_file__``), where no pullback is running to say it."""
-    import linecache
-    import sys
-
-    from adgen.errors import Location
-
-    frame = sys._getframe(1)
-    while frame is not None and "__adgen_file__" not in frame.f_globals:
-        frame = frame.f_back
-    if frame is None or not line or getattr(err, "location", True) is not None:
-        return err
-    file = frame.f_globals["__adgen_file__"]
-    text = linecache.getline(file, line)
-    err.location = Location(file, line, len(text) - len(text.lstrip()), text)
-    err.args = (err.format(),)
-    return err
-
-
-def _is_user_callable_object(fn: Any) -> bool:
-    call = getattr(type(fn), "__call__", None)
-    return not isinstance(fn, (types.FunctionType, types.MethodType, type)) and \
-        isinstance(call, types.FunctionType)
-
-
-def _refuse_starred_writer(fn: Any, what: str) -> None:
-    """A callee of ``f(*xs)`` that writes its arguments in place: the caller's analyses did
-    not see which (they are items of a tuple), so its guards and adjoints would be wrong."""
-    from adgen.errors import UnsupportedError
-    from adgen.runtime import locate
-
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    target = fn.__func__ if isinstance(fn, types.MethodType) else (
-        type(fn).__call__ if _is_user_callable_object(fn) else fn)
-    rule = registry.lookup(target)
-    writes = bool(rule.mutates) if rule is not None else False
-    if rule is None and isinstance(target, types.FunctionType) and \
-            registry.reference_of(target) is None:
-        from adgen.transforms.pipeline import compile_function
-
-        compiled = compile_function(target)
-        writes = compiled.mutates_params or compiled.mutates_containers
-    if writes:
-        raise locate(UnsupportedError(
-            f"{what} changes its arguments in place and is called with *args or **kwargs, "
-            "where adgen cannot tell which values it changes",
-            hint="pass the arguments one by one, or return the new values instead of "
-                 "writing them in place"))
-
-
-def _refuse_starred_alias(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                          what: str) -> None:
-    """A result of ``f(*xs)`` that is one of its arguments or a view of one: the caller took
-    the result for a new value (a later write to it would change the argument unseen)."""
-    from adgen.errors import UnsupportedError
-    from adgen.runtime import locate
-
-    given = [a for a in _arrays((args, list(kwargs.values())))]
-    for r in _arrays(out):
-        if any(np.may_share_memory(r, a) for a in given):
-            raise locate(UnsupportedError(
-                f"{what} is called with *args or **kwargs and returns one of its arguments, "
-                "its object's arrays or a view of one, which adgen does not follow through "
-                "such a call", hint="pass the arguments one by one (a shape as one tuple: "
-                "z.reshape((*x.shape, 2))), or return a copy"))
-
-
-def _arrays(x: Any, depth: int = 0, floats: bool = False) -> list[np.ndarray]:
-    """The arrays in ``x`` (``floats``: of float or complex dtype): itself, the items of
-    lists, tuples and dicts, the attributes of objects (a few levels down)."""
-    if isinstance(x, np.ndarray):
-        return [x] if not floats or x.dtype.kind in "fc" else []
-    if depth > 4:
-        return []
-    if isinstance(x, (list, tuple)):
-        return [a for v in x for a in _arrays(v, depth + 1, floats)]
-    if isinstance(x, dict):
-        return [a for v in x.values() for a in _arrays(v, depth + 1, floats)]
-    attrs = getattr(x, "__dict__", None)
-    if isinstance(attrs, dict) and not isinstance(x, (type, types.ModuleType)) and \
-            not callable(x):
-        return [a for v in attrs.values() for a in _arrays(v, depth + 1, floats)]
-    return []
-
-
-def _integral(x: Any) -> bool:
-    """Whether ``x`` holds no float at all: an int, a bool, a string, None, an integer or
-    boolean array, or a list or tuple of those (an object may hold floats: False)."""
-    if x is None or isinstance(x, (bool, int, str, np.integer, np.bool_)):
-        return True
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "biuSU"
-    if isinstance(x, (list, tuple)):
-        return all(_integral(v) for v in x)
-    return False
-
-
-def _has_float_number(x: Any) -> bool:
-    if isinstance(x, (float, complex, np.floating, np.complexfloating)):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_float_number(v) for v in x)
-    if isinstance(x, dict):
-        return any(_has_float_number(v) for v in x.values())
-    return False
-
-
 def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:
     """For each keyword argument of a call of the Python function ``fn`` (in the order
     passed), the position of its cotangent in the tuple ``fn``'s compiled pullback returns:
@@ -534,7 +320,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         return tuple(cts[bound:bound + ncalled]) + tuple(cts[k] for k in slots)
     if kind == "builtin":
         _, target, n = saved
-        if not _is_zero(out_bar):
+        if not is_zero(out_bar):
             from adgen.runtime import locate
 
             raise locate(MissingRuleError(
@@ -542,7 +328,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 "here", hint=f"register one with @adgen.rrule({target.__name__})"))
         return (None,) * n
     if kind == "draw":
-        return draw_pullback(saved, out_bar, _is_zero)
+        return draw_pullback(saved, out_bar, is_zero)
     if kind == "dict get":
         from adgen.runtime import getitem_adjoint
 
@@ -566,7 +352,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 # the enclosing function keeps this value's adjoint in shadow memory
                 shadow = sh.of(value)
                 shadow += np.asarray(ct) if isinstance(value, np.ndarray) else np.sum(ct)
-            elif not _is_zero(ct):
+            elif not is_zero(ct):
                 from adgen.errors import UnsupportedError
 
                 raise UnsupportedError(
@@ -602,7 +388,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
             if out_bar is None:
                 return (None,) * (len(args) + len(kwargs))
             if kwargs:
-                return _by_parameter(rule, pullback(out_bar), args, kwargs)
+                return by_parameter(rule, pullback(out_bar), args, kwargs)
             return check_cotangents(rule.name, pullback(out_bar), args)
         # a C function that wrote arguments in place: its pullback gets the adjoints of their
         # new contents and gives those of the old ones, which take their place in sh
@@ -639,95 +425,5 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     return tuple(out[:len(args)]) + tuple(by_name.get(k) for k in kwargs)
 
 
-class _NoCotangent:
-    """What a user rule gave for a keyword argument when it returned cotangents for the
-    positional ones only."""
-
-    def __repr__(self) -> str:
-        return "NO_COTANGENT"
-
-
-NO_COTANGENT = _NoCotangent()
-
-
-def _by_parameter(rule: Any, cts: Any, args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """The cotangents of a user rule called with keyword arguments: the rule returns one per
-    argument passed, in the order of the function's parameters (``f(x, scale=s)``: x's, then
-    scale's), or one per positional argument (then the keywords get :data:`NO_COTANGENT`);
-    the caller gets them per position, then per keyword in the order it passed them."""
-    names = [p.name for p in rule.params if not p.varargs]
-    if isinstance(cts, (tuple, list)) and len(cts) == len(args):
-        # one per positional argument (the keywords as constants): a keyword whose value has a
-        # gradient is refused where the compiled code reads its cotangent (keyword_cotangent)
-        cts = check_cotangents(rule.name, cts, args)
-        return tuple(cts) + (NO_COTANGENT,) * len(kwargs)
-    passed = set(names[:len(args)]) | set(kwargs)
-    order = [n for n in names if n in passed]
-    if len(order) != len(args) + len(kwargs):  # *args, or a keyword the signature lacks
-        raise RuleError(f"the rule for {rule.name} was called with keyword argument(s) "
-                        f"{', '.join(kwargs)} that adgen cannot line up with its parameters",
-                        hint="pass them by position")
-    values = {**dict(zip(names, args)), **kwargs}
-    cts = check_cotangents(rule.name, cts, tuple(values[n] for n in order),
-                           f" ({', '.join(order)}: one per argument passed, in the order of "
-                           "the function's parameters)")
-    by_name = dict(zip(order, cts))
-    return tuple(by_name[n] for n in names[:len(args)]) + tuple(by_name[k] for k in kwargs)
-
-
 def saved_out(saved: Any) -> Any:
     return saved[4]
-
-
-def mutated_positions(rule: Any, nargs: int) -> list[int]:
-    """The argument positions a rule's primal writes in place (``mutates=``)."""
-    if not rule.mutates:
-        return []
-    names = [p.name for p in rule.params]
-    out = []
-    for m in rule.mutates:
-        k = int(m) if str(m).isdigit() else (names.index(m) if m in names else None)
-        if k is None or k >= nargs:
-            raise RuleError(f"the rule for {rule.name} says it mutates {m!r}, which is not one "
-                            "of its arguments")
-        out.append(k)
-    return out
-
-
-def _is_zero(ct: Any) -> bool:
-    if ct is None:
-        return True
-    if isinstance(ct, (list, tuple)):
-        return all(_is_zero(c) for c in ct)
-    if isinstance(ct, dict):
-        return all(_is_zero(c) for c in ct.values())
-    try:
-        return not np.any(ct)
-    except (TypeError, ValueError):
-        return False
-
-
-def check_cotangents(rule_name: str, cts: Any, args: tuple[Any, ...],
-                     which: str = "") -> tuple[Any, ...]:
-    """Checks a user rule's cotangents: one per argument, each of its argument's shape."""
-    if not isinstance(cts, (tuple, list)):
-        raise RuleError(f"the rule for {rule_name} returned {type(cts).__name__}, not a tuple "
-                        f"of {len(args)} cotangent(s){which}",
-                        hint="return one cotangent per argument, as a tuple")
-    if len(cts) != len(args):
-        raise RuleError(f"the rule for {rule_name} returned {len(cts)} cotangent(s) for "
-                        f"{len(args)} argument(s){which}",
-                        hint="return one cotangent per argument passed (None for none)")
-    for k, (ct, a) in enumerate(zip(cts, args)):
-        if ct is None:
-            continue
-        if isinstance(a, (float, np.floating)) and np.ndim(ct) > 0 and np.size(ct) != 1:
-            raise RuleError(f"the rule for {rule_name} returned an array of shape "
-                            f"{np.shape(ct)} for argument {k}, which is a float")
-        if not isinstance(a, np.ndarray):
-            continue
-        if np.shape(ct) != a.shape:
-            raise RuleError(f"the rule for {rule_name} returned a cotangent of shape "
-                            f"{np.shape(ct)} for argument {k} of shape {a.shape}")
-    return tuple(cts)

@@ -170,7 +170,7 @@ def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
 def call_starred(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0) -> Any:
     """``fn(*args, **kwargs)``, or ``fn.method(*args, **kwargs)`` where ``method`` is a
     name: the user's call with starred arguments at ``line`` (transforms.desugar); its rule
-    (dispatch.call_starred_rrule) differentiates the function when the call runs."""
+    (starred_calls.call_starred_rrule) differentiates the function when the call runs."""
     f = fn if method is None else getattr(fn, method)
     return f(*args, **kwargs)
 
@@ -565,8 +565,8 @@ __all__ = [
 def _register_runtime_rules() -> None:
     # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
     # compiled jvp it calls, differentiated in turn
-    from adgen.dispatch import call_starred_rrule
     from adgen.rules.registry import defjvp_kind, defrrule, defvjp
+    from adgen.starred_calls import call_starred_rrule
     from adgen.tangent_calls import call_jvp_rrule
 
     defrrule(call_jvp, call_jvp_rrule)
