@@ -25,6 +25,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import Activity
 from adgen.transforms.analyses.effects import Effects
+from adgen.transforms.analyses.free_containers import refuse_read_back
 from adgen.transforms.fold_temporaries import fold_temporaries
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import frozen, thaw
@@ -48,6 +49,8 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
     with frozen(fn, "the reverse pass's plan, captures and pullback emitter"):
         plan = Plan(parsed, fn, act, eff, headers, policy, callee_info, kinds, column_dtypes,
                     f64_arrays)
+        # a value with a derivative put into a global list the function reads back
+        refuse_read_back(fn, parsed, act.varied, act.useful, plan.resolve_or_none)
         find_captures(plan)
         pb = Pullback(plan, namer)
         pullback = pb.emit()

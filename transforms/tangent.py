@@ -24,6 +24,7 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import Activity, nondiff_call
 from adgen.transforms.analyses.container_results import result_field, returns_named
+from adgen.transforms.analyses.free_containers import filled_names, refuse_read_back
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -669,6 +671,12 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
     """The jvp function of ``fn`` (see the module docstring); ``tparams`` from
     :func:`tangent_params`; ``nested`` compiles the jvp of a nested def (with the enclosing
     function's values it reads as trailing parameters, returned with it)."""
+    # a value with a derivative put into a global list the function reads back
+    refuse_read_back(fn, parsed, act.varied, act.useful, resolve)
+    # ... so such a log has no tangent (it may share a logged value's buffer: varied there)
+    filled = filled_names(fn, resolve)
+    if filled & act.varied:
+        act = dataclasses.replace(act, varied=act.varied - filled)
     code = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested).run()
     code.function.body = finish(code.function.body)
     return code

@@ -15,6 +15,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.analyses.free_containers import filled_container, logs_into_container
 from adgen.transforms.node_index import loaded_names, nodes_of
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
@@ -114,7 +115,7 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
             _NONDIFF_KEEP = _nondiff_objects()
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
         return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
-            _rule_without_gradient(obj)
+            _rule_without_gradient(obj) or logs_into_container(call, obj)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):
@@ -203,7 +204,9 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
         return [(loaded_names(s.value) | {s.target.id}, {s.target.id})]
     if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
         call = s.value
-        if nondiff_call(call, resolve):
+        if nondiff_call(call, resolve) or filled_container(call, resolve) is not None:
+            # (HIST.append(y) into a global list: a log, which the function does not read
+            # back after it (analyses.free_containers refuses that), so HIST stays constant)
             return []
         srcs = loaded_names(call)
         # A call whose result is discarded can only matter through what it mutates.
