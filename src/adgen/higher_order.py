@@ -23,6 +23,7 @@ from adgen.arguments import (
     check_differentiable,
     describe,
     has_complex,
+    has_float,
     location_of,
     normalize_argnums,
     refuse_complex_jacobian,
@@ -40,6 +41,15 @@ from adgen.jacobian_parts import (
     refuse_aliased_arguments,
     refuse_structured,
     refuse_structured_output,
+)
+from adgen.jacobian_trees import (
+    is_tree,
+    leaves,
+    leaves_like,
+    tree_basis,
+    tree_hessian,
+    tree_jacobian,
+    tree_rows,
 )
 
 
@@ -232,7 +242,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     ``argnums`` gives a tuple. A function that writes its arguments in place sees the same
     values in every jvp, and the arguments end as one plain call leaves them (:class:`Runs`).
     With ``has_aux``, ``fun`` returns a pair ``(out, aux)``: the result is ``(jacobian,
-    aux)``, the Jacobian of ``out`` (as JAX's).
+    aux)``, the Jacobian of ``out`` (as JAX's). With respect to a dict, list or tuple the
+    Jacobian has its structure (:mod:`adgen.jacobian_trees`): ``jac["W"]``, the output's shape
+    followed by W's.
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
@@ -242,6 +254,19 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         result = []
         runs = Runs(args)
         for n in nums:
+            if is_tree(args[n]):  # a dict, list or tuple: the Jacobian has its structure
+                cols = []
+                for k, e in tree_basis(args[n]):
+                    tangents = [None] * len(args)
+                    tangents[n] = e
+                    got = jvp(fun, runs.next(), tangents, has_aux=has_aux, **kwargs)
+                    out, d = got[:2]
+                    aux = got[2] if has_aux else None
+                    refuse_structured_output(out, "jacfwd")
+                    cols.append((k, d))
+                result.append(tree_jacobian(args[n], cols,
+                                            lambda leaf, dots: columns(dots, out, leaf)))
+                continue
             dots = []
             for e in basis(args[n]):
                 tangents = [None] * len(args)
@@ -267,7 +292,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
-            refuse_structured(args[n])  # as jacfwd does (a raw TypeError of float())
+            if not is_tree(args[n]):
+                refuse_structured(args[n])  # an object (a raw TypeError of float())
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback, *aux = vjp(fun, *args, mutation=mutation, has_aux=has_aux, **kwargs)
@@ -279,9 +305,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             e.flat[k] = 1.0
             cts = pullback(e if shape else float(e))
             for r, n in zip(rows, nums):
-                r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
-                         else np.zeros(np.shape(args[n])))
-        result = [like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
+                if is_tree(args[n]):  # its leaves' cotangents, in its order
+                    r.append(leaves_like(args[n], cts[n]))
+                else:
+                    r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
+                             else np.zeros(np.shape(args[n])))
+        result = [tree_rows(args[n], r, shape) if is_tree(args[n]) else
+                  like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
                                 np.zeros(shape + np.shape(args[n])), args[n])
                   for r, n in zip(rows, nums)]
         jac = result[0] if isinstance(argnums, int) else tuple(result)
@@ -298,14 +328,16 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
         for n in nums:
-            refuse_structured(args[n])
+            if not is_tree(args[n]):
+                refuse_structured(args[n])
             check_differentiable(args[n], n)
         before = copies(args)
         out = fun(*before, **kwargs)
         if has_aux:
             out = _main_output(out, fun)
         refuse_structured_output(out, "jacobian")
-        n_in = sum(int(np.size(args[n])) for n in nums)
+        n_in = sum(int(np.size(leaf)) for n in nums for leaf in leaves(args[n])
+                   if has_float(leaf))
         if isinstance(out, (list, tuple)) or n_in < int(np.size(out)):
             return jacfwd(fun, argnums, has_aux=has_aux)(*args, **kwargs)
         return jacrev(fun, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
@@ -384,7 +416,8 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
     """The Hessian of a scalar function with respect to one argument (x's shape twice), one
     Hessian-vector product (:func:`hvp`) per element, each from the same values; the arguments
     end as one plain call leaves them (:class:`Runs`). A tuple ``argnums`` gives the blocks
-    as JAX's: ``H[j][k]``, argument j's shape followed by argument k's. With ``has_aux`` (as
+    as JAX's: ``H[j][k]``, argument j's shape followed by argument k's; so does one dict, list
+    or tuple argument, in its structure twice (``H["W"]["b"]``). With ``has_aux`` (as
     ``jax.hessian``),
     ``fun`` returns a pair ``(out, aux)``: the result is ``(hessian of out, aux)``, ``aux``
     from the first run."""
@@ -402,6 +435,17 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             pair = fun(*runs.next(), **kwargs)
             _main_output(pair, fun)
             aux = pair[1]
+        if isinstance(argnums, int) and is_tree(args[nums[0]]):
+            result = tree_hessian(_hessian_vector(fun, nums[0], mutation, has_aux),
+                                   args[nums[0]], runs, kwargs)
+            return (result, aux) if has_aux else result
+        if not isinstance(argnums, int) and any(is_tree(args[n]) for n in nums):
+            raise NonDifferentiableError(
+                "hessian with a tuple of argnums takes numbers and arrays; a dict, list or "
+                "tuple argument is taken alone (argnums=k): its Hessian has its structure "
+                "twice", location_of(fun),
+                hint="put the arguments into one dict (hessian(lambda p: f(p['a'], p['b']))"
+                     "({'a': a, 'b': b})), or differentiate with respect to each alone")
         if isinstance(argnums, int):
             h = _hessian_vector(fun, nums[0], mutation, has_aux)
             cols = [h(*runs.next(), e, **kwargs) for e in basis(args[nums[0]])]

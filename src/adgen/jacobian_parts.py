@@ -77,7 +77,9 @@ def refuse_structured_output(out: Any, name: str, stackable: bool = True) -> Non
 
 def refuse_structured(x: Any) -> None:
     """Refuses a list, dict, tuple or object as the argument of a Jacobian or Hessian (its
-    rows and columns would need a layout; JAX returns a pytree of them)."""
+    rows and columns would need a layout; JAX returns a pytree of them). ``jacfwd``,
+    ``jacrev``, ``jacobian`` and ``hessian`` take a dict, list or tuple
+    (:mod:`adgen.jacobian_trees`) and call this for anything else."""
     if isinstance(x, np.ndarray) or isinstance(x, (float, int, np.number)) and \
             not isinstance(x, bool):
         return
