@@ -20,7 +20,9 @@ operators as a plain function, not a NumPy or builtin class):
   (``self``); a parameter annotated with the class (``def loss(p: Vec)``);
 - possible: a name bound (in a loop, more than once) to ``Cls(...)`` or to an operator's
   result where an operand may be one; the result of a rewritten operator (``(p + q) * 2``:
-  ``Vec.__add__`` may return a ``Vec``, or an array).
+  ``Vec.__add__`` may return a ``Vec``, or an array); a parameter with no annotation that
+  the function reads as an object (``p.norm2()``, ``(p * 2.0 + v).norm2()``), of one of the
+  classes the function sees.
 
 A certain operand is rewritten as above. A possible one is chosen as the code runs, with the
 value computed once:
@@ -38,8 +40,10 @@ operand if the left is a Python number (``s * p``), the operator as written othe
 Not rewritten: ``x += y`` of a class with its own ``__iadd__`` (it changes the object: the
 compiler's in-place rules refuse it at the line), ``p[i] = v`` (``__setitem__``), operands
 in a comprehension's or lambda's body that need the value held in a name (a ``:=`` would bind
-it in the function), and a parameter of unknown class with no annotation (H3: a method on an
-object parameter; its operators reach the pullback's rules, which refuse an object's adjoint).
+it in the function), and a parameter with no annotation that the function reads only
+through operators (``def f(p, v): return (p * v)[0]``: nothing shows it is an object). There
+the pullback meets the object's adjoint where an array's was expected, and
+``adjoints.ObjectAdjoint`` refuses it at the line.
 
 Input: the parsed function, before ``lift_lambdas`` and ``validate``. Output: the same tree
 with those operators written as calls; nothing changes in a function where no name may hold

@@ -146,7 +146,46 @@ _NUMERIC = (float, np.ndarray, np.float64)
 
 
 class ObjectAdjoint(dict):
-    """The adjoint of a user object: attribute name -> adjoint of that attribute."""
+    """The adjoint of a user object: attribute name -> adjoint of that attribute.
+
+    It has no items and no arithmetic of its own: an object's adjoint indexed (``p[0]``) or
+    in a product (``-p``, ``p * 3``) is a pullback that took the object for an array, where
+    Python ran a method of its class (``Vec.__getitem__``, ``Vec.__neg__``) adgen did not
+    see; that is refused at the line (operator_methods follows those it can see)."""
+
+    def __missing__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            raise KeyError(key)
+        refuse_object_read_as_value(None)
+
+    def _arithmetic(self, *_: Any) -> Any:
+        refuse_object_read_as_value(None)
+
+    __neg__ = __pos__ = __abs__ = _arithmetic
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __matmul__ = __rmatmul__ = _arithmetic
+    __sub__ = __rsub__ = __pow__ = __rpow__ = __floordiv__ = __rfloordiv__ = _arithmetic
+
+
+def refuse_object_read_as_value(obj: Any) -> None:
+    """Refuses a gradient that took an object of the user's (``obj``, or None where it is not
+    known here) for an array, a number or a list: an operator, an index or a loop over it ran
+    a method of its class that the compiled code does not call.
+
+    Raises:
+        UnsupportedError: always, at the user's line when a pullback runs it.
+    """
+    from adgen.errors import UnsupportedError
+
+    what = f"an object of class {type(obj).__name__}" if obj is not None else \
+        "an object of one of your classes"
+    raise locate(UnsupportedError(
+        f"{what} was read as an array, a number or a list: an operator (p + q, -p), an index "
+        "(p[i]) or a loop (for a in p) ran a method of its class (__add__, __getitem__, "
+        "__iter__) where adgen could not tell the value was such an object",
+        hint="adgen calls the class's method for p + q, 2 * p, -p, p[i] and abs(p) where the "
+             "code shows p is one: built in the function (p = Vec(v)), self, or a parameter "
+             "annotated with its class (def loss(p: Vec, x)); or call it yourself "
+             "(p.__add__(q)), and loop over its array (for a in p.a)"))
 
 
 class Unbound:

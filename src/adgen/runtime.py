@@ -30,6 +30,7 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     or_zeros,
     or_zeros_of_tree,
     refuse_array_form,
+    refuse_object_read_as_value,
     shadow_dtype,
     zero_if_none,
     zeros_like,
@@ -428,6 +429,11 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
     """
     if obj is not None and not isinstance(obj, (np.ndarray, dict)):
         _stored_as_written(obj, attr_name)
+        if isinstance(adjoint, (np.ndarray, list, float, int, np.number)) and \
+                hasattr(obj, "__dict__"):
+            # the object's adjoint is an array's, a list's or a number's: an operator, an
+            # index or a loop ran a method of its class the compiled code does not call
+            refuse_object_read_as_value(obj)
     if isinstance(adjoint, np.ndarray):
         parts = attr_name in ("real", "imag")  # z.real = x, z.imag = y on a complex buffer
         refuse_array_form(f"storing the attribute .{attr_name} of an array "

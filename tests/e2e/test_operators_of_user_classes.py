@@ -14,6 +14,7 @@ import pytest
 from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
+from adgen.errors import UnsupportedError
 
 X = np.array([0.3, -1.2, 2.0])
 POLICIES = ["save", "strict"]
@@ -181,3 +182,47 @@ def test_operators_on_self(policy):
     grad_model = adgen.grad(lambda m: m.loss(X), mutation=policy)(model)
     assert_grad_close(grad_model.w, 1.5 * X ** 2)
 
+
+def item_of_a_product(p, v):
+    return (p * v)[0]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_an_object_parameter_read_only_through_operators_is_refused_at_its_line(policy):
+    # nothing in the function tells p is a Vec: the pullback met its adjoint where an array's
+    # was expected (a KeyError before); annotated, it is followed
+    p = Vec(np.array([0.5, 1.5, -1.0]))
+    with pytest.raises(UnsupportedError, match=r"test_operators_of_user_classes\.py:\d+.*"
+                                               r"object of one of your classes was read as"):
+        adgen.grad(item_of_a_product, argnums=1, mutation=policy)(p, X)
+
+    def annotated(p: Vec, v):
+        return (p * v)[0]
+
+    assert_grad_close(adgen.grad(annotated, argnums=1, mutation=policy)(p, X),
+                      np.array([0.5, 0.0, 0.0]))
+
+
+class Items:
+    """An object looped over (__iter__)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __iter__(self):
+        return iter(self.a)
+
+
+def loop_over_an_object(v):
+    return sum(x * 2.0 for x in Items(v))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_loop_over_an_object_is_refused_naming_the_class(policy):
+    # the pullback gave Items.__init__ a list for the object's adjoint: a TypeError before
+    with pytest.raises(UnsupportedError, match=r"test_operators_of_user_classes\.py:\d+.*"
+                                               r"object of class Items was read as"):
+        adgen.grad(loop_over_an_object, mutation=policy)(X)
+    # looping over its array is followed
+    assert_grad_close(adgen.grad(lambda v: sum(x * 2.0 for x in Items(v).a),
+                                 mutation=policy)(X), 2.0 * np.ones(3))
