@@ -24,6 +24,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``np.putmask(x, m, v)``             -> ``t = np.where(m, np.resize(v, np.shape(x)), x);
                                          x[...] = t`` (in steps)
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
+- ``np.divide(a, b, out=o, where=m)`` (a ufunc's ``where=``) -> ``t = np.divide(np.where(m, a,
+  1), np.where(m, b, 1)); np.copyto(o, np.where(m, t, o))`` in steps (ufunc_where)
 - ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
   plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
 Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``, list
@@ -46,6 +48,7 @@ from adgen.transforms.names import Namer
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.several_results import lower_several
+from adgen.transforms.ufunc_where import lower_ufunc_where
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError
@@ -171,6 +174,10 @@ class _Lower:
         func = call.func
         resolved = self.resolve(func)
         _out_by_keyword(call, resolved)  # np.sin(x, y): y is out=
+        # np.divide(a, b, out=o, where=b != 0): a selection, then the write of o
+        selected = lower_ufunc_where(s, call, resolved, result, self.namer)
+        if selected is not None:
+            return [t for st in selected for t in self.stmt(st)]
         out_kw = [k for k in call.keywords if k.arg == "out"]
         if out_kw and not self._own_out_keyword(func, resolved):
             out_arg = out_kw[0].value
