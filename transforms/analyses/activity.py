@@ -34,6 +34,9 @@ NONDIFF_CALLS = frozenset({
     # a hash is an int (hash(x.tobytes()) as a cache key); x.tobytes() itself stays active,
     # so np.frombuffer of it is refused (rules/no_gradient.py), never a silent zero
     "hash",
+    # an index's slice(None) (np.add.at(out, (i, slice(None)), v)): forward mode gave it no
+    # rule (MissingRuleError) where it sits beside an active write
+    "slice",
 })
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.
