@@ -74,7 +74,6 @@ from adgen.transforms.front import (
 from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp_defaults
 from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
-from adgen.transforms.nested_defs import refuse_active_defaults, refuse_closure_writes
 from adgen.transforms.node_index import frozen
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
@@ -342,6 +341,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         held = [({t}, {h}) for t, h in held_writes(tree, eff, params)]
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         for d, (free, _) in zip(parsed.nested_defs, closures):
+            # (imported where a function has nested defs: most have none)
+            from adgen.transforms.nested_defs import refuse_closure_writes
+
             refuse_closure_writes(d, free, parsed)
         wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                               if k < len(tree.args.args)}
@@ -351,6 +353,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         act.varied -= shift_invariant(tree, eff, known, lambda n: resolve(parsed, n))
         others = params - wrt_names if wrt_names is not None else set()
         for d in parsed.nested_defs:
+            from adgen.transforms.nested_defs import refuse_active_defaults
+
             refuse_active_defaults(d, act, others, parsed)
 
         symbols: dict[int, str] = {}
@@ -593,6 +597,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     try:
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         for d, (free, _) in zip(parsed.nested_defs, closures):
+            from adgen.transforms.nested_defs import refuse_closure_writes
+
             # as in reverse mode: the jvp of a nested def writing the enclosing function's
             # array (def put(): out[:] = x ** 2) left out's tangent as it was (silently)
             refuse_closure_writes(d, free, parsed)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
-from adgen.transforms.callee_saved import elements, rebuilt, saved_layout
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -218,6 +217,9 @@ class Calls:
         layout or a parameter it kept was not passed as a name."""
         import inspect
         import types
+
+        # (imported here: a function that calls no user function never needs the module)
+        from adgen.transforms.callee_saved import elements, rebuilt, saved_layout
 
         if not isinstance(obj, types.FunctionType):
             return None  # a bound method: its parameters and the forward's do not line up
