@@ -42,6 +42,7 @@ from adgen.transforms.desugar import desugar
 from adgen.transforms.display_arguments import name_written_displays
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.inlined_closures import inline_closures
+from adgen.transforms.item_builtins import rewrite_item_builtins
 from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_match import lower_match
@@ -86,6 +87,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     bind_callees(parsed, writes_parameters)
     read_properties(parsed)  # self.scale of a @property: its getter's call
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
+    rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ

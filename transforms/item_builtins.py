@@ -1,0 +1,146 @@
+"""Builtins that call a function on each item: ``map``, ``filter``, and ``max`` / ``min``
+with ``key=``, written as what adgen differentiates.
+
+``sum(map(lambda t: t ** 3, v))`` was refused ("map() has no derivative rule"): the builtin
+calls the function in a loop adgen cannot see, and so does ``max(v, key=abs)``. A generator
+expression is the same lazy iterator, and adgen differentiates those (lowered to loops); the
+first item of ``sorted`` (whose ``key=`` adgen follows) is the extreme ``max`` and ``min``
+find, ties included (``sorted`` is stable: the first of equal items, as ``max`` gives):
+
+    map(lambda t: t ** 3, v)          ->  (t ** 3 for t in v)
+    map(lambda a, b: a * b, xs, ys)   ->  (a * b for a, b in zip(xs, ys))
+    map(f, xs)                        ->  (f(item1) for item1 in xs)
+    filter(lambda t: t > 0, v)        ->  (t for t in v if t > 0)
+    max(v, key=abs)                   ->  sorted(v, key=abs, reverse=True)[0]
+    min(a, b, key=f)                  ->  sorted((a, b), key=f)[0]
+
+A lambda's body is written in place, its parameters the loop's targets (a lambda with
+defaults, ``*args`` or keyword-only parameters, or whose parameter count is not the number of
+iterables, is called as a function instead). A call is rewritten only where the names are the
+builtins (a function that binds or imports its own ``map``, ``filter``, ``zip``, ``max``,
+``min`` or ``sorted`` is left alone), and not where it has other keywords
+(``max(v, key=f, default=0.0)``, ``map(f, xs, strict=True)``) or starred arguments. An empty
+sequence raises IndexError where ``max`` raises ValueError.
+
+Input: the parsed function, before ``lift_lambdas``. Output: the same tree with those calls
+replaced.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import gast
+from adgen.transforms.walk import walk
+
+__all__ = ["rewrite_item_builtins"]
+
+_NAMES = ("map", "filter", "zip", "max", "min", "sorted")
+
+
+def rewrite_item_builtins(parsed: Any) -> None:
+    """Writes ``map(f, *xs)`` and ``filter(f, xs)`` calls as generator expressions, and
+    ``max`` / ``min`` with ``key=`` as the first item of ``sorted``."""
+    tree = parsed.tree
+    calls = [n for n in walk(tree) if isinstance(n, gast.Call) and
+             isinstance(n.func, gast.Name) and (n.func.id in ("map", "filter") or (
+                 n.func.id in ("max", "min") and any(k.arg == "key" for k in n.keywords)))]
+    if not calls:
+        return
+    if any(parsed.namespace.get(n, getattr(builtins, n)) is not getattr(builtins, n)
+           for n in _NAMES) or any(isinstance(n, gast.Name) and n.id in _NAMES and
+                                   isinstance(n.ctx, (gast.Store, gast.Param))
+                                   for n in walk(tree)):
+        return  # not the builtins there
+    used = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
+    fresh = (f"item{k}" for k in range(1, 1_000_000) if f"item{k}" not in used)
+    replaced: dict[int, Any] = {}
+    for call in reversed(calls):  # the inner ones first: map(f, map(g, xs))
+        replaced[id(call)] = _extreme(call, replaced) if call.func.id in ("max", "min") \
+            else _generator(call, fresh, replaced)
+    for node in walk(tree):
+        for field, value in gast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for i, sub in enumerate(items):
+                new = replaced.get(id(sub))
+                if new is None:
+                    continue
+                if isinstance(value, list):
+                    value[i] = new
+                else:
+                    setattr(node, field, new)
+
+
+def _generator(call: gast.Call, fresh: Any, replaced: dict[int, Any]
+               ) -> gast.GeneratorExp | None:
+    """The generator expression of ``map(...)`` or ``filter(...)``, or None (left as is);
+    ``replaced``: the expressions of the calls inside it."""
+    if call.keywords or len(call.args) < 2 or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    args = [replaced.get(id(a)) or a for a in call.args]
+    fn, iterables = args[0], args[1:]
+    if call.func.id == "filter" and len(iterables) != 1:
+        return None
+    at = _place(call)
+    lam = fn if isinstance(fn, gast.Lambda) and _plain(fn.args, len(iterables)) else None
+    names = [a.id for a in lam.args.args] if lam is not None else \
+        [next(fresh) for _ in iterables]
+
+    def load(n: str) -> gast.Name:
+        return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None, **at)
+
+    def called() -> gast.expr:
+        # the lambda's body, or the call of the function on the items
+        if lam is not None:
+            return lam.body
+        return gast.Call(func=fn, args=[load(n) for n in names], keywords=[], **at)
+
+    stores = [gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None, **at)
+              for n in names]
+    target = stores[0] if len(stores) == 1 else gast.Tuple(elts=stores, ctx=gast.Store(),
+                                                           **at)
+    source = iterables[0] if len(iterables) == 1 else gast.Call(
+        func=load("zip"), args=list(iterables), keywords=[], **at)
+    if call.func.id == "map":
+        return gast.GeneratorExp(elt=called(), generators=[gast.comprehension(
+            target=target, iter=source, ifs=[], is_async=0)], **at)
+    if isinstance(fn, gast.Constant) and fn.value is None:  # filter(None, xs): truthy items
+        test: gast.expr = load(names[0])
+    else:
+        test = called()
+    return gast.GeneratorExp(elt=load(names[0]), generators=[gast.comprehension(
+        target=target, iter=source, ifs=[test], is_async=0)], **at)
+
+
+def _extreme(call: gast.Call, replaced: dict[int, Any]) -> gast.expr | None:
+    """``sorted(xs, key=f, reverse=True)[0]`` for ``max(xs, key=f)`` (``min``: ascending),
+    or None (left as is)."""
+    if len(call.keywords) != 1 or not call.args or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    at = _place(call)
+    args = [replaced.get(id(a)) or a for a in call.args]
+    items = args[0] if len(args) == 1 else gast.Tuple(elts=args, ctx=gast.Load(), **at)
+    keywords = list(call.keywords)
+    if call.func.id == "max":
+        keywords.append(gast.keyword(arg="reverse", value=gast.Constant(True, None, **at)))
+    ordered = gast.Call(func=gast.Name(id="sorted", ctx=gast.Load(), annotation=None,
+                                       type_comment=None, **at),
+                        args=[items], keywords=keywords, **at)
+    return gast.Subscript(value=ordered, slice=gast.Constant(0, None, **at), ctx=gast.Load(),
+                          **at)
+
+
+def _plain(args: gast.arguments, count: int) -> bool:
+    """Whether a lambda's parameters are ``count`` plain positional names."""
+    return not (args.vararg or args.kwarg or args.kwonlyargs or args.defaults or
+                getattr(args, "posonlyargs", None)) and len(args.args) == count
+
+
+def _place(node: Any) -> dict[str, int]:
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0)
+    return dict(lineno=line, col_offset=col, end_lineno=getattr(node, "end_lineno", line),
+                end_col_offset=getattr(node, "end_col_offset", col))
