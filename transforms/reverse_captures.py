@@ -41,8 +41,26 @@ def find_captures(plan: Plan) -> None:
     found = _Captures(plan)
     found.collect_reads(plan.fn.body)
     found.decide_sites()
+    if plan.policy == "strict":
+        guard_parameter_writes(plan)
     plan.reads_params = found.reads_params
     share_copies(plan)  # two copies of the same elements: one, and a view of it
+
+
+def guard_parameter_writes(plan: Plan) -> None:
+    """Under "strict", every in-place write of memory a parameter may share is guarded, with
+    or without a capture of the function's own: a caller that hands an array inside a list,
+    tuple, dict or object (``sgd_step([W, b], grads)``, ``self.step(u)`` writing
+    ``self.lap``) cannot tell whether this function writes it or only rebinds its slot, so it
+    copies nothing and notes the call (guards.before_write, handoffs); a write here that
+    overwrites a value the caller's gradient reads refuses, naming the call, this line and
+    the read. (An array handed directly, ``step(W, g)``, is guarded at the call.)"""
+    for w in plan.eff.writes:
+        if w.container or "param" not in w.buffers:
+            continue
+        writes = plan.guarded.setdefault(id(w.stmt), [])
+        if all(o.target != w.target for o in writes):
+            writes.append(w)
 
 
 class _Captures:

@@ -11,6 +11,7 @@ modules copy its source (transforms/standalone.py).
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import types
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen.handoffs import handing, handoff_error, note_handoff
 from adgen.shadow_memory import (
     ShadowMap,
     elements_overlap,
@@ -58,6 +60,9 @@ class GuardScope:
         self.saved_bytes: dict[tuple[str, int, int], int] = {}
         # functions compiled or run through a dynamic call in this pass (for explain)
         self.dynamic: list[Any] = []
+        # under "strict": the call that handed each watched buffer to a callee inside a
+        # container or object (root id -> handoffs.Handoff)
+        self.handed: dict[int, Any] = {}
 
 
 class _ThreadScopes(threading.local):
@@ -321,14 +326,21 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if isinstance(target, np.flatiter):  # y.flat[i] = v writes y
         target = flat_target(target)
     if not isinstance(target, np.ndarray):
-        # a list, tuple or dict handed to a callee that writes it in place
+        # a list, tuple or dict (or an object) handed to a callee that writes it in place
         # (step({'a': buf}, x * buf), step(ps, g) with ps = [W]): the callee may write any
-        # array in it (its own writes are not guarded: the call is), so the captures of
-        # each are saved, under either policy: "strict" cannot refuse here, as the callee
-        # may only rebind the slot (st['v'] = st['v'].copy(), the form strict's hint asks
-        # for) and the array is then never written. (Returning here left a capture of buf
-        # made before the call unsaved: the pullback read the written values, a silently
-        # wrong gradient under both policies)
+        # array in it, or only rebind a slot (st['v'] = st['v'].copy()), which writes none.
+        # Under "save" the captures of each are saved here. (Returning left a capture of
+        # buf made before the call unsaved: the pullback read the written values, a
+        # silently wrong gradient.) Under "strict" nothing is copied behind the user's
+        # back: the callee's own guards check its writes (reverse_captures.
+        # guard_parameter_writes), and one that overwrites a capture refuses, naming this
+        # call (handoffs)
+        if policy == "strict":
+            scope = _THREAD.scopes[-1]
+            roots = [id(root_of(item)) for item in _arrays_inside(target)]
+            note_handoff(scope.handed, [k for k in roots if k in scope.live],
+                         sys._getframe(1), file, line, col, construct)
+            return
         for item in _arrays_inside(target):
             before_write(item, item, "save", file, line, col, construct)
         return
@@ -356,6 +368,10 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
     if policy == "strict":
         from adgen.errors import Location, MutationError, users_line
 
+        handoff = scope.handed.get(key)
+        if handing(handoff, sys._getframe(1)):
+            # a callee's write of an array its caller handed it inside a container or object
+            raise handoff_error(handoff, hits, file, line, col, construct)
         first = hits[0]
         # (code adgen generated and compiles again, the jvp code of hessian: its lines are
         # said as the user's lines they came from, not the generated ones)

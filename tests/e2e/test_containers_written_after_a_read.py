@@ -5,11 +5,14 @@ when the caller (or the call's own arguments) read the array before the write:
 The forward saves a value the gradient reads (``x * u`` reads ``u``) until a guarded write
 overwrites it; a write through a container the call is handed went unguarded (the guard
 looked for an array and found a dict), so under "save" the pullback read the written values
-(a silently wrong gradient) and "strict" did not refuse. Now the captures of every array in
-the container are saved before the call, under both policies (strict cannot tell a write of
-the array from a rebinding of its slot, which strict's own hint asks for).
+(a silently wrong gradient) and "strict" did not refuse. Under "save" the captures of every
+array in the container are saved before the call. Under "strict" nothing is copied behind
+the user's back (it was, until session 17): the helper's write refuses, naming the call
+that handed the array, the helper's line that writes it and the lines whose gradient reads
+it, as a direct ``relax_array(u, x * u)`` is refused; the hint, applied as written (a copy
+where the gradient reads), runs under "strict" with the gradient of the function as it was.
 
-Gradients against central differences, under both mutation policies.
+Gradients against central differences.
 """
 
 from __future__ import annotations
@@ -60,17 +63,110 @@ def through_a_named_tuple(x):
     return before + np.sum(u * x)
 
 
+# the functions above with strict's hint applied: each line whose gradient reads u reads a
+# copy of it (the values computed are the same: the gradient is the original function's)
+
+
+def through_a_dict_display_hint_applied(x):
+    u = np.sin(x)
+    relax({"u": u}, x * u.copy())
+    return np.sum(u ** 2)
+
+
+def through_a_named_dict_hint_applied(x):
+    u = np.sin(x)
+    state = {"u": u}
+    energy = np.sum(u.copy() * np.cos(x))
+    relax(state, x * u.copy())
+    return energy + np.sum(state["u"] ** 2)
+
+
+def through_a_named_list_hint_applied(x):
+    u = np.sin(x)
+    items = [u]
+    relax_items(items, x * u.copy())
+    return np.sum(u ** 2)
+
+
+def through_a_named_tuple_hint_applied(x):
+    u = x * 1.0
+    before = np.sum(u.copy() * x)
+    pair = (u, x)
+    relax_items(pair, x * u.copy())
+    return before + np.sum(u * x)
+
+
+def line_of(f, text):
+    """The line of ``f``'s source in this file that holds ``text``."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(f)
+    return first + next(k for k, ln in enumerate(lines) if text in ln)
+
+
 X = np.array([0.35, 0.8, 1.1, 0.55, 0.95])
 CASES = [through_a_dict_display, through_a_named_dict, through_a_named_list,
          through_a_named_tuple]
+# (the call, the lines whose gradient reads u, in the order the message names them, the
+# hint's rewrite of each, the helper and its write)
+REFUSED = {
+    through_a_dict_display: ('relax({"u": u}, x * u)', ['relax({"u": u}, x * u)'],
+                             ['relax({"u": u}, x * u.copy())'], relax),
+    through_a_named_dict: ("relax(state, x * u)",
+                           ["energy = np.sum(u * np.cos(x))", "relax(state, x * u)"],
+                           ["energy = np.sum(u.copy() * np.cos(x))",
+                            "relax(state, x * u.copy())"], relax),
+    through_a_named_list: ("relax_items(items, x * u)", ["relax_items(items, x * u)"],
+                           ["relax_items(items, x * u.copy())"], relax_items),
+    through_a_named_tuple: ("relax_items(pair, x * u)",
+                            ["before = np.sum(u * x)", "relax_items(pair, x * u)"],
+                            ["before = np.sum(u.copy() * x)",
+                             "relax_items(pair, x * u.copy())"], relax_items),
+}
+APPLIED = {through_a_dict_display: through_a_dict_display_hint_applied,
+           through_a_named_dict: through_a_named_dict_hint_applied,
+           through_a_named_list: through_a_named_list_hint_applied,
+           through_a_named_tuple: through_a_named_tuple_hint_applied}
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_gradient_matches_central_differences_under_save(f):
+    value, grad = adgen.value_and_grad(f, mutation="save")(X.copy())
+    assert_grad_close(grad, numerical_grad(f, (X,), 0))
+    assert value == pytest.approx(f(X.copy()))
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_strict_refuses_naming_the_call_the_write_and_the_reads(f):
+    call, reads, rewrites, helper = REFUSED[f]
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(f, mutation="strict")(X.copy())
+    err = info.value
+    # at the user's call that hands u over, with the helper's write under it
+    assert (err.location.file, err.location.line) == (__file__, line_of(f, call))
+    assert err.location.source_line.strip() == call
+    write = line_of(helper, "u += 0.5 * force")
+    assert (err.inner[0].file, err.inner[0].line) == (__file__, write)
+    assert f"overwrites it in place at line {write} (u += 0.5 * force)" in err.message
+    # the first line whose gradient reads u, and every other one
+    assert (err.captured_at.file, err.captured_at.line) == (__file__, line_of(f, reads[0]))
+    for text in reads:
+        assert f"the gradient of line {line_of(f, text)} ({text}) reads" in err.message
+    assert 'mutation="save"' in err.hint
+    for text, rewrite in zip(reads, rewrites):
+        assert f"line {line_of(f, text)}: {rewrite}" in err.hint
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
-def test_gradient_matches_central_differences(f, mutation):
-    value, grad = adgen.value_and_grad(f, mutation=mutation)(X.copy())
-    assert_grad_close(grad, numerical_grad(f, (X,), 0))
+def test_the_hint_applied_runs_under_strict_with_the_gradient(f, mutation):
+    # the hint's rewrite, as written in REFUSED, is this function's
+    applied = APPLIED[f]
+    for rewrite in REFUSED[f][2]:
+        line_of(applied, rewrite)
+    value, grad = adgen.value_and_grad(applied, mutation=mutation)(X.copy())
     assert value == pytest.approx(f(X.copy()))
+    assert_grad_close(grad, numerical_grad(f, (X,), 0))  # the original function's
 
 
 def test_a_container_written_after_no_read_is_unchanged():

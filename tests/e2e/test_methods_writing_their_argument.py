@@ -62,6 +62,20 @@ class ScratchHeat(Heat):
         return u
 
 
+class FreshScratchHeat(Heat):
+    """ScratchHeat with strict's hint applied: ``self.lap`` is given a new array each step,
+    not written in place (the values computed are the same)."""
+
+    def __init__(self, k, n):
+        super().__init__(k)
+        self.lap = np.zeros(n)
+
+    def step(self, u, dt):
+        self.lap = laplace(u, out=np.empty_like(self.lap))
+        u += dt * self.k * self.lap
+        return u
+
+
 class Damped(Heat):
     """A subclass overriding ``step``; ``super().step`` runs the parent's."""
 
@@ -124,12 +138,50 @@ def _check(f, mutation, x=U0):
     np.testing.assert_allclose(g, numerical_grad(f, (x.copy(),), 0), rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("mutation", POLICIES)
-@pytest.mark.parametrize("f", [through_a_global_model, scratch_model, damped_model,
-                               through_a_function],
-                         ids=["self.step", "self.lap scratch", "super().step", "model arg"])
+@pytest.mark.parametrize("f, mutation", [
+    (f, mutation) for f in [through_a_global_model, scratch_model, damped_model,
+                            through_a_function] for mutation in POLICIES
+    # strict refuses the scratch array: test_a_scratch_array_of_the_object_under_strict
+    if (f, mutation) != (scratch_model, "strict")],
+    ids=lambda v: {through_a_global_model: "self.step", scratch_model: "self.lap scratch",
+                   damped_model: "super().step", through_a_function: "model arg"}.get(v, v))
 def test_a_method_writing_its_argument_gets_the_gradient(f, mutation):
     _check(f, mutation)
+
+
+def line_of(f, text):
+    """The line of ``f``'s source in this file that holds ``text``."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(f)
+    return first + next(k for k, ln in enumerate(lines) if text in ln)
+
+
+def test_a_scratch_array_of_the_object_under_strict():
+    # each step's laplace(u, out=self.lap) overwrites self.lap, which the step before read
+    # (u += dt * self.k * self.lap: its gradient in self.k reads it): "strict" copies
+    # nothing behind the user's back, and refuses at the call that hands self over
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(scratch_model, mutation="strict")(U0.copy())
+    err = info.value
+    call = line_of(Heat.loss, "self.step(u, 0.1)")
+    write = line_of(ScratchHeat.step, "laplace(u, out=self.lap)")
+    read = line_of(ScratchHeat.step, "u += dt * self.k * self.lap")
+    assert (err.location.file, err.location.line) == (__file__, call)
+    assert (err.inner[0].file, err.inner[0].line) == (__file__, write)
+    assert (err.captured_at.file, err.captured_at.line) == (__file__, read)
+    assert f"hands self.lap to self.step, which overwrites it in place at line {write} " \
+        "(laplace(u, out=self.lap))" in err.message
+    assert f"give self.lap a new array at line {write}" in err.hint
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_the_scratch_hint_applied_runs_under_strict(mutation):
+    model = FreshScratchHeat(0.7, 6)
+    value, got = adgen.value_and_grad(model.loss, mutation=mutation)(U0.copy())
+    assert value == pytest.approx(scratch_model(U0.copy()))  # computes what it did
+    np.testing.assert_allclose(got, numerical_grad(scratch_model, (U0.copy(),), 0),
+                               rtol=1e-6, atol=1e-7)
 
 
 def test_a_global_objects_method_writing_the_argument():
@@ -227,8 +279,9 @@ def test_hessian_through_a_nested_method(mutation):
 @pytest.mark.parametrize("mutation", POLICIES)
 def test_the_method_itself_given_to_grad(mutation):
     # grad(model.loss): compiled for this object (arguments.split_receiver); was refused at
-    # self.step(u, 0.1)
-    model = ScratchHeat(0.7, 6)
+    # self.step(u, 0.1). (Under "strict" ScratchHeat's scratch array is refused:
+    # test_a_scratch_array_of_the_object_under_strict; its hint applied here)
+    model = ScratchHeat(0.7, 6) if mutation == "save" else FreshScratchHeat(0.7, 6)
     g = adgen.grad(model.loss, mutation=mutation)
     np.testing.assert_allclose(g(U0.copy()), numerical_grad(model.loss, (U0.copy(),), 0),
                                rtol=1e-6, atol=1e-7)

@@ -9,11 +9,14 @@ object the guard saved nothing: it looked for arrays in lists, tuples and dicts 
 pullback read the overwritten values: a silently wrong gradient under both policies (5.4e-4
 off, e.g. 0.09449865 for 0.09444678), for a global object, one the function makes, and a
 helper storing into ``m.lap[1:-1]`` itself; and, once methods writing their object's arrays
-were followed (9fa8f76), for ``self.step(u, dt)`` writing ``self.lap``. The guard now saves
-the captures of the object's arrays, under both policies (as for a container: the callee
-may only rebind the attribute, which ``strict`` must not refuse).
+were followed (9fa8f76), for ``self.step(u, dt)`` writing ``self.lap``. Under "save" the
+guard now saves the captures of the object's arrays. Under "strict" (which copied them too
+until session 17) nothing is copied behind the user's back: the helper's write refuses,
+naming the call that hands the object over, the helper's line that writes ``m.lap`` and the
+line whose gradient reads it; a helper that gives ``m.lap`` a new array instead (the hint)
+runs under "strict" (an attribute rebound writes no array).
 
-Gradients against central differences, save and strict.
+Gradients against central differences.
 """
 
 from __future__ import annotations
@@ -97,12 +100,65 @@ def global_model(u0):
     return HEAT.loss(u0)
 
 
+def step_hint_applied(m, u, dt):
+    # strict's hint: a new array in m.lap, not the one it holds written in place
+    m.lap = laplace(u, out=np.empty_like(m.lap))
+    u += dt * m.k * np.sin(m.lap)
+
+
+def global_object_hint_applied(u0):
+    u = u0.copy()
+    for _ in range(4):
+        step_hint_applied(M, u, 0.1)
+    return np.sum(u ** 2)
+
+
 U0 = np.linspace(0.1, 1.2, 6) ** 2
+CASES = [global_object, object_made_here, storing_helper, global_model]
+IDS = ["global", "made", "store", "self.step"]
+
+
+def line_of(f, text):
+    """The line of ``f``'s source in this file that holds ``text``."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(f)
+    return first + next(k for k, ln in enumerate(lines) if text in ln)
+
+
+@pytest.mark.parametrize("f", CASES, ids=IDS)
+def test_the_objects_array_read_before_the_write_is_saved(f):
+    got = adgen.grad(f, mutation="save")(U0.copy())
+    np.testing.assert_allclose(got, numerical_grad(f, (U0.copy(),), 0), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("f, call, helper, write, name", [
+    (global_object, "step(M, u, 0.1)", step, "laplace(u, out=m.lap)", "m.lap"),
+    (object_made_here, "step(m, u, 0.1)", step, "laplace(u, out=m.lap)", "m.lap"),
+    (storing_helper, "step_storing(M, u, 0.1)", step_storing, "m.lap[1:-1] = ", "m.lap"),
+    (global_model, "self.step(u, 0.1)", Heat.step, "laplace(u, out=self.lap)", "self.lap"),
+], ids=IDS)
+def test_strict_refuses_naming_the_call_the_write_and_the_read(f, call, helper, write, name):
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(f, mutation="strict")(U0.copy())
+    err = info.value
+    at = Heat.loss if f is global_model else f
+    # at the call that hands the object over, the helper's write under it
+    assert (err.location.file, err.location.line) == (__file__, line_of(at, call))
+    assert (err.inner[0].file, err.inner[0].line) == (__file__, line_of(helper, write))
+    # the read: the helper's sin(m.lap) (its gradient is the cosine of m.lap), in the call
+    # of the iteration before
+    read = line_of(helper, "np.sin(")
+    assert (err.captured_at.file, err.captured_at.line) == (__file__, read)
+    assert f"the gradient of line {read} (u += dt * " in err.message
+    assert f"overwrites it in place at line {line_of(helper, write)}" in err.message
+    assert 'mutation="save"' in err.hint
+    assert f"give {name} a new array at line {line_of(helper, write)}" in err.hint
 
 
 @pytest.mark.parametrize("mutation", POLICIES)
-@pytest.mark.parametrize("f", [global_object, object_made_here, storing_helper, global_model],
-                         ids=["global", "made", "store", "self.step"])
-def test_the_objects_array_read_before_the_write_is_saved(f, mutation):
-    got = adgen.grad(f, mutation=mutation)(U0.copy())
-    np.testing.assert_allclose(got, numerical_grad(f, (U0.copy(),), 0), rtol=1e-7, atol=1e-9)
+def test_the_hint_applied_runs_under_strict_with_the_gradient(mutation):
+    value, got = adgen.value_and_grad(global_object_hint_applied, mutation=mutation)(U0.copy())
+    assert value == pytest.approx(global_object(U0.copy()))  # computes what it did
+    np.testing.assert_allclose(got, numerical_grad(global_object, (U0.copy(),), 0),
+                               rtol=1e-7, atol=1e-9)
