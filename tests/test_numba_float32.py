@@ -204,3 +204,56 @@ def test_a_float32_array_with_a_number(f, extra, mutation):
     assert f"def {f.__name__}_gradient(" in text  # one compiled call
     if f is growing_sums:
         assert "List()" not in text  # m per iteration in a float64 column
+
+
+# --- a matrix product of a float32 and a float64 array ------------------------------------------
+# numba's @ and np.dot take two arrays of one dtype, where NumPy computes float32 @ float64
+# in float64: the float32 operand is taken as float64 (before session 17, numba's "No
+# implementation of function Function(<intrinsic _impl>) found for signature" at the line).
+
+def two_layers(A, B, x):
+    h = np.tanh(A @ x)
+    y = np.dot(B, h)
+    return np.sum(y * y) + np.dot(x, A.T @ h)
+
+
+def chosen_weights(W, x):
+    V = np.where(W > 0.5, W, W * W)  # float32 in numba, untold by adgen's type analysis
+    return np.sum(np.tanh(V @ x))
+
+
+def chosen_weights_cast(W, x):
+    # chosen_weights with the refusal's hint applied
+    V = np.where(W > 0.5, W, W * W)
+    return np.sum(np.tanh(V.astype(np.float64) @ x))
+
+
+@pytest.mark.parametrize("wide", [0, 1, 2])
+def test_a_float32_matrix_times_a_float64_array(wide):
+    rng = np.random.default_rng(13)
+    args = [rng.random((3, 4)) - 0.5, rng.random((2, 3)) - 0.5, rng.random(4) - 0.5]
+    args = tuple(a if k == wide else a.astype(np.float32) for k, a in enumerate(args))
+    got = adgen.grad(two_layers, argnums=(0, 1, 2), backend="numba")(*args)
+    default = adgen.grad(two_layers, argnums=(0, 1, 2))(*args)
+    for n in range(3):
+        assert got[n].dtype == args[n].dtype
+        tol = dict(rtol=1e-6) if n == wide else dict(rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(got[n], _expected(two_layers, args, n), **tol)
+        np.testing.assert_allclose(got[n], default[n], **tol)
+
+
+def test_an_untyped_float32_operand_refused_naming_the_line():
+    W, x = _f32(3, 4, seed=14), np.random.default_rng(15).random(4)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(chosen_weights, argnums=(0, 1), backend="numba")(W, x)
+    e = err.value
+    assert e.location.line == chosen_weights.__code__.co_firstlineno + 2
+    assert "numba's matrix product (@, np.dot) takes two arrays of one dtype" in str(e)
+    assert "array(float32, 2d, C) and array(float64, 1d, C)" in str(e)
+    assert "cast the float32 one to float64 where you multiply them " \
+        "(A.astype(np.float64) @ B)" in e.hint
+    got = adgen.grad(chosen_weights_cast, argnums=(0, 1), backend="numba")(W, x)
+    assert got[0].dtype == np.float32 and got[1].dtype == np.float64
+    np.testing.assert_allclose(got[0], _expected(chosen_weights_cast, (W, x), 0), rtol=RTOL,
+                               atol=ATOL)
+    np.testing.assert_allclose(got[1], _expected(chosen_weights_cast, (W, x), 1), rtol=1e-6)

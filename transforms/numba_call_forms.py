@@ -7,7 +7,8 @@ rewrite that computes the same values: a list display nothing can tell from a tu
 ``np.dot``'s adjoints as the matrix product's (:func:`dot_products`), a new
 axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
 (:func:`matmul_accumulations`), a float32 operand of a matrix product with an adjoint taken
-as float64 (:func:`float32_products`), ufuncs' ``out=`` given positionally
+as float64 (:func:`float32_products`), a NumPy scalar type saved for a cast's adjoint as a dtype
+(:func:`dtype_values`), ufuncs' ``out=`` given positionally
 (:func:`ufunc_outputs`), a float bound to None before the branch or loop that binds it bound
 to NaN instead (:func:`none_floats`), ``np.reshape``'s default ``order='C'`` left out (:func:`reshape_orders`),
 and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
@@ -31,7 +32,7 @@ from adgen.transforms.numba_statements import (
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["dot_products", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+__all__ = ["dot_products", "dtype_values", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
            "none_floats", "reshape_orders",
            "tuple_lists", "ufunc_outputs", "unshare_inverses"]
 
@@ -196,20 +197,56 @@ def float32_products(rw: Rewriter, types_: dict[str, Any]) -> None:
     other operand is not, becomes ``t1_bar @ W.astype(np.float64)``: the adjoints are
     float64 (``zeros_like``, the seed 1.0), and numba's matrix product (BLAS) takes operands
     of one dtype, where NumPy's casts. Two float32 operands (a product computed again) stay
-    as they are."""
-    def f32(e: ast.expr) -> bool:
+    as they are. In the forward, a product of a float32 and a float64 array of the user's
+    (``W @ x``, ``np.dot(W, x)``, ``np.matmul``) takes the float32 one as float64 too:
+    NumPy's result (float64), where ``numba.njit`` refuses the product."""
+    def kind(e: ast.expr) -> Any:
+        while isinstance(e, ast.Subscript) or isinstance(e, ast.Attribute) and e.attr == "T":
+            e = e.value  # a view has its array's dtype (A.T @ C_bar, W[i] @ x)
         t = types_.get(name_of(e) or "")
-        return isinstance(t, tuple) and len(t) == 3 and t[0] == "array" and t[1] == "f4"
+        return t[1] if isinstance(t, tuple) and len(t) == 3 and t[0] == "array" else None
+
+    def f32(e: ast.expr) -> bool:
+        return kind(e) == "f4"
+
+    def wide(e: ast.expr) -> ast.expr:
+        return ast.Call(
+            func=ast.Attribute(value=e, attr="astype", ctx=ast.Load()),
+            args=[ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                attr="float64", ctx=ast.Load())], keywords=[])
 
     for node in ast.walk(rw.pb):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and \
                 f32(node.left) != f32(node.right):
             side = "left" if f32(node.left) else "right"
-            operand = getattr(node, side)
-            setattr(node, side, ast.Call(
-                func=ast.Attribute(value=operand, attr="astype", ctx=ast.Load()),
-                args=[ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
-                                    attr="float64", ctx=ast.Load())], keywords=[]))
+            setattr(node, side, wide(getattr(node, side)))
+    for node in ast.walk(rw.fwd):
+        pair = [node.left, node.right] if isinstance(node, ast.BinOp) and \
+            isinstance(node.op, ast.MatMult) else node.args if call_name(node) in (
+                "np.dot", "np.matmul") and len(node.args) == 2 and not node.keywords \
+            else None
+        if pair and {kind(e) for e in pair} == {"f4", "f8"}:
+            k = 0 if f32(pair[0]) else 1
+            if isinstance(node, ast.BinOp):
+                setattr(node, ("left", "right")[k], wide(pair[k]))
+            else:
+                node.args[k] = wide(pair[k])
+
+
+def dtype_values(rw: Rewriter) -> None:
+    """``t3 = np.float64`` in the forward (``V.astype(np.float64)``, the scalar type saved
+    for the adjoint's ``cast_vjp``) becomes ``t3 = np.dtype(np.float64)``: numba boxes a
+    NumPy scalar type as a dtype, which its pullback, compiled for the scalar type, would not
+    take; a dtype goes to the pullback and back as it is (``astype`` takes either)."""
+    for node in ast.walk(rw.fwd):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, ast.Attribute) and name_of(node.value.value) == "np" \
+                and isinstance(getattr(np, node.value.attr, None), type) and \
+                issubclass(getattr(np, node.value.attr), np.generic):
+            node.value = ast.Call(func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                                     attr="dtype", ctx=ast.Load()),
+                                  args=[node.value], keywords=[])
 
 
 def none_floats(rw: Rewriter, types_: dict[str, Any]) -> None:

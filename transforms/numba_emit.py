@@ -48,6 +48,7 @@ The steps:
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 from typing import Any
 
@@ -70,6 +71,7 @@ __all__ = ["COMMENT", "NOPYTHON_HELPERS", "Rewriter"]
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"zeros_like", "loop_sequence", "unbroadcast", "stored_into",
                               "balanced_eq", "extreme_vjp", "add_item", "grow", "sum_vjp",
+                              "cast_vjp", "cotangent_as",
                               "mean_vjp",
                               "copy_adjoint", "zero_if_none", "or_zeros", "add_out",
                               "max_vjp", "matmul_vjp_a", "matmul_vjp_b", "inverse_axes",
@@ -130,6 +132,30 @@ class Rewriter:
 
     def refuse(self, st: ast.AST, message: str, hint: str) -> UnsupportedError:
         return self.place.refuse(getattr(st, "_user_line", 0), message, hint)
+
+    def held_arrays(self, st: ast.AST) -> UnsupportedError:
+        """The refusal of an array read from a tuple or list (``pop_number``: its gradient
+        is in the default backend's shadow memory), with a copy for a swap of two arrays
+        (``u, un = un, u``, a stencil's two time levels)."""
+        line = getattr(st, "_user_line", 0)
+        src = linecache.getline(self.place.file, line).strip() if line else ""
+        swap = re.fullmatch(r"(\w+)\s*,\s*(\w+)\s*=\s*(\w+)\s*,\s*(\w+)", src)
+        if swap and swap.group(1, 2) == swap.group(4, 3):
+            a, b = swap.group(1, 2)
+            return self.refuse(
+                st, f"the numba backend does not follow arrays swapped through a tuple "
+                f"({src}): it keeps each array's gradient in a buffer of its own, and "
+                "those of arrays held in a tuple or list in adgen's shadow memory, which "
+                "nopython code does not have",
+                f"copy instead of swapping: {a}[:] = {b} (where the next iteration writes "
+                f"all of {b} again), or use backend='default' (or 'auto', which falls back "
+                "to it)")
+        return self.refuse(
+            st, "the numba backend does not follow arrays held in a tuple or list: it keeps "
+            "each array's gradient in a buffer of its own, and those of arrays held in a "
+            "container in adgen's shadow memory, which nopython code does not have",
+            "keep each array in a name of its own, or use backend='default' (or 'auto', "
+            "which falls back to it)")
 
     def check_calls(self, fn: ast.FunctionDef, runtime_names: set[str],
                     callees: frozenset[str] = frozenset()) -> None:
@@ -221,6 +247,8 @@ class Rewriter:
                     refused = unfollowed_view(self, view, st) if view else None
                     if refused is not None:
                         raise refused
+                    if node.id == "pop_number":
+                        raise self.held_arrays(st)
                     raise self.refuse(
                         st, f"the numba backend has no nopython form of adgen's {node.id}, "
                         "which the gradient of this line uses (this first version takes "

@@ -184,6 +184,7 @@ class _Module:
         numba_call_forms.ufunc_outputs(rw)
         numba_call_forms.matmul_accumulations(rw)
         numba_call_forms.float32_products(rw, types_)
+        numba_call_forms.dtype_values(rw)
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
@@ -333,7 +334,8 @@ class _Module:
                   "from numba.typed import List\n"
                   "from adgen.numba_runtime import add_item, add_matmul_vjp_a, add_matmul_vjp_b, "
                   "add_newaxis, add_out, add_outer, "
-                  "balanced_eq, cholesky_vjp, copy_adjoint, det_vjp, diag_vjp, entry_items, "
+                  "balanced_eq, cast_vjp, cholesky_vjp, copy_adjoint, cotangent_as, det_vjp, "
+                  "diag_vjp, entry_items, "
                   "extreme_vjp, "
                   "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "

@@ -279,13 +279,46 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
     for r, s in shadow_of.items():
         src = alloc_from.get(r)
         if src is None:
-            raise rw.refuse(rw.pb.body[last_unpack] if last_unpack < len(body)
-                              else rw.pb, f"the numba backend cannot allocate the "
-                              f"gradient buffer of {r} before the pullback needs it",
-                              "use backend='default'")
+            raise unsized_buffer(rw, r, rw.pb.body[last_unpack] if last_unpack < len(body)
+                                 else rw.pb)
         allocs.append(f"{s} = np.zeros({src}.shape)")
     rw.pb.body[last_unpack:last_unpack] = parse_statements("\n".join(allocs)) if allocs else []
     del last_unpack
+
+
+def unsized_buffer(rw: Rewriter, r: str, at: Any) -> Any:
+    """The refusal of the buffer ``r`` (an array the forward makes) whose gradient buffer
+    the pullback cannot size at its top (no array of its shape is saved), at the line that
+    makes it: an array made anew in each iteration of a loop (``new = np.empty(K)``, then
+    ``delta = new``; ``q = q * 1.1``) and carried to the next."""
+    made, in_loop = None, False
+
+    def find(body: list[ast.stmt], loop: bool) -> None:
+        nonlocal made, in_loop
+        for st in body:
+            if made is None and isinstance(st, ast.Assign) and \
+                    any(name_of(t) == r for t in st.targets):
+                made, in_loop = st, loop
+            for field in ("body", "orelse"):
+                inner = getattr(st, field, None)
+                if isinstance(inner, list):
+                    find(inner, loop or isinstance(st, (ast.For, ast.While)))
+
+    find(rw.fwd.body, False)
+    name = user_name_of(r)
+    if made is not None and in_loop:
+        return rw.refuse(
+            made, f"the numba backend keeps each array's gradient in one buffer made when "
+            f"the pullback starts, and cannot make the one of {name}, an array this line "
+            "makes anew in each iteration of a loop (its size is not known there)",
+            f"make {name} once before the loop and write into it ({name}[...] = ..., or "
+            f"{name}[:] = ... for a whole array; copy it where another name carries it to the "
+            "next iteration: u[:] = new, not u = new), or use backend='default' (or 'auto', "
+            "which falls back to it)")
+    return rw.refuse(
+        made or at, f"the numba backend keeps each array's gradient in one buffer made when "
+        f"the pullback starts, and cannot make the one of {name} (its size is not known "
+        "there)", "use backend='default' (or 'auto', which falls back to it)")
 
 
 def view_root(rw: Rewriter, node: ast.expr) -> ast.expr:

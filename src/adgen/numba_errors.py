@@ -90,6 +90,22 @@ def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError
             "raised from")
     first = next((s.strip() for s in text.splitlines() if s.strip() and
                   not s.strip().startswith(skip)), text)[:300]
+    # numba's matrix product takes two arrays of one dtype (NumPy's casts): where adgen's
+    # type analysis could not tell an operand's dtype (numba_call_forms.float32_products)
+    if re.search(r"(?:'@'|np\.dot\(\)) arguments must all have the same dtype", text):
+        sig = re.search(r">>> \w+\((array\((\w+)[^)]*\)), (array\((\w+)[^)]*\))\)", text)
+        given = f"{sig.group(1)} and {sig.group(3)}" if sig else "two"
+        narrow, wide = (sig.group(2), _numpy_result(sig.group(2), sig.group(4))) if sig else \
+            ("float32", "float64")
+        if sig and narrow == wide:
+            narrow = sig.group(4)
+        return UnsupportedError(
+            f"numba's matrix product (@, np.dot) takes two arrays of one dtype, and the "
+            f"gradient code of this line gives it {given} (NumPy computes the product in "
+            f"{wide})", location(file, line),
+            hint=f"cast the {narrow} one to {wide} where you multiply them "
+                 f"(A.astype(np.{wide}) @ B), or pass arrays of one dtype; or use "
+                 "backend='default' (or 'auto', which falls back to it)")
     # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
     own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
     if own:
@@ -101,6 +117,16 @@ def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError
         location(file, line),
         hint="use backend='default' (or 'auto', which falls back to it); "
              "adgen.source(f, *args, backend='numba') shows the code")
+
+
+def _numpy_result(a: str, b: str) -> str:
+    """NumPy's result dtype of two numba dtype names (``float32``, ``float64``)."""
+    import numpy as np
+
+    try:
+        return str(np.result_type(np.dtype(a), np.dtype(b)))
+    except TypeError:
+        return f"{a} and {b}"
 
 
 def location(file: str, line: int) -> Location | None:

@@ -71,7 +71,8 @@ from adgen.numba_typing import is_number
 #: The modules of the nopython runtime besides this one (numba_cache hashes their code)
 MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards)
 
-__all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vjp", "extreme_vjp", "grow",
+__all__ = ["add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
+           "det_vjp", "extreme_vjp", "grow",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
@@ -80,7 +81,9 @@ __all__ = ["add_item", "item", "add_out", "balanced_eq", "copy_adjoint", "det_vj
 
 
 def zeros_like(x: Any) -> Any:
-    """A zero adjoint of ``x``: 0.0 for a number, a float64 array of its shape for an array."""
+    """A zero adjoint of ``x``: 0.0 for a number, a float64 array of its shape for an array,
+    and a float64 array of one entry per item for a tuple of numbers (``a, b = p[0], p[1]``
+    packs them: ``add_item`` and ``item`` take the entries, as the default runtime's list)."""
     raise NotImplementedError("only called from nopython code")
 
 
@@ -90,6 +93,9 @@ def _zeros_like(x):
         return lambda x: np.zeros(x.shape)
     if is_number(x):
         return lambda x: 0.0
+    if isinstance(x, types.BaseTuple) and len(x) and all(is_number(t) for t in x.types):
+        n = len(x)
+        return lambda x: np.zeros(n)
     return None
 
 
@@ -154,6 +160,46 @@ def _store_cotangent(out, ct):
             return out
         return copy
     return None
+
+
+def cast_vjp(g: Any, dtype: Any) -> Any:
+    """The cotangent through a conversion to ``dtype`` (``V.astype(np.float64)``), as
+    ``adgen.runtime``'s: ``g``, or zero for an integer or bool dtype (truncation). ``dtype``
+    is a NumPy scalar type (``np.float64``) or an array's ``dtype``."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _dtype_of(dtype):
+    # the element type of np.float64 (a number class) or of x.dtype; None for another value
+    return dtype.instance_type if isinstance(dtype, types.NumberClass) else \
+        dtype.dtype if isinstance(dtype, types.DType) else None
+
+
+@overload(cast_vjp, jit_options={"cache": True})
+def _cast_vjp(g, dtype):
+    target = _dtype_of(dtype)
+    if target is None:
+        return None
+    if isinstance(target, (types.Integer, types.Boolean)):
+        if isinstance(g, types.Array):
+            return lambda g, dtype: np.zeros(g.shape)
+        return (lambda g, dtype: 0.0) if is_number(g) else None
+    return (lambda g, dtype: g) if isinstance(g, types.Array) or is_number(g) else None
+
+
+def cotangent_as(ct: Any, dtype: Any) -> Any:
+    """The cotangent ``ct`` of a value of ``dtype`` (``adgen.runtime``'s casts it to that
+    dtype): here as it is, a float64 adjoint like every adjoint of the numba backend's (a
+    float32 argument's gradient is cast to float32 when the call returns)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(cotangent_as, jit_options={"cache": True})
+def _cotangent_as(ct, dtype):
+    if _dtype_of(dtype) is None:
+        return None
+    real = isinstance(ct, types.Array) and isinstance(ct.dtype, (types.Float, types.Integer))
+    return (lambda ct, dtype: ct) if real or is_number(ct) else None
 
 
 def zeros_of_tree(shape: Any) -> Any:

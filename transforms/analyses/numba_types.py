@@ -4,7 +4,8 @@ steps).
 
 Input: a forward function (standard ``ast``, from the final trees of the pipeline) and the
 numba types of its arguments (:class:`ArgType`). Output: ``scalar_types`` maps each name to
-``"f8"``, ``"f4"`` (float32), ``"i8"``, ``"b1"``, ``"none"``, ``("array", kind, ndim)``, ``("shape", ndim)`` or
+``"f8"``, ``"f4"`` (float32), ``"i8"``, ``"b1"``, ``"none"``, ``("array", kind, ndim)``, ``("shape", ndim)``,
+``("tuple", kind, ...)`` (a tuple of numbers) or
 None (unknown), following numba's typing rules for the forms the generated code has (an int
 op an int is an int, ``/`` a float, a float with anything a float, bools add as ints, a float
 function of a number a float, ``np.full(shape, v)`` of ``v``'s type; float32 stays float32 with
@@ -168,8 +169,8 @@ def _allocation(e: ast.Call, args: list[Any], base: str) -> Any:
 def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                  calls: Any = None) -> dict[str, Any]:
     """The type numba gives each name of ``fn`` (``"f8"``, ``"i8"``, ``"b1"``, ``"none"``,
-    ``("array", dtype, ndim)``, ``("shape", ndim)``, or None where this analysis cannot
-    tell), from the parameters' types. Follows numba's rules: an int op an int is an int
+    ``("array", dtype, ndim)``, ``("shape", ndim)``, ``("tuple", kind, ...)``, or None where
+    this analysis cannot tell), from the parameters' types. Follows numba's rules: an int op an int is an int
     (``/`` gives a float), anything with a float is a float, bools add as ints.
 
     ``calls(name, arg_types)``: the type of the value a callee's forward returns (the first
@@ -197,11 +198,20 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                     e.attr in ("inf", "pi", "e", "nan"):
                 return "f8"
             return None
+        if isinstance(e, ast.Tuple):
+            # a tuple of numbers (a, b = p[0], p[1] packs them): its items' kinds
+            kinds = [typ(x) for x in e.elts]
+            return ("tuple", *kinds) if kinds and all(k in NUMBER_KINDS for k in kinds) \
+                else None
         if isinstance(e, ast.Subscript):
             t = typ(e.value)
             idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
             if isinstance(t, tuple) and t[0] == "shape":
                 return "i8"
+            if isinstance(t, tuple) and t[0] == "tuple":
+                k = e.slice.value if isinstance(e.slice, ast.Constant) else None
+                return t[1:][k] if isinstance(k, int) and not isinstance(k, bool) and \
+                    -len(t) < k < len(t) - 1 else None
             if isinstance(t, tuple) and t[0] == "array" and len(t) == 3:
                 if len(idx) == t[2] and all(typ(i) in ("i8", "b1") and
                                             not isinstance(i, ast.Slice) for i in idx):
@@ -253,6 +263,15 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 return out
             if f == "abs" and len(args) == 1:
                 return "i8" if args[0] == "b1" else args[0]
+            if f in ("np.maximum", "np.minimum", "np.fmax", "np.fmin") and len(args) == 2 and \
+                    not e.keywords and all(t in NUMBER_KINDS or isinstance(t, tuple) and
+                                           t[0] == "array" and len(t) == 3 for t in args):
+                # numba's ufunc loops: the widest of float64, float32, int64, bool (an int
+                # with a float32 is float32), element-wise for arrays
+                kinds = [t[1] if isinstance(t, tuple) else t for t in args]
+                kind = next(k for k in ("f8", "f4", "i8", "b1") if k in kinds)
+                ranks = [t[2] for t in args if isinstance(t, tuple)]
+                return ("array", kind, max(ranks)) if ranks else kind
             if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
                     all(t in NUMBER_KINDS for t in args):
                 return _float_of(args)
