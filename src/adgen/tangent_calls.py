@@ -269,6 +269,21 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "supported: forward mode calls the method through adgen's dispatch, which "
             "reverse mode does not differentiate again",
             hint=f"index the array instead (x[...] for x.{fn.__name__}())"))
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
+            fn.__name__ in ("values", "items") and not args and not kwargs and \
+            owner is fn.__self__:
+        # np.stack(list(p.values())) under hessian: the view and its tangents (a list, one
+        # per key) as tangent_of_call gives them; their cotangents go to the dict and its
+        # tangent, key by key (run as a builtin, the tangent was None: a TypeError)
+        d, view = fn.__self__, fn.__name__
+
+        def view_pullback(out_bar: Any) -> tuple[Any, ...]:
+            # (a list where the caller's adjoint of the pair started from zeros_like)
+            bars = out_bar if isinstance(out_bar, (tuple, list)) and len(out_bar) == 2 \
+                else (None, None)
+            return (None, (), (), None, _per_key(bars[0], d, view), _per_key(bars[1], d, view))
+
+        return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot), view_pullback
     if runs_as_it_is(fn):  # print through a variable: nothing to differentiate
         return (fn(*args, **kwargs), None), lambda out_bar: (
             None, (None,) * len(args), (None,) * len(tangents), None, None, None)
@@ -328,6 +343,18 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 at(call.owner_dot_slot))
 
     return out, pullback
+
+
+def _per_key(g: Any, d: dict, view: str) -> dict | None:
+    """The cotangent of dict ``d`` (or of its tangent) for the cotangent ``g`` of its
+    ``values()`` or ``items()`` view (a list, one item per key; an item's a (key, value)
+    pair), None for none."""
+    if g is None or isinstance(g, (float, int)) and g == 0:
+        return None
+    items = list(g)
+    if view == "items":
+        items = [None if gk is None else gk[1] for gk in items]
+    return dict(zip(d, items))
 
 
 def _unlocate(err: AdgenError, fn: Any) -> None:
