@@ -257,3 +257,40 @@ def test_an_untyped_float32_operand_refused_naming_the_line():
     np.testing.assert_allclose(got[0], _expected(chosen_weights_cast, (W, x), 0), rtol=RTOL,
                                atol=ATOL)
     np.testing.assert_allclose(got[1], _expected(chosen_weights_cast, (W, x), 1), rtol=1e-6)
+
+
+# --- a float32 array rebound to float64 in a loop -----------------------------------------------
+
+def damped_rebound(x, k):
+    u = x.copy()
+    s = 0.0
+    for t in range(k):
+        u = 0.9 * u + 0.1  # float64 in numba (float32 in NumPy): u has two types
+        s += np.sum(u * u)
+    return s
+
+
+def damped_rebound_as_hinted(x, k):
+    u = x.copy()
+    s = 0.0
+    for t in range(k):
+        u = np.float32(0.9) * u + np.float32(0.1)
+        s += np.sum(u * u)
+    return s
+
+
+def test_a_float32_array_rebound_to_float64_in_a_loop_is_refused_saying_how():
+    """numba.njit refuses the function too; the message was numba's 'Cannot unify
+    array(float32, 1d, C) and array(float64, 1d, C) for 'u_1.2', defined at <adgen's cache
+    file>'. It names u and what to write; written so, the gradient is right."""
+    x = _f32(6, seed=16)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(damped_rebound, backend="numba")(x, 4)
+    e = err.value
+    assert e.location.line == damped_rebound.__code__.co_firstlineno + 3  # the loop
+    assert str(e).split("error: UnsupportedError: ")[1].startswith(
+        "numba cannot give u one type: it is array(float32, 1d, C) on one path and "
+        "array(float64, 1d, C) on another")
+    assert e.hint.startswith("keep u float32: write the numbers as float32 (np.float32(0.9)")
+    got = adgen.grad(damped_rebound_as_hinted, backend="numba")(x, 4)
+    _check(got, damped_rebound_as_hinted, (x, 4), 0)

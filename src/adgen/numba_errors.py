@@ -106,6 +106,24 @@ def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError
             hint=f"cast the {narrow} one to {wide} where you multiply them "
                  f"(A.astype(np.{wide}) @ B), or pass arrays of one dtype; or use "
                  "backend='default' (or 'auto', which falls back to it)")
+    # a name numba cannot give one type (u = 0.9 * u + 0.1 of a float32 array in a loop:
+    # float32 before, float64 after), named as the user wrote it (u_1.2 is u)
+    unify = re.search(r"Cannot unify (.+?) and (.+?) for '([A-Za-z_][\w.]*)'", text)
+    if unify:
+        a, b, name = unify.group(1), unify.group(2), unify.group(3).split(".")[0]
+        base, _, suffix = name.rpartition("_")
+        name = base if base and suffix.isdigit() else name
+        mixed = {"float32", "float64"} <= {t.split("(")[-1].split(",")[0] for t in (a, b)}
+        return UnsupportedError(
+            f"numba cannot give {name} one type: it is {a} on one path and {b} on another"
+            + (" (numba computes a float32 array with a float64 number or array in float64: "
+               "0.9 * u is float64, where NumPy keeps float32)" if mixed else ""),
+            location(file, line),
+            hint=(f"keep {name} float32: write the numbers as float32 (np.float32(0.9) * "
+                  f"{name}), or pass float64 arrays (x.astype(np.float64)); or use "
+                  "backend='default' (or 'auto', which falls back to it)") if mixed else
+            f"bind {name} to values of one type on every path, or use backend='default' (or "
+            "'auto', which falls back to it)")
     # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
     own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
     if own:
