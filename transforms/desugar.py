@@ -46,8 +46,17 @@ def located_at(new: gast.AST, old: gast.AST) -> gast.AST:
     return new
 
 
+_NAME = gast.Name
+
+
 def name(id_: str, ctx: type = gast.Load) -> gast.Name:
-    return gast.Name(id=id_, ctx=ctx(), annotation=None, type_comment=None)
+    # gast.Name(id=id_, ctx=ctx(), annotation=None, type_comment=None) made field by field:
+    # gast's constructor (a Python __init__ taking *args and **kwargs, for the name and its
+    # context) does only this, at three times the cost; the passes make a thousand names
+    # in a long function's build
+    node = _NAME.__new__(_NAME)
+    node.__dict__.update(id=id_, ctx=ctx.__new__(ctx), annotation=None, type_comment=None)
+    return node
 
 
 def assign(target: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:

@@ -22,7 +22,7 @@ from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.front import is_bound_method
-from adgen.transforms.node_index import nodes_of
+from adgen.transforms.node_index import memo, nodes_of
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -468,6 +468,14 @@ class Plan:
     def user_name(self, n: str, depth: int = 0) -> str:
         """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
         the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
+        if depth == 0:
+            # once per name while the function is frozen: explain's texts of the sites ask
+            # for the same few names again and again (ADI: 20 questions about 3 names, each
+            # a scan of the assignments and the expression printed)
+            return memo(self.fn, ("user_name", n), lambda: self._user_name(n, 0))
+        return self._user_name(n, depth)
+
+    def _user_name(self, n: str, depth: int) -> str:
         base = user_name_of(n)
         if base.endswith("_dot") and len(base) > 4 and \
                 self.parsed.file.startswith("<adgen ") and self.parsed.file.endswith(" jvp>"):
