@@ -572,6 +572,12 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
                      c.co_name == d.name and c.co_firstlineno == d.lineno), None)
         if code is None:
+            # a def renamed apart from a runtime helper (rename_reserved: def add(a, b) is
+            # add_1 here): the one def of its line
+            defs = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
+                    c.co_name != "<lambda>" and c.co_firstlineno == d.lineno]
+            code = defs[0] if len(defs) == 1 else None
+        if code is None:
             # a lambda (lift_lambdas wrote it as a def): its code is named <lambda>, and the
             # k-th lambda of its line is the k-th nested def of that line
             lambdas = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and

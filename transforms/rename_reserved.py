@@ -30,4 +30,8 @@ def rename_reserved(fn: gast.FunctionDef, namer: Namer,
     for n in walk(fn):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
+        elif isinstance(n, gast.FunctionDef) and n is not fn and n.name in renames:
+            # a nested def named like a runtime helper (def add(a, b)): its calls were
+            # renamed, so is the def (NameError: name 'add_1' is not defined)
+            n.name = renames[n.name]
     return {new: old for old, new in renames.items()}
