@@ -40,6 +40,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.analyses.receivers import Receivers
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
@@ -49,10 +50,9 @@ from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.several_results import lower_several
 from adgen.transforms.ufunc_where import lower_ufunc_where
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import clone
 
 from adgen.errors import UnsupportedError
-from adgen.rules import registry
 
 _REFUSED_METHODS = {
     "itemset": "write x[index] = value",
@@ -96,6 +96,8 @@ class _Lower:
         self.namer = namer
         self.parsed = parsed
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
+        # what the function shows its calls' receivers to be (analyses.receivers)
+        self.receivers = Receivers(parsed, self.resolve)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -116,10 +118,11 @@ class _Lower:
     def stmt(self, s: gast.stmt) -> list[gast.stmt]:
         if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add) and \
                 isinstance(s.target, gast.Name) and isinstance(s.value, gast.Name) and \
-                (self._built_as(s.target, "list") or self._built_as(s.value, "list")):
+                (self.receivers.built_as(s.target, "list") or
+                 self.receivers.built_as(s.value, "list")):
             # lst += items extends the list in place, as lst.extend(items) (an alias sees the
             # new items; the pullback of a new list lst + items read a list grown since)
-            if self._built_as(s.target, "list"):
+            if self.receivers.built_as(s.target, "list"):
                 return self._extend(name(s.target.id), name(s.value.id), s)
             # a list the function was given (or an array plus a list of numbers): the
             # extension would make the name a list for the analyses on both paths, so a list
@@ -179,7 +182,7 @@ class _Lower:
         if selected is not None:
             return [t for st in selected for t in self.stmt(st)]
         out_kw = [k for k in call.keywords if k.arg == "out"]
-        if out_kw and not self._own_out_keyword(func, resolved):
+        if out_kw and not self.receivers.own_out_keyword(func, resolved):
             out_arg = out_kw[0].value
             if isinstance(out_arg, gast.Tuple) and len(out_arg.elts) == 1:
                 out_arg = out_arg.elts[0]
@@ -205,13 +208,13 @@ class _Lower:
                 new.append(assign(name(result, gast.Store), name(out_arg.id), s))
             return new
         if isinstance(func, gast.Attribute) and (resolved is None or (
-                self._free_array_method(resolved) and isinstance(func.value, gast.Name) and
+                self.receivers.free_array_method(resolved) and isinstance(func.value, gast.Name) and
                 func.value.id in self.parsed.free)):
             # (WORK.fill(c) of a global array: its method resolves to the bound builtin, and
             # left a plain call, the write was unseen: lowered as a local array's is)
             method = func.attr
             recv = func.value
-            if self._user_method(recv, method):
+            if self.receivers.user_method(recv, method):
                 # self.update(x), self.fill(p) in a class that defines the method: a method
                 # call (self.fill(p) was taken for ndarray.fill: self[...] = p)
                 return [s]
@@ -230,7 +233,8 @@ class _Lower:
                 return [assign(target, call.args[1], s)] + self._none(result, s)
             if method in _IN_PLACE_OPERATORS and len(call.args) == 1 and not call.keywords \
                     and isinstance(recv, gast.Name) and not isinstance(call.args[0], gast.Starred) \
-                    and not self._not_an_array(recv) and not self._object_like(recv):
+                    and not self.receivers.not_an_array(recv) and \
+                    not self.receivers.object_like(recv):
                 # out.__iadd__(v) is out += v on an array or a list (which return themselves):
                 # left a call, the write was unseen (a silently wrong gradient); a user's
                 # object's own __iadd__ (which may return another object) stays its call
@@ -245,33 +249,33 @@ class _Lower:
                 return first + self.stmt(aug) + (
                     [assign(name(result, gast.Store), name(recv.id), s)]
                     if result is not None else [])
-            if method == "fill" and not self._not_an_array(recv):
+            if method == "fill" and not self.receivers.not_an_array(recv):
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
             if method in ("extend", "update") and len(call.args) == 1 and not call.keywords:
-                if self._object_like(recv):
+                if self.receivers.object_like(recv):
                     return [s]  # model.update(x) on an object: its own method
                 # list.extend / dict.update when the receiver is one at run time, else the
                 # receiver's own method of that name
                 lower = self._extend if method == "extend" else self._update
                 kind = "list" if method == "extend" else "dict"
                 lowered = lower(recv, call.args[0], s) + self._none(result, s)
-                if self._built_as(recv, kind):
+                if self.receivers.built_as(recv, kind):
                     return lowered
                 test = _call_name("isinstance", clone(recv), name(kind))
                 return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method == "update" and not call.args and call.keywords and \
-                    all(k.arg for k in call.keywords) and not self._object_like(recv):
+                    all(k.arg for k in call.keywords) and not self.receivers.object_like(recv):
                 # d.update(a=v, b=w): the stores d["a"] = v; d["b"] = w, where d is a dict
                 lowered = [store(clone(recv), gast.Constant(k.arg, None), k.value, s)
                            for k in call.keywords] + self._none(result, s)
-                if self._built_as(recv, "dict"):
+                if self.receivers.built_as(recv, "dict"):
                     return lowered
                 test = _call_name("isinstance", clone(recv), name("dict"))
                 return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method == "setdefault" and len(call.args) in (1, 2) and not call.keywords and \
                     not any(isinstance(a, gast.Starred) for a in call.args) and \
-                    not self._object_like(recv):
+                    not self.receivers.object_like(recv):
                 # config.setdefault("momentum", 0.9) (CS231n's optim.py), where config is a
                 # dict: if "momentum" not in config: config["momentum"] = 0.9, and the result
                 # config["momentum"] (it was refused as an in-place method)
@@ -285,7 +289,7 @@ class _Lower:
                 if result is not None:
                     lowered.append(assign(name(result, gast.Store), gast.Subscript(
                         value=clone(recv), slice=clone(key), ctx=gast.Load()), s))
-                if self._built_as(recv, "dict"):
+                if self.receivers.built_as(recv, "dict"):
                     return lowered
                 test = _call_name("isinstance", clone(recv), name("dict"))
                 return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
@@ -474,121 +478,6 @@ class _Lower:
         return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
             self._loop(_call_name("len", name(seq)), body, i, like)
 
-    @staticmethod
-    def _free_array_method(resolved: object) -> bool:
-        """Whether ``resolved`` is a method bound to an ndarray (``WORK.fill`` of a global)."""
-        import numpy as np
-
-        return isinstance(getattr(resolved, "__self__", None), np.ndarray)
-
-    def _not_an_array(self, recv: gast.expr) -> bool:
-        """A name the function reads an attribute of that no ndarray has (``sim.buf``), an
-        instance of a class of the user's it builds, a parameter annotated with one (``def
-        loss(sim: Sim, p)``), or a class (``t = type(sim); t.fill(sim, p)``): ``sim.fill(p)``
-        is that object's own method, not ``ndarray.fill`` (taken for one, it became
-        ``sim[...] = p``)."""
-        if not isinstance(recv, gast.Name):
-            return False
-        import numpy as np
-
-        def users_class(cls: Any) -> bool:
-            return isinstance(cls, type) and not issubclass(cls, np.ndarray) and \
-                cls.__module__ not in ("builtins", "numpy")
-
-        for p in self.parsed.tree.args.args:
-            if p.id == recv.id and getattr(p, "annotation", None) is not None and \
-                    users_class(self.resolve(p.annotation)):
-                return True
-        for a in walk(self.parsed.tree):
-            if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) and \
-                    a.value.id == recv.id and not hasattr(np.ndarray, a.attr):
-                return True
-            if isinstance(a, gast.Assign) and isinstance(a.value, gast.Call) and \
-                    any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets):
-                cls = self.resolve(a.value.func)
-                if users_class(cls) or cls is type:
-                    return True
-            if isinstance(a, gast.Call) and not a.keywords and any(
-                    isinstance(v, gast.Name) and v.id == recv.id for v in a.args):
-                # handed to a function of the user's that reads an attribute of it no ndarray
-                # has (field.fill(p); return total(field), total reading field.u)
-                k = next(k for k, v in enumerate(a.args)
-                         if isinstance(v, gast.Name) and v.id == recv.id)
-                if _reads_object_attribute(self.resolve(a.func), k):
-                    return True
-        return False
-
-    def _object_like(self, recv: gast.expr) -> bool:
-        """A name the function reads attributes of (``m.w``): an object, not a list or dict."""
-        if not isinstance(recv, gast.Name):
-            return False
-        if not hasattr(self, "_objects"):
-            tree = self.parsed.tree
-            calls = {id(c.func) for c in walk(tree) if isinstance(c, gast.Call)}
-            self._objects = {a.value.id for a in walk(tree)
-                             if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name)
-                             and id(a) not in calls}
-            # m = Model(...): an instance of a class of the user's
-            for a in walk(tree):
-                if isinstance(a, gast.Assign) and isinstance(a.value, gast.Call):
-                    cls = self.resolve(a.value.func)
-                    if isinstance(cls, type) and cls not in (list, dict):
-                        self._objects |= {t.id for t in a.targets if isinstance(t, gast.Name)}
-        return recv.id in self._objects
-
-    def _built_as(self, recv: gast.expr, kind: str, seen: frozenset[str] = frozenset()
-                  ) -> bool:
-        """A local the function builds as a list or dict display (``d = {}``; for a list,
-        ``list(...)`` too) and binds to nothing else but another such local (a comprehension,
-        lowered before this pass, is one): it is one at run time."""
-        if not isinstance(recv, gast.Name) or recv.id in seen:
-            return False
-        display = gast.List if kind == "list" else gast.Dict
-        values = [a.value for a in walk(self.parsed.tree) if isinstance(a, gast.Assign) and
-                  any(isinstance(t, gast.Name) and t.id == recv.id for t in a.targets)]
-        return bool(values) and all(
-            isinstance(v, display) or
-            (isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
-             self.resolve(v.func) is (list if kind == "list" else dict)) or
-            (isinstance(v, gast.Name) and self._built_as(v, kind, seen | {recv.id}))
-            for v in values)
-
-    def _own_out_keyword(self, func: gast.expr, resolved: object | None) -> bool:
-        """True for a call of the user's own function or method with an ``out=`` keyword
-        (``step(u, out=lap)``, ``self.rhs(y, out=k1)``, ``model.predict(x, out=buf)``): it is
-        compiled as a call that writes its argument in place, like the same call with ``lap``
-        passed by position. NumPy's convention (the call writes ``out`` and returns it) holds
-        for NumPy's functions, ufuncs and array methods, not for a function of the user's,
-        which may return something else or nothing: ``s = fill(x, out=buf)`` bound ``buf`` to
-        ``s``'s value (a silently wrong gradient), and a global ``out=BUF`` became a local."""
-        if resolved is None:
-            if isinstance(func, gast.Attribute):
-                # a method of a name adgen cannot resolve when compiling: the user's method
-                # when the class defines it (self.rhs) or when ndarray has no method of that
-                # name
-                return self._user_method(func.value, func.attr) or \
-                    not hasattr(np.ndarray, func.attr)
-            return False  # a callback: what it calls is checked when it runs
-        if isinstance(resolved, np.ufunc) or registry.lookup(resolved) is not None:
-            return False
-        # a function, method or class of the user's or of another library (functools.partial)
-        module = str(getattr(resolved, "__module__", None) or "")
-        return module.split(".")[0] not in ("numpy", "scipy")
-
-    def _user_method(self, recv: gast.expr, method: str) -> bool:
-        """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
-        list, dict or ndarray method of that name."""
-        fn = self.parsed.fn
-        params = fn.__code__.co_varnames[:1] if fn.__code__.co_argcount else ()
-        if not (isinstance(recv, gast.Name) and recv.id in params):
-            return False
-        owner: Any = inspect.getmodule(fn)
-        for part in fn.__qualname__.split(".")[:-1]:
-            owner = getattr(owner, part, None)
-        return isinstance(owner, type) and isinstance(
-            inspect.getattr_static(owner, method, None), (types.FunctionType, staticmethod,
-                                                          classmethod))
-
     def _update(self, d: gast.expr, other: gast.expr, like: gast.AST) -> list[gast.stmt]:
         """d.update(other) -> for each key of other: d[key] = other[key]."""
         keys, i = self.namer.fresh("keys"), self.namer.fresh("i")
@@ -626,25 +515,6 @@ class _Lower:
         namedtuple's ``q._replace(b=v)`` is left as a call, a local one's is lowered)."""
         obj = dotted_object(self.parsed, node, builtin_names=True)
         return None if obj is NOT_FOUND else obj
-
-
-def _reads_object_attribute(fn: object, k: int) -> bool:
-    """Whether the user's function ``fn`` reads an attribute no ndarray has (``field.u``) of
-    its positional parameter ``k``, in its own body (one level: not through its callees)."""
-    import ast
-    import textwrap
-
-    if not isinstance(fn, types.FunctionType) or k >= fn.__code__.co_argcount or \
-            str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen.")):
-        return False
-    param = fn.__code__.co_varnames[k]
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return False
-    return any(isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and
-               a.value.id == param and isinstance(a.ctx, ast.Load) and
-               not hasattr(np.ndarray, a.attr) for a in ast.walk(tree))
 
 
 # x.__iadd__(v) and the other in-place operators written out by name: x += v and so on
