@@ -439,10 +439,10 @@ class _Rewriter(gast.NodeTransformer):
                 # Vec(a) + Sub(b) with Sub redefining __radd__: Python calls that first (the
                 # right operand is computed first here: a name, or an object made)
                 (lc, _), (rc, _) = left.classes[0], right.classes[0]
-                pair = self._hold(node.right)
-                if rc is not lc and issubclass(rc, lc) and pair is not None and \
-                        _method(rc, reflected) is not None and \
-                        _method(rc, reflected) is not _method(lc, reflected):
+                pair = self._hold(node.right) if rc is not lc and issubclass(rc, lc) and \
+                    _method(rc, reflected) is not None and \
+                    _method(rc, reflected) is not _method(lc, reflected) else None
+                if pair is not None:
                     first, then = pair
                     call = _method_call(first, reflected, [node.left], node,
                                         then if first is not node.right or
