@@ -139,10 +139,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
                                  free_writes[0])
     if compiled.mutates_params and not holds_numbers(compiled.number_updates,
                                                      receiver + tuple(args)):
-        import linecache
-
-        from adgen.errors import Location, UnsupportedError
-        from adgen.runtime import locate
+        from adgen.errors import UnsupportedError
 
         # at the call's line when a pullback is running, else at the def of what it calls
         code = target.__code__
@@ -169,23 +166,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             hint = f"write {u.param}.{u.attr} = {u.param}.{u.attr} {u.op} ... there, which " \
                 "adgen follows whatever it holds"
             mutable = (u, "")  # named at the user's call, as an array's update is
-        err = UnsupportedError(
+        raise _write_refused(UnsupportedError(
             f"{what} and is called through a variable, a method or a closure, where adgen "
-            "cannot follow the write", hint=hint)
-        err = locate(err)
-        if err.location is None and mutable is None:
-            # (an update's refusal names its own line: forward_errors.annotate puts it at
-            # the user's call)
-            err.location = Location(code.co_filename, code.co_firstlineno, 0,
-                                    linecache.getline(code.co_filename, code.co_firstlineno))
-            err.args = (err.format(),)
-            # moved to the user's call where the forward knows it (forward_errors.annotate:
-            # self.rhs(u, out=k) was shown at rhs's def line, in the same file)
-            err.at_callee_def = True  # type: ignore[attr-defined]
-        # a def or lambda of the function differentiated is named by its generated forward
-        # (f_forward.<locals>.g, <adgen f save>:4): annotate names it in the user's source
-        err.callee_shown = (shown, code)  # type: ignore[attr-defined]
-        raise err
+            "cannot follow the write", hint=hint), shown, code, at_def=mutable is None)
     from adgen.runtime import current_scope
 
     current_scope().dynamic.append(compiled)
@@ -252,6 +235,23 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
         from adgen.transforms.free_writes import refuse_written_by_callee
 
         refuse_written_by_callee(fn.__qualname__, free_writes, free_writes[0])
+    if compiled.mutates_params:
+        # def apply_bc(u): u[0] = left, called where the enclosing function's analyses did
+        # not see the write (return g(z), g(z) inside an expression): its pullback leaves u's
+        # adjoint in shadow memory, which the caller does not read (a silently wrong
+        # gradient). Called as a statement or an assignment's value, the front end wrote it
+        # out (inlined_closures) and this is not reached.
+        from adgen.errors import UnsupportedError
+
+        code = fn.__code__
+        shown = f"{fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})"
+        raise _write_refused(UnsupportedError(
+            f"{shown}, a nested function, writes an array argument in place, and is called "
+            "where adgen cannot follow the write (inside an expression, a return or another "
+            "call, or bound more than once)", hint="bind it to a name once (def g(u): ... or "
+            "g = lambda u: ...) and call it as a statement or as the value of an assignment "
+            "(g(u) or r = g(u)), which adgen writes out where it is called; or return the new "
+            "array instead of writing it in place"), shown, code)
     current_scope().dynamic.append(compiled)
     pos, kw = args, kwargs
     if kwargs or fn.__defaults__ or fn.__kwdefaults__:
@@ -274,6 +274,32 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
     names = list(inspect.signature(fn).parameters) if kwargs else []
     slots = tuple(names.index(k) for k in kwargs)
     return out, ("closure", compiled, saved, len(pos), cells, len(args), slots)
+
+
+def _write_refused(err: AdgenError, shown: str, code: types.CodeType, at_def: bool = True
+                   ) -> AdgenError:
+    """``err``, a refusal of a callee that writes its arguments, located at the user's call
+    where a pullback is running, else (``at_def``) at the callee's def, which
+    forward_errors.annotate moves to the user's call where the forward knows it."""
+    import linecache
+
+    from adgen.errors import Location
+    from adgen.runtime import locate
+
+    err = locate(err)
+    if err.location is None and at_def:
+        # (an update's refusal names its own line: forward_errors.annotate puts it at the
+        # user's call)
+        err.location = Location(code.co_filename, code.co_firstlineno, 0,
+                                linecache.getline(code.co_filename, code.co_firstlineno))
+        err.args = (err.format(),)
+        # moved to the user's call where the forward knows it (forward_errors.annotate:
+        # self.rhs(u, out=k) was shown at rhs's def line, in the same file)
+        err.at_callee_def = True  # type: ignore[attr-defined]
+    # a def or lambda of the function differentiated is named by its generated forward
+    # (f_forward.<locals>.g, <adgen f save>:4): annotate names it in the user's source
+    err.callee_shown = (shown, code)  # type: ignore[attr-defined]
+    return err
 
 
 def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:

@@ -73,6 +73,14 @@ def relaxed_norm(x, omega):
     return total + np.sum(z ** 2)
 
 
+def relaxed_energy(x, omega):
+    def relax(y):
+        y *= omega
+        return np.sum(y ** 2)
+
+    return relax(x.copy())          # in a return: not written out
+
+
 def damped(x, c):
     damp = lambda v: np.multiply(v, c, out=v)  # noqa: E731
     z = x ** 2
@@ -132,3 +140,12 @@ def test_lambda_writing_its_argument_with_out():
     # with c held fixed nothing reads what the write overwrites: strict differentiates it
     g = adgen.grad(damped, mutation="strict")(x, 0.5)
     np.testing.assert_allclose(g, 3 * 0.5 * x ** 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_call_not_written_out_is_refused_at_the_call(mutation):
+    with pytest.raises(adgen.UnsupportedError, match="relax") as err:
+        adgen.grad(relaxed_energy, argnums=(0, 1), mutation=mutation)(np.ones(3), 1.5)
+    assert err.value.location.file == __file__
+    assert err.value.location.line == relaxed_energy.__code__.co_firstlineno + 5
+    assert "as a statement" in err.value.hint
