@@ -165,26 +165,46 @@ def src_text(node: gast.AST) -> str:
         return type(node).__name__
 
 
-def read_before_bound(stmts: list[gast.stmt]) -> set[str]:
+def read_before_bound(stmts: list[gast.stmt],
+                      loops: dict[int, tuple[gast.For, frozenset[str]]] | None = None
+                      ) -> set[str]:
     """The names a block of generated code reads before binding them. A loop's target, and
     what a loop or a branch binds, count as bound inside it only (what it binds may not run).
     With names already bound before the block, the block's free names are this set less
-    those (which is how the pullback emitter reads a loop's body once for several sets)."""
+    those (which is how the pullback emitter reads a loop's body once for several sets).
+
+    ``loops``: what each loop of the block reads before binding it, kept across calls by
+    id (reverse_rows reads each reversed body again at every enclosing level); the caller
+    empties it when it rewrites a statement in one."""
     free: set[str] = set()
     bound: set[str] = set()
     for st in stmts:
         if isinstance(st, gast.For):
-            free |= loaded_names(st.iter) - bound
-            target = {n.id for n in nodes_of(st.target, gast.Name)}
-            free |= read_before_bound(st.body) - target - bound
+            free |= _loop_reads(st, loops) - bound
         elif isinstance(st, gast.If):
             free |= loaded_names(st.test) - bound
-            free |= (read_before_bound(st.body) | read_before_bound(st.orelse)) - bound
+            free |= (read_before_bound(st.body, loops) |
+                     read_before_bound(st.orelse, loops)) - bound
         else:
             names = nodes_of(st, gast.Name)  # one walk for the loads and the stores
             free |= {n.id for n in names if isinstance(n.ctx, gast.Load)} - bound
             bound |= {n.id for n in names if isinstance(n.ctx, gast.Store)}
     return free
+
+
+def _loop_reads(loop: gast.For, loops: dict[int, tuple[gast.For, frozenset[str]]] | None
+                ) -> frozenset[str]:
+    """What the loop ``loop`` reads before binding it (its header, and its body less its
+    target), from ``loops`` if it holds it."""
+    if loops is not None:
+        known = loops.get(id(loop))
+        if known is not None and known[0] is loop:
+            return known[1]
+    target = {n.id for n in nodes_of(loop.target, gast.Name)}
+    found = frozenset(loaded_names(loop.iter) | (read_before_bound(loop.body, loops) - target))
+    if loops is not None:
+        loops[id(loop)] = (loop, found)
+    return found
 
 
 def stored_names(nodes: list[gast.stmt]) -> set[str]:

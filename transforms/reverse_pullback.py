@@ -270,6 +270,8 @@ class Pullback:
         candidates = {r for r in recorded if isinstance(kinds.get(r), int) and
                       r not in params and r not in self.plan.objlike}
         shaped = shape_reads(body, candidates, candidates, self.namer.fresh)
+        if shaped and self._rows is not None:
+            self._rows.loop_reads.clear()  # (the reversed loops in body are rewritten too)
         for n, (shape, how) in shaped.items():
             self.rec.shape_of[shape] = (n, how)
             self.rec.extra_fwd.add(shape)

@@ -64,6 +64,21 @@ class Rows:
         self.bound: dict[int, set[str] | None] = {}
         # per loop: its invariant names and arrays (analyses.iteration_invariants)
         self.invariants_of: dict[int, tuple[set[str], set[str]]] = {}
+        # per reversed loop built: what it reads before binding it (read_before_bound's
+        # ``loops``), emptied by each rewrite of the reversed code (the shape reads)
+        self.loop_reads: dict[int, tuple[gast.For, frozenset[str]]] = {}
+
+    def reads(self, body: list[gast.stmt]) -> set[str]:
+        """``read_before_bound(body)``, each inner loop's reads read once (until a rewrite)."""
+        return read_before_bound(body, self.loop_reads)
+
+    def shape_reads(self, body: list[gast.stmt], candidates: set[str], known: set[str]
+                    ) -> dict[str, tuple[str, str]]:
+        """shape_saves.shape_reads (which rewrites ``body``, the reversed loops in it too)."""
+        found = shape_reads(body, candidates, known, self.pb.namer.fresh)
+        if found:
+            self.loop_reads.clear()
+        return found
 
     def reversed_loop(self, s: gast.For | gast.While, body: list[gast.stmt], local: set[str]
                       ) -> gast.For:
@@ -74,7 +89,7 @@ class Rows:
         is the counter alone). ``body`` gains the statements that read values again."""
         # what the body reads before binding it, read again only where the body changes
         # (each reading walks the inner loops' reversed bodies too)
-        free = read_before_bound(body)
+        free = self.reads(body)
         recorded = sorted(self.pb.forward_names(free) & local)
         size = len(body)
         reread = self.final_loads(s, recorded, body)
@@ -83,14 +98,14 @@ class Rows:
             # (under the first "# line N:" comment of the body, which they belong to)
             head = body[:1] if is_comment(body[0]) else []
             body = head + reread + body[len(head):]
-            free = read_before_bound(body)
+            free = self.reads(body)
             recorded = sorted(self.pb.forward_names(free) & local)
         shapes = self.shapes_outside(s, recorded, body)  # (rewrites reads of the shapes)
         outside = shapes | self.tapes_kept_once(s, recorded)
         if outside:
             local -= outside
             if shapes:
-                free = read_before_bound(body)
+                free = self.reads(body)
             recorded = sorted(self.pb.forward_names(free) & local)
         arrays = array_rows(self.plan, s, recorded, self.rec.cap_var,
                             lambda n: self.same_throughout(s, n))
@@ -103,7 +118,7 @@ class Rows:
             again = [clone(b) for b in again]
             body[head:head] = again
             # (the body after them reads what they bind from them)
-            free = read_before_bound(again) | (free - stored_names(again))
+            free = self.reads(again) | (free - stored_names(again))
             recorded = sorted(self.pb.forward_names(free) & local)
         steps = self.plan.counted(s, recorded, arrays)
         if steps is not None:
@@ -144,7 +159,7 @@ class Rows:
         hoisted = {r for r in read_for_shape_only(body, arrays) if self.same_throughout(s, r)}
         out = {r for r in recorded if r in self.rec.shape_after and
                self.same_throughout(s, self.rec.shape_after[r])}
-        for n, (shape, how) in shape_reads(body, hoisted, hoisted, self.pb.namer.fresh).items():
+        for n, (shape, how) in self.shape_reads(body, hoisted, hoisted).items():
             self.rec.shape_of[shape] = (n, how)
             self.rec.shape_after[shape] = n
             self.rec.extra_fwd.add(shape)
@@ -345,8 +360,7 @@ class Rows:
         if not (left <= counter or self.plan.counted(s, sorted(left)) is not None):
             again = {}
         # the shapes last: their parts spell their numbers out, reading nothing bound above
-        for r, (shape, _how) in sorted(shape_reads(body, set(again), set(again),
-                                                   self.pb.namer.fresh).items()):
+        for r, (shape, _how) in sorted(self.shape_reads(body, set(again), set(again)).items()):
             out.append(assign(name(shape, gast.Store),
                               gast.Attribute(value=again[r], attr="shape", ctx=gast.Load()),
                               self.plan.def_stmt[r]))
@@ -448,7 +462,7 @@ class Rows:
                 alike[r] = t
         if not alike:
             return set()
-        shapes = shape_reads(body, set(alike), set(alike), self.pb.namer.fresh)
+        shapes = self.shape_reads(body, set(alike), set(alike))
         for r, (shape, _how) in sorted(shapes.items(), key=lambda kv: -bound[alike[kv[0]]]):
             st = assign(name(shape, gast.Store), gast.Attribute(
                 value=name(alike[r]), attr="shape", ctx=gast.Load()), self.plan.def_stmt[r])
@@ -498,7 +512,7 @@ class Rows:
                     dims[r] = [axis(b, fb, 2, 1)]
         if not dims:
             return set()
-        shapes = shape_reads(body, set(dims), set(dims), self.pb.namer.fresh)
+        shapes = self.shape_reads(body, set(dims), set(dims))
         for r, (shape, _how) in sorted(shapes.items()):
             out.append(assign(name(shape, gast.Store), gast.Tuple(elts=dims[r], ctx=gast.Load()),
                               self.plan.def_stmt[r]))
