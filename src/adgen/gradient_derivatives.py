@@ -96,32 +96,48 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
     refuse_complex_jacobian(args, "vjp of a gradient")
     refuse_aliased_arguments(tuple(args), j, fun)
     program = second_order_program(fun, j, args, g._adgen_spec[2], mutation)
-    if program.reverse:  # reverse over reverse: the generated forward and pullback
-        if program.check:  # "strict": refused where the gradient is
-            g(*copies(args))
-        # on the arguments themselves: they end as one plain call of f leaves them
-        out, pull = vjp(program.function, *args, mutation=mutation)
-
-        def pullback_rr(ct: Any) -> tuple[Any, ...]:
-            check_cotangent(ct, out, "the cotangent", fun)
-            return pull(ct)
-
-        return out, pullback_rr
     before = copies(args)
-    out = g(*args)  # the arguments end as one plain call of f leaves them
-    d = directional(fun, len(args), (j,), unit=False)
     # the arguments with a gradient (floats, float arrays, containers of them)
     every = tuple(n for n, a in enumerate(args)
                   if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
                   not (isinstance(a, np.ndarray) and a.dtype.kind not in "fc"))
 
-    def pullback(ct: Any) -> tuple[Any, ...]:
-        check_cotangent(ct, out, "the cotangent", fun)
+    def over_forward(ct: Any) -> tuple[Any, ...]:
+        """Reverse over forward: the gradient of the derivative of f along ``ct``."""
+        d = directional(fun, len(args), (j,), unit=False)  # (cached per function)
         got = grad(d, every, mutation=mutation)(*copies(before), ct) if every else ()
         cts: list[Any] = [None] * len(args)
         for n, c in zip(every, got):
             cts[n] = c
         return tuple(cts)
+
+    if program.reverse:  # reverse over reverse: the generated forward and pullback
+        if program.check:  # "strict": refused where the gradient is
+            g(*copies(args))
+        # on the arguments themselves: they end as one plain call of f leaves them
+        out, pull = vjp(program.function, *args, mutation=mutation)
+        refused: list[UnsupportedError] = []
+
+        def pullback_rr(ct: Any) -> tuple[Any, ...]:
+            check_cotangent(ct, out, "the cotangent", fun)
+            if not refused:
+                try:
+                    return pull(ct)
+                except UnsupportedError as err:
+                    # a construct of the generated code that its pullback refuses when it
+                    # runs (an RK4 step's saved tuple taken for an array: jacrev(grad(f))
+                    # raised where hessian(f) gives the values): reverse over forward, as
+                    # where the program does not compile
+                    refused.append(err)
+            return over_forward(ct)
+
+        return out, pullback_rr
+    out = g(*args)  # the arguments end as one plain call of f leaves them
+    directional(fun, len(args), (j,), unit=False)  # what forward mode refuses: here
+
+    def pullback(ct: Any) -> tuple[Any, ...]:
+        check_cotangent(ct, out, "the cotangent", fun)
+        return over_forward(ct)
 
     return out, pullback
 
