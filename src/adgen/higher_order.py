@@ -43,12 +43,13 @@ from adgen.jacobian_parts import (
     refuse_structured_output,
 )
 from adgen.jacobian_trees import (
+    forward_jacobian,
     is_tree,
     leaves,
     leaves_like,
+    structured_output,
     tree_basis,
     tree_hessian,
-    tree_jacobian,
     tree_rows,
 )
 
@@ -244,7 +245,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     With ``has_aux``, ``fun`` returns a pair ``(out, aux)``: the result is ``(jacobian,
     aux)``, the Jacobian of ``out`` (as JAX's). With respect to a dict, list or tuple the
     Jacobian has its structure (:mod:`adgen.jacobian_trees`): ``jac["W"]``, the output's shape
-    followed by W's.
+    followed by W's; of a function returning a dict, one per item (``jacfwd(grad(loss))
+    (params)["W"]["b"]``, JAX's Hessian).
     """
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args))
@@ -254,29 +256,21 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         result = []
         runs = Runs(args)
         for n in nums:
-            if is_tree(args[n]):  # a dict, list or tuple: the Jacobian has its structure
-                cols = []
-                for k, e in tree_basis(args[n]):
-                    tangents = [None] * len(args)
-                    tangents[n] = e
-                    got = jvp(fun, runs.next(), tangents, has_aux=has_aux, **kwargs)
-                    out, d = got[:2]
-                    aux = got[2] if has_aux else None
-                    refuse_structured_output(out, "jacfwd")
-                    cols.append((k, d))
-                result.append(tree_jacobian(args[n], cols,
-                                            lambda leaf, dots: columns(dots, out, leaf)))
-                continue
-            dots = []
-            for e in basis(args[n]):
+            # a dict, list or tuple: the Jacobian has its structure (one column per element
+            # of its float leaves)
+            pairs = tree_basis(args[n]) if is_tree(args[n]) else \
+                [(0, e) for e in basis(args[n])]
+            cols = []
+            for k, e in pairs:
                 tangents = [None] * len(args)
                 tangents[n] = e
                 got = jvp(fun, runs.next(), tangents, has_aux=has_aux, **kwargs)
                 out, d = got[:2]
                 aux = got[2] if has_aux else None
-                refuse_structured_output(out, "jacfwd")
-                dots.append(d)
-            result.append(columns(dots, out, args[n]))
+                if not structured_output(out):  # a dict output: a Jacobian per item
+                    refuse_structured_output(out, "jacfwd")
+                cols.append((k, d))
+            result.append(forward_jacobian(out, args[n], cols))
         jac = result[0] if isinstance(argnums, int) else tuple(result)
         return (jac, aux) if has_aux else jac
 
@@ -335,10 +329,11 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         out = fun(*before, **kwargs)
         if has_aux:
             out = _main_output(out, fun)
-        refuse_structured_output(out, "jacobian")
+        if not structured_output(out):  # (a dict: one Jacobian per item, by jacfwd)
+            refuse_structured_output(out, "jacobian")
         n_in = sum(int(np.size(leaf)) for n in nums for leaf in leaves(args[n])
                    if has_float(leaf))
-        if isinstance(out, (list, tuple)) or n_in < int(np.size(out)):
+        if isinstance(out, (list, tuple, dict)) or n_in < int(np.size(out)):
             return jacfwd(fun, argnums, has_aux=has_aux)(*args, **kwargs)
         return jacrev(fun, argnums, mutation=mutation, has_aux=has_aux)(*args, **kwargs)
 

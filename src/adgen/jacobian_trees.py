@@ -16,7 +16,9 @@ followed by b's), as ``jax.jacfwd`` and ``jax.hessian`` give. A leaf with no flo
   Hessian-vector product), read in the tree's order;
 - :func:`tree_jacobian`, :func:`tree_rows`, :func:`tree_hessian` -- a derivative with
   respect to a tree from its columns (jacfwd's jvps), from its rows (jacrev's cotangents),
-  and the Hessian from its Hessian-vector products.
+  and the Hessian from its Hessian-vector products;
+- :func:`forward_jacobian` -- jacfwd's, of an output that may be a dict too (one Jacobian
+  per item: ``jacfwd(grad(loss))(params)``, JAX's Hessian, ``H["W"]["b"]``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import numpy as np
 from adgen.arguments import has_float
 from adgen.jacobian_parts import Runs, columns, like_argument
 
-__all__ = ["is_tree", "leaves", "leaves_like", "rebuild", "tree_basis", "tree_hessian",
-           "tree_jacobian", "tree_rows"]
+__all__ = ["forward_jacobian", "is_tree", "leaves", "leaves_like", "rebuild",
+           "structured_output", "tree_basis", "tree_hessian", "tree_jacobian", "tree_rows"]
 
 
 def is_tree(x: Any) -> bool:
@@ -111,6 +113,46 @@ def tree_jacobian(x: Any, cols: list[tuple[int, Any]], column: Any) -> Any:
         dots = [d for i, d in cols if i == k]
         parts.append(column(leaf, dots) if dots else None)
     return rebuild(x, parts)
+
+
+def structured_output(out: Any) -> bool:
+    """A function's output whose Jacobian has its structure: a dict, or a list or tuple
+    whose items are not numbers or arrays of one shape (those are stacked, as before)."""
+    if isinstance(out, dict):
+        return True
+    if not isinstance(out, (list, tuple)):
+        return False
+    try:
+        np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
+def forward_jacobian(out: Any, x: Any, cols: list[tuple[int, Any]]) -> Any:
+    """jacfwd's Jacobian of ``out`` with respect to ``x`` from its columns (``cols``: the
+    leaf index of x and the jvp's tangent, per element): the output's shape followed by x's,
+    in x's structure for a tree; for a :func:`structured_output`, that per item of it, in
+    its structure (a dict of the gradient: JAX's Hessian, ``H["W"]["b"]``)."""
+    def of(o: Any, pairs: list[tuple[int, Any]]) -> Any:
+        if is_tree(x):
+            return tree_jacobian(x, pairs, lambda leaf, dots: columns(dots, o, leaf))
+        return columns([d for _, d in pairs], o, x)
+
+    if not structured_output(out):
+        return of(out, cols)
+    parts = []
+    for i, o in enumerate(leaves(out)):
+        if not has_float(o):
+            parts.append(None)
+            continue
+        zero = np.zeros(np.shape(o))
+        parts.append(of(o, [(k, _or(leaves_like(out, d)[i], zero)) for k, d in cols]))
+    return rebuild(out, parts)
+
+
+def _or(value: Any, zero: Any) -> Any:
+    return zero if value is None else value
 
 
 def tree_rows(x: Any, rows: list[list[Any]], shape: tuple[int, ...]) -> Any:

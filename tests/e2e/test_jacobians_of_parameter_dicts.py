@@ -5,7 +5,8 @@ jacfwd, jacrev, jacobian and hessian refused such an argument ('a Jacobian or He
 taken with respect to numbers and arrays, not a dict'), though grad, jvp and hvp take it.
 They now give the argument's structure (jax.jacfwd / jax.hessian's): ``jac["W"]`` has the
 output's shape followed by W's, ``H["W"]["b"]`` W's shape followed by b's; a leaf without
-float content (an int) has None. Values against central differences of adgen.grad (the
+float content (an int) has None. jacfwd of a function returning a dict (a gradient:
+``jacfwd(grad(loss))(params)``, JAX's Hessian) gives one Jacobian per item. Values against central differences of adgen.grad (the
 Hessian) or of the function (the Jacobians), and hand formulas.
 """
 
@@ -126,6 +127,35 @@ def test_jacobians_of_a_parameter_dict(jac):
     g = adgen.grad(loss)(PARAMS)
     for k in FLOATS:
         np.testing.assert_allclose(jac(loss)(PARAMS)[k], g[k], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_jacfwd_of_grad_is_the_hessian_of_a_dict(mutation):
+    # JAX's Hessian, jacfwd(grad(loss))(params): the gradient is a dict, so the Jacobian is
+    # one per item (refused until session 17: 'a function returning ... a dict')
+    g = adgen.grad(loss, mutation=mutation)
+    h = adgen.jacfwd(g)(PARAMS)
+    full = _numerical_hessian(loss, mutation)
+    assert h["layers"] is None
+    for a in FLOATS:
+        assert h[a]["layers"] is None
+        for b in FLOATS:
+            np.testing.assert_allclose(h[a][b], _block(full, a, b), rtol=1e-5, atol=1e-6)
+
+
+def test_jacfwd_of_a_function_returning_a_dict():
+    def stats(x):
+        return {"energy": np.sum(x ** 2), "shape": np.sin(x), "n": 3}
+
+    x = np.array([0.3, 0.5, -1.0])
+    j = adgen.jacfwd(stats)(x)
+    np.testing.assert_allclose(j["energy"], 2 * x)
+    np.testing.assert_allclose(j["shape"], np.diag(np.cos(x)))
+    assert j["n"] is None
+    j = adgen.jacobian(stats)(x)  # (forward mode for such an output)
+    np.testing.assert_allclose(j["shape"], np.diag(np.cos(x)))
+    with pytest.raises(adgen.NonDifferentiableError, match="returned a dict"):
+        adgen.jacrev(stats)(x)  # (reverse mode: one output at a time)
 
 
 def test_a_tuple_of_argnums_with_a_dict_is_refused():
