@@ -10,7 +10,10 @@ and refuses it. Where the function a call runs is known when the caller compiles
 writes the call as a call of that function by a name, the bound values first:
 
     self.step(u, dt)        ->  step_of_Model(self, u, dt)     (the receiver's class known)
-    model.step(u)           ->  step_of_Model(model, u)        (model: a global object)
+    model.step(u)           ->  step_of_Model(model, u)        (model: a global object, a
+                                 parameter compiled for its class or an object built here:
+                                 object_classes)
+    advance(model, u)       ->  advance_for_Model(model, u)    (advance compiled for Model)
     OP(u)                   ->  laplace_of_OP(u, out=out_of_OP)   (OP: a global partial)
     op = partial(lap, out=np.empty(6)); op(u)
                             ->  op_out = np.empty(6); lap(u, out=op_out)   (a local partial)
@@ -41,10 +44,23 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import NOT_FOUND, UNBOUND, Guard, dotted_object
+from adgen.transforms.object_classes import (
+    built_objects,
+    class_attribute,
+    function_copy,
+    insert_checks,
+    is_user_class,
+    original_guards,
+    param_classes,
+    plain_function,
+    receiver_of,
+    typed_clone,
+    wants_class,
+)
 from adgen.transforms.walk import walk
 
-__all__ = ["bind_callees", "bound_method_for", "method_for", "receiver_clone", "receiver_of",
-           "shadowed", "wants_receiver"]
+__all__ = ["bind_callees", "bound_method_for", "method_for", "receiver_clone", "shadowed",
+           "wants_receiver"]
 
 # (function, class) -> the function's copy compiled for receivers of that class
 _CLONES: dict[tuple[Any, type], types.FunctionType] = {}
@@ -56,32 +72,13 @@ _WANTS: dict[tuple[Any, type], bool] = {}
 _OWNED: dict[tuple[Any, type, int], tuple[Any, types.FunctionType]] = {}
 
 
-def receiver_of(fn: Any) -> type | None:
-    """The class of the first parameter a copy made by :func:`receiver_clone` is compiled
-    for, or None."""
-    return getattr(fn, "__adgen_receiver__", None)
-
-
 def receiver_clone(fn: types.FunctionType, cls: type) -> types.FunctionType:
     """``fn`` (a method's function) as a function of its own, compiled for receivers of class
     ``cls`` (one per function and class: the compile cache keys it by identity)."""
     key = (fn, cls)
     clone = _CLONES.get(key)
     if clone is None:
-        clone = _CLONES[key] = _copy(fn, cls)
-    return clone
-
-
-def _copy(fn: types.FunctionType, cls: type) -> types.FunctionType:
-    clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
-                               fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    clone.__qualname__ = fn.__qualname__
-    clone.__module__ = fn.__module__
-    clone.__doc__ = fn.__doc__
-    clone.__dict__.update(fn.__dict__)
-    clone.__adgen_receiver__ = cls  # type: ignore[attr-defined]
-    clone.__adgen_method__ = fn  # type: ignore[attr-defined]
+        clone = _CLONES[key] = function_copy(fn, cls)
     return clone
 
 
@@ -103,20 +100,10 @@ def bound_method_for(fn: Any, obj: Any) -> Any:
     found = _OWNED.get(key)
     if found is not None and found[0]() is obj:
         return found[1]
-    clone = _copy(fn, type(obj))
+    clone = function_copy(fn, type(obj))
     clone.__adgen_owner__ = owner  # type: ignore[attr-defined]
     _OWNED[key] = (owner, clone)
     return clone
-
-
-def class_attribute(cls: type, name: str) -> Any:
-    """What ``cls`` holds under ``name`` (its own or a base's ``__dict__``, in MRO order), as
-    stored: a function, not the method Python makes of it; NOT_FOUND when none holds it."""
-    for k in cls.__mro__:
-        found = k.__dict__.get(name, NOT_FOUND)
-        if found is not NOT_FOUND:
-            return found
-    return NOT_FOUND
 
 
 def wants_receiver(fn: types.FunctionType, cls: type) -> bool:
@@ -214,6 +201,20 @@ class _Rewriter:
         # the one object a copy for grad(model.loss) runs on (bound_method_for)
         self.owner = getattr(parsed.fn, "__adgen_owner__", None)
         self.owner_guarded = False
+        # the other parameters of a known class (typed_clone), never rebound here
+        self.typed = {params[k].id: c for k, c in param_classes(parsed.fn).items()
+                      if k < len(params) and not (k == 0 and cls is not None) and
+                      not self.stores.get(params[k].id)}
+        # objects the function builds from a class of the user's (sim = Heat(dt)), bound
+        # once: their calls are checked when they run (receiver_checks), where an __init__
+        # may have set a method of the object's own
+        self.made = {n: c for n, c in built_objects(parsed, self.stores).items()
+                     if n not in self.typed}
+        self.checks: list[tuple[gast.Call, str, type, str]] = []
+        # attributes the function sets or deletes (model.step = other): not followed
+        self.set_attrs = {(n.value.id, n.attr) for n in walk(parsed.tree)
+                          if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name)
+                          and isinstance(n.ctx, (gast.Store, gast.Del))}
 
     def fresh(self, base: str) -> str:
         name, k = base, 1
@@ -249,6 +250,16 @@ class _Rewriter:
                 # model.step = other: as Python finds it, through the dispatch, until deleted
                 self.guard(self.owner, func.attr, True, owner.__dict__[func.attr])
                 return False
+        elif who in self.typed:
+            # a parameter of a known class (loss(model, u) compiled for a Heat: typed_for)
+            if (who, func.attr) in self.set_attrs:
+                return False
+            cls, instance, holder = self.typed[who], False, self.typed[who]
+        elif who in self.made:
+            # an object the function builds (sim = Heat(dt)): Heat's, checked when it runs
+            if (who, func.attr) in self.set_attrs:
+                return False
+            cls, instance, holder = self.made[who], False, self.made[who]
         elif not self.parsed.is_local(who):
             obj = dotted_object(self.parsed, func.value)
             if obj is NOT_FOUND or isinstance(obj, (type, types.ModuleType)) or \
@@ -268,6 +279,10 @@ class _Rewriter:
         clone = receiver_clone(method, cls)
         if not self.writes(clone) or (instance and shadowed(holder, cls)):
             return False  # (m.step = other on a global object: its code runs as it is)
+        if who in self.made and _writes_receiver(clone):
+            # an array of an object built here written (self.z[...] = a): its constructor's
+            # pullback reads the object; refused at the call (callee_facts), as before
+            return False
         name = self.bind(f"{method.__name__}_of_{cls.__name__}", clone)
         self.guard(holder, func.attr, instance, method)
         if instance:
@@ -277,7 +292,13 @@ class _Rewriter:
                 f"{who}'s own methods", who, {}, _Shadowing(holder, cls), "value", False))
         else:
             _REWRITTEN.setdefault(cls, set()).add(func.attr)
-            if self.owner is not None and not self.owner_guarded:
+            if who in self.made:
+                self.checks.append((call, who, cls, func.attr))
+                self.parsed.objects.add(who)
+            elif who in self.typed:
+                # (its object's class and own attributes: the signature, typed_for)
+                self.parsed.objects.add(who)
+            elif self.owner is not None and not self.owner_guarded:
                 self.owner_guarded = True
                 self.parsed.bound_guards.append(Guard(
                     f"{who}'s own methods", who, {}, _Shadowing(self.owner, cls), "value", False))
@@ -309,6 +330,36 @@ class _Rewriter:
         call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
         return True
 
+    def typed_call(self, call: gast.Call) -> bool:
+        """``helper(model, u)`` of a global user function given a parameter of a known class
+        whose methods it may call: a copy of ``helper`` compiled for that class
+        (:func:`typed_clone`), where it writes a parameter in place."""
+        func = call.func
+        if not self.typed or not isinstance(func, gast.Name) or \
+                self.parsed.is_local(func.id) or \
+                any(isinstance(a, gast.Starred) for a in call.args):
+            return False
+        obj = dotted_object(self.parsed, func)
+        if not plain_function(obj) or param_classes(obj):
+            return False
+        wanted = tuple((k, self.typed[a.id]) for k, a in enumerate(call.args)
+                       if isinstance(a, gast.Name) and a.id in self.typed and
+                       k < obj.__code__.co_argcount and wants_class(obj, self.typed[a.id]))
+        if not wanted:
+            return False
+        clone = typed_clone(obj, wanted)
+        if not self.writes(clone):
+            return False
+        # the call no longer reads the name: its own guard (helper rebound: compiled again)
+        scope = getattr(self.parsed.fn, "__globals__", {})
+        self.parsed.bound_guards.append(Guard(func.id, func.id, scope,
+                                              self.parsed.cells.get(func.id), "same", obj))
+        name = self.bind(f"{obj.__name__}_for_{'_'.join(c.__name__ for _, c in wanted)}",
+                         clone)
+        self.parsed.objects.update(call.args[k].id for k, _ in wanted)  # type: ignore[attr-defined]
+        call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+        return True
+
     # -- partials -----------------------------------------------------------------------
 
     def global_partial(self, call: gast.Call) -> bool:
@@ -316,7 +367,7 @@ class _Rewriter:
         if not isinstance(func, gast.Name):
             return False
         obj = dotted_object(self.parsed, func)
-        if not isinstance(obj, functools.partial) or not _plain(obj.func) or \
+        if not isinstance(obj, functools.partial) or not plain_function(obj.func) or \
                 not self.writes(obj.func):
             return False
         base = func.id
@@ -353,7 +404,7 @@ class _Rewriter:
                     any(k.arg is None for k in made.keywords):
                 continue
             target = dotted_object(self.parsed, made.args[0])
-            if not _plain(target) or not self.writes(target):
+            if not plain_function(target) or not self.writes(target):
                 continue
             uses = [n for n in walk(self.parsed.tree)
                     if isinstance(n, gast.Name) and n.id == op and isinstance(n.ctx, gast.Load)]
@@ -385,14 +436,10 @@ class _Rewriter:
         for node in _walk_here(self.parsed.tree):
             if isinstance(node, gast.Call):
                 self.method_call(node) or self.parent_call(node) or \
-                    self.global_partial(node)
-
-
-def _plain(fn: Any) -> bool:
-    """A plain Python function (not a method, a builtin, NumPy's or adgen's own)."""
-    return isinstance(fn, types.FunctionType) and \
-        not str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen."))
-
+                    self.typed_call(node) or self.global_partial(node)
+        if self.checks:
+            insert_checks(self.parsed, self.parsed.tree.body,
+                          {id(call): found for call, *found in self.checks}, self.bind)
 
 def _walk_here(node: Any) -> list[Any]:
     """The nodes of ``node`` outside the nested defs and lambdas in it."""
@@ -407,6 +454,14 @@ def _walk_here(node: Any) -> list[Any]:
     return out
 
 
+def _writes_receiver(fn: types.FunctionType) -> bool:
+    """Whether a method's compiled code writes its first parameter (an array of its object)."""
+    from adgen.transforms.pipeline import compile_function
+
+    written = compile_function(fn).written_params
+    return written is True or fn.__code__.co_varnames[0] in written
+
+
 def bind_callees(parsed: Any, writes: Any) -> None:
     """Rewrites the calls of ``parsed``'s tree described in the module docstring.
 
@@ -417,15 +472,17 @@ def bind_callees(parsed: Any, writes: Any) -> None:
     """
     if not _may_bind(parsed):
         return  # (most functions: no walk of the tree, a first gradient pays nothing here)
+    parsed.bound_guards.extend(original_guards(parsed.fn))  # (a copy for its objects' classes)
     _Rewriter(parsed, writes).run()
     parsed.forget_locals()  # (a local partial's values got names of their own)
 
 
 def _may_bind(parsed: Any) -> bool:
     """Whether the function may make a call this pass rewrites: a copy compiled for a class
-    (``self.step``), or a global name (its code's names) bound to an object of a user class,
-    to a ``functools.partial``, or to ``partial`` itself."""
-    if receiver_of(parsed.fn) is not None:
+    (``self.step``), or a global name (its code's names) bound to an object of a user class
+    or to such a class (``sim = Heat(dt)``), to a ``functools.partial``, or to ``partial``
+    itself."""
+    if param_classes(parsed.fn):
         return True
     code = getattr(parsed.fn, "__code__", None)
     if code is None:
@@ -434,6 +491,7 @@ def _may_bind(parsed: Any) -> bool:
         v = parsed.namespace.get(n)
         if n == "partial" or v is functools.partial or isinstance(v, functools.partial) or (
                 isinstance(getattr(v, "__dict__", None), dict) and
-                not isinstance(v, (type, types.ModuleType, types.FunctionType))):
+                not isinstance(v, (type, types.ModuleType, types.FunctionType))) or \
+                is_user_class(v):
             return True
     return False

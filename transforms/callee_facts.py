@@ -93,13 +93,18 @@ def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> lis
                         # a temporary of the normal form (Signal(3).power(a)): the class
                         who = f"{classes[who].__name__}(...)"
                     obj = who if who.isidentifier() else "obj"
+                    # (an object the function builds, whose method writes an array of it:
+                    # passed in as an argument, its class is known and the write followed)
+                    passed = f"build the object outside and pass it in (def loss({obj}, ...): " \
+                        f"{obj}.{node.func.attr}(...) is followed), or " \
+                        if parsed.is_local(node.func.value.id) and obj != "obj" else ""
                     raise UnsupportedError(
                         f"{who}.{node.func.attr}() writes an array of the "
                         "object (or an argument) in place, and adgen cannot follow a write "
                         "through a method call", at,
-                        hint="return the new array from the method and assign it "
-                             f"({obj}.buf = {obj}.{node.func.attr}(...)), or write it in this "
-                             "function")
+                        hint=f"{passed}return the new array from the method and assign it "
+                             f"({obj}.buf = {obj}.{node.func.attr}(...))" +
+                             ("" if passed else ", or write it in this function"))
     for cls in set(classes.values()):
         init = cls.__dict__.get("__init__")
         if is_user_function(init):

@@ -46,6 +46,10 @@ class Parsed:
     # the guards of those resolutions
     bound: dict[str, Any] = field(default_factory=dict)
     bound_guards: list[Any] = field(default_factory=list)
+    # the names bound_callees took for objects of a known class (a parameter compiled for its
+    # class, an object the function builds) and rewrote a method call on: objects, whose
+    # arrays keep adjoints of their own (the analyses never take them for arrays)
+    objects: set[str] = field(default_factory=set)
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""

@@ -29,7 +29,6 @@ from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
-from adgen.transforms.bound_callees import receiver_of
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
 from adgen.transforms.cleanup import cleanup
@@ -75,6 +74,7 @@ from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp
 from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.node_index import frozen
+from adgen.transforms.object_classes import param_classes, receiver_of, typed_for
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.single_use import consumable_saved, shape_numbers
@@ -142,6 +142,8 @@ def _compile_function(fn: Any, *, mutation: str = "save",
     if registry.lookup(fn) is not None:
         return _from_rule(fn)
     fn = shim_of(fn)  # def wrapper(*args, **kwargs) as the function it wraps takes them
+    if sig is not None:  # objects' classes: a copy of fn for them where it calls methods
+        fn, sig = typed_for(fn, sig)
     if wrt is not None:
         n = fn.__code__.co_argcount if hasattr(fn, "__code__") else 0
         if tuple(range(n)) == tuple(sorted(wrt)):
@@ -315,6 +317,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             # a method compiled for its receiver's class (bound_callees): self is an object,
             # whose arrays keep their own adjoints (self.lap written by laplace(u, out=...))
             containers.setdefault(tree.args.args[0].id, "object")
+        for n in parsed.objects:
+            # so is a parameter compiled for its class (model in loss(model, u):
+            # object_classes.typed_for) or an object built here (sim = Heat(dt)) that a method
+            # call bound_callees rewrote runs on
+            containers.setdefault(n, "object")
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
         eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
                                               lambda n: resolve(parsed, n), containers, arrays,
@@ -663,10 +670,12 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
-    if receiver_of(fn) is not None:
+    if param_classes(fn):
         # a method compiled for its receiver's class: so is its jvp code, which reverse mode
-        # differentiates again (hessian), where self is an object of that class
+        # differentiates again (hessian), where self is an object of that class (and the
+        # parameters compiled for their classes: object_classes.typed_for)
         jvp.__adgen_receiver__ = receiver_of(fn)
+        jvp.__adgen_param_classes__ = getattr(fn, "__adgen_param_classes__", ())
     defaults = jvp_defaults(fn, params, len(lifted), len(tparams))
     kwonly = jvp.__code__.co_kwonlyargcount
     if kwonly:  # keyword-only parameters and the tangents after them: by name

@@ -554,10 +554,12 @@ class Pullback:
         return out
 
     def objects_passed_on(self, params: list[str]) -> set[str]:
-        """The parameters of no known kind (objects: not arrays, numbers, lists or dicts)
-        passed as arguments to calls of the user's functions."""
+        """The parameters of no known kind (objects: not arrays, numbers, lists or dicts),
+        or taken for objects of a known class (``model`` in ``loss(model, u)``:
+        object_classes.typed_for), passed as arguments to calls of the user's functions."""
         unknown = {p for p in params if self.plan.kinds.get(p) is None and
-                   p not in self.plan.numeric and self.plan.eff.kinds.get(p) is None}
+                   p not in self.plan.numeric and
+                   self.plan.eff.kinds.get(p) in (None, "object")}
         out: set[str] = set()
         for call in nodes_of(self.plan.fn, gast.Call):
             if not (isinstance(call, gast.Call) and is_user_call(self.plan, call)):
@@ -624,7 +626,7 @@ class Pullback:
         of them are, is checked by identity when the pullback runs."""
         if self.plan.tracked(n) or n in self.plan.numeric or \
                 self.plan.kinds.get(n) == NUMBER or isinstance(self.plan.kinds.get(n), int) or \
-                self.plan.eff.kinds.get(n) not in ("list", "dict", None):
+                self.plan.eff.kinds.get(n) not in ("list", "dict", "object", None):
             return ()  # (a number or an array holds no items)
         mine = self.plan.eff.buffers.get(n, set())
         return tuple(sorted(e for e, bufs in self.plan.eff.buffers.items()

@@ -11,7 +11,7 @@ from adgen import guards
 from adgen.arguments import check_policy, primal_function
 from adgen.forward_errors import annotate
 from adgen.pullback_runs import may_be_complex
-from adgen.transforms.analyses.kinds import DICT, LIST
+from adgen.transforms.analyses.kinds import has_unknown
 
 
 def compile_fun(fun: Callable[..., Any], mutation: str,
@@ -45,7 +45,7 @@ def gradient_compilation(fun: Callable[..., Any], mutation: str, wrt: tuple[int,
     could make the pullback run again (run_pullback)."""
     compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend,
                            single_use=backend == "default" and
-                           not (None in sig or LIST in sig or DICT in sig))
+                           not has_unknown(sig))
     if getattr(compiled, "consumes", None) and may_be_complex(compiled):
         compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend)
     return compiled

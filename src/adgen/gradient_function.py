@@ -42,7 +42,7 @@ from adgen.pullback_runs import (
     single_use_seed,
 )
 from adgen.runtime import as_gradient
-from adgen.transforms.analyses.kinds import DICT, FLOAT_ARG, LIST, signature
+from adgen.transforms.analyses.kinds import FLOAT_ARG, has_unknown, signature
 from adgen.transforms.bindings import failed
 
 _F64 = np.dtype(np.float64)
@@ -178,7 +178,7 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
         else:
             sig = signature(args)
         hit = cache.get(sig)
-        if (hit is None or not hit[12]) and (None in sig or LIST in sig or DICT in sig):
+        if (hit is None or not hit[12]) and has_unknown(sig):
             # array subclasses and complex values have no kind (None); a list or dict may
             # hold them (hit[12]: the signature has none of these, known once)
             refuse_subclasses(args)
@@ -208,7 +208,7 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
                                 None if has_aux else compiled.gradient,
                                 code[0].scope if code else None,
                                 code[0].expected if code else None,
-                                not (None in sig or LIST in sig or DICT in sig),
+                                not has_unknown(sig),
                                 # every argument differentiated is a float64 array or a
                                 # float: no check at each call
                                 all(type(sig[n]) is int or sig[n] == FLOAT_ARG

@@ -28,6 +28,8 @@ kinds join to unknown.
 from __future__ import annotations
 
 import builtins
+import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +47,13 @@ CONTAINERS = (LIST, DICT)
 # NUMBER) that is float64 for certain, so values computed from it may go into float64 tape
 # columns (analyses.floats); "number" stands for any other number (an int, a float32).
 FLOAT_ARG = "float"
+# A signature's entry for an object of a user's class (a simulator, a model): ``(OBJECT,
+# its class)``. The class is part of the compile-cache key, so a method called on the
+# parameter (``model.step(u)`` writing ``u``) is compiled for that class
+# (``object_classes.typed_for``); the parameter's kind is unknown (:func:`param_kind`). An
+# object holding a value of its own under the name of a function of its class
+# (``model.step = other``) has no entry (None): its calls run as Python finds them.
+OBJECT = "object"
 Kind = Any  # NUMBER | int | None
 _BOTTOM = "bottom"
 
@@ -57,6 +66,12 @@ _FROM_SHAPE = frozenset({"zeros", "ones", "empty", "full"})
 _LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "copy", "array",
                    "asarray", "ascontiguousarray"})
 _BUILTIN_NUMBER = frozenset({"len", "float", "int", "abs", "round"})
+# class -> whether its objects get an OBJECT entry (those of a class of the user's)
+_USER_CLASSES: dict[type, bool] = {}
+# Values with a __dict__ that are not objects of a user's class (a list subclass: a list)
+_NOT_OBJECTS = (type, types.ModuleType, types.FunctionType, types.MethodType,
+                functools.partial, list, tuple, dict, set, frozenset, str, bytes, int, float,
+                complex, np.ndarray, np.generic)
 _ARITH = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
 
 
@@ -101,7 +116,52 @@ def signature(args: tuple[Any, ...]) -> tuple[Kind, ...]:
 
 def _entry(a: Any) -> Kind:
     t = type(a)
-    return FLOAT_ARG if t is float or t is np.float64 else of_value(a)
+    if t is float or t is np.float64:
+        return FLOAT_ARG
+    k = of_value(a)
+    return _object_entry(a, t) if k is None else k
+
+
+def _object_entry(a: Any, t: type) -> Kind:
+    """``(OBJECT, t)`` for an object of a user's class whose own attributes shadow no
+    function of its class, else None."""
+    own = getattr(a, "__dict__", None)
+    if type(own) is not dict:
+        return None
+    users = _USER_CLASSES.get(t)
+    if users is None:  # (what a class is does not change: asked once)
+        users = _USER_CLASSES[t] = not issubclass(t, _NOT_OBJECTS) and \
+            not str(getattr(t, "__module__", "")).startswith(("numpy", "adgen."))
+    if not users:
+        return None
+    if own:
+        mro = t.__mro__
+        keys = own.keys()
+        for k in mro:  # (the names the object and a class both hold: usually none)
+            for name in keys & k.__dict__.keys():
+                if type(_class_attribute(mro, name)) is types.FunctionType:
+                    return None  # model.step = other: Python runs that one
+    return (OBJECT, t)
+
+
+def _class_attribute(mro: tuple[type, ...], name: str) -> Any:
+    for k in mro:
+        found = k.__dict__.get(name, _BOTTOM)
+        if found is not _BOTTOM:
+            return found
+    return None
+
+
+def is_object_entry(k: Kind) -> bool:
+    """Whether a signature's entry is an object's (:data:`OBJECT`)."""
+    return type(k) is tuple and k[0] == OBJECT
+
+
+def has_unknown(sig: tuple[Kind, ...]) -> bool:
+    """Whether a signature has an entry whose values it does not describe (None, a list, a
+    dict, an object): they may hold array subclasses or complex arrays."""
+    return None in sig or LIST in sig or DICT in sig or any(
+        type(k) is tuple and k[0] == OBJECT for k in sig)
 
 
 def param_kind(k: Kind) -> Kind:
@@ -109,7 +169,9 @@ def param_kind(k: Kind) -> Kind:
     rank; a float64 number: a number)."""
     if k == FLOAT_ARG:
         return NUMBER
-    return k[1] if isinstance(k, tuple) and k[0] == "array" else k
+    if isinstance(k, tuple):
+        return k[1] if k[0] == "array" else None  # (an object's: unknown)
+    return k
 
 
 def _join(a: Kind, b: Kind) -> Kind:

@@ -1,0 +1,237 @@
+"""Objects of a class known when a function compiles: the function's copies compiled for
+them, and the check of an object the function builds.
+
+``bound_callees`` writes ``model.step(u)`` as the call of the function the class holds
+(``Heat.step(model, u)``, which adgen follows where it writes ``u``) when it knows the class
+of ``model`` as it compiles. It knows it for
+
+- ``self`` of a method compiled for its receiver's class (``receiver_of``: the dispatch and
+  ``grad(model.loss)`` compile one copy per class);
+- a parameter the function is compiled for: an argument of a user's class is part of the
+  signature (``analyses.kinds.OBJECT``), and :func:`typed_for` gives the pipeline a copy of
+  the function for those classes (:func:`typed_clone`, ``__adgen_param_classes__``), where its
+  code may call their methods (:func:`wants_class`); the signature has no entry for an object
+  holding a value of its own under the name of a function of its class (``model.step =
+  other``), which then runs as Python finds it. A helper handed such a parameter is compiled
+  for its class alike (``advance(model, u)``);
+- an object the function builds from a class of the user's, bound once (:func:`built_objects`:
+  ``sim = Heat(dt)``), whose ``__init__`` may still give it a value of its own under a
+  method's name (``self.step = self.rk4``): :func:`insert_checks` puts the check of that
+  (``adgen.receiver_checks.method_of_class``) before each call rewritten on it.
+
+Every copy is one per function and classes (the compile cache keys it by identity).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.kinds import is_object_entry
+from adgen.transforms.bindings import NOT_FOUND, Guard, dotted_object
+from adgen.transforms.walk import body_nodes
+
+__all__ = ["built_objects", "class_attribute", "function_copy", "insert_checks",
+           "original_guards", "param_classes", "plain_function", "receiver_of", "typed_clone",
+           "typed_for", "wants_class"]
+
+# (function, ((position, class), ...)) -> the function's copy compiled for parameters of
+# those classes (typed_clone)
+_TYPED: dict[tuple[Any, tuple[tuple[int, type], ...]], types.FunctionType] = {}
+# (code, class) -> wants_class's answer
+_WANTS_CLASS: dict[tuple[Any, type], bool] = {}
+# modules whose classes and functions are not the user's
+_NOT_USERS = ("numpy", "adgen.", "builtins")
+
+
+def receiver_of(fn: Any) -> type | None:
+    """The class of the first parameter a copy made by ``bound_callees.receiver_clone`` is
+    compiled for, or None."""
+    return getattr(fn, "__adgen_receiver__", None)
+
+
+def param_classes(fn: Any) -> dict[int, type]:
+    """The classes of the parameters a copy is compiled for, by position: its receiver's
+    (``bound_callees.receiver_clone``) and those :func:`typed_clone` gives."""
+    out = dict(getattr(fn, "__adgen_param_classes__", ()))
+    cls = receiver_of(fn)
+    if cls is not None:
+        out[0] = cls
+    return out
+
+
+def function_copy(fn: types.FunctionType, cls: type | None) -> types.FunctionType:
+    """``fn`` as a new function object (its code, globals, defaults and closure), its
+    receiver's class ``cls`` (or None) and the function it copies recorded on it."""
+    clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                               fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    clone.__qualname__ = fn.__qualname__
+    clone.__module__ = fn.__module__
+    clone.__doc__ = fn.__doc__
+    clone.__dict__.update(fn.__dict__)
+    clone.__adgen_receiver__ = cls  # type: ignore[attr-defined]
+    clone.__adgen_method__ = fn  # type: ignore[attr-defined]
+    return clone
+
+
+def typed_clone(fn: types.FunctionType, classes: tuple[tuple[int, type], ...]
+                ) -> types.FunctionType:
+    """``fn`` as a function of its own, compiled for arguments of the given classes at the
+    given positions (``loss(model, u)`` for a ``Heat`` model: ``model.step(u)`` is then a
+    call of ``Heat.step`` the compiled code follows). One per function and classes."""
+    key = (fn, classes)
+    clone = _TYPED.get(key)
+    if clone is None or clone.__code__ is not fn.__code__ or \
+            clone.__defaults__ is not fn.__defaults__ or \
+            clone.__kwdefaults__ is not fn.__kwdefaults__:
+        # (new, or fn's code or defaults replaced since: autoreload, a redefinition in place)
+        clone = function_copy(fn, receiver_of(fn))
+        clone.__adgen_param_classes__ = tuple(sorted(  # type: ignore[attr-defined]
+            {**dict(getattr(fn, "__adgen_param_classes__", ())), **dict(classes)}.items(),
+            key=lambda kc: kc[0]))
+        clone.__adgen_method__ = getattr(fn, "__adgen_method__", fn)  # type: ignore
+        _TYPED[key] = clone
+    return clone
+
+
+def original_guards(fn: Any) -> list[Guard]:
+    """For a :func:`typed_clone`: the guards that the function it copies still has the code
+    and defaults the copy was made with (``loss.__code__`` replaced: compiled again, from a
+    new copy), as the function's own guards are for the function compiled."""
+    original = getattr(fn, "__adgen_method__", None)
+    if not getattr(fn, "__adgen_param_classes__", ()) or original is None:
+        return []
+    return [Guard(attr, attr, original, None, "attr", getattr(original, attr))
+            for attr in ("__code__", "__defaults__", "__kwdefaults__")
+            if getattr(original, attr, None) is not None]
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """What ``cls`` holds under ``name`` (its own or a base's ``__dict__``, in MRO order), as
+    stored: a function, not the method Python makes of it; NOT_FOUND when none holds it."""
+    for k in cls.__mro__:
+        found = k.__dict__.get(name, NOT_FOUND)
+        if found is not NOT_FOUND:
+            return found
+    return NOT_FOUND
+
+
+def plain_function(fn: Any) -> bool:
+    """A plain Python function (not a method, a builtin, NumPy's or adgen's own)."""
+    return isinstance(fn, types.FunctionType) and \
+        not str(getattr(fn, "__module__", "")).startswith(("numpy", "adgen."))
+
+
+def wants_class(fn: types.FunctionType, cls: type) -> bool:
+    """Whether ``fn``'s code, or that of a global user function it names (and so on), reads
+    a name that ``cls`` holds as a plain function: a method it may call on an object of the
+    class, which :func:`typed_clone` then lets it follow. (Remembered per code and class.)"""
+    key = (fn.__code__, cls)
+    found = _WANTS_CLASS.get(key)
+    if found is None:
+        _WANTS_CLASS[key] = False  # (a recursive helper)
+        names = _code_names(fn.__code__)
+        found = any(isinstance(class_attribute(cls, n), types.FunctionType) for n in names) \
+            or any(plain_function(g) and wants_class(g, cls)
+                   for g in (fn.__globals__.get(n) for n in names))
+        _WANTS_CLASS[key] = found
+    return found
+
+
+def _code_names(code: Any) -> set[str]:
+    """The names a code object and the code objects in it (comprehensions, lambdas) read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def typed_for(fn: Any, sig: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """``fn`` and ``sig`` as ``pipeline.compile_function`` compiles them: the objects'
+    entries of the signature (``analyses.kinds.OBJECT``: the argument's class) taken out,
+    and ``fn`` a :func:`typed_clone` for those classes where its code may call their
+    methods (else ``fn`` itself)."""
+    if not any(is_object_entry(k) for k in sig):
+        return fn, sig
+    plain = tuple(None if is_object_entry(k) else k for k in sig)
+    if not isinstance(fn, types.FunctionType):
+        return fn, plain
+    have = param_classes(fn)
+    wanted = tuple((n, k[1]) for n, k in enumerate(sig)
+                   if is_object_entry(k) and n < fn.__code__.co_argcount and
+                   n not in have and wants_class(fn, k[1]))
+    return (typed_clone(fn, wanted) if wanted else fn), plain
+
+
+def is_user_class(obj: Any) -> bool:
+    """A class of the user's (not NumPy's, adgen's or a builtin)."""
+    return isinstance(obj, type) and \
+        not str(getattr(obj, "__module__", "")).startswith(_NOT_USERS)
+
+
+def built_objects(parsed: Any, stores: dict[str, int]) -> dict[str, type]:
+    """The names bound once, by a call of a class of the user's whose objects Python makes
+    the usual way (``sim = Heat(dt)``: a ``Heat``), to that class."""
+    out: dict[str, type] = {}
+    params = {a.id for a in parsed.tree.args.args}
+    for st in body_nodes(parsed.tree.body):
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call)):
+            continue
+        name = st.targets[0].id
+        if stores.get(name) != 1 or name in params:
+            continue
+        cls = dotted_object(parsed, st.value.func)
+        if is_user_class(cls) and type(cls).__call__ is type.__call__ and \
+                cls.__new__ is object.__new__:
+            out[name] = cls
+    return out
+
+
+def insert_checks(parsed: Any, body: list[gast.stmt],
+                  checked: dict[int, tuple[str, type, str]], bind: Any) -> None:
+    """Before each statement of ``body`` (and of the bodies in it) that makes one of the
+    calls ``checked`` (by id: the object's name, its class, the method's name) on an object
+    the function built, that object's check (``receiver_checks.method_of_class``) at the
+    user's line. ``bind(base, value)`` gives the name the generated code reads ``value`` by."""
+    from adgen.receiver_checks import method_of_class
+
+    for st in list(body):
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                insert_checks(parsed, inner, checked, bind)
+        for handler in getattr(st, "handlers", ()):
+            insert_checks(parsed, handler.body, checked, bind)
+        for case in getattr(st, "cases", ()):
+            insert_checks(parsed, case.body, checked, bind)
+        if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        at = body.index(st)
+        for node in _own_nodes(st):
+            found = checked.get(id(node))
+            if found is None:
+                continue
+            who, cls, attr = found
+            check = bind("method_of_class", method_of_class)
+            held = cls.__name__ if parsed.namespace.get(cls.__name__) is cls and \
+                not parsed.is_local(cls.__name__) else bind(cls.__name__, cls)
+            line = getattr(node, "lineno", 0) or getattr(st, "lineno", 0)
+            call = gast.Call(gast.Name(check, gast.Load(), None, None), [
+                gast.Name(who, gast.Load(), None, None),
+                gast.Name(held, gast.Load(), None, None),
+                gast.Constant(attr, None), gast.Constant(parsed.file, None),
+                gast.Constant(line, None)], [])
+            body.insert(at, gast.copy_location(gast.Expr(call), st))
+            at += 1
+
+
+def _own_nodes(st: gast.stmt) -> list[Any]:
+    """The nodes of a statement's own expressions (not of the statements in its body, nor
+    inside nested defs and lambdas)."""
+    own = [c for c in gast.iter_child_nodes(st)
+           if not isinstance(c, (gast.stmt, gast.excepthandler, gast.match_case))]
+    return list(body_nodes(own))
