@@ -56,9 +56,13 @@ def zero_tangent(x: object) -> object:
 def fit_tangent(d: object, like: object) -> object:
     """``d`` as a new float array of ``like``'s shape when ``like`` is an array (a tangent of a
     broadcasting op whose broadcast operand had none, or another name's tangent that must
-    not be shared); ``d`` itself otherwise."""
+    not be shared); ``d`` itself otherwise. Complex where ``d`` or ``like`` is: the tangent
+    of ``np.fft.rfft(x) / k`` with ``k`` a real array (cast to float, its imaginary part was
+    dropped: a silently wrong jvp)."""
     if isinstance(like, np.ndarray):
-        return np.array(np.broadcast_to(d, like.shape), dtype=float)
+        complex_ = like.dtype.kind == "c" or np.iscomplexobj(d)
+        return np.array(np.broadcast_to(d, like.shape),
+                        dtype=np.complex128 if complex_ else float)
     return d
 
 
