@@ -54,10 +54,21 @@ def guard_parameter_writes(plan: Plan) -> None:
     ``self.lap``) cannot tell whether this function writes it or only rebinds its slot, so it
     copies nothing and notes the call (guards.before_write, handoffs); a write here that
     overwrites a value the caller's gradient reads refuses, naming the call, this line and
-    the read. (An array handed directly, ``step(W, g)``, is guarded at the call.)"""
+    the read. An array parameter written through its own name or a view of it (``x[i] =
+    v``, ``out[1:-1] = ...``) is left alone: its caller guards the call that hands it over
+    (``step(W, g)``), and a guard at every write of a fill loop would cost a call each."""
+    params = {a.id for a in plan.fn.args.args}
+    view_of = getattr(plan, "view_of", {})
     for w in plan.eff.writes:
         if w.container or "param" not in w.buffers:
             continue
+        n = w.target
+        for _ in range(64):  # (a chain of views, x_1 = x; t = x_1[1:])
+            if n in params or n not in view_of:
+                break
+            n = view_of[n][0]
+        if n in params and isinstance(plan.kinds.get(n), int):
+            continue  # an array at every call (analyses.kinds), handed directly
         writes = plan.guarded.setdefault(id(w.stmt), [])
         if all(o.target != w.target for o in writes):
             writes.append(w)

@@ -179,3 +179,45 @@ def test_a_container_written_after_no_read_is_unchanged():
     expected = numerical_grad(f, (X,), 0)
     for mutation in ("save", "strict"):
         assert_grad_close(adgen.grad(f, mutation=mutation)(X.copy()), expected)
+
+
+def step(p, g):
+    p -= 0.1 * g
+
+
+def step_each(params, g):
+    # hands an item of its list on to a helper that writes its array argument
+    step(params[0], g)
+
+
+def handed_on(x):
+    w = np.sin(x)
+    loss = np.sum(w ** 3)
+    step_each([w], np.ones_like(x))
+    return loss + np.sum(w ** 2)
+
+
+def test_an_array_handed_on_by_the_helper_is_refused_where_it_is_written():
+    assert_grad_close(adgen.grad(handed_on, mutation="save")(X.copy()),
+                      numerical_grad(handed_on, (X,), 0))
+    with pytest.raises(adgen.MutationError) as info:
+        adgen.grad(handed_on, mutation="strict")(X.copy())
+    err = info.value
+    assert err.location.line == line_of(handed_on, "step_each([w], np.ones_like(x))")
+    assert err.inner[0].line == line_of(step_each, "step(params[0], g)")
+    assert err.captured_at.line == line_of(handed_on, "loss = np.sum(w ** 3)")
+
+
+def fill_rows(x, v):
+    for i in range(x.shape[0]):
+        x[i] = 2.0 * v[i] * x[i]
+    return np.sum(x ** 2)
+
+
+def test_an_array_parameter_written_by_its_own_name_gets_no_guard_under_strict():
+    # its caller guards the call that hands the array over: a guard at each write of the
+    # loop would cost a call per element (design.md 2.2)
+    text = adgen.source(fill_rows, X.copy(), X.copy(), mutation="strict")
+    assert "before_write" not in text.split("def fill_rows_pullback")[0]
+    expected = numerical_grad(fill_rows, (X, X), 1)
+    assert_grad_close(adgen.grad(fill_rows, argnums=1, mutation="strict")(X.copy(), X), expected)
