@@ -37,7 +37,6 @@ from adgen.jacobian_parts import (
     basis,
     columns,
     copies,
-    like_argument,
     refuse_aliased_arguments,
     refuse_structured,
     refuse_structured_output,
@@ -46,11 +45,10 @@ from adgen.jacobian_trees import (
     forward_jacobian,
     is_tree,
     leaves,
-    leaves_like,
+    reverse_jacobians,
     structured_output,
     tree_basis,
     tree_hessian,
-    tree_rows,
 )
 
 
@@ -291,23 +289,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
         out, pullback, *aux = vjp(fun, *args, mutation=mutation, has_aux=has_aux, **kwargs)
-        refuse_structured_output(out, "jacrev", stackable=False)
-        shape = np.shape(out)
-        rows: list[list[Any]] = [[] for _ in nums]
-        for k in range(int(np.prod(shape, dtype=int))):
-            e = np.zeros(shape)
-            e.flat[k] = 1.0
-            cts = pullback(e if shape else float(e))
-            for r, n in zip(rows, nums):
-                if is_tree(args[n]):  # its leaves' cotangents, in its order
-                    r.append(leaves_like(args[n], cts[n]))
-                else:
-                    r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
-                             else np.zeros(np.shape(args[n])))
-        result = [tree_rows(args[n], r, shape) if is_tree(args[n]) else
-                  like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
-                                np.zeros(shape + np.shape(args[n])), args[n])
-                  for r, n in zip(rows, nums)]
+        if not structured_output(out):  # (a dict, a gradient's: one Jacobian per item)
+            refuse_structured_output(out, "jacrev", stackable=False)
+        result = reverse_jacobians(out, pullback, args, nums)
         jac = result[0] if isinstance(argnums, int) else tuple(result)
         return (jac, aux[0]) if has_aux else jac
 

@@ -17,8 +17,9 @@ followed by b's), as ``jax.jacfwd`` and ``jax.hessian`` give. A leaf with no flo
 - :func:`tree_jacobian`, :func:`tree_rows`, :func:`tree_hessian` -- a derivative with
   respect to a tree from its columns (jacfwd's jvps), from its rows (jacrev's cotangents),
   and the Hessian from its Hessian-vector products;
-- :func:`forward_jacobian` -- jacfwd's, of an output that may be a dict too (one Jacobian
-  per item: ``jacfwd(grad(loss))(params)``, JAX's Hessian, ``H["W"]["b"]``).
+- :func:`forward_jacobian`, :func:`reverse_jacobians` -- jacfwd's and jacrev's, of an
+  output that may be a dict too (one Jacobian per item: ``jacfwd(grad(loss))(params)``,
+  JAX's Hessian, ``H["W"]["b"]``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from adgen.arguments import has_float
 from adgen.jacobian_parts import Runs, columns, like_argument
 
 __all__ = ["forward_jacobian", "is_tree", "leaves", "leaves_like", "rebuild",
-           "structured_output", "tree_basis", "tree_hessian", "tree_jacobian", "tree_rows"]
+           "reverse_jacobians", "structured_output", "tree_basis", "tree_hessian",
+           "tree_jacobian", "tree_rows"]
 
 
 def is_tree(x: Any) -> bool:
@@ -188,3 +190,56 @@ def tree_hessian(h: Callable[..., Any], x: Any, runs: Runs, kwargs: dict[str, An
         rows.append(tree_jacobian(x, [(k, zero if c[i] is None else c[i]) for k, c in cols],
                                   lambda other, dots, leaf=leaf: columns(dots, leaf, other)))
     return rebuild(x, rows)
+
+
+def _rows(cotangent: Callable[[Any], Any], shape: tuple[int, ...],
+                  pullback: Callable[[Any], Any], args: tuple[Any, ...],
+                  nums: tuple[int, ...]) -> list[Any]:
+    """jacrev's Jacobians (one per argument in ``nums``) of an output of ``shape``: the
+    pullback of ``cotangent(e)`` per unit ``e`` of that shape, stacked as its rows."""
+    rows: list[list[Any]] = [[] for _ in nums]
+    for k in range(int(np.prod(shape, dtype=int))):
+        e = np.zeros(shape)
+        e.flat[k] = 1.0
+        cts = pullback(cotangent(e if shape else float(e)))
+        for r, n in zip(rows, nums):
+            if is_tree(args[n]):  # its leaves' cotangents, in its order
+                r.append(leaves_like(args[n], cts[n]))
+            else:
+                r.append(np.asarray(cts[n], dtype=float) if cts[n] is not None
+                         else np.zeros(np.shape(args[n])))
+    return [tree_rows(args[n], r, shape) if is_tree(args[n]) else
+            like_argument(np.stack(r).reshape(shape + np.shape(args[n])) if r else
+                          np.zeros(shape + np.shape(args[n])), args[n])
+            for r, n in zip(rows, nums)]
+
+
+def _zero_cotangent(o: Any) -> Any:
+    """A zero cotangent of an output's item (None for one without float content)."""
+    if not has_float(o):
+        return None
+    return np.zeros(np.shape(o)) if isinstance(o, np.ndarray) else 0.0
+
+
+def reverse_jacobians(out: Any, pullback: Callable[[Any], Any], args: tuple[Any, ...],
+                      nums: tuple[int, ...]) -> list[Any]:
+    """jacrev's Jacobians of ``out``, one per argument in ``nums``, from the pullback of
+    the forward that made it: the output's shape followed by the argument's (its
+    structure for a tree); for a :func:`structured_output`, that per item of it, in its
+    structure (``jacrev(grad(loss))(params)["W"]["b"]``)."""
+    if not structured_output(out):
+        return _rows(lambda e: e, np.shape(out), pullback, args, nums)
+    flat = leaves(out)
+    zeros = [_zero_cotangent(o) for o in flat]
+    items: list[list[Any] | None] = []
+    for i, o in enumerate(flat):
+        if zeros[i] is None:
+            items.append(None)
+            continue
+
+        def cotangent(e: Any, i: int = i) -> Any:  # e at item i, zeros elsewhere
+            return rebuild(out, [e if j == i else z for j, z in enumerate(zeros)])
+
+        items.append(_rows(cotangent, np.shape(o), pullback, args, nums))
+    return [rebuild(out, [None if r is None else r[c] for r in items])
+            for c in range(len(nums))]
