@@ -13,6 +13,7 @@ if _TESTS not in sys.path:
 # The rules for scipy.special register once scipy.special is imported (never by adgen itself):
 # import it here when the extra is installed, so every test sees one registry whatever ran first
 try:
+    import scipy.linalg  # noqa: F401
     import scipy.special  # noqa: F401
 except ImportError:  # pragma: no cover - the extra is not installed
     pass

@@ -272,3 +272,29 @@ cases("adgen.rules.helpers_decomp.quantile_jvp_jvp",
       *[C(randn(), randn(2, 3), _qm, 0.45, 1, "linear", False, which, 2)
         for which in (0, 1)],
       C(randn(2, 3), randn(2, 3), _qm, np.array([0.2, 0.7]), 1, "linear", True, 0, 1))
+
+# --------------------------------------------------------------------------------------------
+# scipy_linalg.py (the optional extra: registered in tests/conftest.py when scipy is there)
+
+try:
+    import scipy.linalg as _scipy_linalg  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    from rules.cases import spd
+
+    _low = np.tril(well_conditioned(4, 4))
+    cases("scipy.linalg.solve_triangular", C(_low, randn(4), lower=True),
+          C(np.triu(well_conditioned(3, 3)), randn(3, 2)),
+          C(_low, randn(4), trans=1, lower=True), C(_low, randn(4), 0, True, True),
+          C(well_conditioned(3, 3), randn(3)))          # a full matrix: one triangle read
+    cases("scipy.linalg.cholesky", C(spd(4, 4)), C(spd(3, 3), lower=True),
+          C(spd(3, 3) + np.triu(randn(3, 3), 1)))          # the other triangle is not read
+    cases("scipy.linalg.cho_factor", C(spd(4, 4)), C(spd(3, 3), lower=True))
+    cases("scipy.linalg.cho_solve", C((np.linalg.cholesky(spd(4, 4)), True), randn(4)),
+          C((np.linalg.cholesky(spd(3, 3)).T, False), randn(3, 2)))
+    cases("scipy.linalg.solve", C(well_conditioned(3, 3), randn(3)),
+          C(spd(3, 3), randn(3, 2), assume_a="pos"), C(spd(3, 3), randn(3), assume_a="sym",
+                                                   lower=True),
+          C(well_conditioned(3, 3), randn(3), transposed=True),
+          refuse(spd(3, 3), randn(3), assume_a="banded"))

@@ -75,6 +75,10 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"np": np, "adgen": adgen, "copy": copy, **consts}  # adgen: its own helpers
+    if name.startswith("scipy."):  # the optional extra's functions, as its user imports them
+        import scipy.linalg
+
+        namespace["scipy"] = scipy
     exec(compile(src, filename, "exec"), namespace)  # noqa: S102
     return namespace["user_fn"], values
 

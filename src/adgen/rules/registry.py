@@ -222,7 +222,8 @@ def lookup(func: Any) -> Rule | None:
 
 # Rules for functions of optional packages, registered once the user's code has imported the
 # package (adgen never imports it): package -> the module of adgen's rules for it
-_OPTIONAL: dict[str, str] = {"scipy.special": "adgen.rules.scipy_special"}
+_OPTIONAL: dict[str, str] = {"scipy.special": "adgen.rules.scipy_special",
+                             "scipy.linalg": "adgen.rules.scipy_linalg"}
 
 
 def load_optional_rules() -> None:
