@@ -164,3 +164,32 @@ def test_the_previous_entry_read_before_the_log_is_a_constant(mutation):
     HIST[:] = [prev]
     _, tangent = adgen.jvp(f, (X.copy(),), (V,))
     assert tangent == pytest.approx(prev * _grad_hand(X) @ V)
+
+
+TABLEAU = [0.0, 0.5, 0.5, 1.0]
+OPTIONS = {"scale": 2.0}
+
+
+def midpoint_step(y, f):
+    k1 = f(y)
+    k2 = f(y + TABLEAU[1] * k1)
+    return np.sum(y + TABLEAU[3] * k2) * OPTIONS["scale"]
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_table_and_options_read_after_a_callback_are_constants(mutation):
+    # a fixed item of a global list and a dict of options, read after the callback ran:
+    # what they held before the call (not refused as a log read back)
+    def f(y):
+        return np.sin(y)
+
+    g = adgen.grad(midpoint_step, mutation=mutation)(X.copy(), f)
+    np.testing.assert_allclose(
+        g, numerical_grad(lambda z: midpoint_step(z, f), (X.copy(),), 0), rtol=1e-6)
+    # by hand: d/dy sum(y + sin(y + 0.5 sin y)) * 2
+    inner = X + 0.5 * np.sin(X)
+    np.testing.assert_allclose(g, 2 * (1 + np.cos(inner) * (1 + 0.5 * np.cos(X))),
+                               rtol=1e-10)
+    _, tangent = adgen.jvp(midpoint_step, (X.copy(), f), (V, None))
+    assert tangent == pytest.approx(g @ V)
+

@@ -119,9 +119,19 @@ def refuse_read_back(fn: gast.FunctionDef, parsed: Parsed, varied: set[str],
             continue
         for cb, c in callbacks:
             callee = resolve(c.func)
-            if isinstance(callee, types.FunctionType) and not _may_fill(callee, held):
-                continue
-            read = _read_of(fn, g, set(), after=cb)
+            fixed: set[int] = set()
+            if isinstance(callee, types.FunctionType):
+                if not _may_fill(callee, held):
+                    continue
+            elif isinstance(held, dict):
+                continue  # (a dict of options, CFG["scale"], read after a callback)
+            elif not _changed_here(fn, g):
+                # a callback parameter, whose code is known only when it runs: a global
+                # list read whole or from its end (HIST[-1], sum(HIST)); a fixed item of a
+                # table (C[1], a Butcher tableau's) is what it was before the call, unless
+                # the function fills or clears the list itself
+                fixed = _fixed_items(fn, g)
+            read = _read_of(fn, g, fixed, after=cb)
             if read is not None:
                 raise UnsupportedError(
                     f"{_text(parsed, read)} reads {g}, a global or closure container, into "
@@ -152,6 +162,23 @@ def _filled(cell: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _changed_here(fn: gast.FunctionDef, g: str) -> bool:
+    """Whether ``fn`` calls a method of the container ``g`` that changes it (a log the
+    function clears, appends to, pops)."""
+    return any(isinstance(c.func, gast.Attribute) and isinstance(c.func.value, gast.Name) and
+               c.func.value.id == g and c.func.attr in _FILLS | {"clear", "pop", "remove"}
+               for c in nodes_of(fn, gast.Call))
+
+
+def _fixed_items(fn: gast.FunctionDef, g: str) -> set[int]:
+    """The ids of the loads of ``g`` that read an item at a constant index from its start
+    (``C[1]``), which an append does not change."""
+    return {id(sub.value) for sub in nodes_of(fn, gast.Subscript)
+            if isinstance(sub.value, gast.Name) and sub.value.id == g and
+            isinstance(sub.slice, gast.Constant) and type(sub.slice.value) is int and
+            sub.slice.value >= 0}
 
 
 def _parameters(fn: gast.FunctionDef) -> set[str]:
