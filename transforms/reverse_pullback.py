@@ -26,7 +26,6 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
-from adgen.transforms.analyses.real_parts import real_part_views
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -584,6 +583,9 @@ class Pullback:
             # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
             value = call_node("list_adjoint", value)
         if self.plan.tracked(n):
+            # (imported where an adjoint is kept in shadow memory: most functions keep none)
+            from adgen.transforms.analyses.real_parts import real_part_views
+
             out = []
             if b not in state:
                 out.append(assign(name(b, gast.Store), self.shadow(n, state), self.plan.fn))
