@@ -135,6 +135,19 @@ def optional_rules() -> list[str]:
              "polygamma that the log-gamma family's derivatives need). `logsumexp` with "
              "`axis`, `b=` and `keepdims` (`return_sign=` is refused, with the form to write). "
              "See [Interop](interop.md)."), "",
+            ", ".join(f"`{n}`" for n in names) + ".", *_scipy_linalg()]
+
+
+def _scipy_linalg() -> list[str]:
+    """The references for ``scipy.linalg``, read from their module's source."""
+    source = (DOCS.parent / "src" / "adgen" / "rules" / "scipy_linalg.py").read_text()
+    names = re.findall(r'name="(scipy\.linalg\.\w+)"', source)
+    return ["", "## scipy.linalg (with scipy installed)", "",
+            ("Registered when your code imports `scipy.linalg`: reference implementations "
+             "written with `np.linalg` (`src/adgen/rules/scipy_linalg.py`) that read the "
+             "triangle scipy reads (`lower=`, `assume_a=\"pos\"`); `solve`'s `assume_a` "
+             "`her`, `banded` and `tridiagonal` and complex matrices are refused. A triangular "
+             "solve runs as a general one (O(n^3))."), "",
             ", ".join(f"`{n}`" for n in names) + "."]
 
 
@@ -144,7 +157,9 @@ def references() -> list[str]:
 
     # adgen's derivative helpers (rules/helpers_*.py) compiled from their own source
     own = [r for r in all_references() if r.name.startswith("adgen.rules.helpers_")]
-    numpy_refs = [r for r in all_references() if r not in own]
+    # (scipy.linalg's are registered only where scipy is imported: listed with optional_rules)
+    numpy_refs = [r for r in all_references() if r not in own and
+                  not r.name.startswith("scipy.")]
     lines = ["", "## Reference implementations", "",
              ("These NumPy functions are written once in plain NumPy over functions with rules "
               "(`src/adgen/rules/composites*.py`); a call is compiled as a call of that source, "
