@@ -169,9 +169,13 @@ def scalar_output(out: Any) -> float:
             "which is complex: its gradient depends on which real function of it you mean",
             hint="return np.real(z), np.abs(z) or np.abs(z) ** 2, or use adgen.vjp with a "
                  "complex cotangent (dL/dRe - 1j dL/dIm, JAX's convention)")
+    hint = "reduce it (np.sum, np.mean), or use adgen.vjp for a vector output"
+    if isinstance(out, tuple) and len(out) == 2:
+        # return loss, aux (JAX's has_aux form)
+        hint = "for a pair (loss, aux) pass has_aux=True: adgen.grad(f, has_aux=True) " \
+            "returns (gradient, aux); else " + hint
     raise NonDifferentiableError(
-        f"grad needs a scalar output, but the function returned {describe(out)}",
-        hint="reduce it (np.sum, np.mean), or use adgen.vjp for a vector output")
+        f"grad needs a scalar output, but the function returned {describe(out)}", hint=hint)
 
 
 def as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
