@@ -16,8 +16,9 @@ any method of the user's:
 The names the code shows to hold such an object (of a class that defines one of the
 operators as a plain function, not a NumPy or builtin class):
 
-- certain: a local bound once, to ``Cls(...)``; the first parameter of a method of the class
-  (``self``); a parameter annotated with the class (``def loss(p: Vec)``);
+- certain: a local bound once, to ``Cls(...)`` or with the class as its annotation
+  (``pos: Vec = p.pos``); the first parameter of a method of the class (``self``); a
+  parameter annotated with the class (``def loss(p: Vec)``);
 - possible: a name bound (in a loop, more than once) to ``Cls(...)`` or to an operator's
   result where an operand may be one; the result of a rewritten operator (``(p + q) * 2``:
   ``Vec.__add__`` may return a ``Vec``, or an array); a parameter with no annotation that
@@ -25,9 +26,12 @@ operators as a plain function, not a NumPy or builtin class):
   classes the function sees.
 
 A certain operand is rewritten as above. A possible one is chosen as the code runs, with the
-value computed once:
+value computed once, by whether its class defines the method as a Python function (a test
+that needs no class by name, so a class defined after the function was compiled is seen):
 
-    (p + q) * 2  ->  type(t).__mul__(t, 2) if isinstance(t := type(p).__add__(p, q), Vec)
+    (p + q) * 2  ->  type(t).__mul__(t, 2)
+                     if type(getattr(type(t := type(p).__add__(p, q)), '__mul__', None)
+                             ).__name__ == 'function'
                      else t * 2
 
 ``type(x)`` is looked up as the code runs, so a subclass's own method is the one called, as
@@ -79,7 +83,7 @@ _CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(
 _LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 # the builtins the rewritten code calls (a function that binds one of them is left alone)
 _BUILTINS = {"type": type, "isinstance": isinstance, "slice": slice, "int": int,
-             "float": float, "abs": abs}
+             "float": float, "abs": abs, "getattr": getattr}
 
 
 def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
@@ -166,6 +170,7 @@ def call_operator_methods(parsed: Any) -> None:
     stores: dict[str, int] = {}
     built: list[tuple[str, gast.expr, Any]] = []  # (name, value, its class)
     assigned: list[tuple[str, gast.expr]] = []
+    annotated: list[tuple[str, gast.expr, Any]] = []  # (name, annotation, its class)
     inline = False
     for node in walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
@@ -179,6 +184,12 @@ def call_operator_methods(parsed: Any) -> None:
                     node.func.id == "abs" else []
             inline = any(isinstance(o, gast.Call) and made(o.func) is not None
                          for o in operands)
+        if isinstance(node, gast.AnnAssign) and isinstance(node.target, gast.Name) and \
+                node.value is not None and isinstance(node.annotation, (gast.Name,
+                                                                        gast.Attribute)):
+            cls = resolve(parsed, node.annotation)  # pos: Vec = p.pos
+            if _user_class(cls):
+                annotated.append((node.target.id, node.annotation, cls))
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             assigned.append((node.targets[0].id, node.value))
@@ -194,6 +205,9 @@ def call_operator_methods(parsed: Any) -> None:
     if _user_class(owner) and not stores.get(params[0].id):
         first = params[0].id
         held[first] = _Held([(owner, _call("type", _name(first, tree), at=tree))], True)
+    for name, ann, cls in annotated:  # pos: Vec = p.pos, a name bound once
+        if name not in held:
+            held[name] = _Held([(cls, ann)], stores.get(name) == 1)
     for p in params:  # def loss(p: Vec, x): an annotation that names a class
         ann = getattr(p, "annotation", None)
         cls = resolve(parsed, ann) if isinstance(ann, (gast.Name, gast.Attribute)) else None
@@ -318,12 +332,18 @@ def _method_call(obj: gast.expr, method: str, args: list[gast.expr], at: Any,
     return _call(func, then if then is not None else obj, *args, at=at)
 
 
-def _isinstance(value: gast.expr, classes: list[tuple[type, gast.expr]], at: Any
-                ) -> gast.Call:
-    exprs = [copy.deepcopy(e) for _, e in classes]
-    kinds = exprs[0] if len(exprs) == 1 else gast.Tuple(elts=exprs, ctx=gast.Load(),
-                                                         **_place(at))
-    return _call("isinstance", value, kinds, at=at)
+def _defines(value: gast.expr, method: str, at: Any) -> gast.Compare:
+    """``type(getattr(type(value), method, None)).__name__ == "function"``: whether the
+    value's class defines ``method`` as a Python function, as the code runs (a class
+    defined after the function was compiled too; NumPy's and the builtins' are not)."""
+    found = _call("getattr", _call("type", value, at=at), gast.Constant(method, None,
+                                                                         **_place(at)),
+                  gast.Constant(None, None, **_place(at)), at=at)
+    kind = gast.Attribute(value=_call("type", found, at=at), attr="__name__",
+                          ctx=gast.Load(), **_place(at))
+    return gast.Compare(left=kind, ops=[gast.Eq()],
+                        comparators=[gast.Constant("function", None, **_place(at))],
+                        **_place(at))
 
 
 def _numbers(at: Any) -> gast.Tuple:
@@ -410,7 +430,7 @@ class _Rewriter(gast.NodeTransformer):
         if held.certain:
             return call(first, then) if first is not operand or not isinstance(
                 operand, gast.Name) else call(operand, None)
-        return gast.IfExp(test=_isinstance(first, classes, at), body=call(then),
+        return gast.IfExp(test=_defines(first, method, at), body=call(then),
                           orelse=plain(copy.deepcopy(then)), **_place(at))
 
     def _result(self, new: gast.expr | None, node: gast.expr, *held: _Held | None
@@ -456,7 +476,7 @@ class _Rewriter(gast.NodeTransformer):
                     return plain(a, copy.deepcopy(node.right))
                 number = _call("isinstance", copy.deepcopy(a), _numbers(node), at=node)
                 test = number if right.certain else gast.BoolOp(
-                    op=gast.And(), values=[_isinstance(copy.deepcopy(node.right), classes, node),
+                    op=gast.And(), values=[_defines(copy.deepcopy(node.right), reflected, node),
                                            number], **_place(node))
                 return gast.IfExp(test=test, body=_method_call(
                     copy.deepcopy(node.right), reflected, [copy.deepcopy(a)], node),
@@ -493,7 +513,7 @@ class _Rewriter(gast.NodeTransformer):
 
         reflected_call = _method_call(copy.deepcopy(then), reflected, [copy.deepcopy(left)],
                                       node)
-        held = _isinstance(first, classes, node)  # (computes a possible operand, once)
+        held = _defines(first, reflected, node)  # (computes a possible operand, once)
         if isinstance(left, gast.Constant):
             if not isinstance(left.value, (int, float)) or isinstance(left.value, bool):
                 return None
@@ -507,7 +527,7 @@ class _Rewriter(gast.NodeTransformer):
         own = right.defining(forward)
         if own:  # an object of the class on the left too: its own method
             otherwise = gast.IfExp(
-                test=_isinstance(copy.deepcopy(left), own, node),
+                test=_defines(copy.deepcopy(left), forward, node),
                 body=_method_call(copy.deepcopy(left), forward, [copy.deepcopy(then)], node),
                 orelse=otherwise, **_place(node))
         return gast.IfExp(test=test, body=reflected_call, orelse=otherwise, **_place(node))

@@ -226,3 +226,79 @@ def test_a_loop_over_an_object_is_refused_naming_the_class(policy):
     # looping over its array is followed
     assert_grad_close(adgen.grad(lambda v: sum(x * 2.0 for x in Items(v).a),
                                  mutation=policy)(X), 2.0 * np.ones(3))
+
+
+class Particle:
+    """A state holding Vecs: its operators read attributes."""
+
+    def __init__(self, pos, vel):
+        self.pos = pos
+        self.vel = vel
+
+    def step(self, dt):
+        return Particle(self.pos + self.vel * dt, self.vel)
+
+    def energy(self):
+        return self.pos.norm2() + 0.5 * self.vel.norm2()
+
+
+def stepped_energy(v):
+    return Particle(Vec(v), Vec(np.sin(v))).step(0.1).energy()
+
+
+def sum_of_attributes(v):
+    p = Particle(Vec(v), Vec(np.sin(v)))
+    return (p.pos + p.vel).norm2()
+
+
+def sum_of_items(v):
+    vs = [Vec(v), Vec(2 * v)]
+    return (vs[0] + vs[1]).norm2()
+
+
+def sum_of_annotated_names(v):
+    p = Particle(Vec(v), Vec(np.sin(v)))
+    pos: Vec = p.pos
+    vel: Vec = p.vel
+    return (pos + vel * 0.1).norm2()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [stepped_energy, sum_of_attributes, sum_of_items])
+def test_operators_on_attributes_and_items_are_refused_at_the_line(f, policy):
+    # self.pos + self.vel * dt, p.pos + p.vel, vs[0] + vs[1]: nothing tells the operands are
+    # Vecs; the gradient was 0 (a crash for step) with no error
+    with pytest.raises(adgen.AdgenError, match=r"test_operators_of_user_classes\.py:\d+.*"
+                                               r"an operator .* on objects of one of your"):
+        adgen.grad(f, mutation=policy)(X)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_name_annotated_with_the_class(policy):
+    assert_grad_close(adgen.grad(sum_of_annotated_names, mutation=policy)(X),
+                      numerical_grad(sum_of_annotated_names, (X,), 0))
+
+
+def scaled_norm(p, v):
+    return (p * v).norm2()
+
+
+def test_a_class_defined_after_the_first_gradient():
+    # scaled_norm was compiled for Vec; Tripled, defined afterwards, is an object argument of
+    # the same kind: the compiled code checks the class's method as it runs (it kept to the
+    # classes seen when it compiled, and refused Tripled)
+    assert_grad_close(adgen.grad(scaled_norm, argnums=1)(Vec(X.copy()), X), 2 * X ** 3)
+
+    class Tripled:
+        def __init__(self, a):
+            self.a = a
+
+        def __mul__(self, k):
+            return Tripled(3.0 * self.a * k)
+
+        def norm2(self):
+            return np.sum(self.a ** 2)
+
+    for policy in POLICIES:
+        got = adgen.grad(scaled_norm, argnums=1, mutation=policy)(Tripled(X.copy()), X)
+        assert_grad_close(got, 18 * X ** 3)

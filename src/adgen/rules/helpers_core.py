@@ -367,6 +367,15 @@ def unbroadcast(g: object, shape: object, seq: object = None) -> object:
             return g
     if isinstance(shape, list) or is_tuple_tree(shape):
         return split_sequence(g, shape, seq)
+    if isinstance(g, dict):
+        # an object's adjoint (adjoints.ObjectAdjoint) as an operator's cotangent: p + q on
+        # objects of the user's class ran its __add__, which the compiled code does not call
+        # (transforms.operator_methods calls it where the code shows p is one)
+        unsupported("an operator (p + q, p * k) on objects of one of your classes ran a method "
+                    "of their class (__add__, __mul__) where adgen could not tell the values "
+                    "were such objects (an attribute p.pos, an item ps[0]): give it a name "
+                    "annotated with its class (pos: Vec = p.pos; pos + vel), or call the "
+                    "method yourself (p.pos.__add__(p.vel))")
     if g is None or shape is None:
         return None  # a zero adjoint, or one of a value that has none (a str, None)
     shape = tuple(shape)
