@@ -247,11 +247,12 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
         shown = f"{fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})"
         raise _write_refused(UnsupportedError(
             f"{shown}, a nested function, writes an array argument in place, and is called "
-            "where adgen cannot follow the write (inside an expression, a return or another "
-            "call, or bound more than once)", hint="bind it to a name once (def g(u): ... or "
-            "g = lambda u: ...) and call it as a statement or as the value of an assignment "
-            "(g(u) or r = g(u)), which adgen writes out where it is called; or return the new "
-            "array instead of writing it in place"), shown, code)
+            "where adgen cannot write it out, so it cannot follow the write", hint="adgen "
+            "writes a nested def or lambda out where it is called when it is bound once, "
+            "takes plain parameters (no defaults, *args or keyword-only ones), returns only "
+            "on its last line, and each call passes arguments by position, as a statement or "
+            "an assignment's value (g(u) or r = g(u)); or return the new array instead of "
+            "writing it in place"), shown, code)
     current_scope().dynamic.append(compiled)
     pos, kw = args, kwargs
     if kwargs or fn.__defaults__ or fn.__kwdefaults__:

@@ -149,3 +149,21 @@ def test_a_call_not_written_out_is_refused_at_the_call(mutation):
     assert err.value.location.file == __file__
     assert err.value.location.line == relaxed_energy.__code__.co_firstlineno + 5
     assert "as a statement" in err.value.hint
+
+
+def with_a_default(u0, left):
+    def apply_bc(u, right=0.0):       # a default: not written out
+        u[0] = left
+        u[-1] = right
+
+    u = u0.copy()
+    apply_bc(u)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_helper_with_a_default_is_refused_saying_why(mutation):
+    with pytest.raises(adgen.UnsupportedError, match="apply_bc") as err:
+        adgen.grad(with_a_default, mutation=mutation)(U0.copy(), 0.7)
+    assert err.value.location.line == with_a_default.__code__.co_firstlineno + 6
+    assert "no defaults" in err.value.hint
