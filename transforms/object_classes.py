@@ -151,18 +151,19 @@ def _code_names(code: Any) -> set[str]:
 
 def typed_for(fn: Any, sig: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     """``fn`` and ``sig`` as ``pipeline.compile_function`` compiles them: the objects'
-    entries of the signature (``analyses.kinds.OBJECT``: the argument's class) taken out,
-    and ``fn`` a :func:`typed_clone` for those classes where its code may call their
-    methods (else ``fn`` itself)."""
+    entries of the signature (``analyses.kinds.OBJECT``: the argument's class) without their
+    class (``(OBJECT, None)``: the pipeline takes those parameters for objects, never for
+    arrays an argument may share), and ``fn`` a :func:`typed_clone` for those classes where
+    its code may call their methods (else ``fn`` itself)."""
     if not any(is_object_entry(k) for k in sig):
         return fn, sig
-    plain = tuple(None if is_object_entry(k) else k for k in sig)
+    plain = tuple((k[0], None) if is_object_entry(k) else k for k in sig)
     if not isinstance(fn, types.FunctionType):
         return fn, plain
     have = param_classes(fn)
     wanted = tuple((n, k[1]) for n, k in enumerate(sig)
-                   if is_object_entry(k) and n < fn.__code__.co_argcount and
-                   n not in have and wants_class(fn, k[1]))
+                   if is_object_entry(k) and k[1] is not None and
+                   n < fn.__code__.co_argcount and n not in have and wants_class(fn, k[1]))
     return (typed_clone(fn, wanted) if wanted else fn), plain
 
 

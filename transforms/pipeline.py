@@ -24,7 +24,14 @@ from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
-from adgen.transforms.analyses.kinds import CONTAINERS, FLOAT_ARG, NUMBER, kinds, param_kind
+from adgen.transforms.analyses.kinds import (
+    CONTAINERS,
+    FLOAT_ARG,
+    NUMBER,
+    is_object_entry,
+    kinds,
+    param_kind,
+)
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
@@ -317,6 +324,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             # a method compiled for its receiver's class (bound_callees): self is an object,
             # whose arrays keep their own adjoints (self.lap written by laplace(u, out=...))
             containers.setdefault(tree.args.args[0].id, "object")
+        for a, k in bound:
+            if is_object_entry(k):
+                # an object of a user's class (kinds.OBJECT): not an array an argument may
+                # share (u = step(u, cfg) in a loop was refused: 'took it for an array')
+                containers.setdefault(a.id, "object")
         for n in parsed.objects:
             # so is a parameter compiled for its class (model in loss(model, u):
             # object_classes.typed_for) or an object built here (sim = Heat(dt)) that a method

@@ -339,3 +339,33 @@ def test_a_method_writing_an_array_of_an_object(mutation):
     with pytest.raises(adgen.UnsupportedError,
                        match=r"(?s)s.power\(\) writes an array.*pass it in \(def loss\(s, "):
         adgen.grad(power_of_a_built_signal, mutation=mutation)(a)
+
+
+class Config:
+    def __init__(self, n, dt):
+        self.dt = dt
+        self.flux = np.zeros(n)  # scratch the step fills before reading it
+
+
+def step_returning(u, cfg):
+    cfg.flux[:] = np.roll(u, 1) - u
+    u += cfg.dt * cfg.flux * u
+    return u
+
+
+def loss_of_a_loop(u0, cfg):
+    u = u0.copy()
+    for _ in range(3):
+        u = step_returning(u, cfg)  # refused before session 17 ('took it for an array')
+    return np.sum(u ** 2)
+
+
+def test_a_config_object_in_a_loop_of_steps_returning_the_array():
+    cfg = Config(6, 0.1)
+    g = adgen.grad(loss_of_a_loop, argnums=(0, 1))(U0.copy(), cfg)
+    np.testing.assert_allclose(g[0], expected(loss_of_a_loop, (U0, cfg), 0), rtol=1e-6)
+    dt = numerical_grad(lambda d: loss_of_a_loop(U0, Config(6, d)), (0.1,), 0)
+    np.testing.assert_allclose(g[1].dt, dt, rtol=1e-6)
+    # strict: the step's own gradient reads the u it overwrites (as written in a function)
+    with pytest.raises(adgen.MutationError, match=r"compute it out of place"):
+        adgen.grad(loss_of_a_loop, mutation="strict")(U0.copy(), cfg)

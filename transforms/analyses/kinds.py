@@ -50,7 +50,8 @@ FLOAT_ARG = "float"
 # A signature's entry for an object of a user's class (a simulator, a model): ``(OBJECT,
 # its class)``. The class is part of the compile-cache key, so a method called on the
 # parameter (``model.step(u)`` writing ``u``) is compiled for that class
-# (``object_classes.typed_for``); the parameter's kind is unknown (:func:`param_kind`). An
+# (``object_classes.typed_for``, which leaves ``(OBJECT, None)``: an object, of any class);
+# the parameter's kind is unknown (:func:`param_kind`). An
 # object holding a value of its own under the name of a function of its class
 # (``model.step = other``) has no entry (None): its calls run as Python finds them.
 OBJECT = "object"
