@@ -66,23 +66,30 @@ def _converter(target_module: Any, special: dict[type, Any],
                 leaves[cls] = target()
         if target is None:  # a node the other tree has no class for: dropped, as gast does
             return None
-        fields = {}
+        # what target(**fields) and a setattr per location do, without checking the keywords
+        # (half the time), into the new node's dict: the fields, then the locations, each
+        # read from the node's dict (getattr where it has none: a class's default)
+        new = target.__new__(target)
+        nd = new.__dict__
+        d = node.__dict__
         for field in node._fields:
-            v = getattr(node, field, _MISSING)
+            v = d.get(field, _MISSING)
             if v is _MISSING:
-                continue
+                v = getattr(node, field, _MISSING)
+                if v is _MISSING:
+                    continue
             if isinstance(v, _AST):
                 v = convert(v)
             elif isinstance(v, list):
                 v = [convert(x) if isinstance(x, _AST) else value(x) for x in v]
-            fields[field] = v
-        # (what target(**fields) does, without checking the keywords: half the time)
-        new = target.__new__(target)
-        new.__dict__.update(fields)
+            nd[field] = v
         for attr in node._attributes:
-            v = getattr(node, attr, _MISSING)
-            if v is not _MISSING:
-                setattr(new, attr, v)
+            v = d.get(attr, _MISSING)
+            if v is _MISSING:
+                v = getattr(node, attr, _MISSING)
+                if v is _MISSING:
+                    continue
+            nd[attr] = v
         return new
 
     def value(v: Any) -> Any:
@@ -155,8 +162,37 @@ _fast_to_gast, _generic_gast, _to_gast_value = _converter(gast, _TO_GAST_SPECIAL
 
 # --- gast -> ast (gast.ast3.GAstToAst3 for Python 3.10 and 3.11) -----------------------------
 
+_AST_NAME = ast.Name
+_CONTEXTS: dict[type, Any] = {}  # gast's context class -> ast's shared instance of it
+
+
 def _ast_name(node: gast.Name) -> ast.Name:
-    return _located_name(ast.Name(_to_ast_value(node.id), _to_ast_value(node.ctx)), node)
+    # ast.Name(id, ctx) with _located_name's locations, written into the new node's dict
+    # (the commonest node, a third of those printed: its constructor, the calls converting
+    # its fields and four setattrs took twice as long)
+    ident = node.id
+    if ident.__class__ is not str:
+        ident = _to_ast_value(ident)
+    ctx = node.ctx
+    leaf = _CONTEXTS.get(ctx.__class__)
+    if leaf is None:
+        leaf = _to_ast_value(ctx)
+        if isinstance(ctx, gast.expr_context):
+            _CONTEXTS[ctx.__class__] = leaf
+    d = node.__dict__
+    new = _AST_NAME.__new__(_AST_NAME)
+    nd = new.__dict__
+    nd["id"] = ident
+    nd["ctx"] = leaf
+    v = d.get("lineno")  # (a start held as None is not copied, an end is: _located_name)
+    if v is not None:
+        nd["lineno"] = v
+    v = d.get("col_offset")
+    if v is not None:
+        nd["col_offset"] = v
+    nd["end_lineno"] = getattr(node, "end_lineno", None)
+    nd["end_col_offset"] = getattr(node, "end_col_offset", None)
+    return new
 
 
 def _ast_arg(node: gast.Name | None) -> ast.arg | None:
