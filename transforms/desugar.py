@@ -37,12 +37,17 @@ def desugar(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
 def located_at(new: gast.AST, old: gast.AST) -> gast.AST:
     if not hasattr(old, "lineno"):
         return new  # nothing to give
+    # (the four values read once, at the first node without a line; each node's dict
+    # written directly: no class of the grammar has a default for lineno, and these
+    # locations are plain attributes)
+    where = None
     for n in walk(new):
-        if getattr(n, "lineno", None) is None:
-            n.lineno = old.lineno
-            n.col_offset = old.col_offset
-            n.end_lineno = getattr(old, "end_lineno", old.lineno)
-            n.end_col_offset = getattr(old, "end_col_offset", old.col_offset)
+        d = n.__dict__
+        if d.get("lineno") is None:
+            if where is None:
+                where = (old.lineno, old.col_offset, getattr(old, "end_lineno", old.lineno),
+                         getattr(old, "end_col_offset", old.col_offset))
+            d["lineno"], d["col_offset"], d["end_lineno"], d["end_col_offset"] = where
     return new
 
 
@@ -59,8 +64,13 @@ def name(id_: str, ctx: type = gast.Load) -> gast.Name:
     return node
 
 
+_ASSIGN = gast.Assign
+
+
 def assign(target: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:
-    return located_at(gast.Assign(targets=[target], value=value, type_comment=None), like)
+    node = _ASSIGN.__new__(_ASSIGN)  # (as in name)
+    node.__dict__.update(targets=[target], value=value, type_comment=None)
+    return located_at(node, like)
 
 
 def _block(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
