@@ -266,10 +266,14 @@ def _operand(value: str) -> str:
     return value
 
 
-def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> str:
+def copy_hint(construct: str, captured: str, capture_line: int, line: int,
+              file: str | None = None) -> str:
     """What to do instead of an in-place write that overwrites a value a gradient reads,
     said in the user's code: write into a copy of the written array, or, when the write's own
-    gradient reads what it overwrites (``Z /= Z.std()``), compute the value out of place."""
+    gradient reads what it overwrites (``Z /= Z.std()``), compute the value out of place.
+    Given the user's ``file``, a copy for a write in a loop that the read is outside of is
+    made before the loop (once, not in each iteration: the numba backend refuses an array
+    made anew in each iteration)."""
     import re
 
     save = 'use mutation="save" (adgen keeps a copy)'
@@ -313,7 +317,26 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int) -> st
         # an array in a dict (st["x"] += dt * st["v"]): a copy of the dict would hold the
         # same array, a copy of the array is what the write must go into
         name = captured
-    return f"{save}, or write into a copy: {name} = {name}.copy() before line {line}"
+    loop = loop_around(file, line, capture_line) if file else None
+    where = f"before line {line}" if loop is None else \
+        f"before line {loop} (before the loop holding line {line})"
+    return f"{save}, or write into a copy: {name} = {name}.copy() {where}"
+
+
+def loop_around(file: str, line: int, outside: int) -> int | None:
+    """The first line of the outermost loop of ``file`` that holds ``line`` and not
+    ``outside``, or None (no such loop, or a file that does not parse)."""
+    import ast
+    import linecache
+
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)))
+    except (SyntaxError, ValueError):
+        return None
+    loops = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While)) and
+             n.lineno <= line <= (n.end_lineno or n.lineno) and
+             not n.lineno <= outside <= (n.end_lineno or n.lineno)]
+    return min(loops) if loops else None
 
 
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
@@ -388,7 +411,8 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
             # line is overwritten in its turn: the hint says to compute it out of place)
             hint=copy_hint(construct, first.what, at_line if any(
                 users_line(c.file, c.line) == users_line(file, line) for c in hits)
-                else first_line, at_line),
+                else first_line, at_line, first_file
+                if first_file == users_line(file, line)[0] else None),
             captured_at=Location(first_file, first_line, 0,
                                  source_line(first_file, first_line)))
     for cap in hits:

@@ -42,7 +42,8 @@ def overwrite_error(code: Any, hit: Exception) -> MutationError:
         # is overwritten in its turn: the hint says to compute it out of place, as
         # guards.before_write's does)
         hint=copy_hint(construct, what, line if any(
-            (h[0], h[1]) == (file, line) for h in hits) else first_line, line),
+            (h[0], h[1]) == (file, line) for h in hits) else first_line, line,
+            file if first_file == file else None),
         captured_at=Location(first_file, first_line, 0,
                              linecache.getline(first_file, first_line)))
 

@@ -224,3 +224,37 @@ def test_the_hint_where_the_writes_own_gradient_reads_the_value(tmp_path):
     for policy in ("save", "strict"):
         got = adgen.grad(fixed.renorm, backend="numba", mutation=policy)(x.copy(), 3)
         assert_close(got, fd_grad(fixed.renorm, (x, 3), (0,))[0], f"{policy}: gradient")
+
+
+SQUARES = '''import numpy as np
+
+
+def squares_after_a_read(x):
+    a = x * 1.0
+    b = a * a
+    for i in range(a.shape[0]):
+        a[i] = a[i] * a[i]
+    return np.sum(a) + np.sum(b)
+'''
+
+
+def test_the_copy_for_a_write_in_a_loop_is_made_before_the_loop(tmp_path):
+    """a[i] = a[i] * a[i] in a loop overwrites a, which b = a * a's gradient reads outside
+    it. The hint said 'a = a.copy() before line 8': put there, inside the loop, the copy is
+    made in each iteration, which the numba backend refuses (an array made anew in each
+    iteration). It names the loop's line now, on both backends; followed literally, the
+    program compiles on numba under both policies with central differences' gradient."""
+    mod = _load(tmp_path, "squares_h7", SQUARES)
+    x = np.array([0.6, 1.1, 0.8, 1.4])
+    kind, err = _same_outcome(mod.squares_after_a_read, (x,), 0)  # the same text and hint
+    assert kind == "error"
+    loop, line = (line_of(mod.squares_after_a_read, s) for s in ("for i in", "a[i] = a[i]"))
+    assert err.hint.endswith(f"write into a copy: a = a.copy() before line {loop} "
+                             f"(before the loop holding line {line})")
+    lines = SQUARES.splitlines(keepends=True)
+    lines.insert(loop - 1, "    a = a.copy()\n")
+    fixed = _load(tmp_path, "squares_h7_fixed", "".join(lines))
+    for policy in ("save", "strict"):
+        got = adgen.grad(fixed.squares_after_a_read, backend="numba", mutation=policy)(x.copy())
+        assert_close(got, fd_grad(fixed.squares_after_a_read, (x,), (0,))[0], policy)
+        assert_close(got, 4.0 * x, f"{policy}: the hand formula (2 sum x ** 2)")
