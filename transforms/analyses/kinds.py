@@ -138,7 +138,9 @@ def _object_entry(a: Any, t: type) -> Kind:
     if own:
         mro = t.__mro__
         keys = own.keys()
-        for k in mro:  # (the names the object and a class both hold: usually none)
+        # (the names the object and a class both hold: usually none; object, last, holds
+        # no function of Python's)
+        for k in mro[:-1]:
             for name in keys & k.__dict__.keys():
                 if type(_class_attribute(mro, name)) is types.FunctionType:
                     return None  # model.step = other: Python runs that one
