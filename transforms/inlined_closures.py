@@ -14,7 +14,8 @@ evaluates them:
     r = op(u)                          ->    op_v_2 = u; r = laplacian(buf, op_v_2)
 
 A nested def is inlined alike when its body is plain statements and at most one ``return``,
-its last (its own names renamed apart from the enclosing function's). The closure reads the
+its last (its own names renamed apart from the enclosing function's). Arguments given by
+keyword and constant defaults (``def apply_bc(u, right=0.0)``) are bound like the others. The closure reads the
 enclosing function's names when it runs, as the inlined body does where the call was. Only
 closures whose body calls a function of the user's that writes its arguments in place, or
 writes one of its own parameters in place (``def apply_bc(u): u[0] = left``, ``lambda v:
@@ -41,10 +42,16 @@ __all__ = ["inline_closures"]
 
 
 def _simple_params(args: gast.arguments) -> list[str] | None:
-    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or \
-            args.kw_defaults or getattr(args, "posonlyargs", None):
-        return None
+    if args.vararg or args.kwarg or args.kwonlyargs or args.kw_defaults or \
+            getattr(args, "posonlyargs", None) or \
+            not all(isinstance(d, gast.Constant) for d in args.defaults):
+        return None  # (a constant default is the same value wherever the call is written)
     return [a.id for a in args.args if isinstance(a, gast.Name)]
+
+
+def _constant_defaults(args: gast.arguments) -> dict[str, gast.expr]:
+    names = [a.id for a in args.args if isinstance(a, gast.Name)]
+    return dict(zip(names[len(names) - len(args.defaults):], args.defaults))
 
 
 def _inlinable_def(d: gast.FunctionDef) -> bool:
@@ -85,6 +92,7 @@ class _Inliner:
         self.writes = writes
         self.taken = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)} | \
             set(parsed.namespace)
+        self.defaults: dict[str, dict[str, gast.expr]] = {}  # closure -> constant defaults
 
     def fresh(self, base: str) -> str:
         name, k = base, 1
@@ -140,12 +148,15 @@ class _Inliner:
                 isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Lambda):
             name, params = st.targets[0].id, _simple_params(st.value.args)
             stmts = [gast.Return(value=st.value.body)]
+            args = st.value.args
         elif isinstance(st, gast.FunctionDef) and _inlinable_def(st):
             name, params, stmts = st.name, _simple_params(st.args), st.body
+            args = st.args
         else:
             return None
         if params is None or stores.get(name) != 1:
             return None
+        self.defaults[name] = _constant_defaults(args)
         return name, params, stmts
 
     def calls_of(self, name: str, body: list[gast.stmt], start: int
@@ -166,7 +177,7 @@ class _Inliner:
                         len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)):
                     call = None
                 if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and \
-                        call.func.id == name and not call.keywords and \
+                        call.func.id == name and all(k.arg for k in call.keywords) and \
                         not any(isinstance(a, gast.Starred) for a in call.args):
                     out.append((stmts, i))
                 for field in ("body", "orelse", "finalbody"):
@@ -185,8 +196,16 @@ class _Inliner:
     def inlined(self, st: gast.stmt, name: str, params: list[str],
                 stmts: list[gast.stmt]) -> list[gast.stmt]:
         call = st.value
-        if len(call.args) != len(params):
+        # the arguments by position, then by keyword (apply_bc(u, right=0.5)), then the
+        # constant defaults, each bound in the order Python evaluates them
+        given = list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords]
+        bound = dict(given)
+        missing = [p for p in params if p not in bound]
+        if len(call.args) > len(params) or len(bound) != len(given) or \
+                set(bound) - set(params) or \
+                any(p not in self.defaults.get(name, {}) for p in missing):
             return [st]  # Python raises its TypeError where the call runs
+        given += [(p, copy.deepcopy(self.defaults[name][p])) for p in missing]
         own = {n.id for s in stmts for n in walk(s)
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renamed = {p: self.fresh(f"{name}_{p}") for p in params}
@@ -194,7 +213,7 @@ class _Inliner:
         out: list[gast.stmt] = [
             gast.copy_location(gast.Assign([gast.Name(renamed[p], gast.Store(), None, None)],
                                            a, None), st)
-            for p, a in zip(params, call.args)]
+            for p, a in given]
         for s in copy.deepcopy(stmts):
             for n in walk(s):
                 if isinstance(n, gast.Name) and n.id in renamed:

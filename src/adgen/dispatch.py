@@ -249,9 +249,9 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
             f"{shown}, a nested function, writes an array argument in place, and is called "
             "where adgen cannot write it out, so it cannot follow the write", hint="adgen "
             "writes a nested def or lambda out where it is called when it is bound once, "
-            "takes plain parameters (no defaults, *args or keyword-only ones), returns only "
-            "on its last line, and each call passes arguments by position, as a statement or "
-            "an assignment's value (g(u) or r = g(u)); or return the new array instead of "
+            "takes plain parameters (defaults only constants; no *args or keyword-only "
+            "ones), returns only on its last line, and each call is a statement or an "
+            "assignment's value (g(u), r = g(u, c=2.0)); or return the new array instead of "
             "writing it in place"), shown, code)
     current_scope().dynamic.append(compiled)
     pos, kw = args, kwargs
