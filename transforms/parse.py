@@ -484,6 +484,7 @@ def _matches(fn: Any, src: str, file: str) -> bool:
     """True when ``src`` (one def) compiles to the code ``fn`` runs, up to line numbers and
     to how variables are reached (or does not compile: the caller reports that)."""
     owner = _class_name(fn)
+    src = _enclosed(fn, src, owner)
     if owner:  # compiled in a class of its name, so private names are mangled alike
         src = f"class {owner}:\n" + textwrap.indent(src, "    ")
     if _compiles_to_its_code(fn, src, file):
@@ -492,12 +493,32 @@ def _matches(fn: Any, src: str, file: str) -> bool:
         compiled = compile(src, file, "exec", dont_inherit=True)
     except SyntaxError:
         return True  # parse errors are reported by the caller
-    consts = list(compiled.co_consts)
-    if owner:
-        consts = [k for c in consts if hasattr(c, "co_code") for k in c.co_consts]
-    mine = [c for c in consts if hasattr(c, "co_code") and
-            c.co_name == fn.__code__.co_name]
+    mine = _codes_named(compiled, fn.__code__.co_name)
     return bool(mine) and _shape(mine[0]) == _shape(fn.__code__)
+
+
+def _enclosed(fn: Any, src: str, owner: str) -> str:
+    """``src`` inside a function binding the variables ``fn``'s code reads from an enclosing
+    function (its free variables), so that compiled alone it reaches them as Python does: a
+    nested def that reads ``scale`` of the function around ``fn`` is a closure over it in
+    ``fn``'s code, and a function reading a global when the def is compiled alone."""
+    free = [n for n in getattr(fn.__code__, "co_freevars", ()) if
+            not (owner and n == "__class__")]
+    if not free:
+        return src
+    return ("def _adgen_enclosing():\n    " + " = ".join(free) + " = None\n" +
+            textwrap.indent(src, "    "))
+
+
+def _codes_named(code: types.CodeType, name: str) -> list[types.CodeType]:
+    """The code objects named ``name`` nested in ``code`` (at any depth), outermost first."""
+    found: list[types.CodeType] = []
+    todo = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    for c in todo:
+        if c.co_name == name:
+            found.append(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return found
 
 
 def _compiles_to_its_code(fn: Any, src: str, file: str) -> bool:
@@ -516,10 +537,7 @@ def _compiles_to_its_code(fn: Any, src: str, file: str) -> bool:
         compiled = compile(head + src, file, "exec", dont_inherit=True)
     except SyntaxError:
         return False
-    consts = list(compiled.co_consts)
-    consts += [k for c in consts if isinstance(c, types.CodeType) for k in c.co_consts]
-    return any(isinstance(c, types.CodeType) and c.co_name == code.co_name and
-               _same_code(c, code) for c in consts)
+    return any(_same_code(c, code) for c in _codes_named(compiled, code.co_name))
 
 
 def _names_read(code: types.CodeType) -> set[str]:
