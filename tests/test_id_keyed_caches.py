@@ -17,7 +17,7 @@ import gc
 import weakref
 
 import numpy as np
-from adgen.transforms import compile_cache, pipeline
+from adgen.transforms import compile_cache, pipeline, tangent_pipeline
 from adgen.transforms.tangent import CalleeJvp
 from gradcheck import assert_grad_close, numerical_grad, numerical_jvp
 
@@ -85,7 +85,7 @@ def test_tangent_tables_check_the_function(monkeypatch):
     # a forward-mode compilation of another function left behind under squash's id (its
     # jvp for its one parameter, as loss's jvp asks for it; the key made after a first
     # compilation, which registers the runtime's jvps: a new registry generation)
-    stranger = (other, pipeline.compile_tangent(other))
+    stranger = (other, tangent_pipeline.compile_tangent(other))
     monkeypatch.setitem(compile_cache.TANGENTS, compile_cache.tangent_key(squash, wrt=(0,)),
                         stranger)
     # ... and a stale "being compiled" entry (a callee found by id would be called with a

@@ -2,13 +2,13 @@
 defs' closures, forward mode), those it is compiling, and the lock that makes one compilation
 at a time.
 
-``pipeline.compile_function``, ``compile_closure`` and ``compile_tangent`` look a function up
-here before running the passes and remember what they built. An entry is keyed by the
-function's id (and the policy, the rule registry's generation, what it is compiled for) and
-holds the function itself: a hit is checked by ``is`` (no other object takes the id while the
-entry keeps the function alive), and dropped when one of its guards fails (a redefined
-helper, a global of another kind: ``bindings.failed``). The oldest entries go past
-:data:`CACHE_SIZE`.
+``pipeline.compile_function``, ``compile_closure`` and ``tangent_pipeline.compile_tangent``
+look a function up here before running the passes and remember what they built. An entry is
+keyed by the function's id (and the policy, the rule registry's generation, what it is
+compiled for) and holds the function itself: a hit is checked by ``is`` (no other object
+takes the id while the entry keeps the function alive), and dropped when one of its guards
+fails (a redefined helper, a global of another kind: ``bindings.failed``). The oldest entries
+go past :data:`CACHE_SIZE`.
 """
 
 from __future__ import annotations

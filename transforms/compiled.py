@@ -1,7 +1,7 @@
 """What the pipeline produces: :class:`Compiled` (reverse mode: a function's forward and
 pullback, their source, the site decisions and the facts callers read) and
 :class:`CompiledTangent` (forward mode: a jvp and its source). Plain classes, made by
-``pipeline.compile_function`` and ``pipeline.compile_tangent``."""
+``pipeline.compile_function`` and ``tangent_pipeline.compile_tangent``."""
 
 from __future__ import annotations
 

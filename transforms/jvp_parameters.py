@@ -1,4 +1,4 @@
-"""The parameters of a compiled jvp (forward mode, ``pipeline.compile_tangent``): their
+"""The parameters of a compiled jvp (forward mode, ``tangent_pipeline.compile_tangent``): their
 defaults (:func:`jvp_defaults`: the function's, flattened, then the lifted closure values and
 the tangents) and, at a call of a user function, which of the callee's parameters may be
 given a tangent (:func:`given_tangents`), for its jvp compiled for those only."""

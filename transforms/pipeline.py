@@ -11,6 +11,7 @@ next call, and recompiled when a guard fails: a redefined helper, a global of an
 the caches are ``compile_cache``'s);
 ``stage_source`` shows
 the code after any named pass (the debugging tool: ``adgen FILE --stage ssa``).
+Forward mode's pipeline (jvp code) is ``tangent_pipeline.compile_tangent``.
 """
 
 from __future__ import annotations
@@ -43,25 +44,20 @@ from adgen.transforms.compile_cache import (
     CLOSURES,
     COMPILE_LOCK,
     IN_PROGRESS,
-    TANGENT_PROGRESS,
     compile_key,
     late,
     lookup,
-    lookup_tangent,
     register_nested,
     remember,
-    remember_tangent,
-    tangent_key,
 )
 from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipeline.clear_cache
-from adgen.transforms.compiled import Compiled, CompiledTangent
+from adgen.transforms.compiled import Compiled
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source
 from adgen.transforms.free_values import save_free_values
 from adgen.transforms.free_writes import (
     free_reads,
     free_writes,
-    refuse_in_forward_mode,
     refuse_read_by_callee,
     refuse_unseen_writes,
     refuse_written_by_callee,
@@ -77,15 +73,15 @@ from adgen.transforms.front import (
     returned_kind,
     run_pass,
 )
-from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp_defaults
 from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.node_index import frozen
-from adgen.transforms.object_classes import param_classes, receiver_of, typed_for
-from adgen.transforms.parse import Parsed, positional_params, varargs_of
+from adgen.transforms.object_classes import receiver_of, typed_for
+from adgen.transforms.parse import positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.single_use import consumable_saved, shape_numbers
 from adgen.transforms.star_wrappers import shim_of
+from adgen.transforms.tangent_pipeline import compile_tangent as compile_tangent  # (forward mode)
 from adgen.transforms.unseen_calls import check_unseen_calls
 from adgen.transforms.walk import walk
 
@@ -490,251 +486,6 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     single_use=single_use and result.lean is not None,
                     free_writes=free_writes(eff, parsed), calls_parameters=calls_parameters,
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
-
-
-# --------------------------------------------------------------------------------------------
-# Forward mode: parse -> ... -> ssa -> effects + activity -> tangent -> emit
-
-
-
-def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
-                    wrt: tuple[int, ...] | None = None) -> CompiledTangent:
-    """Compiles the forward-mode (jvp) code of ``fn`` (cached per function and registry
-    generation, recompiled when a guard fails, as :func:`compile_function`).
-
-    ``wrt``: the positions of the only parameters whose tangents the caller gives (None: all
-    of them); the others are constants, so no tangent flows from them (JAX's symbolic zeros):
-    ``x / gamma`` with an infinite ``x`` has the tangent ``x_dot / gamma``, not one with
-    ``gamma_dot * x / gamma`` = 0 * inf = nan in it. A directly recursive function, whose
-    calls of itself may pass a varying value where a constant was, is compiled for all.
-
-    Raises:
-        AdgenError: for code forward mode cannot differentiate, naming the file and line.
-    """
-    with COMPILE_LOCK:
-        from adgen.rules import jvps
-
-        jvps.register_runtime_jvps()
-        # a nested def is compiled from its code object (lifted: its free variables)
-        plain = getattr(uncached(fn), "__code__", None)
-        if wrt is not None and (lifted or plain is None or varargs_of(uncached(fn)) is not None
-                                or any(k >= plain.co_argcount for k in wrt)):
-            wrt = None  # (positions among the plain positional parameters only)
-        key = tangent_key(fn, lifted, wrt)
-        hit = lookup_tangent(key, fn, lifted)
-        if hit is not None:
-            return hit
-        compiled = _compile_tangent(fn, lifted, wrt)
-        if compiled is None:  # recursive: the jvp of every parameter
-            return compile_tangent(fn, lifted)
-        remember_tangent(key, fn, compiled)
-        return compiled
-
-
-def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
-                     wrt: tuple[int, ...] | None = None) -> CompiledTangent | None:
-    """:func:`compile_tangent`'s compilation; None when ``wrt`` is given and ``fn`` calls
-    itself (the caller compiles it for every parameter then)."""
-    from adgen.transforms.argument_writes import calls_change_parameters, leaves_arguments
-    from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
-
-    if getattr(fn, "__adgen_transform__", False):
-        from adgen.errors import UnsupportedError
-
-        raise UnsupportedError(f"{fn!r} is already a derivative made by adgen; forward mode "
-                               "differentiates the function itself, not a call of one",
-                               hint="third derivatives: adgen.jvp(adgen.hessian(f), (x,), "
-                                    "(v,)) or adgen.jacfwd(adgen.hessian(f))")
-    fn = shim_of(uncached(fn))  # the function an lru_cache wraps; a *args wrapper's
-    parsed, tree, namer, _ = front(fn, lifted=lifted)
-    params = [a.id for a in tree.args.args]
-    tparams = tangent_params(tree, namer)
-    # (fn, its jvp's signature) while fn compiles: a recursive call finds it; the entry
-    # holds fn, so no other object is found by its id (a stale entry was checked by `is`)
-    TANGENT_PROGRESS[id(fn)] = (fn, CalleeJvp(tree.name, tparams, params))
-    callees: dict[str, CompiledTangent] = {}
-    symbols: dict[int, str] = {}
-    held: list[Any] = []
-
-    recursive = [False]
-
-    def callee(obj: Any, node: gast.AST) -> Any:
-        if obj is fn:
-            recursive[0] = True
-            return TANGENT_PROGRESS[id(fn)][1]
-        given = given_tangents(node, obj, lambda n: act.active(n.id) and
-                                resolve(parsed, n) is None)
-        try:
-            progress = TANGENT_PROGRESS.get(id(obj))
-            c = progress[1] if progress is not None and progress[0] is obj else \
-                compile_tangent(obj, wrt=given)
-        except AdgenError as err:
-            if err.location is None or err.location.file != parsed.file:
-                err.at_call(parsed.location(node), obj)
-            raise
-        # one symbol per callee and set of arguments given tangents (its jvp for them)
-        sym = symbols.get((id(obj), given))
-        if sym is None:
-            sym = callee_symbol(obj, fn, tree.name, set(symbols.values()), namer.taken)
-            symbols[(id(obj), given)] = sym
-            held.append(obj)  # alive while symbols is used: no other object takes its id
-        if isinstance(c, CompiledTangent):
-            callees[sym] = c
-            return CalleeJvp(sym, c.tangent_params, c.params)
-        callees[sym] = c  # a function being compiled (mutual recursion): bound when done
-        return CalleeJvp(sym, c.tangent_params, c.params)
-
-    def nested(d: gast.FunctionDef) -> Any:
-        """The jvp of a nested def, its free variables lifted into trailing parameters."""
-        import types
-
-        code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                     c.co_name == d.name and c.co_firstlineno == d.lineno), None)
-        if code is None:
-            # a def renamed apart from a runtime helper (rename_reserved: def add(a, b) is
-            # add_1 here): the one def of its line
-            defs = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                    c.co_name != "<lambda>" and c.co_firstlineno == d.lineno]
-            code = defs[0] if len(defs) == 1 else None
-        if code is None:
-            # a lambda (lift_lambdas wrote it as a def): its code is named <lambda>, and the
-            # k-th lambda of its line is the k-th nested def of that line
-            lambdas = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                       c.co_name == "<lambda>" and c.co_firstlineno == d.lineno]
-            same = [e for e in parsed.nested_defs if e.lineno == d.lineno]
-            if len(lambdas) == len(same):
-                code = lambdas[same.index(d)]
-        if code is None:
-            from adgen.errors import UnsupportedError
-
-            raise UnsupportedError(f"forward mode cannot find the code of {d.name}",
-                                   parsed.location(d))
-        cells = tuple(types.CellType() for _ in code.co_freevars)
-        inner = types.FunctionType(code, fn.__globals__, d.name, None, cells)
-        c = compile_tangent(inner, tuple(code.co_freevars))
-        sym = symbols.get(id(code))
-        if sym is None:
-            sym = callee_symbol(inner, fn, tree.name, set(symbols.values()), namer.taken)
-            symbols[id(code)] = sym
-        callees[sym] = c
-        return CalleeJvp(sym, c.tangent_params, c.params), list(code.co_freevars)
-
-    try:
-        closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
-        for d, (free, _) in zip(parsed.nested_defs, closures):
-            from adgen.transforms.nested_defs import refuse_closure_writes
-
-            # as in reverse mode: the jvp of a nested def writing the enclosing function's
-            # array (def put(): out[:] = x ** 2) left out's tangent as it was (silently)
-            refuse_closure_writes(d, free, parsed)
-        eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
-                   parsed)
-        # forward mode has no tangent for a global array written in place (it raised
-        # NameError: 'WORK_dot' is not defined), nor for one passed to a helper that writes
-        # it (lap(u, out=BUF), OP(u) of OP = partial(lap, out=BUF): a zero tangent, silently)
-        summaries: dict[int, bool] = {}
-        refuse_in_forward_mode(free_writes(effects(
-            tree, functools.partial(_arguments_written, parsed, summaries), set(),
-            lambda n: resolve(parsed, n), free=True), parsed))
-        outputs = {p for p in params if "param" in eff.written} | {
-            w.target for w in eff.writes if w.container and w.target in params}
-        # a part of a container, written in place, changes its holder (as in _compile)
-        parts = parameter_parts(tree, eff, set(params))
-        outputs |= set(parts) | {part.param for part in parts.values()}
-        # and a copy of a parameter written as a container (q = d; q["h"] = v: the caller's
-        # dict; the helper's code for it was left out, silently)
-        outputs |= written_parameter_copies(tree, eff, params)
-        # ... and a helper called by name that writes them (argument_writes)
-        if calls_change_parameters(parsed, tree, eff.buffers, summaries):
-            outputs |= set(params)
-        held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
-        varied = None if wrt is None else {params[k] for k in wrt if k < len(params)}
-        # with constants among the parameters, a plain binding varies its own name only (as
-        # in _compile): parameters may share memory, and only a write in place into one
-        # changes the others (with every parameter varied it changes nothing)
-        # a helper that changes none of its arguments leaves them constant: the self.gamma
-        # passed to softmin(a, b, c, gamma) takes no tangent (argument_writes)
-        act = activity(tree, eff.aliases(), outputs, closures + held, varied,
-                       lambda n: resolve(parsed, n),
-                       None if wrt is None else {id(w.stmt) for w in eff.writes},
-                       functools.partial(leaves_arguments, memo=summaries))
-        code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
-                                                    lambda n: resolve(parsed, n), callee,
-                                                    tparams, nested), parsed)
-        # as in reverse mode: a function held in a variable that the jvp code runs as it is
-        # (cb()) and that writes an array the call does not pass it (jvp(f, (WORK, cb), ...)
-        # with cb tripling WORK: the tangent missed the write, silently) is refused when it
-        # runs (transforms/unseen_calls.py)
-        run_pass("tangent", lambda: check_unseen_calls(code.function, lambda call: ()), parsed)
-    finally:
-        del TANGENT_PROGRESS[id(fn)]
-    if wrt is not None and recursive[0]:
-        return None
-    ns, guards = namespace(fn, parsed)
-    own = to_source(code.function) + "\n"
-    for sym, c in callees.items():
-        if isinstance(c, CompiledTangent):
-            ns[f"{sym}_jvp"] = c.jvp
-            guards.extend(g for g in c.guards if g not in guards)
-        else:  # mutual recursion: looked up at call time
-            ns[f"{sym}_jvp"] = late(functools.partial(compile_tangent, code.callees[sym]),
-                                    "jvp")
-    ns["__adgen_file__"] = parsed.file
-    compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
-    jvp = ns[code.function.name]
-    if param_classes(fn):
-        # a method compiled for its receiver's class: so is its jvp code, which reverse mode
-        # differentiates again (hessian), where self is an object of that class (and the
-        # parameters compiled for their classes: object_classes.typed_for)
-        jvp.__adgen_receiver__ = receiver_of(fn)
-        jvp.__adgen_param_classes__ = getattr(fn, "__adgen_param_classes__", ())
-    defaults = jvp_defaults(fn, params, len(lifted), len(tparams))
-    kwonly = jvp.__code__.co_kwonlyargcount
-    if kwonly:  # keyword-only parameters and the tangents after them: by name
-        names = jvp.__code__.co_varnames[jvp.__code__.co_argcount:][:kwonly]
-        everything = jvp_defaults(fn, params, len(lifted), len(tparams), every=True)
-        jvp.__kwdefaults__ = {n: v for n, v in zip(names, everything[-kwonly:])
-                              if v is not MISSING_DEFAULT}
-        positional = list(everything[:-kwonly])
-        defaults = ()
-        while positional and positional[-1] is not MISSING_DEFAULT:  # the suffix with defaults
-            defaults = (positional.pop(),) + defaults
-    jvp.__defaults__ = defaults
-    source = own
-    for sym, c in callees.items():
-        if isinstance(c, CompiledTangent) and c.name != tree.name:
-            text = c.own_source if sym == c.name else re.sub(
-                rf"\b{re.escape(c.name)}_jvp\b", f"{sym}_jvp", c.own_source)
-            source = text + "\n\n" + source
-    return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
-
-
-def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Call
-                       ) -> list[gast.expr]:
-    """Forward mode's summary of a call for the effects analysis: the arguments a call of a
-    user function writes in place, as its reverse-mode compilation says (its
-    ``written_params``), or, where that fails, every argument of one that may change one
-    (transforms.argument_writes); none for other calls."""
-    from adgen.transforms.argument_writes import leaves_arguments
-
-    obj = resolve(parsed, call.func)
-    if obj is None or not is_user_function(obj) or registry.lookup(obj) is not None or \
-            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")) or \
-            leaves_arguments(obj, summaries):
-        return []
-    every = list(call.args) + [k.value for k in call.keywords]
-    try:
-        compiled = compile_function(obj)
-    except AdgenError:
-        return every
-    written = compiled.written_params
-    if not compiled.mutates_params:
-        return []
-    if written is True:
-        return every
-    names = positional_params(obj, len(call.args))
-    return [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written] + \
-        [k.value for k in call.keywords if k.arg in written]
 
 
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:

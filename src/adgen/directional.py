@@ -1,8 +1,8 @@
 """The directional derivative of a function as a Python function adgen's reverse mode can
 differentiate again (second and third derivatives: hvp, hessian, the derivatives of a
 gradient, ``third_order``): ``d(*args, *directions)`` calls the generated jvp code of ``f``
-(``tangent_compiled``: ``pipeline.compile_tangent``) and returns its out_dot. Its source is
-generated and kept in ``linecache``, as the jvp's is, so ``adgen.grad`` reads it.
+(``tangent_compiled``: ``tangent_pipeline.compile_tangent``) and returns its out_dot. Its
+source is generated and kept in ``linecache``, as the jvp's is, so ``adgen.grad`` reads it.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ __all__ = ["directional", "refuse_method_writing_arguments", "tangent_compiled"]
 
 def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
                      leading: int = 0) -> tuple[Any, tuple[Any, ...]]:
-    """The compiled jvp of ``fun`` (transforms.pipeline.compile_tangent) and its receiver.
+    """The compiled jvp of ``fun`` (transforms.tangent_pipeline.compile_tangent) and its receiver.
     ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
     bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``)."""
     from adgen.transforms.library_wrappers import library_target, library_wrapper
-    from adgen.transforms.pipeline import compile_tangent
+    from adgen.transforms.tangent_pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
     shift = len(receiver) + leading

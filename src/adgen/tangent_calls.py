@@ -199,7 +199,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             f"forward mode (jvp) calling {fn.__qualname__}, a function with *args, through a "
             "variable or with *args", hint="call it by its name with the arguments one by "
             "one, or use adgen.grad / adgen.vjp")
-    from adgen.transforms.pipeline import compile_tangent
+    from adgen.transforms.tangent_pipeline import compile_tangent
 
     # the jvp for the arguments given tangents only: the others are constants (a method's
     # object without one: self.gamma stays a number, not one with a zero tangent, whose
