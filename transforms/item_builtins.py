@@ -29,6 +29,7 @@ replaced.
 from __future__ import annotations
 
 import builtins
+import types
 from typing import Any
 
 import gast
@@ -37,11 +38,14 @@ from adgen.transforms.walk import walk
 __all__ = ["rewrite_item_builtins"]
 
 _NAMES = ("map", "filter", "zip", "max", "min", "sorted")
+_CALLED = frozenset({"map", "filter", "max", "min"})
 
 
 def rewrite_item_builtins(parsed: Any) -> None:
     """Writes ``map(f, *xs)`` and ``filter(f, xs)`` calls as generator expressions, and
     ``max`` / ``min`` with ``key=`` as the first item of ``sorted``."""
+    if not _CALLED & _code_names(getattr(parsed.fn, "__code__", None)):
+        return  # the function's code (nested code too) names none of them: most functions
     tree = parsed.tree
     calls = [n for n in walk(tree) if isinstance(n, gast.Call) and
              isinstance(n.func, gast.Name) and (n.func.id in ("map", "filter") or (
@@ -70,6 +74,19 @@ def rewrite_item_builtins(parsed: Any) -> None:
                     value[i] = new
                 else:
                     setattr(node, field, new)
+
+
+def _code_names(code: Any) -> set[str]:
+    """The global and attribute names ``code`` and the code nested in it read (all of them
+    where there is no code: a function adgen was given as a tree)."""
+    if not isinstance(code, types.CodeType):
+        return set(_CALLED)
+    names: set[str] = set()
+    todo = [code]
+    for c in todo:
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return names
 
 
 def _generator(call: gast.Call, fresh: Any, replaced: dict[int, Any]
