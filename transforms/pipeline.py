@@ -81,7 +81,6 @@ from adgen.transforms.parse import positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.single_use import consumable_saved, shape_numbers
 from adgen.transforms.star_wrappers import shim_of
-from adgen.transforms.tangent_pipeline import compile_tangent as compile_tangent  # (forward mode)
 from adgen.transforms.unseen_calls import check_unseen_calls
 from adgen.transforms.walk import walk
 
