@@ -41,7 +41,7 @@ def lower_ufunc_where(s: gast.stmt, call: gast.Call, resolved: Any, result: str 
 
     Args:
         s: the statement, for its location.
-        call: its call, ``out=`` already given by keyword (``lower_mutation._out_by_keyword``).
+        call: its call, ``out=`` already given by keyword (``out_positions.out_by_keyword``).
         resolved: the object the call's function resolves to.
         result: the name the statement binds, or None.
         namer: fresh names.
