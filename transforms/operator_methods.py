@@ -41,8 +41,10 @@ classes are known. A left operand of unknown class (a parameter) with a right op
 a class: the left's method if it is an object of the class, the reflected method of the right
 operand if the left is a Python number (``s * p``), the operator as written otherwise.
 
-Not rewritten: ``x += y`` of a class with its own ``__iadd__`` (it changes the object: the
-compiler's in-place rules refuse it at the line), ``p[i] = v`` (``__setitem__``), operands
+``p += q`` on such a name is ``p = type(p).__iadd__(p, q)`` where the class defines
+``__iadd__`` (Python rebinds ``p`` to what it returns), else ``p = p + q`` as above.
+
+Not rewritten: ``p[i] = v`` (``__setitem__``), ``self.pos += v`` (an attribute), operands
 in a comprehension's or lambda's body that need the value held in a name (a ``:=`` would bind
 it in the function), and a parameter with no annotation that the function reads only
 through operators (``def f(p, v): return (p * v)[0]``: nothing shows it is an object). There
@@ -77,6 +79,7 @@ BINARY = {
 }
 UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
 OPERATORS = frozenset({m for pair in BINARY.values() for m in pair} | set(UNARY.values()) |
+                      {"__i" + pair[0][2:] for pair in BINARY.values()} |
                       {"__getitem__", "__abs__"})
 # a list's, dict's or tuple's attributes (xs.append): not evidence of an object of a class
 _CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple))
@@ -531,6 +534,37 @@ class _Rewriter(gast.NodeTransformer):
                 body=_method_call(copy.deepcopy(left), forward, [copy.deepcopy(then)], node),
                 orelse=otherwise, **_place(node))
         return gast.IfExp(test=test, body=reflected_call, orelse=otherwise, **_place(node))
+
+    def visit_AugAssign(self, node: gast.AugAssign) -> gast.stmt:
+        """``p += q`` as Python runs it on an object: ``p = type(p).__iadd__(p, q)`` where
+        the class defines ``__iadd__``, else ``p = p + q`` (its ``__add__``, or ``q``'s
+        ``__radd__``)."""
+        self.generic_visit(node)
+        if not (isinstance(node.target, gast.Name) and type(node.op) in BINARY):
+            return node
+        held = self.held.get(node.target.id)
+        if held is None:
+            return node
+        forward = BINARY[type(node.op)][0]
+        inplace = "__i" + forward[2:]
+        name = node.target.id
+        binary = self.visit_BinOp(gast.BinOp(left=_name(name, node), op=copy.deepcopy(node.op),
+                                             right=copy.deepcopy(node.value),
+                                             **_place(node)))
+        value: gast.expr | None = None
+        if held.defining(inplace):
+            call = _method_call(_name(name, node), inplace, [node.value], node)
+            # (where no class defines the operator itself, p + q would fail in Python: the
+            # in-place method is the one that runs)
+            value = call if held.certain or isinstance(binary, gast.BinOp) else gast.IfExp(
+                test=_defines(_name(name, node), inplace, node), body=call, orelse=binary,
+                **_place(node))
+        elif not isinstance(binary, gast.BinOp):
+            value = binary  # rewritten: the class's __add__ (or the right one's __radd__)
+        if value is None:
+            return node
+        return gast.Assign(targets=[_name(name, node, gast.Store())], value=value,
+                           type_comment=None, **_place(node))
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
         self.generic_visit(node)

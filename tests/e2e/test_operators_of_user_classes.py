@@ -302,3 +302,39 @@ def test_a_class_defined_after_the_first_gradient():
     for policy in POLICIES:
         got = adgen.grad(scaled_norm, argnums=1, mutation=policy)(Tripled(X.copy()), X)
         assert_grad_close(got, 18 * X ** 3)
+
+
+class Accumulator:
+    """An in-place add of its own (__iadd__ changes the object and returns it)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __iadd__(self, other):
+        self.a = self.a + other.a
+        return self
+
+    def norm2(self):
+        return np.sum(self.a ** 2)
+
+
+def accumulated(v):
+    total = Accumulator(v)
+    for _ in range(2):
+        total += Accumulator(np.sin(v))
+    return total.norm2()
+
+
+def added_in_place(v):
+    p = Vec(v)
+    p += Vec(v ** 2)  # no __iadd__: p = p + Vec(v ** 2), Vec.__add__
+    p *= 3.0
+    return p.norm2()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [accumulated, added_in_place])
+def test_augmented_assignment_of_an_object(f, policy):
+    # refused before ('an object of class Accumulator that may share an array ...' for the
+    # first, the in-place rules of an array for the second)
+    assert_grad_close(adgen.grad(f, mutation=policy)(X), numerical_grad(f, (X,), 0))
