@@ -9,6 +9,7 @@ import copy
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.foreign_values import checked_objects, checked_values
+from adgen.transforms.analyses.free_containers import READS_AFTER
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.method_reductions import method_reductions
@@ -346,6 +347,8 @@ class Forward:
                 else:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
+                    if hasattr(call, READS_AFTER):  # (checked as it runs: unseen_calls)
+                        setattr(fcall, READS_AFTER, getattr(call, READS_AFTER))
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
                     self.rec.result_of.get(id(s), "_"), gast.Store)
                 if id(s) in self.rec.result_entry and isinstance(res, gast.Name):

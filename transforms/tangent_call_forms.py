@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 import numpy as np
+from adgen.transforms.analyses.free_containers import READS_AFTER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.parse import varargs_of
 from adgen.transforms.reverse_ast import RUNTIME_CALLS
@@ -152,6 +153,8 @@ def dynamic_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     call = gast.Call(func=name("call_jvp"), args=[copy.deepcopy(v.func), args, tangents,
                                                   keywords, copy.deepcopy(root),
                                                   owner_dot], keywords=[])
+    if hasattr(v, READS_AFTER):  # (checked as it runs: unseen_calls)
+        setattr(call, READS_AFTER, getattr(v, READS_AFTER))
     tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
                      ctx=gast.Store())
     return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []

@@ -18,7 +18,11 @@ a name gives a function of the user's that calls its parameter as it is (``run(c
 ``run`` calls ``cb()``: ``run(checked_callable(cb))``). Calls that go through adgen's
 dispatch (``call_forward(cb, x)``), of globals, of attributes and inside nested defs and
 lambdas (whose writes are checked where the function differentiated defines them:
-free_writes.refuse_unseen_writes) are left alone. Nothing else changes.
+free_writes.refuse_unseen_writes) are left alone. A call that analyses.free_containers marked
+(``READS_AFTER``: the function reads a global or closure list or dict into its result after
+it) passes those containers too: ``checked_callable(cb, None, {'CACHE': (CACHE, 13)},
+'file.py')(y)``, also around ``call_forward`` and ``call_jvp`` (``z = cb(y)``), which
+refuses a value with a derivative the callee put there, at line 13. Nothing else changes.
 
 Forward mode wraps the same calls in its jvp code (pipeline._compile_tangent), and that code
 is itself differentiated (hessian and hvp: reverse over forward; third derivatives):
@@ -34,7 +38,10 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.analyses.free_containers import READS_AFTER
 from adgen.transforms.walk import body_nodes
+
+from adgen.errors import Location
 
 CHECK = "checked_callable"  # adgen.runtime's (src/adgen/callbacks.py)
 # methods of ndarrays and of the builtin containers and strings: a call of one on a local
@@ -69,18 +76,25 @@ def check_unseen_calls(fn: gast.FunctionDef,
         if not isinstance(node, gast.Call):
             continue
         f = node.func
+        if isinstance(f, gast.Name) and f.id in ("call_forward", "call_jvp") and \
+                hasattr(node, READS_AFTER):
+            # z = cb(y), differentiated through adgen's dispatch, followed by a read of a
+            # global container cb may have stored into (analyses.free_containers)
+            node.func = _checked(f, None, getattr(node, READS_AFTER))
+            continue
         if isinstance(f, gast.Subscript) or (
                 isinstance(f, gast.Attribute) and f.attr not in _KNOWN_METHODS and
                 isinstance(f.value, gast.Name) and f.value.id in bound):
             # hooks["h"](), opts.hook(): a function held by a container or an object (for an
             # attribute, the object too: a method of its own, self.reset(), may write it)
-            node.func = _checked(f, f.value if isinstance(f, gast.Attribute) else None)
+            node.func = _checked(f, f.value if isinstance(f, gast.Attribute) else None,
+                                 getattr(node, READS_AFTER, None))
             continue
         if not isinstance(f, gast.Name):
             continue
         if f.id in bound:
             checked.add(f.id)
-            node.func = _checked(f)
+            node.func = _checked(f, None, getattr(node, READS_AFTER, None))
             continue
         for k in called(node):
             a = node.args[k] if k < len(node.args) else None
@@ -116,8 +130,22 @@ def _unwrapped(node: Any) -> Any:
     return node
 
 
-def _checked(callee: gast.expr, receiver: gast.expr | None = None) -> gast.Call:
-    extra = [gast.Name(receiver.id, gast.Load(), None, None)] \
+def _checked(callee: gast.expr, receiver: gast.expr | None = None,
+             reads: dict[str, Location] | None = None) -> gast.Call:
+    """``checked_callable(cb)``, ``checked_callable(opts.hook, opts)``; with ``reads`` (the
+    global or closure containers the function reads into its result after the call:
+    analyses.free_containers), ``checked_callable(cb, None, {'CACHE': (CACHE, 13)},
+    'file.py')``, which refuses at line 13 a value with a derivative put into CACHE."""
+    extra: list[gast.expr] = [gast.Name(receiver.id, gast.Load(), None, None)] \
         if isinstance(receiver, gast.Name) else []
+    if reads:
+        file = next(iter(reads.values())).file
+        watched = gast.Dict(
+            keys=[gast.Constant(g, None) for g in reads],
+            values=[gast.Tuple([gast.Name(g, gast.Load(), None, None),
+                                gast.Constant(where.line, None)], gast.Load())
+                    for g, where in reads.items()])
+        extra = [extra[0] if extra else gast.Constant(None, None), watched,
+                 gast.Constant(file, None)]
     return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[callee, *extra],
                      keywords=[])

@@ -36,12 +36,14 @@ from __future__ import annotations
 
 import dis
 import functools
+import linecache
 import types
 from typing import Any
 
 import numpy as np
 
-from adgen.errors import AdgenError, UnsupportedError
+from adgen.errors import AdgenError, Location, UnsupportedError
+from adgen.generated_lines import user_line
 from adgen.transforms.analyses.number_updates import holds_numbers
 
 # ndarray methods that write the array they are bound to
@@ -63,14 +65,18 @@ _HINT = ("pass the array to the function as an argument and call the function by
 _CHECKED: dict[Any, tuple[int, Any]] = {}
 
 
-def checked_callable(fn: Any, owner: Any = None) -> Any:
+def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int]] | None = None,
+                     file: str = "") -> Any:
     """``fn``, after refusing one that writes in place an array it is not passed (a global
     or closure array, its object's, a partial's argument). Generated code calls a callee it
     could not name when it compiled through this: ``checked_callable(cb)(3.0)``;
     ``checked_callable(opts.hook, opts)`` for an attribute, where a method of ``owner``
     itself (``self.reset()``) may write ``owner``'s arrays, as a method called on an object
     the function is given does without a check (only its writes of other arrays are
-    refused).
+    refused). With ``reads`` (``{'CACHE': (CACHE, 13)}``: global or closure containers the
+    function reads into its result after the call, at those lines of ``file``), ``fn``
+    wrapped: the call refuses, at the read, a value that may carry a derivative that ``fn``
+    put into one of them (:func:`_reading_back`).
 
     Raises:
         UnsupportedError: naming the callee and the write (its line, where adgen can read
@@ -92,7 +98,85 @@ def checked_callable(fn: Any, owner: Any = None) -> Any:
         call = getattr(kind, "__call__", None)
         if isinstance(call, types.FunctionType):  # an object called as a function
             _check_function(fn, call, (fn,), ())
-    return fn
+    return _reading_back(fn, reads, file) if reads else fn
+
+
+def _reading_back(fn: Any, reads: dict[str, tuple[Any, int]], file: str) -> Any:
+    """``fn``, called so that a value that may carry a derivative it puts into one of the
+    containers of ``reads`` (a new or replaced item of a list or dict: ``CACHE["y"] = y``,
+    ``HIST.append(y)`` of a callback held in a parameter or a dict) is refused at the line
+    that reads the container back: the gradient would miss its part (a silently wrong
+    gradient). What the callee leaves as it was (a Butcher tableau, a dict of options) and
+    what it puts there without a derivative (a count, a string) pass."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        before = {g: _items(c) for g, (c, _) in reads.items()}
+        out = fn(*args, **kwargs)
+        for g, (container, line) in reads.items():
+            put = _put_since(container, before[g])
+            if put is not None:
+                # (around adgen's call_forward(cb, y) / call_jvp: the callee is cb)
+                shown = args[0] if args and str(getattr(fn, "__module__", "")).startswith(
+                    "adgen.") else fn
+                where = _user_read(file, line)
+                err = UnsupportedError(
+                    f"{g}, a global or closure {type(container).__name__}, is read back into "
+                    f"the result (line {where.line}) after {_name(shown)}, called through a "
+                    f"variable, put a value with a derivative into it ({g}[{put!r}]): adgen "
+                    "does not follow a derivative through a container the function does not "
+                    "own (the gradient would miss it)", where,
+                    hint="return the value from the callback and use what it returns "
+                         "(y = cb(y)), or pass the container to the function as an argument")
+                err.__adgen_located__ = True  # type: ignore[attr-defined]  # (at the read)
+                raise err
+        return out
+
+    return call
+
+
+def _user_read(file: str, line: int) -> Location:
+    """The user's line ``line`` of ``file``, or of the user's file that generated code (jvp
+    code that hessian differentiates) was compiled from, by its ``# line N:`` comments."""
+    from adgen.transforms.emit import USER_FILES
+
+    user = USER_FILES.get(file)
+    found = user_line("".join(linecache.getlines(file)), line) if user else None
+    if found is not None:
+        file, line = user, found[0]
+    text = linecache.getline(file, line)
+    return Location(file, line, len(text) - len(text.lstrip()), text)
+
+
+def _items(container: Any) -> Any:
+    """What ``container`` holds, item by item (the objects themselves, compared by
+    identity)."""
+    return dict(container) if isinstance(container, dict) else list(container)
+
+
+def _put_since(container: Any, before: Any) -> Any:
+    """The key (the position, for a list) of an item of ``container`` that is new or
+    another object than in ``before`` and may carry a derivative, else None."""
+    now = container.items() if isinstance(container, dict) else enumerate(container)
+    for key, value in now:
+        old = before.get(key, before) if isinstance(before, dict) else \
+            (before[key] if key < len(before) else before)
+        if old is not value and _may_carry(value):
+            return key
+    return None
+
+
+def _may_carry(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` may carry a derivative: a float or complex number or array, or a
+    list, tuple or dict holding one."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.issubdtype(value.dtype, np.inexact)
+    if isinstance(value, (float, complex)):
+        return True
+    if depth < 3 and isinstance(value, (list, tuple)):
+        return any(_may_carry(v, depth + 1) for v in value)
+    if depth < 3 and isinstance(value, dict):
+        return any(_may_carry(v, depth + 1) for v in value.values())
+    return False
 
 
 def checked_at(fn: Any, where: Any) -> None:

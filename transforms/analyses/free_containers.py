@@ -18,15 +18,20 @@ a global's, so that is refused at the line.
   container that the function reads back into its result after the write, and, at the read,
   a read of a global list or dict into the result after a call that may put one there: a
   function given as an argument (``cb(y)``), or a function of the user's whose code fills
-  that container (``log(y)``, by its bytecode's names).
+  that container (``log(y)``, by its bytecode's names: a filling method or an item store,
+  ``CACHE["y"] = y``); where the callee is known only when the call runs (a dict after a
+  callback parameter, ``hook["log"](y)``, ``opts.hook(y)``), the call is marked instead
+  (``READS_AFTER``: the containers and the read's location), and the forward checks it as it
+  runs (transforms/unseen_calls.py, src/adgen/callbacks.py).
 
-Input: the function in SSA form, its activity and the resolver (read only); output: nothing,
-or an ``UnsupportedError`` naming the line.
+Input: the function in SSA form, its activity and the resolver (read only); output: nothing
+(but the marks on calls), or an ``UnsupportedError`` naming the line.
 """
 
 from __future__ import annotations
 
 import collections
+import dis
 import types
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +47,9 @@ from adgen.errors import UnsupportedError
 _FILLS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "appendleft",
                     "extendleft"})
 _CONTAINERS = (list, dict, set, collections.deque)
+# the attribute of a call node that names the global or closure containers the function
+# reads into its result after the call, with the read's location (:func:`_watch`)
+READS_AFTER = "adgen_reads_after"
 _HINT = ("make the list in the function (hist = [] ... hist.append(y)) or pass it as an "
          "argument: adgen follows the lists and dicts a function is given or makes; a log "
          "the result does not read back is fine as it is")
@@ -62,8 +70,12 @@ def filled_container(call: gast.Call, resolve: Callable[[gast.expr], Any] | None
 
 
 def filled_names(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any]) -> set[str]:
-    """The global or closure containers ``fn`` puts values into (:func:`filled_container`)."""
-    return {g for c in nodes_of(fn, gast.Call) if (g := filled_container(c, resolve))}
+    """The global or closure containers ``fn`` puts values into (:func:`filled_container`),
+    and the global or closure dicts it stores an item into (``CACHE["y"] = y``)."""
+    stored = {t.value.id for a in nodes_of(fn, gast.Assign) for t in a.targets
+              if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and
+              isinstance(resolve(t.value), dict)}
+    return stored | {g for c in nodes_of(fn, gast.Call) if (g := filled_container(c, resolve))}
 
 
 def logs_into_container(call: gast.Call, obj: Any) -> bool:
@@ -106,12 +118,20 @@ def refuse_read_back(fn: gast.FunctionDef, parsed: Parsed, varied: set[str],
                 "does not own (the gradient would miss it)", parsed.location(st), hint=_HINT)
     # cb(y) of a function given as an argument (it may be lambda y: HIST.append(y)), or
     # log(y) of a function of the user's whose code fills the container
-    callbacks = [(st, c) for st, c in calls
-                 if isinstance(c.func, (gast.Name, gast.Attribute)) and any(
-                     n in varied for a in c.args for n in loaded_names(a)) and (
+    given = [(st, c) for st, c in calls if any(
+        n in varied for a in c.args for n in loaded_names(a))]
+    callbacks = [(st, c) for st, c in given
+                 if isinstance(c.func, (gast.Name, gast.Attribute)) and (
                      isinstance(c.func, gast.Name) and c.func.id in _parameters(fn) or
                      isinstance(resolve(c.func), types.FunctionType))]
-    if not callbacks:
+    # hook["log"](y), opts.hook(y) (t1(y) for t1 = hook["log"]): a callee held by a
+    # container or an object, known only when the call runs (watched there, as a dict
+    # after a callback parameter)
+    held_callees = [(st, c) for st, c in given
+                    if isinstance(c.func, (gast.Subscript, gast.Attribute, gast.Name)) and
+                    resolve(c.func) is None and (not isinstance(c.func, gast.Name) or
+                                                 c.func.id not in _parameters(fn))]
+    if not callbacks and not held_callees:
         return
     for g in sorted(useful):
         held = resolve(gast.Name(id=g, ctx=gast.Load(), annotation=None, type_comment=None))
@@ -124,7 +144,10 @@ def refuse_read_back(fn: gast.FunctionDef, parsed: Parsed, varied: set[str],
                 if not _may_fill(callee, held):
                     continue
             elif isinstance(held, dict):
-                continue  # (a dict of options, CFG["scale"], read after a callback)
+                # a dict of options (CFG["scale"]) or a cache the callback stores into
+                # (CACHE["y"] = y): which one is known when the call runs
+                _watch(parsed, fn, c, g, cb)
+                continue
             elif not _changed_here(fn, g):
                 # a callback parameter, whose code is known only when it runs: a global
                 # list read whole or from its end (HIST[-1], sum(HIST)); a fixed item of a
@@ -140,20 +163,40 @@ def refuse_read_back(fn: gast.FunctionDef, parsed: Parsed, varied: set[str],
                     "it: adgen does not follow a derivative through a container the function "
                     "does not own (the gradient would miss it)", parsed.location(read),
                     hint=_HINT)
+        for cb, c in held_callees:
+            _watch(parsed, fn, c, g, cb)
+
+
+def _watch(parsed: Parsed, fn: gast.FunctionDef, call: gast.Call, g: str,
+           st: gast.stmt) -> None:
+    """Notes on ``call`` (a callee known only when it runs) that ``fn`` reads the container
+    ``g`` into its result after it: the forward calls it through ``checked_callable``, which
+    refuses, at that read, a value with a derivative the callee put into ``g``
+    (transforms/unseen_calls.py, src/adgen/callbacks.py)."""
+    read = _read_of(fn, g, set(), after=st)
+    if read is not None:
+        reads = getattr(call, READS_AFTER, {})
+        reads.setdefault(g, parsed.location(read))
+        setattr(call, READS_AFTER, reads)
 
 
 def _may_fill(fn: types.FunctionType, held: Any, depth: int = 0) -> bool:
     """Whether ``fn``'s code may put values into the container ``held``: it names a method
-    that fills one and a global or closure variable bound to ``held`` (or calls a function
-    of the user's that may, two levels down)."""
+    that fills one, or stores an item, and a global or closure variable bound to ``held``
+    (or calls a function of the user's that may, two levels down)."""
     code = fn.__code__
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     values = [fn.__globals__.get(n) for n in code.co_names] + [
         c.cell_contents for c in cells.values() if _filled(c)]
-    if _FILLS & set(code.co_names) and any(v is held for v in values):
-        return True
+    if (_FILLS & set(code.co_names) or _stores_items(code)) and any(v is held for v in values):
+        return True  # (HIST.append(y); CACHE["y"] = y)
     return depth < 2 and any(isinstance(v, types.FunctionType) and v is not fn and
                              _may_fill(v, held, depth + 1) for v in values)
+
+
+def _stores_items(code: types.CodeType) -> bool:
+    """Whether ``code`` stores an item or a slice (``CACHE["y"] = y``)."""
+    return any(i.opname in ("STORE_SUBSCR", "STORE_SLICE") for i in dis.get_instructions(code))
 
 
 def _filled(cell: Any) -> bool:
