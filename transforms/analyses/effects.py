@@ -198,8 +198,9 @@ def effects(fn: gast.FunctionDef,
                     v.args[0].id if isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id == "loop_sequence" and v.args and
                     isinstance(v.args[0], gast.Name) else _container_copied(v, eff.kinds))
-                if src is None and _sequences_joined(v, eff.kinds):
-                    src = min(_sequences_joined(v, eff.kinds))  # a + b of lists: a list
+                joined = _sequences_joined(v, eff.kinds, arrays)
+                if src is None and joined:
+                    src = min(joined)  # a + b of lists: a list
                 if src is None and isinstance(v, gast.Subscript) and \
                         isinstance(v.slice, gast.Slice) and isinstance(v.value, gast.Name) and \
                         eff.kinds.get(v.value.id) in ("list", "tuple"):
@@ -366,10 +367,14 @@ def _constant(v: Any) -> Any:
     return None if isinstance(v, gast.AST) else v
 
 
-def _sequences_joined(v: gast.expr, kinds: dict[str, str]) -> set[str]:
+def _sequences_joined(v: gast.expr, kinds: dict[str, str],
+                      arrays: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """The lists or tuples whose items ``v`` holds where it joins them (``a + b``,
-    ``a * 2``, ``2 * a``), else an empty set."""
+    ``a * 2``, ``2 * a``), else an empty set. A list with an ndarray (``W * v``, ``v + w``)
+    is NumPy's arithmetic, a new array: no join."""
     if not (isinstance(v, gast.BinOp) and isinstance(v.op, (gast.Add, gast.Mult))):
+        return set()
+    if any(isinstance(o, gast.Name) and o.id in arrays for o in (v.left, v.right)):
         return set()
     return {o.id for o in (v.left, v.right)
             if isinstance(o, gast.Name) and kinds.get(o.id) in ("list", "tuple")}
@@ -437,7 +442,7 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         return [(name, {v.id})]
     if isinstance(v, gast.Constant):
         return [(name, set())]
-    joined = _sequences_joined(v, kinds)
+    joined = _sequences_joined(v, kinds, arrays)
     if joined:
         # c = a + b, c = a * 2 of lists or tuples: a new container holding the same items,
         # so a write through an item of it (c[0] *= 3.0) writes a's item too
