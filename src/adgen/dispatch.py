@@ -146,8 +146,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         shown = f"{getattr(fn, '__qualname__', fn)} ({code.co_filename}:{code.co_firstlineno})"
         what = f"{shown} writes an array argument (or an array of self)"
         hint = "call a module-level function by its name, a method on self (in a method " \
-            "of the object), on a global object or by its class (Model.step(model, u)), " \
-            "or return the new array instead of writing it in place"
+            "of the object), on an object the function is given or builds, on a global " \
+            "object or by its class (Model.step(model, u)), or return the new array " \
+            "instead of writing it in place"
         mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
         if mutable is not None:  # self.buf += v on an array: name the line and attribute
             u, kind = mutable
