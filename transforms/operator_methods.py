@@ -66,9 +66,10 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.properties import method_owner
 from adgen.transforms.walk import walk
 
-__all__ = ["call_operator_methods", "method_owner"]
+__all__ = ["call_operator_methods"]
 
 # the method Python calls for each operator, and the reflected one it tries next
 BINARY = {
@@ -87,21 +88,6 @@ _LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 # the builtins the rewritten code calls (a function that binds one of them is left alone)
 _BUILTINS = {"type": type, "isinstance": isinstance, "slice": slice, "int": int,
              "float": float, "abs": abs, "getattr": getattr}
-
-
-def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
-    """The class a method was defined in (from its ``__class__`` cell or ``__qualname__``),
-    or None."""
-    cell = namespace.get("__class__")
-    if isinstance(cell, type):
-        return cell
-    parts = getattr(fn, "__qualname__", "").split(".")
-    if len(parts) < 2 or "<locals>" in parts:
-        return None
-    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
-    for p in parts[1:-1]:
-        obj = getattr(obj, p, None)
-    return obj if isinstance(obj, type) else None
 
 
 def _user_class(cls: Any) -> bool:

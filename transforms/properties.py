@@ -38,11 +38,12 @@ from typing import Any
 import gast
 from adgen.transforms.walk import walk
 
-__all__ = ["read_properties"]
+__all__ = ["method_owner", "read_properties"]
 
 
-def _owner(fn: Any, namespace: dict[str, Any]) -> Any:
-    """The class a method was defined in, or None."""
+def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
+    """The class a method was defined in (from its ``__class__`` cell or ``__qualname__``),
+    or None."""
     cell = namespace.get("__class__")
     if isinstance(cell, type):
         return cell
@@ -85,7 +86,7 @@ def read_properties(parsed: Any) -> None:
                 built[node.targets[0].id] = cls
     classes = {n: c for n, c in built.items() if stores.get(n) == 1}
     params = tree.args.args
-    owner = _owner(parsed.fn, parsed.namespace) if params else None
+    owner = method_owner(parsed.fn, parsed.namespace) if params else None
     if owner is not None and not stores.get(params[0].id):
         classes[params[0].id] = owner
     for p in params:  # def loss(m: Model, x): an annotation that names a class
