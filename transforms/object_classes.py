@@ -24,6 +24,7 @@ Every copy is one per function and classes (the compile cache keys it by identit
 
 from __future__ import annotations
 
+import copy
 import types
 from typing import Any
 
@@ -211,7 +212,7 @@ def insert_checks(parsed: Any, body: list[gast.stmt],
             insert_checks(parsed, case.body, checked, bind)
         if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
-        at = body.index(st)
+        checks = []
         for node in _own_nodes(st):
             found = checked.get(id(node))
             if found is None:
@@ -226,8 +227,40 @@ def insert_checks(parsed: Any, body: list[gast.stmt],
                 gast.Name(held, gast.Load(), None, None),
                 gast.Constant(attr, None), gast.Constant(parsed.file, None),
                 gast.Constant(line, None)], [])
-            body.insert(at, gast.copy_location(gast.Expr(call), st))
-            at += 1
+            checks.append(gast.copy_location(gast.Expr(call), st))
+        at = body.index(st)
+        body[at:at] = checks
+        if checks and isinstance(st, gast.While):
+            # Python evaluates a while's condition before each turn: the checks run again
+            # where a turn ends (the body's end, each continue of this loop)
+            _before_next_turn(st.body, checks)
+
+
+def _before_next_turn(body: list[gast.stmt], checks: list[gast.stmt]) -> None:
+    """``checks`` (copies) at the end of a loop's ``body`` and before each ``continue`` of
+    that loop in it (not of a loop nested in it)."""
+    body.extend(copy.deepcopy(checks))
+    _before_next_turn_here(body, checks)
+
+
+def _before_next_turn_here(body: list[gast.stmt], checks: list[gast.stmt]) -> None:
+    """``checks`` before each ``continue`` of the enclosing loop in ``body``."""
+    for st in list(body):
+        if isinstance(st, gast.Continue):
+            at = body.index(st)
+            body[at:at] = copy.deepcopy(checks)
+        elif isinstance(st, (gast.If, gast.Try, gast.With, gast.Match)):
+            for inner in _inner_bodies(st):
+                _before_next_turn_here(inner, checks)
+
+
+def _inner_bodies(st: gast.stmt) -> list[list[gast.stmt]]:
+    """The statement lists of a compound statement that is not a loop or a def."""
+    out = [getattr(st, f) for f in ("body", "orelse", "finalbody")
+           if isinstance(getattr(st, f, None), list)]
+    out += [h.body for h in getattr(st, "handlers", ())]
+    out += [c.body for c in getattr(st, "cases", ())]
+    return out
 
 
 def _own_nodes(st: gast.stmt) -> list[Any]:
