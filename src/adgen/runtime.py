@@ -37,13 +37,13 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     zeros_of_tree,
 )
 from adgen.callbacks import checked_callable  # noqa: F401  (re-exported: generated code)
+from adgen.copy_hints import copy_hint  # noqa: F401  (re-exported: generated code)
 from adgen.guards import (  # noqa: F401  (re-exported: generated code imports them here)
     Capture,
     GuardScope,
     before_write,
     capture,
     copy_before_loop,
-    copy_hint,
     copy_when_read,
     current_scope,
     flat_target,
