@@ -118,7 +118,10 @@ def _lower_exits(fn: gast.FunctionDef, namer: Namer) -> None:
 
 
 def _has_loop_exit(fn: gast.FunctionDef) -> bool:
-    return any(isinstance(n, (gast.Break, gast.Continue)) for n in walk(fn))
+    """A break or continue, or a loop's else arm (run after the loop: the lowering puts it
+    there), anywhere in ``fn``."""
+    return any(isinstance(n, (gast.Break, gast.Continue)) or
+               isinstance(n, (gast.For, gast.While)) and n.orelse for n in walk(fn))
 
 
 def _not_any(flags: list[str], like: gast.AST) -> gast.expr:
