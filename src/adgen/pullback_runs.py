@@ -71,20 +71,24 @@ def may_be_complex(compiled: Any) -> bool:
 
 
 def run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
-                  complex_values: bool = False) -> Any:
+                  complex_values: bool = False, stores_retry: bool = False) -> Any:
     """``pullback(saved, out_bar)``; again with complex adjoints for real buffers when a complex
     cotangent reached a real one (NumPy refuses ``float_adjoint += complex``). A pullback can
     run any number of times (it only reads what the forward pass saved), so the retry is
     safe; it is remembered, so the next call goes straight to complex adjoints.
     ``complex_values`` (:func:`may_be_complex`): a complex cotangent that a rule would store
-    into a real array raises, naming the line, instead of losing its imaginary part."""
+    into a real array raises, naming the line, instead of losing its imaginary part.
+    ``stores_retry`` (set by that check, which turns NumPy's ComplexWarning into an error):
+    a complex cotangent *stored* into a real adjoint (``x_bar[3:] = t2_bar`` of
+    ``z = x[:3] + 1j * x[3:]``) is retried with complex adjoints as an added one is; only a
+    store that still drops an imaginary part then (a rule's own real zeros) is refused."""
     if complex_values:
         # NumPy only warns when a complex value is stored into a real array (a rule's zeros):
         # the imaginary part would be dropped, a silently wrong gradient
         with warnings.catch_warnings():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             try:
-                return run_pullback(pullback, saved, out_bar)
+                return run_pullback(pullback, saved, out_bar, stores_retry=True)
             except np.exceptions.ComplexWarning as exc:
                 raise runtime.locate(NonDifferentiableError(
                     "a complex cotangent reached a derivative rule that handles real values "
@@ -97,6 +101,9 @@ def run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
             return pullback(saved, out_bar)
         except TypeError as exc:
             if not complex_into_real(exc):
+                raise
+        except np.exceptions.ComplexWarning:
+            if not stores_retry:
                 raise
         try:
             COMPLEX_PULLBACKS.add(pullback)
