@@ -439,7 +439,8 @@ class _Rewriter:
                     self.typed_call(node) or self.global_partial(node)
         if self.checks:
             insert_checks(self.parsed, self.parsed.tree.body,
-                          {id(call): found for call, *found in self.checks}, self.bind)
+                          {id(call): found for call, *found in self.checks}, self.bind,
+                          self.fresh)
 
 def _walk_here(node: Any) -> list[Any]:
     """The nodes of ``node`` outside the nested defs and lambdas in it."""

@@ -194,22 +194,28 @@ def built_objects(parsed: Any, stores: dict[str, int]) -> dict[str, type]:
 
 
 def insert_checks(parsed: Any, body: list[gast.stmt],
-                  checked: dict[int, tuple[str, type, str]], bind: Any) -> None:
+                  checked: dict[int, tuple[str, type, str]], bind: Any, fresh: Any) -> None:
     """Before each statement of ``body`` (and of the bodies in it) that makes one of the
     calls ``checked`` (by id: the object's name, its class, the method's name) on an object
     the function built, that object's check (``receiver_checks.method_of_class``) at the
-    user's line. ``bind(base, value)`` gives the name the generated code reads ``value`` by."""
+    user's line. ``bind(base, value)`` gives the name the generated code reads ``value`` by,
+    ``fresh(base)`` a new local name.
+
+    Where code of the statement other than the call may run between the check and the call
+    (another call in it, the call in a comprehension, a while's condition evaluated again),
+    the check runs again after it: an object given a method of its own there is refused,
+    not run as its class's method."""
     from adgen.receiver_checks import method_of_class
 
     for st in list(body):
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(st, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                insert_checks(parsed, inner, checked, bind)
+                insert_checks(parsed, inner, checked, bind, fresh)
         for handler in getattr(st, "handlers", ()):
-            insert_checks(parsed, handler.body, checked, bind)
+            insert_checks(parsed, handler.body, checked, bind, fresh)
         for case in getattr(st, "cases", ()):
-            insert_checks(parsed, case.body, checked, bind)
+            insert_checks(parsed, case.body, checked, bind, fresh)
         if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
         checks = []
@@ -234,6 +240,39 @@ def insert_checks(parsed: Any, body: list[gast.stmt],
             # Python evaluates a while's condition before each turn: the checks run again
             # where a turn ends (the body's end, each continue of this loop)
             _before_next_turn(st.body, checks)
+        if checks and _may_run_between(st, checked):
+            _after(st, body, checks, fresh)
+
+
+def _may_run_between(st: gast.stmt, checked: dict[int, Any]) -> bool:
+    """Whether code other than a checked call may run after the statement's checks and
+    before that call: another call in the statement's own expressions, or the call inside a
+    comprehension (run once per item)."""
+    calls = [n for n in _own_nodes(st) if isinstance(n, gast.Call)]
+    if len(calls) > 1:
+        return True
+    comps = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+    return any(isinstance(n, comps) and any(id(c) in checked for c in body_nodes([n]))
+               for n in _own_nodes(st))
+
+
+def _after(st: gast.stmt, body: list[gast.stmt], checks: list[gast.stmt], fresh: Any) -> None:
+    """``checks`` (copies) right after the statement's expressions have run."""
+    if isinstance(st, (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        at = body.index(st) + 1
+        body[at:at] = copy.deepcopy(checks)
+    elif isinstance(st, (gast.If, gast.While, gast.For)):
+        # after the condition (the iterable): first in each arm
+        st.body[:0] = copy.deepcopy(checks)
+        st.orelse[:0] = copy.deepcopy(checks)
+    elif isinstance(st, gast.Return) and st.value is not None:
+        # return e  ->  result = e; <checks>; return result
+        held = fresh("result")
+        at = body.index(st)
+        body[at:at] = [gast.copy_location(gast.Assign(
+            [gast.Name(held, gast.Store(), None, None)], st.value, None), st),
+            *copy.deepcopy(checks)]
+        st.value = gast.Name(held, gast.Load(), None, None)
 
 
 def _before_next_turn(body: list[gast.stmt], checks: list[gast.stmt]) -> None:
