@@ -6,6 +6,8 @@ Input: a validated FunctionDef. Output: the same function where
   comprehensions (``[(i, v) for i, v in enumerate(xs)]``);
 - ``a and b``, ``a or b`` and ``b if c else d`` are if statements;
 - ``a = b = e`` and ``a, b = e`` assign through one temporary and index it;
+- ``a, b = b, a`` (names from a display of as many items) binds the names one by one, the
+  items evaluated first (``t1 = b; t2 = a; a = t1; b = t2``): no tuple is built;
 - ``for`` loops iterate over ``range(...)`` only: other iterables are indexed
   (``for x in xs`` -> ``for i in range(len(seq)): x = seq[i]``, with enumerate/zip unpacked);
 - ``while cond:`` re-evaluates its test in one place: ``while True: if not cond: break``
@@ -126,6 +128,9 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
             s.value = value
             s.targets = [ex.visit(s.targets[0])]
             return pre + [s]
+        parallel = _parallel(s, value, namer)
+        if parallel is not None:
+            return pre + parallel
         tmp = namer.fresh("t")
         out = pre + [assign(name(tmp, gast.Store), value, s)]
         for t in s.targets:
@@ -212,6 +217,33 @@ def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> lis
             out.extend(_bind_value(elt, item, like, namer))
         return out
     return [assign(target, name(source), like)]
+
+
+def _parallel(s: gast.Assign, value: gast.expr, namer: Namer) -> list[gast.stmt] | None:
+    """``a, b = b, a`` (names unpacking a display of as many items, none starred) as the
+    names bound one by one, Python's order: each item that is not a constant or a name
+    the statement leaves alone is evaluated into a temporary first (``t1 = b; t2 = a;
+    a = t1; b = t2``). No tuple is built, so an array swapped this way is another name of
+    the same array, as after ``u = un`` (the numba backend keeps its gradient in a static
+    buffer; a tuple's items have theirs in shadow memory). None for any other form."""
+    if len(s.targets) != 1 or not isinstance(s.targets[0], (gast.Tuple, gast.List)) or \
+            not isinstance(value, (gast.Tuple, gast.List)):
+        return None
+    targets, items = s.targets[0].elts, value.elts
+    if len(targets) != len(items) or not all(isinstance(t, gast.Name) for t in targets) or \
+            any(isinstance(e, gast.Starred) for e in items):
+        return None
+    bound = {t.id for t in targets}
+    first: list[gast.stmt] = []
+    then: list[gast.stmt] = []
+    for t, e in zip(targets, items):
+        if isinstance(e, gast.Constant) or isinstance(e, gast.Name) and e.id not in bound:
+            then.append(assign(name(t.id, gast.Store), e, s))
+            continue
+        tmp = namer.fresh("t")
+        first.append(assign(name(tmp, gast.Store), e, s))
+        then.append(assign(name(t.id, gast.Store), name(tmp), s))
+    return first + then
 
 
 def _bind_value(target: gast.expr, value: gast.expr, like: gast.AST,

@@ -48,7 +48,6 @@ The steps:
 from __future__ import annotations
 
 import ast
-import linecache
 import re
 from typing import Any
 
@@ -135,21 +134,8 @@ class Rewriter:
 
     def held_arrays(self, st: ast.AST) -> UnsupportedError:
         """The refusal of an array read from a tuple or list (``pop_number``: its gradient
-        is in the default backend's shadow memory), with a copy for a swap of two arrays
-        (``u, un = un, u``, a stencil's two time levels)."""
-        line = getattr(st, "_user_line", 0)
-        src = linecache.getline(self.place.file, line).strip() if line else ""
-        swap = re.fullmatch(r"(\w+)\s*,\s*(\w+)\s*=\s*(\w+)\s*,\s*(\w+)", src)
-        if swap and swap.group(1, 2) == swap.group(4, 3):
-            a, b = swap.group(1, 2)
-            return self.refuse(
-                st, f"the numba backend does not follow arrays swapped through a tuple "
-                f"({src}): it keeps each array's gradient in a buffer of its own, and "
-                "those of arrays held in a tuple or list in adgen's shadow memory, which "
-                "nopython code does not have",
-                f"copy instead of swapping: {a}[:] = {b} (where the next iteration writes "
-                f"all of {b} again), or use backend='default' (or 'auto', which falls back "
-                "to it)")
+        is in the default backend's shadow memory). (A swap of two names, ``u, un = un,
+        u``, is no tuple: desugar binds the names one by one.)"""
         return self.refuse(
             st, "the numba backend does not follow arrays held in a tuple or list: it keeps "
             "each array's gradient in a buffer of its own, and those of arrays held in a "
