@@ -9,6 +9,9 @@ argument signature ``grad`` specialises on). Output: a dict name -> kind, where 
 - ``("shape", r)``: the shape tuple of such an array (its items are numbers);
 - absent: not known (a list, an object, a bool, anything the rules below do not cover).
 
+A comparison of arrays (``x > 0.5``) is an array of its operands' rank (of bools), and
+``np.where(c, a, b)`` one of the three's rank, even of numbers.
+
 A parameter the signature binds to a ``list`` or a ``dict`` (``LIST`` / ``DICT``) has no kind
 here (its items may be anything); the pipeline hands those parameters to the effects analysis
 (a store ``ws[0] = v`` into a list argument rebinds an item, where the same store into an
@@ -74,6 +77,7 @@ _NOT_OBJECTS = (type, types.ModuleType, types.FunctionType, types.MethodType,
                 functools.partial, list, tuple, dict, set, frozenset, str, bytes, int, float,
                 complex, np.ndarray, np.generic)
 _ARITH = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
+_ORDER = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
 
 
 def rank(k: Kind) -> int | None:
@@ -313,6 +317,17 @@ class _Eval:
             return None
         if isinstance(v, gast.BinOp):
             return self.binop(v)
+        if isinstance(v, gast.Compare) and len(v.ops) == 1 and \
+                isinstance(v.ops[0], _ORDER):
+            # x > 0.5 of an array: a bool array of the operands' broadcast rank (of
+            # numbers, a bool: no kind)
+            a, b = self.kind(v.left), self.kind(v.comparators[0])
+            if a == _BOTTOM or b == _BOTTOM:
+                return _BOTTOM
+            if rank(a) is None or rank(b) is None:
+                return None
+            r = max(rank(a), rank(b))
+            return r if r >= 1 else None
         if isinstance(v, gast.Subscript):
             return self.subscript(v)
         if isinstance(v, gast.Attribute):
@@ -519,6 +534,11 @@ class _Eval:
         if fname == "outer" and obj is np.outer and len(args) == 2 and not v.keywords and \
                 all(rank(a) is not None for a in args):
             return 2  # both flattened: a matrix whatever their ranks
+        if obj is np.where and len(args) == 3 and not v.keywords:
+            # np.where(c, a, b): an ndarray of the three's broadcast rank (of numbers too:
+            # np.where(True, 1.0, 2.0) has rank 0)
+            ranks = [rank(a) for a in args]
+            return None if None in ranks else max(ranks)
         if fname in _FROM_SHAPE and v.args and all(k.arg == "dtype" for k in v.keywords):
             shape = v.args[0]
             if isinstance(shape, gast.Tuple):
