@@ -18,7 +18,11 @@ name of the function once, at compile time, and makes one :class:`Guard` per nam
 - ``unbound``: a name not bound yet (a helper defined below a decorated function) -- the
   guard fails once it is bound;
 - ``attr``: the function's ``__defaults__`` and ``__kwdefaults__``, which the compiled forward
-  shares -- the guard fails when they are replaced.
+  shares -- the guard fails when they are replaced;
+- ``item``: an item or attribute of a global container the function updates
+  (``STATS["calls"] += 1``, analyses/number_items.py), compiled as a number's update (no
+  in-place write) where it holds an immutable value (:func:`holds_immutable`), else as an
+  in-place write -- the guard fails when that changes.
 
 A failed guard makes the caller compile again (``pipeline.compile_function``).
 """
@@ -54,8 +58,11 @@ class Guard:
             one of the generated code's own names).
         scope: the function's ``__globals__`` (for ``attr``: the function).
         cell: the closure cell when the name is a free variable of a closure, else None.
-        mode: ``same``, ``value``, ``kind`` or ``unbound`` (see the module docstring).
-        expected: the object, the value, or the kind.
+        mode: ``same``, ``value``, ``kind``, ``unbound`` or ``item`` (see the module
+            docstring).
+        expected: the object, the value, or the kind; for ``item``, ``(key, attr, held)``:
+            the item's key (its attribute's name when ``attr``), and whether it held an
+            immutable value.
         ns: the generated code's namespace, refreshed for ``kind`` guards (set by the pipeline).
     """
 
@@ -81,7 +88,9 @@ class Guard:
                 "same": f"{self.name} is bound to another object",
                 "value": f"{self.name} has another value",
                 "kind": f"{self.name} holds a value of another kind",
-                "unbound": f"{self.name} is now defined"}[self.mode]
+                "unbound": f"{self.name} is now defined",
+                "item": f"{self.name}{_item_text(self.expected)} holds a value of another "
+                        "kind"}[self.mode]
 
 
 def lookup(scope: dict[str, Any], name: str) -> Any:
@@ -147,9 +156,37 @@ def failed(guards: tuple[Guard, ...]) -> Guard | None:
         elif mode == "value":
             if type(now) is not type(g.expected) or now != g.expected:
                 return g
+        elif mode == "item":
+            if holds_immutable(now, g.expected[0], g.expected[1]) is not g.expected[2]:
+                return g
         elif now is not UNBOUND:
             return g
     return None
+
+
+# Values an augmented assignment rebinds rather than writes in place (ndarray is none of them)
+_IMMUTABLE = (int, float, complex, np.generic, str, bytes, tuple, frozenset)
+
+
+def holds_immutable(container: Any, key: Any, attr: bool) -> bool:
+    """Whether ``container[key]`` (``container.key`` when ``attr``) holds an immutable value,
+    read without running a property's getter or a dict subclass's ``__getitem__``."""
+    import inspect
+
+    if attr:
+        value = inspect.getattr_static(container, key, UNBOUND)
+    elif type(container) is dict:
+        value = container.get(key, UNBOUND)
+    elif type(container) is list and type(key) is int and -len(container) <= key < len(container):
+        value = container[key]
+    else:
+        return False
+    return isinstance(value, _IMMUTABLE) and not isinstance(value, np.ndarray)
+
+
+def _item_text(expected: tuple[Any, bool, bool]) -> str:
+    key, attr, _ = expected
+    return f".{key}" if attr else f"[{key!r}]"
 
 
 class _NotFound:

@@ -34,15 +34,19 @@ _HINT = ("pass the array to the function as an argument (helper(p, WORK)), whose
          "writes adgen follows, or make the write in the function differentiated")
 
 
-def free_writes(eff: Effects, parsed: Parsed) -> tuple[Location, ...]:
+def free_writes(eff: Effects, parsed: Parsed,
+                numbers: tuple[Any, ...] = ()) -> tuple[Location, ...]:
     """Where ``eff``'s function writes a global or closure array in place: by a store or an
     update (``WORK[1:] += v``, ``b = cfg.buf; b *= 2``), or by passing the free array itself
     to a function that writes it (a function's writes of other arguments are its caller's
     business: ``mutating_call`` says a generated callee writes them all). Not a list, dict
     or object store, nor a call that changes a global object or container: those replace
-    references, which a caller's effects follow as a parameter's."""
+    references, which a caller's effects follow as a parameter's. Nor the updates of
+    ``numbers`` (analyses.number_items: ``STATS["calls"] += 1`` where the item holds a
+    number, guarded)."""
+    skip = {id(i.stmt) for i in numbers}
     return tuple(parsed.location(w.stmt) for w in eff.writes
-                 if FREE in w.buffers and not w.container and
+                 if FREE in w.buffers and not w.container and id(w.stmt) not in skip and
                  eff.kinds.get(w.target) not in ("list", "dict", "tuple", "object") and
                  (written_name(w.stmt) == w.target or w.target in eff.free))
 

@@ -33,6 +33,7 @@ from adgen.transforms.analyses.kinds import (
     kinds,
     param_kind,
 )
+from adgen.transforms.analyses.number_items import item_guards, number_items
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
@@ -340,6 +341,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         refuse_unseen_writes(tree, parsed,
                              lambda m: compile_function(m, mutation=mutation).free_writes)
         updates = number_updates(tree, eff, parsed.lines)  # self.calls += 1
+        # STATS["calls"] += 1 of a global dict or list holding a number now: no in-place
+        # write (guarded below: an array there compiles again, with the write)
+        numbers, item_checks = item_guards(number_items(tree, eff, parsed.free), parsed)
         # parameters written in place are outputs too: a caller sees their final contents
         params = {a.id for a in tree.args.args}
         outputs = {p for p in params if "param" in eff.written} | {
@@ -423,6 +427,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     # function's free names, refreshed at each call by their guards (bindings.py); those
     # the pullback reads travel with its saved values (free_values.py)
     ns, guards = namespace(fn, parsed)
+    guards.extend(item_checks)
     run_pass("free_values", lambda: save_free_values(
         result.forward, result.pullback, {g.key for g in guards if g.mode == "kind"}), parsed)
     # a tape's row of one column is the value itself in the compiled code (not a 1-tuple)
@@ -483,7 +488,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     returns_fresh=fresh_result, number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
                     single_use=single_use and result.lean is not None,
-                    free_writes=free_writes(eff, parsed), calls_parameters=calls_parameters,
+                    free_writes=free_writes(eff, parsed, numbers), calls_parameters=calls_parameters,
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
 
 

@@ -21,6 +21,7 @@ import gast
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects
+from adgen.transforms.analyses.number_items import item_guards, number_items
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.compile_cache import (
@@ -192,9 +193,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # NameError: 'WORK_dot' is not defined), nor for one passed to a helper that writes
         # it (lap(u, out=BUF), OP(u) of OP = partial(lap, out=BUF): a zero tangent, silently)
         summaries: dict[int, bool] = {}
-        refuse_in_forward_mode(free_writes(effects(
-            tree, functools.partial(_arguments_written, parsed, summaries), set(),
-            lambda n: resolve(parsed, n), free=True), parsed))
+        free_eff = effects(tree, functools.partial(_arguments_written, parsed, summaries),
+                           set(), lambda n: resolve(parsed, n), free=True)
+        # (STATS["calls"] += 1 of a global dict holding a number writes no array: guarded)
+        numbers, item_checks = item_guards(number_items(tree, free_eff, parsed.free), parsed)
+        refuse_in_forward_mode(free_writes(free_eff, parsed, numbers))
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
         # a part of a container, written in place, changes its holder (as in pipeline._compile)
@@ -230,6 +233,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     if wrt is not None and recursive[0]:
         return None
     ns, guards = namespace(fn, parsed)
+    guards.extend(item_checks)
     own = to_source(code.function) + "\n"
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent):

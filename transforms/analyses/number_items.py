@@ -1,0 +1,159 @@
+"""Number items: ``STATS["calls"] += 1`` and ``COUNT[0] += 1`` of a global or closure
+container, which write nothing in place when the item holds a number.
+
+Input: a function in SSA form after lower_mutation (read only), its :class:`Effects` and
+:class:`Parsed`. Output: the :class:`NumberItem` updates among its in-place writes of free
+buffers.
+
+desugar writes ``STATS["calls"] += 1`` as ``t = STATS['calls']; t += 1; STATS['calls'] = t``
+(with a copy ``t_1 = t`` in between at times). The effects analysis cannot tell an int item
+from an array item, so ``t += 1`` counts as an in-place write of a global array
+(transforms/free_writes.py), and a function calling this one was refused, though a callback
+counting its calls writes no array: when the item holds an immutable value (an int, a float,
+a NumPy scalar, a string, a tuple), ``+=`` rebinds it as ``STATS["calls"] = STATS["calls"] + 1``
+does. The same for an attribute of a global object (``COUNTER.n += 1``).
+
+What the item holds is known only at a call: the pipeline leaves out of ``free_writes`` the
+updates whose item holds such a value when it compiles, and adds a guard
+(``bindings.Guard``, mode ``item``) that fails when it holds something else (an array: the
+next call compiles again, with the write, and is refused as before). A guard is checked when
+a call starts; :func:`number_items` keeps only the updates whose item nothing else in the
+function can rebind first: the container's name is used only as ``NAME[constant]`` or
+``NAME.attr``, and no other statement stores that item or attribute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+from adgen.transforms.analyses.effects import FREE, Effects, written_name
+from adgen.transforms.bindings import Guard, holds_immutable, lookup
+from adgen.transforms.node_index import nodes_of
+from adgen.transforms.parse import Parsed
+
+
+@dataclass(frozen=True)
+class NumberItem:
+    """``NAME[key] op= v`` (``attr`` False) or ``NAME.key op= v`` (``attr`` True) at ``stmt``
+    (the ``t += v`` of desugar's form), ``NAME`` a global or closure name (the user's)."""
+
+    stmt: gast.stmt
+    name: str
+    key: Any
+    attr: bool
+
+
+def number_items(fn: gast.FunctionDef, eff: Effects,
+                 free: dict[str, str]) -> tuple[NumberItem, ...]:
+    """The in-place writes of free buffers of ``fn`` (SSA form) that are updates of an item
+    or attribute of a global or closure container, kept only where nothing else in ``fn``
+    stores that item (the module's docstring).
+
+    Args:
+        fn: the function after ssa.
+        eff: its effects.
+        free: the free names the function reads, user's name -> the name in ``fn``
+            (``Parsed.free``).
+    """
+    users = {key: name for name, key in free.items()}
+    defs: dict[str, list[gast.Assign]] = {}
+    for st in nodes_of(fn, gast.Assign):
+        if len(st.targets) == 1 and isinstance(st.targets[0], gast.Name):
+            defs.setdefault(st.targets[0].id, []).append(st)
+    found: list[tuple[NumberItem, str, gast.expr]] = []
+    for w in eff.writes:
+        if w.container or FREE not in w.buffers or written_name(w.stmt) != w.target:
+            continue
+        site = _site_of(w.stmt, defs, users)
+        if site is not None:
+            found.append(site)
+    if not found:
+        return ()
+    updated = {n: (item.key, item.attr) for item, n, _ in found}
+    # the reads desugar wrote (t = STATS['calls']) and the stores back (STATS['calls'] = t)
+    own = {id(read) for _, _, read in found}
+    for st in nodes_of(fn, gast.Assign):
+        t = st.targets[0] if len(st.targets) == 1 else None
+        if t is not None and _item_of(t, users) is not None and \
+                isinstance(st.value, gast.Name) and st.value.id in updated and \
+                _item_of(t, users)[1:] == (updated[st.value.id][0], updated[st.value.id][1]):
+            own.add(id(t))
+    containers = {item.name for item, _, _ in found}
+    used_as_item = {id(n.value) for n in nodes_of(fn, gast.Subscript, gast.Attribute)
+                    if _item_of(n, users) is not None}
+    spoiled: set[tuple[str, Any, bool]] = set()
+    for node in nodes_of(fn, gast.Name):
+        name = users.get(node.id, node.id)
+        if name in containers and id(node) not in used_as_item:
+            # passed on, aliased, rebound or called: another function may store its items
+            spoiled.update((item.name, item.key, item.attr) for item, _, _ in found
+                           if item.name == name)
+    for node in nodes_of(fn, gast.Subscript, gast.Attribute):
+        item = _item_of(node, users)
+        if item is not None and not isinstance(node.ctx, gast.Load) and id(node) not in own:
+            spoiled.add(item)  # another store of the item (STATS['calls'] = np.zeros(2))
+    return tuple(item for item, _, _ in found
+                 if (item.name, item.key, item.attr) not in spoiled)
+
+
+def _site_of(st: gast.stmt, defs: dict[str, list[gast.Assign]],
+             users: dict[str, str]) -> tuple[NumberItem, str, gast.expr] | None:
+    """The update ``st`` is part of (``t += v`` after ``t = NAME[key]``, through copies
+    ``t_1 = t``), with the updated name and the read, or None."""
+    if not (isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name)):
+        return None
+    name = st.target.id
+    for _ in range(4):  # t_1 = t; t_2 = t_1 ... (desugar and ssa write one or two)
+        assigns = defs.get(name, [])
+        if len(assigns) != 1:
+            return None
+        value = assigns[0].value
+        if isinstance(value, gast.Name):
+            name = value.id
+            continue
+        item = _item_of(value, users)
+        if item is None:
+            return None
+        return NumberItem(st, *item), st.target.id, value
+    return None
+
+
+def _item_of(node: gast.expr, users: dict[str, str]) -> tuple[str, Any, bool] | None:
+    """``(NAME, key, attr)`` for ``NAME[constant]`` or ``NAME.attr`` of a free name, else
+    None."""
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+            node.value.id in users and isinstance(node.slice, gast.Constant) and \
+            isinstance(node.slice.value, (int, str)) and \
+            not isinstance(node.slice.value, bool):
+        return users[node.value.id], node.slice.value, False
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
+            node.value.id in users:
+        return users[node.value.id], node.attr, True
+    return None
+
+
+def item_guards(items: tuple[NumberItem, ...],
+                parsed: Parsed) -> tuple[tuple[NumberItem, ...], list[Guard]]:
+    """The updates of ``items`` whose item holds an immutable value now, and one ``item``
+    guard per item they update, which fails when that changes (either way: an array there
+    compiles again, with the write; a number again, without)."""
+    numbers: list[NumberItem] = []
+    out: list[Guard] = []
+    for i in items:
+        cell = parsed.cells.get(i.name)
+        if cell is not None:
+            try:
+                container = cell.cell_contents
+            except ValueError:
+                continue  # an empty cell: the write stays a free write
+        else:
+            container = lookup(parsed.fn.__globals__, i.name)
+        held = holds_immutable(container, i.key, i.attr)
+        if held:
+            numbers.append(i)
+        if not any(o.name == i.name and o.expected[:2] == (i.key, i.attr) for o in out):
+            out.append(Guard(i.name, i.name, parsed.fn.__globals__, cell, "item",
+                             (i.key, i.attr, held)))
+    return tuple(numbers), out
