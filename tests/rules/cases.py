@@ -845,3 +845,17 @@ else:
     cases("adgen.runtime.special_digamma", *unary(pos), C(np.array([-2.5, -0.3, 0.7])))
     cases("adgen.runtime.special_polygamma", C(1, pos(3, 4)), C(2, pos()),
           C(np.array([0, 1, 2]), pos()))
+
+
+# ufunc.outer of +, -, *, / and np.multiply.accumulate (rules/ufunc_methods.py); last, so
+# their draws leave every case above its values
+cases("numpy.add.outer", C(randn(4), randn(3)), C(randn(2, 3), randn(2)), C(randn(), randn(3)),
+      C(randn(3), randn()))
+cases("numpy.subtract.outer", C(randn(4), randn(3)), C(randn(2, 3), randn(2)),
+      C(randn(), randn(2, 2)), C(randn(3), randn()))
+cases("numpy.multiply.outer", C(randn(4), randn(3)), C(randn(2, 3), randn(2)),
+      C(randn(), randn(3)), C(randn(2, 2), randn()))
+cases("numpy.divide.outer", C(randn(4), pos(3)), C(randn(2, 3), pos(2)), C(randn(), pos(3)),
+      C(randn(3), 1.5))
+cases("numpy.multiply.accumulate", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
+      C(randn(2, 3, 4), axis=-1), C(np.array([1.5, 0.0, -2.0, 0.7])))

@@ -23,6 +23,7 @@ from adgen.rules import (  # noqa: F401,E402
     fft,
     no_gradient,
     scatter,
+    ufunc_methods,
     views,
 )
 from adgen.rules import jvps  # noqa: F401,E402  (forward mode: needs every rule above)
