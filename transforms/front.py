@@ -24,6 +24,7 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.kinds import kinds
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.anf import to_anf
 from adgen.transforms.array_subclasses import refuse_array_subclasses
 from adgen.transforms.bindings import (
@@ -351,9 +352,10 @@ def returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[A
 def is_user_function(obj: Any) -> bool:
     import types
 
-    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad)
+    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad);
+    # not logging's functions (analyses.reports: kept in the forward code like print)
     return (isinstance(obj, types.FunctionType) or getattr(obj, "__adgen_transform__", False)) \
-        and registry.lookup(obj) is None
+        and registry.lookup(obj) is None and not reports(obj)
 
 
 def callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,

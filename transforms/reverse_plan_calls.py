@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 from adgen.transforms.analyses.activity import passed_names
 from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.node_index import loaded_names, nodes_of
 from adgen.transforms.parse import positional_params, varargs_of
@@ -58,8 +59,8 @@ def is_user_call(plan: Plan, call: gast.Call) -> bool:
         return False  # adgen's own runtime functions: rules or no derivative
     if isinstance(obj, functools.partial):
         return True  # a partial of a function: called through adgen's dispatch
-    return registry.lookup(obj) is None and (is_python_function(obj) or
-                                             is_user_class(obj) or is_callable_object(obj))
+    return registry.lookup(obj) is None and not reports(obj) and \
+        (is_python_function(obj) or is_user_class(obj) or is_callable_object(obj))
 
 def call_args(plan: Plan, call: gast.Call, obj: Any) -> list[gast.expr]:
     """The positional arguments of a call of user function ``obj`` as its compiled forward

@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 import gast
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.desugar import name
 
 from adgen.rules import registry
@@ -197,5 +198,5 @@ def is_user_function(obj: Any) -> bool:
     """A plain Python function that is not NumPy's own (adgen compiles its jvp)."""
     if registry.is_reference_impl(obj):
         return True
-    return isinstance(obj, types.FunctionType) and \
+    return isinstance(obj, types.FunctionType) and not reports(obj) and \
         not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))

@@ -24,6 +24,7 @@ from adgen.rule_cotangents import (
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.number_updates import first_mutable, holds_numbers
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.bound_callees import method_for
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.parse import varargs_of
@@ -115,6 +116,10 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # print, len, ... called through a variable (log = print; log(params)): run as they
         # are; they change no argument, and a gradient through their result is refused
         # where the pullback meets it
+        return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs))
+    if reports(fn):
+        # log.info("loss %s", y), warnings.warn(...) reached through a variable or an
+        # object: run as print is (analyses.reports)
         return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs))
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(

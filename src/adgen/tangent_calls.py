@@ -17,6 +17,7 @@ from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError
 from adgen.rules import registry
 from adgen.rules.methods import METHODS, VARARG_METHODS
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.bound_callees import method_for
 from adgen.transforms.parse import varargs_of
 
@@ -82,12 +83,12 @@ def _float_tangent(value: Any, tangent: Any) -> Any:
 
 def runs_as_it_is(fn: Any) -> bool:
     """A builtin forward mode calls as it is through a variable (``log = print; log(x)``, a
-    list's ``append``), as reverse mode's dispatch does (dispatch.forward_of): it changes no
+    list's ``append``, ``log.info``: analyses.reports), as reverse mode's dispatch does (dispatch.forward_of): it changes no
     array it is given, and its result has no tangent."""
     return isinstance(fn, types.BuiltinFunctionType) and (
         getattr(fn, "__module__", None) == "builtins" or
         type(getattr(fn, "__self__", None)) in (list, dict, str, bytes)) and \
-        fn.__name__ not in ("setattr", "delattr", "exec", "eval")
+        fn.__name__ not in ("setattr", "delattr", "exec", "eval") or reports(fn)
 
 
 @dataclasses.dataclass

@@ -16,6 +16,7 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.free_containers import filled_container, logs_into_container
+from adgen.transforms.analyses.reports import reports
 from adgen.transforms.node_index import loaded_names, nodes_of
 
 # Functions and attributes whose result carries no derivative, whatever their inputs.
@@ -118,7 +119,7 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
             _NONDIFF_KEEP = _nondiff_objects()
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
         return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
-            _rule_without_gradient(obj) or logs_into_container(call, obj)
+            _rule_without_gradient(obj) or logs_into_container(call, obj) or reports(obj)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):

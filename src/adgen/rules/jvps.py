@@ -106,7 +106,7 @@ defjvp_kind("zero", operator.floordiv, builtins.int, builtins.round, np.round, n
             np.argsort, np.linalg.matrix_rank)
 
 # Elementwise functions that are not ufuncs: the jvp read off the vjp.
-defjvp_kind("elementwise", np.clip)
+defjvp_kind("elementwise", np.clip, builtins.pow)
 
 
 # max(a, b) and max(xs) of one iterable: the tangent of the argument (or items) the result is

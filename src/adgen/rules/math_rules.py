@@ -6,6 +6,7 @@ adgen.runtime, and ``np.cos(x)`` of a float is a numpy float, which is a float.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -119,6 +120,12 @@ def sqrt(g: Any, out: Any, x: Any) -> Any:
 @defvjp(math.pow, "x, y", reads="x, y, out")
 def pow_(g: Any, out: Any, x: Any, y: Any) -> Any:
     return g * y * x ** (y - (y != 0)), g * xlogy(out, x)  # y == 0: see operator.pow's
+
+
+@defvjp(builtins.pow, "base, exp", reads="base, exp, out")
+def pow_builtin(g: Any, out: Any, base: Any, exp: Any) -> Any:
+    # pow(x, 2) as x ** 2 (pow(x, y, mod), integers only, is outside the rule's signature)
+    return g * exp * base ** (exp - (exp != 0)), g * xlogy(out, base)
 
 
 @defvjp(math.fabs, "x", reads="x")
