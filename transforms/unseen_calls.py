@@ -33,6 +33,7 @@ as ``run(cb)``), which the mode differentiating it wraps again where this module
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -116,6 +117,12 @@ def unwrap_checked_calls(namespace: dict[str, Any], tree: gast.FunctionDef) -> N
     if namespace.get(CHECK) is not checked_callable:
         return
     for node in gast.walk(tree):
+        reads = _user_reads(node.func) if isinstance(node, gast.Call) else None
+        if reads:
+            # the jvp code's watch of a global container the callee may fill names the
+            # user's read: the call is watched again (analyses.free_containers keeps it),
+            # where the generated code's line would name the call's (hessian)
+            setattr(node, READS_AFTER, reads)
         for field, value in gast.iter_fields(node):
             if isinstance(value, list):
                 value[:] = [_unwrapped(v) for v in value]
@@ -128,6 +135,27 @@ def _unwrapped(node: Any) -> Any:
             node.func.id == CHECK and node.args and not node.keywords:
         node = node.args[0]
     return node
+
+
+def _user_reads(f: gast.expr) -> dict[str, Location] | None:
+    """The reads :func:`_checked` wrote into ``f``, a ``checked_callable(cb, None,
+    {'CACHE': (CACHE, 13)}, 'file.py')`` of generated code: ``{'CACHE': file.py:13}``."""
+    if not (isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and
+            f.func.id == CHECK and len(f.args) == 4):
+        return None
+    watched, file = f.args[2], f.args[3]
+    if not (isinstance(watched, gast.Dict) and isinstance(file, gast.Constant) and
+            isinstance(file.value, str)):
+        return None
+    out = {}
+    for k, v in zip(watched.keys, watched.values):
+        if not (isinstance(k, gast.Constant) and isinstance(v, gast.Tuple) and
+                len(v.elts) == 2 and isinstance(v.elts[1], gast.Constant)):
+            return None
+        line = v.elts[1].value
+        text = linecache.getline(file.value, line)
+        out[k.value] = Location(file.value, line, len(text) - len(text.lstrip()), text)
+    return out
 
 
 def _checked(callee: gast.expr, receiver: gast.expr | None = None,

@@ -107,17 +107,18 @@ def _reading_back(fn: Any, reads: dict[str, tuple[Any, int]], file: str) -> Any:
     ``HIST.append(y)`` of a callback held in a parameter or a dict) is refused at the line
     that reads the container back: the gradient would miss its part (a silently wrong
     gradient). What the callee leaves as it was (a Butcher tableau, a dict of options) and
-    what it puts there without a derivative (a count, a string) pass."""
+    what it puts there without a derivative (a count, a string, a literal of its code:
+    ``CACHE["k"] = 2.5``) pass."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         before = {g: _items(c) for g, (c, _) in reads.items()}
         out = fn(*args, **kwargs)
+        # (around adgen's call_forward(cb, y) / call_jvp: the callee is cb)
+        shown = args[0] if args and str(getattr(fn, "__module__", "")).startswith(
+            "adgen.") else fn
         for g, (container, line) in reads.items():
-            put = _put_since(container, before[g])
+            put = _put_since(container, before[g], shown)
             if put is not None:
-                # (around adgen's call_forward(cb, y) / call_jvp: the callee is cb)
-                shown = args[0] if args and str(getattr(fn, "__module__", "")).startswith(
-                    "adgen.") else fn
                 where = _user_read(file, line)
                 err = UnsupportedError(
                     f"{g}, a global or closure {type(container).__name__}, is read back into "
@@ -153,16 +154,56 @@ def _items(container: Any) -> Any:
     return dict(container) if isinstance(container, dict) else list(container)
 
 
-def _put_since(container: Any, before: Any) -> Any:
+def _put_since(container: Any, before: Any, fn: Any) -> Any:
     """The key (the position, for a list) of an item of ``container`` that is new or
-    another object than in ``before`` and may carry a derivative, else None."""
+    another object than in ``before`` and may carry a derivative, else None. A literal of
+    ``fn``'s code (``CACHE["k"] = 2.5``: the constant object itself) carries none."""
     now = container.items() if isinstance(container, dict) else enumerate(container)
+    literals = None
     for key, value in now:
         old = before.get(key, before) if isinstance(before, dict) else \
             (before[key] if key < len(before) else before)
         if old is not value and _may_carry(value):
-            return key
+            if literals is None:
+                literals = _literals(fn)
+            if id(value) not in literals:
+                return key
     return None
+
+
+def _literals(fn: Any) -> set[int]:
+    """The ids of the constants in the code of ``fn`` (a function, a bound method, a
+    partial's function, a callable object's ``__call__``), of its compiled forward, and of
+    the functions defined in them: objects Python made when it compiled the code, which no
+    argument's value reached (not its defaults, which a nested def may compute from a value
+    with a derivative)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        fn = getattr(type(fn), "__call__", None)
+    codes = [fn.__code__] if isinstance(fn, types.FunctionType) else []
+    if codes:
+        # run through adgen's call_forward or call_jvp, the callee's compiled forward or jvp
+        # code stores its own constants (CACHE['k'] = 2.5 of the generated code): those of
+        # every compilation of it the compiler holds (the one that ran is among them)
+        from adgen.transforms.compile_cache import CLOSURES, COMPILED, TANGENTS
+
+        compiled = [c for held, c in [*COMPILED.values(), *TANGENTS.values()] if held is fn]
+        compiled += [c for key, c in CLOSURES.items() if key[0] is fn.__code__]
+        for c in compiled:
+            run = getattr(c, "forward", None) or getattr(c, "jvp", None)
+            if isinstance(getattr(run, "__code__", None), types.CodeType):
+                codes.append(run.__code__)
+    out: set[int] = set()
+    while codes:
+        code = codes.pop()
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                codes.append(c)
+            else:
+                out.add(id(c))
+    return out
 
 
 def _may_carry(value: Any, depth: int = 0) -> bool:
