@@ -65,6 +65,8 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
             raise unsupported_operator(v.op, plan.loc(s))
         if isinstance(v.op, gast.Div) and (found := reciprocal_of(plan, v)) is not None:
             return found
+        if isinstance(v.op, gast.Mult) and (found := sequence_product_of(plan, v)) is not None:
+            return found
         rule = registry.lookup(BINOPS[type(v.op)])
         return (rule, rule.bind([v.left, v.right], {})) if rule else None
     if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
@@ -119,6 +121,27 @@ def reciprocal_of(plan: Plan, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | Non
 
     rule = registry.lookup(arithmetic.scaled_reciprocal)
     return (rule, rule.bind([v.left, v.right], {})) if rule else None
+
+def sequence_product_of(plan: Plan, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
+    """For ``a * b`` with an operand the code shows to be a Python list or tuple (a display,
+    a name the analyses know holds one, a global one), the rule that tells when it runs a
+    repetition (``[v] * n``: the copies' cotangents summed) from NumPy's arithmetic (``W *
+    v`` of a list of numbers): the product's own rule repeats a list's cotangent there."""
+    if not any(_sequence(plan, o) for o in (v.left, v.right)):
+        return None
+    from adgen.rules import arithmetic
+
+    rule = registry.lookup(arithmetic.sequence_product)
+    return (rule, rule.bind([v.left, v.right], {})) if rule else None
+
+def _sequence(plan: Plan, e: gast.expr) -> bool:
+    if isinstance(e, (gast.List, gast.Tuple)):
+        return True
+    if not isinstance(e, gast.Name):
+        return False
+    if plan.eff.kinds.get(e.id) in ("list", "tuple"):
+        return True
+    return isinstance(plan.resolve_or_none(e), (list, tuple))
 
 def softmax_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
     """For the division closing a normalised exponential whose exponential and row sums

@@ -862,3 +862,11 @@ cases("numpy.multiply.accumulate", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1
 
 # builtins.pow (rules/math_rules.py), after the cases above so their draws stay as they were
 cases("builtins.pow", C(pos(), randn()), C(pos(), 2.0), C(randn(), 3), C(pos(3), 2.5))
+
+# a * b where the code shows a list or tuple operand: a repetition (the copies' cotangents
+# summed into the items; the count gets zero) or NumPy's arithmetic on the list
+# (rules/arithmetic.py; after the cases above so their draws stay as they were)
+cases("adgen.sequence_product", C([randn(3)], 3), C(2, (randn(), randn(2))),
+      C([randn(2), [randn(), randn(3)]], 2), C([randn(), randn(), randn()], randn(3)),
+      C(randn(2, 3), [randn(), randn(), randn()]), C([randn(3)], 0),
+      expect(([1.0, 2.0], 2), ([5.0, 7.0], 0.0), g=[1.0, 2.0, 4.0, 5.0]))

@@ -198,7 +198,7 @@ def effects(fn: gast.FunctionDef,
                     v.args[0].id if isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                     and v.func.id == "loop_sequence" and v.args and
                     isinstance(v.args[0], gast.Name) else _container_copied(v, eff.kinds))
-                joined = _sequences_joined(v, eff.kinds, arrays)
+                joined = _sequences_joined(v, eff.kinds, arrays, counted=True)
                 if src is None and joined:
                     src = min(joined)  # a + b of lists: a list
                 if src is None and isinstance(v, gast.Subscript) and \
@@ -368,13 +368,19 @@ def _constant(v: Any) -> Any:
 
 
 def _sequences_joined(v: gast.expr, kinds: dict[str, str],
-                      arrays: set[str] | frozenset[str] = frozenset()) -> set[str]:
+                      arrays: set[str] | frozenset[str] = frozenset(),
+                      counted: bool = False) -> set[str]:
     """The lists or tuples whose items ``v`` holds where it joins them (``a + b``,
     ``a * 2``, ``2 * a``), else an empty set. A list with an ndarray (``W * v``, ``v + w``)
-    is NumPy's arithmetic, a new array: no join."""
+    is NumPy's arithmetic, a new array: no join. ``counted``: a product joins only where its
+    other operand is an int written in the code (``W * v`` with ``v`` not known to be an
+    array may be either: its result is not known to be a list)."""
     if not (isinstance(v, gast.BinOp) and isinstance(v.op, (gast.Add, gast.Mult))):
         return set()
     if any(isinstance(o, gast.Name) and o.id in arrays for o in (v.left, v.right)):
+        return set()
+    if counted and isinstance(v.op, gast.Mult) and not any(
+            isinstance(o, gast.Constant) and type(o.value) is int for o in (v.left, v.right)):
         return set()
     return {o.id for o in (v.left, v.right)
             if isinstance(o, gast.Name) and kinds.get(o.id) in ("list", "tuple")}

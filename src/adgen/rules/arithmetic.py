@@ -22,6 +22,7 @@ from adgen.rules.helpers import (
     extreme_vjp,
     matmul_vjp_a,
     matmul_vjp_b,
+    sequence_product_vjp,
     sequence_vjp,
     shape_tree,
     sorted_vjp,
@@ -52,6 +53,22 @@ def sub(g: Any, out: Any, a: Any, b: Any) -> Any:
 @defvjp(operator.mul, "a, b", reads="a, b")
 def mul(g: Any, out: Any, a: Any, b: Any) -> Any:
     return unbroadcast(g * b, np.shape(a)), unbroadcast(g * a, np.shape(b))
+
+
+def sequence_product(a: Any, b: Any) -> Any:
+    """``a * b`` where the code shows ``a`` or ``b`` is a Python list or tuple: stands in the
+    registry for that product (``reverse_plan_rules.op_of``), which is a repetition (``[v] *
+    3``) or NumPy's arithmetic (``W * v``, ``W`` a list of numbers) as the other operand
+    turns out when it runs."""
+    return a * b
+
+
+@defvjp(sequence_product, "a, b", reads="a, b", name="adgen.sequence_product")
+def sequence_product_(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return sequence_product_vjp(g, shape_tree(a), b), sequence_product_vjp(g, shape_tree(b), a)
+
+
+defjvp_kind("multilinear", sequence_product)
 
 
 @defvjp(operator.truediv, "a, b", reads="b, out")

@@ -34,9 +34,11 @@ __all__ = [
     "sorted_positions",
     "sorted_vjp",
     "same_item",
+    "sequence_product_vjp",
     "split_sequence",
     "stored_into",
     "stored_part",
+    "sum_cotangents",
     "sum_keepdims",
     "sum_list_vjp",
     "sum_vjp",
@@ -316,6 +318,51 @@ def split_sequence(g: object, tree: object, seq: object) -> object:
         unsupported("this operation on a Python list/tuple is not differentiable here")
     part = g[:n] if seq == "head" else g[len(g) - n:]
     return as_container(list(part), tree)
+
+
+def sequence_product_vjp(g: object, tree: object, other: object) -> object:
+    """The cotangent of the operand of ``x * other`` (or ``other * x``) whose shape tree is
+    ``tree``, where ``x`` or ``other`` is a Python list or tuple.
+
+    A list or tuple times an int (``[v] * 3``, ``3 * (a, b)``) is a repetition: the sequence
+    gets the sum of its copies' cotangents, the count zero. Anything else is NumPy's
+    arithmetic with the sequence taken for an array (``W * v`` with ``W = [1., 2., 3.]``):
+    the product's rule.
+    """
+    if g is None:
+        return None
+    if (isinstance(tree, list) or is_tuple_tree(tree)) and \
+            isinstance(other, (int, np.integer)):
+        items = tree_items(tree)
+        k = len(items)
+        copies = list(g)
+        sums: list = []
+        for j in range(k):
+            acc = None
+            for i in range(j, len(copies), k):
+                acc = copies[i] if acc is None else sum_cotangents(acc, copies[i])
+            sums.append(tree_zeros(items[j]) if acc is None else acc)
+        return as_container(sums, tree)
+    if isinstance(other, (list, tuple)) and tree == () and isinstance(g, (list, tuple)):
+        return 0.0  # the count of a repetition
+    return unbroadcast(g * other, tree)
+
+
+def sum_cotangents(a: object, b: object) -> object:
+    """``a + b`` of two cotangents of one value (arrays, numbers, or lists and tuples of
+    them item by item); None stands for zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a)(sum_cotangents(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for key, v in b.items():
+            out[key] = sum_cotangents(out.get(key), v)
+        return out
+    return a + b
 
 
 def sum_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
