@@ -49,7 +49,13 @@ cases("numpy.nan_to_num", C(randn(4)), C(np.array([np.nan, np.inf, -np.inf, 0.3,
       refuse(randn(3), copy=False))
 cases("numpy.gradient", C(randn(6)), C(randn(4, 5)), C(randn(4, 5), 0.5),
       C(randn(4, 5), axis=1), C(randn(6), edge_order=2), C(randn(3, 4, 5), 2.0, axis=(0, 2)),
-      refuse(randn(5), np.linspace(0.0, 1.0, 5)))
+      # coordinates of a non-uniform grid (differentiated too) and one spacing per axis;
+      # fixed values, not draws, so the cases below keep theirs
+      C(randn(5), np.array([0.0, 0.1, 0.4, 0.5, 0.9])),
+      C(np.sin(np.arange(20.0)).reshape(4, 5), np.array([0.0, 0.3, 0.4, 1.0]), 0.5,
+        edge_order=2),
+      C(np.cos(np.arange(12.0)).reshape(3, 4), 0.5, 2.0),
+      refuse(np.cos(np.arange(5.0)), np.array([0.0, 0.5, 1.0])))
 cases("numpy.tile", C(randn(3), 2), C(randn(2, 3), (2, 2)), C(randn(2, 3), (2, 1, 3)),
       C(randn(2, 2, 2), 2), C(randn(), 3))
 cases("numpy.pad", C(randn(4), 2), C(randn(3, 4), ((1, 2), (0, 3))),

@@ -173,32 +173,61 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 
 
 @defreference(np.gradient)
-def gradient(f: Any, spacing: Any = 1.0, *, axis: Any = None, edge_order: int = 1) -> Any:
-    # one scalar spacing for every axis (numpy's *varargs with one item)
-    refuse_if(np.ndim(spacing) != 0, "np.gradient: coordinate arrays as spacing are not "
-              "differentiated (give one scalar spacing)")
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    # varargs as numpy takes them: none (spacing 1), one spacing for every axis, or one per
+    # axis; a spacing is a number or a 1-D array of coordinates (a non-uniform grid)
     nd = np.ndim(f)
     axes = _gradient_axes(axis, nd)
+    refuse_if(len(varargs) > 1 and len(varargs) != len(axes),
+              "np.gradient: give one spacing, or one per axis differentiated")
+    refuse_if(edge_order not in (1, 2), "np.gradient: edge_order must be 1 or 2")
     outs = []
     for k in range(len(axes)):
         ax = axes[k]
-        h = spacing
-        refuse_if(np.shape(f)[ax] < edge_order + 1,
+        n = np.shape(f)[ax]
+        refuse_if(n < edge_order + 1,
                   "np.gradient: an axis needs at least edge_order + 1 points")
-        inner = (f[_range_index(nd, ax, 2, None)] - f[_range_index(nd, ax, 0, -2)]) / (2.0 * h)
-        if edge_order == 1:
-            first = (f[_range_index(nd, ax, 1, 2)] - f[_range_index(nd, ax, 0, 1)]) / h
-            last = (f[_range_index(nd, ax, -1, None)] - f[_range_index(nd, ax, -2, -1)]) / h
+        h = 1.0 if len(varargs) == 0 else varargs[0] if len(varargs) == 1 else varargs[k]
+        f0 = f[_range_index(nd, ax, 0, 1)]
+        f1 = f[_range_index(nd, ax, 1, 2)]
+        fm2 = f[_range_index(nd, ax, -2, -1)]
+        fm1 = f[_range_index(nd, ax, -1, None)]
+        if np.ndim(h) == 0:
+            inner = (f[_range_index(nd, ax, 2, None)] - f[_range_index(nd, ax, 0, -2)]) / (2.0 * h)
+            if edge_order == 1:
+                first = (f1 - f0) / h
+                last = (fm1 - fm2) / h
+            else:
+                first = (-1.5 * f0 + 2.0 * f1 - 0.5 * f[_range_index(nd, ax, 2, 3)]) / h
+                last = (0.5 * f[_range_index(nd, ax, -3, -2)] - 2.0 * fm2 + 1.5 * fm1) / h
         else:
-            first = (-1.5 * f[_range_index(nd, ax, 0, 1)] + 2.0 * f[_range_index(nd, ax, 1, 2)]
-                     - 0.5 * f[_range_index(nd, ax, 2, 3)]) / h
-            last = (0.5 * f[_range_index(nd, ax, -3, -2)] - 2.0 * f[_range_index(nd, ax, -2, -1)]
-                    + 1.5 * f[_range_index(nd, ax, -1, None)]) / h
+            refuse_if(np.ndim(h) != 1 or np.shape(h)[0] != n,
+                      "np.gradient: a coordinate array must be 1-D, one coordinate per point "
+                      "along its axis")
+            # numpy's second-order differences on a non-uniform grid: steps hs before each
+            # interior point, hd after it; at the ends, one-sided differences
+            dx = np.diff(h)
+            hs = np.reshape(dx[:-1], _axis_shape(nd, ax, n - 2))
+            hd = np.reshape(dx[1:], _axis_shape(nd, ax, n - 2))
+            inner = (-hd / (hs * (hd + hs)) * f[_range_index(nd, ax, 0, -2)]
+                     + (hd - hs) / (hd * hs) * f[_range_index(nd, ax, 1, -1)]
+                     + hs / (hd * (hd + hs)) * f[_range_index(nd, ax, 2, None)])
+            if edge_order == 1:
+                first = (f1 - f0) / dx[0]
+                last = (fm1 - fm2) / dx[-1]
+            else:
+                a = dx[0]
+                b = dx[1]
+                first = (-(2.0 * a + b) / (a * (a + b)) * f0 + (a + b) / (a * b) * f1
+                         - a / (b * (a + b)) * f[_range_index(nd, ax, 2, 3)])
+                a = dx[-2]
+                b = dx[-1]
+                last = (b / (a * (a + b)) * f[_range_index(nd, ax, -3, -2)]
+                        - (a + b) / (a * b) * fm2 + (2.0 * b + a) / (b * (a + b)) * fm1)
         outs.append(np.concatenate([first, inner, last], axis=ax))
     if len(outs) == 1:
         return outs[0]
     return tuple(outs)
-
 
 
 # --------------------------------------------------------------------------------------------
