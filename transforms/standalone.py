@@ -12,11 +12,12 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from adgen import adjoints, copy_hints, guards, handoffs, runtime, shadow_memory
+from adgen import adjoints, copy_hints, guards, handoffs, runtime, shadow_memory, write_regions
 
 # The modules whose helpers generated code calls: runtime re-exports their public names; their
 # private helpers (guards._Watch, ...) are found here too.
-_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, guards, handoffs, copy_hints)
+_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, guards, handoffs, copy_hints,
+                    write_regions)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
@@ -208,7 +209,8 @@ def _helper_sources(source: str) -> str:
         # function) is that helper, which the module defines too (found by name above)
         text = re.sub(r"^(\s*)from adgen\.errors import .*$", r"\1pass", text,
                       flags=re.MULTILINE)
-        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|guards|handoffs|copy_hints) "
+        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|guards|handoffs|copy_hints"
+                      r"|write_regions) "
                       r"import ([\w, ]+)$",
                       lambda m: m.group(1) + "pass" if all(
                           a.strip() in names for a in m.group(2).split(",")) else m.group(0),

@@ -46,12 +46,10 @@ from adgen.guards import (  # noqa: F401  (re-exported: generated code imports t
     copy_before_loop,
     copy_when_read,
     current_scope,
-    flat_target,
     guard_scope,
     measure_saves,
     remap_saved,
     source_line,
-    write_region,
 )
 from adgen.shadow_memory import (  # noqa: F401  (re-exported: generated code imports them here)
     ShadowMap,
@@ -65,6 +63,7 @@ from adgen.shadow_memory import (  # noqa: F401  (re-exported: generated code im
     shadow_of,
     with_shadows,
 )
+from adgen.write_regions import flat_target, write_region  # noqa: F401  (re-exported)
 
 # --------------------------------------------------------------------------------------------
 # In-place operators: `x += v` writes an ndarray in place and rebinds anything else.
