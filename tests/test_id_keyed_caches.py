@@ -23,7 +23,7 @@ from gradcheck import assert_grad_close, numerical_grad, numerical_jvp
 
 import adgen
 from adgen import runtime
-from adgen.rules import registry
+from adgen.rules import refusals, registry
 
 
 def squash(x):
@@ -56,7 +56,7 @@ def test_registry_tables_check_the_object(monkeypatch):
     assert registry.reference_of(squash) is None
     assert not registry.is_reference_impl(squash)
 
-    monkeypatch.setitem(registry._REFUSED, id(squash), (np.unique, "a stranger's reason"))
+    monkeypatch.setitem(refusals._REFUSED, id(squash), (np.unique, "a stranger's reason"))
     assert registry.refusal_of(squash) is None
 
     stand_in = registry.ufunc_method_of(np.maximum.accumulate)

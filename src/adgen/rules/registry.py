@@ -48,6 +48,13 @@ from typing import Any
 import gast
 
 from adgen.errors import RuleError
+from adgen.rules.refusals import (  # noqa: F401  (re-exported: why a call has no rule)
+    binding_hint,
+    defrefusal,
+    refusal_of,
+    reparameterized_form,
+    why_no_rule,
+)
 from adgen.transforms import gast_ast
 from adgen.transforms.walk import walk
 
@@ -715,122 +722,6 @@ def _check_reference_signature(primal: Any, impl: Any, qual: str) -> None:
         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and \
                 pname not in isig.parameters:
             raise RuleError(f"the reference for {qual} leaves out its parameter {pname!r}")
-
-
-# What to write instead of a keyword a rule does not take (the rest of binding_hint's text)
-_KEYWORD_HINTS = {
-    # (the reductions' where=/initial=/dtype= are lowered before binding, methods too:
-    # reduction_keywords; np.where(m, x, 0) is a masked sum's, not a std's)
-    "where": "; for where=m, select the entries first: {short}(x[m]) for a mask of x's shape",
-    "dtype": "; for dtype=, x.astype(dtype) first",
-    # scipy.special.logsumexp's: the sign has no derivative
-    "return_sign": "; return_sign=True is not differentiated: take the sign apart, with c = "
-                   "np.max(a, axis=axis, keepdims=True) and s = np.sum(b * np.exp(a - c), "
-                   "axis=axis, keepdims=True): np.log(np.abs(s)) + c is the value, np.sign(s) "
-                   "the sign",
-}
-
-
-# what to write instead of a call a rule does not take, by rule
-_RULE_HINTS = {
-    "numpy.ndarray.view": "; x.view(dtype) reinterprets the bytes, which has no gradient: "
-                          "convert the values with x.astype(dtype), or take x itself",
-}
-
-
-def binding_hint(rule: Rule, exc: TypeError) -> str:
-    """The hint of the error for a call whose arguments ``rule.bind`` refused with ``exc``:
-    the parameters the rule takes, and what to write for a keyword it does not take."""
-    known = ", ".join(p.name for p in rule.params)
-    short = rule.name.replace("numpy.", "np.")
-    extra = next((text.format(short=short) for key, text in _KEYWORD_HINTS.items()
-                  if f"keyword {key!r}" in str(exc)), _RULE_HINTS.get(rule.name, ""))
-    return f"adgen's rule for {rule.name} takes ({known}){extra}"
-
-
-# --------------------------------------------------------------------------------------------
-# Refusals: NumPy functions adgen does not differentiate, and why
-
-
-_REFUSED: dict[int, tuple[Any, str]] = {}
-
-
-def defrefusal(primal: Any, reason: str) -> None:
-    """Records why ``primal`` has no rule; the compiler's MissingRuleError says it."""
-    _REFUSED[id(primal)] = (primal, reason)
-
-
-def refusal_of(func: Any) -> str | None:
-    """The recorded reason ``func`` is not differentiated, or None."""
-    got = _REFUSED.get(id(func))
-    return got[1] if got is not None and got[0] is func else None
-
-
-# adgen's functions that take derivatives (a call of one inside a differentiated function)
-_DERIVATIVE_MAKERS = frozenset({"jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hvp", "hessian",
-                                "grad", "value_and_grad"})
-
-
-# the reparameterized form of a draw with a gradient, by the sampler's name (a normal's
-# by default): the random part drawn with constant parameters, the parameters outside
-_REPARAMETERIZED = {
-    "uniform": "low + (high - low) * rng.random(shape) (the reparameterization)",
-    "exponential": "scale * rng.standard_exponential(shape) (the reparameterization)",
-    "lognormal": "np.exp(mean + sigma * rng.standard_normal(shape)) (the reparameterization)",
-    "multivariate_normal": "mean + rng.standard_normal((n, len(mean))) @ "
-                           "np.linalg.cholesky(cov).T (the reparameterization)",
-    "permutation": "x[rng.permutation(len(x))] (a permutation of positions, which has no "
-                   "gradient)",
-    "choice": "x[rng.choice(len(x), size)] (positions chosen at random, which have no "
-              "gradient)",
-}
-
-
-def reparameterized_form(sampler: str) -> str:
-    """How to write a draw of ``sampler`` (a Generator method's name) whose parameters carry
-    a gradient: its random part drawn with constant parameters, the parameters outside."""
-    return _REPARAMETERIZED.get(sampler, "loc + scale * rng.standard_normal(shape) (the "
-                                         "reparameterization)")
-
-
-def why_no_rule(func: Any) -> str:
-    """The end of a MissingRuleError message: why a call of ``func`` cannot be differentiated.
-
-    A NumPy function's Python source is readable, but adgen differentiates NumPy only
-    through rules and reference implementations (NumPy's own source calls C); a function
-    whose source is unavailable (a builtin, a C extension) is said to be so.
-    """
-    reason = refusal_of(func)
-    if reason is not None:
-        return f": {reason}"
-    import numpy as np
-
-    owner = getattr(func, "__self__", None)
-    if isinstance(owner, (np.random.Generator, np.random.RandomState)) or \
-            str(getattr(func, "__module__", "") or "").startswith("numpy.random"):
-        # a draw is a constant of the forward pass; one whose parameters have a gradient
-        # has none adgen can define without a choice of estimator
-        form = reparameterized_form(getattr(func, "__name__", ""))
-        return (f": a random draw whose parameters carry a gradient; write it as {form} to "
-                "differentiate through it (draws with constant parameters are constants)")
-
-    mod = str(getattr(func, "__module__", "") or "")
-    if mod in ("adgen.higher_order", "adgen.api", "adgen.checkpointing") and \
-            getattr(func, "__name__", "") in _DERIVATIVE_MAKERS:
-        # adgen.jvp(...) inside a function given to adgen.grad: the rrule hint misleads
-        return (": it is adgen's own derivative, and adgen takes derivatives of derivatives "
-                "by transforming the function itself, not through a call of one inside the "
-                "function it differentiates; for second derivatives use adgen.hessian(f), "
-                "adgen.hvp(f) or adgen.jacrev(adgen.grad(f)), for third ones "
-                "adgen.jvp(adgen.hvp(f), (x, v), (w, u)) or adgen.jacfwd(adgen.hessian(f))")
-    if isinstance(func, np.ufunc) or mod.startswith("numpy"):
-        return (" (adgen differentiates NumPy through its rules and reference "
-                "implementations, not through NumPy's own source, and has neither for it)")
-    try:
-        inspect.getsource(func)
-    except (TypeError, OSError):
-        return " and adgen cannot read its source"
-    return ""
 
 
 # --------------------------------------------------------------------------------------------
