@@ -33,7 +33,7 @@ import types
 from typing import Any
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import replace_children, walk
 
 __all__ = ["rewrite_item_builtins"]
 
@@ -63,17 +63,7 @@ def rewrite_item_builtins(parsed: Any) -> None:
     for call in reversed(calls):  # the inner ones first: map(f, map(g, xs))
         replaced[id(call)] = _extreme(call, replaced) if call.func.id in ("max", "min") \
             else _generator(call, fresh, replaced)
-    for node in walk(tree):
-        for field, value in gast.iter_fields(node):
-            items = value if isinstance(value, list) else [value]
-            for i, sub in enumerate(items):
-                new = replaced.get(id(sub))
-                if new is None:
-                    continue
-                if isinstance(value, list):
-                    value[i] = new
-                else:
-                    setattr(node, field, new)
+    replace_children(tree, lambda sub: replaced.get(id(sub)))
 
 
 def _code_names(code: Any) -> set[str]:

@@ -36,7 +36,7 @@ import sys
 from typing import Any
 
 import gast
-from adgen.transforms.walk import walk
+from adgen.transforms.walk import replace_children, walk
 
 __all__ = ["method_owner", "read_properties"]
 
@@ -117,17 +117,8 @@ def read_properties(parsed: Any) -> None:
         if isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id in written
                                               for t in n.targets):
             skip.add(id(n.value))
-    for node in walk(tree):
-        for field, value in gast.iter_fields(node):
-            items = value if isinstance(value, list) else [value]
-            for i, sub in enumerate(items):
-                new = _rewritten(sub, classes, skip) or _chosen(sub, unknown, names, skip)
-                if new is None:
-                    continue
-                if isinstance(value, list):
-                    value[i] = new
-                else:
-                    setattr(node, field, new)
+    replace_children(tree, lambda sub: _rewritten(sub, classes, skip) or
+                     _chosen(sub, unknown, names, skip))
 
 
 def _user_property_names(namespace: dict[str, Any]) -> set[str]:
