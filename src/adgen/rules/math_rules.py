@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import shape_tree, sum_list_vjp, xlogy
+from adgen.rules.helpers import shape_tree, sum_list_vjp, unbroadcast, xlogy
 from adgen.rules.registry import defvjp
 
 
@@ -125,7 +125,8 @@ def pow_(g: Any, out: Any, x: Any, y: Any) -> Any:
 @defvjp(builtins.pow, "base, exp", reads="base, exp, out")
 def pow_builtin(g: Any, out: Any, base: Any, exp: Any) -> Any:
     # pow(x, 2) as x ** 2 (pow(x, y, mod), integers only, is outside the rule's signature)
-    return g * exp * base ** (exp - (exp != 0)), g * xlogy(out, base)
+    return (unbroadcast(g * exp * base ** (exp - (exp != 0)), np.shape(base)),
+            unbroadcast(g * xlogy(out, base), np.shape(exp)))
 
 
 @defvjp(math.fabs, "x", reads="x")
