@@ -210,6 +210,8 @@ class _Inliner:
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renamed = {p: self.fresh(f"{name}_{p}") for p in params}
         renamed.update({n: self.fresh(f"{name}_{n}") for n in own if n not in renamed})
+        # (a refusal names what the user wrote: y in relax, not relax_y)
+        self.parsed.inlined_names.update((new, (old, name)) for old, new in renamed.items())
         out: list[gast.stmt] = [
             gast.copy_location(gast.Assign([gast.Name(renamed[p], gast.Store(), None, None)],
                                            a, None), st)

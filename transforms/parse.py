@@ -37,6 +37,9 @@ class Parsed:
     nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
     closure_free: set[str] = field(default_factory=set)  # names nested defs read
     renamed_params: dict[str, str] = field(default_factory=dict)  # new name -> user's name
+    # names inlined_closures gave a written-out nested def's variables (relax_y) -> the
+    # user's name there and the def's (("y", "relax"))
+    inlined_names: dict[str, tuple[str, str]] = field(default_factory=dict)
     cells: dict[str, Any] = field(default_factory=dict)  # closure cells by free variable
     imports: dict[str, Any] = field(default_factory=dict)  # names the body's imports bind
     kwonly: list[str] = field(default_factory=list)  # keyword-only parameters (user's names)

@@ -587,17 +587,24 @@ class _Captures:
                         hint=f'use mutation="save" for second derivatives (adgen keeps a copy '
                              f"of the tangent), or write into a new array here ({base} = ... "
                              "instead of out= or an in-place update)")
-                others = sorted({(o.stmt.lineno, self.plan.construct(o.stmt)) for o in caps
+                written = self.plan.user_name(c.name)
+                others = sorted({(o.stmt.lineno, self.plan.construct(o.stmt),
+                                  self.plan.user_name(o.name)) for o in caps
                                  if o.stmt.lineno != c.stmt.lineno})
-                also = "".join(f"; the gradient of line {ln} ({text}) reads it too"
-                               for ln, text in others)
+                # (the write's own line reads a value too, x in a[:] = -x ** 3 where a and x
+                # may share memory: 'this line's own gradient', not 'the gradient of line 7
+                # (a[:] = -x ** 3) reads it')
+                also = "".join(
+                    (f"; this line's own gradient reads {_read(name, written)}" if ln == line
+                     else f"; the gradient of line {ln} ({text}) reads {_read(name, written)}")
+                    for ln, text, name in others)
                 raise MutationError(
-                    f"{construct} overwrites {user_name_of(c.name)}, which the gradient of line "
+                    f"{construct} overwrites {written}, which the gradient of line "
                     f"{c.stmt.lineno} ({self.plan.construct(c.stmt)}) reads{also}",
                     self.plan.loc(w.stmt),
                     # (where this line's own gradient reads the value too, a copy made
                     # before it is overwritten in its turn: the hint says out of place)
-                    hint=copy_hint(construct, user_name_of(c.name), line if any(
+                    hint=copy_hint(construct, self.plan.code_name(c.name), line if any(
                         o.stmt.lineno == line for o in caps) else c.stmt.lineno, line),
                     captured_at=self.plan.loc(c.stmt))
             decision = "guarded-save" if self.plan.policy == "save" else "guarded-raise"
@@ -710,3 +717,9 @@ def _written_index(stmt: gast.stmt) -> tuple[str, gast.expr] | None:
             isinstance(call.args[0], gast.Name):
         return call.args[0].id, call.args[1]
     return None
+
+
+def _read(name: str, written: str) -> str:
+    """What a capture of ``name`` reads, said after a write of ``written``: "it too" when
+    the same, else ``name`` and that it may share ``written``'s memory."""
+    return "it too" if name == written else f"{name} too ({name} may share {written}'s memory)"

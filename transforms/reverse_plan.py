@@ -475,8 +475,18 @@ class Plan:
             return memo(self.fn, ("user_name", n), lambda: self._user_name(n, 0))
         return self._user_name(n, depth)
 
+    def code_name(self, n: str) -> str:
+        """The name the user's code has for ``n`` (``h_2`` -> ``h``; ``relax_y``, a written-out
+        nested def's variable, -> ``y``), for a hint's code."""
+        base = user_name_of(n)
+        inlined = self.parsed.inlined_names.get(n) or self.parsed.inlined_names.get(base)
+        return inlined[0] if inlined is not None else base
+
     def _user_name(self, n: str, depth: int) -> str:
         base = user_name_of(n)
+        inlined = self.parsed.inlined_names.get(n) or self.parsed.inlined_names.get(base)
+        if inlined is not None:  # a written-out nested def's variable (relax_y)
+            return f"{inlined[0]} (in {inlined[1]})"
         if base.endswith("_dot") and len(base) > 4 and \
                 self.parsed.file.startswith("<adgen ") and self.parsed.file.endswith(" jvp>"):
             # the jvp code adgen differentiates again (hessian, hvp): a tangent is written

@@ -1,0 +1,71 @@
+"""What ``mutation="strict"``'s refusals say, where they named the wrong thing.
+
+- A helper compiled for any arguments (every parameter may share another's memory) writing
+  ``a[:] = -x ** 3`` after ``v += 0.5 * dt * a``: the message said "the gradient of line 7
+  (a[:] = -x ** 3) reads it too", line 7 being the write itself, and "it" being ``a``, which
+  that line does not read. It says "this line's own gradient reads x too (x may share a's
+  memory)".
+- A nested def written out at its call (inlined_closures) named its variable by the
+  inliner's name: "r = relax(z) overwrites relax_y". It says "y (in relax)".
+
+Under save both give the gradient of central differences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import numerical_grad
+
+import adgen
+
+X = np.array([0.5, -0.3, 1.1])
+
+
+def half_steps(v, a, x, dt):
+    v += 0.5 * dt * a
+    a[:] = -x ** 3
+    v += 0.5 * dt * a
+
+
+def leapfrog(x0):
+    x = x0.copy()
+    v = np.zeros_like(x)
+    a = -x ** 3
+    for _ in range(3):
+        x = x + 0.01 * v
+        half_steps(v, a, x, 0.01)
+    return np.sum(v ** 2) + np.sum(x)
+
+
+def relaxed(x, omega):
+    def relax(y):
+        r = np.sum(y ** 2)
+        y *= omega
+        return r
+
+    z = np.sin(x)
+    r = relax(z)
+    return r + np.sum(z)
+
+
+def test_a_helper_s_own_line_is_named_as_this_line():
+    np.testing.assert_allclose(adgen.grad(leapfrog)(X.copy()),
+                               numerical_grad(leapfrog, (X.copy(),), 0), rtol=1e-6, atol=1e-9)
+    with pytest.raises(adgen.MutationError) as err:
+        adgen.grad(leapfrog, mutation="strict")(X.copy())
+    text = str(err.value)
+    assert "a[:] = -x ** 3 overwrites a" in text
+    assert "this line's own gradient reads x too (x may share a's memory)" in text
+    assert "(a[:] = -x ** 3) reads it too" not in text
+
+
+def test_a_written_out_nested_def_s_variable_has_the_user_s_name():
+    np.testing.assert_allclose(adgen.grad(relaxed)(X.copy(), 0.5),
+                               numerical_grad(relaxed, (X.copy(), 0.5), 0),
+                               rtol=1e-6, atol=1e-9)
+    with pytest.raises(adgen.MutationError) as err:
+        adgen.grad(relaxed, mutation="strict")(X.copy(), 0.5)
+    text = str(err.value)
+    assert "overwrites y (in relax)" in text
+    assert "relax_y" not in text
