@@ -84,11 +84,14 @@ def _float_tangent(value: Any, tangent: Any) -> Any:
 def runs_as_it_is(fn: Any) -> bool:
     """A builtin forward mode calls as it is through a variable (``log = print; log(x)``, a
     list's ``append``, ``log.info``: analyses.reports), as reverse mode's dispatch does (dispatch.forward_of): it changes no
-    array it is given, and its result has no tangent."""
+    array it is given, and its result has no tangent. Not one with a rule (``f = max``,
+    ``abs``, ``sum``, ``pow`` through a variable, or as ``functools.reduce``'s function: their
+    rules' jvps; run as they are, the tangent was None, a silent zero)."""
     return isinstance(fn, types.BuiltinFunctionType) and (
         getattr(fn, "__module__", None) == "builtins" or
         type(getattr(fn, "__self__", None)) in (list, dict, str, bytes)) and \
-        fn.__name__ not in ("setattr", "delattr", "exec", "eval") or reports(fn)
+        fn.__name__ not in ("setattr", "delattr", "exec", "eval") and \
+        registry.lookup(fn) is None or reports(fn)
 
 
 @dataclasses.dataclass
