@@ -42,7 +42,12 @@ from adgen.pullback_runs import (
     single_use_seed,
 )
 from adgen.runtime import as_gradient
-from adgen.transforms.analyses.kinds import FLOAT_ARG, has_unknown, signature
+from adgen.transforms.analyses.kinds import (
+    FLOAT_ARG,
+    defaults_signature,
+    has_unknown,
+    signature,
+)
 from adgen.transforms.bindings import failed
 
 _F64 = np.dtype(np.float64)
@@ -154,6 +159,13 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
     # per argument signature: the normalised argnums and the compiled function, recompiled
     # when a rule is registered (the registry's generation changes)
     cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    # a call that leaves numbers' defaults to the function (verlet(x, v) with dt=0.01) is
+    # compiled for their kinds too (kinds.defaults_signature), per count of arguments given,
+    # while the function's defaults are the same tuple; a call with keywords is not
+    primal = fun if type(fun) is types.FunctionType and backend == "default" else None
+    argcount = primal.__code__.co_argcount if primal is not None else 0
+    tails: dict[int, tuple[Any, ...]] = {}
+    tails_of: list[Any] = [None]
     # a backend's call decided once per signature (numba_function.NumbaFunction.fast_call): per
     # signature (its cache entry, the call), and the last one used, tried first
     fasts: dict[tuple[Any, ...], tuple[Any, Any]] = {}
@@ -177,6 +189,15 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
             sig = signature(args)
+        if len(args) < argcount and not kwargs:
+            defaults = primal.__defaults__  # type: ignore[union-attr]
+            if defaults is not tails_of[0]:
+                tails.clear()
+                tails_of[0] = defaults
+            tail = tails.get(len(args))
+            if tail is None:
+                tail = tails[len(args)] = defaults_signature(primal, len(args))
+            sig = sig + tail
         hit = cache.get(sig)
         if (hit is None or not hit[12]) and has_unknown(sig):
             # array subclasses and complex values have no kind (None); a list or dict may

@@ -164,6 +164,32 @@ def is_object_entry(k: Kind) -> bool:
     return type(k) is tuple and k[0] == OBJECT
 
 
+def defaults_signature(fn: Any, given: int) -> tuple[Kind, ...]:
+    """The kinds of the defaults of ``fn``'s positional parameters after the first ``given``
+    (a call passing ``given`` arguments by position and none by keyword), up to the first
+    default that is not a Python float or int: the rest of that call's :func:`signature`.
+    A number cannot share an array's memory: ``dt=0.01`` compiled without its kind may be
+    an array a parameter aliases, which ``mutation="strict"`` refused in a velocity Verlet.
+    Valid while ``fn.__defaults__`` is the same tuple (the compiled code's guard)."""
+    code = getattr(fn, "__code__", None)
+    defaults = getattr(fn, "__defaults__", None)
+    if code is None or not defaults:
+        return ()
+    first = code.co_argcount - len(defaults)
+    if given < first:
+        return ()  # a parameter without a default is missing: Python's TypeError
+    out: list[Kind] = []
+    for d in defaults[given - first:]:
+        t = type(d)
+        if t is float:
+            out.append(FLOAT_ARG)
+        elif t is int:
+            out.append(NUMBER)
+        else:
+            break
+    return tuple(out)
+
+
 def has_unknown(sig: tuple[Kind, ...]) -> bool:
     """Whether a signature has an entry whose values it does not describe (None, a list, a
     dict, an object): they may hold array subclasses or complex arrays."""
