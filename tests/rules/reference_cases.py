@@ -304,3 +304,10 @@ else:
                                                    lower=True),
           C(well_conditioned(3, 3), randn(3), transposed=True),
           refuse(spd(3, 3), randn(3), assume_a="banded"))
+
+# functools.reduce (rules/folds.py), after the cases above so their draws stay as they were:
+# a NumPy function folded over a list of arrays, with and without an initial value
+cases("functools.reduce", C(np.add, [randn(3), randn(3), randn(3)]),
+      C(np.multiply, [randn(2, 2), randn(2), randn(2, 2)]),
+      C(np.matmul, [randn(2, 3), randn(3, 3), randn(3)]), C(np.add, [randn(4)]),
+      C(np.multiply, [randn(3), randn(3)], randn(3)))

@@ -14,6 +14,7 @@ cases fails ``test_every_reference_has_cases``. For each case:
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import linecache
 from typing import Any
@@ -74,7 +75,8 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)})\n"
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"np": np, "adgen": adgen, "copy": copy, **consts}  # adgen: its own helpers
+    namespace = {"np": np, "adgen": adgen, "copy": copy, "functools": functools,
+                 **consts}  # adgen: its own helpers
     if name.startswith("scipy."):  # the optional extra's functions, as its user imports them
         import scipy.linalg
 

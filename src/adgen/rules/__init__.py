@@ -21,6 +21,7 @@ from adgen.rules import (  # noqa: F401,E402
     composites_stats,
     decompositions,
     fft,
+    folds,
     no_gradient,
     scatter,
     ufunc_methods,

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import itertools
 import operator
 from typing import Any
@@ -189,8 +188,6 @@ defrefusal(super, "adgen follows super().method(...) where every subclass of the
 # and is not affected)
 defrefusal(builtins.reversed, "it returns an iterator adgen cannot follow; write xs[::-1] "
            "(an array's or a list's items from last to first, differentiated)")
-defrefusal(functools.reduce, "it calls a Python function in a loop adgen cannot see; write "
-           "the loop in Python (adgen differentiates loops)")
 defrefusal(itertools.accumulate, "it calls a function in a loop adgen cannot see; write the "
            "loop in Python (adgen differentiates loops), or np.cumsum / np.cumprod for sums "
            "and products")
