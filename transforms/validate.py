@@ -115,6 +115,8 @@ def validate(parsed: Parsed) -> None:
                                    parsed.location(node),
                                    hint="copy the dict with dict(d) and set the other keys "
                                         "one by one")
+        if isinstance(node, gast.Call):
+            _check_reference_call(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(
@@ -166,6 +168,41 @@ def validate(parsed: Parsed) -> None:
                         raise UnsupportedError("this starred assignment is not supported",
                                                parsed.location(node),
                                                hint="index the sequence explicitly")
+
+
+def _check_reference_call(parsed: Parsed, call: gast.Call) -> None:
+    """A call of a NumPy function that adgen compiles from its own implementation (a
+    reference: ``np.pad``, ``np.nansum``, ``np.copysign``) passes only arguments that
+    implementation takes: one it lacks (``end_values=`` of ``np.pad``, ``where=`` of
+    ``np.nansum``) was Python's TypeError from the compiled code (``pad_forward() got an
+    unexpected keyword argument``). ``out=`` is lowered to a store before (desugar), and so
+    is a ufunc's ``where=``; a call with ``*xs`` or ``**kw`` is bound where it runs."""
+    import inspect
+
+    import numpy as np
+
+    from adgen.rules import registry
+
+    if not isinstance(call.func, (gast.Name, gast.Attribute)) or \
+            any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return
+    obj = chain_value(parsed, call.func, stored_only=False)
+    impl = registry.reference_of(obj) if obj is not None else None
+    if impl is None:
+        return
+    lowered = {"out", "where"} if isinstance(obj, np.ufunc) else {"out"}
+    try:
+        inspect.signature(impl).bind(*call.args, **{k.arg: k.value for k in call.keywords
+                                                    if k.arg not in lowered})
+    except TypeError as exc:
+        name = next((r.name for r in registry.all_references() if r.impl is impl), "it")
+        raise UnsupportedError(
+            f"this call of {name} is not differentiated: adgen compiles {name} from its own "
+            f"NumPy implementation, which does not take these arguments ({exc})",
+            parsed.location(call),
+            hint="leave out that argument (compute its effect with other NumPy calls), or "
+                 "wrap the call in a function with an @adgen.rrule") from None
 
 
 def _one_star_in_its_tuple(target: gast.expr, star: gast.Starred) -> bool:
