@@ -243,8 +243,8 @@ def _lean_loop(loop: gast.For | gast.While, live_after: set[str],
     loads_of = [loads for loads, _, _ in names_of]
     stores_of = [stores for _, stores, _ in names_of]
     for st, loads, stores in zip(loop.body, loads_of, stores_of):
-        for n in _bound_names(st):
-            if n not in mentioned and n not in names_read(st.value):  # type: ignore[attr-defined]
+        for n in _bound_names(st):  # (st is n = v or a, b = v: v's reads are st's loads)
+            if n not in mentioned and n not in loads:
                 local.add(n)
         mentioned |= loads | stores
     head = [loop.target, loop.iter] if isinstance(loop, gast.For) else [loop.test]
@@ -523,9 +523,12 @@ def _escaping_loads(st: gast.stmt) -> set[str]:
     (through views and ``unbroadcast``, which may return its argument)."""
     parents: dict[int, gast.AST] = {}
     loads: list[gast.Name] = []
-    for node in walk(st):  # once for both
-        for child in children(node):
+    todo: list[gast.AST] = [st]  # walk's order, each node's fields read once for both
+    for node in todo:
+        kids = children(node)
+        for child in kids:
             parents[id(child)] = node
+        todo.extend(kids)
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             loads.append(node)
     out: set[str] = set()

@@ -55,8 +55,8 @@ def consumable_saved(forward: gast.FunctionDef, ranks: dict[str, int],
     if not (isinstance(ret, gast.Tuple) and len(ret.elts) == 2 and
             isinstance(ret.elts[1], gast.Tuple)):
         return set()
-    if sum(isinstance(n, gast.Return) for n in walk(forward)) != 1:
-        return set()  # an early return hands other values back
+    # (an early return, which hands other values back, is counted by the one walk below,
+    # made only where a name is a candidate: a walk of the whole forward less)
     saved_tuple = ret.elts[1]
     saved = [e.id for e in saved_tuple.elts if isinstance(e, gast.Name)]
     params = {a.id for a in walk(forward.args) if isinstance(a, gast.Name)}

@@ -36,6 +36,7 @@ import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
+from adgen.transforms.walk import children
 
 # the runtime's sentinel: a local variable's value before its first assignment
 SENTINEL = "Unbound"
@@ -140,7 +141,7 @@ def _locals(fn: gast.FunctionDef) -> set[str]:
             out.add(node.name.id if isinstance(node.name, gast.Name) else node.name)
         elif isinstance(node, (gast.Import, gast.ImportFrom)):
             out.update(_import_name(a) for a in node.names)
-        for child in gast.iter_child_nodes(node):
+        for child in children(node):
             visit(child)
 
     for s in fn.body:
@@ -321,6 +322,6 @@ def _loads(node: gast.AST, bound: set[str]) -> list[str]:
         for p in parts:
             out += _loads(p, inner)
         return out
-    for child in gast.iter_child_nodes(node):
+    for child in children(node):
         out += _loads(child, bound)
     return out
