@@ -91,6 +91,13 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
         if obj is not None and is_user_function(obj) and \
                 _touches_arguments(call, buffers) and not leaves_arguments(obj, memo):
             return True
+        f = call.func
+        if obj is None and isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+                and tree.args.args and f.value.id == tree.args.args[0].id and \
+                not _reads_only(call, look, memo):
+            # a method found when the call runs on the first parameter (self.setup(v) in a
+            # method, setting self.w): its tangent was left as it was (a silent zero)
+            return True
     return False
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ from adgen.transforms.tangent_ast import (
 from adgen.transforms.walk import walk
 
 from adgen.callbacks import checked_at
-from adgen.errors import MissingRuleError
+from adgen.errors import AdgenError, MissingRuleError
 from adgen.rules import methods, registry
 
 if TYPE_CHECKING:
@@ -115,6 +116,55 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     kwargs = {k.arg: k.value for k in v.keywords}
     return tg.apply_rule(s, n, rule, v, list(v.args), kwargs)
 
+def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> None:
+    """Refuses ``O.reset(x)``, a method of a global object given values with a derivative,
+    that may change its object (set ``self.w = np.sin(v)``, itself or through a method it
+    calls): forward mode keeps no tangent for the attributes of an object the function is
+    not given, so a later read of ``O.w`` had a zero tangent (a silently wrong jvp; reverse
+    mode follows it). A method that changes nothing of its object, or only counts
+    (``self.calls += 1`` of a number), runs as before, and so does a call after which the
+    function does not reach the object again (``lambda x: layer.forward(x)``)."""
+    f = v.func
+    if not isinstance(f, gast.Attribute) or not isinstance(f.value, gast.Name) or \
+            tg.parsed.is_local(f.value.id) or tg.tangent(f.value) is not None or \
+            all(tg.tangent(a) is None for a in [*v.args, *(k.value for k in v.keywords)]):
+        return
+    from adgen.transforms.analyses.number_updates import holds_numbers
+    from adgen.transforms.argument_writes import leaves_arguments
+    from adgen.transforms.bindings import NOT_FOUND, dotted_object
+    from adgen.transforms.object_classes import class_attribute
+    from adgen.transforms.pipeline import compile_function
+
+    # (its attributes' tangents matter where the function reaches the object again: after
+    # the call, or in the call's next turn of a loop; lambda x: layer.forward(x) runs)
+    uses = [m for m in walk(tg.fn) if isinstance(m, gast.Name) and m.id == f.value.id]
+    if len(uses) <= 1 and not any(isinstance(loop, (gast.For, gast.While)) and
+                                  any(m is s for m in walk(loop)) for loop in walk(tg.fn)):
+        return
+    held = dotted_object(tg.parsed, f.value)
+    if held is NOT_FOUND or isinstance(held, (type, types.ModuleType)) or \
+            not isinstance(getattr(held, "__dict__", None), dict) or f.attr in held.__dict__:
+        return
+    fn = class_attribute(type(held), f.attr)
+    top = str(getattr(fn, "__module__", "") or "").split(".")[0]
+    if not isinstance(fn, types.FunctionType) or top in sys.stdlib_module_names or \
+            top in ("numpy", "scipy", "adgen"):
+        return  # (a logger's log.info(...): the library's own bookkeeping)
+
+    if leaves_arguments(fn):
+        return
+    try:
+        if holds_numbers(compile_function(fn).number_updates, (held,)):
+            return
+    except AdgenError:
+        pass
+    tg.refuse(s, f"{source_of(f)}(...) given a value with a derivative, a method that may "
+                 f"change the global object {f.value.id} (set its attributes): forward mode "
+                 "keeps no tangent for the attributes of an object the function is not given",
+              f"pass {f.value.id} to the function as an argument (f(x, {f.value.id})): its "
+              "attributes then get tangents; or use adgen.grad / adgen.vjp")
+
+
 def partial_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
             ) -> tuple[list[gast.stmt], list[gast.stmt]]:
     """``n = functools.partial(f, ...)`` of values without a derivative: a function value
@@ -136,6 +186,7 @@ def dynamic_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
                                                                for k in v.keywords):
         tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+    refuse_global_object_changed(tg, s, v)
     for k in v.keywords:
         if tg.tangent(k.value) is not None:
             tg.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
