@@ -184,14 +184,31 @@ class Fold(gast.NodeTransformer):
         self.generic_visit(node)
         t = node.test
         if isinstance(t, gast.Compare) and len(t.ops) == 1 and \
-                isinstance(t.left, gast.Constant) and isinstance(t.comparators[0], gast.Constant):
-            a, b = t.left.value, t.comparators[0].value
+                _literal(t.left) is not _NOT_LITERAL and \
+                _literal(t.comparators[0]) is not _NOT_LITERAL:
+            # (a negative number too: norm(A, -2) left "-2 is None", Python's SyntaxWarning
+            # '"is" with a literal' when the generated code was compiled)
+            a, b = _literal(t.left), _literal(t.comparators[0])
             op = type(t.ops[0])
             if op in (gast.Is, gast.IsNot, gast.Eq, gast.NotEq):
                 same = a is b if op in (gast.Is, gast.IsNot) else a == b
                 taken = same if op in (gast.Is, gast.Eq) else not same
                 return node.body if taken else node.orelse
         return node
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(e: gast.expr) -> Any:
+    """The value of a constant written in the code, a signed number included (``-2``);
+    ``_NOT_LITERAL`` for anything else."""
+    if isinstance(e, gast.Constant):
+        return e.value
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)) and \
+            isinstance(e.operand, gast.Constant) and type(e.operand.value) in (int, float):
+        return -e.operand.value if isinstance(e.op, gast.USub) else e.operand.value
+    return _NOT_LITERAL
 
 
 def is_user_function(obj: Any) -> bool:
