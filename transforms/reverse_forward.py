@@ -5,11 +5,13 @@ overwrite a captured value (from the plan)."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.foreign_values import checked_objects, checked_values
 from adgen.transforms.analyses.free_containers import READS_AFTER
+from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.method_reductions import method_reductions
@@ -88,12 +90,37 @@ class Forward:
         # container parameters whose slots the function rebinds: their items as received
         init += [assign(name(v, gast.Store), call_node("entry_items", name(p)), self.plan.fn)
                  for p, v in sorted(self.rec.entry_of.items())]
+        init += self.refuse_shared()
         fwd = gast.FunctionDef(name=f"{self.plan.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
                                type_comment=None, type_params=[])
         if self.plan.kinds:
             fwd = method_reductions(fwd, self.plan.kinds, self.plan.resolve)
         return fwd
+
+    def refuse_shared(self) -> list[gast.stmt]:
+        """For each container parameter changed in place (its entry items kept), the check
+        that no other parameter is it or holds it (adgen.shared_arguments), where another
+        parameter may be a list, dict or object."""
+        params = [a.id for a in self.plan.fn.args.args]
+        renamed = self.plan.parsed.renamed_params
+        out: list[gast.stmt] = []
+        for p in sorted(self.rec.entry_of):
+            others = [q for q in params if q != p and not _number_or_array(
+                self.plan.kinds.get(q))]
+            if not others:
+                continue
+            at = next((w.stmt for w in self.plan.eff.writes if w.container and
+                       w.target == p and getattr(w.stmt, "lineno", None)), self.plan.fn)
+            call = call_node("refuse_shared", name(p),
+                             gast.Tuple(elts=[name(q) for q in others], ctx=gast.Load()),
+                             gast.Constant(renamed.get(p, p), None),
+                             gast.Tuple(elts=[gast.Constant(renamed.get(q, q), None)
+                                              for q in others], ctx=gast.Load()),
+                             gast.Constant(self.plan.parsed.file, None),
+                             gast.Constant(getattr(at, "lineno", 0), None))
+            out.append(gast.copy_location(gast.Expr(call), self.plan.fn))
+        return out
 
     def kept(self, n: str, unbound: frozenset[str] | set[str] = frozenset(),
              alive: set[str] | frozenset[str] = frozenset()) -> gast.expr:
@@ -497,3 +524,8 @@ def _item(value: gast.expr, path: tuple[int, ...]) -> gast.expr:
     for k in path:
         value = gast.Subscript(value=value, slice=gast.Constant(k, None), ctx=gast.Load())
     return value
+
+
+def _number_or_array(kind: Any) -> bool:
+    """Whether an analyses.kinds entry is a number's or an array's (a rank)."""
+    return kind == NUMBER or (isinstance(kind, int) and not isinstance(kind, bool))
