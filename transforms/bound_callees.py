@@ -205,6 +205,10 @@ class _Rewriter:
         self.typed = {params[k].id: c for k, c in param_classes(parsed.fn).items()
                       if k < len(params) and not (k == 0 and cls is not None) and
                       not self.stores.get(params[k].id)}
+        # objects, not arrays an argument may share, for reverse mode (model and its tangent
+        # model_dot in the jvp code of a copy compiled for Heat: step_jvp(model, u, model_dot,
+        # u_dot) calls no method on them; hessian(loss, argnums=1)(model, u))
+        parsed.objects.update(params[k].id for k in param_classes(parsed.fn) if k < len(params))
         # objects the function builds from a class of the user's (sim = Heat(dt)), bound
         # once: their calls are checked when they run (receiver_checks), where an __init__
         # may have set a method of the object's own

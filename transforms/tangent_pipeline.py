@@ -250,7 +250,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # differentiates again (hessian), where self is an object of that class (and the
         # parameters compiled for their classes: object_classes.typed_for)
         jvp.__adgen_receiver__ = receiver_of(fn)
-        jvp.__adgen_param_classes__ = getattr(fn, "__adgen_param_classes__", ())
+        # (a tangent of an object is an object of its class, runtime.object_with: model_dot
+        # of loss_jvp(model, u, model_dot, u_dot) is one, not an array u may share)
+        jvp.__adgen_param_classes__ = getattr(fn, "__adgen_param_classes__", ()) + tuple(
+            (len(params) + k, c) for k, c in sorted(param_classes(fn).items())
+            if len(tparams) == len(params) and not lifted)
     defaults = jvp_defaults(fn, params, len(lifted), len(tparams))
     kwonly = jvp.__code__.co_kwonlyargcount
     if kwonly:  # keyword-only parameters and the tangents after them: by name

@@ -21,17 +21,28 @@ __all__ = ["directional", "refuse_method_writing_arguments", "tangent_compiled"]
 
 
 def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
-                     leading: int = 0) -> tuple[Any, tuple[Any, ...]]:
+                     leading: int = 0, args: tuple[Any, ...] | None = None
+                     ) -> tuple[Any, tuple[Any, ...]]:
     """The compiled jvp of ``fun`` (transforms.tangent_pipeline.compile_tangent) and its receiver.
     ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
-    bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``)."""
+    bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``).
+    ``args``: the arguments it is called with (``leading`` ones first), when known: the jvp is
+    then compiled for the classes of the objects among them, as ``grad`` compiles ``fun``
+    (``object_classes.typed_for``: ``model.step(u)`` on a parameter ``model`` writing ``u``
+    is followed; without the class it is refused at the call)."""
     from adgen.transforms.library_wrappers import library_target, library_wrapper
     from adgen.transforms.tangent_pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
     shift = len(receiver) + leading
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
-    return compile_tangent(library_wrapper(library_target(target)), wrt=None if wrt is None
+    fn = library_wrapper(library_target(target))
+    if args is not None:
+        from adgen.transforms.analyses.kinds import signature
+        from adgen.transforms.object_classes import typed_for
+
+        fn, _ = typed_for(fn, signature(receiver + tuple(args)))
+    return compile_tangent(fn, wrt=None if wrt is None
                            else tuple(shift + k for k in wrt)), receiver
 
 
@@ -41,11 +52,13 @@ _WRAPPERS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any], tuple[Any, ...]]
 
 
 def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit: bool,
-                aux: bool = False) -> Callable[..., Any]:
+                aux: bool = False, args: tuple[Any, ...] | None = None) -> Callable[..., Any]:
     """A Python function ``d(*args, *directions)`` (or ``d(*args)`` with ``unit``: the
     direction 1.0) returning the derivative of ``fun`` at ``args`` along the directions given
     for the arguments ``wrt`` (the out_dot of its jvp). ``aux``: ``fun`` returns a pair
-    ``(out, aux)`` (``has_aux``), and the derivative is out's."""
+    ``(out, aux)`` (``has_aux``), and the derivative is out's. ``args``: the arguments it will
+    be called with, where known (the jvp compiled for their objects' classes:
+    :func:`tangent_compiled`)."""
     import keyword
 
     from adgen.transforms.emit import compile_source
@@ -58,7 +71,8 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
         leading, bound = fun.args + leading, {**fun.keywords, **bound}
         fun = fun.func
     # (the arguments without a direction are constants: no tangent flows from them)
-    compiled, receiver = tangent_compiled(fun, wrt, len(leading))
+    compiled, receiver = tangent_compiled(fun, wrt, len(leading),
+                                          None if args is None else leading + tuple(args))
     if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
                        for v in leading):
         refuse_method_writing_arguments(fun, receiver + leading)

@@ -71,7 +71,7 @@ def jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
         return out, runtime.zeros_like(out)
     # keyword arguments (jacfwd(grad(f))(w, x=data)) get no derivative: bound, as in hvp
     d = directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
-                     unit=False)
+                     unit=False, args=primals)
     dot = grad(d, j, mutation=mutation)(*runs.next(), *[tangents[n] for n in wrt])
     return out, dot
 
@@ -104,7 +104,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
     def over_forward(ct: Any) -> tuple[Any, ...]:
         """Reverse over forward: the gradient of the derivative of f along ``ct``."""
-        d = directional(fun, len(args), (j,), unit=False)  # (cached per function)
+        d = directional(fun, len(args), (j,), unit=False, args=before)  # (cached per function)
         got = grad(d, every, mutation=mutation)(*copies(before), ct) if every else ()
         cts: list[Any] = [None] * len(args)
         for n, c in zip(every, got):
@@ -133,7 +133,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
         return out, pullback_rr
     out = g(*args)  # the arguments end as one plain call of f leaves them
-    directional(fun, len(args), (j,), unit=False)  # what forward mode refuses: here
+    directional(fun, len(args), (j,), unit=False, args=args)  # what forward mode refuses: here
 
     def pullback(ct: Any) -> tuple[Any, ...]:
         check_cotangent(ct, out, "the cotangent", fun)

@@ -120,7 +120,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         out = rule.primal(*primals, **kwargs)
         # (eigh's tangent as an EighResult, as in the tangent code)
         return out, runtime.named_like(registry.eval_jvp(rule, primals, kwargs, given), out)
-    compiled, receiver = tangent_compiled(fun)
+    compiled, receiver = tangent_compiled(fun, args=primals)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)
     # new buffers laid out like the primals: the tangent code writes them where f writes; an
@@ -366,7 +366,7 @@ def _hessian_vector(fun: Callable[..., Any], argnums: int, mutation: str, aux: b
         refuse_complex_jacobian(tuple(args), "hvp (and hessian)")
         refuse_aliased_arguments(tuple(args), n, fun)
         _check_direction(args[n], v, n)
-        d = directional(f, len(args), (n,), unit=False, aux=aux)
+        d = directional(f, len(args), (n,), unit=False, aux=aux, args=tuple(args))
         try:
             return grad(d, n if rows is None else rows, mutation=mutation)(*args, v)
         except MutationError:

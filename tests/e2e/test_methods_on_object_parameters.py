@@ -285,10 +285,13 @@ def test_forward_mode_and_second_derivatives():
     out, tangent = adgen.jvp(lambda v: loss(h, v.copy()), (U0.copy(),), (d,))
     assert out == pytest.approx(loss(h, U0.copy()))
     assert tangent == pytest.approx(expected(loss, (h, U0), 1) @ d, rel=1e-6)
-    # second derivatives through model.step on a parameter are refused at the call
-    with pytest.raises(adgen.UnsupportedError,
-                       match=r"(?s)test_methods_on_object_parameters.py:\d+.*model.step\(u\)"):
-        adgen.hessian(loss, argnums=1)(Heat(0.1), U0.copy())
+    # second derivatives through model.step on a parameter (refused at the call until
+    # session 18): the jvp code is compiled for the model's class too
+    g = adgen.grad(loss, argnums=1)
+    rows = [numerical_grad(lambda v, k=k: g(Heat(0.1), v.copy())[k], (U0.copy(),), 0)
+            for k in range(U0.size)]
+    np.testing.assert_allclose(adgen.hessian(loss, argnums=1)(Heat(0.1), U0.copy()),
+                               np.array(rows), rtol=1e-5, atol=1e-6)
 
 
 def test_the_functions_code_replaced_compiles_again():
