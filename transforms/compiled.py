@@ -25,7 +25,8 @@ class Compiled:
                  gradient: Callable[..., Any] | None = None, number_updates: Any = None,
                  consumes: frozenset[str] = frozenset(), single_use: bool = False,
                  free_writes: tuple[Any, ...] = (), free_reads: bool = False,
-                 calls_parameters: tuple[int, ...] = ()) -> None:
+                 calls_parameters: tuple[int, ...] = (),
+                 number_writes: tuple[Any, ...] = ()) -> None:
         self.name = name
         self.forward = forward
         self.pullback = pullback
@@ -67,6 +68,10 @@ class Compiled:
         # call of it is refused), and whether it or a function it calls reads one
         self.free_writes = free_writes
         self.free_reads = free_reads
+        # the updates of a global container's item left out of free_writes because it held
+        # a number (analyses/number_items.py), its own and its callees': (NAME, key, attr,
+        # location); a caller that may put an array there is refused as for free_writes
+        self.number_writes = number_writes
         # the positions of its parameters it calls as it is, where adgen checks the callee
         # when it runs (transforms/unseen_calls.py: a caller checks what it passes there)
         self.calls_parameters = calls_parameters

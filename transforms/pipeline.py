@@ -33,7 +33,11 @@ from adgen.transforms.analyses.kinds import (
     kinds,
     param_kind,
 )
-from adgen.transforms.analyses.number_items import item_guards, number_items
+from adgen.transforms.analyses.number_items import (
+    changed_by_caller,
+    item_guards,
+    number_items,
+)
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
@@ -264,7 +268,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         try:
             callee = compile_function(obj, mutation=mutation)
             refuse_written_by_callee(getattr(obj, "__qualname__", str(obj)),
-                                     callee.free_writes, parsed.location(call))
+                                     callee.free_writes + changed_by_caller(
+                                         tree, parsed.free, callee.number_writes),
+                                     parsed.location(call))
             if not callee.mutates_params:
                 return []
             written = callee.written_params
@@ -489,6 +495,9 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
                     single_use=single_use and result.lean is not None,
                     free_writes=free_writes(eff, parsed, numbers), calls_parameters=calls_parameters,
+                    number_writes=tuple(dict.fromkeys(
+                        [(i.name, i.key, i.attr, parsed.location(i.stmt)) for i in numbers] +
+                        [w for c in callees.values() for w in c.number_writes])),
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
 
 

@@ -154,3 +154,56 @@ def test_a_counter_replaced_by_an_array_is_refused_at_the_next_call(mutation):
     np.testing.assert_allclose(grad(X.copy()), numerical_grad(loss_dict, (X.copy(),), 0),
                                rtol=1e-6, atol=1e-8)
     assert STATS["calls"] > 5
+
+
+def resets_then_counts(y):
+    STATS["calls"] = 0  # a number: the count starts again
+    z = rhs_dict(y)
+    return np.sum(z ** 2)
+
+
+def puts_an_array_then_counts(y):
+    STATS["calls"] = np.zeros(3)
+    w = STATS["calls"]
+    q = w * y ** 2  # its gradient reads w, which rhs_dict's += 1 then changes in place
+    z = rhs_dict(y)
+    return np.sum(z) + np.sum(q)
+
+
+def through_a_helper(y):
+    STATS["calls"] = np.zeros(3)
+    w = STATS["calls"]
+    q = w * y ** 2
+    return loss_by_name(y) + np.sum(q)
+
+
+def puts_an_array_then_calls_back(y, f):
+    STATS["calls"] = np.zeros(3)
+    w = STATS["calls"]
+    q = w * y ** 2
+    z = f(y)
+    return np.sum(z) + np.sum(q)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_caller_resetting_the_count_runs(mutation):
+    expected = numerical_grad(resets_then_counts, (X.copy(),), 0)
+    g = adgen.grad(resets_then_counts, mutation=mutation)(X.copy())
+    np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+    assert STATS["calls"] == 1
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("f", [puts_an_array_then_counts, through_a_helper],
+                         ids=["in the caller", "through a helper"])
+def test_an_array_put_there_by_the_caller_is_refused(mutation, f):
+    # (silently wrong with the first version of this fix: the guard is checked when the
+    # gradient is called, and the caller put the array there afterwards)
+    with pytest.raises(UnsupportedError, match=r'STATS\["calls"\] \+= 1'):
+        adgen.grad(f, mutation=mutation)(X.copy())
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_an_array_put_there_before_a_callback_is_refused(mutation):
+    with pytest.raises(UnsupportedError, match=r'STATS\["calls"\] \+= 1'):
+        adgen.grad(puts_an_array_then_calls_back, mutation=mutation)(X.copy(), rhs_dict)

@@ -17,9 +17,15 @@ What the item holds is known only at a call: the pipeline leaves out of ``free_w
 updates whose item holds such a value when it compiles, and adds a guard
 (``bindings.Guard``, mode ``item``) that fails when it holds something else (an array: the
 next call compiles again, with the write, and is refused as before). A guard is checked when
-a call starts; :func:`number_items` keeps only the updates whose item nothing else in the
-function can rebind first: the container's name is used only as ``NAME[constant]`` or
-``NAME.attr``, and no other statement stores that item or attribute.
+a gradient is called (and when adgen's dispatch runs a callback), not when a callee compiled
+into its caller runs, so what the run itself puts there counts too: :func:`number_items`
+keeps only the updates whose item nothing else in the function can rebind first (the
+container's name is used only as ``NAME[constant]`` or ``NAME.attr``, and no other statement
+stores that item or attribute), and :func:`changed_by_caller` gives back to a caller's
+refusal the updates (``Compiled.number_writes``, its callees' too) of a container the caller
+may put an array into (``STATS["calls"] = np.zeros(3)`` before the call: the update would
+write it in place under a value the caller's pullback reads). A function that reads such an
+item back into its result after a call that may fill it is refused by analyses.free_containers.
 """
 
 from __future__ import annotations
@@ -157,3 +163,42 @@ def item_guards(items: tuple[NumberItem, ...],
             out.append(Guard(i.name, i.name, parsed.fn.__globals__, cell, "item",
                              (i.key, i.attr, held)))
     return tuple(numbers), out
+
+
+def changed_by_caller(fn: gast.FunctionDef, free: dict[str, str],
+                      writes: tuple[tuple[str, Any, bool, Any], ...]) -> tuple[Any, ...]:
+    """The locations of a callee's number updates (``writes``: ``(NAME, key, attr,
+    location)``, ``Compiled.number_writes``) whose container ``fn``, a caller (SSA form),
+    may put an array into before the call: it stores an item or attribute of it with
+    anything but a number constant (``STATS["calls"] = np.zeros(3)``; ``= 0`` passes), or uses
+    the name otherwise than as ``NAME[constant]`` or ``NAME.attr`` (passes it on). The
+    callee's update would then write that array in place, under a value the caller's
+    pullback may read (a guard checks the item when the gradient is called, not when the
+    callee runs)."""
+    if not writes:
+        return ()
+    users = {key: name for name, key in free.items()}
+    names = {w[0] for w in writes}
+    spoiled: set[str] = set()
+    item_bases = set()
+    for node in nodes_of(fn, gast.Subscript, gast.Attribute):
+        item = _item_of(node, users)
+        if item is None or item[0] not in names:
+            continue
+        item_bases.add(id(node.value))
+    for st in nodes_of(fn, gast.Assign, gast.AugAssign, gast.Delete):
+        targets = st.targets if isinstance(st, (gast.Assign, gast.Delete)) else [st.target]
+        for t in targets:
+            item = _item_of(t, users)
+            if item is None or item[0] not in names:
+                continue
+            value = getattr(st, "value", None)
+            number = isinstance(st, gast.Assign) and isinstance(value, gast.Constant) and \
+                type(value.value) in (int, float)
+            if not number:
+                spoiled.add(item[0])
+    for node in nodes_of(fn, gast.Name):
+        name = users.get(node.id)
+        if name in names and id(node) not in item_bases:
+            spoiled.add(name)
+    return tuple(w[3] for w in writes if w[0] in spoiled)
