@@ -44,7 +44,12 @@ operand if the left is a Python number (``s * p``), the operator as written othe
 ``p += q`` on such a name is ``p = type(p).__iadd__(p, q)`` where the class defines
 ``__iadd__`` (Python rebinds ``p`` to what it returns), else ``p = p + q`` as above.
 
-Not rewritten: ``p[i] = v`` (``__setitem__``), ``self.pos += v`` (an attribute), operands
+``g[i] = v`` on such a name is ``type(g).__setitem__(g, i, v)`` where the class defines
+``__setitem__``; on a name bound once to ``Grid(n)``, ``Grid.__setitem__(g, i, v)``, a call by
+the class's name that adgen follows where the method writes an array of its object.
+
+Not rewritten: ``self.pos += v`` (an attribute), an item store into an object reached
+through an attribute or an item (``self.grid[i] = v``, ``grids[0][i] = v``), operands
 in a comprehension's or lambda's body that need the value held in a name (a ``:=`` would bind
 it in the function), and a parameter with no annotation that the function reads only
 through operators (``def f(p, v): return (p * v)[0]``: nothing shows it is an object). There
@@ -81,7 +86,7 @@ BINARY = {
 UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
 OPERATORS = frozenset({m for pair in BINARY.values() for m in pair} | set(UNARY.values()) |
                       {"__i" + pair[0][2:] for pair in BINARY.values()} |
-                      {"__getitem__", "__abs__"})
+                      {"__getitem__", "__setitem__", "__abs__"})
 # a list's, dict's or tuple's attributes (xs.append): not evidence of an object of a class
 _CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple))
 _LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
@@ -123,6 +128,8 @@ class _Held:
     def __init__(self, classes: list[tuple[type, gast.expr]], certain: bool) -> None:
         self.classes = classes
         self.certain = certain
+        # bound once, to ``Cls(...)`` (its class is Cls itself, not a subclass)
+        self.built = False
 
     def defining(self, name: str) -> list[tuple[type, gast.expr]]:
         return [(c, e) for c, e in self.classes if _method(c, name) is not None]
@@ -191,6 +198,7 @@ def call_operator_methods(parsed: Any) -> None:
         entry = held.setdefault(name, _Held([], stores.get(name) == 1))
         entry.classes.append((cls, func))
         entry.certain = entry.certain and len(entry.classes) == 1
+        entry.built = entry.certain
     if _user_class(owner) and not stores.get(params[0].id):
         first = params[0].id
         held[first] = _Held([(owner, _call("type", _name(first, tree), at=tree))], True)
@@ -580,6 +588,34 @@ class _Rewriter(gast.NodeTransformer):
                                                     ctx=gast.Load(), **_place(node)), node)
         # an item of an object is not known to be one of its class
         return node if new is None else new
+
+    def visit_Assign(self, node: gast.Assign) -> gast.stmt:
+        """``g[i] = v`` on an object whose class defines ``__setitem__``:
+        ``type(g).__setitem__(g, i, v)`` (chosen as the code runs where ``g`` only may be
+        such an object)."""
+        self.generic_visit(node)
+        target = node.targets[0]
+        if len(node.targets) != 1 or not isinstance(target, gast.Subscript) or \
+                not isinstance(target.value, gast.Name):
+            return node
+        held = self.held.get(target.value.id)
+        if held is None or not held.defining("__setitem__"):
+            return node
+        g = target.value.id
+        args = [_index(copy.deepcopy(target.slice)), node.value]
+        if held.built:
+            # sim = Grid(n): Grid.__setitem__ by the class's name, a call adgen follows into
+            # (type(g).__setitem__ would be a call through a variable, refused where the
+            # method writes an array of its object)
+            cls = gast.Attribute(value=copy.deepcopy(held.classes[0][1]), attr="__setitem__",
+                                 ctx=gast.Load(), **_place(node))
+            return gast.Expr(value=_call(cls, _name(g, node), *args, at=node), **_place(node))
+        call = gast.Expr(value=_method_call(_name(g, node), "__setitem__", args, node),
+                         **_place(node))
+        if held.certain:
+            return call
+        return gast.If(test=_defines(_name(g, node), "__setitem__", node),
+                       body=[call], orelse=[node], **_place(node))
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
