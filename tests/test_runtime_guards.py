@@ -1,4 +1,4 @@
-"""The guards' index of live captures (adgen.guards._Watch) against NumPy's exact overlap test.
+"""The index of live captures (adgen.capture_index.CaptureIndex) against NumPy's exact overlap test.
 
 A guarded write must find every live capture that shares memory with the region it writes
 (design §2 rule 1: a missed overlap is a silent wrong gradient) and no capture it does not
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adgen import guards
+from adgen import capture_index, guards
 
 
 def _random_slice(rng: np.random.Generator, n: int) -> slice | int:
@@ -53,10 +53,10 @@ def _exact(a: np.ndarray, b: np.ndarray) -> bool:
 def test_watch_finds_exactly_the_overlapping_captures(shape: tuple[int, ...], seed: int,
                                                       small: int,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guards._Watch, "SMALL", small)
+    monkeypatch.setattr(capture_index.CaptureIndex, "SMALL", small)
     rng = np.random.default_rng(seed)
     root = np.zeros(shape)
-    watch = guards._Watch(root)
+    watch = capture_index.CaptureIndex(root)
     live: list[guards.Capture] = []
     found = missed = 0
     for step in range(400):
@@ -73,7 +73,7 @@ def test_watch_finds_exactly_the_overlapping_captures(shape: tuple[int, ...], se
             continue
         expected = [c for c in live if region.size and _exact(c.array, region)]
         got = watch.overlapping(region)
-        # _overlaps may answer "overlap" when NumPy's bounded check gives up: only a superset
+        # overlaps may answer "overlap" when NumPy's bounded check gives up: only a superset
         # is allowed there, never a missed capture
         assert {id(c) for c in expected} <= {id(c) for c in got}, (step, region.shape)
         for c in got:
@@ -97,7 +97,7 @@ def test_watch_finds_exactly_the_overlapping_captures(shape: tuple[int, ...], se
 
 def test_watch_counts_return_to_zero() -> None:
     root = np.zeros((6, 6))
-    watch = guards._Watch(root)
+    watch = capture_index.CaptureIndex(root)
     caps = [guards.Capture(root[i, : i + 1], "f.py", i, "x") for i in range(6)]
     caps += [guards.Capture(root[:, j], "f.py", j, "x") for j in range(6)]
     caps += [guards.Capture(root[::2, ::-3], "f.py", 0, "x")] * 1

@@ -12,12 +12,21 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from adgen import adjoints, copy_hints, guards, handoffs, runtime, shadow_memory, write_regions
+from adgen import (
+    adjoints,
+    capture_index,
+    copy_hints,
+    guards,
+    handoffs,
+    runtime,
+    shadow_memory,
+    write_regions,
+)
 
 # The modules whose helpers generated code calls: runtime re-exports their public names; their
-# private helpers (guards._Watch, ...) are found here too.
+# private helpers (guards._Held, ...) are found here too.
 _RUNTIME_MODULES = (runtime, adjoints, shadow_memory, guards, handoffs, copy_hints,
-                    write_regions)
+                    write_regions, capture_index)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
@@ -210,7 +219,7 @@ def _helper_sources(source: str) -> str:
         text = re.sub(r"^(\s*)from adgen\.errors import .*$", r"\1pass", text,
                       flags=re.MULTILINE)
         text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|guards|handoffs|copy_hints"
-                      r"|write_regions) "
+                      r"|write_regions|capture_index) "
                       r"import ([\w, ]+)$",
                       lambda m: m.group(1) + "pass" if all(
                           a.strip() in names for a in m.group(2).split(",")) else m.group(0),
