@@ -870,3 +870,7 @@ cases("adgen.sequence_product", C([randn(3)], 3), C(2, (randn(), randn(2))),
       C([randn(2), [randn(), randn(3)]], 2), C([randn(), randn(), randn()], randn(3)),
       C(randn(2, 3), [randn(), randn(), randn()]), C([randn(3)], 0),
       expect(([1.0, 2.0], 2), ([5.0, 7.0], 0.0), g=[1.0, 2.0, 4.0, 5.0]))
+
+# forward mode's check of a partial's bound tangents (rules/jvps.py): zero tangents pass
+cases("adgen.rules.helpers_tangent.partial_binds_no_tangent", C((np.zeros(3), 0.0)),
+      C(([np.zeros(2)], None)))

@@ -23,7 +23,9 @@ __all__ = [
     "named_like",
     "named_like_vjp",
     "object_with",
+    "partial_binds_no_tangent",
     "solve_jvp_a",
+    "tangent_is_zero",
     "view_tangent",
     "zero_tangent",
 ]
@@ -186,6 +188,46 @@ def astype_jvp(d: object, out: object) -> object:
     if kind == "f":
         return np.array(np.real(d), dtype=float)  # a complex input's real part is kept
     return np.zeros(np.shape(out))
+
+
+def partial_binds_no_tangent(tangents: tuple) -> None:
+    """Refuses a ``functools.partial`` made in forward mode's code that binds a value whose
+    tangent (one of ``tangents``) is not zero: its calls follow the tangents of the
+    arguments they are given, not of the ones it binds. A zero tangent (a constant array,
+    ``np.ones(3)``, bound where it is made) loses nothing.
+
+    Raises:
+        UnsupportedError: where a tangent is not zero (NotImplementedError in a module
+            without adgen).
+    """
+    if all(tangent_is_zero(t) for t in tangents):
+        return
+    message = ("functools.partial of a value with a derivative: forward mode (jvp) follows "
+               "the tangents of the arguments a partial is called with, not of the ones it "
+               "binds; pass the value to the function as an argument where it is called")
+    try:
+        from adgen.errors import UnsupportedError
+    except ImportError:  # a standalone module run where adgen is not installed
+        raise NotImplementedError(message) from None
+    import sys
+
+    # the user's line (looked up, not imported: see helpers_core.unsupported)
+    locate = getattr(sys.modules.get("adgen.runtime"), "locate", None)
+    err = UnsupportedError(message)
+    raise locate(err) if locate is not None else err
+
+
+def tangent_is_zero(t: object) -> bool:
+    """Whether the tangent ``t`` is zero (None, zeros, or lists, tuples and dicts of them)."""
+    if t is None:
+        return True
+    if isinstance(t, (list, tuple)):
+        return all(tangent_is_zero(v) for v in t)
+    if isinstance(t, dict):
+        return all(tangent_is_zero(v) for v in t.values())
+    if isinstance(t, (int, float, complex, np.number, np.ndarray)):
+        return not np.any(t)
+    return False
 
 
 def dtype_kind(x: object) -> str:

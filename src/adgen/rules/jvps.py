@@ -53,6 +53,7 @@ from adgen.rules.helpers import (
     nonzero_norm,
     nonzero_norm_vjp,
     norm_vjp,
+    partial_binds_no_tangent,
     pinv_jvp,
     prod_vjp,
     qr_jvp,
@@ -510,7 +511,13 @@ def dtype_kind_vjp(g: Any, out: Any, x: Any) -> Any:
     return ()
 
 
-defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq)
+# the check of a partial's bound tangents (a statement: no value, no derivative)
+@defvjp(partial_binds_no_tangent, "tangents", diff=(), linear=True)
+def partial_binds_no_tangent_vjp(g: Any, out: Any, tangents: Any) -> Any:
+    return ()
+
+
+defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq, partial_binds_no_tangent)
 defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
 defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like)
