@@ -612,6 +612,19 @@ class _Rewriter(gast.NodeTransformer):
             return gast.Expr(value=_call(cls, _name(g, node), *args, at=node), **_place(node))
         call = gast.Expr(value=_method_call(_name(g, node), "__setitem__", args, node),
                          **_place(node))
+        named = held.classes[0][1]
+        if held.certain and len(held.classes) == 1 and \
+                isinstance(named, (gast.Name, gast.Attribute)):
+            # def loss(g: Grid, x): Grid.__setitem__ where g is a Grid (a call adgen
+            # follows), a subclass's own as Python finds it otherwise
+            cls = gast.Attribute(value=copy.deepcopy(named), attr="__setitem__",
+                                 ctx=gast.Load(), **_place(node))
+            by_name = gast.Expr(value=_call(cls, _name(g, node), *copy.deepcopy(args),
+                                            at=node), **_place(node))
+            test = gast.Compare(left=_call("type", _name(g, node), at=node),
+                                ops=[gast.Is()], comparators=[copy.deepcopy(named)],
+                                **_place(node))
+            return gast.If(test=test, body=[by_name], orelse=[call], **_place(node))
         if held.certain:
             return call
         return gast.If(test=_defines(_name(g, node), "__setitem__", node),

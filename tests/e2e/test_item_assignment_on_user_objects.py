@@ -12,7 +12,7 @@ import pytest
 from gradcheck import assert_grad_close, numerical_grad
 
 import adgen
-from adgen.errors import MutationError
+from adgen.errors import MutationError, UnsupportedError
 
 X = np.array([0.3, -1.2, 2.0])
 POLICIES = ["save", "strict"]
@@ -79,3 +79,27 @@ def test_item_assignment_runs_the_class_method(f, mutation):
 def test_a_method_that_transforms_the_value(mutation):
     g = adgen.grad(transformed_on_store, mutation=mutation)(X.copy())
     assert_grad_close(g, 2 * X / (1.0 + X ** 2))  # d/dx log(1 + x^2)
+
+
+class Tripled(Grid):
+    def __setitem__(self, i, v):
+        self.data[i] = 3.0 * v
+
+
+def fill_given(g: Grid, x):
+    for i in range(3):
+        g[i] = x[i] ** 2
+    return np.sum(g.data * x)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_parameter_annotated_with_the_class(mutation):
+    g = adgen.grad(fill_given, argnums=1, mutation=mutation)(Grid(3), X.copy())
+    assert_grad_close(g, numerical_grad(fill_given, (Grid(3), X.copy()), 1))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_subclass_given_for_the_annotation_is_refused_not_wrong(mutation):
+    # Python runs Tripled.__setitem__; adgen cannot follow it through type(g): refused
+    with pytest.raises(UnsupportedError, match="Tripled.__setitem__"):
+        adgen.grad(fill_given, argnums=1, mutation=mutation)(Tripled(3), X.copy())
