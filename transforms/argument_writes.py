@@ -101,6 +101,36 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
     return False
 
 
+def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set[str],
+                                changes: Callable[[Any], bool]) -> set[str]:
+    """The parameters of ``tree`` (``parsed``'s function in SSA form) that a call may change
+    where the function itself writes nothing of them: the first parameter as the object of a
+    method found when the call runs (``self.setup(v)`` in a method, setting ``self.w``), and
+    an argument of a user function called by name that changes the objects, lists or dicts
+    it is given (``changes``: its compiled code's ``mutates_containers``; ``outer(o, x)``,
+    whose helper sets ``o.w``). A caller reads them after the call: reverse mode makes them
+    outputs (they were not, and ``reset``'s pullback, ``def reset(self, v): self.setup(v)``,
+    gave nothing: a silently zero gradient)."""
+    look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
+    first = tree.args.args[0].id if tree.args.args else None
+    out: set[str] = set()
+    for call in nodes_of(tree, gast.Call):
+        f = call.func
+        obj = look(f)
+        if obj is None:
+            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                    f.value.id == first and first in params and \
+                    not _reads_only(call, look, {}):
+                out.add(first)
+        else:
+            given = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
+                     if isinstance(a, gast.Name) and a.id in params} - out
+            if given and is_user_function(obj) and registry.lookup(obj) is None and \
+                    changes(obj):
+                out |= given
+    return out
+
+
 def _touches_arguments(call: gast.Call, buffers: dict[str, set[str]]) -> bool:
     """Whether a name the call is given (argument, keyword or receiver) may share memory
     with a parameter."""

@@ -41,6 +41,7 @@ from adgen.transforms.analyses.number_items import (
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
+from adgen.transforms.argument_writes import parameters_changed_by_calls
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
@@ -125,6 +126,16 @@ def compile_function(fn: Any, *, mutation: str = "save",
     with COMPILE_LOCK:
         return _compile_function(fn, mutation=mutation, wrt=wrt, sig=sig,
                                  single_use=single_use)
+
+
+def changes_containers(mutation: str, fn: Any) -> bool:
+    """Whether a call of the user function ``fn`` may change an object, list or dict it is
+    given (its compiled code's ``mutates_containers``; False where it does not compile: the
+    call's own compilation says why)."""
+    try:
+        return compile_function(fn, mutation=mutation).mutates_containers
+    except AdgenError:
+        return False
 
 
 def _compile_function(fn: Any, *, mutation: str = "save",
@@ -360,6 +371,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # and a copy of a parameter written as a container (q = d; q["h"] = v: the caller's
         # dict; the helper's code for it was left out, silently)
         outputs |= written_parameter_copies(tree, eff, params)
+        # and a parameter a call may change (self.setup(v) setting self.w; a helper by name
+        # that sets o.w): the caller reads it after (its pullback was empty: a silent zero)
+        changed_by_calls = parameters_changed_by_calls(
+            parsed, tree, params, functools.partial(changes_containers, mutation)) - {
+            w.target for w in eff.writes if not w.container}  # (arrays: written in place)
+        outputs |= changed_by_calls
         # a part of a container the function builds, written in place (hist["h"].append(h)),
         # changes that container: its derivative flows from the part to the holder
         held = [({t}, {h}) for t, h in held_writes(tree, eff, params)]
@@ -488,7 +505,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         for c in walk(result.forward))
     return Compiled(tree.name, forward, pullback, source, sites, result.mutates_params,
                     callees, own, reads_params=result.reads_params,
-                    mutates_containers=result.mutates_containers,
+                    # (a parameter a call changes: a caller of this one follows the call)
+                    mutates_containers=result.mutates_containers or bool(changed_by_calls),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result, number_updates=updates,

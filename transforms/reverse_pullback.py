@@ -26,6 +26,7 @@ from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
+from adgen.transforms.argument_writes import parameters_changed_by_calls
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
@@ -109,7 +110,15 @@ class Pullback:
         self.parts = {t: part for t, part in
                       parameter_parts(self.plan.fn, self.plan.eff, set(params)).items()
                       if self.plan.act.active(t) and self.plan.act.active(part.param)}
-        cparams = sorted(cparams | {part.param for part in self.parts.values()})
+        cparams = sorted(cparams | {part.param for part in self.parts.values()} | {
+            # and one a call changes (self.setup(v) setting self.w; a helper by name setting
+            # o.w): handed to that call's pullback (its adjoint was lost on the way: a
+            # silent zero gradient two calls down)
+            # (not an array a callee writes in place: tracked in shadow memory)
+            p for p in parameters_changed_by_calls(
+                self.plan.parsed, self.plan.fn, set(params), self._changes_containers)
+            if self.plan.act.active(p) and not self.plan.tracked(p) and
+            self.plan.kinds.get(p) is None and p not in self.plan.numeric})
         # and a part of a container built here: its start is in the holder's adjoint
         self.parts |= {t: part for t, part in
                        local_parts(self.plan.fn, self.plan.eff, set(params)).items()
@@ -551,6 +560,13 @@ class Pullback:
             chain = [node]
         out = pre + (chain or [])
         return out
+
+    def _changes_containers(self, fn: Any) -> bool:
+        """Whether a call of the user function ``fn`` may change an object, list or dict it
+        is given (pipeline.changes_containers, under this compilation's policy)."""
+        from adgen.transforms.pipeline import changes_containers  # (pipeline imports this)
+
+        return changes_containers(self.plan.policy, fn)
 
     def objects_passed_on(self, params: list[str]) -> set[str]:
         """The parameters of no known kind (objects: not arrays, numbers, lists or dicts),

@@ -3,13 +3,21 @@ object that sets the attribute (``def reset(self, v): self.setup(v)``), or a hel
 handing the object on to one that sets it (``outer(o, x)`` -> ``fill(x, o)`` ->
 ``o.w = np.sin(x)``), then read by the function differentiated.
 
-Forward mode: ``reset``'s jvp ran ``self.setup(v)`` as it is (nothing made ``self`` an output
-of ``reset``), so jvp of ``o.reset(x)`` on a parameter gave 0 (central differences: 0.21);
-argument_writes.calls_change_parameters now counts a method found when the call runs on a
-parameter as one that may change it. A global object's method setting its attributes from a
-value with a derivative (``GLOBAL.setup(x)``, ``GLOBAL.reset(x)``) had a zero tangent too:
-forward mode keeps no tangent for a global object's attributes, so it is refused at the call
-(tangent_call_forms.refuse_global_object_changed); a method that only counts its calls runs.
+Reverse mode: the function in the middle (``reset``, ``outer``) changed its parameter only
+through a call; nothing made that parameter an output, its pullback was empty, and the
+gradient through the attribute was a silent zero (grad: [0, 0] where central differences
+give [0.56, -0.72]). argument_writes.parameters_changed_by_calls now counts such a parameter
+(the first parameter as the object of a method found when the call runs; an argument of a
+helper by name whose code changes the objects it is given): an output, whose adjoint the
+pullback takes over from the caller and hands to the call's pullback.
+
+Forward mode: ``reset``'s jvp ran ``self.setup(v)`` as it is, so jvp of ``o.reset(x)`` on a
+parameter gave 0 (central differences: 0.21); argument_writes.calls_change_parameters counts a
+method found when the call runs on the first parameter as one that may change it. A global
+object's method setting its attributes from a value with a derivative (``GLOBAL.setup(x)``,
+``GLOBAL.reset(x)``) had a zero tangent too: forward mode keeps no tangent for a global
+object's attributes, so it is refused at the call (tangent_call_forms.
+refuse_global_object_changed); a method that only counts its calls runs.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from gradcheck import numerical_grad
 
 import adgen
 
+POLICIES = ["save", "strict"]
 X0 = np.array([0.3, -0.4, 1.1])
 V = np.array([1.0, 0.5, -2.0])
 
@@ -97,6 +106,21 @@ def _central(f, make):
     return numerical_grad(lambda x: f(x, make()), (X0.copy(),), 0)
 
 
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("f,make", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_gradient_through_an_attribute_set_two_calls_down(f, make, mutation):
+    g = adgen.grad(f, mutation=mutation)(X0.copy(), make())
+    np.testing.assert_allclose(g, _central(f, make), rtol=1e-6, atol=1e-8)
+    assert np.abs(g).max() > 0.1
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_global_objects_method_calling_its_setter(mutation):
+    g = adgen.grad(global_reset_then_read, mutation=mutation)(X0.copy())
+    # d/dx sum((2 sin x) ** 2) = 8 sin x cos x
+    np.testing.assert_allclose(g, 8 * np.sin(X0) * np.cos(X0), rtol=1e-10)
+
+
 @pytest.mark.parametrize("f,make", CASES, ids=[f.__name__ for f, _ in CASES])
 def test_forward_mode_through_an_attribute_set_two_calls_down(f, make):
     _, tangent = adgen.jvp(f, (X0.copy(), make()), (V, None))
@@ -117,6 +141,9 @@ def test_forward_mode_refuses_a_global_objects_method_setting_attributes(f):
         adgen.jvp(f, (X0.copy(),), (V,))
     assert err.value.location.file == __file__
     assert line in err.value.location.source_line
+    # reverse mode follows it
+    np.testing.assert_allclose(adgen.grad(f)(X0.copy()), 8 * np.sin(X0) * np.cos(X0),
+                               rtol=1e-10)
 
 
 class Counter:
