@@ -44,24 +44,50 @@ class Companions:
     index: dict[tuple[str, int, str], str] = field(default_factory=dict)
     # (view source, index name) -> its value when the view was made
     at: dict[tuple[str, str], str] = field(default_factory=dict)
+    # renewed buffers (an allocation in a loop: one array per iteration,
+    # numba_shadows.renewed_buffers): each name of one (the buffer's own, ``out=`` of it, a
+    # plain rebinding) -> the buffer, and -> the number of the array it holds
+    # (``tmp_inst``); each buffer -> the count of the arrays made (``tmp_count``) and the
+    # pullback's list of their adjoints (``tmp_shadows``)
+    buffer: dict[str, str] = field(default_factory=dict)
+    renewed: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, str] = field(default_factory=dict)
+    shadows: dict[str, str] = field(default_factory=dict)
+    # member of a class with a renewed source -> the number of the array it holds
+    inst: dict[str, str] = field(default_factory=dict)
 
     def names(self) -> set[str]:
         """Every companion (ints)."""
-        return set(self.which.values()) | set(self.index.values()) | set(self.at.values())
+        return set(self.which.values()) | set(self.index.values()) | \
+            set(self.at.values()) | set(self.renewed.values()) | \
+            set(self.counts.values()) | set(self.inst.values())
 
     def record_names(self, member: str) -> list[str]:
         """What the forward records beside ``member`` for the pullback's choice."""
+        if member in self.renewed:
+            return [self.renewed[member]]
         return [self.which[member]] + sorted(v for (t, _, _), v in self.index.items()
-                                             if t == member)
+                                             if t == member) + \
+            ([self.inst[member]] if member in self.inst else [])
 
 
 def companions(live: dict[str, LiveBinding], views_: dict[str, View],
-               fresh: Callable[[str], str]) -> Companions:
-    """Names for the companions of every member and view source (``fresh`` makes a name
-    no other binds)."""
+               fresh: Callable[[str], str], renewed: set[str] = frozenset(),
+               roots: dict[str, str | None] | None = None) -> Companions:
+    """Names for the companions of every member and view source, and of the names of the
+    ``renewed`` buffers (their ``roots``; ``fresh`` makes a name no other binds)."""
     out = Companions(live)
+    for r in sorted(renewed):
+        out.counts[r] = fresh(f"{r}_count")
+        out.shadows[r] = fresh(f"{r}_shadows")
+    for n, r in sorted((roots or {}).items()):
+        if r in renewed:
+            out.buffer[n] = r
+            out.renewed[n] = fresh(f"{n}_inst")
     for t, lb in sorted(live.items()):
         out.which[t] = fresh(f"{t}_live")
+        if any(s in out.buffer for s in lb.sources):
+            out.inst[t] = fresh(f"{t}_inst")
         for k, s in enumerate(lb.sources):
             if s in views_:
                 for m in sorted(views_[s].names()):
@@ -79,7 +105,19 @@ def bind_companions(fwd: ast.FunctionDef, comp: Companions) -> None:
     def after(st: ast.Assign) -> list[ast.stmt]:
         t, m = name_of(st.targets[0]) or "", name_of(st.value) or ""
         lines = []
-        if isinstance(st.value, ast.Subscript):
+        if t in comp.renewed:
+            v = st.value
+            held = m or (name_of(v.args[0]) if isinstance(v, ast.Call) and
+                         isinstance(v.func, ast.Name) and v.func.id == "loop_sequence" and
+                         v.args else None) or \
+                next((name_of(k.value) for k in getattr(v, "keywords", []) if
+                      k.arg == "out"), None)
+            if held in comp.renewed:  # another name of the array: its number
+                lines = [f"{comp.renewed[t]} = {comp.renewed[held]}"]
+            else:  # an array made: its number, counted
+                r = comp.buffer[t]
+                lines = [f"{comp.renewed[t]} = {comp.counts[r]}", f"{comp.counts[r]} += 1"]
+        elif isinstance(st.value, ast.Subscript):
             lines = [f"{v} = {n}" for (s, n), v in sorted(comp.at.items()) if s == t]
         elif t in comp.live:
             lb = comp.live[t]
@@ -87,9 +125,13 @@ def bind_companions(fwd: ast.FunctionDef, comp: Companions) -> None:
                 lines.append(f"{comp.which[t]} = {comp.which[m]}")
                 lines += [f"{v} = {comp.index[(m, k, n)]}"
                           for (u, k, n), v in sorted(comp.index.items()) if u == t]
+                if t in comp.inst:
+                    lines.append(f"{comp.inst[t]} = {comp.inst[m]}")
             else:
                 k = lb.sources.index(m)
                 lines.append(f"{comp.which[t]} = {k}")
+                if m in comp.buffer:
+                    lines.append(f"{comp.inst[t]} = {comp.renewed[m]}")
                 lines += [f"{v} = {comp.at[(m, n)]}"
                           for (u, j, n), v in sorted(comp.index.items()) if u == t and j == k]
         new = [ast.parse(line).body[0] for line in lines]
@@ -125,6 +167,9 @@ def shadow_choice(comp: Companions, member: str, roots: dict[str, str | None],
     alternatives: list[ast.expr] = []
     for k, s in enumerate(lb.sources):
         r = roots.get(s)
+        if s in comp.buffer:  # the array it held, by its number
+            alternatives.append(instance_shadow(comp, s, comp.inst[member], member))
+            continue
         if r is not None:
             alternatives.append(shadow(ast.Name(id=r, ctx=ast.Load())))
             continue
@@ -141,6 +186,15 @@ def shadow_choice(comp: Companions, member: str, roots: dict[str, str | None],
     return out
 
 
+def instance_shadow(comp: Companions, name: str, number: str, holder: str) -> ast.expr:
+    """The adjoint of the array of a renewed buffer (of which ``name`` is a name) that
+    ``holder`` holds, the ``number``-th made (``adgen.numba_runtime.instance_shadow``)."""
+    return ast.Call(func=ast.Name(id="instance_shadow", ctx=ast.Load()),
+                    args=[ast.Name(id=comp.shadows[comp.buffer[name]], ctx=ast.Load()),
+                          ast.Name(id=number, ctx=ast.Load()),
+                          ast.Name(id=holder, ctx=ast.Load())], keywords=[])
+
+
 def buffers_of(comp: Companions, roots: dict[str, str | None],
                views_: dict[str, View]) -> set[str]:
     """The buffers the members' choices name (their shadows are allocated from them)."""
@@ -149,7 +203,7 @@ def buffers_of(comp: Companions, roots: dict[str, str | None],
         for s in lb.sources:
             r = roots.get(s)
             out.add(r if r is not None else views_[s].base)
-    return out
+    return out - set(comp.buffer)
 
 
 def saved_buffers(fwd: ast.FunctionDef, pb: ast.FunctionDef, names: set[str],

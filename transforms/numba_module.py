@@ -343,6 +343,10 @@ class _Module:
                   "strict_before_write, strict_capture, strict_scope, sum_axis, sum_keepdims, sum_vjp, "
                   "unbroadcast, with_shadows, zero_if_none, zeros_into, zeros_like, "
                   "zeros_of_tree, or_zeros_of_tree\n\n")
+        if any(isinstance(n, ast.Name) and n.id == "instance_shadow"
+               for fn, _ in self.parts for n in ast.walk(fn)):
+            # (the adjoints of arrays made in a loop, numba_shadows.renewed_buffers)
+            header = header[:-1] + "from adgen.numba_runtime import instance_shadow\n\n"
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
             # caches machine code only for a module read from a file

@@ -12,7 +12,11 @@ Steps of the numba rewrite (:class:`adgen.transforms.numba_emit.Rewriter`):
   loop's sequence, a plain rebinding), or a basic-indexing view of one (whose shadow is the
   same view of the buffer's). Parameters are distinct buffers only if the caller's arrays do
   not share memory, which ``adgen.numba_function`` checks at every call (``rw.distinct``).
-  ``root_of(a) is root_of(b)`` is decided here.
+  ``root_of(a) is root_of(b)`` is decided here;
+- *arrays made in a loop* (:func:`renewed_buffers`: ``tmp = np.empty(n)`` in a time step,
+  one array per iteration) have an adjoint each: the forward numbers them where they are
+  made (``tmp_inst``, recorded beside the names holding one: ``numba_live_bindings``), the
+  pullback keeps a list of their adjoints, each made at its first use (``instance_shadow``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from adgen.transforms.numba_live_bindings import (
     bind_companions,
     buffers_of,
     companions,
+    instance_shadow,
     saved_buffers,
     shadow_choice,
 )
@@ -93,15 +98,22 @@ def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
     # the forward records which one beside each, where the pullback takes its adjoint
     live = {t: lb for t, lb in live_bindings(rw.fwd, types_, roots, rw.views).items()
             if any(m in used for m in lb.members)}
-    rw.live = companions(live, rw.views, rw.fresh)
-    if live:
+    renewed = renewed_buffers(rw, roots, used, live)
+    rw.live = companions(live, rw.views, rw.fresh, renewed, roots)
+    if live or renewed:
         bind_companions(rw.fwd, rw.live)
         for n in rw.live.names():
             types_[n] = "i8"  # ints: recorded in int64 columns
         saved_buffers(rw.fwd, rw.pb, buffers_of(rw.live, roots, rw.views),
                       rw.params)
-        for t in sorted(used & set(live)):
+        for t in sorted(used & (set(live) | set(rw.live.buffer))):
             needed[t] = rw.live.record_names(t)
+        found = saved_values(rw.fwd, rw.pb)
+        if renewed and found is None:
+            raise unsized_buffer(rw, min(renewed), rw.pb)
+        for r in sorted(renewed):  # how many arrays each made: the pullback's lists
+            found[0].elts.append(ast.Name(id=rw.live.counts[r], ctx=ast.Load()))
+            found[1].elts.append(ast.Name(id=rw.live.counts[r], ctx=ast.Store()))
     if not any(needed.values()):
         return
     # the loops' records: forward appends and the pullback loops reading them back
@@ -143,6 +155,34 @@ def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
                 recorded.elts[k] = ast.Name(id=rec, ctx=ast.Load())
 
 
+def renewed_buffers(rw: Rewriter, roots: dict[str, str | None], used: set[str],
+                    live: dict[str, Any]) -> set[str]:
+    """The buffers made by a line in a loop (``tmp = np.empty(n)``, ``q = q * 1.1``: one
+    array per iteration) whose adjoints the pullback takes, by their own name or through
+    names bound to them (``u = tmp``): each array's adjoint is then its own, found by the
+    number the forward gives it where it is made (``tmp_inst``, recorded beside the names
+    that hold it) in a list the pullback makes (``instance_shadow``). One the pullback
+    takes a view of is left out (refused, as before, by :func:`unsized_buffer`)."""
+    in_loop: set[str] = set()
+
+    def find(body: list[ast.stmt], loop: bool) -> None:
+        for st in body:
+            if loop and isinstance(st, ast.Assign):
+                in_loop.update(name_of(t) or "" for t in st.targets)
+            for field in ("body", "orelse"):
+                inner = getattr(st, field, None)
+                if isinstance(inner, list):
+                    find(inner, loop or isinstance(st, (ast.For, ast.While)))
+
+    find(rw.fwd.body, False)
+    sources = {s for lb in live.values() for s in lb.sources}
+    viewed = {roots.get(view_root(rw, ast.Name(id=v, ctx=ast.Load())).id) for v in rw.views
+              if v in used or v in sources}
+    return {r for r, root_ in roots.items()
+            if root_ == r and r not in rw.params and r in in_loop and
+            any(roots.get(n) == r for n in used | sources) and r not in viewed}
+
+
 def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
     """``sh.of(x)`` as one static zero array per buffer (or the same view of it), allocated
     after the pullback unpacks its saved values; ``root_of(a) is root_of(b)`` decided."""
@@ -180,6 +220,9 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
 
         def shadow(self, node: ast.expr) -> ast.expr:
             """The adjoint buffer of ``node``, or the same view of it for a view."""
+            if name_of(node) in rewriter.live.renewed:  # one of the arrays it names
+                return instance_shadow(rewriter.live, node.id, rewriter.live.renewed[node.id],
+                                       node.id)
             if name_of(node) in rewriter.live.live:  # the buffer it held, recorded
                 return shadow_choice(rewriter.live, node.id, roots, rewriter.views,
                                      self.shadow)
@@ -282,6 +325,13 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
             raise unsized_buffer(rw, r, rw.pb.body[last_unpack] if last_unpack < len(body)
                                  else rw.pb)
         allocs.append(f"{s} = np.zeros({src}.shape)")
+    for r, s in sorted(rw.live.shadows.items()):
+        # one adjoint per array the line made, allocated at its first use
+        t = types_.get(r)
+        ndim = t[2] if isinstance(t, tuple) and t[0] == "array" and len(t) == 3 else 1
+        k = rw.fresh(f"{r}_k")
+        allocs.append(f"{s} = List()\nfor {k} in range({rw.live.counts[r]}):\n"
+                      f"    {s}.append(np.zeros({(0,) * ndim}))")
     rw.pb.body[last_unpack:last_unpack] = parse_statements("\n".join(allocs)) if allocs else []
     del last_unpack
 
@@ -289,8 +339,8 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
 def unsized_buffer(rw: Rewriter, r: str, at: Any) -> Any:
     """The refusal of the buffer ``r`` (an array the forward makes) whose gradient buffer
     the pullback cannot size at its top (no array of its shape is saved), at the line that
-    makes it: an array made anew in each iteration of a loop (``new = np.empty(K)``, then
-    ``delta = new``; ``q = q * 1.1``) and carried to the next."""
+    makes it: an array made anew in each iteration of a loop whose gradient the pullback
+    reads through a view (:func:`renewed_buffers` takes the others)."""
     made, in_loop = None, False
 
     def find(body: list[ast.stmt], loop: bool) -> None:
@@ -307,10 +357,13 @@ def unsized_buffer(rw: Rewriter, r: str, at: Any) -> Any:
     find(rw.fwd.body, False)
     name = user_name_of(r)
     if made is not None and in_loop:
+        # (renewed_buffers gives such arrays adjoints of their own, except where the
+        # pullback takes one through a view)
         return rw.refuse(
-            made, f"the numba backend keeps each array's gradient in one buffer made when "
-            f"the pullback starts, and cannot make the one of {name}, an array this line "
-            "makes anew in each iteration of a loop (its size is not known there)",
+            made, f"the numba backend gives each array this line makes anew in each "
+            f"iteration of a loop ({name}) a gradient of its own, but cannot follow one "
+            f"through a view of {name} ({name}[i, :], {name}[1:]) here: a view's gradient "
+            "is the same view of one buffer made when the pullback starts",
             f"make {name} once before the loop and write into it ({name}[...] = ..., or "
             f"{name}[:] = ... for a whole array; copy it where another name carries it to the "
             "next iteration: u[:] = new, not u = new), or use backend='default' (or 'auto', "

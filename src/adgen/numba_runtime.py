@@ -72,7 +72,7 @@ from adgen.numba_typing import is_number
 MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards)
 
 __all__ = ["add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
-           "det_vjp", "extreme_vjp", "grow",
+           "det_vjp", "extreme_vjp", "grow", "instance_shadow",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
@@ -385,6 +385,19 @@ def _add_item(adjoint, index, g):
             adjoint[index] += g
         return add
     return None
+
+
+@numba.njit(cache=True)
+def instance_shadow(shadows: Any, k: int, x: Any) -> Any:
+    """The adjoint of the ``k``-th array one line made (an allocation in a loop, one array
+    per iteration): ``shadows[k]``, a zero array of ``x``'s shape made at its first use
+    (the pullback starts with a placeholder of no items per array: the arrays' shapes are
+    known when they are used)."""
+    s = shadows[k]
+    if s.shape != x.shape:
+        s = np.zeros(x.shape)
+        shadows[k] = s
+    return s
 
 
 @numba.njit(cache=True)
