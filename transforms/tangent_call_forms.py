@@ -101,6 +101,8 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         # a method of a global object, or a global callable object (layer(x)): compiled
         # when the call runs, its object a constant here
         return dynamic_call(tg, s, n, v)
+    if rule is None and isinstance(obj, type) and n is not None and built_plainly(obj):
+        return construction(tg, s, n, v)
     if rule is None and isinstance(obj, type) and \
             isinstance(getattr(obj, "__init__", None), types.FunctionType):
         # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
@@ -115,6 +117,15 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
             tg.parsed.location(s), hint="register one with adgen.rrule")
     kwargs = {k.arg: k.value for k in v.keywords}
     return tg.apply_rule(s, n, rule, v, list(v.args), kwargs)
+
+# reverse mode over such jvp code (second derivatives) meets object.__new__ (and then the
+# jvp of __init__ setting attributes of objects it is given, which it does not follow)
+registry.defrefusal(object.__new__, (
+    "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of a function that builds an "
+    "object of your class inside it (sim = Heat(dt), which jvp follows) are not supported yet; "
+    "build the object outside and pass it in (adgen.hessian(loss, argnums=1)(Heat(dt), u) "
+    "works where its methods write u), or take first derivatives (grad, jvp)"))
+
 
 def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> None:
     """Refuses ``O.reset(x)``, a method of a global object given values with a derivative,
@@ -163,6 +174,55 @@ def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> Non
                  "keeps no tangent for the attributes of an object the function is not given",
               f"pass {f.value.id} to the function as an argument (f(x, {f.value.id})): its "
               "attributes then get tangents; or use adgen.grad / adgen.vjp")
+
+
+def built_plainly(cls: type) -> bool:
+    """Whether Python builds an object of ``cls`` by running its ``__init__`` (a function of
+    the user's) on a new object whose attributes are stored as set: no metaclass ``__call__``,
+    ``__new__``, ``__setattr__``, property or other descriptor of the class's own (a setter
+    storing ``np.exp(v)`` would get its tangent as ``np.exp(v_dot)``), and not a dataclass
+    (its ``__init__`` has no source)."""
+    if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
+            cls.__setattr__ is not object.__setattr__ or \
+            not isinstance(getattr(cls, "__init__", None), types.FunctionType) or \
+            "__dataclass_fields__" in dir(cls):
+        return False
+    # (a slot, __dict__ and __weakref__ store as set)
+    return not any((hasattr(type(a), "__set__") or hasattr(type(a), "__delete__")) and
+                   not isinstance(a, types.MemberDescriptorType) and
+                   name not in ("__dict__", "__weakref__")
+                   for k in cls.__mro__[:-1] for name, a in vars(k).items())
+
+
+def construction(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
+                 ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """``n = Heat(dt)`` of a class of the user's that Python builds the usual way (its
+    ``__init__`` on a new object): the object and its tangent, an object of the same class,
+    both new, and the jvp of ``__init__`` run on them (``runtime.call_jvp``), which sets the
+    tangent's attributes where ``__init__`` sets the object's::
+
+        n = object.__new__(Heat)
+        n_dot = object.__new__(Heat)
+        call_jvp(Heat.__init__, (n, dt), (n_dot, dt_dot), {}, None, None)
+    """
+    def new() -> gast.expr:
+        return gast.Call(func=gast.Attribute(value=name("object"), attr="__new__",
+                                             ctx=gast.Load()),
+                         args=[copy.deepcopy(v.func)], keywords=[])
+
+    init = gast.Call(func=gast.Attribute(value=copy.deepcopy(v.func), attr="__init__",
+                                         ctx=gast.Load()),
+                     args=[name(n)] + copy.deepcopy(v.args), keywords=copy.deepcopy(v.keywords))
+    dots = tg.dot(n)
+    built = [at(Replace(targets=[name(n, gast.Store)], value=new(), type_comment=None), s)]
+    stmts, _ = dynamic_call(tg, s, "_", init)
+    call = stmts[0].value
+    # the tangent object is the receiver's tangent of __init__ (its first argument's)
+    call.args[2].elts[0] = name(dots)
+    call.args[4] = gast.Constant(value=None, kind=None)  # (no object it is taken from)
+    after = [at(assign(name(dots, gast.Store), new(), s), s),
+             at(gast.Expr(value=call), s)]
+    return built, after
 
 
 def partial_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
