@@ -859,6 +859,11 @@ cases("numpy.divide.outer", C(randn(4), pos(3)), C(randn(2, 3), pos(2)), C(randn
       C(randn(3), 1.5))
 cases("numpy.multiply.accumulate", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
       C(randn(2, 3, 4), axis=-1), C(np.array([1.5, 0.0, -2.0, 0.7])))
+# the eigenvalues of a general matrix: a complex pair and real ones (fixed values: the
+# draws of the cases below keep theirs)
+cases("numpy.linalg.eigvals", C(np.array([[0.0, 1.0], [-2.0, -0.5]])),
+      C(np.array([[1.0, 0.4, -0.3], [0.2, -1.5, 0.8], [0.5, 0.1, 2.2]])),
+      refuse(np.eye(3)))
 
 # builtins.pow (rules/math_rules.py), after the cases above so their draws stay as they were
 cases("builtins.pow", C(pos(), randn()), C(pos(), 2.0), C(randn(), 3), C(pos(3), 2.5))

@@ -19,6 +19,8 @@ from adgen.rules.helpers import (
     cumsum_vjp,
     diff_vjp,
     eigh_vjp,
+    eigvals_jvp,
+    eigvals_vjp,
     ndarray_conj,
     percentile_vjp,
     pinv_vjp,
@@ -69,6 +71,17 @@ def matrix_rank(g: Any, out: Any, A: Any, tol: Any, hermitian: Any) -> Any:
 
 # --------------------------------------------------------------------------------------------
 # Products and repetition along an axis
+
+
+# the eigenvalues of a general matrix (complex): matched to eig's vectors in the helpers
+@defvjp(np.linalg.eigvals, "a", reads="a, out")
+def eigvals(g: Any, out: Any, a: Any) -> Any:
+    return eigvals_vjp(g, a, out)
+
+
+@defjvp(np.linalg.eigvals)
+def _eigvals_jvp(d: Any, out: Any, a: Any) -> Any:
+    return eigvals_jvp(d, a, out)
 
 
 @defvjp(np.cumprod, "a, axis=None", diff="a", reads="a, out, axis")

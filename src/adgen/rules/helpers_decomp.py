@@ -18,6 +18,9 @@ from adgen.rules.helpers_linalg import matrix_transpose
 
 __all__ = [
     "accumulate_extreme_vjp",
+    "eigvals_jvp",
+    "eigvals_vjp",
+    "eigvectors_matched",
     "cotangent_array",
     "quantile_positions",
     "copy_lower_to_upper",
@@ -92,6 +95,41 @@ def eigh_vjp(g: object, a: object, uplo: str, vectors: bool) -> np.ndarray:
     sym = 0.5 * (s + matrix_transpose(s))
     tri = np.tril if uplo.upper() == "L" else np.triu
     return tri(2.0 * sym) - np.eye(w.shape[-1]) * sym
+
+
+def eigvectors_matched(a: object, w: object) -> np.ndarray:
+    """The right eigenvectors of a general square matrix ``a``, column i for the eigenvalue
+    ``w[i]`` that ``np.linalg.eigvals(a)`` returned (np.linalg.eig may order them otherwise:
+    matched by distance). Refuses stacks and repeated eigenvalues, where the derivative of an
+    eigenvalue is not defined."""
+    a = np.asarray(a)
+    w = np.asarray(w)
+    if a.ndim != 2:
+        unsupported("np.linalg.eigvals: the gradient is taken of one square matrix, not a "
+                    "stack (call it on each matrix)")
+    w2, v = np.linalg.eig(a)
+    scale = max(float(np.max(np.abs(w), initial=0.0)), 1.0)
+    gaps = np.abs(w[:, None] - w[None, :]) + np.eye(len(w)) * scale
+    if np.any(gaps <= 1e-9 * scale):
+        unsupported("np.linalg.eigvals: the derivative of an eigenvalue is not defined where "
+                    "eigenvalues repeat")
+    order = np.argmin(np.abs(w[:, None] - w2[None, :]), axis=1)
+    return v[:, order]
+
+
+def eigvals_vjp(g: object, a: object, w: object) -> np.ndarray:
+    """Adjoint of ``np.linalg.eigvals(a)`` at distinct eigenvalues: with A = V diag(w) V^-1,
+    dw_i = (V^-1 dA V)_ii, so A_bar = V^-T diag(g) V^T (holomorphic: no conjugates, JAX's
+    convention); the real part for a real ``a`` (its gradient)."""
+    v = eigvectors_matched(a, w)
+    out = np.linalg.solve(v.T, np.asarray(g)[:, None] * v.T)
+    return out if np.iscomplexobj(a) else np.real(out)
+
+
+def eigvals_jvp(d: object, a: object, w: object) -> np.ndarray:
+    """Tangent of ``np.linalg.eigvals(a)``: diag(V^-1 dA V), V matched to ``w``."""
+    v = eigvectors_matched(a, w)
+    return np.diagonal(np.linalg.solve(v, np.asarray(d) @ v)).copy()
 
 
 def svd_vjp(g: object, a: object, full_matrices: bool, compute_uv: bool) -> np.ndarray:

@@ -158,7 +158,7 @@ defrefusal(np.linalg.eig, "the eigenvectors of a general matrix are defined only
 _NO_RULE_YET = ("adgen has no rule for it yet (its output is complex, which adgen "
                 "differentiates, but this one needs its own adjoint); for a symmetric matrix "
                 "use np.linalg.eigvalsh, or register one with @adgen.rrule")
-for _f in (np.linalg.eigvals, np.roots, np.sort_complex):
+for _f in (np.roots, np.sort_complex):
     defrefusal(_f, _NO_RULE_YET)
 defrefusal(np.i0, "its derivative is the Bessel function I1, which NumPy does not provide; "
            "register one with @adgen.rrule(np.i0) (scipy.special.i1)")
