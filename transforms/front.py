@@ -53,6 +53,7 @@ from adgen.transforms.operator_methods import call_operator_methods
 from adgen.transforms.parse import Parsed, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
+from adgen.transforms.reversed_items import rewrite_reversed
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.star_arguments import spell_out_star_arguments
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -89,6 +90,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     read_properties(parsed)  # self.scale of a @property: its getter's call
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
+    rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ

@@ -1,0 +1,185 @@
+"""``reversed(xs)`` of a list, a tuple or an array, written as ``xs[::-1]``.
+
+``for W in reversed(weights)`` was refused ("reversed() has no derivative rule"): the builtin
+returns an iterator adgen cannot follow. ``xs[::-1]`` gives the same items in the same order
+where ``xs`` is a list, a tuple, an array or a range, and adgen differentiates it (each item's
+gradient goes back to its place):
+
+    reversed(xs)              ->  xs[::-1], after the check reversible(xs, file, line)
+    reversed(list(v))         ->  list(v)[::-1]      (a list, tuple or display: no check)
+    reversed(range(n))        ->  left as is (the loop lowering reads it)
+
+Where the argument is a name, its kind is known only when the code runs: the statement is
+preceded by ``adgen.reversed_items.reversible(xs, file, line)``, which refuses at the user's
+line a dict, an iterator, or an object of the user's (``__reversed__``, a ``__getitem__`` of
+its own), whose ``[::-1]`` is not what ``reversed`` gives. Any other argument (a call, an
+attribute), a name bound anywhere to a generator expression or an iterator (``iter(v)``,
+``map(...)``: adgen may have made it a list), a name bound inside the statement (a
+comprehension's target, ``:=``) or whose
+items the statement may change (``for w in reversed(ws): ws[k] = ...``, ``ws.append(w)``,
+``f(ws)``: ``reversed`` reads the list as it goes, ``[::-1]`` copies it), a call in a
+``while``'s condition or in a nested function, or a function binding its own ``reversed``,
+``list`` or ``tuple``, is left as is: refused by the rule of ``reversed`` (rules/no_gradient).
+
+Input: the parsed function, before ``lift_lambdas``. Output: the same tree with those calls
+replaced and the checks inserted; the check is bound in ``parsed.namespace``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import gast
+from adgen.transforms.walk import body_nodes, replace_children, walk
+
+__all__ = ["rewrite_reversed"]
+
+_KNOWN = ("list", "tuple")  # calls whose result is a list or a tuple
+_LAZY = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
+
+
+def rewrite_reversed(parsed: Any) -> None:
+    """Writes ``reversed(xs)`` of a list, tuple or array as ``xs[::-1]`` (see the module)."""
+    code = getattr(parsed.fn, "__code__", None)
+    if code is not None and "reversed" not in _code_names(code):
+        return
+    tree = parsed.tree
+    if _own("reversed", parsed) or not any(
+            _reversed_call(n) for n in walk(tree)):
+        return
+    known = not any(_own(n, parsed) for n in _KNOWN)
+    used = {n.id for n in walk(tree) if isinstance(n, gast.Name)} | set(parsed.namespace)
+    check = next(f"reversible{k}" if k else "reversible" for k in range(1_000_000)
+                 if (f"reversible{k}" if k else "reversible") not in used)
+    inserted = _rewrite_body(parsed, tree.body, check, known, _lazy_names(tree))
+    if inserted:
+        from adgen.reversed_items import reversible
+
+        parsed.bound[check] = parsed.namespace[check] = reversible
+
+
+def _rewrite_body(parsed: Any, body: list[gast.stmt], check: str, known: bool,
+                  lazy: set[str]) -> bool:
+    """Rewrites the calls of each statement of ``body`` (and of the bodies in it); True
+    where a check was inserted."""
+    inserted = False
+    for st in list(body):
+        if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                inserted |= _rewrite_body(parsed, inner, check, known, lazy)
+        for handler in getattr(st, "handlers", ()):
+            inserted |= _rewrite_body(parsed, handler.body, check, known, lazy)
+        for case in getattr(st, "cases", ()):
+            inserted |= _rewrite_body(parsed, case.body, check, known, lazy)
+        own = [c for c in gast.iter_child_nodes(st)
+               if not isinstance(c, (gast.stmt, gast.excepthandler, gast.match_case))]
+        if isinstance(st, gast.While):
+            continue  # its condition runs again each turn: left to the refusal
+        nodes = list(body_nodes(own))
+        bound_here = {n.id for n in nodes if isinstance(n, gast.Name) and
+                      isinstance(n.ctx, gast.Store)}
+        checks: list[gast.stmt] = []
+        replaced: dict[int, Any] = {}
+        for call in nodes:
+            if not _reversed_call(call):
+                continue
+            arg = call.args[0]
+            if isinstance(arg, gast.Name) and arg.id not in bound_here | lazy and \
+                    not _may_change(arg.id, st):
+                line = getattr(call, "lineno", 0) or getattr(st, "lineno", 0)
+                checks.append(gast.copy_location(gast.Expr(gast.Call(
+                    gast.Name(check, gast.Load(), None, None),
+                    [gast.Name(arg.id, gast.Load(), None, None),
+                     gast.Constant(parsed.file, None), gast.Constant(line, None)], []),
+                ), st))
+            elif not (known and _list_or_tuple(arg)):
+                continue
+            replaced[id(call)] = gast.copy_location(gast.Subscript(
+                value=arg, slice=gast.copy_location(gast.Slice(
+                    lower=None, upper=None, step=gast.copy_location(gast.UnaryOp(
+                        gast.USub(), gast.copy_location(gast.Constant(1, None), call)),
+                        call)), call), ctx=gast.Load()), call)
+        if not replaced:
+            continue
+        replace_children(st, lambda sub: replaced.get(id(sub)))
+        at = body.index(st)
+        body[at:at] = checks
+        inserted |= bool(checks)
+    return inserted
+
+
+def _lazy_names(tree: Any) -> set[str]:
+    """The names the function binds anywhere to a generator expression or an iterator
+    (``iter``, ``map``, ``filter``, ``zip``, ``enumerate``, ``reversed``): adgen lowers some
+    of them to lists, which the check would let through where Python raises TypeError."""
+    lazy: set[str] = set()
+    for n in walk(tree):
+        value = getattr(n, "value", None)
+        if not isinstance(n, (gast.Assign, gast.AnnAssign, gast.NamedExpr)) or not (
+                isinstance(value, gast.GeneratorExp) or isinstance(value, gast.Call) and
+                isinstance(value.func, gast.Name) and value.func.id in _LAZY):
+            continue
+        targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+        lazy.update(t.id for target in targets for t in walk(target)
+                    if isinstance(t, gast.Name))
+    return lazy
+
+
+def _may_change(name: str, st: gast.stmt) -> bool:
+    """Whether the statement (a loop's body included) may store an item of ``name`` or call
+    something that may: ``name[i] = v``, ``del name[i]``, ``name.append(v)``, ``f(name)``.
+    ``reversed`` reads a list's items as the loop walks it, ``name[::-1]`` copies them first:
+    the two differ where the list changes on the way (left to the refusal there)."""
+    def is_name(n: Any) -> bool:
+        return isinstance(n, gast.Name) and n.id == name
+
+    for n in walk(st):
+        if isinstance(n, gast.Attribute) and is_name(n.value):
+            return True
+        if isinstance(n, gast.Subscript) and is_name(n.value) and \
+                isinstance(n.ctx, (gast.Store, gast.Del)):
+            return True
+        if isinstance(n, gast.Call) and not _reversed_call(n) and (
+                any(is_name(a) or isinstance(a, gast.Starred) and is_name(a.value)
+                    for a in n.args) or any(is_name(k.value) for k in n.keywords)):
+            return True
+    return False
+
+
+def _reversed_call(node: Any) -> bool:
+    """``reversed(x)`` with one plain argument, not ``reversed(range(...))``."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "reversed" and len(node.args) == 1 and not node.keywords and \
+        not isinstance(node.args[0], gast.Starred) and not (
+            isinstance(node.args[0], gast.Call) and
+            isinstance(node.args[0].func, gast.Name) and node.args[0].func.id == "range")
+
+
+def _list_or_tuple(node: Any) -> bool:
+    """Whether ``node`` is a list or tuple display, a list comprehension, or a call of
+    ``list`` / ``tuple``."""
+    return isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
+        isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
+        node.func.id in _KNOWN)
+
+
+def _own(name: str, parsed: Any) -> bool:
+    """Whether the function reads ``name`` as something other than the builtin."""
+    if parsed.namespace.get(name, getattr(builtins, name)) is not getattr(builtins, name):
+        return True
+    return any(isinstance(n, gast.Name) and n.id == name and
+               isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)) for n in walk(parsed.tree))
+
+
+def _code_names(code: Any) -> set[str]:
+    """The global names ``code`` and the code nested in it read."""
+    names: set[str] = set()
+    todo = [code]
+    for c in todo:
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return names
