@@ -40,28 +40,107 @@ def _node_fields(cls: type) -> tuple[str, ...]:
     return found
 
 
+# a class's nodes read field by field in walk so far, until _WRITTEN_AFTER: then through
+# _written_pusher's function (its compile costs what reading a few hundred nodes does: a small
+# function's first build meets most classes a few times only)
+_SEEN: dict[type, int] = {}
+_WRITTEN_AFTER = 400
+
+
+def _written_pusher(cls: type) -> Any:
+    """``kids(node, push, extend)``: pushes the child nodes of a node of class ``cls`` in the
+    order of its fields, written out for them. A field the grammar (gast's ``_field_types``)
+    types as one node is read without ``getattr``'s default, one typed as a list of nodes
+    is pushed whole (``extend``: its items are nodes, except in the two lists of
+    ``_LISTS_WITH_NONE``, read item by item). Where a node does not hold what its fields'
+    types say (a field missing, an optional one empty, a list where gast's types say one
+    node: ``Match.cases``), the node is read field by field as before (``_push_any``)."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _node_fields(cls)
+    types = getattr(cls, "_field_types", None) or {}
+    checks: list[str] = []  # the typed fields' values, each read and checked once
+    pushes: list[str] = []
+    for k, field in enumerate(fields):
+        typed = types.get(field)
+        text = str(typed)
+        if text.startswith("list[") and "str" not in text and \
+                (cls.__name__, field) not in _LISTS_WITH_NONE:
+            checks.append(f"v{k} = d[{field!r}]")
+            checks.append(f"if v{k}.__class__ is not list: raise KeyError")
+            pushes.append(f"extend(v{k})")
+        elif isinstance(typed, type) and issubclass(typed, _AST) and field != "annotation":
+            checks.append(f"v{k} = d[{field!r}]")
+            checks.append(f"if not isinstance(v{k}, _AST): raise KeyError")
+            pushes.append(f"push(v{k})")
+        else:
+            pushes.append(f"_push_field(d.get({field!r}), push)")
+    lines = ["def kids(node, push, extend):", "    d = node.__dict__"]
+    if checks:
+        lines += ["    try:"] + [f"        {c}" for c in checks] + \
+            ["    except KeyError:", "        return _push_any(node, push)"]
+    lines += [f"    {p}" for p in pushes] or ["    pass"]
+    namespace = {"_AST": _AST, "_push_any": _push_any, "_push_field": _push_field}
+    exec(compile("\n".join(lines), f"<walk of {cls.__name__}>", "exec"), namespace)
+    return namespace["kids"]
+
+
+# the list fields gast types as lists of nodes that may hold None (a ** entry of a dict
+# display, a keyword-only parameter without a default)
+_LISTS_WITH_NONE = {("Dict", "keys"), ("arguments", "kw_defaults")}
+_PUSHERS: dict[type, Any] = {}  # node class -> its _written_pusher, once written
+
+
+def _push_field(value: Any, push: Any) -> None:
+    if isinstance(value, _AST):
+        push(value)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, _AST):
+                push(item)
+
+
+def _push_any(node: Any, push: Any) -> None:
+    """The child nodes of ``node`` pushed field by field, whatever its fields hold."""
+    fields = _FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _node_fields(node.__class__)
+    for name in fields:
+        _push_field(getattr(node, name, None), push)
+
+
 def walk(node: Any) -> Iterator[Any]:
     todo = [node]  # breadth first: the loop reads the nodes appended while it runs
     push = todo.append
+    extend = todo.extend
+    pusher_of = _PUSHERS.get
     fields_of = _FIELDS.get
     for node in todo:
         cls = node.__class__
         if cls is _NAME:  # two nodes in five: its one field that may hold a node
             annotation = getattr(node, "annotation", None)
-            if isinstance(annotation, _AST):
+            if annotation is not None and isinstance(annotation, _AST):
                 push(annotation)
         elif cls is not _CONSTANT:  # (a constant's value is never a node)
-            fields = fields_of(cls)
-            if fields is None:
-                fields = _node_fields(cls)
-            for name in fields:
-                value = getattr(node, name, None)
-                if isinstance(value, _AST):
-                    push(value)
-                elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, _AST):
-                            push(item)
+            kids = pusher_of(cls)
+            if kids is not None:
+                kids(node, push, extend)
+            else:
+                fields = fields_of(cls)
+                if fields is None:
+                    fields = _node_fields(cls)
+                for name in fields:
+                    value = getattr(node, name, None)
+                    if isinstance(value, _AST):
+                        push(value)
+                    elif isinstance(value, list):
+                        for item in value:
+                            if isinstance(item, _AST):
+                                push(item)
+                seen = _SEEN.get(cls, 0) + 1
+                _SEEN[cls] = seen
+                if seen == _WRITTEN_AFTER:
+                    _PUSHERS[cls] = _written_pusher(cls)
         yield node
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import gast
 from adgen.transforms.emit import to_source
-from adgen.transforms.walk import Transformer, children, clone, clone_with, walk
+from adgen.transforms.walk import (
+    Transformer,
+    _written_pusher,
+    children,
+    clone,
+    clone_with,
+    walk,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,3 +159,22 @@ def test_transformer_visits_what_walk_visits():
     tree = gast.parse(_EVERY_SCALAR_FIELD)
     _Every().visit(tree)
     assert sorted(seen) == sorted(_ast_walk(tree))
+
+
+def test_written_pushers_push_what_ast_reads():
+    """walk reads the fields of a class's first nodes one by one, then through a function
+    written out for the class (gast's field types): both push the same children, in order,
+    also for nodes that do not hold what the types say (a field missing, gast's one-node
+    type for Match.cases, which holds a list; None in a dict display's keys)."""
+    tree = gast.parse(_EVERY_SCALAR_FIELD + "\nd = {**a, 'k': 1}\n")
+    loop = gast.parse("for i in r:\n    s = s + i\n").body[0]
+    del loop.orelse  # (a pass's node without one of its fields)
+    for root in (tree, loop):
+        for node in ast.walk(root):
+            if isinstance(node, (gast.Name, gast.Constant, gast.expr_context)):
+                continue  # (walk reads these itself)
+            out = []
+            _written_pusher(node.__class__)(node, out.append, out.extend)
+            assert [id(c) for c in out] == [id(c) for c in children(node)], node
+            assert [id(c) for c in out] == [
+                id(c) for c in ast.iter_child_nodes(node) if not isinstance(c, gast.expr_context)]
