@@ -109,6 +109,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         return jvp(fun.func, (*fun.args, *primals), (None,) * len(fun.args) + tangents,
                    **{**fun.keywords, **kwargs})
     from adgen.rules import registry
+    from adgen.rules.jvp_evaluation import eval_jvp
 
     rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
     if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
@@ -119,7 +120,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         given = {p: t for p, t in given.items() if t is not None}
         out = rule.primal(*primals, **kwargs)
         # (eigh's tangent as an EighResult, as in the tangent code)
-        return out, runtime.named_like(registry.eval_jvp(rule, primals, kwargs, given), out)
+        return out, runtime.named_like(eval_jvp(rule, primals, kwargs, given), out)
     compiled, receiver = tangent_compiled(fun, args=primals)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)

@@ -16,6 +16,7 @@ import numpy as np
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError
 from adgen.rules import registry
+from adgen.rules.jvp_evaluation import eval_jvp
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.reports import reports
 from adgen.transforms.bound_callees import method_for
@@ -64,7 +65,7 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         return fn(*args, **kwargs), None
     call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
     if isinstance(call, _RuleJvp):
-        return call.fn(*call.args, **call.kwargs), registry.eval_jvp(
+        return call.fn(*call.args, **call.kwargs), eval_jvp(
             call.rule, call.args, call.kwargs, call.given)
     return call.target(*call.args, **call.kwargs)
 
