@@ -31,7 +31,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.reverse_plan_calls import call_args, packed_keyword
-from adgen.transforms.walk import clone
+from adgen.transforms.walk import clone, walk
 
 from adgen.rules import registry
 
@@ -111,7 +111,8 @@ class Forward:
             if not others:
                 continue
             at = next((w.stmt for w in self.plan.eff.writes if w.container and
-                       w.target == p and getattr(w.stmt, "lineno", None)), self.plan.fn)
+                       w.target == p and getattr(w.stmt, "lineno", None)), None) or \
+                _first_call_given(self.plan.fn, p)
             call = call_node("refuse_shared", name(p),
                              gast.Tuple(elts=[name(q) for q in others], ctx=gast.Load()),
                              gast.Constant(renamed.get(p, p), None),
@@ -524,6 +525,19 @@ def _item(value: gast.expr, path: tuple[int, ...]) -> gast.expr:
     for k in path:
         value = gast.Subscript(value=value, slice=gast.Constant(k, None), ctx=gast.Load())
     return value
+
+
+def _first_call_given(fn: gast.FunctionDef, p: str) -> gast.AST:
+    """The first call in ``fn`` handed ``p`` (``p.scale_by(q)``, ``helper(p)``): where a
+    callee changes it (the function's own line where there is none)."""
+    for node in sorted((n for n in walk(fn) if isinstance(n, gast.Call) and
+                        getattr(n, "lineno", None)), key=lambda n: n.lineno):
+        given = list(node.args) + [k.value for k in node.keywords]
+        if isinstance(node.func, gast.Attribute):
+            given.append(node.func.value)
+        if any(isinstance(a, gast.Name) and a.id == p for a in given):
+            return node
+    return fn
 
 
 def _number_or_array(kind: Any) -> bool:

@@ -35,6 +35,9 @@ def refuse_shared(written: Any, others: tuple[Any, ...], name: str,
     ``other_names``) is ``written`` or holds it: attributes, list, tuple and set items, dict
     values, each value once, 4096 values in all. (Self-contained: ``adgen FILE -o`` copies
     it into standalone modules.)"""
+    plain = (float, int, bool, complex, str, bytes, type(None))
+    if all(type(o) in plain or type(o).__module__ == "numpy" for o in others):
+        return  # numbers and arrays hold nothing (the common case: no import below)
     import linecache
     import types
 

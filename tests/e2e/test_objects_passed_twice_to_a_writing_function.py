@@ -100,7 +100,7 @@ def h_of(p):
 @pytest.mark.parametrize("mutation", POLICIES)
 @pytest.mark.parametrize("f, line", [
     (same_object, rescale), (same_dict, rescale_items), (in_a_list, rescale_first),
-    (held_by_the_other, rescale), (through_a_method, Particle.scale_by)])
+    (held_by_the_other, rescale), (through_a_method, interact)])
 def test_one_container_passed_twice_is_refused(f, line, mutation):
     with pytest.raises(MutationError, match="passed twice|same object as|holds") as info:
         adgen.grad(f, mutation=mutation)(X.copy())
