@@ -23,6 +23,10 @@ Two halves, one concept (definite assignment, as Python's compiler and PEP 526 d
   the read's statement and in its block, so it runs exactly when the read does (after
   ``desugar``, ``and``/``or``, conditional expressions and comprehensions are statements).
 
+``del y`` of a local unbinds it as in Python: the walk drops ``y`` there (and checks the
+del's own read of it); ``check_unbound`` writes the statement as ``y = Unbound`` where some
+read may follow, and drops it where none can (``del tmp`` after its last use).
+
 Guarantees: a read that Python finds unbound raises ``UnboundLocalError`` before the
 statement that holds it runs; a read that cannot be unbound gets no check.
 """
@@ -71,11 +75,10 @@ def check_unbound(fn: gast.FunctionDef, namer: Namer, names: set[str],
         where: the user's file and line of a statement, for the message.
         spelled: the user's spelling of names ``rename_reserved`` changed.
     """
-    if not names:
-        return
     walker = _Walk(set(names), nested=nested)
-    walker.block(fn.body, _params(fn))
-    if not walker.reads_at:
+    if names:
+        walker.block(fn.body, _params(fn))
+    if not walker.reads_at and not any(isinstance(n, gast.Delete) for n in gast.walk(fn)):
         return
     checked: set[str] = set()
 
@@ -85,6 +88,11 @@ def check_unbound(fn: gast.FunctionDef, namer: Namer, names: set[str],
             for n in sorted(walker.reads_at.get(id(s), ())):
                 checked.add(n)
                 out.extend(_check(n, (spelled or {}).get(n, n), s, namer, where))
+            if isinstance(s, gast.Delete):
+                # del y: y = Unbound where a later read is checked, else nothing to do
+                out.extend(assign(name(t.id, gast.Store), name(SENTINEL), s)
+                           for t in s.targets if t.id in names)
+                continue
             for field in ("body", "orelse", "finalbody"):
                 sub = getattr(s, field, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], gast.stmt):
@@ -135,7 +143,7 @@ def _locals(fn: gast.FunctionDef) -> set[str]:
                 if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name):
                     out.add(sub.target.id)
             return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             out.add(node.id)
         elif isinstance(node, gast.ExceptHandler) and node.name is not None:
             out.add(node.name.id if isinstance(node.name, gast.Name) else node.name)
@@ -290,6 +298,11 @@ class _Walk:
             return state
         if isinstance(s, (gast.Import, gast.ImportFrom)):
             state |= {_import_name(a) for a in s.names}
+            return state
+        if isinstance(s, gast.Delete) and all(isinstance(t, gast.Name) for t in s.targets):
+            for t in s.targets:  # del y reads y (unbound: UnboundLocalError), then unbinds it
+                self.reads(name(t.id), state, s)
+                state.discard(t.id)
             return state
         if isinstance(s, (gast.Pass, gast.Global, gast.Nonlocal)):
             return state

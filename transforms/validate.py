@@ -2,7 +2,8 @@
 
 Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedError at the
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
-with (but for the context managers of _context_managers), del, class definitions,
+with (but for the context managers of _context_managers), del of anything but plain names,
+class definitions,
 star-arguments, match, try/finally.
 """
 
@@ -30,7 +31,10 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   "pass the value in as an argument and return the new one"),
     gast.Nonlocal: ("a nonlocal statement (writes to an enclosing scope)",
                     "pass the value in as an argument and return the new one"),
-    gast.Delete: ("a del statement", "drop the del (adgen keeps values the gradient needs)"),
+    # del of plain names is read by transforms/unbound.py (a later read raises, as in Python)
+    gast.Delete: ("a del of an item or an attribute (del d[k], del xs[i], del obj.a)",
+                  "build the container without it ({k: v for k, v in d.items() if k != key}, "
+                  "xs[:i] + xs[i + 1:]), or leave the item in place"),
     gast.ClassDef: ("a class definition inside a differentiated function",
                     "define the class at module level"),
 }
@@ -97,6 +101,9 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, (gast.Global, gast.Nonlocal)) and not stored & set(node.names):
             continue  # ``global G`` with G only read: G is read as without the statement
         kind = _REFUSED.get(type(node))
+        if isinstance(node, gast.Delete) and all(isinstance(t, gast.Name)
+                                                 for t in node.targets):
+            kind = None  # del tmp: the name is unbound from here on (transforms/unbound.py)
         if kind is not None:
             what, hint = kind
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)
