@@ -8,6 +8,7 @@ source is generated and kept in ``linecache``, as the jvp's is, so ``adgen.grad`
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -38,10 +39,20 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
     fn = library_wrapper(library_target(target))
     if args is not None:
-        from adgen.transforms.analyses.kinds import signature
-        from adgen.transforms.object_classes import typed_for
+        from adgen.transforms.analyses.kinds import is_object_entry, signature
+        from adgen.transforms.object_classes import param_classes, typed_clone, typed_for
 
-        fn, _ = typed_for(fn, signature(receiver + tuple(args)))
+        sig = signature(receiver + tuple(args))
+        fn, _ = typed_for(fn, sig)
+        # every object argument's class, also where fn calls no method of it (advance(cfg, u)
+        # writing u): reverse mode over the jvp code takes cfg and cfg_dot for objects
+        code = getattr(fn, "__code__", None)
+        have = param_classes(fn)
+        classes = tuple((n, k[1]) for n, k in enumerate(sig)
+                        if is_object_entry(k) and k[1] is not None and code is not None and
+                        n < code.co_argcount and n not in have)
+        if classes and isinstance(fn, types.FunctionType):
+            fn = typed_clone(fn, classes)
     return compile_tangent(fn, wrt=None if wrt is None
                            else tuple(shift + k for k in wrt)), receiver
 

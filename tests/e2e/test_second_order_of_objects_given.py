@@ -138,3 +138,35 @@ def test_jvp_of_a_function_given_the_object():
     _, tangent = adgen.jvp(loss, (Heat(0.1, 1.0), U0.copy()), (None, V))
     expected = numerical_grad(lambda u: loss(Heat(0.1, 1.0), u.copy()), (U0.copy(),), 0) @ V
     np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-6)
+
+
+class Config:
+    """A configuration object without methods, handed to a helper that writes u."""
+
+    def __init__(self, k):
+        self.k = k
+
+
+def advance(cfg, u):
+    u *= cfg.k
+    u[1:] += np.sin(u[:-1])
+
+
+def config_loss(cfg, u):
+    advance(cfg, u)
+    return np.sum(u ** 3)
+
+
+def test_hessian_of_a_helper_given_a_config_object_and_writing_u():
+    # cfg's class has no method the function calls: the jvp code was compiled for any
+    # argument, and reverse mode over it took cfg for an array u may share ('an object of
+    # class Config that may share an array ... took it for an array', at advance(cfg, u))
+    cfg = Config(1.3)
+    h = adgen.hessian(config_loss, argnums=1)(cfg, U0.copy())
+    np.testing.assert_allclose(h, _hessian_of_gradient(config_loss, (cfg, U0), 1),
+                               rtol=1e-6, atol=1e-6)
+    # strict refuses it as it refuses the gradient (u *= cfg.k: its gradient reads u)
+    for derivative in (adgen.grad, adgen.hessian):
+        with pytest.raises(adgen.MutationError) as err:
+            derivative(config_loss, argnums=1, mutation="strict")(cfg, U0.copy())
+        assert "u *= cfg.k" in err.value.location.source_line
