@@ -51,6 +51,10 @@ def _check_control(fn: gast.FunctionDef, stage: str) -> None:
         if isinstance(n, gast.Continue):
             _fail(stage, n, "continue survived")
     for loop in (n for n in walk(fn) if isinstance(n, (gast.For, gast.While))):
+        if loop.orelse:
+            # (the passes after lower_control read a loop's body only: an else arm left
+            # there lost its derivative, silently, until 465cbb4)
+            _fail(stage, loop, "a loop's else arm survived")
         for k, s in enumerate(loop.body):
             for sub in walk(s):
                 if isinstance(sub, gast.Break) and not (k == len(loop.body) - 1 and
