@@ -327,6 +327,59 @@ def ufunc_outputs(rw: Rewriter) -> None:
             node.keywords = []
 
 
+def overlapping_updates(rw: Rewriter) -> None:
+    """``t1 += t2`` where both are basic-slicing views of one array (``u[1:] += u[:-1]``,
+    lowered to ``t1 = u[1:]``, ``t2 = u[:-1]``, ``t1 += t2``) becomes ``t1 += t2.copy()``.
+    NumPy buffers an operand that overlaps the array it updates; numba's in-place operators
+    run element by element, so the update read entries it had already written (a running
+    sum: a different value and gradient, silently). A name counts as a view of its root when
+    every binding of it slices a name (an ``ast.Slice`` in the index: an array) or aliases
+    such a name; the copy is made only where the roots are the same."""
+    bindings: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(rw.fwd):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, (ast.For, ast.AugAssign, ast.AnnAssign)):
+            target = node.target
+            if isinstance(target, ast.Name) and not isinstance(node, ast.AugAssign):
+                bindings.setdefault(target.id, []).append(ast.Constant(value=None))
+
+    def root(n: str, seen: frozenset[str] = frozenset()) -> str | None:
+        """The array ``n`` views (``n`` itself when it is bound otherwise), None if unsure."""
+        values = bindings.get(n)
+        if not values or n in seen:
+            return n
+        roots = set()
+        for v in values:
+            if isinstance(v, ast.Name):
+                roots.add(root(v.id, seen | {n}))
+            elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and \
+                    any(isinstance(x, ast.Slice) for x in ast.walk(v.slice)):
+                roots.add(root(v.value.id, seen | {n}))
+            else:
+                roots.add(n)
+        return roots.pop() if len(roots) == 1 else None
+
+    def sliced(n: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Every binding of ``n`` is a basic-slicing view (an array) or an alias of one."""
+        values = bindings.get(n)
+        if not values or n in seen:
+            return False
+        return all(sliced(v.id, seen | {n}) if isinstance(v, ast.Name) else
+                   isinstance(v, ast.Subscript) and
+                   any(isinstance(x, ast.Slice) for x in ast.walk(v.slice)) for v in values)
+
+    for node in ast.walk(rw.fwd):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and \
+                isinstance(node.value, ast.Name) and node.value.id != node.target.id and \
+                sliced(node.value.id):
+            a, b = root(node.target.id), root(node.value.id)
+            if a is not None and a == b:
+                node.value = ast.Call(func=ast.Attribute(value=node.value, attr="copy",
+                                                         ctx=ast.Load()), args=[], keywords=[])
+
+
 def unshare_inverses(fn: ast.FunctionDef) -> None:
     """The adjoints that share a matrix's inverse in the default backend's pullback
     (transforms/shared_inverse.py: ``A_inv = shared_inverse(A)``, ``inverse=A_inv``) as the

@@ -182,6 +182,7 @@ class _Module:
         numba_tapes.list_tapes(rw, types_)
         numba_shadows.shadows(rw, types_)
         numba_call_forms.ufunc_outputs(rw)
+        numba_call_forms.overlapping_updates(rw)
         numba_call_forms.matmul_accumulations(rw)
         numba_call_forms.float32_products(rw, types_)
         numba_call_forms.dtype_values(rw)
