@@ -9,17 +9,18 @@ gradient goes back to its place):
     reversed(list(v))         ->  list(v)[::-1]      (a list, tuple or display: no check)
     reversed(range(n))        ->  left as is (the loop lowering reads it)
 
-Where the argument is a name, its kind is known only when the code runs: the statement is
-preceded by ``adgen.reversed_items.reversible(xs, file, line)``, which refuses at the user's
-line a dict, an iterator, or an object of the user's (``__reversed__``, a ``__getitem__`` of
-its own), whose ``[::-1]`` is not what ``reversed`` gives. Any other argument (a call, an
-attribute), a name bound anywhere to a generator expression or an iterator (``iter(v)``,
-``map(...)``: adgen may have made it a list), a name bound inside the statement (a
-comprehension's target, ``:=``) or whose
-items the statement may change (``for w in reversed(ws): ws[k] = ...``, ``ws.append(w)``,
-``f(ws)``: ``reversed`` reads the list as it goes, ``[::-1]`` copies it), a call in a
-``while``'s condition or in a nested function, or a function binding its own ``reversed``,
-``list`` or ``tuple``, is left as is: refused by the rule of ``reversed`` (rules/no_gradient).
+Where the argument is a name or an attribute of one (``self.layers``), its kind is known
+only when the code runs: the statement is preceded by ``adgen.reversed_items.reversible(xs,
+file, line)``, which refuses at the user's line a dict, an iterator, or an object of the
+user's (``__reversed__``, a ``__getitem__`` of its own), whose ``[::-1]`` is not what
+``reversed`` gives. Left as is (refused by the rule of ``reversed``, rules/no_gradient): any
+other argument (a call, an item); a name or attribute bound anywhere to a generator
+expression or an iterator (``iter(v)``, ``map(...)``: adgen may have made it a list); a name
+bound inside the statement (a comprehension's target, ``:=``); a list the statement may
+change (``for w in reversed(ws): ws[k] = ...``, ``ws.append(w)``, ``f(ws)``, and for
+``self.ws`` also ``self.grow()``: ``reversed`` reads the list as it goes, ``[::-1]`` copies
+it); a call in a ``while``'s condition or in a nested function; a function binding its own
+``reversed``, ``list`` or ``tuple``.
 
 Input: the parsed function, before ``lift_lambdas``. Output: the same tree with those calls
 replaced and the checks inserted; the check is bound in ``parsed.namespace``.
@@ -31,7 +32,7 @@ import builtins
 from typing import Any
 
 import gast
-from adgen.transforms.walk import body_nodes, replace_children, walk
+from adgen.transforms.walk import body_nodes, clone, replace_children, walk
 
 __all__ = ["rewrite_reversed"]
 
@@ -88,13 +89,14 @@ def _rewrite_body(parsed: Any, body: list[gast.stmt], check: str, known: bool,
             if not _reversed_call(call):
                 continue
             arg = call.args[0]
-            if isinstance(arg, gast.Name) and arg.id not in bound_here | lazy and \
-                    not _may_change(arg.id, st):
+            chain = _chain(arg)
+            if chain and chain[0].id not in bound_here and gast.dump(arg) not in lazy and \
+                    not _may_change(chain, st):
                 line = getattr(call, "lineno", 0) or getattr(st, "lineno", 0)
                 checks.append(gast.copy_location(gast.Expr(gast.Call(
                     gast.Name(check, gast.Load(), None, None),
-                    [gast.Name(arg.id, gast.Load(), None, None),
-                     gast.Constant(parsed.file, None), gast.Constant(line, None)], []),
+                    [clone(arg), gast.Constant(parsed.file, None),
+                     gast.Constant(line, None)], []),
                 ), st))
             elif not (known and _list_or_tuple(arg)):
                 continue
@@ -112,8 +114,17 @@ def _rewrite_body(parsed: Any, body: list[gast.stmt], check: str, known: bool,
     return inserted
 
 
+def _load(node: Any) -> Any:
+    """A copy of the name or attribute ``node`` read (its ``gast.dump`` as an argument's)."""
+    copy = clone(node)
+    for n in walk(copy):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return copy
+
+
 def _lazy_names(tree: Any) -> set[str]:
-    """The names the function binds anywhere to a generator expression or an iterator
+    """The names and attributes (``gast.dump`` of their reads) the function binds anywhere to a generator expression or an iterator
     (``iter``, ``map``, ``filter``, ``zip``, ``enumerate``, ``reversed``): adgen lowers some
     of them to lists, which the check would let through where Python raises TypeError."""
     lazy: set[str] = set()
@@ -124,28 +135,38 @@ def _lazy_names(tree: Any) -> set[str]:
                 isinstance(value.func, gast.Name) and value.func.id in _LAZY):
             continue
         targets = n.targets if isinstance(n, gast.Assign) else [n.target]
-        lazy.update(t.id for target in targets for t in walk(target)
-                    if isinstance(t, gast.Name))
+        lazy.update(gast.dump(_load(t)) for target in targets for t in walk(target)
+                    if isinstance(t, (gast.Name, gast.Attribute)))
     return lazy
 
 
-def _may_change(name: str, st: gast.stmt) -> bool:
-    """Whether the statement (a loop's body included) may store an item of ``name`` or call
-    something that may: ``name[i] = v``, ``del name[i]``, ``name.append(v)``, ``f(name)``.
-    ``reversed`` reads a list's items as the loop walks it, ``name[::-1]`` copies them first:
-    the two differ where the list changes on the way (left to the refusal there)."""
-    def is_name(n: Any) -> bool:
-        return isinstance(n, gast.Name) and n.id == name
+def _chain(node: Any) -> list[Any] | None:
+    """``[a, a.b, a.b.c]`` for ``a.b.c`` (a name, or attributes of one), else None."""
+    chain = [node]
+    while isinstance(chain[0], gast.Attribute):
+        chain.insert(0, chain[0].value)
+    return chain if isinstance(chain[0], gast.Name) else None
 
+
+def _may_change(chain: list[Any], st: gast.stmt) -> bool:
+    """Whether the statement (a loop's body included) may store an item of the list
+    ``chain[-1]`` or call something that may: ``ws[i] = v``, ``del ws[i]``, ``ws.append(v)``,
+    ``f(ws)``, and for ``self.ws`` also ``self.grow()``, ``f(self)``. ``reversed`` reads a
+    list's items as the loop walks it, ``ws[::-1]`` copies them first: the two differ where
+    the list changes on the way (left to the refusal there)."""
+    whole = gast.dump(chain[-1])
+    prefixes = {gast.dump(p) for p in chain}
     for n in walk(st):
-        if isinstance(n, gast.Attribute) and is_name(n.value):
-            return True
-        if isinstance(n, gast.Subscript) and is_name(n.value) and \
+        if isinstance(n, gast.Attribute) and gast.dump(n.value) == whole:
+            return True  # ws.append, ws.sort, a method of the list itself
+        if isinstance(n, gast.Subscript) and gast.dump(n.value) in prefixes and \
                 isinstance(n.ctx, (gast.Store, gast.Del)):
             return True
         if isinstance(n, gast.Call) and not _reversed_call(n) and (
-                any(is_name(a) or isinstance(a, gast.Starred) and is_name(a.value)
-                    for a in n.args) or any(is_name(k.value) for k in n.keywords)):
+                isinstance(n.func, gast.Attribute) and gast.dump(n.func.value) in prefixes or
+                any(gast.dump(a.value if isinstance(a, gast.Starred) else a) in prefixes
+                    for a in n.args) or
+                any(gast.dump(k.value) in prefixes for k in n.keywords)):
             return True
     return False
 

@@ -157,3 +157,45 @@ def own_reversed_name(x):
 def test_a_function_s_own_reversed_is_left_alone():
     assert_grad_close(adgen.grad(own_reversed_name)(X.copy()),
                       numerical_grad(own_reversed_name, (X.copy(),), 0))
+
+
+class Net:
+    """Layers held by the model, applied last to first."""
+
+    def __init__(self, scales):
+        self.layers = list(scales)
+
+    def grow(self, s):
+        self.layers.append(s)
+
+
+def through_the_model_backwards(x):
+    net = Net([x * 0.5, np.sin(x), 1.5])
+    h = x
+    for s in reversed(net.layers):
+        h = np.tanh(s * h) + x
+    return np.sum(h ** 2)
+
+
+def model_grown_in_the_loop(x):
+    net = Net([x * 0.5, x * 2.0])
+    h = x
+    for k, s in enumerate(reversed(net.layers)):
+        h = np.tanh(s * h) + x
+        if k == 0:
+            net.grow(x * 3.0)  # reversed() does not see it (its length is fixed); refused
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_reversed_of_an_attribute(mutation):
+    f = through_the_model_backwards
+    assert_grad_close(adgen.grad(f, mutation=mutation)(X.copy()),
+                      numerical_grad(f, (X.copy(),), 0))
+    check_jvp(f, (X.copy(),), (np.array([0.5, -1.0, 2.0]),))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_reversed_of_an_attribute_changed_in_the_loop_is_refused(mutation):
+    with pytest.raises(AdgenError, match="reversed"):
+        adgen.grad(model_grown_in_the_loop, mutation=mutation)(X.copy())
