@@ -199,3 +199,19 @@ def test_reversed_of_an_attribute(mutation):
 def test_reversed_of_an_attribute_changed_in_the_loop_is_refused(mutation):
     with pytest.raises(AdgenError, match="reversed"):
         adgen.grad(model_grown_in_the_loop, mutation=mutation)(X.copy())
+
+
+def list_changed_through_another_name(x):
+    ws = [x, x * 2.0, x * 3.0]
+    same = ws
+    s = 0.0
+    for w in reversed(ws):
+        s = s + np.sum(w ** 2)
+        same[0] = x * 10.0  # the list reversed() walks: Python sees the new first item
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_list_changed_through_another_name_is_refused(mutation):
+    with pytest.raises(AdgenError, match="reversed"):
+        adgen.grad(list_changed_through_another_name, mutation=mutation)(X.copy())
