@@ -159,6 +159,30 @@ def test_generated_code_uses_the_facts():
     assert "unbroadcast(" in generic.split("def fill_pullback")[1]
 
 
+def max_plus(delta, logA):
+    K = delta.shape[0]
+    total = 0.0
+    for j in range(K):
+        best = -np.inf
+        for i in range(K):
+            best = np.maximum(best, delta[i] + logA[i, j])
+        total += best * np.pi
+    return total
+
+
+def test_a_module_constant_is_a_number():
+    """best = -np.inf, then np.maximum(best, ...): np.inf (np.pi, math.e) had no kind, so
+    best had none and each step of the pullback asked whether it was broadcast
+    (unbroadcast(..., ())), on both backends; np.inf is a number, and so is best."""
+    known, _ = _kinds(max_plus, {"delta": 1, "logA": 2})
+    assert all(known[n] == NUMBER for n in known if n.startswith("best"))
+    rng = np.random.default_rng(4)
+    args = (rng.random(5), rng.random((5, 5)))
+    c = pipeline.compile_function(max_plus, wrt=(0, 1), sig=(1, 2))
+    assert "unbroadcast" not in c.own_source.split("def max_plus_pullback")[1]
+    check_grad(max_plus, *args, argnums=(0, 1))
+
+
 # ---------------------------------------------------------------------------------------------
 # gradients of specialised code
 

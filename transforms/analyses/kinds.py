@@ -356,6 +356,11 @@ class _Eval:
             return r if r >= 1 else None
         if isinstance(v, gast.Subscript):
             return self.subscript(v)
+        if isinstance(v, gast.Attribute) and isinstance(v.value, gast.Name) and \
+                v.value.id not in self.env and \
+                isinstance(self.resolve(v.value), types.ModuleType):
+            # a module's constant (np.inf, np.pi, math.e): a number
+            return NUMBER if type(self.resolve(v)) in (float, int) else None
         if isinstance(v, gast.Attribute):
             k = self.kind(v.value)
             if k == _BOTTOM:
