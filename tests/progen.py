@@ -1024,14 +1024,21 @@ class Repeat(Stmt):
 
     r: int
     body: list[Stmt]
+    # an ``else:`` arm (run once after the loop: it has no break), whose derivative the
+    # reverse pass dropped until 465cbb4
+    orelse: list[Stmt] = field(default_factory=list)
     form = "repeat-loop"
 
     def lines(self) -> list[str]:
-        return [f"for k in range({self.r}):"] + ["    " + s for b in self.body for s in b.lines()]
+        arm = ["else:"] + ["    " + s for b in self.orelse for s in b.lines()] \
+            if self.orelse else []
+        return [f"for k in range({self.r}):"] + \
+            ["    " + s for b in self.body for s in b.lines()] + arm
 
     def sim(self, m: Model, line: int, i: int | None = None) -> None:
         for _ in range(self.r):
             _sim_block(self.body, m, line + 1)
+        _sim_block(self.orelse, m, line + 2 + sum(b.size() for b in self.body))
 
 
 @dataclass
@@ -1437,7 +1444,8 @@ class _Gen:
         return [self.stmt(top=False) for _ in range(k)]
 
     def make_repeat_loop(self) -> Stmt:
-        return Repeat(self.draw(st.integers(2, 3)), self.block())
+        r, body = self.draw(st.integers(2, 3)), self.block()
+        return Repeat(r, body, self.block() if self.draw(st.booleans()) else [])
 
     def make_branch(self) -> Stmt:
         outer, self.in_branch = self.in_branch, True
@@ -1480,8 +1488,9 @@ class _Gen:
 
 def _forms(s: Stmt) -> list[str]:
     if isinstance(s, (Repeat, Branch)):
-        inner = s.body if isinstance(s, Repeat) else [*s.then, *s.orelse]
-        return [s.form, *(f for b in inner for f in _forms(b))]
+        inner = [*s.body, *s.orelse] if isinstance(s, Repeat) else [*s.then, *s.orelse]
+        own = [s.form, "loop-else"] if isinstance(s, Repeat) and s.orelse else [s.form]
+        return [*own, *(f for b in inner for f in _forms(b))]
     if isinstance(s, SetItem) and "<" in s.key:
         return ["mask"]
     return [s.form]

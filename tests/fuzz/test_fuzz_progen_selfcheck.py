@@ -193,7 +193,7 @@ def test_generated_programs_run_and_cover_every_form(tmp_path_factory) -> None:
     assert rebuilt_differs == 0, "the model depends on more than the program's statements"
     every = {"assign", "alias", "zeros", "setitem", "mask", "augassign", "method", "copyto",
              "out=", "add.at", "fancy-swap", "helper", "fill-loop", "recurrence", "stencil",
-             "repeat-loop", "branch", "fancy-set", "out=view", "helper-twice"}
+             "repeat-loop", "loop-else", "branch", "fancy-set", "out=view", "helper-twice"}
     assert every <= set(forms), f"never generated: {every - set(forms)}"
     assert verdicts["needed"] >= 30 and verdicts["free"] >= 30, verdicts
     assert verdicts["kink"] <= 30, verdicts   # most programs are usable
