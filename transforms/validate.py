@@ -40,6 +40,23 @@ _REFUSED: dict[type, tuple[str, str]] = {
 }
 
 
+def _refuse_del_of_captured(parsed: Parsed, node: gast.Delete) -> None:
+    """Refuses ``del y`` of a name a nested function or lambda reads: Python's closure cell
+    is emptied (a later call raises NameError), while adgen's closure would keep the value."""
+    deleted = {t.id for t in node.targets}
+    for inner in walk(parsed.tree):
+        if inner is parsed.tree or not isinstance(
+                inner, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            continue
+        read = deleted & {n.id for n in walk(inner) if isinstance(n, gast.Name)}
+        if read:
+            raise UnsupportedError(
+                f"del {sorted(read)[0]} of a name a nested function or lambda reads is not "
+                "supported", parsed.location(node),
+                hint="drop the del (adgen keeps the values the gradient needs), or give the "
+                     "nested function the value as an argument")
+
+
 def _context_managers() -> tuple[object, ...]:
     """Context managers that change nothing a derivative depends on, so that a ``with`` block
     of one runs as written (lower_control): NumPy's floating-point error handling and print
@@ -104,6 +121,7 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, gast.Delete) and all(isinstance(t, gast.Name)
                                                  for t in node.targets):
             kind = None  # del tmp: the name is unbound from here on (transforms/unbound.py)
+            _refuse_del_of_captured(parsed, node)
         if kind is not None:
             what, hint = kind
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)

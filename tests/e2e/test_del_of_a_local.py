@@ -112,3 +112,19 @@ def test_del_of_an_item_is_refused_at_the_line(f):
     with pytest.raises(UnsupportedError, match="del of an item") as err:
         adgen.grad(f)(X.copy())
     assert "test_del_of_a_local.py" in str(err.value) and "del parts[" in str(err.value)
+
+
+def del_of_a_captured_name(x):
+    y = x * 2.0
+    scale = lambda t: t * y  # noqa: E731, F821 -- a closure over y
+    del y
+    return np.sum(scale(x))  # Python: NameError, y's cell is empty
+
+
+def test_del_of_a_name_a_lambda_reads_is_refused_at_the_line():
+    # Python empties the closure's cell; adgen would keep the value: refused, not guessed
+    with pytest.raises(NameError):
+        del_of_a_captured_name(X.copy())
+    with pytest.raises(UnsupportedError, match="nested function or lambda") as err:
+        adgen.grad(del_of_a_captured_name)(X.copy())
+    assert "del y" in str(err.value)
