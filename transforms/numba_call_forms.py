@@ -333,8 +333,9 @@ def overlapping_updates(rw: Rewriter) -> None:
     NumPy buffers an operand that overlaps the array it updates; numba's in-place operators
     run element by element, so the update read entries it had already written (a running
     sum: a different value and gradient, silently). A name counts as a view of its root when
-    every binding of it slices a name (an ``ast.Slice`` in the index: an array) or aliases
-    such a name; the copy is made only where the roots are the same."""
+    every binding of it slices a name (an ``ast.Slice`` in the index: an array), is its
+    ``.T``, or aliases such a name; the copy is made only where the roots are the same, and
+    the operand is such a view or the array the target views (``u[::-1] += u``)."""
     bindings: dict[str, list[ast.expr]] = {}
     for node in ast.walk(rw.fwd):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
@@ -354,9 +355,8 @@ def overlapping_updates(rw: Rewriter) -> None:
         for v in values:
             if isinstance(v, ast.Name):
                 roots.add(root(v.id, seen | {n}))
-            elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and \
-                    any(isinstance(x, ast.Slice) for x in ast.walk(v.slice)):
-                roots.add(root(v.value.id, seen | {n}))
+            elif _view_of(v) is not None:
+                roots.add(root(_view_of(v), seen | {n}))
             else:
                 roots.add(n)
         return roots.pop() if len(roots) == 1 else None
@@ -367,17 +367,29 @@ def overlapping_updates(rw: Rewriter) -> None:
         if not values or n in seen:
             return False
         return all(sliced(v.id, seen | {n}) if isinstance(v, ast.Name) else
-                   isinstance(v, ast.Subscript) and
-                   any(isinstance(x, ast.Slice) for x in ast.walk(v.slice)) for v in values)
+                   _view_of(v) is not None for v in values)
 
     for node in ast.walk(rw.fwd):
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and \
-                isinstance(node.value, ast.Name) and node.value.id != node.target.id and \
-                sliced(node.value.id):
+                isinstance(node.value, ast.Name) and node.value.id != node.target.id:
             a, b = root(node.target.id), root(node.value.id)
-            if a is not None and a == b:
+            # the operand is an array: a view, or the array the target is a view of
+            # (u[::-1] += u: t1 = u[::-1]; t1 += u)
+            array = sliced(node.value.id) or (b == node.value.id and sliced(node.target.id))
+            if array and a is not None and a == b:
                 node.value = ast.Call(func=ast.Attribute(value=node.value, attr="copy",
                                                          ctx=ast.Load()), args=[], keywords=[])
+
+
+def _view_of(v: ast.expr) -> str | None:
+    """The name ``v`` is an array view of: ``u[1:]`` (basic slicing, an ``ast.Slice`` in the
+    index) or ``u.T``; None for anything else."""
+    if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and \
+            any(isinstance(x, ast.Slice) for x in ast.walk(v.slice)):
+        return v.value.id
+    if isinstance(v, ast.Attribute) and v.attr == "T" and isinstance(v.value, ast.Name):
+        return v.value.id
+    return None
 
 
 def unshare_inverses(fn: ast.FunctionDef) -> None:

@@ -33,6 +33,12 @@ def smear_in_a_loop(x):
     return np.sum(np.sin(u))
 
 
+def mirrored(x):
+    u = x.copy()
+    u[::-1] += u  # t1 = u[::-1]; t1 += u: the operand is the array the target views
+    return np.sum(u ** 2 * np.arange(6.0))
+
+
 def smear_backward(x):
     u = x.copy()
     u[:-1] += u[1:]  # reads ahead of its writes: right without the copy too
@@ -43,7 +49,8 @@ X = np.array([1.0, 2.0, 3.0, 4.0, -0.5, 0.7])
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-@pytest.mark.parametrize("fun", [smear_forward, smear_rows, smear_in_a_loop, smear_backward],
+@pytest.mark.parametrize("fun", [smear_forward, smear_rows, smear_in_a_loop, mirrored,
+                                 smear_backward],
                          ids=lambda f: f.__name__)
 def test_value_and_gradient_match_numpy(fun, mutation):
     x = X.reshape(3, 2) if fun is smear_rows else X
