@@ -41,18 +41,22 @@ _REFUSED: dict[type, tuple[str, str]] = {
 
 
 def _refuse_del_of_captured(parsed: Parsed, node: gast.Delete) -> None:
-    """Refuses ``del y`` of a name a nested function or lambda reads: Python's closure cell
-    is emptied (a later call raises NameError), while adgen's closure would keep the value."""
+    """Refuses ``del y`` of a name that a nested function, a lambda or a generator expression
+    bound to a name (``g = (v * y for v in x)``) reads: they run later, when Python finds the
+    closure's cell emptied (NameError), where adgen would keep the value."""
     deleted = {t.id for t in node.targets}
     for inner in walk(parsed.tree):
-        if inner is parsed.tree or not isinstance(
+        if isinstance(inner, (gast.Assign, gast.AnnAssign)) and \
+                isinstance(inner.value, gast.GeneratorExp):
+            inner = inner.value
+        elif inner is parsed.tree or not isinstance(
                 inner, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             continue
         read = deleted & {n.id for n in walk(inner) if isinstance(n, gast.Name)}
         if read:
             raise UnsupportedError(
-                f"del {sorted(read)[0]} of a name a nested function or lambda reads is not "
-                "supported", parsed.location(node),
+                f"del {sorted(read)[0]} of a name a nested function, lambda or generator "
+                "reads is not supported", parsed.location(node),
                 hint="drop the del (adgen keeps the values the gradient needs), or give the "
                      "nested function the value as an argument")
 

@@ -121,10 +121,32 @@ def del_of_a_captured_name(x):
     return np.sum(scale(x))  # Python: NameError, y's cell is empty
 
 
-def test_del_of_a_name_a_lambda_reads_is_refused_at_the_line():
+def del_of_a_name_a_generator_reads(x):
+    y = x * 2.0
+    terms = (v * y for v in x)  # noqa: F821 -- runs when summed, after the del
+    del y
+    return np.sum(sum(terms))
+
+
+def sum_before_del(x):
+    y = x * 2.0
+    s = np.sum(sum(v * y for v in x))  # consumed here: the del after it is harmless
+    del y
+    return s
+
+
+@pytest.mark.parametrize("f", [del_of_a_captured_name, del_of_a_name_a_generator_reads])
+def test_del_of_a_name_read_later_by_a_closure_is_refused_at_the_line(f):
     # Python empties the closure's cell; adgen would keep the value: refused, not guessed
     with pytest.raises(NameError):
-        del_of_a_captured_name(X.copy())
-    with pytest.raises(UnsupportedError, match="nested function or lambda") as err:
-        adgen.grad(del_of_a_captured_name)(X.copy())
+        f(X.copy())
+    with pytest.raises(UnsupportedError, match="nested function, lambda or generator") as err:
+        adgen.grad(f)(X.copy())
     assert "del y" in str(err.value)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_del_after_a_generator_is_consumed(mutation):
+    # s = sum_v sum_j v * 2 x_j = 2 sum(x)^2
+    assert_grad_close(adgen.grad(sum_before_del, mutation=mutation)(X.copy()),
+                      numerical_grad(sum_before_del, (X.copy(),), 0))
