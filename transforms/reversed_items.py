@@ -19,7 +19,9 @@ expression or an iterator (``iter(v)``, ``map(...)``: adgen may have made it a l
 bound inside the statement (a comprehension's target, ``:=``); a list the statement may
 change (``for w in reversed(ws): ws[k] = ...``, ``ws.append(w)``, ``f(ws)``, and for
 ``self.ws`` also ``self.grow()``: ``reversed`` reads the list as it goes, ``[::-1]`` copies
-it); a call in a ``while``'s condition or in a nested function; a function binding its own
+it), or an iterator the statement keeps to read later (``it = reversed(ws)``,
+``pairs = enumerate(reversed(ws))``: it would read the list as it is then); a call in a
+``while``'s condition or in a nested function; a function binding its own
 ``reversed``, ``list`` or ``tuple``.
 
 Input: the parsed function, before ``lift_lambdas``. Output: the same tree with those calls
@@ -85,8 +87,9 @@ def _rewrite_body(parsed: Any, body: list[gast.stmt], check: str, known: bool,
                       isinstance(n.ctx, gast.Store)}
         checks: list[gast.stmt] = []
         replaced: dict[int, Any] = {}
+        kept = _kept_for_later(st)
         for call in nodes:
-            if not _reversed_call(call):
+            if not _reversed_call(call) or id(call) in kept:
                 continue
             arg = call.args[0]
             chain = _chain(arg)
@@ -169,6 +172,34 @@ def _may_change(chain: list[Any], st: gast.stmt) -> bool:
                 any(gast.dump(k.value) in prefixes for k in n.keywords)):
             return True
     return False
+
+
+def _kept_for_later(st: gast.stmt) -> set[int]:
+    """The ``reversed(...)`` calls (by id) whose iterator the statement keeps to be read
+    later: ``it = reversed(ws)``, ``pairs = enumerate(reversed(ws))``, ``g = (w for w in
+    reversed(ws))``, a walrus or a return of one. Python's iterator reads the list when it
+    is walked, ``ws[::-1]`` copies it now: left to the refusal."""
+    values = []
+    if isinstance(st, (gast.Assign, gast.AnnAssign)) and st.value is not None and not (
+            isinstance(st, gast.Assign) and all(isinstance(t, (gast.Tuple, gast.List))
+                                                for t in st.targets)):
+        values.append(st.value)  # a, b = reversed(pair) unpacks it at once
+    elif isinstance(st, gast.Return) and st.value is not None:
+        values.append(st.value)
+    values += [n.value for n in walk(st) if isinstance(n, gast.NamedExpr)]
+    kept: set[int] = set()
+    while values:
+        v = values.pop()
+        if _reversed_call(v):
+            kept.add(id(v))
+        elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                v.func.id in _LAZY:
+            values.extend(v.args)
+        elif isinstance(v, gast.GeneratorExp):
+            values.extend(g.iter for g in v.generators)
+        elif isinstance(v, (gast.Tuple, gast.List)):
+            values.extend(v.elts)  # return reversed(a), b
+    return kept
 
 
 def _reversed_call(node: Any) -> bool:

@@ -215,3 +215,20 @@ def list_changed_through_another_name(x):
 def test_a_list_changed_through_another_name_is_refused(mutation):
     with pytest.raises(AdgenError, match="reversed"):
         adgen.grad(list_changed_through_another_name, mutation=mutation)(X.copy())
+
+
+def iterator_kept_while_the_list_changes(x):
+    ws = [x, x * 2.0]
+    it = reversed(ws)
+    ws[0] = x * 10.0  # the iterator reads ws when walked: Python sees this item
+    s = 0.0
+    for w in it:
+        s = s + np.sum(w ** 2)
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_an_iterator_kept_for_later_is_refused(mutation):
+    # not read as a copy made at `it = reversed(ws)`, which would miss the new item
+    with pytest.raises(AdgenError, match="reversed"):
+        adgen.grad(iterator_kept_while_the_list_changes, mutation=mutation)(X.copy())
