@@ -93,10 +93,9 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
             return True
         f = call.func
         if obj is None and isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
-                and tree.args.args and f.value.id == tree.args.args[0].id and \
-                not _reads_only(call, look, memo):
-            # a method found when the call runs on the first parameter (self.setup(v) in a
-            # method, setting self.w): its tangent was left as it was (a silent zero)
+                and _object_method_on_parameter(f, tree) and not _reads_only(call, look, memo):
+            # a method found when the call runs on a parameter (self.setup(v) in a method,
+            # setting self.w; o.reset(x) in helper(x, o)): its tangent was left as it was
             return True
     return False
 
@@ -104,31 +103,52 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
 def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set[str],
                                 changes: Callable[[Any], bool]) -> set[str]:
     """The parameters of ``tree`` (``parsed``'s function in SSA form) that a call may change
-    where the function itself writes nothing of them: the first parameter as the object of a
-    method found when the call runs (``self.setup(v)`` in a method, setting ``self.w``), and
+    where the function itself writes nothing of them: a parameter as the object of a method
+    found when the call runs (``self.setup(v)`` in a method, setting ``self.w``; ``o.reset(x)``
+    in ``def helper(x, o)``, where only the first parameter counted: a silent zero), and
     an argument of a user function called by name that changes the objects, lists or dicts
     it is given (``changes``: its compiled code's ``mutates_containers``; ``outer(o, x)``,
     whose helper sets ``o.w``). A caller reads them after the call: reverse mode makes them
     outputs (they were not, and ``reset``'s pullback, ``def reset(self, v): self.setup(v)``,
     gave nothing: a silently zero gradient)."""
     look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
-    first = tree.args.args[0].id if tree.args.args else None
     out: set[str] = set()
     for call in nodes_of(tree, gast.Call):
         f = call.func
         obj = look(f)
         if obj is None:
             if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
-                    f.value.id == first and first in params and \
+                    f.value.id in params and _object_method_on_parameter(f, tree) and \
                     not _reads_only(call, look, {}):
-                out.add(first)
+                out.add(f.value.id)
         else:
             given = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
                      if isinstance(a, gast.Name) and a.id in params} - out
             if given and is_user_function(obj) and registry.lookup(obj) is None and \
+                    not str(getattr(obj, "__module__", "")).startswith("adgen.") and \
                     changes(obj):
+                # (not adgen's own rule helpers, which change no object of the user's: the
+                # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
                 out |= given
     return out
+
+
+def _object_method_on_parameter(f: gast.Attribute, tree: gast.FunctionDef) -> bool:
+    """Whether ``f`` (``p.m`` of a call ``p.m(...)``, ``p`` a name) is a method found when the
+    call runs on a parameter that may be an object of the user's: the first parameter
+    (``self``) whatever the method, another one where no array, container, string or number
+    has a method of that name (``o.reset(x)`` in ``def helper(x, o)``; not ``g.reshape(...)`` in a
+    rule's vjp, whose writes, ``x.sort()``, lower_mutation sees)."""
+    params = [a.id for a in tree.args.args]
+    if not params or f.value.id not in params:
+        return False
+    return f.value.id == params[0] or \
+        not any(hasattr(t, f.attr) for t in _VALUE_TYPES)
+
+
+# values whose methods change no object of the user's (an array's, a list's writes are
+# lower_mutation's): a method of one of these names on a parameter is not taken for one
+_VALUE_TYPES = (list, dict, set, tuple, str, bytes, int, float, complex, np.ndarray, np.generic)
 
 
 def _touches_arguments(call: gast.Call, buffers: dict[str, set[str]]) -> bool:

@@ -64,6 +64,7 @@ from adgen.transforms.tangent_call_forms import (
     checkpointed_function,
     dynamic_call,
     nested_call,
+    refuse_global_object_given,
     resolve_call,
     tangent_of_call,
     user_call,
@@ -568,6 +569,7 @@ class Tangent:
             if registry.lookup(obj) is None and is_user_function(obj) and \
                     any(self.tangent(a) is not None for a in v.args) | \
                     any(self.tangent(k.value) is not None for k in v.keywords):
+                refuse_global_object_given(self, s, v, obj)
                 return user_call(self, s, None, v, obj)[0]
             rule = registry.lookup(obj)
             if rule is not None and rule.is_rrule and rule.mutates:

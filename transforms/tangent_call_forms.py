@@ -93,6 +93,7 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     obj = checkpointed_function(obj)
     rule = registry.lookup(obj)
     if rule is None and is_user_function(obj):
+        refuse_global_object_given(tg, s, v, obj)
         return user_call(tg, s, n, v, obj)
     if rule is None and (isinstance(obj, types.MethodType) or
                          not isinstance(obj, (types.FunctionType, type)) and
@@ -146,11 +147,7 @@ def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> Non
     from adgen.transforms.object_classes import class_attribute
     from adgen.transforms.pipeline import compile_function
 
-    # (its attributes' tangents matter where the function reaches the object again: after
-    # the call, or in the call's next turn of a loop; lambda x: layer.forward(x) runs)
-    uses = [m for m in walk(tg.fn) if isinstance(m, gast.Name) and m.id == f.value.id]
-    if len(uses) <= 1 and not any(isinstance(loop, (gast.For, gast.While)) and
-                                  any(m is s for m in walk(loop)) for loop in walk(tg.fn)):
+    if not _reached_again(tg, s, f.value.id):
         return
     held = dotted_object(tg.parsed, f.value)
     if held is NOT_FOUND or isinstance(held, (type, types.ModuleType)) or \
@@ -174,6 +171,47 @@ def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> Non
                  "keeps no tangent for the attributes of an object the function is not given",
               f"pass {f.value.id} to the function as an argument (f(x, {f.value.id})): its "
               "attributes then get tangents; or use adgen.grad / adgen.vjp")
+
+
+def _reached_again(tg: Tangent, s: gast.stmt, held: str) -> bool:
+    """Whether the function reaches the global ``held`` again after the call ``s`` (its
+    attributes' tangents matter there): another use, or the call's next turn of a loop
+    (``lambda x: layer.forward(x)`` does not)."""
+    uses = [m for m in walk(tg.fn) if isinstance(m, gast.Name) and m.id == held]
+    return len(uses) > 1 or any(isinstance(loop, (gast.For, gast.While)) and
+                                any(m is s for m in walk(loop)) for loop in walk(tg.fn))
+
+
+def refuse_global_object_given(tg: Tangent, s: gast.stmt, v: gast.Call, fn: Any) -> None:
+    """Refuses ``helper(x, O)``, a global object of a class of the user's handed with values
+    with a derivative to a function of the user's that may change what it is given
+    (``def helper(x, o): o.reset(x)``, setting ``o.w``): forward mode keeps no tangent for
+    the attributes of an object the function is not given, so a later read of ``O.w`` had a
+    zero tangent (a silently wrong jvp; reverse mode follows it), as for ``O.reset(x)``
+    (:func:`refuse_global_object_changed`)."""
+    given = [*v.args, *(k.value for k in v.keywords)]
+    if all(tg.tangent(a) is None for a in given):
+        return
+    from adgen.transforms.argument_writes import leaves_arguments
+    from adgen.transforms.bindings import NOT_FOUND, dotted_object
+
+    for a in given:
+        if not isinstance(a, gast.Name) or tg.parsed.is_local(a.id) or \
+                tg.tangent(a) is not None:
+            continue
+        held = dotted_object(tg.parsed, a)
+        top = str(getattr(type(held), "__module__", "") or "").split(".")[0]
+        if held is NOT_FOUND or isinstance(held, (type, types.ModuleType)) or \
+                not isinstance(getattr(held, "__dict__", None), dict) or \
+                top in sys.stdlib_module_names or top in ("numpy", "scipy", "adgen", "builtins"):
+            continue
+        if not _reached_again(tg, s, a.id) or leaves_arguments(fn):
+            continue
+        tg.refuse(s, f"{source_of(v.func)}(...) given a value with a derivative and the global "
+                     f"object {a.id}, which it may change (set its attributes): forward mode "
+                     "keeps no tangent for the attributes of an object the function is not "
+                     "given", f"pass {a.id} to the function as an argument (f(x, {a.id})): its "
+                  "attributes then get tangents; or use adgen.grad / adgen.vjp")
 
 
 def built_plainly(cls: type) -> bool:

@@ -187,26 +187,44 @@ def scalar_output(out: Any) -> float:
 
 def as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """The arguments with the structure they had on entry: new lists, tuples, dicts and
-    (shallow) objects holding the same leaves, for a function that rebinds their slots."""
+    (shallow) objects holding the same leaves, for a function that rebinds their slots. An
+    object or container met again inside itself (a ``logging.Logger`` whose manager holds
+    it, a tree node's parent) is its copy there: the walk ended never before. (Shared, not
+    nested, the same one is copied at each place, as before.)"""
+    within: dict[int, Any] = {}  # the copies of the containers being filled, by id
+
+    def enter(x: Any, out: Any) -> Any:
+        within[id(x)] = out
+        return out
 
     def received(x: Any) -> Any:
+        if id(x) in within:
+            return within[id(x)]
         if isinstance(x, list):
-            return [received(v) for v in x]
+            out_list = enter(x, [])
+            out_list.extend(received(v) for v in x)
+            del within[id(x)]
+            return out_list
         if isinstance(x, tuple):
             items = tuple(received(v) for v in x)
             # a namedtuple stays one: its gradient is built of the primal's type
             return type(x)._make(items) if hasattr(type(x), "_fields") else items
         if isinstance(x, dict):
-            return {k: received(v) for k, v in x.items()}
+            out_dict = enter(x, {})
+            out_dict.update((k, received(v)) for k, v in x.items())
+            del within[id(x)]
+            return out_dict
         if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
                 not is_function_like(x):
             try:
-                out = copy.copy(x)
+                out = enter(x, copy.copy(x))
                 for k, v in vars(x).items():
                     setattr(out, k, received(v))
                 return out
             except Exception:  # noqa: BLE001 - properties, slots: the object as it is
                 return x
+            finally:
+                within.pop(id(x), None)
         return x
 
     return tuple(received(a) for a in args)

@@ -105,7 +105,10 @@ def test_jvp_and_hessian_refuse_it_too(f, extra, read):
     with pytest.raises(adgen.UnsupportedError, match="into the result") as err:
         adgen.jvp(f, (X.copy(), *extra), (V, *[None] * len(extra)))
     assert read in err.value.location.source_line
-    with pytest.raises(adgen.UnsupportedError, match="into the result") as err:
+    # (hessian: where the callback is a method of an object passed in, opts.log(y), it may be
+    # refused first as a callee that changes an object it is given, also at the user's line)
+    with pytest.raises(adgen.UnsupportedError,
+                       match="into the result|second derivatives .* through") as err:
         adgen.hessian(f)(X.copy(), *extra)
     assert err.value.location.file == __file__
 

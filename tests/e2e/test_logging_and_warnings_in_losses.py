@@ -133,3 +133,14 @@ def test_a_logger_passed_in_and_an_adapter(mutation):
     g = adgen.grad(loss_given_a_logger, mutation=mutation)(X, logging.getLogger("adgen.tests.b"))
     np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X), rtol=1e-12)
 
+
+
+def test_forward_mode_and_hessian_with_a_logger_passed_in():
+    # the zero tangent of the Logger argument recursed without end through its manager, which
+    # holds the logger (a cycle); an object of the standard library's has no tangent
+    logger = logging.getLogger("adgen.tests.d")
+    v = np.array([1.0, -0.5, 2.0])
+    _, dot = adgen.jvp(loss_given_a_logger, (X, logger), (v, None))
+    np.testing.assert_allclose(dot, (2 * np.sin(X) * np.cos(X)) @ v, rtol=1e-12)
+    np.testing.assert_allclose(adgen.hessian(loss_given_a_logger)(X, logger),
+                               np.diag(2 * np.cos(2 * X)), rtol=1e-12, atol=1e-15)

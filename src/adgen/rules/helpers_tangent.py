@@ -31,27 +31,38 @@ __all__ = [
 ]
 
 
-def zero_tangent(x: object) -> object:
+def zero_tangent(x: object, _within: frozenset[int] = frozenset()) -> object:
     """The zero tangent of ``x``: a new array of zeros for an array, 0.0 for a number, the
-    same structure for a list, tuple or dict."""
+    same structure for a list, tuple or dict, and for an object of a class of the user's (an
+    object of the standard library's, a ``logging.Logger`` handed in, has none: 0.0). A
+    container or object met again inside itself (a tree node's parent) is 0.0 there: the
+    walk ended never before."""
     if isinstance(x, np.ndarray):
         # a complex buffer's tangent is complex (a store into it keeps both parts)
         return np.zeros(x.shape, np.complex128 if x.dtype.kind == "c" else np.float64)
     if isinstance(x, (complex, np.complexfloating)):
         return 0j
+    if isinstance(x, (list, tuple, dict)) or is_plain_object(x):
+        if id(x) in _within:
+            return 0.0
+        _within = _within | {id(x)}
     if isinstance(x, list):
-        return [zero_tangent(v) for v in x]
+        return [zero_tangent(v, _within) for v in x]
     if isinstance(x, tuple):
-        items = tuple(zero_tangent(v) for v in x)
+        items = tuple(zero_tangent(v, _within) for v in x)
         return type(x)._make(items) if hasattr(type(x), "_fields") else items  # namedtuple
     if isinstance(x, dict):
-        return {k: zero_tangent(v) for k, v in x.items()}
+        return {k: zero_tangent(v, _within) for k, v in x.items()}
     if hasattr(x, "tocsr") and hasattr(x, "nnz"):
         # a scipy.sparse matrix (a constant operand of @): a sparse zero of its shape, which
         # computes @ as it does (its attributes zeroed one by one made its shape (0.0, 0.0))
         return x * 0.0
     if is_plain_object(x):
-        return object_with(type(x), {k: zero_tangent(v) for k, v in vars(x).items()})
+        import sys
+
+        if str(type(x).__module__).split(".")[0] not in sys.stdlib_module_names:
+            return object_with(type(x),
+                               {k: zero_tangent(v, _within) for k, v in vars(x).items()})
     return 0.0
 
 
