@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 import warnings
 import weakref
 from collections.abc import Callable
@@ -216,6 +217,10 @@ def as_received(args: tuple[Any, ...]) -> tuple[Any, ...]:
             return out_dict
         if hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
                 not is_function_like(x):
+            if str(type(x).__module__).split(".")[0] in sys.stdlib_module_names:
+                # (a logging.Logger handed in: no derivative inside, and its manager reaches
+                # every logger of the process, copied at each place it is met: no end)
+                return x
             try:
                 out = enter(x, copy.copy(x))
                 for k, v in vars(x).items():
