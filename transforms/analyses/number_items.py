@@ -30,7 +30,6 @@ item back into its result after a call that may fill it is refused by analyses.f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import gast
@@ -40,15 +39,31 @@ from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed
 
 
-@dataclass(frozen=True)
 class NumberItem:
     """``NAME[key] op= v`` (``attr`` False) or ``NAME.key op= v`` (``attr`` True) at ``stmt``
-    (the ``t += v`` of desugar's form), ``NAME`` a global or closure name (the user's)."""
+    (the ``t += v`` of desugar's form), ``NAME`` a global or closure name (the user's). A
+    plain class, compared by its fields: a dataclass is made when the module is imported,
+    on the first gradient's path (tests/test_cold_start_records.py)."""
 
-    stmt: gast.stmt
-    name: str
-    key: Any
-    attr: bool
+    __slots__ = ("stmt", "name", "key", "attr")
+
+    def __init__(self, stmt: gast.stmt, name: str, key: Any, attr: bool) -> None:
+        self.stmt = stmt
+        self.name = name
+        self.key = key
+        self.attr = attr
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.stmt, self.name, self.key, self.attr)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is NumberItem and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"NumberItem({self.name!r}, {self.key!r}, attr={self.attr})"
 
 
 def number_items(fn: gast.FunctionDef, eff: Effects,
