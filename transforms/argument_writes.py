@@ -23,6 +23,10 @@ from typing import Any
 import gast
 import numpy as np
 from adgen.transforms.analyses.activity import nondiff_call
+from adgen.transforms.analyses.changed_parameters import (
+    object_method_on_parameter,
+    reading_method,
+)
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.front import front, resolve
 from adgen.transforms.node_index import nodes_of
@@ -38,13 +42,6 @@ _READING_BUILTINS = frozenset({
     abs, all, any, bool, complex, divmod, enumerate, float, getattr, hasattr, int, isinstance,
     iter, len, list, max, min, pow, print, range, repr, reversed, round, sorted, str, sum,
     tuple, type, zip, dict, id,
-})
-# Methods of ndarrays, lists and dicts that change their receiver (or, for a list or dict,
-# what it holds); the others only read it.
-_CHANGING_METHODS = frozenset({
-    "fill", "sort", "partition", "put", "resize", "itemset", "setfield", "setflags",
-    "byteswap", "append", "extend", "insert", "pop", "remove", "clear", "reverse", "update",
-    "setdefault", "popitem",
 })
 
 
@@ -93,62 +90,11 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
             return True
         f = call.func
         if obj is None and isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
-                and _object_method_on_parameter(f, tree) and not _reads_only(call, look, memo):
+                and object_method_on_parameter(f, tree) and not _reads_only(call, look, memo):
             # a method found when the call runs on a parameter (self.setup(v) in a method,
             # setting self.w; o.reset(x) in helper(x, o)): its tangent was left as it was
             return True
     return False
-
-
-def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set[str],
-                                changes: Callable[[Any], bool]) -> set[str]:
-    """The parameters of ``tree`` (``parsed``'s function in SSA form) that a call may change
-    where the function itself writes nothing of them: a parameter as the object of a method
-    found when the call runs (``self.setup(v)`` in a method, setting ``self.w``; ``o.reset(x)``
-    in ``def helper(x, o)``, where only the first parameter counted: a silent zero), and
-    an argument of a user function called by name that changes the objects, lists or dicts
-    it is given (``changes``: its compiled code's ``mutates_containers``; ``outer(o, x)``,
-    whose helper sets ``o.w``). A caller reads them after the call: reverse mode makes them
-    outputs (they were not, and ``reset``'s pullback, ``def reset(self, v): self.setup(v)``,
-    gave nothing: a silently zero gradient)."""
-    look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
-    out: set[str] = set()
-    for call in nodes_of(tree, gast.Call):
-        f = call.func
-        obj = look(f)
-        if obj is None:
-            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
-                    f.value.id in params and _object_method_on_parameter(f, tree) and \
-                    not _reads_only(call, look, {}):
-                out.add(f.value.id)
-        else:
-            given = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
-                     if isinstance(a, gast.Name) and a.id in params} - out
-            if given and is_user_function(obj) and registry.lookup(obj) is None and \
-                    not str(getattr(obj, "__module__", "")).startswith("adgen.") and \
-                    changes(obj):
-                # (not adgen's own rule helpers, which change no object of the user's: the
-                # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
-                out |= given
-    return out
-
-
-def _object_method_on_parameter(f: gast.Attribute, tree: gast.FunctionDef) -> bool:
-    """Whether ``f`` (``p.m`` of a call ``p.m(...)``, ``p`` a name) is a method found when the
-    call runs on a parameter that may be an object of the user's: the first parameter
-    (``self``) whatever the method, another one where no array, container, string or number
-    has a method of that name (``o.reset(x)`` in ``def helper(x, o)``; not ``g.reshape(...)`` in a
-    rule's vjp, whose writes, ``x.sort()``, lower_mutation sees)."""
-    params = [a.id for a in tree.args.args]
-    if not params or f.value.id not in params:
-        return False
-    return f.value.id == params[0] or \
-        not any(hasattr(t, f.attr) for t in _VALUE_TYPES)
-
-
-# values whose methods change no object of the user's (an array's, a list's writes are
-# lower_mutation's): a method of one of these names on a parameter is not taken for one
-_VALUE_TYPES = (list, dict, set, tuple, str, bytes, int, float, complex, np.ndarray, np.generic)
 
 
 def _touches_arguments(call: gast.Call, buffers: dict[str, set[str]]) -> bool:
@@ -180,10 +126,4 @@ def _reads_only(call: gast.Call, look: Callable[[gast.expr], Any],
         module = str(getattr(obj, "__module__", "") or "")
         return module == "math" or isinstance(obj, np.ufunc) or \
             getattr(math, getattr(obj, "__name__", ""), None) is obj
-    f = call.func
-    if isinstance(f, gast.Attribute) and f.attr not in _CHANGING_METHODS and \
-            not f.attr.startswith("__"):  # (a.__setitem__(i, v), a.__iadd__(b) write)
-        # x.sum(), x.reshape(...), d.get(k): a method arrays, lists or dicts have (a user
-        # object's method of such a name is read the same way by activity's flows)
-        return any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str))
-    return False
+    return reading_method(call.func)

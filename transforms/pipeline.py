@@ -22,6 +22,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import activity
+from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
 from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
@@ -41,7 +42,6 @@ from adgen.transforms.analyses.number_items import (
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.analyses.shift_invariance import shift_invariant
-from adgen.transforms.argument_writes import parameters_changed_by_calls
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free

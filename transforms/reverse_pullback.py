@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
+from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
 from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
-from adgen.transforms.argument_writes import parameters_changed_by_calls
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts

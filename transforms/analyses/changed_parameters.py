@@ -1,0 +1,101 @@
+"""Which parameters of a function a call inside it may change, where the function itself
+writes nothing of them.
+
+Input: a function's tree in SSA form and its parameters. Output: the parameters a call may
+change — a parameter as the object of a method found when the call runs (``self.setup(v)``
+in a method, setting ``self.w``; ``o.reset(x)`` in ``def helper(x, o)``), and an argument of a
+user function called by name that changes what it is given. Reverse mode makes them outputs
+(pipeline) and hands them to the call's pullback (reverse_pullback); forward mode's summary of
+a callee (argument_writes) reads the same two facts about a method call.
+
+Kept apart from argument_writes, which forward mode needs: every reverse compilation asks
+this, and a first gradient should not import forward mode's modules (issue 15's cold start).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+from adgen.transforms.analyses.reports import reports
+from adgen.transforms.front import resolve
+from adgen.transforms.node_index import nodes_of
+
+from adgen.rules import registry
+
+# Methods of ndarrays, lists and dicts that change their receiver (or, for a list or dict,
+# what it holds); the others only read it.
+CHANGING_METHODS = frozenset({
+    "fill", "sort", "partition", "put", "resize", "itemset", "setfield", "setflags",
+    "byteswap", "append", "extend", "insert", "pop", "remove", "clear", "reverse", "update",
+    "setdefault", "popitem",
+})
+
+# values whose methods change no object of the user's (an array's, a list's writes are
+# lower_mutation's): a method of one of these names on a parameter is not taken for one
+VALUE_TYPES = (list, dict, set, tuple, str, bytes, int, float, complex, np.ndarray, np.generic)
+
+
+def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set[str],
+                                changes: Callable[[Any], bool]) -> set[str]:
+    """The parameters of ``tree`` (``parsed``'s function in SSA form) that a call may change
+    where the function itself writes nothing of them: a parameter as the object of a method
+    found when the call runs (``self.setup(v)`` in a method, setting ``self.w``; ``o.reset(x)``
+    in ``def helper(x, o)``, where only the first parameter counted: a silent zero), and
+    an argument of a user function called by name that changes the objects, lists or dicts
+    it is given (``changes``: its compiled code's ``mutates_containers``; ``outer(o, x)``,
+    whose helper sets ``o.w``). A caller reads them after the call: reverse mode makes them
+    outputs (they were not, and ``reset``'s pullback, ``def reset(self, v): self.setup(v)``,
+    gave nothing: a silently zero gradient)."""
+    out: set[str] = set()
+    for call in nodes_of(tree, gast.Call):
+        f = call.func
+        obj = resolve(parsed, f)
+        if obj is None:
+            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                    f.value.id in params and object_method_on_parameter(f, tree) and \
+                    not reading_method(f):
+                out.add(f.value.id)
+        else:
+            given = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
+                     if isinstance(a, gast.Name) and a.id in params} - out
+            if given and _compiled_callee(obj) and changes(obj):
+                # (not adgen's own rule helpers, which change no object of the user's: the
+                # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
+                out |= given
+    return out
+
+
+def object_method_on_parameter(f: gast.Attribute, tree: gast.FunctionDef) -> bool:
+    """Whether ``f`` (``p.m`` of a call ``p.m(...)``, ``p`` a name) is a method found when the
+    call runs on a parameter that may be an object of the user's: the first parameter
+    (``self``) whatever the method, another one where no array, container, string or number
+    has a method of that name (``o.reset(x)`` in ``def helper(x, o)``; not ``g.reshape(...)`` in a
+    rule's vjp, whose writes, ``x.sort()``, lower_mutation sees)."""
+    params = [a.id for a in tree.args.args]
+    if not params or f.value.id not in params:
+        return False
+    return f.value.id == params[0] or \
+        not any(hasattr(t, f.attr) for t in VALUE_TYPES)
+
+
+def reading_method(f: gast.expr) -> bool:
+    """Whether ``f``, the callee of a call whose object is not known before it runs, is a
+    method that only reads its receiver: ``x.sum()``, ``x.reshape(...)``, ``d.get(k)``, a
+    method arrays, lists or dicts have (a user object's method of such a name is read the
+    same way by activity's flows); not ``fill``, ``append`` nor a dunder (``a.__setitem__(i,
+    v)``, ``a.__iadd__(b)`` write)."""
+    return isinstance(f, gast.Attribute) and f.attr not in CHANGING_METHODS and \
+        not f.attr.startswith("__") and \
+        any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str))
+
+
+def _compiled_callee(obj: Any) -> bool:
+    """A plain Python function of the user's, compiled where it is called (not NumPy's, not
+    adgen's own rule helpers, not one with a rule, not logging's)."""
+    return isinstance(obj, types.FunctionType) and not reports(obj) and \
+        registry.lookup(obj) is None and \
+        not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
