@@ -27,6 +27,17 @@ def running_softmax(x, gamma):
     return s + m
 
 
+def positive_softmax(x, gamma):
+    s = 0.0
+    m = -np.inf
+    for i in range(x.shape[0]):
+        r = x[i] / gamma
+        m = max(m, r)
+        if r > 0:  # a branch per iteration: the loop's numbers go in typed list columns
+            s += np.exp(r - m) * x[i]
+    return s + m
+
+
 def _fresh(monkeypatch, tmp_path):
     from adgen.transforms import pipeline
 
@@ -60,7 +71,8 @@ def test_a_column_of_another_type_is_refused_through_the_inlined_forward(monkeyp
                                                                            tmp_path):
     """The column kinds come from adgen's type analysis; where numba infers another type for
     a recorded value, the gradient is refused, never cast: made to happen here by claiming
-    an int column for a float value."""
+    an int column for a float value (positive_softmax: its branch keeps the loop's
+    numbers in typed list columns, where running_softmax's now go in float64 arrays)."""
     _fresh(monkeypatch, tmp_path)
     real = numba_function.NumbaFunction.code_for
 
@@ -72,5 +84,18 @@ def test_a_column_of_another_type_is_refused_through_the_inlined_forward(monkeyp
 
     monkeypatch.setattr(numba_function.NumbaFunction, "code_for", wrong_kinds)
     with pytest.raises(adgen.UnsupportedError, match="column, but numba computes it as"):
-        adgen.grad(running_softmax, backend="numba")(np.linspace(-1.0, 2.0, 5), 0.7)
+        adgen.grad(positive_softmax, backend="numba")(np.linspace(-1.0, 2.0, 5), 0.7)
+
+
+def test_the_typed_list_columns_hold_the_right_values(monkeypatch, tmp_path):
+    """The function the refusal above is made on, with its columns as adgen types them."""
+    _fresh(monkeypatch, tmp_path)
+    x = np.linspace(-1.0, 2.0, 5)
+    # r = x / 0.7 increases, so m = r at each step and exp(r - m) = 1: d/dx_i is 1 where
+    # x_i > 0, and the last one adds m's 1 / 0.7
+    assert_grad_close(adgen.grad(positive_softmax, backend="numba")(x, 0.7),
+                      np.array([0.0, 0.0, 1.0, 1.0, 1.0 + 1.0 / 0.7]), rtol=1e-12)
+    x = np.array([0.3, -0.2, 1.1, 0.4, -0.9, 0.8])
+    assert_grad_close(adgen.grad(positive_softmax, backend="numba")(x, 0.7),
+                      numerical_grad(positive_softmax, (x, 0.7), 0))
 
