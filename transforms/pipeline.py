@@ -432,7 +432,10 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         calls_parameters = run_pass("reverse", lambda: check_unseen_calls(
             result.forward, functools.partial(parameters_called, parsed, mutation)), parsed)
     if dump is not None:
-        dump.append(to_source(result.forward) + "\n\n" + to_source(result.pullback) + "\n")
+        # rows of one column as the compiled code records them (the value, not a 1-tuple)
+        shown = unwrapped_rows(result.forward, result.pullback) or (
+            result.forward, result.pullback)
+        dump.append(to_source(shown[0]) + "\n\n" + to_source(shown[1]) + "\n")
         return None  # type: ignore[return-value]
     run_pass("cleanup", lambda: cleanup(result.pullback), parsed)
     # in-place arithmetic on adjoints the pullback owns, names dropped after their last read

@@ -8,6 +8,7 @@ import pytest
 from adgen.transforms.front import front
 from adgen.transforms.pipeline import PASS_NAMES, stage_source
 from adgen.transforms.verify import verify
+from gradcheck import numerical_grad
 
 import adgen
 from adgen.errors import CompilerError
@@ -201,3 +202,31 @@ def test_reverse_stage_is_the_compiled_code_before_cleanup(fn):
         return
     dumped = stage_source(fn, "reverse").split("\n\ndef ")[0]
     assert dumped == compiled
+
+
+def repeated_tanh(x):
+    # each iteration tapes one value (h after tanh): a row of one column
+    h = x.copy()
+    for _ in range(3):
+        h = np.tanh(h)
+    return np.sum(h)
+
+
+def _tape_lines(text):
+    return [line.strip() for line in text.splitlines()
+            if ".append(" in line or "in reversed(" in line]
+
+
+def test_reverse_stage_shows_a_row_of_one_column_as_the_compiled_code_has_it():
+    # the compiled code records the value itself, not a 1-tuple: the dump shows the same
+    from adgen.transforms.pipeline import compile_function
+
+    dumped = stage_source(repeated_tanh, "reverse")
+    compiled = compile_function(repeated_tanh).own_source
+    assert _tape_lines(dumped) == _tape_lines(compiled)
+    assert _tape_lines(dumped) == ["tape1.append(h_2)", "for h_2 in reversed(tape1):"]
+    assert dumped.split("\n\ndef ")[0] == compiled.split("\n\ndef ")[0]
+    # and the code shown is right: the gradient against central differences
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(adgen.grad(repeated_tanh)(x),
+                               numerical_grad(repeated_tanh, (x,), 0), rtol=1e-6)
