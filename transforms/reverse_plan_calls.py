@@ -125,10 +125,28 @@ def result_made_by_callee(plan: Plan, call: gast.Call) -> bool:
     saved values may hold (tanh's output): unless its summary says its results may view
     its arguments (``Compiled.returns_fresh`` false), whose captures cover them."""
     obj = plan.resolve(call.func)
+    if obj is not MISSING and is_user_class(obj) and registry.lookup(obj) is None:
+        return _init_reads_object(plan, obj, call)
     if obj is MISSING or not is_python_function(obj):
         return True  # a function known at run time only (a variable, a nested def)
     info = info_at(plan, obj, call)
     return info is None or info.compiled.returns_fresh
+
+def _init_reads_object(plan: Plan, cls: type, call: gast.Call) -> bool:
+    """Whether the pullback of ``Cls(args)`` may read the new object's arrays: the call runs
+    ``Cls.__init__`` on it (dispatch._construct), whose pullback reads ``self`` only where
+    its summary says so (``self.data = np.zeros(n)`` reads nothing: ``g = Grid(4); g[1:] =
+    v`` overwrites no value a gradient reads, which strict refused). Anything else that may
+    build the object (a ``__new__``, a metaclass's ``__call__``, a dataclass's generated
+    ``__init__``): it may."""
+    init = getattr(cls, "__init__", None)
+    if cls.__new__ is not object.__new__ or type(cls).__call__ is not type.__call__ or \
+            hasattr(cls, "__dataclass_fields__") or not is_python_function(init):
+        return True
+    info = info_at(plan, init, call)
+    reads = info.compiled.reads_params if info is not None else True
+    params = positional_params(init, 1)
+    return reads is True or not params or params[0] in reads
 
 def args_callee_reads(plan: Plan, call: gast.Call) -> set[str]:
     """The argument names whose values a callee's pullback may read (unknown: all), and
