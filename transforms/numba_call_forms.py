@@ -8,7 +8,9 @@ rewrite that computes the same values: a list display nothing can tell from a tu
 axis's adjoint (:func:`newaxis_items`), outer-product accumulations in place
 (:func:`matmul_accumulations`), a float32 operand of a matrix product with an adjoint taken
 as float64 (:func:`float32_products`), a NumPy scalar type saved for a cast's adjoint as a dtype
-(:func:`dtype_values`), ufuncs' ``out=`` given positionally
+(:func:`dtype_values`), a Python type given as a dtype (``astype(float)``) as NumPy's
+(:func:`builtin_dtypes`), the check before ``reversed(x)`` read as ``x[::-1]`` left out
+(:func:`reversed_checks`), ufuncs' ``out=`` given positionally
 (:func:`ufunc_outputs`), a float bound to None before the branch or loop that binds it bound
 to NaN instead (:func:`none_floats`), ``np.reshape``'s default ``order='C'`` left out (:func:`reshape_orders`),
 and the shared inverses of the default pullback undone (:func:`unshare_inverses`).
@@ -32,8 +34,8 @@ from adgen.transforms.numba_statements import (
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["dot_products", "dtype_values", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
-           "none_floats", "reshape_orders",
+__all__ = ["builtin_dtypes", "dot_products", "dtype_values", "float32_products", "matmul_accumulations", "name_call_arguments", "newaxis_items", "reductions",
+           "none_floats", "reshape_orders", "reversed_checks",
            "tuple_lists", "ufunc_outputs", "unshare_inverses"]
 
 # reductions numba takes no axis (np.max, np.min) or no keepdims (any) of: their nopython
@@ -247,6 +249,71 @@ def dtype_values(rw: Rewriter) -> None:
             node.value = ast.Call(func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
                                                      attr="dtype", ctx=ast.Load()),
                                   args=[node.value], keywords=[])
+
+
+# the dtype NumPy gives a Python type as dtype= or to astype (np.dtype(int): the platform's
+# C long, int64 where numba runs); numba's astype takes NumPy's scalar types only
+_BUILTIN_DTYPES = {"float": "float64", "int": np.dtype(int).name, "bool": "bool_"}
+
+
+def builtin_dtypes(rw: Rewriter) -> None:
+    """``m.astype(float)`` and its adjoint's ``cast_vjp(w_bar, float)`` become
+    ``m.astype(np.float64)`` and ``cast_vjp(w_bar, np.float64)`` (``int``: ``np.int64``;
+    ``bool``: ``np.bool_``), the dtype NumPy gives those types: numba's ``astype`` refuses
+    a Python type ("Invalid use of BoundFunction(array.astype ...)")."""
+    for fn in (rw.fwd, rw.pb):
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            at = 0 if isinstance(node.func, ast.Attribute) and node.func.attr == "astype" \
+                else 1 if call_name(node) == "cast_vjp" else None
+            arg = node.args[at] if at is not None and len(node.args) > at else None
+            if isinstance(arg, ast.Name) and arg.id in _BUILTIN_DTYPES:
+                node.args[at] = ast.copy_location(ast.Attribute(
+                    value=ast.Name(id="np", ctx=ast.Load()), attr=_BUILTIN_DTYPES[arg.id],
+                    ctx=ast.Load()), arg)
+
+
+def reversed_checks(rw: Rewriter) -> None:
+    """Drops the forward's checks of ``reversed(xs)`` read as ``xs[::-1]``
+    (``transforms/reversed_items``, ``adgen.reversed_items``): ``reversible(xs, file,
+    line)``, which refuses when the code runs an ``xs`` whose ``[::-1]`` is not what
+    ``reversed`` gives (a dict, an iterator, an object of the user's), and returns what
+    ``reversed_read(walked, step, file, line)`` needs to check each step of a loop over a
+    list the loop may change. nopython code holds none of those, and no list: its values
+    are numbers, arrays and tuples, whose ``[::-1]`` gives ``reversed``'s items (an array's
+    is a view, read as the loop goes, as ``reversed`` reads it) or does not compile (a
+    number, a 0-d array: refused by numba at the line). A check is a call of such a name
+    (``reversible``, ``reversible1``, ``reversed_read``, ...) whose last two arguments are
+    the function's file and a line, as a statement or bound to a name nothing else reads."""
+    def is_check(call: Any) -> bool:
+        f = call.func.id if isinstance(call, ast.Call) and \
+            isinstance(call.func, ast.Name) else ""
+        base = next((b for b in ("reversible", "reversed_read") if f.startswith(b)), None)
+        return base is not None and (f == base or f[len(base):].isdigit()) and \
+            len(call.args) >= 3 and not call.keywords and \
+            isinstance(call.args[-2], ast.Constant) and \
+            call.args[-2].value == rw.place.file and \
+            isinstance(call.args[-1], ast.Constant) and type(call.args[-1].value) is int
+
+    dropped: list[ast.stmt] = []
+    for b in blocks(rw.fwd):
+        for st in list(b):
+            if isinstance(st, ast.Expr) and is_check(st.value):
+                b.remove(st)
+                dropped.append(st)
+    read = {n.id for fn in (rw.fwd, rw.pb) for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for b in blocks(rw.fwd):
+        for st in list(b):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name) and st.targets[0].id not in read \
+                    and is_check(st.value):
+                b.remove(st)
+                dropped.append(st)
+    for b in blocks(rw.fwd):
+        if not b and dropped:
+            b.append(ast.Pass())
 
 
 def none_floats(rw: Rewriter, types_: dict[str, Any]) -> None:

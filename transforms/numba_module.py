@@ -161,6 +161,8 @@ class _Module:
         numba_call_forms.newaxis_items(rw)
         numba_call_forms.dot_products(rw)
         numba_call_forms.reshape_orders(rw)
+        numba_call_forms.builtin_dtypes(rw)
+        numba_call_forms.reversed_checks(rw)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)

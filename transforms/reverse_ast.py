@@ -325,6 +325,21 @@ def is_copy_of(prev: gast.stmt, aug: gast.AugAssign) -> bool:
         prev.targets[0].id == aug.target.id and isinstance(prev.value, gast.Name)
 
 
+def operand_text(text: str) -> str:
+    """``text`` (an expression's, in the user's names) to stand where a name stood in a
+    larger expression: as it is where it is a name, an attribute, a call, an item or a
+    constant (``np.isfinite(x).astype(np.float64)``, not
+    ``(np.isfinite(x)).astype((np.float64))``), else in parentheses."""
+    import ast
+
+    try:
+        e = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    primary = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+    return text if isinstance(e, primary) else f"({text})"
+
+
 def user_name_of(n: str) -> str:
     """The user's variable name behind an SSA version (``h_2`` -> ``h``)."""
     base, _, suffix = n.rpartition("_")

@@ -26,6 +26,7 @@ from adgen.transforms.reverse_ast import (
     callee_name,
     index_value,
     is_python_function,
+    operand_text,
     record_position,
     src_text,
 )
@@ -396,7 +397,7 @@ class Forward:
         e = clone(e)
         for sub in nodes_of(e, gast.Name):
             inner = self.plan.user_name(sub.id)
-            sub.id = inner if inner.isidentifier() else f"({inner})"
+            sub.id = inner if inner.isidentifier() else operand_text(inner)
         text = src_text(e)
         if len(text) > 60 and isinstance(e, gast.Call):  # a long call: its function
             text = src_text(e.func) + "(...)"

@@ -31,6 +31,7 @@ from adgen.transforms.reverse_ast import (
     Site,
     basic_index,
     is_number,
+    operand_text,
     src_text,
     stored_names,
     user_name_of,
@@ -507,7 +508,7 @@ class Plan:
                     if isinstance(sub, gast.Name):
                         inner = self.user_name(sub.id, depth + 1) if depth < 3 else \
                             user_name_of(sub.id)
-                        sub.id = inner if inner.isidentifier() else f"({inner})"
+                        sub.id = inner if inner.isidentifier() else operand_text(inner)
                 return src_text(expr)
         return base
 

@@ -87,6 +87,13 @@ def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError
             at = int(m.group(1) or m.group(2))
             line = code.lines.get(at, 0)
             file = code.files.get(at, file)  # a callee's line, in its own file
+    missing = re.search(r"name '(\w+)' is not defined", text)
+    if not line and missing:
+        # numba's NameError names no line: the first line of the module that reads the name
+        for at, src in enumerate(code.source.splitlines(), 1):
+            if code.lines.get(at) and re.search(rf"\b{missing.group(1)}\b", src):
+                line, file = code.lines[at], code.files.get(at, file)
+                break
     skip = ("Failed in", "During", "File ", "<source elided>", "Rejected", "With arg",
             "raised from")
     first = next((s.strip() for s in text.splitlines() if s.strip() and

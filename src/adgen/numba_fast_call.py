@@ -135,7 +135,10 @@ def fast_call(nf: NumbaFunction, args: tuple[Any, ...], nums: tuple[int, ...], s
     if run.code.gradient_value_only:  # the gradient function returns the value alone
         call = f"out = GRADIENT({', '.join(names)}{data}" \
                f"{''.join(f', g{k}' for k in run.outs)})"
-        each = [_as_given(n, f"g{n}", args) for n in nums]
+        # an argument asked for whose cotangent no array holds is not differentiated (a
+        # float read only by comparisons): zero, as the generic path gives it
+        each = [_as_given(n, f"g{n}", args) if n in run.outs else
+                f"AS_GRADIENT(None, a{n})" for n in nums]
         got = each[0] if single else "(" + "".join(f"{e}, " for e in each) + ")"
     else:
         call = f"out, cts = GRADIENT({', '.join(names)}{data}" \
