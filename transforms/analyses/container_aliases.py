@@ -135,7 +135,8 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
                 sources = [v] if isinstance(v, gast.Name) else \
                     [a for a in v.args if isinstance(a, gast.Name) and a.id in containers] \
                     if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
-                    not hasattr(builtins, v.func.id) and v.func.id not in _RUNTIME else []
+                    not hasattr(builtins, v.func.id) and v.func.id not in _RUNTIME and \
+                    not _reversed_walk(v) else []
                 for src in sources:
                     copies.setdefault(t.id, []).append((src.id, s))
                     copies.setdefault(src.id, []).append((t.id, s))
@@ -231,6 +232,17 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
         if hit is not None:
             out.append(AliasedWrite(w.stmt, x, hit[0], hit[1]))
     return out
+
+
+def _reversed_walk(call: gast.Call) -> bool:
+    """``walked = reversible(ws, file, line)``, the check transforms/reversed_items puts
+    before a loop over ``reversed(ws)``: its result holds ``ws`` only for the check at each
+    step, which reads it (not a name the list's gradient should follow)."""
+    f = call.func
+    return isinstance(f, gast.Name) and f.id.startswith("reversible") and \
+        f.id[len("reversible"):] in ("", *map(str, range(1, 100))) and len(call.args) == 3 and \
+        isinstance(call.args[1], gast.Constant) and type(call.args[1].value) is str and \
+        isinstance(call.args[2], gast.Constant) and type(call.args[2].value) is int
 
 
 def _sequence_aliases(name: str, sequences: dict[str, str]) -> set[str]:
