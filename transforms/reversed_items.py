@@ -80,6 +80,7 @@ def rewrite_reversed(parsed: Any) -> None:
         parsed.bound[names.check] = parsed.namespace[names.check] = reversible
         if names.step_check is not None:
             parsed.bound[names.step_check] = parsed.namespace[names.step_check] = reversed_read
+            parsed.forget_locals()  # walked, step: locals, not globals to guard
 
 
 class _Names:
