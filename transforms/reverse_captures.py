@@ -6,6 +6,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.regions import Regions, apart
+from adgen.transforms.counter_rows import disjoint_rows, rows_ahead
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -107,7 +108,8 @@ class _Captures:
         listed = index and self.plan.eff.kinds.get(n) == "list"
         conflicts = [w for w in self.plan.eff.writes if (not w.container or listed) and
                      (w.buffers & bufs) and
-                     not self.disjoint(n, w) and not self.disjoint_rows(n, w, stmt, after) and
+                     not self.disjoint(n, w) and
+                     not disjoint_rows(self.plan, n, w, stmt, after) and
                      (self.plan.may_run_after(w.stmt, stmt) if (after or w.stmt is not stmt)
                       else True)]
         if not self.plan.loops_of[id(stmt)]:
@@ -116,7 +118,7 @@ class _Captures:
             conflicts = [w for w in conflicts if not (w.stmt is stmt and after)]
         if not conflicts:
             return
-        ahead = self.rows_ahead(n, stmt, after, conflicts)
+        ahead = rows_ahead(self.plan, n, stmt, after, conflicts)
         if ahead is not None:
             loop, base, idx = ahead
             first = min((w.stmt for w in conflicts
@@ -164,106 +166,6 @@ class _Captures:
         if a is None or b is None:
             return False
         return apart(a, b)
-
-    def disjoint_rows(self, n: str, w: Write, stmt: gast.stmt, after: bool) -> bool:
-        """True when ``n = x[c + i]`` is read at ``stmt`` and ``w`` writes ``x[c + j]``, in
-        the body of the same top-level ``for c in range(...)`` loop, and no later write can
-        reach the row read: ``j > i`` (or ``j >= i`` when the write comes first in the body).
-        The counter only grows, so every later iteration writes a row further on. Likewise
-        for ``n = x[:c + i]`` (the rows below, as a triangular solve reads): ``j >= i``."""
-        if not self.plan.kinds:
-            return False
-        view = self.plan.defs.get(n)
-        st = w.stmt
-        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
-                isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and
-                isinstance(st.targets[0].value, gast.Name) and
-                st.targets[0].value.id == view.value.id and
-                isinstance(self.plan.kinds.get(view.value.id), int)):
-            return False
-        read = self._row(view.slice)
-        below = self._rows_below(view.slice) if read is None else None
-        written = self._row(st.targets[0].slice)
-        if below is not None:
-            read = below
-        if read is None or written is None or read[0] != written[0]:
-            return False
-        loop = self.plan.loop_of_counter.get(read[0])
-        if loop is None or self.plan.loops_of.get(id(loop)) != ():
-            return False  # a nested loop restarts its counter
-        if not self.nonnegative_rows(loop, read[1], written[1]):
-            return False
-        view_stmt = self.plan.def_stmt.get(n)
-        for x in (stmt, st, view_stmt):
-            if x is None or self.plan.loops_of.get(id(x)) != (id(loop),):
-                return False
-        order = self.plan.order
-        write_later = order[id(st)] > order[id(stmt)] or (st is stmt and not after)
-        if below is not None:
-            # rows c' + j written at c' >= c (c' > c when the write comes first in the body),
-            # rows below c + i read: apart when j >= i (j >= i - 1)
-            return written[1] >= read[1] if write_later else written[1] >= read[1] - 1
-        return written[1] > read[1] if write_later else written[1] >= read[1]
-
-    def rows_ahead(self, n: str, stmt: gast.stmt, after: bool, conflicts: list[Write]
-                   ) -> tuple[gast.For, str, gast.expr] | None:
-        """(loop, base, index) when ``n = base[c + k:, ...]`` (or the row ``base[c + k]``) is
-        read at ``stmt`` in the body of a top-level ``for c in range(...)`` loop whose every
-        conflicting write is a row ``base[c + j]`` (or the rows ``base[:c + j]``) at or below
-        ``c + k``: behind the rows read in every earlier iteration (``j <= k``), and strictly
-        behind in this one when it comes first (``j < k``). Then what ``stmt`` reads is what
-        those rows held when the loop began: the pullback reads them from one copy of
-        ``base`` taken before the loop, and the writes need no guard (``B[i, :] += A[i + 1:,
-        i] @ B[i + 1:, :]``, Gauss-Seidel's ``x[i + 1:]``). Only under "save": the copy is
-        one the user did not write."""
-        plan = self.plan
-        if plan.policy != "save" or after or not plan.kinds:
-            return None
-        view = plan.defs.get(n)
-        if not (isinstance(view, gast.Subscript) and isinstance(view.value, gast.Name) and
-                isinstance(plan.kinds.get(view.value.id), int) and
-                plan.stable_index(view.slice)):
-            return None
-        base = view.value.id
-        read = self._rows_from(view.slice)
-        if read is None:
-            return None
-        loop = plan.loop_of_counter.get(read[0])
-        if loop is None or plan.loops_of.get(id(loop)) != ():
-            return None  # a nested loop restarts its counter
-        view_stmt = plan.def_stmt.get(n)
-        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(stmt.value, gast.Call) \
-                and is_user_call(plan, stmt.value):
-            return None  # a callee's saved values hold the array itself
-        for x in (stmt, view_stmt):
-            if x is None or plan.loops_of.get(id(x)) != (id(loop),):
-                return None
-        # the base is bound once before the loop, at the top of the function, or a parameter
-        if base in plan.def_count:
-            at = plan.def_stmt.get(base)
-            if at is None or plan.block_of.get(id(at)) != id(plan.fn.body) or \
-                    plan.order[id(at)] > plan.order[id(loop)]:
-                return None
-        elif base not in {a.id for a in plan.fn.args.args}:
-            return None
-        if not any(id(loop) in plan.loops_of.get(id(w.stmt), ()) for w in conflicts):
-            return None  # only writes after the loop: a guard copies what they overwrite
-        offsets = [read[1]]
-        for w in conflicts:
-            if id(loop) not in plan.loops_of.get(id(w.stmt), ()):
-                continue  # before the loop (in the copy) or after it (the copy is apart)
-            if plan.loops_of.get(id(w.stmt)) != (id(loop),):
-                return None
-            written = self._row_written(w, base)
-            if written is None or written[0] != read[0]:
-                return None
-            first = plan.order[id(w.stmt)] < plan.order[id(stmt)]
-            if written[1] > read[1] or (first and written[1] == read[1]):
-                return None
-            offsets.append(written[2])
-        if not self.nonnegative_rows(loop, *offsets):
-            return None
-        return loop, base, view.slice
 
     def copied_when_read(self, n: str, stmt: gast.stmt, after: bool,
                          conflicts: list[Write]) -> bool:
@@ -427,86 +329,6 @@ class _Captures:
                 return False
             view = plan.defs.get(view.value.id)  # x[::-1] of x = y[:k]: the elements of x
         return False
-
-    def _rows_from(self, idx: gast.expr) -> tuple[str, int] | None:
-        """(counter, offset) for a first-axis index ``c + k`` or slice ``c + k:`` (no upper
-        bound, no step): the rows from ``c + k`` on."""
-        first = idx.elts[0] if isinstance(idx, gast.Tuple) and idx.elts else idx
-        if isinstance(first, gast.Slice):
-            if first.upper is not None or first.step is not None or first.lower is None:
-                return None
-            return self._row(first.lower)
-        return self._row(idx)
-
-    def _row_written(self, w: Write, base: str) -> tuple[str, int, int] | None:
-        """(counter, the last row's offset, the index's offset) of what ``w`` writes of
-        ``base``: ``base[c + j] = v`` (j, j), ``base[:c + j] = v`` (j - 1, j), or ``v op= e``
-        where ``v`` is such a view of ``base`` (through names bound once)."""
-        st = w.stmt
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) and \
-                isinstance(st.targets[0].value, gast.Name):
-            target, idx = st.targets[0].value.id, st.targets[0].slice
-        elif isinstance(st, gast.AugAssign):
-            target, idx = st.target.id, None
-            while target in self.plan.view_of and idx is None:
-                target, idx = self.plan.view_of[target]
-            if idx is None or not self.plan.stable_index(idx):
-                return None
-        else:
-            return None
-        if target != base:
-            return None
-        row = self._row(idx)
-        if row is not None:
-            return row[0], row[1], row[1]
-        below = self._rows_below(idx)
-        if below is not None:
-            return below[0], below[1] - 1, below[1]
-        return None
-
-    def nonnegative_rows(self, loop: gast.For, *offsets: int) -> bool:
-        """True when ``c + k`` is never negative for the loop's counter ``c`` and each offset
-        ``k``: a negative index counts from the end (``x[i - 1]`` at ``i = 0`` is the last
-        row, which a later iteration may write), so the order of rows proves nothing."""
-        args = loop.iter.args
-        start = 0 if len(args) == 1 else args[0]
-        if not isinstance(start, int):
-            if not (isinstance(start, gast.Constant) and type(start.value) is int):
-                return False
-            start = start.value
-        return all(start + k >= 0 for k in offsets)
-
-    def _rows_below(self, idx: gast.expr) -> tuple[str, int] | None:
-        """(counter, offset) for a first-axis slice ``lo:c + k`` (``lo`` absent or a
-        non-negative int, no step): the rows below ``c + k``."""
-        if isinstance(idx, gast.Tuple):
-            if not idx.elts:
-                return None
-            idx = idx.elts[0]
-        if not isinstance(idx, gast.Slice) or idx.step is not None or idx.upper is None:
-            return None
-        lo = idx.lower
-        if lo is not None and not (isinstance(lo, gast.Constant) and type(lo.value) is int and
-                                   lo.value >= 0):
-            return None
-        return self._row(idx.upper)
-
-    def _row(self, idx: gast.expr) -> tuple[str, int] | None:
-        """(counter, offset) for a first-axis index ``c``, ``c + k`` or ``c - k``."""
-        if isinstance(idx, gast.Tuple):
-            if not idx.elts:
-                return None
-            idx = idx.elts[0]
-        if isinstance(idx, gast.Name) and idx.id in self.plan.loop_of_counter:
-            return idx.id, 0
-        if isinstance(idx, gast.Name) and self.plan.def_count.get(idx.id) == 1:
-            v = self.plan.defs.get(idx.id)
-            if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and \
-                    v.left.id in self.plan.loop_of_counter and isinstance(v.right, gast.Constant) \
-                    and type(v.right.value) is int and isinstance(v.op, (gast.Add, gast.Sub)):
-                k = v.right.value
-                return v.left.id, k if isinstance(v.op, gast.Add) else -k
-        return None
 
     def decide_sites(self) -> None:
         for w in self.plan.eff.writes:
