@@ -10,6 +10,15 @@ Input: a validated FunctionDef. Output: a function in which
   ``except BaseException: exit_context(context1); raise``; ``exit_context(context1)``
   (adgen.runtime), which runs as the with statement does (these managers never suppress an
   exception), and the body (its early exits flags) always reaches the exit;
+- ``try: body finally: cleanup`` (with or without ``except`` arms; validate refuses an exit
+  from the cleanup block) is ``try: body except BaseException: cleanup; raise``, then
+  ``cleanup``: the cleanup runs when the body raises, as Python runs it, and after the body
+  otherwise, also after a ``return``, ``break`` or ``continue`` in it (their flags are set
+  before the cleanup runs and tested after it, as Python evaluates the returned value first);
+  with ``except`` arms, the ``try``/``except`` statement is the body of that one. Where the
+  cleanup reads a name the try statement binds, the handler does not run it (which of the
+  block's values it would read is not one name after SSA): the exception goes on with a
+  note saying so;
 - ``global`` and ``nonlocal`` statements do not appear (validate allows only those of names
   the function reads).
 So a loop iteration always runs to the end of its body, where the reverse pass records it.
@@ -36,7 +45,8 @@ class _Loop:
 
 def lower_control(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """Returns ``fn`` with early exits turned into flags (fn is changed in place)."""
-    _lower_exits(fn, namer)
+    _lower_exits(fn, namer)  # (a finally block stays attached to its try statement here)
+    fn.body = _without_finally(fn.body, namer)
     fn.body = _without_with(fn.body, namer)
     _drop_declarations(fn)
     return fn
@@ -87,6 +97,66 @@ def _without_with(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
             body += [guarded, clone(leave)]
         out.extend(body)
     return out
+
+
+def _without_finally(stmts: list[gast.stmt], namer: Namer) -> list[gast.stmt]:
+    """The block with each ``try`` statement's ``finally`` block (and those nested in it)
+    written as a handler that runs it and re-raises, then the block again after the
+    statement (so the reverse pass meets only ``try``/``except``)."""
+    out: list[gast.stmt] = []
+    for s in stmts:
+        if isinstance(s, gast.FunctionDef):
+            out.append(s)
+            continue
+        for fieldname in ("body", "orelse", "finalbody"):
+            sub = getattr(s, fieldname, None)
+            if isinstance(sub, list):
+                setattr(s, fieldname, _without_finally(sub, namer))
+        if isinstance(s, gast.Try):
+            for h in s.handlers:
+                h.body = _without_finally(h.body, namer)
+        if not isinstance(s, gast.Try) or not s.finalbody:
+            out.append(s)
+            continue
+        cleanup = s.finalbody
+        s.finalbody = []
+        body = [s] if s.handlers else s.body + s.orelse  # (validate: no else without except)
+        reraise = located_at(gast.Raise(exc=None, cause=None), s)
+        read = {n.id for c in cleanup for n in walk(c) if isinstance(n, gast.Name) and
+                isinstance(n.ctx, gast.Load)}
+        rebound = sorted(read & _bound_names(body))
+        if not rebound:
+            handler = located_at(gast.ExceptHandler(
+                type=name("BaseException"), name=None,
+                body=[clone(c) for c in cleanup] + [reraise]), s)
+        else:
+            # the exception may leave any of the try block's values of the names the
+            # cleanup reads, and the passes after this one bind each value to a name of
+            # its own: the exception goes on with a note that the cleanup did not run
+            caught = namer.fresh("exc")
+            first = cleanup[0]
+            note = (f"adgen: the finally block at line {getattr(first, 'lineno', '?')} did not "
+                    f"run after this exception: it reads {rebound[0]!r}, which its try block "
+                    "rebinds, and adgen cannot tell which value it would see there (move the "
+                    "cleanup into a function called in both places, or differentiate code "
+                    "that does not raise)")
+            add = located_at(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=name(caught), attr="add_note", ctx=gast.Load()),
+                args=[gast.Constant(note, None)], keywords=[])), s)
+            handler = located_at(gast.ExceptHandler(
+                type=name("BaseException"), name=name(caught, gast.Store),
+                body=[add, reraise]), s)
+        out.append(located_at(gast.Try(body=body, handlers=[handler], orelse=[], finalbody=[]),
+                              s))
+        out.extend(cleanup)
+    return out
+
+
+def _bound_names(stmts: list[gast.stmt]) -> set[str]:
+    return {n.id for s in stmts for n in walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))} | {
+        n.name.id for s in stmts for n in walk(s)
+        if isinstance(n, gast.ExceptHandler) and isinstance(n.name, gast.Name)}
 
 
 def _call(fn: str, args: list[gast.expr], keywords: list[gast.keyword], like: gast.AST
@@ -180,6 +250,9 @@ class _Lowering:
                 h.body, e = self.block(h.body, loop)
                 exits = sorted(set(exits) | set(e))
             s.orelse, e = self.block(s.orelse, loop)
+            # (validate: a finally block leaves no loop around it; its own loops' exits
+            # are lowered here, and it runs after the statement whatever flag is set)
+            s.finalbody, _ = self.block(s.finalbody, None)
             return [s], sorted(set(exits) | set(e))
         if isinstance(s, (gast.For, gast.While)):
             inner = _Loop()

@@ -62,7 +62,7 @@ from adgen.transforms.specialize import (
 )
 from adgen.transforms.ssa import is_break_if
 from adgen.transforms.unshared_shadows import unshared_shadows
-from adgen.transforms.walk import clone
+from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MissingRuleError, UnsupportedError
 
@@ -540,7 +540,10 @@ class Pullback:
         # nothing: a body that raised after a statement with a lasting effect ran is refused
         # when it happens (forward: ``partial_try``)
         ran = [b for b in s.body[:-1] if self.plan.outlives(b, s.body)]
-        if ran and s.handlers:
+        if ran and s.handlers and not (all(_reraises(h) for h in s.handlers) and
+                                       not _caught_inside(self.plan.fn, s)):
+            # (a handler that raises again, as lower_control's for a finally block or a
+            # with block: no pullback follows; the exception goes on as Python's would)
             flag = self.namer.fresh("ran")
             self.rec.extra_fwd.add(flag)
             self.rec.try_ran[id(s)] = (flag, {id(b) for b in ran})
@@ -812,3 +815,16 @@ def _broadcast_by_the_addition(n: str, value: gast.expr) -> gast.expr:
     if names_n and isinstance(keep, gast.Constant) and keep.value is True:
         return g
     return value
+
+
+def _reraises(h: gast.ExceptHandler) -> bool:
+    """Whether the handler raises on every path: a raise among its top-level statements
+    (SSA may add dead copies after it)."""
+    return any(isinstance(st, gast.Raise) for st in h.body)
+
+
+def _caught_inside(fn: gast.FunctionDef, s: gast.Try) -> bool:
+    """Whether the try statement ``s`` sits in the body of another try statement of ``fn``,
+    whose handler may catch what ``s``'s handlers raise again."""
+    return any(t is not s and any(n is s for b in t.body for n in walk(b))
+               for t in walk(fn) if isinstance(t, gast.Try))

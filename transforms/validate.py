@@ -4,7 +4,8 @@ Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedEr
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
 with (but for the context managers of _context_managers), del of anything but plain names,
 class definitions,
-star-arguments, match, try/finally.
+star-arguments, match, a finally block that leaves its try statement (return, break,
+continue) or defines a function.
 """
 
 from __future__ import annotations
@@ -59,6 +60,49 @@ def _refuse_del_of_captured(parsed: Parsed, node: gast.Delete) -> None:
                 "reads is not supported", parsed.location(node),
                 hint="drop the del (adgen keeps the values the gradient needs), or give the "
                      "nested function the value as an argument")
+
+
+def _check_finally(parsed: Parsed, cleanup: list[gast.stmt]) -> None:
+    """A ``finally`` block runs as written after its ``try`` (lower_control) unless it leaves
+    the statement itself: a ``return`` there, or a ``break``/``continue`` of a loop around
+    the ``try``, replaces what the body returned or raised. A nested def there is refused
+    too (it would be defined on both of the block's paths)."""
+    def exits(stmts: list[gast.stmt], in_loop: bool) -> gast.stmt | None:
+        for s in stmts:
+            if isinstance(s, gast.Return) or \
+                    isinstance(s, (gast.Break, gast.Continue)) and not in_loop or \
+                    isinstance(s, gast.FunctionDef):
+                return s
+            loop = in_loop or isinstance(s, (gast.For, gast.While))
+            for fieldname in ("body", "orelse", "finalbody"):
+                sub = getattr(s, fieldname, None)
+                found = exits(sub, loop if fieldname == "body" else in_loop) \
+                    if isinstance(sub, list) else None
+                if found is not None:
+                    return found
+            for h in getattr(s, "handlers", []):
+                found = exits(h.body, in_loop)
+                if found is not None:
+                    return found
+            for c in getattr(s, "cases", []):
+                found = exits(c.body, in_loop)
+                if found is not None:
+                    return found
+        return None
+
+    found = exits(cleanup, False)
+    if found is None:
+        return
+    if isinstance(found, gast.FunctionDef):
+        raise UnsupportedError("a def inside a finally block is not supported",
+                               parsed.location(found),
+                               hint="define the function before the try statement")
+    what = "return" if isinstance(found, gast.Return) else \
+        "break" if isinstance(found, gast.Break) else "continue"
+    raise UnsupportedError(
+        f"a {what} inside a finally block (which replaces what the try block returned or "
+        "raised) is not supported", parsed.location(found),
+        hint=f"move the {what} after the try statement")
 
 
 def _context_managers() -> tuple[object, ...]:
@@ -160,8 +204,7 @@ def validate(parsed: Parsed) -> None:
                                    hint="merge them into one dict first: kw = dict(kw); "
                                         "kw['k'] = v; f(**kw)")
         if isinstance(node, gast.Try) and node.finalbody:
-            raise UnsupportedError("try/finally is not supported", parsed.location(node),
-                                   hint="move the finally code after the try statement")
+            _check_finally(parsed, node.finalbody)
         if isinstance(node, gast.FunctionDef) and node is not fn:
             outer = {a.id for a in fn.args.args} | {
                 n.id for n in walk(fn) if isinstance(n, gast.Name)
