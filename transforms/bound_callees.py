@@ -44,6 +44,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import NOT_FOUND, UNBOUND, Guard, dotted_object
+from adgen.transforms.keyword_shims import for_keywords, takes_keywords
 from adgen.transforms.object_classes import (
     built_objects,
     class_attribute,
@@ -280,7 +281,10 @@ class _Rewriter:
         if not isinstance(method, types.FunctionType) or \
                 method.__code__.co_flags & 0x20 or not method.__code__.co_argcount:
             return False  # a staticmethod, classmethod, property, or generator: as it is
-        clone = receiver_clone(method, cls)
+        if any(k.arg is None for k in call.keywords) and takes_keywords(method):
+            return False  # m.step(u, **opts): the dispatch takes its keywords when it runs
+        # (def step(self, u, **kw): the copy compiled for this call's keywords)
+        clone = receiver_clone(for_keywords(method, [k.arg for k in call.keywords]), cls)
         if not self.writes(clone) or (instance and shadowed(holder, cls)):
             return False  # (m.step = other on a global object: its code runs as it is)
         if who in self.made and _writes_receiver(clone):

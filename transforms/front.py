@@ -44,6 +44,7 @@ from adgen.transforms.display_arguments import name_written_displays
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.inlined_closures import inline_closures
 from adgen.transforms.item_builtins import rewrite_item_builtins
+from adgen.transforms.keyword_shims import bind_keyword_calls
 from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_match import lower_match
@@ -87,6 +88,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     # it runs: its body written out (inlined_closures), a call by name (bound_callees)
     inline_closures(parsed, writes_parameters)
     bind_callees(parsed, writes_parameters)
+    bind_keyword_calls(parsed)  # helper(x, scale=2.0) of def helper(x, **kw): per keywords
     read_properties(parsed)  # self.scale of a @property: its getter's call
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)

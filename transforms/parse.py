@@ -19,6 +19,7 @@ import gast
 from adgen.transforms import gast_ast
 from adgen.transforms.bindings import local_imports
 from adgen.transforms.cached_functions import uncached
+from adgen.transforms.keyword_shims import keyword_shim_of, parse_keyword_shim
 from adgen.transforms.star_wrappers import parse_wrapper, wrapper_of
 from adgen.transforms.walk import walk
 
@@ -91,6 +92,11 @@ def parse_function(fn: Any) -> Parsed:
     if wrapper is not None:  # def wrapper(*args, **kwargs) given fn's parameters
         parsed = parse_function(wrapper)
         parse_wrapper(parsed, fn)
+        return parsed
+    shim = keyword_shim_of(fn)
+    if shim is not None:  # def f(x, **kw) given the keywords of a call as parameters
+        parsed = parse_function(shim[0])
+        parse_keyword_shim(parsed, fn)
         return parsed
     # the source of the function's own code: a decorator's wrapper is the wrapper (which
     # calls the function it wraps), not the function its __wrapped__ names

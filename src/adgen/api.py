@@ -34,6 +34,7 @@ from adgen.gradient_function import GradientFunction, gradient_function, with_ch
 from adgen.held_arrays import argument_snapshots, free_snapshots, held_snapshots
 from adgen.pullback_runs import as_received, cotangents_of, may_be_complex, run_pullback
 from adgen.transforms.analyses.kinds import signature
+from adgen.transforms.keyword_shims import for_keywords
 
 
 def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
@@ -88,6 +89,9 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         out, pull = vjp(target, *receiver, *args, mutation=mutation, backend=backend,
                         **kwargs)
         return out, lambda out_bar: pull(out_bar)[len(receiver):]
+    shim = for_keywords(target, kwargs)
+    if shim is not target:  # def f(x, **kw): compiled for the keywords given (constants)
+        return vjp(shim, *args, mutation=mutation, backend=backend, **kwargs)
     refuse_subclasses(args, kwargs)
     compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
     # an argument that is (or views) a global array the function reads, written in place

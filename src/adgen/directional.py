@@ -22,15 +22,18 @@ __all__ = ["directional", "refuse_method_writing_arguments", "tangent_compiled"]
 
 
 def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None,
-                     leading: int = 0, args: tuple[Any, ...] | None = None
-                     ) -> tuple[Any, tuple[Any, ...]]:
+                     leading: int = 0, args: tuple[Any, ...] | None = None,
+                     keywords: Any = ()) -> tuple[Any, tuple[Any, ...]]:
     """The compiled jvp of ``fun`` (transforms.tangent_pipeline.compile_tangent) and its receiver.
     ``wrt``: the only arguments given tangents (positions after the receiver and ``leading``
     bound ones); the others get none at all, not a zero one (compile_tangent's ``wrt``).
+    ``keywords``: the names of the keyword arguments of the call (a function with
+    ``**kwargs`` is compiled for them: transforms/keyword_shims.py).
     ``args``: the arguments it is called with (``leading`` ones first), when known: the jvp is
     then compiled for the classes of the objects among them, as ``grad`` compiles ``fun``
     (``object_classes.typed_for``: ``model.step(u)`` on a parameter ``model`` writing ``u``
     is followed; without the class it is refused at the call)."""
+    from adgen.transforms.keyword_shims import for_keywords
     from adgen.transforms.library_wrappers import library_target, library_wrapper
     from adgen.transforms.tangent_pipeline import compile_tangent
 
@@ -38,6 +41,7 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
     shift = len(receiver) + leading
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
     fn = library_wrapper(library_target(target))
+    fn = for_keywords(fn, keywords)  # def f(x, **kw): compiled for the keyword names given
     if args is not None:
         from adgen.transforms.analyses.kinds import is_object_entry, signature
         from adgen.transforms.object_classes import param_classes, typed_clone, typed_for
@@ -83,7 +87,8 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
         fun = fun.func
     # (the arguments without a direction are constants: no tangent flows from them)
     compiled, receiver = tangent_compiled(fun, wrt, len(leading),
-                                          None if args is None else leading + tuple(args))
+                                          None if args is None else leading + tuple(args),
+                                          tuple(bound))
     if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
                        for v in leading):
         refuse_method_writing_arguments(fun, receiver + leading)

@@ -27,6 +27,7 @@ from adgen.transforms.analyses.number_updates import first_mutable, holds_number
 from adgen.transforms.analyses.reports import reports
 from adgen.transforms.bound_callees import method_for
 from adgen.transforms.cached_functions import uncached
+from adgen.transforms.keyword_shims import for_keywords
 from adgen.transforms.parse import varargs_of
 
 
@@ -128,6 +129,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             "covers, or register a rule with @adgen.rrule")
     from adgen.transforms.pipeline import compile_function
 
+    # def helper(x, **kw): compiled for the keywords this call passes into **kw
+    target = for_keywords(target, kwargs)
     try:
         compiled = compile_function(method_for(target, receiver))
     except AdgenError as err:

@@ -49,6 +49,7 @@ from adgen.transforms.analyses.kinds import (
     signature,
 )
 from adgen.transforms.bindings import failed
+from adgen.transforms.keyword_shims import for_keywords, takes_keywords
 
 _F64 = np.dtype(np.float64)
 _NDARRAY = np.ndarray  # (one global load in the gradient's hot path, not two)
@@ -148,6 +149,24 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
             return inner(*receiver, *args, **kwargs)
 
         return method_fun
+    if takes_keywords(target) and for_keywords(target, ()) is not target:
+        # def loss(x, **opts): one gradient per set of keyword names a call passes into
+        # **opts (transforms/keyword_shims.py); the keywords are constants, as in JAX
+        per_keywords: dict[tuple[str, ...], tuple[Any, Callable[..., Any]]] = {}
+
+        @functools.wraps(fun)
+        def keywords_fun(*args: Any, **kwargs: Any) -> Any:
+            keys = tuple(kwargs)
+            # (the shim of these keywords, made again when the function's code is
+            # replaced; its defaults follow the function's)
+            shim = for_keywords(target, keys)
+            hit = per_keywords.get(keys)
+            if hit is None or hit[0] is not shim:
+                hit = per_keywords[keys] = (shim, gradient_function(
+                    shim, argnums, mutation, has_aux, with_value, backend, checkpoint))
+            return hit[1](*args, **kwargs)
+
+        return keywords_fun
     if checkpoint is not None and checkpoint is not False:
         return _segmented_gradient(fun, argnums, mutation, has_aux, with_value, backend,
                                    checkpoint)

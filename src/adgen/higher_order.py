@@ -121,7 +121,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         out = rule.primal(*primals, **kwargs)
         # (eigh's tangent as an EighResult, as in the tangent code)
         return out, runtime.named_like(eval_jvp(rule, primals, kwargs, given), out)
-    compiled, receiver = tangent_compiled(fun, args=primals)
+    compiled, receiver = tangent_compiled(fun, args=primals, keywords=kwargs)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)
     # new buffers laid out like the primals: the tangent code writes them where f writes; an

@@ -61,7 +61,7 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
             f"{what} is called with *args or **kwargs and an out= array, which it writes in "
             "place where adgen cannot see it", hint="pass the arguments one by one"))
     try:
-        _refuse_starred_writer(fn, what)
+        _refuse_starred_writer(fn, what, kwargs)
     except UnsupportedError as err:
         raise locate(err) from None
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
@@ -157,7 +157,7 @@ def _is_user_callable_object(fn: Any) -> bool:
         isinstance(call, types.FunctionType)
 
 
-def _refuse_starred_writer(fn: Any, what: str) -> None:
+def _refuse_starred_writer(fn: Any, what: str, kwargs: Any = ()) -> None:
     """A callee of ``f(*xs)`` that writes its arguments in place: the caller's analyses did
     not see which (they are items of a tuple), so its guards and adjoints would be wrong."""
     from adgen.errors import UnsupportedError
@@ -171,9 +171,11 @@ def _refuse_starred_writer(fn: Any, what: str) -> None:
     writes = bool(rule.mutates) if rule is not None else False
     if rule is None and isinstance(target, types.FunctionType) and \
             registry.reference_of(target) is None:
+        from adgen.transforms.keyword_shims import for_keywords
         from adgen.transforms.pipeline import compile_function
 
-        compiled = compile_function(target)
+        # (def helper(x, **kw): compiled for the keywords of this call)
+        compiled = compile_function(for_keywords(target, kwargs))
         writes = compiled.mutates_params or compiled.mutates_containers
     if writes:
         raise locate(UnsupportedError(

@@ -184,7 +184,10 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                                           _leaves_arguments(fn.__func__)) else None
         # (compiled for the object's class where it calls methods of it: self.step(u)
         # writing u is then followed as a call by name, in reverse mode over this code too)
-        inner = _jvp_call(method_for(fn.__func__, (fn.__self__,)), (fn.__self__,) + tuple(args),
+        from adgen.transforms.keyword_shims import for_keywords
+
+        inner = _jvp_call(method_for(for_keywords(fn.__func__, kwargs), (fn.__self__,)),
+                          (fn.__self__,) + tuple(args),
                           (given,) + tuple(tangents), kwargs, None, None)
         if isinstance(inner, _CompiledJvp):
             if own:
@@ -197,6 +200,9 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
             "method or callable object taken from a variable (its object's arrays would get "
             "no tangent)", hint="call a module-level function, or use adgen.grad / adgen.vjp")
+    from adgen.transforms.keyword_shims import for_keywords
+
+    fn = for_keywords(fn, kwargs)  # def helper(x, **kw): per keywords of this call
     if varargs_of(fn) is not None:
         # its compiled jvp takes the extra arguments as one tuple, and their tangents as
         # another: not lined up here (the call raised a raw TypeError)
