@@ -181,7 +181,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
 def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
            mode: str = "reverse", backend: str = "default",
-           single_use: bool | None = None) -> str:
+           single_use: bool | None = None, **kwargs: Any) -> str:
     """The generated forward and pullback functions of ``fun`` (and its callees), as source.
 
     The text is a module: it starts with its imports and runs as it is. It is a ``str`` that
@@ -204,6 +204,9 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
             differs from the reusable one). False: the reusable pair ``vjp`` returns, whose
             pullback may be called many times (without example arguments, the only one).
             True: the single-use one, or a ValueError saying why ``grad`` does not use one.
+        **kwargs: for a function with a ``**kwargs`` parameter, example keyword arguments:
+            the code shown is the one compiled for their names (none: for a call without
+            them). Other functions ignore them.
 
     Raises:
         ValueError: an unknown ``mode``, or ``single_use=True`` without example arguments or
@@ -213,6 +216,11 @@ def source(fun: Callable[..., Any], *args: Any, mutation: str = "save",
 
     if mode not in ("reverse", "forward"):
         raise ValueError(f'mode must be "reverse" or "forward", not {mode!r}')
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    shim = for_keywords(target, kwargs) if not receiver else target
+    if shim is not target:  # def f(x, **kw): the code compiled for these keywords' names
+        return source(shim, *args, mutation=mutation, mode=mode, backend=backend,
+                      single_use=single_use)
     if mode == "forward":
         from adgen.higher_order import tangent_compiled
 
@@ -304,7 +312,10 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
         return explain_gradient(fun, args, mutation, file, kwargs)
     # with example arguments, the compilation grad would use for them (kinds.signature); a
     # method's object is its first argument (explain(model.loss, x) ran it without)
-    receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))[1]
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    shim = for_keywords(target, kwargs) if not receiver else target
+    if shim is not target:  # def f(x, **kw): the code compiled for these keywords' names
+        return explain(shim, *args, mutation=mutation, file=file, **kwargs)
     compiled = compile_fun(fun, mutation, sig=signature(receiver + args) if args else None)
     sites = compiled.sites
     if args:

@@ -152,6 +152,13 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
     if takes_keywords(target) and for_keywords(target, ()) is not target:
         # def loss(x, **opts): one gradient per set of keyword names a call passes into
         # **opts (transforms/keyword_shims.py); the keywords are constants, as in JAX
+        if checkpoint is not None and checkpoint is not False:
+            raise UnsupportedError(
+                f"checkpoint= of {getattr(target, '__qualname__', target)}, which takes "
+                "**kwargs: adgen splits the loops of a function with named parameters only",
+                location_of(target),
+                hint="give the function named parameters (def f(x, *, scale=1.0)), or "
+                     "drop checkpoint=")
         per_keywords: dict[tuple[str, ...], tuple[Any, Callable[..., Any]]] = {}
 
         @functools.wraps(fun)

@@ -255,3 +255,17 @@ def test_defaults_of_the_function_replaced_between_calls():
     assert_grad_close(g(X, b=1.0), numerical_grad(lambda v: scaled(v, b=1.0), (X,), 0))
     scaled.__defaults__ = (5.0,)
     assert_grad_close(g(X, b=1.0), numerical_grad(lambda v: scaled(v, b=1.0), (X,), 0))
+
+
+def test_source_and_explain_of_a_function_taking_kwargs():
+    # (both were refused at the def: '**kwargs parameters are not differentiable here')
+    shown = adgen.source(loss, scale=2.0)
+    assert "def loss_forward(x, *, scale):" in shown
+    assert "def loss_forward(x):" in adgen.source(loss)
+    assert "def loss_forward(x, *, scale):" in adgen.source(loss, X, scale=2.0)
+    assert list(adgen.explain(loss, X, file=None, scale=2.0)) == []
+
+
+def test_checkpoint_of_a_function_taking_kwargs_is_refused_at_its_def():
+    with pytest.raises(UnsupportedError, match=r"test_kwargs_parameters\.py.*checkpoint="):
+        adgen.grad(loss, checkpoint=True)(X, scale=2.0)
