@@ -98,7 +98,24 @@ def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int
         call = getattr(kind, "__call__", None)
         if isinstance(call, types.FunctionType):  # an object called as a function
             _check_function(fn, call, (fn,), ())
-    return _reading_back(fn, reads, file) if reads else fn
+    checked = _reading_back(fn, reads, file) if reads else fn
+    from adgen.counter_slots import COUNTERS
+
+    if COUNTERS and fn is not _call_forward():
+        # a counter a function updates as a number (STATS["calls"] += 1): fn must not put
+        # an array there (adgen.counter_slots; call_forward checks by itself)
+        from adgen.counter_slots import keeping_counters
+
+        # (around adgen's call_jvp(cb, ...): the callee shown is its first argument)
+        adgens = str(getattr(fn, "__module__", "")).startswith("adgen.")
+        return keeping_counters(checked, None if adgens else fn)
+    return checked
+
+
+def _call_forward() -> Any:
+    from adgen.runtime import call_forward
+
+    return call_forward
 
 
 def _reading_back(fn: Any, reads: dict[str, tuple[Any, int]], file: str) -> Any:

@@ -26,6 +26,10 @@ refusal the updates (``Compiled.number_writes``, its callees' too) of a containe
 may put an array into (``STATS["calls"] = np.zeros(3)`` before the call: the update would
 write it in place under a value the caller's pullback reads). A function that reads such an
 item back into its result after a call that may fill it is refused by analyses.free_containers.
+A callback run during the gradient (which the caller cannot see) that puts an array there
+is refused when it returns: :func:`item_guards` records each counter it keeps a number in
+``adgen.counter_slots``, which adgen's dispatch and ``checked_callable`` check around such
+calls.
 """
 
 from __future__ import annotations
@@ -174,6 +178,11 @@ def item_guards(items: tuple[NumberItem, ...],
         held = holds_immutable(container, i.key, i.attr)
         if held:
             numbers.append(i)
+            # a callback run during the gradient must not put an array there (the update
+            # would write it in place): checked around such calls (adgen.counter_slots)
+            from adgen.counter_slots import hold_counter
+
+            hold_counter(container, i.key, i.attr, i.name, parsed.location(i.stmt))
         if not any(o.name == i.name and o.expected[:2] == (i.key, i.attr) for o in out):
             out.append(Guard(i.name, i.name, parsed.fn.__globals__, cell, "item",
                              (i.key, i.attr, held)))
