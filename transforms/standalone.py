@@ -18,6 +18,7 @@ from adgen import (
     copy_hints,
     guards,
     handoffs,
+    memory_layout,
     runtime,
     shadow_memory,
     write_regions,
@@ -25,8 +26,8 @@ from adgen import (
 
 # The modules whose helpers generated code calls: runtime re-exports their public names; their
 # private helpers (guards._Held, ...) are found here too.
-_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, guards, handoffs, copy_hints,
-                    write_regions, capture_index)
+_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, memory_layout, guards, handoffs,
+                    copy_hints, write_regions, capture_index)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
@@ -218,8 +219,8 @@ def _helper_sources(source: str) -> str:
         # function) is that helper, which the module defines too (found by name above)
         text = re.sub(r"^(\s*)from adgen\.errors import .*$", r"\1pass", text,
                       flags=re.MULTILINE)
-        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|guards|handoffs|copy_hints"
-                      r"|write_regions|capture_index) "
+        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|memory_layout|guards"
+                      r"|handoffs|copy_hints|write_regions|capture_index) "
                       r"import ([\w, ]+)$",
                       lambda m: m.group(1) + "pass" if all(
                           a.strip() in names for a in m.group(2).split(",")) else m.group(0),

@@ -22,9 +22,9 @@ import numpy as np
 from adgen.capture_index import CaptureIndex, extent
 from adgen.copy_hints import copy_hint
 from adgen.handoffs import handing, handoff_error, note_handoff
+from adgen.memory_layout import elements_overlap
 from adgen.shadow_memory import (
     ShadowMap,
-    elements_overlap,
     note_overlapped_write,
     root_of,
 )

@@ -25,9 +25,16 @@ from adgen.adjoints import (
     shadow_dtype,
     zeros_like,
 )
-
-# data_address's reader, made at its first call
-_ADDRESS_READER: list[Any] = []
+from adgen.memory_layout import (
+    base_buffer,
+    buffer_offset,
+    data_address,
+    element_strides,
+    elements_overlap,
+    memory_vector,
+    refuse_reinterpreted,
+    strided_zeros_like,
+)
 
 # the last guarded write under "save" that overwrote a captured view whose elements share
 # memory, per root array: id(root) -> (a weak reference to root, file, line, col, construct);
@@ -56,18 +63,6 @@ def root_of(x: np.ndarray) -> np.ndarray:
             x = base.base
         else:
             return x
-
-
-def elements_overlap(x: np.ndarray) -> bool:
-    """Whether some elements of view ``x`` are the same memory: more elements than the
-    memory its strides span holds (a broadcast's zero stride, overlapping windows). Asked
-    of the views NumPy makes so (read-only ones, and those it builds on a holder object:
-    as_strided), not of every view (about 1 us a call)."""
-    item = x.itemsize
-    span = item
-    for n, s in zip(x.shape, x.strides):
-        span += (n - 1) * (s if s > 0 else -s)
-    return x.size * item > span
 
 
 def note_overlapped_write(array: np.ndarray, file: str, line: int, col: int,
@@ -189,8 +184,8 @@ class ShadowMap:
                         f"a structured array (dtype {root.dtype}) read or written by field",
                         "keep each field in a float array of its own (a dict of arrays)")
                 shadow = np.zeros_like(root, dtype=shadow_dtype(root), order="K")
-                if shadow.strides != _element_strides(root) and root.size > 1:
-                    shadow = _strided_zeros_like(root)
+                if shadow.strides != element_strides(root) and root.size > 1:
+                    shadow = strided_zeros_like(root)
                 entry = (root, shadow)
                 self._roots[id(root)] = entry
             root, shadow = entry
@@ -202,10 +197,10 @@ class ShadowMap:
                 # pullback takes the shadow of a view of it at every iteration), and that
                 # buffer as a vector in memory order where it is contiguous and holds
                 # elements of the root's size
-                buffer = _base_buffer(shadow)
+                buffer = base_buffer(shadow)
                 where = self._where[id(root)] = (
-                    root, data_address(root), buffer, _shadow_offset(shadow),
-                    _memory_vector(buffer) if root.itemsize == shadow.itemsize else None)
+                    root, data_address(root), buffer, buffer_offset(shadow),
+                    memory_vector(buffer) if root.itemsize == shadow.itemsize else None)
             offset = data_address(x) - where[1]
             strides = x.strides
             if where[4] is not None and len(strides) == 1 and x.dtype is root.dtype:
@@ -250,7 +245,7 @@ class ShadowMap:
                 # shadows hold float64 (complex128 for complex buffers): map element by
                 # element, never by raw bytes
                 if x.itemsize != size or offset % size or any(s % size for s in strides):
-                    _refuse_reinterpreted(x, root)
+                    refuse_reinterpreted(x, root)
                 offset = offset // size * item
                 strides = tuple(s // size * item for s in strides)
             return np.ndarray(x.shape, dtype=dtype, buffer=where[2],
@@ -420,28 +415,6 @@ def _scalar(cell: np.ndarray) -> Any:
     return complex(cell) if cell.dtype.kind == "c" else float(cell)
 
 
-def _element_strides(root: np.ndarray) -> tuple[int, ...]:
-    """The strides of a float64 (complex128) shadow laid out element by element like
-    ``root``."""
-    size = root.itemsize
-    item = shadow_dtype(root).itemsize
-    if size == item:
-        return root.strides
-    if any(s % size for s in root.strides):
-        _refuse_reinterpreted(root, root)
-    return tuple(s // size * item for s in root.strides)
-
-
-def _strided_zeros_like(root: np.ndarray) -> np.ndarray:
-    # A root with holes in its layout (rare: as_strided, memmap slices): allocate the span.
-    strides = _element_strides(root)
-    dtype = shadow_dtype(root)
-    span = (np.array(root.shape) - 1) @ np.abs(np.array(strides)) + dtype.itemsize
-    flat = np.zeros(int(span) // dtype.itemsize + 1, dtype=dtype)
-    low = sum(s * (n - 1) for s, n in zip(strides, root.shape) if s < 0)
-    return np.ndarray(root.shape, dtype, buffer=flat, offset=-low, strides=strides)
-
-
 def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
     """Refuses a float view of a complex buffer other than its real parts. The shadow holds
     dL/dx - i dL/dy (JAX's convention), so the adjoint of ``z.imag`` (dL/dy) is minus the
@@ -456,69 +429,6 @@ def _refuse_imaginary_part(x: np.ndarray, root: np.ndarray, part: int) -> None:
         "dL/dIm, of which no view holds dL/dIm",
         hint="read them as a product instead: np.real(-1j * z) is z.imag; to set them (z.imag[:] "
              "= y), build the array from its parts: z = x + 1j * y"))
-
-
-def _refuse_reinterpreted(x: np.ndarray, root: np.ndarray) -> None:
-    from adgen.errors import UnsupportedError
-
-    raise locate(UnsupportedError(
-        f"an array of dtype {x.dtype} views the memory of an array of dtype {root.dtype} "
-        "with other element boundaries (x.view(dtype), a field of a structured array): adgen "
-        "maps adjoints element by element and cannot map these",
-        hint="pass a copy (x.astype(np.float64)) instead of the view"))
-
-
-def _base_buffer(shadow: np.ndarray) -> Any:
-    return shadow.base if isinstance(shadow.base, np.ndarray) else shadow
-
-
-def _memory_vector(buffer: np.ndarray) -> np.ndarray | None:
-    """``buffer``'s elements as a vector in memory order (a view), or None where they are
-    not contiguous."""
-    if buffer.flags.c_contiguous:
-        return buffer.reshape(-1)
-    if buffer.flags.f_contiguous:
-        return buffer.T.reshape(-1)
-    return None
-
-
-def data_address(x: np.ndarray) -> int:
-    """The address of ``x``'s first element (``x.ctypes.data``), fast.
-
-    ``x.ctypes.data`` builds a ctypes object (about 2 us: most of a shadow lookup in a loop).
-    The address is the first field after the object header of NumPy's ``PyArrayObject``
-    (a public struct, ``ndarraytypes.h``); where objects are laid out as in CPython (checked
-    once, on test arrays, against ``ctypes.data``) it is read in place."""
-    if not _ADDRESS_READER:
-        _ADDRESS_READER.append(_address_reader())
-    return _ADDRESS_READER[0](x)
-
-
-def _address_reader() -> Any:
-    """A function ``x -> x.ctypes.data``: reading the struct field where that gives the
-    same addresses (CPython), else ``ctypes.data`` itself (PyPy, a changed layout)."""
-    import ctypes
-
-    header = object.__basicsize__  # PyObject_HEAD: the struct's data pointer follows it
-    field = ctypes.c_void_p.from_address
-
-    def read(x: np.ndarray) -> int:
-        return field(id(x) + header).value or 0
-
-    try:
-        probe = np.arange(12.0).reshape(3, 4)
-        same = all(read(a) == a.ctypes.data for a in (
-            probe, probe[1:, 2:], probe.T[::-1], probe[:, 1], np.zeros(3, np.int32)[1:]))
-    except Exception:  # pragma: no cover - an interpreter where id() is no address
-        same = False
-    return read if same else (lambda x: x.ctypes.data)
-
-
-def _shadow_offset(shadow: np.ndarray) -> int:
-    base = _base_buffer(shadow)
-    if base is shadow:
-        return 0
-    return shadow.__array_interface__["data"][0] - base.__array_interface__["data"][0]
 
 
 def keyword_cotangent(ct: Any, keyword: str, function: str) -> Any:
