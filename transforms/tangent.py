@@ -75,6 +75,10 @@ from adgen.callbacks import checked_at
 from adgen.errors import MissingRuleError, UnsupportedError
 from adgen.rules import methods, registry
 
+# the attributes of an ndarray whose store changes its layout (y.shape = s reshapes it in
+# place); y.real = v and y.flat = v store elements, as their tangents' stores do
+_ARRAY_ATTRIBUTES = frozenset({"shape", "strides", "dtype", "data"})
+
 
 @dataclass
 class CalleeJvp:
@@ -328,6 +332,12 @@ class Tangent:
             value = gast.Call(func=name("float_part"), args=[value, gast.Call(
                 func=name("dtype_kind"), args=[copy.deepcopy(t.value)], keywords=[])],
                 keywords=[])
+        if isinstance(t, gast.Attribute) and t.attr in _ARRAY_ATTRIBUTES:
+            # y.shape = s of an array: refused (as reverse mode does) before it runs, where
+            # the tangent's store y_dot.shape = (0.0, 0.0) raised Python's TypeError
+            check = gast.Expr(value=gast.Call(func=name("array_attribute_stored"), args=[
+                copy.deepcopy(t.value), gast.Constant(t.attr, None)], keywords=[]))
+            return [at(check, s)], [assign(target, value, s)]
         return [], [assign(target, value, s)]
 
     def define(self, s: gast.Assign, n: str, v: gast.expr

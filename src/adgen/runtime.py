@@ -306,6 +306,24 @@ def stored_attribute(obj: Any, name: str) -> None:
                  "value as an attribute"))
 
 
+def array_attribute_stored(obj: Any, attr_name: str) -> None:
+    """Refuses, in forward mode, ``y.shape = s`` (``y.strides``, ``y.dtype``, ``y.data``)
+    where ``y`` is an array, as reverse mode does (:func:`take_attr`): the store changes the
+    array's layout. The tangent code stored the tangent of the value there (``y_dot.shape =
+    (0.0, 0.0)``: Python's TypeError). An object of the user's with such an attribute (``self.shape = s``) passes.
+
+    Raises:
+        UnsupportedError: at the user's line.
+    """
+    if isinstance(obj, np.ndarray):
+        from adgen.adjoints import refuse_array_form
+
+        refuse_array_form(f"storing the attribute .{attr_name} of an array "
+                          f"(y.{attr_name} = ...)",
+                          "write the elements instead: y[...] = v (y.real[...] = v for the "
+                          "real part), or rebind the name: y = y.reshape(shape)")
+
+
 def namedtuple_of(cls: Any, items: tuple[Any, ...]) -> Any:
     """``cls(*items)`` for a namedtuple class ``cls``, every field given: lower_mutation writes
     the user's ``Point(x, y=v)`` so (``__new__`` is made by ``exec``, without source); the
@@ -567,7 +585,7 @@ __all__ = [
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver",
-    "stored_attribute", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
+    "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "match_sequence", "checked_callable",
     *_helper_names,
 ]
