@@ -62,6 +62,7 @@ from adgen.transforms.unseen_calls import unwrap_checked_calls
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
+from adgen.transforms.walked_lists import refuse_length_changes
 
 from adgen import runtime
 from adgen.errors import AdgenError, CompilerError
@@ -95,6 +96,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
+    refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
     refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
     if stop == "validate":

@@ -28,6 +28,7 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call
 from adgen.transforms.walk import clone, walk
+from adgen.transforms.walked_lists import ahead_writes
 
 from adgen.errors import UnsupportedError, users_line
 from adgen.rules import registry
@@ -45,6 +46,7 @@ class Stores:
         self.rec = pb.rec
         self._aliased_writes: dict[int, Any] | None = None
         self._unfollowed: dict[int, tuple[str, str]] | None = None
+        self._ahead_writes: dict[int, gast.For] | None = None
 
     def rev_getitem(self, s: gast.Assign, v: gast.Subscript, t: str, g: gast.expr,
                     state: set[str]) -> list[gast.stmt]:
@@ -108,6 +110,7 @@ class Stores:
             self._aliased_writes = {id(a.stmt): a
                                     for a in aliased_writes(self.plan.fn, self.plan.eff)}
         self.refuse_unfollowed_part(s)
+        self.refuse_ahead_write(s)
         a = self._aliased_writes.get(id(s))
         if a is None:
             return
@@ -157,6 +160,26 @@ class Stores:
             "container's gradient by its name, not yet through aliases",
             self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "
                               "it in place")
+
+    def refuse_ahead_write(self, s: gast.stmt) -> None:
+        """Refuses a store into a list that a loop around it walks, at an item a later step
+        of that loop reads (transforms/walked_lists.py): the walked items' adjoints follow
+        the loop's sequence, apart from the list's (a silently wrong gradient)."""
+        if self._ahead_writes is None:
+            self._ahead_writes = ahead_writes(self.plan.fn, {
+                id(w.stmt): w.target for w in self.plan.eff.writes if w.container})
+        loop = self._ahead_writes.get(id(s))
+        if loop is None:
+            return
+        target = next(w.target for w in self.plan.eff.writes if w.stmt is s)
+        what = self.plan.user_name(target)
+        raise UnsupportedError(
+            f"{self.plan.construct(s)} stores into {what} while the for loop at line "
+            f"{self.plan.loc(loop).line} walks {what}, at an item other than the one this step "
+            "walks: a later step reads the stored value, and adgen's gradient follows the "
+            "walked items apart from the list's until the loop ends",
+            self.plan.loc(s), hint=f"walk the indices (for i in range(len({what})): w = "
+                                   f"{what}[i]), which reads the list itself")
 
     def refuse_unfollowed_part(self, s: gast.stmt) -> None:
         """Refuses a write with a derivative into a list, dict or object read out of a
