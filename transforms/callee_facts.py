@@ -113,3 +113,39 @@ def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> lis
             except AdgenError:
                 pass
     return out
+
+
+def viewed_arguments(parsed: Parsed, mutation: str, call: gast.Call) -> list[gast.expr] | None:
+    """The arguments of ``call`` whose memory its result may share, when it runs a function
+    of the user's whose summary says which of its parameters it may return
+    (``Compiled.returns_params``: ``laplace(u, out=lap)`` returns ``lap``, never ``u``);
+    None for any other call, a parameter left to its default, ``*xs`` or ``**kw``."""
+    import types
+
+    obj = resolve(parsed, call.func)
+    if not isinstance(obj, types.FunctionType) or registry.lookup(obj) is not None or \
+            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")) or \
+            any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords) or hasattr(obj, "__wrapped__"):
+        return None
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        returned = compile_function(obj, mutation=mutation).returns_params
+    except AdgenError:
+        return None  # the caller's own compilation reports it (mutating_call)
+    if returned is None:
+        return None
+    import inspect
+
+    names = list(inspect.signature(obj).parameters)
+    by_name = {k.arg: k.value for k in call.keywords}
+    out: list[gast.expr] = []
+    for k in sorted(returned):
+        if k < len(call.args):
+            out.append(call.args[k])
+        elif k < len(names) and names[k] in by_name:
+            out.append(by_name[names[k]])
+        else:
+            return None  # its default: memory the call does not show
+    return out

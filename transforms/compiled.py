@@ -26,7 +26,8 @@ class Compiled:
                  consumes: frozenset[str] = frozenset(), single_use: bool = False,
                  free_writes: tuple[Any, ...] = (), free_reads: bool = False,
                  calls_parameters: tuple[int, ...] = (),
-                 number_writes: tuple[Any, ...] = ()) -> None:
+                 number_writes: tuple[Any, ...] = (),
+                 returns_params: frozenset[int] | None = None) -> None:
         self.name = name
         self.forward = forward
         self.pullback = pullback
@@ -40,6 +41,9 @@ class Compiled:
         # every value it returns is one it made (no view of a parameter, no container): a
         # caller's array result shares no buffer with the arguments (analyses.effects)
         self.returns_fresh = returns_fresh
+        # the positions of the parameters whose memory a value it returns may share (None:
+        # any; analyses.returned_params): laplace(u, out) returns out's, never u's
+        self.returns_params = returns_params
         self.mutates_containers = mutates_containers
         # the forward registers captures or guards (its own or a callee's): a call runs it in
         # a fresh GuardScope

@@ -41,10 +41,16 @@ from adgen.transforms.analyses.number_items import (
 )
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
+from adgen.transforms.analyses.returned_params import returned_params
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
-from adgen.transforms.callee_facts import method_callees, parameters_called, reads_free
+from adgen.transforms.callee_facts import (
+    method_callees,
+    parameters_called,
+    reads_free,
+    viewed_arguments,
+)
 from adgen.transforms.cleanup import cleanup
 from adgen.transforms.compile_cache import (
     CLOSURES,
@@ -348,10 +354,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             # call bound_callees rewrote runs on
             containers.setdefault(n, "object")
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
-        eff = run_pass("reverse", lambda: effects(tree, mutating_call, scalars,
-                                              lambda n: resolve(parsed, n), containers, arrays,
-                                              fresh_call, free=True), parsed)
+        eff = run_pass("reverse", lambda: effects(
+            tree, mutating_call, scalars, lambda n: resolve(parsed, n), containers, arrays,
+            fresh_call, free=True,
+            call_views=functools.partial(viewed_arguments, parsed, mutation)), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
+        views_params = returned_params(tree, eff, known)
         # a helper that reads a global or closure array this function writes in place
         refuse_read_by_callee(tree, parsed, eff, functools.partial(reads_free, parsed, mutation))
         # ... and one that writes such an array where the call may run as a plain call
@@ -512,7 +520,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     mutates_containers=result.mutates_containers or bool(changed_by_calls),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
-                    returns_fresh=fresh_result, number_updates=updates,
+                    returns_fresh=fresh_result, returns_params=views_params,
+                    number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
                     single_use=single_use and result.lean is not None,
                     free_writes=free_writes(eff, parsed, numbers), calls_parameters=calls_parameters,

@@ -115,7 +115,9 @@ def effects(fn: gast.FunctionDef,
             containers: dict[str, str] | None = None,
             arrays: set[str] | frozenset[str] = frozenset(),
             fresh_call: Callable[[gast.Call], bool] | None = None,
-            free: bool = False) -> Effects:
+            free: bool = False,
+            call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None
+            ) -> Effects:
     """Computes the effects of ``fn``.
 
     Args:
@@ -135,6 +137,8 @@ def effects(fn: gast.FunctionDef,
             none of the arguments.
         free: give the free names bound to arrays, containers and objects (globals,
             closure cells; ``resolve`` tells them) the buffer :data:`FREE` (reverse mode).
+        call_views: for a call of a user function, the arguments whose memory its result
+            may share (its summary, ``returns_params``; None: any of them).
     """
     eff = Effects()
     stmts = list(nodes_of(fn, gast.stmt))
@@ -213,7 +217,7 @@ def effects(fn: gast.FunctionDef,
         changed = False
         for i, s in enumerate(stmts):
             for dst, src in _edges(s, i, eff.kinds, resolve, arrays, fresh_call,
-                                   eff.free):
+                                   eff.free, call_views):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
@@ -417,7 +421,8 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
            resolve: Callable[[gast.expr], Any] | None = None,
            arrays: set[str] | frozenset[str] = frozenset(),
            fresh_call: Callable[[gast.Call], bool] | None = None,
-           free: set[str] | frozenset[str] = frozenset()
+           free: set[str] | frozenset[str] = frozenset(),
+           call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None
            ) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
@@ -501,6 +506,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
                 not nondiff_call(v, resolve):
             if name in arrays and fresh_call is not None and fresh_call(v):
                 return [(name, {new})]  # an array the callee made (its summary)
+            viewed = call_views(v) if call_views is not None else None
+            if viewed is not None:  # laplace(u, out): out's memory, never u's (its summary)
+                return [(name, {new}.union(*(_names(a) for a in viewed)))]
             return [(name, {new} | _call_names(v, free))]  # a user function, whatever its name
         if nondiff_call(v, resolve) and fname not in ("zeros", "ones", "empty", "zeros_like",
                                                     "ones_like", "empty_like", "eye",
