@@ -32,6 +32,7 @@ named parameter), so one compilation serves any value.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import keyword
 import sys
@@ -378,15 +379,29 @@ def bind_keyword_calls(parsed: Any) -> None:
         set(parsed.namespace)
     for call in _scope_nodes(parsed.tree):
         if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name) or \
-                parsed.is_local(call.func.id) or \
-                any(isinstance(a, gast.Starred) for a in call.args):
+                parsed.is_local(call.func.id):
             continue
         obj = dotted_object(parsed, call.func)
         if not takes_keywords(obj) or registry.lookup(obj) is not None or not _users(obj):
             continue
+        args = _displayed_arguments(call.args)
         keywords = _displayed_keywords(call.keywords)
-        if keywords is None:
+        if keywords is None or args is None:
+            # helper(u, **d): run through the dispatch, which sees its keywords; the
+            # caller's code is compiled here without them, so a helper that may change its
+            # arguments is refused here, as star_arguments refuses a writer with named
+            # parameters (forward mode ran the write unseen: a wrong jvp)
+            if _may_write(obj):
+                raise UnsupportedError(
+                    f"{obj.__name__} takes **kwargs and may change its arguments in place, and "
+                    "is called with *args or a ** dict whose items adgen cannot see when it "
+                    "compiles, so it cannot tell which values it changes",
+                    parsed.location(call),
+                    hint=f"pass the arguments and keywords one by one "
+                         f"({obj.__name__}(u, rate=r)), or as displays ({obj.__name__}(*(u,), "
+                         f"**{{'rate': r}}))")
             continue
+        call.args = args
         try:
             shim = keyword_shim(obj, extra_keywords(obj, [k.arg for k in keywords]))
         except UnsupportedError as err:
@@ -413,6 +428,62 @@ def bind_keyword_calls(parsed: Any) -> None:
                                                  type_comment=None), call.func)
         call.keywords = keywords
     parsed.forget_locals()
+
+
+def _may_write(fn: Any) -> bool:
+    """Whether a call of ``fn`` (with ``**kwargs``) may change an argument in place, for the
+    keywords its code names (``kw["out"]``, ``kw.get("rate")``, ``"k" in kw``): its shim
+    for them, as transforms.argument_writes judges it (True where that cannot tell)."""
+    from adgen.transforms.argument_writes import leaves_arguments  # (rarely needed)
+    from adgen.transforms.parse import parse_function
+
+    try:
+        tree = parse_function(fn).tree
+    except Exception:  # noqa: BLE001 - its own compilation reports it
+        return True
+    kw = tree.args.kwarg.id
+    keys: list[str] = []
+
+    def key(v: Any) -> None:
+        if isinstance(v, gast.Constant) and isinstance(v.value, str) and \
+                v.value.isidentifier() and not keyword.iskeyword(v.value) and \
+                v.value not in keys:
+            keys.append(v.value)
+
+    for n in walk(tree):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                n.value.id == kw:
+            key(n.slice)
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name) and n.func.value.id == kw and n.args:
+            key(n.args[0])
+        elif isinstance(n, gast.Compare) and len(n.comparators) == 1 and \
+                isinstance(n.comparators[0], gast.Name) and n.comparators[0].id == kw:
+            key(n.left)
+    line = dict(lineno=tree.lineno, col_offset=0, end_lineno=tree.lineno, end_col_offset=0)
+    tried = copy.deepcopy(tree)
+    tried.args.kwarg = None
+    if not _spell_out(tried, kw, tuple(keys), line):
+        return True  # the dict used as a dict (for k in kw: kw[k][:] = v): cannot tell
+    try:
+        return not leaves_arguments(keyword_shim(fn, tuple(keys)))
+    except UnsupportedError:
+        return True
+
+
+def _displayed_arguments(args: list[gast.expr]) -> list[gast.expr] | None:
+    """A call's positional arguments with a ``*`` of a tuple or list display spelled out
+    (``*(u, v)`` as ``u, v``); None where a ``*`` is anything else."""
+    out: list[gast.expr] = []
+    for a in args:
+        if not isinstance(a, gast.Starred):
+            out.append(a)
+        elif isinstance(a.value, (gast.Tuple, gast.List)) and \
+                not any(isinstance(e, gast.Starred) for e in a.value.elts):
+            out.extend(a.value.elts)
+        else:
+            return None
+    return out
 
 
 def _displayed_keywords(keywords: list[gast.keyword]) -> list[gast.keyword] | None:

@@ -202,7 +202,21 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "no tangent)", hint="call a module-level function, or use adgen.grad / adgen.vjp")
     from adgen.transforms.keyword_shims import for_keywords
 
-    fn = for_keywords(fn, kwargs)  # def helper(x, **kw): per keywords of this call
+    shim = for_keywords(fn, kwargs)  # def helper(x, **kw): per keywords of this call
+    if shim is not fn:
+        from adgen.transforms.pipeline import compile_function
+
+        compiled = compile_function(shim)
+        if compiled.mutates_params or compiled.mutates_containers:
+            # helper(u, **d), fn = helper; fn(u, r=r): the caller's tangent code was
+            # compiled without this write (the jvp was silently wrong through **d)
+            raise UnsupportedError(
+                f"forward mode (jvp) calling {fn.__qualname__}, which takes **kwargs and "
+                "changes its arguments in place, through a variable or with **kwargs: the "
+                "caller's code could not see which values it changes",
+                hint=f"call {fn.__name__} by its name with the keywords written out "
+                     f"({fn.__name__}(u, rate=r)), or return the new values")
+    fn = shim
     if varargs_of(fn) is not None:
         # its compiled jvp takes the extra arguments as one tuple, and their tangents as
         # another: not lined up here (the call raised a raw TypeError)
