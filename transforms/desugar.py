@@ -1,7 +1,7 @@
 """Desugar: rewrite sugar into the few statement forms the later passes handle.
 
 Input: a validated FunctionDef. Output: the same function where
-- comprehensions are loops that append to (or set items of) a fresh list/dict;
+- comprehensions are loops that append to (or set items of, or add to) a fresh list/dict/set;
 - ``list``/``tuple`` of ``enumerate``/``zip`` and ``dict(zip(keys, values))`` are such
   comprehensions (``[(i, v) for i, v in enumerate(xs)]``);
 - ``a and b``, ``a or b`` and ``b if c else d`` are if statements;
@@ -545,9 +545,16 @@ class _ExprDesugar(Transformer):
         return self.visit_ListComp(node)  # type: ignore[arg-type]
 
     def visit_SetComp(self, node: gast.SetComp) -> gast.expr:
-        from adgen.errors import UnsupportedError
+        # {i % 2 for i in idx} -> comp = set(); for ...: comp.add(i % 2): a set of indices
+        # or keys runs as written; set.add of a value with a derivative has no rule and is
+        # refused at the line (a set orders its items by their hashes: no gradient through it)
+        def make(result: str) -> list[gast.stmt]:
+            call = gast.Call(func=gast.Attribute(value=name(result), attr="add",
+                                                 ctx=gast.Load()), args=[node.elt], keywords=[])
+            return [located_at(gast.Expr(value=call), node)]
 
-        raise UnsupportedError("set comprehensions are not supported", hint="use a list")
+        return self._comprehension(node, make,
+                                   gast.Call(func=name("set"), args=[], keywords=[]))
 
     def visit_DictComp(self, node: gast.DictComp) -> gast.expr:
         def make(result: str) -> list[gast.stmt]:

@@ -191,3 +191,10 @@ defrefusal(builtins.reversed, "it returns an iterator adgen cannot follow; write
 defrefusal(itertools.accumulate, "it calls a function in a loop adgen cannot see; write the "
            "loop in Python (adgen differentiates loops), or np.cumsum / np.cumprod for sums "
            "and products")
+# A set of indices, keys or names needs no gradient and runs as written ({i % 2 for i in
+# idx}, set(names)); one of values with a derivative reaches here
+_SET = ("a set keeps one of equal values, in the order of their hashes: no derivative goes "
+        "through it; keep the values in a list (a set of their indices or keys is fine: "
+        "[x[i] for i in sorted(set(idx))])")
+for _f in (set, set.add, frozenset, set.union, set.update):
+    defrefusal(_f, _SET)

@@ -95,11 +95,14 @@ def why_no_rule(func: Any) -> str:
     whose source is unavailable (a builtin, a C extension) is said to be so.
     """
     reason = refusal_of(func)
+    owner = getattr(func, "__self__", None)
+    if reason is None and owner is not None:
+        # a builtin method bound to its object (seen.add of a set): refused as its class's
+        reason = refusal_of(getattr(type(owner), getattr(func, "__name__", ""), None))
     if reason is not None:
         return f": {reason}"
     import numpy as np
 
-    owner = getattr(func, "__self__", None)
     if isinstance(owner, (np.random.Generator, np.random.RandomState)) or \
             str(getattr(func, "__module__", "") or "").startswith("numpy.random"):
         # a draw is a constant of the forward pass; one whose parameters have a gradient
