@@ -24,12 +24,15 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``np.putmask(x, m, v)``             -> ``t = np.where(m, np.resize(v, np.shape(x)), x);
                                          x[...] = t`` (in steps)
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
+- ``y = L.pop(i)`` / ``L.insert(i, v)`` of a list only ``L`` reaches (analyses.unshared_lists)
+                                     -> ``y = L[i]; L = L[:j] + L[j + 1:]`` /
+                                        ``L = L[:i] + [v] + L[i:]``
 - ``np.divide(a, b, out=o, where=m)`` (a ufunc's ``where=``) -> ``t = np.divide(np.where(m, a,
   1), np.where(m, b, 1)); np.copyto(o, np.where(m, t, o))`` in steps (ufunc_where)
 - ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
   plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
-Mutating calls adgen does not handle yet (``np.put``, ``np.place``, ``x.resize``, list
-``insert/remove/...``) raise UnsupportedError with the line.
+Mutating calls adgen does not handle yet (``np.place``, ``x.resize``, a list's ``remove``,
+``pop``/``insert`` of a list another name may reach, ...) raise UnsupportedError with the line.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import types
 
 import gast
 from adgen.transforms.analyses.receivers import Receivers
+from adgen.transforms.analyses.unshared_lists import UnsharedLists
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
@@ -96,6 +100,7 @@ class _Lower:
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
+        self.lists = UnsharedLists(parsed, self.resolve)  # L.pop(), L.insert(i, v)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -313,6 +318,25 @@ class _Lower:
                 return [assign(name(perm, gast.Store), argsort, s),
                         assign(name(tmp, gast.Store), take, s),
                         store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
+            if method in ("pop", "insert") and isinstance(recv, gast.Name) and \
+                    not call.keywords and \
+                    len(call.args) in ((0, 1) if method == "pop" else (2,)) and \
+                    not any(isinstance(a, gast.Starred) for a in call.args) and \
+                    not self._is_module(recv):
+                why = self.lists.why_shared(recv, s)
+                if why is None:
+                    if method == "pop":
+                        return self._pop(recv, call.args[0] if call.args else None, result, s)
+                    return self._insert(recv, call.args[0], call.args[1], s) + \
+                        self._none(result, s)
+                if self.receivers.built_as(recv, "list") or recv.id in {
+                        a.id for a in self.parsed.tree.args.args}:
+                    example = "y = L[-1]; L = L[:-1]" if method == "pop" else \
+                        "L = L[:i] + [v] + L[i:]"
+                    raise UnsupportedError(
+                        f"{recv.id}.{method}() is differentiated on a list that only its "
+                        f"name reaches; here {why}", self.parsed.location(s),
+                        hint=f"build a new list instead ({example})")
             if method in _REFUSED_METHODS and not self._is_module(recv):
                 raise UnsupportedError(
                     f"the in-place method .{method}() is not supported yet",
@@ -364,6 +388,64 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
+
+    def _pop(self, lst: gast.Name, index: gast.expr | None, result: str | None,
+             like: gast.stmt) -> list[gast.stmt]:
+        """``y = L.pop(i)`` of a list only ``L`` reaches (analyses.unshared_lists) -> ``y =
+        L[i]`` (an IndexError where pop raises one), then ``L`` rebound to the list without
+        that item: ``L = L[:j] + L[j + 1:]``, ``j`` the index counted from the start."""
+        out: list[gast.stmt] = []
+
+        def bind(value: gast.expr, prefix: str = "t") -> gast.Name:
+            t = self.namer.fresh(prefix)
+            out.append(assign(name(t, gast.Store), value, like))
+            return name(t)
+
+        size = None
+        if index is None or isinstance(index, gast.Constant) and index.value == -1:
+            size = bind(_call_name("len", name(lst.id)))
+            at: gast.expr = bind(gast.BinOp(left=size, op=gast.Sub(),
+                                            right=gast.Constant(1, None)))
+        else:
+            at = index
+        item = gast.Subscript(value=name(lst.id), slice=clone(at), ctx=gast.Load())
+        if result is not None:
+            out.append(assign(name(result, gast.Store), item, like))
+        else:
+            bind(item)  # (read for its IndexError on an empty list or a wrong index)
+        if size is None and not (isinstance(at, gast.Constant) and isinstance(at.value, int)
+                                 and at.value >= 0):
+            size = bind(_call_name("len", name(lst.id)))
+            at = bind(gast.BinOp(left=clone(at), op=gast.Mod(), right=size))
+        after = bind(gast.BinOp(left=clone(at), op=gast.Add(), right=gast.Constant(1, None)))
+        head = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
+            lower=None, upper=clone(at), step=None), ctx=gast.Load()))
+        tail = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
+            lower=after, upper=None, step=None), ctx=gast.Load()))
+        out.append(assign(name(lst.id, gast.Store), gast.BinOp(left=head, op=gast.Add(),
+                                                               right=tail), like))
+        return out
+
+    def _insert(self, lst: gast.Name, index: gast.expr, value: gast.expr, like: gast.stmt
+                ) -> list[gast.stmt]:
+        """``L.insert(i, v)`` of a list only ``L`` reaches -> ``L = L[:i] + [v] + L[i:]``
+        (Python's insert: an index past either end puts ``v`` at that end)."""
+        out: list[gast.stmt] = []
+
+        def bind(v: gast.expr) -> gast.Name:
+            t = self.namer.fresh("t")
+            out.append(assign(name(t, gast.Store), v, like))
+            return name(t)
+
+        head = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
+            lower=None, upper=clone(index), step=None), ctx=gast.Load()))
+        item = bind(gast.List(elts=[value], ctx=gast.Load()))
+        tail = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
+            lower=clone(index), upper=None, step=None), ctx=gast.Load()))
+        front = bind(gast.BinOp(left=head, op=gast.Add(), right=item))
+        out.append(assign(name(lst.id, gast.Store), gast.BinOp(left=front, op=gast.Add(),
+                                                               right=tail), like))
+        return out
 
     def _namedtuple(self, s: gast.Assign, cls: type) -> list[gast.stmt]:
         """``p = Point(a, y=b)`` of a namedtuple class -> ``t1 = Point; t2 = (a, b);
