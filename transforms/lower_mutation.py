@@ -41,7 +41,6 @@ import types
 
 import gast
 from adgen.transforms.analyses.receivers import Receivers
-from adgen.transforms.analyses.unshared_lists import UnsharedLists
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr
@@ -100,7 +99,6 @@ class _Lower:
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
-        self.lists = UnsharedLists(parsed, self.resolve)  # L.pop(), L.insert(i, v)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -323,7 +321,11 @@ class _Lower:
                     len(call.args) in ((0, 1) if method == "pop" else (2,)) and \
                     not any(isinstance(a, gast.Starred) for a in call.args) and \
                     not self._is_module(recv):
-                why = self.lists.why_shared(recv, s)
+                # (imported here: most functions pop nothing, and a first gradient imports
+                # little)
+                from adgen.transforms.analyses.unshared_lists import UnsharedLists
+
+                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
                 if why is None:
                     if method == "pop":
                         return self._pop(recv, call.args[0] if call.args else None, result, s)
