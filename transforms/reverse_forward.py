@@ -205,8 +205,24 @@ class Forward:
 
     def fwd_block(self, stmts: list[gast.stmt], top: bool = False) -> list[gast.stmt]:
         out: list[gast.stmt] = []
+        inner = self.inner_ran() if self.rec.try_ran else {}
         for s in stmts:
             out.extend(self.fwd_stmt(s))
+            for flag in inner.get(id(s), ()):  # (inside the compound statement last in a
+                # try body: partial_try's flag, as the try's forward sets it after its own)
+                out.append(assign(name(flag, gast.Store), gast.Constant(True, None), s))
+        return out
+
+    def inner_ran(self) -> dict[int, list[str]]:
+        """The statements that set a try's flag (``partial_try``) and are not that try
+        body's own statements (those are flagged by the try's forward), by id."""
+        out: dict[int, list[str]] = {}
+        for t in nodes_of(self.plan.fn, gast.Try):
+            flag, ids = self.rec.try_ran.get(id(t), (None, ()))
+            own = {id(b) for b in t.body}
+            for sid in ids:
+                if sid not in own:
+                    out.setdefault(sid, []).append(flag)
         return out
 
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
@@ -318,10 +334,13 @@ class Forward:
             arm = self.rec.arm_of.get(id(s))
             flag, ran = self.rec.try_ran.get(id(s), (None, set()))
             s2.body = []
+            inner = self.inner_ran()  # (a try last in the body of another)
             for b in s.body:
                 s2.body += self.fwd_stmt(b)
                 if id(b) in ran:
                     s2.body.append(assign(name(flag, gast.Store), gast.Constant(True, None), s))
+                for outer in inner.get(id(b), ()):
+                    s2.body.append(assign(name(outer, gast.Store), gast.Constant(True, None), s))
             s2.orelse = self.fwd_block(s.orelse)
             handlers = []
             for k, h in enumerate(s.handlers):

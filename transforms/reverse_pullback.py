@@ -540,6 +540,10 @@ class Pullback:
         # nothing: a body that raised after a statement with a lasting effect ran is refused
         # when it happens (forward: ``partial_try``)
         ran = [b for b in s.body[:-1] if self.plan.outlives(b, s.body)]
+        if s.body and not _simple(s.body[-1]):
+            # a loop, a branch or a try last in the body may raise after part of it ran:
+            # the flag is set after each statement inside it that leaves something behind
+            ran += [b for b in _simple_statements(s.body[-1]) if self.plan.outlives(b, s.body)]
         if ran and s.handlers and not (all(_reraises(h) for h in s.handlers) and
                                        not _caught_inside(self.plan.fn, s)):
             # (a handler that raises again, as lower_control's for a finally block or a
@@ -828,3 +832,18 @@ def _caught_inside(fn: gast.FunctionDef, s: gast.Try) -> bool:
     whose handler may catch what ``s``'s handlers raise again."""
     return any(t is not s and any(n is s for b in t.body for n in walk(b))
                for t in walk(fn) if isinstance(t, gast.Try))
+
+
+def _simple(st: gast.stmt) -> bool:
+    return not isinstance(st, (gast.For, gast.While, gast.If, gast.Try, gast.With))
+
+
+def _simple_statements(st: gast.stmt) -> list[gast.stmt]:
+    """The statements with no block of their own inside the compound statement ``st``."""
+    out: list[gast.stmt] = []
+    blocks = [getattr(st, f, None) or [] for f in ("body", "orelse", "finalbody")] + \
+        [h.body for h in getattr(st, "handlers", [])]
+    for block in blocks:
+        for b in block:
+            out += [b] if _simple(b) else _simple_statements(b)
+    return out
