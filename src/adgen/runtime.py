@@ -215,6 +215,16 @@ def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tupl
     """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
     from adgen.dispatch import pullback_of
 
+    if sh is not None and sh._deposits and type(saved) is tuple and saved and \
+            saved[0] == "compiled alone":
+        # a method updating a counter (self.calls += 1): its pullback runs alone, with a map
+        # of its own, which starts from the adjoints this caller handed over (sh.deposit)
+        # (s.advance(k) also setting self.u gave a zero gradient through it before)
+        ShadowMap._carried.deposits = dict(sh._deposits)
+        try:
+            return pullback_of(saved, out_bar, sh)
+        finally:
+            ShadowMap._carried.deposits = None
     return pullback_of(saved, out_bar, sh)
 
 

@@ -7,6 +7,7 @@ class using only numpy, so ``-o`` modules copy its source (transforms/standalone
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
@@ -105,12 +106,22 @@ class ShadowMap:
     and the pullbacks of its callees share one map.
     """
 
+    # the deposits of the map of a pullback that hands a call to a callee whose pullback runs
+    # alone (dispatch: a method updating a counter, self.calls += 1): the map that pullback
+    # makes takes them, so the callee starts from the caller's adjoint of what it changes
+    _carried = threading.local()
+
     def __init__(self) -> None:
+        carried = getattr(ShadowMap._carried, "deposits", None)
         self._roots: dict[int, tuple[Any, np.ndarray]] = {}
         # id(root) -> (root, its address, its shadow's buffer, the shadow's offset in it)
         self._where: dict[int, tuple[Any, int, Any, int, Any]] = {}
         # adjoints of lists/dicts/objects handed to a callee that changes them in place
         self._deposits: dict[int, list[Any]] = {}
+        if carried:
+            # (the entries themselves: the caller's merge sees what the callee withdrew)
+            self._deposits.update(carried)
+            ShadowMap._carried.deposits = None
         # guard copies that stand for the buffers they were taken from (remap_saved)
         self._stand_ins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
