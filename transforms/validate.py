@@ -31,7 +31,10 @@ _REFUSED: dict[type, tuple[str, str]] = {
     gast.Global: ("a global statement (writes to globals)",
                   "pass the value in as an argument and return the new one"),
     gast.Nonlocal: ("a nonlocal statement (writes to an enclosing scope)",
-                    "pass the value in as an argument and return the new one"),
+                    "pass the value in as an argument and return the new one; for a "
+                    "counter of a callback made by a factory, keep it in a list or an "
+                    "object (calls = [0] in the factory, calls[0] += 1 in the callback), "
+                    "which adgen follows"),
     # del of plain names is read by transforms/unbound.py (a later read raises, as in Python)
     gast.Delete: ("a del of an item or an attribute (del d[k], del xs[i], del obj.a)",
                   "build the container without it ({k: v for k, v in d.items() if k != key}, "
