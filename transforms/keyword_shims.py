@@ -85,7 +85,10 @@ def for_keywords(fn: Any, kwargs: Iterable[str]) -> Any:
 
 
 def _users(fn: Any) -> bool:
-    root = str(getattr(fn, "__module__", "") or "").partition(".")[0]
+    """Whether a function (or a module) is the user's: not NumPy's, SciPy's, adgen's or the
+    standard library's."""
+    where = fn.__name__ if isinstance(fn, types.ModuleType) else getattr(fn, "__module__", "")
+    root = str(where or "").partition(".")[0]
     return root not in ("numpy", "adgen", "scipy") and root not in sys.stdlib_module_names
 
 
@@ -370,7 +373,7 @@ def bind_keyword_calls(parsed: Any) -> None:
     calls (``helper(x, **CFG)``, ``helper(*xs)``) run through the dispatch, which takes the
     shim for the keywords given when the call runs."""
     code = getattr(parsed.fn, "__code__", None)
-    if code is None or not any(takes_keywords(parsed.namespace.get(n))
+    if code is None or not any(_takes_keywords_here(parsed.namespace.get(n), code.co_names)
                                for n in code.co_names + code.co_freevars):
         return  # (most functions: no walk of the tree)
     from adgen.rules import registry
@@ -378,10 +381,18 @@ def bind_keyword_calls(parsed: Any) -> None:
     taken = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)} | \
         set(parsed.namespace)
     for call in _scope_nodes(parsed.tree):
-        if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name) or \
-                parsed.is_local(call.func.id):
+        if not isinstance(call, gast.Call):
             continue
-        obj = dotted_object(parsed, call.func)
+        func = call.func
+        if isinstance(func, gast.Name) and not parsed.is_local(func.id):
+            holder = None  # helper(x, k=v): a global or closure name
+        elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                not parsed.is_local(func.value.id) and \
+                isinstance(dotted_object(parsed, func.value), types.ModuleType):
+            holder = dotted_object(parsed, func.value)  # utils.helper(x, k=v)
+        else:
+            continue
+        obj = dotted_object(parsed, func)
         if not takes_keywords(obj) or registry.lookup(obj) is not None or not _users(obj):
             continue
         args = _displayed_arguments(call.args)
@@ -420,14 +431,27 @@ def bind_keyword_calls(parsed: Any) -> None:
             taken.add(bound)
             parsed.bound[bound] = parsed.namespace[bound] = shim
             # the call no longer reads the name: its own guard (helper rebound: compiled
-            # again)
+            # again); utils.helper: the module's attribute, and the name of the module
+            root = func.id if holder is None else func.value.id
             parsed.bound_guards.append(Guard(
-                call.func.id, call.func.id, getattr(parsed.fn, "__globals__", {}),
-                parsed.cells.get(call.func.id), "same", obj))
+                root, root, getattr(parsed.fn, "__globals__", {}), parsed.cells.get(root),
+                "same", obj if holder is None else holder))
+            if holder is not None:
+                parsed.bound_guards.append(Guard(func.attr, func.attr, holder.__dict__, None,
+                                                 "same", obj))
         call.func = gast.copy_location(gast.Name(id=bound, ctx=gast.Load(), annotation=None,
                                                  type_comment=None), call.func)
         call.keywords = keywords
     parsed.forget_locals()
+
+
+def _takes_keywords_here(value: Any, names: tuple[str, ...]) -> bool:
+    """Whether a free name's value is a function of the user's taking ``**kwargs``, or a
+    module of the user's holding one under a name the code reads."""
+    if takes_keywords(value):
+        return True
+    return isinstance(value, types.ModuleType) and _users(value) and \
+        any(takes_keywords(value.__dict__.get(n)) for n in names)
 
 
 def _may_write(fn: Any) -> bool:

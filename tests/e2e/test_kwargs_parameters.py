@@ -324,3 +324,35 @@ def test_a_writer_given_displays():
         adgen.grad(f, mutation="strict")(X)  # (u's old value is the rate's derivative)
     _, dot = adgen.jvp(f, (X,), (V,))
     assert np.allclose(dot, numerical_jvp(f, (X,), (V,)), rtol=1e-6, atol=1e-7)
+
+
+HELPERS = '''
+import numpy as np
+
+
+def scaled_sines(x, **kw):
+    return np.sum(np.sin(x) * kw.get("scale", 1.0))
+
+
+def scaled_cubes(x, **kw):
+    return np.sum(x ** 3 * kw.get("scale", 1.0))
+'''
+
+
+def test_a_helper_of_a_module_called_through_the_module(tmp_path, monkeypatch):
+    # utils.helper(x, scale=v) was refused at the helper's def (a call through a module
+    # attribute was not written as the shim's call)
+    (tmp_path / "kwargs_helpers_mod.py").write_text(HELPERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import kwargs_helpers_mod as utils
+
+    def f(x):
+        return utils.scaled_sines(x, scale=x[0]) + utils.scaled_sines(x)
+
+    g = adgen.grad(f)
+    assert_grad_close(g(X), numerical_grad(f, (X,), 0))
+    _, dot = adgen.jvp(f, (X,), (V,))
+    assert np.allclose(dot, numerical_jvp(f, (X,), (V,)), rtol=1e-6, atol=1e-7)
+    # the module's attribute rebound between calls: compiled again
+    monkeypatch.setattr(utils, "scaled_sines", utils.scaled_cubes)
+    assert_grad_close(g(X), numerical_grad(f, (X,), 0))
