@@ -24,15 +24,15 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``np.putmask(x, m, v)``             -> ``t = np.where(m, np.resize(v, np.shape(x)), x);
                                          x[...] = t`` (in steps)
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
-- ``y = L.pop(i)`` / ``L.insert(i, v)`` of a list only ``L`` reaches (analyses.unshared_lists)
-                                     -> ``y = L[i]; L = L[:j] + L[j + 1:]`` /
-                                        ``L = L[:i] + [v] + L[i:]``
+- ``y = L.pop(i)`` / ``L.insert(i, v)`` / ``L.remove(v)`` of a list only ``L`` reaches
+  (analyses.unshared_lists)          -> ``y = L[i]; L = L[:j] + L[j + 1:]`` /
+                                        ``L = L[:i] + [v] + L[i:]`` / ``i = L.index(v)``, popped
 - ``np.divide(a, b, out=o, where=m)`` (a ufunc's ``where=``) -> ``t = np.divide(np.where(m, a,
   1), np.where(m, b, 1)); np.copyto(o, np.where(m, t, o))`` in steps (ufunc_where)
 - ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
   plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
-Mutating calls adgen does not handle yet (``np.place``, ``x.resize``, a list's ``remove``,
-``pop``/``insert`` of a list another name may reach, ...) raise UnsupportedError with the line.
+Mutating calls adgen does not handle yet (``np.place``, ``x.resize``, a list's
+``pop``/``insert``/``remove`` of a list another name may reach, ...) raise UnsupportedError with the line.
 """
 
 from __future__ import annotations
@@ -316,9 +316,9 @@ class _Lower:
                 return [assign(name(perm, gast.Store), argsort, s),
                         assign(name(tmp, gast.Store), take, s),
                         store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
-            if method in ("pop", "insert") and isinstance(recv, gast.Name) and \
-                    not call.keywords and \
-                    len(call.args) in ((0, 1) if method == "pop" else (2,)) and \
+            if method in ("pop", "insert", "remove") and isinstance(recv, gast.Name) and \
+                    not call.keywords and len(call.args) in \
+                    {"pop": (0, 1), "insert": (2,), "remove": (1,)}[method] and \
                     not any(isinstance(a, gast.Starred) for a in call.args) and \
                     not self._is_module(recv):
                 # (imported here: most functions pop nothing, and a first gradient imports
@@ -329,12 +329,22 @@ class _Lower:
                 if why is None:
                     if method == "pop":
                         return self._pop(recv, call.args[0] if call.args else None, result, s)
+                    if method == "remove":
+                        # the first item equal to v, found as Python's remove finds it (its
+                        # ValueError where there is none), then popped
+                        at = self.namer.fresh("t")
+                        find = gast.Call(func=gast.Attribute(value=name(recv.id), attr="index",
+                                                             ctx=gast.Load()),
+                                         args=[call.args[0]], keywords=[])
+                        return [assign(name(at, gast.Store), find, s)] + \
+                            self._pop(recv, name(at), None, s) + self._none(result, s)
                     return self._insert(recv, call.args[0], call.args[1], s) + \
                         self._none(result, s)
                 if self.receivers.built_as(recv, "list") or recv.id in {
                         a.id for a in self.parsed.tree.args.args}:
-                    example = "y = L[-1]; L = L[:-1]" if method == "pop" else \
-                        "L = L[:i] + [v] + L[i:]"
+                    example = {"pop": "y = L[-1]; L = L[:-1]",
+                               "insert": "L = L[:i] + [v] + L[i:]",
+                               "remove": "i = L.index(v); L = L[:i] + L[i + 1:]"}[method]
                     raise UnsupportedError(
                         f"{recv.id}.{method}() is differentiated on a list that only its "
                         f"name reaches; here {why}", self.parsed.location(s),

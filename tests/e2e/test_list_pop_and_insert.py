@@ -142,3 +142,47 @@ def test_a_list_another_name_may_reach_is_refused_at_the_line(fn, line, why, mut
         adgen.grad(fn, mutation=mutation)(*args)
     assert info.value.location.line == fn.__code__.co_firstlineno + line
     assert why in str(info.value)
+
+
+def remove_a_value(x):
+    items = [x[0] * 2, x[1] ** 2, np.sin(x[2]), x[1] ** 2]
+    items.remove(x[1] ** 2)  # equal floats: the first one goes, as in Python
+    return sum(v * w for v, w in zip(items, (1.0, 2.0, 3.0)))
+
+
+def remove_a_name(x):
+    names = ["a", "b", "c"]
+    vals = [x * 1.0, x * 2.0, x * 3.0]
+    k = names.index("b")
+    names.remove("b")
+    vals.pop(k)
+    return np.sum(vals[0] * vals[1]) + len(names)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("fn", [remove_a_value, remove_a_name])
+def test_remove_on_a_list_the_function_builds(fn, mutation):
+    value, g = adgen.value_and_grad(fn, mutation=mutation)(X)
+    assert value == pytest.approx(fn(X))
+    assert_grad_close(g, numerical_grad(fn, (X,), 0))
+    check_jvp(fn, (X,), (np.array([0.5, -1.0, 2.0]),))
+
+
+def remove_what_is_not_there(x):
+    items = [1.0, 2.0]
+    items.remove(5.0)
+    return np.sum(x)
+
+
+def removes_from_the_callers_list(x, items):
+    items.remove(items[0])  # BAD: the caller's list changes
+    return np.sum(x * items[0])
+
+
+def test_remove_raises_value_error_as_python_and_refuses_a_parameter():
+    with pytest.raises(ValueError):
+        adgen.grad(remove_what_is_not_there)(X)
+    with pytest.raises(UnsupportedError) as info:
+        adgen.grad(removes_from_the_callers_list)(X, [X, 2 * X])
+    assert "parameter" in str(info.value)
+    assert info.value.location.line == removes_from_the_callers_list.__code__.co_firstlineno + 1
