@@ -61,7 +61,7 @@ __all__ = ["number_collects", "root", "shadows", "unfollowed_view", "view_indice
 def number_collects(rw: Rewriter) -> None:
     """``collect(sh, k, b) if top else b`` for a number parameter ``k`` becomes ``b``. The
     pullback collects, at its top, what the callees it passes an object to kept in shadow
-    memory for the object's attributes (reverse_pullback.objects_passed_on); the numba
+    memory for the object's attributes (pullback_parameters.objects_passed_on); the numba
     backend takes numbers and arrays only, and a number's adjoint is ``b`` itself."""
     numbers = {p for p, t in rw.params.items() if t.kind in NUMBER_KINDS}
 

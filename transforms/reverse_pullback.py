@@ -23,15 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
-from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
-from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import NUMBER
-from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
+from adgen.transforms.pullback_parameters import returned, taken_over
 from adgen.transforms.reverse_ast import (
     Recording,
     args_node,
@@ -57,10 +55,14 @@ from adgen.transforms.specialize import (
     first_slice_writes,
     first_writes,
     known_shapes,
-    scalar_sum_adjoints,
     split_concatenations,
 )
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.sum_adjoints import (
+    broadcast_by_the_addition,
+    scalar_sums,
+    sums_into_parts,
+)
 from adgen.transforms.unshared_shadows import unshared_shadows
 from adgen.transforms.walk import clone, walk
 
@@ -101,82 +103,18 @@ class Pullback:
         """The pullback; ``self.rec`` then says what the forward must keep."""
         state: set[str] = set()
         params = [a.id for a in self.plan.fn.args.args]
-        # parameters this function changes in place as containers (lists, dicts, objects):
-        # their adjoint starts from what the caller handed over
-        cparams = {w.target for w in self.plan.eff.writes if w.container and
-                   w.target in params and self.plan.act.active(w.target)}
-        # a part of a parameter written through a name read from it (self.acts.append(h)):
-        # the parameter's adjoint is taken over too, and the name's starts from its part
-        self.parts = {t: part for t, part in
-                      parameter_parts(self.plan.fn, self.plan.eff, set(params)).items()
-                      if self.plan.act.active(t) and self.plan.act.active(part.param)}
-        cparams = sorted(cparams | {part.param for part in self.parts.values()} | {
-            # and one a call changes (self.setup(v) setting self.w; a helper by name setting
-            # o.w): handed to that call's pullback (its adjoint was lost on the way: a
-            # silent zero gradient two calls down)
-            # (not an array a callee writes in place: tracked in shadow memory)
-            p for p in parameters_changed_by_calls(
-                self.plan.parsed, self.plan.fn, set(params), self._changes_containers)
-            if self.plan.act.active(p) and not self.plan.tracked(p) and
-            self.plan.kinds.get(p) is None and p not in self.plan.numeric})
-        # and a part of a container built here: its start is in the holder's adjoint
-        self.parts |= {t: part for t, part in
-                       local_parts(self.plan.fn, self.plan.eff, set(params)).items()
-                       if self.plan.act.active(t) and self.plan.act.active(part.param)}
-        for p in cparams:
-            state |= {self.bar(p), "owned:" + self.bar(p)}
-            # its slots may be rebound: the gradient goes to the items it was given
-            self.rec.entry_of[p] = self.namer.fresh(f"{p}_entry")
-            self.rec.extra_fwd.add(self.rec.entry_of[p])
-        # a copy of a parameter changed in place as a container (``if cache is None: cache =
-        # {}`` then ``cache["h"] = v ** 2``: SSA's cache_2 is the caller's dict or a new one):
-        # its adjoint starts from the caller's when it holds the caller's container (withdraw
-        # finds it by the object; a new one starts from zeros), and goes back to the parameter
-        # through the copy. It started from zeros, and the caller's reads of the dict after
-        # the call lost their gradient (silently)
-        copies = parameter_copies(self.plan.fn, {p for p in params if p not in cparams and
-                                                 self.plan.act.active(p)})
-        joined = sorted({w.target for w in self.plan.eff.writes if w.container and
-                         w.target in copies and self.plan.act.active(w.target)})
-        for t in joined:
-            state |= {self.bar(t), "owned:" + self.bar(t)}
+        self.parts, cparams, joined = taken_over(self, params, state)
         rev = self.rev_block(self.plan.fn.body, state, top=True)
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
-        ret_parts = []
-        written = self.plan.written_params()
-        passed = self.objects_passed_on(params)
-        for p in params:
-            b = self.adj.get(p)
-            if self.plan.tracked(p) and (written is True or p in written):
-                # written in place: the caller tracks it and finds its adjoint in sh
-                ret_parts.append(f"sh.value({p}) if top else None")
-            elif self.plan.tracked(p):
-                # tracked here only because arguments may alias: hand the adjoint back
-                ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")
-            elif p in self.plan.objlike or self.plan.eff.tracked(p):
-                # a container argument: arrays inside it may have adjoints in shadow memory
-                b = b if b is not None and b in state else None
-                entry = f", entry={self.rec.entry_of[p]}" if p in self.rec.entry_of else ""
-                ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
-            elif p in passed and self.plan.act.active(p):
-                # an object passed on to a function of the user's (step(u, v, cfg)): the
-                # callee keeps the adjoints of the attributes it read in shadow memory, for
-                # the caller to collect; they were lost here (cfg.dt's gradient was a silent 0)
-                b = b if b is not None and b in state else None
-                ret_parts.append(f"collect(sh, {p}, {b}) if top else {b}")
-            elif b is not None and b in state:
-                ret_parts.append(b)
-            else:
-                ret_parts.append("None")
+        ret_parts = returned(self, params, state)
         tail = parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
         body = rev + tail
         if self.plan.kinds:
             # a full sum's adjoint that only scales an array of the summed one's shape: the
             # number itself (out_bar * 2 * out), not an array filled with it (nor the shape
             # kept for it)
-            scalar_sum_adjoints(body, self.summed_array, self.top_level_same_shape,
-                                self.top_level_maybe_same)
+            scalar_sums(self, body)
             # a shadow no other lookup reaches is a zero of the array's shape, which is then
             # all the pullback keeps of it (ADI's q and v)
             unshared_shadows(body, self.plan)
@@ -236,36 +174,6 @@ class Pullback:
                      if type(plan.kinds.get(x)) is int)
         return LeanFacts(arrays, plan.same_shape, set(plan.f64_arrays), weak,
                          in_place=plan.policy != "strict", ranks=ranks)
-
-    def summed_array(self, shape: gast.expr) -> str | None:
-        """The forward name whose shape ``shape`` is in the pullback (``x.shape``, or the
-        name the forward saved it as), or None."""
-        if isinstance(shape, gast.Attribute) and shape.attr == "shape" and \
-                isinstance(shape.value, gast.Name):
-            return shape.value.id
-        if isinstance(shape, gast.Call) and isinstance(shape.func, gast.Attribute) and \
-                shape.func.attr == "shape" and isinstance(shape.func.value, gast.Name) and \
-                shape.func.value.id == "np" and len(shape.args) == 1 and \
-                isinstance(shape.args[0], gast.Name) and \
-                isinstance(self.plan.kinds.get(shape.args[0].id), int):
-            return shape.args[0].id  # np.shape(x) of an array
-        if isinstance(shape, gast.Name) and shape.id in self.rec.shape_of:
-            return self.rec.shape_of[shape.id][0]
-        return None
-
-    def top_level_same_shape(self, a: str, b: str) -> bool:
-        """``Plan.same_shape`` of names bound outside every loop (one value each, which the
-        top level of the pullback reads)."""
-        return all(self.plan.loops_of.get(id(self.plan.def_stmt.get(n)), ()) == ()
-                   for n in (a, b)) and self.plan.same_shape(a, b)
-
-    def top_level_maybe_same(self, f: str, x: str) -> bool:
-        """Whether ``f``, a float64 array, has ``x``'s rank, both bound outside every loop:
-        their shapes may agree, decided at run time (specialize.scalar_sum_adjoints)."""
-        rank = self.plan.kinds.get(f)
-        return f in self.plan.f64_arrays and type(rank) is int and rank > 0 and \
-            self.plan.kinds.get(x) == rank and \
-            all(self.plan.loops_of.get(id(self.plan.def_stmt.get(n)), ()) == () for n in (f, x))
 
     def shapes_not_arrays(self, body: list[gast.stmt], recorded: list[str]) -> list[str]:
         """What a loop records for the reversed ``body``: the arrays it reads only for their
@@ -479,7 +387,7 @@ class Pullback:
         body_state = set(state)
         self._last_line = None
         body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
-        self.sums_into_parts(body)
+        sums_into_parts(self, body)
         # adjoints the loop carries must be defined again at the end of each reversed iteration
         for n in sorted(carried):
             b = self.bar(n)
@@ -493,41 +401,6 @@ class Pullback:
         # shapes inner loops keep outside them, of values this loop binds
         local |= {shape for shape, v in self.rec.shape_after.items() if v in local}
         return pre + [self.rows.reversed_loop(s, body, local)]
-
-    def sums_into_parts(self, body: list[gast.stmt]) -> None:
-        """``t_bar += sum_vjp(g, t.shape, None, False)`` -> ``t_bar += g`` where ``t_bar`` was
-        just bound to the same part of an adjoint that ``t`` is of its array (``t = Y[idx]``,
-        ``t_bar = Y_bar[idx]``; an adjoint has its value's shape, so the part has ``t``'s):
-        adding the full sum's cotangent, a number, to each element is adding the filled
-        array, without the array or the helper call, and ``t`` is not kept for its shape
-        (seidel-2d's ``np.sum(A[i - 1:i + 2, j - 1:j + 2])``)."""
-        for k in range(1, len(body)):
-            st, prev = body[k], body[k - 1]
-            if not (isinstance(st, gast.AugAssign) and isinstance(st.op, gast.Add) and
-                    isinstance(st.target, gast.Name) and isinstance(st.value, gast.Call) and
-                    isinstance(st.value.func, gast.Name) and st.value.func.id == "sum_vjp" and
-                    len(st.value.args) == 4 and not st.value.keywords):
-                continue
-            g, shape, axis, keep = st.value.args
-            t = self.summed_array(shape)  # t.shape, np.shape(t)
-            if t is None or isinstance(shape, gast.Name) or not (
-                    isinstance(axis, gast.Constant) and axis.value is None and
-                    isinstance(keep, gast.Constant) and keep.value is False):
-                continue
-            at = self.plan.def_stmt.get(t)
-            if not (self.plan.def_count.get(t) == 1 and type(self.plan.kinds.get(t)) is int and
-                    isinstance(at, gast.Assign) and isinstance(at.value, gast.Subscript) and
-                    isinstance(at.value.value, gast.Name) and
-                    at.value.value.id in self.adj):
-                continue
-            if isinstance(prev, gast.Assign) and len(prev.targets) == 1 and \
-                    isinstance(prev.targets[0], gast.Name) and \
-                    prev.targets[0].id == st.target.id and \
-                    isinstance(prev.value, gast.Subscript) and \
-                    isinstance(prev.value.value, gast.Name) and \
-                    prev.value.value.id == self.adj[at.value.value.id] and \
-                    gast.dump(prev.value.slice) == gast.dump(at.value.slice):
-                st.value = g
 
     def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
         arms = [s.body + s.orelse] + [h.body for h in s.handlers]
@@ -568,29 +441,6 @@ class Pullback:
         out = pre + (chain or [])
         return out
 
-    def _changes_containers(self, fn: Any) -> bool:
-        """Whether a call of the user function ``fn`` may change an object, list or dict it
-        is given (pipeline.changes_containers, under this compilation's policy)."""
-        from adgen.transforms.pipeline import changes_containers  # (pipeline imports this)
-
-        return changes_containers(self.plan.policy, fn)
-
-    def objects_passed_on(self, params: list[str]) -> set[str]:
-        """The parameters of no known kind (objects: not arrays, numbers, lists or dicts),
-        or taken for objects of a known class (``model`` in ``loss(model, u)``:
-        object_classes.typed_for), passed as arguments to calls of the user's functions."""
-        unknown = {p for p in params if self.plan.kinds.get(p) is None and
-                   p not in self.plan.numeric and
-                   self.plan.eff.kinds.get(p) in (None, "object")}
-        out: set[str] = set()
-        for call in nodes_of(self.plan.fn, gast.Call):
-            if not (isinstance(call, gast.Call) and is_user_call(self.plan, call)):
-                continue
-            for a in [*call.args, *(k.value for k in call.keywords)]:
-                if isinstance(a, gast.Name) and a.id in unknown:
-                    out.add(a.id)
-        return out
-
     def contribute(self, n: str, value: gast.expr, state: set[str], *, may_be_none: bool = False,
                    copy_shadow: bool = False) -> list[gast.stmt]:
         """Adds ``value`` to the adjoint of ``n``."""
@@ -601,7 +451,7 @@ class Pullback:
             # a container's adjoint may lack an entry (zero): fill it in like the primal
             value = call_node("or_zeros", value, name(n))
         if b in state and isinstance(self.plan.kinds.get(n), int):
-            value = _broadcast_by_the_addition(n, value)
+            value = broadcast_by_the_addition(n, value)
         if self.plan.eff.kinds.get(n) == "list":
             # a rule may give a list's adjoint as an array (np.array, np.stack): as rows
             value = call_node("list_adjoint", value)
@@ -799,26 +649,6 @@ class Pullback:
         if base is None or view[1] is None:
             return base
         return gast.Subscript(value=base, slice=clone(view[1]), ctx=gast.Load())
-
-
-def _broadcast_by_the_addition(n: str, value: gast.expr) -> gast.expr:
-    """``sum_vjp(g, np.shape(n), axis, True)`` added into the adjoint of the array ``n``,
-    which has ``n``'s shape: ``g`` itself, whose size-1 axes the addition broadcasts (the
-    adjoint of a row sum kept with keepdims, ``z_bar -= t_bar`` instead of a full copy of
-    ``t_bar`` made first); any other value as it is."""
-    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and
-            value.func.id == "sum_vjp" and len(value.args) == 4 and not value.keywords):
-        return value
-    g, shape, _axis, keep = value.args
-    names_n = (isinstance(shape, gast.Attribute) and shape.attr == "shape" and
-               isinstance(shape.value, gast.Name) and shape.value.id == n) or (
-        isinstance(shape, gast.Call) and isinstance(shape.func, gast.Attribute) and
-        shape.func.attr == "shape" and isinstance(shape.func.value, gast.Name) and
-        shape.func.value.id == "np" and len(shape.args) == 1 and
-        isinstance(shape.args[0], gast.Name) and shape.args[0].id == n)
-    if names_n and isinstance(keep, gast.Constant) and keep.value is True:
-        return g
-    return value
 
 
 def _reraises(h: gast.ExceptHandler) -> bool:

@@ -1,0 +1,138 @@
+"""A pullback's parameters: whose adjoint starts from the caller's, and what it hands back.
+
+Functions taking the :class:`reverse_pullback.Pullback` (``Pullback.emit`` calls them around
+the reversed body); they read the plan and note what the forward keeps in the recording.
+
+- At entry, a list, dict or object parameter the function changes in place (``ws[0] = v``),
+  one whose part it writes through a name read from it (``self.acts.append(h)``), one a call
+  changes (``self.setup(v)`` setting ``self.w``), and a copy of one (``if cache is None:
+  cache = {}``) start from the adjoint the caller handed over (``sh.withdraw``); the forward
+  notes the items such a parameter had on entry (``Recording.entry_of``).
+- At the return, one cotangent per parameter: an array kept in shadow memory hands back its
+  shadow (``sh.value``, or popped where it is tracked only because arguments may alias); a
+  container, and an object passed on to a function of the user's, gets the adjoints its
+  arrays keep in shadow memory collected into its own (``collect``); any other its adjoint,
+  or None where none flowed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import gast
+from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
+from adgen.transforms.analyses.container_aliases import parameter_copies
+from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
+from adgen.transforms.node_index import nodes_of
+from adgen.transforms.reverse_plan_calls import is_user_call
+
+if TYPE_CHECKING:
+    from adgen.transforms.analyses.parameter_parts import ParameterPart
+    from adgen.transforms.reverse_pullback import Pullback
+
+
+def taken_over(pb: Pullback, params: list[str], state: set[str]
+               ) -> tuple[dict[str, ParameterPart], list[str], list[str]]:
+    """The adjoints the pullback starts from the caller's, added to ``state``: (the names
+    read from a parameter's part or a built container's, with that part; the container
+    parameters taken over; the copies of parameters changed as containers)."""
+    plan = pb.plan
+    # parameters this function changes in place as containers (lists, dicts, objects):
+    # their adjoint starts from what the caller handed over
+    cparams = {w.target for w in plan.eff.writes if w.container and
+               w.target in params and plan.act.active(w.target)}
+    # a part of a parameter written through a name read from it (self.acts.append(h)):
+    # the parameter's adjoint is taken over too, and the name's starts from its part
+    parts = {t: part for t, part in
+             parameter_parts(plan.fn, plan.eff, set(params)).items()
+             if plan.act.active(t) and plan.act.active(part.param)}
+    taken = sorted(cparams | {part.param for part in parts.values()} | {
+        # and one a call changes (self.setup(v) setting self.w; a helper by name setting
+        # o.w): handed to that call's pullback (its adjoint was lost on the way: a
+        # silent zero gradient two calls down)
+        # (not an array a callee writes in place: tracked in shadow memory)
+        p for p in parameters_changed_by_calls(
+            plan.parsed, plan.fn, set(params), lambda fn: _changes_containers(plan.policy, fn))
+        if plan.act.active(p) and not plan.tracked(p) and
+        plan.kinds.get(p) is None and p not in plan.numeric})
+    # and a part of a container built here: its start is in the holder's adjoint
+    parts |= {t: part for t, part in
+              local_parts(plan.fn, plan.eff, set(params)).items()
+              if plan.act.active(t) and plan.act.active(part.param)}
+    for p in taken:
+        state |= {pb.bar(p), "owned:" + pb.bar(p)}
+        # its slots may be rebound: the gradient goes to the items it was given
+        pb.rec.entry_of[p] = pb.namer.fresh(f"{p}_entry")
+        pb.rec.extra_fwd.add(pb.rec.entry_of[p])
+    # a copy of a parameter changed in place as a container (``if cache is None: cache =
+    # {}`` then ``cache["h"] = v ** 2``: SSA's cache_2 is the caller's dict or a new one):
+    # its adjoint starts from the caller's when it holds the caller's container (withdraw
+    # finds it by the object; a new one starts from zeros), and goes back to the parameter
+    # through the copy. It started from zeros, and the caller's reads of the dict after
+    # the call lost their gradient (silently)
+    copies = parameter_copies(plan.fn, {p for p in params if p not in taken and
+                                        plan.act.active(p)})
+    joined = sorted({w.target for w in plan.eff.writes if w.container and
+                     w.target in copies and plan.act.active(w.target)})
+    for t in joined:
+        state |= {pb.bar(t), "owned:" + pb.bar(t)}
+    return parts, taken, joined
+
+
+def returned(pb: Pullback, params: list[str], state: set[str]) -> list[str]:
+    """The pullback's cotangent of each parameter, as the text of an expression (``top``:
+    whether this pullback is the one the API called, not a caller's pullback)."""
+    plan = pb.plan
+    ret_parts = []
+    written = plan.written_params()
+    passed = objects_passed_on(pb, params)
+    for p in params:
+        b = pb.adj.get(p)
+        if plan.tracked(p) and (written is True or p in written):
+            # written in place: the caller tracks it and finds its adjoint in sh
+            ret_parts.append(f"sh.value({p}) if top else None")
+        elif plan.tracked(p):
+            # tracked here only because arguments may alias: hand the adjoint back
+            ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")
+        elif p in plan.objlike or plan.eff.tracked(p):
+            # a container argument: arrays inside it may have adjoints in shadow memory
+            b = b if b is not None and b in state else None
+            entry = f", entry={pb.rec.entry_of[p]}" if p in pb.rec.entry_of else ""
+            ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
+        elif p in passed and plan.act.active(p):
+            # an object passed on to a function of the user's (step(u, v, cfg)): the
+            # callee keeps the adjoints of the attributes it read in shadow memory, for
+            # the caller to collect; they were lost here (cfg.dt's gradient was a silent 0)
+            b = b if b is not None and b in state else None
+            ret_parts.append(f"collect(sh, {p}, {b}) if top else {b}")
+        elif b is not None and b in state:
+            ret_parts.append(b)
+        else:
+            ret_parts.append("None")
+    return ret_parts
+
+
+def objects_passed_on(pb: Pullback, params: list[str]) -> set[str]:
+    """The parameters of no known kind (objects: not arrays, numbers, lists or dicts),
+    or taken for objects of a known class (``model`` in ``loss(model, u)``:
+    object_classes.typed_for), passed as arguments to calls of the user's functions."""
+    plan = pb.plan
+    unknown = {p for p in params if plan.kinds.get(p) is None and
+               p not in plan.numeric and
+               plan.eff.kinds.get(p) in (None, "object")}
+    out: set[str] = set()
+    for call in nodes_of(plan.fn, gast.Call):
+        if not (isinstance(call, gast.Call) and is_user_call(plan, call)):
+            continue
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(a, gast.Name) and a.id in unknown:
+                out.add(a.id)
+    return out
+
+
+def _changes_containers(policy: str, fn: Any) -> bool:
+    """Whether a call of the user function ``fn`` may change an object, list or dict it
+    is given (pipeline.changes_containers, under this compilation's policy)."""
+    from adgen.transforms.pipeline import changes_containers  # (pipeline imports this)
+
+    return changes_containers(policy, fn)
