@@ -158,11 +158,20 @@ def validate(parsed: Parsed) -> None:
                 hint=f"give the wrapper {name}'s parameters (def {fn.name}(x, y): return "
                      f"fn(x, y)), or differentiate {name}.__wrapped__, which leaves out the "
                      "wrapper's own code")
-        what = "**kwargs parameters are" if args.kwarg is not None else \
-            "*args parameters are"
+        if args.kwarg is not None:
+            # (grad, vjp, jvp, a call with its keywords written out, the dispatch: compiled per
+            # set of keyword names, transforms/keyword_shims.py; not here)
+            raise UnsupportedError(
+                f"{fn.name} takes **{args.kwarg.id}: adgen compiles such a function for the "
+                "keywords of each call (grad(f)(x, k=v), helper(x, k=v), helper(x, **d)), and "
+                "here they are not known (a standalone module, a call adgen could not rewrite)",
+                parsed.location(fn),
+                hint=f"call {fn.name} with its keywords written out, or give it named "
+                     f"parameters (def {fn.name}(x, *, k=1.0))")
         raise UnsupportedError(
-            f"{what} not differentiable here (*args are, in functions the differentiated "
-            "one calls)", parsed.location(fn), hint="name the parameters explicitly")
+            "*args parameters are not differentiable here (*args are, in functions the "
+            "differentiated one calls)", parsed.location(fn), hint="name the parameters "
+            "explicitly")
     stored = {n.id for n in walk(fn) if isinstance(n, gast.Name) and
               isinstance(n.ctx, (gast.Store, gast.Del))}
     for node in walk(fn):

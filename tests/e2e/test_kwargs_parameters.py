@@ -356,3 +356,14 @@ def test_a_helper_of_a_module_called_through_the_module(tmp_path, monkeypatch):
     # the module's attribute rebound between calls: compiled again
     monkeypatch.setattr(utils, "scaled_sines", utils.scaled_cubes)
     assert_grad_close(g(X), numerical_grad(f, (X,), 0))
+
+
+def test_a_standalone_module_of_a_function_taking_kwargs_is_refused_saying_why():
+    # ('**kwargs parameters are not differentiable here', hint 'name the parameters
+    # explicitly': wrong since 46e3754, where grad and the helpers' calls take them)
+    from adgen.transforms.standalone import standalone_module
+
+    with pytest.raises(UnsupportedError, match=r"read_options takes \*\*kw: adgen compiles") as info:
+        standalone_module(read_options)
+    assert info.value.location.line == read_options.__code__.co_firstlineno
+    assert "keywords written out" in info.value.hint
