@@ -28,6 +28,7 @@ import gast
 from adgen.transforms import (
     numba_call_forms,
     numba_guarded_sites,
+    numba_instance_lifetimes,
     numba_shadows,
     numba_tapes,
 )
@@ -180,6 +181,7 @@ class _Module:
         if callees:
             self.link(rw, fwd, pb, types_, callees)
         numba_shadows.view_indices(rw, types_)
+        numba_instance_lifetimes.release_instances(rw, types_)
         numba_tapes.typed_tapes(rw)
         numba_tapes.list_tapes(rw, types_)
         numba_shadows.shadows(rw, types_)
@@ -349,7 +351,8 @@ class _Module:
         if any(isinstance(n, ast.Name) and n.id == "instance_shadow"
                for fn, _ in self.parts for n in ast.walk(fn)):
             # (the adjoints of arrays made in a loop, numba_shadows.renewed_buffers)
-            header = header[:-1] + "from adgen.numba_runtime import instance_shadow\n\n"
+            header = header[:-1] + "from adgen.numba_runtime import instance_shadow, " \
+                "release_shadows\n\n"
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
             # caches machine code only for a module read from a file

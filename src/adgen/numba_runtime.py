@@ -72,7 +72,7 @@ from adgen.numba_typing import is_number
 MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards)
 
 __all__ = ["add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
-           "det_vjp", "extreme_vjp", "grow", "instance_shadow",
+           "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
@@ -398,6 +398,19 @@ def instance_shadow(shadows: Any, k: int, x: Any) -> Any:
         s = np.zeros(x.shape)
         shadows[k] = s
     return s
+
+
+@numba.njit(cache=True)
+def release_shadows(shadows: Any, free: int, start: int, empty: Any) -> int:
+    """Drops the adjoints of the arrays numbered ``start`` to ``free - 1`` (``empty`` in
+    their place: an array of no items, as the pullback's list starts with), made from the
+    start of the iteration the pullback has just gone back over: nothing the pullback does
+    next reads them (transforms/numba_instance_lifetimes). Returns the lowest number
+    dropped (``free`` where ``start`` is not below it)."""
+    while free > start:
+        free -= 1
+        shadows[free] = empty
+    return free
 
 
 @numba.njit(cache=True)
