@@ -137,6 +137,8 @@ class Tangent:
         self.defs = {d.name: d for d in parsed.nested_defs}
         self.callees: dict[str, Any] = {}
         self.bound_to: dict[str, list[gast.expr]] | None = None  # named_field's, read once
+        # what each name is bound to (every binding: shows_sequence's), read once
+        self.bindings: dict[str, list[gast.AST]] | None = None
 
     # ----------------------------------------------------------------------------------------
     # names
@@ -395,6 +397,9 @@ class Tangent:
         if isinstance(v, gast.BinOp):
             if type(v.op) not in BINOPS:
                 raise unsupported_operator(v.op, self.parsed.location(s))  # d | e
+            product = self.sequence_product(v) if isinstance(v.op, gast.Mult) else None
+            if product is not None:
+                return after(product)
             rule = registry.lookup(BINOPS[type(v.op)])
             return self.apply_rule(s, n, rule, v, [v.left, v.right], {})
         if isinstance(v, gast.UnaryOp) and type(v.op) in UNARYOPS:
@@ -412,6 +417,62 @@ class Tangent:
             return after(zero)  # a bool: no tangent (reverse mode gives it no adjoint)
         self.refuse(s, f"the expression {type(v).__name__}")
         return [], []
+
+    def sequence_product(self, v: gast.BinOp) -> gast.expr | None:
+        """The tangent of ``a * b`` where ``a`` or ``b`` is a list or tuple the code shows (a
+        display, a name bound only to one): ``n * [x]`` repeats the list when ``n`` is an int,
+        which has no tangent (the product's rule gave it ``0.0 * [x]``: Python's
+        TypeError), and is NumPy's product otherwise (``[1.0, 2.0] * x``, ``x`` an array).
+        None where neither operand is one."""
+        seq = v.left if self.shows_sequence(v.left) else \
+            v.right if self.shows_sequence(v.right) else None
+        if seq is None:
+            return None
+        other = v.right if seq is v.left else v.left
+
+        def with_tangent(operand: gast.expr, t: gast.expr) -> gast.expr:
+            return gast.BinOp(left=t if operand is v.left else copy.deepcopy(v.left),
+                              op=gast.Mult(),
+                              right=t if operand is v.right else copy.deepcopy(v.right))
+
+        terms: list[gast.expr] = []
+        seq_dot = self.tangent(seq)
+        if seq_dot is not None:
+            terms.append(with_tangent(seq, seq_dot))
+        other_dot = self.tangent(other)
+        if other_dot is not None:
+            # an int repeats the sequence: no term (the sequence's own slice [:0], empty)
+            repeats = gast.Call(func=name("isinstance"), args=[
+                copy.deepcopy(other), gast.Tuple([name("int"), gast.Attribute(
+                    value=name("np"), attr="integer", ctx=gast.Load())], gast.Load())],
+                keywords=[])
+            empty = gast.Subscript(value=copy.deepcopy(seq), slice=gast.Slice(
+                lower=None, upper=gast.Constant(0, None), step=None), ctx=gast.Load())
+            terms.append(gast.IfExp(test=repeats, body=empty,
+                                    orelse=with_tangent(other, other_dot)))
+        return sum_of(terms) if terms else None
+
+    def shows_sequence(self, e: gast.expr) -> bool:
+        """``e`` is a list or tuple display, or a name the function binds only to one (a
+        display, a list comprehension; ``t1 = [x]`` of the normal form)."""
+        if isinstance(e, (gast.List, gast.Tuple)):
+            return True
+        if not isinstance(e, gast.Name):
+            return False
+        if self.bindings is None:
+            self.bindings = {}
+            for st in walk(self.fn):
+                targets = st.targets if isinstance(st, gast.Assign) else \
+                    [st.target] if isinstance(st, (gast.AugAssign, gast.AnnAssign, gast.For)) \
+                    else []
+                for t in targets:
+                    for n in walk(t):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                            self.bindings.setdefault(n.id, []).append(
+                                st.value if isinstance(st, gast.Assign) and t is n else st)
+        values = self.bindings.get(e.id, [])
+        return bool(values) and all(isinstance(x, (gast.List, gast.Tuple, gast.ListComp))
+                                    for x in values)
 
     def apply_rule(self, s: gast.Assign, n: str, rule: Any, node: gast.expr,
                    args: list[gast.expr], kwargs: dict[str, gast.expr]
