@@ -185,7 +185,23 @@ def refuse_object_read_as_value(obj: Any) -> None:
         hint="adgen calls the class's method for p + q, 2 * p, -p, p[i] and abs(p) where the "
              "code shows p is one: built in the function (p = Vec(v)), self, or a parameter "
              "annotated with its class (def loss(p: Vec, x)); or call it yourself "
-             "(p.__add__(q)), and loop over its array (for a in p.a)"))
+             "(p.__add__(q)), and loop over its array (for a in p.a)"),
+                 skip=None if obj is None else _in_class_body(type(obj)))
+
+
+def _in_class_body(cls: type) -> Any:
+    """Whether a user's line is in the body of ``cls``: the pullback of its ``__init__`` or
+    of another method of it, which receives the adjoint a caller's read gave the object
+    (the line to show is the caller's: ``for a in p``, not ``self.v = v``)."""
+    import inspect
+
+    try:
+        lines, first = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls)
+    except (OSError, TypeError):
+        return None
+    last = first + len(lines) - 1
+    return lambda f, n: f == file and first <= n <= last
 
 
 class Unbound:
@@ -352,11 +368,12 @@ def refuse_array_form(what: str, hint: str) -> None:
                                   hint=hint))
 
 
-def locate(err: Any, tb: Any = None) -> Any:
+def locate(err: Any, tb: Any = None, skip: Any = None) -> Any:
     """``err`` (an AdgenError raised by the runtime) with the user's file and line, when a
     pullback on the stack is running the adjoint of that line (the ``# line N:`` comment
     above the statement it runs). ``tb``: the traceback of an exception caught above the
-    pullback, whose frames are searched instead (innermost first)."""
+    pullback, whose frames are searched instead (innermost first). ``skip(file, line)``:
+    true for a line to pass over (a frame further out names the line to show)."""
     import linecache
     import os
     import re
@@ -388,7 +405,7 @@ def locate(err: Any, tb: Any = None) -> Any:
                     # "# line N:" comments name generated lines, whose own comments name
                     # the user's; adgen's helpers compiled there name none (the caller does)
                     file, n = through_generated(file, n)
-                    if file is None:
+                    if file is None or skip is not None and skip(file, n):
                         break
                     text = linecache.getline(file, n)
                     err.location = Location(file, n, len(text) - len(text.lstrip()), text)
