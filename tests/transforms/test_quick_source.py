@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,22 @@ at the margin"""
 
 
 lam = lambda x: np.sum(x ** 3)  # noqa: E731
+
+
+def with_except(x):
+    try:
+        y = np.log(x)
+    except ValueError as err:
+        y = x * len(str(err))
+    return np.sum(y)
+
+
+class Solver:
+    def step(self, x):
+        try:
+            return np.sum(np.sqrt(x))
+        except (ValueError, TypeError) as err:
+            raise RuntimeError("no step") from err
 '''
 
 NAMES = ["ends_with_nested_def", "comment_at_column_zero", "header_at_column_zero",
@@ -152,3 +169,28 @@ def test_a_method_with_a_private_callee(user_module: Any) -> None:
     model = user_module.Model(np.array([0.5, -1.5, 2.0]))
     x = np.array([0.3, -0.7, 1.1])
     check_grad(model.loss, (x,))
+
+
+def _moved_by_gast(fn: Any) -> gast.AST:
+    """The def as gast parses its dedented text, moved to the file's lines and columns by
+    gast.increment_lineno and the def's indentation."""
+    lines, first = inspect.getsourcelines(fn)
+    module = gast.parse(textwrap.dedent("".join(lines)))
+    gast.increment_lineno(module, first - 1)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for node in gast.walk(module):
+        if getattr(node, "col_offset", None) is not None:
+            node.col_offset += indent
+    return module.body[0]
+
+
+@pytest.mark.parametrize("name", NAMES + ["Model.loss", "with_except", "Solver.step"])
+def test_the_def_has_the_files_lines_and_columns(user_module: Any, name: str) -> None:
+    """parse reads the def at the file's lines (empty lines above it, no walk moving every
+    node's lines): the locations gast gives the def moved to the file, except clauses' names
+    and methods' columns too."""
+    fn = user_module
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    assert gast.dump(_by_inspect(fn), include_attributes=True) == \
+        gast.dump(_moved_by_gast(fn), include_attributes=True)
