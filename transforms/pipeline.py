@@ -96,7 +96,7 @@ from adgen.transforms.star_wrappers import shim_of
 from adgen.transforms.unseen_calls import check_unseen_calls
 from adgen.transforms.walk import walk
 
-from adgen.errors import AdgenError, CompilerError
+from adgen.errors import AdgenError, CompilerError, MutationError
 from adgen.rules import registry
 
 PASS_NAMES = FRONT_PASSES + ["reverse", "cleanup", "free_values"]
@@ -283,7 +283,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 not registry.is_reference_impl(obj):
             return []  # adgen's own runtime and rule helpers (as reverse_plan_calls.is_user_call)
         try:
-            callee = compile_function(obj, mutation=mutation)
+            try:
+                callee = compile_function(obj, mutation=mutation)
+            except MutationError:
+                if mutation != "strict":
+                    raise
+                # what it writes is the same under both policies; whether strict refuses it
+                # for the arguments passed here is callee_info's (callee_activity)
+                callee = compile_function(obj, mutation="save")
             refuse_written_by_callee(getattr(obj, "__qualname__", str(obj)),
                                      callee.free_writes + changed_by_caller(
                                          tree, parsed.free, callee.number_writes),
@@ -412,7 +419,24 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         def callee_info(obj: Any) -> _CalleeInfo | None:
             if not callable(obj) or registry.lookup(obj) is not None:
                 return None
-            c = compile_function(obj, mutation=mutation)
+            try:
+                c = compile_function(obj, mutation=mutation)
+            except MutationError:
+                # strict refused it for any arguments: compiled for what the calls here pass
+                # (half_steps(v, a, x, 0.01): dt a number without a derivative)
+                from adgen.transforms.callee_activity import SPECIALIZING, call_pattern
+
+                pattern = None if mutation != "strict" or id(obj) in SPECIALIZING else \
+                    call_pattern(tree, obj, functools.partial(resolve, parsed), act.active,
+                                 known)
+                if pattern is None:
+                    raise
+                SPECIALIZING.add(id(obj))  # (a recursive call of it: refused as it is)
+                try:
+                    c = compile_function(obj, mutation=mutation, wrt=pattern[0],
+                                         sig=pattern[1])
+                finally:
+                    SPECIALIZING.discard(id(obj))
             # one symbol per callee object: two functions named alike (step from two modules,
             # two closures of one factory) are two callees
             cname = symbols.get(id(obj))

@@ -9,6 +9,13 @@
   inliner's name: "r = relax(z) overwrites relax_y". It says "y (in relax)".
 
 Under save both give the gradient of central differences.
+
+- ``half_steps(v, a, x, 0.01)`` called with a number for ``dt``: the helper compiled for any
+  arguments is refused (the gradient with respect to ``dt`` of ``v += 0.5 * dt * a`` reads
+  the ``a`` that ``a[:] = -x ** 3`` overwrites), and strict refused the caller with it,
+  though ``0.01`` has no derivative. Since session 19 the helper is compiled for what the
+  calls pass (transforms/callee_activity.py) and ``leapfrog`` gets its gradient under
+  strict; ``dt`` with a derivative (``leapfrog_timed``) keeps the refusal and its message.
 """
 
 from __future__ import annotations
@@ -38,6 +45,16 @@ def leapfrog(x0):
     return np.sum(v ** 2) + np.sum(x)
 
 
+def leapfrog_timed(x0, dt):
+    x = x0.copy()
+    v = np.zeros_like(x)
+    a = -x ** 3
+    for _ in range(3):
+        x = x + dt * v
+        half_steps(v, a, x, dt)
+    return np.sum(v ** 2) + np.sum(x)
+
+
 def relaxed(x, omega):
     def relax(y):
         r = np.sum(y ** 2)
@@ -49,11 +66,22 @@ def relaxed(x, omega):
     return r + np.sum(z)
 
 
-def test_a_helper_s_own_line_is_named_as_this_line():
-    np.testing.assert_allclose(adgen.grad(leapfrog)(X.copy()),
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_helper_given_a_number_without_a_derivative(mutation):
+    np.testing.assert_allclose(adgen.grad(leapfrog, mutation=mutation)(X.copy()),
                                numerical_grad(leapfrog, (X.copy(),), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_a_helper_s_own_line_is_named_as_this_line():
+    g = adgen.grad(leapfrog_timed, argnums=(0, 1))(X.copy(), 0.01)
+    np.testing.assert_allclose(g[0], numerical_grad(leapfrog_timed, (X.copy(), 0.01), 0),
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(g[1], numerical_grad(leapfrog_timed, (X.copy(), 0.01), 1),
+                               rtol=1e-6, atol=1e-9)
     with pytest.raises(adgen.MutationError) as err:
-        adgen.grad(leapfrog, mutation="strict")(X.copy())
+        # dt has a derivative here: the gradient of v += 0.5 * dt * a with respect to dt
+        # reads the a that a[:] = -x ** 3 overwrites
+        adgen.grad(leapfrog_timed, argnums=(0, 1), mutation="strict")(X.copy(), 0.01)
     text = str(err.value)
     assert "a[:] = -x ** 3 overwrites a" in text
     assert "this line's own gradient reads x too (x may share a's memory)" in text
