@@ -121,7 +121,12 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         out = rule.primal(*primals, **kwargs)
         # (eigh's tangent as an EighResult, as in the tangent code)
         return out, runtime.named_like(eval_jvp(rule, primals, kwargs, given), out)
-    compiled, receiver = tangent_compiled(fun, args=primals, keywords=kwargs)
+    # the primals given no tangent (None, or an integer) are constants: no tangent flows from
+    # them (JAX's symbolic zeros), so sqrt(r) at 0 of an r without one adds no 0 * inf = nan
+    given = tuple(k for k, (t, x) in enumerate(zip(tangents, primals))
+                  if t is not None and not _integral(x))
+    compiled, receiver = tangent_compiled(
+        fun, None if len(given) == len(primals) else given, args=primals, keywords=kwargs)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)
     # new buffers laid out like the primals: the tangent code writes them where f writes; an
@@ -142,6 +147,12 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
         annotate(exc, None)  # the user's line, from the jvp code's "# line N:" comments
         raise
+
+
+def _integral(x: Any) -> bool:
+    """An integer or a bool (a number or an array): it carries no derivative."""
+    return isinstance(x, (bool, int, np.integer, np.bool_)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind not in "fc")
 
 
 def _refuse_aliased_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...],
