@@ -13,7 +13,8 @@ Output: the same pair, rewritten in place, where
   a constant, a tuple of them or a length shape_saves.length_expression wrote, is removed
   (until none is left);
 - a loop ``for (a, b, ...) in reversed(tape):`` of the pullback, the only loop over
-  ``tape``, whose target names one that nothing loads, loses it, and so does the one
+  ``tape``, whose target names one that nothing loads (or nothing loads before another
+  binding of the name: :func:`_shadowed`), loses it, and so does the one
   ``tape.append((..., ...))`` of the forward at that position, when what the forward
   records there has no effect (a name, a constant, ``len(x)``, ``x.shape``,
   ``np.shape(x)``, ``shape_tree(x)``). A row left with no column is ``()``, one object.
@@ -54,8 +55,8 @@ def drop_dead_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> 
             continue
         record = row.args[0].elts
         keep = [k for k, t in enumerate(loop.target.elts)
-                if loads.get(t.id, 0) > 0 or stores.get(t.id, 0) != 1 or
-                not _no_effect(record[k])]
+                if (loads.get(t.id, 0) > 0 or stores.get(t.id, 0) != 1) and
+                not _shadowed(pullback, loop, t.id) or not _no_effect(record[k])]
         if len(keep) == len(record):
             continue
         row.args[0].elts = [record[k] for k in keep]
@@ -144,6 +145,92 @@ def _counts(fn: gast.FunctionDef) -> tuple[dict[str, int], dict[str, int]]:
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             loads[n.target.id] = loads.get(n.target.id, 0) + 1
     return loads, stores
+
+
+def _shadowed(fn: gast.FunctionDef, loop: gast.For, name: str) -> bool:
+    """Whether no statement of ``fn`` reads the value ``loop``'s target binds to ``name``:
+    its body binds it again (or leaves the iteration) before any read, and every read
+    outside ``loop`` is in the body of another loop whose target binds ``name`` and which
+    does not hold ``loop`` (so the read sees that loop's binding). Viterbi's outer row
+    ``for (best_1, j, tape1) in reversed(tape2):`` reads ``best_1`` only in the inner
+    ``for (best_1, best_2, i, t7) in reversed(tape1):``; the outer column was kept, a float
+    per step of the ``j`` loop that nothing read."""
+    if _scan(loop.body, name)[0]:
+        return False
+    parents: dict[int, gast.AST] = {}
+    for node in walk(fn):
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    inside_loop = {id(n) for n in walk(loop)}
+    for n in walk(fn):
+        read = isinstance(n, gast.Name) and n.id == name and \
+            not isinstance(n.ctx, gast.Store) or isinstance(n, gast.AugAssign) and \
+            isinstance(n.target, gast.Name) and n.target.id == name
+        if not read or id(n) in inside_loop:
+            continue
+        child, up = n, parents.get(id(n))
+        while up is not None and not (
+                isinstance(up, gast.For) and up is not loop and _binds(up.target, name) and
+                any(child is b for b in up.body) and id(loop) not in
+                {id(x) for x in walk(up)}):
+            child, up = up, parents.get(id(up))
+        if up is None:
+            return False
+    return True
+
+
+def _binds(target: gast.expr, name: str) -> bool:
+    """Whether assigning to ``target`` binds ``name`` (a name, or one unpacked)."""
+    if isinstance(target, gast.Name):
+        return target.id == name
+    return isinstance(target, (gast.Tuple, gast.List)) and \
+        any(_binds(e, name) for e in target.elts)
+
+
+def _reads(node: gast.AST | None, name: str) -> bool:
+    return node is not None and any(
+        isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Store)
+        for n in walk(node))
+
+
+def _scan(body: list[gast.stmt], name: str) -> tuple[bool, bool]:
+    """(whether ``body`` may read the value ``name`` has when it starts, before binding it
+    again; whether control may run past its end with that value still bound)."""
+    for st in body:
+        if isinstance(st, gast.Assign):
+            if _reads(st.value, name) or any(not isinstance(t, (gast.Name, gast.Tuple,
+                                                                gast.List)) and
+                                             _reads(t, name) for t in st.targets):
+                return True, False
+            if any(_binds(t, name) for t in st.targets):
+                return False, False
+        elif isinstance(st, gast.For):
+            if _reads(st.iter, name) or \
+                    not _binds(st.target, name) and _scan(st.body, name)[0] or \
+                    _scan(st.orelse, name)[0]:
+                return True, False
+        elif isinstance(st, gast.While):
+            if _reads(st.test, name) or _scan(st.body, name)[0] or \
+                    _scan(st.orelse, name)[0]:
+                return True, False
+        elif isinstance(st, gast.If):
+            if _reads(st.test, name):
+                return True, False
+            (r1, on1), (r2, on2) = _scan(st.body, name), _scan(st.orelse, name)
+            if r1 or r2:
+                return True, False
+            if not (on1 or on2):
+                return False, False
+        elif isinstance(st, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
+            return _reads(st, name), False
+        elif isinstance(st, (gast.Expr, gast.Pass, gast.AugAssign, gast.AnnAssign)):
+            if _reads(st, name) or isinstance(st, gast.AugAssign) and \
+                    _binds(st.target, name):
+                return True, False
+        elif _reads(st, name) or any(isinstance(n, gast.Name) and n.id == name
+                                     for n in walk(st)):
+            return True, False  # (a try, a with, ...: taken as reading it)
+    return False, True
 
 
 def _reversed_tape(loop: gast.For) -> str | None:

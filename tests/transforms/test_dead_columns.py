@@ -8,6 +8,7 @@ method and a lambda, and on the numba backend (which keeps its rows as tuples).
 from __future__ import annotations
 
 import ast
+import functools
 
 import gast
 import numpy as np
@@ -185,3 +186,84 @@ def test_the_pass_on_trees():
     assert "tape1.append(i)" in gast.unparse(fwd2) and "for i in reversed(tape1)" in \
         gast.unparse(pb2)
     assert "tape1.append((i,))" in gast.unparse(fwd)  # the trees themselves keep the tuple
+
+
+def viterbi_score(logA, logb, init):
+    """Max-plus (session 17's Viterbi): the j loop's row recorded best, which its
+    pullback reads only in the i loop, whose row binds best again."""
+    T = logb.shape[0]
+    K = init.shape[0]
+    delta = init + logb[0]
+    new = np.empty(K)
+    for t in range(1, T):
+        for j in range(K):
+            best = -np.inf
+            for i in range(K):
+                best = np.maximum(best, delta[i] + logA[i, j])
+            new[j] = best + logb[t, j]
+        delta[:] = new
+    return np.max(delta)
+
+
+def triangular_max(x, w):
+    """The inner loop runs no iteration for j = 0: best is then the outer binding."""
+    s = 0.0
+    for j in range(x.shape[0]):
+        best = x[j] * w[j]
+        for i in range(j):
+            best = max(best, x[i] * w[j])
+        s += best * best
+    return s
+
+
+@pytest.mark.parametrize("backend", ["default", "numba"])
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_column_bound_again_by_the_inner_row_is_dropped(backend, mutation):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    rng = np.random.default_rng(3)
+    args = (np.log(rng.random((4, 4))), np.log(rng.random((6, 4))), np.log(rng.random(4)))
+    grad = functools.partial(adgen.grad, backend=backend)
+    check_grad(viterbi_score, args, (0, 1, 2), mutation=mutation, grad=grad, rtol=1e-5)
+    text = adgen.source(viterbi_score, *args, backend=backend)
+    assert ("tape2_best" not in text) if backend == "numba" else \
+        "tape2.append((j, tape1_lo" in text or "tape2.append((j, tape1))" in text, text
+    x, w = rng.standard_normal(5), rng.standard_normal(5)
+    check_grad(triangular_max, (x, w), (0, 1), mutation=mutation, grad=grad, rtol=1e-5)
+
+
+def test_a_column_read_after_an_inner_loop_that_may_not_run_stays():
+    from adgen.transforms.dead_columns import drop_dead_columns
+
+    def pair(after: str) -> tuple[gast.FunctionDef, gast.FunctionDef]:
+        fwd = gast.parse(
+            "def f_forward(x):\n"
+            "    tape2 = []\n"
+            "    for j in range(3):\n"
+            "        b = x * j\n"
+            "        tape1 = []\n"
+            "        for i in range(j):\n"
+            "            c = b * i\n"
+            "            tape1.append((b, c))\n"
+            "            b = c\n"
+            "        tape2.append((b, j, tape1))\n"
+            "    return (x, (tape2,))\n").body[0]
+        pb = gast.parse(
+            "def f_pullback(saved, out_bar):\n"
+            "    (tape2,) = saved\n"
+            "    for b, j, tape1 in reversed(tape2):\n"
+            "        for b, c in reversed(tape1):\n"
+            "            out_bar = out_bar * b + c * j\n"
+            f"{after}"
+            "    return out_bar\n").body[0]
+        drop_dead_columns(fwd, pb)
+        return gast.unparse(fwd), gast.unparse(pb)
+
+    fwd, pb = pair("")
+    assert "tape2.append((j, tape1))" in fwd and "for j, tape1 in reversed(tape2)" in pb
+    # read after the inner loop (which runs no iteration for j = 0): the outer b is read
+    fwd, pb = pair("        out_bar = out_bar + b\n")
+    assert "tape2.append((b, j, tape1))" in fwd and "for b, j, tape1 in reversed(tape2)" in pb
+    # read after the outer loop: the last row's b
+    fwd, pb = pair("    out_bar = out_bar + b\n")
+    assert "tape2.append((b, j, tape1))" in fwd
