@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import gast
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
     MISSING,
     Site,
@@ -109,6 +110,14 @@ class Calls:
                                name("sh"))
         out: list[gast.stmt] = []
         handed: set[str] = set()
+        if obj is MISSING or not is_python_function(obj) or getattr(
+                getattr(info_at(self.plan, obj, call), "compiled", None),
+                "mutates_containers", False):
+            # a method found when the call runs, or a function that changes the objects it
+            # is given, may change its object (self.z = ...), read again after the call
+            # through a container holding it (layers[0].z): its adjoint goes to the call from
+            # there too
+            out += self._held_adjoints(s, targets, cts, state)
         for a, c in zip(targets, cts):
             if c != "_" and isinstance(a, gast.Name) and a.id not in self.plan.numeric and \
                     not self.plan.tracked(a.id) and self.pb.bar(a.id) in state and \
@@ -148,6 +157,62 @@ class Calls:
                     ct = call_node("keyword_cotangent", ct, const_node(keyword_values[id(a)]),
                                    const_node(src_text(call.func)))
                 out += self.pb.contribute(a.id, ct, state, may_be_none=True)
+        return out
+
+    def _held_adjoints(self, s: gast.stmt, targets: list[gast.expr], cts: list[str],
+                       state: set[str]) -> list[gast.stmt]:
+        """For each object a call resolved when it runs is given (its receiver, an argument)
+        that names bound before the call may hold (``layers`` of ``m = layers[0]`` or of
+        ``layers = [m]``, ``self`` of ``for l in self.layers``): the reads of it after the
+        call through them are in their adjoints, not in the object's name's, which the
+        pullback hands to the call (``sh.deposit``). ``held_adjoint`` moves them to the
+        name's adjoint, which the name's binding gives back to the holder."""
+        eff = self.plan.eff
+        before = self._bound_before(s)
+        out: list[gast.stmt] = []
+        for a, c in zip(targets, cts):
+            if c == "_" or not isinstance(a, gast.Name) or a.id in self.plan.numeric or \
+                    self.plan.tracked(a.id) or isinstance(self.plan.kinds.get(a.id), int) or \
+                    self.plan.kinds.get(a.id) == NUMBER:
+                continue
+            mine = eff.buffers.get(a.id, set())
+            holders = sorted(
+                n for n in before
+                if n != a.id and self.pb.bar(n) in state and n not in self.plan.numeric and
+                not self.plan.tracked(n) and not isinstance(self.plan.kinds.get(n), int) and
+                eff.buffers.get(n, set()) & mine)
+            if not holders:
+                continue
+            b = self.pb.bar(a.id)
+            own: gast.expr = name(b) if b in state else gast.Constant(None, None)
+            pairs = [e for n in holders for e in (name(n), name(self.pb.bar(n)))]
+            out.append(assign(gast.Tuple(elts=[name(b, gast.Store)] + [
+                name(self.pb.bar(n), gast.Store) for n in holders], ctx=gast.Store()),
+                call_node("held_adjoint", name(a.id), own, *pairs), s))
+            state.add(b)
+        return out
+
+    def _bound_before(self, s: gast.stmt) -> set[str]:
+        """The names bound before ``s`` in the function's text (its parameters, the targets of
+        statements that come before it): their bindings' pullbacks run after ``s``'s, so
+        their adjoints hold only what reads after ``s`` gave them. Empty where ``s``'s place
+        is not known."""
+        at = self.plan.order.get(id(s))
+        if at is None:
+            return set()
+        out = {a.id for a in self.plan.fn.args.args}
+        for st in nodes_of(self.plan.fn, gast.stmt):
+            k = self.plan.order.get(id(st))
+            if k is None or k >= at:
+                continue
+            if isinstance(st, gast.Assign):
+                targets = st.targets
+            elif isinstance(st, (gast.For, gast.AugAssign, gast.AnnAssign)):
+                targets = [st.target]
+            else:
+                continue
+            out |= {n.id for t in targets for n in gast.walk(t)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         return out
 
     def _left_in_shadow(self, obj: object, call: gast.Call, args: list[gast.expr]) -> set[int]:

@@ -234,6 +234,78 @@ def with_receiver(cts: tuple[Any, ...], n: int) -> tuple[Any, ...]:
     return tuple(cts) if len(cts) == n else (None, *cts)
 
 
+def held_adjoint(obj: Any, own: Any, *holders: Any) -> tuple[Any, ...]:
+    """Before the pullback of a call that may change the object ``obj`` (``m.forward(x)``
+    setting ``self.z``): its adjoint, and the adjoints of ``holders`` without it.
+
+    A later read of the object through a container or object that holds it
+    (``layers[0].z``, ``self.layers`` in another method) put the read's adjoint in the
+    holder's adjoint, which the pullback hands to the object's name only once past the line
+    that read the object out or stored it in (``m = layers[0]``, ``layers = [m]``): the
+    call's pullback got a zero for what it set (a silently wrong gradient). ``holders`` are
+    (value, adjoint) pairs, alternating: the names whose adjoint the pullback holds that may
+    hold ``obj`` (by identity, at any depth of lists, tuples, dicts and objects). The adjoint
+    found there is taken out of them (new containers along the way) and added to ``own``
+    (None: none yet), so it reaches the object once.
+
+    Returns:
+        (the object's adjoint, each holder's adjoint without it).
+    """
+    total = own
+    out = []
+    for k in range(0, len(holders), 2):
+        if holders[k] is obj:  # another name of the object (m = Model(w); ms = [m]; ms[0]...)
+            found, rest = holders[k + 1], zeros_like(obj)
+        else:
+            found, rest = _take_held(obj, holders[k], holders[k + 1], set())
+        if found is not None:
+            total = add(total, found)
+        out.append(rest)
+    if total is None:
+        total = zeros_like(obj)
+    return (total, *out)
+
+
+def _take_held(obj: Any, value: Any, adjoint: Any, inside: set[int]) -> tuple[Any, Any]:
+    """(the adjoint of ``obj`` where ``value`` holds it, ``adjoint`` without it); (None,
+    adjoint) when ``value`` does not hold it or its adjoint has no entry there."""
+    if adjoint is None or id(value) in inside or isinstance(value, (np.ndarray, np.generic)):
+        return None, adjoint
+    if isinstance(value, (list, tuple)) and isinstance(adjoint, (list, tuple)):
+        pairs = list(enumerate(value))
+    elif isinstance(value, dict) and isinstance(adjoint, dict):
+        pairs = list(value.items())
+    elif isinstance(adjoint, ObjectAdjoint) and hasattr(value, "__dict__") and \
+            not is_function_like(value):
+        pairs = list(vars(value).items())
+    else:
+        return None, adjoint
+    inside.add(id(value))
+    total: Any = None
+    rest = None
+    for key, v in pairs:
+        if isinstance(adjoint, dict):
+            if key not in adjoint:
+                continue
+            g = adjoint[key]
+        elif key < len(adjoint):
+            g = adjoint[key]
+        else:
+            continue
+        if v is obj:
+            found, left = g, None
+        else:
+            found, left = _take_held(obj, v, g, inside)
+        if found is None:
+            continue
+        total = add(total, found)
+        if rest is None:
+            rest = type(adjoint)(adjoint) if not isinstance(adjoint, tuple) else list(adjoint)
+        rest[key] = left
+    inside.discard(id(value))
+    return (total, adjoint) if rest is None else (total, rest)
+
+
 # --------------------------------------------------------------------------------------------
 # Containers: adjoints of list/dict reads and writes
 
@@ -594,7 +666,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver",
+    "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "match_sequence", "checked_callable",
     *_helper_names,

@@ -7,8 +7,9 @@ started the object's adjoint from zero instead of from the caller's (``sh.deposi
 what the caller read of the object after the call (``np.sum(s.u ** 2)``) did not reach
 through the method: grad gave 2 * u0 and 0 for ``k``, for an object built in the function, a
 global one or a parameter. The map such a pullback makes now starts with the caller's
-deposits (``ShadowMap._carried``). Expected values: central differences, under both
-policies.
+deposits (``ShadowMap._carried``). A list of dataclasses advanced in a loop and read back
+through the list needs the holder's adjoint too (test_objects_changed_by_a_call_read_through_a_
+holder.py). Expected values: central differences, under both policies.
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ def one_state(u0, k):
     return np.sum(s.u ** 2)
 
 
+def states_in_a_loop(u0, k):
+    states = [State(u0.copy()), State(u0 * 2.0)]
+    for s in states:
+        for _ in range(3):
+            s.advance(k)
+    return sum(np.sum(s.u ** 2) * s.t for s in states)
+
+
 GLOBAL_STATE = Counted(np.ones(5))
 
 
@@ -69,7 +78,7 @@ U0 = np.array([0.5, -1.0, 2.0, 0.3, 0.1])
 
 
 @pytest.mark.parametrize("mutation", POLICIES)
-@pytest.mark.parametrize("f", [one_state, a_global_object],
+@pytest.mark.parametrize("f", [one_state, states_in_a_loop, a_global_object],
                          ids=lambda f: f.__name__)
 def test_the_attribute_set_next_to_the_counter_carries_the_gradient(f, mutation) -> None:
     gu, gk = adgen.grad(f, argnums=(0, 1), mutation=mutation)(U0.copy(), 0.3)

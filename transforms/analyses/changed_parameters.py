@@ -44,13 +44,16 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
     """The parameters of ``tree`` (``parsed``'s function in SSA form) that a call may change
     where the function itself writes nothing of them: a parameter as the object of a method
     found when the call runs (``self.setup(v)`` in a method, setting ``self.w``; ``o.reset(x)``
-    in ``def helper(x, o)``, where only the first parameter counted: a silent zero), and
+    in ``def helper(x, o)``, where only the first parameter counted: a silent zero), or holding
+    that object (``for layer in self.layers: x = layer.forward(x)`` setting ``layer.z``, read
+    back through ``self.layers``: a silent zero until session 19), and
     an argument of a user function called by name that changes the objects, lists or dicts
     it is given (``changes``: its compiled code's ``mutates_containers``; ``outer(o, x)``,
     whose helper sets ``o.w``). A caller reads them after the call: reverse mode makes them
     outputs (they were not, and ``reset``'s pullback, ``def reset(self, v): self.setup(v)``,
     gave nothing: a silently zero gradient)."""
     out: set[str] = set()
+    bound: dict[str, list[gast.expr]] | None = None
     for call in nodes_of(tree, gast.Call):
         f = call.func
         obj = resolve(parsed, f)
@@ -59,6 +62,19 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
                     f.value.id in params and object_method_on_parameter(f, tree) and \
                     not reading_method(f):
                 out.add(f.value.id)
+            elif (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and
+                  f.value.id not in params and not reading_method(f) and
+                  not any(hasattr(t, f.attr) for t in VALUE_TYPES)) or \
+                    (isinstance(f, gast.Name) and f.id not in params):
+                # l.forward(x) or layer(x) on an object read out of a parameter (for l in
+                # self.layers, t = self.inner): the call may change that object, a part of
+                # the parameter (l.z = ..., read back through self.layers after the call)
+                if bound is None:
+                    bound = _single_bindings(tree)
+                holder = _holding_parameter(f.value.id if isinstance(f, gast.Attribute)
+                                            else f.id, bound, params)
+                if holder is not None:
+                    out.add(holder)
         else:
             given = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
                      if isinstance(a, gast.Name) and a.id in params} - out
@@ -67,6 +83,37 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
                 # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
                 out |= given
     return out
+
+
+def _single_bindings(tree: gast.FunctionDef) -> dict[str, list[gast.expr]]:
+    """name -> the values of the plain assignments that bind it."""
+    out: dict[str, list[gast.expr]] = {}
+    for st in nodes_of(tree, gast.Assign):
+        if len(st.targets) == 1 and isinstance(st.targets[0], gast.Name):
+            out.setdefault(st.targets[0].id, []).append(st.value)
+    return out
+
+
+def _holding_parameter(n: str, bound: dict[str, list[gast.expr]],
+                       params: set[str]) -> str | None:
+    """The parameter ``n`` was read out of, through names bound once by an item, an
+    attribute or a loop's sequence (``l = seq1[i1]``, ``seq1 = loop_sequence(t1)``,
+    ``t1 = self.layers``), or None."""
+    for _ in range(16):
+        values = bound.get(n, [])
+        if len(values) != 1:
+            return None
+        v = values[0]
+        if isinstance(v, (gast.Subscript, gast.Attribute)) and isinstance(v.value, gast.Name):
+            n = v.value.id
+        elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                v.func.id == "loop_sequence" and v.args and isinstance(v.args[0], gast.Name):
+            n = v.args[0].id
+        else:
+            return None
+        if n in params:
+            return n
+    return None
 
 
 def object_method_on_parameter(f: gast.Attribute, tree: gast.FunctionDef) -> bool:
