@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 import gast
+from adgen.transforms import user_text
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
 from adgen.transforms.analyses.container_results import may_return_container
 from adgen.transforms.analyses.effects import Effects, Write
@@ -22,7 +23,7 @@ from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.front import is_bound_method
-from adgen.transforms.node_index import memo, nodes_of
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -31,8 +32,6 @@ from adgen.transforms.reverse_ast import (
     Site,
     basic_index,
     is_number,
-    operand_text,
-    src_text,
     stored_names,
     user_name_of,
 )
@@ -451,72 +450,21 @@ class Plan:
         return bool(set(self.loops_of[id(later)]) & set(self.loops_of[id(earlier)]))
 
     def construct(self, stmt: gast.stmt) -> str:
-        """The user's source text of the statement a generated one came from."""
-        line = getattr(stmt, "lineno", 0)
-        text = self.source_line(line) if line else ""
-        if self.parsed.file.startswith("<adgen ") and line:
-            # generated code differentiated again (the jvp code of hessian, hvp): the line
-            # of the user's that its "# line N:" comment names, not the generated statement
-            import linecache
+        """The user's source text of the statement a generated one came from
+        (:func:`user_text.construct`)."""
+        return user_text.construct(self.parsed, stmt)
 
-            from adgen.adjoints import through_generated
-
-            file, n = through_generated(self.parsed.file, line)
-            if file is not None:
-                text = linecache.getline(file, n)
-        return text.split("#")[0].strip() or src_text(stmt)
-
-    def user_name(self, n: str, depth: int = 0) -> str:
-        """A name the user wrote for what ``n`` holds (temporaries: the expression's text, in
-        the user's names: ``Z.std(axis=0)``, not ``Z_1.std(axis=0)``)."""
-        if depth == 0:
-            # once per name while the function is frozen: explain's texts of the sites ask
-            # for the same few names again and again (ADI: 20 questions about 3 names, each
-            # a scan of the assignments and the expression printed)
-            return memo(self.fn, ("user_name", n), lambda: self._user_name(n, 0))
-        return self._user_name(n, depth)
+    def user_name(self, n: str) -> str:
+        """A name the user wrote for what ``n`` holds (:func:`user_text.user_name`)."""
+        return user_text.user_name(self.parsed, self.fn, n)
 
     def code_name(self, n: str) -> str:
-        """The name the user's code has for ``n`` (``h_2`` -> ``h``; ``relax_y``, a written-out
-        nested def's variable, -> ``y``), for a hint's code."""
-        base = user_name_of(n)
-        inlined = self.parsed.inlined_names.get(n) or self.parsed.inlined_names.get(base)
-        return inlined[0] if inlined is not None else base
-
-    def _user_name(self, n: str, depth: int) -> str:
-        base = user_name_of(n)
-        inlined = self.parsed.inlined_names.get(n) or self.parsed.inlined_names.get(base)
-        if inlined is not None:  # a written-out nested def's variable (relax_y)
-            return f"{inlined[0]} (in {inlined[1]})"
-        if base.endswith("_dot") and len(base) > 4 and \
-                self.parsed.file.startswith("<adgen ") and self.parsed.file.endswith(" jvp>"):
-            # the jvp code adgen differentiates again (hessian, hvp): a tangent is written
-            # where its primal is, and the user knows the primal's name
-            return self.user_name(base[:-4], depth)
-        temporary = base.startswith("t") and base[1:].isdigit() or \
-            base.startswith("seq") and base[3:].isdigit()  # (desugar's loop sequences)
-        if base in {a.id for a in self.fn.args.args} or not temporary:
-            return base
-        for st in nodes_of(self.fn, gast.Assign):
-            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
-                    st.targets[0].id == n:
-                expr = clone(st.value)
-                if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
-                        expr.func.id == "loop_sequence" and expr.args:
-                    expr = expr.args[0]  # (for m in models: the sequence is models)
-                for sub in walk(expr):
-                    if isinstance(sub, gast.Name):
-                        inner = self.user_name(sub.id, depth + 1) if depth < 3 else \
-                            user_name_of(sub.id)
-                        sub.id = inner if inner.isidentifier() else operand_text(inner)
-                return src_text(expr)
-        return base
+        """The name the user's code has for ``n`` (:func:`user_text.code_name`)."""
+        return user_text.code_name(self.parsed, n)
 
     def source_line(self, line: int) -> str:
-        try:
-            return self.parsed.lines[line - 1].strip()
-        except IndexError:
-            return ""
+        """The user's source line ``line``, stripped (:func:`user_text.source_line`)."""
+        return user_text.source_line(self.parsed, line)
 
     def written_params(self) -> set[str] | bool:
         """The parameters this function writes in place (True: cannot tell which)."""
