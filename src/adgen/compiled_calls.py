@@ -52,14 +52,24 @@ def gradient_compilation(fun: Callable[..., Any], mutation: str, wrt: tuple[int,
 
 
 def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    forward = compiled.forward
+    from adgen.counter_slots import COUNTERS
+
+    if COUNTERS:
+        # a counter compiled as a number's update (STATS["calls"] += 1) that the run leaves
+        # holding an array (a helper stored one there): the update wrote it in place
+        from adgen.counter_slots import keeping_counters
+
+        forward = keeping_counters(forward, f"{getattr(compiled, 'name', 'the function')} "
+                                            "(or a function it calls)")
     try:
         if not compiled.needs_scope:
-            return compiled.forward(*args, **kwargs)  # no capture or guard to keep apart
+            return forward(*args, **kwargs)  # no capture or guard to keep apart
         # a fresh scope of captures for this pass, in this thread's stack
         scopes = guards.scope_stack()
         scopes.append(guards.GuardScope())
         try:
-            return compiled.forward(*args, **kwargs)
+            return forward(*args, **kwargs)
         finally:
             scopes.pop()
     except Exception as exc:

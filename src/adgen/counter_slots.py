@@ -13,7 +13,10 @@ put an array there, ``STATS["calls"] = np.full(3, 2)``, which the function then 
 Each counter compiled as a number is held here (:func:`hold_counter`); a callback called
 through :func:`adgen.runtime.call_forward` or :func:`adgen.callbacks.checked_callable` is
 run by :func:`keeping_counters`, which refuses, naming the counter's update, one that leaves
-anything but an immutable value in such a counter where it found another object.
+anything but an immutable value in such a counter where it found another object. So is the
+forward pass of a gradient as a whole (``compiled_calls.run_forward``), for a helper adgen
+compiles into the function that stores the array (``w = fill(x)`` called by its name). Not
+seen: a run that puts an array there, updates it, and puts a number back before it ends.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ def hold_counter(container: Any, key: Any, attr: bool, name: str, where: Locatio
 
 def keeping_counters(fn: Any, shown: Any = None) -> Any:
     """``fn``, called so that it refuses to leave a mutable value (an array, a list) in a
-    counter of :data:`COUNTERS` it changed; ``shown`` is the callee named (``fn`` itself
-    when None)."""
+    counter of :data:`COUNTERS` it changed; ``shown`` is the callee named (or its name; the
+    first argument, or ``fn`` itself, when None)."""
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -52,7 +55,8 @@ def keeping_counters(fn: Any, shown: Any = None) -> Any:
             if now is not before.get(k, _MISSING) and now is not _MISSING and \
                     not _immutable(now):
                 callee = shown if shown is not None else args[0] if args else fn
-                name = getattr(callee, "__qualname__", None) or type(callee).__name__
+                name = callee if isinstance(callee, str) else \
+                    getattr(callee, "__qualname__", None) or type(callee).__name__
                 raise UnsupportedError(
                     f"{name}, called while adgen differentiates, put a {type(now).__name__} "
                     f"into {item}, which this line updates as a counter (compiled as a "

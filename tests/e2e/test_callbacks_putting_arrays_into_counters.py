@@ -66,6 +66,13 @@ def plain_callback_then_reads(x, cb):
     return np.sum(q)
 
 
+def fill_by_name(x):
+    w = fill_and_return(x)  # a helper adgen compiles into the function, not a callback
+    q = w * x ** 2
+    count(x)
+    return np.sum(q)
+
+
 def counts_only(x, cb):
     y = cb(x)
     count(x)
@@ -125,3 +132,16 @@ def test_a_callback_that_leaves_the_counter_a_number_runs(mutation):
     assert STATS["calls"] == 1
     assert_grad_close(g, numerical_grad(fresh(counts_only, np.sin), (X.copy(),), 0))
     assert_grad_close(g, 2.0 * np.sin(X) * np.cos(X))  # by hand
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_an_array_put_into_a_counter_by_a_helper_is_refused(mutation):
+    STATS["calls"] = 0
+    assert_grad_close(numerical_grad(fresh(lambda x, _: fill_by_name(x), None),
+                                     (X.copy(),), 0), 4.0 * X)
+    STATS["calls"] = 0
+    with pytest.raises(AdgenError) as err:
+        adgen.grad(fill_by_name, mutation=mutation)(X.copy())
+    text = str(err.value)
+    assert "fill_by_name" in text and "STATS['calls']" in text and "in place" in text
+    assert 'STATS["calls"] += 1' in text
