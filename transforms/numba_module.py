@@ -337,7 +337,7 @@ class _Module:
     def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:
         header = ("import math\n\nimport numpy as np\nfrom numba import njit\n"
                   "from numba.typed import List\n"
-                  "from adgen.numba_runtime import add_item, add_matmul_vjp_a, add_matmul_vjp_b, "
+                  "from adgen.numba_runtime import abs_vjp, add_item, add_matmul_vjp_a, add_matmul_vjp_b, "
                   "add_newaxis, add_out, add_outer, "
                   "balanced_eq, cast_vjp, cholesky_vjp, copy_adjoint, cotangent_as, det_vjp, "
                   "diag_vjp, entry_items, "

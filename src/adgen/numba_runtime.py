@@ -71,7 +71,7 @@ from adgen.numba_typing import is_number
 #: The modules of the nopython runtime besides this one (numba_cache hashes their code)
 MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards)
 
-__all__ = ["add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
+__all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
@@ -185,6 +185,26 @@ def _cast_vjp(g, dtype):
             return lambda g, dtype: np.zeros(g.shape)
         return (lambda g, dtype: 0.0) if is_number(g) else None
     return (lambda g, dtype: g) if isinstance(g, types.Array) or is_number(g) else None
+
+
+def abs_vjp(g: Any, x: Any) -> Any:
+    """The cotangent through ``abs(x)`` (``np.abs``, builtin ``abs``) of a real ``x``, as
+    ``adgen.runtime``'s: ``g * sign(x)``, 0 at 0. A complex ``x`` (whose adjoint is another
+    formula) has no nopython form: numba refuses the call at the user's line."""
+    raise NotImplementedError("only called from nopython code")
+
+
+def _real(t: Any) -> bool:
+    # a real number or an array of real numbers (not complex)
+    kind = t.dtype if isinstance(t, types.Array) else t
+    return isinstance(kind, (types.Float, types.Integer, types.Boolean))
+
+
+@overload(abs_vjp, jit_options={"cache": True})
+def _abs_vjp(g, x):
+    if _real(g) and _real(x):
+        return lambda g, x: g * np.sign(x)
+    return None
 
 
 def cotangent_as(ct: Any, dtype: Any) -> Any:
@@ -456,9 +476,14 @@ def entry_items(x: Any) -> Any:
     raise NotImplementedError("only called from nopython code")
 
 
+def _numbers(x: Any) -> bool:
+    # a tuple of numbers (a helper's results, return a * b, a + b): nothing in it changes
+    return isinstance(x, types.BaseTuple) and all(is_number(t) for t in x.types)
+
+
 @overload(entry_items, jit_options={"cache": True})
 def _entry_items(x):
-    if isinstance(x, types.Array) or is_number(x):
+    if isinstance(x, types.Array) or is_number(x) or _numbers(x):
         return lambda x: x
     return None
 
@@ -472,7 +497,7 @@ def with_shadows(x: Any, adjoint: Any) -> Any:
 
 @overload(with_shadows, jit_options={"cache": True})
 def _with_shadows(x, adjoint):
-    if isinstance(x, types.Array) or is_number(x):
+    if isinstance(x, types.Array) or is_number(x) or _numbers(x):
         return lambda x, adjoint: adjoint
     return None
 

@@ -272,6 +272,9 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 kind = next(k for k in ("f8", "f4", "i8", "b1") if k in kinds)
                 ranks = [t[2] for t in args if isinstance(t, tuple)]
                 return ("array", kind, max(ranks)) if ranks else kind
+            if f in ("math.floor", "math.ceil", "math.trunc") and len(args) == 1 and \
+                    args[0] in NUMBER_KINDS:
+                return "i8"  # an int, as in Python (np.floor gives a float)
             if f.startswith(("np.", "math.")) and base in _FLOAT_FUNCS and args and \
                     all(t in NUMBER_KINDS for t in args):
                 return _float_of(args)
