@@ -65,6 +65,22 @@ def _bound_by(nodes: Iterable[gast.AST]) -> set[str]:
     return out
 
 
+def _read_before_bound(h: gast.ExceptHandler) -> set[str]:
+    """The names the handler reads before it binds them itself (``r = prev; r_dot =
+    zero_tangent(r)``, forward mode's copy on the handler's path, reads its own ``r``):
+    statement by statement, a name a top-level assignment of the handler bound is its own."""
+    own: set[str] = set()
+    out: set[str] = set()
+    if h.type is not None:
+        out |= {n.id for n in walk(h.type) if isinstance(n, gast.Name)}
+    for st in h.body:
+        out |= {n.id for n in walk(st) if isinstance(n, gast.Name) and
+                isinstance(n.ctx, gast.Load)} - own
+        if isinstance(st, gast.Assign):
+            own |= {t.id for t in st.targets if isinstance(t, gast.Name)}
+    return out
+
+
 class _Ssa:
     loads: Counter[str]
 
@@ -132,9 +148,7 @@ class _Ssa:
             before = dict(env)
             body_assigned = assigned_names(s.body)
             for h in s.handlers:
-                used = {n.id for n in walk(h) if isinstance(n, gast.Name)
-                        and isinstance(n.ctx, gast.Load)}
-                clash = sorted(used & body_assigned)
+                clash = sorted(_read_before_bound(h) & body_assigned)
                 if clash:
                     # (named by lines: this pass does not know the file; the error is placed
                     # at the def)

@@ -202,3 +202,24 @@ def test_a_loop_in_the_finally_block_may_break_out_of_itself(mutation):
     CALLS.clear()
     assert_grad_close(adgen.grad(loop_in_finally_breaks_itself, mutation=mutation)(X), 2 * X)
     assert CALLS == ["0"]
+
+
+def returns_inside_try_except(x):
+    try:
+        y = np.sin(x)
+        if y[0] > 0:
+            return np.sum(y * x)
+    except ValueError:
+        y = x
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("fn", [returns_early, returns_inside_try_except])
+@pytest.mark.parametrize("x", [X, -X])
+def test_hessian_of_a_return_inside_a_try_block(fn, x):
+    # forward mode's copy of the returned value on the handler's path reads the name it has
+    # just bound; SSA took that for a read of the try body's value (refused, at a line of
+    # the generated code)
+    v = np.array([0.5, -1.0, 2.0])
+    expected = numerical_grad(lambda z: np.dot(adgen.grad(fn)(z), v), (x,), 0)
+    np.testing.assert_allclose(adgen.hessian(fn)(x) @ v, expected, rtol=1e-5, atol=1e-7)
