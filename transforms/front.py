@@ -283,8 +283,11 @@ _ASKED: list[Any] = []  # the functions writes_arguments is asking about (recurs
 
 def writes_parameters(fn: Any) -> bool:
     """Whether a call of the user function ``fn`` writes a parameter in place, as its compiled
-    code says (a method whose writes are ``self.calls += 1`` updates of numbers only: False,
-    the dispatch follows those); False where it does not compile (its call reports why)."""
+    code says (a method whose writes are ``self.calls += 1`` updates of numbers only, which
+    the dispatch checks and follows: False; one that also writes an array argument, ``u[1:]
+    += ...`` next to ``self.steps += 1``: True, which bound_callees follows, where the
+    dispatch refused it until session 19); False where it does not compile (its call reports
+    why)."""
     from adgen.transforms.pipeline import compile_function
 
     try:
@@ -292,7 +295,7 @@ def writes_parameters(fn: Any) -> bool:
     except AdgenError:
         return False
     updates = compiled.number_updates
-    return compiled.mutates_params and not (updates is not None and updates.sites)
+    return compiled.mutates_params and not (updates is not None and updates.exact)
 
 
 def holds_array(parsed: Parsed, node: gast.expr) -> bool:
