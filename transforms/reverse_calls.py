@@ -117,7 +117,9 @@ class Calls:
             # is given, may change its object (self.z = ...), read again after the call
             # through a container holding it (layers[0].z): its adjoint goes to the call from
             # there too
-            out += self._held_adjoints(s, targets, cts, state)
+            out += self._held_adjoints(s, targets, cts, state,
+                                       saved if obj is MISSING or not is_python_function(obj)
+                                       else None)
         for a, c in zip(targets, cts):
             if c != "_" and isinstance(a, gast.Name) and a.id not in self.plan.numeric and \
                     not self.plan.tracked(a.id) and self.pb.bar(a.id) in state and \
@@ -160,13 +162,16 @@ class Calls:
         return out
 
     def _held_adjoints(self, s: gast.stmt, targets: list[gast.expr], cts: list[str],
-                       state: set[str]) -> list[gast.stmt]:
+                       state: set[str], saved: str | None) -> list[gast.stmt]:
         """For each object a call resolved when it runs is given (its receiver, an argument)
         that names bound before the call may hold (``layers`` of ``m = layers[0]`` or of
         ``layers = [m]``, ``self`` of ``for l in self.layers``): the reads of it after the
         call through them are in their adjoints, not in the object's name's, which the
         pullback hands to the call (``sh.deposit``). ``held_adjoint`` moves them to the
-        name's adjoint, which the name's binding gives back to the holder."""
+        name's adjoint, which the name's binding gives back to the holder. ``saved``: the
+        saved values of a call resolved when it runs (None for a function called by name),
+        from which ``held_adjoint`` tells a callee that changes no object (it then moves
+        nothing: a loop of layers is not walked at each step)."""
         eff = self.plan.eff
         before = self._bound_before(s)
         out: list[gast.stmt] = []
@@ -188,7 +193,9 @@ class Calls:
             pairs = [e for n in holders for e in (name(n), name(self.pb.bar(n)))]
             out.append(assign(gast.Tuple(elts=[name(b, gast.Store)] + [
                 name(self.pb.bar(n), gast.Store) for n in holders], ctx=gast.Store()),
-                call_node("held_adjoint", name(a.id), own, *pairs), s))
+                call_node("held_adjoint", name(a.id), own,
+                          name(saved) if saved is not None else gast.Constant(None, None),
+                          *pairs), s))
             state.add(b)
         return out
 

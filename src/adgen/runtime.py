@@ -234,7 +234,7 @@ def with_receiver(cts: tuple[Any, ...], n: int) -> tuple[Any, ...]:
     return tuple(cts) if len(cts) == n else (None, *cts)
 
 
-def held_adjoint(obj: Any, own: Any, *holders: Any) -> tuple[Any, ...]:
+def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ...]:
     """Before the pullback of a call that may change the object ``obj`` (``m.forward(x)``
     setting ``self.z``): its adjoint, and the adjoints of ``holders`` without it.
 
@@ -246,11 +246,16 @@ def held_adjoint(obj: Any, own: Any, *holders: Any) -> tuple[Any, ...]:
     (value, adjoint) pairs, alternating: the names whose adjoint the pullback holds that may
     hold ``obj`` (by identity, at any depth of lists, tuples, dicts and objects). The adjoint
     found there is taken out of them (new containers along the way) and added to ``own``
-    (None: none yet), so it reaches the object once.
+    (None: none yet), so it reaches the object once. ``saved``: the call's saved values
+    where it is resolved when it runs (None otherwise): a call that changes no object moves
+    nothing (a loop over a model's layers is not walked at each step).
 
     Returns:
         (the object's adjoint, each holder's adjoint without it).
     """
+    if _changes_no_object(saved):
+        # (the call changes no object: what the holders hold of obj reaches it as before)
+        return (own if own is not None else zeros_like(obj), *holders[1::2])
     total = own
     out = []
     for k in range(0, len(holders), 2):
@@ -264,6 +269,21 @@ def held_adjoint(obj: Any, own: Any, *holders: Any) -> tuple[Any, ...]:
     if total is None:
         total = zeros_like(obj)
     return (total, *out)
+
+
+def _changes_no_object(saved: Any) -> bool:
+    """Whether the call whose saved values (dispatch.forward_of's) are ``saved`` changes no
+    list, dict or object it is given: a builtin, or a function whose compiled code writes none
+    of its parameters (``layer(x)`` returning ``np.tanh(x @ self.w)``)."""
+    if type(saved) is not tuple or not saved:
+        return False
+    if saved[0] == "builtin":
+        return True
+    if saved[0] in ("compiled", "compiled alone") and len(saved) > 1:
+        compiled = saved[1]
+        return not getattr(compiled, "mutates_containers", True) and \
+            not getattr(compiled, "mutates_params", True)
+    return False
 
 
 def _take_held(obj: Any, value: Any, adjoint: Any, inside: set[int]) -> tuple[Any, Any]:
