@@ -88,7 +88,7 @@ from adgen.transforms.front import (
 from adgen.transforms.lean_forward import drop_dead_arrays
 from adgen.transforms.lean_pullback import lean_pullback
 from adgen.transforms.node_index import frozen
-from adgen.transforms.object_classes import receiver_of, typed_for
+from adgen.transforms.object_classes import built_objects, receiver_of, typed_for
 from adgen.transforms.parse import positional_params, varargs_of
 from adgen.transforms.reverse import reverse
 from adgen.transforms.single_use import consumable_saved, shape_numbers
@@ -359,6 +359,15 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             # so is a parameter compiled for its class (model in loss(model, u):
             # object_classes.typed_for) or an object built here (sim = Heat(dt)) that a method
             # call bound_callees rewrote runs on
+            containers.setdefault(n, "object")
+        stores: dict[str, int] = {}
+        for node in walk(tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        for n in built_objects(parsed, stores):
+            # and any object built here from a class of the user's (layer = Layer(W, b)):
+            # an array its method returns and the function writes in place (h = layer(x);
+            # h[:, 0] *= s) was taken to share the object's memory, refused when it ran
             containers.setdefault(n, "object")
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
         eff = run_pass("reverse", lambda: effects(
