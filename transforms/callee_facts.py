@@ -115,6 +115,20 @@ def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> lis
     return out
 
 
+def _library_function(obj: Any) -> bool:
+    """A function of NumPy, SciPy, adgen, the standard library or an installed package: its
+    summary is not asked for (None: any argument, as before). Compiling it for one walked
+    into scipy.special.logsumexp's array-API helpers and from there into jax's dtype code,
+    thousands of compilations (the hvp of a loss calling logsumexp hung CI)."""
+    import sys
+
+    root = str(getattr(obj, "__module__", "") or "").split(".")[0]
+    if root in ("numpy", "scipy", "adgen", "jax", "torch") or root in sys.stdlib_module_names:
+        return True
+    file = getattr(getattr(obj, "__code__", None), "co_filename", "") or ""
+    return "site-packages" in file or "dist-packages" in file
+
+
 def viewed_arguments(parsed: Parsed, mutation: str, call: gast.Call) -> list[gast.expr] | None:
     """The arguments of ``call`` whose memory its result may share, when it runs a function
     of the user's whose summary says which of its parameters it may return
@@ -124,7 +138,7 @@ def viewed_arguments(parsed: Parsed, mutation: str, call: gast.Call) -> list[gas
 
     obj = resolve(parsed, call.func)
     if not isinstance(obj, types.FunctionType) or registry.lookup(obj) is not None or \
-            str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")) or \
+            _library_function(obj) or \
             any(isinstance(a, gast.Starred) for a in call.args) or \
             any(k.arg is None for k in call.keywords) or hasattr(obj, "__wrapped__"):
         return None
