@@ -13,6 +13,8 @@ find, ties included (``sorted`` is stable: the first of equal items, as ``max`` 
     filter(lambda t: t > 0, v)        ->  (t for t in v if t > 0)
     max(v, key=abs)                   ->  sorted(v, key=abs, reverse=True)[0]
     min(a, b, key=f)                  ->  sorted((a, b), key=f)[0]
+    dict(w=W, b=b)                    ->  {'w': W, 'b': b}
+    dict(), list()                    ->  {}, []
 
 A lambda's body is written in place, its parameters the loop's targets (a lambda with
 defaults, ``*args`` or keyword-only parameters, or whose parameter count is not the number of
@@ -37,19 +39,23 @@ from adgen.transforms.walk import replace_children, walk
 
 __all__ = ["rewrite_item_builtins"]
 
-_NAMES = ("map", "filter", "zip", "max", "min", "sorted")
-_CALLED = frozenset({"map", "filter", "max", "min"})
+_NAMES = ("map", "filter", "zip", "max", "min", "sorted", "dict", "list")
+_CALLED = frozenset({"map", "filter", "max", "min", "dict", "list"})
 
 
 def rewrite_item_builtins(parsed: Any) -> None:
-    """Writes ``map(f, *xs)`` and ``filter(f, xs)`` calls as generator expressions, and
-    ``max`` / ``min`` with ``key=`` as the first item of ``sorted``."""
+    """Writes ``map(f, *xs)`` and ``filter(f, xs)`` calls as generator expressions,
+    ``max`` / ``min`` with ``key=`` as the first item of ``sorted``, and ``dict`` of keywords
+    (``dict()``, ``list()``) as a display."""
     if not _CALLED & _code_names(getattr(parsed.fn, "__code__", None)):
         return  # the function's code (nested code too) names none of them: most functions
     tree = parsed.tree
     calls = [n for n in walk(tree) if isinstance(n, gast.Call) and
              isinstance(n.func, gast.Name) and (n.func.id in ("map", "filter") or (
-                 n.func.id in ("max", "min") and any(k.arg == "key" for k in n.keywords)))]
+                 n.func.id in ("max", "min") and any(k.arg == "key" for k in n.keywords)) or
+             (n.func.id == "dict" and not n.args and
+              all(k.arg is not None for k in n.keywords)) or
+             (n.func.id == "list" and not n.args and not n.keywords))]
     if not calls:
         return
     if any(parsed.namespace.get(n, getattr(builtins, n)) is not getattr(builtins, n)
@@ -61,8 +67,12 @@ def rewrite_item_builtins(parsed: Any) -> None:
     fresh = (f"item{k}" for k in range(1, 1_000_000) if f"item{k}" not in used)
     replaced: dict[int, Any] = {}
     for call in reversed(calls):  # the inner ones first: map(f, map(g, xs))
-        replaced[id(call)] = _extreme(call, replaced) if call.func.id in ("max", "min") \
-            else _generator(call, fresh, replaced)
+        if call.func.id in ("dict", "list"):
+            replaced[id(call)] = _display(call, replaced)
+        elif call.func.id in ("max", "min"):
+            replaced[id(call)] = _extreme(call, replaced)
+        else:
+            replaced[id(call)] = _generator(call, fresh, replaced)
     replace_children(tree, lambda sub: replaced.get(id(sub)))
 
 
@@ -119,6 +129,19 @@ def _generator(call: gast.Call, fresh: Any, replaced: dict[int, Any]
         test = called()
     return gast.GeneratorExp(elt=load(names[0]), generators=[gast.comprehension(
         target=target, iter=source, ifs=[test], is_async=0)], **at)
+
+
+def _display(call: gast.Call, replaced: dict[int, Any]) -> gast.expr:
+    """``{'w': W, 'b': b}`` for ``dict(w=W, b=b)`` (params = dict(W=W, b=b) was refused:
+    the rule of ``dict`` copies one mapping), ``{}`` and ``[]`` for ``dict()`` and ``list()``
+    (the kinds analysis knows a display for a dict or a list). The values keep their order,
+    so they are evaluated as the call evaluates them."""
+    at = _place(call)
+    if call.func.id == "list":
+        return gast.List(elts=[], ctx=gast.Load(), **at)
+    return gast.Dict(keys=[gast.Constant(k.arg, None, **at) for k in call.keywords],
+                     values=[replaced.get(id(k.value)) or k.value for k in call.keywords],
+                     **at)
 
 
 def _extreme(call: gast.Call, replaced: dict[int, Any]) -> gast.expr | None:

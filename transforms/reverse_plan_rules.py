@@ -91,6 +91,10 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
         try:
             return rule, rule.bind(list(args), dict(kwargs))
         except TypeError as exc:
+            if not args and not kwargs:
+                # dict(), list(), tuple() (a dataclass's field(default_factory=dict)): a new
+                # empty container, which no derivative reaches
+                return None
             raise UnsupportedError(
                 f"this call of {rule.name} is not differentiated: adgen's rule for it "
                 f"does not take these arguments ({exc})", plan.loc(s),

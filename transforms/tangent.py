@@ -490,8 +490,11 @@ class Tangent:
         try:
             bound = rule.bind(list(args), dict(kwargs))
         except TypeError as exc:
-            # (reverse mode binds the call to the same rule: it refuses it too)
-            self.refuse(s, f"this call of {rule.name} ({exc})", registry.binding_hint(rule, exc))
+            if args or kwargs:
+                # (reverse mode binds the call to the same rule: it refuses it too)
+                self.refuse(s, f"this call of {rule.name} ({exc})",
+                            registry.binding_hint(rule, exc))
+            bound = {}  # dict(), list(): a new empty container, with a zero tangent
         jvp = registry.jvp_of(rule)
         if jvp is None:
             raise MissingRuleError(
@@ -499,7 +502,8 @@ class Tangent:
                 self.parsed.location(s),
                 hint="use reverse mode (adgen.grad, adgen.vjp, adgen.jacrev) for this "
                      "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
-        active = [k for k in rule.diff if self.tangent(as_node(bound[k])) is not None]
+        active = [k for k in rule.diff
+                  if k in bound and self.tangent(as_node(bound[k])) is not None]
         pre: list[gast.stmt] = []  # statements before the primal one (out= only)
         # the result's name, or (n = f(a, out=o): n is bound after the tangent) the buffer
         like = copy.deepcopy(out_buf) if isinstance(out_buf, gast.Name) else name(n)
