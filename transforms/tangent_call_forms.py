@@ -39,6 +39,7 @@ from adgen.transforms.walk import walk
 from adgen.callbacks import checked_at
 from adgen.errors import AdgenError, MissingRuleError
 from adgen.rules import methods, registry
+from adgen.rules.helpers_tangent import object_with
 
 if TYPE_CHECKING:
     from adgen.transforms.tangent import Tangent
@@ -121,11 +122,13 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
 
 # reverse mode over such jvp code (second derivatives) meets object.__new__ (and then the
 # jvp of __init__ setting attributes of objects it is given, which it does not follow)
-registry.defrefusal(object.__new__, (
+_BUILT_INSIDE = (
     "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of a function that builds an "
     "object of your class inside it (sim = Heat(dt), which jvp follows) are not supported yet; "
     "build the object outside and pass it in (adgen.hessian(loss, argnums=1)(Heat(dt), u) "
-    "works where its methods write u), or take first derivatives (grad, jvp)"))
+    "works where its methods write u), or take first derivatives (grad, jvp)")
+registry.defrefusal(object.__new__, _BUILT_INSIDE)
+registry.defrefusal(object_with, _BUILT_INSIDE)  # (the tangent object: n_dot = object_with(...))
 
 
 def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> None:
@@ -240,7 +243,7 @@ def construction(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     tangent's attributes where ``__init__`` sets the object's::
 
         n = object.__new__(Heat)
-        n_dot = object.__new__(Heat)
+        n_dot = object_with(Heat, {})
         call_jvp(Heat.__init__, (n, dt), (n_dot, dt_dot), {}, None, None)
     """
     def new() -> gast.expr:
@@ -258,7 +261,11 @@ def construction(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     # the tangent object is the receiver's tangent of __init__ (its first argument's)
     call.args[2].elts[0] = name(dots)
     call.args[4] = gast.Constant(value=None, kind=None)  # (no object it is taken from)
-    after = [at(assign(name(dots, gast.Store), new(), s), s),
+    # (object_with: the tangent object holds a zero for each constant of the class, alpha =
+    # 1.0 in its body, which n_dot.alpha read as the class's 1.0 from an object.__new__)
+    dot = gast.Call(func=name("object_with"),
+                    args=[copy.deepcopy(v.func), gast.Dict(keys=[], values=[])], keywords=[])
+    after = [at(assign(name(dots, gast.Store), dot, s), s),
              at(gast.Expr(value=call), s)]
     return built, after
 

@@ -62,7 +62,8 @@ def zero_tangent(x: object, _within: frozenset[int] = frozenset()) -> object:
 
         if str(type(x).__module__).split(".")[0] not in sys.stdlib_module_names:
             return object_with(type(x),
-                               {k: zero_tangent(v, _within) for k, v in vars(x).items()})
+                               {k: zero_tangent(v, _within) for k, v in vars(x).items()},
+                               _within)
     return 0.0
 
 
@@ -165,10 +166,36 @@ def is_plain_object(x: object) -> bool:
         (not callable(x) or hasattr(getattr(type(x), "__call__", None), "__code__"))
 
 
-def object_with(cls: type, fields: dict) -> object:
-    """An object of ``cls`` with the given attributes, made without calling its __init__."""
+def object_with(cls: type, fields: dict, _within: frozenset[int] = frozenset()) -> object:
+    """An object of ``cls`` with the given attributes, made without calling its __init__.
+
+    A tangent object also gets a zero for each value the class itself holds (``alpha = 1.0``,
+    ``shift = np.ones(3)`` in the class body, or a base class's): the tangent code reads
+    ``self_dot.alpha`` where the code reads ``self.alpha``, and without an attribute of its
+    own the tangent object gave the class's value, 1.0, as the derivative of a constant (a
+    silently wrong jvp, hessian or jacfwd of a method mixing such a constant in)."""
     out = object.__new__(cls)
+    out.__dict__.update(class_constants(cls, fields, _within))
     out.__dict__.update(fields)
+    return out
+
+
+def class_constants(cls: type, fields: dict, _within: frozenset[int] = frozenset()) -> dict:
+    """Zero tangents of the values ``cls`` and its bases hold as class attributes (numbers,
+    arrays, containers and objects of them, not functions, descriptors, classes or modules)
+    that ``fields`` does not set. ``_within``: as :func:`zero_tangent`'s (a class holding an
+    instance of itself, ``Grid.default = Grid(...)``, is walked once)."""
+    import types
+
+    out = {}
+    for k in reversed(cls.__mro__[:-1]):  # a subclass's value hides its base's
+        for attr, value in vars(k).items():
+            if attr.startswith("__") or attr in fields or callable(value) or \
+                    hasattr(type(value), "__get__") or \
+                    isinstance(value, (type, types.ModuleType, str, bytes)):
+                out.pop(attr, None)
+                continue
+            out[attr] = zero_tangent(value, _within)
     return out
 
 
