@@ -293,8 +293,31 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
         count = _over(it, s.target, index, s, namer, pre, heads)
     s.target = name(index, gast.Store)
     s.iter = located_at(_call("range", count), s)
-    s.body = heads + body
+    bound = {n.id for h in heads for n in walk(h) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, gast.Store)}
+    checks = _length_checks(body, bound)  # before the step reads its item (walked_lengths)
+    s.body = body[:checks] + heads + body[checks:]
     return pre + [s]
+
+
+def _length_checks(body: list[gast.stmt], bound: set[str]) -> int:
+    """How many statements at the top of a loop's body are ``same_length(walked, file,
+    line)``, the check transforms/walked_lengths puts at each step of a loop whose list may
+    change its length: they run before the step reads its item (which a shorter list no
+    longer has). ``bound``: the names the step binds to its item, which such a check does
+    not read."""
+    k = 0
+    while k < len(body) and isinstance(body[k], gast.Expr) and \
+            isinstance(body[k].value, gast.Call) and \
+            isinstance(body[k].value.func, gast.Name) and \
+            body[k].value.func.id.startswith("same_length") and \
+            len(body[k].value.args) == 3 and not body[k].value.keywords and \
+            isinstance(body[k].value.args[0], gast.Name) and \
+            body[k].value.args[0].id not in bound and \
+            isinstance(body[k].value.args[1], gast.Constant) and \
+            isinstance(body[k].value.args[2], gast.Constant):
+        k += 1
+    return k
 
 
 def _over(it: gast.expr, target: gast.expr, index: str, like: gast.AST, namer: Namer,

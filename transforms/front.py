@@ -62,6 +62,7 @@ from adgen.transforms.unseen_calls import unwrap_checked_calls
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
+from adgen.transforms.walked_lengths import check_walked_lengths
 from adgen.transforms.walked_lists import refuse_length_changes
 
 from adgen import runtime
@@ -94,6 +95,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
+    check_walked_lengths(parsed)  # for w in WS: grow(), a length checked at each step
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws

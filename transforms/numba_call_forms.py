@@ -285,11 +285,15 @@ def reversed_checks(rw: Rewriter) -> None:
     is a view, read as the loop goes, as ``reversed`` reads it) or does not compile (a
     number, a 0-d array: refused by numba at the line). A check is a call of such a name
     (``reversible``, ``reversible1``, ``reversed_read``, ...) whose last two arguments are
-    the function's file and a line, as a statement or bound to a name nothing else reads."""
+    the function's file and a line, as a statement or bound to a name nothing else reads.
+    Likewise ``walked_list(xs, file, line)`` and ``same_length(walked, file, line)``
+    (``transforms/walked_lengths``, ``adgen.walked_lengths``), which refuse a loop whose
+    list, dict or set changes its length: nopython code walks no list, dict or set."""
     def is_check(call: Any) -> bool:
         f = call.func.id if isinstance(call, ast.Call) and \
             isinstance(call.func, ast.Name) else ""
-        base = next((b for b in ("reversible", "reversed_read") if f.startswith(b)), None)
+        base = next((b for b in ("reversible", "reversed_read", "walked_list", "same_length")
+                     if f.startswith(b)), None)
         return base is not None and (f == base or f[len(base):].isdigit()) and \
             len(call.args) >= 3 and not call.keywords and \
             isinstance(call.args[-2], ast.Constant) and \

@@ -236,11 +236,14 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
 
 def _reversed_walk(call: gast.Call) -> bool:
     """``walked = reversible(ws, file, line)``, the check transforms/reversed_items puts
-    before a loop over ``reversed(ws)``: its result holds ``ws`` only for the check at each
-    step, which reads it (not a name the list's gradient should follow)."""
+    before a loop over ``reversed(ws)``, or ``walked = walked_list(ws, file, line)``,
+    transforms/walked_lengths' before a loop over ``ws``: its result holds ``ws`` only for
+    the check at each step, which reads it (not a name the list's gradient should follow)."""
     f = call.func
-    return isinstance(f, gast.Name) and f.id.startswith("reversible") and \
-        f.id[len("reversible"):] in ("", *map(str, range(1, 100))) and len(call.args) == 3 and \
+    base = next((b for b in ("reversible", "walked_list") if isinstance(f, gast.Name) and
+                 f.id.startswith(b)), None)
+    return base is not None and \
+        f.id[len(base):] in ("", *map(str, range(1, 100))) and len(call.args) == 3 and \
         isinstance(call.args[1], gast.Constant) and type(call.args[1].value) is str and \
         isinstance(call.args[2], gast.Constant) and type(call.args[2].value) is int
 
