@@ -34,10 +34,15 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import Activity, nondiff_call
 from adgen.transforms.analyses.container_results import result_field, returns_named
-from adgen.transforms.analyses.free_containers import filled_names, refuse_read_back
+from adgen.transforms.analyses.free_containers import (
+    filled_container,
+    filled_names,
+    refuse_read_back,
+)
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -227,6 +232,7 @@ class Tangent:
                     test=gast.Compare(left=name(t), ops=[gast.Is()],
                                       comparators=[gast.Constant(value=None, kind=None)]),
                     body=[assign(name(t, gast.Store), self.zero(name(p)), fn)], orelse=[]), fn))
+        entry += self.free_objects_written(params)
         body = entry + self.block(fn.body)
         args = copy.deepcopy(fn.args)
         for t in tparams:
@@ -246,6 +252,23 @@ class Tangent:
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
         return TangentCode(at(out, fn), tparams, self.callees)
+
+    def free_objects_written(self, params: list[str]) -> list[gast.stmt]:
+        """``g_dot = zero_tangent(g)`` for each global or closure object or dict the function
+        stores a value with a derivative into and reads back (``g.u = u`` then ``g.energy()``,
+        ``STATE["u"] = 3 * u`` then ``STATE["u"] ** 2``): the tangent code's ``g_dot.u =
+        u_dot`` raised a NameError. (One a method or helper changes, ``g.reset(x)``, is refused
+        at the call as before: tangent_call_forms.refuse_global_object_changed.)"""
+        bound = set(params) | {n.id for n in walk(self.fn) if isinstance(n, gast.Name) and
+                               not isinstance(n.ctx, gast.Load)} | \
+            {d.name for d in walk(self.fn) if isinstance(d, (gast.FunctionDef, gast.ClassDef))}
+        stored = {t.value.id for a in walk(self.fn) if isinstance(a, gast.Assign)
+                  for t in a.targets if isinstance(t, (gast.Attribute, gast.Subscript)) and
+                  isinstance(t.value, gast.Name)}
+        free = sorted(n for n in self.act.varied & self.act.useful & stored
+                      if n not in bound and self.resolve(name(n)) is not None)
+        return [at(assign(name(self.dot(n), gast.Store), self.zero(name(n)), self.fn), self.fn)
+                for n in free]
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -372,10 +395,13 @@ class Tangent:
             return after(gast.Dict(keys=[copy.deepcopy(k) for k in v.keys],
                                    values=[self.tangent_or_zero(x) for x in v.values]))
         if isinstance(v, gast.Attribute):
+            # (an attribute of a global object the function writes, g.w after g.w = np.sin(u),
+            # is no constant, though the resolver finds the value an earlier call left there)
+            written = isinstance(v.value, gast.Name) and self.active(v.value.id)
             if v.attr in methods.ATTRIBUTES and self.resolve(v) is None:
                 rule = registry.lookup(methods.ATTRIBUTES[v.attr])
                 return self.apply_rule(s, n, rule, v, [v.value], {})
-            if self.resolve(v) is not None:
+            if self.resolve(v) is not None and not written:
                 return after(zero)  # a module's constant (np.pi)
             if isinstance(v.value, gast.Name) and self.active(v.value.id):
                 index = self.named_field(v.value.id, v.attr)
@@ -751,7 +777,11 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
     # a value with a derivative put into a global list the function reads back
     refuse_read_back(fn, parsed, act.varied, act.useful, resolve)
     # ... so such a log has no tangent (it may share a logged value's buffer: varied there)
+    # (a global dict the function reads back, STATE["u"] = 3 * u ... STATE["u"] ** 2, keeps
+    # its tangent: reverse mode follows it, and without one its read had a zero tangent)
     filled = filled_names(fn, resolve)
+    filled -= act.useful - {g for c in nodes_of(fn, gast.Call)
+                            if (g := filled_container(c, resolve))}
     if filled & act.varied:
         act = dataclasses.replace(act, varied=act.varied - filled)
     code = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested).run()
