@@ -311,9 +311,10 @@ def _unwrap_njit(namespace: dict[str, Any]) -> None:
     from adgen.rules import registry
 
     for name, value in namespace.items():
+        if not str(type(value).__module__).startswith("numba."):
+            continue  # (a user's __getattr__ may raise KeyError for py_func: not asked)
         py_func = getattr(value, "py_func", None)
-        if type(value).__module__.startswith("numba.") and callable(py_func) and \
-                registry.lookup(value) is None and not _uses_numba(py_func):
+        if callable(py_func) and registry.lookup(value) is None and not _uses_numba(py_func):
             namespace[name] = py_func
 
 
