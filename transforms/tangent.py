@@ -142,6 +142,7 @@ class Tangent:
         self.defs = {d.name: d for d in parsed.nested_defs}
         self.callees: dict[str, Any] = {}
         self.bound_to: dict[str, list[gast.expr]] | None = None  # named_field's, read once
+        self.free_tangents: set[str] = set()  # free objects given a tangent (free_objects_written)
         # what each name is bound to (every binding: shows_sequence's), read once
         self.bindings: dict[str, list[gast.AST]] | None = None
 
@@ -267,6 +268,7 @@ class Tangent:
                   isinstance(t.value, gast.Name)}
         free = sorted(n for n in self.act.varied & self.act.useful & stored
                       if n not in bound and self.resolve(name(n)) is not None)
+        self.free_tangents = set(free)
         return [at(assign(name(self.dot(n), gast.Store), self.zero(name(n)), self.fn), self.fn)
                 for n in free]
 
@@ -397,7 +399,7 @@ class Tangent:
         if isinstance(v, gast.Attribute):
             # (an attribute of a global object the function writes, g.w after g.w = np.sin(u),
             # is no constant, though the resolver finds the value an earlier call left there)
-            written = isinstance(v.value, gast.Name) and self.active(v.value.id)
+            written = isinstance(v.value, gast.Name) and v.value.id in self.free_tangents
             if v.attr in methods.ATTRIBUTES and self.resolve(v) is None:
                 rule = registry.lookup(methods.ATTRIBUTES[v.attr])
                 return self.apply_rule(s, n, rule, v, [v.value], {})
