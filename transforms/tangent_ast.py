@@ -160,7 +160,8 @@ class Subst(gast.NodeTransformer):
 class Fold(gast.NodeTransformer):
     """Chooses the arm of ``a if c else b`` where ``c`` compares two constants (a rule's
     ``ord is None`` once ``ord`` is bound): the code keeps only what runs. Also folds
-    ``2 - 1`` of two numbers and ``a ** 1`` (``x ** 2``'s term ``d * 2 * x ** (2 - 1)``)."""
+    ``2 - 1`` of two numbers and ``a ** 1`` (``x ** 2``'s term ``d * 2 * x ** (2 - 1)``), and
+    writes ``d * c * x ** -e`` as ``d * c / x ** e``."""
 
     def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
         self.generic_visit(node)
@@ -175,9 +176,23 @@ class Fold(gast.NodeTransformer):
             value = a + b if isinstance(node.op, gast.Add) else \
                 a - b if isinstance(node.op, gast.Sub) else a * b
             return gast.Constant(value=value, kind=None)
+        if isinstance(node.op, gast.Sub) and number(left) and isinstance(right, gast.Compare) \
+                and len(right.ops) == 1 and isinstance(right.ops[0], gast.NotEq) and \
+                number(right.left) and right.left.value == left.value and \
+                number(right.comparators[0]) and right.comparators[0].value == 0:
+            # b - (b != 0) of a number b (the power rule's exponent): b - 1, or 0 for b == 0
+            return gast.Constant(value=left.value - (left.value != 0), kind=None)
         if isinstance(node.op, gast.Pow) and number(right) and right.value == 1 and \
                 type(right.value) is int:
             return left  # x ** 1 is x (an int exponent: the value and dtype are x's)
+        if isinstance(node.op, gast.Mult) and isinstance(right, gast.BinOp) and \
+                isinstance(right.op, gast.Pow) and number(right.right) and right.right.value < 0:
+            # d * c * x ** -0.5 (x ** 0.5's term) as d * c / x ** 0.5: the same number (to a
+            # rounding), and inf with NumPy's warning at x == 0.0 where the tangent d is a
+            # NumPy number, where Python's 0.0 ** -0.5 raised ZeroDivisionError
+            return gast.BinOp(left=left, op=gast.Div(), right=gast.BinOp(
+                left=right.left, op=gast.Pow(),
+                right=gast.Constant(value=-right.right.value, kind=None)))
         return node
 
     def visit_IfExp(self, node: gast.IfExp) -> gast.expr:

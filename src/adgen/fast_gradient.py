@@ -52,7 +52,9 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
         code: (the function, its ``__code__`` then), or None.
         helpers: the generic path's own helpers, by name: ``annotate``, ``scalar_output``,
             ``run_pullback`` (the pullback again after ``exc``, a complex cotangent into a
-            real buffer: refused for a single-use pullback), ``into_real``, ``as_gradient``, ``failed``, ``complex_refs``
+            real buffer: refused for a single-use pullback), ``run_ieee`` (the pullback
+            again with NumPy numbers after Python's float arithmetic raised in it, one of
+            ``ieee_errors``), ``into_real``, ``as_gradient``, ``failed``, ``complex_refs``
             and ``complex_pullbacks``; and ``refuse_aliased`` (the arguments' check of
             ``aliased_globals``) for a function that writes in place.
         slow: the generic call (the gradient closure), which the direct form calls when its
@@ -125,6 +127,8 @@ def fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_v
                 f"                if not INTO_REAL(exc):\n"
                 f"                    raise\n"
                 f"                cts = RUN_PULLBACK(PULLBACK, saved, seed, exc)\n"
+                f"            except IEEE_ERRORS as exc:\n"
+                f"                cts = RUN_IEEE(PULLBACK, saved, seed, exc)\n"
                 f"{''.join(each)}"
                 f"        return {'(out, ' + got + ')' if with_value else got}\n")
 

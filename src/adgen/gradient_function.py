@@ -38,6 +38,7 @@ from adgen.pullback_runs import (
     may_be_complex,
     run_pullback,
     run_pullback_again,
+    run_pullback_ieee,
     scalar_output,
     single_use_seed,
 )
@@ -347,7 +348,8 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
         elif complex_values or (COMPLEX_REFS and pullback in COMPLEX_PULLBACKS):
-            cts = run_pullback(pullback, saved, seed, complex_values)
+            cts = run_pullback(pullback, saved, seed, complex_values,
+                               rerun=not getattr(compiled, "consumes", None))
         else:  # run_pullback's common case, without its frame
             try:
                 cts = pullback(saved, seed)
@@ -355,6 +357,8 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
                 if not complex_into_real(exc):
                     raise
                 cts = run_pullback_again(compiled, pullback, saved, seed, exc)
+            except (ZeroDivisionError, OverflowError) as exc:
+                cts = run_pullback_ieee(compiled, pullback, saved, seed, exc)
         if one is not None:
             g = cts[one]
             a = received[one]
@@ -395,6 +399,8 @@ def _fast_call(args: tuple[Any, ...], nums: tuple[int, ...], single: bool, with_
                             "scalar_output": single_use_seed if getattr(
                                 compiled, "single_use", False) else scalar_output,
                             "run_pullback": functools.partial(run_pullback_again, compiled),
+                            "run_ieee": functools.partial(run_pullback_ieee, compiled),
+                            "ieee_errors": (ZeroDivisionError, OverflowError),
                             "into_real": complex_into_real,
                             "as_gradient": as_gradient, "failed": failed,
                             "complex_refs": COMPLEX_REFS,

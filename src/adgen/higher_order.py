@@ -114,7 +114,11 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
     if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
         bound = rule.bind(list(range(len(primals))), {})
-        given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
+        # (a number's or an array's tangent of its float type, as the tangent code gets it)
+        numbers = tuple(runtime.given_tangent(t, x) if t is not None and
+                        isinstance(x, (float, np.floating, np.ndarray)) else t
+                        for t, x in zip(tangents, primals))
+        given = {p: (tuple(numbers[i] for i in k) if isinstance(k, tuple) else numbers[k])
                  for p, k in bound.items() if p in rule.diff and not
                  isinstance(k, registry.Default)}
         given = {p: t for p, t in given.items() if t is not None}

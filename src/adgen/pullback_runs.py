@@ -72,7 +72,8 @@ def may_be_complex(compiled: Any) -> bool:
 
 
 def run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
-                  complex_values: bool = False, stores_retry: bool = False) -> Any:
+                  complex_values: bool = False, stores_retry: bool = False,
+                  rerun: bool = True) -> Any:
     """``pullback(saved, out_bar)``; again with complex adjoints for real buffers when a complex
     cotangent reached a real one (NumPy refuses ``float_adjoint += complex``). A pullback can
     run any number of times (it only reads what the forward pass saved), so the retry is
@@ -82,14 +83,17 @@ def run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
     ``stores_retry`` (set by that check, which turns NumPy's ComplexWarning into an error):
     a complex cotangent *stored* into a real adjoint (``x_bar[3:] = t2_bar`` of
     ``z = x[:3] + 1j * x[3:]``) is retried with complex adjoints as an added one is; only a
-    store that still drops an imaginary part then (a rule's own real zeros) is refused."""
+    store that still drops an imaginary part then (a rule's own real zeros) is refused.
+    Python's float arithmetic raising in it is run again with NumPy numbers
+    (:func:`run_pullback_ieee`) unless ``rerun`` is false (a pullback that consumes its saved
+    arrays)."""
     if complex_values:
         # NumPy only warns when a complex value is stored into a real array (a rule's zeros):
         # the imaginary part would be dropped, a silently wrong gradient
         with warnings.catch_warnings():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             try:
-                return run_pullback(pullback, saved, out_bar, stores_retry=True)
+                return run_pullback(pullback, saved, out_bar, stores_retry=True, rerun=rerun)
             except np.exceptions.ComplexWarning as exc:
                 raise runtime.locate(NonDifferentiableError(
                     "a complex cotangent reached a derivative rule that handles real values "
@@ -106,6 +110,10 @@ def run_pullback(pullback: Callable[..., Any], saved: Any, out_bar: Any,
         except np.exceptions.ComplexWarning:
             if not stores_retry:
                 raise
+        except (ZeroDivisionError, OverflowError) as exc:
+            if not rerun:
+                raise
+            return run_pullback_ieee(None, pullback, saved, out_bar, exc)
         try:
             COMPLEX_PULLBACKS.add(pullback)
         except TypeError:  # not weakly referable: it tries the real adjoints first each time
@@ -141,6 +149,30 @@ def run_pullback_again(compiled: Any, pullback: Callable[..., Any], saved: Any,
                  "the complex values real (np.real, np.abs) before they reach real ones"),
             exc.__traceback__ if exc is not None else None) from None
     return run_pullback(pullback, saved, out_bar)
+
+
+def run_pullback_ieee(compiled: Any, pullback: Callable[..., Any], saved: Any, out_bar: Any,
+                      exc: ArithmeticError) -> Any:
+    """The pullback run again with the Python floats it was given (the seed 1.0, the saved
+    numbers) as NumPy float64 numbers, after Python's float arithmetic raised in it: a
+    derivative that divides by zero (``g / x`` of ``np.log(x)`` at ``x = 0.0``, ``x ** -0.5`` of
+    ``x ** 0.5``) or overflows (``x ** -2`` at ``1e-200``) is then inf or nan with NumPy's
+    RuntimeWarning, as JAX gives and as it is for an array. The forward keeps Python's rules
+    (the user's own ``1 / x`` at ``0.0`` raises as it does without adgen). Refused with the
+    error itself for a pullback that may have written its saved arrays already (single use)."""
+    if getattr(compiled, "consumes", None):
+        raise exc
+    return run_pullback(pullback, numpy_numbers(saved), numpy_numbers(out_bar), rerun=False)
+
+
+def numpy_numbers(v: Any) -> Any:
+    """``v`` with each Python float, itself or in a (nested) plain tuple, as a NumPy float64
+    (the same number, computed with by IEEE rules: no ZeroDivisionError)."""
+    if type(v) is float:
+        return np.float64(v)
+    if type(v) is tuple:
+        return tuple(numpy_numbers(e) for e in v)
+    return v
 
 
 def complex_into_real(exc: TypeError) -> bool:

@@ -75,8 +75,10 @@ def fit_tangent(d: object, like: object) -> object:
     dropped: a silently wrong jvp)."""
     if isinstance(like, np.ndarray):
         complex_ = like.dtype.kind == "c" or np.iscomplexobj(d)
+        # (a float32 result's tangent float32, as JAX keeps it)
         return np.array(np.broadcast_to(d, like.shape),
-                        dtype=np.complex128 if complex_ else float)
+                        dtype=np.complex128 if complex_ else
+                        like.dtype if like.dtype.kind == "f" else float)
     return d
 
 
@@ -127,7 +129,8 @@ def given_tangent(t: object, x: object) -> object:
         if np.shape(t) != x.shape:
             unsupported(f"a tangent of shape {np.shape(t)} was given for an argument of "
                         f"shape {x.shape}")
-        out = np.empty_like(x, dtype=float)
+        # in the primal's float dtype (a float32 tangent stays float32, as in JAX)
+        out = np.empty_like(x, dtype=x.dtype if x.dtype.kind == "f" else float)
         out[...] = t
         return out
     if isinstance(x, (float, np.floating)):
@@ -136,7 +139,10 @@ def given_tangent(t: object, x: object) -> object:
         if np.ndim(t) != 0 or isinstance(t, (list, tuple, dict)):
             unsupported(f"a tangent of shape {np.shape(t)} was given for an argument that is "
                         "a number: give a number (or None)")
-        return t
+        # a NumPy number of the primal's float type: float64 for a Python float, whose
+        # tangent code then follows IEEE rules (d log(x) = t / x at x = 0.0 is inf with a
+        # RuntimeWarning, as in JAX, not a ZeroDivisionError); float32 stays float32
+        return np.float64(t) if type(x) is float else type(x)(t)
     # how the tangent's structure reads in a refusal (helpers stay standalone: inline)
     given = (f"with keys {list(t)}" if isinstance(t, dict) else
              f"of {len(t)} items" if isinstance(t, (list, tuple)) else f"of shape {np.shape(t)}")
