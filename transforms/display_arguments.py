@@ -81,6 +81,11 @@ def _named(call: gast.Call, s: gast.stmt, namer: Namer) -> list[gast.stmt]:
     def bound(node: gast.expr) -> gast.expr:
         if not _holds_name(node):
             return node
+        # the displays inside first, each bound to its own name ([[W], [b]] -> t1 = [W];
+        # t2 = [b]; t3 = [t1, t2]), as A-normal form binds a nested display: the reverse
+        # pass reverses a display of atoms (a display inside one got no adjoint: a silently
+        # zero Hessian of np.block([[A, B]]), whose jvp code passes such a display)
+        node.elts = [bound(e) for e in node.elts]
         t = namer.fresh("t")
         first.append(assign(name(t, gast.Store), node, s))
         return name(t)
