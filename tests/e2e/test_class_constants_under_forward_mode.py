@@ -137,3 +137,24 @@ def test_a_class_holding_an_instance_of_itself():
 
     u = np.array([0.2, -0.4, 0.9, 1.3])
     check_jvp(energy, (u.copy(),), (np.array([1.0, 0.5, -0.5, 2.0]),))
+
+
+class Slotted:
+    __slots__ = ("w", "b")
+
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def loss(self, x):
+        return np.sum(np.tanh(x @ self.w) + self.b)
+
+
+def loss_of_a_slotted_layer(w, x):
+    return Slotted(w, 0.5).loss(x)
+
+
+def test_a_class_with_slots_built_in_the_function():
+    # (its tangent object has no __dict__ to put the class's constants in: object_with
+    # raised AttributeError there)
+    check_jvp(loss_of_a_slotted_layer, (W.copy(), X.copy()), (RS.randn(3, 2), V.copy()))

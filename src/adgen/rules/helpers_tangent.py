@@ -181,6 +181,10 @@ def object_with(cls: type, fields: dict, _within: frozenset[int] = frozenset()) 
     own the tangent object gave the class's value, 1.0, as the derivative of a constant (a
     silently wrong jvp, hessian or jacfwd of a method mixing such a constant in)."""
     out = object.__new__(cls)
+    if not hasattr(out, "__dict__"):  # a class with __slots__: its constants are read-only
+        for k, v in fields.items():
+            object.__setattr__(out, k, v)
+        return out
     out.__dict__.update(class_constants(cls, fields, _within))
     out.__dict__.update(fields)
     return out
