@@ -21,6 +21,7 @@ from adgen.arguments import (
     has_complex,
     location_of,
     primal_function,
+    refuse_foreign_array,
     refuse_subclasses,
     split_receiver,
 )
@@ -92,6 +93,8 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     shim = for_keywords(target, kwargs)
     if shim is not target:  # def f(x, **kw): compiled for the keywords given (constants)
         return vjp(shim, *args, mutation=mutation, backend=backend, **kwargs)
+    for n, a in enumerate(args):
+        refuse_foreign_array(a, n)  # a torch tensor, a JAX array (was a TypeError in f)
     refuse_subclasses(args, kwargs)
     compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
     # an argument that is (or views) a global array the function reads, written in place

@@ -90,10 +90,50 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ..
 
 
 
+# Array types of other libraries, by the top package of their class's module: the way out
+# that library's users take (a tensor's values as a NumPy array, or adgen inside their
+# library's autodiff through adgen.interop).
+_FOREIGN_ARRAYS = {
+    "torch": ("a torch.Tensor", "x.detach().numpy()",
+              "or wrap f with adgen.interop.torch_function(f) to use it on tensors inside "
+              "torch's autograd"),
+    "jax": ("a JAX array", "np.asarray(x)",
+            "or wrap f with adgen.interop.jax_function(f) to use it inside jax.grad / jax.jit"),
+    "jaxlib": ("a JAX array", "np.asarray(x)",
+               "or wrap f with adgen.interop.jax_function(f) to use it inside jax.grad / "
+               "jax.jit"),
+    "tensorflow": ("a TensorFlow tensor", "x.numpy()", ""),
+    "cupy": ("a CuPy array", "x.get()", ""),
+    "dask": ("a Dask array", "x.compute()",
+             "or send the gradient to Dask's workers (client.map(adgen.grad(f), ...)); see "
+             "docs/interop.md"),
+}
+
+
+def refuse_foreign_array(value: Any, position: int | None) -> None:
+    """Raises NonDifferentiableError naming the library and the conversion when an argument
+    is another library's array (a torch tensor, a JAX array): adgen differentiates NumPy code
+    run on NumPy arrays. (It was 'holds no float or float array', hint 'leave this position
+    out of argnums'; jvp of one crashed in adgen's code.)"""
+    if isinstance(value, (np.ndarray, np.generic, float, int, complex)):
+        return
+    top = (getattr(type(value), "__module__", "") or "").split(".")[0]
+    known = _FOREIGN_ARRAYS.get(top)
+    if known is None:
+        return
+    what, convert, other = known
+    raise NonDifferentiableError(
+        f"{'the argument' if position is None else f'argument {position}'} is {what} "
+        f"({type(value).__module__}.{type(value).__qualname__}): "
+        "adgen differentiates NumPy code run on NumPy arrays",
+        hint=f"pass its values as a NumPy array ({convert}){', ' + other if other else ''}")
+
+
 def check_differentiable(value: Any, position: int) -> None:
     """Raises NonDifferentiableError when an argument has no floating-point content."""
     if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
         return  # the common case, checked first
+    refuse_foreign_array(value, position)
     leaves = leaves_of(value)
     if isinstance(value, (list, tuple, dict)) or (
             hasattr(value, "__dict__") and not isinstance(value, (np.ndarray, np.generic))):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.arguments import describe, location_of
+from adgen.arguments import describe, location_of, refuse_foreign_array
 from adgen.errors import NonDifferentiableError
 
 __all__ = ["Runs", "basis", "columns", "copies", "like_argument", "refuse_aliased_arguments",
@@ -83,6 +83,7 @@ def refuse_structured(x: Any) -> None:
     if isinstance(x, np.ndarray) or isinstance(x, (float, int, np.number)) and \
             not isinstance(x, bool):
         return
+    refuse_foreign_array(x, None)  # a torch tensor, a JAX array: named, with the conversion
     raise NonDifferentiableError(f"a Jacobian or Hessian is taken with respect to numbers and "
                                  f"arrays, not {describe(x)}",
                                  hint="pass the arrays as separate arguments (argnums=(0, 1)), "
