@@ -27,7 +27,8 @@ class Compiled:
                  free_writes: tuple[Any, ...] = (), free_reads: bool = False,
                  calls_parameters: tuple[int, ...] = (),
                  number_writes: tuple[Any, ...] = (),
-                 returns_params: frozenset[int] | None = None) -> None:
+                 returns_params: frozenset[int] | None = None,
+                 counter_stores: tuple[Any, ...] = ()) -> None:
         self.name = name
         self.forward = forward
         self.pullback = pullback
@@ -76,6 +77,10 @@ class Compiled:
         # a number (analyses/number_items.py), its own and its callees': (NAME, key, attr,
         # location); a caller that may put an array there is refused as for free_writes
         self.number_writes = number_writes
+        # the items of global containers it (or a function it calls) may put anything but a
+        # number into, (NAME, key, attr, location) (key None: any item): a caller that also
+        # updates one as a number is refused (analyses/number_items.refuse_counter_stores)
+        self.counter_stores = counter_stores
         # the positions of its parameters it calls as it is, where adgen checks the callee
         # when it runs (transforms/unseen_calls.py: a caller checks what it passes there)
         self.calls_parameters = calls_parameters

@@ -36,8 +36,10 @@ from adgen.transforms.analyses.kinds import (
 )
 from adgen.transforms.analyses.number_items import (
     changed_by_caller,
+    counter_stores,
     item_guards,
     number_items,
+    refuse_counter_stores,
 )
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
@@ -267,6 +269,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     ``single_use``: as :func:`compile_function`'s."""
     parsed, tree, namer, headers = front(fn, lifted=lifted)
     callees: dict[str, Compiled] = {}
+    called: dict[int, tuple[gast.Call, Compiled]] = {}  # the user functions' calls, compiled
 
     def mutating_call(call: gast.Call) -> list[gast.expr]:
         obj = resolve(parsed, call.func)
@@ -295,6 +298,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                      callee.free_writes + changed_by_caller(
                                          tree, parsed.free, callee.number_writes),
                                      parsed.location(call))
+            called[id(call)] = (call, callee)
             if not callee.mutates_params:
                 return []
             written = callee.written_params
@@ -385,6 +389,11 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         # STATS["calls"] += 1 of a global dict or list holding a number now: no in-place
         # write (guarded below: an array there compiles again, with the write)
         numbers, item_checks = item_guards(number_items(tree, eff, parsed.free), parsed)
+        # ... and a call that may put an array into one this function or another call
+        # updates so (w = fill(x) storing STATS["calls"] = np.full(3, 2); count(x))
+        refuse_counter_stores(parsed, numbers, list(called.values()))
+        stores = counter_stores(tree, parsed, numbers) + tuple(
+            s for _, c in called.values() for s in c.counter_stores)
         # parameters written in place are outputs too: a caller sees their final contents
         params = {a.id for a in tree.args.args}
         outputs = {p for p in params if "param" in eff.written} | {
@@ -561,6 +570,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     number_writes=tuple(dict.fromkeys(
                         [(i.name, i.key, i.attr, parsed.location(i.stmt)) for i in numbers] +
                         [w for c in callees.values() for w in c.number_writes])),
+                    counter_stores=tuple(dict.fromkeys(stores)),
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
 
 

@@ -15,8 +15,11 @@ through :func:`adgen.runtime.call_forward` or :func:`adgen.callbacks.checked_cal
 run by :func:`keeping_counters`, which refuses, naming the counter's update, one that leaves
 anything but an immutable value in such a counter where it found another object. So is the
 forward pass of a gradient as a whole (``compiled_calls.run_forward``), for a helper adgen
-compiles into the function that stores the array (``w = fill(x)`` called by its name). Not
-seen: a run that puts an array there, updates it, and puts a number back before it ends.
+compiles into the function that stores the array (``w = fill(x)`` called by its name). A
+run that puts an array there, updates it, and puts a number back before it ends passes that
+check: a helper compiled into the function that may store anything but a number there is
+refused when compiling instead (``analyses.number_items.refuse_counter_stores``), and a
+callback when it returns (above).
 """
 
 from __future__ import annotations

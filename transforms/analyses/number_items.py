@@ -34,6 +34,7 @@ calls.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import gast
@@ -226,3 +227,113 @@ def changed_by_caller(fn: gast.FunctionDef, free: dict[str, str],
         if name in names and id(node) not in item_bases:
             spoiled.add(name)
     return tuple(w[3] for w in writes if w[0] in spoiled)
+
+
+def counter_stores(fn: gast.FunctionDef, parsed: Parsed,
+                   numbers: tuple[NumberItem, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The items of global or closure containers (dicts, lists, objects) that ``fn`` (SSA
+    form) may put something other than a number into: ``(NAME, key, attr, location)`` for a
+    store ``NAME[key] = v`` or ``NAME.key = v`` of anything but a number constant, and
+    ``(NAME, None, None, location)`` for a container used otherwise than as
+    ``NAME[constant]`` or ``NAME.attr`` (passed on, aliased, ``NAME.update(...)``), which may
+    store any of its items. The stores back of ``numbers``' updates (``STATS['calls'] = t``
+    after ``t += 1``) are left out. A caller that also runs a number update of that item
+    (``Compiled.number_writes``) is refused (:func:`refuse_counter_stores`)."""
+    # the free names holding a dict, list or object (most functions read none but np)
+    users = {key: name for name, key in parsed.free.items() if _container(parsed, name)}
+    if not users:
+        return ()
+    updated = {i.stmt.target.id: (i.name, i.key, i.attr) for i in numbers
+               if isinstance(i.stmt, gast.AugAssign) and isinstance(i.stmt.target, gast.Name)}
+    out: list[tuple[Any, ...]] = []
+    item_bases: set[int] = set()
+    for node in nodes_of(fn, gast.Subscript, gast.Attribute):
+        if _item_of(node, users) is not None:
+            item_bases.add(id(node.value))
+    for st in nodes_of(fn, gast.Assign, gast.AugAssign, gast.Delete):
+        targets = st.targets if isinstance(st, (gast.Assign, gast.Delete)) else [st.target]
+        value = getattr(st, "value", None)
+        for t in targets:
+            item = _item_of(t, users)
+            if item is None:
+                continue
+            if isinstance(st, gast.Assign) and (
+                    isinstance(value, gast.Constant) and type(value.value) in (int, float) or
+                    isinstance(value, gast.Name) and updated.get(value.id) == item):
+                continue  # a number, or the store back of a number's update
+            out.append((*item, parsed.location(st)))
+    # reads that put nothing anywhere: len(STATS), print(STATS), for k in STATS,
+    # STATS.get("calls"); a method call of anything else (STATS.update(...), O.reset()) may
+    # store any item
+    harmless: set[int] = set()
+    for call in nodes_of(fn, gast.Call):
+        f = call.func
+        if isinstance(f, gast.Name) and f.id in _READING_BUILTINS:
+            harmless.update(id(a) for a in call.args)
+        elif isinstance(f, gast.Attribute):
+            item_bases.discard(id(f.value))
+            if f.attr in _READING_METHODS:
+                harmless.add(id(f.value))
+    for loop in nodes_of(fn, gast.For):
+        harmless.add(id(loop.iter))
+    for node in nodes_of(fn, gast.Name):
+        name = users.get(node.id)
+        if name is not None and id(node) not in item_bases and id(node) not in harmless:
+            out.append((name, None, None, parsed.location(node)))
+    return tuple(dict.fromkeys(out))
+
+
+_READING_BUILTINS = frozenset({"len", "print", "repr", "str", "sorted", "list", "tuple",
+                               "dict", "sum", "max", "min", "isinstance", "id", "type",
+                               "enumerate", "zip", "iter", "bool", "any", "all",
+                               "loop_sequence", "dict_keys"})  # (a for loop's, desugar's)
+_READING_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index"})
+
+
+def _container(parsed: Parsed, name: str) -> bool:
+    """Whether the free name ``name`` holds a dict, a list or an object of the user's (not a
+    module, function, class or number)."""
+    cell = parsed.cells.get(name)
+    try:
+        value = cell.cell_contents if cell is not None else lookup(parsed.fn.__globals__, name)
+    except (ValueError, KeyError, NameError):
+        return False
+    return isinstance(value, (dict, list)) or (
+        hasattr(value, "__dict__") and not isinstance(value, (
+            types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+            type)))
+
+
+def refuse_counter_stores(parsed: Parsed, numbers: tuple[NumberItem, ...],
+                          called: list[tuple[gast.Call, Any]]) -> None:
+    """Refuses, at the call, a function ``fn`` calls that may put something other than a
+    number into an item that ``fn`` or another function it calls updates as a number
+    (``w = fill(x)`` storing ``STATS["calls"] = np.full(3, 2)``, then ``count(x)`` with
+    ``STATS["calls"] += 1``): the update would change that array in place, under values the
+    pullback reads, also where a later call puts a number back (which the check around the
+    whole forward, ``adgen.counter_slots``, does not see). ``called``: the calls of user
+    functions with what they compiled to (``Compiled.number_writes``,
+    ``Compiled.counter_stores``)."""
+    counters = [(None, i.name, i.key, i.attr, parsed.location(i.stmt)) for i in numbers]
+    counters += [(id(call), *w[:4]) for call, c in called for w in c.number_writes]
+    if not counters:
+        return
+    for call, c in called:
+        for name, key, attr, where in c.counter_stores:
+            hit = next((w for w in counters if w[0] != id(call) and w[1] == name and (
+                key is None or (w[2], w[3]) == (key, attr))), None)
+            if hit is None:
+                continue
+            from adgen.errors import UnsupportedError
+
+            item = f"{name}.{hit[2]}" if hit[3] else f"{name}[{hit[2]!r}]"
+            callee = getattr(c, "name", "this function")
+            raise UnsupportedError(
+                f"{callee} may put a value that is not a number into {item} (at {where}: "
+                f"{where.source_line.strip()}), which the update at {hit[4]} "
+                f"({hit[4].source_line.strip()}) changes as a counter (compiled as a number's "
+                "update, with no in-place write): with an array there, Python's update "
+                "changes it in place, under values the derivative reads",
+                parsed.location(call),
+                hint="keep the counter a number: put the array under another key, or return it "
+                     "from the function and use what it returns")
