@@ -93,10 +93,31 @@ def vjp(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     shim = for_keywords(target, kwargs)
     if shim is not target:  # def f(x, **kw): compiled for the keywords given (constants)
         return vjp(shim, *args, mutation=mutation, backend=backend, **kwargs)
+    return _vjp_compiled(fun, args, kwargs, mutation, backend)
+
+
+def vjp_of_arguments(fun: Callable[..., Any], args: tuple[Any, ...], nums: tuple[int, ...],
+                     mutation: str = "save", **kwargs: Any) -> Any:
+    """:func:`vjp` whose pullback computes the cotangents of the arguments at ``nums`` only
+    (None for the others; jacrev's): no work the caller did not ask for, and none of its
+    warnings (``1 / (2 sqrt(y))`` of an argument ``y`` not differentiated, at 0). A callable
+    other than a plain function (a gradient function, a method, a partial, ``**kwargs``):
+    :func:`vjp`'s, every argument's."""
+    target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    if isinstance(fun, (GradientFunction, functools.partial)) or receiver or \
+            getattr(fun, "__adgen_transform__", False) or \
+            for_keywords(target, kwargs) is not target:
+        return vjp(fun, *args, mutation=mutation, **kwargs)
+    return _vjp_compiled(fun, args, kwargs, mutation, "default", tuple(sorted(set(nums))))
+
+
+def _vjp_compiled(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  mutation: str, backend: str, wrt: tuple[int, ...] | None = None) -> Any:
+    """:func:`vjp` of a plain function: compiled for ``wrt`` (None: every argument)."""
     for n, a in enumerate(args):
         refuse_foreign_array(a, n)  # a torch tensor, a JAX array (was a TypeError in f)
     refuse_subclasses(args, kwargs)
-    compiled = compile_fun(fun, mutation, sig=signature(args), backend=backend)
+    compiled = compile_fun(fun, mutation, wrt=wrt, sig=signature(args), backend=backend)
     # an argument that is (or views) a global array the function reads, written in place
     refuse_aliased_globals(compiled, fun, args)
     received = as_received(args) if compiled.mutates_containers else args

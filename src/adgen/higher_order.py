@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from adgen import runtime
-from adgen.api import GradientFunction, grad, vjp
+from adgen.api import GradientFunction, grad, vjp, vjp_of_arguments
 from adgen.arguments import (
     check_differentiable,
     describe,
@@ -304,7 +304,11 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 refuse_structured(args[n])  # an object (a raw TypeError of float())
             check_differentiable(args[n], n)  # an int argument: refused, as grad does
         refuse_complex_jacobian(tuple(args[n] for n in nums), "jacrev")
-        out, pullback, *aux = vjp(fun, *args, mutation=mutation, has_aux=has_aux, **kwargs)
+        if has_aux:
+            out, pullback, *aux = vjp(fun, *args, mutation=mutation, has_aux=True, **kwargs)
+        else:  # (the other arguments' cotangents are not computed)
+            out, pullback = vjp_of_arguments(fun, tuple(args), nums, mutation, **kwargs)
+            aux = []
         if not structured_output(out):  # (a dict, a gradient's: one Jacobian per item)
             refuse_structured_output(out, "jacrev", stackable=False)
         result = reverse_jacobians(out, pullback, args, nums)
