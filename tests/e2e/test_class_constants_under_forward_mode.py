@@ -158,3 +158,41 @@ def test_a_class_with_slots_built_in_the_function():
     # (its tangent object has no __dict__ to put the class's constants in: object_with
     # raised AttributeError there)
     check_jvp(loss_of_a_slotted_layer, (W.copy(), X.copy()), (RS.randn(3, 2), V.copy()))
+
+
+class SlottedWithAConstant:
+    __slots__ = ("w",)
+    alpha = 0.5
+
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return np.tanh(x @ self.w)
+
+    def loss(self, x):
+        return np.sum(self.forward(x) ** 2) * self.alpha
+
+
+SLOTTED = Slotted(W.copy(), 0.5)
+
+
+def test_a_method_of_a_global_object_with_slots():
+    # (its tangent was 0.0: the tangent code's self_dot.w raised AttributeError)
+    check_jvp(lambda x: SLOTTED.loss(x), (X.copy(),), (V.copy(),))
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_a_class_with_slots_and_a_constant_is_refused_in_forward_mode(built):
+    # its tangent object cannot shadow alpha: the class's 0.5 was read as the derivative of
+    # a constant (built in the function: a silently wrong jvp), or it raised AttributeError
+    layer = SlottedWithAConstant(W.copy())
+
+    def loss(x):
+        return SlottedWithAConstant(W).loss(x) if built else layer.loss(x)
+
+    with pytest.raises(adgen.AdgenError, match="__slots__") as err:
+        adgen.jvp(loss, (X.copy(),), (V.copy(),))
+    assert err.value.location.file == __file__
+    g = adgen.grad(loss)(X.copy())
+    np.testing.assert_allclose(g, numerical_grad(loss, (X.copy(),), 0), rtol=1e-6)

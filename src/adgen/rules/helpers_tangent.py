@@ -64,7 +64,32 @@ def zero_tangent(x: object, _within: frozenset[int] = frozenset()) -> object:
             return object_with(type(x),
                                {k: zero_tangent(v, _within) for k, v in vars(x).items()},
                                _within)
+    slots = slot_values(x)
+    if slots is not None:  # an object of a class of the user's with __slots__ (no __dict__)
+        if id(x) in _within:
+            return 0.0
+        return object_with(type(x), {k: zero_tangent(v, _within | {id(x)})
+                                     for k, v in slots.items()}, _within)
     return 0.0
+
+
+def slot_values(x: object) -> dict | None:
+    """The attributes of ``x`` set in its ``__slots__``, where ``x`` is an object of a class
+    of the user's with ``__slots__`` and no ``__dict__``; else None (its tangent was 0.0, and
+    the tangent code's ``self_dot.w`` raised AttributeError)."""
+    import sys
+
+    cls = type(x)
+    if hasattr(x, "__dict__") or callable(x) or isinstance(x, (np.ndarray, np.generic)) or \
+            str(cls.__module__).split(".")[0] in sys.stdlib_module_names or \
+            str(cls.__module__).split(".")[0] in ("numpy", "scipy", "builtins") or \
+            not any("__slots__" in vars(k) for k in cls.__mro__[:-1]):
+        return None
+    names = []
+    for k in cls.__mro__[:-1]:
+        declared = vars(k).get("__slots__", ())
+        names += [declared] if isinstance(declared, str) else list(declared)
+    return {n: getattr(x, n) for n in names if n != "__weakref__" and hasattr(x, n)}
 
 
 def fit_tangent(d: object, like: object) -> object:
@@ -182,6 +207,15 @@ def object_with(cls: type, fields: dict, _within: frozenset[int] = frozenset()) 
     silently wrong jvp, hessian or jacfwd of a method mixing such a constant in)."""
     out = object.__new__(cls)
     if not hasattr(out, "__dict__"):  # a class with __slots__: its constants are read-only
+        constants = class_constants(cls, fields, _within)
+        if constants:
+            # (the tangent code's self_dot.alpha would read the class's value as the
+            # derivative of a constant: a silently wrong jvp)
+            unsupported(f"forward mode (jvp, jacfwd, hessian) of an object of {cls.__name__}, "
+                        f"a class with __slots__ holding values in its body "
+                        f"({', '.join(sorted(constants))}): its tangent object cannot hold a "
+                        f"zero for them. Add them to __slots__ and set them in __init__ "
+                        f"(self.{min(constants)} = ...), or make them module constants")
         for k, v in fields.items():
             object.__setattr__(out, k, v)
         return out
