@@ -16,6 +16,11 @@ Under save both give the gradient of central differences.
   though ``0.01`` has no derivative. Since session 19 the helper is compiled for what the
   calls pass (transforms/callee_activity.py) and ``leapfrog`` gets its gradient under
   strict; ``dt`` with a derivative (``leapfrog_timed``) keeps the refusal and its message.
+- ``dt = 0.01; half_steps(v, a, x, dt)``: a name holding a number, handed to the helper
+  that writes its array arguments, counted as changed by the call (activity), so as carrying
+  a derivative, and strict refused the caller ("half_steps(v, a, x, dt) overwrites v, which
+  the gradient of line ... (x = x + dt * v) reads"). A name bound only to arithmetic of
+  number constants is a constant now (analyses.activity.constant_numbers).
 """
 
 from __future__ import annotations
@@ -55,6 +60,19 @@ def leapfrog_timed(x0, dt):
     return np.sum(v ** 2) + np.sum(x)
 
 
+def leapfrog_named_step(x0):
+    x = x0.copy()
+    v = np.zeros_like(x)
+    a = -x ** 3
+    dt = 0.01
+    half = dt / 2
+    for _ in range(3):
+        x = x + dt * v
+        half_steps(v, a, x, half * 2)
+        half_steps(v, a, x, dt)
+    return np.sum(v ** 2) + np.sum(x)
+
+
 def relaxed(x, omega):
     def relax(y):
         r = np.sum(y ** 2)
@@ -70,6 +88,13 @@ def relaxed(x, omega):
 def test_a_helper_given_a_number_without_a_derivative(mutation):
     np.testing.assert_allclose(adgen.grad(leapfrog, mutation=mutation)(X.copy()),
                                numerical_grad(leapfrog, (X.copy(),), 0), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_helper_given_a_name_holding_a_number(mutation):
+    np.testing.assert_allclose(adgen.grad(leapfrog_named_step, mutation=mutation)(X.copy()),
+                               numerical_grad(leapfrog_named_step, (X.copy(),), 0),
+                               rtol=1e-6, atol=1e-9)
 
 
 def test_a_helper_s_own_line_is_named_as_this_line():

@@ -325,6 +325,9 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     pairs += list(closures or [])
     act = Activity()
     act.varied = {a.id for a in fn.args.args if wrt is None or a.id in wrt}
+    # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
+    # number, and strict refused the helper's caller, taking dt for a value with a derivative)
+    constants = constant_numbers(fn)
     changed = True
     while changed:
         changed = False
@@ -332,7 +335,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
             if src & act.varied:
                 for d in dst:
                     for n in {d} if k in bindings else {d} | aliases.get(d, set()):
-                        if n not in act.varied:
+                        if n not in act.varied and n not in constants:
                             act.varied.add(n)
                             changed = True
     returns = [s for s in stmts if isinstance(s, gast.Return) and s.value is not None]
@@ -357,3 +360,48 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                     act.useful.add(m)
                     changed = True
     return act
+
+
+_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
+
+
+def constant_numbers(fn: gast.FunctionDef) -> set[str]:
+    """The names whose every binding is ``n = e``, ``e`` arithmetic of number constants and
+    such names (``dt = 0.01``, ``h = dt / 2``, a loop's ``dt_1 = dt_2 * 0.5``): Python
+    numbers, which no call changes in place and no parameter reaches, whatever their names
+    are handed to."""
+    args = fn.args
+    params = {a.id for a in [*args.args, *args.kwonlyargs, *args.posonlyargs,
+                             *[v for v in (args.vararg, args.kwarg) if v is not None]]
+              if isinstance(a, gast.Name)}
+    stores: dict[str, int] = {}
+    values: dict[str, list[gast.expr]] = {}
+    for x in nodes_of(fn, gast.Name):
+        if isinstance(x.ctx, (gast.Store, gast.Del)):
+            stores[x.id] = stores.get(x.id, 0) + 1
+    for st in nodes_of(fn, gast.Assign):
+        if len(st.targets) == 1 and isinstance(st.targets[0], gast.Name):
+            values.setdefault(st.targets[0].id, []).append(st.value)
+    declared = {n for st in nodes_of(fn, gast.Global, gast.Nonlocal) for n in st.names}
+    found = {n for n, vs in values.items() if len(vs) == stores.get(n) and
+             n not in params and n not in declared}
+
+    def constant(e: gast.expr) -> bool:
+        if isinstance(e, gast.Constant):
+            return type(e.value) in (int, float)
+        if isinstance(e, gast.Name):
+            return e.id in found
+        if isinstance(e, gast.BinOp):
+            return isinstance(e.op, _ARITHMETIC) and constant(e.left) and constant(e.right)
+        if isinstance(e, gast.UnaryOp):
+            return isinstance(e.op, (gast.USub, gast.UAdd)) and constant(e.operand)
+        return False
+
+    changed = True
+    while changed:  # (the greatest set: a loop's names bound to each other stay in it)
+        changed = False
+        for n in sorted(found):
+            if not all(constant(v) for v in values[n]):
+                found.discard(n)
+                changed = True
+    return found
