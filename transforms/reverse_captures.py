@@ -25,6 +25,7 @@ from adgen.transforms.reverse_plan_calls import (
     args_callee_reads,
     info_at,
     is_user_call,
+    resolved_at_run_time,
     result_made_by_callee,
 )
 from adgen.transforms.reverse_plan_rules import op_of
@@ -390,7 +391,14 @@ class _Captures:
             lines = tuple(sorted({getattr(c.stmt, "lineno", 0) for c in caps}))
             certain = [c for c in caps if c.name == w.target and
                        self.plan.block_of[id(c.stmt)] == self.plan.block_of[id(w.stmt)] and
-                       self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)]]
+                       self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)] and
+                       # (an object a function compiled here changes: it may rebind a
+                       # number of it and overwrite none of its arrays, self.steps += 1;
+                       # under strict its writes of parameters are guarded, and one over an
+                       # array the gradient reads is refused when it runs, naming this call:
+                       # guards.before_write's handoffs)
+                       not (self.plan.eff.kinds.get(c.name) == "object" and
+                            _handed_to_compiled_call(self.plan, w.stmt, c.name))]
             if self.plan.policy == "strict" and certain:
                 c = certain[0]
                 tangent = user_name_of(c.name)
@@ -525,6 +533,14 @@ def _passed_to_call(stmt: gast.stmt, target: str) -> bool:
         return False
     values = list(call.args) + [k.value for k in call.keywords]
     return any(isinstance(a, gast.Name) and a.id == target for a in values)
+
+
+def _handed_to_compiled_call(plan: Plan, stmt: gast.stmt, target: str) -> bool:
+    """Whether ``stmt`` is a call of a user function compiled with this one (not resolved
+    when it runs) that takes the name ``target`` itself as an argument (``G.step(u)`` of a
+    global object is ``step_of_Stepper(G, u)``: transforms/bound_callees.py)."""
+    return _passed_to_call(stmt, target) and is_user_call(plan, stmt.value) and \
+        not resolved_at_run_time(plan, stmt.value)
 
 
 def _written_index(stmt: gast.stmt) -> tuple[str, gast.expr] | None:

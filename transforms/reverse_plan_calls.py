@@ -62,6 +62,13 @@ def is_user_call(plan: Plan, call: gast.Call) -> bool:
     return registry.lookup(obj) is None and not reports(obj) and \
         (is_python_function(obj) or is_user_class(obj) or is_callable_object(obj))
 
+def resolved_at_run_time(plan: Plan, call: gast.Call) -> bool:
+    """Whether a call of the user's is one the dispatch resolves when it runs (a method of
+    an object, a function held in a variable or a parameter, a constructor), not one of a
+    function compiled with its caller."""
+    obj = plan.resolve(call.func)
+    return is_user_call(plan, call) and (obj is MISSING or not is_python_function(obj))
+
 def call_args(plan: Plan, call: gast.Call, obj: Any) -> list[gast.expr]:
     """The positional arguments of a call of user function ``obj`` as its compiled forward
     takes them: with ``*xs``, the extra ones packed into one tuple (parse.varargs_of)."""

@@ -96,14 +96,52 @@ def test_the_counters_are_those_of_one_plain_call(mutation) -> None:
     assert (model.steps, model.t) == (plain.steps, plain.t) == (3, pytest.approx(0.3))
 
 
-def test_a_global_model_counting_its_steps() -> None:
-    # (mutation="strict" refuses it: the second call's self.steps += 1 is taken for a write
-    # of GLOBAL_MODEL, which the first call's gradient reads; /tmp/s19/requests.md)
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_global_model_counting_its_steps(mutation) -> None:
+    # (strict refused it when compiling: the second call's self.steps += 1 was taken for an
+    # overwrite of GLOBAL_MODEL, which the first call's gradient reads (self.k, a number):
+    # "GLOBAL_MODEL.step(u) overwrites GLOBAL_MODEL, which the gradient of line 62 reads")
     GLOBAL_MODEL.steps = 0
-    g = adgen.grad(run_global)(W.copy())
+    g = adgen.grad(run_global, mutation=mutation)(W.copy())
     assert GLOBAL_MODEL.steps == 2
     np.testing.assert_allclose(g, numerical_grad(run_global, (W.copy(),), 0),
                                rtol=1e-6, atol=1e-8)
+
+
+class Weighted:
+    """A model whose step counts, and whose shrink writes its weights in place."""
+
+    def __init__(self):
+        self.w = np.array([0.3, -1.2, 0.8, 0.5])
+        self.steps = 0
+
+    def apply(self, u):
+        self.steps += 1
+        return np.sum(self.w * u)  # its gradient in u reads self.w
+
+    def shrink(self):
+        self.w[:] = self.w * 0.5
+
+
+WEIGHTED = Weighted()
+
+
+def apply_shrink_apply(w):
+    WEIGHTED.w = np.array([0.3, -1.2, 0.8, 0.5])
+    s = WEIGHTED.apply(w)
+    WEIGHTED.shrink()  # overwrites the weights the first apply's gradient reads
+    return s * WEIGHTED.apply(w)
+
+
+def test_a_global_model_whose_weights_a_later_call_overwrites() -> None:
+    # strict no longer refuses a call changing a global object when compiling (above): a
+    # call overwriting an array of it that a gradient reads is refused when it runs
+    g = adgen.grad(apply_shrink_apply)(W.copy())
+    np.testing.assert_allclose(g, numerical_grad(apply_shrink_apply, (W.copy(),), 0),
+                               rtol=1e-6, atol=1e-8)
+    with pytest.raises(adgen.MutationError, match=r"WEIGHTED.shrink\(\) hands WEIGHTED.w to "
+                                                  r"WEIGHTED.shrink, which overwrites it"):
+        adgen.grad(apply_shrink_apply, mutation="strict")(W.copy())
 
 
 def test_an_array_of_the_model_summed_into_in_the_step() -> None:
