@@ -158,6 +158,21 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
             "object or by its class (Model.step(model, u)), or return the new array " \
             "instead of writing it in place"
         mutable = first_mutable(compiled.number_updates, receiver + tuple(args))
+        inner = getattr(target, "__wrapped__", None)
+        if mutable is None and callable(inner) and hasattr(inner, "__code__"):
+            # a decorator's functools.wraps wrapper: the write is the wrapped function's, run
+            # through the wrapper's closure (not a variable of the user's, nor a method call)
+            at = f"{inner.__code__.co_filename}:{inner.__code__.co_firstlineno}"
+            wrapper = f"{code.co_filename}:{code.co_firstlineno}"
+            what = f"{inner.__qualname__} ({at}) writes an array argument (or an array of " \
+                "self) in place and is called through the wrapper a decorator made with " \
+                f"functools.wraps ({wrapper}), which calls it as a closure: adgen cannot " \
+                "follow the write there"
+            raise _write_refused(UnsupportedError(
+                what, hint=f"return a new array from {inner.__qualname__} instead of writing "
+                           "it in place (h = np.tanh(h), not np.tanh(h, out=h)), or leave "
+                           "the decorator off a function whose writes are differentiated"),
+                shown, code, at_def=True)
         if mutable is not None:  # self.buf += v on an array: name the line and attribute
             u, kind = mutable
             what = f"{getattr(fn, '__qualname__', fn)} updates {u.param}.{u.attr} (a {kind}) " \
