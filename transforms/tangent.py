@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,6 +269,16 @@ class Tangent:
                   isinstance(t.value, gast.Name)}
         free = sorted(n for n in self.act.varied & self.act.useful & stored
                       if n not in bound and self.resolve(name(n)) is not None)
+        for s in walk(self.fn):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Attribute) and \
+                    isinstance(s.targets[0].value, gast.Name) and \
+                    s.targets[0].value.id in free and \
+                    isinstance(self.resolve(s.targets[0].value), types.ModuleType):
+                # (its tangent would be 0.0: 'float' object has no attribute 'last')
+                self.refuse(s, f"a value with a derivative stored into an attribute of the "
+                               f"module {s.targets[0].value.id}",
+                            "keep the value in a variable, or in a dict or object the function "
+                            "is given as an argument; or use adgen.grad / adgen.vjp")
         self.free_tangents = set(free)
         return [at(assign(name(self.dot(n), gast.Store), self.zero(name(n)), self.fn), self.fn)
                 for n in free]
@@ -349,6 +360,8 @@ class Tangent:
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
         if not isinstance(base, gast.Name) or not self.active(base.id):
+            if isinstance(base, gast.Name):
+                self.refuse_store_through_a_global(s, base.id)
             return [], []
         target = retarget(t, base.id, self.dot(base.id))
         value = self.tangent(s.value)
@@ -366,6 +379,40 @@ class Tangent:
                 copy.deepcopy(t.value), gast.Constant(t.attr, None)], keywords=[]))
             return [at(check, s)], [assign(target, value, s)]
         return [], [assign(target, value, s)]
+
+    def refuse_store_through_a_global(self, s: gast.Assign, n: str) -> None:
+        """Refuses ``c.u = v`` (or ``c[k] = v``) of a value with a derivative where ``c`` is
+        a part or another name of a global or closure object or dict (``c = STATE.cfg``, or
+        ``STATE.cfg.u = v`` split so) that the function reaches again: the tangent code kept
+        no tangent for the store, and a later read of ``STATE.cfg.u`` was taken for a
+        constant (a zero tangent, silently; reverse mode refuses the alias too)."""
+        if not any(isinstance(m, gast.Name) and m.id in self.act.varied for m in walk(s.value)):
+            return
+        values = {}
+        for st in walk(self.fn):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                values.setdefault(st.targets[0].id, []).append(st.value)
+        root, seen = n, set()
+        while root in values and root not in seen:
+            seen.add(root)
+            v = values[root][0] if len(values[root]) == 1 else None
+            while isinstance(v, (gast.Attribute, gast.Subscript)):
+                v = v.value
+            if not isinstance(v, gast.Name):
+                return
+            root = v.id
+        if root == n or root in values or root in {a.id for a in self.fn.args.args} or \
+                self.resolve(name(root)) is None:
+            return
+        uses = [m for m in walk(self.fn) if isinstance(m, gast.Name) and m.id == root]
+        if len(uses) < 2 and not any(isinstance(loop, (gast.For, gast.While)) and
+                                     any(m is s for m in walk(loop)) for loop in walk(self.fn)):
+            return
+        held = source_of(values[n][0]) if len(values.get(n, ())) == 1 else root
+        self.refuse(s, f"a value with a derivative stored into {held}, a part of the global "
+                       f"or closure {root}, through another name",
+                    f"pass {held} to the function as an argument (f(x, {held})): forward mode "
+                    "follows the objects a function is given")
 
     def define(self, s: gast.Assign, n: str, v: gast.expr
                ) -> tuple[list[gast.stmt], list[gast.stmt]]:

@@ -145,6 +145,11 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
                 elif isinstance(v, (gast.Subscript, gast.Attribute)) and \
                         isinstance(v.value, gast.Name):
                     element_of[t.id] = v.value.id
+                elif isinstance(v, gast.Attribute) and _dotted_root(v) is not None:
+                    # t = pkg.config.state (a dotted path normal form keeps whole): a part of
+                    # pkg, as t = config.state is of config (a write through t, then a read
+                    # of pkg.config.state.u, was a silently zero gradient)
+                    element_of[t.id] = _dotted_root(v)
             elif isinstance(t, (gast.Subscript, gast.Attribute)) and \
                     isinstance(t.value, gast.Name) and isinstance(v, gast.Name):
                 hold(t.value.id, v)
@@ -232,6 +237,14 @@ def aliased_writes(fn: gast.FunctionDef, eff: Effects) -> list[AliasedWrite]:
         if hit is not None:
             out.append(AliasedWrite(w.stmt, x, hit[0], hit[1]))
     return out
+
+
+def _dotted_root(node: gast.Attribute) -> str | None:
+    """The name a dotted path ``a.b.c`` starts from, or None (an item or a call on the way)."""
+    v = node.value
+    while isinstance(v, gast.Attribute):
+        v = v.value
+    return v.id if isinstance(v, gast.Name) else None
 
 
 def _reversed_walk(call: gast.Call) -> bool:
