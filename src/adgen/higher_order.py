@@ -27,6 +27,7 @@ from adgen.arguments import (
     location_of,
     normalize_argnums,
     refuse_complex_jacobian,
+    refuse_foreign_array,
     refuse_subclasses,
 )
 from adgen.directional import directional, tangent_compiled
@@ -87,6 +88,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if len(primals) != len(tangents):
         raise ArgnumsError(f"jvp got {len(primals)} primal(s) and {len(tangents)} tangent(s); "
                            "give one tangent per primal (None for none)")
+    for n, p in enumerate(primals):
+        refuse_foreign_array(p, n)  # a torch tensor, a JAX array (crashed in given_tangent)
     refuse_subclasses(primals)
     _refuse_integer_tangents(primals, tangents, fun)
     if has_complex(primals):
