@@ -241,6 +241,22 @@ class Tangent:
             args.args.append(gast.Name(id=t, ctx=gast.Param(), annotation=None,
                                        type_comment=None))
             args.defaults.append(gast.Constant(value=None, kind=None))
+        renamed = getattr(self.parsed, "renamed_params", {})
+        read = {n.id for s in body for n in walk(s) if isinstance(n, gast.Name)}
+        for a in args.args:
+            if a.id in renamed:
+                # a parameter renamed apart from the generated code's names (sh, saved, top,
+                # a runtime helper's: rename_reserved) keeps the user's name in the signature
+                # (jvp(f, ..., sh=2.0) passes it by that name), bound to the new one first
+                old = renamed[a.id]
+                if old in read:  # the tangent code calls the helper of that name: the
+                    if old in self.parsed.kwonly:  # parameter keeps the new name, positional
+                        self.refuse(fn, f"a keyword-only parameter named {old}, the name of "
+                                        "a helper the forward-mode code calls",
+                                    f"rename the parameter (say {old}_) where it is defined")
+                    continue
+                body.insert(0, assign(name(a.id, gast.Store), name(old), fn))
+                a.id = old
         kwonly = set(self.parsed.kwonly)
         if kwonly:
             # keyword-only parameters stay keyword-only, and the tangents after them: each
