@@ -26,6 +26,12 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan_rules import op_of
+from adgen.transforms.sequence_operands import (
+    as_array,
+    display_names,
+    is_sequence_operand,
+    of_numpy,
+)
 from adgen.transforms.specialize import (
     drop_unbroadcast,
     inline_extreme,
@@ -49,6 +55,7 @@ class Operations:
         self.pb = pb
         self.plan = pb.plan
         self.rec = pb.rec
+        self.listed_names: frozenset[str] | None = None  # display_names, found once
 
     def rev_out_call(self, s: gast.Assign, v: gast.Call, t: str,
                      state: set[str]) -> list[gast.stmt]:
@@ -243,9 +250,18 @@ class Operations:
                 out += self.distribute(e, item, state, may_be_none=True)
         return out
 
+    def display_names(self) -> frozenset[str]:
+        """The names the function binds only to displays (sequence_operands), found once."""
+        if self.listed_names is None:
+            self.listed_names = display_names(self.plan.fn)
+        return self.listed_names
+
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
                     t: str, g: gast.expr) -> gast.expr:
         subst: dict[str, gast.expr] = {"g": g, "out": self.pb.read_value(s, t, after=True)}
+        # a list operand of a ufunc (np.square([a, b]), u = [a, b]; np.square(u)): an array,
+        # as NumPy takes it (2.0 * [a, b] * g raised TypeError; sequence_operands)
+        listed = self.display_names() if of_numpy(rule.primal) else None
         for p in rule.params:
             a = bound.get(p.name)
             if isinstance(a, registry.Default):
@@ -253,6 +269,8 @@ class Operations:
             elif isinstance(a, tuple):
                 subst[p.name] = gast.Tuple(elts=[self.pb.read_value(s, e) for e in a],
                                            ctx=gast.Load())
+            elif listed is not None and p.name in rule.diff and is_sequence_operand(a, listed):
+                subst[p.name] = as_array(self.pb.read_value(s, a))
             else:
                 subst[p.name] = self.pb.read_value(s, a)
         return clone_with(tpl, subst)

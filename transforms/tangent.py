@@ -50,6 +50,7 @@ from adgen.transforms.reverse_ast import (
     UNARYOPS,
     unsupported_operator,
 )
+from adgen.transforms.sequence_operands import as_array, of_numpy
 from adgen.transforms.tangent_ast import (
     Fold,
     Replace,
@@ -630,10 +631,18 @@ class Tangent:
                 pre.append(assign(name(value, gast.Store), substitute_call(node, {}), s))
                 result = name(value)
             terms = []
+            # a list operand of a ufunc (np.multiply([a, b], c), np.add(u, v) of u = [x[0]]):
+            # an array, as NumPy takes it, and its tangent too (the templates' + concatenated
+            # the lists, their * repeated them: a silently wrong jvp, or a TypeError)
+            listed = {p for p in rule.diff if isinstance(bound.get(p), gast.AST) and
+                      self.shows_sequence(bound[p])} if of_numpy(rule.primal) else set()
             for k, tpl in zip(rule.diff, jvp.templates):
                 if k in active:
-                    mapping = {p: as_node(v) for p, v in bound.items()}
+                    mapping = {p: as_array(as_node(v)) if p in listed else as_node(v)
+                               for p, v in bound.items()}
                     mapping["d"] = self.tangent(as_node(bound[k]))
+                    if k in listed:
+                        mapping["d"] = as_array(mapping["d"])
                     mapping["out"] = result
                     terms.append(Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl))))
             expr = sum_of(terms)
