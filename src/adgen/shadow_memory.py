@@ -282,12 +282,15 @@ class ShadowMap:
                 # value written in place (f = g.field(); f[1:] *= 2.0; g.energy())
                 raise locate(UnsupportedError(
                     f"an object of class {type(x).__name__} that may share an array with "
-                    "one written in place through another value (an array a method "
-                    "returned, an item of a list, or an array a helper given the object "
-                    "writes and returns) is not supported yet: adgen took it for an array "
-                    "when compiling",
-                    hint="copy the array before writing it (f = g.field().copy()), or write "
-                         "it through the object where the function holds it by name "
+                    "one written in place through another value is not supported yet: "
+                    "adgen took it for an array when compiling. This happens to an object "
+                    "read from one the function writes in place (self.layers[i] in a method "
+                    "that also counts self.steps += 1), an array a method returned, an item "
+                    "of a list, or an array a helper given the object writes and returns",
+                    hint="count or record outside the differentiated function (model.steps "
+                         "+= 1 next to the adgen.grad call) or on another object; copy the "
+                         "array before writing it (f = g.field().copy()), or write it "
+                         "through the object where the function holds it by name "
                          "(g.u[1:] *= 2.0); for a helper given the object and an array it "
                          "writes (u = step(u, cfg) in a loop), call it as a statement "
                          "(step(u, cfg)) or pass the numbers the object holds "
