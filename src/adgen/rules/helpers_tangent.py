@@ -15,6 +15,7 @@ from adgen.rules.helpers_core import unsupported
 __all__ = [
     "astype_jvp",
     "cholesky_jvp",
+    "class_constants",
     "dtype_kind",
     "fit_tangent",
     "float_part",
@@ -24,6 +25,7 @@ __all__ = [
     "named_like_vjp",
     "object_with",
     "partial_binds_no_tangent",
+    "slot_values",
     "solve_jvp_a",
     "tangent_is_zero",
     "view_tangent",
@@ -211,7 +213,7 @@ def object_with(cls: type, fields: dict, _within: frozenset[int] = frozenset()) 
         if constants:
             # (the tangent code's self_dot.alpha would read the class's value as the
             # derivative of a constant: a silently wrong jvp)
-            unsupported(f"forward mode (jvp, jacfwd, hessian) of an object of {cls.__name__}, "
+            unsupported(f"forward mode (jvp, jacfwd, hessian) of an object of {cls.__qualname__}, "
                         f"a class with __slots__ holding values in its body "
                         f"({', '.join(sorted(constants))}): its tangent object cannot hold a "
                         f"zero for them. Add them to __slots__ and set them in __init__ "
