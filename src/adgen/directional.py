@@ -38,6 +38,19 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
     from adgen.transforms.tangent_pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
+    from adgen.transforms.parse import varargs_of
+
+    if varargs_of(target) is not None:
+        from adgen.errors import UnsupportedError
+
+        # its jvp took *xs for one parameter: the array given was xs, so xs[0] was its first
+        # row (def f(*xs): return np.sum(xs[0] ** 2) gave 1.0 for 5.0, jacfwd [2, 0] for
+        # [2, 4]: silently wrong), as grad refuses it (compiled_calls.compile_fun)
+        raise UnsupportedError(
+            f"{getattr(target, '__qualname__', target)} takes *args: adgen differentiates "
+            "such a function where another calls it, not as the function given to jvp, "
+            "jacfwd, hessian or hvp",
+            hint="give it named parameters, or wrap it: adgen.jvp(lambda x, y: f(x, y), ...)")
     shift = len(receiver) + leading
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
     fn = library_wrapper(library_target(target))
