@@ -196,3 +196,19 @@ def test_a_class_with_slots_and_a_constant_is_refused_in_forward_mode(built):
     assert err.value.location.file == __file__
     g = adgen.grad(loss)(X.copy())
     np.testing.assert_allclose(g, numerical_grad(loss, (X.copy(),), 0), rtol=1e-6)
+
+
+class Spring:
+    k = 3.0
+
+    @classmethod
+    def energy(cls, x):
+        return 0.5 * cls.k * np.sum(x ** 2) + np.sum(np.sin(x))
+
+
+def test_a_classmethod_given_to_forward_mode():
+    # (the class's tangent was 0.0: the tangent code's cls_dot.k raised AttributeError)
+    x = np.array([0.5, 1.5])
+    check_jvp(Spring.energy, (x.copy(),), (np.array([1.0, -2.0]),))
+    np.testing.assert_allclose(adgen.jacfwd(Spring.energy)(x.copy()),
+                               numerical_grad(Spring.energy, (x.copy(),), 0), rtol=1e-6)

@@ -66,6 +66,15 @@ def zero_tangent(x: object, _within: frozenset[int] = frozenset()) -> object:
             return object_with(type(x),
                                {k: zero_tangent(v, _within) for k, v in vars(x).items()},
                                _within)
+    if isinstance(x, type) and str(x.__module__).split(".")[0] not in (
+            "builtins", "numpy", "scipy", "adgen"):
+        import sys
+        import types
+
+        if str(x.__module__).split(".")[0] not in sys.stdlib_module_names:
+            # a class of the user's (cls of a classmethod given to jvp): zeros for the values
+            # it holds, which its tangent code reads as cls_dot.k (0.0 raised AttributeError)
+            return types.SimpleNamespace(**class_constants(x, {}, _within))
     slots = slot_values(x)
     if slots is not None:  # an object of a class of the user's with __slots__ (no __dict__)
         if id(x) in _within:
