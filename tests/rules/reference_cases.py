@@ -311,3 +311,7 @@ cases("functools.reduce", C(np.add, [randn(3), randn(3), randn(3)]),
       C(np.multiply, [randn(2, 2), randn(2), randn(2, 2)]),
       C(np.matmul, [randn(2, 3), randn(3, 3), randn(3)]), C(np.add, [randn(4)]),
       C(np.multiply, [randn(3), randn(3)], randn(3)))
+
+# (appended: the cases above draw from one generator) np.tile of a vector as rows: the reshaped
+# broadcast needs no copy, NumPy's result is a new array all the same
+REFERENCE_CASES["numpy.tile"].append(C(randn(3), (3, 1)))

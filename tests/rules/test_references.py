@@ -142,6 +142,42 @@ def test_reference(name: str, case: Case) -> None:
         check_vjp(fn, values, rtol=1e-5, atol=1e-6)
 
 
+def _arrays(x: Any) -> list[np.ndarray]:
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _arrays(v)]
+    return []
+
+
+# NumPy's broadcast_arrays returns writable views with a DeprecationWarning on writes (read-only
+# in a future NumPy); the reference's are read-only already: a write raises rather than
+# writing every element sharing memory
+_READ_ONLY_AHEAD_OF_NUMPY = {"numpy.broadcast_arrays"}
+
+
+@pytest.mark.parametrize("name, case", reference_cases())
+def test_results_new_or_shared_as_numpys(name: str, case: Case) -> None:
+    """A reference's results share memory with its arguments where NumPy's do, and are
+    writable where NumPy's are: np.tile's reshaped broadcast was a read-only view of its
+    argument (np.tile(x, (3, 1)) written in place raised ValueError, and a write into x after
+    it was refused as a write through a broadcast view), and matrix_power(a, 1) a copy where
+    NumPy returns a itself (a write through it did not reach a: a silently wrong value)."""
+    if case.raises is not None:
+        return
+    ref = next(r for r in registry.all_references() if r.name == name)
+    args = [np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args]
+    with np.errstate(all="ignore"):
+        want = ref.primal(*args, **case.kwargs)
+        got = ref.impl(*args, **case.kwargs)
+    given = [a for a in [*args, *case.kwargs.values()] if isinstance(a, np.ndarray)]
+    for w, g in zip(_arrays(want), _arrays(got)):
+        assert [np.shares_memory(g, a) for a in given] == \
+            [np.shares_memory(w, a) for a in given]
+        if name not in _READ_ONLY_AHEAD_OF_NUMPY:
+            assert g.flags.writeable == w.flags.writeable
+
+
 def test_views_stay_views() -> None:
     """NumPy's split returns views; so does the reference (a write through one is seen)."""
     x = np.arange(16.0).reshape(4, 4)

@@ -237,7 +237,10 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 @defreference(np.tile)
 def tile(A: Any, reps: Any) -> Any:
     src, wide, out = _tile_shapes(np.shape(A), reps)
-    return np.reshape(np.broadcast_to(np.reshape(A, src), wide), out)
+    # a new array, as NumPy's (the reshaped broadcast is a read-only view of A where no
+    # copy is needed to reshape it: np.tile(x, (3, 1)) written in place raised, and a write
+    # into x after it was taken for a write through a broadcast view)
+    return np.copy(np.reshape(np.broadcast_to(np.reshape(A, src), wide), out))
 
 
 @defreference(np.pad)
@@ -359,6 +362,8 @@ def matrix_power(a: Any, n: int) -> Any:
     if n < 0:
         a = np.linalg.inv(a)
         n = -n
+    if n == 1:
+        return a  # NumPy's own short-cut: the array itself (a write into it writes a)
     res = np.broadcast_to(np.eye(np.shape(a)[-1], dtype=dtype_of(a)), np.shape(a)) + 0.0 * a
     for _ in range(n):
         res = res @ a
