@@ -13,8 +13,8 @@ reads the same list, so its forward values agree for stores, but
   their cotangents in ``seq``'s adjoint, apart from ``ws``'s until the loop ends, so a store
   into an item a later step reads (``ws[i + 1] = ws[i + 1] * w``) gave a silently wrong
   gradient — :func:`ahead_writes` lists those stores (reverse_stores refuses them). A store
-  into the item the step itself walks (``ws[i] = f(w)``, ``i`` the loop's own index) is
-  read by no later step and stays right.
+  into the item the step itself walks (``ws[i] = f(w)``, ``i`` the loop's own index; a
+  dict's ``for k in d: d[k] = f(d[k])``) is read by no later step and stays right.
 """
 
 from __future__ import annotations
@@ -72,13 +72,19 @@ def ahead_writes(fn: gast.FunctionDef, written: dict[int, str]) -> dict[int, gas
         if not isinstance(loop, gast.For) or not isinstance(loop.target, gast.Name):
             continue
         index = loop.target.id
-        lists = {sequences[s.value.value.id] for s in loop.body
+        steps = [s for s in loop.body
                  if isinstance(s, gast.Assign) and isinstance(s.value, gast.Subscript) and
                  isinstance(s.value.value, gast.Name) and s.value.value.id in sequences and
-                 isinstance(s.value.slice, gast.Name) and s.value.slice.id == index}
+                 isinstance(s.value.slice, gast.Name) and s.value.slice.id == index]
+        lists = {sequences[s.value.value.id] for s in steps}
         if not lists:
             continue
-        current = _copies_of(index, loop.body)
+        # the loop's own index, and the walked item itself: for k in params: params[k] =
+        # ... of a dict stores at the key this step walks (it was refused as a store ahead;
+        # a list's item used as its index is an int, whose store carries no derivative)
+        current = {c for n in {index} | {s.targets[0].id for s in steps
+                                          if isinstance(s.targets[0], gast.Name)}
+                   for c in _copies_of(n, loop.body)}
         for s in walk(loop):
             target = written.get(id(s))
             if target is None or target not in lists:
