@@ -158,6 +158,13 @@ def _stmt(s: gast.stmt, namer: Namer) -> list[gast.stmt]:
             return pre + [read, update, assign(target, name(new), s)]
         update = located_at(gast.AugAssign(target=name(tmp, gast.Store), op=s.op, value=s.value), s)
         return pre + [read, update, assign(target, name(tmp), s)]
+    if isinstance(s, gast.Expr) and isinstance(s.value, (gast.ListComp, gast.SetComp)):
+        # [rows[i].append(v) for i in ...] run for its calls: the loops with the element as
+        # a statement (its value, a list of Nones, is dropped), so that a call changing a
+        # list is seen as one (in the list built, rows[i].append(v) was a value, whose
+        # change of rows no analysis saw: a silent zero gradient and tangent)
+        ex.effects_only(s.value)
+        return pre
     if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
         s.value = ex.visit(s.value)
         return pre + [s]
@@ -295,9 +302,17 @@ def _for(s: gast.For, namer: Namer) -> list[gast.stmt]:
     s.iter = located_at(_call("range", count), s)
     bound = {n.id for h in heads for n in walk(h) if isinstance(n, gast.Name) and
              isinstance(n.ctx, gast.Store)}
+    after: list[gast.stmt] = []
+    if len(body) == 1 and isinstance(body[0], gast.If) and not body[0].orelse and \
+            not s.orelse and _length_check(body[0].test, bound):
+        # a comprehension's check (for w in WS if same_length(walked, file, line)): at the
+        # top of each step and after the last, as a for statement's (it never breaks)
+        check = body[0].test
+        body = [located_at(gast.Expr(value=check), s), *body[0].body]
+        after = [located_at(gast.Expr(value=clone(check)), s)]
     checks = _length_checks(body, bound)  # before the step reads its item (walked_lengths)
     s.body = body[:checks] + heads + body[checks:]
-    return pre + [s]
+    return pre + [s] + after
 
 
 def _length_checks(body: list[gast.stmt], bound: set[str]) -> int:
@@ -308,16 +323,17 @@ def _length_checks(body: list[gast.stmt], bound: set[str]) -> int:
     not read."""
     k = 0
     while k < len(body) and isinstance(body[k], gast.Expr) and \
-            isinstance(body[k].value, gast.Call) and \
-            isinstance(body[k].value.func, gast.Name) and \
-            body[k].value.func.id.startswith("same_length") and \
-            len(body[k].value.args) == 3 and not body[k].value.keywords and \
-            isinstance(body[k].value.args[0], gast.Name) and \
-            body[k].value.args[0].id not in bound and \
-            isinstance(body[k].value.args[1], gast.Constant) and \
-            isinstance(body[k].value.args[2], gast.Constant):
+            _length_check(body[k].value, bound):
         k += 1
     return k
+
+
+def _length_check(e: gast.expr, bound: set[str]) -> bool:
+    """``same_length(walked, file, line)`` (see :func:`_length_checks`)."""
+    return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+        e.func.id.startswith("same_length") and len(e.args) == 3 and not e.keywords and \
+        isinstance(e.args[0], gast.Name) and e.args[0].id not in bound and \
+        isinstance(e.args[1], gast.Constant) and isinstance(e.args[2], gast.Constant)
 
 
 def _over(it: gast.expr, target: gast.expr, index: str, like: gast.AST, namer: Namer,
@@ -536,10 +552,17 @@ class _ExprDesugar(Transformer):
         self.pre.append(located_at(gast.If(test=test, body=body, orelse=orelse), node))
         return located_at(name(tmp), node)
 
+    def effects_only(self, node: gast.ListComp | gast.SetComp) -> None:
+        """The loops of the comprehension ``node``, with its element as a statement, onto
+        ``pre`` (a comprehension statement, whose list is dropped)."""
+        self._comprehension(node, lambda result: [located_at(gast.Expr(value=node.elt), node)],
+                            None)
+
     def _comprehension(self, node: gast.expr, make: Callable[[str], list[gast.stmt]],
-                       init: gast.expr) -> gast.expr:
+                       init: gast.expr | None) -> gast.expr:
         result = self.namer.fresh("comp")
-        self.pre.append(assign(name(result, gast.Store), init, node))
+        if init is not None:
+            self.pre.append(assign(name(result, gast.Store), init, node))
         # Comprehension variables get fresh names so they do not clobber the user's.
         renames: dict[str, str] = {}
         for gen in node.generators:

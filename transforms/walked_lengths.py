@@ -69,8 +69,9 @@ def check_walked_lengths(parsed: Any) -> None:
     """Inserts the checks of the module's docstring around the ``for`` loops that need
     them."""
     tree = parsed.tree
-    if not any(isinstance(n, gast.For) for n in body_nodes(tree.body)):
-        return
+    if not any(isinstance(n, (gast.For, gast.comprehension)) and _walked(n.iter)
+               for n in body_nodes(tree.body)):
+        return  # (loops over ranges only, as most numerical code's)
     used = {n.id for n in walk(tree) if isinstance(n, gast.Name)} | set(parsed.namespace)
     names = _Names(used)
     aliases = _plain_copies(tree)
@@ -112,6 +113,11 @@ def _insert(parsed: Any, body: list[gast.stmt], names: _Names,
             inserted |= _insert(parsed, handler.body, names, aliases)
         for case in getattr(st, "cases", ()):
             inserted |= _insert(parsed, case.body, names, aliases)
+        hoisted = _check_comprehensions(parsed, st, names, aliases)
+        if hoisted is not None:
+            at = body.index(st)
+            body[at:at] = hoisted
+            inserted = True
         if not isinstance(st, gast.For):
             continue
         walked = _walked(st.iter)
@@ -143,6 +149,73 @@ def _insert(parsed: Any, body: list[gast.stmt], names: _Names,
         body[at:at] = before
         inserted = True
     return inserted
+
+
+def _check_comprehensions(parsed: Any, st: gast.stmt, names: _Names,
+                          aliases: dict[str, set[str]]) -> list[gast.stmt] | None:
+    """Checks the ``for`` clauses of the comprehensions in ``st``'s own expressions (not
+    in the statements it holds, nor a ``while``'s condition, which runs again each turn)
+    whose element or later clauses may change the length of what they walk: ``s =
+    sum([g(w) for w in WS])`` becomes ``walked = walked_list(WS, file, line)`` and ``s =
+    sum([g(w) for w in WS if same_length(walked, file, line)])`` (desugar makes the
+    condition a check before the step reads its item, and once more after the last step);
+    an inner clause's ``walked`` is bound by a clause of its own (``for walked in
+    [walked_list(row, file, line)]``). Returns the statements to put before ``st`` (None
+    where nothing was checked)."""
+    if isinstance(st, gast.While):
+        return None
+    own = [c for c in gast.iter_child_nodes(st)
+           if isinstance(c, gast.expr) or isinstance(c, gast.keyword)]
+    comps = [n for n in body_nodes(own) if isinstance(
+        n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp))]
+    if not comps:
+        return None
+    bound_here = {n.id for n in body_nodes(own) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, gast.Store)}  # comprehension targets, :=
+    before: list[gast.stmt] = []
+    inserted = False
+    for comp in comps:
+        parts = [comp.key, comp.value] if isinstance(comp, gast.DictComp) else [comp.elt]
+        for k in range(len(comp.generators) - 1, -1, -1):
+            gen = comp.generators[k]
+            walked = _walked(gen.iter)
+            if not walked:
+                continue
+            runs = [*parts, *gen.ifs] + [e for g in comp.generators[k + 1:]
+                                         for e in (g.iter, *g.ifs)]
+            body = [gast.Expr(e) for e in runs]
+            key = _dict_key(gen)
+            if not any(_may_change_length(body, parsed, w, is_dict, key, aliases)
+                       for w, is_dict in walked):
+                continue
+            # the first clause's iterable is read when the statement runs (unless it
+            # reads a name the statement binds): its walk is taken before the statement
+            hoist = k == 0 and not any(_chain_root(w) in bound_here for w, _ in walked)
+            snapshots: list[gast.comprehension] = []
+            checks: list[gast.expr] = []
+            line = getattr(comp, "lineno", None) or st.lineno
+            for w, _ in walked:
+                walk_name = names.fresh("walked")
+                start = _call(names.start, [_load(w)], parsed.file, line)
+                if hoist:
+                    before.append(gast.Assign(
+                        [gast.Name(walk_name, gast.Store(), None, None)], start, None))
+                else:
+                    snapshots.append(gast.comprehension(
+                        gast.Name(walk_name, gast.Store(), None, None),
+                        gast.List([start], gast.Load()), [], 0))
+                checks.append(_call(names.step, [gast.Name(walk_name, gast.Load(), None, None)],
+                                    parsed.file, line))
+            gen.ifs[:0] = checks
+            comp.generators[k:k] = snapshots
+            inserted = True
+    if not inserted:
+        return None
+    for node in [st, *before]:
+        for n in walk(node):
+            if not hasattr(n, "lineno") and isinstance(n, (gast.expr, gast.stmt)):
+                gast.copy_location(n, st)
+    return before
 
 
 def _call(func: str, args: list[gast.expr], file: str, line: int) -> gast.Call:

@@ -236,3 +236,75 @@ def test_a_loop_whose_length_stays_has_a_right_hessian():
     reset()
     expected = np.diag(-3.0 * np.sin(X) + 2.0 * 6.0 * X)  # (1 + 2) (-sin x) + 6 x per step
     assert np.allclose(h, expected)
+
+
+def scaled_and_grown(w, x):
+    if len(WS) < 4:
+        grow()
+    return np.sum(w * x ** 2)
+
+
+def comprehension_over_a_grown_list(x):
+    return sum([scaled_and_grown(w, x) for w in WS])
+
+
+def generator_over_a_grown_list(x):
+    total = sum(scaled_and_grown(w, x) for w in WS)
+    return total
+
+
+def inner_clause_over_a_grown_row(x):
+    grid = [[x, 2.0 * x], [3.0 * x]]
+    return sum([np.sum(w ** 2) + grow_row(row, w) for row in grid for w in row])
+
+
+def grow_row(row, w):
+    if len(row) < 3:
+        row.append(0.5 * w)
+    return 0.0
+
+
+COMPREHENSIONS = [comprehension_over_a_grown_list, generator_over_a_grown_list,
+                  inner_clause_over_a_grown_row]
+
+
+def test_python_s_comprehension_walks_the_new_items():
+    reset()
+    assert comprehension_over_a_grown_list(X) == pytest.approx(
+        (1.0 + 2.0 + 3.0 + 3.0) * np.sum(X ** 2))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("f", COMPREHENSIONS)
+def test_a_comprehension_over_a_list_it_grows_is_refused(f, mutation):
+    reset()
+    with pytest.raises(AdgenError, match="changed its length during the loop") as err:
+        adgen.grad(f, mutation=mutation)(X.copy())
+    assert "test_loops_over_lists_changed_by_calls.py" in str(err.value)
+    reset()
+    with pytest.raises(AdgenError, match="changed its length during the loop"):
+        adgen.jvp(f, (X.copy(),), (T,))
+
+
+def comprehensions_that_keep_the_length(x, grid):
+    first = sum([log_and_scale(w, x) for row in grid for w in row])
+    return first + sum(log_and_scale(v, x) ** 2 for v in grid[0]) + sum(
+        {k: push_and_pop(v, x) for k, v in enumerate(grid[1])}.values())
+
+
+def grid_of_weights():
+    return [[np.ones(3), 2.0 * np.ones(3)], [np.arange(3.0)]]
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_comprehensions_whose_calls_keep_the_length_run(mutation):
+    reset()
+    f = comprehensions_that_keep_the_length
+    g = adgen.grad(f, mutation=mutation)(X.copy(), grid_of_weights())
+    expected = numerical_grad(lambda x: f(x, grid_of_weights()), (X.copy(),), 0)
+    assert_grad_close(g, expected)
+    check_jvp(lambda x: f(x, grid_of_weights()), (X.copy(),), (T,))
+    h = adgen.hessian(lambda x: f(x, grid_of_weights()))(X.copy())
+    gx = lambda x: numerical_grad(lambda z: f(z, grid_of_weights()), (x,), 0)  # noqa: E731
+    assert np.allclose(h, np.array([numerical_grad(lambda x: gx(x)[i], (X.copy(),), 0)
+                                    for i in range(3)]), atol=1e-3)
