@@ -9,6 +9,7 @@ import operator
 from typing import Any
 
 import gast
+import numpy as np
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.desugar import name
 from adgen.transforms.gast_ast import parse, to_ast
@@ -23,6 +24,11 @@ BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mu
           gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
           gast.Pow: operator.pow, gast.MatMult: operator.matmul}
 UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
+# Operators whose result carries no derivative on any operands Python or NumPy takes (bool
+# masks, ints, sets: (x > 0) & ~c, rest ^ m), read through NumPy's rule of the same name
+# (no_gradient): a helper given a list of masks was refused ('the operator & on values with
+# a gradient'). | stays refused: d | e merges dicts of arrays.
+MASK_BINOPS = {gast.BitAnd: np.bitwise_and, gast.BitXor: np.bitwise_xor}
 
 
 class Site:

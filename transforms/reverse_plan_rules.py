@@ -21,6 +21,7 @@ from adgen.transforms.analyses.shift_invariance import (
 )
 from adgen.transforms.reverse_ast import (
     BINOPS,
+    MASK_BINOPS,
     MISSING,
     UNARYOPS,
     USERCALL,
@@ -61,6 +62,9 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
     if softmax is not None:
         return softmax
     if isinstance(v, gast.BinOp):
+        if type(v.op) in MASK_BINOPS:  # (x > 0) & c: no derivative
+            rule = registry.lookup(MASK_BINOPS[type(v.op)])
+            return (rule, rule.bind([v.left, v.right], {})) if rule else None
         if type(v.op) not in BINOPS:
             raise unsupported_operator(v.op, plan.loc(s))
         if isinstance(v.op, gast.Div) and (found := reciprocal_of(plan, v)) is not None:

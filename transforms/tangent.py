@@ -47,6 +47,7 @@ from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
     BINOPS,
+    MASK_BINOPS,
     UNARYOPS,
     unsupported_operator,
 )
@@ -487,6 +488,8 @@ class Tangent:
                     value=name(self.dot(v.value.id)), attr=v.attr, ctx=gast.Load()))[1]
             return after(zero)
         if isinstance(v, gast.BinOp):
+            if type(v.op) in MASK_BINOPS:  # (x > 0) & c: no derivative
+                return after(zero)
             if type(v.op) not in BINOPS:
                 raise unsupported_operator(v.op, self.parsed.location(s))  # d | e
             product = self.sequence_product(v) if isinstance(v.op, gast.Mult) else None
