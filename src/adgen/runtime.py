@@ -361,7 +361,20 @@ def attr_adjoint(obj: Any, name: str, g: Any) -> Any:
         return getitem_adjoint(obj, type(obj)._fields.index(name), g)  # a namedtuple's item
     if name not in getattr(obj, "__dict__", ()) or _cached(obj, name):
         stored_attribute(obj, name)
+        if isinstance(g, ObjectAdjoint) and _own_method(obj, name):
+            # f = m.loss (then f(x), or held in a list or an object): the call's pullback gave
+            # the method's receiver its cotangent as f's adjoint, which is m's own (it went
+            # to a field 'loss' of m's adjoint: the gradient through m.w was zero, silently)
+            return g
     return ObjectAdjoint({name: g})
+
+
+def _own_method(obj: Any, name: str) -> bool:
+    """Whether ``obj.name`` is a method bound to ``obj`` itself (a function of its class)."""
+    import types
+
+    found = getattr(type(obj), name, None)
+    return isinstance(found, types.FunctionType) and not isinstance(obj, type)
 
 
 def _cached(obj: Any, name: str) -> bool:
