@@ -133,3 +133,22 @@ def test_tangents_keep_the_float32_dtype():
     assert adgen.jacfwd(sine_times)(x).dtype == np.float32
     assert adgen.grad(summed)(x).dtype == np.float32
     assert adgen.hessian(summed)(x).dtype == np.float32
+
+
+def root_times(x, y):
+    return np.sqrt(x) * y
+
+
+def test_repeated_calls_take_the_fast_path_and_stay_infinite():
+    # the second call of a gradient function runs the call decided once per signature
+    # (fast_gradient): the same retry there; d/dx sqrt(x) y = y / (2 sqrt x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        g = adgen.grad(log_of)
+        assert [g(v) for v in (1.0, 0.0, 0.0, 2.0, 0.0)] == [1.0, math.inf, math.inf, 0.5,
+                                                               math.inf]
+        g2 = adgen.value_and_grad(root_times, argnums=(0, 1))
+        for _ in range(3):
+            value, (gx, gy) = g2(0.0, 2.0)
+            assert value == 0.0 and gx == math.inf and gy == 0.0
+        assert g2(4.0, 2.0)[1] == (0.5, 2.0)
