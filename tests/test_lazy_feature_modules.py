@@ -1,7 +1,8 @@
 """The first gradient of a small function without loops does not import the modules of
 features it does not use (issue 15, cold start): argument_writes and tangent_ast (forward
-mode), analyses.user_methods (a method call on a value that is not a known array) and
-emitted_sites (explain's sites whose overwritten parts are copied where read). Each is
+mode), analyses.user_methods (a method call on a value that is not a known array),
+emitted_sites (explain's sites whose overwritten parts are copied where read), walked_lengths
+and walked_lists (for loops) and counter_rows (reads a write in place may overwrite). Each is
 imported where it is first needed, and the function needing it gets the right derivative
 (and explain's right reason) in the same fresh process."""
 
@@ -67,7 +68,9 @@ import adgen
 from user_code import smooth, through_helper, copied_state, sweeps
 
 LAZY = ("adgen.transforms.argument_writes", "adgen.transforms.tangent_ast",
-        "adgen.transforms.analyses.user_methods", "adgen.transforms.emitted_sites")
+        "adgen.transforms.analyses.user_methods", "adgen.transforms.emitted_sites",
+        "adgen.transforms.walked_lengths", "adgen.transforms.walked_lists",
+        "adgen.transforms.counter_rows")
 
 
 def loaded():
@@ -126,3 +129,7 @@ def test_feature_modules_wait_for_their_feature(tmp_path: Path) -> None:
     assert "user_code.py:39" in out["strict"] and "p[:, j] = " in out["strict"]
     assert out["decision"] == "free"
     assert "adgen.transforms.emitted_sites" in out["after sweeps"]
+    # loops walking lists are checked (walked_lengths, walked_lists) and a loop writing in
+    # place is read by rows (counter_rows) only where the function has them
+    for module in ("walked_lengths", "walked_lists", "counter_rows"):
+        assert f"adgen.transforms.{module}" in out["after sweeps"]

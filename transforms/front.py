@@ -62,8 +62,6 @@ from adgen.transforms.unseen_calls import unwrap_checked_calls
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
-from adgen.transforms.walked_lengths import check_walked_lengths
-from adgen.transforms.walked_lists import refuse_length_changes
 
 from adgen import runtime
 from adgen.errors import AdgenError, CompilerError
@@ -71,6 +69,11 @@ from adgen.rules import registry
 
 FRONT_PASSES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_mutation",
                 "unbound", "ssa"]
+
+
+def _has_loop(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` has a ``for`` loop or a comprehension (nested defs' included)."""
+    return any(isinstance(n, (gast.For, gast.comprehension)) for n in walk(tree))
 
 
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
@@ -95,10 +98,16 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
-    check_walked_lengths(parsed)  # for w in WS: grow(), a length checked at each step
+    loops = _has_loop(tree)
+    if loops:  # (imported here: a function without loops needs neither check)
+        from adgen.transforms.walked_lengths import check_walked_lengths
+        from adgen.transforms.walked_lists import refuse_length_changes
+
+        check_walked_lengths(parsed)  # for w in WS: grow(), a length checked at each step
     lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
-    refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
+    if loops:
+        refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
     refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
     if stop == "validate":

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.regions import Regions, apart
-from adgen.transforms.counter_rows import disjoint_rows, rows_ahead
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -104,8 +103,11 @@ class _Captures:
                 self.reads_params = True  # cannot tell which: all of them
             else:
                 self.reads_params = self.reads_params | {p}
-        if not bufs:
-            return
+        if not bufs or not self.plan.eff.writes:
+            return  # (nothing can overwrite it)
+        # imported here: a function writing nothing in place needs no rows
+        from adgen.transforms.counter_rows import disjoint_rows, rows_ahead
+
         listed = index and self.plan.eff.kinds.get(n) == "list"
         conflicts = [w for w in self.plan.eff.writes if (not w.container or listed) and
                      (w.buffers & bufs) and

@@ -28,7 +28,6 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call
 from adgen.transforms.walk import clone, walk
-from adgen.transforms.walked_lists import ahead_writes
 
 from adgen.errors import UnsupportedError, users_line
 from adgen.rules import registry
@@ -166,6 +165,8 @@ class Stores:
         of that loop reads (transforms/walked_lists.py): the walked items' adjoints follow
         the loop's sequence, apart from the list's (a silently wrong gradient)."""
         if self._ahead_writes is None:
+            from adgen.transforms.walked_lists import ahead_writes
+
             self._ahead_writes = ahead_writes(self.plan.fn, {
                 id(w.stmt): w.target for w in self.plan.eff.writes if w.container})
         loop = self._ahead_writes.get(id(s))
