@@ -28,8 +28,12 @@ class Compiled:
                  calls_parameters: tuple[int, ...] = (),
                  number_writes: tuple[Any, ...] = (),
                  returns_params: frozenset[int] | None = None,
-                 counter_stores: tuple[Any, ...] = ()) -> None:
+                 counter_stores: tuple[Any, ...] = (),
+                 mutation: str = "save", reads_uncaptured: Any = True) -> None:
         self.name = name
+        # the policy it was compiled under: the calls its forward resolves when they run
+        # (dispatch: a method of an object, a constructor, a closure) compile under it too
+        self.mutation = mutation
         self.forward = forward
         self.pullback = pullback
         self.source = source
@@ -38,6 +42,10 @@ class Compiled:
         self.callees = {} if callees is None else callees
         self.own_source = own_source
         self.reads_params = reads_params  # a set of parameter names, or True for all
+        # those of them its pullback reads where no capture of its own watches them (the
+        # others' captures stay live after it returns: a caller's guarded write checks them,
+        # and the caller's capture of the argument need not watch it)
+        self.reads_uncaptured = reads_uncaptured
         self.written_params = written_params  # the parameters written in place (True: any)
         # every value it returns is one it made (no view of a parameter, no container): a
         # caller's array result shares no buffer with the arguments (analyses.effects)

@@ -551,13 +551,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                           s.captured_at) for s in result.sites]
     for c in list(callees.values()) + method_callees(parsed, tree, mutation):
         sites.extend(x for x in c.sites if x not in sites)
-    guarding = {"capture", "before_write", "write_region", "call_forward"}
+    guarding = {"capture", "before_write", "write_region", "call_forward", "call_starred"}
     needs_scope = bool(callees) or any(
         isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and
         (c.func.id in guarding or c.func.id.endswith("_forward"))
         for c in walk(result.forward))
     return Compiled(tree.name, forward, pullback, source, sites, result.mutates_params,
-                    callees, own, reads_params=result.reads_params,
+                    callees, own, reads_params=result.reads_params, mutation=mutation,
+                    reads_uncaptured=result.reads_uncaptured,
                     # (a parameter a call changes: a caller of this one follows the call)
                     mutates_containers=result.mutates_containers or bool(changed_by_calls),
                     written_params=result.written_params, needs_scope=needs_scope,

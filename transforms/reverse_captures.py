@@ -45,6 +45,8 @@ def find_captures(plan: Plan) -> None:
     if plan.policy == "strict":
         guard_parameter_writes(plan)
     plan.reads_params = found.reads_params
+    # (those of them it reads where no capture of its own watches them: Compiled's)
+    plan.reads_uncaptured = found.reads_uncaptured  # type: ignore[attr-defined]
     share_copies(plan)  # two copies of the same elements: one, and a view of it
 
 
@@ -84,6 +86,8 @@ class _Captures:
         self.guarded = plan.guarded
         self.sites = plan.decisions
         self.reads_params: set[str] | bool = set()
+        # the parameters of those read where no capture of this function watches them
+        self.reads_uncaptured: set[str] | bool = set()
         # write statement -> the captures it may overwrite
         self.conflicts: dict[int, list[Capture]] = {}
         # write statement -> the captures of rows it writes later, read from a copy instead
@@ -97,14 +101,17 @@ class _Captures:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
         index, where a Python list's items are the value: storing into it counts)."""
         bufs = self.plan.eff.buffers.get(n, set())
-        if "param" in bufs and self.reads_params is not True:
+        read: set[str] | bool = set()  # the parameters it views (True: cannot tell which)
+        if "param" in bufs:
             p = self.plan.param_of(n)
-            if p is None:
-                self.reads_params = True  # cannot tell which: all of them
-            else:
-                self.reads_params = self.reads_params | {p}
-        if not bufs or not self.plan.eff.writes:
-            return  # (nothing can overwrite it)
+            read = True if p is None else {p}
+            if self.reads_params is not True:
+                self.reads_params = True if read is True else self.reads_params | read
+        if not bufs:
+            return
+        if not self.plan.eff.writes:
+            self.read_uncaptured(read)  # (nothing here can overwrite it)
+            return
         # imported here: a function writing nothing in place needs no rows
         from adgen.transforms.counter_rows import disjoint_rows, rows_ahead
 
@@ -120,6 +127,10 @@ class _Captures:
             # write; in a loop, the same statement writes again in the next iteration
             conflicts = [w for w in conflicts if not (w.stmt is stmt and after)]
         if not conflicts:
+            # read where it is when the pullback runs: a caller's later write of the argument
+            # is one its own capture must watch (a capture here, or a copy, stays live after
+            # this function returns: a caller's guarded write checks it)
+            self.read_uncaptured(read)
             return
         ahead = rows_ahead(self.plan, n, stmt, after, conflicts)
         if ahead is not None:
@@ -149,6 +160,12 @@ class _Captures:
                               _passed_to_call(w.stmt, w.target)):
                 writes.append(w)
             self.conflicts.setdefault(id(w.stmt), []).append(cap)
+
+    def read_uncaptured(self, read: set[str] | bool) -> None:
+        """Notes that the pullback reads the parameters ``read`` (True: any) where no capture
+        of this function watches them (``reads_uncaptured``)."""
+        if read and self.reads_uncaptured is not True:
+            self.reads_uncaptured = True if read is True else self.reads_uncaptured | read
 
     def disjoint(self, n: str, w: Write) -> bool:
         """True when ``n`` is a constant part of a buffer that ``w`` writes elsewhere: an index
@@ -394,6 +411,10 @@ class _Captures:
             certain = [c for c in caps if c.name == w.target and
                        self.plan.block_of[id(c.stmt)] == self.plan.block_of[id(w.stmt)] and
                        self.plan.order[id(c.stmt)] < self.plan.order[id(w.stmt)] and
+                       # (an argument of a call resolved when it runs: whether its callee
+                       # reads it is known then, guards.callee_reads)
+                       not (c.after and _passed_to_call(c.stmt, c.name) and
+                            resolved_at_run_time(self.plan, c.stmt.value)) and
                        # (an object a function compiled here changes: it may rebind a
                        # number of it and overwrite none of its arrays, self.steps += 1;
                        # under strict its writes of parameters are guarded, and one over an

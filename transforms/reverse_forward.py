@@ -31,7 +31,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
 )
 from adgen.transforms.reverse_plan import Plan, range_step
-from adgen.transforms.reverse_plan_calls import call_args, packed_keyword
+from adgen.transforms.reverse_plan_calls import args_callee_reads, call_args, packed_keyword
 from adgen.transforms.walk import clone, walk
 
 from adgen.rules import registry
@@ -285,6 +285,21 @@ class Forward:
                 # an object handed to a call: only the arrays of it the callee kept matter
                 call.keywords = [gast.keyword(arg="within",
                                               value=name(self.rec.saved_call[id(s)]))]
+            elif cap.after and id(s) in self.rec.saved_call:
+                slots = self.dynamic_slots(s, n)
+                if slots == ():
+                    # an argument of a call of a function compiled here, whose pullback
+                    # reads it only through captures of its own (still live, checked by a
+                    # guarded write here): kept for it, watched by none of this one's
+                    call.keywords = [gast.keyword(arg="watch",
+                                                  value=gast.Constant(False, None))]
+                elif slots is not None:
+                    # an argument of a call resolved when it runs (self.rhs(u)): captured
+                    # only if the callee's pullback reads it (guards.capture, passed=)
+                    call.keywords = [
+                        gast.keyword(arg="within", value=name(self.rec.saved_call[id(s)])),
+                        gast.keyword(arg="passed", value=gast.Tuple(
+                            elts=[gast.Constant(k, None) for k in slots], ctx=gast.Load()))]
             (post if cap.after else pre).append(assign(name(var, gast.Store), call, s))
         pre += views
         for w in self.plan.guarded.get(id(s), ()):
@@ -410,6 +425,41 @@ class Forward:
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + parts + post
         return pre + [s] + post
+
+    def dynamic_slots(self, s: gast.stmt, n: str) -> tuple[int | str, ...] | None:
+        """Where the call of ``s``, one the dispatch resolves when it runs (a method of an
+        object, a function held in a variable, a constructor), is given ``n``: its
+        positional slots counted from the last (-1: the last) and its keywords; the capture
+        watches ``n`` if the callee's pullback reads it (guards.callee_reads). For a call of
+        a function compiled here, () where its pullback reads ``n`` only through captures of
+        its own (``Compiled.reads_uncaptured``), else None, as where ``n`` is passed some
+        other way (inside an expression, through ``*``, as the receiver, or is the
+        result)."""
+        call = s.value
+        if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred)
+                                                  for a in call.args):
+            return None
+        if isinstance(s, gast.Assign) and any(t.id == n for t in nodes_of(s.targets[0],
+                                                                       gast.Name)):
+            return None
+        slots: list[int | str] = []
+        for k, a in enumerate(call.args):
+            if isinstance(a, gast.Name) and a.id == n:
+                slots.append(k - len(call.args))
+        for kw in call.keywords:
+            if kw.arg is None:
+                return None  # f(**opts)
+            if isinstance(kw.value, gast.Name) and kw.value.id == n:
+                slots.append(kw.arg)
+        seen = sum(1 for x in nodes_of(call, gast.Name) if x.id == n)
+        if not slots or seen != len(slots):
+            return None
+        obj = self.plan.resolve(call.func)
+        if obj is not MISSING and is_python_function(obj):
+            # () where the callee reads it only through captures of its own
+            watched = args_callee_reads(self.plan, call, "reads_uncaptured")
+            return None if n in watched else ()
+        return tuple(slots)
 
     def describe(self, e: gast.expr) -> str:
         """``e``'s text in the user's names (a temporary: the expression it holds)."""

@@ -155,9 +155,10 @@ def _init_reads_object(plan: Plan, cls: type, call: gast.Call) -> bool:
     params = positional_params(init, 1)
     return reads is True or not params or params[0] in reads
 
-def args_callee_reads(plan: Plan, call: gast.Call) -> set[str]:
+def args_callee_reads(plan: Plan, call: gast.Call, fact: str = "reads_params") -> set[str]:
     """The argument names whose values a callee's pullback may read (unknown: all), and
-    for a nested def, every version of the enclosing names it reads."""
+    for a nested def, every version of the enclosing names it reads. (``fact``
+    "reads_uncaptured": those it reads where no capture of its own watches them.)"""
     everything = loaded_names(call)
     if isinstance(call.func, gast.Name):
         for d in plan.parsed.nested_defs:
@@ -169,7 +170,7 @@ def args_callee_reads(plan: Plan, call: gast.Call) -> set[str]:
     if obj is MISSING or not is_python_function(obj):
         return everything
     info = info_at(plan, obj, call)
-    reads = info.compiled.reads_params if info is not None else True
+    reads = getattr(info.compiled, fact, True) if info is not None else True
     if reads is True:
         return everything
 

@@ -50,6 +50,7 @@ from adgen.transforms.values_again import final_value, index_again
 from adgen.transforms.walk import clone, walk
 
 if TYPE_CHECKING:
+    from adgen.transforms.reverse_plan import Plan
     from adgen.transforms.reverse_pullback import Pullback
 
 
@@ -332,8 +333,7 @@ class Rows:
             # (a copy the row kept has no statement of its own: the loop's)
             out.append(assign(name(r, gast.Store), value, self.plan.def_stmt.get(r, s)))
             for x in {n.id for n in walk(value) if isinstance(n, gast.Name)} & params:
-                if self.plan.reads_params is not True:
-                    self.plan.reads_params = set(self.plan.reads_params) | {x}
+                read_again(self.plan, {x})
         if not deferred:
             out += self.recomputed_numbers(s, recorded, out)
         # the shape of a value computed again anyway (above, or by the body) costs nothing
@@ -433,8 +433,7 @@ class Rows:
             return []
         params = {a.id for a in self.plan.fn.args.args}
         read = {n.id for st in chain for n in walk(st.value) if isinstance(n, gast.Name)}
-        if read & params and self.plan.reads_params is not True:
-            self.plan.reads_params = set(self.plan.reads_params) | (read & params)
+        read_again(self.plan, read & params)
         return chain
 
     def shapes_of_bound(self, s: gast.For | gast.While, shaped: set[str],
@@ -540,3 +539,14 @@ class Rows:
         target = elts[0] if len(elts) == 1 and not numbers else gast.Tuple(
             elts=elts, ctx=gast.Store()) if elts else name("_", gast.Store)
         return gast.For(target=target, iter=it, body=body, orelse=[], type_comment=None)
+
+
+def read_again(plan: Plan, params: set[str]) -> None:
+    """The pullback reads ``params``' values where they are (computed again from them), watched
+    by no capture: ``plan.reads_params`` and ``plan.reads_uncaptured`` (reverse_captures) hold
+    them."""
+    if params and plan.reads_params is not True:
+        plan.reads_params = set(plan.reads_params) | params
+    uncaptured = getattr(plan, "reads_uncaptured", True)
+    if params and uncaptured is not True:
+        plan.reads_uncaptured = set(uncaptured) | params

@@ -345,7 +345,7 @@ def explain(fun: Callable[..., Any], *args: Any, mutation: str = "save",
     if args:
         from adgen import runtime
 
-        with runtime.measure_saves() as measured:
+        with runtime.measure_saves(mutation) as measured:
             compiled.forward(*receiver, *args, **kwargs)
         scope = measured.pop("__scope__")  # type: ignore[call-overload]
         captured = measured.pop("__captured__", {})  # type: ignore[call-overload]

@@ -63,11 +63,13 @@ def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         forward = keeping_counters(forward, f"{getattr(compiled, 'name', 'the function')} "
                                             "(or a function it calls)")
     try:
-        if not compiled.needs_scope:
+        policy = getattr(compiled, "mutation", "save")  # (a backend's: its base's)
+        if not compiled.needs_scope and policy == "save":
             return forward(*args, **kwargs)  # no capture or guard to keep apart
-        # a fresh scope of captures for this pass, in this thread's stack
+        # a fresh scope of captures for this pass, in this thread's stack, with the policy
+        # the calls it resolves when they run are compiled under (dispatch)
         scopes = guards.scope_stack()
-        scopes.append(guards.GuardScope())
+        scopes.append(guards.GuardScope(policy))
         try:
             return forward(*args, **kwargs)
         finally:

@@ -132,7 +132,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     # def helper(x, **kw): compiled for the keywords this call passes into **kw
     target = for_keywords(target, kwargs)
     try:
-        compiled = compile_function(method_for(target, receiver))
+        compiled = compile_function(method_for(target, receiver), mutation=_policy())
     except AdgenError as err:
         # forward_errors.annotate locates it at the user's call; the outermost call (the
         # user's) sets this last
@@ -253,7 +253,7 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
                             "associated with a value in enclosing scope")
         values.append(value)
     cells = tuple(values)
-    compiled = compile_closure(fn)
+    compiled = compile_closure(fn, mutation=_policy())
     free_writes = getattr(compiled, "free_writes", ())
     if free_writes:
         from adgen.transforms.free_writes import refuse_written_by_callee
@@ -339,7 +339,7 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
                                hint=f"register a rule with @adgen.rrule({cls.__name__})")
     from adgen.transforms.pipeline import compile_function
 
-    compiled = compile_function(init)
+    compiled = compile_function(init, mutation=_policy())
     if compiled.mutates_params:
         from adgen.errors import UnsupportedError
 
@@ -478,3 +478,12 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
 
 def saved_out(saved: Any) -> Any:
     return saved[4]
+
+
+def _policy() -> str:
+    """The mutation policy of the forward pass running (guards.GuardScope.policy): a call
+    resolved when it runs compiles under it, so that mutation="strict" copies nothing there
+    either (it compiled under "save" and copied, silently breaking strict's promise)."""
+    from adgen import guards
+
+    return guards.current_scope().policy

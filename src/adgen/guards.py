@@ -58,7 +58,10 @@ class Capture:
 class GuardScope:
     """The live captures of one forward pass, indexed by the buffer they view."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: str = "save") -> None:
+        # the mutation policy of the forward pass (compiled_calls.run_forward): what dispatch
+        # compiles the calls it resolves when they run under ("strict" stays strict there)
+        self.policy = policy
         self.live: dict[int, CaptureIndex] = {}
         self.saved_bytes: dict[tuple[str, int, int], int] = {}
         # functions compiled or run through a dynamic call in this pass (for explain)
@@ -82,9 +85,9 @@ _THREAD = _ThreadScopes()
 
 
 @contextlib.contextmanager
-def guard_scope() -> Iterator[GuardScope]:
-    """A fresh scope of captures for one top-level forward pass."""
-    scope = GuardScope()
+def guard_scope(policy: str = "save") -> Iterator[GuardScope]:
+    """A fresh scope of captures for one top-level forward pass, under ``policy``."""
+    scope = GuardScope(policy)
     scopes = _THREAD.scopes
     scopes.append(scope)
     try:
@@ -104,13 +107,14 @@ def current_scope() -> GuardScope:
 
 
 @contextlib.contextmanager
-def measure_saves() -> Iterator[dict[tuple[str, int, int], int]]:
-    """Collects the bytes each guarded write saves, keyed by (file, line, col)."""
+def measure_saves(policy: str = "save") -> Iterator[dict[tuple[str, int, int], int]]:
+    """Collects the bytes each guarded write saves, keyed by (file, line, col), in a forward
+    pass under ``policy``."""
     measured: dict[tuple[str, int, int], int] = {}
     measures = _THREAD.measure
     measures.append(measured)
     try:
-        with guard_scope() as scope:
+        with guard_scope(policy) as scope:
             measured["__scope__"] = scope  # type: ignore[index]
             yield measured
     finally:
@@ -138,11 +142,19 @@ def copy_when_read(x: Any, file: str, line: int, col: int) -> Any:
     return copied
 
 
-def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
+def capture(x: Any, file: str, line: int, what: str, within: Any = None,
+            passed: tuple[int | str, ...] = (), watch: bool = True) -> Any:
     """Keeps ``x`` for a pullback; a later guarded write that overlaps it saves or raises.
 
     ``within``: for ``x`` passed to a call, what the callee saved (the capture of an object
-    covers only the arrays of it the callee's saved values hold)."""
+    covers only the arrays of it the callee's saved values hold). ``passed``: for ``x``
+    passed to a call resolved when it ran (dispatch.forward_of), where (:func:`callee_reads`):
+    a callee whose pullback does not read it keeps it only as the argument its adjoint goes
+    to, and a later write of it overwrites nothing the gradient reads. ``watch=False``: an
+    argument of a compiled callee that reads it only through captures of its own, which
+    stay live and guard it (``Compiled.reads_uncaptured``)."""
+    if not watch or (passed and not callee_reads(within, passed)):
+        return _Unread(x)
     if _THREAD.measure:  # adgen.explain with example arguments: what each capture held
         note_captured(_THREAD.measure[-1], file, line, what, x)
     if not isinstance(x, np.ndarray):
@@ -170,6 +182,37 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None) -> Any:
     cap = Capture(x, file, line, what)
     _watch(cap)
     return cap
+
+
+def callee_reads(saved: Any, passed: tuple[int | str, ...]) -> bool:
+    """Whether the pullback of a call the dispatch ran (``saved``: what it returned) may read
+    the value of the argument it was given at ``passed`` (positions counted from the last
+    positional argument, -1 the last, and keyword names) where no capture of the callee's
+    own watches it (``Compiled.reads_uncaptured``: those stay live, and a later guarded
+    write checks them). Anything it cannot tell (a rule, ``*args``, a ``**kw`` keyword):
+    it may."""
+    kind = saved[0] if type(saved) is tuple and saved else None
+    if kind in ("compiled", "compiled alone") and len(saved) == 5:
+        compiled, ncalled = saved[1], saved[3]  # (receiver and arguments)
+    elif kind == "closure":
+        compiled, ncalled = saved[1], saved[5]
+    elif kind == "init":
+        compiled, ncalled = saved[1], 1 + saved[4]  # (self first)
+    else:
+        return True
+    reads = getattr(compiled, "reads_uncaptured", True)
+    code = getattr(compiled.forward, "__code__", None)
+    if reads is True or code is None:
+        return True
+    # (the forward's parameters are the names it holds: the callee's own, then a closure's
+    # cells)
+    params = code.co_varnames[:code.co_argcount]
+    for slot in passed:
+        k = ncalled + slot if isinstance(slot, int) else -1
+        param = slot if isinstance(slot, str) else params[k] if 0 <= k < len(params) else None
+        if param is None or param not in params or param in reads:
+            return True
+    return False
 
 
 def note_captured(measured: dict[Any, Any], file: str, line: int, what: str, x: Any) -> None:
@@ -251,6 +294,15 @@ class _Kept:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+class _Unread(_Kept):
+    """An argument of a callee whose pullback does not read its values where no capture of
+    its own watches them (:func:`capture`'s ``passed`` and ``watch``): watched by no guard
+    of the caller's, and left as it is in the callee's saved values (:func:`remap_saved`),
+    where it stands for the argument its adjoint goes to."""
+
+    __slots__ = ()
 
 
 def before_write(target: Any, region: Any, policy: str, file: str, line: int, col: int,
@@ -397,6 +449,9 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
     from adgen.errors import AdgenError
 
     moved: dict[int, list[Capture]] = {}
+    # (an argument the callee does not read: itself, even where a capture of a view of it,
+    # its result, was saved)
+    unread = {id(c.value) for c in captures if isinstance(c, _Unread)}
     captures = [h for c in captures for h in (c.held if isinstance(c, (_Held, _HeldItems))
                                               else [c])]
     for c in captures:
@@ -411,6 +466,8 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
     done: dict[int, Any] = {}  # one redirected object per original: identity tests still hold
 
     def redirect_array(x: np.ndarray) -> np.ndarray:
+        if id(x) in unread:
+            return x
         caps = moved.get(id(root_of(x)))
         if caps is None and sh is not None:
             # the caller's copy of the argument as it was after this call (its own guard, a

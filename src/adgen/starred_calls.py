@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen import guards
 from adgen.dispatch import forward_of, pullback_of
 from adgen.rule_cotangents import is_zero
 from adgen.rules import registry
@@ -175,7 +176,8 @@ def _refuse_starred_writer(fn: Any, what: str, kwargs: Any = ()) -> None:
         from adgen.transforms.pipeline import compile_function
 
         # (def helper(x, **kw): compiled for the keywords of this call)
-        compiled = compile_function(for_keywords(target, kwargs))
+        compiled = compile_function(for_keywords(target, kwargs),
+                                    mutation=guards.current_scope().policy)
         writes = compiled.mutates_params or compiled.mutates_containers
     if writes:
         raise locate(UnsupportedError(
