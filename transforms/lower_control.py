@@ -273,13 +273,15 @@ class _Lowering:
             outer = [self.returned] if self.returned in exits else []
             after: list[gast.stmt] = []
             if s.orelse:
-                # for/while ... else: the else arm runs when the loop ended without break
+                # for/while ... else: the else arm runs when the loop ended without break,
+                # nor a return from its body (which lowers to a flag and a break too)
                 orelse, e = self.block(s.orelse, loop)
                 s.orelse = []
-                if inner.broke:
-                    after = [located_at(gast.If(test=located_at(gast.UnaryOp(op=gast.Not(),
-                                                               operand=name(inner.broke)), s),
-                                         body=orelse, orelse=[]), s)]
+                if stop:
+                    test = name(stop[0]) if len(stop) == 1 else gast.BoolOp(
+                        op=gast.Or(), values=[name(f) for f in stop])
+                    after = [located_at(gast.If(test=located_at(gast.UnaryOp(
+                        op=gast.Not(), operand=test), s), body=orelse, orelse=[]), s)]
                 else:
                     after = orelse
                 outer = sorted(set(outer) | set(e))
