@@ -88,10 +88,16 @@ class Plan:
         self.objlike: set[str] = {n for n, k in eff.kinds.items() if k in ("list", "dict",
                                                                            "tuple")}
         methods = {id(c.func) for c in nodes_of(fn, gast.Call)}
+        from adgen.rules.methods import ATTRIBUTES
+
         for st in nodes_of(fn, gast.Attribute):
+            # (not an array known as one at this signature: y.flags.writeable, y.device,
+            # y.__class__ read of an array made it an object, whose in-place writes then
+            # kept no shadow, and their adjoints were lost or counted twice, silently)
             if isinstance(st, gast.Attribute) and isinstance(st.value, gast.Name) and \
                     id(st) not in methods and st.attr not in NONDIFF_ATTRS and \
-                    st.attr not in ("T", "real", "imag", "flat"):
+                    st.attr not in ATTRIBUTES and st.attr not in _ARRAY_ONLY_ATTRS and \
+                    not _an_array(self.kinds.get(st.value.id)):
                 self.objlike.add(st.value.id)
         for w in eff.writes:
             if w.container:
@@ -649,3 +655,15 @@ class Plan:
                    id(n) not in inside}
         return any(isinstance(n.ctx, gast.Store) and user_name_of(n.id) in outside
                    for n in nodes_of(b, gast.Name))
+
+
+# attributes only an array has, read without a derivative (if not y.flags.writeable: ...):
+# the name is not taken for an object for them, whatever its kind
+_ARRAY_ONLY_ATTRS = frozenset({"flags", "ctypes", "__array_interface__", "__array_struct__",
+                               "__array_priority__"})
+
+
+def _an_array(kind: Any) -> bool:
+    """Whether a kind (analyses.kinds) is an array's: its rank, or an array of known parts."""
+    return (isinstance(kind, int) and not isinstance(kind, bool)) or \
+        (isinstance(kind, tuple) and bool(kind) and kind[0] == "array")

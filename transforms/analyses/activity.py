@@ -39,7 +39,9 @@ NONDIFF_CALLS = frozenset({
     # rule (MissingRuleError) where it sits beside an active write
     "slice",
 })
-NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
+NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides",
+                           # (only arrays have these: y.__array_interface__["shape"])
+                           "__array_interface__", "__array_struct__", "__array_priority__"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.
 _GENERATED_NONDIFF = frozenset({"loop_sequence_len", "dict_keys", "diagonal_index",
                                 "meshgrid_int"})

@@ -367,7 +367,7 @@ class _Eval:
                 return _BOTTOM
             if not isinstance(k, int):
                 return None
-            if v.attr == "T":
+            if v.attr in ("T", "mT"):
                 return k
             if v.attr == "shape":
                 return ("shape", k)  # a tuple of k numbers
@@ -490,6 +490,13 @@ class _Eval:
         args = [self.kind(a) for a in v.args]
         if any(a == _BOTTOM for a in args):
             return _BOTTOM
+        if isinstance(f, gast.Attribute) and f.attr in ("ravel", "flatten") and not v.args and \
+                not v.keywords and not isinstance(self.resolve(f.value), type(np)):
+            recv = self.kind(f.value)
+            if recv == _BOTTOM:
+                return _BOTTOM
+            # an array's items in a vector (a number's ravel is an array too: rank 1)
+            return 1 if isinstance(recv, int) and recv != NUMBER else None
         if isinstance(f, gast.Attribute) and f.attr in ("copy", "sum", "mean", "max", "min",
                                                         "prod") and not v.args and \
                 not (v.keywords and f.attr == "copy") and \
