@@ -22,6 +22,7 @@ from adgen.transforms.reverse_ast import (
     src_text,
 )
 from adgen.transforms.reverse_plan_calls import call_args, info_at
+from adgen.transforms.walk import clone
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_pullback import Pullback
@@ -131,8 +132,14 @@ class Calls:
         value = call_node(pull, saved_expr, g, name("sh"))
         if receiver is not None and isinstance(pull, gast.Name) and pull.id == "call_pullback":
             # obj.f(x) is a method (obj is its first argument) or a function held in an
-            # attribute (obj is not passed): the receiver's cotangent is None then
-            value = call_node("with_receiver", value, gast.Constant(len(targets), None))
+            # attribute (obj is not passed): the receiver's cotangent is None then; a
+            # callable object or another object's method held in an attribute (self.fc(x)):
+            # the cotangent is that object's, obj's through the attribute
+            extra = [clone(call.func.value), gast.Constant(call.func.attr, None)] \
+                if isinstance(call.func, gast.Attribute) and \
+                isinstance(call.func.value, gast.Name) else []
+            value = call_node("with_receiver", value, gast.Constant(len(targets), None),
+                              *extra)
         out.append(assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()), value, s))
         for a, c in zip(targets, cts):

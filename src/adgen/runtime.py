@@ -228,10 +228,39 @@ def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tupl
     return pullback_of(saved, out_bar, sh)
 
 
-def with_receiver(cts: tuple[Any, ...], n: int) -> tuple[Any, ...]:
-    """The cotangents of ``obj.f(*args)`` (``n`` = 1 + len(args)): a method's come with its
-    receiver's; a function held in an attribute was not passed ``obj``, which gets None."""
-    return tuple(cts) if len(cts) == n else (None, *cts)
+_ABSENT = object()
+
+
+def with_receiver(cts: tuple[Any, ...], n: int, obj: Any = None,
+                  attr: str | None = None) -> tuple[Any, ...]:
+    """The cotangents of ``obj.f(*args)`` (``n`` = 1 + len(args), ``attr`` is ``f``): a
+    method's come with its receiver's; a function held in an attribute was not passed
+    ``obj``, which gets None. A callable object or another object's method held in an
+    attribute of ``obj`` (``self.fc = Dense(w)``; ``self.fc(x)``, or ``h.fn = m.loss``) came
+    with its own object's cotangent, which is obj's through the attribute (given to obj as its
+    own, the layer's weights got a zero gradient, silently)."""
+    if len(cts) != n:
+        return (None, *cts)
+    if attr is None or isinstance(obj, type):
+        return tuple(cts)
+    held = getattr(obj, "__dict__", {}).get(attr, _ABSENT)
+    if held is not _ABSENT:
+        if getattr(held, "__self__", None) is obj:
+            return tuple(cts)  # obj's own method stored in itself (self.step = self.euler)
+        return (ObjectAdjoint({attr: cts[0]}), *cts[1:])
+    import inspect
+
+    if inspect.getattr_static(obj, attr, _ABSENT) is _ABSENT and \
+            hasattr(type(obj), "__getattr__"):
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            f"a method found through {type(obj).__qualname__}.__getattr__ ({attr}, "
+            "delegated to another object) is not differentiated: adgen cannot tell which "
+            "object its gradient belongs to",
+            hint=f"call the method on the object it belongs to (obj.{attr}(...) where obj is "
+                 "the object the proxy holds)"))
+    return tuple(cts)
 
 
 def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ...]:

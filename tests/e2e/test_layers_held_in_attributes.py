@@ -1,0 +1,147 @@
+"""A model whose layers are callable objects held in its attributes, as PyTorch users write
+it (``self.fc = Dense(w)``, then ``self.fc(x)`` in a method), and a method of another object
+held in an attribute (``h.fn = m.loss``; ``h.fn(x)``).
+
+Found by the lead: the pullback of ``self.fc(x)`` gave the layer's cotangent to ``self`` as if
+it were the model's own (a call ``obj.f(x)`` was taken for a method of ``obj`` whenever its
+pullback returned a cotangent for a receiver), so the layer's weights got a ZERO gradient,
+silently, under both policies: for a model built inside the function and for a model passed
+as the argument differentiated (``grad(loss)(net, x).fc.w`` was zeros). The receiver's
+cotangent now goes to ``obj`` through the attribute. A method delegated by a proxy's
+``__getattr__`` is refused at the call's line (a zero gradient before).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import numerical_grad
+
+import adgen
+
+POLICIES = ["save", "strict"]
+
+
+class Dense:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w + self.b)
+
+
+class TwoLayerNet:
+    def __init__(self, w1, b1, w2, b2):
+        self.fc1 = Dense(w1, b1)
+        self.fc2 = Dense(w2, b2)
+
+    def loss(self, x, y):
+        h = self.fc1(x)
+        out = self.fc2(h)
+        return np.mean((out[:, 0] - y) ** 2)
+
+
+def built_inside(w1, b1, w2, b2, x, y):
+    net = TwoLayerNet(w1, b1, w2, b2)
+    return net.loss(x, y)
+
+
+class Head:
+    def __init__(self, fc):
+        self.fc = fc
+
+    def score(self, x):
+        return np.sum(self.fc(x) ** 2)
+
+
+def given_layers(layer, x):
+    # a layer handed to a model, the model's method calling it
+    return Head(layer).score(x)
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return np.sum(np.tanh(x @ self.w) ** 2)
+
+
+class Holder:
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class Proxy:
+    def __init__(self, m):
+        self.m = m
+
+    def __getattr__(self, name):
+        return getattr(self.m, name)
+
+
+def held_method(w, x):
+    m = Model(w)
+    h = Holder(m.loss)
+    return h.fn(x)
+
+
+def through_a_proxy(w, x):
+    m = Model(w)
+    return Proxy(m).loss(x)
+
+
+rng = np.random.default_rng(7)
+x = rng.normal(size=(5, 3))
+y = rng.normal(size=5)
+w1, b1 = rng.normal(size=(3, 4)), rng.normal(size=4)
+w2, b2 = rng.normal(size=(4, 2)), rng.normal(size=2)
+PARAMS = (w1, b1, w2, b2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_model_built_inside(mutation):
+    grads = adgen.grad(built_inside, argnums=(0, 1, 2, 3), mutation=mutation)(*PARAMS, x, y)
+    for k in range(4):
+        np.testing.assert_allclose(grads[k], numerical_grad(built_inside, (*PARAMS, x, y), k),
+                                   rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_model_passed_in(mutation):
+    net = TwoLayerNet(*PARAMS)
+    g = adgen.grad(lambda net: net.loss(x, y), mutation=mutation)(net)
+
+    def with_w(k):
+        def f(v):
+            params = list(PARAMS)
+            params[k] = v
+            return TwoLayerNet(*params).loss(x, y)
+        return f
+
+    for k, got in enumerate([g.fc1.w, g.fc1.b, g.fc2.w, g.fc2.b]):
+        np.testing.assert_allclose(got, numerical_grad(with_w(k), (PARAMS[k],), 0),
+                                   rtol=1e-5, atol=1e-8)
+
+
+def test_a_layer_handed_to_a_model():
+    layer = Dense(w1, b1)
+    g = adgen.grad(given_layers)(layer, x)
+    np.testing.assert_allclose(
+        g.w, numerical_grad(lambda w: given_layers(Dense(w, b1), x), (w1,), 0), rtol=1e-5,
+        atol=1e-8)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_another_objects_method_held_in_an_attribute(mutation):
+    w = rng.normal(size=(3, 2))
+    np.testing.assert_allclose(adgen.grad(held_method, mutation=mutation)(w, x),
+                               numerical_grad(held_method, (w, x), 0), rtol=1e-5, atol=1e-8)
+
+
+def test_a_method_delegated_by_a_proxy_is_refused_at_the_call():
+    w = rng.normal(size=(3, 2))
+    with pytest.raises(adgen.UnsupportedError, match="Proxy.__getattr__") as info:
+        adgen.grad(through_a_proxy)(w, x)
+    assert "return Proxy(m).loss(x)" in str(info.value)
