@@ -349,8 +349,19 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
 
     current_scope().dynamic.append(compiled)
     obj = cls.__new__(cls)
-    _, saved = compiled.forward(obj, *args, **kwargs)
-    return obj, ("init", compiled, saved, obj, len(args), keyword_slots(init, kwargs))
+    slots = keyword_slots(init, kwargs)
+    n = varargs_of(init)
+    full = (obj, *args)
+    if n is not None and len(full) < n:  # the named ones to their defaults: xs=() by name
+        _, saved = compiled.forward(*full, **kwargs, **{init.__code__.co_varnames[n]: ()})
+    elif n is not None:
+        # def __init__(self, *layers): the compiled forward takes the extra arguments as one
+        # tuple (Sequential(Dense(w1), Dense(w2)) raised TypeError: it was given them apart)
+        _, saved = compiled.forward(*full[:n], tuple(full[n:]), **kwargs)
+        return obj, ("init", compiled, saved, obj, len(args), slots, n)
+    else:
+        _, saved = compiled.forward(*full, **kwargs)
+    return obj, ("init", compiled, saved, obj, len(args), slots)
 
 
 def _dict_view_cotangent(g: Any, d: dict, view: str) -> dict:
@@ -412,14 +423,19 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                     "floats and arrays only", hint="pass it to the nested def as an argument")
         return tuple(cts[:ncalled]) + tuple(cts[k] for k in slots)
     if kind == "init":
-        _, compiled, inner, obj, ncalled, slots = saved
+        _, compiled, inner, obj, ncalled, slots, *packed = saved
         from adgen.runtime import ShadowMap
 
         sh = sh if sh is not None else ShadowMap()
         if out_bar is not None:
             sh.deposit(obj, out_bar)  # the new object's adjoint seeds self in __init__
         cts = compiled.pullback(inner, None, sh)
-        return tuple(cts[1:1 + ncalled]) + tuple(cts[k] for k in slots)
+        by_keyword = tuple(cts[k] for k in slots)  # as the signature has them (*xs: one)
+        if packed:  # *layers: the tuple's cotangent, one per argument it packed
+            n = packed[0]
+            rest = cts[n] if cts[n] is not None else [None] * (1 + ncalled - n)
+            cts = tuple(cts[:n]) + tuple(rest) + tuple(cts[n + 1:])
+        return tuple(cts[1:1 + ncalled]) + by_keyword
     if kind in ("compiled", "compiled alone"):
         _, compiled, inner, ncalled, slots, *packed = saved
         cts = compiled.pullback(inner, out_bar, sh if kind == "compiled" else None)

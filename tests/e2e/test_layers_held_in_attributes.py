@@ -1,6 +1,7 @@
 """A model whose layers are callable objects held in its attributes, as PyTorch users write
 it (``self.fc = Dense(w)``, then ``self.fc(x)`` in a method), and a method of another object
-held in an attribute (``h.fn = m.loss``; ``h.fn(x)``).
+held in an attribute (``h.fn = m.loss``; ``h.fn(x)``), and a container of layers whose
+``__init__`` takes them as ``*layers`` (``Sequential(Dense(w1, b1), Dense(w2, b2))``).
 
 Found by the lead: the pullback of ``self.fc(x)`` gave the layer's cotangent to ``self`` as if
 it were the model's own (a call ``obj.f(x)`` was taken for a method of ``obj`` whenever its
@@ -8,7 +9,9 @@ pullback returned a cotangent for a receiver), so the layer's weights got a ZERO
 silently, under both policies: for a model built inside the function and for a model passed
 as the argument differentiated (``grad(loss)(net, x).fc.w`` was zeros). The receiver's
 cotangent now goes to ``obj`` through the attribute. A method delegated by a proxy's
-``__getattr__`` is refused at the call's line (a zero gradient before).
+``__getattr__`` is refused at the call's line (a zero gradient before). Building an object
+whose ``__init__`` takes ``*args`` raised TypeError ("__init___forward() takes 2 positional
+arguments but 3 were given"): the compiled ``__init__`` takes them as one tuple.
 """
 
 from __future__ import annotations
@@ -145,3 +148,43 @@ def test_a_method_delegated_by_a_proxy_is_refused_at_the_call():
     with pytest.raises(adgen.UnsupportedError, match="Proxy.__getattr__") as info:
         adgen.grad(through_a_proxy)(w, x)
     assert "return Proxy(m).loss(x)" in str(info.value)
+
+
+class Sequential:
+    def __init__(self, *layers):
+        self.layers = list(layers)
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Classifier:
+    def __init__(self, w1, b1, w2, b2):
+        self.body = Sequential(Dense(w1, b1), Dense(w2, b2))
+
+    def loss(self, x, y):
+        return np.mean((self.body(x)[:, 1] - y) ** 2)
+
+
+def sequential_inside(w1, b1, w2, b2, x, y):
+    return Classifier(w1, b1, w2, b2).loss(x, y)
+
+
+def no_layers_at_all(x):
+    return np.sum(Sequential()(x) ** 2)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_layers_given_to_a_constructor_as_star_args(mutation):
+    grads = adgen.grad(sequential_inside, argnums=(0, 1, 2, 3), mutation=mutation)(
+        *PARAMS, x, y)
+    for k in range(4):
+        np.testing.assert_allclose(
+            grads[k], numerical_grad(sequential_inside, (*PARAMS, x, y), k), rtol=1e-5,
+            atol=1e-8)
+    model = Classifier(*PARAMS)
+    g = adgen.grad(lambda m: m.loss(x, y), mutation=mutation)(model)
+    np.testing.assert_allclose(g.body.layers[1].w, grads[2], rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(adgen.grad(no_layers_at_all, mutation=mutation)(x), 2 * x)
