@@ -349,7 +349,12 @@ class Stores:
         out: list[gast.stmt] = self.pb.own(obj, b, state, s)
         # the object too: a store through a property's setter is refused there
         taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None), name(obj))
-        if self.plan.active(s.value):
+        # (a nested def or lambda stored, self.act = lambda z: z * sc: the values it closes
+        # over get their adjoints where it is called, dispatch's closure pullback; the
+        # function has none, and its shadow was asked for a name the pullback lacks)
+        if self.plan.active(s.value) and not (
+                isinstance(s.value, gast.Name) and
+                s.value.id in {d.name for d in self.plan.parsed.nested_defs}):
             out += self.pb.contribute(s.value.id, taken, state, may_be_none=True)
         else:
             out.append(gast.Expr(value=taken))

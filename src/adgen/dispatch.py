@@ -416,11 +416,17 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 shadow += np.asarray(ct) if isinstance(value, np.ndarray) else np.sum(ct)
             elif not is_zero(ct):
                 from adgen.errors import UnsupportedError
+                from adgen.runtime import locate
 
-                raise UnsupportedError(
-                    f"the nested def {compiled.name}() reads a {type(value).__name__} of the "
-                    "enclosing function that has a gradient; adgen follows closures over "
-                    "floats and arrays only", hint="pass it to the nested def as an argument")
+                # (a lambda is lifted as lambda_8: the user wrote no such name)
+                shown = "a lambda" if compiled.name.startswith("lambda_") else \
+                    f"the nested def {compiled.name}()"
+                raise locate(UnsupportedError(
+                    f"{shown} reads a {type(value).__name__} of the enclosing function "
+                    "(a variable it closes over) that has a gradient; adgen follows closures "
+                    "over floats and arrays only",
+                    hint="pass it as an argument (lambda z, obj: ...), or read the arrays it "
+                         "needs into names first (s = self.scale; lambda z: z * s)"))
         return tuple(cts[:ncalled]) + tuple(cts[k] for k in slots)
     if kind == "init":
         _, compiled, inner, obj, ncalled, slots, *packed = saved

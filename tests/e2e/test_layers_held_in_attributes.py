@@ -11,7 +11,9 @@ as the argument differentiated (``grad(loss)(net, x).fc.w`` was zeros). The rece
 cotangent now goes to ``obj`` through the attribute. A method delegated by a proxy's
 ``__getattr__`` is refused at the call's line (a zero gradient before). Building an object
 whose ``__init__`` takes ``*args`` raised TypeError ("__init___forward() takes 2 positional
-arguments but 3 were given"): the compiled ``__init__`` takes them as one tuple.
+arguments but 3 were given"): the compiled ``__init__`` takes them as one tuple. A lambda
+closing over a local of ``__init__`` stored in an attribute (``sc = s; self.act = lambda z: z
+* sc``) raised NameError: name 'lambda_9' is not defined from the generated pullback.
 """
 
 from __future__ import annotations
@@ -188,3 +190,46 @@ def test_layers_given_to_a_constructor_as_star_args(mutation):
     g = adgen.grad(lambda m: m.loss(x, y), mutation=mutation)(model)
     np.testing.assert_allclose(g.body.layers[1].w, grads[2], rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(adgen.grad(no_layers_at_all, mutation=mutation)(x), 2 * x)
+
+
+class Scaled:
+    def __init__(self, w, s):
+        self.w = w
+        sc = s * 1.0
+        self.act = lambda z: np.tanh(z * sc)
+
+    def loss(self, x):
+        return np.sum(self.act(x @ self.w) ** 2)
+
+
+class ScaledBySelf:
+    def __init__(self, w, s):
+        self.w = w
+        self.s = s
+        self.act = lambda z: np.tanh(z * self.s)
+
+    def loss(self, x):
+        return np.sum(self.act(x @ self.w) ** 2)
+
+
+def scaled(w, s, x):
+    return Scaled(w, s).loss(x)
+
+
+def scaled_by_self(w, s, x):
+    return ScaledBySelf(w, s).loss(x)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_lambda_closing_over_a_local_held_in_an_attribute(mutation):
+    w, s = rng.normal(size=(3, 2)), 0.7
+    gw, gs = adgen.grad(scaled, argnums=(0, 1), mutation=mutation)(w, s, x)
+    np.testing.assert_allclose(gw, numerical_grad(scaled, (w, s, x), 0), rtol=1e-5, atol=1e-8)
+    assert gs == pytest.approx(numerical_grad(scaled, (w, s, x), 1), rel=1e-5)
+
+
+def test_a_lambda_closing_over_self_is_refused_naming_the_lambda_and_the_line():
+    with pytest.raises(adgen.UnsupportedError, match="a lambda reads a ScaledBySelf") as info:
+        adgen.grad(scaled_by_self)(rng.normal(size=(3, 2)), 0.7, x)
+    assert "lambda_" not in str(info.value)
+    assert "test_layers_held_in_attributes.py" in str(info.value)
