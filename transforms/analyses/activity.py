@@ -24,6 +24,7 @@ from adgen.transforms.node_index import loaded_names, nodes_of
 # rule gives start and step their gradients.)
 NONDIFF_CALLS = frozenset({
     "len", "range", "int", "bool", "str", "isinstance", "hasattr", "type", "print", "repr", "id",
+    "callable",
     "shape", "ndim", "size", "argmax", "argmin", "argsort", "argwhere", "nonzero",
     "isnan", "isinf", "isfinite", "isclose", "allclose", "array_equal", "searchsorted",
     "count_nonzero", "flatnonzero", "sign", "floor", "ceil", "rint", "trunc", "logical_and",
