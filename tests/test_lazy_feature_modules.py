@@ -2,7 +2,8 @@
 features it does not use (issue 15, cold start): argument_writes and tangent_ast (forward
 mode), analyses.user_methods (a method call on a value that is not a known array),
 emitted_sites (explain's sites whose overwritten parts are copied where read), walked_lengths
-and walked_lists (for loops) and counter_rows (reads a write in place may overwrite). Each is
+and walked_lists (for loops), counter_rows (reads a write in place may overwrite) and
+lift_lambdas (lambdas). Each is
 imported where it is first needed, and the function needing it gets the right derivative
 (and explain's right reason) in the same fresh process."""
 
@@ -70,7 +71,7 @@ from user_code import smooth, through_helper, copied_state, sweeps
 LAZY = ("adgen.transforms.argument_writes", "adgen.transforms.tangent_ast",
         "adgen.transforms.analyses.user_methods", "adgen.transforms.emitted_sites",
         "adgen.transforms.walked_lengths", "adgen.transforms.walked_lists",
-        "adgen.transforms.counter_rows")
+        "adgen.transforms.counter_rows", "adgen.transforms.lift_lambdas")
 
 
 def loaded():

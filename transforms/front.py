@@ -45,9 +45,7 @@ from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.inlined_closures import inline_closures
 from adgen.transforms.item_builtins import rewrite_item_builtins
 from adgen.transforms.keyword_shims import bind_keyword_calls
-from adgen.transforms.lift_lambdas import lift_lambdas
 from adgen.transforms.lower_control import lower_control
-from adgen.transforms.lower_match import lower_match
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.operator_methods import call_operator_methods
@@ -71,9 +69,10 @@ FRONT_PASSES = ["parse", "validate", "lower_control", "desugar", "anf", "lower_m
                 "unbound", "ssa"]
 
 
-def _has_loop(tree: gast.FunctionDef) -> bool:
-    """Whether ``tree`` has a ``for`` loop or a comprehension (nested defs' included)."""
-    return any(isinstance(n, (gast.For, gast.comprehension)) for n in walk(tree))
+def _node_classes(tree: gast.FunctionDef) -> set[type]:
+    """The classes of the nodes of ``tree`` (nested defs' included): the passes for a
+    construct the function does not have are skipped, and their modules not imported."""
+    return {type(n) for n in walk(tree)}
 
 
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
@@ -98,13 +97,17 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
-    loops = _has_loop(tree)
+    present = _node_classes(tree)
+    loops = gast.For in present or gast.comprehension in present
     if loops:  # (imported here: a function without loops needs neither check)
         from adgen.transforms.walked_lengths import check_walked_lengths
         from adgen.transforms.walked_lists import refuse_length_changes
 
         check_walked_lengths(parsed)  # for w in WS: grow(), a length checked at each step
-    lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
+    if gast.Lambda in present:
+        from adgen.transforms.lift_lambdas import lift_lambdas
+
+        lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
     validate(parsed)
     if loops:
         refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
@@ -112,7 +115,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
     if stop == "validate":
         return parsed, tree, None, None
-    lower_match(tree, Namer(tree))  # its captures are names like any other from here on
+    if gast.Match in present:
+        from adgen.transforms.lower_match import lower_match
+
+        lower_match(tree, Namer(tree))  # its captures are names like any other from here on
     namer = Namer(tree)
     # the free names the function reads, as Python binds them (bindings.py); those that
     # clash with the generated code's own names are read under fresh ones
