@@ -62,6 +62,7 @@ from adgen.transforms.numba_statements import (
     statements,
 )
 from adgen.transforms.numba_tapes import tape_target
+from adgen.transforms.reverse_ast import user_name_of
 
 from adgen.errors import UnsupportedError
 
@@ -112,6 +113,8 @@ class Rewriter:
         # the list tapes (numba_tapes.list_tapes) and the views (numba_shadows.view_indices)
         self.tapes: dict[str, Any] = {}
         self.views: dict[str, Any] = {}
+        # names that may hold the Unbound sentinel (numba_unbound.unbound_flags)
+        self.maybe_unbound: set[str] = set()
         numba_call_forms.unshare_inverses(pullback)
         self.taken = {n.id for t in (forward, pullback) for n in ast.walk(t)
                       if isinstance(n, ast.Name)} | {a.arg for a in forward.args.args}
@@ -150,16 +153,20 @@ class Rewriter:
         captured = sorted({n.args[2].value for n in ast.walk(fn) if call_name(n) == "capture"
                            and len(n.args) > 2 and isinstance(n.args[2], ast.Constant)})
         for st in statements(fn.body):
-            if any(isinstance(n, ast.Compare) and isinstance(n.comparators[0], ast.Name) and
-                   n.comparators[0].id == "Unbound" for n in own_nodes(st)):
-                # a read that may find a local unbound (transforms/unbound.py): nopython
-                # code cannot hold the sentinel next to the variable's own type
+            check = next((n for n in own_nodes(st) if isinstance(n, ast.Compare) and
+                          isinstance(n.comparators[0], ast.Name) and
+                          n.comparators[0].id == "Unbound"), None)
+            if check is not None:
+                # a read that may find a local unbound (transforms/unbound.py) where
+                # numba_unbound could not tell the variable's type
+                user = user_name_of(ast.unparse(check.left))
                 raise self.refuse(
-                    st, "the numba backend does not take a local variable that may be "
-                    "unbound where this line reads it (Python raises UnboundLocalError there "
-                    "when no assignment has run: a loop that ran no iteration, an if "
-                    "without an else)", "assign the variable on every path before this "
-                    "line (before the loop or the if), or use backend='default' / 'auto'")
+                    st, f"the numba backend does not take {user} here, a local variable "
+                    "that may be unbound where this line reads it (Python raises "
+                    "UnboundLocalError there when no assignment has run: a loop that ran "
+                    "no iteration, an if without an else) and whose type adgen cannot "
+                    "tell", f"assign {user} before the loop or the if (to a value of the "
+                    "type it holds), or use backend='default' / 'auto'")
         for st in statements(fn.body):
             guard = next((n for n in own_nodes(st) if call_name(n) == "before_write"), None)
             if guard is not None:
@@ -235,6 +242,21 @@ class Rewriter:
                         raise refused
                     if node.id == "pop_number":
                         raise self.held_arrays(st)
+                    unbound = sorted({user_name_of(n.id) for n in own_nodes(st)
+                                      if isinstance(n, ast.Name) and
+                                      n.id in self.maybe_unbound})
+                    if unbound:
+                        # (the default pipeline's kinds do not take the sentinel for an
+                        # array: its code asks at run time what the element read is)
+                        user = unbound[0]
+                        raise self.refuse(
+                            st, f"the numba backend cannot follow {user} here: {user} is "
+                            "unbound until an assignment inside a loop or a branch runs, so "
+                            f"adgen does not know that {user} holds an array where this line "
+                            "reads or writes its elements, and its code asks when it runs, "
+                            "which nopython code cannot", f"bind {user} before the loop or "
+                            f"the if too (for an array: {user} = np.zeros(n), written over "
+                            "where the loop makes it anew), or use backend='default' / 'auto'")
                     raise self.refuse(
                         st, f"the numba backend has no nopython form of adgen's {node.id}, "
                         "which the gradient of this line uses (this first version takes "

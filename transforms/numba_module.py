@@ -31,6 +31,7 @@ from adgen.transforms import (
     numba_instance_lifetimes,
     numba_shadows,
     numba_tapes,
+    numba_unbound,
 )
 from adgen.transforms.analyses.numba_types import (
     NUMBER_KINDS,
@@ -164,6 +165,8 @@ class _Module:
         numba_call_forms.reshape_orders(rw)
         numba_call_forms.builtin_dtypes(rw)
         numba_call_forms.reversed_checks(rw)
+        numba_unbound.unbound_flags(rw, lambda: scalar_types(
+            fwd, params, _out_types(callees) if callees else None))
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
@@ -178,6 +181,7 @@ class _Module:
             numba_call_forms.name_call_arguments(rw, frozenset(callees))
         types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_call_forms.none_floats(rw, types_)
+        numba_call_forms.bool_floats(rw, types_)
         if callees:
             self.link(rw, fwd, pb, types_, callees)
         numba_shadows.view_indices(rw, types_)

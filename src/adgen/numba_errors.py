@@ -132,6 +132,18 @@ def located(err: Exception, code: Any, path: str, file: str) -> UnsupportedError
                   "backend='default' (or 'auto', which falls back to it)") if mixed else
             f"bind {name} to values of one type on every path, or use backend='default' (or "
             "'auto', which falls back to it)")
+    if missing:
+        # a function called for a value no derivative goes through (j = first_index(x),
+        # then x[j]): the default backend calls it as it is, the module has no such name
+        name = missing.group(1)
+        return UnsupportedError(
+            f"the numba backend cannot call {name} here: it compiles into its module the "
+            "functions the gradient goes through, and the numbers and arrays the function "
+            f"reads, and {name} is neither (called for a value no derivative goes through: "
+            "an index, a count, a test)", location(file, line),
+            hint=f"compute that value in the function's own code (the loop of {name} "
+                 "written where it is called), or pass it as an argument; or use "
+                 "backend='default' (or 'auto', which falls back to it)")
     # a refusal of adgen.numba_runtime's own (an overload typing a value it cannot take)
     own = re.search(r"TypingError: (the numba backend [^\n]*)", text)
     if own:

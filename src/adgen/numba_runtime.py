@@ -368,6 +368,12 @@ def _balanced_eq(x, z, y):
                 return 0.5 if y == z else 1.0
             return 0.0
         return scalar
+    if all(is_number(a) or isinstance(a, types.Array) for a in (x, z, y)):
+        def arrays(x, z, y):
+            # np.where(x == z, np.where(y == z, 0.5, 1.0), 0.0), broadcast as NumPy does
+            # (np.maximum(x, 0.0) of an array; a NaN equals nothing)
+            return (x == z) * (1.0 - 0.5 * (y == z))
+        return arrays
     return None
 
 

@@ -528,12 +528,15 @@ class _Eval:
         if obj is None:
             return None
         if isinstance(obj, np.ufunc):
-            if v.keywords or obj.nout != 1 or len(args) != obj.nin or \
-                    all(t.endswith("?") for t in obj.types):
+            if v.keywords or obj.nout != 1 or len(args) != obj.nin:
                 return None
             ranks = [rank(a) for a in args]
             if any(r is None for r in ranks):
                 return None
+            if all(t.endswith("?") for t in obj.types):
+                # np.isfinite(x), np.logical_and(a, b) of arrays: a bool array of their
+                # broadcast rank, as a comparison (of numbers, a bool: no kind)
+                return max(ranks) if max(ranks) >= 1 else None
             return _from_rank(max(ranks))
         mod = getattr(obj, "__module__", "") or ""
         if mod == "math" or getattr(obj, "__self__", None) is _math():
