@@ -9,6 +9,17 @@ import gast
 from adgen.transforms.walk import walk
 
 
+def unused_name(base: str, taken: set[str], sep: str = "", first: int = 1) -> str:
+    """``base``, else ``base{sep}{first}``, ``base{sep}{first + 1}``, ...: the first that
+    is an identifier not in ``taken``; added to ``taken``."""
+    name, k = base, first
+    while name in taken or not name.isidentifier():
+        name = f"{base}{sep}{k}"
+        k += 1
+    taken.add(name)
+    return name
+
+
 class Namer:
     """Hands out names not used anywhere in the function, numbered per prefix."""
 

@@ -53,7 +53,15 @@ import builtins
 from typing import Any
 
 import gast
-from adgen.transforms.walk import body_nodes, clone, replace_children, walk
+from adgen.transforms.names import unused_name
+from adgen.transforms.walk import (
+    as_load,
+    body_nodes,
+    clone,
+    replace_children,
+    statement_blocks,
+    walk,
+)
 
 __all__ = ["rewrite_reversed"]
 
@@ -92,10 +100,7 @@ class _Names:
         self.step_check: str | None = None  # reversed_read, once a loop is checked
 
     def fresh(self, base: str) -> str:
-        new = next(f"{base}{k}" if k else base for k in range(1_000_000)
-                   if (f"{base}{k}" if k else base) not in self.used)
-        self.used.add(new)
-        return new
+        return unused_name(base, self.used)
 
     def read_check(self) -> str:
         if self.step_check is None:
@@ -111,14 +116,8 @@ def _rewrite_body(parsed: Any, body: list[gast.stmt], names: _Names, known: bool
     for st in list(body):
         if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(st, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                inserted |= _rewrite_body(parsed, inner, names, known, lazy)
-        for handler in getattr(st, "handlers", ()):
-            inserted |= _rewrite_body(parsed, handler.body, names, known, lazy)
-        for case in getattr(st, "cases", ()):
-            inserted |= _rewrite_body(parsed, case.body, names, known, lazy)
+        for inner in statement_blocks(st):
+            inserted |= _rewrite_body(parsed, inner, names, known, lazy)
         own = [c for c in gast.iter_child_nodes(st)
                if not isinstance(c, (gast.stmt, gast.excepthandler, gast.match_case))]
         if isinstance(st, gast.While):
@@ -234,15 +233,6 @@ def _count_steps(loop: Any, walked: list[tuple[Any, int]], names: _Names, file: 
     return before
 
 
-def _load(node: Any) -> Any:
-    """A copy of the name or attribute ``node`` read (its ``gast.dump`` as an argument's)."""
-    copy = clone(node)
-    for n in walk(copy):
-        if hasattr(n, "ctx"):
-            n.ctx = gast.Load()
-    return copy
-
-
 def _lazy_names(tree: Any) -> set[str]:
     """The names and attributes (``gast.dump`` of their reads) the function binds anywhere to a generator expression or an iterator
     (``iter``, ``map``, ``filter``, ``zip``, ``enumerate``, ``reversed``): adgen lowers some
@@ -255,7 +245,7 @@ def _lazy_names(tree: Any) -> set[str]:
                 isinstance(value.func, gast.Name) and value.func.id in _LAZY):
             continue
         targets = n.targets if isinstance(n, gast.Assign) else [n.target]
-        lazy.update(gast.dump(_load(t)) for target in targets for t in walk(target)
+        lazy.update(gast.dump(as_load(t)) for target in targets for t in walk(target)
                     if isinstance(t, (gast.Name, gast.Attribute)))
     return lazy
 

@@ -215,6 +215,29 @@ def body_nodes(stmts: list[Any]) -> Iterator[Any]:
             extend(children(node))
 
 
+def statement_blocks(st: Any) -> list[list[Any]]:
+    """The lists of statements ``st`` holds (its body, else, finally, each handler's and
+    each case's body), in that order; none for a nested function or class, whose body is
+    not run with ``st``'s."""
+    if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return []
+    out = [inner for inner in (getattr(st, f, None) for f in ("body", "orelse", "finalbody"))
+           if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt)]
+    out += [h.body for h in getattr(st, "handlers", ())]
+    out += [c.body for c in getattr(st, "cases", ())]
+    return out
+
+
+def as_load(node: Any) -> Any:
+    """A copy of the target ``node`` (a name, attribute or item) as read: every ``ctx``
+    a ``Load``, so its ``gast.dump`` is that of its reads."""
+    copy = clone(node)
+    for n in walk(copy):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return copy
+
+
 def clone(node: Any) -> Any:
     """A deep copy of an AST (or a list of them), several times faster than copy.deepcopy:
     nodes are rebuilt field by field; leaves (names, constants' values) are shared."""

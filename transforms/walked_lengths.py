@@ -37,7 +37,8 @@ import types
 from typing import Any
 
 import gast
-from adgen.transforms.walk import body_nodes, clone, walk
+from adgen.transforms.names import unused_name
+from adgen.transforms.walk import as_load, body_nodes, clone, statement_blocks, walk
 
 __all__ = ["check_walked_lengths"]
 
@@ -92,10 +93,7 @@ class _Names:
         self.step = self.fresh("same_length")
 
     def fresh(self, base: str) -> str:
-        new = next(f"{base}{k}" if k else base for k in range(1_000_000)
-                   if (f"{base}{k}" if k else base) not in self.used)
-        self.used.add(new)
-        return new
+        return unused_name(base, self.used)
 
 
 def _insert(parsed: Any, body: list[gast.stmt], names: _Names,
@@ -105,14 +103,8 @@ def _insert(parsed: Any, body: list[gast.stmt], names: _Names,
     for st in list(body):
         if isinstance(st, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(st, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                inserted |= _insert(parsed, inner, names, aliases)
-        for handler in getattr(st, "handlers", ()):
-            inserted |= _insert(parsed, handler.body, names, aliases)
-        for case in getattr(st, "cases", ()):
-            inserted |= _insert(parsed, case.body, names, aliases)
+        for inner in statement_blocks(st):
+            inserted |= _insert(parsed, inner, names, aliases)
         hoisted = _check_comprehensions(parsed, st, names, aliases)
         if hoisted is not None:
             at = body.index(st)
@@ -133,7 +125,7 @@ def _insert(parsed: Any, body: list[gast.stmt], names: _Names,
             walk_name = names.fresh("walked")
             before.append(gast.copy_location(gast.Assign(
                 [gast.Name(walk_name, gast.Store(), None, None)],
-                _call(names.start, [_load(w)], parsed.file, st.lineno), None), st))
+                _call(names.start, [as_load(w)], parsed.file, st.lineno), None), st))
             checks.append(_call(names.step, [gast.Name(walk_name, gast.Load(), None, None)],
                                 parsed.file, st.lineno))
         st.body[:0] = [gast.copy_location(gast.Expr(c), st) for c in checks]
@@ -196,7 +188,7 @@ def _check_comprehensions(parsed: Any, st: gast.stmt, names: _Names,
             line = getattr(comp, "lineno", None) or st.lineno
             for w, _ in walked:
                 walk_name = names.fresh("walked")
-                start = _call(names.start, [_load(w)], parsed.file, line)
+                start = _call(names.start, [as_load(w)], parsed.file, line)
                 if hoist:
                     before.append(gast.Assign(
                         [gast.Name(walk_name, gast.Store(), None, None)], start, None))
@@ -222,14 +214,6 @@ def _call(func: str, args: list[gast.expr], file: str, line: int) -> gast.Call:
     """``func(*args, file, line)``."""
     return gast.Call(gast.Name(func, gast.Load(), None, None),
                      [*args, gast.Constant(file, None), gast.Constant(line, None)], [])
-
-
-def _load(node: Any) -> Any:
-    copy = clone(node)
-    for n in walk(copy):
-        if hasattr(n, "ctx"):
-            n.ctx = gast.Load()
-    return copy
 
 
 def _walked(it: gast.expr) -> list[tuple[gast.expr, bool]]:
@@ -303,21 +287,21 @@ def _may_change_length(body: list[gast.stmt], parsed: Any, walked: gast.expr, is
     the walked key's."""
     root = _chain_root(walked)
     group = _group(root, aliases) if root is not None else set()
-    whole = gast.dump(_load(walked))
+    whole = gast.dump(as_load(walked))
     for n in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(n, gast.Call) and _unsafe_call(n, parsed):
             return True
         if isinstance(n, gast.AugAssign) and (
                 isinstance(n.value, (gast.List, gast.ListComp, gast.Tuple)) or
-                _chain_root(n.target) in group or gast.dump(_load(n.target)) == whole):
+                _chain_root(n.target) in group or gast.dump(as_load(n.target)) == whole):
             return True
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)):
             if isinstance(n.slice, gast.Slice):
                 return True
             if (is_dict or _chain_root(n.value) in group or
-                    gast.dump(_load(n.value)) == whole) and not (
+                    gast.dump(as_load(n.value)) == whole) and not (
                     isinstance(n.slice, gast.Name) and n.slice.id == key and
-                    gast.dump(_load(n.value)) == whole):
+                    gast.dump(as_load(n.value)) == whole):
                 return True  # d[new_key] = v (ws[j] = v of a list changes no length)
         if isinstance(n, gast.Delete):
             return True
