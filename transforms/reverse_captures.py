@@ -46,7 +46,7 @@ def find_captures(plan: Plan) -> None:
         guard_parameter_writes(plan)
     plan.reads_params = found.reads_params
     # (those of them it reads where no capture of its own watches them: Compiled's)
-    plan.reads_uncaptured = found.reads_uncaptured  # type: ignore[attr-defined]
+    plan.reads_uncaptured = found.reads_uncaptured
     share_copies(plan)  # two copies of the same elements: one, and a view of it
 
 

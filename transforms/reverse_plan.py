@@ -131,6 +131,9 @@ class Plan:
         self.decisions: list[Site] = []
         # parameters whose values the pullback reads (True: cannot tell, all of them)
         self.reads_params: set[str] | bool = set()
+        # parameters it reads that no capture of its own watches (True: cannot tell, all of
+        # them; reverse_captures finds them): a dynamic caller's argument capture asks it
+        self.reads_uncaptured: set[str] | bool = True
         self.index()
 
     def active(self, node: gast.AST) -> bool:

@@ -547,6 +547,5 @@ def read_again(plan: Plan, params: set[str]) -> None:
     them."""
     if params and plan.reads_params is not True:
         plan.reads_params = set(plan.reads_params) | params
-    uncaptured = getattr(plan, "reads_uncaptured", True)
-    if params and uncaptured is not True:
-        plan.reads_uncaptured = set(uncaptured) | params
+    if params and plan.reads_uncaptured is not True:
+        plan.reads_uncaptured = set(plan.reads_uncaptured) | params
