@@ -315,3 +315,11 @@ cases("functools.reduce", C(np.add, [randn(3), randn(3), randn(3)]),
 # (appended: the cases above draw from one generator) np.tile of a vector as rows: the reshaped
 # broadcast needs no copy, NumPy's result is a new array all the same
 REFERENCE_CASES["numpy.tile"].append(C(randn(3), (3, 1)))
+
+# (appended: the cases above draw from one generator) np.cov with observation weights:
+# aweights (differentiated), fweights (counts, constants), both with ddof, two series
+REFERENCE_CASES["numpy.cov"] += [
+    C(randn(3, 6), aweights=pos(6)),
+    C(randn(6, 2), rowvar=False, fweights=np.array([1, 2, 1, 3, 1, 2])),
+    C(randn(2, 5), fweights=np.array([2, 1, 1, 1, 3]), aweights=pos(5), ddof=2),
+    C(randn(5), randn(5), aweights=pos(5), bias=True)]

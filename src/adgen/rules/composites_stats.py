@@ -138,8 +138,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
 @defreference(np.cov)
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
-    refuse_if(fweights is not None or aweights is not None or dtype is not None,
-              "np.cov: fweights=, aweights= and dtype= are not differentiated")
+    refuse_if(dtype is not None, "np.cov: dtype= is not differentiated")
     x = np.atleast_2d(np.asarray(m, dtype=np.float64))  # numpy's cov computes in float64
     if not rowvar and np.shape(x)[0] != 1:
         x = np.transpose(x)
@@ -151,9 +150,57 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     n = np.shape(x)[1]
     if ddof is None:
         ddof = 0 if bias else 1
-    xc = x - np.mean(x, axis=1, keepdims=True)
-    c = xc @ np.transpose(xc) / (n - ddof)
+    if fweights is None and aweights is None:
+        xc = x - np.mean(x, axis=1, keepdims=True)
+        c = xc @ np.transpose(xc) / (n - ddof)
+        return np.squeeze(c)
+    # NumPy's weighted form: w = fweights * aweights, the mean weighted by w, and the
+    # normalisation sum(w) - ddof * sum(w * aweights) / sum(w) (sum(w) - ddof for fweights)
+    if fweights is not None:
+        _check_cov_weights(fweights, n, "fweights")
+        fw = np.asarray(fweights, dtype=np.float64)
+        w = fw
+    if aweights is not None:
+        _check_cov_weights(aweights, n, "aweights")
+        aw = np.asarray(aweights, dtype=np.float64)
+        w = aw if fweights is None else fw * aw
+    w_sum = np.sum(w)
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * aw) / w_sum
+    if not _cov_dof_positive(fact):
+        fact = 0.0
+    xc = x - np.sum(x * w, axis=1, keepdims=True) / w_sum
+    c = xc @ np.transpose(xc * w) / fact
     return np.squeeze(c)
+
+
+@defnondiff
+def _check_cov_weights(weights: Any, n: int, name: str) -> None:
+    """NumPy's checks of np.cov's weights, with its errors word for word."""
+    weights = np.asarray(weights, dtype=float)
+    if name == "fweights" and not np.all(weights == np.around(weights)):
+        raise TypeError("fweights must be integer")
+    if weights.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if weights.shape[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    if np.any(weights < 0):
+        raise ValueError(f"{name} cannot be negative")
+
+
+@defnondiff
+def _cov_dof_positive(fact: Any) -> bool:
+    """False (after NumPy's warning) where the weighted degrees of freedom are not positive."""
+    if fact <= 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        return False
+    return True
 
 
 @defreference(np.corrcoef)
