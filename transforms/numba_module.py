@@ -27,6 +27,7 @@ from typing import Any
 import gast
 from adgen.transforms import (
     numba_call_forms,
+    numba_divisions,
     numba_guarded_sites,
     numba_instance_lifetimes,
     numba_shadows,
@@ -41,6 +42,7 @@ from adgen.transforms.analyses.numba_types import (
     saved_values,
     scalar_types,
 )
+from adgen.transforms.numba_divisions import ERROR_MODEL
 from adgen.transforms.numba_emit import COMMENT, NOPYTHON_HELPERS, Rewriter
 from adgen.transforms.numba_gradient import gradient_source, only_into, pullback_into
 from adgen.transforms.numba_statements import expr, own_nodes, statements
@@ -194,6 +196,7 @@ class _Module:
         numba_call_forms.matmul_accumulations(rw)
         numba_call_forms.float32_products(rw, types_)
         numba_call_forms.dtype_values(rw)
+        numba_divisions.checked_divisions((fwd, pb), types_)
         # nothing of the default runtime is left
         for fn in (fwd, pb):
             for st in statements(fn.body):
@@ -357,6 +360,11 @@ class _Module:
             # (the adjoints of arrays made in a loop, numba_shadows.renewed_buffers)
             header = header[:-1] + "from adgen.numba_runtime import instance_shadow, " \
                 "release_shadows\n\n"
+        used = sorted({n.id for fn, _ in self.parts for n in ast.walk(fn)
+                       if isinstance(n, ast.Name) and n.id in numba_divisions.HELPERS})
+        if used:
+            # (integer division as Python's: numba_divisions)
+            header = header[:-1] + f"from adgen.numba_runtime import {', '.join(used)}\n\n"
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
             # caches machine code only for a module read from a file
@@ -370,7 +378,7 @@ class _Module:
         offset = header.count("\n")
         for k, (fn, file) in enumerate(self.parts + self.extra):
             if k < len(self.parts) - 2:  # a callee's
-                fn.decorator_list = [expr("njit(cache=_CACHE)")]
+                fn.decorator_list = [expr(f"njit(cache=_CACHE, error_model={ERROR_MODEL!r})")]
             ast.fix_missing_locations(fn)
             text = COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"),
                                 ast.unparse(fn))

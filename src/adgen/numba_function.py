@@ -232,7 +232,12 @@ class NumbaFunction:
 
         import numba
 
-        digest = hashlib.sha256((code.source + runtime_hash()).encode()).hexdigest()[:20]
+        from adgen.transforms.numba_divisions import ERROR_MODEL
+
+        # (numba's cache index does not key on the compile options: the error model is in
+        # the module's name)
+        digest = hashlib.sha256((code.source + runtime_hash() + ERROR_MODEL).encode()) \
+            .hexdigest()[:20]
         modname = f"adgen_numba_{self.base.name}_{digest}"
         root = cache_dir()
         if root is not None:
@@ -266,9 +271,11 @@ class NumbaFunction:
         inlined = inlined_functions(code)
         for name in (code.forward, code.pullback, code.pullback_into):
             if name:
-                ns[name] = numba.njit(cache=cache, inline="always" if name in inlined
+                ns[name] = numba.njit(cache=cache, error_model=ERROR_MODEL,
+                                      inline="always" if name in inlined
                                       else "never")(ns[name])
-        grad = numba.njit(cache=cache)(ns[code.gradient]) if code.gradient else None
+        grad = numba.njit(cache=cache, error_model=ERROR_MODEL)(ns[code.gradient]) \
+            if code.gradient else None
         return ns[code.forward], ns[code.pullback], grad, path, ns
 
     def _build(self, types_: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, Any, Any]:

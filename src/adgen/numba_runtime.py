@@ -33,7 +33,14 @@ from numba.extending import overload
 # the helpers of their own modules, re-exported here for the generated modules' one import
 # (numba_guards: the nopython guards of mutation="strict" and "save", a callee's saved values
 # re-pointed)
-from adgen import numba_guards, numba_linalg, numba_reductions, numba_typing
+from adgen import (
+    numba_arithmetic,
+    numba_guards,
+    numba_linalg,
+    numba_reductions,
+    numba_typing,
+)
+from adgen.numba_arithmetic import py_floordiv, py_mod, py_pow, py_truediv
 from adgen.numba_guards import (
     remap_tree,
     saved_copy,
@@ -69,13 +76,13 @@ from adgen.numba_reductions import (
 from adgen.numba_typing import is_number
 
 #: The modules of the nopython runtime besides this one (numba_cache hashes their code)
-MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards)
+MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards, numba_arithmetic)
 
 __all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
-           "or_zeros", "or_zeros_of_tree", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
+           "or_zeros", "or_zeros_of_tree", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
            "sum_axis", "sum_keepdims", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
 
