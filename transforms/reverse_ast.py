@@ -92,7 +92,7 @@ class Recording:
     __slots__ = ("sites", "extra_fwd", "tape_of", "records", "columns", "array_columns",
                  "saved_call", "saved_parts", "result_of", "arm_of", "try_ran", "cap_var",
                  "read_final", "callees", "shape_of", "lengths", "shape_after", "entry_of",
-                 "result_entry", "saved_names")
+                 "result_entry", "items_around", "saved_names")
 
     def __init__(self, sites: list[Site]) -> None:
         self.sites = sites
@@ -135,6 +135,10 @@ class Recording:
         # a call whose result (a list, dict or object) the pullback hands back with the
         # adjoints its arrays keep in shadow memory -> its items as the call returned them
         self.result_entry: dict[int, str] = {}
+        # a call given a container whose arrays the pullback keeps in shadow memory -> the
+        # names the forward binds to its slots (runtime.items_at) before the call (False) and
+        # after it (True): (container, name, after)
+        self.items_around: dict[int, list[tuple[str, str, bool]]] = {}
         self.saved_names: list[str] = []  # what the forward hands over
 
 

@@ -111,9 +111,10 @@ class Calls:
                                name("sh"))
         out: list[gast.stmt] = []
         handed: set[str] = set()
-        if obj is MISSING or not is_python_function(obj) or getattr(
-                getattr(info_at(self.plan, obj, call), "compiled", None),
-                "mutates_containers", False):
+        changes = obj is MISSING or not is_python_function(obj) or getattr(
+            getattr(info_at(self.plan, obj, call), "compiled", None), "mutates_containers",
+            False)
+        if changes:
             # a method found when the call runs, or a function that changes the objects it
             # is given, may change its object (self.z = ...), read again after the call
             # through a container holding it (layers[0].z): its adjoint goes to the call from
@@ -121,6 +122,7 @@ class Calls:
             out += self._held_adjoints(s, targets, cts, state,
                                        saved if obj is MISSING or not is_python_function(obj)
                                        else None)
+        slots = self._items_around(s, targets, cts, state, changes, out)
         for a, c in zip(targets, cts):
             if c != "_" and isinstance(a, gast.Name) and a.id not in self.plan.numeric and \
                     not self.plan.tracked(a.id) and self.pb.bar(a.id) in state and \
@@ -156,7 +158,7 @@ class Calls:
                                                              name(b), name(c)), s))
                 state.discard("owned:" + b)
                 handed.discard(a.id)
-                out += self.pb.to_shadows(a.id)
+                out += self.pb.to_shadows(a.id, slots.get(a.id))
             else:
                 ct: gast.expr = name(c)
                 if id(a) in left_in_shadow:
@@ -165,8 +167,51 @@ class Calls:
                     # a user rule may give cotangents for the positions only: loud then
                     ct = call_node("keyword_cotangent", ct, const_node(keyword_values[id(a)]),
                                    const_node(src_text(call.func)))
-                out += self.pb.contribute(a.id, ct, state, may_be_none=True)
+                out += self.pb.contribute(a.id, ct, state, may_be_none=True,
+                                          items=slots.get(a.id))
         return out
+
+    def _items_around(self, s: gast.stmt, targets: list[gast.expr], cts: list[str],
+                      state: set[str], changes: bool, out: list[gast.stmt]
+                      ) -> dict[str, gast.expr]:
+        """For each list, dict or object the call is given that holds arrays this function
+        writes in place (their adjoints are in shadow memory): the forward keeps its slots
+        before the call, and after it where the callee may rebind them (``g.scale(3.0)``
+        running ``self.u = self.u * c``). Before the callee's pullback, the shadows of the
+        arrays it held after the call join its adjoint, which the callee takes over
+        (``shadows_to_items``, appended to ``out``); its cotangent, that of the slots it was
+        given, goes back to the shadows of the arrays they held then. Returns the name ->
+        its slots before the call, for ``items_to_shadows``. (Read from the container when
+        the pullback runs, both found its last arrays: a zero or partial gradient, silently,
+        until session 21.)"""
+        slots: dict[str, gast.expr] = {}
+        around = self.rec.items_around.setdefault(id(s), [])
+        for a, c in zip(targets, cts):
+            if c == "_" or not isinstance(a, gast.Name) or a.id in slots or \
+                    a.id in self.plan.numeric or self.plan.tracked(a.id):
+                continue
+            arrays = self.pb.tracked_items(a.id)
+            if not arrays:
+                continue
+            made = {(n, after): v for n, v, after in around}
+            for after in (False, True) if changes else (False,):
+                if (a.id, after) not in made:
+                    v = self.pb.namer.fresh(f"{a.id}_{'after' if after else 'before'}")
+                    self.rec.extra_fwd.add(v)
+                    around.append((a.id, v, after))
+                    made[(a.id, after)] = v
+            slots[a.id] = name(made[(a.id, False)])
+            if changes:
+                b = self.pb.bar(a.id)
+                current = name(b) if b in state else call_node("zeros_like", name(a.id))
+                out.append(assign(name(b, gast.Store), call_node(
+                    "shadows_to_items", name("sh"), name(made[(a.id, True)]), current,
+                    gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), s))
+                state.add(b)
+                state.discard("owned:" + b)
+        if not around:
+            del self.rec.items_around[id(s)]
+        return slots
 
     def _held_adjoints(self, s: gast.stmt, targets: list[gast.expr], cts: list[str],
                        state: set[str], saved: str | None) -> list[gast.stmt]:

@@ -192,6 +192,7 @@ class Forward:
         top |= {v for sid, vs in self.rec.saved_parts.items() if sid in ids for _, v in vs}
         top |= {v for sid, v in self.rec.result_of.items() if sid in ids}
         top |= {v for sid, v in self.rec.result_entry.items() if sid in ids}
+        top |= {v for sid, vs in self.rec.items_around.items() if sid in ids for _, v, _ in vs}
         top |= {v for sid, v in self.rec.tape_of.items() if sid in ids}
         params = {a.id for a in self.plan.fn.args.args}
         missing = [n for n in names if n not in top and n not in params and
@@ -414,6 +415,13 @@ class Forward:
                         setattr(fcall, READS_AFTER, getattr(call, READS_AFTER))
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(
                     self.rec.result_of.get(id(s), "_"), gast.Store)
+                for container, var, after in self.rec.items_around.get(id(s), ()):
+                    # the container's slots around the call (Calls.items_around)
+                    snap = assign(name(var, gast.Store), call_node("items_at", name(container)), s)
+                    if after:
+                        post = [snap] + post
+                    else:
+                        pre = pre + [snap]
                 if id(s) in self.rec.result_entry and isinstance(res, gast.Name):
                     # the result's items as the call returned them (Calls._entry)
                     post = [assign(name(self.rec.result_entry[id(s)], gast.Store),

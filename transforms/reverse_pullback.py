@@ -224,6 +224,7 @@ class Pullback:
                     out.update(v for _, v in self.rec.saved_parts.get(id(n), ()))
                 if id(n) in self.rec.result_entry:
                     out.add(self.rec.result_entry[id(n)])
+                out.update(v for _, v, _ in self.rec.items_around.get(id(n), ()))
                 if id(n) in self.rec.arm_of:
                     out.add(self.rec.arm_of[id(n)])
         inside = {id(n) for st in stmts for n in nodes_of(st)} if self.rec.cap_var else set()
@@ -442,8 +443,11 @@ class Pullback:
         return out
 
     def contribute(self, n: str, value: gast.expr, state: set[str], *, may_be_none: bool = False,
-                   copy_shadow: bool = False) -> list[gast.stmt]:
-        """Adds ``value`` to the adjoint of ``n``."""
+                   copy_shadow: bool = False, items: gast.expr | None = None
+                   ) -> list[gast.stmt]:
+        """Adds ``value`` to the adjoint of ``n``; ``items``: for a container, its slots the
+        adjoint is that of (``runtime.items_at`` before a call; default: as they are when
+        the pullback runs)."""
         if not self.plan.act.active(n):
             return []
         b = self.bar(n)
@@ -476,25 +480,32 @@ class Pullback:
             else:
                 new = gast.BinOp(left=name(b), op=gast.Add(), right=value)
                 state.add("owned:" + b)
-            return [assign(name(b, gast.Store), new, self.plan.fn)] + self.to_shadows(n)
+            return [assign(name(b, gast.Store), new, self.plan.fn)] + self.to_shadows(n, items)
         state.add(b)
         state.discard("owned:" + b)
-        return [assign(name(b, gast.Store), value, self.plan.fn)] + self.to_shadows(n)
+        return [assign(name(b, gast.Store), value, self.plan.fn)] + self.to_shadows(n, items)
 
-    def to_shadows(self, n: str) -> list[gast.stmt]:
-        """For a list, tuple or dict ``n`` that may hold arrays kept in shadow memory (written
-        in place): their parts of ``n``'s adjoint go to their shadows at once, since the
-        pullbacks of writes into them (earlier in the function) read the shadows before the
-        pullback of the statement that put them into ``n`` is reached."""
-        items = self._tracked_items.get(n)
-        if items is None:
-            items = self._tracked_items[n] = self._items_in_shadows(n)
-        if not items:
+    def to_shadows(self, n: str, items: gast.expr | None = None) -> list[gast.stmt]:
+        """For a list, tuple, dict or object ``n`` that may hold arrays kept in shadow memory
+        (written in place): their parts of ``n``'s adjoint go to their shadows at once, since
+        the pullbacks of writes into them (earlier in the function) read the shadows before
+        the pullback of the statement that put them into ``n`` is reached. ``items``: the
+        slots the adjoint is that of (see ``contribute``)."""
+        arrays = self.tracked_items(n)
+        if not arrays:
             return []
         b = self.bar(n)
         return [assign(name(b, gast.Store), call_node(
-            "items_to_shadows", name("sh"), name(n), name(b),
-            gast.Tuple(elts=[name(e) for e in items], ctx=gast.Load())), self.plan.fn)]
+            "items_to_shadows", name("sh"), items or name(n), name(b),
+            gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), self.plan.fn)]
+
+    def tracked_items(self, n: str) -> tuple[str, ...]:
+        """The arrays kept in shadow memory (written in place) that the list, tuple, dict or
+        object ``n`` may hold."""
+        items = self._tracked_items.get(n)
+        if items is None:
+            items = self._tracked_items[n] = self._items_in_shadows(n)
+        return items
 
     def _items_in_shadows(self, n: str) -> tuple[str, ...]:
         """The tracked arrays that may be items of ``n`` (they share a buffer of it); which

@@ -18,6 +18,7 @@ from adgen import (
     copy_hints,
     guards,
     handoffs,
+    item_shadows,
     memory_layout,
     runtime,
     shadow_memory,
@@ -26,8 +27,8 @@ from adgen import (
 
 # The modules whose helpers generated code calls: runtime re-exports their public names; their
 # private helpers (guards._Held, ...) are found here too.
-_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, memory_layout, guards, handoffs,
-                    copy_hints, write_regions, capture_index)
+_RUNTIME_MODULES = (runtime, adjoints, shadow_memory, item_shadows, memory_layout, guards,
+                    handoffs, copy_hints, write_regions, capture_index)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:
@@ -219,7 +220,7 @@ def _helper_sources(source: str) -> str:
         # function) is that helper, which the module defines too (found by name above)
         text = re.sub(r"^(\s*)from adgen\.errors import .*$", r"\1pass", text,
                       flags=re.MULTILINE)
-        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|memory_layout|guards"
+        text = re.sub(r"^(\s*)from adgen\.(?:runtime|adjoints|shadow_memory|item_shadows|memory_layout|guards"
                       r"|handoffs|copy_hints|write_regions|capture_index) "
                       r"import ([\w, ]+)$",
                       lambda m: m.group(1) + "pass" if all(

@@ -29,6 +29,8 @@ HELPER_MEANING = {
                     "the adjoints of its arrays",
     "add_out": "the adjoint of an array a callee returns and writes in place",
     "items_to_shadows": "the adjoints of a list's or dict's arrays that are written in place",
+    "shadows_to_items": "the adjoints of the arrays written in place in a list, dict or object "
+                        "a callee is given",
 }
 SHADOW_MAP_MEANING = ("the hand-over of the adjoints of a list, dict or object, or of arrays "
                       "written in place, between a function and its callee")

@@ -51,13 +51,17 @@ from adgen.guards import (  # noqa: F401  (re-exported: generated code imports t
     remap_saved,
     source_line,
 )
+from adgen.item_shadows import (  # noqa: F401  (re-exported: generated code imports them here)
+    items_at,
+    items_to_shadows,
+    shadows_to_items,
+)
 from adgen.shadow_memory import (  # noqa: F401  (re-exported: generated code imports them here)
     ShadowMap,
     add_out,
     collect,
     data_address,
     entry_items,
-    items_to_shadows,
     keyword_cotangent,
     root_of,
     shadow_of,
@@ -726,7 +730,7 @@ __all__ = [
     "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
-    "shadow_of", "items_to_shadows", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
+    "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",

@@ -207,7 +207,7 @@ class _Rewrite(ast.NodeTransformer):
 # arrays): no second-order rules yet. Compiled as callees, their writes into what sh.of
 # returns would not be seen as writes of the shadows (a zero second derivative).
 REFUSED = ("remap_saved", "call_forward", "call_pullback", "scatter_if_copy", "collect",
-           "with_shadows", "add_out", "items_to_shadows")
+           "with_shadows", "add_out", "items_to_shadows", "shadows_to_items")
 # Validity guards: a capture becomes a copy taken at once (kept_copy), which makes the guards
 # before later writes useless under "save". Under "strict" they raise where a write
 # overwrites a captured value: the gradient, which has the same guards, is run first

@@ -660,37 +660,3 @@ def add_out(sh: ShadowMap, x: Any, out_bar: Any) -> Any:
 def shadow_of(sh: ShadowMap, x: Any) -> Any:
     """The shadow of ``x`` in ``sh`` (for ndarrays and scalars)."""
     return sh.of(x)
-
-
-def items_to_shadows(sh: ShadowMap, container: Any, adjoint: Any,
-                     arrays: tuple[Any, ...]) -> Any:
-    """Moves the adjoints of the items of a list, tuple or dict that are among ``arrays``
-    (arrays the pullback keeps in shadow memory, as they are written in place) into their
-    shadows, and returns the container's adjoint with zeros there. A container's adjoint may
-    arrive (returned, or from a callee) before the pullback of an in-place write into one of
-    its arrays reads that array's shadow: it must be there by then."""
-    if isinstance(adjoint, (list, tuple)) and isinstance(container, (list, tuple)):
-        keys: Any = range(min(len(adjoint), len(container)))
-        out: Any = list(adjoint)
-    elif isinstance(adjoint, dict) and isinstance(container, dict) and \
-            not isinstance(adjoint, ObjectAdjoint):
-        keys = [k for k in container if k in adjoint]
-        out = dict(adjoint)
-    elif isinstance(adjoint, dict) and hasattr(container, "__dict__") and \
-            not isinstance(container, (dict, type, np.generic)) and \
-            not is_function_like(container):
-        # an object's attributes (g = Grid(u); g.u[1:] *= 2.0; g.energy(): the method's
-        # cotangent for g.u must be in g.u's shadow before the write's pullback reads it)
-        attrs = vars(container)
-        keys = [k for k in attrs if k in adjoint]
-        out = ObjectAdjoint(adjoint)
-        container = attrs
-    else:
-        return adjoint
-    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
-    for k in keys:
-        value, g = container[k], out[k]
-        if id(value) in ids and g is not None:
-            sh.of(value)[...] += g
-            out[k] = zeros_like(g)
-    return out

@@ -1,0 +1,113 @@
+"""Where a container's arrays keep their adjoints around a call: shadow memory or the
+container's adjoint.
+
+A function that writes an array in place keeps that array's adjoint in shadow memory
+(``ShadowMap.of``); a callee it hands the container to (``g.scale(3.0)``, ``helper(d)``) reads
+and gives back adjoints per slot of the container (``ObjectAdjoint``, a dict, a list). At the
+call's pullback the two meet: the adjoints of the arrays the container held after the call
+go from shadow memory into the adjoint the callee takes over (:func:`shadows_to_items`), and
+the callee's cotangent per slot goes back to the shadows of the arrays the container held
+before the call (:func:`items_to_shadows` given :func:`items_at` of that moment). Read at
+pullback time instead, the container holds its last arrays: a callee rebinding a slot
+(``self.u = self.u * c``) lost the gradient of what the caller wrote in place (zero, silently,
+until session 21).
+
+Generated code imports these from :mod:`adgen.runtime`; each is a plain top-level function
+using only numpy, so ``-o`` modules copy its source (transforms/standalone.py).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from adgen.adjoints import ObjectAdjoint, add, is_function_like, zeros_like
+
+
+def items_at(container: Any) -> Any:
+    """The slots of a list, tuple, dict or object as they are now (a shallow copy: the same
+    arrays, no copy of any value), for a pullback that runs after they change: a list, a
+    dict, or a namespace holding the object's attributes."""
+    if isinstance(container, (list, tuple)):
+        return list(container)
+    if isinstance(container, dict):
+        return dict(container)
+    if _is_object(container):
+        snapshot = types.SimpleNamespace()
+        snapshot.__dict__.update(vars(container))
+        return snapshot
+    return container
+
+
+def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, ...]) -> Any:
+    """Moves the adjoints of the items of a list, tuple, dict or object that are among
+    ``arrays`` (arrays the pullback keeps in shadow memory, as they are written in place) into
+    their shadows, and returns the container's adjoint with zeros there. A container's adjoint
+    may arrive (returned, or from a callee) before the pullback of an in-place write into one
+    of its arrays reads that array's shadow: it must be there by then. ``container``: the
+    container, or its :func:`items_at` where the adjoint is that of the slots at an earlier
+    moment (a callee's cotangent is that of the slots it was given)."""
+    slots = _slots(container, adjoint)
+    if slots is None:
+        return adjoint
+    keys, items, out = slots
+    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    for k in keys:
+        value, g = items[k], out[k]
+        if id(value) in ids and g is not None:
+            sh.of(value)[...] += g
+            out[k] = zeros_like(g)
+    return out
+
+
+def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...]) -> Any:
+    """The container's adjoint (``adjoint``, zeros where None) plus the shadows of the arrays
+    among ``arrays`` that its slots held (``items``: :func:`items_at` right after a call),
+    taken out of shadow memory: what the call's pullback, which may take over the container's
+    adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
+    slots = _slots(items, adjoint, every_slot=True)
+    if slots is None:
+        return adjoint
+    keys, values, out = slots
+    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    for k in keys:
+        value = values[k]
+        if id(value) in ids and value.dtype.kind in "fc":
+            shadow = sh.of(value)
+            g = shadow.copy()
+            shadow[...] = 0.0
+            out[k] = add(out[k], g)
+    return out
+
+
+def _slots(container: Any, adjoint: Any, every_slot: bool = False) -> Any:
+    """(the slots to look at, the container's items by slot, a new adjoint by slot to fill
+    in), or None for a container of another kind than its adjoint. ``every_slot``: every
+    slot of the container (None where the adjoint has none), not only the adjoint's."""
+    if isinstance(container, (list, tuple)) and (
+            isinstance(adjoint, (list, tuple)) or (every_slot and adjoint is None)):
+        out: Any = list(adjoint) if adjoint is not None else [None] * len(container)
+        out += [None] * (len(container) - len(out)) if every_slot else []
+        return range(min(len(out), len(container))), container, out
+    if isinstance(container, dict) and not isinstance(adjoint, ObjectAdjoint) and (
+            isinstance(adjoint, dict) or (every_slot and adjoint is None)):
+        out = dict(adjoint or {})
+        if every_slot:
+            out.update((k, None) for k in container if k not in out)
+        return [k for k in container if k in out], container, out
+    if _is_object(container) and (isinstance(adjoint, dict) or (every_slot and adjoint is None)):
+        # an object's attributes (g = Grid(u); g.u[1:] *= 2.0; g.energy(): the method's
+        # cotangent for g.u must be in g.u's shadow before the write's pullback reads it)
+        attrs = vars(container)
+        out = ObjectAdjoint(adjoint or {})
+        if every_slot:
+            out.update((k, None) for k in attrs if k not in out)
+        return [k for k in attrs if k in out], attrs, out
+    return None
+
+
+def _is_object(x: Any) -> bool:
+    return hasattr(x, "__dict__") and not isinstance(x, (dict, type, np.generic, np.ndarray)) \
+        and not is_function_like(x)
