@@ -12,7 +12,11 @@ such a call is refused at its line instead:
 - :func:`refuse_written_by_callee` -- the caller calls a function of the user's that writes a
   global or closure array in place (itself, or a function it calls);
 - :func:`refuse_read_by_callee` -- the caller writes such an array in place and calls a
-  function of the user's that reads a global or closure array.
+  function of the user's that reads a global or closure array;
+- :func:`refuse_written_defaults` (:func:`written_default` for a call through a variable) --
+  the caller leaves to its default a parameter the function it calls writes in place (``def
+  helper(y, w=np.ones(n)): w *= 2.0``, ``def h(y, acc=[]): acc.append(y)``): the default is
+  one object, made when ``def`` ran, that every such call writes, as a global.
 
 Input: the caller's parsed function and its calls (the effects analysis's results are not
 changed); output: nothing, or an ``UnsupportedError`` at the call.
@@ -26,7 +30,7 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.effects import FREE, Effects, written_name
 from adgen.transforms.node_index import nodes_of
-from adgen.transforms.parse import Parsed
+from adgen.transforms.parse import Parsed, positional_params
 
 from adgen.errors import AdgenError, Location, UnsupportedError
 
@@ -70,6 +74,65 @@ def refuse_written_by_callee(name: str, writes: tuple[Location, ...], at: Locati
         f"{name} writes a global or closure array in place {where}, and adgen follows such "
         "a write only in the function that makes it, not in a function that calls it", at,
         hint=_HINT)
+
+
+def refuse_written_defaults(fn: Any, written: Any, containers: bool, call: gast.Call,
+                            at: Location) -> None:
+    """Refuses, at ``at``, a call of the user's function ``fn`` that leaves to its default a
+    parameter ``fn`` writes in place (:func:`written_default`)."""
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return  # (f(*args), f(**kw): which parameters it passes is not known here)
+    passed = set(positional_params(fn, len(call.args))) | {k.arg for k in call.keywords}
+    written_default(fn, written, containers, passed, at)
+
+
+def written_default(fn: Any, written: Any, containers: bool, passed: set[str],
+                    at: Location | None = None) -> None:
+    """Refuses a call of the user's function ``fn`` passing the parameters ``passed`` that
+    leaves to its default a parameter ``fn`` writes in place: an array in ``written`` (the
+    names of the parameters it writes, True: any), or a list or dict when ``containers`` (it
+    changes a container parameter: ``acc.append(y)``, ``memo[k] = v``). The default is made
+    once, when ``def`` ran, and each such call writes that same object: a pullback of an
+    earlier call reading it would read what a later call wrote, as for a global array. A
+    list or dict holding only ints (a call counter, ``calls=[0]``) carries no derivative and
+    is left alone. ``at``: the call (None: where the call runs, for a call through a
+    variable, located by the caller)."""
+    import inspect
+
+    import numpy as np
+
+    if not (written or containers):
+        return
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return
+    for p in params:
+        d = p.default
+        if p.name in passed:
+            continue
+        if isinstance(d, np.ndarray):
+            if written is not True and p.name not in (written or ()):
+                continue
+        elif isinstance(d, (list, dict)):
+            items = list(d.values()) if isinstance(d, dict) else d
+            if not (containers or written is True or p.name in (written or ())) or \
+                    (items and all(type(v) is int for v in items)):
+                continue
+        else:
+            continue
+        name = getattr(fn, "__qualname__", str(fn))
+        short = name.split(".")[-1]
+        kind = "an array" if isinstance(d, np.ndarray) else f"a {type(d).__name__}"
+        raise UnsupportedError(
+            f"{name} changes its parameter {p.name} in place, and this call leaves {p.name} "
+            f"to its default, {kind} made once when def {short} ran, which every call "
+            "changing it shares (as a global): adgen follows the in-place writes of an "
+            "argument the caller passes, not of a default", at,
+            hint=f"pass it ({short}(..., {p.name}=buf), buf made by the caller), or make it "
+                 f"in the function ({p.name}=None in the def, then if {p.name} is None: "
+                 f"{p.name} = ...)")
 
 
 def refuse_in_forward_mode(writes: tuple[Location, ...]) -> None:

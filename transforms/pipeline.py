@@ -75,6 +75,7 @@ from adgen.transforms.free_writes import (
     refuse_read_by_callee,
     refuse_unseen_writes,
     refuse_written_by_callee,
+    refuse_written_defaults,
 )
 from adgen.transforms.front import (
     FRONT_PASSES,
@@ -299,6 +300,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                                          tree, parsed.free, callee.number_writes),
                                      parsed.location(call))
             called[id(call)] = (call, callee)
+            refuse_written_defaults(obj, callee.mutates_params and callee.written_params,
+                                    callee.mutates_containers, call, parsed.location(call))
             if not callee.mutates_params:
                 return []
             written = callee.written_params

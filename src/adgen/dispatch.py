@@ -145,6 +145,15 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # a method or a function held in a variable that writes a global array in place
         refuse_written_by_callee(getattr(fn, "__qualname__", str(fn)), free_writes,
                                  free_writes[0])
+    if getattr(compiled, "mutates_containers", False) or compiled.mutates_params:
+        from adgen.transforms.free_writes import written_default
+        from adgen.transforms.parse import positional_params
+
+        # def h(y, acc=[]): acc.append(y), held in a variable and called as g(x)
+        written_default(target, compiled.mutates_params and compiled.written_params,
+                        getattr(compiled, "mutates_containers", False),
+                        set(positional_params(target, len(receiver) + len(args))) |
+                        set(kwargs))
     if compiled.mutates_params and not holds_numbers(compiled.number_updates,
                                                      receiver + tuple(args)):
         from adgen.errors import UnsupportedError
