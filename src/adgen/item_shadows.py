@@ -26,19 +26,28 @@ import numpy as np
 from adgen.adjoints import ObjectAdjoint, add, is_function_like, zeros_like
 
 
-def items_at(container: Any) -> Any:
-    """The slots of a list, tuple, dict or object as they are now (a shallow copy: the same
-    arrays, no copy of any value), for a pullback that runs after they change: a list, a
-    dict, or a namespace holding the object's attributes."""
+def items_at(container: Any, made: dict[int, Any] | None = None) -> Any:
+    """The slots of a list, tuple, dict or object as they are now, and of the containers in
+    them (new containers holding the same arrays: no copy of any value), for a pullback that
+    runs after they change: lists, dicts, and namespaces holding an object's attributes.
+    ``made``: the copies made so far, by the id of what they copy (objects that refer to each
+    other are copied once each)."""
+    made = {} if made is None else made
+    if id(container) in made:
+        return made[id(container)]
+    out: Any
     if isinstance(container, (list, tuple)):
-        return list(container)
-    if isinstance(container, dict):
-        return dict(container)
-    if _is_object(container):
-        snapshot = types.SimpleNamespace()
-        snapshot.__dict__.update(vars(container))
-        return snapshot
-    return container
+        out = made[id(container)] = []
+        out.extend(items_at(v, made) for v in container)
+    elif isinstance(container, dict):
+        out = made[id(container)] = {}
+        out.update((k, items_at(v, made)) for k, v in container.items())
+    elif _is_object(container):
+        out = made[id(container)] = types.SimpleNamespace()
+        out.__dict__.update((k, items_at(v, made)) for k, v in vars(container).items())
+    else:
+        return container
+    return out
 
 
 def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, ...]) -> Any:
@@ -49,16 +58,26 @@ def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, .
     of its arrays reads that array's shadow: it must be there by then. ``container``: the
     container, or its :func:`items_at` where the adjoint is that of the slots at an earlier
     moment (a callee's cotangent is that of the slots it was given)."""
-    slots = _slots(container, adjoint)
-    if slots is None:
-        return adjoint
-    keys, items, out = slots
     ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    return _to_shadows(sh, container, adjoint, ids, set())
+
+
+def _to_shadows(sh: Any, container: Any, adjoint: Any, ids: set[int], inside: set[int]) -> Any:
+    slots = _slots(container, adjoint)
+    if slots is None or id(container) in inside:
+        return adjoint
+    inside.add(id(container))
+    keys, items, out = slots
     for k in keys:
         value, g = items[k], out[k]
         if id(value) in ids and g is not None:
             sh.of(value)[...] += g
             out[k] = zeros_like(g)
+        elif g is not None and not isinstance(value, np.ndarray):
+            # an array inside an item (m.layers[0].w written in place, m's cotangent from
+            # a call holding it three levels down)
+            out[k] = _to_shadows(sh, value, g, ids, inside)
+    inside.discard(id(container))
     return out
 
 
@@ -67,19 +86,33 @@ def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...])
     among ``arrays`` that its slots held (``items``: :func:`items_at` right after a call),
     taken out of shadow memory: what the call's pullback, which may take over the container's
     adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
-    slots = _slots(items, adjoint, every_slot=True)
-    if slots is None:
-        return adjoint
-    keys, values, out = slots
     ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    return _from_shadows(sh, items, adjoint, ids, set())
+
+
+def _from_shadows(sh: Any, items: Any, adjoint: Any, ids: set[int], inside: set[int]) -> Any:
+    slots = _slots(items, adjoint, every_slot=True)
+    if slots is None or id(items) in inside:
+        return adjoint
+    inside.add(id(items))
+    keys, values, out = slots
+    found = False
     for k in keys:
         value = values[k]
-        if id(value) in ids and value.dtype.kind in "fc":
-            shadow = sh.of(value)
-            g = shadow.copy()
-            shadow[...] = 0.0
-            out[k] = add(out[k], g)
-    return out
+        if isinstance(value, np.ndarray):
+            if id(value) in ids and value.dtype.kind in "fc":
+                shadow = sh.of(value)
+                g = shadow.copy()
+                shadow[...] = 0.0
+                out[k] = add(out[k], g)
+                found = True
+        else:
+            nested = _from_shadows(sh, value, out[k], ids, inside)
+            if nested is not out[k]:
+                out[k] = nested
+                found = True
+    inside.discard(id(items))
+    return out if found else adjoint
 
 
 def _slots(container: Any, adjoint: Any, every_slot: bool = False) -> Any:

@@ -3,7 +3,9 @@ function that rebinds the slot (``self.u = self.u * c``) or reads it before the 
 it: state objects as simulation code writes them (``s = System(A, B); s.x[:] = x0; for t:
 u = -K @ s.x; s.step(u)``). The adjoints of the arrays written in place live in shadow
 memory and the callee's per slot: at pullback time the object held its last arrays, and
-the gradient was zero or partial, silently, until session 21 (runtime.item_shadows)."""
+the gradient was zero or partial, silently, until session 21 (runtime.item_shadows).
+So was an array written in place three levels down (``m.layers[0].w[0] = 0.3``) whose
+adjoint came back inside the cotangent of a call given ``m``."""
 
 import numpy as np
 import pytest
@@ -111,7 +113,56 @@ def dict_entry_rebound(u):
     return np.sum(d["u"] ** 2)
 
 
+class Layer:
+    def __init__(self, w):
+        self.w = w * 1.0
+
+    def shrink(self, c):
+        self.w = self.w * c
+
+    def __call__(self, x):
+        return np.tanh(self.w * x)
+
+
+class Model:
+    def __init__(self, w1, w2):
+        self.layers = [Layer(w1), Layer(w2)]
+
+    def decay(self, c):
+        for layer in self.layers:
+            layer.shrink(c)
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def nested_write(w):
+    # the write three levels down (m.layers[0].w), m's cotangent from the call holding it
+    m = Model(w, w * 2.0)
+    m.layers[0].w[0] = 0.3
+    return np.sum(m(np.ones(3)) ** 2)
+
+
+def nested_write_then_rebound(w):
+    m = Model(w, w * 2.0)
+    m.layers[0].w[0] = 0.3
+    m.decay(0.9)
+    return np.sum(m(np.ones(3)) ** 2)
+
+
+def rebound_then_nested_write(w):
+    m = Model(w, w * 2.0)
+    m.decay(0.9)
+    m.layers[1].w[0] = 0.3
+    return np.sum(m(np.ones(3)) ** 2)
+
+
 CASES = [
+    (nested_write, np.array([0.5, 0.8, 1.1])),
+    (nested_write_then_rebound, np.array([0.5, 0.8, 1.1])),
+    (rebound_then_nested_write, np.array([0.5, 0.8, 1.1])),
     (lqr_cost, np.array([0.5, 0.8])),
     (one_step_item_init, np.array([0.5, 0.8])),
     (read_then_rebound_by_caller, np.array([0.5, 0.8, 1.1])),
