@@ -253,6 +253,18 @@ class _Lower:
             if method == "fill" and not self.receivers.not_an_array(recv):
                 value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
                 return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
+            if method == "append" and result is not None and len(call.args) == 1 and \
+                    not call.keywords and not isinstance(call.args[0], gast.Starred) and \
+                    not self.receivers.object_like(recv):
+                # t = hist.append(v): the append as the statement adgen follows, and t = None
+                # as Python binds it (left an assignment of a call, the list's adjoint never
+                # reached v: a silently zero gradient before session 21)
+                lowered = [gast.copy_location(gast.Expr(value=call), s)] + \
+                    self._none(result, s)
+                if self.receivers.built_as(recv, "list"):
+                    return lowered
+                test = _call_name("isinstance", clone(recv), name("list"))
+                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
             if method in ("extend", "update") and len(call.args) == 1 and not call.keywords:
                 if self.receivers.object_like(recv):
                     return [s]  # model.update(x) on an object: its own method
@@ -282,11 +294,16 @@ class _Lower:
                 # config["momentum"] (it was refused as an in-place method)
                 key = call.args[0]
                 default = call.args[1] if len(call.args) == 2 else gast.Constant(None, None)
-                absent = gast.Compare(left=clone(key), ops=[gast.NotIn()],
-                                      comparators=[clone(recv)])
-                lowered: list[gast.stmt] = [gast.copy_location(gast.If(
-                    test=absent, body=[store(clone(recv), clone(key), default, s)],
-                    orelse=[]), s)]
+                # the test bound to a name in the forward: the pullback reads that, not the
+                # test again on the dict the store has filled (its branch never ran there: a
+                # silently zero gradient for the default before session 21)
+                absent = self.namer.fresh("absent")
+                lowered: list[gast.stmt] = [
+                    assign(name(absent, gast.Store), gast.Compare(
+                        left=clone(key), ops=[gast.NotIn()], comparators=[clone(recv)]), s),
+                    gast.copy_location(gast.If(
+                        test=name(absent), body=[store(clone(recv), clone(key), default, s)],
+                        orelse=[]), s)]
                 if result is not None:
                     lowered.append(assign(name(result, gast.Store), gast.Subscript(
                         value=clone(recv), slice=clone(key), ctx=gast.Load()), s))
@@ -298,6 +315,22 @@ class _Lower:
                 ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
                 self._refuse_mode(mode, s)
                 return self._put(recv, ind, v, s) + self._none(result, s)
+            if method == "sort" and isinstance(recv, gast.Name) and not call.args and \
+                    call.keywords and all(k.arg in ("key", "reverse") for k in call.keywords) \
+                    and not self.receivers.object_like(recv):
+                # arrs.sort(key=...) of a list (ndarray.sort takes no key=): the sorted list
+                # bound to the name, where only that name reaches the list (as L.pop(i))
+                from adgen.transforms.analyses.unshared_lists import UnsharedLists
+
+                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
+                if why is not None:
+                    raise UnsupportedError(
+                        f"{recv.id}.sort(key=...) is differentiated on a list that only its "
+                        f"name reaches; here {why}", self.parsed.location(s),
+                        hint=f"sort into a new list: {recv.id} = sorted({recv.id}, key=...)")
+                ordered = gast.Call(func=name("sorted"), args=[name(recv.id)],
+                                    keywords=call.keywords)
+                return [assign(name(recv.id, gast.Store), ordered, s)] + self._none(result, s)
             if method == "sort":
                 # x.sort(axis=-1, kind=None, order=None, *, stable=None): every kind gives
                 # the same values; the gradient follows the stable permutation
@@ -316,6 +349,18 @@ class _Lower:
                 return [assign(name(perm, gast.Store), argsort, s),
                         assign(name(tmp, gast.Store), take, s),
                         store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
+            if method == "pop" and not self._is_module(recv) and \
+                    not self.receivers.object_like(recv) and (
+                        self.receivers.built_as(recv, "dict") or
+                        call.args and isinstance(call.args[0], gast.Constant) and
+                        isinstance(call.args[0].value, str)):
+                # d.pop("b") of a dict (the list's refusal told to build a shorter list)
+                raise UnsupportedError(
+                    "the in-place method .pop() of a dict is not supported",
+                    self.parsed.location(s),
+                    hint="read the item (v = d[k], or d.get(k, default)) and build the dict "
+                         "without it where you need one: {kk: vv for kk, vv in d.items() if "
+                         "kk != k}")
             if method in ("pop", "insert", "remove") and isinstance(recv, gast.Name) and \
                     not call.keywords and len(call.args) in \
                     {"pop": (0, 1), "insert": (2,), "remove": (1,)}[method] and \

@@ -309,6 +309,27 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             return (None, (), (), None, _per_key(bars[0], d, view), _per_key(bars[1], d, view))
 
         return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot), view_pullback
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
+            fn.__name__ == "get" and len(args) in (1, 2) and not kwargs and \
+            owner is fn.__self__:
+        # v = cfg.get("w", x) under hessian: the item and its tangent as tangent_of_call
+        # gives them; their cotangents go to the dict's item and its tangent's where the key
+        # is there, else to the default and its tangent (run as a builtin, the tangent was
+        # None: a TypeError before session 21)
+        d, key = fn.__self__, args[0]
+        held = key in d
+
+        def get_pullback(out_bar: Any) -> tuple[Any, ...]:
+            bars = out_bar if isinstance(out_bar, (tuple, list)) and len(out_bar) == 2 \
+                else (None, None)
+            if held:
+                return (None, (None,) * len(args), (None,) * len(tangents), None,
+                        _at_key(bars[0], d, key), _at_key(bars[1], d, key))
+            if len(args) == 2:  # the default's
+                return (None, (None, bars[0]), (None, bars[1]), None, None, None)
+            return (None, (None,), (None,) * len(tangents), None, None, None)
+
+        return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot), get_pullback
     if runs_as_it_is(fn):  # print through a variable: nothing to differentiate
         return (fn(*args, **kwargs), None), lambda out_bar: (
             None, (None,) * len(args), (None,) * len(tangents), None, None, None)
@@ -380,6 +401,14 @@ def _per_key(g: Any, d: dict, view: str) -> dict | None:
     if view == "items":
         items = [None if gk is None else gk[1] for gk in items]
     return dict(zip(d, items))
+
+
+def _at_key(g: Any, d: dict, key: Any) -> dict | None:
+    """The cotangent of dict ``d`` (or of its tangent) for the cotangent ``g`` of its item at
+    ``key``, None for none."""
+    if g is None or isinstance(g, (float, int)) and g == 0:
+        return None
+    return {k: g if k == key else None for k in d}
 
 
 def _unlocate(err: AdgenError, fn: Any) -> None:

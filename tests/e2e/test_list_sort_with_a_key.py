@@ -1,0 +1,76 @@
+"""``arrs.sort(key=...)`` of a list of arrays, as people order candidates by a score. It
+was refused as an ndarray.sort with unknown arguments; it is now the sorted list bound to
+the name where only that name reaches the list (as ``L.pop(i)``), and refused at the line,
+saying what else reaches it, where another name or a caller shares it. A dict's ``pop`` is
+refused with a dict's rewrite (the list's hint told to build a shorter list).
+"""
+
+import numpy as np
+import pytest
+from gradcheck import numerical_grad
+
+import adgen
+from adgen.errors import UnsupportedError
+
+X = np.array([0.3, -0.7, 1.2])
+
+
+def score(a):
+    return float(np.sum(a))
+
+
+def best_and_worst(x):
+    cands = [x * 2.0, np.sin(x), x ** 2]
+    cands.sort(key=score)
+    return np.sum(cands[0] + 3.0 * cands[-1] * cands[1])
+
+
+def best_first(x):
+    cands = [x * 2.0, np.sin(x), x ** 2]
+    cands.sort(key=lambda a: float(np.sum(a)), reverse=True)
+    return np.sum(cands[0] ** 2 - cands[2])
+
+
+def sorted_through_an_alias(x):
+    cands = [x * 2.0, np.sin(x), x ** 2]
+    kept = cands
+    cands.sort(key=score)
+    return np.sum(kept[0])
+
+
+def popped_from_a_dict(x):
+    d = {"a": x, "b": x * 2.0}
+    b = d.pop("b")
+    return np.sum(b * d["a"])
+
+
+@pytest.mark.parametrize("f", [best_and_worst, best_first])
+@pytest.mark.parametrize("policy", ["save", "strict"])
+def test_gradient(f, policy):
+    np.testing.assert_allclose(adgen.grad(f, mutation=policy)(X), numerical_grad(f, (X,), 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [best_and_worst, best_first])
+def test_jvp(f):
+    t = np.array([1.0, 0.5, -2.0])
+    _, tangent = adgen.jvp(f, (X,), (t,))
+    assert tangent == pytest.approx(float(numerical_grad(f, (X,), 0) @ t), rel=1e-6)
+
+
+@pytest.mark.parametrize("entry", ["grad", "jvp"])
+def test_a_shared_list_is_refused_at_the_line(entry):
+    with pytest.raises(UnsupportedError, match="cands.sort") as info:
+        if entry == "grad":
+            adgen.grad(sorted_through_an_alias)(X)
+        else:
+            adgen.jvp(sorted_through_an_alias, (X,), (X,))
+    assert info.value.location.source_line.strip() == "cands.sort(key=score)"
+    assert "sorted(cands" in str(info.value)
+
+
+def test_a_dicts_pop_is_refused_with_a_dicts_rewrite():
+    with pytest.raises(UnsupportedError, match=r"\.pop\(\) of a dict") as info:
+        adgen.grad(popped_from_a_dict)(X)
+    assert info.value.location.source_line.strip() == 'b = d.pop("b")'
+    assert "d.items()" in str(info.value)
