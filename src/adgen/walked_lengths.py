@@ -28,14 +28,17 @@ __all__ = ["WalkedList", "same_length", "walked_list"]
 
 
 class WalkedList:
-    """A list, dict or set a ``for`` loop walks, and its length when the loop started."""
+    """A list, dict or set a ``for`` loop walks, its length when the loop started, and for a
+    dict or set its keys then and the number of steps checked so far."""
 
     # a plain class (no dataclass: the first gradient makes none, tests/test_cold_start_records)
-    __slots__ = ("xs", "n")
+    __slots__ = ("xs", "n", "keys", "steps")
 
     def __init__(self, xs: Any) -> None:
         self.xs = xs
         self.n = len(xs)
+        self.keys = None if isinstance(xs, list) else tuple(xs)
+        self.steps = 0
 
 
 def walked_list(xs: Any, file: str, line: int) -> WalkedList | None:
@@ -47,8 +50,24 @@ def walked_list(xs: Any, file: str, line: int) -> WalkedList | None:
 def same_length(walk: WalkedList | None, file: str, line: int) -> bool:
     """Refuses, at ``file:line``, a step of a loop whose list, dict or set has another length
     than when the loop started. Returns True."""
-    if walk is None or len(walk.xs) == walk.n:
+    if walk is None:
         return True
+    if len(walk.xs) == walk.n:
+        if walk.keys is None or _same_keys(walk):
+            return True
+        from adgen.errors import Location, UnsupportedError
+
+        text = linecache.getline(file, line)
+        kind = type(walk.xs).__name__
+        raise UnsupportedError(
+            f"the keys of the {kind} this for loop walks changed during the loop (not its "
+            f"size): Python's loop walks the {kind} as it is at each step (the new keys, or "
+            f"RuntimeError: {'dictionary' if kind == 'dict' else kind} keys changed during "
+            "iteration), adgen's walks the keys it had when the loop started, which would "
+            "give another value and gradient",
+            Location(file, line, len(text) - len(text.lstrip()), text),
+            hint="walk a copy of the keys (for k in list(d)), or remove and add keys after "
+                 "the loop")
     from adgen.errors import Location, UnsupportedError
 
     text = linecache.getline(file, line)
@@ -73,6 +92,21 @@ def same_length(walk: WalkedList | None, file: str, line: int) -> bool:
         where,
         hint="walk a copy of the keys (for k in list(d)), or add and remove items after "
              "the loop")
+
+
+def _same_keys(walk: WalkedList) -> bool:
+    """Whether the dict or set ``walk`` keeps (of the length it had) may still be walked as
+    adgen walks it: at each step the key the step walks is still there (one deleted ahead,
+    with another added, is a key Python walks instead), and after the last step (the loop's
+    ``else``: the check after the steps) the keys are the ones it had, in their order (a
+    walked key deleted and another added, a key moved to the end, Python walks those too)."""
+    keys = walk.keys
+    assert keys is not None
+    i = walk.steps
+    walk.steps = i + 1
+    if i < len(keys):
+        return keys[i] in walk.xs
+    return tuple(walk.xs) == keys
 
 
 # calls of them have no derivative and change nothing: the analyses see rules without one
