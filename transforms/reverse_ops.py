@@ -269,11 +269,18 @@ class Operations:
             elif isinstance(a, tuple):
                 subst[p.name] = gast.Tuple(elts=[self.pb.read_value(s, e) for e in a],
                                            ctx=gast.Load())
-            elif listed is not None and p.name in rule.diff and is_sequence_operand(a, listed):
+            elif listed is not None and p.name in rule.diff and (
+                    is_sequence_operand(a, listed) or isinstance(s.value, gast.Call) and
+                    isinstance(a, gast.Name) and self.plan.eff.kinds.get(a.id) in _SEQUENCES):
+                # (a list parameter or its slice, np.square(L), known as one at this
+                # signature: the template's 2.0 * L raised TypeError before session 21)
                 subst[p.name] = as_array(self.pb.read_value(s, a))
             else:
                 subst[p.name] = self.pb.read_value(s, a)
         return clone_with(tpl, subst)
+
+
+_SEQUENCES = ("list", "tuple")  # the effects analysis's kinds of a list or tuple
 
 
 def _summed_product(expr: gast.expr) -> gast.expr:

@@ -13,8 +13,12 @@ the operand is a differentiated parameter (not ``axis=(0, 1)``):
 - a name every binding of which is a display or a list comprehension (``t1 = [x]`` of the
   normal form, ``pair = (x[1], x[3])``): :func:`display_names`.
 
-Other code is unchanged. A list the function is given (a parameter) or a slice of one is
-not seen here (docs/limitations.md).
+In reverse mode (compiled per argument signature) so is an operand the effects analysis
+knows to hold a list or tuple: a list parameter (``np.square(L)``) or a slice of one. In
+forward mode (compiled for any arguments) so is a name bound only to a slice
+(:func:`slice_names`: ``np.add(L[:1], L[1:])``, whose jvp concatenated the slices' list
+tangents); a list parameter itself is not (docs/limitations.md). Only the operands of a call
+are wrapped: ``a + b`` of two lists concatenates them, as Python does.
 """
 
 from __future__ import annotations
@@ -58,6 +62,29 @@ def display_names(fn: gast.FunctionDef) -> frozenset[str]:
         if isinstance(a, gast.Name):
             values.setdefault(a.id, []).append(False)
     return frozenset(n for n, shown in values.items() if all(shown))
+
+
+def slice_names(fn: gast.FunctionDef) -> frozenset[str]:
+    """The names ``fn`` binds, every time, to a slice of something (``t1 = L[:1]`` of the
+    normal form): a list, a tuple or an array, never a number, so ``np.asarray`` of one is
+    the array NumPy's ufunc takes (of an array, the array itself). A list parameter's slice
+    handed to a ufunc (``np.add(L[:1], L[1:])``) had its list tangents concatenated by the
+    jvp's ``d1 + d2``: a silently wrong jvp before session 21."""
+    values: dict[str, list[bool]] = {}
+    for st in walk(fn):
+        targets = st.targets if isinstance(st, gast.Assign) else \
+            [st.target] if isinstance(st, (gast.AugAssign, gast.AnnAssign, gast.For)) else []
+        for t in targets:
+            for n in walk(t):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    values.setdefault(n.id, []).append(
+                        isinstance(st, gast.Assign) and t is n and
+                        isinstance(st.value, gast.Subscript) and
+                        isinstance(st.value.slice, gast.Slice))
+    for a in walk(fn.args):
+        if isinstance(a, gast.Name):
+            values.setdefault(a.id, []).append(False)
+    return frozenset(n for n, sliced in values.items() if all(sliced))
 
 
 def is_sequence_operand(arg: Any, names: frozenset[str]) -> bool:

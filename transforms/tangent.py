@@ -51,7 +51,7 @@ from adgen.transforms.reverse_ast import (
     UNARYOPS,
     unsupported_operator,
 )
-from adgen.transforms.sequence_operands import as_array, of_numpy
+from adgen.transforms.sequence_operands import as_array, of_numpy, slice_names
 from adgen.transforms.tangent_ast import (
     Fold,
     Replace,
@@ -148,6 +148,7 @@ class Tangent:
         self.free_tangents: set[str] = set()  # free objects given a tangent (free_objects_written)
         # what each name is bound to (every binding: shows_sequence's), read once
         self.bindings: dict[str, list[gast.AST]] | None = None
+        self.slices: frozenset[str] | None = None  # names bound only to slices (sliced)
 
     # ----------------------------------------------------------------------------------------
     # names
@@ -569,6 +570,13 @@ class Tangent:
         return bool(values) and all(isinstance(x, (gast.List, gast.Tuple, gast.ListComp))
                                     for x in values)
 
+    def sliced(self, e: gast.expr) -> bool:
+        """``e`` is a name the function binds only to a slice (``t1 = L[:1]``; never a
+        number: sequence_operands.slice_names)."""
+        if self.slices is None:
+            self.slices = slice_names(self.fn)
+        return isinstance(e, gast.Name) and e.id in self.slices
+
     def apply_rule(self, s: gast.Assign, n: str, rule: Any, node: gast.expr,
                    args: list[gast.expr], kwargs: dict[str, gast.expr]
                    ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -638,7 +646,8 @@ class Tangent:
             # an array, as NumPy takes it, and its tangent too (the templates' + concatenated
             # the lists, their * repeated them: a silently wrong jvp, or a TypeError)
             listed = {p for p in rule.diff if isinstance(bound.get(p), gast.AST) and
-                      self.shows_sequence(bound[p])} if of_numpy(rule.primal) else set()
+                      (self.shows_sequence(bound[p]) or isinstance(node, gast.Call) and
+                       self.sliced(bound[p]))} if of_numpy(rule.primal) else set()
             for k, tpl in zip(rule.diff, jvp.templates):
                 if k in active:
                     mapping = {p: as_array(as_node(v)) if p in listed else as_node(v)
