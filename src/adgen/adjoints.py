@@ -7,6 +7,7 @@ class using only numpy, so ``-o`` modules copy its source (transforms/standalone
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import threading
@@ -115,6 +116,13 @@ def zeros_like(x: Any) -> Any:
     if isinstance(x, (list, tuple, dict)) or (hasattr(x, "__dict__")
                                               and not is_function_like(x)):
         return _zero_items(x, set())
+    if isinstance(x, collections.deque):
+        # values with a derivative kept in a deque (q.append(h), q[0]): its adjoint had no
+        # items (None: a raw TypeError), and a deque(maxlen=n) drops items a list's adjoint
+        # would give back in the wrong places
+        refuse_array_form("a collections.deque holding values with a derivative",
+                          "keep them in a list: q.append(v), and q = q[-n:] for a "
+                          "deque(maxlen=n)")
     return None
 
 
