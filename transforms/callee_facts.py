@@ -115,6 +115,68 @@ def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> lis
     return out
 
 
+def returns_free_memory(parsed: Parsed, mutation: str, call: gast.Call) -> bool:
+    """Whether ``call``, of a function of the user's, may return memory that outlives the
+    call, which a write into its result changes for every later reader: a helper returning a
+    global or closure array (``Compiled.returns_free``: ``return ONES``, ``return
+    CACHE[n]``), one returning a parameter ``call`` leaves to its array default, and a
+    function cached by ``functools.lru_cache`` / ``functools.cache`` (each call with the
+    same arguments returns the same object)."""
+    import inspect
+    import types
+
+    import numpy as np
+
+    obj = resolve(parsed, call.func)
+    if obj is None or registry.lookup(obj) is not None:
+        return False
+    if _cached(parsed, call.func) and not _library_function(obj):
+        return True
+    if not isinstance(obj, types.FunctionType) or _library_function(obj) or \
+            hasattr(obj, "__wrapped__"):
+        return False
+    from adgen.transforms.pipeline import compile_function
+
+    try:
+        compiled = compile_function(obj, mutation=mutation)
+    except AdgenError:
+        return False  # the caller's own compilation reports it (mutating_call)
+    if getattr(compiled, "returns_free", False):
+        return True
+    if not compiled.returns_params or any(isinstance(a, gast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return False
+    params = list(inspect.signature(obj).parameters.values())
+    passed = {k.arg for k in call.keywords}
+    return any(len(call.args) <= k < len(params) and params[k].name not in passed and
+               isinstance(params[k].default, (np.ndarray, list, dict))
+               for k in compiled.returns_params)
+
+
+def _cached(parsed: Parsed, func: gast.expr) -> bool:
+    """Whether ``func`` names a ``functools.lru_cache`` / ``functools.cache`` wrapper (which
+    :func:`resolve` and the namespace give as the function it wraps: adgen runs that, so its
+    array result is a new one each time under adgen, the cache's one object in Python)."""
+    import functools
+
+    from adgen.transforms.bindings import NOT_FOUND, dotted_object
+
+    fn = parsed.fn
+    if isinstance(func, gast.Name):
+        code = getattr(fn, "__code__", None)
+        free = code.co_freevars if code is not None else ()
+        if func.id in free and fn.__closure__:
+            try:
+                raw = fn.__closure__[free.index(func.id)].cell_contents
+            except ValueError:
+                return False
+        else:
+            raw = getattr(fn, "__globals__", {}).get(func.id)
+    else:
+        raw = dotted_object(parsed, func, builtin_names=True)
+    return raw is not NOT_FOUND and isinstance(raw, functools._lru_cache_wrapper)  # noqa: SLF001
+
+
 def _library_function(obj: Any) -> bool:
     """A function of NumPy, SciPy, adgen, the standard library or an installed package: its
     summary is not asked for (None: any argument, as before). Compiling it for one walked

@@ -28,6 +28,7 @@ class Compiled:
                  calls_parameters: tuple[int, ...] = (),
                  number_writes: tuple[Any, ...] = (),
                  returns_params: frozenset[int] | None = None,
+                 returns_free: bool = False,
                  counter_stores: tuple[Any, ...] = (),
                  mutation: str = "save", reads_uncaptured: Any = True) -> None:
         self.name = name
@@ -53,6 +54,9 @@ class Compiled:
         # the positions of the parameters whose memory a value it returns may share (None:
         # any; analyses.returned_params): laplace(u, out) returns out's, never u's
         self.returns_params = returns_params
+        # a value it returns may be a global or closure array (analyses.returned_params:
+        # return ONES): a caller's result of it holds the effects' FREE buffer
+        self.returns_free = returns_free
         self.mutates_containers = mutates_containers
         # the forward registers captures or guards (its own or a callee's): a call runs it in
         # a fresh GuardScope

@@ -169,6 +169,31 @@ def refuse_read_by_callee(tree: gast.FunctionDef, parsed: Parsed, eff: Effects,
                 "values into the function it calls", parsed.location(call), hint=_HINT)
 
 
+def refuse_kept_results(tree: gast.FunctionDef, parsed: Parsed, eff: Effects,
+                        kept: Callable[[gast.Call], bool]) -> None:
+    """Refuses a call whose result may be memory that outlives the call (``kept(call)``,
+    callee_facts.returns_free_memory: a functools cache's result, a global array a helper
+    returns, a default it returns) when the function (``tree``, its effects ``eff``) writes
+    a global or closure array in place, that result included (``B = basis(n); B *= x``):
+    another call returning the same array, or a read of the global, would take the written
+    values for a constant."""
+    own = free_writes(eff, parsed)
+    if not own:
+        return
+    for call in nodes_of(tree, gast.Call):
+        if kept(call):
+            w = own[0]
+            name = gast.unparse(call.func).strip()
+            raise UnsupportedError(
+                f"{name}() may return an array that outlives the call (a result a "
+                "functools cache keeps, a global array, a default it returns), and this "
+                f"function writes such an array in place at {w} ({w.source_line.strip()}): "
+                "adgen cannot follow the written values into what a later call or a read of "
+                "the array returns", parsed.location(call),
+                hint=f"write into a copy: {name}(...).copy(), or make the array in this "
+                     "function")
+
+
 def refuse_unseen_writes(tree: gast.FunctionDef, parsed: Parsed,
                          writes_of: Callable[[Any], tuple[Location, ...]]) -> None:
     """Refuses a call adgen may run as a plain call (its arguments' derivatives reach

@@ -43,7 +43,7 @@ from adgen.transforms.analyses.number_items import (
 )
 from adgen.transforms.analyses.number_updates import number_updates
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
-from adgen.transforms.analyses.returned_params import returned_params
+from adgen.transforms.analyses.returned_params import returned_free, returned_params
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
@@ -51,6 +51,7 @@ from adgen.transforms.callee_facts import (
     method_callees,
     parameters_called,
     reads_free,
+    returns_free_memory,
     viewed_arguments,
 )
 from adgen.transforms.cleanup import cleanup
@@ -72,6 +73,7 @@ from adgen.transforms.free_values import save_free_values
 from adgen.transforms.free_writes import (
     free_reads,
     free_writes,
+    refuse_kept_results,
     refuse_read_by_callee,
     refuse_unseen_writes,
     refuse_written_by_callee,
@@ -380,9 +382,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         eff = run_pass("reverse", lambda: effects(
             tree, mutating_call, scalars, lambda n: resolve(parsed, n), containers, arrays,
             fresh_call, free=True,
-            call_views=functools.partial(viewed_arguments, parsed, mutation)), parsed)
+            call_views=functools.partial(viewed_arguments, parsed, mutation),
+            free_result=functools.partial(returns_free_memory, parsed, mutation)), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
         views_params = returned_params(tree, eff, known)
+        free_result = returned_free(tree, eff)
+        # a helper whose result may outlive the call (a cached one's), written in place here
+        refuse_kept_results(tree, parsed, eff,
+                            functools.partial(returns_free_memory, parsed, mutation))
         # a helper that reads a global or closure array this function writes in place
         refuse_read_by_callee(tree, parsed, eff, functools.partial(reads_free, parsed, mutation))
         # ... and one that writes such an array where the call may run as a plain call
@@ -567,6 +574,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result, returns_params=views_params,
+                    returns_free=free_result,
                     number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),
                     single_use=single_use and result.lean is not None,

@@ -24,6 +24,7 @@ from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.number_items import item_guards, number_items
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
 from adgen.transforms.cached_functions import uncached
+from adgen.transforms.callee_facts import returns_free_memory
 from adgen.transforms.compile_cache import (
     COMPILE_LOCK,
     TANGENT_PROGRESS,
@@ -193,8 +194,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # NameError: 'WORK_dot' is not defined), nor for one passed to a helper that writes
         # it (lap(u, out=BUF), OP(u) of OP = partial(lap, out=BUF): a zero tangent, silently)
         summaries: dict[int, bool] = {}
+        # (and B = basis(n) of a cached helper or one returning a global array: B *= x)
         free_eff = effects(tree, functools.partial(_arguments_written, parsed, summaries),
-                           set(), lambda n: resolve(parsed, n), free=True)
+                           set(), lambda n: resolve(parsed, n), free=True,
+                           free_result=functools.partial(returns_free_memory, parsed, "save"))
         # (STATS["calls"] += 1 of a global dict holding a number writes no array: guarded)
         numbers, item_checks = item_guards(number_items(tree, free_eff, parsed.free), parsed)
         refuse_in_forward_mode(free_writes(free_eff, parsed, numbers))

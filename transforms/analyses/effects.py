@@ -116,7 +116,8 @@ def effects(fn: gast.FunctionDef,
             arrays: set[str] | frozenset[str] = frozenset(),
             fresh_call: Callable[[gast.Call], bool] | None = None,
             free: bool = False,
-            call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None
+            call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None,
+            free_result: Callable[[gast.Call], bool] | None = None
             ) -> Effects:
     """Computes the effects of ``fn``.
 
@@ -139,6 +140,9 @@ def effects(fn: gast.FunctionDef,
             closure cells; ``resolve`` tells them) the buffer :data:`FREE` (reverse mode).
         call_views: for a call of a user function, the arguments whose memory its result
             may share (its summary, ``returns_params``; None: any of them).
+        free_result: for a call of a user function, whether its result may be memory that
+            outlives the call (a global array it returns, a cached function's result, a
+            default it returns): the result gets the buffer :data:`FREE` (with ``free``).
     """
     eff = Effects()
     stmts = list(nodes_of(fn, gast.stmt))
@@ -217,13 +221,13 @@ def effects(fn: gast.FunctionDef,
         changed = False
         for i, s in enumerate(stmts):
             for dst, src in _edges(s, i, eff.kinds, resolve, arrays, fresh_call,
-                                   eff.free, call_views):
+                                   eff.free, call_views, free_result if free else None):
                 if dst in scalars:
                     continue
                 cur = eff.buffers.setdefault(dst, set())
                 add = set()
                 for x in src:
-                    if x.startswith(("new:", "cnew:", "shadows:")) or x == "param":
+                    if x.startswith(("new:", "cnew:", "shadows:")) or x in ("param", FREE):
                         add.add(x)
                     elif x.startswith("items:"):
                         # an element read from a container: what it holds, not the container
@@ -422,7 +426,8 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
            arrays: set[str] | frozenset[str] = frozenset(),
            fresh_call: Callable[[gast.Call], bool] | None = None,
            free: set[str] | frozenset[str] = frozenset(),
-           call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None
+           call_views: Callable[[gast.Call], list[gast.expr] | None] | None = None,
+           free_result: Callable[[gast.Call], bool] | None = None
            ) -> list[tuple[str, set[str]]]:
     """(name, sources): the buffers of name include the sources' (or fresh ``new:i``)."""
     new = f"new:{i}"
@@ -504,6 +509,10 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if isinstance(obj, types.FunctionType) and not str(
                 getattr(obj, "__module__", "")).startswith("numpy") and \
                 not nondiff_call(v, resolve):
+            if free_result is not None and free_result(v):
+                # B = basis(n) of an lru_cache'd helper, get() returning a global array:
+                # B *= x writes memory a later call or read of the global sees
+                return [(name, {new, FREE} | _call_names(v, free))]
             if name in arrays and fresh_call is not None and fresh_call(v):
                 return [(name, {new})]  # an array the callee made (its summary)
             viewed = call_views(v) if call_views is not None else None

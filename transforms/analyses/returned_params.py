@@ -24,7 +24,7 @@ from adgen.transforms.analyses.effects import FREE, Effects
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.node_index import nodes_of
 
-__all__ = ["returned_params"]
+__all__ = ["returned_free", "returned_params"]
 
 _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"})
 
@@ -97,6 +97,23 @@ def returned_params(fn: gast.FunctionDef, eff: Effects,
                 return None
             todo += kept
     return frozenset(found)
+
+
+def returned_free(fn: gast.FunctionDef, eff: Effects) -> bool:
+    """Whether a value ``fn`` returns may be the memory of a global or closure array,
+    container or object (the effects' buffer FREE: ``return ONES``, ``return CACHE[n]``,
+    ``return cfg.buf[1:]``), which is still there after the call: a caller's in-place write
+    into the result writes that (``B = basis(); B *= x``), and a later read of it sees the
+    write. The names are followed as :func:`returned_params` follows them; a value made by
+    an operator or a call is new (a call's result holds FREE itself when its callee's does,
+    in ``eff``)."""
+    for r in nodes_of(fn, gast.Return):
+        if not isinstance(r, gast.Return) or r.value is None:
+            continue
+        for n in _kept_from(r.value, eff) or []:
+            if FREE in eff.buffers.get(n, set()):
+                return True
+    return False
 
 
 def _kept_from(v: gast.expr | None, eff: Effects) -> list[str] | None:
