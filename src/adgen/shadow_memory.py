@@ -116,8 +116,9 @@ class ShadowMap:
         self._roots: dict[int, tuple[Any, np.ndarray]] = {}
         # id(root) -> (root, its address, its shadow's buffer, the shadow's offset in it)
         self._where: dict[int, tuple[Any, int, Any, int, Any]] = {}
-        # adjoints of lists/dicts/objects handed to a callee that changes them in place
-        self._deposits: dict[int, list[Any]] = {}
+        # adjoints of lists/dicts/objects handed to a callee that changes them in place: per
+        # container, the deposits not merged yet, innermost last ([x, adjoint, withdrawn])
+        self._deposits: dict[int, list[list[Any]]] = {}
         if carried:
             # (the entries themselves: the caller's merge sees what the callee withdrew)
             self._deposits.update(carried)
@@ -153,12 +154,18 @@ class ShadowMap:
                           offset=start + offset, strides=x.strides)
 
     def deposit(self, x: Any, adjoint: Any) -> None:
-        """A caller hands over the adjoint of container ``x`` as it is after the call."""
-        self._deposits[id(x)] = [x, adjoint, False]
+        """A caller hands over the adjoint of container ``x`` as it is after the call. The
+        callee may hand ``x`` on to a call of its own (``self.rhs(u)`` in ``s.step(u)``):
+        deposits of one container nest, each merged before the one it is inside (one entry
+        per container lost the outer one, whose merge then added what its callee had already
+        taken over: a method calling another, called twice, doubled its object's gradient
+        until session 21)."""
+        self._deposits.setdefault(id(x), []).append([x, adjoint, False])
 
     def withdraw(self, x: Any) -> Any:
         """A callee that changes container ``x`` starts from the caller's adjoint of it."""
-        entry = self._deposits.get(id(x))
+        stack = self._deposits.get(id(x))
+        entry = stack[-1] if stack else None
         if entry is None or entry[2]:
             return zeros_like(x)
         entry[2] = True
@@ -167,7 +174,10 @@ class ShadowMap:
     def merge(self, x: Any, current: Any, ct: Any) -> Any:
         """The caller's adjoint of ``x`` after the callee's pullback: the callee's cotangent
         replaces it when the callee took it over (it changed x), else adds to it."""
-        entry = self._deposits.pop(id(x), None)
+        stack = self._deposits.get(id(x))
+        entry = stack.pop() if stack else None
+        if stack is not None and not stack:
+            del self._deposits[id(x)]
         if entry is not None and entry[2]:
             return ct
         return add(current, ct)
