@@ -30,6 +30,7 @@ from adgen.transforms import (
     numba_divisions,
     numba_guarded_sites,
     numba_instance_lifetimes,
+    numba_plain_calls,
     numba_shadows,
     numba_tapes,
     numba_unbound,
@@ -160,6 +161,8 @@ class _Module:
         for fn in (fwd, pb):
             _drop_name_deletes(fn)
         rw = Rewriter(fwd, pb, file, params)
+        if callees:
+            numba_plain_calls.plain_calls(rw, frozenset(callees))
         numba_call_forms.reductions(rw)
         numba_call_forms.tuple_lists(rw)
         numba_call_forms.newaxis_items(rw)
@@ -205,6 +208,8 @@ class _Module:
                             self.runtime_names - NOPYTHON_HELPERS) | set(rw.tapes):
                         raise rw.refuse(st, f"the numba backend could not rewrite {node.id} "
                                         "into nopython code", "use backend='default' or 'auto'")
+        if names is not None:
+            _present_result(fwd)
         self.columns[fwd.name] = rw.columns
         self.strict = (rw.strict_writes, rw.strict_captures)
         self.distinct = self.distinct or rw.distinct
@@ -228,7 +233,9 @@ class _Module:
         # match a pullback call that passes them again with its call (callee_saved)
         passed: list[tuple[str, set[str], tuple[str, str]]] = []
         fwd_values, pb_values = _bound_once(fwd), _bound_once(pb)
-        for st in statements(fwd.body):
+        # (the pullback calls a forward where it computes a helper's value again: a plain
+        # call of numba_plain_calls, typed by the forward's names)
+        for st in statements(fwd.body) + statements(pb.body):
             if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                 continue
             f = call_name(st.value) or ""
@@ -361,9 +368,10 @@ class _Module:
             header = header[:-1] + "from adgen.numba_runtime import instance_shadow, " \
                 "release_shadows\n\n"
         used = sorted({n.id for fn, _ in self.parts for n in ast.walk(fn)
-                       if isinstance(n, ast.Name) and n.id in numba_divisions.HELPERS})
+                       if isinstance(n, ast.Name) and
+                       n.id in (*numba_divisions.HELPERS, "present")})
         if used:
-            # (integer division as Python's: numba_divisions)
+            # (integer division as Python's: numba_divisions; a callee's optional result)
             header = header[:-1] + f"from adgen.numba_runtime import {', '.join(used)}\n\n"
         if len(self.parts) > 2:
             # the callees are compiled by numba when the function that calls them is; numba
@@ -448,6 +456,20 @@ def _free_parameters(fwd: ast.FunctionDef, pb: ast.FunctionDef, free: tuple[str,
         if k not in have:
             saved.elts.append(ast.Name(id=k, ctx=ast.Load()))
             read.elts.append(ast.Name(id=k, ctx=ast.Store()))
+
+
+def _present_result(fwd: ast.FunctionDef) -> None:
+    """A callee's forward that still binds a name to None (``retval1 = None`` merged over
+    an early return, an int the caller may index with) returns ``present(retval1_5)``:
+    numba types the value as optional, and its caller cannot index with that."""
+    ret = fwd.body[-1] if fwd.body else None
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and
+            ret.value.elts and isinstance(ret.value.elts[0], ast.Name)):
+        return
+    if any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and
+           n.value.value is None for n in ast.walk(fwd)):
+        ret.value.elts[0] = ast.Call(func=ast.Name(id="present", ctx=ast.Load()),
+                                     args=[ret.value.elts[0]], keywords=[])
 
 
 def _constant_type(v: Any) -> Any:

@@ -82,9 +82,28 @@ __all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", 
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
            "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
-           "or_zeros", "or_zeros_of_tree", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
+           "or_zeros", "or_zeros_of_tree", "present", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
            "sum_axis", "sum_keepdims", "sum_vjp", "unbroadcast", "with_shadows", "zero_if_none", "zeros_into", "zeros_like", "zeros_of_tree"]
+
+
+def present(v: Any) -> Any:
+    """The value of a helper's result that numba types as optional (``retval1 = None``
+    merged over an early return: ``Optional(int64)``), as a number: numba indexes an array
+    with an int, not with an optional one. A None there (the helper ran off its end)
+    raises numba's TypeError; a value of another type is returned as it is."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(present, jit_options={"cache": True})
+def _present(v):
+    if isinstance(v, types.Optional):
+        if isinstance(v.type, types.Integer):
+            return lambda v: v + 0
+        if isinstance(v.type, types.Float):
+            return lambda v: v * 1.0
+        return None
+    return lambda v: v
 
 
 def zeros_like(x: Any) -> Any:
