@@ -3,7 +3,7 @@
 - A helper with an early ``return`` (inside a loop or a branch) merges its return value
   over a name the default pipeline binds to None first (``retval1 = None``): numba typed it
   an optional float or bool and refused to record it ("Resolution failure for literal
-  arguments"). ``numba_call_forms.none_floats`` now takes such a name for the kind its
+  arguments"). ``numba_value_types.none_floats`` now takes such a name for the kind its
   copies have (a NaN, an empty array, False, never read where the branch did not run).
 - An array made on some steps only (``if k % 2 == 0: buf = np.zeros(n)``), also bound
   before the loop: "the gradient reads back buf_2 from each iteration, and it is None on

@@ -9,7 +9,7 @@ under both policies. Skipped without numba.
   (``numba_call_forms.reversed_checks``).
 - ``m.astype(float)``: numba's ``astype`` takes NumPy's scalar types, not Python's
   ("Invalid use of BoundFunction(array.astype ...)"); it is written ``np.float64``
-  (``numba_call_forms.builtin_dtypes``).
+  (``numba_value_types.builtin_dtypes``).
 - ``np.isfinite(x).astype(np.float64)``, refused (adgen runs it as it is): the message said
   ``(np.isfinite(x)).astype((np.float64))``.
 - ``grad(f, argnums=(0, 1))`` where argument 1 is a float read only by a comparison: the

@@ -34,6 +34,7 @@ from adgen.transforms import (
     numba_shadows,
     numba_tapes,
     numba_unbound,
+    numba_value_types,
 )
 from adgen.transforms.analyses.numba_types import (
     NUMBER_KINDS,
@@ -168,7 +169,7 @@ class _Module:
         numba_call_forms.newaxis_items(rw)
         numba_call_forms.dot_products(rw)
         numba_call_forms.reshape_orders(rw)
-        numba_call_forms.builtin_dtypes(rw)
+        numba_value_types.builtin_dtypes(rw)
         numba_call_forms.reversed_checks(rw)
         numba_unbound.unbound_flags(rw, lambda: scalar_types(
             fwd, params, _out_types(callees) if callees else None))
@@ -185,8 +186,8 @@ class _Module:
         if callees:
             numba_call_forms.name_call_arguments(rw, frozenset(callees))
         types_ = scalar_types(fwd, params, _out_types(callees) if callees else None)
-        numba_call_forms.none_floats(rw, types_)
-        numba_call_forms.bool_floats(rw, types_)
+        numba_value_types.none_floats(rw, types_)
+        numba_value_types.bool_floats(rw, types_)
         if callees:
             self.link(rw, fwd, pb, types_, callees)
         numba_shadows.view_indices(rw, types_)
@@ -198,7 +199,7 @@ class _Module:
         numba_call_forms.overlapping_updates(rw)
         numba_call_forms.matmul_accumulations(rw)
         numba_call_forms.float32_products(rw, types_)
-        numba_call_forms.dtype_values(rw)
+        numba_value_types.dtype_values(rw)
         numba_divisions.checked_divisions((fwd, pb), types_)
         # nothing of the default runtime is left
         for fn in (fwd, pb):
