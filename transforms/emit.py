@@ -2,8 +2,8 @@
 
 Input: gast FunctionDefs from the reverse pass. Output: source text, and functions compiled
 through ``linecache`` so tracebacks, pdb and ``inspect.getsource`` show the generated code.
-The standard library's ``ast.unparse`` (Python 3.9+) does what the ``astunparse`` backport
-did; adgen needs no third-party unparser.
+The text is the standard library's ``ast.unparse`` of the tree, printed from the gast nodes
+themselves (``gast_unparse``); adgen needs no third-party unparser.
 
 A linecache entry lives as long as a function compiled from it: it is released when the last
 of them is garbage-collected, so dropping compiled functions (``pipeline.clear_cache()``, a
@@ -14,7 +14,6 @@ and ``<adgen f save forward #2>``), so a traceback shows the lines that ran.
 
 from __future__ import annotations
 
-import ast
 import linecache
 import re
 import threading
@@ -23,43 +22,15 @@ import weakref
 from typing import Any
 
 import gast
-from adgen.transforms.gast_ast import to_ast
+from adgen.transforms.gast_unparse import unparse
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00(# .*)\2$", re.MULTILINE)
 
 
 def to_source(node: gast.AST) -> str:
     """Source text of a gast node, with the reverse pass's comment markers as comments."""
-    tree = to_ast(node)
-    _statement_lines(tree)
-    text = ast.unparse(tree)
+    text = unparse(node)
     return _COMMENT.sub(lambda m: m.group(1) + m.group(3).replace("\\'", "'"), text)
-
-
-def _statement_lines(tree: ast.AST) -> None:
-    """A line number on each statement that has none: ``ast.unparse`` reads it (to look up
-    type-ignore comments) on definitions, loops, ``with`` and assignments; expressions need
-    none, since the text is compiled, not the tree (``ast.fix_missing_locations`` visited
-    every node, a tenth of a large function's build)."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.stmt) and getattr(node, "lineno", None) is None:
-            node.lineno = 1
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                if block and all(_is_comment(b) for b in block):
-                    # an arm whose statements a later pass dropped keeps its comment: the
-                    # text needs a statement under it (an IndentationError otherwise)
-                    block.append(ast.Pass(lineno=1))
-                todo.extend(b for b in block if isinstance(b, ast.AST))
-
-
-def _is_comment(node: Any) -> bool:
-    """A comment marker of the reverse pass (an expression statement of a string)."""
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
-        isinstance(node.value.value, str) and node.value.value.startswith("\x00#")
 
 
 class _Lines:
