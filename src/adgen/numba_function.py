@@ -234,9 +234,10 @@ class NumbaFunction:
 
         from adgen.transforms.numba_divisions import ERROR_MODEL
 
-        # (numba's cache index does not key on the compile options: the error model is in
-        # the module's name)
-        digest = hashlib.sha256((code.source + runtime_hash() + ERROR_MODEL).encode()) \
+        # (numba's cache index does not key on the compile options: the error model, and
+        # NUMBA_BOUNDSCHECK, which makes numba check every index, are in the module's name)
+        options = f"{ERROR_MODEL} boundscheck={numba.config.BOUNDSCHECK}"
+        digest = hashlib.sha256((code.source + runtime_hash() + options).encode()) \
             .hexdigest()[:20]
         modname = f"adgen_numba_{self.base.name}_{digest}"
         root = cache_dir()
