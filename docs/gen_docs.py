@@ -135,7 +135,7 @@ def optional_rules() -> list[str]:
              "polygamma that the log-gamma family's derivatives need). `logsumexp` with "
              "`axis`, `b=` and `keepdims` (`return_sign=` is refused, with the form to write). "
              "See [Interop](interop.md)."), "",
-            ", ".join(f"`{n}`" for n in names) + ".", *_scipy_linalg()]
+            ", ".join(f"`{n}`" for n in names) + ".", *_scipy_linalg(), *_scipy_stats()]
 
 
 def _scipy_linalg() -> list[str]:
@@ -148,6 +148,20 @@ def _scipy_linalg() -> list[str]:
              "triangle scipy reads (`lower=`, `assume_a=\"pos\"`); `solve`'s `assume_a` "
              "`her`, `banded` and `tridiagonal` and complex matrices are refused. A triangular "
              "solve runs as a general one (O(n^3))."), "",
+            ", ".join(f"`{n}`" for n in names) + "."]
+
+
+def _scipy_stats() -> list[str]:
+    """The references for ``scipy.stats``, read from their module's source."""
+    source = (DOCS.parent / "src" / "adgen" / "rules" / "scipy_stats.py").read_text()
+    names = re.findall(r'name="(scipy\.stats\.[\w.]+)"', source)
+    return ["", "## scipy.stats (with scipy installed)", "",
+            ("Registered when your code imports `scipy.stats`: reference implementations of "
+             "the normal distribution's methods, with `loc` and `scale` by position or keyword "
+             "(`src/adgen/rules/scipy_stats.py`, over `scipy.special.ndtr`, `log_ndtr` and "
+             "`ndtri`); NaN for a scale that is not positive, as in scipy. A frozen "
+             "distribution (`norm(mu, s).cdf(x)`) and the other distributions are refused: "
+             "write the density with NumPy and `scipy.special` (`gammaln`, `xlogy`)."), "",
             ", ".join(f"`{n}`" for n in names) + "."]
 
 

@@ -10,11 +10,12 @@ os.environ.setdefault("ADGEN_CHECK_FROZEN", "1")
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-# The rules for scipy.special register once scipy.special is imported (never by adgen itself):
+# The rules for scipy.special (.linalg, .stats) register once it is imported (never by adgen itself):
 # import it here when the extra is installed, so every test sees one registry whatever ran first
 try:
     import scipy.linalg  # noqa: F401
     import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
 except ImportError:  # pragma: no cover - the extra is not installed
     pass
 else:

@@ -252,7 +252,9 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
 
     - a bound method (``m.loss`` of a global object ``m``) is None, as in the plan: a call
       of it goes through the dispatch with its receiver (``lower_mutation`` sees the method
-      itself, to tell ``q._replace`` of a namedtuple from a user's method);
+      itself, to tell ``q._replace`` of a namedtuple from a user's method); but a library
+      method with a reference implementation (``scipy.stats.norm.cdf``) is itself, as a
+      NumPy function is;
     - an ``lru_cache`` wrapper is the function it wraps (``cached_functions``; a global name's
       already is, in ``parse``'s namespace), as in the plan, which also replaces a NumPy
       function by its reference implementation (compiled as a user call there);
@@ -260,7 +262,7 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
       ``MISSING``, since a global bound to None is a value it folds.
     """
     obj = dotted_object(parsed, node, builtin_names=True)
-    if obj is NOT_FOUND or is_bound_method(obj):
+    if obj is NOT_FOUND or is_bound_method(obj) and registry.reference_of(obj) is None:
         return None  # (m.loss(x) of a global object m: called as self.loss(x) is)
     return uncached(obj)  # an lru_cache'd function: the function it wraps
 

@@ -233,7 +233,8 @@ class Plan:
         - a NumPy function with a reference implementation (rules/composites.py) is that
           implementation, which is compiled as a user call.
         As in ``front.resolve``, a bound method is MISSING (the call goes through the
-        dispatch with its receiver: ``m.loss(x)`` as ``self.loss(x)``), and an ``lru_cache``
+        dispatch with its receiver: ``m.loss(x)`` as ``self.loss(x)``) unless it has a
+        reference (``scipy.stats.norm.cdf``: that implementation), and an ``lru_cache``
         wrapper is the function it wraps (``helpers.cube``, ``cfg.f``: kept as the wrapper,
         the call was refused for want of a rule while forward mode differentiated it).
         """
@@ -242,7 +243,7 @@ class Plan:
 
             return getattr(runtime, node.id)
         obj = dotted_object(self.parsed, node, builtin_names=True, also_local=self.namer_locals)
-        if obj is NOT_FOUND or is_bound_method(obj):
+        if obj is NOT_FOUND or is_bound_method(obj) and registry.reference_of(obj) is None:
             return MISSING  # (m.loss(x) of a global object m: called as self.loss(x) is)
         obj = uncached(obj)  # an lru_cache'd function: the function it wraps
         ref = registry.reference_of(obj)

@@ -879,3 +879,12 @@ cases("adgen.sequence_product", C([randn(3)], 3), C(2, (randn(), randn(2))),
 # forward mode's check of a partial's bound tangents (rules/jvps.py): zero tangents pass
 cases("adgen.rules.helpers_tangent.partial_binds_no_tangent", C((np.zeros(3), 0.0)),
       C(([np.zeros(2)], None)))
+
+# scipy.special.ndtri (rules/scipy_special.py; scipy.stats.norm.ppf's), appended: no draws
+try:
+    import scipy.special as _special  # noqa: F401, F811
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    cases("scipy.special.ndtri", C(np.array([0.02, 0.3, 0.5, 0.97])), C(0.2),
+          C(np.array([[0.1, 0.6], [0.45, 0.999]])))

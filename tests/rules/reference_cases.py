@@ -323,3 +323,18 @@ REFERENCE_CASES["numpy.cov"] += [
     C(randn(6, 2), rowvar=False, fweights=np.array([1, 2, 1, 3, 1, 2])),
     C(randn(2, 5), fweights=np.array([2, 1, 1, 1, 3]), aweights=pos(5), ddof=2),
     C(randn(5), randn(5), aweights=pos(5), bias=True)]
+
+# scipy_stats.py (appended; no draws): scipy.stats.norm's methods, loc and scale by position
+# and keyword (differentiated), a scale that is not positive (NaN, as scipy)
+try:
+    import scipy.stats as _scipy_stats  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    _xs = np.array([-1.7, -0.2, 0.4, 2.3])
+    _qs = np.array([0.02, 0.3, 0.5, 0.95])
+    for _name in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"):
+        cases(f"scipy.stats.norm.{_name}", C(_xs), C(_xs, 0.3, 1.7), C(0.6, scale=0.8),
+              C(_xs, loc=np.array([0.1, -0.2, 0.0, 0.5]), scale=2.0))
+    for _name in ("ppf", "isf"):
+        cases(f"scipy.stats.norm.{_name}", C(_qs), C(_qs, 0.3, 1.7), C(0.2, loc=-1.0, scale=0.5))

@@ -79,6 +79,7 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
                  **consts}  # adgen: its own helpers
     if name.startswith("scipy."):  # the optional extra's functions, as its user imports them
         import scipy.linalg
+        import scipy.stats  # noqa: F401
 
         namespace["scipy"] = scipy
     exec(compile(src, filename, "exec"), namespace)  # noqa: S102

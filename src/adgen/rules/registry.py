@@ -41,6 +41,7 @@ import ast
 import inspect
 import sys
 import textwrap
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +231,8 @@ def lookup(func: Any) -> Rule | None:
 # Rules for functions of optional packages, registered once the user's code has imported the
 # package (adgen never imports it): package -> the module of adgen's rules for it
 _OPTIONAL: dict[str, str] = {"scipy.special": "adgen.rules.scipy_special",
-                             "scipy.linalg": "adgen.rules.scipy_linalg"}
+                             "scipy.linalg": "adgen.rules.scipy_linalg",
+                             "scipy.stats": "adgen.rules.scipy_stats"}
 
 
 def load_optional_rules() -> None:
@@ -653,6 +655,7 @@ class Reference:
 
 _REFERENCES: dict[int, Reference] = {}
 _REFERENCE_IMPLS: dict[int, Reference] = {}
+_METHOD_REFERENCES: dict[tuple[int, str], Reference] = {}
 
 
 def defreference(primal: Callable[..., Any], *, name: str | None = None
@@ -671,6 +674,10 @@ def defreference(primal: Callable[..., Any], *, name: str | None = None
         ref = Reference(primal=primal, name=qual, impl=impl)
         _REFERENCES[id(primal)] = ref
         _REFERENCE_IMPLS[id(impl)] = ref
+        if type(primal) is types.MethodType:
+            # scipy.stats.norm.cdf: a new bound method at every attribute access, found by
+            # its object and name
+            _METHOD_REFERENCES[(id(primal.__self__), primal.__name__)] = ref
         _GENERATION[0] += 1
         return impl
 
@@ -680,6 +687,13 @@ def defreference(primal: Callable[..., Any], *, name: str | None = None
 def reference_of(func: Any) -> Callable[..., Any] | None:
     """The reference implementation adgen compiles for ``func``, or None (none, or a rule)."""
     ref = _REFERENCES.get(id(func))
+    if ref is None and type(func) is types.MethodType:
+        if _OPTIONAL and any(m in sys.modules for m in _OPTIONAL):
+            load_optional_rules()
+        ref = _METHOD_REFERENCES.get((id(func.__self__), func.__name__))
+        if ref is not None and ref.primal == func:  # (the same object's same method)
+            return ref.impl
+        return None
     if ref is None or ref.primal is not func or lookup(func) is not None:
         return None
     return ref.impl

@@ -61,6 +61,12 @@ def log_ndtr(g: Any, out: Any, x: Any) -> Any:
     return g * np.exp(-0.5 * (x * x) - out) / np.sqrt(2.0 * np.pi)
 
 
+@defvjp(special.ndtri, "y", reads="out", name="scipy.special.ndtri")
+def ndtri(g: Any, out: Any, y: Any) -> Any:
+    # the inverse of ndtr: one over the normal density at the result
+    return g * np.sqrt(2.0 * np.pi) * np.exp(0.5 * (out * out))
+
+
 @defvjp(special.gammaln, "x", reads="x", name="scipy.special.gammaln")
 def gammaln(g: Any, out: Any, x: Any) -> Any:
     return g * special_digamma(x)
@@ -96,7 +102,7 @@ def xlog1py(g: Any, out: Any, x: Any, y: Any) -> Any:
 
 
 defjvp_kind("elementwise", special.expit, special.logit, special.erf, special.erfc,
-            special.ndtr, special.log_ndtr, special.gammaln, special.digamma,
+            special.ndtr, special.log_ndtr, special.ndtri, special.gammaln, special.digamma,
             special.polygamma, special.betaln, special.xlogy, special.xlog1py)
 
 # The helpers the pullbacks above call, differentiated in turn (hessian, grad of grad, jvp of
