@@ -89,6 +89,14 @@ class Stores:
                                           index_value(idx), g))]
         b = self.pb.bar(x)
         out: list[gast.stmt] = self.pb.own(x, b, state, s)
+        if self.plan.kinds.get(x) in (NUMBER, None, 0) and (
+                isinstance(v.slice, gast.Tuple) and not v.slice.elts or
+                isinstance(v.slice, gast.Constant) and v.slice.value is Ellipsis):
+            # s[()] / s[...] of a NumPy scalar (np.sum(...)[()]), a 0-d array or a value of
+            # unknown kind: the value itself (an array's too), whose adjoint may be a number
+            # (zeros_like of a scalar, zeros_of_tree of shape ()), not an array to index
+            out.append(assign(name(b, gast.Store), call_node("add", name(b), g), s))
+            return out
         has_names = any(isinstance(e, gast.Name) for e in walk(v.slice))
         if basic_index(v.slice, self.plan.int_names) and (
                 not has_names or isinstance(self.plan.kinds.get(x), int)):
