@@ -118,8 +118,11 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     if gast.Match in present:
         from adgen.transforms.lower_match import lower_match
 
-        lower_match(tree, Namer(tree))  # its captures are names like any other from here on
-    namer = Namer(tree)
+        # (its captures are names like any other from here on)
+        lower_match(tree, Namer(tree, parsed.namespace))
+    # fresh names clash neither with the function's own nor with those it may read: a
+    # comprehension's f renamed f1 beside a global function f1 was resolved as that global
+    namer = Namer(tree, parsed.namespace)
     # the free names the function reads, as Python binds them (bindings.py); those that
     # clash with the generated code's own names are read under fresh ones
     free = [n for n in read_names(tree, parsed.is_local)

@@ -5,6 +5,8 @@ Not a pass: a helper every rewriting pass shares, so names never clash with the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import gast
 from adgen.transforms.walk import walk
 
@@ -23,8 +25,12 @@ def unused_name(base: str, taken: set[str], sep: str = "", first: int = 1) -> st
 class Namer:
     """Hands out names not used anywhere in the function, numbered per prefix."""
 
-    def __init__(self, tree: gast.AST) -> None:
+    def __init__(self, tree: gast.AST, also: Iterable[str] = ()) -> None:
+        """``also``: names the function may read besides its own (its globals and closure
+        cells): a generated local named like one (a comprehension's ``f`` renamed ``f1``
+        beside a global function ``f1``) was resolved as that global by the analyses."""
         self.taken: set[str] = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
+        self.taken.update(also)
         # the generated pullback's own parameters and locals
         self.taken |= {"out_bar", "saved", "sh", "top"}
         self.user = frozenset(self.taken)  # the function's own names (and those above)
