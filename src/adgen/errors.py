@@ -72,7 +72,7 @@ class AdgenError(Exception):
         inside = self.location is not None and self.location.file != where.file
         self.location = where
         # named once, at the user's own call (not at the library's calls of its internals)
-        package = _installed_package(callee) if inside and not _installed(where.file) else None
+        package = _installed_package(callee) if inside and not installed_file(where.file) else None
         if package is not None and not getattr(self, "_library_named", False):
             self._library_named = True
             name = _public_name(callee)
@@ -88,6 +88,14 @@ class AdgenError(Exception):
                              "operand of a product: R @ v, v @ R, R.dot(v), R.T.dot(v); for "
                              "an elementwise product R.multiply(v), write R.toarray() * v "
                              "(dense), or " + self.hint)
+            elif name.startswith("scipy.stats."):
+                # a distribution other than norm, a frozen one, or multivariate_normal
+                self.hint = ("adgen differentiates scipy.stats.norm's pdf, logpdf, cdf, "
+                             "logcdf, sf, logsf, ppf and isf called on norm itself, with loc "
+                             "and scale as arguments: for a frozen norm(mu, s).logpdf(x) write "
+                             "norm.logpdf(x, mu, s); for another distribution write its "
+                             "log-density with NumPy and scipy.special (gammaln, xlogy, "
+                             "betaln, log_ndtr), or " + self.hint)
         self.args = (self.format(),)
 
     def format(self) -> str:
@@ -119,7 +127,7 @@ def _installed_package(fn: object) -> str | None:
 
     module = sys.modules.get(str(getattr(fn, "__module__", "") or ""))
     file = getattr(module, "__file__", None)
-    if not file or not _installed(file):
+    if not file or not installed_file(file):
         return None
     return module.__name__.split(".")[0]  # type: ignore[union-attr]
 
@@ -139,7 +147,7 @@ def _public_name(fn: object) -> str:
     return f"{module}.{getattr(fn, '__qualname__', name)}"
 
 
-def _installed(file: str) -> bool:
+def installed_file(file: str) -> bool:
     """Whether ``file`` is part of an installed package (site-packages) or the standard
     library, rather than the user's own code."""
     import os

@@ -17,7 +17,7 @@ import linecache
 import os
 from typing import Any
 
-from adgen.errors import AdgenError, Location, UnsupportedError
+from adgen.errors import AdgenError, Location, UnsupportedError, installed_file
 
 __all__ = ["annotate"]
 
@@ -41,6 +41,7 @@ def annotate(exc: BaseException, compiled: Any) -> None:
     while tb is not None:
         frames.append((tb.tb_frame.f_code, tb.tb_lineno))
         tb = tb.tb_next
+    library = None
     for code, lineno in reversed(frames):
         owner = codes.get(code)
         if owner is not None:
@@ -55,30 +56,43 @@ def annotate(exc: BaseException, compiled: Any) -> None:
             return
         if where.file.startswith(_ADGEN_DIR):
             continue  # a reference implementation (np.interp's): the user's call is outside
-        try:
-            exc.__adgen_located__ = True  # type: ignore[attr-defined]  # an outer call: once
-            if isinstance(exc, AdgenError):
-                if owner is not None:
-                    _callee_in_users_words(exc, owner, code.co_filename)
-                if exc.location is None:
-                    exc.location = where
-                    exc.args = (exc.format(),)
-                elif exc.location.file != where.file or \
-                        getattr(exc, "at_callee_def", False):
-                    # refused compiling a function called through a variable, a method or
-                    # an object (dispatch.forward_of), in another file: at the user's call
-                    exc.at_call(where, getattr(exc, "called", None))
-            elif hasattr(exc, "add_note"):
-                taken = _fill_taken(exc, where)
-                if taken:
-                    refused = UnsupportedError(taken[0], where, hint=taken[1])
-                    refused.__adgen_located__ = True  # type: ignore[attr-defined]
-                    raise refused from exc
-                exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
-                             f"\n    {where.source_line.strip()}")
-        except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
-            pass
+        if installed_file(where.file):
+            # a library's function adgen compiled (scipy's multivariate_normal.logpdf, which
+            # refused a call it makes when it ran): the user's call is further out
+            library = library or (owner, code, where)
+            continue
+        _locate(exc, owner, code, where)
         return
+    if library is not None:  # the user called no compiled function: the library's line
+        _locate(exc, *library)
+
+
+def _locate(exc: BaseException, owner: Any, code: Any, where: Location) -> None:
+    """Says ``where`` (the user's line of ``code``, a frame of ``owner``'s forward) in
+    ``exc``: its location, or its call's, or a note."""
+    try:
+        exc.__adgen_located__ = True  # type: ignore[attr-defined]  # an outer call: once
+        if isinstance(exc, AdgenError):
+            if owner is not None:
+                _callee_in_users_words(exc, owner, code.co_filename)
+            if exc.location is None:
+                exc.location = where
+                exc.args = (exc.format(),)
+            elif exc.location.file != where.file or \
+                    getattr(exc, "at_callee_def", False):
+                # refused compiling a function called through a variable, a method or
+                # an object (dispatch.forward_of), in another file: at the user's call
+                exc.at_call(where, getattr(exc, "called", None))
+        elif hasattr(exc, "add_note"):
+            taken = _fill_taken(exc, where)
+            if taken:
+                refused = UnsupportedError(taken[0], where, hint=taken[1])
+                refused.__adgen_located__ = True  # type: ignore[attr-defined]
+                raise refused from exc
+            exc.add_note(f"adgen: raised while differentiating your code, at {where}:"
+                         f"\n    {where.source_line.strip()}")
+    except (AttributeError, TypeError):  # an exception that takes no attributes: as it is
+        pass
 
 
 def _callee_in_users_words(exc: AdgenError, owner: Any, file: str) -> None:

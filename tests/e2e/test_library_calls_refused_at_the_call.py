@@ -16,6 +16,7 @@ import adgen
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 scipy_stats = pytest.importorskip("scipy.stats")
+multivariate_normal = scipy_stats.multivariate_normal  # as `from scipy.stats import ...` binds it
 
 
 def matrix_exponential_loss(A):
@@ -71,3 +72,22 @@ def test_np_copy_with_an_order(mutation):
     check_grad(copies_in_fortran_order, (np.arange(6.0).reshape(2, 3) + 1,), mutation=mutation)
     got = adgen.jvp(copies_in_fortran_order, (np.ones((2, 3)),), (np.ones((2, 3)),))[1]
     assert got == pytest.approx(2 * 9 * 3 + 2 * 3 + 6)
+
+
+def gaussian_mixture_component(mu):
+    # scipy's multivariate_normal.logpdf compiles, and refuses a call of its own (an eigh
+    # behind a wrapper reading *args) only when it runs: that refusal was located at
+    # scipy's line, not at this one
+    cov = np.eye(2) * 0.5
+    return multivariate_normal.logpdf(np.array([0.3, -0.2]), mu, cov)  # MARK mvn
+
+
+def test_refused_inside_a_library_when_it_runs_at_the_users_line():
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(gaussian_mixture_component)(np.zeros(2))
+    err = info.value
+    assert err.location is not None and err.location.file == __file__
+    assert err.location.line == _line("# MARK mvn")
+    assert "(from the installed package scipy)" in err.message
+    assert any("_multivariate.py" in where.file for where in err.inner)  # scipy's line too
+    assert "norm.logpdf(x, mu, s)" in err.hint  # what adgen covers of scipy.stats
