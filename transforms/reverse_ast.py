@@ -31,6 +31,10 @@ UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: opera
 MASK_BINOPS = {gast.BitAnd: np.bitwise_and, gast.BitXor: np.bitwise_xor}
 
 
+# Calls._held_after's entries of Record.items_around (what a holder holds after a call)
+HELD_AFTER = "held"
+HELD_AFTER_ANY = "held, any call"
+
 class Site:
     """A mutation site and what was decided there (becomes an adgen.MutationSite).
 
@@ -137,8 +141,10 @@ class Recording:
         self.result_entry: dict[int, str] = {}
         # a call given a container whose arrays the pullback keeps in shadow memory -> the
         # names the forward binds to its slots (runtime.items_at) before the call (False) and
-        # after it (True): (container, name, after)
-        self.items_around: dict[int, list[tuple[str, str, bool]]] = {}
+        # after it (True): (container, name, after); and, for a name held_adjoint walks
+        # (Calls._held_after), to what it holds after the call (HELD_AFTER: unless the call
+        # changes no object, HELD_AFTER_ANY: always)
+        self.items_around: dict[int, list[tuple[str, str, bool | str]]] = {}
         self.saved_names: list[str] = []  # what the forward hands over
 
 

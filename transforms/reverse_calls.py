@@ -11,6 +11,8 @@ from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
+    HELD_AFTER,
+    HELD_AFTER_ANY,
     MISSING,
     Site,
     attr_node,
@@ -242,7 +244,8 @@ class Calls:
                 continue
             b = self.pb.bar(a.id)
             own: gast.expr = name(b) if b in state else gast.Constant(None, None)
-            pairs = [e for n in holders for e in (name(n), name(self.pb.bar(n)))]
+            pairs = [e for n in holders for e in (name(self._held_after(s, n, saved)),
+                                                   name(self.pb.bar(n)))]
             out.append(assign(gast.Tuple(elts=[name(b, gast.Store)] + [
                 name(self.pb.bar(n), gast.Store) for n in holders], ctx=gast.Store()),
                 call_node("held_adjoint", name(a.id), own,
@@ -250,6 +253,20 @@ class Calls:
                           *pairs), s))
             state.add(b)
         return out
+
+    def _held_after(self, s: gast.stmt, holder: str, saved: str | None) -> str:
+        """The name the forward binds, right after the call ``s``, to what ``holder`` holds
+        then (runtime.held_items): the holder's slots may be rebound by later lines
+        (``self.fc = self.other``) before the pullback walks it."""
+        around = self.rec.items_around.setdefault(id(s), [])
+        kind = HELD_AFTER if saved is not None else HELD_AFTER_ANY
+        for n, v, after in around:
+            if n == holder and after == kind:
+                return v
+        v = self.pb.namer.fresh(f"{holder}_held")
+        self.rec.extra_fwd.add(v)
+        around.append((holder, v, kind))
+        return v
 
     def _bound_before(self, s: gast.stmt) -> set[str]:
         """The names bound before ``s`` in the function's text (its parameters, the targets of

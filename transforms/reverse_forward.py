@@ -19,6 +19,8 @@ from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.parse import varargs_of
 from adgen.transforms.reverse_ast import (
+    HELD_AFTER,
+    HELD_AFTER_ANY,
     MISSING,
     Recording,
     attr_node,
@@ -418,7 +420,12 @@ class Forward:
                 for container, var, after in self.rec.items_around.get(id(s), ()):
                     # the container's slots around the call (Calls.items_around)
                     snap = assign(name(var, gast.Store), call_node("items_at", name(container)), s)
-                    if after:
+                    if after in (HELD_AFTER, HELD_AFTER_ANY):
+                        # what a name held_adjoint walks holds after the call (Calls._held_after)
+                        post = [assign(name(var, gast.Store), call_node(
+                            "held_items", name(container),
+                            *([name(saved)] if after == HELD_AFTER else [])), s)] + post
+                    elif after:
                         post = [snap] + post
                     else:
                         pre = pre + [snap]

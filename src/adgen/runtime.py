@@ -267,6 +267,44 @@ def with_receiver(cts: tuple[Any, ...], n: int, obj: Any = None,
     return tuple(cts)
 
 
+class HeldItems:
+    """A list, tuple, dict or object (``of``) and what its slots held when :func:`held_items`
+    looked (``slots``: a list, or a dict by key or attribute name)."""
+
+    __slots__ = ("of", "slots")
+
+    def __init__(self, of: Any, slots: Any) -> None:
+        self.of = of
+        self.slots = slots
+
+
+def held_items(x: Any, saved: Any = None, made: dict[int, Any] | None = None) -> Any:
+    """What ``x`` (a name that may hold an object a call changes) holds right after the call,
+    at any depth, for :func:`held_adjoint`, whose pullback runs after later lines may have
+    rebound its slots (``h = self.fc(x); self.fc = self.other``: walked as it is then, the
+    adjoint of what ``self.fc`` held went to the other layer's weights, silently). ``saved``:
+    the call's saved values, as held_adjoint is given them (a call that changes no object:
+    None, nothing is walked)."""
+    if saved is not None and _changes_no_object(saved):
+        return None
+    made = {} if made is None else made
+    if id(x) in made:
+        return made[id(x)]
+    if isinstance(x, (list, tuple)):
+        out = made[id(x)] = HeldItems(x, [])
+        out.slots.extend(held_items(v, None, made) for v in x)
+    elif isinstance(x, dict):
+        out = made[id(x)] = HeldItems(x, {})
+        out.slots.update((k, held_items(v, None, made)) for k, v in x.items())
+    elif hasattr(x, "__dict__") and not isinstance(x, (type, np.ndarray, np.generic)) and \
+            not is_function_like(x):
+        out = made[id(x)] = HeldItems(x, {})
+        out.slots.update((k, held_items(v, None, made)) for k, v in vars(x).items())
+    else:
+        return x
+    return out
+
+
 def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ...]:
     """Before the pullback of a call that may change the object ``obj`` (``m.forward(x)``
     setting ``self.z``): its adjoint, and the adjoints of ``holders`` without it.
@@ -292,7 +330,10 @@ def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ..
     total = own
     out = []
     for k in range(0, len(holders), 2):
-        if holders[k] is obj:  # another name of the object (m = Model(w); ms = [m]; ms[0]...)
+        if holders[k] is None:  # (held_items: the call changes no object)
+            out.append(holders[k + 1])
+            continue
+        if _held(holders[k]) is obj:  # another name of the object (m = Model(w); ms = [m]; ms[0]...)
             found, rest = holders[k + 1], zeros_like(obj)
         else:
             found, rest = _take_held(obj, holders[k], holders[k + 1], set())
@@ -319,18 +360,24 @@ def _changes_no_object(saved: Any) -> bool:
     return False
 
 
+def _held(value: Any) -> Any:
+    return value.of if isinstance(value, HeldItems) else value
+
+
 def _take_held(obj: Any, value: Any, adjoint: Any, inside: set[int]) -> tuple[Any, Any]:
     """(the adjoint of ``obj`` where ``value`` holds it, ``adjoint`` without it); (None,
     adjoint) when ``value`` does not hold it or its adjoint has no entry there."""
+    slots = value.slots if isinstance(value, HeldItems) else None
+    value = _held(value)
     if adjoint is None or id(value) in inside or isinstance(value, (np.ndarray, np.generic)):
         return None, adjoint
     if isinstance(value, (list, tuple)) and isinstance(adjoint, (list, tuple)):
-        pairs = list(enumerate(value))
+        pairs = list(enumerate(value if slots is None else slots))
     elif isinstance(value, dict) and isinstance(adjoint, dict):
-        pairs = list(value.items())
+        pairs = list((value if slots is None else slots).items())
     elif isinstance(adjoint, ObjectAdjoint) and hasattr(value, "__dict__") and \
             not is_function_like(value):
-        pairs = list(vars(value).items())
+        pairs = list((vars(value) if slots is None else slots).items())
     else:
         return None, adjoint
     inside.add(id(value))
@@ -345,7 +392,7 @@ def _take_held(obj: Any, value: Any, adjoint: Any, inside: set[int]) -> tuple[An
             g = adjoint[key]
         else:
             continue
-        if v is obj:
+        if _held(v) is obj:
             found, left = g, None
         else:
             found, left = _take_held(obj, v, g, inside)
@@ -732,7 +779,7 @@ __all__ = [
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
-    "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint",
+    "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "match_sequence", "checked_callable",
     *_helper_names,
