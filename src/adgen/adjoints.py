@@ -351,7 +351,7 @@ def as_gradient(ct: Any, primal: Any, inside: frozenset[int] = frozenset()) -> A
         return {k: as_gradient(ct.get(k) if isinstance(ct, dict) else None, v, inside)
                 for k, v in primal.items()}
     if isinstance(ct, ObjectAdjoint) and hasattr(primal, "__dict__"):
-        out = copy.copy(primal)
+        out = _copied_object(primal)
         for k, v in vars(primal).items():
             # into the copy's __dict__: a frozen dataclass or a class whose __setattr__
             # refuses would keep the argument's own values (FrozenInstanceError is an
@@ -359,6 +359,32 @@ def as_gradient(ct: Any, primal: Any, inside: frozenset[int] = frozenset()) -> A
             vars(out)[k] = as_gradient(ct.get(k), v, inside | {id(primal)})
         return out
     return ct
+
+
+def _copied_object(primal: Any) -> Any:
+    """A shallow copy of the object ``primal`` to hold its gradient. A proxy whose
+    ``__getattr__`` reads an attribute its ``__init__`` sets (``getattr(self.m, name)``)
+    recurses without end in ``copy.copy``, which looks for ``__setstate__`` on an instance
+    made without ``__init__``: such an object is made by ``__new__`` with the attributes
+    set in its ``__dict__`` (a RecursionError before)."""
+    try:
+        return copy.copy(primal)
+    except RecursionError:
+        pass
+    try:
+        out = type(primal).__new__(type(primal))
+    except TypeError:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"the gradient of a {type(primal).__qualname__} cannot be built: copying it "
+            "recursed without end (its __getattr__ reads an attribute the copy lacks) and its "
+            "class's __new__ needs arguments",
+            hint="give the class a __getattr__ that raises AttributeError for names starting "
+                 "with '_' and for attributes of the object itself, or differentiate "
+                 "with respect to the object it delegates to") from None
+    vars(out).update(vars(primal))
+    return out
 
 
 def shadow_dtype(x: Any) -> np.dtype:
