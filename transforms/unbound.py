@@ -40,7 +40,7 @@ import gast
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
-from adgen.transforms.walk import children
+from adgen.transforms.walk import children, walk
 
 # the runtime's sentinel: a local variable's value before its first assignment
 SENTINEL = "Unbound"
@@ -78,7 +78,7 @@ def check_unbound(fn: gast.FunctionDef, namer: Namer, names: set[str],
     walker = _Walk(set(names), nested=nested)
     if names:
         walker.block(fn.body, _params(fn))
-    if not walker.reads_at and not any(isinstance(n, gast.Delete) for n in gast.walk(fn)):
+    if not walker.reads_at and not any(isinstance(n, gast.Delete) for n in walk(fn)):
         return
     checked: set[str] = set()
 
