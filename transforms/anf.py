@@ -198,7 +198,8 @@ class _Anf:
             node.elts = [self.atom(e, pre, like) for e in node.elts]
             return node
         if isinstance(node, gast.Dict):
-            node.keys = [self.atom(k, pre, like) for k in node.keys]
+            node.keys = [None if k is None else self.atom(k, pre, like)  # (None: **d)
+                         for k in node.keys]
             node.values = [self.atom(v, pre, like) for v in node.values]
             return node
         if isinstance(node, gast.JoinedStr):

@@ -137,6 +137,9 @@ class _Lower:
             refuse = located_at(gast.If(test=name(flag), body=[
                 located_at(gast.Raise(exc=error, cause=None), s)], orelse=[]), s)
             return [test, refuse, s]
+        if isinstance(s, gast.Assign) and isinstance(s.value, gast.Dict) and \
+                any(k is None for k in s.value.keys):
+            return self._merged(s)
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.value, gast.Call):
             callee = self.resolve(s.value.func)
@@ -633,6 +636,27 @@ class _Lower:
         flat = self.namer.fresh("flat")
         return [assign(name(flat, gast.Store), _call_name("flat_view", x), like),
                 store(name(flat), ind, v, like)]
+
+    def _merged(self, s: gast.Assign) -> list[gast.stmt]:
+        """``t = {**a, "k": v, **b}`` (validate lets through only this form, a name bound to
+        the display) -> ``t = dict(a); t["k"] = v; t.update(b)``: a new dict, its items set
+        in the display's order, as Python merges them (it was refused)."""
+        target = s.targets[0]
+        assert isinstance(target, gast.Name)
+        pairs = list(zip(s.value.keys, s.value.values))
+        first: gast.expr = gast.Dict(keys=[], values=[])
+        if pairs[0][0] is None:
+            first = _call_name("dict", pairs.pop(0)[1])
+        out = [assign(name(target.id, gast.Store), first, s)]
+        for key, value in pairs:
+            if key is None:
+                update = gast.Call(func=gast.Attribute(value=name(target.id), attr="update",
+                                                       ctx=gast.Load()),
+                                   args=[value], keywords=[])
+                out.extend(self.stmt(located_at(gast.Expr(value=update), s)))
+            else:
+                out.append(store(name(target.id), key, value, s))
+        return out
 
     def _none(self, result: str | None, like: gast.AST) -> list[gast.stmt]:
         if result is None:

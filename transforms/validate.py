@@ -174,7 +174,11 @@ def validate(parsed: Parsed) -> None:
             "explicitly")
     stored = {n.id for n in walk(fn) if isinstance(n, gast.Name) and
               isinstance(n.ctx, (gast.Store, gast.Del))}
-    for node in walk(fn):
+    merged: set[int] = set()  # {**a, **b} bound to a name: lower_mutation writes it out
+    for node in walk(fn):  # (breadth first: an assignment before its value)
+        if isinstance(node, gast.Assign) and isinstance(node.value, gast.Dict) and \
+                len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            merged.add(id(node.value))
         if isinstance(node, (gast.Global, gast.Nonlocal)) and not stored & set(node.names):
             continue  # ``global G`` with G only read: G is read as without the statement
         kind = _REFUSED.get(type(node))
@@ -195,11 +199,13 @@ def validate(parsed: Parsed) -> None:
                                    parsed.location(node),
                                    hint="use a tuple or a list (a set of constants, as in "
                                         "k in {0, 3}, is fine)")
-        if isinstance(node, gast.Dict) and any(k is None for k in node.keys):
-            raise UnsupportedError("dict unpacking ({**d}) is not supported",
-                                   parsed.location(node),
-                                   hint="copy the dict with dict(d) and set the other keys "
-                                        "one by one")
+        if isinstance(node, gast.Dict) and any(k is None for k in node.keys) and \
+                id(node) not in merged:
+            raise UnsupportedError("dict unpacking ({**d}) inside an expression is not "
+                                   "supported", parsed.location(node),
+                                   hint="bind the merged dict to a name on a line of its "
+                                        "own (cfg = {**defaults, **overrides}), which is "
+                                        "differentiated")
         if isinstance(node, gast.Call):
             _check_reference_call(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \

@@ -2,8 +2,9 @@
 idiom for a new trailing axis) and ``ys = (*xs, y)`` / ``[*xs, y]`` of values with a
 gradient; they were refused ("the expression Starred is not supported", at the def's line)
 and desugar now writes them as ``tuple(x.shape) + (2,)``. A set of constants (``k in {0,
-3}``) runs as written; a set of values and dict unpacking are refused at their line. Reverse
-mode under both policies and forward mode against central differences."""
+3}``) runs as written; a set of values and dict unpacking inside an expression are refused
+at their line (tests/e2e/test_dict_unpacking_displays.py: bound to a name, it runs).
+Reverse mode under both policies and forward mode against central differences."""
 
 from __future__ import annotations
 
@@ -94,8 +95,8 @@ def set_of_values(x):
 
 
 def dict_unpacking(x):
-    d = {**{"a": x}, "b": 2.0}
-    return np.sum(d["a"]) * d["b"]
+    s = np.sum({**{"a": x}, "b": 2.0}["a"])  # (bound to a name it is differentiated)
+    return s
 
 
 @pytest.mark.parametrize("fn, what", [(set_of_values, "a set display of values"),
