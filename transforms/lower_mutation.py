@@ -51,7 +51,7 @@ from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.several_results import lower_several
 from adgen.transforms.ufunc_where import lower_ufunc_where
-from adgen.transforms.walk import clone
+from adgen.transforms.walk import clone, statement_blocks
 
 from adgen.errors import UnsupportedError
 
@@ -78,9 +78,29 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
     lower = _Lower(namer, parsed)
     fn.body = lower.block(fn.body)
+    _name_stored_displays(fn.body, namer)
     if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
         lower_end_reads(fn, namer, lower.resolve)
     return fn
+
+
+def _name_stored_displays(body: list[gast.stmt], namer: Namer) -> None:
+    """A store the lowering made whose value is a list or tuple display of names (a call's
+    argument in A-normal form: ``np.copyto(t1, [t2, t4])`` -> ``t1[...] = [t2, t4]``) gets the
+    display bound to a name first, as A-normal form binds a store's value (``t5 = [t2, t4];
+    t1[...] = t5``): the pullback hands a stored display's adjoint to its elements only
+    through that name (their gradient was zero, silently, until session 21)."""
+    for at in range(len(body) - 1, -1, -1):
+        st = body[at]
+        for inner in statement_blocks(st):
+            _name_stored_displays(inner, namer)
+        if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], (gast.Subscript, gast.Attribute)) and \
+                isinstance(st.value, (gast.List, gast.Tuple)) and \
+                not all(isinstance(e, gast.Constant) for e in st.value.elts):
+            t = namer.fresh("t")
+            body.insert(at, assign(name(t, gast.Store), st.value, st))
+            st.value = located_at(name(t), st)
 
 
 def store(target: gast.expr, index: gast.expr, value: gast.expr, like: gast.AST) -> gast.Assign:
