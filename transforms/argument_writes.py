@@ -24,6 +24,7 @@ import gast
 import numpy as np
 from adgen.transforms.analyses.activity import nondiff_call
 from adgen.transforms.analyses.changed_parameters import (
+    VALUE_TYPES,
     object_method_on_parameter,
     reading_method,
 )
@@ -93,6 +94,14 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
                 and object_method_on_parameter(f, tree) and not _reads_only(call, look, memo):
             # a method found when the call runs on a parameter (self.setup(v) in a method,
             # setting self.w; o.reset(x) in helper(x, o)): its tangent was left as it was
+            return True
+        if obj is None and isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+                and PARAM in buffers.get(f.value.id, set()) and \
+                not any(hasattr(t, f.attr) for t in VALUE_TYPES) and \
+                not _reads_only(call, look, memo):
+            # ... or on an object a parameter holds (for layer in self.layers:
+            # layer.shrink(c)): the layers' tangents were left as they were (a jvp 1/0.9 of
+            # the right one, silently, until session 21)
             return True
     return False
 
