@@ -383,10 +383,10 @@ def returned_kind(memo: dict[tuple[Any, ...], Any], obj: Any, arg_kinds: tuple[A
 def is_user_function(obj: Any) -> bool:
     import types
 
-    # an adgen.grad result too, so that compile_function refuses it by name (grad of grad);
-    # not logging's functions (analyses.reports: kept in the forward code like print)
-    return (isinstance(obj, types.FunctionType) or getattr(obj, "__adgen_transform__", False)) \
-        and registry.lookup(obj) is None and not reports(obj)
+    # not a derivative adgen made (an adgen.grad result: called when it runs, through its vjp,
+    # derivative_calls), nor logging's functions (analyses.reports: kept like print)
+    return isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and \
+        not reports(obj)
 
 
 def callee_symbol(obj: Any, caller: Any = None, own: str = "", used: set[str] | None = None,

@@ -40,6 +40,7 @@ from adgen.callbacks import checked_at
 from adgen.errors import AdgenError, MissingRuleError
 from adgen.rules import methods, registry
 from adgen.rules.helpers_tangent import object_with
+from adgen.rules.refusals import makes_derivative
 
 if TYPE_CHECKING:
     from adgen.transforms.tangent import Tangent
@@ -113,6 +114,13 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
                     f"build the {obj.__qualname__} outside and pass it in (its float "
                     "attributes get tangents); reverse mode (adgen.grad, adgen.vjp, "
                     "adgen.jacrev) builds it for first derivatives")
+    if rule is None and makes_derivative(obj) and obj.__name__ not in ("jvp", "vjp"):
+        # g = adgen.grad(f) in the function: a function, whose calls forward mode takes
+        # through their jvp (derivative_calls); a nested def closing over a value with a
+        # tangent, passed here, is refused by tg.tangent
+        for a in [*v.args, *(k.value for k in v.keywords)]:
+            tg.tangent(a)
+        return [], [assign(name(tg.dot(n), gast.Store), tg.zero(name(n)), s)]
     if rule is None:
         raise MissingRuleError(
             f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),

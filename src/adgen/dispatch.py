@@ -34,9 +34,11 @@ from adgen.transforms.parse import varargs_of
 def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved)."""
     if getattr(fn, "__adgen_transform__", False):
-        from adgen.transforms.pipeline import compile_function
+        from adgen.derivative_calls import forward_of_derivative
 
-        compile_function(fn)  # refused by name: a derivative made by adgen (hessian(f)(x))
+        # gtrain = adgen.grad(train_loss) called in the function: its vjp (second
+        # derivatives); another derivative (hessian(f)(x)) is refused by name
+        return forward_of_derivative(fn, args, kwargs, _policy())
     if isinstance(fn, functools.partial):
         # the function with the partial's arguments first; they were bound where it was made,
         # from values without a gradient (the compiler refuses a partial of one that has one)
@@ -385,6 +387,10 @@ def _dict_view_cotangent(g: Any, d: dict, view: str) -> dict:
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
+    if kind == "derivative":
+        from adgen.derivative_calls import pullback_of_derivative
+
+        return pullback_of_derivative(saved, out_bar)
     if kind == "partial":
         _, inner, bound, ncalled, slots = saved
         cts = pullback_of(inner, out_bar, sh)

@@ -42,6 +42,11 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
             cannot follow here.
     """
+    if getattr(fn, "__adgen_transform__", False):
+        from adgen.derivative_calls import tangent_of_derivative
+
+        # adgen.grad(f)(w) called in the function: jvp of the gradient function
+        return tangent_of_derivative(fn, args, tangents, kwargs)
     if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
             fn.__name__ == "get" and len(args) in (1, 2) and not kwargs:
         # eps = bn_param.get("eps", 1e-5): the item's tangent if the key is there, else the
@@ -282,6 +287,10 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     the parts of the call they came from."""
     from adgen.errors import UnsupportedError
 
+    if getattr(fn, "__adgen_transform__", False):
+        from adgen.derivative_calls import refuse_third_order
+
+        refuse_third_order(fn)
     if type(fn) is types.BuiltinMethodType and isinstance(fn.__self__, np.ndarray):
         from adgen.adjoints import locate
 

@@ -65,6 +65,14 @@ _DERIVATIVE_MAKERS = frozenset({"jvp", "vjp", "jacfwd", "jacrev", "jacobian", "h
                                 "grad", "value_and_grad"})
 
 
+def makes_derivative(func: Any) -> bool:
+    """Whether ``func`` is one of adgen's own derivative makers (``adgen.grad``,
+    ``adgen.hessian``, ``adgen.jvp``, ...)."""
+    return str(getattr(func, "__module__", "") or "") in (
+        "adgen.higher_order", "adgen.api", "adgen.checkpointing") and \
+        getattr(func, "__name__", "") in _DERIVATIVE_MAKERS
+
+
 # the reparameterized form of a draw with a gradient, by the sampler's name (a normal's
 # by default): the random part drawn with constant parameters, the parameters outside
 _REPARAMETERIZED = {
@@ -112,8 +120,7 @@ def why_no_rule(func: Any) -> str:
                 "differentiate through it (draws with constant parameters are constants)")
 
     mod = str(getattr(func, "__module__", "") or "")
-    if mod in ("adgen.higher_order", "adgen.api", "adgen.checkpointing") and \
-            getattr(func, "__name__", "") in _DERIVATIVE_MAKERS:
+    if makes_derivative(func):
         # adgen.jvp(...) inside a function given to adgen.grad: the rrule hint misleads
         return (": it is adgen's own derivative, and adgen takes derivatives of derivatives "
                 "by transforming the function itself, not through a call of one inside the "
