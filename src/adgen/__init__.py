@@ -58,6 +58,7 @@ __all__ = [
     "show",
     "source",
     "standalone_source",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
 ]
@@ -66,7 +67,8 @@ __version__ = "0.1.0"
 
 # Imported at their first use (PEP 562), not by ``import adgen``: what a first gradient does
 # not need (about 1 ms of the import; torch and jax are imported only when interop uses them)
-_LAZY = {"interop": ("adgen.interop", ""), "checkpoint": ("adgen.checkpointing", "checkpoint")}
+_LAZY = {"interop": ("adgen.interop", ""), "checkpoint": ("adgen.checkpointing", "checkpoint"),
+         "stop_gradient": ("adgen.stop", "stop_gradient")}
 _LAZY.update((n, ("adgen.higher_order", n)) for n in
              ("hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp"))
 

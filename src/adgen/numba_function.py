@@ -164,6 +164,14 @@ class NumbaFunction:
                     "call", read_at(base, g.key), hint="use backend='default' / 'auto' "
                     "(which run it as numba compiled it), or compute its result outside and "
                     "pass it as an argument")
+            if g.mode == "same" and getattr(g.expected, "__name__", "") in (
+                    "adgen", "stop_gradient") and \
+                    str(getattr(g.expected, "__module__", g.expected.__name__)) in (
+                        "adgen", "adgen.stop"):
+                raise UnsupportedError(
+                    f"{getattr(fn, '__qualname__', fn)} calls adgen's own functions "
+                    "(adgen.stop_gradient), which the numba backend does not compile",
+                    read_at(base, g.key), hint="use backend='default' / 'auto'")
             raise UnsupportedError(
                 f"{getattr(fn, '__qualname__', fn)} reads the global {g.name}: the numba "
                 "backend compiles it in a module of its own, and numba would freeze a global "

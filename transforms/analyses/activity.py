@@ -9,6 +9,7 @@ A name is active when it is both. Ints, bools, shapes, lengths and comparisons n
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,12 +123,20 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
             _NONDIFF_KEEP = _nondiff_objects()
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
         return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
-            _rule_without_gradient(obj) or logs_into_container(call, obj) or reports(obj)
+            _rule_without_gradient(obj) or logs_into_container(call, obj) or reports(obj) or \
+            is_stop_gradient(obj)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):
         return name in NONDIFF_CALLS
     return name in _GENERATED_NONDIFF
+
+
+def is_stop_gradient(obj: Any) -> bool:
+    """Whether ``obj`` is ``adgen.stop_gradient`` (its module is imported only when a
+    function names it: compared by where it is defined)."""
+    return isinstance(obj, types.FunctionType) and obj.__module__ == "adgen.stop" and \
+        obj.__name__ == "stop_gradient"
 
 
 def _rule_without_gradient(obj: Any) -> bool:
