@@ -191,7 +191,8 @@ def _store_cotangent(out, ct):
 def cast_vjp(g: Any, dtype: Any) -> Any:
     """The cotangent through a conversion to ``dtype`` (``V.astype(np.float64)``), as
     ``adgen.runtime``'s: ``g``, or zero for an integer or bool dtype (truncation). ``dtype``
-    is a NumPy scalar type (``np.float64``) or an array's ``dtype``."""
+    is a NumPy scalar type (``np.float64``), an array's ``dtype``, or None (none given:
+    ``np.full(n, v)``)."""
     raise NotImplementedError("only called from nopython code")
 
 
@@ -203,6 +204,9 @@ def _dtype_of(dtype):
 
 @overload(cast_vjp, jit_options={"cache": True})
 def _cast_vjp(g, dtype):
+    if isinstance(dtype, (types.NoneType, types.Omitted)) or dtype is None:
+        # no dtype given (np.full(n, v) of a float v): g, as adgen.runtime's
+        return (lambda g, dtype: g) if isinstance(g, types.Array) or is_number(g) else None
     target = _dtype_of(dtype)
     if target is None:
         return None
