@@ -43,6 +43,7 @@ from adgen.transforms.walk import clone, clone_with, walk
 
 from adgen.errors import MissingRuleError
 from adgen.rules import registry
+from adgen.rules.refusals import makes_derivative
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_pullback import Pullback
@@ -108,7 +109,8 @@ class Operations:
                 f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
                 self.plan.loc(s), hint=hint)
         obj = self.plan.resolve(v.func)
-        refused = registry.refusal_of(obj) is not None  # its reason says what to do
+        # its reason says what to do (of adgen.grad(inner) too: why_no_rule's)
+        refused = registry.refusal_of(obj) is not None or makes_derivative(obj)
         raise MissingRuleError(
             f"{fname}() has no derivative rule{registry.why_no_rule(obj)}",
             self.plan.loc(s), hint="" if refused else f"see docs/coverage.md for what adgen "

@@ -124,7 +124,8 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     if rule is None:
         raise MissingRuleError(
             f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
-            tg.parsed.location(s), hint="register one with adgen.rrule")
+            tg.parsed.location(s),
+            hint="" if makes_derivative(obj) else "register one with adgen.rrule")
     kwargs = {k.arg: k.value for k in v.keywords}
     return tg.apply_rule(s, n, rule, v, list(v.args), kwargs)
 

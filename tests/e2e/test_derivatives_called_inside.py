@@ -164,6 +164,10 @@ def by_keyword_only(lam):
     return np.sum(adgen.grad(keyword_only)(W0, lam=lam))
 
 
+def jvp_inside(w):
+    return adgen.jvp(train_loss, (w, 0.1), (np.ones(3), None))[1]
+
+
 def closes_over(lam):
     return np.sum(adgen.grad(lambda w: train_loss(w, lam))(W0))
 
@@ -171,12 +175,14 @@ def closes_over(lam):
 @pytest.mark.parametrize("loss, arg, match", [
     (with_aux, W0, "auxiliary output"),
     (by_keyword_only, 0.3, "lam= passed by keyword"),
-    (closes_over, 0.3, "grad"),
+    (closes_over, 0.3, "pass that value as an argument"),
+    (jvp_inside, W0, "adgen.hvp"),
 ])
 def test_what_cannot_be_right_is_refused_at_the_line(loss, arg, match):
     with pytest.raises(adgen.AdgenError, match=match) as err:
         adgen.grad(loss)(arg)
     assert "test_derivatives_called_inside.py" in str(err.value)
+    assert "rrule" not in str(err.value)  # (the hint had been to register a rule for adgen.grad)
 
 
 def test_a_second_derivative_through_the_call_is_refused():

@@ -120,13 +120,21 @@ def why_no_rule(func: Any) -> str:
                 "differentiate through it (draws with constant parameters are constants)")
 
     mod = str(getattr(func, "__module__", "") or "")
-    if makes_derivative(func):
+    if makes_derivative(func) and func.__name__ in ("jvp", "vjp"):
         # adgen.jvp(...) inside a function given to adgen.grad: the rrule hint misleads
-        return (": it is adgen's own derivative, and adgen takes derivatives of derivatives "
-                "by transforming the function itself, not through a call of one inside the "
-                "function it differentiates; for second derivatives use adgen.hessian(f), "
-                "adgen.hvp(f) or adgen.jacrev(adgen.grad(f)), for third ones "
-                "adgen.jvp(adgen.hvp(f), (x, v), (w, u)) or adgen.jacfwd(adgen.hessian(f))")
+        return (f": adgen.{func.__name__} called inside a function adgen differentiates "
+                "returns values, not a function adgen can differentiate through; a derivative "
+                "function is (adgen.grad(f), adgen.hvp(f), adgen.jacfwd(f) called there: "
+                "adgen.hvp(f)(x, v) is the jvp of the gradient), or take the derivative of "
+                "the whole function: adgen.hessian(f), adgen.jacfwd(adgen.grad(f))")
+    if makes_derivative(func):
+        # adgen.grad(inner) where inner closes over a value with a derivative (a call of
+        # a derivative function is differentiated with respect to what the call passes)
+        return (f": the function given to adgen.{func.__name__} here reads a value with a "
+                "derivative from the enclosing function (a closure over it, or an argument a "
+                "partial binds), and adgen differentiates a call of a derivative function "
+                "with respect to the arguments the call passes only; pass that value as an "
+                f"argument (adgen.{func.__name__}(inner)(v, w) with def inner(v, w))")
     if isinstance(func, np.ufunc) or mod.startswith("numpy"):
         return (" (adgen differentiates NumPy through its rules and reference "
                 "implementations, not through NumPy's own source, and has neither for it)")
