@@ -112,11 +112,12 @@ class CompiledTangent:
     """A compiled jvp: ``jvp(*args, *tangents) -> (out, out_dot)`` and its source (a plain
     class: see Compiled)."""
 
-    __slots__ = ("name", "jvp", "source", "own_source", "params", "tangent_params", "guards")
+    __slots__ = ("name", "jvp", "source", "own_source", "params", "tangent_params", "guards",
+                 "object_writes")
 
     def __init__(self, name: str, jvp: Callable[..., Any], source: str, own_source: str,
                  params: list[str], tangent_params: list[str],
-                 guards: tuple[Any, ...] = ()) -> None:
+                 guards: tuple[Any, ...] = (), object_writes: tuple[Any, ...] = ()) -> None:
         self.name = name
         self.jvp = jvp
         self.source = source
@@ -124,3 +125,7 @@ class CompiledTangent:
         self.params = params
         self.tangent_params = tangent_params
         self.guards = guards
+        # the user's lines (Locations) of the in-place writes into an array of an object
+        # built by a call that this jvp (or a callee's) follows, checked when they run
+        # (built_object_writes): reverse mode does not differentiate such jvp code again
+        self.object_writes = object_writes

@@ -48,11 +48,16 @@ def free_writes(eff: Effects, parsed: Parsed,
     references, which a caller's effects follow as a parameter's. Nor the updates of
     ``numbers`` (analyses.number_items: ``STATS["calls"] += 1`` where the item holds a
     number, guarded)."""
+    return tuple(parsed.location(w.stmt) for w in free_write_sites(eff, numbers))
+
+
+def free_write_sites(eff: Effects, numbers: tuple[Any, ...] = ()) -> list[Any]:
+    """The writes (``effects.Write``) :func:`free_writes` gives the locations of."""
     skip = {id(i.stmt) for i in numbers}
-    return tuple(parsed.location(w.stmt) for w in eff.writes
-                 if FREE in w.buffers and not w.container and id(w.stmt) not in skip and
-                 eff.kinds.get(w.target) not in ("list", "dict", "tuple", "object") and
-                 (written_name(w.stmt) == w.target or w.target in eff.free))
+    return [w for w in eff.writes
+            if FREE in w.buffers and not w.container and id(w.stmt) not in skip and
+            eff.kinds.get(w.target) not in ("list", "dict", "tuple", "object") and
+            (written_name(w.stmt) == w.target or w.target in eff.free)]
 
 
 def free_reads(eff: Effects) -> bool:

@@ -149,6 +149,8 @@ class Tangent:
         # what each name is bound to (every binding: shows_sequence's), read once
         self.bindings: dict[str, list[gast.AST]] | None = None
         self.slices: frozenset[str] | None = None  # names bound only to slices (sliced)
+        # checks to run before a statement, by its id (built_object_writes.checked_writes)
+        self.checks: dict[int, list[gast.stmt]] = {}
 
     # ----------------------------------------------------------------------------------------
     # names
@@ -358,6 +360,7 @@ class Tangent:
         else:
             self.refuse(s, f"the statement {type(s).__name__}")
             return []
+        before = self.checks.get(id(s), []) + before
         if not before and not after and not (isinstance(s, gast.Expr) and
                                               isinstance(s.value, gast.Call)):
             return [s]
@@ -855,11 +858,12 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
                  resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, gast.AST], CalleeJvp],
                  tparams: list[str],
-                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None
-                 ) -> TangentCode:
+                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None,
+                 checks: dict[int, list[gast.stmt]] | None = None) -> TangentCode:
     """The jvp function of ``fn`` (see the module docstring); ``tparams`` from
     :func:`tangent_params`; ``nested`` compiles the jvp of a nested def (with the enclosing
-    function's values it reads as trailing parameters, returned with it)."""
+    function's values it reads as trailing parameters, returned with it); ``checks``: the
+    statements to run before a statement of ``fn``, by its id (run-time refusals)."""
     # a value with a derivative put into a global list the function reads back
     refuse_read_back(fn, parsed, act.varied, act.useful, resolve)
     # ... so such a log has no tangent (it may share a logged value's buffer: varied there)
@@ -870,6 +874,8 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
                             if (g := filled_container(c, resolve))}
     if filled & act.varied:
         act = dataclasses.replace(act, varied=act.varied - filled)
-    code = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested).run()
+    tangent = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested)
+    tangent.checks = checks or {}
+    code = tangent.run()
     code.function.body = finish(code.function.body)
     return code

@@ -23,6 +23,7 @@ from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.number_items import item_guards, number_items
 from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
+from adgen.transforms.built_object_writes import checked_writes
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import returns_free_memory
 from adgen.transforms.compile_cache import (
@@ -35,10 +36,7 @@ from adgen.transforms.compile_cache import (
 )
 from adgen.transforms.compiled import CompiledTangent
 from adgen.transforms.emit import compile_source, to_source
-from adgen.transforms.free_writes import (
-    free_writes,
-    refuse_in_forward_mode,
-)
+from adgen.transforms.free_writes import free_write_sites, refuse_in_forward_mode
 from adgen.transforms.front import (
     callee_symbol,
     free_of,
@@ -195,12 +193,16 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # it (lap(u, out=BUF), OP(u) of OP = partial(lap, out=BUF): a zero tangent, silently)
         summaries: dict[int, bool] = {}
         # (and B = basis(n) of a cached helper or one returning a global array: B *= x)
+        kept = functools.partial(returns_free_memory, parsed, "save")
         free_eff = effects(tree, functools.partial(_arguments_written, parsed, summaries),
-                           set(), lambda n: resolve(parsed, n), free=True,
-                           free_result=functools.partial(returns_free_memory, parsed, "save"))
+                           set(), lambda n: resolve(parsed, n), free=True, free_result=kept)
         # (STATS["calls"] += 1 of a global dict holding a number writes no array: guarded)
         numbers, item_checks = item_guards(number_items(tree, free_eff, parsed.free), parsed)
-        refuse_in_forward_mode(free_writes(free_eff, parsed, numbers))
+        # (a write into an array of an object the function builds by a call, s.x[:] = x0 of
+        # s = System(A0, B0), is followed, checked when it runs: built_object_writes)
+        free_sites = free_write_sites(free_eff, numbers)
+        refused, checks = checked_writes(tree, free_eff, free_sites, kept)
+        refuse_in_forward_mode(tuple(parsed.location(w.stmt) for w in refused))
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
         # a part of a container, written in place, changes its holder (as in pipeline._compile)
@@ -225,7 +227,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                        functools.partial(leaves_arguments, memo=summaries))
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
-                                                    tparams, nested), parsed)
+                                                    tparams, nested, checks), parsed)
         # as in reverse mode: a function held in a variable that the jvp code runs as it is
         # (cb()) and that writes an array the call does not pass it (jvp(f, (WORK, cb), ...)
         # with cb tripling WORK: the tangent missed the write, silently) is refused when it
@@ -276,7 +278,11 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
             text = c.own_source if sym == c.name else re.sub(
                 rf"\b{re.escape(c.name)}_jvp\b", f"{sym}_jvp", c.own_source)
             source = text + "\n\n" + source
-    return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards))
+    followed = [parsed.location(w.stmt) for w in free_sites if id(w.stmt) in checks] + [
+        loc for c in callees.values() if isinstance(c, CompiledTangent)
+        for loc in c.object_writes]
+    return CompiledTangent(tree.name, jvp, source, own, params, tparams, tuple(guards),
+                           tuple(followed))
 
 
 def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Call

@@ -102,6 +102,8 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
     compiled, receiver = tangent_compiled(fun, wrt, len(leading),
                                           None if args is None else leading + tuple(args),
                                           tuple(bound))
+    if compiled.object_writes:
+        _refuse_object_writes(compiled.object_writes[0])
     if receiver or any(hasattr(v, "__dict__") and not isinstance(v, np.ndarray)
                        for v in leading):
         refuse_method_writing_arguments(fun, receiver + leading)
@@ -147,6 +149,24 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
     wrapper = ns[f"{compiled.name}directional"]
     _WRAPPERS[key] = (compiled.jvp, wrapper, held)
     return wrapper
+
+
+def _refuse_object_writes(where: Any) -> None:
+    """Refuses second derivatives of a function whose jvp code follows an in-place write into
+    an array of an object it builds by a call that may hold global arrays (``s.x[:] = x0``
+    of ``s = System(A0, B0)``, transforms/built_object_writes.py, checked when it runs):
+    reverse mode over that jvp code took the write for one of a global array, and refused it
+    at the generated code's line.
+
+    Raises:
+        UnsupportedError: at the user's write.
+    """
+    raise UnsupportedError(
+        "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of a function that "
+        "writes in place into an array of an object it builds by a call that may hold global "
+        "or closure arrays are not supported (jvp, jacfwd and grad are)", where,
+        hint="keep the state in arrays the function binds (x = np.array(x0), then x = A @ x "
+             "+ B * u) instead of the object's attributes")
 
 
 def refuse_method_writing_arguments(method: Callable[..., Any],

@@ -106,6 +106,33 @@ def _arrays(saved: Any) -> list[np.ndarray]:
     return out
 
 
+def refuse_held_write(array: Any, values: tuple[tuple[str, Any], ...],
+                      attrs: tuple[str, ...]) -> None:
+    """Refuses, in forward mode, an in-place write into ``array`` where it shares memory with
+    an array the ``values`` of the function's free names hold (three levels down, the
+    attributes ``attrs`` the code reads of modules and classes): the jvp code has no tangent
+    for a global array (``transforms/built_object_writes.py``).
+
+    Raises:
+        UnsupportedError: naming the global array (located at the user's line by the caller).
+    """
+    if not isinstance(array, np.ndarray) or not values:
+        return
+    search = _Search(set(attrs))
+    done = all(search.walk(value, path, _DEPTH) for path, value in values)
+    what = search.held.get(id(owner_of(array))) if done else "an array it could not search"
+    if what is None:
+        return
+    from adgen.errors import UnsupportedError
+
+    raise UnsupportedError(
+        f"forward mode (jvp, jacfwd, hvp, hessian) does not follow an in-place write of a "
+        f"global or closure array: the array written here is {what} (or shares its memory), "
+        "held by a value the function reads as a global or closure variable",
+        hint=f"write into a copy ({what}.copy() where the object is built), or use grad or "
+             "jacrev")
+
+
 def _codes(compiled: Any) -> list[Any]:
     codes = []
     todo = [compiled]

@@ -761,6 +761,16 @@ def tape_columns(steps: range, *dtypes: str) -> list[np.ndarray]:
             for d in dtypes]
 
 
+def unheld_write(array: Any, names: tuple[str, ...], values: tuple[Any, ...],
+                 attrs: tuple[str, ...]) -> None:
+    """Forward mode's check before an in-place write into an array of an object the function
+    built (``s.x[:] = x0``): refused if the array is one a global or closure value holds
+    (``held_arrays.refuse_held_write``; transforms/built_object_writes.py)."""
+    from adgen.held_arrays import refuse_held_write
+
+    refuse_held_write(array, tuple(zip(names, values)), attrs)
+
+
 def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
     """The rows of a typed tape from the last to the first, each a tuple of NumPy scalars,
     preceded by its step of ``steps`` when given."""
@@ -781,7 +791,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
-    "field_default", "match_sequence", "checked_callable",
+    "field_default", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]
 
