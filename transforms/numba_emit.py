@@ -108,6 +108,9 @@ class Rewriter:
         # whether the code is right only for array arguments that do not share memory (an
         # argument's adjoint is a static buffer, or root_of(a) is root_of(b) was decided)
         self.distinct = False
+        # the code is a callee's (its pullback is called with its caller's adjoints, never
+        # the top call: ``x if top else y`` is ``y``); set by numba_module
+        self.callee = False
         # names holding different buffers on different iterations (view_indices)
         self.live = Companions({})
         # the list tapes (numba_tapes.list_tapes) and the views (numba_shadows.view_indices)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms import (
@@ -49,6 +49,9 @@ from adgen.transforms.numba_emit import COMMENT, NOPYTHON_HELPERS, Rewriter
 from adgen.transforms.numba_gradient import gradient_source, only_into, pullback_into
 from adgen.transforms.numba_statements import expr, own_nodes, statements
 from adgen.transforms.reverse_ast import user_name_of
+
+if TYPE_CHECKING:
+    from adgen.errors import UnsupportedError
 
 
 @dataclass
@@ -104,28 +107,21 @@ class Callee:
     callees: dict[str, Callee] = field(default_factory=dict)
 
 
-def _shadow_cause(c: Callee) -> tuple[str, list[str]]:
-    """What in callee ``c`` sends its adjoints through shadow memory, with its line: the first
-    in-place write (into an argument, or an array it made), else the functions it calls in
-    turn (also returned, as a list), else a view of an argument."""
+def _shadow_cause(c: Callee) -> str:
+    """What in callee ``c`` may send an argument's adjoint through adgen's shadow memory,
+    with its line: the first in-place write into an argument, else a view of one. (Arrays
+    the callee makes and writes have their adjoints in static buffers of its own pullback,
+    and a function it calls in turn is emitted like it: both compile since session 22.)"""
     params = {a.id for a in c.forward.args.args if isinstance(a, gast.Name)}
     for node in gast.walk(c.forward):
         target = node.value if isinstance(node, gast.Subscript) and \
             isinstance(node.ctx, gast.Store) else None
         base = target.id if isinstance(target, gast.Name) else None
         line = getattr(node, "lineno", 0)
-        if base is not None and line:
-            user = user_name_of(base)
-            what = f"its argument {user}" if base in params else f"{user}, an array it made,"
-            return f"writes {what} in place ({c.file}, line {line})", []
-    # no write: a function it calls in turn, whose adjoints the default pullback passes
-    # through shadow memory (sh.deposit / sh.merge around the inner pullback's call)
-    inner = sorted({n.func.id[:-len("_pullback")] for n in gast.walk(c.pullback)
-                    if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
-                    n.func.id.endswith("_pullback")})
-    if inner:
-        return f"calls {', '.join(inner)} in turn", inner
-    return "writes an array in place (x += ...) or takes a view of an argument", []
+        if base in params and line:
+            return f"writes its argument {user_name_of(base)} in place ({c.file}, " \
+                f"line {line})"
+    return "takes a view of an argument or returns one"
 
 
 class _Module:
@@ -145,6 +141,7 @@ class _Module:
         self.strict: tuple[list[list[Any]], list[list[Any]]] = ([], [])
         # whether some function's code needs array arguments that do not share memory
         self.distinct = False
+        self.callee_shares = False  # the last callee's: see function()
 
     def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                  params: dict[str, ArgType], callees: dict[str, Callee],
@@ -162,6 +159,7 @@ class _Module:
         for fn in (fwd, pb):
             _drop_name_deletes(fn)
         rw = Rewriter(fwd, pb, file, params)
+        rw.callee = names is not None
         if callees:
             numba_plain_calls.plain_calls(rw, frozenset(callees))
         numba_call_forms.reductions(rw)
@@ -177,6 +175,7 @@ class _Module:
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
         numba_guarded_sites.remaps(rw)
+        numba_shadows.handed_values(rw, before)
         rewritten = {"ShadowMap", "root_of", "add", "shape_tree", "tape_columns",
                      "reversed_rows"}
         known = frozenset(callees)
@@ -214,6 +213,8 @@ class _Module:
         self.columns[fwd.name] = rw.columns
         self.strict = (rw.strict_writes, rw.strict_captures)
         self.distinct = self.distinct or rw.distinct
+        # a callee's (names given) arguments with a static adjoint buffer: refused by callee()
+        self.callee_shares = names is not None and rw.distinct
         self.parts += [(fwd, file), (pb, file)]
         self.names |= rw.taken
         ret = fwd.body[-1]
@@ -312,22 +313,21 @@ class _Module:
         if id(c) in self.stack:
             raise rw.refuse(st, f"the numba backend does not differentiate recursion ({sym} "
                             "calls itself)", "use backend='default' / 'auto'")
-        uses_shadow = [n for n in ast.walk(c.pullback) if isinstance(n, gast.Attribute) and
-                       isinstance(n.value, gast.Name) and n.value.id == "sh"]
-        cause, inner = _shadow_cause(c) if uses_shadow else ("", [])
-        if inner:
-            raise rw.refuse(st, f"the numba backend differentiates the functions your "
-                            f"function calls, not those they call: {sym} {cause}",
-                            f"inline {inner[0]} into it ({sym}), or call {inner[0]} from the "
-                            "function you differentiate, or use backend='default' / 'auto'")
-        if uses_shadow:
-            raise rw.refuse(st, f"the numba backend differentiates callees that return the "
-                            f"adjoints of their arguments, and {sym} {cause} (its "
-                            "adjoint goes through adgen's shadow memory, which the numba "
-                            "backend replaces by static buffers in the differentiated "
-                            "function only)", "return a new array from the callee instead "
-                            "of writing into an array, write the loop in the function you "
-                            "differentiate, or use backend='default' / 'auto'")
+        cause = _shadow_cause(c)
+
+        def refused() -> UnsupportedError:
+            return rw.refuse(st, f"the numba backend differentiates callees that return the "
+                             f"adjoints of their arguments, and {sym} {cause} (its "
+                             "adjoint goes through adgen's shadow memory, which the numba "
+                             "backend replaces by static buffers in the differentiated "
+                             "function only)", "return a new array from the callee instead "
+                             "of writing into an argument, write the loop in the function "
+                             "you differentiate, or use backend='default' / 'auto'")
+
+        if cause.startswith("writes its argument") and any(
+                isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and
+                n.value.id == "sh" for n in ast.walk(c.pullback)):
+            raise refused()
         base = sym
         k = 1
         names = (f"{base}_forward", f"{base}_pullback")
@@ -345,6 +345,11 @@ class _Module:
             self.function(c.forward, c.pullback, c.file, params, c.callees, names)
         finally:
             self.stack.pop()
+        if self.callee_shares:
+            # an argument's adjoint in a static buffer of the callee's own pullback (it takes
+            # a view of one, or returns one): the caller's adjoint of it would not see it.
+            # Arrays the callee made and wrote have theirs there, and are right.
+            raise refused()
 
         self.emitted[key] = (names[0], names[1], None)
         return names

@@ -43,6 +43,7 @@ from adgen.transforms.numba_live_bindings import (
     shadow_choice,
 )
 from adgen.transforms.numba_statements import (
+    blocks,
     expr,
     insert_before,
     parse_statements,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
     from adgen.errors import UnsupportedError
 
-__all__ = ["number_collects", "root", "shadows", "unfollowed_view", "view_indices", "view_root"]
+__all__ = ["handed_values", "number_collects", "root", "shadows", "unfollowed_view", "view_indices", "view_root"]
 
 
 def number_collects(rw: Rewriter) -> None:
@@ -74,6 +75,41 @@ def number_collects(rw: Rewriter) -> None:
             return self.generic_visit(node)
 
     Numbers().visit(rw.pb)
+
+
+def handed_values(rw: Rewriter, types_: dict[str, Any]) -> None:
+    """``sh.deposit(v, v_bar)`` before a callee's pullback and ``v_bar = sh.merge(v, v_bar,
+    ct)`` after it, for a value ``v`` that is a number or an array: the default pullback
+    hands a value of a kind it could not tell (a callee's parameter) to the callee it
+    calls, which takes it over only if it changes it as a container. A number or an array
+    is none (a callee writing its argument is refused: ``numba_module``), so the deposit
+    goes and the merge adds the cotangent (``add``, a ``+`` in :func:`shadows`). Any other
+    value keeps them, refused as shadow memory. In a callee's pullback ``top`` is False."""
+
+    def plain(node: ast.expr) -> bool:
+        t = types_.get(name_of(node) or "")
+        return t in NUMBER_KINDS or isinstance(t, tuple) and t[0] == "array"
+
+    for b in blocks(rw.pb):
+        b[:] = [st for st in b if not (
+            isinstance(st, ast.Expr) and call_name(st.value) == "sh.deposit" and
+            len(st.value.args) == 2 and plain(st.value.args[0]))] or [ast.Pass()]
+    for node in ast.walk(rw.pb):
+        if isinstance(node, ast.Assign) and call_name(node.value) == "sh.merge" and \
+                len(node.value.args) == 3 and plain(node.value.args[0]):
+            node.value = ast.Call(func=ast.Name(id="add", ctx=ast.Load()),
+                                  args=node.value.args[1:], keywords=[])
+
+    class NotTop(ast.NodeTransformer):
+        def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+            if name_of(node.test) == "top":
+                return self.visit(node.orelse)
+            return self.generic_visit(node)
+
+    if rw.callee:
+        # a callee's pullback is never the top call: its caller collects what shadow
+        # memory holds for its arguments (``collect(sh, x, x_bar) if top else x_bar``)
+        NotTop().visit(rw.pb)
 
 
 def view_indices(rw: Rewriter, types_: dict[str, Any]) -> None:
