@@ -32,6 +32,7 @@ def forward_of_derivative(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     """
     from adgen.api import vjp
     from adgen.gradient_function import GradientFunction
+    from adgen.jacobian_parts import copies
 
     _refuse_writes(fn, mutation)
     n = len(args)
@@ -42,6 +43,10 @@ def forward_of_derivative(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         args, slots, kwargs = placed[0], placed[1], {}
     else:
         _refuse_keywords_with_derivatives(fn, kwargs)
+    # its pullback reads the arguments when the caller's pullback runs, after the caller may
+    # have written them in place (w -= lr * g(w)): it gets copies (the function writes none
+    # of them: _refuse_writes)
+    args = copies(args)
     if isinstance(fn, GradientFunction):
         out, pull = _vjp_of_gradient_parts(fn, args, kwargs, mutation)
     else:

@@ -64,6 +64,10 @@ from adgen.generated_lines import (
 # The compiled pullback (first order) -> its programs; dropped with the compiled code.
 _PROGRAMS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Program]] = \
     weakref.WeakKeyDictionary()
+# the gradient programs reverse mode refused to compile (the reason), by the second
+# derivative's policy, the argument signature and the rules' generation
+_REFUSED: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Program]] = \
+    weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -576,14 +580,24 @@ def reverse_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str,
     adgen's reverse mode compiles it (under ``outer``, the second derivative's policy; the
     same by default), so that reverse over reverse runs; else a Program with the reason. The
     decision is taken before anything runs, from what the generated code contains."""
+    from adgen.rules import registry
     from adgen.transforms.analyses.kinds import signature
     from adgen.transforms.pipeline import compile_function
 
     program = gradient_program(fun, j, args, mutation)
     if not program.reverse:
         return program
+    # a refusal is kept (a gradient function called in a loop inside a differentiated
+    # function compiled its program again at every call: 280 ms each); where it is wrong
+    # (a global's kind changed since), the other path still gives the derivative
+    sig = signature(args)
+    refused = _REFUSED.setdefault(program.function, {})
+    key = (outer or mutation, sig, registry.generation())
+    if key in refused:
+        return refused[key]
     try:
-        compile_function(program.function, mutation=outer or mutation, sig=signature(args))
+        compile_function(program.function, mutation=outer or mutation, sig=sig)
     except AdgenError as exc:
-        return Program(None, program_refusal(exc))
+        refused[key] = Program(None, program_refusal(exc))
+        return refused[key]
     return program

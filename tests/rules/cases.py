@@ -888,3 +888,8 @@ except ImportError:  # pragma: no cover - the extra is not installed
 else:
     cases("scipy.special.ndtri", C(np.array([0.02, 0.3, 0.5, 0.97])), C(0.2),
           C(np.array([[0.1, 0.6], [0.45, 0.999]])))
+
+# np.mean's adjoint (rules/runtime_rules.py, for reverse over reverse), appended
+cases("adgen.rules.helpers.mean_vjp", C(randn(), (3, 4), None, False),
+      C(randn(4), (3, 4), 0, False), C(randn(3, 1), (3, 4), 1, True),
+      C(randn(2), (2, 3, 4), (1, 2), False), C(randn(), (5,), None, False))

@@ -12,13 +12,14 @@ Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every 
 
 import numpy as np
 
-from adgen.rules.helpers_core import stored_into, unsupported
+from adgen.rules.helpers_core import reduced_axes, stored_into, unsupported
 
 __all__ = [
     "broadcast_back",
     "filled_items",
     "kept_copy",
     "listed_transpose",
+    "mean_vjp_transpose",
     "passed_if_present",
     "plain_shape",
     "restacked",
@@ -50,6 +51,19 @@ def sum_vjp_transpose(g: object, cot_shape: tuple, axis: object, keepdims: bool)
         unsupported("second derivatives through the adjoint of a sum of a list (reverse over "
                     "reverse); use adgen.hessian, which takes forward over reverse")
     return shaped_as(np.sum(g, axis=axis, keepdims=keepdims), cot_shape)
+
+
+def mean_vjp_transpose(g: object, cot_shape: tuple, shape: tuple, axis: object,
+                       keepdims: bool) -> object:
+    """Adjoint of ``mean_vjp(cot, shape, axis, keepdims)`` with respect to ``cot``: that of
+    the sum's adjoint, over the number of values averaged."""
+    out = sum_vjp_transpose(g, cot_shape, axis, keepdims)
+    if out is None:
+        return None
+    count = 1
+    for i in reduced_axes(axis, len(shape)):
+        count *= shape[i]
+    return out / count
 
 
 def broadcast_back(g: object, cot_shape: object, shape: object) -> object:

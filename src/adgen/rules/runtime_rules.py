@@ -32,6 +32,8 @@ from adgen.rules.helpers import (
     clip_inside,
     kept_copy,
     listed_transpose,
+    mean_vjp,
+    mean_vjp_transpose,
     passed_if_present,
     restacked,
     shape_tree,
@@ -75,6 +77,11 @@ def register() -> None:
             reads="axis, keepdims", name="adgen.runtime.sum_vjp")
     def _sum_vjp(g, out, cot, shape, axis, keepdims):  # noqa: ANN001, ANN202 - a template
         return sum_vjp_transpose(g, np.shape(cot), axis, keepdims)
+
+    @defvjp(mean_vjp, "cot, shape, axis, keepdims", diff="cot", linear=True,
+            reads="shape, axis, keepdims", name="adgen.rules.helpers.mean_vjp")
+    def _mean_vjp(g, out, cot, shape, axis, keepdims):  # noqa: ANN001, ANN202 - a template
+        return mean_vjp_transpose(g, np.shape(cot), shape, axis, keepdims)
 
     @defvjp(runtime.sum_keepdims, "a, axis", diff="a", linear=True, reads="axis",
             name="adgen.runtime.sum_keepdims")
@@ -188,7 +195,7 @@ def register() -> None:
     defjvp_kind("zero", runtime.shadow_of, runtime.zeros_like, runtime.zeros_for,
                 runtime.zeros_of_tree, runtime.reduced_axes, runtime.shape_tree,
                 clip_inside, clip_below, clip_above)
-    defjvp_kind("linear", runtime.sum_vjp, runtime.sum_keepdims, runtime.unbroadcast,
+    defjvp_kind("linear", runtime.sum_vjp, mean_vjp, runtime.sum_keepdims, runtime.unbroadcast,
                 runtime.add, runtime.or_zeros, runtime.copy_adjoint, kept_copy, stored_value,
                 runtime.stack_vjp,
                 runtime.list_adjoint, accumulate_extreme_vjp, accumulate_extreme_jvp)
