@@ -309,7 +309,8 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
     # the keywords were bound to their positions (bound.args): their cotangents are there
     names = list(inspect.signature(fn).parameters) if kwargs else []
     slots = tuple(names.index(k) for k in kwargs)
-    return out, ("closure", compiled, saved, len(pos), cells, len(args), slots)
+    return out, ("closure", compiled, saved, len(pos), cells, len(args), slots,
+                 fn.__code__.co_freevars)
 
 
 def _write_refused(err: AdgenError, shown: str, code: types.CodeType, at_def: bool = True
@@ -417,9 +418,9 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         _, d, view = saved
         return (_dict_view_cotangent(out_bar, d, view),)
     if kind == "closure":
-        _, compiled, inner, nargs, cells, ncalled, slots = saved
+        _, compiled, inner, nargs, cells, ncalled, slots, names = saved
         cts = compiled.pullback(inner, out_bar, sh)
-        for value, ct in zip(cells, cts[nargs:]):
+        for name, value, ct in zip(names, cells, cts[nargs:]):
             if ct is None or sh is None:
                 continue
             if isinstance(value, (bool, int, np.integer, np.bool_, str)) or (
@@ -429,19 +430,36 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 # the enclosing function keeps this value's adjoint in shadow memory
                 shadow = sh.of(value)
                 shadow += np.asarray(ct) if isinstance(value, np.ndarray) else np.sum(ct)
-            elif not is_zero(ct):
+            elif is_zero(ct) or (not isinstance(value, (list, dict, tuple)) and
+                                 sh.add_deposited(value, ct)):
+                continue
+            else:
+                # an object (self of self.act = lambda z: self.scale * np.tanh(z)) goes to
+                # the adjoint the caller handed over for it (a method calling self.act(h));
+                # where no caller did (act = self.act; act(h), or m.act(x) as the last use
+                # of m), its gradient has nowhere to go
                 from adgen.errors import UnsupportedError
                 from adgen.runtime import locate
 
                 # (a lambda is lifted as lambda_8: the user wrote no such name)
                 shown = "a lambda" if compiled.name.startswith("lambda_") else \
                     f"the nested def {compiled.name}()"
+                if isinstance(value, (list, dict, tuple)):
+                    raise locate(UnsupportedError(
+                        f"{shown} reads a {type(value).__name__} {name} of the enclosing "
+                        "function (a variable it closes over) that has a gradient; adgen "
+                        "follows closures over floats, arrays and objects only",
+                        hint=f"pass it as an argument (lambda z, {name}: ...), or read the "
+                             f"arrays it needs into names first (s = {name}['scale']; "
+                             "lambda z: z * s)"))
                 raise locate(UnsupportedError(
-                    f"{shown} reads a {type(value).__name__} of the enclosing function "
-                    "(a variable it closes over) that has a gradient; adgen follows closures "
-                    "over floats and arrays only",
-                    hint="pass it as an argument (lambda z, obj: ...), or read the arrays it "
-                         "needs into names first (s = self.scale; lambda z: z * s)"))
+                    f"{shown} closes over {name} (an object of class "
+                    f"{type(value).__name__}) and reads values of it that have a gradient; "
+                    f"adgen hands that gradient to a method of the object calling it "
+                    f"through the object (self.act(h) in forward), and this call is not one",
+                    hint=f"call it from a method of the object (def forward(self, x): ... "
+                         f"self.act(h)), make it a method (def act(self, z): ...), or pass the "
+                         f"object as an argument (lambda z, {name}: ...)"))
         return tuple(cts[:ncalled]) + tuple(cts[k] for k in slots)
     if kind == "init":
         _, compiled, inner, obj, ncalled, slots, *packed = saved

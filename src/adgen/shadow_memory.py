@@ -180,7 +180,19 @@ class ShadowMap:
             del self._deposits[id(x)]
         if entry is not None and entry[2]:
             return ct
-        return add(current, ct)
+        # (entry[1] is ``current`` plus what add_deposited added while the callee ran)
+        return add(current if entry is None else entry[1], ct)
+
+    def add_deposited(self, x: Any, ct: Any) -> bool:
+        """Adds ``ct`` to the adjoint of object ``x`` a caller deposited (the innermost deposit,
+        not taken over by a callee), which that caller's merge takes: the cotangent of an
+        object a function held in an attribute closes over (``self.act = lambda z:
+        self.scale * np.tanh(z)``; ``h = self.act(h)``). False where there is none."""
+        stack = self._deposits.get(id(x))
+        if not stack or stack[-1][2]:
+            return False
+        stack[-1][1] = add(stack[-1][1], ct)
+        return True
 
     def of(self, x: Any) -> np.ndarray:
         if isinstance(x, np.flatiter):
