@@ -46,6 +46,7 @@ from adgen.transforms.front import (
     resolve,
     run_pass,
 )
+from adgen.transforms.global_reads_after_writes import reads_after_writes
 from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp_defaults
 from adgen.transforms.object_classes import param_classes, receiver_of
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
@@ -250,6 +251,15 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
+    # where it writes a parameter in place (itself or by a call): jvp refuses an argument
+    # with a tangent that shares memory with a global array it reads (aliased_globals)
+    # (only where a read of a global may come after the write: y = G * x; x[0] = 5.0 is
+    # right with G passed as x, the jvp code runs in the program's order)
+    param_writes = [w.stmt for w in free_eff.writes if "param" in w.buffers and not w.container]
+    if param_writes and reads_after_writes(
+            tree, {id(w) for w in param_writes}, free_eff.free,
+            lambda c: (obj := resolve(parsed, c.func)) is None or is_user_function(obj)):
+        jvp.__adgen_param_writes__ = tuple(parsed.location(w) for w in param_writes)
     if param_classes(fn):
         # a method compiled for its receiver's class: so is its jvp code, which reverse mode
         # differentiates again (hessian), where self is an object of that class (and the

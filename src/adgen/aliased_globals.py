@@ -77,6 +77,43 @@ def refuse_aliased_globals(compiled: Any, fun: Callable[..., Any], args: tuple[A
             _refuse(compiled, fun, k, offset, what)
 
 
+def refuse_aliased_tangents(compiled: Any, fun: Callable[..., Any], args: tuple[Any, ...],
+                            tangents: tuple[Any, ...], offset: int = 0) -> None:
+    """Forward mode's :func:`refuse_aliased_globals`: raises ``MutationError`` when an array
+    argument given a tangent shares memory with an array the free names of ``compiled`` (a
+    ``CompiledTangent``) hold while its jvp writes a parameter in place: the write changes
+    the global too, which the jvp code takes for a constant (``jvp(f, (G,), (v,))`` with
+    ``x[0] = x[1] * 3.0`` gave 20 for 40: silently wrong)."""
+    writes = getattr(compiled.jvp, "__adgen_param_writes__", ())
+    if not writes:
+        return
+    arrays = [(k, leaf) for k, (a, t) in enumerate(zip(args, tangents)) if t is not None
+              for leaf in ((a,) if type(a) is np.ndarray else leaves_of(a))
+              if isinstance(leaf, np.ndarray)]
+    if not arrays:
+        return
+    held = held_owners(compiled)
+    if not held:
+        return
+    names = _parameter_names(fun)
+    fname = getattr(primal_function(fun), "__qualname__", "the function")
+    for k, leaf in arrays:
+        what = held.get(id(owner_of(leaf)))
+        if what is None:
+            continue
+        name = names[k] if k < len(names) else None
+        at = writes[0]
+        raise MutationError(
+            f"argument {k - offset}" + (f" ({name})" if name else "") + f" shares memory "
+            f"with {what}, an array {fname} reads as a global or closure variable, and "
+            f"{fname} writes an argument in place at line {at.line} "
+            f"({at.source_line.strip()}): that write changes {what} too, and forward mode "
+            "would take it for a constant (adgen takes arguments and globals for separate "
+            "arrays)", at,
+            hint=f"pass a copy: jvp(f, ({what}.copy(), ...), ...), or copy the argument "
+                 f"before writing it ({name or 'x'} = {name or 'x'}.copy())")
+
+
 def _refuse(compiled: Any, fun: Callable[..., Any], k: int, offset: int, what: str) -> None:
     """Raises the error for argument ``k``, which shares memory with ``what``, unless
     ``compiled`` writes neither that argument nor a free array."""

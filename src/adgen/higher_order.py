@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from adgen import runtime
+from adgen.aliased_globals import refuse_aliased_tangents
 from adgen.api import GradientFunction, grad, vjp, vjp_of_arguments
 from adgen.arguments import (
     check_differentiable,
@@ -136,6 +137,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         fun, None if len(given) == len(primals) else given, args=primals, keywords=kwargs)
     args = receiver + primals
     _refuse_aliased_tangents(primals, tangents, fun)
+    # an argument that is a global the function reads, written in place: refused (as grad)
+    refuse_aliased_tangents(compiled, fun, args, (None,) * len(receiver) + tangents,
+                            len(receiver))
     # new buffers laid out like the primals: the tangent code writes them where f writes; an
     # array passed twice gets one buffer, so a write through one name reaches the other's
     named: dict[str, Any] = {}
