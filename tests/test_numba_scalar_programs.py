@@ -4,6 +4,9 @@ both policies. Skipped without numba.
 
 - ``np.full(n, -k)`` with ``k`` differentiated: numba had no form of ``cast_vjp(g, None)``
   (no dtype given), and refused the line ("No implementation of function cast_vjp").
+- ``b = np.searchsorted(edges, v) - 1`` then ``w[b]``: neither adgen's kinds nor the numba
+  rewrite's types knew ``b`` is an int, so ``w[b]`` could be an array; numba refused the
+  line ("Unknown attribute 'shape' of type float64"). Also ``np.argmax(x)`` as an index.
 """
 
 from __future__ import annotations
@@ -44,3 +47,49 @@ def test_full_of_a_differentiated_value(mutation):
     # by hand: d/dk sum_i u_i (2 u_i - u_{i-1})
     assert np.isclose(adgen.grad(banded_energy, argnums=1, backend="numba")(u, 0.3),
                       np.sum(u[1:] * (2.0 * u[1:] - u[:-1])))
+
+
+def binned_energy(x, edges, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        b = np.searchsorted(edges, x[i]) - 1  # the bin of x[i]
+        s += w[b] * x[i] ** 2
+    return s
+
+
+def binned_energy_vectorised(x, edges, w):
+    b = np.searchsorted(edges, x) - 1
+    return np.sum(w[b] * x ** 2)
+
+
+def peak_neighbourhood(x):
+    k = np.argmax(x)
+    s = 0.0
+    for j in range(x.shape[0]):
+        s += x[j] * np.exp(-0.5 * (j - k) ** 2) * x[k]
+    return s
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_bin_from_searchsorted_indexes(mutation):
+    x = np.array([0.1, 0.55, 0.7, 0.95, 0.33, 0.2])  # none at an edge
+    edges = np.linspace(0.0, 1.0, 5)
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    for argnum in (0, 2):
+        _both(binned_energy, (x, edges, w), argnum, mutation)
+    # by hand: d/dw_b = sum of x_i ** 2 over the bin's x_i
+    bins = np.searchsorted(edges, x) - 1
+    want = np.array([np.sum(x[bins == b] ** 2) for b in range(4)])
+    assert_grad_close(adgen.grad(binned_energy, argnums=2, backend="numba",
+                                 mutation=mutation)(x, edges, w), want)
+    # the default backend's code knows b is an int: w_bar[b] += ..., no add_item
+    assert "w_bar[b] +=" in adgen.source(binned_energy, x, edges, w)
+    assert_grad_close(adgen.grad(binned_energy_vectorised, argnums=2, mutation=mutation)(
+        x, edges, w), want)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_argmax_as_an_index(mutation):
+    x = np.array([0.3, 1.2, 0.8, 2.0, -0.1, 0.5])
+    _both(peak_neighbourhood, (x,), 0, mutation)
+

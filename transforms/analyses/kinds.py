@@ -548,6 +548,14 @@ class _Eval:
         fname = getattr(obj, "__name__", "")
         if fname in _TO_NUMBER and len(args) == 1 and rank(args[0]) is not None:
             return self.reduction(rank(args[0]), v.keywords)
+        if fname in ("argmax", "argmin") and len(args) == 1 and not v.keywords and \
+                rank(args[0]) is not None:
+            return NUMBER  # the flat index of an extreme: an int
+        if fname == "searchsorted" and len(args) == 2 and rank(args[1]) is not None and \
+                all(k.arg in ("side", "sorter") for k in v.keywords):
+            # np.searchsorted(edges, v): an int for a number v (a bin to index with:
+            # b = np.searchsorted(edges, v) - 1), an int array of v's shape for an array
+            return _from_rank(rank(args[1]))
         if fname == "dot" and len(args) == 2 and not v.keywords:
             ra, rb = rank(args[0]), rank(args[1])
             if ra is None or rb is None:

@@ -272,6 +272,17 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 kind = next(k for k in ("f8", "f4", "i8", "b1") if k in kinds)
                 ranks = [t[2] for t in args if isinstance(t, tuple)]
                 return ("array", kind, max(ranks)) if ranks else kind
+            if f in ("np.argmax", "np.argmin") and len(args) == 1 and not e.keywords and \
+                    isinstance(args[0], tuple) and args[0][0] == "array":
+                return "i8"  # numba's flat index of an extreme
+            if f == "np.searchsorted" and len(args) == 2 and isinstance(args[0], tuple) and \
+                    args[0][0] == "array" and all(k.arg == "side" for k in e.keywords):
+                # an int64 for a number (a bin: b = np.searchsorted(edges, v) - 1), an
+                # int64 array of an array's rank
+                if args[1] in NUMBER_KINDS:
+                    return "i8"
+                if isinstance(args[1], tuple) and args[1][0] == "array" and len(args[1]) == 3:
+                    return ("array", "i8", args[1][2])
             if f in ("math.floor", "math.ceil", "math.trunc") and len(args) == 1 and \
                     args[0] in NUMBER_KINDS:
                 return "i8"  # an int, as in Python (np.floor gives a float)
