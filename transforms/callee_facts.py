@@ -121,7 +121,8 @@ def returns_free_memory(parsed: Parsed, mutation: str, call: gast.Call) -> bool:
     global or closure array (``Compiled.returns_free``: ``return ONES``, ``return
     CACHE[n]``), one returning a parameter ``call`` leaves to its array default, and a
     function cached by ``functools.lru_cache`` / ``functools.cache`` (each call with the
-    same arguments returns the same object)."""
+    same arguments returns the same object), and a class whose ``__init__`` stores such
+    memory in the object (``self.x = X0``)."""
     import inspect
     import types
 
@@ -132,6 +133,12 @@ def returns_free_memory(parsed: Parsed, mutation: str, call: gast.Call) -> bool:
         return False
     if _cached(parsed, call.func) and not _library_function(obj):
         return True
+    if isinstance(obj, type) and isinstance(obj.__dict__.get("__init__"), types.FunctionType) \
+            and not _library_function(obj.__init__):
+        # s = W() whose __init__ stores a global array (self.x = X0): s holds its memory
+        obj = obj.__init__
+        call = gast.Call(func=call.func, args=[gast.Name("self", gast.Load(), None, None),
+                                               *call.args], keywords=call.keywords)
     if not isinstance(obj, types.FunctionType) or _library_function(obj) or \
             hasattr(obj, "__wrapped__"):
         return False

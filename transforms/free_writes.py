@@ -189,6 +189,16 @@ def refuse_kept_results(tree: gast.FunctionDef, parsed: Parsed, eff: Effects,
         if kept(call):
             w = own[0]
             name = gast.unparse(call.func).strip()
+            from adgen.transforms.front import resolve
+
+            if isinstance(resolve(parsed, call.func), type):
+                raise UnsupportedError(
+                    f"{name}() builds an object holding a global or closure array (its "
+                    "__init__ stores one, self.x = X0), and this function writes such an array "
+                    f"in place at {w} ({w.source_line.strip()}): the write changes the global, "
+                    "which adgen would take for a constant", parsed.location(call),
+                    hint="store a copy in __init__ (self.x = X0.copy()), or pass the array "
+                         f"to {name}(...) and to this function as arguments")
             raise UnsupportedError(
                 f"{name}() may return an array that outlives the call (a result a "
                 "functools cache keeps, a global array, a default it returns), and this "

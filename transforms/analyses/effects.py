@@ -506,6 +506,9 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if made == "first" and v.args:
             return [(name, {new} | _names(v.args[0]))]
         # (not a reference implementation's shape / dtype helper: a new value, below)
+        if isinstance(obj, type) and free_result is not None and free_result(v):
+            # s = W() whose __init__ stores a global array (self.x = X0): s.x[:] = v writes it
+            return [(name, {new, FREE} | _call_names(v, free))]
         if isinstance(obj, types.FunctionType) and not str(
                 getattr(obj, "__module__", "")).startswith("numpy") and \
                 not nondiff_call(v, resolve):

@@ -113,6 +113,16 @@ def returned_free(fn: gast.FunctionDef, eff: Effects) -> bool:
         for n in _kept_from(r.value, eff) or []:
             if FREE in eff.buffers.get(n, set()):
                 return True
+    if fn.name == "__init__" and fn.args.args:
+        # self.x = X0 in a constructor: the object it builds holds the global's memory (s =
+        # W(); s.x[:] = v writes X0); what it stores is followed as a returned value is
+        me = fn.args.args[0].id
+        for a in nodes_of(fn, gast.Assign):
+            if isinstance(a, gast.Assign) and any(
+                    isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) and
+                    t.value.id == me for t in a.targets) and any(
+                    FREE in eff.buffers.get(n, set()) for n in _kept_from(a.value, eff) or []):
+                return True
     return False
 
 
