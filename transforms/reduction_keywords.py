@@ -12,7 +12,10 @@ statements computing the same value from the plain reduction:
                     the count of ``m``'s broadcast, in ``a``'s dtype as NumPy's mean);
                     for an extremum, ``np.where(m, a, initial)`` (NumPy requires ``initial``);
 - ``initial=v``  -> ``+ v`` after a sum, ``* v`` after a product, ``np.maximum(., v)`` /
-                    ``np.minimum(., v)`` after an extremum.
+                    ``np.minimum(., v)`` after an extremum; an extremum of an array that may be
+                    empty gives ``v`` as NumPy's: over every axis, a branch on ``np.size(a)``;
+                    over axes written as ints, a row of ``v`` concatenated along each (an axis
+                    given by a name keeps ``np.maximum``: an empty array raises).
 
 Everything else (``axis``, ``keepdims``) is passed on; ``out=`` is left to the reduction's
 rule (refused there). The rewritten statements are ordinary NumPy, so both modes, every policy
@@ -26,7 +29,7 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.desugar import assign, name
+from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone
 
@@ -83,8 +86,34 @@ def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt
             if initial is None:  # NumPy: "reduction operation 'maximum' does not have an
                 return None      # identity, so to use a where mask one has to specify 'initial'"
             base = bind(_np("where", [where, base, clone(initial)], {}))
-        result = _np(kind, [base], reduce_kw)
-        if initial is not None:
+        axes = _literal_axes(given.get("axis"))
+        if initial is not None and axes == [None] and "keepdims" not in reduce_kw:
+            # an empty array reduces to ``initial``, as NumPy's: a branch on its size (the
+            # numba backend takes it; a full extremum needs no padding)
+            size = bind(_np("size", [base], {}))
+            empty = bind(gast.Compare(left=size, ops=[gast.Eq()],
+                                      comparators=[gast.Constant(0, None)]))
+            extremum = name(namer.fresh("t"))
+            nonempty = [assign(name(extremum.id, gast.Store), _np(kind, [base], {}), s),
+                        assign(clone(s.targets[0]), _np("maximum" if kind == "max" else
+                                                        "minimum", [extremum, initial], {}), s)]
+            out.append(located_at(gast.If(test=empty, body=[
+                assign(clone(s.targets[0]), clone(initial), s)], orelse=nonempty), s))
+            return out
+        if initial is not None and axes is not None:
+            # one row of ``initial`` along each reduced axis: an empty array (or all of it
+            # masked out) reduces to ``initial``, as NumPy's does
+            padded = _padded(base, axes, initial, bind)
+            initial = None
+            if axes == [None] and "keepdims" in reduce_kw:  # the shape of base's, flattened
+                keep = _np("sum", [base], {"keepdims": clone(reduce_kw["keepdims"])})
+                shape = bind(_np("shape", [bind(keep)], {}))
+                result = _np("reshape", [bind(_np(kind, [padded], {})), shape], {})
+            else:
+                result = _np(kind, [padded], reduce_kw)
+        else:
+            result = _np(kind, [base], reduce_kw)
+        if initial is not None:  # an axis given by a name: empty arrays raise, as np.max's
             result = _np("maximum" if kind == "max" else "minimum", [bind(result), initial], {})
     else:
         if where is not None:
@@ -107,6 +136,42 @@ def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt
             result = gast.BinOp(left=bind(result), op=op, right=initial)
     out.append(assign(s.targets[0], result, s))
     return out
+
+
+def _literal_axes(axis: gast.expr | None) -> list[int | None] | None:
+    """The reduced axes written in the call (``[None]``: every axis), or None where the
+    axis is not a literal (an int, a tuple of ints, None)."""
+    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
+        return [None]
+    if isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub) and \
+            isinstance(axis.operand, gast.Constant) and type(axis.operand.value) is int:
+        return [-axis.operand.value]
+    if isinstance(axis, gast.Constant) and type(axis.value) is int:
+        return [axis.value]
+    if isinstance(axis, gast.Tuple):
+        parts = [_literal_axes(e) for e in axis.elts]
+        if parts and all(p is not None and p != [None] for p in parts):
+            return [p[0] for p in parts if p is not None]
+    return None
+
+
+def _padded(base: gast.expr, axes: list[int | None], value: gast.expr,
+            bind: Any) -> gast.expr:
+    """``base`` with one more row of ``value`` after its end along each of ``axes``, each row
+    shaped as ``base``'s sum along that axis with ``keepdims`` (an empty array's too);
+    ``[None]``: ``base`` flattened, with ``value`` after it."""
+    if axes == [None]:
+        flat = bind(_np("ravel", [base], {}))
+        row = bind(_np("full", [gast.Constant(1, None), clone(value)], {}))
+        return bind(_np("concatenate", [gast.List(elts=[flat, row], ctx=gast.Load())], {}))
+    for ax in axes:
+        at = gast.Constant(ax, None)
+        summed = bind(_np("sum", [base], {"axis": at, "keepdims": gast.Constant(True, None)}))
+        shape = bind(_np("shape", [summed], {}))
+        row = bind(_np("full", [shape, clone(value)], {}))
+        rows = gast.List(elts=[base, row], ctx=gast.Load())
+        base = bind(_np("concatenate", [rows], {"axis": gast.Constant(ax, None)}))
+    return base
 
 
 def _hashable(obj: Any) -> bool:

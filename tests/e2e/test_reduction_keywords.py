@@ -58,9 +58,35 @@ def truncated_to_ints(x):
     return np.sum(10 * x, dtype=np.int64) * 1.0 + np.sum(x)
 
 
+def peak_of_an_empty_window(x):
+    # a window that may hold nothing: NumPy gives the initial value (a plain max raises)
+    k = 0
+    return np.max(x[0, :k] ** 2, initial=0.0) + np.sum(np.min(x[:, :k], axis=1, initial=1.5) * x[:, 0])
+
+
+def largest_where_none_pass(x):
+    # every element masked out in some rows: those rows reduce to the initial value
+    return np.sum(np.max(x, axis=1, where=x > 1.0, initial=-1.0) * x[:, 1])
+
+
+def largest_over_two_axes(x):
+    return np.max(x ** 2, axis=(0, 1), initial=0.5) + np.min(np.cos(x), axis=(-1,), initial=0.0).sum()
+
+
+def floor_of_the_whole_array_kept(x):
+    return np.sum(np.max(x[:0], initial=0.7, keepdims=True) * x) + np.min(x[:, :0], initial=2.0)
+
+
+def floor_with_a_parameter(x):
+    # the initial value itself differentiated, and winning where the array is empty
+    return np.max(x[1:1] * 3.0, initial=x[2, 2]) * np.max(x[0], initial=x[1, 1] - 5.0)
+
+
 CASES = [masked_mean_of_squares, masked_column_means, sum_from_a_start, masked_row_sums,
          product_of_the_positive, product_from_a_start, largest_with_a_floor,
-         largest_of_the_masked, accumulated_in_float64, truncated_to_ints]
+         largest_of_the_masked, accumulated_in_float64, truncated_to_ints,
+         peak_of_an_empty_window, largest_where_none_pass, largest_over_two_axes,
+         floor_of_the_whole_array_kept, floor_with_a_parameter]
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
@@ -116,3 +142,15 @@ def test_the_methods_keywords_are_read_as_the_functions():
 
     x = X[0].copy()
     assert np.allclose(adgen.grad(f)(x), np.where(x > 0, 1.0, 0.0))
+
+
+def test_an_empty_array_with_initial_on_the_numba_backend():
+    # the extremum over every axis of an array that may be empty is a branch on its size
+    pytest.importorskip("numba")
+
+    def f(x):
+        return np.max(x ** 2, initial=0.25) + np.min(np.sin(x[:0]), initial=-0.9) * x[0, 0]
+
+    x = X.copy()
+    want = numerical_grad(f, (x,), 0)
+    np.testing.assert_allclose(adgen.grad(f, backend="numba")(x), want, rtol=1e-6, atol=1e-8)
