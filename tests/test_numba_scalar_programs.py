@@ -7,6 +7,10 @@ both policies. Skipped without numba.
 - ``b = np.searchsorted(edges, v) - 1`` then ``w[b]``: neither adgen's kinds nor the numba
   rewrite's types knew ``b`` is an int, so ``w[b]`` could be an array; numba refused the
   line ("Unknown attribute 'shape' of type float64"). Also ``np.argmax(x)`` as an index.
+- Conjugate gradients calling a helper with the search direction ``p``, which the loop
+  carries (``p = r + (rs_new / rs) * p``, ``rs_new = np.dot(r, r)``): the numba rewrite's
+  types had no ``np.dot``, so ``p`` had no type and the call was refused ("cannot tell the
+  argument types of this call of mv").
 """
 
 from __future__ import annotations
@@ -93,3 +97,35 @@ def test_argmax_as_an_index(mutation):
     x = np.array([0.3, 1.2, 0.8, 2.0, -0.1, 0.5])
     _both(peak_neighbourhood, (x,), 0, mutation)
 
+
+
+def mv(A, v):
+    return A @ v
+
+
+def cg_energy(A, b, iters):
+    x = np.zeros(b.shape[0])
+    r = b.copy()
+    p = r.copy()
+    rs = np.dot(r, r)
+    for k in range(iters):
+        Ap = mv(A, p)
+        alpha = rs / np.dot(p, Ap)
+        x = x + alpha * p
+        r = r - alpha * Ap
+        rs_new = np.dot(r, r)
+        p = r + (rs_new / rs) * p
+        rs = rs_new
+    return np.sum(x * b)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_conjugate_gradients_through_a_helper(mutation):
+    rng = np.random.default_rng(1)
+    M = rng.random((4, 4))
+    A = M @ M.T + 4.0 * np.eye(4)
+    b = rng.random(4)
+    _both(cg_energy, (A, b, 4), 1, mutation)
+    # by hand: 4 steps of CG on a 4 x 4 system solve it: x = A^-1 b, b.x's gradient 2 A^-1 b
+    assert_grad_close(adgen.grad(cg_energy, argnums=1, backend="numba", mutation=mutation)(
+        A, b, 4), 2.0 * np.linalg.solve(A, b), rtol=1e-6)

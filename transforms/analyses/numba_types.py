@@ -272,6 +272,10 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
                 kind = next(k for k in ("f8", "f4", "i8", "b1") if k in kinds)
                 ranks = [t[2] for t in args if isinstance(t, tuple)]
                 return ("array", kind, max(ranks)) if ranks else kind
+            if f == "np.dot" and len(args) == 2 and not e.keywords and all(
+                    isinstance(t, tuple) and t[0] == "array" for t in args):
+                # of vectors and matrices (numba's np.dot takes no other): as a @ b
+                return _arith(args[0], args[1], ast.MatMult())
             if f in ("np.argmax", "np.argmin") and len(args) == 1 and not e.keywords and \
                     isinstance(args[0], tuple) and args[0][0] == "array":
                 return "i8"  # numba's flat index of an extreme
