@@ -269,10 +269,11 @@ class Plan:
             grew = False
             for st in nodes_of(self.fn, gast.Assign):
                 if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and \
-                        isinstance(st.value, gast.BinOp) and \
-                        st.targets[0].id not in sequences and any(
-                            isinstance(o, gast.Name) and o.id in sequences
-                            for o in (st.value.left, st.value.right)):
+                        st.targets[0].id not in sequences and (
+                            isinstance(st.value, gast.BinOp) and any(
+                                isinstance(o, gast.Name) and o.id in sequences
+                                for o in (st.value.left, st.value.right)) or
+                            _sliced_sequence(st.value, sequences)):
                     sequences.add(st.targets[0].id)
                     grew = True
         for st in nodes_of(self.fn, gast.Assign):
@@ -671,3 +672,14 @@ def _an_array(kind: Any) -> bool:
     """Whether a kind (analyses.kinds) is an array's: its rank, or an array of known parts."""
     return (isinstance(kind, int) and not isinstance(kind, bool)) or \
         (isinstance(kind, tuple) and bool(kind) and kind[0] == "array")
+
+
+def _sliced_sequence(v: gast.AST, sequences: set[str]) -> bool:
+    """Whether ``v`` is a slice (``xs[:k]``, ``xs[1:]``) of a sequence: joined by + (``xs[1:]
+    + xs[:1]``, a list's pop lowered to ``xs[:k] + xs[k + 1:]``), its items may be lists,
+    tuples or objects, whose adjoints add by add_item, not by ``+=`` (which joined a tuple's
+    or list's adjoint to the zeros there, and gave a TypeError for an object's). (A slice of
+    a name of unknown kind is not taken for one: most are arrays' slices, whose adjoints
+    add in place; a list a call returned, rotated, is refused where its adjoints meet.)"""
+    return isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Slice) and \
+        isinstance(v.value, gast.Name) and v.value.id in sequences
