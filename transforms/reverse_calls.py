@@ -142,6 +142,8 @@ class Calls:
             extra = [clone(call.func.value), gast.Constant(call.func.attr, None)] \
                 if isinstance(call.func, gast.Attribute) and \
                 isinstance(call.func.value, gast.Name) else []
+            if extra and self._rebinds_attribute(call.func.attr):
+                extra.append(name(self._slots_before(s, call.func.value.id)))
             value = call_node("with_receiver", value, gast.Constant(len(targets), None),
                               *extra)
         out.append(assign(
@@ -172,6 +174,31 @@ class Calls:
                 out += self.pb.contribute(a.id, ct, state, may_be_none=True,
                                           items=slots.get(a.id))
         return out
+
+    def _rebinds_attribute(self, attr: str) -> bool:
+        """Whether the function stores an attribute named ``attr`` (``m.f = other.f``) or
+        calls setattr: a method called as ``m.f(x)`` before such a store is found there when
+        the pullback runs as another object's (with_receiver then needs m's slots as the
+        call found them)."""
+        for node in nodes_of(self.plan.fn, gast.Attribute, gast.Call):
+            if isinstance(node, gast.Attribute):
+                if node.attr == attr and isinstance(node.ctx, gast.Store):
+                    return True
+            elif isinstance(node.func, gast.Name) and node.func.id == "setattr":
+                return True
+        return False
+
+    def _slots_before(self, s: gast.stmt, container: str) -> str:
+        """The name the forward binds, right before the call ``s``, to ``container``'s slots
+        (runtime.items_at)."""
+        around = self.rec.items_around.setdefault(id(s), [])
+        for n, v, after in around:
+            if n == container and after is False:
+                return v
+        v = self.pb.namer.fresh(f"{container}_before")
+        self.rec.extra_fwd.add(v)
+        around.append((container, v, False))
+        return v
 
     def _items_around(self, s: gast.stmt, targets: list[gast.expr], cts: list[str],
                       state: set[str], changes: bool, out: list[gast.stmt]

@@ -236,18 +236,22 @@ _ABSENT = object()
 
 
 def with_receiver(cts: tuple[Any, ...], n: int, obj: Any = None,
-                  attr: str | None = None) -> tuple[Any, ...]:
+                  attr: str | None = None, slots: Any = None) -> tuple[Any, ...]:
     """The cotangents of ``obj.f(*args)`` (``n`` = 1 + len(args), ``attr`` is ``f``): a
     method's come with its receiver's; a function held in an attribute was not passed
     ``obj``, which gets None. A callable object or another object's method held in an
     attribute of ``obj`` (``self.fc = Dense(w)``; ``self.fc(x)``, or ``h.fn = m.loss``) came
     with its own object's cotangent, which is obj's through the attribute (given to obj as its
-    own, the layer's weights got a zero gradient, silently)."""
+    own, the layer's weights got a zero gradient, silently). ``slots``: obj's slots as the call
+    found them (item_shadows.items_at), where the function stores the attribute later
+    (``s = m.f(x); m.f = other.f``: read when the pullback runs, the method's receiver
+    cotangent went to an attribute ``f`` of m's adjoint, and m.w's gradient through the call
+    was lost, silently)."""
     if len(cts) != n:
         return (None, *cts)
     if attr is None or isinstance(obj, type):
         return tuple(cts)
-    held = getattr(obj, "__dict__", {}).get(attr, _ABSENT)
+    held = getattr(obj if slots is None else slots, "__dict__", {}).get(attr, _ABSENT)
     if held is not _ABSENT:
         if getattr(held, "__self__", None) is obj:
             return tuple(cts)  # obj's own method stored in itself (self.step = self.euler)
