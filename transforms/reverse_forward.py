@@ -63,6 +63,11 @@ class Forward:
         # the final return hands back the saved values
         ret = body[-1]
         assert isinstance(ret, gast.Return)
+        # container parameters' slots as the function returns (Pullback.exit_items_to_shadows)
+        body[-1:] = [assign(name(var, gast.Store), call_node("items_at", name(container)),
+                            self.plan.fn)
+                     for container, var, _after in
+                     self.rec.items_around.get(id(self.plan.fn.body[-1]), ())] + [ret]
         entries = set(self.rec.entry_of.values())  # bound first, below
         values = [self.rec.shape_of.get(n, (n,))[0] for n in saved if n not in entries and
                   n not in self.rec.shape_after]

@@ -105,6 +105,7 @@ class Pullback:
         params = [a.id for a in self.plan.fn.args.args]
         self.parts, cparams, joined = taken_over(self, params, state)
         rev = self.rev_block(self.plan.fn.body, state, top=True)
+        rev = self.exit_items_to_shadows(cparams) + rev
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = returned(self, params, state)
@@ -498,6 +499,33 @@ class Pullback:
         return [assign(name(b, gast.Store), call_node(
             "items_to_shadows", name("sh"), items or name(n), name(b),
             gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), self.plan.fn)]
+
+    def exit_items_to_shadows(self, cparams: list[str]) -> list[gast.stmt]:
+        """For each container parameter whose adjoint the pullback takes over from the caller
+        (sh.withdraw) and that holds arrays this function writes in place: the adjoint the
+        caller handed over is that of its slots as the function returned (a caller's
+        shadows_to_items put the shadows of its arrays there), while this pullback reads and
+        kills those arrays' adjoints in shadow memory. They move there first, found by the
+        slots as the function left them (the forward keeps them, runtime.items_at, as the
+        items around the final return). Left in the parameter's adjoint, the gradient of
+        what ``h.b[1:] = v`` overwrote went on to the array h.b held before (g(h) rebinding
+        h.a, then writing h.b from it, gave b a gradient it has not, silently)."""
+        ret = self.plan.fn.body[-1] if self.plan.fn.body else None
+        if not isinstance(ret, gast.Return):
+            return []
+        out: list[gast.stmt] = []
+        for p in cparams:
+            arrays = self.tracked_items(p)
+            if not arrays:
+                continue
+            v = self.namer.fresh(f"{p}_exit")
+            self.rec.extra_fwd.add(v)
+            self.rec.items_around.setdefault(id(ret), []).append((p, v, False))
+            b = self.bar(p)
+            out.append(assign(name(b, gast.Store), call_node(
+                "items_to_shadows", name("sh"), name(v), name(b),
+                gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), self.plan.fn))
+        return out
 
     def tracked_items(self, n: str) -> tuple[str, ...]:
         """The arrays kept in shadow memory (written in place) that the list, tuple, dict or
