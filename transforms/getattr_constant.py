@@ -17,6 +17,14 @@ AttributeError only, as ``getattr``'s default does; ``d`` is a name or a constan
 form, evaluated before, as Python evaluates a call's arguments. A name computed at run time
 (``getattr(o, key)``) is left as it is: a call without a gradient runs, one with a gradient
 is refused at its line.
+
+``setattr(o, "name", v)`` (a statement, or ``r = setattr(...)``) is the store ``o.name = v``
+(``r = None``): left a call of a builtin without a rule, adgen took it for a call that
+changes nothing, and the attribute's value got no gradient, silently (``setattr(self,
+"l0", Lin(w))`` in ``__init__``: a zero gradient for ``w``). With a name computed at run
+time (``setattr(self, f"l{k}", layer)``) it is ``o.__setattr__(key, v)``, a method call
+found when it runs: one whose value has no gradient runs, one with a gradient is refused at
+its line (rules/no_gradient.py says what to write).
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone
 
-__all__ = ["lower_getattr"]
+__all__ = ["lower_getattr", "lower_setattr"]
 
 
 def lower_getattr(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] | None:
@@ -55,3 +63,24 @@ def lower_getattr(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] 
     branch = located_at(gast.If(test=name(flag), body=[assign(target, read, s)],
                                 orelse=[assign(clone(target), call.args[2], s)]), s)
     return [test, branch]
+
+
+def lower_setattr(s: gast.stmt, call: gast.Call, callee: Any,
+                  result: str | None) -> list[gast.stmt] | None:
+    """The statements replacing ``s`` (``call``, or ``result = call``), or None where
+    ``call`` is no call of the builtin ``setattr`` with three positional arguments."""
+    if callee is not builtins.setattr or call.keywords or len(call.args) != 3 or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    obj, key, value = call.args
+    if isinstance(key, gast.Constant) and isinstance(key.value, str) and \
+            key.value.isidentifier():
+        target = gast.Attribute(value=obj, attr=key.value, ctx=gast.Store())
+        out = [assign(target, value, s)]
+    else:
+        method = gast.Attribute(value=obj, attr="__setattr__", ctx=gast.Load())
+        out = [located_at(gast.Expr(value=gast.Call(func=method, args=[key, value],
+                                                    keywords=[])), s)]
+    if result is not None:
+        out.append(assign(name(result, gast.Store), gast.Constant(None, None), s))
+    return out

@@ -43,7 +43,7 @@ import gast
 from adgen.transforms.analyses.receivers import Receivers
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
-from adgen.transforms.getattr_constant import lower_getattr
+from adgen.transforms.getattr_constant import lower_getattr, lower_setattr
 from adgen.transforms.list_end_reads import lower_end_reads
 from adgen.transforms.names import Namer
 from adgen.transforms.out_positions import out_by_keyword
@@ -200,6 +200,9 @@ class _Lower:
             return [s]
         func = call.func
         resolved = self.resolve(func)
+        stored = lower_setattr(s, call, resolved, result)  # setattr(o, "name", v)
+        if stored is not None:
+            return [t for st in stored for t in self.stmt(st)]
         out_by_keyword(call, resolved)  # np.sin(x, y): y is out=
         # np.divide(a, b, out=o, where=b != 0): a selection, then the write of o
         selected = lower_ufunc_where(s, call, resolved, result, self.namer)

@@ -150,6 +150,16 @@ _SIZE = ("its output's size depends on the values of its input, so the gradient 
 for _f in (np.unique, np.unique_all, np.unique_counts, np.unique_inverse, np.unique_values,
            np.intersect1d, np.setdiff1d, np.setxor1d, np.union1d):
     defrefusal(_f, _SIZE)
+# An attribute named by a string computed when the code runs (a constant name is read or
+# set as o.name: transforms/getattr_constant.py)
+defrefusal(builtins.getattr, "getattr with a name computed when the code runs (getattr(self, "
+           "f'l{k}')) is not differentiated: keep the layers in a list (self.layers = [Lin(w) "
+           "for w in ws]; for layer in self.layers: x = layer(x)) or a dict (self.layers[name]), "
+           "or read each attribute by its name (self.l0)")
+defrefusal(object.__setattr__, "setattr with a name computed when the code runs (setattr(self, "
+           "f'l{k}', layer)) is not differentiated: keep the values in a list (self.layers = "
+           "[Lin(w) for w in ws]) or a dict (self.layers[name] = layer), or set each attribute "
+           "by its name (self.l0 = ...)")
 # Complex values are differentiated (JAX's convention, rules/helpers_complex.py); these have
 # no rule yet, and eig's eigenvectors are defined only up to a complex phase.
 defrefusal(np.linalg.eig, "the eigenvectors of a general matrix are defined only up to a "
