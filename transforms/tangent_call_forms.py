@@ -230,12 +230,13 @@ def built_plainly(cls: type) -> bool:
     """Whether Python builds an object of ``cls`` by running its ``__init__`` (a function of
     the user's) on a new object whose attributes are stored as set: no metaclass ``__call__``,
     ``__new__``, ``__setattr__``, property or other descriptor of the class's own (a setter
-    storing ``np.exp(v)`` would get its tangent as ``np.exp(v_dot)``), and not a dataclass
-    (its ``__init__`` has no source)."""
+    storing ``np.exp(v)`` would get its tangent as ``np.exp(v_dot)``). A dataclass's
+    ``__init__`` (no source) is compiled as ``adgen.dataclass_init`` writes it again
+    (tangent_calls), which refuses a frozen one."""
     if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
-            cls.__setattr__ is not object.__setattr__ or \
-            not isinstance(getattr(cls, "__init__", None), types.FunctionType) or \
-            "__dataclass_fields__" in dir(cls):
+            (cls.__setattr__ is not object.__setattr__ and
+             "__dataclass_fields__" not in dir(cls)) or \
+            not isinstance(getattr(cls, "__init__", None), types.FunctionType):
         return False
     # (a slot, __dict__ and __weakref__ store as set)
     return not any((hasattr(type(a), "__set__") or hasattr(type(a), "__delete__")) and

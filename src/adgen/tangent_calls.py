@@ -170,13 +170,23 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref
+    if isinstance(fn, types.FunctionType) and fn.__name__ == "__init__" and args and \
+            dataclasses.is_dataclass(args[0]) and fn is getattr(type(args[0]), "__init__"):
+        # Params(w, s) built in the function (tangent_call_forms.construction): the
+        # __init__ dataclasses wrote, as source (forward mode refused a dataclass built
+        # inside the function)
+        from adgen.dataclass_init import dataclass_init
+
+        fn = dataclass_init(type(args[0])) or fn
     call_method = getattr(type(fn), "__call__", None)
     if not isinstance(fn, (types.FunctionType, types.MethodType)) and \
             isinstance(call_method, types.FunctionType):
         fn = types.MethodType(call_method, fn)  # a layer called as layer(x)
-    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and \
-            registry.lookup(fn.__func__) is None and (fn.__self__ is owner or
-                                                      _zero_tangent(owner_dot)):
+    method = isinstance(fn, types.MethodType) and \
+        isinstance(fn.__func__, types.FunctionType) and registry.lookup(fn.__func__) is None
+    held = _held_as(fn, owner, owner_dot) if method and fn.__self__ is not owner and \
+        not _zero_tangent(owner_dot) else None
+    if method and (fn.__self__ is owner or _zero_tangent(owner_dot) or held is not None):
         # the receiver's tangent: the tangent of the object it is (an object of its class
         # holding its attributes' tangents), or none where the object it was read from has
         # none (then nothing reached through it has one)
@@ -187,6 +197,23 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # infinite border: a Hessian of nan)
         given = owner_dot if own and not (_zero_tangent(owner_dot) and
                                           _leaves_arguments(fn.__func__)) else None
+        if held is not None:
+            # self.fc(x): a layer held in an attribute of the object it was read from: its
+            # tangent is that attribute's (it was refused). A method changing its object
+            # (self.h = ... in an RNN cell) sets the tangent object's attributes as it sets
+            # the object's: that needs a tangent object of its own
+            given = getattr(owner_dot, held, None)
+            if not _leaves_arguments(fn.__func__):
+                if type(given) is not type(fn.__self__):
+                    raise UnsupportedError(
+                        f"forward mode (jvp) calling {fn.__qualname__} of an object held in "
+                        f"an attribute ({held}), which changes its object (an attribute it "
+                        "sets, an array it writes), where that object has no tangent object "
+                        "of its own here", hint="give the object's tangent as an object of its "
+                        "class (jvp(f, (model,), (tangent_model,))), or use adgen.grad / "
+                        "adgen.vjp")
+            elif _zero_tangent(given):
+                given = None
         # (compiled for the object's class where it calls methods of it: self.step(u)
         # writing u is then followed as a call by name, in reverse mode over this code too)
         from adgen.transforms.keyword_shims import for_keywords
@@ -448,6 +475,17 @@ def _in_users_names(err: AdgenError, target: Any, fn: Any) -> None:
 
 
 _LEAVES: dict[tuple[int, int], tuple[Any, bool]] = {}
+
+
+def _held_as(fn: types.MethodType, owner: Any, owner_dot: Any) -> str | None:
+    """The attribute of ``owner`` holding the object of method ``fn`` (a callable object
+    ``self.fc`` called as ``self.fc(x)``); else None. An object held in several attributes
+    (weight tying, ``self.dec = self.enc``) is taken where ``owner_dot`` holds one tangent
+    object for all."""
+    found = [k for k, v in getattr(owner, "__dict__", {}).items() if v is fn.__self__]
+    if not found or len({id(getattr(owner_dot, k, None)) for k in found}) != 1:
+        return None
+    return found[0]
 
 
 def _leaves_arguments(fn: Any) -> bool:
