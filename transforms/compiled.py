@@ -30,7 +30,8 @@ class Compiled:
                  returns_params: frozenset[int] | None = None,
                  returns_free: bool = False,
                  counter_stores: tuple[Any, ...] = (),
-                 mutation: str = "save", reads_uncaptured: Any = True) -> None:
+                 mutation: str = "save", reads_uncaptured: Any = True,
+                 reads_result: bool = True) -> None:
         self.name = name
         # the policy it was compiled under: the calls its forward resolves when they run
         # (dispatch: a method of an object, a constructor, a closure) compile under it too
@@ -51,6 +52,9 @@ class Compiled:
         # every value it returns is one it made (no view of a parameter, no container): a
         # caller's array result shares no buffer with the arguments (analyses.effects)
         self.returns_fresh = returns_fresh
+        # its pullback may read memory a value it returns shares (False: a caller's later
+        # in-place write of its result overwrites nothing the pullback reads)
+        self.reads_result = reads_result
         # the positions of the parameters whose memory a value it returns may share (None:
         # any; analyses.returned_params): laplace(u, out) returns out's, never u's
         self.returns_params = returns_params

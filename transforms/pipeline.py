@@ -569,6 +569,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     return Compiled(tree.name, forward, pullback, source, sites, result.mutates_params,
                     callees, own, reads_params=result.reads_params, mutation=mutation,
                     reads_uncaptured=result.reads_uncaptured,
+                    reads_result=result.reads_result,
                     # (a parameter a call changes: a caller of this one follows the call)
                     mutates_containers=result.mutates_containers or bool(changed_by_calls),
                     written_params=result.written_params, needs_scope=needs_scope,

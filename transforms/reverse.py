@@ -69,6 +69,6 @@ def reverse(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activity, e
     fold_temporaries(forward, namer.temporary)
     return Result(forward, pullback, pb.rec.sites, pb.rec.callees,
                   mutates_params="param" in eff.written, reads_params=plan.reads_params,
-                  reads_uncaptured=plan.reads_uncaptured,
+                  reads_uncaptured=plan.reads_uncaptured, reads_result=plan.reads_result,
                   mutates_containers="param" in eff.containers_written,
                   written_params=plan.written_params(), lean=pb.lean_facts())

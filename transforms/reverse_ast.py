@@ -153,13 +153,15 @@ class Result:
     its mutation sites, and what callers need to know of its effects."""
 
     __slots__ = ("forward", "pullback", "sites", "callees", "mutates_params", "reads_params",
-                 "reads_uncaptured", "mutates_containers", "written_params", "lean")
+                 "reads_uncaptured", "mutates_containers", "written_params", "lean",
+                 "reads_result")
 
     def __init__(self, forward: gast.FunctionDef, pullback: gast.FunctionDef,
                  sites: list[Site], callees: dict[str, Any] | None = None,
                  mutates_params: bool = False, reads_params: set[str] | bool = True,
                  mutates_containers: bool = False, written_params: set[str] | bool = True,
-                 lean: Any = None, reads_uncaptured: set[str] | bool = True) -> None:
+                 lean: Any = None, reads_uncaptured: set[str] | bool = True,
+                 reads_result: bool = True) -> None:
         self.forward = forward
         self.pullback = pullback
         self.sites = sites
@@ -167,6 +169,7 @@ class Result:
         self.mutates_params = mutates_params
         self.reads_params = reads_params
         self.reads_uncaptured = reads_uncaptured  # (Plan.reads_uncaptured)
+        self.reads_result = reads_result  # (Plan.reads_result)
         self.mutates_containers = mutates_containers
         self.written_params = written_params
         # lean_pullback.LeanFacts: what the pullback's names are known to hold

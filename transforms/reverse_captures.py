@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gast
 from adgen.transforms.analyses.effects import Write
+from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.regions import Regions, apart
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
@@ -47,7 +48,31 @@ def find_captures(plan: Plan) -> None:
     plan.reads_params = found.reads_params
     # (those of them it reads where no capture of its own watches them: Compiled's)
     plan.reads_uncaptured = found.reads_uncaptured
+    plan.reads_result = _reads_result(plan, found.read_buffers)
     share_copies(plan)  # two copies of the same elements: one, and a view of it
+
+
+def _reads_result(plan: Plan, read_buffers: set[str]) -> bool:
+    """Whether the pullback may read the memory of a value the function returns (``return
+    np.tanh(v)`` keeps tanh's output): a caller then guards its later in-place writes of
+    the result (reverse_plan_calls.result_made_by_callee). False where each returned name
+    is a number, or an array whose buffers no value the pullback reads shares (``return
+    np.copy(t)``, ``return np.zeros(n)``: strict refused ``t = np.tile(x, (3, 1)); t[1] *=
+    2.0``, whose gradient reads no value of t). A returned list, dict or object: it may."""
+    if not read_buffers:
+        return False
+    for r in walk(plan.fn):
+        if not isinstance(r, gast.Return) or r.value is None:
+            continue
+        for node in walk(r.value):
+            if not isinstance(node, gast.Name):
+                continue
+            n = node.id
+            if plan.eff.kinds.get(n) in ("list", "dict", "object") or \
+                    (n not in plan.eff.buffers and plan.kinds.get(n) != NUMBER) or \
+                    plan.eff.buffers.get(n, set()) & read_buffers:
+                return True
+    return False
 
 
 def guard_parameter_writes(plan: Plan) -> None:
@@ -88,6 +113,8 @@ class _Captures:
         self.reads_params: set[str] | bool = set()
         # the parameters of those read where no capture of this function watches them
         self.reads_uncaptured: set[str] | bool = set()
+        # the buffers of every value the pullback reads (_reads_result)
+        self.read_buffers: set[str] = set()
         # write statement -> the captures it may overwrite
         self.conflicts: dict[int, list[Capture]] = {}
         # write statement -> the captures of rows it writes later, read from a copy instead
@@ -101,6 +128,7 @@ class _Captures:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
         index, where a Python list's items are the value: storing into it counts)."""
         bufs = self.plan.eff.buffers.get(n, set())
+        self.read_buffers |= bufs
         read: set[str] | bool = set()  # the parameters it views (True: cannot tell which)
         if "param" in bufs:
             p = self.plan.param_of(n)

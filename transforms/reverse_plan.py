@@ -134,6 +134,8 @@ class Plan:
         # parameters it reads that no capture of its own watches (True: cannot tell, all of
         # them; reverse_captures finds them): a dynamic caller's argument capture asks it
         self.reads_uncaptured: set[str] | bool = True
+        # the pullback may read memory a returned value shares (reverse_captures)
+        self.reads_result = True
         self.index()
 
     def active(self, node: gast.AST) -> bool:

@@ -137,7 +137,8 @@ def result_made_by_callee(plan: Plan, call: gast.Call) -> bool:
     if obj is MISSING or not is_python_function(obj):
         return True  # a function known at run time only (a variable, a nested def)
     info = info_at(plan, obj, call)
-    return info is None or info.compiled.returns_fresh
+    return info is None or (info.compiled.returns_fresh and
+                            getattr(info.compiled, "reads_result", True))
 
 def _init_reads_object(plan: Plan, cls: type, call: gast.Call) -> bool:
     """Whether the pullback of ``Cls(args)`` may read the new object's arrays: the call runs

@@ -65,10 +65,10 @@ def test_tiles(f, mutation):
 
 
 def test_a_tile_written_in_place_under_strict():
-    # refused loudly, naming the write: strict takes the call's result for a value np.tile's
-    # gradient reads (it reads only the shapes; a false refusal, not a wrong gradient)
-    with pytest.raises(adgen.MutationError, match="A.T\\[1:, :\\] \\*= 2.0"):
-        adgen.grad(doubled_columns, mutation="strict")(x)
+    # refused until session 22 (strict took the result for a value np.tile's gradient reads;
+    # it reads only the shapes: Compiled.reads_result)
+    np.testing.assert_allclose(adgen.grad(doubled_columns, mutation="strict")(x),
+                               numerical_grad(doubled_columns, (x,), 0), rtol=1e-6, atol=1e-8)
 
 
 def test_a_first_power_written_through():
