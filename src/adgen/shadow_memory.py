@@ -166,10 +166,35 @@ class ShadowMap:
         """A callee that changes container ``x`` starts from the caller's adjoint of it."""
         stack = self._deposits.get(id(x))
         entry = stack[-1] if stack else None
+        if entry is None:
+            held = self._held_by_deposit(x)
+            if held is not None:
+                return or_zeros(copy_adjoint(held), x)
         if entry is None or entry[2]:
             return zeros_like(x)
         entry[2] = True
         return or_zeros(copy_adjoint(entry[1]), x)
+
+    def _held_by_deposit(self, x: Any) -> Any:
+        """The adjoint of object ``x`` taken out of the adjoint a caller deposited for the one
+        object holding ``x`` in an attribute (its ``__call__`` changes it: ``self.norm(x)``
+        with ``self.m = ...`` in ``Norm.__call__``; the caller deposits ``self``, the model,
+        and with_receiver gives the call's cotangent of the norm back as the model's through
+        the attribute, which merge adds where the attribute's was taken out). None where no
+        caller's deposit (one not taken over) holds ``x``, or more than one does."""
+        if not hasattr(x, "__dict__") or isinstance(x, (np.ndarray, type)):
+            return None
+        found = []
+        for stack in self._deposits.values():
+            holder, adjoint, taken = stack[-1]
+            if taken or type(adjoint) is not ObjectAdjoint:
+                continue
+            found += [(adjoint, k) for k, v in getattr(holder, "__dict__", {}).items()
+                      if v is x]
+        if len(found) != 1:
+            return None
+        adjoint, k = found[0]
+        return adjoint.pop(k, None)
 
     def merge(self, x: Any, current: Any, ct: Any) -> Any:
         """The caller's adjoint of ``x`` after the callee's pullback: the callee's cotangent
