@@ -51,6 +51,7 @@ from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp
 from adgen.transforms.object_classes import param_classes, receiver_of
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
 from adgen.transforms.star_wrappers import shim_of
+from adgen.transforms.tangent_only import tangent_only_maker
 from adgen.transforms.unseen_calls import check_unseen_calls
 
 from adgen.errors import AdgenError
@@ -251,6 +252,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
+    # the same code returning out_dot only, for second derivatives (made when first asked)
+    jvp.__adgen_tangent_only__ = tangent_only_maker(code.function, ns, fn.__qualname__)
     # where it writes a parameter in place (itself or by a call): jvp refuses an argument
     # with a tangent that shares memory with a global array it reads (aliased_globals)
     # (only where a read of a global may come after the write: y = G * x; x[0] = 5.0 is

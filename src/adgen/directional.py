@@ -90,6 +90,7 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
     import keyword
 
     from adgen.transforms.emit import compile_source
+    from adgen.transforms.tangent_only import tangent_only
 
     # a functools.partial: its function, with the bound arguments as receivers and the bound
     # keywords passed by name (hessian of a partial was 'cannot read the source')
@@ -138,10 +139,15 @@ def directional(fun: Callable[..., Any], nargs: int, wrt: tuple[int, ...], unit:
                       f"{'1.0' if unit else f'given_tangent({dirs[k]}, {names[n]})'}"
                       for k, n in enumerate(wrt))
     keywords = "".join(f", {k}=bound{j}" for j, k in enumerate(bound))
-    text = (f"def {compiled.name}directional({', '.join(names + dirs)}):\n"
-            f"    out, out_dot = {fname}({', '.join(lead + names)}, {given}{keywords})\n"
+    # (the jvp returning out_dot only: reverse mode then has no pullback for what only the
+    # primal output depends on, whose zero cotangent gave log(x) at 0 a nan: tangent_only)
+    only = tangent_only(compiled.jvp)
+    call = f"{fname}({', '.join(lead + names)}, {given}{keywords})"
+    text = (f"def {compiled.name}directional({', '.join(names + dirs)}):\n" +
+            (f"    out_dot = {call}\n" if only is not None else
+             f"    out, out_dot = {call}\n") +
             f"    return out_dot{'[0]' if aux else ''}\n")
-    ns: dict[str, Any] = {fname: compiled.jvp, "np": np,
+    ns: dict[str, Any] = {fname: compiled.jvp if only is None else only, "np": np,
                           "given_tangent": runtime.given_tangent}
     ns.update({f"receiver{k}": r for k, r in enumerate(receiver)})
     ns.update({f"bound{j}": v for j, v in enumerate(bound.values())})
