@@ -126,6 +126,16 @@ class Calls:
                                        else None)
         slots = self._items_around(s, targets, cts, state, changes, out)
         for a, c in zip(targets, cts):
+            if c != "_" and isinstance(a, gast.Name) and id(a) in left_in_shadow and \
+                    self.plan.eff.kinds.get(a.id) == "object" and \
+                    self.pb.bar(a.id) not in state and a.id not in handed:
+                # an object whose arrays the callee writes in place (self.x[:] += v): they
+                # keep their adjoints in shadow memory, which the pullback of an earlier
+                # call writing them reads (sh.pop took them into the object's adjoint, where
+                # that call did not find them: p.step(dt) twice gave 16.2 for 20.1)
+                b = self.pb.bar(a.id)
+                out.append(assign(name(b, gast.Store), call_node("zeros_like", name(a.id)), s))
+                state.add(b)
             if c != "_" and isinstance(a, gast.Name) and a.id not in self.plan.numeric and \
                     not self.plan.tracked(a.id) and self.pb.bar(a.id) in state and \
                     a.id not in handed:

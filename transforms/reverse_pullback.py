@@ -522,9 +522,13 @@ class Pullback:
             self.rec.extra_fwd.add(v)
             self.rec.items_around.setdefault(id(ret), []).append((p, v, False))
             b = self.bar(p)
+            # (a saved array a caller's guard copied stands for the one the slot holds,
+            # remap_saved: p.step(dt) in a loop, step rebinding self.v and writing self.x[:],
+            # gave 2.45 for 4.68)
             out.append(assign(name(b, gast.Store), call_node(
                 "items_to_shadows", name("sh"), name(v), name(b),
-                gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), self.plan.fn))
+                gast.Tuple(elts=[call_node(attr_node("sh", "through_stand_in"), name(e))
+                                 for e in arrays], ctx=gast.Load())), self.plan.fn))
         return out
 
     def tracked_items(self, n: str) -> tuple[str, ...]:
