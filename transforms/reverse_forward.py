@@ -96,8 +96,10 @@ class Forward:
                 a.id = old
         self.signature_of_user(args)
         # container parameters whose slots the function rebinds: their items as received
+        # (where the pullback reads them: collect's entry; a method's self handed back as its
+        # adjoint reads none, and a model's many layers walked at every step cost its time)
         init += [assign(name(v, gast.Store), call_node("entry_items", name(p)), self.plan.fn)
-                 for p, v in sorted(self.rec.entry_of.items())]
+                 for p, v in sorted(self.rec.entry_of.items()) if v in saved]
         init += self.refuse_shared()
         fwd = gast.FunctionDef(name=f"{self.plan.fname}_forward", args=args,
                                body=init + body, decorator_list=[], returns=None,
@@ -393,6 +395,7 @@ class Forward:
             if saved is not None or (rule is not None and rule.is_rrule):
                 saved = saved or self.rec.saved_call.setdefault(id(s), self.namer.fresh(
                     f"{callee_name(call)}_saved"))
+                dynamic = False  # a callee found when the call runs
                 if rule is not None and rule.is_rrule:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords  # f(x, scale=3.0): the rule gets scale
@@ -416,6 +419,7 @@ class Forward:
                                       for k in call.keywords] + \
                         packed_keyword(self.plan, call, obj)
                 else:
+                    dynamic = True
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords
                     if hasattr(call, READS_AFTER):  # (checked as it runs: unseen_calls)
@@ -431,6 +435,12 @@ class Forward:
                             "held_items", name(container),
                             *([name(saved)] if after == HELD_AFTER else [])), s)] + post
                     elif after:
+                        before = [v for c, v, a in self.rec.items_around[id(s)]
+                                  if c == container and a is False]
+                        if dynamic and before:
+                            # the record before the call, where the callee changed no object
+                            # (a method that only reads its object: items_at)
+                            snap.value.args += [name(saved), name(before[0])]
                         post = [snap] + post
                     else:
                         pre = pre + [snap]

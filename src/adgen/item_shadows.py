@@ -18,7 +18,6 @@ using only numpy, so ``-o`` modules copy its source (transforms/standalone.py).
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import numpy as np
@@ -26,28 +25,71 @@ import numpy as np
 from adgen.adjoints import ObjectAdjoint, add, is_function_like, zeros_like
 
 
-def items_at(container: Any, made: dict[int, Any] | None = None) -> Any:
+class ListItems(list):
+    """:func:`items_at` of a list or tuple: its items (records of the containers among them).
+    ``arrays``: at the top of a record, the ids of every array it reaches."""
+    __slots__ = ("arrays",)
+
+
+class DictItems(dict):
+    """:func:`items_at` of a dict (see :class:`ListItems`)."""
+    __slots__ = ("arrays",)
+
+
+class ObjectItems:
+    """:func:`items_at` of an object: its attributes in ``__dict__`` (see :class:`ListItems`)."""
+    __slots__ = ("__dict__", "arrays")
+
+
+def items_at(container: Any, saved: Any = None, before: Any = None) -> Any:
     """The slots of a list, tuple, dict or object as they are now, and of the containers in
     them (new containers holding the same arrays: no copy of any value), for a pullback that
-    runs after they change: lists, dicts, and namespaces holding an object's attributes.
-    ``made``: the copies made so far, by the id of what they copy (objects that refer to each
-    other are copied once each)."""
-    made = {} if made is None else made
+    runs after they change: lists, dicts, and namespaces holding an object's attributes. The
+    record knows the arrays it reaches (``arrays``), so a pullback given arrays it does not
+    hold (a model's many layers around a call writing a state array the model does not
+    hold) moves nothing without walking it again. After a call found when it runs, given its
+    saved values and ``before``, the record made before it: that record again where the
+    callee changed no object (a method that only reads its object, ``self.rhs(u)``)."""
+    from adgen.runtime import changes_no_object
+
+    if before is not None and changes_no_object(saved):
+        return before
+    arrays: set[int] = set()
+    out = _record(container, {}, arrays)
+    if isinstance(out, (ListItems, DictItems, ObjectItems)):
+        out.arrays = arrays
+    return out
+
+
+def _record(container: Any, made: dict[int, Any], arrays: set[int]) -> Any:
+    """items_at's walk; ``made``: the copies made so far, by the id of what they copy
+    (objects that refer to each other are copied once each); ``arrays``: the ids of the
+    arrays met."""
     if id(container) in made:
         return made[id(container)]
     out: Any
+    if isinstance(container, np.ndarray):
+        arrays.add(id(container))
+        return container
     if isinstance(container, (list, tuple)):
-        out = made[id(container)] = []
-        out.extend(items_at(v, made) for v in container)
+        out = made[id(container)] = ListItems()
+        out.extend(_record(v, made, arrays) for v in container)
     elif isinstance(container, dict):
-        out = made[id(container)] = {}
-        out.update((k, items_at(v, made)) for k, v in container.items())
+        out = made[id(container)] = DictItems()
+        out.update((k, _record(v, made, arrays)) for k, v in container.items())
     elif _is_object(container):
-        out = made[id(container)] = types.SimpleNamespace()
-        out.__dict__.update((k, items_at(v, made)) for k, v in vars(container).items())
+        out = made[id(container)] = ObjectItems()
+        out.__dict__.update((k, _record(v, made, arrays)) for k, v in vars(container).items())
     else:
         return container
     return out
+
+
+def _holds_none(items: Any, ids: set[int]) -> bool:
+    """Whether ``items``, a record of :func:`items_at`, reaches none of the arrays ``ids``."""
+    held = getattr(items, "arrays", None) if isinstance(
+        items, (ListItems, DictItems, ObjectItems)) else None
+    return held is not None and held.isdisjoint(ids)
 
 
 def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, ...]) -> Any:
@@ -59,6 +101,8 @@ def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, .
     container, or its :func:`items_at` where the adjoint is that of the slots at an earlier
     moment (a callee's cotangent is that of the slots it was given)."""
     ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    if _holds_none(container, ids):
+        return adjoint
     return _to_shadows(sh, container, adjoint, ids, set())
 
 
@@ -87,6 +131,8 @@ def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...])
     taken out of shadow memory: what the call's pullback, which may take over the container's
     adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
     ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    if _holds_none(items, ids):
+        return adjoint
     return _from_shadows(sh, items, adjoint, ids, set())
 
 

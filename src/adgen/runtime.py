@@ -289,7 +289,7 @@ def held_items(x: Any, saved: Any = None, made: dict[int, Any] | None = None) ->
     adjoint of what ``self.fc`` held went to the other layer's weights, silently). ``saved``:
     the call's saved values, as held_adjoint is given them (a call that changes no object:
     None, nothing is walked)."""
-    if saved is not None and _changes_no_object(saved):
+    if saved is not None and changes_no_object(saved):
         return None
     made = {} if made is None else made
     if id(x) in made:
@@ -328,7 +328,7 @@ def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ..
     Returns:
         (the object's adjoint, each holder's adjoint without it).
     """
-    if _changes_no_object(saved):
+    if changes_no_object(saved):
         # (the call changes no object: what the holders hold of obj reaches it as before)
         return (own if own is not None else zeros_like(obj), *holders[1::2])
     total = own
@@ -349,7 +349,7 @@ def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ..
     return (total, *out)
 
 
-def _changes_no_object(saved: Any) -> bool:
+def changes_no_object(saved: Any) -> bool:
     """Whether the call whose saved values (dispatch.forward_of's) are ``saved`` changes no
     list, dict or object it is given: a builtin, or a function whose compiled code writes none
     of its parameters (``layer(x)`` returning ``np.tanh(x @ self.w)``)."""
