@@ -159,9 +159,11 @@ def _scipy_stats() -> list[str]:
             ("Registered when your code imports `scipy.stats`: reference implementations of "
              "the normal distribution's methods, with `loc` and `scale` by position or keyword "
              "(`src/adgen/rules/scipy_stats.py`, over `scipy.special.ndtr`, `log_ndtr` and "
-             "`ndtri`); NaN for a scale that is not positive, as in scipy. A frozen "
-             "distribution (`norm(mu, s).cdf(x)`) and the other distributions are refused: "
-             "write the density with NumPy and `scipy.special` (`gammaln`, `xlogy`)."), "",
+             "`ndtri`); NaN for a scale that is not positive, as in scipy; and of the "
+             "multivariate normal's log-density and density (over `np.linalg.slogdet` and "
+             "`inv`). A frozen distribution (`norm(mu, s).cdf(x)`) and the other "
+             "distributions are refused: write the density with NumPy and `scipy.special` "
+             "(`gammaln`, `xlogy`)."), "",
             ", ".join(f"`{n}`" for n in names) + "."]
 
 

@@ -60,6 +60,8 @@ from adgen.transforms.object_classes import (
 )
 from adgen.transforms.walk import walk
 
+from adgen.rules import registry
+
 __all__ = ["bind_callees", "bound_method_for", "method_for", "receiver_clone", "shadowed",
            "wants_receiver"]
 
@@ -271,6 +273,8 @@ class _Rewriter:
                     not isinstance(getattr(obj, "__dict__", None), dict):
                 return False
             cls, instance, holder = type(obj), True, obj
+            if registry.reference_of(getattr(obj, func.attr, None)) is not None:
+                return False  # multivariate_normal.logpdf: adgen's reference, not scipy's
             if func.attr in obj.__dict__:
                 # set on the object itself: not a method of its class, until deleted
                 self.guard(obj, func.attr, True, obj.__dict__[func.attr])

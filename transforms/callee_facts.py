@@ -67,9 +67,11 @@ def method_callees(parsed: Parsed, tree: gast.FunctionDef, mutation: str) -> lis
     for node in everything:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and \
-                not parsed.is_local(node.func.value.id) and is_bound_method(getattr(
-                    parsed.namespace.get(node.func.value.id), node.func.attr, None)):
-            # sc.scale_inplace(w) of a global object: as one the function builds
+                not parsed.is_local(node.func.value.id) and is_bound_method(bound := getattr(
+                    parsed.namespace.get(node.func.value.id), node.func.attr, None)) and \
+                registry.reference_of(bound) is None:
+            # sc.scale_inplace(w) of a global object: as one the function builds (not
+            # multivariate_normal.logpdf: adgen's reference is compiled for it)
             classes.setdefault(node.func.value.id, type(parsed.namespace[node.func.value.id]))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id in classes:

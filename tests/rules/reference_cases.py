@@ -338,3 +338,18 @@ else:
               C(_xs, loc=np.array([0.1, -0.2, 0.0, 0.5]), scale=2.0))
     for _name in ("ppf", "isf"):
         cases(f"scipy.stats.norm.{_name}", C(_qs), C(_qs, 0.3, 1.7), C(0.2, loc=-1.0, scale=0.5))
+
+# scipy_stats.py (appended; no draws): scipy.stats.multivariate_normal's logpdf and pdf,
+# points (d,) and (n, d), the covariance a matrix, its diagonal, a number; one dimension
+try:
+    import scipy.stats as _scipy_stats  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    _pts = np.array([[0.3, -0.2], [1.1, 0.4], [-0.5, 0.9]])
+    _mu2 = np.array([0.1, -0.3])
+    _cov2 = np.array([[1.5, 0.3], [0.3, 0.8]])
+    for _name in ("logpdf", "pdf"):
+        cases(f"scipy.stats.multivariate_normal.{_name}", C(_pts, _mu2, _cov2),
+              C(_pts[0], mean=_mu2, cov=_cov2), C(_pts, _mu2, np.array([0.7, 1.9])),
+              C(np.array([-1.7, -0.2, 0.4]), 0.2, 2.0), C(np.array([0.5, 1.0])))

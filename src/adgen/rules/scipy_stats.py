@@ -11,6 +11,15 @@ by :func:`adgen.rules.registry.load_optional_rules` once the user's code has imp
 ``scipy.stats`` (adgen never imports scipy itself). As in scipy, a scale that is not positive
 gives NaN; the values are scipy's to rounding. A frozen distribution (``norm(mu, s).cdf(x)``)
 and the other distributions are not covered.
+
+``scipy.stats.multivariate_normal``'s ``logpdf`` and ``pdf`` (``x`` one point ``(d,)`` or
+points ``(..., d)``; ``mean`` None or ``(d,)``; ``cov`` a number, the diagonal ``(d,)`` or the
+matrix ``(d, d)``, as scipy reads them) are written with ``np.linalg.slogdet`` and
+``np.linalg.inv``: a Gaussian mixture's component, a Gaussian-process marginal likelihood.
+Only the covariance's lower triangle is read, as scipy's ``eigh``: a gradient in a covariance
+passed in has zeros above the diagonal, as scipy's function has. ``allow_singular=True`` is
+refused (scipy's pseudo-inverse); a covariance that is not positive definite gives NaN where
+scipy raises.
 """
 
 from __future__ import annotations
@@ -73,3 +82,44 @@ def norm_ppf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 def norm_isf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
     scale = np.where(scale > 0, scale, np.nan)
     return loc - scale * special.ndtri(np.asarray(q))
+
+
+_MVN = stats.multivariate_normal
+
+
+@defreference(_MVN.logpdf, name="scipy.stats.multivariate_normal.logpdf")
+def multivariate_normal_logpdf(x: Any, mean: Any = None, cov: Any = 1,
+                               allow_singular: bool = False) -> Any:
+    if allow_singular:
+        raise NotImplementedError(
+            "scipy.stats.multivariate_normal with allow_singular=True is not differentiated "
+            "(scipy's pseudo-inverse): pass a positive definite covariance")
+    x = np.asarray(x, dtype=float)
+    if mean is not None:
+        d = np.size(mean)
+    elif np.ndim(cov) > 0:
+        d = np.shape(cov)[0]
+    else:
+        d = 1
+    if d == 1 and (np.ndim(x) == 0 or np.shape(x)[-1] != 1):
+        x = np.reshape(x, np.shape(x) + (1,))  # scipy: points of one dimension
+    if mean is None:
+        diff = x
+    else:
+        diff = x - np.reshape(mean, (d,))
+    if np.ndim(cov) == 0:
+        cov = cov * np.eye(d)
+    elif np.ndim(cov) == 1:
+        cov = np.diag(cov)
+    else:
+        cov = np.tril(cov) + np.transpose(np.tril(cov, -1))  # scipy reads the lower triangle
+    sign, logdet = np.linalg.slogdet(cov)
+    logdet = np.where(sign > 0, logdet, np.nan)  # scipy raises: not positive definite
+    maha = np.sum((diff @ np.linalg.inv(cov)) * diff, axis=-1)
+    return -0.5 * (d * np.log(2.0 * np.pi) + logdet + maha)
+
+
+@defreference(_MVN.pdf, name="scipy.stats.multivariate_normal.pdf")
+def multivariate_normal_pdf(x: Any, mean: Any = None, cov: Any = 1,
+                            allow_singular: bool = False) -> Any:
+    return np.exp(multivariate_normal_logpdf(x, mean, cov, allow_singular))
