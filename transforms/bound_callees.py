@@ -289,12 +289,11 @@ class _Rewriter:
             return False  # m.step(u, **opts): the dispatch takes its keywords when it runs
         # (def step(self, u, **kw): the copy compiled for this call's keywords)
         clone = receiver_clone(for_keywords(method, [k.arg for k in call.keywords]), cls)
-        if not self.writes(clone) or (instance and shadowed(holder, cls)):
+        # self.v += dt * a on an object built here or given (not a global's, whose counters
+        # the dispatch checks): followed as a write, whatever the attribute holds
+        if not (self.writes(clone) or (not instance and _updates_attributes(clone))) or \
+                (instance and shadowed(holder, cls)):
             return False  # (m.step = other on a global object: its code runs as it is)
-        if who in self.made and _writes_receiver(clone):
-            # an array of an object built here written (self.z[...] = a): its constructor's
-            # pullback reads the object; refused at the call (callee_facts), as before
-            return False
         name = self.bind(f"{method.__name__}_of_{cls.__name__}", clone)
         self.guard(holder, func.attr, instance, method)
         if instance:
@@ -467,12 +466,20 @@ def _walk_here(node: Any) -> list[Any]:
     return out
 
 
-def _writes_receiver(fn: types.FunctionType) -> bool:
-    """Whether a method's compiled code writes its first parameter (an array of its object)."""
+def _updates_attributes(fn: types.FunctionType) -> bool:
+    """Whether a method's writes are all updates of its object's attributes (``self.v +=
+    dt * a``), which write an array in place where the attribute holds one: called by its
+    name, the caller follows them whatever they hold."""
     from adgen.transforms.pipeline import compile_function
 
-    written = compile_function(fn).written_params
-    return written is True or fn.__code__.co_varnames[0] in written
+    from adgen.errors import AdgenError
+
+    try:
+        compiled = compile_function(fn)
+    except AdgenError:
+        return False  # (its call reports why)
+    updates = compiled.number_updates
+    return bool(compiled.mutates_params and updates is not None and updates.exact)
 
 
 def bind_callees(parsed: Any, writes: Any) -> None:

@@ -28,13 +28,18 @@ def built_then_called(a):
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-@pytest.mark.parametrize("f, says, hint", [
-    (built_in_the_call, "Signal(...).power() writes an array", "obj.buf = obj.power(...)"),
-    (built_then_called, "s.power() writes an array", "s.buf = s.power(...)"),
-], ids=["built_in_the_call", "built_then_called"])
-def test_refused_in_the_users_words(f, says, hint, mutation):
+def test_refused_in_the_users_words(mutation):
     with pytest.raises(adgen.UnsupportedError) as info:
-        adgen.grad(f, mutation=mutation)(np.ones(3))
+        adgen.grad(built_in_the_call, mutation=mutation)(np.ones(3))
     text = str(info.value)
-    assert "test_method_writes_refused.py" in text and says in text and hint in text
+    assert "test_method_writes_refused.py" in text and \
+        "Signal(...).power() writes an array" in text and "obj.buf = obj.power(...)" in text
     assert "t1" not in text
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_built_then_called_is_differentiated(mutation):
+    # s = Signal(3); s.power(a): the call is Signal.power's, whose write the caller follows
+    # (refused until session 22: 's.power() writes an array')
+    a = np.array([0.5, -1.0, 2.0])
+    assert np.allclose(adgen.grad(built_then_called, mutation=mutation)(a), 2 * a)
