@@ -192,17 +192,18 @@ class _Accumulator:
         return self.buf
 
 
-def test_method_writing_its_object_in_place_names_the_call():
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_method_writing_its_object_in_place(mutation):
+    # refused at the call until session 22 (H2's d8b51c3 follows methods writing arrays of an
+    # object the function builds): d/dx sum(sin(x) ** 2) = 2 sin(x) cos(x)
     def accumulate(x):
         a = _Accumulator()
-        y = a.add(np.sin(x))  # BAD:method-write
+        y = a.add(np.sin(x))
         return np.sum(y ** 2)
 
-    with pytest.raises(adgen.UnsupportedError) as info:
-        adgen.grad(accumulate)(np.array([0.3, 0.8, -0.4]))
-    # at the call, naming the method's line that adds to the array (self.buf += v)
-    assert "a.add(" in str(info.value) and "self.buf += v" in str(info.value)
-    _assert_located(info.value, ["method-write"])
+    x = np.array([0.3, 0.8, -0.4])
+    np.testing.assert_allclose(adgen.grad(accumulate, mutation=mutation)(x),
+                               2.0 * np.sin(x) * np.cos(x), rtol=1e-12)
 
 
 def _rebinds_then_raises(x):

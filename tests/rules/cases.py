@@ -893,3 +893,12 @@ else:
 cases("adgen.rules.helpers.mean_vjp", C(randn(), (3, 4), None, False),
       C(randn(4), (3, 4), 0, False), C(randn(3, 1), (3, 4), 1, True),
       C(randn(2), (2, 3, 4), (1, 2), False), C(randn(), (5,), None, False))
+
+# adgen.stop_gradient (src/adgen/stop.py), registered when adgen.stop is imported: the value,
+# a zero cotangent (central differences would see the identity: expected values only)
+import adgen.stop  # noqa: E402, F401
+
+cases("adgen.stop.stop_gradient", expect((np.array([0.5, -1.0, 2.0]),), (np.zeros(3),),
+                                         g=np.ones(3)),
+      expect((1.5,), (0.0,), g=2.0), expect((np.ones((2, 3)),), (np.zeros((2, 3)),),
+                                            g=np.ones((2, 3))))
