@@ -85,6 +85,27 @@ def _record(container: Any, made: dict[int, Any], arrays: set[int]) -> Any:
     return out
 
 
+def _shadowed_ids(arrays: tuple[Any, ...]) -> set[int]:
+    """The ids of the arrays whose adjoints ``arrays`` keep in shadow memory: each array, and
+    the arrays a list or tuple among them holds (numbers and arrays only, at any depth of
+    tuples), whose shadow memory is its items' (``ShadowMap.of``: the adjoint of
+    ``np.array(s.history)`` goes to the shadows of the arrays ``s.history`` holds, where a
+    callee that appended them must find it; zero, silently, before session 23)."""
+    ids: set[int] = set()
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            ids.add(id(a))
+        elif type(a) is list or type(a) is tuple:
+            if all(isinstance(v, (np.ndarray, list, tuple)) or not _is_container(v)
+                   for v in a):
+                ids.update(_shadowed_ids(tuple(v for v in a if not isinstance(v, list))))
+    return ids
+
+
+def _is_container(x: Any) -> bool:
+    return isinstance(x, (list, tuple, dict)) or _is_object(x)
+
+
 def _holds_none(items: Any, ids: set[int]) -> bool:
     """Whether ``items``, a record of :func:`items_at`, reaches none of the arrays ``ids``."""
     held = getattr(items, "arrays", None) if isinstance(
@@ -100,7 +121,7 @@ def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, .
     of its arrays reads that array's shadow: it must be there by then. ``container``: the
     container, or its :func:`items_at` where the adjoint is that of the slots at an earlier
     moment (a callee's cotangent is that of the slots it was given)."""
-    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    ids = _shadowed_ids(arrays)
     if _holds_none(container, ids):
         return adjoint
     return _to_shadows(sh, container, adjoint, ids, set())
@@ -130,7 +151,7 @@ def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...])
     among ``arrays`` that its slots held (``items``: :func:`items_at` right after a call),
     taken out of shadow memory: what the call's pullback, which may take over the container's
     adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
-    ids = {id(a) for a in arrays if isinstance(a, np.ndarray)}
+    ids = _shadowed_ids(arrays)
     if _holds_none(items, ids):
         return adjoint
     return _from_shadows(sh, items, adjoint, ids, set())

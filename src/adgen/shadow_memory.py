@@ -462,7 +462,7 @@ def _add_to_items(sh: ShadowMap, x: Any, adjoint: Any) -> None:
     the item of ``x`` it belongs to."""
     if adjoint is None:
         return
-    if isinstance(x, tuple):
+    if isinstance(x, (tuple, list)):
         for v, a in zip(x, adjoint):
             _add_to_items(sh, v, a)
     elif (isinstance(x, np.ndarray) and x.dtype.kind in "fc") or (
