@@ -152,19 +152,27 @@ def _scipy_linalg() -> list[str]:
 
 
 def _scipy_stats() -> list[str]:
-    """The references for ``scipy.stats``, read from their module's source."""
-    source = (DOCS.parent / "src" / "adgen" / "rules" / "scipy_stats.py").read_text()
+    """The references for ``scipy.stats``, read from their modules' source."""
+    rules = DOCS.parent / "src" / "adgen" / "rules"
+    source = (rules / "scipy_stats.py").read_text()
     names = re.findall(r'name="(scipy\.stats\.[\w.]+)"', source)
+    frozen = re.findall(r'name="(scipy\.stats\.[\w.]+)"', (rules / "scipy_frozen.py").read_text())
     return ["", "## scipy.stats (with scipy installed)", "",
             ("Registered when your code imports `scipy.stats`: reference implementations of "
              "the normal distribution's methods, with `loc` and `scale` by position or keyword "
              "(`src/adgen/rules/scipy_stats.py`, over `scipy.special.ndtr`, `log_ndtr` and "
-             "`ndtri`); NaN for a scale that is not positive, as in scipy; and of the "
+             "`ndtri`); NaN for a scale that is not positive, as in scipy; of the "
              "multivariate normal's log-density and density (over `np.linalg.slogdet` and "
-             "`inv`). A frozen distribution (`norm(mu, s).cdf(x)`) and the other "
-             "distributions are refused: write the density with NumPy and `scipy.special` "
-             "(`gammaln`, `xlogy`)."), "",
-            ", ".join(f"`{n}`" for n in names) + "."]
+             "`inv`); and of the gamma, beta and Student t log-densities and densities in "
+             "their shapes, `loc` and `scale` (over `gammaln`, `betaln`, `xlogy`); their "
+             "`cdf`, `sf` and `ppf` are refused."), "",
+            ", ".join(f"`{n}`" for n in names) + ".", "",
+            ("Frozen distributions made in the function (`d = norm(mu, s)`, then `d.logpdf(x)`; "
+             "`src/adgen/rules/scipy_frozen.py`): the methods above of an object holding the "
+             "parameters, differentiated in them by `grad` and `jvp`; another method is "
+             "refused by name, as are second derivatives (write `norm.logpdf(x, mu, s)`) and "
+             "a frozen object made outside the function."), "",
+            ", ".join(f"`{n}(...)`" for n in frozen) + "."]
 
 
 def references() -> list[str]:

@@ -228,7 +228,7 @@ def _literal(e: gast.expr) -> Any:
 
 def is_user_function(obj: Any) -> bool:
     """A plain Python function that is not NumPy's own (adgen compiles its jvp)."""
-    if registry.is_reference_impl(obj):
-        return True
+    if registry.is_reference_impl(obj) and isinstance(obj, types.FunctionType):
+        return True  # (a reference's class, registry.defreference_class: built as a class)
     return isinstance(obj, types.FunctionType) and not reports(obj) and \
         not str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))

@@ -135,7 +135,8 @@ _BUILT_INSIDE = (
     "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of a function that builds an "
     "object of your class inside it (sim = Heat(dt), which jvp follows) are not supported yet; "
     "build the object outside and pass it in (adgen.hessian(loss, argnums=1)(Heat(dt), u) "
-    "works where its methods write u), or take first derivatives (grad, jvp)")
+    "works where its methods write u), or take first derivatives (grad, jvp); a frozen scipy "
+    "distribution (norm(mu, s).logpdf(x)) is such an object: write norm.logpdf(x, mu, s)")
 registry.defrefusal(object.__new__, _BUILT_INSIDE)
 registry.defrefusal(object_with, _BUILT_INSIDE)  # (the tangent object: n_dot = object_with(...))
 

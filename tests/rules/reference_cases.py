@@ -353,3 +353,31 @@ else:
         cases(f"scipy.stats.multivariate_normal.{_name}", C(_pts, _mu2, _cov2),
               C(_pts[0], mean=_mu2, cov=_cov2), C(_pts, _mu2, np.array([0.7, 1.9])),
               C(np.array([-1.7, -0.2, 0.4]), 0.2, 2.0), C(np.array([0.5, 1.0])))
+
+# scipy_stats.py (appended; no draws): scipy.stats.gamma, beta and t's logpdf and pdf, the
+# shapes, loc and scale by position and keyword (all differentiated), points in the support
+# (outside it the value is -inf: tests/e2e/test_scipy_frozen_distributions.py); scipy_frozen.py: the frozen distributions norm(mu, s), gamma(a, ...), beta(a, b),
+# t(df), multivariate_normal(mean, cov), checked through their logpdf and pdf
+# (test_references.FROZEN_POINTS); t with df=inf refused
+try:
+    import scipy.stats as _scipy_stats  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    _pos = np.array([0.3, 1.1, 2.6, 0.05])
+    _unit = np.array([0.15, 0.5, 0.85, 0.6])
+    for _name in ("logpdf", "pdf"):
+        cases(f"scipy.stats.gamma.{_name}", C(_pos, 2.5), C(_pos, 0.7, 0.01, 1.5),
+              C(np.array([0.4, 0.8, 3.0]), np.array([1.5, 2.0, 3.5]), scale=2.0),
+              C(1.7, a=3.0, loc=-0.5))
+        cases(f"scipy.stats.beta.{_name}", C(_unit, 2.0, 3.0), C(_unit, 0.6, 1.4),
+              C(np.array([-0.3, 0.4, 1.2]), 2.5, 1.5, -0.5, 2.0), C(0.3, a=1.7, b=0.9))
+        cases(f"scipy.stats.t.{_name}", C(_xs, 3.0), C(_xs, 5.5, 0.3, 1.7),
+              C(_xs, df=np.array([1.5, 2.0, 4.0, 9.0]), scale=0.8),
+              refuse(_xs, np.inf))
+    cases("scipy.stats.norm", C(), C(0.3, 1.7), C(loc=-0.4, scale=0.6), C(np.array([0.2, -1.0, 0.5])))
+    cases("scipy.stats.gamma", C(2.5), C(0.8, 0.1, 1.5), C(a=3.0, scale=0.5))
+    cases("scipy.stats.beta", C(2.0, 3.0), C(0.7, 1.6, loc=-0.1, scale=1.4))
+    cases("scipy.stats.t", C(3.0), C(4.5, 0.3, 1.7), C(df=2.5, scale=0.8))
+    cases("scipy.stats.multivariate_normal", C(_mu2, _cov2), C(mean=_mu2, cov=np.array([0.7, 1.9])),
+          C(cov=_cov2))

@@ -54,9 +54,21 @@ def _is_float(x: Any) -> bool:
     return False
 
 
-def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
+# references returning a frozen scipy distribution (rules/scipy_frozen.py): checked through
+# their densities at these points (in the support of each case)
+FROZEN_POINTS = {
+    "scipy.stats.norm": np.array([-1.2, 0.3, 2.0]),
+    "scipy.stats.t": np.array([-1.2, 0.3, 2.0]),
+    "scipy.stats.gamma": np.array([0.4, 1.3, 2.5]),
+    "scipy.stats.beta": np.array([0.2, 0.5, 0.8]),
+    "scipy.stats.multivariate_normal": np.array([[0.3, -0.2], [1.1, 0.4], [-0.5, 0.9]]),
+}
+
+
+def user_function(name: str, case: Case, then: str = "") -> tuple[Any, list[Any]]:
     """A function written as a user writes it: ``np.diff(x0, 2, axis=x1)``, its float arguments
-    as parameters and the others as constants; and the float arguments to call it with."""
+    as parameters and the others as constants; and the float arguments to call it with.
+    ``then``: what follows the call (``.logpdf(points)`` of a frozen distribution)."""
     params: list[str] = []
     values: list[Any] = []
     consts: dict[str, Any] = {}
@@ -72,11 +84,11 @@ def user_function(name: str, case: Case) -> tuple[Any, list[Any]]:
     args = [slot(v) for v in case.args]
     kwargs = [f"{k}={slot(v)}" for k, v in case.kwargs.items()]
     call = name.replace("numpy.", "np.", 1)
-    src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)})\n"
+    src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)}){then}\n"
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"np": np, "adgen": adgen, "copy": copy, "functools": functools,
-                 **consts}  # adgen: its own helpers
+                 "points": FROZEN_POINTS.get(name), **consts}  # adgen: its own helpers
     if name.startswith("scipy."):  # the optional extra's functions, as its user imports them
         import scipy.linalg
         import scipy.stats  # noqa: F401
@@ -129,8 +141,11 @@ def test_reference(name: str, case: Case) -> None:
     with np.errstate(all="ignore"):
         want = ref.primal(*case.args, **case.kwargs)
         got = ref.impl(*case.args, **case.kwargs)
+        if name in FROZEN_POINTS:  # a frozen distribution: its densities at the points
+            got, want = ([d.logpdf(FROZEN_POINTS[name]), d.pdf(FROZEN_POINTS[name])]
+                         for d in (got, want))
     assert_same_result(got, want)
-    fn, values = user_function(name, case)
+    fn, values = user_function(name, case, ".logpdf(points)" if name in FROZEN_POINTS else "")
     if not values:
         return
     if any(isinstance(v, np.ndarray) and v.size == 0 for v in values):
@@ -285,6 +300,9 @@ def test_reference_float32(name: str, case: Case) -> None:
     with np.errstate(all="ignore"):
         want = ref.primal(*args, **kwargs)
         got = ref.impl(*args, **kwargs)
+        if name in FROZEN_POINTS:
+            points = narrow(FROZEN_POINTS[name])
+            got, want = ([d.logpdf(points), d.pdf(points)] for d in (got, want))
     if isinstance(want, dict) or (isinstance(want, (list, tuple)) and
                                   any(isinstance(w, (dict, list, tuple)) for w in want)):
         assert_same_result(got, want)  # copy.deepcopy of containers: the same values

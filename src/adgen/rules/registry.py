@@ -684,12 +684,21 @@ def defreference(primal: Callable[..., Any], *, name: str | None = None
     return register
 
 
+def defreference_class(cls: type) -> type:
+    """Registers ``cls`` (a class of adgen's, whose objects a reference returns: the frozen
+    distribution ``scipy.stats.norm(mu, s)``) to be compiled as the user's classes are: its
+    construction and methods are differentiated from their source."""
+    _REFERENCE_IMPLS[id(cls)] = Reference(primal=cls, name=cls.__qualname__, impl=cls)
+    return cls
+
+
 def reference_of(func: Any) -> Callable[..., Any] | None:
     """The reference implementation adgen compiles for ``func``, or None (none, or a rule)."""
     ref = _REFERENCES.get(id(func))
+    if ref is None and _OPTIONAL and any(m in sys.modules for m in _OPTIONAL):
+        load_optional_rules()  # (scipy.stats.norm(mu, s): a frozen distribution's reference)
+        ref = _REFERENCES.get(id(func))
     if ref is None and type(func) is types.MethodType:
-        if _OPTIONAL and any(m in sys.modules for m in _OPTIONAL):
-            load_optional_rules()
         ref = _METHOD_REFERENCES.get((id(func.__self__), func.__name__))
         if ref is not None and ref.primal == func:  # (the same object's same method)
             return ref.impl

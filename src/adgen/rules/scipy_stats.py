@@ -20,6 +20,13 @@ Only the covariance's lower triangle is read, as scipy's ``eigh``: a gradient in
 passed in has zeros above the diagonal, as scipy's function has. ``allow_singular=True`` is
 refused (scipy's pseudo-inverse); a covariance that is not positive definite gives NaN where
 scipy raises.
+
+``scipy.stats.gamma``, ``beta`` and ``t``'s ``logpdf`` and ``pdf`` (the shapes ``a``, ``b``,
+``df``, ``loc`` and ``scale`` by position or keyword, all differentiated) are written with
+``gammaln``, ``betaln``, ``xlogy`` and ``xlog1py``: ``-inf`` (``pdf`` 0) outside the support,
+scipy's values on its edges, NaN for a shape or scale that is not positive. ``t`` with
+``df=np.inf`` is refused (write ``norm``). Their ``cdf``, ``sf`` and ``ppf`` (incomplete gamma
+and beta functions, differentiated in their shapes nowhere in adgen) are not covered.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from adgen.rules.composites import refuse_if
 from adgen.rules.registry import defreference
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -90,10 +98,8 @@ _MVN = stats.multivariate_normal
 @defreference(_MVN.logpdf, name="scipy.stats.multivariate_normal.logpdf")
 def multivariate_normal_logpdf(x: Any, mean: Any = None, cov: Any = 1,
                                allow_singular: bool = False) -> Any:
-    if allow_singular:
-        raise NotImplementedError(
-            "scipy.stats.multivariate_normal with allow_singular=True is not differentiated "
-            "(scipy's pseudo-inverse): pass a positive definite covariance")
+    refuse_if(allow_singular, "scipy.stats.multivariate_normal with allow_singular=True is "
+              "not differentiated (scipy's pseudo-inverse): pass a positive definite covariance")
     x = np.asarray(x, dtype=float)
     if mean is not None:
         d = np.size(mean)
@@ -123,3 +129,63 @@ def multivariate_normal_logpdf(x: Any, mean: Any = None, cov: Any = 1,
 def multivariate_normal_pdf(x: Any, mean: Any = None, cov: Any = 1,
                             allow_singular: bool = False) -> Any:
     return np.exp(multivariate_normal_logpdf(x, mean, cov, allow_singular))
+
+
+# (each reference written out: adgen compiles a reference's source and stops at a call of a
+# helper of adgen's that is not a reference itself)
+
+
+@defreference(stats.gamma.logpdf, name="scipy.stats.gamma.logpdf")
+def gamma_logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    scale = np.where(scale > 0, scale, np.nan)  # scipy: NaN where a parameter is not valid
+    a = np.where(a > 0, a, np.nan)
+    y = (np.asarray(x) - loc) / scale
+    inside = y >= 0
+    y = np.where(inside, y, 1.0)  # (no NaN from the log where the value is -inf)
+    out = special.xlogy(a - 1.0, y) - y - special.gammaln(a) - np.log(scale)
+    # (+ 0.0: a number for a number, as scipy returns, where np.where gives a 0-d array)
+    return np.where(inside, out, np.where(np.isnan(a + scale), np.nan, -np.inf)) + 0.0
+
+
+@defreference(stats.gamma.pdf, name="scipy.stats.gamma.pdf")
+def gamma_pdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return np.exp(gamma_logpdf(x, a, loc, scale))
+
+
+@defreference(stats.beta.logpdf, name="scipy.stats.beta.logpdf")
+def beta_logpdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    scale = np.where(scale > 0, scale, np.nan)
+    a = np.where(a > 0, a, np.nan)
+    b = np.where(b > 0, b, np.nan)
+    y = (np.asarray(x) - loc) / scale
+    inside = (y >= 0) & (y <= 1)
+    y = np.where(inside, y, 0.5)
+    out = special.xlogy(a - 1.0, y) + special.xlog1py(b - 1.0, -y) - special.betaln(a, b) - \
+        np.log(scale)
+    return np.where(inside, out, np.where(np.isnan(a + b + scale), np.nan, -np.inf)) + 0.0
+
+
+@defreference(stats.beta.pdf, name="scipy.stats.beta.pdf")
+def beta_pdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return np.exp(beta_logpdf(x, a, b, loc, scale))
+
+
+@defreference(stats.t.logpdf, name="scipy.stats.t.logpdf")
+def t_logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    refuse_if(np.any(np.isinf(df)), "scipy.stats.t with df=inf is not differentiated: write "
+              "scipy.stats.norm for it")
+    scale = np.where(scale > 0, scale, np.nan)
+    df = np.where(df > 0, df, np.nan)
+    y = (np.asarray(x) - loc) / scale
+    half = 0.5 * (df + 1.0)
+    return special.gammaln(half) - special.gammaln(0.5 * df) - 0.5 * np.log(df * np.pi) - \
+        half * np.log1p(y * y / df) - np.log(scale)
+
+
+@defreference(stats.t.pdf, name="scipy.stats.t.pdf")
+def t_pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return np.exp(t_logpdf(x, df, loc, scale))
+
+
+# the frozen distributions (norm(mu, s).logpdf(x)), which call the references above
+import adgen.rules.scipy_frozen  # noqa: E402, F401
