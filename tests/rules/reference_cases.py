@@ -381,3 +381,13 @@ else:
     cases("scipy.stats.t", C(3.0), C(4.5, 0.3, 1.7), C(df=2.5, scale=0.8))
     cases("scipy.stats.multivariate_normal", C(_mu2, _cov2), C(mean=_mu2, cov=np.array([0.7, 1.9])),
           C(cov=_cov2))
+
+# scipy_linalg.py (appended; draws after every case above): scipy.linalg.expm, norms below and
+# above the scaling threshold (squarings), a stack
+try:
+    import scipy.linalg as _scipy_linalg  # noqa: F401
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    cases("scipy.linalg.expm", C(0.1 * randn(3, 3)), C(randn(4, 4)), C(4.0 * randn(3, 3)),
+          C(randn(2, 3, 3)), C(np.array([[0.5]])))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from adgen.rules.composites import refuse_if
+from adgen.rules.composites import dtype_of, refuse_if
 from adgen.rules.registry import defreference
 
 
@@ -102,3 +102,39 @@ def solve(a: Any, b: Any, lower: Any = False, overwrite_a: Any = False,
     if transposed:
         a = np.swapaxes(a, -1, -2)
     return np.linalg.solve(a, b)
+
+
+# scipy.linalg.expm: Pade approximant of degree 13 after scaling by 2**-s, squared s times
+# (Higham 2005, the algorithm scipy runs, always at degree 13): NumPy over functions with rules,
+# so the gradient is the derivative of the computation itself (the Frechet derivative to
+# rounding), second derivatives included
+_EXPM_B = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+
+
+@defreference(linalg.expm, name="scipy.linalg.expm")
+def expm(A: Any) -> Any:
+    refuse_if(np.iscomplexobj(A), "scipy.linalg.expm: complex matrices are not differentiated")
+    a = np.asarray(A, dtype=float)
+    refuse_if(np.ndim(a) < 2 or np.shape(a)[-1] != np.shape(a)[-2],
+              "scipy.linalg.expm: expected a square matrix (or a stack of them)")
+    n = np.shape(a)[-1]
+    norm1 = float(np.max(np.sum(np.abs(a), axis=-2), initial=0.0))  # (a constant: the 1-norm)
+    s = 0
+    if norm1 > 5.371920351148152:
+        s = int(np.ceil(np.log2(norm1 / 5.371920351148152)))
+    a = a / 2.0 ** s
+    b = _EXPM_B
+    eye = np.eye(n)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a2 @ a4
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 +
+             b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + \
+        b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r.astype(dtype_of(A))  # scipy's dtype (float32 stays float32), computed in float64
