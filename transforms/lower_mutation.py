@@ -81,6 +81,9 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
     _name_stored_displays(fn.body, namer)
     if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
         lower_end_reads(fn, namer, lower.resolve)
+        from adgen.transforms.grown_list_reads import snapshot_grown_reads
+
+        snapshot_grown_reads(fn, namer, lower.resolve)  # np.array(hist), then hist.append(v)
     return fn
 
 
@@ -144,6 +147,7 @@ class _Lower:
             # lst += items extends the list in place, as lst.extend(items) (an alias sees the
             # new items; the pullback of a new list lst + items read a list grown since)
             if self.receivers.built_as(s.target, "list"):
+                self.grows = True
                 return self._extend(name(s.target.id), name(s.value.id), s)
             # a list the function was given (or an array plus a list of numbers): the
             # extension would make the name a list for the analyses on both paths, so a list

@@ -71,8 +71,10 @@ def _user_name(parsed: Parsed, fn: gast.FunctionDef, n: str, depth: int) -> str:
                 st.targets[0].id == n:
             expr = clone(st.value)
             if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
-                    expr.func.id == "loop_sequence" and expr.args:
-                expr = expr.args[0]  # (for m in models: the sequence is models)
+                    expr.func.id in ("loop_sequence", "list_snapshot") and expr.args:
+                # (for m in models: the sequence is models; a read of hist before it grows
+                # reads list_snapshot(hist): transforms/grown_list_reads.py)
+                expr = expr.args[0]
             for sub in walk(expr):
                 if isinstance(sub, gast.Name):
                     inner = user_name(parsed, fn, sub.id, depth + 1) if depth < 3 else \

@@ -585,6 +585,12 @@ def loop_sequence(x: Any) -> Any:
     return list(x)
 
 
+def list_snapshot(x: Any) -> Any:
+    """A copy of the list ``x`` as it is now, for a read the function makes before it grows
+    ``x`` in place (transforms/grown_list_reads.py): its pullback sees the items read."""
+    return list(x) if type(x) is list else x
+
+
 def add_item(adjoint: Any, index: Any, g: Any) -> None:
     """Adds g to ``adjoint[index]`` in place (repeated array indices add up, as np.add.at)."""
     if g is None:
@@ -795,7 +801,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
-    "field_default", "match_sequence", "checked_callable", "unheld_write",
+    "field_default", "list_snapshot", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]
 
@@ -812,6 +818,10 @@ def _register_runtime_rules() -> None:
 
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
+        return g
+
+    @defvjp(list_snapshot, "x", linear=True, name="adgen.runtime.list_snapshot")
+    def _list_snapshot(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
 
     from adgen.rules.helpers import fields_vjp, shape_tree  # noqa: F401 - the templates'
@@ -837,7 +847,7 @@ def _register_runtime_rules() -> None:
                 fields_vjp(g, type(obj)._fields, shape_tree(kwargs)))
 
     # forward mode: a namedtuple of the tangents; a default field is a constant
-    defjvp_kind("linear", namedtuple_of, namedtuple_replace)
+    defjvp_kind("linear", namedtuple_of, namedtuple_replace, list_snapshot)
     defjvp_kind("zero", field_default, match_sequence)
 
     @defvjp(flat_view, "x", linear=True, view=True, name="adgen.runtime.flat_view")

@@ -902,3 +902,6 @@ cases("adgen.stop.stop_gradient", expect((np.array([0.5, -1.0, 2.0]),), (np.zero
                                          g=np.ones(3)),
       expect((1.5,), (0.0,), g=2.0), expect((np.ones((2, 3)),), (np.zeros((2, 3)),),
                                             g=np.ones((2, 3))))
+
+# a read of a local list before the function grows it (transforms/grown_list_reads.py), appended
+cases("adgen.runtime.list_snapshot", C([randn(3), randn(3)]), C([randn(), randn(2, 2)]))

@@ -164,7 +164,8 @@ def effects(fn: gast.FunctionDef,
             t = s.targets[0].id
             if isinstance(v, gast.List) or (isinstance(v, gast.Call) and
                                             isinstance(v.func, gast.Name) and
-                                            v.func.id == "list") or _sorted_call(v, resolve):
+                                            v.func.id in ("list", "list_snapshot")) or \
+                    _sorted_call(v, resolve):
                 eff.kinds[t] = "list"
             elif isinstance(v, gast.Dict) or (isinstance(v, gast.Call) and
                                               isinstance(v.func, gast.Name) and
@@ -394,6 +395,16 @@ def _sequences_joined(v: gast.expr, kinds: dict[str, str],
             if isinstance(o, gast.Name) and kinds.get(o.id) in ("list", "tuple")}
 
 
+def _snapshot_of(v: gast.expr) -> set[str]:
+    """The list ``list_snapshot(L)`` copies (transforms/grown_list_reads.py), else empty: a
+    new list holding L's items as they are now, as ``L + []`` would."""
+    if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+            v.func.id == "list_snapshot" and len(v.args) == 1 and \
+            isinstance(v.args[0], gast.Name):
+        return {v.args[0].id}
+    return set()
+
+
 def _container_copied(v: gast.expr, kinds: dict[str, str]) -> str | None:
     """The list or dict ``v`` is a shallow copy of (``lst.copy()``, ``d.copy()``,
     ``copy.copy(lst)``), or None."""
@@ -458,7 +469,7 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         return [(name, {v.id})]
     if isinstance(v, gast.Constant):
         return [(name, set())]
-    joined = _sequences_joined(v, kinds, arrays)
+    joined = _sequences_joined(v, kinds, arrays) or _snapshot_of(v)
     if joined:
         # c = a + b, c = a * 2 of lists or tuples: a new container holding the same items,
         # so a write through an item of it (c[0] *= 3.0) writes a's item too
