@@ -15,6 +15,14 @@ find, ties included (``sorted`` is stable: the first of equal items, as ``max`` 
     min(a, b, key=f)                  ->  sorted((a, b), key=f)[0]
     dict(w=W, b=b)                    ->  {'w': W, 'b': b}
     dict(), list()                    ->  {}, []
+    zip(*rows)                        ->  (tuple(r[k] for r in t)
+                                           for t in [[list(r) for r in rows]]
+                                           for k in range(min((len(r) for r in t), default=0)))
+
+``zip(*pairs)`` (``xs, ys = zip(*pairs)``, ``for x, y in zip(*pairs)``, the columns of a list of
+rows) was refused ('adgen cannot see how zip builds its objects'): NumPy-free Python, a
+transpose, which the generator expression computes with items adgen follows (each row is
+walked by ``list`` first, as ``zip`` walks it: the keys of a dict, the rows of an array).
 
 A lambda's body is written in place, its parameters the loop's targets (a lambda with
 defaults, ``*args`` or keyword-only parameters, or whose parameter count is not the number of
@@ -39,8 +47,9 @@ from adgen.transforms.walk import replace_children, walk
 
 __all__ = ["rewrite_item_builtins"]
 
-_NAMES = ("map", "filter", "zip", "max", "min", "sorted", "dict", "list")
-_CALLED = frozenset({"map", "filter", "max", "min", "dict", "list"})
+_NAMES = ("map", "filter", "zip", "max", "min", "sorted", "dict", "list", "tuple", "len",
+          "range")
+_CALLED = frozenset({"map", "filter", "max", "min", "dict", "list", "zip"})
 
 
 def rewrite_item_builtins(parsed: Any) -> None:
@@ -55,7 +64,8 @@ def rewrite_item_builtins(parsed: Any) -> None:
                  n.func.id in ("max", "min") and any(k.arg == "key" for k in n.keywords)) or
              (n.func.id == "dict" and not n.args and
               all(k.arg is not None for k in n.keywords)) or
-             (n.func.id == "list" and not n.args and not n.keywords))]
+             (n.func.id == "list" and not n.args and not n.keywords) or
+             (n.func.id == "zip" and _transposed(n) is not None))]
     if not calls:
         return
     if any(parsed.namespace.get(n, getattr(builtins, n)) is not getattr(builtins, n)
@@ -71,6 +81,8 @@ def rewrite_item_builtins(parsed: Any) -> None:
             replaced[id(call)] = _display(call, replaced)
         elif call.func.id in ("max", "min"):
             replaced[id(call)] = _extreme(call, replaced)
+        elif call.func.id == "zip":
+            replaced[id(call)] = _transpose(call, fresh, replaced)
         else:
             replaced[id(call)] = _generator(call, fresh, replaced)
     replace_children(tree, lambda sub: replaced.get(id(sub)))
@@ -161,6 +173,34 @@ def _extreme(call: gast.Call, replaced: dict[int, Any]) -> gast.expr | None:
                         args=[items], keywords=keywords, **at)
     return gast.Subscript(value=ordered, slice=gast.Constant(0, None, **at), ctx=gast.Load(),
                           **at)
+
+
+def _transposed(call: gast.Call) -> gast.expr | None:
+    """The rows of ``zip(*rows)`` (one starred argument, no keyword), or None."""
+    if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], gast.Starred):
+        return None
+    return call.args[0].value
+
+
+def _transpose(call: gast.Call, fresh: Any, replaced: dict[int, Any]) -> gast.expr:
+    """The generator expression of ``zip(*rows)``: the k-th tuple holds the k-th item of each
+    row, for k up to the shortest row's length (as ``zip``)."""
+    from adgen.transforms.gast_ast import parse
+
+    rows = _transposed(call)
+    rows = replaced.get(id(rows)) or rows
+    r, t, k, placeholder = next(fresh), next(fresh), next(fresh), next(fresh)
+    expr = parse(f"(tuple({r}[{k}] for {r} in {t}) for {t} in [[list({r}) for {r} in "
+                 f"{placeholder}]] for {k} in range(min((len({r}) for {r} in {t}), "
+                 f"default=0)))").body[0].value
+    at = _place(call)
+    for node in walk(expr):
+        for field, value in at.items():
+            if field in getattr(node, "_attributes", ()):
+                setattr(node, field, value)
+    replace_children(expr, lambda sub: rows if isinstance(sub, gast.Name) and
+                     sub.id == placeholder else None)
+    return expr
 
 
 def _plain(args: gast.arguments, count: int) -> bool:
