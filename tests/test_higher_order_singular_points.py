@@ -60,8 +60,7 @@ def test_regular_points_unchanged():
 
 
 def test_through_a_helper_at_a_regular_point():
-    # (at 0 a helper's log still gives nan: its jvp, a callee of the jvp code, returns the
-    # pair, whose primal gets the zero cotangent; see docs/forward-and-higher-order.md)
+    # (at 0 too since session 23: tests/test_higher_order_symbolic_zeros.py)
     def inner(x):
         return np.log(x)
 

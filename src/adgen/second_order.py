@@ -354,6 +354,130 @@ class _Captures(ast.NodeTransformer):
         return node
 
 
+def _saved_only(tree: ast.Module, name: str) -> bool:
+    """Adds to ``tree`` a copy of the forward ``{name}_forward`` named
+    ``{name}_forward_saved`` whose returns ``(out, saved)`` are ``(None, saved)``; False where
+    a return is of another form (the program then calls the forward itself).
+
+    The program reads only the saved values: its reverse mode gave the primal output a zero
+    cotangent, and the pullbacks of the statements only the output depends on multiplied it
+    by their local derivative, ``0 * np.log(y)`` = nan at y = 0 in ``jacrev(grad(f))`` where
+    JAX's zero is symbolic. Without the output those statements are not active and have no
+    pullback (as transforms/tangent_only.py does for forward over reverse)."""
+    forward = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and
+                    d.name == f"{name}_forward"), None)
+    if forward is None:
+        return False
+    copy = ast.parse(ast.unparse(forward)).body[0]
+    assert isinstance(copy, ast.FunctionDef)
+    copy.name = f"{name}_forward_saved"
+    todo: list[ast.AST] = list(copy.body)
+    while todo:  # (not into nested defs: their returns are their own)
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                             ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            value = node.value
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2) or any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                    n.func.id.endswith("_forward") for n in ast.walk(value.elts[0])):
+                return False  # (a call in the output: its forward runs there)
+            value.elts[0] = ast.Constant(None)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    tree.body.append(copy)
+    return True
+
+
+def _shapes_saved(tree: ast.Module, name: str) -> None:
+    """The values the top pullback ``{name}_pullback`` reads from its saved tuple only for
+    their shapes (``np.shape(t3)``, ``t3.shape``) are saved as their shapes by the forwards
+    of ``tree`` (``{name}_forward``, ``{name}_forward_saved``), which the pullback then reads
+    as they are. Saved as arrays, they were outputs of the forward that the program's reverse
+    mode gave a zero cotangent, and the pullbacks of the statements computing them multiplied
+    it by their local derivative (``t3 = t2 * x`` with ``t2 = c * np.log(y)``: 0 * -inf = nan
+    in ``jacrev(grad(f))`` where JAX's zero is symbolic). Left as it is where a forward's
+    return or the pullback's unpacking of ``saved`` has another form."""
+    pullback = _pullback_def(tree, name)
+    unpack = next((st for st in pullback.body if isinstance(st, ast.Assign) and
+                   isinstance(st.value, ast.Name) and st.value.id == "saved"), None)
+    if unpack is None or len(unpack.targets) != 1 or \
+            not isinstance(unpack.targets[0], ast.Tuple) or \
+            not all(isinstance(e, ast.Name) for e in unpack.targets[0].elts):
+        return
+    names = [e.id for e in unpack.targets[0].elts]  # type: ignore[attr-defined]
+    reads: dict[str, list[tuple[ast.AST, str, Any]]] = {n: [] for n in names}
+    other: set[str] = set()
+    for parent in ast.walk(pullback):
+        for field, value in ast.iter_fields(parent):
+            for k, child in (enumerate(value) if isinstance(value, list) else [(None, value)]):
+                if isinstance(child, ast.Call) and _is_shape_call(child) and \
+                        child.args[0].id in reads:  # type: ignore[attr-defined]
+                    reads[child.args[0].id].append((parent, field, k))  # type: ignore
+                elif isinstance(child, ast.Attribute) and child.attr == "shape" and \
+                        isinstance(child.value, ast.Name) and child.value.id in reads and \
+                        isinstance(child.ctx, ast.Load):
+                    reads[child.value.id].append((parent, field, k))
+    for node in ast.walk(pullback):
+        if isinstance(node, ast.Name) and node.id in reads:
+            inside = any(_shape_of(getattr(p, f) if k is None else getattr(p, f)[k]) is node
+                         for p, f, k in reads[node.id])
+            if not inside and node not in unpack.targets[0].elts:  # type: ignore[attr-defined]
+                other.add(node.id)
+    shaped = [k for k, n in enumerate(names) if reads[n] and n not in other]
+    if not shaped:
+        return
+    returns = []
+    for d in tree.body:
+        if isinstance(d, ast.FunctionDef) and d.name in (f"{name}_forward",
+                                                           f"{name}_forward_saved"):
+            todo: list[ast.AST] = list(d.body)
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                     ast.ClassDef)):
+                    continue
+                if isinstance(node, ast.Return):
+                    v = node.value
+                    if not (isinstance(v, ast.Tuple) and len(v.elts) == 2 and
+                            isinstance(v.elts[1], ast.Tuple) and
+                            len(v.elts[1].elts) == len(names)):
+                        return
+                    returns.append(v.elts[1])
+                    continue
+                todo.extend(ast.iter_child_nodes(node))
+    for saved in returns:
+        for k in shaped:
+            saved.elts[k] = ast.Call(func=ast.Attribute(ast.Name("np", ast.Load()), "shape",
+                                                        ast.Load()),
+                                     args=[saved.elts[k]], keywords=[])
+    for k in shaped:
+        for parent, field, j in reads[names[k]]:
+            plain = ast.Name(names[k], ast.Load())
+            if j is None:
+                setattr(parent, field, plain)
+            else:
+                getattr(parent, field)[j] = plain
+
+
+def _is_shape_call(node: ast.Call) -> bool:
+    """``np.shape(name)``."""
+    f = node.func
+    return isinstance(f, ast.Attribute) and f.attr == "shape" and \
+        isinstance(f.value, ast.Name) and f.value.id == "np" and len(node.args) == 1 and \
+        not node.keywords and isinstance(node.args[0], ast.Name)
+
+
+def _shape_of(node: Any) -> Any:
+    """The name whose shape ``node`` reads (``np.shape(n)``, ``n.shape``), or None."""
+    if isinstance(node, ast.Call) and _is_shape_call(node):
+        return node.args[0]
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    return None
+
+
 def _pullback_def(tree: ast.Module, name: str) -> ast.FunctionDef:
     return next(d for d in tree.body if isinstance(d, ast.FunctionDef) and
                 d.name == f"{name}_pullback")
@@ -469,6 +593,10 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
                 "map (it writes or views arrays in place), which reverse over reverse does not "
                 "follow into callees yet")
         _drop_map(trees[k], c.name, c.callees, users, own=c is not compiled)
+    if _saved_only(trees[id(compiled)], compiled.name) and \
+            not any(callee is compiled for c in every.values() for callee in c.callees.values()):
+        # (its saved values go to the program only: not where it calls itself)
+        _shapes_saved(trees[id(compiled)], compiled.name)
     if not _COPIES:
         _COPIES.update(_helper_copies())
     spaces: dict[int, dict[str, Any]] = {}
@@ -480,10 +608,10 @@ def _load(compiled: Any, mutation: str) -> tuple[dict[str, Any], tuple[Any, ...]
                        ns)
         # the source shows a default argument as a placeholder (arr=None): the loaded forward
         # takes the user's defaults as the compiled one does (a raw TypeError otherwise)
-        forward = ns.get(f"{c.name}_forward")
-        if forward is not None and getattr(c, "forward", None) is not None:
-            forward.__defaults__ = c.forward.__defaults__
-            forward.__kwdefaults__ = c.forward.__kwdefaults__
+        for forward in (ns.get(f"{c.name}_forward"), ns.get(f"{c.name}_forward_saved")):
+            if forward is not None and getattr(c, "forward", None) is not None:
+                forward.__defaults__ = c.forward.__defaults__
+                forward.__kwdefaults__ = c.forward.__kwdefaults__
         spaces[k] = ns
     for k, c in every.items():  # callers call their callees' new functions, by their names
         for name, callee in c.callees.items():
@@ -564,8 +692,12 @@ def gradient_program(fun: Any, j: int, args: tuple[Any, ...], mutation: str) -> 
         return program
     names = [f"a{k}" for k in range(len(args))]
     name = f"{compiled.name}_gradient"
+    # (its output unused: the copy returning the saved values only, where there is one)
+    forward = f"{compiled.name}_forward_saved"
+    if forward not in ns:
+        forward = f"{compiled.name}_forward"
     text = (f"def {name}({', '.join(names)}):\n"
-            f"    out, saved = {compiled.name}_forward({', '.join(names)})\n"
+            f"    out, saved = {forward}({', '.join(names)})\n"
             f"    return or_zeros({compiled.name}_pullback(saved, 1.0)[{j}], a{j})\n")
     space = dict(ns)
     compile_source(text, f"<adgen {compiled.name} {mutation} gradient program>", space)

@@ -312,6 +312,29 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     that hessian, hvp or a derivative of a jvp differentiates again): the compiled jvp it
     calls, run through its own compiled forward and pullback, whose cotangents go back to
     the parts of the call they came from."""
+    return _jvp_rrule(fn, args, tangents, kwargs, owner, owner_dot, False)
+
+
+def call_jvp_tangent(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                     kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None) -> Any:
+    """The tangent of :func:`runtime.call_jvp`'s call only: what tangent-only code
+    (transforms/tangent_only.py) calls where nothing reads the call's primal result."""
+    return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot)[1]
+
+
+def call_jvp_tangent_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                           kwargs: dict[str, Any], owner: Any = None, owner_dot: Any = None
+                           ) -> tuple[Any, Any]:
+    """Reverse mode of :func:`call_jvp_tangent`: the callee's tangent-only jvp, so that its
+    primal result, which nothing reads, has no pullback (given a zero cotangent, a helper's
+    ``np.log(y)`` at 0 put 0 / 0 = nan into a Hessian where JAX gives -inf)."""
+    return _jvp_rrule(fn, args, tangents, kwargs, owner, owner_dot, True)
+
+
+def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+               kwargs: dict[str, Any], owner: Any, owner_dot: Any, only: bool
+               ) -> tuple[Any, Any]:
+    """:func:`call_jvp_rrule`, or with ``only`` :func:`call_jvp_tangent_rrule`."""
     from adgen.errors import UnsupportedError
 
     if getattr(fn, "__adgen_transform__", False):
@@ -344,7 +367,8 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 else (None, None)
             return (None, (), (), None, _per_key(bars[0], d, view), _per_key(bars[1], d, view))
 
-        return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot), view_pullback
+        return _tangent_of_pair(only, tangent_of_call(fn, args, tangents, kwargs, owner,
+                                                      owner_dot), view_pullback)
     if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
             fn.__name__ == "get" and len(args) in (1, 2) and not kwargs and \
             owner is fn.__self__:
@@ -365,10 +389,11 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 return (None, (None, bars[0]), (None, bars[1]), None, None, None)
             return (None, (None,), (None,) * len(tangents), None, None, None)
 
-        return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot), get_pullback
+        return _tangent_of_pair(only, tangent_of_call(fn, args, tangents, kwargs, owner,
+                                                      owner_dot), get_pullback)
     if runs_as_it_is(fn):  # print through a variable: nothing to differentiate
-        return (fn(*args, **kwargs), None), lambda out_bar: (
-            None, (None,) * len(args), (None,) * len(tangents), None, None, None)
+        return _tangent_of_pair(only, (fn(*args, **kwargs), None), lambda out_bar: (
+            None, (None,) * len(args), (None,) * len(tangents), None, None, None))
     # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
     # act(x)) is the jvp of a function that calls it by name, which the compiler
     # differentiates again like any tangent code
@@ -401,11 +426,19 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "here would get the cotangent of its result only, not that of what it set",
             hint=f"{itself}have {name} return the values and set them in the caller "
                  "(self.h = self.features(x)), or call a module-level function by its name"))
+    target = call.target
+    if only:
+        from adgen.transforms.tangent_only import tangent_only
+
+        target = tangent_only(target)
+        if target is None:  # (a recursive placeholder: the pair's)
+            return _tangent_of_pair(True, *_jvp_rrule(fn, args, tangents, kwargs, owner,
+                                                      owner_dot, False))
     try:
-        out, saved = forward_of(call.target, call.args, call.kwargs)
+        out, saved = forward_of(target, call.args, call.kwargs)
     except AdgenError as err:
         _unlocate(err, fn)
-        _in_users_names(err, call.target, fn)
+        _in_users_names(err, target, fn)
         raise
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
@@ -425,6 +458,14 @@ def call_jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 at(call.owner_dot_slot))
 
     return out, pullback
+
+
+def _tangent_of_pair(only: bool, pair: Any, pullback: Any) -> tuple[Any, Any]:
+    """A call's ``((out, out_dot), pullback)``, or with ``only`` its tangent's: ``(out_dot,
+    pullback)`` of out_dot's cotangent."""
+    if not only:
+        return pair, pullback
+    return pair[1], lambda out_dot_bar: pullback((None, out_dot_bar))
 
 
 def _per_key(g: Any, d: dict, view: str) -> dict | None:

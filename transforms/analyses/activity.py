@@ -287,12 +287,30 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
     elif isinstance(f, gast.Attribute):
         if any(hasattr(t, f.attr) for t in (np.ndarray, list, dict, tuple, str)):
             return set()  # x.reshape(...), lst.index(...): the effects analysis knows these
+        if leaves_arguments is not None and resolve is not None and \
+                _method_leaves(resolve(f.value), f.attr, leaves_arguments):
+            # MODEL.loss(x, y) of a global object whose method changes nothing: y stays a
+            # constant (a zero tangent of it gave 0 * inf = nan in a Hessian in x at y = 0)
+            return set()
     elif not isinstance(f, gast.Name):
         return set()
     names = set(passed_names(call))
     if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and obj is None:
         names.add(f.value.id)
     return names
+
+
+def _method_leaves(owner: Any, attr: str, leaves_arguments: Callable[[Any], bool]) -> bool:
+    """``owner.attr`` is a plain method of the user's class (looked up on the class, not
+    the object) that changes none of its arguments, its object included."""
+    import inspect
+
+    if owner is None or isinstance(owner, (types.ModuleType, type)):
+        return False
+    if attr in getattr(owner, "__dict__", {}):
+        return False  # (a function stored on the object itself)
+    found = inspect.getattr_static(type(owner), attr, None)
+    return isinstance(found, types.FunctionType) and leaves_arguments(found)
 
 
 def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
