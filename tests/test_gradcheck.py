@@ -19,6 +19,7 @@ from gradcheck import (
     flatten,
     numerical_grad,
     numerical_grads,
+    numerical_hessian,
     numerical_vjp,
     unflatten,
 )
@@ -252,6 +253,34 @@ def test_check_grad_passes_a_right_gradient():
 def test_check_grad_catches_a_wrong_gradient(bad):
     with pytest.raises(AssertionError):
         check_grad(_poly, (X, W), 0, grad=bad)
+
+
+class MutationError(Exception):
+    """Named as adgen's: check_grad recognises a strict refusal by the class name."""
+
+
+def _refusing_grad(f, argnums=0, mutation=None):
+    def g(x, w):
+        raise MutationError("x[0] = v overwrites x, which the gradient reads")
+    return g
+
+
+def test_check_grad_accepts_a_strict_refusal_unless_strict_must_compute():
+    assert check_grad(_poly, (X, W), 0, grad=_refusing_grad, mutation="strict") is None
+    with pytest.raises(MutationError):
+        check_grad(_poly, (X, W), 0, grad=_refusing_grad, mutation="strict",
+                   strict_must_compute=True)
+    with pytest.raises(MutationError):  # save never refuses
+        check_grad(_poly, (X, W), 0, grad=_refusing_grad, mutation="save")
+
+
+def test_numerical_hessian_of_a_cubic():
+    # f = x0^2 x1 + x1^3 + sin(x2): H = [[2 x1, 2 x0, 0], [2 x0, 6 x1, 0], [0, 0, -sin(x2)]]
+    x = np.array([0.5, -1.2, 0.7])
+    want = np.array([[2 * x[1], 2 * x[0], 0.0], [2 * x[0], 6 * x[1], 0.0],
+                     [0.0, 0.0, -np.sin(x[2])]])
+    got = numerical_hessian(lambda v: v[0] ** 2 * v[1] + v[1] ** 3 + np.sin(v[2]), x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 def _vec(x, n, w):

@@ -12,7 +12,7 @@ hessian against central differences.
 
 import numpy as np
 import pytest
-from gradcheck import numerical_grad
+from gradcheck import numerical_grad, numerical_hessian
 
 import adgen
 
@@ -78,17 +78,6 @@ def one_argument(f):
 
 CASES = [unrolled_states, logged_into_a_list_given, scale_by_default, scale_already_set,
          scale_set_in_a_dict_given, popped_item, got_with_a_default]
-
-
-def numerical_hessian(f, x, eps=1e-4):
-    n = x.size
-    h = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            ei, ej = np.eye(n)[i] * eps, np.eye(n)[j] * eps
-            h[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) \
-                / (4 * eps * eps)
-    return h
 
 
 @pytest.mark.parametrize("f", CASES)

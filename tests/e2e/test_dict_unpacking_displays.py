@@ -9,7 +9,7 @@ the line, saying to bind it to a name.
 
 import numpy as np
 import pytest
-from gradcheck import numerical_grad
+from gradcheck import numerical_grad, numerical_hessian
 
 import adgen
 from adgen.errors import UnsupportedError
@@ -53,14 +53,6 @@ def inside_an_expression(x):
 
 
 CASES = [two_dicts, defaults_overridden, later_keys_win, merged_in_a_helper]
-
-
-def numerical_hessian(f, x, eps=1e-4):
-    n = x.size
-    e = np.eye(n) * eps
-    return np.array([[(f(x + e[i] + e[j]) - f(x + e[i] - e[j]) - f(x - e[i] + e[j]) +
-                       f(x - e[i] - e[j])) / (4 * eps * eps) for j in range(n)]
-                     for i in range(n)])
 
 
 @pytest.mark.parametrize("f", CASES)

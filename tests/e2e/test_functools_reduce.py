@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import adgen
-from tests.gradcheck import numerical_grad
+from tests.gradcheck import numerical_grad, numerical_hessian
 
 U = np.array([0.3, -0.7, 1.1])
 T = np.array([1.0, -2.0, 0.5])
@@ -103,20 +103,9 @@ def test_jvp(f):
     assert dy == pytest.approx(np.dot(numerical_grad(f, (U,), 0), T), rel=1e-6, abs=1e-8)
 
 
-def _hessian_by_differences(f, x, h=1e-4):
-    n = x.size
-    H = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            ei, ej = np.eye(n)[i] * h, np.eye(n)[j] * h
-            H[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) \
-                / (4 * h * h)
-    return H
-
-
 @pytest.mark.parametrize("f", LOSSES, ids=lambda f: f.__name__)
 def test_hessian(f):
-    np.testing.assert_allclose(adgen.hessian(f)(U), _hessian_by_differences(f, U),
+    np.testing.assert_allclose(adgen.hessian(f)(U), numerical_hessian(f, U),
                                rtol=1e-4, atol=1e-4)
 
 
