@@ -31,7 +31,7 @@ class Compiled:
                  returns_free: bool = False,
                  counter_stores: tuple[Any, ...] = (),
                  mutation: str = "save", reads_uncaptured: Any = True,
-                 reads_result: bool = True) -> None:
+                 reads_result: bool = True, function: Any = None) -> None:
         self.name = name
         # the policy it was compiled under: the calls its forward resolves when they run
         # (dispatch: a method of an object, a constructor, a closure) compile under it too
@@ -100,6 +100,10 @@ class Compiled:
         # the positions of its parameters it calls as it is, where adgen checks the callee
         # when it runs (transforms/unseen_calls.py: a caller checks what it passes there)
         self.calls_parameters = calls_parameters
+        # the function compiled (None for a closure compiled with its free variables as
+        # parameters, or a rule's): the numba backend compiles a callee again for the kinds
+        # of the arguments a call passes it (numba_callees.typed_callee)
+        self.function = function
 
     def replace(self, **changes: Any) -> Compiled:
         """A copy of this compilation with the attributes ``changes`` names set to its

@@ -12,7 +12,8 @@ to the user's files and lines; or an ``UnsupportedError`` naming the user's file
   of the caller, which asks :func:`_out_types` for the type a callee returns), and the calls
   are pointed at the emitted pair; the pullback call passes no shadow memory, so a callee
   whose adjoint goes through it (it writes an argument, or takes a view of one) is refused,
-  and so is recursion.
+  and so is recursion. The callee emitted is compiled for the kinds those types give, where
+  its caller's code fits that (``Callee.for_types``, numba_typed_callees).
 - A float or array global becomes one of the forward's last parameters (the caller passes
   its value at each call) and a saved value for the pullback.
 """
@@ -105,6 +106,22 @@ class Callee:
     pullback: gast.FunctionDef
     file: str
     callees: dict[str, Callee] = field(default_factory=dict)
+    # the callee compiled again for the kinds of the arguments of a call (arg types -> a
+    # Callee, or None where it cannot be: numba_typed_callees.typed_callee), and its results
+    retype: Any = field(default=None, compare=False, repr=False)
+    versions: dict[Any, Callee] = field(default_factory=dict, compare=False, repr=False)
+
+    def for_types(self, arg_types: tuple[ArgType, ...]) -> Callee:
+        """This callee as the default pipeline compiles it for arguments of these types
+        (``A[j, j]`` of an array argument is a number there, as in the differentiated
+        function; compiled alone, its pullback asked at run time whether ``s -= ...`` wrote
+        into a view, with a helper that has no nopython form), or itself."""
+        if self.retype is None:
+            return self
+        hit = self.versions.get(arg_types)
+        if hit is None:
+            hit = self.versions[arg_types] = self.retype(arg_types) or self
+        return hit
 
 
 def _shadow_cause(c: Callee) -> str:
@@ -313,6 +330,8 @@ class _Module:
         if id(c) in self.stack:
             raise rw.refuse(st, f"the numba backend does not differentiate recursion ({sym} "
                             "calls itself)", "use backend='default' / 'auto'")
+        first = c
+        c = c.for_types(arg_types)
         cause = _shadow_cause(c)
 
         def refused() -> UnsupportedError:
@@ -340,7 +359,7 @@ class _Module:
             raise rw.refuse(st, f"the numba backend calls {sym} with every argument "
                             "positionally (its defaults are not in the nopython module)",
                             "pass every argument, or use backend='default' / 'auto'")
-        self.stack.append(id(c))
+        self.stack.append(id(first))
         try:
             self.function(c.forward, c.pullback, c.file, params, c.callees, names)
         finally:
@@ -509,7 +528,7 @@ def _out_types(callees: dict[str, Callee], depth: int = 0) -> Any:
             return None
         key = (sym, arg_types)
         if key not in outputs:
-            c = callees[sym]
+            c = callees[sym].for_types(arg_types)
             fwd = gast.gast_to_ast(copy.deepcopy(c.forward))
             _name_output(fwd)
             ret = fwd.body[-1]

@@ -584,7 +584,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                         [(i.name, i.key, i.attr, parsed.location(i.stmt)) for i in numbers] +
                         [w for c in callees.values() for w in c.number_writes])),
                     counter_stores=tuple(dict.fromkeys(stores)),
-                    free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()))
+                    free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()),
+                    function=None if lifted else fn)
 
 
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:

@@ -6,10 +6,14 @@
 - :func:`callee_names`, :func:`names_in`: the callees' names, and every name their code
   reads (a global read there stays a global, not an argument);
 - :func:`read_at`: where the forward first reads a free name, for a refusal of a global.
+
+Each Callee is compiled again for the types a call passes it where its caller's code fits
+that compilation (``Callee.for_types``: adgen.transforms.numba_typed_callees).
 """
 
 from __future__ import annotations
 
+import functools
 import linecache
 from typing import Any
 
@@ -24,6 +28,7 @@ def callee_trees(caller: Any, memo: dict[int, Any],
                   chain: tuple[str, ...] = ()) -> dict[str, Any]:
     """The callees of a compiled function as numba_module's Callee trees, recursively."""
     from adgen.transforms.numba_module import Callee
+    from adgen.transforms.numba_typed_callees import typed_callee
 
     out = {}
     for sym, c in caller.callees.items():
@@ -42,7 +47,8 @@ def callee_trees(caller: Any, memo: dict[int, Any],
         hit = memo.get(id(c))
         if hit is None:
             forward, pullback, file = c.trees
-            hit = memo[id(c)] = Callee(forward, pullback, file)
+            hit = memo[id(c)] = Callee(forward, pullback, file, retype=None if getattr(
+                c, "function", None) is None else functools.partial(typed_callee, c))
             hit.callees.update(callee_trees(c, memo, chain + (caller.name,)))
         out[sym] = hit
     return out
