@@ -324,5 +324,12 @@ def check_cotangent(ct: Any, out: Any, what: str, fun: Callable[..., Any]) -> No
 
 
 def location_of(fun: Callable[..., Any]) -> Location | None:
+    """Where ``fun`` is defined: its first line (the ``def``, or its first decorator), with
+    that line's text, so that a message about the function shows the user's line."""
     code = getattr(primal_function(fun), "__code__", None)
-    return Location(code.co_filename, code.co_firstlineno) if code is not None else None
+    if code is None:
+        return None
+    import linecache
+
+    return Location(code.co_filename, code.co_firstlineno, 0,
+                    linecache.getline(code.co_filename, code.co_firstlineno))

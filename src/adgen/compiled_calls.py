@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adgen import guards
-from adgen.arguments import check_policy, primal_function
+from adgen.arguments import check_policy, location_of, primal_function
 from adgen.forward_errors import annotate
 from adgen.pullback_runs import may_be_complex
 from adgen.transforms.analyses.kinds import has_unknown
@@ -29,10 +29,14 @@ def compile_fun(fun: Callable[..., Any], mutation: str,
     if varargs_of(primal_function(fun)) is not None:
         from adgen.errors import UnsupportedError
 
+        called = getattr(fun, "__name__", "")
+        called = called if called.isidentifier() else "f"
         raise UnsupportedError(
             f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
             "function where another calls it, not as the function given to grad or vjp",
-            hint="give it named parameters, or wrap it: adgen.grad(lambda x, y: f(x, y))")
+            location_of(fun),
+            hint=f"give it named parameters, or wrap it: adgen.grad(lambda x, y: "
+                 f"{called}(x, y))")
     return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig,
                             single_use=single_use)
 
