@@ -194,13 +194,22 @@ def mutating_call(plan: Plan, call: gast.Call) -> bool:
         # in a variable (compiling the partial itself raised an internal AttributeError)
         checked_at(obj, plan.loc(call))
         obj = MISSING
+    elif isinstance(call.func, gast.Name) and is_callable_object(obj) and \
+            not is_user_class(obj):
+        # NORM(x) of a global object with a __call__, run through the dispatch as a
+        # variable's is (compiling the object itself raised an internal AttributeError)
+        obj = MISSING
     if obj is MISSING and isinstance(call.func, gast.Name):
         # f(o, s) with f a variable (f = setter, a parameter, a list's item): whether it
         # writes its arguments is known only when it runs, so its pullback runs (the
         # dispatch follows a list, dict or object it changes, and refuses an array write);
-        # skipped, a write of o.val was silently left out of the gradient
+        # skipped, a write of o.val was silently left out of the gradient; and so is one
+        # of an object with a __call__ changing itself (norm(x) setting self.m: one the
+        # function builds, or a global one), whose state has a gradient
         passed = passed_names(call)
         if any(plan.act.active(n) and n not in plan.numeric for n in passed):
+            return True
+        if plan.act.active(call.func.id) and _callable_object_called(plan, call):
             return True
         if any(plan.act.active(n) and plan.kinds.get(n) != NUMBER for n in passed):
             # an array it may write in place (f = sc.scale_inplace; f(w)): the dispatch
@@ -241,6 +250,19 @@ def mutating_call(plan: Plan, call: gast.Call) -> bool:
     if writes and info.mutates_params:
         refuse_displays_written(plan, obj, call, info.compiled.written_params)
     return writes and any(plan.act.active(n) for n in passed_names(call))
+
+def _callable_object_called(plan: Plan, call: gast.Call) -> bool:
+    """Whether ``call`` (``f(...)``, f a name) calls a global object with a ``__call__`` of
+    the user's, or a name the function binds to a new object of a class of the user's."""
+    f = call.func.id
+    if is_callable_object(plan.resolve(call.func)):
+        return True
+    for st in nodes_of(plan.fn, gast.Assign):
+        t = st.targets[0]
+        if isinstance(t, gast.Name) and t.id == f and isinstance(st.value, gast.Call) and \
+                is_user_class(plan.resolve(st.value.func)):
+            return True
+    return False
 
 def refuse_displays_written(plan: Plan, obj: Any, call: gast.Call,
                             written: set[str] | bool) -> None:

@@ -6,15 +6,16 @@ self.training``), called by a local name (``norm(x)``) or held in a model's attr
 SILENT WRONG GRADIENT before, under both policies: a zero gradient through the statistics.
 Held in an attribute, the caller handed over the adjoint of the model, not of the layer, and
 the layer's pullback started from zero (ShadowMap.withdraw now takes the layer's adjoint out
-of the model's). Still silently wrong: such an object called by a local name as a statement
-(``norm = RunningNorm(3); norm(x)``), which the activity analysis takes for unchanged.
+of the model's). Called by a name of the function's own (``norm = RunningNorm(3); norm(x)``,
+a parameter, a loop's, a global ``NORM(x)``) it was silently zero too until session 23: the
+activity analysis took the object for unchanged by its call (analyses.activity.held_callees).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import numerical_grad
+from gradcheck import check_grad, check_jvp, numerical_grad
 
 import adgen
 
@@ -96,3 +97,103 @@ def test_a_model_given_as_argument(policy):
     want = numerical_grad(lambda w: loss(w, Model()), (W,), 0)
     np.testing.assert_allclose(adgen.grad(loss, mutation=policy)(W, Model()), want,
                                rtol=1e-6, atol=1e-9)
+
+
+# --- called by a name of the function's own (session 23): a zero gradient through the
+# statistics before, silently, under both policies (activity took the object for unchanged)
+
+
+def called_by_a_local_name(w):
+    norm = RunningNorm(3)
+    norm(X * w)
+    return np.sum(norm.running_mean ** 2)
+
+
+def result_and_statistics(w):
+    norm = RunningNorm(3)
+    h = norm(X * w)
+    return np.sum(norm.running_mean ** 2) + np.sum(h * h)
+
+
+def built_from_w_called_with_a_constant(w):
+    norm = RunningNorm(3)
+    norm.running_mean = w * 0.5
+    norm(X)
+    return np.sum(norm.running_mean ** 2)
+
+
+def called_in_a_loop(w):
+    norm = RunningNorm(3)
+    for k in range(3):
+        norm(X * w * (k + 1))
+    return np.sum(norm.running_mean ** 2)
+
+
+def called_through_another_name(w):
+    norm = RunningNorm(3)
+    same = norm
+    same(X * w)
+    return np.sum(norm.running_mean ** 2)
+
+
+def layers_in_a_list(w):
+    norms = [RunningNorm(3), RunningNorm(3)]
+    for norm in norms:
+        norm(X * w)
+    return np.sum(norms[0].running_mean ** 2) + np.sum(norms[1].running_mean * w)
+
+
+NORM = RunningNorm(3)
+
+
+def a_global_layer(w):
+    NORM.running_mean = np.zeros(3)
+    NORM(X * w)
+    return np.sum(NORM.running_mean ** 2)
+
+
+def a_global_layers_result(w):
+    NORM.running_mean = np.zeros(3)
+    h = NORM(X * w)
+    return np.sum(NORM.running_mean ** 2) + np.sum(h * h)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("loss", [
+    called_by_a_local_name, result_and_statistics, built_from_w_called_with_a_constant,
+    called_in_a_loop, called_through_another_name, layers_in_a_list, a_global_layer,
+    a_global_layers_result])
+def test_a_layer_called_by_a_name(loss, policy):
+    want = numerical_grad(loss, (W,), 0)
+    assert np.max(np.abs(want)) > 0.01
+    assert check_grad(loss, (W,), mutation=policy) is not None  # (strict: computed)
+
+
+def test_called_by_a_local_name_by_hand():
+    # as test_by_hand: 0.02 * w * c ** 2
+    c = X.mean(axis=0)
+    np.testing.assert_allclose(adgen.grad(called_by_a_local_name)(W), 0.02 * W * c ** 2,
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_layer_given_as_argument_and_called(policy):
+    def loss(w, norm):
+        norm(X * w)
+        return np.sum(norm.running_mean ** 2)
+
+    want = numerical_grad(lambda w: loss(w, RunningNorm(3)), (W,), 0)
+    np.testing.assert_allclose(adgen.grad(loss, mutation=policy)(W, RunningNorm(3)), want,
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", [called_by_a_local_name, result_and_statistics,
+                                  called_in_a_loop, layers_in_a_list])
+def test_forward_mode_through_a_layer_called_by_a_local_name(loss):
+    check_jvp(loss, (W,), (np.array([1.0, 0.5, -0.2]),))
+
+
+def test_second_derivatives_are_refused_not_zero():
+    # (the hessian was silently zero before)
+    with pytest.raises(adgen.AdgenError):
+        adgen.hessian(called_by_a_local_name)(W)

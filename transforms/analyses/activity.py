@@ -175,10 +175,11 @@ def _call_name(call: gast.Call) -> str | None:
 
 
 def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
-          leaves_arguments: Callable[[Any], bool] | None = None
+          leaves_arguments: Callable[[Any], bool] | None = None,
+          held_callees: frozenset[str] = frozenset()
           ) -> list[tuple[set[str], set[str]]]:
     """(sources, targets) pairs: the values of the targets may depend on the sources.
-    ``leaves_arguments``: as :func:`activity`'s."""
+    ``leaves_arguments``: as :func:`activity`'s; ``held_callees``: as :func:`held_callees`."""
     if isinstance(s, gast.Assign):
         t = s.targets[0]
         v = s.value
@@ -205,7 +206,7 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
                 # computes in its object or arguments (self.h = ..., o.a = 2 * x), which then
                 # vary with x as h does; left out, grad(f, argnums=1) dropped o's adjoint and
                 # with it x's gradient through o.a (94% off)
-                written = _may_write(v, resolve, leaves_arguments)
+                written = _may_write(v, resolve, leaves_arguments, held_callees)
                 if written:
                     out.append((src, written))
             return out
@@ -234,6 +235,8 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
                 # comprehension over range(a.ndim) took a derivative from the list
                 targets = set()
             targets.add(call.func.value.id)
+        elif isinstance(call.func, gast.Name) and call.func.id in held_callees:
+            targets.add(call.func.id)  # norm(x) changing norm.m (see held_callees)
         return [(srcs, targets)]
     return []
 
@@ -266,17 +269,21 @@ _LIST_ADDS = frozenset({"append", "extend", "insert"})
 
 
 def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
-               leaves_arguments: Callable[[Any], bool] | None = None) -> set[str]:
+               leaves_arguments: Callable[[Any], bool] | None = None,
+               held_callees: frozenset[str] = frozenset()) -> set[str]:
     """The names a call of the user's code may change in place: its receiver and arguments,
     for a method NumPy arrays, lists and dicts do not have (``o.m(...)``, known only when it
-    runs), a function held in a variable, or a Python function of the user's (none where
-    ``leaves_arguments`` says it changes none of them)."""
+    runs), a function held in a variable (and the variable, one of ``held_callees``: a
+    callable object's ``__call__`` may change it), or a Python function of the user's (none
+    where ``leaves_arguments`` says it changes none of them)."""
     import types
 
     from adgen.rules import registry
 
     f = call.func
     obj = resolve(f) if resolve is not None else None
+    if isinstance(f, gast.Name) and f.id in held_callees:
+        return set(passed_names(call)) | {f.id}  # its __call__ may change it, or them
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
@@ -313,6 +320,68 @@ def _method_leaves(owner: Any, attr: str, leaves_arguments: Callable[[Any], bool
     return isinstance(found, types.FunctionType) and leaves_arguments(found)
 
 
+def held_callees(fn: gast.FunctionDef,
+                 resolve: Callable[[gast.expr], Any] | None = None) -> frozenset[str]:
+    """The names ``fn`` binds itself and calls that may hold a callable object whose
+    ``__call__`` changes it (``norm = Norm(3); h = norm(x)`` setting ``self.m``, read as
+    ``norm.m`` after; a zero gradient through it, silently, until session 23): a call of one
+    may change the object called, as ``norm.update(x)`` may change ``norm``. Its parameters,
+    loop targets and names bound to a value read (``n = self.norm``, ``b = a``) or built by
+    a class of the user's with a ``__call__`` written in Python, or by a function of the
+    user's; not nested defs and lambdas, names bound by a call of a library
+    (``np.vectorize(...)``), free names (their calls are resolved where the function is
+    compiled) or adgen's own helpers the passes call."""
+    called = {c.func.id for c in nodes_of(fn, gast.Call) if isinstance(c.func, gast.Name)}
+    if not called:
+        return frozenset()
+    args = fn.args
+    params = {a.id for a in [*args.args, *args.kwonlyargs, *args.posonlyargs,
+                             *[v for v in (args.vararg, args.kwarg) if v is not None]]
+              if isinstance(a, gast.Name)}
+    bound = {x.id for x in nodes_of(fn, gast.Name) if isinstance(x.ctx, gast.Store)} | params
+    out = called & bound - {d.name for d in nodes_of(fn, gast.FunctionDef) if d is not fn}
+    for st in nodes_of(fn, gast.Assign):
+        t = st.targets[0]
+        if isinstance(t, gast.Name) and t.id in out and not _may_hold_callable(st.value, resolve):
+            out.discard(t.id)
+    if resolve is not None:
+        # a global or closure object of the user's called (NORM(x)), as NORM.update(x)
+        for n in called - bound:
+            obj = resolve(gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None))
+            if obj is not None and _callable_object(obj):
+                out.add(n)
+    return frozenset(out)
+
+
+def _callable_object(obj: Any) -> bool:
+    """An instance of a class of the user's with a ``__call__`` written in Python."""
+    if isinstance(obj, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return False
+    call = getattr(type(obj), "__call__", None)
+    return isinstance(call, types.FunctionType) and not _library(call)
+
+
+def _may_hold_callable(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:
+    """Whether a name bound to ``v`` may hold a callable object of the user's (see
+    :func:`held_callees`)."""
+    if isinstance(v, gast.Lambda):
+        return False
+    if not isinstance(v, gast.Call):
+        return True
+    obj = resolve(v.func) if resolve is not None else None
+    if obj is None:
+        return True
+    if isinstance(obj, type):
+        call = getattr(obj, "__call__", None)
+        return isinstance(call, types.FunctionType) and not _library(call)
+    return isinstance(obj, types.FunctionType) and not _library(obj)
+
+
+def _library(fn: Any) -> bool:
+    module = str(getattr(fn, "__module__", "") or "")
+    return module.startswith(("numpy", "scipy", "adgen.", "functools"))
+
+
 def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              outputs: set[str] | None = None,
              closures: list[tuple[set[str], set[str]]] | None = None,
@@ -346,8 +415,9 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     stmts = list(nodes_of(fn, gast.stmt))
     pairs: list[tuple[set[str], set[str]]] = []
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
+    callees = held_callees(fn, resolve)
     for s in stmts:
-        for p in flows(s, resolve, leaves_arguments):
+        for p in flows(s, resolve, leaves_arguments, callees):
             if writes is not None and isinstance(s, gast.Assign) and \
                     isinstance(s.targets[0], gast.Name) and id(s) not in writes:
                 bindings.add(len(pairs))
