@@ -151,10 +151,27 @@ def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...])
     among ``arrays`` that its slots held (``items``: :func:`items_at` right after a call),
     taken out of shadow memory: what the call's pullback, which may take over the container's
     adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
-    ids = _shadowed_ids(arrays)
+    ids = _shadowed_ids(arrays) | _left_in_shadows(sh, items)
     if _holds_none(items, ids):
         return adjoint
     return _from_shadows(sh, items, adjoint, ids, set())
+
+
+def _left_in_shadows(sh: Any, items: Any) -> set[int]:
+    """The ids of the arrays ``items`` reaches that have a shadow: a callee sharing ``sh``
+    that wrote one in place left its adjoint there (``s.add(v)`` running ``self.x += v``),
+    which the pullback of an earlier call that put the array into its slot (``s.rebind()``
+    running ``self.x = 2.0 * self.x``) reads in the container's adjoint. (Among the arrays
+    this function writes only, the gradient through the earlier call was lost: add, rebind,
+    add, rebind on one object gave the first add none, silently, until session 23.)"""
+    roots = getattr(sh, "_roots", None)
+    if not roots:
+        return set()
+    held = getattr(items, "arrays", None) if isinstance(
+        items, (ListItems, DictItems, ObjectItems)) else None
+    if held is None:
+        return set(roots)
+    return {i for i in held if i in roots}
 
 
 def _from_shadows(sh: Any, items: Any, adjoint: Any, ids: set[int], inside: set[int]) -> Any:

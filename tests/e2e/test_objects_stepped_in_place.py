@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import numerical_grad
+from gradcheck import check_grad, numerical_grad
 
 import adgen
 
@@ -248,3 +248,70 @@ def test_rk4_stage_buffers_held_by_a_solver():
     with pytest.raises(adgen.MutationError) as info:
         adgen.grad(integrate, mutation="strict")(u0)
     assert "self.rhs(u, out=self.k[0])" in str(info.value)
+
+
+# --- an array written in place by one method, put into its slot by another (session 23) ---
+# s.add(v) (self.x += v) left the adjoint of the array it wrote in shadow memory, where the
+# pullback of the call before it that put that array into self.x (s.rebind(), self.x = 2.0 *
+# self.x) did not look: add, rebind, add, rebind lost the first add's gradient, silently (a
+# Kalman filter's predict / update over three measurements gave the first one none).
+
+
+class Accumulator:
+    def __init__(self):
+        self.x = np.zeros(2)
+
+    def add(self, v):
+        self.x += v
+
+    def double(self):
+        self.x = 2.0 * self.x
+
+
+def added_and_doubled(z):
+    s = Accumulator()
+    for k in range(3):
+        s.add(z[2 * k:2 * k + 2])
+        s.double()
+    return np.sum(s.x ** 2)
+
+
+def added_and_doubled_given(z, s):
+    s.add(z[0:2])
+    s.double()
+    s.add(z[2:4])
+    s.double()
+    return np.sum(s.x ** 2)
+
+
+def filtered(zs):
+    kf = Kalman(2)
+    F = np.array([[1.0, 0.1], [0.0, 1.0]])
+    H = np.array([[1.0, 0.0]])
+    for t in range(3):
+        kf.predict(F, 0.01 * np.eye(2))
+        kf.update(zs[t:t + 1], H, np.array([[0.1]]))
+    return np.sum(kf.x ** 2)
+
+
+Z6 = np.array([0.3, 0.5, 0.9, -0.4, 0.2, 0.7])
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_written_then_rebound_by_methods(policy):
+    want = numerical_grad(added_and_doubled, (Z6,), 0)
+    # by hand: x = 8 z0 + 4 z1 + 2 z2 (pairs), d/dz_k sum(x^2) = 2 x * 2^(3-k)
+    x = 8 * Z6[0:2] + 4 * Z6[2:4] + 2 * Z6[4:6]
+    np.testing.assert_allclose(want, np.concatenate([16 * x, 8 * x, 4 * x]), rtol=1e-6)
+    check_grad(added_and_doubled, (Z6,), mutation=policy)  # (strict: refused at the line)
+
+
+def test_written_then_rebound_by_methods_on_an_object_given():
+    check_grad(added_and_doubled_given, (Z6[:4], Accumulator()), 0)
+
+
+def test_kalman_filter_in_its_measurements():
+    zs = np.array([0.3, 0.5, 0.9])
+    want = numerical_grad(filtered, (zs,), 0)
+    assert np.min(np.abs(want)) > 0.05
+    np.testing.assert_allclose(adgen.grad(filtered)(zs), want, rtol=1e-6, atol=1e-9)
