@@ -5,7 +5,7 @@ first unsupported construct: generators, await, async loops, global/nonlocal, ex
 with (but for the context managers of _context_managers), del of anything but plain names,
 class definitions,
 star-arguments, match, a finally block that leaves its try statement (return, break,
-continue) or defines a function.
+continue) or defines a function, np.nditer writing its operands through its items.
 """
 
 from __future__ import annotations
@@ -208,6 +208,7 @@ def validate(parsed: Parsed) -> None:
                                         "differentiated")
         if isinstance(node, gast.Call):
             _check_reference_call(parsed, node)
+            _check_writing_iterator(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(
@@ -293,6 +294,36 @@ def _check_reference_call(parsed: Parsed, call: gast.Call) -> None:
             parsed.location(call),
             hint="leave out that argument (compute its effect with other NumPy calls), or "
                  "wrap the call in a function with an @adgen.rrule") from None
+
+
+def _check_writing_iterator(parsed: Parsed, call: gast.Call) -> None:
+    """Refuses ``np.nditer(y, op_flags=["readwrite"])`` (or ``"writeonly"``, or flags adgen
+    cannot read): its items are views that write ``y`` (``v[...] = 2 * v``), which adgen
+    does not see as writes of ``y``, so the gradient missed them (silently wrong before
+    session 23)."""
+    if not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return
+    import numpy as np
+
+    if chain_value(parsed, call.func, stored_only=False) is not np.nditer:
+        return
+    flags = [k.value for k in call.keywords if k.arg == "op_flags"] + call.args[2:3]
+    if not flags:
+        return
+    words = [n.value for n in walk(flags[0]) if isinstance(n, gast.Constant)]
+    if all(isinstance(w, str) for w in words) and words and \
+            not {"readwrite", "writeonly"} & set(words) and \
+            not any(isinstance(n, (gast.Name, gast.Attribute, gast.Call))
+                    for n in walk(flags[0])):
+        return
+    operand = call.args[0].id if call.args and isinstance(call.args[0], gast.Name) else "y"
+    raise UnsupportedError(
+        f"np.nditer({operand}, op_flags=...) that writes {operand} through its items "
+        f"(v[...] = ...) is not differentiated: adgen does not see those writes as writes "
+        f"of {operand}", parsed.location(call),
+        hint=f"write {operand} itself: a whole-array expression ({operand}[...] = "
+             f"2 * {operand}), or a loop over positions (for i in range({operand}.size): "
+             f"{operand}.flat[i] = ...)")
 
 
 def _one_star_in_its_tuple(target: gast.expr, star: gast.Starred) -> bool:
