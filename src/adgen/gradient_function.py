@@ -332,19 +332,26 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
             except Exception as exc:
                 annotate(exc, compiled)  # the user's line, not only the generated one
                 raise
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise NonDifferentiableError(
-                    "has_aux=True needs the function to return a pair (value, aux), "
-                    f"not {describe(out)}")
-            value, aux = out
-            seed: Any = (single_use_seed(value) if getattr(compiled, "single_use", False)
-                         else scalar_output(value), None)
-        else:
-            value = out
-            seed = 1.0 if type(out) is _F64_SCALAR or type(out) is float else \
-                (single_use_seed(out) if getattr(compiled, "single_use", False) else
-                 scalar_output(out))
+        try:
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise NonDifferentiableError(
+                        "has_aux=True needs the function to return a pair (value, aux), "
+                        f"not {describe(out)}")
+                value, aux = out
+                seed: Any = (single_use_seed(value) if getattr(compiled, "single_use", False)
+                             else scalar_output(value), None)
+            else:
+                value = out
+                seed = 1.0 if type(out) is _F64_SCALAR or type(out) is float else \
+                    (single_use_seed(out) if getattr(compiled, "single_use", False) else
+                     scalar_output(out))
+        except NonDifferentiableError as err:
+            # an output grad cannot seed: named at the function's def, as the user's line
+            if err.location is None:
+                err.location = location_of(fun)
+                err.args = (err.format(),)
+            raise
         if both is not None:
             cts = saved  # seeded with 1.0: fused is only given for a float output
         elif complex_values or (COMPLEX_REFS and pullback in COMPLEX_PULLBACKS):

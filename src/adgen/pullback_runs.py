@@ -210,7 +210,10 @@ def scalar_output(out: Any) -> float:
             hint="return np.real(z), np.abs(z) or np.abs(z) ** 2, or use adgen.vjp with a "
                  "complex cotangent (dL/dRe - 1j dL/dIm, JAX's convention)")
     hint = "reduce it (np.sum, np.mean), or use adgen.vjp for a vector output"
-    if isinstance(out, tuple) and len(out) == 2:
+    if out is None:
+        hint = "the function returns nothing (a missing return?): return the loss, as in " \
+            "return np.sum(...)"
+    elif isinstance(out, tuple) and len(out) == 2:
         # return loss, aux (JAX's has_aux form)
         hint = "for a pair (loss, aux) pass has_aux=True: adgen.grad(f, has_aux=True) " \
             "returns (gradient, aux); else " + hint

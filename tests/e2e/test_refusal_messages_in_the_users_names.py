@@ -315,6 +315,14 @@ def doubled_by_position(x):
     return np.sum(y ** 2)
 
 
+def returns_rows(x):  # REFUSED:array-output
+    return x ** 2
+
+
+def forgets_return(x):  # REFUSED:no-return
+    loss = np.sum(x ** 2)  # noqa: F841
+
+
 # ============================================================================================
 # The cases: (case, a call raising the refusal, names of the user's the message must contain)
 
@@ -358,6 +366,8 @@ CASES = [
     ("list-clear", lambda: adgen.grad(clears_a_list)(X.copy()), ["clear"]),
     ("del-attribute", lambda: adgen.grad(del_attribute)(X.copy()), ["state"]),
     ("nditer", lambda: adgen.grad(doubled_through_nditer, mutation="strict")(X.copy()), ["y"]),
+    ("array-output", lambda: adgen.grad(returns_rows)(X.copy()), ["returns_rows"]),
+    ("no-return", lambda: adgen.grad(forgets_return)(X.copy()), ["forgets_return", "return"]),
     ("dict-in-helper", lambda: adgen.grad(dict_updated_by_a_helper)(X.copy()), ["params"]),
 ]
 
