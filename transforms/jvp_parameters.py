@@ -50,8 +50,9 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     may carry a tangent (a name among those they read ``varies``: an active local, not a
     global, whose tangent the jvp never passes: Tangent.tangent), for the callee's jvp
     compiled for them only (compile_tangent's ``wrt``). A keyword argument counts at its
-    parameter's position (``table(C, gamma=self.gamma)``); None (all) for a keyword that
-    names no positional parameter, or ``*xs`` / ``**kw`` in the call."""
+    parameter's position (``table(C, gamma=self.gamma)``), a keyword-only one given a
+    constant not at all; None (all) for another keyword that names no positional parameter,
+    or ``*xs`` / ``**kw`` in the call."""
     call = getattr(stmt, "value", None)
     if not isinstance(call, gast.Call):
         return None
@@ -66,7 +67,14 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     if call.keywords:
         code = getattr(obj, "__code__", None)
         names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+        # keyword-only parameters: a constant given to one takes no tangent (compile_tangent's
+        # wrt leaves them constants; given a zero one, power=2 made x ** power's jvp
+        # p_dot * log(x) * x ** p = 0 * nan at a negative x)
+        kwonly = set(code.co_varnames[code.co_argcount:code.co_argcount +
+                                      code.co_kwonlyargcount]) if code is not None else set()
         for k in call.keywords:
+            if k.arg in kwonly and not varied(k.value):
+                continue
             if k.arg not in names[len(call.args):]:
                 return None
             if varied(k.value):
