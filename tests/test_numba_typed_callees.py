@@ -4,8 +4,9 @@ own. Compiled alone, a helper does not know that ``A[j, j]`` of its argument is 
 a hand-written Cholesky helper (``s = A[j, j]; s -= L[j, k] * L[j, k]``) and a mat-vec helper
 (``out[i] += A[i, j] * v[j]``) were refused at that line ("no nopython form of adgen's
 scatter_if_copy") where the same loops in the differentiated function compiled. Each
-gradient is checked against central differences, under both policies. Skipped without
-numba."""
+gradient is checked against central differences, under both policies. An array made by
+``np.empty_like`` / ``np.zeros_like`` has a type in the rewrite's analysis since session 23
+(a helper given one was refused). Skipped without numba."""
 
 from __future__ import annotations
 
@@ -118,3 +119,32 @@ def test_the_helper_is_shown_compiled_for_its_arguments():
     text = adgen.source(log_det, _spd(3, 4), backend="numba")
     assert "scatter_if_copy" not in text
     assert "def cholesky_forward(A):" in text
+
+
+def sum_squares(v):
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i] * v[i]
+    return s
+
+
+def differences_energy(x, k):
+    d = np.empty_like(x)
+    for i in range(x.shape[0] - 1):
+        d[i] = x[i + 1] - x[i]
+    d[x.shape[0] - 1] = 0.0
+    z = np.zeros_like(d)
+    for i in range(x.shape[0]):
+        z[i] = np.sin(k * d[i])
+    return sum_squares(d) + sum_squares(z)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_arrays_made_like_another_handed_to_a_helper(mutation):
+    """np.empty_like / np.zeros_like had no type in the rewrite's analysis, so a helper
+    given one was refused ('cannot tell the argument types of this call of sum_squares')."""
+    x, k = np.linspace(0.0, 2.0, 7) ** 2, 0.7
+    gx, gk = adgen.grad(differences_energy, argnums=(0, 1), backend="numba",
+                        mutation=mutation)(x, k)
+    assert_grad_close(gx, numerical_grad(differences_energy, (x, k), 0))
+    assert_grad_close(gk, numerical_grad(differences_energy, (x, k), 1))

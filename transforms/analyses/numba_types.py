@@ -357,6 +357,12 @@ def scalar_types(fn: ast.FunctionDef, params: dict[str, ArgType],
             if isinstance(e.func, ast.Attribute) and e.func.attr == "copy" and not e.args:
                 t = typ(e.func.value)
                 return t if isinstance(t, tuple) and t[0] == "array" else None
+            if f in ("np.empty_like", "np.zeros_like", "np.ones_like", "np.copy") and \
+                    len(args) == 1 and not e.keywords and isinstance(args[0], tuple) and \
+                    args[0][0] == "array" and len(args[0]) == 3:
+                # an array of its argument's dtype and rank (un = np.empty_like(u), which a
+                # helper then fills: its call's types were not told)
+                return args[0]
             return None
         return None
 
