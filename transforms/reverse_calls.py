@@ -152,7 +152,7 @@ class Calls:
             extra = [clone(call.func.value), gast.Constant(call.func.attr, None)] \
                 if isinstance(call.func, gast.Attribute) and \
                 isinstance(call.func.value, gast.Name) else []
-            if extra and self._rebinds_attribute(call.func.attr):
+            if extra and self._rebinds_attribute(call.func.attr, call):
                 extra.append(name(self._slots_before(s, call.func.value.id)))
             value = call_node("with_receiver", value, gast.Constant(len(targets), None),
                               *extra)
@@ -185,18 +185,36 @@ class Calls:
                                           items=slots.get(a.id))
         return out
 
-    def _rebinds_attribute(self, attr: str) -> bool:
+    def _rebinds_attribute(self, attr: str, call: gast.Call) -> bool:
         """Whether the function stores an attribute named ``attr`` (``m.f = other.f``) or
-        calls setattr: a method called as ``m.f(x)`` before such a store is found there when
-        the pullback runs as another object's (with_receiver then needs m's slots as the
-        call found them)."""
+        calls setattr, or hands the object of ``call`` (``m.f(x)``) to another call, as
+        receiver or argument, while a method of the user's classes stores such an attribute
+        (``m.swap(other)`` doing ``self.f = other.f``): a method called as ``m.f(x)`` before
+        such a store is found there when the pullback runs as another object's
+        (with_receiver then needs m's slots as the call found them)."""
+        handed = False
+        receiver = call.func.value.id
         for node in nodes_of(self.plan.fn, gast.Attribute, gast.Call):
             if isinstance(node, gast.Attribute):
                 if node.attr == attr and isinstance(node.ctx, gast.Store):
                     return True
             elif isinstance(node.func, gast.Name) and node.func.id == "setattr":
                 return True
-        return False
+            elif node is not call and not handed:
+                f = node.func
+                handed = (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and
+                          f.value.id == receiver) or any(
+                    isinstance(a, gast.Name) and a.id == receiver
+                    for a in [*node.args, *(k.value for k in node.keywords)])
+        if not handed:
+            return False
+        # (imported where an object's method is called beside another call given the object)
+        from adgen.transforms.analyses.rebinding_methods import ANY, rebound_names
+        from adgen.transforms.object_classes import param_classes
+
+        stored = rebound_names(self.plan.parsed.namespace,
+                               tuple(param_classes(self.plan.parsed.fn).values()))
+        return attr in stored or ANY in stored
 
     def _slots_before(self, s: gast.stmt, container: str) -> str:
         """The name the forward binds, right before the call ``s``, to ``container``'s slots
