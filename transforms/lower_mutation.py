@@ -120,6 +120,7 @@ class _Lower:
         self.namer = namer
         self.parsed = parsed
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
+        self.concatenators: dict[str, object] = {}  # t = np.r_ (transforms/index_tricks)
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
 
@@ -164,6 +165,10 @@ class _Lower:
         if isinstance(s, gast.Assign) and isinstance(s.value, gast.Dict) and \
                 any(k is None for k in s.value.keys):
             return self._merged(s)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            concatenation = self._concatenation(s)  # np.r_[z, 0.2], np.c_[a, b]
+            if concatenation is not None:
+                return concatenation
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.value, gast.Call):
             callee = self.resolve(s.value.func)
@@ -693,6 +698,30 @@ class _Lower:
     def _is_module(self, node: gast.expr) -> bool:
 
         return isinstance(self.resolve(node), types.ModuleType)
+
+    def _concatenation(self, s: gast.Assign) -> list[gast.stmt] | None:
+        """``t = np.r_`` (remembered) and ``t3 = t[items]`` lowered (transforms/index_tricks)."""
+        v = s.value
+        if isinstance(v, (gast.Attribute, gast.Name)) and isinstance(s.targets[0], gast.Name):
+            obj = self.resolve(v) if isinstance(v, gast.Attribute) or \
+                v.id not in self.concatenators else self.concatenators[v.id]
+            if obj is not None and type(obj).__name__ in ("RClass", "CClass"):
+                from adgen.transforms.index_tricks import is_concatenator
+
+                if is_concatenator(obj):
+                    self.concatenators[s.targets[0].id] = obj
+            return None
+        if isinstance(v, gast.Subscript) and isinstance(v.value, (gast.Name, gast.Attribute)):
+            obj = self.concatenators.get(v.value.id) if isinstance(v.value, gast.Name) else None
+            if obj is None:
+                obj = self.resolve(v.value)  # from numpy import r_: r_[z, 0.2]
+                if obj is None or type(obj).__name__ not in ("RClass", "CClass"):
+                    return None
+            from adgen.transforms.index_tricks import is_concatenator, lower_concatenation
+
+            if is_concatenator(obj):
+                return lower_concatenation(s, obj, self.namer.fresh, self.parsed.location)
+        return None
 
     def resolve(self, node: gast.expr) -> object | None:
         """The object a dotted name refers to in the function's namespace (builtins

@@ -271,7 +271,8 @@ def is_comment(st: gast.stmt) -> bool:
 RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
                            "enter_context", "entered_value", "exit_context", "call_starred",
                            "namedtuple_of", "namedtuple_replace", "field_default",
-                           "match_sequence", "ufunc_at", "list_snapshot"})
+                           "match_sequence", "ufunc_at", "list_snapshot",
+                           "concatenator_piece"})
 
 
 class Missing:

@@ -591,6 +591,13 @@ def list_snapshot(x: Any) -> Any:
     return list(x) if type(x) is list else x
 
 
+def concatenator_piece(concatenator: str, item: Any) -> Any:
+    """The piece ``np.r_`` or ``np.c_`` (``concatenator``: ``"r_"`` or ``"c_"``) makes of one
+    item of its index (transforms/index_tricks.py): an array of at least its ``ndmin``
+    dimensions, a slice's ``arange``; the pieces are then joined by ``np.concatenate``."""
+    return getattr(np, concatenator)[item]
+
+
 def add_item(adjoint: Any, index: Any, g: Any) -> None:
     """Adds g to ``adjoint[index]`` in place (repeated array indices add up, as np.add.at)."""
     if g is None:
@@ -801,7 +808,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
-    "field_default", "list_snapshot", "match_sequence", "checked_callable", "unheld_write",
+    "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]
 
@@ -809,6 +816,11 @@ __all__ = [
 def _register_runtime_rules() -> None:
     # reverse mode of tangent code (hessian, hvp, grad of grad) through a dynamic call: the
     # compiled jvp it calls, differentiated in turn
+    from adgen.rules.helpers import (  # noqa: F401 - the templates'
+        array_vjp,
+        fields_vjp,
+        shape_tree,
+    )
     from adgen.rules.registry import defjvp_kind, defrrule, defvjp
     from adgen.starred_calls import call_starred_rrule
     from adgen.tangent_calls import call_jvp_rrule
@@ -820,11 +832,16 @@ def _register_runtime_rules() -> None:
     def _loop_sequence(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
 
+    @defvjp(concatenator_piece, "concatenator, item", diff="item", linear=True,
+            name="adgen.runtime.concatenator_piece")
+    def _concatenator_piece(g, out, concatenator, item):  # noqa: ANN001, ANN202 - a rule template
+        return array_vjp(np.reshape(g, np.shape(item)), shape_tree(item))
+
     @defvjp(list_snapshot, "x", linear=True, name="adgen.runtime.list_snapshot")
     def _list_snapshot(g, out, x):  # noqa: ANN001, ANN202 - a rule template
         return g
 
-    from adgen.rules.helpers import fields_vjp, shape_tree  # noqa: F401 - the templates'
+
 
     @defvjp(match_sequence, "x, n", diff=(), linear=True, name="adgen.runtime.match_sequence")
     def _match_sequence(g, out, x, n):  # noqa: ANN001, ANN202 - a rule template
@@ -847,7 +864,7 @@ def _register_runtime_rules() -> None:
                 fields_vjp(g, type(obj)._fields, shape_tree(kwargs)))
 
     # forward mode: a namedtuple of the tangents; a default field is a constant
-    defjvp_kind("linear", namedtuple_of, namedtuple_replace, list_snapshot)
+    defjvp_kind("linear", namedtuple_of, namedtuple_replace, list_snapshot, concatenator_piece)
     defjvp_kind("zero", field_default, match_sequence)
 
     @defvjp(flat_view, "x", linear=True, view=True, name="adgen.runtime.flat_view")

@@ -905,3 +905,7 @@ cases("adgen.stop.stop_gradient", expect((np.array([0.5, -1.0, 2.0]),), (np.zero
 
 # a read of a local list before the function grows it (transforms/grown_list_reads.py), appended
 cases("adgen.runtime.list_snapshot", C([randn(3), randn(3)]), C([randn(), randn(2, 2)]))
+
+# np.r_[...] / np.c_[...] items (transforms/index_tricks.py), appended
+cases("adgen.runtime.concatenator_piece", C("r_", randn(3)), C("c_", randn(4)),
+      C("r_", randn()), C("c_", randn(2, 3)), C("r_", randn(2, 2)))
