@@ -28,9 +28,12 @@ from adgen.transforms.reverse_ast import (
 from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.sequence_operands import (
     as_array,
+    as_sequence,
     display_names,
     is_sequence_operand,
     of_numpy,
+    parameter_sequences,
+    template_operands,
 )
 from adgen.transforms.specialize import (
     drop_unbroadcast,
@@ -57,6 +60,7 @@ class Operations:
         self.plan = pb.plan
         self.rec = pb.rec
         self.listed_names: frozenset[str] | None = None  # display_names, found once
+        self.given_sequences: frozenset[str] | None = None  # (parameter_sequences)
 
     def rev_out_call(self, s: gast.Assign, v: gast.Call, t: str,
                      state: set[str]) -> list[gast.stmt]:
@@ -79,7 +83,7 @@ class Operations:
             arg = bound.get(d)
             if not self.plan.any_active(arg):
                 continue
-            expr = self.instantiate(s, tpl, rule, bound, t, name(g))
+            expr = self.instantiate(s, tpl, rule, bound, t, name(g), d)
             out += self.give(s, arg, d, expr, state)
         return out
 
@@ -181,7 +185,7 @@ class Operations:
             arg = bound.get(d)
             if not self.plan.any_active(arg):
                 continue
-            expr = self.instantiate(s, tpl, rule, bound, t, g)
+            expr = self.instantiate(s, tpl, rule, bound, t, g, d)
             if all(self.plan.numeric_arg(bound.get(p.name)) for p in rule.params
                    if p.name in rule.diff):
                 expr = shape_only(expr)  # numbers and arrays: no list cases to keep
@@ -258,12 +262,31 @@ class Operations:
             self.listed_names = display_names(self.plan.fn)
         return self.listed_names
 
+    def parameter_sequences(self) -> frozenset[str]:
+        """The names that may hold a list the function was given (sequence_operands), found
+        once."""
+        if self.given_sequences is None:
+            self.given_sequences = parameter_sequences(self.plan.fn)
+        return self.given_sequences
+
     def instantiate(self, s: gast.stmt, tpl: gast.expr, rule: Any, bound: dict[str, Any],
-                    t: str, g: gast.expr) -> gast.expr:
+                    t: str, g: gast.expr, d: str | None = None) -> gast.expr:
+        """``tpl`` (the cotangent of the rule's parameter ``d``) at this call: its names bound
+        to the call's operands, ``g`` and ``out``."""
         subst: dict[str, gast.expr] = {"g": g, "out": self.pb.read_value(s, t, after=True)}
         # a list operand of a ufunc (np.square([a, b]), u = [a, b]; np.square(u)): an array,
         # as NumPy takes it (2.0 * [a, b] * g raised TypeError; sequence_operands)
         listed = self.display_names() if of_numpy(rule.primal) else None
+        # an operand of unknown kind that may be a list the function was given (a helper's
+        # np.power(L, 3), compiled without a signature: L ** 2 raised TypeError), where the
+        # template applies Python's operators to it: read through sequence_operand
+        given = frozenset(
+            a.id for n, a in bound.items() if n in rule.diff and isinstance(a, gast.Name) and
+            a.id not in self.plan.eff.kinds and a.id in self.parameter_sequences()) \
+            if listed is not None and isinstance(s.value, gast.Call) else frozenset()
+        seq = template_operands(tpl, frozenset(
+            n for n, a in bound.items() if isinstance(a, gast.Name) and a.id in given))[0] \
+            if given else frozenset()
         for p in rule.params:
             a = bound.get(p.name)
             if isinstance(a, registry.Default):
@@ -277,9 +300,16 @@ class Operations:
                 # (a list parameter or its slice, np.square(L), known as one at this
                 # signature: the template's 2.0 * L raised TypeError before session 21)
                 subst[p.name] = as_array(self.pb.read_value(s, a))
+            elif p.name in seq:
+                subst[p.name] = as_sequence(self.pb.read_value(s, a))
             else:
                 subst[p.name] = self.pb.read_value(s, a)
-        return clone_with(tpl, subst)
+        expr = clone_with(tpl, subst)
+        if d is not None and d in seq:
+            # (a list's cotangent as a list, which its caller's pullback adds per item)
+            expr = call_node("array_vjp", expr,
+                             call_node("shape_tree", self.pb.read_value(s, bound[d])))
+        return expr
 
 
 _SEQUENCES = ("list", "tuple")  # the effects analysis's kinds of a list or tuple

@@ -51,7 +51,14 @@ from adgen.transforms.reverse_ast import (
     UNARYOPS,
     unsupported_operator,
 )
-from adgen.transforms.sequence_operands import as_array, of_numpy, slice_names
+from adgen.transforms.sequence_operands import (
+    as_array,
+    as_sequence,
+    of_numpy,
+    parameter_sequences,
+    slice_names,
+    template_operands,
+)
 from adgen.transforms.tangent_ast import (
     Fold,
     Replace,
@@ -149,6 +156,8 @@ class Tangent:
         # what each name is bound to (every binding: shows_sequence's), read once
         self.bindings: dict[str, list[gast.AST]] | None = None
         self.slices: frozenset[str] | None = None  # names bound only to slices (sliced)
+        self.given_sequences: frozenset[str] | None = None  # (parameter_sequences)
+        self.user_methods: set[int] | None = None  # (user_method), found once
         # checks to run before a statement, by its id (built_object_writes.checked_writes)
         self.checks: dict[int, list[gast.stmt]] = {}
 
@@ -573,6 +582,25 @@ class Tangent:
         return bool(values) and all(isinstance(x, (gast.List, gast.Tuple, gast.ListComp))
                                     for x in values)
 
+    def user_method(self, call: gast.Call) -> bool:
+        """``call`` (``x.m(...)``, ``m`` named like an ndarray method with a rule) is a method of
+        an object of the user's (analyses.user_methods): called as it runs, not by the rule
+        (``model.scaler.dot(v)`` of a user's Scaler took np.dot's rule: a silently wrong
+        jvp before session 23)."""
+        if self.user_methods is None:
+            from adgen.transforms.analyses.user_methods import user_method_calls
+
+            self.user_methods = user_method_calls(self.fn, frozenset(methods.METHODS),
+                                                  self.resolve, self.parsed.fn)
+        return id(call) in self.user_methods
+
+    def parameter_sequences(self) -> frozenset[str]:
+        """The names that may hold a list or tuple the function was given
+        (sequence_operands.parameter_sequences), found once."""
+        if self.given_sequences is None:
+            self.given_sequences = parameter_sequences(self.fn)
+        return self.given_sequences
+
     def sliced(self, e: gast.expr) -> bool:
         """``e`` is a name the function binds only to a slice (``t1 = L[:1]``; never a
         number: sequence_operands.slice_names)."""
@@ -651,13 +679,24 @@ class Tangent:
             listed = {p for p in rule.diff if isinstance(bound.get(p), gast.AST) and
                       (self.shows_sequence(bound[p]) or isinstance(node, gast.Call) and
                        self.sliced(bound[p]))} if of_numpy(rule.primal) else set()
+            # an operand that may be a list the function was given (np.square(L) of a list
+            # parameter): read through sequence_operand where the template applies Python's
+            # operators to it or to its tangent (2.0 * L * d raised TypeError)
+            given = frozenset(
+                p for p in rule.diff if p not in listed and isinstance(bound.get(p), gast.Name)
+                and bound[p].id in self.parameter_sequences()) if of_numpy(rule.primal) and \
+                isinstance(node, gast.Call) else frozenset()
             for k, tpl in zip(rule.diff, jvp.templates):
                 if k in active:
-                    mapping = {p: as_array(as_node(v)) if p in listed else as_node(v)
+                    seq, seq_d = template_operands(tpl, given) if given else ((), False)
+                    mapping = {p: as_array(as_node(v)) if p in listed else
+                               as_sequence(as_node(v)) if p in seq else as_node(v)
                                for p, v in bound.items()}
                     mapping["d"] = self.tangent(as_node(bound[k]))
                     if k in listed:
                         mapping["d"] = as_array(mapping["d"])
+                    elif k in given and seq_d:
+                        mapping["d"] = as_sequence(mapping["d"])
                     mapping["out"] = result
                     terms.append(Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl))))
             expr = sum_of(terms)

@@ -62,18 +62,19 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         # a method of a local array, or of a global one (g(q, P0.copy())): its rule
         f = v.func
         if isinstance(f, gast.Attribute) and f.attr in methods.METHODS and (
-                f.attr not in methods.ARRAY_RECEIVER_ONLY or obj is not None):
+                f.attr not in methods.ARRAY_RECEIVER_ONLY or obj is not None) and \
+                not tg.user_method(v):
             fn = methods.METHODS[f.attr]
             args = list(v.args)
             if f.attr in methods.VARARG_METHODS and len(args) > 1:
                 args = [gast.Tuple(elts=args, ctx=gast.Load())]
             kwargs = {k.arg: k.value for k in v.keywords}
             return tg.apply_rule(s, n, registry.lookup(fn), v, [f.value] + args, kwargs)
-        if isinstance(f, gast.Attribute) and f.attr == "copy":
+        if isinstance(f, gast.Attribute) and f.attr == "copy" and not tg.user_method(v):
             return tg.apply_rule(s, n, registry.lookup(__import__("numpy").copy), v,
                                    [f.value], {})
         if isinstance(f, gast.Name) or isinstance(f, gast.Attribute) and \
-                isinstance(f.value, gast.Name):
+                isinstance(f.value, gast.Name) or tg.user_method(v):
             # a function taken from a list or passed in, or a method of a local object
             # (self.features(x)): found when the call runs
             return dynamic_call(tg, s, n, v)

@@ -117,6 +117,16 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
     rule = registry.lookup(getattr(fun, "__adgen_primal__", fun))
     if rule is not None and not rule.is_rrule:  # a NumPy function itself: its rule's jvp
+        if isinstance(rule.primal, np.ufunc):
+            # a list operand as the array the ufunc takes (its rule's 2.0 * x * d of a list
+            # raised TypeError), its tangent too
+            original = primals
+            primals = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x
+                            for x in primals)
+            # (an int item's tangent is zero, as in a list given to a function)
+            tangents = tuple(np.asarray(runtime.given_tangent(t, x))
+                             if isinstance(x, (list, tuple)) and t is not None else t
+                             for t, x in zip(tangents, original))
         bound = rule.bind(list(range(len(primals))), {})
         # (a number's or an array's tangent of its float type, as the tangent code gets it)
         numbers = tuple(runtime.given_tangent(t, x) if t is not None and

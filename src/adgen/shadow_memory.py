@@ -97,6 +97,15 @@ def _refuse_overlapped_write(written: tuple[Any, str, int, int, str]) -> None:
              "take it after the write")
 
 
+def _as_items(ct: Any, x: list | tuple) -> Any:
+    """The cotangent ``ct`` of a list or tuple ``x`` per item, where a rule gave it as one
+    array (its rows); anything else as it is."""
+    if not isinstance(ct, np.ndarray) or ct.ndim == 0 or len(ct) != len(x):
+        return ct
+    items = [row.copy() if isinstance(row, np.ndarray) else float(row) for row in ct]
+    return items if isinstance(x, list) else tuple(items)
+
+
 class ShadowMap:
     """The adjoints of buffers, laid out like the buffers (Enzyme's shadow memory).
 
@@ -203,10 +212,16 @@ class ShadowMap:
         entry = stack.pop() if stack else None
         if stack is not None and not stack:
             del self._deposits[id(x)]
+        if isinstance(x, (list, tuple)):
+            # a callee compiled without its argument's kind gives a list's cotangent as the
+            # array a ufunc's rule made of it (np.sin(L)): per item, as the caller keeps it
+            # (added to the caller's list it gave zeros, silently, before session 23)
+            ct = _as_items(ct, x)
         if entry is not None and entry[2]:
             return ct
         # (entry[1] is ``current`` plus what add_deposited added while the callee ran)
-        return add(current if entry is None else entry[1], ct)
+        before = current if entry is None else entry[1]
+        return add(_as_items(before, x) if isinstance(x, (list, tuple)) else before, ct)
 
     def add_deposited(self, x: Any, ct: Any) -> bool:
         """Adds ``ct`` to the adjoint of object ``x`` a caller deposited (the innermost deposit,

@@ -131,3 +131,16 @@ def _written_through_a_field(x):
 def test_a_fields_array_written_in_place(mutation):
     # strict refused it while the construction was a dynamic call (its arguments captured)
     assert check_grad(_written_through_a_field, (X,), mutation=mutation) is not None
+
+
+@pytest.mark.parametrize("f", [by_fields, through_a_helper])
+@pytest.mark.parametrize("kind", [Params, Layer])
+def test_jvp_with_a_plain_tuple_as_the_tangent(f, kind):
+    # the tangent of a named tuple given as a plain tuple (as JAX users write it) is taken as
+    # one of its class: the jvp code read t_dot.w, AttributeError 'tuple' object has no
+    # attribute 'w' before session 23
+    p = kind(W.copy(), 1.5)
+    v = (np.array([0.5, -1.0, 2.0]), 0.25)
+    _, tangent = adgen.jvp(f, (p, X), (v, None))
+    g = numerical_grad(f, (p, X), 0)
+    assert tangent == pytest.approx(float(g.w @ v[0] + g.b * v[1]), rel=1e-6)

@@ -909,3 +909,8 @@ cases("adgen.runtime.list_snapshot", C([randn(3), randn(3)]), C([randn(), randn(
 # np.r_[...] / np.c_[...] items (transforms/index_tricks.py), appended
 cases("adgen.runtime.concatenator_piece", C("r_", randn(3)), C("c_", randn(4)),
       C("r_", randn()), C("c_", randn(2, 3)), C("r_", randn(2, 2)))
+
+# a list or tuple operand of a ufunc read as an array in generated code (sequence_operands),
+# appended
+cases("adgen.rules.helpers_tangent.sequence_operand", C([randn(), randn()]),
+      C((randn(2), randn(2))), C(randn(2, 3)), C(randn()))

@@ -28,6 +28,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.object_classes import param_classes
 from adgen.transforms.walk import walk
 
 # a list's or dict's (xs.append, d.items): their copy() is the compiler's own container copy
@@ -56,25 +57,75 @@ def user_method_calls(fn: gast.FunctionDef, method_names: frozenset[str] | set[s
         elif isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call):
             results[id(node.value)] = node.targets[0].id
-            cls = resolve(node.value.func)
-            if isinstance(cls, type) and \
-                    not issubclass(cls, (np.ndarray, list, dict, tuple, set)) and \
-                    cls.__module__ not in ("builtins", "numpy") and \
-                    not cls.__module__.startswith("numpy."):
+            if _users_class(resolve(node.value.func)):
                 built.add(node.targets[0].id)
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, (gast.Name, gast.Attribute)) and \
+                _users_object(resolve(node.value)):
+            built.add(node.targets[0].id)  # s = model.scaler, an object of a global's
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                node.func.attr in method_names and isinstance(node.func.value, gast.Name):
+                node.func.attr in method_names and \
+                isinstance(node.func.value, (gast.Name, gast.Attribute)):
             calls.append(node)
     if not calls:
         return set()
     own = _own_methods(fn, function)
+    # a parameter compiled for an object of a class of the user's (object_classes.typed_for:
+    # loss(v, s) given a Scaler s, whose s.dot(v) is Scaler.dot)
+    classes = {fn.args.args[k].id: cls for k, cls in param_classes(function).items()
+               if k < len(fn.args.args) and isinstance(fn.args.args[k], gast.Name)} \
+        if function is not None else {}
     found = set()
     for call in calls:
-        recv = call.func.value.id  # type: ignore[union-attr]
+        head = call.func.value  # type: ignore[union-attr]
+        if not isinstance(head, gast.Name):
+            # model.scaler.dot(v): the method of a global object's attribute
+            if _users_object(resolve(head)):
+                found.add(id(call))
+            continue
+        recv = head.id
+        if isinstance(resolve(head), types.ModuleType):
+            continue  # np.var(m): a function of a module (np read by np.ptp is no object)
         if recv in objects or recv in built or results.get(id(call)) in objects or \
-                (recv in own and call.func.attr in own[recv]):  # type: ignore[union-attr]
+                (recv in own and call.func.attr in own[recv]) or \
+                (recv in classes and hasattr(classes[recv], call.func.attr)) or \
+                _users_object(resolve(head)):  # type: ignore[union-attr]
             found.add(id(call))
+    # the result of such a method (c = cam.copy(): a Cam, or anything) is not known to be an
+    # array: its ndarray-named methods run as they are found too (c.sum() ran the rule of
+    # np.sum on a Cam's tangent, a silently wrong jvp, before session 23)
+    named = {results[k] for k in found if k in results}
+    while named:
+        more = {id(c) for c in calls if id(c) not in found and
+                isinstance(c.func.value, gast.Name) and  # type: ignore[union-attr]
+                c.func.value.id in named}  # type: ignore[union-attr]
+        found |= more
+        named = {results[k] for k in more if k in results}
     return found
+
+
+def _users_object(obj: Any) -> bool:
+    """``obj`` (a global's value) is an object of a class of the user's own code (not of an
+    installed package's: a scipy.sparse matrix's ``R.T.dot(v)`` keeps its rule)."""
+    import sys
+
+    from adgen.errors import installed_file
+
+    cls = type(obj)
+    if not _users_class(cls):
+        return False
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return not (file and installed_file(file))
+
+
+def _users_class(cls: Any) -> bool:
+    """``cls`` is a class of the user's (not an array's, a container's, a builtin's or
+    NumPy's)."""
+    return isinstance(cls, type) and \
+        not issubclass(cls, (np.ndarray, np.generic, list, dict, tuple, set, type(None))) and \
+        cls.__module__ not in ("builtins", "numpy") and \
+        not cls.__module__.startswith(("numpy.", "adgen."))  # (the plan's MISSING)
 
 
 def _own_methods(fn: gast.FunctionDef, function: Any) -> dict[str, set[str]]:

@@ -25,6 +25,7 @@ __all__ = [
     "named_like_vjp",
     "object_with",
     "partial_binds_no_tangent",
+    "sequence_operand",
     "slot_values",
     "solve_jvp_a",
     "tangent_is_zero",
@@ -146,6 +147,13 @@ def view_tangent(d: object, like: object, base: object) -> object:
     return d
 
 
+def sequence_operand(x: object) -> object:
+    """A ufunc's operand (or its tangent) as NumPy takes it: a list or tuple as an array, since
+    the rule's template applies Python's operators to it (``2.0 * x * d`` of ``np.square(L)``
+    with a list ``L`` raised TypeError; ``d * 3`` repeated it); anything else itself."""
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
 def given_tangent(t: object, x: object) -> object:
     """A tangent passed to a jvp for the argument ``x``: a new float array laid out like ``x``
     (the tangent code writes it in place where the primal writes ``x``); None is zero, and so
@@ -187,6 +195,10 @@ def given_tangent(t: object, x: object) -> object:
             unsupported(f"a tangent {given} was given for an argument of {len(x)} items (a "
                         "list or tuple): give one tangent per item (None for none)")
         items = [given_tangent(a, b) for a, b in zip(t, x)]
+        if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+            # a named tuple's tangent given as a plain tuple: of its class, so t_dot.w reads
+            # it (AttributeError 'tuple' object has no attribute 'w' before session 23)
+            return type(x)._make(items)
         return items if isinstance(x, list) else tuple(items)
     if isinstance(x, dict):
         if not isinstance(t, dict) or set(t) != set(x):

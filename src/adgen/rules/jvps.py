@@ -30,6 +30,7 @@ from adgen.rules.helpers import (
     abs_jvp_vjp_x,
     angle_jvp,
     arange_jvp,
+    array_vjp,
     balanced_eq,
     cumprod_jvp,
     dtype_kind,
@@ -62,6 +63,7 @@ from adgen.rules.helpers import (
     quantile_jvp_jvp,
     quantile_jvp_vjp,
     quantile_positions,
+    sequence_operand,
     shape_tree,
     sorted_jvp,
     sorted_vjp,
@@ -457,6 +459,13 @@ def view_tangent_vjp(g: Any, out: Any, d: Any, like: Any, base: Any) -> Any:
     return g
 
 
+# a list or tuple operand of a ufunc read as an array (the array itself, or a number, else):
+# its cotangent a list or tuple of the items' cotangents, as np.asarray's
+@defvjp(sequence_operand, "x", linear=True, view=True)
+def sequence_operand_vjp(g: Any, out: Any, x: Any) -> Any:
+    return array_vjp(g, shape_tree(x))
+
+
 @defvjp(given_tangent, "t, x", diff="t", linear=True)
 def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
@@ -520,7 +529,7 @@ def partial_binds_no_tangent_vjp(g: Any, out: Any, tangents: Any) -> Any:
 defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq, partial_binds_no_tangent)
 defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
-defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like, sequence_operand)
 
 
 def register_runtime_jvps() -> None:
