@@ -121,3 +121,41 @@ def test_a_callee_calling_another_function(mutation):
     g = adgen.grad(calls_through_doubled, mutation=mutation, backend="numba")(x)
     assert_grad_close(g, numerical_grad(calls_through_doubled, (x,), 0))
     assert_grad_close(g, 4.0 * x)  # s = sum 2 x_i ** 2
+
+
+def lotka_volterra(y, p, out):
+    out[0] = p[0] * y[0] - p[1] * y[0] * y[1]  # fills its argument
+    out[1] = -p[2] * y[1] + p[3] * y[0] * y[1]
+
+
+def rk4_preallocated(y0, p, dt, steps):
+    y = y0.copy()
+    k1, k2, tmp = np.empty(2), np.empty(2), np.empty(2)
+    for s in range(steps):
+        lotka_volterra(y, p, k1)
+        for i in range(2):
+            tmp[i] = y[i] + dt * k1[i]
+        lotka_volterra(tmp, p, k2)
+        for i in range(2):
+            y[i] = y[i] + 0.5 * dt * (k1[i] + k2[i])
+    return y[0] + y[1]
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_helper_filling_its_argument_beside_guarded_writes(mutation):
+    """Heun's method with the right-hand side written into preallocated stages: the
+    refusal named 'tmp[i] = ...' and 'a value read at line(s) ... is not an array or a
+    number' (the guarded writes beside the call were rewritten first); it names the helper's
+    in-place write and the call now."""
+    y0, p = np.array([1.0, 0.5]), np.array([1.1, 0.4, 0.4, 0.1])
+    args = (y0, p, 0.05, 10)
+    with pytest.raises(adgen.UnsupportedError) as err:
+        adgen.grad(rk4_preallocated, argnums=(0, 1), mutation=mutation, backend="numba")(*args)
+    assert f"lotka_volterra writes its argument out in place ({__file__}, line " \
+        f"{_line(lotka_volterra, 'out[0] = ')})" in str(err.value)
+    assert err.value.location.line == _line(rk4_preallocated, "lotka_volterra(y, p, k1)")
+    with pytest.warns(NumbaFallbackWarning):
+        g = adgen.grad(rk4_preallocated, argnums=(0, 1), mutation=mutation,
+                       backend="auto")(*args)
+    assert_grad_close(g[0], numerical_grad(rk4_preallocated, args, 0))
+    assert_grad_close(g[1], numerical_grad(rk4_preallocated, args, 1))

@@ -124,6 +124,43 @@ class Callee:
         return hit
 
 
+def _writes_shadowed_argument(c: Callee, cause: str) -> bool:
+    """Whether callee ``c`` writes an argument in place whose adjoint its pullback finds in
+    shadow memory (``cause``: :func:`_shadow_cause` of it)."""
+    return cause.startswith("writes its argument") and any(
+        isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and
+        n.value.id == "sh" for n in ast.walk(c.pullback))
+
+
+def _shadowed_callee(rw: Rewriter, st: ast.stmt, sym: str, cause: str) -> UnsupportedError:
+    """The refusal of a call of callee ``sym`` whose argument's adjoint goes through shadow
+    memory (``cause``: what it does, with its line)."""
+    return rw.refuse(st, f"the numba backend differentiates callees that return the "
+                     f"adjoints of their arguments, and {sym} {cause} (its "
+                     "adjoint goes through adgen's shadow memory, which the numba "
+                     "backend replaces by static buffers in the differentiated "
+                     "function only)", "return a new array from the callee instead "
+                     "of writing into an argument, write the loop in the function "
+                     "you differentiate, or use backend='default' / 'auto'")
+
+
+def _refuse_writing_callees(rw: Rewriter, fwd: ast.FunctionDef,
+                            callees: dict[str, Callee]) -> None:
+    """Refuses, at the call, a callee writing an argument in place (refused where it is
+    emitted, :meth:`_Module.callee`) before the guarded sites' rewrite: the caller guards
+    the arrays such a call writes (rk4's ``lotka(y, p, k1)`` filling ``k1``, then ``tmp``
+    written beside it), and their refusal named a later line and values 'not an array or a
+    number'. (What a function does is the same whichever compilation of it runs.)"""
+    for st in statements(fwd.body):
+        f = call_name(st.value) if isinstance(st, ast.Assign) else None
+        sym = f[:-len("_forward")] if f and f.endswith("_forward") else None
+        c = callees.get(sym or "")
+        if c is not None:
+            cause = _shadow_cause(c)
+            if _writes_shadowed_argument(c, cause):
+                raise _shadowed_callee(rw, st, sym or "", cause)
+
+
 def _shadow_cause(c: Callee) -> str:
     """What in callee ``c`` may send an argument's adjoint through adgen's shadow memory,
     with its line: the first in-place write into an argument, else a view of one. (Arrays
@@ -188,6 +225,8 @@ class _Module:
         numba_call_forms.reversed_checks(rw)
         numba_unbound.unbound_flags(rw, lambda: scalar_types(
             fwd, params, _out_types(callees) if callees else None))
+        if callees:
+            _refuse_writing_callees(rw, fwd, callees)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
@@ -335,17 +374,9 @@ class _Module:
         cause = _shadow_cause(c)
 
         def refused() -> UnsupportedError:
-            return rw.refuse(st, f"the numba backend differentiates callees that return the "
-                             f"adjoints of their arguments, and {sym} {cause} (its "
-                             "adjoint goes through adgen's shadow memory, which the numba "
-                             "backend replaces by static buffers in the differentiated "
-                             "function only)", "return a new array from the callee instead "
-                             "of writing into an argument, write the loop in the function "
-                             "you differentiate, or use backend='default' / 'auto'")
+            return _shadowed_callee(rw, st, sym, cause)
 
-        if cause.startswith("writes its argument") and any(
-                isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and
-                n.value.id == "sh" for n in ast.walk(c.pullback)):
+        if _writes_shadowed_argument(c, cause):
             raise refused()
         base = sym
         k = 1
