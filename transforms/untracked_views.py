@@ -69,7 +69,12 @@ def refuse_untracked_view_writes(parsed: Parsed) -> None:
                 f"to {through}", parsed.location(node),
                 hint=f"write {through} through .T or np.swapaxes({through}, -1, -2) "
                      f"(followed), or into a copy ({through}.mT.copy())")
-        written = _written_name(node)
+        if _written_through_einsum(parsed, node):
+            # np.einsum("ii->i", y)[...] *= 3.0: no name holds the view (a gradient that
+            # missed the write, silently, until session 23)
+            written, views["np.einsum(...)"] = "np.einsum(...)", node
+        else:
+            written = _written_name(node)
         if written is not None and written in views:
             made = views[written]
             raise UnsupportedError(
@@ -109,6 +114,23 @@ def _written_through_mt(node: gast.AST) -> str | None:
                 return base.value.id
             base = base.value
     return None
+
+
+def _written_through_einsum(parsed: Parsed, node: gast.AST) -> bool:
+    """Whether ``node`` writes the result of a one-operand einsum call in place, with no
+    name between (``np.einsum("ii->i", y)[...] *= 3.0``, ``np.einsum(...).fill(0)``)."""
+    targets = node.targets if isinstance(node, gast.Assign) else \
+        [node.target] if isinstance(node, gast.AugAssign) else []
+    for t in targets:
+        base = t
+        while isinstance(base, gast.Subscript):
+            base = base.value
+        if base is not t and _is_one_operand_einsum(parsed, base):
+            return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr in _WRITING_METHODS:
+        return _is_one_operand_einsum(parsed, node.func.value)
+    return False
 
 
 def _written_name(node: gast.AST) -> str | None:

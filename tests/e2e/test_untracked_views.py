@@ -52,6 +52,18 @@ def mt_bound_then_written(a):
     return np.sum(b ** 3)
 
 
+def diagonal_written_without_a_name(a):
+    b = a * 1.0
+    np.einsum("ii->i", b)[...] *= 3.0  # MARK unnamed
+    return np.sum(b * a)
+
+
+def diagonal_filled_without_a_name(a):
+    b = a * 1.0
+    np.einsum("ii->i", b).fill(0.0)  # MARK unnamed fill
+    return np.sum(b * a)
+
+
 def einsum_of_two_written(a):
     d = np.einsum("ij,jk->ik", a, a)  # two operands: always a new array
     d *= 2.0
@@ -88,6 +100,9 @@ def _line(mark: str) -> int:
     (diagonal_doubled, "einsum"), (diagonal_through_alias, "alias"),
     (transpose_by_einsum_filled, "fill"), (written_through_mt, "mT"),
     (mt_bound_then_written, "mT bound"),
+    # no name between the einsum and the write: the gradient missed it until session 23
+    (diagonal_written_without_a_name, "unnamed"),
+    (diagonal_filled_without_a_name, "unnamed fill"),
 ])
 def test_refused_at_the_write(fun, mark, mutation):
     with pytest.raises(adgen.UnsupportedError) as info:
