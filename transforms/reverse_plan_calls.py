@@ -99,7 +99,8 @@ def refuse_active_partial(plan: Plan, s: gast.stmt, v: gast.Call) -> None:
     active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
                      if plan.act.active(n.id)})
     if active:
-        what = ", ".join(user_name_of(n) for n in active)
+        # the user's words (x[0] for the temporary ANF made of it), each once
+        what = ", ".join(dict.fromkeys(plan.user_name(n) for n in active))
         raise UnsupportedError(
             f"functools.partial binds {what}, which has a gradient here: adgen follows "
             "gradients through the arguments a partial is called with, not the ones it "

@@ -5,7 +5,8 @@ first unsupported construct: generators, await, async loops, global/nonlocal, ex
 with (but for the context managers of _context_managers), del of anything but plain names,
 class definitions,
 star-arguments, match, a finally block that leaves its try statement (return, break,
-continue) or defines a function, np.nditer writing its operands through its items.
+continue) or defines a function, np.nditer writing its operands through its items,
+``obj.__dict__`` in the user's code.
 """
 
 from __future__ import annotations
@@ -209,6 +210,8 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, gast.Call):
             _check_reference_call(parsed, node)
             _check_writing_iterator(parsed, node)
+        if isinstance(node, gast.Attribute) and node.attr == "__dict__":
+            _check_dict_of_attributes(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(
@@ -324,6 +327,30 @@ def _check_writing_iterator(parsed: Parsed, call: gast.Call) -> None:
         hint=f"write {operand} itself: a whole-array expression ({operand}[...] = "
              f"2 * {operand}), or a loop over positions (for i in range({operand}.size): "
              f"{operand}.flat[i] = ...)")
+
+
+def _check_dict_of_attributes(parsed: Parsed, node: gast.Attribute) -> None:
+    """Refuses ``obj.__dict__`` in the user's code: adgen follows an object's attributes by
+    their names (``m.w``, ``getattr(m, "w")``), and a read or a store through the dict
+    behind them had no gradient (``np.sum(m.__dict__["w"] ** 2)``: zero; a method's
+    ``self.__dict__["w"] = self.w * x``: the store missed), silently, before session 23.
+    Library code (an installed package's, adgen's own, generated code) is left as it is."""
+    import os
+
+    import adgen
+    from adgen.errors import installed_file
+
+    own = os.path.dirname(os.path.realpath(adgen.__file__)) + os.sep
+    if parsed.file.startswith("<") or installed_file(parsed.file) or \
+            os.path.realpath(parsed.file).startswith(own):
+        return
+    owner = node.value.id if isinstance(node.value, gast.Name) else "obj"
+    raise UnsupportedError(
+        f"{owner}.__dict__ (the dict behind {owner}'s attributes) is not differentiated: "
+        f"adgen follows attributes by their names", parsed.location(node),
+        hint=f"read and set the attributes by name ({owner}.w, {owner}.w = v), or with "
+             f"getattr({owner}, \"w\") / setattr({owner}, \"w\", v); for all of them, keep "
+             "the arrays in a dict attribute of your own (self.params = {...})")
 
 
 def _one_star_in_its_tuple(target: gast.expr, star: gast.Starred) -> bool:

@@ -323,6 +323,35 @@ def forgets_return(x):  # REFUSED:no-return
     loss = np.sum(x ** 2)  # noqa: F841
 
 
+class Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def rescale(self, x):
+        self.__dict__["w"] = self.w * x  # REFUSED:dict-of-attributes-store
+
+
+def stored_through_the_dict_of_attributes(x):
+    m = Scaled(x * 1.0)
+    m.rescale(x)
+    return np.sum(m.w)
+
+
+def read_through_the_dict_of_attributes(x):
+    m = Scaled(x * 1.0)
+    return np.sum(m.__dict__["w"] ** 2)  # REFUSED:dict-of-attributes-read
+
+
+def bound_partial(x):
+    def scale(u, k):
+        u *= k
+
+    y = x * 1.0
+    f = functools.partial(scale, k=x[0])  # REFUSED:partial
+    f(y)
+    return np.sum(y * x)
+
+
 # ============================================================================================
 # The cases: (case, a call raising the refusal, names of the user's the message must contain)
 
@@ -368,6 +397,11 @@ CASES = [
     ("nditer", lambda: adgen.grad(doubled_through_nditer, mutation="strict")(X.copy()), ["y"]),
     ("array-output", lambda: adgen.grad(returns_rows)(X.copy()), ["returns_rows"]),
     ("no-return", lambda: adgen.grad(forgets_return)(X.copy()), ["forgets_return", "return"]),
+    ("dict-of-attributes-store",
+     lambda: adgen.grad(stored_through_the_dict_of_attributes)(X.copy()), ["self.__dict__"]),
+    ("dict-of-attributes-read",
+     lambda: adgen.grad(read_through_the_dict_of_attributes)(X.copy()), ["m.__dict__"]),
+    ("partial", lambda: adgen.grad(bound_partial)(X.copy()), ["x[0]"]),
     ("dict-in-helper", lambda: adgen.grad(dict_updated_by_a_helper)(X.copy()), ["params"]),
 ]
 
@@ -400,3 +434,20 @@ def test_a_write_through_nditer_is_refused_and_the_hint_is_differentiated(policy
     np.testing.assert_allclose(adgen.grad(doubled_by_position, mutation=policy)(X.copy()),
                                8 * X, rtol=1e-12)
     check_grad(doubled_by_position, (X,), mutation=policy, strict_must_compute=True)
+
+
+@pytest.mark.parametrize("policy", ["save", "strict"])
+def test_the_dict_of_attributes_is_refused_and_the_hint_is_differentiated(policy):
+    # through obj.__dict__ a store was missed (x for x^2: 1 for 2x) and a read had a zero
+    # gradient, silently, before session 23; the attribute by name is right
+    for f in (stored_through_the_dict_of_attributes, read_through_the_dict_of_attributes):
+        with pytest.raises(adgen.UnsupportedError):
+            adgen.grad(f, mutation=policy)(X.copy())
+
+    def by_name(x):
+        m = Scaled(x * 1.0)
+        setattr(m, "w", m.w * x)
+        return np.sum(getattr(m, "w") ** 2)
+
+    np.testing.assert_allclose(adgen.grad(by_name, mutation=policy)(X.copy()), 4 * X ** 3,
+                               rtol=1e-12)
