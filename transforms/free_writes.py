@@ -191,7 +191,14 @@ def refuse_kept_results(tree: gast.FunctionDef, parsed: Parsed, eff: Effects,
             name = gast.unparse(call.func).strip()
             from adgen.transforms.front import resolve
 
-            if isinstance(resolve(parsed, call.func), type):
+            cls = resolve(parsed, call.func)
+            if isinstance(cls, type):
+                # (imported where an object holding a global array is built and written)
+                from adgen.transforms.global_slots import writes_miss_global_slots
+
+                if writes_miss_global_slots(tree, cls, call,
+                                            [w.stmt for w in free_write_sites(eff)]):
+                    continue  # s.h[:] = v into an array __init__ made: not the global's
                 raise UnsupportedError(
                     f"{name}() builds an object holding a global or closure array (its "
                     "__init__ stores one, self.x = X0), and this function writes such an array "
