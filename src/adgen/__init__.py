@@ -44,8 +44,10 @@ __all__ = [
     "RuleError",
     "UnsupportedError",
     "checkpoint",
+    "custom_jvp",
     "differentiable",
     "explain",
+    "frule",
     "grad",
     "hessian",
     "hvp",
@@ -68,7 +70,8 @@ __version__ = "0.1.0"
 # Imported at their first use (PEP 562), not by ``import adgen``: what a first gradient does
 # not need (about 1 ms of the import; torch and jax are imported only when interop uses them)
 _LAZY = {"interop": ("adgen.interop", ""), "checkpoint": ("adgen.checkpointing", "checkpoint"),
-         "stop_gradient": ("adgen.stop", "stop_gradient")}
+         "stop_gradient": ("adgen.stop", "stop_gradient"),
+         "custom_jvp": ("adgen.custom_jvp", "custom_jvp"), "frule": ("adgen.custom_jvp", "frule")}
 _LAZY.update((n, ("adgen.higher_order", n)) for n in
              ("hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp"))
 

@@ -152,6 +152,10 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # forward_of): the method's rule, the receiver and its tangent first (x.view()'s
         # tangent is the same view of x's, so a write through it writes that)
         fn, args, tangents = METHODS[fn.__name__], (owner, *args), (owner_dot, *tangents)
+    if registry.frule_of(fn) is not None:  # the user's jvp rule (adgen.custom_jvp)
+        from adgen.custom_jvp import frule_tangent
+
+        return _compiled_call(frule_tangent(fn, len(args)), args, tangents, kwargs)
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         raise UnsupportedError(
@@ -263,6 +267,13 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # terms are 0 * inf = nan next to an infinite value; compile_tangent's wrt)
     compiled = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
                                              if t is not None))
+    return _compiled_call(compiled, args, tangents, kwargs)
+
+
+def _compiled_call(compiled: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> _CompiledJvp:
+    """The call of a compiled jvp (a CompiledTangent) on the caller's arguments, tangents
+    (None: none) and keywords."""
     named = {p: v for p, v in zip(compiled.tangent_params, tangents) if v is not None}
     order = list(named) + list(kwargs)
     return _CompiledJvp(

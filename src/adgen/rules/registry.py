@@ -597,6 +597,25 @@ def defrrule(
     return rule
 
 
+# user jvp rules (adgen.custom_jvp / adgen.frule): id(primal) -> (primal, rule), where
+# ``rule(primals, tangents) -> (out, out_dot)``
+_FRULES: dict[int, tuple[Any, Callable[..., Any]]] = {}
+
+
+def deffrule(primal: Callable[..., Any], rule: Callable[..., Any]) -> None:
+    """Registers a user jvp rule of ``primal`` (forward mode uses it as the primal's jvp:
+    adgen.custom_jvp.frule_tangent). Reverse mode keeps using the primal's rule (an rrule,
+    which adgen.custom_jvp.frule derives from this one where the user gave none)."""
+    _FRULES[id(primal)] = (primal, rule)
+    _GENERATION[0] += 1
+
+
+def frule_of(primal: Any) -> Callable[..., Any] | None:
+    """The user jvp rule of ``primal``, or None."""
+    got = _FRULES.get(id(primal))
+    return got[1] if got is not None and got[0] is primal else None
+
+
 def _install(rule: Rule) -> None:
     _RULES[id(rule.primal)] = rule
     _BY_NAME[rule.name] = rule
