@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import math
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from adgen.transforms.analyses.free_containers import (
     filled_names,
     refuse_read_back,
 )
+from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -112,11 +114,23 @@ class TangentCode:
     function: gast.FunctionDef
     tangent_params: list[str]
     callees: dict[str, Any] = field(default_factory=dict)  # symbol -> callee object
+    tangents: frozenset[str] = frozenset()  # the names of the tangents it binds
 
 
 # Linear rules whose result may have another dtype than their input (dtype=, full_like of
 # an integer array): the tangent goes through float_part.
 _CASTS = frozenset({np.array, np.asarray, np.full, np.full_like})
+# NumPy functions of a math rule's tangent template that math has, for numbers, with the same
+# values where the primal is defined (math.sin's d * np.cos(x) as d * math.cos(x))
+_MATH_TWINS = frozenset({"cos", "sin", "cosh", "sinh", "exp"})
+
+
+def of_math(primal: Any) -> bool:
+    """``primal`` is a function of the math module."""
+    return getattr(primal, "__module__", None) == "math" and primal is getattr(
+        math, getattr(primal, "__name__", ""), None)
+
+
 # Methods of lists and dicts that change them; the tangent container changes alike.
 _MIRRORED_METHODS = frozenset({"append", "extend", "pop", "reverse", "clear"})
 
@@ -158,6 +172,8 @@ class Tangent:
         self.slices: frozenset[str] | None = None  # names bound only to slices (sliced)
         self.given_sequences: frozenset[str] | None = None  # (parameter_sequences)
         self.user_methods: set[int] | None = None  # (user_method), found once
+        self.kinds: dict[str, Any] | None = None  # (number), found once
+        self.math: bool | None = None  # whether math is the module there (of_math)
         # checks to run before a statement, by its id (built_object_writes.checked_writes)
         self.checks: dict[int, list[gast.stmt]] = {}
 
@@ -283,7 +299,7 @@ class Tangent:
         out = gast.FunctionDef(name=f"{fn.name}_jvp", args=args, body=body,
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
-        return TangentCode(at(out, fn), tparams, self.callees)
+        return TangentCode(at(out, fn), tparams, self.callees, frozenset(self.dots.values()))
 
     def free_objects_written(self, params: list[str]) -> list[gast.stmt]:
         """``g_dot = zero_tangent(g)`` for each global or closure object or dict the function
@@ -459,9 +475,12 @@ class Tangent:
         if isinstance(v, gast.Constant):
             return after(zero)
         if isinstance(v, gast.Subscript):
-            if isinstance(v.value, gast.Name) and self.active(v.value.id):
-                return after(gast.Subscript(value=name(self.dot(v.value.id)),
-                                            slice=copy.deepcopy(v.slice), ctx=gast.Load()))
+            # (a global array is a constant here, also where a call made it active: d.f(P)
+            # then P[0] read P_dot, a NameError, before session 23)
+            base = self.tangent(v.value) if isinstance(v.value, gast.Name) else None
+            if base is not None:
+                return after(gast.Subscript(value=base, slice=copy.deepcopy(v.slice),
+                                            ctx=gast.Load()))
             return after(zero)
         if isinstance(v, (gast.List, gast.Tuple)):  # a display: a display of tangents
             if any(isinstance(e, gast.Starred) for e in v.elts):
@@ -594,6 +613,32 @@ class Tangent:
                                                   self.resolve, self.parsed.fn)
         return id(call) in self.user_methods
 
+    def number(self, n: str) -> bool:
+        """``n`` holds a number at every call (analyses.kinds, with the parameters unknown: a
+        range's counter, ``1.0 + i``): an operand that broadcasts nothing."""
+        if self.kinds is None:
+            from adgen.transforms.analyses.kinds import kinds
+
+            self.kinds = kinds(self.fn, {}, self.resolve)
+        return self.kinds.get(n) == NUMBER
+
+    def of_math(self, term: gast.expr) -> gast.expr:
+        """A math function's tangent ``term`` with ``np.cos(x)`` (its rule's template, which
+        also takes arrays) as ``math.cos(x)``, where ``math`` is the module in the function's
+        namespace: the operand is a number (the primal is math's), and NumPy's ufunc costs
+        about 5x math's on one (``d * np.cos(y)`` made each step of a loop of floats an
+        np.float64 too)."""
+        if self.math is None:
+            self.math = self.resolve(name("math")) is math
+        if not self.math:
+            return term
+        for e in walk(term):
+            if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+                    isinstance(e.func.value, gast.Name) and e.func.value.id == "np" and \
+                    e.func.attr in _MATH_TWINS:
+                e.func.value.id = "math"
+        return term
+
     def parameter_sequences(self) -> frozenset[str]:
         """The names that may hold a list or tuple the function was given
         (sequence_operands.parameter_sequences), found once."""
@@ -617,8 +662,6 @@ class Tangent:
             raise MissingRuleError(f"{source_of(node)} has no derivative rule",
                                    self.parsed.location(s), hint="register one with adgen.rrule")
         if rule.is_rrule:
-            if registry.frule_of(rule.primal) is not None and isinstance(node, gast.Call):
-                return dynamic_call(self, s, n, node)  # its jvp rule (adgen.custom_jvp)
             raise MissingRuleError(
                 f"{rule.name} has a user rule (adgen.rrule), which gives no jvp",
                 self.parsed.location(s),
@@ -700,12 +743,14 @@ class Tangent:
                     elif k in given and seq_d:
                         mapping["d"] = as_sequence(mapping["d"])
                     mapping["out"] = result
-                    terms.append(Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl))))
+                    term = Fold().visit(Subst(mapping).visit(copy.deepcopy(tpl)))
+                    terms.append(self.of_math(term) if of_math(rule.primal) else term)
             expr = sum_of(terms)
             # an operand without a tangent that may broadcast (not a number): the tangent
             # gets the result's shape
             broadcast = any(k not in active and not (
-                isinstance(bound[k], gast.Constant) and type(bound[k].value) in (int, float))
+                isinstance(bound[k], gast.Constant) and type(bound[k].value) in (int, float) or
+                isinstance(bound[k], gast.Name) and self.number(bound[k].id))
                 for k in rule.diff)
             if jvp.kind == "elementwise" and broadcast or isinstance(expr, gast.Name):
                 expr = gast.Call(func=name("fit_tangent"), args=[expr, copy.deepcopy(result)],

@@ -47,6 +47,7 @@ from adgen.transforms.front import (
     run_pass,
 )
 from adgen.transforms.global_reads_after_writes import reads_after_writes
+from adgen.transforms.ieee_tangents import with_ieee_fallbacks
 from adgen.transforms.jvp_parameters import MISSING_DEFAULT, given_tangents, jvp_defaults
 from adgen.transforms.object_classes import param_classes, receiver_of
 from adgen.transforms.parse import Parsed, positional_params, varargs_of
@@ -72,10 +73,6 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
     """
-    if registry.frule_of(fn) is not None:  # the user's jvp rule (adgen.custom_jvp)
-        from adgen.custom_jvp import frule_tangent
-
-        return frule_tangent(fn)
     with COMPILE_LOCK:
         from adgen.rules import jvps
 
@@ -245,7 +242,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         return None
     ns, guards = namespace(fn, parsed)
     guards.extend(item_checks)
-    own = to_source(code.function) + "\n"
+    # (tangents of Python floats are floats: their operators that raise in Python compute
+    # again as NumPy's where they raise, ieee_tangents; not in the tree tangent_only gives
+    # second derivatives, whose tangents are NumPy numbers)
+    own = to_source(with_ieee_fallbacks(code.function, code.tangents)) + "\n"
     for sym, c in callees.items():
         if isinstance(c, CompiledTangent):
             ns[f"{sym}_jvp"] = c.jvp

@@ -914,3 +914,7 @@ cases("adgen.runtime.concatenator_piece", C("r_", randn(3)), C("c_", randn(4)),
 # appended
 cases("adgen.rules.helpers_tangent.sequence_operand", C([randn(), randn()]),
       C((randn(2), randn(2))), C(randn(2, 3)), C(randn()))
+
+# a Python float as an np.float64 (the jvp code's fallback, transforms/ieee_tangents.py),
+# appended
+cases("adgen.rules.helpers_tangent.ieee_number", C(randn()), C(randn(3)))

@@ -20,6 +20,7 @@ __all__ = [
     "fit_tangent",
     "float_part",
     "given_tangent",
+    "ieee_number",
     "is_plain_object",
     "named_like",
     "named_like_vjp",
@@ -152,6 +153,12 @@ def sequence_operand(x: object) -> object:
     the rule's template applies Python's operators to it (``2.0 * x * d`` of ``np.square(L)``
     with a list ``L`` raised TypeError; ``d * 3`` repeated it); anything else itself."""
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def ieee_number(x: object) -> object:
+    """A Python float as an np.float64 (whose arithmetic gives inf or nan where Python's
+    raises: the jvp code's fallback, transforms/ieee_tangents.py); anything else itself."""
+    return np.float64(x) if type(x) is float else x
 
 
 def given_tangent(t: object, x: object) -> object:

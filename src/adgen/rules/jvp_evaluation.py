@@ -32,6 +32,9 @@ def eval_jvp(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any],
     if jvp is None:
         raise RuleError(f"{rule.name} has no jvp")
     out = rule.primal(*args, **kwargs)
+    # (a Python float's tangent from the jvp code, as an np.float64: the templates divide by
+    # the operands, 1 / x at 0.0 is inf, transforms/ieee_tangents.py)
+    tangents = {k: np.float64(v) if type(v) is float else v for k, v in tangents.items()}
     bound = rule.bind(list(args), dict(kwargs))
     values = {k: (v.value if isinstance(v, Default) else v) for k, v in bound.items()}
     if jvp.kind == "zero":

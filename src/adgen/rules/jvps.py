@@ -41,6 +41,7 @@ from adgen.rules.helpers import (
     fit_tangent,
     float_part,
     given_tangent,
+    ieee_number,
     matrix_norm_vjp,
     named_like,
     named_like_vjp,
@@ -466,6 +467,13 @@ def sequence_operand_vjp(g: Any, out: Any, x: Any) -> Any:
     return array_vjp(g, shape_tree(x))
 
 
+# (a Python float as an np.float64: the same number; the first-order jvp code's fallback,
+# which a second derivative differentiates where it calls a helper's jvp)
+@defvjp(ieee_number, "x", linear=True)
+def ieee_number_vjp(g: Any, out: Any, x: Any) -> Any:
+    return g
+
+
 @defvjp(given_tangent, "t, x", diff="t", linear=True)
 def given_tangent_vjp(g: Any, out: Any, t: Any, x: Any) -> Any:
     return g
@@ -529,7 +537,8 @@ def partial_binds_no_tangent_vjp(g: Any, out: Any, tangents: Any) -> Any:
 defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq, partial_binds_no_tangent)
 defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
-defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like, sequence_operand)
+defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like, sequence_operand,
+            ieee_number)
 
 
 def register_runtime_jvps() -> None:
