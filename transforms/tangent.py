@@ -662,6 +662,8 @@ class Tangent:
             raise MissingRuleError(f"{source_of(node)} has no derivative rule",
                                    self.parsed.location(s), hint="register one with adgen.rrule")
         if rule.is_rrule:
+            if registry.frule_of(rule.primal) is not None and isinstance(node, gast.Call):
+                return dynamic_call(self, s, n, node)  # its jvp rule (adgen.custom_jvp)
             raise MissingRuleError(
                 f"{rule.name} has a user rule (adgen.rrule), which gives no jvp",
                 self.parsed.location(s),

@@ -73,6 +73,10 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
     """
+    if registry.frule_of(fn) is not None:  # the user's jvp rule (adgen.custom_jvp)
+        from adgen.custom_jvp import frule_tangent
+
+        return frule_tangent(fn)
     with COMPILE_LOCK:
         from adgen.rules import jvps
 
