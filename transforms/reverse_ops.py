@@ -113,6 +113,14 @@ class Operations:
                 f"{fname}() (the NumPy method ndarray.{attr}) has no derivative rule",
                 self.plan.loc(s), hint=hint)
         obj = self.plan.resolve(v.func)
+        if registry.refusal_of(obj) is not None and \
+                str(getattr(obj, "__module__", "")).startswith("adgen."):
+            # a helper of adgen's own generated code (ufunc_at_jvp in the jvp code hessian
+            # differentiates again): the user never called it, so its name is left out
+            from adgen.rules.refusals import refusal_hint_of
+
+            raise MissingRuleError(registry.refusal_of(obj), self.plan.loc(s),
+                                   hint=refusal_hint_of(obj))
         # its reason says what to do (of adgen.grad(inner) too: why_no_rule's)
         refused = registry.refusal_of(obj) is not None or makes_derivative(obj)
         raise MissingRuleError(

@@ -47,11 +47,20 @@ def binding_hint(rule: Rule, exc: TypeError) -> str:
 
 
 _REFUSED: dict[int, tuple[Any, str]] = {}
+_REFUSAL_HINTS: dict[int, str] = {}
 
 
-def defrefusal(primal: Any, reason: str) -> None:
-    """Records why ``primal`` has no rule; the compiler's MissingRuleError says it."""
+def defrefusal(primal: Any, reason: str, hint: str = "") -> None:
+    """Records why ``primal`` has no rule; the compiler's MissingRuleError says it (and
+    ``hint``, what to write instead, as its hint)."""
     _REFUSED[id(primal)] = (primal, reason)
+    if hint:
+        _REFUSAL_HINTS[id(primal)] = hint
+
+
+def refusal_hint_of(func: Any) -> str:
+    """What to write instead of a call of ``func`` that :func:`defrefusal` recorded, or ""."""
+    return _REFUSAL_HINTS.get(id(func), "") if refusal_of(func) is not None else ""
 
 
 def refusal_of(func: Any) -> str | None:

@@ -33,7 +33,7 @@ def ufunc_at_tangent(d: Any, out: Any, ufunc: Any, a: Any, indices: Any, b: Any)
 
 
 defrefusal(ufunc_at_jvp, "second derivatives (hessian, hvp, a gradient of a jvp) through "
-           "np.multiply.at, np.maximum.at or np.minimum.at are not supported; write the "
-           "update as indexed assignments in a loop, which second derivatives follow "
-           "(for k in range(len(i)): x[i[k]] = x[i[k]] * v[k], or = np.maximum(x[i[k]], "
-           "v[k])), or take first derivatives (grad, jvp)")
+           "np.multiply.at, np.maximum.at or np.minimum.at are not supported",
+           hint="write the update as indexed assignments in a loop, which second derivatives "
+                "follow (for k in range(len(i)): x[i[k]] = x[i[k]] * v[k], or = "
+                "np.maximum(x[i[k]], v[k])), or take first derivatives (grad, jvp)")
