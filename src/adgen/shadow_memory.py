@@ -405,15 +405,21 @@ class ShadowMap:
 def _refuse_container(x: Any) -> None:
     from adgen.errors import UnsupportedError
 
+    hint = ("build a new one and store it (new = list(model.layers); new[0] = v; "
+            "model.layers = new), write it in the function you differentiate (its list "
+            "and dict arguments are supported), or have the helper return the new item "
+            "(ws[0] = helper(ws[0]))")
+    if isinstance(x, dict):
+        # the optimizer step of a helper: for k in params: params[k] -= lr * grads[k]
+        hint = ("have the helper return a new dict and rebind it (params = step(params, "
+                "grads) with return {k: params[k] - lr * grads[k] for k in params}), or "
+                "write the loop in the function you differentiate (its own dicts and its "
+                "dict arguments are written in place)")
     raise locate(UnsupportedError(
         f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
         "not tell it from an array when compiling (a parameter of a function called by "
         "the one differentiated, an item of a list, an attribute of an object such as "
-        "model.layers, or a value returned by a call) is not supported yet",
-        hint="build a new one and store it (new = list(model.layers); new[0] = v; "
-             "model.layers = new), write it in the function you differentiate (its list "
-             "and dict arguments are supported), or have the helper return the new item "
-             "(ws[0] = helper(ws[0]))"))
+        "model.layers, or a value returned by a call) is not supported yet", hint=hint))
 
 
 class ItemShadows:

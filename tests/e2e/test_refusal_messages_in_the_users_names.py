@@ -300,6 +300,18 @@ def dict_updated_by_a_helper(x):
     return np.sum(params["a"] ** 2 + params["b"])
 
 
+def sgd_returning(params, grads):
+    # what the refusal's hint says to write
+    return {k: params[k] - LR * grads[k] for k in params}
+
+
+def dict_returned_by_a_helper(x):
+    params = {"a": x * 1.0, "b": x ** 2}
+    grads = {"a": np.sin(x), "b": np.cos(x)}
+    params = sgd_returning(params, grads)
+    return np.sum(params["a"] ** 2 + params["b"])
+
+
 def doubled_through_nditer(x):
     y = x * 1.0
     for v in np.nditer(y, op_flags=["readwrite"]):  # REFUSED:nditer
@@ -398,7 +410,8 @@ CASES = [
     ("dict-of-attributes-read",
      lambda: adgen.grad(read_through_the_dict_of_attributes)(X.copy()), ["m.__dict__"]),
     ("partial", lambda: adgen.grad(bound_partial)(X.copy()), ["x[0]"]),
-    ("dict-in-helper", lambda: adgen.grad(dict_updated_by_a_helper)(X.copy()), ["params"]),
+    ("dict-in-helper", lambda: adgen.grad(dict_updated_by_a_helper)(X.copy()),
+     ["params", "return {k: params[k] - lr * grads[k] for k in params}"]),
 ]
 
 
@@ -446,3 +459,13 @@ def test_the_dict_of_attributes_is_refused_and_the_hint_is_differentiated(policy
 
     np.testing.assert_allclose(adgen.grad(by_name, mutation=policy)(X.copy()), 4 * X ** 3,
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["save", "strict"])
+def test_the_dict_optimizer_step_the_hint_gives_is_differentiated(policy):
+    # a = x - 0.1 sin x, b = x^2 - 0.1 cos x: d/dx (a^2 + b) = 2a (1 - 0.1 cos x) + 2x + 0.1 sin x
+    a = X - LR * np.sin(X)
+    want = 2 * a * (1 - LR * np.cos(X)) + 2 * X + LR * np.sin(X)
+    np.testing.assert_allclose(adgen.grad(dict_returned_by_a_helper, mutation=policy)(X.copy()),
+                               want, rtol=1e-12)
+    check_grad(dict_returned_by_a_helper, (X,), mutation=policy, strict_must_compute=True)
