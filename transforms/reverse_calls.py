@@ -212,8 +212,13 @@ class Calls:
         from adgen.transforms.analyses.rebinding_methods import ANY, rebound_names
         from adgen.transforms.object_classes import param_classes
 
-        stored = rebound_names(self.plan.parsed.namespace,
-                               tuple(param_classes(self.plan.parsed.fn).values()))
+        classes = param_classes(self.plan.parsed.fn)
+        params = [a.id for a in self.plan.fn.args.args]
+        if receiver in params and params.index(receiver) not in classes:
+            # an object given whose class this compilation does not know (a helper's
+            # parameter): any method may rebind it (given_and_swapped(a, b, m, other))
+            return True
+        stored = rebound_names(self.plan.parsed.namespace, tuple(classes.values()))
         return attr in stored or ANY in stored
 
     def _slots_before(self, s: gast.stmt, container: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gradcheck import numerical_grad
+from rebound_helpers import rebound_by_a_method_of_a_given_object
 
 import adgen
 
@@ -165,3 +166,18 @@ def test_rebound_by_its_method_by_hand():
     a, b = _data()
     ga = adgen.grad(swapped_by_its_method)(a, b)
     np.testing.assert_allclose(ga, 4.0 * np.dot(a, b) * b)
+
+
+
+def hands_them_to_a_helper_of_another_module(a, b):
+    # (the helper's module names no class of these objects)
+    return rebound_by_a_method_of_a_given_object(a, b, Swapping(a * 1.0), Swapping(b * 1.0))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_rebound_in_a_helper_that_cannot_name_the_class(policy):
+    f = hands_them_to_a_helper_of_another_module
+    a, b = _data()
+    ga, gb = adgen.grad(f, argnums=(0, 1), mutation=policy)(a, b)
+    np.testing.assert_allclose(ga, numerical_grad(f, (a, b), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gb, numerical_grad(f, (a, b), 1), rtol=1e-6, atol=1e-8)
