@@ -296,7 +296,14 @@ class Tangent:
             args.args = args.args[:first]
             args.kw_defaults = [None] * len(args.kwonlyargs)
             args.defaults = []
-        out = gast.FunctionDef(name=f"{fn.name}_jvp", args=args, body=body,
+        jvp_name = f"{fn.name}_jvp"
+        from adgen import runtime
+
+        if jvp_name in runtime.__all__:
+            # def eigh(a): ... np.linalg.eigh(...): the code calls runtime's eigh_jvp, which
+            # a function of that name would replace where it is defined (a TypeError before)
+            jvp_name = f"{fn.name}_own_jvp"
+        out = gast.FunctionDef(name=jvp_name, args=args, body=body,
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
         return TangentCode(at(out, fn), tparams, self.callees, frozenset(self.dots.values()))
