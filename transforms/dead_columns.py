@@ -171,12 +171,26 @@ def _shadowed(fn: gast.FunctionDef, loop: gast.For, name: str) -> bool:
         child, up = n, parents.get(id(n))
         while up is not None and not (
                 isinstance(up, gast.For) and up is not loop and _binds(up.target, name) and
-                any(child is b for b in up.body) and id(loop) not in
-                {id(x) for x in walk(up)}):
+                any(child is b for b in up.body) and (
+                    id(loop) not in {id(x) for x in walk(up)} or
+                    _before(up.body, child, loop))):
             child, up = up, parents.get(id(up))
         if up is None:
             return False
     return True
+
+
+def _before(body: list[gast.stmt], child: gast.stmt, loop: gast.For) -> bool:
+    """Whether statement ``child`` of ``body`` comes before the statement of ``body`` that
+    holds ``loop``: a read there, in a loop whose target binds the name at each iteration,
+    sees that binding, never ``loop``'s of the iteration before. Gauss-Seidel's
+    ``for (i_2, r_1, tape1) in reversed(tape2):`` reads ``r_1`` before its inner ``for (j,
+    r_1, ...) in reversed(tape1):``, whose ``r_1`` nothing reads: a float per inner
+    iteration was recorded for nothing."""
+    holder = next((k for k, b in enumerate(body)
+                   if any(x is loop for x in walk(b))), None)
+    at = next((k for k, b in enumerate(body) if b is child), None)
+    return holder is not None and at is not None and at < holder
 
 
 def _binds(target: gast.expr, name: str) -> bool:

@@ -267,3 +267,75 @@ def test_a_column_read_after_an_inner_loop_that_may_not_run_stays():
     # read after the outer loop: the last row's b
     fwd, pb = pair("    out_bar = out_bar + b\n")
     assert "tape2.append((b, j, tape1))" in fwd
+
+
+def gauss_seidel_sweeps(A, b, sweeps):
+    """The inner row recorded r, which the pullback's outer row binds again (and reads)
+    before each inner loop, so the inner binding was read by nothing."""
+    n = b.shape[0]
+    x = np.zeros(n)
+    for s in range(sweeps):
+        for i in range(n):
+            r = b[i]
+            for j in range(n):
+                if j != i:
+                    r -= A[i, j] * x[j]
+            x[i] = r / A[i, i]
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+    return s
+
+
+@pytest.mark.parametrize("backend", ["default", "numba"])
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_column_the_outer_row_binds_again_before_the_inner_loop_is_dropped(backend,
+                                                                             mutation):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((5, 5)) * 0.3 + 5.0 * np.eye(5)
+    args = (A, rng.standard_normal(5), 3)
+    grad = functools.partial(adgen.grad, backend=backend)
+    check_grad(gauss_seidel_sweeps, args, (0, 1), mutation=mutation, grad=grad, rtol=1e-5)
+    text = adgen.source(gauss_seidel_sweeps, *args, backend=backend)
+    assert ("tape1_r_1" not in text) if backend == "numba" else \
+        "tape1.append((j, r_1" not in text, text
+
+
+def test_a_column_read_after_the_inner_loop_in_the_outer_row_stays():
+    from adgen.transforms.dead_columns import drop_dead_columns
+
+    def pair(before: str, after: str) -> tuple[str, str]:
+        fwd = gast.parse(
+            "def f_forward(x):\n"
+            "    tape2 = []\n"
+            "    for j in range(3):\n"
+            "        b = x * j\n"
+            "        tape1 = []\n"
+            "        for i in range(2):\n"
+            "            c = b * i\n"
+            "            tape1.append((b, c))\n"
+            "            b = c\n"
+            "        tape2.append((b, j, tape1))\n"
+            "    return (x, (tape2,))\n").body[0]
+        pb = gast.parse(
+            "def f_pullback(saved, out_bar):\n"
+            "    (tape2,) = saved\n"
+            "    for b, j, tape1 in reversed(tape2):\n"
+            f"{before}"
+            "        for b, c in reversed(tape1):\n"
+            "            out_bar = out_bar * c + j\n"
+            f"{after}"
+            "    return out_bar\n").body[0]
+        drop_dead_columns(fwd, pb)
+        return gast.unparse(fwd), gast.unparse(pb)
+
+    # the outer row's b read before the inner loop: the inner b is read by nothing
+    fwd, pb = pair("        out_bar = out_bar + b\n", "")
+    assert "tape1.append((b, c))" not in fwd and "for b, c in reversed(tape1)" not in pb, pb
+    assert "reversed(tape1)" in pb and "tape1.append(" in fwd
+    assert "tape2.append((b, j, tape1))" in fwd
+    # read after the inner loop too: that read sees the inner loop's last b
+    fwd, pb = pair("        out_bar = out_bar + b\n", "        out_bar = out_bar + b\n")
+    assert "tape1.append((b, c))" in fwd
