@@ -188,8 +188,12 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         fn = types.MethodType(call_method, fn)  # a layer called as layer(x)
     method = isinstance(fn, types.MethodType) and \
         isinstance(fn.__func__, types.FunctionType) and registry.lookup(fn.__func__) is None
+    # (also where the owner's tangent is still zero, for a method changing its object: a
+    # layer keeping running statistics, self.norm(x), set a new tangent object's, which the
+    # owner's never saw: jvp 0.0 through m.norm.running_mean before session 23)
     held = _held_as(fn, owner, owner_dot) if method and fn.__self__ is not owner and \
-        not _zero_tangent(owner_dot) else None
+        owner_dot is not None and (not _zero_tangent(owner_dot) or
+                                   not _leaves_arguments(fn.__func__)) else None
     if method and (fn.__self__ is owner or _zero_tangent(owner_dot) or held is not None):
         # the receiver's tangent: the tangent of the object it is (an object of its class
         # holding its attributes' tangents), or none where the object it was read from has

@@ -197,3 +197,11 @@ def test_second_derivatives_are_refused_not_zero():
     # (the hessian was silently zero before)
     with pytest.raises(adgen.AdgenError):
         adgen.hessian(called_by_a_local_name)(W)
+
+
+@pytest.mark.parametrize("loss", [model_then_eval, statistics_read, layer_called_directly])
+def test_forward_mode_through_a_layer_held_in_an_attribute(loss):
+    # SILENT WRONG JVP before session 23 (found by tests/jvp_parity_sweep.py): the layer's
+    # __call__ set the statistics' tangent on a new tangent object while the model's was still
+    # zero, so m.norm.running_mean read a zero tangent (0.0 for 0.0483; -0.370 for -0.281)
+    check_jvp(loss, (W,), (np.array([1.0, 0.5, -2.0]),))
