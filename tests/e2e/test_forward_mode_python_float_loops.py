@@ -100,3 +100,17 @@ def test_an_integer_given_a_tangent_is_still_refused():
     adgen.jvp(log_then_scale, (0.5, 3), (1.0, None))  # (decided once for these types)
     with pytest.raises(adgen.errors.NonDifferentiableError, match="int"):
         adgen.jvp(log_then_scale, (0.5, 3), (1.0, 1.0))
+
+
+def power_of(x, b):
+    return x ** b
+
+
+def test_a_variable_exponent_below_one_at_zero():
+    # d * b * x ** (b - 1) with b held by a variable: Python's 0.0 ** -0.5 raised
+    # ZeroDivisionError in the jvp code until session 23; inf as JAX gives (NumPy's warning)
+    with np.errstate(divide="ignore"):
+        out, t = adgen.jvp(power_of, (0.0, 0.5), (1.0, None))
+    assert out == 0.0 and t == math.inf
+    _, t = adgen.jvp(power_of, (4.0, 0.5), (1.0, None))
+    assert t == pytest.approx(0.25)  # by hand: 0.5 / sqrt(4)
