@@ -64,8 +64,7 @@ class Forward:
         ret = body[-1]
         assert isinstance(ret, gast.Return)
         # container parameters' slots as the function returns (Pullback.exit_items_to_shadows)
-        body[-1:] = [assign(name(var, gast.Store), call_node("items_at", name(container)),
-                            self.plan.fn)
+        body[-1:] = [assign(name(var, gast.Store), self.exit_record(container), self.plan.fn)
                      for container, var, _after in
                      self.rec.items_around.get(id(self.plan.fn.body[-1]), ())] + [ret]
         entries = set(self.rec.entry_of.values())  # bound first, below
@@ -455,6 +454,19 @@ class Forward:
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
                                                 ctx=gast.Store()), fcall, s)] + parts + post
         return pre + [s] + post
+
+    def exit_record(self, container: str) -> gast.expr:
+        """``items_at(container)`` as the function returns; the record after its last call
+        (``items_at(container, None, after, (written, ...))``) where only names were bound
+        or written in place since (exit_records)."""
+        from adgen.transforms.exit_records import record_at_exit
+
+        found = record_at_exit(self.plan.fn, container, self.rec.items_around)
+        if found is None:
+            return call_node("items_at", name(container))
+        after, written = found
+        return call_node("items_at", name(container), gast.Constant(None, None), name(after),
+                         gast.Tuple(elts=[name(w) for w in written], ctx=gast.Load()))
 
     def dynamic_slots(self, s: gast.stmt, n: str) -> tuple[int | str, ...] | None:
         """Where the call of ``s``, one the dispatch resolves when it runs (a method of an

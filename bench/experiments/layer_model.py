@@ -27,7 +27,8 @@ import adgen
 from bench.workloads import layers
 
 #: the functions whose own time is the slots' record, by module file and name
-RECORD = {("item_shadows.py", "items_at"), ("item_shadows.py", "_to_shadows"),
+RECORD = {("item_shadows.py", "items_at"), ("item_shadows.py", "_record"),
+          ("item_shadows.py", "_to_shadows"),
           ("item_shadows.py", "_from_shadows"), ("item_shadows.py", "_slots"),
           ("item_shadows.py", "_is_object"), ("item_shadows.py", "<genexpr>"),
           ("item_shadows.py", "items_to_shadows"), ("item_shadows.py", "shadows_to_items"),

@@ -135,11 +135,25 @@ def _zero_items(x: Any, inside: set[int]) -> Any:
     try:
         if isinstance(x, (list, tuple)):
             # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
-            return [_zero_items(v, inside) if _holds_items(v) else zeros_like(v) for v in x]
-        items = x.items() if isinstance(x, dict) else vars(x).items()
-        zeros = {k: _zero_items(v, inside) if _holds_items(v) else zeros_like(v)
-                 for k, v in items}
-        return zeros if isinstance(x, dict) else ObjectAdjoint(zeros)
+            out: list[Any] = []
+            objects: set[type] = set()  # the classes of the objects met (a list of layers)
+            for v in x:
+                if type(v) in objects:
+                    out.append(None if id(v) in inside else ObjectAdjoint())
+                elif _holds_items(v):
+                    if not isinstance(v, (list, tuple, dict)):
+                        objects.add(type(v))
+                    out.append(_zero_items(v, inside))
+                else:
+                    out.append(zeros_like(v))
+            return out
+        if not isinstance(x, dict):
+            # an object's adjoint holds the attributes that have one: a missing one is zero
+            # (add, as_gradient), so a model's zero is one empty dict, not a zero per array
+            # it holds (at every call handed the model: issue 15's layer model)
+            return ObjectAdjoint()
+        return {k: _zero_items(v, inside) if _holds_items(v) else zeros_like(v)
+                for k, v in x.items()}
     finally:
         inside.discard(id(x))
 
@@ -229,6 +243,11 @@ def add(a: Any, b: Any) -> Any:
     if b is None:
         return a
     if isinstance(a, ObjectAdjoint) or isinstance(b, ObjectAdjoint):
+        # an object's zero (no attribute has an adjoint) adds nothing, as None above
+        if not b and type(b) is ObjectAdjoint and type(a) is ObjectAdjoint:
+            return a
+        if not a and type(a) is ObjectAdjoint and type(b) is ObjectAdjoint:
+            return b
         out = ObjectAdjoint(a)
         for k, v in b.items():
             out[k] = add(out.get(k), v)

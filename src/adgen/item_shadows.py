@@ -41,7 +41,8 @@ class ObjectItems:
     __slots__ = ("__dict__", "arrays")
 
 
-def items_at(container: Any, saved: Any = None, before: Any = None) -> Any:
+def items_at(container: Any, saved: Any = None, before: Any = None,
+             written: tuple[Any, ...] | None = None) -> Any:
     """The slots of a list, tuple, dict or object as they are now, and of the containers in
     them (new containers holding the same arrays: no copy of any value), for a pullback that
     runs after they change: lists, dicts, and namespaces holding an object's attributes. The
@@ -49,11 +50,19 @@ def items_at(container: Any, saved: Any = None, before: Any = None) -> Any:
     hold (a model's many layers around a call writing a state array the model does not
     hold) moves nothing without walking it again. After a call found when it runs, given its
     saved values and ``before``, the record made before it: that record again where the
-    callee changed no object (a method that only reads its object, ``self.rhs(u)``)."""
+    callee changed no object (a method that only reads its object, ``self.rhs(u)``). As the
+    function returns, given the record after its last call and ``written``, the values the
+    lines since wrote in place (transforms/exit_records.py): that record where each is an
+    array or a number (their writes leave every slot holding what it held)."""
     from adgen.runtime import changes_no_object
 
-    if before is not None and changes_no_object(saved):
-        return before
+    if before is not None:
+        if written is not None:
+            if all(type(v) is np.ndarray or type(v) is float or type(v) is int
+                   for v in written):
+                return before
+        elif changes_no_object(saved):
+            return before
     arrays: set[int] = set()
     out = _record(container, {}, arrays)
     if isinstance(out, (ListItems, DictItems, ObjectItems)):
@@ -63,8 +72,10 @@ def items_at(container: Any, saved: Any = None, before: Any = None) -> Any:
 
 def _record(container: Any, made: dict[int, Any], arrays: set[int]) -> Any:
     """items_at's walk; ``made``: the copies made so far, by the id of what they copy
-    (objects that refer to each other are copied once each); ``arrays``: the ids of the
-    arrays met."""
+    (objects that refer to each other are copied once each), and the classes found to be
+    objects' (keys that are types, not ids); ``arrays``: the ids of the
+    arrays met. Arrays and numbers in a slot are taken there without a call of their own:
+    a model's layers are mostly that, and the walk runs at every call handed the model."""
     if id(container) in made:
         return made[id(container)]
     out: Any
@@ -73,15 +84,40 @@ def _record(container: Any, made: dict[int, Any], arrays: set[int]) -> Any:
         return container
     if isinstance(container, (list, tuple)):
         out = made[id(container)] = ListItems()
-        out.extend(_record(v, made, arrays) for v in container)
+        items: Any = container
+        add = out.append
     elif isinstance(container, dict):
         out = made[id(container)] = DictItems()
-        out.update((k, _record(v, made, arrays)) for k, v in container.items())
-    elif _is_object(container):
+        items = container.items()
+    elif type(container) in made or _is_object(container):
+        made[type(container)] = True  # (an object of this class: asked once per walk)
         out = made[id(container)] = ObjectItems()
-        out.__dict__.update((k, _record(v, made, arrays)) for k, v in vars(container).items())
+        items = vars(container).items()
+        into = out.__dict__
     else:
         return container
+    if type(out) is ListItems:
+        for v in items:
+            t = type(v)
+            if t is np.ndarray:
+                arrays.add(id(v))
+                add(v)
+            elif t is float or t is int or t is bool or t is str or v is None:
+                add(v)
+            else:
+                add(_record(v, made, arrays))
+        return out
+    if type(out) is DictItems:
+        into = out
+    for k, v in items:
+        t = type(v)
+        if t is np.ndarray:
+            arrays.add(id(v))
+            into[k] = v
+        elif t is float or t is int or t is bool or t is str or v is None:
+            into[k] = v
+        else:
+            into[k] = _record(v, made, arrays)
     return out
 
 
