@@ -113,6 +113,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
     refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
+    if gast.Attribute in present:
+        from adgen.transforms.method_values import refuse_methods_taken_before_changes
+
+        refuse_methods_taken_before_changes(parsed)  # g = m.f; m.s = ...; g(x)
     if stop == "validate":
         return parsed, tree, None, None
     if gast.Match in present:

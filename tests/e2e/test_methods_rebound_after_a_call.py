@@ -181,3 +181,49 @@ def test_rebound_in_a_helper_that_cannot_name_the_class(policy):
     ga, gb = adgen.grad(f, argnums=(0, 1), mutation=policy)(a, b)
     np.testing.assert_allclose(ga, numerical_grad(f, (a, b), 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gb, numerical_grad(f, (a, b), 1), rtol=1e-6, atol=1e-8)
+
+
+# --- a method taken as a value, then its object changed (session 23, found by H7) -------
+
+
+def taken_then_object_changed(a, x):
+    m = Scorer(a * 1.0)
+    g = m.score
+    m.w = a * 2.0
+    return g(x)
+
+
+def held_then_object_changed(a, x):
+    m = Scorer(a * 1.0)
+    box = Scorer(x)
+    box.fn = m.score
+    m.w = a * 2.0
+    return box.fn(x)
+
+
+def object_changed_then_taken(a, x):
+    m = Scorer(a * 1.0)
+    m.w = a * 2.0
+    g = m.score
+    return g(x)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [taken_then_object_changed, held_then_object_changed])
+def test_method_taken_before_its_object_changes_is_refused(f, policy):
+    # (its gradient went to the attribute the object held when the method was taken: half
+    # of it, silently)
+    a, b = _data()
+    with pytest.raises(adgen.UnsupportedError, match="taken as a value") as err:
+        adgen.grad(f, mutation=policy)(a, b)
+    assert err.value.location.file == __file__
+    assert err.value.location.source_line.strip() == "m.w = a * 2.0"
+    assert "m.score(...)" in err.value.hint
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_method_taken_after_its_object_changes(policy):
+    a, b = _data()
+    got = adgen.grad(object_changed_then_taken, mutation=policy)(a, b)
+    np.testing.assert_allclose(got, numerical_grad(object_changed_then_taken, (a, b), 0),
+                               rtol=1e-6, atol=1e-8)
