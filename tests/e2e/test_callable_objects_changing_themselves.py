@@ -205,3 +205,14 @@ def test_forward_mode_through_a_layer_held_in_an_attribute(loss):
     # __call__ set the statistics' tangent on a new tangent object while the model's was still
     # zero, so m.norm.running_mean read a zero tangent (0.0 for 0.0483; -0.370 for -0.281)
     check_jvp(loss, (W,), (np.array([1.0, 0.5, -2.0]),))
+
+
+def test_forward_mode_through_a_statement_call_with_constants():
+    # norm(X) as a statement, its argument a constant, after norm.running_mean = w * 0.5:
+    # the jvp code ran the call as it is, the statistics' tangent missed the 0.9 it applies
+    # (-0.78 for -0.702, silently, before session 23); by hand: 0.81 * 0.25 * 2 w . v
+    v = np.array([1.0, 0.5, -2.0])
+    _, t = adgen.jvp(built_from_w_called_with_a_constant, (W,), (v,))
+    mu = 0.1 * np.mean(X, axis=0)
+    assert t == pytest.approx(float(np.sum(2 * (0.45 * W + mu) * 0.45 * v)))
+    check_jvp(built_from_w_called_with_a_constant, (W,), (v,))
