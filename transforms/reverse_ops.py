@@ -270,6 +270,15 @@ class Operations:
             self.listed_names = display_names(self.plan.fn)
         return self.listed_names
 
+    def plain_at_signature(self, n: str) -> bool:
+        """Whether the argument signature compiled for makes ``n`` a number or an array
+        (analyses.kinds): never a list the function was given (a float array's item x[i]
+        read through sequence_operand put array_vjp into the pullback, which the numba
+        backend and reverse over reverse have no form of)."""
+        k = self.plan.kinds.get(n)
+        return k == "number" or (isinstance(k, int) and not isinstance(k, bool)) or \
+            (isinstance(k, tuple) and bool(k) and k[0] == "array")
+
     def parameter_sequences(self) -> frozenset[str]:
         """The names that may hold a list the function was given (sequence_operands), found
         once."""
@@ -290,7 +299,8 @@ class Operations:
         # template applies Python's operators to it: read through sequence_operand
         given = frozenset(
             a.id for n, a in bound.items() if n in rule.diff and isinstance(a, gast.Name) and
-            a.id not in self.plan.eff.kinds and a.id in self.parameter_sequences()) \
+            a.id not in self.plan.eff.kinds and not self.plain_at_signature(a.id) and
+            a.id in self.parameter_sequences()) \
             if listed is not None and isinstance(s.value, gast.Call) else frozenset()
         seq = template_operands(tpl, frozenset(
             n for n, a in bound.items() if isinstance(a, gast.Name) and a.id in given))[0] \
