@@ -556,6 +556,7 @@ def entry_items(x: Any, made: dict[int, Any] | None = None) -> Any:
     elif hasattr(x, "__dict__") and not isinstance(x, (type, np.generic, np.ndarray)) and \
             not is_function_like(x):
         out = made[id(x)] = _EntryObject()
+        out.class_name = type(x).__name__
         x = vars(x)
     else:
         return x
@@ -565,7 +566,10 @@ def entry_items(x: Any, made: dict[int, Any] | None = None) -> Any:
 
 
 class _EntryObject(dict):
-    """An object's attributes as :func:`entry_items` found them."""
+    """An object's attributes as :func:`entry_items` found them; ``class_name``: its class's
+    name, for messages."""
+
+    class_name = "object"
 
 
 def collect(sh: ShadowMap, x: Any, adjoint: Any, entry: Any = None) -> Any:
@@ -634,7 +638,8 @@ def _entered(x: Any, adjoint: Any, inside: set[int] | None) -> set[int] | None:
     from adgen.errors import UnsupportedError
 
     raise locate(UnsupportedError(
-        f"the function reads an argument's {type(x).__name__} again through a reference back "
+        f"the function reads an argument's {getattr(x, 'class_name', type(x).__name__)} "
+        "again through a reference back "
         "to it (an object that refers to itself, as a tree's node and its parent do): adgen "
         "gives an object's gradient attribute by attribute and cannot follow the cycle",
         hint="read the arrays through one path (node.w, not node.parent.children[0].w), or "
@@ -693,9 +698,16 @@ def _refuse_number_cells(sh: ShadowMap, x: Any) -> None:
     from adgen.errors import UnsupportedError
 
     seen: dict[int, str] = {}
+    walked: set[int] = set()  # containers met: a record of objects that refer to each other
+    # (a tree whose nodes know their parent) has cycles, which the walk went round forever
+    # until memory ran out (session 23)
     todo: list[tuple[Any, str]] = [(x, "")]
     while todo:
         v, where = todo.pop()
+        if isinstance(v, (list, tuple, dict)):
+            if id(v) in walked:
+                continue
+            walked.add(id(v))
         if isinstance(v, (list, tuple)):
             todo.extend((item, f"{where}[{k}]") for k, item in enumerate(v))
         elif isinstance(v, dict):

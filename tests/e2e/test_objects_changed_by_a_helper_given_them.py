@@ -147,6 +147,22 @@ def test_an_object_graph_read_through_its_cycle_is_refused_by_grad(mutation):
         adgen.grad(tree_loss_through_the_parent, mutation=mutation)(X, fresh_tree())
 
 
+def parent_rebound_then_read_through_a_child(x, root):
+    c = root.children[0]
+    c.setup(x)
+    root.w = root.w + x
+    return np.sum(c.parent.w ** 3) + np.sum(c.w * x)
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_cycle_in_what_the_function_received_is_refused_not_walked_forever(mutation):
+    # the check of the received tree's number items went round the parent <-> child cycle
+    # until the process ran out of memory (killed, no error) before session 23
+    with pytest.raises(UnsupportedError, match="argument's Node again through a reference"):
+        adgen.grad(parent_rebound_then_read_through_a_child, mutation=mutation)(
+            X, fresh_tree())
+
+
 def test_forward_mode_through_an_object_graph_with_a_cycle():
     # its zero tangent walked the cycle without end (RecursionError)
     v = np.array([1.0, -0.5])
