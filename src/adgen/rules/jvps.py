@@ -469,7 +469,7 @@ def sequence_operand_vjp(g: Any, out: Any, x: Any) -> Any:
 
 # (a Python float as an np.float64: the same number; the first-order jvp code's fallback,
 # which a second derivative differentiates where it calls a helper's jvp)
-@defvjp(ieee_number, "x", linear=True)
+@defvjp(ieee_number, "x", linear=True, view=True)
 def ieee_number_vjp(g: Any, out: Any, x: Any) -> Any:
     return g
 
