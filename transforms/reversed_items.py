@@ -7,6 +7,7 @@ gradient goes back to its place):
 
     reversed(xs)              ->  xs[::-1], after the check reversible(xs, file, line)
     reversed(list(v))         ->  list(v)[::-1]      (a list, tuple or display: no check)
+    reversed(sorted(v))       ->  sorted(v)[::-1]    (sorted always makes a new list)
     reversed(range(n))        ->  left as is (the loop lowering reads it)
 
 Where the argument is a name or an attribute of one (``self.layers``), its kind is known
@@ -65,7 +66,7 @@ from adgen.transforms.walk import (
 
 __all__ = ["rewrite_reversed"]
 
-_KNOWN = ("list", "tuple")  # calls whose result is a list or a tuple
+_KNOWN = ("list", "tuple", "sorted")  # calls whose result is a new list or a tuple
 _LAZY = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
 
 
@@ -336,7 +337,7 @@ def _reversed_call(node: Any) -> bool:
 
 def _list_or_tuple(node: Any) -> bool:
     """Whether ``node`` is a list or tuple display, a list comprehension, or a call of
-    ``list`` / ``tuple``."""
+    ``list`` / ``tuple`` / ``sorted``."""
     return isinstance(node, (gast.List, gast.Tuple, gast.ListComp)) or (
         isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
         node.func.id in _KNOWN)

@@ -232,3 +232,44 @@ def test_an_iterator_kept_for_later_is_refused(mutation):
     # not read as a copy made at `it = reversed(ws)`, which would miss the new item
     with pytest.raises(AdgenError, match="reversed"):
         adgen.grad(iterator_kept_while_the_list_changes, mutation=mutation)(X.copy())
+
+
+# reversed(sorted(...)): sorted always makes a new list, written sorted(...)[::-1] (it was
+# refused with "write xs[::-1]")
+
+
+def magnitude(v):
+    return abs(v)
+
+
+def largest_first(x):
+    ranked = list(reversed(sorted(x)))
+    return ranked[0] * 3.0 + ranked[1] * ranked[2] ** 2
+
+
+def largest_first_walked(x):
+    s = 0.0
+    for k, v in enumerate(reversed(sorted([x[0] ** 2, np.sin(x[1]), x[2] * x[0]],
+                                          key=magnitude))):
+        s = s + (k + 1.0) * v
+    return s
+
+
+def smallest_first_in_comprehension(x):
+    return sum(w * v for w, v in zip([1.0, 2.0, 4.0], reversed(sorted(x, reverse=True))))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+@pytest.mark.parametrize("f", [largest_first, largest_first_walked,
+                               smallest_first_in_comprehension])
+def test_reversed_of_sorted(f, mutation):
+    assert_grad_close(adgen.grad(f, mutation=mutation)(X.copy()),
+                      numerical_grad(f, (X.copy(),), 0))
+    check_jvp(f, (X.copy(),), (np.array([0.5, -1.0, 2.0]),))
+
+
+def test_reversed_of_sorted_hand_formula():
+    # X sorted descending: 1.1 (x2), 0.3 (x0), -0.7 (x1): 3 x2 + x0 x1^2
+    x0, x1, x2 = X
+    expected = np.array([x1 ** 2, 2.0 * x0 * x1, 3.0])
+    assert_grad_close(adgen.grad(largest_first)(X.copy()), expected)
