@@ -11,7 +11,10 @@ as a call of the getter, which adgen differentiates like any method:
 ``type(self)`` is looked up as the code runs, so a subclass's own property is the one called,
 as Python does. The objects whose class is known: ``self``, the first parameter of a method
 (its class from ``__qualname__``, or the ``__class__`` cell), a parameter annotated with a
-class (``def loss(m: Model, x)``), and a local name bound once, to ``Cls(...)`` of a class. ``functools.cached_property`` is not rewritten (its value, once
+class (``def loss(m: Model, x)``), a local name bound once, to ``Cls(...)`` of a class, and
+the object a call ``Cls(...)`` makes read at once (``Circle(r).area`` ->
+``Circle.area.fget(Circle(r))``, where the class has no ``__new__`` or metaclass of its own,
+so that the call makes an object of that class). ``functools.cached_property`` is not rewritten (its value, once
 cached, is a stored attribute that a new call would not give), nor a read that is assigned to
 or deleted.
 
@@ -36,7 +39,7 @@ import sys
 from typing import Any
 
 import gast
-from adgen.transforms.walk import replace_children, walk
+from adgen.transforms.walk import clone, replace_children, walk
 
 __all__ = ["method_owner", "read_properties"]
 
@@ -101,7 +104,13 @@ def read_properties(parsed: Any) -> None:
                         ("property", property))):
         unknown = set()  # the choice's builtins are not the builtins there
     names = _user_property_names(parsed.namespace) if unknown else set()
-    if not classes and not names:
+    # Circle(r).area: the object a call of a class makes, read at once
+    made = {id(n.value): cls for n in walk(tree)
+            if isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load) and
+            isinstance(n.value, gast.Call) and
+            (cls := _exact_class(resolve(parsed, n.value.func))) is not None and
+            _getter(cls, n.attr) is not None}
+    if not classes and not names and not made:
         return
     skip = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
     # a value written in place (m.head[0] = v, h = m.head; h += 1): a getter's array written
@@ -118,7 +127,28 @@ def read_properties(parsed: Any) -> None:
                                               for t in n.targets):
             skip.add(id(n.value))
     replace_children(tree, lambda sub: _rewritten(sub, classes, skip) or
-                     _chosen(sub, unknown, names, skip))
+                     _made(sub, made, skip) or _chosen(sub, unknown, names, skip))
+
+
+def _exact_class(obj: Any) -> Any:
+    """``obj`` when it is a class whose call makes an object of that class itself (no
+    ``__new__`` of its own, no metaclass), else None."""
+    if type(obj) is not type or getattr(obj, "__new__", None) is not object.__new__:
+        return None
+    return obj
+
+
+def _made(node: Any, made: dict[int, Any], skip: set[int]) -> Any:
+    """``Cls(...).name`` of a property: ``Cls.name.fget(Cls(...))`` (the call makes an
+    object of ``Cls`` exactly, :func:`_exact_class`), differentiated as the getter's call
+    on a name bound to it is."""
+    if not (isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
+            id(node.value) in made and id(node) not in skip):
+        return None
+    at = _place(node)
+    prop = gast.Attribute(value=clone(node.value.func), attr=node.attr, ctx=gast.Load(), **at)
+    getter = gast.Attribute(value=prop, attr="fget", ctx=gast.Load(), **at)
+    return gast.Call(func=getter, args=[node.value], keywords=[], **at)
 
 
 def _user_property_names(namespace: dict[str, Any]) -> set[str]:

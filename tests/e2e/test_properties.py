@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import adgen
-from adgen.errors import UnsupportedError
+from adgen.errors import AdgenError, UnsupportedError
 
 W = np.array([0.3, -0.2, 0.5])
 X = np.array([1.0, 2.0, -1.5])
@@ -177,3 +177,50 @@ def test_a_property_written_through_stays_refused_at_the_line():
         with pytest.raises(UnsupportedError, match=r"test_properties\.py.*Viewed\.head is "
                                                    r"computed when it is read"):
             adgen.grad(f)(W)
+
+
+# a property of the object a call makes, read at once: Model(w, b).scale (it was refused
+# when it ran, "computed when it is read"; bound to a name first it worked)
+
+
+def reads_a_new_object_s_property(w, b, x):
+    return Model(w, b).scale * np.sum(w * x) + Doubled(w, b).penalty + Layer(w, b).gain
+
+
+def through_a_module_level_helper(w, b, x):
+    return [Model(w * x, b).penalty for _ in range(2)][1] * Model(w, b).scale
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("f", [reads_a_new_object_s_property, through_a_module_level_helper])
+def test_a_property_of_a_call_s_object(f, mutation):
+    gw, gb = adgen.grad(f, argnums=(0, 1), mutation=mutation)(W, B, X)
+    np.testing.assert_allclose(gw, central(f, (W, B, X), 0), rtol=1e-6, atol=1e-8)
+    assert np.isclose(gb, central(f, (W, B, X), 1), rtol=1e-6)
+
+
+def test_a_property_of_a_call_s_object_hand_formula():
+    # exp(b) * sum(w x) + (2 exp(b) + sum(w)) sum(w^2) + exp(b)
+    gw, gb = adgen.grad(reads_a_new_object_s_property, argnums=(0, 1))(W, B, X)
+    s2 = 2.0 * np.exp(B) + np.sum(W)
+    np.testing.assert_allclose(gw, np.exp(B) * X + np.sum(W ** 2) + s2 * 2.0 * W)
+    assert np.isclose(gb, np.exp(B) * np.sum(W * X) + 2.0 * np.exp(B) * np.sum(W ** 2)
+                      + np.exp(B))
+
+
+class Made:
+    def __new__(cls, w):  # a __new__ of its own: the call may make another class's object
+        return Model(w, 0.0)
+
+    @property
+    def scale(self):
+        return 0.0
+
+
+def made_by_new(w):
+    return Made(w).scale * np.sum(w)
+
+
+def test_a_call_whose_class_has_its_own_new_stays_refused_at_the_line():
+    with pytest.raises(AdgenError, match="test_properties.py:"):
+        adgen.grad(made_by_new)(W)
