@@ -174,6 +174,18 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     ref = registry.reference_of(fn)
     if ref is not None:
         fn = ref
+    refused = registry.refusal_of(type(fn))
+    if refused is not None:
+        # an np.vectorize object (NumPy runs the function in its loop), refused as
+        # dispatch.forward_of refuses it in reverse mode (its __call__'s **kwargs was
+        # reported)
+        from adgen.errors import MissingRuleError
+
+        raise MissingRuleError(
+            f"forward mode (jvp) calling a {type(fn).__name__} object "
+            f"({getattr(type(fn), '__module__', '')}.{type(fn).__qualname__}): {refused}",
+            hint="np.vectorize(f)(x) runs f on each item: write np.array([f(v) for v in x]) "
+            "(of x.ravel() for more than one axis)")
     if isinstance(fn, types.FunctionType) and fn.__name__ == "__init__" and args and \
             dataclasses.is_dataclass(args[0]) and fn is getattr(type(args[0]), "__init__"):
         # Params(w, s) built in the function (tangent_call_forms.construction): the

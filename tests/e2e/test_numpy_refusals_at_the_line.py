@@ -36,6 +36,36 @@ def test_vectorize_is_refused_at_the_users_call():
     assert "site-packages" not in str(err)
 
 
+def cube(t):
+    return t ** 3
+
+
+CUBES = np.vectorize(cube)
+
+
+def cubes_of_a_global_vectorize(v):
+    return np.sum(CUBES(v))  # MARK global
+
+
+@pytest.mark.parametrize("f, mark", [(squares_by_vectorize, "# MARK called"),
+                                     (cubes_of_a_global_vectorize, "# MARK global")])
+@pytest.mark.parametrize("how", ["jvp", "hessian"])
+def test_vectorize_is_refused_at_the_users_call_in_forward_mode(f, mark, how):
+    # forward mode compiled vectorize.__call__ from NumPy's source: "__call__ takes
+    # **kwargs ... not known", at a line inside NumPy
+    v = np.array([1.0, -2.0, 0.5])
+    with pytest.raises(adgen.MissingRuleError) as info:
+        if how == "jvp":
+            adgen.jvp(f, (v,), (np.ones(3),))
+        else:
+            adgen.hessian(f)(v)
+    err = info.value
+    assert (err.location.file, err.location.line) == (__file__, _line(mark))
+    assert "forward mode" in err.message and "numpy.vectorize" in err.message
+    assert "np.array([f(v) for v in x])" in err.hint
+    assert "site-packages" not in str(err) and "**kwargs" not in str(err)
+
+
 def test_an_unknown_keyword_names_what_the_rule_takes():
     with pytest.raises(adgen.UnsupportedError) as info:
         adgen.grad(positive_part_sum)(np.array([1.0, -2.0, 0.5]))
