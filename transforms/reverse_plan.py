@@ -15,7 +15,7 @@ from typing import Any
 import gast
 from adgen.transforms import user_text
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS, Activity
-from adgen.transforms.analyses.container_results import may_return_container
+from adgen.transforms.analyses.container_results import may_return_container, may_return_object
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
@@ -290,7 +290,8 @@ class Plan:
                     import numpy as _np
 
                     if (isinstance(obj, _np.ufunc) or mod.startswith(("numpy", "math"))) \
-                            and not may_return_container(obj, v):
+                            and not may_return_container(obj, v) and \
+                            not may_return_object(obj):
                         # (r = np.linalg.qr(M) is a tuple: its adjoints add item by item)
                         self.numeric.add(st.targets[0].id)
                 elif is_number(v):

@@ -66,6 +66,19 @@ def may_return_container(obj: Any, call: gast.Call | None = None) -> bool:
 
 
 
+def may_return_object(obj: Any) -> bool:
+    """Whether calling NumPy's ``obj`` may return an object that is neither a number, an array
+    nor a container of them: a class other than an array or scalar type (``np.nditer``,
+    ``np.errstate``, ``np.vectorize``, ``np.random.Generator``) or
+    ``np.random.default_rng``. A name bound to one is not a number: its adjoints add with
+    ``runtime.add`` (``rng = np.random.default_rng(seed)`` whose draws take an active size
+    got ``rng_bar += ...`` on None: a TypeError from adgen's code)."""
+    if isinstance(obj, type):
+        return not issubclass(obj, (np.generic, np.ndarray))
+    return getattr(obj, "__name__", None) == "default_rng" and \
+        str(getattr(obj, "__module__", "")).startswith("numpy.random")
+
+
 # NumPy functions whose tuple result is a named tuple: their fields in order (read once, by
 # calling each on a 1 x 1 identity: the classes are NumPy's, not public names)
 _NAMED: dict[Any, tuple[str, ...]] = {}
