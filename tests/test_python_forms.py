@@ -44,6 +44,21 @@ def test_lambda_in_a_loop_sees_each_iteration_s_values():
                           scale * np.cos(W0))
 
 
+def _with_one_argument_varied(argnum, args):
+    # the helper a test harness writes: a comprehension in the lambda reads argnum, a
+    # parameter of the function around it (the comprehension's closure holds its cell)
+    return lambda z: loss(*[z if i == argnum else a for i, a in enumerate(args)])
+
+
+def test_a_lambda_whose_comprehension_reads_the_enclosing_function_s_parameter():
+    f = _with_one_argument_varied(0, (W0, X, Y))
+    expected = 2 * X.T @ (X @ W0 - Y)
+    assert_grad_close(adgen.grad(f)(W0), expected)
+    v = np.array([0.5, -1.5])
+    _, t = adgen.jvp(f, (W0,), (v,))
+    assert t == pytest.approx(expected @ v)
+
+
 class Dense:
     def __init__(self, w):
         self.w = w

@@ -418,7 +418,7 @@ def _lambda_def(fn: Any, file: str) -> gast.FunctionDef:
         raise UnsupportedError(
             f"adgen cannot find the source of the lambda of line {code.co_firstlineno} "
             "(the file was edited after it was defined?)",
-            _loc(file, gast.Constant(None, None)),
+            _loc(file, gast.Constant(None, None, lineno=code.co_firstlineno, col_offset=0)),
             hint="write it as a def")
     lam = gast.ast_to_gast(found[0])
     ret = gast.Return(value=lam.body)
@@ -621,9 +621,26 @@ def _shape(code: Any) -> list[Any]:
     import dis
 
     out: list[Any] = []
+    closure = False
     for ins in dis.get_instructions(code):
         op = "LOAD_ATTR" if ins.opname == "LOAD_METHOD" else ins.opname  # (as quickened)
         if op in _PROLOGUE:
+            continue
+        # a nested function's closure tuple holds the cells of the variables it reads: a
+        # variable of the enclosing function is a global when the text is compiled alone, and
+        # no cell (lambda z: f(*[z if i == k else a ...]) with k a parameter of the function
+        # around the lambda was not found: its comprehension's closure held k too)
+        if op == "LOAD_CLOSURE":
+            closure = True
+            continue
+        if closure and op == "BUILD_TUPLE":
+            closure = False
+            continue
+        closure = False
+        if op == "SET_FUNCTION_ATTRIBUTE" and ins.arg == 8:
+            continue
+        if op == "MAKE_FUNCTION":
+            out.append((op, (ins.arg or 0) & ~8))
             continue
         if op in _LOADS:
             out.append((_LOADS[op], str(ins.argval)))
