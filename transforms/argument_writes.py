@@ -46,11 +46,14 @@ _READING_BUILTINS = frozenset({
 })
 
 
-def leaves_arguments(fn: Any, memo: dict[int, bool] | None = None) -> bool:
+def leaves_arguments(fn: Any, memo: dict[int, bool] | None = None,
+                     lifted: tuple[str, ...] = ()) -> bool:
     """True when no call of ``fn`` changes a value passed to it (see the module docstring).
 
     ``memo``: the answers so far, by ``id`` of the function (shared across one compilation;
     a function being summarised answers False, so a recursive one is taken to write).
+    ``lifted``: for a nested def, its free variables, read as trailing parameters (as
+    forward mode compiles it).
     """
     memo = {} if memo is None else memo
     key = id(fn)
@@ -58,7 +61,7 @@ def leaves_arguments(fn: Any, memo: dict[int, bool] | None = None) -> bool:
         return memo[key]
     memo[key] = False  # in progress: a recursive call may write
     try:
-        parsed, tree, _, _ = front(fn)
+        parsed, tree, _, _ = front(fn, lifted=lifted)
     except AdgenError:
         return False  # its own compilation reports it
     if parsed.nested_defs:

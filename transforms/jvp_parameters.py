@@ -50,9 +50,12 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     may carry a tangent (a name among those they read ``varies``: an active local, not a
     global, whose tangent the jvp never passes: Tangent.tangent), for the callee's jvp
     compiled for them only (compile_tangent's ``wrt``). A keyword argument counts at its
-    parameter's position (``table(C, gamma=self.gamma)``), a keyword-only one given a
-    constant not at all; None (all) for another keyword that names no positional parameter,
-    or ``*xs`` / ``**kw`` in the call."""
+    parameter's position (``table(C, gamma=self.gamma)``; a keyword-only parameter's is
+    after the positional ones, as the tree flattens them: ``f_jvp(x, x_dot=t)`` of the jvp
+    code ``def f_jvp(x, *, p, x_dot, p_dot)`` under a second jvp, where a zero tangent of
+    ``p`` made ``x ** p``'s ``p_dot * xlogy(x ** p, x)`` a NaN at a negative x), a
+    keyword-only one given a constant not at all; None (all) for another keyword that
+    names no parameter, or ``*xs`` / ``**kw`` in the call."""
     call = getattr(stmt, "value", None)
     if not isinstance(call, gast.Call):
         return None
@@ -66,14 +69,18 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     out = [k for k, a in enumerate(call.args) if varied(a)]
     if call.keywords:
         code = getattr(obj, "__code__", None)
-        names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+        if code is None or varargs_of(obj) is not None:
+            return None  # (the positions after *xs: the tree packs them)
+        names = list(code.co_varnames[:code.co_argcount])
         # keyword-only parameters: a constant given to one takes no tangent (compile_tangent's
         # wrt leaves them constants; given a zero one, power=2 made x ** power's jvp
         # p_dot * log(x) * x ** p = 0 * nan at a negative x)
-        kwonly = set(code.co_varnames[code.co_argcount:code.co_argcount +
-                                      code.co_kwonlyargcount]) if code is not None else set()
+        kwonly = list(code.co_varnames[code.co_argcount:code.co_argcount +
+                                       code.co_kwonlyargcount])
         for k in call.keywords:
-            if k.arg in kwonly and not varied(k.value):
+            if k.arg in kwonly:
+                if varied(k.value):
+                    out.append(len(names) + kwonly.index(k.arg))
                 continue
             if k.arg not in names[len(call.args):]:
                 return None

@@ -174,7 +174,12 @@ def _compile_function(fn: Any, *, mutation: str = "save",
     if sig is not None:  # objects' classes: a copy of fn for them where it calls methods
         fn, sig = typed_for(fn, sig)
     if wrt is not None:
-        n = fn.__code__.co_argcount if hasattr(fn, "__code__") else 0
+        # (every parameter as the tree flattens them, keyword-only ones included: grad of
+        # def f(x, *, p=3) in x compiled p's adjoint too, x ** p's xlogy(x ** p, x), and
+        # reverse over reverse differentiated it: 0 * nan in jacrev(grad(f)) at a negative x)
+        code = getattr(fn, "__code__", None)
+        n = 0 if code is None else code.co_argcount + code.co_kwonlyargcount + (
+            varargs_of(fn) is not None)
         if tuple(range(n)) == tuple(sorted(wrt)):
             wrt = None  # every parameter: the general compilation
     if sig is not None and not any(k is not None for k in sig):

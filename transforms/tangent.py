@@ -150,7 +150,7 @@ class Tangent:
                  resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, gast.AST], CalleeJvp],
                  tangent_params: list[str],
-                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None
+                 nested: Callable[..., tuple[CalleeJvp, list[str]]] | None = None
                  ) -> None:
         self.parsed = parsed
         self.fn = fn
@@ -966,7 +966,7 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
                  resolve: Callable[[gast.expr], Any],
                  callee: Callable[[Any, gast.AST], CalleeJvp],
                  tparams: list[str],
-                 nested: Callable[[gast.FunctionDef], tuple[CalleeJvp, list[str]]] | None = None,
+                 nested: Callable[..., tuple[CalleeJvp, list[str]]] | None = None,
                  checks: dict[int, list[gast.stmt]] | None = None) -> TangentCode:
     """The jvp function of ``fn`` (see the module docstring); ``tparams`` from
     :func:`tangent_params`; ``nested`` compiles the jvp of a nested def (with the enclosing

@@ -387,16 +387,17 @@ def nested_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call
     """``n = g(a)`` for a nested def g reading x, y of this function: ``n, n_dot =
     g_jvp(a, x=x, y=y, a_dot=..., x_dot=..., y_dot=...)``."""
     assert tg.nested is not None
-    info, lifted = tg.nested(tg.defs[v.func.id])
     if any(isinstance(a, gast.Starred) for a in v.args) or any(k.arg is None
                                                                for k in v.keywords):
         tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
+    d = tg.defs[v.func.id]
+    own = [a.id for a in d.args.args]
+    info, lifted = tg.nested(d, _given(tg, d, v),
+                             lambda f: tg.tangent(name(f)) is not None)
     keywords = list(v.keywords) + [gast.keyword(arg=info.params[info.params.index(f)],
                                                 value=name(f)) for f in lifted]
     # a parameter left to its default (a constant: run checks) is passed: the jvp of a
     # nested def takes every parameter (its lifted values follow them)
-    d = tg.defs[v.func.id]
-    own = [a.id for a in d.args.args]
     first = len(own) - len(d.args.defaults)
     given = {k.arg for k in v.keywords}
     keywords += [gast.keyword(arg=p, value=copy.deepcopy(d.args.defaults[i - first]))
@@ -419,6 +420,22 @@ def nested_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call
     tup = gast.Tuple(elts=[name(n, gast.Store), name(tg.dot(n), gast.Store)],
                      ctx=gast.Store())
     return [at(Replace(targets=[tup], value=call, type_comment=None), s)], []
+
+def _given(tg: Tangent, d: gast.FunctionDef, v: gast.Call) -> tuple[int, ...] | None:
+    """The positions of the own parameters of the nested def ``d`` whose arguments in its
+    call ``v`` carry a tangent (its jvp is compiled for them and the free variables with
+    one alone); None (all) where it has keyword-only parameters."""
+    if d.args.kwonlyargs:
+        return None
+    own = [a.id for a in d.args.args]
+    given = {k for k, a in enumerate(v.args) if tg.tangent(a) is not None}
+    for k in v.keywords:
+        if tg.tangent(k.value) is not None:
+            if k.arg not in own:
+                return None
+            given.add(own.index(k.arg))
+    return tuple(sorted(given))
+
 
 def user_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call, obj: Any
               ) -> tuple[list[gast.stmt], list[gast.stmt]]:

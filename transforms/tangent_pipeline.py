@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -83,9 +84,12 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         jvps.register_runtime_jvps()
         # a nested def is compiled from its code object (lifted: its free variables)
         plain = getattr(uncached(fn), "__code__", None)
-        if wrt is not None and (lifted or plain is None or varargs_of(uncached(fn)) is not None
-                                or any(k >= plain.co_argcount for k in wrt)):
-            wrt = None  # (positions among the plain positional parameters only)
+        if wrt is not None and (plain is None or varargs_of(uncached(fn)) is not None or
+                                any(k >= plain.co_argcount + plain.co_kwonlyargcount +
+                                    len(lifted) for k in wrt)):
+            # (positions among the parameters as the tree flattens them: positional, then
+            # keyword-only, then a nested def's lifted free variables)
+            wrt = None
         key = tangent_key(fn, lifted, wrt)
         hit = lookup_tangent(key, fn, lifted)
         if hit is not None:
@@ -150,8 +154,9 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         callees[sym] = c  # a function being compiled (mutual recursion): bound when done
         return CalleeJvp(sym, c.tangent_params, c.params)
 
-    def nested(d: gast.FunctionDef) -> Any:
-        """The jvp of a nested def, its free variables lifted into trailing parameters."""
+    def nested_function(d: gast.FunctionDef) -> Any:
+        """The function of a nested def (its free variables' cells empty) and its free
+        variables, which its jvp takes as trailing parameters."""
         import types
 
         code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
@@ -177,13 +182,36 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                                    parsed.location(d))
         cells = tuple(types.CellType() for _ in code.co_freevars)
         inner = types.FunctionType(code, fn.__globals__, d.name, None, cells)
-        c = compile_tangent(inner, tuple(code.co_freevars))
-        sym = symbols.get(id(code))
+        held.append(inner)  # alive while summaries is used: no other object takes its id
+        return inner, tuple(code.co_freevars)
+
+    def nested(d: gast.FunctionDef, own: tuple[int, ...] | None = None,
+               varies: Callable[[str], bool] | None = None) -> Any:
+        """The jvp of a nested def, its free variables lifted into trailing parameters,
+        for tangents of its own parameters at ``own`` and the free variables that ``varies``
+        alone (None: all of them): ``inner(y)`` of ``def inner(v): return np.log(v) * x``
+        under ``hessian`` in x passes y no tangent, and a zero one made ``log``'s ``0 / 0``
+        a NaN in the Hessian at y = 0."""
+        inner, lifted = nested_function(d)
+        given = None if own is None or varies is None else own + tuple(
+            len(d.args.args) + j for j, f in enumerate(lifted) if varies(f))
+        c = compile_tangent(inner, lifted, wrt=given)
+        sym = symbols.get((id(inner.__code__), given))
         if sym is None:
             sym = callee_symbol(inner, fn, tree.name, set(symbols.values()), namer.taken)
-            symbols[id(code)] = sym
+            symbols[(id(inner.__code__), given)] = sym
         callees[sym] = c
-        return CalleeJvp(sym, c.tangent_params, c.params), list(code.co_freevars)
+        return CalleeJvp(sym, c.tangent_params, c.params), list(lifted)
+
+    def leaving(d: gast.FunctionDef) -> bool:
+        """Whether no call of the nested def ``d`` changes a value passed to it."""
+        from adgen.transforms.argument_writes import leaves_arguments
+
+        try:
+            inner, lifted = nested_function(d)
+        except AdgenError:
+            return False
+        return leaves_arguments(inner, summaries, lifted)
 
     try:
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
@@ -221,17 +249,22 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # ... and a helper called by name that writes them (argument_writes)
         if calls_change_parameters(parsed, tree, eff.buffers, summaries):
             outputs |= set(params)
-        held = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
+        held_sets = [({t}, {h}) for t, h in held_writes(tree, eff, set(params), by_index=True)]
         varied = None if wrt is None else {params[k] for k in wrt if k < len(params)}
         # with constants among the parameters, a plain binding varies its own name only (as
         # in pipeline._compile): parameters may share memory, and only a write in place into one
         # changes the others (with every parameter varied it changes nothing)
         # a helper that changes none of its arguments leaves them constant: the self.gamma
         # passed to softmin(a, b, c, gamma) takes no tangent (argument_writes)
-        act = activity(tree, eff.aliases(), outputs, closures + held, varied,
+        # a nested def that changes none of its arguments leaves them constant too (every
+        # def of its name: one bound in each branch of an if is one name)
+        names = {d.name for d in parsed.nested_defs}
+        leaving_defs = frozenset(n for n in names if all(
+            leaving(d) for d in parsed.nested_defs if d.name == n))
+        act = activity(tree, eff.aliases(), outputs, closures + held_sets, varied,
                        lambda n: resolve(parsed, n),
                        None if wrt is None else {id(w.stmt) for w in eff.writes},
-                       functools.partial(leaves_arguments, memo=summaries))
+                       functools.partial(leaves_arguments, memo=summaries), leaving_defs)
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested, checks), parsed)

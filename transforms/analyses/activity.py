@@ -176,10 +176,12 @@ def _call_name(call: gast.Call) -> str | None:
 
 def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
           leaves_arguments: Callable[[Any], bool] | None = None,
-          held_callees: frozenset[str] = frozenset()
+          held_callees: frozenset[str] = frozenset(),
+          leaving_defs: frozenset[str] = frozenset()
           ) -> list[tuple[set[str], set[str]]]:
     """(sources, targets) pairs: the values of the targets may depend on the sources.
-    ``leaves_arguments``: as :func:`activity`'s; ``held_callees``: as :func:`held_callees`."""
+    ``leaves_arguments``, ``leaving_defs``: as :func:`activity`'s; ``held_callees``: as
+    :func:`held_callees`."""
     if isinstance(s, gast.Assign):
         t = s.targets[0]
         v = s.value
@@ -206,7 +208,7 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
                 # computes in its object or arguments (self.h = ..., o.a = 2 * x), which then
                 # vary with x as h does; left out, grad(f, argnums=1) dropped o's adjoint and
                 # with it x's gradient through o.a (94% off)
-                written = _may_write(v, resolve, leaves_arguments, held_callees)
+                written = _may_write(v, resolve, leaves_arguments, held_callees, leaving_defs)
                 if written:
                     out.append((src, written))
             return out
@@ -270,12 +272,14 @@ _LIST_ADDS = frozenset({"append", "extend", "insert"})
 
 def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
                leaves_arguments: Callable[[Any], bool] | None = None,
-               held_callees: frozenset[str] = frozenset()) -> set[str]:
+               held_callees: frozenset[str] = frozenset(),
+               leaving_defs: frozenset[str] = frozenset()) -> set[str]:
     """The names a call of the user's code may change in place: its receiver and arguments,
     for a method NumPy arrays, lists and dicts do not have (``o.m(...)``, known only when it
     runs), a function held in a variable (and the variable, one of ``held_callees``: a
     callable object's ``__call__`` may change it), or a Python function of the user's (none
-    where ``leaves_arguments`` says it changes none of them)."""
+    where ``leaves_arguments`` says it changes none of them, or a nested def named in
+    ``leaving_defs``)."""
     import types
 
     from adgen.rules import registry
@@ -284,6 +288,8 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
     obj = resolve(f) if resolve is not None else None
     if isinstance(f, gast.Name) and f.id in held_callees:
         return set(passed_names(call)) | {f.id}  # its __call__ may change it, or them
+    if isinstance(f, gast.Name) and f.id in leaving_defs:
+        return set()  # inner(y) of def inner(v): return np.log(v) * x: y stays a constant
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
@@ -388,7 +394,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              wrt: set[str] | None = None,
              resolve: Callable[[gast.expr], Any] | None = None,
              writes: set[int] | None = None,
-             leaves_arguments: Callable[[Any], bool] | None = None) -> Activity:
+             leaves_arguments: Callable[[Any], bool] | None = None,
+             leaving_defs: frozenset[str] = frozenset()) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -410,6 +417,9 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         leaves_arguments: for a user function called, whether it changes none of the values
             passed to it (transforms.argument_writes); then its call varies its result only.
             None: every argument of a user function's call varies with what it computes.
+        leaving_defs: the names of the nested defs whose calls change none of the values
+            passed to them (forward mode's summary of each, ``argument_writes``): their
+            calls vary their result only.
     """
     aliases = aliases or {}
     stmts = list(nodes_of(fn, gast.stmt))
@@ -417,7 +427,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     callees = held_callees(fn, resolve)
     for s in stmts:
-        for p in flows(s, resolve, leaves_arguments, callees):
+        for p in flows(s, resolve, leaves_arguments, callees, leaving_defs):
             if writes is not None and isinstance(s, gast.Assign) and \
                     isinstance(s.targets[0], gast.Name) and id(s) not in writes:
                 bindings.add(len(pairs))
