@@ -78,6 +78,11 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
     lower = _Lower(namer, parsed)
     fn.body = lower.block(fn.body)
+    if lower.concatenators:  # t = np.r_, read by the lowered t[z, 0.2] only
+        from adgen.transforms.index_tricks import drop_unread_concatenators
+
+        # (a nested def set aside by hoist_defs may read one: parsed.closure_free)
+        drop_unread_concatenators(fn, set(lower.concatenators) - parsed.closure_free)
     _name_stored_displays(fn.body, namer)
     if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
         lower_end_reads(fn, namer, lower.resolve)

@@ -105,6 +105,11 @@ class Forward:
                                type_comment=None, type_params=[])
         if self.plan.kinds:
             fwd = method_reductions(fwd, self.plan.kinds, self.plan.resolve)
+            # (imported where np.r_ / np.c_ was lowered: most functions have none)
+            if any("r_" in line or "c_" in line for line in self.plan.parsed.lines):
+                from adgen.transforms.index_tricks import pieces_as_items
+
+                pieces_as_items(fwd, self.plan.kinds)
         return fwd
 
     def refuse_shared(self) -> list[gast.stmt]:

@@ -76,3 +76,71 @@ def test_directive_string_refused_at_the_line():
         adgen.grad(directive_string)(np.ones(3))
     assert "test_r_and_c_concatenation.py" in str(e.value)
     assert "np.concatenate" in str(e.value)
+
+
+# lean (issue 15): the pieces of known arrays are the arrays, and a loop keeps their shapes
+
+
+def heat_by_r(u0, r, steps):
+    # the functional heat equation written with np.r_ (as np.concatenate in
+    # tests/transforms/test_shape_saves.py): a linear step
+    u = u0
+    for _ in range(steps):
+        lap = u[:-2] - 2 * u[1:-1] + u[2:]
+        u = np.r_[u[:1], u[1:-1] + r * lap, u[-1:]]
+    return np.sum(u ** 2)
+
+
+def columns_in_a_loop(z, w):
+    # np.c_ of vectors (each a column) and a matrix (as it is)
+    s = 0.0
+    for i in range(3):
+        v = np.c_[z * i, w, np.outer(z, w)]
+        s = s + np.sum(np.sin(v) * v)
+    return s
+
+
+def concatenator_held_by_a_name(z, w):
+    c = np.r_
+    first = c[z, 0.2]
+    return np.sum(first * c[w, w[:1]])
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_heat_by_r_gradient(mutation):
+    u0 = rng.normal(size=9)
+    check_grad(heat_by_r, (u0, 0.1, 6), argnums=(0, 1), mutation=mutation)
+    check_jvp(heat_by_r, (u0, 0.1, 6), (np.cos(u0), 1.0, None))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_pieces_of_every_rank(mutation):
+    z, w = rng.normal(size=4), rng.normal(size=4)
+    check_grad(columns_in_a_loop, (z, w), argnums=(0, 1), mutation=mutation)
+    check_grad(concatenator_held_by_a_name, (z, w), argnums=(0, 1), mutation=mutation)
+    check_jvp(columns_in_a_loop, (z, w), (w, z))
+
+
+def test_heat_by_r_tape_keeps_no_array_per_step():
+    # 400 steps of 2,000 points: an array per step would be 6.4 MB (the pieces and their
+    # list were kept, 16 values a step, until session 24)
+    import tracemalloc
+
+    u0 = np.random.default_rng(1).random(2000)
+    g = adgen.grad(heat_by_r)
+    first = g(u0, 0.1, 400)
+    tracemalloc.start()
+    again = g(u0, 0.1, 400)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    np.testing.assert_array_equal(first, again)
+    assert peak < 1_000_000, f"peak {peak} bytes: the tape keeps arrays"
+    forward = adgen.source(heat_by_r, u0, 0.1, 400).split("_pullback")[0]
+    assert "np.r_" not in forward  # (a dead line of the forward, at every step)
+    assert "concatenator_piece" not in forward  # u[:1] is its own piece
+
+
+def test_a_number_piece_stays_a_piece():
+    src = adgen.source(padded_with_a_constant, np.ones(3))
+    assert "concatenator_piece('r_', 0.2)" in src
+    assert "np.r_" not in src.split("def padded_with_a_constant_pullback")[0]

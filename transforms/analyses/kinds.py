@@ -516,6 +516,8 @@ class _Eval:
             if f.id == "loop_sequence" and len(args) == 1:
                 # what a for loop indexes (adgen.runtime): an array as it is
                 return args[0] if isinstance(args[0], int) else None
+            if f.id == "concatenator_piece" and len(args) == 2 and not v.keywords:
+                return _concatenator_piece(v.args[0], args[1])
             if f.id in ("max", "min") and len(args) >= 2 and not v.keywords and \
                     all(a == NUMBER for a in args):
                 return NUMBER  # max(a, b): one of the numbers
@@ -601,10 +603,11 @@ class _Eval:
             if isinstance(args[0], tuple):
                 return args[0][1]  # np.zeros(x.shape)
             return 1 if args[0] == NUMBER else None
-        if fname in _JOIN and len(v.args) == 1 and \
-                isinstance(v.args[0], (gast.Tuple, gast.List)) and v.args[0].elts:
-            return self.joined(fname, v.args[0].elts, v.keywords)
         items = self.display(v.args[0]) if len(v.args) == 1 else None
+        if fname in _JOIN and items:
+            # a display, or a name bound once to one and read only here (np.r_'s pieces,
+            # transforms/index_tricks.py: t8 = [t4, t5]; t3 = np.concatenate(t8, axis=0))
+            return self.joined(fname, items, v.keywords)
         if fname in ("array", "asarray") and items is not None and \
                 all(k.arg == "dtype" for k in v.keywords):
             # np.array([a, b, ...]) of numbers, or of arrays of one rank
@@ -625,6 +628,21 @@ class _Eval:
 
 # joining a literal sequence of arrays (analyses.kinds._Eval.joined)
 _JOIN = frozenset({"concatenate", "stack", "hstack", "vstack"})
+
+
+def _concatenator_piece(concatenator: gast.expr, item: Kind) -> Kind:
+    """The kind of ``runtime.concatenator_piece("r_" | "c_", item)`` (``np.r_[item]``,
+    transforms/index_tricks.py) for an item of kind ``item``: an ndarray of at least one
+    axis (``r_``) or two (``c_``; a vector becomes a column), whatever the number or the
+    ndarray's rank (a subclass has no kind here; a slice, a list: unknown)."""
+    if item == _BOTTOM:
+        return _BOTTOM
+    if not (isinstance(concatenator, gast.Constant) and concatenator.value in ("r_", "c_")):
+        return None
+    r = rank(item)
+    if r is None:
+        return None
+    return max(r, 1 if concatenator.value == "r_" else 2)
 
 
 def _matmul(ra: int | None, rb: int | None, *, allow_number: bool) -> Kind:
