@@ -271,3 +271,60 @@ def test_second_order_through_the_log_softmax():
                                atol=1e-8)
     H = adgen.jacrev(adgen.grad(cross_entropy))(x0.copy(), y)
     np.testing.assert_allclose(np.tensordot(H, v, axes=2), fd, rtol=1e-6, atol=1e-8)
+
+
+# --- a maximum over every element (session 24): a vector's softmax, shifted in place ---
+# m = x.max() is one number, constant along every axis: strict refused e -= e.max() (the
+# maximum's pullback read the e the line overwrites) though its derivative is zero here.
+
+V = RNG.standard_normal(6)
+CV = RNG.standard_normal(6)
+
+
+def vector_softmax_in_place(x, c):
+    e = x * 1.5
+    e -= e.max()
+    e = np.exp(e)
+    return np.sum(c * (e / e.sum()))
+
+
+def vector_log_softmax(x, c):
+    s1 = x - np.max(x)
+    return np.sum(c * (s1 - np.log(np.sum(np.exp(s1)))))
+
+
+def rows_shifted_by_the_global_maximum(s, c):
+    e = np.exp(s - s.max())
+    return np.sum(c * (e / e.sum(axis=1, keepdims=True)))
+
+
+FULL = [(vector_softmax_in_place, (V, CV)), (vector_log_softmax, (V, CV)),
+        (rows_shifted_by_the_global_maximum, (S, C))]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f,args", FULL, ids=[f.__name__ for f, _ in FULL])
+def test_a_maximum_over_every_element(f, args, policy):
+    check_grad(f, args, argnums=0, mutation=policy, strict_must_compute=True)
+    assert "max_vjp" not in adgen.source(f, *args, mutation=policy)
+
+
+def rows_maximum_global_sum(s, c):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return np.sum(c * (e / e.sum()))
+
+
+def vector_maximum_read_again(x, c):
+    m = x.max()
+    e = np.exp(x - m)
+    return np.sum(c * (e / e.sum())) + m ** 2
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f,args", [(rows_maximum_global_sum, (S, C)),
+                                    (vector_maximum_read_again, (V, CV))],
+                         ids=["rows_maximum_global_sum", "vector_maximum_read_again"])
+def test_look_alikes_of_a_maximum_over_every_element(f, args, policy):
+    # a row maximum under a sum over everything: not a constant shift of the sum's terms
+    check_grad(f, args, argnums=0, mutation=policy)
+    assert "max_vjp" in adgen.source(f, *args, mutation=policy)

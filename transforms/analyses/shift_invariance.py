@@ -30,6 +30,13 @@ no name that may share ``s1``'s or ``e``'s buffer is read anywhere but in these 
 (so nothing writes, views or returns the exponential before ``p`` is formed), ``t`` is read
 only by the division, and every read of ``m`` is such a shift. Anything else leaves ``m``
 active, with its usual derivative.
+
+A reduction over every element (``m = s.max()``, ``t = np.sum(e)``: no axis, no other
+argument) is one number, constant along every axis: ``m`` may be one with ``t`` along any
+axis, and ``t`` one only with such an ``m`` (``e -= e.max(); np.exp(e, out=e); p = e /
+e.sum()``, the softmax of a vector). The softmax and log-softmax rules sum along one axis:
+those patterns keep the division's and the log's own rules (normalised_exponentials,
+logs_of_softmaxes leave them out), and only ``m`` loses its derivative.
 """
 
 from __future__ import annotations
@@ -69,7 +76,7 @@ def normalised_exponentials(fn: gast.FunctionDef, eff: Effects, kinds: dict[str,
     ``s1``'s adjoint is the softmax's, ``p * (p_bar - sum(p_bar * p, axis=k,
     keepdims=True))`` (rules.reductions.softmax), and neither ``e`` nor ``t`` has one."""
     return {id(f.div): (f.s1, f.e, f.axis) for f in _proven(fn, eff, kinds, resolve)
-            if not f.log}
+            if not f.log and f.axis is not None}  # (the rule sums along one axis)
 
 
 class _Found:
@@ -81,7 +88,7 @@ class _Found:
     __slots__ = ("div", "m", "shift", "s1", "e", "axis", "log")
 
     def __init__(self, div: gast.stmt, m: str, shift: list[gast.stmt], s1: str, e: str,
-                 axis: int, log: bool) -> None:
+                 axis: int | None, log: bool) -> None:
         self.div = div
         self.m = m
         self.shift = shift
@@ -219,7 +226,7 @@ def _log_normalised(close: gast.stmt, one_def: Callable[[str], gast.stmt | None]
     sum_st = one_def(t)
     if sum_st is None or not isinstance(sum_st, gast.Assign) or rank(s1) is None:
         return None
-    red = _reduction(sum_st.value, resolve, rank, ("sum",))
+    red = _reduction(sum_st.value, resolve, rank, ("sum",), full=True)
     if red is None or lg in (s1, t, red[0]):
         return None
     exp_st = one_def(red[0])
@@ -236,7 +243,7 @@ def _exponential(close: gast.stmt, e: str, t: str, between: list[gast.stmt],
                  one_def: Callable[[str], gast.stmt | None],
                  rank: Callable[[str], int | None], resolve: Callable[[gast.expr], Any],
                  defs: dict[str, list[gast.stmt]], pos: dict[int, int]
-                 ) -> tuple[str, list[gast.stmt], set[int], list[str], str, int] | None:
+                 ) -> tuple[str, list[gast.stmt], set[int], list[str], str, int | None] | None:
     """The common part of the patterns closed by ``close``: ``t`` the row sums of ``e =
     np.exp(s1)``, ``s1`` the shift of ``s`` by ``m``; ``between``: statements after the sum
     and before ``close`` (the log)."""
@@ -246,10 +253,10 @@ def _exponential(close: gast.stmt, e: str, t: str, between: list[gast.stmt],
     sum_st = one_def(t)
     if sum_st is None or not isinstance(sum_st, gast.Assign):
         return None
-    red = _reduction(sum_st.value, resolve, rank, ("sum",))
-    if red is None or red[0] != e or not -r <= red[1] < r:
+    red = _reduction(sum_st.value, resolve, rank, ("sum",), full=True)
+    if red is None or red[0] != e or red[1] is not None and not -r <= red[1] < r:
         return None
-    axis = red[1] % r
+    axis = None if red[1] is None else red[1] % r  # (None: the sum of every element)
     exp_st = one_def(e)
     if exp_st is None or not isinstance(exp_st, gast.Assign):
         return None
@@ -283,8 +290,10 @@ def _exponential(close: gast.stmt, e: str, t: str, between: list[gast.stmt],
     m_st = one_def(m)
     if m_st is None or not isinstance(m_st, gast.Assign):
         return None
-    mred = _reduction(m_st.value, resolve, rank, _REDUCTIONS)
-    if mred is None or rank(mred[0]) != r or not -r <= mred[1] < r or mred[1] % r != axis:
+    # m over every element is constant along any axis; along an axis, the sum's
+    mred = _reduction(m_st.value, resolve, rank, _REDUCTIONS, full=True)
+    if mred is None or rank(mred[0]) != r or mred[1] is not None and (
+            axis is None or not -r <= mred[1] < r or mred[1] % r != axis):
         return None
     order = [pos[id(m_st)], pos[id(shift[-1])], pos[id(exp_st)], pos[id(sum_st)]] + [
         pos.get(id(st), -1) for st in between] + [pos[id(close)]]
@@ -295,11 +304,12 @@ def _exponential(close: gast.stmt, e: str, t: str, between: list[gast.stmt],
 
 
 def _reduction(v: gast.expr, resolve: Callable[[gast.expr], Any],
-               rank: Callable[[str], int | None], names: tuple[str, ...]
-               ) -> tuple[str, int] | None:
+               rank: Callable[[str], int | None], names: tuple[str, ...],
+               full: bool = False) -> tuple[str, int | None] | None:
     """(the array reduced, the axis) for ``np.f(x, axis=k, keepdims=True)`` or
     ``x.f(axis=k, keepdims=True)`` (``f`` one of ``names``, ``k`` a constant int, the axis
-    given by keyword or position, no other argument); else None."""
+    given by keyword or position, no other argument); with ``full``, (x, None) for ``np.f(x)``
+    or ``x.f()`` too (over every element: no axis, no other argument); else None."""
     if not isinstance(v, gast.Call):
         return None
     f = v.func
@@ -320,6 +330,8 @@ def _reduction(v: gast.expr, resolve: Callable[[gast.expr], Any],
     if len(args) > 1 or set(kw) - {"axis", "keepdims"} or None in kw or \
             (args and "axis" in kw):
         return None
+    if not args and not kw and full:
+        return x.id, None  # x.max(): one number, constant along every axis
     axis = args[0] if args else kw.get("axis")
     sign = 1
     if isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub):  # axis=-1
@@ -345,7 +357,8 @@ def logs_of_softmaxes(fn: gast.FunctionDef, eff: Effects, kinds: dict[str, Any],
     pos = {id(st): k for k, st in enumerate(fn.body)}
     out = {}
     for f in proven:
-        if f.log or not (isinstance(f.div, gast.Assign) and len(f.div.targets) == 1 and
+        if f.log or f.axis is None or not (isinstance(f.div, gast.Assign) and
+                                           len(f.div.targets) == 1 and
                          isinstance(f.div.targets[0], gast.Name)):
             continue
         p = f.div.targets[0].id
