@@ -89,6 +89,10 @@ def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[s
     look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
     for call in nodes_of(tree, gast.Call):
         obj = look(call.func)
+        # a NumPy function compiled from a reference that writes its argument
+        # (np.place(m, ...) in helper(m, v), rules/composites_writes.py: m's tangent was left
+        # as it was, a silently wrong jvp)
+        obj = (registry.reference_of(obj) or obj) if obj is not None else None
         if obj is not None and is_user_function(obj) and \
                 _touches_arguments(call, buffers) and not leaves_arguments(obj, memo):
             return True

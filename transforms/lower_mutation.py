@@ -31,7 +31,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
   1), np.where(m, b, 1)); np.copyto(o, np.where(m, t, o))`` in steps (ufunc_where)
 - ``np.sum(a, where=m)`` and the other reductions' ``dtype=``/``initial=``/``where=`` -> the
   plain reduction of ``np.where(m, a, 0)`` and so on (reduction_keywords)
-Mutating calls adgen does not handle yet (``np.place``, ``x.resize``, a list's
+(``np.place`` and ``np.put_along_axis`` are references that write their argument,
+rules/composites_writes.py.) Mutating calls adgen does not handle yet (``x.resize``, a list's
 ``pop``/``insert``/``remove`` of a list another name may reach, ...) raise UnsupportedError with the line.
 """
 
@@ -69,9 +70,7 @@ _REFUSED_METHODS = {
     "byteswap": "use x.astype(x.dtype.newbyteorder())",
     "shuffle": "permute with an index: x = x[rng.permutation(len(x))]",
 }
-_REFUSED_FUNCS = {"place": "x[mask] = values (with as many values as True entries)",
-                  "put_along_axis": "an indexed assignment",
-                  "shuffle": "permute with an index: x = x[np.random.permutation(len(x))]"}
+_REFUSED_FUNCS = {"shuffle": "permute with an index: x = x[np.random.permutation(len(x))]"}
 
 
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:

@@ -72,12 +72,6 @@ def del_item(x):
     return np.sum(d["a"])
 
 
-def place_values(x):
-    y = x * 1.0
-    np.place(y, y > 0, [0.0])  # REFUSED:np.place
-    return np.sum(y ** 2)
-
-
 def itemset(x):
     y = x * 1.0
     y.itemset(0, 3.0)  # REFUSED:itemset
@@ -373,7 +367,6 @@ CASES = [
     ("nonlocal", lambda: adgen.grad(nonlocal_write)(X.copy()), ["total"]),
     ("with", lambda: adgen.grad(with_open)(X.copy()), ["open"]),
     ("del-item", lambda: adgen.grad(del_item)(X.copy()), ["d"]),
-    ("np.place", lambda: adgen.grad(place_values)(X.copy()), ["place"]),
     ("itemset", lambda: adgen.grad(itemset)(X.copy()), ["itemset"]),
     ("resize", lambda: adgen.grad(resize)(X.copy()), ["resize"]),
     ("partition", lambda: adgen.grad(partition)(X.copy()), ["partition"]),

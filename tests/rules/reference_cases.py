@@ -391,3 +391,17 @@ except ImportError:  # pragma: no cover - the extra is not installed
 else:
     cases("scipy.linalg.expm", C(0.1 * randn(3, 3)), C(randn(4, 4)), C(4.0 * randn(3, 3)),
           C(randn(2, 3, 3)), C(np.array([[0.5]])))
+
+# composites_writes.py (appended; draws after every case above): np.place cycling through its
+# values, a mask of another shape and the array's size, a mask of numbers; np.put_along_axis
+# along each axis, a negative one, indices broadcast along another axis, a repeated index (the
+# last write wins, as NumPy's), axis=None (NumPy's errors: tests/e2e/test_place_and_put_along_axis.py)
+cases("numpy.place", C(randn(5), np.array([True, False, True, True, False]), randn(2)),
+      C(randn(2, 3), np.array([1, 0, 0, 1, 1, 0]), randn(3)),
+      C(randn(4), np.array([False, True, True, False]), randn()),
+      C(randn(3, 2), np.zeros((3, 2), dtype=bool), randn(2)))
+cases("numpy.put_along_axis", C(randn(3, 4), np.array([[0], [2], [3]]), randn(3, 1), 1),
+      C(randn(3, 4), np.array([[1, 0, 2, 2]]), randn(1, 4), 0),
+      C(randn(2, 3, 2), np.array([[[1], [0], [2]]]), randn(), -2),
+      C(randn(3, 4), np.array([[0, 0], [1, 1], [2, 3]]), randn(3, 2), axis=1),
+      C(randn(3, 2), np.array([4, -1]), randn(2), None))

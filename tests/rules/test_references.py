@@ -65,6 +65,11 @@ FROZEN_POINTS = {
 }
 
 
+# references of NumPy functions that write their first argument and return None
+# (rules/composites_writes.py): the user's function returns the argument written
+IN_PLACE = {"numpy.place", "numpy.put_along_axis"}
+
+
 def user_function(name: str, case: Case, then: str = "") -> tuple[Any, list[Any]]:
     """A function written as a user writes it: ``np.diff(x0, 2, axis=x1)``, its float arguments
     as parameters and the others as constants; and the float arguments to call it with.
@@ -85,6 +90,9 @@ def user_function(name: str, case: Case, then: str = "") -> tuple[Any, list[Any]
     kwargs = [f"{k}={slot(v)}" for k, v in case.kwargs.items()]
     call = name.replace("numpy.", "np.", 1)
     src = f"def user_fn({', '.join(params)}):\n    return {call}({', '.join(args + kwargs)}){then}\n"
+    if name in IN_PLACE:  # np.place(x0, c0, x1); return x0 * 1.0: the written argument
+        src = (f"def user_fn({', '.join(params)}):\n    {call}({', '.join(args + kwargs)})\n"
+               f"    return {args[0]} * 1.0\n")
     filename = f"<adgen reference test {next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"np": np, "adgen": adgen, "copy": copy, "functools": functools,
@@ -139,8 +147,13 @@ def test_reference(name: str, case: Case) -> None:
             adgen.vjp(fn, *values)
         return
     with np.errstate(all="ignore"):
-        want = ref.primal(*case.args, **case.kwargs)
-        got = ref.impl(*case.args, **case.kwargs)
+        if name in IN_PLACE:  # what each writes into its own copy of the first argument
+            want, got = ([copy.deepcopy(case.args[0])] for _ in range(2))
+            ref.primal(*want, *case.args[1:], **case.kwargs)
+            ref.impl(*got, *case.args[1:], **case.kwargs)
+        else:
+            want = ref.primal(*case.args, **case.kwargs)
+            got = ref.impl(*case.args, **case.kwargs)
         if name in FROZEN_POINTS:  # a frozen distribution: its densities at the points
             got, want = ([d.logpdf(FROZEN_POINTS[name]), d.pdf(FROZEN_POINTS[name])]
                          for d in (got, want))

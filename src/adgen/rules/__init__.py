@@ -19,6 +19,7 @@ from adgen.rules import (  # noqa: F401  (imported for their registrations)
 from adgen.rules import (  # noqa: F401,E402
     composites_more,
     composites_stats,
+    composites_writes,
     decompositions,
     fft,
     folds,

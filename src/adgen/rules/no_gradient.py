@@ -179,14 +179,10 @@ defrefusal(np.frombuffer, "it reads raw bytes (x.tobytes(), a bytes object), and
            "flows through bytes; use the array itself (x, x.copy(), x.ravel())")
 defrefusal(np.fromiter, "it builds an array from an iterator adgen cannot follow; use "
            "np.array([...]) of a list")
-defrefusal(np.place, "it writes into its argument, cycling through the values; write "
-           "arr[mask] = values (adgen differentiates indexed writes)")
 defrefusal(np.histogram2d, "only np.histogram (one dimension) is differentiated; use it per "
            "axis")
 defrefusal(np.histogramdd, "only np.histogram (one dimension) is differentiated; use it per "
            "axis")
-defrefusal(np.put_along_axis, "it writes its argument in place; write the indexed "
-           "assignment instead (adgen differentiates indexed writes)")
 # super() is read as the parent's method by name where that is certain (transforms/parse:
 # one base in every subclass, a plain function of a class bound to its name in the module);
 # what remains reaches here when self carries a gradient
