@@ -49,6 +49,16 @@ def _is_object(x: Any) -> bool:
             and not isinstance(x, (np.ndarray, list, tuple, dict)))
 
 
+def _is_callable_object(x: Any) -> bool:
+    """An object of a class with a ``__call__`` of its own (a layer called as ``bn(x)``):
+    not part of the differentiated structure, but its attributes are state a call may
+    change, compared as an object's are."""
+    import types
+
+    return isinstance(getattr(type(x), "__call__", None), types.FunctionType) and \
+        hasattr(x, "__dict__") and not isinstance(x, type)
+
+
 def flatten(x: Any) -> np.ndarray:
     """The float content of ``x`` as one float64 vector, in a deterministic order."""
     parts: list[np.ndarray] = []
@@ -335,7 +345,7 @@ def assert_same_state(actual: Any, expected: Any, path: str = "arg") -> None:
             f"{path}: expected keys {list(expected)}, got {actual!r}")
         for key in expected:
             assert_same_state(actual[key], expected[key], f"{path}[{key!r}]")
-    elif _is_object(expected):
+    elif _is_object(expected) or _is_callable_object(expected):
         assert type(actual) is type(expected), f"{path}: expected a {type(expected).__name__}"
         assert set(vars(actual)) == set(vars(expected)), f"{path}: attributes differ"
         for key in vars(expected):

@@ -318,6 +318,23 @@ class _Rewriter:
                                                func.value))
         return True
 
+    def object_call(self, call: gast.Call) -> bool:
+        """``bn(x)`` of an object of a class of the user's whose ``__call__`` writes in place
+        (a batch norm updating ``self.mean *= 0.9`` on each call), the object a parameter of
+        a known class or one the function builds: read as ``bn.__call__(x)``, the method call
+        :meth:`method_call` rewrites (through the dispatch, an object called as a function
+        whose ``__call__`` writes its attributes was refused)."""
+        func = call.func
+        if not isinstance(func, gast.Name) or (func.id not in self.typed and
+                                               func.id not in self.made):
+            return False
+        call.func = gast.copy_location(gast.Attribute(value=func, attr="__call__",
+                                                      ctx=gast.Load()), func)
+        if self.method_call(call):
+            return True
+        call.func = func
+        return False
+
     def parent_call(self, call: gast.Call) -> bool:
         """``Base.step(self, u)`` (``super().step(u)`` is read so, parse) on the receiver of
         a method compiled for its class: ``Base.step`` compiled for that class too."""
@@ -446,7 +463,7 @@ class _Rewriter:
         self.local_partials(self.parsed.tree.body)
         for node in _walk_here(self.parsed.tree):
             if isinstance(node, gast.Call):
-                self.method_call(node) or self.parent_call(node) or \
+                self.method_call(node) or self.object_call(node) or self.parent_call(node) or \
                     self.typed_call(node) or self.global_partial(node)
         if self.checks:
             insert_checks(self.parsed, self.parsed.tree.body,

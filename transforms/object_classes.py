@@ -127,14 +127,18 @@ def plain_function(fn: Any) -> bool:
 
 def wants_class(fn: types.FunctionType, cls: type) -> bool:
     """Whether ``fn``'s code, or that of a global user function it names (and so on), reads
-    a name that ``cls`` holds as a plain function: a method it may call on an object of the
-    class, which :func:`typed_clone` then lets it follow. (Remembered per code and class.)"""
+    a name that ``cls`` holds as a plain function, or ``cls`` has a ``__call__`` of the
+    user's: a method it may call on an object of the class, which :func:`typed_clone` then
+    lets it follow. (Remembered per code and class.)"""
     key = (fn.__code__, cls)
     found = _WANTS_CLASS.get(key)
     if found is None:
         _WANTS_CLASS[key] = False  # (a recursive helper)
         names = _code_names(fn.__code__)
-        found = any(isinstance(class_attribute(cls, n), types.FunctionType) for n in names) \
+        # (a __call__ of the user's: the object may be called, bn(x), which
+        # bound_callees.object_call reads as bn.__call__(x))
+        found = any(isinstance(class_attribute(cls, n), types.FunctionType)
+                    for n in names | {"__call__"}) \
             or any(plain_function(g) and wants_class(g, cls)
                    for g in (fn.__globals__.get(n) for n in names))
         _WANTS_CLASS[key] = found
