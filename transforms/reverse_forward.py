@@ -151,6 +151,8 @@ class Forward:
         if of is None:
             return name(n)
         value, how = of
+        if how == "len":  # a grown list's snapshot (snapshot_lengths)
+            return call_node("len", name(value))
         if isinstance(self.plan.kinds.get(value), int) and value not in unbound:
             for other in sorted(alive):
                 if other != value and isinstance(self.plan.kinds.get(other), int) and \

@@ -130,6 +130,7 @@ class Rows:
         if steps is not None:
             return self.float_tape(s, recorded, steps, body)
         recorded = self.pb.shapes_not_arrays(body, recorded)
+        recorded = self.snapshot_lengths(s, recorded, body)
         recorded = self.lengths_not_shapes(s, recorded, body)
         recorded = self.lengths_from_others(s, recorded, body)
         tape = self.pb.namer.fresh("tape")
@@ -230,6 +231,20 @@ class Rows:
         bound = self.bound[id(s)]
         return bound is not None and same_every_iteration(
             n, s, bound, plan.kinds, plan.shapes, plan.def_stmt, plan.resolve_or_none)
+
+    def snapshot_lengths(self, s: gast.For | gast.While, recorded: list[str],
+                         body: list[gast.stmt]) -> list[str]:
+        """A grown list's snapshots in ``recorded`` as their lengths (snapshot_lengths)."""
+        if not any(_called(self.plan.def_stmt.get(r)) == "list_snapshot" for r in recorded):
+            return recorded
+        # (imported where a loop reads a grown list whole: most have none)
+        from adgen.transforms.snapshot_lengths import lengths_of_snapshots
+
+        out = lengths_of_snapshots(self.plan, self.rec, self.pb.namer.fresh, s, recorded,
+                                   body)
+        if out != recorded:
+            self.loop_reads.clear()  # (body gained the statements taking the items again)
+        return out
 
     def lengths_not_shapes(self, s: gast.For | gast.While, recorded: list[str],
                            body: list[gast.stmt]) -> list[str]:
@@ -549,3 +564,9 @@ def read_again(plan: Plan, params: set[str]) -> None:
         plan.reads_params = set(plan.reads_params) | params
     if params and plan.reads_uncaptured is not True:
         plan.reads_uncaptured = set(plan.reads_uncaptured) | params
+
+
+def _called(st: gast.stmt | None) -> str:
+    """The name a statement ``x = f(...)`` calls ("" for any other statement)."""
+    v = getattr(st, "value", None)
+    return getattr(getattr(v, "func", None), "id", "") if isinstance(v, gast.Call) else ""
