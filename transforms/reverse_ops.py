@@ -15,6 +15,7 @@ import numpy as np
 from adgen.transforms.analyses.activity import nondiff_call
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.effect_calls import effect_error, writes_arguments
 from adgen.transforms.reverse_ast import (
     MISSING,
     attr_node,
@@ -121,6 +122,9 @@ class Operations:
 
             raise MissingRuleError(registry.refusal_of(obj), self.plan.loc(s),
                                    hint=refusal_hint_of(obj))
+        if writes_arguments(obj):
+            # r = operator.iadd(y, v), operator.setitem(y, 1, v) is None: what it changes
+            raise effect_error(self.plan, s, v, obj)
         # its reason says what to do (of adgen.grad(inner) too: why_no_rule's)
         refused = registry.refusal_of(obj) is not None or makes_derivative(obj)
         raise MissingRuleError(

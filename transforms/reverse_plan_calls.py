@@ -250,7 +250,46 @@ def mutating_call(plan: Plan, call: gast.Call) -> bool:
                             getattr(info.compiled, "mutates_containers", False)))
     if writes and info.mutates_params:
         refuse_displays_written(plan, obj, call, info.compiled.written_params)
+    if not writes and info is not None and \
+            hands_parameters_on(getattr(info, "compiled", None), set()):
+        # def apply(f, a, b): return f(a, b), called for its effect (apply(bump, acc, v)):
+        # whether f writes a is known only when it runs, in the callee's forward (the
+        # dispatch refuses an array write, follows a container's); elided, the plain call
+        # ran instead and bump's write of acc was silently left out of the gradient
+        writes = True
     return writes and any(plan.act.active(n) for n in passed_names(call))
+
+
+def hands_parameters_on(compiled: Any, seen: set[int]) -> bool:
+    """Whether a compiled function's forward hands one of its parameters to a callee found
+    when the call runs (``call_forward(f, a, b)``, ``call_starred(...)``), itself or through
+    a function of the user's it calls (its ``callees``), where that callee may write it."""
+    trees = getattr(compiled, "trees", None)
+    if not trees or id(compiled) in seen:
+        return False
+    seen.add(id(compiled))
+    forward = trees[0]
+    params = {a.id for a in forward.args.args if isinstance(a, gast.Name)}
+    callees = getattr(compiled, "callees", None) or {}
+    for call in nodes_of(forward, gast.Call):
+        f = call.func
+        if not isinstance(f, gast.Name):
+            continue
+        args = [a for a in [*call.args, *(k.value for k in call.keywords)]
+                if isinstance(a, gast.Name)]
+        if not any(a.id in params for a in args[1:] if f.id in RUN_TIME_CALLS) and \
+                not (f.id.endswith("_forward") and any(a.id in params for a in args)):
+            continue
+        if f.id in RUN_TIME_CALLS:
+            return True
+        inner = callees.get(f.id[:-len("_forward")])
+        if inner is not None and hands_parameters_on(inner, seen):
+            return True
+    return False
+
+
+# the runtime's calls of a callee found when the call runs (src/adgen/dispatch.py)
+RUN_TIME_CALLS = frozenset({"call_forward", "call_starred"})
 
 def _callable_object_called(plan: Plan, call: gast.Call) -> bool:
     """Whether ``call`` (``f(...)``, f a name) calls a global object with a ``__call__`` of

@@ -25,12 +25,14 @@ import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.effect_calls import refuse_unknown_effect
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.pullback_parameters import returned, taken_over
 from adgen.transforms.reverse_ast import (
+    MISSING,
     Recording,
     args_node,
     attr_node,
@@ -67,6 +69,7 @@ from adgen.transforms.unshared_shadows import unshared_shadows
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MissingRuleError, UnsupportedError
+from adgen.rules import registry
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_rows import Rows
@@ -587,6 +590,11 @@ class Pullback:
                     # arrays in it keep theirs in shadow memory (Calls.rev_user_call hands
                     # them to make's pullback)
                     return self.calls.rev_user_call(s, v, t, state, forced=False)
+            elif isinstance(v, gast.Call):
+                obj = self.plan.resolve(v.func)
+                if obj is not MISSING and registry.lookup(obj) is None:
+                    # _ = operator.setitem(y, 1, v), heapq.heappush(h, v) inside a test
+                    refuse_unknown_effect(self.plan, s, v, obj, result_used=True)
             written = next((k.value for k in v.keywords if k.arg == "out"), None) \
                 if isinstance(v, gast.Call) else None
             if isinstance(written, gast.Name) and self.plan.tracked(written.id) and \

@@ -12,6 +12,7 @@ from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER, definitions
 from adgen.transforms.analyses.parameter_parts import first_part, unfollowed
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.effect_calls import refuse_unknown_effect
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -469,6 +470,8 @@ class Stores:
             self.rec.sites.append(Site(s, self.plan.construct(s), "elided-pullback",
                                    "its result is discarded and it mutates nothing active"))
             return []
+        if obj is not MISSING and rule is None:
+            refuse_unknown_effect(self.plan, s, call, obj, result_used=False)
         return []
 
     def rev_ufunc_at(self, s: gast.Expr, call: gast.Call, state: set[str]) -> list[gast.stmt]:
