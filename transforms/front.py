@@ -269,7 +269,7 @@ def resolve(parsed: Parsed, node: gast.expr) -> Any:
       ``MISSING``, since a global bound to None is a value it folds.
     """
     obj = dotted_object(parsed, node, builtin_names=True)
-    if obj is NOT_FOUND or is_bound_method(obj) and registry.reference_of(obj) is None:
+    if obj is NOT_FOUND or is_bound_method(obj) and not registry.has_function_reference(obj):
         return None  # (m.loss(x) of a global object m: called as self.loss(x) is)
     return uncached(obj)  # an lru_cache'd function: the function it wraps
 

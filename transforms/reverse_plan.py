@@ -245,7 +245,7 @@ class Plan:
 
             return getattr(runtime, node.id)
         obj = dotted_object(self.parsed, node, builtin_names=True, also_local=self.namer_locals)
-        if obj is NOT_FOUND or is_bound_method(obj) and registry.reference_of(obj) is None:
+        if obj is NOT_FOUND or is_bound_method(obj) and not registry.has_function_reference(obj):
             return MISSING  # (m.loss(x) of a global object m: called as self.loss(x) is)
         obj = uncached(obj)  # an lru_cache'd function: the function it wraps
         ref = registry.reference_of(obj)

@@ -703,6 +703,34 @@ def defreference(primal: Callable[..., Any], *, name: str | None = None
     return register
 
 
+_CLASS_METHOD_REFERENCES: dict[int, Reference] = {}
+
+
+def defmethod_reference(method: Callable[..., Any], *, name: str | None = None
+                        ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers ``impl`` (the decorated function, whose first parameter is the object) as
+    the reference for ``method``, a function defined in a library class: a call of the method
+    on any object of the class (``PRIOR.logpdf(x)`` of a frozen scipy distribution made
+    outside the function) is compiled as ``impl(obj, x)``, the object's attributes getting
+    their gradients as a user's object's do (:func:`reference_of` of the bound method)."""
+
+    def register(impl: Callable[..., Any]) -> Callable[..., Any]:
+        ref = Reference(primal=method, name=name or _qualname(method), impl=impl)
+        _CLASS_METHOD_REFERENCES[id(method)] = ref
+        _REFERENCE_IMPLS[id(impl)] = ref
+        _GENERATION[0] += 1
+        return impl
+
+    return register
+
+
+def defreference_helper(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Registers ``fn``, a function of adgen's that references call, to be compiled as the
+    user's functions are (its parameters get their gradients), as a reference is."""
+    _REFERENCE_IMPLS[id(fn)] = Reference(primal=fn, name=fn.__qualname__, impl=fn)
+    return fn
+
+
 def defreference_class(cls: type) -> type:
     """Registers ``cls`` (a class of adgen's, whose objects a reference returns: the frozen
     distribution ``scipy.stats.norm(mu, s)``) to be compiled as the user's classes are: its
@@ -721,10 +749,21 @@ def reference_of(func: Any) -> Callable[..., Any] | None:
         ref = _METHOD_REFERENCES.get((id(func.__self__), func.__name__))
         if ref is not None and ref.primal == func:  # (the same object's same method)
             return ref.impl
+        ref = _CLASS_METHOD_REFERENCES.get(id(func.__func__))
+        if ref is not None and ref.primal is func.__func__:  # (defmethod_reference)
+            return types.MethodType(ref.impl, func.__self__)
         return None
     if ref is None or ref.primal is not func or lookup(func) is not None:
         return None
     return ref.impl
+
+
+def has_function_reference(func: Any) -> bool:
+    """Whether ``func`` has a reference implementation that is a plain function (a bound
+    method of a library class with a :func:`defmethod_reference` has its reference bound to
+    the object: the compiler calls it through the dispatch with its receiver, as it calls
+    ``m.loss(x)`` of a global object)."""
+    return isinstance(reference_of(func), types.FunctionType)
 
 
 def is_reference_impl(func: Any) -> bool:

@@ -10,8 +10,13 @@ the parameters as attributes, whose methods are scipy's functions' references
 methods as it compiles the user's classes, so the parameters get their gradients (``grad``,
 ``jvp``). Its values are scipy's; the methods these classes do not have (``rvs``, ``interval``,
 a ``gamma``'s ``cdf``) raise an adgen error naming the method and what to write instead.
-A frozen object made outside the function (a global ``PRIOR = norm(0, 1)``) is scipy's own
-and stays refused. Second derivatives of a function building one are refused, as for any
+A frozen object made outside the function (a global ``PRIOR = norm(0, 1)``, or one passed
+in) is scipy's own: a call of its method (``PRIOR.logpdf(x)``) is compiled as
+``norm(*parameters of PRIOR).logpdf(x)`` (``registry.defmethod_reference`` of
+scipy's ``rv_continuous_frozen.logpdf`` and the others), which builds the object above from
+the parameters the frozen one holds, so they get their gradients too where they have any;
+the compiled code is guarded by the global's binding (another distribution bound to it
+compiles again). Second derivatives of a function building one are refused, as for any
 object built inside (write ``norm.logpdf(x, mu, s)``).
 
 Imported by :mod:`adgen.rules.scipy_stats` (registered when the user's code has imported
@@ -23,9 +28,16 @@ from __future__ import annotations
 from typing import Any
 
 from scipy import stats
+from scipy.stats._distn_infrastructure import rv_continuous_frozen, rv_frozen
 
 from adgen.rules import scipy_stats as sst
-from adgen.rules.registry import defreference, defreference_class
+from adgen.rules.registry import (
+    defmethod_reference,
+    defnondiff,
+    defreference,
+    defreference_class,
+    defreference_helper,
+)
 
 # what scipy's frozen objects have (rv_continuous_frozen, multivariate_normal_frozen): read on
 # one of these objects, refused by name; any other name is an AttributeError, as Python's (a
@@ -43,8 +55,8 @@ def _missing(dist: str, method: str, rewrite: str) -> None:
         raise AttributeError(f"a frozen scipy.stats.{dist} has no attribute {method!r}")
     from adgen.rules.helpers_core import unsupported
 
-    unsupported(f"{method} of a frozen scipy.stats.{dist}(...) made in a differentiated "
-                f"function is not differentiated by adgen: {rewrite}")
+    unsupported(f"{method} of a frozen scipy.stats.{dist}(...) is not differentiated by "
+                f"adgen: {rewrite}")
 
 
 @defreference_class
@@ -187,3 +199,93 @@ def t(df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 def multivariate_normal(mean: Any = None, cov: Any = 1, allow_singular: bool = False,
                         seed: Any = None) -> Any:
     return FrozenMultivariateNormal(mean, cov, allow_singular)
+
+
+# --------------------------------------------------------------------------------------------
+# A frozen distribution scipy made (outside the function): its methods as the object above's
+
+# (the defaults as ints: a helper without a derivative returns no float)
+_FAMILIES = ((stats.norm, ("loc", "scale"), (0, 1)),
+             (stats.gamma, ("a", "loc", "scale"), (None, 0, 1)),
+             (stats.beta, ("a", "b", "loc", "scale"), (None, None, 0, 1)),
+             (stats.t, ("df", "loc", "scale"), (None, 0, 1)))
+
+
+@defnondiff
+def family_of(frozen: Any, method: str) -> Any:
+    """``(reference, names, defaults)`` of the distribution ``frozen`` (scipy's frozen
+    object) was made from: :func:`norm` for ``scipy.stats.norm`` (called with the frozen
+    object's parameters, it makes the object above), its parameters' names and defaults; or an
+    adgen error naming the distribution where this module has no reference for it."""
+    dist = frozen.dist  # (a copy scipy made of scipy.stats.norm: found by its class)
+    references = {id(stats.norm): norm, id(stats.gamma): gamma, id(stats.beta): beta,
+                  id(stats.t): t}
+    for family, names, defaults in _FAMILIES:
+        if type(dist) is type(family):
+            return references[id(family)], names, defaults
+    from adgen.rules.helpers_core import unsupported
+
+    name = getattr(dist, "name", type(dist).__name__)
+    unsupported(f"{method} of a frozen scipy.stats.{name}(...) is not differentiated by "
+                f"adgen (frozen norm, gamma, beta and t are): write its {method} with NumPy, "
+                "or register a rule for a function of yours with adgen.rrule")
+
+
+@defreference_helper
+def remade(frozen: Any, method: str) -> Any:
+    """The object above for scipy's frozen ``frozen``, from the parameters it holds, given
+    by position or by keyword (read one by one: forward mode passes no ``**kwds`` whose
+    values have tangents)."""
+    build, names, defaults = family_of(frozen, method)
+    given = frozen.args
+    kwds = frozen.kwds
+    if len(kwds) == 0:  # norm(0.5, 2.0): as given (second derivatives through it too)
+        return build(*given)
+    return build(*by_position(given, kwds, names, defaults))
+
+
+@defreference_helper
+def by_position(given: Any, kwds: Any, names: Any, defaults: Any) -> Any:
+    """The parameters of a frozen distribution made with keywords, by position."""
+    return [given[k] if k < len(given) else
+            (kwds[names[k]] if names[k] in kwds else defaults[k]) for k in range(len(names))]
+
+
+@defmethod_reference(rv_continuous_frozen.logpdf, name="scipy.stats frozen logpdf")
+def frozen_logpdf(self: Any, x: Any) -> Any:
+    return remade(self, "logpdf").logpdf(x)
+
+
+@defmethod_reference(rv_continuous_frozen.pdf, name="scipy.stats frozen pdf")
+def frozen_pdf(self: Any, x: Any) -> Any:
+    return remade(self, "pdf").pdf(x)
+
+
+@defmethod_reference(rv_frozen.cdf, name="scipy.stats frozen cdf")
+def frozen_cdf(self: Any, x: Any) -> Any:
+    return remade(self, "cdf").cdf(x)
+
+
+@defmethod_reference(rv_frozen.logcdf, name="scipy.stats frozen logcdf")
+def frozen_logcdf(self: Any, x: Any) -> Any:
+    return remade(self, "logcdf").logcdf(x)
+
+
+@defmethod_reference(rv_frozen.sf, name="scipy.stats frozen sf")
+def frozen_sf(self: Any, x: Any) -> Any:
+    return remade(self, "sf").sf(x)
+
+
+@defmethod_reference(rv_frozen.logsf, name="scipy.stats frozen logsf")
+def frozen_logsf(self: Any, x: Any) -> Any:
+    return remade(self, "logsf").logsf(x)
+
+
+@defmethod_reference(rv_frozen.ppf, name="scipy.stats frozen ppf")
+def frozen_ppf(self: Any, q: Any) -> Any:
+    return remade(self, "ppf").ppf(q)
+
+
+@defmethod_reference(rv_frozen.isf, name="scipy.stats frozen isf")
+def frozen_isf(self: Any, q: Any) -> Any:
+    return remade(self, "isf").isf(q)
