@@ -1,5 +1,5 @@
-"""Under ``mutation="strict"``, a callee compiled for what its caller hands it: which of its
-parameters carry a derivative at the calls, and which are numbers.
+"""A callee compiled for what its caller hands it: which of its parameters carry a
+derivative at the calls, and which are numbers, lists or dicts.
 
 A helper compiled alone takes every parameter for an array with a derivative that may share
 another's memory. ``half_steps(v, a, x, 0.01)`` (``v += 0.5 * dt * a``, then ``a[:] = -x **
@@ -10,6 +10,20 @@ refused, ``pipeline`` compiles the callee again for the pattern of this function
 it (:func:`call_pattern`: ``wrt`` = the positions active at some call, ``sig`` = a number where
 every call passes one), keyed in the compile cache by that pattern; a refusal of that
 compilation is the call's.
+
+Strict also compiles it for the pattern where the compilation for any arguments is not
+refused but guards a write (``g.scale(3.0)``: ``self.u *= c``, whose gradient with respect to
+``c`` reads the ``self.u`` it overwrites, refused when it ran), or has a pullback reading a
+parameter, while some call passes a constant or a value without a derivative
+(:func:`for_calls`): an RK4 ``s.step(u, 0.1)`` whose ``u + 0.5 * h * self.k[0]`` read the
+stage buffers the next step overwrites only for ``h``'s gradient. Where that compilation is
+refused, the one for any arguments stays (its guards raise only where the overwrite happens).
+
+Under both policies, a callee writing by index a list or dict parameter (an optimizer step,
+``for k in params: params[k] -= lr * grads[k]``) is refused when it runs if compiled for any
+arguments (it cannot tell a dict from an array); where every call passes a list or dict
+display the caller builds, or a list or dict parameter of the caller that it never binds
+again, it is compiled for that kind (``sig``: ``LIST`` / ``DICT``).
 """
 
 from __future__ import annotations
@@ -18,10 +32,12 @@ from collections.abc import Callable
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.kinds import CONTAINERS, DICT, LIST, NUMBER
 from adgen.transforms.node_index import nodes_of
 
-__all__ = ["SPECIALIZING", "call_pattern"]
+from adgen.errors import MutationError
+
+__all__ = ["SPECIALIZING", "call_pattern", "for_calls"]
 
 # the ids of the functions being compiled for a call pattern (under the compile lock): a
 # recursive call of one is not compiled for its pattern again, which would never end
@@ -29,35 +45,122 @@ SPECIALIZING: set[int] = set()
 
 
 def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], Any],
-                 active: Callable[[str], bool], kinds: dict[str, Any]
+                 active: Callable[[str], bool], kinds: dict[str, Any],
+                 given: dict[str, str] | None = None
                  ) -> tuple[tuple[int, ...], tuple[Any, ...]] | None:
     """``(wrt, sig)`` for compiling ``obj`` as the calls of it in ``fn`` (SSA form) use it:
     the positions of the arguments active at any call, and ``NUMBER`` where every call
-    passes a number (a constant, or a name ``kinds`` calls one), else None. None when a
+    passes a number (a constant, or a name ``kinds`` calls one), ``LIST`` or ``DICT`` where
+    every call passes a name bound only to such displays, or a parameter ``given`` (the
+    argument signature's lists and dicts) says is one and ``fn`` never binds, else None. None when a
     call passes keywords, ``*xs``, fewer arguments than ``obj`` has positional parameters,
     or anything but names and constants, or where ``obj`` is called by no plain call."""
     code = getattr(obj, "__code__", None)
     if code is None or code.co_flags & 0x0C or code.co_kwonlyargcount:
         return None  # *args, **kwargs, keyword-only parameters
     n = code.co_argcount
+    containers = _displays(fn, resolve, given or {})
     actives: set[int] = set()
-    numbers = [True] * n
+    passed: list[Any] = [NUMBER] * n  # the kind every call passes there, or None
     calls = 0
     for call in nodes_of(fn, gast.Call):
         if not isinstance(call, gast.Call) or resolve(call.func) is not obj:
             continue
         if call.keywords or len(call.args) != n:
             return None
-        calls += 1
         for k, a in enumerate(call.args):
             if isinstance(a, gast.Constant) and type(a.value) in (int, float):
-                continue  # a number without a derivative
-            if not isinstance(a, gast.Name):
+                kind = NUMBER  # a number without a derivative
+            elif not isinstance(a, gast.Name):
                 return None
-            if active(a.id):
-                actives.add(k)
-            if kinds.get(a.id) != NUMBER:
-                numbers[k] = False
+            else:
+                if active(a.id):
+                    actives.add(k)
+                kind = kinds.get(a.id)
+                kind = kind if kind in (NUMBER, *CONTAINERS) else containers.get(a.id)
+            if calls == 0 and kind in CONTAINERS:
+                passed[k] = kind
+            elif kind != passed[k]:
+                passed[k] = None
+        calls += 1
     if not calls:
         return None
-    return tuple(sorted(actives)), tuple(NUMBER if num else None for num in numbers)
+    return tuple(sorted(actives)), tuple(passed)
+
+
+def _displays(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any],
+              given: dict[str, str]) -> dict[str, str]:
+    """``LIST`` or ``DICT`` for the names ``fn`` binds only to list or dict displays (``p =
+    {"w": w}``, ``ws = [a, b]``, ``dict(...)``, ``list(...)``): every binding of such a
+    name, wherever it runs, is a new list or dict; and for the parameters in ``given`` that
+    ``fn`` never binds again."""
+    stores: dict[str, int] = {}
+    for n in nodes_of(fn, gast.Name):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.id for a in fn.args.args}
+    out = {p: k for p, k in given.items() if k in CONTAINERS and p in params and
+           stores.get(p, 0) == 1}  # (its binding as a parameter)
+    shown: dict[str, list[str]] = {}
+    for st in nodes_of(fn, gast.Assign):
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name)):
+            continue
+        v = st.value
+        made = resolve(v.func) if isinstance(v, gast.Call) else None
+        if made is dict or made is list:
+            kind = DICT if made is dict else LIST
+        else:
+            kind = DICT if isinstance(v, gast.Dict) else LIST if isinstance(v, gast.List) \
+                else None
+        shown.setdefault(st.targets[0].id, []).append(kind)
+    out.update((name, kinds[0]) for name, kinds in shown.items()
+               if kinds[0] is not None and len(set(kinds)) == 1 and
+               stores[name] == len(kinds) and name not in params)
+    return out
+
+
+def for_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
+              resolve: Callable[[gast.expr], Any], active: Callable[[str], bool],
+              kinds: dict[str, Any], compile_function: Callable[..., Any],
+              given: dict[str, str] | None = None) -> Any:
+    """``obj`` compiled for the calls of it in ``fn`` (:func:`call_pattern`), where
+    ``general``, its compilation for any arguments, is None (strict refused it: the
+    pattern's refusal is raised) or is one the pattern may make less cautious
+    (:func:`_narrows`: a refusal there is dropped, ``general`` stays). None where there is
+    no pattern, ``obj`` is being compiled for one (a recursive call), or nothing to gain."""
+    if id(obj) in SPECIALIZING or general is None and mutation != "strict":
+        return None
+    pattern = call_pattern(fn, obj, resolve, active, kinds, given)
+    if pattern is None or general is not None and not _narrows(general, obj, pattern,
+                                                               mutation):
+        return None
+    SPECIALIZING.add(id(obj))  # (a recursive call of it: compiled as it is)
+    try:
+        return compile_function(obj, mutation=mutation, wrt=pattern[0], sig=pattern[1])
+    except MutationError:
+        if general is None:
+            raise
+        return None
+    finally:
+        SPECIALIZING.discard(id(obj))
+
+
+def _narrows(general: Any, obj: Any, pattern: tuple[tuple[int, ...], tuple[Any, ...]],
+             mutation: str) -> bool:
+    """Whether compiling ``obj`` for ``pattern`` may lift a refusal or drop a guard or a
+    read of ``general``: a list or dict every call passes that ``general`` writes (in
+    place by index, refused when it runs where the parameter's kind is not known), or,
+    under strict, some parameter passed without a derivative or as a number while
+    ``general`` guards a write or has a pullback reading a parameter."""
+    wrt, sig = pattern
+    names = obj.__code__.co_varnames[:len(sig)]
+    written = general.written_params
+    if any(kind in CONTAINERS and (written is True or names[k] in written)
+           for k, kind in enumerate(sig)):
+        return True
+    if mutation != "strict" or all(k in wrt and sig[k] != NUMBER for k in range(len(sig))):
+        return False  # every parameter carries a derivative at some call, none a number
+    if any(s.decision in ("guarded-raise", "certain-conflict") for s in general.sites):
+        return True
+    return bool(general.reads_params)

@@ -457,19 +457,22 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             except MutationError:
                 # strict refused it for any arguments: compiled for what the calls here pass
                 # (half_steps(v, a, x, 0.01): dt a number without a derivative)
-                from adgen.transforms.callee_activity import SPECIALIZING, call_pattern
+                from adgen.transforms.callee_activity import for_calls
 
-                pattern = None if mutation != "strict" or id(obj) in SPECIALIZING else \
-                    call_pattern(tree, obj, functools.partial(resolve, parsed), act.active,
-                                 known)
-                if pattern is None:
+                c = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
+                              act.active, known, compile_function)
+                if c is None:
                     raise
-                SPECIALIZING.add(id(obj))  # (a recursive call of it: refused as it is)
-                try:
-                    c = compile_function(obj, mutation=mutation, wrt=pattern[0],
-                                         sig=pattern[1])
-                finally:
-                    SPECIALIZING.discard(id(obj))
+            else:
+                # compiled for what the calls here pass where that may lift a refusal (a
+                # dict or list they pass, which it writes by index) or, under strict, a
+                # guard or a read for arguments they do not pass (g.scale(3.0): self.u *=
+                # c, whose gradient in c reads the self.u it overwrites): callee_activity
+                from adgen.transforms.callee_activity import for_calls
+
+                c = for_calls(obj, c, mutation, tree, functools.partial(resolve, parsed),
+                              act.active, known, compile_function,
+                              {n: k for n, k in params_kinds.items() if k in CONTAINERS}) or c
             # one symbol per callee object: two functions named alike (step from two modules,
             # two closures of one factory) are two callees
             cname = symbols.get(id(obj))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
 from adgen.transforms.analyses.container_aliases import parameter_copies
+from adgen.transforms.analyses.kinds import CONTAINERS
 from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_plan_calls import is_user_call
@@ -98,7 +99,16 @@ def returned(pb: Pullback, params: list[str], state: set[str]) -> list[str]:
             # a container argument: arrays inside it may have adjoints in shadow memory
             b = b if b is not None and b in state else None
             entry = f", entry={pb.rec.entry_of[p]}" if p in pb.rec.entry_of else ""
-            ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
+            if plan.eff.kinds.get(p) in CONTAINERS and not (written is True or p in written) \
+                    and not any(w.container and w.target == p for w in plan.eff.writes):
+                # a list or dict read here, not changed: the adjoints of its arrays this
+                # pullback kept in shadow memory (grads[k], which may share the memory of
+                # the params[k] it writes) go back in the cotangent; left there, a caller
+                # not keeping those arrays in shadow memory lost them, silently (H6)
+                ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else "
+                                 f"with_shadows(sh, {p}, {b})")
+            else:
+                ret_parts.append(f"collect(sh, {p}, {b}{entry}) if top else {b}")
         elif p in passed and plan.act.active(p):
             # an object passed on to a function of the user's (step(u, v, cfg)): the
             # callee keeps the adjoints of the attributes it read in shadow memory, for

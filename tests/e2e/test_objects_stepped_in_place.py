@@ -239,14 +239,30 @@ def integrate(u0):
     return np.sum(u ** 2)
 
 
+def integrate_timed(u0, h):
+    s = Solver(3, 0.7)
+    u = u0
+    for _ in range(3):
+        u = s.step(u, h)
+    return np.sum(u ** 2)
+
+
 def test_rk4_stage_buffers_held_by_a_solver():
     u0 = np.array([0.3, -0.4, 1.0])
     n = numerical_grad(integrate, (u0,), 0)
     assert np.allclose(adgen.grad(integrate)(u0), n, rtol=1e-5)
     assert np.isclose(adgen.jvp(integrate, (u0,), (np.ones(3),))[1], n.sum(), rtol=1e-5)
-    # strict: the next step overwrites the stages the gradient of this one reads
+    # strict: with the step h = 0.1 a constant, the gradient of a step reads none of its
+    # stages (u + 0.5 * h * k is linear in k): step is compiled for what its calls pass
+    # (session 24; refused before)
+    np.testing.assert_allclose(adgen.grad(integrate, mutation="strict")(u0), n, rtol=1e-5)
+    # with h differentiated, the next step overwrites the stages the gradient of this one
+    # (in h) reads: refused
+    for argnum in (0, 1):
+        assert np.allclose(adgen.grad(integrate_timed, argnums=argnum)(u0, 0.1),
+                           numerical_grad(integrate_timed, (u0, 0.1), argnum), rtol=1e-5)
     with pytest.raises(adgen.MutationError) as info:
-        adgen.grad(integrate, mutation="strict")(u0)
+        adgen.grad(integrate_timed, argnums=(0, 1), mutation="strict")(u0, 0.1)
     assert "self.rhs(u, out=self.k[0])" in str(info.value)
 
 

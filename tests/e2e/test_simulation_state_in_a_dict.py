@@ -7,7 +7,9 @@ array an earlier line's gradient reads, so adgen refuses it; the hint said
 ``st = st.copy() before line ...``, which copies the dict and leaves the same arrays in it
 (following it, the refusal comes back). It now names the array in the dict
 (``st['x'] = st['x'].copy()``), and the function written as the hints say passes under
-strict. Gradients against central differences.
+strict. With a constant step (``step(st, 0.1)``) nothing a gradient reads is overwritten:
+strict gives the gradient since session 24; the refusal is for ``dt`` differentiated.
+Gradients against central differences.
 """
 
 from __future__ import annotations
@@ -78,9 +80,29 @@ def test_save(f):
     assert_grad_close(adgen.grad(f)(X0.copy()), numerical_grad(f, (X0,), 0))
 
 
+def simulate_timed(x0, dt, n=10):
+    st = {"x": x0.copy(), "v": np.zeros_like(x0)}
+    for _ in range(n):
+        step(st, dt)
+    return np.sum(st["x"] ** 3)
+
+
+def test_strict_with_a_constant_step():
+    # dt = 0.1 has no derivative: the step is linear in the arrays it overwrites, whose
+    # old values no gradient reads; strict refused it until the step was compiled for
+    # what its calls pass (session 24, transforms/callee_activity.py)
+    g = adgen.grad(simulate, mutation="strict")(X0.copy())
+    assert_grad_close(g, numerical_grad(simulate, (X0,), 0))
+
+
 def test_strict_names_the_array_in_the_dict():
+    # with dt differentiated, the gradient of st["v"] -= dt * st["x"] in dt reads st["x"],
+    # which the next line overwrites
+    for argnum in (0, 1):
+        assert_grad_close(adgen.grad(simulate_timed, argnums=argnum)(X0.copy(), 0.1),
+                          numerical_grad(simulate_timed, (X0, 0.1), argnum))
     with pytest.raises(adgen.MutationError) as info:
-        adgen.grad(simulate, mutation="strict")(X0.copy())
+        adgen.grad(simulate_timed, argnums=(0, 1), mutation="strict")(X0.copy(), 0.1)
     hint = info.value.hint
     assert "st['" in hint and "'].copy() before line" in hint
     assert "st = st.copy()" not in hint
