@@ -289,3 +289,27 @@ def test_means_take_reverse_over_reverse(policy):
     H = adgen.jacrev(adgen.grad(_means, mutation=policy))(x)
     np.testing.assert_allclose(H, fd_hessian(_means, x, policy), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(H, adgen.hessian(_means)(x), rtol=1e-9, atol=1e-12)
+
+
+def logs_weighted(v, w):
+    return np.sum(np.log(v) * w ** 2)
+
+
+def through_a_log_helper(x):
+    return logs_weighted(x, x) + np.sum(np.sqrt(x))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_helper_taking_a_log_of_its_parameter(policy: str) -> None:
+    # a callee compiles without a signature, so its pullback reads np.log(v)'s operand through
+    # sequence_operand and gives v's adjoint through array_vjp (v may be a list: f66b27f);
+    # array_vjp had no second-order rule, and the second derivatives took forward over reverse
+    x = np.array([0.5, 1.3, 2.0])
+    assert route(through_a_log_helper, x, policy).startswith("second derivatives: " + ROUTE)
+    H = adgen.jacrev(adgen.grad(through_a_log_helper, mutation=policy))(x)
+    expected = np.diag(2 * np.log(x) + 3 - 0.25 * x ** -1.5)  # d2/dx2 of log(x) x^2 + sqrt(x)
+    np.testing.assert_allclose(H, expected, rtol=1e-10)
+    np.testing.assert_allclose(H, fd_hessian(through_a_log_helper, x, policy), rtol=1e-5,
+                               atol=1e-6)
+    assert adgen.grad(adgen.grad(lambda t: logs_weighted(t, t), mutation=policy),
+                      mutation=policy)(0.7) == pytest.approx(2 * math.log(0.7) + 3)

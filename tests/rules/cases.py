@@ -918,3 +918,10 @@ cases("adgen.rules.helpers_tangent.sequence_operand", C([randn(), randn()]),
 # a Python float as an np.float64 (the jvp code's fallback, transforms/ieee_tangents.py),
 # appended
 cases("adgen.rules.helpers_tangent.ieee_number", C(randn()), C(randn(3)))
+
+# array_vjp(cot, tree): the adjoint of a list or tuple a ufunc read as an array, split back into
+# its nesting (rules/runtime_rules.py, for reverse over reverse through a helper's np.log(v)),
+# appended
+cases("adgen.runtime.array_vjp", C(randn(3), (3,)), C(randn(), ()),
+      C(randn(2, 3), [(3,), (3,)]), C(randn(2), ("tuple", (), ())),
+      C(randn(2, 2), [("tuple", (), ()), ("tuple", (), ())]))

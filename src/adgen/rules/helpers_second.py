@@ -12,9 +12,16 @@ Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every 
 
 import numpy as np
 
-from adgen.rules.helpers_core import reduced_axes, stored_into, unsupported
+from adgen.rules.helpers_core import (
+    is_tuple_tree,
+    reduced_axes,
+    stored_into,
+    tree_items,
+    unsupported,
+)
 
 __all__ = [
+    "array_vjp_transpose",
     "broadcast_back",
     "filled_items",
     "kept_copy",
@@ -160,3 +167,22 @@ def listed_transpose(g: object, tree: object) -> object:
         return np.stack(filled_items(g, [tree[1:]] * tree[0])) if tree[0] else \
             np.zeros(tree)
     return g
+
+
+def array_vjp_transpose(g: object, cot_shape: tuple, tree: object) -> object:
+    """Adjoint of ``array_vjp(cot, tree)`` (``cot`` split back into the nesting of lists and
+    tuples ``tree`` describes; an array's or a number's ``cot`` itself) with respect to
+    ``cot``: the items of ``g`` (None: zero) gathered back into an array of ``cot``'s shape,
+    at every level; ``g`` itself where ``tree`` is an array's or a number's."""
+    if not (isinstance(tree, list) or is_tuple_tree(tree)):
+        return g
+    items = tree_items(tree)
+    if not isinstance(g, (list, tuple)) or len(g) != len(items):
+        unsupported("second derivatives through the adjoint of a list read as an array, "
+                    "whose cotangent is not a list of its items (reverse over reverse); use "
+                    "adgen.hessian, which takes forward over reverse")
+    row = tuple(cot_shape[1:])
+    rows = [np.zeros(row) if v is None else
+            np.broadcast_to(np.asarray(array_vjp_transpose(v, row, t)), row)
+            for v, t in zip(g, items)]
+    return shaped_as(np.stack(rows) if rows else np.zeros(cot_shape), cot_shape)

@@ -26,6 +26,7 @@ import numpy as np
 from adgen.rules.helpers import (
     accumulate_extreme_jvp,
     accumulate_extreme_vjp,
+    array_vjp_transpose,
     broadcast_back,
     clip_above,
     clip_below,
@@ -151,6 +152,12 @@ def register() -> None:
     def _stack_vjp(g, out, cot, tree, axis):  # noqa: ANN001, ANN202 - a rule template
         return restacked(g, np.shape(cot), tree, axis)
 
+    # (the adjoint of a list or tuple a ufunc read as an array, sequence_operand's: f66b27f)
+    @defvjp(runtime.array_vjp, "cot, tree", diff="cot", linear=True, reads="tree", view=True,
+            name="adgen.runtime.array_vjp")
+    def _array_vjp(g, out, cot, tree):  # noqa: ANN001, ANN202 - a rule template
+        return array_vjp_transpose(g, np.shape(cot), tree)
+
     @defvjp(runtime.list_adjoint, "cot", linear=True, name="adgen.runtime.list_adjoint")
     def _list_adjoint(g, out, cot):  # noqa: ANN001, ANN202 - a rule template
         return listed_transpose(g, shape_tree(cot))
@@ -197,6 +204,6 @@ def register() -> None:
                 clip_inside, clip_below, clip_above)
     defjvp_kind("linear", runtime.sum_vjp, mean_vjp, runtime.sum_keepdims, runtime.unbroadcast,
                 runtime.add, runtime.or_zeros, runtime.copy_adjoint, kept_copy, stored_value,
-                runtime.stack_vjp,
+                runtime.stack_vjp, runtime.array_vjp,
                 runtime.list_adjoint, accumulate_extreme_vjp, accumulate_extreme_jvp)
     _REGISTERED.append(True)
