@@ -562,8 +562,11 @@ def or_zeros(g: Any, like: Any) -> Any:
     shadow cell (a call that writes its argument), which the pullback adds this to."""
     if g is None:
         zero = zeros_like(like)
+        # (a class or a dtype too: np.astype(y, np.float64, copy=False) may return y, so
+        # its dtype argument shares y's shadow cell as any argument of such a call does)
         return 0.0 if zero is None and (isinstance(like, (type(None), str, bytes, bool,
-                                                          np.bool_)) or is_enum_member(like)) \
+                                                          np.bool_, type, np.dtype)) or
+                                        is_enum_member(like)) \
             else zero
     if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)):
         return [or_zeros(a, b) for a, b in zip(g, like)]

@@ -305,7 +305,9 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 @defreference(np.astype)
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
-    return x.astype(dtype)
+    # copy=False returns x itself where the dtype is x's, as NumPy does: a write into the
+    # result then writes x (the copy made always gave x no derivative of the write)
+    return x.astype(dtype, copy=copy)
 
 
 @defreference(np.broadcast_arrays)
