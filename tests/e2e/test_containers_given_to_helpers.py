@@ -195,3 +195,39 @@ def test_given_dict_read_by_a_helper():
         return np.sum(h ** 2)
 
     check_grad(loss, (X, {"w": np.cos(X)}), (0, 1))
+
+
+# --- a step from another module, by name and as a module attribute; a global rebound ---
+
+import optimizer_helpers  # noqa: E402
+from optimizer_helpers import momentum_step  # noqa: E402
+
+RATE = 0.1
+
+
+def momentum_by_name(x):
+    params = {"a": x * 1.0, "b": x ** 2}
+    state = {"a": np.zeros(3), "b": np.zeros(3)}
+    for i in range(3):
+        grads = {"a": np.cos(x), "b": x * (i + 1)}
+        momentum_step(params, grads, state, RATE)
+    return np.sum(params["a"] ** 2 + params["b"] * state["a"])
+
+
+def momentum_by_module(x):
+    params = {"a": x * 1.0}
+    state = {"a": x * 0.0}
+    optimizer_helpers.momentum_step(params, {"a": np.cos(x)}, state, RATE)
+    return np.sum(params["a"] ** 3)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("f", [momentum_by_name, momentum_by_module])
+def test_a_step_from_another_module(f, policy):
+    global RATE
+    check_grad(f, (X,), mutation=policy, strict_must_compute=True)
+    try:
+        RATE = 0.5  # a global the step is given, rebound between calls
+        check_grad(f, (X,), mutation=policy, strict_must_compute=True)
+    finally:
+        RATE = 0.1
