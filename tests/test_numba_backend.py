@@ -760,7 +760,6 @@ def test_strict_names_both_lines_as_the_default_backend():
 
 @pytest.mark.parametrize("fn, args, pattern, text", [
     (reads_global_list, (np.ones(3),), "global OFFSETS", "s += OFFSETS[i] * x[i]"),
-    (with_default, (np.ones(3),), "defaults", None),
     (calls_arr_helper, (np.ones(3),), "writes its argument y in place", "s += arr_helper(x, i)"),
     (calls_recursive, (np.ones(3),), "recursion",
      (power_sum, "return x[n] * power_sum(x, n - 1)")),
@@ -775,6 +774,23 @@ def test_refusals_name_the_construct(fn, args, pattern, text):
     with pytest.warns(NumbaFallbackWarning):
         g = adgen.grad(fn, backend="auto")(*copy.deepcopy(args))
     assert_grad_close(g, numerical_grad(fn, args, 0))
+
+
+def test_parameters_left_to_their_defaults_are_passed_positionally():
+    # euler(y0) with n=20, h=0.05 (numbers): compiled for every positional parameter, the
+    # defaults passed as Python binds them; a keyword argument stays refused
+    x = np.random.default_rng(13).random(4)
+    g = adgen.grad(with_default, backend="numba")
+    assert_grad_close(g(x), numerical_grad(with_default, (x,), 0))
+    assert_grad_close(g(x), 4.0 * x)
+    assert_grad_close(g(x, 3.0), 6.0 * x)  # given: its own compilation
+    assert_grad_close(g(x), 4.0 * x)
+    value, grads = adgen.value_and_grad(with_default, argnums=0, backend="numba")(x)
+    assert value == pytest.approx(2.0 * np.sum(x * x)) and np.allclose(grads, 4.0 * x)
+    with pytest.raises(adgen.ArgnumsError):
+        adgen.grad(with_default, argnums=1, backend="numba")(x)  # a only by its default
+    with pytest.raises(adgen.UnsupportedError, match="defaults"):
+        adgen.grad(with_default, backend="numba")(x, a=3.0)
 
 
 def test_global_int_is_folded_and_recompiled_when_it_changes():

@@ -197,6 +197,14 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
     # signature (its cache entry, the call), and the last one used, tried first
     fasts: dict[tuple[Any, ...], tuple[Any, Any]] = {}
     fast: list[Any] = [None]
+    # another backend compiles for every positional parameter (numba_function): a call that
+    # leaves parameters to their defaults (euler(y0) with n=20, h=0.05) passes the defaults
+    # positionally (numbers or arrays, as Python would bind them; argnums counts the
+    # arguments given, so a negative one keeps the call as it is)
+    filler = fun if type(fun) is types.FunctionType and backend != "default" and \
+        fun.__defaults__ and not any(
+            n < 0 for n in ((argnums,) if isinstance(argnums, int) else
+                            tuple(a for a in argnums if isinstance(a, int)))) else None
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -212,6 +220,15 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
     def generic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
         # compiled per argument signature: numbers, and arrays of each rank (kinds.signature)
         complex_args = False
+        filled = False
+        if filler is not None and not kwargs and \
+                len(args) < filler.__code__.co_argcount <= \
+                len(args) + len(filler.__defaults__ or ()):
+            tail = filler.__defaults__[len(args) - filler.__code__.co_argcount:]
+            wanted = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+            if all(type(d) in (float, int) or type(d) is np.ndarray for d in tail) and \
+                    all(type(n) is int and n < len(args) for n in wanted):
+                args, filled = args + tuple(tail), True
         if len(args) == 1 and type(args[0]) is _NDARRAY and args[0].dtype is _F64:
             sig = (args[0].ndim,)  # signature(args) of one float array, without the call
         else:
@@ -289,14 +306,15 @@ def gradient_function(fun: Callable[..., Any], argnums: int | Sequence[int], mut
         both = fused(*args) if fused is not None and not kwargs else None
         if both is not None:
             out, saved = both
-            entry = fasts.get(sig)
+            key = (sig, "defaults") if filled else sig  # (a call given them all: its own)
+            entry = fasts.get(key)
             if entry is None or entry[0] is not hit:
                 make = getattr(getattr(fused, "__self__", None), "fast_call", None)
-                entry = fasts[sig] = (hit, make(
+                entry = fasts[key] = (hit, make(
                     args, nums, single, with_value, hit[7], generation, hit[0],
                     (hit[10], hit[11]) if hit[10] is not None else None, value_and_grad_fun)
                     if make is not None and not has_aux and not compiled.mutates_containers
-                    and not writes else None)
+                    and not writes and not filled else None)
             fast[0] = entry[1]
             # the partials wrapping this closure call the signature's direct form, which
             # comes back here when its checks fail; or this closure again
