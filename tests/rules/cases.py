@@ -925,3 +925,26 @@ cases("adgen.rules.helpers_tangent.ieee_number", C(randn()), C(randn(3)))
 cases("adgen.runtime.array_vjp", C(randn(3), (3,)), C(randn(), ()),
       C(randn(2, 3), [(3,), (3,)]), C(randn(2), ("tuple", (), ())),
       C(randn(2, 2), [("tuple", (), ()), ("tuple", (), ())]))
+
+# scipy_special.py, session 24 (appended; draws after every case above): gamma and beta away
+# from their poles, expm1 / log1p / cbrt / exp2, entr / rel_entr / kl_div on positive values,
+# erfinv / erfcinv inside their domains, erfcx, dawsn, expi away from 0
+try:
+    import scipy.special as _special  # noqa: F401, F811
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    cases("scipy.special.gamma", *unary(pos), C(np.array([-2.5, -0.3, 0.7, 4.0])))
+    cases("scipy.special.beta", *binary(pos))
+    cases("scipy.special.expm1", unary(randn))
+    cases("scipy.special.log1p", *unary(pos), C(np.array([-0.5, 0.0, 3.0])))
+    cases("scipy.special.cbrt", *unary(pos), C(np.array([-2.0, -0.5, 1.5])))
+    cases("scipy.special.exp2", unary(randn))
+    cases("scipy.special.entr", unary(pos))
+    cases("scipy.special.rel_entr", binary(pos))
+    cases("scipy.special.kl_div", binary(pos))
+    cases("scipy.special.erfinv", unary(unit))
+    cases("scipy.special.erfcinv", C(np.array([[0.2, 0.7, 1.1], [1.6, 0.05, 1.9]])), C(0.4))
+    cases("scipy.special.erfcx", unary(randn))
+    cases("scipy.special.dawsn", unary(randn))
+    cases("scipy.special.expi", *unary(pos), C(np.array([-2.0, -0.4, 0.6, 3.0])))

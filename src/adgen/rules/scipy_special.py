@@ -1,5 +1,6 @@
 """Rules for ``scipy.special``: the logistic, log-sum-exp and softmax family, erf, the
-log-gamma family (gammaln, betaln, digamma, polygamma) and xlogy / xlog1py.
+log-gamma family (gammaln, betaln, digamma, polygamma) and xlogy / xlog1py; gamma, beta,
+expm1, log1p, cbrt, exp2, entr, rel_entr, kl_div, erfinv, erfcinv, erfcx, dawsn and expi.
 
 Registered by :func:`adgen.rules.registry.load_optional_rules` once the user's code has
 imported ``scipy.special`` (adgen never imports scipy itself: it is an optional extra). The
@@ -104,6 +105,87 @@ def xlog1py(g: Any, out: Any, x: Any, y: Any) -> Any:
 defjvp_kind("elementwise", special.expit, special.logit, special.erf, special.erfc,
             special.ndtr, special.log_ndtr, special.ndtri, special.gammaln, special.digamma,
             special.polygamma, special.betaln, special.xlogy, special.xlog1py)
+
+# Since session 24: more elementwise functions whose derivatives NumPy computes (and
+# digamma, for gamma and beta)
+
+
+@defvjp(special.expm1, "x", reads="out", name="scipy.special.expm1")
+def expm1(g: Any, out: Any, x: Any) -> Any:
+    return g * (out + 1.0)
+
+
+@defvjp(special.log1p, "x", reads="x", name="scipy.special.log1p")
+def log1p(g: Any, out: Any, x: Any) -> Any:
+    return g / (1.0 + x)
+
+
+@defvjp(special.cbrt, "x", reads="out", name="scipy.special.cbrt")
+def cbrt(g: Any, out: Any, x: Any) -> Any:
+    return g / (3.0 * out * out)
+
+
+@defvjp(special.exp2, "x", reads="out", name="scipy.special.exp2")
+def exp2(g: Any, out: Any, x: Any) -> Any:
+    return g * out * np.log(2.0)
+
+
+@defvjp(special.gamma, "x", reads="x, out", name="scipy.special.gamma")
+def gamma(g: Any, out: Any, x: Any) -> Any:
+    return g * out * special_digamma(x)
+
+
+@defvjp(special.beta, "a, b", reads="a, b, out", name="scipy.special.beta")
+def beta(g: Any, out: Any, a: Any, b: Any) -> Any:
+    return (unbroadcast(g * out * (special_digamma(a) - special_digamma(a + b)), np.shape(a)),
+            unbroadcast(g * out * (special_digamma(b) - special_digamma(a + b)), np.shape(b)))
+
+
+@defvjp(special.entr, "x", reads="x", name="scipy.special.entr")
+def entr(g: Any, out: Any, x: Any) -> Any:
+    return -g * (np.log(x) + 1.0)  # (-x log x for x > 0)
+
+
+@defvjp(special.rel_entr, "x, y", reads="x, y", name="scipy.special.rel_entr")
+def rel_entr(g: Any, out: Any, x: Any, y: Any) -> Any:
+    return (unbroadcast(g * (np.log(x / y) + 1.0), np.shape(x)),
+            unbroadcast(-g * x / y, np.shape(y)))
+
+
+@defvjp(special.kl_div, "x, y", reads="x, y", name="scipy.special.kl_div")
+def kl_div(g: Any, out: Any, x: Any, y: Any) -> Any:
+    return (unbroadcast(g * np.log(x / y), np.shape(x)),
+            unbroadcast(g * (1.0 - x / y), np.shape(y)))
+
+
+@defvjp(special.erfinv, "y", reads="out", name="scipy.special.erfinv")
+def erfinv(g: Any, out: Any, y: Any) -> Any:
+    return g * (np.sqrt(np.pi) / 2.0) * np.exp(out * out)
+
+
+@defvjp(special.erfcinv, "y", reads="out", name="scipy.special.erfcinv")
+def erfcinv(g: Any, out: Any, y: Any) -> Any:
+    return g * (-np.sqrt(np.pi) / 2.0) * np.exp(out * out)
+
+
+@defvjp(special.erfcx, "x", reads="x, out", name="scipy.special.erfcx")
+def erfcx(g: Any, out: Any, x: Any) -> Any:
+    return g * (2.0 * x * out - 2.0 / np.sqrt(np.pi))
+
+
+@defvjp(special.dawsn, "x", reads="x, out", name="scipy.special.dawsn")
+def dawsn(g: Any, out: Any, x: Any) -> Any:
+    return g * (1.0 - 2.0 * x * out)
+
+
+@defvjp(special.expi, "x", reads="x", name="scipy.special.expi")
+def expi(g: Any, out: Any, x: Any) -> Any:
+    return g * np.exp(x) / x
+
+
+defjvp_kind("elementwise", special.expm1, special.log1p, special.cbrt, special.exp2,
+            special.gamma, special.beta, special.entr, special.rel_entr, special.kl_div,
+            special.erfinv, special.erfcinv, special.erfcx, special.dawsn, special.expi)
 
 # The helpers the pullbacks above call, differentiated in turn (hessian, grad of grad, jvp of
 # a gradient): digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .).
