@@ -64,18 +64,47 @@ def leaves_arguments(fn: Any, memo: dict[int, bool] | None = None,
         parsed, tree, _, _ = front(fn, lifted=lifted)
     except AdgenError:
         return False  # its own compilation reports it
-    if parsed.nested_defs:
-        return False  # a closure may write a parameter without being passed it
+    # a closure may write a parameter without being passed it: each nested def must leave
+    # its arguments and the values it closes over (read as parameters), and a call of one
+    # then reads only (the jvp code of a function with a nested def, differentiated again:
+    # jacfwd(jacfwd(f)) gave its data a zero tangent, sqrt(data)'s 0 / 0 at a zero)
+    defs = _leaving_defs(fn, parsed, tree, memo)
+    if defs is None:
+        return False
     look = lambda n: resolve(parsed, n)  # noqa: E731 - the resolver of this function
     eff = effects(tree, None, set(), look)
     if any(PARAM in w.buffers for w in eff.writes):
         return False
     for call in nodes_of(tree, gast.Call):
         if _touches_arguments(call, eff.buffers) and \
+                not (isinstance(call.func, gast.Name) and call.func.id in defs) and \
                 not _reads_only(call, look, memo):
             return False
     memo[key] = True
     return True
+
+
+def _leaving_defs(fn: Any, parsed: Any, tree: gast.FunctionDef, memo: dict[int, bool]
+                  ) -> set[str] | None:
+    """The names of ``fn``'s nested defs, where each changes none of its arguments nor the
+    values it closes over and is called by that name only; None where one may change them
+    (or its code is not found)."""
+    from adgen.transforms.nested_defs import nested_function, only_defined
+
+    names = {d.name for d in parsed.nested_defs}
+    if only_defined(tree, names) != names:
+        return None
+    for d in parsed.nested_defs:
+        try:
+            inner, lifted = nested_function(fn, d, parsed)
+        except AdgenError:
+            return None
+        try:
+            if not leaves_arguments(inner, memo, lifted):
+                return None
+        finally:
+            memo.pop(id(inner), None)  # (a new object: its id may be another's later)
+    return names
 
 
 def calls_change_parameters(parsed: Any, tree: gast.FunctionDef, buffers: dict[str, set[str]],

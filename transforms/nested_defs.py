@@ -122,3 +122,47 @@ def refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],
                     "gradient; adgen does not follow a value into a default",
                     parsed.location(default),
                     hint=f"pass {n.id} to {d.name} as an argument at each call")
+
+
+def nested_function(fn: Any, d: gast.FunctionDef, parsed: Parsed) -> tuple[Any, tuple[str, ...]]:
+    """The function of the nested def (or lifted lambda) ``d`` of ``fn`` (``parsed``), made
+    from its code object with its free variables' cells empty, and those free variables
+    (forward mode compiles it with them as trailing parameters).
+
+    Raises:
+        UnsupportedError: where its code object cannot be told apart.
+    """
+    import types
+
+    consts = [c for c in fn.__code__.co_consts if hasattr(c, "co_name")]
+    code = next((c for c in consts if c.co_name == d.name and c.co_firstlineno == d.lineno),
+                None)
+    if code is None:
+        # a def renamed apart from a runtime helper (rename_reserved: def add(a, b) is
+        # add_1 here): the one def of its line
+        defs = [c for c in consts if c.co_name != "<lambda>" and c.co_firstlineno == d.lineno]
+        code = defs[0] if len(defs) == 1 else None
+    if code is None:
+        # a lambda (lift_lambdas wrote it as a def): its code is named <lambda>, and the
+        # k-th lambda of its line is the k-th nested def of that line
+        lambdas = [c for c in consts if c.co_name == "<lambda>" and
+                   c.co_firstlineno == d.lineno]
+        same = [e for e in parsed.nested_defs if e.lineno == d.lineno]
+        if len(lambdas) == len(same):
+            code = lambdas[same.index(d)]
+    if code is None:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"forward mode cannot find the code of {d.name}",
+                               parsed.location(d))
+    cells = tuple(types.CellType() for _ in code.co_freevars)
+    return types.FunctionType(code, fn.__globals__, d.name, None, cells), \
+        tuple(code.co_freevars)
+
+
+def only_defined(tree: gast.FunctionDef, names: set[str]) -> set[str]:
+    """Those of ``names`` (nested defs' names) that ``tree`` binds by their defs alone: a
+    name also assigned (``step = other``) may hold another function where it is called."""
+    stored = {n.id for n in walk(tree) if isinstance(n, gast.Name) and
+              isinstance(n.ctx, (gast.Store, gast.Del))}
+    return names - stored

@@ -155,35 +155,12 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         return CalleeJvp(sym, c.tangent_params, c.params)
 
     def nested_function(d: gast.FunctionDef) -> Any:
-        """The function of a nested def (its free variables' cells empty) and its free
-        variables, which its jvp takes as trailing parameters."""
-        import types
+        """The function of a nested def and its free variables (nested_defs)."""
+        from adgen.transforms.nested_defs import nested_function as made
 
-        code = next((c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                     c.co_name == d.name and c.co_firstlineno == d.lineno), None)
-        if code is None:
-            # a def renamed apart from a runtime helper (rename_reserved: def add(a, b) is
-            # add_1 here): the one def of its line
-            defs = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                    c.co_name != "<lambda>" and c.co_firstlineno == d.lineno]
-            code = defs[0] if len(defs) == 1 else None
-        if code is None:
-            # a lambda (lift_lambdas wrote it as a def): its code is named <lambda>, and the
-            # k-th lambda of its line is the k-th nested def of that line
-            lambdas = [c for c in fn.__code__.co_consts if hasattr(c, "co_name") and
-                       c.co_name == "<lambda>" and c.co_firstlineno == d.lineno]
-            same = [e for e in parsed.nested_defs if e.lineno == d.lineno]
-            if len(lambdas) == len(same):
-                code = lambdas[same.index(d)]
-        if code is None:
-            from adgen.errors import UnsupportedError
-
-            raise UnsupportedError(f"forward mode cannot find the code of {d.name}",
-                                   parsed.location(d))
-        cells = tuple(types.CellType() for _ in code.co_freevars)
-        inner = types.FunctionType(code, fn.__globals__, d.name, None, cells)
+        inner, lifted = made(fn, d, parsed)
         held.append(inner)  # alive while summaries is used: no other object takes its id
-        return inner, tuple(code.co_freevars)
+        return inner, lifted
 
     def nested(d: gast.FunctionDef, own: tuple[int, ...] | None = None,
                varies: Callable[[str], bool] | None = None) -> Any:
@@ -258,7 +235,9 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         # passed to softmin(a, b, c, gamma) takes no tangent (argument_writes)
         # a nested def that changes none of its arguments leaves them constant too (every
         # def of its name: one bound in each branch of an if is one name)
-        names = {d.name for d in parsed.nested_defs}
+        from adgen.transforms.nested_defs import only_defined
+
+        names = only_defined(tree, {d.name for d in parsed.nested_defs})
         leaving_defs = frozenset(n for n in names if all(
             leaving(d) for d in parsed.nested_defs if d.name == n))
         act = activity(tree, eff.aliases(), outputs, closures + held_sets, varied,

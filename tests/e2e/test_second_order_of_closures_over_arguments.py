@@ -137,3 +137,49 @@ def test_as_jax_gives_it():
         for y in (Y_ZERO, Y):
             assert np.allclose(adgen.hessian(closure)(X, y),
                                np.asarray(jax.hessian(closure_j)(X, y)))
+
+
+DATA = np.array([0.0, 1.0, 2.0])
+
+
+def reads_data(x, data):
+    # the nested def reads data (no direction: a constant) and x, and is called on x
+    def term(v):
+        return np.sqrt(data) * v ** 3
+    return np.sum(term(x))
+
+
+def passes_data(x, data):
+    def term(v, d):
+        return np.sqrt(d) * v ** 3
+    return np.sum(term(x, data))
+
+
+@pytest.mark.parametrize("spelling", ["jacfwd(jacfwd)", "jacfwd(jacrev)", "jacrev(jacfwd)",
+                                      "hessian", "jacrev(grad)"])
+@pytest.mark.parametrize("f", [reads_data, passes_data], ids=lambda f: f.__name__)
+def test_forward_over_forward_with_a_constant_holding_a_zero(f, spelling):
+    # jacfwd(jacfwd(f)) differentiates f's jvp code, which holds the nested def: a call of
+    # the jvp code was taken to change its arguments (a function with a nested def was taken
+    # to write them), so data got a zero tangent, sqrt(data)'s 0 / 0 at 0: all NaN
+    outer, _, inner = spelling.partition("(")
+    make = {"jacfwd": adgen.jacfwd, "jacrev": adgen.jacrev, "grad": adgen.grad,
+            "hessian": adgen.hessian}
+    d = make[outer](f) if not inner else make[outer](make[inner.rstrip(")")](f))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        H = d(X, DATA)
+    assert np.allclose(H, np.diag(6 * np.sqrt(DATA) * X)), H
+
+
+@pytest.mark.parametrize("spelling", ["jacfwd(hessian)", "jacrev(hessian)",
+                                      "jacfwd(jacfwd(grad))"])
+def test_third_derivatives_with_a_constant_holding_a_zero(spelling):
+    third = {"jacfwd(hessian)": lambda f: adgen.jacfwd(adgen.hessian(f)),
+             "jacrev(hessian)": lambda f: adgen.jacrev(adgen.hessian(f)),
+             "jacfwd(jacfwd(grad))": lambda f: adgen.jacfwd(adgen.jacfwd(adgen.grad(f)))}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        T = third[spelling](reads_data)(X, DATA)
+    expected = np.zeros((3, 3, 3))
+    for i in range(3):
+        expected[i, i, i] = 6 * np.sqrt(DATA[i])
+    assert np.allclose(T, expected), T
