@@ -405,3 +405,13 @@ cases("numpy.put_along_axis", C(randn(3, 4), np.array([[0], [2], [3]]), randn(3,
       C(randn(2, 3, 2), np.array([[[1], [0], [2]]]), randn(), -2),
       C(randn(3, 4), np.array([[0, 0], [1, 1], [2, 3]]), randn(3, 2), axis=1),
       C(randn(3, 2), np.array([4, -1]), randn(2), None))
+
+# np.pad's mode="linear_ramp" (session 24; no draws: fixed values), end_values differentiated
+# too, an axis padded on one side only
+REFERENCE_CASES["numpy.pad"] += [
+    C(np.array([0.3, -1.2, 2.0, 0.7]), (3, 2), "linear_ramp", end_values=(1.5, -0.5)),
+    C(np.arange(12.0).reshape(3, 4) / 7.0 - 0.5, ((1, 2), (0, 3)), mode="linear_ramp"),
+    C(np.array([[0.4, -0.2], [1.1, 0.6]]), 2, "linear_ramp",
+      end_values=np.array([[0.5, 1.0], [-1.0, 2.0]])),
+    C(np.array([[0.4, -0.2, 0.9], [1.1, 0.6, -0.3]]), ((0, 2), (1, 0)), "linear_ramp",
+      end_values=0.25)]

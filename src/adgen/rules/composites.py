@@ -245,7 +245,7 @@ def tile(A: Any, reps: Any) -> Any:
 
 @defreference(np.pad)
 def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0.0,
-        reflect_type: str = "even") -> Any:
+        end_values: Any = 0.0, reflect_type: str = "even") -> Any:
     widths = _pad_widths(pad_width, np.ndim(array), mode, reflect_type,
                          _shape_of(constant_values))
     out = np.copy(array)  # numpy's pad returns a new array, even with no padding
@@ -254,7 +254,21 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: 
         after = widths[ax][1]
         if before == 0 and after == 0:
             continue
-        if mode == "constant":
+        if mode == "linear_ramp":
+            # from end_values to the edge, as np.linspace(end, edge, n, endpoint=False)
+            # (in the array's dtype, as NumPy's: a float32 array stays float32)
+            kind = dtype_of(out)
+            ends = np.broadcast_to(np.asarray(end_values, dtype=kind), (np.ndim(array), 2))
+            at = _axis_shape(np.ndim(out), ax)
+            edge_lo = np.take(out, [0], axis=ax)
+            edge_hi = np.take(out, [np.shape(out)[ax] - 1], axis=ax)
+            rise = np.reshape(np.asarray(np.arange(before) / max(before, 1), dtype=kind), at)
+            fall = np.reshape(np.asarray((after - 1 - np.arange(after)) / max(after, 1),
+                                         dtype=kind), at)
+            lo = ends[ax, 0] + (edge_lo - ends[ax, 0]) * rise
+            hi = ends[ax, 1] + (edge_hi - ends[ax, 1]) * fall
+            out = np.concatenate([lo, out, hi], axis=ax)
+        elif mode == "constant":
             lo = np.full(_slab_shape(np.shape(out), ax, before), constant_values, dtype_of(out))
             hi = np.full(_slab_shape(np.shape(out), ax, after), constant_values, dtype_of(out))
             out = np.concatenate([lo, out, hi], axis=ax)
@@ -533,7 +547,13 @@ def _tile_shapes(shape: Any, reps: Any) -> tuple[Any, Any, Any]:
     return src, wide, out
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp")
+
+
+@defnondiff
+def _axis_shape(nd: int, ax: int) -> tuple[int, ...]:
+    """(1, ..., -1, ..., 1): a 1-D array reshaped to run along axis ``ax`` of ``nd``."""
+    return tuple(-1 if d == ax else 1 for d in range(nd))
 
 
 @defnondiff
