@@ -56,6 +56,9 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int,
                 return f"{save}, or read a copy: {item} {aug.group(3)}= {value}"
             return (f"{save}, or read a copy of the old value: {item} = {item}.copy() "
                     f"{aug.group(3)} {_operand(value)}")
+        masked = _masked_form(construct)
+        if masked is not None:
+            return f"{save}, or write {masked} (the same values; its gradient reads a mask)"
         return f"{save}, or compute the new value into a new array instead of in place"
     # (a method of the user's too: model.step(u, dt) writing u; not an array's own, x.fill(0),
     # which writes x)
@@ -82,6 +85,31 @@ def copy_hint(construct: str, captured: str, capture_line: int, line: int,
     where = f"before line {line}" if loop is None else \
         f"before line {loop} (before the loop holding line {line})"
     return f"{save}, or write into a copy: {name} = {name}.copy() {where}"
+
+
+def _masked_form(construct: str) -> str | None:
+    """``h[h < 0] = 0`` for ``np.maximum(h, 0, out=h)`` (``np.minimum``: ``>``; ``np.clip(h,
+    lo, hi, out=h)`` and ``h.clip(lo, hi, out=h)``: both stores), where the bounds are
+    numbers written out: in place, with a gradient that reads the masks,
+    not the values the write overwrites (a bound a value equals keeps its own gradient
+    there, where np.maximum splits it in half). None for anything else."""
+    import re
+
+    arr = r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+    bound = r"(-?\s*\d[\d.]*(?:e-?\d+)?)"  # a number written out (a name may be an array)
+    m = re.match(rf"^\s*(?:np|numpy)\.(maximum|minimum)\(\s*{arr}\s*,\s*{bound}\s*,"
+                 rf"\s*out=\s*{arr}\s*\)\s*$", construct)
+    if m and m.group(2) == m.group(4):
+        x, c = m.group(2), m.group(3)
+        return f"{x}[{x} {'<' if m.group(1) == 'maximum' else '>'} {c}] = {c}"
+    m = re.match(rf"^\s*(?:(?:np|numpy)\.clip\(\s*{arr}\s*,|{arr}\.clip\()\s*{bound}\s*,"
+                 rf"\s*{bound}\s*,\s*out=\s*{arr}\s*\)\s*$", construct)
+    if m:
+        x = m.group(1) or m.group(2)
+        lo, hi = m.group(3), m.group(4)
+        if x == m.group(5):
+            return f"{x}[{x} < {lo}] = {lo}; {x}[{x} > {hi}] = {hi}"
+    return None
 
 
 def loop_around(file: str, line: int, outside: int) -> int | None:
