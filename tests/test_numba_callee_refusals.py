@@ -1,7 +1,8 @@
 """A callee whose argument's adjoint goes through shadow memory is refused by the numba
 backend at the call's line, and the message says what in the callee does it, with the
-callee's line: an in-place write into its argument. A callee writing only arrays it made, and
-a callee calling another function in turn, compile since session 22 (both were refused).
+callee's line. A callee writing only arrays it made, and a callee calling another function in
+turn, compile since session 22 (both were refused); a callee filling an argument since
+session 24, unless the array it fills is one it is also given.
 A guarded site in a callee is refused at its line under "strict". backend="auto" falls back with the
 default backend's gradient, checked against central differences. Skipped without numba."""
 
@@ -47,17 +48,35 @@ def _line(fn, text):
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-def test_a_callee_writing_its_argument_is_named_with_its_line(mutation):
+def test_a_callee_filling_its_argument(mutation):
+    """scale_into(out, x) fills out: refused at the call ('writes its argument out in
+    place') until session 24, whose callee pullback takes the caller's buffer of out
+    (transforms/numba_filled_arguments.py). sum(out * out * x) with out = 2x: 12 x ** 2."""
+    x = np.linspace(0.1, 1.0, 5)
+    g = adgen.grad(calls_scale_into, mutation=mutation, backend="numba")(x)
+    assert_grad_close(g, numerical_grad(calls_scale_into, (x,), 0))
+    assert_grad_close(g, 12.0 * x ** 2)
+
+
+def calls_scale_into_itself(x):
+    out = x * 1.0
+    scale_into(out, out)  # fills the array it reads
+    return np.sum(out * out)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_callee_filling_an_array_it_is_also_given_is_named_with_its_line(mutation):
+    """The callee's pullback keeps the adjoint of out and of x apart (the default backend's
+    shadow memory gives the two one): refused at the call, naming both."""
     x = np.linspace(0.1, 1.0, 5)
     with pytest.raises(adgen.UnsupportedError) as err:
-        adgen.grad(calls_scale_into, mutation=mutation, backend="numba")(x)
-    text = str(err.value)
-    assert f"scale_into writes its argument out in place ({__file__}, line " \
-        f"{_line(scale_into, 'out[i] = 2.0 * x[i]')})" in text
-    assert f":{_line(calls_scale_into, 'scale_into(out, x)')}:" in text
+        adgen.grad(calls_scale_into_itself, mutation=mutation, backend="numba")(x)
+    assert "each array scale_into fills in a buffer of its own, and out, which it fills, " \
+        "is out, which it is also given" in str(err.value)
+    assert f":{_line(calls_scale_into_itself, 'scale_into(out, out)')}:" in str(err.value)
     with pytest.warns(NumbaFallbackWarning):
-        g = adgen.grad(calls_scale_into, mutation=mutation, backend="auto")(x)
-    assert_grad_close(g, numerical_grad(calls_scale_into, (x,), 0))
+        g = adgen.grad(calls_scale_into_itself, mutation=mutation, backend="auto")(x)
+    assert_grad_close(g, numerical_grad(calls_scale_into_itself, (x,), 0))
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
@@ -145,17 +164,14 @@ def rk4_preallocated(y0, p, dt, steps):
 def test_a_helper_filling_its_argument_beside_guarded_writes(mutation):
     """Heun's method with the right-hand side written into preallocated stages: the
     refusal named 'tmp[i] = ...' and 'a value read at line(s) ... is not an array or a
-    number' (the guarded writes beside the call were rewritten first); it names the helper's
-    in-place write and the call now."""
+    number' (the guarded writes beside the call were rewritten first), then the helper's
+    in-place write and the call (session 23); it compiles since session 24, right
+    against central differences and the default backend."""
     y0, p = np.array([1.0, 0.5]), np.array([1.1, 0.4, 0.4, 0.1])
     args = (y0, p, 0.05, 10)
-    with pytest.raises(adgen.UnsupportedError) as err:
-        adgen.grad(rk4_preallocated, argnums=(0, 1), mutation=mutation, backend="numba")(*args)
-    assert f"lotka_volterra writes its argument out in place ({__file__}, line " \
-        f"{_line(lotka_volterra, 'out[0] = ')})" in str(err.value)
-    assert err.value.location.line == _line(rk4_preallocated, "lotka_volterra(y, p, k1)")
-    with pytest.warns(NumbaFallbackWarning):
-        g = adgen.grad(rk4_preallocated, argnums=(0, 1), mutation=mutation,
-                       backend="auto")(*args)
-    assert_grad_close(g[0], numerical_grad(rk4_preallocated, args, 0))
-    assert_grad_close(g[1], numerical_grad(rk4_preallocated, args, 1))
+    g = adgen.grad(rk4_preallocated, argnums=(0, 1, 2), mutation=mutation,
+                   backend="numba")(*args)
+    default = adgen.grad(rk4_preallocated, argnums=(0, 1, 2), mutation=mutation)(*args)
+    for k in range(3):
+        assert_grad_close(g[k], numerical_grad(rk4_preallocated, args, k))
+        assert_grad_close(g[k], default[k])

@@ -111,6 +111,9 @@ class Rewriter:
         # the code is a callee's (its pullback is called with its caller's adjoints, never
         # the top call: ``x if top else y`` is ``y``); set by numba_module
         self.callee = False
+        # a callee's parameters it fills in place, whose adjoint buffers its caller passes
+        # its pullback (numba_filled_arguments)
+        self.passed: list[str] = []
         # names holding different buffers on different iterations (view_indices)
         self.live = Companions({})
         # the list tapes (numba_tapes.list_tapes) and the views (numba_shadows.view_indices)

@@ -32,7 +32,7 @@ from adgen.transforms.numba_statements import (
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
 
-__all__ = ["remaps", "save_guards", "strict_guards"]
+__all__ = ["remaps", "save_guards", "strict_guards", "unwatched_captures"]
 
 
 def strict_guards(rw: Rewriter, types_: dict[str, Any], callee: bool) -> None:
@@ -47,6 +47,7 @@ def strict_guards(rw: Rewriter, types_: dict[str, Any], callee: bool) -> None:
     MutationError the default backend raises, naming both lines. A capture of anything
     but an array or a number leaves the site refused (check_calls); so does a guarded
     site in a callee, whose captures the default backend shares with its caller."""
+    unwatched_captures(rw)
     writes = [st for st in statements(rw.fwd.body) if isinstance(st, ast.Expr) and
               call_name(st.value) == "before_write" and len(st.value.args) > 6 and
               isinstance(st.value.args[2], ast.Constant) and
@@ -101,7 +102,7 @@ def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
     when it is captured (``saved = x.copy()``; a number as it is), which keeps the same
     contents for the pullback, so the writes need no check. Under ``"strict"`` the check
     is the point: those sites stay refused (check_calls)."""
-    held: set[str] = set()
+    held = unwatched_captures(rw)
     for st in statements(rw.fwd.body):
         if isinstance(st, ast.Assign) and call_name(st.value) in ("copy_before_loop",
                                                                   "copy_when_read") and \
@@ -125,8 +126,7 @@ def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
             else:
                 continue  # a tuple, an object: refused by check_calls
             held.add(st.targets[0].id)
-    if not held:
-        return
+    # (with no capture left, the unwatched ones included, no write has a value to save)
     # a capture that could not be copied keeps every write's guard (then refused)
     left = any(call_name(n) == "capture" for n in ast.walk(rw.fwd))
     for fn in (rw.fwd, rw.pb):
@@ -136,6 +136,30 @@ def save_guards(rw: Rewriter, types_: dict[str, Any]) -> None:
                 len(st.value.args) > 2 and isinstance(st.value.args[2], ast.Constant) and
                 st.value.args[2].value == "save")] or [ast.Pass()]
         _HeldValues(held).visit(fn)
+
+
+def unwatched_captures(rw: Rewriter) -> set[str]:
+    """``saved_y_1 = capture(y, ..., watch=False)`` becomes ``saved_y_1 = y``: the caller's
+    capture of an argument of a compiled callee that reads it only through captures of its
+    own (``Compiled.reads_uncaptured``; a helper filling ``out`` from ``y``'s elements). The
+    default backend's capture guards nothing (``guards._Unread``) and ``remap_saved`` leaves
+    that argument as it is; here the name stands for the array itself (:func:`remaps` drops
+    it). Returns the names so bound (their ``.value`` reads are the array)."""
+    held: set[str] = set()
+    for st in statements(rw.fwd.body):
+        v = st.value if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], ast.Name) else None
+        if call_name(v) == "capture" and isinstance(v, ast.Call) and v.args and \
+                isinstance(v.args[0], ast.Name) and len(v.keywords) == 1 and \
+                v.keywords[0].arg == "watch" and isinstance(v.keywords[0].value,
+                                                             ast.Constant) and \
+                v.keywords[0].value.value is False:
+            st.value = ast.Name(id=v.args[0].id, ctx=ast.Load())
+            held.add(st.targets[0].id)
+    if held:
+        for fn in (rw.fwd, rw.pb):
+            _HeldValues(held).visit(fn)
+    return held
 
 
 def remaps(rw: Rewriter) -> None:
@@ -160,6 +184,10 @@ def remaps(rw: Rewriter) -> None:
                 captured[st.targets[0].id] = v.args[1].id
             elif call_name(v) == "saved_copy" and isinstance(v.args[0], ast.Name):
                 captured[st.targets[0].id] = v.args[0].id
+            elif isinstance(v, ast.Name):
+                # an unwatched capture (unwatched_captures): the argument itself, which
+                # the callee's saved values hold already
+                captured[st.targets[0].id] = ""
     calls = [n for n in ast.walk(rw.pb) if call_name(n) == "remap_saved"]
     if not calls:
         return
@@ -187,6 +215,8 @@ def remaps(rw: Rewriter) -> None:
             out: ast.expr = node.args[0]
             for c in caps:
                 x = captured[c]  # type: ignore[index]
+                if not x:
+                    continue
                 if x not in have:
                     have.add(x)
                     ret.value.elts[1].elts.append(ast.Name(id=x, ctx=ast.Load()))

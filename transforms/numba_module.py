@@ -10,9 +10,10 @@ to the user's files and lines; or an ``UnsupportedError`` naming the user's file
 
 - A callee is emitted for the types of its arguments at each call site (``scalar_types``
   of the caller, which asks :func:`_out_types` for the type a callee returns), and the calls
-  are pointed at the emitted pair; the pullback call passes no shadow memory, so a callee
-  whose adjoint goes through it (it writes an argument, or takes a view of one) is refused,
-  and so is recursion. The callee emitted is compiled for the kinds those types give, where
+  are pointed at the emitted pair; the pullback call passes no shadow memory, but the
+  caller's gradient buffers of the arrays a callee fills (numba_filled_arguments), so a
+  callee whose adjoint goes through it otherwise (it takes a view of an argument) is
+  refused, and so is recursion. The callee emitted is compiled for the kinds those types give, where
   its caller's code fits that (``Callee.for_types``, numba_typed_callees).
 - A float or array global becomes one of the forward's last parameters (the caller passes
   its value at each call) and a saved value for the pullback.
@@ -29,6 +30,7 @@ import gast
 from adgen.transforms import (
     numba_call_forms,
     numba_divisions,
+    numba_filled_arguments,
     numba_guarded_sites,
     numba_instance_lifetimes,
     numba_plain_calls,
@@ -124,55 +126,32 @@ class Callee:
         return hit
 
 
-def _writes_shadowed_argument(c: Callee, cause: str) -> bool:
-    """Whether callee ``c`` writes an argument in place whose adjoint its pullback finds in
-    shadow memory (``cause``: :func:`_shadow_cause` of it)."""
-    return cause.startswith("writes its argument") and any(
-        isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and
-        n.value.id == "sh" for n in ast.walk(c.pullback))
-
-
 def _shadowed_callee(rw: Rewriter, st: ast.stmt, sym: str, cause: str) -> UnsupportedError:
     """The refusal of a call of callee ``sym`` whose argument's adjoint goes through shadow
     memory (``cause``: what it does, with its line)."""
     return rw.refuse(st, f"the numba backend differentiates callees that return the "
-                     f"adjoints of their arguments, and {sym} {cause} (its "
-                     "adjoint goes through adgen's shadow memory, which the numba "
-                     "backend replaces by static buffers in the differentiated "
-                     "function only)", "return a new array from the callee instead "
-                     "of writing into an argument, write the loop in the function "
-                     "you differentiate, or use backend='default' / 'auto'")
+                     f"adjoints of their arguments or fill arrays they are given, and {sym} "
+                     f"{cause} (its adjoint goes through adgen's shadow memory, which the "
+                     "numba backend replaces by static buffers)",
+                     "return a new array from the callee instead of a view of an argument, "
+                     "write the loop in the function you differentiate, or use "
+                     "backend='default' / 'auto'")
 
 
-def _refuse_writing_callees(rw: Rewriter, fwd: ast.FunctionDef,
-                            callees: dict[str, Callee]) -> None:
-    """Refuses, at the call, a callee writing an argument in place (refused where it is
-    emitted, :meth:`_Module.callee`) before the guarded sites' rewrite: the caller guards
-    the arrays such a call writes (rk4's ``lotka(y, p, k1)`` filling ``k1``, then ``tmp``
-    written beside it), and their refusal named a later line and values 'not an array or a
-    number'. (What a function does is the same whichever compilation of it runs.)"""
-    for st in statements(fwd.body):
-        f = call_name(st.value) if isinstance(st, ast.Assign) else None
-        sym = f[:-len("_forward")] if f and f.endswith("_forward") else None
-        c = callees.get(sym or "")
-        if c is not None:
-            cause = _shadow_cause(c)
-            if _writes_shadowed_argument(c, cause):
-                raise _shadowed_callee(rw, st, sym or "", cause)
-
-
-def _shadow_cause(c: Callee) -> str:
+def _shadow_cause(c: Callee, filled: list[int]) -> str:
     """What in callee ``c`` may send an argument's adjoint through adgen's shadow memory,
-    with its line: the first in-place write into an argument, else a view of one. (Arrays
-    the callee makes and writes have their adjoints in static buffers of its own pullback,
-    and a function it calls in turn is emitted like it: both compile since session 22.)"""
-    params = {a.id for a in c.forward.args.args if isinstance(a, gast.Name)}
+    with its line: an in-place write into an argument other than those it fills (positions
+    ``filled``: numba_filled_arguments), else a view of one. (Arrays the callee makes and
+    writes have their adjoints in static buffers of its own pullback, and a function it
+    calls in turn is emitted like it: both compile since session 22.)"""
+    params = [a.id for a in c.forward.args.args if isinstance(a, gast.Name)]
+    others = {p for k, p in enumerate(params) if k not in filled}
     for node in gast.walk(c.forward):
         target = node.value if isinstance(node, gast.Subscript) and \
             isinstance(node.ctx, gast.Store) else None
         base = target.id if isinstance(target, gast.Name) else None
         line = getattr(node, "lineno", 0)
-        if base in params and line:
+        if base in others and line:
             return f"writes its argument {user_name_of(base)} in place ({c.file}, " \
                 f"line {line})"
     return "takes a view of an argument or returns one"
@@ -196,6 +175,10 @@ class _Module:
         # whether some function's code needs array arguments that do not share memory
         self.distinct = False
         self.callee_shares = False  # the last callee's: see function()
+        # each callee pullback's parameters it fills (positions), whose adjoint buffers its
+        # caller passes (numba_filled_arguments); the last function's
+        self.filled: dict[str, list[int]] = {}
+        self.last_filled: list[int] = []
 
     def function(self, forward: gast.FunctionDef, pullback: gast.FunctionDef, file: str,
                  params: dict[str, ArgType], callees: dict[str, Callee],
@@ -214,6 +197,8 @@ class _Module:
             _drop_name_deletes(fn)
         rw = Rewriter(fwd, pb, file, params)
         rw.callee = names is not None
+        if rw.callee:
+            rw.passed = numba_filled_arguments.filled_parameters(pb, list(params))
         if callees:
             numba_plain_calls.plain_calls(rw, frozenset(callees))
         numba_call_forms.reductions(rw)
@@ -225,8 +210,7 @@ class _Module:
         numba_call_forms.reversed_checks(rw)
         numba_unbound.unbound_flags(rw, lambda: scalar_types(
             fwd, params, _out_types(callees) if callees else None))
-        if callees:
-            _refuse_writing_callees(rw, fwd, callees)
+        numba_guarded_sites.unwatched_captures(rw)
         before = scalar_types(fwd, params, _out_types(callees) if callees else None)
         numba_guarded_sites.strict_guards(rw, before, callee=names is not None)
         numba_guarded_sites.save_guards(rw, before)
@@ -271,6 +255,7 @@ class _Module:
         self.distinct = self.distinct or rw.distinct
         # a callee's (names given) arguments with a static adjoint buffer: refused by callee()
         self.callee_shares = names is not None and rw.distinct
+        self.last_filled = [list(params).index(p) for p in rw.passed]
         self.parts += [(fwd, file), (pb, file)]
         self.names |= rw.taken
         ret = fwd.body[-1]
@@ -287,6 +272,8 @@ class _Module:
         (``helper_forward`` / ``helper_pullback``) at the emitted pair; the pullback call no
         longer passes shadow memory."""
         record_of: dict[str, tuple[str, str]] = {}  # the callee record's name -> the pair
+        # the record's name -> the arrays a callee filling them was passed
+        filled_args: dict[str, list[ast.expr]] = {}
         # each call's arguments, as names and (a name bound once) as values (``x[i]``), to
         # match a pullback call that passes them again with its call (callee_saved)
         passed: list[tuple[str, set[str], tuple[str, str]]] = []
@@ -317,6 +304,17 @@ class _Module:
                                 "pass the callee numbers or arrays (not tuples, lists or "
                                 "values of unknown type), or use backend='default' / 'auto'")
             pair = self.callee(rw, st, sym, callees[sym], arg_types)
+            positions = self.filled.get(pair[1], [])
+            if positions:
+                # a callee filling an argument: its pullback call passes the buffers
+                filled = numba_filled_arguments.passed_buffers(rw, st, sym, st.value,
+                                                              positions, types_)
+                target = st.targets[0]
+                if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
+                        isinstance(target.elts[1], ast.Name)):
+                    raise rw.refuse(st, f"the numba backend cannot match this call of "
+                                    f"{sym} with its pullback call", "use backend='default'")
+                filled_args[target.elts[1].id] = filled
             st.value.func = ast.Name(id=pair[0], ctx=ast.Load())
             passed.append((sym, {ast.dump(e) for a in st.value.args
                                  for e in (a, _bound(a, fwd_values))}, pair))
@@ -359,6 +357,15 @@ class _Module:
                                 f"{sym} with its forward call", "use backend='default'")
             node.func = ast.Name(id=pair[1], ctx=ast.Load())
             node.args = node.args[:2]  # no shadow memory: the callee returns its adjoints
+            if self.filled.get(pair[1]):
+                # ... but for the arrays it fills, whose buffers it adds into and zeroes
+                given = filled_args.get(name_of(record) or "")
+                if given is None:
+                    raise rw.refuse(pb, f"the numba backend cannot match this pullback call "
+                                    f"of {sym} with its forward call", "use backend='default'")
+                node.args += [ast.Call(func=ast.Attribute(value=ast.Name(id="sh", ctx=ast.Load()),
+                                                          attr="of", ctx=ast.Load()),
+                                       args=[copy.deepcopy(a)], keywords=[]) for a in given]
 
     def callee(self, rw: Rewriter, st: ast.stmt, sym: str, c: Callee,
                arg_types: tuple[ArgType, ...]) -> tuple[str, str]:
@@ -371,13 +378,10 @@ class _Module:
                             "calls itself)", "use backend='default' / 'auto'")
         first = c
         c = c.for_types(arg_types)
-        cause = _shadow_cause(c)
 
         def refused() -> UnsupportedError:
-            return _shadowed_callee(rw, st, sym, cause)
+            return _shadowed_callee(rw, st, sym, _shadow_cause(c, self.last_filled))
 
-        if _writes_shadowed_argument(c, cause):
-            raise refused()
         base = sym
         k = 1
         names = (f"{base}_forward", f"{base}_pullback")
@@ -402,6 +406,7 @@ class _Module:
             raise refused()
 
         self.emitted[key] = (names[0], names[1], None)
+        self.filled[names[1]] = self.last_filled
         return names
 
     def source(self, constants: dict[str, Any] | None, main_file: str) -> NumbaCode:

@@ -231,6 +231,7 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
             last_unpack = k + 1
     shadow_of: dict[str, str] = {}
     alloc_from: dict[str, str] = {}
+    popped: set[str] = set()
     rewriter = rw
 
     class Shadows(ast.NodeTransformer):
@@ -285,6 +286,13 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
                 # signature did not say it is a number: it has no gradient
                 return ast.Constant(None)
             if f in ("sh.of", "sh.value"):
+                return self.shadow(node.args[0])
+            if f == "sh.pop" and rewriter.passed and len(node.args) == 1 and \
+                    name_of(node.args[0]) in rewriter.params and \
+                    name_of(node.args[0]) not in rewriter.passed:
+                # a callee filling another parameter hands back the adjoint of one it
+                # reads (numba_filled_arguments): its own buffer, made for this call
+                popped.add(node.args[0].id)
                 return self.shadow(node.args[0])
             if f == "add_out" and len(node.args) == 3 and name_of(node.args[0]) == "sh":
                 # the returned array's buffer, found statically, plus the cotangent
@@ -342,6 +350,11 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
     # the pullback no longer takes sh, nor asks whether it is the top call
     rw.pb.args.args = [a for a in rw.pb.args.args if a.arg != "sh"]
     rw.pb.args.defaults = []
+    for r in rw.passed:
+        # the caller's buffer of an array the callee fills (numba_filled_arguments)
+        if r not in shadow_of:
+            shadow_of[r] = rw.fresh(f"{r}_shadow")
+        rw.pb.args.args.append(ast.arg(arg=shadow_of[r]))
     body = []
     for st in rw.pb.body:
         text = ast.unparse(st) if isinstance(st, (ast.Assign, ast.If)) else ""
@@ -353,9 +366,13 @@ def shadows(rw: Rewriter, types_: dict[str, Any]) -> None:
                        and name_of(st.value) == "saved"), default=0)
     # an argument's adjoint in a static buffer of its own: two arguments sharing memory
     # would share one shadow in the default backend (adgen.backends checks at each call)
-    rw.distinct = rw.distinct or any(r in rw.params for r in shadow_of)
+    # (a callee's: the ones its caller passes, or it hands back, are checked at the call)
+    rw.distinct = rw.distinct or any(r in rw.params and r not in rw.passed and r not in popped
+                                     for r in shadow_of)
     allocs = []
     for r, s in shadow_of.items():
+        if r in rw.passed:
+            continue
         src = alloc_from.get(r)
         if src is None:
             raise unsized_buffer(rw, r, rw.pb.body[last_unpack] if last_unpack < len(body)

@@ -122,6 +122,9 @@ def _zeros_like(x):
     if isinstance(x, types.BaseTuple) and len(x) and all(is_number(t) for t in x.types):
         n = len(x)
         return lambda x: np.zeros(n)
+    if isinstance(x, types.NoneType):
+        # the result of a callee run for what it fills (rhs(y, p, k1)): no adjoint
+        return lambda x: None
     return None
 
 

@@ -415,6 +415,16 @@ _FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "np.empty_like
                     "min_axis", "sum_axis", "mean_axis"})
 
 
+def fresh_array(value: ast.expr) -> bool:
+    """Whether ``value`` makes a new array where it is an array: an allocation, a copy, or
+    arithmetic (what :func:`buffer_roots` takes for a buffer of its own)."""
+    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        return True
+    return isinstance(value, ast.Call) and not any(k.arg == "out" for k in value.keywords) \
+        and (call_name(value) in _FRESH or isinstance(value.func, ast.Attribute) and
+             value.func.attr == "copy" and not value.args)
+
+
 def buffer_roots(fn: ast.FunctionDef, types_: dict[str, Any]) -> dict[str, str | None]:
     """For each name the forward binds to an array: the name of the buffer it is (a parameter
     or the name a fresh allocation was bound to), or None where it may be a view of one or
