@@ -241,8 +241,17 @@ def mutating_call(plan: Plan, call: gast.Call) -> bool:
         return False  # refused with its reason where the call is differentiated
     if is_user_class(obj) and registry.lookup(obj) is None:
         # Cls(args): what its __init__ writes besides the new object (compiling the class
-        # itself fails: a class has no source of its own to compile)
-        obj = obj.__init__
+        # itself fails: a class has no source of its own to compile); a dataclass's, the one
+        # adgen.dataclass_init writes as source (its own has none: a frozen one was refused
+        # as 'defined at the interactive prompt ... or by exec'), or its refusal at the call
+        from adgen.dataclass_init import dataclass_init
+        from adgen.errors import AdgenError
+
+        try:
+            obj = dataclass_init(obj) or obj.__init__
+        except AdgenError as err:
+            err.at_call(plan.loc(call), obj)
+            raise
     info = info_at(plan, obj, call)
     # a callee that writes an argument in place: an array, or a list, dict or object
     # (whose adjoint it takes over from the caller: ShadowMap.deposit / withdraw)
