@@ -683,10 +683,25 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
 def _stored_as_written(obj: Any, name: str) -> None:
     """Refuses ``obj.name = v`` when ``name`` is a property or another data descriptor of the
     user's on obj's class (the setter runs code adgen does not see)."""
+    import types
+
+    store = getattr(type(obj), "__setattr__", None)
+    if isinstance(store, types.FunctionType) and not str(
+            getattr(store, "__module__", "") or "").startswith(("numpy", "scipy", "adgen.")):
+        # a class of the user's defining __setattr__: o.w = v runs it, and what it stores
+        # (v * 2.0, a copy, another attribute) is not v (a silently wrong gradient: the
+        # value's adjoint was taken from the attribute as if v were stored)
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            f"{type(obj).__name__}.{name} = ... runs {type(obj).__name__}.__setattr__, which "
+            "stores something adgen does not see: the gradient of the value assigned would "
+            "not reach what it stores",
+            hint=f"call a method that sets the attribute (obj.set_{name}(v)), or store it "
+                 f"with object.__setattr__ in a method of the class"))
     found = getattr(type(obj), name, None)
     if found is None or not hasattr(type(found), "__set__"):
         return
-    import types
 
     if isinstance(found, (types.MemberDescriptorType, types.GetSetDescriptorType)):
         return  # __slots__ and builtin attributes store the value itself
