@@ -194,7 +194,33 @@ def built_objects(parsed: Any, stores: dict[str, int]) -> dict[str, type]:
         if is_user_class(cls) and type(cls).__call__ is type.__call__ and \
                 cls.__new__ is object.__new__:
             out[name] = cls
+    out.update(_built_with_tangent(parsed, stores, params))
     return out
+
+
+def _built_with_tangent(parsed: Any, stores: dict[str, int], params: set[str]
+                        ) -> dict[str, type]:
+    """``n, n_dot = construct_jvp(Heat, ...)`` of jvp code (tangent_call_forms.construction),
+    which reverse mode differentiates again (hessian), as the front end leaves it (``t3 =
+    construct_jvp(Heat, ...); n = t3[0]; n_dot = t3[1]``): both names, each bound once, to
+    the class (the object and its tangent object are objects of it, not arrays)."""
+    from adgen import runtime
+
+    binds = [(st.targets[0].id, st.value) for st in body_nodes(parsed.tree.body)
+             if isinstance(st, gast.Assign) and len(st.targets) == 1 and
+             isinstance(st.targets[0], gast.Name) and stores.get(st.targets[0].id) == 1]
+    pairs: dict[str, type] = {}
+    for name, v in binds:
+        if isinstance(v, gast.Call) and v.args and \
+                dotted_object(parsed, v.func) is runtime.construct_jvp:
+            cls = dotted_object(parsed, v.args[0])
+            if is_user_class(cls) and type(cls).__call__ is type.__call__ and \
+                    cls.__new__ is object.__new__:
+                pairs[name] = cls
+    return {name: pairs[v.value.id] for name, v in binds
+            if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name) and
+            v.value.id in pairs and isinstance(v.slice, gast.Constant) and
+            v.slice.value in (0, 1) and name not in params}
 
 
 def insert_checks(parsed: Any, body: list[gast.stmt],

@@ -251,35 +251,48 @@ def construction(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
                  ) -> tuple[list[gast.stmt], list[gast.stmt]]:
     """``n = Heat(dt)`` of a class of the user's that Python builds the usual way (its
     ``__init__`` on a new object): the object and its tangent, an object of the same class,
-    both new, and the jvp of ``__init__`` run on them (``runtime.call_jvp``), which sets the
-    tangent's attributes where ``__init__`` sets the object's::
+    both new, from one call (``runtime.construct_jvp``, adgen.built_inside), which runs the
+    jvp of ``__init__`` on them and sets the tangent's attributes where ``__init__`` sets the
+    object's::
 
-        n = object.__new__(Heat)
-        n_dot = object_with(Heat, {})
-        call_jvp(Heat.__init__, (n, dt), (n_dot, dt_dot), {}, None, None)
-    """
-    def new() -> gast.expr:
-        return gast.Call(func=gast.Attribute(value=name("object"), attr="__new__",
-                                             ctx=gast.Load()),
-                         args=[copy.deepcopy(v.func)], keywords=[])
+        n, n_dot = construct_jvp(Heat, (dt,), (dt_dot,), {})
 
-    init = gast.Call(func=gast.Attribute(value=copy.deepcopy(v.func), attr="__init__",
-                                         ctx=gast.Load()),
-                     args=[name(n)] + copy.deepcopy(v.args), keywords=copy.deepcopy(v.keywords))
-    dots = tg.dot(n)
-    built = [at(Replace(targets=[name(n, gast.Store)], value=new(), type_comment=None), s)]
-    stmts, _ = dynamic_call(tg, s, "_", init)
+    One call returning new objects: reverse mode over this code (second derivatives)
+    differentiates it by its rule. Arguments given by keyword with a tangent
+    (``Params(w=w, b=b)``) are passed by position where every parameter before them is
+    given (its jvp takes the tangents by position)."""
+    v = _by_position(tg, v, resolve_call(tg, v))
+    stmts, _ = dynamic_call(tg, s, n, v)
     call = stmts[0].value
-    # the tangent object is the receiver's tangent of __init__ (its first argument's)
-    call.args[2].elts[0] = name(dots)
-    call.args[4] = gast.Constant(value=None, kind=None)  # (no object it is taken from)
-    # (object_with: the tangent object holds a zero for each constant of the class, alpha =
-    # 1.0 in its body, which n_dot.alpha read as the class's 1.0 from an object.__new__)
-    dot = gast.Call(func=name("object_with"),
-                    args=[copy.deepcopy(v.func), gast.Dict(keys=[], values=[])], keywords=[])
-    after = [at(assign(name(dots, gast.Store), dot, s), s),
-             at(gast.Expr(value=call), s)]
-    return built, after
+    call.func = name("construct_jvp")
+    del call.args[4:]  # (no object the class is taken from)
+    return stmts, []
+
+
+def _by_position(tg: Tangent, v: gast.Call, cls: Any) -> gast.Call:
+    """``cls(a, w=x, b=y)`` with ``x`` or ``y`` carrying a tangent, as ``cls(a, x, y)`` where
+    ``w`` and ``b`` are the parameters of ``__init__`` after the ones given by position (in
+    the order of the signature); ``v`` itself otherwise."""
+    import inspect
+
+    from adgen.dataclass_init import dataclass_init
+
+    if not any(tg.tangent(k.value) is not None for k in v.keywords) or \
+            any(k.arg is None for k in v.keywords):
+        return v
+    try:
+        params = list(inspect.signature(dataclass_init(cls) or cls.__init__).parameters.values())
+    except (TypeError, ValueError):
+        return v
+    named = [p.name for p in params[1:] if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    given = {k.arg: k.value for k in v.keywords}
+    args = list(v.args)
+    for p in named[len(args):]:
+        if p not in given:
+            break
+        args.append(given.pop(p))
+    return gast.Call(func=v.func, args=args,
+                     keywords=[k for k in v.keywords if k.arg in given])
 
 
 def partial_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call

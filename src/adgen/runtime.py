@@ -215,6 +215,15 @@ def call_jvp(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     return tangent_of_call(fn, args, tangents, kwargs, owner, owner_dot)
 
 
+def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Forward mode's ``n = cls(*args)`` of a class of the user's: ``(n, n_dot)``, the new
+    object and its tangent (adgen.built_inside)."""
+    from adgen.built_inside import construct_jvp as built
+
+    return built(cls, args, tangents, kwargs)
+
+
 def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tuple[Any, ...]:
     """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
     from adgen.dispatch import pullback_of
@@ -816,6 +825,7 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_jvp", "call_pullback", "capture",
+    "construct_jvp",
     "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
@@ -841,6 +851,9 @@ def _register_runtime_rules() -> None:
     from adgen.tangent_calls import call_jvp_rrule
 
     defrrule(call_jvp, call_jvp_rrule)
+    from adgen.built_inside import construct_jvp_rrule
+
+    defrrule(construct_jvp, construct_jvp_rrule)  # (an object built inside, at second order)
     defrrule(call_starred, call_starred_rrule)
 
     @defvjp(loop_sequence, "x", linear=True, view=True, name="adgen.runtime.loop_sequence")

@@ -55,9 +55,12 @@ def _runtime_result(obj: Any) -> str | None:
     string); else None."""
     if not isinstance(obj, types.FunctionType) or obj.__name__ not in (
             "shadow_of", "zeros_like", "zeros_for", "kept_copy", "float_part", "dtype_kind",
-            "zero_tangent"):
+            "zero_tangent", "new_object", "new_tangent_object"):
         return None
-    from adgen import runtime
+    from adgen import built_inside, runtime
+
+    if obj is built_inside.new_object or obj is built_inside.new_tangent_object:
+        return "fresh"  # (an object built inside, at second order: adgen.built_inside)
 
     if obj is runtime.shadow_of:
         return "shadow"
@@ -349,6 +352,10 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
 
     obj = resolve(v.func) if resolve is not None else None
     if obj is np.linalg.eigh or obj is np.linalg.slogdet:  # `is`: obj may be an array
+        return True
+    from adgen import runtime
+
+    if obj is runtime.construct_jvp:  # an object built inside and its tangent (two new ones)
         return True
     keywords = {k.arg: k.value for k in v.keywords}
     if obj is np.linalg.svd:  # compute_uv=False returns the values alone

@@ -1,0 +1,158 @@
+"""Objects of the user's classes built inside a function, in forward mode and at second order.
+
+Forward mode writes ``n = Params(w, b)`` (a class Python builds by running its ``__init__``
+on a new object: ``tangent_call_forms.built_plainly``) as one call::
+
+    n, n_dot = construct_jvp(Params, (w, b), (w_dot, b_dot), {})
+
+:func:`construct_jvp` makes the object and its tangent (an object of the same class) and
+runs the jvp of ``__init__`` on them, which sets the tangent's attributes where ``__init__``
+sets the object's. It is one call whose result is two new objects, so reverse mode over the
+jvp code (hessian, hvp, jacfwd / jacrev of grad) differentiates it by its rule,
+:func:`construct_jvp_rrule`: the same construction as a small generated function
+
+    def Params_construct_jvp(a0, a1, d0, d1):
+        n = new_object(Params)
+        n_dot = new_tangent_object(Params)
+        init_jvp(n, a0, a1, self_dot=n_dot, w_dot=d0, b_dot=d1)
+        return (n, n_dot)
+
+(``init_jvp`` the compiled jvp of ``__init__``, for a dataclass of the ``__init__``
+``adgen.dataclass_init`` writes), run through adgen's reverse mode: a callee setting
+attributes of objects it is given, followed there as in any user's code. The objects'
+cotangents thus reach the arguments and their tangents, including the second-order terms of
+a nonlinear ``__init__`` (``self.s = np.exp(log_s)``). Before, the jvp code built the object
+with ``object.__new__`` and called the jvp of ``__init__`` for its effects, which reverse
+mode refused.
+"""
+
+from __future__ import annotations
+
+import keyword
+import types
+from typing import Any
+
+from adgen.rules.registry import defnondiff
+
+__all__ = ["construct_jvp", "construct_jvp_rrule", "new_object", "new_tangent_object"]
+
+
+def new_object(cls: type) -> Any:
+    """A new object of ``cls``, its ``__init__`` not run (``object.__new__``)."""
+    return object.__new__(cls)
+
+
+def new_tangent_object(cls: type) -> Any:
+    """A new tangent object of ``cls``: no attributes of its own but a zero for each value the
+    class body holds (``runtime.object_with``)."""
+    from adgen.rules.helpers_tangent import object_with
+
+    return object_with(cls, {})
+
+
+# no derivative, a new object (the effects analysis: "fresh"); the analyses see rules
+new_object = defnondiff(new_object)
+new_tangent_object = defnondiff(new_tangent_object)
+
+
+def _init_of(cls: type) -> Any:
+    """The ``__init__`` forward mode compiles for ``cls``: the class's, or for a dataclass
+    the one ``adgen.dataclass_init`` writes as source."""
+    from adgen.dataclass_init import dataclass_init
+
+    return dataclass_init(cls) or cls.__init__
+
+
+def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``(cls(*args, **kwargs), its tangent)``: a new object, a new tangent object, and the jvp
+    of ``__init__`` run on both with the arguments' tangents (None: none; keyword arguments
+    get none)."""
+    from adgen.tangent_calls import tangent_of_call
+
+    n = new_object(cls)
+    n_dot = new_tangent_object(cls)
+    # (a method of n, its tangent n_dot: compiled for the class, so self.__post_init__() or
+    # self.reset() in __init__ is a call the compiled code follows, at second order too)
+    tangent_of_call(types.MethodType(_init_of(cls), n), args, tangents, kwargs, n, n_dot)
+    return n, n_dot
+
+
+# (id of the init's jvp, the layout) -> (the jvp, the generated function)
+_WRAPPERS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _wrapper(cls: type, nargs: int, given: tuple[int, ...], keywords: tuple[str, ...]) -> Any:
+    """The generated function ``f(a0, .., k0, .., d0, ..)`` building an object of ``cls`` and
+    its tangent from ``nargs`` arguments, the keyword arguments ``keywords`` (no tangent) and
+    the tangents of the arguments at ``given``, by the compiled jvp of ``__init__``."""
+    from adgen.transforms.bound_callees import method_for
+    from adgen.transforms.emit import compile_source
+    from adgen.transforms.keyword_shims import for_keywords
+    from adgen.transforms.tangent_pipeline import compile_tangent
+
+    init = method_for(for_keywords(_init_of(cls), keywords), (object.__new__(cls),))
+    # (the receiver's tangent always: __init__ sets the tangent object's attributes)
+    compiled = compile_tangent(init, wrt=(0,) + tuple(1 + k for k in given))
+    key = (id(compiled.jvp), cls, nargs, given, keywords)
+    hit = _WRAPPERS.get(key)
+    if hit is not None and hit[0] is compiled.jvp:
+        return hit[1]
+    if len(compiled.tangent_params) < 1 + nargs:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"second derivatives through building an object of {cls.__qualname__} with "
+            f"{nargs} positional arguments, more than its __init__ names",
+            hint="pass the arguments by name")
+    names = [f"a{k}" for k in range(nargs)]
+    kws = [f"k{j}" for j in range(len(keywords))]
+    dots = [f"d{k}" for k in given]
+    if any(not k.isidentifier() or keyword.iskeyword(k) for k in keywords):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"building {cls.__qualname__} with the keywords "
+                               f"{list(keywords)}", hint="pass them by position")
+    passed = ["n", *names] + [f"{k}={v}" for k, v in zip(keywords, kws)] + \
+        [f"{compiled.tangent_params[0]}=n_dot"] + \
+        [f"{compiled.tangent_params[1 + k]}={d}" for k, d in zip(given, dots)]
+    title = cls.__name__ if cls.__name__.isidentifier() else "object"
+    text = (f"def {title}_construct_jvp({', '.join(names + kws + dots)}):\n"
+            f"    n = new_object(cls)\n"
+            f"    n_dot = new_tangent_object(cls)\n"
+            f"    init_jvp({', '.join(passed)})\n"
+            f"    return (n, n_dot)\n")
+    ns: dict[str, Any] = {"cls": cls, "init_jvp": compiled.jvp, "new_object": new_object,
+                          "new_tangent_object": new_tangent_object}
+    compile_source(text, f"<adgen {cls.__qualname__} built with its tangent>", ns)
+    wrapper = ns[f"{title}_construct_jvp"]
+    while len(_WRAPPERS) >= 256:  # the oldest go (each holds its class)
+        try:
+            del _WRAPPERS[next(iter(_WRAPPERS))]
+        except (KeyError, RuntimeError, StopIteration):
+            break
+    _WRAPPERS[key] = (compiled.jvp, wrapper)
+    return wrapper
+
+
+def construct_jvp_rrule(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Reverse mode of :func:`construct_jvp` (jvp code differentiated again: hessian, hvp,
+    jacfwd / jacrev of grad): the generated construction (see the module doc) run through
+    its compiled forward and pullback; the cotangents of the object and of its tangent go
+    to the arguments and their tangents."""
+    from adgen.dispatch import forward_of, pullback_of
+
+    given = tuple(k for k, t in enumerate(tangents) if t is not None)
+    keywords = tuple(kwargs)
+    wrapper = _wrapper(cls, len(args), given, keywords)
+    values = (*args, *kwargs.values(), *(tangents[k] for k in given))
+    out, saved = forward_of(wrapper, values, {})
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        cts = pullback_of(saved, out_bar, None)
+        arg_cts = tuple(cts[:len(args)])
+        dots = dict(zip(given, cts[len(args) + len(keywords):]))
+        return (None, arg_cts, tuple(dots.get(k) for k in range(len(tangents))), None)
+
+    return out, pullback
