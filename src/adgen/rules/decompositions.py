@@ -21,6 +21,7 @@ from adgen.rules.helpers import (
     eigh_vjp,
     eigvals_jvp,
     eigvals_vjp,
+    max_vjp,
     ndarray_conj,
     percentile_vjp,
     pinv_vjp,
@@ -150,6 +151,18 @@ def logaddexp_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any
     return np.logaddexp.reduce(array, axis=axis, keepdims=keepdims)
 
 
+@defufunc_method(np.maximum, "reduce")
+def maximum_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any:
+    """Stands for ``np.maximum.reduce`` in the registry (``np.max``, along axis 0)."""
+    return np.maximum.reduce(array, axis=axis, keepdims=keepdims)
+
+
+@defufunc_method(np.minimum, "reduce")
+def minimum_reduce(array: Any, axis: Any = 0, *, keepdims: Any = False) -> Any:
+    """Stands for ``np.minimum.reduce`` in the registry (``np.min``, along axis 0)."""
+    return np.minimum.reduce(array, axis=axis, keepdims=keepdims)
+
+
 @defufunc_method(np.add, "accumulate")
 def add_accumulate(array: Any, axis: Any = 0) -> Any:
     """Stands for ``np.add.accumulate`` in the registry."""
@@ -191,6 +204,35 @@ def _logaddexp_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) ->
 def _logaddexp_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
     return np.sum(np.exp(array - sum_vjp(out, np.shape(array), axis, keepdims)) * d,
                   axis=axis, keepdims=keepdims)
+
+
+# np.maximum.reduce / np.minimum.reduce: as np.max / np.min (g split evenly between ties)
+@defvjp(maximum_reduce, "array, axis=0, *, keepdims=False", diff="array",
+        reads="array, out, axis, keepdims", name="numpy.maximum.reduce")
+def _maximum_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return max_vjp(g, out, array, axis, keepdims)
+
+
+@defvjp(minimum_reduce, "array, axis=0, *, keepdims=False", diff="array",
+        reads="array, out, axis, keepdims", name="numpy.minimum.reduce")
+def _minimum_reduce(g: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return max_vjp(g, out, array, axis, keepdims)
+
+
+@defjvp(maximum_reduce)
+def _maximum_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(array == np.max(array, axis=axis, keepdims=True), d, 0.0),
+                   axis=axis, keepdims=keepdims) /
+            np.sum(array == np.max(array, axis=axis, keepdims=True), axis=axis,
+                   keepdims=keepdims))
+
+
+@defjvp(minimum_reduce)
+def _minimum_reduce_jvp(d: Any, out: Any, array: Any, axis: Any, keepdims: Any) -> Any:
+    return (np.sum(np.where(array == np.min(array, axis=axis, keepdims=True), d, 0.0),
+                   axis=axis, keepdims=keepdims) /
+            np.sum(array == np.min(array, axis=axis, keepdims=True), axis=axis,
+                   keepdims=keepdims))
 
 
 @defvjp(add_accumulate, "array, axis=0", diff="array", reads="axis", linear=True,
