@@ -28,13 +28,18 @@ def compile_fun(fun: Callable[..., Any], mutation: str,
 
     if varargs_of(primal_function(fun)) is not None:
         from adgen.errors import UnsupportedError
+        from adgen.transforms.keyword_shims import keyword_shim_of
 
-        called = getattr(fun, "__name__", "")
+        # (a function with **kwargs too is compiled as its shim for the keywords given: the
+        # user's function, its name and line, not the shim's generated file)
+        shim = keyword_shim_of(primal_function(fun))
+        user = fun if shim is None else shim[0]
+        called = getattr(user, "__name__", "")
         called = called if called.isidentifier() else "f"
         raise UnsupportedError(
-            f"{getattr(fun, '__qualname__', fun)} takes *args: adgen differentiates such a "
+            f"{getattr(user, '__qualname__', user)} takes *args: adgen differentiates such a "
             "function where another calls it, not as the function given to grad or vjp",
-            location_of(fun),
+            location_of(user),
             hint=f"give it named parameters, or wrap it: adgen.grad(lambda x, y: "
                  f"{called}(x, y))")
     return compile_function(primal_function(fun), mutation=mutation, wrt=wrt, sig=sig,

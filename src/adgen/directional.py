@@ -38,23 +38,15 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
     from adgen.transforms.tangent_pipeline import compile_tangent
 
     target, receiver = split_receiver(getattr(fun, "__adgen_primal__", fun))
-    from adgen.transforms.parse import varargs_of
-
-    if varargs_of(target) is not None:
-        from adgen.errors import UnsupportedError
-
-        # its jvp took *xs for one parameter: the array given was xs, so xs[0] was its first
-        # row (def f(*xs): return np.sum(xs[0] ** 2) gave 1.0 for 5.0, jacfwd [2, 0] for
-        # [2, 4]: silently wrong), as grad refuses it (compiled_calls.compile_fun)
-        raise UnsupportedError(
-            f"{getattr(target, '__qualname__', target)} takes *args: adgen differentiates "
-            "such a function where another calls it, not as the function given to jvp, "
-            "jacfwd, hessian or hvp",
-            hint="give it named parameters, or wrap it: adgen.jvp(lambda x, y: f(x, y), ...)")
+    _refuse_varargs(target, target)
     shift = len(receiver) + leading
     # adgen.hessian(np.prod): the function the user meant, def prod(a): return np.prod(a)
     fn = library_wrapper(library_target(target))
     fn = for_keywords(fn, keywords)  # def f(x, **kw): compiled for the keyword names given
+    # lambda *a, **k: f(*a, **k)[0]: its shim for the keywords takes *a (varargs_of leaves
+    # out a function with **kwargs), and its jvp took one array for a: jvp gave f(*x)'s
+    # tangent (x's rows as the arguments), or raised 'multiple values for a_dot' for two
+    _refuse_varargs(fn, target)
     if args is not None:
         from adgen.transforms.analyses.kinds import is_object_entry, signature
         from adgen.transforms.object_classes import param_classes, typed_clone, typed_for
@@ -80,6 +72,30 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
             return compile_tangent(fn, wrt=tuple(range(given))), receiver
     return compile_tangent(fn, wrt=None if wrt is None
                            else tuple(shift + k for k in wrt)), receiver
+
+
+def _refuse_varargs(fn: Any, target: Any) -> None:
+    """Refuses a function given to jvp, jacfwd, hessian or hvp that takes ``*args``, as grad
+    does (``compiled_calls.compile_fun``): its jvp takes the tuple as one parameter, so the
+    array given was the tuple (def f(*xs): return np.sum(xs[0] ** 2) gave 1.0 for 5.0,
+    jacfwd [2, 0] for [2, 4]: silently wrong).
+
+    Raises:
+        UnsupportedError: naming the function, its file and line.
+    """
+    from adgen.arguments import location_of
+    from adgen.transforms.parse import varargs_of
+
+    if varargs_of(fn) is None:
+        return
+    name = getattr(target, "__qualname__", target)
+    called = getattr(target, "__name__", "")
+    called = called if called.isidentifier() else "f"
+    raise UnsupportedError(
+        f"{name} takes *args: adgen differentiates such a function where another calls it, "
+        "not as the function given to jvp, jacfwd, hessian or hvp", location_of(target),
+        hint=f"give it named parameters, or wrap it: adgen.jvp(lambda x, y: {called}(x, y), "
+             "...)")
 
 
 # Wrappers that give reverse mode a Python function over a compiled jvp: their source is

@@ -118,12 +118,14 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # of a dict of parameters: no number in its result carries a derivative)
         # print, len, ... called through a variable (log = print; log(params)): run as they
         # are; they change no argument, and a gradient through their result is refused
-        # where the pullback meets it
-        return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs))
+        # where the pullback meets it (an int's, n = f(x) of f = len, is none: zero, as
+        # len(x) by name)
+        out = fn(*args, **kwargs)
+        return out, ("builtin", target, len(args) + len(kwargs), _integral(out))
     if reports(fn):
         # log.info("loss %s", y), warnings.warn(...) reached through a variable or an
         # object: run as print is (analyses.reports)
-        return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs))
+        return fn(*args, **kwargs), ("builtin", target, len(args) + len(kwargs), False)
     if not isinstance(target, types.FunctionType):
         raise MissingRuleError(
             f"{getattr(fn, '__qualname__', fn)!s} has no derivative rule"
@@ -387,6 +389,11 @@ def _dict_view_cotangent(g: Any, d: dict, view: str) -> dict:
     return dict(zip(d, items))
 
 
+def _integral(value: Any) -> bool:
+    """An int or a bool (not a float): no derivative flows through it."""
+    return isinstance(value, (int, np.integer, np.bool_))
+
+
 def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
     """The cotangents of the arguments of a call made by :func:`forward_of`."""
     kind = saved[0]
@@ -399,8 +406,8 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         cts = pullback_of(inner, out_bar, sh)
         return tuple(cts[bound:bound + ncalled]) + tuple(cts[k] for k in slots)
     if kind == "builtin":
-        _, target, n = saved
-        if not is_zero(out_bar):
+        _, target, n, integral = saved
+        if not integral and not is_zero(out_bar):
             from adgen.runtime import locate
 
             raise locate(MissingRuleError(

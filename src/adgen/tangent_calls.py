@@ -67,7 +67,11 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         items = [_float_tangent(v, held.get(k)) for k, v in d.items()]
         return fn(), items if fn.__name__ == "values" else [(None, t) for t in items]
     if runs_as_it_is(fn):
-        return fn(*args, **kwargs), None
+        out = fn(*args, **kwargs)
+        # a number's zero tangent, as a user function's jvp gives its int result: the
+        # caller's tangent code computes with it (f = len; s + f(x): float + None raised
+        # TypeError); the function's own result, a str or None (print), has none
+        return out, (0.0 if isinstance(out, (int, float, np.number)) else None)
     call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
     if isinstance(call, _RuleJvp):
         return call.fn(*call.args, **call.kwargs), eval_jvp(
@@ -419,7 +423,9 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         return _tangent_of_pair(only, tangent_of_call(fn, args, tangents, kwargs, owner,
                                                       owner_dot), get_pullback)
     if runs_as_it_is(fn):  # print through a variable: nothing to differentiate
-        return _tangent_of_pair(only, (fn(*args, **kwargs), None), lambda out_bar: (
+        # (the pair as forward mode has it: len's int with a zero tangent, print's None)
+        pair = tangent_of_call(fn, args, tangents, kwargs)
+        return _tangent_of_pair(only, pair, lambda out_bar: (
             None, (None,) * len(args), (None,) * len(tangents), None, None, None))
     # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
     # act(x)) is the jvp of a function that calls it by name, which the compiler

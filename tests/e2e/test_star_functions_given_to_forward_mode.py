@@ -71,3 +71,48 @@ def test_the_wrapped_form(f):
         np.testing.assert_allclose(adgen.jacfwd(wrapped)(X.copy()), ref, rtol=1e-6)
         h = adgen.hessian(wrapped)(X.copy())
         np.testing.assert_allclose(h, np.diag([2.0, 2.0]), rtol=1e-10)
+
+
+def scaled(x, s=2.0):
+    return np.sin(x) * s, 2.0 * x
+
+
+def forwarding(*args, **kwargs):
+    """What a user writes to pass everything through: f(*a, **k)."""
+    return np.sum(scaled(*args, **kwargs)[0])
+
+
+# (lambda *a, **k: ...: a function with **kwargs too is compiled as its shim for the keywords
+# given, which takes *a: jvp gave f(*x)'s tangent, x's elements as the arguments, 0.148 for
+# the value 1.55 here, or raised 'multiple values for argument a_dot' for two primals)
+STAR_KEYWORDS = [forwarding, lambda *a, **k: np.sum(scaled(*a, **k)[0]),
+                 lambda *a, **k: np.sum(a[0] * 3.0)]
+
+
+@pytest.mark.parametrize("how", list(FORWARD))
+@pytest.mark.parametrize("f", STAR_KEYWORDS, ids=["def", "lambda", "lambda_reading_a"])
+def test_star_and_keywords_refused_at_the_users_line(f, how):
+    for run in (lambda: FORWARD[how](f), lambda: adgen.grad(f)(X.copy()),
+                lambda: adgen.jacrev(f)(X.copy())):
+        with pytest.raises(UnsupportedError, match=r"takes \*args") as info:
+            run()
+        # the user's file and the function's line, not the generated shim's ('<adgen: ...')
+        assert info.value.location is not None
+        assert info.value.location.file == __file__
+        assert info.value.location.line == f.__code__.co_firstlineno
+    with pytest.raises(UnsupportedError, match=r"takes \*args"):
+        adgen.jvp(f, (X.copy(), 3.0), (V.copy(), 1.0))
+
+
+def test_star_and_keywords_wrapped():
+    def wrapped(x):
+        return forwarding(x, 3.0)
+
+    ref = numerical_grad(wrapped, (X.copy(),), 0)
+    np.testing.assert_allclose(adgen.grad(wrapped)(X.copy()), ref, rtol=1e-6)
+    np.testing.assert_allclose(adgen.jacfwd(wrapped)(X.copy()), ref, rtol=1e-6)
+    out, dot = adgen.jvp(wrapped, (X.copy(),), (V.copy(),))
+    np.testing.assert_allclose(out, wrapped(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(dot, ref @ V, rtol=1e-6)
+    np.testing.assert_allclose(adgen.hessian(wrapped)(X.copy()), np.diag(-3.0 * np.sin(X)),
+                               rtol=1e-10)

@@ -919,6 +919,16 @@ cases("adgen.rules.helpers_tangent.sequence_operand", C([randn(), randn()]),
 # appended
 cases("adgen.rules.helpers_tangent.ieee_number", C(randn()), C(randn(3)))
 
+# exponent_log(out, a, b): the tangent of a ** b along b, zero for an int b (an int a helper
+# returns carries the zero tangent 0.0; 0.0 * log of a negative base was nan), appended
+cases("adgen.rules.helpers_tangent.exponent_log", C(pos(3), pos(3), 1.5),
+      C(pos(2, 3), pos(3), 2.5), C(pos(), pos(2), 0.5), C(randn(3), randn(3), 3),
+      C(randn(2, 3), randn(3), np.array([1, 2, 3])),
+      expect((np.array([0.0, 2.0]), np.array([3.0, 4.0]), 0.5),
+             (np.array([0.0, np.log(4.0)]), np.array([0.0, 0.5]))),
+      expect((np.array([0.09, 4.0]), np.array([-0.3, 2.0]), 2),
+             (np.zeros(2), np.zeros(2))))
+
 # array_vjp(cot, tree): the adjoint of a list or tuple a ufunc read as an array, split back into
 # its nesting (rules/runtime_rules.py, for reverse over reverse through a helper's np.log(v)),
 # appended
@@ -948,12 +958,3 @@ else:
     cases("scipy.special.erfcx", unary(randn))
     cases("scipy.special.dawsn", unary(randn))
     cases("scipy.special.expi", *unary(pos), C(np.array([-2.0, -0.4, 0.6, 3.0])))
-
-# np.maximum.reduce / np.minimum.reduce (rules/decompositions.py, session 24; appended): as
-# np.max / np.min along axis 0 unless told, g split evenly between ties
-cases("numpy.maximum.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
-      C(randn(2, 3, 4), (0, 2)), C(randn(3, 4), None), C(randn(3, 4), 1, keepdims=True),
-      expect((np.array([1.0, 3.0, 3.0, 2.0]),), (np.array([0.0, 0.5, 0.5, 0.0]),), g=1.0))
-cases("numpy.minimum.reduce", C(randn(6)), C(randn(3, 5), 1), C(randn(3, 4), None),
-      C(randn(3, 4), 0, keepdims=True),
-      expect((np.array([2.0, -1.0, 4.0, -1.0]),), (np.array([0.0, 0.5, 0.0, 0.5]),), g=1.0))

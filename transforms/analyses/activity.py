@@ -125,11 +125,24 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
         return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
             _rule_without_gradient(obj) or logs_into_container(call, obj) or reports(obj) or \
             is_stop_gradient(obj)
+    if resolve is not None and name == "call_starred" and isinstance(call.func, gast.Name):
+        return _starred_nondiff(call, resolve)
     if resolve is None:
         return name in NONDIFF_CALLS
     if isinstance(call.func, gast.Attribute):
         return name in NONDIFF_CALLS
     return name in _GENERATED_NONDIFF
+
+
+def _starred_nondiff(call: gast.Call, resolve: Callable[[gast.expr], Any]) -> bool:
+    """``call_starred(len, None, xs, kw, line)`` (desugar: the user's ``len(*xs)``) of a
+    function without a derivative, as its plain call is: forward mode gave the int a tangent
+    of None, which the caller's tangent code added (``float + None``, a TypeError)."""
+    if len(call.args) < 2 or \
+            not (isinstance(call.args[1], gast.Constant) and call.args[1].value is None):
+        return False
+    fn = resolve(call.args[0])
+    return fn is not None and (id(fn) in _NONDIFF_IDS or _rule_without_gradient(fn))
 
 
 def is_stop_gradient(obj: Any) -> bool:

@@ -10,13 +10,16 @@ derivatives by reverse over forward).
 
 import numpy as np
 
-from adgen.rules.helpers_core import unsupported
+from adgen.rules.helpers_core import unsupported, xlogy, xlogy_dx, xlogy_dy
 
 __all__ = [
     "astype_jvp",
     "cholesky_jvp",
     "class_constants",
     "dtype_kind",
+    "exponent_log",
+    "exponent_log_dx",
+    "exponent_log_dy",
     "fit_tangent",
     "float_part",
     "given_tangent",
@@ -153,6 +156,34 @@ def sequence_operand(x: object) -> object:
     the rule's template applies Python's operators to it (``2.0 * x * d`` of ``np.square(L)``
     with a list ``L`` raised TypeError; ``d * 3`` repeated it); anything else itself."""
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _integral_exponent(b: object) -> bool:
+    return isinstance(b, (bool, int, np.integer, np.bool_)) or (
+        isinstance(b, np.ndarray) and b.dtype.kind in "biu")
+
+
+def _zeros_of(x: object, y: object) -> object:
+    res = np.zeros(np.broadcast(x, y).shape)
+    return res[()] if res.ndim == 0 else res
+
+
+def exponent_log(x: object, y: object, b: object) -> object:
+    """``xlogy(x, y)``, the tangent of ``y ** b`` (``x``) along the exponent ``b``; zeros where
+    ``b`` is an int: it has no derivative, whatever tangent the caller's code holds for it (an
+    int returned by a helper, ``n = count(x)``, has the zero tangent 0.0, and 0.0 * log of a
+    negative base made the jvp of ``x ** n`` nan)."""
+    return _zeros_of(x, y) if _integral_exponent(b) else xlogy(x, y)
+
+
+def exponent_log_dx(x: object, y: object, b: object) -> object:
+    """:func:`exponent_log`'s partial derivative in ``x`` (second derivatives of ``y ** b``)."""
+    return _zeros_of(x, y) if _integral_exponent(b) else xlogy_dx(x, y)
+
+
+def exponent_log_dy(x: object, y: object, b: object) -> object:
+    """:func:`exponent_log`'s partial derivative in ``y``."""
+    return _zeros_of(x, y) if _integral_exponent(b) else xlogy_dy(x, y)
 
 
 def ieee_number(x: object) -> object:

@@ -36,6 +36,9 @@ from adgen.rules.helpers import (
     dtype_kind,
     eigh_jvp,
     expand_reduced,
+    exponent_log,
+    exponent_log_dx,
+    exponent_log_dy,
     extreme_tangent,
     extreme_tangent_vjp,
     fit_tangent,
@@ -157,7 +160,8 @@ def mod(d: Any, out: Any, a: Any, b: Any) -> Any:
 
 @defjvp(operator.pow, elementwise=True)
 def pow_(d: Any, out: Any, a: Any, b: Any) -> Any:
-    return d * b * a ** (b - (b != 0)), d * xlogy(out, a)  # 0 for b == 0 (the vjp's note)
+    # (0 for b == 0: the vjp's note; the second term 0 for an int b, whose tangent is zero)
+    return d * b * a ** (b - (b != 0)), d * exponent_log(out, a, b)
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,6 +525,19 @@ def xlogy_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
 @defjvp(xlogy)
 def xlogy_jvp(d: Any, out: Any, x: Any, y: Any) -> Any:
     return d * xlogy_dx(x, y), d * xlogy_dy(x, y)
+
+
+# exponent_log(out, a, b), the tangent of a ** b along b (zero for an int b), differentiated
+# again (hessian of a power)
+@defvjp(exponent_log, "x, y, b", diff="x, y", reads="x, y, b")
+def exponent_log_vjp(g: Any, out: Any, x: Any, y: Any, b: Any) -> Any:
+    return (unbroadcast(g * exponent_log_dx(x, y, b), np.shape(x)),
+            unbroadcast(g * exponent_log_dy(x, y, b), np.shape(y)))
+
+
+@defjvp(exponent_log)
+def exponent_log_jvp(d: Any, out: Any, x: Any, y: Any, b: Any) -> Any:
+    return d * exponent_log_dx(x, y, b), d * exponent_log_dy(x, y, b)
 
 
 @defvjp(dtype_kind, "x", diff=(), linear=True)
