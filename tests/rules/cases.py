@@ -958,3 +958,12 @@ else:
     cases("scipy.special.erfcx", unary(randn))
     cases("scipy.special.dawsn", unary(randn))
     cases("scipy.special.expi", *unary(pos), C(np.array([-2.0, -0.4, 0.6, 3.0])))
+
+# np.maximum.reduce / np.minimum.reduce (rules/decompositions.py, session 24; appended): as
+# np.max / np.min along axis 0 unless told, g split evenly between ties
+cases("numpy.maximum.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
+      C(randn(2, 3, 4), (0, 2)), C(randn(3, 4), None), C(randn(3, 4), 1, keepdims=True),
+      expect((np.array([1.0, 3.0, 3.0, 2.0]),), (np.array([0.0, 0.5, 0.5, 0.0]),), g=1.0))
+cases("numpy.minimum.reduce", C(randn(6)), C(randn(3, 5), 1), C(randn(3, 4), None),
+      C(randn(3, 4), 0, keepdims=True),
+      expect((np.array([2.0, -1.0, 4.0, -1.0]),), (np.array([0.0, 0.5, 0.0, 0.5]),), g=1.0))
