@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 from adgen.transforms import (
     numba_call_forms,
+    numba_counter_columns,
     numba_divisions,
     numba_filled_arguments,
     numba_guarded_sites,
@@ -233,6 +234,7 @@ class _Module:
         numba_instance_lifetimes.release_instances(rw, types_)
         numba_tapes.typed_tapes(rw)
         numba_tapes.list_tapes(rw, types_)
+        numba_counter_columns.counters_again(rw)
         numba_shadows.shadows(rw, types_)
         numba_call_forms.ufunc_outputs(rw)
         numba_call_forms.overlapping_updates(rw)
