@@ -15,7 +15,7 @@ import adgen
 from adgen.errors import AdgenError
 
 pytest.importorskip("scipy.stats")
-from scipy.stats import beta, expon, gamma, norm, t  # noqa: E402
+from scipy.stats import beta, expon, gamma, multivariate_normal, norm, t  # noqa: E402
 
 THETA = np.array([0.3, 0.9, 0.7])
 POLICIES = ["save", "strict"]
@@ -153,3 +153,29 @@ def test_hessian_against_second_differences(f):
     # (frozen with keywords too: gamma(2.0, scale=1.5), t(4.0, loc=0.1))
     np.testing.assert_allclose(adgen.hessian(f)(THETA.copy()),
                                numerical_hessian(f, THETA.copy()), rtol=1e-4, atol=1e-5)
+
+
+# a frozen multivariate normal made outside (its covariance read from what scipy holds)
+GAUSS = multivariate_normal(np.array([0.2, 1.0]), np.array([[1.0, 0.3], [0.3, 2.0]]))
+
+
+def mvn_prior(theta):
+    points = np.reshape(np.concatenate([theta, theta[::-1] * 0.5]), (3, 2))
+    return np.sum(GAUSS.logpdf(points)) + np.sum(GAUSS.pdf(points))
+
+
+@pytest.mark.parametrize("mutation", POLICIES)
+def test_a_multivariate_normal_made_outside(mutation):
+    check_grad(mvn_prior, (THETA.copy(),), mutation=mutation, strict_must_compute=True)
+    check_jvp(mvn_prior, (THETA.copy(),), (np.array([0.5, -1.0, 2.0]),))
+    np.testing.assert_allclose(adgen.hessian(mvn_prior)(THETA.copy()),
+                               numerical_hessian(mvn_prior, THETA.copy()), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_a_multivariate_normal_passed_in_stays_refused():
+    def f(x, d):
+        return d.logpdf(x[:2])
+
+    with pytest.raises(AdgenError):
+        adgen.grad(f)(THETA.copy(), GAUSS)

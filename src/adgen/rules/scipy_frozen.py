@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from scipy import stats
 from scipy.stats._distn_infrastructure import rv_continuous_frozen, rv_frozen
+from scipy.stats._multivariate import multivariate_normal_frozen
 
 from adgen.rules import scipy_stats as sst
 from adgen.rules.registry import (
@@ -289,3 +291,33 @@ def frozen_ppf(self: Any, q: Any) -> Any:
 @defmethod_reference(rv_frozen.isf, name="scipy.stats frozen isf")
 def frozen_isf(self: Any, q: Any) -> Any:
     return remade(self, "isf").isf(q)
+
+
+@defnondiff
+def covariance_held(frozen: Any) -> None:
+    """Refuses, naming it, a frozen multivariate normal whose covariance is not held as this
+    scipy version holds it (``frozen.cov_object._covariance``, read by
+    :func:`frozen_mvn_logpdf`: ``frozen.cov`` is a property, computed when it is read)."""
+    if not isinstance(getattr(getattr(frozen, "cov_object", None), "_covariance", None),
+                      np.ndarray):
+        from adgen.rules.helpers_core import unsupported
+
+        unsupported("a frozen scipy.stats.multivariate_normal(...) made outside the function "
+                    "holds its covariance in a form adgen does not read here: write "
+                    "multivariate_normal.logpdf(x, mean, cov)")
+
+
+@defmethod_reference(multivariate_normal_frozen.logpdf,
+                     name="scipy.stats frozen multivariate_normal logpdf")
+def frozen_mvn_logpdf(self: Any, x: Any) -> Any:
+    covariance_held(self)
+    return multivariate_normal(self.mean, self.cov_object._covariance,
+                               self.allow_singular).logpdf(x)
+
+
+@defmethod_reference(multivariate_normal_frozen.pdf,
+                     name="scipy.stats frozen multivariate_normal pdf")
+def frozen_mvn_pdf(self: Any, x: Any) -> Any:
+    covariance_held(self)
+    return multivariate_normal(self.mean, self.cov_object._covariance,
+                               self.allow_singular).pdf(x)
