@@ -259,7 +259,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: 
             # (in the array's dtype, as NumPy's: a float32 array stays float32)
             kind = dtype_of(out)
             ends = np.broadcast_to(np.asarray(end_values, dtype=kind), (np.ndim(array), 2))
-            at = _axis_shape(np.ndim(out), ax)
+            at = _axis_run_shape(np.ndim(out), ax)
             edge_lo = np.take(out, [0], axis=ax)
             edge_hi = np.take(out, [np.shape(out)[ax] - 1], axis=ax)
             rise = np.reshape(np.asarray(np.arange(before) / max(before, 1), dtype=kind), at)
@@ -551,7 +551,7 @@ _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp")
 
 
 @defnondiff
-def _axis_shape(nd: int, ax: int) -> tuple[int, ...]:
+def _axis_run_shape(nd: int, ax: int) -> tuple[int, ...]:
     """(1, ..., -1, ..., 1): a 1-D array reshaped to run along axis ``ax`` of ``nd``."""
     return tuple(-1 if d == ax else 1 for d in range(nd))
 
