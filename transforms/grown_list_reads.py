@@ -62,29 +62,57 @@ def snapshot_grown_reads(fn: gast.FunctionDef, namer: Namer,
 
 
 def _local_lists(fn: gast.FunctionDef) -> set[str]:
-    """Names bound only to list displays, ``list(...)`` or such a name (never a parameter)."""
+    """Names bound only to list displays, ``list(...)``, slices of such names and their
+    concatenations (``hist.pop(0)`` as lower_mutation writes it: ``t1 = hist[:0]; t2 =
+    hist[1:]; hist = t1 + t2``, a new list), or such a name (never a parameter): the
+    greatest such set, so that names bound around a loop (``hist = hist2`` at its end)
+    count."""
     params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs
               if isinstance(a, gast.Name)}
-    lists: set[str] = set()
+    defs: dict[str, list[gast.expr]] = {}
     other: set[str] = set(params)
     for s in walk(fn):
         if isinstance(s, (gast.FunctionDef, gast.Lambda)) and s is not fn:
             continue
         if isinstance(s, gast.Assign):
-            v = s.value
-            is_list = isinstance(v, (gast.List, gast.ListComp)) or (
-                isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
-                v.func.id == "list") or (isinstance(v, gast.Name) and v.id in lists)
             # (a, b = [], []: t1 = []; a = t1 in A-normal form)
             for t in s.targets:
                 for n in walk(t):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        (lists if is_list and t is n else other).add(n.id)
+                        if t is n:
+                            defs.setdefault(n.id, []).append(s.value)
+                        else:
+                            other.add(n.id)
         elif isinstance(s, (gast.AugAssign, gast.AnnAssign, gast.For)):
             for n in walk(s.target):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     other.add(n.id)
-    return lists - other
+    lists = set(defs) - other
+    shrunk = True
+    while shrunk:
+        shrunk = False
+        for n in list(lists):
+            if not all(_list_valued(v, lists) for v in defs[n]):
+                lists.discard(n)
+                shrunk = True
+    return lists
+
+
+def _list_valued(v: gast.expr, lists: set[str]) -> bool:
+    """Whether ``v`` makes a list (or is one of ``lists``), given that ``lists`` are."""
+    if isinstance(v, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(v, gast.Call):
+        return isinstance(v.func, gast.Name) and v.func.id == "list"
+    if isinstance(v, gast.Name):
+        return v.id in lists
+    if isinstance(v, gast.Subscript):
+        return isinstance(v.slice, gast.Slice) and isinstance(v.value, gast.Name) and \
+            v.value.id in lists
+    if isinstance(v, gast.BinOp):
+        return isinstance(v.op, gast.Add) and _list_valued(v.left, lists) and \
+            _list_valued(v.right, lists)
+    return False
 
 
 def _growth_of(s: gast.stmt, lists: set[str]) -> str | None:

@@ -74,9 +74,49 @@ def two_lists_made_in_one_line(x0):
     return np.sum(np.array(b) ** 2)
 
 
+# a list that also loses items (hist.pop(0) is a new list: hist = hist[:0] + hist[1:]) was
+# not taken for a local list, and a read before a later append raised a plain IndexError
+# (np.stack) or was refused ('a list read by a position counted from its end': np.mean)
+def popped_while_grown(x0):
+    hist = []
+    tot = 0.0
+    for i in range(4):
+        hist.append(np.sin(x0) * (i + 1))
+        tot = tot + np.sum(np.stack(hist) ** 2 * np.arange(1.0, len(hist) + 1)[:, None])
+        if i == 1:
+            hist.pop(0)
+    return tot
+
+
+def window_of_the_last_three(x0):
+    window = []
+    tot = 0.0
+    h = x0
+    for i in range(6):
+        h = np.sin(h) + 0.1 * i
+        if len(window) == 3:
+            window.pop(0)
+        window.append(h)
+        tot = tot + np.sum(np.mean(window, axis=0) * h)
+    return tot
+
+
+def window_kept_at_three(x0):
+    hist = [x0, 2 * x0]
+    tot = 0.0
+    h = x0
+    for _ in range(5):
+        h = np.cos(h) * 1.3
+        hist.append(h)
+        tot = tot + np.sum(np.array(hist) * np.array([1.0, 2.0, 3.0])[:, None])
+        hist.pop(0)
+    return tot
+
+
 PROGRAMS = [stacked_then_grown, summed_then_grown, mean_then_grown, joined_then_grown,
             whole_history_every_step, extended_with_plus_equals,
-            running_mean_in_a_while_loop, two_lists_made_in_one_line]
+            running_mean_in_a_while_loop, two_lists_made_in_one_line, popped_while_grown,
+            window_of_the_last_three, window_kept_at_three]
 X0 = np.array([1.0, -2.0, 0.5])
 
 
