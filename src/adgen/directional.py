@@ -65,11 +65,14 @@ def tangent_compiled(fun: Callable[..., Any], wrt: tuple[int, ...] | None = None
     if wrt is None and args is not None:
         code = getattr(fn, "__code__", None)
         given = len(receiver) + len(args)
-        if code is not None and (code.co_kwonlyargcount or code.co_argcount > given):
+        if code is not None and (receiver or code.co_kwonlyargcount or
+                                 code.co_argcount > given):
             # the parameters left to their defaults and the keyword-only ones get no tangent
             # (constants, as in JAX): a zero one gave f(x, p=3)'s x ** p the term
-            # p_dot * log(x) * x ** p = 0 * nan at a negative x, and jvp a nan
-            return compile_tangent(fn, wrt=tuple(range(given))), receiver
+            # p_dot * log(x) * x ** p = 0 * nan at a negative x, and jvp a nan; nor does a
+            # method's object, which jvp gives no tangent (jvp(m.loss, (x,), (v,)) of
+            # np.sqrt(self.data) * x ** 3 was nan where data holds a 0)
+            return compile_tangent(fn, wrt=tuple(range(len(receiver), given))), receiver
     return compile_tangent(fn, wrt=None if wrt is None
                            else tuple(shift + k for k in wrt)), receiver
 
