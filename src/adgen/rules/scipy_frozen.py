@@ -16,8 +16,8 @@ in) is scipy's own: a call of its method (``PRIOR.logpdf(x)``) is compiled as
 scipy's ``rv_continuous_frozen.logpdf`` and the others), which builds the object above from
 the parameters the frozen one holds, so they get their gradients too where they have any;
 the compiled code is guarded by the global's binding (another distribution bound to it
-compiles again). Second derivatives of a function building one are refused, as for any
-object built inside (write ``norm.logpdf(x, mu, s)``).
+compiles again). Second derivatives of a function building one are followed as for any
+object built inside (``adgen.built_inside``).
 
 Imported by :mod:`adgen.rules.scipy_stats` (registered when the user's code has imported
 ``scipy.stats``).
