@@ -55,7 +55,14 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
         p for p in parameters_changed_by_calls(
             plan.parsed, plan.fn, set(params), lambda fn: _changes_containers(plan.policy, fn))
         if plan.act.active(p) and not plan.tracked(p) and
-        plan.kinds.get(p) is None and p not in plan.numeric})
+        plan.kinds.get(p) is None and p not in plan.numeric} | {
+        # and one holding arrays this function writes in place (p = params["w"]; p -= lr *
+        # g, an optimizer step): the caller's adjoint of their slots goes to their shadows
+        # (exit_items_to_shadows), which the writes' pullbacks read; left in the deposit,
+        # what the caller read after the call never reached g (grad in g: 0, silently)
+        p for p in params if p not in cparams and plan.act.active(p) and
+        not plan.tracked(p) and p not in plan.numeric and
+        plan.kinds.get(p) is None and p in _items_read(plan.fn) and pb.tracked_items(p)})
     # and a part of a container built here: its start is in the holder's adjoint
     parts |= {t: part for t, part in
               local_parts(plan.fn, plan.eff, set(params)).items()
@@ -78,6 +85,14 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
     for t in joined:
         state |= {pb.bar(t), "owned:" + pb.bar(t)}
     return parts, taken, joined
+
+
+def _items_read(fn: gast.FunctionDef) -> set[str]:
+    """The names the function reads items of: ``d["w"]``, ``d.values()``, ``d.items()``."""
+    out = {n.value.id for n in nodes_of(fn, gast.Subscript) if isinstance(n.value, gast.Name)}
+    return out | {c.func.value.id for c in nodes_of(fn, gast.Call)
+                  if isinstance(c.func, gast.Attribute) and c.func.attr in ("values", "items")
+                  and isinstance(c.func.value, gast.Name)}
 
 
 def returned(pb: Pullback, params: list[str], state: set[str]) -> list[str]:
