@@ -11,7 +11,8 @@ line, naming the function, with what to write instead.
 Two cases (read only; the pass that asks rewrites nothing here):
 
 - a call whose result is not used (a statement): refused where a name it is passed has a
-  derivative, unless it has none whatever its arguments (``print``, ``warnings.warn``);
+  derivative, unless it has none whatever its arguments (``print``, ``warnings.warn``) or is
+  one of NumPy's that only read them (``np.save``, ``np.savetxt``: :func:`reads_only`);
 - a call whose result is bound but carries no derivative (``_ = operator.setitem(...)``, and
   the temporaries the front end binds for a call inside ``a and f(...)``, an ``if`` test, a
   conditional expression, another call's argument): refused only for the callables known to
@@ -82,6 +83,17 @@ def writes_arguments(obj: Any) -> bool:
     return False
 
 
+# NumPy's functions called for what they do outside the program (write a file, set an
+# option), which read their arguments only (np.save('/tmp/w.npy', w) in a training loop)
+_READS_ONLY = ("save", "savez", "savez_compressed", "savetxt", "seterr", "set_printoptions",
+               "setbufsize")
+
+
+def reads_only(obj: Any) -> bool:
+    """Whether ``obj`` is one of NumPy's functions that only read their arguments."""
+    return any(obj is getattr(np, n, None) for n in _READS_ONLY)
+
+
 def refuse_unknown_effect(plan: Plan, s: gast.stmt, call: gast.Call, obj: Any, *,
                           result_used: bool) -> None:
     """Raises at ``s`` where ``call`` (of ``obj``, resolved, without a rule, not a function
@@ -94,7 +106,7 @@ def refuse_unknown_effect(plan: Plan, s: gast.stmt, call: gast.Call, obj: Any, *
         if not writes_arguments(obj) or \
                 not any(n in plan.act.varied for n in passed_names(call)):
             return
-    elif nondiff_call(call, plan.resolve_or_none) or not any(
+    elif reads_only(obj) or nondiff_call(call, plan.resolve_or_none) or not any(
             isinstance(a, gast.Name) and plan.active(a) for a in walk(call)):
         return
     raise effect_error(plan, s, call, obj)
