@@ -14,6 +14,7 @@ from adgen.rules.helpers_core import unsupported, xlogy, xlogy_dx, xlogy_dy
 
 __all__ = [
     "astype_jvp",
+    "broadcast_zeros",
     "cholesky_jvp",
     "class_constants",
     "dtype_kind",
@@ -24,6 +25,7 @@ __all__ = [
     "float_part",
     "given_tangent",
     "ieee_number",
+    "integral_exponent",
     "is_plain_object",
     "named_like",
     "named_like_vjp",
@@ -158,12 +160,14 @@ def sequence_operand(x: object) -> object:
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
-def _integral_exponent(b: object) -> bool:
+def integral_exponent(b: object) -> bool:
+    """Whether an exponent is an int, a bool or an integer array (no derivative)."""
     return isinstance(b, (bool, int, np.integer, np.bool_)) or (
         isinstance(b, np.ndarray) and b.dtype.kind in "biu")
 
 
-def _zeros_of(x: object, y: object) -> object:
+def broadcast_zeros(x: object, y: object) -> object:
+    """Zeros of the shape ``x`` and ``y`` broadcast to (a float64 number for two numbers)."""
     res = np.zeros(np.broadcast(x, y).shape)
     return res[()] if res.ndim == 0 else res
 
@@ -173,17 +177,17 @@ def exponent_log(x: object, y: object, b: object) -> object:
     ``b`` is an int: it has no derivative, whatever tangent the caller's code holds for it (an
     int returned by a helper, ``n = count(x)``, has the zero tangent 0.0, and 0.0 * log of a
     negative base made the jvp of ``x ** n`` nan)."""
-    return _zeros_of(x, y) if _integral_exponent(b) else xlogy(x, y)
+    return broadcast_zeros(x, y) if integral_exponent(b) else xlogy(x, y)
 
 
 def exponent_log_dx(x: object, y: object, b: object) -> object:
     """:func:`exponent_log`'s partial derivative in ``x`` (second derivatives of ``y ** b``)."""
-    return _zeros_of(x, y) if _integral_exponent(b) else xlogy_dx(x, y)
+    return broadcast_zeros(x, y) if integral_exponent(b) else xlogy_dx(x, y)
 
 
 def exponent_log_dy(x: object, y: object, b: object) -> object:
     """:func:`exponent_log`'s partial derivative in ``y``."""
-    return _zeros_of(x, y) if _integral_exponent(b) else xlogy_dy(x, y)
+    return broadcast_zeros(x, y) if integral_exponent(b) else xlogy_dy(x, y)
 
 
 def ieee_number(x: object) -> object:
