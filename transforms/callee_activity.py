@@ -32,7 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 import gast
-from adgen.transforms.analyses.kinds import CONTAINERS, DICT, LIST, NUMBER
+from adgen.transforms.analyses.kinds import CONTAINERS, NUMBER
+from adgen.transforms.analyses.made_containers import displays
 from adgen.transforms.node_index import nodes_of
 
 from adgen.errors import MutationError
@@ -46,20 +47,23 @@ SPECIALIZING: set[int] = set()
 
 def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], Any],
                  active: Callable[[str], bool], kinds: dict[str, Any],
-                 given: dict[str, str] | None = None
+                 given: dict[str, str] | None = None,
+                 returned: Callable[[Any], str | None] | None = None
                  ) -> tuple[tuple[int, ...], tuple[Any, ...]] | None:
     """``(wrt, sig)`` for compiling ``obj`` as the calls of it in ``fn`` (SSA form) use it:
     the positions of the arguments active at any call, and ``NUMBER`` where every call
     passes a number (a constant, or a name ``kinds`` calls one), ``LIST`` or ``DICT`` where
-    every call passes a name bound only to such displays, or a parameter ``given`` (the
-    argument signature's lists and dicts) says is one and ``fn`` never binds, else None. None when a
+    every call passes a name that certainly holds one (``analyses.made_containers``: bound
+    only to displays, to a user function's result ``returned`` gives that kind, to a
+    gradient of one), or a parameter ``given`` (the argument signature's lists and dicts)
+    says is one and ``fn`` never binds, else None. None when a
     call passes keywords, ``*xs``, fewer arguments than ``obj`` has positional parameters,
     or anything but names and constants, or where ``obj`` is called by no plain call."""
     code = getattr(obj, "__code__", None)
     if code is None or code.co_flags & 0x0C or code.co_kwonlyargcount:
         return None  # *args, **kwargs, keyword-only parameters
     n = code.co_argcount
-    containers = _displays(fn, resolve, given or {})
+    containers = displays(fn, resolve, given or {}, returned)
     actives: set[int] = set()
     passed: list[Any] = [NUMBER] * n  # the kind every call passes there, or None
     calls = 0
@@ -88,42 +92,11 @@ def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], 
     return tuple(sorted(actives)), tuple(passed)
 
 
-def _displays(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any],
-              given: dict[str, str]) -> dict[str, str]:
-    """``LIST`` or ``DICT`` for the names ``fn`` binds only to list or dict displays (``p =
-    {"w": w}``, ``ws = [a, b]``, ``dict(...)``, ``list(...)``): every binding of such a
-    name, wherever it runs, is a new list or dict; and for the parameters in ``given`` that
-    ``fn`` never binds again."""
-    stores: dict[str, int] = {}
-    for n in nodes_of(fn, gast.Name):
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-            stores[n.id] = stores.get(n.id, 0) + 1
-    params = {a.id for a in fn.args.args}
-    out = {p: k for p, k in given.items() if k in CONTAINERS and p in params and
-           stores.get(p, 0) == 1}  # (its binding as a parameter)
-    shown: dict[str, list[str]] = {}
-    for st in nodes_of(fn, gast.Assign):
-        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
-                isinstance(st.targets[0], gast.Name)):
-            continue
-        v = st.value
-        made = resolve(v.func) if isinstance(v, gast.Call) else None
-        if made is dict or made is list:
-            kind = DICT if made is dict else LIST
-        else:
-            kind = DICT if isinstance(v, gast.Dict) else LIST if isinstance(v, gast.List) \
-                else None
-        shown.setdefault(st.targets[0].id, []).append(kind)
-    out.update((name, kinds[0]) for name, kinds in shown.items()
-               if kinds[0] is not None and len(set(kinds)) == 1 and
-               stores[name] == len(kinds) and name not in params)
-    return out
-
-
 def for_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
               resolve: Callable[[gast.expr], Any], active: Callable[[str], bool],
               kinds: dict[str, Any], compile_function: Callable[..., Any],
-              given: dict[str, str] | None = None) -> Any:
+              given: dict[str, str] | None = None,
+              returned: Callable[[Any], str | None] | None = None) -> Any:
     """``obj`` compiled for the calls of it in ``fn`` (:func:`call_pattern`), where
     ``general``, its compilation for any arguments, is None (strict refused it: the
     pattern's refusal is raised) or is one the pattern may make less cautious
@@ -131,7 +104,7 @@ def for_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
     no pattern, ``obj`` is being compiled for one (a recursive call), or nothing to gain."""
     if id(obj) in SPECIALIZING or general is None and mutation != "strict":
         return None
-    pattern = call_pattern(fn, obj, resolve, active, kinds, given)
+    pattern = call_pattern(fn, obj, resolve, active, kinds, given, returned)
     if pattern is None or general is not None and not _narrows(general, obj, pattern,
                                                                mutation):
         return None

@@ -28,7 +28,7 @@ class Compiled:
                  calls_parameters: tuple[int, ...] = (),
                  number_writes: tuple[Any, ...] = (),
                  returns_params: frozenset[int] | None = None,
-                 returns_free: bool = False,
+                 returns_free: bool = False, returns_container: str | None = None,
                  counter_stores: tuple[Any, ...] = (),
                  mutation: str = "save", reads_uncaptured: Any = True,
                  reads_result: bool = True, function: Any = None) -> None:
@@ -61,6 +61,9 @@ class Compiled:
         # a value it returns may be a global or closure array (analyses.returned_params:
         # return ONES): a caller's result of it holds the effects' FREE buffer
         self.returns_free = returns_free
+        # LIST or DICT where every value it returns is a list or dict it made
+        # (analyses.made_containers): a caller's name bound to its result is one
+        self.returns_container = returns_container
         self.mutates_containers = mutates_containers
         # the forward registers captures or guards (its own or a callee's): a call runs it in
         # a fresh GuardScope

@@ -34,6 +34,11 @@ from adgen.transforms.analyses.kinds import (
     kinds,
     param_kind,
 )
+from adgen.transforms.analyses.made_containers import (
+    derivative_functions,
+    displays,
+    returned_container,
+)
 from adgen.transforms.analyses.number_items import (
     changed_by_caller,
     counter_stores,
@@ -332,6 +337,16 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         except AdgenError:
             return False  # the caller's own compilation reports it (mutating_call)
 
+    def returns_container(obj: Any) -> str | None:
+        # the list or dict a user function returns wherever it returns (made_containers)
+        if not is_user_function(obj) or \
+                str(getattr(obj, "__module__", "")).startswith(("numpy", "adgen.")):
+            return None
+        try:
+            return compile_function(obj, mutation=mutation).returns_container
+        except AdgenError:
+            return None  # the caller's own compilation reports it (mutating_call)
+
     bound = [] if sig is None else list(zip(tree.args.args[:fn.__code__.co_argcount], sig))
     params_kinds = {a.id: param_kind(k) for a, k in bound}
     # what a user function returns is known from its own kinds, for this compilation only (a
@@ -383,13 +398,24 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             # an array its method returns and the function writes in place (h = layer(x);
             # h[:, 0] *= s) was taken to share the object's memory, refused when it ran
             containers.setdefault(n, "object")
+        # and a list or dict the function gets from a user function or adgen.grad (grads =
+        # g_of(params), a training step's grads = adgen.grad(loss)(params, x)): handed to a
+        # helper writing the arrays of another dict, it was taken for an array (a raw NumPy
+        # casting error in the pullback)
+        made = displays(tree, functools.partial(resolve, parsed),
+                        {n: k for n, k in params_kinds.items() if k in CONTAINERS},
+                        returns_container)
+        for n, k in made.items():
+            containers.setdefault(n, k)
         arrays = {n for n, k in known.items() if type(k) is int}  # ndarrays of a known rank
         eff = run_pass("reverse", lambda: effects(
-            tree, mutating_call, scalars, lambda n: resolve(parsed, n), containers, arrays,
+            tree, mutating_call, scalars | derivative_functions(tree, resolve_name),
+            lambda n: resolve(parsed, n), containers, arrays,
             fresh_call, free=True,
             call_views=functools.partial(viewed_arguments, parsed, mutation),
             free_result=functools.partial(returns_free_memory, parsed, mutation)), parsed)
         fresh_result = returns_fresh(tree, eff)  # before the reverse pass rewrites the returns
+        container_result = returned_container(tree, made)
         views_params = returned_params(tree, eff, known)
         free_result = returned_free(tree, eff)
         # a helper whose result may outlive the call (a cached one's), written in place here
@@ -460,7 +486,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 from adgen.transforms.callee_activity import for_calls
 
                 c = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
-                              act.active, known, compile_function)
+                              act.active, known, compile_function, None, returns_container)
                 if c is None:
                     raise
             else:
@@ -472,7 +498,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
                 c = for_calls(obj, c, mutation, tree, functools.partial(resolve, parsed),
                               act.active, known, compile_function,
-                              {n: k for n, k in params_kinds.items() if k in CONTAINERS}) or c
+                              {n: k for n, k in params_kinds.items() if k in CONTAINERS},
+                              returns_container) or c
             # one symbol per callee object: two functions named alike (step from two modules,
             # two closures of one factory) are two callees
             cname = symbols.get(id(obj))
@@ -583,6 +610,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     written_params=result.written_params, needs_scope=needs_scope,
                     guards=tuple(guards), trees=(result.forward, result.pullback, parsed.file),
                     returns_fresh=fresh_result, returns_params=views_params,
+                    returns_container=container_result,
                     returns_free=free_result,
                     number_updates=updates,
                     consumes=frozenset(result.lean.consumable) if result.lean else frozenset(),

@@ -298,9 +298,16 @@ class Forward:
                          gast.Constant(getattr(s, "lineno", 0), None),
                          gast.Constant(self.plan.user_name(n), None))
             if cap.after and id(s) in self.rec.saved_call and n in self.plan.objlike:
-                # an object handed to a call: only the arrays of it the callee kept matter
-                call.keywords = [gast.keyword(arg="within",
-                                              value=name(self.rec.saved_call[id(s)]))]
+                # an object handed to a call: only the arrays of it the callee kept matter;
+                # a list or dict handed to a function compiled here that reads its arrays
+                # only through captures of its own (an optimizer step, linear in them):
+                # watched by none of this one's (guards.capture watches the arrays of a list
+                # or dict the callee kept)
+                unread = self.plan.eff.kinds.get(n) in ("list", "dict") and \
+                    self.dynamic_slots(s, n) == ()
+                call.keywords = [gast.keyword(arg="watch", value=gast.Constant(False, None))
+                                 if unread else gast.keyword(
+                                     arg="within", value=name(self.rec.saved_call[id(s)]))]
             elif cap.after and id(s) in self.rec.saved_call:
                 slots = self.dynamic_slots(s, n)
                 if slots == ():

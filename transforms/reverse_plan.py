@@ -533,6 +533,17 @@ class Plan:
                         isinstance(v.func.value, gast.Name) and v.func.attr in (
                             "reshape", "ravel", "transpose", "T", "squeeze", "view"):
                     todo.append(v.func.value.id)
+                elif isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                        isinstance(v.func.value, gast.Name) and not v.args and \
+                        v.func.attr in ("values", "items"):
+                    # params.values() of an optimizer step (for p, g in zip(params.values(),
+                    # grads.values()): p -= lr * g): the items are params' (a step writing
+                    # params was taken to write any parameter, grads too: strict refused)
+                    todo.append(v.func.value.id)
+                elif isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                        v.func.id == "loop_sequence" and len(v.args) == 1 and \
+                        isinstance(v.args[0], gast.Name):
+                    todo.append(v.args[0].id)  # what a for loop walks: the sequence itself
                 elif isinstance(v, gast.Call) and any(
                         k.arg == "out" and isinstance(k.value, gast.Name) for k in v.keywords):
                     # np.multiply(x, k, out=t) is t (in a loop, t's carried name)

@@ -177,6 +177,19 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None,
                 if isinstance(cap, Capture):
                     _watch(cap)
             return _HeldItems(caps)
+        if within is not None and type(x) in (list, dict):
+            # a list or dict handed to a call: the arrays of it the callee kept (its tape of
+            # sin(w) for w in ws) are captured, so that the caller's later write into one (w
+            # = ws[i]; w -= lr * g) is guarded and the callee's saved values redirected.
+            # Unwatched, the callee's pullback read the new values (a wrong gradient under
+            # both policies until session 25)
+            kept = _roots_kept(within, x)
+            held = [Capture(v, file, line, f"{what}[{k!r}]") for k, v in _arrays_of(x)
+                    if kept is None or id(root_of(v)) in kept]
+            for cap in held:
+                _watch(cap)
+            if held:
+                return _Held(list(x) if type(x) is list else x, held)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
     cap = Capture(x, file, line, what)
@@ -252,6 +265,50 @@ def _roots_held(saved: Any, obj: Any) -> set[int] | None:
             return None
         if isinstance(v, np.ndarray):
             roots.add(id(root_of(v)))
+        elif isinstance(v, (tuple, list)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return roots
+
+
+def _arrays_of(x: list[Any] | dict[Any, Any]) -> list[tuple[Any, np.ndarray]]:
+    """The float arrays a list or dict holds, with their keys (one level of nested lists and
+    dicts too, keyed by the pair of keys)."""
+    out: list[tuple[Any, np.ndarray]] = []
+    for k, v in (x.items() if isinstance(x, dict) else enumerate(x)):
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind in "fc":
+                out.append((k, v))
+        elif type(v) in (list, dict):
+            out += [((k, j), w) for j, w in (v.items() if isinstance(v, dict) else enumerate(v))
+                    if isinstance(w, np.ndarray) and w.dtype.kind in "fc"]
+    return out
+
+
+def _roots_kept(saved: Any, container: Any) -> set[int] | None:
+    """The ids of the root buffers of the arrays in a callee's saved values, the items of
+    ``container`` included where the saved values hold it (a compiled pullback may read an
+    item again through it: ``seq1[i1]`` of the list it walked, where nothing wrote the item
+    in the callee); None where a rule's pullback may read anything. A dict view's or
+    ``d.get``'s record (dispatch) reads no value."""
+    roots: set[int] = set()
+    todo = [saved]
+    seen: set[int] = set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            roots.add(id(root_of(v)))
+        elif v is container:
+            roots |= {id(root_of(a)) for _, a in _arrays_of(container)}
+        elif type(v) is tuple and v and isinstance(v[0], str) and v[0] in ("rrule", "rule"):
+            return None
+        elif type(v) is tuple and v and isinstance(v[0], str) and \
+                v[0] in ("dict view", "dict get"):
+            continue
         elif isinstance(v, (tuple, list)):
             todo.extend(v)
         elif isinstance(v, dict):
