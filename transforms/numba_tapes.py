@@ -37,6 +37,7 @@ from adgen.transforms.numba_statements import (
     runs_every_iteration,
     statements,
 )
+from adgen.transforms.numba_tape_capacity import capacity_site
 
 if TYPE_CHECKING:
     from adgen.transforms.numba_emit import Rewriter
@@ -372,17 +373,21 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
                 f"    {c} = grow({c}, {n} + 1)" for c in arrays] + lines
         replace_statement(rw.fwd, site, parse_statements("\n".join(lines)))
         if counted:
-            need = f"{n} + len({ast.unparse(loop.iter)})"
+            # tested once before the outermost counted loop the count is fixed in
+            # (numba_tape_capacity), else before this loop
+            at, count, lifted = capacity_site(rw.fwd, loop)
+            need = f"{n} + {count}"
             grown = need
             outer = enclosing_loop(rw.fwd, loop)
-            if isinstance(outer, ast.For) and call_name(outer.iter) == "range" and \
+            if not lifted and isinstance(outer, ast.For) and \
+                    call_name(outer.iter) == "range" and \
                     isinstance(outer.target, ast.Name) and len(outer.iter.args) <= 2:
                 # room for the outer loop's remaining iterations at this one's count:
                 # exact for a rectangular nest, grown again where the count grows
                 stop = ast.unparse(outer.iter.args[-1])
                 grown = f"{n} + len({ast.unparse(loop.iter)}) * " \
                     f"len(range({outer.target.id}, {stop}))"
-            insert_before(rw.fwd, loop, parse_statements("\n".join(
+            insert_before(rw.fwd, at, parse_statements("\n".join(
                 [f"if {need} > {first}.shape[0]:"] +
                 [f"    {c} = grow({c}, {grown})" for c in arrays])))
     # the saved values: a root tape is its columns, its counter and its inner tapes'
