@@ -349,21 +349,35 @@ class Pullback:
         body = self.rev_block(s.body, s1)
         self._last_line = None
         orelse = self.rev_block(s.orelse, s2)
-        # an adjoint defined in only one arm is zero in the other
-        arm_local = stored_names(s.body + s.orelse)
-        for b in sorted(m for m in (s1 ^ s2) if not m.startswith("owned:")):
-            n = next((k for k, v in self.adj.items() if v == b), None)
-            if n is None or not self.plan.act.active(n) or n in arm_local:
-                continue
-            zero = call_node(attr_node("sh", "of"), name(n)) if self.plan.tracked(n) else \
-                call_node("zeros_like", name(n))
-            (orelse if b in s1 else body).append(assign(name(b, gast.Store), zero, s))
+        # an adjoint defined in only one arm is zero in the other; also one defined after the
+        # if that an arm binds again (a name a loop carries, `r2 = 0.0` in the arm): before
+        # that arm, the name held another value, whose adjoint starts at zero there
+        self.zero_in_arms(s, [body, orelse], [s1, s2], state, stored_names(s.body + s.orelse))
         owned_both = {m for m in s1 & s2 if m.startswith("owned:")}
         state |= {m for m in s1 | s2 if not m.startswith("owned:")} | owned_both
         if not body and not orelse:
             return pre
         test = clone(s.test)
         return pre + [gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)]
+
+    def zero_in_arms(self, s: gast.stmt, codes: list[list[gast.stmt]], states: list[set[str]],
+                     state: set[str], arm_local: set[str]) -> None:
+        """Where the reversed arms of ``s`` (an if's two, a try's) end with different adjoints
+        defined (``states``, from ``state`` where the pullback enters ``s``), the arms without
+        one define it as zero: an adjoint another arm defines, and one defined after ``s``
+        that an arm binds again (a name a loop carries, ``r2 = 0.0`` in the arm: before that
+        arm it held another value, whose adjoint starts at zero there; kept, it added the
+        later iteration's adjoint into the earlier one's, silently, until session 25)."""
+        defined = set().union(*states)
+        for code, st in zip(codes, states):
+            for b in sorted(m for m in defined - st if not m.startswith("owned:")):
+                n = next((k for k, v in self.adj.items() if v == b), None)
+                if n is None or not self.plan.act.active(n) or \
+                        n in arm_local and (b not in state or self.plan.tracked(n)):
+                    continue
+                zero = call_node(attr_node("sh", "of"), name(n)) if self.plan.tracked(n) \
+                    else call_node("zeros_like", name(n))
+                code.append(assign(name(b, gast.Store), zero, s))
 
     def rev_loop(self, s: gast.For | gast.While, state: set[str]) -> list[gast.stmt]:
         inner = self.plan.contributed_in(s.body)
@@ -430,13 +444,17 @@ class Pullback:
             flag = self.namer.fresh("ran")
             self.rec.extra_fwd.add(flag)
             self.rec.try_ran[id(s)] = (flag, {id(b) for b in ran})
-        branches = []
+        branches, states = [], []
         for k, stmts in enumerate(arms):
             st = set(state)
             self._last_line = None
             code = self.rev_block(stmts, st)
-            state |= st
+            states.append(st)
             branches.append((k, code))
+        self.zero_in_arms(s, [code for _, code in branches], states, state,
+                          stored_names(sum(arms, [])))
+        for st in states:
+            state |= st
         out: list[gast.stmt] = []
         chain: list[gast.stmt] | None = None
         for k, code in reversed(branches):
