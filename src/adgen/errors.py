@@ -6,17 +6,20 @@ names the construct, and says what to do instead. Errors inside the compiler nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from adgen.records import FrozenRecord
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(FrozenRecord):
     """Where in the user's source a construct stands (1-based line, 0-based column)."""
 
+    _fields = ("file", "line", "col", "source_line")
     file: str
     line: int
-    col: int = 0
-    source_line: str = ""
+    col: int
+    source_line: str
+
+    def __init__(self, file: str, line: int, col: int = 0, source_line: str = "") -> None:
+        self.__dict__.update(file=file, line=line, col=col, source_line=source_line)
 
     def __str__(self) -> str:
         from adgen.cells import where  # a notebook cell is named as IPython names it

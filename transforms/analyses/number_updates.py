@@ -26,34 +26,42 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from dataclasses import dataclass
 
 import gast
 import numpy as np
 from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.node_index import nodes_of
 
+from adgen.records import FrozenRecord
 
-@dataclass(frozen=True)
-class NumberUpdate:
+
+class NumberUpdate(FrozenRecord):
     """``P.attr op= v`` at ``line`` of the user's file, ``P`` the parameter at ``index``."""
 
+    _fields = ("index", "param", "attr", "line", "text", "op")
     index: int
     param: str
     attr: str
     line: int
     text: str  # the user's statement, e.g. "self.calls += 1"
-    op: str = "+"  # its operator
+    op: str  # its operator
+
+    def __init__(self, index: int, param: str, attr: str, line: int, text: str,
+                 op: str = "+") -> None:
+        self.__dict__.update(index=index, param=param, attr=attr, line=line, text=text, op=op)
 
 
-@dataclass(frozen=True)
-class NumberUpdates:
+class NumberUpdates(FrozenRecord):
     """The attribute updates among a function's in-place writes of its parameters."""
 
+    _fields = ("sites", "exact")
     sites: tuple[NumberUpdate, ...]
     # True when the updates are the only in-place writes of the parameters and nothing can
     # rebind an updated attribute before its update runs (the module's docstring)
     exact: bool
+
+    def __init__(self, sites: tuple[NumberUpdate, ...], exact: bool) -> None:
+        self.__dict__.update(sites=sites, exact=exact)
 
 
 _IMMUTABLE = (numbers.Number, np.generic, str, bytes, tuple, frozenset)

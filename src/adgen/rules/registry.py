@@ -43,12 +43,12 @@ import sys
 import textwrap
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 
 from adgen.errors import RuleError
+from adgen.records import FrozenRecord
 from adgen.rules.refusals import (  # noqa: F401  (re-exported: why a call has no rule)
     binding_hint,
     defrefusal,
@@ -67,25 +67,29 @@ from adgen.transforms.walk import walk
 SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "shape_tree", "iscomplexobj"})
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(FrozenRecord):
     """One parameter of a rule's signature."""
 
+    _fields = ("name", "default", "varargs", "kwonly")
     name: str
-    default: Any = inspect.Parameter.empty
-    varargs: bool = False
+    default: Any
+    varargs: bool
     # Keyword-only (after ``*`` or ``*args`` in the signature): never bound from a position.
-    kwonly: bool = False
+    kwonly: bool
+
+    def __init__(self, name: str, default: Any = inspect.Parameter.empty,
+                 varargs: bool = False, kwonly: bool = False) -> None:
+        self.__dict__.update(name=name, default=default, varargs=varargs, kwonly=kwonly)
 
     @property
     def has_default(self) -> bool:
         return self.default is not inspect.Parameter.empty
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(FrozenRecord):
     """A derivative rule: what the pullback of ``primal`` computes and what it reads."""
 
+    _fields = ("primal", "name", "params", "diff", "reads", "linear", "view", "mutates", "vjp")
     primal: Callable[..., Any]
     name: str
     params: tuple[Param, ...]
@@ -95,11 +99,21 @@ class Rule:
     view: bool
     mutates: tuple[str, ...]
     vjp: Callable[..., Any] | None
-    # The templates and free names, parsed from the vjp's source when first asked for.
-    parsed: _Templates = field(compare=False, repr=False, default_factory=lambda: _NO_TEMPLATES)
+    # The templates and free names, parsed from the vjp's source when first asked for (not
+    # compared, hashed or shown).
+    parsed: _Templates
     # A user rule in ChainRules' rrule style: rrule(*args) -> (out, pullback); the compiler
-    # calls it at run time instead of inlining a template.
-    rrule: Callable[..., Any] | None = field(compare=False, repr=False, default=None)
+    # calls it at run time instead of inlining a template (not compared, hashed or shown).
+    rrule: Callable[..., Any] | None
+
+    def __init__(self, primal: Callable[..., Any], name: str, params: tuple[Param, ...],
+                 diff: tuple[str, ...], reads: frozenset[str], linear: bool, view: bool,
+                 mutates: tuple[str, ...], vjp: Callable[..., Any] | None,
+                 parsed: _Templates | None = None,
+                 rrule: Callable[..., Any] | None = None) -> None:
+        self.__dict__.update(primal=primal, name=name, params=params, diff=diff, reads=reads,
+                             linear=linear, view=view, mutates=mutates, vjp=vjp,
+                             parsed=_NO_TEMPLATES if parsed is None else parsed, rrule=rrule)
 
     @property
     def is_rrule(self) -> bool:
@@ -198,11 +212,14 @@ class _Templates:
 _NO_TEMPLATES = _Templates(((), frozenset()))
 
 
-@dataclass(frozen=True)
-class Default:
+class Default(FrozenRecord):
     """A parameter the call left out, bound to the signature's default value."""
 
+    _fields = ("value",)
     value: Any
+
+    def __init__(self, value: Any) -> None:
+        self.__dict__["value"] = value
 
 
 _RULES: dict[int, Rule] = {}
@@ -657,8 +674,7 @@ def _check_arity(primal: Any, params: tuple[Param, ...], qual: str) -> None:
 # References: NumPy functions compiled as plain-NumPy Python source
 
 
-@dataclass(frozen=True)
-class Reference:
+class Reference(FrozenRecord):
     """A NumPy function that adgen differentiates through a reference implementation.
 
     ``impl`` is ordinary Python + NumPy (in :mod:`adgen.rules.composites`) over functions that
@@ -667,9 +683,13 @@ class Reference:
     ``primal`` takes precedence over its reference.
     """
 
+    _fields = ("primal", "name", "impl")
     primal: Callable[..., Any]
     name: str
     impl: Callable[..., Any]
+
+    def __init__(self, primal: Callable[..., Any], name: str, impl: Callable[..., Any]) -> None:
+        self.__dict__.update(primal=primal, name=name, impl=impl)
 
 
 _REFERENCES: dict[int, Reference] = {}
@@ -868,8 +888,7 @@ def all_nondiff() -> list[Rule]:
 # Forward mode: Jacobian-vector products of the same rules
 
 
-@dataclass(frozen=True)
-class Jvp:
+class Jvp(FrozenRecord):
     """How forward mode computes the tangent of a rule's output (one per rule, keyed alike).
 
     ``kind`` is one of
@@ -886,9 +905,14 @@ class Jvp:
     - ``"zero"``: piecewise constant (``floor``, ``//``, ``round``): the tangent is zero.
     """
 
+    _fields = ("kind", "templates", "fn")
     kind: str
-    templates: tuple[gast.expr, ...] = ()
-    fn: Callable[..., Any] | None = None
+    templates: tuple[gast.expr, ...]
+    fn: Callable[..., Any] | None
+
+    def __init__(self, kind: str, templates: tuple[gast.expr, ...] = (),
+                 fn: Callable[..., Any] | None = None) -> None:
+        self.__dict__.update(kind=kind, templates=templates, fn=fn)
 
     @property
     def reads_out(self) -> bool:
@@ -945,15 +969,19 @@ def defjvp_kind(kind: str, *primals: Callable[..., Any]) -> None:
         _install_jvp(primal, Jvp(kind))
 
 
-@dataclass(frozen=True)
-class _LazyJvp:
+class _LazyJvp(FrozenRecord):
     """A registered jvp whose template is not parsed yet (see :class:`_Templates`)."""
 
+    _fields = ("kind", "fn", "n_diff", "name")  # not ``lines``
     kind: str
     fn: Callable[..., Any]
     n_diff: int
     name: str
-    lines: list[str] = field(compare=False, repr=False)
+    lines: list[str]
+
+    def __init__(self, kind: str, fn: Callable[..., Any], n_diff: int, name: str,
+                 lines: list[str]) -> None:
+        self.__dict__.update(kind=kind, fn=fn, n_diff=n_diff, name=name, lines=lines)
 
 
 def _jvp_entry(primal: Any, jvp: Jvp | _LazyJvp) -> tuple[Any, Jvp]:
