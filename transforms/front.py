@@ -41,6 +41,7 @@ from adgen.transforms.bound_callees import bind_callees
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.desugar import desugar
 from adgen.transforms.display_arguments import name_written_displays
+from adgen.transforms.function_aliases import read_function_aliases
 from adgen.transforms.hoist_defs import free_names, hoist_defs
 from adgen.transforms.inlined_closures import inline_closures
 from adgen.transforms.item_builtins import rewrite_item_builtins
@@ -88,6 +89,8 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     unwrap_checked_calls(parsed.namespace, tree)
     if stop == "parse":
         return parsed, tree, None, None
+    # add = np.add; add(y, t, y): read as np.add(y, t, y), which the passes know
+    parsed.aliases_in_defs = read_function_aliases(tree, lambda node: resolve(parsed, node))
     # a closure, method or partial that writes an argument, called where adgen knows what
     # it runs: its body written out (inlined_closures), a call by name (bound_callees)
     inline_closures(parsed, writes_parameters)

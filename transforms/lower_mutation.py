@@ -52,7 +52,7 @@ from adgen.transforms.parse import Parsed
 from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.several_results import lower_several
 from adgen.transforms.ufunc_where import lower_ufunc_where
-from adgen.transforms.walk import clone, statement_blocks
+from adgen.transforms.walk import clone, statement_blocks, walk
 
 from adgen.errors import UnsupportedError
 
@@ -81,7 +81,8 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
         from adgen.transforms.index_tricks import drop_unread_concatenators
 
         # (a nested def set aside by hoist_defs may read one: parsed.closure_free)
-        drop_unread_concatenators(fn, set(lower.concatenators) - parsed.closure_free)
+        drop_unread_concatenators(fn, set(lower.concatenators) - parsed.closure_free -
+                                  parsed.aliases_in_defs)
     _name_stored_displays(fn.body, namer)
     if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
         lower_end_reads(fn, namer, lower.resolve)
@@ -115,6 +116,10 @@ def store(target: gast.expr, index: gast.expr, value: gast.expr, like: gast.AST)
     return assign(sub, value, like)
 
 
+# a name bound to an index trick and to something else (np.r_ if flag else np.c_)
+_SEVERAL = object()
+
+
 def _ellipsis() -> gast.Constant:
     return gast.Constant(Ellipsis, None)
 
@@ -125,6 +130,10 @@ class _Lower:
         self.parsed = parsed
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
         self.concatenators: dict[str, object] = {}  # t = np.r_ (transforms/index_tricks)
+        # t1 = getattr(y, "__setitem__") of the normal form, called next: t1(1, v) is
+        # y.__setitem__(1, v), lowered as that is (left a call through t1, the write was
+        # unseen: a silently wrong gradient under both policies)
+        self.bound_methods: dict[str, gast.Attribute] = {}
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
 
@@ -145,6 +154,8 @@ class _Lower:
         return out
 
     def stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if self.bound_methods:
+            self._forget_bound_methods(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add) and \
                 isinstance(s.target, gast.Name) and isinstance(s.value, gast.Name) and \
                 (self.receivers.built_as(s.target, "list") or
@@ -184,6 +195,11 @@ class _Lower:
                 return several
             read = lower_getattr(s, callee, self.namer)  # getattr(o, "name", d)
             if read is not None:
+                t = s.targets[0]
+                if len(read) == 1 and isinstance(t, gast.Name) and \
+                        self.namer.temporary(t.id) and \
+                        isinstance(read[0].value.value, gast.Name):
+                    self.bound_methods[t.id] = read[0].value
                 return read
             if isinstance(callee, type) and issubclass(callee, tuple) and \
                     hasattr(callee, "_fields"):
@@ -212,6 +228,12 @@ class _Lower:
         if call is None:
             return [s]
         func = call.func
+        if isinstance(func, gast.Name) and func.id in self.bound_methods:
+            method = self.bound_methods[func.id]
+            if method.attr in ("append", "extend", "insert"):
+                self.grows = True
+            call.func = located_at(clone(method), func)
+            return self.stmt(s)  # getattr(y, "fill")(c): y.fill(c)
         resolved = self.resolve(func)
         stored = lower_setattr(s, call, resolved, result)  # setattr(o, "name", v)
         if stored is not None:
@@ -709,14 +731,29 @@ class _Lower:
         if isinstance(v, (gast.Attribute, gast.Name)) and isinstance(s.targets[0], gast.Name):
             obj = self.resolve(v) if isinstance(v, gast.Attribute) or \
                 v.id not in self.concatenators else self.concatenators[v.id]
+            if obj is _SEVERAL:
+                self.concatenators[s.targets[0].id] = _SEVERAL  # (c = t1 of t1 = np.r_ ...)
+                return None
             if obj is not None and type(obj).__name__ in ("RClass", "CClass"):
                 from adgen.transforms.index_tricks import is_concatenator
 
                 if is_concatenator(obj):
-                    self.concatenators[s.targets[0].id] = obj
+                    t = s.targets[0].id
+                    # (bound again elsewhere, np.r_ if flag else np.c_: which one a read
+                    # finds is known only when it runs; lowered as the last binding seen,
+                    # c[z, 2.0 * z] gave np.c_'s value and gradient for np.r_, silently)
+                    self.concatenators[t] = obj if self._stores(t) == 1 else _SEVERAL
             return None
         if isinstance(v, gast.Subscript) and isinstance(v.value, (gast.Name, gast.Attribute)):
             obj = self.concatenators.get(v.value.id) if isinstance(v.value, gast.Name) else None
+            if obj is _SEVERAL:
+                raise UnsupportedError(
+                    f"{v.value.id}[...] where {v.value.id} holds np.r_ or np.c_ on one path "
+                    "and another value on another (np.r_ if flag else np.c_) is not "
+                    "supported: adgen lowers an index trick it knows when compiling",
+                    self.parsed.location(s),
+                    hint="index np.r_ / np.c_ by name in each branch (r = np.r_[z, w] if "
+                         "flag else np.c_[z, w])")
             if obj is None:
                 obj = self.resolve(v.value)  # from numpy import r_: r_[z, 0.2]
                 if obj is None or type(obj).__name__ not in ("RClass", "CClass"):
@@ -726,6 +763,25 @@ class _Lower:
             if is_concatenator(obj):
                 return lower_concatenation(s, obj, self.namer.fresh, self.parsed.location)
         return None
+
+    def _stores(self, n: str) -> int:
+        """How many times the function binds ``n``."""
+        if not hasattr(self, "_store_counts"):
+            self._store_counts: dict[str, int] = {}
+            for x in walk(self.parsed.tree):
+                if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Store):
+                    self._store_counts[x.id] = self._store_counts.get(x.id, 0) + 1
+        return self._store_counts.get(n, 0)
+
+    def _forget_bound_methods(self, s: gast.stmt) -> None:
+        """Drops the getattr-made methods (``self.bound_methods``) of an object ``s`` binds
+        again (``f(y := z)`` between ``t1 = getattr(y, "fill")`` and ``t1(c)``: the call is
+        the old ``y``'s method, left a call)."""
+        stored = {n.id for n in walk(s) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, gast.Store)}
+        for t, m in list(self.bound_methods.items()):
+            if m.value.id in stored:
+                del self.bound_methods[t]
 
     def resolve(self, node: gast.expr) -> object | None:
         """The object a dotted name refers to in the function's namespace (builtins

@@ -37,6 +37,9 @@ class Parsed:
     namespace: dict[str, Any] = field(default_factory=dict)  # globals + closure cells
     nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
     closure_free: set[str] = field(default_factory=set)  # names nested defs read
+    # names of NumPy functions nested defs read as what they name (function_aliases), which
+    # forward mode's jvp of a nested def, run from its own code, reads in its closure
+    aliases_in_defs: set[str] = field(default_factory=set)
     renamed_params: dict[str, str] = field(default_factory=dict)  # new name -> user's name
     # names inlined_closures gave a written-out nested def's variables (relax_y) -> the
     # user's name there and the def's (("y", "relax"))

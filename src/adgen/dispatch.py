@@ -77,6 +77,9 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # rng.random(shape) in a helper given rng: a constant (random_draws)
         return draw_forward(fn, args, kwargs)
     if rule is not None:
+        # op = np.add; op(y, t, y) where the compiler could not see what op holds: run
+        # as it is, its output written unseen, and the pullback raised NumPy's TypeError
+        registry.check_run_binding(rule, args, kwargs)
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
     if rule is None and registry.reference_of(fn) is not None:

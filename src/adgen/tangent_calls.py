@@ -169,6 +169,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         return _jvp_call(_caller_by_name(fn, len(args), tuple(kwargs)), args, tangents, kwargs,
                          None, None)
     if rule is not None:
+        registry.check_run_binding(rule, args, kwargs)  # (op(y, t, y) of op = np.add)
         bound = rule.bind(list(range(len(args))), {})
         given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
                  for p, k in bound.items() if p in rule.diff and

@@ -2,7 +2,8 @@
 (``defrefusal``, ``refusal_of``: ``rules/no_gradient.py`` records them), the end of a
 MissingRuleError message (``why_no_rule``: a refusal's reason, a random draw's reparameterized
 form, adgen's own derivative makers, a function without readable source), and the hint of a
-call whose arguments a rule does not take (``binding_hint``). :mod:`adgen.rules.registry`
+call whose arguments a rule does not take (``binding_hint``; ``check_run_binding`` refuses
+such a call found when it runs). :mod:`adgen.rules.registry`
 re-exports them: the compiler asks the registry for a rule and, where there is none, why.
 """
 
@@ -44,6 +45,34 @@ def binding_hint(rule: Rule, exc: TypeError) -> str:
     extra = next((text.format(short=short) for key, text in _KEYWORD_HINTS.items()
                   if f"keyword {key!r}" in str(exc)), _RULE_HINTS.get(rule.name, ""))
     return f"adgen's rule for {rule.name} takes ({known}){extra}"
+
+
+def check_run_binding(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuses a call found when it runs (a NumPy function held in a variable or an object,
+    ``op(y, t, y)`` of ``op = np.add``) whose arguments ``rule`` does not take: run as it is,
+    an output argument (``out=``, a ufunc's positional output) would be written unseen, and
+    the derivative raised NumPy's own TypeError.
+
+    Raises:
+        UnsupportedError: naming the function, the arguments, and what to write instead.
+    """
+    positional = [p for p in rule.params if not p.kwonly]
+    if "out" not in kwargs and (any(p.varargs for p in positional) or
+                                len(args) <= len(positional)):
+        return  # (no output argument: what the rule does not take is refused where it binds)
+    try:
+        rule.bind(list(args), dict(kwargs))
+    except TypeError as exc:
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"{rule.name.replace('numpy.', 'np.')}, called through a variable or an object "
+            f"where adgen runs it as it is, is given arguments its rule does not take "
+            f"({exc}): an output argument (out=, or a ufunc's positional output) would be "
+            "written unseen",
+            hint=binding_hint(rule, exc) + "; call it by its name where the call is "
+            "(np.add(a, b, out=y)), whose output adgen lowers as a write, or bind the result "
+            "(y = op(a, b))") from exc
 
 
 _REFUSED: dict[int, tuple[Any, str]] = {}
