@@ -39,16 +39,17 @@ from __future__ import annotations
 
 import ast
 import inspect
+import keyword
 import sys
 import textwrap
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 
 from adgen.errors import RuleError
+from adgen.records import FrozenRecord
 from adgen.rules.refusals import (  # noqa: F401  (re-exported: why a call has no rule)
     binding_hint,
     check_run_binding,
@@ -68,25 +69,29 @@ from adgen.transforms.walk import walk
 SHAPE_FUNCS = frozenset({"shape", "ndim", "size", "len", "shape_tree", "iscomplexobj"})
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(FrozenRecord):
     """One parameter of a rule's signature."""
 
+    _fields = ("name", "default", "varargs", "kwonly")
     name: str
-    default: Any = inspect.Parameter.empty
-    varargs: bool = False
+    default: Any
+    varargs: bool
     # Keyword-only (after ``*`` or ``*args`` in the signature): never bound from a position.
-    kwonly: bool = False
+    kwonly: bool
+
+    def __init__(self, name: str, default: Any = inspect.Parameter.empty,
+                 varargs: bool = False, kwonly: bool = False) -> None:
+        self.__dict__.update(name=name, default=default, varargs=varargs, kwonly=kwonly)
 
     @property
     def has_default(self) -> bool:
         return self.default is not inspect.Parameter.empty
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(FrozenRecord):
     """A derivative rule: what the pullback of ``primal`` computes and what it reads."""
 
+    _fields = ("primal", "name", "params", "diff", "reads", "linear", "view", "mutates", "vjp")
     primal: Callable[..., Any]
     name: str
     params: tuple[Param, ...]
@@ -96,11 +101,21 @@ class Rule:
     view: bool
     mutates: tuple[str, ...]
     vjp: Callable[..., Any] | None
-    # The templates and free names, parsed from the vjp's source when first asked for.
-    parsed: _Templates = field(compare=False, repr=False, default_factory=lambda: _NO_TEMPLATES)
+    # The templates and free names, parsed from the vjp's source when first asked for (not
+    # compared, hashed or shown).
+    parsed: _Templates
     # A user rule in ChainRules' rrule style: rrule(*args) -> (out, pullback); the compiler
-    # calls it at run time instead of inlining a template.
-    rrule: Callable[..., Any] | None = field(compare=False, repr=False, default=None)
+    # calls it at run time instead of inlining a template (not compared, hashed or shown).
+    rrule: Callable[..., Any] | None
+
+    def __init__(self, primal: Callable[..., Any], name: str, params: tuple[Param, ...],
+                 diff: tuple[str, ...], reads: frozenset[str], linear: bool, view: bool,
+                 mutates: tuple[str, ...], vjp: Callable[..., Any] | None,
+                 parsed: _Templates | None = None,
+                 rrule: Callable[..., Any] | None = None) -> None:
+        self.__dict__.update(primal=primal, name=name, params=params, diff=diff, reads=reads,
+                             linear=linear, view=view, mutates=mutates, vjp=vjp,
+                             parsed=_NO_TEMPLATES if parsed is None else parsed, rrule=rrule)
 
     @property
     def is_rrule(self) -> bool:
@@ -199,11 +214,14 @@ class _Templates:
 _NO_TEMPLATES = _Templates(((), frozenset()))
 
 
-@dataclass(frozen=True)
-class Default:
+class Default(FrozenRecord):
     """A parameter the call left out, bound to the signature's default value."""
 
+    _fields = ("value",)
     value: Any
+
+    def __init__(self, value: Any) -> None:
+        self.__dict__["value"] = value
 
 
 _RULES: dict[int, Rule] = {}
@@ -299,7 +317,67 @@ def _param_names(fn: Callable[..., Any]) -> list[str]:
     return list(inspect.signature(fn).parameters)
 
 
+# the defaults a signature's plain form may give a parameter, by their text
+_PLAIN_DEFAULTS = {"None": None, "True": True, "False": False}
+
+
+def _plain_signature(signature: str) -> tuple[Param, ...] | None:
+    """The parameters of a signature written plainly (names; ``*``, ``*args``; defaults
+    ``None``, ``True``, ``False`` or a number), read without ``ast.parse``, which compiles:
+    most of adgen's rules are written so, and their ~140 parses were about 3 ms of ``import
+    adgen``. None for any other text (a quoted or bracketed default, ``**kw``, anything
+    Python would refuse): :func:`_parse_signature_text` parses it."""
+    if not signature.isascii() or any(c in signature for c in "'\"([{:#\\/"):
+        return None
+    params: list[Param] = []
+    kwonly = defaulted = bare_star = False
+    for piece in signature.split(","):
+        text = piece.strip()
+        name, eq, default_text = text.partition("=")
+        name, default_text = name.strip(), default_text.strip()
+        if name.startswith("*"):
+            if eq or kwonly or name.startswith("**"):
+                return None
+            kwonly = True
+            bare_star = name == "*"  # Python wants a named parameter after it
+            if not bare_star:
+                if not name[1:].isidentifier() or keyword.iskeyword(name[1:]):
+                    return None
+                params.append(Param(name[1:], varargs=True))
+            continue
+        if not name.isidentifier() or keyword.iskeyword(name):
+            return None
+        bare_star = False
+        if not eq:
+            if defaulted and not kwonly:
+                return None  # a parameter without a default after one with
+            params.append(Param(name, kwonly=kwonly))
+            continue
+        if default_text in _PLAIN_DEFAULTS:
+            default = _PLAIN_DEFAULTS[default_text]
+        elif "_" in default_text or default_text.lstrip("+-")[:2] in ("0x", "0o", "0b") or \
+                len(default_text.lstrip("+-")) > 1 and default_text.lstrip("+-")[0] == "0" \
+                and default_text.lstrip("+-").isdigit():
+            return None  # 1_000 (an int in Python, float() reads 1000.0), 0x10, 01
+        else:
+            try:
+                default = int(default_text) if default_text.lstrip("+-").isdigit() \
+                    else float(default_text)
+            except ValueError:
+                return None
+            if default_text.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+                return None  # float() reads them; Python source does not
+        defaulted = defaulted or not kwonly
+        params.append(Param(name, default, kwonly=kwonly))
+    if bare_star or len({p.name for p in params}) != len(params):
+        return None
+    return tuple(params)
+
+
 def _parse_signature_text(signature: str) -> tuple[Param, ...]:
+    plain = _plain_signature(signature)
+    if plain is not None:
+        return plain
     import ast
 
     tree = ast.parse(f"def _({signature}): pass")  # ast: gast's conversion is not needed
@@ -658,8 +736,7 @@ def _check_arity(primal: Any, params: tuple[Param, ...], qual: str) -> None:
 # References: NumPy functions compiled as plain-NumPy Python source
 
 
-@dataclass(frozen=True)
-class Reference:
+class Reference(FrozenRecord):
     """A NumPy function that adgen differentiates through a reference implementation.
 
     ``impl`` is ordinary Python + NumPy (in :mod:`adgen.rules.composites`) over functions that
@@ -668,9 +745,13 @@ class Reference:
     ``primal`` takes precedence over its reference.
     """
 
+    _fields = ("primal", "name", "impl")
     primal: Callable[..., Any]
     name: str
     impl: Callable[..., Any]
+
+    def __init__(self, primal: Callable[..., Any], name: str, impl: Callable[..., Any]) -> None:
+        self.__dict__.update(primal=primal, name=name, impl=impl)
 
 
 _REFERENCES: dict[int, Reference] = {}
@@ -869,8 +950,7 @@ def all_nondiff() -> list[Rule]:
 # Forward mode: Jacobian-vector products of the same rules
 
 
-@dataclass(frozen=True)
-class Jvp:
+class Jvp(FrozenRecord):
     """How forward mode computes the tangent of a rule's output (one per rule, keyed alike).
 
     ``kind`` is one of
@@ -887,9 +967,14 @@ class Jvp:
     - ``"zero"``: piecewise constant (``floor``, ``//``, ``round``): the tangent is zero.
     """
 
+    _fields = ("kind", "templates", "fn")
     kind: str
-    templates: tuple[gast.expr, ...] = ()
-    fn: Callable[..., Any] | None = None
+    templates: tuple[gast.expr, ...]
+    fn: Callable[..., Any] | None
+
+    def __init__(self, kind: str, templates: tuple[gast.expr, ...] = (),
+                 fn: Callable[..., Any] | None = None) -> None:
+        self.__dict__.update(kind=kind, templates=templates, fn=fn)
 
     @property
     def reads_out(self) -> bool:
@@ -946,15 +1031,19 @@ def defjvp_kind(kind: str, *primals: Callable[..., Any]) -> None:
         _install_jvp(primal, Jvp(kind))
 
 
-@dataclass(frozen=True)
-class _LazyJvp:
+class _LazyJvp(FrozenRecord):
     """A registered jvp whose template is not parsed yet (see :class:`_Templates`)."""
 
+    _fields = ("kind", "fn", "n_diff", "name")  # not ``lines``
     kind: str
     fn: Callable[..., Any]
     n_diff: int
     name: str
-    lines: list[str] = field(compare=False, repr=False)
+    lines: list[str]
+
+    def __init__(self, kind: str, fn: Callable[..., Any], n_diff: int, name: str,
+                 lines: list[str]) -> None:
+        self.__dict__.update(kind=kind, fn=fn, n_diff=n_diff, name=name, lines=lines)
 
 
 def _jvp_entry(primal: Any, jvp: Jvp | _LazyJvp) -> tuple[Any, Jvp]:
