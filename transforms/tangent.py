@@ -408,8 +408,31 @@ class Tangent:
         t = s.targets[0]
         if isinstance(t, gast.Name):
             if not self.active(t.id):
+                if id(s) in self.act.constant_reads:
+                    # t = self.data of a constant object that stores other attributes: no
+                    # tangent, where the value read is the object's on entry (checked)
+                    return [at(self.attribute_check("constant_attribute", s.value.value.id,
+                                                    s.value.attr), s)], []
                 return [], []
             return self.define(s, t.id, s.value)
+        if id(s) in self.act.checked_stores:
+            # self.h = v, where reads of the object's other attributes took no tangent: the
+            # store must store v as it is (no setter storing other attributes)
+            obj, attr_name = self.act.checked_stores[id(s)]
+            before = [at(self.attribute_check("plain_attribute_store", obj, attr_name), s)]
+            pre, post = self.assign_through(s, t)
+            return before + pre, post
+        return self.assign_through(s, t)
+
+    def attribute_check(self, helper: str, obj: str, attr_name: str) -> gast.stmt:
+        """``helper(obj, 'attr_name')`` as a statement (runtime.constant_attribute, a check
+        the code runs before it goes on)."""
+        return gast.Expr(value=gast.Call(func=name(helper), args=[
+            name(obj), gast.Constant(attr_name, None)], keywords=[]))
+
+    def assign_through(self, s: gast.Assign, t: gast.expr
+                       ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """The tangent statements of a store ``x[i] = v``, ``obj.attr = v``."""
         base = t  # x[i] = v, obj.attr = v, obj.attr[i] = v: the same write on the tangent
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
@@ -897,7 +920,8 @@ class Tangent:
                 return [gast.Expr(value=call)]
             from adgen import runtime
 
-            if obj is runtime.stored_attribute:
+            if any(obj is f for f in (runtime.stored_attribute, runtime.constant_attribute,
+                                      runtime.plain_attribute_store)):
                 # the jvp code's check of an attribute read (third derivatives: forward mode
                 # over jvp code): it writes nothing and has no tangent
                 return []

@@ -243,7 +243,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         act = activity(tree, eff.aliases(), outputs, closures + held_sets, varied,
                        lambda n: resolve(parsed, n),
                        None if wrt is None else {id(w.stmt) for w in eff.writes},
-                       functools.partial(leaves_arguments, memo=summaries), leaving_defs)
+                       functools.partial(leaves_arguments, memo=summaries), leaving_defs,
+                       attribute_constants=True)
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested, checks), parsed)

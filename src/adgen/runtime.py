@@ -37,6 +37,10 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     zeros_of_tree,
 )
 from adgen.callbacks import checked_callable  # noqa: F401  (re-exported: generated code)
+from adgen.constant_attributes import (  # noqa: F401  (re-exported: generated code)
+    constant_attribute,
+    plain_attribute_store,
+)
 from adgen.copy_hints import copy_hint  # noqa: F401  (re-exported: generated code)
 from adgen.guards import (  # noqa: F401  (re-exported: generated code imports them here)
     Capture,
@@ -672,7 +676,7 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
             gives it to: a silently wrong gradient).
     """
     if obj is not None and not isinstance(obj, (np.ndarray, dict)):
-        _stored_as_written(obj, attr_name)
+        stored_as_written(obj, attr_name)
         if isinstance(adjoint, (np.ndarray, list, float, int, np.number)) and \
                 hasattr(obj, "__dict__"):
             # the object's adjoint is an array's, a list's or a number's: an operator, an
@@ -689,7 +693,7 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
     return adjoint.pop(attr_name, None) if adjoint is not None else None
 
 
-def _stored_as_written(obj: Any, name: str) -> None:
+def stored_as_written(obj: Any, name: str) -> None:
     """Refuses ``obj.name = v`` when ``name`` is a property or another data descriptor of the
     user's on obj's class (the setter runs code adgen does not see)."""
     import types
@@ -832,7 +836,7 @@ __all__ = [
     "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
-    "stored_attribute", "array_attribute_stored", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
+    "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]

@@ -173,6 +173,10 @@ class Activity:
 
     varied: set[str] = field(default_factory=set)
     useful: set[str] = field(default_factory=set)
+    # the reads of a constant object's attributes no statement stores, and the stores the
+    # code checks for them (analyses.constant_attributes; forward mode only)
+    constant_reads: dict[int, tuple[str, str]] = field(default_factory=dict)
+    checked_stores: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def active(self, name: str) -> bool:
         return name in self.varied and name in self.useful
@@ -408,7 +412,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              resolve: Callable[[gast.expr], Any] | None = None,
              writes: set[int] | None = None,
              leaves_arguments: Callable[[Any], bool] | None = None,
-             leaving_defs: frozenset[str] = frozenset()) -> Activity:
+             leaving_defs: frozenset[str] = frozenset(),
+             attribute_constants: bool = False) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -433,10 +438,14 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         leaving_defs: the names of the nested defs whose calls change none of the values
             passed to them (forward mode's summary of each, ``argument_writes``): their
             calls vary their result only.
+        attribute_constants: whether a read of an attribute of a parameter given no tangent
+            that no statement stores takes no variation from a store of another attribute
+            (``analyses.constant_attributes``; forward mode, with ``wrt`` and ``writes``).
     """
     aliases = aliases or {}
     stmts = list(nodes_of(fn, gast.stmt))
     pairs: list[tuple[set[str], set[str]]] = []
+    owners: list[gast.stmt | None] = []  # the statement of each pair
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     callees = held_callees(fn, resolve)
     for s in stmts:
@@ -445,9 +454,24 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                     isinstance(s.targets[0], gast.Name) and id(s) not in writes:
                 bindings.add(len(pairs))
             pairs.append(p)
+            owners.append(s)
     pairs += list(closures or [])
+    owners += [None] * len(closures or [])
     act = Activity()
     act.varied = {a.id for a in fn.args.args if wrt is None or a.id in wrt}
+    leave: dict[int, set[str]] = {}  # pair -> the names its write leaves as they were
+    if attribute_constants and wrt is not None and writes is not None:
+        from adgen.transforms.analyses.constant_attributes import constant_attributes
+
+        found = constant_attributes(fn, pairs, owners, bindings, aliases, set(act.varied),
+                                    list(closures or []), callees, resolve,
+                                    frozenset(NONDIFF_ATTRS))
+        act.constant_reads, act.checked_stores = found.reads, found.stores
+        for k, s in enumerate(owners):
+            if s is not None and id(s) in found.reads:
+                pairs[k] = (set(), pairs[k][1])  # t = p.a: p's variation does not reach t
+            elif s is not None and id(s) in found.stores:
+                leave[k] = found.kept[found.stores[id(s)][0]]
     # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
     # number, and strict refused the helper's caller, taking dt for a value with a derivative)
     constants = constant_numbers(fn)
@@ -457,7 +481,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         for k, (src, dst) in enumerate(pairs):
             if src & act.varied:
                 for d in dst:
-                    for n in {d} if k in bindings else {d} | aliases.get(d, set()):
+                    for n in {d} if k in bindings else {d} | aliases.get(d, set()) - \
+                            leave.get(k, set()):
                         if n not in act.varied and n not in constants:
                             act.varied.add(n)
                             changed = True
