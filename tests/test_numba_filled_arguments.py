@@ -5,8 +5,8 @@ the helper's pullback now takes its caller's gradient buffer of the array it fil
 (transforms/numba_filled_arguments.py). Each gradient is checked against central differences
 and the default backend, under both policies (under "strict", a helper writing what it fills
 through another helper is refused at its guarded write). Refused, at the call: a helper filling an
-array it is also given (or may be), and a row of a buffer picked by a counter. Skipped
-without numba."""
+array it is also given (or may be); a row of a buffer picked by a counter compiles since
+session 25 (tests/test_numba_filled_rows.py). Skipped without numba."""
 
 from __future__ import annotations
 
@@ -210,18 +210,8 @@ def fills_what_it_reads(x, p):
     return y[0] + 2.0 * y[1]
 
 
-def stage_by_counter(x, p):
-    k = np.empty((3, 2))
-    s = 0.0
-    for i in range(3):
-        lotka(x, p, k[i])
-        s += k[i, 0] * k[i, 1]
-    return s
-
-
 @pytest.mark.parametrize("f, text, said", [
     (fills_what_it_reads, "lotka(y, p, y)", "y, which it fills, is y, which it is also given"),
-    (stage_by_counter, "lotka(x, p, k[i])", "cannot tell which buffer k[i] is here"),
 ])
 def test_refused_at_the_call(f, text, said):
     with pytest.raises(adgen.UnsupportedError) as err:

@@ -16,8 +16,9 @@ it hands back (``sh.pop(y)``). The numba backend has no shadow memory, only stat
   that none of them may share memory with another array argument of the call (the default
   backend's shadow memory would give the two one adjoint, the static buffers two); the
   pullback call then passes the caller's buffers (``sh.of(k1)``, which numba_shadows makes
-  ``k1_shadow``), or the same row of a buffer's for a row with constant indices
-  (``rhs(p, y, k[0])``); another slice or row of an array passed there is refused, naming it;
+  ``k1_shadow``), or the same row of a buffer's for a row of it (``rhs(p, y, k[0])``,
+  ``rhs(p, y, k[i])``: ``k_shadow[i]``, its index names read where numba_shadows has them,
+  as for any view of a buffer); an array of unknown origin passed there is refused, naming it;
 - under ``mutation="strict"`` the caller guards its call (``before_write`` of the array it
   passes, against its own captures), as on the default backend; a guarded write of the
   callee's own stays refused at its line (numba_guarded_sites.strict_guards).
@@ -63,8 +64,8 @@ def passed_buffers(rw: Rewriter, st: ast.stmt, sym: str, call: ast.Call,
                    positions: list[int], types_: dict[str, Any]) -> list[ast.expr]:
     """The arguments of ``call`` (a callee's forward call at ``st``) at the ``positions`` of
     the parameters it fills, whose adjoint buffers the pullback call passes. Refused where
-    one is not a buffer the code can name (a whole array, or a row of one with constant
-    indices, whose buffer stands for it here), or may share memory with
+    one is not a buffer the code can name (a whole array, or a row of one, whose buffer
+    stands for it here), or may share memory with
     another array argument of the call; two different parameters of the differentiated
     function are distinct (``rw.distinct``: checked at each call)."""
     roots = buffer_roots(rw.fwd, types_)
@@ -74,11 +75,10 @@ def passed_buffers(rw: Rewriter, st: ast.stmt, sym: str, call: ast.Call,
         a = call.args[k] if k < len(call.args) else None
         r = roots.get(name_of(a) or "")
         v = seen.get(name_of(a) or "")
-        while r is None and v is not None and \
-                not any(isinstance(n, ast.Name) for n in ast.walk(v.index)):
-            # a row of a buffer of stages (rhs(p, y, k[0])): numba_shadows passes the same
-            # row of the buffer's adjoint; an index that reads a name is not followed (its
-            # value would have to be recorded for the pullback)
+        while r is None and v is not None:
+            # a row of a buffer of stages (rhs(p, y, k[0]), rhs(p, y, k[i])): numba_shadows
+            # passes the same row of the buffer's adjoint (k_shadow[i]), the names its index
+            # reads bound in the pullback as for every view of a buffer it looks up
             r, v = roots.get(v.base), seen.get(v.base)
         if r is None:
             values = [st.value for st in ast.walk(rw.fwd) if isinstance(st, ast.Assign) and
