@@ -502,7 +502,8 @@ cases("numpy.full_like", C(randn(2, 3), randn()), C(randn(2, 3), randn(2, 1)))
 cases("numpy.linspace", C(randn(), randn(), 5), C(randn(), randn(), 6, False),
       C(randn(), randn(), 1), C(randn(3), randn(3), 4), C(randn(), randn()),
       C(randn(), randn(), num=7, endpoint=True))
-cases("numpy.arange", C(0.5, 5.3, 0.7), C(1.25, 4.5), C(5.5), C(-2.3, 1.65, 0.3))
+cases("numpy.arange", C(0.5, 5.3, 0.7), C(1.25, 4.5), C(5.5), C(-2.3, 1.65, 0.3),
+      C(1.25, 4.5, 0.5, dtype=float), C(5.5, dtype=np.float64), C(-2.3, 1.65, 0.3, dtype="f8"))
 
 # --------------------------------------------------------------------------------------------
 # indexing.py

@@ -85,8 +85,11 @@ def linspace(g: Any, out: Any, start: Any, stop: Any, num: Any, endpoint: Any) -
             np.tensordot(linspace_weights(num, endpoint), g, axes=1))
 
 
-@defvjp(np.arange, "start, stop=None, step=None", diff="start, stop, step", reads="stop, step")
-def arange(g: Any, out: Any, start: Any, stop: Any, step: Any) -> Any:
+@defvjp(np.arange, "start, stop=None, step=None, dtype=None", diff="start, stop, step",
+        reads="stop, step, dtype")
+def arange(g: Any, out: Any, start: Any, stop: Any, step: Any, dtype: Any) -> Any:
     # out[i] = start + i * step. With one argument, `start` is numpy's stop: the count of
-    # elements depends on stop only through rounding, so stop's gradient is zero.
-    return (arange_start_vjp(g, stop), np.float64(0.0), arange_step_vjp(g, step))
+    # elements depends on stop only through rounding, so stop's gradient is zero. An integer
+    # dtype= truncates the values: no gradient (cast_vjp).
+    return (cast_vjp(arange_start_vjp(g, stop), dtype), np.float64(0.0),
+            cast_vjp(arange_step_vjp(g, step), dtype))

@@ -32,6 +32,7 @@ from adgen.rules.helpers import (
     arange_jvp,
     array_vjp,
     balanced_eq,
+    cast_vjp,
     cumprod_jvp,
     dtype_kind,
     eigh_jvp,
@@ -349,9 +350,10 @@ def median(d: Any, out: Any, a: Any, axis: Any, overwrite_input: Any, keepdims: 
 
 
 @defjvp(np.arange)
-def arange(d: Any, out: Any, start: Any, stop: Any, step: Any) -> Any:
-    return (arange_jvp(d, out, stop, step, 0), arange_jvp(d, out, stop, step, 1),
-            arange_jvp(d, out, stop, step, 2))
+def arange(d: Any, out: Any, start: Any, stop: Any, step: Any, dtype: Any) -> Any:
+    return (cast_vjp(arange_jvp(d, out, stop, step, 0), dtype),
+            cast_vjp(arange_jvp(d, out, stop, step, 1), dtype),
+            cast_vjp(arange_jvp(d, out, stop, step, 2), dtype))
 
 
 @defjvp(np.trim_zeros)
