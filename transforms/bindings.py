@@ -33,7 +33,6 @@ import builtins
 import importlib
 import sys
 import types
-from dataclasses import dataclass
 from typing import Any
 
 import gast
@@ -48,7 +47,6 @@ _DATA = (float, complex, np.floating, np.complexfloating, np.ndarray)
 _FOLDED = (int, bool, str, bytes, type(None), np.integer, np.bool_)
 
 
-@dataclass(eq=False)
 class Guard:
     """One free name of one compiled function and what its compiled code assumes of it.
 
@@ -64,6 +62,9 @@ class Guard:
             the item's key (its attribute's name when ``attr``), and whether it held an
             immutable value.
         ns: the generated code's namespace, refreshed for ``kind`` guards (set by the pipeline).
+
+    A plain class (what ``@dataclass(eq=False)`` gave it, written out: a dataclass compiles
+    its methods when ``import adgen`` defines it, issue 15's cold start).
     """
 
     name: str
@@ -72,7 +73,22 @@ class Guard:
     cell: Any
     mode: str
     expected: Any
-    ns: dict[str, Any] | None = None
+    ns: dict[str, Any] | None
+
+    def __init__(self, name: str, key: str, scope: dict[str, Any], cell: Any, mode: str,
+                 expected: Any, ns: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.key = key
+        self.scope = scope
+        self.cell = cell
+        self.mode = mode
+        self.expected = expected
+        self.ns = ns
+
+    def __repr__(self) -> str:
+        return (f"Guard(name={self.name!r}, key={self.key!r}, scope={self.scope!r}, "
+                f"cell={self.cell!r}, mode={self.mode!r}, expected={self.expected!r}, "
+                f"ns={self.ns!r})")
 
     def current(self) -> Any:
         """The value the name has now, as Python would look it up (UNBOUND if none)."""
