@@ -315,7 +315,20 @@ def broadcast_arrays(a: Any, b: Any = None, c: Any = None, d: Any = None, *,
                      subok: bool = False) -> Any:
     items = [x for x in (a, b, c, d) if x is not None]
     shape = _choose_shape((), [np.shape(x) for x in items])
-    return tuple([np.broadcast_to(x, shape) for x in items])
+    if _same_shapes(shape, [np.shape(x) for x in items]):
+        # NumPy returns the arrays themselves where no shape changes: a write through one
+        # writes its argument (a read-only broadcast_to raised NumPy's ValueError there)
+        return tuple([np.asarray(x) for x in items])
+    # else views, writeable as NumPy's are (with its FutureWarning) where they broadcast
+    # nothing; one that repeats elements stays read-only (adgen does not follow a write
+    # into memory several elements share)
+    return tuple([np.asarray(x)[...] if np.shape(x) == shape else np.broadcast_to(x, shape)
+                  for x in items])
+
+
+@defnondiff
+def _same_shapes(shape: tuple[int, ...], shapes: list[tuple[int, ...]]) -> bool:
+    return all(tuple(s) == tuple(shape) for s in shapes)
 
 
 @defreference(np.meshgrid)
