@@ -242,6 +242,7 @@ def effects(fn: gast.FunctionDef,
                 if not add <= cur:
                     cur |= add
                     changed = True
+    made: dict[str, str] | None = None
     for s in stmts:
         target = written_name(s)
         if target is not None and isinstance(s, gast.AugAssign) and target in scalars:
@@ -250,7 +251,15 @@ def effects(fn: gast.FunctionDef,
             bufs = frozenset(eff.buffers.get(target, set()))
             if _is_container_write(s, eff.kinds):
                 eff.writes.append(Write(s, target, bufs, container=True))
-                eff.containers_written |= bufs
+                if made is None:
+                    from adgen.transforms.analyses.made_containers import displays
+
+                    made = displays(fn, resolve or (lambda _: None), {})
+                # a list or dict the function made itself (xs = [x0]; xs.append(v)) holds
+                # the parameters' arrays, but changing it changes no container a caller
+                # gave (taken for one, a starred call of the function was refused)
+                eff.containers_written |= {b for b in bufs if b.startswith("cnew:")} \
+                    if target in made else bufs
                 continue
             eff.writes.append(Write(s, target, bufs))
             eff.written |= bufs
