@@ -130,6 +130,10 @@ class _Lower:
         self.parsed = parsed
         self.grows = False  # some statement calls .append/.extend/.insert (list_end_reads)
         self.concatenators: dict[str, object] = {}  # t = np.r_ (transforms/index_tricks)
+        # t1 = getattr(y, "__setitem__") of the normal form, called next: t1(1, v) is
+        # y.__setitem__(1, v), lowered as that is (left a call through t1, the write was
+        # unseen: a silently wrong gradient under both policies)
+        self.bound_methods: dict[str, gast.Attribute] = {}
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
 
@@ -150,6 +154,8 @@ class _Lower:
         return out
 
     def stmt(self, s: gast.stmt) -> list[gast.stmt]:
+        if self.bound_methods:
+            self._forget_bound_methods(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add) and \
                 isinstance(s.target, gast.Name) and isinstance(s.value, gast.Name) and \
                 (self.receivers.built_as(s.target, "list") or
@@ -189,6 +195,11 @@ class _Lower:
                 return several
             read = lower_getattr(s, callee, self.namer)  # getattr(o, "name", d)
             if read is not None:
+                t = s.targets[0]
+                if len(read) == 1 and isinstance(t, gast.Name) and \
+                        self.namer.temporary(t.id) and \
+                        isinstance(read[0].value.value, gast.Name):
+                    self.bound_methods[t.id] = read[0].value
                 return read
             if isinstance(callee, type) and issubclass(callee, tuple) and \
                     hasattr(callee, "_fields"):
@@ -217,6 +228,12 @@ class _Lower:
         if call is None:
             return [s]
         func = call.func
+        if isinstance(func, gast.Name) and func.id in self.bound_methods:
+            method = self.bound_methods[func.id]
+            if method.attr in ("append", "extend", "insert"):
+                self.grows = True
+            call.func = located_at(clone(method), func)
+            return self.stmt(s)  # getattr(y, "fill")(c): y.fill(c)
         resolved = self.resolve(func)
         stored = lower_setattr(s, call, resolved, result)  # setattr(o, "name", v)
         if stored is not None:
@@ -755,6 +772,16 @@ class _Lower:
                 if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Store):
                     self._store_counts[x.id] = self._store_counts.get(x.id, 0) + 1
         return self._store_counts.get(n, 0)
+
+    def _forget_bound_methods(self, s: gast.stmt) -> None:
+        """Drops the getattr-made methods (``self.bound_methods``) of an object ``s`` binds
+        again (``f(y := z)`` between ``t1 = getattr(y, "fill")`` and ``t1(c)``: the call is
+        the old ``y``'s method, left a call)."""
+        stored = {n.id for n in walk(s) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, gast.Store)}
+        for t, m in list(self.bound_methods.items()):
+            if m.value.id in stored:
+                del self.bound_methods[t]
 
     def resolve(self, node: gast.expr) -> object | None:
         """The object a dotted name refers to in the function's namespace (builtins

@@ -16,6 +16,28 @@ from adgen.transforms.walk import walk
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
                               "append", "extend", "insert", "pop", "remove", "clear",
                               "update", "setdefault"})
+# methods that write their object, spelled as Python's operators call them (y.__setitem__(i,
+# v), y.__iadd__(v)): a nested def or lambda writing the enclosing function's y that way was a
+# silently wrong gradient (the write unseen)
+_WRITING_DUNDERS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__",
+                              "__iadd__", "__isub__", "__imul__", "__imatmul__",
+                              "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
+                              "__iand__", "__ior__", "__ixor__", "__ilshift__",
+                              "__irshift__", "__iconcat__"})
+
+
+def _writing_method(f: gast.expr) -> gast.expr | None:
+    """The object of ``f`` where ``f`` is a writing method of it: ``y.fill``,
+    ``y.__setitem__``, or ``getattr(y, "__setitem__")`` with the name a constant."""
+    if isinstance(f, gast.Attribute) and (f.attr in _WRITING_METHODS or
+                                          f.attr in _WRITING_DUNDERS):
+        return f.value
+    if isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and \
+            f.func.id == "getattr" and len(f.args) >= 2 and \
+            isinstance(f.args[1], gast.Constant) and \
+            (f.args[1].value in _WRITING_METHODS or f.args[1].value in _WRITING_DUNDERS):
+        return f.args[0]
+    return None
 
 
 def written_roots(node: gast.AST) -> list[str]:
@@ -35,8 +57,9 @@ def written_roots(node: gast.AST) -> list[str]:
                   or isinstance(node, gast.AugAssign)]
     elif isinstance(node, gast.Call):
         f = node.func
-        if isinstance(f, gast.Attribute) and f.attr in _WRITING_METHODS:
-            found.append(root(f.value))
+        owner = _writing_method(f)
+        if owner is not None:
+            found.append(root(owner))
         found += [root(k.value) for k in node.keywords if k.arg == "out"]
         if isinstance(f, gast.Attribute) and f.attr in ("copyto", "put", "fill_diagonal",
                                                         "place", "at") and node.args:
@@ -49,25 +72,44 @@ def refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -
     the enclosing function's analysis cannot see that write, so it is refused."""
     from adgen.errors import UnsupportedError
 
+    found = first_write(d, free, parsed)
+    if found is None:
+        return
+    node, hit, handed = found
+    if handed is None:
+        raise UnsupportedError(
+            f"the nested function {d.name} writes {hit} of the enclosing function in "
+            "place; adgen cannot follow that write", parsed.location(node),
+            hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
+                 f"write it in the enclosing function")
+    name, callee, library = handed
+    hint = f"pass {name} to {d.name} as an argument and return the new value, or call " \
+        f"{callee} in the enclosing function"
+    if library:
+        hint = f"write the change in the enclosing function in Python ({name}[i] = v, " \
+            f"{name}.append(v), {name} += v), or pass {name} to {d.name} as an argument " \
+            "and write it there that way"
+    raise UnsupportedError(
+        f"the nested function {d.name} hands {name} of the enclosing function to {callee}, "
+        "which writes it in place; adgen cannot follow that write", parsed.location(node),
+        hint=hint)
+
+
+def first_write(d: gast.AST, names: set[str], parsed: Parsed
+                ) -> tuple[gast.AST, str, tuple[str, str, bool] | None] | None:
+    """The first place in ``d`` (a def or a lambda) that writes one of ``names`` in place:
+    ``(node, name, None)`` for a store or a writing method (:func:`written_roots`), ``(node,
+    name, (name, callee, library))`` for a call handing it to a function that writes it; None
+    where ``d`` writes none of them."""
     for node in walk(d):
-        hits = [n for n in written_roots(node) if n in free]
-        hit = hits[-1] if hits else None
-        if hit is not None:
-            raise UnsupportedError(
-                f"the nested function {d.name} writes {hit} of the enclosing function in "
-                "place; adgen cannot follow that write", parsed.location(node),
-                hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
-                     f"write it in the enclosing function")
+        hits = [n for n in written_roots(node) if n in names]
+        if hits:
+            return node, hits[-1], None
         if isinstance(node, gast.Call):
-            handed = _handed_to_a_writer(node, free, parsed)
+            handed = _handed_to_a_writer(node, names, parsed)
             if handed is not None:
-                name, callee = handed
-                raise UnsupportedError(
-                    f"the nested function {d.name} hands {name} of the enclosing function to "
-                    f"{callee}, which writes it in place; adgen cannot follow that write",
-                    parsed.location(node),
-                    hint=f"pass {name} to {d.name} as an argument and return the new value, "
-                         f"or call {callee} in the enclosing function")
+                return node, handed[0], handed
+    return None
 
 
 def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
@@ -75,7 +117,8 @@ def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
     """(name, callee) where ``call``, in a nested def, hands a name of the enclosing function
     (``free``) to a function of the user's that writes that parameter in place
     (``lap(buf, v)`` in ``def op(v)``, or a lambda): the enclosing function saw no write of
-    ``buf``, a silently zero gradient."""
+    ``buf``, a silently zero gradient. ``library``: the callee is a library function that
+    writes its first argument (``operator.setitem``, ``heapq.heappush``)."""
     from adgen.transforms.front import is_user_function, resolve
 
     handed = [(k, a) for k, a in enumerate(call.args)] + [(k.arg, k.value)
@@ -84,6 +127,14 @@ def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
     if not names:
         return None
     obj = resolve(parsed, call.func)
+    if obj is not None and names[0][0] == 0:
+        from adgen.transforms.effect_calls import writes_arguments
+
+        if writes_arguments(obj):
+            # (lambda: operator.setitem(y, 1, v))(), heapq.heappush(h, v) in a nested def:
+            # a library function writing its first argument (the enclosing function's y),
+            # unseen there: a silently wrong gradient under both policies
+            return names[0][1], src_text_of(call.func), True
     if obj is None or not is_user_function(obj) or \
             str(getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen.")):
         return None
@@ -102,8 +153,13 @@ def _handed_to_a_writer(call: gast.Call, free: set[str], parsed: Parsed
     for slot, n in names:
         param = params[slot] if isinstance(slot, int) and slot < len(params) else slot
         if written is True or param in written:
-            return n, getattr(obj, "__name__", "the function")
+            return n, getattr(obj, "__name__", "the function"), False
     return None
+
+
+def src_text_of(e: gast.expr) -> str:
+    """``e`` as the user wrote it (a dotted name: ``operator.setitem``)."""
+    return gast.unparse(e).strip()
 
 
 def refuse_active_defaults(d: gast.FunctionDef, act: Any, others: set[str],

@@ -52,6 +52,7 @@ from adgen.transforms.analyses.returned_params import returned_free, returned_pa
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
+from adgen.transforms.called_back import refuse_writing_callbacks
 from adgen.transforms.callee_facts import (
     method_callees,
     parameters_called,
@@ -460,6 +461,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             from adgen.transforms.nested_defs import refuse_closure_writes
 
             refuse_closure_writes(d, free, parsed)
+        # sorted(xs, key=k) with k writing what it is given: unseen inside sorted's rule
+        refuse_writing_callbacks(tree, parsed)
         wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                               if k < len(tree.args.args)}
         act = activity(tree, eff.aliases(), outputs, closures + held, wrt_names,

@@ -198,6 +198,9 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
             # as in reverse mode: the jvp of a nested def writing the enclosing function's
             # array (def put(): out[:] = x ** 2) left out's tangent as it was (silently)
             refuse_closure_writes(d, free, parsed)
+        from adgen.transforms.called_back import refuse_writing_callbacks
+
+        refuse_writing_callbacks(tree, parsed)  # sorted(xs, key=k), k writing its argument
         eff = run_pass("tangent", lambda: effects(tree, None, set(), lambda n: resolve(parsed, n)),
                    parsed)
         # forward mode has no tangent for a global array written in place (it raised
