@@ -82,6 +82,49 @@ def started_in_a_try(p):
     return total
 
 
+def running_best(p):
+    # a running best started again where a new best appears
+    total = 0.0
+    best = 0.0
+    for j in range(4):
+        if p[j] > best:
+            best = 0.0
+            for k in range(j + 1):
+                best += p[k] * 0.5
+        total += best * p[j]
+    return total
+
+
+def started_in_a_loop_else(p):
+    total = 0.0
+    for j in range(4):
+        acc = p[j]
+        for k in range(3):
+            if p[k] > 1.0:
+                break
+            acc = acc * p[k]
+        else:
+            acc = 0.0
+            for k in range(2):
+                acc += p[k]
+        total += acc * acc
+    return total
+
+
+def skipped_with_continue_in_a_while(p):
+    total = 0.0
+    j = 0
+    while j < 5:
+        j += 1
+        if j == 2:
+            continue
+        acc = 0.0
+        for k in range(2):
+            acc += p[k] * p[j % 4]
+        total += acc * acc
+    return total
+
+
 POS = np.array([[0.0, 0.0], [1.1, 0.0], [0.0, 1.2], [1.0, 1.3]])
 P = np.array([0.3, 1.1, -0.4, 0.9])
 
@@ -110,9 +153,12 @@ def test_lennard_jones_forces(mutation):
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 @pytest.mark.parametrize("f", [skipping_one_row, started_in_both_arms, counted_with_while,
-                               started_in_a_try])
+                               started_in_a_try, running_best, started_in_a_loop_else,
+                               skipped_with_continue_in_a_while])
 def test_started_again_in_an_arm(f, mutation):
     check_grad(f, [P.copy()], mutation=mutation, strict_must_compute=True)
+    check_grad(f, [np.array([0.3, 0.5, 0.45, 0.9])], mutation=mutation,
+               strict_must_compute=True)
 
 
 def test_skipping_one_row_by_hand():
