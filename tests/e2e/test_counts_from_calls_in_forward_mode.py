@@ -8,7 +8,9 @@ with. The starred call of a function without a derivative is now one, as its pla
 (analyses.activity), and a builtin run as it is gives an int the zero tangent a user
 function's jvp gives it. ``grad`` of the variable forms refused ('len() has no derivative
 rule, and its result has a gradient here'): an int's cotangent is dropped now, as for
-``len(x)`` by name. All against central differences (and the Hessian by hand).
+``len(x)`` by name. ``np.power(x, n)`` of such an int was NaN in jvp, jacfwd and hessian at a
+negative ``x`` until session 25 (the exponent's term, 0.0 * log of a negative base). All
+against central differences (and the Hessian by hand).
 """
 
 import numpy as np
@@ -56,6 +58,16 @@ def exponent_from_a_helper(x):
     return np.sum(x ** n)
 
 
+def power_from_a_helper(x):
+    n = count(x)  # np.power's jvp, read from its vjp, took xlogy for the exponent: nan
+    return np.sum(np.power(x, n))
+
+
+def power_from_a_variable(x):
+    count_ = len
+    return np.sum(np.power(x, count_(x)))
+
+
 FUNCTIONS = [len, np.sum]
 
 
@@ -76,7 +88,8 @@ HESSIANS = {
     count_as_exponent: np.diag(6.0 * X), count_as_a_float: 6.0 * np.eye(3),
     len_in_a_variable: 2.0 * np.eye(3), exponent_from_a_variable: np.diag(6.0 * X),
     from_a_list: 6.0 * np.eye(3), only_the_count: np.zeros((3, 3)),
-    exponent_from_a_helper: np.diag(6.0 * X),
+    exponent_from_a_helper: np.diag(6.0 * X), power_from_a_helper: np.diag(6.0 * X),
+    power_from_a_variable: np.diag(6.0 * X),
 }
 
 

@@ -12,7 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.helpers import abs_vjp, balanced_eq, matmul_vjp_a, matmul_vjp_b, unbroadcast, xlogy
+from adgen.rules.helpers import (
+    abs_vjp,
+    balanced_eq,
+    exponent_log,
+    matmul_vjp_a,
+    matmul_vjp_b,
+    unbroadcast,
+)
 from adgen.rules.registry import defvjp
 
 # --------------------------------------------------------------------------------------------
@@ -42,7 +49,10 @@ def divide(g: Any, out: Any, x1: Any, x2: Any) -> Any:
 @defvjp(np.power, "x1, x2", reads="x1, x2, out")
 def power(g: Any, out: Any, x1: Any, x2: Any) -> Any:
     return (unbroadcast(g * x2 * x1 ** (x2 - (x2 != 0)), np.shape(x1)),  # see operator.pow's
-            unbroadcast(g * xlogy(out, x1), np.shape(x2)))
+            # (zeros for an int x2: forward mode reads this template as np.power's jvp, and
+            # an int returned by a helper, n = count(x), has the zero tangent 0.0, whose term
+            # 0.0 * log of a negative base was nan; exponent_log, as operator.pow's jvp)
+            unbroadcast(g * exponent_log(out, x1, x2), np.shape(x2)))
 
 
 @defvjp(np.matmul, "x1, x2", reads="x1, x2")
