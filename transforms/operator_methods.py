@@ -553,6 +553,18 @@ class _Rewriter(gast.NodeTransformer):
             value = call if held.certain or isinstance(binary, gast.BinOp) else gast.IfExp(
                 test=_defines(_name(name, node), inplace, node), body=call, orelse=binary,
                 **_place(node))
+            named = held.classes[0][1]
+            if len(held.classes) == 1 and isinstance(named, (gast.Name, gast.Attribute)):
+                # v = Vec(x); v += w: Vec.__iadd__ by the class's name where v is a Vec (a
+                # call adgen follows into, to second order too: through type(v).__iadd__,
+                # a call found when it runs, hessian refused a method setting self.a)
+                by_name = _call(gast.Attribute(value=copy.deepcopy(named), attr=inplace,
+                                               ctx=gast.Load(), **_place(node)),
+                                _name(name, node), copy.deepcopy(node.value), at=node)
+                test = gast.Compare(left=_call("type", _name(name, node), at=node),
+                                    ops=[gast.Is()], comparators=[copy.deepcopy(named)],
+                                    **_place(node))
+                value = gast.IfExp(test=test, body=by_name, orelse=value, **_place(node))
         elif not isinstance(binary, gast.BinOp):
             value = binary  # rewritten: the class's __add__ (or the right one's __radd__)
         if value is None:
