@@ -12,7 +12,6 @@ import inspect
 import sys
 import textwrap
 import types
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -26,37 +25,83 @@ from adgen.transforms.walk import walk
 from adgen.errors import Location, MissingRuleError, UnsupportedError
 
 
-@dataclass
 class Parsed:
-    """A parsed user function."""
+    """A parsed user function.
+
+    What ``@dataclass`` gave it, written out (a dataclass compiles its methods from source
+    when ``import adgen`` defines it: issue 15's cold start): the fields below, each container
+    a new one when not given, equality over the fields, a repr of them.
+    """
+
+    _FIELDS = ("fn", "tree", "file", "lines", "namespace", "nested_defs", "closure_free",
+               "aliases_in_defs", "renamed_params", "inlined_names", "cells", "imports",
+               "kwonly", "free", "bound", "bound_guards", "objects")
 
     fn: Any
     tree: gast.FunctionDef
     file: str
     lines: list[str]
-    namespace: dict[str, Any] = field(default_factory=dict)  # globals + closure cells
-    nested_defs: list[Any] = field(default_factory=list)  # set aside by hoist_defs
-    closure_free: set[str] = field(default_factory=set)  # names nested defs read
+    namespace: dict[str, Any]  # globals + closure cells
+    nested_defs: list[Any]  # set aside by hoist_defs
+    closure_free: set[str]  # names nested defs read
     # names of NumPy functions nested defs read as what they name (function_aliases), which
     # forward mode's jvp of a nested def, run from its own code, reads in its closure
-    aliases_in_defs: set[str] = field(default_factory=set)
-    renamed_params: dict[str, str] = field(default_factory=dict)  # new name -> user's name
+    aliases_in_defs: set[str]
+    renamed_params: dict[str, str]  # new name -> user's name
     # names inlined_closures gave a written-out nested def's variables (relax_y) -> the
     # user's name there and the def's (("y", "relax"))
-    inlined_names: dict[str, tuple[str, str]] = field(default_factory=dict)
-    cells: dict[str, Any] = field(default_factory=dict)  # closure cells by free variable
-    imports: dict[str, Any] = field(default_factory=dict)  # names the body's imports bind
-    kwonly: list[str] = field(default_factory=list)  # keyword-only parameters (user's names)
+    inlined_names: dict[str, tuple[str, str]]
+    cells: dict[str, Any]  # closure cells by free variable
+    imports: dict[str, Any]  # names the body's imports bind
+    kwonly: list[str]  # keyword-only parameters (user's names)
     # the free names the function reads: user's name -> the name generated code reads it by
-    free: dict[str, str] = field(default_factory=dict)
+    free: dict[str, str]
     # names the front end binds to what a method or partial call runs (bound_callees), and
     # the guards of those resolutions
-    bound: dict[str, Any] = field(default_factory=dict)
-    bound_guards: list[Any] = field(default_factory=list)
+    bound: dict[str, Any]
+    bound_guards: list[Any]
     # the names bound_callees took for objects of a known class (a parameter compiled for its
     # class, an object the function builds) and rewrote a method call on: objects, whose
     # arrays keep adjoints of their own (the analyses never take them for arrays)
-    objects: set[str] = field(default_factory=set)
+    objects: set[str]
+
+    def __init__(self, fn: Any, tree: gast.FunctionDef, file: str, lines: list[str],
+                 namespace: dict[str, Any] | None = None, nested_defs: list[Any] | None = None,
+                 closure_free: set[str] | None = None, aliases_in_defs: set[str] | None = None,
+                 renamed_params: dict[str, str] | None = None,
+                 inlined_names: dict[str, tuple[str, str]] | None = None,
+                 cells: dict[str, Any] | None = None, imports: dict[str, Any] | None = None,
+                 kwonly: list[str] | None = None, free: dict[str, str] | None = None,
+                 bound: dict[str, Any] | None = None, bound_guards: list[Any] | None = None,
+                 objects: set[str] | None = None) -> None:
+        self.fn = fn
+        self.tree = tree
+        self.file = file
+        self.lines = lines
+        self.namespace = {} if namespace is None else namespace
+        self.nested_defs = [] if nested_defs is None else nested_defs
+        self.closure_free = set() if closure_free is None else closure_free
+        self.aliases_in_defs = set() if aliases_in_defs is None else aliases_in_defs
+        self.renamed_params = {} if renamed_params is None else renamed_params
+        self.inlined_names = {} if inlined_names is None else inlined_names
+        self.cells = {} if cells is None else cells
+        self.imports = {} if imports is None else imports
+        self.kwonly = [] if kwonly is None else kwonly
+        self.free = {} if free is None else free
+        self.bound = {} if bound is None else bound
+        self.bound_guards = [] if bound_guards is None else bound_guards
+        self.objects = set() if objects is None else objects
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, compared by value: as the dataclass)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"Parsed({shown})"
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is a parameter or is assigned in the function."""
