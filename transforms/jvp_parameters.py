@@ -55,7 +55,9 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     code ``def f_jvp(x, *, p, x_dot, p_dot)`` under a second jvp, where a zero tangent of
     ``p`` made ``x ** p``'s ``p_dot * xlogy(x ** p, x)`` a NaN at a negative x), a
     keyword-only one given a constant not at all; None (all) for another keyword that
-    names no parameter, or ``*xs`` / ``**kw`` in the call."""
+    names no parameter, or ``*xs`` / ``**kw`` in the call. A callee taking ``*xs`` gets its
+    extra arguments as one tuple, one position after its positional parameters (a keyword
+    naming one of those: None)."""
     call = getattr(stmt, "value", None)
     if not isinstance(call, gast.Call):
         return None
@@ -66,11 +68,15 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
     def varied(e: gast.expr) -> bool:
         return any(isinstance(n, gast.Name) and varies(n) for n in walk(e))
 
-    out = [k for k, a in enumerate(call.args) if varied(a)]
+    code = getattr(obj, "__code__", None)
+    star = code is not None and varargs_of(obj) is not None
+    # (with *xs, the arguments after the positional parameters are one: the tuple the tree
+    # packs them into, at the position after those parameters)
+    out = sorted({min(k, code.co_argcount) if star else k
+                  for k, a in enumerate(call.args) if varied(a)})
     if call.keywords:
-        code = getattr(obj, "__code__", None)
-        if code is None or varargs_of(obj) is not None:
-            return None  # (the positions after *xs: the tree packs them)
+        if code is None:
+            return None
         names = list(code.co_varnames[:code.co_argcount])
         # keyword-only parameters: a constant given to one takes no tangent (compile_tangent's
         # wrt leaves them constants; given a zero one, power=2 made x ** power's jvp
@@ -80,9 +86,9 @@ def given_tangents(stmt: gast.AST, obj: Any, varies: Callable[[gast.Name], bool]
         for k in call.keywords:
             if k.arg in kwonly:
                 if varied(k.value):
-                    out.append(len(names) + kwonly.index(k.arg))
+                    out.append(len(names) + star + kwonly.index(k.arg))
                 continue
-            if k.arg not in names[len(call.args):]:
+            if star or k.arg not in names[len(call.args):]:
                 return None
             if varied(k.value):
                 out.append(names.index(k.arg))

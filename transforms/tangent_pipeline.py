@@ -61,7 +61,8 @@ from adgen.rules import registry
 
 
 def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
-                    wrt: tuple[int, ...] | None = None) -> CompiledTangent:
+                    wrt: tuple[int, ...] | None = None, packed: bool = False
+                    ) -> CompiledTangent:
     """Compiles the forward-mode (jvp) code of ``fn`` (cached per function and registry
     generation, recompiled when a guard fails, as :func:`compile_function`).
 
@@ -70,6 +71,9 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ``x / gamma`` with an infinite ``x`` has the tangent ``x_dot / gamma``, not one with
     ``gamma_dot * x / gamma`` = 0 * inf = nan in it. A directly recursive function, whose
     calls of itself may pass a varying value where a constant was, is compiled for all.
+    ``packed``: ``wrt`` counts a function's ``*xs`` as one parameter, the tuple the tree packs
+    them into (``jvp_parameters.given_tangents``); without it, a function with ``*xs`` is
+    compiled for all.
 
     Raises:
         AdgenError: for code forward mode cannot differentiate, naming the file and line.
@@ -84,11 +88,14 @@ def compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         jvps.register_runtime_jvps()
         # a nested def is compiled from its code object (lifted: its free variables)
         plain = getattr(uncached(fn), "__code__", None)
-        if wrt is not None and (plain is None or varargs_of(uncached(fn)) is not None or
-                                any(k >= plain.co_argcount + plain.co_kwonlyargcount +
-                                    len(lifted) for k in wrt)):
+        # (a *args wrapper compiles as its shim, whose parameters are the wrapped function's)
+        star = plain is not None and varargs_of(uncached(fn)) is not None
+        if wrt is not None and (plain is None or star and (
+                not packed or shim_of(uncached(fn)) is not uncached(fn)) or
+                any(k >= plain.co_argcount + star + plain.co_kwonlyargcount + len(lifted)
+                    for k in wrt)):
             # (positions among the parameters as the tree flattens them: positional, then
-            # keyword-only, then a nested def's lifted free variables)
+            # *xs as one, then keyword-only, then a nested def's lifted free variables)
             wrt = None
         key = tangent_key(fn, lifted, wrt)
         hit = lookup_tangent(key, fn, lifted)
@@ -137,7 +144,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
         try:
             progress = TANGENT_PROGRESS.get(id(obj))
             c = progress[1] if progress is not None and progress[0] is obj else \
-                compile_tangent(obj, wrt=given)
+                compile_tangent(obj, wrt=given, packed=True)
         except AdgenError as err:
             if err.location is None or err.location.file != parsed.file:
                 err.at_call(parsed.location(node), obj)
