@@ -474,7 +474,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                 leave[k] = found.kept[found.stores[id(s)][0]]
     # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
     # number, and strict refused the helper's caller, taking dt for a value with a derivative)
-    constants = constant_numbers(fn)
+    constants = constant_numbers(fn) | dtype_names(fn, resolve)
     changed = True
     while changed:
         changed = False
@@ -508,6 +508,32 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                     act.useful.add(m)
                     changed = True
     return act
+
+
+def dtype_names(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any] | None
+                ) -> set[str]:
+    """The names bound once, to a number type or a dtype the resolver finds (``t =
+    np.float64``, ``float``, ``np.dtype("f8")`` held globally): they hold no derivative, also
+    where they are handed to a call whose result may share memory with its arguments and is
+    then written in place (``y = np.astype(z, np.float64, copy=False); y[1:] = v`` varied the
+    dtype, whose zero tangent's adjoint raised NumPy's casting error in hessian)."""
+    if resolve is None:
+        return set()
+    stores: dict[str, int] = {}
+    for x in nodes_of(fn, gast.Name):
+        if isinstance(x.ctx, (gast.Store, gast.Del)):
+            stores[x.id] = stores.get(x.id, 0) + 1
+    out = set()
+    for st in nodes_of(fn, gast.Assign):
+        t = st.targets[0] if len(st.targets) == 1 else None
+        if not isinstance(t, gast.Name) or stores.get(t.id) != 1 or \
+                not isinstance(st.value, (gast.Name, gast.Attribute)):
+            continue
+        obj = resolve(st.value)
+        if isinstance(obj, np.dtype) or any(obj is k for k in (float, int, bool, complex)) or (
+                isinstance(obj, type) and issubclass(obj, np.generic)):
+            out.add(t.id)
+    return out
 
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
