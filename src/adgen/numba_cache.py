@@ -18,7 +18,8 @@ import hashlib
 import os
 from typing import Any
 
-__all__ = ["cache_dir", "code_key", "read_code", "runtime_hash", "write_code"]
+__all__ = ["cache_dir", "code_key", "read_code", "runtime_hash", "source_files",
+           "write_code"]
 
 
 def cache_dir() -> str | None:
@@ -79,7 +80,9 @@ def code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
     seen: set[int] = set()
     while todo:
         sym, fwd, pb, path, more = todo.pop()
-        h.update(f"\0{sym}\0{path}\0".encode())
+        # the file's name, not its directory: a fresh checkout elsewhere (CI) finds the
+        # rewrite again; read_code refuses a result whose text names another directory's file
+        h.update(f"\0{sym}\0{os.path.basename(path)}\0".encode())
         h.update(gast.dump(fwd, include_attributes=True).encode())
         h.update(gast.dump(pb, include_attributes=True).encode())
         for name in sorted(more):
@@ -93,8 +96,26 @@ def code_key(trees: Any, callees: dict[str, Any], params: dict[str, Any],
     return h.hexdigest()[:32]
 
 
-def read_code(key: str) -> Any:
-    """The NumbaCode the rewrite made for ``key`` in an earlier process, or None."""
+def source_files(trees: Any, callees: dict[str, Any]) -> list[str]:
+    """The files of a function's code and of its callees' (recursively), sorted: what
+    :func:`code_key` hashes only by name."""
+    out = {trees[2]}
+    todo = list(callees.values())
+    seen: set[int] = set()
+    while todo:
+        c = todo.pop()
+        if id(c) not in seen:
+            seen.add(id(c))
+            out.add(c.file)
+            todo.extend(c.callees.values())
+    return sorted(out)
+
+
+def read_code(key: str, files: list[str] | None = None) -> Any:
+    """The NumbaCode the rewrite made for ``key`` in an earlier process, or None. ``files``:
+    the function's and its callees' files now (:func:`source_files`); a result made for
+    files of the same names elsewhere (another checkout) is taken only where its text names
+    none of those (an unbound local's message names the file), else the rewrite runs again."""
     import json
 
     from adgen.transforms.numba_module import NumbaCode
@@ -107,14 +128,25 @@ def read_code(key: str) -> Any:
             data = json.load(fh)
     except (OSError, ValueError):
         return None
-    data["lines"] = {int(k): v for k, v in data["lines"].items()}
-    data["files"] = {int(k): v for k, v in data["files"].items()}
-    return NumbaCode(**data)
+    made_for = data.pop("made_for", None)
+    if files is not None and made_for != files:
+        if not isinstance(made_for, list):
+            return None
+        text = json.dumps(data)  # the source and the line map, escaped as JSON escapes
+        if any(p in text or json.dumps(p)[1:-1] in text or repr(p)[1:-1] in text
+               for p in made_for if p not in files):
+            return None
+    try:
+        data["lines"] = {int(k): v for k, v in data["lines"].items()}
+        data["files"] = {int(k): v for k, v in data["files"].items()}
+        return NumbaCode(**data)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
-def write_code(key: str, code: Any) -> None:
-    """Keeps the rewrite's result for later processes (skipped where the cache directory
-    cannot be written)."""
+def write_code(key: str, code: Any, files: list[str] | None = None) -> None:
+    """Keeps the rewrite's result for later processes, with the files it was made for
+    (skipped where the cache directory cannot be written)."""
     import json
 
     root = cache_dir()
@@ -124,7 +156,7 @@ def write_code(key: str, code: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w") as fh:
-            json.dump(dataclasses.asdict(code), fh)
+            json.dump({**dataclasses.asdict(code), "made_for": files}, fh)
         os.replace(tmp, path)
     except OSError:
         pass

@@ -25,7 +25,14 @@ import numpy as np
 
 from adgen.errors import AdgenError, CompilerError, UnsupportedError
 from adgen.numba_arguments import arg_types, data_type, sig_types
-from adgen.numba_cache import cache_dir, code_key, read_code, runtime_hash, write_code
+from adgen.numba_cache import (
+    cache_dir,
+    code_key,
+    read_code,
+    runtime_hash,
+    source_files,
+    write_code,
+)
 from adgen.numba_callees import callee_names, callee_trees, names_in, read_at
 from adgen.numba_column_checks import check_columns, check_inlined_columns
 from adgen.numba_errors import (
@@ -208,7 +215,8 @@ class NumbaFunction:
             params.update({k: t for k, (_, t) in self.globals.items()})
             key = code_key(self.base.trees, self.callees, params, self.constants,
                             tuple(self.globals), set(runtime.__all__))
-            code = read_code(key)
+            files = source_files(self.base.trees, self.callees)
+            code = read_code(key, files)
             if code is not None:
                 self.codes[types_] = code
                 return code
@@ -222,7 +230,7 @@ class NumbaFunction:
                     f"internal error in pass 'numba_emit' (the numba backend's rewrite of "
                     f"{self.base.name}): {type(exc).__name__}: {exc}",
                     hint="use backend='default', and report this case") from exc
-            write_code(key, code)
+            write_code(key, code, files)
             self.codes[types_] = code
         return code
 
