@@ -711,3 +711,24 @@ def test_eye_and_linalg_results_have_kinds():
     rng = np.random.default_rng(10)
     check_grad(filter_step, rng.random((3, 3)) + 2.0 * np.eye(3), rng.random(3),
                argnums=(0, 1))
+
+
+def numpy_scalar_accumulator(x):
+    s = np.float64(0.0)
+    c = np.float32(0.5)
+    n = np.float64(x.shape[0])
+    y = np.float64(x * 2.0)  # of an array: an array, written in place below
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    y[0] = s
+    return s * n * c + np.sum(y ** 2)
+
+
+def test_numpy_scalars_of_numbers_are_numbers():
+    # np.float32(0.0) started an accumulator taken for an array written in place: the numba
+    # backend refused `s += x[i] * x[i]` as a buffer it could not place (session 25)
+    known, _ = _kinds(numpy_scalar_accumulator, {"x": 1})
+    assert known["s"] == NUMBER and known["c"] == NUMBER and known["n"] == NUMBER
+    assert known.get("y") != NUMBER
+    for mutation in ("save", "strict"):
+        check_grad(numpy_scalar_accumulator, np.array([0.3, -0.7, 1.1]), mutation=mutation)

@@ -548,6 +548,9 @@ class _Eval:
                 return None
             return self.callee(obj, tuple(args))  # a user function: its own kinds
         fname = getattr(obj, "__name__", "")
+        if isinstance(obj, type) and issubclass(obj, np.number) and len(args) == 1 and \
+                args[0] == NUMBER and not v.keywords:
+            return NUMBER  # np.float32(0.0), np.float64(n): a NumPy scalar (an array: not)
         if fname in _TO_NUMBER and len(args) == 1 and rank(args[0]) is not None:
             return self.reduction(rank(args[0]), v.keywords)
         if fname in ("argmax", "argmin") and len(args) == 1 and not v.keywords and \
