@@ -18,11 +18,12 @@ from typing import Any, TextIO
 import numpy as np
 
 from adgen import runtime
-from adgen.api import GradientFunction, explain, grad, in_notebook, vjp
+from adgen.api import GradientFunction, explain, grad, in_notebook, value_and_grad, vjp
 from adgen.arguments import (
     check_cotangent,
     describe,
     has_complex,
+    location_of,
     normalize_argnums,
     refuse_complex_jacobian,
     split_receiver,
@@ -31,6 +32,7 @@ from adgen.directional import directional
 from adgen.errors import NonDifferentiableError, UnsupportedError
 from adgen.explanation import Explanation
 from adgen.jacobian_parts import Runs, copies, refuse_aliased_arguments
+from adgen.repeated_runs import refuse_changed_direction, same_kind
 
 __all__ = ["check_derivable", "explain_gradient", "grad_of_grad", "jvp_of_gradient",
            "second_order_program", "vjp_of_gradient"]
@@ -102,10 +104,21 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
                   if not isinstance(a, (bool, int, str, np.integer, np.bool_, type(None))) and
                   not (isinstance(a, np.ndarray) and a.dtype.kind not in "fc"))
 
+    first: list[Any] = []  # the gradient of the first run (a row's run is compared with it)
+
     def over_forward(ct: Any) -> tuple[Any, ...]:
         """Reverse over forward: the gradient of the derivative of f along ``ct``."""
         d = directional(fun, len(args), (j,), unit=False, args=before)  # (cached per function)
-        got = grad(d, every, mutation=mutation)(*copies(before), ct) if every else ()
+        if not every:
+            got: Any = ()
+        elif first and same_kind(first[0], ct):
+            # a run per row: one of a function reading state its runs change (a counter in a
+            # default, a global, an attribute it increments) is refused, not a Hessian whose
+            # rows come from other states (adgen.repeated_runs)
+            value, got = value_and_grad(d, every, mutation=mutation)(*copies(before), ct)
+            refuse_changed_direction(value, first[0], ct, fun, location_of(fun))
+        else:
+            got = grad(d, every, mutation=mutation)(*copies(before), ct)
         cts: list[Any] = [None] * len(args)
         for n, c in zip(every, got):
             cts[n] = c
@@ -116,6 +129,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
             g(*copies(args))
         # on the arguments themselves: they end as one plain call of f leaves them
         out, pull = vjp(program.function, *args, mutation=mutation)
+        first.append(out)
         refused: list[UnsupportedError] = []
 
         def pullback_rr(ct: Any) -> tuple[Any, ...]:
@@ -133,6 +147,7 @@ def vjp_of_gradient(g: GradientFunction, args: tuple[Any, ...], mutation: str,
 
         return out, pullback_rr
     out = g(*args)  # the arguments end as one plain call of f leaves them
+    first.append(out)
     directional(fun, len(args), (j,), unit=False, args=args)  # what forward mode refuses: here
 
     def pullback(ct: Any) -> tuple[Any, ...]:

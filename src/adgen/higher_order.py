@@ -53,6 +53,7 @@ from adgen.jacobian_trees import (
     tree_basis,
     tree_hessian,
 )
+from adgen.repeated_runs import refuse_changed_runs
 
 
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
@@ -355,7 +356,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             # of its float leaves)
             pairs = tree_basis(args[n]) if is_tree(args[n]) else \
                 [(0, e) for e in basis(args[n])]
-            cols = []
+            cols, outs = [], []
             for k, e in pairs:
                 tangents = [None] * len(args)
                 tangents[n] = e
@@ -365,6 +366,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
                 if not structured_output(out):  # a dict output: a Jacobian per item
                     refuse_structured_output(out, "jacfwd")
                 cols.append((k, d))
+                outs.append(out)
+            # (a counter the function's runs change: each column from another state)
+            refuse_changed_runs(outs, fun, "jacfwd", location_of(fun))
             result.append(forward_jacobian(out, args[n], cols))
         jac = result[0] if isinstance(argnums, int) else tuple(result)
         return (jac, aux) if has_aux else jac
@@ -510,6 +514,17 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
         for n in nums:
             refuse_aliased_arguments(tuple(args), n, fun)  # (copies of views share nothing)
         runs = Runs(args)
+        result, aux = _hessian_columns(runs, *args, **kwargs)
+        # two plain runs after the columns (adgen's refusals first): values that differ are
+        # a function reading state its runs change, each column from another state
+        first = _plain_value(fun, runs, nums, has_aux, kwargs)
+        if first is not None:
+            refuse_changed_runs([first, _plain_value(fun, runs, nums, has_aux, kwargs)], fun,
+                                "hessian", location_of(fun))
+        return (result, aux) if has_aux else result
+
+    def _hessian_columns(runs: Runs, *args: Any, **kwargs: Any) -> Any:
+        nums = normalize_argnums(argnums, len(args))
         aux = None
         if has_aux:  # aux of one plain run (the first); the Hessian's start from the same values
             pair = fun(*runs.next(), **kwargs)
@@ -518,7 +533,7 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
         if isinstance(argnums, int) and is_tree(args[nums[0]]):
             result = tree_hessian(_hessian_vector(fun, nums[0], mutation, has_aux),
                                    args[nums[0]], runs, kwargs)
-            return (result, aux) if has_aux else result
+            return result, aux
         if not isinstance(argnums, int) and any(is_tree(args[n]) for n in nums):
             raise NonDifferentiableError(
                 "hessian with a tuple of argnums takes numbers and arrays; a dict, list or "
@@ -529,8 +544,7 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
         if isinstance(argnums, int):
             h = _hessian_vector(fun, nums[0], mutation, has_aux)
             cols = [h(*runs.next(), e, **kwargs) for e in basis(args[nums[0]])]
-            result = columns(cols, args[nums[0]], args[nums[0]])
-            return (result, aux) if has_aux else result
+            return columns(cols, args[nums[0]], args[nums[0]]), aux
         # a tuple (as jax.hessian): blocks[j][k], x_j's shape then x_k's; column e of the
         # blocks in column k from one gradient, for every j, of the derivative along e
         blocks: list[list[Any]] = [[None] * len(nums) for _ in nums]
@@ -540,11 +554,21 @@ def hessian(fun: Callable[..., Any], argnums: int = 0, *,
             for r, j in enumerate(nums):
                 blocks[r][c] = columns([col[r] for col in cols], args[j], args[k]) if cols \
                     else np.zeros(np.shape(args[j]) + np.shape(args[k]))
-        result = tuple(tuple(row) for row in blocks)
-        return (result, aux) if has_aux else result
+        return tuple(tuple(row) for row in blocks), aux
 
     return DerivativeFunction(hessian_fun, "hessian", fun, argnums,
                               _options(mutation, has_aux))
+
+
+def _plain_value(fun: Callable[..., Any], runs: Runs, nums: list[int], has_aux: bool,
+                 kwargs: dict[str, Any]) -> Any:
+    """The value of a plain run of ``fun`` on copies of the arguments' values from before the
+    Hessian's runs, two of which hessian compares after its columns
+    (:mod:`adgen.repeated_runs`); None where there is one column (nothing to compare)."""
+    if sum(int(np.size(leaf)) for n in nums for leaf in leaves(runs.before[n])) < 2:
+        return None
+    out = fun(*copies(runs.before), **kwargs)
+    return _main_output(out, fun) if has_aux else out
 
 
 def _options(mutation: str, has_aux: bool) -> dict[str, Any]:
