@@ -333,6 +333,17 @@ def list_tapes(rw: Rewriter, types_: dict[str, Any]) -> None:
     for t, st in creations.items():
         text = f"{starts[t]} = {counters[t]}" if tapes[t].parent else f"{counters[t]} = 0"
         replace_statement(rw.fwd, st, parse_statements(text))
+    # an inner tape bound to None where its loop may not run in an iteration of the loop
+    # around (made in a branch: a pair potential's `if i != j:` around `for k`): an empty
+    # range of rows. Where the branch ran in an earlier iteration, the row records that
+    # iteration's range, the rows the default backend's row holds then (the same list);
+    # the pullback reads them only where the branch ran
+    for st in [st for st in statements(rw.fwd.body)
+               if isinstance(st, ast.Assign) and len(st.targets) == 1 and
+               name_of(st.targets[0]) in tapes and tapes[name_of(st.targets[0])].parent and
+               isinstance(st.value, ast.Constant) and st.value.value is None]:
+        t = name_of(st.targets[0])
+        replace_statement(rw.fwd, st, parse_statements(f"{starts[t]} = {counters[t]}"))
     for t, tape in tapes.items():
         site = appends[t][0]
         loop = enclosing_loop(rw.fwd, site)
