@@ -76,6 +76,7 @@ _REFUSED_FUNCS = {"shuffle": "permute with an index: x = x[np.random.permutation
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
     lower = _Lower(namer, parsed)
+    lower.fn = fn  # (the temporaries a getattr binds: how often they are read)
     fn.body = lower.block(fn.body)
     if lower.concatenators:  # t = np.r_, read by the lowered t[z, 0.2] only
         from adgen.transforms.index_tricks import drop_unread_concatenators
@@ -134,6 +135,8 @@ class _Lower:
         # y.__setitem__(1, v), lowered as that is (left a call through t1, the write was
         # unseen: a silently wrong gradient under both policies)
         self.bound_methods: dict[str, gast.Attribute] = {}
+        self.method_bindings: dict[str, gast.Assign] = {}  # (their statements)
+        self.fn: gast.FunctionDef | None = None
         # what the function shows its calls' receivers to be (analyses.receivers)
         self.receivers = Receivers(parsed, self.resolve)
 
@@ -200,6 +203,7 @@ class _Lower:
                         self.namer.temporary(t.id) and \
                         isinstance(read[0].value.value, gast.Name):
                     self.bound_methods[t.id] = read[0].value
+                    self.method_bindings[t.id] = read[0]
                 return read
             if isinstance(callee, type) and issubclass(callee, tuple) and \
                     hasattr(callee, "_fields"):
@@ -233,6 +237,14 @@ class _Lower:
             if method.attr in ("append", "extend", "insert"):
                 self.grows = True
             call.func = located_at(clone(method), func)
+            binding = self.method_bindings.get(func.id)
+            if binding is not None and self.fn is not None and sum(
+                    isinstance(n, gast.Name) and n.id == func.id and
+                    isinstance(n.ctx, gast.Load) for n in walk(self.fn)) <= 1:
+                # t1 = y.__setitem__ read by this call alone: not kept (a read of y's
+                # attribute made a helper's analyses take y for an object, whose write
+                # its caller then missed: a silently zero gradient)
+                binding.value = gast.Constant(None, None)
             return self.stmt(s)  # getattr(y, "fill")(c): y.fill(c)
         resolved = self.resolve(func)
         stored = lower_setattr(s, call, resolved, result)  # setattr(o, "name", v)

@@ -117,7 +117,19 @@ def getattr_append(x):
     return np.sum(y[0] * x)
 
 
-GETATTRS = [getattr_setitem, getattr_fill, getattr_iadd, getattr_append]
+def put_second(y, v):
+    getattr(y, "__setitem__")(1, v)
+
+
+def getattr_in_a_helper(x):
+    # (the helper's leftover read of y.__setitem__ made it take y for an object: its write
+    # of y was missed by the caller, [0, x0^2, 0] for [2 x0 x1, x0^2, 0])
+    y = np.zeros(3)
+    put_second(y, x[0] ** 2)
+    return np.sum(y * x)
+
+
+GETATTRS = [getattr_setitem, getattr_fill, getattr_iadd, getattr_append, getattr_in_a_helper]
 
 
 @pytest.mark.parametrize("f", GETATTRS)
