@@ -43,6 +43,9 @@ def test_an_argument_overwritten_after_the_call_is_read_from_its_copy():
     text = adgen.source(overwrite_after_call, x.copy(), 2, backend="numba")
     # sq's saved values, (x,), built again by the caller (transforms/callee_saved.py)
     assert "sq_pullback(remap_tree((x,), x, saved_x_1," in text
+    # the call's site by its file's name: no directory in the module, whose source names
+    # its numba cache (a checkout elsewhere loads it)
+    assert "'test_numba_remap_saved.py:" in text and __file__ not in text
     mine = x.copy()
     g = adgen.grad(overwrite_after_call, backend="numba")(mine, 2)
     # d/dx of sum(x0^2) + sum of the entries not zeroed
@@ -82,6 +85,7 @@ def test_a_view_of_a_strided_argument_is_refused_at_the_call():
     with pytest.raises(adgen.UnsupportedError) as err:
         adgen.grad(overwrite_row, backend="numba")(M)
     assert err.value.location.line == 36  # s = row_energy(M, 1)
+    assert err.value.location.file == __file__
     assert "not C-contiguous" in str(err.value)
     g = adgen.grad(overwrite_row, backend="numba")(np.ascontiguousarray(M))
     assert_grad_close(g, numerical_grad(overwrite_row, (np.ascontiguousarray(M),), 0))

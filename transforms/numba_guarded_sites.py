@@ -15,6 +15,7 @@ Steps of the numba rewrite (:class:`adgen.transforms.numba_emit.Rewriter`):
 from __future__ import annotations
 
 import ast
+import os
 from typing import TYPE_CHECKING, Any
 
 from adgen.transforms.analyses.numba_types import (
@@ -224,7 +225,11 @@ def remaps(rw: Rewriter) -> None:
                 out = ast.Call(func=ast.Name(id="remap_tree", ctx=ast.Load()),
                                args=[out, ast.Name(id=x, ctx=ast.Load()),
                                      ast.Name(id=c, ctx=ast.Load()),  # type: ignore
-                                     ast.Constant(f"{file}:{line_of.get(id(node), 0)}")],
+                                     # the file's name (numba_errors.saved_view_error
+                                     # finds it among the module's): no directory in the
+                                     # module's source, whose hash names numba's cache
+                                     ast.Constant(f"{os.path.basename(file)}:"
+                                                  f"{line_of.get(id(node), 0)}")],
                                keywords=[])
             return out
 

@@ -48,10 +48,14 @@ def overwrite_error(code: Any, hit: Exception) -> MutationError:
                              linecache.getline(first_file, first_line)))
 
 
-def saved_view_error(hit: Exception) -> UnsupportedError:
+def saved_view_error(hit: Exception, files: list[str] | None = None) -> UnsupportedError:
     """The error of a callee's saved view the numba pullback cannot redirect to the copy its
-    caller took (``SavedViewRefused("file:line")`` of the call)."""
+    caller took (``SavedViewRefused("name:line")`` of the call: the file's name, found among
+    ``files``, the function's and its callees' files)."""
     file, _, line = hit.args[0].rpartition(":")
+    found = [f for f in files or () if os.path.basename(f) == file]
+    if len(found) == 1:
+        file = found[0]
     src = linecache.getline(file, int(line)) if line.isdigit() and int(line) else ""
     loc = Location(file, int(line), len(src) - len(src.lstrip()), src) if src else None
     return UnsupportedError(

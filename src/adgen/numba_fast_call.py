@@ -9,12 +9,14 @@ and runs the one compiled gradient call of a :class:`adgen.numba_function.NumbaF
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from adgen.numba_cache import source_files
 from adgen.numba_errors import dispatch_refused, overwrite_error, saved_view_error
 from adgen.numba_function import primal
 
@@ -66,7 +68,8 @@ def fast_call(nf: NumbaFunction, args: tuple[Any, ...], nums: tuple[int, ...], s
                           "GRADIENT": run.gradient, "AS_GRADIENT": as_gradient,
                           "OVERWRITE": nf.overwrite, "SAVED_VIEW": nf.saved_view,
                           "overwrite_error": overwrite_error,
-                          "saved_view_error": saved_view_error,
+                          "saved_view_error": functools.partial(
+                              saved_view_error, files=source_files(nf.base.trees, nf.callees)),
                           "REFUSED": dispatch_refused, "TYPE": type, "LEN": len,
                           "TYPE_ERROR": TypeError, "VALUE_ERROR": ValueError,
                           # a global or builtin the checks look up that is gone: the

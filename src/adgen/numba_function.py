@@ -422,7 +422,7 @@ class NumbaFunction:
         except self.overwrite as hit:
             raise overwrite_error(run.code, hit) from None
         except self.saved_view as hit:
-            raise saved_view_error(hit) from None
+            raise saved_view_error(hit, source_files(self.base.trees, self.callees)) from None
         return out, _canonical(cts)
 
     def _call_gradient(self, run: Run, args: tuple[Any, ...]) -> Any:
@@ -540,7 +540,7 @@ class NumbaFunction:
         try:
             return _canonical(pb(inner, out_bar))
         except self.saved_view as hit:
-            raise saved_view_error(hit) from None
+            raise saved_view_error(hit, source_files(self.base.trees, self.callees)) from None
         except numba.core.errors.NumbaError as err:
             code = next(iter(self.codes.values()))
             raise located(err, code, "", self.base.trees[2]) from None
