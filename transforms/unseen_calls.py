@@ -91,6 +91,14 @@ def check_unseen_calls(fn: gast.FunctionDef,
             node.func = _checked(f, f.value if isinstance(f, gast.Attribute) else None,
                                  getattr(node, READS_AFTER, None))
             continue
+        if (isinstance(f, gast.Name) and f.id in _KEYED) or (
+                isinstance(f, gast.Attribute) and f.attr in _KEYED):
+            # sorted(xs, key=k) with k a parameter or a local: a key writing what it is
+            # given is refused when the call runs (transforms/called_back.py checks those
+            # the compiler can name)
+            for k in node.keywords:
+                if k.arg == "key" and isinstance(k.value, gast.Name) and k.value.id in bound:
+                    k.value = _checked(k.value, given=True)
         if not isinstance(f, gast.Name):
             continue
         if f.id in bound:
@@ -158,8 +166,13 @@ def _user_reads(f: gast.expr) -> dict[str, Location] | None:
     return out
 
 
+# the callees that call a function given as key= on the values they are given
+_KEYED = frozenset({"sorted", "min", "max", "sort", "nsmallest", "nlargest", "merge",
+                    "groupby"})
+
+
 def _checked(callee: gast.expr, receiver: gast.expr | None = None,
-             reads: dict[str, Location] | None = None) -> gast.Call:
+             reads: dict[str, Location] | None = None, given: bool = False) -> gast.Call:
     """``checked_callable(cb)``, ``checked_callable(opts.hook, opts)``; with ``reads`` (the
     global or closure containers the function reads into its result after the call:
     analyses.free_containers), ``checked_callable(cb, None, {'CACHE': (CACHE, 13)},
@@ -175,5 +188,8 @@ def _checked(callee: gast.expr, receiver: gast.expr | None = None,
                     for g, where in reads.items()])
         extra = [extra[0] if extra else gast.Constant(None, None), watched,
                  gast.Constant(file, None)]
+    if given:  # checked_callable(k, None, None, '', True): its own arguments' writes too
+        extra = [gast.Constant(None, None), gast.Constant(None, None), gast.Constant("", None),
+                 gast.Constant(True, None)]
     return gast.Call(func=gast.Name(CHECK, gast.Load(), None, None), args=[callee, *extra],
                      keywords=[])

@@ -66,7 +66,7 @@ _CHECKED: dict[Any, tuple[int, Any]] = {}
 
 
 def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int]] | None = None,
-                     file: str = "") -> Any:
+                     file: str = "", given: bool = False) -> Any:
     """``fn``, after refusing one that writes in place an array it is not passed (a global
     or closure array, its object's, a partial's argument). Generated code calls a callee it
     could not name when it compiled through this: ``checked_callable(cb)(3.0)``;
@@ -77,11 +77,17 @@ def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int
     function reads into its result after the call, at those lines of ``file``), ``fn``
     wrapped: the call refuses, at the read, a value that may carry a derivative that ``fn``
     put into one of them (:func:`_reading_back`).
+    With ``given`` (``sorted(xs, key=checked_callable(k, None, None, '', True))``: a
+    function a library function calls on the values it is given, its key held in a
+    parameter), also refused where it writes its own arguments in place, which the library
+    call's rule never sees (transforms/called_back.py checks the keys the compiler can name).
 
     Raises:
         UnsupportedError: naming the callee and the write (its line, where adgen can read
             it), with how to pass the array instead.
     """
+    if fn is None:
+        return None  # (sorted(xs, key=k) with k None)
     kind = type(fn)
     if kind is types.FunctionType:
         _check_function(fn, fn, (), ())
@@ -98,6 +104,8 @@ def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int
         call = getattr(kind, "__call__", None)
         if isinstance(call, types.FunctionType):  # an object called as a function
             _check_function(fn, call, (fn,), ())
+    if given:
+        _refuse_argument_writes(fn)
     checked = _reading_back(fn, reads, file) if reads else fn
     from adgen.counter_slots import COUNTERS
 
@@ -110,6 +118,35 @@ def checked_callable(fn: Any, owner: Any = None, reads: dict[str, tuple[Any, int
         adgens = str(getattr(fn, "__module__", "")).startswith("adgen.")
         return keeping_counters(checked, None if adgens else fn)
     return checked
+
+
+def _refuse_argument_writes(fn: Any) -> None:
+    """Refuses a Python function (a partial or bound method of one) that writes its own
+    arguments in place: called by a library function on values it is given (a key=)."""
+    inner = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if isinstance(inner, types.MethodType):
+        inner = inner.__func__
+    if not isinstance(inner, types.FunctionType) or \
+            str(getattr(inner, "__module__", "")).startswith(("numpy", "adgen.")):
+        return
+    from adgen.rules import registry
+    from adgen.transforms.pipeline import compile_function
+
+    if registry.lookup(inner) is not None:
+        return
+    try:
+        compiled = compile_function(inner)
+    except AdgenError:
+        return
+    written = compiled.written_params if compiled.mutates_params else ()
+    if written:
+        names = "an argument" if written is True else ", ".join(sorted(written))
+        _refuse(fn, f"is called by a library function (sorted's, max's, list.sort's key=) on "
+                    f"the values it is given, and writes {names} in place",
+                "have it only read what it is given (return a[1]) and make the change before "
+                "or after the call, where adgen follows it")
 
 
 def _call_forward() -> Any:

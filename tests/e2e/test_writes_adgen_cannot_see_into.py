@@ -270,3 +270,38 @@ def max_reading_lambda(x):
 def test_keys_that_only_read_are_differentiated(f, mutation):
     check_grad(f, [X.copy()], mutation=mutation, strict_must_compute=True)
     check_jvp(f, (X.copy(),), (V,))
+
+
+def sorted_by(x, key):
+    y = x * 1.0
+    z = sorted([y, 2.0 * y], key=key)
+    return np.sum(y ** 2) + np.sum(z[0])
+
+
+def key_given_as_a_parameter(x):
+    return sorted_by(x, scale_first_key)
+
+
+def reading_key_given_as_a_parameter(x):
+    return sorted_by(x, pure_key)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_writing_key_given_as_a_parameter_is_refused_when_it_runs(mutation):
+    # (not known when sorted_by compiles: checked_callable(key, ..., True) at the call)
+    with pytest.raises(adgen.UnsupportedError, match="scale_first_key.*writes a in place"):
+        adgen.grad(key_given_as_a_parameter, mutation=mutation)(X.copy())
+    with pytest.raises(adgen.UnsupportedError, match="scale_first_key.*writes a in place"):
+        adgen.jvp(key_given_as_a_parameter, (X.copy(),), (V,))
+    with pytest.raises(adgen.UnsupportedError, match="scale_first_key.*writes a in place"):
+        adgen.hessian(key_given_as_a_parameter)(X.copy())
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_reading_key_given_as_a_parameter_is_differentiated(mutation):
+    check_grad(reading_key_given_as_a_parameter, [X.copy()], mutation=mutation,
+               strict_must_compute=True)
+    check_jvp(reading_key_given_as_a_parameter, (X.copy(),), (V,))
+    np.testing.assert_allclose(adgen.hessian(reading_key_given_as_a_parameter)(X.copy()),
+                               numerical_hessian(reading_key_given_as_a_parameter, X.copy()),
+                               atol=1e-4)
