@@ -99,6 +99,12 @@ def check_unseen_calls(fn: gast.FunctionDef,
             for k in node.keywords:
                 if k.arg == "key" and isinstance(k.value, gast.Name) and k.value.id in bound:
                     k.value = _checked(k.value, given=True)
+        if isinstance(f, gast.Call) and not (isinstance(f.func, gast.Name) and
+                                             f.func.id == CHECK):
+            # functools.partial(operator.setitem, y)(1, v), make()(x): a callee a call
+            # made (the normal form's temporary folded back), checked as one held in a name
+            node.func = _checked(f, None, getattr(node, READS_AFTER, None))
+            continue
         if not isinstance(f, gast.Name):
             continue
         if f.id in bound:

@@ -305,3 +305,19 @@ def test_a_reading_key_given_as_a_parameter_is_differentiated(mutation):
     np.testing.assert_allclose(adgen.hessian(reading_key_given_as_a_parameter)(X.copy()),
                                numerical_hessian(reading_key_given_as_a_parameter, X.copy()),
                                atol=1e-4)
+
+
+def partial_setitem_called_at_once(x):
+    y = np.zeros(3)
+    functools.partial(operator.setitem, y)(1, x[0] ** 2)
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_partial_of_a_writer_called_at_once_is_refused(mutation):
+    # (as p = functools.partial(operator.setitem, y); p(1, v) was: the callee a call made
+    # went unchecked, [0, x0^2, 0] for [2 x0 x1, x0^2, 0])
+    with pytest.raises(adgen.UnsupportedError, match="partial of setitem given an array"):
+        adgen.grad(partial_setitem_called_at_once, mutation=mutation)(X.copy())
+    with pytest.raises(adgen.UnsupportedError, match="partial of setitem given an array"):
+        adgen.jvp(partial_setitem_called_at_once, (X.copy(),), (V,))
