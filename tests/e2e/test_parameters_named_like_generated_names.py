@@ -11,6 +11,9 @@ pass 'tangent': min() arg is an empty sequence"): the parameter had been renamed
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -26,7 +29,9 @@ def _function(param: str):
     namespace = {"np": np}
     source = (f"def scaled(x, *, {param}=2.0):\n"
               f"    return np.sum(np.sin(x) * x * {param})\n")
-    path = f"/tmp/adgen_test_generated_names_{param}.py"
+    # one file per process: pytest-xdist's workers write it at the same time
+    path = os.path.join(tempfile.gettempdir(),
+                        f"adgen_test_generated_names_{param}_{os.getpid()}.py")
     with open(path, "w") as fh:
         fh.write(source)
     exec(compile(source, path, "exec"), namespace)

@@ -47,7 +47,12 @@ class Case:
                 return f"[{inner}]" if isinstance(v, list) else f"({inner})"
             if isinstance(v, dict):
                 return "{" + ",".join(f"{k}:{short(x)}" for k, x in v.items()) + "}"
-            return repr(v)
+            if callable(v) and hasattr(v, "__qualname__"):
+                return v.__qualname__  # (a function's repr holds its address)
+            text = repr(v)
+            # an object's default repr holds its address, which differs between processes:
+            # a test id must not (pytest-xdist's workers collect the same ids)
+            return f"{type(v).__name__}()" if " at 0x" in text else text
 
         parts = [short(a) for a in self.args] + [f"{k}={short(v)}" for k, v in self.kwargs.items()]
         return "(" + ", ".join(parts) + ")"
