@@ -127,12 +127,17 @@ def coverage() -> str:
 def optional_rules() -> list[str]:
     """The rules for optional packages (``scipy.special``), read from their module's source:
     they are registered only once the user's code imports the package."""
-    source = (DOCS.parent / "src" / "adgen" / "rules" / "scipy_special.py").read_text()
+    rules = DOCS.parent / "src" / "adgen" / "rules"
+    source = "".join((rules / f).read_text() for f in ("scipy_special.py",
+                                                        "scipy_special_orders.py"))
     names = re.findall(r'name="(scipy\.special\.\w+)"', source)
     return ["", "## scipy.special (with scipy installed)", "",
             ("Registered when your code imports `scipy.special` (adgen never imports scipy "
              "itself); their pullbacks use NumPy only (adgen computes the digamma and "
-             "polygamma that the log-gamma family's derivatives need). `logsumexp` with "
+             "polygamma that the log-gamma family's derivatives need; those of the Bessel "
+             "functions, gammainc and zeta call scipy.special). The order of a Bessel "
+             "function, gammainc's shape and zeta's exponent are not differentiated: a "
+             "derivative there is refused. `logsumexp` with "
              "`axis`, `b=` and `keepdims` (`return_sign=` is refused, with the form to write). "
              "See [Interop](interop.md)."), "",
             ", ".join(f"`{n}`" for n in names) + ".", *_scipy_linalg(), *_scipy_stats()]

@@ -973,3 +973,30 @@ cases("numpy.maximum.reduce", C(randn(6)), C(randn(3, 5)), C(randn(3, 5), 1),
 cases("numpy.minimum.reduce", C(randn(6)), C(randn(3, 5), 1), C(randn(3, 4), None),
       C(randn(3, 4), 0, keepdims=True),
       expect((np.array([2.0, -1.0, 4.0, -1.0]),), (np.array([0.0, 0.5, 0.0, 0.5]),), g=1.0))
+
+# scipy_special_orders.py (session 25, appended; draws after every case above): the Bessel
+# functions of orders 0 and 1 (y and k on x > 0), jv ... kve, gammainc / gammaincc and zeta,
+# whose vjps refuse the order, shape or exponent (a derivative there: the user's call is
+# checked against central differences in tests/e2e/test_scipy_special_orders.py); the helpers
+# their pullbacks call, of every kind and the orders next to 0 and 1, to second order (n=1)
+try:
+    import scipy.special as _special  # noqa: F401, F811
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    for _name in ("j0", "j1", "i0", "i0e", "i1", "i1e"):
+        cases(f"scipy.special.{_name}", unary(randn))
+    for _name in ("y0", "y1", "k0", "k0e", "k1", "k1e"):
+        cases(f"scipy.special.{_name}", unary(pos))
+    for _name in ("jv", "yv", "iv", "kv", "ive", "kve", "gammainc", "gammaincc"):
+        cases(f"scipy.special.{_name}", refuse(1.5, pos(3)), refuse(pos(2, 1), pos(3)))
+    cases("scipy.special.zeta", refuse(2.5, pos(3)), refuse(pos(3) + 1.5, pos(3)))
+    cases("adgen.runtime.special_bessel",
+          *[C(kind, v, pos(3)) for kind in ("jv", "yv", "iv", "kv", "ive", "kve")
+            for v in (0, 1, 2.5)],
+          C("jv", 1, randn(2, 3)), C("ive", 0, randn(4)), C("ive", 2, randn(4)),
+          C("kve", 0, pos(3), 1), C("jv", 0.5, pos(3), 2), C("iv", np.array([0.0, 1.0, 2.0]), pos()))
+    cases("adgen.runtime.special_gamma_density", C(2.5, pos(3)), C(0.7, pos(2, 3)),
+          C(pos(3) + 1.0, pos(3)), C(np.array([[1.5], [3.0]]), pos(3)))
+    cases("adgen.runtime.special_zeta", C(2.5, pos(3)), C(pos(3) + 1.5, pos(3)),
+          C(3.0, pos(2, 3)))

@@ -18,6 +18,14 @@ value there. Their names say "special" so that no name of the user's (a ``digamm
 their own) meets them in generated code. Checked against scipy in
 tests/test_scipy_special_gamma.py.
 
+The Bessel functions, the regularized incomplete gamma function and the Hurwitz zeta function
+(rules/scipy_special_orders.py) have derivatives that are the same functions again, which
+NumPy does not compute: their helpers here (``special_bessel``, ``special_gamma_density``,
+``special_zeta``) import ``scipy.special`` when they run, which a
+program calling those functions has. ``special_refused(what)`` raises the refusal their
+rules give for a derivative in a Bessel function's order, the incomplete gamma function's
+shape or the zeta function's exponent (rather than a zero one).
+
 Part of :mod:`adgen.rules.helpers` (see its docstring for the conventions every helper keeps).
 """
 
@@ -26,8 +34,12 @@ import numpy as np
 from adgen.rules.helpers_core import unsupported
 
 __all__ = [
+    "special_bessel",
     "special_digamma",
+    "special_gamma_density",
     "special_polygamma",
+    "special_refused",
+    "special_zeta",
 ]
 
 
@@ -108,3 +120,55 @@ def special_polygamma(n: object, x: object) -> object:
             series = series + b * coef / y ** (2 * k + order)
         value = sign * (series + fact * acc)
     return value[()] if value.ndim == 0 else value
+
+
+def special_bessel(kind: str, v: object, x: object, n: int = 0) -> object:
+    """The ``n``-th derivative in ``x`` of ``scipy.special``'s Bessel function ``kind``
+    (``"jv"``, ``"yv"``, ``"iv"``, ``"kv"``, ``"ive"``, ``"kve"``) of order ``v`` at ``x``.
+
+    The recurrences: J_v' = (J_(v-1) - J_(v+1)) / 2, the same for Y; I_v' = (I_(v-1) +
+    I_(v+1)) / 2; K_v' = -(K_(v-1) + K_(v+1)) / 2; the scaled ive = I_v e^-|x| and kve = K_v
+    e^x add -sign(x) ive and + kve. Each step of ``n`` applies them once more (3^n calls).
+    """
+    from scipy import special
+
+    if n == 0:
+        return getattr(special, kind)(v, x)
+    half = -0.5 if kind in ("kv", "kve") else 0.5
+    other = -1.0 if kind in ("jv", "yv") else 1.0
+    value = half * (special_bessel(kind, v - 1, x, n - 1) +
+                    other * special_bessel(kind, v + 1, x, n - 1))
+    if kind == "ive":
+        value = value - np.sign(x) * special_bessel(kind, v, x, n - 1)
+    elif kind == "kve":
+        value = value + special_bessel(kind, v, x, n - 1)
+    return value
+
+
+def special_gamma_density(a: object, x: object) -> object:
+    """x^(a - 1) e^-x / Gamma(a): the derivative in ``x`` of ``gammainc(a, x)`` (0 where x is
+    0 and a > 1, as the limit; inf at 0 for a < 1; NaN below 0 and for a <= 0)."""
+    from scipy import special
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.exp(special.xlogy(np.subtract(a, 1.0), x) - x - special.gammaln(a))
+        value = np.where((np.asarray(x) < 0) | (np.asarray(a) <= 0), np.nan, value)
+    return value[()] if np.ndim(value) == 0 else value
+
+
+def special_zeta(x: object, q: object) -> object:
+    """``scipy.special.zeta(x, q)`` (the Riemann zeta function when ``q`` is None)."""
+    from scipy import special
+
+    return special.zeta(x, q)
+
+
+def special_refused(what: str) -> None:
+    """Raises the refusal of a derivative in ``what``.
+
+    Raises:
+        RuleError: always.
+    """
+    unsupported(f"{what} has no derivative in adgen: pass a constant there (a number the "
+                "function's arguments do not change), or wrap it in adgen.stop_gradient")
+

@@ -263,3 +263,7 @@ def log_softmax(g: Any, out: Any, x: Any, axis: Any) -> Any:
 @defjvp(special.log_softmax)
 def log_softmax_jvp(d: Any, out: Any, x: Any, axis: Any) -> Any:
     return d - np.sum(np.exp(out) * d, axis=axis, keepdims=True)
+
+
+# The Bessel functions, gammainc / gammaincc and zeta: rules/scipy_special_orders.py
+from adgen.rules import scipy_special_orders  # noqa: E402, F401
