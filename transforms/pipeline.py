@@ -237,11 +237,22 @@ def _from_rule(fn: Any) -> Compiled:
 def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
     import re
 
-    if re.search(rf"=\s*{re.escape(fn.__name__)}_forward\(", compiled.own_source):
+    name = re.escape(fn.__name__)
+    forward = compiled.own_source.split(f"def {fn.__name__}_pullback(")[0]
+    # its forward called (a result kept), or itself called as it is, as a statement: the
+    # call whose result is dropped ran unseen, and its writes had no gradient (buf[i] = x[i]
+    # * buf[i - 1]; fill(buf, x, i + 1) gave [1, 0, 0, 0], silently, until session 25)
+    if re.search(rf"=\s*{name}_forward\(", forward) or \
+            re.search(rf"^\s*{name}\(", forward, re.MULTILINE):
         from adgen.errors import UnsupportedError
 
+        shown = fn.__qualname__
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_filename.startswith("<adgen ") and \
+                code.co_filename.endswith(" jvp>"):
+            shown = code.co_filename[len("<adgen "):-len(" jvp>")]  # the user's, not its jvp's
         raise UnsupportedError(
-            f"{fn.__qualname__} calls itself and writes its arguments in place; adgen does not "
+            f"{shown} calls itself and writes its arguments in place; adgen does not "
             "differentiate recursive in-place updates yet",
             hint="make the recursive function return new values instead of writing in place")
 
