@@ -567,7 +567,13 @@ def _plain_value(fun: Callable[..., Any], runs: Runs, nums: list[int], has_aux: 
     (:mod:`adgen.repeated_runs`); None where there is one column (nothing to compare)."""
     if sum(int(np.size(leaf)) for n in nums for leaf in leaves(runs.before[n])) < 2:
         return None
-    out = fun(*copies(runs.before), **kwargs)
+    try:
+        out = fun(*copies(runs.before), **kwargs)
+    except Exception:
+        # a function Python cannot run as written on these values, which adgen
+        # differentiates as the code it wraps (a functools.cache'd callee given an array:
+        # "unhashable type"): no plain value to compare (its columns ran as compiled)
+        return None
     return _main_output(out, fun) if has_aux else out
 
 
