@@ -266,7 +266,13 @@ for _f in ("sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite
     cases(f"numpy.{_f}", unary(nonint))
 for _f in ("floor_divide", "greater", "greater_equal", "less", "less_equal", "equal",
            "not_equal", "heaviside", "logical_and", "logical_or", "logical_xor"):
-    cases(f"numpy.{_f}", binary(nonint))
+    # heaviside's x2 is its value where x1 == 0: g there (by hand; a step in x1)
+    cases(f"numpy.{_f}", binary(nonint),
+          [expect((np.array([0.0, 1.5, -2.0, 0.0]), 0.5), (np.zeros(4), 2.0),
+                  g=np.ones(4)),
+           expect((np.array([[0.0, 3.0], [-1.0, 0.0]]), np.array([0.2, 0.7])),
+                  (np.zeros((2, 2)), np.array([2.0, 3.0])), g=np.array([[2.0, 5.0], [7.0, 3.0]]))]
+          if _f == "heaviside" else [])
 cases("numpy.round", unary(nonint), C(nonint(3), 1), C(nonint(3), decimals=2))
 cases("numpy.around", unary(nonint), C(nonint(3), 1))
 

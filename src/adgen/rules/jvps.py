@@ -145,6 +145,12 @@ def angle(d: Any, out: Any, z: Any, deg: Any) -> Any:
     return angle_jvp(d, z, deg)
 
 
+# heaviside(x1, x2): x2's tangent where x1 == 0, nothing from x1 (a step)
+@defjvp(np.heaviside)
+def heaviside(d: Any, out: Any, x1: Any, x2: Any) -> Any:
+    return np.zeros(np.shape(out)), np.where(np.equal(x1, 0), d, 0.0) + np.zeros(np.shape(out))
+
+
 # --------------------------------------------------------------------------------------------
 # Arithmetic whose terms read the operands
 
@@ -575,7 +581,7 @@ def register_runtime_jvps() -> None:
 # Outputs that are integers, booleans, shapes or new constant arrays: no tangent flows.
 defjvp_kind("zero", operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
             operator.ne, operator.invert, np.zeros, np.ones, np.empty, np.zeros_like,
-            np.ones_like, np.empty_like, np.eye, np.identity, np.heaviside,
+            np.ones_like, np.empty_like, np.eye, np.identity,
             *(getattr(np, n) for n in (
                 "argmax", "argmin", "all", "any", "count_nonzero", "size", "shape", "ndim",
                 "isclose", "allclose", "array_equal", "floor_divide", "greater",

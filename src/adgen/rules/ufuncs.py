@@ -307,8 +307,15 @@ for _u in (np.sign, np.floor, np.ceil, np.rint, np.trunc, np.isnan, np.isinf, np
     _zero_unary(_u)
 
 for _u in (np.floor_divide, np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
-           np.not_equal, np.heaviside, np.logical_and, np.logical_or, np.logical_xor):
+           np.not_equal, np.logical_and, np.logical_or, np.logical_xor):
     _zero_binary(_u)
+
+
+# heaviside(x1, x2) is x2 where x1 == 0 (0 or 1 elsewhere): flat in x1, and x2's gradient is
+# g there (a zero gradient of x2 was silently wrong for an x1 with zeros: a step's value at 0)
+@defvjp(np.heaviside, "x1, x2", reads="x1")
+def heaviside(g: Any, out: Any, x1: Any, x2: Any) -> Any:
+    return np.zeros(np.shape(x1)), unbroadcast(np.where(np.equal(x1, 0), g, 0.0), np.shape(x2))
 
 
 @defvjp(np.round, "a, decimals=0", diff="a", linear=True)
