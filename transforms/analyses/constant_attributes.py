@@ -112,6 +112,9 @@ def constant_attributes(fn: gast.FunctionDef, pairs: list[tuple[set[str], set[st
             else:
                 written.pop(p, None)  # changed otherwise: every read of it varies
         candidates &= set(written)
+    # an object nothing stores into is not varied at all: its reads need no check (a
+    # property of it, scipy.sparse's .T, is a constant like any other read)
+    written = {p: attrs for p, attrs in written.items() if attrs}
     for st in nodes_of(fn, gast.Assign):
         read = _read_of(st)
         if read is not None and read[1] in written and read[2] not in written[read[1]] and \
