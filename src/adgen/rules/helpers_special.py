@@ -134,6 +134,12 @@ def special_bessel(kind: str, v: object, x: object, n: int = 0) -> object:
 
     if n == 0:
         return getattr(special, kind)(v, x)
+    if kind == "ive" and np.iscomplexobj(x):
+        # ive(v, z) = iv(v, z) e^-|Re z|: not holomorphic in a complex z, so no g * f'(z)
+        # (the recurrence below, with np.sign of a complex z, was silently wrong there)
+        unsupported("scipy.special.ive of a complex z has no derivative in adgen (its "
+                    "scaling e^-|Re z| is not complex-differentiable): write "
+                    "scipy.special.iv(v, z) * np.exp(-np.abs(z.real))")
     half = -0.5 if kind in ("kv", "kve") else 0.5
     other = -1.0 if kind in ("jv", "yv") else 1.0
     value = half * (special_bessel(kind, v - 1, x, n - 1) +
