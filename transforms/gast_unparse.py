@@ -24,6 +24,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.gast_ast import to_ast
+from adgen.transforms.getattr_constant import OBJECT_SETATTR
 
 __all__ = ["unparse"]
 
@@ -50,6 +51,26 @@ def _is_comment(node: Any) -> bool:
     """A comment marker of the reverse pass (an expression statement of a string)."""
     return isinstance(node, _EXPR) and isinstance(node.value, _CONSTANT) and \
         isinstance(node.value.value, str) and node.value.value.startswith("\x00#")
+
+
+def _object_setattr_calls(node: Any) -> Any:
+    """``node`` with each store ``object.__setattr__`` made (getattr_constant.OBJECT_SETATTR)
+    written as that call again, which bypasses the class's ``__setattr__`` (in place)."""
+    for parent in gast.walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, s in enumerate(block):
+                if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                        getattr(s.targets[0], OBJECT_SETATTR, False) is True:
+                    t = s.targets[0]
+                    func = gast.Attribute(value=gast.Name("object", gast.Load(), None, None),
+                                          attr="__setattr__", ctx=gast.Load())
+                    block[i] = gast.copy_location(gast.Expr(value=gast.Call(
+                        func=func, args=[t.value, gast.Constant(t.attr, None), s.value],
+                        keywords=[])), s)
+    return node
 
 
 _Base: Any = getattr(ast, "_Unparser", None)
@@ -124,6 +145,20 @@ if _Base is not None:
                 with self.block():
                     self.traverse(node.orelse)
 
+        def visit_Assign(self, node: Any) -> None:
+            target = node.targets[0]
+            if len(node.targets) == 1 and getattr(target, OBJECT_SETATTR, False) is True:
+                # object.__setattr__(o, "name", v) lowered to o.name = v (getattr_constant):
+                # printed as the call, which bypasses the class's __setattr__ (a frozen
+                # dataclass's refuses every store)
+                self.fill("object.__setattr__(")
+                self.traverse(target.value)
+                self.write(f", {target.attr!r}, ")
+                self.traverse(node.value)
+                self.write(")")
+                return
+            super().visit_Assign(node)
+
         def visit_Attribute(self, node: Any) -> None:
             self.set_precedence(ast._Precedence.ATOM, node.value)
             self.traverse(node.value)
@@ -157,7 +192,9 @@ if _Base is not None:
 else:  # pragma: no cover - a Python without ast._Unparser
     def unparse(node: gast.AST) -> str:
         """``ast.unparse(to_ast(node))``, a ``pass`` under each comment-only arm."""
-        tree = to_ast(node)
+        from adgen.transforms.walk import clone
+
+        tree = to_ast(_object_setattr_calls(clone(node)))
         todo = [tree]
         while todo:
             node = todo.pop()

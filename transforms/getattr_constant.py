@@ -65,18 +65,35 @@ def lower_getattr(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] 
     return [test, branch]
 
 
+# the mark of an attribute store ``o.name = v`` that ``object.__setattr__(o, "name", v)``
+# wrote: it bypasses the class's ``__setattr__`` (a frozen dataclass's refuses every store),
+# so the code printed for it is that call again (gast_unparse), and its pullback does not
+# refuse the class's ``__setattr__`` (runtime.take_attr)
+OBJECT_SETATTR = "adgen_object_setattr"
+
+
+def bypasses_setattr(target: gast.AST) -> bool:
+    """Whether ``target`` (a store's target) is ``object.__setattr__``'s, not ``o.name``'s."""
+    return getattr(target, OBJECT_SETATTR, False) is True
+
+
 def lower_setattr(s: gast.stmt, call: gast.Call, callee: Any,
                   result: str | None) -> list[gast.stmt] | None:
     """The statements replacing ``s`` (``call``, or ``result = call``), or None where
     ``call`` is no call of the builtin ``setattr`` with three positional arguments."""
-    if callee is not builtins.setattr or call.keywords or len(call.args) != 3 or \
-            any(isinstance(a, gast.Starred) for a in call.args):
+    bypass = callee is object.__setattr__  # object.__setattr__(o, "name", v)
+    if (callee is not builtins.setattr and not bypass) or call.keywords or \
+            len(call.args) != 3 or any(isinstance(a, gast.Starred) for a in call.args):
         return None
     obj, key, value = call.args
     if isinstance(key, gast.Constant) and isinstance(key.value, str) and \
             key.value.isidentifier():
         target = gast.Attribute(value=obj, attr=key.value, ctx=gast.Store())
+        if bypass:
+            setattr(target, OBJECT_SETATTR, True)
         out = [assign(target, value, s)]
+    elif bypass:
+        return None  # a name computed when it runs: refused at its line (no_gradient.py)
     else:
         method = gast.Attribute(value=obj, attr="__setattr__", ctx=gast.Load())
         out = [located_at(gast.Expr(value=gast.Call(func=method, args=[key, value],

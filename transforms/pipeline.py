@@ -310,6 +310,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
                 not registry.is_reference_impl(obj):
             return []  # adgen's own runtime and rule helpers (as reverse_plan_calls.is_user_call)
+        if registry.refusal_of(obj) is not None:
+            return []  # refused where it is called, with its reason (dataclasses.replace)
         try:
             try:
                 callee = compile_function(obj, mutation=mutation)

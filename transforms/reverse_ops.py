@@ -125,13 +125,17 @@ class Operations:
         if writes_arguments(obj):
             # r = operator.iadd(y, v), operator.setitem(y, 1, v) is None: what it changes
             raise effect_error(self.plan, s, v, obj)
-        # its reason says what to do (of adgen.grad(inner) too: why_no_rule's)
+        # its reason says what to do (of adgen.grad(inner) too: why_no_rule's), its hint
+        # where it has one
+        from adgen.rules.refusals import refusal_hint_of
+
         refused = registry.refusal_of(obj) is not None or makes_derivative(obj)
         raise MissingRuleError(
             f"{fname}() has no derivative rule{registry.why_no_rule(obj)}",
-            self.plan.loc(s), hint="" if refused else f"see docs/coverage.md for what adgen "
-                                                      f"covers, or register a rule with "
-                                                      f"@adgen.rrule({fname})")
+            self.plan.loc(s),
+            hint=refusal_hint_of(obj) if refused else
+            f"see docs/coverage.md for what adgen covers, or register a rule with "
+            f"@adgen.rrule({fname})")
 
     def apply_rule(self, s: gast.stmt, rule: Any, bound: dict[str, Any], t: str,
                    g: gast.expr, state: set[str]) -> list[gast.stmt]:

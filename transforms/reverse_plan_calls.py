@@ -60,6 +60,7 @@ def is_user_call(plan: Plan, call: gast.Call) -> bool:
     if isinstance(obj, functools.partial):
         return True  # a partial of a function: called through adgen's dispatch
     return registry.lookup(obj) is None and not reports(obj) and \
+        registry.refusal_of(obj) is None and \
         (is_python_function(obj) or is_user_class(obj) or is_callable_object(obj))
 
 def resolved_at_run_time(plan: Plan, call: gast.Call) -> bool:

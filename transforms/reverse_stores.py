@@ -13,6 +13,7 @@ from adgen.transforms.analyses.kinds import NUMBER, definitions
 from adgen.transforms.analyses.parameter_parts import first_part, unfollowed
 from adgen.transforms.desugar import assign, name
 from adgen.transforms.effect_calls import refuse_unknown_effect
+from adgen.transforms.getattr_constant import bypasses_setattr
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -358,6 +359,8 @@ class Stores:
         out: list[gast.stmt] = self.pb.own(obj, b, state, s)
         # the object too: a store through a property's setter is refused there
         taken = call_node("take_attr", name(b), gast.Constant(tgt.attr, None), name(obj))
+        if bypasses_setattr(tgt):  # object.__setattr__(o, "name", v): not o's __setattr__
+            taken.args.append(gast.Constant(True, None))
         # (a nested def or lambda stored, self.act = lambda z: z * sc: the values it closes
         # over get their adjoints where it is called, dispatch's closure pullback; the
         # function has none, and its shadow was asked for a name the pullback lacks)

@@ -43,6 +43,7 @@ from adgen.transforms.analyses.free_containers import (
 )
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.getattr_constant import bypasses_setattr
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
@@ -415,11 +416,21 @@ class Tangent:
                                                     s.value.attr), s)], []
                 return [], []
             return self.define(s, t.id, s.value)
-        if id(s) in self.act.checked_stores:
+        checked = self.act.checked_stores.get(id(s))
+        if checked is None and isinstance(t, gast.Attribute) and \
+                isinstance(t.value, gast.Name) and self.active(t.value.id):
+            # obj.w = v of an object with a tangent: its class's __setattr__ or a property's
+            # setter would store something else than v (np.exp(v)), and its tangent's
+            # store np.exp(v_dot) (a silently wrong jvp): refused when it runs
+            checked = (t.value.id, t.attr)
+        if checked is not None:
             # self.h = v, where reads of the object's other attributes took no tangent: the
             # store must store v as it is (no setter storing other attributes)
-            obj, attr_name = self.act.checked_stores[id(s)]
-            before = [at(self.attribute_check("plain_attribute_store", obj, attr_name), s)]
+            obj, attr_name = checked
+            check = self.attribute_check("plain_attribute_store", obj, attr_name)
+            if bypasses_setattr(t):  # object.__setattr__(o, "h", v): not o's __setattr__
+                check.value.args.append(gast.Constant(True, None))
+            before = [at(check, s)]
             pre, post = self.assign_through(s, t)
             return before + pre, post
         return self.assign_through(s, t)

@@ -40,7 +40,7 @@ from adgen.callbacks import checked_at
 from adgen.errors import AdgenError, MissingRuleError
 from adgen.rules import methods, registry
 from adgen.rules.helpers_tangent import object_with
-from adgen.rules.refusals import makes_derivative
+from adgen.rules.refusals import makes_derivative, refusal_hint_of
 
 if TYPE_CHECKING:
     from adgen.transforms.tangent import Tangent
@@ -95,7 +95,7 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         obj = ref
     obj = checkpointed_function(obj)
     rule = registry.lookup(obj)
-    if rule is None and is_user_function(obj):
+    if rule is None and is_user_function(obj) and registry.refusal_of(obj) is None:
         refuse_global_object_given(tg, s, v, obj)
         return user_call(tg, s, n, v, obj)
     if rule is None and (isinstance(obj, types.MethodType) or
@@ -126,7 +126,8 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         raise MissingRuleError(
             f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
             tg.parsed.location(s),
-            hint="" if makes_derivative(obj) else "register one with adgen.rrule")
+            hint="" if makes_derivative(obj) else
+            refusal_hint_of(obj) or "register one with adgen.rrule")
     kwargs = {k.arg: k.value for k in v.keywords}
     return tg.apply_rule(s, n, rule, v, list(v.args), kwargs)
 
@@ -237,7 +238,7 @@ def built_plainly(cls: type) -> bool:
     (tangent_calls), which refuses a frozen one."""
     if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
             (cls.__setattr__ is not object.__setattr__ and
-             "__dataclass_fields__" not in dir(cls)) or \
+             "__dataclass_fields__" not in dir(cls) and not _stores_past_setattr(cls)) or \
             not isinstance(getattr(cls, "__init__", None), types.FunctionType):
         return False
     # (a slot, __dict__ and __weakref__ store as set)
@@ -245,6 +246,38 @@ def built_plainly(cls: type) -> bool:
                    not isinstance(a, types.MemberDescriptorType) and
                    name not in ("__dict__", "__weakref__")
                    for k in cls.__mro__[:-1] for name, a in vars(k).items())
+
+
+def _stores_past_setattr(cls: type) -> bool:
+    """Whether ``cls.__init__`` (a class defining ``__setattr__``, a frozen one's refusing
+    every store) sets attributes only with ``object.__setattr__(self, "w", w)``, which the
+    compiled code calls too, on the object and on its tangent: no ``self.w = w`` (which runs
+    the class's ``__setattr__``, on the tangent too: ``np.exp(v)`` stored as ``np.exp(v_dot)``)
+    and no call of a method or ``super()`` that might."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = tree.body[0]
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+        return False
+    me = fn.args.args[0].arg
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return False
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, (ast.Name, ast.Call)) and (
+                    getattr(node.func.value, "id", None) == me or
+                    isinstance(node.func.value, ast.Call)):
+            return False  # self.reset(), super().__init__(...)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "vars"):
+            return False
+    return True
 
 
 def construction(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
@@ -326,7 +359,9 @@ def dynamic_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         if tg.tangent(k.value) is not None:
             tg.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
                            f"{source_of(v.func)}, a function found when the call runs",
-                        "pass it by position")
+                        "pass it by position (a keyword-only parameter, a kw_only "
+                        "dataclass field: make it positional), or take the derivative with "
+                        "adgen.grad / adgen.vjp")
     args = gast.Tuple(elts=copy.deepcopy(v.args), ctx=gast.Load())
     tangents = gast.Tuple(elts=[tg.tangent(a) or gast.Constant(value=None, kind=None)
                                 for a in v.args], ctx=gast.Load())

@@ -60,15 +60,16 @@ def _holds(value: Any, obj: Any, seen: set[int]) -> bool:
     return isinstance(held, dict) and any(_holds(v, obj, seen) for v in held.values())
 
 
-def plain_attribute_store(obj: Any, name: str) -> None:
+def plain_attribute_store(obj: Any, name: str, bypass: bool = False) -> None:
     """Checks the store ``obj.name = v`` of an object whose other attributes forward mode
     reads as constants: it must store ``v`` as ``name`` (a property's setter or a class's
     ``__setattr__`` may store another attribute, which a read would then take for a
-    constant: silently).
+    constant: silently). ``bypass``: the store is ``object.__setattr__(obj, "name", v)``,
+    which does not run the class's ``__setattr__``.
 
     Raises:
         UnsupportedError: at the user's line.
     """
     from adgen.runtime import stored_as_written
 
-    stored_as_written(obj, name)
+    stored_as_written(obj, name, bypass)

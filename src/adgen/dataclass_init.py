@@ -8,8 +8,11 @@ registered in ``linecache`` (as IPython does for cells) and returns that functio
 ``dispatch`` compiles in place of the original. It assigns the fields the constructor takes,
 in order, calls a field's ``default_factory`` when the argument was left out, sets the fields
 with ``init=False`` from their default, and calls ``__post_init__`` as the original does.
-Classes whose ``__init__`` this cannot reproduce are refused with the reason (frozen ones,
-which assign through ``object.__setattr__``, and ``InitVar`` fields).
+A frozen dataclass's ``__init__`` stores through ``object.__setattr__(self, "w", w)``, past
+the class's ``__setattr__`` (which refuses every store), as the original does; adgen follows
+that call with a constant name as the store ``self.w = w`` that bypasses ``__setattr__``
+(transforms/getattr_constant.py). Classes whose ``__init__`` this cannot reproduce are
+refused with the reason (``InitVar`` fields).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def dataclass_init(cls: type) -> types.FunctionType | None:
     ``cls``'s ``__init__`` is not one dataclasses wrote.
 
     Raises:
-        UnsupportedError: for a frozen dataclass or one with ``InitVar`` fields.
+        UnsupportedError: for a dataclass with ``InitVar`` fields.
     """
     found = _generated_init(cls)
     if found is None:
@@ -69,12 +72,6 @@ def dataclass_init(cls: type) -> types.FunctionType | None:
 
 def _write(owner: type, init: types.FunctionType) -> types.FunctionType:
     name = owner.__qualname__
-    if owner.__dataclass_params__.frozen:
-        raise UnsupportedError(
-            f"building the frozen dataclass {name} inside a differentiated function: its "
-            "__init__ assigns through object.__setattr__, which adgen does not follow",
-            hint=f"build the {name} outside and pass it as an argument (its fields get "
-                 "gradients), or drop frozen=True")
     fields = list(dataclasses.fields(owner))  # not the ClassVar and InitVar pseudo-fields
     code = init.__code__
     taken = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
@@ -83,7 +80,15 @@ def _write(owner: type, init: types.FunctionType) -> types.FunctionType:
             f"building the dataclass {name} inside a differentiated function: it has InitVar "
             "fields, which adgen does not follow into __post_init__",
             hint="make them ordinary fields, or build the object outside")
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"_object": object}
+    frozen = owner.__dataclass_params__.frozen
+
+    def store(field: str, value: str) -> str:
+        # a frozen dataclass's __init__ stores past its __setattr__, which refuses every
+        # store, as dataclasses' own does: object.__setattr__, which adgen follows
+        return f"_object.__setattr__(self, {field!r}, {value})" if frozen else \
+            f"self.{field} = {value}"
+
     positional, keyword, body = [], [], []
     defaults: list[Any] = []
     kwdefaults: dict[str, Any] = {}
@@ -92,20 +97,20 @@ def _write(owner: type, init: types.FunctionType) -> types.FunctionType:
         if not f.init:
             if f.default_factory is not dataclasses.MISSING:
                 env[f"_factory_{f.name}"] = f.default_factory
-                body.append(f"self.{f.name} = _factory_{f.name}()")
+                body.append(store(f.name, f"_factory_{f.name}()"))
             elif f.default is not dataclasses.MISSING:
                 env[f"_default_{f.name}"] = f.default
-                body.append(f"self.{f.name} = _default_{f.name}")
+                body.append(store(f.name, f"_default_{f.name}"))
             continue
         default: Any = dataclasses.MISSING
         if f.default_factory is not dataclasses.MISSING:
             default = missing
             env[f"_factory_{f.name}"] = f.default_factory
-            body.append(f"self.{f.name} = _factory_{f.name}() if {f.name} is _missing else "
-                        f"{f.name}")
+            body.append(store(f.name, f"_factory_{f.name}() if {f.name} is _missing else "
+                                      f"{f.name}"))
         else:
             default = f.default
-            body.append(f"self.{f.name} = {f.name}")
+            body.append(store(f.name, f.name))
         if getattr(f, "kw_only", False) is True:
             keyword.append(f.name)
             if default is not dataclasses.MISSING:

@@ -664,9 +664,10 @@ def take_item(adjoint: Any, index: Any) -> Any:
     return g
 
 
-def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
+def take_attr(adjoint: Any, attr_name: str, obj: Any = None, bypass: bool = False) -> Any:
     """Removes and returns the adjoint of attribute ``attr_name`` (a store of ``obj`` wrote
-    it).
+    it; ``bypass``: ``object.__setattr__(obj, attr_name, v)`` wrote it, which the class's
+    ``__setattr__`` does not see).
 
     Raises:
         UnsupportedError: for an attribute of an array (``y.real = v``, ``y.shape = s``,
@@ -676,7 +677,7 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
             gives it to: a silently wrong gradient).
     """
     if obj is not None and not isinstance(obj, (np.ndarray, dict)):
-        stored_as_written(obj, attr_name)
+        stored_as_written(obj, attr_name, bypass)
         if isinstance(adjoint, (np.ndarray, list, float, int, np.number)) and \
                 hasattr(obj, "__dict__"):
             # the object's adjoint is an array's, a list's or a number's: an operator, an
@@ -693,13 +694,15 @@ def take_attr(adjoint: Any, attr_name: str, obj: Any = None) -> Any:
     return adjoint.pop(attr_name, None) if adjoint is not None else None
 
 
-def stored_as_written(obj: Any, name: str) -> None:
+def stored_as_written(obj: Any, name: str, bypass: bool = False) -> None:
     """Refuses ``obj.name = v`` when ``name`` is a property or another data descriptor of the
-    user's on obj's class (the setter runs code adgen does not see)."""
+    user's on obj's class (the setter runs code adgen does not see), or the class defines
+    ``__setattr__`` (unless ``bypass``: ``object.__setattr__(obj, "name", v)``, which the
+    compiled code calls too, does not run it; a property's setter it still runs)."""
     import types
 
     store = getattr(type(obj), "__setattr__", None)
-    if isinstance(store, types.FunctionType) and not str(
+    if not bypass and isinstance(store, types.FunctionType) and not str(
             getattr(store, "__module__", "") or "").startswith(("numpy", "scipy", "adgen.")):
         # a class of the user's defining __setattr__: o.w = v runs it, and what it stores
         # (v * 2.0, a copy, another attribute) is not v (a silently wrong gradient: the
@@ -710,8 +713,9 @@ def stored_as_written(obj: Any, name: str) -> None:
             f"{type(obj).__name__}.{name} = ... runs {type(obj).__name__}.__setattr__, which "
             "stores something adgen does not see: the gradient of the value assigned would "
             "not reach what it stores",
-            hint=f"call a method that sets the attribute (obj.set_{name}(v)), or store it "
-                 f"with object.__setattr__ in a method of the class"))
+            hint=f"store it with object.__setattr__(obj, {name!r}, v), which stores v itself "
+                 f"past {type(obj).__name__}.__setattr__ (as a frozen dataclass's __init__ "
+                 f"does, and adgen follows), or drop the class's __setattr__"))
     found = getattr(type(obj), name, None)
     if found is None or not hasattr(type(found), "__set__"):
         return

@@ -118,15 +118,30 @@ def test_the_gradient_of_an_object_whose_attributes_cannot_be_set(make):
     assert np.array_equal(p.a, MU) and p.s == 2.0  # the argument is left as it was
 
 
-def test_building_a_frozen_dataclass_or_one_with_an_initvar_inside_is_refused():
-    def frozen_inside(a):
-        return np.sum(Frozen(a * 2.0).a)
+def frozen_inside(a, x):
+    return np.sum(Frozen(a * 2.0).a * x)
 
+
+def config_inside(a, x):
+    return Holder(Frozen(np.ones(3) * x, s=0.5)).total(a)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+@pytest.mark.parametrize("loss", [frozen_inside, config_inside], ids=lambda f: f.__name__)
+def test_a_frozen_dataclass_built_inside(loss, mutation):
+    # refused until session 26 ("its __init__ assigns through object.__setattr__, which
+    # adgen does not follow"; Holder(Frozen(...)) too): adgen.dataclass_init writes its
+    # object.__setattr__(self, "a", a), which adgen follows as a store past __setattr__
+    # (more in test_frozen_parameters.py)
+    for argnums in (0, 1):
+        got = adgen.grad(loss, argnums=argnums, mutation=mutation)(MU.copy(), X.copy())
+        assert_grad_close(got, numerical_grad(loss, (MU, X), argnums))
+
+
+def test_building_a_dataclass_with_an_initvar_inside_is_refused():
     def initvar_inside(a):
         return np.sum(WithInitVar(a, 2.0).a)
 
-    with pytest.raises(adgen.UnsupportedError, match="frozen dataclass Frozen"):
-        adgen.grad(frozen_inside)(MU.copy())
     with pytest.raises(adgen.UnsupportedError, match="InitVar"):
         adgen.grad(initvar_inside)(MU.copy())
 
@@ -137,20 +152,6 @@ class Holder:
 
     def total(self, a):
         return np.sum(a * self.cfg.a) * self.cfg.s
-
-
-def test_a_frozen_dataclass_built_inside_as_another_object_s_argument_is_refused():
-    # Holder(Frozen(...)): the call's callee summary compiled Frozen.__init__, which has no
-    # source, and the refusal said it 'was defined at the interactive prompt ... or by exec'
-    def config_inside(a):
-        return Holder(Frozen(np.ones(3), s=0.5)).total(a)
-
-    with pytest.raises(adgen.UnsupportedError, match="frozen dataclass Frozen") as err:
-        adgen.grad(config_inside)(MU.copy())
-    text = str(err.value)
-    assert "interactive prompt" not in text and "drop frozen=True" in text
-    line = config_inside.__code__.co_firstlineno + 1
-    assert f"test_dataclasses.py:{line}:" in text
 
 
 def test_forward_mode_builds_a_dataclass_inside():

@@ -113,3 +113,16 @@ def test_adgens_own_modules_print_as_before(folder):
     for path in files:
         tree = gast.parse(path.read_text())
         assert unparse(tree) == _reference(tree), path
+
+
+def test_a_store_object_setattr_made_prints_as_that_call():
+    # object.__setattr__(o, "w", v), lowered to o.w = v (getattr_constant), bypasses o's
+    # __setattr__ (a frozen dataclass's refuses every store): it is printed as the call
+    from adgen.transforms.gast_unparse import _object_setattr_calls
+    from adgen.transforms.getattr_constant import OBJECT_SETATTR
+
+    tree = gast.parse("def f(o, v):\n    o.w = v\n    o.x = v")
+    setattr(tree.body[0].body[0].targets[0], OBJECT_SETATTR, True)
+    want = "def f(o, v):\n    object.__setattr__(o, 'w', v)\n    o.x = v"
+    assert unparse(tree) == want
+    assert ast.unparse(to_ast(_object_setattr_calls(copy.deepcopy(tree)))) == want

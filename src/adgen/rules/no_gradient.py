@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import itertools
 import operator
 from typing import Any
@@ -150,16 +151,29 @@ _SIZE = ("its output's size depends on the values of its input, so the gradient 
 for _f in (np.unique, np.unique_all, np.unique_counts, np.unique_inverse, np.unique_values,
            np.intersect1d, np.setdiff1d, np.setxor1d, np.union1d):
     defrefusal(_f, _SIZE)
+# np.ndenumerate(x) hands out x's elements through its flat iterator, read by NumPy's Python
+# class: the values lost their derivative (grad refused it inside NumPy's file, jvp gave a
+# silently wrong tangent). An index loop is differentiated (np.ndindex has no derivative).
+defrefusal(np.ndenumerate, "np.ndenumerate(x) is not differentiated (its values come from "
+           "NumPy's flat iterator)",
+           hint="loop over the indices and read the value: for i in np.ndindex(x.shape): "
+                "v = x[i]")
 # An attribute named by a string computed when the code runs (a constant name is read or
 # set as o.name: transforms/getattr_constant.py)
 defrefusal(builtins.getattr, "getattr with a name computed when the code runs (getattr(self, "
            "f'l{k}')) is not differentiated: keep the layers in a list (self.layers = [Lin(w) "
            "for w in ws]; for layer in self.layers: x = layer(x)) or a dict (self.layers[name]), "
            "or read each attribute by its name (self.l0)")
-defrefusal(object.__setattr__, "setattr with a name computed when the code runs (setattr(self, "
-           "f'l{k}', layer)) is not differentiated: keep the values in a list (self.layers = "
-           "[Lin(w) for w in ws]) or a dict (self.layers[name] = layer), or set each attribute "
-           "by its name (self.l0 = ...)")
+defrefusal(object.__setattr__, "setattr with a name computed when the code runs (setattr("
+           "self, f'l{k}', layer), object.__setattr__(self, k, v)) is not differentiated: keep "
+           "the values in a list (self.layers = [Lin(w) for w in ws]) or a dict "
+           "(self.layers[name] = layer), or set each attribute by its name (self.l0 = ..., "
+           "or object.__setattr__(self, 'l0', ...) with the name written out)")
+# dataclasses.replace(p, w=v) builds type(p)(...) from p's fields, found when it runs
+defrefusal(dataclasses.replace, "dataclasses.replace is not differentiated (it builds the "
+           "object from fields it reads by name when it runs)",
+           hint="build the new object by its class, naming every field (Params(w=v, b=p.b)), "
+                "or in a method returning it (def with_w(self, w): return Params(w, self.b))")
 # Complex values are differentiated (JAX's convention, rules/helpers_complex.py); these have
 # no rule yet, and eig's eigenvectors are defined only up to a complex phase.
 defrefusal(np.linalg.eig, "the eigenvectors of a general matrix are defined only up to a "
