@@ -275,3 +275,38 @@ def test_forward_mode_refuses_a_store_through_a_transforming_setattr(f):
         adgen.jvp(f, (W.copy(),), (np.ones(3),))
     assert info.value.location.line == _line("# MARK exp store")
     assert "object.__setattr__(obj, 'w', v)" in str(info.value)
+
+
+def test_second_derivatives_through_a_post_init_setting_fields_are_refused_at_the_line():
+    # as for a dataclass that is not frozen (test_dataclasses.py): __post_init__'s
+    # object.__setattr__(self, "n", ...) is a method setting an attribute of its object
+    with pytest.raises(adgen.AdgenError, match="second derivatives") as info:
+        adgen.hessian(with_defaults_constant_c, argnums=0)(W.copy(), B)
+    assert info.value.location.file == __file__
+    assert info.value.location.line == with_defaults_constant_c.__code__.co_firstlineno + 1
+
+
+@dataclass(frozen=True)
+class Cached:
+    w: np.ndarray
+
+    def norm(self):
+        object.__setattr__(self, "cache", np.sum(self.w ** 2))  # caches on a frozen object
+        return self.cache
+
+
+def cached_norm(p, x):
+    return p.norm() * np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_frozen_object_passed_in_caching_through_object_setattr(mutation):
+    g = adgen.grad(cached_norm, argnums=(0, 1), mutation=mutation)(Cached(W.copy()), X[0])
+    np.testing.assert_allclose(g[0].w, 2 * W * np.sum(X[0] ** 2), rtol=1e-12)
+    np.testing.assert_allclose(g[1], 2 * X[0] * np.sum(W ** 2), rtol=1e-12)
+    v, u = np.array([1.0, -0.4, 0.3]), np.array([0.2, 0.5, -1.0])
+    # the tangent is a frozen object too: its store bypasses its __setattr__ as well
+    _, t = adgen.jvp(cached_norm, (Cached(W.copy()), X[0]), (Cached(v), u))
+    assert np.isclose(t, 2 * (W @ v) * np.sum(X[0] ** 2) + np.sum(W ** 2) * 2 * (X[0] @ u))
+    h = adgen.hessian(cached_norm, argnums=1)(Cached(W.copy()), X[0])
+    np.testing.assert_allclose(h, 2 * np.sum(W ** 2) * np.eye(3), rtol=1e-12)
