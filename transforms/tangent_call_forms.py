@@ -235,7 +235,9 @@ def built_plainly(cls: type) -> bool:
     ``__new__``, ``__setattr__``, property or other descriptor of the class's own (a setter
     storing ``np.exp(v)`` would get its tangent as ``np.exp(v_dot)``). A dataclass's
     ``__init__`` (no source) is compiled as ``adgen.dataclass_init`` writes it again
-    (tangent_calls), which refuses a frozen one."""
+    (tangent_calls): a frozen one's stores are ``object.__setattr__`` calls, which bypass its
+    ``__setattr__`` on the object and its tangent, as are those of a class whose ``__init__``
+    stores only that way (:func:`_stores_past_setattr`)."""
     if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
             (cls.__setattr__ is not object.__setattr__ and
              "__dataclass_fields__" not in dir(cls) and not _stores_past_setattr(cls)) or \
