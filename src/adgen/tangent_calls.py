@@ -209,7 +209,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # layer keeping running statistics, self.norm(x), set a new tangent object's, which the
     # owner's never saw: jvp 0.0 through m.norm.running_mean before session 23)
     held = _held_as(fn, owner, owner_dot) if method and fn.__self__ is not owner and \
-        owner_dot is not None and (not _zero_tangent(owner_dot) or
+        owner_dot is not None and (not _known_zero(owner_dot) or
                                    not _leaves_arguments(fn.__func__)) else None
     if method and (fn.__self__ is owner or _zero_tangent(owner_dot) or held is not None):
         # the receiver's tangent: the tangent of the object it is (an object of its class
@@ -220,7 +220,10 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # method's jvp is compiled without one, so self.gamma stays a constant (with a zero
         # tangent, softmin's gamma_dot * a / gamma ** 2 was 0 * inf = nan next to soft-DTW's
         # infinite border: a Hessian of nan)
-        given = owner_dot if own and not (_zero_tangent(owner_dot) and
+        # (a symbolic zero only: the tangent object zero_tangent made, none of it set since.
+        # A numeric zero stored into it, n_dot.c = 2 * x0 * v0 at x0 = 0, is a tangent whose
+        # derivative is not zero: dropped, hessian's H00 was 0 for 6)
+        given = owner_dot if own and not (_known_zero(owner_dot) and
                                           _leaves_arguments(fn.__func__)) else None
         if held is not None:
             # self.fc(x): a layer held in an attribute of the object it was read from: its
@@ -237,7 +240,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                         "of its own here", hint="give the object's tangent as an object of its "
                         "class (jvp(f, (model,), (tangent_model,))), or use adgen.grad / "
                         "adgen.vjp")
-            elif _zero_tangent(given):
+            elif _known_zero(given):
                 given = None
         # (compiled for the object's class where it calls methods of it: self.step(u)
         # writing u is then followed as a call by name, in reverse mode over this code too)
@@ -577,6 +580,29 @@ def _leaves_arguments(fn: Any) -> bool:
         _LEAVES.clear()
     _LEAVES[key] = (fn, leaves_arguments(fn))
     return _LEAVES[key][1]
+
+
+def _known_zero(t: Any) -> bool:
+    """``t`` is no tangent or a symbolic zero: an object zero_tangent made none of whose
+    attributes has been set since (each the very value it was made with, itself zero), or a
+    container of such; a number or array there is zero when its values are (an array
+    written in place with zeros is not told apart)."""
+    if t is None:
+        return True
+    if isinstance(t, (list, tuple)):
+        return all(_known_zero(v) for v in t)
+    if isinstance(t, dict):
+        return all(_known_zero(v) for v in t.values())
+    if isinstance(t, (np.ndarray, int, float, complex, np.number)):
+        return _zero_tangent(t)
+    from adgen.rules.helpers_tangent import zero_tangent
+
+    entry = zero_tangent.__dict__.get("made", {}).get(id(t))
+    if entry is None or entry[0]() is not t or not hasattr(t, "__dict__"):
+        return False
+    now, made = vars(t), entry[1]
+    return now.keys() == made.keys() and all(now[k] is v and _known_zero(v)
+                                              for k, v in made.items())
 
 
 def _zero_tangent(t: Any) -> bool:

@@ -70,9 +70,21 @@ def zero_tangent(x: object, _within: frozenset[int] = frozenset()) -> object:
         import sys
 
         if str(type(x).__module__).split(".")[0] not in sys.stdlib_module_names:
-            return object_with(type(x),
-                               {k: zero_tangent(v, _within) for k, v in vars(x).items()},
-                               _within)
+            out = object_with(type(x),
+                              {k: zero_tangent(v, _within) for k, v in vars(x).items()},
+                              _within)
+            # a symbolic zero: this object, as made here, until an attribute of it is set
+            # (tangent_calls.known_zero compares); a numeric zero is not known zero (a
+            # tangent c_dot = 2 x0 v0 stored at x0 = 0 is a zero whose derivative is not)
+            made = zero_tangent.__dict__.setdefault("made", {})
+            try:
+                import weakref
+
+                weakref.finalize(out, made.pop, id(out), None)
+            except TypeError:  # (an object of a class no weak reference can hold)
+                return out
+            made[id(out)] = (weakref.ref(out), dict(vars(out)))
+            return out
     if isinstance(x, type) and str(x.__module__).split(".")[0] not in (
             "builtins", "numpy", "scipy", "adgen"):
         import sys
