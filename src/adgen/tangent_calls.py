@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from adgen.dispatch import forward_of, pullback_of
-from adgen.errors import AdgenError
+from adgen.errors import AdgenError, UnsupportedError
 from adgen.rules import registry
 from adgen.rules.jvp_evaluation import eval_jvp
 from adgen.rules.methods import METHODS, VARARG_METHODS
@@ -485,6 +485,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             from adgen.adjoints import locate
 
             _unlocate(err, fn)
+            _closure_in_users_words(err, fn)
             raise locate(err) from None  # the line of the caller's pullback on the stack
 
         def at(k: int | None) -> Any:
@@ -549,6 +550,37 @@ def _in_users_names(err: AdgenError, target: Any, fn: Any) -> None:
     users = f"{getattr(fn, '__qualname__', fn)!s} ({user.co_filename}:{user.co_firstlineno})"
     err.message = err.message.replace(shown, users)
     err.callee_shown = (users, user)  # type: ignore[attr-defined]
+    err.args = (err.format(),)
+
+
+def _closure_in_users_words(err: AdgenError, fn: Any) -> None:
+    """hessian's refusal of an object the compiler took for an array ("an object of class
+    Model that may share an array ...") where ``fn`` holds a nested def or lambda closing
+    over a parameter of that class (def inner(z): return np.sum(self.w * z) in a method):
+    says that construct and what to write, as grad's refusal of it does."""
+    if not isinstance(err, UnsupportedError) or "may share an array" not in err.message:
+        return
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    owner = getattr(fn, "__self__", None)
+    if code is None or owner is None or "an object of class " + type(owner).__name__ + \
+            " " not in err.message:
+        return
+    params = code.co_varnames[:code.co_argcount]
+    closed = [(c.co_name, v) for c in code.co_consts if isinstance(c, types.CodeType)
+              for v in c.co_freevars if params and v == params[0]]
+    if not closed:
+        return
+    inner, name = closed[0]
+    shown = "a lambda" if inner == "<lambda>" else f"the nested def {inner}()"
+    err.message = (
+        f"second derivatives (hessian, hvp, jacfwd or jacrev of grad) of "
+        f"{getattr(fn, '__qualname__', inner)}, where {shown} closes over {name} (an object "
+        f"of class {type(owner).__name__}) and reads values of it that have a derivative, "
+        "are not supported yet")
+    err.hint = (f"make it a method (def {inner if inner != '<lambda>' else 'act'}"
+                f"(self, z): ..., called as self.{inner if inner != '<lambda>' else 'act'}(z)), "
+                f"or pass the object as an argument (def {inner if inner != '<lambda>' else 'act'}"
+                f"(z, {name}): ...): both have second derivatives")
     err.args = (err.format(),)
 
 
