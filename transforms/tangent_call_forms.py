@@ -423,14 +423,15 @@ def starred_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
 
 def resolve_call(tg: Tangent, v: gast.Call) -> Any:
     """The object a call calls; the runtime functions earlier passes write
-    (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's."""
-    obj = tg.resolve(v.func)
-    if obj is None and isinstance(v.func, gast.Name) and v.func.id in RUNTIME_CALLS and \
+    (``loop_sequence``, ``flat_view``) resolve to adgen.runtime's, also where the user's
+    module has a function of that name (``def ufunc_at(x)`` beside ``np.multiply.at(...)``:
+    the user's was called, a TypeError), as in reverse_plan's resolve."""
+    if isinstance(v.func, gast.Name) and v.func.id in RUNTIME_CALLS and \
             not tg.parsed.is_local(v.func.id):
         from adgen import runtime
 
-        obj = getattr(runtime, v.func.id)
-    return obj
+        return getattr(runtime, v.func.id)
+    return tg.resolve(v.func)
 
 def nested_call(tg: Tangent, s: gast.stmt, n: str | None, v: gast.Call
                 ) -> tuple[list[gast.stmt], list[gast.stmt]]:

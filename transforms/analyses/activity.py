@@ -117,6 +117,10 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
     name = _call_name(call)
     if name is None:
         return False
+    if isinstance(call.func, gast.Name) and name in _GENERATED_NONDIFF:
+        # the passes' own (a user's global of that name, called directly, was renamed by
+        # rename_reserved): not the user's def diagonal_index(x) beside np.fill_diagonal
+        return True
     obj = resolve(call.func) if resolve is not None else None
     if obj is not None:
         if not _NONDIFF_IDS:
