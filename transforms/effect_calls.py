@@ -107,7 +107,11 @@ def refuse_unknown_effect(plan: Plan, s: gast.stmt, call: gast.Call, obj: Any, *
                 not any(n in plan.act.varied for n in passed_names(call)):
             return
     elif reads_only(obj) or nondiff_call(call, plan.resolve_or_none) or not any(
-            isinstance(a, gast.Name) and plan.active(a) for a in walk(call)):
+            isinstance(a, gast.Name) and (plan.active(a) or (
+                # a known writer handed a value with a derivative: its write may make what
+                # it writes useful (operator.setitem(self.y, 1, v) in a method returning
+                # None, whose write of self.y the caller reads: a silently zero gradient)
+                a.id in plan.act.varied and writes_arguments(obj))) for a in walk(call)):
         return
     raise effect_error(plan, s, call, obj)
 

@@ -25,11 +25,17 @@ changes nothing, and the attribute's value got no gradient, silently (``setattr(
 time (``setattr(self, f"l{k}", layer)``) it is ``o.__setattr__(key, v)``, a method call
 found when it runs: one whose value has no gradient runs, one with a gradient is refused at
 its line (rules/no_gradient.py says what to write).
+
+``operator.setitem(a, i, v)`` is the store ``a[i] = v`` (the same ``type(a).__setitem__``
+call, for an array, a list, a dict or an object): left a call, grad refused it ("no derivative
+rule"), while jvp ran it on the value alone and the tangent missed the write, silently (a
+helper ``def store(y, v): operator.setitem(y, 1, v)``: 0.075 for -0.925).
 """
 
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import gast
@@ -37,7 +43,7 @@ from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone
 
-__all__ = ["lower_getattr", "lower_setattr"]
+__all__ = ["lower_getattr", "lower_setattr", "lower_setitem"]
 
 
 def lower_getattr(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] | None:
@@ -98,6 +104,21 @@ def lower_setattr(s: gast.stmt, call: gast.Call, callee: Any,
         method = gast.Attribute(value=obj, attr="__setattr__", ctx=gast.Load())
         out = [located_at(gast.Expr(value=gast.Call(func=method, args=[key, value],
                                                     keywords=[])), s)]
+    if result is not None:
+        out.append(assign(name(result, gast.Store), gast.Constant(None, None), s))
+    return out
+
+
+def lower_setitem(s: gast.stmt, call: gast.Call, callee: Any,
+                  result: str | None) -> list[gast.stmt] | None:
+    """The statements replacing ``s`` (``call``, or ``result = call``), or None where
+    ``call`` is no call of ``operator.setitem`` with three positional arguments."""
+    if callee is not operator.setitem or call.keywords or len(call.args) != 3 or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    obj, key, value = call.args
+    target = gast.Subscript(value=obj, slice=key, ctx=gast.Store())
+    out = [assign(target, value, s)]
     if result is not None:
         out.append(assign(name(result, gast.Store), gast.Constant(None, None), s))
     return out

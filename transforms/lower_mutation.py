@@ -44,7 +44,7 @@ import gast
 from adgen.transforms.analyses.receivers import Receivers
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
-from adgen.transforms.getattr_constant import lower_getattr, lower_setattr
+from adgen.transforms.getattr_constant import lower_getattr, lower_setattr, lower_setitem
 from adgen.transforms.list_end_reads import lower_end_reads
 from adgen.transforms.names import Namer
 from adgen.transforms.out_positions import out_by_keyword
@@ -247,7 +247,8 @@ class _Lower:
                 binding.value = gast.Constant(None, None)
             return self.stmt(s)  # getattr(y, "fill")(c): y.fill(c)
         resolved = self.resolve(func)
-        stored = lower_setattr(s, call, resolved, result)  # setattr(o, "name", v)
+        stored = lower_setattr(s, call, resolved, result) or \
+            lower_setitem(s, call, resolved, result)  # setattr(o, "n", v), setitem(a, i, v)
         if stored is not None:
             return [t for st in stored for t in self.stmt(st)]
         out_by_keyword(call, resolved)  # np.sin(x, y): y is out=

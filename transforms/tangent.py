@@ -43,6 +43,7 @@ from adgen.transforms.analyses.free_containers import (
 )
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
+from adgen.transforms.effect_calls import writes_arguments
 from adgen.transforms.getattr_constant import bypasses_setattr
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
@@ -938,7 +939,14 @@ class Tangent:
                 return []
             if rule is None and not nondiff_call(v, self.resolve) and (
                     any(self.tangent(a) is not None for a in v.args) or
-                    any(self.tangent(k.value) is not None for k in v.keywords)):
+                    any(self.tangent(k.value) is not None for k in v.keywords) or (
+                        # a known writer handed a value with a derivative, in a function
+                        # whose result does not use it (operator.iadd(self.y, v) in a
+                        # method returning None): its write is the derivative's way out,
+                        # which the tangents miss (a silently wrong jvp)
+                        writes_arguments(obj) and any(
+                            isinstance(a, gast.Name) and a.id in self.act.varied
+                            for a in walk(v)))):
                 # it may write an argument: its effect on the tangents is unknown
                 raise MissingRuleError(
                     f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),

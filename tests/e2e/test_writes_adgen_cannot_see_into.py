@@ -321,3 +321,71 @@ def test_a_partial_of_a_writer_called_at_once_is_refused(mutation):
         adgen.grad(partial_setitem_called_at_once, mutation=mutation)(X.copy())
     with pytest.raises(adgen.UnsupportedError, match="partial of setitem given an array"):
         adgen.jvp(partial_setitem_called_at_once, (X.copy(),), (V,))
+
+
+
+# -- a method writing its own object through a library call (session 26) ----------------------
+# The method returns None, so nothing it computes looked useful: its call of a known writer
+# handed v was kept as it was, and the write of self.y had no derivative in any mode
+# ([0, x0^2, 0] with a zero gradient). operator.setitem is now the store self.y[1] = v;
+# operator.iadd and the other writers are refused, in reverse and forward mode.
+
+class Buffer:
+    def __init__(self):
+        self.y = np.zeros(3)
+
+    def store(self, v):
+        operator.setitem(self.y, 1, v)
+
+    def bump(self, v):
+        operator.iadd(self.y, v)
+
+
+BUFFER = Buffer()
+
+
+def method_setitem_on_a_global_object(x):
+    BUFFER.y = np.zeros(3)
+    BUFFER.store(x[0] ** 2)
+    return np.sum(BUFFER.y * x)
+
+
+def method_setitem_on_an_object_built(x):
+    b = Buffer()
+    b.store(x[0] ** 2)
+    return np.sum(b.y * x)
+
+
+def method_iadd_on_an_object_built(x):
+    b = Buffer()
+    b.bump(x ** 2)
+    return np.sum(b.y * x)
+
+
+@pytest.mark.parametrize("f", [method_setitem_on_a_global_object,
+                               method_setitem_on_an_object_built])
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_method_storing_into_its_object_through_operator_setitem(f, mutation):
+    # sum(y * x) with y[1] = x0^2: the gradient (2 x0 x1, x0^2, 0), by hand too
+    want = np.array([2 * X[0] * X[1], X[0] ** 2, 0.0])
+    assert np.allclose(adgen.grad(f, mutation=mutation)(X.copy()), want)
+    check_grad(f, [X.copy()], mutation=mutation, strict_must_compute=True)
+
+
+@pytest.mark.parametrize("f", [method_setitem_on_a_global_object,
+                               method_setitem_on_an_object_built])
+def test_a_method_storing_through_operator_setitem_in_forward_mode(f):
+    check_jvp(f, [X.copy()], [V])
+    assert np.allclose(adgen.hessian(f)(X.copy()), numerical_hessian(f, X.copy()), atol=1e-5)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_method_writing_its_object_through_another_writer_is_refused(mutation):
+    # (grad was [0.25, 1, 4] for [0.75, 3, 12], jvp -0.25 for -0.75)
+    where = f"{__file__}:{line_of(Buffer.bump, 'operator.iadd')}:"
+    with pytest.raises(adgen.MissingRuleError, match=r"operator.iadd\(\)") as err:
+        adgen.grad(method_iadd_on_an_object_built, mutation=mutation)(X.copy())
+    assert where in str(err.value)
+    with pytest.raises(adgen.MissingRuleError, match=r"operator.iadd\(\)") as err:
+        adgen.jvp(method_iadd_on_an_object_built, (X.copy(),), (V,))
+    assert where in str(err.value)
