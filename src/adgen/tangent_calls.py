@@ -104,32 +104,57 @@ def runs_as_it_is(fn: Any) -> bool:
         registry.lookup(fn) is None or reports(fn)
 
 
-@dataclasses.dataclass
 class _RuleJvp:
-    """A call of a function with a rule: its jvp is the rule's."""
+    """A call of a function with a rule: its jvp is the rule's.
 
-    fn: Any
-    rule: Any
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    given: dict[str, Any]
+    A plain class (what ``@dataclass`` gave it, written out: a dataclass compiles its
+    methods when ``import adgen`` defines it, issue 15's cold start).
+    """
+
+    __slots__ = ("fn", "rule", "args", "kwargs", "given")
+
+    def __init__(self, fn: Any, rule: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 given: dict[str, Any]) -> None:
+        self.fn = fn
+        self.rule = rule
+        self.args = args
+        self.kwargs = kwargs
+        self.given = given
+
+    def __repr__(self) -> str:
+        return (f"_RuleJvp(fn={self.fn!r}, rule={self.rule!r}, args={self.args!r}, "
+                f"kwargs={self.kwargs!r}, given={self.given!r})")
 
 
-@dataclasses.dataclass
 class _CompiledJvp:
     """A call of a compiled jvp, ``target(*args, **kwargs)``, and where each part of the
     caller's call went: ``arg_slots[i]`` / ``tangent_slots[i]`` the position of the caller's
     i-th argument / tangent among the target's positional arguments followed by its keyword
     arguments (None: not passed on), likewise ``owner_slot`` / ``owner_dot_slot`` for the
-    object the function was taken from and its tangent."""
+    object the function was taken from and its tangent.
 
-    target: Any
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    arg_slots: tuple[int | None, ...]
-    tangent_slots: tuple[int | None, ...]
-    owner_slot: int | None = None
-    owner_dot_slot: int | None = None
+    A plain class (what ``@dataclass`` gave it, written out, as ``_RuleJvp``).
+    """
+
+    __slots__ = ("target", "args", "kwargs", "arg_slots", "tangent_slots", "owner_slot",
+                 "owner_dot_slot")
+
+    def __init__(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 arg_slots: tuple[int | None, ...], tangent_slots: tuple[int | None, ...],
+                 owner_slot: int | None = None, owner_dot_slot: int | None = None) -> None:
+        self.target = target
+        self.args = args
+        self.kwargs = kwargs
+        self.arg_slots = arg_slots
+        self.tangent_slots = tangent_slots
+        self.owner_slot = owner_slot
+        self.owner_dot_slot = owner_dot_slot
+
+    def __repr__(self) -> str:
+        return (f"_CompiledJvp(target={self.target!r}, args={self.args!r}, "
+                f"kwargs={self.kwargs!r}, arg_slots={self.arg_slots!r}, "
+                f"tangent_slots={self.tangent_slots!r}, owner_slot={self.owner_slot!r}, "
+                f"owner_dot_slot={self.owner_dot_slot!r})")
 
 
 def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],

@@ -16,6 +16,7 @@ def test_one_fresh_process_of_each_measurement() -> None:
     for key in ("import numpy", "import adgen", "first gradient", "cli"):
         assert result[key] > 0.0, key
         assert result[key + " wall"] > 0.0, key
+        assert 0.0 < result[key + " min"] <= result[key], key  # min and median of the runs
     # the CLI starts an interpreter and imports numpy and adgen: it cannot cost less
     assert result["cli"] > result["import adgen"]
     assert result["runs"] == 1.0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -73,28 +72,81 @@ def _runtime_result(obj: Any) -> str | None:
         else None
 
 
-@dataclass
 class Write:
-    """An in-place write: ``target[index] = value`` or ``target op= value``."""
+    """An in-place write: ``target[index] = value`` or ``target op= value``.
+
+    A plain class (what ``@dataclass`` gave it, written out: a dataclass compiles its
+    methods when ``import adgen`` defines it, issue 15's cold start).
+    """
 
     stmt: gast.stmt
     target: str
     buffers: frozenset[str]
     # a store into a list/dict/object (append, d[k] = v, obj.a = v): it replaces element
     # references and never changes the values a pullback captured
-    container: bool = False
+    container: bool
+
+    def __init__(self, stmt: gast.stmt, target: str, buffers: frozenset[str],
+                 container: bool = False) -> None:
+        self.stmt = stmt
+        self.target = target
+        self.buffers = buffers
+        self.container = container
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.stmt, self.target, self.buffers, self.container)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as @dataclass's eq without frozen
+
+    def __repr__(self) -> str:
+        return (f"Write(stmt={self.stmt!r}, target={self.target!r}, "
+                f"buffers={self.buffers!r}, container={self.container!r})")
 
 
-@dataclass
 class Effects:
-    """Buffers per name, kinds of containers, and write sites."""
+    """Buffers per name, kinds of containers, and write sites.
 
-    buffers: dict[str, set[str]] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)  # "list" | "dict" | "object"
-    writes: list[Write] = field(default_factory=list)
-    written: set[str] = field(default_factory=set)  # buffers written anywhere
-    containers_written: set[str] = field(default_factory=set)
-    free: set[str] = field(default_factory=set)  # the free names given the buffer FREE
+    A plain class (what ``@dataclass`` gave it, written out, as ``Write``).
+    """
+
+    buffers: dict[str, set[str]]
+    kinds: dict[str, str]  # "list" | "dict" | "object"
+    writes: list[Write]
+    written: set[str]  # buffers written anywhere
+    containers_written: set[str]
+    free: set[str]  # the free names given the buffer FREE
+
+    def __init__(self, buffers: dict[str, set[str]] | None = None,
+                 kinds: dict[str, str] | None = None, writes: list[Write] | None = None,
+                 written: set[str] | None = None, containers_written: set[str] | None = None,
+                 free: set[str] | None = None) -> None:
+        self.buffers = {} if buffers is None else buffers
+        self.kinds = {} if kinds is None else kinds
+        self.writes = [] if writes is None else writes
+        self.written = set() if written is None else written
+        self.containers_written = set() if containers_written is None else containers_written
+        self.free = set() if free is None else free
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.buffers, self.kinds, self.writes, self.written, self.containers_written,
+                self.free)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as @dataclass's eq without frozen
+
+    def __repr__(self) -> str:
+        return (f"Effects(buffers={self.buffers!r}, kinds={self.kinds!r}, "
+                f"writes={self.writes!r}, written={self.written!r}, "
+                f"containers_written={self.containers_written!r}, free={self.free!r})")
 
     def aliases(self) -> dict[str, set[str]]:
         """name -> the other names that may share a buffer with it."""
