@@ -403,4 +403,10 @@ def float_part(d: object, kind: str) -> object:
         return d
     if kind == "f":
         return np.real(d)  # stored into (converted to) a real array: the real part
+    if kind == "V":
+        # rec["a"] = x of a structured array: its tangent has no fields (an IndexError
+        # escaped the jvp code); reverse mode refuses it too (adjoints.zeros_like)
+        unsupported("a structured array written by field is not supported in forward mode "
+                    "(jvp, hessian): keep each field in a float array of its own (a dict of "
+                    "arrays)")
     return np.zeros(np.shape(d))
