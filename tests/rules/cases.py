@@ -1006,3 +1006,10 @@ else:
           C(pos(3) + 1.0, pos(3)), C(np.array([[1.5], [3.0]]), pos(3)))
     cases("adgen.runtime.special_zeta", C(2.5, pos(3)), C(pos(3) + 1.5, pos(3)),
           C(3.0, pos(2, 3)))
+
+# np.angle's tangent and adjoint differentiated again (session 26, appended): real arguments
+# here (the angle is piecewise constant there); the complex ones against second differences in
+# tests/e2e/test_angle_at_second_order.py. Reverse over reverse through angle_vjp refuses
+cases("adgen.rules.helpers_complex.angle_jvp", C(randn(3), randn(3), False),
+      C(randn(2, 3), randn(2, 3), True))
+cases("adgen.rules.helpers_complex.angle_vjp", refuse(randn(3), randn(3), False))

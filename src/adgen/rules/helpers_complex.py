@@ -24,6 +24,9 @@ __all__ = [
     "abs_jvp_tangent_x",
     "abs_vjp",
     "angle_jvp",
+    "angle_jvp_dz",
+    "angle_jvp_zbar",
+    "angle_vjp_dz",
     "angle_vjp",
     "cotangent_as",
     "cotangent_like",
@@ -136,6 +139,42 @@ def angle_jvp(d: object, z: object, deg: bool) -> object:
     r2 = np.real(z * np.conj(z))
     safe = np.where(r2 == 0, 1.0, r2)
     return np.where(r2 == 0, 0.0, scale * np.imag(np.conj(z) * d) / safe)[()]
+
+
+def angle_jvp_dz(d: object, dz: object, z: object, deg: bool) -> object:
+    """Tangent of :func:`angle_jvp` ``(d, z, deg)`` along ``z``'s tangent ``dz``:
+    ``(Im(conj(dz) d) - 2 Im(conj(z) d) Re(conj(z) dz) / |z|^2) / |z|^2`` (0 at z == 0)."""
+    scale = 180.0 / np.pi if deg else 1.0
+    r2 = np.real(z * np.conj(z))
+    safe = np.where(r2 == 0, 1.0, r2)
+    t = np.imag(np.conj(dz) * d) - 2.0 * np.imag(np.conj(z) * d) * np.real(np.conj(z) * dz) / safe
+    return np.where(r2 == 0, 0.0, scale * t / safe)[()]
+
+
+def angle_jvp_zbar(g: object, d: object, z: object, deg: bool) -> object:
+    """Adjoint of :func:`angle_jvp` ``(d, z, deg)`` in ``z`` (reverse over forward of
+    ``np.angle``): ``Re(g) (i conj(d) - 2 Im(conj(z) d) conj(z) / |z|^2) / |z|^2``; zero for a
+    real z (as :func:`angle_vjp`) and at z == 0."""
+    scale = 180.0 / np.pi if deg else 1.0
+    if not np.iscomplexobj(z):
+        return np.real(g) * np.zeros(np.shape(z))
+    r2 = np.real(z * np.conj(z))
+    safe = np.where(r2 == 0, 1.0, r2)
+    t = 1j * np.conj(d) - 2.0 * np.imag(np.conj(z) * d) * np.conj(z) / safe
+    return np.where(r2 == 0, 0.0, scale * np.real(g) * t / safe)[()]
+
+
+def angle_vjp_dz(g: object, dz: object, z: object, deg: bool) -> object:
+    """Tangent of :func:`angle_vjp` ``(g, z, deg)`` along ``z``'s tangent ``dz`` (forward
+    over reverse of ``np.angle``): ``-i Re(g) (conj(dz) - 2 conj(z) Re(conj(z) dz) / |z|^2) /
+    |z|^2``; zero for a real z and at z == 0."""
+    scale = 180.0 / np.pi if deg else 1.0
+    if not np.iscomplexobj(z):
+        return np.real(g) * np.zeros(np.shape(z))
+    r2 = np.real(z * np.conj(z))
+    safe = np.where(r2 == 0, 1.0, r2)
+    t = np.conj(dz) - 2.0 * np.conj(z) * np.real(np.conj(z) * dz) / safe
+    return np.where(r2 == 0, 0.0, -1j * scale * np.real(g) * t / safe)[()]
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,6 +29,10 @@ from adgen.rules.helpers import (
     abs_jvp_vjp_d,
     abs_jvp_vjp_x,
     angle_jvp,
+    angle_jvp_dz,
+    angle_jvp_zbar,
+    angle_vjp,
+    angle_vjp_dz,
     arange_jvp,
     array_vjp,
     balanced_eq,
@@ -76,6 +80,7 @@ from adgen.rules.helpers import (
     tree_zeros,
     trim_zeros_jvp,
     unbroadcast,
+    unsupported,
     view_tangent,
     xlogy,
     xlogy_dx,
@@ -441,6 +446,34 @@ defjvp_kind("linear", nonzero_norm_vjp)
 
 # --------------------------------------------------------------------------------------------
 # The helpers of tangent code, differentiable in turn (reverse over forward)
+
+
+# np.angle's tangent and adjoint differentiated again: hessian (reverse over forward) and
+# jacfwd(grad) (forward over reverse) of a function reading np.angle (they raised: no rule)
+# (its tangent parameter d named t here: a jvp's own tangent is d)
+@defvjp(angle_jvp, "t, z, deg", diff="t, z", reads="t, z, deg")
+def angle_jvp_vjp(g: Any, out: Any, t: Any, z: Any, deg: Any) -> Any:
+    return (angle_vjp(g, z, deg) if np.iscomplexobj(t) else np.real(angle_vjp(g, z, deg)),
+            angle_jvp_zbar(g, t, z, deg))
+
+
+@defjvp(angle_jvp)
+def angle_jvp_jvp(d: Any, out: Any, t: Any, z: Any, deg: Any) -> Any:
+    return angle_jvp(d, z, deg), angle_jvp_dz(t, d, z, deg)
+
+
+# (reverse over reverse, grad(grad(f)) through np.angle: refused, never a wrong zero)
+@defvjp(angle_vjp, "c, z, deg", diff="c, z", reads=())
+def angle_vjp_vjp(g: Any, out: Any, c: Any, z: Any, deg: Any) -> Any:
+    return (unsupported("reverse over reverse (grad of grad) through np.angle: use "
+                        "adgen.hessian or jacfwd(grad(f)), which differentiate it"),
+            unsupported("reverse over reverse (grad of grad) through np.angle: use "
+                        "adgen.hessian or jacfwd(grad(f)), which differentiate it"))
+
+
+@defjvp(angle_vjp)
+def angle_vjp_jvp(d: Any, out: Any, c: Any, z: Any, deg: Any) -> Any:
+    return angle_vjp(d, z, deg), angle_vjp_dz(c, d, z, deg)
 
 
 # sorted's tangent permutes its tangent as sorted permuted the items: linear in it
