@@ -52,6 +52,7 @@ dataclasses._process_class = noting
 x = np.linspace(0.1, 1.0, 5)
 out = {"f": adgen.grad(f)(x).tolist(), "made by f": list(made),
        "numpy.random after f": "numpy.random" in sys.modules,
+       "forward mode after f": "adgen.higher_order" in sys.modules,
        "save": adgen.grad(shifted_in_place)(x).tolist(),
        "strict": adgen.grad(shifted_in_place, mutation="strict")(x).tolist()}
 print(json.dumps(out))
@@ -76,6 +77,9 @@ def test_first_gradient_makes_no_dataclass_and_is_right(tmp_path):
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["made by f"] == []
     assert out["numpy.random after f"] is False  # 36 M instructions, more than a fifth
+    # nor forward mode (adgen.higher_order and 5 modules it imports): made_containers asked
+    # adgen for jacfwd, hessian... to tell a g = adgen.grad(loss) made inside the function
+    assert out["forward mode after f"] is False
     user = _user_module(tmp_path, "cold_start_user")
     x = np.linspace(0.1, 1.0, 5)
     np.testing.assert_allclose(out["f"], numerical_grad(user.f, (x,), 0), rtol=1e-6,

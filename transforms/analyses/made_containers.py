@@ -21,6 +21,7 @@ met the items' shadows in a raw NumPy casting error when the pullback ran.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -130,10 +131,6 @@ def derivative_functions(fn: gast.FunctionDef, resolve: Callable[[gast.expr], An
     adgen.grad(loss)``): a function holding no memory the function could write, whose
     results are new arrays (the effects analysis gives it no buffer; taken to share its
     gradient's memory, it met an array's adjoint in the pullback)."""
-    import adgen
-
-    makers = tuple(getattr(adgen, n) for n in ("grad", "value_and_grad", "jacfwd", "jacrev",
-                                              "jacobian", "hessian"))
     stores: dict[str, int] = {}
     for n in nodes_of(fn, gast.Name):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -141,8 +138,26 @@ def derivative_functions(fn: gast.FunctionDef, resolve: Callable[[gast.expr], An
     return {st.targets[0].id for st in nodes_of(fn, gast.Assign)
             if isinstance(st, gast.Assign) and len(st.targets) == 1 and
             isinstance(st.targets[0], gast.Name) and stores[st.targets[0].id] == 1 and
-            isinstance(st.value, gast.Call) and
-            any(resolve(st.value.func) is m for m in makers)}
+            isinstance(st.value, gast.Call) and _is_derivative_maker(resolve(st.value.func))}
+
+
+#: adgen's functions making a derivative function, by where they are defined
+_MAKERS = frozenset({("adgen.api", "grad"), ("adgen.api", "value_and_grad")} |
+                    {("adgen.higher_order", n) for n in ("jacfwd", "jacrev", "jacobian",
+                                                         "hessian")})
+
+
+def _is_derivative_maker(obj: Any) -> bool:
+    """Whether ``obj`` is ``adgen.grad`` (``value_and_grad``, ``jacfwd``, ``jacrev``,
+    ``jacobian``, ``hessian``). Looked up in the module defining it only when that module is
+    already imported (code holding ``adgen.jacfwd`` imported it): asking ``adgen`` for
+    ``jacfwd`` would import forward mode (adgen.higher_order, 13 modules) into every first
+    gradient (issue 15's cold start)."""
+    where = (getattr(obj, "__module__", None), getattr(obj, "__name__", None))
+    if not (type(where[0]) is str and type(where[1]) is str) or where not in _MAKERS:
+        return False
+    module = sys.modules.get(where[0])
+    return module is not None and getattr(module, where[1], None) is obj
 
 
 def returned_container(fn: gast.FunctionDef, known: dict[str, str]) -> str | None:
