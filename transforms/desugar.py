@@ -194,6 +194,48 @@ def _listed_index(target: gast.expr) -> bool:
     return any(isinstance(p, gast.List) for p in parts)
 
 
+def refuse_reads_before_walrus(fn: gast.AST, location: Callable[[gast.AST], object]) -> None:
+    """Refuses, at its line, each statement of ``fn`` reading a name before a walrus of the
+    same statement rebinds it (see _refuse_read_before_walrus)."""
+    for s in gast.walk(fn):
+        if isinstance(s, gast.stmt):
+            _refuse_read_before_walrus(s, location)
+
+
+def _refuse_read_before_walrus(s: gast.stmt, location: Callable[[gast.AST], object]) -> None:
+    """Refuses a statement reading a name before a walrus of the same statement rebinds it
+    (``getattr(y, "__setitem__")(1, (y := z)[0])``, ``f(y) + (y := z)``): the walrus is
+    hoisted before the statement, so the earlier read would see the new value (Python
+    evaluates the callee, then the arguments, left to right)."""
+    if isinstance(s, (gast.Expr, gast.Return)):
+        parts = [s.value]
+    elif isinstance(s, (gast.Assign, gast.AnnAssign)):
+        parts = [s.value]   # the targets are evaluated after the value: they see the walrus
+    elif isinstance(s, gast.AugAssign):
+        parts = [s.target, s.value]
+    elif isinstance(s, (gast.If, gast.While)):
+        parts = [s.test]
+    else:
+        return
+    nodes = [n for p in parts if p is not None for n in gast.walk(p)]
+    for w in nodes:
+        if not (isinstance(w, gast.NamedExpr) and isinstance(w.target, gast.Name)):
+            continue
+        inside = {id(n) for n in gast.walk(w.value)}
+        at = (w.lineno, w.col_offset)
+        for n in nodes:
+            if (isinstance(n, gast.Name) and n.id == w.target.id
+                    and isinstance(n.ctx, gast.Load) and id(n) not in inside
+                    and hasattr(n, "lineno") and (n.lineno, n.col_offset) < at):
+                from adgen.errors import UnsupportedError
+
+                raise UnsupportedError(
+                    f"reading {n.id} before the walrus ({n.id} := ...) of the same statement "
+                    "rebinds it is not supported (adgen would evaluate the walrus first)",
+                    location(s), hint=f"bind the new value on the line before: {n.id}_new = ..., "
+                         f"then use {n.id}_new")
+
+
 def _refuse_else(s: gast.stmt) -> list[gast.stmt]:
     from adgen.errors import UnsupportedError
 

@@ -39,7 +39,7 @@ from adgen.transforms.bindings import (
 )
 from adgen.transforms.bound_callees import bind_callees
 from adgen.transforms.cached_functions import uncached
-from adgen.transforms.desugar import desugar
+from adgen.transforms.desugar import desugar, refuse_reads_before_walrus
 from adgen.transforms.display_arguments import name_written_displays
 from adgen.transforms.function_aliases import read_function_aliases
 from adgen.transforms.hoist_defs import free_names, hoist_defs
@@ -111,6 +111,9 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         from adgen.transforms.lift_lambdas import lift_lambdas
 
         lift_lambdas(tree, parsed.location)  # lambdas are nested defs from here on
+    if gast.NamedExpr in present:
+        # f(y)(1, (y := z)): desugar hoists the walrus before the earlier read of y
+        refuse_reads_before_walrus(tree, parsed.location)
     validate(parsed)
     if loops:
         refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
