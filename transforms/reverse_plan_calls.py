@@ -17,7 +17,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 import gast
-from adgen.transforms.analyses.activity import passed_names
+from adgen.transforms.analyses.activity import nondiff_call, passed_names
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.analyses.reports import reports
 from adgen.transforms.hoist_defs import free_names
@@ -59,6 +59,8 @@ def is_user_call(plan: Plan, call: gast.Call) -> bool:
         return False  # adgen's own runtime functions: rules or no derivative
     if isinstance(obj, functools.partial):
         return True  # a partial of a function: called through adgen's dispatch
+    if is_user_class(obj) and nondiff_call(call, plan.resolve_or_none):
+        return False  # np.ndindex(shape): NumPy's Python class, without a derivative
     return registry.lookup(obj) is None and not reports(obj) and \
         registry.refusal_of(obj) is None and \
         (is_python_function(obj) or is_user_class(obj) or is_callable_object(obj))

@@ -98,6 +98,14 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     if rule is None and is_user_function(obj) and registry.refusal_of(obj) is None:
         refuse_global_object_given(tg, s, v, obj)
         return user_call(tg, s, n, v, obj)
+    if rule is None and registry.refusal_of(obj) is not None and not (
+            isinstance(obj, type) and any("__call__" in vars(k) for k in obj.__mro__[:-1])):
+        # refused by name (np.ndenumerate, a class NumPy writes in Python: built as the
+        # user's, its values had no tangent, silently); a class whose objects are refused
+        # where they are called (np.vectorize) is built, and refused at that call
+        raise MissingRuleError(
+            f"{source_of(v.func)}() has no derivative rule" + registry.why_no_rule(obj),
+            tg.parsed.location(s), hint=refusal_hint_of(obj) or "register one with adgen.rrule")
     if rule is None and (isinstance(obj, types.MethodType) or
                          not isinstance(obj, (types.FunctionType, type)) and
                          isinstance(getattr(type(obj), "__call__", None),

@@ -85,6 +85,11 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     if rule is None and registry.reference_of(fn) is not None:
         fn = registry.reference_of(fn)  # a NumPy function compiled from its reference
     if isinstance(fn, type):
+        from adgen.transforms.analyses.activity import nondiff_object
+
+        if nondiff_object(fn):
+            # np.ndindex(*x.shape): a class NumPy writes in Python, without a derivative
+            return fn(*args, **kwargs), ("builtin", fn, len(args) + len(kwargs), True)
         return _construct(fn, args, kwargs)
     refused = registry.refusal_of(type(fn))
     if refused is not None:  # an np.vectorize object: NumPy runs the function in its loop

@@ -34,6 +34,9 @@ NONDIFF_CALLS = frozenset({
     "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
     "tril_indices", "diag_indices", "indices", "meshgrid_int", "perf_counter", "time",
     "dict_keys", "diagonal_index",
+    # np.ndindex(shape) yields tuples of ints (for i in np.ndindex(x.shape): ... x[i] ...;
+    # it was differentiated as NumPy's Python class and refused)
+    "ndindex",
     # a hash is an int (hash(x.tobytes()) as a cache key); x.tobytes() itself stays active,
     # so np.frombuffer of it is refused (rules/no_gradient.py), never a silent zero
     "hash",
@@ -103,6 +106,16 @@ def _is_random_constructor(obj: Any) -> bool:
         _RANDOM_KEEP = _random_objects(random)
         _RANDOM_IDS = frozenset(id(o) for o in _RANDOM_KEEP)
     return id(obj) in _RANDOM_IDS
+
+
+def nondiff_object(obj: Any) -> bool:
+    """Whether ``obj`` is one of the objects NONDIFF_CALLS spell (by identity): the dispatch
+    asks it of a callee found when the call runs (``np.ndindex(*x.shape)``)."""
+    global _NONDIFF_IDS, _NONDIFF_KEEP
+    if not _NONDIFF_IDS:
+        _NONDIFF_KEEP = _nondiff_objects()
+        _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
+    return id(obj) in _NONDIFF_IDS
 
 
 def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> bool:
