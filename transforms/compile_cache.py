@@ -13,9 +13,11 @@ go past :data:`CACHE_SIZE`.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from adgen.transforms.bindings import failed
@@ -42,6 +44,39 @@ CLOSURES: dict[tuple[Any, str, int], Compiled] = {}
 # function, its jvp's signature), which a recursive call finds.
 TANGENTS: OrderedDict[tuple[Any, ...], tuple[Any, CompiledTangent]] = OrderedDict()
 TANGENT_PROGRESS: dict[int, Any] = {}
+
+
+# Compilations that failed, kept while the outermost compilation runs (cleared when it ends,
+# so a helper the user fixes is compiled again): the analyses of every caller ask about a
+# callee again (returns_container, mutating_call, fresh_call), and a failing library function
+# compiled its own callees again each time, exponential in the depth of the library's calls
+# (scipy.stats.cauchy.logpdf: over ten minutes to its refusal).
+FAILURES: dict[tuple[Any, ...], tuple[Any, Exception]] = {}
+_DEPTH = [0]
+
+
+@contextmanager
+def compiling() -> Iterator[None]:
+    """A compilation, nested or outermost: the failures it meets are kept until the
+    outermost one ends."""
+    _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            FAILURES.clear()
+
+
+def failed_before(key: tuple[Any, ...], fn: Any) -> Exception | None:
+    """A copy of the error ``fn``'s compilation under ``key`` raised earlier in this
+    outermost compilation (a copy: callers locate it at their own call), or None."""
+    hit = FAILURES.get(key)
+    return copy.copy(hit[1]) if hit is not None and hit[0] is fn else None
+
+
+def remember_failure(key: tuple[Any, ...], fn: Any, err: Exception) -> None:
+    FAILURES[key] = (fn, copy.copy(err))
 
 
 def clear_cache() -> None:

@@ -66,10 +66,13 @@ from adgen.transforms.compile_cache import (
     COMPILE_LOCK,
     IN_PROGRESS,
     compile_key,
+    compiling,
+    failed_before,
     late,
     lookup,
     register_nested,
     remember,
+    remember_failure,
 )
 from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipeline.clear_cache
 from adgen.transforms.compiled import Compiled
@@ -140,7 +143,7 @@ def compile_function(fn: Any, *, mutation: str = "save",
     Raises:
         AdgenError: for code adgen cannot differentiate, naming the file and line.
     """
-    with COMPILE_LOCK:
+    with COMPILE_LOCK, compiling():
         return _compile_function(fn, mutation=mutation, wrt=wrt, sig=sig,
                                  single_use=single_use)
 
@@ -195,6 +198,19 @@ def _compile_function(fn: Any, *, mutation: str = "save",
     hit = lookup(key, fn)
     if hit is not None:
         return hit
+    earlier = failed_before(key, fn)
+    if earlier is not None:
+        raise earlier
+    try:
+        return _compile_new(fn, key, mutation, wrt, sig, single_use)
+    except AdgenError as err:
+        remember_failure(key, fn, err)
+        raise
+
+
+def _compile_new(fn: Any, key: tuple[Any, ...], mutation: str, wrt: tuple[int, ...] | None,
+                 sig: tuple[Any, ...] | None, single_use: bool) -> Compiled:
+    """:func:`_compile_function` where the cache has no compilation of ``fn`` under ``key``."""
     if wrt is not None or sig is not None:
         compiled = _compile(fn, mutation, wrt=wrt, sig=sig, single_use=single_use)
         if compiled.mutates_params or compiled.mutates_containers:
