@@ -103,3 +103,23 @@ def test_a_gradient_function_has_a_deterministic_dask_token() -> None:
     g(ode.P_TRUE * 1.1, ode.Y0, ode.OBSERVED, ode.DT)
     with dask.config.set({"tokenize.ensure-deterministic": True}):
         assert tokenize(g) == tokenize(g)
+
+
+def phase(x):
+    # np.angle of a complex value: its pullback adds a complex cotangent into a real array's
+    # adjoint, which puts it in adgen's set of complex pullbacks
+    return np.angle(x[0] + 1j * x[1]) ** 2 * x[2]
+
+
+def test_the_token_after_a_complex_gradient() -> None:
+    # the gradient closure reads that set as a global, which cloudpickle pickled by value:
+    # after any complex gradient in the process, its weak references did not pickle and
+    # dask refused every gradient function (CI, after tests/e2e/test_angle_at_second_order)
+    dask = pytest.importorskip("dask")
+    from dask.tokenize import tokenize
+
+    adgen.hessian(phase)(np.array([0.7, -1.2, 0.4]))
+    g = adgen.value_and_grad(ode.misfit)
+    g(ode.P_TRUE * 1.1, ode.Y0, ode.OBSERVED, ode.DT)
+    with dask.config.set({"tokenize.ensure-deterministic": True}):
+        assert tokenize(g) == tokenize(g)

@@ -29,7 +29,32 @@ _F64 = np.dtype(np.float64)
 # complex adjoints (runtime.complex_adjoints) from the first time that happens. Held weakly,
 # never by id(): a pullback freed and another made at its address ran in complex mode (a
 # complex cotangent then reached a checkpointed loop's check: a CotangentError, at random)
-COMPLEX_PULLBACKS: weakref.WeakSet[Any] = weakref.WeakSet()
+#
+# Both sets pickle as references to this module's own (_SharedPullbacks, _SharedRefs): a
+# gradient closure reads them as globals, and cloudpickle pickles a closure with the globals
+# it reads by value (dask tokenizes grad(f) through its partial's function): once a complex
+# pullback was in the set, its weak references did not pickle and dask refused every
+# gradient function ("cannot be deterministically hashed").
+class _SharedPullbacks(weakref.WeakSet):  # type: ignore[type-arg]
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_complex_pullbacks, ())
+
+
+class _SharedRefs(set):  # type: ignore[type-arg]
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_complex_refs, ())
+
+
+def _complex_pullbacks() -> Any:
+    return COMPLEX_PULLBACKS
+
+
+def _complex_refs() -> Any:
+    return COMPLEX_REFS
+
+
+COMPLEX_PULLBACKS: weakref.WeakSet[Any] = _SharedPullbacks()
+COMPLEX_PULLBACKS.data = _SharedRefs()
 
 
 # its set of references: empty or not in one C call (WeakSet.__len__ is Python code, 0.15 us
