@@ -83,6 +83,13 @@ def compile_source(source: str, filename: str, namespace: dict[str, Any]) -> dic
     return namespace
 
 
+def unnumbered(filename: str) -> str:
+    """``filename`` as its compiler named it, without the `` #N`` :func:`compile_source` adds
+    while another live source holds the name (``<adgen fill jvp #2>`` -> ``<adgen fill jvp>``):
+    what code that recognises generated files by their names compares."""
+    return re.sub(r" #\d+>$", ">", filename)
+
+
 def _claim(filename: str, lines: list[str], size: int) -> tuple[str, _Lines]:
     """The name to compile ``lines`` under (``filename``, unless another live source has it)
     and its record; registers the lines in linecache."""

@@ -77,7 +77,7 @@ from adgen.transforms.compile_cache import (
 from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipeline.clear_cache
 from adgen.transforms.compiled import Compiled
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
-from adgen.transforms.emit import compile_source, to_source
+from adgen.transforms.emit import compile_source, to_source, unnumbered
 from adgen.transforms.free_values import save_free_values
 from adgen.transforms.free_writes import (
     free_reads,
@@ -264,9 +264,11 @@ def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
 
         shown = fn.__qualname__
         code = getattr(fn, "__code__", None)
-        if code is not None and code.co_filename.startswith("<adgen ") and \
-                code.co_filename.endswith(" jvp>"):
-            shown = code.co_filename[len("<adgen "):-len(" jvp>")]  # the user's, not its jvp's
+        file = unnumbered(code.co_filename) if code is not None else ""
+        if file.startswith("<adgen ") and file.endswith(" jvp>"):
+            # the user's name, not its jvp's (also when another live jvp code had the name
+            # and this one is "<adgen fill jvp #2>": CI named fill_jvp after another fill)
+            shown = file[len("<adgen "):-len(" jvp>")]
         raise UnsupportedError(
             f"{shown} calls itself and writes its arguments in place; adgen does not "
             "differentiate recursive in-place updates yet",

@@ -10,6 +10,7 @@ functions about the plan's function, so the emitters ask the plan as before.
 from __future__ import annotations
 
 import gast
+from adgen.transforms.emit import unnumbered
 from adgen.transforms.node_index import memo, nodes_of
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import operand_text, src_text, user_name_of
@@ -58,7 +59,7 @@ def _user_name(parsed: Parsed, fn: gast.FunctionDef, n: str, depth: int) -> str:
     if inlined is not None:  # a written-out nested def's variable (relax_y)
         return f"{inlined[0]} (in {inlined[1]})"
     if base.endswith("_dot") and len(base) > 4 and \
-            parsed.file.startswith("<adgen ") and parsed.file.endswith(" jvp>"):
+            parsed.file.startswith("<adgen ") and unnumbered(parsed.file).endswith(" jvp>"):
         # the jvp code adgen differentiates again (hessian, hvp): a tangent is written
         # where its primal is, and the user knows the primal's name
         return user_name(parsed, fn, base[:-4], depth)

@@ -20,6 +20,7 @@ from adgen.rules.jvp_evaluation import eval_jvp
 from adgen.rules.methods import METHODS, VARARG_METHODS
 from adgen.transforms.analyses.reports import reports
 from adgen.transforms.bound_callees import method_for
+from adgen.transforms.emit import unnumbered
 from adgen.transforms.parse import varargs_of
 
 
@@ -555,7 +556,7 @@ def _unlocate(err: AdgenError, fn: Any) -> None:
     """An error located in the caller :func:`_caller_by_name` made (its line is adgen's, not
     the user's) loses its location, which the caller's pullback gives it, and says what the
     variable held."""
-    if err.location is None or not err.location.file.endswith(" called by name>"):
+    if err.location is None or not unnumbered(err.location.file).endswith(" called by name>"):
         return
     err.location = None
     err.message = (f"{err.message} (reached through {getattr(fn, '__qualname__', fn)!s}, "

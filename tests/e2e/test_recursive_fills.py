@@ -45,3 +45,39 @@ def test_hessian_refuses_in_the_users_name():
 
 def test_jvp_is_right():
     check_jvp(cumulative_products, [X.copy()], [np.array([1.0, -0.5, 0.25, 2.0])])
+
+
+
+RECURSIVE = """import numpy as np
+
+
+def fill(buf, x, i):
+    if i >= buf.shape[0]:
+        return
+    buf[i] = x[i] * (buf[i - 1] if i > 0 else 1.0)
+    fill(buf, x, i + 1)
+
+
+def cumulative_products(x):
+    buf = np.zeros(x.shape[0])
+    fill(buf, x, 0)
+    return np.sum(buf)
+"""
+
+
+def test_hessian_names_the_user_beside_another_functions_jvp_of_the_same_name(
+        tmp_path, monkeypatch):
+    # CI (--dist worksteal) ran this file after another test module's `fill`: that fill's jvp
+    # code was alive as "<adgen fill jvp>", this one compiled as "<adgen fill jvp #2>", and
+    # the refusal named fill_jvp, adgen's name, instead of fill
+    (tmp_path / "elsewhere_fill.py").write_text(
+        "import numpy as np\n\n\ndef fill(x):\n    return x * 2.0\n")
+    (tmp_path / "recursive_fill.py").write_text(RECURSIVE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from elsewhere_fill import fill as other
+    from recursive_fill import cumulative_products as products
+
+    h = adgen.hessian(lambda x: np.sum(other(x) ** 2))(np.ones(3))
+    np.testing.assert_allclose(h, 8.0 * np.eye(3))
+    with pytest.raises(UnsupportedError, match=r"^(?!.*_jvp).*fill calls itself"):
+        adgen.hessian(products)(X.copy())
