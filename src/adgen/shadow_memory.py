@@ -328,7 +328,7 @@ class ShadowMap:
             # a tuple the compiler could not tell from an array (t, s = pair(x); t -= 0.5;
             # both = (s, t)): immutable, so its adjoint is its items' shadows
             return ItemShadows(self, x)  # type: ignore[return-value]
-        if type(x) is list and all(_held_by_identity(v) for v in x):
+        if type(x) is list and all(_held_by_identity(v) or _users_object(v) for v in x):
             # a list of arrays a helper loops over, compiled without knowing its parameter
             # holds a list (for p, g in zip(params, grads): p -= lr * g): its adjoint is its
             # items' shadows, as a tuple's; a store into one of its slots still refuses
@@ -414,7 +414,9 @@ def _refuse_container(x: Any) -> None:
         hint = ("have the helper return a new dict and rebind it (params = step(params, "
                 "grads) with return {k: params[k] - lr * grads[k] for k in params}), or "
                 "write the loop in the function you differentiate (its own dicts and its "
-                "dict arguments are written in place)")
+                "dict arguments are written in place); for values a method keeps on its "
+                "object (self.cache[i] = h), append them to a list (self.acts.append(h)), "
+                "which adgen follows, or return them")
     raise locate(UnsupportedError(
         f"a {type(x).__name__} written in place by index (x[i] = v) where adgen could "
         "not tell it from an array when compiling (a parameter of a function called by "
@@ -459,6 +461,10 @@ class ItemShadows:
         if value is self:
             return
         if isinstance(value, (int, float)) and value == 0:
+            if any(_users_object(v) for v in self.x):
+                # popping would take the adjoints of the objects' own arrays (the layers'
+                # weights), which are theirs, not the list's
+                _refuse_container(self.x)
             _with_shadows(self.sh, self.x, None)  # pops (zeroes) every item's shadow
             return
         raise TypeError("the shadow of a tuple is set to zero only")
@@ -466,6 +472,13 @@ class ItemShadows:
     def copy(self) -> Any:
         """The adjoint of the tuple as a value (a list per tuple, as :func:`collect`)."""
         return _collect(self.sh, self.x, None)
+
+
+def _users_object(x: Any) -> bool:
+    """An object of the user's whose arrays keep their own adjoints in shadow memory (a
+    layer of a model), not a container, an array, a number or a constant."""
+    return hasattr(x, "__dict__") and not isinstance(
+        x, (np.ndarray, np.generic, type, list, tuple, dict)) and not is_constant_object(x)
 
 
 def _held_by_identity(x: Any) -> bool:
@@ -486,6 +499,11 @@ def _add_to_items(sh: ShadowMap, x: Any, adjoint: Any) -> None:
     if isinstance(x, (tuple, list)):
         for v, a in zip(x, adjoint):
             _add_to_items(sh, v, a)
+    elif _users_object(x):
+        # an object of a list of layers (for l in self.layers, in a method that also writes
+        # self.cache[i] = h): its adjoint is the shadows of the arrays it holds, which its
+        # own calls' pullbacks fill; an adjoint given to it as a whole is not followed
+        _refuse_container([x])
     elif (isinstance(x, np.ndarray) and x.dtype.kind in "fc") or (
             _is_number(x) and not isinstance(x, (int, np.integer))):
         cell = sh.of(x)
