@@ -37,7 +37,7 @@ from adgen.transforms.tangent_ast import (
 from adgen.transforms.walk import walk
 
 from adgen.callbacks import checked_at
-from adgen.errors import AdgenError, MissingRuleError
+from adgen.errors import AdgenError, MissingRuleError, installed_file
 from adgen.rules import methods, registry
 from adgen.rules.helpers_tangent import object_with
 from adgen.rules.refusals import makes_derivative, refusal_hint_of
@@ -118,7 +118,10 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     if rule is None and isinstance(obj, type) and \
             isinstance(getattr(obj, "__init__", None), types.FunctionType):
         # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
-        tg.refuse(s, f"building an object of your class {obj.__qualname__} inside the "
+        init = getattr(obj.__init__, "__code__", None)
+        whose = "the class" if init is not None and installed_file(init.co_filename) \
+            else "your class"  # (threading.Thread is not the user's)
+        tg.refuse(s, f"building an object of {whose} {obj.__qualname__} inside the "
                        "function",
                     f"build the {obj.__qualname__} outside and pass it in (its float "
                     "attributes get tangents); reverse mode (adgen.grad, adgen.vjp, "

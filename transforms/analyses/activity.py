@@ -491,7 +491,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                 leave[k] = found.kept[found.stores[id(s)][0]]
     # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
     # number, and strict refused the helper's caller, taking dt for a value with a derivative)
-    constants = constant_numbers(fn) | dtype_names(fn, resolve)
+    constants = constant_numbers(fn) | dtype_names(fn, resolve) | range_indices(fn, resolve)
     changed = True
     while changed:
         changed = False
@@ -525,6 +525,29 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                     act.useful.add(m)
                     changed = True
     return act
+
+
+def range_indices(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any] | None
+                  ) -> set[str]:
+    """The names bound only as the variable of a loop over the builtin ``range``: ints, which
+    no call changes in place, whatever their names are handed to (``for i in range(2):
+    worker(x, out, i)`` with ``worker`` writing ``out``: forward mode took ``i`` for a value
+    with a derivative and refused the loop)."""
+    if resolve is None:
+        return set()
+    stores: dict[str, int] = {}
+    for x in nodes_of(fn, gast.Name):
+        if isinstance(x.ctx, (gast.Store, gast.Del)):
+            stores[x.id] = stores.get(x.id, 0) + 1
+    loops: dict[str, int] = {}
+    for st in nodes_of(fn, gast.For):
+        if isinstance(st.target, gast.Name) and isinstance(st.iter, gast.Call) and \
+                resolve(st.iter.func) is range:
+            loops[st.target.id] = loops.get(st.target.id, 0) + 1
+    args = fn.args
+    params = {a.id for a in [*args.args, *args.kwonlyargs, *args.posonlyargs]
+              if isinstance(a, gast.Name)}
+    return {n for n, k in loops.items() if stores.get(n) == k and n not in params}
 
 
 def dtype_names(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any] | None

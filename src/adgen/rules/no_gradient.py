@@ -14,6 +14,7 @@ import builtins
 import dataclasses
 import itertools
 import operator
+import threading
 from typing import Any
 
 import numpy as np
@@ -158,6 +159,13 @@ defrefusal(np.ndenumerate, "np.ndenumerate(x) is not differentiated (its values 
            "NumPy's flat iterator)",
            hint="loop over the indices and read the value: for i in np.ndindex(x.shape): "
                 "v = x[i]")
+# A thread started inside the differentiated function runs its target unseen (grad refused it
+# inside threading's own __init__, jvp called Thread "your class")
+defrefusal(threading.Thread, "work handed to a thread started inside the differentiated "
+           "function is not followed",
+           hint="call the worker directly (for i in range(2): worker(x, out, i)), or run "
+                "adgen.grad(f) itself in the threads: a gradient function may be called from "
+                "several threads at once (docs/getting-started.md)")
 # An attribute named by a string computed when the code runs (a constant name is read or
 # set as o.name: transforms/getattr_constant.py)
 defrefusal(builtins.getattr, "getattr with a name computed when the code runs (getattr(self, "
