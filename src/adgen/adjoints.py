@@ -248,6 +248,13 @@ def add(a: Any, b: Any) -> Any:
             return a
         if not a and type(a) is ObjectAdjoint and type(b) is ObjectAdjoint:
             return b
+        # the 0.0 or_zeros gives a class (a classmethod's cls, whose cls.sq(x) adds an
+        # adjoint for the attribute read: hessian raised TypeError 'float' object is not
+        # iterable)
+        if type(a) in (float, np.float64) and a == 0 and isinstance(b, ObjectAdjoint):
+            return b
+        if type(b) in (float, np.float64) and b == 0 and isinstance(a, ObjectAdjoint):
+            return a
         out = ObjectAdjoint(a)
         for k, v in b.items():
             out[k] = add(out.get(k), v)
