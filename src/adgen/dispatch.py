@@ -46,7 +46,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         out, inner = forward_of(fn.func, fn.args + tuple(args), merged)
         first = len(fn.args) + len(args)  # the inner call's keywords' cotangents follow
         slots = tuple(first + list(merged).index(k) for k in kwargs)
-        return out, ("partial", inner, len(fn.args), len(args), slots)
+        return out, ("partial", inner, len(fn.args), len(args), slots, first + len(merged))
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
         out, pullback = rule.rrule(*args, **kwargs)
@@ -410,9 +410,14 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
 
         return pullback_of_derivative(saved, out_bar)
     if kind == "partial":
-        _, inner, bound, ncalled, slots = saved
+        _, inner, bound, ncalled, slots, given = saved
         cts = pullback_of(inner, out_bar, sh)
-        return tuple(cts[bound:bound + ncalled]) + tuple(cts[k] for k in slots)
+        # a partial of a bound method (functools.partial(model.loss)): the method's
+        # cotangents come with its receiver's first (taken for the first argument's, the
+        # gradient was an object adjoint: TypeError)
+        skip = len(cts) - given if len(cts) == given + 1 else 0
+        return tuple(cts[skip + bound:skip + bound + ncalled]) + \
+            tuple(cts[skip + k] for k in slots)
     if kind == "builtin":
         _, target, n, integral = saved
         if not integral and not is_zero(out_bar):
