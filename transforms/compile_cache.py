@@ -72,11 +72,21 @@ def failed_before(key: tuple[Any, ...], fn: Any) -> Exception | None:
     """A copy of the error ``fn``'s compilation under ``key`` raised earlier in this
     outermost compilation (a copy: callers locate it at their own call), or None."""
     hit = FAILURES.get(key)
-    return copy.copy(hit[1]) if hit is not None and hit[0] is fn else None
+    return _copied(hit[1]) if hit is not None and hit[0] is fn else None
 
 
 def remember_failure(key: tuple[Any, ...], fn: Any, err: Exception) -> None:
-    FAILURES[key] = (fn, copy.copy(err))
+    FAILURES[key] = (fn, _copied(err))
+
+
+def _copied(err: Exception) -> Exception:
+    """A copy of ``err`` whose text is its own: copy.copy builds an exception again from its
+    args, which for an adgen error are its formatted text, then restores its attributes; the
+    text said "UnsupportedError: UnsupportedError: file:line: error: ..." after each copy."""
+    out = copy.copy(err)
+    if hasattr(out, "format") and hasattr(out, "message"):
+        out.args = (out.format(),)
+    return out
 
 
 def clear_cache() -> None:

@@ -70,3 +70,14 @@ def test_a_helper_fixed_by_the_user_compiles_again():
         assert np.allclose(adgen.grad(loss)(np.array([1.0, 2.0])), [8.0, 8.0])
     finally:
         broken = saved
+
+
+def test_the_kept_failure_reads_as_the_first():
+    # copy.copy builds an exception again from its args (the formatted text) and each copy
+    # prefixed it once more: "UnsupportedError: UnsupportedError: file:line: error: ..."
+    pipeline.clear_cache()
+    with pytest.raises(adgen.AdgenError) as info:
+        adgen.grad(loss)(np.array([1.0, 2.0]))
+    text = str(info.value)
+    assert text.startswith(f"{__file__}:"), text
+    assert text.count("Error:") == 1, text
