@@ -24,7 +24,6 @@ mode cannot follow raises an adgen error naming the line and the construct.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import math
 import types
@@ -1038,7 +1037,7 @@ def tangent_code(parsed: Parsed, fn: gast.FunctionDef, namer: Namer, act: Activi
     filled -= act.useful - {g for c in nodes_of(fn, gast.Call)
                             if (g := filled_container(c, resolve))}
     if filled & act.varied:
-        act = dataclasses.replace(act, varied=act.varied - filled)
+        act = act.replaced(varied=act.varied - filled)
     tangent = Tangent(parsed, fn, namer, act, resolve, callee, tparams, nested)
     tangent.checks = checks or {}
     code = tangent.run()

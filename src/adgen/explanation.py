@@ -5,13 +5,19 @@ adgen decided there and why), merged to one row per user statement, and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from adgen.records import FrozenRecord, dataclass_fields
 
-@dataclass(frozen=True)
-class MutationSite:
+
+class MutationSite(FrozenRecord):
     """What adgen decided at one mutation site (one row of :func:`explain`).
+
+    A frozen record: compared and hashed by its fields, read only. ``dataclasses.replace``,
+    ``dataclasses.fields``, ``asdict`` and ``is_dataclass`` work on it as on the frozen
+    dataclass it was (their field descriptions are made at their first use, not by ``import
+    adgen``: a dataclass compiles its generated methods when defined, issue 15's cold start).
 
     Attributes:
         file: the user's file.
@@ -31,8 +37,20 @@ class MutationSite:
     construct: str
     decision: str
     reason: str
-    captured_at: tuple[int, ...] = ()
-    bytes_saved: int | None = None
+    captured_at: tuple[int, ...]
+    bytes_saved: int | None
+
+    _fields = ("file", "line", "col", "construct", "decision", "reason", "captured_at",
+               "bytes_saved")
+    __match_args__ = _fields
+    __dataclass_fields__ = dataclass_fields()
+
+    def __init__(self, file: str, line: int, col: int, construct: str, decision: str,
+                 reason: str, captured_at: tuple[int, ...] = (),
+                 bytes_saved: int | None = None) -> None:
+        self.__dict__.update(file=file, line=line, col=col, construct=construct,
+                             decision=decision, reason=reason, captured_at=captured_at,
+                             bytes_saved=bytes_saved)
 
     @property
     def overwrites(self) -> tuple[tuple[str, int], ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import FrozenInstanceError
 from typing import Any, ClassVar
 
-__all__ = ["FrozenRecord"]
+__all__ = ["FrozenRecord", "dataclass_fields"]
 
 
 class FrozenRecord:
@@ -49,3 +49,32 @@ class FrozenRecord:
         d = self.__dict__
         shown = ", ".join(f"{f}={d[f]!r}" for f in self._fields)
         return f"{type(self).__qualname__}({shown})"
+
+
+class dataclass_fields:  # noqa: N801 - a descriptor, read as the attribute it stands for
+    """A frozen record's ``__dataclass_fields__``, made at its first read: the fields
+    ``@dataclass(frozen=True)`` makes of the class's annotations and ``__init__`` defaults, so
+    that ``dataclasses.replace``, ``fields``, ``asdict``, ``astuple`` and ``is_dataclass``
+    work on the record (a public record users copied with ``dataclasses.replace``). The
+    dataclass is made of a copy of the declaration, once per class, when one of those runs.
+
+    ``replace`` builds the record again with ``type(obj)(**fields)``: the record's
+    ``__init__`` takes every field by keyword."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.made: dict[str, Any] | None = None
+
+    def __get__(self, obj: Any, owner: type) -> dict[str, Any]:
+        if self.made is None:
+            import dataclasses
+            import inspect
+
+            defaults = {n: p.default for n, p in
+                        inspect.signature(owner.__init__).parameters.items()
+                        if p.default is not inspect.Parameter.empty}
+            declared = {n: owner.__annotations__[n] for n in owner._fields}
+            spec = type(owner.__name__, (), {"__annotations__": declared,
+                                             "__module__": owner.__module__,
+                                             "__qualname__": owner.__qualname__, **defaults})
+            self.made = dataclasses.dataclass(frozen=True)(spec).__dataclass_fields__
+        return self.made

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -184,16 +183,47 @@ def _rule_without_gradient(obj: Any) -> bool:
         str(getattr(obj, "__module__", "") or "").startswith("numpy")
 
 
-@dataclass
 class Activity:
-    """The activity facts of one function."""
+    """The activity facts of one function (a plain class: ``@dataclass`` compiles its
+    generated methods when ``import adgen`` defines it, issue 15's cold start).
 
-    varied: set[str] = field(default_factory=set)
-    useful: set[str] = field(default_factory=set)
-    # the reads of a constant object's attributes no statement stores, and the stores the
-    # code checks for them (analyses.constant_attributes; forward mode only)
-    constant_reads: dict[int, tuple[str, str]] = field(default_factory=dict)
-    checked_stores: dict[int, tuple[str, str]] = field(default_factory=dict)
+    Attributes:
+        varied: names depending on a parameter through a differentiable operation.
+        useful: names whose value may reach the returned value.
+        constant_reads: the reads of a constant object's attributes no statement stores, and
+        checked_stores: the stores the code checks for them (analyses.constant_attributes;
+            forward mode only), by statement id.
+    """
+
+    _fields = ("varied", "useful", "constant_reads", "checked_stores")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, varied: set[str] | None = None, useful: set[str] | None = None,
+                 constant_reads: dict[int, tuple[str, str]] | None = None,
+                 checked_stores: dict[int, tuple[str, str]] | None = None) -> None:
+        self.varied = set() if varied is None else varied
+        self.useful = set() if useful is None else useful
+        self.constant_reads = {} if constant_reads is None else constant_reads
+        self.checked_stores = {} if checked_stores is None else checked_stores
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.varied, self.useful, self.constant_reads, self.checked_stores)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return ("Activity(varied={!r}, useful={!r}, constant_reads={!r}, "
+                "checked_stores={!r})".format(*self._values()))
+
+    def replaced(self, **changes: Any) -> Activity:
+        """A new Activity with these fields changed (as ``dataclasses.replace``); the others
+        are shared with this one."""
+        fields = dict(zip(self._fields, self._values()))
+        fields.update(changes)
+        return Activity(**fields)
 
     def active(self, name: str) -> bool:
         return name in self.varied and name in self.useful
