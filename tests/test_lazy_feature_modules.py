@@ -2,8 +2,10 @@
 features it does not use (issue 15, cold start): argument_writes and tangent_ast (forward
 mode), analyses.user_methods (a method call on a value that is not a known array),
 emitted_sites (explain's sites whose overwritten parts are copied where read), walked_lengths
-and walked_lists (for loops), counter_rows (reads a write in place may overwrite) and
-lift_lambdas (lambdas). Each is
+and walked_lists (for loops), counter_rows (reads a write in place may overwrite),
+lift_lambdas (lambdas), effect_calls (refusals of calls writing their arguments), lower_match
+(match statements), nested_defs (functions defined inside) and list_end_reads (the last item
+of a list the function grows). Each is
 imported where it is first needed, and the function needing it gets the right derivative
 (and explain's right reason) in the same fresh process."""
 
@@ -71,7 +73,9 @@ from user_code import smooth, through_helper, copied_state, sweeps
 LAZY = ("adgen.transforms.argument_writes", "adgen.transforms.tangent_ast",
         "adgen.transforms.analyses.user_methods", "adgen.transforms.emitted_sites",
         "adgen.transforms.walked_lengths", "adgen.transforms.walked_lists",
-        "adgen.transforms.counter_rows", "adgen.transforms.lift_lambdas")
+        "adgen.transforms.counter_rows", "adgen.transforms.lift_lambdas",
+        "adgen.transforms.effect_calls", "adgen.transforms.lower_match",
+        "adgen.transforms.nested_defs", "adgen.transforms.list_end_reads")
 
 
 def loaded():

@@ -31,7 +31,6 @@ import types
 from typing import Any
 
 import gast
-from adgen.transforms.nested_defs import first_write
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
 
@@ -116,6 +115,8 @@ def _write_of(e: gast.expr, defs: dict[str, gast.FunctionDef], bound: dict[str, 
     if d is not None:
         params = {a.id for a in [*d.args.args, *d.args.kwonlyargs, *d.args.posonlyargs,
                                  d.args.vararg, d.args.kwarg] if isinstance(a, gast.Name)}
+        from adgen.transforms.nested_defs import first_write  # (a callback defined inside)
+
         found = first_write(d, params, parsed)
         if found is None:
             return None

@@ -35,7 +35,6 @@ from typing import Any
 
 import gast
 from adgen.transforms.bindings import dotted_object
-from adgen.transforms.nested_defs import written_roots
 from adgen.transforms.walk import walk
 
 __all__ = ["inline_closures"]
@@ -73,6 +72,8 @@ def _inlinable_def(d: gast.FunctionDef) -> bool:
 def _writes_a_parameter(stmts: list[gast.stmt], params: list[str]) -> bool:
     """Whether ``stmts`` write one of ``params`` in place, directly or through a name bound
     from an expression that reads one (a view: ``w = u[1:]``, ``for row in u``)."""
+    from adgen.transforms.nested_defs import written_roots  # (functions with nested defs)
+
     body = gast.Module(body=stmts, type_ignores=[])
     derived = set(params)
     for _ in range(2):  # (a name bound from another bound later: a second round)

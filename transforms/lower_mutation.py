@@ -45,7 +45,6 @@ from adgen.transforms.analyses.receivers import Receivers
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr, lower_setattr, lower_setitem
-from adgen.transforms.list_end_reads import lower_end_reads
 from adgen.transforms.names import Namer
 from adgen.transforms.out_positions import out_by_keyword
 from adgen.transforms.parse import Parsed
@@ -86,6 +85,8 @@ def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.F
                                   parsed.aliases_in_defs)
     _name_stored_displays(fn.body, namer)
     if lower.grows:  # hist["h"][-1] of a list the function grows (most functions grow none)
+        from adgen.transforms.list_end_reads import lower_end_reads
+
         lower_end_reads(fn, namer, lower.resolve)
         from adgen.transforms.grown_list_reads import snapshot_grown_reads
 

@@ -15,7 +15,6 @@ import numpy as np
 from adgen.transforms.analyses.activity import nondiff_call
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
-from adgen.transforms.effect_calls import effect_error, writes_arguments
 from adgen.transforms.reverse_ast import (
     MISSING,
     attr_node,
@@ -122,6 +121,8 @@ class Operations:
 
             raise MissingRuleError(registry.refusal_of(obj), self.plan.loc(s),
                                    hint=refusal_hint_of(obj))
+        from adgen.transforms.effect_calls import effect_error, writes_arguments  # (refusals)
+
         if writes_arguments(obj):
             # r = operator.iadd(y, v), operator.setitem(y, 1, v) is None: what it changes
             raise effect_error(self.plan, s, v, obj)

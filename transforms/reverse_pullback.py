@@ -25,7 +25,6 @@ import gast
 from adgen.transforms.analyses.activity import NONDIFF_ATTRS
 from adgen.transforms.analyses.kinds import NUMBER
 from adgen.transforms.desugar import assign, name
-from adgen.transforms.effect_calls import refuse_unknown_effect
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
@@ -635,6 +634,8 @@ class Pullback:
                 obj = self.plan.resolve(v.func)
                 if obj is not MISSING and registry.lookup(obj) is None:
                     # _ = operator.setitem(y, 1, v), heapq.heappush(h, v) inside a test
+                    from adgen.transforms.effect_calls import refuse_unknown_effect
+
                     refuse_unknown_effect(self.plan, s, v, obj, result_used=True)
             written = next((k.value for k in v.keywords if k.arg == "out"), None) \
                 if isinstance(v, gast.Call) else None

@@ -12,7 +12,6 @@ from adgen.transforms.analyses.container_aliases import aliased_writes
 from adgen.transforms.analyses.kinds import NUMBER, definitions
 from adgen.transforms.analyses.parameter_parts import first_part, unfollowed
 from adgen.transforms.desugar import assign, name
-from adgen.transforms.effect_calls import refuse_unknown_effect
 from adgen.transforms.getattr_constant import bypasses_setattr
 from adgen.transforms.node_index import nodes_of
 from adgen.transforms.reverse_ast import (
@@ -474,6 +473,8 @@ class Stores:
                                    "its result is discarded and it mutates nothing active"))
             return []
         if obj is not MISSING and rule is None:
+            from adgen.transforms.effect_calls import refuse_unknown_effect  # (cold start)
+
             refuse_unknown_effect(self.plan, s, call, obj, result_used=False)
         return []
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gast
 from adgen.transforms.bindings import chain_value
-from adgen.transforms.lower_match import refuse_unsupported_patterns
 from adgen.transforms.parse import Parsed
 from adgen.transforms.star_wrappers import is_star_wrapper, shim_of
 from adgen.transforms.walk import walk
@@ -193,6 +192,8 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, gast.With):
             _check_with(parsed, node)
         if isinstance(node, gast.Match):
+            from adgen.transforms.lower_match import refuse_unsupported_patterns
+
             refuse_unsupported_patterns(node, parsed.location(node))
         if isinstance(node, gast.Set) and not all(isinstance(e, gast.Constant)
                                                   for e in node.elts):
