@@ -4,8 +4,9 @@ mode), analyses.user_methods (a method call on a value that is not a known array
 emitted_sites (explain's sites whose overwritten parts are copied where read), walked_lengths
 and walked_lists (for loops), counter_rows (reads a write in place may overwrite),
 lift_lambdas (lambdas), effect_calls (refusals of calls writing their arguments), lower_match
-(match statements), nested_defs (functions defined inside) and list_end_reads (the last item
-of a list the function grows). Each is
+(match statements), nested_defs (functions defined inside), list_end_reads (the last item
+of a list the function grows), reverse_stores (stores and reads by index), reverse_calls
+(calls of the user's functions) and reversed_items (reversed(xs)). Each is
 imported where it is first needed, and the function needing it gets the right derivative
 (and explain's right reason) in the same fresh process."""
 
@@ -75,7 +76,9 @@ LAZY = ("adgen.transforms.argument_writes", "adgen.transforms.tangent_ast",
         "adgen.transforms.walked_lengths", "adgen.transforms.walked_lists",
         "adgen.transforms.counter_rows", "adgen.transforms.lift_lambdas",
         "adgen.transforms.effect_calls", "adgen.transforms.lower_match",
-        "adgen.transforms.nested_defs", "adgen.transforms.list_end_reads")
+        "adgen.transforms.nested_defs", "adgen.transforms.list_end_reads",
+        "adgen.transforms.reverse_stores", "adgen.transforms.reverse_calls",
+        "adgen.transforms.reversed_items")
 
 
 def loaded():
@@ -126,6 +129,7 @@ def test_feature_modules_wait_for_their_feature(tmp_path: Path) -> None:
     # a user's class with its own copy(): State.copy doubles w, so the sum is 2 x ** 2
     np.testing.assert_allclose(out["copied_state"], 4 * x, rtol=1e-12)
     assert "adgen.transforms.analyses.user_methods" in out["after copied_state"]
+    assert "adgen.transforms.reverse_calls" in out["after copied_state"]
     # save: p's columns are read again from its final contents, so explain says the write
     # is free
     expected = numerical_grad(sweeps, (u0,), 0)
@@ -136,5 +140,5 @@ def test_feature_modules_wait_for_their_feature(tmp_path: Path) -> None:
     assert "adgen.transforms.emitted_sites" in out["after sweeps"]
     # loops walking lists are checked (walked_lengths, walked_lists) and a loop writing in
     # place is read by rows (counter_rows) only where the function has them
-    for module in ("walked_lengths", "walked_lists", "counter_rows"):
+    for module in ("walked_lengths", "walked_lists", "counter_rows", "reverse_stores"):
         assert f"adgen.transforms.{module}" in out["after sweeps"]

@@ -50,10 +50,9 @@ from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.operator_methods import call_operator_methods
-from adgen.transforms.parse import Parsed, parse_function
+from adgen.transforms.parse import Parsed, code_names, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
-from adgen.transforms.reversed_items import rewrite_reversed
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.star_arguments import spell_out_star_arguments
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -99,7 +98,11 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     read_properties(parsed)  # self.scale of a @property: its getter's call
     call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
-    rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
+    code = getattr(parsed.fn, "__code__", None)
+    if code is None or "reversed" in code_names(code):  # (imported here: most call none)
+        from adgen.transforms.reversed_items import rewrite_reversed
+
+        rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
     present = _node_classes(tree)
     loops = gast.For in present or gast.comprehension in present
     if loops:  # (imported here: a function without loops needs neither check)

@@ -582,6 +582,17 @@ def _enclosed(fn: Any, src: str, owner: str) -> str:
             textwrap.indent(src, "    "))
 
 
+def code_names(code: Any) -> set[str]:
+    """The global and attribute names ``code`` and the code nested in it read
+    (``co_names``): a name no code reads is not called there (``reversed``)."""
+    names: set[str] = set()
+    todo = [code]
+    for c in todo:
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return names
+
+
 def _codes_named(code: types.CodeType, name: str) -> list[types.CodeType]:
     """The code objects named ``name`` nested in ``code`` (at any depth), outermost first."""
     found: list[types.CodeType] = []

@@ -43,12 +43,10 @@ from adgen.transforms.reverse_ast import (
     src_text,
     stored_names,
 )
-from adgen.transforms.reverse_calls import Calls
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call, refuse_active_partial
 from adgen.transforms.reverse_plan_rules import op_of
-from adgen.transforms.reverse_stores import Stores
 from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.shared_inverse import share_inverses
 from adgen.transforms.specialize import (
@@ -71,7 +69,9 @@ from adgen.errors import MissingRuleError, UnsupportedError
 from adgen.rules import registry
 
 if TYPE_CHECKING:
+    from adgen.transforms.reverse_calls import Calls
     from adgen.transforms.reverse_rows import Rows
+    from adgen.transforms.reverse_stores import Stores
 
 
 class Pullback:
@@ -83,12 +83,33 @@ class Pullback:
         self.rec = Recording(sites=list(plan.decisions))
         self.adj: dict[str, str] = {}
         self._last_line: int | None = None
-        self.stores = Stores(self)
+        self._stores: Stores | None = None
         self.ops = Operations(self)
-        self.calls = Calls(self)
+        self._calls: Calls | None = None
         self._rows: Rows | None = None
         # per container name: the arrays kept in shadow memory that may be its items
         self._tracked_items: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def stores(self) -> Stores:
+        """The reverse of stores, reads by index and calls made for their effect
+        (:mod:`reverse_stores`), made at the first: the first gradient of a function with
+        none does not import it (issue 15's cold start)."""
+        if self._stores is None:
+            from adgen.transforms.reverse_stores import Stores
+
+            self._stores = Stores(self)
+        return self._stores
+
+    @property
+    def calls(self) -> Calls:
+        """The reverse of calls of the user's functions and rrules (:mod:`reverse_calls`),
+        made at the first (as :attr:`stores`)."""
+        if self._calls is None:
+            from adgen.transforms.reverse_calls import Calls
+
+            self._calls = Calls(self)
+        return self._calls
 
     @property
     def rows(self) -> Rows:

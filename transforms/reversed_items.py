@@ -55,6 +55,7 @@ from typing import Any
 
 import gast
 from adgen.transforms.names import unused_name
+from adgen.transforms.parse import code_names
 from adgen.transforms.walk import (
     as_load,
     body_nodes,
@@ -73,8 +74,8 @@ _LAZY = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
 def rewrite_reversed(parsed: Any) -> None:
     """Writes ``reversed(xs)`` of a list, tuple or array as ``xs[::-1]`` (see the module)."""
     code = getattr(parsed.fn, "__code__", None)
-    if code is not None and "reversed" not in _code_names(code):
-        return
+    if code is not None and "reversed" not in code_names(code):
+        return  # (front checks it before importing this module)
     tree = parsed.tree
     if _own("reversed", parsed) or not any(
             _reversed_call(n) for n in walk(tree)):
@@ -351,11 +352,3 @@ def _own(name: str, parsed: Any) -> bool:
                isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)) for n in walk(parsed.tree))
 
 
-def _code_names(code: Any) -> set[str]:
-    """The global names ``code`` and the code nested in it read."""
-    names: set[str] = set()
-    todo = [code]
-    for c in todo:
-        names.update(c.co_names)
-        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
-    return names
