@@ -21,12 +21,11 @@ not checked here.
 
 from __future__ import annotations
 
-import bisect
 import builtins
 import functools
-import heapq
 import itertools
 import linecache
+import sys
 import types
 from typing import Any
 
@@ -35,16 +34,19 @@ from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
 
 # the library functions that call a function given by keyword key= on items they are given
-_KEYED = (builtins.sorted, builtins.min, builtins.max, heapq.nsmallest, heapq.nlargest,
-          heapq.merge, itertools.groupby, bisect.bisect_left, bisect.bisect_right,
-          bisect.insort_left, bisect.insort_right)
+_KEYED = (builtins.sorted, builtins.min, builtins.max, itertools.groupby)
+# and those of these modules, read from them once imported (code holding heapq.nsmallest
+# imported heapq): the first gradient imports neither (issue 15's cold start)
+_KEYED_IN = {"heapq": ("nsmallest", "nlargest", "merge"),
+             "bisect": ("bisect_left", "bisect_right", "insort_left", "insort_right")}
 # those that call the function given as their first argument
 _FIRST = (builtins.filter, builtins.map, functools.reduce, itertools.starmap,
           itertools.filterfalse, itertools.takewhile, itertools.dropwhile)
 
 
-_NAMES = frozenset({*(f.__name__ for f in (*_KEYED, *_FIRST)), "accumulate", "sort", "bisect",
-                    "insort"})
+_NAMES = frozenset({*(f.__name__ for f in (*_KEYED, *_FIRST)),
+                    *(n for names in _KEYED_IN.values() for n in names), "accumulate", "sort",
+                    "bisect", "insort"})
 
 
 def _named(f: gast.expr) -> str | None:
@@ -53,12 +55,23 @@ def _named(f: gast.expr) -> str | None:
         else None
 
 
+def _keyed(callee: Any) -> bool:
+    """Whether ``callee`` is one of ``_KEYED`` or ``_KEYED_IN``'s."""
+    if any(callee is f for f in _KEYED):
+        return True
+    for module, names in _KEYED_IN.items():
+        held = sys.modules.get(module)
+        if held is not None and any(callee is getattr(held, n, None) for n in names):
+            return True
+    return False
+
+
 def callbacks_of(call: gast.Call, callee: Any) -> list[gast.expr]:
     """The arguments of ``call`` (of ``callee``, resolved; None: not known) that the callee
     calls itself: a ``key=`` of ``sorted``/``min``/``max``/heapq's/bisect's/``.sort()``, the
     first argument of ``filter``/``map``/``functools.reduce``/itertools', ``func=`` (or the
     second argument) of ``itertools.accumulate``."""
-    keyed = any(callee is f for f in _KEYED) or (
+    keyed = _keyed(callee) or (
         isinstance(call.func, gast.Attribute) and call.func.attr == "sort")
     out = [k.value for k in call.keywords if keyed and k.arg == "key"]
     if any(callee is f for f in _FIRST) and call.args:

@@ -19,6 +19,7 @@ every mode until session 25 (grad under both policies, jvp, hessian):
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import inspect
@@ -216,6 +217,12 @@ def method_key(x):
     return np.sum(y ** 2)
 
 
+def bisect_key(x):
+    y = x * 1.0
+    bisect.bisect_left([y], 0.5, key=scale_first_key)
+    return np.sum(y ** 2)
+
+
 def bump(a, b):
     a += b
     return a
@@ -230,7 +237,7 @@ def reduce_writer(x):
 CALLED_BACK = [(f, line_of(f, f"{callee}("), callee) for f, callee in [
     (sorted_nested_key, "sorted"), (max_module_key, "max"), (min_lambda_key, "min"),
     (list_sort_key, "sort"), (partial_key, "sorted"), (method_key, "sorted"),
-    (reduce_writer, "functools.reduce")]]
+    (reduce_writer, "functools.reduce"), (bisect_key, "bisect.bisect_left")]]
 
 
 @pytest.mark.parametrize("f, line, callee", CALLED_BACK)
