@@ -6,7 +6,8 @@ and walked_lists (for loops), counter_rows (reads a write in place may overwrite
 lift_lambdas (lambdas), effect_calls (refusals of calls writing their arguments), lower_match
 (match statements), nested_defs (functions defined inside), list_end_reads (the last item
 of a list the function grows), reverse_stores (stores and reads by index), reverse_calls
-(calls of the user's functions) and reversed_items (reversed(xs)). Each is
+(calls of the user's functions), reversed_items (reversed(xs)) and operator_methods
+(operators of the user's classes). Each is
 imported where it is first needed, and the function needing it gets the right derivative
 (and explain's right reason) in the same fresh process."""
 
@@ -78,7 +79,7 @@ LAZY = ("adgen.transforms.argument_writes", "adgen.transforms.tangent_ast",
         "adgen.transforms.effect_calls", "adgen.transforms.lower_match",
         "adgen.transforms.nested_defs", "adgen.transforms.list_end_reads",
         "adgen.transforms.reverse_stores", "adgen.transforms.reverse_calls",
-        "adgen.transforms.reversed_items")
+        "adgen.transforms.reversed_items", "adgen.transforms.operator_methods")
 
 
 def loaded():

@@ -49,7 +49,7 @@ from adgen.transforms.keyword_shims import bind_keyword_calls
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
-from adgen.transforms.operator_methods import call_operator_methods
+from adgen.transforms.operator_classes import sees_operator_classes
 from adgen.transforms.parse import Parsed, code_names, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
@@ -96,7 +96,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     bind_callees(parsed, writes_parameters)
     bind_keyword_calls(parsed)  # helper(x, scale=2.0) of def helper(x, **kw): per keywords
     read_properties(parsed)  # self.scale of a @property: its getter's call
-    call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
+    if sees_operator_classes(parsed):  # (imported here: most functions see no such class)
+        from adgen.transforms.operator_methods import call_operator_methods
+
+        call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     code = getattr(parsed.fn, "__code__", None)
     if code is None or "reversed" in code_names(code):  # (imported here: most call none)

@@ -64,60 +64,27 @@ such an object.
 from __future__ import annotations
 
 import copy
-import inspect
-import sys
-import types
 from typing import Any
 
 import gast
 import numpy as np
+from adgen.transforms.operator_classes import (
+    BINARY,
+    UNARY,
+    classes_seen,
+    user_class,
+    user_method,
+)
 from adgen.transforms.properties import method_owner
 from adgen.transforms.walk import walk
 
 __all__ = ["call_operator_methods"]
 
-# the method Python calls for each operator, and the reflected one it tries next
-BINARY = {
-    gast.Add: ("__add__", "__radd__"), gast.Sub: ("__sub__", "__rsub__"),
-    gast.Mult: ("__mul__", "__rmul__"), gast.MatMult: ("__matmul__", "__rmatmul__"),
-    gast.Div: ("__truediv__", "__rtruediv__"), gast.FloorDiv: ("__floordiv__", "__rfloordiv__"),
-    gast.Mod: ("__mod__", "__rmod__"), gast.Pow: ("__pow__", "__rpow__"),
-}
-UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
-OPERATORS = frozenset({m for pair in BINARY.values() for m in pair} | set(UNARY.values()) |
-                      {"__i" + pair[0][2:] for pair in BINARY.values()} |
-                      {"__getitem__", "__setitem__", "__abs__"})
 # a list's, dict's or tuple's attributes (xs.append): not evidence of an object of a class
 _CONTAINER_ATTRIBUTES = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple))
-_LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 # the builtins the rewritten code calls (a function that binds one of them is left alone)
 _BUILTINS = {"type": type, "isinstance": isinstance, "slice": slice, "int": int,
              "float": float, "abs": abs, "getattr": getattr}
-
-
-def _user_class(cls: Any) -> bool:
-    """Whether ``cls`` is a class of the user's that defines an operator as a function."""
-    if not isinstance(cls, type) or issubclass(cls, (np.ndarray, np.generic, list, dict,
-                                                     tuple, set, str, bytes, int, float,
-                                                     complex)):
-        return False
-    module = str(getattr(cls, "__module__", ""))
-    if module in ("builtins", "numpy") or module.startswith(("numpy.", "adgen.")):
-        return False
-    return any(_method(cls, name) is not None for name in OPERATORS)
-
-
-def _method(cls: Any, name: str) -> Any:
-    """``cls``'s method ``name`` when it is a plain function of the user's code (not of an
-    installed package or the standard library: ``pathlib.Path.__truediv__``), else None."""
-    try:
-        found = inspect.getattr_static(cls, name)
-    except AttributeError:
-        return None
-    if not isinstance(found, types.FunctionType) or \
-            found.__code__.co_filename.startswith(_LIBRARY):
-        return None
-    return found
 
 
 class _Held:
@@ -132,7 +99,7 @@ class _Held:
         self.built = False
 
     def defining(self, name: str) -> list[tuple[type, gast.expr]]:
-        return [(c, e) for c, e in self.classes if _method(c, name) is not None]
+        return [(c, e) for c, e in self.classes if user_method(c, name) is not None]
 
 
 def call_operator_methods(parsed: Any) -> None:
@@ -142,10 +109,10 @@ def call_operator_methods(parsed: Any) -> None:
     tree = parsed.tree
     # the classes the function can name (its globals and closure, and the globals of modules
     # of the user's it imports: vecs.Vec), and its own class: most functions see none
-    seen = _classes_seen(parsed.namespace)
+    seen = classes_seen(parsed.namespace)
     params = tree.args.args
     owner = method_owner(parsed.fn, parsed.namespace) if params else None
-    if not seen and not _user_class(owner):
+    if not seen and not user_class(owner):
         return
     if any(parsed.namespace.get(n, b) is not b for n, b in _BUILTINS.items()) or \
             any(isinstance(n, gast.Name) and n.id in _BUILTINS and
@@ -161,7 +128,7 @@ def call_operator_methods(parsed: Any) -> None:
         if last not in names:
             return None
         cls = resolve(parsed, func)
-        return cls if _user_class(cls) else None
+        return cls if user_class(cls) else None
 
     stores: dict[str, int] = {}
     built: list[tuple[str, gast.expr, Any]] = []  # (name, value, its class)
@@ -184,7 +151,7 @@ def call_operator_methods(parsed: Any) -> None:
                 node.value is not None and isinstance(node.annotation, (gast.Name,
                                                                         gast.Attribute)):
             cls = resolve(parsed, node.annotation)  # pos: Vec = p.pos
-            if _user_class(cls):
+            if user_class(cls):
                 annotated.append((node.target.id, node.annotation, cls))
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
@@ -199,7 +166,7 @@ def call_operator_methods(parsed: Any) -> None:
         entry.classes.append((cls, func))
         entry.certain = entry.certain and len(entry.classes) == 1
         entry.built = entry.certain
-    if _user_class(owner) and not stores.get(params[0].id):
+    if user_class(owner) and not stores.get(params[0].id):
         first = params[0].id
         held[first] = _Held([(owner, _call("type", _name(first, tree), at=tree))], True)
     for name, ann, cls in annotated:  # pos: Vec = p.pos, a name bound once
@@ -208,7 +175,7 @@ def call_operator_methods(parsed: Any) -> None:
     for p in params:  # def loss(p: Vec, x): an annotation that names a class
         ann = getattr(p, "annotation", None)
         cls = resolve(parsed, ann) if isinstance(ann, (gast.Name, gast.Attribute)) else None
-        if _user_class(cls) and not stores.get(p.id) and p.id not in held:
+        if user_class(cls) and not stores.get(p.id) and p.id not in held:
             held[p.id] = _Held([(cls, ann)], True)
     # a parameter of unknown class (def loss(p, x)) that the function shows to be an object:
     # one of the user's classes the function sees, chosen as the code runs
@@ -228,24 +195,6 @@ def call_operator_methods(parsed: Any) -> None:
                 held[name] = _Held(list(found), False)
                 changed = True
     _Rewriter(held, _fresh_names(tree, parsed), made).visit(tree)
-
-
-def _classes_seen(namespace: dict[str, Any]) -> list[tuple[type, gast.expr]]:
-    """The user's classes with an operator of their own that ``namespace`` (a function's
-    globals and closure) names, each with the expression that reads it (``Vec``, or
-    ``vecs.Vec`` for a module of the user's the function imports)."""
-    found = []
-    for key, value in list(namespace.items()):
-        if isinstance(value, type) and key.isidentifier() and _user_class(value):
-            found.append((value, _load(key)))
-        elif isinstance(value, types.ModuleType) and key.isidentifier() and \
-                not str(getattr(value, "__file__", None) or _LIBRARY[0]).startswith(_LIBRARY):
-            for attr, held in list(vars(value).items()):
-                if isinstance(held, type) and attr.isidentifier() and \
-                        held.__module__ == value.__name__ and _user_class(held):
-                    found.append((held, gast.Attribute(value=_load(key), attr=attr,
-                                                       ctx=gast.Load())))
-    return found
 
 
 def _read_as_objects(tree: gast.AST, params: set[str],
@@ -398,7 +347,7 @@ class _Rewriter(gast.NodeTransformer):
             return self.held.get(node.id)
         if isinstance(node, gast.Call) and id(node) not in self.results:
             cls = self.resolve(node.func)
-            if _user_class(cls):  # Vec(v) + w: an object of the class, for certain
+            if user_class(cls):  # Vec(v) + w: an object of the class, for certain
                 return _Held([(cls, node.func)], True)
         return self.results.get(id(node))
 
@@ -457,8 +406,8 @@ class _Rewriter(gast.NodeTransformer):
                 # right operand is computed first here: a name, or an object made)
                 (lc, _), (rc, _) = left.classes[0], right.classes[0]
                 pair = self._hold(node.right) if rc is not lc and issubclass(rc, lc) and \
-                    _method(rc, reflected) is not None and \
-                    _method(rc, reflected) is not _method(lc, reflected) else None
+                    user_method(rc, reflected) is not None and \
+                    user_method(rc, reflected) is not user_method(lc, reflected) else None
                 if pair is not None:
                     first, then = pair
                     call = _method_call(first, reflected, [node.left], node,
