@@ -282,6 +282,10 @@ class _Rewriter:
         else:
             return False
         method = class_attribute(cls, func.attr)
+        if registry.has_method_reference(method):
+            # d.logpdf(x) of a frozen scipy multivariate_normal given: adgen's reference (the
+            # dispatch finds it), not scipy's source
+            return False
         if not isinstance(method, types.FunctionType) or \
                 method.__code__.co_flags & 0x20 or not method.__code__.co_argcount:
             return False  # a staticmethod, classmethod, property, or generator: as it is

@@ -840,6 +840,17 @@ def reference_of(func: Any) -> Callable[..., Any] | None:
     return ref.impl
 
 
+def has_method_reference(method: Any) -> bool:
+    """Whether ``method``, a function found on a library class, has a
+    :func:`defmethod_reference` (``multivariate_normal_frozen.logpdf``): a call of it on an
+    object of the class is compiled as the reference, never from the method's source."""
+    if id(method) not in _CLASS_METHOD_REFERENCES and _OPTIONAL and \
+            any(m in sys.modules for m in _OPTIONAL):
+        load_optional_rules()
+    ref = _CLASS_METHOD_REFERENCES.get(id(method))
+    return ref is not None and ref.primal is method
+
+
 def has_function_reference(func: Any) -> bool:
     """Whether ``func`` has a reference implementation that is a plain function (a bound
     method of a library class with a :func:`defmethod_reference` has its reference bound to
