@@ -135,6 +135,22 @@ class Stores:
         if user_name_of(a.target).endswith("_dot") or user_name_of(a.other).endswith("_dot"):
             # reverse over the jvp code adgen generated (hessian, hvp, jacrev of grad): its
             # names are not the user's (it said 'self_dot.calls = t2_dot changes self_dot')
+            store = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 \
+                else getattr(s, "target", None)
+            if isinstance(store, gast.Subscript):
+                # params[k] -= lr * grads[k] in a loop over params: an item of a dict or
+                # list, not an attribute (it said "sets an attribute of an object")
+                held = user_name_of(self.plan.user_name(a.target)).removesuffix("_dot")
+                raise UnsupportedError(
+                    "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of code "
+                    f"that writes an item of {held} in place (this line) while another name "
+                    f"reaches {held} too (a loop over {held} itself, or a second name for it) "
+                    "are not supported yet: the forward-mode code adgen differentiates again "
+                    "follows a container's tangent by its name, not through aliases",
+                    self.plan.loc(s),
+                    hint=f"loop over a copy (for k in list({held}): ...), or build a new "
+                         f"one ({held} = {{k: ... for k in {held}}}); adgen differentiates both "
+                         "to second order")
             raise UnsupportedError(
                 "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of code that sets "
                 "an attribute of an object it is given (this line) are not supported yet: the "
