@@ -1013,3 +1013,13 @@ else:
 cases("adgen.rules.helpers_complex.angle_jvp", C(randn(3), randn(3), False),
       C(randn(2, 3), randn(2, 3), True))
 cases("adgen.rules.helpers_complex.angle_vjp", refuse(randn(3), randn(3), False))
+
+# scipy.special.softplus (session 27, appended; SciPy >= 1.15, a Python function calling
+# np.logaddexp(0, x, **kwargs)): both tails too, where expit is exp(x) or 1
+try:
+    import scipy.special as _special  # noqa: F401, F811
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    if hasattr(_special, "softplus"):
+        cases("scipy.special.softplus", unary(randn), C(np.array([-40.0, -3.0, 0.0, 3.0, 40.0])))

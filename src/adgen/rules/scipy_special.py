@@ -183,6 +183,15 @@ def expi(g: Any, out: Any, x: Any) -> Any:
     return g * np.exp(x) / x
 
 
+if hasattr(special, "softplus"):  # (SciPy >= 1.15: np.logaddexp(0, x, **kwargs))
+
+    @defvjp(special.softplus, "x", reads="out", name="scipy.special.softplus")
+    def softplus(g: Any, out: Any, x: Any) -> Any:
+        # expit(x) = 1 - exp(-softplus(x)), exact at both ends (exp(x) far left, 1 far right)
+        return g * -np.expm1(-out)
+
+    defjvp_kind("elementwise", special.softplus)
+
 defjvp_kind("elementwise", special.expm1, special.log1p, special.cbrt, special.exp2,
             special.gamma, special.beta, special.entr, special.rel_entr, special.kl_div,
             special.erfinv, special.erfcinv, special.erfcx, special.dawsn, special.expi)
