@@ -250,7 +250,9 @@ def _unpack(target: gast.expr, source: str, like: gast.AST, namer: Namer) -> lis
         elts = target.elts
         star = next((k for k, e in enumerate(elts) if isinstance(e, gast.Starred)), None)
         n = len(elts) if star is None else len(elts) - 1
-        wrong = gast.Compare(left=_call("len", name(source)),
+        # (unpacked_len: the length of a tuple, list or array; anything else, which Python
+        # unpacks through its __iter__, is refused there)
+        wrong = gast.Compare(left=_call("unpacked_len", name(source)),
                              ops=[gast.NotEq() if star is None else gast.Lt()],
                              comparators=[gast.Constant(n, None)])
         error = gast.Call(func=name("ValueError"), args=[gast.Constant(

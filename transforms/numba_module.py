@@ -419,7 +419,7 @@ class _Module:
                   "balanced_eq, cast_vjp, cholesky_vjp, copy_adjoint, cotangent_as, det_vjp, "
                   "diag_vjp, entry_items, "
                   "extreme_vjp, "
-                  "grow, inverse_axes, item, loop_sequence, matmul_vjp_a, matmul_vjp_b, "
+                  "grow, inverse_axes, item, loop_sequence, unpacked_len, matmul_vjp_a, matmul_vjp_b, "
                   "matrix_transpose, max_axis, max_vjp, mean_axis, mean_vjp, min_axis, "
                   "or_zeros, remap_tree, saved_copy, solve_vjp_a, solve_vjp_b, store_cotangent, stored_into, "
                   "strict_before_write, strict_capture, strict_scope, sum_axis, sum_keepdims, sum_vjp, "

@@ -268,7 +268,7 @@ def is_comment(st: gast.stmt) -> bool:
 # runtime functions the earlier passes write into the forward (they resolve to adgen.runtime)
 # Runtime functions the earlier passes call (desugar, lower_control, lower_mutation,
 # lower_match): resolved to adgen.runtime's by both modes, so their rules apply
-RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index",
+RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "unpacked_len", "flat_view", "diagonal_index",
                            "enter_context", "entered_value", "exit_context", "call_starred",
                            "namedtuple_of", "namedtuple_replace", "field_default",
                            "match_sequence", "ufunc_at", "list_snapshot",

@@ -180,6 +180,14 @@ class ObjectAdjoint(dict):
             raise KeyError(key)
         refuse_object_read_as_value(None)
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not isinstance(key, str):
+            # a, b = p of an object with __iter__ (and __len__): indexed as a sequence, each
+            # item's adjoint went to a key 0, 1 of the object's adjoint, which no attribute
+            # reads (the gradient through p's arrays was zero, silently)
+            refuse_object_read_as_value(None)
+        super().__setitem__(key, value)
+
     def _arithmetic(self, *_: Any) -> Any:
         refuse_object_read_as_value(None)
 

@@ -80,7 +80,7 @@ MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards, numba_ari
 
 __all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
-           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "matmul_vjp_a", "matmul_vjp_b",
+           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "unpacked_len", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "present", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
@@ -356,6 +356,18 @@ def _or_zeros(g, like):
         return None
     if isinstance(g, types.Array) or is_number(g):
         return lambda g, like: g
+    return None
+
+
+def unpacked_len(x: Any) -> int:
+    """The length of what ``a, b = x`` unpacks: a tuple or an array (nopython takes no other)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(unpacked_len, jit_options={"cache": True})
+def _unpacked_len(x):
+    if isinstance(x, (types.Array, types.BaseTuple)):
+        return lambda x: len(x)
     return None
 
 

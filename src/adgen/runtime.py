@@ -591,6 +591,30 @@ def dict_keys(d: Any) -> list[Any]:
     return list(d.keys())
 
 
+def unpacked_len(x: Any) -> int:
+    """The length of what ``a, b = x`` unpacks, which the compiled code reads by index
+    (desugar): a tuple, list, array, str, bytes or range, whose items are what Python's
+    unpacking gives. Anything else is refused: Python unpacks it through its ``__iter__``
+    (a dict gives its keys, an object of the user's its own items), which indexing does not
+    follow (an object whose ``__getitem__`` and ``__iter__`` disagreed gave jvp a wrong value
+    and tangent, silently; one without ``__len__`` raised TypeError).
+
+    Raises:
+        UnsupportedError: for any other value, at the user's line.
+    """
+    if isinstance(x, (tuple, list, np.ndarray, str, bytes, range)):
+        return len(x)
+    from adgen.errors import UnsupportedError
+
+    kind = "a dict" if isinstance(x, dict) else f"a {type(x).__name__} object"
+    raise locate(UnsupportedError(
+        f"unpacking {kind} (a, b = v) runs its __iter__, which adgen does not follow (it "
+        "reads the items of a tuple, a list or an array by position)",
+        hint="unpack a list or a tuple of it (a, b = list(v) for a dict's keys, a, b = "
+             "d.values() as a list: list(d.values())), or unpack the arrays an object "
+             "holds (a, b = p.w[:2], p.w[2:])"))
+
+
 def loop_sequence(x: Any) -> Any:
     """What a for loop indexes: arrays, lists and tuples as they are, anything else as a list."""
     if isinstance(x, (np.ndarray, list, tuple)):
@@ -838,7 +862,7 @@ __all__ = [
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
-    "take_attr", "pop_adjoint", "dict_keys", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "unpacked_len", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",

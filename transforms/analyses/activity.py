@@ -32,7 +32,7 @@ NONDIFF_CALLS = frozenset({
     "greater_equal", "less_equal", "any", "all", "ones", "zeros", "empty", "eye", "identity",
     "zeros_like", "ones_like", "empty_like", "loop_sequence_len", "tri", "triu_indices",
     "tril_indices", "diag_indices", "indices", "meshgrid_int", "perf_counter", "time",
-    "dict_keys", "diagonal_index",
+    "dict_keys", "diagonal_index", "unpacked_len",
     # np.ndindex(shape) yields tuples of ints (for i in np.ndindex(x.shape): ... x[i] ...;
     # it was differentiated as NumPy's Python class and refused)
     "ndindex",
@@ -47,7 +47,7 @@ NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes
                            # (only arrays have these: y.__array_interface__["shape"])
                            "__array_interface__", "__array_struct__", "__array_priority__"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.
-_GENERATED_NONDIFF = frozenset({"loop_sequence_len", "dict_keys", "diagonal_index",
+_GENERATED_NONDIFF = frozenset({"loop_sequence_len", "dict_keys", "diagonal_index", "unpacked_len",
                                 "meshgrid_int"})
 
 

@@ -31,7 +31,7 @@ from adgen.transforms.analyses.effects import Effects
 from adgen.transforms.walk import children, walk
 
 # adgen's runtime functions the earlier passes call (they return no container they were given)
-_RUNTIME = frozenset({"loop_sequence", "dict_keys", "flat_view", "diagonal_index", "list_snapshot",
+_RUNTIME = frozenset({"loop_sequence", "dict_keys", "unpacked_len", "flat_view", "diagonal_index", "list_snapshot",
                       "dtype_kind", "zero_tangent"})  # (the jvp code's new zero tangents)
 
 
