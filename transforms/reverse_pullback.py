@@ -128,7 +128,10 @@ class Pullback:
         params = [a.id for a in self.plan.fn.args.args]
         self.parts, cparams, joined = taken_over(self, params, state)
         rev = self.rev_block(self.plan.fn.body, state, top=True)
-        rev = self.exit_items_to_shadows(cparams) + rev
+        # (a copy of a parameter, joined from it and a new one, too: self_dot_2 in the jvp
+        # code of a method counting self.i += 1 beside self.data[self.i] = v; the caller's
+        # adjoint of self_dot.data stayed in the deposit, and hessian was zero, silently)
+        rev = self.exit_items_to_shadows([*cparams, *joined]) + rev
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
         ret_parts = returned(self, params, state)
