@@ -254,10 +254,12 @@ def built_plainly(cls: type) -> bool:
              "__dataclass_fields__" not in dir(cls) and not _stores_past_setattr(cls)) or \
             not isinstance(getattr(cls, "__init__", None), types.FunctionType):
         return False
-    # (a slot, __dict__ and __weakref__ store as set)
+    # (a slot, __dict__ and __weakref__ store as set; a property without a setter or a
+    # deleter stores nothing: a store of its name raises, on the object first)
     return not any((hasattr(type(a), "__set__") or hasattr(type(a), "__delete__")) and
                    not isinstance(a, types.MemberDescriptorType) and
-                   name not in ("__dict__", "__weakref__")
+                   name not in ("__dict__", "__weakref__") and
+                   not (type(a) is property and a.fset is None and a.fdel is None)
                    for k in cls.__mro__[:-1] for name, a in vars(k).items())
 
 
