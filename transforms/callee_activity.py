@@ -96,13 +96,16 @@ def for_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
               resolve: Callable[[gast.expr], Any], active: Callable[[str], bool],
               kinds: dict[str, Any], compile_function: Callable[..., Any],
               given: dict[str, str] | None = None,
-              returned: Callable[[Any], str | None] | None = None) -> Any:
+              returned: Callable[[Any], str | None] | None = None,
+              refused: bool = False) -> Any:
     """``obj`` compiled for the calls of it in ``fn`` (:func:`call_pattern`), where
-    ``general``, its compilation for any arguments, is None (strict refused it: the
-    pattern's refusal is raised) or is one the pattern may make less cautious
+    ``general``, its compilation for any arguments, is None (strict refused it, or
+    ``refused``: a parameter reaching a rule's argument without a derivative, refused under
+    both policies; the pattern's refusal is raised) or is one the pattern may make less
+    cautious
     (:func:`_narrows`: a refusal there is dropped, ``general`` stays). None where there is
     no pattern, ``obj`` is being compiled for one (a recursive call), or nothing to gain."""
-    if id(obj) in SPECIALIZING or general is None and mutation != "strict":
+    if id(obj) in SPECIALIZING or general is None and mutation != "strict" and not refused:
         return None
     pattern = call_pattern(fn, obj, resolve, active, kinds, given, returned)
     if pattern is None or general is not None and not _narrows(general, obj, pattern,

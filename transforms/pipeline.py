@@ -110,8 +110,8 @@ from adgen.transforms.star_wrappers import shim_of
 from adgen.transforms.unseen_calls import check_unseen_calls
 from adgen.transforms.walk import walk
 
-from adgen.errors import AdgenError, CompilerError, MutationError
-from adgen.rules import registry
+from adgen.errors import AdgenError, CompilerError, MutationError, UnsupportedError
+from adgen.rules import nondiff_params, registry
 
 PASS_NAMES = FRONT_PASSES + ["reverse", "cleanup", "free_values"]
 
@@ -226,7 +226,21 @@ def _compile_new(fn: Any, key: tuple[Any, ...], mutation: str, wrt: tuple[int, .
                            [], False)
     IN_PROGRESS[(id(fn), mutation)] = placeholder
     try:
-        compiled = _compile(fn, mutation)
+        try:
+            compiled = _compile(fn, mutation)
+        except UnsupportedError as err:
+            if not getattr(err, "active_constant", False):
+                raise
+            # a parameter reaching a rule's argument without a derivative (np.var's ddof):
+            # compiled for any arguments, every parameter has one; a constant there has
+            # none. Compiled again without the refusal, which the callers that know what
+            # they pass raise (callee_info, compiled_calls), and others drop
+            nondiff_params.LENIENT.add(id(fn))
+            try:
+                compiled = _compile(fn, mutation)
+            finally:
+                nondiff_params.LENIENT.discard(id(fn))
+            compiled.nondiff_refusal = err
     finally:
         del IN_PROGRESS[(id(fn), mutation)]
     if compiled.mutates_params or compiled.mutates_containers:
@@ -523,6 +537,17 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                               act.active, known, compile_function, None, returns_container)
                 if c is None:
                     raise
+            if getattr(c, "nondiff_refusal", None) is not None:
+                # a parameter reaching a rule's argument without a derivative (np.var's
+                # ddof, polygamma's order): compiled for what the calls here pass, refused
+                # if one passes a value with a derivative there (rules.nondiff_params);
+                # where the calls have no pattern (a method), the compilation for any
+                # arguments stays (docs/limitations.md)
+                from adgen.transforms.callee_activity import for_calls
+
+                c = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
+                              act.active, known, compile_function, None, returns_container,
+                              refused=True) or c
             else:
                 # compiled for what the calls here pass where that may lift a refusal (a
                 # dict or list they pass, which it writes by index) or, under strict, a
@@ -550,9 +575,15 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             tree, known, {a.id for a, k in bound if type(k) is int},
             resolve_name, float_params, array_params), parsed)
         # the reverse pass thaws the tree before its forward emitter rewrites it
-        result = run_pass("reverse", lambda: reverse(
-            parsed, tree, namer, act, eff, headers, mutation, callee_info, known, columns, f64),
-            parsed)
+        # (compiled again for any arguments without refusing a derivative that reaches a
+        # rule's argument without one: _compile_new; callees compiled meanwhile refuse)
+        nondiff_params.LENIENT_NOW.append(id(fn) in nondiff_params.LENIENT)
+        try:
+            result = run_pass("reverse", lambda: reverse(
+                parsed, tree, namer, act, eff, headers, mutation, callee_info, known, columns,
+                f64), parsed)
+        finally:
+            nondiff_params.LENIENT_NOW.pop()
         # an array the forward computed dies after its last read, not at the return
         run_pass("reverse", lambda: drop_dead_arrays(
             result.forward, {n for n, k in known.items() if type(k) is int}), parsed)

@@ -44,8 +44,9 @@ from adgen.transforms.specialize import (
 )
 from adgen.transforms.walk import clone, clone_with, walk
 
-from adgen.errors import MissingRuleError
-from adgen.rules import registry
+from adgen.errors import MissingRuleError, UnsupportedError
+from adgen.rules import nondiff_params, registry
+from adgen.rules.nondiff_params import active_nondiff, refusal_text
 from adgen.rules.refusals import makes_derivative
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Operations:
         if op is None:
             return self.missing_rule(s, v)
         rule, bound = op
+        self.refuse_active_nondiff(s, rule, bound)
         b = self.pb.bar(t)
         out: list[gast.stmt] = []
         if b not in state:
@@ -86,6 +88,16 @@ class Operations:
             expr = self.instantiate(s, tpl, rule, bound, t, name(g), d)
             out += self.give(s, arg, d, expr, state)
         return out
+
+    def refuse_active_nondiff(self, s: gast.stmt, rule: Any, bound: dict[str, Any]) -> None:
+        """Refuses a call whose argument outside ``rule.diff`` has a derivative, unless the
+        parameter is derivative-free (rules.nondiff_params): its gradient would be a zero."""
+        param = active_nondiff(rule, bound, self.plan.any_active)
+        if param is not None and not nondiff_params.lenient():
+            msg, hint = refusal_text(rule, param)
+            err = UnsupportedError(msg, self.plan.loc(s), hint=hint)
+            err.active_constant = True  # type: ignore[attr-defined]  # (pipeline._compile_new)
+            raise err
 
     def missing_rule(self, s: gast.stmt, v: gast.Call) -> list[gast.stmt]:
         if not any(self.plan.active(a) for a in walk(v) if isinstance(a, gast.Name)):
@@ -142,6 +154,7 @@ class Operations:
                    g: gast.expr, state: set[str]) -> list[gast.stmt]:
         if rule.is_rrule:
             return self.pb.calls.rev_rrule(s, t, g, state)
+        self.refuse_active_nondiff(s, rule, bound)
         out: list[gast.stmt] = []
         if self.plan.eff.kinds.get(t) == "tuple" and isinstance(s, gast.Assign) and \
                 isinstance(s.value, gast.Call):

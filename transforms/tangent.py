@@ -92,6 +92,7 @@ from adgen.transforms.walk import walk
 from adgen.callbacks import checked_at
 from adgen.errors import MissingRuleError, UnsupportedError
 from adgen.rules import methods, registry
+from adgen.rules.nondiff_params import active_nondiff, refusal_text
 
 # the attributes of an ndarray whose store changes its layout (y.shape = s reshapes it in
 # place); y.real = v and y.flat = v store elements, as their tangents' stores do
@@ -738,6 +739,19 @@ class Tangent:
                 self.parsed.location(s),
                 hint="use reverse mode (adgen.grad, adgen.vjp, adgen.jacrev) for this "
                      "function, or add a jvp to the rule (adgen.rules.registry.defjvp)")
+        # a tangent reaching an argument the rule does not differentiate in (np.var's
+        # ddof): refused when the call runs if it is not zero (a helper compiled for any
+        # arguments gives every parameter a tangent, a constant's being zero)
+        checks: list[gast.stmt] = []
+        param = active_nondiff(rule, bound, lambda a: isinstance(a, (gast.AST, tuple)) and
+                               self.tangent(as_node(a)) is not None)
+        if param is not None:
+            msg, hint = refusal_text(rule, param)
+            checks.append(gast.Expr(value=gast.Call(
+                func=name("refuse_nonzero_tangent"),
+                args=[self.tangent(as_node(bound[param])), gast.Constant(msg, None),
+                      gast.Constant(hint, None)], keywords=[])))
+            gast.copy_location(checks[0], s)
         active = [k for k in rule.diff
                   if k in bound and self.tangent(as_node(bound[k])) is not None]
         pre: list[gast.stmt] = []  # statements before the primal one (out= only)
@@ -827,8 +841,8 @@ class Tangent:
                                            ctx=gast.Store()), name(tmp), s)] \
                 if self.active(buf) else []
             link = name(self.dot(buf)) if self.active(buf) else self.zero(name(n))
-            return fill, store + [assign(name(self.dot(n), gast.Store), link, s)]
-        return [], [assign(name(self.dot(n), gast.Store), expr, s)]
+            return checks + fill, store + [assign(name(self.dot(n), gast.Store), link, s)]
+        return checks, [assign(name(self.dot(n), gast.Store), expr, s)]
 
     def augassign(self, s: gast.AugAssign) -> list[gast.stmt]:
         """``x op= v``: the tangent statements run first (they read x's old value)."""

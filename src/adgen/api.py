@@ -25,7 +25,12 @@ from adgen.arguments import (
     refuse_subclasses,
     split_receiver,
 )
-from adgen.compiled_calls import compile_fun, gradient_compilation, run_forward
+from adgen.compiled_calls import (
+    compile_fun,
+    gradient_compilation,
+    refuse_nondiff_reached,
+    run_forward,
+)
 from adgen.errors import (
     MutationError,
     NonDifferentiableError,
@@ -118,6 +123,7 @@ def _vjp_compiled(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         refuse_foreign_array(a, n)  # a torch tensor, a JAX array (was a TypeError in f)
     refuse_subclasses(args, kwargs)
     compiled = compile_fun(fun, mutation, wrt=wrt, sig=signature(args), backend=backend)
+    refuse_nondiff_reached(compiled)
     # an argument that is (or views) a global array the function reads, written in place
     refuse_aliased_globals(compiled, fun, args)
     received = as_received(args) if compiled.mutates_containers else args

@@ -57,7 +57,17 @@ def gradient_compilation(fun: Callable[..., Any], mutation: str, wrt: tuple[int,
                            not has_unknown(sig))
     if getattr(compiled, "consumes", None) and may_be_complex(compiled):
         compiled = compile_fun(fun, mutation, wrt=wrt, sig=sig, backend=backend)
+    refuse_nondiff_reached(compiled)
     return compiled
+
+
+def refuse_nondiff_reached(compiled: Any) -> None:
+    """Raises the refusal a compilation for any arguments kept for its callers (a derivative
+    reaching a rule's argument without one, rules.nondiff_params): here every argument of the
+    user's function has a derivative."""
+    refused = getattr(compiled, "nondiff_refusal", None)
+    if refused is not None:
+        raise refused
 
 
 def run_forward(compiled: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:

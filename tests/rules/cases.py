@@ -1023,3 +1023,8 @@ except ImportError:  # pragma: no cover - the extra is not installed
 else:
     if hasattr(_special, "softplus"):
         cases("scipy.special.softplus", unary(randn), C(np.array([-40.0, -3.0, 0.0, 3.0, 40.0])))
+
+# forward mode's check of a tangent reaching an argument a rule does not differentiate in
+# (rules/jvps.py, rules/nondiff_params.py; appended: no draws): zero tangents pass
+cases("adgen.rules.helpers_tangent.refuse_nonzero_tangent",
+      C(np.zeros(3), "message", "hint"), C(0.0, "message", "hint"))

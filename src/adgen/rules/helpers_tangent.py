@@ -31,6 +31,7 @@ __all__ = [
     "named_like_vjp",
     "object_with",
     "partial_binds_no_tangent",
+    "refuse_nonzero_tangent",
     "sequence_operand",
     "slot_values",
     "solve_jvp_a",
@@ -373,6 +374,30 @@ def partial_binds_no_tangent(tangents: tuple) -> None:
     # the user's line (looked up, not imported: see helpers_core.unsupported)
     locate = getattr(sys.modules.get("adgen.runtime"), "locate", None)
     err = UnsupportedError(message)
+    raise locate(err) if locate is not None else err
+
+
+def refuse_nonzero_tangent(t: object, message: str, hint: str) -> None:
+    """Refuses a call whose argument with the tangent ``t`` is one its rule does not
+    differentiate in (``np.var``'s ``ddof``: rules.nondiff_params), where ``t`` is not zero:
+    forward mode would drop it, a silent zero. A zero tangent (a constant passed to a helper
+    compiled for any arguments) loses nothing.
+
+    Raises:
+        UnsupportedError: where ``t`` is not zero (NotImplementedError in a module without
+            adgen).
+    """
+    if tangent_is_zero(t):
+        return
+    try:
+        from adgen.errors import UnsupportedError
+    except ImportError:  # a standalone module run where adgen is not installed
+        raise NotImplementedError(message) from None
+    import sys
+
+    # the user's line (looked up, not imported: see helpers_core.unsupported)
+    locate = getattr(sys.modules.get("adgen.runtime"), "locate", None)
+    err = UnsupportedError(message, hint=hint)
     raise locate(err) if locate is not None else err
 
 

@@ -72,6 +72,7 @@ from adgen.rules.helpers import (
     quantile_jvp_jvp,
     quantile_jvp_vjp,
     quantile_positions,
+    refuse_nonzero_tangent,
     sequence_operand,
     shape_tree,
     sorted_jvp,
@@ -592,7 +593,14 @@ def partial_binds_no_tangent_vjp(g: Any, out: Any, tangents: Any) -> Any:
     return ()
 
 
-defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq, partial_binds_no_tangent)
+# the check of a tangent reaching an argument a rule does not differentiate in (a statement)
+@defvjp(refuse_nonzero_tangent, "t, message, hint", diff=(), linear=True)
+def refuse_nonzero_tangent_vjp(g: Any, out: Any, t: Any, message: Any, hint: Any) -> Any:
+    return ()
+
+
+defjvp_kind("zero", zero_tangent, dtype_kind, balanced_eq, partial_binds_no_tangent,
+            refuse_nonzero_tangent)
 defjvp_kind("linear", extreme_tangent)
 defjvp_kind("linear", float_part)
 defjvp_kind("linear", fit_tangent, view_tangent, given_tangent, named_like, sequence_operand,
