@@ -10,10 +10,12 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``np.sin(x, y)`` (an output by position) -> ``np.sin(x, out=y)``, then as below
 - ``np.copyto(dst, src)``            -> ``dst[...] = src`` (with ``where=m``:
                                          ``t = np.where(m, src, dst); dst[...] = t``)
-- ``f(a, b, out=o)`` (any rule call)    -> ``o = f(a, b, out=o)`` (written in place; the new
+- ``f(a, b, out=o)`` (a ufunc)          -> ``o = f(a, b, out=o)`` (written in place; the new
                                          binding names the new contents of the same buffer;
                                          not a function of the user's with an out= keyword,
                                          which need not return o: an ordinary call)
+- ``f(a, out=o)`` (any other rule call) -> ``t = f(a); o[...] = t`` (np.dot, np.clip, np.sum
+                                         ... return a new scalar, not o, for a 0-d o)
 - ``x.sort()`` (1-D or last axis)    -> ``p = np.argsort(x, axis=-1, kind="stable");
                                          t = np.take_along_axis(x, p, axis=-1); x[...] = t``
 - ``np.add.at(x, i, v)`` / ``np.subtract.at`` stay calls (the reverse pass knows them).
@@ -52,6 +54,8 @@ from adgen.transforms.reduction_keywords import lower_reduction
 from adgen.transforms.several_results import lower_several
 from adgen.transforms.ufunc_where import lower_ufunc_where
 from adgen.transforms.walk import clone, statement_blocks, walk
+from numpy import ndarray as _ndarray
+from numpy import ufunc as _ufunc
 
 from adgen.errors import UnsupportedError
 
@@ -277,7 +281,19 @@ class _Lower:
                     hint=f"store the result instead: {out_arg.id}[...] = the same call "
                          "without out= (which adgen follows), or pass the array to the "
                          "function as an argument")
-            # o = f(a, out=o): the call writes o's buffer in place and returns it; binding o
+            if _may_return_another(func, resolved):
+                # np.dot(a, b, out=o), np.sum(v, out=o), np.clip(u, 0, 1, out=o): for a 0-d o
+                # (or a NumPy scalar operand) the call returns a new scalar, not o, so o bound
+                # to the result named no buffer and the write had no gradient (silently): the
+                # result is made, then stored into o as o[...] = t
+                call.keywords = [k for k in call.keywords if k.arg != "out"]
+                t = self.namer.fresh("t")
+                new = [assign(name(t, gast.Store), call, s),
+                       store(name(out_arg.id), _ellipsis(), name(t), s)]
+                if result is not None:
+                    new.append(assign(name(result, gast.Store), name(out_arg.id), s))
+                return [u for st in new for u in self.stmt(st)]
+            # o = f(a, out=o): a ufunc writes o's buffer in place and returns it; binding o
             # again lets SSA name the new contents while the buffer stays the same
             new = [assign(name(out_arg.id, gast.Store), call, s)]
             if result is not None:
@@ -813,6 +829,16 @@ _IN_PLACE_OPERATORS = {
     "__itruediv__": gast.Div, "__ifloordiv__": gast.FloorDiv, "__imod__": gast.Mod,
     "__ipow__": gast.Pow, "__imatmul__": gast.MatMult,
 }
+
+
+def _may_return_another(func: gast.expr, resolved: object) -> bool:
+    """A NumPy function or array method given ``out=`` that may return a new value, not its
+    out array (np.dot, np.clip, np.sum of a NumPy scalar; a 0-d out): anything NumPy's but a
+    ufunc, which returns its out array. (A function found only when it runs keeps the call.)"""
+    if resolved is None:
+        return isinstance(func, gast.Attribute) and hasattr(_ndarray, func.attr)  # v.dot(w)
+    return not isinstance(resolved, _ufunc) and \
+        str(getattr(resolved, "__module__", "") or "").startswith("numpy")
 
 
 def _of_namedtuple(method: object) -> bool:
