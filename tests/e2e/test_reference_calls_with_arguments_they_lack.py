@@ -12,7 +12,7 @@ import adgen
 from tests.gradcheck import numerical_grad, numerical_jvp
 
 
-def max_padded(x):
+def max_padded(x):  # refused until session 27: the statistic modes and stat_length are taken
     return np.sum(np.pad(x, 2, mode="maximum", stat_length=2) ** 2)
 
 
@@ -28,8 +28,7 @@ def corrected_variance(x):
     return np.nanvar(x, correction=1)
 
 
-REFUSED = [(max_padded, "stat_length"), (masked_total, "where"),
-           (corrected_variance, "correction")]
+REFUSED = [(masked_total, "where"), (corrected_variance, "correction")]
 X = np.array([0.1, 0.4, np.nan, 0.9, 0.6])
 
 
@@ -55,7 +54,7 @@ def nan_total(x):
 
 
 @pytest.mark.parametrize("mutation", ["save", "strict"])
-@pytest.mark.parametrize("fun", [edge_padded, nan_total, ramp_padded],
+@pytest.mark.parametrize("fun", [edge_padded, nan_total, ramp_padded, max_padded],
                          ids=lambda f: f.__name__)
 def test_the_arguments_adgen_takes_still_differentiate(fun, mutation):
     x = np.array([0.1, 0.4, 0.9])

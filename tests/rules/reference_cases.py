@@ -62,7 +62,7 @@ cases("numpy.pad", C(randn(4), 2), C(randn(3, 4), ((1, 2), (0, 3))),
       C(randn(3, 4), 1, constant_values=0.7), C(randn(3, 4), (2, 1), "edge"),
       C(randn(5), (3, 2), mode="reflect"), C(randn(3, 4), 2, "symmetric"),
       C(randn(3, 4), ((1, 0), (4, 2)), "wrap"), C(randn(4), 1, "constant"),
-      refuse(randn(4), 2, "maximum"), refuse(randn(4), 2, "reflect", reflect_type="odd"),
+      C(randn(4), 2, "maximum"), refuse(randn(4), 2, "reflect", reflect_type="odd"),
       refuse(randn(4), 2, constant_values=(1.0, 2.0)))
 cases("numpy.array_split", C(randn(7), 3), C(randn(4, 5), 2, 1), C(randn(6, 2), [1, 4]),
       C(randn(5), 5), C(randn(4, 3), [2, 10], axis=0))
@@ -415,3 +415,13 @@ REFERENCE_CASES["numpy.pad"] += [
       end_values=np.array([[0.5, 1.0], [-1.0, 2.0]])),
     C(np.array([[0.4, -0.2, 0.9], [1.1, 0.6, -0.3]]), ((0, 2), (1, 0)), "linear_ramp",
       end_values=0.25)]
+
+# np.pad's statistic modes (session 27; no draws: fixed values without ties), stat_length as an
+# int, per side and per axis, longer than the axis; mode= by position and by keyword
+_PADDED = np.array([[0.3, -1.2, 2.0, 0.7], [1.4, 0.2, -0.6, 0.9], [-0.8, 1.7, 0.5, -0.1]])
+REFERENCE_CASES["numpy.pad"] += [
+    C(_PADDED, ((1, 2), (3, 1)), "mean"), C(_PADDED, 2, mode="mean", stat_length=2),
+    C(_PADDED, ((2, 1), (0, 2)), "maximum", stat_length=((1, 2), (2, 1))),
+    C(_PADDED, 1, mode="minimum", stat_length=9), C(_PADDED, ((1, 1), (2, 2)), "median"),
+    C(_PADDED[0], (2, 3), "median", stat_length=(3, 2)),
+    refuse(_PADDED, 1, "maximum", stat_length=0), refuse(_PADDED, 1, "edge", stat_length=2)]

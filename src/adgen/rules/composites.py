@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.registry import defnondiff, defreference
+from adgen.rules.registry import defnondiff, defreference, defreference_helper
 
 # --------------------------------------------------------------------------------------------
 # Differences, sums, products
@@ -245,16 +245,29 @@ def tile(A: Any, reps: Any) -> Any:
 
 @defreference(np.pad)
 def pad(array: Any, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0.0,
-        end_values: Any = 0.0, reflect_type: str = "even") -> Any:
+        end_values: Any = 0.0, reflect_type: str = "even", stat_length: Any = None) -> Any:
     widths = _pad_widths(pad_width, np.ndim(array), mode, reflect_type,
                          _shape_of(constant_values))
+    lengths = _pad_stat_lengths(stat_length, np.ndim(array), mode)
     out = np.copy(array)  # numpy's pad returns a new array, even with no padding
     for ax in range(np.ndim(array)):
         before = widths[ax][0]
         after = widths[ax][1]
         if before == 0 and after == 0:
             continue
-        if mode == "linear_ramp":
+        if mode in _PAD_STATS:
+            # NumPy's: the statistic of the first (last) stat_length values along the axis
+            # (all of them by default), of the array padded along the axes before this one
+            n = np.shape(out)[ax]
+            first = _pad_stat_span(n, lengths[ax][0], True)
+            last = _pad_stat_span(n, lengths[ax][1], False)
+            lo = _pad_stat(np.take(out, first, axis=ax), ax, mode)
+            hi = _pad_stat(np.take(out, last, axis=ax), ax, mode)
+            out = np.concatenate([np.broadcast_to(lo, _slab_shape(np.shape(out), ax, before)),
+                                  out,
+                                  np.broadcast_to(hi, _slab_shape(np.shape(out), ax, after))],
+                                 axis=ax)
+        elif mode == "linear_ramp":
             # from end_values to the edge, as np.linspace(end, edge, n, endpoint=False)
             # (in the array's dtype, as NumPy's: a float32 array stays float32)
             kind = dtype_of(out)
@@ -547,7 +560,54 @@ def _tile_shapes(shape: Any, reps: Any) -> tuple[Any, Any, Any]:
     return src, wide, out
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp")
+_PAD_STATS = ("mean", "maximum", "minimum", "median")
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp") + _PAD_STATS
+
+
+@defnondiff
+def _pad_stat_lengths(stat_length: Any, nd: int, mode: Any) -> list[list[Any]]:
+    """np.pad's stat_length as (before, after) per axis (None: the whole axis)."""
+    if stat_length is None:
+        return [[None, None] for _ in range(nd)]
+    refuse_if(mode not in _PAD_STATS, f"np.pad: stat_length is not taken by mode={mode!r}")
+    try:
+        w = np.broadcast_to(np.asarray(stat_length, dtype=np.intp), (nd, 2))
+    except (TypeError, ValueError):
+        w = None
+    refuse_if(w is None or bool(np.any(w < 0)), "np.pad: stat_length must be non-negative "
+              "ints, one per axis side as pad_width (None inside it is not differentiated)")
+    return [[int(w[d, 0]), int(w[d, 1])] for d in range(nd)]
+
+
+@defnondiff
+def _pad_stat_span(n: int, length: Any, first: bool) -> np.ndarray:
+    """The positions along the axis whose statistic np.pad writes at its start (``first``)
+    or end: the first (last) ``length`` of the ``n``, all of them for None."""
+    m = n if length is None else min(int(length), n)
+    refuse_if(m == 0, "np.pad: a statistic of no values (an empty axis or stat_length=0) "
+              "has no value to pad with")
+    return np.arange(m) if first else np.arange(n - m, n)
+
+
+@defreference_helper
+def _pad_stat(chunk: Any, ax: int, mode: str) -> Any:
+    """np.pad's statistic of ``chunk`` along ``ax`` (kept), rounded for an integer array."""
+    if mode == "mean":
+        stat = np.mean(chunk, axis=ax, keepdims=True)
+    elif mode == "median":
+        stat = np.median(chunk, axis=ax, keepdims=True)
+    elif mode == "maximum":
+        stat = np.max(chunk, axis=ax, keepdims=True)
+    else:
+        stat = np.min(chunk, axis=ax, keepdims=True)
+    if _integral_dtype(chunk):
+        return np.asarray(np.round(stat), dtype=np.asarray(chunk).dtype)
+    return stat
+
+
+@defnondiff
+def _integral_dtype(x: Any) -> bool:
+    return bool(np.issubdtype(np.asarray(x).dtype, np.integer))
 
 
 @defnondiff
