@@ -59,6 +59,13 @@ from numpy import ufunc as _ufunc
 
 from adgen.errors import UnsupportedError
 
+# Names of list, dict and ndarray methods that passes handle by name: on an object of a user's
+# class defining one, it is that class's method (Receivers.built_class)
+_CONTAINER_METHOD_NAMES = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update",
+    "setdefault", "fill", "put", "itemset", "resize", "partition", "setfield", "byteswap",
+    "shuffle", "add", "discard"})
+
 _REFUSED_METHODS = {
     "itemset": "write x[index] = value",
     "resize": "allocate a new array with np.resize(x, shape)",
@@ -309,6 +316,14 @@ class _Lower:
             if self.receivers.user_method(recv, method):
                 # self.update(x), self.fill(p) in a class that defines the method: a method
                 # call (self.fill(p) was taken for ndarray.fill: self[...] = p)
+                return [s]
+            cls = self.receivers.built_class(recv, method)
+            if cls is not None and method in _CONTAINER_METHOD_NAMES:
+                # d.append(v) of d = Doubler(): the class's own method, called through its
+                # class (Doubler.append(d, v)), which no later pass takes for list.append
+                call.func = located_at(gast.Attribute(value=clone(cls), attr=method,
+                                                      ctx=gast.Load()), func)
+                call.args = [clone(recv), *call.args]
                 return [s]
             if method == "__setitem__" and len(call.args) == 2 and not call.keywords and \
                     not any(isinstance(a, gast.Starred) for a in call.args):

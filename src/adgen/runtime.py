@@ -766,7 +766,21 @@ def list_adjoint(g: Any) -> Any:
 
 
 def pop_adjoint(adjoint: list[Any]) -> Any:
-    """The adjoint of the item an append added: the last one, removed."""
+    """The adjoint of the item an append added: the last one, removed.
+
+    Raises:
+        UnsupportedError: where the receiver was an object of the user's whose class has an
+            ``append`` of its own (a global or a parameter: ``D.append(v)``), which ran and
+            which the compiler took for a list's (a raw TypeError before).
+    """
+    if isinstance(adjoint, ObjectAdjoint):
+        from adgen.errors import UnsupportedError
+
+        raise locate(UnsupportedError(
+            "x.append(v) ran the append method of an object of one of your classes, which "
+            "adgen took for a list's append when compiling (it knows the class of an object "
+            "the function builds itself: d = Doubler(); d.append(v))",
+            hint="call it through its class (Doubler.append(d, v)), or rename the method"))
     return adjoint.pop() if adjoint else None
 
 

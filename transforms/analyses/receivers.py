@@ -131,6 +131,33 @@ class Receivers:
         module = str(getattr(resolved, "__module__", None) or "")
         return module.split(".")[0] not in ("numpy", "scipy")
 
+    def built_class(self, recv: gast.expr, method: str) -> gast.expr | None:
+        """For ``d.append(v)`` where every binding of ``d`` in the function is a call of the
+        same class of the user's (``d = Doubler()``) that defines ``method`` in Python: that
+        call's class expression (``Doubler``), so the call can be written as the class's
+        function (``Doubler.append(d, v)``). Later passes took it for a list's append (a raw
+        TypeError in the pullback) or refused it as list.pop / insert / remove. Else None."""
+        if not isinstance(recv, gast.Name):
+            return None
+        stores = [n for n in walk(self.parsed.tree) if isinstance(n, gast.Name) and
+                  n.id == recv.id and not isinstance(n.ctx, gast.Load)]
+        values = [a.value for a in walk(self.parsed.tree) if isinstance(a, gast.Assign) and
+                  len(a.targets) == 1 and isinstance(a.targets[0], gast.Name) and
+                  a.targets[0].id == recv.id]
+        if not values or len(values) != len(stores) or \
+                not all(isinstance(v, gast.Call) for v in values):
+            return None
+        classes = {id(self.resolve(v.func)): self.resolve(v.func) for v in values}
+        if len(classes) != 1:
+            return None
+        cls = next(iter(classes.values()))
+        if not isinstance(cls, type) or cls.__module__ in ("builtins", "collections") or \
+                str(cls.__module__).startswith(("numpy", "adgen")):
+            return None
+        if not isinstance(inspect.getattr_static(cls, method, None), types.FunctionType):
+            return None
+        return values[0].func
+
     def user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
         list, dict or ndarray method of that name."""
