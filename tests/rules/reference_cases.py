@@ -76,7 +76,11 @@ cases("numpy.interp",
       C(uniform(0.1, 2.9, 6), np.array([0.0, 0.5, 2.0, 3.0]), randn(4), -2.0, 7.0),
       C(1.25, np.array([0.0, 1.0, 2.0]), randn(3)),
       C(uniform(0.1, 0.9, 3, 2), np.array([0.0, 0.4, 1.0]), randn(3)),
-      refuse(randn(3), np.array([0.0, 1.0]), randn(2), period=2.0))
+      C(randn(3), np.array([0.0, 1.0]), randn(2), period=2.0),
+      # (period= since session 27: fixed values, xp unsorted and beyond the period)
+      C(np.array([0.3, -1.2, 4.3, 2.7]), np.array([2.5, 0.2, 4.1, 1.9]),
+        np.array([0.3, -1.0, 2.0, 0.5]), period=-3.0),
+      refuse(np.array([0.5]), np.array([0.0, 1.0]), np.array([1.0, 2.0]), period=0.0))
 cases("numpy.convolve", C(randn(6), randn(3)), C(randn(3), randn(6)),
       C(randn(6), randn(3), "same"), C(randn(4), randn(7), mode="same"),
       C(randn(6), randn(3), "valid"), C(randn(3), randn(5), "valid"), C(randn(1), randn(4)))

@@ -332,10 +332,23 @@ def dsplit(ary: Any, indices_or_sections: Any) -> Any:
 @defreference(np.interp)
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
-    refuse_if(period is not None, "np.interp: period= is not differentiated")
     x = np.asarray(x)  # lists of points and values, as numpy takes them
     xp = np.asarray(xp)
     fp = np.asarray(fp)
+    if period is not None:
+        # NumPy's: x and xp taken modulo |period|, xp sorted, one point added at each end
+        # from the other end shifted by the period (left and right are ignored)
+        refuse_if(period == 0, "np.interp: period must be a non-zero value")
+        p = np.abs(period)
+        x = np.mod(np.asarray(x, dtype=np.float64), p)
+        xp = np.mod(np.asarray(xp, dtype=np.float64), p)
+        order = np.argsort(xp)
+        xp = xp[order]
+        fp = fp[order]
+        xp = np.concatenate((xp[-1:] - p, xp, xp[0:1] + p))
+        fp = np.concatenate((fp[-1:], fp, fp[0:1]))
+        left = None
+        right = None
     n = np.shape(xp)[0]
     i = np.clip(np.searchsorted(xp, x, side="right"), 1, n - 1)
     x0 = xp[i - 1]
