@@ -75,7 +75,29 @@ def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # (a method of n, its tangent n_dot: compiled for the class, so self.__post_init__() or
     # self.reset() in __init__ is a call the compiled code follows, at second order too)
     tangent_of_call(types.MethodType(_init_of(cls), n), args, tangents, kwargs, n, n_dot)
+    if all(t is None for t in tangents):
+        _symbolic_zero(n_dot)
     return n, n_dot
+
+
+def _symbolic_zero(n_dot: Any) -> None:
+    """Records ``n_dot``, the tangent of an object built from arguments none of which has a
+    tangent (``Model(DATA)``), as a symbolic zero, as ``zero_tangent`` records the objects it
+    makes: tangent_calls then takes it for no tangent while none of its attributes is set
+    again and each is itself zero (a method of the object that stores attributes reads the
+    others as constants: ``np.sqrt(self.data)``'s tangent was 0 / 0, a NaN)."""
+    import weakref
+
+    from adgen.rules.helpers_tangent import zero_tangent
+
+    if not hasattr(n_dot, "__dict__"):  # (a class with __slots__: not recorded)
+        return
+    made = zero_tangent.__dict__.setdefault("made", {})
+    try:
+        weakref.finalize(n_dot, made.pop, id(n_dot), None)
+    except TypeError:  # (an object of a class no weak reference can hold)
+        return
+    made[id(n_dot)] = (weakref.ref(n_dot), dict(vars(n_dot)))
 
 
 # (id of the init's jvp, the layout) -> (the jvp, the generated function)

@@ -159,10 +159,13 @@ class _CompiledJvp:
 
 
 def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-              kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False
-              ) -> _RuleJvp | _CompiledJvp:
+              kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False,
+              zero_first: bool = False) -> _RuleJvp | _CompiledJvp:
     """What :func:`tangent_of_call` calls (see there). ``by_name``: a function with a rule as
-    the compiled jvp of a function that calls it by name (for reverse mode over it)."""
+    the compiled jvp of a function that calls it by name (for reverse mode over it).
+    ``zero_first``: the first tangent is a symbolic zero (a method's object's, which it
+    changes): the jvp is compiled for a constant first parameter, and given that tangent
+    for the attributes it stores."""
     from adgen.errors import UnsupportedError
 
     if isinstance(fn, functools.partial):
@@ -272,9 +275,16 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # writing u is then followed as a call by name, in reverse mode over this code too)
         from adgen.transforms.keyword_shims import for_keywords
 
+        # a symbolic zero given to a method that changes its object (self.h = np.sqrt(
+        # self.data) * w ** 3 of m.keeps(w) called in the function differentiated): the
+        # attributes it never stores are constants there, as where jvp gives the object no
+        # tangent (analyses.constant_attributes); with the object varied, sqrt(data)'s
+        # tangent was 0 / 0, a NaN. The zero tangent object is still given: the attributes
+        # the method stores set their tangents in it, which the caller reads after the call
         inner = _jvp_call(method_for(for_keywords(fn.__func__, kwargs), (fn.__self__,)),
                           (fn.__self__,) + tuple(args),
-                          (given,) + tuple(tangents), kwargs, None, None)
+                          (given,) + tuple(tangents), kwargs, None, None,
+                          zero_first=given is not None and _known_zero(given))
         if isinstance(inner, _CompiledJvp):
             if own:
                 inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
@@ -316,7 +326,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # object without one: self.gamma stays a number, not one with a zero tangent, whose
     # terms are 0 * inf = nan next to an infinite value; compile_tangent's wrt)
     compiled = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
-                                             if t is not None))
+                                             if t is not None and not (zero_first and k == 0)))
     return _compiled_call(compiled, args, tangents, kwargs)
 
 
