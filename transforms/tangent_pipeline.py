@@ -113,6 +113,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     """:func:`compile_tangent`'s compilation; None when ``wrt`` is given and ``fn`` calls
     itself (the caller compiles it for every parameter then)."""
     from adgen.transforms.argument_writes import calls_change_parameters, leaves_arguments
+    from adgen.transforms.result_derivatives import returns_no_derivative
     from adgen.transforms.tangent import CalleeJvp, tangent_code, tangent_params
 
     if getattr(fn, "__adgen_transform__", False):
@@ -254,7 +255,8 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                        lambda n: resolve(parsed, n),
                        None if wrt is None else {id(w.stmt) for w in eff.writes},
                        functools.partial(leaves_arguments, memo=summaries), leaving_defs,
-                       attribute_constants=True)
+                       attribute_constants=True,
+                       result_free=functools.partial(returns_no_derivative, memo={}))
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested, checks), parsed)

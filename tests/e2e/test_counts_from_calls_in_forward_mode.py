@@ -9,7 +9,8 @@ with. The starred call of a function without a derivative is now one, as its pla
 function's jvp gives it. ``grad`` of the variable forms refused ('len() has no derivative
 rule, and its result has a gradient here'): an int's cotangent is dropped now, as for
 ``len(x)`` by name. ``np.power(x, n)`` of such an int was NaN in jvp, jacfwd and hessian at a
-negative ``x`` until session 25 (the exponent's term, 0.0 * log of a negative base). All
+negative ``x`` until session 25 (the exponent's term, 0.0 * log of a negative base), and so
+was ``x ** float(n)`` (a helper whose result has no derivative gives a constant now). All
 against central differences (and the Hessian by hand).
 """
 
@@ -68,6 +69,52 @@ def power_from_a_variable(x):
     return np.sum(np.power(x, count_(x)))
 
 
+def exponent_as_a_float(x):
+    n = count(x)  # an int made a float: its zero tangent's term 0.0 * log(-0.8) was nan
+    return np.sum(x ** float(n))
+
+
+def mean_of(x):
+    return np.sum(x) / len(x)
+
+
+def scaled_by_a_mean(x):
+    # the look-alike: a helper whose result has a derivative keeps it
+    m = mean_of(x)
+    return np.sum(x ** 2) * float(m)
+
+
+class Shape:
+    def rows(self, x):
+        return x.shape[0]
+
+
+SHAPE = Shape()
+
+
+def exponent_from_a_method(x):
+    n = SHAPE.rows(x)  # a method returning a shape: an int, float(n) its exponent
+    return np.sum(x ** float(n))
+
+
+size_of = lambda v: len(v)  # noqa: E731 - a module-level lambda
+
+
+def exponent_from_a_lambda(x):
+    return np.sum(x ** float(size_of(x)))
+
+
+def filled(x):
+    out = np.zeros_like(x)  # made without a derivative, then written with one
+    out[x < 0] = np.sin(x[x < 0])
+    return out
+
+
+def scaled_by_a_filled_buffer(x):
+    # the look-alike: a helper writing its zeros_like buffer returns a derivative
+    return np.sum(filled(x) * x)
+
+
 FUNCTIONS = [len, np.sum]
 
 
@@ -89,7 +136,11 @@ HESSIANS = {
     len_in_a_variable: 2.0 * np.eye(3), exponent_from_a_variable: np.diag(6.0 * X),
     from_a_list: 6.0 * np.eye(3), only_the_count: np.zeros((3, 3)),
     exponent_from_a_helper: np.diag(6.0 * X), power_from_a_helper: np.diag(6.0 * X),
-    power_from_a_variable: np.diag(6.0 * X),
+    power_from_a_variable: np.diag(6.0 * X), exponent_as_a_float: np.diag(6.0 * X),
+    exponent_from_a_method: np.diag(6.0 * X), exponent_from_a_lambda: np.diag(6.0 * X),
+    scaled_by_a_filled_buffer: np.diag(np.where(X < 0, 2 * np.cos(X) - X * np.sin(X), 0.0)),
+    scaled_by_a_mean: 2.0 * np.mean(X) * np.eye(3) + (np.outer(2 * X, np.ones(3)) +
+                                                      np.outer(np.ones(3), 2 * X)) / 3.0,
 }
 
 
@@ -114,8 +165,10 @@ def test_hessians(f):
     np.testing.assert_allclose(h, numerical_hessian(f, X.copy()), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("f", [len_in_a_variable, exponent_from_a_variable, from_a_list],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [len_in_a_variable, exponent_from_a_variable, from_a_list,
+                               exponent_as_a_float, exponent_from_a_method,
+                               exponent_from_a_lambda, scaled_by_a_filled_buffer,
+                               scaled_by_a_mean], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_gradients_through_a_builtin_in_a_variable(f, mutation):
     check_grad(f, (X.copy(),), mutation=mutation)

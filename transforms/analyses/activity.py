@@ -241,11 +241,12 @@ def _call_name(call: gast.Call) -> str | None:
 def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
           leaves_arguments: Callable[[Any], bool] | None = None,
           held_callees: frozenset[str] = frozenset(),
-          leaving_defs: frozenset[str] = frozenset()
+          leaving_defs: frozenset[str] = frozenset(),
+          result_free: Callable[[Any], bool] | None = None
           ) -> list[tuple[set[str], set[str]]]:
     """(sources, targets) pairs: the values of the targets may depend on the sources.
-    ``leaves_arguments``, ``leaving_defs``: as :func:`activity`'s; ``held_callees``: as
-    :func:`held_callees`."""
+    ``leaves_arguments``, ``leaving_defs``, ``result_free``: as :func:`activity`'s;
+    ``held_callees``: as :func:`held_callees`."""
     if isinstance(s, gast.Assign):
         t = s.targets[0]
         v = s.value
@@ -267,6 +268,9 @@ def flows(s: gast.stmt, resolve: Callable[[gast.expr], Any] | None = None,
             if isinstance(v, gast.Subscript):
                 src = loaded_names(v.value)  # the index carries no derivative
             out = [(src, {t.id})]
+            if isinstance(v, gast.Call) and result_free is not None and \
+                    _result_free(v, resolve, result_free):
+                out = []  # n = count(x) of a helper returning len(x): an int
             if isinstance(v, gast.Call):
                 # h = cell.step(x), s = helper(o, x): the user's code may store what it
                 # computes in its object or arguments (self.h = ..., o.a = 2 * x), which then
@@ -377,17 +381,36 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
     return names
 
 
+def _result_free(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
+                 result_free: Callable[[Any], bool]) -> bool:
+    """Whether ``call`` calls a Python function of the user's (resolved where the function
+    compiles, and guarded there) whose result has no derivative (``result_free``)."""
+    if resolve is None:
+        return False
+    obj = resolve(call.func)
+    if obj is None and isinstance(call.func, gast.Attribute):
+        obj = _plain_method(resolve(call.func.value), call.func.attr)  # SHAPE.rows(x)
+    return isinstance(obj, types.FunctionType) and not _library(obj) and result_free(obj)
+
+
 def _method_leaves(owner: Any, attr: str, leaves_arguments: Callable[[Any], bool]) -> bool:
     """``owner.attr`` is a plain method of the user's class (looked up on the class, not
     the object) that changes none of its arguments, its object included."""
+    found = _plain_method(owner, attr)
+    return found is not None and leaves_arguments(found)
+
+
+def _plain_method(owner: Any, attr: str) -> types.FunctionType | None:
+    """The function ``owner.attr`` calls when it is a plain method of ``owner``'s class
+    (looked up on the class, not stored on the object), else None."""
     import inspect
 
     if owner is None or isinstance(owner, (types.ModuleType, type)):
-        return False
+        return None
     if attr in getattr(owner, "__dict__", {}):
-        return False  # (a function stored on the object itself)
+        return None  # (a function stored on the object itself)
     found = inspect.getattr_static(type(owner), attr, None)
-    return isinstance(found, types.FunctionType) and leaves_arguments(found)
+    return found if isinstance(found, types.FunctionType) else None
 
 
 def held_callees(fn: gast.FunctionDef,
@@ -460,7 +483,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
              writes: set[int] | None = None,
              leaves_arguments: Callable[[Any], bool] | None = None,
              leaving_defs: frozenset[str] = frozenset(),
-             attribute_constants: bool = False) -> Activity:
+             attribute_constants: bool = False,
+             result_free: Callable[[Any], bool] | None = None) -> Activity:
     """Computes varied and useful names by fixpoint over all statements (flow-insensitive).
 
     Args:
@@ -488,6 +512,10 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
         attribute_constants: whether a read of an attribute of a parameter given no tangent
             that no statement stores takes no variation from a store of another attribute
             (``analyses.constant_attributes``; forward mode, with ``wrt`` and ``writes``).
+        result_free: for a user function called by name, whether what it returns has no
+            derivative whatever its arguments (``return len(x)``; forward mode's
+            ``result_derivatives.returns_no_derivative``): its result is then a constant (an
+            int's zero tangent made ``x ** float(n)``'s exponent term 0 * nan).
     """
     aliases = aliases or {}
     stmts = list(nodes_of(fn, gast.stmt))
@@ -496,7 +524,7 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     callees = held_callees(fn, resolve)
     for s in stmts:
-        for p in flows(s, resolve, leaves_arguments, callees, leaving_defs):
+        for p in flows(s, resolve, leaves_arguments, callees, leaving_defs, result_free):
             if writes is not None and isinstance(s, gast.Assign) and \
                     isinstance(s.targets[0], gast.Name) and id(s) not in writes:
                 bindings.add(len(pairs))
