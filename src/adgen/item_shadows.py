@@ -104,12 +104,32 @@ def _record(container: Any, made: dict[int, Any], arrays: set[int]) -> Any:
                 add(v)
             elif t is float or t is int or t is bool or t is str or v is None:
                 add(v)
+            elif t in made and id(v) not in made:
+                add(_object_record(v, made, arrays))
             else:
                 add(_record(v, made, arrays))
         return out
     if type(out) is DictItems:
         into = out
     for k, v in items:
+        t = type(v)
+        if t is np.ndarray:
+            arrays.add(id(v))
+            into[k] = v
+        elif t is float or t is int or t is bool or t is str or v is None:
+            into[k] = v
+        else:
+            into[k] = _record(v, made, arrays)
+    return out
+
+
+def _object_record(obj: Any, made: dict[int, Any], arrays: set[int]) -> ObjectItems:
+    """_record of an object of a class already found to be objects' and not met yet in this
+    walk: its attributes taken in place, arrays and numbers without a call of their own (a
+    list of a model's layers, each an object of the same class, is walked at every call)."""
+    out = made[id(obj)] = ObjectItems()
+    into = out.__dict__
+    for k, v in vars(obj).items():
         t = type(v)
         if t is np.ndarray:
             arrays.add(id(v))
