@@ -115,6 +115,12 @@ def tangent_of_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
         return dynamic_call(tg, s, n, v)
     if rule is None and isinstance(obj, type) and n is not None and built_plainly(obj):
         return construction(tg, s, n, v)
+    if rule is None and isinstance(obj, type) and n is not None and not v.args and \
+            not v.keywords and built_empty(obj):
+        # act = Tanh() of a class with no __init__ of its own: an object with no attributes,
+        # its tangent a zero (a known one: its methods read it as a constant). It was
+        # refused as a call without a rule ("register one with adgen.rrule"); grad built it
+        return [], [assign(name(tg.dot(n), gast.Store), tg.zero(name(n)), s)]
     if rule is None and isinstance(obj, type) and \
             isinstance(getattr(obj, "__init__", None), types.FunctionType):
         # reverse mode builds them (dispatch._construct); an rrule gives no jvp either
@@ -261,6 +267,14 @@ def built_plainly(cls: type) -> bool:
                    name not in ("__dict__", "__weakref__") and
                    not (type(a) is property and a.fset is None and a.fdel is None)
                    for k in cls.__mro__[:-1] for name, a in vars(k).items())
+
+
+def built_empty(cls: type) -> bool:
+    """Whether ``cls()`` builds an object with no attributes: a class of the user's with no
+    ``__init__`` (``object.__init__``), ``__new__`` or metaclass ``__call__`` of its own (a
+    callable layer ``class Tanh: def __call__(self, x): ...``)."""
+    return cls.__module__ != "builtins" and type(cls).__call__ is type.__call__ and \
+        cls.__new__ is object.__new__ and cls.__init__ is object.__init__
 
 
 def _stores_past_setattr(cls: type) -> bool:

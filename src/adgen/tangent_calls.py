@@ -291,6 +291,15 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                     inner.tangent_slots[0]
             inner.arg_slots, inner.tangent_slots = inner.arg_slots[1:], inner.tangent_slots[1:]
         return inner
+    if isinstance(fn, type) and isinstance(getattr(fn, "__init__", None), types.FunctionType):
+        # cls(a * 3) in a classmethod, a class held in a variable: "a method or callable
+        # object taken from a variable" named no object
+        raise UnsupportedError(
+            f"forward mode (jvp) building an object of the class {fn.__qualname__} through a "
+            "name that holds it when the code runs (cls(...) in a classmethod, a class held "
+            "in a variable or passed in)",
+            hint=f"build it by the class's name ({fn.__name__}(...)), which forward mode "
+            "follows, or use adgen.grad / adgen.vjp, which build it")
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(
             f"forward mode (jvp) calling {getattr(fn, '__qualname__', type(fn).__name__)}, a "
