@@ -429,3 +429,19 @@ REFERENCE_CASES["numpy.pad"] += [
     C(_PADDED, 1, mode="minimum", stat_length=9), C(_PADDED, ((1, 1), (2, 2)), "median"),
     C(_PADDED[0], (2, 3), "median", stat_length=(3, 2)),
     refuse(_PADDED, 1, "maximum", stat_length=0), refuse(_PADDED, 1, "edge", stat_length=2)]
+
+# np.piecewise (session 27; no draws: fixed values away from the conditions' edges) with
+# module-level functions, NumPy's and constants in funclist, the "otherwise" function, a
+# scalar; a lambda is refused (rules/composites_callbacks.py)
+_PW = np.array([0.3, -1.2, 0.8, -0.4, 1.7])
+
+
+def _pw_square(t):
+    return t * t - 0.5
+
+
+cases("numpy.piecewise", C(_PW, [_PW < 0, _PW >= 0], [_pw_square, np.sin]),
+      C(_PW, [_PW < -1.0, _PW > 0.5], [np.exp, 2.0, _pw_square]),
+      C(np.reshape(_PW[:4], (2, 2)), [np.reshape(_PW[:4], (2, 2)) > 0], [np.cos]),
+      C(0.7, [True, False], [_pw_square, np.tanh]),
+      refuse(_PW, [_PW < 0], [lambda t: t * 2.0, 1.0]))

@@ -17,6 +17,7 @@ from adgen.rules import (  # noqa: F401  (imported for their registrations)
     ufuncs,
 )
 from adgen.rules import (  # noqa: F401,E402
+    composites_callbacks,
     composites_more,
     composites_stats,
     composites_writes,

@@ -1,0 +1,78 @@
+"""Reference implementations (see :mod:`adgen.rules.composites`) of NumPy functions that call
+a function of the user's: ``np.piecewise``.
+
+Each is NumPy's own loop written in Python, so adgen compiles the user's functions it calls
+(lambdas, module-level functions, closures) as it compiles any call of them, and each gets
+exactly the values NumPy hands it:
+
+    np.piecewise(x, condlist, funclist)  ->  y = zeros_like(x); y[cond] = func(x[cond])
+
+(a constant in ``funclist`` is written as it is; the "otherwise" condition is added when
+``funclist`` has one more entry than ``condlist``). The conditions are computed by a helper
+without a derivative (:func:`piecewise_conditions`) that raises NumPy's own error where NumPy
+raises one. Extra ``*args`` / ``**kw`` for the functions are not taken: such a call is
+refused at the user's line (write the arguments into a lambda).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adgen.rules.registry import defnondiff, defreference
+
+
+@defnondiff
+def piecewise_conditions(x: Any, condlist: Any, n_funcs: int) -> list[Any]:
+    """The boolean masks ``np.piecewise`` applies its functions through, one per function
+    (NumPy's: a single condition promoted to a list, the "otherwise" one added)."""
+    x = np.asanyarray(x)
+    if np.isscalar(condlist) or (
+            not isinstance(condlist[0], (list, np.ndarray)) and x.ndim != 0):
+        condlist = [condlist]
+    conds = np.asarray(condlist, dtype=bool)
+    n = len(conds)
+    if n == n_funcs - 1:
+        conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
+    elif n != n_funcs:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are "
+                         "expected")
+    return [conds[k] for k in range(n_funcs)]
+
+
+@defnondiff
+def calls_back(func: Any) -> bool:
+    """Whether ``np.piecewise`` calls this entry of ``funclist`` (else writes it as a value).
+    A lambda or a function defined inside a function is refused: such a function handed over
+    in a list loses its derivative's bindings in adgen's pullback (session 27: NameError)."""
+    if not callable(func):
+        return False
+    name = getattr(func, "__qualname__", "")
+    if "<lambda>" in name or "<locals>" in name or name.startswith("lambda_"):
+        from adgen.rules.helpers_core import unsupported
+
+        unsupported("np.piecewise with a lambda or a function defined inside a function in "
+                    "funclist is not differentiated: define the functions at module level "
+                    "(def neg_part(t): ...), or write np.where over the branches")
+    return True
+
+
+@defnondiff
+def selects_any(cond: Any) -> bool:
+    return bool(np.any(cond))
+
+
+@defreference(np.piecewise)
+def piecewise(x: Any, condlist: Any, funclist: Any) -> Any:
+    x = np.asanyarray(x)
+    conds = piecewise_conditions(x, condlist, len(funclist))
+    y = np.zeros_like(x)
+    for k in range(len(conds)):
+        cond = conds[k]
+        func = funclist[k]
+        if not calls_back(func):
+            y[cond] = func
+        elif selects_any(cond):
+            y[cond] = func(x[cond])
+    return y
