@@ -28,6 +28,7 @@ from bench.workloads import layers
 
 #: the functions whose own time is the slots' record, by module file and name
 RECORD = {("item_shadows.py", "items_at"), ("item_shadows.py", "_record"),
+          ("item_shadows.py", "_object_record"),
           ("item_shadows.py", "_to_shadows"),
           ("item_shadows.py", "_from_shadows"), ("item_shadows.py", "_slots"),
           ("item_shadows.py", "_is_object"), ("item_shadows.py", "<genexpr>"),
