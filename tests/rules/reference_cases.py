@@ -445,3 +445,19 @@ cases("numpy.piecewise", C(_PW, [_PW < 0, _PW >= 0], [_pw_square, np.sin]),
       C(np.reshape(_PW[:4], (2, 2)), [np.reshape(_PW[:4], (2, 2)) > 0], [np.cos]),
       C(0.7, [True, False], [_pw_square, np.tanh]),
       refuse(_PW, [_PW < 0], [lambda t: t * 2.0, 1.0]))
+
+# np.apply_along_axis (session 27; no draws): module-level and NumPy's functions returning a
+# scalar, a vector, a matrix, along each axis
+_AA = np.sin(np.arange(24.0)).reshape(2, 3, 4)
+
+
+def _aa_norm(r):
+    return np.sqrt(np.sum(r * r))
+
+
+def _aa_outer(r):
+    return np.outer(r, r[:2])
+
+
+cases("numpy.apply_along_axis", C(_aa_norm, 0, _AA), C(np.cumsum, 1, _AA),
+      C(_aa_outer, -1, _AA), C(np.sort, 1, _AA[0]), C(_aa_norm, 0, _AA[0, 0]))

@@ -143,7 +143,7 @@ def einsum_path(g: Any, out: Any, operands: Any, optimize: Any, einsum_call: Any
 _CALLBACK = ("calls a Python function that NumPy runs in a loop adgen cannot see; write the "
              "loop in Python (adgen differentiates loops), or write the function with NumPy's "
              "array operations")
-for _f in (np.apply_along_axis, np.apply_over_axes, np.fromfunction,
+for _f in (np.apply_over_axes, np.fromfunction,
            np.frompyfunc, np.vectorize):
     defrefusal(_f, _CALLBACK)
 _SIZE = ("its output's size depends on the values of its input, so the gradient is not "
