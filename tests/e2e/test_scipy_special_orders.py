@@ -175,3 +175,28 @@ def test_ive_of_a_complex_z_is_refused_and_its_rewrite_differentiates() -> None:
             1j * (rewritten(z + 1j * eps * e) - rewritten(z - 1j * eps * e)) / (2 * eps)
             for e in np.eye(3)]
     assert np.allclose(adgen.grad(rewritten)(z), want, rtol=1e-5)
+
+
+def test_kve_of_a_complex_z_against_central_differences() -> None:
+    """kve(v, z) = kv(v, z) e^z is holomorphic in a complex z (unlike ive's e^-|Re z|): its
+    gradient is checked by central differences in x and y (JAX's convention, as above), its
+    jvp in a function of x and y too (session 27)."""
+    z = np.array([1.2 + 0.5j, 0.7 - 0.3j, 2.0 + 1.0j])
+
+    def magnitude(z: Any) -> Any:
+        return np.sum(np.abs(special.kve(1.0, z)) ** 2) + np.sum(np.real(special.kve(0.5, z)))
+
+    eps = 1e-6
+    want = [(magnitude(z + eps * e) - magnitude(z - eps * e)) / (2 * eps) -
+            1j * (magnitude(z + 1j * eps * e) - magnitude(z - 1j * eps * e)) / (2 * eps)
+            for e in np.eye(3)]
+    assert np.allclose(adgen.grad(magnitude)(z), want, rtol=1e-5)
+
+    def of_parts(x: Any, y: Any) -> Any:
+        return magnitude(x + 1j * y)
+
+    dx, dy = np.array([0.5, -1.0, 0.25]), np.array([1.0, 0.3, -0.7])
+    _, tangent = adgen.jvp(of_parts, (z.real.copy(), z.imag.copy()), (dx, dy))
+    numeric = (of_parts(z.real + eps * dx, z.imag + eps * dy) -
+               of_parts(z.real - eps * dx, z.imag - eps * dy)) / (2 * eps)
+    assert np.isclose(tangent, numeric, rtol=1e-5)
