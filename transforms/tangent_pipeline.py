@@ -285,6 +285,13 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
     ns["__adgen_file__"] = parsed.file
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
+    if params and wrt is not None and 0 not in wrt:
+        # a constant first parameter (a method's object): whether its stores vary it (so
+        # every other read of it takes its tangent) and the attributes read as constants
+        # (analyses.constant_attributes), for tangent_calls to call this jvp code on an
+        # object whose tangent is zero in those attributes only (a second m.keeps(w))
+        jvp.__adgen_first_constants__ = (params[0] in act.varied, frozenset(
+            a for p, a in (act.constant_reads or {}).values() if p == params[0]))
     # the same code returning out_dot only, for second derivatives (made when first asked)
     jvp.__adgen_tangent_only__ = tangent_only_maker(code.function, ns, fn.__qualname__)
     # where it writes a parameter in place (itself or by a call): jvp refuses an argument

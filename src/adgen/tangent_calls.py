@@ -160,12 +160,14 @@ class _CompiledJvp:
 
 def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
               kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False,
-              zero_first: bool = False) -> _RuleJvp | _CompiledJvp:
+              zero_first: bool | None = False) -> _RuleJvp | _CompiledJvp:
     """What :func:`tangent_of_call` calls (see there). ``by_name``: a function with a rule as
     the compiled jvp of a function that calls it by name (for reverse mode over it).
     ``zero_first``: the first tangent is a symbolic zero (a method's object's, which it
     changes): the jvp is compiled for a constant first parameter, and given that tangent
-    for the attributes it stores."""
+    for the attributes it stores. None: that tangent is zero in some attributes only (a second
+    call of such a method): the same where those are the ones the method reads as constants
+    and its stores vary its object (so it reads every other attribute's tangent)."""
     from adgen.errors import UnsupportedError
 
     if isinstance(fn, functools.partial):
@@ -284,7 +286,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         inner = _jvp_call(method_for(for_keywords(fn.__func__, kwargs), (fn.__self__,)),
                           (fn.__self__,) + tuple(args),
                           (given,) + tuple(tangents), kwargs, None, None,
-                          zero_first=given is not None and _known_zero(given))
+                          zero_first=given is not None and (_known_zero(given) or None))
         if isinstance(inner, _CompiledJvp):
             if own:
                 inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
@@ -334,6 +336,12 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # the jvp for the arguments given tangents only: the others are constants (a method's
     # object without one: self.gamma stays a number, not one with a zero tangent, whose
     # terms are 0 * inf = nan next to an infinite value; compile_tangent's wrt)
+    if zero_first is None:
+        constant = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
+                                                 if t is not None and k != 0))
+        varied, reads = getattr(getattr(constant, "jvp", None), "__adgen_first_constants__",
+                                (False, ()))
+        zero_first = varied and all(_known_zero(getattr(tangents[0], a, None)) for a in reads)
     compiled = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
                                              if t is not None and not (zero_first and k == 0)))
     return _compiled_call(compiled, args, tangents, kwargs)

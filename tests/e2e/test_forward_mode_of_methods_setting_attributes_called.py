@@ -86,3 +86,49 @@ def test_the_object_keeps_what_the_call_stores():
     m = Model(DATA)
     adgen.jvp(lambda w: calls(w, m), (X,), (V,))
     assert np.allclose(m.h, np.sqrt(DATA) * X ** 3)
+
+
+class Stepper:
+    def __init__(self, data):
+        self.data = data
+        self.h = np.ones(3)
+
+    def step(self, w):
+        # reads self.h, which a call before set (with a tangent), before storing it again
+        out = np.sum(np.sqrt(self.data) * self.h * w)
+        self.h = w ** 2
+        return out
+
+    def reset(self, w):
+        out = np.sum(self.h * w)
+        self.h = np.zeros(3)  # a store of a constant: the object is not varied by it
+        return out
+
+
+def twice(w, m):
+    return m.keeps(w) + m.keeps(2 * w)
+
+
+def steps(w, s):
+    return s.step(w) + s.step(2 * w) + s.reset(w) + s.step(w)
+
+
+SECOND_CALLS = {
+    "the_method_twice": (lambda w: twice(w, Model(DATA)),
+                         lambda w: 3 * np.sqrt(DATA) * w ** 2 * 9),
+    "steps_reading_what_the_last_set": (
+        lambda w: steps(w, Stepper(DATA)),
+        # sqrt(d) w + sqrt(d) w^2 (2w) + (2w)^2 w + 0
+        lambda w: np.sqrt(DATA) + 6 * np.sqrt(DATA) * w ** 2 + 12 * w ** 2),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_CALLS))
+def test_a_second_call_on_the_same_object(name):
+    fn, grad = SECOND_CALLS[name]
+    value, tangent = adgen.jvp(fn, (X,), (V,))
+    assert np.isclose(value, fn(X))
+    assert np.isclose(tangent, grad(X) @ V)
+    assert np.isclose(tangent, central(fn, X, V), rtol=1e-6)
+    assert np.allclose(adgen.jacfwd(fn)(X), grad(X))
+    assert np.allclose(adgen.grad(fn)(X), grad(X))
