@@ -339,6 +339,21 @@ class ShadowMap:
                                                   not is_constant_object(x)):
             from adgen.errors import UnsupportedError
 
+            if callable(x) and hasattr(x, "__func__") and \
+                    hasattr(getattr(x, "__self__", None), "__dict__"):
+                # a.mean of a.mean() after a.add(v) set a's attributes, under hessian: the
+                # method given to the call in adgen's jvp code, differentiated again (it said
+                # "an object of class method that may share an array")
+                owner = type(x.__self__).__name__
+                method = x.__func__.__name__
+                raise locate(UnsupportedError(
+                    f"calling {x.__qualname__} on an object of class {owner} the function "
+                    "changed before (by a method setting its attributes) is not supported yet "
+                    "here (second derivatives: hessian, hvp, jacfwd or jacrev of grad): adgen "
+                    "took the method for an array when compiling",
+                    hint=f"read the attributes {method} computes its value from in the "
+                         f"function itself (obj.total / obj.n rather than obj.{method}()), "
+                         "which adgen follows"))
             if not isinstance(x, (list, dict, tuple)):
                 # an object the compiler took for an array: it may share an array with a
                 # value written in place (f = g.field(); f[1:] *= 2.0; g.energy())
