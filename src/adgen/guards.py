@@ -560,12 +560,14 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
                 c = Capture(redirect(x.array), x.file, x.line, x.what)
                 return c
             return x
+        # (an item that is none of these is itself: no call for it, a model's many layers)
         if isinstance(x, tuple):
-            return tuple(redirect(v) for v in x)
+            return tuple(redirect(v) if isinstance(v, walked) else v for v in x)
         if isinstance(x, list):
-            return [redirect(v) for v in x]
+            return [redirect(v) if isinstance(v, walked) else v for v in x]
         return x
 
+    walked = (np.ndarray, Capture, tuple, list)
     return redirect(saved)
 
 
