@@ -117,7 +117,7 @@ PASS_NAMES = FRONT_PASSES + ["reverse", "cleanup", "free_values"]
 
 # Names the forward function needs from adgen (the pullback gets all of adgen.runtime).
 FORWARD_RUNTIME = ("capture", "before_write", "write_region", "call_forward", "loop_sequence",
-                   "dict_keys", "unpacked_len", "flat_view", "diagonal_index", "tape_columns",
+                   "dict_keys", "unpacked_len", "index_with_derivative", "flat_view", "diagonal_index", "tape_columns",
                    "partial_try", "plain_result")
 
 

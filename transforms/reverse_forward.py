@@ -249,6 +249,12 @@ class Forward:
         pre: list[gast.stmt] = [located_at(gast.Expr(value=call_node(
             "plain_result", name(n), gast.Constant(self.plan.user_name(n), None))), s)
             for n in self.foreign_objects().get(id(s), ())]
+        if isinstance(s, gast.Assign) and isinstance(s.value, gast.Subscript) and \
+                isinstance(s.value.value, gast.Name) and self.plan.any_active(s.value.slice):
+            # t = c[z, 2 * z] of a c the compiler could not see (np.r_ through a default):
+            # the index's derivative is followed only for what the code names (runtime)
+            pre.append(located_at(gast.Expr(value=call_node(
+                "index_with_derivative", name(s.value.value.id))), s))
         post: list[gast.stmt] = [  # shapes kept outside the loops around their arrays
             assign(name(sh, gast.Store), attr_node(n, "shape"), s)
             for sh, n in sorted(self.rec.shape_after.items()) if self.plan.def_stmt.get(n) is s]

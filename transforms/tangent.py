@@ -408,6 +408,20 @@ class Tangent:
 
     def assign(self, s: gast.Assign) -> tuple[list[gast.stmt], list[gast.stmt]]:
         t = s.targets[0]
+        v = s.value
+        if isinstance(t, gast.Name) and isinstance(v, gast.Subscript) and \
+                isinstance(v.value, gast.Name) and any(
+                    isinstance(n, gast.Name) and self.active(n.id) for n in walk(v.slice)):
+            # t = c[a, 1.0] of a c the compiler could not see (np.r_ in a lambda's
+            # closure): refused when c is not an array, list, tuple, dict or str (runtime)
+            check = [at(gast.Expr(value=gast.Call(func=name("index_with_derivative"),
+                                                  args=[name(v.value.id)], keywords=[])), s)]
+            before, after = self.assign_plain(s, t)
+            return check + before, after
+        return self.assign_plain(s, t)
+
+    def assign_plain(self, s: gast.Assign, t: gast.expr
+                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
         if isinstance(t, gast.Name):
             if not self.active(t.id):
                 if id(s) in self.act.constant_reads:

@@ -591,6 +591,29 @@ def dict_keys(d: Any) -> list[Any]:
     return list(d.keys())
 
 
+def index_with_derivative(base: Any) -> None:
+    """Runs before ``t = base[index]`` where the index carries a derivative and the compiler
+    could not see what ``base`` is: an array, list, tuple, dict or str is read by an index
+    whose derivative means nothing (an array's is an int); anything else computes its items
+    from the index (``np.r_`` reached through a default, a dict item or a lambda's closure),
+    which adgen follows only where the code names it (``np.r_[...]`` written out). grad gave
+    -0.5 for -1.0 and jvp 0.0 for -0.26, silently.
+
+    Raises:
+        UnsupportedError: for any other ``base``, at the user's line.
+    """
+    if isinstance(base, (np.ndarray, list, tuple, dict, str)):
+        return
+    from adgen.errors import UnsupportedError
+
+    raise locate(UnsupportedError(
+        f"an index that carries a derivative reads a {type(base).__name__} object, which "
+        "computes its items from the index (np.r_, np.c_, an object of yours with "
+        "__getitem__): adgen follows that only where the code names it",
+        hint="write np.r_[...] (or np.concatenate) where you index, or call the object's "
+             "method by its class (Cls.__getitem__(obj, i))"))
+
+
 def unpacked_len(x: Any) -> int:
     """The length of what ``a, b = x`` unpacks, which the compiled code reads by index
     (desugar): a tuple, list, array, str, bytes or range, whose items are what Python's
@@ -876,7 +899,7 @@ __all__ = [
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
     "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
-    "take_attr", "pop_adjoint", "dict_keys", "unpacked_len", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
+    "take_attr", "pop_adjoint", "dict_keys", "unpacked_len", "index_with_derivative", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
