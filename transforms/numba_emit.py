@@ -69,7 +69,8 @@ from adgen.errors import UnsupportedError
 __all__ = ["COMMENT", "NOPYTHON_HELPERS", "Rewriter"]
 
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
-NOPYTHON_HELPERS = frozenset({"abs_vjp", "zeros_like", "loop_sequence", "unpacked_len", "unbroadcast", "stored_into",
+NOPYTHON_HELPERS = frozenset({"abs_vjp", "zeros_like", "loop_sequence", "unpacked_len",
+                              "index_with_derivative", "unbroadcast", "stored_into",
                               "balanced_eq", "extreme_vjp", "add_item", "grow", "sum_vjp",
                               "cast_vjp", "cotangent_as",
                               "mean_vjp",

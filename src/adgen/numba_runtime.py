@@ -80,7 +80,7 @@ MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards, numba_ari
 
 __all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
-           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "unpacked_len", "matmul_vjp_a", "matmul_vjp_b",
+           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "unpacked_len", "index_with_derivative", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "present", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
@@ -356,6 +356,20 @@ def _or_zeros(g, like):
         return None
     if isinstance(g, types.Array) or is_number(g):
         return lambda g, like: g
+    return None
+
+
+def index_with_derivative(base: Any) -> None:
+    """Runs before a read by an index that carries a derivative: nopython code indexes
+    arrays and tuples only, whose index's derivative means nothing (runtime's refuses
+    other objects)."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(index_with_derivative, jit_options={"cache": True})
+def _index_with_derivative(base):
+    if isinstance(base, (types.Array, types.BaseTuple)):
+        return lambda base: None
     return None
 
 
