@@ -40,6 +40,7 @@ rules/composites_writes.py.) Mutating calls adgen does not handle yet (``x.resiz
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import gast
@@ -221,6 +222,20 @@ class _Lower:
                     hasattr(callee, "_fields"):
                 return self._namedtuple(s, callee)
             func = s.value.func
+            if callee is dataclasses.replace and len(s.value.args) == 1 and \
+                    all(k.arg for k in s.value.keywords) and \
+                    not isinstance(s.value.args[0], gast.Starred):
+                # q = dataclasses.replace(p, w=v): t = dataclass_replacer(p, ("w",));
+                # q = t(p, v), a function written for p's class when it runs
+                # (adgen.dataclass_replace), differentiated as a call of the user's
+                t = self.namer.fresh("replace")
+                obj = s.value.args[0]
+                names = gast.Tuple(elts=[gast.Constant(k.arg, None) for k in s.value.keywords],
+                                   ctx=gast.Load())
+                call = gast.Call(func=name(t), args=[clone(obj)] + [
+                    k.value for k in s.value.keywords], keywords=[])
+                return [assign(name(t, gast.Store), _call_name("dataclass_replacer", obj, names), s),
+                        assign(s.targets[0], located_at(call, s.value), s)]
             if isinstance(func, gast.Attribute) and func.attr == "_replace" and \
                     not s.value.args and s.value.keywords and \
                     all(k.arg for k in s.value.keywords) and \

@@ -270,7 +270,7 @@ def is_comment(st: gast.stmt) -> bool:
 # lower_match): resolved to adgen.runtime's by both modes, so their rules apply
 RUNTIME_CALLS = frozenset({"loop_sequence", "dict_keys", "unpacked_len", "flat_view", "diagonal_index",
                            "enter_context", "entered_value", "exit_context", "call_starred",
-                           "namedtuple_of", "namedtuple_replace", "field_default",
+                           "namedtuple_of", "namedtuple_replace", "field_default", "dataclass_replacer",
                            "match_sequence", "ufunc_at", "list_snapshot",
                            "concatenator_piece"})
 

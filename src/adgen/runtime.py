@@ -586,6 +586,14 @@ def diagonal_index(x: np.ndarray) -> tuple[np.ndarray, ...]:
     return (i,) * x.ndim
 
 
+def dataclass_replacer(obj: Any, names: tuple[str, ...]) -> Any:
+    """The function ``dataclasses.replace(obj, **changes)`` with these keywords is a call of
+    (lower_mutation writes the user's call so; adgen.dataclass_replace): no derivative."""
+    from adgen.dataclass_replace import replacer
+
+    return replacer(obj, names)
+
+
 def dict_keys(d: Any) -> list[Any]:
     """The keys a ``for ... in d.items()`` loop visits, in order (they carry no derivative)."""
     return list(d.keys())
@@ -902,6 +910,7 @@ __all__ = [
     "take_attr", "pop_adjoint", "dict_keys", "unpacked_len", "index_with_derivative", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
+    "dataclass_replacer",
     "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]

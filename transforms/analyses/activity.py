@@ -48,7 +48,7 @@ NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes
                            "__array_interface__", "__array_struct__", "__array_priority__"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.
 _GENERATED_NONDIFF = frozenset({"loop_sequence_len", "dict_keys", "diagonal_index", "unpacked_len",
-                                "meshgrid_int"})
+                                "meshgrid_int", "dataclass_replacer"})
 
 
 def _nondiff_objects() -> tuple[Any, ...]:

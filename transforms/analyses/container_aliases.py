@@ -32,7 +32,7 @@ from adgen.transforms.walk import children, walk
 
 # adgen's runtime functions the earlier passes call (they return no container they were given)
 _RUNTIME = frozenset({"loop_sequence", "dict_keys", "unpacked_len", "flat_view", "diagonal_index", "list_snapshot",
-                      "dtype_kind", "zero_tangent"})  # (the jvp code's new zero tangents)
+                      "dtype_kind", "zero_tangent", "dataclass_replacer"})  # (the jvp code's new zero tangents)
 
 
 class AliasedWrite:

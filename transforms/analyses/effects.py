@@ -33,7 +33,7 @@ VIEW_CALLS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "moveaxis",
 _NUMBER_CALLS = frozenset({"len", "range", "int", "bool", "str", "isinstance", "type", "print",
                            "repr", "id", "shape", "ndim", "size", "count_nonzero",
                            "array_equal", "allclose", "perf_counter", "time",
-                           "loop_sequence_len", "unpacked_len"})
+                           "loop_sequence_len", "unpacked_len", "dataclass_replacer"})
 # ndarray methods whose result is a new array or a number, never a view of the receiver
 _NEW_FROM_METHODS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var", "cumsum",
                                "cumprod", "argmax", "argmin", "all", "any", "dot", "trace"})

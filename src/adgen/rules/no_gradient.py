@@ -177,11 +177,15 @@ defrefusal(object.__setattr__, "setattr with a name computed when the code runs 
            "the values in a list (self.layers = [Lin(w) for w in ws]) or a dict "
            "(self.layers[name] = layer), or set each attribute by its name (self.l0 = ..., "
            "or object.__setattr__(self, 'l0', ...) with the name written out)")
-# dataclasses.replace(p, w=v) builds type(p)(...) from p's fields, found when it runs
-defrefusal(dataclasses.replace, "dataclasses.replace is not differentiated (it builds the "
-           "object from fields it reads by name when it runs)",
-           hint="build the new object by its class, naming every field (Params(w=v, b=p.b)), "
-                "or in a method returning it (def with_w(self, w): return Params(w, self.b))")
+# dataclasses.replace(p, w=v) builds type(p)(...) from p's fields, found when it runs: the
+# call written so (q = dataclasses.replace(p, w=v)) is a call of a function written for p's
+# class (adgen.dataclass_replace, lowered by transforms/lower_mutation.py); any other use of
+# it (a starred argument, a call adgen reaches only when it runs) is refused
+defrefusal(dataclasses.replace, "dataclasses.replace is differentiated only where the code "
+           "calls it by name, with the object and keywords written out "
+           "(q = dataclasses.replace(p, w=v))",
+           hint="call it so, or build the new object by its class, naming every field "
+                "(Params(w=v, b=p.b))")
 # Complex values are differentiated (JAX's convention, rules/helpers_complex.py); these have
 # no rule yet, and eig's eigenvectors are defined only up to a complex phase.
 defrefusal(np.linalg.eig, "the eigenvectors of a general matrix are defined only up to a "
