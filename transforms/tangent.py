@@ -257,6 +257,19 @@ class Tangent:
                 self.refuse(d, "a nested function with defaults other than constants, *args "
                                "or **kwargs",
                             "define the helper at module level and pass it what it reads")
+        seen: dict[str, int] = {}
+        for d in self.parsed.nested_defs:
+            if d.name in seen:
+                # def g in each branch of an if (or g redefined further down): a call of g
+                # is compiled to the jvp of one def, so the other's derivative was given
+                # for it (jvp of t ** 2 read 3 t ** 2: silently wrong)
+                self.refuse(d, f"a second def of {d.name} in one function (the first at "
+                               f"line {seen[d.name]}): forward mode compiles a call of "
+                               f"{d.name} for one of them",
+                            f"give each def its own name and call each in its branch (if "
+                            f"mode: y = {d.name}_a(x) else: y = {d.name}_b(x)), which forward "
+                            "mode follows")
+            seen[d.name] = d.lineno
         params = [a.id for a in fn.args.args]
         tparams = [self.dot(p) for p in params]
         entry: list[gast.stmt] = []
@@ -721,19 +734,14 @@ class Tangent:
             if registry.frule_of(rule.primal) is not None and isinstance(node, gast.Call):
                 return dynamic_call(self, s, n, node)  # its jvp rule (adgen.custom_jvp)
             if getattr(rule.primal, "__name__", "") in ("call_jvp", "call_jvp_tangent") and \
-                    str(getattr(rule.primal, "__module__", "")).startswith("adgen."):
+                    str(getattr(rule.primal, "__module__", "")).startswith("adgen.") and \
+                    isinstance(node, gast.Call):
                 # jvp code of a call found when it runs, differentiated again by forward
-                # mode: the message named adgen's own helper (call_jvp_tangent "has a user
-                # rule") at the user's line
-                raise UnsupportedError(
-                    "forward mode over forward mode (jacfwd of jacfwd, jacrev or hessian) of "
-                    "a call adgen finds when it runs (a method of an object the function "
-                    "reads, m.loss(z) in a lambda; a closure or function held in a variable) "
-                    "is not supported yet", self.parsed.location(s),
-                    hint="give the method itself (adgen.jacfwd(adgen.jacfwd(m.loss)), "
-                         "adgen.jacfwd(adgen.hessian(m.loss))), or take a second derivative's "
-                         "outer one by reverse mode (adgen.jacrev(adgen.jacfwd(f)), "
-                         "adgen.hessian(f))")
+                # mode (jacfwd(jacfwd(f)), a jvp of a function calling adgen.jvp's code):
+                # call_jvp itself is such a call, whose jvp is the callee's jvp code
+                # differentiated again when it runs (adgen.second_forward_calls; it was
+                # refused, and before that the message named adgen's own helper)
+                return dynamic_call(self, s, n, node)
             raise MissingRuleError(
                 f"{rule.name} has a user rule (adgen.rrule), which gives no jvp",
                 self.parsed.location(s),
