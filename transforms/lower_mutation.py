@@ -437,18 +437,23 @@ class _Lower:
                 self._refuse_mode(mode, s)
                 return self._put(recv, ind, v, s) + self._none(result, s)
             if method == "sort" and isinstance(recv, gast.Name) and not call.args and \
-                    call.keywords and all(k.arg in ("key", "reverse") for k in call.keywords) \
-                    and not self.receivers.object_like(recv):
-                # arrs.sort(key=...) of a list (ndarray.sort takes no key=): the sorted list
-                # bound to the name, where only that name reaches the list (as L.pop(i))
+                    all(k.arg in ("key", "reverse") for k in call.keywords) and \
+                    (call.keywords or self.receivers.built_as(recv, "list")) and \
+                    not self.receivers.object_like(recv):
+                # arrs.sort(key=...) of a list (ndarray.sort takes no key=), or vals.sort() of
+                # a list the function builds (vals = x.tolist(): it was sorted as an array, a
+                # raw AttributeError): the sorted list bound to the name, where only that
+                # name reaches the list (as L.pop(i))
                 from adgen.transforms.analyses.unshared_lists import UnsharedLists
 
                 why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
                 if why is not None:
+                    given = ", ".join(f"{k.arg}=..." for k in call.keywords)
                     raise UnsupportedError(
-                        f"{recv.id}.sort(key=...) is differentiated on a list that only its "
+                        f"{recv.id}.sort({given}) is differentiated on a list that only its "
                         f"name reaches; here {why}", self.parsed.location(s),
-                        hint=f"sort into a new list: {recv.id} = sorted({recv.id}, key=...)")
+                        hint=f"sort into a new list: {recv.id} = sorted({recv.id}"
+                             f"{', ' if given else ''}{given})")
                 ordered = gast.Call(func=name("sorted"), args=[name(recv.id)],
                                     keywords=call.keywords)
                 return [assign(name(recv.id, gast.Store), ordered, s)] + self._none(result, s)

@@ -95,8 +95,9 @@ class Receivers:
     def built_as(self, recv: gast.expr, kind: str, seen: frozenset[str] = frozenset()
                   ) -> bool:
         """A local the function builds as a list or dict display (``d = {}``; for a list,
-        ``list(...)`` too) and binds to nothing else but another such local (a comprehension,
-        lowered before this pass, is one): it is one at run time."""
+        ``list(...)``, ``sorted(...)`` and ``x.tolist()`` too) and binds to nothing else but
+        another such local (a comprehension, lowered before this pass, is one): it is one at
+        run time (``x.tolist()`` of a 0-d array is a number, which has no list method)."""
         if not isinstance(recv, gast.Name) or recv.id in seen:
             return False
         display = gast.List if kind == "list" else gast.Dict
@@ -105,7 +106,10 @@ class Receivers:
         return bool(values) and all(
             isinstance(v, display) or
             (isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
-             self.resolve(v.func) is (list if kind == "list" else dict)) or
+             self.resolve(v.func) in ((list, sorted) if kind == "list" else (dict,))) or
+            (kind == "list" and isinstance(v, gast.Call) and
+             isinstance(v.func, gast.Attribute) and v.func.attr == "tolist" and
+             not v.args and not v.keywords) or
             (isinstance(v, gast.Name) and self.built_as(v, kind, seen | {recv.id}))
             for v in values)
 

@@ -76,8 +76,11 @@ class UnsharedLists:
             return True
         if isinstance(v, gast.BinOp) and isinstance(v.op, (gast.Add, gast.Mult)):
             return True  # (L + M, [v] * 3: a new list where they are lists; else no list)
-        if isinstance(v, gast.Call) and self.resolve(v.func) is list:
+        if isinstance(v, gast.Call) and self.resolve(v.func) in (list, sorted):
             return True
+        if isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                v.func.attr == "tolist" and not v.args and not v.keywords:
+            return True  # (x.tolist() of an array: a new list; of a list, no such method)
         if isinstance(v, gast.Name):
             return self._handed_over(v.id, s, parents)
         return False
