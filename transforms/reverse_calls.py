@@ -484,6 +484,12 @@ class Calls:
         cts = [self.pb.namer.fresh("ct") if self.plan.active(a) or
                (isinstance(a, (gast.Tuple, gast.List)) and self.plan.any_active(a)) else "_"
                for a in passed]
+        if cts and _jvp_of_a_call(self.plan.resolve(call.func)):
+            # call_jvp(t2.e, (), (), {}, t2, t2_dot): its rule gives the function itself no
+            # cotangent (the object's goes to t2, the owner); the bound method's adjoint was
+            # taken into t2's as an attribute read (ObjectAdjoint of a namedtuple: a raw
+            # ValueError; an accumulator a.mean() after a.add(v): refused by shadow memory)
+            cts[0] = "_"
         out: list[gast.stmt] = [assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
             call_node("call_pullback", name(saved), g, name("sh")), s)]
@@ -500,3 +506,13 @@ class Calls:
                                const_node(src_text(call.func)))
             out += self.pb.contribute(a.id, ct, state, may_be_none=True)
         return out
+
+
+def _jvp_of_a_call(obj: object) -> bool:
+    """``obj`` is forward mode's call of a function found when it runs (``call_jvp``, its
+    tangent-only form ``call_jvp_tangent``), whose rrule gives its function no cotangent."""
+    import types
+
+    return isinstance(obj, types.FunctionType) and \
+        obj.__module__ in ("adgen.runtime", "adgen.tangent_calls") and \
+        obj.__name__ in ("call_jvp", "call_jvp_tangent")
