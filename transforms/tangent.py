@@ -733,20 +733,17 @@ class Tangent:
         if rule.is_rrule:
             if registry.frule_of(rule.primal) is not None and isinstance(node, gast.Call):
                 return dynamic_call(self, s, n, node)  # its jvp rule (adgen.custom_jvp)
-            if getattr(rule.primal, "__name__", "") in ("call_jvp", "call_jvp_tangent") and \
-                    str(getattr(rule.primal, "__module__", "")).startswith("adgen."):
+            if getattr(rule.primal, "__name__", "") in ("call_jvp", "call_jvp_tangent",
+                                                         "construct_jvp") and \
+                    str(getattr(rule.primal, "__module__", "")).startswith("adgen.") and \
+                    isinstance(node, gast.Call):
                 # jvp code of a call found when it runs, differentiated again by forward
-                # mode: the message named adgen's own helper (call_jvp_tangent "has a user
-                # rule") at the user's line
-                raise UnsupportedError(
-                    "forward mode over forward mode (jacfwd of jacfwd, jacrev or hessian) of "
-                    "a call adgen finds when it runs (a method of an object the function "
-                    "reads, m.loss(z) in a lambda; a closure or function held in a variable) "
-                    "is not supported yet", self.parsed.location(s),
-                    hint="give the method itself (adgen.jacfwd(adgen.jacfwd(m.loss)), "
-                         "adgen.jacfwd(adgen.hessian(m.loss))), or take a second derivative's "
-                         "outer one by reverse mode (adgen.jacrev(adgen.jacfwd(f)), "
-                         "adgen.hessian(f))")
+                # mode (jacfwd(jacfwd(f)), a jvp of a function calling adgen.jvp's code):
+                # call_jvp itself is such a call, whose jvp is the callee's jvp code
+                # differentiated again when it runs (adgen.second_forward_calls; it was
+                # refused, and before that the message named adgen's own helper); so is
+                # construct_jvp, an object built inside that such a call changes
+                return dynamic_call(self, s, n, node)
             raise MissingRuleError(
                 f"{rule.name} has a user rule (adgen.rrule), which gives no jvp",
                 self.parsed.location(s),

@@ -34,7 +34,8 @@ from typing import Any
 
 from adgen.rules.registry import defnondiff
 
-__all__ = ["construct_jvp", "construct_jvp_rrule", "new_object", "new_tangent_object"]
+__all__ = ["construct_jvp", "construct_jvp_rrule", "generated_construction", "new_object",
+           "new_tangent_object"]
 
 
 def new_object(cls: type) -> Any:
@@ -155,6 +156,14 @@ def _wrapper(cls: type, nargs: int, given: tuple[int, ...], keywords: tuple[str,
             break
     _WRAPPERS[key] = (compiled.jvp, wrapper)
     return wrapper
+
+
+def generated_construction(cls: type, nargs: int, given: tuple[int, ...],
+                           keywords: tuple[str, ...]) -> Any:
+    """The generated construction of an object of ``cls`` and its tangent (see the module
+    doc): ``f(a0, .., k0, .., d0, ..)`` returning ``(n, n_dot)``, for forward mode over it
+    (adgen.second_forward_calls)."""
+    return _wrapper(cls, nargs, given, keywords)
 
 
 def construct_jvp_rrule(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],

@@ -43,6 +43,18 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             a list of an object with one), or an ``adgen.rrule``, whose rule forward mode
             cannot follow here.
     """
+    if getattr(fn, "__module__", None) in ("adgen.runtime", __name__) and \
+            getattr(fn, "__name__", None) in ("call_jvp", "call_jvp_tangent"):
+        from adgen.second_forward_calls import jvp_of_call_jvp
+
+        # forward mode's dynamic call in jvp code differentiated again by forward mode
+        # (jacfwd(jacfwd(f)) of a function calling m.loss(z)): it was refused
+        return jvp_of_call_jvp(fn.__name__ == "call_jvp_tangent", args, tangents)
+    if getattr(fn, "__module__", None) in ("adgen.runtime", "adgen.built_inside") and \
+            getattr(fn, "__name__", None) == "construct_jvp":
+        from adgen.second_forward_calls import jvp_of_construct_jvp
+
+        return jvp_of_construct_jvp(args, tangents)
     if getattr(fn, "__adgen_transform__", False):
         from adgen.derivative_calls import tangent_of_derivative
 
@@ -78,6 +90,16 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         return call.fn(*call.args, **call.kwargs), eval_jvp(
             call.rule, call.args, call.kwargs, call.given)
     return call.target(*call.args, **call.kwargs)
+
+
+def compiled_jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                      kwargs: dict[str, Any], owner: Any, owner_dot: Any) -> Any:
+    """The compiled jvp :func:`tangent_of_call` would call for ``fn`` (a function with a rule
+    as the jvp of a function calling it by name): an object with ``target``, ``args``,
+    ``kwargs`` and where each part of the call went (``arg_slots``, ``tangent_slots``,
+    ``owner_slot``, ``owner_dot_slot``), for forward mode over that jvp
+    (adgen.second_forward_calls)."""
+    return _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True)
 
 
 def _float_tangent(value: Any, tangent: Any) -> Any:
@@ -429,6 +451,12 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         from adgen.derivative_calls import refuse_third_order
 
         refuse_third_order(fn)
+    if getattr(fn, "__module__", None) in ("adgen.runtime", __name__, "adgen.built_inside") \
+            and getattr(fn, "__name__", None) in ("call_jvp", "call_jvp_tangent",
+                                                  "construct_jvp"):
+        from adgen.second_forward_calls import refuse_reverse_over
+
+        refuse_reverse_over()  # (it named adgen's helper and its rrule)
     if type(fn) is types.BuiltinMethodType and isinstance(fn.__self__, np.ndarray):
         from adgen.adjoints import locate
 

@@ -358,6 +358,16 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
         return set(passed_names(call)) | {f.id}  # its __call__ may change it, or them
     if isinstance(f, gast.Name) and f.id in leaving_defs:
         return set()  # inner(y) of def inner(v): return np.log(v) * x: y stays a constant
+    if obj is not None and _dynamic_jvp_call(obj):
+        # call_jvp(f, args, tangents, kw, owner, owner_dot) in jvp code differentiated again
+        # (hessian, jacfwd(jacfwd(f))): f, found when it runs, may set attributes of its
+        # object and of the object's tangent, or write the arguments and their tangents (m =
+        # Model(c); m.step(x) setting self.h, m.h read after: m_dot.h was taken for a
+        # constant, a silently wrong second derivative)
+        # (the function's own names only: a global object such a call changes is refused
+        # when it runs, and has no tangent here)
+        return {n for n in passed_names(gast.Call(func=f, args=call.args[1:], keywords=[]))
+                if resolve(gast.Name(n, gast.Load(), None, None)) is None}
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
@@ -379,6 +389,14 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
     if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and obj is None:
         names.add(f.value.id)
     return names
+
+
+def _dynamic_jvp_call(obj: Any) -> bool:
+    """``obj`` is forward mode's call of a function found when it runs (adgen.runtime's
+    ``call_jvp``, or ``call_jvp_tangent``, its tangent-only form)."""
+    return isinstance(obj, types.FunctionType) and \
+        obj.__module__ in ("adgen.runtime", "adgen.tangent_calls") and \
+        obj.__name__ in ("call_jvp", "call_jvp_tangent")
 
 
 def _result_free(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
