@@ -31,27 +31,38 @@ def lift_lambdas(fn: gast.FunctionDef, location: Any) -> None:
         return
     taken = {n.id for n in walk(fn) if isinstance(n, gast.Name)} | {
         n.name for n in walk(fn) if isinstance(n, gast.FunctionDef)}
-    fn.body = _block(fn.body, taken, location)
+    # names bound more than once (g = lambda t: t ** 2; ...; g = lambda t: t ** 3): each
+    # lambda is a def of its own name, bound to g where the lambda was (two defs of one name
+    # were compiled by forward mode as one: the second's jvp for both calls, silently)
+    counts: dict[str, int] = {}
+    for n in walk(fn):
+        bound = n.id if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) else \
+            n.name if isinstance(n, gast.FunctionDef) and n is not fn else None
+        if bound is not None:
+            counts[bound] = counts.get(bound, 0) + 1
+    fn.body = _block(fn.body, taken, location, frozenset(k for k, c in counts.items() if c > 1))
 
 
-def _block(stmts: list[gast.stmt], taken: set[str], location: Any) -> list[gast.stmt]:
+def _block(stmts: list[gast.stmt], taken: set[str], location: Any,
+           rebound: frozenset[str] = frozenset()) -> list[gast.stmt]:
     out: list[gast.stmt] = []
     for s in stmts:
         for field in ("body", "orelse", "finalbody"):
             sub = getattr(s, field, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], gast.stmt):
-                setattr(s, field, _block(sub, taken, location))
+                setattr(s, field, _block(sub, taken, location, rebound))
         for h in getattr(s, "handlers", []) or []:
-            h.body = _block(h.body, taken, location)
+            h.body = _block(h.body, taken, location, rebound)
         if isinstance(s, gast.Assign) and isinstance(s.value, gast.Lambda) and \
-                len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
-            out.extend(_block([_def(s.targets[0].id, s.value)], taken, location))
+                len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id not in rebound:
+            out.extend(_block([_def(s.targets[0].id, s.value)], taken, location, rebound))
             continue
         defs: list[gast.stmt] = []
         for parent, field, index, lam, comps in _outer_lambdas(s):
             _refuse_comprehension_reads(lam, comps, location)
             name = _fresh(f"lambda_{getattr(lam, 'lineno', 0)}", taken)
-            defs.extend(_block([_def(name, lam)], taken, location))
+            defs.extend(_block([_def(name, lam)], taken, location, rebound))
             ref = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
             gast.copy_location(ref, lam)
             if index is None:
