@@ -41,10 +41,8 @@ from adgen.transforms.bound_callees import bind_callees
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.desugar import desugar, refuse_reads_before_walrus
 from adgen.transforms.display_arguments import name_written_displays
-from adgen.transforms.function_aliases import read_function_aliases
+from adgen.transforms.feature_names import ITEM_BUILTINS
 from adgen.transforms.hoist_defs import free_names, hoist_defs
-from adgen.transforms.inlined_closures import inline_closures
-from adgen.transforms.item_builtins import rewrite_item_builtins
 from adgen.transforms.keyword_shims import bind_keyword_calls
 from adgen.transforms.lower_control import lower_control
 from adgen.transforms.lower_mutation import lower_mutation
@@ -54,7 +52,6 @@ from adgen.transforms.parse import Parsed, code_names, parse_function
 from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
-from adgen.transforms.star_arguments import spell_out_star_arguments
 from adgen.transforms.unbound import check_unbound, maybe_unbound
 from adgen.transforms.unseen_calls import unwrap_checked_calls
 from adgen.transforms.untracked_views import refuse_untracked_view_writes
@@ -75,6 +72,27 @@ def _node_classes(tree: gast.FunctionDef) -> set[type]:
     return {type(n) for n in walk(tree)}
 
 
+def _binds_dotted(st: gast.stmt) -> bool:
+    """``n = a.b`` or ``n = a``: a statement read_function_aliases may take for an alias
+    (it looks at no other)."""
+    return isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+        isinstance(st.targets[0], gast.Name) and isinstance(st.value, (gast.Attribute,
+                                                                        gast.Name))
+
+
+def _star_arguments_spelled_out(tree: gast.FunctionDef, parsed: Parsed,
+                                keywords: bool) -> gast.FunctionDef:
+    """star_arguments' rewrite of ``tree`` where a call may pass ``*`` or ``**`` arguments
+    (``keywords``: the tree had a Starred node or a keyword; imported only then)."""
+    if not keywords:
+        return tree
+    from adgen.transforms.star_arguments import spell_out_star_arguments
+
+    return spell_out_star_arguments(
+        tree, lambda func: writes_arguments(parsed, func),
+        lambda func: writes_arguments(parsed, func, compiled=True), parsed.location)
+
+
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
            ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
     """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
@@ -88,11 +106,23 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     unwrap_checked_calls(parsed.namespace, tree)
     if stop == "parse":
         return parsed, tree, None, None
-    # add = np.add; add(y, t, y): read as np.add(y, t, y), which the passes know
-    parsed.aliases_in_defs = read_function_aliases(tree, lambda node: resolve(parsed, node))
+    # add = np.add; add(y, t, y): read as np.add(y, t, y), which the passes know (imported
+    # here, as the passes below: most functions bind no name to a name or an attribute)
+    if any(_binds_dotted(st) for st in tree.body):
+        from adgen.transforms.function_aliases import read_function_aliases
+
+        parsed.aliases_in_defs = read_function_aliases(tree, lambda node: resolve(parsed, node))
+    else:
+        parsed.aliases_in_defs = set()
     # a closure, method or partial that writes an argument, called where adgen knows what
-    # it runs: its body written out (inlined_closures), a call by name (bound_callees)
-    inline_closures(parsed, writes_parameters)
+    # it runs: its body written out (inlined_closures), a call by name (bound_callees);
+    # only a def or a lambda bound in the function's body is inlined
+    if any(isinstance(st, gast.FunctionDef) or (isinstance(st, gast.Assign) and
+                                                isinstance(st.value, gast.Lambda))
+           for st in tree.body):
+        from adgen.transforms.inlined_closures import inline_closures
+
+        inline_closures(parsed, writes_parameters)
     bind_callees(parsed, writes_parameters)
     bind_keyword_calls(parsed)  # helper(x, scale=2.0) of def helper(x, **kw): per keywords
     read_properties(parsed)  # self.scale of a @property: its getter's call
@@ -100,9 +130,13 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         from adgen.transforms.operator_methods import call_operator_methods
 
         call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
-    rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
     code = getattr(parsed.fn, "__code__", None)
-    if code is None or "reversed" in code_names(code):  # (imported here: most call none)
+    names = None if code is None else code_names(code)  # (None: any name, no code to read)
+    if names is None or ITEM_BUILTINS & names:  # (imported here: most call none)
+        from adgen.transforms.item_builtins import rewrite_item_builtins
+
+        rewrite_item_builtins(parsed)  # map(lambda t: t ** 3, v): (t ** 3 for t in v)
+    if names is None or "reversed" in names:  # (imported here: most call none)
         from adgen.transforms.reversed_items import rewrite_reversed
 
         rewrite_reversed(parsed)  # for W in reversed(weights): weights[::-1], checked
@@ -162,10 +196,8 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         ("lower_control", lambda: lower_control(tree, namer)),
         # first, the * and ** arguments of a helper writing its arguments spelled out where
         # they are known (step(*(u, v)), args = (u, v); step(*args): star_arguments)
-        ("desugar", lambda: desugar(spell_out_star_arguments(
-            tree, lambda func: writes_arguments(parsed, func),
-            lambda func: writes_arguments(parsed, func, compiled=True), parsed.location),
-            namer)),
+        ("desugar", lambda: desugar(_star_arguments_spelled_out(
+            tree, parsed, gast.Starred in present or gast.keyword in present), namer)),
         ("anf", lambda: to_anf(tree, namer, lambda node: holds_array(parsed, node))),
         # first, sgd_step([W, b], ...) of a helper writing the list's arrays: t = [W, b]
         # before the call (display_arguments)

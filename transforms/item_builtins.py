@@ -43,13 +43,16 @@ import types
 from typing import Any
 
 import gast
+from adgen.transforms.feature_names import ITEM_BUILTINS
 from adgen.transforms.walk import replace_children, walk
 
 __all__ = ["rewrite_item_builtins"]
 
 _NAMES = ("map", "filter", "zip", "max", "min", "sorted", "dict", "list", "tuple", "len",
           "range")
-_CALLED = frozenset({"map", "filter", "max", "min", "dict", "list", "zip"})
+# the builtins whose calls are rewritten (front imports this module only where the
+# function's code names one: feature_names)
+_CALLED = ITEM_BUILTINS
 
 
 def rewrite_item_builtins(parsed: Any) -> None:

@@ -52,7 +52,6 @@ from adgen.transforms.analyses.returned_params import returned_free, returned_pa
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
 from adgen.transforms.cached_functions import uncached
-from adgen.transforms.called_back import refuse_writing_callbacks
 from adgen.transforms.callee_facts import (
     method_callees,
     parameters_called,
@@ -78,6 +77,7 @@ from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipelin
 from adgen.transforms.compiled import Compiled
 from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
 from adgen.transforms.emit import compile_source, to_source, unnumbered
+from adgen.transforms.feature_names import CALLBACK_CALLERS
 from adgen.transforms.free_values import save_free_values
 from adgen.transforms.free_writes import (
     free_reads,
@@ -507,7 +507,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
             refuse_closure_writes(d, free, parsed)
         # sorted(xs, key=k) with k writing what it is given: unseen inside sorted's rule
-        refuse_writing_callbacks(tree, parsed)
+        # (imported where a call's callee has such a name: most functions make none)
+        if any(isinstance(c, gast.Call) and _last_name(c.func) in CALLBACK_CALLERS
+               for c in walk(tree)):
+            from adgen.transforms.called_back import refuse_writing_callbacks
+
+            refuse_writing_callbacks(tree, parsed)
         wrt_names = None if wrt is None else {tree.args.args[k].id for k in wrt
                                               if k < len(tree.args.args)}
         act = activity(tree, eff.aliases(), outputs, closures + held, wrt_names,
@@ -687,6 +692,12 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                     counter_stores=tuple(dict.fromkeys(stores)),
                     free_reads=free_reads(eff) or any(c.free_reads for c in callees.values()),
                     function=None if lifted else fn)
+
+
+def _last_name(f: gast.expr) -> str | None:
+    """The last name of a dotted callee (``heapq.nsmallest``: ``nsmallest``)."""
+    return f.id if isinstance(f, gast.Name) else f.attr if isinstance(f, gast.Attribute) \
+        else None
 
 
 def stage_source(fn: Any, stage: str, *, mutation: str = "save") -> str:

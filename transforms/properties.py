@@ -75,6 +75,8 @@ def read_properties(parsed: Any) -> None:
     from adgen.transforms.front import resolve  # front runs this pass
 
     tree = parsed.tree
+    if not _reads_attributes_of_values(tree):
+        return  # (most functions read attributes of modules only: np.sin)
     if parsed.is_local("type") or parsed.namespace.get("type", type) is not type:
         return  # the rewrite's type() would not be the builtin
     stores: dict[str, int] = {}
@@ -128,6 +130,19 @@ def read_properties(parsed: Any) -> None:
             skip.add(id(n.value))
     replace_children(tree, lambda sub: _rewritten(sub, classes, skip) or
                      _made(sub, made, skip) or _chosen(sub, unknown, names, skip))
+
+
+def _reads_attributes_of_values(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` reads an attribute of a call's result or of a name it binds (a
+    parameter, a local): every read the rewrite below replaces is one (``m.area`` of a
+    parameter or of ``m = Circle(r)``, ``Circle(r).area``), and no attribute of a global
+    (``np.sin``) is."""
+    bound = {n.id for n in walk(tree) if isinstance(n, gast.Name) and
+             not isinstance(n.ctx, gast.Load)}
+    return any(isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load) and
+               (isinstance(n.value, gast.Call) or
+                isinstance(n.value, gast.Name) and n.value.id in bound)
+               for n in walk(tree))
 
 
 def _exact_class(obj: Any) -> Any:
