@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from adgen.transforms import properties
 from gradcheck import numerical_grad
 
 import adgen
-from adgen.transforms import properties
 
 USER_FILE = '''import numpy as np
 
