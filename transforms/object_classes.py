@@ -35,7 +35,7 @@ from adgen.transforms.walk import body_nodes
 
 __all__ = ["built_objects", "class_attribute", "function_copy", "insert_checks",
            "original_guards", "param_classes", "plain_function", "receiver_of", "typed_clone",
-           "typed_for", "wants_class"]
+           "typed_for", "typed_method", "wants_class"]
 
 # (function, ((position, class), ...)) -> the function's copy compiled for parameters of
 # those classes (typed_clone)
@@ -170,6 +170,21 @@ def typed_for(fn: Any, sig: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
                    if is_object_entry(k) and k[1] is not None and
                    n < fn.__code__.co_argcount and n not in have and wants_class(fn, k[1]))
     return (typed_clone(fn, wanted) if wanted else fn), plain
+
+
+def typed_method(fn: Any, params: list[str], recv: str, attr: str) -> bool:
+    """Whether ``recv.attr(...)`` in ``fn`` (a copy compiled for its parameters' classes,
+    ``params`` its parameter names) calls a plain function of the user's class: ``recv`` is
+    a parameter the copy is compiled for an object of that class, which defines ``attr``
+    (``m.update(w)`` of a model given: its own method, though a dict has one of that name)."""
+    import inspect
+
+    classes = param_classes(fn)
+    for k, cls in classes.items():
+        if k < len(params) and params[k] == recv:
+            return is_user_class(cls) and \
+                isinstance(inspect.getattr_static(cls, attr, None), types.FunctionType)
+    return False
 
 
 def is_user_class(obj: Any) -> bool:

@@ -47,6 +47,7 @@ from adgen.transforms.getattr_constant import bypasses_setattr
 from adgen.transforms.hoist_defs import MARKER
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
+from adgen.transforms.object_classes import typed_method
 from adgen.transforms.parse import Parsed
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -993,13 +994,25 @@ class Tangent:
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 self.active(f.value.id):
             if f.attr not in _MIRRORED_METHODS and not any(
-                    hasattr(t, f.attr) for t in (list, dict, set, np.ndarray)):
+                    hasattr(t, f.attr) for t in (list, dict, set, np.ndarray)) or \
+                    typed_method(self.parsed.fn, [a.id for a in self.fn.args.args],
+                                 f.value.id, f.attr):
                 # self.features(x) for its effect on self (self.h = ...): a method of the
                 # user's object, found when the call runs, that writes self's tangent where
-                # it writes self (runtime.call_jvp); its result is not used
+                # it writes self (runtime.call_jvp); its result is not used. Also a method
+                # named like a dict's or list's (m.update(w)) of a parameter compiled for an
+                # object of a class of the user's that defines it (it was refused as dict's)
                 return dynamic_call(self, s, self.namer.fresh("discarded"), v)[0]
             if f.attr not in _MIRRORED_METHODS:
-                self.refuse(s, f"the method call .{f.attr}() on a value with a derivative")
+                kinds = [t.__name__ for t in (dict, list, set) if hasattr(t, f.attr)]
+                self.refuse(s, f"the method call .{f.attr}() on a value with a derivative",
+                            f"if {f.value.id} is an object of a class of yours with a method "
+                            f"{f.attr}: forward mode takes {f.value.id}.{f.attr}() for a "
+                            f"{' or '.join(kinds)}'s here, where it does not know "
+                            f"{f.value.id}'s class (a helper given the object); call it "
+                            f"through its class (YourClass.{f.attr}({f.value.id}, ...)) or "
+                            "give the method another name. Else use adgen.grad / adgen.vjp"
+                            if kinds else "")
             call = copy.deepcopy(v)
             call.func.value = name(self.dot(f.value.id))
             if f.attr in ("append", "extend") and len(v.args) == 1:

@@ -88,12 +88,14 @@ def lowered(g: GradientFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
     return grad(plain(g._adgen_spec[0], args, kwargs), argnums, mutation=mutation)
 
 
-def _columns_of(builder: str, fun: Any, argnums: Any, options: dict[str, Any], nargs: int
-                ) -> list[tuple[int, Callable[..., Any]]]:
+def _columns_of(builder: str, fun: Any, argnums: Any, options: dict[str, Any], nargs: int,
+                args: tuple[Any, ...] | None = None) -> list[tuple[int, Callable[..., Any]]]:
     """The functions ``L(*args, e)`` giving the columns of a Jacobian-like derivative function
     (``builder(fun, argnums, **options)``), one per argument it differentiates, with its
     number. Each ``L`` is a first derivative of a plain function (or that function itself,
-    for the Jacobian of a plain function)."""
+    for the Jacobian of a plain function). ``args``: the arguments, where known (the
+    Jacobian's jvp code is compiled for their objects' classes, as jvp's is: m.update(w) of
+    a model given was refused as dict.update by jacfwd(jacfwd(f)) alone)."""
     from adgen.directional import directional
     from adgen.gradient_derivatives import check_derivable
 
@@ -108,7 +110,7 @@ def _columns_of(builder: str, fun: Any, argnums: Any, options: dict[str, Any], n
         return [(k, grad(directional(inner, nargs, (k,), unit=False), j, mutation=gmutation))
                 for k in nums]
     # the Jacobian of a plain function: column e, d_k(*args, e) itself
-    return [(k, directional(fun, nargs, (k,), unit=False)) for k in nums]
+    return [(k, directional(fun, nargs, (k,), unit=False, args=args)) for k in nums]
 
 
 def _refuse_other(d: Any) -> None:
@@ -196,7 +198,7 @@ def _jvp_of_derivative(d: Any, primals: tuple[Any, ...], tangents: tuple[Any, ..
     runs = Runs(primals)
     outs, dots = [], []
     for k, column in _columns_of(builder, _bound(fun, kwargs), argnums, options,
-                                 len(primals)):
+                                 len(primals), tuple(primals)):
         refuse_aliased_arguments(primals, k, fun)
         cols, col_dots = [], []
         for e in basis(primals[k]):
