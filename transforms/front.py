@@ -50,6 +50,7 @@ from adgen.transforms.names import Namer
 from adgen.transforms.operator_classes import sees_operator_classes
 from adgen.transforms.parse import Parsed, code_names, parse_function
 from adgen.transforms.properties import read_properties
+from adgen.transforms.property_setters import call_property_setters
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -125,6 +126,7 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         inline_closures(parsed, writes_parameters)
     bind_callees(parsed, writes_parameters)
     bind_keyword_calls(parsed)  # helper(x, scale=2.0) of def helper(x, **kw): per keywords
+    call_property_setters(parsed)  # m.scale = s of a @property: its setter's call
     read_properties(parsed)  # self.scale of a @property: its getter's call
     if sees_operator_classes(parsed):  # (imported here: most functions see no such class)
         from adgen.transforms.operator_methods import call_operator_methods
