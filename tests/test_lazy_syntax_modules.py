@@ -3,8 +3,11 @@ have (issue 15, cold start): function_aliases (``s = np.sin`` bound in the body)
 inlined_closures (a def or lambda bound in the body), item_builtins (``map``, ``filter``,
 ``max``/``min``, ``dict``, ``list``, ``zip`` named by its code), star_arguments (a ``*`` or
 ``**`` argument) and called_back (a call of ``sorted``, ``xs.sort``, ``functools.reduce``, ...
-whose callback may write in place). Each is imported by the first function that has its
-construct, which gets the right gradient under both policies in the same fresh process; and
+whose callback may write in place), untracked_views (an ``x.mT`` or a call of two
+arguments, as a one-operand ``np.einsum`` is) and method_values (an attribute of a name the
+function assigns, read without a call). Each is imported by the first function that has its
+construct, which gets the right gradient (or refusal) under both policies in the same fresh
+process; and
 the property rewrite does not look through the module's classes for a function reading no
 attribute of a value it binds."""
 
@@ -80,6 +83,28 @@ def area_of(c, x):
 def areas(x):
     c = Circle(x)
     return np.sum(c.area)
+
+
+def einsum_diag(x):
+    B = np.outer(x, x)
+    d = np.einsum("ii->i", B)
+    d *= 2.0
+    return np.sum(B)
+
+
+class M:
+    def __init__(self, a):
+        self.s = a
+
+    def f(self, x):
+        return np.sin(self.s * x)
+
+
+def taken_then_changed(x):
+    m = M(x)
+    g = m.f
+    m.s = x * 2.0
+    return np.sum(g(x))
 '''
 
 SCRIPT = '''import json, sys
@@ -90,7 +115,8 @@ import user_code as u
 
 LAZY = ("adgen.transforms.function_aliases", "adgen.transforms.inlined_closures",
         "adgen.transforms.item_builtins", "adgen.transforms.star_arguments",
-        "adgen.transforms.called_back")
+        "adgen.transforms.called_back", "adgen.transforms.untracked_views",
+        "adgen.transforms.method_values")
 
 
 def loaded():
@@ -102,6 +128,15 @@ out = {"smooth": adgen.grad(u.smooth)(x).tolist(), "after smooth": loaded()}
 for name in ("aliased", "with_closure", "mapped", "starred", "ranked"):
     f = getattr(u, name)
     out[name] = {p: adgen.grad(f, mutation=p)(x).tolist() for p in ("save", "strict")}
+    out["after " + name] = loaded()
+for name in ("einsum_diag", "taken_then_changed"):
+    out[name] = {}
+    for p in ("save", "strict"):
+        try:
+            adgen.grad(getattr(u, name), mutation=p)(x)
+            out[name][p] = "no error"
+        except adgen.errors.AdgenError as e:
+            out[name][p] = str(e)
     out["after " + name] = loaded()
 print(json.dumps(out))
 '''
@@ -153,6 +188,17 @@ def test_syntax_modules_wait_for_their_construct(tmp_path: Path) -> None:
             np.testing.assert_allclose(out[name][policy], numerical_grad(f, (x,), 0),
                                        rtol=1e-6, atol=1e-9)
         # imported at the first function with the construct, not before
+        assert f"adgen.transforms.{module}" not in loaded
+        loaded.append(f"adgen.transforms.{module}")
+        assert out[f"after {name}"] == loaded
+    # refused at the user's line as before: a write through a one-operand einsum's view
+    # (untracked_views), a store into m after its method was taken as a value (method_values)
+    for name, module, line, words in (
+            ("einsum_diag", "untracked_views", 65, "holds a view adgen does not follow"),
+            ("taken_then_changed", "method_values", 80, "after its method m.f was taken")):
+        for policy in ("save", "strict"):
+            assert f"user_code.py:{line}:" in out[name][policy], out[name][policy]
+            assert words in out[name][policy]
         assert f"adgen.transforms.{module}" not in loaded
         loaded.append(f"adgen.transforms.{module}")
         assert out[f"after {name}"] == loaded

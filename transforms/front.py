@@ -55,7 +55,6 @@ from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
 from adgen.transforms.unseen_calls import unwrap_checked_calls
-from adgen.transforms.untracked_views import refuse_untracked_view_writes
 from adgen.transforms.validate import validate
 from adgen.transforms.walk import walk
 
@@ -79,6 +78,26 @@ def _binds_dotted(st: gast.stmt) -> bool:
     return isinstance(st, gast.Assign) and len(st.targets) == 1 and \
         isinstance(st.targets[0], gast.Name) and isinstance(st.value, (gast.Attribute,
                                                                         gast.Name))
+
+
+def _may_view_untracked(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` reads an ``x.mT`` or makes a call of two arguments (a one-operand
+    ``np.einsum``, by any name): untracked_views looks at no other function."""
+    return any(n.__class__ is gast.Attribute and n.attr == "mT" or
+               n.__class__ is gast.Call and len(n.args) == 2 for n in walk(tree))
+
+
+def _takes_attributes_of_locals(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` reads an attribute of a name it assigns without calling it (``g =
+    m.f`` of ``m = M(a)``): method_values refuses only where one of them is a method."""
+    stored = {n.id for n in walk(tree) if n.__class__ is gast.Name and
+              isinstance(n.ctx, gast.Store)}
+    if not stored:
+        return False
+    called = {id(n.func) for n in walk(tree) if n.__class__ is gast.Call}
+    return any(n.__class__ is gast.Attribute and isinstance(n.ctx, gast.Load) and
+               n.value.__class__ is gast.Name and n.value.id in stored and
+               id(n) not in called for n in walk(tree))
 
 
 def _star_arguments_spelled_out(tree: gast.FunctionDef, parsed: Parsed,
@@ -160,8 +179,11 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     if loops:
         refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
-    refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
-    if gast.Attribute in present:
+    if _may_view_untracked(tree):  # (imported here: most functions make no such view)
+        from adgen.transforms.untracked_views import refuse_untracked_view_writes
+
+        refuse_untracked_view_writes(parsed)  # np.einsum('ii->i', a), a.mT: views of a
+    if gast.Attribute in present and _takes_attributes_of_locals(tree):
         from adgen.transforms.method_values import refuse_methods_taken_before_changes
 
         refuse_methods_taken_before_changes(parsed)  # g = m.f; m.s = ...; g(x)
