@@ -4,8 +4,9 @@ inlined_closures (a def or lambda bound in the body), item_builtins (``map``, ``
 ``max``/``min``, ``dict``, ``list``, ``zip`` named by its code), star_arguments (a ``*`` or
 ``**`` argument) and called_back (a call of ``sorted``, ``xs.sort``, ``functools.reduce``, ...
 whose callback may write in place), untracked_views (an ``x.mT`` or a call of two
-arguments, as a one-operand ``np.einsum`` is) and method_values (an attribute of a name the
-function assigns, read without a call). Each is imported by the first function that has its
+arguments, as a one-operand ``np.einsum`` is), method_values (an attribute of a name the
+function assigns, read without a call) and property_setters (a store into an attribute of a
+name). Each is imported by the first function that has its
 construct, which gets the right gradient (or refusal) under both policies in the same fresh
 process; and
 the property rewrite does not look through the module's classes for a function reading no
@@ -105,6 +106,25 @@ def taken_then_changed(x):
     g = m.f
     m.s = x * 2.0
     return np.sum(g(x))
+
+
+class Scaled:
+    def __init__(self):
+        self._s = 1.0
+
+    @property
+    def scale(self):
+        return self._s
+
+    @scale.setter
+    def scale(self, v):
+        self._s = 2.0 * v
+
+
+def set_scale(x):
+    m = Scaled()
+    m.scale = x
+    return np.sum(m.scale * x)
 '''
 
 SCRIPT = '''import json, sys
@@ -116,7 +136,7 @@ import user_code as u
 LAZY = ("adgen.transforms.function_aliases", "adgen.transforms.inlined_closures",
         "adgen.transforms.item_builtins", "adgen.transforms.star_arguments",
         "adgen.transforms.called_back", "adgen.transforms.untracked_views",
-        "adgen.transforms.method_values")
+        "adgen.transforms.method_values", "adgen.transforms.property_setters")
 
 
 def loaded():
@@ -138,6 +158,8 @@ for name in ("einsum_diag", "taken_then_changed"):
         except adgen.errors.AdgenError as e:
             out[name][p] = str(e)
     out["after " + name] = loaded()
+out["set_scale"] = {p: adgen.grad(u.set_scale, mutation=p)(x).tolist() for p in ("save", "strict")}
+out["after set_scale"] = loaded()
 print(json.dumps(out))
 '''
 
@@ -193,15 +215,24 @@ def test_syntax_modules_wait_for_their_construct(tmp_path: Path) -> None:
         assert out[f"after {name}"] == loaded
     # refused at the user's line as before: a write through a one-operand einsum's view
     # (untracked_views), a store into m after its method was taken as a value (method_values)
-    for name, module, line, words in (
-            ("einsum_diag", "untracked_views", 65, "holds a view adgen does not follow"),
-            ("taken_then_changed", "method_values", 80, "after its method m.f was taken")):
+    # (m.s = ... stores into an attribute: property_setters is imported there too)
+    for name, modules, line, words in (
+            ("einsum_diag", ["untracked_views"], 65, "holds a view adgen does not follow"),
+            ("taken_then_changed", ["method_values", "property_setters"], 80,
+             "after its method m.f was taken")):
         for policy in ("save", "strict"):
             assert f"user_code.py:{line}:" in out[name][policy], out[name][policy]
             assert words in out[name][policy]
-        assert f"adgen.transforms.{module}" not in loaded
-        loaded.append(f"adgen.transforms.{module}")
+        for module in modules:
+            assert f"adgen.transforms.{module}" not in loaded
+            loaded.append(f"adgen.transforms.{module}")
         assert out[f"after {name}"] == loaded
+    # m.scale = x through a property's setter (property_setters): 2 x, times x
+    for policy in ("save", "strict"):
+        np.testing.assert_allclose(out["set_scale"][policy], 4 * x, rtol=1e-12)
+        np.testing.assert_allclose(out["set_scale"][policy],
+                                   numerical_grad(user.set_scale, (x,), 0), rtol=1e-6)
+    assert out["after set_scale"] == loaded
 
 
 def test_properties_are_looked_up_only_for_attributes_of_values(tmp_path: Path,

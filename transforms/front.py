@@ -50,7 +50,6 @@ from adgen.transforms.names import Namer
 from adgen.transforms.operator_classes import sees_operator_classes
 from adgen.transforms.parse import Parsed, code_names, parse_function
 from adgen.transforms.properties import read_properties
-from adgen.transforms.property_setters import call_property_setters
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -78,6 +77,13 @@ def _binds_dotted(st: gast.stmt) -> bool:
     return isinstance(st, gast.Assign) and len(st.targets) == 1 and \
         isinstance(st.targets[0], gast.Name) and isinstance(st.value, (gast.Attribute,
                                                                         gast.Name))
+
+
+def _stores_attributes_of_names(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` stores into an attribute of a name (``m.scale = s``, ``m.scale +=
+    s``): property_setters rewrites no other store."""
+    return any(n.__class__ is gast.Attribute and isinstance(n.ctx, gast.Store) and
+               n.value.__class__ is gast.Name for n in walk(tree))
 
 
 def _may_view_untracked(tree: gast.FunctionDef) -> bool:
@@ -145,7 +151,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         inline_closures(parsed, writes_parameters)
     bind_callees(parsed, writes_parameters)
     bind_keyword_calls(parsed)  # helper(x, scale=2.0) of def helper(x, **kw): per keywords
-    call_property_setters(parsed)  # m.scale = s of a @property: its setter's call
+    if _stores_attributes_of_names(tree):  # (imported here: most functions store none)
+        from adgen.transforms.property_setters import call_property_setters
+
+        call_property_setters(parsed)  # m.scale = s of a @property: its setter's call
     read_properties(parsed)  # self.scale of a @property: its getter's call
     if sees_operator_classes(parsed):  # (imported here: most functions see no such class)
         from adgen.transforms.operator_methods import call_operator_methods
