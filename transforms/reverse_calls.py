@@ -464,6 +464,14 @@ class Calls:
             return name(f"{info.name}_pullback")
         return name("call_pullback")
 
+    def may_set_owner(self, call: gast.Call) -> bool:
+        """``call`` is forward mode's call of a function found when it runs (``call_jvp``)
+        given an object with a derivative it was taken from (``self`` of ``self.setup()``):
+        a method may set attributes of that object and of its tangent."""
+        return _jvp_of_a_call(self.plan.resolve(call.func)) and any(
+            isinstance(a, gast.Name) and self.plan.act.active(a.id) and
+            a.id not in self.plan.numeric for a in call.args[4:6])
+
     def rev_rrule(self, s: gast.stmt, t: str | None, g: gast.expr, state: set[str]
                   ) -> list[gast.stmt]:
         call = s.value
@@ -484,18 +492,39 @@ class Calls:
         cts = [self.pb.namer.fresh("ct") if self.plan.active(a) or
                (isinstance(a, (gast.Tuple, gast.List)) and self.plan.any_active(a)) else "_"
                for a in passed]
+        out: list[gast.stmt] = []
+        handed: set[str] = set()
         if cts and _jvp_of_a_call(self.plan.resolve(call.func)):
             # call_jvp(t2.e, (), (), {}, t2, t2_dot): its rule gives the function itself no
             # cotangent (the object's goes to t2, the owner); the bound method's adjoint was
             # taken into t2's as an attribute read (ObjectAdjoint of a namedtuple: a raw
             # ValueError; an accumulator a.mean() after a.add(v): refused by shadow memory)
             cts[0] = "_"
-        out: list[gast.stmt] = [assign(
+            # the method may set attributes of its object and of the object's tangent
+            # (self.n = ... in __post_init__, self.total += v): their adjoints after the call
+            # are handed to its pullback, which starts from them (sh.deposit; withdrawn by
+            # the compiled jvp's pullback, tangent_calls._jvp_rrule), and merged back
+            for a, c in zip(passed[4:6], cts[4:6]):
+                if c != "_" and isinstance(a, gast.Name) and a.id not in handed and \
+                        a.id not in self.plan.numeric and not self.plan.tracked(a.id) and \
+                        self.pb.bar(a.id) in state:
+                    out.append(gast.Expr(value=call_node(attr_node("sh", "deposit"),
+                                                         name(a.id),
+                                                         name(self.pb.bar(a.id)))))
+                    handed.add(a.id)
+        out.append(assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            call_node("call_pullback", name(saved), g, name("sh")), s)]
+            call_node("call_pullback", name(saved), g, name("sh")), s))
         keywords = {id(k.value): k.arg for k in call.keywords}
         for a, c in zip(passed, cts):
             if c == "_":
+                continue
+            if isinstance(a, gast.Name) and a.id in handed:
+                b = self.pb.bar(a.id)
+                out.append(assign(name(b, gast.Store), call_node(
+                    attr_node("sh", "merge"), name(a.id), name(b), name(c)), s))
+                state.discard("owned:" + b)
+                handed.discard(a.id)
                 continue
             if isinstance(a, (gast.Tuple, gast.List)):
                 out += self.pb.ops.distribute(a, name(c), state, may_be_none=True)

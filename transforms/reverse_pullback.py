@@ -654,6 +654,11 @@ class Pullback:
                     # arrays in it keep theirs in shadow memory (Calls.rev_user_call hands
                     # them to make's pullback)
                     return self.calls.rev_user_call(s, v, t, state, forced=False)
+            elif isinstance(v, gast.Call) and self.calls.may_set_owner(v):
+                # call_jvp(self.setup, (), (), {}, self, self_dot) whose result nothing reads:
+                # the method may set attributes of self and self_dot, read after it (a
+                # __post_init__ in an __init__'s jvp code); its pullback runs for those
+                return self.calls.rev_rrule(s, t, gast.Constant(None, None), state)
             elif isinstance(v, gast.Call):
                 obj = self.plan.resolve(v.func)
                 if obj is not MISSING and registry.lookup(obj) is None:

@@ -513,7 +513,7 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         _, rule, pullback, args, _, kwargs = saved
         written = mutated_positions(rule, len(args))
         if not written:
-            if out_bar is None:
+            if out_bar is None and not getattr(pullback, "runs_without_cotangent", False):
                 return (None,) * (len(args) + len(kwargs))
             if kwargs:
                 return by_parameter(rule, pullback(out_bar), args, kwargs)

@@ -232,11 +232,15 @@ def call_pullback(saved: Any, out_bar: Any, sh: ShadowMap | None = None) -> tupl
     """The pullback of a :func:`call_forward`; one cotangent per positional argument."""
     from adgen.dispatch import pullback_of
 
-    if sh is not None and sh._deposits and type(saved) is tuple and saved and \
-            saved[0] == "compiled alone":
+    if sh is not None and sh._deposits and type(saved) is tuple and saved and (
+            saved[0] == "compiled alone" or saved[0] == "rrule" and getattr(
+                getattr(saved[1], "primal", None), "__name__", None) in (
+                    "call_jvp", "call_jvp_tangent")):
         # a method updating a counter (self.calls += 1): its pullback runs alone, with a map
         # of its own, which starts from the adjoints this caller handed over (sh.deposit)
-        # (s.advance(k) also setting self.u gave a zero gradient through it before)
+        # (s.advance(k) also setting self.u gave a zero gradient through it before). So does
+        # the compiled jvp a call_jvp's rule runs (tangent_calls._jvp_rrule), handed the
+        # adjoints of the object and its tangent (a method setting self.n at second order)
         ShadowMap._carried.deposits = dict(sh._deposits)
         try:
             return pullback_of(saved, out_bar, sh)

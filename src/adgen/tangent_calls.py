@@ -523,7 +523,10 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "partial)", hint="call it by its name where the second derivative is taken")
     from adgen.transforms.pipeline import compile_function
 
-    if compile_function(call.target).mutates_containers:
+    compiled = compile_function(call.target)
+    if compiled.mutates_containers and not (
+            not compiled.mutates_params and call.owner_slot is not None and
+            not any(_container(v) for v in (*args, *tangents, *kwargs.values()))):
         # self.features(x) setting self.h (or appending to a list it is given): its pullback
         # here gets the cotangent of its result only, never that of what it set, which the
         # caller reads afterwards (a silently zero second derivative)
@@ -560,6 +563,14 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         raise
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
+        if out_bar is None:
+            # a call whose result nothing reads, run for what the method may set on its
+            # object (reverse_pullback: self.setup() in __init__): for that only
+            if not compiled.mutates_containers:
+                return (None, (None,) * len(args), (None,) * len(tangents), None, None, None)
+            from adgen.adjoints import zeros_like
+
+            out_bar = zeros_like(out)
         try:  # a rule refusing the point (np.linalg.norm's at a zero vector)
             cts = pullback_of(saved, out_bar, None)
         except AdgenError as err:
@@ -576,6 +587,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
                 tuple(at(k) for k in call.tangent_slots), None, at(call.owner_slot),
                 at(call.owner_dot_slot))
 
+    pullback.runs_without_cotangent = True  # (dispatch.pullback_of: out_bar None too)
     return out, pullback
 
 
@@ -735,3 +747,15 @@ def _zero_tangent(t: Any) -> bool:
                                                       type)):
         return all(_zero_tangent(v) for v in vars(t).values())
     return False
+
+
+def _container(v: Any) -> bool:
+    """A value a method called through ``call_jvp`` might change as a container (a list, a
+    dict, an object of the user's): its adjoint after the call would not reach the method's
+    pullback at second order. (The method's own object and its tangent do: reverse_calls
+    hands their adjoints over, sh.deposit.)"""
+    if v is None or isinstance(v, (np.ndarray, np.generic, float, int, complex, str, bool)):
+        return False
+    if isinstance(v, tuple) and not hasattr(type(v), "_fields"):
+        return any(_container(x) for x in v)
+    return True

@@ -119,7 +119,8 @@ def test_forward_mode(f):
 
 
 @pytest.mark.parametrize("f", [update_loop, replaced_by_a_method, imported_by_name,
-                               two_fields, own_init], ids=lambda f: f.__name__)
+                               two_fields, own_init, through_post_init],
+                         ids=lambda f: f.__name__)
 def test_hessian(f):
     h = adgen.hessian(f)(W.copy())
     np.testing.assert_allclose(h, numerical_hessian(f, W.copy()), rtol=1e-4, atol=1e-5)

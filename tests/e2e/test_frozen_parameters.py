@@ -276,13 +276,14 @@ def test_forward_mode_refuses_a_store_through_a_transforming_setattr(f):
     assert "object.__setattr__(obj, 'w', v)" in str(info.value)
 
 
-def test_second_derivatives_through_a_post_init_setting_fields_are_refused_at_the_line():
-    # as for a dataclass that is not frozen (test_dataclasses.py): __post_init__'s
-    # object.__setattr__(self, "n", ...) is a method setting an attribute of its object
-    with pytest.raises(adgen.AdgenError, match="second derivatives") as info:
-        adgen.hessian(with_defaults_constant_c, argnums=0)(W.copy(), B)
-    assert info.value.location.file == __file__
-    assert info.value.location.line == with_defaults_constant_c.__code__.co_firstlineno + 1
+def test_second_derivatives_through_a_post_init_setting_fields():
+    # refused at the line before session 28: __post_init__'s object.__setattr__(self, "n",
+    # ...) is a method setting an attribute of its object, called from __init__'s jvp code
+    h = adgen.hessian(with_defaults_constant_c, argnums=0)(W.copy(), B)
+    g = adgen.grad(with_defaults_constant_c)
+    by_differences = np.stack([(g(W + 1e-6 * e, B) - g(W - 1e-6 * e, B)) / 2e-6
+                               for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(h, by_differences, rtol=1e-6)
 
 
 @dataclass(frozen=True)

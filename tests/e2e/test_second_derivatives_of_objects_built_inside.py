@@ -271,11 +271,9 @@ def post_init_loss(mu):
     return np.sum(p.sigma ** 2)
 
 
-def test_an_init_calling_a_method_that_sets_attributes_is_refused_at_the_users_line():
-    # __post_init__ sets self.sigma: a call of it from the jvp of __init__ is not followed
-    # at second order; refused where the object is built, naming the user's class
-    with pytest.raises(adgen.AdgenError, match="WithPostInit.__post_init__") as err:
-        adgen.hessian(post_init_loss)(np.array([0.1, 0.2]))
-    assert err.value.location.file == __file__
-    assert "p = WithPostInit(mu)" in err.value.location.source_line
-    assert "Heat(dt)" not in str(err.value)  # (not the generic example)
+def test_an_init_calling_a_method_that_sets_attributes():
+    # __post_init__ sets self.sigma: a call of it from the jvp of __init__ was refused at
+    # second order until session 28; f = sum(exp(2 mu)), its Hessian diag(4 exp(2 mu))
+    mu = np.array([0.1, 0.2])
+    np.testing.assert_allclose(adgen.hessian(post_init_loss)(mu), np.diag(4 * np.exp(2 * mu)),
+                               rtol=1e-12)
