@@ -34,7 +34,7 @@ def jvp_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...]
         UnsupportedError: for a callee whose jvp is not compiled code (a derivative made by
             adgen called inside, a dict's ``get``/``values``/``items`` through a variable).
     """
-    from adgen.tangent_calls import compiled_jvp_call, runs_as_it_is, tangent_of_call
+    from adgen.tangent_calls import runs_as_it_is, tangent_of_call
 
     fn, f_args, f_tangents, kwargs, owner, owner_dot = (tuple(args) + (None,) * 6)[:6]
     d_args, d_tangents, d_owner, d_owner_dot = (
@@ -54,6 +54,24 @@ def jvp_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...]
             f"{name}, called through a variable, is not supported",
             hint="call it by its name, or take the outer derivative by reverse mode "
                  "(adgen.jacrev(adgen.jacfwd(f)), adgen.hessian(f))")
+    call, caller, inputs, dots = _second_call(fn, f_args, f_tangents, kwargs, owner,
+                                              owner_dot, d_args, d_tangents, d_owner,
+                                              d_owner_dot)
+    pair, pair_dot = tangent_of_call(caller, inputs, dots, {})
+    if not only:
+        return pair, pair_dot
+    return pair[1], (None if pair_dot is None else pair_dot[1])
+
+
+def _second_call(fn: Any, f_args: tuple[Any, ...], f_tangents: tuple[Any, ...],
+                 kwargs: dict[str, Any], owner: Any, owner_dot: Any, d_args: tuple[Any, ...],
+                 d_tangents: tuple[Any, ...], d_owner: Any, d_owner_dot: Any
+                 ) -> tuple[Any, Any, tuple[Any, ...], tuple[Any, ...]]:
+    """The compiled jvp ``call`` of ``fn`` that ``call_jvp`` runs, the generated caller taking
+    its inputs by position, those inputs and their tangents (each part of the call's: the
+    arguments', the tangents', the owner's and its tangent's, at the slot it went to)."""
+    from adgen.tangent_calls import compiled_jvp_call
+
     call = compiled_jvp_call(fn, f_args, f_tangents, kwargs, owner, owner_dot)
     keywords = tuple(call.kwargs)
     inputs = list(call.args) + [call.kwargs[k] for k in keywords]
@@ -65,10 +83,73 @@ def jvp_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...]
             if k is not None and t is not None:
                 dots[k] = t
     caller = _positional_caller(call.target, len(call.args), keywords)
-    pair, pair_dot = tangent_of_call(caller, tuple(inputs), tuple(dots), {})
-    if not only:
-        return pair, pair_dot
-    return pair[1], (None if pair_dot is None else pair_dot[1])
+    return call, caller, tuple(inputs), tuple(dots)
+
+
+def reverse_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                        pair_only: bool) -> tuple[Any, Any]:
+    """Reverse mode over :func:`jvp_of_call_jvp` (third derivatives of a function calling a
+    function found at run time: ``jacfwd(hessian(f))``, ``jvp`` of ``hvp``): ``(out,
+    pullback)`` of ``call_jvp(call_jvp, args, tangents, {}, ...)`` (``pair_only``: of its
+    ``call_jvp_tangent`` form; ``only``: the inner call is ``call_jvp_tangent``). The caller's
+    jvp :func:`jvp_of_call_jvp` runs is run through its compiled forward and pullback, whose
+    cotangents go back to the parts of both calls they came from.
+
+    Raises:
+        UnsupportedError: where :func:`jvp_of_call_jvp` refuses, and for a callee that
+            changes its object or arguments (its pullback here would miss what it set).
+    """
+    from adgen.dispatch import forward_of, pullback_of
+    from adgen.tangent_calls import compiled_jvp_call, runs_as_it_is
+    from adgen.transforms.pipeline import compile_function
+
+    fn, f_args, f_tangents, kwargs, owner, owner_dot = (tuple(args) + (None,) * 6)[:6]
+    if runs_as_it_is(fn) or getattr(fn, "__adgen_transform__", False) or (
+            type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
+        refuse_reverse_over()
+    d_args, d_tangents, d_owner, d_owner_dot = (
+        _items(tangents[1] if len(tangents) > 1 else None, len(f_args)),
+        _items(tangents[2] if len(tangents) > 2 else None, len(f_tangents)),
+        tangents[4] if len(tangents) > 4 else None,
+        tangents[5] if len(tangents) > 5 else None)
+    call, caller, inputs, dots = _second_call(fn, f_args, f_tangents, kwargs or {}, owner,
+                                              owner_dot, d_args, d_tangents, d_owner,
+                                              d_owner_dot)
+    second = compiled_jvp_call(caller, inputs, dots, {}, None, None)
+    if compile_function(second.target).mutates_containers:
+        refuse_reverse_over()
+    out, saved = forward_of(second.target, second.args, second.kwargs)
+    pair, pair_dot = out
+    value = (pair[1], pair_dot[1]) if only else (pair, pair_dot)
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        bar, bar_dot = (None, out_bar) if pair_only else _two(out_bar)
+        if only:
+            bar, bar_dot = (None, bar), (None, bar_dot)
+        cts = pullback_of(saved, (bar, bar_dot), None)
+
+        def at(k: int | None) -> Any:
+            return None if k is None else cts[k]
+
+        def back(bars: list[Any]) -> tuple[Any, ...]:
+            def of(k: int | None) -> Any:
+                return None if k is None else bars[k]
+
+            return (None, tuple(of(k) for k in call.arg_slots),
+                    tuple(of(k) for k in call.tangent_slots), None, of(call.owner_slot),
+                    of(call.owner_dot_slot))
+
+        return (None, back([at(k) for k in second.arg_slots]),
+                back([at(k) for k in second.tangent_slots]), None, None, None)
+
+    return (value[1] if pair_only else value), pullback
+
+
+def _two(bar: Any) -> tuple[Any, Any]:
+    """The cotangents of a pair's two items (None: none)."""
+    if isinstance(bar, (tuple, list)) and len(bar) == 2:
+        return bar[0], bar[1]
+    return None, None
 
 
 def _items(t: Any, n: int) -> tuple[Any, ...]:

@@ -454,9 +454,13 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     if getattr(fn, "__module__", None) in ("adgen.runtime", __name__, "adgen.built_inside") \
             and getattr(fn, "__name__", None) in ("call_jvp", "call_jvp_tangent",
                                                   "construct_jvp"):
-        from adgen.second_forward_calls import refuse_reverse_over
+        from adgen.second_forward_calls import refuse_reverse_over, reverse_of_call_jvp
 
-        refuse_reverse_over()  # (it named adgen's helper and its rrule)
+        if fn.__name__ == "construct_jvp":
+            refuse_reverse_over()  # (it named adgen's helper and its rrule)
+        # forward over forward's dynamic call, differentiated again by reverse mode (third
+        # derivatives: jacfwd(hessian(f)) of a function calling m.loss(z))
+        return reverse_of_call_jvp(fn.__name__ == "call_jvp_tangent", args, tangents, only)
     if type(fn) is types.BuiltinMethodType and isinstance(fn.__self__, np.ndarray):
         from adgen.adjoints import locate
 
