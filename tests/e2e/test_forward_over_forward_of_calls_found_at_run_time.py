@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 import pytest
-from gradcheck import check_grad, numerical_hessian
+from gradcheck import check_grad, numerical_grad, numerical_hessian
 
 import adgen
 
@@ -166,3 +166,27 @@ def test_third_derivatives_through_a_method_setting_attributes_refused():
                                       "adgen.jacfwd(adgen.hessian(m.loss))" in text)
     assert "call_jvp" not in text and "rrule" not in text
     assert __file__.split("/")[-1] in text
+
+
+# a function calling adgen's forward-mode code itself (a jacfwd made at module level or
+# inside) through a method found when it runs: its jvp is forward over forward (refused before)
+JAC = adgen.jacfwd(lambda z: MODEL.loss(z) * z)
+
+
+def calls_a_jacobian(z):
+    return np.sum(JAC(z) ** 2)
+
+
+def builds_a_jacobian(z):
+    d = adgen.jacfwd(from_a_dict)
+    return np.sum(d(z) * z)
+
+
+@pytest.mark.parametrize("f", [calls_a_jacobian, builds_a_jacobian],
+                         ids=lambda f: f.__name__)
+def test_jvp_of_a_function_calling_jacfwd(f):
+    g = numerical_grad(f, (X,), 0)
+    assert np.allclose(adgen.jvp(f, (X,), (V,))[1], g @ V, rtol=1e-6, atol=1e-6)
+    assert np.allclose(adgen.jacfwd(f)(X), g, rtol=1e-6, atol=1e-6)
+    for mutation in ("save", "strict"):
+        check_grad(f, (X,), mutation=mutation)
