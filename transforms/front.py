@@ -187,6 +187,9 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     validate(parsed)
     if loops:
         refuse_length_changes(parsed)  # ws.append(v) in a for loop walking ws
+        from adgen.transforms.shared_iterators import refuse_shared_iterators
+
+        refuse_shared_iterators(tree, parsed.location)  # for i in it: next(it)
     refuse_array_subclasses(parsed)  # np.matrix, masked arrays: their operators differ
     if _may_view_untracked(tree):  # (imported here: most functions make no such view)
         from adgen.transforms.untracked_views import refuse_untracked_view_writes
