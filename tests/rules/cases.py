@@ -641,7 +641,9 @@ cases("numpy.repeat", C(randn(4), 3), C(randn(3, 4), 2, 0), C(randn(3, 4), [1, 0
       C(randn(2, 3), [2, 1], axis=-2), C(randn(2, 3), 2), C(randn(), 4))
 cases("numpy.conjugate", unary(randn))
 cases("numpy.ndarray.conjugate", C(randn(3)), C(randn(2, 3)))
-cases("numpy.ndarray.view", C(randn(3)), C(randn(2, 3)))
+cases("numpy.ndarray.view", C(randn(3)), C(randn(2, 3)),
+      # x.view(np.ndarray), x.view(type=np.ndarray) (session 28; fixed values: no draws here)
+      C(np.array([0.3, -1.2, 2.0]), np.ndarray), C(np.array([[0.5, -0.1]]), type=np.ndarray))
 # ufunc_at(ufunc, a, indices, b): np.multiply.at / np.maximum.at / np.minimum.at as a value;
 # repeated positions, a zero factor, rows with broadcast values, a tuple index
 cases("numpy.ufunc.at",

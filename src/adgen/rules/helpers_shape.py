@@ -38,6 +38,8 @@ __all__ = [
     "ndarray_flatten",
     "ndarray_item",
     "ndarray_view",
+    "refuse_reinterpreting_view",
+    "view_cotangent",
     "split_like",
     "stack_vjp",
     "take_along_axis_vjp",
@@ -307,10 +309,49 @@ def ndarray_astype(a: object, dtype: object, *, copy: bool = True) -> object:
     return a.astype(dtype, copy=copy)
 
 
-def ndarray_view(a: object) -> object:
-    """``a.view()``: a new array object sharing ``a``'s memory (the primal the ``.view()``
-    method maps to; ``a.view(dtype)`` reinterprets the bytes and has no rule)."""
-    return a.view()  # type: ignore[attr-defined]
+def ndarray_view(a: object, dtype: object = None, type: object = None) -> object:  # noqa: A002
+    """``a.view()``, ``a.view(np.ndarray)``, ``a.view(type=np.ndarray)``: a new array object
+    sharing ``a``'s memory (the primal the ``.view()`` method maps to; another dtype or class
+    is refused by :func:`refuse_reinterpreting_view`)."""
+    refuse_reinterpreting_view(dtype, type)
+    if dtype is None and type is None:
+        return a.view()  # type: ignore[attr-defined]
+    return a.view(np.ndarray)  # type: ignore[attr-defined]
+
+
+def view_cotangent(g: object, dtype: object, type: object) -> object:  # noqa: A002
+    """The cotangent of ``x`` for ``x.view(...)``: ``g``, the view's (x.view(dtype), which
+    reverse mode's forward ran as written, refused: :func:`refuse_reinterpreting_view`)."""
+    refuse_reinterpreting_view(dtype, type)
+    return g
+
+
+def refuse_reinterpreting_view(dtype: object, type: object) -> None:  # noqa: A002
+    """Refuses ``x.view(dtype)`` and a view as another class than np.ndarray (what
+    ``ndarray_view`` and its pullback are given): the bytes reinterpreted have no gradient.
+
+    Raises:
+        UnsupportedError: for any ``dtype`` or ``type`` but None and np.ndarray
+            (NotImplementedError in a module without adgen).
+    """
+    if (dtype is None or dtype is np.ndarray) and (type is None or type is np.ndarray) and \
+            (dtype is None or type is None):
+        return
+    spelled = getattr(dtype if type is None else type, "__name__", dtype)
+    message = (f"this call of numpy.ndarray.view is not differentiated: x.view({spelled}) "
+               "reinterprets the bytes (or makes an array of another class), which has no "
+               "gradient; x.view() and x.view(np.ndarray) are differentiated: convert the "
+               "values with x.astype(dtype), or take x itself")
+    try:
+        from adgen.errors import UnsupportedError
+    except ImportError:  # a standalone module run where adgen is not installed
+        raise NotImplementedError(message) from None
+    import sys
+
+    # the user's line (looked up, not imported: see helpers_core.unsupported)
+    locate = getattr(sys.modules.get("adgen.runtime"), "locate", None)
+    err = UnsupportedError(message)
+    raise locate(err) if locate is not None else err
 
 
 # --------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "conjugate": ndarray_conj,
     "round": np.round,
     "astype": ndarray_astype,
-    "view": ndarray_view,  # x.view(): x's memory (x.view(dtype) is refused when it binds)
+    "view": ndarray_view,  # x.view(), x.view(np.ndarray): x's memory (x.view(dtype) is refused)
     "item": ndarray_item,
     "tolist": ndarray_tolist,
 }

@@ -24,14 +24,17 @@ from adgen.rules.helpers import (
     sliding_window_vjp,
     trim_zeros_vjp,
     unstack_vjp,
+    view_cotangent,
 )
 from adgen.rules.registry import defjvp, defvjp
 
 
-# x.view(): the same elements in x's memory (a write through it writes x)
-@defvjp(ndarray_view, "a", linear=True, view=True, name="numpy.ndarray.view")
-def view(g: Any, out: Any, a: Any) -> Any:
-    return g
+# x.view(), x.view(np.ndarray): the same elements in x's memory (a write through it writes x)
+@defvjp(ndarray_view, "a, dtype=None, type=None", diff="a", reads="dtype, type", linear=True,
+        view=True,
+        name="numpy.ndarray.view")
+def view(g: Any, out: Any, a: Any, dtype: Any, type: Any) -> Any:  # noqa: A002
+    return view_cotangent(g, dtype, type)  # (refuses x.view(dtype), which the forward ran)
 
 
 @defvjp(np.fliplr, "m", linear=True, view=True)
