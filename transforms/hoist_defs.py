@@ -24,8 +24,12 @@ def hoist_defs(fn: gast.FunctionDef) -> tuple[list[gast.FunctionDef], set[str]]:
         variables): those must keep their adjoints in shadow memory.
     """
     defs: list[gast.FunctionDef] = []
+    # (a nested def's name too: def outer(t): return inner(t) ** 2 reads inner, and through
+    # it what inner reads; outer was taken for reading nothing of the function, and a's
+    # derivative through inner(t) = t * a was silently lost, in both modes)
     bound = {a.id for a in fn.args.args} | {
-        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} | {
+        d.name for d in walk(fn) if isinstance(d, gast.FunctionDef) and d is not fn}
 
     def visit(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []

@@ -9,8 +9,13 @@ defined, so the function computes what it did; the nested defs are then handled 
 nested def is (``hoist_defs``: differentiated when called). Every node keeps the line of
 the lambda it came from.
 
-Refused: a lambda inside a comprehension that reads the comprehension's own variables (the
-def, written before the statement, would not see them).
+A list comprehension whose lambdas read its variables through their defaults alone
+(``[lambda t, k=k: k * t for k in ks]``, the idiom that binds each step's value) is written out
+as a loop before the statement first (its variables renamed apart), so each lambda is a def
+in that loop, its defaults evaluated at each step as Python does.
+
+Refused: a lambda inside a comprehension whose body reads the comprehension's own variables
+(the def, written before the statement, would not see them).
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ def _block(stmts: list[gast.stmt], taken: set[str], location: Any,
                 s.targets[0].id not in rebound:
             out.extend(_block([_def(s.targets[0].id, s.value)], taken, location, rebound))
             continue
+        if isinstance(s, _SIMPLE):
+            out.extend(_block(_hoist_comprehensions(s, taken), taken, location, rebound))
         defs: list[gast.stmt] = []
         for parent, field, index, lam, comps in _outer_lambdas(s):
             _refuse_comprehension_reads(lam, comps, location)
@@ -72,6 +79,112 @@ def _block(stmts: list[gast.stmt], taken: set[str], location: Any,
         out.extend(defs)
         out.append(s)
     return out
+
+
+_SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)
+
+
+def _hoist_comprehensions(s: gast.stmt, taken: set[str]) -> list[gast.stmt]:
+    """``fs = [lambda t, k=k: k * t for k in ks]``: each list comprehension of the statement
+    whose lambdas read its variables through their defaults alone, written out as a loop
+    before it, its variables renamed apart (a comprehension's are its own) and the list
+    replaced by the name it is built in:
+
+        lambdas_<line> = []
+        for k_2 in ks:
+            lambdas_<line>.append(lambda t, k=k_2: k * t)
+        fs = lambdas_<line>
+
+    (each lambda is then a def in the loop, its default taken from that step, as Python
+    evaluates it there). Returns the statements to run before ``s``."""
+    out: list[gast.stmt] = []
+    for parent, field, index, comp in _list_comprehensions(s):
+        targets = {n.id for g in comp.generators for n in walk(g.target)
+                   if isinstance(n, gast.Name)}
+        lambdas = [n for n in walk(comp.elt) if isinstance(n, gast.Lambda)]
+        if not lambdas or any(_body_reads(lam) & targets for lam in lambdas):
+            continue  # (a lambda whose body reads them: refused, _refuse_comprehension_reads)
+        line = getattr(comp, "lineno", 0)
+        renamed = {t: _fresh(t, taken) for t in sorted(targets)}
+        built = _fresh(f"lambdas_{line}", taken)
+
+        def named(n: str, ctx: Any) -> gast.Name:
+            ref = gast.Name(id=n, ctx=ctx, annotation=None, type_comment=None)
+            gast.copy_location(ref, comp)
+            return ref
+
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=named(built, gast.Load()), attr="append",
+                                ctx=gast.Load()),
+            args=[_renamed(comp.elt, renamed)], keywords=[]))
+        body: list[gast.stmt] = [append]
+        for k in range(len(comp.generators) - 1, -1, -1):
+            g = comp.generators[k]
+            for cond in reversed(g.ifs):
+                body = [gast.If(test=_renamed(cond, renamed), body=body, orelse=[])]
+            body = [gast.For(target=_renamed(g.target, renamed),
+                             iter=g.iter if k == 0 else _renamed(g.iter, renamed),
+                             body=body, orelse=[], type_comment=None)]
+        start = gast.Assign(targets=[named(built, gast.Store())],
+                            value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
+        for st in [start] + body:
+            for n in walk(st):
+                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
+                    gast.copy_location(n, comp)
+        out += [start] + body
+        if index is None:
+            setattr(parent, field, named(built, gast.Load()))
+        else:
+            getattr(parent, field)[index] = named(built, gast.Load())
+    return out
+
+
+def _list_comprehensions(s: gast.stmt) -> list[tuple[Any, str, int | None, gast.ListComp]]:
+    """The outermost list comprehensions of the statement's own expressions (not inside a
+    lambda), each with where it stands."""
+    found: list[tuple[Any, str, int | None, gast.ListComp]] = []
+
+    def visit(node: Any) -> None:
+        for field, value in gast.iter_fields(node):
+            items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+            for k, item in items:
+                if isinstance(item, gast.ListComp):
+                    found.append((node, field, k, item))
+                elif isinstance(item, gast.AST) and not isinstance(
+                        item, (gast.Lambda, gast.stmt) + _COMPREHENSIONS):
+                    visit(item)
+
+    visit(s)
+    return found
+
+
+def _body_reads(lam: gast.Lambda) -> set[str]:
+    """The names a lambda's body reads that are not its own parameters."""
+    a = lam.args
+    own = {n.id for n in a.posonlyargs + a.args + a.kwonlyargs} | {
+        x.id for x in (a.vararg, a.kwarg) if x is not None}
+    return {n.id for n in walk(lam.body) if isinstance(n, gast.Name)} - own
+
+
+def _renamed(node: Any, renamed: dict[str, str]) -> Any:
+    """A copy of ``node`` with the names ``renamed`` says renamed, but inside lambdas' bodies
+    and parameters (their own names)."""
+    import copy
+
+    node = copy.deepcopy(node)
+
+    def visit(n: Any) -> None:
+        if isinstance(n, gast.Name) and n.id in renamed:
+            n.id = renamed[n.id]
+        if isinstance(n, gast.Lambda):
+            for d in n.args.defaults + [k for k in n.args.kw_defaults if k is not None]:
+                visit(d)
+            return
+        for child in gast.iter_child_nodes(n):
+            visit(child)
+
+    visit(node)
+    return node
 
 
 def _def(name: str, lam: gast.Lambda) -> gast.FunctionDef:
@@ -122,9 +235,7 @@ def _refuse_comprehension_reads(lam: gast.Lambda, comps: list[Any], location: An
     targets = {n.id for c in comps for g in c.generators for n in walk(g.target)
                if isinstance(n, gast.Name)}
     a = lam.args
-    own = {n.id for n in a.posonlyargs + a.args + a.kwonlyargs} | {
-        x.id for x in (a.vararg, a.kwarg) if x is not None}
-    read = {n.id for n in walk(lam.body) if isinstance(n, gast.Name)} - own
+    read = _body_reads(lam)
     read |= {n.id for d in a.defaults + [k for k in a.kw_defaults if k is not None]
              for n in walk(d) if isinstance(n, gast.Name)}
     shared = sorted(read & targets)

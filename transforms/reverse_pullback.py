@@ -493,8 +493,12 @@ class Pullback:
                    ) -> list[gast.stmt]:
         """Adds ``value`` to the adjoint of ``n``; ``items``: for a container, its slots the
         adjoint is that of (``runtime.items_at`` before a call; default: as they are when
-        the pullback runs)."""
-        if not self.plan.act.active(n):
+        the pullback runs). A nested def or lambda has no adjoint of its own: the values it
+        closes over get theirs where it is called (its pullback deposits them in shadow
+        memory), so an item of ``[lambda t: t * a, g]`` adds nothing here (its adjoint read
+        the lifted function, which the forward did not save: a raw NameError)."""
+        if not self.plan.act.active(n) or \
+                any(d.name == n for d in self.plan.parsed.nested_defs):
             return []
         b = self.bar(n)
         if may_be_none:

@@ -179,6 +179,8 @@ class Tangent:
         self.math: bool | None = None  # whether math is the module there (of_math)
         # checks to run before a statement, by its id (built_object_writes.checked_writes)
         self.checks: dict[int, list[gast.stmt]] = {}
+        # the nested defs whose closure tangent is being written (closure_tangent)
+        self._closures_within: set[str] = set()
 
     # ----------------------------------------------------------------------------------------
     # names
@@ -210,8 +212,7 @@ class Tangent:
         arguments) get lists and tuples of tangents, zeros where an entry has none."""
         if isinstance(e, gast.Name):
             if e.id in self.defs and self.active(e.id):
-                self.refuse(e, f"passing the nested function {e.id} as a value",
-                            f"call {e.id} here, or define it at module level")
+                return self.closure_tangent(e.id, e)
             if self.active(e.id) and e.id not in self.dots and self.resolve(e) is not None:
                 return None  # a global (sq passed to a helper): constant in this function
             return name(self.dot(e.id)) if self.active(e.id) else None
@@ -225,6 +226,45 @@ class Tangent:
             elts = [x if x is not None else self.zero(o) for x, o in zip(elts, e.elts)]
             return type(e)(elts=elts, ctx=gast.Load())
         return None
+
+    def closure_tangent(self, n: str, e: gast.expr) -> gast.expr:
+        """The tangent of the nested def or lambda ``n`` read as a value (``[g, sq]`` handed
+        to a helper, ``return lambda t: a * t``): ``closure_tangent(n, names, values,
+        tangents)`` of the variables of this function with a tangent it reads (the helper's
+        call of it runs its jvp with them: closure_tangents; it was refused here)."""
+        from adgen.transforms.front import free_of
+
+        d = self.defs[n]
+        if not all(_constant(x) or not any(self.active(v.id) for v in walk(x)
+                                           if isinstance(v, gast.Name))
+                   for x in d.args.defaults):
+            self.refuse(e, f"passing the nested function {n}, whose default reads a value "
+                           "with a derivative, as a value",
+                        "pass that value as an argument")
+        names = sorted(f for f in free_of(d, self.parsed) if self.active(f) and
+                       self.resolve(name(f)) is None)
+        if not names:
+            return None  # type: ignore[return-value]  # (reads nothing with a tangent)
+        # (another nested def it calls, def outer(t): return inner(t) ** 2: inner's own
+        # closure tangent; two that call each other are refused)
+        within = self._closures_within
+        if n in within:
+            self.refuse(e, f"passing the nested function {n}, which calls another nested "
+                           "function that calls it back, as a value",
+                        "define them at module level and pass them what they read")
+        self._closures_within = within | {n}
+        try:
+            dots = [self.tangent(name(f)) if f in self.defs else name(self.dot(f))
+                    for f in names]
+        finally:
+            self._closures_within = within
+        return gast.Call(func=name("closure_tangent"), args=[
+            name(n), gast.Tuple(elts=[gast.Constant(value=f, kind=None) for f in names],
+                                ctx=gast.Load()),
+            gast.Tuple(elts=[name(f) for f in names], ctx=gast.Load()),
+            gast.Tuple(elts=[t if t is not None else gast.Constant(value=None, kind=None)
+                             for t in dots], ctx=gast.Load())],
+            keywords=[])
 
     def zero(self, e: gast.expr) -> gast.expr:
         return gast.Call(func=name("zero_tangent"), args=[copy.deepcopy(e)], keywords=[])
@@ -252,9 +292,16 @@ class Tangent:
         fn = self.fn
         if fn.args.vararg is not None or fn.args.kwarg is not None:
             self.refuse(fn, "*args or **kwargs parameters", "list the parameters by name")
+        # (a def only passed on as a value, [lambda t, k=k: k * t for k in ks], may take
+        # defaults without a derivative: its call reads them from the function object,
+        # closure_tangents; a call by name here would evaluate them again)
+        called = {c.func.id for c in walk(fn) if isinstance(c, gast.Call) and
+                  isinstance(c.func, gast.Name)}
         for d in self.parsed.nested_defs:
-            if not all(_constant(e) for e in d.args.defaults) or d.args.kw_defaults or \
-                    d.args.vararg or d.args.kwarg or self.nested is None:
+            if not (all(_constant(e) for e in d.args.defaults) or d.name not in called and
+                    not any(isinstance(v, gast.Name) and self.active(v.id)
+                            for e in d.args.defaults for v in walk(e))) or \
+                    d.args.kw_defaults or d.args.vararg or d.args.kwarg or self.nested is None:
                 self.refuse(d, "a nested function with defaults other than constants, *args "
                                "or **kwargs",
                             "define the helper at module level and pass it what it reads")

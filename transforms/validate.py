@@ -248,6 +248,7 @@ def validate(parsed: Parsed) -> None:
                         "function assigns more than once",
                         parsed.location(node),
                         hint=f"pass {v} to {node.name}() as an argument")
+            _refuse_kept_across_steps(parsed, fn, node, free)
             if node.decorator_list:
                 raise UnsupportedError("a decorated nested def is not supported",
                                        parsed.location(node),
@@ -263,6 +264,53 @@ def validate(parsed: Parsed) -> None:
                         raise UnsupportedError("this starred assignment is not supported",
                                                parsed.location(node),
                                                hint="index the sequence explicitly")
+
+
+def _refuse_kept_across_steps(parsed: Parsed, fn: gast.FunctionDef, d: gast.FunctionDef,
+                              free: list[str]) -> None:
+    """A nested def (or lambda) reading a variable the enclosing function binds in a loop,
+    kept as a value past the step that made it (``fs.append(lambda t: t * c)`` with ``c =
+    x[i]`` in the loop, or put in a list, a tuple, a dict, an attribute): Python reads the
+    variable when the function is called, its last value then, which adgen's adjoint of
+    each step's value does not follow (the gradient was silently wrong). Called by its name,
+    or passed to a function by name (``apply1(g, x)``), it runs in the step: accepted."""
+    inside_defs = {id(n) for g in walk(fn) if isinstance(g, gast.FunctionDef) and g is not fn
+                   for n in walk(g)}
+    looped = set()
+    for loop in walk(fn):
+        if isinstance(loop, (gast.For, gast.While)) and id(loop) not in inside_defs:
+            looped |= {n.id for n in walk(loop) if isinstance(n, gast.Name) and
+                       isinstance(n.ctx, gast.Store) and id(n) not in inside_defs}
+    # (a counter of range(...), fns.append(lambda v: v * k) for k in range(3): an int, with
+    # no derivative to lose: every one reads the last k, as in Python)
+    counters = {n.id for loop in walk(fn) if isinstance(loop, gast.For) and
+                isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) and
+                loop.iter.func.id == "range" for n in walk(loop.target)
+                if isinstance(n, gast.Name)}
+    looped -= {v for v in counters if sum(
+        1 for n in walk(fn) if isinstance(n, gast.Name) and n.id == v and
+        isinstance(n.ctx, gast.Store) and id(n) not in inside_defs) == 1}
+    # (a default is evaluated where the def is: def g(t, k=k) in the loop keeps each step's k)
+    read = {n.id for b in d.body for n in walk(b) if isinstance(n, gast.Name) and
+            isinstance(n.ctx, gast.Load)}
+    late = [v for v in free if v in looped and v in read]
+    if not late:
+        return
+    plain_args = {id(a) for c in walk(fn) if isinstance(c, gast.Call) and
+                  isinstance(c.func, gast.Name) for a in c.args + [k.value for k in c.keywords]}
+    kept = [n for n in walk(fn) if isinstance(n, gast.Name) and n.id == d.name and
+            isinstance(n.ctx, gast.Load) and id(n) not in inside_defs and
+            id(n) not in plain_args and not any(
+                isinstance(c, gast.Call) and c.func is n for c in walk(fn))]
+    if kept:
+        shown = "a lambda" if d.name.startswith("lambda_") else f"the nested def {d.name}()"
+        raise UnsupportedError(
+            f"{shown} reads {late[0]!r}, which the enclosing function assigns in a loop, "
+            "and is kept as a value past that step (appended, or put in a list, a tuple, a "
+            f"dict or an attribute): Python reads {late[0]} when it is called, its value "
+            "then, whose derivative adgen does not follow", parsed.location(d),
+            hint=f"pass {late[0]} as an argument where it is called, or call it in the step "
+                 "that made it")
 
 
 def _check_reference_call(parsed: Parsed, call: gast.Call) -> None:

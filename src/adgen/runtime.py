@@ -37,6 +37,7 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     zeros_of_tree,
 )
 from adgen.callbacks import checked_callable  # noqa: F401  (re-exported: generated code)
+from adgen.closure_tangents import closure_tangent  # noqa: F401  (re-exported: tangent code)
 from adgen.constant_attributes import (  # noqa: F401  (re-exported: generated code)
     constant_attribute,
     plain_attribute_store,
@@ -906,7 +907,7 @@ def reversed_rows(tape: list[np.ndarray], steps: range | None = None) -> Any:
 __all__ = [
     "Capture", "GuardScope", "ObjectAdjoint", "ShadowMap", "add", "as_gradient", "attr",
     "attr_adjoint", "before_write", "call_forward", "call_jvp", "call_pullback", "capture",
-    "construct_jvp",
+    "construct_jvp", "closure_tangent",
     "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
@@ -933,6 +934,11 @@ def _register_runtime_rules() -> None:
     from adgen.tangent_calls import call_jvp_rrule
 
     defrrule(call_jvp, call_jvp_rrule)
+    from adgen.closure_tangents import closure_tangent_rrule
+
+    # (a nested def's tangent in tangent code differentiated again: its cotangent, a pair,
+    # goes back to the values and tangents it holds)
+    defrrule(closure_tangent, closure_tangent_rrule)
     from adgen.built_inside import construct_jvp_rrule
 
     defrrule(construct_jvp, construct_jvp_rrule)  # (an object built inside, at second order)

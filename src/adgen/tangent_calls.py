@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen.closure_tangents import ClosureTangent, closure_arguments, made_for
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError, UnsupportedError
 from adgen.rules import registry
@@ -160,7 +161,7 @@ class _CompiledJvp:
     """
 
     __slots__ = ("target", "args", "kwargs", "arg_slots", "tangent_slots", "owner_slot",
-                 "owner_dot_slot")
+                 "owner_dot_slot", "closure_slots")
 
     def __init__(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                  arg_slots: tuple[int | None, ...], tangent_slots: tuple[int | None, ...],
@@ -172,6 +173,10 @@ class _CompiledJvp:
         self.tangent_slots = tangent_slots
         self.owner_slot = owner_slot
         self.owner_dot_slot = owner_dot_slot
+        # a nested def's or lambda's call (closure_tangents): for each variable of the
+        # enclosing function its tangent holds, the slots of its value and its tangent
+        # (None: none), whose cotangents are the owner tangent's
+        self.closure_slots: tuple[tuple[int | None, int | None], ...] | None = None
 
     def __repr__(self) -> str:
         return (f"_CompiledJvp(target={self.target!r}, args={self.args!r}, "
@@ -192,6 +197,29 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     and its stores vary its object (so it reads every other attribute's tangent)."""
     from adgen.errors import UnsupportedError
 
+    if isinstance(owner_dot, ClosureTangent) and owner_dot.fn is fn:
+        # a nested def or lambda read as a value ([lambda t: np.exp(t) * x[0]] handed to a
+        # helper): the jvp of its code given the enclosing function's values it reads and
+        # their tangents, which its tangent holds (it was refused at the value)
+        compiled, pos, dots, held = closure_arguments(fn, owner_dot, args, tangents, kwargs)
+        call = _compiled_call(compiled, pos, dots, {})
+        call.closure_slots = tuple((None, None) if i is None else
+                                   (call.arg_slots[i], call.tangent_slots[i]) for i in held)
+        call.arg_slots = call.arg_slots[:len(args)]
+        call.tangent_slots = call.tangent_slots[:len(args)]
+        return call
+    if isinstance(fn, types.FunctionType) and fn.__closure__ and made_for(fn):
+        # the same function reached where its tangent was not handed on (an attribute, a
+        # global): its values would be taken for constants
+        code = fn.__code__
+        shown = "a lambda" if fn.__name__ == "<lambda>" else f"the nested def {fn.__name__}()"
+        raise UnsupportedError(
+            f"forward mode (jvp) calling {shown} ({code.co_filename}:{code.co_firstlineno}), "
+            "which reads values of the enclosing function that have a derivative, where "
+            "forward mode did not hand its tangent on (through an attribute, a global or "
+            "another value the function was stored in)",
+            hint="pass the function in a list, a tuple, a dict or as an argument, or pass "
+                 "those values as arguments; or use adgen.grad / adgen.vjp")
     if isinstance(fn, functools.partial):
         # its arguments were bound where it was made, from values without a derivative
         # (transforms.tangent refuses a partial of one that has one)
@@ -587,9 +615,14 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         def at(k: int | None) -> Any:
             return None if k is None else cts[k]
 
+        owner_dot_bar = at(call.owner_dot_slot)
+        if call.closure_slots is not None:
+            # a closure's: (values, tangents) of its tangent (closure_tangents)
+            owner_dot_bar = (tuple(at(v) for v, _ in call.closure_slots),
+                             tuple(at(t) for _, t in call.closure_slots))
         return (None, tuple(at(k) for k in call.arg_slots),
                 tuple(at(k) for k in call.tangent_slots), None, at(call.owner_slot),
-                at(call.owner_dot_slot))
+                owner_dot_bar)
 
     pullback.runs_without_cotangent = True  # (dispatch.pullback_of: out_bar None too)
     return out, pullback

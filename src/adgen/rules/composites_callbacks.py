@@ -45,18 +45,10 @@ def piecewise_conditions(x: Any, condlist: Any, n_funcs: int) -> list[Any]:
 @defnondiff
 def calls_back(func: Any) -> bool:
     """Whether ``np.piecewise`` calls this entry of ``funclist`` (else writes it as a value).
-    A lambda or a function defined inside a function is refused: such a function handed over
-    in a list loses its derivative's bindings in adgen's pullback (session 27: NameError)."""
-    if not callable(func):
-        return False
-    name = getattr(func, "__qualname__", "")
-    if "<lambda>" in name or "<locals>" in name or name.startswith("lambda_"):
-        from adgen.rules.helpers_core import unsupported
-
-        unsupported("np.piecewise with a lambda or a function defined inside a function in "
-                    "funclist is not differentiated: define the functions at module level "
-                    "(def neg_part(t): ...), or write np.where over the branches")
-    return True
+    A lambda or a nested def is called as any function is: the values it closes over get
+    their derivatives where it runs (refused before session 28: the list's pullback read the
+    lifted lambda, which the forward had not saved: a raw NameError)."""
+    return callable(func)
 
 
 @defnondiff
