@@ -18,6 +18,7 @@ import builtins
 import functools
 import keyword
 import re
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -119,6 +120,20 @@ def _star_arguments_spelled_out(tree: gast.FunctionDef, parsed: Parsed,
         lambda func: writes_arguments(parsed, func, compiled=True), parsed.location)
 
 
+def _may_call_single_dispatch(parsed: Parsed, code: Any, names: set[str] | None) -> bool:
+    """Whether a name the code reads (a global, a closure's, an attribute of a module it
+    reads) is bound to a ``functools.singledispatch`` function (whose ``registry`` a plain
+    function's ``__dict__`` holds)."""
+    if code is None:
+        return False
+    seen = (names or set()) | set(code.co_freevars)
+    values = [parsed.namespace.get(n) for n in seen]
+    values += [m.__dict__.get(n) for m in values if isinstance(m, types.ModuleType)
+               for n in seen]
+    return any(isinstance(v, types.FunctionType) and "registry" in v.__dict__
+               for v in values)
+
+
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
            ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
     """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
@@ -162,6 +177,11 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     code = getattr(parsed.fn, "__code__", None)
     names = None if code is None else code_names(code)  # (None: any name, no code to read)
+    if _may_call_single_dispatch(parsed, code, names):
+        # (imported here: most functions call no functools.singledispatch function)
+        from adgen.transforms.single_dispatch import call_dispatched
+
+        call_dispatched(parsed)  # act(h) of a functools.singledispatch act: as it chooses
     if names is None or ITEM_BUILTINS & names:  # (imported here: most call none)
         from adgen.transforms.item_builtins import rewrite_item_builtins
 
