@@ -243,11 +243,14 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
             parsed.namespace[key] = parsed.namespace[n]
     # the locals a read may find unbound, judged on the code as written (unbound.py)
     unbound = maybe_unbound(tree)
-    parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
     for free in lifted:
         tree.args.args.append(gast.Name(id=free, ctx=gast.Param(), annotation=None,
                                         type_comment=None))
         parsed.namespace.pop(free, None)
+    # (after the lifted parameters: a lambda a nested def returns, def make(k): return
+    # lambda t: k * t * a, reads a of the enclosing function, lifted here; hoisted first, it
+    # read "nothing" of make and forward mode gave it no tangent, silently)
+    parsed.nested_defs, parsed.closure_free = hoist_defs(tree)
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("lower_control", lambda: lower_control(tree, namer)),
         # first, the * and ** arguments of a helper writing its arguments spelled out where

@@ -258,10 +258,22 @@ class Tangent:
                     for f in names]
         finally:
             self._closures_within = within
+        # (a function it reads, another nested def or one it only calls, f of compose's
+        # lambda v: f(g(v)), is given as None: its derivative is its own tangent's, and
+        # reverse mode over this code took the function for a value with an adjoint)
+        called = {c.func.id for c in walk(d) if isinstance(c, gast.Call) and
+                  isinstance(c.func, gast.Name)}
+        loads = [v.id for v in walk(d) if isinstance(v, gast.Name) and
+                 isinstance(v.ctx, gast.Load)]
+        functions = {f for f in names if f in self.defs or
+                     f in called and loads.count(f) == sum(
+                         1 for c in walk(d) if isinstance(c, gast.Call) and
+                         isinstance(c.func, gast.Name) and c.func.id == f)}
         return gast.Call(func=name("closure_tangent"), args=[
             name(n), gast.Tuple(elts=[gast.Constant(value=f, kind=None) for f in names],
                                 ctx=gast.Load()),
-            gast.Tuple(elts=[name(f) for f in names], ctx=gast.Load()),
+            gast.Tuple(elts=[gast.Constant(value=None, kind=None) if f in functions
+                             else name(f) for f in names], ctx=gast.Load()),
             gast.Tuple(elts=[t if t is not None else gast.Constant(value=None, kind=None)
                              for t in dots], ctx=gast.Load())],
             keywords=[])

@@ -69,6 +69,20 @@ def closure_tangent_rrule(fn: Any, names: tuple[str, ...], values: tuple[Any, ..
     return closure_tangent(fn, names, values, tangents), pullback
 
 
+def closure_tangent_frule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+    """Forward mode over tangent code holding a :func:`closure_tangent` (jacfwd of jacfwd):
+    refused (the dynamic call over it would need the tangent of a closure's tangent; it was
+    refused naming this helper as "a user rule")."""
+    from adgen.errors import UnsupportedError
+
+    raise UnsupportedError(
+        "forward mode over forward mode (jacfwd of jacfwd or of jvp) of a lambda or nested "
+        "def that reads the function's values with a derivative and is passed as a value (in "
+        "a list, a tuple, a dict, to a helper) is not supported yet",
+        hint="take the outer derivative by reverse mode: adgen.hessian(f), adgen.jacrev("
+             "adgen.jacfwd(f)) or adgen.jacfwd(adgen.grad(f))")
+
+
 def made_for(fn: Any) -> bool:
     """Whether a :class:`ClosureTangent` was made for ``fn`` (and it is still alive)."""
     try:
@@ -133,7 +147,7 @@ def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
         held.append(None if j is None else len(pos) + j)
         if j is None:
             continue
-        if values[j] is not v:
+        if v is not None and values[j] is not v:  # (None: a function, given as None)
             raise UnsupportedError(
                 f"forward mode (jvp) calling {shown} ({where}), which reads {n} of the "
                 f"enclosing function, bound to another value since the function was passed "

@@ -939,6 +939,10 @@ def _register_runtime_rules() -> None:
     # (a nested def's tangent in tangent code differentiated again: its cotangent, a pair,
     # goes back to the values and tangents it holds)
     defrrule(closure_tangent, closure_tangent_rrule)
+    from adgen.closure_tangents import closure_tangent_frule
+    from adgen.rules.registry import deffrule
+
+    deffrule(closure_tangent, closure_tangent_frule)  # (jacfwd of jacfwd: refused, in words)
     from adgen.built_inside import construct_jvp_rrule
 
     defrrule(construct_jvp, construct_jvp_rrule)  # (an object built inside, at second order)
