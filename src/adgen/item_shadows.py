@@ -141,20 +141,27 @@ def _object_record(obj: Any, made: dict[int, Any], arrays: set[int]) -> ObjectIt
     return out
 
 
-def _shadowed_ids(arrays: tuple[Any, ...]) -> set[int]:
+def _shadowed_ids(arrays: tuple[Any, ...], sh: Any = None) -> set[int]:
     """The ids of the arrays whose adjoints ``arrays`` keep in shadow memory: each array, and
     the arrays a list or tuple among them holds (numbers and arrays only, at any depth of
     tuples), whose shadow memory is its items' (``ShadowMap.of``: the adjoint of
     ``np.array(s.history)`` goes to the shadows of the arrays ``s.history`` holds, where a
-    callee that appended them must find it; zero, silently, before session 23)."""
+    callee that appended them must find it; zero, silently, before session 23). With ``sh``,
+    also the array a guard's copy stands for (``ShadowMap.through_stand_in``): a callee's
+    saved arrays redirected to its caller's copies (remap_saved) share the original's shadow,
+    and the slots of an object's record hold the original (``u = self.u; u *= 0.9`` around a
+    call of ``self.rhs()``, stepped twice: the second step's ``* 0.9`` missed the adjoint
+    left in the object's, silently, until session 28)."""
     ids: set[int] = set()
     for a in arrays:
         if isinstance(a, np.ndarray):
             ids.add(id(a))
+            if sh is not None and a.base is None:  # (a guard's copy is a whole array)
+                ids.add(id(sh.through_stand_in(a)))
         elif type(a) is list or type(a) is tuple:
             if all(isinstance(v, (np.ndarray, list, tuple)) or not _is_container(v)
                    for v in a):
-                ids.update(_shadowed_ids(tuple(v for v in a if not isinstance(v, list))))
+                ids.update(_shadowed_ids(tuple(v for v in a if not isinstance(v, list)), sh))
     return ids
 
 
@@ -177,7 +184,7 @@ def items_to_shadows(sh: Any, container: Any, adjoint: Any, arrays: tuple[Any, .
     of its arrays reads that array's shadow: it must be there by then. ``container``: the
     container, or its :func:`items_at` where the adjoint is that of the slots at an earlier
     moment (a callee's cotangent is that of the slots it was given)."""
-    ids = _shadowed_ids(arrays)
+    ids = _shadowed_ids(arrays, sh)
     if _holds_none(container, ids):
         return adjoint
     return _to_shadows(sh, container, adjoint, ids, set())
@@ -207,7 +214,7 @@ def shadows_to_items(sh: Any, items: Any, adjoint: Any, arrays: tuple[Any, ...])
     among ``arrays`` that its slots held (``items``: :func:`items_at` right after a call),
     taken out of shadow memory: what the call's pullback, which may take over the container's
     adjoint (``ShadowMap.withdraw``), needs of the arrays this function writes in place."""
-    ids = _shadowed_ids(arrays) | _left_in_shadows(sh, items)
+    ids = _shadowed_ids(arrays, sh) | _left_in_shadows(sh, items)
     if _holds_none(items, ids):
         return adjoint
     return _from_shadows(sh, items, adjoint, ids, set())
