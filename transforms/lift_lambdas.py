@@ -96,12 +96,15 @@ def _hoist_comprehensions(s: gast.stmt, taken: set[str]) -> list[gast.stmt]:
         fs = lambdas_<line>
 
     (each lambda is then a def in the loop, its default taken from that step, as Python
-    evaluates it there). Returns the statements to run before ``s``."""
+    evaluates it there). A dict comprehension is built as a dict item by item, and a
+    generator expression that ``list(...)`` or ``tuple(...)`` consumes at once as a list.
+    Returns the statements to run before ``s``."""
     out: list[gast.stmt] = []
     for parent, field, index, comp in _list_comprehensions(s):
         targets = {n.id for g in comp.generators for n in walk(g.target)
                    if isinstance(n, gast.Name)}
-        lambdas = [n for n in walk(comp.elt) if isinstance(n, gast.Lambda)]
+        parts = [comp.key, comp.value] if isinstance(comp, gast.DictComp) else [comp.elt]
+        lambdas = [n for e in parts for n in walk(e) if isinstance(n, gast.Lambda)]
         if not lambdas or any(_body_reads(lam) & targets for lam in lambdas):
             continue  # (a lambda whose body reads them: refused, _refuse_comprehension_reads)
         line = getattr(comp, "lineno", 0)
@@ -113,10 +116,16 @@ def _hoist_comprehensions(s: gast.stmt, taken: set[str]) -> list[gast.stmt]:
             gast.copy_location(ref, comp)
             return ref
 
-        append = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=named(built, gast.Load()), attr="append",
-                                ctx=gast.Load()),
-            args=[_renamed(comp.elt, renamed)], keywords=[]))
+        if isinstance(comp, gast.DictComp):
+            append: gast.stmt = gast.Assign(
+                targets=[gast.Subscript(value=named(built, gast.Load()),
+                                        slice=_renamed(comp.key, renamed), ctx=gast.Store())],
+                value=_renamed(comp.value, renamed), type_comment=None)
+        else:
+            append = gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=named(built, gast.Load()), attr="append",
+                                    ctx=gast.Load()),
+                args=[_renamed(comp.elt, renamed)], keywords=[]))
         body: list[gast.stmt] = [append]
         for k in range(len(comp.generators) - 1, -1, -1):
             g = comp.generators[k]
@@ -125,8 +134,10 @@ def _hoist_comprehensions(s: gast.stmt, taken: set[str]) -> list[gast.stmt]:
             body = [gast.For(target=_renamed(g.target, renamed),
                              iter=g.iter if k == 0 else _renamed(g.iter, renamed),
                              body=body, orelse=[], type_comment=None)]
-        start = gast.Assign(targets=[named(built, gast.Store())],
-                            value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
+        empty = gast.Dict(keys=[], values=[]) if isinstance(comp, gast.DictComp) else \
+            gast.List(elts=[], ctx=gast.Load())
+        start = gast.Assign(targets=[named(built, gast.Store())], value=empty,
+                            type_comment=None)
         for st in [start] + body:
             for n in walk(st):
                 if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
@@ -139,16 +150,21 @@ def _hoist_comprehensions(s: gast.stmt, taken: set[str]) -> list[gast.stmt]:
     return out
 
 
-def _list_comprehensions(s: gast.stmt) -> list[tuple[Any, str, int | None, gast.ListComp]]:
-    """The outermost list comprehensions of the statement's own expressions (not inside a
-    lambda), each with where it stands."""
-    found: list[tuple[Any, str, int | None, gast.ListComp]] = []
+def _list_comprehensions(s: gast.stmt) -> list[tuple[Any, str, int | None, Any]]:
+    """The outermost list and dict comprehensions of the statement's own expressions (not
+    inside a lambda), and generator expressions ``list(...)`` / ``tuple(...)`` consume at
+    once, each with where it stands."""
+    found: list[tuple[Any, str, int | None, Any]] = []
 
     def visit(node: Any) -> None:
         for field, value in gast.iter_fields(node):
             items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
             for k, item in items:
-                if isinstance(item, gast.ListComp):
+                consumed = isinstance(item, gast.GeneratorExp) and \
+                    isinstance(node, gast.Call) and field == "args" and \
+                    len(node.args) == 1 and not node.keywords and \
+                    isinstance(node.func, gast.Name) and node.func.id in ("list", "tuple")
+                if isinstance(item, (gast.ListComp, gast.DictComp)) or consumed:
                     found.append((node, field, k, item))
                 elif isinstance(item, gast.AST) and not isinstance(
                         item, (gast.Lambda, gast.stmt) + _COMPREHENSIONS):

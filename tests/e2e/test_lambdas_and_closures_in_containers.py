@@ -77,6 +77,16 @@ def lambdas_from_a_comprehension(x):
     return np.sum(apply_all(fs, x) ** 2)
 
 
+def lambdas_from_other_comprehensions(x):
+    # a dict comprehension, tuple() of a generator expression, two for clauses and an if
+    a = x[0]
+    acts = {n: (lambda t, p=p: a * t ** p) for n, p in [("sq", 2), ("cube", 3)]}
+    waves = tuple(lambda t, k=k: np.sin(k * t) for k in range(1, 4) if k != 2)
+    terms = [lambda t, i=i, j=j: t ** i * j for i in range(1, 3) for j in (1.0, 2.0)]
+    return np.sum(apply_by_key(acts, x)) + np.sum(apply_all(waves, x) ** 2) + \
+        np.sum(apply_all(terms, x))
+
+
 def make_activation(kind):
     if kind == "tanh":
         return lambda t: np.tanh(t)
@@ -112,6 +122,7 @@ def a_factory_inside_the_function(x):
 
 FUNCTIONS = [lambdas_in_a_list, plain_lambdas_in_a_list, lambdas_in_a_tuple, lambdas_in_a_dict,
              closures_in_a_list, closure_calling_a_closure, lambdas_from_a_comprehension,
+             lambdas_from_other_comprehensions,
              activations_from_a_factory, a_factory_closing_over_a_derivative,
              a_factory_inside_the_function]
 
