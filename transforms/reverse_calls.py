@@ -143,6 +143,19 @@ class Calls:
                 out.append(gast.Expr(value=call_node(attr_node("sh", "deposit"), name(a.id),
                                                  name(self.pb.bar(a.id)))))
                 handed.add(a.id)
+        closed = self._closed_objects(call, state, handed) if changes else []
+        for n in closed:
+            if self.pb.bar(n) not in state:  # (nothing read it after the call)
+                out.append(assign(name(self.pb.bar(n), gast.Store),
+                                  call_node("zeros_like", name(n)), s))
+                state.add(self.pb.bar(n))
+            # g(x) of a nested def or lambda of this function calling a method of an object
+            # it closes over (lambda x: m.fit_step(x), setting m.h, read after): the object's
+            # adjoint after the call is handed to the closure's pullback (dispatch takes its
+            # cotangent back into the deposit); it got none, and the gradient through m.h
+            # was zero, silently
+            out.append(gast.Expr(value=call_node(attr_node("sh", "deposit"), name(n),
+                                                 name(self.pb.bar(n)))))
         value = call_node(pull, saved_expr, g, name("sh"))
         if receiver is not None and isinstance(pull, gast.Name) and pull.id == "call_pullback":
             # obj.f(x) is a method (obj is its first argument) or a function held in an
@@ -158,6 +171,11 @@ class Calls:
                               *extra)
         out.append(assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()), value, s))
+        for n in closed:
+            b = self.pb.bar(n)
+            out.append(assign(name(b, gast.Store), call_node(
+                attr_node("sh", "merge"), name(n), name(b), gast.Constant(None, None)), s))
+            state.discard("owned:" + b)
         for a, c in zip(targets, cts):
             if c == "_":
                 continue
@@ -184,6 +202,23 @@ class Calls:
                 out += self.pb.contribute(a.id, ct, state, may_be_none=True,
                                           items=slots.get(a.id))
         return out
+
+    def _closed_objects(self, call: gast.Call, state: set[str], handed: set[str]
+                        ) -> list[str]:
+        """The objects of this function (with an adjoint in the pullback, not handed to the
+        call otherwise) that ``call``, of a nested def or lambda of this function by its
+        name, reads as variables it closes over: a method it calls on one may change it."""
+        if not isinstance(call.func, gast.Name):
+            return []
+        defs = [d for d in self.plan.parsed.nested_defs if d.name == call.func.id]
+        if len(defs) != 1:
+            return []
+        d = defs[0]
+        params = {a.id for a in d.args.args if isinstance(a, gast.Name)}
+        read = {n.id for n in nodes_of(d, gast.Name) if isinstance(n.ctx, gast.Load)} - params
+        return sorted(n for n in read
+                      if n not in handed and self.plan.eff.kinds.get(n) == "object" and
+                      not self.plan.tracked(n) and self.plan.act.active(n))
 
     def _rebinds_attribute(self, attr: str, call: gast.Call) -> bool:
         """Whether the function stores an attribute named ``attr`` (``m.f = other.f``) or

@@ -452,6 +452,8 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                 # the enclosing function keeps this value's adjoint in shadow memory
                 shadow = sh.of(value)
                 shadow += np.asarray(ct) if isinstance(value, np.ndarray) else np.sum(ct)
+            elif not isinstance(value, (list, dict, tuple)) and sh.hand_back(value, ct):
+                continue  # (its pullback took over what the caller deposited for it)
             elif is_zero(ct) or (not isinstance(value, (list, dict, tuple)) and
                                  sh.add_deposited(value, ct)):
                 continue

@@ -351,6 +351,13 @@ def held_adjoint(obj: Any, own: Any, saved: Any, *holders: Any) -> tuple[Any, ..
         return (own if own is not None else zeros_like(obj), *holders[1::2])
     total = own
     out = []
+    from types import MethodType
+
+    if isinstance(obj, MethodType) and not isinstance(obj.__self__, type):
+        # step = m.fit_step; step(x), the method setting self.h, read after (m.energy()):
+        # the adjoint it starts from is its object's (held by m's name; it got a zero, and
+        # the gradient through m.h was lost, silently); ShadowMap.deposit keys it so
+        obj = obj.__self__
     for k in range(0, len(holders), 2):
         if holders[k] is None:  # (held_items: the call changes no object)
             out.append(holders[k + 1])

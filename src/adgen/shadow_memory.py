@@ -168,7 +168,9 @@ class ShadowMap:
         deposits of one container nest, each merged before the one it is inside (one entry
         per container lost the outer one, whose merge then added what its callee had already
         taken over: a method calling another, called twice, doubled its object's gradient
-        until session 21)."""
+        until session 21). A bound method's (``step = m.fit_step``; ``step(x)``) is its
+        object's, which the method's pullback withdraws as ``self``'s."""
+        x = _receiver(x)
         self._deposits.setdefault(id(x), []).append([x, adjoint, False])
 
     def withdraw(self, x: Any) -> Any:
@@ -208,6 +210,7 @@ class ShadowMap:
     def merge(self, x: Any, current: Any, ct: Any) -> Any:
         """The caller's adjoint of ``x`` after the callee's pullback: the callee's cotangent
         replaces it when the callee took it over (it changed x), else adds to it."""
+        x = _receiver(x)
         stack = self._deposits.get(id(x))
         entry = stack.pop() if stack else None
         if stack is not None and not stack:
@@ -232,6 +235,17 @@ class ShadowMap:
         if not stack or stack[-1][2]:
             return False
         stack[-1][1] = add(stack[-1][1], ct)
+        return True
+
+    def hand_back(self, x: Any, ct: Any) -> bool:
+        """Where a callee took over the adjoint of object ``x`` a caller deposited (a nested
+        def calling a method of an object it closes over: its pullback starts from that
+        adjoint), its cotangent ``ct`` replaces it, for that caller's merge. False where the
+        innermost deposit of ``x`` was not taken over, or there is none."""
+        stack = self._deposits.get(id(x))
+        if not stack or not stack[-1][2]:
+            return False
+        stack[-1][1], stack[-1][2] = ct, False
         return True
 
     def of(self, x: Any) -> np.ndarray:
@@ -773,3 +787,13 @@ def add_out(sh: ShadowMap, x: Any, out_bar: Any) -> Any:
 def shadow_of(sh: ShadowMap, x: Any) -> Any:
     """The shadow of ``x`` in ``sh`` (for ndarrays and scalars)."""
     return sh.of(x)
+
+
+def _receiver(x: Any) -> Any:
+    """``x``, or the object a bound method ``x`` is bound to (not a class's: a classmethod
+    changes no object): a call of the method changes that object."""
+    import types
+
+    if isinstance(x, types.MethodType) and not isinstance(x.__self__, type):
+        return x.__self__
+    return x
