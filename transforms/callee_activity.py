@@ -28,6 +28,7 @@ again, it is compiled for that kind (``sig``: ``LIST`` / ``DICT``).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ from adgen.transforms.node_index import nodes_of
 
 from adgen.errors import MutationError
 
-__all__ = ["SPECIALIZING", "call_pattern", "for_calls"]
+__all__ = ["SPECIALIZING", "call_pattern", "for_calls", "for_refusing_calls"]
 
 # the ids of the functions being compiled for a call pattern (under the compile lock): a
 # recursive call of one is not compiled for its pattern again, which would never end
@@ -140,3 +141,54 @@ def _narrows(general: Any, obj: Any, pattern: tuple[tuple[int, ...], tuple[Any, 
     if any(s.decision in ("guarded-raise", "certain-conflict") for s in general.sites):
         return True
     return bool(general.reads_params)
+
+
+def for_refusing_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
+                       resolve: Callable[[gast.expr], Any], active: Callable[[str], bool],
+                       compile_function: Callable[..., Any]) -> Any:
+    """``obj``, whose compilation for any arguments ``general`` kept a refusal (a parameter
+    reaching a rule's argument without a derivative: Compiled.nondiff_refusal), where its
+    calls in ``fn`` have no :func:`call_pattern` (``h(x, d=s)`` by keyword, ``*xs``): compiled
+    for the parameters some call gives a value with a derivative, by name for a keyword
+    (which raises the refusal where one reaches it); ``general`` where no call passes one.
+
+    Raises:
+        UnsupportedError: the refusal, where a call passes such a value and the positions
+            cannot be told (a keyword into ``**kwargs``, a method's object).
+    """
+    code = getattr(obj, "__code__", None)
+    plain = isinstance(code, types.CodeType) and not isinstance(obj, types.MethodType)
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if plain else ()
+    star = code.co_argcount if plain and code.co_flags & 0x04 else None
+    wrt: set[int] = set()
+    unknown = False
+
+    def carries(e: gast.expr) -> bool:
+        return any(isinstance(n, gast.Name) and active(n.id) for n in gast.walk(e))
+
+    for call in nodes_of(fn, gast.Call):
+        if not isinstance(call, gast.Call) or resolve(call.func) is not obj:
+            continue
+        for k, a in enumerate(call.args):
+            if not carries(a):
+                continue
+            if isinstance(a, gast.Starred) or not plain or \
+                    k >= code.co_argcount and star is None:
+                unknown = True
+            else:
+                wrt.add(k if k < code.co_argcount else star)
+        for kw in call.keywords:
+            if not carries(kw.value):
+                continue
+            if kw.arg is None or kw.arg not in names:
+                unknown = True
+            else:
+                wrt.add(names.index(kw.arg))
+    if unknown:
+        raise general.nondiff_refusal
+    if not wrt:
+        return general
+    c = compile_function(obj, mutation=mutation, wrt=tuple(sorted(wrt)))
+    if getattr(c, "nondiff_refusal", None) is not None:
+        raise c.nondiff_refusal
+    return c

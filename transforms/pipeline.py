@@ -546,13 +546,15 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                 # a parameter reaching a rule's argument without a derivative (np.var's
                 # ddof, polygamma's order): compiled for what the calls here pass, refused
                 # if one passes a value with a derivative there (rules.nondiff_params);
-                # where the calls have no pattern (a method), the compilation for any
-                # arguments stays (docs/limitations.md)
-                from adgen.transforms.callee_activity import for_calls
+                # where the calls have no pattern (h(x, d=s) by keyword), for the
+                # parameters some call passes one
+                from adgen.transforms.callee_activity import for_calls, for_refusing_calls
 
                 c = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
                               act.active, known, compile_function, None, returns_container,
-                              refused=True) or c
+                              refused=True) or for_refusing_calls(
+                                  obj, c, mutation, tree, functools.partial(resolve, parsed),
+                                  act.active, compile_function)
             else:
                 # compiled for what the calls here pass where that may lift a refusal (a
                 # dict or list they pass, which it writes by index) or, under strict, a

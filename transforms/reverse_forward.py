@@ -12,6 +12,7 @@ from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.foreign_values import checked_objects, checked_values
 from adgen.transforms.analyses.free_containers import READS_AFTER
 from adgen.transforms.analyses.kinds import NUMBER
+from adgen.transforms.analyses.varied_before import varied_before
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.method_reductions import method_reductions
@@ -36,6 +37,7 @@ from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.reverse_plan_calls import args_callee_reads, call_args, packed_keyword
 from adgen.transforms.walk import clone, walk
 
+from adgen.passed_derivatives import MASK_KEYWORD
 from adgen.rules import registry
 
 
@@ -241,6 +243,27 @@ class Forward:
                     out.setdefault(sid, []).append(flag)
         return out
 
+    def passed_active(self, s: gast.stmt, call: gast.Call) -> list[gast.keyword]:
+        """For a call found when it runs (``call_forward``), which of the values it hands
+        over carry a derivative here (the function's object first, then the arguments and
+        the keywords' values, in order): a keyword ``__adgen_active__`` when some does not,
+        so that the callee is compiled for those (its derivative reaching a rule's argument
+        without one is refused there, adgen.passed_derivatives); none when all do."""
+        act = self.plan.act
+        # (a value varied only by what the call itself may store into it has none yet)
+        varied = varied_before(act, s)
+
+        def active(e: gast.expr) -> bool:
+            return any(isinstance(n, gast.Name) and n.id in varied and n.id in act.useful
+                       for n in walk(e))
+
+        mask = [active(call.func), *map(active, call.args),
+                *(active(k.value) for k in call.keywords)]
+        if all(mask):
+            return []
+        return [gast.keyword(arg=MASK_KEYWORD, value=gast.Tuple(
+            elts=[gast.Constant(m, None) for m in mask], ctx=gast.Load()))]
+
     def fwd_stmt(self, s: gast.stmt) -> list[gast.stmt]:
         if is_marker(s):
             return [clone(self.plan.parsed.nested_defs[s.value.args[0].value])]
@@ -418,6 +441,10 @@ class Forward:
                 if rule is not None and rule.is_rrule:
                     fcall = call_node("call_forward", clone(call.func), *call.args)
                     fcall.keywords = call.keywords  # f(x, scale=3.0): the rule gets scale
+                    if getattr(obj, "__name__", None) == "call_starred" and \
+                            getattr(obj, "__module__", None) == "adgen.runtime":
+                        # f(*xs, **kw): which of f, xs and kw carry a derivative
+                        fcall.keywords = fcall.keywords + self.passed_active(s, call)
                 elif obj is not MISSING and is_python_function(obj):
                     info = self.plan.callee_info(obj)
                     self.rec.callees[info.name] = info
@@ -440,7 +467,7 @@ class Forward:
                 else:
                     dynamic = True
                     fcall = call_node("call_forward", clone(call.func), *call.args)
-                    fcall.keywords = call.keywords
+                    fcall.keywords = call.keywords + self.passed_active(s, call)
                     if hasattr(call, READS_AFTER):  # (checked as it runs: unseen_calls)
                         setattr(fcall, READS_AFTER, getattr(call, READS_AFTER))
                 res = s.targets[0] if isinstance(s, gast.Assign) else name(

@@ -13,6 +13,12 @@ from typing import Any
 import numpy as np
 
 from adgen.errors import AdgenError, MissingRuleError
+from adgen.passed_derivatives import (
+    for_passed,
+    partial_mask,
+    receiver_first,
+    refuse_rule_call,
+)
 from adgen.random_draws import draw_forward, draw_pullback, is_draw
 from adgen.rule_cotangents import (
     NO_COTANGENT,
@@ -31,8 +37,11 @@ from adgen.transforms.keyword_shims import for_keywords
 from adgen.transforms.parse import varargs_of
 
 
-def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved)."""
+def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+               active: Any = None) -> tuple[Any, Any]:
+    """Runs ``fn(*args)`` through its rule or its compiled forward; returns (out, saved).
+    ``active``: which values the caller passes with a derivative (runtime.call_forward's,
+    adgen.passed_derivatives), or None where the caller does not say."""
     if getattr(fn, "__adgen_transform__", False):
         from adgen.derivative_calls import forward_of_derivative
 
@@ -43,13 +52,19 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # the function with the partial's arguments first; they were bound where it was made,
         # from values without a gradient (the compiler refuses a partial of one that has one)
         merged = {**fn.keywords, **kwargs}
-        out, inner = forward_of(fn.func, fn.args + tuple(args), merged)
+        out, inner = forward_of(fn.func, fn.args + tuple(args), merged,
+                                partial_mask(fn, args, kwargs, active))
         first = len(fn.args) + len(args)  # the inner call's keywords' cotangents follow
         slots = tuple(first + list(merged).index(k) for k in kwargs)
         return out, ("partial", inner, len(fn.args), len(args), slots, first + len(merged))
     rule = registry.lookup(fn)
     if rule is not None and rule.is_rrule:
-        out, pullback = rule.rrule(*args, **kwargs)
+        with_passed = getattr(rule.rrule, "with_passed", None)
+        if active is not None and with_passed is not None:
+            # (call_starred's: f(*xs, **kw), whose f it hands on to forward_of)
+            out, pullback = with_passed(active, *args, **kwargs)
+        else:
+            out, pullback = rule.rrule(*args, **kwargs)
         return out, ("rrule", rule, pullback, args, out, kwargs)
     if rule is None and type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict \
             and fn.__name__ in ("values", "items", "keys") and not args:
@@ -70,9 +85,12 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # object: analyses.user_methods): the method's rule, the receiver its first argument
         # (a view: the caller takes the result's adjoint out of shadow memory and gets it
         # back as the receiver's cotangent)
+        rule = registry.lookup(METHODS[fn.__name__])
+        if active is not None:  # (x.var(ddof=d): d's derivative)
+            refuse_rule_call(rule, fn, (fn.__self__, *args), kwargs,
+                             receiver_first(active, len(args), kwargs))
         out = fn(*args, **kwargs)
-        return out, ("rule", registry.lookup(METHODS[fn.__name__]), out,
-                     (fn.__self__, *args), kwargs)
+        return out, ("rule", rule, out, (fn.__self__, *args), kwargs)
     if rule is None and is_draw(fn):
         # rng.random(shape) in a helper given rng: a constant (random_draws)
         return draw_forward(fn, args, kwargs)
@@ -80,6 +98,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         # op = np.add; op(y, t, y) where the compiler could not see what op holds: run
         # as it is, its output written unseen, and the pullback raised NumPy's TypeError
         registry.check_run_binding(rule, args, kwargs)
+        if active is not None:  # f = np.var; f(x, ddof=d): d's derivative
+            refuse_rule_call(rule, fn, args, kwargs, active)
         out = fn(*args, **kwargs)
         return out, ("rule", rule, out, args, kwargs)
     if rule is None and registry.reference_of(fn) is not None:
@@ -90,7 +110,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
         if nondiff_object(fn):
             # np.ndindex(*x.shape): a class NumPy writes in Python, without a derivative
             return fn(*args, **kwargs), ("builtin", fn, len(args) + len(kwargs), True)
-        return _construct(fn, args, kwargs)
+        return _construct(fn, args, kwargs, active)
     refused = registry.refusal_of(type(fn))
     if refused is not None:  # an np.vectorize object: NumPy runs the function in its loop
         raise MissingRuleError(f"calling a {type(fn).__name__} object "
@@ -145,6 +165,12 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     target = for_keywords(target, kwargs)
     try:
         compiled = compile_function(method_for(target, receiver), mutation=_policy())
+        # a derivative its code may hand to a rule's argument without one (self.order in
+        # np.linalg.norm(x, ord=self.order)): compiled for the values this call passes with
+        # one, which refuses as a direct call does
+        compiled = for_passed(compiled, lambda wrt: compile_function(
+            method_for(target, receiver), mutation=_policy(), wrt=wrt), target, receiver,
+            args, kwargs, active, varargs_of(target))
     except AdgenError as err:
         # forward_errors.annotate locates it at the user's call; the outermost call (the
         # user's) sets this last
@@ -351,9 +377,11 @@ def _write_refused(err: AdgenError, shown: str, code: types.CodeType, at_def: bo
     return err
 
 
-def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any],
+               active: Any = None) -> tuple[Any, Any]:
     """``cls(*args)`` for a user class: its ``__init__`` is differentiated like a method (for
-    a dataclass, the ``__init__`` dataclasses wrote, as source: ``adgen.dataclass_init``)."""
+    a dataclass, the ``__init__`` dataclasses wrote, as source: ``adgen.dataclass_init``).
+    ``active``: as :func:`forward_of`'s."""
     from adgen.dataclass_init import dataclass_init
 
     init = dataclass_init(cls) or cls.__dict__.get("__init__") or getattr(cls, "__init__",
@@ -364,6 +392,10 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     from adgen.transforms.pipeline import compile_function
 
     compiled = compile_function(init, mutation=_policy())
+    # (an __init__ handing a derivative to a rule's argument without one: as forward_of)
+    compiled = for_passed(compiled, lambda wrt: compile_function(
+        init, mutation=_policy(), wrt=wrt), init, (cls,), args, kwargs, active,
+        varargs_of(init), fresh_receiver=True)
     if compiled.mutates_params:
         from adgen.errors import UnsupportedError
 

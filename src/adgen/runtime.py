@@ -166,15 +166,19 @@ def held_subclass(value: Any, path: str, depth: int) -> tuple[str, Any] | None:
 
 
 def call_forward(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """Calls ``fn`` through its adgen forward (or its rule); returns (out, saved)."""
+    """Calls ``fn`` through its adgen forward (or its rule); returns (out, saved).
+    ``kwargs`` may hold the caller's note of which values carry a derivative
+    (adgen.passed_derivatives), which is not passed on."""
     from adgen.counter_slots import COUNTERS
     from adgen.dispatch import forward_of
+    from adgen.passed_derivatives import split_mask
 
+    kwargs, active = split_mask(kwargs)
     if COUNTERS:  # a counter updated as a number: the call must leave no array there
         from adgen.counter_slots import keeping_counters
 
-        return keeping_counters(forward_of, fn)(fn, args, kwargs)
-    return forward_of(fn, args, kwargs)
+        return keeping_counters(forward_of, fn)(fn, args, kwargs, active)
+    return forward_of(fn, args, kwargs, active)
 
 
 # --------------------------------------------------------------------------------------------

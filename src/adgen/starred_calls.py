@@ -16,19 +16,29 @@ import numpy as np
 
 from adgen import guards
 from adgen.dispatch import forward_of, pullback_of
+from adgen.passed_derivatives import starred_mask
 from adgen.rule_cotangents import is_zero
 from adgen.rules import registry
 
 
 def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int = 0
                        ) -> tuple[Any, Any]:
+    """The rule of ``runtime.call_starred`` (see :func:`starred_with_passed`), where the
+    caller did not say which values carry a derivative."""
+    return starred_with_passed(None, fn, method, args, kwargs, line)
+
+
+def starred_with_passed(passed: Any, fn: Any, method: Any, args: Any, kwargs: Any,
+                        line: int = 0) -> tuple[Any, Any]:
     """The rule of ``runtime.call_starred``, the user's ``f(*args, **kwargs)`` or
     ``obj.m(*args, **kwargs)`` (desugar): the function runs through :func:`forward_of`, as a
     call resolved when it runs does, and its cotangents go back to ``obj`` (a method's
     object, an array whose method it is), ``args`` (a list, one per item) and ``kwargs`` (a
     dict, one per key). The caller's compiled code took the call for one that changes
     nothing and returns new values: a callee that writes its arguments in place or returns
-    one of them (or a view) is refused here."""
+    one of them (or a view) is refused here. ``passed``: which of ``fn``, ``args`` and
+    ``kwargs`` the caller hands over with a derivative (adgen.passed_derivatives; an item of
+    a tuple or dict with one is taken to have one)."""
     from adgen.errors import UnsupportedError
     from adgen.rules.methods import METHODS, VARARG_METHODS
     from adgen.runtime import locate as locate_in_pullback
@@ -37,6 +47,7 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
         return _at_user_line(err, line)
 
     args, kwargs = tuple(args), dict(kwargs)
+    passed_by = passed
     passed = args  # what the function gets after ``lead``
     owner = fn if method is not None else None
     fn = getattr(owner, method) if method is not None else fn
@@ -96,7 +107,8 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
             f"{what} is called with {len(lead + passed) + len(kwargs)} arguments through *args "
             f"or **kwargs, and its derivative rule takes {len(rule.params)}",
             hint="pass the arguments one by one (max(*xs) of many values: max(xs))"))
-    out, saved = forward_of(fn, lead + passed, kwargs)
+    out, saved = forward_of(fn, lead + passed, kwargs,
+                            starred_mask(passed_by, len(lead), len(passed), kwargs))
     try:
         _refuse_starred_alias(out, args + ((owner,) if method is not None else ()), kwargs,
                               what)
@@ -130,6 +142,10 @@ def call_starred_rrule(fn: Any, method: Any, args: Any, kwargs: Any, line: int =
                 {k: rest[at + i] for i, k in enumerate(keys)}, None)
 
     return out, pullback
+
+
+# (dispatch.forward_of, given what the caller passes with a derivative)
+call_starred_rrule.with_passed = starred_with_passed  # type: ignore[attr-defined]
 
 
 def _at_user_line(err: Any, line: int) -> Any:

@@ -16,6 +16,7 @@ import numpy as np
 from adgen.closure_tangents import ClosureTangent, closure_arguments, made_for
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError, UnsupportedError
+from adgen.passed_derivatives import refuse_rule_tangents
 from adgen.rules import registry
 from adgen.rules.jvp_evaluation import eval_jvp
 from adgen.rules.methods import METHODS, VARARG_METHODS
@@ -252,6 +253,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     if rule is not None:
         registry.check_run_binding(rule, args, kwargs)  # (op(y, t, y) of op = np.add)
         bound = rule.bind(list(range(len(args))), {})
+        refuse_rule_tangents(rule, fn, bound, tangents)  # (f = np.var; f(x, 0, None, None, d))
         given = {p: (tuple(tangents[i] for i in k) if isinstance(k, tuple) else tangents[k])
                  for p, k in bound.items() if p in rule.diff and
                  not isinstance(k, registry.Default)}

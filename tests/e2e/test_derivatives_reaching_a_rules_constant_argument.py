@@ -62,14 +62,14 @@ CASES = [
     (norm_through_a_helper, (X, 3.0), (1,), "ord", "numpy.linalg.norm", pnorm, "np.linalg.norm"),
     (var_with, (X, 1.0), (1,), "ddof", "numpy.var", var_with, "np.var"),
 ]
-# (a method reached when the call runs is compiled for any arguments, and so refuses in
-# forward mode only, where the tangent is seen not to be zero: grad of it drops the
-# derivative still, docs/limitations.md)
+# (a method reached when the call runs: grad dropped the derivative until session 28, when
+# the call started telling the method which values it passes with one; more such calls in
+# tests/e2e/test_rule_arguments_reached_through_calls_found_at_run_time.py)
 METHOD = (model_energy, (X, 0.5), (1,), "ord", "numpy.linalg.norm", Model.energy,
           "np.linalg.norm")
 
 
-@pytest.mark.parametrize("f, args, argnums, param, fname, where, text", CASES)
+@pytest.mark.parametrize("f, args, argnums, param, fname, where, text", CASES + [METHOD])
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_grad_refuses_a_derivative_reaching_a_constant_argument(
         f, args, argnums, param, fname, where, text, mutation):

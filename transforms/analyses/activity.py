@@ -205,6 +205,8 @@ class Activity:
         self.useful = set() if useful is None else useful
         self.constant_reads = {} if constant_reads is None else constant_reads
         self.checked_stores = {} if checked_stores is None else checked_stores
+        # the flows the fixpoint of :func:`activity` ran over (analyses.varied_before)
+        self.flow_data: tuple[Any, ...] | None = None
 
     def _values(self) -> tuple[Any, ...]:
         return (self.varied, self.useful, self.constant_reads, self.checked_stores)
@@ -568,6 +570,8 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
     # number, and strict refused the helper's caller, taking dt for a value with a derivative)
     constants = constant_numbers(fn) | dtype_names(fn, resolve) | range_indices(fn, resolve)
+    # (what the fixpoint starts from, for analyses.varied_before)
+    act.flow_data = (pairs, owners, bindings, aliases, leave, constants, set(act.varied))
     changed = True
     while changed:
         changed = False

@@ -62,6 +62,8 @@ FREE = {
     ("adgen.log_softmax", "p"): "softmax(x), whose derivative x's term includes",
     # only the shape of a is read
     ("numpy.full_like", "a"): "only its shape is read",
+    # x.view(type=np.ndarray): the class of the view
+    ("numpy.ndarray.view", "type"): "a class",
     # adgen's generated-code helpers: the values read choose between terms (ties of max and
     # min, the sorted order, an int exponent, a zero norm) or give a layout
     ("adgen.rules.helpers_linalg.nonzero_norm_vjp", "n"): "tests the norm for zero",
@@ -94,6 +96,17 @@ REFUSED = {
         "SciPy defines polygamma for integer orders n only, which have no derivative: pass "
         "an int n (a constant, or int(...) of a value), not a float computed from the "
         "differentiated inputs",
+    **{(f"scipy.special.{f}", "v"):
+       f"the order v of scipy.special.{f} is not differentiated (as in JAX): pass a constant "
+       "order (a number the function's arguments do not change), or wrap it in "
+       "adgen.stop_gradient" for f in ("jv", "yv", "iv", "kv", "ive", "kve")},
+    **{(f"scipy.special.{f}", "a"):
+       f"the shape a of scipy.special.{f} is not differentiated: pass a constant a (a "
+       "number the function's arguments do not change), or wrap it in adgen.stop_gradient"
+       for f in ("gammainc", "gammaincc")},
+    ("scipy.special.zeta", "x"):
+        "the exponent x of scipy.special.zeta is not differentiated (its derivative in q "
+        "is): pass a constant x, or wrap it in adgen.stop_gradient",
     ("adgen.runtime.special_polygamma", "n"):
         "the order of polygamma is an integer, with no derivative",
     ("adgen.runtime.special_bessel", "v"):

@@ -9,9 +9,10 @@ functions again (a Bessel function's derivative is Bessel functions of the order
 ``special_bessel(kind, v, x, n + 1)``; the incomplete gamma function's is the gamma density,
 whose own is itself times (a - 1) / x - 1; zeta's in q is -x zeta(x + 1, q)), so hessians and
 jvps of gradients follow them. As in JAX, the order ``v``, the shape ``a`` and zeta's
-exponent ``x`` are not differentiated: a derivative flowing there is refused, naming the
-argument (``special_refused``), rather than given a zero one. (The helpers' own rules leave
-those arguments out: a second derivative only reaches them where the first was refused.)
+exponent ``x`` are not differentiated: they are outside each rule's ``diff`` and listed in
+``rules.nondiff_params.REFUSED``, so a derivative flowing there is refused at the user's line
+(in grad, jvp and hessian), naming the argument, rather than given a zero one, and a constant
+order (``jv(1.5, x)`` in a helper given 1.5) differentiates in the other argument.
 
 Loaded by rules/scipy_special.py (once the user's code imported ``scipy.special``).
 """
@@ -27,7 +28,6 @@ from adgen.rules import helpers_special
 from adgen.rules.helpers import (
     special_bessel,
     special_gamma_density,
-    special_refused,
     special_zeta,
     unbroadcast,
 )
@@ -101,65 +101,53 @@ def k1e(g: Any, out: Any, x: Any) -> Any:
 # Bessel functions of any order v, in z (a derivative in v refused)
 
 
-@defvjp(special.jv, "v, z", reads="v, z", name="scipy.special.jv")
+@defvjp(special.jv, "v, z", diff="z", reads="v, z", name="scipy.special.jv")
 def jv(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.jv"), np.shape(v)),
-            unbroadcast(g * special_bessel("jv", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("jv", v, z, 1), np.shape(z))
 
 
-@defvjp(special.yv, "v, z", reads="v, z", name="scipy.special.yv")
+@defvjp(special.yv, "v, z", diff="z", reads="v, z", name="scipy.special.yv")
 def yv(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.yv"), np.shape(v)),
-            unbroadcast(g * special_bessel("yv", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("yv", v, z, 1), np.shape(z))
 
 
-@defvjp(special.iv, "v, z", reads="v, z", name="scipy.special.iv")
+@defvjp(special.iv, "v, z", diff="z", reads="v, z", name="scipy.special.iv")
 def iv(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.iv"), np.shape(v)),
-            unbroadcast(g * special_bessel("iv", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("iv", v, z, 1), np.shape(z))
 
 
-@defvjp(special.kv, "v, z", reads="v, z", name="scipy.special.kv")
+@defvjp(special.kv, "v, z", diff="z", reads="v, z", name="scipy.special.kv")
 def kv(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.kv"), np.shape(v)),
-            unbroadcast(g * special_bessel("kv", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("kv", v, z, 1), np.shape(z))
 
 
-@defvjp(special.ive, "v, z", reads="v, z", name="scipy.special.ive")
+@defvjp(special.ive, "v, z", diff="z", reads="v, z", name="scipy.special.ive")
 def ive(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.ive"), np.shape(v)),
-            unbroadcast(g * special_bessel("ive", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("ive", v, z, 1), np.shape(z))
 
 
-@defvjp(special.kve, "v, z", reads="v, z", name="scipy.special.kve")
+@defvjp(special.kve, "v, z", diff="z", reads="v, z", name="scipy.special.kve")
 def kve(g: Any, out: Any, v: Any, z: Any) -> Any:
-    return (unbroadcast(g * special_refused("the order v of scipy.special.kve"), np.shape(v)),
-            unbroadcast(g * special_bessel("kve", v, z, 1), np.shape(z)))
+    return unbroadcast(g * special_bessel("kve", v, z, 1), np.shape(z))
 
 
 # --------------------------------------------------------------------------------------------
 # The regularized incomplete gamma functions in x (a derivative in a refused), zeta in q
 
 
-@defvjp(special.gammainc, "a, x", reads="a, x", name="scipy.special.gammainc")
+@defvjp(special.gammainc, "a, x", diff="x", reads="a, x", name="scipy.special.gammainc")
 def gammainc(g: Any, out: Any, a: Any, x: Any) -> Any:
-    return (unbroadcast(g * special_refused("the shape a of scipy.special.gammainc"),
-                        np.shape(a)),
-            unbroadcast(g * special_gamma_density(a, x), np.shape(x)))
+    return unbroadcast(g * special_gamma_density(a, x), np.shape(x))
 
 
-@defvjp(special.gammaincc, "a, x", reads="a, x", name="scipy.special.gammaincc")
+@defvjp(special.gammaincc, "a, x", diff="x", reads="a, x", name="scipy.special.gammaincc")
 def gammaincc(g: Any, out: Any, a: Any, x: Any) -> Any:
-    return (unbroadcast(g * special_refused("the shape a of scipy.special.gammaincc"),
-                        np.shape(a)),
-            unbroadcast(-g * special_gamma_density(a, x), np.shape(x)))
+    return unbroadcast(-g * special_gamma_density(a, x), np.shape(x))
 
 
-@defvjp(special.zeta, "x, q=None", diff="x, q", reads="x, q", name="scipy.special.zeta")
+@defvjp(special.zeta, "x, q=None", diff="q", reads="x, q", name="scipy.special.zeta")
 def zeta(g: Any, out: Any, x: Any, q: Any) -> Any:
-    return (unbroadcast(g * special_refused("the exponent x of scipy.special.zeta (its "
-                                            "derivative in q is computed)"), np.shape(x)),
-            unbroadcast(-g * x * special_zeta(x + 1.0, q), np.shape(q)))
+    return unbroadcast(-g * x * special_zeta(x + 1.0, q), np.shape(q))
 
 
 defjvp_kind("elementwise", special.j0, special.j1, special.y0, special.y1, special.i0,
