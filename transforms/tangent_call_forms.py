@@ -384,16 +384,15 @@ def dynamic_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
                                                                for k in v.keywords):
         tg.refuse(s, "a call with *args or **kwargs", "pass the arguments by name")
     refuse_global_object_changed(tg, s, v)
-    for k in v.keywords:
-        if tg.tangent(k.value) is not None:
-            tg.refuse(s, f"passing a value with a derivative by keyword ({k.arg}=) to "
-                           f"{source_of(v.func)}, a function found when the call runs",
-                        "pass it by position (a keyword-only parameter, a kw_only "
-                        "dataclass field: make it positional), or take the derivative with "
-                        "adgen.grad / adgen.vjp")
     args = gast.Tuple(elts=copy.deepcopy(v.args), ctx=gast.Load())
+    # the keyword arguments' tangents follow the positional ones', in the keywords' order,
+    # where one has a derivative (a kw_only dataclass field, Params(w, c=b * 3.0): it was
+    # refused; tangent_calls.keyword_tangents)
+    passed = list(v.args) + ([k.value for k in v.keywords]
+                             if any(tg.tangent(k.value) is not None for k in v.keywords)
+                             else [])
     tangents = gast.Tuple(elts=[tg.tangent(a) or gast.Constant(value=None, kind=None)
-                                for a in v.args], ctx=gast.Load())
+                                for a in passed], ctx=gast.Load())
     keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in v.keywords],
                          values=[copy.deepcopy(k.value) for k in v.keywords])
     # the object the function value is taken from and its tangent: a method's receiver

@@ -68,7 +68,7 @@ def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """``(cls(*args, **kwargs), its tangent)``: a new object, a new tangent object, and the jvp
     of ``__init__`` run on both with the arguments' tangents (None: none; keyword arguments
-    get none)."""
+    get none, or theirs follow the positional ones: tangent_calls.keyword_tangents)."""
     from adgen.tangent_calls import tangent_of_call
 
     n = new_object(cls)
@@ -107,16 +107,30 @@ _WRAPPERS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 def _wrapper(cls: type, nargs: int, given: tuple[int, ...], keywords: tuple[str, ...]) -> Any:
     """The generated function ``f(a0, .., k0, .., d0, ..)`` building an object of ``cls`` and
-    its tangent from ``nargs`` arguments, the keyword arguments ``keywords`` (no tangent) and
-    the tangents of the arguments at ``given``, by the compiled jvp of ``__init__``."""
+    its tangent from ``nargs`` arguments, the keyword arguments ``keywords`` and the tangents
+    of the arguments at ``given`` (a position from ``nargs`` on: the keyword argument there),
+    by the compiled jvp of ``__init__``."""
     from adgen.transforms.bound_callees import method_for
     from adgen.transforms.emit import compile_source
     from adgen.transforms.keyword_shims import for_keywords
     from adgen.transforms.tangent_pipeline import compile_tangent
 
     init = method_for(for_keywords(_init_of(cls), keywords), (object.__new__(cls),))
+    code = getattr(init, "__code__", None)
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code else ()
+    if any(k >= nargs and keywords[k - nargs] not in params for k in given):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError(f"second derivatives through building {cls.__qualname__} "
+                               f"with a value with a derivative given by keyword to "
+                               "__init__'s **kwargs", hint="pass it by position")
+
+    def position(k: int) -> int:
+        # (the receiver first; a keyword argument's parameter by its name)
+        return 1 + k if k < nargs else params.index(keywords[k - nargs])
+
     # (the receiver's tangent always: __init__ sets the tangent object's attributes)
-    compiled = compile_tangent(init, wrt=(0,) + tuple(1 + k for k in given))
+    compiled = compile_tangent(init, wrt=(0,) + tuple(sorted(position(k) for k in given)))
     key = (id(compiled.jvp), cls, nargs, given, keywords)
     hit = _WRAPPERS.get(key)
     if hit is not None and hit[0] is compiled.jvp:
@@ -138,7 +152,7 @@ def _wrapper(cls: type, nargs: int, given: tuple[int, ...], keywords: tuple[str,
                                f"{list(keywords)}", hint="pass them by position")
     passed = ["n", *names] + [f"{k}={v}" for k, v in zip(keywords, kws)] + \
         [f"{compiled.tangent_params[0]}=n_dot"] + \
-        [f"{compiled.tangent_params[1 + k]}={d}" for k, d in zip(given, dots)]
+        [f"{compiled.tangent_params[position(k)]}={d}" for k, d in zip(given, dots)]
     title = cls.__name__ if cls.__name__.isidentifier() else "object"
     text = (f"def {title}_construct_jvp({', '.join(names + kws + dots)}):\n"
             f"    n = new_object(cls)\n"
@@ -183,7 +197,9 @@ def construct_jvp_rrule(cls: type, args: tuple[Any, ...], tangents: tuple[Any, .
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         cts = pullback_of(saved, out_bar, None)
         arg_cts = tuple(cts[:len(args)])
+        # (a keyword argument's own cotangent: one with a derivative, a kw_only field's)
+        kw_cts = dict(zip(keywords, cts[len(args):len(args) + len(keywords)])) or None
         dots = dict(zip(given, cts[len(args) + len(keywords):]))
-        return (None, arg_cts, tuple(dots.get(k) for k in range(len(tangents))), None)
+        return (None, arg_cts, tuple(dots.get(k) for k in range(len(tangents))), kw_cts)
 
     return out, pullback

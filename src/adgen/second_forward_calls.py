@@ -56,7 +56,7 @@ def jvp_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...]
                  "(adgen.jacrev(adgen.jacfwd(f)), adgen.hessian(f))")
     call, caller, inputs, dots = _second_call(fn, f_args, f_tangents, kwargs, owner,
                                               owner_dot, d_args, d_tangents, d_owner,
-                                              d_owner_dot)
+                                              d_owner_dot, _keyword_dots(tangents))
     pair, pair_dot = tangent_of_call(caller, inputs, dots, {})
     if not only:
         return pair, pair_dot
@@ -65,7 +65,8 @@ def jvp_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, ...]
 
 def _second_call(fn: Any, f_args: tuple[Any, ...], f_tangents: tuple[Any, ...],
                  kwargs: dict[str, Any], owner: Any, owner_dot: Any, d_args: tuple[Any, ...],
-                 d_tangents: tuple[Any, ...], d_owner: Any, d_owner_dot: Any
+                 d_tangents: tuple[Any, ...], d_owner: Any, d_owner_dot: Any,
+                 d_kwargs: dict[str, Any] | None = None
                  ) -> tuple[Any, Any, tuple[Any, ...], tuple[Any, ...]]:
     """The compiled jvp ``call`` of ``fn`` that ``call_jvp`` runs, the generated caller taking
     its inputs by position, those inputs and their tangents (each part of the call's: the
@@ -82,6 +83,10 @@ def _second_call(fn: Any, f_args: tuple[Any, ...], f_tangents: tuple[Any, ...],
         for k, t in zip(slots, given):
             if k is not None and t is not None:
                 dots[k] = t
+    for k, t in (d_kwargs or {}).items():
+        # (a keyword argument's own tangent: a value with a derivative passed by keyword)
+        if k in call.kwargs and t is not None:
+            dots[len(call.args) + keywords.index(k)] = t
     caller = _positional_caller(call.target, len(call.args), keywords)
     return call, caller, tuple(inputs), tuple(dots)
 
@@ -105,7 +110,10 @@ def reverse_of_call_jvp(only: bool, args: tuple[Any, ...], tangents: tuple[Any, 
 
     fn, f_args, f_tangents, kwargs, owner, owner_dot = (tuple(args) + (None,) * 6)[:6]
     if runs_as_it_is(fn) or getattr(fn, "__adgen_transform__", False) or (
-            type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict):
+            type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict) or \
+            len(f_tangents or ()) > len(f_args or ()):
+        # (also a value with a derivative passed by keyword: its cotangents are not lined
+        # up here)
         refuse_reverse_over()
     d_args, d_tangents, d_owner, d_owner_dot = (
         _items(tangents[1] if len(tangents) > 1 else None, len(f_args)),
@@ -150,6 +158,13 @@ def _two(bar: Any) -> tuple[Any, Any]:
     if isinstance(bar, (tuple, list)) and len(bar) == 2:
         return bar[0], bar[1]
     return None, None
+
+
+def _keyword_dots(tangents: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The tangent of a call_jvp's (or construct_jvp's) keyword arguments, a dict (None:
+    none): that of values with a derivative passed by keyword (a kw_only field's)."""
+    d = tangents[3] if len(tangents) > 3 else None
+    return d if isinstance(d, dict) else None
 
 
 def _items(t: Any, n: int) -> tuple[Any, ...]:
@@ -216,13 +231,15 @@ def jvp_of_construct_jvp(args: tuple[Any, ...], tangents: tuple[Any, ...]
     kwargs = kwargs or {}
     d_args = _items(tangents[1] if len(tangents) > 1 else None, len(f_args))
     d_tangents = _items(tangents[2] if len(tangents) > 2 else None, len(f_tangents))
-    if all(t is None for t in d_args + d_tangents):
+    if all(t is None for t in d_args + d_tangents) and _keyword_dots(tangents) is None:
         n, n_dot = construct_jvp(cls, f_args, f_tangents, kwargs)
         return (n, n_dot), (zero_tangent(n), zero_tangent(n_dot))
     given = tuple(k for k, t in enumerate(f_tangents) if t is not None)
     wrapper = generated_construction(cls, len(f_args), given, tuple(kwargs))
     values = (*f_args, *kwargs.values(), *(f_tangents[k] for k in given))
-    dots = (*d_args, *(None for _ in kwargs), *(d_tangents[k] for k in given))
+    # (a keyword argument's own tangent: Params(w, c=b * 3.0) of a kw_only field)
+    d_kwargs = _keyword_dots(tangents) or {}
+    dots = (*d_args, *(d_kwargs.get(k) for k in kwargs), *(d_tangents[k] for k in given))
     return tangent_of_call(wrapper, values, dots, {})
 
 

@@ -87,7 +87,8 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # caller's tangent code computes with it (f = len; s + f(x): float + None raised
         # TypeError); the function's own result, a str or None (print), has none
         return out, (0.0 if isinstance(out, (int, float, np.number)) else None)
-    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
+    tangents, kw_dots = keyword_tangents(fn, args, tangents, kwargs)
+    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, kw_dots=kw_dots)
     if isinstance(call, _RuleJvp):
         return call.fn(*call.args, **call.kwargs), eval_jvp(
             call.rule, call.args, call.kwargs, call.given)
@@ -101,7 +102,45 @@ def compiled_jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     ``kwargs`` and where each part of the call went (``arg_slots``, ``tangent_slots``,
     ``owner_slot``, ``owner_dot_slot``), for forward mode over that jvp
     (adgen.second_forward_calls)."""
-    return _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True)
+    tangents, kw_dots = keyword_tangents(fn, args, tangents, kwargs)
+    return _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True,
+                     kw_dots=kw_dots)
+
+
+def keyword_tangents(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
+    """The tangents of a call's positional arguments, and those of its keyword arguments by
+    name (None where the caller gave none): forward mode's dynamic call passes the keyword
+    arguments' tangents after the positional ones, in the order of ``kwargs``, where one has
+    a derivative (transforms/tangent_call_forms.dynamic_call: ``Params(w, c=b * 3.0)`` of a
+    ``kw_only`` field ``c``; it was refused).
+
+    Raises:
+        UnsupportedError: for a keyword tangent given to a closure (a nested def or a lambda
+            found when the call runs), whose values are handed on another way.
+    """
+    if len(tangents) <= len(args):
+        return tuple(tangents), None
+    kw_dots = dict(zip(kwargs, tangents[len(args):]))
+    if isinstance(fn, types.FunctionType) and fn.__closure__ and \
+            any(t is not None for t in kw_dots.values()):
+        _refuse_keyword_tangents(fn)
+    return tuple(tangents[:len(args)]), kw_dots
+
+
+def _refuse_keyword_tangents(fn: Any) -> None:
+    """A value with a derivative passed by keyword to ``fn``, which forward mode follows
+    only into a compiled function of the user's (a method, a class's ``__init__``)."""
+    from adgen.errors import UnsupportedError
+
+    if isinstance(fn, types.FunctionType) and fn.__closure__:
+        shown = "a lambda" if fn.__name__ == "<lambda>" else f"the nested function {fn.__name__}"
+    else:
+        shown = getattr(fn, "__qualname__", None) or type(fn).__name__
+    raise UnsupportedError(
+        f"forward mode (jvp) passing a value with a derivative by keyword to {shown}, found "
+        "when the call runs (a NumPy function or a closure held in a variable)",
+        hint="pass it by position, or take the derivative with adgen.grad / adgen.vjp")
 
 
 def _float_tangent(value: Any, tangent: Any) -> Any:
@@ -188,14 +227,17 @@ class _CompiledJvp:
 
 def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
               kwargs: dict[str, Any], owner: Any, owner_dot: Any, by_name: bool = False,
-              zero_first: bool | None = False) -> _RuleJvp | _CompiledJvp:
+              zero_first: bool | None = False, kw_dots: dict[str, Any] | None = None
+              ) -> _RuleJvp | _CompiledJvp:
     """What :func:`tangent_of_call` calls (see there). ``by_name``: a function with a rule as
     the compiled jvp of a function that calls it by name (for reverse mode over it).
     ``zero_first``: the first tangent is a symbolic zero (a method's object's, which it
     changes): the jvp is compiled for a constant first parameter, and given that tangent
     for the attributes it stores. None: that tangent is zero in some attributes only (a second
     call of such a method): the same where those are the ones the method reads as constants
-    and its stores vary its object (so it reads every other attribute's tangent)."""
+    and its stores vary its object (so it reads every other attribute's tangent).
+    ``kw_dots``: the keyword arguments' tangents by name (:func:`keyword_tangents`), whose
+    slots follow the positional tangents' in the result's ``tangent_slots``."""
     from adgen.errors import UnsupportedError
 
     if isinstance(owner_dot, ClosureTangent) and owner_dot.fn is fn:
@@ -226,7 +268,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # (transforms.tangent refuses a partial of one that has one)
         inner = _jvp_call(fn.func, fn.args + tuple(args),
                           (None,) * len(fn.args) + tuple(tangents), {**fn.keywords, **kwargs},
-                          None, None, by_name)
+                          None, None, by_name, kw_dots=kw_dots)
         if isinstance(inner, _CompiledJvp):
             k = len(fn.args)
             inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
@@ -238,6 +280,10 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         # forward_of): the method's rule, the receiver and its tangent first (x.view()'s
         # tangent is the same view of x's, so a write through it writes that)
         fn, args, tangents = METHODS[fn.__name__], (owner, *args), (owner_dot, *tangents)
+    if kw_dots and any(t is not None for t in kw_dots.values()) and (
+            registry.frule_of(fn) is not None or
+            registry.lookup(fn) is not None and not by_name):
+        _refuse_keyword_tangents(fn)  # (a rule's jvp takes its tangents by position)
     if registry.frule_of(fn) is not None:  # the user's jvp rule (adgen.custom_jvp)
         from adgen.custom_jvp import frule_tangent
 
@@ -249,7 +295,7 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "adgen.rrule (a reverse-mode rule)", hint="use adgen.grad / adgen.vjp")
     if rule is not None and by_name:
         return _jvp_call(_caller_by_name(fn, len(args), tuple(kwargs)), args, tangents, kwargs,
-                         None, None)
+                         None, None, kw_dots=kw_dots)
     if rule is not None:
         registry.check_run_binding(rule, args, kwargs)  # (op(y, t, y) of op = np.add)
         bound = rule.bind(list(range(len(args))), {})
@@ -338,7 +384,8 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         inner = _jvp_call(method_for(for_keywords(fn.__func__, kwargs), (fn.__self__,)),
                           (fn.__self__,) + tuple(args),
                           (given,) + tuple(tangents), kwargs, None, None,
-                          zero_first=given is not None and (_known_zero(given) or None))
+                          zero_first=given is not None and (_known_zero(given) or None),
+                          kw_dots=kw_dots)
         if isinstance(inner, _CompiledJvp):
             if own:
                 inner.owner_slot, inner.owner_dot_slot = inner.arg_slots[0], \
@@ -388,27 +435,50 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # the jvp for the arguments given tangents only: the others are constants (a method's
     # object without one: self.gamma stays a number, not one with a zero tangent, whose
     # terms are 0 * inf = nan next to an infinite value; compile_tangent's wrt)
+    by_keyword = _keyword_positions(fn, kw_dots)
     if zero_first is None:
         constant = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
-                                                 if t is not None and k != 0))
+                                                 if t is not None and k != 0) + by_keyword)
         varied, reads = getattr(getattr(constant, "jvp", None), "__adgen_first_constants__",
                                 (False, ()))
         zero_first = varied and all(_known_zero(getattr(tangents[0], a, None)) for a in reads)
     compiled = compile_tangent(fn, wrt=tuple(k for k, t in enumerate(tangents)
-                                             if t is not None and not (zero_first and k == 0)))
-    return _compiled_call(compiled, args, tangents, kwargs)
+                                             if t is not None and not (zero_first and k == 0))
+                               + by_keyword)
+    return _compiled_call(compiled, args, tangents, kwargs, kw_dots)
+
+
+def _keyword_positions(fn: types.FunctionType, kw_dots: dict[str, Any] | None
+                       ) -> tuple[int, ...]:
+    """The positions among ``fn``'s parameters of the keyword arguments given a tangent."""
+    if not kw_dots:
+        return ()
+    code = fn.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    given = [k for k, t in kw_dots.items() if t is not None]
+    if any(k not in names for k in given):
+        _refuse_keyword_tangents(fn)
+    return tuple(sorted(names.index(k) for k in given))
 
 
 def _compiled_call(compiled: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
-                   kwargs: dict[str, Any]) -> _CompiledJvp:
+                   kwargs: dict[str, Any], kw_dots: dict[str, Any] | None = None
+                   ) -> _CompiledJvp:
     """The call of a compiled jvp (a CompiledTangent) on the caller's arguments, tangents
-    (None: none) and keywords."""
+    (None: none) and keywords, and the keywords' tangents by name (``kw_dots``: their slots
+    follow the positional tangents', in its order)."""
     named = {p: v for p, v in zip(compiled.tangent_params, tangents) if v is not None}
+    of_keyword = {k: compiled.tangent_params[compiled.params.index(k)]
+                  for k, v in (kw_dots or {}).items() if v is not None}
+    named.update({of_keyword[k]: kw_dots[k] for k in of_keyword})
     order = list(named) + list(kwargs)
-    return _CompiledJvp(
-        compiled.jvp, tuple(args), {**named, **kwargs}, tuple(range(len(args))),
-        tuple(len(args) + order.index(p) if v is not None else None
-              for p, v in zip(compiled.tangent_params, tangents)))
+    slots = tuple(len(args) + order.index(p) if v is not None else None
+                  for p, v in zip(compiled.tangent_params, tangents))
+    if kw_dots is not None:
+        slots += tuple(len(args) + order.index(of_keyword[k]) if k in of_keyword else None
+                       for k in kw_dots)
+    return _CompiledJvp(compiled.jvp, tuple(args), {**named, **kwargs},
+                        tuple(range(len(args))), slots)
 
 
 _CALLERS: dict[tuple[int, int, tuple[str, ...]], tuple[Any, Any]] = {}
@@ -549,7 +619,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     # a NumPy function (or another with a rule) called through a variable (act = np.tanh;
     # act(x)) is the jvp of a function that calls it by name, which the compiler
     # differentiates again like any tangent code
-    call = _jvp_call(fn, args, tangents, kwargs, owner, owner_dot, by_name=True)
+    call = compiled_jvp_call(fn, args, tangents, kwargs, owner, owner_dot)
     if isinstance(call, _RuleJvp):
         raise UnsupportedError(
             f"second derivatives through {getattr(fn, '__qualname__', fn)!s}, a function "
@@ -622,8 +692,12 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             # a closure's: (values, tangents) of its tangent (closure_tangents)
             owner_dot_bar = (tuple(at(v) for v, _ in call.closure_slots),
                              tuple(at(t) for _, t in call.closure_slots))
+        # (the keyword arguments' cotangents: a value with a derivative passed by keyword,
+        # Params(w, c=b * 3.0) of a kw_only field)
+        kw_bars = {k: at(len(call.args) + list(call.kwargs).index(k)) for k in kwargs
+                   if k in call.kwargs} or None
         return (None, tuple(at(k) for k in call.arg_slots),
-                tuple(at(k) for k in call.tangent_slots), None, at(call.owner_slot),
+                tuple(at(k) for k in call.tangent_slots), kw_bars, at(call.owner_slot),
                 owner_dot_bar)
 
     pullback.runs_without_cotangent = True  # (dispatch.pullback_of: out_bar None too)
