@@ -193,10 +193,17 @@ def test_forward_mode_through_a_layer_called_by_a_local_name(loss):
     check_jvp(loss, (W,), (np.array([1.0, 0.5, -0.2]),))
 
 
-def test_second_derivatives_are_refused_not_zero():
-    # (the hessian was silently zero before)
-    with pytest.raises(adgen.AdgenError):
-        adgen.hessian(called_by_a_local_name)(W)
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_second_derivatives(mutation):
+    # the hessian was silently zero, then refused; since session 28 the statistics the
+    # call sets have their second derivatives: f = sum((0.1 mean(X, 0) w)^2), by hand
+    # diag(0.02 mean(X, 0)^2)
+    h = adgen.hessian(called_by_a_local_name, mutation=mutation)(W)
+    np.testing.assert_allclose(h, np.diag(0.02 * np.mean(X, axis=0) ** 2), rtol=1e-10,
+                               atol=1e-14)
+    g = adgen.grad(called_by_a_local_name, mutation=mutation)
+    rows = [numerical_grad(lambda x, k=k: g(x.copy())[k], (W.copy(),), 0) for k in range(3)]
+    np.testing.assert_allclose(adgen.jacfwd(g)(W), np.array(rows), rtol=1e-5, atol=1e-8)
 
 
 @pytest.mark.parametrize("loss", [model_then_eval, statistics_read, layer_called_directly])
