@@ -91,6 +91,19 @@ def made_for(fn: Any) -> bool:
         return False
 
 
+def shown_function(fn: Any) -> str:
+    """The nested def or lambda ``fn`` in the user's words: "a lambda" (also one lifted as
+    ``lambda_<line>``) or "the nested def g()", with its file and line where that is the
+    user's (not adgen's generated code, whose defs the tangent code runs)."""
+    code = fn.__code__
+    name = fn.__name__
+    shown = "a lambda" if name == "<lambda>" or name.startswith("lambda_") else \
+        f"the nested def {name}()"
+    if not code.co_filename.startswith("<"):
+        shown += f" ({code.co_filename}:{code.co_firstlineno})"
+    return shown
+
+
 def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
                       tangents: tuple[Any, ...], kwargs: dict[str, Any]
                       ) -> tuple[Any, tuple[Any, ...], tuple[Any, ...], tuple[int | None, ...]]:
@@ -109,18 +122,17 @@ def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
     from adgen.errors import UnsupportedError
 
     code = fn.__code__
-    shown = "a lambda" if fn.__name__ == "<lambda>" else f"the nested def {fn.__name__}()"
-    where = f"{code.co_filename}:{code.co_firstlineno}"
+    shown = shown_function(fn)
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         raise UnsupportedError(
-            f"forward mode (jvp) calling {shown} ({where}), which has *args, **kwargs or "
+            f"forward mode (jvp) calling {shown}, which has *args, **kwargs or "
             "keyword-only parameters, through a variable, where it reads values of the "
             "enclosing function that have a derivative",
             hint="give it plain parameters, or pass those values as arguments")
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as err:
-        raise UnsupportedError(f"forward mode (jvp) calling {shown} ({where}): {err}") \
+        raise UnsupportedError(f"forward mode (jvp) calling {shown}: {err}") \
             from None
     bound.apply_defaults()
     pos = tuple(bound.args)
@@ -149,7 +161,7 @@ def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
             continue
         if v is not None and values[j] is not v:  # (None: a function, given as None)
             raise UnsupportedError(
-                f"forward mode (jvp) calling {shown} ({where}), which reads {n} of the "
+                f"forward mode (jvp) calling {shown}, which reads {n} of the "
                 f"enclosing function, bound to another value since the function was passed "
                 "on: its tangent is that of the value it had then",
                 hint=f"give the new value another name, or pass {n} as an argument")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.closure_tangents import ClosureTangent, closure_arguments, made_for
+from adgen.closure_tangents import ClosureTangent, closure_arguments, made_for, shown_function
 from adgen.dispatch import forward_of, pullback_of
 from adgen.errors import AdgenError, UnsupportedError
 from adgen.passed_derivatives import refuse_rule_tangents
@@ -254,12 +254,10 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     if isinstance(fn, types.FunctionType) and fn.__closure__ and made_for(fn):
         # the same function reached where its tangent was not handed on (an attribute, a
         # global): its values would be taken for constants
-        code = fn.__code__
-        shown = "a lambda" if fn.__name__ == "<lambda>" else f"the nested def {fn.__name__}()"
         raise UnsupportedError(
-            f"forward mode (jvp) calling {shown} ({code.co_filename}:{code.co_firstlineno}), "
-            "which reads values of the enclosing function that have a derivative, where "
-            "forward mode did not hand its tangent on (through an attribute, a global or "
+            f"forward mode (jvp) calling {shown_function(fn)}, which reads values of the "
+            "enclosing function that have a derivative, where forward mode did not hand its "
+            "tangent on (through an attribute, a global or "
             "another value the function was stored in)",
             hint="pass the function in a list, a tuple, a dict or as an argument, or pass "
                  "those values as arguments; or use adgen.grad / adgen.vjp")
