@@ -514,8 +514,22 @@ def bind_callees(parsed: Any, writes: Any) -> None:
     if not _may_bind(parsed):
         return  # (most functions: no walk of the tree, a first gradient pays nothing here)
     parsed.bound_guards.extend(original_guards(parsed.fn))  # (a copy for its objects' classes)
+    # Net(3).forward(x): the object bound to a name first, as net = Net(3) (imported here:
+    # most functions call no method of an object built in the call's own expression)
+    if any(isinstance(n, gast.Attribute) and isinstance(n.value, gast.Call)
+           for n in walk(parsed.tree)):
+        from adgen.transforms.temporary_receivers import name_built_receivers
+
+        name_built_receivers(parsed, lambda func: _builds_plainly(dotted_object(parsed, func)))
     _Rewriter(parsed, writes).run()
     parsed.forget_locals()  # (a local partial's values got names of their own)
+
+
+def _builds_plainly(cls: Any) -> bool:
+    """A class of the user's whose objects Python makes the usual way (as
+    object_classes.built_objects takes them)."""
+    return is_user_class(cls) and type(cls).__call__ is type.__call__ and \
+        cls.__new__ is object.__new__
 
 
 def _may_bind(parsed: Any) -> bool:
