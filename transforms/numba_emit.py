@@ -70,7 +70,8 @@ __all__ = ["COMMENT", "NOPYTHON_HELPERS", "Rewriter"]
 
 # Runtime helpers with a nopython version (adgen.numba_runtime), and the rewrites' own.
 NOPYTHON_HELPERS = frozenset({"abs_vjp", "zeros_like", "loop_sequence", "unpacked_len",
-                              "index_with_derivative", "unbroadcast", "stored_into",
+                              "index_with_derivative", "slots_changed", "slots_changed_by",
+                              "unbroadcast", "stored_into",
                               "balanced_eq", "extreme_vjp", "add_item", "grow", "sum_vjp",
                               "cast_vjp", "cotangent_as",
                               "mean_vjp",

@@ -5,6 +5,7 @@ overwrite a captured value (from the plan)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -35,6 +36,11 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.reverse_plan_calls import args_callee_reads, call_args, packed_keyword
+from adgen.transforms.slot_changes import (
+    changes_noted,
+    changes_noted_by_call,
+    changes_noted_by_raise,
+)
 from adgen.transforms.walk import clone, walk
 
 from adgen.passed_derivatives import MASK_KEYWORD
@@ -412,7 +418,9 @@ class Forward:
             handlers = []
             for k, h in enumerate(s.handlers):
                 h2 = copy.copy(h)
-                h2.body = self.fwd_block(h.body)
+                # (the statement that raised may have changed a slot before: a call
+                # of code adgen does not compile, its note not reached)
+                h2.body = changes_noted_by_raise(self.at(h)) + self.fwd_block(h.body)
                 if arm:
                     h2.body = [assign(name(arm, gast.Store), gast.Constant(k + 1, None), s)] \
                         + h2.body
@@ -499,8 +507,15 @@ class Forward:
                 parts = [assign(name(v, gast.Store), _item(name(saved), path), s)
                          for path, v in self.rec.saved_parts.get(id(s), ())]
                 return pre + [assign(gast.Tuple(elts=[res, name(saved, gast.Store)],
-                                                ctx=gast.Store()), fcall, s)] + parts + post
-        return pre + [s] + post
+                                                ctx=gast.Store()), fcall, s)] + \
+                    changes_noted_by_call(fcall, saved, self.at(s)) + parts + post
+        return pre + [s] + changes_noted(s, self.plan.resolve_or_none, self.plan.kinds,
+                                               self.at(s)) + post
+
+    @staticmethod
+    def at(s: gast.stmt) -> Callable[[gast.stmt], gast.stmt]:
+        """Locates a statement the forward adds at ``s``'s line."""
+        return lambda new: located_at(new, s)
 
     def exit_record(self, container: str) -> gast.expr:
         """``items_at(container)`` as the function returns; the record after its last call

@@ -69,6 +69,10 @@ class GuardScope:
         # under "strict": the call that handed each watched buffer to a callee inside a
         # container or object (root id -> handoffs.Handoff)
         self.handed: dict[int, Any] = {}
+        # the records of containers' slots made in this pass (item_shadows.items_at: id ->
+        # (container, item_shadows.SlotChanges.count then, record)), taken again while no
+        # statement may have changed a slot since
+        self.records: dict[int, tuple[Any, int, Any]] = {}
 
 
 class _ThreadScopes(threading.local):

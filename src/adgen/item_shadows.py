@@ -41,6 +41,51 @@ class ObjectItems:
     __slots__ = ("__dict__", "arrays")
 
 
+class SlotChanges:
+    """The count of the statements that may have changed a slot of a list, dict or object
+    (``obj.a = v``, ``d[k] = v``, ``lst.append(v)``, a call of code adgen does not compile)
+    since the process started: compiled forward code bumps it after each such statement
+    (:func:`slots_changed`, transforms/slot_changes.py). A record of :func:`items_at` is
+    taken again for the same container while the count has not moved since it was made, in
+    the same forward pass (issue 15: a model's layers walked at every step)."""
+    count = 0
+
+
+def slots_changed() -> None:
+    """A statement that may have changed a slot of a list, dict or object ran."""
+    SlotChanges.count += 1
+
+
+def slots_changed_by(value: Any) -> None:
+    """``value`` was written in place or into (``x += v``, ``x[i] = v``): that changes no
+    slot when it is an array or a number (their contents are no slot; a record holds an
+    array by reference), and may otherwise (a list's ``+=``, a dict's item, a user's
+    ``__iadd__``)."""
+    t = type(value)
+    if t is not np.ndarray and t is not float and t is not int and t is not complex and \
+            t is not bool:
+        SlotChanges.count += 1
+
+
+def slots_changed_by_call(saved: Any) -> None:
+    """After a call found when it runs (``runtime.call_forward``), given its saved values:
+    a compiled callee's own forward notes the changes it makes; any other (a rule, a
+    builtin, a library function, a partial) may change any slot."""
+    if type(saved) is not tuple or not saved or saved[0] not in (
+            "compiled", "compiled alone", "closure", "init"):
+        SlotChanges.count += 1
+
+
+def _pass_records() -> Any:
+    """The records of :func:`items_at` kept for the running forward pass (its guard scope,
+    pushed by compiled_calls.run_forward for each pass of a function that calls another);
+    None outside one (the thread's first scope: nothing tells two passes apart there)."""
+    from adgen.guards import scope_stack
+
+    scopes = scope_stack()
+    return scopes[-1].records if len(scopes) > 1 else None
+
+
 def items_at(container: Any, saved: Any = None, before: Any = None,
              written: tuple[Any, ...] | None = None) -> Any:
     """The slots of a list, tuple, dict or object as they are now, and of the containers in
@@ -53,7 +98,9 @@ def items_at(container: Any, saved: Any = None, before: Any = None,
     callee changed no object (a method that only reads its object, ``self.rhs(u)``). As the
     function returns, given the record after its last call and ``written``, the values the
     lines since wrote in place (transforms/exit_records.py): that record where each is an
-    array or a number (their writes leave every slot holding what it held)."""
+    array or a number (their writes leave every slot holding what it held). The record of
+    the same container made earlier in the forward pass, where no statement since may have
+    changed a slot (:class:`SlotChanges`): one walk of a model per pass, not one per step."""
     from adgen.runtime import changes_no_object
 
     if before is not None:
@@ -63,10 +110,17 @@ def items_at(container: Any, saved: Any = None, before: Any = None,
                 return before
         elif changes_no_object(saved):
             return before
+    records = _pass_records()
+    if records is not None:
+        kept = records.get(id(container))
+        if kept is not None and kept[0] is container and kept[1] == SlotChanges.count:
+            return kept[2]
     arrays: set[int] = set()
     out = _record(container, {}, arrays)
     if isinstance(out, (ListItems, DictItems, ObjectItems)):
         out.arrays = arrays
+    if records is not None:
+        records[id(container)] = (container, SlotChanges.count, out)
     return out
 
 

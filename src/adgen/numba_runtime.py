@@ -80,7 +80,8 @@ MODULES = (numba_typing, numba_reductions, numba_linalg, numba_guards, numba_ari
 
 __all__ = ["abs_vjp", "add_item", "item", "add_out", "balanced_eq", "cast_vjp", "copy_adjoint", "cotangent_as",
            "det_vjp", "extreme_vjp", "grow", "instance_shadow", "release_shadows",
-           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "unpacked_len", "index_with_derivative", "matmul_vjp_a", "matmul_vjp_b",
+           "add_matmul_vjp_a", "add_matmul_vjp_b", "add_newaxis", "add_outer", "cholesky_vjp", "diag_vjp", "entry_items", "inverse_axes", "loop_sequence", "unpacked_len", "index_with_derivative",
+           "slots_changed", "slots_changed_by", "matmul_vjp_a", "matmul_vjp_b",
            "matrix_transpose", "max_axis", "max_vjp", "mean_axis", "mean_vjp", "min_axis",
            "or_zeros", "or_zeros_of_tree", "present", "py_floordiv", "py_mod", "py_pow", "py_truediv", "remap_tree", "saved_copy", "solve_vjp_a", "solve_vjp_b", "stored_into",
            "store_cotangent", "strict_before_write", "strict_capture", "strict_scope",
@@ -371,6 +372,27 @@ def _index_with_derivative(base):
     if isinstance(base, (types.Array, types.BaseTuple)):
         return lambda base: None
     return None
+
+
+def slots_changed() -> None:
+    """Notes that a slot of a list, dict or object may have changed (runtime's: records of
+    containers' slots, which nopython code neither makes nor reads): nothing here."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(slots_changed, jit_options={"cache": True})
+def _slots_changed():
+    return lambda: None
+
+
+def slots_changed_by(value: Any) -> None:
+    """:func:`slots_changed` after a write into ``value``: nothing here."""
+    raise NotImplementedError("only called from nopython code")
+
+
+@overload(slots_changed_by, jit_options={"cache": True})
+def _slots_changed_by(value):
+    return lambda value: None
 
 
 def unpacked_len(x: Any) -> int:

@@ -60,6 +60,9 @@ from adgen.item_shadows import (  # noqa: F401  (re-exported: generated code imp
     items_at,
     items_to_shadows,
     shadows_to_items,
+    slots_changed,
+    slots_changed_by,
+    slots_changed_by_call,
 )
 from adgen.shadow_memory import (  # noqa: F401  (re-exported: generated code imports them here)
     ShadowMap,
@@ -922,7 +925,8 @@ __all__ = [
     "enter_context", "entered_value", "exit_context",
     "copy_before_loop", "copy_when_read",
     "getitem_adjoint", "guard_scope", "is_buffer", "item", "measure_saves", "root_of",
-    "shadow_of", "items_to_shadows", "shadows_to_items", "items_at", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
+    "shadow_of", "items_to_shadows", "shadows_to_items", "items_at",
+    "slots_changed", "slots_changed_by", "slots_changed_by_call", "write_region", "zeros_like", "loop_sequence", "add_item", "take_item", "pop_number",
     "take_attr", "pop_adjoint", "dict_keys", "unpacked_len", "index_with_derivative", "flat_view", "diagonal_index", "collect", "entry_items", "refuse_shared", "keyword_cotangent", "zeros_of_tree", "or_zeros_of_tree", "add_out", "remap_saved", "or_zeros", "list_adjoint", "copy_adjoint", "zero_if_none", "scatter_if_copy",
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",

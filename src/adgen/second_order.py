@@ -217,6 +217,8 @@ REFUSED = ("remap_saved", "call_forward", "call_pullback", "scatter_if_copy", "c
 # overwrites a captured value: the gradient, which has the same guards, is run first
 # (Program.check), so that the second derivatives are refused where the first one is.
 CAPTURES = ("capture", "copy_before_loop", "copy_when_read")
+# The forward's notes that a slot may have changed (transforms/slot_changes.py): dropped
+SLOT_NOTES = ("slots_changed", "slots_changed_by", "slots_changed_by_call")
 
 
 def _rewritten(text: str, user: tuple[str, str], top: str | None) -> tuple[ast.Module, bool]:
@@ -326,6 +328,10 @@ class _Captures(ast.NodeTransformer):
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
         if _is_call(node.value, "before_write"):
+            return None
+        if any(_is_call(node.value, n) for n in SLOT_NOTES):
+            # (item_shadows.slots_changed: for records of containers' slots, which code
+            # differentiated again does not make, REFUSED)
             return None
         self.generic_visit(node)
         return node

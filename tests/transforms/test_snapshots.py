@@ -106,6 +106,7 @@ def fill_after_use_forward(x):
     y = x * x
     before_write(x, write_region(x, ...), 'save', 'snapshot_subjects.py', 19, 4, 'x.fill(0.0)')
     x[...] = 0.0
+    slots_changed_by(x)
     t1 = np.sum(y)
     t2 = np.sum(x)
     return (t1 + t2, (saved_x_1, t1, t2, x, y))
@@ -146,6 +147,7 @@ def mse_forward(y, yhat):
         t4 = t3 ** 2.0
         s_2 = s_1
         s_2 += t4
+        slots_changed_by(s_2)
         tape1.append((i, s_1, t1, t2, t3, t4))
         s_1 = s_2
     return (s_1 / n, (n, s_1, tape1, y, yhat))
