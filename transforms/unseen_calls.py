@@ -130,6 +130,7 @@ def unwrap_checked_calls(namespace: dict[str, Any], tree: gast.FunctionDef) -> N
 
     if namespace.get(CHECK) is not checked_callable:
         return
+    checks = _checks_kept(tree)
     for node in gast.walk(tree):
         reads = _user_reads(node.func) if isinstance(node, gast.Call) else None
         if reads:
@@ -142,6 +143,41 @@ def unwrap_checked_calls(namespace: dict[str, Any], tree: gast.FunctionDef) -> N
                 value[:] = [_unwrapped(v) for v in value]
             elif isinstance(value, gast.AST):
                 setattr(node, field, _unwrapped(value))
+    checks()
+
+
+def _checks_kept(tree: gast.FunctionDef) -> Any:
+    """The checks :func:`unwrap_checked_calls` keeps: each simple statement calling
+    ``checked_callable(cb)(x)`` gets ``checked_callable(cb)`` as a statement of its own just
+    before it, a call without a derivative (analyses.activity), after the unwrapping (the
+    returned function puts them in). The check refuses a callee the jvp code runs as it is
+    that changes its object (step = m.fit_step; step(x) setting self.h): unwrapped, hessian
+    differentiated that jvp code, which keeps no tangent for what the call sets (a silently
+    wrong Hessian), where jvp refused it."""
+    import copy
+
+    found: list[tuple[list[gast.stmt], gast.stmt, list[gast.stmt]]] = []
+    for node in gast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for st in stmts:
+                if not isinstance(st, (gast.Expr, gast.Assign, gast.AugAssign, gast.Return)):
+                    continue
+                kept = [gast.Expr(value=copy.deepcopy(c.func)) for c in gast.walk(st)
+                        if isinstance(c, gast.Call) and isinstance(c.func, gast.Call) and
+                        isinstance(c.func.func, gast.Name) and c.func.func.id == CHECK and
+                        c.func.args and not c.func.keywords]
+                if kept:
+                    found.append((stmts, st, [gast.copy_location(k, st) for k in kept]))
+
+    def put() -> None:
+        for stmts, st, kept in found:
+            k = next(i for i, x in enumerate(stmts) if x is st)
+            stmts[k:k] = kept
+
+    return put
 
 
 def _unwrapped(node: Any) -> Any:

@@ -48,7 +48,10 @@ NONDIFF_ATTRS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes
                            "__array_interface__", "__array_struct__", "__array_priority__"})
 # Names the compiler's own passes call (lower_mutation): never a user's function.
 _GENERATED_NONDIFF = frozenset({"loop_sequence_len", "dict_keys", "diagonal_index", "unpacked_len",
-                                "meshgrid_int", "dataclass_replacer"})
+                                "meshgrid_int", "dataclass_replacer",
+                                # (jvp code's check of a callee it runs as it is, kept as a
+                                # statement where hessian differentiates it: unseen_calls)
+                                "checked_callable"})
 
 
 def _nondiff_objects() -> tuple[Any, ...]:
