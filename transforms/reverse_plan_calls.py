@@ -166,18 +166,14 @@ def args_callee_reads(plan: Plan, call: gast.Call, fact: str = "reads_params") -
     "reads_uncaptured": those it reads where no capture of its own watches them.)"""
     everything = loaded_names(call)
     if isinstance(call.func, gast.Name):
-        for d in plan.parsed.nested_defs:
-            if d.name == call.func.id:
-                free = free_names(d, plan.parsed.closure_free)
-                everything |= {n.id for n in nodes_of(plan.fn, gast.Name)
-                               if user_name_of(n.id) in free}
+        everything |= _closure_reads(plan, {call.func.id})
     obj = plan.resolve(call.func)
     if obj is MISSING or not is_python_function(obj):
-        return everything
+        return everything | _closure_reads(plan, everything)
     info = info_at(plan, obj, call)
     reads = getattr(info.compiled, fact, True) if info is not None else True
     if reads is True:
-        return everything
+        return everything | _closure_reads(plan, everything)
 
     params = positional_params(obj, len(call.args))
     out: set[str] = set()
@@ -187,7 +183,31 @@ def args_callee_reads(plan: Plan, call: gast.Call, fact: str = "reads_params") -
     for kw in call.keywords:
         if kw.arg in reads:
             out |= loaded_names(kw.value)
-    return out
+    return out | _closure_reads(plan, out)
+
+
+def _closure_reads(plan: Plan, names: set[str]) -> set[str]:
+    """Every version of the enclosing names read by the nested defs among ``names``, or held
+    in a list, tuple or dict display bound to one of them (``apply1(g, x)``, ``apply([g,
+    sq], x)``): the callee's pullback reads them through the def's cells, as a call of the
+    def by name does (an array the def reads, written in place between two such calls, gave
+    the first call's pullback its new contents: grad 1.8 off, under both policies)."""
+    defs = {d.name: d for d in plan.parsed.nested_defs}
+    if not defs:
+        return set()
+    held = set(names)
+    for n in names:
+        v = plan.defs.get(n)
+        if isinstance(v, (gast.List, gast.Tuple)):
+            held |= {e.id for e in v.elts if isinstance(e, gast.Name)}
+        elif isinstance(v, gast.Dict):
+            held |= {e.id for e in v.values if isinstance(e, gast.Name)}
+    free: set[str] = set()
+    for n in held & set(defs):
+        free |= free_names(defs[n], plan.parsed.closure_free)
+    if not free:
+        return set()
+    return {x.id for x in nodes_of(plan.fn, gast.Name) if user_name_of(x.id) in free}
 
 def mutating_call(plan: Plan, call: gast.Call) -> bool:
     obj = plan.resolve(call.func)

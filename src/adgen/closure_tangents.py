@@ -23,6 +23,8 @@ import types
 import weakref
 from typing import Any
 
+import numpy as np
+
 # the functions a ClosureTangent was made for (weakly held): forward mode meeting one of them
 # without its tangent (a path that dropped it) refuses the call instead of taking its
 # variables for constants
@@ -168,6 +170,13 @@ def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
         lifted_dots[j] = t
     from adgen.transforms.tangent_pipeline import compile_tangent
 
+    # (copies of the arrays it reads: the function only reads them (a write is refused,
+    # nested_defs.refuse_closure_writes), and reverse mode over this call, at second order,
+    # keeps what it saves in a pullback's closure, which no guard of the caller can redirect:
+    # an array written in place between two calls, a[0] = ..., gave the first call's
+    # pullback the new contents, a Hessian 3.0 off)
+    values = [np.array(v) if type(v) is np.ndarray else v for v in values]
+    lifted_dots = [np.array(t) if type(t) is np.ndarray else t for t in lifted_dots]
     all_dots = dots + tuple(lifted_dots)
     compiled = compile_tangent(inner, lifted, wrt=tuple(k for k, t in enumerate(all_dots)
                                                         if t is not None))
