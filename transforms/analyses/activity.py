@@ -373,6 +373,16 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
         # when it runs, and has no tangent here)
         return {n for n in passed_names(gast.Call(func=f, args=call.args[1:], keywords=[]))
                 if resolve(gast.Name(n, gast.Load(), None, None)) is None}
+    if isinstance(obj, type) and registry.lookup(obj) is None:
+        # o = Acc(w, lst) of a class of the user's whose __init__ appends to lst (or calls a
+        # method that does): lst then holds values with a derivative (sum(lst) was taken for
+        # a constant: its gradient dropped, silently); the function's own names only
+        init = getattr(obj, "__init__", None)
+        if not isinstance(init, types.FunctionType) or _library(init) or (
+                leaves_arguments is not None and leaves_arguments(init)):
+            return set()
+        return {n for n in passed_names(call) if resolve is None or
+                resolve(gast.Name(n, gast.Load(), None, None)) is None}
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
@@ -398,10 +408,12 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
 
 def _dynamic_jvp_call(obj: Any) -> bool:
     """``obj`` is forward mode's call of a function found when it runs (adgen.runtime's
-    ``call_jvp``, or ``call_jvp_tangent``, its tangent-only form)."""
+    ``call_jvp``, or ``call_jvp_tangent``, its tangent-only form), or of a class of the
+    user's built there (``construct_jvp``: its ``__init__`` may append to a list it is given,
+    o = B(w, lst); the hessian of sum(lst) * w[2] lost that list's half)."""
     return isinstance(obj, types.FunctionType) and \
         obj.__module__ in ("adgen.runtime", "adgen.tangent_calls") and \
-        obj.__name__ in ("call_jvp", "call_jvp_tangent")
+        obj.__name__ in ("call_jvp", "call_jvp_tangent", "construct_jvp")
 
 
 def _result_free(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
