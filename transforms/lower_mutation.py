@@ -516,14 +516,27 @@ class _Lower:
                     example = {"pop": "y = L[-1]; L = L[:-1]",
                                "insert": "L = L[:i] + [v] + L[i:]",
                                "remove": "i = L.index(v); L = L[:i] + L[i + 1:]"}[method]
+                    mine = "" if self.receivers.built_as(recv, "list") else (
+                        f"; if {recv.id} is an object of one of your classes with its own "
+                        f"{method}(), annotate the parameter with its class (def f(..., "
+                        f"{recv.id}: YourClass)): its method is then called")
                     raise UnsupportedError(
                         f"{recv.id}.{method}() is differentiated on a list that only its "
                         f"name reaches; here {why}", self.parsed.location(s),
-                        hint=f"build a new list instead ({example})")
+                        hint=f"build a new list instead ({example}){mine}")
             if method in _REFUSED_METHODS and not self._is_module(recv):
+                hint = _REFUSED_METHODS[method]
+                held = _popped_attribute(self.parsed.location(s).source_line) \
+                    if method == "pop" and not call.args else None
+                if held is not None:
+                    # self.items.pop() of a Stack's method: the rewrite, in the user's words
+                    # (the line as written: the receiver is a name of the normal form here)
+                    hint = (f"read the last item and rebind a shorter list, which adgen "
+                            f"follows: v = {held}[-1]; {held} = {held}[:-1] (or keep the "
+                            "items in a list the function makes: v = items.pop())")
                 raise UnsupportedError(
                     f"the in-place method .{method}() is not supported yet",
-                    self.parsed.location(s), hint=_REFUSED_METHODS[method])
+                    self.parsed.location(s), hint=hint)
         if resolved is not None:
             import numpy as np
 
@@ -893,3 +906,13 @@ def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) ->
 
 
 _ = located_at
+
+
+def _popped_attribute(line: str) -> str | None:
+    """``self.items`` for a line that pops an attribute's list (``return self.items.pop()``),
+    where that is the line's only ``.pop()``; else None."""
+    import re
+
+    found = re.findall(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+)\.pop\(\)",
+                       line or "")
+    return found[0] if len(found) == 1 and line.count(".pop(") == 1 else None

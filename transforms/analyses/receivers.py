@@ -145,6 +145,9 @@ class Receivers:
             return None
         stores = [n for n in walk(self.parsed.tree) if isinstance(n, gast.Name) and
                   n.id == recv.id and not isinstance(n.ctx, gast.Load)]
+        annotated = self._annotated_class(recv.id, method)
+        if annotated is not None and len(stores) == 1:
+            return annotated  # def loss(x, s: Stack): s.pop() is Stack.pop(s)
         values = [a.value for a in walk(self.parsed.tree) if isinstance(a, gast.Assign) and
                   len(a.targets) == 1 and isinstance(a.targets[0], gast.Name) and
                   a.targets[0].id == recv.id]
@@ -161,6 +164,20 @@ class Receivers:
         if not isinstance(inspect.getattr_static(cls, method, None), types.FunctionType):
             return None
         return values[0].func
+
+    def _annotated_class(self, param: str, method: str) -> gast.expr | None:
+        """The annotation of parameter ``param`` where it names a class of the user's that
+        defines ``method`` in Python (``def loss(x, s: Stack)``), else None."""
+        for p in self.parsed.tree.args.args:
+            ann = getattr(p, "annotation", None)
+            if p.id != param or not isinstance(ann, (gast.Name, gast.Attribute)):
+                continue
+            cls = self.resolve(ann)
+            if isinstance(cls, type) and cls.__module__ not in ("builtins", "collections") \
+                    and not str(cls.__module__).startswith(("numpy", "adgen")) and \
+                    isinstance(inspect.getattr_static(cls, method, None), types.FunctionType):
+                return ann
+        return None
 
     def user_method(self, recv: gast.expr, method: str) -> bool:
         """True for ``self.m(...)`` in a method of a class that defines ``m`` itself: not the
