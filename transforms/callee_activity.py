@@ -49,7 +49,8 @@ SPECIALIZING: set[int] = set()
 def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], Any],
                  active: Callable[[str], bool], kinds: dict[str, Any],
                  given: dict[str, str] | None = None,
-                 returned: Callable[[Any], str | None] | None = None
+                 returned: Callable[[Any], str | None] | None = None,
+                 active_at: Callable[[gast.Call, str], bool] | None = None
                  ) -> tuple[tuple[int, ...], tuple[Any, ...]] | None:
     """``(wrt, sig)`` for compiling ``obj`` as the calls of it in ``fn`` (SSA form) use it:
     the positions of the arguments active at any call, and ``NUMBER`` where every call
@@ -59,7 +60,9 @@ def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], 
     gradient of one), or a parameter ``given`` (the argument signature's lists and dicts)
     says is one and ``fn`` never binds, else None. None when a
     call passes keywords, ``*xs``, fewer arguments than ``obj`` has positional parameters,
-    or anything but names and constants, or where ``obj`` is called by no plain call."""
+    or anything but names and constants, or where ``obj`` is called by no plain call.
+    ``active_at(call, name)``, where given, says whether ``name`` carries a derivative when
+    ``call`` starts (analyses.varied_before), in place of ``active``."""
     code = getattr(obj, "__code__", None)
     if code is None or code.co_flags & 0x0C or code.co_kwonlyargcount:
         return None  # *args, **kwargs, keyword-only parameters
@@ -79,7 +82,7 @@ def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], 
             elif not isinstance(a, gast.Name):
                 return None
             else:
-                if active(a.id):
+                if active(a.id) if active_at is None else active_at(call, a.id):
                     actives.add(k)
                 kind = kinds.get(a.id)
                 kind = kind if kind in (NUMBER, *CONTAINERS) else containers.get(a.id)
@@ -98,17 +101,19 @@ def for_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
               kinds: dict[str, Any], compile_function: Callable[..., Any],
               given: dict[str, str] | None = None,
               returned: Callable[[Any], str | None] | None = None,
-              refused: bool = False) -> Any:
+              refused: bool = False,
+              active_at: Callable[[gast.Call, str], bool] | None = None) -> Any:
     """``obj`` compiled for the calls of it in ``fn`` (:func:`call_pattern`), where
     ``general``, its compilation for any arguments, is None (strict refused it, or
     ``refused``: a parameter reaching a rule's argument without a derivative, refused under
     both policies; the pattern's refusal is raised) or is one the pattern may make less
     cautious
     (:func:`_narrows`: a refusal there is dropped, ``general`` stays). None where there is
-    no pattern, ``obj`` is being compiled for one (a recursive call), or nothing to gain."""
+    no pattern, ``obj`` is being compiled for one (a recursive call), or nothing to gain.
+    ``active_at``: as :func:`call_pattern`'s."""
     if id(obj) in SPECIALIZING or general is None and mutation != "strict" and not refused:
         return None
-    pattern = call_pattern(fn, obj, resolve, active, kinds, given, returned)
+    pattern = call_pattern(fn, obj, resolve, active, kinds, given, returned, active_at)
     if pattern is None or general is not None and not _narrows(general, obj, pattern,
                                                                mutation):
         return None
@@ -144,13 +149,15 @@ def _narrows(general: Any, obj: Any, pattern: tuple[tuple[int, ...], tuple[Any, 
 
 
 def for_refusing_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,
-                       resolve: Callable[[gast.expr], Any], active: Callable[[str], bool],
+                       resolve: Callable[[gast.expr], Any],
+                       active: Callable[[gast.Call, str], bool],
                        compile_function: Callable[..., Any]) -> Any:
     """``obj``, whose compilation for any arguments ``general`` kept a refusal (a parameter
     reaching a rule's argument without a derivative: Compiled.nondiff_refusal), where its
     calls in ``fn`` have no :func:`call_pattern` (``h(x, d=s)`` by keyword, ``*xs``): compiled
     for the parameters some call gives a value with a derivative, by name for a keyword
     (which raises the refusal where one reaches it); ``general`` where no call passes one.
+    ``active(call, name)``: whether ``name`` carries a derivative when ``call`` starts.
 
     Raises:
         UnsupportedError: the refusal, where a call passes such a value and the positions
@@ -163,12 +170,13 @@ def for_refusing_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionD
     wrt: set[int] = set()
     unknown = False
 
-    def carries(e: gast.expr) -> bool:
-        return any(isinstance(n, gast.Name) and active(n.id) for n in gast.walk(e))
-
     for call in nodes_of(fn, gast.Call):
         if not isinstance(call, gast.Call) or resolve(call.func) is not obj:
             continue
+
+        def carries(e: gast.expr, call: gast.Call = call) -> bool:
+            return any(isinstance(n, gast.Name) and active(call, n.id) for n in gast.walk(e))
+
         for k, a in enumerate(call.args):
             if not carries(a):
                 continue

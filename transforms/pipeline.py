@@ -527,6 +527,20 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
 
         symbols: dict[int, str] = {}
         held: list[Any] = []
+        varied_at: dict[int, set[str]] = {}  # call -> the names varied when it starts
+
+        def active_at(call: gast.Call, n: str) -> bool:
+            """Whether ``n`` carries a derivative when ``call`` starts: a value varied only
+            by what the call itself may write into it (pnorm(x, p) may write p) has none
+            (analyses.varied_before)."""
+            if not varied_at:
+                from adgen.transforms.analyses.varied_before import varied_before
+                from adgen.transforms.node_index import nodes_of
+
+                for st in nodes_of(tree, gast.Assign, gast.Expr):
+                    if isinstance(st.value, gast.Call):
+                        varied_at[id(st.value)] = varied_before(act, st)
+            return n in varied_at.get(id(call), act.varied) and n in act.useful
 
         def callee_info(obj: Any) -> _CalleeInfo | None:
             if not callable(obj) or registry.lookup(obj) is not None:
@@ -542,19 +556,30 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
                               act.active, known, compile_function, None, returns_container)
                 if c is None:
                     raise
-            if getattr(c, "nondiff_refusal", None) is not None:
+            if getattr(c, "nondiff_refusal", None) is not None and \
+                    id(fn) not in nondiff_params.LENIENT:
                 # a parameter reaching a rule's argument without a derivative (np.var's
                 # ddof, polygamma's order): compiled for what the calls here pass, refused
                 # if one passes a value with a derivative there (rules.nondiff_params);
                 # where the calls have no pattern (h(x, d=s) by keyword), for the
-                # parameters some call passes one
+                # parameters some call passes one. (This function compiled for any
+                # arguments again without the refusal, _compile_new: its callers refuse.)
                 from adgen.transforms.callee_activity import for_calls, for_refusing_calls
 
-                c = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
-                              act.active, known, compile_function, None, returns_container,
-                              refused=True) or for_refusing_calls(
-                                  obj, c, mutation, tree, functools.partial(resolve, parsed),
-                                  act.active, compile_function)
+                spec = for_calls(obj, None, mutation, tree, functools.partial(resolve, parsed),
+                                 act.active, known, compile_function, None, returns_container,
+                                 refused=True, active_at=active_at)
+                if spec is None:
+                    c = for_refusing_calls(obj, c, mutation, tree,
+                                           functools.partial(resolve, parsed), active_at,
+                                           compile_function)
+                elif getattr(spec, "nondiff_refusal", None) is not None:
+                    # every parameter is passed one (mid(x, s) handing s to pnorm(x, p)):
+                    # the compilation for any arguments, whose refusal this is (grad of
+                    # a helper of a helper gave a zero in s)
+                    raise spec.nondiff_refusal
+                else:
+                    c = spec
             else:
                 # compiled for what the calls here pass where that may lift a refusal (a
                 # dict or list they pass, which it writes by index) or, under strict, a

@@ -179,5 +179,7 @@ def test_hessian_and_jvp_of_a_helper_passing_the_order_through():
         adgen.hessian(energy_of_a_computed_order)(X.copy())
     with pytest.raises(adgen.UnsupportedError, match=r"argument n of scipy.special.polygamma"):
         adgen.jvp(energy_of_a_computed_order, (X.copy(),), (V,))
-    with pytest.raises(adgen.UnsupportedError, match=r"argument n of scipy.special.polygamma"):
+    # (reverse mode over the jvp code meets the order in polygamma's derivative first)
+    with pytest.raises(adgen.UnsupportedError, match=r"argument n of (scipy.special.polygamma|"
+                       r"adgen.runtime.special_polygamma)\(\)"):
         adgen.hessian(helper_given_a_computed_order)(X.copy())
