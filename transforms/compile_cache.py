@@ -38,7 +38,7 @@ COMPILE_LOCK = threading.RLock()
 # Code objects of defs nested in differentiated functions: their closures read the enclosing
 # function's values, which get gradients (adgen.dispatch lifts them into arguments).
 NESTED_CODES: set[Any] = set()
-CLOSURES: dict[tuple[Any, str, int], Compiled] = {}
+CLOSURES: dict[tuple[Any, str, int, Any], Compiled] = {}  # (code, policy, rules, wrt)
 
 # Forward mode's compiled functions (oldest first), and those being compiled: id -> (the
 # function, its jvp's signature), which a recursive call finds.

@@ -290,15 +290,18 @@ def _refuse_mutating_recursion(fn: Any, compiled: Compiled) -> None:
 
 
 
-def compile_closure(fn: Any, *, mutation: str = "save") -> Compiled:
-    """Compiles a nested def's closure with its free variables as trailing parameters."""
-    key = (fn.__code__, mutation, registry.generation())
+def compile_closure(fn: Any, *, mutation: str = "save",
+                    wrt: tuple[int, ...] | None = None) -> Compiled:
+    """Compiles a nested def's closure with its free variables as trailing parameters.
+    ``wrt``: the positions of the parameters (the free variables' after the def's own) given
+    a value with a derivative (None: all of them), a key of the cache."""
+    key = (fn.__code__, mutation, registry.generation(), wrt)
     hit = CLOSURES.get(key)
     if hit is None or (hit.guards and failed(hit.guards) is not None):
         with COMPILE_LOCK:  # as compile_function: no half-built callee seen from a thread
             hit = CLOSURES.get(key)
             if hit is None:
-                hit = _compile(fn, mutation, lifted=tuple(fn.__code__.co_freevars))
+                hit = _compile(fn, mutation, lifted=tuple(fn.__code__.co_freevars), wrt=wrt)
                 CLOSURES[key] = hit
     return hit
 

@@ -14,9 +14,11 @@ import numpy as np
 
 from adgen.errors import AdgenError, MissingRuleError
 from adgen.passed_derivatives import (
+    closure_positions,
     for_passed,
     partial_mask,
     receiver_first,
+    receiver_flags,
     refuse_rule_call,
 )
 from adgen.random_draws import draw_forward, draw_pullback, is_draw
@@ -136,7 +138,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         from adgen.transforms.compile_cache import NESTED_CODES
 
         if target.__code__ in NESTED_CODES:
-            return _call_closure(target, receiver + args, kwargs)
+            return _call_closure(target, receiver + args, kwargs,
+                                 receiver_flags(active, len(receiver), len(args), kwargs))
     if isinstance(target, types.BuiltinFunctionType) and (
             getattr(target, "__module__", None) == "builtins" or
             type(getattr(target, "__self__", None)) in (list, dict, str, bytes)) and \
@@ -285,9 +288,10 @@ def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:
 
 
 def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+                  kwargs: dict[str, Any], active: Any = None) -> tuple[Any, Any]:
     """A nested def of a differentiated function: the values it reads from the enclosing
-    function are passed as arguments, so their gradients come back too."""
+    function are passed as arguments, so their gradients come back too. ``active``: as
+    :func:`forward_of`'s, the function's flag its cells'."""
     from adgen.runtime import Unbound, current_scope
     from adgen.transforms.pipeline import compile_closure
 
@@ -302,7 +306,17 @@ def _call_closure(fn: types.FunctionType, args: tuple[Any, ...],
                             "associated with a value in enclosing scope")
         values.append(value)
     cells = tuple(values)
-    compiled = compile_closure(fn, mutation=_policy())
+    try:
+        compiled = compile_closure(fn, mutation=_policy())
+    except AdgenError as err:
+        # a value reaching a rule's argument without a derivative (lambda y: norm(y,
+        # ord=p)): compiled for the values this call passes with one, p's cell among them
+        # only if the function value carries one (make(3.0)(x) differentiates)
+        wrt = closure_positions(fn, args, kwargs, active) if getattr(
+            err, "active_constant", False) else None
+        if wrt is None:
+            raise
+        compiled = compile_closure(fn, mutation=_policy(), wrt=wrt)
     free_writes = getattr(compiled, "free_writes", ())
     if free_writes:
         from adgen.transforms.free_writes import refuse_written_by_callee

@@ -27,8 +27,8 @@ from typing import Any
 from adgen.errors import UnsupportedError
 from adgen.rules.nondiff_params import active_nondiff, refusal_text
 
-__all__ = ["ALL_ACTIVE", "MASK_KEYWORD", "active_positions", "for_passed", "partial_mask",
-           "receiver_first", "refuse_kept", "starred_mask", "refuse_rule_call", "refuse_rule_tangents",
+__all__ = ["ALL_ACTIVE", "MASK_KEYWORD", "active_positions", "closure_positions", "for_passed", "partial_mask",
+           "receiver_first", "receiver_flags", "refuse_kept", "starred_mask", "refuse_rule_call", "refuse_rule_tangents",
            "split_mask"]
 
 # the keyword of call_forward carrying the mask (never a keyword of the user's call)
@@ -191,6 +191,33 @@ def starred_mask(mask: Any, n_lead: int, n_passed: int, kwargs: dict[str, Any]) 
     _, (fn, _, xs, kw, *_) = _flags(mask, 5, {})[:2]
     lead = (fn, xs)[:n_lead]
     return (fn, *lead, *(xs,) * n_passed, *(kw,) * len(kwargs))
+
+
+def receiver_flags(mask: Any, n_receiver: int, n_args: int, kwargs: dict[str, Any]) -> Any:
+    """The mask of ``fn(*receiver, *args, **kwargs)`` (a method's function given its object)
+    for a call with ``mask``: the object's flag for the receiver, the function value's
+    (``mask[0]``) kept first. None where ``mask`` is."""
+    if mask is None:
+        return None
+    owner, positional, keywords = _flags(mask, n_args, kwargs)
+    return (owner, *(owner,) * n_receiver, *positional, *keywords.values())
+
+
+def closure_positions(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mask: Any
+                      ) -> tuple[int, ...] | None:
+    """The positions (``compile_closure``'s ``wrt``) of the nested def ``fn``'s parameters
+    given a value with a derivative by the call ``fn(*args)`` with ``mask`` (its flag for the
+    function value, ``mask[0]``, the free variables'): its own parameters first, then its
+    free variables. None where that cannot be told (keywords, defaults, ``*args``, no mask)."""
+    code = fn.__code__
+    if mask is None or kwargs or fn.__defaults__ or fn.__kwdefaults__ or \
+            code.co_flags & 0x0C or code.co_kwonlyargcount or len(args) != code.co_argcount:
+        return None
+    owner, positional, _ = _flags(mask, len(args), {})
+    wrt = [k for k, f in enumerate(positional) if f]
+    if owner:
+        wrt += range(code.co_argcount, code.co_argcount + len(code.co_freevars))
+    return tuple(wrt)
 
 
 def receiver_first(mask: Any, n_args: int, kwargs: dict[str, Any]) -> Any:

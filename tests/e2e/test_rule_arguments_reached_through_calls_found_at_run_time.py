@@ -137,6 +137,22 @@ def starred_method_call(x, s):
     return m.energy(*xs)
 
 
+def norm_of_order(p):
+    return lambda y: np.linalg.norm(y, ord=p)
+
+
+def closure_from_a_factory(x, s):
+    g = norm_of_order(s)
+    return g(x)
+
+
+def closure_handed_over_in_a_list(x, s):
+    def g(y):
+        return np.linalg.norm(y, ord=s)
+
+    return [g][0](x)
+
+
 def helper_of_a_helper(x, s):
     return twice_pnorm(x, s)  # (grad gave 0.0 in s: one level of helpers was followed)
 
@@ -159,6 +175,9 @@ REFUSED = [
     (starred_method_call, NORM, Model.energy, "np.linalg.norm"),
     (helper_of_a_helper, NORM, pnorm, "np.linalg.norm"),
     (through_super, NORM, Model.energy, "np.linalg.norm"),
+    # (a closure: at the call of it, which hands it the values it reads)
+    (closure_from_a_factory, NORM, closure_from_a_factory, "return g(x)"),
+    (closure_handed_over_in_a_list, NORM, closure_handed_over_in_a_list, "[g][0](x)"),
 ]
 
 
@@ -257,6 +276,14 @@ def helper_of_a_helper_given_a_constant(x):
     return twice_pnorm(x, 3.0)
 
 
+def closures_of_a_constant_order(x):
+    # (refused before: a closure was compiled with its cells taken for values with a
+    # derivative)
+    p = 3.0
+    g = lambda y: np.linalg.norm(y, ord=p)  # noqa: E731
+    return norm_of_order(3.0)(x) + [g][0](x * 2.0)
+
+
 def super_of_a_constant_object(x):
     return Scaled(3.0).energy(x)
 
@@ -267,7 +294,7 @@ CONSTANT = [constant_object, constant_object_bound_first, constant_ddof_chosen_b
             partial_with_a_constant_ord, ord_read_from_a_constant_object,
             constant_order_from_a_helper_module, starred_constants,
             starred_method_of_a_constant_object, helper_of_a_helper_given_a_constant,
-            super_of_a_constant_object]
+            super_of_a_constant_object, closures_of_a_constant_order]
 
 
 @pytest.mark.parametrize("f", CONSTANT, ids=[f.__name__ for f in CONSTANT])
