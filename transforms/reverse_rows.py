@@ -324,6 +324,12 @@ class Rows:
         as its shape (shapes_not_arrays), cheaper than an operation done again."""
         out = []
         params = {a.id for a in self.plan.fn.args.args}
+        # (not a value a nested def reads: its pullback finds that value's adjoint by the
+        # object, which a read again is not: w = x[i] in a loop, read by lambda t: t * w,
+        # lost its derivative, silently: taped instead)
+        closure = self.plan.parsed.closure_free
+        recorded = [r for r in recorded
+                    if r not in closure and self.plan.user_name(r) not in closure]
         shaped = read_for_shape_only(body, set(recorded))
         deferred: list[str] = []  # read for its shape only: decided after the values
         again: dict[str, gast.expr] = {}  # read for its shape only: the same part again

@@ -296,8 +296,14 @@ def _refuse_kept_across_steps(parsed: Parsed, fn: gast.FunctionDef, d: gast.Func
     late = [v for v in free if v in looped and v in read]
     if not late:
         return
-    plain_args = {id(a) for c in walk(fn) if isinstance(c, gast.Call) and
-                  isinstance(c.func, gast.Name) for a in c.args + [k.value for k in c.keywords]}
+    # (an argument of a call that runs it there: a function by name, np.apply_along_axis;
+    # not of one that keeps it, fs.append(g), functools.partial(g, ...))
+    keeping = {"append", "extend", "insert", "add", "setdefault", "update", "__setitem__",
+               "appendleft", "partial"}
+    plain_args = {id(a) for c in walk(fn) if isinstance(c, gast.Call) and (
+                  isinstance(c.func, gast.Name) and c.func.id not in keeping or
+                  isinstance(c.func, gast.Attribute) and c.func.attr not in keeping)
+                  for a in c.args + [k.value for k in c.keywords]}
     kept = [n for n in walk(fn) if isinstance(n, gast.Name) and n.id == d.name and
             isinstance(n.ctx, gast.Load) and id(n) not in inside_defs and
             id(n) not in plain_args and not any(

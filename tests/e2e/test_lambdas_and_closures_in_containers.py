@@ -242,3 +242,29 @@ def test_an_array_a_closure_reads_written_between_calls():
     np.testing.assert_allclose(adgen.hessian(written_between_two_calls)(X.copy()),
                                numerical_hessian(written_between_two_calls, X.copy()),
                                rtol=1e-4, atol=1e-5)
+
+
+def closure_over_a_step_value(x):
+    # w bound at each step and read by a lambda called in that step: by name, through a
+    # helper, through np.apply_along_axis (grad was 0.5 off, silently: the pullback read
+    # w = x[i] again, another object than the one the lambda's adjoint went to)
+    tot = 0.0
+    for i in range(2):
+        w = x[i]
+        g = lambda t: t * w  # noqa: E731  (as scripts write it)
+        tot = tot + np.sum(g(x)) + np.sum(apply_one(lambda t: np.sin(t * w), x))
+        tot = tot + np.sum(np.apply_along_axis(lambda r: np.sum(r ** 2) * w, 0, x))
+    return tot
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_closure_over_a_value_bound_at_each_step(mutation):
+    check_grad(closure_over_a_step_value, (X.copy(),), mutation=mutation,
+               strict_must_compute=True)
+
+
+def test_a_closure_over_a_value_bound_at_each_step_jvp_and_hessian():
+    check_jvp(closure_over_a_step_value, (X.copy(),), (np.linspace(-1.0, 1.0, 4),))
+    np.testing.assert_allclose(adgen.hessian(closure_over_a_step_value)(X.copy()),
+                               numerical_hessian(closure_over_a_step_value, X.copy()),
+                               rtol=1e-4, atol=1e-5)
