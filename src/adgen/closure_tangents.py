@@ -145,6 +145,8 @@ def closure_arguments(fn: Any, ct: ClosureTangent, args: tuple[Any, ...],
         cells = tuple(types.CellType() for _ in code.co_freevars)
         hit = (types.FunctionType(code, fn.__globals__, fn.__name__, None, cells),
                tuple(code.co_freevars))
+        if len(_INNER) >= 512:  # (code recompiled over a long session: not kept forever)
+            _INNER.clear()
         _INNER[code] = hit
     inner, lifted = hit
     values = []
