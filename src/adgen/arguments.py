@@ -60,6 +60,11 @@ def _refuse_library_object(fun: Any) -> None:
     from adgen.rules import registry
 
     refused = registry.refusal_of(type(fun))
+    if isinstance(fun, np.vectorize):
+        # (called inside a function, it is the loop NumPy runs: composites_callbacks)
+        raise MissingRuleError("a vectorize object (numpy.vectorize) passed to adgen directly "
+                               "is not differentiated", hint="differentiate a function that "
+                               "calls it: adgen.grad(lambda x: np.sum(vf(x)))")
     if refused is not None:
         raise MissingRuleError(f"a {type(fun).__name__} object ({type(fun).__module__}."
                                f"{type(fun).__qualname__}) has no derivative rule: {refused}")

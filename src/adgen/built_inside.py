@@ -71,6 +71,7 @@ def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
     get none, or theirs follow the positional ones: tangent_calls.keyword_tangents)."""
     from adgen.tangent_calls import tangent_of_call
 
+    refuse_vectorize(cls, tangents)
     n = new_object(cls)
     n_dot = new_tangent_object(cls)
     # (a method of n, its tangent n_dot: compiled for the class, so self.__post_init__() or
@@ -79,6 +80,19 @@ def construct_jvp(cls: type, args: tuple[Any, ...], tangents: tuple[Any, ...],
     if all(t is None for t in tangents):
         _symbolic_zero(n_dot)
     return n, n_dot
+
+
+def refuse_vectorize(cls: type, tangents: tuple[Any, ...]) -> None:
+    """Refuses ``np.vectorize(f)`` built where ``f`` has a tangent (a lambda reading values
+    with a derivative): NumPy's ``__init__`` was compiled from its source and refused inside
+    NumPy ("_nx.dtype() has no derivative rule")."""
+    if cls.__module__ == "numpy" and cls.__name__ == "vectorize" and \
+            any(t is not None for t in tangents):
+        from adgen.errors import UnsupportedError
+        from adgen.rules.refusals import refusal_hint_of, refusal_of
+
+        raise UnsupportedError(f"forward mode (jvp): {refusal_of(cls)}",
+                               hint=refusal_hint_of(cls))
 
 
 def _symbolic_zero(n_dot: Any) -> None:
@@ -188,6 +202,7 @@ def construct_jvp_rrule(cls: type, args: tuple[Any, ...], tangents: tuple[Any, .
     to the arguments and their tangents."""
     from adgen.dispatch import forward_of, pullback_of
 
+    refuse_vectorize(cls, tangents)
     given = tuple(k for k, t in enumerate(tangents) if t is not None)
     keywords = tuple(kwargs)
     wrapper = _wrapper(cls, len(args), given, keywords)

@@ -50,6 +50,13 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         # gtrain = adgen.grad(train_loss) called in the function: its vjp (second
         # derivatives); another derivative (hessian(f)(x)) is refused by name
         return forward_of_derivative(fn, args, kwargs, _policy())
+    if isinstance(fn, np.vectorize):
+        from adgen.rules.composites_callbacks import vectorized_call
+
+        # np.vectorize(f)(x): the loop NumPy runs, f called on each item, compiled with f
+        # and the output type bound first (their cotangents dropped, as a partial's)
+        loop, full = vectorized_call(fn, tuple(args), kwargs)
+        fn = functools.partial(loop, *full[:2])
     if isinstance(fn, functools.partial):
         # the function with the partial's arguments first; they were bound where it was made,
         # from values without a gradient (the compiler refuses a partial of one that has one)
@@ -114,7 +121,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
             return fn(*args, **kwargs), ("builtin", fn, len(args) + len(kwargs), True)
         return _construct(fn, args, kwargs, active)
     refused = registry.refusal_of(type(fn))
-    if refused is not None:  # an np.vectorize object: NumPy runs the function in its loop
+    if refused is not None:  # an np.frompyfunc object: NumPy runs the function in its loop
         raise MissingRuleError(f"calling a {type(fn).__name__} object "
                                f"({getattr(type(fn), '__module__', '')}."
                                f"{type(fn).__qualname__}) has no derivative rule: {refused}")

@@ -271,6 +271,14 @@ def _jvp_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             k = len(fn.args)
             inner.arg_slots, inner.tangent_slots = inner.arg_slots[k:], inner.tangent_slots[k:]
         return inner
+    if isinstance(fn, np.vectorize):
+        from adgen.rules.composites_callbacks import vectorized_call
+
+        # np.vectorize(f)(x): the loop NumPy runs, f called on each item (f and the output
+        # type, put first, have no tangent)
+        loop, full = vectorized_call(fn, tuple(args), kwargs)
+        return _jvp_call(functools.partial(loop, *full[:2]), args, tangents, {}, None, None,
+                         by_name)
     if type(fn) is types.BuiltinMethodType and fn.__self__ is owner and \
             isinstance(owner, np.ndarray) and fn.__name__ in METHODS and \
             not (fn.__name__ in VARARG_METHODS and len(args) > 1):

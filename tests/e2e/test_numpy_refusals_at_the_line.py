@@ -1,9 +1,9 @@
 """NumPy functions adgen cannot differentiate are refused at the user's line with what to do.
 
-``np.vectorize`` (NumPy runs the Python function in a loop adgen cannot see) was compiled from
-NumPy's own source and refused at a line inside NumPy (``_parse_gufunc_signature``, then
-``vectorize.__call__``'s ``**kwargs``). A keyword a rule does not take (``x.std(where=m)``;
-``x.sum(where=m)`` and ``np.sum(x, where=m)`` are differentiated) names what the rule takes."""
+(``np.vectorize``, refused here before session 28, is differentiated: tests/e2e/test_vectorize.py
+checks it and its refusals at the user's line.) A keyword a rule does not take
+(``x.std(where=m)``; ``x.sum(where=m)`` and ``np.sum(x, where=m)`` are differentiated) names
+what the rule takes."""
 
 from __future__ import annotations
 
@@ -13,11 +13,6 @@ import pytest
 import adgen
 
 
-def squares_by_vectorize(v):
-    square = np.vectorize(lambda t: t * t if t > 0 else -t)  # MARK made
-    return np.sum(square(v))  # MARK called
-
-
 def positive_part_sum(v):
     return (v ** 2).std(where=v > 0)  # MARK where
 
@@ -25,45 +20,6 @@ def positive_part_sum(v):
 def _line(mark: str) -> int:
     with open(__file__) as fh:
         return next(n for n, text in enumerate(fh, 1) if text.rstrip().endswith(mark))
-
-
-def test_vectorize_is_refused_at_the_users_call():
-    with pytest.raises(adgen.MissingRuleError) as info:
-        adgen.grad(squares_by_vectorize)(np.array([1.0, -2.0, 0.5]))
-    err = info.value
-    assert (err.location.file, err.location.line) == (__file__, _line("# MARK called"))
-    assert "numpy.vectorize" in err.message and "write the loop in Python" in err.message
-    assert "site-packages" not in str(err)
-
-
-def cube(t):
-    return t ** 3
-
-
-CUBES = np.vectorize(cube)
-
-
-def cubes_of_a_global_vectorize(v):
-    return np.sum(CUBES(v))  # MARK global
-
-
-@pytest.mark.parametrize("f, mark", [(squares_by_vectorize, "# MARK called"),
-                                     (cubes_of_a_global_vectorize, "# MARK global")])
-@pytest.mark.parametrize("how", ["jvp", "hessian"])
-def test_vectorize_is_refused_at_the_users_call_in_forward_mode(f, mark, how):
-    # forward mode compiled vectorize.__call__ from NumPy's source: "__call__ takes
-    # **kwargs ... not known", at a line inside NumPy
-    v = np.array([1.0, -2.0, 0.5])
-    with pytest.raises(adgen.MissingRuleError) as info:
-        if how == "jvp":
-            adgen.jvp(f, (v,), (np.ones(3),))
-        else:
-            adgen.hessian(f)(v)
-    err = info.value
-    assert (err.location.file, err.location.line) == (__file__, _line(mark))
-    assert "forward mode" in err.message and "numpy.vectorize" in err.message
-    assert "np.array([f(v) for v in x])" in err.hint
-    assert "site-packages" not in str(err) and "**kwargs" not in str(err)
 
 
 def test_an_unknown_keyword_names_what_the_rule_takes():

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from adgen.rules.registry import defnondiff, defreference
+from adgen.rules.registry import defnondiff, defreference, defreference_helper
 
 
 @defnondiff
@@ -103,3 +103,109 @@ def apply_along_axis(func1d: Any, axis: Any, arr: Any) -> Any:
     out = np.reshape(np.stack(res), outer + np.shape(res[0]))
     src, dst = result_axes(len(outer), np.ndim(res[0]), ax)
     return np.moveaxis(out, src, dst)
+
+
+# --------------------------------------------------------------------------------------------
+# np.vectorize(f)(x, ...): the loop NumPy runs, over the broadcast arguments' items
+
+
+@defnondiff
+def vectorized_shape(*args: Any) -> Any:
+    """The shape ``np.vectorize`` broadcasts its arguments to (NumPy's error where they do
+    not broadcast; NumPy's refusal of no item to call the function on)."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    if int(np.prod(shape, dtype=np.intp)) == 0:
+        raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
+    return shape
+
+
+@defnondiff
+def vectorized_dtype(first: Any, otype: Any) -> Any:
+    """The result's dtype: ``otypes``' one type, else that of the function's result on the
+    first items, as NumPy's (a function returning an int there gives an int array)."""
+    if otype is not None:
+        return np.dtype(otype)
+    if isinstance(first, tuple):
+        from adgen.errors import UnsupportedError
+
+        raise UnsupportedError("np.vectorize of a function returning a tuple (more than one "
+                               "output) is not supported",
+                               hint="vectorize one function per output")
+    return np.asarray(first).dtype
+
+
+@defreference_helper
+def vectorized1(pyfunc: Any, otype: Any, a: Any) -> Any:
+    shape = vectorized_shape(a)
+    fa = np.ravel(np.broadcast_to(a, shape))
+    if otype is None:
+        dtype = vectorized_dtype(pyfunc(fa[0]), otype)  # NumPy's call to find the type
+    else:
+        dtype = vectorized_dtype(None, otype)
+    out = np.zeros(np.shape(fa), dtype=dtype)
+    for k in range(np.size(fa)):
+        out[k] = pyfunc(fa[k])
+    return np.reshape(out, shape)
+
+
+@defreference_helper
+def vectorized2(pyfunc: Any, otype: Any, a: Any, b: Any) -> Any:
+    shape = vectorized_shape(a, b)
+    fa = np.ravel(np.broadcast_to(a, shape))
+    fb = np.ravel(np.broadcast_to(b, shape))
+    if otype is None:
+        dtype = vectorized_dtype(pyfunc(fa[0], fb[0]), otype)
+    else:
+        dtype = vectorized_dtype(None, otype)
+    out = np.zeros(np.shape(fa), dtype=dtype)
+    for k in range(np.size(fa)):
+        out[k] = pyfunc(fa[k], fb[k])
+    return np.reshape(out, shape)
+
+
+@defreference_helper
+def vectorized3(pyfunc: Any, otype: Any, a: Any, b: Any, c: Any) -> Any:
+    shape = vectorized_shape(a, b, c)
+    fa = np.ravel(np.broadcast_to(a, shape))
+    fb = np.ravel(np.broadcast_to(b, shape))
+    fc = np.ravel(np.broadcast_to(c, shape))
+    if otype is None:
+        dtype = vectorized_dtype(pyfunc(fa[0], fb[0], fc[0]), otype)
+    else:
+        dtype = vectorized_dtype(None, otype)
+    out = np.zeros(np.shape(fa), dtype=dtype)
+    for k in range(np.size(fa)):
+        out[k] = pyfunc(fa[k], fb[k], fc[k])
+    return np.reshape(out, shape)
+
+
+VECTORIZED = {1: vectorized1, 2: vectorized2, 3: vectorized3}
+
+
+def vectorized_call(vec: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[Any, tuple[Any, ...]]:
+    """The loop that calling ``vec`` (an ``np.vectorize`` object) stands for, and its
+    arguments: ``(vectorizedN, (pyfunc, otype, *args))``.
+
+    Raises:
+        UnsupportedError: for what the loop does not do (keywords, ``excluded=``,
+            ``signature=``, more than one output type, more than three arguments).
+    """
+    from adgen.errors import UnsupportedError
+
+    hint = ("write the loop in Python: out = np.zeros(x.shape); for i in np.ndindex(x.shape): "
+            "out[i] = f(x[i])")
+    if vec.signature is not None or vec.excluded:
+        raise UnsupportedError("np.vectorize with signature= or excluded= is not supported",
+                               hint=hint)
+    otypes = vec.otypes
+    if otypes is not None and len(otypes) != 1:
+        raise UnsupportedError("np.vectorize with more than one output type (otypes=) is "
+                               "not supported", hint=hint)
+    if kwargs:
+        raise UnsupportedError("calling an np.vectorize object with keyword arguments is not "
+                               "supported", hint="pass the arguments by position")
+    if len(args) not in VECTORIZED:
+        raise UnsupportedError(f"calling an np.vectorize object with {len(args)} arguments "
+                               "is not supported (one to three are)", hint=hint)
+    return VECTORIZED[len(args)], (vec.pyfunc, None if otypes is None else otypes[0], *args)

@@ -143,9 +143,14 @@ def einsum_path(g: Any, out: Any, operands: Any, optimize: Any, einsum_call: Any
 _CALLBACK = ("calls a Python function that NumPy runs in a loop adgen cannot see; write the "
              "loop in Python (adgen differentiates loops), or write the function with NumPy's "
              "array operations")
-for _f in (np.apply_over_axes, np.fromfunction,
-           np.frompyfunc, np.vectorize):
+for _f in (np.apply_over_axes, np.fromfunction, np.frompyfunc):
     defrefusal(_f, _CALLBACK)
+# np.vectorize(f)(x) is the loop NumPy runs (rules.composites_callbacks.vectorized_call); what
+# stays refused is building one of a function that reads values with a derivative
+defrefusal(np.vectorize, "np.vectorize of a function that reads values with a derivative "
+           "(a lambda or nested def reading the function's variables) is not supported",
+           hint="pass those values to the vectorized function as arguments: "
+                "np.vectorize(lambda t, a: t * a)(x, a)")
 _SIZE = ("its output's size depends on the values of its input, so the gradient is not "
          "defined where values repeat; sort the values (np.sort has a gradient) or compare "
          "with a tolerance instead")
