@@ -177,6 +177,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         call_operator_methods(parsed)  # p + q of a user's class Vec: type(p).__add__(p, q)
     code = getattr(parsed.fn, "__code__", None)
     names = None if code is None else code_names(code)  # (None: any name, no code to read)
+    if names is None or {"view", "ndarray"} <= names:  # (imported here: most call none)
+        from adgen.transforms.plain_views import index_plain_views
+
+        index_plain_views(parsed, lambda node: resolve(parsed, node))  # x.view(np.ndarray)
     if _may_call_single_dispatch(parsed, code, names):
         # (imported here: most functions call no functools.singledispatch function)
         from adgen.transforms.single_dispatch import call_dispatched
