@@ -180,6 +180,6 @@ def test_hessian_and_jvp_of_a_helper_passing_the_order_through():
     with pytest.raises(adgen.UnsupportedError, match=r"argument n of scipy.special.polygamma"):
         adgen.jvp(energy_of_a_computed_order, (X.copy(),), (V,))
     # (reverse mode over the jvp code meets the order in polygamma's derivative first)
-    with pytest.raises(adgen.UnsupportedError, match=r"argument n of (scipy.special.polygamma|"
-                       r"adgen.runtime.special_polygamma)\(\)"):
+    with pytest.raises(adgen.UnsupportedError, match=r"argument n of (the derivative of )?"
+                       r"scipy.special.polygamma"):
         adgen.hessian(helper_given_a_computed_order)(X.copy())

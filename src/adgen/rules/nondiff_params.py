@@ -121,6 +121,21 @@ REFUSED = {
 }
 
 
+# adgen's own helpers that the derivatives of the user's functions call, by what they are
+# to the user (reverse mode over a jvp's code, hessian, meets their arguments first)
+SHOWN = {
+    "adgen.runtime.special_polygamma":
+        "the derivative of scipy.special.polygamma (adgen.runtime.special_polygamma)",
+    "adgen.runtime.special_bessel":
+        "the derivative of a Bessel function (adgen.runtime.special_bessel)",
+    "adgen.runtime.special_gamma_density":
+        "the derivative of scipy.special.gammainc / gammaincc "
+        "(adgen.runtime.special_gamma_density)",
+    "adgen.runtime.special_zeta":
+        "the derivative of scipy.special.zeta (adgen.runtime.special_zeta)",
+}
+
+
 # the functions being compiled for any arguments again after such a refusal
 # (transforms.pipeline._compile_new), and whether each reverse pass under way is one of them
 # (the innermost last: a callee compiled meanwhile pushes its own)
@@ -170,7 +185,8 @@ def refusal_text(rule: Any, param: str) -> tuple[str, str]:
         f"{', '.join(rule.diff)}: pass a value without a derivative for {param} (a "
         f"constant), or register a rule that differentiates it (adgen.rrule / defvjp "
         f"with diff=...)")
-    msg = (f"the argument {param} of {rule.name}() has a derivative (it is a differentiated "
+    shown = SHOWN.get(rule.name, f"{rule.name}()")
+    msg = (f"the argument {param} of {shown} has a derivative (it is a differentiated "
            f"input or computed from one), which {rule.name} does not differentiate in: its "
            f"gradient would be a silent zero")
     return msg, hint
