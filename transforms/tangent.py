@@ -538,6 +538,8 @@ class Tangent:
         if not isinstance(base, gast.Name) or not self.active(base.id):
             if isinstance(base, gast.Name):
                 self.refuse_store_through_a_global(s, base.id)
+                if isinstance(t, gast.Attribute) and t.value is base and base.id in self.dots:
+                    return [], [self.zero_attribute_tangent(s, t, base.id)]
             return [], []
         target = retarget(t, base.id, self.dot(base.id))
         value = self.tangent(s.value)
@@ -555,6 +557,20 @@ class Tangent:
                 copy.deepcopy(t.value), gast.Constant(t.attr, None)], keywords=[]))
             return [at(check, s)], [assign(target, value, s)]
         return [], [assign(target, value, s)]
+
+    def zero_attribute_tangent(self, s: gast.Assign, t: gast.Attribute, p: str) -> gast.stmt:
+        """``p.attr = v`` of a parameter without a derivative here, whose tangent object the
+        caller may still give (a method compiled for a constant object, given the object's
+        symbolic zero: tangent_calls' ``zero_first``): ``p_dot.attr`` becomes a zero of the
+        value stored, which the caller's later reads take. It kept what it held before (an
+        RNN cell's ``self.h = np.zeros(4)`` in ``reset()`` after ``self.h = None`` in
+        ``__init__``: step's ``W @ self.h`` then met a float tangent, a raw ValueError)."""
+        dot = self.dot(p)
+        store = assign(retarget(t, p, dot), gast.Call(
+            func=name("zero_tangent"), args=[copy.deepcopy(s.value)], keywords=[]), s)
+        test = gast.Call(func=name("hasattr"), args=[name(dot), gast.Constant("__dict__", None)],
+                         keywords=[])
+        return at(gast.If(test=test, body=[store], orelse=[]), s)
 
     def refuse_store_through_a_global(self, s: gast.Assign, n: str) -> None:
         """Refuses ``c.u = v`` (or ``c[k] = v``) of a value with a derivative where ``c`` is
