@@ -170,6 +170,12 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None,
             held = [Capture(v, file, line, f"{what}.{k}") for k, v in attrs.items()
                     if isinstance(v, np.ndarray) and (kept is None or
                                                       id(root_of(v)) in kept)]
+            # and those of its lists and dicts (self.state[0], read by the callee and
+            # written by the caller after the call: unguarded, the callee's pullback read
+            # the new values, silently, until session 28)
+            held += [Capture(w, file, line, f"{what}.{k}[{j!r}]")
+                     for k, v in attrs.items() if type(v) in (list, dict)
+                     for j, w in _arrays_of(v) if kept is None or id(root_of(w)) in kept]
             for cap in held:
                 _watch(cap)
             return _Held(x, held)

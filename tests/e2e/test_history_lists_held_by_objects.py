@@ -60,6 +60,15 @@ def item_written_then_whole(x0):
 @pytest.mark.parametrize("mutation", ["save", "strict"])
 def test_history_read_whole(f, mutation):
     g = check_grad(f, (np.array([1.0, 2.0, 3.0]),), mutation=mutation)
+    if f is item_written_then_whole and mutation == "strict":
+        # s.history[0][1] = 7.0 writes the array step appended, which step's saved values
+        # keep (its pullback reads only its shape): "strict" refuses the write, as it does
+        # for the same array kept in an attribute (s.last = v; s.last[1] = 7.0). The
+        # arrays of an object's lists are guarded since session 28, where a callee's
+        # pullback reading one (self.state[0]) was silently wrong after such a write
+        # (tests/e2e/test_state_held_in_a_list_attribute.py)
+        assert g is None
+        return
     assert g is not None  # nothing the pullback reads is overwritten: strict computes too
 
 
