@@ -23,7 +23,11 @@ from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.number_items import item_guards, number_items
-from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
+from adgen.transforms.analyses.parameter_parts import (
+    held_writes,
+    parameter_parts,
+    unfollowed_varied,
+)
 from adgen.transforms.built_object_writes import checked_writes
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.callee_facts import returns_free_memory
@@ -56,7 +60,7 @@ from adgen.transforms.star_wrappers import shim_of
 from adgen.transforms.tangent_only import tangent_only_maker
 from adgen.transforms.unseen_calls import check_unseen_calls
 
-from adgen.errors import AdgenError
+from adgen.errors import AdgenError, UnsupportedError
 from adgen.rules import registry
 
 
@@ -257,6 +261,7 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                        functools.partial(leaves_arguments, memo=summaries), leaving_defs,
                        attribute_constants=True,
                        result_free=functools.partial(returns_no_derivative, memo={}))
+        _refuse_unfollowed_part(tree, eff, set(params), act.varied, parsed)
         code = run_pass("tangent", lambda: tangent_code(parsed, tree, namer, act,
                                                     lambda n: resolve(parsed, n), callee,
                                                     tparams, nested, checks), parsed)
@@ -366,3 +371,22 @@ def _arguments_written(parsed: Parsed, summaries: dict[int, bool], call: gast.Ca
     names = positional_params(obj, len(call.args))
     return [a for k, a in enumerate(call.args) if k < len(names) and names[k] in written] + \
         [k.value for k in call.keywords if k.arg in written]
+
+
+def _refuse_unfollowed_part(tree: gast.FunctionDef, eff: Any, params: set[str],
+                            varied: set[str], parsed: Parsed) -> None:
+    """Refuses, as reverse mode does, a value with a derivative put into a list, dict or
+    object read out of a parameter where the analyses do not follow it back to the parameter
+    (analyses.parameter_parts.unfollowed_varied): its jvp code kept no tangent for it."""
+    hit = unfollowed_varied(tree, eff, params, varied)
+    if hit is None:
+        return
+    st, _, holder = hit
+    raise UnsupportedError(
+        f"forward mode (jvp) does not support changing in place a list, dict or object read "
+        f"out of {holder} where adgen cannot follow it back to {holder} (it follows one "
+        f"level inside {holder}, written through the name it was read into, with no other "
+        f"use of {holder} between)", parsed.location(st),
+        hint=f"compute what goes in first (v = ...), then change it on a line of its own "
+             f"({holder}.items.append(v)), or build a new list and store it ({holder}.items "
+             f"= {holder}.items + [v])")

@@ -330,3 +330,25 @@ def unfollowed(fn: gast.FunctionDef, eff: Effects, params: set[str]
                  isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
                  isinstance(st.value.func, gast.Name) and st.value.func.id == "loop_sequence"}
     return {k: v for k, v in found.items() if v[0] not in followed and v[1] not in sequences}
+
+
+def unfollowed_varied(fn: gast.FunctionDef, eff: Effects, params: set[str],
+                      varied: set[str]) -> tuple[gast.stmt, str, str] | None:
+    """The first write :func:`unfollowed` finds that puts a value with a derivative (a name
+    of ``varied`` other than the one written) into a part of a parameter: (statement, written
+    name, the parameter); None where there is none. (A container the function builds is
+    followed by forward mode, which reverse mode refuses: ``hist["h"].append(v)`` with
+    ``other = hist`` read after.)
+    Forward mode refuses it as reverse mode does (reverse_stores.refuse_unfollowed_part):
+    ``self.hist.append(np.sin(self.w * x))`` reads self.hist before self.w, and its jvp
+    code kept no tangent for the append (a silently wrong jvp, or an IndexError)."""
+    found = unfollowed(fn, eff, params)
+    if not found:
+        return None
+    for st in walk(fn):
+        hit = found.get(id(st))
+        if hit is not None and hit[1] in params and any(
+                isinstance(n, gast.Name) and n.id != hit[0] and n.id in varied
+                for n in walk(st)):
+            return st, hit[0], hit[1]
+    return None
