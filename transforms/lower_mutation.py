@@ -457,6 +457,33 @@ class _Lower:
                 ordered = gast.Call(func=name("sorted"), args=[name(recv.id)],
                                     keywords=call.keywords)
                 return [assign(name(recv.id, gast.Store), ordered, s)] + self._none(result, s)
+            if method in ("reverse", "clear") and isinstance(recv, gast.Name) and \
+                    not call.args and not call.keywords and \
+                    self.receivers.built_as(recv, "list") and \
+                    not self.receivers.object_like(recv):
+                # L.reverse(), L.clear() of a list the function builds: the reversed (empty)
+                # list bound to the name, where only that name reaches the list (as L.sort())
+                from adgen.transforms.analyses.unshared_lists import UnsharedLists
+
+                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
+                if why is not None:
+                    raise UnsupportedError(
+                        f"{recv.id}.{method}() is differentiated on a list that only its "
+                        f"name reaches; here {why}", self.parsed.location(s),
+                        hint=f"build a new list: {recv.id} = " +
+                             (f"{recv.id}[::-1]" if method == "reverse" else "[]"))
+                if method == "clear":
+                    return [assign(name(recv.id, gast.Store), gast.List(elts=[],
+                                                                        ctx=gast.Load()), s)] + \
+                        self._none(result, s)
+                turned = self.namer.fresh("t")
+                back = gast.Subscript(value=name(recv.id), slice=gast.Slice(
+                    lower=None, upper=None, step=gast.UnaryOp(
+                        op=gast.USub(), operand=gast.Constant(1, None))), ctx=gast.Load())
+                # (list(...): a new list, so the name stays one the function builds)
+                return [assign(name(turned, gast.Store), back, s),
+                        assign(name(recv.id, gast.Store), _call_name("list", name(turned)),
+                               s)] + self._none(result, s)
             if method == "sort":
                 # x.sort(axis=-1, kind=None, order=None, *, stable=None): every kind gives
                 # the same values; the gradient follows the stable permutation
