@@ -95,9 +95,28 @@ def _items_read(fn: gast.FunctionDef) -> set[str]:
                   and isinstance(c.func.value, gast.Name)}
 
 
-def returned(pb: Pullback, params: list[str], state: set[str]) -> list[str]:
+def popped_first(pb: Pullback, params: list[str]) -> dict[str, str]:
+    """The parameters tracked in shadow memory whose adjoints are taken out of it together
+    before the return (``sh.pop_each``: numbers and arrays before lists, dicts and objects),
+    each with the name it is kept under; none where they are fewer than two or all of a
+    known kind. ``sh.pop`` of a list takes its items' adjoints, which are a value's own where
+    the list holds it (``lst_dot.append(v_dot)`` beside ``t += v_dot`` in the jvp code of
+    ``lst.append(v); self.total += v``): popped first, the list took the value's cotangent,
+    which its caller had no name for, and hessian was 0 for 2, silently. Taken out first,
+    the value's cotangent is its own (it holds what reached it through the list too)."""
+    plan = pb.plan
+    written = plan.written_params()
+    popped = [p for p in params if plan.tracked(p) and not (written is True or p in written)]
+    if len(popped) < 2 or all(plan.kinds.get(p) is not None for p in popped):
+        return {}
+    return {p: pb.namer.fresh(f"{p}_ct") for p in popped}
+
+
+def returned(pb: Pullback, params: list[str], state: set[str],
+             first: dict[str, str] | None = None) -> list[str]:
     """The pullback's cotangent of each parameter, as the text of an expression (``top``:
-    whether this pullback is the one the API called, not a caller's pullback)."""
+    whether this pullback is the one the API called, not a caller's pullback); ``first``:
+    :func:`popped_first`'s names."""
     plan = pb.plan
     ret_parts = []
     written = plan.written_params()
@@ -107,6 +126,8 @@ def returned(pb: Pullback, params: list[str], state: set[str]) -> list[str]:
         if plan.tracked(p) and (written is True or p in written):
             # written in place: the caller tracks it and finds its adjoint in sh
             ret_parts.append(f"sh.value({p}) if top else None")
+        elif first and p in first:
+            ret_parts.append(f"sh.value({p}) if top else {first[p]}")
         elif plan.tracked(p):
             # tracked here only because arguments may alias: hand the adjoint back
             ret_parts.append(f"sh.value({p}) if top else sh.pop({p})")

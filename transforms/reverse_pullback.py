@@ -29,7 +29,7 @@ from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
 from adgen.transforms.node_index import nodes_of
-from adgen.transforms.pullback_parameters import returned, taken_over
+from adgen.transforms.pullback_parameters import popped_first, returned, taken_over
 from adgen.transforms.reverse_ast import (
     MISSING,
     Recording,
@@ -134,8 +134,12 @@ class Pullback:
         rev = self.exit_items_to_shadows([*cparams, *joined]) + rev
         pull_body: list[gast.stmt] = []
         pull_body += parse_stmts("top = sh is None\nif top:\n    sh = ShadowMap()")
-        ret_parts = returned(self, params, state)
-        tail = parse_stmts(f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
+        first = popped_first(self, params)
+        ret_parts = returned(self, params, state, first)
+        popped = (f"{', '.join(first.values())} = {(None,) * len(first)} if top else "
+                  f"sh.pop_each(({', '.join(first)},))\n") if first else ""
+        tail = parse_stmts(popped +
+                           f"return ({', '.join(ret_parts)}{',' if len(ret_parts) == 1 else ''})")
         body = rev + tail
         if self.plan.kinds:
             # a full sum's adjoint that only scales an array of the summed one's shape: the

@@ -419,6 +419,20 @@ class ShadowMap:
         shadow[...] = 0.0
         return value if isinstance(x, np.ndarray) else _scalar(value)
 
+    def pop_each(self, xs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """:meth:`pop` of each of ``xs``, those of numbers and arrays first: a list, tuple,
+        dict or object popped takes the adjoints of the values it holds, which are those
+        values' own where they are also among ``xs`` (a pullback's parameters: the list a
+        value was appended to, and the value)."""
+        def container(x: Any) -> bool:
+            return isinstance(x, (list, tuple, dict)) or (
+                hasattr(x, "__dict__") and not isinstance(x, (np.ndarray, np.generic, type)))
+
+        out: list[Any] = [None] * len(xs)
+        for k in sorted(range(len(xs)), key=lambda k: container(xs[k])):
+            out[k] = self.pop(xs[k])
+        return tuple(out)
+
     def value(self, x: Any) -> Any:
         """The adjoint of ``x`` as a gradient value (a copy), or None if it never got one. A
         list, tuple or dict (an argument the compiler took for an array, a tuple of arrays
