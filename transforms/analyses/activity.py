@@ -120,6 +120,16 @@ def nondiff_object(obj: Any) -> bool:
     return id(obj) in _NONDIFF_IDS
 
 
+def _module_function(call: gast.Call, obj: Any, resolve: Callable[[gast.expr], Any]) -> bool:
+    """``getattr(np, name)`` with a name computed when the code runs (``for name in ["sin",
+    "cos"]``, a layer's ``self.act``): a function of a module, which has no derivative (the
+    name is a string, whatever its activity says: a layer holding it is active)."""
+    import builtins
+
+    return obj is builtins.getattr and len(call.args) == 2 and not call.keywords and \
+        isinstance(resolve(call.args[0]), types.ModuleType)
+
+
 def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> bool:
     """True when ``call`` has no derivative whatever its arguments (``len``, ``np.argmax``).
 
@@ -143,7 +153,7 @@ def nondiff_call(call: gast.Call, resolve: Callable[[gast.expr], Any] | None) ->
             _NONDIFF_IDS = frozenset(id(o) for o in _NONDIFF_KEEP)
         return id(obj) in _NONDIFF_IDS or _is_random_constructor(obj) or \
             _rule_without_gradient(obj) or logs_into_container(call, obj) or reports(obj) or \
-            is_stop_gradient(obj)
+            is_stop_gradient(obj) or _module_function(call, obj, resolve)
     if resolve is not None and name == "call_starred" and isinstance(call.func, gast.Name):
         return _starred_nondiff(call, resolve)
     if resolve is None:
@@ -383,6 +393,12 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
             return set()
         return {n for n in passed_names(call) if resolve is None or
                 resolve(gast.Name(n, gast.Load(), None, None)) is None}
+    if isinstance(obj, type) and registry.lookup(obj) is None and \
+            isinstance(getattr(obj, "__init__", None), types.FunctionType):
+        # Cls(w, lst) of a class of the user's: what its __init__ changes (lst.append(v)),
+        # as for a function of the user's (a constructor was taken to change nothing: the
+        # caller's sum(lst) after it gave the appended values no gradient, silently)
+        obj = _init_of(obj)
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
@@ -404,6 +420,18 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
     if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and obj is None:
         names.add(f.value.id)
     return names
+
+
+def _init_of(cls: type) -> Any:
+    """The ``__init__`` a call of ``cls`` runs, as adgen compiles it (a dataclass's, the one
+    ``adgen.dataclass_init`` writes), or the class's own where that one cannot be written."""
+    from adgen.dataclass_init import dataclass_init
+    from adgen.errors import AdgenError
+
+    try:
+        return dataclass_init(cls) or cls.__init__
+    except AdgenError:  # (an InitVar field: refused where the call is differentiated)
+        return cls.__init__
 
 
 def _dynamic_jvp_call(obj: Any) -> bool:
