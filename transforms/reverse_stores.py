@@ -66,11 +66,15 @@ class Stores:
                     call_node("pop_number", name("sh"), name(t)))))
                 return out
             # an element or view of an untracked array that is itself tracked: its shadow
-            # holds its adjoint, which goes to the array's
+            # holds its adjoint, which goes to the array's: moved there (sh.pop), as
+            # pop_number moves a number's. Left in shadow memory, it went to the array a
+            # second time where the array is a call's result, whose pullback takes the
+            # adjoints its entries keep there (with_shadows): w, u = two(x) with w read by
+            # a lambda gave w's gradient twice (grad 2.4 off, silently)
             b = self.pb.bar(x)
             out = self.pb.own(x, b, state, s)
             out.append(gast.Expr(value=call_node("add_item", name(b), index_value(idx),
-                                             call_node(attr_node("sh", "of"), name(t)))))
+                                             call_node(attr_node("sh", "pop"), name(t)))))
             return out
         if self.plan.tracked(x):
             if self.plan.tracked(t):

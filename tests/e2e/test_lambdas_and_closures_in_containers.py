@@ -268,3 +268,35 @@ def test_a_closure_over_a_value_bound_at_each_step_jvp_and_hessian():
     np.testing.assert_allclose(adgen.hessian(closure_over_a_step_value)(X.copy()),
                                numerical_hessian(closure_over_a_step_value, X.copy()),
                                rtol=1e-4, atol=1e-5)
+
+
+def halves(v):
+    return v * 2.0, v[1] * 3.0
+
+
+def sq(v):
+    return v * v
+
+
+def closures_over_unpacked_results(x):
+    # a value unpacked from a helper's result and read by a lambda: its gradient went to the
+    # result twice (grad 2.4 off for the array, 1.0 for the number, silently), and the
+    # Hessian of a lambda reading sq(x[1]) was 9.6 off in its row
+    w, u = halves(x)
+    g = lambda t: t * w * u  # noqa: E731  (as scripts write it)
+    s = sq(x[1])
+    h = lambda t: np.sin(t * s)  # noqa: E731
+    return np.sum(g(x)) + np.sum(apply_one(h, x)) + np.sum(h(x[2:]))
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_closures_over_unpacked_results(mutation):
+    check_grad(closures_over_unpacked_results, (X.copy(),), mutation=mutation,
+               strict_must_compute=True)
+
+
+def test_closures_over_unpacked_results_jvp_and_hessian():
+    check_jvp(closures_over_unpacked_results, (X.copy(),), (np.linspace(-1.0, 1.0, 4),))
+    np.testing.assert_allclose(adgen.hessian(closures_over_unpacked_results)(X.copy()),
+                               numerical_hessian(closures_over_unpacked_results, X.copy()),
+                               rtol=1e-4, atol=1e-5)
