@@ -80,7 +80,9 @@ from adgen.transforms.tangent_ast import (
     sum_of,
 )
 from adgen.transforms.tangent_call_forms import (
+    built_plainly,
     checkpointed_function,
+    construction,
     dynamic_call,
     nested_call,
     refuse_global_object_given,
@@ -1050,6 +1052,13 @@ class Tangent:
                 # the jvp code's check of an attribute read (third derivatives: forward mode
                 # over jvp code): it writes nothing and has no tangent
                 return []
+            if rule is None and isinstance(obj, type) and built_plainly(obj) and (
+                    any(self.tangent(a) is not None for a in v.args) or
+                    any(self.tangent(k.value) is not None for k in v.keywords)):
+                # Registered(w, registry) as a statement: built with its tangent, for what
+                # its __init__ changes (registry.append(w[0] * 2.0)); it was refused as
+                # "Registered() has no derivative rule"
+                return construction(self, s, self.namer.fresh("built"), v)[0]
             if rule is None and not nondiff_call(v, self.resolve) and (
                     any(self.tangent(a) is not None for a in v.args) or
                     any(self.tangent(k.value) is not None for k in v.keywords) or (

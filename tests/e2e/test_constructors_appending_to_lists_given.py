@@ -6,8 +6,9 @@ grad was silently wrong under both policies (dw0 0.8 for 2.2 in ``with_a_method`
 took a call of a class of the user's to change none of its arguments, so the caller's list
 had no derivative and ``sum(registry)`` gave the appended values none. The class's
 ``__init__`` is now asked what it changes, as a function of the user's is. Checked against
-central differences; jvp too. Second derivatives through such a constructor are refused at
-the line (never a silently wrong Hessian).
+central differences; jvp too (an object built as a bare statement, refused by forward mode
+as "Registered() has no derivative rule", is built with its tangent). Second derivatives
+through such a constructor are refused at the line (never a silently wrong Hessian).
 """
 
 from __future__ import annotations
@@ -70,10 +71,11 @@ def test_gradient_by_hand():
     np.testing.assert_allclose(adgen.grad(with_a_method)(W.copy()), want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("f", [registered_and_kept, with_a_method], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [registered, registered_and_kept, with_a_method],
+                         ids=lambda f: f.__name__)
 def test_jvp(f):
-    # (forward mode refuses the object built as a statement, Registered(w, registry): a
-    # MissingRuleError at the line, as before)
+    # (registered builds the object as a statement, Registered(w, registry): forward mode
+    # refused it, "Registered() has no derivative rule", before session 28)
     check_jvp(f, [W.copy()], [np.array([1.0, -0.4, 0.3])])
 
 
