@@ -431,15 +431,21 @@ def starred_call(tg: Tangent, s: gast.Assign, n: str, v: gast.Call
     made = {st.targets[0].id: st.value for st in walk(tg.fn) if isinstance(st, gast.Assign)
             and isinstance(st.targets[0], gast.Name)}
     values = made.get(kwargs.id, kwargs) if isinstance(kwargs, gast.Name) else kwargs
+    kw_dot = None
     if not (isinstance(values, gast.Dict) and all(tg.tangent(x) is None
                                                   for x in values.values)):
-        if tg.tangent(kwargs) is not None:
-            tg.refuse(s, f"passing values with a derivative by keyword to "
-                           f"{source_of(fn)} with **kwargs", "pass them by position")
+        kw_dot = tg.tangent(kwargs)
     tangents = tg.tangent(packed) or gast.BinOp(
         left=gast.Tuple(elts=[gast.Constant(value=None, kind=None)], ctx=gast.Load()),
         op=gast.Mult(), right=gast.Call(func=name("len"), args=[copy.deepcopy(packed)],
                                         keywords=[]))
+    if kw_dot is not None:
+        # f(x, **kw) with values with a derivative in kw: their tangents follow the
+        # positional ones, in kw's order (tangent_calls.keyword_tangents, as dynamic_call's)
+        given = gast.parse("tuple([d.get(k) for k in kw])").body[0].value
+        given.args[0].elt.func.value = copy.deepcopy(kw_dot)
+        given.args[0].generators[0].iter = copy.deepcopy(kwargs)
+        tangents = gast.BinOp(left=tangents, op=gast.Add(), right=given)
     call = gast.Call(func=name("call_jvp"), args=[fn, copy.deepcopy(packed), tangents,
                                                   copy.deepcopy(kwargs), owner, owner_dot],
                      keywords=[])
