@@ -432,7 +432,7 @@ REFERENCE_CASES["numpy.pad"] += [
 
 # np.piecewise (session 27; no draws: fixed values away from the conditions' edges) with
 # module-level functions, NumPy's and constants in funclist, the "otherwise" function, a
-# scalar; a lambda is refused (rules/composites_callbacks.py)
+# scalar; a lambda too (refused until session 28's 3fdf51f: rules/composites_callbacks.py)
 _PW = np.array([0.3, -1.2, 0.8, -0.4, 1.7])
 
 
@@ -444,7 +444,7 @@ cases("numpy.piecewise", C(_PW, [_PW < 0, _PW >= 0], [_pw_square, np.sin]),
       C(_PW, [_PW < -1.0, _PW > 0.5], [np.exp, 2.0, _pw_square]),
       C(np.reshape(_PW[:4], (2, 2)), [np.reshape(_PW[:4], (2, 2)) > 0], [np.cos]),
       C(0.7, [True, False], [_pw_square, np.tanh]),
-      refuse(_PW, [_PW < 0], [lambda t: t * 2.0, 1.0]))
+      C(_PW, [_PW < 0], [lambda t: t * 2.0, 1.0]))
 
 # np.apply_along_axis (session 27; no draws): module-level and NumPy's functions returning a
 # scalar, a vector, a matrix, along each axis
