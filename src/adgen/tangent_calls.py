@@ -671,6 +671,11 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         _unlocate(err, fn)
         _in_users_names(err, target, fn)
         raise
+    # the arrays it was given, guarded as a compiled caller guards its callee's: the caller
+    # may write one in place after the call (y += h * self.rhs(y) under hessian), and the
+    # pullback then read the new values (a silently wrong second derivative, through a
+    # function held in an attribute or a variable, at the session-28 start)
+    guarded = _captured_arguments(fn, saved, call.args, call.kwargs)
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         if out_bar is None:
@@ -682,7 +687,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
 
             out_bar = zeros_like(out)
         try:  # a rule refusing the point (np.linalg.norm's at a zero vector)
-            cts = pullback_of(saved, out_bar, None)
+            cts = pullback_of(_saved_as_read(saved, guarded), out_bar, None)
         except AdgenError as err:
             from adgen.adjoints import locate
 
@@ -708,6 +713,35 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
 
     pullback.runs_without_cotangent = True  # (dispatch.pullback_of: out_bar None too)
     return out, pullback
+
+
+def _captured_arguments(fn: Any, saved: Any, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> list[Any]:
+    """Captures (adgen.guards) of the arrays among a call's arguments that its saved values
+    hold, named by the function called (its file and first line: the caller's line is the
+    generated code's)."""
+    from adgen.guards import capture
+
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    file = code.co_filename if code is not None else "<adgen>"
+    line = code.co_firstlineno if code is not None else 0
+    what = f"an argument of {getattr(fn, '__qualname__', None) or type(fn).__name__}"
+    # (passed: where the call got it, so a callee whose pullback does not read it, sin(L u)
+    # reading only L u, keeps it as the argument its adjoint goes to: guards.callee_reads)
+    return [capture(a, file, line, what, within=saved, passed=(k - len(args),))
+            for k, a in enumerate(args) if type(a) is np.ndarray] + \
+        [capture(a, file, line, what, within=saved, passed=(n,))
+         for n, a in kwargs.items() if type(a) is np.ndarray]
+
+
+def _saved_as_read(saved: Any, guarded: list[Any]) -> Any:
+    """``saved`` with the arguments written after the call redirected to their guards'
+    copies (adgen.guards.remap_saved)."""
+    if not guarded:
+        return saved
+    from adgen.guards import remap_saved
+
+    return remap_saved(saved, guarded)
 
 
 def _tangent_of_pair(only: bool, pair: Any, pullback: Any) -> tuple[Any, Any]:
