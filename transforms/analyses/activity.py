@@ -384,21 +384,17 @@ def _may_write(call: gast.Call, resolve: Callable[[gast.expr], Any] | None,
         return {n for n in passed_names(gast.Call(func=f, args=call.args[1:], keywords=[]))
                 if resolve(gast.Name(n, gast.Load(), None, None)) is None}
     if isinstance(obj, type) and registry.lookup(obj) is None:
-        # o = Acc(w, lst) of a class of the user's whose __init__ appends to lst (or calls a
-        # method that does): lst then holds values with a derivative (sum(lst) was taken for
-        # a constant: its gradient dropped, silently); the function's own names only
-        init = getattr(obj, "__init__", None)
+        # o = Acc(w, lst) / Cls(w, lst) of a class of the user's whose __init__ (adgen's for
+        # a dataclass) appends to lst, or calls a method that does: lst then holds values
+        # with a derivative (a constructor was taken to change nothing: sum(lst) after it
+        # gave the appended values no gradient, silently); the function's own names only
+        init = _init_of(obj) if isinstance(getattr(obj, "__init__", None),
+                                           types.FunctionType) else None
         if not isinstance(init, types.FunctionType) or _library(init) or (
                 leaves_arguments is not None and leaves_arguments(init)):
             return set()
         return {n for n in passed_names(call) if resolve is None or
                 resolve(gast.Name(n, gast.Load(), None, None)) is None}
-    if isinstance(obj, type) and registry.lookup(obj) is None and \
-            isinstance(getattr(obj, "__init__", None), types.FunctionType):
-        # Cls(w, lst) of a class of the user's: what its __init__ changes (lst.append(v)),
-        # as for a function of the user's (a constructor was taken to change nothing: the
-        # caller's sum(lst) after it gave the appended values no gradient, silently)
-        obj = _init_of(obj)
     if obj is not None:
         user = isinstance(obj, types.FunctionType) and registry.lookup(obj) is None and not str(
             getattr(obj, "__module__", "") or "").startswith(("numpy", "adgen."))
