@@ -73,7 +73,7 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
             # (call_starred's: f(*xs, **kw), whose f it hands on to forward_of)
             out, pullback = with_passed(active, *args, **kwargs)
         else:
-            out, pullback = rule.rrule(*args, **kwargs)
+            out, pullback = _users_rrule(rule, args, kwargs)
         return out, ("rrule", rule, pullback, args, out, kwargs)
     if rule is None and type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict \
             and fn.__name__ in ("values", "items", "keys") and not args:
@@ -279,6 +279,30 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
 
             annotate(err, compiled)
         raise
+
+
+def _users_rrule(rule: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``rule.rrule(*args, **kwargs)``; for a user's rule, given copies of the arrays it does
+    not declare it writes (``mutates``): its pullback is a closure, which may read its
+    arguments when it runs, and the caller may write one in place after the call (``y =
+    mysq(x); x += 1.0``: the pullback read the new x, a silently wrong gradient under both
+    policies, as no guard can redirect a closure's values). Where the result shares memory
+    with a copy (a rule returning its argument or a view of it), the rule runs again on the
+    arguments themselves, so the result is what Python gives."""
+    if str(getattr(rule.primal, "__module__", "") or "").startswith("adgen"):
+        return rule.rrule(*args, **kwargs)
+
+    written = set(mutated_positions(rule, len(args)))
+    copies = tuple(a.copy() if type(a) is np.ndarray and k not in written else a
+                   for k, a in enumerate(args))
+    if all(c is a for c, a in zip(copies, args)):
+        return rule.rrule(*args, **kwargs)
+    out, pullback = rule.rrule(*copies, **kwargs)
+    made = [c for c, a in zip(copies, args) if c is not a]
+    if any(isinstance(o, np.ndarray) and np.shares_memory(o, c)
+           for o in (out if isinstance(out, (tuple, list)) else (out,)) for c in made):
+        return rule.rrule(*args, **kwargs)
+    return out, pullback
 
 
 def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:
