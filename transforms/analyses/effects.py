@@ -233,6 +233,18 @@ def effects(fn: gast.FunctionDef,
     # ws[0] = v rebinds an item of it, which the caller's list keeps
     for p, k in (containers or {}).items():
         eff.kinds.setdefault(p, k)
+    bound = {a.id for a in fn.args.args + fn.args.kwonlyargs if isinstance(a, gast.Name)} | {
+        s.targets[0].id for s in stmts
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)}
+    for node in nodes_of(fn, gast.Call):
+        # a name called (l(h) of ``for l in self.layers``, an item of an object's list) holds
+        # no array (an ndarray is not callable): a function or an object, whose adjoint is a
+        # value. Taken for an array, it went to shadow memory where a method wrote its object
+        # in place (self.state += h), which refused the layer at run time
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in bound and node.func.id not in eff.kinds and \
+                node.func.id not in arrays and node.func.id not in scalars:
+            eff.kinds[node.func.id] = "object"
     for s in stmts:
         # a parameter that receives ws.append(v) (or extend, insert) is a list whatever the
         # signature says (without one: adgen.source(f), a callee)
@@ -427,6 +439,21 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
     return False
 
 
+def _constructed(v: gast.Call, obj: Any) -> gast.Call | None:
+    """For ``construct_jvp(cls, (a, b), tangents, {"k": c})`` (``obj`` the function called),
+    the construction it runs, ``cls(a, b, k=c)`` (its arguments as written where they are a
+    tuple and a dict display, else none); else None."""
+    from adgen import runtime
+
+    if obj is not runtime.construct_jvp or not v.args:
+        return None
+    args = v.args[1].elts if len(v.args) > 1 and isinstance(v.args[1], gast.Tuple) else []
+    kw = v.args[3] if len(v.args) > 3 and isinstance(v.args[3], gast.Dict) else None
+    keywords = [gast.keyword(arg=k.value, value=val) for k, val in
+                zip(kw.keys, kw.values) if isinstance(k, gast.Constant)] if kw else []
+    return gast.Call(func=v.args[0], args=list(args), keywords=keywords)
+
+
 def _sorted_call(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:
     """A call of the builtin ``sorted``: a new list holding the iterable's items (which an
     item written in place, ``ys = sorted(xs, key=f); ys[0][1:] *= 2``, shares)."""
@@ -584,6 +611,18 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
             return [(name, set())]
         if made == "first" and v.args:
             return [(name, {new} | _names(v.args[0]))]
+        constructed = _constructed(v, obj)
+        if constructed is not None:
+            # net, net_dot = construct_jvp(Net3, (3,), (None,), {}) of the jvp code (hessian):
+            # a new object and its tangent, holding what the arguments and tangents hold, not
+            # the class (a global whose buffer is FREE: net.acts[i] = h was refused as a
+            # global's write, naming the generated code); FREE where Net3(3) holds a global's
+            # memory (its __init__ stores self.x = X0), as for the call in the primal
+            held = set().union(set(), *(_names(a) for a in v.args[1:]),
+                               *(_names(k.value) for k in v.keywords))
+            if free_result is not None and free_result(constructed):
+                return [(name, {new, FREE} | held)]
+            return [(name, {new} | held)]
         # (not a reference implementation's shape / dtype helper: a new value, below)
         if isinstance(obj, type) and free_result is not None and free_result(v):
             # s = W() whose __init__ stores a global array (self.x = X0): s.x[:] = v writes it
