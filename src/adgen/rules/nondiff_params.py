@@ -92,6 +92,12 @@ REFUSED = {
         "ddof is not differentiated: pass a constant ddof, or write the deviation out, "
         "np.sqrt(np.sum((x - np.mean(x)) ** 2) / (x.size - ddof)), which differentiates "
         "in ddof",
+    # the operand-list form np.einsum(a, [0, 1], b, [1, 2]) binds its first operand here:
+    # a derivative there would be dropped (the jvp gave it no term, silently)
+    ("numpy.einsum", "subscripts"):
+        "write the subscripts-string form, np.einsum('ij,jk->ik', a, b): adgen "
+        "differentiates every operand there (the operand-list form np.einsum(a, [0, 1], b, "
+        "[1, 2]) is not differentiated)",
     ("scipy.special.polygamma", "n"):
         "SciPy defines polygamma for integer orders n only, which have no derivative: pass "
         "an int n (a constant, or int(...) of a value), not a float computed from the "
@@ -124,6 +130,8 @@ REFUSED = {
 # adgen's own helpers that the derivatives of the user's functions call, by what they are
 # to the user (reverse mode over a jvp's code, hessian, meets their arguments first)
 SHOWN = {
+    "numpy.einsum":
+        "np.einsum() (the first operand of the operand-list form np.einsum(a, [0, 1], ...))",
     "adgen.runtime.special_polygamma":
         "the derivative of scipy.special.polygamma (adgen.runtime.special_polygamma)",
     "adgen.runtime.special_bessel":
