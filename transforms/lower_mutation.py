@@ -26,6 +26,8 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 - ``np.putmask(x, m, v)``             -> ``t = np.where(m, np.resize(v, np.shape(x)), x);
                                          x[...] = t`` (in steps)
 - ``lst.extend(xs)`` / ``d.update(e)``   -> a loop of appends / of ``d[k] = e[k]``
+- ``y = d.pop(k)`` / ``d.pop(k, default)`` of a dict only ``d`` reaches -> ``y = d[k]`` and
+  ``d`` rebound to a new dict of the other items (dict_pop)
 - ``y = L.pop(i)`` / ``L.insert(i, v)`` / ``L.remove(v)`` of a list only ``L`` reaches
   (analyses.unshared_lists)          -> ``y = L[i]; L = L[:j] + L[j + 1:]`` /
                                         ``L = L[:i] + [v] + L[i:]`` / ``i = L.index(v)``, popped
@@ -507,9 +509,23 @@ class _Lower:
                         self.receivers.built_as(recv, "dict") or
                         call.args and isinstance(call.args[0], gast.Constant) and
                         isinstance(call.args[0].value, str)):
-                # d.pop("b") of a dict (the list's refusal told to build a shorter list)
+                # d.pop(k) / d.pop(k, default) of a dict only d reaches: the item read and
+                # a new dict without it bound to d (transforms/dict_pop.py)
+                why = "the call is not d.pop(k) or d.pop(k, default) of a dict named d"
+                if isinstance(recv, gast.Name) and len(call.args) in (1, 2) and \
+                        not call.keywords and \
+                        not any(isinstance(a, gast.Starred) for a in call.args):
+                    from adgen.transforms.analyses.unshared_lists import UnsharedLists
+                    from adgen.transforms.dict_pop import lower_dict_pop
+
+                    why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s, "dict")
+                    if why is None:
+                        return lower_dict_pop(recv, call.args[0], call.args[1] if len(
+                            call.args) == 2 else None, len(call.args) == 2, result,
+                            self.namer, s)
                 raise UnsupportedError(
-                    "the in-place method .pop() of a dict is not supported",
+                    "the in-place method .pop() of a dict is differentiated on a dict that "
+                    f"only its name reaches; here {why}",
                     self.parsed.location(s),
                     hint="read the item (v = d[k], or d.get(k, default)) and build the dict "
                          "without it where you need one: {kk: vv for kk, vv in d.items() if "

@@ -81,6 +81,11 @@ def tangent_of_call(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
         held = owner_dot if owner is d and isinstance(owner_dot, dict) else {}
         items = [_float_tangent(v, held.get(k)) for k, v in d.items()]
         return fn(), items if fn.__name__ == "values" else [(None, t) for t in items]
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
+            fn.__name__ == "keys" and not args and not kwargs:
+        # list(d.keys()): keys carry no derivative, a None per key (the tangent was None:
+        # list(None) raised TypeError)
+        return fn(), [None] * len(fn.__self__)
     if runs_as_it_is(fn):
         out = fn(*args, **kwargs)
         # a number's zero tangent, as a user function's jvp gives its int result: the
@@ -580,7 +585,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
             "reverse mode does not differentiate again",
             hint=f"index the array instead (x[...] for x.{fn.__name__}())"))
     if type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict and \
-            fn.__name__ in ("values", "items") and not args and not kwargs and \
+            fn.__name__ in ("values", "items", "keys") and not args and not kwargs and \
             owner is fn.__self__:
         # np.stack(list(p.values())) under hessian: the view and its tangents (a list, one
         # per key) as tangent_of_call gives them; their cotangents go to the dict and its
@@ -757,7 +762,7 @@ def _per_key(g: Any, d: dict, view: str) -> dict | None:
     """The cotangent of dict ``d`` (or of its tangent) for the cotangent ``g`` of its
     ``values()`` or ``items()`` view (a list, one item per key; an item's a (key, value)
     pair), None for none."""
-    if g is None or isinstance(g, (float, int)) and g == 0:
+    if g is None or isinstance(g, (float, int)) and g == 0 or view == "keys":
         return None
     items = list(g)
     if view == "items":

@@ -2,7 +2,9 @@
 was refused as an ndarray.sort with unknown arguments; it is now the sorted list bound to
 the name where only that name reaches the list (as ``L.pop(i)``), and refused at the line,
 saying what else reaches it, where another name or a caller shares it. A dict's ``pop`` is
-refused with a dict's rewrite (the list's hint told to build a shorter list).
+differentiated where only its name reaches the dict (since session 29,
+tests/e2e/test_dict_pop.py), and refused with a dict's rewrite where a caller shares it (the
+list's hint told to build a shorter list).
 """
 
 import numpy as np
@@ -69,9 +71,26 @@ def test_a_shared_list_is_refused_at_the_line(entry):
     assert "sorted(cands" in str(info.value)
 
 
+def popped_from_a_dict_given(d):
+    b = d.pop("b")
+    return np.sum(b * d["a"])
+
+
+def calls_a_helper_popping(x):
+    return popped_from_a_dict_given({"a": x, "b": x * 2.0})
+
+
+@pytest.mark.parametrize("policy", ["save", "strict"])
+def test_a_dicts_pop_is_differentiated(policy):
+    np.testing.assert_allclose(adgen.grad(popped_from_a_dict, mutation=policy)(X),
+                               numerical_grad(popped_from_a_dict, (X,), 0), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(adgen.grad(popped_from_a_dict)(X), 4.0 * X)  # by hand
+
+
 def test_a_dicts_pop_is_refused_with_a_dicts_rewrite():
     with pytest.raises(UnsupportedError, match=r"\.pop\(\) of a dict") as info:
-        adgen.grad(popped_from_a_dict)(X)
+        adgen.grad(calls_a_helper_popping)(X)
     assert info.value.location.source_line.strip() == 'b = d.pop("b")'
     assert "d.items()" in str(info.value)
 

@@ -91,9 +91,12 @@ def partition(x):
 
 
 def dict_pop(x):
+    # (d.pop(k) of a dict only d reaches is differentiated since session 29:
+    # tests/e2e/test_dict_pop.py; here e sees the change)
     d = {"a": x * 2.0, "b": x}
+    e = d
     b = d.pop("b")  # REFUSED:dict-pop
-    return np.sum(d["a"] * b)
+    return np.sum(e["a"] * b)
 
 
 def list_reverse(x):
@@ -393,7 +396,7 @@ CASES = [
     ("itemset", lambda: adgen.grad(itemset)(X.copy()), ["itemset"]),
     ("resize", lambda: adgen.grad(resize)(X.copy()), ["resize"]),
     ("partition", lambda: adgen.grad(partition)(X.copy()), ["partition"]),
-    ("dict-pop", lambda: adgen.grad(dict_pop)(X.copy()), ["pop"]),
+    ("dict-pop", lambda: adgen.grad(dict_pop)(X.copy()), ["pop", "another name"]),
     ("list-reverse", lambda: adgen.grad(list_reverse)(X.copy()), ["xs.reverse()", "xs = xs[::-1]"]),
     ("put-clip", lambda: adgen.grad(put_clip)(X.copy()), ["clip"]),
     ("shuffle", lambda: adgen.grad(shuffle)(X.copy()), ["shuffle"]),
