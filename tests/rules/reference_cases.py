@@ -83,7 +83,11 @@ cases("numpy.interp",
       refuse(np.array([0.5]), np.array([0.0, 1.0]), np.array([1.0, 2.0]), period=0.0))
 cases("numpy.convolve", C(randn(6), randn(3)), C(randn(3), randn(6)),
       C(randn(6), randn(3), "same"), C(randn(4), randn(7), mode="same"),
-      C(randn(6), randn(3), "valid"), C(randn(3), randn(5), "valid"), C(randn(1), randn(4)))
+      C(randn(6), randn(3), "valid"), C(randn(3), randn(5), "valid"), C(randn(1), randn(4)),
+      # a number for either operand (session 29; no draws): numpy takes it as a 1-D array,
+      # the reference raised IndexError (np.shape(2.5)[0])
+      C(np.array([0.3, -1.2, 0.8]), 2.5), C(-0.7, np.array([0.3, 1.1])),
+      C(np.array([0.3, -1.2, 0.8, 0.4]), 1.5, "same"))
 cases("numpy.correlate", C(randn(6), randn(3)), C(randn(3), randn(6)),
       C(randn(6), randn(3), "same"), C(randn(4), randn(7), mode="same"),
       C(randn(6), randn(3), "full"), C(randn(3), randn(5), "full"), C(randn(5), randn(1)))

@@ -359,7 +359,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     below = fp[0] if left is None else left
     above = fp[n - 1] if right is None else right
     y = np.where(x < xp[0], below, np.where(x > xp[n - 1], above, y))
-    y = np.asarray(y, dtype=np.float64)  # numpy's interp computes in float64
+    # numpy's interp computes in float64, or complex128 for complex values fp (cast to
+    # float64, they lost their imaginary parts: a silently wrong value and gradient)
+    y = np.asarray(y, dtype=np.complex128 if np.iscomplexobj(fp) else np.float64)
     if np.ndim(x) == 0:
         return y[()]
     return y
@@ -371,6 +373,8 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
 
 @defreference(np.convolve)
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    a = np.atleast_1d(a)  # numpy takes numbers (and lists) as 1-D arrays
+    v = np.atleast_1d(v)
     na = np.shape(a)[0]
     nv = np.shape(v)[0]
     refuse_if(na == 0 or nv == 0, "np.convolve: the inputs must not be empty")
