@@ -21,7 +21,7 @@ from __future__ import annotations
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.reverse_plan import Plan
-from adgen.transforms.reverse_plan_calls import is_user_call
+from adgen.transforms.user_calls import is_user_call
 
 
 def disjoint_rows(plan: Plan, n: str, w: Write, stmt: gast.stmt, after: bool) -> bool:

@@ -9,9 +9,7 @@ column is pure cost: a slot per iteration, and whatever object it keeps alive.
 Input: a compiled function's final forward and pullback (after cleanup and lean_pullback).
 Output: the same pair, rewritten in place, where
 
-- a pullback statement ``x = e`` whose ``x`` nothing loads, bound once, with ``e`` a name,
-  a constant, a tuple of them or a length shape_saves.length_expression wrote, is removed
-  (until none is left);
+- the pullback's dead copies are removed first (dead_copies.drop_dead_copies);
 - a loop ``for (a, b, ...) in reversed(tape):`` of the pullback, the only loop over
   ``tape``, whose target names one that nothing loads (or nothing loads before another
   binding of the name: :func:`_shadowed`), loses it, and so does the one
@@ -29,6 +27,7 @@ from __future__ import annotations
 import copy
 
 import gast
+from adgen.transforms.dead_copies import drop_dead_copies, plain, statements
 from adgen.transforms.walk import walk
 
 _SHAPE_CALLS = frozenset({"len", "shape_tree"})
@@ -37,8 +36,7 @@ _SHAPE_CALLS = frozenset({"len", "shape_tree"})
 def drop_dead_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> None:
     """Drops the pullback's dead copies of names and the tape columns nothing reads (see
     the module docstring), in place."""
-    loads, stores = _counts(pullback)
-    _drop_dead_copies(pullback, loads, stores)
+    loads, stores = drop_dead_copies(pullback)
     loops = _tape_loops(pullback)
     if not loops:
         return
@@ -84,7 +82,7 @@ def unwrapped_rows(forward: gast.FunctionDef, pullback: gast.FunctionDef
 def _tape_loops(pullback: gast.FunctionDef) -> dict[str, list[gast.For]]:
     """The pullback's loops over a reversed tape, by the tape's name."""
     loops: dict[str, list[gast.For]] = {}
-    for node in _statements(pullback):
+    for node in statements(pullback):
         if isinstance(node, gast.For):
             tape = _reversed_tape(node)
             if tape is not None:
@@ -112,18 +110,6 @@ def _single_columns(forward: gast.FunctionDef, pullback: gast.FunctionDef
     return out
 
 
-def _statements(fn: gast.FunctionDef) -> list[gast.AST]:
-    """``fn``, its statements and except handlers at any depth, in ``walk``'s order: the
-    nodes that hold blocks, without walking the expressions (build time)."""
-    todo: list[gast.AST] = [fn]
-    for node in todo:
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                todo.extend(b for b in block if isinstance(b, gast.AST))
-    return todo
-
-
 def _appends(forward: gast.FunctionDef) -> dict[str, list[gast.Call]]:
     """``tape.append(...)`` calls of the forward, by the name they append to."""
     appends: dict[str, list[gast.Call]] = {}
@@ -132,19 +118,6 @@ def _appends(forward: gast.FunctionDef) -> dict[str, list[gast.Call]]:
                 node.func.attr == "append" and isinstance(node.func.value, gast.Name):
             appends.setdefault(node.func.value.id, []).append(node)
     return appends
-
-
-def _counts(fn: gast.FunctionDef) -> tuple[dict[str, int], dict[str, int]]:
-    loads: dict[str, int] = {}
-    stores: dict[str, int] = {}
-    for n in walk(fn):
-        if isinstance(n, gast.Name):
-            # a del counts as a read: the name must stay bound for it
-            table = stores if isinstance(n.ctx, gast.Store) else loads
-            table[n.id] = table.get(n.id, 0) + 1
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            loads[n.target.id] = loads.get(n.target.id, 0) + 1
-    return loads, stores
 
 
 def _shadowed(fn: gast.FunctionDef, loop: gast.For, name: str) -> bool:
@@ -257,30 +230,10 @@ def _reversed_tape(loop: gast.For) -> str | None:
     return None
 
 
-def _plain(e: gast.expr) -> bool:
-    """A name, a constant, or a tuple of them: evaluating it has no effect."""
-    if isinstance(e, (gast.Name, gast.Constant)):
-        return True
-    return isinstance(e, gast.Tuple) and all(_plain(x) for x in e.elts)
-
-
-def _length(e: gast.expr | None) -> bool:
-    """What shape_saves.length_expression writes of plain values: ``+ - * //``, ``min``
-    and ``max`` (no effect on the ints it reads)."""
-    if e is None or _plain(e):
-        return True
-    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub, gast.Mult,
-                                                       gast.FloorDiv)):
-        return _length(e.left) and _length(e.right)
-    return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
-        e.func.id in ("min", "max") and not e.keywords and \
-        all(_length(a) for a in e.args)
-
-
 def _no_effect(e: gast.expr) -> bool:
     """What a forward row may record and lose: a plain value or the shape or length of a
     name."""
-    if _plain(e):
+    if plain(e):
         return True
     if isinstance(e, gast.Attribute) and e.attr == "shape" and isinstance(e.value, gast.Name):
         return True
@@ -291,32 +244,3 @@ def _no_effect(e: gast.expr) -> bool:
     return isinstance(f, gast.Name) and f.id in _SHAPE_CALLS or \
         isinstance(f, gast.Attribute) and f.attr == "shape" and \
         isinstance(f.value, gast.Name) and f.value.id == "np"
-
-
-def _drop_dead_copies(fn: gast.FunctionDef, loads: dict[str, int],
-                      stores: dict[str, int]) -> None:
-    """Removes ``x = e`` (``e`` plain, or a length) where nothing loads ``x`` and nothing else binds it,
-    updating ``loads``, until none is left."""
-    changed = True
-    while changed:
-        changed = False
-        for node in _statements(fn):
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(node, field, None)
-                if not isinstance(block, list):
-                    continue
-                kept = []
-                for st in block:
-                    if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
-                            isinstance(st.targets[0], gast.Name) and \
-                            loads.get(st.targets[0].id, 0) == 0 and \
-                            stores.get(st.targets[0].id, 0) == 1 and _length(st.value):
-                        for n in walk(st.value):
-                            if isinstance(n, gast.Name):
-                                loads[n.id] -= 1
-                        stores[st.targets[0].id] = 0
-                        changed = True
-                        continue
-                    kept.append(st)
-                if len(kept) != len(block):
-                    setattr(node, field, kept or [gast.Pass()])

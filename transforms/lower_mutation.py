@@ -43,10 +43,11 @@ rules/composites_writes.py.) Mutating calls adgen does not handle yet (``x.resiz
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
+from typing import TYPE_CHECKING
 
 import gast
-from adgen.transforms.analyses.receivers import Receivers
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.desugar import assign, located_at, name
 from adgen.transforms.getattr_constant import lower_getattr, lower_setattr, lower_setitem
@@ -61,6 +62,9 @@ from numpy import ndarray as _ndarray
 from numpy import ufunc as _ufunc
 
 from adgen.errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from adgen.transforms.analyses.receivers import Receivers
 
 # Names of list, dict and ndarray methods that passes handle by name: on an object of a user's
 # class defining one, it is that class's method (Receivers.built_class)
@@ -152,8 +156,15 @@ class _Lower:
         self.bound_methods: dict[str, gast.Attribute] = {}
         self.method_bindings: dict[str, gast.Assign] = {}  # (their statements)
         self.fn: gast.FunctionDef | None = None
-        # what the function shows its calls' receivers to be (analyses.receivers)
-        self.receivers = Receivers(parsed, self.resolve)
+
+    @functools.cached_property
+    def receivers(self) -> Receivers:
+        """What the function shows its calls' receivers to be (analyses.receivers), made
+        where a statement first asks: a function calling no method of a value of its own
+        does not import it (issue 15's cold start)."""
+        from adgen.transforms.analyses.receivers import Receivers
+
+        return Receivers(self.parsed, self.resolve)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out: list[gast.stmt] = []
@@ -324,7 +335,8 @@ class _Lower:
                 new.append(assign(name(result, gast.Store), name(out_arg.id), s))
             return new
         if isinstance(func, gast.Attribute) and (resolved is None or (
-                self.receivers.free_array_method(resolved) and isinstance(func.value, gast.Name) and
+                isinstance(getattr(resolved, "__self__", None), _ndarray) and
+                isinstance(func.value, gast.Name) and
                 func.value.id in self.parsed.free)):
             # (WORK.fill(c) of a global array: its method resolves to the bound builtin, and
             # left a plain call, the write was unseen: lowered as a local array's is)

@@ -1,7 +1,11 @@
 """What a nested ``def`` may not do, checked when the enclosing function is compiled: write an
 array or container of the enclosing function in place (the enclosing function's analysis
 cannot see that write), or read a value with a gradient in a default (evaluated when the def
-runs, out of the gradient's sight). Both are refused at the user's line.
+runs, out of the gradient's sight). Both are refused at the user's line, and so are
+(:func:`refuse_nested_def`, asked by ``validate``) a def reading a variable the enclosing
+function assigns more than once, one kept as a value past the loop step whose variable it
+reads, and a decorated one. Imported where a function has a nested def (issue 15's cold
+start: most have none).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from typing import Any
 import gast
 from adgen.transforms.parse import Parsed
 from adgen.transforms.walk import walk
+
+from adgen.errors import UnsupportedError
 
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "itemset", "partition",
                               "append", "extend", "insert", "pop", "remove", "clear",
@@ -222,3 +228,86 @@ def only_defined(tree: gast.FunctionDef, names: set[str]) -> set[str]:
     stored = {n.id for n in walk(tree) if isinstance(n, gast.Name) and
               isinstance(n.ctx, (gast.Store, gast.Del))}
     return names - stored
+
+
+def refuse_nested_def(parsed: Parsed, fn: gast.FunctionDef, node: gast.FunctionDef) -> None:
+    """Refuses a def nested in ``fn`` (``validate`` asks, for each one) that reads a
+    variable ``fn`` assigns more than once, one kept as a value past the loop step whose
+    variable it reads, and a decorated one."""
+    outer = {a.id for a in fn.args.args} | {
+        n.id for n in walk(fn) if isinstance(n, gast.Name)
+        and isinstance(n.ctx, gast.Store)}
+    inner_bound = {a.id for a in node.args.args} | {
+        n.id for n in walk(node) if isinstance(n, gast.Name)
+        and isinstance(n.ctx, gast.Store)}
+    free = sorted({n.id for n in walk(node) if isinstance(n, gast.Name)
+                   and isinstance(n.ctx, gast.Load)} & outer - inner_bound - {node.name})
+    for v in free:
+        binds = sum(1 for n in walk(fn) if isinstance(n, gast.Name) and
+                    isinstance(n.ctx, gast.Store) and n.id == v and
+                    n not in set(walk(node)))
+        binds += v in {a.id for a in fn.args.args}
+        if binds > 1:
+            raise UnsupportedError(
+                f"the nested def {node.name}() reads {v!r}, which the enclosing "
+                "function assigns more than once",
+                parsed.location(node),
+                hint=f"pass {v} to {node.name}() as an argument")
+    _refuse_kept_across_steps(parsed, fn, node, free)
+    if node.decorator_list:
+        raise UnsupportedError("a decorated nested def is not supported",
+                               parsed.location(node),
+                               hint="define it at module level")
+
+
+def _refuse_kept_across_steps(parsed: Parsed, fn: gast.FunctionDef, d: gast.FunctionDef,
+                              free: list[str]) -> None:
+    """A nested def (or lambda) reading a variable the enclosing function binds in a loop,
+    kept as a value past the step that made it (``fs.append(lambda t: t * c)`` with ``c =
+    x[i]`` in the loop, or put in a list, a tuple, a dict, an attribute): Python reads the
+    variable when the function is called, its last value then, which adgen's adjoint of
+    each step's value does not follow (the gradient was silently wrong). Called by its name,
+    or passed to a function by name (``apply1(g, x)``), it runs in the step: accepted."""
+    inside_defs = {id(n) for g in walk(fn) if isinstance(g, gast.FunctionDef) and g is not fn
+                   for n in walk(g)}
+    looped = set()
+    for loop in walk(fn):
+        if isinstance(loop, (gast.For, gast.While)) and id(loop) not in inside_defs:
+            looped |= {n.id for n in walk(loop) if isinstance(n, gast.Name) and
+                       isinstance(n.ctx, gast.Store) and id(n) not in inside_defs}
+    # (a counter of range(...), fns.append(lambda v: v * k) for k in range(3): an int, with
+    # no derivative to lose: every one reads the last k, as in Python)
+    counters = {n.id for loop in walk(fn) if isinstance(loop, gast.For) and
+                isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) and
+                loop.iter.func.id == "range" for n in walk(loop.target)
+                if isinstance(n, gast.Name)}
+    looped -= {v for v in counters if sum(
+        1 for n in walk(fn) if isinstance(n, gast.Name) and n.id == v and
+        isinstance(n.ctx, gast.Store) and id(n) not in inside_defs) == 1}
+    # (a default is evaluated where the def is: def g(t, k=k) in the loop keeps each step's k)
+    read = {n.id for b in d.body for n in walk(b) if isinstance(n, gast.Name) and
+            isinstance(n.ctx, gast.Load)}
+    late = [v for v in free if v in looped and v in read]
+    if not late:
+        return
+    # (an argument of a call that runs it there: a function by name, np.apply_along_axis;
+    # not of one that keeps it, fs.append(g), functools.partial(g, ...))
+    keeping = {"append", "extend", "insert", "add", "setdefault", "update", "__setitem__",
+               "appendleft", "partial"}
+    plain_args = {id(a) for c in walk(fn) if isinstance(c, gast.Call) and (
+                  isinstance(c.func, gast.Name) and c.func.id not in keeping or
+                  isinstance(c.func, gast.Attribute) and c.func.attr not in keeping)
+                  for a in c.args + [k.value for k in c.keywords]}
+    kept = [n for n in walk(fn) if isinstance(n, gast.Name) and n.id == d.name and
+            isinstance(n.ctx, gast.Load) and id(n) not in inside_defs and
+            id(n) not in plain_args and not any(
+                isinstance(c, gast.Call) and c.func is n for c in walk(fn))]
+    if kept:
+        shown = "a lambda" if d.name.startswith("lambda_") else f"the nested def {d.name}()"
+        raise UnsupportedError(
+            f"{shown} reads {late[0]!r}, which the enclosing function assigns in a loop, "
+            "and is kept as a value past that step (appended, or put in a list, a tuple, a "
+            f"dict or an attribute): Python reads {late[0]} when it is called, its value "
+            "then, whose derivative adgen does not follow", parsed.location(d),
+            hint=f"pass {late[0]} as an argument where it is called, or call it in the step "
+                 "that made it")

@@ -23,7 +23,6 @@ from typing import Any
 import gast
 from adgen.transforms.analyses.activity import activity
 from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
-from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects, returns_fresh
 from adgen.transforms.analyses.floats import column_dtypes, float64_arrays
 from adgen.transforms.analyses.kinds import (
@@ -47,7 +46,7 @@ from adgen.transforms.analyses.number_items import (
     refuse_counter_stores,
 )
 from adgen.transforms.analyses.number_updates import number_updates
-from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
+from adgen.transforms.analyses.parameter_copies import written_parameter_copies
 from adgen.transforms.analyses.returned_params import returned_free, returned_params
 from adgen.transforms.analyses.shift_invariance import shift_invariant
 from adgen.transforms.bindings import failed
@@ -75,7 +74,7 @@ from adgen.transforms.compile_cache import (
 )
 from adgen.transforms.compile_cache import clear_cache as clear_cache  # pipeline.clear_cache
 from adgen.transforms.compiled import Compiled
-from adgen.transforms.dead_columns import drop_dead_columns, unwrapped_rows
+from adgen.transforms.dead_copies import drop_dead_copies, has_loop
 from adgen.transforms.emit import compile_source, to_source, unnumbered
 from adgen.transforms.feature_names import CALLBACK_CALLERS
 from adgen.transforms.free_values import save_free_values
@@ -320,6 +319,28 @@ class _CalleeInfo:
         return self.compiled.mutates_params
 
 
+def _drop_dead(forward: gast.FunctionDef, pullback: gast.FunctionDef) -> None:
+    """The pullback's dead copies removed, and the tape columns it reads nowhere dropped
+    from the forward's rows (dead_columns, imported where the pullback has a loop: a
+    function without one has no tape)."""
+    if has_loop(pullback):
+        from adgen.transforms.dead_columns import drop_dead_columns
+
+        drop_dead_columns(forward, pullback)  # (its dead copies first)
+    else:
+        drop_dead_copies(pullback)
+
+
+def _unwrapped_rows(forward: gast.FunctionDef, pullback: gast.FunctionDef
+                    ) -> tuple[gast.FunctionDef, gast.FunctionDef] | None:
+    """dead_columns.unwrapped_rows: None without a loop (no tape, no row)."""
+    if not has_loop(pullback):
+        return None
+    from adgen.transforms.dead_columns import unwrapped_rows
+
+    return unwrapped_rows(forward, pullback)
+
+
 def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
              wrt: tuple[int, ...] | None = None,
              sig: tuple[Any, ...] | None = None, dump: list[str] | None = None,
@@ -488,9 +509,16 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         params = {a.id for a in tree.args.args}
         outputs = {p for p in params if "param" in eff.written} | {
             w.target for w in eff.writes if w.container and w.target in params}
-        # and so are a parameter's parts written through a name (self.acts.append(h))
-        parts = parameter_parts(tree, eff, params)
-        outputs |= set(parts) | {part.param for part in parts.values()}
+        # and so are a parameter's parts written through a name (self.acts.append(h));
+        # (only a function storing into a list, dict or object has one, or a part of a
+        # container it builds written in place, below: analyses.parameter_parts is
+        # imported where one does)
+        writes_containers = any(w.container for w in eff.writes)
+        if writes_containers:
+            from adgen.transforms.analyses.parameter_parts import held_writes, parameter_parts
+
+            parts = parameter_parts(tree, eff, params)
+            outputs |= set(parts) | {part.param for part in parts.values()}
         # and a copy of a parameter written as a container (q = d; q["h"] = v: the caller's
         # dict; the helper's code for it was left out, silently)
         outputs |= written_parameter_copies(tree, eff, params)
@@ -502,7 +530,8 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
         outputs |= changed_by_calls
         # a part of a container the function builds, written in place (hist["h"].append(h)),
         # changes that container: its derivative flows from the part to the holder
-        held = [({t}, {h}) for t, h in held_writes(tree, eff, params)]
+        held = [({t}, {h}) for t, h in held_writes(tree, eff, params)] \
+            if writes_containers else []
         closures = [(free_of(d, parsed), {d.name}) for d in parsed.nested_defs]
         for d, (free, _) in zip(parsed.nested_defs, closures):
             # (imported where a function has nested defs: most have none)
@@ -628,7 +657,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             result.forward, functools.partial(parameters_called, parsed, mutation)), parsed)
     if dump is not None:
         # rows of one column as the compiled code records them (the value, not a 1-tuple)
-        shown = unwrapped_rows(result.forward, result.pullback) or (
+        shown = _unwrapped_rows(result.forward, result.pullback) or (
             result.forward, result.pullback)
         dump.append(to_source(shown[0]) + "\n\n" + to_source(shown[1]) + "\n")
         return None  # type: ignore[return-value]
@@ -643,7 +672,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
             result.lean.weak |= shape_numbers(result.forward, result.lean.ranks)
         run_pass("cleanup", lambda: lean_pullback(result.pullback, result.lean), parsed)
     # tape columns the final pullback reads nowhere leave the forward's rows
-    run_pass("cleanup", lambda: drop_dead_columns(result.forward, result.pullback), parsed)
+    run_pass("cleanup", lambda: _drop_dead(result.forward, result.pullback), parsed)
     # one namespace for the forward and the pullback: adgen's names, then the values of the
     # function's free names, refreshed at each call by their guards (bindings.py); those
     # the pullback reads travel with its saved values (free_values.py)
@@ -652,7 +681,7 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     run_pass("free_values", lambda: save_free_values(
         result.forward, result.pullback, {g.key for g in guards if g.mode == "kind"}), parsed)
     # a tape's row of one column is the value itself in the compiled code (not a 1-tuple)
-    fwd_tree, pb_tree = unwrapped_rows(result.forward, result.pullback) or (
+    fwd_tree, pb_tree = _unwrapped_rows(result.forward, result.pullback) or (
         result.forward, result.pullback)
     fwd_src = to_source(fwd_tree)
     pb_src = to_source(pb_tree)

@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import gast
 from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
-from adgen.transforms.analyses.container_aliases import parameter_copies
 from adgen.transforms.analyses.kinds import CONTAINERS
-from adgen.transforms.analyses.parameter_parts import local_parts, parameter_parts
+from adgen.transforms.analyses.parameter_copies import parameter_copies
 from adgen.transforms.node_index import nodes_of
-from adgen.transforms.reverse_plan_calls import is_user_call
+from adgen.transforms.user_calls import is_user_call
 
 if TYPE_CHECKING:
     from adgen.transforms.analyses.parameter_parts import ParameterPart
@@ -44,9 +43,16 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
                w.target in params and plan.act.active(w.target)}
     # a part of a parameter written through a name read from it (self.acts.append(h)):
     # the parameter's adjoint is taken over too, and the name's starts from its part
-    parts = {t: part for t, part in
-             parameter_parts(plan.fn, plan.eff, set(params)).items()
-             if plan.act.active(t) and plan.act.active(part.param)}
+    # (only where the function stores into a list, dict or object: analyses.parameter_parts
+    # is imported where one does)
+    writes_containers = any(w.container for w in plan.eff.writes)
+    parts: dict[str, ParameterPart] = {}
+    if writes_containers:
+        from adgen.transforms.analyses.parameter_parts import parameter_parts
+
+        parts = {t: part for t, part in
+                 parameter_parts(plan.fn, plan.eff, set(params)).items()
+                 if plan.act.active(t) and plan.act.active(part.param)}
     taken = sorted(cparams | {part.param for part in parts.values()} | {
         # and one a call changes (self.setup(v) setting self.w; a helper by name setting
         # o.w): handed to that call's pullback (its adjoint was lost on the way: a
@@ -64,9 +70,12 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
         not plan.tracked(p) and p not in plan.numeric and
         plan.kinds.get(p) is None and p in _items_read(plan.fn) and pb.tracked_items(p)})
     # and a part of a container built here: its start is in the holder's adjoint
-    parts |= {t: part for t, part in
-              local_parts(plan.fn, plan.eff, set(params)).items()
-              if plan.act.active(t) and plan.act.active(part.param)}
+    if writes_containers:
+        from adgen.transforms.analyses.parameter_parts import local_parts
+
+        parts |= {t: part for t, part in
+                  local_parts(plan.fn, plan.eff, set(params)).items()
+                  if plan.act.active(t) and plan.act.active(part.param)}
     for p in taken:
         state |= {pb.bar(p), "owned:" + pb.bar(p)}
         # its slots may be rebound: the gradient goes to the items it was given

@@ -21,15 +21,9 @@ from adgen.transforms.reverse_ast import (
     user_name_of,
 )
 from adgen.transforms.reverse_plan import Plan
-from adgen.transforms.reverse_plan_calls import (
-    args_callee_reads,
-    info_at,
-    is_user_call,
-    resolved_at_run_time,
-    result_made_by_callee,
-)
 from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.shared_copies import share_copies
+from adgen.transforms.user_calls import is_user_call, resolved_at_run_time
 from adgen.transforms.walk import walk
 
 from adgen.errors import MutationError
@@ -278,6 +272,8 @@ class _Captures:
         obj = plan.resolve(call.func)
         if obj is MISSING or not is_python_function(obj):
             return False
+        from adgen.transforms.reverse_plan_calls import info_at
+
         info = info_at(plan, obj, call)
         if info is None or info.compiled.mutates_params or \
                 getattr(info.compiled, "mutates_containers", True) or \
@@ -546,6 +542,11 @@ class _Captures:
                     # its pullback): a later write to them is guarded like any capture
                     # (sorted: the order of the captures is the generated text's, which
                     # must not depend on PYTHONHASHSEED)
+                    from adgen.transforms.reverse_plan_calls import (
+                        args_callee_reads,
+                        result_made_by_callee,
+                    )
+
                     for a in sorted(args_callee_reads(self.plan, s.value)):
                         self.want_capture(s, a, after=True)
                     if result_made_by_callee(self.plan, s.value):
@@ -581,6 +582,8 @@ class _Captures:
                     for n in names_of(s.value.args[1]):
                         self.want_capture(s, n, after=False, index=True)
                 if is_user_call(self.plan, s.value):
+                    from adgen.transforms.reverse_plan_calls import args_callee_reads
+
                     for a in sorted(args_callee_reads(self.plan, s.value)):
                         self.want_capture(s, a, after=True)
 

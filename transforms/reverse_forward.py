@@ -35,7 +35,6 @@ from adgen.transforms.reverse_ast import (
     src_text,
 )
 from adgen.transforms.reverse_plan import Plan, range_step
-from adgen.transforms.reverse_plan_calls import args_callee_reads, call_args, packed_keyword
 from adgen.transforms.slot_changes import (
     changes_noted,
     changes_noted_by_call,
@@ -462,6 +461,8 @@ class Forward:
                               self.plan.caps.items() if sid == id(s) and cap.copied and
                               (sid, n) in self.rec.cap_var}
 
+                    from adgen.transforms.reverse_plan_calls import call_args, packed_keyword
+
                     def passed(a: gast.expr) -> gast.expr:
                         if isinstance(a, gast.Name) and a.id in copies:
                             return name(copies[a.id])
@@ -561,6 +562,8 @@ class Forward:
         obj = self.plan.resolve(call.func)
         if obj is not MISSING and is_python_function(obj):
             # () where the callee reads it only through captures of its own
+            from adgen.transforms.reverse_plan_calls import args_callee_reads
+
             watched = args_callee_reads(self.plan, call, "reads_uncaptured")
             return None if n in watched else ()
         return tuple(slots)

@@ -35,9 +35,9 @@ from adgen.transforms.reverse_ast import (
     stored_names,
     user_name_of,
 )
-from adgen.transforms.reverse_plan_calls import is_user_call
 from adgen.transforms.reverse_plan_rules import Softmaxes
 from adgen.transforms.ssa import is_break_if
+from adgen.transforms.user_calls import is_user_call
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import Location

@@ -1,5 +1,5 @@
-"""The reverse plan's facts about calls: whether a call is of a user function (compiled and
-differentiated through adgen's dispatch) and how its forward takes the arguments, the callee's
+"""The reverse plan's facts about a call of a user function (one ``user_calls.is_user_call``
+finds; imported where a function has one): how its forward takes the arguments, the callee's
 compiled summary with its errors located at the call (``info_at``), whether it may write its
 arguments in place (``mutating_call``, so its pullback is forced; a list or tuple display
 handed to such a callee is named before the call by the front end, display_arguments.py, and
@@ -17,9 +17,8 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 import gast
-from adgen.transforms.analyses.activity import nondiff_call, passed_names
+from adgen.transforms.analyses.activity import passed_names
 from adgen.transforms.analyses.kinds import NUMBER
-from adgen.transforms.analyses.reports import reports
 from adgen.transforms.hoist_defs import free_names
 from adgen.transforms.node_index import loaded_names, nodes_of
 from adgen.transforms.parse import positional_params, varargs_of
@@ -31,7 +30,6 @@ from adgen.transforms.reverse_ast import (
     src_text,
     user_name_of,
 )
-from adgen.transforms.reverse_plan_rules import array_method
 
 from adgen.callbacks import checked_at
 from adgen.errors import UnsupportedError
@@ -40,37 +38,6 @@ from adgen.rules import registry
 if TYPE_CHECKING:
     from adgen.transforms.reverse_plan import Plan
 
-
-def is_user_call(plan: Plan, call: gast.Call) -> bool:
-    obj = plan.resolve(call.func)
-    if obj is MISSING:
-        if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name):
-
-            if array_method(plan, call) or call.func.attr == "append":
-                return False
-            import numpy as np
-
-            if isinstance(plan.kinds.get(call.func.value.id), int) and \
-                    hasattr(np.ndarray, call.func.attr):
-                return False  # a NumPy method without a rule: said at compile time
-        return True
-    if str(getattr(obj, "__module__", "")).startswith("adgen.") and \
-            not registry.is_reference_impl(obj):
-        return False  # adgen's own runtime functions: rules or no derivative
-    if isinstance(obj, functools.partial):
-        return True  # a partial of a function: called through adgen's dispatch
-    if is_user_class(obj) and nondiff_call(call, plan.resolve_or_none):
-        return False  # np.ndindex(shape): NumPy's Python class, without a derivative
-    return registry.lookup(obj) is None and not reports(obj) and \
-        registry.refusal_of(obj) is None and \
-        (is_python_function(obj) or is_user_class(obj) or is_callable_object(obj))
-
-def resolved_at_run_time(plan: Plan, call: gast.Call) -> bool:
-    """Whether a call of the user's is one the dispatch resolves when it runs (a method of
-    an object, a function held in a variable or a parameter, a constructor), not one of a
-    function compiled with its caller."""
-    obj = plan.resolve(call.func)
-    return is_user_call(plan, call) and (obj is MISSING or not is_python_function(obj))
 
 def call_args(plan: Plan, call: gast.Call, obj: Any) -> list[gast.expr]:
     """The positional arguments of a call of user function ``obj`` as its compiled forward
@@ -91,24 +58,6 @@ def packed_keyword(plan: Plan, call: gast.Call, obj: Any) -> list[gast.keyword]:
         return []
     return [gast.keyword(arg=obj.__code__.co_varnames[n],
                          value=gast.Tuple(elts=[], ctx=gast.Load()))]
-
-def refuse_active_partial(plan: Plan, s: gast.stmt, v: gast.Call) -> None:
-    """Refuses ``functools.partial(f, ...)`` binding a value that has a gradient: the
-    partial's pullback gives cotangents to the arguments of its call, not to the ones it
-    bound (a silently lost gradient otherwise)."""
-    if not isinstance(v, gast.Call) or plan.resolve(v.func) is not functools.partial:
-        return
-    bound = list(v.args[1:]) + [k.value for k in v.keywords]
-    active = sorted({n.id for a in bound for n in nodes_of(a, gast.Name)
-                     if plan.act.active(n.id)})
-    if active:
-        # the user's words (x[0] for the temporary ANF made of it), each once
-        what = ", ".join(dict.fromkeys(plan.user_name(n) for n in active))
-        raise UnsupportedError(
-            f"functools.partial binds {what}, which has a gradient here: adgen follows "
-            "gradients through the arguments a partial is called with, not the ones it "
-            "binds", plan.loc(s),
-            hint=f"pass {what} when calling it, or call the function directly")
 
 def info_at(plan: Plan, obj: Any, node: gast.AST) -> Any:
     """The compiled callee, with its compile errors located at the call."""

@@ -84,7 +84,7 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
             return (rule, rule.bind([v.value], {})) if rule else None
         return None
     if isinstance(v, gast.Call):
-        from adgen.transforms.reverse_plan_calls import is_user_call
+        from adgen.transforms.user_calls import is_user_call
 
         if is_user_call(plan, v):
             return (USERCALL, {})

@@ -45,7 +45,6 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_ops import Operations
 from adgen.transforms.reverse_plan import Plan
-from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call, refuse_active_partial
 from adgen.transforms.reverse_plan_rules import op_of
 from adgen.transforms.shape_saves import shape_reads
 from adgen.transforms.shared_inverse import share_inverses
@@ -63,6 +62,7 @@ from adgen.transforms.sum_adjoints import (
     sums_into_parts,
 )
 from adgen.transforms.unshared_shadows import unshared_shadows
+from adgen.transforms.user_calls import is_user_call, refuse_active_partial
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import MissingRuleError, UnsupportedError
@@ -655,6 +655,8 @@ class Pullback:
             return self.contribute(v.id, g, state, copy_shadow=self.plan.tracked(t))
         if g is None:
             if isinstance(v, gast.Call) and is_user_call(self.plan, v):
+                from adgen.transforms.reverse_plan_calls import mutating_call
+
                 if mutating_call(self.plan, v):
                     return self.calls.rev_user_call(s, v, t, state, forced=True)
                 if self.plan.act.active(t) and self.calls.may_hold_arrays(t):

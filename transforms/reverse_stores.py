@@ -27,7 +27,8 @@ from adgen.transforms.reverse_ast import (
     src_text,
     user_name_of,
 )
-from adgen.transforms.reverse_plan_calls import is_user_call, mutating_call
+from adgen.transforms.reverse_plan_calls import mutating_call
+from adgen.transforms.user_calls import is_user_call
 from adgen.transforms.walk import clone, walk
 
 from adgen.errors import UnsupportedError, users_line

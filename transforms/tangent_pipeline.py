@@ -20,9 +20,9 @@ from typing import Any
 
 import gast
 from adgen.transforms.analyses.activity import activity
-from adgen.transforms.analyses.container_aliases import written_parameter_copies
 from adgen.transforms.analyses.effects import effects
 from adgen.transforms.analyses.number_items import item_guards, number_items
+from adgen.transforms.analyses.parameter_copies import written_parameter_copies
 from adgen.transforms.analyses.parameter_parts import (
     held_writes,
     parameter_parts,

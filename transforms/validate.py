@@ -2,11 +2,12 @@
 
 Input: a parsed FunctionDef. Output: nothing (an analysis); raises UnsupportedError at the
 first unsupported construct: generators, await, async loops, global/nonlocal, exec/eval,
-with (but for the context managers of _context_managers), del of anything but plain names,
-class definitions,
-star-arguments, match, a finally block that leaves its try statement (return, break,
-continue) or defines a function, np.nditer writing its operands through its items,
-``obj.__dict__`` in the user's code.
+with (but for the context managers of validate_rare.context_managers), del of anything but
+plain names, class definitions, star-arguments, match, a finally block that leaves its try
+statement (return, break, continue) or defines a function, np.nditer writing its operands
+through its items, ``obj.__dict__`` in the user's code. The checks of nested defs
+(nested_defs.refuse_nested_def) and of constructs few functions have (validate_rare) are
+imported where a function has one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from adgen.transforms.walk import walk
 
 from adgen.errors import UnsupportedError
 
-_HINT_RRULE = "or wrap the code in a function with an @adgen.rrule"
+HINT_RRULE = "or wrap the code in a function with an @adgen.rrule"
 
 _REFUSED: dict[type, tuple[str, str]] = {
     gast.Yield: ("a generator (yield)", "return a list instead"),
@@ -42,100 +43,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
     gast.ClassDef: ("a class definition inside a differentiated function",
                     "define the class at module level"),
 }
-
-
-def _refuse_del_of_captured(parsed: Parsed, node: gast.Delete) -> None:
-    """Refuses ``del y`` of a name that a nested function, a lambda or a generator expression
-    bound to a name (``g = (v * y for v in x)``) reads: they run later, when Python finds the
-    closure's cell emptied (NameError), where adgen would keep the value."""
-    deleted = {t.id for t in node.targets}
-    for inner in walk(parsed.tree):
-        if isinstance(inner, (gast.Assign, gast.AnnAssign)) and \
-                isinstance(inner.value, gast.GeneratorExp):
-            inner = inner.value
-        elif inner is parsed.tree or not isinstance(
-                inner, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            continue
-        read = deleted & {n.id for n in walk(inner) if isinstance(n, gast.Name)}
-        if read:
-            raise UnsupportedError(
-                f"del {sorted(read)[0]} of a name a nested function, lambda or generator "
-                "reads is not supported", parsed.location(node),
-                hint="drop the del (adgen keeps the values the gradient needs), or give the "
-                     "nested function the value as an argument")
-
-
-def _check_finally(parsed: Parsed, cleanup: list[gast.stmt]) -> None:
-    """A ``finally`` block runs as written after its ``try`` (lower_control) unless it leaves
-    the statement itself: a ``return`` there, or a ``break``/``continue`` of a loop around
-    the ``try``, replaces what the body returned or raised. A nested def there is refused
-    too (it would be defined on both of the block's paths)."""
-    def exits(stmts: list[gast.stmt], in_loop: bool) -> gast.stmt | None:
-        for s in stmts:
-            if isinstance(s, gast.Return) or \
-                    isinstance(s, (gast.Break, gast.Continue)) and not in_loop or \
-                    isinstance(s, gast.FunctionDef):
-                return s
-            loop = in_loop or isinstance(s, (gast.For, gast.While))
-            for fieldname in ("body", "orelse", "finalbody"):
-                sub = getattr(s, fieldname, None)
-                found = exits(sub, loop if fieldname == "body" else in_loop) \
-                    if isinstance(sub, list) else None
-                if found is not None:
-                    return found
-            for h in getattr(s, "handlers", []):
-                found = exits(h.body, in_loop)
-                if found is not None:
-                    return found
-            for c in getattr(s, "cases", []):
-                found = exits(c.body, in_loop)
-                if found is not None:
-                    return found
-        return None
-
-    found = exits(cleanup, False)
-    if found is None:
-        return
-    if isinstance(found, gast.FunctionDef):
-        raise UnsupportedError("a def inside a finally block is not supported",
-                               parsed.location(found),
-                               hint="define the function before the try statement")
-    what = "return" if isinstance(found, gast.Return) else \
-        "break" if isinstance(found, gast.Break) else "continue"
-    raise UnsupportedError(
-        f"a {what} inside a finally block (which replaces what the try block returned or "
-        "raised) is not supported", parsed.location(found),
-        hint=f"move the {what} after the try statement")
-
-
-def _context_managers() -> tuple[object, ...]:
-    """Context managers that change nothing a derivative depends on, so that a ``with`` block
-    of one runs as written (lower_control): NumPy's floating-point error handling and print
-    options, the warnings filters, and ``contextlib.nullcontext``."""
-    import contextlib
-    import warnings
-
-    import numpy as np
-
-    return (np.errstate, np.printoptions, warnings.catch_warnings, contextlib.nullcontext)
-
-
-def _check_with(parsed: Parsed, node: gast.With) -> None:
-    """A ``with`` block is run as written when each manager is one of
-    :func:`_context_managers`, made in the statement, and its ``as`` target (if any) a name."""
-    allowed = _context_managers()
-    for item in node.items:
-        made = item.context_expr
-        ok = isinstance(made, gast.Call) and any(
-            chain_value(parsed, made.func, stored_only=False) is m for m in allowed) and (
-            item.optional_vars is None or isinstance(item.optional_vars, gast.Name))
-        if not ok:
-            raise UnsupportedError(
-                "a with statement is supported for np.errstate, np.printoptions, "
-                "warnings.catch_warnings and contextlib.nullcontext only",
-                parsed.location(node),
-                hint="move the with block out of the differentiated function, " +
-                     _HINT_RRULE)
 
 
 def validate(parsed: Parsed) -> None:
@@ -185,12 +92,16 @@ def validate(parsed: Parsed) -> None:
         if isinstance(node, gast.Delete) and all(isinstance(t, gast.Name)
                                                  for t in node.targets):
             kind = None  # del tmp: the name is unbound from here on (transforms/unbound.py)
-            _refuse_del_of_captured(parsed, node)
+            from adgen.transforms.validate_rare import refuse_del_of_captured
+
+            refuse_del_of_captured(parsed, node)
         if kind is not None:
             what, hint = kind
             raise UnsupportedError(f"{what} is not supported", parsed.location(node), hint=hint)
         if isinstance(node, gast.With):
-            _check_with(parsed, node)
+            from adgen.transforms.validate_rare import check_with
+
+            check_with(parsed, node)
         if isinstance(node, gast.Match):
             from adgen.transforms.lower_match import refuse_unsupported_patterns
 
@@ -212,12 +123,14 @@ def validate(parsed: Parsed) -> None:
             _check_reference_call(parsed, node)
             _check_writing_iterator(parsed, node)
         if isinstance(node, gast.Attribute) and node.attr == "__dict__":
-            _check_dict_of_attributes(parsed, node)
+            from adgen.transforms.validate_rare import check_dict_of_attributes
+
+            check_dict_of_attributes(parsed, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in ("exec", "eval", "compile", "globals", "locals"):
             raise UnsupportedError(
                 f"{node.func.id}() is not supported: adgen cannot see the code it runs",
-                parsed.location(node), hint="write the code out, " + _HINT_RRULE)
+                parsed.location(node), hint="write the code out, " + HINT_RRULE)
         spread = [k for k in node.keywords if k.arg is None] if isinstance(node, gast.Call) \
             else []
         if spread and len(spread) < len(node.keywords) or len(spread) > 1:
@@ -227,32 +140,14 @@ def validate(parsed: Parsed) -> None:
                                    hint="merge them into one dict first: kw = dict(kw); "
                                         "kw['k'] = v; f(**kw)")
         if isinstance(node, gast.Try) and node.finalbody:
-            _check_finally(parsed, node.finalbody)
+            from adgen.transforms.validate_rare import check_finally
+
+            check_finally(parsed, node.finalbody)
         if isinstance(node, gast.FunctionDef) and node is not fn:
-            outer = {a.id for a in fn.args.args} | {
-                n.id for n in walk(fn) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Store)}
-            inner_bound = {a.id for a in node.args.args} | {
-                n.id for n in walk(node) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Store)}
-            free = sorted({n.id for n in walk(node) if isinstance(n, gast.Name)
-                           and isinstance(n.ctx, gast.Load)} & outer - inner_bound - {node.name})
-            for v in free:
-                binds = sum(1 for n in walk(fn) if isinstance(n, gast.Name) and
-                            isinstance(n.ctx, gast.Store) and n.id == v and
-                            n not in set(walk(node)))
-                binds += v in {a.id for a in fn.args.args}
-                if binds > 1:
-                    raise UnsupportedError(
-                        f"the nested def {node.name}() reads {v!r}, which the enclosing "
-                        "function assigns more than once",
-                        parsed.location(node),
-                        hint=f"pass {v} to {node.name}() as an argument")
-            _refuse_kept_across_steps(parsed, fn, node, free)
-            if node.decorator_list:
-                raise UnsupportedError("a decorated nested def is not supported",
-                                       parsed.location(node),
-                                       hint="define it at module level")
+            # (imported where a function has nested defs: most have none)
+            from adgen.transforms.nested_defs import refuse_nested_def
+
+            refuse_nested_def(parsed, fn, node)
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:
@@ -264,59 +159,6 @@ def validate(parsed: Parsed) -> None:
                         raise UnsupportedError("this starred assignment is not supported",
                                                parsed.location(node),
                                                hint="index the sequence explicitly")
-
-
-def _refuse_kept_across_steps(parsed: Parsed, fn: gast.FunctionDef, d: gast.FunctionDef,
-                              free: list[str]) -> None:
-    """A nested def (or lambda) reading a variable the enclosing function binds in a loop,
-    kept as a value past the step that made it (``fs.append(lambda t: t * c)`` with ``c =
-    x[i]`` in the loop, or put in a list, a tuple, a dict, an attribute): Python reads the
-    variable when the function is called, its last value then, which adgen's adjoint of
-    each step's value does not follow (the gradient was silently wrong). Called by its name,
-    or passed to a function by name (``apply1(g, x)``), it runs in the step: accepted."""
-    inside_defs = {id(n) for g in walk(fn) if isinstance(g, gast.FunctionDef) and g is not fn
-                   for n in walk(g)}
-    looped = set()
-    for loop in walk(fn):
-        if isinstance(loop, (gast.For, gast.While)) and id(loop) not in inside_defs:
-            looped |= {n.id for n in walk(loop) if isinstance(n, gast.Name) and
-                       isinstance(n.ctx, gast.Store) and id(n) not in inside_defs}
-    # (a counter of range(...), fns.append(lambda v: v * k) for k in range(3): an int, with
-    # no derivative to lose: every one reads the last k, as in Python)
-    counters = {n.id for loop in walk(fn) if isinstance(loop, gast.For) and
-                isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) and
-                loop.iter.func.id == "range" for n in walk(loop.target)
-                if isinstance(n, gast.Name)}
-    looped -= {v for v in counters if sum(
-        1 for n in walk(fn) if isinstance(n, gast.Name) and n.id == v and
-        isinstance(n.ctx, gast.Store) and id(n) not in inside_defs) == 1}
-    # (a default is evaluated where the def is: def g(t, k=k) in the loop keeps each step's k)
-    read = {n.id for b in d.body for n in walk(b) if isinstance(n, gast.Name) and
-            isinstance(n.ctx, gast.Load)}
-    late = [v for v in free if v in looped and v in read]
-    if not late:
-        return
-    # (an argument of a call that runs it there: a function by name, np.apply_along_axis;
-    # not of one that keeps it, fs.append(g), functools.partial(g, ...))
-    keeping = {"append", "extend", "insert", "add", "setdefault", "update", "__setitem__",
-               "appendleft", "partial"}
-    plain_args = {id(a) for c in walk(fn) if isinstance(c, gast.Call) and (
-                  isinstance(c.func, gast.Name) and c.func.id not in keeping or
-                  isinstance(c.func, gast.Attribute) and c.func.attr not in keeping)
-                  for a in c.args + [k.value for k in c.keywords]}
-    kept = [n for n in walk(fn) if isinstance(n, gast.Name) and n.id == d.name and
-            isinstance(n.ctx, gast.Load) and id(n) not in inside_defs and
-            id(n) not in plain_args and not any(
-                isinstance(c, gast.Call) and c.func is n for c in walk(fn))]
-    if kept:
-        shown = "a lambda" if d.name.startswith("lambda_") else f"the nested def {d.name}()"
-        raise UnsupportedError(
-            f"{shown} reads {late[0]!r}, which the enclosing function assigns in a loop, "
-            "and is kept as a value past that step (appended, or put in a list, a tuple, a "
-            f"dict or an attribute): Python reads {late[0]} when it is called, its value "
-            "then, whose derivative adgen does not follow", parsed.location(d),
-            hint=f"pass {late[0]} as an argument where it is called, or call it in the step "
-                 "that made it")
 
 
 def _check_reference_call(parsed: Parsed, call: gast.Call) -> None:
@@ -382,30 +224,6 @@ def _check_writing_iterator(parsed: Parsed, call: gast.Call) -> None:
         hint=f"write {operand} itself: a whole-array expression ({operand}[...] = "
              f"2 * {operand}), or a loop over positions (for i in range({operand}.size): "
              f"{operand}.flat[i] = ...)")
-
-
-def _check_dict_of_attributes(parsed: Parsed, node: gast.Attribute) -> None:
-    """Refuses ``obj.__dict__`` in the user's code: adgen follows an object's attributes by
-    their names (``m.w``, ``getattr(m, "w")``), and a read or a store through the dict
-    behind them had no gradient (``np.sum(m.__dict__["w"] ** 2)``: zero; a method's
-    ``self.__dict__["w"] = self.w * x``: the store missed), silently, before session 23.
-    Library code (an installed package's, adgen's own, generated code) is left as it is."""
-    import os
-
-    import adgen
-    from adgen.errors import installed_file
-
-    own = os.path.dirname(os.path.realpath(adgen.__file__)) + os.sep
-    if parsed.file.startswith("<") or installed_file(parsed.file) or \
-            os.path.realpath(parsed.file).startswith(own):
-        return
-    owner = node.value.id if isinstance(node.value, gast.Name) else "obj"
-    raise UnsupportedError(
-        f"{owner}.__dict__ (the dict behind {owner}'s attributes) is not differentiated: "
-        f"adgen follows attributes by their names", parsed.location(node),
-        hint=f"read and set the attributes by name ({owner}.w, {owner}.w = v), or with "
-             f"getattr({owner}, \"w\") / setattr({owner}, \"w\", v); for all of them, keep "
-             "the arrays in a dict attribute of your own (self.params = {...})")
 
 
 def _one_star_in_its_tuple(target: gast.expr, star: gast.Starred) -> bool:

@@ -30,13 +30,6 @@ class Receivers:
         self.resolve = resolve
         self._objects: set[str] | None = None  # (object_like's names, made at its first call)
 
-    @staticmethod
-    def free_array_method(resolved: object) -> bool:
-        """Whether ``resolved`` is a method bound to an ndarray (``WORK.fill`` of a global)."""
-        import numpy as np
-
-        return isinstance(getattr(resolved, "__self__", None), np.ndarray)
-
     def not_an_array(self, recv: gast.expr) -> bool:
         """A name the function reads an attribute of that no ndarray has (``sim.buf``), an
         instance of a class of the user's it builds, a parameter annotated with one (``def
