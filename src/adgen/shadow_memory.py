@@ -348,6 +348,16 @@ class ShadowMap:
             # items' shadows, as a tuple's; a store into one of its slots still refuses
             # (ItemShadows.__setitem__)
             return ItemShadows(self, x)  # type: ignore[return-value]
+        if hasattr(x, "__dict__") and callable(x) and not isinstance(x, type) and \
+                is_function_like(x) and not (hasattr(x, "__func__") and
+                                             hasattr(getattr(x, "__self__", None), "__dict__")):
+            # a function given as a value (compose(f, np.cos) in jvp code, hessian: g_bar =
+            # sh.of(g)): it carries no derivative of its own; what it closes over or binds (a
+            # cell's number, a partial's array) keeps its adjoint in its own shadow, by
+            # identity. Its adjoint takes additions and holds nothing. (A method of an object
+            # of the user's is refused below; a builtin, without attributes, gets a number's
+            # cell, as before.)
+            return NoShadow()  # type: ignore[return-value]
         if isinstance(x, (list, dict, tuple)) or (hasattr(x, "__dict__") and
                                                   not isinstance(x, np.generic) and
                                                   not is_constant_object(x)):
@@ -465,6 +475,25 @@ def _refuse_container(x: Any) -> None:
         "not tell it from an array when compiling (a parameter of a function called by "
         "the one differentiated, an item of a list, an attribute of an object such as "
         "model.layers, or a value returned by a call) is not supported yet", hint=hint))
+
+
+class NoShadow:
+    """The adjoint :meth:`ShadowMap.of` gives a function, builtin, ufunc or partial that
+    generated code took for an array (a function passed to a helper, in jvp code
+    differentiated again): it takes any addition and holds nothing (a function value carries
+    no derivative; the values it closes over keep theirs in their own shadows)."""
+
+    def __iadd__(self, adjoint: Any) -> NoShadow:
+        return self
+
+    def __getitem__(self, key: Any) -> NoShadow:
+        return self
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+    def copy(self) -> None:
+        return None
 
 
 class ItemShadows:
