@@ -72,13 +72,16 @@ def call_pattern(fn: gast.FunctionDef, obj: Any, resolve: Callable[[gast.expr], 
     passed: list[Any] = [NUMBER] * n  # the kind every call passes there, or None
     calls = 0
     for call in nodes_of(fn, gast.Call):
-        if not isinstance(call, gast.Call) or resolve(call.func) is not obj:
+        if not isinstance(call, gast.Call) or not _calls_of(resolve(call.func), obj):
             continue
         if call.keywords or len(call.args) != n:
             return None
         for k, a in enumerate(call.args):
             if isinstance(a, gast.Constant) and type(a.value) in (int, float):
                 kind = NUMBER  # a number without a derivative
+            elif isinstance(a, (gast.List, gast.Tuple)) and all(
+                    isinstance(e, gast.Constant) for e in a.elts):
+                kind = None  # [1.0, 3.0]: a display of constants, without a derivative
             elif not isinstance(a, gast.Name):
                 return None
             else:
@@ -141,11 +144,43 @@ def _narrows(general: Any, obj: Any, pattern: tuple[tuple[int, ...], tuple[Any, 
     if any(kind in CONTAINERS and (written is True or names[k] in written)
            for k, kind in enumerate(sig)):
         return True
+    if any(k not in wrt for k in range(len(sig))) and _calls_a_parameter(obj):
+        # functools.reduce(lambda a, p: a + norm(x, ord=p), [1.0, 3.0], 0.0): adgen's
+        # reference calls the function it is given with the items, which carry no
+        # derivative here; compiled for any arguments it said they do, and the lambda's
+        # compilation for that refused ord's derivative (a false refusal)
+        return True
     if mutation != "strict" or all(k in wrt and sig[k] != NUMBER for k in range(len(sig))):
         return False  # every parameter carries a derivative at some call, none a number
     if any(s.decision in ("guarded-raise", "certain-conflict") for s in general.sites):
         return True
     return bool(general.reads_params)
+
+
+def _calls_of(called: Any, obj: Any) -> bool:
+    """Whether a call of ``called`` runs ``obj``: the same object, or ``obj`` adgen's
+    reference of ``called`` (functools.reduce's)."""
+    if called is obj:
+        return True
+    from adgen.rules import registry
+
+    return called is not None and registry.reference_of(called) is obj
+
+
+def _calls_a_parameter(obj: Any) -> bool:
+    """Whether ``obj`` is adgen's reference of a library function that calls one of its
+    parameters (``functools.reduce``'s): the values it hands on carry a derivative only
+    where its own parameters do."""
+    from adgen.rules import registry
+
+    if not any(r.impl is obj for r in registry.all_references()):
+        return False
+    import inspect
+
+    tree = gast.parse(inspect.cleandoc("\n" + inspect.getsource(obj)))
+    params = set(obj.__code__.co_varnames[:obj.__code__.co_argcount])
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+               n.func.id in params for n in gast.walk(tree))
 
 
 def for_refusing_calls(obj: Any, general: Any, mutation: str, fn: gast.FunctionDef,

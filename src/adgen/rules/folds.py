@@ -13,13 +13,18 @@ from typing import Any
 from adgen.rules.composites import refuse_if
 from adgen.rules.registry import defreference
 
+# reduce(f, xs) without an initial value (a parameter of its own, not *initial: the caller
+# compiles the reference for the arguments its call passes with a derivative,
+# transforms/callee_activity.py, which it cannot tell for *args; a constant in xs then
+# reaches f without one: np.linalg.norm(x, ord=p) over ps = [1.0, 3.0])
+NO_INITIAL = object()
+
 
 @defreference(functools.reduce, name="functools.reduce")
-def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
+def reduce(function: Any, iterable: Any, initial: Any = NO_INITIAL) -> Any:
     items = list(iterable)
-    refuse_if(len(initial) > 1, "functools.reduce takes at most 3 arguments")
-    if initial:
-        acc = initial[0]
+    if initial is not NO_INITIAL:
+        acc = initial
         start = 0
     else:
         refuse_if(len(items) == 0, "functools.reduce() of an empty iterable with no initial "
