@@ -62,6 +62,16 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
                     f.value.id in params and object_method_on_parameter(f, tree) and \
                     not reading_method(f):
                 out.add(f.value.id)
+                # and the lists, dicts and objects it is given, where the method is known
+                # by the object's class and changes what it is given (self.reset(lst) in
+                # __init__, reset appending to lst: __init__'s pullback started lst's
+                # adjoint from none, and its caller's, at the list's final length, met the
+                # shorter one reset's pullback gave: refused as "a list read by a position
+                # counted from its end")
+                method = _method_of_parameter(parsed, tree, f)
+                if method is not None and changes(method):
+                    out |= {a.id for a in [*call.args, *(k.value for k in call.keywords)]
+                            if isinstance(a, gast.Name) and a.id in params}
             elif (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and
                   f.value.id not in params and not reading_method(f) and
                   not any(hasattr(t, f.attr) for t in VALUE_TYPES)) or \
@@ -83,6 +93,32 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
                 # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
                 out |= given
     return out
+
+
+def _method_of_parameter(parsed: Any, tree: gast.FunctionDef,
+                         f: gast.Attribute) -> types.FunctionType | None:
+    """The function ``p.m`` runs (``p`` a parameter of ``tree``) where the class of ``p`` is
+    known: the class a copy of the function is compiled for (object_classes.param_classes),
+    or, for the first parameter of a method, the class that defines it; else None (and None
+    for a static or class method, or an attribute that is not a function)."""
+    import inspect
+
+    from adgen.transforms.object_classes import param_classes
+
+    fn = parsed.fn
+    names = [a.id for a in tree.args.args]
+    k = names.index(f.value.id)
+    cls = param_classes(fn).get(k)
+    if cls is None and k == 0 and "<locals>" not in getattr(fn, "__qualname__", "<locals>"):
+        owner: Any = inspect.getmodule(fn)
+        for part in fn.__qualname__.split(".")[:-1]:
+            owner = getattr(owner, part, None)
+        cls = owner if isinstance(owner, type) else None
+    if cls is None:
+        return None
+    method = inspect.getattr_static(cls, f.attr, None)
+    return method if isinstance(method, types.FunctionType) and \
+        _compiled_callee(method) else None
 
 
 def _single_bindings(tree: gast.FunctionDef) -> dict[str, list[gast.expr]]:
