@@ -38,13 +38,14 @@ knows are rewritten into indexed stores the reverse pass handles uniformly:
 (``np.place`` and ``np.put_along_axis`` are references that write their argument,
 rules/composites_writes.py.) Mutating calls adgen does not handle yet (``x.resize``, a list's
 ``pop``/``insert``/``remove`` of a list another name may reach, ...) raise UnsupportedError with the line.
+The calls of a method of a value (``x.fill``, ``xs.extend``, ``L.pop``, ...) are lowered by
+``lower_methods.lower_method_call``, imported where a function has one (issue 15's cold start).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 from typing import TYPE_CHECKING
 
 import gast
@@ -66,33 +67,13 @@ from adgen.errors import UnsupportedError
 if TYPE_CHECKING:
     from adgen.transforms.analyses.receivers import Receivers
 
-# Names of list, dict and ndarray methods that passes handle by name: on an object of a user's
-# class defining one, it is that class's method (Receivers.built_class)
-_CONTAINER_METHOD_NAMES = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update",
-    "setdefault", "fill", "put", "itemset", "resize", "partition", "setfield", "byteswap",
-    "shuffle", "add", "discard"})
 
-_REFUSED_METHODS = {
-    "itemset": "write x[index] = value",
-    "resize": "allocate a new array with np.resize(x, shape)",
-    "insert": "build a new list",
-    "remove": "build a new list",
-    "clear": "build a new list",
-    "reverse": "use xs[::-1]",
-    "setdefault": "assign the key explicitly",
-    "pop": "index the last element and build a shorter list",
-    "partition": "use np.sort",
-    "setfield": "write x[index] = value",
-    "byteswap": "use x.astype(x.dtype.newbyteorder())",
-    "shuffle": "permute with an index: x = x[rng.permutation(len(x))]",
-}
 _REFUSED_FUNCS = {"shuffle": "permute with an index: x = x[np.random.permutation(len(x))]"}
 
 
 def lower_mutation(fn: gast.FunctionDef, namer: Namer, parsed: Parsed) -> gast.FunctionDef:
     """Rewrites mutating calls into indexed stores (fn is changed in place)."""
-    lower = _Lower(namer, parsed)
+    lower = Lower(namer, parsed)
     lower.fn = fn  # (the temporaries a getattr binds: how often they are read)
     fn.body = lower.block(fn.body)
     if lower.concatenators:  # t = np.r_, read by the lowered t[z, 0.2] only
@@ -140,11 +121,11 @@ def store(target: gast.expr, index: gast.expr, value: gast.expr, like: gast.AST)
 _SEVERAL = object()
 
 
-def _ellipsis() -> gast.Constant:
+def ellipsis_index() -> gast.Constant:
     return gast.Constant(Ellipsis, None)
 
 
-class _Lower:
+class Lower:
     def __init__(self, namer: Namer, parsed: Parsed) -> None:
         self.namer = namer
         self.parsed = parsed
@@ -193,16 +174,16 @@ class _Lower:
             # new items; the pullback of a new list lst + items read a list grown since)
             if self.receivers.built_as(s.target, "list"):
                 self.grows = True
-                return self._extend(name(s.target.id), name(s.value.id), s)
+                return self.extend(name(s.target.id), name(s.value.id), s)
             # a list the function was given (or an array plus a list of numbers): the
             # extension would make the name a list for the analyses on both paths, so a list
             # is refused when it runs, at this line
             loc = self.parsed.location(s)
             flag = self.namer.fresh("t")
             test = assign(name(flag, gast.Store),
-                          _call_name("isinstance", name(s.target.id), name("list")), s)
-            error = _call_name("list_iadd_error", gast.Constant(loc.file, None),
-                               gast.Constant(loc.line, None))
+                          call_name("isinstance", name(s.target.id), name("list")), s)
+            error = call_name("list_iadd_error", gast.Constant(loc.file, None),
+                              gast.Constant(loc.line, None))
             refuse = located_at(gast.If(test=name(flag), body=[
                 located_at(gast.Raise(exc=error, cause=None), s)], orelse=[]), s)
             return [test, refuse, s]
@@ -247,7 +228,7 @@ class _Lower:
                                    ctx=gast.Load())
                 call = gast.Call(func=name(t), args=[clone(obj)] + [
                     k.value for k in s.value.keywords], keywords=[])
-                return [assign(name(t, gast.Store), _call_name("dataclass_replacer", obj, names), s),
+                return [assign(name(t, gast.Store), call_name("dataclass_replacer", obj, names), s),
                         assign(s.targets[0], located_at(call, s.value), s)]
             if isinstance(func, gast.Attribute) and func.attr == "_replace" and \
                     not s.value.args and s.value.keywords and \
@@ -260,8 +241,8 @@ class _Lower:
                 kw = gast.Dict(keys=[gast.Constant(k.arg, None) for k in s.value.keywords],
                                values=[k.value for k in s.value.keywords])
                 return [assign(name(t, gast.Store), kw, s),
-                        assign(s.targets[0], _call_name("namedtuple_replace", func.value,
-                                                        name(t)), s)]
+                        assign(s.targets[0], call_name("namedtuple_replace", func.value,
+                                                       name(t)), s)]
         call = None
         result = None
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
@@ -324,7 +305,7 @@ class _Lower:
                 call.keywords = [k for k in call.keywords if k.arg != "out"]
                 t = self.namer.fresh("t")
                 new = [assign(name(t, gast.Store), call, s),
-                       store(name(out_arg.id), _ellipsis(), name(t), s)]
+                       store(name(out_arg.id), ellipsis_index(), name(t), s)]
                 if result is not None:
                     new.append(assign(name(result, gast.Store), name(out_arg.id), s))
                 return [u for st in new for u in self.stmt(st)]
@@ -338,271 +319,23 @@ class _Lower:
                 isinstance(getattr(resolved, "__self__", None), _ndarray) and
                 isinstance(func.value, gast.Name) and
                 func.value.id in self.parsed.free)):
-            # (WORK.fill(c) of a global array: its method resolves to the bound builtin, and
-            # left a plain call, the write was unseen: lowered as a local array's is)
-            method = func.attr
-            recv = func.value
-            if self.receivers.user_method(recv, method):
-                # self.update(x), self.fill(p) in a class that defines the method: a method
-                # call (self.fill(p) was taken for ndarray.fill: self[...] = p)
-                return [s]
-            cls = self.receivers.built_class(recv, method)
-            if cls is not None and method in _CONTAINER_METHOD_NAMES:
-                # d.append(v) of d = Doubler(): the class's own method, called through its
-                # class (Doubler.append(d, v)), which no later pass takes for list.append
-                call.func = located_at(gast.Attribute(value=clone(cls), attr=method,
-                                                      ctx=gast.Load()), func)
-                call.args = [clone(recv), *call.args]
-                return [s]
-            if method == "__setitem__" and len(call.args) == 2 and not call.keywords and \
-                    not any(isinstance(a, gast.Starred) for a in call.args):
-                # out.__setitem__(i, v) is out[i] = v for any object (Python's store calls
-                # the same method): left a call, the write was unseen (a silently wrong
-                # gradient, in the function or in a helper it calls)
-                return [store(recv, call.args[0], call.args[1], s)] + self._none(result, s)
-            if method == "__setattr__" and len(call.args) == 2 and not call.keywords and \
-                    isinstance(call.args[0], gast.Constant) and \
-                    isinstance(call.args[0].value, str) and call.args[0].value.isidentifier():
-                # o.__setattr__("h", v) is o.h = v (it raised 'object.__setattr__ has no
-                # derivative rule')
-                target = gast.Attribute(value=recv, attr=call.args[0].value, ctx=gast.Store())
-                return [assign(target, call.args[1], s)] + self._none(result, s)
-            if method in _IN_PLACE_OPERATORS and len(call.args) == 1 and not call.keywords \
-                    and isinstance(recv, gast.Name) and not isinstance(call.args[0], gast.Starred) \
-                    and not self.receivers.not_an_array(recv) and \
-                    not self.receivers.object_like(recv):
-                # out.__iadd__(v) is out += v on an array or a list (which return themselves):
-                # left a call, the write was unseen (a silently wrong gradient); a user's
-                # object's own __iadd__ (which may return another object) stays its call
-                op = _IN_PLACE_OPERATORS[method]()
-                value, first = call.args[0], []
-                if not isinstance(value, (gast.Name, gast.Constant)):
-                    # a display (acc.__iadd__([v])): named, as for acc += [v]
-                    t = self.namer.fresh("t")
-                    first, value = [assign(name(t, gast.Store), value, s)], name(t)
-                aug = gast.copy_location(gast.AugAssign(
-                    target=name(recv.id, gast.Store), op=op, value=value), s)
-                return first + self.stmt(aug) + (
-                    [assign(name(result, gast.Store), name(recv.id), s)]
-                    if result is not None else [])
-            if method == "fill" and not self.receivers.not_an_array(recv):
-                value = self._arguments(call, ("value",), 1, s, method, keywords=False)[0]
-                return [store(recv, _ellipsis(), value, s)] + self._none(result, s)
-            if method == "append" and result is not None and len(call.args) == 1 and \
-                    not call.keywords and not isinstance(call.args[0], gast.Starred) and \
-                    not self.receivers.object_like(recv):
-                # t = hist.append(v): the append as the statement adgen follows, and t = None
-                # as Python binds it (left an assignment of a call, the list's adjoint never
-                # reached v: a silently zero gradient before session 21)
-                lowered = [gast.copy_location(gast.Expr(value=call), s)] + \
-                    self._none(result, s)
-                if self.receivers.built_as(recv, "list"):
-                    return lowered
-                test = _call_name("isinstance", clone(recv), name("list"))
-                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
-            if method in ("extend", "update") and len(call.args) == 1 and not call.keywords:
-                if self.receivers.object_like(recv):
-                    return [s]  # model.update(x) on an object: its own method
-                # list.extend / dict.update when the receiver is one at run time, else the
-                # receiver's own method of that name
-                lower = self._extend if method == "extend" else self._update
-                kind = "list" if method == "extend" else "dict"
-                lowered = lower(recv, call.args[0], s) + self._none(result, s)
-                if self.receivers.built_as(recv, kind):
-                    return lowered
-                test = _call_name("isinstance", clone(recv), name(kind))
-                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
-            if method == "update" and not call.args and call.keywords and \
-                    all(k.arg for k in call.keywords) and not self.receivers.object_like(recv):
-                # d.update(a=v, b=w): the stores d["a"] = v; d["b"] = w, where d is a dict
-                lowered = [store(clone(recv), gast.Constant(k.arg, None), k.value, s)
-                           for k in call.keywords] + self._none(result, s)
-                if self.receivers.built_as(recv, "dict"):
-                    return lowered
-                test = _call_name("isinstance", clone(recv), name("dict"))
-                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
-            if method == "setdefault" and len(call.args) in (1, 2) and not call.keywords and \
-                    not any(isinstance(a, gast.Starred) for a in call.args) and \
-                    not self.receivers.object_like(recv):
-                # config.setdefault("momentum", 0.9) (CS231n's optim.py), where config is a
-                # dict: if "momentum" not in config: config["momentum"] = 0.9, and the result
-                # config["momentum"] (it was refused as an in-place method)
-                key = call.args[0]
-                default = call.args[1] if len(call.args) == 2 else gast.Constant(None, None)
-                # the test bound to a name in the forward: the pullback reads that, not the
-                # test again on the dict the store has filled (its branch never ran there: a
-                # silently zero gradient for the default before session 21)
-                absent = self.namer.fresh("absent")
-                lowered: list[gast.stmt] = [
-                    assign(name(absent, gast.Store), gast.Compare(
-                        left=clone(key), ops=[gast.NotIn()], comparators=[clone(recv)]), s),
-                    gast.copy_location(gast.If(
-                        test=name(absent), body=[store(clone(recv), clone(key), default, s)],
-                        orelse=[]), s)]
-                if result is not None:
-                    lowered.append(assign(name(result, gast.Store), gast.Subscript(
-                        value=clone(recv), slice=clone(key), ctx=gast.Load()), s))
-                if self.receivers.built_as(recv, "dict"):
-                    return lowered
-                test = _call_name("isinstance", clone(recv), name("dict"))
-                return [gast.copy_location(gast.If(test=test, body=lowered, orelse=[s]), s)]
-            if method == "put":
-                ind, v, mode = self._arguments(call, ("ind", "v", "mode"), 2, s, method)
-                self._refuse_mode(mode, s)
-                return self._put(recv, ind, v, s) + self._none(result, s)
-            if method == "sort" and isinstance(recv, gast.Name) and not call.args and \
-                    all(k.arg in ("key", "reverse") for k in call.keywords) and \
-                    (call.keywords or self.receivers.built_as(recv, "list")) and \
-                    not self.receivers.object_like(recv):
-                # arrs.sort(key=...) of a list (ndarray.sort takes no key=), or vals.sort() of
-                # a list the function builds (vals = x.tolist(): it was sorted as an array, a
-                # raw AttributeError): the sorted list bound to the name, where only that
-                # name reaches the list (as L.pop(i))
-                from adgen.transforms.analyses.unshared_lists import UnsharedLists
+            # (imported where a function calls a method of a value: lower_methods)
+            from adgen.transforms.lower_methods import lower_method_call
 
-                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
-                if why is not None:
-                    given = ", ".join(f"{k.arg}=..." for k in call.keywords)
-                    raise UnsupportedError(
-                        f"{recv.id}.sort({given}) is differentiated on a list that only its "
-                        f"name reaches; here {why}", self.parsed.location(s),
-                        hint=f"sort into a new list: {recv.id} = sorted({recv.id}"
-                             f"{', ' if given else ''}{given})")
-                ordered = gast.Call(func=name("sorted"), args=[name(recv.id)],
-                                    keywords=call.keywords)
-                return [assign(name(recv.id, gast.Store), ordered, s)] + self._none(result, s)
-            if method in ("reverse", "clear") and isinstance(recv, gast.Name) and \
-                    not call.args and not call.keywords and \
-                    self.receivers.built_as(recv, "list") and \
-                    not self.receivers.object_like(recv):
-                # L.reverse(), L.clear() of a list the function builds: the reversed (empty)
-                # list bound to the name, where only that name reaches the list (as L.sort())
-                from adgen.transforms.analyses.unshared_lists import UnsharedLists
-
-                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
-                if why is not None:
-                    raise UnsupportedError(
-                        f"{recv.id}.{method}() is differentiated on a list that only its "
-                        f"name reaches; here {why}", self.parsed.location(s),
-                        hint=f"build a new list: {recv.id} = " +
-                             (f"{recv.id}[::-1]" if method == "reverse" else "[]"))
-                if method == "clear":
-                    return [assign(name(recv.id, gast.Store), gast.List(elts=[],
-                                                                        ctx=gast.Load()), s)] + \
-                        self._none(result, s)
-                turned = self.namer.fresh("t")
-                back = gast.Subscript(value=name(recv.id), slice=gast.Slice(
-                    lower=None, upper=None, step=gast.UnaryOp(
-                        op=gast.USub(), operand=gast.Constant(1, None))), ctx=gast.Load())
-                # (list(...): a new list, so the name stays one the function builds)
-                return [assign(name(turned, gast.Store), back, s),
-                        assign(name(recv.id, gast.Store), _call_name("list", name(turned)),
-                               s)] + self._none(result, s)
-            if method == "sort":
-                # x.sort(axis=-1, kind=None, order=None, *, stable=None): every kind gives
-                # the same values; the gradient follows the stable permutation
-                axis, _, order, _ = self._arguments(
-                    call, ("axis", "kind", "order", "stable"), 0, s, method)
-                if order is not None and not (isinstance(order, gast.Constant) and
-                                              order.value is None):
-                    raise UnsupportedError("x.sort(order=...) (a structured array) is not "
-                                           "supported", self.parsed.location(s),
-                                           hint="sort a float array")
-                axis = axis if axis is not None else gast.Constant(-1, None)
-                perm, tmp = self.namer.fresh("perm"), self.namer.fresh("t")
-                argsort = _np_call("argsort", [recv], {"axis": axis,
-                                                       "kind": gast.Constant("stable", None)})
-                take = _np_call("take_along_axis", [recv, name(perm)], {"axis": axis})
-                return [assign(name(perm, gast.Store), argsort, s),
-                        assign(name(tmp, gast.Store), take, s),
-                        store(recv, _ellipsis(), name(tmp), s)] + self._none(result, s)
-            if method == "pop" and not self._is_module(recv) and \
-                    not self.receivers.object_like(recv) and (
-                        self.receivers.built_as(recv, "dict") or
-                        call.args and isinstance(call.args[0], gast.Constant) and
-                        isinstance(call.args[0].value, str)):
-                # d.pop(k) / d.pop(k, default) of a dict only d reaches: the item read and
-                # a new dict without it bound to d (transforms/dict_pop.py)
-                why = "the call is not d.pop(k) or d.pop(k, default) of a dict named d"
-                if isinstance(recv, gast.Name) and len(call.args) in (1, 2) and \
-                        not call.keywords and \
-                        not any(isinstance(a, gast.Starred) for a in call.args):
-                    from adgen.transforms.analyses.unshared_lists import UnsharedLists
-                    from adgen.transforms.dict_pop import lower_dict_pop
-
-                    why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s, "dict")
-                    if why is None:
-                        return lower_dict_pop(recv, call.args[0], call.args[1] if len(
-                            call.args) == 2 else None, len(call.args) == 2, result,
-                            self.namer, s)
-                raise UnsupportedError(
-                    "the in-place method .pop() of a dict is differentiated on a dict that "
-                    f"only its name reaches; here {why}",
-                    self.parsed.location(s),
-                    hint="read the item (v = d[k], or d.get(k, default)) and build the dict "
-                         "without it where you need one: {kk: vv for kk, vv in d.items() if "
-                         "kk != k}")
-            if method in ("pop", "insert", "remove") and isinstance(recv, gast.Name) and \
-                    not call.keywords and len(call.args) in \
-                    {"pop": (0, 1), "insert": (2,), "remove": (1,)}[method] and \
-                    not any(isinstance(a, gast.Starred) for a in call.args) and \
-                    not self._is_module(recv):
-                # (imported here: most functions pop nothing, and a first gradient imports
-                # little)
-                from adgen.transforms.analyses.unshared_lists import UnsharedLists
-
-                why = UnsharedLists(self.parsed, self.resolve).why_shared(recv, s)
-                if why is None:
-                    if method == "pop":
-                        return self._pop(recv, call.args[0] if call.args else None, result, s)
-                    if method == "remove":
-                        # the first item equal to v, found as Python's remove finds it (its
-                        # ValueError where there is none), then popped
-                        at = self.namer.fresh("t")
-                        find = gast.Call(func=gast.Attribute(value=name(recv.id), attr="index",
-                                                             ctx=gast.Load()),
-                                         args=[call.args[0]], keywords=[])
-                        return [assign(name(at, gast.Store), find, s)] + \
-                            self._pop(recv, name(at), None, s) + self._none(result, s)
-                    return self._insert(recv, call.args[0], call.args[1], s) + \
-                        self._none(result, s)
-                if self.receivers.built_as(recv, "list") or recv.id in {
-                        a.id for a in self.parsed.tree.args.args}:
-                    example = {"pop": "y = L[-1]; L = L[:-1]",
-                               "insert": "L = L[:i] + [v] + L[i:]",
-                               "remove": "i = L.index(v); L = L[:i] + L[i + 1:]"}[method]
-                    mine = "" if self.receivers.built_as(recv, "list") else (
-                        f"; if {recv.id} is an object of one of your classes with its own "
-                        f"{method}(), annotate the parameter with its class (def f(..., "
-                        f"{recv.id}: YourClass)): its method is then called")
-                    raise UnsupportedError(
-                        f"{recv.id}.{method}() is differentiated on a list that only its "
-                        f"name reaches; here {why}", self.parsed.location(s),
-                        hint=f"build a new list instead ({example}){mine}")
-            if method in _REFUSED_METHODS and not self._is_module(recv):
-                hint = _REFUSED_METHODS[method]
-                held = _popped_attribute(self.parsed.location(s).source_line) \
-                    if method == "pop" and not call.args else None
-                if held is not None:
-                    # self.items.pop() of a Stack's method: the rewrite, in the user's words
-                    # (the line as written: the receiver is a name of the normal form here)
-                    hint = (f"read the last item and rebind a shorter list, which adgen "
-                            f"follows: v = {held}[-1]; {held} = {held}[:-1] (or keep the "
-                            "items in a list the function makes: v = items.pop())")
-                raise UnsupportedError(
-                    f"the in-place method .{method}() is not supported yet",
-                    self.parsed.location(s), hint=hint)
+            lowered = lower_method_call(self, s, call, result, resolved)
+            if lowered is not None:
+                return lowered
         if resolved is not None:
             import numpy as np
 
             if resolved is np.put:
-                a, ind, v, mode = self._arguments(call, ("a", "ind", "v", "mode"), 3, s,
+                a, ind, v, mode = self.arguments(call, ("a", "ind", "v", "mode"), 3, s,
                                                    "put")
-                self._refuse_mode(mode, s)
-                return self._put(a, ind, v, s) + self._none(result, s)
+                self.refuse_mode(mode, s)
+                return self.put(a, ind, v, s) + self.none_for(result, s)
             if resolved is np.fill_diagonal:
-                a, val, wrap = self._arguments(call, ("a", "val", "wrap"), 2, s,
-                                               "fill_diagonal")
+                a, val, wrap = self.arguments(call, ("a", "val", "wrap"), 2, s,
+                                              "fill_diagonal")
                 if wrap is not None and not (isinstance(wrap, gast.Constant) and
                                              wrap.value is False):
                     raise UnsupportedError(
@@ -610,8 +343,8 @@ class _Lower:
                         self.parsed.location(s),
                         hint="write the diagonal's indices: x[i, i] = v for i in range(n)")
                 idx = self.namer.fresh("diag")
-                return [assign(name(idx, gast.Store), _call_name("diagonal_index", a), s),
-                        store(a, name(idx), val, s)] + self._none(result, s)
+                return [assign(name(idx, gast.Store), call_name("diagonal_index", a), s),
+                        store(a, name(idx), val, s)] + self.none_for(result, s)
             if isinstance(func, gast.Attribute) and func.attr == "at" and \
                     getattr(resolved, "__self__", None) in (np.multiply, np.maximum,
                                                             np.minimum) and \
@@ -620,17 +353,17 @@ class _Lower:
                 # not linear (np.add.at is): the new contents as a value whose pullback reads
                 # the old ones, stored back (rules/scatter.py)
                 tmp = self.namer.fresh("t")
-                value = _call_name("ufunc_at", func.value, *call.args)
+                value = call_name("ufunc_at", func.value, *call.args)
                 return [assign(name(tmp, gast.Store), value, s),
-                        store(call.args[0], _ellipsis(), name(tmp), s)] + self._none(result, s)
+                        store(call.args[0], ellipsis_index(), name(tmp), s)] + self.none_for(result, s)
             if resolved is np.copyto:
-                bound = self._arguments(call, ("dst", "src", "casting", "where"), 2, s,
-                                        "copyto")
-                return self._copyto(*bound, s) + self._none(result, s)
+                bound = self.arguments(call, ("dst", "src", "casting", "where"), 2, s,
+                                       "copyto")
+                return self._copyto(*bound, s) + self.none_for(result, s)
             if resolved is np.putmask:
-                a, mask, values = self._arguments(call, ("a", "mask", "values"), 3, s,
-                                                  "putmask")
-                return self._putmask(a, mask, values, s) + self._none(result, s)
+                a, mask, values = self.arguments(call, ("a", "mask", "values"), 3, s,
+                                                 "putmask")
+                return self._putmask(a, mask, values, s) + self.none_for(result, s)
             fname = getattr(resolved, "__name__", "")
             if getattr(resolved, "__module__", "") and \
                     str(getattr(resolved, "__module__", "")).startswith("numpy") and \
@@ -639,64 +372,6 @@ class _Lower:
                                        self.parsed.location(s),
                                        hint="write " + _REFUSED_FUNCS[fname])
         return [s]
-
-    def _pop(self, lst: gast.Name, index: gast.expr | None, result: str | None,
-             like: gast.stmt) -> list[gast.stmt]:
-        """``y = L.pop(i)`` of a list only ``L`` reaches (analyses.unshared_lists) -> ``y =
-        L[i]`` (an IndexError where pop raises one), then ``L`` rebound to the list without
-        that item: ``L = L[:j] + L[j + 1:]``, ``j`` the index counted from the start."""
-        out: list[gast.stmt] = []
-
-        def bind(value: gast.expr, prefix: str = "t") -> gast.Name:
-            t = self.namer.fresh(prefix)
-            out.append(assign(name(t, gast.Store), value, like))
-            return name(t)
-
-        size = None
-        if index is None or isinstance(index, gast.Constant) and index.value == -1:
-            size = bind(_call_name("len", name(lst.id)))
-            at: gast.expr = bind(gast.BinOp(left=size, op=gast.Sub(),
-                                            right=gast.Constant(1, None)))
-        else:
-            at = index
-        item = gast.Subscript(value=name(lst.id), slice=clone(at), ctx=gast.Load())
-        if result is not None:
-            out.append(assign(name(result, gast.Store), item, like))
-        else:
-            bind(item)  # (read for its IndexError on an empty list or a wrong index)
-        if size is None and not (isinstance(at, gast.Constant) and isinstance(at.value, int)
-                                 and at.value >= 0):
-            size = bind(_call_name("len", name(lst.id)))
-            at = bind(gast.BinOp(left=clone(at), op=gast.Mod(), right=size))
-        after = bind(gast.BinOp(left=clone(at), op=gast.Add(), right=gast.Constant(1, None)))
-        head = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
-            lower=None, upper=clone(at), step=None), ctx=gast.Load()))
-        tail = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
-            lower=after, upper=None, step=None), ctx=gast.Load()))
-        out.append(assign(name(lst.id, gast.Store), gast.BinOp(left=head, op=gast.Add(),
-                                                               right=tail), like))
-        return out
-
-    def _insert(self, lst: gast.Name, index: gast.expr, value: gast.expr, like: gast.stmt
-                ) -> list[gast.stmt]:
-        """``L.insert(i, v)`` of a list only ``L`` reaches -> ``L = L[:i] + [v] + L[i:]``
-        (Python's insert: an index past either end puts ``v`` at that end)."""
-        out: list[gast.stmt] = []
-
-        def bind(v: gast.expr) -> gast.Name:
-            t = self.namer.fresh("t")
-            out.append(assign(name(t, gast.Store), v, like))
-            return name(t)
-
-        head = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
-            lower=None, upper=clone(index), step=None), ctx=gast.Load()))
-        item = bind(gast.List(elts=[value], ctx=gast.Load()))
-        tail = bind(gast.Subscript(value=name(lst.id), slice=gast.Slice(
-            lower=clone(index), upper=None, step=None), ctx=gast.Load()))
-        front = bind(gast.BinOp(left=head, op=gast.Add(), right=item))
-        out.append(assign(name(lst.id, gast.Store), gast.BinOp(left=front, op=gast.Add(),
-                                                               right=tail), like))
-        return out
 
     def _namedtuple(self, s: gast.Assign, cls: type) -> list[gast.stmt]:
         """``p = Point(a, y=b)`` of a namedtuple class -> ``t1 = Point; t2 = (a, b);
@@ -725,13 +400,13 @@ class _Lower:
 
         klass = bind(clone(call.func))
         items = [given[f] if f in given else
-                 bind(_call_name("field_default", clone(klass), gast.Constant(f, None)))
+                 bind(call_name("field_default", clone(klass), gast.Constant(f, None)))
                  for f in fields]
         values = bind(gast.Tuple(elts=items, ctx=gast.Load()))
-        out.append(assign(s.targets[0], _call_name("namedtuple_of", klass, values), s))
+        out.append(assign(s.targets[0], call_name("namedtuple_of", klass, values), s))
         return out
 
-    def _arguments(self, call: gast.Call, params: tuple[str, ...], required: int,
+    def arguments(self, call: gast.Call, params: tuple[str, ...], required: int,
                    s: gast.stmt, method: str, keywords: bool = True) -> list[gast.expr | None]:
         """The arguments of an in-place call bound to ``params`` (None where not given);
         refused when they do not fit (a method of the same name on another type, say)."""
@@ -752,7 +427,7 @@ class _Lower:
                 hint="write the update as an indexed assignment x[index] = value")
         return bound
 
-    def _refuse_mode(self, mode: gast.expr | None, s: gast.stmt) -> None:
+    def refuse_mode(self, mode: gast.expr | None, s: gast.stmt) -> None:
         if mode is not None and not (isinstance(mode, gast.Constant) and
                                      mode.value == "raise"):
             raise UnsupportedError("put with mode='clip' or 'wrap' is not supported",
@@ -766,12 +441,12 @@ class _Lower:
         t1); t3 = np.where(mask, t2, a); a[...] = t3``: where mask is true, a takes the value
         of values at the same flat position, values repeated as NumPy repeats them."""
         shape, full, new = (self.namer.fresh("t") for _ in range(3))
-        return [assign(name(shape, gast.Store), _np_call("shape", [clone(a)], {}), s),
-                assign(name(full, gast.Store), _np_call("resize", [values, name(shape)], {}),
+        return [assign(name(shape, gast.Store), np_call("shape", [clone(a)], {}), s),
+                assign(name(full, gast.Store), np_call("resize", [values, name(shape)], {}),
                        s),
-                assign(name(new, gast.Store), _np_call("where", [mask, name(full), clone(a)],
-                                                       {}), s),
-                store(a, _ellipsis(), name(new), s)]
+                assign(name(new, gast.Store), np_call("where", [mask, name(full), clone(a)],
+                                                      {}), s),
+                store(a, ellipsis_index(), name(new), s)]
 
     def _copyto(self, dst: gast.expr, src: gast.expr, casting: gast.expr | None,
                 where: gast.expr | None, s: gast.stmt) -> list[gast.stmt]:
@@ -786,19 +461,19 @@ class _Lower:
                                    hint="write dst[...] = src, or dst[...] = np.where(mask, "
                                         "src, dst) for where=mask")
         if where is None or (isinstance(where, gast.Constant) and where.value is True):
-            return [store(dst, _ellipsis(), src, s)]
+            return [store(dst, ellipsis_index(), src, s)]
         tmp = self.namer.fresh("t")
-        return [assign(name(tmp, gast.Store), _np_call("where", [where, src, dst], {}), s),
-                store(dst, _ellipsis(), name(tmp), s)]
+        return [assign(name(tmp, gast.Store), np_call("where", [where, src, dst], {}), s),
+                store(dst, ellipsis_index(), name(tmp), s)]
 
-    def _loop(self, count: gast.expr, body: list[gast.stmt], index: str,
+    def counted_loop(self, count: gast.expr, body: list[gast.stmt], index: str,
               like: gast.AST) -> list[gast.stmt]:
         n = self.namer.fresh("n")
-        loop = gast.For(target=name(index, gast.Store), iter=_call_name("range", name(n)),
+        loop = gast.For(target=name(index, gast.Store), iter=call_name("range", name(n)),
                         body=body, orelse=[], type_comment=None)
         return [assign(name(n, gast.Store), count, like), located_at(loop, like)]
 
-    def _extend(self, lst: gast.expr, items: gast.expr, like: gast.AST) -> list[gast.stmt]:
+    def extend(self, lst: gast.expr, items: gast.expr, like: gast.AST) -> list[gast.stmt]:
         """lst.extend(items) -> for each item: lst.append(item)."""
         seq, i, item = self.namer.fresh("seq"), self.namer.fresh("i"), self.namer.fresh("t")
         body = [assign(name(item, gast.Store), gast.Subscript(value=name(seq), slice=name(i),
@@ -806,26 +481,14 @@ class _Lower:
                 located_at(gast.Expr(value=gast.Call(func=gast.Attribute(value=lst, attr="append",
                                                                   ctx=gast.Load()),
                                               args=[name(item)], keywords=[])), like)]
-        return [assign(name(seq, gast.Store), _call_name("loop_sequence", items), like)] + \
-            self._loop(_call_name("len", name(seq)), body, i, like)
+        return [assign(name(seq, gast.Store), call_name("loop_sequence", items), like)] + \
+            self.counted_loop(call_name("len", name(seq)), body, i, like)
 
-    def _update(self, d: gast.expr, other: gast.expr, like: gast.AST) -> list[gast.stmt]:
-        """d.update(other) -> for each key of other: d[key] = other[key]."""
-        keys, i = self.namer.fresh("keys"), self.namer.fresh("i")
-        key, value = self.namer.fresh("key"), self.namer.fresh("t")
-        body = [assign(name(key, gast.Store), gast.Subscript(value=name(keys), slice=name(i),
-                                                             ctx=gast.Load()), like),
-                assign(name(value, gast.Store), gast.Subscript(value=other, slice=name(key),
-                                                               ctx=gast.Load()), like),
-                store(d, name(key), name(value), like)]
-        return [assign(name(keys, gast.Store), _call_name("dict_keys", other), like)] + \
-            self._loop(_call_name("len", name(keys)), body, i, like)
-
-    def _put(self, x: gast.expr, ind: gast.expr, v: gast.expr,
+    def put(self, x: gast.expr, ind: gast.expr, v: gast.expr,
              like: gast.AST) -> list[gast.stmt]:
         """x.put(ind, v) -> flat view of x (refused at run time if x cannot be viewed flat)."""
         flat = self.namer.fresh("flat")
-        return [assign(name(flat, gast.Store), _call_name("flat_view", x), like),
+        return [assign(name(flat, gast.Store), call_name("flat_view", x), like),
                 store(name(flat), ind, v, like)]
 
     def _merged(self, s: gast.Assign) -> list[gast.stmt]:
@@ -837,7 +500,7 @@ class _Lower:
         pairs = list(zip(s.value.keys, s.value.values))
         first: gast.expr = gast.Dict(keys=[], values=[])
         if pairs[0][0] is None:
-            first = _call_name("dict", pairs.pop(0)[1])
+            first = call_name("dict", pairs.pop(0)[1])
         out = [assign(name(target.id, gast.Store), first, s)]
         for key, value in pairs:
             if key is None:
@@ -849,14 +512,10 @@ class _Lower:
                 out.append(store(name(target.id), key, value, s))
         return out
 
-    def _none(self, result: str | None, like: gast.AST) -> list[gast.stmt]:
+    def none_for(self, result: str | None, like: gast.AST) -> list[gast.stmt]:
         if result is None:
             return []
         return [assign(name(result, gast.Store), gast.Constant(None, None), like)]
-
-    def _is_module(self, node: gast.expr) -> bool:
-
-        return isinstance(self.resolve(node), types.ModuleType)
 
     def _concatenation(self, s: gast.Assign) -> list[gast.stmt] | None:
         """``t = np.r_`` (remembered) and ``t3 = t[items]`` lowered (transforms/index_tricks)."""
@@ -926,14 +585,6 @@ class _Lower:
         return None if obj is NOT_FOUND else obj
 
 
-# x.__iadd__(v) and the other in-place operators written out by name: x += v and so on
-_IN_PLACE_OPERATORS = {
-    "__iadd__": gast.Add, "__isub__": gast.Sub, "__imul__": gast.Mult,
-    "__itruediv__": gast.Div, "__ifloordiv__": gast.FloorDiv, "__imod__": gast.Mod,
-    "__ipow__": gast.Pow, "__imatmul__": gast.MatMult,
-}
-
-
 def _may_return_another(func: gast.expr, resolved: object) -> bool:
     """A NumPy function or array method given ``out=`` that may return a new value, not its
     out array (np.dot, np.clip, np.sum of a NumPy scalar; a 0-d out): anything NumPy's but a
@@ -950,11 +601,11 @@ def _of_namedtuple(method: object) -> bool:
     return isinstance(owner, tuple) and hasattr(type(owner), "_fields")
 
 
-def _call_name(fname: str, *args: gast.expr) -> gast.Call:
+def call_name(fname: str, *args: gast.expr) -> gast.Call:
     return gast.Call(func=name(fname), args=list(args), keywords=[])
 
 
-def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) -> gast.Call:
+def np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) -> gast.Call:
     return gast.Call(func=gast.Attribute(value=name("np"), attr=fname, ctx=gast.Load()),
                      args=args, keywords=[gast.keyword(arg=k, value=v)
                                           for k, v in kwargs.items()])
@@ -962,12 +613,3 @@ def _np_call(fname: str, args: list[gast.expr], kwargs: dict[str, gast.expr]) ->
 
 _ = located_at
 
-
-def _popped_attribute(line: str) -> str | None:
-    """``self.items`` for a line that pops an attribute's list (``return self.items.pop()``),
-    where that is the line's only ``.pop()``; else None."""
-    import re
-
-    found = re.findall(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+)\.pop\(\)",
-                       line or "")
-    return found[0] if len(found) == 1 and line.count(".pop(") == 1 else None

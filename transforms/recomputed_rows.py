@@ -2,7 +2,7 @@
 to tape but its counter.
 
 A loop's pullback reads, per iteration, the numbers its rules need, and the forward keeps
-them in a row (a tuple per iteration; ``reverse_pullback.rev_loop``). reverse_final already
+them in a row (a tuple per iteration; ``reverse_blocks.Blocks.rev_loop``). reverse_final already
 lets the pullback read again an element that holds the same value when it runs
 (``final_load``) and compute again a number spelled out from such elements in a few steps
 (``final_value``). A dynamic programme's cell is a longer chain: soft-DTW's ``rmax = max(max(r0,

@@ -9,7 +9,7 @@ A triangular solve's inner loop (``acc -= L[i, j] * x[j]``) then tapes only ``j`
 two values (issue 16: trisolv, Cholesky, LU taped a row of values per inner iteration).
 
 :func:`final_load` is the analysis (it reads the plan, rewrites nothing); the pullback
-emitter (``reverse_pullback.rev_loop``, through ``reverse_rows.Rows``) uses it;
+emitter (``reverse_blocks.Blocks.rev_loop``, through ``reverse_rows.Rows``) uses it;
 :func:`final_store` is the same for a number the loop stores into an element. The proofs that
 every write which may run after the read writes another element are :mod:`writes_behind`'s.
 Parts of arrays and numbers the pullback computes again from such elements are

@@ -14,8 +14,10 @@ captures).
   adjoint of a view is the same view of its base's adjoint.
 - Operations are reversed through their rules by :mod:`reverse_ops`; element and slice
   stores, attribute stores and augmented assignments by :mod:`reverse_stores`; calls of user
-  functions and rrules by :mod:`reverse_calls`; what a loop's row records (and what its
-  reversed body reads or computes again instead) by :mod:`reverse_rows`."""
+  functions and rrules by :mod:`reverse_calls`; loops and try statements by
+  :mod:`reverse_blocks`; what a loop's row records (and what its reversed body reads or
+  computes again instead) by :mod:`reverse_rows`. Each of these is imported at the first
+  statement that needs it (issue 15's cold start)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,6 @@ from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
-from adgen.transforms.node_index import nodes_of
 from adgen.transforms.pullback_parameters import popped_first, returned, taken_over
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -55,20 +56,19 @@ from adgen.transforms.specialize import (
     known_shapes,
     split_concatenations,
 )
-from adgen.transforms.ssa import is_break_if
 from adgen.transforms.sum_adjoints import (
     broadcast_by_the_addition,
     scalar_sums,
-    sums_into_parts,
 )
 from adgen.transforms.unshared_shadows import unshared_shadows
 from adgen.transforms.user_calls import is_user_call, refuse_active_partial
-from adgen.transforms.walk import clone, walk
+from adgen.transforms.walk import clone
 
 from adgen.errors import MissingRuleError, UnsupportedError
 from adgen.rules import registry
 
 if TYPE_CHECKING:
+    from adgen.transforms.reverse_blocks import Blocks
     from adgen.transforms.reverse_calls import Calls
     from adgen.transforms.reverse_rows import Rows
     from adgen.transforms.reverse_stores import Stores
@@ -82,11 +82,12 @@ class Pullback:
         self.namer = namer
         self.rec = Recording(sites=list(plan.decisions))
         self.adj: dict[str, str] = {}
-        self._last_line: int | None = None
+        self.last_line: int | None = None
         self._stores: Stores | None = None
         self.ops = Operations(self)
         self._calls: Calls | None = None
         self._rows: Rows | None = None
+        self._blocks: Blocks | None = None
         # per container name: the arrays kept in shadow memory that may be its items
         self._tracked_items: dict[str, tuple[str, ...]] = {}
 
@@ -243,27 +244,6 @@ class Pullback:
         fwd = self.plan.namer_locals | self.rec.extra_fwd
         return {n for n in names if n in fwd}
 
-    def fwd_locals(self, stmts: list[gast.stmt]) -> set[str]:
-        """Names the forward binds inside a block, including the ones this pass adds."""
-        out = stored_names(stmts)
-        for st in stmts:
-            for n in nodes_of(st):
-                if id(n) in self.rec.tape_of:
-                    out.add(self.rec.tape_of[id(n)])
-                if id(n) in self.rec.saved_call:
-                    out.add(self.rec.saved_call[id(n)])
-                    out.update(v for _, v in self.rec.saved_parts.get(id(n), ()))
-                if id(n) in self.rec.result_entry:
-                    out.add(self.rec.result_entry[id(n)])
-                out.update(v for _, v, _ in self.rec.items_around.get(id(n), ()))
-                if id(n) in self.rec.arm_of:
-                    out.add(self.rec.arm_of[id(n)])
-        inside = {id(n) for st in stmts for n in nodes_of(st)} if self.rec.cap_var else set()
-        for (sid, _), var in self.rec.cap_var.items():
-            if sid in inside:
-                out.add(var)
-        return out
-
     def materialize(self, names: set[str], state: set[str]) -> list[gast.stmt]:
         """Zero adjoints that an inner block will add to, so every path defines them."""
         out = []
@@ -317,11 +297,21 @@ class Pullback:
                 code = self.rev_stmt(s, state)
             if code:
                 line = getattr(s, "lineno", None)
-                if line and line != self._last_line:
+                if line and line != self.last_line:
                     code = [comment_node(f"line {line}: {self.plan.source_line(line)}")] + code
-                    self._last_line = line
+                    self.last_line = line
                 out.extend(code)
         return out
+
+    @property
+    def blocks(self) -> Blocks:
+        """The reverse of loops and try statements (:mod:`reverse_blocks`), made at the
+        first (as :attr:`stores`)."""
+        if self._blocks is None:
+            from adgen.transforms.reverse_blocks import Blocks
+
+            self._blocks = Blocks(self)
+        return self._blocks
 
     def rev_stmt(self, s: gast.stmt, state: set[str]) -> list[gast.stmt]:
         if is_marker(s):
@@ -359,9 +349,9 @@ class Pullback:
         if isinstance(s, gast.If):
             return self.rev_if(s, state)
         if isinstance(s, (gast.For, gast.While)):
-            return self.rev_loop(s, state)
+            return self.blocks.rev_loop(s, state)
         if isinstance(s, gast.Try):
-            return self.rev_try(s, state)
+            return self.blocks.rev_try(s, state)
         if isinstance(s, gast.AugAssign):
             raise UnsupportedError("an augmented assignment in this position is not supported",
                                    self.plan.loc(s))
@@ -372,9 +362,9 @@ class Pullback:
         inner_defined = stored_names(s.body + s.orelse)
         pre = self.materialize(inner - inner_defined, state)
         s1, s2 = set(state), set(state)
-        self._last_line = None
+        self.last_line = None
         body = self.rev_block(s.body, s1)
-        self._last_line = None
+        self.last_line = None
         orelse = self.rev_block(s.orelse, s2)
         # an adjoint defined in only one arm is zero in the other; also one defined after the
         # if that an arm binds again (a name a loop carries, `r2 = 0.0` in the arm): before
@@ -405,92 +395,6 @@ class Pullback:
                 zero = call_node(attr_node("sh", "of"), name(n)) if self.plan.tracked(n) \
                     else call_node("zeros_like", name(n))
                 code.append(assign(name(b, gast.Store), zero, s))
-
-    def rev_loop(self, s: gast.For | gast.While, state: set[str]) -> list[gast.stmt]:
-        inner = self.plan.contributed_in(s.body)
-        local = stored_names(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
-        carried = (inner - local) | {h for h in self.plan.headers if h in local and
-                                     self.plan.act.active(h)}
-        pre = self.materialize(carried, state)
-        for n in sorted(inner - local):
-            # a buffer defined outside the loop: its shadow is taken once, before the loop
-            b = self.bar(n)
-            if self.plan.tracked(n) and self.plan.act.active(n) and b not in state:
-                pre.append(assign(name(b, gast.Store),
-                                  call_node(attr_node("sh", "of"), name(n)), s))
-                state.add(b)
-        for n in sorted(carried):
-            # an adjoint the body changes in place is copied once, before the loop
-            b = self.bar(n)
-            if b in state and "owned:" + b not in state and self.plan.act.active(n) and \
-                    not self.plan.tracked(n) and n not in self.plan.numeric:
-                pre += self.own(n, b, state, s)
-        # a buffer the loop binds (a header, a fresh array per iteration) is another object in
-        # each iteration: its shadow is taken in the iteration, never reused from outside
-        rebound = {self.bar(n) for n in local if self.plan.tracked(n)}
-        rebound |= {"owned:" + b for b in rebound}
-        state -= rebound
-        body_state = set(state)
-        self._last_line = None
-        body = self.rev_block([b for b in s.body if not is_break_if(b)], body_state)
-        sums_into_parts(self, body)
-        body = self.iteration_items_to_shadows(local, state, s) + body
-        # adjoints the loop carries must be defined again at the end of each reversed iteration
-        for n in sorted(carried):
-            b = self.bar(n)
-            if not self.plan.tracked(n) and self.plan.act.active(n) and b not in body_state:
-                body.append(assign(name(b, gast.Store), call_node("zeros_like", name(n)), s))
-        state |= {self.bar(n) for n in carried
-                  if self.plan.act.active(n) and not self.plan.tracked(n)}
-        if not body:
-            return pre
-        local = self.fwd_locals(s.body) | local
-        # shapes inner loops keep outside them, of values this loop binds
-        local |= {shape for shape, v in self.rec.shape_after.items() if v in local}
-        return pre + [self.rows.reversed_loop(s, body, local)]
-
-    def rev_try(self, s: gast.Try, state: set[str]) -> list[gast.stmt]:
-        arms = [s.body + s.orelse] + [h.body for h in s.handlers]
-        inner = set().union(*(self.plan.contributed_in(a) for a in arms))
-        pre = self.materialize(inner - stored_names(sum(arms, [])), state)
-        arm = self.namer.fresh("arm")
-        self.rec.extra_fwd.add(arm)
-        self.rec.arm_of[id(s)] = arm
-        # the pullback of a handler (and SSA, on the handler's path) assumes the body did
-        # nothing: a body that raised after a statement with a lasting effect ran is refused
-        # when it happens (forward: ``partial_try``)
-        ran = [b for b in s.body[:-1] if self.plan.outlives(b, s.body)]
-        if s.body and not _simple(s.body[-1]):
-            # a loop, a branch or a try last in the body may raise after part of it ran:
-            # the flag is set after each statement inside it that leaves something behind
-            ran += [b for b in _simple_statements(s.body[-1]) if self.plan.outlives(b, s.body)]
-        if ran and s.handlers and not (all(_reraises(h) for h in s.handlers) and
-                                       not _caught_inside(self.plan.fn, s)):
-            # (a handler that raises again, as lower_control's for a finally block or a
-            # with block: no pullback follows; the exception goes on as Python's would)
-            flag = self.namer.fresh("ran")
-            self.rec.extra_fwd.add(flag)
-            self.rec.try_ran[id(s)] = (flag, {id(b) for b in ran})
-        branches, states = [], []
-        for k, stmts in enumerate(arms):
-            st = set(state)
-            self._last_line = None
-            code = self.rev_block(stmts, st)
-            states.append(st)
-            branches.append((k, code))
-        self.zero_in_arms(s, [code for _, code in branches], states, state,
-                          stored_names(sum(arms, [])))
-        for st in states:
-            state |= st
-        out: list[gast.stmt] = []
-        chain: list[gast.stmt] | None = None
-        for k, code in reversed(branches):
-            test = gast.Compare(left=name(arm), ops=[gast.Eq()],
-                                comparators=[gast.Constant(k, None)])
-            node = gast.If(test=test, body=code or [gast.Pass()], orelse=chain or [])
-            chain = [node]
-        out = pre + (chain or [])
-        return out
 
     def contribute(self, n: str, value: gast.expr, state: set[str], *, may_be_none: bool = False,
                    copy_shadow: bool = False, items: gast.expr | None = None
@@ -552,28 +456,6 @@ class Pullback:
         return [assign(name(b, gast.Store), call_node(
             "items_to_shadows", name("sh"), items or name(n), name(b),
             gast.Tuple(elts=[name(e) for e in arrays], ctx=gast.Load())), self.plan.fn)]
-
-    def iteration_items_to_shadows(self, local: set[str], state: set[str],
-                                   s: gast.For | gast.While) -> list[gast.stmt]:
-        """For each list, dict or object defined outside loop ``s`` whose adjoint is defined
-        where the loop's pullback starts and which may hold arrays the loop binds and keeps
-        in shadow memory (``for k, p in params.items(): p -= lr * grads[k]``): the parts of
-        its adjoint of the items this iteration bound go to their shadows first. The
-        adjoint's items went there only for the arrays the names held after the loop (its
-        last iteration's, by :meth:`to_shadows` and :meth:`exit_items_to_shadows`): the
-        others' stayed in the container's adjoint, which the writes' pullbacks never read
-        (grads["w"] got a zero gradient, silently, until session 25)."""
-        out: list[gast.stmt] = []
-        for n in sorted(self.plan.eff.buffers):
-            if n in local or self.bar(n) not in state or not self.plan.act.active(n):
-                continue
-            bound = [e for e in self.tracked_items(n) if e in local]
-            if bound:
-                b = self.bar(n)
-                out.append(assign(name(b, gast.Store), call_node(
-                    "items_to_shadows", name("sh"), name(n), name(b),
-                    gast.Tuple(elts=[name(e) for e in bound], ctx=gast.Load())), s))
-        return out
 
     def exit_items_to_shadows(self, cparams: list[str]) -> list[gast.stmt]:
         """For each container parameter whose adjoint the pullback takes over from the caller
@@ -781,31 +663,3 @@ class Pullback:
         if base is None or view[1] is None:
             return base
         return gast.Subscript(value=base, slice=clone(view[1]), ctx=gast.Load())
-
-
-def _reraises(h: gast.ExceptHandler) -> bool:
-    """Whether the handler raises on every path: a raise among its top-level statements
-    (SSA may add dead copies after it)."""
-    return any(isinstance(st, gast.Raise) for st in h.body)
-
-
-def _caught_inside(fn: gast.FunctionDef, s: gast.Try) -> bool:
-    """Whether the try statement ``s`` sits in the body of another try statement of ``fn``,
-    whose handler may catch what ``s``'s handlers raise again."""
-    return any(t is not s and any(n is s for b in t.body for n in walk(b))
-               for t in walk(fn) if isinstance(t, gast.Try))
-
-
-def _simple(st: gast.stmt) -> bool:
-    return not isinstance(st, (gast.For, gast.While, gast.If, gast.Try, gast.With))
-
-
-def _simple_statements(st: gast.stmt) -> list[gast.stmt]:
-    """The statements with no block of their own inside the compound statement ``st``."""
-    out: list[gast.stmt] = []
-    blocks = [getattr(st, f, None) or [] for f in ("body", "orelse", "finalbody")] + \
-        [h.body for h in getattr(st, "handlers", [])]
-    for block in blocks:
-        for b in block:
-            out += [b] if _simple(b) else _simple_statements(b)
-    return out
