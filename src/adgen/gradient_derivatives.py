@@ -74,6 +74,15 @@ def jvp_of_gradient(g: GradientFunction, primals: tuple[Any, ...],
     # keyword arguments (jacfwd(grad(f))(w, x=data)) get no derivative: bound, as in hvp
     d = directional(functools.partial(fun, **kwargs) if kwargs else fun, len(primals), wrt,
                      unit=False, args=primals)
+    if wrt == (j,) and same_kind(out, tangents[j]):
+        # a second run: one of a function reading state its runs change (a counter, a global
+        # object its method updates, kf.update(z)) is refused, not the derivative of the
+        # gradient at the state the first run left (it was returned: [9, 0] for [6, 0])
+        value, dot = value_and_grad(d, j, mutation=mutation)(*runs.next(), tangents[j])
+        refuse_changed_direction(value, out, tangents[j], fun, location_of(fun),
+                                 "jvp(grad(f)) (the gradient, then its derivative)",
+                                 unit="part")
+        return out, dot
     dot = grad(d, j, mutation=mutation)(*runs.next(), *[tangents[n] for n in wrt])
     return out, dot
 

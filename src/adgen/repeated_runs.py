@@ -67,7 +67,10 @@ def refuse_changed_runs(values: list[Any], fun: Callable[..., Any], what: str,
                 location,
                 hint="update the state outside the function differentiated and pass what it "
                      "reads as an argument: n = state['n'] before, then adgen.hessian(lambda "
-                     "x: f(x, n))(x), all columns at that state")
+                     "x: f(x, n))(x), all columns at that state; an object whose methods "
+                     "change it (a global kf, kf.update(z) setting kf.x) as an argument: def "
+                     "loss(z, kf), then adgen.hessian(loss)(z, kf), each run from the "
+                     "arguments as given (kf ends as one call of loss leaves it)")
 
 
 def same_kind(gradient: Any, direction: Any) -> bool:
@@ -80,7 +83,9 @@ def same_kind(gradient: Any, direction: Any) -> bool:
 
 
 def refuse_changed_direction(value: Any, gradient: Any, direction: Any,
-                             fun: Callable[..., Any], location: Any) -> None:
+                             fun: Callable[..., Any], location: Any,
+                             what: str = "jacrev(grad(f)) (by reverse over forward here)",
+                             unit: str = "row") -> None:
     """Raises where a run's derivative along ``direction`` (``value``) is not the first run's
     ``gradient`` dotted with it, beyond rounding: the runs read another state."""
     g, v = np.asarray(gradient, dtype=float), np.asarray(direction, dtype=float)
@@ -88,8 +93,7 @@ def refuse_changed_direction(value: Any, gradient: Any, direction: Any,
     scale = float(np.linalg.norm(g) * np.linalg.norm(v))
     if np.isfinite(expected) and np.isfinite(float(value)) and \
             abs(float(value) - expected) > 1e-8 * scale + 1e-12:
-        refuse_changed_runs([expected, float(value)], fun, "jacrev(grad(f)) (by reverse over "
-                            "forward here)", location, unit="row")
+        refuse_changed_runs([expected, float(value)], fun, what, location, unit=unit)
 
 
 def _shown(v: Any) -> str:
