@@ -201,6 +201,9 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         from adgen.transforms.walked_lists import refuse_length_changes
 
         check_walked_lengths(parsed)  # for w in WS: grow(), a length checked at each step
+        from adgen.transforms.walked_iterators import check_walked_iterators
+
+        check_walked_iterators(parsed)  # for i in it: skip(it), an iterator refused
     if gast.Lambda in present:
         from adgen.transforms.lift_lambdas import lift_lambdas
 

@@ -251,7 +251,8 @@ def reversed_checks(rw: Rewriter) -> None:
     def is_check(call: Any) -> bool:
         f = call.func.id if isinstance(call, ast.Call) and \
             isinstance(call.func, ast.Name) else ""
-        base = next((b for b in ("reversible", "reversed_read", "walked_list", "same_length")
+        base = next((b for b in ("reversible", "reversed_read", "walked_list", "same_length",
+                                  "walked_iterator")
                      if f.startswith(b)), None)
         return base is not None and (f == base or f[len(base):].isdigit()) and \
             len(call.args) >= 3 and not call.keywords and \

@@ -17,6 +17,15 @@ again, where the name is bound to a call that makes an iterator (``iter``, ``map
 ``filter``, ``zip``, ``enumerate``, ``reversed``, a generator expression, an ``itertools``
 function). Reads before the loop starts are fine (``next(it)`` to skip a header: the loop
 lists what is left).
+
+The reads this check sees are only a part of the story: the iterator may be an argument
+(``def g(x, it): for i in it: ... next(it, None)``), held in an attribute or a list
+(``for i in h.it: next(h.it)``), an alias (``it2 = it``), given twice (``zip(it, it)``), drawn
+from by another (``islice(it, 2)`` then ``next(it)``), advanced by a helper (``skip(it)``),
+or lazy over values the loop changes (``map(lambda i: y[i], ...)`` with ``y[...] = ...`` in
+the body); and the loop may stop early and leave the rest to code holding the iterator.
+Whether the object is an iterator at all is known only when the code runs: those loops are
+checked by ``transforms/walked_iterators.py`` (whose checks' reads this module skips).
 """
 
 from __future__ import annotations
@@ -53,12 +62,15 @@ def refuse_shared_iterators(fn: gast.FunctionDef, location: Callable[[gast.AST],
             visit(child, around + [child] if isinstance(child, _LOOPS) else around)
 
     visit(fn, [])
+    checked = {id(m) for n in walk(fn) if isinstance(n, gast.Call) and
+               isinstance(n.func, gast.Name) and n.func.id.startswith("walked_iterator")
+               for m in walk(n)}  # (check_walked_iterators's checks read it: not the user)
     for loop, around in loops:
         it = loop.iter.id
         start = _position(loop)
         for n in walk(fn):
             if not (isinstance(n, gast.Name) and n.id == it and isinstance(n.ctx, gast.Load))\
-                    or n is loop.iter:
+                    or n is loop.iter or id(n) in checked:
                 continue
             if _position(n) > start or any(_contains(outer, n) for outer in around):
                 raise UnsupportedError(

@@ -40,7 +40,7 @@ import gast
 from adgen.transforms.names import unused_name
 from adgen.transforms.walk import as_load, body_nodes, clone, statement_blocks, walk
 
-__all__ = ["check_walked_lengths"]
+__all__ = ["call_may_change_lists", "check_walked_lengths"]
 
 # builtins whose call changes no list, dict or set it is given (a function handed to one,
 # sorted(xs, key=f), makes the call unsafe: see _unsafe_call)
@@ -306,6 +306,12 @@ def _may_change_length(body: list[gast.stmt], parsed: Any, walked: gast.expr, is
         if isinstance(n, gast.Delete):
             return True
     return False
+
+
+def call_may_change_lists(call: gast.Call, parsed: Any) -> bool:
+    """Whether a call may change a list, dict or set, or run the user's code: anything but
+    NumPy's, math's and the harmless builtins and methods (see the module)."""
+    return _unsafe_call(call, parsed)
 
 
 def _unsafe_call(call: gast.Call, parsed: Any) -> bool:
