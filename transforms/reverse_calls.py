@@ -23,8 +23,11 @@ from adgen.transforms.reverse_ast import (
     is_python_function,
     src_text,
 )
+from adgen.transforms.reverse_captures import users_rule
 from adgen.transforms.reverse_plan_calls import call_args, info_at
 from adgen.transforms.walk import clone
+
+from adgen.rules import registry
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_pullback import Pullback
@@ -547,9 +550,20 @@ class Calls:
                                                          name(a.id),
                                                          name(self.pb.bar(a.id)))))
                     handed.add(a.id)
+        saved_expr: gast.expr = name(saved)
+        obj = self.plan.resolve(call.func)
+        caps = [self.pb.read_value(s, n) for n in sorted({n for sid, n in self.plan.caps
+                                                        if sid == id(s)})] \
+            if obj is not MISSING and users_rule(registry.lookup(obj)) else []
+        if caps:
+            # a user's rule's arguments overwritten after the call: its pullback runs with
+            # the values they had put back (dispatch.pullback_of)
+            saved_expr = call_node("remap_saved", saved_expr,
+                                   gast.List(elts=[c.value for c in caps], ctx=gast.Load()),
+                                   name("sh"))
         out.append(assign(
             gast.Tuple(elts=[name(c, gast.Store) for c in cts], ctx=gast.Store()),
-            call_node("call_pullback", name(saved), g, name("sh")), s))
+            call_node("call_pullback", saved_expr, g, name("sh")), s))
         keywords = {id(k.value): k.arg for k in call.keywords}
         for a, c in zip(passed, cts):
             if c == "_":

@@ -26,8 +26,9 @@ from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.user_calls import is_user_call, resolved_at_run_time
 from adgen.transforms.walk import walk
 
-from adgen.errors import MutationError
+from adgen.errors import MutationError, RuleError
 from adgen.explanation import overwrite_reason
+from adgen.rule_cotangents import mutated_positions
 from adgen.rules import registry
 from adgen.runtime import copy_hint
 
@@ -445,7 +446,8 @@ class _Captures:
                        # array the gradient reads is refused when it runs, naming this call:
                        # guards.before_write's handoffs)
                        not (self.plan.eff.kinds.get(c.name) == "object" and
-                            _handed_to_compiled_call(self.plan, w.stmt, c.name))]
+                            _handed_to_compiled_call(self.plan, w.stmt, c.name)) and
+                       not (c.after and _passed_to_users_rule(self.plan, c.stmt, c.name))]
             if self.plan.policy == "strict" and certain:
                 c = certain[0]
                 tangent = user_name_of(c.name)
@@ -484,7 +486,9 @@ class _Captures:
                     hint=copy_hint(construct, self.plan.code_name(c.name), line if any(
                         o.stmt.lineno == line for o in caps) else c.stmt.lineno, line),
                     captured_at=self.plan.loc(c.stmt))
-            decision = "guarded-save" if self.plan.policy == "save" else "guarded-raise"
+            decision = "guarded-save" if self.plan.policy == "save" or all(
+                c.after and _passed_to_users_rule(self.plan, c.stmt, c.name) for c in caps) \
+                else "guarded-raise"
             overwrites = tuple(sorted({(self.plan.user_name(c.name),
                                         getattr(c.stmt, "lineno", 0)) for c in caps}))
             self.sites.append(Site(w.stmt, construct, decision, overwrite_reason(overwrites),
@@ -553,6 +557,14 @@ class _Captures:
                         # (a result that may view an argument is that argument's capture)
                         self.want_capture(s, t, after=True)
                     continue
+                if users_rule(rule):
+                    # a user's adgen.rrule: its pullback is a closure, which reads its
+                    # arguments as they are when it runs; a later write of one is guarded,
+                    # and the guard's copy is put back into it while the closure runs
+                    # (guards.RuleArgument, dispatch.pullback_of). Not one it writes itself
+                    for n in _rule_arguments(rule, s.value):
+                        self.want_capture(s, n, after=True)
+                    continue
                 if _calls_a_found_function(rule):
                     # call_jvp(g, (y,), (y_dot,), ...) of jvp code differentiated again: its
                     # rule runs g's compiled jvp, whose saved values hold y; a later write
@@ -586,6 +598,34 @@ class _Captures:
 
                     for a in sorted(args_callee_reads(self.plan, s.value)):
                         self.want_capture(s, a, after=True)
+
+
+def users_rule(rule: object) -> bool:
+    """``rule`` is a user's ``adgen.rrule`` (not one of adgen's own runtime rules)."""
+    return getattr(rule, "is_rrule", False) and not str(
+        getattr(getattr(rule, "primal", None), "__module__", "") or "").startswith("adgen")
+
+
+def _rule_arguments(rule: object, call: gast.Call) -> list[str]:
+    """The names passed by position to the user's rule ``rule`` at ``call`` that it does
+    not declare it writes (``mutates=``), sorted."""
+    try:
+        written = set(mutated_positions(rule, len(call.args)))
+    except RuleError:
+        written = set()
+    return sorted({a.id for k, a in enumerate(call.args)
+                   if isinstance(a, gast.Name) and k not in written})
+
+
+def _passed_to_users_rule(plan: Plan, stmt: gast.stmt, target: str) -> bool:
+    """Whether ``stmt`` calls a user's ``adgen.rrule`` given the name ``target``: a write
+    after it is guarded and saves under either policy (guards.RuleArgument), so strict
+    does not refuse it when it compiles."""
+    if not isinstance(stmt, gast.Assign) or not isinstance(stmt.value, gast.Call) or \
+            not _passed_to_call(stmt, target):
+        return False
+    op = op_of(plan, stmt) if isinstance(stmt.targets[0], gast.Name) else None
+    return op is not None and users_rule(op[0])
 
 
 def _calls_a_found_function(rule: object) -> bool:

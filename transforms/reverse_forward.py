@@ -34,6 +34,7 @@ from adgen.transforms.reverse_ast import (
     record_position,
     src_text,
 )
+from adgen.transforms.reverse_captures import users_rule
 from adgen.transforms.reverse_plan import Plan, range_step
 from adgen.transforms.slot_changes import (
     changes_noted,
@@ -342,6 +343,11 @@ class Forward:
                 call.keywords = [gast.keyword(arg="watch", value=gast.Constant(False, None))
                                  if unread else gast.keyword(
                                      arg="within", value=name(self.rec.saved_call[id(s)]))]
+            elif cap.after and id(s) in self.rec.saved_call and self.users_rule_call(s):
+                # an argument of a user's rule: its guard copies it under either policy
+                # (guards.RuleArgument)
+                call.keywords = [gast.keyword(arg="within",
+                                              value=name(self.rec.saved_call[id(s)]))]
             elif cap.after and id(s) in self.rec.saved_call:
                 slots = self.dynamic_slots(s, n)
                 if slots == ():
@@ -530,6 +536,14 @@ class Forward:
         after, written = found
         return call_node("items_at", name(container), gast.Constant(None, None), name(after),
                          gast.Tuple(elts=[name(w) for w in written], ctx=gast.Load()))
+
+    def users_rule_call(self, s: gast.stmt) -> bool:
+        """Whether ``s`` calls a user's ``adgen.rrule`` the compiler found."""
+        call = getattr(s, "value", None)
+        if not isinstance(call, gast.Call):
+            return False
+        obj = self.plan.resolve(call.func)
+        return obj is not MISSING and users_rule(registry.lookup(obj))
 
     def dynamic_slots(self, s: gast.stmt, n: str) -> tuple[int | str, ...] | None:
         """Where the call of ``s``, one the dispatch resolves when it runs (a method of an

@@ -73,8 +73,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
             # (call_starred's: f(*xs, **kw), whose f it hands on to forward_of)
             out, pullback = with_passed(active, *args, **kwargs)
         else:
-            out, pullback = _users_rrule(rule, args, kwargs)
-        return out, ("rrule", rule, pullback, args, out, kwargs)
+            out, pullback = rule.rrule(*args, **kwargs)
+        return out, ("rrule", rule, pullback, args, out, kwargs, Passed(args))
     if rule is None and type(fn) is types.BuiltinMethodType and type(fn.__self__) is dict \
             and fn.__name__ in ("values", "items", "keys") and not args:
         # list(d.values()), sum(d.values()): the view's cotangent (a list, one item per key)
@@ -140,7 +140,8 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         rule = registry.lookup(target)
         if rule is not None and rule.is_rrule:
             out, pullback = rule.rrule(*receiver, *args, **kwargs)
-            return out, ("rrule", rule, pullback, receiver + args, out, kwargs)
+            return out, ("rrule", rule, pullback, receiver + args, out, kwargs,
+                         Passed(receiver + args))
     if isinstance(target, types.FunctionType) and target.__closure__:
         from adgen.transforms.compile_cache import NESTED_CODES
 
@@ -281,28 +282,44 @@ def forward_of(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         raise
 
 
-def _users_rrule(rule: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``rule.rrule(*args, **kwargs)``; for a user's rule, given copies of the arrays it does
-    not declare it writes (``mutates``): its pullback is a closure, which may read its
-    arguments when it runs, and the caller may write one in place after the call (``y =
-    mysq(x); x += 1.0``: the pullback read the new x, a silently wrong gradient under both
-    policies, as no guard can redirect a closure's values). Where the result shares memory
-    with a copy (a rule returning its argument or a view of it), the rule runs again on the
-    arguments themselves, so the result is what Python gives."""
-    if str(getattr(rule.primal, "__module__", "") or "").startswith("adgen"):
-        return rule.rrule(*args, **kwargs)
+class Passed:
+    """The arguments a rule was called with, kept in its ``rrule`` record where
+    ``guards.remap_saved`` does not look (it redirects the record's own ``args``)."""
 
-    written = set(mutated_positions(rule, len(args)))
-    copies = tuple(a.copy() if type(a) is np.ndarray and k not in written else a
-                   for k, a in enumerate(args))
-    if all(c is a for c, a in zip(copies, args)):
-        return rule.rrule(*args, **kwargs)
-    out, pullback = rule.rrule(*copies, **kwargs)
-    made = [c for c, a in zip(copies, args) if c is not a]
-    if any(isinstance(o, np.ndarray) and np.shares_memory(o, c)
-           for o in (out if isinstance(out, (tuple, list)) else (out,)) for c in made):
-        return rule.rrule(*args, **kwargs)
-    return out, pullback
+    __slots__ = ("args",)
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self.args = args
+
+
+def _put_back(rule: Any, args: tuple[Any, ...], passed: Passed
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For the pullback of a user's rule: puts the values its arguments had at the call
+    back into the arrays it was passed, where a later write changed them; returns (array,
+    its values now), which pullback_of puts back after it. A rule's pullback is a closure, which may read its
+    arguments when it runs (``y = mysq(x); x += 1.0`` read the new x: a silently wrong
+    gradient under both policies, as no guard can redirect a closure's values). The compiler
+    captures a user's rule's arguments where a later in-place write may reach them
+    (reverse_captures: the guard at the write copies them, under either policy, as
+    ``guards.RuleArgument``s), and the pullback's ``remap_saved`` redirects the record's
+    ``args`` to those copies; an argument so redirected holds its copy's values while the
+    closure runs. Nothing is copied where no write follows (session 28 gave every user's
+    rule copies of all its arrays, at every call)."""
+    if str(getattr(rule.primal, "__module__", "") or "").startswith("adgen"):
+        return []  # (adgen's own rules redirect their saved values themselves)
+    swaps = [(o, a) for o, a in zip(passed.args, args)
+             if a is not o and type(o) is np.ndarray and isinstance(a, np.ndarray) and
+             a.shape == o.shape]
+    for o, _ in swaps:
+        if not o.flags.writeable:
+            raise AdgenError(
+                f"the pullback of {rule.name} may read an argument that was overwritten after "
+                "the call, and adgen cannot put its old values back (a read-only view)",
+                hint=f"pass {rule.name} a copy of the argument (x.copy())")
+    now = [(o, o.copy()) for o, _ in swaps]
+    for o, a in swaps:
+        o[...] = a
+    return now
 
 
 def keyword_slots(fn: Any, kwargs: dict[str, Any]) -> tuple[int, ...]:
@@ -589,7 +606,14 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
         # lay.apply(x=x) gave x no gradient
         return tuple(cts[:ncalled]) + by_keyword
     if kind == "rrule":
-        _, rule, pullback, args, _, kwargs = saved
+        _, rule, pullback, args, _, kwargs, passed = saved
+        put_back = _put_back(rule, args, passed)
+        if put_back:
+            try:
+                return pullback_of(saved[:3] + (passed.args,) + saved[4:], out_bar, sh)
+            finally:
+                for o, now in put_back:
+                    o[...] = now
         written = mutated_positions(rule, len(args))
         if not written:
             if out_bar is None and not getattr(pullback, "runs_without_cotangent", False):

@@ -55,6 +55,23 @@ class Capture:
         return self.array if self.snapshot is None else self.snapshot
 
 
+class RuleArgument(Capture):
+    """An array passed to a user's ``adgen.rrule``, whose pullback (a closure) may read it:
+    a guarded write that overwrites it copies it under either policy, and the pullback runs
+    with the copy's values put back (dispatch.pullback_of). Strict refuses a write only of a
+    value adgen's own code reads; a rule reads what it was called with (session 28's
+    copies at every call gave the same under strict)."""
+
+    __slots__ = ()
+
+
+def _users_rule_record(saved: Any) -> bool:
+    """Whether ``saved`` is dispatch's record of a call of a user's ``adgen.rrule``."""
+    return type(saved) is tuple and len(saved) == 7 and saved[0] == "rrule" and \
+        not str(getattr(getattr(saved[1], "primal", None), "__module__", "") or ""
+                ).startswith("adgen")
+
+
 class GuardScope:
     """The live captures of one forward pass, indexed by the buffer they view."""
 
@@ -202,7 +219,8 @@ def capture(x: Any, file: str, line: int, what: str, within: Any = None,
                 return _Held(list(x) if type(x) is list else x, held)
         # a list (an index a later store may change): its items as they are now
         return _Kept(list(x) if type(x) is list else x)
-    cap = Capture(x, file, line, what)
+    cap = (RuleArgument if within is not None and _users_rule_record(within)
+           else Capture)(x, file, line, what)
     _watch(cap)
     return cap
 
@@ -421,8 +439,10 @@ def before_write(target: Any, region: Any, policy: str, file: str, line: int, co
         hits = watch.overlapping(region)
     if not hits:
         return
-    if policy == "strict":
+    if policy == "strict" and any(type(c) is not RuleArgument for c in hits):
         from adgen.errors import Location, MutationError, users_line
+
+        hits = [c for c in hits if type(c) is not RuleArgument]
 
         handoff = scope.handed.get(key)
         if handing(handoff, sys._getframe(1)):
