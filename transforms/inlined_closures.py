@@ -24,6 +24,14 @@ inlined; the others keep their compilation as nested defs. (Compiled as a closur
 of its parameter was not seen by the enclosing function's analyses: the argument's adjoint
 stayed where the caller did not read it, a silently wrong gradient.)
 
+A nested def with ``nonlocal`` statements (an accumulator: ``total = 0.0; def add(v):
+nonlocal total; total += v``) is inlined whatever its body writes, where its ``nonlocal``
+names are the function's own variables (bound by it outside the def) and the def does not
+call itself: written where it is called, the body rebinds those variables (not renamed apart)
+as Python's call rebinds them through the closure's cells. (Compiled as a nested def, its
+write of the cell was refused by validate, as it still is where the def cannot be inlined:
+handed to another function, called inside an expression.)
+
 Input: the parsed function, before any other pass. Output: the same tree with those closures
 removed and their calls inlined.
 """
@@ -54,10 +62,13 @@ def _constant_defaults(args: gast.arguments) -> dict[str, gast.expr]:
 
 
 def _inlinable_def(d: gast.FunctionDef) -> bool:
-    """A body of plain statements, at most one ``return`` (the last), no nested scope."""
+    """A body of plain statements, at most one ``return`` (the last), no nested scope;
+    ``nonlocal`` statements at its top level only."""
     if d.decorator_list or d.returns is not None:
         return False
     for k, st in enumerate(d.body):
+        if isinstance(st, gast.Nonlocal):
+            continue
         for n in walk(st):
             if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef, gast.Global,
                               gast.Nonlocal, gast.Yield, gast.YieldFrom, gast.Await,
@@ -132,7 +143,10 @@ class _Inliner:
                 continue
             name, params, stmts = found
             calls = self.calls_of(name, body, k + 1)
-            if calls is None or not (self.writes_through(stmts) or
+            shared = _nonlocals(stmts)
+            if shared and not self.own_locals(shared, st, name):
+                calls = None  # (a name of a scope around the function: refused by validate)
+            if calls is None or not (shared or self.writes_through(stmts) or
                                      _writes_a_parameter(stmts, params)):
                 k += 1
                 continue
@@ -141,6 +155,19 @@ class _Inliner:
                 owner[at:at + 1] = self.inlined(owner[at], name, params, stmts)
             del body[k]
         self.parsed.forget_locals()
+
+    def own_locals(self, names: set[str], d: gast.stmt, name: str) -> bool:
+        """Whether each of ``names`` (a nested def's ``nonlocal`` names) is bound by the
+        function itself outside ``d``, and ``d``'s body does not call ``d`` by its name: its
+        body, written where it is called, then rebinds the function's own variables, as
+        the call rebinds them through the closure's cells."""
+        inside = {id(n) for n in walk(d)}
+        bound = {n.id for n in walk(self.parsed.tree) if isinstance(n, gast.Name) and
+                 isinstance(n.ctx, gast.Store) and id(n) not in inside}
+        bound |= {a.id for a in self.parsed.tree.args.args + self.parsed.tree.args.kwonlyargs
+                  if isinstance(a, gast.Name)}
+        return names <= bound and not any(
+            isinstance(n, gast.Name) and n.id == name for n in walk(d) if n is not d)
 
     def closure(self, st: gast.stmt, stores: dict[str, int]
                 ) -> tuple[str, list[str], list[gast.stmt]] | None:
@@ -207,8 +234,10 @@ class _Inliner:
                 any(p not in self.defaults.get(name, {}) for p in missing):
             return [st]  # Python raises its TypeError where the call runs
         given += [(p, copy.deepcopy(self.defaults[name][p])) for p in missing]
+        shared = _nonlocals(stmts)  # the function's own variables: not renamed
+        stmts = [s for s in stmts if not isinstance(s, gast.Nonlocal)]
         own = {n.id for s in stmts for n in walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - shared
         renamed = {p: self.fresh(f"{name}_{p}") for p in params}
         renamed.update({n: self.fresh(f"{name}_{n}") for n in own if n not in renamed})
         # (a refusal names what the user wrote: y in relax, not relax_y)
@@ -235,6 +264,11 @@ class _Inliner:
             out.append(gast.copy_location(
                 gast.Assign([st.targets[0]], gast.Constant(None, None), None), st))
         return out
+
+
+def _nonlocals(stmts: list[gast.stmt]) -> set[str]:
+    """The names a nested def's ``nonlocal`` statements (at its top level) declare."""
+    return {n for s in stmts if isinstance(s, gast.Nonlocal) for n in s.names}
 
 
 def inline_closures(parsed: Any, writes: Any) -> None:

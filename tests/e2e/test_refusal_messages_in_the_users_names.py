@@ -55,9 +55,9 @@ def nonlocal_write(x):
     def add(v):
         nonlocal total  # REFUSED:nonlocal
         total = total + v
+        return total
 
-    add(np.sum(x))
-    return total
+    return add(np.sum(x)) * 2.0  # (inside an expression: not written out where called)
 
 
 def with_open(x):
