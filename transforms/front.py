@@ -50,7 +50,6 @@ from adgen.transforms.lower_mutation import lower_mutation
 from adgen.transforms.names import Namer
 from adgen.transforms.operator_classes import sees_operator_classes
 from adgen.transforms.parse import Parsed, code_names, parse_function
-from adgen.transforms.properties import read_properties
 from adgen.transforms.rename_reserved import rename_reserved
 from adgen.transforms.ssa import to_ssa
 from adgen.transforms.unbound import check_unbound, maybe_unbound
@@ -85,6 +84,19 @@ def _stores_attributes_of_names(tree: gast.FunctionDef) -> bool:
     s``): property_setters rewrites no other store."""
     return any(n.__class__ is gast.Attribute and isinstance(n.ctx, gast.Store) and
                n.value.__class__ is gast.Name for n in walk(tree))
+
+
+def _reads_attributes_of_values(tree: gast.FunctionDef) -> bool:
+    """Whether ``tree`` reads an attribute of a call's result or of a name it binds (a
+    parameter, a local): every read properties.read_properties replaces is one (``m.area``
+    of a parameter or of ``m = Circle(r)``, ``Circle(r).area``), and no attribute of a
+    global (``np.sin``) is."""
+    bound = {n.id for n in walk(tree) if isinstance(n, gast.Name) and
+             not isinstance(n.ctx, gast.Load)}
+    return any(isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load) and
+               (isinstance(n.value, gast.Call) or
+                isinstance(n.value, gast.Name) and n.value.id in bound)
+               for n in walk(tree))
 
 
 def _may_view_untracked(tree: gast.FunctionDef) -> bool:
@@ -170,7 +182,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         from adgen.transforms.property_setters import call_property_setters
 
         call_property_setters(parsed)  # m.scale = s of a @property: its setter's call
-    read_properties(parsed)  # self.scale of a @property: its getter's call
+    if _reads_attributes_of_values(tree):  # (imported here: most read modules' only, np.sin)
+        from adgen.transforms.properties import read_properties
+
+        read_properties(parsed)  # self.scale of a @property: its getter's call
     if sees_operator_classes(parsed):  # (imported here: most functions see no such class)
         from adgen.transforms.operator_methods import call_operator_methods
 

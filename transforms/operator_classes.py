@@ -15,10 +15,9 @@ from typing import Any
 
 import gast
 import numpy as np
-from adgen.transforms.properties import method_owner
 
-__all__ = ["BINARY", "LIBRARY", "OPERATORS", "UNARY", "classes_seen", "sees_operator_classes",
-           "user_class", "user_method"]
+__all__ = ["BINARY", "LIBRARY", "OPERATORS", "UNARY", "classes_seen", "method_owner",
+           "sees_operator_classes", "user_class", "user_method"]
 
 # the method Python calls for each operator, and the reflected one it tries next
 BINARY = {
@@ -32,6 +31,21 @@ OPERATORS = frozenset({m for pair in BINARY.values() for m in pair} | set(UNARY.
                       {"__i" + pair[0][2:] for pair in BINARY.values()} |
                       {"__getitem__", "__setitem__", "__abs__"})
 LIBRARY = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+
+
+def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
+    """The class a method was defined in (from its ``__class__`` cell or ``__qualname__``),
+    or None."""
+    cell = namespace.get("__class__")
+    if isinstance(cell, type):
+        return cell
+    parts = getattr(fn, "__qualname__", "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
+    for p in parts[1:-1]:
+        obj = getattr(obj, p, None)
+    return obj if isinstance(obj, type) else None
 
 
 def sees_operator_classes(parsed: Any) -> bool:

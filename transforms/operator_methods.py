@@ -72,10 +72,10 @@ from adgen.transforms.operator_classes import (
     BINARY,
     UNARY,
     classes_seen,
+    method_owner,
     user_class,
     user_method,
 )
-from adgen.transforms.properties import method_owner
 from adgen.transforms.walk import walk
 
 __all__ = ["call_operator_methods"]

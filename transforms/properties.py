@@ -30,6 +30,10 @@ the getter's call for an object whose class has that property, the stored attrib
 otherwise. Other reads of a property (a class the function does not see, a descriptor, a
 getter that is not a plain function) stay refused when their value has a gradient
 (runtime.stored_attribute).
+
+``front`` imports this module where the function reads an attribute of a value (a call's
+result, a name it binds: ``front._reads_attributes_of_values``); a function reading only
+attributes of modules (``np.sin``) does not (issue 15's cold start).
 """
 
 from __future__ import annotations
@@ -39,24 +43,10 @@ import sys
 from typing import Any
 
 import gast
+from adgen.transforms.operator_classes import method_owner
 from adgen.transforms.walk import clone, replace_children, walk
 
-__all__ = ["method_owner", "read_properties"]
-
-
-def method_owner(fn: Any, namespace: dict[str, Any]) -> Any:
-    """The class a method was defined in (from its ``__class__`` cell or ``__qualname__``),
-    or None."""
-    cell = namespace.get("__class__")
-    if isinstance(cell, type):
-        return cell
-    parts = getattr(fn, "__qualname__", "").split(".")
-    if len(parts) < 2 or "<locals>" in parts:
-        return None
-    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
-    for p in parts[1:-1]:
-        obj = getattr(obj, p, None)
-    return obj if isinstance(obj, type) else None
+__all__ = ["read_properties"]
 
 
 def _getter(cls: Any, name: str) -> Any:
@@ -75,8 +65,6 @@ def read_properties(parsed: Any) -> None:
     from adgen.transforms.front import resolve  # front runs this pass
 
     tree = parsed.tree
-    if not _reads_attributes_of_values(tree):
-        return  # (most functions read attributes of modules only: np.sin)
     if parsed.is_local("type") or parsed.namespace.get("type", type) is not type:
         return  # the rewrite's type() would not be the builtin
     stores: dict[str, int] = {}
@@ -130,19 +118,6 @@ def read_properties(parsed: Any) -> None:
             skip.add(id(n.value))
     replace_children(tree, lambda sub: _rewritten(sub, classes, skip) or
                      _made(sub, made, skip) or _chosen(sub, unknown, names, skip))
-
-
-def _reads_attributes_of_values(tree: gast.FunctionDef) -> bool:
-    """Whether ``tree`` reads an attribute of a call's result or of a name it binds (a
-    parameter, a local): every read the rewrite below replaces is one (``m.area`` of a
-    parameter or of ``m = Circle(r)``, ``Circle(r).area``), and no attribute of a global
-    (``np.sin``) is."""
-    bound = {n.id for n in walk(tree) if isinstance(n, gast.Name) and
-             not isinstance(n.ctx, gast.Load)}
-    return any(isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load) and
-               (isinstance(n.value, gast.Call) or
-                isinstance(n.value, gast.Name) and n.value.id in bound)
-               for n in walk(tree))
 
 
 def _exact_class(obj: Any) -> Any:

@@ -30,7 +30,7 @@ import sys
 from typing import Any
 
 import gast
-from adgen.transforms.properties import method_owner
+from adgen.transforms.operator_classes import method_owner
 from adgen.transforms.walk import as_load, clone, replace_children, walk
 
 __all__ = ["call_property_setters"]
