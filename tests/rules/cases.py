@@ -1031,3 +1031,13 @@ else:
 # (rules/jvps.py, rules/nondiff_params.py; appended: no draws): zero tangents pass
 cases("adgen.rules.helpers_tangent.refuse_nonzero_tangent",
       C(np.zeros(3), "message", "hint"), C(0.0, "message", "hint"))
+
+# hermitian=True (session 29, appended; no draws): numpy reads only the lower triangle (eigh's),
+# so the gradient of a non-symmetric input lives there; the vectors (eigh's signs) are refused
+_HERMITIAN = np.array([[2.0, 0.5, -0.4], [0.3, -1.0, 0.9], [-0.5, 0.4, 0.6]])
+CASES["numpy.linalg.svd"] += [C(_HERMITIAN, compute_uv=False, hermitian=True),
+                              C(np.stack([_HERMITIAN, _HERMITIAN.T + np.eye(3)]), False, False,
+                                True),
+                              refuse(_HERMITIAN, hermitian=True)]
+CASES["numpy.linalg.pinv"] += [C(_HERMITIAN, hermitian=True),
+                               C(np.stack([_HERMITIAN, _HERMITIAN.T + np.eye(3)]), 1e-15, True)]

@@ -21,6 +21,7 @@ from adgen.rules.helpers import (
     eigh_vjp,
     eigvals_jvp,
     eigvals_vjp,
+    hermitian_svd_vjp,
     max_vjp,
     ndarray_conj,
     percentile_vjp,
@@ -40,9 +41,10 @@ from adgen.rules.registry import defjvp, defufunc_method, defvjp
 
 
 @defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", diff="a",
-        reads="a, full_matrices, compute_uv")
+        reads="a, full_matrices, compute_uv, hermitian")
 def svd(g: Any, out: Any, a: Any, full_matrices: Any, compute_uv: Any, hermitian: Any) -> Any:
-    return svd_vjp(g, a, full_matrices, compute_uv)
+    return hermitian_svd_vjp(g, a, compute_uv) if hermitian else \
+        svd_vjp(g, a, full_matrices, compute_uv)
 
 
 @defvjp(np.linalg.eigh, "a, UPLO='L'", diff="a", reads="a, UPLO")
@@ -60,9 +62,9 @@ def qr(g: Any, out: Any, a: Any, mode: Any) -> Any:
     return qr_vjp(g, a, mode)
 
 
-@defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False", diff="a", reads="a, out")
+@defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False", diff="a", reads="a, out, hermitian")
 def pinv(g: Any, out: Any, a: Any, rcond: Any, hermitian: Any) -> Any:
-    return pinv_vjp(g, out, a)
+    return pinv_vjp(g, out, a, hermitian)
 
 
 @defvjp(np.linalg.matrix_rank, "A, tol=None, hermitian=False", diff="A", linear=True)

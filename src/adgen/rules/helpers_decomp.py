@@ -28,7 +28,9 @@ __all__ = [
     "cumprod_vjp",
     "diff_vjp",
     "eigh_vjp",
+    "hermitian_svd_vjp",
     "inverse_gaps",
+    "lower_triangle_adjoint",
     "percentile_vjp",
     "pinv_vjp",
     "qr_tall_vjp",
@@ -130,6 +132,30 @@ def eigvals_jvp(d: object, a: object, w: object) -> np.ndarray:
     """Tangent of ``np.linalg.eigvals(a)``: diag(V^-1 dA V), V matched to ``w``."""
     v = eigvectors_matched(a, w)
     return np.diagonal(np.linalg.solve(v, np.asarray(d) @ v)).copy()
+
+
+def lower_triangle_adjoint(s: object) -> np.ndarray:
+    """The adjoint of ``a`` through ``copy_lower_to_upper(a)`` (what numpy's hermitian=True
+    and eigh read: the lower triangle), given the adjoint ``s`` of the symmetric matrix:
+    ``tril(S + S^T) - diag(S)``."""
+    s = np.asarray(s)
+    return np.tril(s + np.swapaxes(s, -1, -2)) - np.eye(s.shape[-1]) * s
+
+
+def hermitian_svd_vjp(g: object, a: object, compute_uv: bool) -> np.ndarray:
+    """Adjoint of ``np.linalg.svd(a, hermitian=True)``: numpy takes the singular values of
+    the symmetric matrix of ``a``'s lower triangle (eigh's), so their adjoint lives on that
+    triangle. The vectors come from eigh with other signs than the general SVD's: refused."""
+    if compute_uv:
+        if cotangent_part(g, 0) is not None or cotangent_part(g, 2) is not None:
+            unsupported("np.linalg.svd: the gradient through the vectors of svd(a, "
+                        "hermitian=True) is not differentiated; use np.linalg.eigh(a) for "
+                        "the vectors of a symmetric matrix (or hermitian=False)")
+        g = cotangent_part(g, 1)
+        if g is None:
+            return np.zeros(np.shape(a))
+    return lower_triangle_adjoint(svd_vjp(g, copy_lower_to_upper(np.asarray(
+        a, dtype=np.float64)), False, False))
 
 
 def svd_vjp(g: object, a: object, full_matrices: bool, compute_uv: bool) -> np.ndarray:
@@ -234,12 +260,15 @@ def qr_vjp(g: object, a: object, mode: str) -> np.ndarray:
     return np.concatenate([gx, gy], axis=-1)
 
 
-def pinv_vjp(g: object, p: object, a: object) -> np.ndarray:
+def pinv_vjp(g: object, p: object, a: object, hermitian: bool = False) -> np.ndarray:
     """Adjoint of ``P = np.linalg.pinv(a)`` where the rank is locally constant:
-    -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+    -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A). With ``hermitian``, numpy reads
+    only ``a``'s lower triangle (eigh's): the adjoint of that symmetric matrix, on it."""
     g = np.asarray(g, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     a = np.asarray(a, dtype=np.float64)
+    if hermitian:
+        return lower_triangle_adjoint(pinv_vjp(g, p, copy_lower_to_upper(a)))
     pt = matrix_transpose(p)
     gt = matrix_transpose(g)
     m, n = a.shape[-2], a.shape[-1]

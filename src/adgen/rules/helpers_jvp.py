@@ -63,15 +63,27 @@ def eigh_jvp(d: object, a: object, uplo: str, vectors: bool) -> object:
     return w_dot, v @ (np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0) * m)
 
 
-def svd_jvp(d: object, a: object, full_matrices: bool, compute_uv: bool) -> object:
-    """Tangent of ``np.linalg.svd(a, full_matrices, compute_uv)``.
+def svd_jvp(d: object, a: object, full_matrices: bool, compute_uv: bool,
+            hermitian: bool = False) -> object:
+    """Tangent of ``np.linalg.svd(a, full_matrices, compute_uv, hermitian)``.
 
     A = U S V^T (thin, k = min(m, n)); with P = U^T dA V: s_dot = diag(P),
     U_dot = U (F * (P S + S P^T)) + (I - U U^T) dA V S^-1,
     V_dot = V (F * (S P + P^T S)) + (I - V V^T) dA^T U S^-1, F[i, j] = 1 / (s[j]^2 - s[i]^2).
+    With ``hermitian``, numpy reads only the lower triangle (eigh's): the values' tangent is
+    that of the symmetric matrix it makes; the vectors (eigh's signs) are refused.
     """
     d = np.asarray(d, dtype=np.float64)
     a = np.asarray(a, dtype=np.float64)
+    if hermitian:
+        if compute_uv:
+            unsupported("np.linalg.svd: the tangent of the vectors of svd(a, hermitian=True) "
+                        "is not differentiated; use np.linalg.eigh(a) for the vectors of a "
+                        "symmetric matrix, or compute_uv=False for the singular values")
+        low = np.tril(a, -1)
+        a = low + np.swapaxes(low, -1, -2) + np.eye(a.shape[-1]) * a
+        low = np.tril(d, -1)
+        d = low + np.swapaxes(low, -1, -2) + np.eye(d.shape[-1]) * d
     m, n = a.shape[-2], a.shape[-1]
     k = min(m, n)
     u, s, vh = np.linalg.svd(a, full_matrices=False)
@@ -145,12 +157,18 @@ def qr_jvp(d: object, a: object, mode: str) -> object:
     return r_dot if mode == "r" else (q_dot, r_dot)
 
 
-def pinv_jvp(d: object, p: object, a: object) -> np.ndarray:
+def pinv_jvp(d: object, p: object, a: object, hermitian: bool = False) -> np.ndarray:
     """Tangent of ``P = np.linalg.pinv(a)`` where the rank is locally constant (Golub &
-    Pereyra): -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
+    Pereyra): -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P. With ``hermitian``,
+    numpy reads only the lower triangle (eigh's): that of the symmetric matrix it makes."""
     d = np.asarray(d, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     a = np.asarray(a, dtype=np.float64)
+    if hermitian:
+        low = np.tril(a, -1)
+        a = low + np.swapaxes(low, -1, -2) + np.eye(a.shape[-1]) * a
+        low = np.tril(d, -1)
+        d = low + np.swapaxes(low, -1, -2) + np.eye(d.shape[-1]) * d
     m, n = a.shape[-2], a.shape[-1]
     pt, dt = np.swapaxes(p, -1, -2), np.swapaxes(d, -1, -2)
     res = -p @ d @ p

@@ -314,7 +314,7 @@ def astype(d: Any, out: Any, a: Any, dtype: Any, copy: Any) -> Any:
 
 @defjvp(np.linalg.svd)
 def svd(d: Any, out: Any, a: Any, full_matrices: Any, compute_uv: Any, hermitian: Any) -> Any:
-    return svd_jvp(d, a, full_matrices, compute_uv)
+    return svd_jvp(d, a, full_matrices, compute_uv, hermitian)
 
 
 @defjvp(np.linalg.eigh)
@@ -334,7 +334,7 @@ def qr(d: Any, out: Any, a: Any, mode: Any) -> Any:
 
 @defjvp(np.linalg.pinv)
 def pinv(d: Any, out: Any, a: Any, rcond: Any, hermitian: Any) -> Any:
-    return pinv_jvp(d, out, a)
+    return pinv_jvp(d, out, a, hermitian)
 
 
 @defjvp(np.cumprod)
