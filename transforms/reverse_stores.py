@@ -163,7 +163,8 @@ class Stores:
                 "into the object's tangent", self.plan.loc(s),
                 hint="keep such bookkeeping (a call counter, a cache) out of the function "
                      "whose second derivatives you take: count in a wrapper that calls it")
-        if self.plan.parsed.file.startswith("<adgen "):
+        generated = self.plan.parsed.file.startswith("<adgen ")
+        if generated and not _first_order_copy(self.plan.parsed.file):
             # reverse over the jvp code adgen generated (hessian of a helper's `if acc is
             # None: acc = []; acc.append(v)`): its lines and SSA names are not the user's (it
             # said 'changes acc_2 ... joined at line 16', a line of the generated code)
@@ -182,13 +183,23 @@ class Stores:
                 self.plan.loc(s), hint=f"pass {target} in every call (no default that makes a "
                                        "new one), or build and return a new one instead of "
                                        "changing it in place")
+        where = f"at line {line}"
+        if generated:
+            # a nested def compiled from the generated forward's copy of it (first order):
+            # the line the user wrote, not the copy's (it said "second derivatives")
+            joined = self.plan.loc(a.other_stmt)
+            file, line = users_line(joined.file, joined.line)
+            where = "in the nested def" if file.startswith("<") else f"at line {line}"
         raise UnsupportedError(
             f"{self.plan.construct(s)} changes {self.plan.user_name(a.target)} in place, and "
             f"{other} "
-            f"reaches the same list, dict or object (joined at line {line}): adgen follows a "
+            f"reaches the same list, dict or object (joined {where}): adgen follows a "
             "container's gradient by its name, not yet through aliases",
-            self.plan.loc(s), hint="use one name for it, or build a new one instead of changing "
-                              "it in place")
+            self.plan.loc(s), hint=f"have {self.plan.fn.name} change it and return nothing "
+                                   "(the caller reads its own name for it), or build and "
+                                   "return a new one (return acc + [v])"
+            if other.startswith("what ") else "use one name for it, or build a new one "
+                                            "instead of changing it in place")
 
     def refuse_ahead_write(self, s: gast.stmt) -> None:
         """Refuses a store into a list that a loop around it walks, at an item a later step
@@ -543,3 +554,11 @@ def _only_text(value: gast.expr, defs: dict[str, list[Any]], unknown: set[str],
         return all(isinstance(v, gast.expr) and _only_text(v, defs, unknown, seen | {value.id})
                    for v in defs[value.id])
     return False
+
+
+def _first_order_copy(file: str) -> bool:
+    """Whether ``file`` is the generated forward a nested def is compiled from at first order
+    (``<adgen f save>``, ``<adgen f strict>``), not jvp code differentiated again."""
+    import re
+
+    return re.match(r"<adgen .* (save|strict)( #\d+)?>", file) is not None

@@ -63,6 +63,11 @@ def _user_name(parsed: Parsed, fn: gast.FunctionDef, n: str, depth: int) -> str:
         # the jvp code adgen differentiates again (hessian, hvp): a tangent is written
         # where its primal is, and the user knows the primal's name
         return user_name(parsed, fn, base[:-4], depth)
+    code = getattr(parsed.fn, "__code__", None)
+    if base.startswith("retval") and base[6:].isdigit() and code is not None and \
+            base not in code.co_varnames + code.co_names + code.co_cellvars:
+        # (lower_control's name for a function's result where it has several returns)
+        return f"what {fn.name} returns"
     temporary = base.startswith("t") and base[1:].isdigit() or \
         base.startswith("seq") and base[3:].isdigit()  # (desugar's loop sequences)
     if base in {a.id for a in fn.args.args} or not temporary:

@@ -461,8 +461,19 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any],
     if compiled.mutates_params:
         from adgen.errors import UnsupportedError
 
-        raise UnsupportedError(f"{cls.__qualname__}.__init__ writes an array argument in place",
-                               hint="store a copy, or build a new array")
+        # (name the parameter and the write: "writes an array argument" was said of a list)
+        written = sorted(compiled.written_params) \
+            if isinstance(compiled.written_params, (set, frozenset)) else []
+        site = next((m for m in compiled.sites if any(
+            m.construct.startswith((f"{n}[", f"{n} ", f"{n}.")) for n in written)), None)
+        what = f"its argument {', '.join(written)}" if written else "an argument"
+        where = f" ({site.construct}, at {site.file}:{site.line})" if site is not None else ""
+        raise UnsupportedError(
+            f"{cls.__qualname__}.__init__ writes {what} in place{where}: adgen follows a "
+            "constructor's writes into the object it builds, not into what it is given",
+            hint="make the change in the function differentiated, before or after "
+                 f"{cls.__name__}(...), or write into a copy in __init__ (self.x = x.copy(), "
+                 "self.items = list(items))")
     from adgen.runtime import current_scope
 
     current_scope().dynamic.append(compiled)
@@ -570,6 +581,18 @@ def pullback_of(saved: Any, out_bar: Any, sh: Any) -> tuple[Any, ...]:
                         hint=f"pass it as an argument (lambda z, {name}: ...), or read the "
                              f"arrays it needs into names first (s = {name}['scale']; "
                              "lambda z: z * s)"))
+                owner = getattr(value, "__self__", None)
+                if isinstance(owner, np.ndarray) and callable(value):
+                    # g = M.dot; lambda v: g(v): a method of an array with a gradient (it
+                    # said "hands that gradient to a method of the object ... self.act(h)")
+                    method = getattr(value, "__name__", "method")
+                    raise locate(UnsupportedError(
+                        f"{shown} closes over {name}, the method {method} of an array that "
+                        "has a gradient: adgen follows an array's method where it is called "
+                        "on the array, not through a variable holding the method",
+                        hint=f"for {name} = A.{method}, call A.{method}(v) where {name}(v) is "
+                             "called (A a name the function binds), or pass the array as an "
+                             "argument (lambda v, A: ...)"))
                 raise locate(UnsupportedError(
                     f"{shown} closes over {name} (an object of class "
                     f"{type(value).__name__}) and reads values of it that have a gradient; "
