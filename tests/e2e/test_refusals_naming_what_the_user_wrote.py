@@ -1,0 +1,91 @@
+"""Refusals that were right to refuse but said the wrong thing, found by writing user-style
+programs and reading each message as a user (H3, session 29): each now names the user's
+file, line and construct, in the user's names, and says what to do.
+
+- a constructor writing a list it is given (``lst[0] = lst[0] * w[2]`` in ``__init__``) was
+  "L.__init__ writes an array argument in place" (hint: "build a new array");
+- a lambda closing over an array's method (``g = M.dot``) was told to "call it from a method
+  of the object (def forward(self, x): ... self.act(h))";
+- a recursive helper returning the list it appends to (``return rec(v[1:], acc)``) named
+  adgen's ``retval1``, and, for a nested def under ``grad``, spoke of "second derivatives".
+"""
+
+import numpy as np
+import pytest
+
+import adgen
+
+W = np.array([0.3, -0.2, 0.7])
+
+
+class Scales:
+    def __init__(self, w, lst):
+        lst[0] = lst[0] * w[2]
+        self.w = w
+
+
+def constructor_writing_its_list(w):
+    lst = [w[0] ** 2]
+    Scales(w, lst)
+    return lst[0] * w[1]
+
+
+def method_of_an_array_in_a_closure(x):
+    M = np.outer(x, x) * 0.3
+    g = M.dot
+    return np.sum((lambda v: np.tanh(g(v)))(x))
+
+
+def rec(v, acc):
+    if len(v) == 0:
+        return acc
+    acc.append(v[0] ** 2)
+    return rec(v[1:], acc)
+
+
+def recursive_helper_returning_its_list(x):
+    return sum(rec(x, []))
+
+
+def nested_recursive_helper_returning_its_list(x):
+    def rec2(v, acc):
+        if len(v) == 0:
+            return acc
+        acc.append(v[0] ** 2)
+        return rec2(v[1:], acc)
+    return sum(rec2(x, []))
+
+
+def _message(f, mutation="save"):
+    with pytest.raises(adgen.UnsupportedError) as e:
+        adgen.grad(f, mutation=mutation)(W.copy())
+    message = str(e.value)
+    assert message.startswith(__file__)
+    return message
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_constructor_writing_a_list_it_is_given(mutation):
+    message = _message(constructor_writing_its_list, mutation)
+    assert "Scales.__init__ writes its argument lst in place (lst[0] = lst[0] * w[2]" in message
+    assert "array argument" not in message and "new array" not in message
+    assert "Scales(w, lst)" in message  # the line shown: the user's call
+
+
+def test_a_closure_over_a_method_of_an_array():
+    message = _message(method_of_an_array_in_a_closure)
+    assert "closes over g, the method dot of an array that has a gradient" in message
+    assert "A.dot(v)" in message and "self.act" not in message
+    # what the hint says to do works
+    f = lambda x: np.sum((lambda v: np.tanh((np.outer(x, x) * 0.3).dot(v)))(x))  # noqa: E731
+    assert np.all(np.isfinite(adgen.grad(f)(W.copy())))
+
+
+@pytest.mark.parametrize("f", [recursive_helper_returning_its_list,
+                               nested_recursive_helper_returning_its_list],
+                         ids=["module_level", "nested"])
+def test_a_recursive_helper_returning_the_list_it_appends_to(f):
+    message = _message(f)
+    assert "acc.append(v[0] ** 2) changes acc in place, and what rec" in message
+    assert "retval" not in message and "second derivatives" not in message
+    assert "return nothing" in message
