@@ -219,6 +219,10 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
         from adgen.transforms.walked_iterators import check_walked_iterators
 
         check_walked_iterators(parsed)  # for i in it: skip(it), an iterator refused
+    if gast.GeneratorExp in present:
+        from adgen.transforms.late_generators import refuse_late_generators
+
+        refuse_late_generators(parsed)  # g = (y[i] for ...); y[0] = 5; sum(g): refused
     if gast.Lambda in present:
         from adgen.transforms.lift_lambdas import lift_lambdas
 

@@ -36,7 +36,8 @@ from adgen.transforms.walk import as_load, body_nodes, statement_blocks, walk
 
 from adgen.errors import UnsupportedError
 
-__all__ = ["check_walked_iterators"]
+__all__ = ["bindings_of", "check_walked_iterators", "may_run_code", "sharing_names",
+           "writes_in_place"]
 
 
 # header calls whose result is no iterator, and which take what they are given whole before
@@ -65,7 +66,7 @@ def check_walked_iterators(parsed: Any) -> None:
             for m in walk(n):
                 parents.pop(id(m), None)
                 parents[id(m)] = _CHECK  # nothing the user wrote: not a read of theirs
-    if _insert(parsed, tree, tree.body, [], _bindings(tree), parents, check, used):
+    if _insert(parsed, tree, tree.body, [], bindings_of(tree), parents, check, used):
         from adgen.walked_iterators import walked_iterator
 
         parsed.bound[check] = parsed.namespace[check] = walked_iterator
@@ -128,7 +129,7 @@ def _chain_root(e: gast.expr) -> str | None:
             return e.id if isinstance(e, gast.Name) else None
 
 
-def _bindings(fn: gast.FunctionDef) -> dict[str, list[Any]]:
+def bindings_of(fn: gast.FunctionDef) -> dict[str, list[Any]]:
     """Each name the function binds, with the values bound to it (None for a binding that
     is not ``name = value``: a parameter, a loop's target, an unpacking)."""
     out: dict[str, list[Any]] = {}
@@ -338,12 +339,12 @@ def _lazy(parsed: Any, loop: gast.For, chains: list[gast.expr],
         for v in _bound_values(c, bindings):
             if v is not None:
                 reads |= {n.id for n in walk(v) if isinstance(n, gast.Name)}
-    reads = _sharing(reads, bindings)
+    reads = sharing_names(reads, bindings)
     for n in body_nodes(loop.body + loop.orelse):
-        if isinstance(n, gast.Call) and _may_run_code(n, parsed, reads):
+        if isinstance(n, gast.Call) and may_run_code(n, parsed, reads):
             return ("the loop's body calls code that may advance it or change what it "
                     f"computes its items from (line {getattr(n, 'lineno', '?')})")
-        if _writes(n, reads, bindings):
+        if writes_in_place(n, reads, bindings):
             return ("the loop's body writes in place a value it may compute its items "
                     f"from (line {getattr(n, 'lineno', '?')})")
     return None
@@ -356,7 +357,7 @@ def _next_argument(n: gast.Name, parents: dict[int, gast.AST]) -> bool:
         up.func.id == "next" and bool(up.args) and up.args[0] is n
 
 
-def _may_run_code(call: gast.Call, parsed: Any, reads: set[str]) -> bool:
+def may_run_code(call: gast.Call, parsed: Any, reads: set[str]) -> bool:
     """A call that may advance an iterator or change a value one reads: anything but
     NumPy's, math's and the harmless builtins and methods, save ``out.append(v)`` on a
     name the iterator does not read."""
@@ -374,7 +375,7 @@ def _may_run_code(call: gast.Call, parsed: Any, reads: set[str]) -> bool:
     return call_may_change_lists(call, parsed)
 
 
-def _sharing(reads: set[str], bindings: dict[str, list[Any]]) -> set[str]:
+def sharing_names(reads: set[str], bindings: dict[str, list[Any]]) -> set[str]:
     """``reads`` with every name that may share an object with one of them: bound anywhere
     to a value that reads one (``y = x``, ``y = x[1:]``, ``y = x.reshape(3)``, either way,
     transitively), or bound other than by ``name = value`` (a parameter, a loop's target:
@@ -398,7 +399,7 @@ def _sharing(reads: set[str], bindings: dict[str, list[Any]]) -> set[str]:
     return out
 
 
-def _writes(n: gast.AST, reads: set[str], bound: dict[str, list[Any]]) -> bool:
+def writes_in_place(n: gast.AST, reads: set[str], bound: dict[str, list[Any]]) -> bool:
     """A store into an item or an attribute, a deletion, or an augmented assignment, of a
     name that may share an object with one the iterator reads (an array changed in place),
     or of a name the function does not bind (a global's item)."""
