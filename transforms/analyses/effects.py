@@ -120,6 +120,9 @@ class Effects:
     written: set[str]  # buffers written anywhere
     containers_written: set[str]
     free: set[str]  # the free names given the buffer FREE
+    # names that hold no array whatever buffer they view (_not_arrays): called (f(x)), with
+    # an attribute arrays lack (self.state), and the containers those are read from
+    not_arrays: set[str]
 
     def __init__(self, buffers: dict[str, set[str]] | None = None,
                  kinds: dict[str, str] | None = None, writes: list[Write] | None = None,
@@ -131,10 +134,11 @@ class Effects:
         self.written = set() if written is None else written
         self.containers_written = set() if containers_written is None else containers_written
         self.free = set() if free is None else free
+        self.not_arrays: set[str] = set()
 
     def _values(self) -> tuple[Any, ...]:
         return (self.buffers, self.kinds, self.writes, self.written, self.containers_written,
-                self.free)
+                self.free, self.not_arrays)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -160,7 +164,7 @@ class Effects:
     def tracked(self, name: str) -> bool:
         """True when ``name`` may view a buffer that some statement writes in place."""
         return bool(self.buffers.get(name, set()) & self.written) and \
-            self.kinds.get(name) not in ("list", "dict", "object")
+            self.kinds.get(name) not in ("list", "dict", "object") and name not in self.not_arrays
 
 
 def effects(fn: gast.FunctionDef,
@@ -233,18 +237,7 @@ def effects(fn: gast.FunctionDef,
     # ws[0] = v rebinds an item of it, which the caller's list keeps
     for p, k in (containers or {}).items():
         eff.kinds.setdefault(p, k)
-    bound = {a.id for a in fn.args.args + fn.args.kwonlyargs if isinstance(a, gast.Name)} | {
-        s.targets[0].id for s in stmts
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)}
-    for node in nodes_of(fn, gast.Call):
-        # a name called (l(h) of ``for l in self.layers``, an item of an object's list) holds
-        # no array (an ndarray is not callable): a function or an object, whose adjoint is a
-        # value. Taken for an array, it went to shadow memory where a method wrote its object
-        # in place (self.state += h), which refused the layer at run time
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-                node.func.id in bound and node.func.id not in eff.kinds and \
-                node.func.id not in arrays and node.func.id not in scalars:
-            eff.kinds[node.func.id] = "object"
+    eff.not_arrays = _not_arrays(fn, stmts, resolve)
     for s in stmts:
         # a parameter that receives ws.append(v) (or extend, insert) is a list whatever the
         # signature says (without one: adgen.source(f), a callee)
@@ -452,6 +445,58 @@ def _constructed(v: gast.Call, obj: Any) -> gast.Call | None:
     keywords = [gast.keyword(arg=k.value, value=val) for k, val in
                 zip(kw.keys, kw.values) if isinstance(k, gast.Constant)] if kw else []
     return gast.Call(func=v.args[0], args=list(args), keywords=keywords)
+
+
+# the attributes of arrays and numbers
+_ARRAY_ATTRIBUTES = frozenset().union(*(dir(t) for t in (np.ndarray, np.float64, np.complex128,
+                                                         float, complex, int, bool)))
+
+
+def _not_arrays(fn: gast.FunctionDef, stmts: list[gast.stmt],
+                resolve: Callable[[gast.expr], Any] | None) -> set[str]:
+    """The parameters and locals called (``l(h)``) or read or set an attribute of that
+    neither an array nor a number has (``self.state``, ``l.forward(h)``), and the names one
+    of those is a copy or an item of (``l = layers[0]``, ``for l in layers``): none holds an
+    array (an ndarray is not callable, holds no callables, and has NumPy's attributes only).
+    Taken for arrays viewing memory a method writes in place (``for l in self.layers: h =
+    l(h)`` beside ``self.state += h``), a layer went to shadow memory, which refused it when
+    the pullback ran."""
+    bound = {a.id for a in fn.args.args + fn.args.kwonlyargs if isinstance(a, gast.Name)} | {
+        s.targets[0].id for s in stmts
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)}
+    out = {c.func.id for c in nodes_of(fn, gast.Call)
+           if isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and c.func.id in bound}
+    # an attribute neither an array nor a number has (self.state, l.forward): reading it
+    # from an array would raise
+    out |= {a.value.id for a in nodes_of(fn, gast.Attribute)
+            if isinstance(a, gast.Attribute) and isinstance(a.value, gast.Name) and
+            a.value.id in bound and a.attr not in _ARRAY_ATTRIBUTES}
+    if resolve is not None:
+        from adgen import runtime
+
+        # call_jvp(l, (h,), (h_dot,), {}, l, l_dot) of forward mode's code (differentiated
+        # again by the hessian) calls l, a method of its owner l (an object) whose tangent
+        # object is l_dot
+        out |= {a.id for c in nodes_of(fn, gast.Call)
+                if isinstance(c, gast.Call) and resolve(c.func) is runtime.call_jvp
+                for k, a in enumerate(c.args)
+                if k in (0, 4, 5) and isinstance(a, gast.Name) and a.id in bound}
+    changed = True
+    while changed:  # back through copies, items, loop sequences (for l in self.layers)
+        # and the tangents of those (forward mode's code)
+        changed = False
+        for s in stmts:
+            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and
+                    s.targets[0].id in out):
+                continue
+            v = s.value
+            src = v.value if isinstance(v, gast.Subscript) else v.args[0] if (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
+                v.func.id in ("loop_sequence", "view_tangent") and v.args) else v
+            if isinstance(src, gast.Name) and src.id in bound and src.id not in out:
+                out.add(src.id)
+                changed = True
+    return out
 
 
 def _sorted_call(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:

@@ -78,7 +78,6 @@ from adgen.rules.helpers import (
     sorted_jvp,
     sorted_vjp,
     svd_jvp,
-    tree_zeros,
     trim_zeros_jvp,
     unbroadcast,
     unsupported,
@@ -486,9 +485,11 @@ def sorted_jvp_vjp(g: Any, out: Any, d: Any, result: Any, iterable: Any) -> Any:
 defjvp_kind("linear", sorted_jvp)
 
 
-@defvjp(zero_tangent, "x", linear=True)
+# a zero tangent (jvp code's ``s_dot = zero_tangent(s)``) does not vary with ``s``: no
+# adjoint flows back, which also spares ``s`` where it is unbound (a name a loop binds first)
+@defvjp(zero_tangent, "x", diff=(), linear=True)
 def zero_tangent_vjp(g: Any, out: Any, x: Any) -> Any:
-    return tree_zeros(shape_tree(x))
+    return ()
 
 
 @defvjp(named_like, "d, like", diff="d", linear=True)
