@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import gast
+import numpy as np
 from adgen.transforms.analyses.shift_invariance import (
     logs_of_softmaxes,
     normalised_exponentials,
@@ -210,12 +211,17 @@ def call_rule(plan: Plan, v: gast.Call) -> tuple[Any, list[gast.expr]]:
     """The rule of a NumPy call or an ndarray method, with its positional arguments (the
     receiver first); ``(None, [])`` when it has none."""
     obj = plan.resolve(v.func)
-    if obj is not MISSING:
+    # a method of a global array (E0.copy()) resolves to the bound method: the method's rule,
+    # as for a local array's
+    bound_to_array = isinstance(v.func, gast.Attribute) and \
+        type(getattr(obj, "__self__", None)) is np.ndarray
+    if obj is not MISSING and not bound_to_array:
         return registry.lookup(obj), list(v.args)
     if isinstance(v.func, gast.Attribute):
         from adgen.rules import methods
 
-        fn = methods.METHODS.get(v.func.attr) if array_method(plan, v) else None
+        fn = methods.METHODS.get(v.func.attr) if bound_to_array or array_method(plan, v) \
+            else None
         if fn is not None:
             args = list(v.args)
             if v.func.attr in methods.VARARG_METHODS and len(args) > 1:

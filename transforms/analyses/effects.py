@@ -714,9 +714,34 @@ def _edges(s: gast.stmt, i: int, kinds: dict[str, str],
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 f.value.id in arrays and fname in _NEW_FROM_METHODS:
             return [(name, {new})]  # an ndarray's reduction: a new array (or a number)
+        if _fresh_from_array_method(obj, v):
+            return [(name, {new})]  # W.dot(x), E0.astype(float) of a global array W, E0
         # a user function or method: its result may hold any argument
         return [(name, {new} | _call_names(v, free))]
     return [(name, {new})]
+
+
+# ndarray methods that return a new array (or a number) whatever the receiver
+_FRESH_METHODS = _NEW_FROM_METHODS | frozenset({
+    "copy", "flatten", "astype", "clip", "round", "repeat", "take", "compress", "argsort",
+    "nonzero", "tolist", "item", "searchsorted", "ptp", "cumsum", "cumprod"})
+
+
+def _fresh_from_array_method(obj: Any, v: gast.Call) -> bool:
+    """Whether ``v`` calls a method of an ndarray the name resolves to (a global array:
+    ``W.dot(x)``, ``E0.astype(float)``) that returns a new array: the bound method, not
+    known by its name as a local array's method is, was taken for a user's method whose
+    result may hold its receiver (a global's memory, written in place after)."""
+    import numpy as np
+
+    if type(getattr(obj, "__self__", None)) is not np.ndarray or \
+            getattr(obj, "__name__", None) not in _FRESH_METHODS:
+        return False
+    for k in v.keywords:
+        if k.arg == "out" or (k.arg == "copy" and not (
+                isinstance(k.value, gast.Constant) and k.value.value is True)):
+            return False  # (x.astype(float, copy=False) may be x itself)
+    return True
 
 
 # NumPy functions without a derivative rule that always return a new array (or numbers)
