@@ -1041,3 +1041,28 @@ CASES["numpy.linalg.svd"] += [C(_HERMITIAN, compute_uv=False, hermitian=True),
                               refuse(_HERMITIAN, hermitian=True)]
 CASES["numpy.linalg.pinv"] += [C(_HERMITIAN, hermitian=True),
                                C(np.stack([_HERMITIAN, _HERMITIAN.T + np.eye(3)]), 1e-15, True)]
+
+# scipy_special.py, session 29 (appended; no draws): log_expit in both tails, loggamma on
+# x > 0, rgamma across the poles' sides, exprel at and near 0 (its series), cosm1, huber
+# inside and outside delta (both arguments), pseudo_huber, boxcox / boxcox1p at lmbda 0 too,
+# exp1 on x > 0
+try:
+    import scipy.special as _special  # noqa: F401, F811
+except ImportError:  # pragma: no cover - the extra is not installed
+    pass
+else:
+    _SP = np.array([[0.3, 1.2, -0.7], [2.1, -1.6, 0.45]])
+    _SP_POS = np.abs(_SP) + 0.2
+    cases("scipy.special.log_expit", C(_SP), C(np.array([-40.0, -3.0, 0.0, 3.0, 40.0])), C(0.7))
+    cases("scipy.special.loggamma", C(_SP_POS), C(np.array([0.05, 3.5, 12.0])), C(2.5))
+    cases("scipy.special.rgamma", C(_SP), C(np.array([-2.5, -0.3, 0.7, 4.0])), C(1.5))
+    cases("scipy.special.exprel", C(_SP), C(np.array([-2e-4, 0.0, 5e-4, 2e-3, -30.0])), C(0.0))
+    cases("scipy.special.cosm1", C(_SP), C(1e-3))
+    cases("scipy.special.huber", C(1.0, _SP), C(_SP_POS, _SP), C(np.array([0.5]), _SP),
+          C(0.8, 0.3), C(0.8, -1.5))
+    cases("scipy.special.pseudo_huber", C(0.7, _SP), C(_SP_POS, _SP), C(1.3, -0.4))
+    cases("scipy.special.boxcox", C(_SP_POS, 0.4), C(_SP_POS, np.array([0.0, 0.7, -0.5])),
+          C(_SP_POS, 0.0), C(1.7, -1.2))
+    cases("scipy.special.boxcox1p", C(_SP_POS, 0.4), C(_SP_POS, np.array([0.0, 0.7, -0.5])),
+          C(_SP_POS - 0.1, 0.0), C(0.3, 2.0))
+    cases("scipy.special.exp1", C(_SP_POS), C(np.array([0.05, 1.0, 8.0])), C(0.5))

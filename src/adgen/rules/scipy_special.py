@@ -1,6 +1,8 @@
 """Rules for ``scipy.special``: the logistic, log-sum-exp and softmax family, erf, the
 log-gamma family (gammaln, betaln, digamma, polygamma) and xlogy / xlog1py; gamma, beta,
-expm1, log1p, cbrt, exp2, entr, rel_entr, kl_div, erfinv, erfcinv, erfcx, dawsn and expi.
+expm1, log1p, cbrt, exp2, entr, rel_entr, kl_div, erfinv, erfcinv, erfcx, dawsn and expi;
+log_expit, loggamma (real), rgamma, exprel, cosm1, huber, pseudo_huber, boxcox, boxcox1p and
+exp1.
 
 Registered by :func:`adgen.rules.registry.load_optional_rules` once the user's code has
 imported ``scipy.special`` (adgen never imports scipy itself: it is an optional extra). The
@@ -195,6 +197,84 @@ if hasattr(special, "softplus"):  # (SciPy >= 1.15: np.logaddexp(0, x, **kwargs)
 defjvp_kind("elementwise", special.expm1, special.log1p, special.cbrt, special.exp2,
             special.gamma, special.beta, special.entr, special.rel_entr, special.kl_div,
             special.erfinv, special.erfcinv, special.erfcx, special.dawsn, special.expi)
+
+# Since session 29: the log-sigmoid, loggamma and 1 / gamma, exprel and cosm1, the robust
+# losses (huber, pseudo_huber), the Box-Cox transforms and the exponential integral E1
+
+
+@defvjp(special.log_expit, "x", reads="out", name="scipy.special.log_expit")
+def log_expit(g: Any, out: Any, x: Any) -> Any:
+    # 1 - expit(x) = -expm1(log_expit(x)), exact at both ends (1 far left, exp(-x) far right)
+    return g * -np.expm1(out)
+
+
+# (real arguments: for x > 0 it is gammaln; the pullback reads digamma, as gammaln's)
+@defvjp(special.loggamma, "z", reads="z", name="scipy.special.loggamma")
+def loggamma(g: Any, out: Any, z: Any) -> Any:
+    return g * special_digamma(z)
+
+
+@defvjp(special.rgamma, "z", reads="z, out", name="scipy.special.rgamma")
+def rgamma(g: Any, out: Any, z: Any) -> Any:
+    return -g * out * special_digamma(z)
+
+
+@defvjp(special.exprel, "x", reads="x, out", name="scipy.special.exprel")
+def exprel(g: Any, out: Any, x: Any) -> Any:
+    # (exp(x) - exprel(x)) / x, and its series 1/2 + x/3 + x^2/8 + x^3/30 near 0 (where the
+    # difference cancels)
+    return g * np.where(np.abs(x) < 1e-3, 0.5 + x * (1.0 / 3.0 + x * (0.125 + x / 30.0)),
+                        (np.exp(x) - out) / np.where(np.abs(x) < 1e-3, 1.0, x))
+
+
+@defvjp(special.cosm1, "x", reads="x", name="scipy.special.cosm1")
+def cosm1(g: Any, out: Any, x: Any) -> Any:
+    return -g * np.sin(x)
+
+
+# huber(delta, r): r^2 / 2 inside |r| <= delta, delta (|r| - delta / 2) outside
+@defvjp(special.huber, "delta, r", reads="delta, r", name="scipy.special.huber")
+def huber(g: Any, out: Any, delta: Any, r: Any) -> Any:
+    return (unbroadcast(g * np.where(np.abs(r) <= delta, 0.0, np.abs(r) - delta),
+                        np.shape(delta)),
+            unbroadcast(g * np.where(np.abs(r) <= delta, r, delta * np.sign(r)), np.shape(r)))
+
+
+# pseudo_huber(delta, r) = delta^2 (s - 1), s = sqrt(1 + (r / delta)^2) = 1 + out / delta^2
+@defvjp(special.pseudo_huber, "delta, r", reads="delta, r, out",
+        name="scipy.special.pseudo_huber")
+def pseudo_huber(g: Any, out: Any, delta: Any, r: Any) -> Any:
+    return (unbroadcast(g * (2.0 * out / delta - r * r / (delta * (1.0 + out / (delta * delta)))),
+                        np.shape(delta)),
+            unbroadcast(g * r / (1.0 + out / (delta * delta)), np.shape(r)))
+
+
+# boxcox(x, lmbda) = (x^lmbda - 1) / lmbda, log(x) at lmbda = 0: d/dx = x^(lmbda - 1),
+# d/dlmbda = (x^lmbda log x - out) / lmbda, log(x)^2 / 2 at lmbda = 0 (boxcox1p: of 1 + x)
+@defvjp(special.boxcox, "x, lmbda", reads="x, lmbda, out", name="scipy.special.boxcox")
+def boxcox(g: Any, out: Any, x: Any, lmbda: Any) -> Any:
+    return (unbroadcast(g * x ** (lmbda - 1.0), np.shape(x)),
+            unbroadcast(g * np.where(lmbda == 0, 0.5 * np.log(x) ** 2,
+                                     (x ** lmbda * np.log(x) - out) /
+                                     np.where(lmbda == 0, 1.0, lmbda)), np.shape(lmbda)))
+
+
+@defvjp(special.boxcox1p, "x, lmbda", reads="x, lmbda, out", name="scipy.special.boxcox1p")
+def boxcox1p(g: Any, out: Any, x: Any, lmbda: Any) -> Any:
+    return (unbroadcast(g * (1.0 + x) ** (lmbda - 1.0), np.shape(x)),
+            unbroadcast(g * np.where(lmbda == 0, 0.5 * np.log1p(x) ** 2,
+                                     ((1.0 + x) ** lmbda * np.log1p(x) - out) /
+                                     np.where(lmbda == 0, 1.0, lmbda)), np.shape(lmbda)))
+
+
+@defvjp(special.exp1, "z", reads="z", name="scipy.special.exp1")
+def exp1(g: Any, out: Any, z: Any) -> Any:
+    return -g * np.exp(-z) / z
+
+
+defjvp_kind("elementwise", special.log_expit, special.loggamma, special.rgamma, special.exprel,
+            special.cosm1, special.huber, special.pseudo_huber, special.boxcox,
+            special.boxcox1p, special.exp1)
 
 # The helpers the pullbacks above call, differentiated in turn (hessian, grad of grad, jvp of
 # a gradient): digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .).
