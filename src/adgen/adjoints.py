@@ -135,6 +135,13 @@ def _zero_items(x: Any, inside: set[int]) -> Any:
     try:
         if isinstance(x, (list, tuple)):
             # a tuple's adjoint is a list the pullback may fill in; gradients turn it back
+            if x and _plain_objects(x):
+                # a list of objects (a model's layers): an empty adjoint each, made in a C
+                # loop (no object is one of the containers around: those are lists, tuples
+                # and dicts, an object's zero walks nothing)
+                import itertools  # here: the standalone module copies this function
+
+                return list(map(ObjectAdjoint, itertools.repeat((), len(x))))
             out: list[Any] = []
             objects: set[type] = set()  # the classes of the objects met (a list of layers)
             for v in x:
@@ -156,6 +163,26 @@ def _zero_items(x: Any, inside: set[int]) -> Any:
                 for k, v in x.items()}
     finally:
         inside.discard(id(x))
+
+
+def _plain_objects(x: list | tuple) -> bool:
+    """Whether every item of ``x`` is an object of the user's whose zero adjoint is an empty
+    ``ObjectAdjoint`` (as :func:`_zero_items` makes one for each), judged once per class: a
+    class with no ``__getattr__`` or ``__getattribute__`` of its own, whose instances all
+    have a ``__dict__`` or none, is judged by its first item."""
+    if issubclass(type(x[0]), (np.ndarray, np.generic, float, int, complex, str, bytes, list,
+                               tuple, dict, type, type(None))):
+        return False  # (a list of arrays or numbers, at once)
+    kinds = list(map(type, x))  # (C loops over the items, as the index below)
+    classes = set(kinds)
+    if len(classes) > 4:
+        return False
+    for kind in classes:
+        if issubclass(kind, (list, tuple, dict, np.ndarray, np.generic, type)) or \
+                kind.__getattribute__ is not object.__getattribute__ or \
+                hasattr(kind, "__getattr__") or not _holds_items(x[kinds.index(kind)]):
+            return False
+    return True
 
 
 def _holds_items(x: Any) -> bool:
@@ -270,7 +297,7 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             _refuse_misplaced_items(a, b)
-        return [add(x, y) for x, y in zip(a, b)]
+        return _add_items(a, b)
     if isinstance(a, tuple) and isinstance(b, tuple):
         return tuple(add(x, y) for x, y in zip(a, b))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
@@ -285,6 +312,44 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, dict) and isinstance(b, list):
         return a  # b: the adjoint of the keys a loop `for k in d` visits (keys get none)
     return a + b
+
+
+def _add_items(a: list, b: list) -> list:
+    """``add`` of two list adjoints of one length, item by item. Where every item of both
+    is an object's adjoint or None (a model's list of layers, whose adjoints are mostly
+    empty: issue 15), only the items of ``b`` that are not zero (and those of ``a`` that
+    are None) are added in Python; the rest is a copy of ``a``: a step's cotangent holding
+    one layer's adjoint, added to the caller's adjoint of the model, costs O(1) calls, not
+    one per layer (the copy and the scans are C loops). The result is the list the
+    item-by-item ``add`` gives, item for item."""
+    import itertools  # here: the standalone module copies this function, not runtime's imports
+    import operator
+
+    kinds = set(map(type, a))
+    kinds.update(map(type, b))
+    if kinds <= {ObjectAdjoint, type(None)}:
+        # (an ObjectAdjoint or None is false exactly when it is zero; add(x, zero) is x
+        # where x is an ObjectAdjoint, and add(None, y) is y)
+        out = list(a)
+        at = range(len(out))
+        for i in itertools.compress(at, map(bool, b)):
+            out[i] = add(a[i], b[i])
+        if None in a:
+            for i in itertools.compress(at, map(operator.is_, a, itertools.repeat(None))):
+                out[i] = b[i]
+        return out
+    # item by item; an item without an adjoint, or an object's empty one, is taken as add
+    # would take it, without a call
+    items = []
+    put = items.append
+    for x, y in zip(a, b):
+        if y is None or (type(y) is ObjectAdjoint and not y and type(x) is ObjectAdjoint):
+            put(x)
+        elif x is None or (type(x) is ObjectAdjoint and not x and type(y) is ObjectAdjoint):
+            put(y)
+        else:
+            put(add(x, y))
+    return items
 
 
 def _refuse_misplaced_items(a: list, b: list) -> None:

@@ -304,6 +304,8 @@ def _arrays_of(x: list[Any] | dict[Any, Any]) -> list[tuple[Any, np.ndarray]]:
     """The float arrays a list or dict holds, with their keys (one level of nested lists and
     dicts too, keyed by the pair of keys)."""
     out: list[tuple[Any, np.ndarray]] = []
+    if not _may_hold_arrays(x.values() if isinstance(x, dict) else x):
+        return out  # (a model's list of layers, captured with the model at every step)
     for k, v in (x.items() if isinstance(x, dict) else enumerate(x)):
         if isinstance(v, np.ndarray):
             if v.dtype.kind in "fc":
@@ -312,6 +314,13 @@ def _arrays_of(x: list[Any] | dict[Any, Any]) -> list[tuple[Any, np.ndarray]]:
             out += [((k, j), w) for j, w in (v.items() if isinstance(v, dict) else enumerate(v))
                     if isinstance(w, np.ndarray) and w.dtype.kind in "fc"]
     return out
+
+
+def _may_hold_arrays(values: Any, kinds: tuple[type, ...] = (np.ndarray, list, dict)) -> bool:
+    """Whether an item of ``values`` may be an instance of ``kinds`` (or of a subclass): the
+    items' classes found in a C loop, so that a list of many objects (a model's layers) is not
+    walked item by item in Python where none is (issue 15)."""
+    return any(issubclass(kind, kinds) for kind in set(map(type, values)))
 
 
 def _roots_kept(saved: Any, container: Any) -> set[int] | None:
@@ -591,6 +600,9 @@ def remap_saved(saved: Any, captures: list[Any], sh: ShadowMap | None = None) ->
                 return c
             return x
         # (an item that is none of these is itself: no call for it, a model's many layers)
+        if isinstance(x, (tuple, list)) and not _may_hold_arrays(x, walked):
+            # (a saved list of layers: none of its items is walked, a C loop says so)
+            return tuple(x) if isinstance(x, tuple) else list(x)
         if isinstance(x, tuple):
             return tuple(redirect(v) if isinstance(v, walked) else v for v in x)
         if isinstance(x, list):

@@ -288,7 +288,11 @@ def _left_in_shadows(sh: Any, items: Any) -> set[int]:
         items, (ListItems, DictItems, ObjectItems)) else None
     if held is None:
         return set(roots)
-    return {i for i in held if i in roots}
+    # (the smaller side walked in a C loop: a record of a model reaches every layer's
+    # arrays, at each step of its pullback: issue 15)
+    if len(held) > len(roots):
+        return set(filter(held.__contains__, roots))
+    return set(filter(roots.__contains__, held))
 
 
 def _from_shadows(sh: Any, items: Any, adjoint: Any, ids: set[int], inside: set[int]) -> Any:
