@@ -3,10 +3,12 @@ and the decision at each mutation site (free, guarded, certain), filled into the
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import gast
 from adgen.transforms.analyses.effects import Write
 from adgen.transforms.analyses.kinds import NUMBER
-from adgen.transforms.analyses.regions import Regions, apart
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.reverse_ast import (
     BINOPS,
@@ -22,7 +24,6 @@ from adgen.transforms.reverse_ast import (
 )
 from adgen.transforms.reverse_plan import Plan
 from adgen.transforms.reverse_plan_rules import op_of
-from adgen.transforms.shared_copies import share_copies
 from adgen.transforms.user_calls import is_user_call, resolved_at_run_time
 from adgen.transforms.walk import walk
 
@@ -31,6 +32,9 @@ from adgen.explanation import overwrite_reason
 from adgen.rule_cotangents import mutated_positions
 from adgen.rules import registry
 from adgen.runtime import copy_hint
+
+if TYPE_CHECKING:
+    from adgen.transforms.analyses.regions import Regions
 
 
 def find_captures(plan: Plan) -> None:
@@ -44,7 +48,10 @@ def find_captures(plan: Plan) -> None:
     # (those of them it reads where no capture of its own watches them: Compiled's)
     plan.reads_uncaptured = found.reads_uncaptured
     plan.reads_result = _reads_result(plan, found.read_buffers)
-    share_copies(plan)  # two copies of the same elements: one, and a view of it
+    if any(cap.copied for cap in plan.caps.values()):  # (imported where one is copied)
+        from adgen.transforms.shared_copies import share_copies
+
+        share_copies(plan)  # two copies of the same elements: one, and a view of it
 
 
 def _reads_result(plan: Plan, read_buffers: set[str]) -> bool:
@@ -116,8 +123,16 @@ class _Captures:
         self.ahead: dict[int, list[Capture]] = {}
         # write statement -> the captures it overwrites, copied where they are read
         self.copied: dict[int, list[Capture]] = {}
-        self.regions = Regions(plan.fn, plan.eff, plan.resolve_or_none)
         self._bindings: dict[str, list[gast.stmt]] | None = None
+
+    @functools.cached_property
+    def regions(self) -> Regions:
+        """The rows of the function's arrays its indices name (analyses.regions), made at
+        the first write checked against a capture (:meth:`disjoint`): a function writing
+        nothing in place does not import it (issue 15's cold start)."""
+        from adgen.transforms.analyses.regions import Regions
+
+        return Regions(self.plan.fn, self.plan.eff, self.plan.resolve_or_none)
 
     def want_capture(self, stmt: gast.stmt, n: str, after: bool, index: bool = False) -> None:
         """Notes that the pullback of ``stmt`` reads the value of ``n`` (``index``: as an
@@ -208,6 +223,8 @@ class _Captures:
         b = self.regions.rows(written[1])
         if a is None or b is None:
             return False
+        from adgen.transforms.analyses.regions import apart
+
         return apart(a, b)
 
     def copied_when_read(self, n: str, stmt: gast.stmt, after: bool,
