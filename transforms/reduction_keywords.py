@@ -34,14 +34,16 @@ from adgen.transforms.names import Namer
 from adgen.transforms.walk import clone
 
 _KINDS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.max: "max", np.amax: "max",
-          np.min: "min", np.amin: "min"}
-_LOWERED = ("dtype", "initial", "where")
+          np.min: "min", np.amin: "min", np.var: "var", np.std: "std", np.cumsum: "cumsum",
+          np.cumprod: "cumprod"}
+_LOWERED = ("dtype", "initial", "where", "correction", "mean")
 
 
 # ndarray methods taking the keywords: x.sum(axis, dtype, out, keepdims, initial, where) has
 # the parameters of np.sum(a, axis, dtype, out, keepdims, initial, where) after ``a``, and so
 # for the others
-_METHODS = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min}
+_METHODS = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min,
+            "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod}
 
 
 def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt] | None:
@@ -81,6 +83,13 @@ def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt
         base = bind(_np("asarray", [base], {"dtype": given["dtype"]}))
     initial, where = given.get("initial"), given.get("where")
     reduce_kw = {k: given[k] for k in ("axis", "keepdims") if k in given}
+    if kind in ("cumsum", "cumprod"):  # dtype= alone
+        out.append(assign(s.targets[0], _np(kind, [base], {k: given[k] for k in ("axis",)
+                                                           if k in given}), s))
+        return out
+    if kind in ("var", "std"):
+        out.append(assign(s.targets[0], _deviation(kind, base, given, reduce_kw, bind), s))
+        return out
     if kind in ("max", "min"):
         if where is not None:
             if initial is None:  # NumPy: "reduction operation 'maximum' does not have an
@@ -136,6 +145,48 @@ def lower_reduction(s: gast.Assign, callee: Any, namer: Namer) -> list[gast.stmt
             result = gast.BinOp(left=bind(result), op=op, right=initial)
     out.append(assign(s.targets[0], result, s))
     return out
+
+
+def _deviation(kind: str, base: gast.expr, given: dict[str, Any],
+               reduce_kw: dict[str, gast.expr], bind: Any) -> gast.expr:
+    """``np.var`` / ``np.std`` of ``base`` with NumPy's ``where=``, ``mean=`` and
+    ``correction=`` (``ddof``'s other name) written out: the mean of the selected entries
+    (or the one given), then the sum of ``|a - mean|^2`` over them divided by their count
+    minus ``ddof``, and its square root for std (complex values through ``x * conj(x)``)."""
+    ddof = given.get("ddof", given.get("correction"))
+    where = given.get("where")
+    if where is None:
+        kw = dict(reduce_kw)
+        if ddof is not None:
+            kw["ddof"] = ddof
+        if "mean" not in given:
+            return _np(kind, [base], kw)
+    axis_kw = {"axis": clone(given["axis"])} if "axis" in given else {}
+    keep = gast.Constant(True, None)
+    ones = bind(_np("real", [bind(_np("ones_like", [base], {}))], {}))  # (float for complex)
+    selected = bind(_np("where", [clone(where), ones, gast.Constant(0, None)], {})) \
+        if where is not None else ones
+    if "mean" in given:
+        center = given["mean"]
+    else:
+        total = bind(_np("sum", [bind(_np("where", [clone(where), base,
+                                                   gast.Constant(0, None)], {}))],
+                         {**axis_kw, "keepdims": keep}))
+        center = bind(gast.BinOp(left=total, op=gast.Div(), right=bind(
+            _np("sum", [selected], {**axis_kw, "keepdims": clone(keep)}))))
+    dev = bind(gast.BinOp(left=base, op=gast.Sub(), right=center))
+    square = bind(_np("real", [bind(gast.BinOp(left=dev, op=gast.Mult(), right=bind(
+        _np("conjugate", [dev], {}))))], {}))
+    if where is not None:
+        square = bind(_np("where", [clone(where), square, gast.Constant(0, None)], {}))
+    kept = {k: clone(v) for k, v in reduce_kw.items()}
+    count = bind(_np("sum", [selected], kept))
+    if ddof is not None:
+        count = bind(gast.BinOp(left=count, op=gast.Sub(), right=ddof))
+    var = gast.BinOp(left=bind(_np("sum", [square], {k: clone(v) for k, v in
+                                                     reduce_kw.items()})),
+                     op=gast.Div(), right=count)
+    return _np("sqrt", [bind(var)], {}) if kind == "std" else var
 
 
 def _literal_axes(axis: gast.expr | None) -> list[int | None] | None:

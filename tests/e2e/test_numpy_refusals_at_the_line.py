@@ -2,8 +2,9 @@
 
 (``np.vectorize``, refused here before session 28, is differentiated: tests/e2e/test_vectorize.py
 checks it and its refusals at the user's line.) A keyword a rule does not take
-(``x.std(where=m)``; ``x.sum(where=m)`` and ``np.sum(x, where=m)`` are differentiated) names
-what the rule takes."""
+(``np.take(x, i, mode="wrap")``) names what the rule takes. (``x.std(where=m)``, refused here
+before session 29, is differentiated, as ``x.sum(where=m)`` and ``np.sum(x, where=m)`` are:
+checked below against the selected entries' std.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ import adgen
 
 
 def positive_part_sum(v):
-    return (v ** 2).std(where=v > 0)  # MARK where
+    return (v ** 2).std(where=v > 0)
+
+
+def wrapped_take(v):
+    return np.sum(np.take(v ** 2, [0, 4], mode="wrap"))  # MARK mode
 
 
 def _line(mark: str) -> int:
@@ -24,14 +29,17 @@ def _line(mark: str) -> int:
 
 def test_an_unknown_keyword_names_what_the_rule_takes():
     with pytest.raises(adgen.UnsupportedError) as info:
-        adgen.grad(positive_part_sum)(np.array([1.0, -2.0, 0.5]))
+        adgen.grad(wrapped_take)(np.array([1.0, -2.0, 0.5]))
     err = info.value
-    assert (err.location.file, err.location.line) == (__file__, _line("# MARK where"))
-    assert "'where'" in err.message
-    assert "(a, axis, ddof, keepdims)" in err.hint
-    # the form the hint names (it said np.where(m, x, 0) first, a masked sum's form, which
-    # gives another std): the same value as NumPy's where=, and its gradient
-    assert "np.std(x[m])" in err.hint
+    assert (err.location.file, err.location.line) == (__file__, _line("# MARK mode"))
+    assert "'mode'" in err.message
+    assert "(a, indices, axis)" in err.hint
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_std_with_where_is_the_selected_entries_std(mutation):
+    # (refused until session 29, with the hint np.std(x[m])): the same value as NumPy's
+    # where=, and the gradient of the selected entries' std
     x = np.array([1.0, -2.0, 0.5, 3.0])
 
     def selected(v):
@@ -42,6 +50,8 @@ def test_an_unknown_keyword_names_what_the_rule_takes():
     fd = np.array([(selected(x + eps * e) - selected(x - eps * e)) / (2 * eps)
                    for e in np.eye(4)])
     np.testing.assert_allclose(adgen.grad(selected)(x), fd, atol=1e-6)
+    np.testing.assert_allclose(adgen.grad(positive_part_sum, mutation=mutation)(x), fd,
+                               atol=1e-6)
 
 
 def test_the_hint_works():
