@@ -15,16 +15,25 @@ statement's ``for`` loop, which transforms/walked_iterators checks), outside any
 comprehension of it, with nothing between that writes in place or rebinds what the
 expression reads or calls code that may (the helpers of transforms/walked_iterators).
 
+A generator expression returned (``return (v ** 2 for v in x)``: the caller may read it after
+changing what it reads) or given to a function of the user's (``helper(v ** 2 for v in x)``,
+which may read it twice: Python's second read finds it used up) is refused at its line too;
+given to a library's function or a consumer (``sum``, ``np.array``, ``functools.reduce``) it
+is taken at once.
+
 Input: the parsed function after ``rewrite_item_builtins`` (map and filter are generator
 expressions by then), before ``lift_lambdas``. Output: nothing (a check).
 """
 
 from __future__ import annotations
 
+import builtins
+import types
 from typing import Any
 
 import gast
-from adgen.transforms.walk import statement_blocks, walk
+import numpy as np
+from adgen.transforms.walk import body_nodes, statement_blocks, walk
 from adgen.transforms.walked_iterators import (
     bindings_of,
     may_run_code,
@@ -60,6 +69,60 @@ def refuse_late_generators(parsed: Any) -> None:
     parents = {id(c): n for n in walk(tree) for c in gast.iter_child_nodes(n)}
     bindings = bindings_of(tree)
     _check_block(parsed, tree.body, loads, stores, parents, bindings)
+    for n in body_nodes(tree.body):
+        if isinstance(n, gast.GeneratorExp):
+            up = parents.get(id(n))
+            _check_handed_on(parsed, n, parents.get(id(up)) if isinstance(up, gast.keyword)
+                             else up)
+
+
+def _check_handed_on(parsed: Any, gen: gast.GeneratorExp, up: gast.AST | None) -> None:
+    """Refuses a generator expression returned, or given to a function of the user's (which
+    gets the list adgen makes, and may read it twice, or in part: a silently wrong value)."""
+    if isinstance(up, gast.Return):
+        what = "returned (the caller gets its items made here, and may read them later)"
+    elif isinstance(up, gast.Call) and gen is not up.func and not _consumer(up.func) and \
+            _user_callable(parsed, up.func):
+        what = ("given to a function of yours, which gets its items made here (and may read "
+                "them twice, or after changing what they are made from)")
+    else:
+        return
+    raise UnsupportedError(
+        f"a generator expression {what}: adgen evaluates a generator expression where it "
+        "stands (map(...) and filter(...) too), Python takes its items when they are read",
+        parsed.location(gen),
+        hint="make it a list ([... for ...]) if its items may be made here, or pass the "
+             "sequence and write the generator expression where it is read")
+
+
+_LIBRARIES = ("numpy", "scipy", "math", "cmath", "functools", "itertools", "operator",
+              "statistics", "builtins", "adgen")
+_CONSUMING_METHODS = frozenset({"extend", "update", "join"})
+
+
+def _user_callable(parsed: Any, f: gast.expr) -> bool:
+    """Whether ``f`` may be a function of the user's: a local (a nested def, a lambda), a
+    Python function or class of a module that is not a library's, a method of an object."""
+    if isinstance(f, gast.Name):
+        if parsed.is_local(f.id):
+            return True
+        obj = parsed.namespace.get(f.id, getattr(builtins, f.id, None))
+        if obj is None:
+            return True
+        if not callable(obj) or isinstance(obj, (types.BuiltinFunctionType, np.ufunc)):
+            return False
+        module = getattr(obj, "__module__", None)
+        return not isinstance(module, str) or module.split(".")[0] not in _LIBRARIES
+    if isinstance(f, gast.Attribute):
+        root = f.value
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(root, gast.Name) and not parsed.is_local(root.id):
+            obj = parsed.namespace.get(root.id)
+            if isinstance(obj, types.ModuleType):
+                return obj.__name__.split(".")[0] not in _LIBRARIES
+        return f.attr not in _CONSUMING_METHODS
+    return True
 
 
 def _check_block(parsed: Any, body: list[gast.stmt], loads: dict[str, list[gast.Name]],

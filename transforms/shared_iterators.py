@@ -62,6 +62,22 @@ def refuse_shared_iterators(fn: gast.FunctionDef, location: Callable[[gast.AST],
             visit(child, around + [child] if isinstance(child, _LOOPS) else around)
 
     visit(fn, [])
+    for comp in walk(fn):  # [x[i] * x[next(it)] for i in it]: the read in the element
+        if isinstance(comp, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            for g in comp.generators:
+                if not (isinstance(g.iter, gast.Name) and g.iter.id in iterators):
+                    continue
+                again = next((n for n in walk(comp) if isinstance(n, gast.Name) and
+                              n.id == g.iter.id and isinstance(n.ctx, gast.Load) and
+                              n is not g.iter), None)
+                if again is not None:
+                    raise UnsupportedError(
+                        f"reading the iterator {g.iter.id} again while the comprehension "
+                        f"walks it (adgen walks a list of the items {g.iter.id} has when the "
+                        "comprehension starts, so the two would not share the iterator as "
+                        "Python's do)", location(again),
+                        hint=f"make the list first ({g.iter.id}_items = list({g.iter.id})) "
+                             "and walk it by index")
     checked = {id(m) for n in walk(fn) if isinstance(n, gast.Call) and
                isinstance(n.func, gast.Name) and n.func.id.startswith("walked_iterator")
                for m in walk(n)}  # (check_walked_iterators's checks read it: not the user)
