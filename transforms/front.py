@@ -146,6 +146,27 @@ def _may_call_single_dispatch(parsed: Parsed, code: Any, names: set[str] | None)
                for v in values)
 
 
+def _stores_globals(code: Any) -> bool:
+    """Whether a function's own code binds a global (a ``global`` statement of its body
+    naming a name it stores): the cheap test before walking the tree for one."""
+    import dis
+
+    if not code.co_names:
+        return False
+    return any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in dis.get_instructions(code))
+
+
+def _reads_written_globals(fn: Any, code: Any) -> bool:
+    """Whether ``fn`` reads a global that a global statement of a function of its module
+    binds (global_statements: the module's functions' code read once each)."""
+    scope = getattr(fn, "__globals__", None)
+    if code is None or not code.co_names or scope is None:
+        return False
+    from adgen.transforms.global_statements import written_globals
+
+    return bool(set(code.co_names) & written_globals(scope, code))
+
+
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
            ) -> tuple[Parsed, gast.FunctionDef, Namer, Any]:
     """Runs the passes up to ``reverse`` (or up to ``stop``); returns the tree and facts.
@@ -157,6 +178,13 @@ def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()
     # generated code differentiated again (jvp code under hessian, third derivatives):
     # checked_callable(cb)(x) there is the call cb(x), checked again where the mode says
     unwrap_checked_calls(parsed.namespace, tree)
+    code = getattr(fn, "__code__", None)
+    if code is not None and _stores_globals(code) or _reads_written_globals(fn, code):
+        from adgen.transforms.global_statements import rewrite_global_statements
+
+        # global calls; calls += 1: an item of the module's globals, and so are the reads
+        # of such a global in the module's other functions (global_statements)
+        rewrite_global_statements(parsed)
     if stop == "parse":
         return parsed, tree, None, None
     # add = np.add; add(y, t, y): read as np.add(y, t, y), which the passes know (imported

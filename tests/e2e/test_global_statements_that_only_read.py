@@ -1,7 +1,8 @@
 """``global G`` (or ``nonlocal s``) in a function that only reads G: people write it to say
 "this is the module's G", and Python reads G as without the statement. adgen refused it as
 "a global statement (writes to globals)"; it is now read like any global (rebinding G between
-calls is followed). A statement whose name the function assigns is still refused at its line.
+calls is followed). A statement whose name the function assigns a value made of constants
+and globals is followed since session 29 (test_global_statements_writing_counters.py).
 Gradients are checked against central differences and a hand formula, in reverse and
 forward mode.
 """
@@ -70,8 +71,14 @@ def test_a_nonlocal_statement_of_a_name_only_read() -> None:
     assert np.allclose(adgen.grad(loss)(W), 3.0 * np.cos(W))
 
 
-def test_a_global_the_function_assigns_is_refused_at_its_line() -> None:
-    with pytest.raises(adgen.UnsupportedError, match="global statement") as err:
-        adgen.grad(bumps_the_gain)(W)
-    assert "test_global_statements_that_only_read.py:" in str(err.value)
-    assert GAIN == 1.5  # refused before running: the plain call's effect did not happen
+def test_a_global_the_function_assigns_a_constant_step_is_followed() -> None:
+    # (refused until session 29: GAIN = GAIN + 1.0 stores no derivative; the gradient reads
+    # the new gain, and the call bumps it once, as a plain call does;
+    # tests/e2e/test_global_statements_writing_counters.py)
+    global GAIN
+    try:
+        g = adgen.grad(bumps_the_gain)(W)
+        assert GAIN == 2.5
+        assert np.allclose(g, 2.5 * np.ones_like(W))
+    finally:
+        GAIN = 1.5

@@ -44,8 +44,10 @@ COUNT = 0
 
 
 def global_write(x):
-    global COUNT  # REFUSED:global
-    COUNT = COUNT + 1
+    # (a counter, COUNT = COUNT + 1, is differentiated since session 29:
+    # tests/e2e/test_global_statements_writing_counters.py; a value with a derivative is not)
+    global COUNT
+    COUNT = COUNT + np.sum(x)  # REFUSED:global
     return np.sum(x ** 2)
 
 
@@ -389,7 +391,7 @@ def bound_partial(x):
 
 
 CASES = [
-    ("global", lambda: adgen.grad(global_write)(X.copy()), ["COUNT"]),
+    ("global", lambda: adgen.grad(global_write)(X.copy()), ["COUNT", "x"]),
     ("nonlocal", lambda: adgen.grad(nonlocal_write)(X.copy()), ["total"]),
     ("with", lambda: adgen.grad(with_open)(X.copy()), ["open"]),
     ("del-item", lambda: adgen.grad(del_item)(X.copy()), ["d"]),
