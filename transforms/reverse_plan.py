@@ -19,7 +19,6 @@ from adgen.transforms.analyses.container_results import may_return_container, ma
 from adgen.transforms.analyses.effects import Effects, Write
 from adgen.transforms.analyses.kinds import NUMBER, definitions, expr_kind
 from adgen.transforms.analyses.shapes import ShapeFacts, shape_facts
-from adgen.transforms.analyses.value_chains import value_chains
 from adgen.transforms.bindings import NOT_FOUND, dotted_object
 from adgen.transforms.cached_functions import uncached
 from adgen.transforms.front import is_bound_method
@@ -210,12 +209,17 @@ class Plan:
 
     def value_chains(self) -> set[str]:
         """Names of an array written in place whose adjoints are values, as if each write
-        made a new array: no shadow memory (analyses.value_chains)."""
+        made a new array: no shadow memory (analyses.value_chains, imported where the
+        function writes in place an array it made: its chains are of those only)."""
         if self._chains is None:
-            self._chains = value_chains(self.fn, self.eff, self.kinds,
-                                        self.objlike | set(self.parsed.closure_free),
-                                        functools.partial(is_user_call, self),
-                                        self.resolve_or_none)
+            self._chains = set()
+            if any(b.startswith("new:") for b in self.eff.written):
+                from adgen.transforms.analyses.value_chains import value_chains
+
+                self._chains = value_chains(self.fn, self.eff, self.kinds,
+                                            self.objlike | set(self.parsed.closure_free),
+                                            functools.partial(is_user_call, self),
+                                            self.resolve_or_none)
         return self._chains
 
     def loc(self, node: gast.AST) -> Location:
