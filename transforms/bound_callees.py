@@ -367,21 +367,29 @@ class _Rewriter:
         whose methods it may call: a copy of ``helper`` compiled for that class
         (:func:`typed_clone`), where it writes a parameter in place."""
         func = call.func
-        if not self.typed or not isinstance(func, gast.Name) or \
+        # (an object the function builds, acc = Acc(3), too: its class is known as a typed
+        # parameter's is, checked when the call runs as a method call on it is)
+        known = {**self.made, **self.typed}
+        if not known or not isinstance(func, gast.Name) or \
                 self.parsed.is_local(func.id) or \
                 any(isinstance(a, gast.Starred) for a in call.args):
             return False
         obj = dotted_object(self.parsed, func)
         if not plain_function(obj) or param_classes(obj):
             return False
-        wanted = tuple((k, self.typed[a.id]) for k, a in enumerate(call.args)
-                       if isinstance(a, gast.Name) and a.id in self.typed and
-                       k < obj.__code__.co_argcount and wants_class(obj, self.typed[a.id]))
+        wanted = tuple((k, known[a.id]) for k, a in enumerate(call.args)
+                       if isinstance(a, gast.Name) and a.id in known and
+                       k < obj.__code__.co_argcount and wants_class(obj, known[a.id]))
         if not wanted:
             return False
         clone = typed_clone(obj, wanted)
         if not self.writes(clone):
             return False
+        for k, cls in wanted:
+            who = call.args[k].id  # type: ignore[attr-defined]
+            if who in self.made:
+                # the copy calls cls's methods on it: no method of its own may hide one
+                self.checks += [(call, who, cls, m) for m in sorted(_method_names(cls))]
         # the call no longer reads the name: its own guard (helper rebound: compiled again)
         scope = getattr(self.parsed.fn, "__globals__", {})
         self.parsed.bound_guards.append(Guard(func.id, func.id, scope,
@@ -470,9 +478,16 @@ class _Rewriter:
                 self.method_call(node) or self.object_call(node) or self.parent_call(node) or \
                     self.typed_call(node) or self.global_partial(node)
         if self.checks:
-            insert_checks(self.parsed, self.parsed.tree.body,
-                          {id(call): found for call, *found in self.checks}, self.bind,
-                          self.fresh)
+            checked: dict[int, list[tuple[str, type, str]]] = {}
+            for call, *found in self.checks:
+                checked.setdefault(id(call), []).append(tuple(found))  # type: ignore[arg-type]
+            insert_checks(self.parsed, self.parsed.tree.body, checked, self.bind, self.fresh)
+
+def _method_names(cls: type) -> set[str]:
+    """The names of the plain functions ``cls`` and its bases define (its methods)."""
+    return {n for c in cls.__mro__ if c is not object for n, v in vars(c).items()
+            if isinstance(v, types.FunctionType)}
+
 
 def _walk_here(node: Any) -> list[Any]:
     """The nodes of ``node`` outside the nested defs and lambdas in it."""

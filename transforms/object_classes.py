@@ -239,9 +239,10 @@ def _built_with_tangent(parsed: Any, stores: dict[str, int], params: set[str]
 
 
 def insert_checks(parsed: Any, body: list[gast.stmt],
-                  checked: dict[int, tuple[str, type, str]], bind: Any, fresh: Any) -> None:
+                  checked: dict[int, Any], bind: Any, fresh: Any) -> None:
     """Before each statement of ``body`` (and of the bodies in it) that makes one of the
-    calls ``checked`` (by id: the object's name, its class, the method's name) on an object
+    calls ``checked`` (by id: the object's name, its class, the method's name, or a list of
+    those: a helper given the object, bound_callees.typed_call) on an object
     the function built, that object's check (``receiver_checks.method_of_class``) at the
     user's line. ``bind(base, value)`` gives the name the generated code reads ``value`` by,
     ``fresh(base)`` a new local name.
@@ -268,17 +269,17 @@ def insert_checks(parsed: Any, body: list[gast.stmt],
             found = checked.get(id(node))
             if found is None:
                 continue
-            who, cls, attr = found
-            check = bind("method_of_class", method_of_class)
-            held = cls.__name__ if parsed.namespace.get(cls.__name__) is cls and \
-                not parsed.is_local(cls.__name__) else bind(cls.__name__, cls)
-            line = getattr(node, "lineno", 0) or getattr(st, "lineno", 0)
-            call = gast.Call(gast.Name(check, gast.Load(), None, None), [
-                gast.Name(who, gast.Load(), None, None),
-                gast.Name(held, gast.Load(), None, None),
-                gast.Constant(attr, None), gast.Constant(parsed.file, None),
-                gast.Constant(line, None)], [])
-            checks.append(gast.copy_location(gast.Expr(call), st))
+            for who, cls, attr in found if isinstance(found, list) else [found]:
+                check = bind("method_of_class", method_of_class)
+                held = cls.__name__ if parsed.namespace.get(cls.__name__) is cls and \
+                    not parsed.is_local(cls.__name__) else bind(cls.__name__, cls)
+                line = getattr(node, "lineno", 0) or getattr(st, "lineno", 0)
+                call = gast.Call(gast.Name(check, gast.Load(), None, None), [
+                    gast.Name(who, gast.Load(), None, None),
+                    gast.Name(held, gast.Load(), None, None),
+                    gast.Constant(attr, None), gast.Constant(parsed.file, None),
+                    gast.Constant(line, None)], [])
+                checks.append(gast.copy_location(gast.Expr(call), st))
         at = body.index(st)
         body[at:at] = checks
         if checks and isinstance(st, gast.While):
