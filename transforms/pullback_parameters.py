@@ -6,8 +6,11 @@ the reversed body); they read the plan and note what the forward keeps in the re
 - At entry, a list, dict or object parameter the function changes in place (``ws[0] = v``),
   one whose part it writes through a name read from it (``self.acts.append(h)``), one a call
   changes (``self.setup(v)`` setting ``self.w``), and a copy of one (``if cache is None:
-  cache = {}``) start from the adjoint the caller handed over (``sh.withdraw``); the forward
-  notes the items such a parameter had on entry (``Recording.entry_of``).
+  cache = {}``), also one whose part it writes (``lst = cache["h"]; lst.append(v)``; forward
+  mode's ``self_dot`` of ``self.cache.append(h)``), start from the adjoint the caller handed
+  over (``sh.withdraw``); the forward notes the items such a parameter had on entry
+  (``Recording.entry_of``). A write into a copy's part that analyses.parameter_parts does not
+  follow is refused at its line.
 - At the return, one cotangent per parameter: an array kept in shadow memory hands back its
   shadow (``sh.value``, or popped where it is tracked only because arguments may alias); a
   container, and an object passed on to a function of the user's, gets the adjoints its
@@ -89,11 +92,53 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
     # the call lost their gradient (silently)
     copies = parameter_copies(plan.fn, {p for p in params if p not in taken and
                                         plan.act.active(p)})
-    joined = sorted({w.target for w in plan.eff.writes if w.container and
-                     w.target in copies and plan.act.active(w.target)})
+    joined_set = {w.target for w in plan.eff.writes if w.container and
+                  w.target in copies and plan.act.active(w.target)}
+    if writes_containers and copies:
+        # a part of such a copy written through a name read from it: the jvp code of
+        # ``self.cache.append(h)``, ``t_dot = self_dot_2.cache; t_dot.append(h_dot)``, with
+        # SSA's ``self_dot_2`` the caller's tangent or a zero one. Its adjoint starts from
+        # the caller's too, and the write's from its part (the tangent's appended item got
+        # a zero adjoint: the hessian through such a method, silently wrong until session 29)
+        from adgen.transforms.analyses.parameter_parts import parameter_parts
+
+        held = {t: part for t, part in parameter_parts(plan.fn, plan.eff, copies).items()
+                if t not in parts and plan.act.active(t) and plan.act.active(part.param)}
+        parts |= held
+        joined_set |= {part.param for part in held.values()}
+        _refuse_unfollowed(pb, copies)
+    joined = sorted(joined_set)
     for t in joined:
         state |= {pb.bar(t), "owned:" + pb.bar(t)}
     return parts, taken, joined
+
+
+def _refuse_unfollowed(pb: Pullback, copies: set[str]) -> None:
+    """Refuses a write with a derivative into a list, dict or object read out of a copy of a
+    parameter (``copies``) that analyses.parameter_parts does not follow, as reverse_stores
+    refuses one read out of a parameter: the caller reads it again through the parameter,
+    whose adjoint the write would never see (a silently wrong gradient)."""
+    from adgen.transforms.analyses.parameter_parts import unfollowed
+
+    from adgen.errors import UnsupportedError
+
+    plan = pb.plan
+    loose = {k: v for k, v in unfollowed(plan.fn, plan.eff, copies).items()
+             if v[1] in copies}
+    if not loose:
+        return
+    for st in nodes_of(plan.fn, gast.Expr, gast.Assign, gast.AugAssign):
+        hit = loose.get(id(st))
+        if hit is not None and any(isinstance(n, gast.Name) and n.id != hit[0] and
+                                   n.id in plan.act.varied for n in nodes_of(st, gast.Name)):
+            holder = plan.user_name(hit[1])
+            raise UnsupportedError(
+                f"{plan.construct(st)} changes {plan.user_name(hit[0])}, a part of {holder}, "
+                f"in place, where adgen cannot follow it back to {holder} (it follows a list, "
+                "dict or object one level inside, bound just before the write and read "
+                "nowhere else)", plan.loc(st),
+                hint=f"store a new value on {holder} instead, or return the value and store "
+                     "it in the caller")
 
 
 def _items_read(fn: gast.FunctionDef) -> set[str]:

@@ -641,8 +641,7 @@ def _jvp_rrule(fn: Any, args: tuple[Any, ...], tangents: tuple[Any, ...],
     compiled = compile_function(call.target)
     if compiled.mutates_containers and not (
             not compiled.mutates_params and call.owner_slot is not None and
-            not any(_container(v) for v in (*args, *tangents, *kwargs.values())) and
-            not _changes_held_containers(fn)):
+            not any(_container(v) for v in (*args, *tangents, *kwargs.values()))):
         # self.features(x) setting self.h (or appending to a list it is given): its pullback
         # here gets the cotangent of its result only, never that of what it set, which the
         # caller reads afterwards (a silently zero second derivative)
@@ -906,32 +905,6 @@ def _zero_tangent(t: Any) -> bool:
                                                       type)):
         return all(_zero_tangent(v) for v in vars(t).values())
     return False
-
-
-# methods of a list or dict that change it in place
-_CONTAINER_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear",
-                                "update", "setdefault", "popitem", "sort", "reverse"})
-
-
-def _changes_held_containers(fn: Any) -> bool:
-    """Whether the method ``fn`` may change a list or dict its object holds in place
-    (``self.cache.append(h)``): the adjoint of such an item, read by the caller afterwards
-    (``net.cache[0]``), does not reach the method's pullback at second order; with it
-    followed, the hessian was 0.19 off, silently (ff0e226 to session 28's end). Judged by
-    the names its code calls (a method of that name on anything counts)."""
-    target = getattr(fn, "__func__", fn)
-    if getattr(target, "__code__", None) is None:  # a callable object: its __call__
-        target = getattr(type(fn), "__call__", None)
-    code = getattr(target, "__code__", None)
-    if code is None:
-        return True
-    names: set[str] = set()
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        names |= set(c.co_names)
-        stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-    return bool(names & _CONTAINER_CHANGES)
 
 
 def _container(v: Any) -> bool:
