@@ -147,6 +147,14 @@ class _Ssa:
         if isinstance(s, gast.Try):
             before = dict(env)
             body_assigned = assigned_names(s.body)
+            last = _bound_last(s.body)
+            if last is not None and last not in assigned_names(s.body[:-1]):
+                # try: x /= y (ieee_tangents' try around a tangent's in-place division, in a
+                # helper's jvp code the hessian differentiates; t = ...; x /= t in the user's):
+                # x is bound by the body's last statement only, which binds it after all else
+                # it runs; raising, the body has not rebound x, so the except arm reads the x
+                # from before the try
+                body_assigned = body_assigned - {last}
             for h in s.handlers:
                 clash = sorted(_read_before_bound(h) & body_assigned)
                 if clash:
@@ -327,3 +335,14 @@ def is_break_if(s: gast.stmt) -> bool:
 
 
 _ = copy
+
+
+def _bound_last(body: list[gast.stmt]) -> str | None:
+    """The name the last statement of ``body`` binds, where it is ``x = v`` or ``x op= v``."""
+    st = body[-1] if body else None
+    if isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
+        return st.target.id
+    if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], gast.Name):
+        return st.targets[0].id
+    return None
