@@ -105,6 +105,7 @@ class _Inliner:
         self.taken = {n.id for n in walk(parsed.tree) if isinstance(n, gast.Name)} | \
             set(parsed.namespace)
         self.defaults: dict[str, dict[str, gast.expr]] = {}  # closure -> constant defaults
+        self._containers: set[str] | None = None
 
     def fresh(self, base: str) -> str:
         name, k = base, 1
@@ -155,6 +156,31 @@ class _Inliner:
                 owner[at:at + 1] = self.inlined(owner[at], name, params, stmts)
             del body[k]
         self.parsed.forget_locals()
+
+    def containers(self) -> set[str]:
+        """The function's own names bound only to new lists and dicts (``total = [0.0]``,
+        ``cache = {}``, ``list(...)``, comprehensions) by plain assignments, never a
+        parameter, a loop target or an unpacked name."""
+        if self._containers is None:
+            tree = self.parsed.tree
+            builtin = "list" not in self.parsed.namespace and "dict" not in self.parsed.namespace
+            stores: dict[str, int] = {}
+            made: dict[str, int] = {}
+            for n in walk(tree):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                    stores[n.id] = stores.get(n.id, 0) + 1
+                elif isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                        isinstance(n.targets[0], gast.Name):
+                    v = n.value
+                    if isinstance(v, (gast.List, gast.Dict, gast.ListComp, gast.DictComp)) or (
+                            builtin and isinstance(v, gast.Call) and
+                            isinstance(v.func, gast.Name) and v.func.id in ("list", "dict")):
+                        made[n.targets[0].id] = made.get(n.targets[0].id, 0) + 1
+            params = {a.id for a in tree.args.args + tree.args.kwonlyargs
+                      if isinstance(a, gast.Name)}
+            self._containers = {k for k, c in made.items()
+                                if k not in params and stores.get(k) == c}
+        return self._containers
 
     def own_locals(self, names: set[str], d: gast.stmt, name: str) -> bool:
         """Whether each of ``names`` (a nested def's ``nonlocal`` names) is bound by the
@@ -238,14 +264,24 @@ class _Inliner:
         stmts = [s for s in stmts if not isinstance(s, gast.Nonlocal)]
         own = {n.id for s in stmts for n in walk(s)
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} - shared
-        renamed = {p: self.fresh(f"{name}_{p}") for p in params}
+        # a list or dict of the function's own given by its name (def add(tot, v): tot[0]
+        # = ...; add(total, v)): the body writes it through that name, not a second one
+        # bound to it, which adgen refused as an alias ("changes tot (in add) in place, and
+        # total reaches the same list"); only where neither name is bound in the body and
+        # no argument rebinds one (a walrus)
+        direct = {p: a.id for p, a in given if isinstance(a, gast.Name) and
+                  a.id in self.containers() and p not in own and a.id not in own and
+                  a.id not in shared} if not any(
+            isinstance(n, gast.NamedExpr) for _, a in given for n in walk(a)) else {}
+        renamed = {p: direct.get(p) or self.fresh(f"{name}_{p}") for p in params}
         renamed.update({n: self.fresh(f"{name}_{n}") for n in own if n not in renamed})
         # (a refusal names what the user wrote: y in relax, not relax_y)
-        self.parsed.inlined_names.update((new, (old, name)) for old, new in renamed.items())
+        self.parsed.inlined_names.update((new, (old, name)) for old, new in renamed.items()
+                                         if old not in direct)
         out: list[gast.stmt] = [
             gast.copy_location(gast.Assign([gast.Name(renamed[p], gast.Store(), None, None)],
                                            a, None), st)
-            for p, a in given]
+            for p, a in given if p not in direct]
         for s in copy.deepcopy(stmts):
             for n in walk(s):
                 if isinstance(n, gast.Name) and n.id in renamed:
