@@ -92,8 +92,25 @@ def test_the_quantile_is_linear_between_order_statistics():
 
 
 def test_other_methods_are_refused_naming_the_line():
-    with pytest.raises(adgen.AdgenError, match="method='nearest'"):
-        adgen.hessian(lambda z: np.quantile(z ** 3, 0.4, method="nearest"))(np.arange(4.0))
+    with pytest.raises(adgen.AdgenError, match="method='weibull'"):
+        adgen.hessian(lambda z: np.quantile(z ** 3, 0.4, method="weibull"))(np.arange(4.0))
+
+
+@pytest.mark.parametrize("method, weights", [("nearest", {1: 1.0}), ("lower", {1: 1.0}),
+                                             ("higher", {2: 1.0}),
+                                             ("midpoint", {1: 0.5, 2: 0.5})])
+def test_order_statistic_methods(method, weights):
+    # (refused before session 29) the 0.4-quantile of 4 values: pos 1.2, so lower and nearest
+    # take the 2nd smallest of z ** 3, higher the 3rd, midpoint half of each: the hessian is
+    # 6 z there, by hand
+    x = np.array([0.9, -1.3, 0.2, 1.6])
+    order = np.argsort(x ** 3)
+    expected = np.zeros((4, 4))
+    for rank, w in weights.items():
+        k = order[rank]
+        expected[k, k] = 6.0 * x[k] * w
+    h = adgen.hessian(lambda z: np.quantile(z ** 3, 0.4, method=method))(x)
+    np.testing.assert_allclose(h, expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("f, n", [(median_of_cubes, 7), (quantile_rows, 12),

@@ -756,7 +756,7 @@ cases("numpy.quantile", C(randn(7), 0.3), C(randn(4, 5), np.array([0.1, 0.5, 0.9
       C(randn(4, 5), 0.3, axis=1), C(randn(4, 5), uniform(0.05, 0.95, 2), axis=0,
                                       keepdims=True),
       C(randn(2, 3, 4), 0.6, axis=(0, 2)), C(randn(3, 4), 0.8, -1, keepdims=True),
-      refuse(randn(5), 0.5, method="nearest"))
+      refuse(randn(5), 0.5, method="weibull"))
 cases("numpy.percentile", C(randn(7), 30.0), C(randn(4, 5), np.array([10.0, 90.0]), 1),
       C(randn(3, 4), 45.0, axis=0, keepdims=True))
 cases("numpy.median", C(randn(7)), C(randn(6)), C(randn(4, 5), 1), C(randn(4, 5), axis=0),
@@ -1066,3 +1066,16 @@ else:
     cases("scipy.special.boxcox1p", C(_SP_POS, 0.4), C(_SP_POS, np.array([0.0, 0.7, -0.5])),
           C(_SP_POS - 0.1, 0.0), C(0.3, 2.0))
     cases("scipy.special.exp1", C(_SP_POS), C(np.array([0.05, 1.0, 8.0])), C(0.5))
+
+# np.quantile / np.percentile's order-statistic methods (session 29, appended; no draws):
+# lower / higher / nearest (half to even) / midpoint along axes, at positions q (n - 1) away
+# from their jumps in q (whole positions for lower, higher and midpoint; halves for nearest),
+# where their derivative in q is zero
+_QM = np.array([[0.3, 1.2, -0.7, 2.1, 0.45], [-1.6, 0.8, 0.05, 1.4, -0.2]])
+CASES["numpy.quantile"] += [C(_QM[0], q, method=m) for m in ("lower", "higher", "nearest",
+                                                             "midpoint")
+                            for q in (0.3, 0.45, 0.7)]
+CASES["numpy.quantile"] += [C(_QM, np.array([0.2, 0.7]), axis=1, method="midpoint"),
+                            C(_QM, 0.4, axis=0, keepdims=True, method="nearest")]
+CASES["numpy.percentile"] += [C(_QM, 37.0, 1, method="lower"),
+                              C(_QM[1], np.array([12.5, 55.0]), method="higher")]

@@ -295,7 +295,8 @@ def diff(g: Any, out: Any, a: Any, n: Any, axis: Any, prepend: Any, append: Any)
 
 
 # --------------------------------------------------------------------------------------------
-# Order statistics (method='linear', NumPy's default)
+# Order statistics (method='linear', NumPy's default, and 'lower', 'higher', 'nearest',
+# 'midpoint': helpers_decomp.quantile_positions)
 
 
 @defvjp(np.quantile, "a, q, axis=None, *, overwrite_input=False, method='linear', "

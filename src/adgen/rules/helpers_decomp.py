@@ -449,11 +449,15 @@ def diff_vjp(g: object, a_shape: tuple, n: int, axis: int, prepend: object,
     return slab(g[lead + (slice(p_len + a_shape[ax], None),)], append)
 
 
-def quantile_positions(a: np.ndarray, q: object, axis: object) -> tuple[Any, ...]:
-    """What np.quantile(a, q, axis, method='linear') interpolates, shared by its vjp and jvp:
+def quantile_positions(a: np.ndarray, q: object, axis: object,
+                       method: str = "linear") -> tuple[Any, ...]:
+    """What np.quantile(a, q, axis, method) interpolates, shared by its vjp and jvp:
     (the reduced axes, where they move to, a with them last, the kept shape, a flattened
     over them, the sort order, the sorted values s, their count n, q as an array and flat,
-    and per quantile the two order statistics lo, hi and the weight frac of hi)."""
+    and per quantile the two order statistics lo, hi and the weight frac of hi). At
+    pos = q (n - 1), as NumPy's methods: 'linear' floor(pos) and the next one, weighted by
+    pos's fraction; 'lower' / 'higher' / 'nearest' the one at floor / ceil / around (half to
+    even) of pos; 'midpoint' half of floor's and ceil's (one statistic where pos is whole)."""
     nd = a.ndim
     axes = list(range(nd)) if axis is None else [
         ax % nd for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))]
@@ -468,24 +472,33 @@ def quantile_positions(a: np.ndarray, q: object, axis: object) -> tuple[Any, ...
     qf = qa.reshape(-1)
     pos = qf * (n - 1.0)
     lo = np.clip(np.floor(pos).astype(np.intp), 0, n - 1)
-    hi = np.clip(lo + 1, 0, n - 1)
-    return axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, pos - lo
+    if method == "linear":
+        hi = np.clip(lo + 1, 0, n - 1)
+        return axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, pos - lo
+    if method in ("higher", "nearest"):
+        lo = np.clip((np.ceil(pos) if method == "higher" else np.around(pos)).astype(np.intp),
+                     0, n - 1)
+    hi = np.clip(np.ceil(pos).astype(np.intp), 0, n - 1) if method == "midpoint" else lo
+    return axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, np.where(
+        hi > lo, 0.5, 0.0)
 
 
 def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
                  keepdims: bool, which: int) -> object:
-    """Adjoint of ``np.quantile(a, q, axis, method='linear', keepdims)``: a's (which=0) or
-    q's (1).
+    """Adjoint of ``np.quantile(a, q, axis, method, keepdims)``: a's (which=0) or q's (1),
+    for the methods of ``quantile_positions`` (q's is zero but for 'linear').
 
     The result is s[lo] + (s[hi] - s[lo]) * frac of the sorted values s, at pos = q (n - 1);
     the cotangent goes to the two order statistics it interpolates (at a tie, to the ones
     np.argsort puts there: a subgradient), and to q as (s[hi] - s[lo]) (n - 1).
     """
-    if method != "linear":
-        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only "
+                    "'linear', 'lower', 'higher', 'nearest' and 'midpoint')")
     a = np.asarray(a, dtype=np.float64)
     nd = a.ndim
-    if (axis is None or nd == 1) and np.ndim(q) == 0 and which == 0 and a.size:
+    if (axis is None or nd == 1) and np.ndim(q) == 0 and which == 0 and a.size and \
+            method == "linear":
         # the common case, one quantile of all the values: no axis bookkeeping
         flat = a.ravel()
         order = np.argsort(flat, kind="stable")
@@ -498,11 +511,12 @@ def quantile_vjp(g: object, a: object, q: object, axis: object, method: str,
         res[order[hi]] += gs * (pos - lo)
         return res.reshape(a.shape)
     axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
-        quantile_positions(a, q, axis)
+        quantile_positions(a, q, axis, method)
     gr = np.asarray(g, dtype=np.float64).reshape(qa.shape + keep)
     gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
     if which == 1:
-        slope = (s[..., hi] - s[..., lo]) * (n - 1.0)  # keep + (len(qf),)
+        # (the other methods are piecewise constant in q)
+        slope = (s[..., hi] - s[..., lo]) * (n - 1.0) * (method == "linear")
         q_bar = np.sum(gq * slope, axis=tuple(range(len(keep)))).reshape(qa.shape)
         return q_bar[()] if qa.ndim == 0 else q_bar
     s_bar = np.zeros(s.shape)
@@ -526,11 +540,13 @@ def quantile_jvp_vjp(g: object, d: object, a: object, q: object, axis: object, m
     is (s[hi] - s[lo]) (n - 1) dq: linear in dq, the two order statistics' difference in a,
     piecewise constant in q.
     """
-    if method != "linear":
-        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only "
+                    "'linear', 'lower', 'higher', 'nearest' and 'midpoint')")
     a = np.asarray(a, dtype=np.float64)
     axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
-        quantile_positions(a, q, axis)
+        quantile_positions(a, q, axis, method)
+    linear = 1.0 if method == "linear" else 0.0  # the others are piecewise constant in q
     gr = np.asarray(g, dtype=np.float64).reshape(qa.shape + keep)
     gq = np.moveaxis(gr.reshape((qf.size,) + keep), 0, -1)  # keep + (len(qf),)
     kept = tuple(range(len(keep)))
@@ -546,10 +562,11 @@ def quantile_jvp_vjp(g: object, d: object, a: object, q: object, axis: object, m
                             np.shape(d))
         dm = np.moveaxis(np.broadcast_to(np.asarray(d, dtype=np.float64), a.shape), axes, dest)
         ds = np.take_along_axis(dm.reshape(keep + (-1,)), order, axis=-1)
-        q_bar = np.sum(gq * (ds[..., hi] - ds[..., lo]) * (n - 1.0), axis=kept).reshape(qa.shape)
+        q_bar = np.sum(gq * (ds[..., hi] - ds[..., lo]) * (n - 1.0) * linear,
+                       axis=kept).reshape(qa.shape)
         return (d_bar, np.zeros(a.shape), q_bar[()] if qa.ndim == 0 else q_bar)[part]
-    dq = np.broadcast_to(np.asarray(d, dtype=np.float64), qa.shape).reshape(-1)
-    slope = (s[..., hi] - s[..., lo]) * (n - 1.0)
+    dq = np.broadcast_to(np.asarray(d, dtype=np.float64), qa.shape).reshape(-1) * linear
+    slope = (s[..., hi] - s[..., lo]) * (n - 1.0) * linear
     d_bar = np.sum(gq * slope, axis=kept).reshape(qa.shape)
     s_bar = np.zeros(s.shape)
     for k in range(qf.size):
@@ -569,11 +586,13 @@ def quantile_jvp_jvp(e: object, t: object, a: object, q: object, axis: object, m
     ``quantile_jvp`` again (it is linear in t). Nonzero only for a's with which=1,
     (e[hi] - e[lo]) (n - 1) t, and q's with which=0, (t[hi] - t[lo]) (n - 1) e, both sorted
     in a's order; the others are piecewise constant."""
-    if method != "linear":
-        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only "
+                    "'linear', 'lower', 'higher', 'nearest' and 'midpoint')")
     a = np.asarray(a, dtype=np.float64)
     axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
-        quantile_positions(a, q, axis)
+        quantile_positions(a, q, axis, method)
+    linear = 1.0 if method == "linear" else 0.0  # the others are piecewise constant in q
     if (part == 1) != (which == 1):
         res = np.zeros(keep + (qf.size,))
     else:
@@ -582,7 +601,7 @@ def quantile_jvp_jvp(e: object, t: object, a: object, q: object, axis: object, m
                          dest)
         vs = np.take_along_axis(vm.reshape(keep + (-1,)), order, axis=-1)
         dq = np.broadcast_to(np.asarray(dq, dtype=np.float64), qa.shape).reshape(-1)
-        res = (vs[..., hi] - vs[..., lo]) * (n - 1.0) * dq
+        res = (vs[..., hi] - vs[..., lo]) * (n - 1.0) * dq * linear
     res = np.moveaxis(res, -1, 0).reshape(qa.shape + keep)
     if keepdims:
         res = res.reshape(qa.shape + tuple(1 if i in axes else a.shape[i]

@@ -202,23 +202,25 @@ def cumprod_jvp(d: object, out: object, a: object, axis: object) -> object:
 
 def quantile_jvp(t: object, a: object, q: object, axis: object, method: str,
                  keepdims: bool, which: int) -> object:
-    """Tangent of ``np.quantile(a, q, axis, method='linear', keepdims)`` from a's tangent
-    ``t`` (which=0) or q's (1) (``t``, not ``d``: its own jvp rule names its tangent d).
+    """Tangent of ``np.quantile(a, q, axis, method, keepdims)`` from a's tangent ``t``
+    (which=0) or q's (1) (``t``, not ``d``: its own jvp rule names its tangent d), for the
+    methods of ``quantile_positions`` (q's is zero but for 'linear').
 
     The result is s[lo] + (s[hi] - s[lo]) * frac of the sorted values s at pos = q (n - 1):
     from a, the same interpolation of d sorted as a is (at a tie, in np.argsort's order, as the
     adjoint routes it); from q, (s[hi] - s[lo]) (n - 1) dq. The shape is q's, then a's with
     the reduced axes gone (kept as 1 with ``keepdims``).
     """
-    if method != "linear":
-        unsupported(f"np.quantile: method={method!r} is not differentiated (only 'linear')")
+    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
+        unsupported(f"np.quantile: method={method!r} is not differentiated (only "
+                    "'linear', 'lower', 'higher', 'nearest' and 'midpoint')")
     a = np.asarray(a, dtype=np.float64)
     nd = a.ndim
     axes, dest, moved, keep, flat, order, s, n, qa, qf, lo, hi, frac = \
-        quantile_positions(a, q, axis)
-    if which == 1:
+        quantile_positions(a, q, axis, method)
+    if which == 1:  # (the other methods are piecewise constant in q)
         dq = np.broadcast_to(np.asarray(t, dtype=np.float64), qa.shape).reshape(-1)
-        res = (s[..., hi] - s[..., lo]) * (n - 1.0) * dq  # keep + (len(qf),)
+        res = (s[..., hi] - s[..., lo]) * (n - 1.0) * dq * (method == "linear")
     else:
         dm = np.moveaxis(np.broadcast_to(np.asarray(t, dtype=np.float64), a.shape), axes, dest)
         ds = np.take_along_axis(dm.reshape(keep + (-1,)), order, axis=-1)
