@@ -17,6 +17,11 @@ statements computing the same value from the plain reduction:
                     over axes written as ints, a row of ``v`` concatenated along each (an axis
                     given by a name keeps ``np.maximum``: an empty array raises).
 
+- ``np.var`` / ``np.std`` with ``where=``, ``mean=``, ``correction=`` or ``dtype=``: written out by
+  ``_deviation`` (the selection's mean, or the one given, then the sum of ``|a - mean|^2``
+  over the selection's count minus ``ddof``); ``np.cumsum`` / ``np.cumprod`` with ``dtype=``:
+  of ``np.asarray(a, dtype=d)``.
+
 Everything else (``axis``, ``keepdims``) is passed on; ``out=`` is left to the reduction's
 rule (refused there). The rewritten statements are ordinary NumPy, so both modes, every policy
 and the numba backend differentiate them as they differentiate the user's own code.
