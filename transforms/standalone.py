@@ -22,13 +22,14 @@ from adgen import (
     memory_layout,
     runtime,
     shadow_memory,
+    walked_iterators,
     write_regions,
 )
 
 # The modules whose helpers generated code calls: runtime re-exports their public names; their
 # private helpers (guards._Held, ...) are found here too.
 _RUNTIME_MODULES = (runtime, adjoints, shadow_memory, item_shadows, memory_layout, guards,
-                    handoffs, copy_hints, write_regions, capture_index)
+                    handoffs, copy_hints, write_regions, capture_index, walked_iterators)
 
 
 def standalone_module(fn: Any, *, mutation: str = "save") -> str:

@@ -18,7 +18,6 @@ objects); lists, tuples, arrays, ranges, dicts and the user's sequences pass.
 
 from __future__ import annotations
 
-import linecache
 from typing import Any
 
 from adgen.rules.registry import defnondiff
@@ -31,6 +30,8 @@ def walked_iterator(xs: Any, why: str, file: str, line: int) -> bool:
     says what in the loop would make adgen's walk differ from Python's. Returns True."""
     if not hasattr(type(xs), "__next__"):
         return True
+    import linecache  # (here: a standalone module copies this function, not the module)
+
     from adgen.errors import Location, UnsupportedError
 
     text = linecache.getline(file, line)

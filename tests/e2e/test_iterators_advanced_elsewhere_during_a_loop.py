@@ -319,3 +319,30 @@ def test_a_comprehension_reading_its_iterator_again_is_refused(mode):
         _run(comprehension_advancing_it, mode)
     assert e.value.location.source_line.strip() == \
         "return sum([x[i] * x[next(it, 0)] for i in it])"
+
+
+def scaled_by_weights(x, ws):
+    y = x.copy()
+    for k, w in enumerate(ws):
+        x[k] = x[k] * 1.0  # (a write into an argument: the loop is checked)
+        y[k] = y[k] * w
+    return np.sum(y ** 2)
+
+
+def test_a_standalone_module_carries_the_check(tmp_path):
+    import importlib.util
+
+    from adgen.transforms.standalone import standalone_module
+
+    src = standalone_module(scaled_by_weights)
+    assert "def walked_iterator(" in src and "import adgen" not in src
+    (tmp_path / "scaled_sa.py").write_text(src)
+    spec = importlib.util.spec_from_file_location("scaled_sa", tmp_path / "scaled_sa.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x, ws = X[:3].copy(), [0.5, 2.0, -1.0]
+    _, saved = module.scaled_by_weights_forward(x.copy(), ws)
+    np.testing.assert_allclose(module.scaled_by_weights_pullback(saved, 1.0)[0],
+                               2 * x * np.array(ws) ** 2, rtol=1e-12)
+    with pytest.raises(Exception, match="walks an iterator"):
+        module.scaled_by_weights_forward(x.copy(), iter(ws))
