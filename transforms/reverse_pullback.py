@@ -60,7 +60,6 @@ from adgen.transforms.sum_adjoints import (
     broadcast_by_the_addition,
     scalar_sums,
 )
-from adgen.transforms.unshared_shadows import unshared_shadows
 from adgen.transforms.user_calls import is_user_call, refuse_active_partial
 from adgen.transforms.walk import clone
 
@@ -148,8 +147,14 @@ class Pullback:
             # kept for it)
             scalar_sums(self, body)
             # a shadow no other lookup reaches is a zero of the array's shape, which is then
-            # all the pullback keeps of it (ADI's q and v)
-            unshared_shadows(body, self.plan)
+            # all the pullback keeps of it (ADI's q and v); imported where the pullback looks
+            # a shadow up at its top level (x_bar = sh.of(x)): most keep none
+            if any(isinstance(st, gast.Assign) and isinstance(st.value, gast.Call) and
+                   isinstance(st.value.func, gast.Attribute) and st.value.func.attr == "of"
+                   for st in body):
+                from adgen.transforms.unshared_shadows import unshared_shadows
+
+                unshared_shadows(body, self.plan)
         needed = self.free_names(body, set()) | set(cparams) | set(joined)
         saved = sorted(needed - {"sh", "top", "out_bar", "saved"} - self.globals_used(needed))
         if self.plan.kinds:
