@@ -156,7 +156,13 @@ cases("numpy.poly", C(randn(3)), C(randn(1)))
 cases("numpy.vander", C(randn(4)), C(randn(4), 3), C(np.array([0.0, 1.5, -2.0]), increasing=True),
       C(randn(3), 5, True))
 cases("numpy.polyfit", C(np.linspace(-1.0, 1.0, 8), randn(8), 2),
-      C(np.linspace(0.0, 2.0, 6), randn(6, 2), 1), refuse(randn(5), randn(5), 1, full=True))
+      C(np.linspace(0.0, 2.0, 6), randn(6, 2), 1), refuse(randn(5), randn(5), 1, full=True),
+      # w= (session 29; no draws): weights differentiated too, one y and two
+      C(np.linspace(-1.0, 1.0, 6), np.array([0.3, -1.2, 0.8, 2.1, 0.45, -0.6]), 2,
+        w=np.array([1.0, 0.5, 2.0, 1.5, 0.8, 1.2])),
+      C(np.linspace(0.0, 2.0, 5), np.array([[0.3, 1.0], [-1.2, 0.2], [0.8, 0.7], [2.1, -0.4],
+                                            [0.45, 1.1]]), 1, None, False,
+        np.array([1.0, 0.5, 2.0, 1.5, 0.8])))
 cases("numpy.polydiv", C(randn(5), randn(3)), C(randn(4), randn(4)), C(randn(2), randn(3)))
 cases("numpy.append", C(randn(3), randn(2)), C(randn(2, 3), randn(2, 2), 1),
       C(randn(2, 3), randn(4)), C(randn(2, 3), randn(1, 3), axis=0))

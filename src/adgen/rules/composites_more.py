@@ -82,9 +82,14 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:
 @defreference(np.polyfit)
 def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
             cov: Any = False) -> Any:
-    refuse_if(full or w is not None or cov is not False, "np.polyfit: full=, w= and cov= are "
-              "not differentiated")
+    refuse_if(full or cov is not False, "np.polyfit: full= and cov= are not differentiated")
     v = vander(x, deg + 1)
+    if w is not None:
+        # numpy's weighted fit: the rows of the Vandermonde matrix and of y scaled by w (both
+        # differentiated; since session 29)
+        w = np.asarray(w)
+        v = v * w[:, None]
+        y = np.asarray(y) * (w if np.ndim(y) == 1 else w[:, None])
     # numpy scales the columns to unit norm before solving: the same least-squares solution
     return np.linalg.pinv(v) @ y
 
