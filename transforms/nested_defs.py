@@ -82,23 +82,35 @@ def refuse_closure_writes(d: gast.FunctionDef, free: set[str], parsed: Parsed) -
     if found is None:
         return
     node, hit, handed = found
+    shown = _users_def_name(d, parsed)
     if handed is None:
         raise UnsupportedError(
-            f"the nested function {d.name} writes {hit} of the enclosing function in "
+            f"the nested function {shown} writes {hit} of the enclosing function in "
             "place; adgen cannot follow that write", parsed.location(node),
-            hint=f"pass {hit} to {d.name} as an argument and return the new value, or "
+            hint=f"pass {hit} to {shown} as an argument and return the new value, or "
                  f"write it in the enclosing function")
     name, callee, library = handed
-    hint = f"pass {name} to {d.name} as an argument and return the new value, or call " \
+    hint = f"pass {name} to {shown} as an argument and return the new value, or call " \
         f"{callee} in the enclosing function"
     if library:
         hint = f"write the change in the enclosing function in Python ({name}[i] = v, " \
-            f"{name}.append(v), {name} += v), or pass {name} to {d.name} as an argument " \
+            f"{name}.append(v), {name} += v), or pass {name} to {shown} as an argument " \
             "and write it there that way"
     raise UnsupportedError(
-        f"the nested function {d.name} hands {name} of the enclosing function to {callee}, "
+        f"the nested function {shown} hands {name} of the enclosing function to {callee}, "
         "which writes it in place; adgen cannot follow that write", parsed.location(node),
         hint=hint)
+
+
+def _users_def_name(d: gast.FunctionDef, parsed: Parsed) -> str:
+    """The name the user gave nested def ``d``: rename_reserved renames one named like a
+    runtime helper (``def add(v)`` -> ``add_1``), which a message should not show."""
+    import re
+
+    m = re.fullmatch(r"(\w+?)_\d+", d.name)
+    if m is not None and f"def {m.group(1)}(" in parsed.location(d).source_line:
+        return m.group(1)
+    return d.name
 
 
 def first_write(d: gast.AST, names: set[str], parsed: Parsed

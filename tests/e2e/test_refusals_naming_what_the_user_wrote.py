@@ -89,3 +89,31 @@ def test_a_recursive_helper_returning_the_list_it_appends_to(f):
     assert "acc.append(v[0] ** 2) changes acc in place, and what rec" in message
     assert "retval" not in message and "second derivatives" not in message
     assert "return nothing" in message
+
+
+def closure_writing_a_list_of_the_function(x):
+    total = [0.0]
+
+    def add(v):  # named like one of adgen's runtime helpers: renamed inside adgen
+        total[0] = total[0] + v
+    for t in x:
+        add(t ** 2)
+    return total[0]
+
+
+def the_hint_followed(x):
+    total = [0.0]
+
+    def add(tot, v):
+        tot[0] = tot[0] + v
+    for t in x:
+        add(total, t ** 2)
+    return total[0]
+
+
+def test_a_nested_def_named_like_a_runtime_helper_is_named_as_written():
+    message = _message(closure_writing_a_list_of_the_function)
+    assert "the nested function add writes total" in message and "add_1" not in message
+    assert "pass total to add as an argument" in message
+    # what the hint says to write is differentiated
+    np.testing.assert_allclose(adgen.grad(the_hint_followed)(W.copy()), 2 * W, rtol=1e-12)
