@@ -153,9 +153,12 @@ class Stores:
                     "are not supported yet: the forward-mode code adgen differentiates again "
                     "follows a container's tangent by its name, not through aliases",
                     self.plan.loc(s),
-                    hint=f"loop over a copy (for k in list({held}): ...), or build a new "
-                         f"one ({held} = {{k: ... for k in {held}}}); adgen differentiates both "
-                         "to second order")
+                    hint=(f"loop over a copy (for i, v in enumerate(list({held})): ...), or "
+                          f"build a new one ({held} = [... for v in {held}])"
+                          if self.plan.eff.kinds.get(a.target) == "list" else
+                          f"loop over a copy (for k in list({held}): ...), or build a new "
+                          f"one ({held} = {{k: ... for k in {held}}})") +
+                    "; adgen differentiates both to second order")
             raise UnsupportedError(
                 "second derivatives (hessian, hvp, jacfwd or jacrev of grad) of code that sets "
                 "an attribute of an object it is given (this line) are not supported yet: the "

@@ -117,3 +117,33 @@ def test_a_nested_def_named_like_a_runtime_helper_is_named_as_written():
     assert "pass total to add as an argument" in message
     # what the hint says to write is differentiated
     np.testing.assert_allclose(adgen.grad(the_hint_followed)(W.copy()), 2 * W, rtol=1e-12)
+
+
+def list_written_while_zipped(x):
+    a = list(x)
+    b = [t * 2 for t in x]
+    for i, (u, v) in enumerate(zip(a, b)):
+        a[i] = u * v
+    return sum(a) * a[0]
+
+
+def list_hint_followed(x):
+    a = list(x)
+    b = [t * 2 for t in x]
+    for i, (u, v) in enumerate(zip(list(a), b)):
+        a[i] = u * v
+    return sum(a) * a[0]
+
+
+def test_second_order_of_a_list_written_in_a_loop_over_it_hints_at_a_list():
+    with pytest.raises(adgen.UnsupportedError) as e:
+        adgen.hessian(list_written_while_zipped)(W.copy())
+    message = str(e.value)
+    assert message.startswith(__file__) and "writes an item of a in place" in message
+    # (it hinted at a dict comprehension, a = {k: ... for k in a}, for a list)
+    assert "a = [... for v in a]" in message and "{k:" not in message
+    from gradcheck import numerical_hessian
+
+    np.testing.assert_allclose(adgen.hessian(list_hint_followed)(W.copy()),
+                               numerical_hessian(list_hint_followed, W.copy()), rtol=1e-4,
+                               atol=1e-5)
