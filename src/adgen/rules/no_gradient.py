@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from adgen.rules.helpers import eigvals_jvp, trim_zeros_jvp
 from adgen.rules.registry import defrefusal, defvjp
 
 # --------------------------------------------------------------------------------------------
@@ -164,6 +165,17 @@ defrefusal(np.ndenumerate, "np.ndenumerate(x) is not differentiated (its values 
            "NumPy's flat iterator)",
            hint="loop over the indices and read the value: for i in np.ndindex(x.shape): "
                 "v = x[i]")
+# Second derivatives through forward-mode tangents that have no rule of their own: the error
+# named adgen's helper alone ("eigvals_jvp() has no derivative rule"), which the user never
+# called (session 29)
+defrefusal(eigvals_jvp, "second derivatives (hessian, hvp, a gradient of a jvp) through "
+           "np.linalg.eigvals are not supported (its tangent, adgen's eigvals_jvp, has no rule)",
+           hint="take the first derivative (adgen.grad, adgen.jvp), or, for a symmetric "
+                "matrix, np.linalg.eigvalsh, whose second derivatives are supported")
+defrefusal(trim_zeros_jvp, "second derivatives (hessian, hvp, a gradient of a jvp) through "
+           "np.trim_zeros are not supported (its tangent, adgen's trim_zeros_jvp, has no rule)",
+           hint="slice the values by hand (x[i:j] with i, j found from x != 0), which "
+                "differentiates to any order")
 # A thread started inside the differentiated function runs its target unseen (grad refused it
 # inside threading's own __init__, jvp called Thread "your class")
 defrefusal(threading.Thread, "work handed to a thread started inside the differentiated "
