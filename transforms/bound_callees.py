@@ -293,9 +293,12 @@ class _Rewriter:
             return False  # m.step(u, **opts): the dispatch takes its keywords when it runs
         # (def step(self, u, **kw): the copy compiled for this call's keywords)
         clone = receiver_clone(for_keywords(method, [k.arg for k in call.keywords]), cls)
-        # self.v += dt * a on an object built here or given (not a global's, whose counters
-        # the dispatch checks): followed as a write, whatever the attribute holds
-        if not (self.writes(clone) or (not instance and _updates_attributes(clone))) or \
+        # self.v += dt * a on an object built here or given: followed as a write, whatever
+        # the attribute holds; on a global or closure object (kf.update(z) writing self.x +=
+        # K @ y) where an attribute it updates holds an array (refused by the dispatch until
+        # session 29; counters and properties still go there, which checks them as it runs)
+        if not (self.writes(clone) or (not instance and _updates_attributes(clone)) or
+                (instance and _updates_arrays(clone, holder))) or \
                 (instance and shadowed(holder, cls)):
             return False  # (m.step = other on a global object: its code runs as it is)
         name = self.bind(f"{method.__name__}_of_{cls.__name__}", clone)
@@ -516,6 +519,23 @@ def _updates_attributes(fn: types.FunctionType) -> bool:
         return False  # (its call reports why)
     updates = compiled.number_updates
     return bool(compiled.mutates_params and updates is not None and updates.exact)
+
+
+def _updates_arrays(fn: types.FunctionType, obj: Any) -> bool:
+    """Whether a method's writes are all updates of its object's attributes
+    (:func:`_updates_attributes`), one of which holds an array on ``obj`` now (read without
+    running a property): a global object's ``self.x += K @ y``."""
+    import inspect
+
+    import numpy as np
+
+    if not _updates_attributes(fn):
+        return False
+    from adgen.transforms.pipeline import compile_function
+
+    updates = compile_function(fn).number_updates
+    return any(u.index == 0 and isinstance(inspect.getattr_static(obj, u.attr, None), np.ndarray)
+               for u in updates.sites)
 
 
 def bind_callees(parsed: Any, writes: Any) -> None:

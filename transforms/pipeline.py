@@ -348,7 +348,14 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     """Runs the passes on ``fn``. ``dump``: stop after ``reverse`` and append the code there
     (the stage dump, made by the same code as the compilation; the result is then None).
     ``single_use``: as :func:`compile_function`'s."""
+    from adgen.transforms.global_object_tangents import (
+        refuse_differentiated_again,
+        refuse_module_path_methods,
+    )
+
+    refuse_differentiated_again(fn)  # (jvp code giving a global object a tangent: hessian)
     parsed, tree, namer, headers = front(fn, lifted=lifted)
+    refuse_module_path_methods(parsed, tree)  # (cellmod.CELL.setup(x): not followed)
     callees: dict[str, Compiled] = {}
     called: dict[int, tuple[gast.Call, Compiled]] = {}  # the user functions' calls, compiled
 

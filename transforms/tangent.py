@@ -120,6 +120,7 @@ class TangentCode:
     tangent_params: list[str]
     callees: dict[str, Any] = field(default_factory=dict)  # symbol -> callee object
     tangents: frozenset[str] = frozenset()  # the names of the tangents it binds
+    global_objects: tuple[str, ...] = ()  # given global_object_tangent (global_object_tangents)
 
 
 # Linear rules whose result may have another dtype than their input (dtype=, full_like of
@@ -172,6 +173,7 @@ class Tangent:
         self.callees: dict[str, Any] = {}
         self.bound_to: dict[str, list[gast.expr]] | None = None  # named_field's, read once
         self.free_tangents: set[str] = set()  # free objects given a tangent (free_objects_written)
+        self.global_objects: tuple[str, ...] = ()  # those of global_object_tangents
         # what each name is bound to (every binding: shows_sequence's), read once
         self.bindings: dict[str, list[gast.AST]] | None = None
         self.slices: frozenset[str] | None = None  # names bound only to slices (sliced)
@@ -383,21 +385,27 @@ class Tangent:
         out = gast.FunctionDef(name=jvp_name, args=args, body=body,
                                decorator_list=[], returns=None, type_comment=None,
                                type_params=[])
-        return TangentCode(at(out, fn), tparams, self.callees, frozenset(self.dots.values()))
+        return TangentCode(at(out, fn), tparams, self.callees, frozenset(self.dots.values()),
+                           self.global_objects)
 
     def free_objects_written(self, params: list[str]) -> list[gast.stmt]:
         """``g_dot = zero_tangent(g)`` for each global or closure object or dict the function
         stores a value with a derivative into and reads back (``g.u = u`` then ``g.energy()``,
         ``STATE["u"] = 3 * u`` then ``STATE["u"] ** 2``): the tangent code's ``g_dot.u =
-        u_dot`` raised a NameError. (One a method or helper changes, ``g.reset(x)``, is refused
-        at the call as before: tangent_call_forms.refuse_global_object_changed.)"""
+        u_dot`` raised a NameError. One a method or helper changes (``kf.update(z)``,
+        ``helper(x, CELL)``) gets ``kf_dot = global_object_tangent(kf, key)``
+        (global_object_tangents; refused at the call until session 29)."""
         bound = set(params) | {n.id for n in walk(self.fn) if isinstance(n, gast.Name) and
                                not isinstance(n.ctx, gast.Load)} | \
             {d.name for d in walk(self.fn) if isinstance(d, (gast.FunctionDef, gast.ClassDef))}
         stored = {t.value.id for a in walk(self.fn) if isinstance(a, gast.Assign)
                   for t in a.targets if isinstance(t, (gast.Attribute, gast.Subscript)) and
                   isinstance(t.value, gast.Name)}
-        free = sorted(n for n in self.act.varied & self.act.useful & stored
+        # (and those its calls change, kf.update(z): global_object_tangents)
+        from adgen.transforms.global_object_tangents import changed_global_objects
+
+        changed = changed_global_objects(self)
+        free = sorted(n for n in self.act.varied & self.act.useful & (stored | set(changed))
                       if n not in bound and self.resolve(name(n)) is not None)
         for s in walk(self.fn):
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Attribute) and \
@@ -410,7 +418,11 @@ class Tangent:
                             "keep the value in a variable, or in a dict or object the function "
                             "is given as an argument; or use adgen.grad / adgen.vjp")
         self.free_tangents = set(free)
-        return [at(assign(name(self.dot(n), gast.Store), self.zero(name(n)), self.fn), self.fn)
+        self.global_objects = tuple(n for n in free if n in changed)
+        return [at(assign(name(self.dot(n), gast.Store), self.zero(name(n)) if n not in changed
+                          else gast.Call(func=name("global_object_tangent"), args=[
+                              name(n), gast.Constant(value=changed[n], kind=None)],
+                                         keywords=[]), self.fn), self.fn)
                 for n in free]
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:

@@ -163,16 +163,33 @@ registry.defrefusal(object_with, _BUILT_INSIDE)  # (the tangent object: n_dot = 
 def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> None:
     """Refuses ``O.reset(x)``, a method of a global object given values with a derivative,
     that may change its object (set ``self.w = np.sin(v)``, itself or through a method it
-    calls): forward mode keeps no tangent for the attributes of an object the function is
-    not given, so a later read of ``O.w`` had a zero tangent (a silently wrong jvp; reverse
-    mode follows it). A method that changes nothing of its object, or only counts
-    (``self.calls += 1`` of a number), runs as before, and so does a call after which the
-    function does not reach the object again (``lambda x: layer.forward(x)``)."""
+    calls), where the object has no tangent: forward mode kept no tangent for the attributes
+    of an object the function is not given, so a later read of ``O.w`` had a zero tangent (a
+    silently wrong jvp). Since session 29 such an object gets one at entry
+    (:func:`global_object_changed`, ``Tangent.changed_global_objects``), and this is a
+    safety net."""
+    held = global_object_changed(tg, s, v)
+    if held is None:
+        return
+    f = v.func
+    tg.refuse(s, f"{source_of(f)}(...) given a value with a derivative, a method that may "
+                 f"change the global object {held} (set its attributes): forward mode "
+                 "keeps no tangent for the attributes of an object the function is not given",
+              f"pass {held} to the function as an argument (f(x, {held})): its "
+              "attributes then get tangents; or use adgen.grad / adgen.vjp")
+
+
+def global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> str | None:
+    """The global ``O`` of ``O.reset(x)``, a method of a global object (without a tangent)
+    given values with a derivative, that may change its object and that the function reaches
+    again after the call. A method that changes nothing of its object, or only counts
+    (``self.calls += 1`` of a number), is None, and so is a call after which the function does
+    not reach the object again (``lambda x: layer.forward(x)``)."""
     f = v.func
     if not isinstance(f, gast.Attribute) or not isinstance(f.value, gast.Name) or \
             tg.parsed.is_local(f.value.id) or tg.tangent(f.value) is not None or \
             all(tg.tangent(a) is None for a in [*v.args, *(k.value for k in v.keywords)]):
-        return
+        return None
     from adgen.transforms.analyses.number_updates import holds_numbers
     from adgen.transforms.argument_writes import leaves_arguments
     from adgen.transforms.bindings import NOT_FOUND, dotted_object
@@ -180,29 +197,25 @@ def refuse_global_object_changed(tg: Tangent, s: gast.stmt, v: gast.Call) -> Non
     from adgen.transforms.pipeline import compile_function
 
     if not _reached_again(tg, s, f.value.id):
-        return
+        return None
     held = dotted_object(tg.parsed, f.value)
     if held is NOT_FOUND or isinstance(held, (type, types.ModuleType)) or \
             not isinstance(getattr(held, "__dict__", None), dict) or f.attr in held.__dict__:
-        return
+        return None
     fn = class_attribute(type(held), f.attr)
     top = str(getattr(fn, "__module__", "") or "").split(".")[0]
     if not isinstance(fn, types.FunctionType) or top in sys.stdlib_module_names or \
             top in ("numpy", "scipy", "adgen"):
-        return  # (a logger's log.info(...): the library's own bookkeeping)
+        return None  # (a logger's log.info(...): the library's own bookkeeping)
 
     if leaves_arguments(fn):
-        return
+        return None
     try:
         if holds_numbers(compile_function(fn).number_updates, (held,)):
-            return
+            return None
     except AdgenError:
         pass
-    tg.refuse(s, f"{source_of(f)}(...) given a value with a derivative, a method that may "
-                 f"change the global object {f.value.id} (set its attributes): forward mode "
-                 "keeps no tangent for the attributes of an object the function is not given",
-              f"pass {f.value.id} to the function as an argument (f(x, {f.value.id})): its "
-              "attributes then get tangents; or use adgen.grad / adgen.vjp")
+    return f.value.id
 
 
 def _reached_again(tg: Tangent, s: gast.stmt, held: str) -> bool:
@@ -215,18 +228,31 @@ def _reached_again(tg: Tangent, s: gast.stmt, held: str) -> bool:
 
 
 def refuse_global_object_given(tg: Tangent, s: gast.stmt, v: gast.Call, fn: Any) -> None:
-    """Refuses ``helper(x, O)``, a global object of a class of the user's handed with values
-    with a derivative to a function of the user's that may change what it is given
-    (``def helper(x, o): o.reset(x)``, setting ``o.w``): forward mode keeps no tangent for
-    the attributes of an object the function is not given, so a later read of ``O.w`` had a
-    zero tangent (a silently wrong jvp; reverse mode follows it), as for ``O.reset(x)``
-    (:func:`refuse_global_object_changed`)."""
+    """Refuses ``helper(x, O)``, a global object of a class of the user's (without a tangent)
+    handed with values with a derivative to a function of the user's that may change what it
+    is given (``def helper(x, o): o.reset(x)``, setting ``o.w``): forward mode kept no tangent
+    for the attributes of an object the function is not given, so a later read of ``O.w`` had
+    a zero tangent (a silently wrong jvp), as for ``O.reset(x)``
+    (:func:`refuse_global_object_changed`; since session 29 a safety net)."""
+    for held in global_objects_given(tg, s, v, fn):
+        tg.refuse(s, f"{source_of(v.func)}(...) given a value with a derivative and the global "
+                     f"object {held}, which it may change (set its attributes): forward mode "
+                     "keeps no tangent for the attributes of an object the function is not "
+                     "given", f"pass {held} to the function as an argument (f(x, {held})): "
+                  "its attributes then get tangents; or use adgen.grad / adgen.vjp")
+
+
+def global_objects_given(tg: Tangent, s: gast.stmt, v: gast.Call, fn: Any) -> list[str]:
+    """The globals ``O`` of ``helper(x, O)``: objects of a class of the user's without a
+    tangent, handed with values with a derivative to ``fn``, a function of the user's that may
+    change what it is given, and reached again by the function after the call."""
     given = [*v.args, *(k.value for k in v.keywords)]
     if all(tg.tangent(a) is None for a in given):
-        return
+        return []
     from adgen.transforms.argument_writes import leaves_arguments
     from adgen.transforms.bindings import NOT_FOUND, dotted_object
 
+    out: list[str] = []
     for a in given:
         if not isinstance(a, gast.Name) or tg.parsed.is_local(a.id) or \
                 tg.tangent(a) is not None:
@@ -239,11 +265,8 @@ def refuse_global_object_given(tg: Tangent, s: gast.stmt, v: gast.Call, fn: Any)
             continue
         if not _reached_again(tg, s, a.id) or leaves_arguments(fn):
             continue
-        tg.refuse(s, f"{source_of(v.func)}(...) given a value with a derivative and the global "
-                     f"object {a.id}, which it may change (set its attributes): forward mode "
-                     "keeps no tangent for the attributes of an object the function is not "
-                     "given", f"pass {a.id} to the function as an argument (f(x, {a.id})): its "
-                  "attributes then get tangents; or use adgen.grad / adgen.vjp")
+        out.append(a.id)
+    return out
 
 
 def built_plainly(cls: type) -> bool:

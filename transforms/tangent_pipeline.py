@@ -127,8 +127,15 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
                                "differentiates the function itself, not a call of one",
                                hint="third derivatives: adgen.jvp(adgen.hessian(f), (x,), "
                                     "(v,)) or adgen.jacfwd(adgen.hessian(f))")
+    from adgen.transforms.global_object_tangents import (
+        refuse_differentiated_again,
+        refuse_module_path_methods,
+    )
+
+    refuse_differentiated_again(fn)  # (jvp code giving a global object a tangent)
     fn = shim_of(uncached(fn))  # the function an lru_cache wraps; a *args wrapper's
     parsed, tree, namer, _ = front(fn, lifted=lifted)
+    refuse_module_path_methods(parsed, tree)  # (cellmod.CELL.setup(x): not followed)
     params = [a.id for a in tree.args.args]
     tparams = tangent_params(tree, namer)
     # (fn, its jvp's signature) while fn compiles: a recursive call finds it; the entry
@@ -288,6 +295,10 @@ def _compile_tangent(fn: Any, lifted: tuple[str, ...] = (),
             ns[f"{sym}_jvp"] = late(functools.partial(compile_tangent, code.callees[sym]),
                                     "jvp")
     ns["__adgen_file__"] = parsed.file
+    if code.global_objects:  # (kf_dot = global_object_tangent(kf, key): its state at the call)
+        from adgen.transforms.global_object_tangents import global_object_tangent
+
+        ns["global_object_tangent"] = global_object_tangent
     compile_source(own, f"<adgen {fn.__qualname__} jvp>", ns)
     jvp = ns[code.function.name]
     if params and wrt is not None and 0 not in wrt:

@@ -6,9 +6,9 @@ adgen counted a method call as changing a parameter only where the parameter was
 one (``self``): ``helper``'s ``o`` was no output of its pullback, and the gradient through
 ``o.w`` was silently zero ([0, 0] where central differences give [0.56, 1.00]), for an object
 passed in, built in the function, or global, one or two helpers down; jvp was zero too. Now
-every parameter a method is called on counts. Forward mode keeps no tangent for a global
-object the function is not given: ``helper(x, O)`` is refused at the call there, as
-``O.reset(x)`` is. Expected values: central differences (tests/gradcheck.py).
+every parameter a method is called on counts. Forward mode gives a global object the
+function hands on (``helper(x, O)``) a zero tangent at entry, which the helper's jvp sets
+(refused at the call until session 29). Expected values: central differences (tests/gradcheck.py).
 """
 
 import numpy as np
@@ -91,9 +91,12 @@ def test_forward_mode_through_a_helper_changing_an_object_built_in_the_function(
     np.testing.assert_allclose(dot, numerical_grad(built, (X,), 0) @ v, rtol=1e-6)
 
 
-def test_forward_mode_refuses_a_global_object_changed_by_a_helper():
-    with pytest.raises(UnsupportedError, match="global object CELL"):
-        adgen.jvp(global_object, (X,), (np.ones(2),))
+def test_forward_mode_through_a_global_object_changed_by_a_helper():
+    # refused until session 29 (forward mode kept no tangent for CELL); CELL now gets a zero
+    # tangent at entry, which the helper's jvp sets
+    v = np.array([1.0, -0.5])
+    _, dot = adgen.jvp(global_object, (X,), (v,))
+    np.testing.assert_allclose(dot, numerical_grad(global_object, (X,), 0) @ v, rtol=1e-6)
 
 
 class Node:
