@@ -158,13 +158,13 @@ def _stores_globals(code: Any) -> bool:
 
 def _reads_written_globals(fn: Any, code: Any) -> bool:
     """Whether ``fn`` reads a global that a global statement of a function of its module
-    binds (global_statements: the module's functions' code read once each)."""
+    updates as a counter (global_statements: the module's functions' code read once each)."""
     scope = getattr(fn, "__globals__", None)
     if code is None or not code.co_names or scope is None:
         return False
     from adgen.transforms.global_statements import written_globals
 
-    return bool(set(code.co_names) & written_globals(scope, code))
+    return bool(set(code.co_names) & written_globals(scope))
 
 
 def front(fn: Any, stop: str | None = None, lifted: tuple[str, ...] = ()

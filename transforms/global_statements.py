@@ -1,29 +1,29 @@
 """Global statements: ``global calls; calls += 1`` in a function adgen compiles, written as
 the item of the module's globals it is: ``__adgen_globals__["calls"] += 1``.
 
-A counter of calls, a log of losses or a cache a helper keeps in a module global was
-refused ("a global statement (writes to globals) is not supported"), though the same code
-written with a global dict (``STATS["calls"] += 1``) is differentiated. Only a value made of
-constants and of such globals may be stored (``calls += 1``, ``n = n + 1``, ``done = True``):
-it carries no derivative, which a function reading the global (as a constant) would drop;
-any other store is refused at its line. A global array written in place (``W -= lr * g``) is
-refused at the line by the checks of a global's in-place writes. The
-rewrite binds the name ``__adgen_globals__`` in the function's module to that module's
-globals dict (``fn.__globals__``; a dunder name, which ``from m import *`` leaves out), so
-that the generated code reads it as it reads the global ``STATS``, and reads and writes every
-name a
-``global`` statement of the function's own body lists, and that the body stores, as an item
-of it. Names a global statement lists but the body only reads stay plain global reads
-(validate lets such a statement through). A ``global`` statement of a nested def is left to
-validate (refused there). A ``del`` of such a name is refused at its line.
+A counter of calls or steps a helper keeps in a module global was refused ("a global
+statement (writes to globals) is not supported"), though the same code written with a
+global dict (``STATS["calls"] += 1``) is differentiated. Only a counter's update may be
+stored: a value made of constants and of such globals that reads the global itself
+(``calls += 1``, ``n = n + 1``, ``k = k * 2``), which carries no derivative that a function
+reading the global would drop; any other store (a value computed from a local, a flag or a
+reset ``done = True``, unpacking) is refused at its line, and so is a global array written
+in place (``W -= lr * g``). The rewrite binds the name ``__adgen_globals__`` in the
+function's module to that module's globals dict (``fn.__globals__``; a dunder name, which
+``from m import *`` leaves out), so that the generated code reads it as it reads the global
+``STATS``, and reads and writes every name a ``global`` statement of the function's own body
+lists, and that the body stores, as an item of it. Names a global statement lists but the
+body only reads stay plain global reads (validate lets such a statement through). A
+``global`` statement of a nested def is left to validate (refused there). A ``del`` of such
+a name is refused at its line.
 
-The module's other functions that may call such a function read the global live too, as
-the same item: compiled, a global's value is taken when the call starts, and a callee
-changing it mid-run (``y = helper(x); return np.sum(y) * calls``) gave a silently wrong value
-and gradient. Which functions a function may call is read from the names of its code
-(:func:`written_globals`), which globals they bind from theirs (``STORE_GLOBAL``). A
-function handed in from outside (a callback argument) is not seen: a caller reading a
-global such a callback bumps reads the value it had when the call started.
+Every function of the module reads such a counter live too, as the same item: compiled, a
+global's value is taken when the call starts, and a callee bumping it mid-run (``y =
+helper(x); return np.sum(y) * calls``, a callback given as an argument too) gave a silently
+wrong value and gradient. Which globals the module's functions (their nested defs, its
+classes' methods) update as counters is read from their code (``STORE_GLOBAL``) and source,
+once per code object (:func:`written_globals`); a global only set otherwise (a training
+loop's ``global W``, a test's ``STEPS = 5``) stays a value taken when the call starts.
 
 Runs right after parsing, on the tree as written (before validate).
 """
@@ -50,7 +50,7 @@ GLOBALS_NAME = "__adgen_globals__"
 def rewrite_global_statements(parsed: Parsed) -> None:
     """Rewrites ``parsed.tree`` in place (see the module); nothing where its own body has no
     ``global`` statement naming a name it stores, and reads no global that a function of its
-    module writes by one."""
+    module updates as a counter by one."""
     tree = parsed.tree
     own = list(_own_nodes(tree))
     listed = {n for node in own if isinstance(node, gast.Global) for n in node.names}
@@ -78,41 +78,16 @@ def rewrite_global_statements(parsed: Parsed) -> None:
     parsed.forget_locals()
 
 
-def written_globals(scope: dict, code: types.CodeType) -> frozenset[str]:
-    """The names a ``global`` statement binds in the functions of the module whose globals
-    are ``scope`` that ``code`` may call: those its names (and theirs, in turn) reach, a
-    function, a class's methods, any method of the module's classes named like an attribute
-    it reads (``m.forward(x)``). A function no such name reaches (a training loop's
-    ``global W``, a test rebinding a constant) runs outside the call, where the value taken
-    when the call starts is the one Python reads."""
-    methods: dict[str, list] = {}
-    for v in list(scope.values()):
-        if isinstance(v, type):
-            for f in _functions_of(v):
-                methods.setdefault(f.__name__, []).append(f)
+def written_globals(scope: dict) -> frozenset[str]:
+    """The names a ``global`` statement of a function of the module whose globals are
+    ``scope`` updates as a counter (:func:`_stored_by`): its functions, the defs nested in
+    them, its classes' methods. A function found only when the code runs (a callback given
+    as an argument) is one of them, so every reader in the module reads such a name live."""
     out: set[str] = set()
-    seen: set[types.CodeType] = set()
-    todo = [code]
-    while todo:
-        c = todo.pop()
-        if c in seen:
-            continue
-        seen.add(c)
-        out |= _stored_by(c)
-        for n in _names_in(c):
-            for f in _functions_of(scope.get(n)) + methods.get(n, []):
-                if getattr(f, "__globals__", None) is scope:
-                    todo.append(f.__code__)
-    return frozenset(out)
-
-
-@functools.lru_cache(maxsize=4096)
-def _names_in(code: types.CodeType) -> frozenset[str]:
-    """The global and attribute names ``code`` and the code nested in it read."""
-    out = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out |= _names_in(c)
+    for v in list(scope.values()):
+        for f in _functions_of(v):
+            if getattr(f, "__globals__", None) is scope:
+                out |= _stored_by(f.__code__)
     return frozenset(out)
 
 
@@ -133,12 +108,13 @@ def _functions_of(v: object) -> list:
 
 @functools.lru_cache(maxsize=4096)
 def _stored_by(code: types.CodeType) -> frozenset[str]:
-    """The globals ``code`` (and the code nested in it) binds by a global statement to values
-    made of constants and globals only, as :func:`rewrite_global_statements` follows them
-    (a function storing anything else there is refused where adgen compiles it, and runs as
-    it is elsewhere: a training loop's ``global W; W = W - lr * g``, whose readers keep
-    reading ``W`` as a global taken when their call starts); all of them where the source
-    cannot be read."""
+    """The globals ``code`` (and the code nested in it) updates by a global statement as
+    :func:`rewrite_global_statements` follows them: every store a counter's update, made
+    of constants and globals and reading the global itself (``calls += 1``, ``n = n + 1``).
+    A function storing anything else there (a training loop's ``global W; W = W - lr * g``,
+    a test rebinding a constant, ``STEPS = 5``) is refused where adgen compiles it and runs
+    as it is elsewhere, and its readers keep reading the global as a value taken when their
+    call starts, as before. All of them where the source cannot be read."""
     out = {i.argval for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"}
     if out:
         out -= _computed_stores(code, out)
@@ -149,8 +125,10 @@ def _stored_by(code: types.CodeType) -> frozenset[str]:
 
 
 def _computed_stores(code: types.CodeType, names: set[str]) -> set[str]:
-    """Those of ``names`` that ``code``'s own body stores a value into that is not made of
-    constants and of ``names`` alone (read from its source; none where it cannot be)."""
+    """Those of ``names`` that ``code``'s own body stores otherwise than by a counter's
+    update (``name op= value`` or ``name = value`` reading ``name``, the value made of
+    constants and of ``names`` alone), read from its source; none where it cannot be read
+    (every such global then read live: right, if slower)."""
     import ast
     import inspect
     import textwrap
@@ -164,23 +142,34 @@ def _computed_stores(code: types.CodeType, names: set[str]) -> set[str]:
     if fn is None:
         return set()
     out: set[str] = set()
+    counted: set[int] = set()  # the target names of counters' updates
+    stores: list[ast.Name] = []
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         todo.extend(ast.iter_child_nodes(node))
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
+                node.id in names:
+            stores.append(node)
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            hit = {t.id for t in targets if isinstance(t, ast.Name)} & names
-            plain = all(isinstance(t, ast.Name) for t in targets) and node.value is not None
-            if hit and not (plain and all(
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            name = targets[0].id
+            counts = isinstance(node, ast.AugAssign) or any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value))
+            if counts and all(
                     isinstance(n, ast.Name) and n.id in names or
                     isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp,
                                    ast.Compare, ast.IfExp, ast.Tuple, ast.expr_context,
                                    ast.operator, ast.unaryop, ast.boolop, ast.cmpop))
-                    for n in ast.walk(node.value))):
-                out |= hit
+                    for n in ast.walk(node.value)):
+                counted.add(id(targets[0]))
+    for n in stores:
+        if id(n) not in counted:
+            out.add(n.id)  # (unpacking, a loop, a with, a value not a counter's update)
     return out
 
 
@@ -193,7 +182,7 @@ def _read_elsewhere(parsed: Parsed, own: list[gast.AST], stored: set[str]) -> se
     code = getattr(parsed.fn, "__code__", None)
     if code is None or not (set(code.co_names) - stored):
         return set()
-    names = (set(code.co_names) - stored) & written_globals(parsed.fn.__globals__, code)
+    names = (set(code.co_names) - stored) & written_globals(parsed.fn.__globals__)
     names = {n for n in names if not parsed.is_local(n)}
     if not names:
         return set()
@@ -217,10 +206,11 @@ _PLAIN = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, ga
 
 
 def _check_store(parsed: Parsed, st: gast.stmt, names: set[str]) -> None:
-    """Refuses ``st`` where it binds one of ``names`` otherwise than ``name = value`` or
-    ``name op= value`` with a value made of constants and of ``names`` alone (``calls += 1``,
-    ``n = n + 1``, ``done = True``): a value computed from anything else may carry a
-    derivative, which a function reading the global as a constant would drop silently."""
+    """Refuses ``st`` where it binds one of ``names`` otherwise than as a counter's update,
+    ``name = value`` or ``name op= value`` with a value made of constants and of ``names``
+    alone that reads ``name`` (``calls += 1``, ``n = n + 1``): a value computed from anything
+    else may carry a derivative, which a function reading the global would drop silently,
+    and only such updates are the ones every reader in the module reads live."""
     targets = [st.target] if isinstance(st, (gast.AugAssign, gast.AnnAssign, gast.For)) else \
         st.targets if isinstance(st, gast.Assign) else \
         [i.optional_vars for i in st.items if i.optional_vars is not None] \
@@ -236,15 +226,18 @@ def _check_store(parsed: Parsed, st: gast.stmt, names: set[str]) -> None:
     bad = [n.id for n in walk(value) if isinstance(n, gast.Name) and n.id not in names] \
         if value is not None else []
     bad.sort(key=lambda n: not parsed.is_local(n))  # (x before np in np.sum(x))
-    if plain and not bad and all(isinstance(n, _PLAIN) for n in walk(value)
-                                 if not isinstance(n, gast.Name)):
+    counts = plain and (isinstance(st, gast.AugAssign) or any(
+        isinstance(n, gast.Name) and n.id == name for n in walk(value)))
+    if plain and counts and not bad and all(isinstance(n, _PLAIN) for n in walk(value)
+                                            if not isinstance(n, gast.Name)):
         return
     why = f"from {bad[0]}" if bad else "otherwise (a call, an item, an attribute, a display)" \
-        if plain else "by unpacking, a loop or a with"
+        if plain and counts else "without reading it (not a counter's update)" if plain \
+        else "by unpacking, a loop or a with"
     raise UnsupportedError(
         f"the global {name} (global statement) is written with a value computed {why}: adgen "
-        "follows a write to a global only of a value made of constants and globals (a "
-        f"counter: {name} += 1), since one that may carry a derivative would reach the code "
+        "follows a write to a global only as a counter's update, of a value made of constants "
+        f"and globals that reads it ({name} += 1), since one that may carry a derivative would reach the code "
         "reading the global as a constant", parsed.location(st),
         hint=f"return the value and keep it in the caller (or pass in a dict or an object "
              f"and set state[\"{name}\"] = ..., which adgen follows)")

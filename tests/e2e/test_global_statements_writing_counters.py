@@ -3,9 +3,10 @@ blocks the gradient (since session 29; refused before: "a global statement (writ
 globals) is not supported"). transforms/global_statements.py reads and writes such a global
 as the item of the module's globals it is, in the function with the statement and in the
 module's other functions that read it, live: a caller reading the counter after the helper
-bumped it sees the new value, as Python does. Only a value made of constants and globals
-may be stored (it has no derivative); a value computed from anything else is refused at the
-store's line, and a global array written in place stays refused. Gradients against central
+bumped it sees the new value, as Python does (a callback given as an argument too). Only a
+counter's update may be stored (made of constants and globals, reading the global: it has
+no derivative); a value computed from anything else, or a flag, is refused at the store's
+line, and a global array written in place stays refused. Gradients against central
 differences (each evaluation from the same state) under both policies, jvp, hessian, the
 calls counted as a plain call counts them."""
 
@@ -46,11 +47,15 @@ def loss_reading_the_counter(x):
 
 class Model:
     def forward(self, x):
-        global steps, warmed
+        global steps
         steps = steps + 1
-        if not warmed:
-            warmed = True
-        return np.tanh(x) * 2.0
+        return np.tanh(x) * 2.0 * (1.0 if steps > 0 else 0.0)
+
+
+def warms_up(x):
+    global warmed
+    warmed = True  # MARK flag
+    return x
 
 
 def model_loss(x):
@@ -118,7 +123,7 @@ def test_the_counters_count_as_a_plain_call():
     assert_grad_close(g, X * np.array([6.0, 12.0, 12.0]))
     _reset()
     adgen.grad(model_loss)(X.copy())
-    assert (calls, steps, warmed) == (1, 1, True)
+    assert (calls, steps) == (1, 1)
 
 
 def keeps_a_total(x):
@@ -158,3 +163,54 @@ def test_a_global_array_written_in_place_is_refused(mutation):
         adgen.grad(calls_the_writer, mutation=mutation)(X.copy())
     assert (info.value.location.file, info.value.location.line) == (__file__, _line("# MARK W"))
     np.testing.assert_array_equal(W, before)
+
+
+def counted_callback(v):
+    global calls  # MARK callback
+    calls += 1
+    return v * v
+
+
+def applies(x, fn):
+    return np.sum(fn(x) * np.sin(x))
+
+
+def applies_and_reads_the_count(x, fn):
+    y = fn(x)
+    return np.sum(y) * calls  # calls read as it was when the call started, if not refused
+
+
+def loss_cb(x):
+    return applies(x, counted_callback)
+
+
+def loss_read(x):
+    return applies_and_reads_the_count(x, counted_callback)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_callback_counting_is_followed_where_its_caller_does_not_read_the_count(mutation):
+    expected = _numerical(loss_cb, X)
+    _reset()
+    assert_grad_close(adgen.grad(loss_cb, mutation=mutation)(X.copy()), expected)
+    assert calls == 1
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_callback_counting_for_a_caller_reading_the_count_is_read_live(mutation):
+    # the caller was compiled before the callback was found: it read calls as the value it
+    # had when the call started (0.0, a zero gradient, silently) until every reader in the
+    # module read a counter live
+    _reset()
+    v, g = adgen.value_and_grad(loss_read, mutation=mutation)(X.copy())
+    assert calls == 1 and v == pytest.approx(np.sum(X ** 2))
+    assert_grad_close(g, 2 * X)
+
+
+@pytest.mark.parametrize("mutation", ["save", "strict"])
+def test_a_flag_set_in_a_global_is_refused_at_the_line(mutation):
+    # (not a counter's update: its readers would keep the value taken at the call's start)
+    _reset()
+    with pytest.raises(adgen.UnsupportedError, match="global warmed") as info:
+        adgen.grad(lambda x: np.sum(warms_up(x) ** 2), mutation=mutation)(X.copy())
+    assert (info.value.location.file, info.value.location.line) == (__file__, _line("# MARK flag"))
