@@ -30,6 +30,7 @@ from adgen.transforms.desugar import assign, name
 from adgen.transforms.hoist_defs import is_marker
 from adgen.transforms.lean_pullback import LeanFacts
 from adgen.transforms.names import Namer
+from adgen.transforms.node_index import nodes_of
 from adgen.transforms.pullback_parameters import popped_first, returned, taken_over
 from adgen.transforms.reverse_ast import (
     MISSING,
@@ -493,6 +494,21 @@ class Pullback:
                                  for e in arrays], ctx=gast.Load())), self.plan.fn))
         return out
 
+    def _handed_on(self, n: str) -> bool:
+        """Whether list ``n`` is an argument (or in one: ``construct_jvp(C, (lst,), ...)``)
+        of a call of a class or of the user's code, which may keep it."""
+        for c in nodes_of(self.plan.fn, gast.Call):
+            if not isinstance(c, gast.Call) or not any(
+                    isinstance(x, gast.Name) and x.id == n for a in c.args + [
+                        k.value for k in c.keywords] for x in gast.walk(a)):
+                continue
+            obj = self.plan.resolve(c.func)
+            if isinstance(obj, type) or is_user_call(self.plan, c) or \
+                    getattr(obj, "__name__", "") in ("construct_jvp", "call_jvp",
+                                                     "call_forward"):
+                return True
+        return False
+
     def tracked_items(self, n: str) -> tuple[str, ...]:
         """The arrays kept in shadow memory (written in place) that the list, tuple, dict or
         object ``n`` may hold."""
@@ -581,6 +597,11 @@ class Pullback:
             g = call_node("zeros_like", name(t))
         if isinstance(v, (gast.List, gast.Tuple)):
             out = []
+            if isinstance(v, gast.List) and self._handed_on(t):
+                # a list handed to a call that may keep it (o = Recorder(lst)): items its
+                # object's methods append later must have been taken back by now
+                out.append(gast.Expr(value=call_node("made_list_adjoint", g,
+                                                     gast.Constant(len(v.elts), None))))
             for k, e in enumerate(v.elts):
                 if self.plan.active(e):
                     out += self.contribute(e.id, call_node("item", g, gast.Constant(k, None)),

@@ -354,6 +354,16 @@ def _add_items(a: list, b: list) -> list:
     return items
 
 
+def made_list_adjoint(adjoint: Any, n: int) -> None:
+    """At a list display ``lst = [...]`` of ``n`` items, in reverse: the list's adjoint there
+    has its items at most (those added later were taken back where they were appended).
+    Items past ``n`` that are not zero were appended by code whose pullback did not take
+    them back (a method of an object the list was handed to, ``o = Recorder(lst);
+    o.add(h)``, the list then read by its own name): refused rather than dropped."""
+    if isinstance(adjoint, list) and len(adjoint) > n:
+        _refuse_misplaced_items(adjoint, adjoint[:n])
+
+
 def _refuse_misplaced_items(a: list, b: list) -> None:
     """Two adjoints of one list of different lengths: one was made when the list was
     longer (a read of ``self.acts`` before a method appended to it, its adjoint built at the
@@ -372,10 +382,12 @@ def _refuse_misplaced_items(a: list, b: list) -> None:
     raise locate(UnsupportedError(
         "a list read by a position counted from its end (acts[-1] of a method's list, a "
         "position held in a name, a slice, a loop over it), then grown (by a method it calls, "
-        "or an append): adgen builds the read's adjoint at the list's final length, which "
-        "puts it at the wrong item",
+        "or an append), or a list handed to an object (o = Recorder(lst)) that a method of it "
+        "grows (o.add(h) appending to self.lst), read by the list's own name: adgen builds "
+        "the read's adjoint at the list's final length, which puts it at the wrong item",
         hint="read it after the calls that change it, or by a position from its start "
-             "(acts[0]; k = len(acts) - 1 before the call, then acts[k])"))
+             "(acts[0]; k = len(acts) - 1 before the call, then acts[k]); a list an object "
+             "holds, through the object (o.lst[0])"))
 
 
 def _is_zero(x: Any) -> bool:

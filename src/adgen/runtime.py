@@ -27,6 +27,7 @@ from adgen.adjoints import (  # noqa: F401  (re-exported: generated code imports
     is_function_like,
     item,
     locate,
+    made_list_adjoint,
     or_zeros,
     or_zeros_of_tree,
     refuse_array_form,
@@ -931,7 +932,7 @@ __all__ = [
     "tape_columns", "reversed_rows", "partial_try", "plain_result", "held_subclass", "copy_hint", "with_receiver", "held_adjoint", "held_items",
     "stored_attribute", "array_attribute_stored", "constant_attribute", "plain_attribute_store", "with_shadows", "Unbound", "list_iadd_error", "call_starred", "namedtuple_of", "namedtuple_replace",
     "dataclass_replacer",
-    "field_default", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
+    "field_default", "made_list_adjoint", "list_snapshot", "concatenator_piece", "match_sequence", "checked_callable", "unheld_write",
     *_helper_names,
 ]
 

@@ -585,7 +585,12 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     for s in stmts:
         for p in flows(s, resolve, leaves_arguments, callees, leaving_defs, result_free):
             if writes is not None and isinstance(s, gast.Assign) and \
-                    isinstance(s.targets[0], gast.Name) and id(s) not in writes:
+                    isinstance(s.targets[0], gast.Name) and id(s) not in writes and \
+                    (p[1] == {s.targets[0].id} or _dynamic_call_of(s.value, resolve)):
+                # (the binding itself: what the call it makes may change, h = g.add(x) with
+                # g.add appending to a list g holds, varies the names sharing those, the list
+                # given to g's constructor: taken for a binding, the list stayed a constant
+                # and its items' gradient was lost, silently)
                 bindings.add(len(pairs))
             pairs.append(p)
             owners.append(s)
@@ -644,6 +649,14 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                     act.useful.add(m)
                     changed = True
     return act
+
+
+def _dynamic_call_of(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:
+    """``call_jvp(f, ...)`` of jvp code differentiated again: what it may change varies its
+    names alone (a partial it calls, functools.partial(layer, b=np.ones(3)), holds a constant
+    it does not change)."""
+    return isinstance(v, gast.Call) and resolve is not None and \
+        _dynamic_jvp_call(resolve(v.func))
 
 
 def range_indices(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any] | None

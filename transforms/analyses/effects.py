@@ -277,6 +277,7 @@ def effects(fn: gast.FunctionDef,
                 if src in eff.kinds and t not in eff.kinds:
                     eff.kinds[t] = eff.kinds[src]
                     changed = True
+    constructed = _constructed_pairs(stmts, resolve)
     changed = True
     while changed:
         changed = False
@@ -292,8 +293,11 @@ def effects(fn: gast.FunctionDef,
                         add.add(x)
                     elif x.startswith("items:"):
                         # an element read from a container: what it holds, not the container
+                        # (but the lists held by the object and tangent object construct_jvp
+                        # made: g, g_dot = construct_jvp(C, (lst,), (lst_dot,), {}) hold lst
+                        # and lst_dot, which g.add changing g_dot.lst changes)
                         add |= {b for b in eff.buffers.get(x[6:], set())
-                                if not b.startswith("cnew:")}
+                                if not b.startswith("cnew:") or x[6:] in constructed}
                     else:
                         add |= eff.buffers.get(x, set())
                 if not add <= cur:
@@ -430,6 +434,18 @@ def _tuple_result(v: gast.Call, resolve: Callable[[gast.expr], Any] | None) -> b
         return len(v.args) < 2 and \
             _constant(keywords.get("mode", "reduced")) in ("reduced", "complete")
     return False
+
+
+def _constructed_pairs(stmts: list[gast.stmt], resolve: Callable[[gast.expr], Any] | None
+                       ) -> set[str]:
+    """The names bound to ``construct_jvp(...)``'s (object, tangent object) pair."""
+    if resolve is None:
+        return set()
+    from adgen import runtime
+
+    return {s.targets[0].id for s in stmts
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and
+            isinstance(s.value, gast.Call) and resolve(s.value.func) is runtime.construct_jvp}
 
 
 def _constructed(v: gast.Call, obj: Any) -> gast.Call | None:
