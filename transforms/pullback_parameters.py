@@ -23,7 +23,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import gast
-from adgen.transforms.analyses.changed_parameters import parameters_changed_by_calls
+from adgen.transforms.analyses.changed_parameters import (
+    held_changed_by_calls,
+    parameters_changed_by_calls,
+)
 from adgen.transforms.analyses.kinds import CONTAINERS
 from adgen.transforms.analyses.parameter_copies import parameter_copies
 from adgen.transforms.node_index import nodes_of
@@ -94,6 +97,14 @@ def taken_over(pb: Pullback, params: list[str], state: set[str]
                                         plan.act.active(p)})
     joined_set = {w.target for w in plan.eff.writes if w.container and
                   w.target in copies and plan.act.active(w.target)}
+    if copies:
+        # and one holding a list, dict or object a call changes: the jvp code of
+        # ``push(self.cache, h)``, ``t_dot = self_dot_2.cache; push_jvp(t, h, t_dot, h_dot)``
+        # (the hessian through such a method was silently wrong until session 29)
+        joined_set |= {p for p in held_changed_by_calls(
+            plan.parsed, plan.fn, copies, lambda fn: _changes_containers(plan.policy, fn))
+            if plan.act.active(p) and not plan.tracked(p) and plan.kinds.get(p) is None and
+            p not in plan.numeric}
     if writes_containers and copies:
         # a part of such a copy written through a name read from it: the jvp code of
         # ``self.cache.append(h)``, ``t_dot = self_dot_2.cache; t_dot.append(h_dot)``, with

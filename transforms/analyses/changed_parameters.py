@@ -4,9 +4,11 @@ writes nothing of them.
 Input: a function's tree in SSA form and its parameters. Output: the parameters a call may
 change — a parameter as the object of a method found when the call runs (``self.setup(v)``
 in a method, setting ``self.w``; ``o.reset(x)`` in ``def helper(x, o)``), and an argument of a
-user function called by name that changes what it is given. Reverse mode makes them outputs
-(pipeline) and hands them to the call's pullback (reverse_pullback); forward mode's summary of
-a callee (argument_writes) reads the same two facts about a method call.
+user function called by name that changes what it is given, or holding a list, dict or
+object handed to one (``push(self.cache, h)``: :func:`held_changed_by_calls`). Reverse mode
+makes them outputs (pipeline) and hands them to the call's pullback (reverse_pullback);
+forward mode's summary of a callee (argument_writes) reads the same two facts about a method
+call.
 
 Kept apart from argument_writes, which forward mode needs: every reverse compilation asks
 this, and a first gradient should not import forward mode's modules (issue 15's cold start).
@@ -92,6 +94,30 @@ def parameters_changed_by_calls(parsed: Any, tree: gast.FunctionDef, params: set
                 # (not adgen's own rule helpers, which change no object of the user's: the
                 # vjp of np.linalg.norm handing g to expand_reduced was refused under hessian)
                 out |= given
+    return out | held_changed_by_calls(parsed, tree, params, changes)
+
+
+def held_changed_by_calls(parsed: Any, tree: gast.FunctionDef, holders: set[str],
+                          changes: Callable[[Any], bool]) -> set[str]:
+    """The names of ``holders`` holding a list, dict or object that ``tree`` hands to a user
+    function called by name that changes what it is given: ``push(self.cache, h)``, SSA's
+    ``t = self.cache; push(t, h)`` with ``def push(lst, v): lst.append(v)``. The holder is
+    changed: its adjoint was not taken over, and what the caller read back through
+    ``self.cache`` lost its gradient (silently, until session 29)."""
+    out: set[str] = set()
+    bound: dict[str, list[gast.expr]] | None = None
+    for call in nodes_of(tree, gast.Call):
+        names = {a.id for a in [*call.args, *(k.value for k in call.keywords)]
+                 if isinstance(a, gast.Name) and a.id not in holders}
+        if not names:
+            continue
+        if bound is None:
+            bound = _single_bindings(tree)
+        held = {h for n in names if (h := _holding_parameter(n, bound, holders)) is not None}
+        if held - out:
+            obj = resolve(parsed, call.func)
+            if obj is not None and _compiled_callee(obj) and changes(obj):
+                out |= held
     return out
 
 
