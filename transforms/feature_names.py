@@ -12,6 +12,10 @@ disagree.
 - ``CALLBACK_CALLERS``: the last names of the library callees (``sorted``, ``heapq.
   nsmallest``, ``xs.sort``, ``functools.reduce``, ...) whose callbacks ``called_back``
   checks, looked for among the callees of the calls in the compiled tree.
+- ``LIBRARY_PACKAGES``: the packages whose modules hold no objects of the user's:
+  ``global_object_tangents.refuse_module_path_methods`` looks only where the function's code
+  names a module of another package (``cellmod.CELL.setup(x)``), and ``pipeline`` imports
+  it only then (:func:`names_a_user_module`).
 """
 
 from __future__ import annotations
@@ -25,3 +29,16 @@ CALLBACK_CALLERS = frozenset({
     # called with the function as their first argument (accumulate: func= or the second)
     "filter", "map", "reduce", "starmap", "filterfalse", "takewhile", "dropwhile",
     "accumulate"})
+
+LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "math", "adgen", "functools", "itertools",
+                              "operator", "collections", "builtins"})
+
+
+def names_a_user_module(namespace: dict, names: tuple) -> bool:
+    """Whether one of ``names`` (a function's ``co_names``) is bound in ``namespace`` to a
+    module of no package of ``LIBRARY_PACKAGES``."""
+    import types
+
+    return any(isinstance(m := namespace.get(n), types.ModuleType) and
+               str(getattr(m, "__name__", "")).split(".")[0] not in LIBRARY_PACKAGES
+               for n in names)

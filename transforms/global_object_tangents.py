@@ -33,9 +33,6 @@ from adgen.errors import Location, UnsupportedError
 __all__ = ["SITES", "changed_global_objects", "global_object_tangent",
            "refuse_differentiated_again", "refuse_module_path_methods"]
 
-# modules whose attributes are no objects of the user's (refuse_module_path_methods)
-_LIBRARIES = frozenset({"numpy", "scipy", "math", "adgen", "functools", "itertools",
-                        "operator", "collections", "builtins"})
 # the key a jvp code's global_object_tangent call passes -> (the global's name, the call)
 SITES: dict[str, tuple[str, Location]] = {}
 
@@ -124,6 +121,11 @@ def refuse_module_path_methods(parsed: Any, tree: gast.FunctionDef) -> None:
     attribute. Neither mode followed the object's attributes there (``cellmod.CELL.w`` read
     after it had a zero gradient and a zero tangent, silently, where ``CELL`` imported by
     name is followed: ``CELL.setup(x)``)."""
+    from adgen.transforms.feature_names import names_a_user_module
+
+    code = getattr(parsed.fn, "__code__", None)
+    if not names_a_user_module(parsed.namespace, getattr(code, "co_names", ())):
+        return  # (most functions: no module of the user's, no walk, no imports)
     from adgen.transforms.analyses.number_updates import holds_numbers
     from adgen.transforms.argument_writes import leaves_arguments
     from adgen.transforms.bindings import NOT_FOUND, dotted_object
@@ -132,12 +134,6 @@ def refuse_module_path_methods(parsed: Any, tree: gast.FunctionDef) -> None:
     from adgen.transforms.walk import walk
 
     from adgen.errors import AdgenError
-
-    code = getattr(parsed.fn, "__code__", None)
-    names = getattr(code, "co_names", ())
-    if not any(isinstance(m := parsed.namespace.get(n), types.ModuleType) and
-               str(getattr(m, "__name__", "")).split(".")[0] not in _LIBRARIES for n in names):
-        return  # (most functions: no module of the user's, no walk)
     for c in walk(tree):
         if not (isinstance(c, gast.Call) and isinstance(c.func, gast.Attribute) and
                 isinstance(c.func.value, gast.Attribute)):

@@ -348,14 +348,20 @@ def _compile(fn: Any, mutation: str, lifted: tuple[str, ...] = (),
     """Runs the passes on ``fn``. ``dump``: stop after ``reverse`` and append the code there
     (the stage dump, made by the same code as the compilation; the result is then None).
     ``single_use``: as :func:`compile_function`'s."""
-    from adgen.transforms.global_object_tangents import (
-        refuse_differentiated_again,
-        refuse_module_path_methods,
-    )
+    from adgen.transforms.feature_names import names_a_user_module
 
-    refuse_differentiated_again(fn)  # (jvp code giving a global object a tangent: hessian)
+    names = getattr(getattr(fn, "__code__", None), "co_names", ())
+    if "global_object_tangent" in names:
+        # (jvp code giving a global object a tangent, differentiated again: hessian)
+        from adgen.transforms.global_object_tangents import refuse_differentiated_again
+
+        refuse_differentiated_again(fn)
     parsed, tree, namer, headers = front(fn, lifted=lifted)
-    refuse_module_path_methods(parsed, tree)  # (cellmod.CELL.setup(x): not followed)
+    if names_a_user_module(parsed.namespace, names):
+        # (cellmod.CELL.setup(x): not followed)
+        from adgen.transforms.global_object_tangents import refuse_module_path_methods
+
+        refuse_module_path_methods(parsed, tree)
     callees: dict[str, Compiled] = {}
     called: dict[int, tuple[gast.Call, Compiled]] = {}  # the user functions' calls, compiled
 

@@ -93,8 +93,11 @@ cases("numpy.correlate", C(randn(6), randn(3)), C(randn(3), randn(6)),
       C(randn(6), randn(3), "full"), C(randn(3), randn(5), "full"), C(randn(5), randn(1)))
 cases("numpy.linalg.matrix_power", C(randn(3, 3), 3), C(randn(3, 3), 0), C(randn(3, 3), 1),
       C(well_conditioned(3, 3), -2), C(randn(2, 3, 3), 2))
+# (p = np.inf, a float, is differentiated by the case's user function: the derivative then
+# reaches norm's ord, refused since ba4174d compiles the reference for the arguments passed
+# with one; -1, an int, is a constant)
 cases("numpy.linalg.cond", C(randn(3, 3)), C(randn(4, 3)), C(well_conditioned(3, 3), 1),
-      C(well_conditioned(3, 3), np.inf), C(well_conditioned(3, 3), "fro"),
+      C(well_conditioned(3, 3), -1), C(well_conditioned(3, 3), "fro"),
       C(randn(3, 3), -2), C(well_conditioned(2, 3, 3), "nuc"))
 cases("numpy.linalg.lstsq", C(randn(5, 3), randn(5)), C(randn(5, 3), randn(5, 2)),
       C(randn(3, 3) + 3.0 * np.eye(3), randn(3)), C(randn(2, 4), randn(2)))
