@@ -31,6 +31,7 @@ from adgen.transforms.reverse_ast import (
 
 from adgen.errors import UnsupportedError
 from adgen.rules import registry
+from adgen.rules.registry import Default
 
 if TYPE_CHECKING:
     from adgen.transforms.reverse_plan import Plan
@@ -94,7 +95,7 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
             return None
         kwargs = {k.arg: k.value for k in v.keywords if k.arg != "out"}
         try:
-            return rule, rule.bind(list(args), dict(kwargs))
+            bound = rule.bind(list(args), dict(kwargs))
         except TypeError as exc:
             if not args and not kwargs:
                 # dict(), list(), tuple() (a dataclass's field(default_factory=dict)): a new
@@ -104,7 +105,36 @@ def op_of(plan: Plan, s: gast.Assign) -> tuple[Any, dict[str, Any]] | None:
                 f"this call of {rule.name} is not differentiated: adgen's rule for it "
                 f"does not take these arguments ({exc})", plan.loc(s),
                 hint=registry.binding_hint(rule, exc)) from exc
+        _refuse_layout_order(plan, s, rule.name, bound)
+        return rule, bound
     return None
+
+
+# the rules whose pullback lays the cotangent out in the order given (np.reshape(g, shape,
+# order=order))
+_LAYOUT_ORDER_RULES = frozenset({"numpy.reshape", "numpy.ravel", "numpy.ndarray.flatten"})
+
+
+def _refuse_layout_order(plan: Plan, s: gast.stmt, rule: str, bound: dict[str, Any]) -> None:
+    """Refuses ``x.ravel('A')``, ``x.reshape(n, order='K')``, ``x.flatten('A')`` (or an order
+    known only when it runs): the order then follows the array's layout in memory (an
+    F-contiguous ``x.T`` reads as 'F'), which the pullback, laying the cotangent out by the
+    order given, did not follow (a gradient 21.8 off, silently, found by H8 in session 29)."""
+    order = bound.get("order")
+    if rule not in _LAYOUT_ORDER_RULES or order is None or isinstance(order, Default) or (
+            isinstance(order, gast.Constant) and order.value in ("C", "F")):
+        return
+    a = bound.get("a")
+    if not (isinstance(a, gast.Name) and plan.act.active(a.id)):
+        return  # (no derivative to lay out: an index array, a constant)
+    spelled = repr(order.value) if isinstance(order, gast.Constant) else "an order known " \
+        "only when it runs"
+    raise UnsupportedError(
+        f"{rule.split('.')[-1]} with order={spelled} is not differentiated: 'A' and 'K' "
+        "take the order from the array's layout in memory, which adgen's pullback does not "
+        "follow", plan.loc(s),
+        hint="write the order the array has: order='F' for a Fortran-ordered array (x.T of a "
+             "C-ordered one), order='C' otherwise")
 
 def reciprocal_of(plan: Plan, v: gast.BinOp) -> tuple[Any, dict[str, Any]] | None:
     """For ``c / x`` with ``c`` a nonzero finite number written in the code, the rule that
