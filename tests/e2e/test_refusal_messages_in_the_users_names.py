@@ -245,20 +245,8 @@ def multiply_at_twice(x):
     return np.sum(y ** 2)
 
 
-class Model:
-    def __init__(self):
-        self.buf = np.zeros(3)
-
-    def step(self, v):
-        self.buf += v  # REFUSED:method-array
-
-
-def steps_a_global_model(x):
-    MODEL.step(x)
-    return np.sum(MODEL.buf * x)
-
-
-MODEL = Model()
+# (a method of a global object writing its array in place, MODEL.step(x) with self.buf += v,
+# is differentiated since session 29: tests/e2e/test_global_objects_changed_by_their_methods.py)
 
 
 def twice_rescale(p, q):
@@ -418,7 +406,6 @@ CASES = [
     ("jvp-global", lambda: adgen.jvp(writes_a_global_in_place, (X.copy(),), (X.copy(),)),
      ["G"]),
     ("multiply-at", lambda: adgen.hessian(multiply_at_twice)(X.copy()), ["np.multiply.at"]),
-    ("method-array", lambda: adgen.grad(steps_a_global_model)(X.copy()), ["self.buf"]),
     ("passed-twice", lambda: adgen.grad(same_dict_twice)(X.copy()), ["p", "q"]),
     ("match-class", lambda: adgen.grad(match_class)(X.copy()), ["Point"]),
     ("list-clear", lambda: adgen.grad(clears_a_list)(X.copy()), ["clear"]),

@@ -383,6 +383,13 @@ def test_a_method_storing_into_its_object_through_operator_setitem(f, mutation):
                                method_setitem_on_an_object_built])
 def test_a_method_storing_through_operator_setitem_in_forward_mode(f):
     check_jvp(f, [X.copy()], [V])
+    if f is method_setitem_on_a_global_object:
+        # second derivatives through a call changing a global object are refused since
+        # 63a48fa (session 29: such hessians were silently wrong for other methods), with the
+        # hint to pass the object as an argument
+        with pytest.raises(adgen.UnsupportedError, match="global object"):
+            adgen.hessian(f)(X.copy())
+        return
     assert np.allclose(adgen.hessian(f)(X.copy()), numerical_hessian(f, X.copy()), atol=1e-5)
 
 

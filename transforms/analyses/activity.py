@@ -582,15 +582,26 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     owners: list[gast.stmt | None] = []  # the statement of each pair
     bindings: set[int] = set()  # indices of the pairs of plain bindings (see writes)
     callees = held_callees(fn, resolve)
+    local = {s.targets[0].id for s in stmts if isinstance(s, gast.Assign) and
+             isinstance(s.targets[0], gast.Name)}
+    spread_pairs: list[int] = []
     for s in stmts:
         for p in flows(s, resolve, leaves_arguments, callees, leaving_defs, result_free):
             if writes is not None and isinstance(s, gast.Assign) and \
-                    isinstance(s.targets[0], gast.Name) and id(s) not in writes and \
-                    (p[1] == {s.targets[0].id} or _dynamic_call_of(s.value, resolve)):
-                # (the binding itself: what the call it makes may change, h = g.add(x) with
-                # g.add appending to a list g holds, varies the names sharing those, the list
-                # given to g's constructor: taken for a binding, the list stayed a constant
-                # and its items' gradient was lost, silently)
+                    isinstance(s.targets[0], gast.Name) and id(s) not in writes:
+                spread = set() if p[1] == {s.targets[0].id} else \
+                    _spread_by_call(s.value, p[1], resolve, local)
+                if spread:
+                    # h = g.add(x) of an object g the function made, g.add appending to a list
+                    # g holds: what the call changes varies the function's own names sharing
+                    # it (the list given to g's constructor; taken for a binding, the list
+                    # stayed a constant and its items' gradient was lost, silently), not a
+                    # global (a global object's array would be taken for one with a
+                    # derivative)
+                    spread_pairs.append(len(pairs))
+                    pairs.append((p[0], spread))
+                    owners.append(s)
+                    p = (p[0], p[1] - spread)
                 bindings.add(len(pairs))
             pairs.append(p)
             owners.append(s)
@@ -611,6 +622,9 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
                 pairs[k] = (set(), pairs[k][1])  # t = p.a: p's variation does not reach t
             elif s is not None and id(s) in found.stores:
                 leave[k] = found.kept[found.stores[id(s)][0]]
+    for k in spread_pairs:
+        leave[k] = leave.get(k, set()) | {
+            n for d in pairs[k][1] for n in aliases.get(d, set()) if n not in local}
     # (dt = 0.01 handed to a helper that writes its array arguments: no call changes a
     # number, and strict refused the helper's caller, taking dt for a value with a derivative)
     constants = constant_numbers(fn) | dtype_names(fn, resolve) | range_indices(fn, resolve)
@@ -651,12 +665,30 @@ def activity(fn: gast.FunctionDef, aliases: dict[str, set[str]] | None = None,
     return act
 
 
-def _dynamic_call_of(v: gast.expr, resolve: Callable[[gast.expr], Any] | None) -> bool:
-    """``call_jvp(f, ...)`` of jvp code differentiated again: what it may change varies its
-    names alone (a partial it calls, functools.partial(layer, b=np.ones(3)), holds a constant
-    it does not change)."""
-    return isinstance(v, gast.Call) and resolve is not None and \
-        _dynamic_jvp_call(resolve(v.func))
+def _spread_by_call(v: gast.expr, written: set[str],
+                    resolve: Callable[[gast.expr], Any] | None, local: set[str]) -> set[str]:
+    """Of the names the call ``v`` may change (``written``), those whose change varies the
+    names sharing their memory: the receiver of a method of an object the function made
+    (``g.add(x)``), and the objects handed to jvp code adgen generated (``add_jvp(g, x, g_dot,
+    x_dot)``, differentiated again). Not the arguments of other calls (a keyword constant a
+    forwarder hands on, ``f(*args, **kwargs)``, or a global object's: they stay as they were,
+    as before session 29)."""
+    if not isinstance(v, gast.Call):
+        return set()
+    f = v.func
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+            f.value.id in local:
+        return written & {f.value.id}
+    if isinstance(f, gast.Attribute) and v.args and isinstance(v.args[0], gast.Name) and \
+            v.args[0].id in local and resolve is not None and \
+            isinstance(resolve(f.value), type):
+        return written & {v.args[0].id}  # Given.add(g, x), as the compiler writes g.add(x)
+    obj = resolve(f) if resolve is not None and isinstance(f, gast.Name) else None
+    code = getattr(obj, "__code__", None)
+    if code is not None and str(code.co_filename).startswith("<adgen") and \
+            not _dynamic_jvp_call(obj):
+        return written & local
+    return set()
 
 
 def range_indices(fn: gast.FunctionDef, resolve: Callable[[gast.expr], Any] | None
