@@ -21,6 +21,7 @@ central differences.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import Counter
 
@@ -125,17 +126,26 @@ def events_of_one_gradient(f, n):
             seen[(frame.f_code.co_filename.rsplit("/", 1)[-1], frame.f_lineno)] += 1
         return count_lines
 
+    # (no garbage collection while counting: a collection runs gc.callbacks, JAX's
+    # _xla_gc_callback where an earlier test imported jax, counted at one n and not another)
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
     before = sys.getprofile(), sys.gettrace()
-    sys.setprofile(count_calls)
     try:
-        g(*args)
+        sys.setprofile(count_calls)
+        try:
+            g(*args)
+        finally:
+            sys.setprofile(before[0])
+        sys.settrace(count_lines)
+        try:
+            g(*args)
+        finally:
+            sys.settrace(before[1])
     finally:
-        sys.setprofile(before[0])
-    sys.settrace(count_lines)
-    try:
-        g(*args)
-    finally:
-        sys.settrace(before[1])
+        if was_enabled:
+            gc.enable()
     return seen
 
 
